@@ -1,0 +1,65 @@
+"""Every notebook follows the course's anatomy, and nothing in it depends on one person's machine."""
+
+import re
+
+import pytest
+
+from conftest import ROOT
+from tools.course import EXERCISES, LECTURES, SOLUTIONS, colab_badge, notebooks, read, setup_cell
+
+ALL = notebooks(LECTURES, SOLUTIONS, EXERCISES)
+ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])(/(home|Users|root|tmp|opt|work|content|usr|var)/|[A-Z]:\\\\)|site-packages")
+
+
+def ids(path):
+    return f"{path.parent.name}/{path.name}"
+
+
+def test_there_are_notebooks():
+    assert notebooks(LECTURES) and notebooks(SOLUTIONS)
+
+
+@pytest.mark.parametrize("path", ALL, ids=ids)
+def test_anatomy(path):
+    nb = read(path)
+    assert re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", path.name), "notebooks are named NN_topic.ipynb"
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    first = nb.cells[0]
+    assert first.cell_type == "markdown" and first.source.startswith("# "), "the first cell is the title"
+    assert colab_badge(path) in first.source, "the title cell has this notebook's Open-in-Colab badge"
+    assert "**Objectives.**" in first.source and "**Time:**" in first.source
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code[0].source == setup_cell(), "the first code cell is the course's setup cell (python -m tools.course sync)"
+
+
+@pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
+def test_lectures_end_with_takeaways_and_links(path):
+    last = read(path).cells[-1]
+    assert last.cell_type == "markdown" and "## Takeaways" in last.source
+    assert f"../exercises/{path.name}" in last.source or not (EXERCISES / path.name).exists()
+
+
+@pytest.mark.parametrize("path", ALL, ids=ids)
+def test_no_absolute_paths(path):
+    for n, cell in enumerate(read(path).cells):
+        texts = [cell.source] + [str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", ""))
+                                 for o in cell.get("outputs", [])]
+        for text in texts:
+            match = ABSOLUTE_PATH.search(text)
+            assert match is None, f"cell {n} holds a machine's path: ...{text[max(0, match.start() - 40):match.end() + 40]}..."
+
+
+@pytest.mark.parametrize("path", ALL, ids=ids)
+def test_no_errors_saved(path):
+    for cell in read(path).cells:
+        for out in cell.get("outputs", []):
+            assert out.output_type != "error", f"a saved error: {out.get('ename')}: {out.get('evalue')}"
+
+
+def test_the_repository_url_lives_in_one_place():
+    from tools.course import SETTINGS
+
+    url = SETTINGS["repository"]
+    for path in ROOT.rglob("*"):
+        if path.suffix in {".py", ".md", ".cfg", ".txt", ".yml"} and ".venv" not in path.parts:
+            assert url not in path.read_text(errors="ignore"), f"{path.relative_to(ROOT)} repeats the URL"

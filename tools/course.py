@@ -1,0 +1,97 @@
+"""What the course's tools share: its settings, its notebooks, and the cells every notebook has.
+
+Settings live in pyproject.toml under [tool.course]; the repository's URL is kept there and only
+there.  `python -m tools.course sync` rewrites every notebook's Colab badge and setup cell from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import tomllib
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+SETTINGS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["course"]
+LECTURES, SOLUTIONS, EXERCISES = ROOT / "notebooks", ROOT / "solutions", ROOT / "exercises"
+
+
+def notebooks(*folders: Path) -> list[Path]:
+    """The .ipynb files in the given folders (default: lectures and solutions), sorted."""
+    return sorted(p for folder in (folders or (LECTURES, SOLUTIONS)) for p in folder.glob("*.ipynb"))
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+def write(nb: nbformat.NotebookNode, path: Path) -> None:
+    nbformat.write(nb, path)
+
+
+def code_hash(nb: nbformat.NotebookNode) -> str:
+    """A hash of the notebook's code cells: it changes when any code changes, not with outputs."""
+    digest = hashlib.sha256()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            digest.update(cell.source.strip().encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def repo_slug() -> str:
+    """'owner/name' from the repository URL."""
+    return SETTINGS["repository"].removeprefix("https://github.com/").rstrip("/")
+
+
+def colab_url(path: Path) -> str:
+    """Colab's address for a notebook of this repository (notebooks live one folder down)."""
+    rel = f"{path.parent.name}/{path.name}"
+    return f"https://colab.research.google.com/github/{repo_slug()}/blob/{SETTINGS['branch']}/{rel}"
+
+
+def colab_badge(path: Path) -> str:
+    """The Markdown of an Open-in-Colab badge for a notebook of this repository."""
+    return f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(path)})"
+
+
+def setup_cell() -> str:
+    """The first code cell of every notebook: make `utils` importable, here or on Colab."""
+    name = repo_slug().split("/")[-1]
+    return f'''# Setup: make the course's `utils` importable (JupyterLab, nbval, or Colab; see notebook 00).
+import sys
+from pathlib import Path
+
+if "google.colab" in sys.modules and not Path("{name}").exists():
+    !git clone --quiet --depth 1 {SETTINGS["repository"]}
+root = next((p for p in (Path("."), Path(".."), Path("{name}")) if (p / "utils").is_dir()), Path("."))
+if str(root.resolve()) not in sys.path:
+    sys.path.insert(0, str(root.resolve()))
+import utils'''
+
+
+def sync(path: Path) -> bool:
+    """Rewrite a notebook's badge (the first line that holds one) and setup cell; True if changed."""
+    nb = read(path)
+    before = nbformat.writes(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and "colab-badge.svg" in cell.source:
+            lines = cell.source.splitlines()
+            cell.source = "\n".join(colab_badge(path) if "colab-badge.svg" in ln else ln for ln in lines)
+            break
+    first_code = next(c for c in nb.cells if c.cell_type == "code")
+    first_code.source = setup_cell()
+    if nbformat.writes(nb) == before:
+        return False
+    write(nb, path)
+    return True
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["sync"]:
+        sys.exit("usage: python -m tools.course sync")
+    for nb_path in notebooks(LECTURES, SOLUTIONS):
+        if sync(nb_path):
+            print(f"updated {nb_path.relative_to(ROOT)}")
+    print("now regenerate the exercises: python -m tools.make_exercises")

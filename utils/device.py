@@ -1,0 +1,144 @@
+"""Which device the course runs on, and why a GPU part can or cannot run.
+
+Every notebook asks the same three questions: is there a CUDA GPU that PyTorch can use, can CuPy
+use it too, and what exactly is this machine?  The answers are computed once, on import, and each
+"no" carries a one-line reason so that a skipped cell can say *why* it was skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+
+import torch
+
+
+class GPUUnavailableError(RuntimeError):
+    """Raised when code asks for a GPU (PyTorch's or CuPy's) that this machine cannot provide."""
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a backend is usable, and if not, why (one line, meant for people)."""
+
+    ok: bool
+    reason: str
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+@lru_cache(maxsize=None)
+def cuda_status() -> Availability:
+    """Can PyTorch use a CUDA GPU here?"""
+    if torch.version.cuda is None:
+        return Availability(False, f"PyTorch {torch.__version__} is a CPU-only build")
+    if not torch.cuda.is_available():
+        return Availability(False, "PyTorch has CUDA support but finds no usable NVIDIA GPU or driver")
+    return Availability(True, f"CUDA GPU: {torch.cuda.get_device_name()}")
+
+
+@lru_cache(maxsize=None)
+def cupy_status() -> Availability:
+    """Can CuPy use a CUDA GPU here?  CuPy imports without a GPU, but every array operation fails."""
+    try:
+        import cupy
+    except ImportError as err:  # not installed, or its CUDA libraries are missing
+        return Availability(False, f"CuPy is not importable ({err})")
+    try:
+        if not cupy.cuda.is_available():
+            return Availability(False, f"CuPy {cupy.__version__} finds no usable NVIDIA GPU or driver")
+        cupy.arange(1).sum().item()  # a real round trip: a kernel compile and a launch
+    except Exception as err:  # CUDARuntimeError, CompileException, missing NVRTC...
+        return Availability(False, f"CuPy {cupy.__version__} cannot run on this GPU ({type(err).__name__})")
+    return Availability(True, f"CuPy {cupy.__version__} runs on the GPU")
+
+
+def has_cuda() -> bool:
+    """True when PyTorch can run on a CUDA GPU."""
+    return cuda_status().ok
+
+
+def has_cupy() -> bool:
+    """True when CuPy can run on a CUDA GPU."""
+    return cupy_status().ok
+
+
+def require_cuda(what: str = "this code") -> None:
+    """Raise a one-line GPUUnavailableError unless PyTorch can use a CUDA GPU."""
+    if not has_cuda():
+        raise GPUUnavailableError(f"{what} needs a CUDA GPU: {cuda_status().reason}")
+
+
+def require_cupy(what: str = "this code") -> None:
+    """Raise a one-line GPUUnavailableError unless CuPy can use a CUDA GPU."""
+    if not has_cupy():
+        raise GPUUnavailableError(f"{what} needs CuPy on a CUDA GPU: {cupy_status().reason}")
+
+
+def default_device() -> torch.device:
+    """The device the course's examples use: the current CUDA GPU if there is one, else the CPU."""
+    return torch.device("cuda") if has_cuda() else torch.device("cpu")
+
+
+def on_colab() -> bool:
+    """True inside Google Colab."""
+    return "COLAB_RELEASE_TAG" in os.environ or "google.colab" in sys.modules
+
+
+def _driver_version() -> str | None:
+    """The NVIDIA driver's version, read from nvidia-smi (PyTorch does not expose it)."""
+    if shutil.which("nvidia-smi") is None:
+        return None
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=20, check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.strip().splitlines()[0] if out.strip() else None
+
+
+def _version(module: str) -> str | None:
+    try:
+        return __import__(module).__version__
+    except Exception:  # not installed, or broken: either way there is no version to report
+        return None
+
+
+def environment() -> dict[str, object]:
+    """Everything a reader needs to interpret a measurement: the GPU, the software, the CPU.
+
+    GPU fields are None on a machine without a usable GPU.
+    """
+    info: dict[str, object] = {
+        "gpu": None, "compute_capability": None, "sms": None, "gpu_memory_gib": None,
+        "l2_cache_mib": None, "driver": _driver_version(), "cuda_runtime": torch.version.cuda,
+        "torch": torch.__version__, "cupy": _version("cupy"), "triton": _version("triton"),
+        "numpy": _version("numpy"), "python": platform.python_version(),
+        "cpu_count": os.cpu_count(), "colab": on_colab(),
+    }
+    if has_cuda():
+        p = torch.cuda.get_device_properties(torch.cuda.current_device())
+        info.update(
+            gpu=p.name,
+            compute_capability=f"{p.major}.{p.minor}",
+            sms=p.multi_processor_count,
+            gpu_memory_gib=round(p.total_memory / 2**30, 1),
+            l2_cache_mib=round(p.L2_cache_size / 2**20, 1),
+        )
+    return info
+
+
+def print_environment() -> None:
+    """Print environment() as an aligned two-column table, with the status lines first."""
+    print(f"CUDA (PyTorch): {'yes' if has_cuda() else 'no'} -- {cuda_status().reason}")
+    print(f"CUDA (CuPy):    {'yes' if has_cupy() else 'no'} -- {cupy_status().reason}")
+    for key, value in environment().items():
+        print(f"  {key:<20} {'-' if value is None else value}")

@@ -1,0 +1,190 @@
+"""The course's plots: one style, small PNGs, legible from the back of a lecture room.
+
+- `plot_timings`: medians with their interquartile range, or the whole distributions.
+- `plot_timeline`: a Gantt chart of work on streams, one lane per stream.  Its intervals come from
+  CUDA events (`StreamTimeline`, recorded by your code) or from a torch.profiler trace
+  (`intervals_from_profiler`, recorded by the profiler, kernel by kernel).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.axes import Axes
+
+from .device import require_cuda
+from .timing import Timing
+
+STYLE: dict[str, Any] = {
+    "figure.figsize": (7.0, 3.2),
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "font.size": 12,
+    "axes.titlesize": 13,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "legend.frameon": False,
+}
+
+
+def use_course_style() -> None:
+    """Apply the course's matplotlib style (called once when `utils` is imported)."""
+    matplotlib.rcParams.update(STYLE)
+
+
+def _unit(seconds: float) -> tuple[str, float]:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return unit, scale
+    return "ns", 1e-9
+
+
+def plot_timings(timings: Sequence[Timing], kind: str = "bar", ax: Axes | None = None, title: str = "") -> Axes:
+    """Compare timings: kind='bar' draws medians with IQR whiskers, kind='box' the distributions."""
+    if kind not in ("bar", "box"):
+        raise ValueError(f"kind must be 'bar' or 'box', not {kind!r}")
+    ax = ax or plt.figure().gca()
+    unit, scale = _unit(max(t.median for t in timings))
+    labels = [t.label for t in timings]
+    if kind == "bar":
+        medians = np.array([t.median for t in timings]) / scale
+        errors = np.array([[t.median - t.q1, t.q3 - t.median] for t in timings]).T / scale
+        ax.barh(labels, medians, xerr=errors, color="tab:blue", capsize=4)
+        ax.invert_yaxis()
+    else:
+        ax.boxplot([t.times / scale for t in timings], orientation="horizontal", tick_labels=labels, showfliers=True)
+        ax.invert_yaxis()
+    ax.set_xlabel(f"time per call ({unit})")
+    ax.set_xlim(left=0)
+    ax.set_title(title or ("median and IQR" if kind == "bar" else "distribution of block times"))
+    return ax
+
+
+# --------------------------------------------------------------------------------------------
+# Timelines
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Interval:
+    """One piece of work on one lane (a stream), in milliseconds from the timeline's start."""
+
+    lane: str
+    name: str
+    start_ms: float
+    end_ms: float
+
+
+def plot_timeline(intervals: Sequence[Interval], ax: Axes | None = None, title: str = "") -> Axes:
+    """A Gantt chart: one row per lane, one bar per interval, coloured by name."""
+    if not intervals:
+        raise ValueError("plot_timeline() got no intervals: nothing was recorded")
+    ax = ax or plt.figure().gca()
+    lanes = list(dict.fromkeys(i.lane for i in intervals))
+    names = list(dict.fromkeys(i.name for i in intervals))
+    colors = {n: plt.get_cmap("tab10")(k % 10) for k, n in enumerate(names)}
+    for iv in intervals:
+        ax.barh(lanes.index(iv.lane), iv.end_ms - iv.start_ms, left=iv.start_ms, height=0.6,
+                color=colors[iv.name], edgecolor="black", linewidth=0.3)
+    ax.set_yticks(range(len(lanes)), lanes)
+    ax.invert_yaxis()
+    ax.set_xlabel("time (ms)")
+    ax.grid(axis="y", visible=False)
+    if len(names) <= 8:
+        handles = [plt.Rectangle((0, 0), 1, 1, color=colors[n]) for n in names]
+        ax.legend(handles, names, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_title(title or "work on streams")
+    return ax
+
+
+class StreamTimeline:
+    """Record when pieces of GPU work ran, with CUDA events, for `plot_timeline`.
+
+    >>> tl = StreamTimeline()                       # doctest: +SKIP
+    >>> with tl.span("copy", stream=copy_stream):   # events recorded on copy_stream
+    ...     x_gpu.copy_(x_pinned, non_blocking=True)
+    >>> plot_timeline(tl.intervals())               # waits for the GPU, then converts
+
+    Events time the *stream*: a span starts when the stream reaches its start event, so a span
+    queued behind other work on its stream starts when that work ends.
+    """
+
+    def __init__(self) -> None:
+        require_cuda("StreamTimeline")
+        self._origin = torch.cuda.Event(enable_timing=True)
+        self._origin.record()
+        self._spans: list[tuple[str, str, torch.cuda.Event, torch.cuda.Event]] = []
+
+    @contextmanager
+    def span(self, name: str, stream: torch.cuda.Stream | None = None, lane: str | None = None) -> Iterator[None]:
+        """Run the block on `stream` (default: the current one) and record its start and end."""
+        stream = stream or torch.cuda.current_stream()
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        with torch.cuda.stream(stream):
+            begin.record(stream)
+            yield
+            end.record(stream)
+        self._spans.append((lane or _stream_name(stream), name, begin, end))
+
+    def intervals(self) -> list[Interval]:
+        """Wait for the GPU, then return the recorded spans in milliseconds since construction."""
+        torch.cuda.synchronize()
+        return [
+            Interval(lane, name, self._origin.elapsed_time(b), self._origin.elapsed_time(e))
+            for lane, name, b, e in self._spans
+        ]
+
+
+def _stream_name(stream: torch.cuda.Stream) -> str:
+    default = stream == torch.cuda.default_stream(stream.device)
+    return "default stream" if default else f"stream {stream.stream_id}"
+
+
+def intervals_from_chrome_trace(trace: dict[str, Any] | str | os.PathLike[str],
+                                categories: Sequence[str] = ("kernel", "gpu_memcpy", "gpu_memset")) -> list[Interval]:
+    """GPU work from a Chrome trace (torch.profiler's export_chrome_trace), one lane per stream.
+
+    Each trace event of one of `categories` has a start 'ts' and a duration 'dur' in microseconds
+    and the stream in args['stream'].  Times are shifted so the first event starts at 0.
+    """
+    if not isinstance(trace, dict):
+        with open(trace) as f:
+            trace = json.load(f)
+    events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X" and e.get("cat") in categories]
+    if not events:
+        return []
+    t0 = min(float(e["ts"]) for e in events)
+    return [
+        Interval(
+            lane=f"stream {e.get('args', {}).get('stream', '?')}",
+            name=e["cat"] if e["cat"] != "kernel" else _short_kernel_name(e["name"]),
+            start_ms=(float(e["ts"]) - t0) / 1e3,
+            end_ms=(float(e["ts"]) + float(e["dur"]) - t0) / 1e3,
+        )
+        for e in sorted(events, key=lambda e: float(e["ts"]))
+    ]
+
+
+def _short_kernel_name(name: str) -> str:
+    """'void at::native::vectorized_elementwise_kernel<4, ...>(...)' -> 'vectorized_elementwise_kernel'."""
+    head = name.split("(")[0].split("<")[0]
+    return head.split("::")[-1].replace("void ", "").strip() or name[:40]
+
+
+def intervals_from_profiler(prof: torch.profiler.profile) -> list[Interval]:
+    """GPU kernels and copies recorded by a finished torch.profiler.profile, one lane per stream."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(path)
+        return intervals_from_chrome_trace(path)
