@@ -63,3 +63,18 @@ def test_the_repository_url_lives_in_one_place():
     for path in ROOT.rglob("*"):
         if path.suffix in {".py", ".md", ".cfg", ".txt", ".yml"} and ".venv" not in path.parts:
             assert url not in path.read_text(errors="ignore"), f"{path.relative_to(ROOT)} repeats the URL"
+
+
+def test_readme_lists_every_lecture():
+    from tools.course import TOPICS_BEGIN, TOPICS_END, topics_table
+
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split(TOPICS_BEGIN)[1].split(TOPICS_END)[0].strip()
+    assert table == topics_table(), "README's topics table is stale: python -m tools.course sync"
+
+
+@pytest.mark.parametrize("doc", ["README.md", "CONTRIBUTING.md"])
+def test_local_links_exist(doc):
+    text = (ROOT / doc).read_text()
+    for target in re.findall(r"\]\((?!https?://)([^)#]+)\)", text):
+        assert (ROOT / target).exists(), f"{doc} links to {target}, which does not exist"

@@ -1,7 +1,8 @@
 """What the course's tools share: its settings, its notebooks, and the cells every notebook has.
 
 Settings live in pyproject.toml under [tool.course]; the repository's URL is kept there and only
-there.  `python -m tools.course sync` rewrites every notebook's Colab badge and setup cell from it.
+there.  `python -m tools.course sync` rewrites from it every notebook's Colab badge and setup cell,
+and README's table of topics.
 """
 
 from __future__ import annotations
@@ -71,6 +72,39 @@ if str(root.resolve()) not in sys.path:
 import utils'''
 
 
+def title(path: Path) -> str:
+    """A notebook's title: its first line, without the leading '# '."""
+    return read(path).cells[0].source.splitlines()[0].removeprefix("# ").strip()
+
+
+TOPICS_BEGIN, TOPICS_END = "<!-- BEGIN TOPICS (python -m tools.course sync) -->", "<!-- END TOPICS -->"
+
+
+def topics_table() -> str:
+    """README's table of lectures, with their exercises, solutions and Colab badges."""
+    def link(path: Path, text: str) -> str:
+        return f"[{text}]({path.parent.name}/{path.name})" if path.exists() else "-"
+
+    rows = ["| # | lecture | exercises | solutions | Colab |", "|---|---|---|---|---|"]
+    for lecture in notebooks(LECTURES):
+        exercise, solution = EXERCISES / lecture.name, SOLUTIONS / lecture.name
+        rows.append(f"| {lecture.name[:2]} | {link(lecture, title(lecture))} | {link(exercise, 'exercises')} | "
+                    f"{link(solution, 'solutions')} | {colab_badge(lecture)} |")
+    return "\n".join(rows)
+
+
+def sync_readme(readme: Path = ROOT / "README.md") -> bool:
+    """Rewrite README's topics table from the notebooks; True if it changed."""
+    text = readme.read_text()
+    head, _, rest = text.partition(TOPICS_BEGIN)
+    _, _, tail = rest.partition(TOPICS_END)
+    new = f"{head}{TOPICS_BEGIN}\n{topics_table()}\n{TOPICS_END}{tail}"
+    if new == text:
+        return False
+    readme.write_text(new)
+    return True
+
+
 def sync(path: Path) -> bool:
     """Rewrite a notebook's badge (the first line that holds one) and setup cell; True if changed."""
     nb = read(path)
@@ -94,4 +128,6 @@ if __name__ == "__main__":
     for nb_path in notebooks(LECTURES, SOLUTIONS):
         if sync(nb_path):
             print(f"updated {nb_path.relative_to(ROOT)}")
+    if sync_readme():
+        print("updated README.md")
     print("now regenerate the exercises: python -m tools.make_exercises")

@@ -24,7 +24,7 @@ import torch
 from matplotlib.axes import Axes
 
 from .device import require_cuda
-from .timing import Timing
+from .timing import Timing, format_time
 
 STYLE: dict[str, Any] = {
     "figure.figsize": (7.0, 3.2),
@@ -52,8 +52,12 @@ def _unit(seconds: float) -> tuple[str, float]:
     return "ns", 1e-9
 
 
-def plot_timings(timings: Sequence[Timing], kind: str = "bar", ax: Axes | None = None, title: str = "") -> Axes:
-    """Compare timings: kind='bar' draws medians with IQR whiskers, kind='box' the distributions."""
+def plot_timings(timings: Sequence[Timing], kind: str = "bar", ax: Axes | None = None, title: str = "",
+                 log: bool = False) -> Axes:
+    """Compare timings: kind='bar' draws medians with IQR whiskers, kind='box' the distributions.
+
+    log=True uses a logarithmic time axis, for timings that differ by orders of magnitude.
+    """
     if kind not in ("bar", "box"):
         raise ValueError(f"kind must be 'bar' or 'box', not {kind!r}")
     ax = ax or plt.figure().gca()
@@ -63,12 +67,17 @@ def plot_timings(timings: Sequence[Timing], kind: str = "bar", ax: Axes | None =
         medians = np.array([t.median for t in timings]) / scale
         errors = np.array([[t.median - t.q1, t.q3 - t.median] for t in timings]).T / scale
         ax.barh(labels, medians, xerr=errors, color="tab:blue", capsize=4)
-        ax.invert_yaxis()
+        for y, t in enumerate(timings):  # the median, written at the end of its bar
+            ax.annotate(format_time(t.median), (t.median / scale, y), xytext=(6, 6),
+                        textcoords="offset points", fontsize=10)
     else:
-        ax.boxplot([t.times / scale for t in timings], orientation="horizontal", tick_labels=labels, showfliers=True)
-        ax.invert_yaxis()
+        ax.boxplot([t.times / scale for t in timings], orientation="horizontal", tick_labels=labels)
+    ax.invert_yaxis()
     ax.set_xlabel(f"time per call ({unit})")
-    ax.set_xlim(left=0)
+    if log:
+        ax.set_xscale("log")
+    else:
+        ax.set_xlim(left=0)
     ax.set_title(title or ("median and IQR" if kind == "bar" else "distribution of block times"))
     return ax
 
