@@ -60,8 +60,10 @@ def test_the_repository_url_lives_in_one_place():
     from tools.course import SETTINGS
 
     url = SETTINGS["repository"]
-    for path in ROOT.rglob("*"):
-        if path.suffix in {".py", ".md", ".cfg", ".txt", ".yml"} and ".venv" not in path.parts:
+    files = [p for p in ROOT.iterdir() if p.is_file()]
+    files += [p for folder in ("utils", "tools", "tests", ".ci") for p in (ROOT / folder).rglob("*") if p.is_file()]
+    for path in files:
+        if path.name != "pyproject.toml":
             assert url not in path.read_text(errors="ignore"), f"{path.relative_to(ROOT)} repeats the URL"
 
 

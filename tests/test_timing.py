@@ -160,3 +160,15 @@ def test_gpu_timer_waits_for_the_kernels():
     launch = time.perf_counter() - start  # the host clock without synchronization: the launch alone
     torch.cuda.synchronize()
     assert synced.seconds > 10 * launch
+
+
+@pytest.mark.skipif(not utils.has_cupy(), reason=f"needs CuPy on a GPU: {utils.cupy_status().reason}")
+def test_cupy_backend_agrees_with_cupyx_profiler():
+    import cupy as cp
+    from cupyx.profiler import benchmark as cupy_benchmark
+
+    a = cp.random.rand(4096, 4096, dtype=cp.float32)
+    ours = utils.benchmark(cp.matmul, a, a, backend="cupy")
+    theirs = cupy_benchmark(cp.matmul, (a, a), n_repeat=100, n_warmup=10)
+    assert ours.backend == "cupy"
+    assert ours.median == pytest.approx(float(np.median(theirs.gpu_times)), rel=0.05)
