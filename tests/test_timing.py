@@ -172,3 +172,21 @@ def test_cupy_backend_agrees_with_cupyx_profiler():
     theirs = cupy_benchmark(cp.matmul, (a, a), n_repeat=100, n_warmup=10)
     assert ours.backend == "cupy"
     assert ours.median == pytest.approx(float(np.median(theirs.gpu_times)), rel=0.05)
+
+
+@gpu
+def test_gpu_sleep_lasts_what_it_says():
+    with utils.timer(verbose=False) as t:
+        utils.gpu_sleep(20e-3)
+    assert t.seconds == pytest.approx(20e-3, rel=0.1)
+    side = torch.cuda.Stream()
+    with utils.timer(verbose=False) as t:  # on another stream: the current stream does not wait
+        utils.gpu_sleep(20e-3, stream=side)
+    assert t.seconds < 5e-3
+    torch.cuda.synchronize()
+
+
+@cpu_only
+def test_gpu_sleep_without_gpu_says_why():
+    with pytest.raises(utils.GPUUnavailableError, match="gpu_sleep"):
+        utils.gpu_sleep(1e-3)

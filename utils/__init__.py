@@ -1,11 +1,12 @@
 """The course's shared helpers: every notebook does `import utils` (see notebook 00).
 
 - `utils.device`:   is there a GPU (for PyTorch, for CuPy), and if not, why; the environment.
-- `utils.timing`:   `benchmark`, `timer`, `compare`: timing that is right on a CPU and a GPU.
-- `utils.memory`:   `memory_state`, `peak_memory`, `format_bytes`: the caching allocator's numbers.
-- `utils.plotting`: `plot_timings`, `plot_timeline`, `StreamTimeline`: the course's plots.
+- `utils.timing`:   `benchmark`, `timer`, `compare`, `as_timing`: timing that is right on a CPU and a GPU;
+                    `gpu_sleep`: a GPU kernel of known duration.
+- `utils.memory`:   `memory_state`, `peak_memory`, `format_bytes`, `memory_timeline`: the allocator's numbers.
+- `utils.plotting`: `plot_timings`, `plot_memory`, `plot_timeline`, `StreamTimeline`: the course's plots.
 - `utils.cells`:    the `%%requires cuda` line that skips a GPU-only cell on a machine without one.
-- `utils.exercises`: `check`, the pass/fail helper of the exercise notebooks, and their checks.
+- `utils.exercises`: `exercise`, the pass/fail helper of the exercise notebooks, and their checks.
 """
 
 from .cells import register as _register_cells
@@ -21,24 +22,26 @@ from .device import (
     require_cuda,
     require_cupy,
 )
-from .memory import MemoryState, format_bytes, gpu_budget, memory_state, peak_memory
+from .memory import MemoryState, format_bytes, gpu_budget, memory_state, memory_timeline, peak_memory
 from .plotting import (
     Interval,
     StreamTimeline,
     intervals_from_chrome_trace,
     intervals_from_profiler,
+    plot_memory,
     plot_timeline,
     plot_timings,
     use_course_style,
 )
-from .timing import BenchmarkError, Timing, benchmark, compare, format_time, timer
+from .timing import BenchmarkError, Timing, as_timing, benchmark, compare, format_time, gpu_sleep, timer
 
 __all__ = [
-    "BenchmarkError", "GPUUnavailableError", "Interval", "MemoryState", "StreamTimeline", "Timing",
-    "benchmark", "compare", "cuda_status", "cupy_status", "default_device", "environment", "format_bytes",
-    "format_time", "gpu_budget", "has_cuda", "has_cupy", "intervals_from_chrome_trace", "intervals_from_profiler",
-    "memory_state", "peak_memory", "plot_timeline", "plot_timings", "print_environment",
-    "require_cuda", "require_cupy", "timer", "use_course_style",
+    "as_timing", "benchmark", "BenchmarkError", "compare", "cuda_status", "cupy_status",
+    "default_device", "environment", "format_bytes", "format_time", "gpu_budget", "gpu_sleep",
+    "GPUUnavailableError", "has_cuda", "has_cupy", "Interval", "intervals_from_chrome_trace",
+    "intervals_from_profiler", "memory_state", "memory_timeline", "MemoryState", "peak_memory",
+    "plot_memory", "plot_timeline", "plot_timings", "print_environment", "require_cuda",
+    "require_cupy", "StreamTimeline", "timer", "Timing", "use_course_style",
 ]
 
 use_course_style()

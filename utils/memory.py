@@ -101,3 +101,35 @@ def gpu_budget(fraction: float = 0.8) -> int:
     require_cuda("gpu_budget()")
     total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
     return min(COURSE_BUDGET, int(fraction * total))
+
+
+# Allocator events of a memory snapshot (torch.cuda.memory._snapshot), and how each moves the totals:
+# (sign for allocated, sign for reserved).  segment_map/unmap are expandable segments growing/shrinking.
+_EVENT_EFFECT = {
+    "alloc": (1, 0), "free_completed": (-1, 0),
+    "segment_alloc": (0, 1), "segment_free": (0, -1),
+    "segment_map": (0, 1), "segment_unmap": (0, -1),
+}
+
+
+def memory_timeline(snapshot: dict, device: int = 0) -> dict[str, list[int]]:
+    """Allocated and reserved bytes before the history, then after each event that changes them.
+
+    `snapshot` is what torch.cuda.memory._snapshot() returns while the history is being recorded
+    (torch.cuda.memory._record_memory_history()).  Its `segments` give the totals at the end; the
+    recorded events (alloc, free_completed, segment_alloc, segment_free, ...) are replayed backwards
+    from there, so the series is right even when the history started with memory already in use.
+    """
+    segments = [s for s in snapshot["segments"] if s.get("device", device) == device]
+    allocated = sum(s["allocated_size"] for s in segments)
+    reserved = sum(s["total_size"] for s in segments)
+    changes = [
+        (_EVENT_EFFECT[e["action"]][0] * e["size"], _EVENT_EFFECT[e["action"]][1] * e["size"])
+        for e in snapshot["device_traces"][device] if e["action"] in _EVENT_EFFECT
+    ]
+    timeline = {"allocated": [allocated], "reserved": [reserved]}
+    for d_alloc, d_res in reversed(changes):  # walk back from the end state to the start
+        allocated, reserved = allocated - d_alloc, reserved - d_res
+        timeline["allocated"].append(allocated)
+        timeline["reserved"].append(reserved)
+    return {key: values[::-1] for key, values in timeline.items()}

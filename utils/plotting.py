@@ -1,6 +1,7 @@
 """The course's plots: one style, small PNGs, legible from the back of a lecture room.
 
 - `plot_timings`: medians with their interquartile range, or the whole distributions.
+- `plot_memory`: bytes over a sequence of steps (allocated, reserved...), one line per series.
 - `plot_timeline`: a Gantt chart of work on streams, one lane per stream.  Its intervals come from
   CUDA events (`StreamTimeline`, recorded by your code) or from a torch.profiler trace
   (`intervals_from_profiler`, recorded by the profiler, kernel by kernel).
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -79,6 +80,28 @@ def plot_timings(timings: Sequence[Timing], kind: str = "bar", ax: Axes | None =
     else:
         ax.set_xlim(left=0)
     ax.set_title(title or ("median and IQR" if kind == "bar" else "distribution of block times"))
+    return ax
+
+
+def plot_memory(series: Mapping[str, Sequence[float]], x: Sequence[float] | None = None, xlabel: str = "step",
+                ax: Axes | None = None, title: str = "") -> Axes:
+    """Memory over a sequence of steps, in MiB: one stepped line per series (values in bytes).
+
+    >>> plot_memory({"reserved": reserved, "allocated": allocated})   # doctest: +SKIP
+
+    x: the value of each step (default 0, 1, 2, ...), e.g. the size of the tensor made at that step.
+    """
+    if not series:
+        raise ValueError("plot_memory() got no series to draw")
+    ax = ax or plt.figure().gca()
+    for label, values in series.items():
+        steps = list(x) if x is not None else list(range(len(values)))
+        ax.step(steps, np.asarray(values, dtype=float) / 2**20, where="post", label=label, linewidth=2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("MiB")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper left")
+    ax.set_title(title or "GPU memory")
     return ax
 
 

@@ -11,13 +11,21 @@ mistakes in one place:
 3. **Blocks of calls.** Each timed block runs the function `calls_per_block` times back to back, so
    one block lasts at least `block_time`. That hides the event resolution (~0.5 us) and the cost of
    synchronizing, and measures what a real program sees: calls queued one after another.
+   On a GPU each block starts with one more, untimed, call: the start event waits behind it, so
+   the clock does not also count the host launching the first timed call onto an idle GPU (on an
+   H100 that launch added 1% to 1 ms blocks of short kernels, and 5% for a Linear layer).
 4. **Repeats and spread.** Blocks are repeated until `min_time` has passed (and at least
    `min_blocks` times).  The median per-call time is the answer, the interquartile range (IQR) its
    spread, and every block's raw time is kept for plots.
+5. **Optionally, a cold cache.** With `flush_l2=True` every timed call starts with an empty L2
+   cache: a large buffer is overwritten before each call (as triton.testing.do_bench does), and
+   each block is that one call.
 
 `torch.utils.benchmark.Timer.blocked_autorange` does the same for PyTorch alone; this helper also
 times CuPy and plain Python, keeps the raw times, and prints in one fixed format (see
-`format_time`) that tests/nbval_sanitize.cfg can mask.
+`format_time`) that tests/nbval_sanitize.cfg can mask.  `as_timing` wraps other tools' results
+(torch.utils.benchmark, cupyx.profiler.benchmark, triton.testing.do_bench) as a `Timing`, so
+`compare` and `plot_timings` show them side by side.
 """
 
 from __future__ import annotations
@@ -126,6 +134,33 @@ def _clock(backend: str) -> _HostClock | _TorchCudaClock | _CupyClock:
     return {"cpu": _HostClock, "cuda": _TorchCudaClock, "cupy": _CupyClock}[backend]()
 
 
+FLUSH_BYTES = 256 * 2**20  # what triton.testing.do_bench overwrites; at least twice the L2 is used
+
+
+def l2_flusher(backend: str = "cuda") -> Callable[[], object]:
+    """A function that evicts the GPU's L2 cache: it overwrites a buffer of 256 MiB (or twice the
+    cache's size, if larger).
+
+    The write is queued on the current stream like any kernel, so a kernel queued after it finds
+    none of its own data in L2 (a "cold cache").  Writing 256 MiB also keeps the GPU busy (~0.1 ms
+    on an H100) while the host queues the timed call, so its launch is not timed either.
+    backend: 'cuda' (PyTorch) or 'cupy'.
+    """
+    if backend == "cuda":
+        require_cuda("flushing the L2 cache")
+        l2_bytes = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
+        buffer = torch.empty(max(FLUSH_BYTES, 2 * l2_bytes), dtype=torch.uint8, device="cuda")
+        return buffer.zero_
+    if backend == "cupy":
+        require_cupy("flushing the L2 cache")
+        import cupy
+
+        l2_bytes = cupy.cuda.Device().attributes["L2CacheSize"]
+        cupy_buffer = cupy.empty(max(FLUSH_BYTES, 2 * l2_bytes), dtype=cupy.uint8)
+        return lambda: cupy_buffer.fill(0)
+    raise ValueError(f"flushing the L2 cache needs a GPU backend ('cuda' or 'cupy'), not {backend!r}")
+
+
 # --------------------------------------------------------------------------------------------
 # Results
 # --------------------------------------------------------------------------------------------
@@ -175,6 +210,7 @@ def benchmark(
     block_time: float = 1e-3,
     min_time: float = 0.2,
     min_blocks: int = 10,
+    flush_l2: bool = False,
     **kwargs: Any,
 ) -> Timing:
     """Time `fn(*args, **kwargs)` and return its per-call `Timing`.
@@ -184,6 +220,8 @@ def benchmark(
     warmup: seconds of discarded calls before timing (at least one call).
     block_time: the shortest timed block; calls are grouped so each block lasts at least this.
     min_time, min_blocks: keep timing blocks until both are reached.
+    flush_l2: on a GPU, evict the L2 cache before every timed call (see `l2_flusher`); each block
+        is then a single call, so the function should take well over the events' ~1 us resolution.
     """
     if not callable(fn):
         raise TypeError(
@@ -193,10 +231,15 @@ def benchmark(
     name = label or getattr(fn, "__name__", "function")
     backend = _resolve(backend)
     clock = _clock(backend)
+    flush = l2_flusher(backend) if flush_l2 else None
 
     def timed(calls: int) -> float:
         """Seconds for `calls` back-to-back calls, waiting for the device at the end."""
         try:
+            if flush is not None:
+                flush()  # queued before the start event: evicts L2, and is not timed
+            elif backend != "cpu":
+                fn(*args, **kwargs)  # untimed: the GPU works on it while the timed calls are queued
             clock.start()
             for _ in range(calls):
                 fn(*args, **kwargs)
@@ -215,6 +258,8 @@ def benchmark(
     probe = max(timed(1), 1e-9)
     per_block = max(1, math.ceil(block_time / probe))
     per_block = max(1, math.ceil(block_time / max(timed(per_block) / per_block, 1e-9)))
+    if flush is not None:
+        per_block = 1  # only the first call after a flush finds a cold cache
 
     times: list[float] = []
     started = time.perf_counter()
@@ -257,6 +302,27 @@ def timer(label: str = "block", backend: Backend = "auto", verbose: bool = True)
         print(result)
 
 
+def as_timing(result: Any, label: str | None = None, unit: float = 1.0, backend: str = "cuda") -> Timing:
+    """Another tool's measurements as a `Timing`, for `compare` and `plot_timings`.
+
+    result may be
+    - a torch.utils.benchmark `Measurement`: its per-call times (`.times`, in seconds);
+    - the result of cupyx.profiler.benchmark: its GPU times on the first device (`.gpu_times[0]`,
+      in seconds); pass `result.cpu_times` to get the host's times instead;
+    - a sequence of per-call times, in units of `unit` seconds: triton.testing.do_bench(...,
+      return_mode="all") returns milliseconds, so pass unit=1e-3.
+    backend is only a note, printed in the one-line summary.
+    """
+    if hasattr(result, "number_per_run") and hasattr(result, "times"):  # torch.utils.benchmark
+        return Timing(label or result.title, np.asarray(result.times, dtype=float), result.number_per_run, backend)
+    if hasattr(result, "gpu_times") and hasattr(result, "cpu_times"):  # cupyx.profiler.benchmark
+        return Timing(label or result.name, np.asarray(result.gpu_times[0], dtype=float), 1, backend)
+    times = np.asarray(result, dtype=float).ravel() * unit
+    if times.size == 0:
+        raise ValueError("as_timing() got no times")
+    return Timing(label or "times", times, 1, backend)
+
+
 def compare(timings: Sequence[Timing], baseline: int = 0) -> str:
     """A fixed-width table of several timings; 'relative' is each median over `timings[baseline]`'s."""
     if not timings:
@@ -270,3 +336,39 @@ def compare(timings: Sequence[Timing], baseline: int = 0) -> str:
             f"{t.iqr / t.median:>7.1%}  {t.median / base:>8.2f}x"
         )
     return "\n".join(rows)
+
+
+# --------------------------------------------------------------------------------------------
+# A GPU workload of known duration
+# --------------------------------------------------------------------------------------------
+_cycles_per_second: float | None = None
+
+
+def gpu_cycles_per_second() -> float:
+    """How many clock cycles `torch.cuda._sleep` spins per second on this GPU (measured once).
+
+    torch.cuda._sleep(cycles) queues a kernel that spins for `cycles` clock cycles: PyTorch's own
+    test suite uses it to keep a stream busy.  Its duration follows the SM clock, so we measure it:
+    one 20-million-cycle kernel between two CUDA events, after a first launch that loads the kernel.
+    """
+    global _cycles_per_second
+    if _cycles_per_second is None:
+        require_cuda("gpu_sleep()")
+        torch.cuda._sleep(1000)
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        torch.cuda._sleep(20_000_000)
+        end.record()
+        end.synchronize()
+        _cycles_per_second = 20_000_000 / (begin.elapsed_time(end) / 1e3)
+    return _cycles_per_second
+
+
+def gpu_sleep(seconds: float, stream: torch.cuda.Stream | None = None) -> None:
+    """Queue one kernel that keeps `stream` (default: the current one) busy for about `seconds`.
+
+    Used to make a race window wide on purpose, or as a GPU workload of known duration.
+    """
+    cycles = int(seconds * gpu_cycles_per_second())
+    with torch.cuda.stream(stream or torch.cuda.current_stream()):
+        torch.cuda._sleep(cycles)

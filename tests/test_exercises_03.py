@@ -1,0 +1,317 @@
+"""Exercises of notebook 03 (CUDA streams): each check accepts the solution and rejects wrong answers.
+
+The timeline exercises are checked on the CPU.  The race and prefetching exercises need a GPU: their
+checks delay one stream on purpose, so every racy answer below must fail there, every time.
+"""
+
+import pytest
+import torch
+
+from conftest import gpu
+from tools.course import EXERCISES, SOLUTIONS, read
+from utils.exercises import ExerciseFailed, nb03
+
+NAME = "03_streams_pytorch.ipynb"
+CPU_EXERCISES = ["predicted_timeline", "simulate"]
+GPU_EXERCISES = ["side_stream_sum", "prefetch_loop"]
+CHECKS = {
+    "side_stream_sum": nb03.check_side_stream_sum,
+    "predicted_timeline": nb03.check_predicted_timeline,
+    "simulate": nb03.check_simulate,
+    "prefetch_loop": nb03.check_prefetch_loop,
+}
+
+
+def functions_of(path, names):
+    """Define the functions of a notebook's code cells (not its other cells) and return them."""
+    namespace = {"torch": torch}
+    for cell in read(path).cells:
+        if cell.cell_type == "code" and cell.source.startswith("def "):
+            exec(cell.source, namespace)
+    return [namespace[n] for n in names]
+
+
+def solution(name):
+    return functions_of(SOLUTIONS / NAME, [name])[0]
+
+
+def stub(name):
+    return functions_of(EXERCISES / NAME, [name])[0]
+
+
+# ---------------------------------------------------------------- the solution passes, a stub says TODO
+@pytest.mark.parametrize("name", CPU_EXERCISES)
+def test_cpu_checks_accept_the_solution(name, capsys):
+    CHECKS[name](solution(name))
+    assert capsys.readouterr().out.startswith(f"PASS {name}")
+
+
+@pytest.mark.parametrize("name", CPU_EXERCISES)
+def test_cpu_unfinished_exercise_says_todo(name, capsys):
+    CHECKS[name](stub(name))
+    assert capsys.readouterr().out.startswith(f"TODO {name}")
+
+
+@gpu
+@pytest.mark.parametrize("name", GPU_EXERCISES)
+def test_gpu_checks_accept_the_solution(name, capsys):
+    CHECKS[name](solution(name))
+    assert capsys.readouterr().out.startswith(f"PASS {name}")
+
+
+@gpu
+@pytest.mark.parametrize("name", GPU_EXERCISES)
+def test_gpu_unfinished_exercise_says_todo(name, capsys):
+    CHECKS[name](stub(name))
+    assert capsys.readouterr().out.startswith(f"TODO {name}")
+
+
+@gpu
+def test_simulate_on_gpu_accepts_the_solution(capsys):
+    nb03.check_simulate_on_gpu(solution("simulate"))
+    assert "PASS simulate on the GPU" in capsys.readouterr().out
+
+
+@gpu
+def test_simulate_on_gpu_rejects_a_simulator_that_ignores_waits():
+    with pytest.raises(ExerciseFailed, match="FAIL simulate on the GPU"):
+        nb03.check_simulate_on_gpu(_ignores_waits)
+
+
+# ---------------------------------------------------------------- exercise 2: predicted_timeline (CPU)
+ANSWER = nb03.PROGRAM_ANSWER
+WRONG_PREDICTIONS = {
+    "everything on one queue": {
+        "load 0": (0, 10), "load 1": (10, 20), "log": (20, 50), "step 0": (50, 65), "step 1": (65, 80),
+        "report": (80, 85)},
+    "waits ignored": {**ANSWER, "step 0": (0, 15), "step 1": (15, 30), "report": (30, 35)},
+    "step 1 waits for load 1 only": {**ANSWER, "step 1": (20, 35), "report": (35, 40)},
+    "wait_stream ignored": {**ANSWER, "report": (30, 35)},
+    "a kernel missing": {k: v for k, v in ANSWER.items() if k != "log"},
+    "durations instead of times": {k: v[1] - v[0] for k, v in ANSWER.items()},
+}
+
+
+@pytest.mark.parametrize("wrong", WRONG_PREDICTIONS.values(), ids=WRONG_PREDICTIONS.keys())
+def test_predicted_timeline_rejects(wrong):
+    with pytest.raises(ExerciseFailed, match="FAIL predicted_timeline.*\n.*hint: "):
+        nb03.check_predicted_timeline(lambda: wrong)
+
+
+# ---------------------------------------------------------------- exercise 3: simulate (CPU)
+def _simulator(*, in_order=True, waits=True, eager_events=True, use_max=True, late_records_count=False,
+               wait_stream=True):
+    """The solution's rules, each of which can be broken to make a typical wrong simulator."""
+
+    def simulate(program):
+        free_at, recorded, timeline = {}, {}, {}
+        if late_records_count:  # every record is known from the start (CUDA does not look ahead)
+            recorded = {op[1]: None for op in program if op[0] == "record"}
+        final = {}  # for lazy events: a stream's final time
+        for op in program:
+            if op[0] == "kernel":
+                final[op[2]] = final.get(op[2], 0.0) + op[3]
+        for op in program:
+            if op[0] == "kernel":
+                _, name, stream, ms = op
+                start = free_at.get(stream, 0.0) if in_order else 0.0
+                free_at[stream] = start + ms
+                timeline[name] = (start, start + ms)
+            elif op[0] == "record":
+                _, event, stream = op
+                recorded[event] = free_at.get(stream, 0.0) if eager_events else final.get(stream, 0.0)
+            elif op[0] == "wait" and waits:
+                _, stream, event = op
+                if event in recorded:
+                    when = recorded[event]
+                    if when is None:  # recorded later in the program: take that record's stream's end
+                        when = max(final.values())
+                    free_at[stream] = max(free_at.get(stream, 0.0), when) if use_max else when
+            elif op[0] == "wait_stream" and wait_stream:
+                _, stream, other = op
+                free_at[stream] = max(free_at.get(stream, 0.0), free_at.get(other, 0.0))
+        return timeline
+
+    return simulate
+
+
+def _one_queue(program):
+    """Every kernel on one queue, in program order: streams ignored."""
+    t, timeline = 0.0, {}
+    for op in program:
+        if op[0] == "kernel":
+            timeline[op[1]] = (t, t + op[3])
+            t += op[3]
+    return timeline
+
+
+_ignores_waits = _simulator(waits=False, wait_stream=False)
+
+WRONG_SIMULATORS = {
+    "streams ignored (one queue)": _one_queue,
+    "kernels of a stream all start at 0": _simulator(in_order=False),
+    "waits ignored": _ignores_waits,
+    "wait_stream ignored": _simulator(wait_stream=False),
+    "an event stands for its stream's end": _simulator(eager_events=False),
+    "a wait moves the stream back in time": _simulator(use_max=False),
+    "waits for events recorded later": _simulator(late_records_count=True),
+    "returns durations": lambda program: {k: v[1] - v[0] for k, v in _simulator()(program).items()},
+}
+
+
+def test_the_wrong_simulators_are_built_right():
+    """The builder with nothing broken is a correct simulator, so each wrong one breaks one rule."""
+    nb03.check_simulate(_simulator())
+
+
+@pytest.mark.parametrize("wrong", WRONG_SIMULATORS.values(), ids=WRONG_SIMULATORS.keys())
+def test_simulate_rejects(wrong):
+    with pytest.raises(ExerciseFailed, match="FAIL simulate.*\n.*hint: "):
+        nb03.check_simulate(wrong)
+
+
+# ---------------------------------------------------------------- exercise 1: side_stream_sum (GPU)
+def seed_code(x, out, side):
+    with torch.cuda.stream(side):
+        out.copy_(x.sum())
+
+
+def fork_only(x, out, side):
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        out.copy_(x.sum())
+
+
+def join_only(x, out, side):
+    with torch.cuda.stream(side):
+        out.copy_(x.sum())
+    torch.cuda.current_stream().wait_stream(side)
+
+
+def seed_article_sync(x, out, side):  # torch.cuda.synchronize(stream): waits for the whole device
+    with torch.cuda.stream(side):
+        out.copy_(x.sum())
+    torch.cuda.synchronize(side)
+
+
+def host_synchronized(x, out, side):  # correct values, but the host waits twice
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        out.copy_(x.sum())
+    side.synchronize()
+
+
+def not_on_side(x, out, side):  # correct values, but the side stream is not used
+    out.copy_(x.sum())
+
+
+def new_tensor(x, out, side):  # rebinds `out` instead of writing into it
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        out = x.sum()  # noqa: F841
+    torch.cuda.current_stream().wait_stream(side)
+
+
+WRONG_SUMS = {f.__name__: f for f in (seed_code, fork_only, join_only, seed_article_sync, host_synchronized,
+                                      not_on_side, new_tensor)}
+
+
+@gpu
+@pytest.mark.parametrize("wrong", WRONG_SUMS.values(), ids=WRONG_SUMS.keys())
+def test_side_stream_sum_rejects(wrong):
+    with pytest.raises(ExerciseFailed, match="FAIL side_stream_sum.*\n.*hint: "):
+        nb03.check_side_stream_sum(wrong)
+
+
+# ---------------------------------------------------------------- exercise 4: prefetch_loop (GPU)
+def lecture_loop(batches, step, copy_stream, *, wait=True, record=True):
+    """The lecture's loop (a new tensor per batch, record_stream), with a switch for each safeguard."""
+    main = torch.cuda.current_stream()
+
+    def load(b):
+        with torch.cuda.stream(copy_stream):
+            x = b.to("cuda", non_blocking=True)
+        return x, copy_stream.record_event()
+
+    outputs, upcoming = [], load(batches[0])
+    for i in range(len(batches)):
+        x, copied = upcoming
+        if i + 1 < len(batches):
+            upcoming = load(batches[i + 1])
+        if wait:
+            main.wait_event(copied)
+        if record:
+            x.record_stream(main)
+        outputs.append(step(x))
+    return outputs
+
+
+def double_buffer(batches, step, copy_stream, *, wait_copied=True, wait_consumed=True):
+    """The exercise's solution, with a switch for each of its two events."""
+    main = torch.cuda.current_stream()
+    buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
+    copied, consumed = [torch.cuda.Event() for _ in range(2)], [torch.cuda.Event() for _ in range(2)]
+    copy_stream.wait_stream(main)
+
+    def load(i):
+        if wait_consumed:
+            copy_stream.wait_event(consumed[i % 2])
+        with torch.cuda.stream(copy_stream):
+            buffers[i % 2].copy_(batches[i], non_blocking=True)
+        copied[i % 2].record(copy_stream)
+
+    outputs = []
+    load(0)
+    for i in range(len(batches)):
+        if i + 1 < len(batches):
+            load(i + 1)
+        if wait_copied:
+            main.wait_event(copied[i % 2])
+        outputs.append(step(buffers[i % 2]))
+        consumed[i % 2].record(main)
+    return outputs
+
+
+def all_on_current(batches, step, copy_stream):  # correct, but copies and steps alternate
+    return [step(b.to("cuda", non_blocking=True)) for b in batches]
+
+
+def fork_every_batch(batches, step, copy_stream):  # correct, but each copy waits for the last step
+    main = torch.cuda.current_stream()
+    outputs = []
+    for b in batches:
+        copy_stream.wait_stream(main)
+        with torch.cuda.stream(copy_stream):
+            x = b.to("cuda", non_blocking=True)
+        main.wait_stream(copy_stream)
+        x.record_stream(main)
+        outputs.append(step(x))
+    return outputs
+
+
+def last_batch_missing(batches, step, copy_stream):
+    return lecture_loop(batches[:-1], step, copy_stream)
+
+
+WRONG_LOOPS = {
+    "no wait for the copy": lambda b, s, c: lecture_loop(b, s, c, wait=False),
+    "no record_stream": lambda b, s, c: lecture_loop(b, s, c, record=False),
+    "double buffer, no wait for the copy": lambda b, s, c: double_buffer(b, s, c, wait_copied=False),
+    "double buffer, overwrites a buffer still read": lambda b, s, c: double_buffer(b, s, c, wait_consumed=False),
+    "everything on the current stream": all_on_current,
+    "the copy stream waits for every step": fork_every_batch,
+    "last batch missing": last_batch_missing,
+}
+
+
+@gpu
+def test_prefetch_loop_accepts_the_lecture_loop(capsys):
+    nb03.check_prefetch_loop(lecture_loop)
+    assert capsys.readouterr().out.startswith("PASS prefetch_loop")
+
+
+@gpu
+@pytest.mark.parametrize("wrong", WRONG_LOOPS.values(), ids=WRONG_LOOPS.keys())
+def test_prefetch_loop_rejects(wrong):
+    with pytest.raises(ExerciseFailed, match="FAIL prefetch_loop.*\n.*hint: "):
+        nb03.check_prefetch_loop(wrong)

@@ -1,0 +1,102 @@
+"""utils.timing additions: a cold L2 cache (flush_l2) and other tools' results as a Timing (as_timing)."""
+
+import numpy as np
+import pytest
+import torch
+
+import utils
+from conftest import cpu_only, gpu
+from utils.timing import Timing, as_timing, l2_flusher
+
+
+# ---------------------------------------------------------------- as_timing
+def test_as_timing_from_a_torch_utils_benchmark_measurement():
+    from torch.utils.benchmark import Timer
+
+    m = Timer("x + 1", globals={"x": torch.ones(4)}, label="add", sub_label="small").blocked_autorange(min_run_time=0.01)
+    t = as_timing(m, backend="cpu")
+    assert isinstance(t, Timing) and t.label == "add: small"
+    assert np.allclose(t.times, m.times) and t.calls_per_block == m.number_per_run
+    assert t.median == pytest.approx(m.median)
+
+
+class FakeCupyxResult:
+    """What cupyx.profiler.benchmark returns: cpu_times (n,) and gpu_times (devices, n), in seconds."""
+
+    name = "f"
+    cpu_times = np.array([1e-6, 2e-6, 3e-6])
+    gpu_times = np.array([[10e-6, 20e-6, 30e-6]])
+
+
+def test_as_timing_from_cupyx_takes_the_gpu_times():
+    t = as_timing(FakeCupyxResult())
+    assert t.label == "f" and t.median == pytest.approx(20e-6)
+    assert as_timing(FakeCupyxResult().cpu_times, label="cpu").median == pytest.approx(2e-6)
+
+
+def test_as_timing_from_milliseconds():
+    t = as_timing([1.0, 2.0, 4.0], label="do_bench", unit=1e-3)  # triton.testing.do_bench(..., return_mode="all")
+    assert t.median == pytest.approx(2e-3) and t.calls_per_block == 1
+    assert "do_bench" in utils.compare([t, as_timing([2.0], label="b", unit=1e-3)])
+
+
+def test_as_timing_needs_times():
+    with pytest.raises(ValueError, match="no times"):
+        as_timing([], label="empty")
+
+
+# ---------------------------------------------------------------- flush_l2
+def test_flush_needs_a_gpu_backend():
+    with pytest.raises(ValueError, match="GPU backend"):
+        l2_flusher("cpu")
+    with pytest.raises(ValueError, match="GPU backend"):
+        utils.benchmark(lambda: None, backend="cpu", flush_l2=True)
+
+
+@cpu_only
+def test_flush_without_gpu_says_why():
+    with pytest.raises(utils.GPUUnavailableError, match="L2"):
+        l2_flusher("cuda")
+
+
+def _truth(fn, calls=200):
+    fn()
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin.record()
+    for _ in range(calls):
+        fn()
+    end.record()
+    end.synchronize()
+    return begin.elapsed_time(end) / 1e3 / calls
+
+
+@gpu
+def test_flushed_timing_of_a_kernel_that_touches_no_memory_is_unchanged():
+    sleep = lambda: torch.cuda._sleep(100_000)  # noqa: E731  (~50 us, no memory traffic)
+    t = utils.benchmark(sleep, flush_l2=True, min_time=0.1)
+    assert t.calls_per_block == 1
+    assert t.median == pytest.approx(_truth(sleep), rel=0.05)
+
+
+@gpu
+def test_flushing_makes_a_cache_resident_working_set_slower():
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    a = torch.randn(l2 // 16, device="cuda")  # a and out together: a quarter of L2
+    out = torch.empty_like(a)
+    warm = utils.benchmark(torch.mul, a, 2, out=out, min_time=0.1)
+    cold = utils.benchmark(torch.mul, a, 2, out=out, min_time=0.1, flush_l2=True)
+    assert cold.median > 1.2 * warm.median
+
+
+@gpu
+def test_as_timing_of_the_other_gpu_tools_agrees_with_benchmark():
+    triton_testing = pytest.importorskip("triton.testing")
+    sleep = lambda: torch.cuda._sleep(200_000)  # noqa: E731
+    ours = utils.benchmark(sleep, min_time=0.1)
+    theirs = as_timing(triton_testing.do_bench(sleep, rep=50, return_mode="all"), label="do_bench", unit=1e-3)
+    assert theirs.median == pytest.approx(ours.median, rel=0.05)
+    if utils.has_cupy():
+        from cupyx.profiler import benchmark as cupyx_benchmark
+
+        gpu = as_timing(cupyx_benchmark(sleep, n_repeat=200))
+        assert gpu.median == pytest.approx(ours.median, rel=0.1)

@@ -1,0 +1,228 @@
+"""Checks for the exercises of notebook 01 (GPU memory): predict, measure and tame the caching allocator.
+
+- `check_predict_reserved` runs on a CPU: it compares a prediction with `model_reserved`, a model of
+  PyTorch's caching allocator for one simple case (each tensor freed before the next).  The model is
+  checked against the real allocator on a GPU by tests/test_exercises_01.py and in the solutions.
+- `check_block_memory` and `check_batches_without_growth` need a GPU: they measure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+import torch
+
+from ..device import require_cuda
+from ..memory import format_bytes
+from . import exercise
+
+KiB, MiB = 2**10, 2**20
+
+
+# ---------------------------------------------------------------- exercise 1: predict reserved memory
+def block_and_segment(nbytes: int) -> tuple[int, int, str]:
+    """(block, segment, pool) for a request of `nbytes` > 0 bytes when no cached block can serve it.
+
+    PyTorch's caching allocator (c10/cuda/CUDACachingAllocator.cpp, default settings):
+    - every request is rounded up to a multiple of 512 bytes: that is the block;
+    - blocks of at most 1 MiB come from the small pool, whose segments are 2 MiB;
+    - larger blocks come from the large pool: a block under 10 MiB gets a 20 MiB segment (later
+      requests can share it), a larger one a segment rounded up to a multiple of 2 MiB.
+    """
+    block = max(512, -(-nbytes // 512) * 512)
+    if block <= 1 * MiB:
+        return block, 2 * MiB, "small"
+    if block < 10 * MiB:
+        return block, 20 * MiB, "large"
+    return block, -(-block // (2 * MiB)) * 2 * MiB, "large"
+
+
+def model_reserved(sizes: list[int]) -> int:
+    """Bytes reserved after tensors of these sizes are made and freed one after another, from an empty cache.
+
+    A freed segment is whole again, so a request reuses any cached segment of its pool that is large
+    enough; otherwise the allocator calls cudaMalloc for a new segment, and keeps it.
+    """
+    segments: list[tuple[str, int]] = []
+    for nbytes in sizes:
+        block, segment, pool = block_and_segment(nbytes)
+        if not any(p == pool and size >= block for p, size in segments):
+            segments.append((pool, segment))
+    return sum(size for _, size in segments)
+
+
+# (sizes, the rule a wrong answer most likely missed)
+PREDICT_CASES: list[tuple[list[int], str]] = [
+    ([32 * MiB], "a request of 10 MiB or more gets a segment of its own size, rounded up to 2 MiB"),
+    ([4 * MiB], "a request between 1 MiB and 10 MiB gets a 20 MiB segment"),
+    ([1000, 3000, 5000], "requests of at most 1 MiB share 2 MiB segments of the small pool"),
+    ([25 * MiB + 1], "segments for requests of 10 MiB or more are rounded up to a multiple of 2 MiB"),
+    ([48 * MiB, 4 * MiB, 40 * MiB], "a freed segment is reused by any smaller request of the same pool"),
+    ([4 * MiB, 8 * MiB, 12 * MiB, 24 * MiB, 16 * MiB],
+     "4, 8 and 12 MiB fit the first 20 MiB segment; 24 MiB needs a new one; 16 MiB reuses a cached one"),
+    ([100, 2 * MiB], "the small and the large pool never share segments"),
+    ([30 * MiB, 500], "a small request never uses a large-pool segment: it needs a 2 MiB segment"),
+    ([4 * MiB, 30 * MiB, 8 * MiB, 60 * MiB, 2 * MiB + 1, 600],
+     "walk through the sizes in order: reuse a cached segment when one is large enough, else add one"),
+]
+
+
+def check_predict_reserved(predict_reserved: Callable[[list[int]], int]) -> None:
+    """predict_reserved(sizes) must give the bytes reserved after making and freeing tensors of these sizes."""
+    with exercise("predict_reserved") as ex:
+        for sizes, rule in PREDICT_CASES:
+            got, want = predict_reserved(list(sizes)), model_reserved(sizes)
+            ex.expect(
+                isinstance(got, int) and not isinstance(got, bool),
+                f"predict_reserved({_sizes_text(sizes)}) returned a {type(got).__name__}, not an int",
+                "reserved memory is a whole number of bytes: return an int",
+            )
+            ex.expect(
+                got == want,
+                f"predict_reserved({_sizes_text(sizes)}) returned {got} ({format_bytes(got)}), "
+                f"expected {want} ({format_bytes(want)})",
+                rule,
+            )
+
+
+def _sizes_text(sizes: list[int]) -> str:
+    return "[" + ", ".join(f"{n // MiB} MiB" if n % MiB == 0 else str(n) for n in sizes) + "]"
+
+
+def measure_reserved(sizes: list[int]) -> int:
+    """On the GPU: the bytes that making and freeing tensors of these sizes adds to the empty cache."""
+    require_cuda("measure_reserved()")
+    torch.cuda.empty_cache()
+    before = torch.cuda.memory_reserved()
+    for nbytes in sizes:
+        tensor = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+        del tensor
+    return torch.cuda.memory_reserved() - before
+
+
+# ---------------------------------------------------------------- exercise 2: the peak of a block
+def _one_block(block_memory: Callable[[], AbstractContextManager[Any]], body: Callable[[], None]) -> Any:
+    with block_memory() as report:
+        body()
+    return report
+
+
+def check_block_memory(block_memory: Callable[[], AbstractContextManager[Any]]) -> None:
+    """block_memory() must report a block's peak allocated bytes and reserved growth, beyond its start."""
+    require_cuda("check_block_memory()")
+    with exercise("block_memory") as ex:
+        torch.cuda.empty_cache()
+        live = torch.empty(8 * MiB, dtype=torch.uint8, device="cuda")  # live before: not the block's
+        earlier = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")  # an earlier, higher peak
+        del earlier  # ...whose 256 MiB segment stays cached: the next block reuses it
+
+        def reuse() -> None:
+            x = torch.empty(64 * MiB, dtype=torch.uint8, device="cuda")
+            y = torch.empty(32 * MiB, dtype=torch.uint8, device="cuda")
+            del x, y
+
+        report = _one_block(block_memory, reuse)
+        ex.expect(
+            report.peak_allocated == 96 * MiB,
+            f"a block that held 64 MiB + 32 MiB at once reported peak_allocated = "
+            f"{format_bytes(report.peak_allocated)}, expected 96.0 MiB",
+            _PEAK_HINT,
+        )
+        ex.expect(
+            report.reserved_growth == 0,
+            f"a block served from the cache reported reserved_growth = {format_bytes(report.reserved_growth)}, "
+            "expected 0 B",
+            "reserved_growth is the most the allocator reserved during the block minus what it reserved at "
+            "the start (torch.cuda.max_memory_reserved, after resetting the peaks on entry)",
+        )
+
+        torch.cuda.empty_cache()  # only the 8 MiB tensor's segment is left
+
+        def grow_then_release() -> None:
+            x = torch.empty(64 * MiB, dtype=torch.uint8, device="cuda")
+            y = torch.empty(300 * MiB, dtype=torch.uint8, device="cuda")
+            del x, y
+            torch.cuda.empty_cache()  # at the end, nothing more is reserved than at the start
+
+        report = _one_block(block_memory, grow_then_release)
+        ex.expect(
+            report.peak_allocated == 364 * MiB,
+            f"a block that held 64 MiB + 300 MiB reported peak_allocated = {format_bytes(report.peak_allocated)}, "
+            "expected 364 MiB",
+            _PEAK_HINT,
+        )
+        ex.expect(
+            report.reserved_growth == 364 * MiB,
+            f"a block that made two new segments (64 + 300 MiB) and released them before it ended reported "
+            f"reserved_growth = {format_bytes(report.reserved_growth)}, expected 364 MiB",
+            "use the peak of reserved memory during the block (torch.cuda.max_memory_reserved), not its value "
+            "at the end, and subtract what was reserved at the start",
+        )
+        del live
+
+
+_PEAK_HINT = (
+    "reset the peak counters on entry (torch.cuda.reset_peak_memory_stats), then report "
+    "torch.cuda.max_memory_allocated() minus torch.cuda.memory_allocated() at the start"
+)
+
+
+# ---------------------------------------------------------------- exercise 3: a loop without growth
+def run_batches(lengths: list[int], width: int = 4096) -> list[float]:
+    """The loop the exercise fixes: one (n, width) float32 batch of ones per length; each batch's sum."""
+    sums = []
+    for n in lengths:
+        batch = torch.ones(n, width, device="cuda")
+        sums.append(float(batch.sum()))
+    return sums
+
+
+GROWING_LENGTHS = [256 * k for k in range(1, 17)]  # 4 MiB ... 64 MiB batches of width 4096
+MIXED_LENGTHS = [1024, 3072, 512, 4096, 2048, 256, 3584]  # 16, 48, 8, 64, 32, 4, 56 MiB
+
+
+def batches_footprint(fn: Callable[[list[int]], list[float]], lengths: list[int]) -> tuple[list[float], int, int]:
+    """Run fn(lengths) from an empty cache: (its results, growth of peak reserved bytes, new segments)."""
+    require_cuda("batches_footprint()")
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    start = torch.cuda.memory_reserved()
+    segments = torch.cuda.memory_stats().get("segment.all.allocated", 0)
+    result = fn(list(lengths))
+    torch.cuda.synchronize()
+    growth = torch.cuda.max_memory_reserved() - start
+    new_segments = torch.cuda.memory_stats()["segment.all.allocated"] - segments
+    torch.cuda.empty_cache()
+    return result, growth, new_segments
+
+
+def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[float]]) -> None:
+    """run_batches_fixed(lengths) must return what run_batches does, reserving little beyond the largest batch."""
+    require_cuda("check_batches_without_growth()")
+    with exercise("run_batches_fixed") as ex:
+        for lengths in (GROWING_LENGTHS, MIXED_LENGTHS):
+            largest = max(lengths) * 4096 * 4
+            got, growth, segments = batches_footprint(run_batches_fixed, lengths)
+            want = run_batches(lengths)
+            ex.expect(
+                isinstance(got, list) and got == want,
+                f"for {len(lengths)} batches the sums differ from run_batches' (first ones: {list(got)[:3]} "
+                f"instead of {want[:3]})",
+                "keep the batches in their order and give each its own sum; only the memory may change",
+            )
+            ex.expect(
+                growth <= 1.1 * largest + 4 * MiB,
+                f"reserved memory grew by {format_bytes(growth)} for a largest batch of {format_bytes(largest)}",
+                "make one buffer for the largest batch and use slices of it; or warm the cache up with the "
+                "largest batch and free each batch before making the next (`batch = ...` makes the new "
+                "batch while the old one is still alive)",
+            )
+            ex.expect(
+                segments <= 3,
+                f"the loop asked the driver for {segments} new segments (cudaMalloc calls)",
+                "emptying the cache in the loop stops the growth but pays for a cudaMalloc every batch: "
+                "reserve once, for the largest batch, and reuse that memory",
+            )

@@ -1,0 +1,188 @@
+"""Checks for the exercises of notebook 02 (benchmarking): a GPU benchmark that measures the work,
+an operation's floor, and a decision between two implementations with a confidence interval."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from ..device import require_cuda
+from ..timing import format_time
+from . import exercise
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 1: time_per_call(fn, n) on a GPU
+# --------------------------------------------------------------------------------------------
+def _gpu_seconds_per_call(fn: Callable[[], object], calls: int = 200) -> float:
+    """The truth: one pair of CUDA events around many back-to-back calls, after as many warm-up calls."""
+    for _ in range(calls):
+        fn()
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin.record()
+    for _ in range(calls):
+        fn()
+    end.record()
+    end.synchronize()
+    return begin.elapsed_time(end) / 1e3 / calls
+
+
+def _gpu_sleep(seconds: float) -> Callable[[], None]:
+    """A kernel of known duration: torch.cuda._sleep spins for a number of GPU clock cycles."""
+    cycles_per_second = 10_000_000 / _gpu_seconds_per_call(lambda: torch.cuda._sleep(10_000_000), calls=3)
+    cycles = int(seconds * cycles_per_second)
+    return lambda: torch.cuda._sleep(cycles)
+
+
+def check_time_per_call(time_per_call: Callable[..., float]) -> None:
+    """time_per_call(fn, n) must return the GPU's seconds per call of fn, after a warm-up."""
+    require_cuda("check_time_per_call")
+    with exercise("time_per_call") as ex:
+        for seconds in (20e-6, 200e-6):
+            kernel = _gpu_sleep(seconds)
+            truth = _gpu_seconds_per_call(kernel)
+            got = time_per_call(kernel, n=100)
+            ex.expect(_is_number(got), f"time_per_call returned a {type(got).__name__}, not a number",
+                      "return the seconds per call as a float")
+            ex.expect(got > 0.5 * truth,
+                      f"for a kernel that runs {format_time(truth)}, time_per_call returned {format_time(got)}: "
+                      "that is the time to launch it, not to run it",
+                      "the GPU runs asynchronously: wait for it (torch.cuda.synchronize() or CUDA events) "
+                      "before you read the clock")
+            ex.expect(got < 1.1 * truth,
+                      f"for a kernel that runs {format_time(truth)}, time_per_call returned {format_time(got)}",
+                      "time n calls back to back, wait for the GPU once at the end, and divide by n "
+                      "(in seconds: CUDA events give milliseconds)")
+        first_call = []
+
+        def slow_first_call() -> None:
+            if not first_call:  # like a first call that loads kernels or creates a library handle
+                time.sleep(0.05)
+                first_call.append(True)
+            kernel()
+
+        got = time_per_call(slow_first_call, n=100)
+        ex.expect(got < 1.1 * truth,
+                  f"for a function whose first call takes 50 ms longer, time_per_call returned {format_time(got)}, "
+                  f"not about {format_time(truth)}",
+                  "warm up: call fn once (and wait for it) before you start the clock")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 2: the floor of a Linear layer
+# --------------------------------------------------------------------------------------------
+LINEAR_CASES: list[tuple[int, int, int, int]] = [
+    (10000, 512, 1024, 4),  # the seed seminar's Linear in float32
+    (1, 4096, 4096, 2),  # one token through a 4096 x 4096 bfloat16 layer: reading W is nearly everything
+    (64, 3, 7, 8),  # float64, small and lopsided
+]
+
+
+def check_linear_cost(linear_cost: Callable[[int, int, int, int], tuple[int, int]]) -> None:
+    """linear_cost(batch, in_features, out_features, itemsize) must return (bytes, FLOPs)."""
+    with exercise("linear_cost") as ex:
+        for batch, n_in, n_out, itemsize in LINEAR_CASES:
+            call = f"linear_cost({batch}, {n_in}, {n_out}, {itemsize})"
+            got = linear_cost(batch, n_in, n_out, itemsize)
+            ex.expect(isinstance(got, tuple) and len(got) == 2, f"{call} returned {got!r}, not (bytes, flops)",
+                      "return a pair: return nbytes, flops")
+            nbytes, flops = got
+            want_bytes = itemsize * (batch * n_in + n_out * n_in + batch * n_out)
+            want_flops = 2 * batch * n_in * n_out
+            ex.expect(nbytes == want_bytes, f"{call} says {nbytes} bytes, expected {want_bytes}",
+                      "read x (batch x in) and W (out x in) once, write y (batch x out) once; "
+                      "each element is itemsize bytes")
+            ex.expect(flops == want_flops, f"{call} says {flops} FLOPs, expected {want_flops}",
+                      "each of the batch x out outputs is a dot product of length in: "
+                      "a multiply and an add per term")
+
+
+# (seconds, bytes, flops, bandwidth, flop_rate): memory-bound, compute-bound, and faster than the floor
+FLOOR_CASES: list[tuple[float, float, float, float, float]] = [
+    (1e-3, 2e9, 1e9, 3e12, 50e12),  # floor: 0.667 ms of memory traffic
+    (0.3e-3, 6.35e7, 1.05e10, 2.9e12, 50e12),  # floor: 0.21 ms of arithmetic
+    (1e-4, 6e8, 1e6, 3e12, 50e12),  # measured beats the floor: the assumed bandwidth was too low
+]
+
+
+def check_fraction_of_floor(fraction_of_floor: Callable[[float, float, float, float, float], float]) -> None:
+    """fraction_of_floor(seconds, nbytes, flops, bandwidth, flop_rate) = floor / seconds."""
+    with exercise("fraction_of_floor") as ex:
+        for seconds, nbytes, flops, bandwidth, rate in FLOOR_CASES:
+            got = fraction_of_floor(seconds, nbytes, flops, bandwidth, rate)
+            want = max(nbytes / bandwidth, flops / rate) / seconds
+            ex.expect(_is_number(got), f"fraction_of_floor returned a {type(got).__name__}, not a number",
+                      "return floor / seconds as a float")
+            ex.expect(math.isclose(got, want, rel_tol=1e-6),
+                      f"fraction_of_floor({seconds}, {nbytes:.3g}, {flops:.3g}, {bandwidth:.3g}, {rate:.3g}) "
+                      f"returned {got:.4g}, expected {want:.4g}",
+                      "the floor is the slower of moving the bytes (nbytes / bandwidth) and doing the FLOPs "
+                      "(flops / flop_rate): they overlap, so take the max, not the sum; then floor / seconds, "
+                      "and do not clip it: above 1 means the rates you assumed are too low")
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 3: which of two implementations is faster, and how sure are we?
+# --------------------------------------------------------------------------------------------
+def _spread(median: float, sigma: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    return median * np.exp(sigma * rng.standard_normal(n))
+
+
+def faster_cases() -> list[tuple[str, np.ndarray, np.ndarray, str]]:
+    """(what it tests, times of a, times of b, the right verdict), the same on every machine."""
+    rng = np.random.default_rng(2)
+    a_clear, b_clear = _spread(1.0e-3, 0.02, 40, rng), _spread(1.2e-3, 0.02, 40, rng)
+    noisy = _spread(1.0e-3, 0.05, 30, rng)
+    outliers = _spread(1.0e-3, 0.01, 60, rng)
+    outliers[::5] = 20e-3  # every fifth run was disturbed (another process, a clock change)
+    lucky = _spread(1.1e-3, 0.01, 40, rng)
+    lucky[7] = 0.5e-3  # one run much faster than the rest
+    few = np.array([0.6, 0.9, 1.0, 1.3, 1.8]) * 1e-3
+    return [
+        ("a clearly faster", a_clear, b_clear, "a"),
+        ("b clearly faster", b_clear, a_clear, "b"),
+        ("0.3% apart, 5% noise", noisy, rng.permutation(noisy) * 1.003, "unclear"),
+        ("a faster, with 20% outliers", outliers, _spread(1.1e-3, 0.01, 60, rng), "a"),
+        ("1% apart, 0.1% noise", _spread(1.00e-3, 0.001, 50, rng), _spread(1.01e-3, 0.001, 50, rng), "a"),
+        ("5 noisy runs each", few, rng.permutation(few) * 1.3, "unclear"),
+        ("b faster, a had one lucky run", lucky, _spread(1.0e-3, 0.01, 40, rng), "b"),
+    ]
+
+
+def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float]]) -> None:
+    """which_is_faster(a, b, confidence) -> (verdict, low, high) for median(a) / median(b)."""
+    with exercise("which_is_faster") as ex:
+        for what, a, b, verdict in faster_cases():
+            got = which_is_faster(a, b)
+            ex.expect(isinstance(got, tuple) and len(got) == 3 and got[0] in ("a", "b", "unclear"),
+                      f"which_is_faster returned {got!r}, not ('a' | 'b' | 'unclear', low, high)",
+                      "return verdict, low, high")
+            said, low, high = got
+            ratio = float(np.median(a) / np.median(b))
+            ex.expect(_is_number(low) and _is_number(high) and low <= ratio <= high,
+                      f"{what}: median(a) / median(b) is {ratio:.4f}, outside your interval ({low:.4g}, {high:.4g})",
+                      "give an interval for median(a) / median(b) (not b / a), around the measured ratio")
+            ex.expect(said == verdict,
+                      f"{what}: you said {said!r}, but {verdict!r} is right "
+                      f"(median(a) / median(b) = {ratio:.4f}, your interval ({low:.4f}, {high:.4f}))",
+                      "compare medians, not means or minima (outliers and lucky runs mislead them); "
+                      "the verdict follows from the interval: 'a' if it lies below 1, 'b' if above, "
+                      "else 'unclear'; bootstrap the medians to get it")
+            if verdict != "unclear":
+                ex.expect(high / low < 1.1, f"{what}: your interval ({low:.4f}, {high:.4f}) is too wide",
+                          "resample each set of times with replacement, take the ratio of medians, and "
+                          "keep the middle `confidence` share of those ratios")
+        a, b = faster_cases()[5][1:3]
+        _, low50, high50 = which_is_faster(a, b, confidence=0.5)
+        _, low99, high99 = which_is_faster(a, b, confidence=0.99)
+        ex.expect(high99 - low99 > high50 - low50,
+                  f"the 99% interval ({low99:.3g}, {high99:.3g}) is not wider than the 50% one ({low50:.3g}, {high50:.3g})",
+                  "use `confidence`: keep the quantiles (1 - confidence) / 2 and (1 + confidence) / 2")
