@@ -5,9 +5,8 @@ import shutil
 
 import nbformat
 import pytest
-import torch
 
-from conftest import ROOT
+from conftest import definitions_of
 from tools import make_exercises
 from tools.course import EXERCISES, SOLUTIONS, read
 from utils.exercises import ExerciseFailed, nb00
@@ -54,13 +53,6 @@ def test_exercises_have_no_outputs_and_no_solutions(path):
     assert "course" not in nb.metadata
 
 
-def functions_of(path, names):
-    """Define the functions of a notebook's code cells (not its other cells) and return them."""
-    namespace = {"math": math, "torch": torch}
-    for cell in read(path).cells:
-        if cell.cell_type == "code" and cell.source.startswith("def "):
-            exec(cell.source, namespace)
-    return [namespace[n] for n in names]
 
 
 # ---------------------------------------------------------------- notebook 00
@@ -70,14 +62,14 @@ CHECKS00 = [nb00.check_tensor_nbytes, nb00.check_largest_square]
 
 @pytest.mark.parametrize("index", range(len(NB00)), ids=NB00)
 def test_nb00_checks_accept_the_solution(index, capsys):
-    solution = functions_of(SOLUTIONS / "00_setup.ipynb", NB00)[index]
+    solution = definitions_of(SOLUTIONS / "00_setup.ipynb", NB00)[index]
     CHECKS00[index](solution)
     assert capsys.readouterr().out.startswith(f"PASS {NB00[index]}")
 
 
 @pytest.mark.parametrize("index", range(len(NB00)), ids=NB00)
 def test_nb00_unfinished_exercise_says_todo(index, capsys):
-    stub = functions_of(EXERCISES / "00_setup.ipynb", NB00)[index]
+    stub = definitions_of(EXERCISES / "00_setup.ipynb", NB00)[index]
     CHECKS00[index](stub)
     assert capsys.readouterr().out.startswith(f"TODO {NB00[index]}")
 

@@ -7,21 +7,14 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from conftest import gpu
-from tools.course import EXERCISES, SOLUTIONS, read
+from conftest import definitions_of, gpu
+from tools.course import EXERCISES, SOLUTIONS
 from utils.exercises import ExerciseFailed, nb01
 
 MiB = 2**20
 NOTEBOOK = "01_memory.ipynb"
 
 
-def definitions_of(path, names):
-    """Run a notebook's definition cells (def, class, decorated) and return the named objects."""
-    namespace = {"torch": torch, "contextmanager": contextmanager, "dataclass": dataclass, "MiB": MiB, "KiB": 2**10}
-    for cell in read(path).cells:
-        if cell.cell_type == "code" and cell.source.startswith(("def ", "@", "class ")):
-            exec(cell.source, namespace)
-    return [namespace[n] for n in names]
 
 
 # ---------------------------------------------------------------- exercise 1 (CPU check)

@@ -1,26 +1,18 @@
 """Exercises of notebook 02: each check accepts the solution, says TODO for the stub, and rejects wrong answers."""
 
-import math
 import time
 
 import numpy as np
 import pytest
 import torch
 
-from conftest import gpu
-from tools.course import EXERCISES, SOLUTIONS, read
+from conftest import definitions_of, gpu
+from tools.course import EXERCISES, SOLUTIONS
 from utils.exercises import ExerciseFailed, nb02
 
 NAME = "02_benchmarking.ipynb"
 
 
-def functions_of(path, names):
-    """Define the functions of a notebook's code cells (not its other cells) and return them."""
-    namespace = {"math": math, "np": np, "time": time, "torch": torch}
-    for cell in read(path).cells:
-        if cell.cell_type == "code" and cell.source.startswith("def "):
-            exec(cell.source, namespace)
-    return [namespace[n] for n in names]
 
 
 CPU_EXERCISES = ["linear_cost", "fraction_of_floor", "which_is_faster"]
@@ -29,14 +21,14 @@ CPU_CHECKS = [nb02.check_linear_cost, nb02.check_fraction_of_floor, nb02.check_w
 
 @pytest.mark.parametrize("index", range(len(CPU_EXERCISES)), ids=CPU_EXERCISES)
 def test_checks_accept_the_solution(index, capsys):
-    solution = functions_of(SOLUTIONS / NAME, CPU_EXERCISES)[index]
+    solution = definitions_of(SOLUTIONS / NAME, CPU_EXERCISES)[index]
     CPU_CHECKS[index](solution)
     assert capsys.readouterr().out.startswith(f"PASS {CPU_EXERCISES[index]}")
 
 
 @pytest.mark.parametrize("index", range(len(CPU_EXERCISES)), ids=CPU_EXERCISES)
 def test_unfinished_exercise_says_todo(index, capsys):
-    stub = functions_of(EXERCISES / NAME, CPU_EXERCISES)[index]
+    stub = definitions_of(EXERCISES / NAME, CPU_EXERCISES)[index]
     CPU_CHECKS[index](stub)
     assert capsys.readouterr().out.startswith(f"TODO {CPU_EXERCISES[index]}")
 
@@ -218,7 +210,7 @@ WRONG_TIME_PER_CALL = [_sync_each, _no_sync, _no_warmup, _total_not_per_call, _e
 
 @gpu
 def test_time_per_call_accepts_the_solution(capsys):
-    (solution,) = functions_of(SOLUTIONS / NAME, ["time_per_call"])
+    (solution,) = definitions_of(SOLUTIONS / NAME, ["time_per_call"])
     nb02.check_time_per_call(solution)
     assert capsys.readouterr().out.startswith("PASS time_per_call")
 
@@ -241,7 +233,7 @@ def test_time_per_call_accepts_events(capsys):
 
 @gpu
 def test_time_per_call_stub_says_todo(capsys):
-    (stub,) = functions_of(EXERCISES / NAME, ["time_per_call"])
+    (stub,) = definitions_of(EXERCISES / NAME, ["time_per_call"])
     nb02.check_time_per_call(stub)
     assert capsys.readouterr().out.startswith("TODO time_per_call")
 

@@ -7,8 +7,8 @@ checks delay one stream on purpose, so every racy answer below must fail there, 
 import pytest
 import torch
 
-from conftest import gpu
-from tools.course import EXERCISES, SOLUTIONS, read
+from conftest import definitions_of, gpu
+from tools.course import EXERCISES, SOLUTIONS
 from utils.exercises import ExerciseFailed, nb03
 
 NAME = "03_streams_pytorch.ipynb"
@@ -22,21 +22,14 @@ CHECKS = {
 }
 
 
-def functions_of(path, names):
-    """Define the functions of a notebook's code cells (not its other cells) and return them."""
-    namespace = {"torch": torch}
-    for cell in read(path).cells:
-        if cell.cell_type == "code" and cell.source.startswith("def "):
-            exec(cell.source, namespace)
-    return [namespace[n] for n in names]
 
 
 def solution(name):
-    return functions_of(SOLUTIONS / NAME, [name])[0]
+    return definitions_of(SOLUTIONS / NAME, [name])[0]
 
 
 def stub(name):
-    return functions_of(EXERCISES / NAME, [name])[0]
+    return definitions_of(EXERCISES / NAME, [name])[0]
 
 
 # ---------------------------------------------------------------- the solution passes, a stub says TODO
@@ -101,24 +94,28 @@ def test_predicted_timeline_rejects(wrong):
 # ---------------------------------------------------------------- exercise 3: simulate (CPU)
 def _simulator(*, in_order=True, waits=True, eager_events=True, use_max=True, late_records_count=False,
                wait_stream=True):
-    """The solution's rules, each of which can be broken to make a typical wrong simulator."""
+    """The solution's rules, each of which can be broken to make a typical wrong simulator.
+
+    Operations name the stream first: ("kernel", stream, name, ms), ("record", stream, event),
+    ("wait", stream, event), ("wait_stream", stream, other).
+    """
 
     def simulate(program):
         free_at, recorded, timeline = {}, {}, {}
         if late_records_count:  # every record is known from the start (CUDA does not look ahead)
-            recorded = {op[1]: None for op in program if op[0] == "record"}
+            recorded = {op[2]: None for op in program if op[0] == "record"}
         final = {}  # for lazy events: a stream's final time
         for op in program:
             if op[0] == "kernel":
-                final[op[2]] = final.get(op[2], 0.0) + op[3]
+                final[op[1]] = final.get(op[1], 0.0) + op[3]
         for op in program:
             if op[0] == "kernel":
-                _, name, stream, ms = op
+                _, stream, name, ms = op
                 start = free_at.get(stream, 0.0) if in_order else 0.0
                 free_at[stream] = start + ms
                 timeline[name] = (start, start + ms)
             elif op[0] == "record":
-                _, event, stream = op
+                _, stream, event = op
                 recorded[event] = free_at.get(stream, 0.0) if eager_events else final.get(stream, 0.0)
             elif op[0] == "wait" and waits:
                 _, stream, event = op
@@ -140,9 +137,15 @@ def _one_queue(program):
     t, timeline = 0.0, {}
     for op in program:
         if op[0] == "kernel":
-            timeline[op[1]] = (t, t + op[3])
+            timeline[op[2]] = (t, t + op[3])
             t += op[3]
     return timeline
+
+
+def _record_event_stream_swapped(program):
+    """Reads ("record", stream, event) the other way round, as ("record", event, stream)."""
+    swapped = [(op[0], op[2], op[1]) if op[0] == "record" else op for op in program]
+    return _simulator()(swapped)
 
 
 _ignores_waits = _simulator(waits=False, wait_stream=False)
@@ -156,6 +159,7 @@ WRONG_SIMULATORS = {
     "a wait moves the stream back in time": _simulator(use_max=False),
     "waits for events recorded later": _simulator(late_records_count=True),
     "returns durations": lambda program: {k: v[1] - v[0] for k, v in _simulator()(program).items()},
+    "record's stream and event swapped": _record_event_stream_swapped,
 }
 
 
@@ -246,29 +250,32 @@ def lecture_loop(batches, step, copy_stream, *, wait=True, record=True):
     return outputs
 
 
-def double_buffer(batches, step, copy_stream, *, wait_copied=True, wait_consumed=True):
-    """The exercise's solution, with a switch for each of its two events."""
+def double_buffer(batches, step, copy_stream, *, wait_copied=True, wait_consumed=True, nbuffers=2):
+    """The exercise's solution, with a switch for each of its two events, and for its number of buffers."""
     main = torch.cuda.current_stream()
-    buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
-    copied, consumed = [torch.cuda.Event() for _ in range(2)], [torch.cuda.Event() for _ in range(2)]
+    buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(nbuffers)]
+    copied = [torch.cuda.Event() for _ in range(nbuffers)]
+    consumed = [torch.cuda.Event() for _ in range(nbuffers)]
     copy_stream.wait_stream(main)
 
     def load(i):
+        k = i % nbuffers
         if wait_consumed:
-            copy_stream.wait_event(consumed[i % 2])
+            copy_stream.wait_event(consumed[k])
         with torch.cuda.stream(copy_stream):
-            buffers[i % 2].copy_(batches[i], non_blocking=True)
-        copied[i % 2].record(copy_stream)
+            buffers[k].copy_(batches[i], non_blocking=True)
+        copied[k].record(copy_stream)
 
     outputs = []
     load(0)
     for i in range(len(batches)):
+        k = i % nbuffers
         if i + 1 < len(batches):
             load(i + 1)
         if wait_copied:
-            main.wait_event(copied[i % 2])
-        outputs.append(step(buffers[i % 2]))
-        consumed[i % 2].record(main)
+            main.wait_event(copied[k])
+        outputs.append(step(buffers[k]))
+        consumed[k].record(main)
     return outputs
 
 
@@ -289,24 +296,41 @@ def fork_every_batch(batches, step, copy_stream):  # correct, but each copy wait
     return outputs
 
 
+def double_buffer_serial(batches, step, copy_stream):  # two buffers, but each copy waits for the previous step
+    main = torch.cuda.current_stream()
+    buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
+    outputs = []
+    for i, b in enumerate(batches):
+        copy_stream.wait_stream(main)
+        with torch.cuda.stream(copy_stream):
+            buffers[i % 2].copy_(b, non_blocking=True)
+        main.wait_stream(copy_stream)
+        outputs.append(step(buffers[i % 2]))
+    return outputs
+
+
 def last_batch_missing(batches, step, copy_stream):
-    return lecture_loop(batches[:-1], step, copy_stream)
+    return double_buffer(batches[:-1], step, copy_stream)
 
 
 WRONG_LOOPS = {
+    "the lecture's loop (a new tensor per batch, record_stream)": lecture_loop,
     "no wait for the copy": lambda b, s, c: lecture_loop(b, s, c, wait=False),
     "no record_stream": lambda b, s, c: lecture_loop(b, s, c, record=False),
     "double buffer, no wait for the copy": lambda b, s, c: double_buffer(b, s, c, wait_copied=False),
     "double buffer, overwrites a buffer still read": lambda b, s, c: double_buffer(b, s, c, wait_consumed=False),
+    "one buffer": lambda b, s, c: double_buffer(b, s, c, nbuffers=1),
     "everything on the current stream": all_on_current,
     "the copy stream waits for every step": fork_every_batch,
+    "two buffers, the copy stream waits for every step": double_buffer_serial,
     "last batch missing": last_batch_missing,
 }
 
 
 @gpu
-def test_prefetch_loop_accepts_the_lecture_loop(capsys):
-    nb03.check_prefetch_loop(lecture_loop)
+def test_the_double_buffer_helper_is_the_solution(capsys):
+    """With nothing switched off, double_buffer passes: each wrong variant breaks one thing."""
+    nb03.check_prefetch_loop(double_buffer)
     assert capsys.readouterr().out.startswith("PASS prefetch_loop")
 
 

@@ -9,7 +9,7 @@ import torch
 
 import utils
 from conftest import ROOT, cpu_only, gpu
-from utils.timing import BenchmarkError, Timing, format_time
+from utils.timing import BenchmarkError, Timing, format_time, gpu_time_per_call
 
 
 def spin(seconds: float) -> None:
@@ -126,15 +126,7 @@ def test_printed_timings_are_masked_by_the_nbval_sanitizer():
 def test_gpu_median_matches_one_long_event_measurement():
     """A GPU workload of known duration: the same kernel, timed once over many back-to-back calls."""
     cycles = 200_000  # torch.cuda._sleep spins this many GPU clock cycles: ~0.1 ms
-    torch.cuda._sleep(cycles)
-    torch.cuda.synchronize()
-    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    begin.record()
-    for _ in range(2000):
-        torch.cuda._sleep(cycles)
-    end.record()
-    end.synchronize()
-    truth = begin.elapsed_time(end) / 1e3 / 2000
+    truth = gpu_time_per_call(lambda: torch.cuda._sleep(cycles), calls=2000)
     t = utils.benchmark(torch.cuda._sleep, cycles)
     assert t.backend == "cuda"
     assert t.median == pytest.approx(truth, rel=0.03)
@@ -190,3 +182,9 @@ def test_gpu_sleep_lasts_what_it_says():
 def test_gpu_sleep_without_gpu_says_why():
     with pytest.raises(utils.GPUUnavailableError, match="gpu_sleep"):
         utils.gpu_sleep(1e-3)
+
+
+@cpu_only
+def test_gpu_time_per_call_without_gpu_says_why():
+    with pytest.raises(utils.GPUUnavailableError, match="gpu_time_per_call"):
+        gpu_time_per_call(lambda: None)

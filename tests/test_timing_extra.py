@@ -6,7 +6,7 @@ import torch
 
 import utils
 from conftest import cpu_only, gpu
-from utils.timing import Timing, as_timing, l2_flusher
+from utils.timing import Timing, as_timing, gpu_time_per_call, l2_flusher
 
 
 # ---------------------------------------------------------------- as_timing
@@ -59,23 +59,12 @@ def test_flush_without_gpu_says_why():
         l2_flusher("cuda")
 
 
-def _truth(fn, calls=200):
-    fn()
-    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    begin.record()
-    for _ in range(calls):
-        fn()
-    end.record()
-    end.synchronize()
-    return begin.elapsed_time(end) / 1e3 / calls
-
-
 @gpu
 def test_flushed_timing_of_a_kernel_that_touches_no_memory_is_unchanged():
     sleep = lambda: torch.cuda._sleep(100_000)  # noqa: E731  (~50 us, no memory traffic)
     t = utils.benchmark(sleep, flush_l2=True, min_time=0.1)
     assert t.calls_per_block == 1
-    assert t.median == pytest.approx(_truth(sleep), rel=0.05)
+    assert t.median == pytest.approx(gpu_time_per_call(sleep), rel=0.05)
 
 
 @gpu

@@ -4,7 +4,7 @@
 
 CPU: a busy-wait of known length (sleep would add the OS's wake-up jitter).  GPU, when there is
 one: torch.cuda._sleep, a kernel that spins for a number of clock cycles, whose true per-call time
-is measured once over 2000 back-to-back calls between two CUDA events.
+is measured once over 2000 back-to-back calls between two CUDA events (gpu_time_per_call).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 import utils  # noqa: E402
+from utils.timing import gpu_time_per_call  # noqa: E402
 
 
 def spin(seconds: float) -> None:
@@ -26,24 +27,13 @@ def spin(seconds: float) -> None:
         pass
 
 
-def gpu_truth(cycles: int, calls: int = 2000) -> float:
-    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda._sleep(cycles)
-    begin.record()
-    for _ in range(calls):
-        torch.cuda._sleep(cycles)
-    end.record()
-    end.synchronize()
-    return begin.elapsed_time(end) / 1e3 / calls
-
-
 def main() -> None:
     print(f"{'workload':<28} {'known':>9} {'median':>9} {'error':>7} {'IQR/median':>10}")
     cases = [(f"CPU spin {utils.format_time(s)}", s, lambda s=s: utils.benchmark(spin, s, backend="cpu"))
              for s in (50e-6, 200e-6, 2e-3, 10e-3)]
     if utils.has_cuda():
         for cycles in (20_000, 200_000, 2_000_000):
-            truth = gpu_truth(cycles)
+            truth = gpu_time_per_call(lambda c=cycles: torch.cuda._sleep(c), calls=2000)
             cases.append((f"GPU _sleep({cycles})", truth, lambda c=cycles: utils.benchmark(torch.cuda._sleep, c)))
     for name, known, run in cases:
         t = run()

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from ..device import require_cuda
-from ..timing import format_time
+from ..timing import format_time, gpu_cycles_per_second, gpu_time_per_call
 from . import exercise
 
 
@@ -22,23 +22,12 @@ def _is_number(value: object) -> bool:
 # --------------------------------------------------------------------------------------------
 # Exercise 1: time_per_call(fn, n) on a GPU
 # --------------------------------------------------------------------------------------------
-def _gpu_seconds_per_call(fn: Callable[[], object], calls: int = 200) -> float:
-    """The truth: one pair of CUDA events around many back-to-back calls, after as many warm-up calls."""
-    for _ in range(calls):
-        fn()
-    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    begin.record()
-    for _ in range(calls):
-        fn()
-    end.record()
-    end.synchronize()
-    return begin.elapsed_time(end) / 1e3 / calls
-
-
 def _gpu_sleep(seconds: float) -> Callable[[], None]:
-    """A kernel of known duration: torch.cuda._sleep spins for a number of GPU clock cycles."""
-    cycles_per_second = 10_000_000 / _gpu_seconds_per_call(lambda: torch.cuda._sleep(10_000_000), calls=3)
-    cycles = int(seconds * cycles_per_second)
+    """A function that queues one kernel of known duration: torch.cuda._sleep with the cycles of
+    `utils.timing.gpu_cycles_per_second` (calibrated once).  The cycles are computed here, once,
+    instead of calling `utils.gpu_sleep` each time: that also looks up and enters the current stream
+    on every call, and the checks need launches faster than a 20 us kernel even on a slow host."""
+    cycles = int(seconds * gpu_cycles_per_second())
     return lambda: torch.cuda._sleep(cycles)
 
 
@@ -48,7 +37,7 @@ def check_time_per_call(time_per_call: Callable[..., float]) -> None:
     with exercise("time_per_call") as ex:
         for seconds in (20e-6, 200e-6):
             kernel = _gpu_sleep(seconds)
-            truth = _gpu_seconds_per_call(kernel)
+            truth = gpu_time_per_call(kernel)
             got = time_per_call(kernel, n=100)
             ex.expect(_is_number(got), f"time_per_call returned a {type(got).__name__}, not a number",
                       "return the seconds per call as a float")

@@ -1,15 +1,16 @@
 """Checks for the exercises of notebook 03 (CUDA streams in PyTorch): races, timelines, prefetching.
 
 The GPU checks make every race window wide on purpose: they keep one stream busy with
-`torch.cuda._sleep` (a kernel that spins for a number of GPU clock cycles), so an answer that
-forgets a wait reads the wrong data every time, not once in a thousand runs.
+`utils.gpu_sleep` (a kernel that spins for a known time), so an answer that forgets a wait reads
+the wrong data every time, not once in a thousand runs.
 
 The timeline exercises use a tiny program format, one tuple per operation, in the order the host
-issues them:
+issues them.  Each tuple names the stream first, then what happens on it, as in PyTorch's
+`stream.record_event(event)`, `stream.wait_event(event)` and `stream.wait_stream(other)`:
 
-    ("kernel", name, stream, ms)      a kernel that runs for `ms` milliseconds on `stream`
-    ("record", event, stream)         record `event` on `stream`   (stream.record_event)
-    ("wait", stream, event)           `stream` waits for `event`   (stream.wait_event)
+    ("kernel", stream, name, ms)      a kernel `name` that runs for `ms` milliseconds on `stream`
+    ("record", stream, event)         record `event` on `stream`
+    ("wait", stream, event)           `stream` waits for `event`
     ("wait_stream", stream, other)    `stream` waits for all work queued on `other` so far
 """
 
@@ -21,43 +22,19 @@ import time
 from collections.abc import Callable, Sequence
 
 import torch
+from matplotlib.lines import Line2D
 
 from ..device import require_cuda
 from ..plotting import Interval, StreamTimeline, plot_timeline
+from ..timing import gpu_sleep
 from . import exercise
 
 Op = tuple
 Timeline = dict[str, tuple[float, float]]
 
 # ------------------------------------------------------------------------------------------
-# Delaying a stream on purpose
+# Timing on the GPU
 # ------------------------------------------------------------------------------------------
-_cycles_per_ms: float | None = None
-
-
-def calibrate_sleep() -> float:
-    """GPU clock cycles per millisecond of `torch.cuda._sleep`, measured once with CUDA events."""
-    global _cycles_per_ms
-    if _cycles_per_ms is None:
-        require_cuda("calibrate_sleep()")
-        torch.cuda._sleep(1000)  # the first launch loads the kernel
-        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        cycles = 20_000_000
-        begin.record()
-        torch.cuda._sleep(cycles)
-        end.record()
-        end.synchronize()
-        _cycles_per_ms = cycles / begin.elapsed_time(end)
-    return _cycles_per_ms
-
-
-def sleep_ms(ms: float, stream: torch.cuda.Stream | None = None) -> None:
-    """Queue a kernel that keeps `stream` (default: the current one) busy for about `ms` ms."""
-    cycles = int(ms * calibrate_sleep())
-    with torch.cuda.stream(stream or torch.cuda.current_stream()):
-        torch.cuda._sleep(cycles)
-
-
 def _elapsed_ms(fn: Callable[[], object]) -> tuple[float, object]:
     """GPU milliseconds from before `fn()` to after it, on the current stream, and its result."""
     begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -74,6 +51,11 @@ def _elapsed_ms(fn: Callable[[], object]) -> tuple[float, object]:
 WINDOW_MS = 40.0  # how long the checks keep one stream busy
 
 
+def _sleep_ms(ms: float, stream: torch.cuda.Stream | None = None) -> None:
+    """Keep `stream` (default: the current one) busy for about `ms` milliseconds."""
+    gpu_sleep(ms / 1e3, stream)
+
+
 def check_side_stream_sum(side_stream_sum: Callable[[torch.Tensor, torch.Tensor, torch.cuda.Stream], None]) -> None:
     """side_stream_sum(x, out, side) must write x.sum() into `out` on stream `side`, safely.
 
@@ -83,7 +65,6 @@ def check_side_stream_sum(side_stream_sum: Callable[[torch.Tensor, torch.Tensor,
     """
     with exercise("side_stream_sum") as ex:
         require_cuda("check_side_stream_sum")
-        calibrate_sleep()
         side = torch.cuda.Stream()
         n = 2**20
         warm = torch.ones(n, device="cuda")  # load the kernels an answer may use, so the host's time is fair
@@ -94,10 +75,10 @@ def check_side_stream_sum(side_stream_sum: Callable[[torch.Tensor, torch.Tensor,
             out = torch.full((), math.nan, device="cuda")
             torch.cuda.synchronize()
             if slow == "producer":
-                sleep_ms(WINDOW_MS)  # the current stream is busy, so x is filled late
+                _sleep_ms(WINDOW_MS)  # the current stream is busy, so x is filled late
             x.fill_(value)
             if slow == "side stream":
-                sleep_ms(WINDOW_MS, side)  # the side stream is busy with earlier work
+                _sleep_ms(WINDOW_MS, side)  # the side stream is busy with earlier work
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             begin.record()
             t0 = time.perf_counter()
@@ -134,17 +115,17 @@ def check_side_stream_sum(side_stream_sum: Callable[[torch.Tensor, torch.Tensor,
 # Exercises 2 and 3: predict a timeline, then write the simulator
 # ------------------------------------------------------------------------------------------
 PROGRAM: list[Op] = [
-    ("kernel", "load 0", "copy", 10),
-    ("record", "loaded 0", "copy"),
-    ("kernel", "load 1", "copy", 10),
-    ("record", "loaded 1", "copy"),
-    ("kernel", "log", "logger", 30),
+    ("kernel", "copy", "load 0", 10),
+    ("record", "copy", "loaded 0"),
+    ("kernel", "copy", "load 1", 10),
+    ("record", "copy", "loaded 1"),
+    ("kernel", "logger", "log", 30),
     ("wait", "compute", "loaded 0"),
-    ("kernel", "step 0", "compute", 15),
+    ("kernel", "compute", "step 0", 15),
     ("wait", "compute", "loaded 1"),
-    ("kernel", "step 1", "compute", 15),
+    ("kernel", "compute", "step 1", 15),
     ("wait_stream", "logger", "compute"),
-    ("kernel", "report", "logger", 5),
+    ("kernel", "logger", "report", 5),
 ]
 PROGRAM_ANSWER: Timeline = {
     "load 0": (0, 10), "load 1": (10, 20), "log": (0, 30),
@@ -181,32 +162,32 @@ def check_predicted_timeline(predicted_timeline: Callable[[], Timeline]) -> None
 # Each case: a program and its timeline; together they reject the usual wrong rules.
 SIMULATE_CASES: list[tuple[str, list[Op], Timeline]] = [
     ("one stream runs its kernels in order",
-     [("kernel", "a", "s1", 2), ("kernel", "b", "s1", 3)],
+     [("kernel", "s1", "a", 2), ("kernel", "s1", "b", 3)],
      {"a": (0, 2), "b": (2, 5)}),
     ("two streams run at the same time",
-     [("kernel", "a", "s1", 2), ("kernel", "b", "s2", 3)],
+     [("kernel", "s1", "a", 2), ("kernel", "s2", "b", 3)],
      {"a": (0, 2), "b": (0, 3)}),
     ("a wait holds back the waiting stream",
-     [("kernel", "a", "s1", 4), ("record", "e", "s1"), ("wait", "s2", "e"), ("kernel", "b", "s2", 1)],
+     [("kernel", "s1", "a", 4), ("record", "s1", "e"), ("wait", "s2", "e"), ("kernel", "s2", "b", 1)],
      {"a": (0, 4), "b": (4, 5)}),
     ("an event marks the moment it was recorded, not the end of its stream",
-     [("kernel", "a", "s1", 2), ("record", "e", "s1"), ("kernel", "c", "s1", 5), ("wait", "s2", "e"),
-      ("kernel", "b", "s2", 1)],
+     [("kernel", "s1", "a", 2), ("record", "s1", "e"), ("kernel", "s1", "c", 5), ("wait", "s2", "e"),
+      ("kernel", "s2", "b", 1)],
      {"a": (0, 2), "c": (2, 7), "b": (2, 3)}),
     ("a wait never moves a stream back in time",
-     [("kernel", "b", "s2", 5), ("kernel", "a", "s1", 1), ("record", "e", "s1"), ("wait", "s2", "e"),
-      ("kernel", "c", "s2", 1)],
+     [("kernel", "s2", "b", 5), ("kernel", "s1", "a", 1), ("record", "s1", "e"), ("wait", "s2", "e"),
+      ("kernel", "s2", "c", 1)],
      {"b": (0, 5), "a": (0, 1), "c": (5, 6)}),
     ("waiting for an event not yet recorded does nothing (as in CUDA)",
-     [("wait", "s2", "e"), ("kernel", "b", "s2", 1), ("kernel", "a", "s1", 3), ("record", "e", "s1")],
+     [("wait", "s2", "e"), ("kernel", "s2", "b", 1), ("kernel", "s1", "a", 3), ("record", "s1", "e")],
      {"b": (0, 1), "a": (0, 3)}),
     ("a wait sees the latest record before it",
-     [("kernel", "a", "s1", 1), ("record", "e", "s1"), ("wait", "s2", "e"), ("kernel", "b", "s2", 1),
-      ("kernel", "c", "s1", 5), ("record", "e", "s1"), ("wait", "s3", "e"), ("kernel", "d", "s3", 1)],
+     [("kernel", "s1", "a", 1), ("record", "s1", "e"), ("wait", "s2", "e"), ("kernel", "s2", "b", 1),
+      ("kernel", "s1", "c", 5), ("record", "s1", "e"), ("wait", "s3", "e"), ("kernel", "s3", "d", 1)],
      {"a": (0, 1), "b": (1, 2), "c": (1, 6), "d": (6, 7)}),
     ("wait_stream waits for everything queued on the other stream so far",
-     [("kernel", "a", "s1", 3), ("kernel", "b", "s1", 2), ("wait_stream", "s2", "s1"), ("kernel", "c", "s2", 1),
-      ("kernel", "d", "s1", 4)],
+     [("kernel", "s1", "a", 3), ("kernel", "s1", "b", 2), ("wait_stream", "s2", "s1"), ("kernel", "s2", "c", 1),
+      ("kernel", "s1", "d", 4)],
      {"a": (0, 3), "b": (3, 5), "c": (5, 6), "d": (5, 9)}),
     ("the exercise's program", PROGRAM, PROGRAM_ANSWER),
 ]
@@ -223,9 +204,11 @@ def check_simulate(simulate: Callable[[Sequence[Op]], Timeline]) -> None:
 
 
 def run_on_gpu(program: Sequence[Op]) -> list[Interval]:
-    """Run a program on the GPU, each kernel a `torch.cuda._sleep` of its duration, and time it."""
+    """Run a program on the GPU, each kernel a `gpu_sleep` of its duration, and time it.
+
+    The timeline's lanes are the program's streams: "copy" becomes the lane "copy stream".
+    """
     require_cuda("run_on_gpu()")
-    calibrate_sleep()
     torch.cuda.synchronize()
     streams: dict[str, torch.cuda.Stream] = {}
     events: dict[str, torch.cuda.Event] = {}
@@ -233,12 +216,12 @@ def run_on_gpu(program: Sequence[Op]) -> list[Interval]:
     for op in program:
         kind = op[0]
         if kind == "kernel":
-            _, name, stream, ms = op
+            _, stream, name, ms = op
             s = streams.setdefault(stream, torch.cuda.Stream())
-            with timeline.span(name, stream=s, lane=stream):
-                sleep_ms(ms)
+            with timeline.span(name, stream=s, lane=f"{stream} stream"):
+                _sleep_ms(ms)
         elif kind == "record":
-            _, event, stream = op
+            _, stream, event = op
             events[event] = streams.setdefault(stream, torch.cuda.Stream()).record_event()
         elif kind == "wait":
             _, stream, event = op
@@ -250,6 +233,14 @@ def run_on_gpu(program: Sequence[Op]) -> list[Interval]:
         else:
             raise ValueError(f"unknown operation {op!r}")
     return timeline.intervals()
+
+
+def _add_to_legend(ax, handle, label: str) -> None:
+    """Add one entry to the legend that plot_timeline drew (or start a legend)."""
+    legend = ax.get_legend()
+    handles = list(getattr(legend, "legend_handles", None) or getattr(legend, "legendHandles", [])) if legend else []
+    labels = [t.get_text() for t in legend.get_texts()] if legend else []
+    ax.legend(handles + [handle], labels + [label], loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
 def check_simulate_on_gpu(simulate: Callable[[Sequence[Op]], Timeline], program: Sequence[Op] = PROGRAM) -> None:
@@ -265,6 +256,7 @@ def check_simulate_on_gpu(simulate: Callable[[Sequence[Op]], Timeline], program:
         for iv in measured:
             start, end = predicted[iv.name]
             ax.plot([start, end], [lanes.index(iv.lane)] * 2, color="black", linewidth=3)
+        _add_to_legend(ax, Line2D([], [], color="black", linewidth=3), "simulate()")
         total = max(iv.end_ms for iv in measured)
         worst = max(max(abs(iv.start_ms - predicted[iv.name][0]), abs(iv.end_ms - predicted[iv.name][1]))
                     for iv in measured)
@@ -281,6 +273,15 @@ BATCHES, ROWS, COLS = 8, 2048, 2048  # 8 batches of 16 MiB in pinned host memory
 _runs = itertools.count(1)
 
 
+def _large_allocations(fn: Callable[[], object]) -> int:
+    """How many blocks over 1 MiB the caching allocator hands out while fn() runs (notebook 01)."""
+    key = "allocation.large_pool.allocated"  # a running count of such allocations
+    before = torch.cuda.memory_stats()[key]
+    fn()
+    torch.cuda.synchronize()
+    return torch.cuda.memory_stats()[key] - before
+
+
 def _batches() -> list[torch.Tensor]:
     """Pinned host batches whose values differ at every call, so stale GPU memory never matches."""
     gen = torch.Generator().manual_seed(1000 + next(_runs))
@@ -293,16 +294,16 @@ def check_prefetch_loop(
 ) -> None:
     """prefetch_loop(batches, step, copy_stream) must return [step(batch on the GPU) for each batch],
     copying the next batch on copy_stream while step runs on the current stream: correct whatever
-    the timing, and faster than copying and computing one after the other."""
+    the timing, with two GPU buffers (not a new tensor per batch), and faster than copying and
+    computing one after the other."""
     with exercise("prefetch_loop") as ex:
         require_cuda("check_prefetch_loop")
-        calibrate_sleep()
         copy_stream = torch.cuda.Stream()
         step_ms = 0.0  # how long step() keeps the current stream busy before it reads its batch
 
         def step(x: torch.Tensor) -> torch.Tensor:
             if step_ms:
-                sleep_ms(step_ms)
+                _sleep_ms(step_ms)
             return x.sum(dim=1)
 
         def sequential(batches: Sequence[torch.Tensor]) -> list[torch.Tensor]:
@@ -325,7 +326,7 @@ def check_prefetch_loop(
             del scratch
             torch.cuda.synchronize()
             if busy_copies:
-                sleep_ms(WINDOW_MS, copy_stream)
+                _sleep_ms(WINDOW_MS, copy_stream)
             got = prefetch_loop(batches, step, copy_stream)
             torch.cuda.synchronize()
             ex.expect(isinstance(got, list) and len(got) == len(batches),
@@ -333,9 +334,24 @@ def check_prefetch_loop(
                       "append step(x) for every batch, in order")
             bad = [i for i, (g, w) in enumerate(zip(got, want)) if not torch.equal(g, w)]
             ex.expect(not bad, f"with {name}, the outputs of batches {bad} are wrong",
-                      "a batch's GPU memory must not be reused while step still reads it: "
-                      "x.record_stream(torch.cuda.current_stream())" if name == "slow steps" else
-                      "step must wait for its batch's copy: torch.cuda.current_stream().wait_event(copy_done)")
+                      "a buffer must not be overwritten while a step still reads it: after each step, record "
+                      "an event on the current stream, and make copy_stream wait for it before the next copy "
+                      "into that buffer" if name == "slow steps" else
+                      "a step must wait for its batch's copy: after each copy, record an event on copy_stream, "
+                      "and make the current stream wait for it before the step")
+
+        # Two buffers: the loop allocates GPU memory for two batches, not for every batch.
+        batches, step_ms = _batches(), 0.0
+        buffer = torch.empty(ROWS, COLS, device="cuda")
+        by_steps = _large_allocations(lambda: [step(buffer) for _ in batches])  # what step() allocates itself
+        del buffer
+        by_loop = _large_allocations(lambda: prefetch_loop(batches, step, copy_stream)) - by_steps
+        ex.expect(by_loop <= 2,
+                  f"made {by_loop} GPU allocations of a batch's size for {len(batches)} batches; "
+                  "two buffers, made once, need 2",
+                  "allocate two GPU buffers before the loop (torch.empty_like(batches[0], device='cuda')) and "
+                  "copy each batch into one of them, buffer.copy_(batch, non_blocking=True): no .to('cuda') "
+                  "in the loop")
 
         # Faster: with step as long as a copy, overlapping them should save close to half the time.
         batches, step_ms = _batches(), copy_ms
