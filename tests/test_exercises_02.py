@@ -9,6 +9,7 @@ import torch
 from conftest import definitions_of, gpu
 from tools.course import EXERCISES, SOLUTIONS
 from utils.exercises import ExerciseFailed, nb02
+from utils.timing import gpu_time_per_call
 
 NAME = "02_benchmarking.ipynb"
 
@@ -185,14 +186,7 @@ def _total_not_per_call(fn, n=100):
 
 
 def _events_in_milliseconds(fn, n=100):
-    fn()
-    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    begin.record()
-    for _ in range(n):
-        fn()
-    end.record()
-    end.synchronize()
-    return begin.elapsed_time(end) / n
+    return gpu_time_per_call(fn, calls=n) * 1e3  # right measurement, wrong unit
 
 
 def _synchronize_before_only(fn, n=100):
@@ -218,14 +212,7 @@ def test_time_per_call_accepts_the_solution(capsys):
 @gpu
 def test_time_per_call_accepts_events(capsys):
     def with_events(fn, n=100):
-        fn()
-        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        begin.record()
-        for _ in range(n):
-            fn()
-        end.record()
-        end.synchronize()
-        return begin.elapsed_time(end) / 1e3 / n
+        return gpu_time_per_call(fn, calls=n)
 
     nb02.check_time_per_call(with_events)
     assert capsys.readouterr().out.startswith("PASS time_per_call")
