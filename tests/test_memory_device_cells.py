@@ -58,7 +58,8 @@ def test_transform_leaves_other_cells_alone():
 
 def test_transform_keeps_line_numbers_when_met(monkeypatch):
     monkeypatch.setitem(cells._CHECKS, "cuda", lambda: Availability(True, "yes"))
-    assert cells.transform(["%%requires cuda\n", "x = 1\n"]) == ["\n", "x = 1\n"]
+    assert cells.transform(["%%requires cuda\n", "x = 1\n"]) == ["# %%requires cuda\n", "x = 1\n"]
+    assert cells.transform(["%%requires cuda  # GPU only\n", "x = 1\n"])[1:] == ["x = 1\n"]
 
 
 def test_transform_replaces_the_cell_when_unmet(monkeypatch):
@@ -69,9 +70,9 @@ def test_transform_replaces_the_cell_when_unmet(monkeypatch):
     )
 
 
-def test_unknown_requirement():
-    with pytest.raises(ValueError, match="unknown requirement 'tpu'"):
-        cells.missing(["tpu"])
+def test_unknown_requirement_fails_on_every_machine():
+    with pytest.raises(ValueError, match="unknown requirement 'cupyy'"):
+        cells.missing(["cuda", "cupyy"])  # even where the missing cuda would skip the cell
 
 
 @cpu_only
@@ -85,3 +86,12 @@ def test_requires_in_a_real_ipython_shell(capfd):
     assert "skipped (needs cuda): " in capfd.readouterr().out
     result = shell.run_cell("defined = 1\n")
     assert result.success and shell.user_ns["defined"] == 1
+
+
+def test_a_met_requirement_keeps_tracebacks_on_the_right_line(monkeypatch, capfd):
+    monkeypatch.setitem(cells._CHECKS, "cuda", lambda: Availability(True, "yes"))
+    shell = InteractiveShell.instance()
+    cells.register()
+    result = shell.run_cell("%%requires cuda\nok = 1\n1 / 0\n")
+    assert isinstance(result.error_in_exec, ZeroDivisionError) and shell.user_ns["ok"] == 1
+    assert result.error_in_exec.__traceback__.tb_next.tb_lineno == 3

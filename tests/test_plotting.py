@@ -92,3 +92,12 @@ def test_stream_timeline_sees_overlap():
     a, b = tl.intervals()
     assert a.lane == "default" and b.lane == "side"
     assert b.start_ms < a.end_ms, "two sleeps on two streams should run at the same time"
+
+
+def test_plot_timings_on_a_log_axis_draws_points_with_time_ticks():
+    fast, slow = Timing("gpu", np.array([340e-6, 341e-6, 345e-6])), Timing("cpu", np.array([12e-3, 13e-3, 14e-3]))
+    ax = utils.plot_timings([slow, fast], log=True)
+    assert ax.get_xscale() == "log" and not ax.patches  # points, not bars
+    ax.figure.canvas.draw()
+    assert any(t.get_text().endswith(("us", "ms")) for t in ax.get_xticklabels())
+    assert png_bytes(ax) < 100_000

@@ -56,6 +56,7 @@ def test_timing_keeps_raw_times_and_prints_one_line():
     t = Timing("x", np.array([1e-3, 2e-3, 3e-3]), calls_per_block=4)
     assert (t.median, t.mean) == (2e-3, 2e-3)
     assert str(t) == "x: median 2.00 ms, IQR 1.00 ms (3 blocks x 4 calls, cpu)"
+    assert str(Timing("y", np.array([1e-3]))).endswith("(1 blocks x 1 call, cpu)")
 
 
 def test_not_callable_is_a_clear_type_error():
@@ -188,3 +189,22 @@ def test_gpu_sleep_without_gpu_says_why():
 def test_gpu_time_per_call_without_gpu_says_why():
     with pytest.raises(utils.GPUUnavailableError, match="gpu_time_per_call"):
         gpu_time_per_call(lambda: None)
+
+
+@cpu_only
+def test_flush_l2_without_gpu_says_why():
+    with pytest.raises(utils.GPUUnavailableError, match="flush_l2"):
+        utils.benchmark(spin, 0, flush_l2=True)
+
+
+def test_out_of_memory_is_not_wrapped():
+    def oom():
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    with pytest.raises(torch.cuda.OutOfMemoryError):
+        utils.benchmark(oom, backend="cpu")
+
+
+def test_compare_rejects_a_zero_baseline():
+    with pytest.raises(ValueError, match="baseline"):
+        utils.compare([Timing("zero", np.array([0.0]))])

@@ -15,9 +15,11 @@ Keep everything that needs the GPU inside such cells, including code that reads 
 cells define: on a CPU they are never created.
 
 How: importing `utils` adds an IPython input transformer, which sees each cell's text before it
-runs.  It blanks the `%%requires` line when the requirements are met (so the cell runs as an
-ordinary cell: same tracebacks, same line numbers, its last value displayed) and otherwise swaps
-the whole cell for the `print` of the reason.
+runs.  It turns the `%%requires` line into a comment when the requirements are met (so the cell
+runs as an ordinary cell: same tracebacks, same line numbers, its last value displayed) and
+otherwise swaps the whole cell for the `print` of the reason.  The line must be the cell's first.
+If a cell says "UsageError: Cell magic `%%requires` not found", the kernel has not imported
+`utils` yet (after a restart, say): run the setup cell first.
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ _MARK = "%%requires"
 
 def missing(requirements: list[str]) -> str | None:
     """None when every requirement is met, else one line: which one is missing, and why."""
+    unknown = [req for req in requirements if req not in _CHECKS]
+    if unknown:  # checked first, so a typo fails on every machine, not only on a GPU
+        raise ValueError(f"{_MARK}: unknown requirement {unknown[0]!r}; use {' or '.join(_CHECKS)}")
     for req in requirements:
-        if req not in _CHECKS:
-            raise ValueError(f"{_MARK}: unknown requirement {req!r}; use {' or '.join(_CHECKS)}")
         status = _CHECKS[req]()
         if not status.ok:
             return f"skipped (needs {req}): {status.reason}"
@@ -43,9 +46,10 @@ def transform(lines: list[str]) -> list[str]:
     """Rewrite a cell that starts with `%%requires ...` (IPython calls this with the cell's lines)."""
     if not lines or not lines[0].startswith(_MARK):
         return lines
-    reason = missing(lines[0].split()[1:] or ["cuda"])
+    requirements = lines[0].split("#")[0].split()[1:] or ["cuda"]  # a trailing comment is allowed
+    reason = missing(requirements)
     if reason is None:
-        return ["\n", *lines[1:]]
+        return ["# " + lines[0], *lines[1:]]  # a comment: the cell's line numbers stay as written
     return [f"print({reason!r})\n"]
 
 

@@ -1,8 +1,8 @@
 """Which device the course runs on, and why a GPU part can or cannot run.
 
 Every notebook asks the same three questions: is there a CUDA GPU that PyTorch can use, can CuPy
-use it too, and what exactly is this machine?  The answers are computed once, on import, and each
-"no" carries a one-line reason so that a skipped cell can say *why* it was skipped.
+use it too, and what exactly is this machine?  Each answer is computed on first use and then kept,
+and each "no" carries a one-line reason so that a skipped cell can say *why* it was skipped.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def cuda_status() -> Availability:
     if torch.version.cuda is None:
         return Availability(False, f"PyTorch {torch.__version__} is a CPU-only build")
     if not torch.cuda.is_available():
-        return Availability(False, "PyTorch has CUDA support but finds no usable NVIDIA GPU or driver")
+        hint = "; on Colab: Runtime > Change runtime type > T4 GPU" if on_colab() else ""
+        return Availability(False, f"PyTorch has CUDA support but finds no usable NVIDIA GPU or driver{hint}")
     return Availability(True, f"CUDA GPU: {torch.cuda.get_device_name()}")
 
 
@@ -55,7 +56,8 @@ def cupy_status() -> Availability:
             return Availability(False, f"CuPy {cupy.__version__} finds no usable NVIDIA GPU or driver")
         cupy.arange(1).sum().item()  # a real round trip: a kernel compile and a launch
     except Exception as err:  # CUDARuntimeError, CompileException, missing NVRTC...
-        return Availability(False, f"CuPy {cupy.__version__} cannot run on this GPU ({type(err).__name__})")
+        first_line = (str(err).strip().splitlines() or [""])[0][:120]
+        return Availability(False, f"CuPy {cupy.__version__} cannot run on this GPU ({type(err).__name__}: {first_line})")
     return Availability(True, f"CuPy {cupy.__version__} runs on the GPU")
 
 

@@ -96,7 +96,9 @@ COURSE_BUDGET = 12 * 2**30  # every notebook fits in 12 GiB of GPU memory (a Col
 def gpu_budget(fraction: float = 0.8) -> int:
     """Bytes of GPU memory a notebook may use: 12 GiB, or `fraction` of a smaller card's memory.
 
-    Notebooks size their tensors from this, so the same code runs on a T4 and on an H100.
+    Notebooks size their tensors from this, so the same code runs on a T4 and on an H100.  It does
+    not see memory that other processes hold on a shared GPU: there, check
+    torch.cuda.mem_get_info() (free and total bytes) first.
     """
     require_cuda("gpu_budget()")
     total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory

@@ -23,6 +23,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.axes import Axes
+from matplotlib.ticker import FuncFormatter
 
 from .device import require_cuda
 from .timing import Timing, format_time
@@ -67,16 +68,26 @@ def plot_timings(timings: Sequence[Timing], kind: str = "bar", ax: Axes | None =
     if kind == "bar":
         medians = np.array([t.median for t in timings]) / scale
         errors = np.array([[t.median - t.q1, t.q3 - t.median] for t in timings]).T / scale
-        ax.barh(labels, medians, xerr=errors, color="tab:blue", capsize=4)
-        for y, t in enumerate(timings):  # the median, written at the end of its bar
-            ax.annotate(format_time(t.median), (t.median / scale, y), xytext=(6, 6),
-                        textcoords="offset points", fontsize=10)
+        if log:  # a bar needs a zero to start from, and a log axis has none: draw points instead
+            ax.errorbar(medians, range(len(timings)), xerr=errors, fmt="o", markersize=9, capsize=5,
+                        color="tab:blue")
+            ax.set_yticks(range(len(timings)), labels)
+            ax.set_ylim(-0.5, len(timings) - 0.5)
+        else:
+            ax.barh(labels, medians, xerr=errors, color="tab:blue", capsize=4)
+        for y, t in enumerate(timings):  # the median, written next to its bar or point
+            ax.annotate(format_time(t.median), (t.median / scale, y), xytext=(8, 8),
+                        textcoords="offset points", fontsize=12)
     else:
         ax.boxplot([t.times / scale for t in timings], orientation="horizontal", tick_labels=labels)
     ax.invert_yaxis()
     ax.set_xlabel(f"time per call ({unit})")
     if log:
         ax.set_xscale("log")
+        low, high = min(t.q1 for t in timings) / scale, max(t.q3 for t in timings) / scale
+        ax.set_xlim(low / 2, high * 3)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_time(v * scale)))
+        ax.set_xlabel("time per call (log scale)")
     else:
         ax.set_xlim(left=0)
     ax.set_title(title or ("median and IQR" if kind == "bar" else "distribution of block times"))

@@ -13,7 +13,11 @@ mistakes in one place:
    synchronizing, and measures what a real program sees: calls queued one after another.
    On a GPU each block starts with one more, untimed, call: the start event waits behind it, so
    the clock does not also count the host launching the first timed call onto an idle GPU (on an
-   H100 that launch added 1% to 1 ms blocks of short kernels, and 5% for a Linear layer).
+   H100 that launch added 1% to 1 ms blocks of short kernels, and 5% for a Linear layer).  For a
+   call shorter than its own launch the GPU idles between calls anyway: such code is launch-bound,
+   and the time per call is then the host's pace, which is what a real program would see too.
+   So `fn` runs `calls_per_block + 1` times per block: it must be safe to repeat (no in-place
+   accumulation whose cost grows), and only work it queues on the current stream is timed.
 4. **Repeats and spread.** Blocks are repeated until `min_time` has passed (and at least
    `min_blocks` times).  The median per-call time is the answer, the interquartile range (IQR) its
    spread, and every block's raw time is kept for plots.
@@ -197,7 +201,8 @@ class Timing:
     def __str__(self) -> str:
         return (
             f"{self.label}: median {format_time(self.median)}, IQR {format_time(self.iqr)} "
-            f"({len(self.times)} blocks x {self.calls_per_block} calls, {self.backend})"
+            f"({len(self.times)} blocks x {self.calls_per_block} call{'s' * (self.calls_per_block != 1)}, "
+            f"{self.backend})"
         )
 
 
@@ -217,7 +222,8 @@ def benchmark(
 
     backend: 'cpu' (host clock), 'cuda' (PyTorch's CUDA events), 'cupy' (CuPy's events), or
         'auto': 'cuda' when PyTorch sees a GPU, else 'cpu'.
-    warmup: seconds of discarded calls before timing (at least one call).
+    warmup: seconds of discarded calls before timing (at least one call, which pays for any
+        initialization: CUDA context, library loading, kernel compilation).
     block_time: the shortest timed block; calls are grouped so each block lasts at least this.
     min_time, min_blocks: keep timing blocks until both are reached.
     flush_l2: on a GPU, evict the L2 cache before every timed call (see `l2_flusher`); each block
@@ -230,6 +236,9 @@ def benchmark(
         )
     name = label or getattr(fn, "__name__", "function")
     backend = _resolve(backend)
+    if flush_l2 and backend == "cpu":
+        require_cuda("benchmark(flush_l2=True)")  # says why there is no GPU, where there is none
+        raise ValueError("flush_l2=True needs a GPU backend ('cuda' or 'cupy'), not 'cpu'")
     clock = _clock(backend)
     flush = l2_flusher(backend) if flush_l2 else None
 
@@ -244,10 +253,13 @@ def benchmark(
             for _ in range(calls):
                 fn(*args, **kwargs)
             return clock.stop()
+        except torch.cuda.OutOfMemoryError:
+            raise  # left as it is, so that `except torch.cuda.OutOfMemoryError` still catches it
         except Exception as err:
-            raise BenchmarkError(f"{name} raised {type(err).__name__} while being timed: {err}") from err
+            note = " (a CUDA error may also come from earlier, asynchronous work)" if backend != "cpu" else ""
+            raise BenchmarkError(f"{name} raised {type(err).__name__} while being timed{note}: {err}") from err
 
-    # Warm-up: the first call alone pays for initialization; then warm up for `warmup` seconds.
+    # Warm-up: the first call pays for initialization; then warm up for `warmup` seconds.
     first = timed(1)
     spent, calls = first, 1
     while spent < warmup:
@@ -328,6 +340,8 @@ def compare(timings: Sequence[Timing], baseline: int = 0) -> str:
     if not timings:
         raise ValueError("compare() needs at least one Timing")
     base = timings[baseline].median
+    if base <= 0:
+        raise ValueError(f"compare(): the baseline {timings[baseline].label!r} has a median of {base}")
     width = max(12, *(len(t.label) for t in timings))
     rows = [f"{'':<{width}}  {'median':>9}  {'IQR':>9}  {'IQR/med':>7}  {'relative':>9}"]
     for t in timings:
@@ -349,18 +363,23 @@ def gpu_cycles_per_second() -> float:
 
     torch.cuda._sleep(cycles) queues a kernel that spins for `cycles` clock cycles: PyTorch's own
     test suite uses it to keep a stream busy.  Its duration follows the SM clock, so we measure it:
-    one 20-million-cycle kernel between two CUDA events, after a first launch that loads the kernel.
+    the median of three 20-million-cycle kernels (~10 ms each), each between two CUDA events, after
+    a first one that loads the kernel and lets the clock ramp up.  A card that later throttles (a
+    70 W T4 under load) spins slower, so treat durations from `gpu_sleep` as approximate.
     """
     global _cycles_per_second
     if _cycles_per_second is None:
         require_cuda("gpu_sleep()")
-        torch.cuda._sleep(1000)
-        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        begin.record()
-        torch.cuda._sleep(20_000_000)
-        end.record()
-        end.synchronize()
-        _cycles_per_second = 20_000_000 / (begin.elapsed_time(end) / 1e3)
+        cycles, rates = 20_000_000, []
+        torch.cuda._sleep(cycles)
+        for _ in range(3):
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            torch.cuda._sleep(cycles)
+            end.record()
+            end.synchronize()
+            rates.append(cycles / (begin.elapsed_time(end) / 1e3))
+        _cycles_per_second = float(np.median(rates))
     return _cycles_per_second
 
 
