@@ -74,9 +74,15 @@ def test_flushing_makes_a_cache_resident_working_set_slower():
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     a = torch.randn(l2 // 16, device="cuda")  # a and out together: a quarter of L2
     out = torch.empty_like(a)
-    warm = utils.benchmark(torch.mul, a, 2, out=out, min_time=0.1)
-    cold = utils.benchmark(torch.mul, a, 2, out=out, min_time=0.1, flush_l2=True)
-    assert cold.median > 1.2 * warm.median
+    # Warm, such a small kernel is shorter than its launch, so any host-clocked or blocked timing
+    # measures the launch pace: take the kernels' own durations from the profiler instead.
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA], acc_events=True) as prof:
+        for _ in range(20):
+            torch.mul(a, 2, out=out)
+        torch.cuda.synchronize()
+    warm = float(np.median([iv.end_ms - iv.start_ms for iv in utils.intervals_from_profiler(prof)])) / 1e3
+    cold = utils.benchmark(torch.mul, a, 2, out=out, min_time=0.1, flush_l2=True)  # the flush keeps the GPU busy
+    assert cold.median > 1.2 * warm
 
 
 @gpu
@@ -90,4 +96,6 @@ def test_as_timing_of_the_other_gpu_tools_agrees_with_benchmark():
         from cupyx.profiler import benchmark as cupyx_benchmark
 
         gpu = as_timing(cupyx_benchmark(sleep, n_repeat=200))
-        assert gpu.median == pytest.approx(ours.median, rel=0.1)
+        # cupyx records events around each call on an otherwise idle GPU, so its GPU times also
+        # hold each call's launch gap (notebook 02): never below ours, and not by much above.
+        assert 0.98 * ours.median < gpu.median < 1.3 * ours.median

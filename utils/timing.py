@@ -405,7 +405,9 @@ def gpu_time_per_call(fn: Callable[[], object], calls: int = 200) -> float:
 def gpu_sleep(seconds: float, stream: torch.cuda.Stream | None = None) -> None:
     """Queue one kernel that keeps `stream` (default: the current one) busy for about `seconds`.
 
-    Used to make a race window wide on purpose, or as a GPU workload of known duration.
+    Used to make a race window wide on purpose, or as a GPU workload of known duration.  The first
+    call calibrates (about 40 ms, waiting for the GPU): call `gpu_cycles_per_second()` before a
+    region you time.
     """
     cycles = int(seconds * gpu_cycles_per_second())
     if stream is None:  # the common case, kept cheap: entering a stream context costs ~20 us of host time
