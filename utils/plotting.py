@@ -81,7 +81,6 @@ def plot_timings(timings: Sequence[Timing], kind: str = "bar", ax: Axes | None =
     else:
         ax.boxplot([t.times / scale for t in timings], orientation="horizontal", tick_labels=labels)
     ax.invert_yaxis()
-    ax.set_xlabel(f"time per call ({unit})")
     if log:
         ax.set_xscale("log")
         low, high = min(t.q1 for t in timings) / scale, max(t.q3 for t in timings) / scale
@@ -90,6 +89,7 @@ def plot_timings(timings: Sequence[Timing], kind: str = "bar", ax: Axes | None =
         ax.set_xlabel("time per call (log scale)")
     else:
         ax.set_xlim(left=0)
+        ax.set_xlabel(f"time per call ({unit})")
     ax.set_title(title or ("median and IQR" if kind == "bar" else "distribution of block times"))
     return ax
 

@@ -372,13 +372,11 @@ def gpu_cycles_per_second() -> float:
         require_cuda("gpu_sleep()")
         cycles, rates = 20_000_000, []
         torch.cuda._sleep(cycles)
+        clock = _TorchCudaClock()
         for _ in range(3):
-            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            begin.record()
+            clock.start()
             torch.cuda._sleep(cycles)
-            end.record()
-            end.synchronize()
-            rates.append(cycles / (begin.elapsed_time(end) / 1e3))
+            rates.append(cycles / clock.stop())
         _cycles_per_second = float(np.median(rates))
     return _cycles_per_second
 
@@ -393,13 +391,11 @@ def gpu_time_per_call(fn: Callable[[], object], calls: int = 200) -> float:
     require_cuda("gpu_time_per_call()")
     for _ in range(calls):
         fn()
-    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    begin.record()
+    clock = _TorchCudaClock()
+    clock.start()
     for _ in range(calls):
         fn()
-    end.record()
-    end.synchronize()
-    return begin.elapsed_time(end) / 1e3 / calls
+    return clock.stop() / calls
 
 
 def gpu_sleep(seconds: float, stream: torch.cuda.Stream | None = None) -> None:

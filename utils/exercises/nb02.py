@@ -24,9 +24,8 @@ def _is_number(value: object) -> bool:
 # --------------------------------------------------------------------------------------------
 def _gpu_sleep(seconds: float) -> Callable[[], None]:
     """A function that queues one kernel of known duration: torch.cuda._sleep with the cycles of
-    `utils.timing.gpu_cycles_per_second` (calibrated once).  The cycles are computed here, once,
-    instead of calling `utils.gpu_sleep` each time: that also looks up and enters the current stream
-    on every call, and the checks need launches faster than a 20 us kernel even on a slow host."""
+    `utils.timing.gpu_cycles_per_second` (calibrated once), computed here once rather than on every
+    call, because the checks need launches faster than a 20 us kernel even on a slow host."""
     cycles = int(seconds * gpu_cycles_per_second())
     return lambda: torch.cuda._sleep(cycles)
 

@@ -26,7 +26,7 @@ from matplotlib.lines import Line2D
 
 from ..device import require_cuda
 from ..plotting import Interval, StreamTimeline, plot_timeline
-from ..timing import gpu_sleep
+from ..timing import gpu_sleep, timer
 from . import exercise
 
 Op = tuple
@@ -35,14 +35,11 @@ Timeline = dict[str, tuple[float, float]]
 # ------------------------------------------------------------------------------------------
 # Timing on the GPU
 # ------------------------------------------------------------------------------------------
-def _elapsed_ms(fn: Callable[[], object]) -> tuple[float, object]:
-    """GPU milliseconds from before `fn()` to after it, on the current stream, and its result."""
-    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    begin.record()
-    result = fn()
-    end.record()
-    end.synchronize()
-    return begin.elapsed_time(end), result
+def _elapsed_ms(fn: Callable[[], object]) -> float:
+    """GPU milliseconds from before `fn()` to after it, on the current stream (utils.timer)."""
+    with timer(backend="cuda", verbose=False) as elapsed:
+        fn()
+    return elapsed.seconds * 1e3
 
 
 # ------------------------------------------------------------------------------------------
@@ -314,7 +311,7 @@ def check_prefetch_loop(
 
         batches = _batches()
         copy_all(batches)  # warm-up: the allocator's first cudaMalloc calls
-        copy_ms = _elapsed_ms(lambda: copy_all(batches))[0] / len(batches)
+        copy_ms = _elapsed_ms(lambda: copy_all(batches)) / len(batches)
 
         # Correct whatever the timing: the copies late, then the steps late.
         for name, step_ms, busy_copies in (("slow copies", 0.0, True), ("slow steps", max(4 * copy_ms, 2.0), False)):
@@ -356,8 +353,8 @@ def check_prefetch_loop(
         # Faster: with step as long as a copy, overlapping them should save close to half the time.
         batches, step_ms = _batches(), copy_ms
         sequential(batches), prefetch_loop(batches, step, copy_stream)  # warm-up
-        seq_ms = _elapsed_ms(lambda: sequential(batches))[0]
-        yours_ms = _elapsed_ms(lambda: prefetch_loop(batches, step, copy_stream))[0]
+        seq_ms = _elapsed_ms(lambda: sequential(batches))
+        yours_ms = _elapsed_ms(lambda: prefetch_loop(batches, step, copy_stream))
         ex.expect(yours_ms < 0.8 * seq_ms,
                   f"took {yours_ms:.2f} ms; copying then computing one batch at a time takes {seq_ms:.2f} ms",
                   "queue the copy of batch i+1 on copy_stream before step(batch i), and never block the host "
