@@ -6,7 +6,7 @@ import nbformat
 import pytest
 
 from tools import reference
-from tools.course import notebooks, read
+from tools.course import UTILS, code_hash, notebooks, read, utils_hash
 
 
 @pytest.mark.parametrize("path", notebooks(), ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -16,10 +16,13 @@ def test_stamp_is_current(path):
 
 @pytest.fixture
 def stamped_copy(tmp_path):
-    """A copy of a stamped notebook, to break."""
+    """A copy of a stamped notebook, made current (hashes of its code and of utils/ as they are now), to break."""
     source = next(p for p in notebooks() if reference.stamp_of(read(p)))
     path = tmp_path / source.name
     shutil.copy(source, path)
+    nb = read(path)
+    nb.metadata["course"]["reference_run"].update(code_hash=code_hash(nb), utils_hash=utils_hash())
+    nbformat.write(nb, path)
     return path
 
 
@@ -51,10 +54,32 @@ def test_missing_stamp(stamped_copy):
 
 
 @pytest.mark.parametrize("field, value, complaint", [
-    ("gpu", "Tesla T4", "not on the reference GPU"),
+    ("gpu", "Tesla T4", "not on a reference GPU (H100 or H200)"),
     ("seconds", 1000.0, "the budget is 90 s"),
     ("peak_gpu_memory_mib", 20000, "the budget is 12 GiB"),
 ])
 def test_stamp_outside_the_course_limits(stamped_copy, field, value, complaint):
     edit(stamped_copy, lambda nb: nb.metadata["course"]["reference_run"].update({field: value}))
     assert any(complaint in p for p in reference.problems(stamped_copy))
+
+
+@pytest.mark.parametrize("changed", sorted(p.relative_to(UTILS).as_posix() for p in UTILS.rglob("*.py")))
+def test_changing_any_file_in_utils_makes_every_stamp_stale(stamped_copy, tmp_path, changed):
+    """The outputs were made by the notebook's code and by utils/: a change to either needs a new run."""
+    utils_copy = tmp_path / "utils"
+    shutil.copytree(UTILS, utils_copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert reference.problems(stamped_copy, utils_copy) == []
+    path = utils_copy / changed
+    path.write_text(path.read_text() + "\n# a comment is a change too\n")
+    assert reference.problems(stamped_copy, utils_copy) == [
+        "utils/ changed after its reference run: execute it again on the reference GPU"]
+
+
+def test_check_fails_when_utils_changed(tmp_path, monkeypatch, capsys):
+    """`python -m tools.reference check` itself (its exit status), with utils/ changed."""
+    utils_copy = tmp_path / "utils"
+    shutil.copytree(UTILS, utils_copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (utils_copy / "memory.py").write_text((utils_copy / "memory.py").read_text().replace("GiB", "GB"))
+    monkeypatch.setattr(reference, "UTILS", utils_copy)
+    assert reference.main(["check"]) == 1
+    assert "utils/ changed after its reference run" in capsys.readouterr().out

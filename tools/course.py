@@ -41,6 +41,17 @@ def code_hash(nb: nbformat.NotebookNode) -> str:
     return digest.hexdigest()[:16]
 
 
+UTILS = ROOT / "utils"
+
+
+def utils_hash(folder: Path = UTILS) -> str:
+    """A hash of every file in utils/ (names and contents): the code behind every notebook's outputs."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def repo_slug() -> str:
     """'owner/name' from the repository URL."""
     return SETTINGS["repository"].removeprefix("https://github.com/").rstrip("/")
@@ -58,18 +69,40 @@ def colab_badge(path: Path) -> str:
 
 
 def setup_cell() -> str:
-    """The first code cell of every notebook: make `utils` importable, here or on Colab."""
+    """The first code cell of every notebook: make the course's `utils` importable, here or on Colab.
+
+    The course's root is the folder that holds tools/course.py (so an unrelated `utils/` folder in
+    the working directory is never taken for the course's).  On Colab the cell first clones the
+    branch named in the settings; where that fails, or `import utils` finds another module, it
+    stops with one line that names the address and what to do, so no later cell runs.
+    """
     name = repo_slug().split("/")[-1]
     return f'''# Setup: make the course's `utils` importable (JupyterLab, nbval, or Colab; see notebook 00).
 import sys
 from pathlib import Path
 
+REPOSITORY, BRANCH = "{SETTINGS["repository"]}", "{SETTINGS["branch"]}"
+
+
+class CourseSetupError(Exception):
+    def _render_traceback_(self):  # IPython shows this one line instead of a traceback
+        return [f"CourseSetupError: {{self}}"]
+
+
 if "google.colab" in sys.modules and not Path("{name}").exists():
-    !git clone --quiet --depth 1 {SETTINGS["repository"]}
-root = next((p for p in (Path("."), Path(".."), Path("{name}")) if (p / "utils").is_dir()), Path("."))
-if str(root.resolve()) not in sys.path:
-    sys.path.insert(0, str(root.resolve()))
-import utils'''
+    !git clone --quiet --depth 1 --branch {{BRANCH}} {{REPOSITORY}}
+places = (Path("."), Path(".."), Path("{name}"))
+root = next((p.resolve() for p in places if (p / "tools" / "course.py").is_file()), None)
+if root is None:
+    raise CourseSetupError(f"the course's files are not here: clone {{REPOSITORY}} (branch {{BRANCH}}) and open "
+                           "the notebook from it; on Colab check the network, then Runtime > Restart session")
+if str(root) not in sys.path:
+    sys.path.insert(0, str(root))
+import utils
+
+if Path(utils.__file__).resolve().parent != root / "utils":
+    raise CourseSetupError(f"`import utils` found {{utils.__file__}}, not the course's: restart the kernel "
+                           "(Colab: Runtime > Restart session) and run this cell first")'''
 
 
 def title(path: Path) -> str:

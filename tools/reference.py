@@ -7,14 +7,16 @@ Default: every notebook in notebooks/ and solutions/.  `run` executes each noteb
 in a fresh kernel (nbclient, as Run All would), while sampling nvidia-smi for the peak GPU memory
 used, then writes the outputs and, under metadata["course"]["reference_run"], the stamp: GPU, its
 compute capability, driver, CUDA runtime, torch, CuPy, Triton, Python, date, the run's duration and
-peak GPU memory, and a hash of the code cells.  `check` fails when a notebook's code changed after
-its stamp (the hash differs), or when the stamp is not from the reference GPU or breaks the
+peak GPU memory, a hash of the code cells and a hash of utils/ (the code the cells call).  Strict
+claims (utils.claims) are on, so a claim that does not hold stops the run.  `check` fails when a
+notebook's code or utils/ changed after its stamp (a hash differs), or when the stamp is not from the reference GPU or breaks the
 course's budgets (pyproject.toml, [tool.course]).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import subprocess
 import sys
 import threading
@@ -24,7 +26,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from tools.course import ROOT, SETTINGS, code_hash, notebooks, read, write
+from tools.course import ROOT, SETTINGS, UTILS, code_hash, notebooks, read, utils_hash, write
 
 sys.path.insert(0, str(ROOT))
 STAMP = "reference_run"
@@ -63,6 +65,7 @@ def run(path: Path) -> dict:
     import utils
 
     utils.require_cuda("tools.reference run")
+    os.environ[utils.claims.STRICT_VARIABLE] = "1"  # the kernel inherits it: a claim that fails stops the run
     nb = read(path)
     sampler = GpuMemorySampler()
     start = time.perf_counter()
@@ -75,14 +78,14 @@ def run(path: Path) -> dict:
         "triton": env["triton"], "python": env["python"],
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
         "seconds": round(seconds, 1), "peak_gpu_memory_mib": sampler.stop(),
-        "code_hash": code_hash(nb),
+        "code_hash": code_hash(nb), "utils_hash": utils_hash(),
     }
     nb.metadata.setdefault("course", {})[STAMP] = stamp
     write(nb, path)
     return stamp
 
 
-def problems(path: Path) -> list[str]:
+def problems(path: Path, utils_folder: Path = UTILS) -> list[str]:
     """Why this notebook's reference outputs cannot be trusted; empty when they can."""
     stamp = stamp_of(read(path))
     if stamp is None:
@@ -90,8 +93,10 @@ def problems(path: Path) -> list[str]:
     found = []
     if stamp["code_hash"] != code_hash(read(path)):
         found.append("code changed after its reference run: execute it again on the reference GPU")
-    if SETTINGS["reference_gpu"] not in str(stamp["gpu"]):
-        found.append(f"executed on {stamp['gpu']}, not on the reference GPU ({SETTINGS['reference_gpu']})")
+    if stamp.get("utils_hash") != utils_hash(utils_folder):
+        found.append("utils/ changed after its reference run: execute it again on the reference GPU")
+    if not any(gpu in str(stamp["gpu"]) for gpu in SETTINGS["reference_gpus"]):
+        found.append(f"executed on {stamp['gpu']}, not on a reference GPU ({' or '.join(SETTINGS['reference_gpus'])})")
     if stamp["seconds"] > SETTINGS["max_seconds"]:
         found.append(f"took {stamp['seconds']} s on the reference GPU; the budget is {SETTINGS['max_seconds']} s")
     if stamp["peak_gpu_memory_mib"] > SETTINGS["max_gpu_memory_gib"] * 1024:
@@ -111,7 +116,7 @@ def main(argv: list[str]) -> int:
         if argv[0] == "run":
             print(f"{name}: {run(path)}", flush=True)
         else:
-            for problem in problems(path):
+            for problem in problems(path, UTILS):
                 print(f"{name}: {problem}")
                 failed += 1
     return 1 if failed else 0

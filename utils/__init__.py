@@ -5,11 +5,15 @@
                     `gpu_sleep`: a GPU kernel of known duration.
 - `utils.memory`:   `memory_state`, `peak_memory`, `format_bytes`, `memory_timeline`: the allocator's numbers.
 - `utils.plotting`: `plot_timings`, `plot_memory`, `plot_timeline`, `StreamTimeline`: the course's plots.
-- `utils.cells`:    the `%%requires cuda` line that skips a GPU-only cell on a machine without one.
+- `utils.claims`:   `claim`: a statement about GPU behaviour, checked where it is measured (✓ or ✗).
+- `utils.cells`:    the `%%requires cuda` line that skips a GPU-only cell on a machine without one,
+                    and shows what that cell produced in the course's reference run instead.
 - `utils.exercises`: `exercise`, the pass/fail helper of the exercise notebooks, and their checks.
 """
 
+from . import claims
 from .cells import register as _register_cells
+from .claims import ClaimFailed, claim
 from .device import (
     GPUUnavailableError,
     cuda_status,
@@ -36,7 +40,7 @@ from .plotting import (
 from .timing import BenchmarkError, Timing, as_timing, benchmark, compare, format_time, gpu_sleep, timer
 
 __all__ = [
-    "as_timing", "benchmark", "BenchmarkError", "compare", "cuda_status", "cupy_status",
+    "as_timing", "benchmark", "BenchmarkError", "claim", "ClaimFailed", "claims", "compare", "cuda_status", "cupy_status",
     "default_device", "environment", "format_bytes", "format_time", "gpu_budget", "gpu_sleep",
     "GPUUnavailableError", "has_cuda", "has_cupy", "Interval", "intervals_from_chrome_trace",
     "intervals_from_profiler", "memory_state", "memory_timeline", "MemoryState", "peak_memory",
