@@ -26,7 +26,8 @@ def test_the_tests_run_in_strict_mode():
 @pytest.mark.parametrize("mode", ["student", "strict"])
 def test_a_claim_that_holds_prints_a_tick(mode, request, capsys):
     request.getfixturevalue(mode)
-    assert claim(2 < 3, "two is less than three", a=2, b=3) is True
+    two, three = 2, 3
+    assert claim(two < three, "two is less than three", a=two, b=three) is True
     assert capsys.readouterr().out == "✓ two is less than three\n"
 
 
@@ -70,9 +71,8 @@ def test_only_the_variable_set_to_1_is_strict(monkeypatch):
 def _run_notebook(strict_mode, monkeypatch):
     """Two cells in a real kernel: a claim that does not hold, then a cell after it."""
     import nbformat
-    from nbclient import NotebookClient
-
     from conftest import ROOT
+    from nbclient import NotebookClient
 
     if strict_mode:
         monkeypatch.setenv(STRICT_VARIABLE, "1")

@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT, gpu
+
 from tools import smaller_gpu
 
 
@@ -34,7 +34,7 @@ def test_bad_arguments_are_refused(argv, complaint, capsys):
 @pytest.mark.skipif(shutil.which("nvidia-cuda-mps-control") is not None, reason="this machine has MPS")
 def test_without_mps_it_says_what_is_missing():
     done = subprocess.run([sys.executable, "-m", "tools.smaller_gpu", "--", "true"], cwd=ROOT,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     assert done.returncode == 2
     assert "needs Linux with nvidia-cuda-mps-control" in done.stderr
 
@@ -51,7 +51,7 @@ def test_under_mps_the_gpu_has_fewer_sms_and_less_memory():
 
     full = torch.cuda.get_device_properties(0).multi_processor_count
     done = subprocess.run([sys.executable, "-m", "tools.smaller_gpu", "--", sys.executable, "-c", probe],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     sms, allocation = done.stdout.strip().splitlines()[-2:]
     assert int(sms) < 0.5 * full  # 30% of the SMs

@@ -81,9 +81,9 @@ def main(argv: list[str]) -> int:
         print(f"MPS started: {args.sm_percent}% of the SMs, {args.memory} of device memory, cores {args.cores}",
               file=sys.stderr, flush=True)
         try:
-            return subprocess.run(command, env=env).returncode
+            return subprocess.run(command, env=env, check=False).returncode
         finally:
-            subprocess.run(["nvidia-cuda-mps-control"], input="quit\n", text=True, env=daemon_env)
+            subprocess.run(["nvidia-cuda-mps-control"], input="quit\n", text=True, env=daemon_env, check=False)
             time.sleep(1)  # the daemon exits asynchronously; its log says so
             print("MPS stopped", file=sys.stderr, flush=True)
 

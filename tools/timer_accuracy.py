@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import torch  # noqa: E402
+import torch
 
-import utils  # noqa: E402
-from utils.timing import gpu_time_per_call  # noqa: E402
+import utils
+from utils.timing import gpu_time_per_call
 
 
 def spin(seconds: float) -> None:
@@ -29,12 +31,14 @@ def spin(seconds: float) -> None:
 
 def main() -> None:
     print(f"{'workload':<28} {'known':>9} {'median':>9} {'error':>7} {'IQR/median':>10}")
-    cases = [(f"CPU spin {utils.format_time(s)}", s, lambda s=s: utils.benchmark(spin, s, backend="cpu"))
-             for s in (50e-6, 200e-6, 2e-3, 10e-3)]
+    cases: list[tuple[str, float, Callable[[], utils.Timing]]] = [
+        (f"CPU spin {utils.format_time(s)}", s, partial(utils.benchmark, spin, s, backend="cpu"))
+        for s in (50e-6, 200e-6, 2e-3, 10e-3)
+    ]
     if utils.has_cuda():
         for cycles in (20_000, 200_000, 2_000_000):
-            truth = gpu_time_per_call(lambda c=cycles: torch.cuda._sleep(c), calls=2000)
-            cases.append((f"GPU _sleep({cycles})", truth, lambda c=cycles: utils.benchmark(torch.cuda._sleep, c)))
+            truth = gpu_time_per_call(partial(torch.cuda._sleep, cycles), calls=2000)
+            cases.append((f"GPU _sleep({cycles})", truth, partial(utils.benchmark, torch.cuda._sleep, cycles)))
     for name, known, run in cases:
         t = run()
         print(f"{name:<28} {utils.format_time(known):>9} {utils.format_time(t.median):>9} "

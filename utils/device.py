@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import torch
 
@@ -33,7 +33,7 @@ class Availability:
         return self.ok
 
 
-@lru_cache(maxsize=None)
+@cache
 def cuda_status() -> Availability:
     """Can PyTorch use a CUDA GPU here?"""
     if torch.version.cuda is None:
@@ -44,7 +44,7 @@ def cuda_status() -> Availability:
     return Availability(True, f"CUDA GPU: {torch.cuda.get_device_name()}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def cupy_status() -> Availability:
     """Can CuPy use a CUDA GPU here?  CuPy imports without a GPU, but every array operation fails."""
     try:
@@ -55,7 +55,7 @@ def cupy_status() -> Availability:
         if not cupy.cuda.is_available():
             return Availability(False, f"CuPy {cupy.__version__} finds no usable NVIDIA GPU or driver")
         cupy.arange(1).sum().item()  # a real round trip: a kernel compile and a launch
-    except Exception as err:  # CUDARuntimeError, CompileException, missing NVRTC...
+    except Exception as err:  # noqa: BLE001 -- CUDARuntimeError, CompileException, missing NVRTC...: all mean "no"
         first_line = (str(err).strip().splitlines() or [""])[0][:120]
         return Availability(False, f"CuPy {cupy.__version__} cannot run on this GPU ({type(err).__name__}: {first_line})")
     return Availability(True, f"CuPy {cupy.__version__} runs on the GPU")
@@ -110,7 +110,7 @@ def _driver_version() -> str | None:
 def _version(module: str) -> str | None:
     try:
         return __import__(module).__version__
-    except Exception:  # not installed, or broken: either way there is no version to report
+    except Exception:  # noqa: BLE001 -- not installed, or broken: either way there is no version to report
         return None
 
 

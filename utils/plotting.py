@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
-
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
@@ -44,7 +43,7 @@ STYLE: dict[str, Any] = {
 
 def use_course_style() -> None:
     """Apply the course's matplotlib style (called once when `utils` is imported)."""
-    matplotlib.rcParams.update(STYLE)
+    matplotlib.rcParams.update(STYLE)  # type: ignore[arg-type]  # matplotlib types the keys as literals
 
 
 def _unit(seconds: float) -> tuple[str, float]:
@@ -201,10 +200,12 @@ def intervals_from_chrome_trace(trace: dict[str, Any] | str | os.PathLike[str],
     Each trace event of one of `categories` has a start 'ts' and a duration 'dur' in microseconds
     and the stream in args['stream'].  Times are shifted so the first event starts at 0.
     """
-    if not isinstance(trace, dict):
+    if isinstance(trace, dict):
+        data = trace
+    else:
         with open(trace) as f:
-            trace = json.load(f)
-    events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X" and e.get("cat") in categories]
+            data = json.load(f)
+    events = [e for e in data.get("traceEvents", []) if e.get("ph") == "X" and e.get("cat") in categories]
     if not events:
         return []
     t0 = min(float(e["ts"]) for e in events)

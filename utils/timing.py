@@ -122,7 +122,7 @@ class _CupyClock:
         return self._cupy.cuda.get_elapsed_time(self._begin, self._end) / 1e3
 
 
-def _resolve(backend: Backend) -> str:
+def _resolve(backend: str) -> str:
     if backend == "auto":
         return "cuda" if has_cuda() else "cpu"
     if backend == "cuda":
@@ -135,7 +135,9 @@ def _resolve(backend: Backend) -> str:
 
 
 def _clock(backend: str) -> _HostClock | _TorchCudaClock | _CupyClock:
-    return {"cpu": _HostClock, "cuda": _TorchCudaClock, "cupy": _CupyClock}[backend]()
+    if backend == "cuda":
+        return _TorchCudaClock()
+    return _CupyClock() if backend == "cupy" else _HostClock()
 
 
 FLUSH_BYTES = 256 * 2**20  # what triton.testing.do_bench overwrites; at least twice the L2 is used
@@ -234,20 +236,20 @@ def benchmark(
             f"benchmark() needs something to call, got a {type(fn).__name__}. "
             "Pass the function, or wrap an expression: benchmark(lambda: x @ x)."
         )
-    name = label or getattr(fn, "__name__", "function")
-    backend = _resolve(backend)
-    if flush_l2 and backend == "cpu":
+    name = str(label or getattr(fn, "__name__", "function"))
+    device = _resolve(backend)
+    if flush_l2 and device == "cpu":
         require_cuda("benchmark(flush_l2=True)")  # says why there is no GPU, where there is none
         raise ValueError("flush_l2=True needs a GPU backend ('cuda' or 'cupy'), not 'cpu'")
-    clock = _clock(backend)
-    flush = l2_flusher(backend) if flush_l2 else None
+    clock = _clock(device)
+    flush = l2_flusher(device) if flush_l2 else None
 
     def timed(calls: int) -> float:
         """Seconds for `calls` back-to-back calls, waiting for the device at the end."""
         try:
             if flush is not None:
                 flush()  # queued before the start event: evicts L2, and is not timed
-            elif backend != "cpu":
+            elif device != "cpu":
                 fn(*args, **kwargs)  # untimed: the GPU works on it while the timed calls are queued
             clock.start()
             for _ in range(calls):
@@ -256,7 +258,7 @@ def benchmark(
         except torch.cuda.OutOfMemoryError:
             raise  # left as it is, so that `except torch.cuda.OutOfMemoryError` still catches it
         except Exception as err:
-            note = " (a CUDA error may also come from earlier, asynchronous work)" if backend != "cpu" else ""
+            note = " (a CUDA error may also come from earlier, asynchronous work)" if device != "cpu" else ""
             raise BenchmarkError(f"{name} raised {type(err).__name__} while being timed{note}: {err}") from err
 
     # Warm-up: the first call pays for initialization; then warm up for `warmup` seconds.
@@ -277,7 +279,7 @@ def benchmark(
     started = time.perf_counter()
     while len(times) < min_blocks or time.perf_counter() - started < min_time:
         times.append(timed(per_block) / per_block)
-    return Timing(name, np.asarray(times), per_block, backend)
+    return Timing(name, np.asarray(times), per_block, device)
 
 
 # --------------------------------------------------------------------------------------------
