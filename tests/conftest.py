@@ -1,5 +1,6 @@
 """Make the repository's root importable (utils, tools) for every test."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -10,6 +11,10 @@ sys.path.insert(0, str(ROOT))
 
 import utils  # noqa: E402
 
+# Claims about GPU behaviour raise instead of printing ✗, here and in the notebooks nbval runs
+# (their kernels inherit this process's environment): a claim that no longer holds fails the suite.
+os.environ[utils.claims.STRICT_VARIABLE] = "1"
+
 gpu = pytest.mark.skipif(not utils.has_cuda(), reason=f"needs a CUDA GPU: {utils.cuda_status().reason}")
 cpu_only = pytest.mark.skipif(utils.has_cuda(), reason="checks the behaviour on a machine without a GPU")
 
@@ -17,15 +22,17 @@ cpu_only = pytest.mark.skipif(utils.has_cuda(), reason="checks the behaviour on 
 def definitions_of(path: Path, names: list[str]) -> list:
     """The named functions (or classes) of an exercise or solution notebook, defined as in the notebook.
 
-    Runs the notebook's imports cell (the code cell after the setup cell) and its definition cells
-    (those starting with def, class or a decorator), nothing else: what a check cell is given.
+    Runs, in order, the notebook's cells tagged `imports`, `exercise-given` and `exercise` (see
+    tools/make_exercises.py, which writes and checks the tags), nothing else: what a check cell is given.
     """
     from tools.course import read
+    from tools.make_exercises import DEFINITION_TAGS
 
-    code = [cell.source for cell in read(path).cells if cell.cell_type == "code"]
     namespace: dict = {}
-    exec(code[1], namespace)
-    for source in code[2:]:
-        if source.startswith(("def ", "class ", "@")):
-            exec(source, namespace)
+    for n, cell in enumerate(read(path).cells):
+        if cell.cell_type == "code" and DEFINITION_TAGS & set(cell.get("metadata", {}).get("tags", [])):
+            source = compile(cell.source, f"{path.parent.name}/{path.name}, cell {n}", "exec")
+            exec(source, namespace)  # noqa: S102 (the notebook's own cells, as Jupyter runs them)
+    missing = [name for name in names if name not in namespace]
+    assert not missing, f"{path.name} defines no {missing} in its cells tagged {sorted(DEFINITION_TAGS)}"
     return [namespace[name] for name in names]

@@ -1,19 +1,214 @@
-"""Exercises: generated from the solutions, and each check accepts the solution and rejects wrong answers."""
+"""Exercises: generated from the solutions, found by their cell tags, and each registered check
+accepts the solution, says TODO for the stub, rejects its typical wrong answers and accepts its
+other right answers (one test for them all, driven by `utils.exercises.registry()`).
 
-import math
+A new exercise needs no test here: register its check next to it in utils/exercises/nbNN.py and
+put its wrong answers in utils/exercises/answers/nbNN.py.
+"""
+
+import ast
+import collections
+import re
 import shutil
 
 import nbformat
+import numpy as np
 import pytest
+from conftest import cpu_only, definitions_of, gpu
 
-from conftest import definitions_of
 from tools import make_exercises
-from tools.course import EXERCISES, SOLUTIONS, read
-from utils.exercises import ExerciseFailed, nb00
+from tools.course import EXERCISES, SOLUTIONS, notebooks, read
+from tools.make_exercises import CHECK_TAG, EXERCISE_TAG, IMPORTS_TAG, STUB_LINE, cells_tagged, check_calls
+from utils.exercises import STUB_MESSAGE, Exercise, ExerciseFailed, attempt, exercise, registry
+
+REGISTRY = registry()
 
 
+def ids(path):
+    return f"{path.parent.name}/{path.name}"
+
+
+# ---------------------------------------------------------------- every registered exercise
+def _cases():
+    for ex in REGISTRY:
+        marks = [gpu] if ex.gpu else []
+        yield pytest.param(ex, "solution", None, marks=marks, id=f"{ex.key}: the solution")
+        yield pytest.param(ex, "stub", None, marks=marks, id=f"{ex.key}: the stub")
+        for what, answer in ex.wrong.items():
+            yield pytest.param(ex, "wrong", answer, marks=marks, id=f"{ex.key}: wrong: {what}")
+        for what, answer in ex.also_right.items():
+            yield pytest.param(ex, "right", answer, marks=marks, id=f"{ex.key}: also right: {what}")
+
+
+@pytest.mark.parametrize("ex, kind, answer", list(_cases()))
+def test_exercise(ex: Exercise, kind, answer, capsys):
+    """The solution and every other right answer PASS, the stub says TODO, every wrong answer FAILs
+    with a hint (and no traceback of its own: ExerciseFailed)."""
+    if kind == "wrong":
+        with pytest.raises(ExerciseFailed, match=rf"^FAIL {re.escape(ex.title)}: .+\n     hint: \S"):
+            ex.check(answer)
+        return
+    if kind in ("solution", "stub"):
+        folder = SOLUTIONS if kind == "solution" else EXERCISES
+        (answer,) = definitions_of(folder / f"{ex.notebook}.ipynb", [ex.name])
+    ex.check(answer)
+    lines = capsys.readouterr().out.splitlines()
+    if kind == "stub":
+        assert lines == [f"TODO {ex.title}: not done yet (it still raises NotImplementedError)"]
+    else:
+        assert lines and lines[-1].startswith(f"PASS {ex.title}: "), lines
+        assert not any(line.startswith(("FAIL", "TODO")) for line in lines)
+
+
+# ---------------------------------------------------------------- the registry matches the notebooks
+def _check_cells():
+    """(notebook, module, check, argument, starts with %%requires cuda) of every check cell of solutions/."""
+    for path in notebooks(SOLUTIONS):
+        for cell in cells_tagged(read(path), CHECK_TAG):
+            calls = check_calls(cell)
+            assert len(calls) == 1, f"{path.name}: a check cell calls {len(calls)} checks:\n{cell.source}"
+            first = cell.source.splitlines()[0]
+            yield (path.stem, *calls[0], first.startswith("%%requires") and "cuda" in first)
+
+
+def test_every_check_cell_is_registered_and_every_registered_check_has_its_cell():
+    cells = list(_check_cells())
+    keys = [f"{notebook}:{check}" for notebook, _, check, _, _ in cells]
+    assert [k for k, n in collections.Counter(keys).items() if n > 1] == [], "a check is called by two cells"
+    registered = {ex.key: ex for ex in REGISTRY}
+    assert sorted(set(keys) - set(registered)) == [], "check cells whose check is not registered"
+    assert sorted(set(registered) - set(keys)) == [], "registered checks that no check cell calls"
+    for notebook, module, check, argument, needs_gpu in cells:
+        ex = registered[f"{notebook}:{check}"]
+        assert (ex.module, ex.name, ex.gpu) == (module, argument, needs_gpu), (
+            f"{ex.key} is registered as {ex.module}, {ex.name}, gpu={ex.gpu}, but its cell calls "
+            f"{module}.{check}({argument}){' under %%requires cuda' if needs_gpu else ''}")
+
+
+@pytest.mark.parametrize("ex", REGISTRY, ids=lambda ex: ex.key)
+def test_each_registered_exercise_is_a_tagged_function_of_its_notebooks(ex):
+    for folder in (SOLUTIONS, EXERCISES):
+        path = folder / f"{ex.notebook}.ipynb"
+        defined = {node.name for cell in cells_tagged(read(path), EXERCISE_TAG)
+                   for node in ast.parse(cell.source).body
+                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        assert ex.name in defined, f"no cell tagged `{EXERCISE_TAG}` of {ids(path)} defines {ex.name}"
+        definitions_of(path, [ex.name])  # its imports suffice to define it
+
+
+@pytest.mark.parametrize("ex", REGISTRY, ids=lambda ex: ex.key)
+def test_each_registered_exercise_has_wrong_answers(ex):
+    assert ex.wrong, f"{ex.key}: add its typical wrong answers to utils/exercises/answers/{ex.module}.py"
+    assert ex.notebook.startswith(ex.module[2:] + "_"), f"{ex.key} is registered by {ex.module}"
+
+
+def test_the_answers_are_for_registered_checks():
+    import importlib.util
+
+    checks = collections.defaultdict(set)
+    for ex in REGISTRY:
+        checks[ex.module].add(ex.check.__name__)
+    for module, names in checks.items():
+        if importlib.util.find_spec(f"utils.exercises.answers.{module}") is None:
+            continue  # test_each_registered_exercise_has_wrong_answers says so
+        answers = importlib.import_module(f"utils.exercises.answers.{module}")
+        for kind in ("WRONG", "ALSO_RIGHT"):
+            assert set(getattr(answers, kind, {})) <= names, f"answers/{module}.py {kind} names unknown checks"
+
+
+def test_exercises_are_registered_once():
+    keys = [ex.key for ex in REGISTRY]
+    assert len(keys) == len(set(keys)) and len(REGISTRY) >= 14
+
+
+# ---------------------------------------------------------------- TODO means the stub, and only the stub
+def _stub():
+    raise NotImplementedError(STUB_MESSAGE)
+
+
+def test_the_generator_writes_the_checks_stub():
+    assert STUB_LINE == f'raise NotImplementedError("{STUB_MESSAGE}")'
+    stub = make_exercises.strip_solutions("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION")
+    namespace: dict = {}
+    exec(stub, namespace)  # noqa: S102 (the generated stub, run)
+    with pytest.raises(NotImplementedError) as raised:
+        namespace["f"]()
+    assert raised.value.args == (STUB_MESSAGE,)
+
+
+def test_the_stub_says_todo(capsys):
+    with exercise("f"):
+        _stub()
+    assert capsys.readouterr().out == "TODO f: not done yet (it still raises NotImplementedError)\n"
+
+
+@pytest.mark.parametrize("error", [NotImplementedError("The operator 'aten::foo' is not implemented for 'MPS'"),
+                                   NotImplementedError(), NotImplementedError(STUB_MESSAGE, "more")],
+                         ids=["PyTorch's", "bare", "other arguments"])
+def test_another_not_implemented_error_reaches_the_student(error, capsys):
+    """A NotImplementedError from PyTorch inside an answer is a real error, not "not done yet"."""
+    with pytest.raises(NotImplementedError) as raised, exercise("f"):
+        raise error
+    assert raised.value is error
+    with pytest.raises(NotImplementedError) as raised, attempt():
+        raise error
+    assert raised.value is error
+    assert capsys.readouterr().out == ""
+
+
+def test_a_check_lets_a_foreign_not_implemented_error_through():
+    from utils.exercises import nb00
+
+    def tensor_nbytes(shape, dtype):
+        raise NotImplementedError("The operator 'aten::foo' is not implemented")
+
+    with pytest.raises(NotImplementedError, match="aten::foo"):
+        nb00.check_tensor_nbytes(tensor_nbytes)
+
+
+def test_attempt_names_the_unfinished_function_and_stops_the_block(capsys):
+    def largest_square(budget, dtype):
+        raise NotImplementedError(STUB_MESSAGE)
+
+    ran = []
+    with attempt():
+        largest_square(1, None)
+        ran.append(True)
+    assert ran == []
+    assert capsys.readouterr().out == "TODO largest_square: not done yet (it still raises NotImplementedError)\n"
+    with attempt():
+        ran.append(True)
+    assert ran == [True] and capsys.readouterr().out == ""
+    with pytest.raises(ZeroDivisionError), attempt():
+        raise ZeroDivisionError
+
+
+def test_a_failure_shows_its_message_not_a_traceback():
+    err = ExerciseFailed("FAIL x: wrong\n     hint: think")
+    assert err._render_traceback_() == ["FAIL x: wrong", "     hint: think"]
+
+
+# ---------------------------------------------------------------- Run All on an untouched exercise notebook
+@pytest.mark.parametrize("path", notebooks(EXERCISES), ids=ids)
+def test_run_all_on_an_untouched_exercise_ends_without_a_traceback(path):
+    """What a student sees first: every cell runs; each check, and each cell that uses an exercise,
+    says TODO (or, on a machine without a GPU, that its GPU cell was skipped)."""
+    from nbclient import NotebookClient
+
+    nb = read(path)
+    NotebookClient(nb, kernel_name="python3", timeout=600, allow_errors=True,
+                   resources={"metadata": {"path": str(EXERCISES)}}).execute()
+    errors = [f"cell {n}: {out.ename}: {out.evalue}" for n, cell in enumerate(nb.cells)
+              for out in cell.get("outputs", []) if out.output_type == "error"]
+    assert errors == []
+    for cell in cells_tagged(nb, CHECK_TAG):
+        text = "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
+        assert re.search(r"^(TODO |skipped \(needs cuda\))", text, re.MULTILINE), f"{cell.source}\n-> {text}"
+
+
+# ---------------------------------------------------------------- the generator and the tags
 def test_exercises_are_up_to_date():
-    assert make_exercises.stale() == []
+    assert make_exercises.problems() == []
 
 
 def test_a_stale_exercise_is_detected(tmp_path):
@@ -34,7 +229,7 @@ def test_a_stale_exercise_is_detected(tmp_path):
 def test_strip_solutions_keeps_indentation_and_the_rest():
     source = "def f(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION\n\nprint(f)"
     assert make_exercises.strip_solutions(source) == (
-        'def f(x):\n    # TODO: your code here\n    raise NotImplementedError("exercise not done yet")\n\nprint(f)'
+        f'def f(x):\n    # TODO: your code here\n    {STUB_LINE}\n\nprint(f)'
     )
 
 
@@ -43,7 +238,7 @@ def test_unclosed_solution_block_is_an_error():
         make_exercises.strip_solutions("### BEGIN SOLUTION\nx = 1")
 
 
-@pytest.mark.parametrize("path", sorted(EXERCISES.glob("*.ipynb")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", notebooks(EXERCISES), ids=ids)
 def test_exercises_have_no_outputs_and_no_solutions(path):
     nb = read(path)
     for cell in nb.cells:
@@ -53,55 +248,126 @@ def test_exercises_have_no_outputs_and_no_solutions(path):
     assert "course" not in nb.metadata
 
 
+def _notebook(*cells):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    return nb
 
 
-# ---------------------------------------------------------------- notebook 00
-NB00 = ["tensor_nbytes", "largest_square"]
-CHECKS00 = [nb00.check_tensor_nbytes, nb00.check_largest_square]
+SOLUTION_CELL = "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION"
 
 
-@pytest.mark.parametrize("index", range(len(NB00)), ids=NB00)
-def test_nb00_checks_accept_the_solution(index, capsys):
-    solution = definitions_of(SOLUTIONS / "00_setup.ipynb", NB00)[index]
-    CHECKS00[index](solution)
-    assert capsys.readouterr().out.startswith(f"PASS {NB00[index]}")
+def test_the_generator_tags_solutions_and_checks_and_the_exercise_keeps_the_tags(tmp_path):
+    nb = _notebook("from utils.exercises import nb00", SOLUTION_CELL, "%%requires cuda\nnb00.check_f(f)", "print(1)")
+    nb.cells[0].metadata["tags"] = [IMPORTS_TAG]
+    assert make_exercises.tag_problems(nb) == ["cell 1: solution markers without the tag `exercise`",
+                                              "cell 2: calls a check without the tag `exercise-check`"]
+    assert make_exercises.add_tags(nb) and not make_exercises.add_tags(nb)
+    assert [c.metadata.get("tags") for c in nb.cells] == [[IMPORTS_TAG], [EXERCISE_TAG], [CHECK_TAG], None]
+    assert make_exercises.tag_problems(nb) == []
+    exercise_nb = make_exercises.exercise_from(nb, tmp_path / "00_x.ipynb")
+    assert [c.metadata.get("tags") for c in exercise_nb.cells] == [c.metadata.get("tags") for c in nb.cells]
+    assert STUB_LINE in exercise_nb.cells[1].source
+    assert make_exercises.tag_problems(exercise_nb, solution=False) == []
 
 
-@pytest.mark.parametrize("index", range(len(NB00)), ids=NB00)
-def test_nb00_unfinished_exercise_says_todo(index, capsys):
-    stub = definitions_of(EXERCISES / "00_setup.ipynb", NB00)[index]
-    CHECKS00[index](stub)
-    assert capsys.readouterr().out.startswith(f"TODO {NB00[index]}")
+@pytest.mark.parametrize("cells, tags, problem", [
+    ((SOLUTION_CELL, "def g():\n    return 1"), [[IMPORTS_TAG], [EXERCISE_TAG], [EXERCISE_TAG]],
+     "cell 2: tagged `exercise` but holds no solution markers"),
+    ((SOLUTION_CELL, "print(f(1))"), [[IMPORTS_TAG], [EXERCISE_TAG], [CHECK_TAG]],
+     "cell 2: a check cell calls one check, as `nbNN.check_name(function)` on a line of its own (found 0 calls)"),
+    ((SOLUTION_CELL, "nb00.check_f(f); nb00.check_g(f)"), [[IMPORTS_TAG], [EXERCISE_TAG], [CHECK_TAG]],
+     "cell 2: a check cell calls one check, as `nbNN.check_name(function)` on a line of its own (found 2 calls)"),
+    ((SOLUTION_CELL,), [[], [EXERCISE_TAG]],
+     "0 cells tagged `imports`: a notebook with exercises has one, the cell that imports what they need"),
+    (("%pip install x",), [[IMPORTS_TAG], [IMPORTS_TAG]],
+     "cell 1: tagged ['imports'] but holds IPython syntax (% or !): the tests run these cells as plain Python"),
+], ids=["exercise tag without markers", "check tag without a check", "two checks in a cell", "no imports cell",
+        "magic in a definition cell"])
+def test_tag_problems_are_found(cells, tags, problem):
+    nb = _notebook("import math", *cells)
+    for cell, cell_tags in zip(nb.cells, tags):
+        cell.metadata["tags"] = cell_tags
+    assert problem in make_exercises.tag_problems(nb)
 
 
-WRONG_NBYTES = {
-    "counts elements, not bytes": lambda shape, dtype: math.prod(shape),
-    "counts bits": lambda shape, dtype: math.prod(shape) * dtype.itemsize * 8,
-    "assumes 4 bytes per element": lambda shape, dtype: math.prod(shape) * 4,
-    "sums the shape": lambda shape, dtype: sum(shape) * dtype.itemsize,
-    "returns a float": lambda shape, dtype: float(math.prod(shape) * dtype.itemsize),
-}
-WRONG_SQUARE = {
-    "ignores the dtype": lambda budget, dtype: math.isqrt(budget),
-    "rounds up": lambda budget, dtype: math.ceil(math.sqrt(budget / dtype.itemsize)),
-    "off by one, too small": lambda budget, dtype: max(0, math.isqrt(budget // dtype.itemsize) - 1),
-    "returns a float": lambda budget, dtype: math.sqrt(budget / dtype.itemsize),
-    "assumes float32": lambda budget, dtype: math.isqrt(budget // 4),
-}
+def test_check_reports_a_missing_tag(tmp_path):
+    solutions, exercises = tmp_path / "solutions", tmp_path / "exercises"
+    for folder, copy in ((SOLUTIONS, solutions), (EXERCISES, exercises)):
+        copy.mkdir()
+        shutil.copy(folder / "00_setup.ipynb", copy)
+    assert make_exercises.problems(solutions, exercises) == []
+    path = solutions / "00_setup.ipynb"
+    nb = read(path)
+    cell = cells_tagged(nb, CHECK_TAG)[0]
+    cell.metadata["tags"].remove(CHECK_TAG)
+    nbformat.write(nb, path)
+    assert any("calls a check without the tag `exercise-check`" in p for p in make_exercises.problems(solutions, exercises))
 
 
-@pytest.mark.parametrize("wrong", WRONG_NBYTES.values(), ids=WRONG_NBYTES.keys())
-def test_nb00_tensor_nbytes_rejects(wrong):
-    with pytest.raises(ExerciseFailed, match="FAIL tensor_nbytes"):
-        nb00.check_tensor_nbytes(wrong)
+# ---------------------------------------------------------------- special tests of some checks
+def _random_sequences(count, seed=0):
+    import random
+
+    rng = random.Random(seed)
+    for _ in range(count):
+        yield [rng.choice([rng.randint(1, 2 * 2**20), rng.randint(1, 12 * 2**20), rng.randint(1, 64 * 2**20)])
+               for _ in range(rng.randint(1, 8))]
 
 
-@pytest.mark.parametrize("wrong", WRONG_SQUARE.values(), ids=WRONG_SQUARE.keys())
-def test_nb00_largest_square_rejects(wrong):
-    with pytest.raises(ExerciseFailed, match="FAIL largest_square.*\n.*hint: "):
-        nb00.check_largest_square(wrong)
+@gpu
+def test_the_model_is_the_real_allocator():
+    """The CPU check of predict_reserved compares with nb01.model_reserved: here that model meets the real allocator."""
+    from utils.exercises import nb01
+
+    cases = [sizes for sizes, _ in nb01.PREDICT_CASES] + list(_random_sequences(200))
+    mismatches = [(s, nb01.model_reserved(s), nb01.measure_reserved(s)) for s in cases
+                  if nb01.model_reserved(s) != nb01.measure_reserved(s)]
+    assert mismatches == []
 
 
-def test_a_failure_shows_its_message_not_a_traceback():
-    err = ExerciseFailed("FAIL x: wrong\n     hint: think")
-    assert err._render_traceback_() == ["FAIL x: wrong", "     hint: think"]
+@cpu_only
+@pytest.mark.parametrize("ex", [ex for ex in REGISTRY if ex.gpu], ids=lambda ex: ex.key)
+def test_gpu_checks_say_why_without_a_gpu(ex):
+    from utils import GPUUnavailableError
+
+    with pytest.raises(GPUUnavailableError, match="needs a CUDA GPU"):
+        ex.check(lambda *a: None)
+
+
+def test_the_cases_are_the_same_everywhere():
+    from utils.exercises import nb02
+
+    first, second = nb02.faster_cases(), nb02.faster_cases()
+    assert all(np.array_equal(x[1], y[1]) and np.array_equal(x[2], y[2]) for x, y in zip(first, second))
+
+
+def test_simulate_on_the_gpu_compares_with_the_measured_durations():
+    """check_simulate_on_gpu gives simulate the kernels' durations on this GPU, and allows the GPU's
+    measured delays along a chain of kernels, plus the host's lateness."""
+    from utils.exercises import nb03
+    from utils.plotting import Interval
+
+    measured = [Interval("copy stream", "load 0", 0.0, 12.5), Interval("logger stream", "log", 0.0, 31.0)]
+    program = [("kernel", "copy", "load 0", 10), ("record", "copy", "e"), ("kernel", "logger", "log", 30)]
+    assert nb03.with_durations(program, measured) == [
+        ("kernel", "copy", "load 0", 12.5), ("record", "copy", "e"), ("kernel", "logger", "log", 31.0)]
+    assert nb03.allowed_difference_ms(kernels=6, gap_ms=0.01, late_ms=-3.0) == pytest.approx(0.28)
+    assert nb03.allowed_difference_ms(kernels=6, gap_ms=0.01, late_ms=2.0) == pytest.approx(2.28)
+    assert nb03._streams_of(nb03.PROGRAM) == ["copy", "logger", "compute"]
+    with pytest.raises(ValueError, match="unknown operation"):
+        nb03._streams_of([("sleep", "s", 1)])
+    # On the reference program, a simulator that ignores waits is off by the 10 ms of "load 0": far
+    # more than the GPU's delays allow on any GPU (tens of microseconds per dependency, even shared).
+    from utils.exercises.answers.nb03 import ignores_waits
+
+    worst = max(abs(a - b) for name, (start, end) in nb03.PROGRAM_ANSWER.items()
+                for a, b in zip((start, end), ignores_waits(nb03.PROGRAM)[name]))
+    assert worst == 10 and nb03.allowed_difference_ms(6, gap_ms=0.1, late_ms=0.0) < worst / 3
+
+
+@gpu
+def test_the_time_per_call_check_picks_kernels_longer_than_a_launch():
+    from utils.exercises import nb02
+
+    assert 0 < nb02.launch_seconds() < 1e-3  # a host that needs a millisecond per launch is not a GPU host

@@ -3,8 +3,8 @@
 import re
 
 import pytest
-
 from conftest import ROOT
+
 from tools.course import EXERCISES, LECTURES, SOLUTIONS, colab_badge, notebooks, read, setup_cell
 
 ALL = notebooks(LECTURES, SOLUTIONS, EXERCISES)
@@ -80,3 +80,26 @@ def test_local_links_exist(doc):
     text = (ROOT / doc).read_text()
     for target in re.findall(r"\]\((?!https?://)([^)#]+)\)", text):
         assert (ROOT / target).exists(), f"{doc} links to {target}, which does not exist"
+
+
+@pytest.mark.parametrize("path", ALL, ids=ids)
+def test_exercise_cells_are_tagged(path):
+    """Tests and the generator find exercise cells by their tags (tools/make_exercises.py): a cell with
+    solution markers is tagged `exercise`, a check cell `exercise-check`, and so on; lectures have none."""
+    from tools.make_exercises import CHECK_TAG, DEFINITION_TAGS, calls_a_check, has_markers, tag_problems
+
+    nb = read(path)
+    if path.parent == LECTURES:
+        exercise_tags = DEFINITION_TAGS | {CHECK_TAG}
+        assert not [n for n, c in enumerate(nb.cells) if exercise_tags & set(c.get("metadata", {}).get("tags", []))
+                    or has_markers(c) or calls_a_check(c)], "a lecture holds exercise cells or tags"
+    else:
+        assert tag_problems(nb, solution=path.parent == SOLUTIONS) == []
+
+
+@pytest.mark.parametrize("path", notebooks(EXERCISES), ids=ids)
+def test_exercises_keep_the_solutions_tags(path):
+    def tags(p):
+        return [c.get("metadata", {}).get("tags", []) for c in read(p).cells]
+
+    assert tags(path) == tags(SOLUTIONS / path.name)

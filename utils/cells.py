@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from .device import cuda_status, cupy_status
@@ -90,7 +90,7 @@ def _source(cell: dict) -> str:
     return "".join(source) if isinstance(source, list) else source
 
 
-@lru_cache(maxsize=None)
+@cache
 def reference_index(root: Path = COURSE_ROOT) -> dict[str, tuple[list[dict], str]]:
     """Every reference output in the course: {source_key: (outputs, label)}, read once per session.
 

@@ -22,8 +22,8 @@ mistakes in one place:
    `min_blocks` times).  The median per-call time is the answer, the interquartile range (IQR) its
    spread, and every block's raw time is kept for plots.
 5. **Optionally, a cold cache.** With `flush_l2=True` every timed call starts with an empty L2
-   cache: a large buffer is overwritten before each call (as triton.testing.do_bench does), and
-   each block is that one call.
+   cache: a large buffer is read before each call (triton.testing.do_bench overwrites one instead,
+   which leaves the cache full of dirty lines), and each block is that one call.
 
 `torch.utils.benchmark.Timer.blocked_autorange` does the same for PyTorch alone; this helper also
 times CuPy and plain Python, keeps the raw times, and prints in one fixed format (see
@@ -140,30 +140,34 @@ def _clock(backend: str) -> _HostClock | _TorchCudaClock | _CupyClock:
     return _CupyClock() if backend == "cupy" else _HostClock()
 
 
-FLUSH_BYTES = 256 * 2**20  # what triton.testing.do_bench overwrites; at least twice the L2 is used
+FLUSH_BYTES = 256 * 2**20  # as much as triton.testing.do_bench uses; at least twice the L2 is used
 
 
 def l2_flusher(backend: str = "cuda") -> Callable[[], object]:
-    """A function that evicts the GPU's L2 cache: it overwrites a buffer of 256 MiB (or twice the
-    cache's size, if larger).
+    """A function that evicts the GPU's L2 cache: it reads a buffer of 256 MiB (or twice the
+    cache's size, if larger), summing it.
 
-    The write is queued on the current stream like any kernel, so a kernel queued after it finds
-    none of its own data in L2 (a "cold cache").  Writing 256 MiB also keeps the GPU busy (~0.1 ms
-    on an H100) while the host queues the timed call, so its launch is not timed either.
+    The read is queued on the current stream like any kernel, so a kernel queued after it finds
+    none of its own data in L2 (a "cold cache").  Reading, not writing: a flush that writes
+    (do_bench zeroes its buffer) leaves L2 full of dirty lines, which the timed kernel must then
+    write back to memory as it evicts them, so its "cold" time includes that traffic.  A read also
+    forces the timed kernel's own dirty lines from the previous call out *before* the clock starts.
+    Reading 256 MiB keeps the GPU busy (~0.1 ms on an H100) while the host queues the timed call,
+    so its launch is not timed either.
     backend: 'cuda' (PyTorch) or 'cupy'.
     """
     if backend == "cuda":
         require_cuda("flushing the L2 cache")
         l2_bytes = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
-        buffer = torch.empty(max(FLUSH_BYTES, 2 * l2_bytes), dtype=torch.uint8, device="cuda")
-        return buffer.zero_
+        words = torch.zeros(max(FLUSH_BYTES, 2 * l2_bytes) // 4, dtype=torch.int32, device="cuda")
+        return words.sum
     if backend == "cupy":
         require_cupy("flushing the L2 cache")
         import cupy
 
         l2_bytes = cupy.cuda.Device().attributes["L2CacheSize"]
-        cupy_buffer = cupy.empty(max(FLUSH_BYTES, 2 * l2_bytes), dtype=cupy.uint8)
-        return lambda: cupy_buffer.fill(0)
+        cupy_words = cupy.zeros(max(FLUSH_BYTES, 2 * l2_bytes) // 4, dtype=cupy.int32)
+        return cupy_words.sum
     raise ValueError(f"flushing the L2 cache needs a GPU backend ('cuda' or 'cupy'), not {backend!r}")
 
 

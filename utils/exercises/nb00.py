@@ -7,7 +7,9 @@ from collections.abc import Callable
 
 import torch
 
-from . import exercise
+from . import Exercise, exercise, register
+
+NOTEBOOK = "00_setup"
 
 # (shape, dtype) pairs, chosen so that each common mistake gives a wrong number on at least one.
 NBYTES_CASES: list[tuple[tuple[int, ...], torch.dtype]] = [
@@ -42,6 +44,9 @@ def check_tensor_nbytes(tensor_nbytes: Callable[[tuple[int, ...], torch.dtype], 
             )
 
 
+register(Exercise(NOTEBOOK, "tensor_nbytes", check_tensor_nbytes))
+
+
 BUDGET_CASES: list[tuple[int, torch.dtype]] = [
     (2**30, torch.float32),  # exactly 16384 x 16384
     (1000, torch.float32),  # 15 x 15 fits (900 B); 16 x 16 (1024 B) does not
@@ -73,3 +78,6 @@ def check_largest_square(largest_square: Callable[[int, torch.dtype], int]) -> N
                 f"largest_square({budget}, {dtype}) returned {got}, but {got + 1}x{got + 1} fits too",
                 "divide the budget by the bytes per element before taking the square root",
             )
+
+
+register(Exercise(NOTEBOOK, "largest_square", check_largest_square))

@@ -2,7 +2,7 @@
 
 - `check_predict_reserved` runs on a CPU: it compares a prediction with `model_reserved`, a model of
   PyTorch's caching allocator for one simple case (each tensor freed before the next).  The model is
-  checked against the real allocator on a GPU by tests/test_exercises_01.py and in the solutions.
+  checked against the real allocator on a GPU by tests/test_exercises.py and in the solutions.
 - `check_block_memory` and `check_batches_without_growth` need a GPU: they measure.
 """
 
@@ -16,7 +16,9 @@ import torch
 
 from ..device import require_cuda
 from ..memory import format_bytes
-from . import exercise
+from . import Exercise, exercise, register
+
+NOTEBOOK = "01_memory"
 
 KiB, MiB = 2**10, 2**20
 
@@ -85,6 +87,9 @@ def check_predict_reserved(predict_reserved: Callable[[list[int]], int]) -> None
                 f"expected {want} ({format_bytes(want)})",
                 rule,
             )
+
+
+register(Exercise(NOTEBOOK, "predict_reserved", check_predict_reserved))
 
 
 def _sizes_text(sizes: list[int]) -> str:
@@ -163,6 +168,8 @@ def check_block_memory(block_memory: Callable[[], AbstractContextManager[Any]]) 
         del live
 
 
+register(Exercise(NOTEBOOK, "block_memory", check_block_memory, gpu=True))
+
 _PEAK_HINT = (
     "reset the peak counters on entry (torch.cuda.reset_peak_memory_stats), then report "
     "torch.cuda.max_memory_allocated() minus torch.cuda.memory_allocated() at the start"
@@ -226,3 +233,6 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
                 "emptying the cache in the loop stops the growth but pays for a cudaMalloc every batch: "
                 "reserve once, for the largest batch, and reuse that memory",
             )
+
+
+register(Exercise(NOTEBOOK, "run_batches_fixed", check_batches_without_growth, gpu=True))

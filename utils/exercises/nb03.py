@@ -26,8 +26,10 @@ from matplotlib.lines import Line2D
 
 from ..device import require_cuda
 from ..plotting import Interval, StreamTimeline, plot_timeline
-from ..timing import gpu_sleep, timer
-from . import exercise
+from ..timing import gpu_cycles_per_second, gpu_sleep, timer
+from . import Exercise, exercise, register
+
+NOTEBOOK = "03_streams_pytorch"
 
 Op = tuple
 Timeline = dict[str, tuple[float, float]]
@@ -43,14 +45,45 @@ def _elapsed_ms(fn: Callable[[], object]) -> float:
 
 
 # ------------------------------------------------------------------------------------------
-# Exercise 1: fix the race of the seed seminar (sum on a side stream)
+# Exercise 1: fix the race of the Efficient Deep Learning Systems seminar (sum on a side stream)
 # ------------------------------------------------------------------------------------------
-WINDOW_MS = 40.0  # how long the checks keep one stream busy
+WINDOW_MS = 40.0  # how long the checks keep one stream busy (at first: see TRIES)
+TRIES = 3  # a run that a slow or busy host spoiled is tried again; a wrong answer fails every try
 
 
 def _sleep_ms(ms: float, stream: torch.cuda.Stream | None = None) -> None:
     """Keep `stream` (default: the current one) busy for about `ms` milliseconds."""
     gpu_sleep(ms / 1e3, stream)
+
+
+def _side_stream_run(side_stream_sum: Callable, side: torch.cuda.Stream, n: int, value: float, slow: str,
+                     window_ms: float) -> tuple[float, float, bool, bool]:
+    """One call of side_stream_sum with a slow producer or a slow side stream.
+
+    Returns what the current stream read from `out` right after the call, the host's milliseconds in
+    the call, whether the GPU had finished the busy window when the call returned (then the host
+    waited for the GPU), and whether the current stream's next work ran after the side stream's
+    earlier work (then the current stream waited for the side stream).
+    """
+    current = torch.cuda.current_stream()
+    x = torch.zeros(n, device="cuda")
+    out = torch.full((), math.nan, device="cuda")
+    torch.cuda.synchronize()
+    origin, window_end, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
+    origin.record(current)  # the GPU is idle: this is now
+    busy = current if slow == "producer" else side  # a slow producer fills x late; a slow side stream is busy
+    _sleep_ms(window_ms, busy)
+    window_end.record(busy)
+    x.fill_(value)
+    t0 = time.perf_counter()
+    side_stream_sum(x, out, side)
+    host_ms = (time.perf_counter() - t0) * 1e3
+    waited = window_end.query()  # the window is over already: the host waited for the GPU
+    seen = out.clone()  # what the next work on the current stream sees
+    end.record(current)
+    torch.cuda.synchronize()
+    after_window = origin.elapsed_time(end) >= origin.elapsed_time(window_end)
+    return seen.item(), host_ms, waited, after_window
 
 
 def check_side_stream_sum(side_stream_sum: Callable[[torch.Tensor, torch.Tensor, torch.cuda.Stream], None]) -> None:
@@ -59,6 +92,12 @@ def check_side_stream_sum(side_stream_sum: Callable[[torch.Tensor, torch.Tensor,
     Two schedules: the current stream fills x late (a slow producer), then the side stream is
     busy when the call comes (a slow consumer).  In both, what the current stream reads from
     `out` right after the call must be the sum, and the host must not have waited.
+
+    No threshold on times: "the host waited" is "the GPU had finished the busy window when the
+    call returned" (a CUDA event's query), and "the current stream waited for the side stream" is
+    "its next work ran after the side stream's window" (the order of two events).  A right answer
+    returns long before the window ends, unless the host is slow or busy: then the run is tried
+    again with a window twice as long, while one that synchronizes the host fails every try.
     """
     with exercise("side_stream_sum") as ex:
         require_cuda("check_side_stream_sum")
@@ -66,46 +105,44 @@ def check_side_stream_sum(side_stream_sum: Callable[[torch.Tensor, torch.Tensor,
         n = 2**20
         warm = torch.ones(n, device="cuda")  # load the kernels an answer may use, so the host's time is fair
         torch.empty((), device="cuda").copy_(warm.sum()).clone()
+        gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
         torch.cuda.synchronize()
         for value, slow in ((1.0, "producer"), (2.0, "side stream")):
-            x = torch.zeros(n, device="cuda")
-            out = torch.full((), math.nan, device="cuda")
-            torch.cuda.synchronize()
-            if slow == "producer":
-                _sleep_ms(WINDOW_MS)  # the current stream is busy, so x is filled late
-            x.fill_(value)
-            if slow == "side stream":
-                _sleep_ms(WINDOW_MS, side)  # the side stream is busy with earlier work
-            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            begin.record()
-            t0 = time.perf_counter()
-            side_stream_sum(x, out, side)
-            host_ms = (time.perf_counter() - t0) * 1e3
-            seen = out.clone()  # what the next work on the current stream sees
-            end.record()
-            torch.cuda.synchronize()
-            got, want = seen.item(), n * value
+            for k in range(TRIES):
+                window_ms = WINDOW_MS * 2**k
+                got, host_ms, waited, after_window = _side_stream_run(side_stream_sum, side, n, value, slow,
+                                                                      window_ms)
+                if not waited:
+                    break
+            want = n * value
             ex.expect(
-                host_ms < WINDOW_MS / 2,
-                f"with a slow {slow}, side_stream_sum kept the host waiting for {host_ms:.0f} ms",
-                "order the streams on the GPU (side.wait_stream, current.wait_stream); "
-                "do not synchronize the host",
+                not waited,
+                f"with a slow {slow}, side_stream_sum returned only after the GPU had done {window_ms:.0f} ms "
+                f"of earlier work (the host waited {host_ms:.0f} ms)",
+                "order the two streams on the GPU, with waits between streams; "
+                "do not make the host wait for the GPU",
             )
             if math.isnan(got):
                 ex.expect(False, f"with a slow {slow}, the current stream read `out` before the side stream wrote it",
-                          "after the sum, make the current stream wait: torch.cuda.current_stream().wait_stream(side)")
+                          "work queued on the current stream after your function must come after the sum: "
+                          "which stream has to wait for which?")
             if got == 0.0:
                 ex.expect(False, f"with a slow {slow}, the sum was 0: the side stream read x before the current "
                                  "stream had filled it",
-                          "before reading x on side, make side wait: side.wait_stream(torch.cuda.current_stream())")
+                          "x is filled by work queued on the current stream: the side stream must not start "
+                          "the sum before that work is done")
             ex.expect(got == want, f"with a slow {slow}, out held {got}, expected {want}",
-                      "write the sum into out, out.copy_(x.sum()), inside `with torch.cuda.stream(side):`")
+                      "write the sum into the tensor `out` you were given (rebinding the name changes nothing), "
+                      "on the side stream")
             if slow == "side stream":
                 ex.expect(
-                    begin.elapsed_time(end) > 0.5 * WINDOW_MS,
+                    after_window,
                     "the sum did not run on the side stream (the current stream never waited for it)",
-                    "run the sum inside `with torch.cuda.stream(side):`",
+                    "the sum must be queued on the stream `side`: make it the current stream while you queue it",
                 )
+
+
+register(Exercise(NOTEBOOK, "side_stream_sum", check_side_stream_sum, gpu=True))
 
 
 # ------------------------------------------------------------------------------------------
@@ -156,6 +193,9 @@ def check_predicted_timeline(predicted_timeline: Callable[[], Timeline]) -> None
                   "after it on that stream, until the event's work is done")
 
 
+register(Exercise(NOTEBOOK, "predicted_timeline", check_predicted_timeline))
+
+
 # Each case: a program and its timeline; together they reject the usual wrong rules.
 SIMULATE_CASES: list[tuple[str, list[Op], Timeline]] = [
     ("one stream runs its kernels in order",
@@ -196,40 +236,132 @@ def check_simulate(simulate: Callable[[Sequence[Op]], Timeline]) -> None:
         for rule, program, want in SIMULATE_CASES:
             problem = _same_timeline(simulate(program), want)
             ex.expect(problem is None, f"{rule}: simulate {problem}",
-                      f"the rule: {rule}; keep, per stream, the time it is free, and per event, that time "
-                      "when it was recorded")
+                      f"the rule: {rule}; what must you remember about each stream, and about each event, "
+                      "as you read the program?")
+
+
+register(Exercise(NOTEBOOK, "simulate", check_simulate))
+
+
+def _streams_of(program: Sequence[Op]) -> list[str]:
+    """The streams a program names, in the order it names them."""
+    names = []
+    for op in program:
+        if op[0] not in ("kernel", "record", "wait", "wait_stream"):
+            raise ValueError(f"unknown operation {op!r}")
+        names += [op[1], op[2]] if op[0] == "wait_stream" else [op[1]]
+    return list(dict.fromkeys(names))
+
+
+def _run_gated(program: Sequence[Op], gate_ms: float) -> tuple[list[Interval], float, float]:
+    """Run a program on the GPU behind a gate: (its timeline, how late the host was, how long it took).
+
+    The simulator's premise is that the host queues everything at time 0.  A real host queues one
+    operation after the other, and a slow or busy one (two shared cores) can queue a kernel
+    milliseconds after the GPU could have started it: then the GPU shows the host's pace, not the
+    stream rules.  So every stream first waits for a gate, a kernel of `gate_ms` on a stream of its
+    own, and the timeline starts when the gate opens.  The gate cannot start before the host queued
+    it, so it opens at least its duration (measured on the GPU) after the host began; the host was
+    late by its own time to queue the program (measured on the host) minus that duration, if
+    positive (zero or less: the GPU saw the whole program before it started any of it).
+    Returns the intervals, that lateness, and the host's time to queue the program, in ms.
+    """
+    require_cuda("run_on_gpu()")
+    gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
+    torch.cuda.synchronize()
+    names = _streams_of(program)
+    gate = torch.cuda.Stream()
+    streams = {name: torch.cuda.Stream() for name in names}
+    start, opened = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0 = time.perf_counter()
+    with torch.cuda.stream(gate):
+        start.record(gate)
+        _sleep_ms(gate_ms)
+        timeline = StreamTimeline()  # its origin is recorded on the gate stream: the gate's end
+        opened.record(gate)
+    for stream in streams.values():
+        stream.wait_event(opened)
+    events: dict[str, torch.cuda.Event] = {}
+    for op in program:
+        kind = op[0]
+        if kind == "kernel":
+            _, stream, name, ms = op
+            with timeline.span(name, stream=streams[stream], lane=f"{stream} stream"):
+                _sleep_ms(ms)
+        elif kind == "record":
+            _, stream, event = op
+            events[event] = streams[stream].record_event()
+        elif kind == "wait":
+            _, stream, event = op
+            if event in events:  # an event never recorded: nothing to wait for (CUDA does the same)
+                streams[stream].wait_event(events[event])
+        else:  # "wait_stream"
+            _, stream, other = op
+            streams[stream].wait_stream(streams[other])
+    queue_ms = (time.perf_counter() - t0) * 1e3
+    intervals = timeline.intervals()  # waits for the GPU
+    return intervals, queue_ms - start.elapsed_time(opened), queue_ms
+
+
+GATE_MS = 10.0  # the first gate; a host that needs longer to queue the program gets twice its time
+
+
+def _run_in_time(program: Sequence[Op]) -> tuple[list[Interval], float]:
+    """`_run_gated` with a gate long enough for this host: the intervals, and how late the host was."""
+    gate_ms = GATE_MS
+    for _ in range(TRIES):
+        intervals, late_ms, queue_ms = _run_gated(program, gate_ms)
+        if late_ms <= 0:
+            break
+        gate_ms = max(2 * queue_ms, 2 * gate_ms)
+    return intervals, late_ms
 
 
 def run_on_gpu(program: Sequence[Op]) -> list[Interval]:
     """Run a program on the GPU, each kernel a `gpu_sleep` of its duration, and time it.
 
-    The timeline's lanes are the program's streams: "copy" becomes the lane "copy stream".
+    As `simulate` assumes, the GPU starts once the host has queued the whole program (a gate holds
+    every stream back until then).  The timeline's lanes are the program's streams: "copy" becomes
+    the lane "copy stream"; times are in ms from the moment the GPU starts.
     """
-    require_cuda("run_on_gpu()")
-    torch.cuda.synchronize()
-    streams: dict[str, torch.cuda.Stream] = {}
-    events: dict[str, torch.cuda.Event] = {}
-    timeline = StreamTimeline()
-    for op in program:
-        kind = op[0]
-        if kind == "kernel":
-            _, stream, name, ms = op
-            s = streams.setdefault(stream, torch.cuda.Stream())
-            with timeline.span(name, stream=s, lane=f"{stream} stream"):
-                _sleep_ms(ms)
-        elif kind == "record":
-            _, stream, event = op
-            events[event] = streams.setdefault(stream, torch.cuda.Stream()).record_event()
-        elif kind == "wait":
-            _, stream, event = op
-            if event in events:  # an event never recorded: nothing to wait for (CUDA does the same)
-                streams.setdefault(stream, torch.cuda.Stream()).wait_event(events[event])
-        elif kind == "wait_stream":
-            _, stream, other = op
-            streams.setdefault(stream, torch.cuda.Stream()).wait_stream(streams.setdefault(other, torch.cuda.Stream()))
-        else:
-            raise ValueError(f"unknown operation {op!r}")
-    return timeline.intervals()
+    return _run_in_time(program)[0]
+
+
+# A program that measures the GPU's own delay between two kernels: on one stream (k1 then k2, with
+# a record between them), and across streams through an event (k1, then k3 on another stream).
+_GAP_PROGRAM: list[Op] = [
+    ("kernel", "a", "k1", 1.0), ("record", "a", "e"), ("kernel", "a", "k2", 1.0),
+    ("wait", "b", "e"), ("kernel", "b", "k3", 1.0),
+]
+
+
+def dependency_gap_ms(runs: int = 5) -> float:
+    """The GPU's largest delay, in ms, between a kernel's end and the start of one that waits for it.
+
+    Measured with `_GAP_PROGRAM`, the largest of `runs` runs: the start of a stream's first kernel
+    after the gate opens, of a kernel after the one before it on its stream, and after an event it
+    waits for.  A few microseconds on a big GPU; more on a shared one (MPS) or a slow driver.
+    """
+    gaps = []
+    for _ in range(runs):
+        iv = {i.name: i for i in _run_in_time(_GAP_PROGRAM)[0]}
+        gaps += [iv["k1"].start_ms, iv["k2"].start_ms - iv["k1"].end_ms, iv["k3"].start_ms - iv["k1"].end_ms]
+    return max(0.0, *gaps)
+
+
+def allowed_difference_ms(kernels: int, gap_ms: float, late_ms: float) -> float:
+    """How far, in ms, a kernel may run from where a right simulator puts it, given what was measured.
+
+    The simulator is given the kernels' measured durations, so only start times can differ.  On the
+    GPU, a kernel starts at the latest of: its stream's previous kernel's end, the moments of the
+    events it waits for (other kernels' ends), and when the host had queued it (at most `late_ms`
+    after the start, if the host was late); each of these dependencies adds the GPU's own delay, at
+    most `gap_ms` as measured.  Along a chain of dependencies through at most all the program's
+    kernels (and the gate), the delays add up: a kernel starts at most
+    late_ms + (kernels + 1) * gap_ms after the simulator's start.  Four times the delays, for one
+    larger than those measured (a wrong simulator is off by whole kernels, milliseconds).
+    """
+    return max(0.0, late_ms) + 4 * (kernels + 1) * gap_ms
 
 
 def _add_to_legend(ax, handle, label: str) -> None:
@@ -240,27 +372,55 @@ def _add_to_legend(ax, handle, label: str) -> None:
     ax.legend(handles + [handle], labels + [label], loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
+def with_durations(program: Sequence[Op], measured: Sequence[Interval]) -> list[Op]:
+    """The program with each kernel's duration replaced by the one it took on the GPU."""
+    took = {iv.name: iv.end_ms - iv.start_ms for iv in measured}
+    return [(*op[:3], took[op[2]]) if op[0] == "kernel" else op for op in program]
+
+
 def check_simulate_on_gpu(simulate: Callable[[Sequence[Op]], Timeline], program: Sequence[Op] = PROGRAM) -> None:
-    """Run `program` on the GPU, plot it, and compare it with simulate(program) (black lines)."""
+    """Run `program` on the GPU, plot it, and compare it with simulate(program) (black lines).
+
+    Tolerance from what this run measures, not a fixed number of ms (a fixed one, 10% + 1 ms, failed on
+    a GPU shared through MPS with two host cores, at 10 ms): simulate is given the durations the
+    kernels took on this GPU (a gpu_sleep runs longer on a slower or throttled clock), the program runs
+    behind a gate so that the host's pace does not count (`_run_gated`), and what is left, the GPU's
+    delay between dependent kernels, is measured (`dependency_gap_ms`) and bounded
+    (`allowed_difference_ms`): a fraction of a millisecond, while a simulator that ignores a wait is
+    off by the duration of the kernel waited for.  A run that a busy machine disturbed is tried again;
+    a wrong simulator is off in every run.
+    """
+    require_cuda("check_simulate_on_gpu")
     with exercise("simulate on the GPU") as ex:
-        measured = run_on_gpu(program)
-        ax = plot_timeline(measured, title="bars: the GPU; black lines: simulate()")
         predicted = simulate(program)
-        problem = _same_timeline(predicted, {iv.name: (0.0, 0.0) for iv in measured})
+        kernels = [op[2] for op in program if op[0] == "kernel"]
+        problem = _same_timeline(predicted, {name: (0.0, 0.0) for name in kernels})
         ex.expect(problem is None or "runs from" in problem, f"simulate {problem}",
                   "return one (start, end) pair for each kernel of the program")
+        for _ in range(TRIES):
+            measured, late_ms = _run_in_time(program)
+            allowed = allowed_difference_ms(len(kernels), dependency_gap_ms(), late_ms)
+            predicted = simulate(with_durations(program, measured))
+            worst = max(max(abs(iv.start_ms - float(predicted[iv.name][0])),
+                            abs(iv.end_ms - float(predicted[iv.name][1]))) for iv in measured)
+            if worst <= allowed:
+                break
+        ax = plot_timeline(measured, title="bars: the GPU; black lines: simulate()")
         lanes = list(dict.fromkeys(iv.lane for iv in measured))
         for iv in measured:
             start, end = predicted[iv.name]
             ax.plot([start, end], [lanes.index(iv.lane)] * 2, color="black", linewidth=3)
         _add_to_legend(ax, Line2D([], [], color="black", linewidth=3), "simulate()")
         total = max(iv.end_ms for iv in measured)
-        worst = max(max(abs(iv.start_ms - predicted[iv.name][0]), abs(iv.end_ms - predicted[iv.name][1]))
-                    for iv in measured)
-        print(f"largest difference between simulate() and the GPU: {worst:.1f} ms in {total:.0f} ms")
-        ex.expect(worst < 0.1 * total + 1.0,
-                  f"a kernel ran {worst:.1f} ms away from where simulate put it (the run took {total:.1f} ms)",
+        print(f"largest difference between simulate() and the GPU: {worst:.2f} ms in {total:.0f} ms "
+              f"(the GPU's own delays allow {allowed:.2f} ms)")
+        ex.expect(worst <= allowed,
+                  f"a kernel ran {worst:.1f} ms away from where simulate put it (the run took {total:.1f} ms; "
+                  f"the GPU's own delays explain {allowed:.2f} ms)",
                   "compare the black lines (your prediction) with the bars (the GPU)")
+
+
+register(Exercise(NOTEBOOK, "simulate", check_simulate_on_gpu, gpu=True, label="simulate on the GPU"))
 
 
 # ------------------------------------------------------------------------------------------
@@ -292,7 +452,15 @@ def check_prefetch_loop(
     """prefetch_loop(batches, step, copy_stream) must return [step(batch on the GPU) for each batch],
     copying the next batch on copy_stream while step runs on the current stream: correct whatever
     the timing, with two GPU buffers (not a new tensor per batch), and faster than copying and
-    computing one after the other."""
+    computing one after the other.
+
+    Durations and the bar for "faster" come from what the check measures on this machine: a copy's
+    time on this GPU's link (copy_ms), and the host's time to queue one batch of your loop (host_ms).
+    The steps are made at least twice as long as the host's time per batch, so that the host stays
+    ahead of the GPU and the GPU's timeline shows the loop's overlap rather than the host's pace (a
+    slow host otherwise makes any loop look serial); and the loop must save at least half of what a
+    perfect overlap saves, one copy per batch but the first, rather than a fixed 20%.
+    """
     with exercise("prefetch_loop") as ex:
         require_cuda("check_prefetch_loop")
         copy_stream = torch.cuda.Stream()
@@ -311,10 +479,13 @@ def check_prefetch_loop(
 
         batches = _batches()
         copy_all(batches)  # warm-up: the allocator's first cudaMalloc calls
+        gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
         copy_ms = _elapsed_ms(lambda: copy_all(batches)) / len(batches)
+        host_ms = 0.0  # the host's time per batch in your loop, measured in the first run below
 
         # Correct whatever the timing: the copies late, then the steps late.
-        for name, step_ms, busy_copies in (("slow copies", 0.0, True), ("slow steps", max(4 * copy_ms, 2.0), False)):
+        for name in ("slow copies", "slow steps"):
+            step_ms = 0.0 if name == "slow copies" else max(4 * copy_ms, 4 * host_ms, 2.0)
             batches, want = _batches(), []
             scratch = torch.empty(ROWS, COLS, device="cuda")
             for b in batches:
@@ -322,40 +493,128 @@ def check_prefetch_loop(
             scratch.fill_(math.nan)  # stale memory that a racy loop may read: never a batch
             del scratch
             torch.cuda.synchronize()
-            if busy_copies:
+            if name == "slow copies":
                 _sleep_ms(WINDOW_MS, copy_stream)
+            t0 = time.perf_counter()
             got = prefetch_loop(batches, step, copy_stream)
+            if name == "slow copies":
+                host_ms = (time.perf_counter() - t0) * 1e3 / len(batches)
             torch.cuda.synchronize()
             ex.expect(isinstance(got, list) and len(got) == len(batches),
                       f"returned a {type(got).__name__}, expected a list of {len(batches)} outputs",
                       "append step(x) for every batch, in order")
             bad = [i for i, (g, w) in enumerate(zip(got, want)) if not torch.equal(g, w)]
             ex.expect(not bad, f"with {name}, the outputs of batches {bad} are wrong",
-                      "a buffer must not be overwritten while a step still reads it: after each step, record "
-                      "an event on the current stream, and make copy_stream wait for it before the next copy "
-                      "into that buffer" if name == "slow steps" else
-                      "a step must wait for its batch's copy: after each copy, record an event on copy_stream, "
-                      "and make the current stream wait for it before the step")
+                      "a copy overwrote a buffer that a step was still reading: which event must the copy "
+                      "stream wait for before it writes into a buffer again?" if name == "slow steps" else
+                      "a step read its buffer before the copy into it was done: which event must the current "
+                      "stream wait for?")
 
         # Two buffers: the loop allocates GPU memory for two batches, not for every batch.
         batches, step_ms = _batches(), 0.0
         buffer = torch.empty(ROWS, COLS, device="cuda")
-        by_steps = _large_allocations(lambda: [step(buffer) for _ in batches])  # what step() allocates itself
+        by_steps = _large_allocations(lambda: [step(buffer) for _ in batches])  # noqa: F821 (runs before del)
         del buffer
         by_loop = _large_allocations(lambda: prefetch_loop(batches, step, copy_stream)) - by_steps
         ex.expect(by_loop <= 2,
                   f"made {by_loop} GPU allocations of a batch's size for {len(batches)} batches; "
                   "two buffers, made once, need 2",
-                  "allocate two GPU buffers before the loop (torch.empty_like(batches[0], device='cuda')) and "
-                  "copy each batch into one of them, buffer.copy_(batch, non_blocking=True): no .to('cuda') "
-                  "in the loop")
+                  "allocate the two buffers once, before the loop, and copy each batch into one of them: "
+                  "copying into an existing tensor allocates nothing, while .to('cuda') makes a new one")
 
-        # Faster: with step as long as a copy, overlapping them should save close to half the time.
-        batches, step_ms = _batches(), copy_ms
+        # Faster: a step as long as a copy (or as two batches of the host's work, if longer).  One after
+        # the other, each batch costs copy + step; overlapped, the copy of batch i+1 hides behind step i,
+        # which saves a copy per batch but the first.  The loop must save at least half of that.
+        batches, step_ms = _batches(), max(copy_ms, 2 * host_ms)
         sequential(batches), prefetch_loop(batches, step, copy_stream)  # warm-up
-        seq_ms = _elapsed_ms(lambda: sequential(batches))
-        yours_ms = _elapsed_ms(lambda: prefetch_loop(batches, step, copy_stream))
-        ex.expect(yours_ms < 0.8 * seq_ms,
-                  f"took {yours_ms:.2f} ms; copying then computing one batch at a time takes {seq_ms:.2f} ms",
+        seq_ms = min(_elapsed_ms(lambda: sequential(batches)) for _ in range(2))  # a disturbance only adds
+        saving_ms = (len(batches) - 1) * min(copy_ms, step_ms)
+        for _ in range(TRIES):
+            yours_ms = _elapsed_ms(lambda: prefetch_loop(batches, step, copy_stream))
+            if yours_ms < seq_ms - saving_ms / 2:
+                break
+        ex.expect(yours_ms < seq_ms - saving_ms / 2,
+                  f"took {yours_ms:.2f} ms; copying then computing one batch at a time takes {seq_ms:.2f} ms, "
+                  f"and overlapping the copies with the steps saves up to {saving_ms:.2f} ms",
                   "queue the copy of batch i+1 on copy_stream before step(batch i), and never block the host "
                   "(no synchronize in the loop)")
+
+
+register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True))
+
+
+# ------------------------------------------------------------------------------------------
+# Exercise 5: hardware queues and false dependencies (CUDA_DEVICE_MAX_CONNECTIONS)
+# ------------------------------------------------------------------------------------------
+def queues_experiment(order: str = "depth-first", streams: int = 16, per_stream: int = 4, ms: float = 2.0) -> list[Op]:
+    """The lecture's experiment: `streams` streams of `per_stream` kernels, queued depth- or breadth-first.
+
+    Stream s is named f"s{s}" and its kernel j f"s{s}k{j}".
+    """
+    pairs = ([(s, j) for s in range(streams) for j in range(per_stream)] if order == "depth-first"
+             else [(s, j) for j in range(per_stream) for s in range(streams)])
+    return [("kernel", f"s{s}", f"s{s}k{j}", ms) for s, j in pairs]
+
+
+def _grid_answer(streams: int, per_stream: int, ms: float, order: str, queues: int) -> Timeline:
+    """The timeline of `queues_experiment`, worked out by hand for this one family of programs (not a simulator).
+
+    Breadth-first, or with a queue per stream, kernel j of every stream starts at j * ms.  Depth-first,
+    the streams that share a queue follow one another: the next stream's first kernel starts with the
+    previous stream's last one, so the r-th stream of a queue (r = 0, 1, ...) starts r * (per_stream - 1)
+    kernels late.
+    """
+    timeline = {}
+    for s in range(streams):
+        rank = s // queues if order == "depth-first" else 0  # streams ahead of s in its queue
+        for j in range(per_stream):
+            start = (rank * (per_stream - 1) + j) * ms
+            timeline[f"s{s}k{j}"] = (start, start + ms)
+    return timeline
+
+
+# Each case: a program, a number of queues, and the timeline; together they reject the usual wrong rules.
+QUEUE_CASES: list[tuple[str, list[Op], int, Timeline]] = [
+    ("with a queue per stream, the streams are independent",
+     [("kernel", "a", "a1", 2), ("kernel", "a", "a2", 2), ("kernel", "b", "b1", 3), ("kernel", "b", "b2", 3)], 2,
+     {"a1": (0, 2), "a2": (2, 4), "b1": (0, 3), "b2": (3, 6)}),
+    ("one queue: a kernel starts only once the kernel queued before it has started (a false dependency)",
+     [("kernel", "a", "a1", 2), ("kernel", "a", "a2", 2), ("kernel", "b", "b1", 3), ("kernel", "b", "b2", 3)], 1,
+     {"a1": (0, 2), "a2": (2, 4), "b1": (2, 5), "b2": (5, 8)}),
+    ("a queue does not wait for a kernel to finish: kernels of other streams start beside it",
+     [("kernel", "a", "a1", 2), ("kernel", "b", "b1", 3), ("kernel", "a", "a2", 2), ("kernel", "b", "b2", 3)], 1,
+     {"a1": (0, 2), "b1": (0, 3), "a2": (2, 4), "b2": (3, 6)}),
+    ("a kernel still waits for the previous kernel of its own stream",
+     [("kernel", "a", "a1", 5), ("kernel", "b", "b1", 1), ("kernel", "b", "b2", 1), ("kernel", "a", "a2", 1)], 1,
+     {"a1": (0, 5), "b1": (0, 1), "b2": (1, 2), "a2": (5, 6)}),
+    ("streams go to the queues round-robin, in the order they first appear in the program",
+     [("kernel", "copy", "load", 4), ("kernel", "copy", "load 2", 1), ("kernel", "compute", "step", 1),
+      ("kernel", "log", "write", 1)], 2,
+     {"load": (0, 4), "load 2": (4, 5), "step": (0, 1), "write": (4, 5)}),
+    ("the lecture's experiment: 16 streams of four 2 ms kernels, depth-first, one queue",
+     queues_experiment("depth-first"), 1, _grid_answer(16, 4, 2, "depth-first", 1)),
+    ("the lecture's experiment, depth-first, 8 queues (the default)",
+     queues_experiment("depth-first"), 8, _grid_answer(16, 4, 2, "depth-first", 8)),
+    ("the lecture's experiment, depth-first, 32 queues",
+     queues_experiment("depth-first"), 32, _grid_answer(16, 4, 2, "depth-first", 32)),
+    ("the lecture's experiment, breadth-first, one queue",
+     queues_experiment("breadth-first"), 1, _grid_answer(16, 4, 2, "breadth-first", 1)),
+]
+
+
+def plural_queues(queues: int) -> str:
+    """'1 queue', '8 queues'."""
+    return f"{queues} queue" + ("" if queues == 1 else "s")
+
+
+def check_simulate_queues(simulate_queues: Callable[[Sequence[Op], int], Timeline]) -> None:
+    """simulate_queues(program, queues) must return each kernel's (start, end) under the stream rules
+    and the hardware queues' rule, for programs of kernels only."""
+    with exercise("simulate_queues") as ex:
+        for rule, program, queues, want in QUEUE_CASES:
+            problem = _same_timeline(simulate_queues(program, queues), want)
+            ex.expect(problem is None, f"{rule}: with {plural_queues(queues)}, simulate_queues {problem}",
+                      f"the rule: {rule}; a kernel starts at the later of two moments: which ones?")
+
+
+register(Exercise(NOTEBOOK, "simulate_queues", check_simulate_queues))

@@ -1,78 +1,67 @@
-"""Exercises of notebook 03 (CUDA streams): each check accepts the solution and rejects wrong answers.
+"""Wrong answers, and other right ones, to the exercises of notebook 03 (CUDA streams), for the
+tests: SPOILERS.
 
 The timeline exercises are checked on the CPU.  The race and prefetching exercises need a GPU: their
 checks delay one stream on purpose, so every racy answer below must fail there, every time.
 """
 
-import pytest
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
 import torch
 
-from conftest import definitions_of, gpu
-from tools.course import EXERCISES, SOLUTIONS
-from utils.exercises import ExerciseFailed, nb03
-
-NAME = "03_streams_pytorch.ipynb"
-CPU_EXERCISES = ["predicted_timeline", "simulate"]
-GPU_EXERCISES = ["side_stream_sum", "prefetch_loop"]
-CHECKS = {
-    "side_stream_sum": nb03.check_side_stream_sum,
-    "predicted_timeline": nb03.check_predicted_timeline,
-    "simulate": nb03.check_simulate,
-    "prefetch_loop": nb03.check_prefetch_loop,
-}
+from ..nb03 import PROGRAM_ANSWER
 
 
+# ---------------------------------------------------------------- exercise 1: side_stream_sum (GPU)
+def seminar_code(x, out, side):  # the Efficient Deep Learning Systems seminar's code
+    with torch.cuda.stream(side):
+        out.copy_(x.sum())
 
 
-def solution(name):
-    return definitions_of(SOLUTIONS / NAME, [name])[0]
+def fork_only(x, out, side):
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        out.copy_(x.sum())
 
 
-def stub(name):
-    return definitions_of(EXERCISES / NAME, [name])[0]
+def join_only(x, out, side):
+    with torch.cuda.stream(side):
+        out.copy_(x.sum())
+    torch.cuda.current_stream().wait_stream(side)
 
 
-# ---------------------------------------------------------------- the solution passes, a stub says TODO
-@pytest.mark.parametrize("name", CPU_EXERCISES)
-def test_cpu_checks_accept_the_solution(name, capsys):
-    CHECKS[name](solution(name))
-    assert capsys.readouterr().out.startswith(f"PASS {name}")
+def blog_article_sync(x, out, side):  # torch.cuda.synchronize(stream): waits for the whole device
+    with torch.cuda.stream(side):
+        out.copy_(x.sum())
+    torch.cuda.synchronize(side)
 
 
-@pytest.mark.parametrize("name", CPU_EXERCISES)
-def test_cpu_unfinished_exercise_says_todo(name, capsys):
-    CHECKS[name](stub(name))
-    assert capsys.readouterr().out.startswith(f"TODO {name}")
+def host_synchronized(x, out, side):  # correct values, but the host waits twice
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        out.copy_(x.sum())
+    side.synchronize()
 
 
-@gpu
-@pytest.mark.parametrize("name", GPU_EXERCISES)
-def test_gpu_checks_accept_the_solution(name, capsys):
-    CHECKS[name](solution(name))
-    assert capsys.readouterr().out.startswith(f"PASS {name}")
+def not_on_side(x, out, side):  # correct values, but the side stream is not used
+    out.copy_(x.sum())
 
 
-@gpu
-@pytest.mark.parametrize("name", GPU_EXERCISES)
-def test_gpu_unfinished_exercise_says_todo(name, capsys):
-    CHECKS[name](stub(name))
-    assert capsys.readouterr().out.startswith(f"TODO {name}")
+def new_tensor(x, out, side):  # rebinds `out` instead of writing into it
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        out = x.sum()  # noqa: F841
+    torch.cuda.current_stream().wait_stream(side)
 
 
-@gpu
-def test_simulate_on_gpu_accepts_the_solution(capsys):
-    nb03.check_simulate_on_gpu(solution("simulate"))
-    assert "PASS simulate on the GPU" in capsys.readouterr().out
-
-
-@gpu
-def test_simulate_on_gpu_rejects_a_simulator_that_ignores_waits():
-    with pytest.raises(ExerciseFailed, match="FAIL simulate on the GPU"):
-        nb03.check_simulate_on_gpu(_ignores_waits)
+WRONG_SUMS = {f.__name__.replace("_", " "): f for f in (
+    seminar_code, fork_only, join_only, blog_article_sync, host_synchronized, not_on_side, new_tensor)}
 
 
 # ---------------------------------------------------------------- exercise 2: predicted_timeline (CPU)
-ANSWER = nb03.PROGRAM_ANSWER
+ANSWER = PROGRAM_ANSWER
 WRONG_PREDICTIONS = {
     "everything on one queue": {
         "load 0": (0, 10), "load 1": (10, 20), "log": (20, 50), "step 0": (50, 65), "step 1": (65, 80),
@@ -85,19 +74,17 @@ WRONG_PREDICTIONS = {
 }
 
 
-@pytest.mark.parametrize("wrong", WRONG_PREDICTIONS.values(), ids=WRONG_PREDICTIONS.keys())
-def test_predicted_timeline_rejects(wrong):
-    with pytest.raises(ExerciseFailed, match="FAIL predicted_timeline.*\n.*hint: "):
-        nb03.check_predicted_timeline(lambda: wrong)
+def _returns(timeline: object) -> Callable[[], object]:
+    return lambda: timeline
 
 
-# ---------------------------------------------------------------- exercise 3: simulate (CPU)
-def _simulator(*, in_order=True, waits=True, eager_events=True, use_max=True, late_records_count=False,
-               wait_stream=True):
+# ---------------------------------------------------------------- exercise 3: simulate (CPU, and on the GPU)
+def simulator(*, in_order: bool = True, waits: bool = True, eager_events: bool = True, use_max: bool = True,
+              late_records_count: bool = False, wait_stream: bool = True) -> Callable[[Sequence[tuple]], dict]:
     """The solution's rules, each of which can be broken to make a typical wrong simulator.
 
     Operations name the stream first: ("kernel", stream, name, ms), ("record", stream, event),
-    ("wait", stream, event), ("wait_stream", stream, other).
+    ("wait", stream, event), ("wait_stream", stream, other).  With nothing broken, it is right.
     """
 
     def simulate(program):
@@ -132,7 +119,7 @@ def _simulator(*, in_order=True, waits=True, eager_events=True, use_max=True, la
     return simulate
 
 
-def _one_queue(program):
+def one_queue(program):
     """Every kernel on one queue, in program order: streams ignored."""
     t, timeline = 0.0, {}
     for op in program:
@@ -142,89 +129,25 @@ def _one_queue(program):
     return timeline
 
 
-def _record_event_stream_swapped(program):
+def record_event_stream_swapped(program):
     """Reads ("record", stream, event) the other way round, as ("record", event, stream)."""
     swapped = [(op[0], op[2], op[1]) if op[0] == "record" else op for op in program]
-    return _simulator()(swapped)
+    return simulator()(swapped)
 
 
-_ignores_waits = _simulator(waits=False, wait_stream=False)
+ignores_waits = simulator(waits=False, wait_stream=False)
 
 WRONG_SIMULATORS = {
-    "streams ignored (one queue)": _one_queue,
-    "kernels of a stream all start at 0": _simulator(in_order=False),
-    "waits ignored": _ignores_waits,
-    "wait_stream ignored": _simulator(wait_stream=False),
-    "an event stands for its stream's end": _simulator(eager_events=False),
-    "a wait moves the stream back in time": _simulator(use_max=False),
-    "waits for events recorded later": _simulator(late_records_count=True),
-    "returns durations": lambda program: {k: v[1] - v[0] for k, v in _simulator()(program).items()},
-    "record's stream and event swapped": _record_event_stream_swapped,
+    "streams ignored (one queue)": one_queue,
+    "kernels of a stream all start at 0": simulator(in_order=False),
+    "waits ignored": ignores_waits,
+    "wait_stream ignored": simulator(wait_stream=False),
+    "an event stands for its stream's end": simulator(eager_events=False),
+    "a wait moves the stream back in time": simulator(use_max=False),
+    "waits for events recorded later": simulator(late_records_count=True),
+    "returns durations": lambda program: {k: v[1] - v[0] for k, v in simulator()(program).items()},
+    "record's stream and event swapped": record_event_stream_swapped,
 }
-
-
-def test_the_wrong_simulators_are_built_right():
-    """The builder with nothing broken is a correct simulator, so each wrong one breaks one rule."""
-    nb03.check_simulate(_simulator())
-
-
-@pytest.mark.parametrize("wrong", WRONG_SIMULATORS.values(), ids=WRONG_SIMULATORS.keys())
-def test_simulate_rejects(wrong):
-    with pytest.raises(ExerciseFailed, match="FAIL simulate.*\n.*hint: "):
-        nb03.check_simulate(wrong)
-
-
-# ---------------------------------------------------------------- exercise 1: side_stream_sum (GPU)
-def seed_code(x, out, side):
-    with torch.cuda.stream(side):
-        out.copy_(x.sum())
-
-
-def fork_only(x, out, side):
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        out.copy_(x.sum())
-
-
-def join_only(x, out, side):
-    with torch.cuda.stream(side):
-        out.copy_(x.sum())
-    torch.cuda.current_stream().wait_stream(side)
-
-
-def seed_article_sync(x, out, side):  # torch.cuda.synchronize(stream): waits for the whole device
-    with torch.cuda.stream(side):
-        out.copy_(x.sum())
-    torch.cuda.synchronize(side)
-
-
-def host_synchronized(x, out, side):  # correct values, but the host waits twice
-    torch.cuda.synchronize()
-    with torch.cuda.stream(side):
-        out.copy_(x.sum())
-    side.synchronize()
-
-
-def not_on_side(x, out, side):  # correct values, but the side stream is not used
-    out.copy_(x.sum())
-
-
-def new_tensor(x, out, side):  # rebinds `out` instead of writing into it
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        out = x.sum()  # noqa: F841
-    torch.cuda.current_stream().wait_stream(side)
-
-
-WRONG_SUMS = {f.__name__: f for f in (seed_code, fork_only, join_only, seed_article_sync, host_synchronized,
-                                      not_on_side, new_tensor)}
-
-
-@gpu
-@pytest.mark.parametrize("wrong", WRONG_SUMS.values(), ids=WRONG_SUMS.keys())
-def test_side_stream_sum_rejects(wrong):
-    with pytest.raises(ExerciseFailed, match="FAIL side_stream_sum.*\n.*hint: "):
-        nb03.check_side_stream_sum(wrong)
 
 
 # ---------------------------------------------------------------- exercise 4: prefetch_loop (GPU)
@@ -326,16 +249,58 @@ WRONG_LOOPS = {
     "last batch missing": last_batch_missing,
 }
 
+# ---------------------------------------------------------------- exercise 5: simulate_queues (CPU)
+def queue_simulator(*, queue_order: bool = True, queue_waits_for_end: bool = False, stream_order: bool = True,
+                    mapping: str = "round-robin") -> Callable[[Sequence[tuple], int], dict]:
+    """The solution's rules, each of which can be broken to make a typical wrong simulator.
 
-@gpu
-def test_the_double_buffer_helper_is_the_solution(capsys):
-    """With nothing switched off, double_buffer passes: each wrong variant breaks one thing."""
-    nb03.check_prefetch_loop(double_buffer)
-    assert capsys.readouterr().out.startswith("PASS prefetch_loop")
+    mapping: how streams get their queue: "round-robin" in the order they first appear (right),
+    "sorted" round-robin over the sorted stream names, "blocks" contiguous blocks of streams.
+    """
+
+    def simulate_queues(program, queues):
+        names = list(dict.fromkeys(op[1] for op in program))
+        if mapping == "sorted":
+            queue_of = {name: i % queues for i, name in enumerate(sorted(names))}
+        elif mapping == "blocks":
+            per_queue = -(-len(names) // queues)  # ceil
+            queue_of = {name: i // per_queue for i, name in enumerate(names)}
+        else:
+            queue_of = {name: i % queues for i, name in enumerate(names)}
+        stream_free, queue_free, timeline = {}, {}, {}
+        for _, stream, name, ms in program:
+            q = queue_of[stream]
+            start = stream_free.get(stream, 0.0) if stream_order else 0.0
+            if queue_order:
+                start = max(start, queue_free.get(q, 0.0))
+            stream_free[stream] = start + ms
+            queue_free[q] = start + ms if queue_waits_for_end else start
+            timeline[name] = (start, start + ms)
+        return timeline
+
+    return simulate_queues
 
 
-@gpu
-@pytest.mark.parametrize("wrong", WRONG_LOOPS.values(), ids=WRONG_LOOPS.keys())
-def test_prefetch_loop_rejects(wrong):
-    with pytest.raises(ExerciseFailed, match="FAIL prefetch_loop.*\n.*hint: "):
-        nb03.check_prefetch_loop(wrong)
+WRONG_QUEUE_SIMULATORS = {
+    "hardware queues ignored (exercise 3's rules)": queue_simulator(queue_order=False),
+    "a queue waits for each kernel to finish": queue_simulator(queue_waits_for_end=True),
+    "a stream's kernels do not wait for each other": queue_simulator(stream_order=False),
+    "streams numbered in sorted order, not in order of appearance": queue_simulator(mapping="sorted"),
+    "streams given to the queues in blocks": queue_simulator(mapping="blocks"),
+    "returns durations": lambda program, queues: {k: v[1] - v[0] for k, v in queue_simulator()(program, queues).items()},
+}
+
+WRONG = {
+    "check_side_stream_sum": WRONG_SUMS,
+    "check_predicted_timeline": {what: _returns(timeline) for what, timeline in WRONG_PREDICTIONS.items()},
+    "check_simulate": WRONG_SIMULATORS,
+    "check_simulate_on_gpu": {"waits ignored": ignores_waits},
+    "check_prefetch_loop": WRONG_LOOPS,
+    "check_simulate_queues": WRONG_QUEUE_SIMULATORS,
+}
+ALSO_RIGHT = {
+    # With nothing switched off, the builders of the wrong answers are right: each wrong one breaks one thing.
+    "check_simulate": {"the wrong simulators' builder, nothing broken": simulator()},
+    "check_prefetch_loop": {"the wrong loops' double_buffer, nothing broken": double_buffer},
+    "check_simulate_queues": {"the wrong simulators' builder, nothing broken": queue_simulator()},
+}
