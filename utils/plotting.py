@@ -47,7 +47,7 @@ def use_course_style() -> None:
 
 
 def _unit(seconds: float) -> tuple[str, float]:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if seconds >= scale:
             return unit, scale
     return "ns", 1e-9

@@ -9,7 +9,7 @@ mistakes in one place:
 2. **Synchronization.** On a GPU each timed block is bracketed by CUDA events recorded on the
    current stream, and the host waits for the end event before reading the time.
 3. **Blocks of calls.** Each timed block runs the function `calls_per_block` times back to back, so
-   one block lasts at least `block_time`. That hides the event resolution (~0.5 us) and the cost of
+   one block lasts at least `block_time`. That hides the event resolution (~0.5 µs) and the cost of
    synchronizing, and measures what a real program sees: calls queued one after another.
    On a GPU each block starts with one more, untimed, call: the start event waits behind it, so
    the clock does not also count the host launching the first timed call onto an idle GPU (on an
@@ -63,11 +63,11 @@ def three_digits(value: float) -> str:
 
 
 def format_time(seconds: float) -> str:
-    """A duration with 3 significant digits and a unit: '812 ns', '12.3 us', '4.50 ms', '1.23 s'.
+    """A duration with 3 significant digits and a unit: '812 ns', '12.3 µs', '4.50 ms', '1.23 s'.
 
     Always '<number> <unit>', so that one pattern (tests/nbval_sanitize.cfg) masks every timing.
     """
-    for unit, scale in (("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3)):
+    for unit, scale in (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3)):
         text = three_digits(seconds / scale)
         if abs(float(text)) < 1000:
             return f"{text} {unit}"
@@ -233,7 +233,7 @@ def benchmark(
     block_time: the shortest timed block; calls are grouped so each block lasts at least this.
     min_time, min_blocks: keep timing blocks until both are reached.
     flush_l2: on a GPU, evict the L2 cache before every timed call (see `l2_flusher`); each block
-        is then a single call, so the function should take well over the events' ~1 us resolution.
+        is then a single call, so the function should take well over the events' ~1 µs resolution.
     """
     if not callable(fn):
         raise TypeError(
@@ -412,7 +412,7 @@ def gpu_sleep(seconds: float, stream: torch.cuda.Stream | None = None) -> None:
     region you time.
     """
     cycles = int(seconds * gpu_cycles_per_second())
-    if stream is None:  # the common case, kept cheap: entering a stream context costs ~20 us of host time
+    if stream is None:  # the common case, kept cheap: entering a stream context costs ~20 µs of host time
         torch.cuda._sleep(cycles)
         return
     with torch.cuda.stream(stream):
