@@ -1,8 +1,9 @@
-"""Checks for the exercises of notebook 01 (GPU memory): predict, measure and tame the caching allocator.
+"""Checks for the exercises of notebook 01 (GPU memory): warm up, measure and tame the caching allocator.
 
-- `check_predict_reserved` runs on a CPU: it compares a prediction with `model_reserved`, a model of
-  PyTorch's caching allocator for one simple case (each tensor freed before the next).  The model is
-  checked against the real allocator on a GPU by tests/test_exercises.py and in the solutions.
+- `check_warm_up_sizes` runs on a CPU: it plays a warm-up and the loop after it on `model_reserved`,
+  a model of PyTorch's caching allocator for one simple case (each tensor freed before the next).
+  The model is checked against the real allocator on a GPU by tests/test_exercises.py (on
+  `PREDICT_CASES` and random sequences), and the solutions run the warm-up on the real allocator.
 - `check_block_memory` and `check_batches_without_growth` need a GPU: they measure.
 """
 
@@ -23,7 +24,7 @@ NOTEBOOK = "01_memory"
 KiB, MiB = 2**10, 2**20
 
 
-# ---------------------------------------------------------------- exercise 1: predict reserved memory
+# ---------------------------------------------------------------- exercise 1: a warm-up for any loop
 def block_and_segment(nbytes: int) -> tuple[int, int, str]:
     """(block, segment, pool) for a request of `nbytes` > 0 bytes when no cached block can serve it.
 
@@ -55,7 +56,8 @@ def model_reserved(sizes: list[int]) -> int:
     return sum(size for _, size in segments)
 
 
-# (sizes, the rule a wrong answer most likely missed)
+# Sequences on which model_reserved is checked against the real allocator (tests/test_exercises.py),
+# each with the rule it exercises.
 PREDICT_CASES: list[tuple[list[int], str]] = [
     ([32 * MiB], "a request of 10 MiB or more gets a segment of its own size, rounded up to 2 MiB"),
     ([4 * MiB], "a request between 1 MiB and 10 MiB gets a 20 MiB segment"),
@@ -71,29 +73,84 @@ PREDICT_CASES: list[tuple[list[int], str]] = [
 ]
 
 
-def check_predict_reserved(predict_reserved: Callable[[list[int]], int]) -> None:
-    """predict_reserved(sizes) must give the bytes reserved after making and freeing tensors of these sizes."""
-    with exercise("predict_reserved") as ex:
-        for sizes, rule in PREDICT_CASES:
-            got, want = predict_reserved(list(sizes)), model_reserved(sizes)
+def loop_needs(warm_up: list[int], sizes: list[int]) -> list[int]:
+    """The requests of the loop `sizes` that still need a new segment after `warm_up` (both made and
+    freed one tensor at a time, from an empty cache), by the rules of `model_reserved`."""
+    segments: list[tuple[str, int]] = []
+    needs = []
+    for i, nbytes in enumerate([*warm_up, *sizes]):
+        block, segment, pool = block_and_segment(nbytes)
+        if not any(p == pool and size >= block for p, size in segments):
+            segments.append((pool, segment))
+            if i >= len(warm_up):
+                needs.append(nbytes)
+    return needs
+
+
+def warm_up_budget(sizes: list[int]) -> int:
+    """What a good warm-up reserves at most: for each pool the loop uses, the segment of its largest request."""
+    largest: dict[str, int] = {}  # pool -> its largest request
+    for nbytes in sizes:
+        pool = block_and_segment(nbytes)[2]
+        largest[pool] = max(largest.get(pool, 0), nbytes)
+    return sum(block_and_segment(nbytes)[1] for nbytes in largest.values())
+
+
+WARM_UP_CASES: list[list[int]] = [
+    [4 * MiB * k for k in range(1, 17)],  # the lecture's growing loop, up to 64 MiB
+    [4000, 4 * MiB, 500, 12 * MiB, 1 * MiB],  # both pools
+    [100, 2000, 300_000],  # the small pool only
+    [1 * MiB, 1 * MiB + 1, 3 * MiB],  # 1 MiB is still small; one byte more is not
+    [2 * MiB, 9 * MiB, 5 * MiB],  # large requests under 10 MiB
+    [40 * MiB, 8 * MiB, 30 * MiB],  # the largest comes first
+    [25 * MiB + 1, 3 * MiB, 700],  # a large segment rounded up to 2 MiB
+]
+
+
+def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None:
+    """warm_up_sizes(sizes) must give tensors to make and free before the loop so that the loop needs no
+    new segment, reserving no more than a good warm-up does."""
+    with exercise("warm_up_sizes") as ex:
+        for sizes in WARM_UP_CASES:
+            warm = warm_up_sizes(list(sizes))
             ex.expect(
-                isinstance(got, int) and not isinstance(got, bool),
-                f"predict_reserved({_sizes_text(sizes)}) returned a {type(got).__name__}, not an int",
-                "reserved memory is a whole number of bytes: return an int",
+                isinstance(warm, list) and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in warm),
+                f"warm_up_sizes({_sizes_text(sizes)}) returned {warm!r}, not a list of sizes in bytes (ints > 0)",
+                "return a list of the byte sizes of the tensors to make and free, in order",
             )
+            needs = loop_needs(warm, sizes)
             ex.expect(
-                got == want,
-                f"predict_reserved({_sizes_text(sizes)}) returned {got} ({format_bytes(got)}), "
-                f"expected {want} ({format_bytes(want)})",
-                rule,
+                not needs,
+                _growth_problem(warm, sizes, needs),
+                "which cached segment could have served that request, and which tensor of the warm-up would "
+                "have left it there?",
+            )
+            reserved, budget = model_reserved(warm), warm_up_budget(sizes)
+            ex.expect(
+                reserved <= budget,
+                f"the warm-up {_sizes_text(warm)} stops the growth of {_sizes_text(sizes)} but reserves "
+                f"{format_bytes(reserved)}, where {format_bytes(budget)} is enough",
+                "which of the warm-up's segments does the loop never need?",
             )
 
 
-register(Exercise(NOTEBOOK, "predict_reserved", check_predict_reserved))
+register(Exercise(NOTEBOOK, "warm_up_sizes", check_warm_up_sizes))
+
+
+def _growth_problem(warm: list[int], sizes: list[int], needs: list[int]) -> str:
+    if not needs:
+        return ""
+    pool = block_and_segment(needs[0])[2]
+    return (f"after the warm-up {_sizes_text(warm)}, the loop {_sizes_text(sizes)} still needed a new segment "
+            f"for a request of {_size_text(needs[0])} ({pool} pool)")
+
+
+def _size_text(n: int) -> str:
+    return f"{n // MiB} MiB" if n % MiB == 0 else f"{n // MiB} MiB + {n % MiB}" if n > MiB else str(n)
 
 
 def _sizes_text(sizes: list[int]) -> str:
-    return "[" + ", ".join(f"{n // MiB} MiB" if n % MiB == 0 else str(n) for n in sizes) + "]"
+    return "[" + ", ".join(_size_text(n) for n in sizes) + "]"
 
 
 def measure_reserved(sizes: list[int]) -> int:
@@ -139,8 +196,8 @@ def check_block_memory(block_memory: Callable[[], AbstractContextManager[Any]]) 
             report.reserved_growth == 0,
             f"a block served from the cache reported reserved_growth = {format_bytes(report.reserved_growth)}, "
             "expected 0 B",
-            "reserved_growth is the most the allocator reserved during the block minus what it reserved at "
-            "the start (torch.cuda.max_memory_reserved, after resetting the peaks on entry)",
+            "reserved_growth is the most the allocator reserved during the block, less what it reserved at "
+            "the start: which counter remembers the most, and since when?",
         )
 
         torch.cuda.empty_cache()  # only the 8 MiB tensor's segment is left
@@ -162,8 +219,7 @@ def check_block_memory(block_memory: Callable[[], AbstractContextManager[Any]]) 
             report.reserved_growth == 364 * MiB,
             f"a block that made two new segments (64 + 300 MiB) and released them before it ended reported "
             f"reserved_growth = {format_bytes(report.reserved_growth)}, expected 364 MiB",
-            "use the peak of reserved memory during the block (torch.cuda.max_memory_reserved), not its value "
-            "at the end, and subtract what was reserved at the start",
+            "the block released what it reserved before it ended: its value at the end misses the growth",
         )
         del live
 
@@ -171,8 +227,8 @@ def check_block_memory(block_memory: Callable[[], AbstractContextManager[Any]]) 
 register(Exercise(NOTEBOOK, "block_memory", check_block_memory, gpu=True))
 
 _PEAK_HINT = (
-    "reset the peak counters on entry (torch.cuda.reset_peak_memory_stats), then report "
-    "torch.cuda.max_memory_allocated() minus torch.cuda.memory_allocated() at the start"
+    "PyTorch's peak counter belongs to the whole process: what must happen to it when the block starts, "
+    "and what was already allocated then?"
 )
 
 
@@ -223,15 +279,14 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
             ex.expect(
                 growth <= 1.1 * largest + 4 * MiB,
                 f"reserved memory grew by {format_bytes(growth)} for a largest batch of {format_bytes(largest)}",
-                "make one buffer for the largest batch and use slices of it; or warm the cache up with the "
-                "largest batch and free each batch before making the next (`batch = ...` makes the new "
-                "batch while the old one is still alive)",
+                "how many batches are alive at once at each step of your loop, and which cached memory can "
+                "the next one reuse?",
             )
             ex.expect(
                 segments <= 3,
                 f"the loop asked the driver for {segments} new segments (cudaMalloc calls)",
-                "emptying the cache in the loop stops the growth but pays for a cudaMalloc every batch: "
-                "reserve once, for the largest batch, and reuse that memory",
+                "every new segment is a cudaMalloc (an emptied cache pays one per batch): how few could "
+                "serve the whole loop?",
             )
 
 

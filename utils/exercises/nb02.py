@@ -84,12 +84,12 @@ def check_time_per_call(time_per_call: Callable[..., float]) -> None:
             ex.expect(got > 0.5 * truth,
                       f"for a kernel that runs {format_time(truth)}, time_per_call returned {format_time(got)}: "
                       "that is the time to launch it, not to run it",
-                      "the GPU runs asynchronously: wait for it (torch.cuda.synchronize() or CUDA events) "
-                      "before you read the clock")
+                      "a call on the GPU returns once its kernel is queued: when you read the clock, has the "
+                      "GPU finished the work you are timing?")
             ex.expect(got < 1.1 * truth,
                       f"for a kernel that runs {format_time(truth)}, time_per_call returned {format_time(got)}",
-                      "time n calls back to back, wait for the GPU once at the end, and divide by n "
-                      "(in seconds: CUDA events give milliseconds)")
+                      "waiting for the GPU after every call adds a wait to each call (section 8 of the lecture); "
+                      "and check the unit: seconds per call")
         # A first call slower by half of the 100 calls' time: counted, it adds 50% to the result.
         first_call_seconds = max(0.05, 50 * truth)
 
@@ -111,7 +111,8 @@ def check_time_per_call(time_per_call: Callable[..., float]) -> None:
         ex.expect(got < 1.1 * truth,
                   f"for a function whose first call takes {format_time(first_call_seconds)} longer, "
                   f"time_per_call returned {format_time(got)}, not about {format_time(truth)}",
-                  "warm up: call fn once (and wait for it) before you start the clock")
+                  "a first call can pay one-time costs (section 10 of the lecture): keep it out of the calls "
+                  "you time")
 
 
 register(Exercise(NOTEBOOK, "time_per_call", check_time_per_call, gpu=True))
@@ -121,7 +122,7 @@ register(Exercise(NOTEBOOK, "time_per_call", check_time_per_call, gpu=True))
 # Exercise 2: the floor of a Linear layer
 # --------------------------------------------------------------------------------------------
 LINEAR_CASES: list[tuple[int, int, int, int]] = [
-    (10000, 512, 1024, 4),  # the seed seminar's Linear in float32
+    (10000, 512, 1024, 4),  # the Efficient Deep Learning Systems seminar's Linear in float32
     (1, 4096, 4096, 2),  # one token through a 4096 x 4096 bfloat16 layer: reading W is nearly everything
     (64, 3, 7, 8),  # float64, small and lopsided
 ]
@@ -139,11 +140,11 @@ def check_linear_cost(linear_cost: Callable[[int, int, int, int], tuple[int, int
             want_bytes = itemsize * (batch * n_in + n_out * n_in + batch * n_out)
             want_flops = 2 * batch * n_in * n_out
             ex.expect(nbytes == want_bytes, f"{call} says {nbytes} bytes, expected {want_bytes}",
-                      "read x (batch x in) and W (out x in) once, write y (batch x out) once; "
-                      "each element is itemsize bytes")
+                      "count every tensor the layer must read or write, once each, from its shape; "
+                      "then turn elements into bytes")
             ex.expect(flops == want_flops, f"{call} says {flops} FLOPs, expected {want_flops}",
-                      "each of the batch x out outputs is a dot product of length in: "
-                      "a multiply and an add per term")
+                      "how many outputs are there, how long is the dot product behind each, and how many "
+                      "operations does each of its terms cost?")
 
 
 register(Exercise(NOTEBOOK, "linear_cost", check_linear_cost))
@@ -168,9 +169,8 @@ def check_fraction_of_floor(fraction_of_floor: Callable[[float, float, float, fl
             ex.expect(math.isclose(got, want, rel_tol=1e-6),
                       f"fraction_of_floor({seconds}, {nbytes:.3g}, {flops:.3g}, {bandwidth:.3g}, {rate:.3g}) "
                       f"returned {got:.4g}, expected {want:.4g}",
-                      "the floor is the slower of moving the bytes (nbytes / bandwidth) and doing the FLOPs "
-                      "(flops / flop_rate): they overlap, so take the max, not the sum; then floor / seconds, "
-                      "and do not clip it: above 1 means the rates you assumed are too low")
+                      "reread how the exercise defines the floor: moving data and computing overlap, so which "
+                      "of the two times bounds the operation? And keep a value above 1: it says something")
 
 
 register(Exercise(NOTEBOOK, "fraction_of_floor", check_fraction_of_floor))
@@ -220,19 +220,85 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
             ex.expect(said == verdict,
                       f"{what}: you said {said!r}, but {verdict!r} is right "
                       f"(median(a) / median(b) = {ratio:.4f}, your interval ({low:.4f}, {high:.4f}))",
-                      "compare medians, not means or minima (outliers and lucky runs mislead them); "
-                      "the verdict follows from the interval: 'a' if it lies below 1, 'b' if above, "
-                      "else 'unclear'; bootstrap the medians to get it")
+                      "outliers and lucky runs mislead some statistics more than others (section 5 of the "
+                      "lecture); and the verdict should follow from the whole interval, not from one ratio")
             if verdict != "unclear":
                 ex.expect(high / low < 1.1, f"{what}: your interval ({low:.4f}, {high:.4f}) is too wide",
-                          "resample each set of times with replacement, take the ratio of medians, and "
-                          "keep the middle `confidence` share of those ratios")
+                          "the interval should reflect how much the medians move when the measurements are "
+                          "resampled, not how much single times vary")
         a, b = faster_cases()[5][1:3]
         _, low50, high50 = which_is_faster(a, b, confidence=0.5)
         _, low99, high99 = which_is_faster(a, b, confidence=0.99)
         ex.expect(high99 - low99 > high50 - low50,
                   f"the 99% interval ({low99:.3g}, {high99:.3g}) is not wider than the 50% one ({low50:.3g}, {high50:.3g})",
-                  "use `confidence`: keep the quantiles (1 - confidence) / 2 and (1 + confidence) / 2")
+                  "the interval must depend on `confidence`: a surer statement needs a wider interval")
 
 
 register(Exercise(NOTEBOOK, "which_is_faster", check_which_is_faster))
+
+
+# --------------------------------------------------------------------------------------------
+# Exercise 4 (transfer): how long a loop of unequal kernels takes, queued back to back
+# --------------------------------------------------------------------------------------------
+def _loop_end(kernels: list[float], launch: float) -> float:
+    """The model of the exercise: kernel i can start once its launch has returned, (i + 1) * launch,
+    and once the kernel before it has ended; the GPU runs them in order, one at a time."""
+    end = 0.0
+    for i, kernel in enumerate(kernels):
+        end = max(end, (i + 1) * launch) + kernel
+    return end
+
+
+US = 1e-6
+# (what the case is, kernel durations in launch order, seconds per launch), the same on every machine
+LOOP_CASES: list[tuple[str, list[float], float]] = [
+    ("kernels of 1, 100, 1, 1 and 50 µs, 10 µs per launch", [1 * US, 100 * US, 1 * US, 1 * US, 50 * US], 10 * US),
+    ("ten 1 µs kernels, 5 µs per launch (launch-bound)", [1 * US] * 10, 5 * US),
+    ("ten 100 µs kernels, 5 µs per launch (GPU-bound)", [100 * US] * 10, 5 * US),
+    ("nine 1 µs kernels, then one of 100 µs, 10 µs per launch", [1 * US] * 9 + [100 * US], 10 * US),
+    ("one 100 µs kernel, then nine of 1 µs, 10 µs per launch", [100 * US] + [1 * US] * 9, 10 * US),
+    ("50 µs and 1 µs kernels in turn, 20 µs per launch", [50 * US, 1 * US] * 5, 20 * US),
+    ("one 3 ms kernel, 5 µs per launch", [3e-3], 5 * US),
+    ("no kernels at all", [], 5 * US),
+]
+
+
+def _diagnosis(got: float, kernels: list[float], launch: float) -> str:
+    """A hint for a wrong loop_time, from the shortcut its result matches (without giving the answer)."""
+    n, work = len(kernels), float(sum(kernels))
+
+    def matches(value: float) -> bool:
+        return math.isclose(got, value, rel_tol=1e-6, abs_tol=1e-12)
+
+    if matches(_loop_end(kernels, launch) * 1e3) or matches(_loop_end(kernels, launch) * 1e6):
+        return "everything is in seconds: the kernels, the launch and your answer"
+    if matches(max(n * launch, work)):
+        return ("the slower side of the totals holds for equal calls; here the order matters: can a kernel start "
+                "before the host has launched it, even if the GPU is idle?")
+    if matches(n * launch + work):
+        return "the host does not wait for the GPU: while a kernel runs, the host goes on launching the next ones"
+    per_call = sum(max(launch, k) for k in kernels)
+    if matches(per_call) or (n and matches(launch + kernels[0] + per_call - max(launch, kernels[0]))):
+        return ("the slower side of each call is not enough: during a long kernel the host launches several short "
+                "ones, which then run one after another without waiting for a launch each")
+    if matches(_loop_end(kernels, launch) - launch):
+        return "the first kernel cannot start at time 0: its launch has to return first"
+    return ("follow the kernels in launch order: for each one, when can it start at the earliest (two things must "
+            "have happened), and when does it end?")
+
+
+def check_loop_time(loop_time: Callable[[list[float], float], float]) -> None:
+    """loop_time(kernels, launch): seconds from the start of the first launch until the last kernel ends."""
+    with exercise("loop_time") as ex:
+        for what, kernels, launch in LOOP_CASES:
+            want = _loop_end(kernels, launch)
+            for given in (list(kernels), np.array(kernels, dtype=float)):
+                got = loop_time(given, launch)
+                ex.expect(_is_number(got), f"loop_time returned a {type(got).__name__}, not a number",
+                          "return the seconds as a float")
+                ex.expect(math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-12),
+                          f"{what}: loop_time returned {format_time(got)}, expected {format_time(want)}",
+                          _diagnosis(got, kernels, launch))
+
+
+register(Exercise(NOTEBOOK, "loop_time", check_loop_time))

@@ -19,4 +19,13 @@ WRONG = {
         "returns a float": lambda budget, dtype: math.sqrt(budget / dtype.itemsize),
         "assumes float32": lambda budget, dtype: math.isqrt(budget // 4),
     },
+    "check_largest_batch": {
+        "forgets the weight": lambda budget, d, dtype: budget // dtype.itemsize // (2 * d),
+        "forgets the output": lambda budget, d, dtype: max(0, (budget // dtype.itemsize - d * d) // d),
+        "assumes float32": lambda budget, d, dtype: max(0, (budget // 4 - d * d) // (2 * d)),
+        "negative when the weight does not fit": lambda budget, d, dtype: (budget // dtype.itemsize - d * d) // (2 * d),
+        "rounds up": lambda budget, d, dtype: max(0, math.ceil((budget / dtype.itemsize - d * d) / (2 * d))),
+        "returns a float": lambda budget, d, dtype: max(0.0, (budget / dtype.itemsize - d * d) / (2 * d)),
+        "the largest square instead": lambda budget, d, dtype: math.isqrt(budget // dtype.itemsize),
+    },
 }

@@ -9,50 +9,39 @@ from dataclasses import dataclass
 
 import torch
 
-from ..nb01 import model_reserved, run_batches
+from ..nb01 import block_and_segment, run_batches
 
 MiB = 2**20
 
 
-# ---------------------------------------------------------------- exercise 1: predict_reserved (CPU)
-def _segments_model(round_block: Callable[[int], int], segment_of: Callable[[int], int], small_pool: bool = True,
-                    reuse: bool = True) -> Callable[[list[int]], int]:
-    """A predict_reserved built from (possibly wrong) rules."""
-    def predict(sizes: list[int]) -> int:
-        segments: list[tuple[str, int]] = []
-        for n in sizes:
-            block = round_block(n)
-            pool = "small" if small_pool and block <= MiB else "large"
-            if not (reuse and any(p == pool and s >= block for p, s in segments)):
-                segments.append((pool, segment_of(block)))
-        return sum(s for _, s in segments)
-    return predict
+# ---------------------------------------------------------------- exercise 1: warm_up_sizes (CPU)
+def _pool_of(n: int) -> str:
+    return block_and_segment(n)[2]
 
 
-def _up(n: int, multiple: int) -> int:
-    return -(-n // multiple) * multiple
+def _largest_of_each_pool(sizes: list[int], small: Callable[[int], bool] = lambda n: _pool_of(n) == "small") -> list[int]:
+    large_sizes = [n for n in sizes if not small(n)]
+    small_sizes = [n for n in sizes if small(n)]
+    return [max(group) for group in (large_sizes, small_sizes) if group]
 
 
-def _right_segment(block: int) -> int:
-    return 2 * MiB if block <= MiB else 20 * MiB if block < 10 * MiB else _up(block, 2 * MiB)
+WRONG_WARM_UPS = {
+    "no warm-up": lambda sizes: [],
+    "the largest size only": lambda sizes: [max(sizes)],
+    "the first size": lambda sizes: [sizes[0]],
+    "every size, in the loop's order": lambda sizes: list(sizes),
+    "the smallest of each pool": lambda sizes: [min(g) for g in ([n for n in sizes if _pool_of(n) == "large"],
+                                                                   [n for n in sizes if _pool_of(n) == "small"]) if g],
+    "1 MiB counted as large": lambda sizes: _largest_of_each_pool(sizes, small=lambda n: n < MiB),
+    "sizes in MiB, not bytes": lambda sizes: [max(1, n // MiB) for n in _largest_of_each_pool(sizes)],
+    "returns a tuple": lambda sizes: tuple(_largest_of_each_pool(sizes)),
+}
 
-
-def _block(n: int) -> int:
-    return _up(n, 512)
-
-
-WRONG_PREDICTIONS = {
-    "sum of the sizes": lambda sizes: sum(sizes),
-    "largest size only": lambda sizes: max(sizes),
-    "largest segment only": lambda sizes: max(_right_segment(_block(n)) for n in sizes),
-    "no reuse of cached segments": _segments_model(_block, _right_segment, reuse=False),
-    "segments as large as the request": _segments_model(_block, lambda b: b),
-    "no 20 MiB segments for 1-10 MiB": _segments_model(_block, lambda b: 2 * MiB if b <= MiB else _up(b, 2 * MiB)),
-    "large segments not rounded to 2 MiB": _segments_model(
-        _block, lambda b: 2 * MiB if b <= MiB else 20 * MiB if b < 10 * MiB else b),
-    "one pool for everything": _segments_model(_block, _right_segment, small_pool=False),
-    "returns MiB, not bytes": lambda sizes: model_reserved(sizes) // MiB,
-    "returns a float": lambda sizes: float(model_reserved(sizes)),
+ALSO_RIGHT_WARM_UPS = {
+    "every size, largest first": lambda sizes: sorted(sizes, reverse=True),
+    "small pool first": lambda sizes: _largest_of_each_pool(sizes)[::-1],
+    "a 10 MiB tensor for large requests under 10 MiB": lambda sizes: [
+        10 * MiB if _pool_of(n) == "large" and n <= 10 * MiB else n for n in _largest_of_each_pool(sizes)],
 }
 
 
@@ -161,10 +150,11 @@ WRONG_LOOPS = {
 }
 
 WRONG = {
-    "check_predict_reserved": WRONG_PREDICTIONS,
+    "check_warm_up_sizes": WRONG_WARM_UPS,
     "check_block_memory": WRONG_BLOCKS,
     "check_batches_without_growth": WRONG_LOOPS,
 }
 ALSO_RIGHT = {
+    "check_warm_up_sizes": ALSO_RIGHT_WARM_UPS,
     "check_batches_without_growth": {"warms the cache up, frees each batch": warm_up_with_largest},
 }

@@ -152,6 +152,46 @@ def bootstrap_with_seed(seed: int) -> Callable:
     return which_is_faster
 
 
+# ---------------------------------------------------------------- exercise 4: a loop of unequal kernels (CPU)
+def _loop(kernels, launch, first_launch: bool = True) -> float:
+    end = 0.0
+    for i, kernel in enumerate(kernels):
+        end = max(end, (i + first_launch) * launch) + kernel
+    return end
+
+
+WRONG_LOOP_TIME = {
+    "the slower side of the totals": lambda kernels, launch: max(len(kernels) * launch, float(sum(kernels))),
+    "launches plus kernels, no overlap": lambda kernels, launch: len(kernels) * launch + float(sum(kernels)),
+    "the slower side of each call": lambda kernels, launch: float(sum(max(launch, k) for k in kernels)),
+    "each call's slower side, after the first launch": lambda kernels, launch: (
+        launch + float(sum(max(launch, k) for k in kernels[1:])) + (float(kernels[0]) if len(kernels) else 0.0)),
+    "the first kernel starts at 0": lambda kernels, launch: _loop(kernels, launch, first_launch=False),
+    "kernels only": lambda kernels, launch: float(sum(kernels)),
+    "launches only": lambda kernels, launch: len(kernels) * launch,
+    "in microseconds": lambda kernels, launch: _loop(kernels, launch) * 1e6,
+}
+
+
+def loop_time_closed_form(kernels, launch) -> float:
+    """Right too: the last kernel ends after the slowest chain "launch j, then run kernels j..n-1"."""
+    kernels = np.asarray(kernels, dtype=float)
+    if kernels.size == 0:
+        return 0.0
+    tails = np.cumsum(kernels[::-1])[::-1]  # tails[j]: kernels j to n-1, back to back
+    return float(np.max((np.arange(kernels.size) + 1) * launch + tails))
+
+
+def loop_time_event_by_event(kernels, launch) -> float:
+    """Right too: the host's launch times first, then the GPU's start and end of each kernel."""
+    launched = [launch * (i + 1) for i in range(len(kernels))]
+    end = 0.0
+    for ready, kernel in zip(launched, kernels):
+        start = ready if ready > end else end
+        end = start + kernel
+    return end
+
+
 WRONG = {
     "check_time_per_call": {f.__name__.replace("_", " "): f for f in (
         sync_each, no_sync, no_warmup, total_not_per_call, events_in_milliseconds, synchronize_before_only)},
@@ -160,8 +200,10 @@ WRONG = {
     "check_which_is_faster": {f.__name__.replace("_", " "): f for f in (
         with_means, with_minima, no_uncertainty, five_percent_threshold, swapped_ratio, ignores_confidence,
         raw_quantiles)},
+    "check_loop_time": WRONG_LOOP_TIME,
 }
 ALSO_RIGHT = {
     "check_time_per_call": {"CUDA events": with_events},
     "check_which_is_faster": {f"bootstrap, seed {seed}": bootstrap_with_seed(seed) for seed in range(5)},
+    "check_loop_time": {"closed form": loop_time_closed_form, "event by event": loop_time_event_by_event},
 }
