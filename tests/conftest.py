@@ -9,7 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import utils  # noqa: E402
+import utils
 
 # Claims about GPU behaviour raise instead of printing ✗, here and in the notebooks nbval runs
 # (their kernels inherit this process's environment): a claim that no longer holds fails the suite.

@@ -71,8 +71,9 @@ def test_only_the_variable_set_to_1_is_strict(monkeypatch):
 def _run_notebook(strict_mode, monkeypatch):
     """Two cells in a real kernel: a claim that does not hold, then a cell after it."""
     import nbformat
-    from conftest import ROOT
     from nbclient import NotebookClient
+
+    from conftest import ROOT
 
     if strict_mode:
         monkeypatch.setenv(STRICT_VARIABLE, "1")

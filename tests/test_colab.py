@@ -5,10 +5,10 @@ import subprocess
 
 import nbformat
 import pytest
-from conftest import ROOT
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from conftest import ROOT
 from tools.course import SETTINGS, setup_cell
 
 FAKE_COLAB = "import sys, types\nsys.modules['google.colab'] = types.ModuleType('google.colab')"

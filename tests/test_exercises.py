@@ -14,8 +14,8 @@ import shutil
 import nbformat
 import numpy as np
 import pytest
-from conftest import cpu_only, definitions_of, gpu
 
+from conftest import cpu_only, definitions_of, gpu
 from tools import make_exercises
 from tools.course import EXERCISES, SOLUTIONS, notebooks, read
 from tools.make_exercises import CHECK_TAG, EXERCISE_TAG, IMPORTS_TAG, STUB_LINE, cells_tagged, check_calls

@@ -3,8 +3,8 @@
 import re
 
 import pytest
-from conftest import ROOT
 
+from conftest import ROOT
 from tools.course import EXERCISES, LECTURES, SOLUTIONS, colab_badge, notebooks, read, setup_cell
 
 ALL = notebooks(LECTURES, SOLUTIONS, EXERCISES)

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-import utils  # noqa: E402
-from conftest import gpu  # noqa: E402
+import utils
+from conftest import gpu
 
 MiB = 2**20
 

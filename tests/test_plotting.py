@@ -8,12 +8,12 @@ import pytest
 import torch
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-import utils  # noqa: E402
-from conftest import gpu  # noqa: E402
-from utils.plotting import Interval  # noqa: E402
-from utils.timing import Timing  # noqa: E402
+import utils
+from conftest import gpu
+from utils.plotting import Interval
+from utils.timing import Timing
 
 
 def png_bytes(ax) -> int:

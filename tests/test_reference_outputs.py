@@ -2,9 +2,9 @@
 
 import nbformat
 import pytest
-from conftest import ROOT, cpu_only
 from nbclient import NotebookClient
 
+from conftest import ROOT, cpu_only
 from tools.course import LECTURES, notebooks, read
 from utils import cells
 

@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, gpu
 
+from conftest import ROOT, gpu
 from tools import smaller_gpu
 
 

@@ -63,7 +63,7 @@ def test_flush_without_gpu_says_why():
 
 @gpu
 def test_flushed_timing_of_a_kernel_that_touches_no_memory_is_unchanged():
-    sleep = lambda: torch.cuda._sleep(100_000)  # noqa: E731  (~50 us, no memory traffic)
+    sleep = lambda: torch.cuda._sleep(100_000)
     t = utils.benchmark(sleep, flush_l2=True, min_time=0.1)
     assert t.calls_per_block == 1
     assert t.median == pytest.approx(gpu_time_per_call(sleep), rel=0.05)
@@ -88,7 +88,7 @@ def test_flushing_makes_a_cache_resident_working_set_slower():
 @gpu
 def test_as_timing_of_the_other_gpu_tools_agrees_with_benchmark():
     triton_testing = pytest.importorskip("triton.testing")
-    sleep = lambda: torch.cuda._sleep(200_000)  # noqa: E731
+    sleep = lambda: torch.cuda._sleep(200_000)
     ours = utils.benchmark(sleep, min_time=0.1)
     theirs = as_timing(triton_testing.do_bench(sleep, rep=50, return_mode="all"), label="do_bench", unit=1e-3)
     assert theirs.median == pytest.approx(ours.median, rel=0.05)

@@ -287,7 +287,7 @@ def _diagnosis(got: float, kernels: list[float], launch: float) -> str:
             "have happened), and when does it end?")
 
 
-def check_loop_time(loop_time: Callable[[list[float], float], float]) -> None:
+def check_loop_time(loop_time: Callable[..., float]) -> None:
     """loop_time(kernels, launch): seconds from the start of the first launch until the last kernel ends."""
     with exercise("loop_time") as ex:
         for what, kernels, launch in LOOP_CASES:

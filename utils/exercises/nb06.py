@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import torch
@@ -44,7 +44,7 @@ BF16_CAUGHT_SHARE = 0.5  # ... in at least this share of the draws
 DOT_ELEMENTS = 2**22  # per length: 1000 draws of short products, fewer of long ones
 
 
-@lru_cache(maxsize=None)
+@cache
 def dot_products(n: int) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor]:
     """Random dot products of length n, with entries drawn from N(0, 1): (exact, computed, bf16).
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -35,15 +36,15 @@ def _allocations() -> int:
 # (what the case shows, the arguments, eager time / graph time worked out by hand)
 SPEEDUP_CASES: list[tuple[str, dict[str, float], float]] = [
     ("2000 tiny kernels, a fast host",
-     dict(kernels=2000, host_us=9.0, kernel_us=1.0, graph_floor_us=1.25, replay_us=30.0), 7.2),
+     {"kernels": 2000, "host_us": 9.0, "kernel_us": 1.0, "graph_floor_us": 1.25, "replay_us": 30.0}, 7.2),
     ("the same kernels, a slower host",
-     dict(kernels=2000, host_us=20.0, kernel_us=1.0, graph_floor_us=1.25, replay_us=60.0), 16.0),
+     {"kernels": 2000, "host_us": 20.0, "kernel_us": 1.0, "graph_floor_us": 1.25, "replay_us": 60.0}, 16.0),
     ("100 large kernels: the GPU sets the pace either way",
-     dict(kernels=100, host_us=9.0, kernel_us=50.0, graph_floor_us=1.25, replay_us=20.0), 1.0),
+     {"kernels": 100, "host_us": 9.0, "kernel_us": 50.0, "graph_floor_us": 1.25, "replay_us": 20.0}, 1.0),
     ("2 tiny kernels: the replay call costs more than the launches it saves",
-     dict(kernels=2, host_us=9.0, kernel_us=1.0, graph_floor_us=1.25, replay_us=25.0), 0.72),
+     {"kernels": 2, "host_us": 9.0, "kernel_us": 1.0, "graph_floor_us": 1.25, "replay_us": 25.0}, 0.72),
     ("500 medium kernels",
-     dict(kernels=500, host_us=10.0, kernel_us=4.0, graph_floor_us=1.25, replay_us=15.0), 2.5),
+     {"kernels": 500, "host_us": 10.0, "kernel_us": 4.0, "graph_floor_us": 1.25, "replay_us": 15.0}, 2.5),
 ]
 
 
@@ -94,7 +95,7 @@ def check_graph_function(graph_function: Callable[..., Callable[..., object]]) -
         for seed, strided in ((1, False), (2, True), (3, False)):
             x, w = _mixing_inputs(seed, strided)
             before = (x.clone(), w.clone())
-            got = run(x, w)
+            got: Any = run(x, w)
             want = mixing_chain(x, w)
             ex.expect(isinstance(got, (tuple, list)) and len(got) == 2,
                       f"run returned a {type(got).__name__}, not fn's two outputs", "return the graph's static outputs")
@@ -189,7 +190,7 @@ def _eager_step(model, optimizer, loss_fn, x, y) -> torch.Tensor:
 LR = 1e-2
 
 
-def _number(loss: object) -> float:
+def _number(loss: Any) -> float:
     """A loss as a Python float, whether it is a tensor (which may require grad) or a number."""
     return loss.detach().item() if isinstance(loss, torch.Tensor) else float(loss)
 

@@ -187,7 +187,7 @@ def loop_time_event_by_event(kernels, launch) -> float:
     launched = [launch * (i + 1) for i in range(len(kernels))]
     end = 0.0
     for ready, kernel in zip(launched, kernels):
-        start = ready if ready > end else end
+        start = max(end, ready)
         end = start + kernel
     return end
 

@@ -67,7 +67,7 @@ def graph_function_rebinding(fn, *examples):
 
 def graph_function_without_replay(fn, *examples):
     static_inputs = [e.clone() for e in examples]
-    graph, outputs = _captured(fn, static_inputs)
+    _graph, outputs = _captured(fn, static_inputs)
 
     def run(*inputs):
         for static, new in zip(static_inputs, inputs):
