@@ -6,6 +6,8 @@
 - `utils.memory`:   `memory_state`, `peak_memory`, `format_bytes`, `memory_timeline`: the allocator's numbers.
 - `utils.plotting`: `plot_timings`, `plot_memory`, `plot_timeline`, `StreamTimeline`: the course's plots.
 - `utils.claims`:   `claim`: a statement about GPU behaviour, checked where it is measured (✓ or ✗).
+- `utils.processes`: `run_python`, `run_process`: code in a fresh Python process (settings read at
+                    start-up, one-time costs, errors that would kill the notebook's kernel).
 - `utils.cells`:    the `%%requires cuda` line that skips a GPU-only cell on a machine without one,
                     and shows what that cell produced in the course's reference run instead.
 - `utils.exercises`: `exercise`, the pass/fail helper of the exercise notebooks, and their checks.
@@ -37,11 +39,14 @@ from .plotting import (
     plot_timings,
     use_course_style,
 )
+from .processes import ChildFailed, Finished, run_process, run_python
 from .timing import BenchmarkError, Timing, as_timing, benchmark, compare, format_time, gpu_sleep, timer
 
 __all__ = [
     "BenchmarkError",
+    "ChildFailed",
     "ClaimFailed",
+    "Finished",
     "GPUUnavailableError",
     "Interval",
     "MemoryState",
@@ -73,6 +78,8 @@ __all__ = [
     "print_environment",
     "require_cuda",
     "require_cupy",
+    "run_process",
+    "run_python",
     "timer",
     "use_course_style",
 ]

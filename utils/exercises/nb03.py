@@ -1,4 +1,5 @@
-"""Checks for the exercises of notebook 03 (CUDA streams in PyTorch): races, timelines, prefetching.
+"""Checks for the exercises of notebook 03 (CUDA streams in PyTorch): races, timelines, prefetching,
+hardware queues.
 
 The GPU checks make every race window wide on purpose: they keep one stream busy with
 `utils.gpu_sleep` (a kernel that spins for a known time), so an answer that forgets a wait reads
@@ -12,6 +13,8 @@ issues them.  Each tuple names the stream first, then what happens on it, as in 
     ("record", stream, event)         record `event` on `stream`
     ("wait", stream, event)           `stream` waits for `event`
     ("wait_stream", stream, other)    `stream` waits for all work queued on `other` so far
+
+Exercise 5 (hardware queues, CUDA_DEVICE_MAX_CONNECTIONS) uses kernels only, plus a number of queues.
 """
 
 from __future__ import annotations
