@@ -18,6 +18,7 @@ def test_the_command_runs_behind_taskset_with_the_mps_limits(tmp_path):
     assert env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "30"
     assert env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] == "0=15G"
     assert env["CUDA_MPS_PIPE_DIRECTORY"] == str(tmp_path / "pipe")
+    assert env["CUDA_DEVICE_MAX_CONNECTIONS"] == "8"  # CUDA's default, which an MPS client lacks
 
 
 @pytest.mark.parametrize("argv, complaint", [

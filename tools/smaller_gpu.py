@@ -12,6 +12,11 @@ Multi-Process Service (MPS): it starts an MPS control daemon of its own, runs th
 - CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: the device memory a process may allocate (15 GiB: a larger
   allocation fails with out-of-memory, as on a T4);
 - `taskset`: the host cores the command may run on (two, as on Colab);
+- CUDA_DEVICE_MAX_CONNECTIONS=8 (unless already set): CUDA's default number of hardware queues per
+  process, which a T4's process has.  An MPS client gets fewer by default, so streams beyond them
+  share queues and wait for each other (measured on the H200, notebook 03 section 9.6: 16 streams
+  queued depth-first took 49.8 ms as an MPS client against 14.0 ms without MPS, and 98 ms with
+  one queue): an artefact of MPS, not of a smaller GPU;
 
 and stops the daemon afterwards, whatever the command did.  What it does NOT imitate: a T4's
 memory bandwidth (320 GB/s against the H100's 3.35 TB/s), its PCIe 3 link, its clock, and its
@@ -62,6 +67,7 @@ def command_env(args: argparse.Namespace, pipe: Path, log: Path) -> tuple[list[s
         CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=str(args.sm_percent),
         CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=f"{args.device}={args.memory}",
     )
+    env.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", "8")  # a T4 process's default; MPS clients get fewer
     return ["taskset", "-c", args.cores, *args.command], env
 
 
