@@ -37,3 +37,43 @@ def test_conda_brings_python_and_pip():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     plain = [d for d in env["dependencies"] if isinstance(d, str)]
     assert "pip" in plain and any(d.startswith("python=") for d in plain)
+
+
+# README.md's set-up commands: the blocks that students paste, and that CI (.ci/run) and the browser
+# test (tests/test_browser.py) read from README.md itself, must agree with each other and with the pins.
+OPEN = "Set up, and open the course"
+TESTS = "Set up, and run the tests"
+
+
+def readme_blocks(heading: str) -> list[str]:
+    """The ```bash blocks of README.md's section `## heading`, in order, each without its fences."""
+    text = (ROOT / "README.md").read_text()
+    section = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
+    assert section, f"README.md has no section '## {heading}'"
+    return re.findall(r"^```bash\n(.*?)^```$", section.group(1), re.MULTILINE | re.DOTALL)
+
+
+def set_up_and_last(block: str) -> tuple[list[str], str]:
+    """A README block's set-up lines (each ending with `&&`) and its last line, the command proper."""
+    *set_up, last = block.strip().splitlines()
+    assert set_up and all(line.endswith(" &&") for line in set_up), block
+    return set_up, last
+
+
+def test_readme_set_up_is_the_same_for_the_course_and_the_tests():
+    cpu, gpu = (set_up_and_last(b) for b in readme_blocks(OPEN))
+    (tests,) = (set_up_and_last(b) for b in readme_blocks(TESTS))
+    assert tests[0] == cpu[0], "the tests' set-up (run by CI) is the CPU set-up that opens the course"
+    assert gpu[0] == [line for line in cpu[0] if "download.pytorch.org" not in line]
+    assert cpu[1] == gpu[1] and cpu[1].startswith("jupyter lab ")
+    assert tests[1] == "python -m pytest"
+
+
+def test_readme_takes_only_torch_from_pytorchs_index_at_the_pinned_version():
+    lines = [ln for b in readme_blocks(OPEN) + readme_blocks(TESTS) for ln in b.splitlines()]
+    from_pytorch = [ln for ln in lines if "download.pytorch.org" in ln]
+    assert from_pytorch, "the CPU set-up takes torch from PyTorch's CPU index"
+    torch = f"torch{pip_requirements()['torch']}"
+    for line in from_pytorch:
+        assert line.split()[:5] == ["python", "-m", "pip", "install", torch], line
+        assert "--no-deps" in line.split() and "-r" not in line.split(), line

@@ -1,0 +1,365 @@
+"""The course as a student first meets it: JupyterLab started by README.md's command, in a real browser.
+
+README.md's command (the last line of the blocks under "Set up, and open the course") is read from
+README.md and run on a temporary copy of the course (notebooks/, exercises/, solutions/, utils/,
+tools/, pyproject.toml: the repository is left as it is), on a free local port, with a token and
+--no-browser. Headless Chromium (Debian's, /usr/bin/chromium, driven by Playwright; nothing
+downloads a browser) opens the page that the command would open in a student's browser, clears the
+outputs and runs every cell with Run > Run All Cells, saves the notebook through the UI and reads
+the saved copy: every code cell ran, none raised. Then it clicks the link of the last markdown cell
+to the exercises, which must open in JupyterLab (not a 404). A second test runs the same check on a
+synthetic notebook with a cell that raises and a broken link: both must be reported.
+
+Without /usr/bin/chromium or the playwright package the tests skip, saying why; with CI set
+(CI=true), they fail instead.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import posixpath
+import re
+import secrets
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+import nbformat
+import pytest
+from test_environment import OPEN, readme_blocks
+
+from conftest import ROOT
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# What the notebooks need: the setup cell finds the course by tools/course.py, which reads pyproject.toml.
+COPIED = ("notebooks", "exercises", "solutions", "utils", "tools", "pyproject.toml")
+LECTURE = "notebooks/00_setup.ipynb"  # what README's command opens
+EXERCISES_LINK = "../exercises/00_setup.ipynb"  # the lecture's last markdown cell links its exercises
+
+# Generous limits on a 2-core machine; every wait is for a condition, these only bound it.
+SERVER_START_S = 120
+PAGE_MS = 120_000  # JupyterLab's page, its notebook and kernel ready
+ACTION_MS = 30_000  # a click, in a page that is ready
+RUN_ALL_S = 300
+SAVE_S = 60
+LINK_S = 60
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def why_no_browser() -> str | None:
+    if not CHROMIUM.is_file():
+        return f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is missing (python -m pip install -r requirements.txt)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def driver():
+    """Playwright, to drive /usr/bin/chromium; skipped (outside CI) or failed (in CI) without them."""
+    missing = why_no_browser()
+    if missing:
+        if in_ci():
+            pytest.fail(f"CI is set, so the browser test must run, but {missing}", pytrace=False)
+        pytest.skip(missing)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        yield p
+
+
+def readme_lab_command() -> list[str]:
+    """README's command that opens the course (`jupyter lab ...`), the same in its CPU and GPU blocks."""
+    commands = {block.strip().splitlines()[-1] for block in readme_blocks(OPEN)}
+    assert len(commands) == 1, f"README.md's blocks open the course differently: {commands}"
+    command = shlex.split(commands.pop())
+    assert command[:2] == ["jupyter", "lab"], command
+    return command
+
+
+@dataclass
+class Lab:
+    open_url: str  # what README's command opens in the student's browser (with the token)
+    log: Path
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def readme_lab(course: Path, tmp: Path) -> Iterator[Lab]:
+    """README's `jupyter lab` command, run in `course` with this interpreter's Jupyter, and stopped after.
+
+    Added to it: a free port, a token, --no-browser (and --allow-root as root); fresh Jupyter config
+    and runtime folders, so that no saved workspace or setting of the machine's user plays a part.
+    """
+    port, token = free_port(), secrets.token_hex(16)
+    command = readme_lab_command()
+    argv = [sys.executable, "-m", "jupyter", *command[1:], "--no-browser", f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")
+    runtime = tmp / "jupyter-runtime"
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_CONFIG_DIR=str(tmp / "jupyter-config"),
+               IPYTHONDIR=str(tmp / "ipython"))
+    log = tmp / "jupyter.log"
+    with open(log, "w") as out:
+        server = subprocess.Popen(argv, cwd=course, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+    lab = Lab(open_url="", log=log)
+    try:
+        deadline = time.monotonic() + SERVER_START_S
+        while True:
+            if server.poll() is not None:
+                pytest.fail(f"{shlex.join(command)} exited ({server.returncode}):\n{lab.log_tail()}")
+            try:  # answered only once the server has started, and written its browser-open files
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"JupyterLab did not answer within {SERVER_START_S} s:\n{lab.log_tail()}")
+                time.sleep(0.2)
+        # The page that the command opens in a browser: with a file to open, its own redirect file.
+        opens = (sorted(runtime.glob("jpserver-file-to-run-*-open.html"))
+                 or sorted(runtime.glob("jpserver-*-open.html")))
+        assert opens, f"JupyterLab wrote no browser-open file in {runtime}"
+        link = re.search(r'href="([^"]+)"', opens[0].read_text())
+        assert link, opens[0].read_text()
+        lab.open_url = html.unescape(link.group(1))
+        yield lab
+    finally:
+        server.send_signal(signal.SIGTERM)  # JupyterLab shuts its kernels down on SIGTERM
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)  # the server's own process group: it and its kernels
+            server.wait()
+
+
+# In the page: the notebook panel of a document, found by the path that its tab shows.
+PANEL_JS = """path => {
+    const tab = [...document.querySelectorAll('.lm-DockPanel-tabBar .lm-TabBar-tab')]
+        .find(t => (t.title || '').split('\\n').includes('Path: ' + path));
+    return tab ? document.getElementById(tab.dataset.id) : null;
+}"""
+STATE_JS = f"""path => {{
+    const panel = ({PANEL_JS})(path);
+    if (!panel) return null;
+    const current = !!document.querySelector(
+        '.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current[data-id="' + panel.id + '"]');
+    const indicator = panel.querySelector('.jp-Notebook-ExecutionIndicator');
+    return {{
+        current,
+        cells: panel.querySelectorAll('.jp-Notebook-cell').length,
+        prompts: [...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(e => e.textContent.trim()),
+        stderr: panel.querySelectorAll(
+            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]').length,
+        kernel: indicator ? indicator.dataset.status : null,
+    }};
+}}"""
+RAN = re.compile(r"^\[\d+\]:$")
+
+
+def wait_until(condition, timeout_s: float, interval_s: float = 0.25):
+    """Poll `condition` until it returns something truthy (returned) or `timeout_s` passes (None)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = condition()
+        if value or time.monotonic() > deadline:
+            return value or None
+        time.sleep(interval_s)
+
+
+def menu(page, top: str, item: str) -> str | None:
+    """Choose a menu command with the mouse, as a student does: e.g. Run > Run All Cells.
+
+    Returns None, or the problem: a dialog open in front of the menu (its text).
+    """
+    dialogs = page.eval_on_selector_all(".jp-Dialog", "ds => ds.map(d => d.innerText)")
+    if dialogs:
+        return f"a dialog stands in front of {top} > {item}: {dialogs}"
+    page.locator(".lm-MenuBar-item", has_text=re.compile(rf"^{re.escape(top)}$")).click()
+    label = page.locator(".lm-Menu-itemLabel", has_text=re.compile(rf"^{re.escape(item)}$"))
+    page.locator(".lm-Menu .lm-Menu-item").filter(has=label).click()
+    return None
+
+
+def link_text(nb: nbformat.NotebookNode, href: str) -> str | None:
+    """The text of the link to `href` in the notebook's last markdown cell."""
+    last = [c for c in nb.cells if c.cell_type == "markdown"][-1]
+    found = re.search(r"\[([^\]]+)\]\(" + re.escape(href) + r"\)", last.source)
+    return found.group(1) if found else None
+
+
+def check_in_browser(p, lab: Lab, course: Path, notebook: str, link: str, tmp: Path) -> list[str]:
+    """Every problem that a student would meet: open `notebook` (at lab.open_url), Run All Cells, save,
+    then click the link to `link` in its last markdown cell. Returns the problems, [] if none."""
+    problems: list[str] = []
+    path = course / notebook
+    source = nbformat.read(path, as_version=4)
+    n_code = sum(c.cell_type == "code" for c in source.cells)
+    browser = p.chromium.launch_persistent_context(
+        str(tmp / "chromium-profile"), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS,
+        viewport={"width": 1400, "height": 1000})
+    try:
+        page = browser.pages[0] if browser.pages else browser.new_page()
+        page.set_default_timeout(ACTION_MS)
+        page.set_default_navigation_timeout(PAGE_MS)
+        missing: list[str] = []  # paths that the contents API answered with a 404
+        page.on("response", lambda r: r.status == 404 and "/api/contents/" in r.url
+                and missing.append(unquote(r.url.split("/api/contents/", 1)[1].split("?")[0])))
+
+        def state(nb_path: str) -> dict | None:
+            return page.evaluate(STATE_JS, nb_path)
+
+        page.goto(lab.open_url)
+        # Opened: the notebook's tab is the current one, every cell is in the page, the kernel is idle.
+        loaded = wait_until(lambda: (s := state(notebook)) and s["current"] and len(s["prompts"]) == n_code
+                            and s["cells"] == len(source.cells) and s["kernel"] == "idle" and s,
+                            PAGE_MS / 1000)
+        if not loaded:
+            tabs = page.eval_on_selector_all(".lm-DockPanel-tabBar .lm-TabBar-tab",
+                                             "ts => ts.map(t => t.title)")
+            page.screenshot(path=tmp / "not-opened.png")
+            return [(f"{lab.open_url.split('?')[0]} did not open {notebook} with its kernel idle "
+                     f"(tabs: {tabs}; state: {state(notebook)})")]
+
+        # Run All from a clean slate: clear the saved outputs first, so that every prompt tells.
+        if blocked := menu(page, "Edit", "Clear Outputs of All Cells"):
+            return [blocked]
+        if not wait_until(lambda: state(notebook)["prompts"] == ["[ ]:"] * n_code, 30):
+            problems.append(f"{notebook}: Clear Outputs of All Cells left {state(notebook)['prompts']}")
+        start = time.monotonic()
+        if blocked := menu(page, "Run", "Run All Cells"):
+            return [blocked]
+        # Done: every code cell ran, or nothing is queued any more and a cell raised (Run All stops).
+        done = wait_until(lambda: (s := state(notebook)) and len(s["prompts"]) == n_code and (
+            all(RAN.match(t) for t in s["prompts"]) or ("[*]:" not in s["prompts"] and s["stderr"] > 0)
+        ) and s, RUN_ALL_S, 0.5)
+        ran_s = time.monotonic() - start
+        if not done:
+            problems.append(f"{notebook}: Run All Cells had not finished after {RUN_ALL_S} s: "
+                            f"prompts {state(notebook)['prompts']}")
+
+        # Save through the UI and read what was saved: the notebook as the student's run left it.
+        saved_before = path.stat().st_mtime_ns
+        if blocked := menu(page, "File", "Save Notebook"):
+            problems.append(blocked)
+        elif not wait_until(lambda: path.stat().st_mtime_ns != saved_before, SAVE_S):
+            problems.append(f"{notebook}: File > Save Notebook did not save it within {SAVE_S} s")
+        saved = nbformat.read(path, as_version=4)
+        code = [c for c in saved.cells if c.cell_type == "code"]
+        if len(code) != n_code:
+            problems.append(f"{notebook}: the saved copy has {len(code)} code cells, not {n_code}")
+        for number, cell in enumerate(code, 1):
+            first = cell.source.splitlines()[0] if cell.source else ""
+            for out in cell.outputs:
+                if out.output_type == "error":
+                    problems.append(
+                        f"{notebook}: code cell {number} ({first!r}) raised {out.ename}: {out.evalue}")
+            if cell.execution_count is None:
+                problems.append(f"{notebook}: code cell {number} ({first!r}) did not run")
+
+        # Follow the link of the last markdown cell, as rendered, and see it open in JupyterLab.
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(notebook), link))
+        text = link_text(source, link)
+        if text is None:
+            problems.append(f"{notebook}: its last markdown cell has no link to {link}")
+        else:
+            before = len(missing)
+            panel_id = page.evaluate(f"path => ({PANEL_JS})(path).id", notebook)
+            cells = page.locator(f'[id="{panel_id}"] .jp-MarkdownCell .jp-RenderedMarkdown')
+            cells.get_by_role("link", name=text, exact=True).last.click()
+            target_cells = (len(nbformat.read(course / target, as_version=4).cells)
+                            if (course / target).is_file() else None)
+            opened = wait_until(lambda: len(missing) > before or (
+                (s := state(target)) and s["current"] and s["cells"] > 0
+                and (target_cells is None or s["cells"] == target_cells)), LINK_S)
+            dialogs = page.eval_on_selector_all(".jp-Dialog", "ds => ds.map(d => d.innerText)")
+            if len(missing) > before:
+                problems.append(f"{notebook}: its link [{text}]({link}) gives a 404 "
+                                f"(no {missing[before]} under the server's root)")
+            elif not opened:
+                problems.append(
+                    f"{notebook}: its link [{text}]({link}) did not open {target} within {LINK_S} s")
+            if dialogs:
+                problems.append(f"{notebook}: after its link, JupyterLab shows a dialog: {dialogs}")
+        if problems:
+            page.screenshot(path=tmp / "problems.png")
+        print(f"{notebook}: Run All Cells took {ran_s:.1f} s in the browser")
+    finally:
+        browser.close()
+    return problems
+
+
+def copy_course(to: Path) -> Path:
+    for name in COPIED:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, to / name,
+                            ignore=shutil.ignore_patterns("_scratch", ".ipynb_checkpoints", "__pycache__"))
+        else:
+            to.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, to / name)
+    return to
+
+
+def test_readme_command_opens_notebook_00_runs_all_cells_and_links_to_its_exercises(driver, tmp_path):
+    course = copy_course(tmp_path / "course")
+    with readme_lab(course, tmp_path) as lab:
+        problems = check_in_browser(driver, lab, course, LECTURE, EXERCISES_LINK, tmp_path)
+        report = "\n".join(problems) + f"\n(screenshot in {tmp_path}; server log:)\n{lab.log_tail()}"
+        assert not problems, report
+
+
+def test_the_browser_check_reports_a_cell_that_raises_and_a_broken_link(driver, tmp_path):
+    """The detector itself: the same check on a notebook with one cell that raises and one broken link."""
+    course = tmp_path / "course"
+    (course / "notebooks").mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# A broken notebook"),
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_code_cell("raise ValueError('planted by the test')"),
+        nbformat.v4.new_markdown_cell(f"**Exercises:** [exercises/00_setup.ipynb]({EXERCISES_LINK})"),
+    ]
+    nbformat.write(nb, course / LECTURE)  # where README's command looks; there is no exercises/ here
+    with readme_lab(course, tmp_path) as lab:
+        problems = check_in_browser(driver, lab, course, LECTURE, EXERCISES_LINK, tmp_path)
+        report = "\n".join(problems) + f"\n(screenshot in {tmp_path}; server log:)\n{lab.log_tail()}"
+    assert any("code cell 2" in p and "raised ValueError: planted by the test" in p for p in problems), report
+    assert any("404" in p and "exercises/00_setup.ipynb" in p for p in problems), report
+    assert all("code cell 1 " not in p for p in problems), report
