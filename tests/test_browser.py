@@ -202,6 +202,14 @@ def wait_until(condition, timeout_s: float, interval_s: float = 0.25):
         time.sleep(interval_s)
 
 
+def read_if_complete(path: Path):
+    """The notebook at `path`, or None while it is still being written (empty or cut short)."""
+    try:
+        return nbformat.read(path, as_version=4)
+    except ValueError:  # nbformat.reader.NotJSONError is one
+        return None
+
+
 def menu(page, top: str, item: str) -> str | None:
     """Choose a menu command with the mouse, as a student does: e.g. Run > Run All Cells.
 
@@ -279,7 +287,12 @@ def check_in_browser(p, lab: Lab, course: Path, notebook: str, link: str, tmp: P
             problems.append(blocked)
         elif not wait_until(lambda: path.stat().st_mtime_ns != saved_before, SAVE_S):
             problems.append(f"{notebook}: File > Save Notebook did not save it within {SAVE_S} s")
-        saved = nbformat.read(path, as_version=4)
+        # jupyter-server writes the file in place (its backup copy is what makes the save safe), so
+        # on a busy machine the file can be read half-written: wait until it parses.
+        saved = wait_until(lambda: read_if_complete(path), SAVE_S)
+        if saved is None:
+            problems.append(f"{notebook}: the saved file was not a whole notebook within {SAVE_S} s")
+            return problems
         code = [c for c in saved.cells if c.cell_type == "code"]
         if len(code) != n_code:
             problems.append(f"{notebook}: the saved copy has {len(code)} code cells, not {n_code}")
