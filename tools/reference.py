@@ -10,8 +10,8 @@ used, then writes the outputs and, under metadata["course"]["reference_run"], th
 compute capability, driver, CUDA runtime, torch, CuPy, Triton, Python, date, the run's duration and
 peak GPU memory, a hash of the code cells and a hash of utils/ (the code the cells call).  Strict
 claims (utils.claims) are on, so a claim that does not hold stops the run.  `check` fails when a
-notebook's code or utils/ changed after its stamp (a hash differs), or when the stamp is not from the reference GPU or breaks the
-course's budgets (pyproject.toml, [tool.course]).
+notebook's code or utils/ changed after its stamp (a hash differs), or when the stamp is not from a
+reference GPU or breaks the course's budgets (pyproject.toml, [tool.course]).
 """
 
 from __future__ import annotations
