@@ -101,3 +101,24 @@ def test_plot_timings_on_a_log_axis_draws_points_with_time_ticks():
     ax.figure.canvas.draw()
     assert any(t.get_text().endswith(("µs", "ms")) for t in ax.get_xticklabels())
     assert png_bytes(ax) < 100_000
+
+
+@pytest.mark.skipif(not utils.has_cupy(), reason=f"needs CuPy on a GPU: {utils.cupy_status().reason}")
+def test_cupy_stream_timeline_sees_overlap_and_names_the_null_stream():
+    import cupy as cp
+
+    side = cp.cuda.Stream(non_blocking=True)
+    tl = utils.StreamTimeline(backend="cupy")
+    with tl.span("sleep", stream=cp.cuda.Stream.null):
+        utils.cupy_sleep(10e-3)
+    with tl.span("sleep", stream=side, lane="side"):
+        utils.cupy_sleep(10e-3)
+    a, b = tl.intervals()
+    assert a.lane == "null stream" and b.lane == "side"
+    assert b.start_ms < a.end_ms, "two sleeps on two non-blocking streams should run at the same time"
+    assert cp.cuda.get_current_stream() == cp.cuda.Stream.null  # spans restore the current stream
+
+
+def test_stream_timeline_rejects_an_unknown_backend():
+    with pytest.raises(ValueError, match="'cuda' or 'cupy'"):
+        utils.StreamTimeline(backend="jax")

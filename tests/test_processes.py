@@ -31,3 +31,47 @@ def test_run_process_reports_the_failure_and_its_traceback():
 
 def test_no_traceback_when_the_child_succeeds():
     assert utils.run_process("print(1)").traceback == []
+
+
+def test_prefix_runs_the_child_under_another_command(tmp_path):
+    """prefix= is how notebook 05 runs code under compute-sanitizer; here a tiny wrapper stands in."""
+    wrapper = tmp_path / "wrapper"
+    wrapper.write_text('#!/bin/sh\necho "wrapped: $#"\nexec "$@"\n')
+    wrapper.chmod(0o755)
+    done = utils.run_process("print('child')", prefix=[str(wrapper)])
+    assert done.returncode == 0 and done.stdout == "wrapped: 3\nchild\n"  # python, -c, code
+
+
+def _fake_tool(folder, body):
+    folder.mkdir(parents=True, exist_ok=True)
+    tool = folder / "compute-sanitizer"
+    tool.write_text("#!/bin/sh\n" + body)
+    tool.chmod(0o755)
+    return str(tool)
+
+
+def test_compute_sanitizer_is_found_on_path_or_in_a_toolkit(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    in_toolkit = _fake_tool(tmp_path / "cuda" / "bin", "exit 0\n")
+    assert utils.compute_sanitizer() == in_toolkit
+    on_path = _fake_tool(tmp_path / "empty", "exit 0\n")
+    assert utils.compute_sanitizer() == on_path  # PATH first
+
+
+@pytest.mark.parametrize("body, ok, reason", [
+    ('echo "========= ERROR SUMMARY: 0 errors"\n', True, "compute-sanitizer at"),
+    ('echo "========= Error: Device not supported"; exit 1\n', False, "exit status 1: ========= Error: Device not"),
+])
+def test_sanitizer_status_needs_a_clean_run_not_just_the_file(tmp_path, monkeypatch, body, ok, reason):
+    from utils import device
+
+    monkeypatch.setattr(device, "has_cuda", lambda: True)
+    monkeypatch.setattr(device, "compute_sanitizer", lambda: _fake_tool(tmp_path, body))
+    device.sanitizer_status.cache_clear()
+    try:
+        status = device.sanitizer_status()
+    finally:
+        device.sanitizer_status.cache_clear()
+    assert status.ok is ok and reason in status.reason

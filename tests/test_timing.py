@@ -315,3 +315,33 @@ def test_out_of_memory_is_not_wrapped():
 def test_compare_rejects_a_zero_baseline():
     with pytest.raises(ValueError, match="baseline"):
         utils.compare([Timing("zero", np.array([0.0]))])
+
+
+needs_cupy = pytest.mark.skipif(not utils.has_cupy(), reason=f"needs CuPy on a GPU: {utils.cupy_status().reason}")
+
+
+@needs_cupy
+def test_cupy_sleep_lasts_what_it_says():
+    import cupy as cp
+
+    from utils.timing import cupy_cycles_per_second
+
+    cupy_cycles_per_second()  # calibrate (and compile) outside the timing
+    begin, end = cp.cuda.Event(), cp.cuda.Event()
+    begin.record()
+    utils.cupy_sleep(20e-3)
+    end.record()
+    end.synchronize()
+    assert cp.cuda.get_elapsed_time(begin, end) == pytest.approx(20, rel=0.1)
+    side = cp.cuda.Stream(non_blocking=True)
+    start = time.perf_counter()
+    utils.cupy_sleep(20e-3, stream=side)  # queued on `side`: the host does not wait
+    assert time.perf_counter() - start < 5e-3
+    assert not side.done
+    side.synchronize()
+
+
+@pytest.mark.skipif(utils.has_cupy(), reason="checks the message on a machine where CuPy cannot run")
+def test_cupy_sleep_without_gpu_says_why():
+    with pytest.raises(utils.GPUUnavailableError, match="cupy_sleep"):
+        utils.cupy_sleep(1e-3)

@@ -44,11 +44,26 @@ def code_hash(nb: nbformat.NotebookNode) -> str:
 UTILS = ROOT / "utils"
 
 
-def utils_hash(folder: Path = UTILS) -> str:
-    """A hash of every file in utils/ (names and contents): the code behind every notebook's outputs."""
+def _belongs_to_another_notebook(relative: Path, number: str | None) -> bool:
+    """True for exercises/nbXX.py and exercises/answers/nbXX.py when XX is not `number`."""
+    return (number is not None and relative.parts[0] == "exercises" and relative.name.startswith("nb")
+            and relative.suffix == ".py" and relative.stem != f"nb{number}")
+
+
+def utils_hash(folder: Path = UTILS, notebook: Path | None = None) -> str:
+    """A hash of the files in utils/ (names and contents): the code behind a notebook's outputs.
+
+    For `notebook` (NN_topic.ipynb), the exercise checks of other notebooks (exercises/nbXX.py and
+    their answers) are left out: they never run in it, so editing notebook 05's checks does not
+    make notebook 01's reference outputs stale.  Every other file counts for every notebook.
+    """
+    number = notebook.name[:2] if notebook is not None else None
     digest = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        relative = path.relative_to(folder)
+        if _belongs_to_another_notebook(relative, number):
+            continue
+        digest.update(relative.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 

@@ -8,7 +8,8 @@ Default: every notebook in notebooks/ and solutions/.  `run` executes each noteb
 in a fresh kernel (nbclient, as Run All would), while sampling nvidia-smi for the peak GPU memory
 used, then writes the outputs and, under metadata["course"]["reference_run"], the stamp: GPU, its
 compute capability, driver, CUDA runtime, torch, CuPy, Triton, Python, date, the run's duration and
-peak GPU memory, a hash of the code cells and a hash of utils/ (the code the cells call).  Strict
+peak GPU memory, a hash of the code cells and a hash of utils/ (the code the cells call; other
+notebooks' exercise checks left out, see tools.course.utils_hash).  Strict
 claims (utils.claims) are on, so a claim that does not hold stops the run.  `check` fails when a
 notebook's code or utils/ changed after its stamp (a hash differs), or when the stamp is not from a
 reference GPU or breaks the course's budgets (pyproject.toml, [tool.course]).
@@ -80,7 +81,7 @@ def run(path: Path) -> dict:
         "triton": env["triton"], "python": env["python"],
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
         "seconds": round(seconds, 1), "peak_gpu_memory_mib": sampler.stop(),
-        "code_hash": code_hash(nb), "utils_hash": utils_hash(),
+        "code_hash": code_hash(nb), "utils_hash": utils_hash(notebook=path),
     }
     nb.metadata.setdefault("course", {})[STAMP] = stamp
     write(nb, path)
@@ -95,7 +96,7 @@ def problems(path: Path, utils_folder: Path = UTILS) -> list[str]:
     found = []
     if stamp["code_hash"] != code_hash(read(path)):
         found.append("code changed after its reference run: execute it again on the reference GPU")
-    if stamp.get("utils_hash") != utils_hash(utils_folder):
+    if stamp.get("utils_hash") != utils_hash(utils_folder, notebook=path):
         found.append("utils/ changed after its reference run: execute it again on the reference GPU")
     if not any(gpu in str(stamp["gpu"]) for gpu in SETTINGS["reference_gpus"]):
         found.append(f"executed on {stamp['gpu']}, not on a reference GPU ({' or '.join(SETTINGS['reference_gpus'])})")

@@ -1,15 +1,17 @@
 """The course's shared helpers: every notebook does `import utils` (see notebook 00).
 
-- `utils.device`:   is there a GPU (for PyTorch, for CuPy), and if not, why; the environment.
+- `utils.device`:   is there a GPU (for PyTorch, for CuPy), and if not, why; the environment;
+                    `compute_sanitizer`: where NVIDIA's memory and race checker is, if anywhere.
 - `utils.timing`:   `benchmark`, `timer`, `compare`, `as_timing`: timing that is right on a CPU and a GPU;
-                    `gpu_sleep`: a GPU kernel of known duration.
+                    `gpu_sleep`, `cupy_sleep`: a GPU kernel of known duration (PyTorch, CuPy).
 - `utils.memory`:   `memory_state`, `peak_memory`, `format_bytes`, `memory_timeline`: the allocator's numbers.
 - `utils.plotting`: `plot_timings`, `plot_memory`, `plot_timeline`, `StreamTimeline`: the course's plots.
 - `utils.claims`:   `claim`: a statement about GPU behaviour, checked where it is measured (✓ or ✗).
 - `utils.processes`: `run_python`, `run_process`: code in a fresh Python process (settings read at
                     start-up, one-time costs, errors that would kill the notebook's kernel).
-- `utils.cells`:    the `%%requires cuda` line that skips a GPU-only cell on a machine without one,
-                    and shows what that cell produced in the course's reference run instead.
+- `utils.cells`:    the `%%requires cuda` line (or `cupy`, `compute-sanitizer`) that skips a GPU-only
+                    cell on a machine without one, and shows what that cell produced in the
+                    course's reference run instead.
 - `utils.exercises`: `exercise`, the pass/fail helper of the exercise notebooks, and their checks.
 """
 
@@ -18,6 +20,7 @@ from .cells import register as _register_cells
 from .claims import ClaimFailed, claim
 from .device import (
     GPUUnavailableError,
+    compute_sanitizer,
     cuda_status,
     cupy_status,
     default_device,
@@ -27,6 +30,7 @@ from .device import (
     print_environment,
     require_cuda,
     require_cupy,
+    sanitizer_status,
 )
 from .memory import MemoryState, format_bytes, gpu_budget, memory_state, memory_timeline, peak_memory
 from .plotting import (
@@ -40,7 +44,17 @@ from .plotting import (
     use_course_style,
 )
 from .processes import ChildFailed, Finished, run_process, run_python
-from .timing import BenchmarkError, Timing, as_timing, benchmark, compare, format_time, gpu_sleep, timer
+from .timing import (
+    BenchmarkError,
+    Timing,
+    as_timing,
+    benchmark,
+    compare,
+    cupy_sleep,
+    format_time,
+    gpu_sleep,
+    timer,
+)
 
 __all__ = [
     "BenchmarkError",
@@ -57,7 +71,9 @@ __all__ = [
     "claim",
     "claims",
     "compare",
+    "compute_sanitizer",
     "cuda_status",
+    "cupy_sleep",
     "cupy_status",
     "default_device",
     "environment",
@@ -80,6 +96,7 @@ __all__ = [
     "require_cupy",
     "run_process",
     "run_python",
+    "sanitizer_status",
     "timer",
     "use_course_style",
 ]

@@ -1,4 +1,5 @@
-"""GPU-only notebook cells: `%%requires cuda` (or `cupy`, or both) as a cell's first line.
+"""GPU-only notebook cells: `%%requires cuda` (or `cupy`, or `compute-sanitizer`, or several) as a
+cell's first line.
 
 With what the cell needs, the cell runs as usual.  Without it, the cell is not run and prints one
 line saying what was missing and why, so Run All finishes on any machine:
@@ -35,9 +36,9 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from .device import cuda_status, cupy_status
+from .device import cuda_status, cupy_status, sanitizer_status
 
-_CHECKS = {"cuda": cuda_status, "cupy": cupy_status}
+_CHECKS = {"cuda": cuda_status, "cupy": cupy_status, "compute-sanitizer": sanitizer_status}
 _MARK = "%%requires"
 
 

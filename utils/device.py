@@ -7,6 +7,7 @@ and each "no" carries a one-line reason so that a skipped cell can say *why* it 
 
 from __future__ import annotations
 
+import glob
 import os
 import platform
 import shutil
@@ -59,6 +60,51 @@ def cupy_status() -> Availability:
         first_line = (str(err).strip().splitlines() or [""])[0][:120]
         return Availability(False, f"CuPy {cupy.__version__} cannot run on this GPU ({type(err).__name__}: {first_line})")
     return Availability(True, f"CuPy {cupy.__version__} runs on the GPU")
+
+
+def compute_sanitizer() -> str | None:
+    """The path of NVIDIA's compute-sanitizer, or None: on PATH, else in a CUDA toolkit's bin/
+    ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda, /usr/local/cuda-X.Y, newest first; Colab has one
+    in /usr/local/cuda/bin, which is not on its PATH)."""
+    found = shutil.which("compute-sanitizer")
+    if found:
+        return found
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda",
+             *sorted(glob.glob("/usr/local/cuda-*"), reverse=True)]
+    for root in filter(None, roots):
+        candidate = os.path.join(root, "bin", "compute-sanitizer")
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+# What the check below runs under the tool: one allocation, one kernel, one copy back.
+_SANITIZER_PROBE = "import torch; assert torch.ones(4, device='cuda').sum().item() == 4"
+
+
+@cache
+def sanitizer_status() -> Availability:
+    """Can compute-sanitizer check CUDA programs here?  Found is not enough: some machines (some
+    virtualized or shared GPUs) refuse it ("Device not supported"), so this runs a tiny PyTorch
+    program under its memcheck tool once (a few seconds) and requires a clean report."""
+    if not has_cuda():
+        return Availability(False, cuda_status().reason)
+    path = compute_sanitizer()
+    if path is None:
+        return Availability(False, "compute-sanitizer is not on PATH nor in a CUDA toolkit's bin/ "
+                                   "(it comes with the CUDA toolkit; Colab has one)")
+    try:
+        done = subprocess.run([path, "--tool", "memcheck", "--error-exitcode", "99",
+                               sys.executable, "-c", _SANITIZER_PROBE],
+                              capture_output=True, text=True, timeout=180, check=False)
+    except (OSError, subprocess.SubprocessError) as err:
+        return Availability(False, f"{path} did not run ({type(err).__name__}: {err})")
+    if done.returncode != 0 or "ERROR SUMMARY: 0 errors" not in done.stdout:
+        lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+        first = next((line for line in lines if "rror" in line), lines[0] if lines else "no output")
+        return Availability(False, f"compute-sanitizer cannot check programs on this GPU "
+                                   f"(exit status {done.returncode}: {first.strip()[:120]})")
+    return Availability(True, f"compute-sanitizer at {path}")
 
 
 def has_cuda() -> bool:

@@ -24,7 +24,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.ticker import FuncFormatter
 
-from .device import require_cuda
+from .device import require_cuda, require_cupy
 from .timing import Timing, format_time
 
 STYLE: dict[str, Any] = {
@@ -160,37 +160,72 @@ class StreamTimeline:
 
     Events time the *stream*: a span starts when the stream reaches its start event, so a span
     queued behind other work on its stream starts when that work ends.
+
+    backend="cupy" does the same with CuPy's streams and events (`stream` is then a
+    cupy.cuda.Stream, by default CuPy's current one): notebook 04 draws CuPy's streams with it.
     """
 
-    def __init__(self) -> None:
-        require_cuda("StreamTimeline")
-        self._origin = torch.cuda.Event(enable_timing=True)
+    def __init__(self, backend: str = "cuda") -> None:
+        if backend not in ("cuda", "cupy"):
+            raise ValueError(f"StreamTimeline backend must be 'cuda' or 'cupy', not {backend!r}")
+        self._backend = backend
+        if backend == "cupy":
+            require_cupy("StreamTimeline(backend='cupy')")
+            import cupy
+
+            self._cupy: Any = cupy
+        else:
+            require_cuda("StreamTimeline")
+        self._origin = self._event()
         self._origin.record()
-        self._spans: list[tuple[str, str, torch.cuda.Event, torch.cuda.Event]] = []
+        self._spans: list[tuple[str, str, Any, Any]] = []
+
+    def _event(self) -> Any:
+        return self._cupy.cuda.Event() if self._backend == "cupy" else torch.cuda.Event(enable_timing=True)
 
     @contextmanager
-    def span(self, name: str, stream: torch.cuda.Stream | None = None, lane: str | None = None) -> Iterator[None]:
+    def span(self, name: str, stream: Any = None, lane: str | None = None) -> Iterator[None]:
         """Run the block on `stream` (default: the current one) and record its start and end."""
-        stream = stream or torch.cuda.current_stream()
-        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        with torch.cuda.stream(stream):
-            begin.record(stream)
-            yield
-            end.record(stream)
-        self._spans.append((lane or _stream_name(stream), name, begin, end))
+        begin, end = self._event(), self._event()
+        if self._backend == "cupy":
+            stream = stream or self._cupy.cuda.get_current_stream()
+            with stream:
+                begin.record(stream)
+                yield
+                end.record(stream)
+            default_lane = _cupy_stream_name(stream)
+        else:
+            stream = stream or torch.cuda.current_stream()
+            with torch.cuda.stream(stream):
+                begin.record(stream)
+                yield
+                end.record(stream)
+            default_lane = _stream_name(stream)
+        self._spans.append((lane or default_lane, name, begin, end))
+
+    def _ms(self, begin: Any, end: Any) -> float:
+        if self._backend == "cupy":
+            return float(self._cupy.cuda.get_elapsed_time(begin, end))
+        return float(begin.elapsed_time(end))
 
     def intervals(self) -> list[Interval]:
         """Wait for the GPU, then return the recorded spans in milliseconds since construction."""
-        torch.cuda.synchronize()
-        return [
-            Interval(lane, name, self._origin.elapsed_time(b), self._origin.elapsed_time(e))
-            for lane, name, b, e in self._spans
-        ]
+        if self._backend == "cupy":
+            self._cupy.cuda.Device().synchronize()
+        else:
+            torch.cuda.synchronize()
+        return [Interval(lane, name, self._ms(self._origin, b), self._ms(self._origin, e))
+                for lane, name, b, e in self._spans]
 
 
 def _stream_name(stream: torch.cuda.Stream) -> str:
     default = stream == torch.cuda.default_stream(stream.device)
     return "default stream" if default else f"stream {stream.stream_id}"
+
+
+def _cupy_stream_name(stream: Any) -> str:
+    names = {0: "null stream", 2: "per-thread default stream"}  # cudaStreamLegacy is 0 in CuPy, cudaStreamPerThread 2
+    return names.get(stream.ptr, f"stream {stream.ptr:#x}")
 
 
 def intervals_from_chrome_trace(trace: dict[str, Any] | str | os.PathLike[str],

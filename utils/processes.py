@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -51,21 +51,23 @@ def _environment(env: Mapping[str, str] | None, unset: Iterable[str]) -> dict[st
 
 
 def run_process(code: str, *args: str, env: Mapping[str, str] | None = None, unset: Iterable[str] = (),
-                timeout: float = 300) -> Finished:
+                timeout: float = 300, prefix: Sequence[str] = ()) -> Finished:
     """Run `python -c code args...` with this notebook's Python, and return what happened.
 
     env: environment variables to set (on top of this process's); unset: variables to remove, so
-    the child sees the default (e.g. unset=["CUDA_MODULE_LOADING"]); timeout: seconds.
+    the child sees the default (e.g. unset=["CUDA_MODULE_LOADING"]); timeout: seconds; prefix: a
+    command that runs the child Python, such as a checker (notebook 05:
+    prefix=[utils.compute_sanitizer(), "--tool", "memcheck"]).
     """
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+    done = subprocess.run([*prefix, sys.executable, "-c", code, *args], capture_output=True, text=True,
                           env=_environment(env, unset), timeout=timeout, check=False)
     return Finished(done.returncode, done.stdout, done.stderr)
 
 
 def run_python(code: str, *args: str, env: Mapping[str, str] | None = None, unset: Iterable[str] = (),
-               timeout: float = 300) -> str:
+               timeout: float = 300, prefix: Sequence[str] = ()) -> str:
     """Run `code` in a fresh Python process and return what it printed; raise ChildFailed if it failed."""
-    done = run_process(code, *args, env=env, unset=unset, timeout=timeout)
+    done = run_process(code, *args, env=env, unset=unset, timeout=timeout, prefix=prefix)
     if done.returncode != 0:
         tail = "\n".join(done.stderr.strip().splitlines()[-20:])
         raise ChildFailed(f"the fresh Python process exited with status {done.returncode}:\n{tail}")

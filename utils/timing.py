@@ -417,3 +417,56 @@ def gpu_sleep(seconds: float, stream: torch.cuda.Stream | None = None) -> None:
         return
     with torch.cuda.stream(stream):
         torch.cuda._sleep(cycles)
+
+
+# CuPy's counterpart.  CuPy has no `_sleep`, so the course writes the spinning kernel itself: one
+# thread reads the SM's cycle counter (clock64) until `cycles` have passed.  Notebook 04 uses it
+# to make stream effects visible and races deterministic, as notebook 03 uses gpu_sleep.
+_SPIN_SOURCE = r"""
+extern "C" __global__ void spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) { }
+}
+"""
+_spin_kernel: Any = None
+_cupy_cycles_per_second: float | None = None
+
+
+def _cupy_spin(cycles: int) -> None:
+    """Queue the spinning kernel (one block of one thread) on CuPy's current stream."""
+    global _spin_kernel
+    if _spin_kernel is None:
+        import cupy
+
+        _spin_kernel = cupy.RawKernel(_SPIN_SOURCE, "spin")
+    _spin_kernel((1,), (1,), (np.int64(cycles),))
+
+
+def cupy_cycles_per_second() -> float:
+    """How many cycles the spinning kernel counts per second on this GPU (measured once, as for
+    `gpu_cycles_per_second`: the median of three 20-million-cycle kernels between CuPy events,
+    after a first one that compiles the kernel and lets the clock ramp up)."""
+    global _cupy_cycles_per_second
+    if _cupy_cycles_per_second is None:
+        require_cupy("cupy_sleep()")
+        cycles, rates = 20_000_000, []
+        _cupy_spin(cycles)
+        clock = _CupyClock()
+        for _ in range(3):
+            clock.start()
+            _cupy_spin(cycles)
+            rates.append(cycles / clock.stop())
+        _cupy_cycles_per_second = float(np.median(rates))
+    return _cupy_cycles_per_second
+
+
+def cupy_sleep(seconds: float, stream: Any = None) -> None:
+    """Queue one CuPy kernel that keeps `stream` (a cupy.cuda.Stream; default: CuPy's current
+    stream) busy for about `seconds`.  The first call calibrates (about 40 ms, waiting for the GPU):
+    call `cupy_cycles_per_second()` before a region you time."""
+    cycles = int(seconds * cupy_cycles_per_second())
+    if stream is None:
+        _cupy_spin(cycles)
+        return
+    with stream:
+        _cupy_spin(cycles)
