@@ -1,0 +1,335 @@
+"""Wrong answers, and other right ones, to the exercises of notebook 04 (CUDA streams in CuPy), for
+the tests: SPOILERS.
+
+Exercises 1 to 3 need a GPU: their checks delay one stream on purpose, so every racy answer below
+must fail there, every time.  Exercise 4 is checked on the CPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from ..nb04 import STREAM_ANSWER
+
+
+def _cp():
+    import cupy
+
+    return cupy
+
+
+def _cupy_stream_of(torch_stream):
+    cp = _cp()
+    if hasattr(cp.cuda.Stream, "from_external") and hasattr(torch_stream, "__cuda_stream__"):
+        return cp.cuda.Stream.from_external(torch_stream)
+    return cp.cuda.ExternalStream(torch_stream.cuda_stream)
+
+
+# ---------------------------------------------------------------- exercise 1: sum_on_stream (GPU)
+def tutorial_code(a_np, s):  # the CuPy streams tutorial's code, as a function: s stays current
+    cp = _cp()
+    with s:
+        a_cp = cp.asarray(a_np)
+        b_cp = cp.sum(a_cp)
+    s.use()
+    return b_cp
+
+
+def tutorial_back_to_null(a_np, s):  # use(), then "go back to the default stream": not back for every caller
+    cp = _cp()
+    s.use()
+    total = cp.asarray(a_np).sum()
+    cp.cuda.Stream.null.use()
+    return total
+
+
+def no_join(a_np, s):  # the caller's stream may read the result before s writes it
+    cp = _cp()
+    with s:
+        return cp.asarray(a_np).sum()
+
+
+def join_the_wrong_way(a_np, s):  # s waits for the caller, instead of the caller for s
+    cp = _cp()
+    s.wait_event(cp.cuda.get_current_stream().record())
+    with s:
+        return cp.asarray(a_np).sum()
+
+
+def on_the_callers_stream(a_np, s):  # right values, but s is not used
+    return _cp().asarray(a_np).sum()
+
+
+def host_value(a_np, s):  # a float: the host waited for the GPU
+    cp = _cp()
+    with s:
+        return float(cp.asarray(a_np).sum())
+
+
+def use_and_restore(a_np, s):  # right: use() with the caller's stream restored by hand
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.use()
+    total = cp.asarray(a_np).sum()
+    done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
+def host_synchronized(a_np, s):  # right, but the host waits for s
+    cp = _cp()
+    with s:
+        total = cp.asarray(a_np).sum()
+    s.synchronize()
+    return total
+
+
+WRONG_SUMS = {
+    "the tutorial's code (s.use() leaks)": tutorial_code,
+    "use(), then Stream.null.use()": tutorial_back_to_null,
+    "no join": no_join,
+    "s waits for the caller instead": join_the_wrong_way,
+    "on the caller's stream": on_the_callers_stream,
+    "returns a float": host_value,
+}
+
+
+# ---------------------------------------------------------------- exercise 2: torch_to_cupy_and_back (GPU)
+def export_outside(produce, cupy_fn, side):  # DLPack orders against PyTorch's current stream *at export*
+    cp = _cp()
+    with torch.cuda.stream(side):
+        t = produce()
+    return torch.from_dlpack(cupy_fn(cp.from_dlpack(t)))
+
+
+def asarray_inside(produce, cupy_fn, side):  # __cuda_array_interface__ v2: no stream, no ordering
+    cp = _cp()
+    with torch.cuda.stream(side):
+        t = produce()
+        x = cp.asarray(t)
+    return torch.from_dlpack(cupy_fn(x))
+
+
+def shared_stream_no_way_back(produce, cupy_fn, side):  # CuPy on side, but the caller does not wait for side
+    cp = _cp()
+    with torch.cuda.stream(side), _cupy_stream_of(side):
+        y = cupy_fn(cp.asarray(produce()))
+    return torch.from_dlpack(y)  # CuPy's current stream is the null stream again: it orders nothing
+
+
+def produce_on_the_caller(produce, cupy_fn, side):  # right values, but the producer's work is not on side
+    cp = _cp()
+    return torch.from_dlpack(cupy_fn(cp.from_dlpack(produce())))
+
+
+def side_synchronize(produce, cupy_fn, side):  # right values, but the host waits for side
+    cp = _cp()
+    with torch.cuda.stream(side):
+        t = produce()
+    side.synchronize()
+    return torch.from_dlpack(cupy_fn(cp.from_dlpack(t)))
+
+
+def device_synchronize(produce, cupy_fn, side):  # right values, but the host waits for the whole GPU
+    cp = _cp()
+    with torch.cuda.stream(side):
+        t = produce()
+    torch.cuda.synchronize()
+    return torch.from_dlpack(cupy_fn(cp.asarray(t)))
+
+
+def through_the_host(produce, cupy_fn, side):  # .cpu() waits for the producer, and copies twice
+    cp = _cp()
+    with torch.cuda.stream(side):
+        t = produce()
+        host = t.cpu().numpy()
+    return torch.from_dlpack(cupy_fn(cp.asarray(host)))
+
+
+def returns_cupy(produce, cupy_fn, side):  # a CuPy array, not a tensor
+    cp = _cp()
+    with torch.cuda.stream(side):
+        x = cp.from_dlpack(produce())
+    return cupy_fn(x)
+
+
+def wait_stream_then_asarray(produce, cupy_fn, side):  # right: the caller's stream waits for side first
+    cp = _cp()
+    with torch.cuda.stream(side):
+        t = produce()
+    torch.cuda.current_stream().wait_stream(side)  # CuPy's null stream = PyTorch's default stream
+    return torch.from_dlpack(cupy_fn(cp.from_dlpack(t)))
+
+
+def shared_stream(produce, cupy_fn, side):  # right: CuPy works on side itself, and the caller joins side
+    cp = _cp()
+    with torch.cuda.stream(side), _cupy_stream_of(side):
+        y = cupy_fn(cp.asarray(produce()))  # same stream as the producer: in order, no handshake needed
+        out = torch.from_dlpack(y)
+    torch.cuda.current_stream().wait_stream(side)
+    return out
+
+
+WRONG_HANDOFFS = {
+    "from_dlpack outside the producer's stream context": export_outside,
+    "cupy.asarray (no stream ordering)": asarray_inside,
+    "CuPy on the shared stream, no way back": shared_stream_no_way_back,
+    "produce() on the caller's stream": produce_on_the_caller,
+    "side.synchronize()": side_synchronize,
+    "torch.cuda.synchronize()": device_synchronize,
+    "through the host (.cpu())": through_the_host,
+    "returns a CuPy array": returns_cupy,
+}
+
+
+# ---------------------------------------------------------------- exercise 3: pipelined (GPU)
+def pipeline(chunks, compute, copy_stream, *, wait=True, fork=True):
+    """The solution, with a switch for each of its two orderings."""
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    buffers = [cp.empty(h.shape, h.dtype) for h in chunks]
+    if fork:
+        copy_stream.wait_event(current.record())
+    copied = []
+    for h, d in zip(chunks, buffers):
+        d.set(h, stream=copy_stream)
+        copied.append(copy_stream.record())
+    results = []
+    for d, event in zip(buffers, copied):
+        if wait:
+            current.wait_event(event)
+        results.append(compute(d))
+    return results
+
+
+def allocate_on_copy_stream(chunks, compute, copy_stream, *, keep=False, fence=False):
+    """A new array per chunk, made on copy_stream (cp.asarray inside `with copy_stream:`).
+
+    keep=False: each chunk's array is freed as soon as the loop moves on, while its compute may still
+    be queued: the next allocation on copy_stream gets the same memory.  keep=True keeps them to the
+    end; fence=True also makes copy_stream wait for the computes before they are freed.
+    """
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+
+    def load(h):
+        with copy_stream:
+            return cp.asarray(h), copy_stream.record()
+
+    kept, results, upcoming = [], [], load(chunks[0])
+    for i in range(len(chunks)):
+        x, copied = upcoming
+        if keep:
+            kept.append(x)
+        if i + 1 < len(chunks):
+            upcoming = load(chunks[i + 1])
+        current.wait_event(copied)
+        results.append(compute(x))
+    if fence:
+        copy_stream.wait_event(current.record())
+    return results
+
+
+def all_on_current(chunks, compute, copy_stream):  # right values, no overlap
+    cp = _cp()
+    return [compute(cp.asarray(h)) for h in chunks]
+
+
+def fork_every_chunk(chunks, compute, copy_stream):  # right values, but each copy waits for the last compute
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    results = []
+    for h in chunks:
+        d = cp.empty(h.shape, h.dtype)
+        copy_stream.wait_event(current.record())
+        d.set(h, stream=copy_stream)
+        current.wait_event(copy_stream.record())
+        results.append(compute(d))
+    return results
+
+
+def compute_on_copy_stream(chunks, compute, copy_stream):  # right values, but compute runs on copy_stream
+    cp = _cp()
+    results = []
+    with copy_stream:
+        for h in chunks:
+            results.append(compute(cp.asarray(h)))
+    cp.cuda.get_current_stream().wait_event(copy_stream.record())
+    return results
+
+
+def two_buffers(chunks, compute, copy_stream):
+    """Right: two buffers reused in turn, an event for 'copied' and one for 'consumed' per buffer."""
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    buffers = [cp.empty(chunks[0].shape, chunks[0].dtype) for _ in range(2)]
+    copied, consumed = [cp.cuda.Event() for _ in range(2)], [None, None]
+    copy_stream.wait_event(current.record())
+
+    def load(i):
+        k = i % 2
+        if consumed[k] is not None:
+            copy_stream.wait_event(consumed[k])
+        buffers[k].set(chunks[i], stream=copy_stream)
+        copy_stream.record(copied[k])
+
+    results = []
+    load(0)
+    for i in range(len(chunks)):
+        k = i % 2
+        if i + 1 < len(chunks):
+            load(i + 1)
+        current.wait_event(copied[k])
+        results.append(compute(buffers[k]))
+        consumed[k] = current.record()
+    return results
+
+
+def last_chunk_missing(chunks, compute, copy_stream):
+    return pipeline(chunks[:-1], compute, copy_stream)
+
+
+WRONG_PIPELINES = {
+    "no wait for the copy": lambda c, f, s: pipeline(c, f, s, wait=False),
+    "no fork: copies overwrite memory the current stream still reads": lambda c, f, s: pipeline(c, f, s, fork=False),
+    "arrays made on copy_stream, freed while computes read them": allocate_on_copy_stream,
+    "arrays made on copy_stream, kept, but freed unfenced": lambda c, f, s: allocate_on_copy_stream(c, f, s, keep=True),
+    "everything on the current stream": all_on_current,
+    "copy_stream waits for every compute": fork_every_chunk,
+    "compute on copy_stream": compute_on_copy_stream,
+    "last chunk missing": last_chunk_missing,
+}
+
+
+# ---------------------------------------------------------------- exercise 4: which_stream (CPU)
+def _returns(mapping: object) -> Callable[[], object]:
+    return lambda: mapping
+
+
+WRONG_STREAMS = {
+    "`with` restores the stream current at entry": {**STREAM_ANSWER, "k7": "b"},
+    "`with` ends on the stream use() set inside it": {**STREAM_ANSWER, "k4": "b"},
+    "use() ignored inside `with`": {**STREAM_ANSWER, "k3": "a", "k4": "null"},
+    "use() ignored": {**STREAM_ANSWER, "k3": "a", "k5": "null"},
+    "a kernel missing": {k: v for k, v in STREAM_ANSWER.items() if k != "k1"},
+}
+
+WRONG = {
+    "check_sum_on_stream": WRONG_SUMS,
+    "check_torch_to_cupy_and_back": WRONG_HANDOFFS,
+    "check_pipelined": WRONG_PIPELINES,
+    "check_which_stream": {what: _returns(mapping) for what, mapping in WRONG_STREAMS.items()},
+}
+ALSO_RIGHT = {
+    "check_sum_on_stream": {"use() with the caller's stream restored": use_and_restore,
+                            "the host waits for s": host_synchronized},
+    "check_torch_to_cupy_and_back": {"wait_stream, then DLPack": wait_stream_then_asarray,
+                                     "CuPy on the producer's stream (Stream.from_external)": shared_stream},
+    "check_pipelined": {"the wrong pipelines' builder, nothing broken": pipeline,
+                        "arrays made on copy_stream, kept and fenced":
+                            lambda c, f, s: allocate_on_copy_stream(c, f, s, keep=True, fence=True),
+                        "two buffers and events": two_buffers},
+}

@@ -1,0 +1,417 @@
+"""Checks for the exercises of notebook 04 (CUDA streams in CuPy, and CuPy beside PyTorch): the
+tutorial's stream code made correct, a tensor handed from PyTorch to CuPy and back, a pipeline of
+copies and computes, and which stream a CuPy call runs on.
+
+The GPU checks make every race window wide on purpose: they keep one stream busy with
+`utils.cupy_sleep` (CuPy) or `utils.gpu_sleep` (PyTorch), kernels that spin for a known time, so an
+answer that forgets a wait reads the wrong data every time, not once in a thousand runs.  Each
+trial uses data of its own, so a stale result (left in memory by an earlier trial) is never right.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..device import require_cuda, require_cupy
+from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep
+from . import Exercise, exercise, register
+
+NOTEBOOK = "04_streams_cupy"
+WINDOW_MS = 60.0  # how long the checks keep a stream busy (at first: see TRIES)
+TRIES = 3  # a run that a slow or busy host spoiled is tried again; a wrong answer fails every try
+
+
+def _cupy(what: str) -> Any:
+    """CuPy, once we know that PyTorch and CuPy can both use the GPU (else a one-line error)."""
+    require_cuda(what)
+    require_cupy(what)
+    import cupy
+
+    return cupy
+
+
+def _cupy_elapsed_ms(cp: Any, fn: Callable[[], object]) -> float:
+    """GPU milliseconds from before `fn()` to after it, with CuPy events on CuPy's current stream."""
+    begin, end = cp.cuda.Event(), cp.cuda.Event()
+    begin.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return float(cp.cuda.get_elapsed_time(begin, end))
+
+
+# ------------------------------------------------------------------------------------------
+# Exercise 1: the tutorial's stream code, made correct
+# ------------------------------------------------------------------------------------------
+@dataclass
+class _SumRun:
+    result: Any  # what sum_on_stream returned
+    seen: float | None  # what the caller's stream read from it right after the call
+    current_after: Any  # CuPy's current stream after the call
+    after_window: bool  # the caller's next work ran after s's busy window (so it waited for s)
+
+
+def _sum_run(cp: Any, sum_on_stream: Callable, a_np: np.ndarray, s: Any, caller: Any) -> _SumRun:
+    """One call of sum_on_stream(a_np, s) from `caller` (CuPy's current stream), while s is busy."""
+    cp.cuda.Device().synchronize()
+    window_end = cp.cuda.Event()
+    with caller:
+        origin = caller.record()  # the GPU is idle: this is now
+        cupy_sleep(WINDOW_MS / 1e3, s)
+        s.record(window_end)
+        result = sum_on_stream(a_np, s)
+        current_after = cp.cuda.get_current_stream()
+        with caller:  # the caller's next work (on the caller's stream even if the answer changed it)
+            seen = result.copy() if isinstance(result, cp.ndarray) else None
+            consumed = caller.record()
+    cp.cuda.Device().synchronize()
+    after_window = cp.cuda.get_elapsed_time(origin, consumed) >= cp.cuda.get_elapsed_time(origin, window_end)
+    value = float(seen.ravel()[0]) if seen is not None and seen.size == 1 else None
+    return _SumRun(result, value, current_after, after_window)
+
+
+def check_sum_on_stream(sum_on_stream: Callable[[np.ndarray, Any], Any]) -> None:
+    """sum_on_stream(a_np, s) must copy a NumPy array to the GPU and sum it on stream s, return the
+    sum as a CuPy array that work on the caller's current stream may use at once, and leave the
+    caller's current stream as it was.
+
+    It is called from the null stream and from another stream, each time while s is busy with a
+    kernel of 60 ms: a sum queued on s is written only after it, so a caller's stream that does not
+    wait for s reads the result too early (a value left in memory by an earlier trial), and a sum
+    that was not queued on s is read before s's window ends (the order of two CUDA events).
+    """
+    with exercise("sum_on_stream") as ex:
+        cp = _cupy("check_sum_on_stream")
+        rng = np.random.default_rng(2024)
+        n = 2**20
+        warm = rng.integers(0, 1000, n).astype(np.float64)
+        cp.asarray(warm).sum().copy()  # load the kernels an answer uses, so that the host is not slow now
+        cupy_cycles_per_second()  # calibrate cupy_sleep now: it waits for the GPU
+        s = cp.cuda.Stream(non_blocking=True)
+        callers = {"the null stream": cp.cuda.Stream.null, "a non-blocking stream": cp.cuda.Stream(non_blocking=True)}
+        for where, caller in callers.items():
+            a_np = rng.integers(0, 1000, n).astype(np.float64)  # integers: the sum is exact in any order
+            want = float(a_np.sum())
+            run = _sum_run(cp, sum_on_stream, a_np, s, caller)
+            ex.expect(isinstance(run.result, cp.ndarray) and run.result.size == 1,
+                      f"called from {where}, sum_on_stream returned a {type(run.result).__name__}, "
+                      "expected a CuPy array holding the sum",
+                      "return the CuPy array that .sum() gives (a 0-d array); float() or .get() would make "
+                      "the host wait for the GPU")
+            ex.expect(run.current_after == caller,
+                      f"called from {where}, sum_on_stream left {run.current_after} as CuPy's current stream "
+                      f"instead of {caller}",
+                      "`s.use()` makes s current until something else is used, and `Stream.null.use()` is "
+                      "not 'back' for a caller that was on another stream: use `with s:`, which restores "
+                      "the caller's stream when the block ends")
+            ex.expect(run.seen == want,
+                      f"called from {where}, the caller's stream read {run.seen} right after the call, "
+                      f"expected {want}: it read the result before s had written it",
+                      "the sum is queued on s, behind s's earlier work: record an event on s after the sum, "
+                      "and make the caller's stream wait for it (caller.wait_event(...)), without making "
+                      "the host wait")
+            ex.expect(run.after_window,
+                      f"called from {where}, the sum did not run on s: the caller's stream had it before s's "
+                      "earlier work was done",
+                      "queue the copy and the sum on s: inside `with s:`")
+
+
+register(Exercise(NOTEBOOK, "sum_on_stream", check_sum_on_stream, gpu=True))
+
+
+# ------------------------------------------------------------------------------------------
+# Exercise 2: from a PyTorch side stream to CuPy, and back
+# ------------------------------------------------------------------------------------------
+@dataclass
+class _HandoffRun:
+    producer_streams: list  # PyTorch's current stream each time produce() was called
+    out: Any  # what the answer returned
+    seen: torch.Tensor | None  # what the caller's stream read from it right after the call
+    waited: bool  # the producer's busy window had ended when the answer returned: the host waited
+    current_after: torch.cuda.Stream
+    host_ms: float
+
+
+def _handoff_run(cp: Any, fn: Callable, cupy_fn: Callable, side: torch.cuda.Stream, caller: torch.cuda.Stream,
+                 n: int, value: float, window_ms: float) -> _HandoffRun:
+    """One call of fn(produce, cupy_fn, side) with `caller` as PyTorch's current stream."""
+    producer_streams: list = []
+    slept = torch.cuda.Event()
+
+    def produce() -> torch.Tensor:
+        """Queue, on PyTorch's current stream: a tensor of NaN, 'window_ms' of other work, then fill it."""
+        producer_streams.append(torch.cuda.current_stream())
+        t = torch.full((n,), math.nan, device="cuda")
+        gpu_sleep(window_ms / 1e3)
+        slept.record()
+        t.fill_(value)
+        return t
+
+    torch.cuda.synchronize()
+    with torch.cuda.stream(caller):
+        t0 = time.perf_counter()
+        out = fn(produce, cupy_fn, side)
+        host_ms = (time.perf_counter() - t0) * 1e3
+        waited = bool(producer_streams) and slept.query()
+        current_after = torch.cuda.current_stream()
+        with torch.cuda.stream(caller):  # the caller's next work
+            seen = out.clone() if isinstance(out, torch.Tensor) and out.is_cuda else None
+    torch.cuda.synchronize()
+    return _HandoffRun(producer_streams, out, seen, waited, current_after, host_ms)
+
+
+def check_torch_to_cupy_and_back(
+    torch_to_cupy_and_back: Callable[[Callable[[], torch.Tensor], Callable[[Any], Any], torch.cuda.Stream],
+                                     torch.Tensor],
+) -> None:
+    """torch_to_cupy_and_back(produce, cupy_fn, side) must run produce() on the PyTorch stream `side`,
+    apply the CuPy function cupy_fn to the tensor it returns, and return the result as a tensor that
+    work on PyTorch's current stream may use at once, without making the host wait.
+
+    produce() spends 60 ms on other work before it writes its tensor, so an answer that lets CuPy
+    read too early reads NaN or an earlier trial's data, and an answer that makes the host wait for
+    the GPU (synchronize, .item(), .cpu(), .get()) returns only after those 60 ms.  It is called from
+    PyTorch's default stream (which is CuPy's null stream) and from another stream.
+    """
+    with exercise("torch_to_cupy_and_back") as ex:
+        cp = _cupy("check_torch_to_cupy_and_back")
+        n = 2**20
+
+        def cupy_fn(x: Any) -> Any:
+            return x * 2 + 1
+
+        warm = torch.ones(n, device="cuda")  # load the kernels an answer uses, so that the host is not slow now
+        torch.from_dlpack(cupy_fn(cp.from_dlpack(warm))).clone()
+        cupy_fn(cp.asarray(warm)).sum()
+        torch.full((n,), math.nan, device="cuda").fill_(1.0)
+        gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
+        side, other = torch.cuda.Stream(), torch.cuda.Stream()
+        callers = {"PyTorch's default stream": torch.cuda.default_stream(), "another PyTorch stream": other}
+        for value, (where, caller) in zip((3.0, 5.0), callers.items()):
+            for k in range(TRIES):
+                window_ms = WINDOW_MS * 2**k
+                run = _handoff_run(cp, torch_to_cupy_and_back, cupy_fn, side, caller, n, value, window_ms)
+                if not run.waited:
+                    break
+            ex.expect(len(run.producer_streams) == 1,
+                      f"called from {where}, produce() was called {len(run.producer_streams)} times",
+                      "call produce() once, and keep the tensor it returns")
+            ex.expect(run.producer_streams[0] == side,
+                      f"called from {where}, produce() ran on {run.producer_streams[0]}, not on side",
+                      "the producer's work belongs on the side stream: call produce() inside "
+                      "`with torch.cuda.stream(side):`")
+            ex.expect(isinstance(run.out, torch.Tensor) and run.out.is_cuda,
+                      f"called from {where}, the function returned a {type(run.out).__name__}, "
+                      "expected a PyTorch tensor on the GPU",
+                      "hand CuPy's result back to PyTorch without a copy: torch.from_dlpack(...)")
+            ex.expect(not run.waited,
+                      f"called from {where}, the function returned only after the GPU had done the producer's "
+                      f"{window_ms:.0f} ms of earlier work (the host waited {run.host_ms:.0f} ms)",
+                      "no synchronize(), .item(), .cpu(), .get() or cupy.asnumpy(): order the streams on the GPU, "
+                      "with events or wait_stream, or through DLPack's own handshake")
+            ex.expect(run.current_after == caller,
+                      f"called from {where}, PyTorch's current stream was {run.current_after} after the call",
+                      "leave PyTorch's current stream as you found it: use `with torch.cuda.stream(side):`")
+            want = 2 * value + 1
+            assert run.seen is not None
+            off = (run.seen != want).nonzero()
+            example = f" (for example {run.seen[off[0, 0]].item():g})" if len(off) else ""
+            ex.expect(len(off) == 0,
+                      f"called from {where}, the caller's stream read {len(off)} of {n} values other than {want:g}"
+                      + example,
+                      "CuPy read the tensor before `side` had written it, or the caller's stream read the result "
+                      "before CuPy had written it: export with cupy.from_dlpack *inside* `with "
+                      "torch.cuda.stream(side)` (cupy.asarray does no ordering at all), or make the other "
+                      "stream wait; and return with torch.from_dlpack while CuPy's current stream is the one "
+                      "that computed the result")
+
+
+register(Exercise(NOTEBOOK, "torch_to_cupy_and_back", check_torch_to_cupy_and_back, gpu=True))
+
+
+# ------------------------------------------------------------------------------------------
+# Exercise 3: copies on a copy stream, computes on the current stream
+# ------------------------------------------------------------------------------------------
+ROWS, COLS, NCHUNKS = 2048, 2048, 8  # chunks of 16 MiB (float32)
+
+
+def _pinned_chunks(cp: Any, base: np.ndarray, trial: int) -> list[np.ndarray]:
+    """NCHUNKS pinned host arrays, different in each trial: chunk i is base + 16 * i + trial."""
+    import cupyx
+
+    chunks = []
+    for i in range(NCHUNKS):
+        h = cupyx.empty_pinned((ROWS, COLS), dtype=np.float32)
+        np.add(base, 16 * i + trial, out=h)
+        chunks.append(h)
+    return chunks
+
+
+def _wrong_chunks(got: object, chunks: Sequence[np.ndarray], cp: Any) -> list[int] | str:
+    """The chunks whose result is not the row sums of the chunk; a string if the answer's shape is wrong."""
+    if not isinstance(got, list) or len(got) != len(chunks):
+        return f"returned a {type(got).__name__} of {len(got) if hasattr(got, '__len__') else '?'} items, " \
+               f"expected a list of {len(chunks)} results"
+    bad = []
+    for i, (g, h) in enumerate(zip(got, chunks)):
+        if not isinstance(g, cp.ndarray) or not np.array_equal(cp.asnumpy(g), h.sum(axis=1)):
+            bad.append(i)
+    return bad
+
+
+def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], Any], Any], list]) -> None:
+    """pipelined(chunks, compute, copy_stream) must return [compute(chunk on the GPU) for each chunk],
+    with compute called on the current stream, copying the chunks on copy_stream while compute runs:
+    correct whatever the timing, and faster than copying and computing one chunk after the other.
+
+    Four runs: the copies late (copy_stream busy when the call comes: a compute that does not wait
+    for its copy reads a stale buffer); the computes late, with copy_stream used again right after
+    the call (a buffer that was allocated on copy_stream and freed while a compute still reads it
+    is handed out again, and overwritten: CuPy has no record_stream); earlier work on the current
+    stream still reading memory that the answer's buffers reuse (a copy that does not wait for the
+    current stream overwrites it); and a timed run, whose bar comes from this machine, as in
+    notebook 03's prefetching exercise: the computes are made as long as a copy (or twice the
+    host's time per chunk, if longer), and the answer must save at least half of what a perfect
+    overlap saves.
+    """
+    with exercise("pipelined") as ex:
+        cp = _cupy("check_pipelined")
+        current = cp.cuda.get_current_stream()
+        copy_stream = cp.cuda.Stream(non_blocking=True)
+        base = np.random.default_rng(4).integers(0, 16, (ROWS, COLS)).astype(np.float32)
+        compute_ms = 0.0  # how long compute() keeps the current stream busy before it reads its chunk
+        called_on: list = []
+
+        def compute(x: Any) -> Any:
+            called_on.append(cp.cuda.get_current_stream())
+            if compute_ms:
+                cupy_sleep(compute_ms / 1e3)
+            return x.sum(axis=1)
+
+        def sequential(chunks: Sequence[np.ndarray]) -> list:
+            return [compute(cp.asarray(h)) for h in chunks]
+
+        chunks = _pinned_chunks(cp, base, 0)
+        sequential(chunks)  # warm-up: kernels, the pool's first allocations
+        cupy_cycles_per_second()  # calibrate cupy_sleep now: it waits for the GPU
+        copy_ms = _cupy_elapsed_ms(cp, lambda: [cp.asarray(h) for h in chunks]) / NCHUNKS
+        host_ms = 0.0
+        import cupyx
+
+        poison_h = cupyx.empty_pinned((ROWS, COLS), dtype=np.float32)  # what copy_stream's next user copies
+        poison_h[...] = math.nan
+        for trial, name in enumerate(("slow copies", "slow computes", "earlier work"), start=1):
+            chunks = _pinned_chunks(cp, base, trial)
+            compute_ms = max(4 * copy_ms, 4 * host_ms, 2.0) if name == "slow computes" else 0.0
+            cp.cuda.Device().synchronize()
+            called_on.clear()
+            if name == "slow copies":
+                cupy_sleep(WINDOW_MS / 1e3, copy_stream)
+            if name == "earlier work":  # the current stream still reads `victim` when its memory is freed
+                cp.get_default_memory_pool().free_all_blocks()
+                victim = cp.empty((ROWS, COLS), dtype=cp.float32)
+                victim.set(base)
+                cupy_sleep(WINDOW_MS / 1e3)
+                earlier = victim.sum(axis=1)
+                del victim
+            t0 = time.perf_counter()
+            got = pipelined(chunks, compute, copy_stream)
+            if name == "slow copies":
+                host_ms = (time.perf_counter() - t0) * 1e3 / NCHUNKS
+            junk = []
+            if name == "slow computes":  # copy_stream's next user: the same sizes again
+                with copy_stream:
+                    junk = [cp.asarray(poison_h) for _ in range(NCHUNKS)]
+            cp.cuda.Device().synchronize()
+            del junk
+            ex.expect(len(called_on) == NCHUNKS and all(st == current for st in called_on),
+                      f"compute was called {len(called_on)} times, on "
+                      f"{sorted({str(st) for st in called_on}) or 'no stream'}; expected {NCHUNKS} calls, all on "
+                      f"the current stream {current}",
+                      "call compute(x) once per chunk, outside any `with copy_stream:` block")
+            bad = _wrong_chunks(got, chunks, cp)
+            ex.expect(not isinstance(bad, str), str(bad), "return compute(x) of every chunk, in order")
+            hints = {
+                "slow copies": "a compute read its buffer before the copy into it was done: record an event on "
+                               "copy_stream after each copy, and make the current stream wait for it",
+                "slow computes": "a buffer was overwritten while a compute still read it: CuPy has no "
+                                 "record_stream, so memory allocated on copy_stream and freed while the current "
+                                 "stream still uses it is handed out again on copy_stream. Allocate the buffers "
+                                 "on the current stream, or keep them and make copy_stream wait for the current "
+                                 "stream before they are freed",
+                "earlier work": "",
+            }
+            ex.expect(not bad, f"with {name}, the results of chunks {bad} are wrong", hints[name] or hints["slow copies"])
+            if name == "earlier work":
+                ex.expect(np.array_equal(cp.asnumpy(earlier), base.sum(axis=1)),
+                          "your copies overwrote memory that earlier work on the current stream was still reading",
+                          "buffers allocated on the current stream may reuse memory that the current stream's "
+                          "earlier work still reads: make copy_stream wait for the current stream (an event "
+                          "recorded on it) before the first copy")
+
+        # Faster: computes as long as a copy (or as two chunks of the host's work, if longer).  One after
+        # the other, each chunk costs copy + compute; overlapped, the copy of chunk i+1 hides behind
+        # compute i, which saves a copy per chunk but the first.  The answer must save at least half of that.
+        chunks, compute_ms = _pinned_chunks(cp, base, 9), max(copy_ms, 2 * host_ms)
+        sequential(chunks), pipelined(chunks, compute, copy_stream)  # warm-up
+        seq_ms = min(_cupy_elapsed_ms(cp, lambda: sequential(chunks)) for _ in range(2))  # a disturbance only adds
+        saving_ms = (NCHUNKS - 1) * min(copy_ms, compute_ms)
+        for _ in range(TRIES):
+            yours_ms = _cupy_elapsed_ms(cp, lambda: pipelined(chunks, compute, copy_stream))
+            if yours_ms < seq_ms - saving_ms / 2:
+                break
+        ex.expect(yours_ms < seq_ms - saving_ms / 2,
+                  f"took {yours_ms:.2f} ms; copying then computing one chunk at a time takes {seq_ms:.2f} ms, "
+                  f"and overlapping the copies with the computes saves up to {saving_ms:.2f} ms",
+                  "queue the copy of chunk i+1 on copy_stream before compute(chunk i) (or all copies first), "
+                  "and never make the host wait")
+
+
+register(Exercise(NOTEBOOK, "pipelined", check_pipelined, gpu=True))
+
+
+# ------------------------------------------------------------------------------------------
+# Exercise 4: which stream does each line run on? (no GPU needed)
+# ------------------------------------------------------------------------------------------
+STREAM_PROGRAM = """\
+a, b = cp.cuda.Stream(), cp.cuda.Stream()
+x = cp.ones(3)          # k1
+with a:
+    y = x * 2           # k2
+    b.use()
+    z = y + 1           # k3
+w = z * 3               # k4
+b.use()
+v = w - 1               # k5
+with a:
+    u = v / 2           # k6
+t = u + 4               # k7
+"""
+STREAM_ANSWER = {"k1": "null", "k2": "a", "k3": "b", "k4": "null", "k5": "b", "k6": "a", "k7": "null"}
+
+
+def check_which_stream(which_stream: Callable[[], dict[str, str]]) -> None:
+    """which_stream() must say, for each kernel k1..k7 of STREAM_PROGRAM (run in a fresh thread, so
+    it starts on the null stream), the stream it is queued on: "null", "a" or "b"."""
+    with exercise("which_stream") as ex:
+        got = which_stream()
+        ex.expect(isinstance(got, dict) and set(got) == set(STREAM_ANSWER),
+                  f"returned {got!r}; expected a dict with the keys {sorted(STREAM_ANSWER)}",
+                  'map each kernel to "null", "a" or "b", e.g. {"k1": "null", ...}')
+        for kernel, want in STREAM_ANSWER.items():
+            hint = ("`with a:` saves nothing about the stream that was current: when the block ends, CuPy "
+                    "makes current the stream *below* it on its stack of `with` blocks, which `use()` never "
+                    "changes" if kernel in ("k4", "k7") else
+                    "inside `with a:` work goes to a, until a `use()` changes the current stream; `use()` "
+                    "lasts until the next change")
+            ex.expect(got[kernel] == want, f"{kernel} runs on {want!r}, not {got[kernel]!r}", hint)
+
+
+register(Exercise(NOTEBOOK, "which_stream", check_which_stream))
