@@ -19,7 +19,7 @@ from conftest import ROOT, cpu_only, definitions_of, gpu
 from tools import make_exercises
 from tools.course import EXERCISES, SOLUTIONS, notebooks, read
 from tools.make_exercises import CHECK_TAG, EXERCISE_TAG, IMPORTS_TAG, STUB_LINE, cells_tagged, check_calls
-from utils.exercises import STUB_MESSAGE, Exercise, ExerciseFailed, attempt, exercise, registry
+from utils.exercises import STUB_MESSAGE, Checker, Exercise, ExerciseFailed, attempt, exercise, registry
 
 REGISTRY = registry()
 
@@ -186,6 +186,24 @@ def test_attempt_names_the_unfinished_function_and_stops_the_block(capsys):
 def test_a_failure_shows_its_message_not_a_traceback():
     err = ExerciseFailed("FAIL x: wrong\n     hint: think")
     assert err._render_traceback_() == ["FAIL x: wrong", "     hint: think"]
+
+
+def _expect_saving(yours_times, saving_ms=4.0):
+    """Run Checker.expect_saving with a baseline of 10 ms and `yours` taking the given times in turn."""
+    times = iter([10.0, 10.0, *yours_times])  # the baseline's two runs, then yours
+    tries = []
+    checker = Checker("overlap")
+    checker.expect_saving(lambda fn: (fn(), next(times))[1], lambda: None, lambda: tries.append(1), saving_ms,
+                          ("one at a time", "the copies"), "overlap them")
+    return len(tries) - 1  # the warm-up call is not a try
+
+
+def test_expect_saving_needs_half_the_possible_saving_and_forgives_a_spoilt_run():
+    assert _expect_saving([7.9]) == 1  # saved 2.1 of 4 ms: passes on the first try
+    assert _expect_saving([12.0, 7.0]) == 2  # one run spoilt by a busy host, then fast enough
+    with pytest.raises(ExerciseFailed, match="took 8.50 ms; one at a time takes 10.00 ms, and overlapping the "
+                                             "copies saves up to 4.00 ms"):
+        _expect_saving([8.5, 8.5, 8.5])  # a wrong answer is slow every time: saved 1.5 of 4 ms
 
 
 # ---------------------------------------------------------------- Run All on an untouched exercise notebook

@@ -1,16 +1,17 @@
 """utils.memory_timeline (a snapshot's history replayed) and utils.plot_memory."""
 
 import io
+import json
+import os
 
 import matplotlib
 import pytest
-import torch
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 import utils
-from conftest import gpu
+from conftest import ROOT, gpu
 
 MiB = 2**20
 
@@ -77,22 +78,34 @@ def test_plot_memory_of_a_timeline():
     assert png_bytes(ax) < 100_000
 
 
+REAL_SNAPSHOT = """
+import json
+import torch
+import utils
+
+MiB = 2**20
+torch.cuda.memory._record_memory_history(max_entries=1000, stacks="python")
+x = torch.empty(24 * MiB, dtype=torch.uint8, device="cuda")
+y = torch.empty(4 * MiB, dtype=torch.uint8, device="cuda")
+del x
+snapshot = torch.cuda.memory._snapshot()
+torch.cuda.memory._record_memory_history(enabled=None)
+timeline = utils.memory_timeline(snapshot)
+print(json.dumps({"reserved": timeline["reserved"], "allocated": timeline["allocated"],
+                  "memory_reserved": torch.cuda.memory_reserved(), "memory_allocated": torch.cuda.memory_allocated()}))
+"""
+
+
 @gpu
 def test_memory_timeline_of_a_real_snapshot():
-    torch.cuda.empty_cache()
-    torch.cuda.memory._record_memory_history(max_entries=1000, stacks="python")
-    try:
-        x = torch.empty(24 * MiB, dtype=torch.uint8, device="cuda")
-        y = torch.empty(4 * MiB, dtype=torch.uint8, device="cuda")
-        del x
-        snapshot = torch.cuda.memory._snapshot()
-    finally:
-        torch.cuda.memory._record_memory_history(enabled=None)
-    timeline = utils.memory_timeline(snapshot)
-    assert timeline["reserved"][-1] == torch.cuda.memory_reserved()
-    assert timeline["allocated"][-1] == torch.cuda.memory_allocated()
-    assert max(timeline["reserved"]) - timeline["reserved"][0] == 44 * MiB  # a 24 MiB and a 20 MiB segment
-    del y
+    # In a fresh process: in this one, segments that other tests left cached could hold the tensors.
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    done = utils.run_process(REAL_SNAPSHOT, env={"PYTHONPATH": path}, unset=["PYTORCH_CUDA_ALLOC_CONF"])
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["reserved"][-1] == got["memory_reserved"]
+    assert got["allocated"][-1] == got["memory_allocated"]
+    assert max(got["reserved"]) - got["reserved"][0] == 44 * MiB  # a 24 MiB and a 20 MiB segment
 
 
 def test_plot_memory_needs_a_series():

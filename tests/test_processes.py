@@ -68,6 +68,7 @@ def test_sanitizer_status_needs_a_clean_run_not_just_the_file(tmp_path, monkeypa
     from utils import device
 
     monkeypatch.setattr(device, "has_cuda", lambda: True)
+    monkeypatch.setattr(device, "shared_through_mps", lambda: False)  # also under tools.smaller_gpu
     monkeypatch.setattr(device, "compute_sanitizer", lambda: _fake_tool(tmp_path, body))
     device.sanitizer_status.cache_clear()
     try:
@@ -75,3 +76,30 @@ def test_sanitizer_status_needs_a_clean_run_not_just_the_file(tmp_path, monkeypa
     finally:
         device.sanitizer_status.cache_clear()
     assert status.ok is ok and reason in status.reason
+
+
+def test_sanitizer_status_does_not_run_the_tool_on_a_gpu_shared_through_mps(tmp_path, monkeypatch):
+    from utils import device
+
+    ran = tmp_path / "ran"
+    monkeypatch.setattr(device, "has_cuda", lambda: True)
+    monkeypatch.setattr(device, "shared_through_mps", lambda: True)
+    monkeypatch.setattr(device, "compute_sanitizer",
+                        lambda: _fake_tool(tmp_path, f'touch {ran}; echo "========= ERROR SUMMARY: 0 errors"\n'))
+    device.sanitizer_status.cache_clear()
+    try:
+        status = device.sanitizer_status()
+    finally:
+        device.sanitizer_status.cache_clear()
+    assert not status.ok and "shared through NVIDIA MPS" in status.reason
+    assert not ran.exists()  # under MPS even the tiny probe run is not risked
+
+
+def test_without_a_cuda_driver_nobody_knows_about_mps(monkeypatch):
+    from utils import device
+
+    def no_library(name):
+        raise OSError(f"{name}: cannot open shared object file")
+
+    monkeypatch.setattr(device.ctypes, "CDLL", no_library)
+    assert device.shared_through_mps() is None

@@ -45,16 +45,21 @@ def test_without_mps_it_says_what_is_missing():
 @pytest.mark.skipif(shutil.which("nvidia-cuda-mps-control") is None or os.geteuid() != 0,
                     reason="needs nvidia-cuda-mps-control and root")
 def test_under_mps_the_gpu_has_fewer_sms_and_less_memory():
-    probe = ("import torch; p = torch.cuda.get_device_properties(0); print(p.multi_processor_count)\n"
+    probe = ("import torch; from utils.device import shared_through_mps; print(shared_through_mps())\n"
+             "p = torch.cuda.get_device_properties(0); print(p.multi_processor_count)\n"
              "try:\n    torch.empty(20 * 2**30, dtype=torch.uint8, device='cuda'); print('allocated')\n"
              "except torch.cuda.OutOfMemoryError:\n    print('out of memory')")
     import torch
 
+    from utils.device import shared_through_mps
+
+    assert shared_through_mps() is False  # the driver knows, and this process is not an MPS client
     full = torch.cuda.get_device_properties(0).multi_processor_count
     done = subprocess.run([sys.executable, "-m", "tools.smaller_gpu", "--", sys.executable, "-c", probe],
                           cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
-    sms, allocation = done.stdout.strip().splitlines()[-2:]
+    mps, sms, allocation = done.stdout.strip().splitlines()[-3:]
+    assert mps == "True"  # what utils.sanitizer_status reads to skip compute-sanitizer under MPS
     assert int(sms) < 0.5 * full  # 30% of the SMs
     assert allocation == "out of memory"  # 20 GiB is over the 15G limit
     assert "MPS stopped" in done.stderr

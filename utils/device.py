@@ -7,6 +7,7 @@ and each "no" carries a one-line reason so that a skipped cell can say *why* it 
 
 from __future__ import annotations
 
+import ctypes
 import glob
 import os
 import platform
@@ -78,6 +79,26 @@ def compute_sanitizer() -> str | None:
     return None
 
 
+def shared_through_mps() -> bool | None:
+    """Are CUDA contexts on the current GPU shared through NVIDIA's Multi-Process Service (MPS)?
+    None when the driver cannot say (no libcuda, or a driver too old to know the attribute).
+
+    Why ctypes: the driver answers this as a device attribute (CU_DEVICE_ATTRIBUTE_MPS_ENABLED,
+    number 133), and neither PyTorch nor CuPy's own API has a name for it.  cuInit is harmless in a
+    process that already uses CUDA; it only loads the driver where nothing has yet.
+    """
+    try:
+        driver = ctypes.CDLL("libcuda.so.1" if sys.platform != "win32" else "nvcuda.dll")
+    except OSError:
+        return None
+    device, value = ctypes.c_int(), ctypes.c_int()
+    ordinal = torch.cuda.current_device() if has_cuda() else 0
+    if (driver.cuInit(0) != 0 or driver.cuDeviceGet(ctypes.byref(device), ordinal) != 0
+            or driver.cuDeviceGetAttribute(ctypes.byref(value), 133, device) != 0):
+        return None
+    return bool(value.value)
+
+
 # What the check below runs under the tool: one allocation, one kernel, one copy back.
 _SANITIZER_PROBE = "import torch; assert torch.ones(4, device='cuda').sum().item() == 4"
 
@@ -89,6 +110,10 @@ def sanitizer_status() -> Availability:
     program under its memcheck tool once (a few seconds) and requires a clean report."""
     if not has_cuda():
         return Availability(False, cuda_status().reason)
+    if shared_through_mps():
+        return Availability(False, "this GPU is shared through NVIDIA MPS, where processes checked by "
+                                   "compute-sanitizer broke the MPS server for every process on the GPU "
+                                   "(seen in the course's run under tools/smaller_gpu.py)")
     path = compute_sanitizer()
     if path is None:
         return Availability(False, "compute-sanitizer is not on PATH nor in a CUDA toolkit's bin/ "

@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Literal
 
 import numpy as np
@@ -361,30 +362,30 @@ def compare(timings: Sequence[Timing], baseline: int = 0) -> str:
 # --------------------------------------------------------------------------------------------
 # A GPU workload of known duration
 # --------------------------------------------------------------------------------------------
-_cycles_per_second: float | None = None
+def _spin_rate(spin: Callable[[int], object], clock: _TorchCudaClock | _CupyClock) -> float:
+    """Cycles per second of a kernel that spins for a given number of clock cycles: the median of
+    three 20-million-cycle runs (~10 ms each), each between two events of `clock`, after a first
+    one that loads (or compiles) the kernel and lets the clock ramp up."""
+    cycles, rates = 20_000_000, []
+    spin(cycles)
+    for _ in range(3):
+        clock.start()
+        spin(cycles)
+        rates.append(cycles / clock.stop())
+    return float(np.median(rates))
 
 
+@cache
 def gpu_cycles_per_second() -> float:
     """How many clock cycles `torch.cuda._sleep` spins per second on this GPU (measured once).
 
     torch.cuda._sleep(cycles) queues a kernel that spins for `cycles` clock cycles: PyTorch's own
-    test suite uses it to keep a stream busy.  Its duration follows the SM clock, so we measure it:
-    the median of three 20-million-cycle kernels (~10 ms each), each between two CUDA events, after
-    a first one that loads the kernel and lets the clock ramp up.  A card that later throttles (a
-    70 W T4 under load) spins slower, so treat durations from `gpu_sleep` as approximate.
+    test suite uses it to keep a stream busy.  Its duration follows the SM clock, so we measure it
+    (`_spin_rate`).  A card that later throttles (a 70 W T4 under load) spins slower, so treat
+    durations from `gpu_sleep` as approximate.
     """
-    global _cycles_per_second
-    if _cycles_per_second is None:
-        require_cuda("gpu_sleep()")
-        cycles, rates = 20_000_000, []
-        torch.cuda._sleep(cycles)
-        clock = _TorchCudaClock()
-        for _ in range(3):
-            clock.start()
-            torch.cuda._sleep(cycles)
-            rates.append(cycles / clock.stop())
-        _cycles_per_second = float(np.median(rates))
-    return _cycles_per_second
+    require_cuda("gpu_sleep()")
+    return _spin_rate(torch.cuda._sleep, _TorchCudaClock())
 
 
 def gpu_time_per_call(fn: Callable[[], object], calls: int = 200) -> float:
@@ -429,7 +430,6 @@ extern "C" __global__ void spin(long long cycles) {
 }
 """
 _spin_kernel: Any = None
-_cupy_cycles_per_second: float | None = None
 
 
 def _cupy_spin(cycles: int) -> None:
@@ -442,22 +442,12 @@ def _cupy_spin(cycles: int) -> None:
     _spin_kernel((1,), (1,), (np.int64(cycles),))
 
 
+@cache
 def cupy_cycles_per_second() -> float:
     """How many cycles the spinning kernel counts per second on this GPU (measured once, as for
-    `gpu_cycles_per_second`: the median of three 20-million-cycle kernels between CuPy events,
-    after a first one that compiles the kernel and lets the clock ramp up)."""
-    global _cupy_cycles_per_second
-    if _cupy_cycles_per_second is None:
-        require_cupy("cupy_sleep()")
-        cycles, rates = 20_000_000, []
-        _cupy_spin(cycles)
-        clock = _CupyClock()
-        for _ in range(3):
-            clock.start()
-            _cupy_spin(cycles)
-            rates.append(cycles / clock.stop())
-        _cupy_cycles_per_second = float(np.median(rates))
-    return _cupy_cycles_per_second
+    `gpu_cycles_per_second`, between CuPy events)."""
+    require_cupy("cupy_sleep()")
+    return _spin_rate(_cupy_spin, _CupyClock())
 
 
 def cupy_sleep(seconds: float, stream: Any = None) -> None:

@@ -62,6 +62,28 @@ class Checker:
             raise ExerciseFailed(f"FAIL {self.name}: {problem}\n     hint: {hint}")
         self.passed += 1
 
+    def expect_saving(self, elapsed_ms: Callable[[Callable[[], object]], float], baseline: Callable[[], object],
+                      yours: Callable[[], object], saving_ms: float, describe: tuple[str, str], hint: str,
+                      tries: int = 3) -> None:
+        """Expect `yours` to run at least `saving_ms / 2` faster than `baseline`, timed by `elapsed_ms`.
+
+        For the overlap exercises (notebooks 03 and 04): `saving_ms` is what overlapping can save at
+        most, and half of it must show.  Timings on a shared machine are only ever too slow, never too
+        fast, so the baseline is the best of two runs, and yours gets `tries` runs: a busy host spoils
+        one now and then, a wrong answer spoils every one.  `describe` names the baseline and what
+        overlaps, for the message: ("copying then computing one batch at a time", "the copies with
+        the steps").
+        """
+        baseline(), yours()  # warm-up: first calls allocate, compile, fill caches
+        baseline_ms = min(elapsed_ms(baseline) for _ in range(2))
+        for _ in range(tries):
+            yours_ms = elapsed_ms(yours)
+            if yours_ms < baseline_ms - saving_ms / 2:
+                break
+        self.expect(yours_ms < baseline_ms - saving_ms / 2,
+                    f"took {yours_ms:.2f} ms; {describe[0]} takes {baseline_ms:.2f} ms, and overlapping "
+                    f"{describe[1]} saves up to {saving_ms:.2f} ms", hint)
+
 
 def is_stub(error: BaseException) -> bool:
     """True for the NotImplementedError of an exercise's stub, and for nothing else."""

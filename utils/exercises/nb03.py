@@ -529,18 +529,11 @@ def check_prefetch_loop(
         # the other, each batch costs copy + step; overlapped, the copy of batch i+1 hides behind step i,
         # which saves a copy per batch but the first.  The loop must save at least half of that.
         batches, step_ms = _batches(), max(copy_ms, 2 * host_ms)
-        sequential(batches), prefetch_loop(batches, step, copy_stream)  # warm-up
-        seq_ms = min(_elapsed_ms(lambda: sequential(batches)) for _ in range(2))  # a disturbance only adds
-        saving_ms = (len(batches) - 1) * min(copy_ms, step_ms)
-        for _ in range(TRIES):
-            yours_ms = _elapsed_ms(lambda: prefetch_loop(batches, step, copy_stream))
-            if yours_ms < seq_ms - saving_ms / 2:
-                break
-        ex.expect(yours_ms < seq_ms - saving_ms / 2,
-                  f"took {yours_ms:.2f} ms; copying then computing one batch at a time takes {seq_ms:.2f} ms, "
-                  f"and overlapping the copies with the steps saves up to {saving_ms:.2f} ms",
-                  "queue the copy of batch i+1 on copy_stream before step(batch i), and never block the host "
-                  "(no synchronize in the loop)")
+        ex.expect_saving(_elapsed_ms, lambda: sequential(batches), lambda: prefetch_loop(batches, step, copy_stream),
+                         saving_ms=(len(batches) - 1) * min(copy_ms, step_ms), tries=TRIES,
+                         describe=("copying then computing one batch at a time", "the copies with the steps"),
+                         hint="queue the copy of batch i+1 on copy_stream before step(batch i), and never block "
+                              "the host (no synchronize in the loop)")
 
 
 register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True))

@@ -360,18 +360,12 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
         # the other, each chunk costs copy + compute; overlapped, the copy of chunk i+1 hides behind
         # compute i, which saves a copy per chunk but the first.  The answer must save at least half of that.
         chunks, compute_ms = _pinned_chunks(cp, base, 9), max(copy_ms, 2 * host_ms)
-        sequential(chunks), pipelined(chunks, compute, copy_stream)  # warm-up
-        seq_ms = min(_cupy_elapsed_ms(cp, lambda: sequential(chunks)) for _ in range(2))  # a disturbance only adds
-        saving_ms = (NCHUNKS - 1) * min(copy_ms, compute_ms)
-        for _ in range(TRIES):
-            yours_ms = _cupy_elapsed_ms(cp, lambda: pipelined(chunks, compute, copy_stream))
-            if yours_ms < seq_ms - saving_ms / 2:
-                break
-        ex.expect(yours_ms < seq_ms - saving_ms / 2,
-                  f"took {yours_ms:.2f} ms; copying then computing one chunk at a time takes {seq_ms:.2f} ms, "
-                  f"and overlapping the copies with the computes saves up to {saving_ms:.2f} ms",
-                  "queue the copy of chunk i+1 on copy_stream before compute(chunk i) (or all copies first), "
-                  "and never make the host wait")
+        ex.expect_saving(lambda fn: _cupy_elapsed_ms(cp, fn), lambda: sequential(chunks),
+                         lambda: pipelined(chunks, compute, copy_stream),
+                         saving_ms=(NCHUNKS - 1) * min(copy_ms, compute_ms), tries=TRIES,
+                         describe=("copying then computing one chunk at a time", "the copies with the computes"),
+                         hint="queue the copy of chunk i+1 on copy_stream before compute(chunk i) (or all copies "
+                              "first), and never make the host wait")
 
 
 register(Exercise(NOTEBOOK, "pipelined", check_pipelined, gpu=True))
