@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from ..device import require_cuda, require_cupy
-from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep
+from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep, timer
 from . import Exercise, exercise, register
 
 NOTEBOOK = "04_streams_cupy"
@@ -37,14 +37,11 @@ def _cupy(what: str) -> Any:
     return cupy
 
 
-def _cupy_elapsed_ms(cp: Any, fn: Callable[[], object]) -> float:
-    """GPU milliseconds from before `fn()` to after it, with CuPy events on CuPy's current stream."""
-    begin, end = cp.cuda.Event(), cp.cuda.Event()
-    begin.record()
-    fn()
-    end.record()
-    end.synchronize()
-    return float(cp.cuda.get_elapsed_time(begin, end))
+def _cupy_elapsed_ms(fn: Callable[[], object]) -> float:
+    """GPU milliseconds from before `fn()` to after it, on CuPy's current stream (utils.timer)."""
+    with timer(backend="cupy", verbose=False) as elapsed:
+        fn()
+    return elapsed.seconds * 1e3
 
 
 # ------------------------------------------------------------------------------------------
@@ -301,7 +298,7 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
         chunks = _pinned_chunks(cp, base, 0)
         sequential(chunks)  # warm-up: kernels, the pool's first allocations
         cupy_cycles_per_second()  # calibrate cupy_sleep now: it waits for the GPU
-        copy_ms = _cupy_elapsed_ms(cp, lambda: [cp.asarray(h) for h in chunks]) / NCHUNKS
+        copy_ms = _cupy_elapsed_ms(lambda: [cp.asarray(h) for h in chunks]) / NCHUNKS
         host_ms = 0.0
         import cupyx
 
@@ -360,7 +357,7 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
         # the other, each chunk costs copy + compute; overlapped, the copy of chunk i+1 hides behind
         # compute i, which saves a copy per chunk but the first.  The answer must save at least half of that.
         chunks, compute_ms = _pinned_chunks(cp, base, 9), max(copy_ms, 2 * host_ms)
-        ex.expect_saving(lambda fn: _cupy_elapsed_ms(cp, fn), lambda: sequential(chunks),
+        ex.expect_saving(_cupy_elapsed_ms, lambda: sequential(chunks),
                          lambda: pipelined(chunks, compute, copy_stream),
                          saving_ms=(NCHUNKS - 1) * min(copy_ms, compute_ms), tries=TRIES,
                          describe=("copying then computing one chunk at a time", "the copies with the computes"),
