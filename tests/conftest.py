@@ -1,6 +1,5 @@
 """Make the repository's root importable (utils, tools) for every test."""
 
-import os
 import sys
 from pathlib import Path
 
@@ -11,9 +10,7 @@ sys.path.insert(0, str(ROOT))
 
 import utils
 
-# Claims about GPU behaviour raise instead of printing ✗, here and in the notebooks nbval runs
-# (their kernels inherit this process's environment): a claim that no longer holds fails the suite.
-os.environ[utils.claims.STRICT_VARIABLE] = "1"
+# Claims are strict here and in every notebook nbval runs: tools/pytest_plugin.py (loaded by pyproject.toml).
 
 gpu = pytest.mark.skipif(not utils.has_cuda(), reason=f"needs a CUDA GPU: {utils.cuda_status().reason}")
 cpu_only = pytest.mark.skipif(utils.has_cuda(), reason="checks the behaviour on a machine without a GPU")

@@ -64,6 +64,7 @@ ACTION_MS = 30_000  # a click, in a page that is ready
 RUN_ALL_S = 300
 SAVE_S = 60
 LINK_S = 60
+DIALOG_S = 10  # a dialog that closes by itself (a notification) within this is not in the way
 
 
 def in_ci() -> bool:
@@ -210,14 +211,29 @@ def read_if_complete(path: Path):
         return None
 
 
+def dialog_in_front(page, action: str) -> str | None:
+    """None, or the problem when a JupyterLab dialog stands in front of `action` (its text).
+
+    A dialog that is still open after DIALOG_S is dismissed (Escape, its Cancel), so that the test
+    goes on to report everything else instead of waiting for a click that cannot land.
+    """
+    def texts():
+        return page.eval_on_selector_all(".jp-Dialog", "ds => ds.map(d => d.innerText)")
+
+    if not texts() or wait_until(lambda: not texts(), DIALOG_S):
+        return None
+    shown = texts()
+    page.keyboard.press("Escape")
+    return f"a dialog stands in front of {action}: {shown}"
+
+
 def menu(page, top: str, item: str) -> str | None:
     """Choose a menu command with the mouse, as a student does: e.g. Run > Run All Cells.
 
     Returns None, or the problem: a dialog open in front of the menu (its text).
     """
-    dialogs = page.eval_on_selector_all(".jp-Dialog", "ds => ds.map(d => d.innerText)")
-    if dialogs:
-        return f"a dialog stands in front of {top} > {item}: {dialogs}"
+    if blocked := dialog_in_front(page, f"{top} > {item}"):
+        return blocked
     page.locator(".lm-MenuBar-item", has_text=re.compile(rf"^{re.escape(top)}$")).click()
     label = page.locator(".lm-Menu-itemLabel", has_text=re.compile(rf"^{re.escape(item)}$"))
     page.locator(".lm-Menu .lm-Menu-item").filter(has=label).click()
@@ -231,9 +247,22 @@ def link_text(nb: nbformat.NotebookNode, href: str) -> str | None:
     return found.group(1) if found else None
 
 
-def check_in_browser(p, lab: Lab, course: Path, notebook: str, link: str, tmp: Path) -> list[str]:
+# A dialog that covers the page and closes on Escape, as JupyterLab's do: the detector test plants it.
+PLANTED_DIALOG_JS = """() => {
+    const d = document.createElement('div');
+    d.className = 'jp-Dialog';
+    d.innerText = 'planted by the test';
+    d.style = 'position:fixed; inset:0; z-index:100000; background:white';
+    document.body.appendChild(d);
+    document.addEventListener('keydown', e => { if (e.key === 'Escape') d.remove(); });
+}"""
+
+
+def check_in_browser(p, lab: Lab, course: Path, notebook: str, link: str, tmp: Path,
+                     plant_dialog: bool = False) -> list[str]:
     """Every problem that a student would meet: open `notebook` (at lab.open_url), Run All Cells, save,
-    then click the link to `link` in its last markdown cell. Returns the problems, [] if none."""
+    then click the link to `link` in its last markdown cell. Returns the problems, [] if none.
+    `plant_dialog`: put a dialog in front of the link first (the detector test)."""
     problems: list[str] = []
     path = course / notebook
     source = nbformat.read(path, as_version=4)
@@ -314,7 +343,11 @@ def check_in_browser(p, lab: Lab, course: Path, notebook: str, link: str, tmp: P
             before = len(missing)
             panel_id = page.evaluate(f"path => ({PANEL_JS})(path).id", notebook)
             cells = page.locator(f'[id="{panel_id}"] .jp-MarkdownCell .jp-RenderedMarkdown')
-            cells.get_by_role("link", name=text, exact=True).last.click()
+            if plant_dialog:
+                page.evaluate(PLANTED_DIALOG_JS)
+            if blocked := dialog_in_front(page, f"the link [{text}]({link})"):
+                problems.append(f"{notebook}: {blocked}")
+            cells.get_by_role("link", name=text, exact=True).last.click(timeout=ACTION_MS)
             target_cells = (len(nbformat.read(course / target, as_version=4).cells)
                             if (course / target).is_file() else None)
             opened = wait_until(lambda: len(missing) > before or (
@@ -357,7 +390,8 @@ def test_readme_command_opens_notebook_00_runs_all_cells_and_links_to_its_exerci
 
 
 def test_the_browser_check_reports_a_cell_that_raises_and_a_broken_link(driver, tmp_path):
-    """The detector itself: the same check on a notebook with one cell that raises and one broken link."""
+    """The detector itself: the same check on a notebook with one cell that raises, a dialog in front
+    of its link, and a broken link."""
     course = tmp_path / "course"
     (course / "notebooks").mkdir(parents=True)
     nb = nbformat.v4.new_notebook()
@@ -371,8 +405,9 @@ def test_the_browser_check_reports_a_cell_that_raises_and_a_broken_link(driver, 
     ]
     nbformat.write(nb, course / LECTURE)  # where README's command looks; there is no exercises/ here
     with readme_lab(course, tmp_path) as lab:
-        problems = check_in_browser(driver, lab, course, LECTURE, EXERCISES_LINK, tmp_path)
+        problems = check_in_browser(driver, lab, course, LECTURE, EXERCISES_LINK, tmp_path, plant_dialog=True)
         report = "\n".join(problems) + f"\n(screenshot in {tmp_path}; server log:)\n{lab.log_tail()}"
+    assert any("a dialog stands in front of the link" in p and "planted by the test" in p for p in problems), report
     assert any("code cell 2" in p and "raised ValueError: planted by the test" in p for p in problems), report
     assert any("404" in p and "exercises/00_setup.ipynb" in p for p in problems), report
     assert all("code cell 1 " not in p for p in problems), report

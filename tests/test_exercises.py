@@ -7,19 +7,39 @@ put its wrong answers in utils/exercises/answers/nbNN.py.
 """
 
 import ast
+import asyncio
 import collections
+import contextlib
+import dataclasses
+import io
+import os
 import re
 import shutil
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import nbformat
 import numpy as np
 import pytest
 
+import utils
 from conftest import ROOT, cpu_only, definitions_of, gpu
 from tools import make_exercises
 from tools.course import EXERCISES, SOLUTIONS, notebooks, read
 from tools.make_exercises import CHECK_TAG, EXERCISE_TAG, IMPORTS_TAG, STUB_LINE, cells_tagged, check_calls
-from utils.exercises import STUB_MESSAGE, Checker, Exercise, ExerciseFailed, attempt, exercise, registry
+from utils.exercises import (
+    STUB_MESSAGE,
+    Checker,
+    Exercise,
+    ExerciseFailed,
+    attempt,
+    exercise,
+    is_stub,
+    register,
+    registry,
+)
 
 REGISTRY = registry()
 
@@ -29,35 +49,85 @@ def ids(path):
 
 
 # ---------------------------------------------------------------- every registered exercise
+# The solutions pass: nbval runs every check cell of solutions/ (a check that fails raises, and fails
+# the cell).  The stubs say TODO: the Run All test below reads every check cell of exercises/.  Here:
+# every other right answer passes, every wrong answer fails with a hint.
 def _cases():
     for ex in REGISTRY:
         marks = [gpu] if ex.gpu else []
-        yield pytest.param(ex, "solution", None, marks=marks, id=f"{ex.key}: the solution")
-        yield pytest.param(ex, "stub", None, marks=marks, id=f"{ex.key}: the stub")
         for what, answer in ex.wrong.items():
-            yield pytest.param(ex, "wrong", answer, marks=marks, id=f"{ex.key}: wrong: {what}")
+            yield pytest.param(ex, "wrong", what, answer, marks=marks, id=f"{ex.key}: wrong: {what}")
         for what, answer in ex.also_right.items():
-            yield pytest.param(ex, "right", answer, marks=marks, id=f"{ex.key}: also right: {what}")
+            yield pytest.param(ex, "right", what, answer, marks=marks, id=f"{ex.key}: also right: {what}")
 
 
-@pytest.mark.parametrize("ex, kind, answer", list(_cases()))
-def test_exercise(ex: Exercise, kind, answer, capsys):
-    """The solution and every other right answer PASS, the stub says TODO, every wrong answer FAILs
-    with a hint (and no traceback of its own: ExerciseFailed)."""
-    if kind == "wrong":
-        with pytest.raises(ExerciseFailed, match=rf"^FAIL {re.escape(ex.title)}: .+\n     hint: \S"):
-            ex.check(answer)
-        return
-    if kind in ("solution", "stub"):
-        folder = SOLUTIONS if kind == "solution" else EXERCISES
-        (answer,) = definitions_of(folder / f"{ex.notebook}.ipynb", [ex.name])
-    ex.check(answer)
-    lines = capsys.readouterr().out.splitlines()
-    if kind == "stub":
-        assert lines == [f"TODO {ex.title}: not done yet (it still raises NotImplementedError)"]
+# Checks whose every answer runs in fresh processes (scripts that crash on purpose, a child process
+# that may end in a device-side assert): nothing but their output is shared, so their answers are
+# checked side by side, ahead of the tests that read the results.  Every other check runs alone, as a
+# student's would: they time things, or switch global modes (sync debug mode, determinism).
+SIDE_BY_SIDE = {"05_debugging:check_find_failing_line", "05_debugging:check_safe_lookup"}
+
+
+@dataclass
+class Outcome:
+    printed: str
+    error: BaseException | None
+
+
+class _PrintsOfEachThread(io.TextIOBase):
+    """sys.stdout for the threads below: what each thread prints goes to its own buffer."""
+
+    def __init__(self, real):
+        self.real, self.buffers = real, {}
+
+    def write(self, text):
+        return self.buffers.get(threading.get_ident(), self.real).write(text)
+
+    def flush(self):
+        self.real.flush()
+
+
+def _outcome(prints, check, answer) -> Outcome:
+    buffer = prints.buffers[threading.get_ident()] = io.StringIO()
+    try:
+        check(answer)
+    except Exception as error:  # noqa: BLE001 -- the test that reads the outcome decides what was right
+        return Outcome(buffer.getvalue(), error)
+    return Outcome(buffer.getvalue(), None)
+
+
+@pytest.fixture(scope="session")
+def side_by_side_outcomes():
+    """The outcome of every answer of the SIDE_BY_SIDE checks, run at once on a few threads."""
+    cases = [(ex, what, answer) for ex in REGISTRY if ex.key in SIDE_BY_SIDE and (utils.has_cuda() or not ex.gpu)
+             for what, answer in (ex.wrong | ex.also_right).items()]
+    prints = _PrintsOfEachThread(sys.stdout)
+    with contextlib.redirect_stdout(prints), ThreadPoolExecutor(max(2, min(16, os.cpu_count() or 2))) as pool:
+        futures = {(ex.key, what): pool.submit(_outcome, prints, ex.check, answer) for ex, what, answer in cases}
+        return {key: future.result() for key, future in futures.items()}
+
+
+@pytest.mark.parametrize("ex, kind, what, answer", list(_cases()))
+def test_exercise(ex: Exercise, kind, what, answer, request, capsys):
+    """Every other right answer PASSes; every wrong answer FAILs with a hint (and no traceback of its
+    own: ExerciseFailed)."""
+    if ex.key in SIDE_BY_SIDE:
+        outcome = request.getfixturevalue("side_by_side_outcomes")[ex.key, what]
     else:
-        assert lines and lines[-1].startswith(f"PASS {ex.title}: "), lines
-        assert not any(line.startswith(("FAIL", "TODO")) for line in lines)
+        try:
+            ex.check(answer)
+            outcome = Outcome(capsys.readouterr().out, None)
+        except Exception as error:  # noqa: BLE001 -- judged below, as for the answers run side by side
+            outcome = Outcome(capsys.readouterr().out, error)
+    if kind == "wrong":
+        assert isinstance(outcome.error, ExerciseFailed), f"a wrong answer was not rejected: {outcome}"
+        assert re.match(rf"^FAIL {re.escape(ex.title)}: .+\n     hint: \S", str(outcome.error)), outcome.error
+        return
+    if outcome.error is not None:
+        raise outcome.error
+    lines = outcome.printed.splitlines()
+    assert lines and lines[-1].startswith(f"PASS {ex.title}: "), lines
+    assert not any(line.startswith(("FAIL", "TODO")) for line in lines)
 
 
 # ---------------------------------------------------------------- the registry matches the notebooks
@@ -116,9 +186,12 @@ def test_the_answers_are_for_registered_checks():
             assert set(getattr(answers, kind, {})) <= names, f"answers/{module}.py {kind} names unknown checks"
 
 
-def test_exercises_are_registered_once():
-    keys = [ex.key for ex in REGISTRY]
-    assert len(keys) == len(set(keys)) and len(REGISTRY) >= 14
+def test_two_exercises_cannot_share_a_key():
+    ex = REGISTRY[0]
+    with pytest.raises(ValueError, match=f"two exercises registered as {ex.key}"):
+        register(dataclasses.replace(ex, name=f"{ex.name}_twin"))
+    register(ex)  # the same exercise again (its module imported twice) is no conflict
+    assert registry().count(ex) == 1
 
 
 # ---------------------------------------------------------------- TODO means the stub, and only the stub
@@ -127,13 +200,12 @@ def _stub():
 
 
 def test_the_generator_writes_the_checks_stub():
-    assert STUB_LINE == f'raise NotImplementedError("{STUB_MESSAGE}")'
     stub = make_exercises.strip_solutions("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION")
     namespace: dict = {}
     exec(stub, namespace)  # noqa: S102 (the generated stub, run)
     with pytest.raises(NotImplementedError) as raised:
         namespace["f"]()
-    assert raised.value.args == (STUB_MESSAGE,)
+    assert is_stub(raised.value)
 
 
 def test_the_stub_says_todo(capsys):
@@ -207,21 +279,42 @@ def test_expect_saving_needs_half_the_possible_saving_and_forgives_a_spoilt_run(
 
 
 # ---------------------------------------------------------------- Run All on an untouched exercise notebook
-@pytest.mark.parametrize("path", notebooks(EXERCISES), ids=ids)
-def test_run_all_on_an_untouched_exercise_ends_without_a_traceback(path):
-    """What a student sees first: every cell runs; each check, and each cell that uses an exercise,
-    says TODO (or, on a machine without a GPU, that its GPU cell was skipped)."""
+@pytest.fixture(scope="session")
+def untouched_runs():
+    """Every exercise notebook, run top to bottom (Run All) as a student first does, several at a time:
+    they share nothing but the machine, and their checks of the stubs measure nothing."""
     from nbclient import NotebookClient
 
-    nb = read(path)
-    NotebookClient(nb, kernel_name="python3", timeout=600, allow_errors=True,
-                   resources={"metadata": {"path": str(EXERCISES)}}).execute()
+    async def run_all(paths, at_once):
+        gate = asyncio.Semaphore(at_once)
+
+        async def run(path):
+            nb = read(path)
+            async with gate:
+                await NotebookClient(nb, kernel_name="python3", timeout=600, allow_errors=True,
+                                     resources={"metadata": {"path": str(EXERCISES)}}).async_execute()
+            return path, nb
+
+        return dict(await asyncio.gather(*(run(p) for p in paths)))
+
+    return asyncio.run(run_all(notebooks(EXERCISES), at_once=max(2, min(8, os.cpu_count() or 2))))
+
+
+@pytest.mark.parametrize("path", notebooks(EXERCISES), ids=ids)
+def test_run_all_on_an_untouched_exercise_ends_without_a_traceback(path, untouched_runs):
+    """What a student sees first: every cell runs; each check says TODO, the same line for every
+    check (or, on a machine without a GPU, that its GPU cell was skipped)."""
+    nb = untouched_runs[path]
     errors = [f"cell {n}: {out.ename}: {out.evalue}" for n, cell in enumerate(nb.cells)
               for out in cell.get("outputs", []) if out.output_type == "error"]
     assert errors == []
+    registered = {ex.key: ex for ex in REGISTRY}
     for cell in cells_tagged(nb, CHECK_TAG):
+        ((_, check, _),) = check_calls(cell)
         text = "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
-        assert re.search(r"^(TODO |skipped \(needs cuda\))", text, re.MULTILINE), f"{cell.source}\n-> {text}"
+        todo = f"TODO {registered[f'{path.stem}:{check}'].title}: not done yet (it still raises NotImplementedError)"
+        skipped = text.startswith("skipped (needs cuda)") and not utils.has_cuda()
+        assert text.splitlines() == [todo] or skipped, f"{cell.source}\n-> {text}"
 
 
 # ---------------------------------------------------------------- the generator and the tags
@@ -320,7 +413,8 @@ def test_check_reports_a_missing_tag(tmp_path):
     cell = cells_tagged(nb, CHECK_TAG)[0]
     cell.metadata["tags"].remove(CHECK_TAG)
     nbformat.write(nb, path)
-    assert any("calls a check without the tag `exercise-check`" in p for p in make_exercises.problems(solutions, exercises))
+    found = make_exercises.problems(solutions, exercises)
+    assert any("calls a check without the tag `exercise-check`" in p for p in found)
 
 
 # ---------------------------------------------------------------- special tests of some checks

@@ -29,7 +29,8 @@ def test_anatomy(path):
     assert colab_badge(path) in first.source, "the title cell has this notebook's Open-in-Colab badge"
     assert "**Objectives.**" in first.source and "**Time:**" in first.source
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert code[0].source == setup_cell(), "the first code cell is the course's setup cell (python -m tools.course sync)"
+    assert code[0].source == setup_cell(), (
+        "the first code cell is the course's setup cell (python -m tools.course sync)")
 
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
@@ -46,7 +47,8 @@ def test_no_absolute_paths(path):
                                  for o in cell.get("outputs", [])]
         for text in texts:
             match = ABSOLUTE_PATH.search(text)
-            assert match is None, f"cell {n} holds a machine's path: ...{text[max(0, match.start() - 40):match.end() + 40]}..."
+            assert match is None, (
+                f"cell {n} holds a machine's path: ...{text[max(0, match.start() - 40):match.end() + 40]}...")
 
 
 @pytest.mark.parametrize("path", ALL, ids=ids)

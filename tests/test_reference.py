@@ -1,12 +1,21 @@
-"""Reference outputs: every lecture and solution is stamped by a run on the reference GPU, and current."""
+"""Reference outputs: every lecture and solution is stamped by a run on the reference GPU, and current;
+a stamp follows what the code does, not how it is written."""
 
+import json
 import shutil
+import sys
+import textwrap
 
 import nbformat
 import pytest
 
-from tools import reference
-from tools.course import UTILS, code_hash, notebooks, read, utils_hash
+from conftest import ROOT
+from tools import fingerprint, reference
+from tools.course import notebooks, read
+from tools.fingerprint import UTILS, code_hash, utils_hash
+
+STALE_CODE = "code changed after its reference run: execute it again on the reference GPU"
+STALE_UTILS = "utils/ changed after its reference run: execute it again on the reference GPU"
 
 
 @pytest.mark.parametrize("path", notebooks(), ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -14,43 +23,150 @@ def test_stamp_is_current(path):
     assert reference.problems(path) == []
 
 
+# ---------------------------------------------------------------- a stamped notebook, made current, to break
 @pytest.fixture
 def stamped_copy(tmp_path):
-    """A copy of a stamped notebook, made current (hashes of its code and of utils/ as they are now), to break."""
-    source = next(p for p in notebooks() if reference.stamp_of(read(p)))
-    path = tmp_path / source.name
-    shutil.copy(source, path)
+    """A copy of lecture 02 (it uses utils.benchmark and utils.memory_state) and of utils/, stamped as
+    current against that copy of utils/."""
+    utils_copy = tmp_path / "utils"
+    shutil.copytree(UTILS, utils_copy, ignore=shutil.ignore_patterns("__pycache__"))
+    path = tmp_path / "02_benchmarking.ipynb"
+    shutil.copy(ROOT / "notebooks" / path.name, path)
     nb = read(path)
-    nb.metadata["course"]["reference_run"].update(code_hash=code_hash(nb), utils_hash=utils_hash(notebook=path))
+    nb.metadata["course"]["reference_run"].update(code_hash=code_hash(nb), utils_hash=utils_hash(nb, path, utils_copy))
     nbformat.write(nb, path)
-    return path
+    assert reference.problems(path, utils_copy) == []
+    return path, utils_copy
 
 
-def edit(path, change):
+def edit_notebook(path, change):
     nb = read(path)
     change(nb)
     nbformat.write(nb, path)
 
 
-def test_changed_code_makes_the_stamp_stale(stamped_copy):
-    assert reference.problems(stamped_copy) == []
+def last_code_cell(nb):
+    return [c for c in nb.cells if c.cell_type == "code"][-1]
 
-    def change_code(nb):
-        cell = [c for c in nb.cells if c.cell_type == "code"][-1]
-        cell.source += "\nprint('changed')"
 
-    edit(stamped_copy, change_code)
-    assert reference.problems(stamped_copy) == ["code changed after its reference run: execute it again on the reference GPU"]
+@pytest.mark.parametrize("change, stale", [
+    (lambda src: src + "\nprint('changed')", True),
+    (lambda src: src.replace("(", "( ", 1), False),  # formatting
+    (lambda src: src + "\n# a comment\n\n", False),
+    (lambda src: "# a comment first\n" + src, False),
+], ids=["a new statement", "formatting", "a comment after", "a comment before"])
+def test_the_code_hash_follows_what_the_cells_do(stamped_copy, change, stale):
+    path, utils_copy = stamped_copy
+
+    def edit(nb):
+        last_code_cell(nb).source = change(last_code_cell(nb).source)
+
+    edit_notebook(path, edit)
+    assert reference.problems(path, utils_copy) == ([STALE_CODE] if stale else [])
+
+
+def test_a_requirement_is_code_too():
+    cell = nbformat.v4.new_code_cell
+    nb = nbformat.v4.new_notebook(cells=[cell("%%requires cuda\nx = 1")])
+    other = nbformat.v4.new_notebook(cells=[cell("%%requires cuda cupy\nx = 1")])
+    same = nbformat.v4.new_notebook(cells=[cell("%%requires cuda  # a comment\n\nx = 1  # another")])
+    assert code_hash(nb) != code_hash(other) and code_hash(nb) == code_hash(same)
 
 
 def test_changed_prose_keeps_the_stamp(stamped_copy):
-    edit(stamped_copy, lambda nb: nb.cells.append(nbformat.v4.new_markdown_cell("More prose.")))
-    assert reference.problems(stamped_copy) == []
+    path, utils_copy = stamped_copy
+    edit_notebook(path, lambda nb: nb.cells.append(nbformat.v4.new_markdown_cell("More prose.")))
+    assert reference.problems(path, utils_copy) == []
+
+
+def edit_utils(utils_copy, relative, old, new):
+    module = utils_copy / relative
+    text = module.read_text()
+    assert old in text, f"{relative} no longer holds {old!r}: update this test"
+    module.write_text(text.replace(old, new, 1))
+
+
+@pytest.mark.parametrize("relative, old, new, stale", [
+    ("timing.py", "\n\n", "\n\n# a comment is not a change\n", False),
+    ("memory.py", '"""', '"""One more sentence in a docstring. ', False),
+    ("timing.py", "    min_time: float = 0.2,", "    min_time: float = 0.2,  # a comment in a signature", False),
+    ("timing.py", "    min_time: float = 0.2,", "    min_time: float = 0.3,", True),  # a default argument
+    ("memory.py", "abs(value) < 1024", "abs(value) < 1000", True),  # a constant in code it runs
+    ("memory.py", "COURSE_BUDGET = 12 * 2**30", "COURSE_BUDGET = 11 * 2**30", False),  # in code it never runs
+    ("timing.py", "\ndef gpu_sleep(", "\ndef a_new_helper_nothing_calls():\n    return 1\n\n\ndef gpu_sleep(", False),
+    ("exercises/answers/nb02.py", "\n\n", "\nWRONG_TOO = 1\n\n", False),  # wrong answers run in tests only
+    ("exercises/nb05.py", "ROWS = 100", "ROWS = 101", False),  # another notebook's checks
+    ("exercises/nb02.py", "TRIES = 3", "TRIES = 4", True),  # its own checks
+    ("exercises/nb02.py", "\n\n", "\nNOTHING_USES_THIS = 1\n\n", False),  # a constant nothing reads
+    ("exercises/nb02.py", "\n\n", "\nprint('on import')\n\n", True),  # code that runs on import
+], ids=["a comment", "a docstring", "a comment in a signature", "a default argument", "a constant",
+        "an unreached constant", "a new helper", "the wrong answers", "another notebook's checks", "its own checks",
+        "an unused constant", "code run on import"])
+def test_the_utils_hash_follows_the_code_the_notebook_can_run(stamped_copy, relative, old, new, stale):
+    path, utils_copy = stamped_copy
+    edit_utils(utils_copy, relative, old, new)
+    assert reference.problems(path, utils_copy) == ([STALE_UTILS] if stale else [])
+
+
+def test_a_helper_counts_once_a_cell_reaches_it(tmp_path):
+    (tmp_path / "helpers.py").write_text(textwrap.dedent('''
+        LIMIT = 3
+
+        def used(x):
+            """Called by the notebook."""
+            return inner(x) + LIMIT
+
+        def inner(x):
+            return 2 * x
+
+        def unused():
+            return "never"
+
+        def named_in_a_string():
+            return 0
+
+        def registered_on_import(name):
+            return name
+
+        UNREAD = "a constant that nothing reads"
+        registered_on_import("named_in_a_string")
+        '''))
+    cells = [nbformat.v4.new_code_cell("import utils\nprint(utils.used(1))")]
+    nb, path = nbformat.v4.new_notebook(cells=cells), tmp_path / "09_x.ipynb"
+    reached = {name for _, name, _ in fingerprint.reachable_code(tmp_path, fingerprint.notebook_words(nb), "09")}
+    assert reached == {"", "used", "inner", "LIMIT", "registered_on_import", "named_in_a_string"}
+    before = utils_hash(nb, path, tmp_path)
+    edit_utils(tmp_path, "helpers.py", '"never"', '"changed"')
+    assert utils_hash(nb, path, tmp_path) == before
+    edit_utils(tmp_path, "helpers.py", "2 * x", "3 * x")
+    assert utils_hash(nb, path, tmp_path) != before
+
+
+SAMPLE = '''
+import torch
+
+
+class Box:
+    """A docstring."""
+
+    def scaled(self, a, *, b=2, **rest):
+        return [x async for x in a] if b else f"{a!r:>{b}} and {rest}" f"{b:.2f}" "!"
+'''
+
+
+def test_the_hash_is_the_same_on_every_python():
+    """Stamps are made with the GPU machine's Python (3.12) and checked with a laptop's (3.11 and up):
+    the canonical tree leaves out positions, docstrings, and what one version has and the other lacks
+    (`type_params=[]` in 3.12).  The constant is this sample's hash; the GPU regression runs this test too."""
+    tree = fingerprint.canonical(fingerprint.tree_of(SAMPLE))
+    assert "type_params" not in repr(tree) and "lineno" not in repr(tree) and "docstring" not in repr(tree)
+    assert fingerprint._digest([tree]) == "7fdb00674127bbf8", f"Python {sys.version}"
 
 
 def test_missing_stamp(stamped_copy):
-    edit(stamped_copy, lambda nb: nb.metadata.pop("course"))
-    assert "never executed on the reference GPU" in reference.problems(stamped_copy)[0]
+    path, utils_copy = stamped_copy
+    edit_notebook(path, lambda nb: nb.metadata.pop("course"))
+    assert "never executed on the reference GPU" in reference.problems(path, utils_copy)[0]
 
 
 @pytest.mark.parametrize("field, value, complaint", [
@@ -59,41 +175,86 @@ def test_missing_stamp(stamped_copy):
     ("peak_gpu_memory_mib", 20000, "the budget is 12 GiB"),
 ])
 def test_stamp_outside_the_course_limits(stamped_copy, field, value, complaint):
-    edit(stamped_copy, lambda nb: nb.metadata["course"]["reference_run"].update({field: value}))
-    assert any(complaint in p for p in reference.problems(stamped_copy))
-
-
-def _others_checks(number: str) -> set[str]:
-    """utils/ files that hold the exercise checks (and wrong answers) of notebooks other than `number`."""
-    return {p.relative_to(UTILS).as_posix() for p in UTILS.glob("exercises/**/nb*.py") if p.stem != f"nb{number}"}
-
-
-@pytest.mark.parametrize("changed", sorted(p.relative_to(UTILS).as_posix() for p in UTILS.rglob("*.py")))
-def test_changing_a_file_in_utils_makes_the_stamps_that_use_it_stale(stamped_copy, tmp_path, changed):
-    """The outputs were made by the notebook's code and by utils/: a change to either needs a new run,
-    except a change to another notebook's exercise checks, which never run in this one."""
-    utils_copy = tmp_path / "utils"
-    shutil.copytree(UTILS, utils_copy, ignore=shutil.ignore_patterns("__pycache__"))
-    assert reference.problems(stamped_copy, utils_copy) == []
-    path = utils_copy / changed
-    path.write_text(path.read_text() + "\n# a comment is a change too\n")
-    if changed in _others_checks(stamped_copy.name[:2]):
-        assert reference.problems(stamped_copy, utils_copy) == []
-    else:
-        assert reference.problems(stamped_copy, utils_copy) == [
-            "utils/ changed after its reference run: execute it again on the reference GPU"]
-
-
-def test_a_notebooks_own_checks_are_part_of_its_stamp(stamped_copy, tmp_path):
-    own = UTILS / "exercises" / f"nb{stamped_copy.name[:2]}.py"
-    assert own.is_file() and own.relative_to(UTILS).as_posix() not in _others_checks(stamped_copy.name[:2])
+    path, utils_copy = stamped_copy
+    edit_notebook(path, lambda nb: nb.metadata["course"]["reference_run"].update({field: value}))
+    assert any(complaint in p for p in reference.problems(path, utils_copy))
 
 
 def test_check_fails_when_utils_changed(tmp_path, monkeypatch, capsys):
     """`python -m tools.reference check` itself (its exit status), with utils/ changed."""
     utils_copy = tmp_path / "utils"
     shutil.copytree(UTILS, utils_copy, ignore=shutil.ignore_patterns("__pycache__"))
-    (utils_copy / "memory.py").write_text((utils_copy / "memory.py").read_text().replace("GiB", "GB"))
+    edit_utils(utils_copy, "claims.py", 'print(f"✓ {statement}")', 'print(f"OK {statement}")')
     monkeypatch.setattr(reference, "UTILS", utils_copy)
     assert reference.main(["check"]) == 1
-    assert "utils/ changed after its reference run" in capsys.readouterr().out
+    assert STALE_UTILS in capsys.readouterr().out
+
+
+def test_stale_takes_the_solutions_of_stale_lectures(monkeypatch):
+    lecture = ROOT / "notebooks" / "04_streams_cupy.ipynb"
+    monkeypatch.setattr(reference, "problems", lambda p: ["stale"] if p == lecture else [])
+    assert reference.stale() == [lecture, ROOT / "solutions" / "04_streams_cupy.ipynb"]
+    assert reference.pytest_arguments("update", reference.stale()) == [
+        "--stamp", "notebooks/04_streams_cupy.ipynb", "solutions/04_streams_cupy.ipynb", "tests"]
+
+
+# ---------------------------------------------------------------- --stamp: nbval's run is the reference run
+class FakeSampler:
+    def stop(self):
+        return 123
+
+
+def _stamp_in_a_fresh_session(tmp_path, cells):
+    """pytest --stamp over a notebook made of `cells`, with the GPU parts faked; the notebook, and pytest's status."""
+    import pytest as pytest_
+
+    path = tmp_path / "00_fake.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    env = {k: "?" for k in ("gpu", "compute_capability", "driver", "cuda_runtime", "torch", "cupy", "triton")}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(reference, "require_reference_gpu", lambda: None)
+        mp.setattr(reference, "environment_of_this_machine", lambda: env | {"gpu": "NVIDIA H100", "python": "3"})
+        mp.setattr(reference, "GpuMemorySampler", FakeSampler)
+        mp.setattr(reference, "ROOT", tmp_path)
+        status = pytest_.main(["-p", "tools.pytest_plugin", "--stamp", "-q", "-p", "no:cacheprovider",
+                               "--nbval-lax", "--nbval-current-env",
+                               "--rootdir", str(tmp_path), str(path)])
+    return read(path), status
+
+
+def test_stamp_saves_the_outputs_of_a_notebook_that_passed(tmp_path):
+    nb, status = _stamp_in_a_fresh_session(tmp_path, ["x = 6 * 7\nprint(x)", "x + 1"])
+    assert status == 0
+    first, second = [c for c in nb.cells if c.cell_type == "code"]
+    assert [(o.output_type, o.text) for o in first.outputs] == [("stream", "42\n")]
+    assert second.outputs[0].output_type == "execute_result" and second.outputs[0].data["text/plain"] == "43"
+    assert [first.execution_count, second.execution_count, second.outputs[0].execution_count] == [1, 2, 2]
+    stamp = nb.metadata["course"]["reference_run"]
+    assert stamp["gpu"] == "NVIDIA H100" and stamp["peak_gpu_memory_mib"] == 123 and stamp["seconds"] > 0
+    assert stamp["code_hash"] == code_hash(nb) and json.dumps(stamp)
+
+
+def test_stamp_leaves_a_notebook_with_a_failing_cell_as_it_was(tmp_path):
+    nb, status = _stamp_in_a_fresh_session(tmp_path, ["print(1)", "1 / 0"])
+    assert status == pytest.ExitCode.TESTS_FAILED  # cell 1 failed; cell 0 passed, and is not saved either
+    assert "course" not in nb.metadata and all(c.outputs == [] for c in nb.cells)
+
+
+def test_saved_outputs_keep_text_and_plots_in_their_order():
+    from tools.pytest_plugin import outputs_of
+
+    def message(kind, parent="run", **content):
+        return {"msg_type": kind, "parent_header": {"msg_id": parent}, "content": content}
+
+    plot = {"data": {"image/png": "iVBOR"}, "metadata": {}}
+    outputs = outputs_of([
+        message("status", execution_state="busy"), message("execute_input", code="...", execution_count=1),
+        message("stream", name="stdout", text="before "), message("stream", name="stdout", text="the plot\n"),
+        message("display_data", **plot), message("stream", name="stdout", text="after it\n"),
+        message("stream", name="stdout", parent="another cell", text="not this cell's\n"),
+    ])
+    assert outputs == [{"output_type": "stream", "name": "stdout", "text": "before the plot\n"},
+                       {"output_type": "display_data", **plot},
+                       {"output_type": "stream", "name": "stdout", "text": "after it\n"}]

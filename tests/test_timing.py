@@ -213,12 +213,15 @@ def test_compare_table():
 
 
 def test_printed_timings_are_masked_by_the_nbval_sanitizer():
-    text = str(utils.benchmark(spin, 1e-4, backend="cpu")) + "\n" + utils.compare(
-        [Timing("a", np.array([1e-6])), Timing("b", np.array([2.5]))])
+    printed = [format_time(seconds) for seconds in (3e-9, 4e-6, 5e-3, 6.0)] + [
+        str(utils.benchmark(spin, 1e-4, backend="cpu")),
+        utils.compare([Timing("a", np.array([1e-6])), Timing("b", np.array([2.5]))])]
+    duration = re.compile(r"\d\s(ns|µs|us|ms|s)\b")
+    assert all(duration.search(text) for text in printed), printed  # the detector sees every unit printed
     cfg = (ROOT / "tests" / "nbval_sanitize.cfg").read_text()
     for regex, repl in re.findall(r"regex: (.+)\nreplace: (.+)", cfg):
-        text = re.sub(regex, repl, text)
-    assert not re.search(r"\d\s(ns|us|ms|s)\b", text), text
+        printed = [re.sub(regex, repl, text) for text in printed]
+    assert not any(duration.search(text) for text in printed), printed
 
 
 # ---------------------------------------------------------------- on a GPU (nbval's GPU run)

@@ -13,7 +13,8 @@ from utils.timing import Timing, as_timing, gpu_time_per_call, l2_flusher
 def test_as_timing_from_a_torch_utils_benchmark_measurement():
     from torch.utils.benchmark import Timer
 
-    m = Timer("x + 1", globals={"x": torch.ones(4)}, label="add", sub_label="small").blocked_autorange(min_run_time=0.01)
+    m = Timer("x + 1", globals={"x": torch.ones(4)}, label="add",
+              sub_label="small").blocked_autorange(min_run_time=0.01)
     t = as_timing(m, backend="cpu")
     assert isinstance(t, Timing) and t.label == "add: small"
     assert np.allclose(t.times, m.times) and t.calls_per_block == m.number_per_run

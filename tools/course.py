@@ -7,7 +7,6 @@ and README's table of topics.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import tomllib
 from pathlib import Path
@@ -30,41 +29,6 @@ def read(path: Path) -> nbformat.NotebookNode:
 
 def write(nb: nbformat.NotebookNode, path: Path) -> None:
     nbformat.write(nb, path)
-
-
-def code_hash(nb: nbformat.NotebookNode) -> str:
-    """A hash of the notebook's code cells: it changes when any code changes, not with outputs."""
-    digest = hashlib.sha256()
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            digest.update(cell.source.strip().encode() + b"\0")
-    return digest.hexdigest()[:16]
-
-
-UTILS = ROOT / "utils"
-
-
-def _belongs_to_another_notebook(relative: Path, number: str | None) -> bool:
-    """True for exercises/nbXX.py and exercises/answers/nbXX.py when XX is not `number`."""
-    return (number is not None and relative.parts[0] == "exercises" and relative.name.startswith("nb")
-            and relative.suffix == ".py" and relative.stem != f"nb{number}")
-
-
-def utils_hash(folder: Path = UTILS, notebook: Path | None = None) -> str:
-    """A hash of the files in utils/ (names and contents): the code behind a notebook's outputs.
-
-    For `notebook` (NN_topic.ipynb), the exercise checks of other notebooks (exercises/nbXX.py and
-    their answers) are left out: they never run in it, so editing notebook 05's checks does not
-    make notebook 01's reference outputs stale.  Every other file counts for every notebook.
-    """
-    number = notebook.name[:2] if notebook is not None else None
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        relative = path.relative_to(folder)
-        if _belongs_to_another_notebook(relative, number):
-            continue
-        digest.update(relative.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
 
 
 def repo_slug() -> str:

@@ -1,38 +1,46 @@
-"""Reference outputs: execute notebooks on the reference GPU and stamp where and with what.
+"""Reference outputs: notebooks executed on the reference GPU, stamped with where and with what.
 
-    python -m tools.reference run [NOTEBOOK ...]    # execute in place and stamp (needs a GPU);
-                                                    # a notebook with a failing cell is left as it was
-    python -m tools.reference check [NOTEBOOK ...]  # is every stamp there and current?
+    python -m tools.reference run [--all | NOTEBOOK ...]   # execute and stamp what is stale (needs a GPU)
+    python -m tools.reference update                      # run, then the unit tests: the regression of a change
+    python -m tools.reference check [NOTEBOOK ...]         # is every stamp there and current?
 
-Default: every notebook in notebooks/ and solutions/.  `run` executes each notebook top to bottom
-in a fresh kernel (nbclient, as Run All would), while sampling nvidia-smi for the peak GPU memory
-used, then writes the outputs and, under metadata["course"]["reference_run"], the stamp: GPU, its
-compute capability, driver, CUDA runtime, torch, CuPy, Triton, Python, date, the run's duration and
-peak GPU memory, a hash of the code cells and a hash of utils/ (the code the cells call; other
-notebooks' exercise checks left out, see tools.course.utils_hash).  Strict
-claims (utils.claims) are on, so a claim that does not hold stops the run.  `check` fails when a
-notebook's code or utils/ changed after its stamp (a hash differs), or when the stamp is not from a
-reference GPU or breaks the course's budgets (pyproject.toml, [tool.course]).
+`run` executes notebooks through nbval, as the regression test does (strict claims, cells tagged
+`nbval-check-output` compared with their saved outputs), and writes back, stamped, each notebook
+whose cells all passed (tools/pytest_plugin.py, `--stamp`); a notebook with a failing cell is left
+as it was.  Without arguments it runs what `check` finds stale, with the solutions of the lectures
+among them; `--all` runs every notebook.  `update` does the same and then runs tests/ in the same
+pytest session: what a change to a lecture or to utils/ costs on the GPU.
+
+The stamp, under metadata["course"]["reference_run"], records the GPU, its compute capability, the
+driver, CUDA runtime, torch, CuPy, Triton and Python versions, the date, the run's duration and its
+peak GPU memory (nvidia-smi, all processes, less what was in use before the run), and two hashes of
+what the outputs depend on (tools/fingerprint.py): the notebook's code and the code of utils/ it
+can run.  `check` fails when either changed since, or when the stamp is not from a reference GPU or
+breaks the course's budgets (pyproject.toml, [tool.course]).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+from nbformat.v4 import output_from_msg
 
-from tools.course import ROOT, SETTINGS, UTILS, code_hash, notebooks, read, utils_hash, write
+from tools.course import LECTURES, ROOT, SETTINGS, SOLUTIONS, notebooks, read, write
+from tools.fingerprint import UTILS, code_hash, utils_hash
 
 sys.path.insert(0, str(ROOT))
 STAMP = "reference_run"
+
+
+class ChangedDuringRun(Exception):
+    """The notebook's code changed on disk while it ran: its outputs belong to neither version."""
 
 
 def stamp_of(nb: nbformat.NotebookNode) -> dict | None:
@@ -40,13 +48,15 @@ def stamp_of(nb: nbformat.NotebookNode) -> dict | None:
 
 
 class GpuMemorySampler:
-    """Sample the GPU's used memory (all processes: kernels, subprocesses, CUDA contexts) with nvidia-smi."""
+    """The GPU's used memory over a run (nvidia-smi, every process: kernels, subprocesses, contexts),
+    less what was in use when it started (another process's cache, say)."""
 
     def __init__(self, interval_ms: int = 100) -> None:
         self._proc = subprocess.Popen(
             ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits", f"-lms={interval_ms}"],
             stdout=subprocess.PIPE, text=True,
         )
+        self.baseline_mib: int | None = None
         self.peak_mib = 0
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
@@ -55,7 +65,9 @@ class GpuMemorySampler:
         assert self._proc.stdout is not None
         for line in self._proc.stdout:
             if line.strip().isdigit():
-                self.peak_mib = max(self.peak_mib, int(line))
+                used = int(line)
+                self.baseline_mib = used if self.baseline_mib is None else self.baseline_mib
+                self.peak_mib = max(self.peak_mib, used - self.baseline_mib)
 
     def stop(self) -> int:
         self._proc.terminate()
@@ -63,40 +75,70 @@ class GpuMemorySampler:
         return self.peak_mib
 
 
-def run(path: Path) -> dict:
-    """Execute one notebook in place and stamp it; return the stamp."""
+def require_reference_gpu() -> None:
+    """Stop unless this machine may make reference outputs: a reference GPU, all of it (not through MPS)."""
     import utils
 
-    utils.require_cuda("tools.reference run")
-    os.environ[utils.claims.STRICT_VARIABLE] = "1"  # the kernel inherits it: a claim that fails stops the run
+    utils.require_cuda("a reference run (--stamp)")
+    gpu = utils.cuda_status().reason
+    if not any(name in gpu for name in SETTINGS["reference_gpus"]):
+        raise SystemExit(f"a reference run needs one of {SETTINGS['reference_gpus']}; this is {gpu}")
+    if utils.device.shared_through_mps():
+        raise SystemExit("a reference run needs the whole GPU: this one is shared through MPS (tools.smaller_gpu?)")
+
+
+ENVIRONMENT_PROBE = "import json, utils; print(json.dumps(utils.environment()))"
+
+
+def environment_of_this_machine() -> dict:
+    """utils.environment(), asked of a fresh process: this one then never holds a CUDA context of its own."""
+    import utils
+
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return json.loads(utils.run_python(ENVIRONMENT_PROBE, env={"PYTHONPATH": path}))
+
+
+def _output(out: dict) -> nbformat.NotebookNode:
+    """An output as nbval collected it (kernel messages' content), as the notebook format stores it."""
+    kind = out["output_type"]
+    content = {key: value for key, value in out.items() if key != "output_type"}
+    return output_from_msg({"msg_type": kind, "header": {"msg_type": kind}, "content": content})
+
+
+def save_run(path: Path, outputs: dict[int, list], timing: dict[int, dict], seconds: float, peak_mib: int,
+             environment: dict) -> dict:
+    """Write a run's outputs (by code cell number) into the notebook at `path`, and stamp it; return the stamp."""
     nb = read(path)
-    sampler = GpuMemorySampler()
-    start = time.perf_counter()
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
-    seconds = time.perf_counter() - start
-    env = utils.environment()
-    stamp = {
-        "gpu": env["gpu"], "compute_capability": env["compute_capability"], "driver": env["driver"],
-        "cuda_runtime": env["cuda_runtime"], "torch": env["torch"], "cupy": env["cupy"],
-        "triton": env["triton"], "python": env["python"],
-        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
-        "seconds": round(seconds, 1), "peak_gpu_memory_mib": sampler.stop(),
-        "code_hash": code_hash(nb), "utils_hash": utils_hash(notebook=path),
-    }
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    if len(code) != len(outputs):
+        raise ChangedDuringRun(f"it has {len(code)} code cells now, the run had {len(outputs)}")
+    for number, cell in enumerate(code):
+        cell.outputs = [_output(out) for out in outputs[number]]
+        cell.execution_count = number + 1
+        for out in cell.outputs:
+            if out.output_type == "execute_result":
+                out.execution_count = number + 1
+        cell.metadata["execution"] = timing.get(number, {})
+    stamp = {key: environment[key] for key in ("gpu", "compute_capability", "driver", "cuda_runtime", "torch",
+                                               "cupy", "triton", "python")}
+    stamp.update(date=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"), seconds=round(seconds, 1),
+                 peak_gpu_memory_mib=peak_mib, code_hash=code_hash(nb), utils_hash=utils_hash(nb, path))
     nb.metadata.setdefault("course", {})[STAMP] = stamp
+    nbformat.validate(nb)
     write(nb, path)
     return stamp
 
 
 def problems(path: Path, utils_folder: Path = UTILS) -> list[str]:
     """Why this notebook's reference outputs cannot be trusted; empty when they can."""
-    stamp = stamp_of(read(path))
+    nb = read(path)
+    stamp = stamp_of(nb)
     if stamp is None:
         return ["never executed on the reference GPU (no stamp): run `python -m tools.reference run` there"]
     found = []
-    if stamp["code_hash"] != code_hash(read(path)):
+    if stamp["code_hash"] != code_hash(nb):
         found.append("code changed after its reference run: execute it again on the reference GPU")
-    if stamp.get("utils_hash") != utils_hash(utils_folder, notebook=path):
+    if stamp.get("utils_hash") != utils_hash(nb, path, utils_folder):
         found.append("utils/ changed after its reference run: execute it again on the reference GPU")
     if not any(gpu in str(stamp["gpu"]) for gpu in SETTINGS["reference_gpus"]):
         found.append(f"executed on {stamp['gpu']}, not on a reference GPU ({' or '.join(SETTINGS['reference_gpus'])})")
@@ -108,25 +150,44 @@ def problems(path: Path, utils_folder: Path = UTILS) -> list[str]:
     return found
 
 
+def stale(paths: list[Path] | None = None) -> list[Path]:
+    """The notebooks to run again: those with a problem, and the solutions of the lectures among them."""
+    found = [p for p in (paths or notebooks()) if problems(p)]
+    found += [SOLUTIONS / p.name for p in found if p.parent == LECTURES and (SOLUTIONS / p.name).exists()]
+    return sorted(set(found))
+
+
+def pytest_arguments(command: str, paths: list[Path]) -> list[str]:
+    """The pytest command line of `run` (the notebooks, stamped) or `update` (then tests/)."""
+    names = [str(p.relative_to(ROOT)) for p in paths]
+    return ["--stamp", *names, *(["tests"] if command == "update" else [])]
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("run", "check"):
+    if not argv or argv[0] not in ("run", "update", "check"):
         print(__doc__)
         return 2
-    paths = [Path(p).resolve() for p in argv[1:]] or notebooks()
-    failed = 0
-    for path in paths:
-        name = path.relative_to(ROOT)
-        if argv[0] == "run":
-            try:
-                print(f"{name}: {run(path)}", flush=True)
-            except CellExecutionError as err:  # a failed claim, or an error: not stamped; go on with the rest
-                print(f"{name}: NOT STAMPED, a cell failed:\n{err}", flush=True)
-                failed += 1
-        else:
+    command, rest = argv[0], argv[1:]
+    if command == "check":
+        failed = 0
+        for path in [Path(p).resolve() for p in rest] or notebooks():
             for problem in problems(path, UTILS):
-                print(f"{name}: {problem}")
+                print(f"{path.relative_to(ROOT)}: {problem}")
                 failed += 1
-    return 1 if failed else 0
+        return 1 if failed else 0
+    if rest == ["--all"]:
+        paths = notebooks()
+    elif rest:
+        paths = [Path(p).resolve() for p in rest]
+    else:
+        paths = stale()
+    if not paths and command == "run":
+        print("every reference output is current: nothing to run (--all runs every notebook)")
+        return 0
+    print("running: " + (", ".join(str(p.relative_to(ROOT)) for p in paths) or "no notebook (all current)"), flush=True)
+    import pytest
+
+    return int(pytest.main(pytest_arguments(command, paths)))
 
 
 if __name__ == "__main__":

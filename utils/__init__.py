@@ -8,7 +8,8 @@
 - `utils.plotting`: `plot_timings`, `plot_memory`, `plot_timeline`, `StreamTimeline`: the course's plots.
 - `utils.claims`:   `claim`: a statement about GPU behaviour, checked where it is measured (✓ or ✗).
 - `utils.processes`: `run_python`, `run_process`: code in a fresh Python process (settings read at
-                    start-up, one-time costs, errors that would kill the notebook's kernel).
+                    start-up, one-time costs, errors that would kill the notebook's kernel);
+                    `script`: the text of a script kept in notebooks/scripts/.
 - `utils.cells`:    the `%%requires cuda` line (or `cupy`, `compute-sanitizer`) that skips a GPU-only
                     cell on a machine without one, and shows what that cell produced in the
                     course's reference run instead.
@@ -43,7 +44,7 @@ from .plotting import (
     plot_timings,
     use_course_style,
 )
-from .processes import ChildFailed, Finished, run_process, run_python
+from .processes import ChildFailed, Finished, run_process, run_python, script
 from .timing import (
     BenchmarkError,
     Timing,
@@ -97,6 +98,7 @@ __all__ = [
     "run_process",
     "run_python",
     "sanitizer_status",
+    "script",
     "timer",
     "use_course_style",
 ]

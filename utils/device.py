@@ -59,7 +59,8 @@ def cupy_status() -> Availability:
         cupy.arange(1).sum().item()  # a real round trip: a kernel compile and a launch
     except Exception as err:  # noqa: BLE001 -- CUDARuntimeError, CompileException, missing NVRTC...: all mean "no"
         first_line = (str(err).strip().splitlines() or [""])[0][:120]
-        return Availability(False, f"CuPy {cupy.__version__} cannot run on this GPU ({type(err).__name__}: {first_line})")
+        return Availability(False, f"CuPy {cupy.__version__} cannot run on this GPU "
+                                   f"({type(err).__name__}: {first_line})")
     return Availability(True, f"CuPy {cupy.__version__} runs on the GPU")
 
 

@@ -12,8 +12,9 @@ Some lessons need a process that starts from nothing:
 
 `run_python` returns what the child printed, and raises `ChildFailed` (with the end of its stderr)
 if it failed; `run_process` returns the exit status, output and error output whatever happened, for
-a lesson about the failure itself.  Why not plain subprocess.run: every notebook needs the same
-four details right (this Python, the environment with changes, a time limit, the error shown).
+a lesson about the failure itself.  `script(name)` reads a script kept beside the notebooks.  Why not
+plain subprocess.run: every notebook needs the same four details right (this Python, the environment
+with changes, a time limit, the error shown).
 """
 
 from __future__ import annotations
@@ -72,3 +73,14 @@ def run_python(code: str, *args: str, env: Mapping[str, str] | None = None, unse
         tail = "\n".join(done.stderr.strip().splitlines()[-20:])
         raise ChildFailed(f"the fresh Python process exited with status {done.returncode}:\n{tail}")
     return done.stdout
+
+
+def script(name: str) -> str:
+    """The text of a script beside the notebooks, `notebooks/scripts/<name>`, for run_python or run_process.
+
+    A script longer than a few lines lives there, where a reader and a linter see it as a file;
+    run from its text, its traceback still names it `File "<string>"`, as one kept in a cell does.
+    """
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parent.parent / "notebooks" / "scripts" / name).read_text()

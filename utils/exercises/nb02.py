@@ -230,7 +230,8 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
         _, low50, high50 = which_is_faster(a, b, confidence=0.5)
         _, low99, high99 = which_is_faster(a, b, confidence=0.99)
         ex.expect(high99 - low99 > high50 - low50,
-                  f"the 99% interval ({low99:.3g}, {high99:.3g}) is not wider than the 50% one ({low50:.3g}, {high50:.3g})",
+                  f"the 99% interval ({low99:.3g}, {high99:.3g}) is not wider than "
+                  f"the 50% one ({low50:.3g}, {high50:.3g})",
                   "the interval must depend on `confidence`: a surer statement needs a wider interval")
 
 

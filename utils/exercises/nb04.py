@@ -345,7 +345,8 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
                                  "stream before they are freed",
                 "earlier work": "",
             }
-            ex.expect(not bad, f"with {name}, the results of chunks {bad} are wrong", hints[name] or hints["slow copies"])
+            ex.expect(not bad, f"with {name}, the results of chunks {bad} are wrong",
+                      hints[name] or hints["slow copies"])
             if name == "earlier work":
                 ex.expect(np.array_equal(cp.asnumpy(earlier), base.sum(axis=1)),
                           "your copies overwrote memory that earlier work on the current stream was still reading",

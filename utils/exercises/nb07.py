@@ -134,7 +134,9 @@ def standardized(x: torch.Tensor) -> torch.Tensor:
     return (x - x.mean()) / x.std()
 
 
-def check_graphed_standardize(graphed_standardize: Callable[[torch.Tensor], Callable[[torch.Tensor], torch.Tensor]]) -> None:
+def check_graphed_standardize(
+    graphed_standardize: Callable[[torch.Tensor], Callable[[torch.Tensor], torch.Tensor]],
+) -> None:
     """graphed_standardize(example) must return run(x) = (x - x.mean()) / x.std() by replaying one
     graph, right for inputs whose mean and spread differ from the example's, with no allocation."""
     with exercise("graphed_standardize") as ex:
@@ -195,7 +197,9 @@ def _number(loss: Any) -> float:
     return loss.detach().item() if isinstance(loss, torch.Tensor) else float(loss)
 
 
-def check_graphed_training_step(graphed_training_step: Callable[..., Callable[[torch.Tensor, torch.Tensor], object]]) -> None:
+def check_graphed_training_step(
+    graphed_training_step: Callable[..., Callable[[torch.Tensor, torch.Tensor], object]],
+) -> None:
     """graphed_training_step(model, optimizer, loss_fn, x_example, y_example) must return step(x, y),
     which trains on (x, y) by replaying one captured step and returns the loss: the same losses as
     eager steps from the same state, and faster."""

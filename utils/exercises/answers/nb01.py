@@ -19,7 +19,8 @@ def _pool_of(n: int) -> str:
     return block_and_segment(n)[2]
 
 
-def _largest_of_each_pool(sizes: list[int], small: Callable[[int], bool] = lambda n: _pool_of(n) == "small") -> list[int]:
+def _largest_of_each_pool(sizes: list[int],
+                          small: Callable[[int], bool] = lambda n: _pool_of(n) == "small") -> list[int]:
     large_sizes = [n for n in sizes if not small(n)]
     small_sizes = [n for n in sizes if small(n)]
     return [max(group) for group in (large_sizes, small_sizes) if group]

@@ -287,7 +287,8 @@ WRONG_QUEUE_SIMULATORS = {
     "a stream's kernels do not wait for each other": queue_simulator(stream_order=False),
     "streams numbered in sorted order, not in order of appearance": queue_simulator(mapping="sorted"),
     "streams given to the queues in blocks": queue_simulator(mapping="blocks"),
-    "returns durations": lambda program, queues: {k: v[1] - v[0] for k, v in queue_simulator()(program, queues).items()},
+    "returns durations": lambda program, queues: {k: v[1] - v[0]
+                                                  for k, v in queue_simulator()(program, queues).items()},
 }
 
 WRONG = {

@@ -36,7 +36,8 @@ WRONG_RMS = {
     "the fp16 norm, then divides": lambda x: torch.linalg.vector_norm(x, dim=-1) / math.sqrt(x.shape[-1]),
 }
 RIGHT_RMS = {
-    "vector_norm in float32": lambda x: (torch.linalg.vector_norm(x.float(), dim=-1) / math.sqrt(x.shape[-1])).to(x.dtype),
+    "vector_norm in float32": lambda x: (torch.linalg.vector_norm(x.float(), dim=-1)
+                                         / math.sqrt(x.shape[-1])).to(x.dtype),
     "float64 inside": lambda x: x.double().square().mean(-1).sqrt().to(x.dtype),
 }
 
@@ -52,7 +53,8 @@ def bincount_weights(values: torch.Tensor, index: torch.Tensor, bins: int) -> to
 
 def float64_atomics(values: torch.Tensor, index: torch.Tensor, bins: int) -> torch.Tensor:
     """Reproducible in practice, not guaranteed: float32 rounding hides most of float64's differences."""
-    return torch.zeros(bins, dtype=torch.float64, device=values.device).index_add_(0, index, values.double()).to(values.dtype)
+    return (torch.zeros(bins, dtype=torch.float64, device=values.device)
+            .index_add_(0, index, values.double()).to(values.dtype))
 
 
 def sorted_then_atomics(values: torch.Tensor, index: torch.Tensor, bins: int) -> torch.Tensor:

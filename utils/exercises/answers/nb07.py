@@ -31,7 +31,8 @@ WRONG_SPEEDUPS = {
     "no floor per kernel in a graph": _speedup(max, max, lambda kernel, floor, host: kernel),
     "the replay call ignored": _speedup(max, lambda replay, gpu: gpu),
     "the replay call added to the GPU time": _speedup(max, lambda replay, gpu: replay + gpu),
-    "the graph still pays the host per kernel": _speedup(max, max, lambda kernel, floor, host: max(kernel, floor, host)),
+    "the graph still pays the host per kernel": _speedup(max, max,
+                                                         lambda kernel, floor, host: max(kernel, floor, host)),
     "graph time over eager time": _speedup(max, max, inverted=True),
 }
 

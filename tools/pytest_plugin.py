@@ -1,0 +1,224 @@
+"""The course's pytest plugin, loaded by every `python -m pytest` here (pyproject.toml: `-p tools.pytest_plugin`).
+
+It adds three things to nbval's run of the notebooks:
+
+- **Strict claims**: COURSE_STRICT_CLAIMS=1 in this process and so in every kernel nbval starts, so
+  a claim about GPU behaviour that no longer holds fails its cell (utils/claims.py).
+- **Reference outputs on a machine without the GPU**: a `%%requires` cell that nbval's kernel
+  skipped must show what the same cell produced in the reference run (its printed text under the
+  reference label, and as many plots), or that cell fails.  nbval runs the notebook once for both.
+- **`--stamp`**: nbval's run of a notebook is its reference run.  Where every cell of a notebook
+  passed, the notebook is written back with that run's outputs and stamped (tools/reference.py);
+  the others are left as they were.  Only on a reference GPU, not shared through MPS.
+  `--stamp-stale` does the same for the notebooks whose stamps are stale when the session starts
+  (the whole regression, and new reference outputs where they are due, in one run).
+
+Why by hand: nbval checks a run against saved outputs but cannot save them, and nbclient can save
+them but checks nothing; this keeps one execution for both.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--stamp", action="store_true", default=False,
+                     help="save the outputs of each notebook whose cells all pass, and stamp it as a reference run "
+                          "(needs a reference GPU; see tools/reference.py)")
+    parser.addoption("--stamp-stale", action="store_true", default=False,
+                     help="the same, for the notebooks whose stamps are stale when the session starts")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    import utils
+
+    os.environ[utils.claims.STRICT_VARIABLE] = "1"  # nbval's kernels inherit it
+    if config.getoption("--stamp") or config.getoption("--stamp-stale"):
+        from tools import reference
+
+        reference.require_reference_gpu()
+        only = None if config.getoption("--stamp") else {p.resolve() for p in reference.notebooks()
+                                                        if reference.problems(p)}
+        config.pluginmanager.register(Stamper(reference.environment_of_this_machine(), only), "course-stamper")
+
+
+def _is_cell(item: pytest.Item) -> bool:
+    from nbval.plugin import IPyNbCell
+
+    return isinstance(item, IPyNbCell)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    result = yield
+    if _is_cell(item):
+        problem = reference_not_shown(item.cell.source, item.test_outputs or [])  # type: ignore[attr-defined]
+        if problem:
+            raise AssertionError(problem)
+    return result
+
+
+def _text(value: str | list[str]) -> str:
+    return "".join(value) if isinstance(value, list) else value  # a saved notebook keeps text as a list of lines
+
+
+def _stdout(outputs: list) -> str:
+    return "".join(_text(o.get("text", "")) for o in outputs
+                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
+
+
+def _images(outputs: list) -> int:
+    return sum("image/png" in o.get("data", {}) for o in outputs)
+
+
+def reference_not_shown(source: str, outputs: list) -> str | None:
+    """Why a skipped `%%requires` cell fails to show its reference outputs; None if it shows them
+    (or ran, or has none to show)."""
+    from utils import cells
+
+    shown = _stdout(outputs)
+    if not source.startswith("%%requires") or not shown.startswith("skipped (needs "):
+        return None
+    found = cells.reference_index().get(cells.source_key(source))
+    if found is None:
+        return None
+    saved, label = found
+    if f"↳ {label}" not in shown:
+        return f"the skipped cell does not show its reference output under '↳ {label}'"
+    if _stdout(saved) not in shown:
+        return "the skipped cell shows its reference label, but not the reference run's printed output"
+    if _images(outputs) != _images(saved):
+        return f"the skipped cell shows {_images(outputs)} plots; the reference run made {_images(saved)}"
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# --stamp: keep the outputs of each notebook that passed, and stamp it
+# ------------------------------------------------------------------------------------------------
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def outputs_of(messages: list[dict]) -> list[dict]:
+    """A cell's outputs, in order, from the kernel's messages about its execution (as Jupyter builds them).
+
+    nbval's own list merges all of a cell's printed text into one output, ahead of its plots; saved
+    outputs keep text and plots in the order they came.  Consecutive text of one stream is one output.
+    """
+    parent = next((m["parent_header"].get("msg_id") for m in messages if m["msg_type"] == "execute_input"), None)
+    outputs: list[dict] = []
+    for message in messages:
+        kind, content = message["msg_type"], message["content"]
+        if message["parent_header"].get("msg_id") != parent:
+            continue
+        if kind == "clear_output":
+            outputs.clear()
+        elif kind == "stream" and outputs and outputs[-1]["output_type"] == "stream" \
+                and outputs[-1]["name"] == content["name"]:
+            outputs[-1]["text"] += content["text"]
+        elif kind in ("stream", "display_data", "execute_result", "error"):
+            outputs.append({"output_type": kind, **content})
+    return outputs
+
+
+@dataclass
+class NotebookRun:
+    """What nbval's run of one notebook produced, cell by cell."""
+
+    path: Path
+    code_cells: int
+    started: float = field(default_factory=time.perf_counter)
+    sampler: object = None
+    outputs: dict[int, list] = field(default_factory=dict)
+    timing: dict[int, dict[str, str]] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)
+
+
+class Stamper:
+    """Hooks that collect each notebook's outputs from nbval and stamp the notebooks that passed."""
+
+    def __init__(self, environment: dict, only: set[Path] | None = None) -> None:
+        self.environment = environment
+        self.only = only  # stamp these notebooks alone (None: every notebook that runs)
+        self.runs: dict[str, NotebookRun] = {}  # by the notebook's node id, "notebooks/04_streams_cupy.ipynb"
+        self.stamped: list[str] = []
+        self.not_stamped: list[str] = []
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item):
+        if _is_cell(item) and item.parent is not None and item.parent.nodeid not in self.runs:
+            from tools.reference import GpuMemorySampler
+
+            # nbval starts the notebook's kernel in this setup: the run's clock starts here
+            code = sum(c.cell_type == "code" for c in item.parent.nb.cells)  # type: ignore[attr-defined]
+            self.runs[item.parent.nodeid] = NotebookRun(Path(item.parent.path), code, sampler=GpuMemorySampler())
+        return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        if not _is_cell(item):
+            return (yield)
+        notebook, start, messages = item.parent, _now(), []
+        read = notebook.get_kernel_message  # type: ignore[union-attr]
+
+        def recording(*args, **kwargs):  # nbval reads the kernel's messages through this
+            message = read(*args, **kwargs)
+            messages.append(message)
+            return message
+
+        notebook.get_kernel_message = recording  # type: ignore[union-attr]
+        try:
+            return (yield)
+        finally:
+            del notebook.get_kernel_message  # type: ignore[union-attr]
+            run = self.runs[notebook.nodeid]  # type: ignore[union-attr]
+            run.timing[item.cell_num] = {"iopub.execute_input": start, "shell.execute_reply": _now()}  # type: ignore[attr-defined]
+            run.outputs[item.cell_num] = outputs_of(messages)  # type: ignore[attr-defined]
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        run = self.runs.get(report.nodeid.split("::")[0])
+        if run is not None and report.failed:
+            run.failed.append(f"{report.nodeid} ({report.when})")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None):
+        result = yield
+        if _is_cell(item):
+            run = self.runs[item.parent.nodeid]  # type: ignore[union-attr]
+            if nextitem is None or nextitem.parent is not item.parent:  # its last cell: the kernel has stopped
+                self.finish(run)
+        return result
+
+    def finish(self, run: NotebookRun) -> None:
+        from tools import reference
+
+        seconds = time.perf_counter() - run.started
+        peak = run.sampler.stop()  # type: ignore[attr-defined]
+        name = run.path.relative_to(reference.ROOT).as_posix()
+        if self.only is not None and run.path.resolve() not in self.only:
+            return
+        missing = [n for n in range(run.code_cells) if run.outputs.get(n) is None]
+        if run.failed or missing:
+            self.not_stamped.append(f"{name}: not stamped, " + (f"failed: {run.failed}" if run.failed
+                                                               else f"cells {missing} did not run"))
+            return
+        try:
+            stamp = reference.save_run(run.path, run.outputs, run.timing, seconds, peak, self.environment)
+        except reference.ChangedDuringRun as error:
+            self.not_stamped.append(f"{name}: not stamped, {error}")
+            return
+        self.stamped.append(f"{name}: stamped, {stamp['seconds']} s, peak {stamp['peak_gpu_memory_mib']} MiB")
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        terminalreporter.section("reference runs (--stamp)")
+        for line in self.stamped + self.not_stamped:
+            terminalreporter.write_line(line)
+        if not self.stamped and not self.not_stamped:
+            terminalreporter.write_line("no notebook ran")
