@@ -26,11 +26,11 @@ def test_stamp_is_current(path):
 # ---------------------------------------------------------------- a stamped notebook, made current, to break
 @pytest.fixture
 def stamped_copy(tmp_path):
-    """A copy of lecture 02 (it uses utils.benchmark and utils.memory_state) and of utils/, stamped as
-    current against that copy of utils/."""
+    """A copy of lecture 00 (it uses utils.benchmark and utils.format_bytes; a small notebook) and of
+    utils/, stamped as current against that copy of utils/."""
     utils_copy = tmp_path / "utils"
     shutil.copytree(UTILS, utils_copy, ignore=shutil.ignore_patterns("__pycache__"))
-    path = tmp_path / "02_benchmarking.ipynb"
+    path = tmp_path / "00_setup.ipynb"
     shutil.copy(ROOT / "notebooks" / path.name, path)
     nb = read(path)
     nb.metadata["course"]["reference_run"].update(code_hash=code_hash(nb), utils_hash=utils_hash(nb, path, utils_copy))
@@ -92,13 +92,13 @@ def edit_utils(utils_copy, relative, old, new):
     ("timing.py", "    min_time: float = 0.2,", "    min_time: float = 0.2,  # a comment in a signature", False),
     ("timing.py", "    min_time: float = 0.2,", "    min_time: float = 0.3,", True),  # a default argument
     ("memory.py", "abs(value) < 1024", "abs(value) < 1000", True),  # a constant in code it runs
-    ("memory.py", "COURSE_BUDGET = 12 * 2**30", "COURSE_BUDGET = 11 * 2**30", False),  # in code it never runs
+    ("memory.py", "_EVENT_EFFECT = {", "_EVENT_EFFECT = {'planted': (0, 0), ", False),  # in code it never runs
     ("timing.py", "\ndef gpu_sleep(", "\ndef a_new_helper_nothing_calls():\n    return 1\n\n\ndef gpu_sleep(", False),
-    ("exercises/answers/nb02.py", "\n\n", "\nWRONG_TOO = 1\n\n", False),  # wrong answers run in tests only
+    ("exercises/answers/nb00.py", "\n\n", "\nWRONG_TOO = 1\n\n", False),  # wrong answers run in tests only
     ("exercises/nb05.py", "ROWS = 100", "ROWS = 101", False),  # another notebook's checks
-    ("exercises/nb02.py", "TRIES = 3", "TRIES = 4", True),  # its own checks
-    ("exercises/nb02.py", "\n\n", "\nNOTHING_USES_THIS = 1\n\n", False),  # a constant nothing reads
-    ("exercises/nb02.py", "\n\n", "\nprint('on import')\n\n", True),  # code that runs on import
+    ("exercises/nb00.py", "got == want,", "got >= want,", True),  # its own checks (registered on import)
+    ("exercises/nb00.py", "\n\n", "\nNOTHING_USES_THIS = 1\n\n", False),  # a constant nothing reads
+    ("exercises/nb00.py", "\n\n", "\nprint('on import')\n\n", True),  # code that runs on import
 ], ids=["a comment", "a docstring", "a comment in a signature", "a default argument", "a constant",
         "an unreached constant", "a new helper", "the wrong answers", "another notebook's checks", "its own checks",
         "an unused constant", "code run on import"])
@@ -225,9 +225,10 @@ def _stamp_in_a_fresh_session(tmp_path, cells):
 
 
 def test_stamp_saves_the_outputs_of_a_notebook_that_passed(tmp_path):
-    nb, status = _stamp_in_a_fresh_session(tmp_path, ["x = 6 * 7\nprint(x)", "x + 1"])
+    nb, status = _stamp_in_a_fresh_session(tmp_path, ["x = 6 * 7\nprint(x)", "x + 1", "x + 2;"])
     assert status == 0
-    first, second = [c for c in nb.cells if c.cell_type == "code"]
+    first, second, quiet = [c for c in nb.cells if c.cell_type == "code"]
+    assert quiet.outputs == []  # a closing `;` hides the value, as in JupyterLab
     assert [(o.output_type, o.text) for o in first.outputs] == [("stream", "42\n")]
     assert second.outputs[0].output_type == "execute_result" and second.outputs[0].data["text/plain"] == "43"
     assert [first.execution_count, second.execution_count, second.outputs[0].execution_count] == [1, 2, 2]

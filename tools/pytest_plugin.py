@@ -1,6 +1,7 @@
 """The course's pytest plugin, loaded by every `python -m pytest` here (pyproject.toml: `-p tools.pytest_plugin`).
 
-It adds three things to nbval's run of the notebooks:
+It adds three things to nbval's run of the notebooks, which it runs as JupyterLab does (a cell's
+history stored, so that a closing `;` hides its value):
 
 - **Strict claims**: COURSE_STRICT_CLAIMS=1 in this process and so in every kernel nbval starts, so
   a claim about GPU behaviour that no longer holds fails its cell (utils/claims.py).
@@ -36,10 +37,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="the same, for the notebooks whose stamps are stale when the session starts")
 
 
+def _execute_as_jupyter(kernel, cell_input: str, allow_stdin: bool | None = None) -> str:
+    """nbval's RunningKernel.execute_cell_input, with the history stored as JupyterLab stores it.
+
+    nbval sends store_history=False; IPython decides whether a cell's closing `;` hides its value
+    by reading the last input stored in the history (DisplayHook.quiet), so nbval's kernels showed
+    values (`True`, `<Legend ...>`) that a student's JupyterLab hides.
+    """
+    return kernel.kc.execute(cell_input, store_history=True, allow_stdin=allow_stdin, stop_on_error=False)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    from nbval.kernel import RunningKernel
+
     import utils
 
     os.environ[utils.claims.STRICT_VARIABLE] = "1"  # nbval's kernels inherit it
+    RunningKernel.execute_cell_input = _execute_as_jupyter  # type: ignore[method-assign]
     if config.getoption("--stamp") or config.getoption("--stamp-stale"):
         from tools import reference
 
