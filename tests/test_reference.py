@@ -259,3 +259,14 @@ def test_saved_outputs_keep_text_and_plots_in_their_order():
     assert outputs == [{"output_type": "stream", "name": "stdout", "text": "before the plot\n"},
                        {"output_type": "display_data", **plot},
                        {"output_type": "stream", "name": "stdout", "text": "after it\n"}]
+
+
+def test_a_run_is_not_saved_over_code_that_changed_meanwhile(tmp_path):
+    path = tmp_path / "00_fake.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")]), path)
+    ran = code_hash(read(path))
+    edit_notebook(path, lambda nb: setattr(nb.cells[0], "source", "print(2)"))
+    with pytest.raises(reference.NotSaved, match="changed on disk"):
+        reference.save_run(path, ran, {0: []}, {}, 1.0, 0, {})
+    with pytest.raises(reference.NotSaved, match=r"cells \[0\] did not run"):
+        reference.save_run(path, code_hash(read(path)), {}, {}, 1.0, 0, {})

@@ -147,7 +147,7 @@ class NotebookRun:
     """What nbval's run of one notebook produced, cell by cell."""
 
     path: Path
-    code_cells: int
+    code_hash: str  # of the code nbval read when it collected the notebook: what the outputs belong to
     started: float = field(default_factory=time.perf_counter)
     sampler: object = None
     outputs: dict[int, list] = field(default_factory=dict)
@@ -167,17 +167,20 @@ class Stamper:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item):
-        if _is_cell(item) and item.parent is not None and item.parent.nodeid not in self.runs:
+        path = Path(item.parent.path) if _is_cell(item) and item.parent is not None else None
+        if path is not None and (self.only is None or path.resolve() in self.only) \
+                and item.parent.nodeid not in self.runs:  # type: ignore[union-attr]
+            from tools.fingerprint import code_hash
             from tools.reference import GpuMemorySampler
 
             # nbval starts the notebook's kernel in this setup: the run's clock starts here
-            code = sum(c.cell_type == "code" for c in item.parent.nb.cells)  # type: ignore[attr-defined]
-            self.runs[item.parent.nodeid] = NotebookRun(Path(item.parent.path), code, sampler=GpuMemorySampler())
+            self.runs[item.parent.nodeid] = NotebookRun(path, code_hash(item.parent.nb),  # type: ignore[union-attr]
+                                                        sampler=GpuMemorySampler())
         return (yield)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item):
-        if not _is_cell(item):
+        if not _is_cell(item) or item.parent.nodeid not in self.runs:  # type: ignore[union-attr]
             return (yield)
         notebook, start, messages = item.parent, _now(), []
         read = notebook.get_kernel_message  # type: ignore[union-attr]
@@ -204,10 +207,9 @@ class Stamper:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None):
         result = yield
-        if _is_cell(item):
-            run = self.runs[item.parent.nodeid]  # type: ignore[union-attr]
-            if nextitem is None or nextitem.parent is not item.parent:  # its last cell: the kernel has stopped
-                self.finish(run)
+        run = self.runs.get(item.parent.nodeid) if _is_cell(item) else None  # type: ignore[union-attr]
+        if run is not None and (nextitem is None or nextitem.parent is not item.parent):  # the kernel has stopped
+            self.finish(run)
         return result
 
     def finish(self, run: NotebookRun) -> None:
@@ -216,16 +218,13 @@ class Stamper:
         seconds = time.perf_counter() - run.started
         peak = run.sampler.stop()  # type: ignore[attr-defined]
         name = run.path.relative_to(reference.ROOT).as_posix()
-        if self.only is not None and run.path.resolve() not in self.only:
-            return
-        missing = [n for n in range(run.code_cells) if run.outputs.get(n) is None]
-        if run.failed or missing:
-            self.not_stamped.append(f"{name}: not stamped, " + (f"failed: {run.failed}" if run.failed
-                                                               else f"cells {missing} did not run"))
+        if run.failed:
+            self.not_stamped.append(f"{name}: not stamped, failed: {run.failed}")
             return
         try:
-            stamp = reference.save_run(run.path, run.outputs, run.timing, seconds, peak, self.environment)
-        except reference.ChangedDuringRun as error:
+            stamp = reference.save_run(run.path, run.code_hash, run.outputs, run.timing, seconds, peak,
+                                       self.environment)
+        except reference.NotSaved as error:
             self.not_stamped.append(f"{name}: not stamped, {error}")
             return
         self.stamped.append(f"{name}: stamped, {stamp['seconds']} s, peak {stamp['peak_gpu_memory_mib']} MiB")

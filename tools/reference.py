@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT))
 STAMP = "reference_run"
 
 
-class ChangedDuringRun(Exception):
-    """The notebook's code changed on disk while it ran: its outputs belong to neither version."""
+class NotSaved(Exception):
+    """A run's outputs cannot be saved: a cell did not run, or the code changed on disk meanwhile."""
 
 
 def stamp_of(nb: nbformat.NotebookNode) -> dict | None:
@@ -105,13 +105,19 @@ def _output(out: dict) -> nbformat.NotebookNode:
     return output_from_msg({"msg_type": kind, "header": {"msg_type": kind}, "content": content})
 
 
-def save_run(path: Path, outputs: dict[int, list], timing: dict[int, dict], seconds: float, peak_mib: int,
-             environment: dict) -> dict:
-    """Write a run's outputs (by code cell number) into the notebook at `path`, and stamp it; return the stamp."""
+def save_run(path: Path, ran: str, outputs: dict[int, list], timing: dict[int, dict], seconds: float,
+             peak_mib: int, environment: dict) -> dict:
+    """Write a run's outputs (by code cell number) into the notebook at `path`, and stamp it; return the stamp.
+
+    `ran`: the code hash of the notebook as it was run; the file must still hold that code.
+    """
     nb = read(path)
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
-    if len(code) != len(outputs):
-        raise ChangedDuringRun(f"it has {len(code)} code cells now, the run had {len(outputs)}")
+    if code_hash(nb) != ran:
+        raise NotSaved("its code changed on disk while it ran")
+    missing = [n for n in range(len(code)) if n not in outputs]
+    if missing:
+        raise NotSaved(f"cells {missing} did not run")
     for number, cell in enumerate(code):
         cell.outputs = [_output(out) for out in outputs[number]]
         cell.execution_count = number + 1
