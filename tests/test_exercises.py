@@ -28,7 +28,16 @@ import utils
 from conftest import ROOT, cpu_only, definitions_of, gpu
 from tools import make_exercises
 from tools.course import EXERCISES, SOLUTIONS, notebooks, read
-from tools.make_exercises import CHECK_TAG, EXERCISE_TAG, IMPORTS_TAG, STUB_LINE, cells_tagged, check_calls
+from tools.make_exercises import (
+    CHECK_TAG,
+    DISCUSSION_TAG,
+    EXERCISE_TAG,
+    IMPORTS_TAG,
+    QUESTION_TAG,
+    STUB_LINE,
+    cells_tagged,
+    check_calls,
+)
 from utils.exercises import (
     STUB_MESSAGE,
     Checker,
@@ -380,6 +389,26 @@ def test_the_generator_tags_solutions_and_checks_and_the_exercise_keeps_the_tags
     assert [c.metadata.get("tags") for c in exercise_nb.cells] == [c.metadata.get("tags") for c in nb.cells]
     assert STUB_LINE in exercise_nb.cells[1].source
     assert make_exercises.tag_problems(exercise_nb, solution=False) == []
+
+
+def test_an_explanation_of_the_answer_stays_in_the_solutions(tmp_path):
+    nb = _notebook("import math", SOLUTION_CELL, "nb00.check_f(f)")
+    nb.cells[0].metadata["tags"] = [IMPORTS_TAG]
+    make_exercises.add_tags(nb)
+    nb.cells.insert(3, nbformat.v4.new_markdown_cell("Why it works: f returns x."))
+    assert make_exercises.tag_problems(nb) == [
+        ("cell 3: text right after a check, untagged: tag it `discussion` if it explains the answer (left out of "
+         "exercises/), `question` if it is for the student")]
+    nb.cells[3].metadata["tags"] = [DISCUSSION_TAG]
+    nb.cells.append(nbformat.v4.new_markdown_cell("Now try it on a GPU."))
+    nb.cells[4].metadata["tags"] = [QUESTION_TAG]
+    assert make_exercises.tag_problems(nb) == []
+    exercise_nb = make_exercises.exercise_from(nb, tmp_path / "00_x.ipynb")
+    assert [c.source for c in exercise_nb.cells if c.cell_type == "markdown"] == ["Now try it on a GPU."]
+    assert make_exercises.tag_problems(exercise_nb, solution=False) == []
+    exercise_nb.cells.append(nb.cells[3])  # a discussion that reached an exercise notebook
+    assert "cell 4: an exercise notebook holds a `discussion` cell (the answer explained)" in \
+        make_exercises.tag_problems(exercise_nb, solution=False)
 
 
 @pytest.mark.parametrize("cells, tags, problem", [

@@ -7,15 +7,20 @@ nbgrader uses) are the answer.  The exercise keeps everything else and puts in t
     raise NotImplementedError("exercise not done yet")
 
 indented like the markers (the message is `utils.exercises.STUB_MESSAGE`: the checks say TODO for
-this error and for no other).  Outputs, execution counts and the reference-run stamp are dropped;
-cell tags are kept.
+this error and for no other).  Outputs, execution counts, the reference-run stamp and the cells
+tagged `discussion` are dropped; cell tags are kept.
 
 Cells are found by their tags (a cell's `metadata.tags`), never by position:
 
 - `exercise`        a cell holding a solution between the markers: the function the student writes;
 - `exercise-check`  a cell that calls a check, `nbNN.check_something(function)`;
 - `imports`         the cell that imports what the exercises need (one per notebook with exercises);
-- `exercise-given`  code given with an exercise that its function needs (a dataclass, say).
+- `exercise-given`  code given with an exercise that its function needs (a dataclass, say);
+- `discussion`      a markdown cell that explains an answer: solutions/ keep it, exercises/ leave it out;
+- `question`        a markdown cell for the student (a prompt, what to try next): both keep it.
+
+Text right after a check cell must be a heading or carry one of the last two tags, so that no
+explanation of an answer reaches exercises/ by default.
 
 The tool writes the first two into solutions/ (from the markers and the check calls), and refuses
 a cell tagged `exercise` without markers, or `exercise-check` without a check call: fix those by
@@ -47,6 +52,7 @@ END = re.compile(r"^\s*### END SOLUTION\s*$")
 STAMP_KEY = "course"
 
 EXERCISE_TAG, CHECK_TAG, IMPORTS_TAG, GIVEN_TAG = "exercise", "exercise-check", "imports", "exercise-given"
+DISCUSSION_TAG, QUESTION_TAG = "discussion", "question"  # markdown: the answer explained (solutions only); a prompt
 DEFINITION_TAGS = frozenset({IMPORTS_TAG, GIVEN_TAG, EXERCISE_TAG})  # the cells that define what a check is given
 CHECK_CALL = re.compile(r"^(nb\d\d)\.(check_\w+)\((\w+)\)\s*$", re.MULTILINE)  # nb01.check_x(f), a line of its own
 ANY_CHECK_CALL = re.compile(r"\bnb\d\d\.check_\w+\(")  # any call of a check, however written
@@ -122,6 +128,13 @@ def tag_problems(nb: nbformat.NotebookNode, solution: bool = True) -> list[str]:
     problems = []
     for n, cell in enumerate(nb.cells):
         where, cell_tags = f"cell {n}", tags(cell)
+        after_check = n > 0 and CHECK_TAG in tags(nb.cells[n - 1])
+        if cell.cell_type == "markdown" and not solution and DISCUSSION_TAG in cell_tags:
+            problems.append(f"{where}: an exercise notebook holds a `{DISCUSSION_TAG}` cell (the answer explained)")
+        if cell.cell_type == "markdown" and after_check and not cell.source.lstrip().startswith("#") \
+                and not {DISCUSSION_TAG, QUESTION_TAG} & set(cell_tags):
+            problems.append(f"{where}: text right after a check, untagged: tag it `{DISCUSSION_TAG}` if it explains "
+                            f"the answer (left out of exercises/), `{QUESTION_TAG}` if it is for the student")
         if cell.cell_type != "code":
             if set(cell_tags) & (DEFINITION_TAGS | {CHECK_TAG}) or BEGIN.search(cell.source):
                 problems.append(f"{where}: a {cell.cell_type} cell with exercise tags or solution markers")
@@ -162,6 +175,7 @@ def exercise_from(solution: nbformat.NotebookNode, path: Path) -> nbformat.Noteb
     """The exercise notebook, to be written at `path`, made from a solution notebook (tags kept)."""
     nb = nbformat.from_dict(solution)  # a deep copy
     nb.metadata.pop(STAMP_KEY, None)
+    nb.cells = [cell for cell in nb.cells if DISCUSSION_TAG not in tags(cell)]  # the answer explained: solutions only
     for cell in nb.cells:
         if cell.cell_type == "markdown" and "colab-badge.svg" in cell.source:
             cell.source = "\n".join(colab_badge(path) if "colab-badge.svg" in line else line
