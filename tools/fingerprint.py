@@ -140,11 +140,21 @@ def words(tree: ast.AST) -> set[str]:
 # ------------------------------------------------------------------------------------------------
 # A notebook's code cells, and the scripts they run
 # ------------------------------------------------------------------------------------------------
+@lru_cache(maxsize=4096)
+def cell_tree(source: str) -> ast.Module | None:
+    """A code cell's (or a file's) tree, IPython's lines made calls, without docstrings; None if not Python.
+
+    Cached: a stamp's two hashes and the linter all read the same cells.
+    """
+    tree = tree_of(python_of_cell(source))
+    return tree if isinstance(tree, ast.Module) else None
+
+
 def cell_trees(nb: nbformat.NotebookNode) -> Iterator[object]:
     """Each code cell as its canonical tree (or, where it is not Python even so, its stripped text)."""
     for cell in nb.cells:
         if cell.cell_type == "code":
-            tree = tree_of(python_of_cell(cell.source))
+            tree = cell_tree(cell.source)
             yield canonical(tree) if tree is not None else cell.source.strip()
 
 
@@ -152,7 +162,7 @@ def scripts_run_by(nb: nbformat.NotebookNode) -> list[str]:
     """The script files the cells name in `utils.script("NN_name.py")`, sorted."""
     names = set()
     for cell in nb.cells:
-        tree = tree_of(python_of_cell(cell.source)) if cell.cell_type == "code" else None
+        tree = cell_tree(cell.source) if cell.cell_type == "code" else None
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "script" \
                     and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
@@ -258,7 +268,7 @@ def notebook_words(nb: nbformat.NotebookNode) -> set[str]:
     found: set[str] = set()
     for cell in nb.cells:
         if cell.cell_type == "code":
-            tree = tree_of(python_of_cell(cell.source))
+            tree = cell_tree(cell.source)
             found |= words(tree) if tree is not None else set(WORD.findall(cell.source))
     return found
 

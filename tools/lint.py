@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tools.course import EXERCISES, ROOT, notebooks, read
+from tools.fingerprint import cell_tree
 
 RUNNERS = ("run_python", "run_process")  # utils.processes: they run their first argument in a fresh Python
 FOLDERS = ("utils", "tools", "tests", "notebooks/scripts")
@@ -79,15 +80,6 @@ def lint_notebook(path: Path) -> list[str]:
 # ------------------------------------------------------------------------------------------------
 # 3: scripts kept in strings
 # ------------------------------------------------------------------------------------------------
-def python_of(source: str) -> ast.Module | None:
-    """A cell's or a file's tree, with IPython's lines (`%%requires`, `%timeit`, `!git`) left out."""
-    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
-    try:
-        return ast.parse("\n".join(lines))
-    except SyntaxError:
-        return None  # not Python: step 2 reports it
-
-
 def script_text(node: ast.expr) -> str | None:
     """The text of a string, or of an f-string with each {field} read as 0; None for anything else."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -137,7 +129,7 @@ def notebook_trees(path: Path) -> list[tuple[str, ast.Module]]:
     name = shown_path(path)
     trees = []
     for n, cell in enumerate(read(path).cells, 1):
-        tree = python_of(cell.source) if cell.cell_type == "code" else None
+        tree = cell_tree(cell.source) if cell.cell_type == "code" else None  # None: not Python, step 2 says so
         if tree is not None:
             trees.append((f"{name}:cell {n}", tree))
     return trees
@@ -147,7 +139,7 @@ def file_trees() -> list[list[tuple[str, ast.Module]]]:
     found = []
     for folder in FOLDERS:
         for path in sorted((ROOT / folder).rglob("*.py")) if (ROOT / folder).is_dir() else ():
-            tree = python_of(path.read_text())
+            tree = cell_tree(path.read_text())
             if tree is not None:
                 found.append([(shown_path(path), tree)])
     return found
