@@ -13,6 +13,7 @@ import utils
 # Claims are strict here and in every notebook nbval runs: tools/pytest_plugin.py (loaded by pyproject.toml).
 
 gpu = pytest.mark.skipif(not utils.has_cuda(), reason=f"needs a CUDA GPU: {utils.cuda_status().reason}")
+host = pytest.mark.host  # the same on every machine: CI runs it; on a GPU only with --host-tests
 cpu_only = pytest.mark.skipif(utils.has_cuda(), reason="checks the behaviour on a machine without a GPU")
 
 

@@ -41,6 +41,8 @@ from test_environment import OPEN, readme_blocks
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = [
     "--headless",

@@ -11,6 +11,8 @@ from nbclient.exceptions import CellExecutionError
 from conftest import ROOT
 from tools.course import SETTINGS, setup_cell
 
+pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
+
 FAKE_COLAB = "import sys, types\nsys.modules['google.colab'] = types.ModuleType('google.colab')"
 AFTER = "print(Path(utils.__file__).parent.parent.name, utils.has_cuda() in (True, False))"
 

@@ -2,9 +2,12 @@
 
 import re
 
+import pytest
 import yaml
 
 from conftest import ROOT
+
+pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
 
 REQUIRED = {"torch", "cupy-cuda12x", "numpy", "jupyterlab", "nbval", "matplotlib", "pytest"}
 

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import utils
-from conftest import ROOT, cpu_only, definitions_of, gpu
+from conftest import ROOT, cpu_only, definitions_of, gpu, host
 from tools import make_exercises
 from tools.course import EXERCISES, SOLUTIONS, notebooks, read
 from tools.make_exercises import (
@@ -150,6 +150,7 @@ def _check_cells():
             yield (path.stem, *calls[0], first.startswith("%%requires") and "cuda" in first)
 
 
+@host
 def test_every_check_cell_is_registered_and_every_registered_check_has_its_cell():
     cells = list(_check_cells())
     keys = [f"{notebook}:{check}" for notebook, _, check, _, _ in cells]
@@ -164,6 +165,7 @@ def test_every_check_cell_is_registered_and_every_registered_check_has_its_cell(
             f"{module}.{check}({argument}){' under %%requires cuda' if needs_gpu else ''}")
 
 
+@host
 @pytest.mark.parametrize("ex", REGISTRY, ids=lambda ex: ex.key)
 def test_each_registered_exercise_is_a_tagged_function_of_its_notebooks(ex):
     for folder in (SOLUTIONS, EXERCISES):
@@ -175,12 +177,14 @@ def test_each_registered_exercise_is_a_tagged_function_of_its_notebooks(ex):
         definitions_of(path, [ex.name])  # its imports suffice to define it
 
 
+@host
 @pytest.mark.parametrize("ex", REGISTRY, ids=lambda ex: ex.key)
 def test_each_registered_exercise_has_wrong_answers(ex):
     assert ex.wrong, f"{ex.key}: add its typical wrong answers to utils/exercises/answers/{ex.module}.py"
     assert ex.notebook.startswith(ex.module[2:] + "_"), f"{ex.key} is registered by {ex.module}"
 
 
+@host
 def test_the_answers_are_for_registered_checks():
     import importlib.util
 
@@ -195,6 +199,7 @@ def test_the_answers_are_for_registered_checks():
             assert set(getattr(answers, kind, {})) <= names, f"answers/{module}.py {kind} names unknown checks"
 
 
+@host
 def test_two_exercises_cannot_share_a_key():
     ex = REGISTRY[0]
     with pytest.raises(ValueError, match=f"two exercises registered as {ex.key}"):
@@ -208,6 +213,7 @@ def _stub():
     raise NotImplementedError(STUB_MESSAGE)
 
 
+@host
 def test_the_generator_writes_the_checks_stub():
     stub = make_exercises.strip_solutions("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION")
     namespace: dict = {}
@@ -217,6 +223,7 @@ def test_the_generator_writes_the_checks_stub():
     assert is_stub(raised.value)
 
 
+@host
 def test_the_stub_says_todo(capsys):
     with exercise("f"):
         _stub()
@@ -226,6 +233,7 @@ def test_the_stub_says_todo(capsys):
 @pytest.mark.parametrize("error", [NotImplementedError("The operator 'aten::foo' is not implemented for 'MPS'"),
                                    NotImplementedError(), NotImplementedError(STUB_MESSAGE, "more")],
                          ids=["PyTorch's", "bare", "other arguments"])
+@host
 def test_another_not_implemented_error_reaches_the_student(error, capsys):
     """A NotImplementedError from PyTorch inside an answer is a real error, not "not done yet"."""
     with pytest.raises(NotImplementedError) as raised, exercise("f"):
@@ -237,6 +245,7 @@ def test_another_not_implemented_error_reaches_the_student(error, capsys):
     assert capsys.readouterr().out == ""
 
 
+@host
 def test_a_check_lets_a_foreign_not_implemented_error_through():
     from utils.exercises import nb00
 
@@ -247,6 +256,7 @@ def test_a_check_lets_a_foreign_not_implemented_error_through():
         nb00.check_tensor_nbytes(tensor_nbytes)
 
 
+@host
 def test_attempt_names_the_unfinished_function_and_stops_the_block(capsys):
     def largest_square(budget, dtype):
         raise NotImplementedError(STUB_MESSAGE)
@@ -264,6 +274,7 @@ def test_attempt_names_the_unfinished_function_and_stops_the_block(capsys):
         raise ZeroDivisionError
 
 
+@host
 def test_a_failure_shows_its_message_not_a_traceback():
     err = ExerciseFailed("FAIL x: wrong\n     hint: think")
     assert err._render_traceback_() == ["FAIL x: wrong", "     hint: think"]
@@ -279,6 +290,7 @@ def _expect_saving(yours_times, saving_ms=4.0):
     return len(tries) - 1  # the warm-up call is not a try
 
 
+@host
 def test_expect_saving_needs_half_the_possible_saving_and_forgives_a_spoilt_run():
     assert _expect_saving([7.9]) == 1  # saved 2.1 of 4 ms: passes on the first try
     assert _expect_saving([12.0, 7.0]) == 2  # one run spoilt by a busy host, then fast enough
@@ -327,10 +339,12 @@ def test_run_all_on_an_untouched_exercise_ends_without_a_traceback(path, untouch
 
 
 # ---------------------------------------------------------------- the generator and the tags
+@host
 def test_exercises_are_up_to_date():
     assert make_exercises.problems() == []
 
 
+@host
 def test_a_stale_exercise_is_detected(tmp_path):
     solutions, exercises = tmp_path / "solutions", tmp_path / "exercises"
     shutil.copytree(SOLUTIONS, solutions)
@@ -346,6 +360,7 @@ def test_a_stale_exercise_is_detected(tmp_path):
     assert make_exercises.stale(solutions, exercises) == [f"{nb_path.name}: differs from what its solution gives"]
 
 
+@host
 def test_strip_solutions_keeps_indentation_and_the_rest():
     source = "def f(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION\n\nprint(f)"
     assert make_exercises.strip_solutions(source) == (
@@ -353,11 +368,13 @@ def test_strip_solutions_keeps_indentation_and_the_rest():
     )
 
 
+@host
 def test_unclosed_solution_block_is_an_error():
     with pytest.raises(ValueError, match="END SOLUTION"):
         make_exercises.strip_solutions("### BEGIN SOLUTION\nx = 1")
 
 
+@host
 @pytest.mark.parametrize("path", notebooks(EXERCISES), ids=ids)
 def test_exercises_have_no_outputs_and_no_solutions(path):
     nb = read(path)
@@ -377,6 +394,7 @@ def _notebook(*cells):
 SOLUTION_CELL = "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION"
 
 
+@host
 def test_the_generator_tags_solutions_and_checks_and_the_exercise_keeps_the_tags(tmp_path):
     nb = _notebook("from utils.exercises import nb00", SOLUTION_CELL, "%%requires cuda\nnb00.check_f(f)", "print(1)")
     nb.cells[0].metadata["tags"] = [IMPORTS_TAG]
@@ -391,6 +409,7 @@ def test_the_generator_tags_solutions_and_checks_and_the_exercise_keeps_the_tags
     assert make_exercises.tag_problems(exercise_nb, solution=False) == []
 
 
+@host
 def test_an_explanation_of_the_answer_stays_in_the_solutions(tmp_path):
     nb = _notebook("import math", SOLUTION_CELL, "nb00.check_f(f)")
     nb.cells[0].metadata["tags"] = [IMPORTS_TAG]
@@ -424,6 +443,7 @@ def test_an_explanation_of_the_answer_stays_in_the_solutions(tmp_path):
      "cell 1: tagged ['imports'] but holds IPython syntax (% or !): the tests run these cells as plain Python"),
 ], ids=["exercise tag without markers", "check tag without a check", "two checks in a cell", "no imports cell",
         "magic in a definition cell"])
+@host
 def test_tag_problems_are_found(cells, tags, problem):
     nb = _notebook("import math", *cells)
     for cell, cell_tags in zip(nb.cells, tags):
@@ -431,6 +451,7 @@ def test_tag_problems_are_found(cells, tags, problem):
     assert problem in make_exercises.tag_problems(nb)
 
 
+@host
 def test_check_reports_a_missing_tag(tmp_path):
     solutions, exercises = tmp_path / "solutions", tmp_path / "exercises"
     for folder, copy in ((SOLUTIONS, solutions), (EXERCISES, exercises)):
@@ -492,6 +513,7 @@ def test_gpu_checks_say_why_without_a_gpu(ex):
         ex.check(lambda *a: None)
 
 
+@host
 def test_the_cases_are_the_same_everywhere():
     from utils.exercises import nb02
 

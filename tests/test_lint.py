@@ -8,6 +8,8 @@ import pytest
 
 from tools import lint
 
+pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
+
 pytest.importorskip("ruff", reason="no ruff here (the GPU machine has only what the notebooks need)")
 
 CELLS = [

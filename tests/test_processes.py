@@ -4,6 +4,8 @@ import pytest
 
 import utils
 
+pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
+
 
 def test_run_python_returns_what_the_child_printed():
     assert utils.run_python("import sys; print(sys.argv[1:], 6 * 7)", "a", "b") == "['a', 'b'] 42\n"

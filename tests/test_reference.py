@@ -14,6 +14,8 @@ from tools import fingerprint, reference
 from tools.course import notebooks, read
 from tools.fingerprint import UTILS, code_hash, utils_hash
 
+pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
+
 STALE_CODE = "code changed after its reference run: execute it again on the reference GPU"
 STALE_UTILS = "utils/ changed after its reference run: execute it again on the reference GPU"
 

@@ -8,6 +8,8 @@ from tools.course import LECTURES, read
 from tools.pytest_plugin import reference_not_shown
 from utils import cells
 
+pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
+
 
 def _code(source, outputs=()):
     cell = nbformat.v4.new_code_cell(source)

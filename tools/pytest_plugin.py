@@ -35,6 +35,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           "(needs a reference GPU; see tools/reference.py)")
     parser.addoption("--stamp-stale", action="store_true", default=False,
                      help="the same, for the notebooks whose stamps are stale when the session starts")
+    parser.addoption("--host-tests", action="store_true", default=False,
+                     help="on a machine with a GPU, also run the tests marked `host` (the same on every machine: "
+                          "CI runs them on every commit); without a GPU they always run")
 
 
 def _execute_as_jupyter(kernel, cell_input: str, allow_stdin: bool | None = None) -> str:
@@ -61,6 +64,19 @@ def pytest_configure(config: pytest.Config) -> None:
         only = None if config.getoption("--stamp") else {p.resolve() for p in reference.notebooks()
                                                         if reference.problems(p)}
         config.pluginmanager.register(Stamper(reference.environment_of_this_machine(), only), "course-stamper")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a GPU, leave out the tests marked `host`: their outcome does not depend on the machine, and
+    CI (no GPU) runs them on every commit; the GPU's time goes to what only a GPU can check."""
+    import utils
+
+    if config.getoption("--host-tests") or not utils.has_cuda():
+        return
+    host = [item for item in items if item.get_closest_marker("host")]
+    if host:
+        config.hook.pytest_deselected(items=host)
+        items[:] = [item for item in items if not item.get_closest_marker("host")]
 
 
 def _is_cell(item: pytest.Item) -> bool:
