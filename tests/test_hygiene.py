@@ -7,6 +7,8 @@ import pytest
 from conftest import ROOT
 from tools.course import EXERCISES, LECTURES, SOLUTIONS, colab_badge, notebooks, read, setup_cell
 
+pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
+
 ALL = notebooks(LECTURES, SOLUTIONS, EXERCISES)
 ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])(/(home|Users|root|tmp|opt|work|content|usr|var)/|[A-Z]:\\\\)|site-packages")
 
@@ -56,6 +58,15 @@ def test_no_errors_saved(path):
     for cell in read(path).cells:
         for out in cell.get("outputs", []):
             assert out.output_type != "error", f"a saved error: {out.get('ename')}: {out.get('evalue')}"
+
+
+@pytest.mark.parametrize("path", notebooks(LECTURES, SOLUTIONS), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_no_stray_booleans_under_cells(path):
+    """A cell's last line that returns True or False (a claim did, once) puts the bare value under the
+    cell, where a student reads it as a result."""
+    stray = [n for n, cell in enumerate(read(path).cells) if cell.cell_type == "code" for out in cell.outputs
+             if out.output_type == "execute_result" and out.data.get("text/plain") in ("True", "False")]
+    assert stray == [], f"cells {stray} show a bare True or False"
 
 
 def test_the_repository_url_lives_in_one_place():

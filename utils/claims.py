@@ -73,8 +73,10 @@ def claim(
     applies: bool = True,
     not_applicable: str = "",
     **measured: object,
-) -> bool:
-    """Check a claim about GPU behaviour; print ✓ or ✗ with the measured values; return whether it held.
+) -> None:
+    """Check a claim about GPU behaviour; print ✓ or ✗ with the measured values.
+
+    It returns nothing, so that a claim on a cell's last line adds no `True` under the cell.
 
     holds: the check itself, a comparison of quantities measured on this machine (a ratio with
         slack, never an absolute time).
@@ -90,10 +92,10 @@ def claim(
     """
     if not applies:
         print(f"– not checked here: {statement} ({not_applicable or 'does not apply to this machine'})")
-        return True
+        return
     if bool(holds):
         print(f"✓ {statement}")
-        return True
+        return
     lines = [f"✗ {statement}"]
     if measured:
         lines.append("  measured: " + ", ".join(f"{name} = {_show(value)}" for name, value in measured.items()))
@@ -102,4 +104,3 @@ def claim(
     if strict():
         raise ClaimFailed(message)
     print(message)
-    return False

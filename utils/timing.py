@@ -460,3 +460,28 @@ def cupy_sleep(seconds: float, stream: Any = None) -> None:
         return
     with stream:
         _cupy_spin(cycles)
+
+
+def check_overlap(copies: float, computes: float, overlapped: float, chunks: int, library: str = "") -> None:
+    """Print how much of the shorter stage (copies or computes) hid behind the longer one, and claim
+    that more than half of it did.
+
+    Times in seconds, each stage measured alone. One stream takes copies + computes; a perfect
+    pipeline of `chunks` chunks takes the longer stage plus one chunk of the shorter one (the first
+    copy, or the last compute, has nothing to hide behind), so at most 1 - 1/chunks of the shorter
+    stage can hide (a little more shows when the stages, timed apart, vary by a few percent). The bar,
+    half of it, follows what this machine measured, whichever stage is longer.
+    """
+    from .claims import claim
+
+    (longer, long_name), (shorter, short_name) = sorted([(copies, "copies"), (computes, "computes")], reverse=True)
+    hidden = (longer + shorter - overlapped) / shorter
+    prefix = f"{library}: " if library else ""
+    print(f"{prefix}the {short_name} ({format_time(shorter)} alone) ran beside the {long_name} "
+          f"({format_time(longer)} alone): overlapped took {format_time(overlapped)}, {overlapped / longer:.2f} "
+          f"times the {long_name} alone; {min(hidden, 1.0):.0%} of the {short_name}' time hid "
+          f"(at most {1 - 1 / chunks:.0%} can, on paper: one chunk of it has nothing to hide behind)")
+    claim(hidden > 0.5,
+          f"{prefix}copies and computes overlap: more than half of the shorter stage hid behind the longer",
+          why="a GPU with one copy engine, or a host too slow to queue the chunks ahead, hides less",
+          copies=format_time(copies), computes=format_time(computes), overlapped=format_time(overlapped))

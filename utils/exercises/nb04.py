@@ -53,25 +53,47 @@ class _SumRun:
     seen: float | None  # what the caller's stream read from it right after the call
     current_after: Any  # CuPy's current stream after the call
     after_window: bool  # the caller's next work ran after s's busy window (so it waited for s)
+    probed: float | None  # what a third stream read from the result between s's window and the caller's
+    host_ms: float  # how long the call kept the host
 
 
-def _sum_run(cp: Any, sum_on_stream: Callable, a_np: np.ndarray, s: Any, caller: Any) -> _SumRun:
-    """One call of sum_on_stream(a_np, s) from `caller` (CuPy's current stream), while s is busy."""
+def _value(cp: Any, x: Any) -> float | None:
+    return float(x.ravel()[0]) if isinstance(x, cp.ndarray) and x.size == 1 else None
+
+
+def _sum_run(cp: Any, sum_on_stream: Callable, a_np: np.ndarray, s: Any, caller: Any,
+             caller_busy: bool = False) -> _SumRun:
+    """One call of sum_on_stream(a_np, s) from `caller` (CuPy's current stream), while s is busy.
+
+    caller_busy: the caller's stream is busy too, twice as long as s; a third stream reads the result
+    halfway between the two windows' ends, when a sum queued on s has been written and a sum queued on
+    the caller's stream has not (unless the host returned later than that: a copy from pageable memory
+    makes the host wait for the stream it is queued on).
+    """
     cp.cuda.Device().synchronize()
     window_end = cp.cuda.Event()
+    probe = cp.cuda.Stream(non_blocking=True)
     with caller:
         origin = caller.record()  # the GPU is idle: this is now
+        t0 = time.perf_counter()
         cupy_sleep(WINDOW_MS / 1e3, s)
         s.record(window_end)
+        if caller_busy:
+            cupy_sleep(2 * WINDOW_MS / 1e3, caller)
         result = sum_on_stream(a_np, s)
+        host_ms = (time.perf_counter() - t0) * 1e3
         current_after = cp.cuda.get_current_stream()
         with caller:  # the caller's next work (on the caller's stream even if the answer changed it)
             seen = result.copy() if isinstance(result, cp.ndarray) else None
             consumed = caller.record()
+        probed = None
+        if caller_busy and isinstance(result, cp.ndarray):
+            with probe:  # reads at 1.5 windows after `origin`, however long the host took
+                cupy_sleep(max(0.0, 1.5 * WINDOW_MS / 1e3 - (time.perf_counter() - t0)))
+                probed = result.copy()
     cp.cuda.Device().synchronize()
     after_window = cp.cuda.get_elapsed_time(origin, consumed) >= cp.cuda.get_elapsed_time(origin, window_end)
-    value = float(seen.ravel()[0]) if seen is not None and seen.size == 1 else None
-    return _SumRun(result, value, current_after, after_window)
+    return _SumRun(result, _value(cp, seen), current_after, after_window, _value(cp, probed), host_ms)
 
 
 def check_sum_on_stream(sum_on_stream: Callable[[np.ndarray, Any], Any]) -> None:
@@ -118,6 +140,25 @@ def check_sum_on_stream(sum_on_stream: Callable[[np.ndarray, Any], Any]) -> None
                       f"called from {where}, the sum did not run on s: the caller's stream had it before s's "
                       "earlier work was done",
                       "queue the copy and the sum on s: inside `with s:`")
+        # Where did the sum run? The caller's stream busy for longer than s: a sum queued on s is written
+        # when s's window ends; one queued on the caller's stream (after a wait for s) only after the caller's.
+        caller = callers["a non-blocking stream"]
+        for _ in range(TRIES):  # new data each try: a result left in memory by the last try is never right
+            a_np = rng.integers(0, 1000, n).astype(np.float64)
+            want = float(a_np.sum())
+            run = _sum_run(cp, sum_on_stream, a_np, s, caller, caller_busy=True)
+            on_s = run.probed == want and run.host_ms < 1.5 * WINDOW_MS
+            if on_s or run.seen != want:
+                break  # a sum on s; or a wrong answer that the checks below will name
+        ex.expect(run.seen == want, f"with the caller's stream busy, the caller read {run.seen}, expected {want}",
+                  "make the caller's stream wait for an event recorded on s after the sum")
+        # A copy from pageable memory waits for its stream on the host: a host kept past the caller's window
+        # copied on the caller's stream.
+        ex.expect(on_s,
+                  "the sum was not computed on s: with the caller's stream busy for longer than s, the result "
+                  "appeared only when the caller's stream was free",
+                  "the copy and the sum belong on s (so that they run as soon as s is free, whatever the caller's "
+                  "stream is doing); the caller's stream only waits for the result")
 
 
 register(Exercise(NOTEBOOK, "sum_on_stream", check_sum_on_stream, gpu=True))
@@ -269,9 +310,10 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
     correct whatever the timing, and faster than copying and computing one chunk after the other.
 
     Four runs: the copies late (copy_stream busy when the call comes: a compute that does not wait
-    for its copy reads a stale buffer); the computes late, with copy_stream used again right after
-    the call (a buffer that was allocated on copy_stream and freed while a compute still reads it
-    is handed out again, and overwritten: CuPy has no record_stream); earlier work on the current
+    for its copy reads a stale buffer, and a host that waits for a copy returns late); the computes
+    late, with copy_stream used again right after the call (a buffer that was allocated on
+    copy_stream and freed while a compute still reads it is handed out again, and overwritten: CuPy
+    has no record_stream); earlier work on the current
     stream still reading memory that the answer's buffers reuse (a copy that does not wait for the
     current stream overwrites it); and a timed run, whose bar comes from this machine, as in
     notebook 03's prefetching exercise: the computes are made as long as a copy (or twice the
@@ -320,8 +362,9 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
                 del victim
             t0 = time.perf_counter()
             got = pipelined(chunks, compute, copy_stream)
+            call_ms = (time.perf_counter() - t0) * 1e3
             if name == "slow copies":
-                host_ms = (time.perf_counter() - t0) * 1e3 / NCHUNKS
+                host_ms = call_ms / NCHUNKS
             junk = []
             if name == "slow computes":  # copy_stream's next user: the same sizes again
                 with copy_stream:
@@ -335,6 +378,12 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
                       "call compute(x) once per chunk, outside any `with copy_stream:` block")
             bad = _wrong_chunks(got, chunks, cp)
             ex.expect(not isinstance(bad, str), str(bad), "return compute(x) of every chunk, in order")
+            if name == "slow copies":  # copy_stream is busy for WINDOW_MS: a host waiting for a copy waits that long
+                ex.expect(call_ms < WINDOW_MS / 2,
+                          f"with copy_stream busy for {WINDOW_MS:.0f} ms, your function returned after "
+                          f"{call_ms:.0f} ms: the host waited for the GPU",
+                          "order the streams on the GPU only (events and wait_event); synchronize(), asnumpy(), "
+                          ".get() and float() make the host wait")
             hints = {
                 "slow copies": "a compute read its buffer before the copy into it was done: record an event on "
                                "copy_stream after each copy, and make the current stream wait for it",
@@ -397,13 +446,13 @@ def check_which_stream(which_stream: Callable[[], dict[str, str]]) -> None:
         ex.expect(isinstance(got, dict) and set(got) == set(STREAM_ANSWER),
                   f"returned {got!r}; expected a dict with the keys {sorted(STREAM_ANSWER)}",
                   'map each kernel to "null", "a" or "b", e.g. {"k1": "null", ...}')
-        for kernel, want in STREAM_ANSWER.items():
-            hint = ("`with a:` saves nothing about the stream that was current: when the block ends, CuPy "
-                    "makes current the stream *below* it on its stack of `with` blocks, which `use()` never "
-                    "changes" if kernel in ("k4", "k7") else
-                    "inside `with a:` work goes to a, until a `use()` changes the current stream; `use()` "
-                    "lasts until the next change")
-            ex.expect(got[kernel] == want, f"{kernel} runs on {want!r}, not {got[kernel]!r}", hint)
+        wrong = [kernel for kernel, want in STREAM_ANSWER.items() if got[kernel] != want]
+        after_with = [kernel for kernel in wrong if kernel in ("k4", "k7")]  # the first line after a `with` block
+        ex.expect(not wrong, f"{len(wrong)} of the {len(STREAM_ANSWER)} kernels are on another stream than you said",
+                  ("look again at what a `with` block makes current when it ends: CuPy keeps a stack of the streams "
+                   "of the `with` blocks, which `use()` never changes" if after_with else
+                   "inside `with a:` work goes to a until a `use()` changes the current stream; a `use()` lasts "
+                   "until the next change"))
 
 
 register(Exercise(NOTEBOOK, "which_stream", check_which_stream))

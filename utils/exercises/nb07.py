@@ -216,9 +216,22 @@ def check_graphed_training_step(
         twin = copy.deepcopy(model)  # the state the step starts from, whatever the warm-up did
         twin_optimizer = torch.optim.Adam(twin.parameters(), lr=LR, capturable=True)
         twin_optimizer.load_state_dict(copy.deepcopy(optimizer.state_dict()))
+        optimizer_steps: list[int] = []  # optimizer.step() called by step(x, y), outside the graph
+        eager_optimizer_step = optimizer.step
+
+        def counted_step(*args: Any, **kwargs: Any) -> Any:
+            optimizer_steps.append(1)
+            return eager_optimizer_step(*args, **kwargs)
+
+        optimizer.step = counted_step  # type: ignore[method-assign]  # on this optimizer object only
         got, want = [], []
         for x, y in data[1:]:
-            got.append(_number(step(x, y)))
+            loss = step(x, y)
+            ex.expect(isinstance(loss, torch.Tensor),
+                      f"step returned a {type(loss).__name__}, not a tensor",
+                      "return the loss tensor that the graph writes: turning it into a number (.item(), float) "
+                      "makes the host wait for the GPU on every step")
+            got.append(_number(loss))
             want.append(_number(_eager_step(twin, twin_optimizer, F.mse_loss, x, y)))
         for n, (g, w) in enumerate(zip(got, want), 1):
             if n == 1:
@@ -230,9 +243,17 @@ def check_graphed_training_step(
                       f"step {n}: loss {g:.6f}, eager {w:.6f} (the first {n - 1} matched)",
                       "call optimizer.zero_grad(set_to_none=True) right before the capture: otherwise the captured "
                       "backward adds into gradients left from the warm-up, and every replay adds again")
+        ex.expect(not optimizer_steps, f"step called optimizer.step() {len(optimizer_steps)} times, eagerly",
+                  "the optimizer's update is part of the training step: capture it in the graph too")
+        optimizer.step = eager_optimizer_step  # type: ignore[method-assign]
         x, y = data[1]
-        eager = benchmark(_eager_step, twin, twin_optimizer, F.mse_loss, x, y, min_time=0.1).median
-        graphed = benchmark(step, x, y, min_time=0.1).median
+        # Timings are only ever too slow: the eager baseline is the better of two runs, and step gets three.
+        eager = min(benchmark(_eager_step, twin, twin_optimizer, F.mse_loss, x, y, min_time=0.1).median
+                    for _ in range(2))
+        for _ in range(3):
+            graphed = benchmark(step, x, y, min_time=0.1).median
+            if graphed < 0.7 * eager:
+                break
         ex.expect(graphed < 0.7 * eager, f"a step took {graphed * 1e6:.0f} us, an eager step {eager * 1e6:.0f} us",
                   "capture the forward, the backward and optimizer.step() in one graph, and only copy_ and "
                   "replay in step")

@@ -68,6 +68,21 @@ def host_value(a_np, s):  # a float: the host waited for the GPU
         return float(cp.asarray(a_np).sum())
 
 
+def wait_then_sum_on_the_caller(a_np, s):  # right values, but the work runs on the caller's stream
+    cp = _cp()
+    cp.cuda.get_current_stream().wait_event(s.record())
+    return cp.asarray(a_np).sum()
+
+
+def copy_on_s_sum_on_the_caller(a_np, s):  # the copy on s, the sum on the caller's stream after a wait
+    cp = _cp()
+    with s:
+        x = cp.asarray(a_np)
+        copied = s.record()
+    cp.cuda.get_current_stream().wait_event(copied)
+    return x.sum()
+
+
 def use_and_restore(a_np, s):  # right: use() with the caller's stream restored by hand
     cp = _cp()
     caller = cp.cuda.get_current_stream()
@@ -94,6 +109,8 @@ WRONG_SUMS = {
     "s waits for the caller instead": join_the_wrong_way,
     "on the caller's stream": on_the_callers_stream,
     "returns a float": host_value,
+    "waits for s, then sums on the caller's stream": wait_then_sum_on_the_caller,
+    "copies on s, sums on the caller's stream": copy_on_s_sum_on_the_caller,
 }
 
 
@@ -288,6 +305,25 @@ def two_buffers(chunks, compute, copy_stream):
     return results
 
 
+def host_waits_for_each_copy(chunks, compute, copy_stream):  # right values, but the host waits
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    copy_stream.wait_event(current.record())
+    results = []
+    for h in chunks:
+        d = cp.empty(h.shape, h.dtype)
+        d.set(h, stream=copy_stream)
+        copy_stream.synchronize()
+        results.append(compute(d))
+    return results
+
+
+def device_synchronize_at_the_end(chunks, compute, copy_stream):  # right values and overlap, but the host waits
+    results = pipeline(chunks, compute, copy_stream)
+    _cp().cuda.Device().synchronize()
+    return results
+
+
 def last_chunk_missing(chunks, compute, copy_stream):
     return pipeline(chunks[:-1], compute, copy_stream)
 
@@ -301,6 +337,8 @@ WRONG_PIPELINES = {
     "copy_stream waits for every compute": fork_every_chunk,
     "compute on copy_stream": compute_on_copy_stream,
     "last chunk missing": last_chunk_missing,
+    "the host waits for each copy": host_waits_for_each_copy,
+    "the device synchronized at the end": device_synchronize_at_the_end,
 }
 
 

@@ -188,7 +188,8 @@ WRONG_STANDARDIZERS = {
 
 
 # ---------------------------------------------------------------- exercise 4: graphed_training_step (GPU)
-def _training_step(zero_before_capture: bool = True, copy_data: bool = True, graph: bool = True):
+def _training_step(zero_before_capture: bool = True, copy_data: bool = True, graph: bool = True,
+                   tensor: bool = True, optimizer_in_graph: bool = True):
     """A graphed_training_step with one thing switched off."""
     def graphed_training_step(model, optimizer, loss_fn, x_example, y_example):
         if not graph:
@@ -214,14 +215,17 @@ def _training_step(zero_before_capture: bool = True, copy_data: bool = True, gra
         with torch.cuda.graph(g):
             static_loss = loss_fn(model(static_x), static_y)
             static_loss.backward()
-            optimizer.step()
+            if optimizer_in_graph:
+                optimizer.step()
 
         def step(x, y):
             if copy_data:
                 static_x.copy_(x)
                 static_y.copy_(y)
             g.replay()
-            return static_loss
+            if not optimizer_in_graph:
+                optimizer.step()
+            return static_loss if tensor else static_loss.item()
         return step
     return graphed_training_step
 
@@ -230,6 +234,8 @@ WRONG_TRAINING_STEPS = {
     "gradients of the warm-up kept at capture": _training_step(zero_before_capture=False),
     "the data never copied in": _training_step(copy_data=False),
     "eager steps, no graph": _training_step(graph=False),
+    "returns the loss as a number (.item())": _training_step(tensor=False),
+    "optimizer.step() outside the graph": _training_step(optimizer_in_graph=False),
 }
 
 
