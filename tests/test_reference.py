@@ -26,19 +26,29 @@ def test_stamp_is_current(path):
 
 
 # ---------------------------------------------------------------- a stamped notebook, made current, to break
-@pytest.fixture
-def stamped_copy(tmp_path):
-    """A copy of lecture 00 (it uses utils.benchmark and utils.format_bytes; a small notebook) and of
-    utils/, stamped as current against that copy of utils/."""
+def _stamped(tmp_path, folder: str):
     utils_copy = tmp_path / "utils"
     shutil.copytree(UTILS, utils_copy, ignore=shutil.ignore_patterns("__pycache__"))
     path = tmp_path / "00_setup.ipynb"
-    shutil.copy(ROOT / "notebooks" / path.name, path)
+    shutil.copy(ROOT / folder / path.name, path)
     nb = read(path)
     nb.metadata["course"]["reference_run"].update(code_hash=code_hash(nb), utils_hash=utils_hash(nb, path, utils_copy))
     nbformat.write(nb, path)
     assert reference.problems(path, utils_copy) == []
     return path, utils_copy
+
+
+@pytest.fixture
+def stamped_copy(tmp_path):
+    """A copy of lecture 00 (it uses utils.benchmark and utils.format_bytes; a small notebook) and of
+    utils/, stamped as current against that copy of utils/."""
+    return _stamped(tmp_path, "notebooks")
+
+
+@pytest.fixture
+def stamped_solution_copy(tmp_path):
+    """The same for the solutions of notebook 00, which import utils.exercises."""
+    return _stamped(tmp_path, "solutions")
 
 
 def edit_notebook(path, change):
@@ -96,16 +106,25 @@ def edit_utils(utils_copy, relative, old, new):
     ("memory.py", "abs(value) < 1024", "abs(value) < 1000", True),  # a constant in code it runs
     ("memory.py", "_EVENT_EFFECT = {", "_EVENT_EFFECT = {'planted': (0, 0), ", False),  # in code it never runs
     ("timing.py", "\ndef gpu_sleep(", "\ndef a_new_helper_nothing_calls():\n    return 1\n\n\ndef gpu_sleep(", False),
+    ("exercises/nb00.py", "got == want,", "got >= want,", False),  # a lecture never imports utils.exercises
+], ids=["a comment", "a docstring", "a comment in a signature", "a default argument", "a constant",
+        "an unreached constant", "a new helper", "the exercises' checks, in a lecture"])
+def test_the_utils_hash_follows_the_code_the_notebook_can_run(stamped_copy, relative, old, new, stale):
+    path, utils_copy = stamped_copy
+    edit_utils(utils_copy, relative, old, new)
+    assert reference.problems(path, utils_copy) == ([STALE_UTILS] if stale else [])
+
+
+@pytest.mark.parametrize("relative, old, new, stale", [
     ("exercises/answers/nb00.py", "\n\n", "\nWRONG_TOO = 1\n\n", False),  # wrong answers run in tests only
     ("exercises/nb05.py", "ROWS = 100", "ROWS = 101", False),  # another notebook's checks
     ("exercises/nb00.py", "got == want,", "got >= want,", True),  # its own checks (registered on import)
     ("exercises/nb00.py", "\n\n", "\nNOTHING_USES_THIS = 1\n\n", False),  # a constant nothing reads
     ("exercises/nb00.py", "\n\n", "\nprint('on import')\n\n", True),  # code that runs on import
-], ids=["a comment", "a docstring", "a comment in a signature", "a default argument", "a constant",
-        "an unreached constant", "a new helper", "the wrong answers", "another notebook's checks", "its own checks",
-        "an unused constant", "code run on import"])
-def test_the_utils_hash_follows_the_code_the_notebook_can_run(stamped_copy, relative, old, new, stale):
-    path, utils_copy = stamped_copy
+], ids=["the wrong answers", "another notebook's checks", "its own checks", "an unused constant",
+        "code run on import"])
+def test_a_solution_counts_its_own_checks(stamped_solution_copy, relative, old, new, stale):
+    path, utils_copy = stamped_solution_copy
     edit_utils(utils_copy, relative, old, new)
     assert reference.problems(path, utils_copy) == ([STALE_UTILS] if stale else [])
 

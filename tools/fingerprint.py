@@ -15,10 +15,12 @@ The `utils` code a notebook can run is, conservatively:
   code would name it (the whole string, or after a dot, or before a parenthesis), in the
   notebook's cells, in a statement already counted, or in a definition already counted.
 
-So a helper that no cell of a notebook reaches can change without making that notebook stale, and
-the checks of the other notebooks' exercises (`utils/exercises/nbXX.py`) and the wrong answers
-that only the tests run (`utils/exercises/answers/`) never count.  The flip side: code reached only
-through a name built at run time (`getattr(m, "f" + x)`) is not seen; utils/ has none.
+So a helper that no cell of a notebook reaches can change without making that notebook stale; the
+checks of the other notebooks' exercises (`utils/exercises/nbXX.py`) and the wrong answers that
+only the tests run (`utils/exercises/answers/`) never count; and for a notebook that never imports
+`utils.exercises` (a lecture: nothing else in utils/ imports it), none of utils/exercises/ counts.
+The flip side: code reached only through a name built at run time (`getattr(m, "f" + x)`) is not
+seen; utils/ has none.
 
 Why by hand: the hash must be the same on the Python of a laptop and of the GPU machine (3.11 and
 3.12 print `ast.dump` differently), and no library fingerprints a notebook together with the code
@@ -184,11 +186,12 @@ def code_hash(nb: nbformat.NotebookNode, scripts: Path = SCRIPTS) -> str:
 # ------------------------------------------------------------------------------------------------
 # The code of utils/ that a notebook can run
 # ------------------------------------------------------------------------------------------------
-def _never_runs_in(relative: Path, number: str | None) -> bool:
-    """True for the wrong answers (tests only) and for the exercise checks of another notebook."""
+def _never_runs_in(relative: Path, number: str | None, exercises: bool = True) -> bool:
+    """True for the wrong answers (tests only), for the exercise checks of another notebook, and for
+    all of utils/exercises/ in a notebook that never imports it (`exercises` False: a lecture)."""
     if relative.parts[0] != "exercises":
         return False
-    if "answers" in relative.parts:
+    if "answers" in relative.parts or not exercises:
         return True
     return (number is not None and relative.name.startswith("nb") and relative.suffix == ".py"
             and relative.stem != f"nb{number}")
@@ -201,12 +204,12 @@ def _module_tree(data: bytes) -> ast.Module | None:
     return tree if isinstance(tree, ast.Module) else None
 
 
-def _modules(folder: Path, number: str | None) -> list[tuple[str, ast.Module | None, bytes]]:
+def _modules(folder: Path, number: str | None, exercises: bool = True) -> list[tuple[str, ast.Module | None, bytes]]:
     """(relative path, tree or None, bytes) of every file in `folder` that can run in the notebook."""
     found = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         relative = path.relative_to(folder)
-        if not _never_runs_in(relative, number):
+        if not _never_runs_in(relative, number, exercises):
             data = path.read_bytes()
             found.append((relative.as_posix(), _module_tree(data) if path.suffix == ".py" else None, data))
     return found
@@ -230,7 +233,8 @@ def bindings(stmt: ast.stmt) -> list[tuple[str, object, set[str]]]:
     return []
 
 
-def reachable_code(folder: Path, mentioned: set[str], number: str | None) -> list[tuple[str, str, object]]:
+def reachable_code(folder: Path, mentioned: set[str], number: str | None,
+                   exercises: bool = True) -> list[tuple[str, str, object]]:
     """(module, name, canonical tree) of each top-level statement, or name bound by one, that counts
     for the words `mentioned` (see the module's docstring), sorted.
 
@@ -240,7 +244,7 @@ def reachable_code(folder: Path, mentioned: set[str], number: str | None) -> lis
     counted: list[tuple[str, str, object]] = []
     binding: dict[str, list[tuple[str, object, set[str]]]] = {}
     wanted = set(mentioned)
-    for module, tree, data in _modules(folder, number):
+    for module, tree, data in _modules(folder, number, exercises):
         if tree is None:  # not Python: all of it counts
             counted.append((module, "", data))
             continue
@@ -273,6 +277,14 @@ def notebook_words(nb: nbformat.NotebookNode) -> set[str]:
     return found
 
 
+IMPORTS_EXERCISES = re.compile(r"\butils\.exercises\b|\bfrom\s+utils\s+import\b[^\n]*\bexercises\b")
+
+
+def imports_exercises(nb: nbformat.NotebookNode) -> bool:
+    """Whether a code cell names the package utils.exercises (nothing else in utils/ imports it)."""
+    return any(cell.cell_type == "code" and IMPORTS_EXERCISES.search(cell.source) for cell in nb.cells)
+
+
 def utils_hash(nb: nbformat.NotebookNode, notebook: Path, folder: Path = UTILS) -> str:
     """A hash of the code of `folder` (utils/) that the notebook at `notebook` (NN_topic.ipynb) can run."""
-    return _digest(reachable_code(folder, notebook_words(nb), notebook.name[:2]))
+    return _digest(reachable_code(folder, notebook_words(nb), notebook.name[:2], imports_exercises(nb)))
