@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import nbformat
 import numpy as np
 import pytest
+import torch
 
 import utils
 from conftest import ROOT, cpu_only, definitions_of, gpu, host
@@ -148,6 +149,25 @@ def _check_cells():
             assert len(calls) == 1, f"{path.name}: a check cell calls {len(calls)} checks:\n{cell.source}"
             first = cell.source.splitlines()[0]
             yield (path.stem, *calls[0], first.startswith("%%requires") and "cuda" in first)
+
+
+MALFORMED = {"None": lambda *args, **kwargs: None, "a string": lambda *args, **kwargs: "x",
+             "NaN": lambda *args, **kwargs: float("nan"), "an empty tensor": lambda *args, **kwargs: torch.empty(0),
+             "a pair of None": lambda *args, **kwargs: (None, None), "an empty dict": lambda *args, **kwargs: {}}
+
+
+# Checks that need a GPU, or a fresh process, cost seconds each: they get two malformed answers, the others all.
+SHORT_MALFORMED = ("None", "an empty dict")
+
+
+@pytest.mark.parametrize("ex, what", [pytest.param(ex, what, marks=[gpu] if ex.gpu else [], id=f"{ex.key}: {what}")
+                                      for ex in REGISTRY for what in MALFORMED
+                                      if what in SHORT_MALFORMED or not (ex.gpu or ex.key in SIDE_BY_SIDE)])
+def test_no_check_crashes_on_a_malformed_answer(ex, what, capsys):
+    """Whatever a student's function returns (None, a string, NaN, an empty tensor, a pair of None, an
+    empty dict), the check FAILs with a hint: it never crashes with an error of its own."""
+    with pytest.raises(ExerciseFailed, match=r"^FAIL .+\n     hint: \S"):
+        ex.check(MALFORMED[what])
 
 
 @host

@@ -171,10 +171,25 @@ def tag_problems(nb: nbformat.NotebookNode, solution: bool = True) -> list[str]:
 # ------------------------------------------------------------------------------------------
 # Generating exercises/
 # ------------------------------------------------------------------------------------------
+# A solution's title cell: "# Solutions NN · ..." and a paragraph for its reader; the instructions for
+# the exercises' reader wait in an HTML comment (not rendered), which the exercise version unwraps.
+SOLUTIONS_TITLE, EXERCISES_TITLE = "# Solutions ", "# Exercises "
+SOLUTIONS_ONLY = re.compile(r"\*\*These are the solutions\*\*.*?(?:\n\n|\Z)", re.DOTALL)
+IN_THE_EXERCISES = re.compile(r"<!-- in the exercises:\n(.*?)\n-->", re.DOTALL)
+
+
+def exercise_title_cell(source: str) -> str:
+    """A solution's title cell, as its exercise shows it."""
+    if source.startswith(SOLUTIONS_TITLE):
+        source = EXERCISES_TITLE + source.removeprefix(SOLUTIONS_TITLE)
+    return IN_THE_EXERCISES.sub(lambda m: m.group(1), SOLUTIONS_ONLY.sub("", source)).rstrip("\n")
+
+
 def exercise_from(solution: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
     """The exercise notebook, to be written at `path`, made from a solution notebook (tags kept)."""
     nb = nbformat.from_dict(solution)  # a deep copy
     nb.metadata.pop(STAMP_KEY, None)
+    nb.cells[0].source = exercise_title_cell(nb.cells[0].source)
     nb.cells = [cell for cell in nb.cells if DISCUSSION_TAG not in tags(cell)]  # the answer explained: solutions only
     for cell in nb.cells:
         if cell.cell_type == "markdown" and "colab-badge.svg" in cell.source:

@@ -17,7 +17,7 @@ import torch
 
 from ..device import require_cuda
 from ..memory import format_bytes
-from . import Exercise, exercise, register
+from . import Checker, Exercise, exercise, register
 
 NOTEBOOK = "01_memory"
 
@@ -165,9 +165,16 @@ def measure_reserved(sizes: list[int]) -> int:
 
 
 # ---------------------------------------------------------------- exercise 2: the peak of a block
-def _one_block(block_memory: Callable[[], AbstractContextManager[Any]], body: Callable[[], None]) -> Any:
-    with block_memory() as report:
+def _one_block(ex: Checker, block_memory: Callable[[], AbstractContextManager[Any]], body: Callable[[], None]) -> Any:
+    manager = block_memory()
+    ex.expect(hasattr(manager, "__enter__") and hasattr(manager, "__exit__"),
+              f"block_memory() returned a {type(manager).__name__}, not something to use in a `with` block",
+              "decorate it with @contextlib.contextmanager, and yield the report inside it")
+    with manager as report:
         body()
+    numbers = all(isinstance(getattr(report, field, None), int) for field in ("peak_allocated", "reserved_growth"))
+    ex.expect(numbers, f"the `with` block gave a {type(report).__name__}, without integer peak_allocated and "
+                       "reserved_growth", "yield an object whose fields are filled in when the block ends")
     return report
 
 
@@ -185,7 +192,7 @@ def check_block_memory(block_memory: Callable[[], AbstractContextManager[Any]]) 
             y = torch.empty(32 * MiB, dtype=torch.uint8, device="cuda")
             del x, y
 
-        report = _one_block(block_memory, reuse)
+        report = _one_block(ex, block_memory, reuse)
         ex.expect(
             report.peak_allocated == 96 * MiB,
             f"a block that held 64 MiB + 32 MiB at once reported peak_allocated = "
@@ -208,7 +215,7 @@ def check_block_memory(block_memory: Callable[[], AbstractContextManager[Any]]) 
             del x, y
             torch.cuda.empty_cache()  # at the end, nothing more is reserved than at the start
 
-        report = _one_block(block_memory, grow_then_release)
+        report = _one_block(ex, block_memory, grow_then_release)
         ex.expect(
             report.peak_allocated == 364 * MiB,
             f"a block that held 64 MiB + 300 MiB reported peak_allocated = {format_bytes(report.peak_allocated)}, "
@@ -272,7 +279,8 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
             want = run_batches(lengths)
             ex.expect(
                 isinstance(got, list) and got == want,
-                f"for {len(lengths)} batches the sums differ from run_batches' (first ones: {list(got)[:3]} "
+                f"for {len(lengths)} batches the sums differ from run_batches' (first ones: "
+                f"{got[:3] if isinstance(got, list) else got!r} "
                 f"instead of {want[:3]})",
                 "keep the batches in their order and give each its own sum; only the memory may change",
             )

@@ -15,6 +15,7 @@ import marshal
 import random
 import re
 import sys
+import time
 import traceback
 import warnings
 from collections.abc import Callable
@@ -24,6 +25,7 @@ import torch.nn.functional as F
 
 from ..device import require_cuda
 from ..processes import run_process
+from ..timing import gpu_sleep
 from . import STUB_MESSAGE, Exercise, exercise, register
 
 NOTEBOOK = "05_debugging"
@@ -146,9 +148,24 @@ import torch
 import torch.nn.functional as F
 
 code = marshal.loads(bytes.fromhex(sys.argv[1]))
-safe_lookup = types.FunctionType(code, {"torch": torch, "F": F, "math": math, "__builtins__": __builtins__})
 rows = int(sys.argv[2])
 device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class HostBlindF:
+    """torch.nn.functional, except that embedding does not raise on the host for a bad index: on a GPU
+    the host learns nothing at the launch, so an answer may not count on the lookup's own error."""
+
+    def __getattr__(self, name):
+        return getattr(F, name)
+
+    @staticmethod
+    def embedding(ids, weight, *args, **kwargs):
+        return F.embedding(ids.clamp(0, weight.shape[0] - 1), weight, *args, **kwargs)
+
+
+given_F = HostBlindF() if device == "cpu" else F
+safe_lookup = types.FunctionType(code, {"torch": torch, "F": given_F, "math": math, "__builtins__": __builtins__})
 torch.manual_seed(0)
 weight = torch.randn(rows, 8, device=device)
 report = {"device": device, "cases": []}
@@ -380,7 +397,9 @@ def check_train_steps_no_sync(train_steps_no_sync: Callable[..., torch.Tensor]) 
             warnings.filterwarnings("ignore", message="Synchronization debug mode is a prototype")
             try:
                 torch.cuda.set_sync_debug_mode("error")
+                t0 = time.perf_counter()
                 got = train_steps_no_sync(yours, batches, LR)
+                host_seconds = time.perf_counter() - t0
             except RuntimeError as error:
                 if "called a synchronizing" not in str(error):
                     raise
@@ -406,6 +425,20 @@ def check_train_steps_no_sync(train_steps_no_sync: Callable[..., torch.Tensor]) 
                       + (" (it holds NaN)" if p.isnan().any() else ""),
                       "a batch whose loss is NaN must change nothing: 0 * NaN is NaN, so scale the gradients "
                       "with torch.where(ok, p.grad, 0), not with a multiplication")
+        # Sync debug mode does not report every wait: torch.cuda.synchronize(), for one, passes it. So the
+        # loop runs again behind a GPU kept busy for ten times its host time: a host that waited for the GPU
+        # returns after that, one that never waited long before.
+        again = training_model()  # made first: copying its weights to the GPU would wait for the busy GPU
+        torch.cuda.synchronize()
+        gpu_sleep(max(0.2, 10 * host_seconds))
+        busy_until = torch.cuda.Event()
+        busy_until.record()
+        train_steps_no_sync(again, batches, LR)
+        waited = busy_until.query()
+        torch.cuda.synchronize()
+        ex.expect(not waited, "the host waited for the GPU: with the GPU busy, your loop returned only after the GPU "
+                              "had finished", "torch.cuda.synchronize(), and a stream's or an event's synchronize(), "
+                                              "make the host wait too, even where sync debug mode stays silent")
 
 
 register(Exercise(NOTEBOOK, "train_steps_no_sync", check_train_steps_no_sync, gpu=True))

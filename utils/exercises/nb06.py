@@ -75,6 +75,9 @@ def check_dot_tolerance(dot_tolerance: Callable[[int], tuple[float, float]]) -> 
             ex.expect(isinstance(tolerance, tuple) and len(tolerance) == 2,
                       f"dot_tolerance({n}) returned {tolerance!r}, not a pair (rtol, atol)",
                       "return two numbers: return rtol, atol")
+            ex.expect(all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in tolerance),
+                      f"dot_tolerance({n}) returned {tolerance!r}: rtol and atol must be numbers",
+                      "return two Python floats (float(...) turns a NumPy or 0-d tensor value into one)")
             rtol, atol = (float(t) for t in tolerance)
             ex.expect(all(math.isfinite(t) and t >= 0 for t in (rtol, atol)),
                       f"dot_tolerance({n}) returned rtol = {rtol}, atol = {atol}",
@@ -122,6 +125,7 @@ def rms_inputs() -> dict[str, torch.Tensor]:
         "values about 1e4 (their squares are over 65504)": (base * 1e4).clamp(-6e4, 6e4).half(),
         "values about 1e-4 (their squares are under fp16's smallest number)": (base * 1e-4).half(),
         "rows from 1e-4 to 1e4": (base * scales).clamp(-6e4, 6e4).half(),
+        "a padding row of zeros": torch.cat([torch.zeros(1, RMS_WIDTH), base[1:]]).half(),
     }
 
 
@@ -141,10 +145,14 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
                       f"returned {got.dtype}: the model around this function works in float16",
                       "compute in float32 inside, then convert the result back: .to(x.dtype)")
             ex.expect(bool(torch.isfinite(got).all()), f"with {name}, returned inf or NaN",
+                      "a row of zeros has an RMS of 0: whatever you divide by must not be 0 there (0/0 is NaN)"
+                      if "zeros" in name else
                       "x**2 overflows fp16 as soon as |x| > 255, before any sum: accumulating in float32 "
                       "(mean(dtype=...)) is too late; square in float32")
             want = x.double().pow(2).mean(-1).sqrt()
-            error = float(((got.double() - want).abs() / want).max())
+            ex.expect(bool((got[want == 0] == 0).all()), f"with {name}, a row of zeros got an RMS of "
+                      f"{got[want == 0].tolist()}", "the RMS of a row of zeros is 0")
+            error = float(((got.double() - want).abs() / want.clamp(min=1e-300))[want > 0].max())
             ex.expect(
                 error <= RMS_RELATIVE_ERROR,
                 f"with {name}, the largest relative error is {error:.1e}, more than fp16's rounding "
@@ -229,6 +237,25 @@ def check_deterministic_index_add(deterministic_index_add: Callable[[torch.Tenso
                       "atomic additions (index_add_, scatter_add_, bincount with weights) add in the order the "
                       "threads arrive, in float64 too: put the values in a fixed order first (a stable sort by "
                       "bin), then add them with operations that do not use atomics")
+        torch.use_deterministic_algorithms(True)  # a caller that had switched it on keeps it on
+        try:
+            deterministic_index_add(values, index, SCATTER_BINS)
+            left_on = torch.are_deterministic_algorithms_enabled()
+        finally:
+            torch.use_deterministic_algorithms(mode_before)
+        ex.expect(left_on, "called with deterministic mode on, it left the mode off",
+                  "restore the setting you found (are_deterministic_algorithms_enabled() first), which is not always "
+                  "off")
+        empty = 16  # the last bins get no value: their sum is 0, and they are still bins
+        vals, idx = scatter_inputs(SCATTER_BINS - empty, seed=5)
+        got = deterministic_index_add(vals, idx, SCATTER_BINS)
+        torch.use_deterministic_algorithms(mode_before)
+        ex.expect(isinstance(got, torch.Tensor) and tuple(got.shape) == (SCATTER_BINS,)
+                  and bool((got[-empty:] == 0).all()),
+                  f"with the last {empty} bins empty, returned {type(got).__name__} of shape "
+                  f"{tuple(getattr(got, 'shape', ()))}, expected ({SCATTER_BINS},) ending in {empty} zeros",
+                  "every bin gets a sum, 0 for a bin no value falls in: counts and offsets need all `bins` of them "
+                  "(bincount's minlength)")
         base = benchmark(_atomic_index_add, values, index, SCATTER_BINS, label="index_add_ (atomics)",
                          min_time=0.1, min_blocks=5)
         yours = benchmark(deterministic_index_add, values, index, SCATTER_BINS, label="deterministic_index_add",

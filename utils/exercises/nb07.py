@@ -89,6 +89,7 @@ def check_graph_function(graph_function: Callable[..., Callable[..., object]]) -
     with exercise("graph_function") as ex:
         require_cuda("check_graph_function")
         examples = _mixing_inputs(0)
+        kept = [e.clone() for e in examples]
         run = graph_function(mixing_chain, *examples)
         ex.expect(callable(run), f"graph_function returned a {type(run).__name__}, not a function",
                   "return the inner function run(*inputs)")
@@ -106,6 +107,9 @@ def check_graph_function(graph_function: Callable[..., Callable[..., object]]) -
                       "name does not change what the graph reads")
             ex.expect(torch.equal(x, before[0]) and torch.equal(w, before[1]), "run changed its inputs",
                       "copy the inputs into the graph's own buffers; do not capture on the caller's tensors")
+        ex.expect(all(torch.equal(e, k) for e, k in zip(examples, kept)),
+                  "run wrote into the example tensors that graph_function was given: the caller still owns them",
+                  "capture on buffers of your own, made from the examples (clone), not on the examples themselves")
         x, w = _mixing_inputs(4)
         run(x, w)
         torch.cuda.synchronize()
@@ -134,6 +138,21 @@ def standardized(x: torch.Tensor) -> torch.Tensor:
     return (x - x.mean()) / x.std()
 
 
+def _stale_hint(got: torch.Tensor, x: torch.Tensor, example: torch.Tensor) -> str:
+    """A hint about the concept behind a stale replay, told apart by what the replay returned."""
+    def close(a: torch.Tensor, b: torch.Tensor) -> bool:
+        return a.shape == b.shape and bool(torch.allclose(a, b, rtol=1e-4, atol=1e-4))
+
+    if close(got, standardized(example)):
+        return ("the replay computed on the example, not on x: a graph reads the memory it was captured on, "
+                "whatever a name points to when it replays")
+    if close(got, (x - example.mean()) / example.std()):
+        return ("the replay used the example's mean and spread: a number read on the host while capturing "
+                "(.item(), float()) is a constant of the graph from then on")
+    return ("two things make a replay stale: the memory it reads (the one it was captured on), and numbers read "
+            "on the host while capturing (constants from then on)")
+
+
 def check_graphed_standardize(
     graphed_standardize: Callable[[torch.Tensor], Callable[[torch.Tensor], torch.Tensor]],
 ) -> None:
@@ -146,17 +165,16 @@ def check_graphed_standardize(
 
         example = sample(7, 1.0, 2.0)
         run = graphed_standardize(example)
+        ex.expect(callable(run), f"graphed_standardize returned a {type(run).__name__}, not a function",
+                  "return the inner function run(x)")
         for seed, (mean, spread) in enumerate(((3.0, 2.0), (-5.0, 0.1), (0.0, 10.0)), 8):
             x = sample(seed, mean, spread)
             got = run(x)
             ex.expect(isinstance(got, torch.Tensor), f"run returned a {type(got).__name__}, not a tensor",
                       "return the graph's static output")
-            ex.expect(torch.allclose(got, standardized(x), rtol=1e-4, atol=1e-4),
-                      f"for an input of mean {mean} and spread {spread}, run did not return (x - x.mean()) / x.std()",
-                      "two things make a replay stale: numbers read on the host before the capture (.item()) are "
-                      "frozen into the graph, so compute them inside the captured function; and `static_x = x` "
-                      "inside run only binds a new local name, so copy x into the captured buffer instead "
-                      "(static_x.copy_(x))")
+            right = torch.allclose(got, standardized(x), rtol=1e-4, atol=1e-4)
+            ex.expect(right, f"for an input of mean {mean} and spread {spread}, run did not return "
+                             "(x - x.mean()) / x.std()", "" if right else _stale_hint(got, x, example))
         x = sample(11, 0.0, 1.0)
         run(x)
         torch.cuda.synchronize()

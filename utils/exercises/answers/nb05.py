@@ -94,6 +94,15 @@ def clamps(weight, ids):  # hides the bug: a wrong row instead of an error
     return F.embedding(ids.clamp(0, weight.shape[0] - 1), weight)
 
 
+def lets_the_lookup_fail(weight, ids):  # the CPU's lookup raises by itself; on a GPU: a device-side assert
+    try:
+        return F.embedding(ids, weight)
+    except IndexError:
+        rows = weight.shape[0]
+        bad = ids[(ids < 0) | (ids >= rows)][0].item()
+        raise IndexError(f"index {bad} is out of range for {rows} rows") from None
+
+
 def value_error_aminmax(weight, ids):  # right: one synchronization for both ends
     low, high = torch.stack(torch.aminmax(ids)).tolist()
     rows = weight.shape[0]
@@ -161,6 +170,22 @@ def where_on_the_loss(model, batches, lr):  # 0 * (1/0) in the backward pass: th
     return _no_sync(model, batches, lr, guard_loss_only=True)
 
 
+def synchronize_each_step(model, batches, lr):  # sync debug mode does not report torch.cuda.synchronize()
+    losses = []
+    for batch in batches:
+        losses.append(_no_sync(model, [batch], lr)[0])
+        torch.cuda.synchronize()
+    return torch.stack(losses)
+
+
+def event_synchronize_at_the_end(model, batches, lr):  # the host waits once, at the end
+    losses = _no_sync(model, batches, lr)
+    done = torch.cuda.Event()
+    done.record()
+    done.synchronize()
+    return losses
+
+
 def given_loop(model, batches, lr):
     from ..nb05 import train_steps_sync
 
@@ -214,6 +239,7 @@ WRONG = {
         "torch._assert_async": assert_async,
         "a message that does not name the index": vague_message,
         "clamps the indices": clamps,
+        "lets the lookup fail, then names the index": lets_the_lookup_fail,
     },
     "check_train_steps_no_sync": {
         "the given loop, unchanged": given_loop,
@@ -224,6 +250,8 @@ WRONG = {
         "no NaN guard: updates on every batch": no_nan_guard,
         "the mean over all rows, not over the rows with a target": mean_over_all_rows,
         "torch.where on the loss, not on the gradients": where_on_the_loss,
+        "torch.cuda.synchronize() every step": synchronize_each_step,
+        "an event's synchronize() at the end": event_synchronize_at_the_end,
     },
 }
 ALSO_RIGHT = {

@@ -34,6 +34,9 @@ WRONG_RMS = {
     "a fixed scale of 1/256": lambda x: (x / 256).pow(2).mean(-1).sqrt() * 256,
     "bfloat16 instead of float32": lambda x: x.bfloat16().pow(2).mean(-1).sqrt().to(x.dtype),
     "the fp16 norm, then divides": lambda x: torch.linalg.vector_norm(x, dim=-1) / math.sqrt(x.shape[-1]),
+    "scaled by each row's largest value (0/0 on a row of zeros)": lambda x: (
+        (x.float() / x.float().abs().amax(-1, keepdim=True)).square().mean(-1).sqrt()
+        * x.float().abs().amax(-1)).to(x.dtype),
 }
 RIGHT_RMS = {
     "vector_norm in float32": lambda x: (torch.linalg.vector_norm(x.float(), dim=-1)
@@ -81,6 +84,26 @@ def deterministic_mode_restored(values: torch.Tensor, index: torch.Tensor, bins:
         torch.use_deterministic_algorithms(was)
 
 
+def deterministic_mode_without_minlength(values: torch.Tensor, index: torch.Tensor, bins: int) -> torch.Tensor:
+    """PyTorch's deterministic index_add_, into as many bins as bincount finds: too few when the last are empty."""
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        found = len(torch.bincount(index))  # without minlength: the largest bin that holds a value, plus one
+        return torch.zeros(found, dtype=values.dtype, device=values.device).index_add_(0, index, values)
+    finally:
+        torch.use_deterministic_algorithms(was)
+
+
+def mode_switched_off(values: torch.Tensor, index: torch.Tensor, bins: int) -> torch.Tensor:
+    """Switches deterministic mode on, then off: not what a caller who had it on set."""
+    torch.use_deterministic_algorithms(True)
+    try:
+        return atomic_index_add(values, index, bins)
+    finally:
+        torch.use_deterministic_algorithms(False)
+
+
 WRONG_SCATTER = {
     "index_add_ (atomic additions)": atomic_index_add,
     "bincount with weights (atomic additions)": bincount_weights,
@@ -88,6 +111,8 @@ WRONG_SCATTER = {
     "sorted, then index_add_": sorted_then_atomics,
     "deterministic mode, left on": deterministic_mode_left_on,
     "a Python loop over the bins": loop_over_bins,
+    "deterministic mode on, then off (not restored)": mode_switched_off,
+    "bins counted by bincount without minlength": deterministic_mode_without_minlength,
 }
 
 WRONG = {

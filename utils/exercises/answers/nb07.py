@@ -138,6 +138,17 @@ def graph_function_warm_up_on_current_stream(fn, *examples):
     return run
 
 
+def graph_function_on_the_examples(fn, *examples):  # the caller's tensors become the graph's inputs
+    graph, outputs = _captured(fn, examples)
+
+    def run(*inputs):
+        for static, new in zip(examples, inputs):
+            static.copy_(new)
+        graph.replay()
+        return outputs
+    return run
+
+
 WRONG_GRAPH_FUNCTIONS = {
     "rebinds the inputs' names": graph_function_rebinding,
     "copies the inputs but forgets to replay": graph_function_without_replay,
@@ -145,6 +156,7 @@ WRONG_GRAPH_FUNCTIONS = {
     "eager, no graph": graph_function_eager,
     "captures at every call": graph_function_capturing_every_call,
     "returns clones of the outputs": graph_function_returning_clones,
+    "captures on the caller's example tensors": graph_function_on_the_examples,
 }
 
 
