@@ -5,7 +5,18 @@ import re
 import pytest
 
 from conftest import ROOT
-from tools.course import EXERCISES, LECTURES, SOLUTIONS, colab_badge, notebooks, read, setup_cell
+from tools.course import (
+    EXERCISES,
+    LECTURES,
+    NAVIGATION_TAG,
+    PREREQUISITE,
+    SOLUTIONS,
+    colab_badge,
+    navigation,
+    notebooks,
+    read,
+    setup_cell,
+)
 
 pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
 
@@ -37,9 +48,35 @@ def test_anatomy(path):
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
 def test_lectures_end_with_takeaways_and_links(path):
-    last = read(path).cells[-1]
-    assert last.cell_type == "markdown" and "## Takeaways" in last.source
-    assert f"../exercises/{path.name}" in last.source or not (EXERCISES / path.name).exists()
+    takeaways = read(path).cells[-2]
+    assert takeaways.cell_type == "markdown" and "## Takeaways" in takeaways.source
+    assert f"../exercises/{path.name}" in takeaways.source or not (EXERCISES / path.name).exists()
+
+
+@pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
+def test_each_lecture_leads_on(path):
+    """The last cell links this lecture's exercises and the next lecture; the prerequisites are links
+    (both written by python -m tools.course sync)."""
+    nb = read(path)
+    last = nb.cells[-1]
+    assert NAVIGATION_TAG in last.metadata.get("tags", []) and last.source == navigation(path), (
+        "the last cell is the way on: python -m tools.course sync")
+    lectures = notebooks(LECTURES)
+    following = lectures[lectures.index(path) + 1:]
+    assert f"]({following[0].name})" in last.source if following else "../README.md" in last.source
+    prerequisites = nb.cells[0].source.partition("**Prerequisites.**")[2].partition("\n\n")[0]
+    assert not PREREQUISITE.search(prerequisites), "a notebook named by its number only: python -m tools.course sync"
+
+
+@pytest.mark.parametrize("path", notebooks(SOLUTIONS), ids=ids)
+def test_solutions_are_titled_as_solutions(path):
+    """Three tabs named NN_topic.ipynb: the title says which is which, and a solution does not ask its
+    reader to replace `raise NotImplementedError` (that instruction is the exercise's, in a comment)."""
+    first = read(path).cells[0].source
+    visible = re.sub(r"<!--.*?-->", "", first, flags=re.DOTALL)
+    assert first.startswith(f"# Solutions {path.name[:2]} · ") and "raise NotImplementedError" not in visible
+    exercise = read(EXERCISES / path.name).cells[0].source
+    assert exercise.startswith(f"# Exercises {path.name[:2]} · ") and "raise NotImplementedError" in exercise
 
 
 @pytest.mark.parametrize("path", ALL, ids=ids)

@@ -7,6 +7,7 @@ and README's table of topics.
 
 from __future__ import annotations
 
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -117,10 +118,51 @@ def sync_readme(readme: Path = ROOT / "README.md") -> bool:
     return True
 
 
+NAVIGATION_TAG = "navigation"  # a lecture's last cell: the way on, written by sync()
+PREREQUISITE = re.compile(r"(?<![\[\w/.])(\d\d)(?= \()")  # "01 (" in a lecture's Prerequisites: a notebook
+
+
+def navigation(path: Path) -> str:
+    """The last cell of a lecture: its exercises, then the next lecture (or, after the last, the list)."""
+    lectures = notebooks(LECTURES)
+    later = [p for p in lectures if p.name > path.name]
+    own = f"this lecture's [exercises](../exercises/{path.name}) ([solutions](../solutions/{path.name}))"
+    if later:
+        return f"**Next:** {own}, then [{title(later[0])}]({later[0].name})."
+    return f"**Next:** {own}. This is the last lecture: back to [the list of lectures](../README.md)."
+
+
+def link_prerequisites(source: str) -> str:
+    """The title cell's Prerequisites paragraph, each lecture it names by number ("01 (...)") a link."""
+    head, found, rest = source.partition("**Prerequisites.**")
+    if not found:
+        return source
+    paragraph, gap, tail = rest.partition("\n\n")
+    by_number = {p.name[:2]: p.name for p in notebooks(LECTURES)}
+
+    def link(match: re.Match[str]) -> str:
+        number = match.group(1)
+        return f"[{number}]({by_number[number]})" if number in by_number else number
+
+    return head + found + PREREQUISITE.sub(link, paragraph) + gap + tail
+
+
+def _sync_navigation(nb: nbformat.NotebookNode, path: Path) -> None:
+    nb.cells[0].source = link_prerequisites(nb.cells[0].source)
+    last = nb.cells[-1]
+    if NAVIGATION_TAG not in last.get("metadata", {}).get("tags", []):
+        last = nbformat.v4.new_markdown_cell(metadata={"tags": [NAVIGATION_TAG]})
+        nb.cells.append(last)
+    last.source = navigation(path)
+
+
 def sync(path: Path) -> bool:
-    """Rewrite a notebook's badge (the first line that holds one) and setup cell; True if changed."""
+    """Rewrite a notebook's badge (the first line that holds one) and setup cell, and a lecture's
+    links (its prerequisites, its last cell: the way on); True if changed."""
     nb = read(path)
     before = nbformat.writes(nb)
+    if path.parent == LECTURES:
+        _sync_navigation(nb, path)
     for cell in nb.cells:
         if cell.cell_type == "markdown" and "colab-badge.svg" in cell.source:
             lines = cell.source.splitlines()
