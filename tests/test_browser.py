@@ -79,7 +79,7 @@ def why_no_browser() -> str | None:
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        return "the playwright package is missing (python -m pip install -r requirements.txt)"
+        return "the playwright package is missing (python -m pip install -r requirements-dev.txt)"
     return None
 
 

@@ -1,4 +1,5 @@
-"""requirements.txt (pip) and environment.yml (conda) install the same packages."""
+"""The pip files (students' requirements.txt, requirements-gpu.txt, the tests' requirements-dev.txt),
+environment.yml (conda) and README's commands: the same pinned packages, and nothing more for a student."""
 
 import re
 
@@ -9,13 +10,21 @@ from conftest import ROOT
 
 pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
 
-REQUIRED = {"torch", "cupy-cuda12x", "numpy", "jupyterlab", "nbval", "matplotlib", "pytest"}
+STUDENT = {"torch", "numpy", "matplotlib", "jupyterlab", "ipykernel"}  # what the notebooks import, and Jupyter
+NOT_FOR_STUDENTS = {"cupy-cuda12x", "playwright", "ruff", "mypy", "nbval", "pytest"}
 
 
-def pip_requirements() -> dict[str, str]:
-    lines = (ROOT / "requirements.txt").read_text().splitlines()
-    reqs = [ln.split("#")[0].strip() for ln in lines]
-    return dict(re.match(r"([A-Za-z0-9_.-]+)(.*)", r).groups() for r in reqs if r)
+def pip_requirements(name: str = "requirements.txt") -> dict[str, str]:
+    """The pinned packages of a pip file, with those of the files it includes (-r)."""
+    found: dict[str, str] = {}
+    for line in (ROOT / name).read_text().splitlines():
+        req = line.split("#")[0].strip()
+        if req.startswith("-r "):
+            found |= pip_requirements(req.removeprefix("-r ").strip())
+        elif req:
+            package, spec = re.match(r"([A-Za-z0-9_.-]+)(.*)", req).groups()
+            found[package] = spec
+    return found
 
 
 def conda_pip_section() -> dict[str, str]:
@@ -24,16 +33,20 @@ def conda_pip_section() -> dict[str, str]:
     return dict(re.match(r"([A-Za-z0-9_.-]+)(.*)", r).groups() for r in pip)
 
 
-def test_pip_and_conda_agree():
-    assert pip_requirements() == conda_pip_section()
+def test_conda_is_the_students_gpu_set():
+    assert conda_pip_section() == pip_requirements() | pip_requirements("requirements-gpu.txt")
 
 
-def test_everything_the_course_needs_is_listed():
-    assert REQUIRED <= set(pip_requirements())
+def test_a_student_installs_what_the_notebooks_need_and_nothing_else():
+    assert set(pip_requirements()) == STUDENT
+    assert set(pip_requirements("requirements-gpu.txt")) == {"cupy-cuda12x"}
+    assert NOT_FOR_STUDENTS - {"cupy-cuda12x"} <= set(pip_requirements("requirements-dev.txt"))
+    assert pip_requirements().items() <= pip_requirements("requirements-dev.txt").items()
 
 
 def test_versions_are_pinned():
-    assert all(spec.startswith("==") for spec in pip_requirements().values())
+    files = ("requirements.txt", "requirements-gpu.txt", "requirements-dev.txt")
+    assert all(spec.startswith("==") for name in files for spec in pip_requirements(name).values())
 
 
 def test_conda_brings_python_and_pip():
@@ -66,8 +79,11 @@ def set_up_and_last(block: str) -> tuple[list[str], str]:
 def test_readme_set_up_is_the_same_for_the_course_and_the_tests():
     cpu, gpu = (set_up_and_last(b) for b in readme_blocks(OPEN))
     (tests,) = (set_up_and_last(b) for b in readme_blocks(TESTS))
-    assert tests[0] == cpu[0], "the tests' set-up (run by CI) is the CPU set-up that opens the course"
-    assert gpu[0] == [line for line in cpu[0] if "download.pytorch.org" not in line]
+    assert tests[0] == [line.replace("-r requirements.txt", "-r requirements-dev.txt") for line in cpu[0]], (
+        "the tests' set-up (run by CI) is the CPU set-up that opens the course, with the tests' tools")
+    assert gpu[0] == [line.replace("-r requirements.txt", "-r requirements.txt -r requirements-gpu.txt")
+                      for line in cpu[0] if "download.pytorch.org" not in line]
+    assert not any("requirements-gpu.txt" in line for line in cpu[0] + tests[0]), "no CuPy without a GPU"
     assert cpu[1] == gpu[1] and cpu[1].startswith("jupyter lab ")
     assert tests[1] == "python -m pytest"
 

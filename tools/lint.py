@@ -36,7 +36,7 @@ FOLDERS = ("utils", "tools", "tests", "notebooks/scripts")
 def ruff(arguments: list[str], stdin: str | None = None) -> list[dict]:
     """ruff's findings, as its JSON output gives them."""
     if importlib.util.find_spec("ruff") is None:
-        raise SystemExit("tools.lint needs ruff: python -m pip install -r requirements.txt")
+        raise SystemExit("tools.lint needs ruff: python -m pip install -r requirements-dev.txt")
     done = subprocess.run([sys.executable, "-m", "ruff", "check", "--output-format", "json", *arguments],
                           input=stdin, capture_output=True, text=True, cwd=ROOT, check=False)
     if done.returncode not in (0, 1):
