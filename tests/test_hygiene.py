@@ -68,6 +68,16 @@ def test_each_lecture_leads_on(path):
     assert not PREREQUISITE.search(prerequisites), "a notebook named by its number only: python -m tools.course sync"
 
 
+@pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
+def test_each_lecture_states_the_time_the_formula_gives(path):
+    from tools.minutes import lecture_minutes, with_time
+
+    nb = read(path)
+    assert "**Time:** about " in nb.cells[0].source
+    assert nb.cells[0].source == with_time(nb.cells[0].source, lecture_minutes(nb)), (
+        "the title cell's **Time:** is not what python -m tools.minutes computes: python -m tools.course sync")
+
+
 @pytest.mark.parametrize("path", notebooks(SOLUTIONS), ids=ids)
 def test_solutions_are_titled_as_solutions(path):
     """Three tabs named NN_topic.ipynb: the title says which is which, and a solution does not ask its

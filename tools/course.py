@@ -148,7 +148,9 @@ def link_prerequisites(source: str) -> str:
 
 
 def _sync_navigation(nb: nbformat.NotebookNode, path: Path) -> None:
-    nb.cells[0].source = link_prerequisites(nb.cells[0].source)
+    from tools.minutes import lecture_minutes, with_time
+
+    nb.cells[0].source = with_time(link_prerequisites(nb.cells[0].source), lecture_minutes(nb))
     last = nb.cells[-1]
     if NAVIGATION_TAG not in last.get("metadata", {}).get("tags", []):
         last = nbformat.v4.new_markdown_cell(metadata={"tags": [NAVIGATION_TAG]})
@@ -158,7 +160,8 @@ def _sync_navigation(nb: nbformat.NotebookNode, path: Path) -> None:
 
 def sync(path: Path) -> bool:
     """Rewrite a notebook's badge (the first line that holds one) and setup cell, and a lecture's
-    links (its prerequisites, its last cell: the way on); True if changed."""
+    links (its prerequisites, its last cell: the way on) and its **Time:** (tools/minutes.py); True
+    if changed."""
     nb = read(path)
     before = nbformat.writes(nb)
     if path.parent == LECTURES:

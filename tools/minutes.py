@@ -1,0 +1,83 @@
+"""How long a lecture takes, by one formula, for its core path and for its optional parts.
+
+    python -m tools.minutes        # each lecture's core and optional minutes
+
+The formula: the markdown read at 200 words a minute, a minute to run and discuss each code cell,
+and a minute to read each 20 non-blank lines of code. A part is optional when its heading (`#`,
+`##` or `###`, anywhere in a markdown cell) says "(optional)"; it lasts until the next heading of
+the same or a higher level. The title cell's own **Time:** paragraph, which states the result, is not
+counted. `python -m tools.course sync` writes that paragraph; tests/test_hygiene.py checks it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+
+import nbformat
+
+WORDS_PER_MINUTE = 200
+CODE_LINES_PER_MINUTE = 20
+TIME_PARAGRAPH = re.compile(r"\*\*Time:\*\*.*?(?=\n\n|\Z)", re.DOTALL)
+OPTIONAL = re.compile(r"\(optional\)")  # in a heading: "... (optional)", "## Appendix (optional): ..."
+
+
+@dataclass(frozen=True)
+class Minutes:
+    core: float
+    optional: float
+
+
+def code_minutes(source: str) -> float:
+    return 1 + len([line for line in source.splitlines() if line.strip()]) / CODE_LINES_PER_MINUTE
+
+
+def lecture_minutes(nb: nbformat.NotebookNode) -> Minutes:
+    """Core and optional minutes; a heading anywhere in a markdown cell switches at that line."""
+    spent = {False: 0.0, True: 0.0}  # optional? -> minutes
+    optional_level: int | None = None
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            spent[optional_level is not None] += code_minutes(cell.source)
+            continue
+        if cell.cell_type != "markdown":
+            continue
+        for line in TIME_PARAGRAPH.sub("", cell.source).splitlines():
+            heading = re.match(r"(#{1,3}) ", line)
+            if heading:
+                level = len(heading.group(1))
+                if optional_level is not None and level <= optional_level:
+                    optional_level = None
+                if optional_level is None and OPTIONAL.search(line):
+                    optional_level = level
+            spent[optional_level is not None] += len(re.findall(r"\w+", line)) / WORDS_PER_MINUTE
+    return Minutes(spent[False], spent[True])
+
+
+def time_paragraph(minutes: Minutes) -> str:
+    """What a lecture's title cell says of its length."""
+    text = f"**Time:** about {round(minutes.core)} minutes for the core path"
+    if round(minutes.optional):
+        text += f", and {round(minutes.optional)} more for the parts marked *(optional)*"
+    return text + (" (by `python -m tools.minutes`: the text at 200 words a minute, a minute to run and discuss "
+                   "each code cell, a minute per 20 lines of code).")
+
+
+def with_time(source: str, minutes: Minutes) -> str:
+    """A title cell with its **Time:** paragraph written from `minutes`."""
+    return TIME_PARAGRAPH.sub(lambda _: time_paragraph(minutes), source, count=1)
+
+
+def main() -> int:
+    from tools.course import LECTURES, notebooks, read
+
+    print(f"{'lecture':<28} {'core':>6} {'optional':>9}")
+    for path in notebooks(LECTURES):
+        m = lecture_minutes(read(path))
+        print(f"{path.name:<28} {m.core:>6.0f} {m.optional:>9.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
