@@ -78,6 +78,19 @@ def test_each_lecture_states_the_time_the_formula_gives(path):
         "the title cell's **Time:** is not what python -m tools.minutes computes: python -m tools.course sync")
 
 
+@pytest.mark.parametrize("path", [p for p in notebooks(LECTURES) if p.name[:2] != "00"], ids=ids)
+def test_predict_then_measure(path):
+    """At least three cells tagged `predict` ask for a guess before a key measurement; one of the next
+    code cells after each holds the measurement (its reference output), which settles the guess."""
+    cells = read(path).cells
+    predict = [n for n, c in enumerate(cells) if "predict" in c.get("metadata", {}).get("tags", [])]
+    assert len(predict) >= 3, f"{len(predict)} cells tagged `predict`"
+    for n in predict:
+        assert cells[n].cell_type == "markdown" and cells[n].source.startswith("**Predict.**"), f"cell {n}"
+        code_after = [c for c in cells[n + 1:] if c.cell_type == "code"][:3]  # "run the next cell (or cells)"
+        assert any(c.outputs for c in code_after), f"cell {n}: no measured output after the prediction"
+
+
 @pytest.mark.parametrize("path", notebooks(SOLUTIONS), ids=ids)
 def test_solutions_are_titled_as_solutions(path):
     """Three tabs named NN_topic.ipynb: the title says which is which, and a solution does not ask its
