@@ -91,6 +91,18 @@ def test_predict_then_measure(path):
         assert any(c.outputs for c in code_after), f"cell {n}: no measured output after the prediction"
 
 
+@pytest.mark.parametrize("guide", sorted((ROOT / "instructors").glob("*.md")), ids=lambda p: p.name)
+def test_an_instructors_guide_states_its_lectures_minutes(guide):
+    """An instructors' guide (instructors/NN_topic.md) is for a lecture that exists, links it, and
+    its table of minutes is what tools/minutes.py computes (python -m tools.course sync writes it)."""
+    from tools.minutes import MINUTES_BEGIN, sections_table
+
+    lecture = LECTURES / guide.with_suffix(".ipynb").name
+    text = guide.read_text()
+    assert lecture.exists() and f"../notebooks/{lecture.name}" in text
+    assert f"{MINUTES_BEGIN}\n{sections_table(read(lecture))}\n" in text, "python -m tools.course sync"
+
+
 @pytest.mark.parametrize("path", notebooks(SOLUTIONS), ids=ids)
 def test_solutions_are_titled_as_solutions(path):
     """Three tabs named NN_topic.ipynb: the title says which is which, and a solution does not ask its

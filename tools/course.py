@@ -17,6 +17,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["course"]
 LECTURES, SOLUTIONS, EXERCISES = ROOT / "notebooks", ROOT / "solutions", ROOT / "exercises"
+INSTRUCTORS = ROOT / "instructors"  # a guide per lecture: NN_topic.md
 
 
 def notebooks(*folders: Path) -> list[Path]:
@@ -158,6 +159,19 @@ def _sync_navigation(nb: nbformat.NotebookNode, path: Path) -> None:
     last.source = navigation(path)
 
 
+def sync_guide(guide: Path) -> bool:
+    """Rewrite an instructors' guide's table of minutes from its lecture; True if it changed."""
+    from tools.minutes import with_sections_table
+
+    (lecture,) = [p for p in notebooks(LECTURES) if p.name.startswith(guide.name[:2])]
+    text = guide.read_text()
+    new = with_sections_table(text, read(lecture))
+    if new == text:
+        return False
+    guide.write_text(new)
+    return True
+
+
 def sync(path: Path) -> bool:
     """Rewrite a notebook's badge (the first line that holds one) and setup cell, and a lecture's
     links (its prerequisites, its last cell: the way on) and its **Time:** (tools/minutes.py); True
@@ -187,4 +201,7 @@ if __name__ == "__main__":
             print(f"updated {nb_path.relative_to(ROOT)}")
     if sync_readme():
         print("updated README.md")
+    for guide in sorted(INSTRUCTORS.glob("*.md")):
+        if sync_guide(guide):
+            print(f"updated {guide.relative_to(ROOT)}")
     print("now regenerate the exercises: python -m tools.make_exercises")

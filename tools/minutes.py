@@ -1,6 +1,7 @@
 """How long a lecture takes, by one formula, for its core path and for its optional parts.
 
-    python -m tools.minutes        # each lecture's core and optional minutes
+    python -m tools.minutes                  # each lecture's core and optional minutes
+    python -m tools.minutes --sections 04    # one lecture, section by section
 
 The formula: the markdown read at 200 words a minute, a minute to run and discuss each code cell,
 and a minute to read each 20 non-blank lines of code. A part is optional when its heading (`#`,
@@ -55,6 +56,46 @@ def lecture_minutes(nb: nbformat.NotebookNode) -> Minutes:
     return Minutes(spent[False], spent[True])
 
 
+def section_minutes(nb: nbformat.NotebookNode) -> list[tuple[str, float, bool]]:
+    """(heading, minutes, optional) of each `## ` section, the title cell's part first ("(opening)")."""
+    sections: list[tuple[str, float, bool]] = []
+    heading = "(opening)"
+
+    def part(cells: list) -> Minutes:
+        return lecture_minutes(nbformat.v4.new_notebook(cells=cells))
+
+    current: list = []
+    for cell in nb.cells:
+        first = cell.source.lstrip().splitlines()[0] if cell.cell_type == "markdown" and cell.source.strip() else ""
+        if first.startswith("## "):
+            m = part(current)
+            sections.append((heading, m.core + m.optional, m.core == 0 and m.optional > 0))
+            heading, current = first.removeprefix("## ").strip(), []
+        current.append(cell)
+    m = part(current)
+    sections.append((heading, m.core + m.optional, m.core == 0 and m.optional > 0))
+    return sections
+
+
+MINUTES_BEGIN, MINUTES_END = "<!-- BEGIN MINUTES (python -m tools.course sync) -->", "<!-- END MINUTES -->"
+
+
+def sections_table(nb: nbformat.NotebookNode) -> str:
+    """A lecture's sections and their minutes, as the markdown table of its instructors' guide."""
+    rows = ["| minutes | section |", "|---:|---|"]
+    rows += [f"| {round(m)} | {h}{' *(optional)*' if o else ''} |" for h, m, o in section_minutes(nb)]
+    return "\n".join(rows)
+
+
+def with_sections_table(guide: str, nb: nbformat.NotebookNode) -> str:
+    """An instructors' guide with its table of minutes written from the lecture."""
+    head, found, rest = guide.partition(MINUTES_BEGIN)
+    if not found:
+        return guide
+    _, _, tail = rest.partition(MINUTES_END)
+    return f"{head}{MINUTES_BEGIN}\n{sections_table(nb)}\n{MINUTES_END}{tail}"
+
+
 def time_paragraph(minutes: Minutes) -> str:
     """What a lecture's title cell says of its length."""
     text = f"**Time:** about {round(minutes.core)} minutes for the core path"
@@ -72,6 +113,11 @@ def with_time(source: str, minutes: Minutes) -> str:
 def main() -> int:
     from tools.course import LECTURES, notebooks, read
 
+    if sys.argv[1:2] == ["--sections"]:  # python -m tools.minutes --sections 04: a lecture, section by section
+        (path,) = [p for p in notebooks(LECTURES) if p.name.startswith(sys.argv[2])]
+        for heading, minutes, optional in section_minutes(read(path)):
+            print(f"{minutes:5.0f}  {heading}{'  (optional)' if optional else ''}")
+        return 0
     print(f"{'lecture':<28} {'core':>6} {'optional':>9}")
     for path in notebooks(LECTURES):
         m = lecture_minutes(read(path))
