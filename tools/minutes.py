@@ -34,13 +34,14 @@ def code_minutes(source: str) -> float:
     return 1 + len([line for line in source.splitlines() if line.strip()]) / CODE_LINES_PER_MINUTE
 
 
-def lecture_minutes(nb: nbformat.NotebookNode) -> Minutes:
-    """Core and optional minutes; a heading anywhere in a markdown cell switches at that line."""
-    spent = {False: 0.0, True: 0.0}  # optional? -> minutes
-    optional_level: int | None = None
+def _walk(nb: nbformat.NotebookNode) -> list[tuple[str, bool, float]]:
+    """(the `## ` section it is in, optional?, minutes) of each line of markdown and each code cell, in
+    order; a heading anywhere in a markdown cell switches at that line."""
+    parts: list[tuple[str, bool, float]] = []
+    section, optional_level = "(opening)", None
     for cell in nb.cells:
         if cell.cell_type == "code":
-            spent[optional_level is not None] += code_minutes(cell.source)
+            parts.append((section, optional_level is not None, code_minutes(cell.source)))
             continue
         if cell.cell_type != "markdown":
             continue
@@ -52,29 +53,31 @@ def lecture_minutes(nb: nbformat.NotebookNode) -> Minutes:
                     optional_level = None
                 if optional_level is None and OPTIONAL.search(line):
                     optional_level = level
-            spent[optional_level is not None] += len(re.findall(r"\w+", line)) / WORDS_PER_MINUTE
-    return Minutes(spent[False], spent[True])
+                if level == 2:
+                    section = line.removeprefix("## ").strip()
+            parts.append((section, optional_level is not None, len(re.findall(r"\w+", line)) / WORDS_PER_MINUTE))
+    return parts
+
+
+def lecture_minutes(nb: nbformat.NotebookNode) -> Minutes:
+    """Core and optional minutes."""
+    parts = _walk(nb)
+    return Minutes(sum(m for _, o, m in parts if not o), sum(m for _, o, m in parts if o))
 
 
 def section_minutes(nb: nbformat.NotebookNode) -> list[tuple[str, float, bool]]:
-    """(heading, minutes, optional) of each `## ` section, the title cell's part first ("(opening)")."""
-    sections: list[tuple[str, float, bool]] = []
-    heading = "(opening)"
-
-    def part(cells: list) -> Minutes:
-        return lecture_minutes(nbformat.v4.new_notebook(cells=cells))
-
-    current: list = []
-    for cell in nb.cells:
-        first = cell.source.lstrip().splitlines()[0] if cell.cell_type == "markdown" and cell.source.strip() else ""
-        if first.startswith("## "):
-            m = part(current)
-            sections.append((heading, m.core + m.optional, m.core == 0 and m.optional > 0))
-            heading, current = first.removeprefix("## ").strip(), []
-        current.append(cell)
-    m = part(current)
-    sections.append((heading, m.core + m.optional, m.core == 0 and m.optional > 0))
-    return sections
+    """(heading, minutes, optional) of each `## ` section, the part before the first one first
+    ("(opening)"); optional when all of it is."""
+    order: list[str] = []
+    total: dict[str, float] = {}
+    core: dict[str, float] = {}
+    for section, optional, minutes in _walk(nb):
+        if section not in total:
+            order.append(section)
+            total[section], core[section] = 0.0, 0.0
+        total[section] += minutes
+        core[section] += 0.0 if optional else minutes
+    return [(h, total[h], core[h] == 0 and total[h] > 0) for h in order]
 
 
 MINUTES_BEGIN, MINUTES_END = "<!-- BEGIN MINUTES (python -m tools.course sync) -->", "<!-- END MINUTES -->"
