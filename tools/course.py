@@ -107,16 +107,24 @@ def topics_table() -> str:
     return "\n".join(rows)
 
 
-def sync_readme(readme: Path = ROOT / "README.md") -> bool:
-    """Rewrite README's topics table from the notebooks; True if it changed."""
-    text = readme.read_text()
-    head, _, rest = text.partition(TOPICS_BEGIN)
-    _, _, tail = rest.partition(TOPICS_END)
-    new = f"{head}{TOPICS_BEGIN}\n{topics_table()}\n{TOPICS_END}{tail}"
+def _rewrite_between(path: Path, begin: str, end: str, body: str) -> bool:
+    """Put `body` between the marker lines `begin` and `end` of a text file; True if it changed.
+    A file without `begin` is left as it is."""
+    text = path.read_text()
+    head, found, rest = text.partition(begin)
+    if not found:
+        return False
+    _, _, tail = rest.partition(end)
+    new = f"{head}{begin}\n{body}\n{end}{tail}"
     if new == text:
         return False
-    readme.write_text(new)
+    path.write_text(new)
     return True
+
+
+def sync_readme(readme: Path = ROOT / "README.md") -> bool:
+    """Rewrite README's topics table from the notebooks; True if it changed."""
+    return _rewrite_between(readme, TOPICS_BEGIN, TOPICS_END, topics_table())
 
 
 NAVIGATION_TAG = "navigation"  # a lecture's last cell: the way on, written by sync()
@@ -148,7 +156,7 @@ def link_prerequisites(source: str) -> str:
     return head + found + PREREQUISITE.sub(link, paragraph) + gap + tail
 
 
-def _sync_navigation(nb: nbformat.NotebookNode, path: Path) -> None:
+def _sync_lecture(nb: nbformat.NotebookNode, path: Path) -> None:
     from tools.minutes import lecture_minutes, with_time
 
     nb.cells[0].source = with_time(link_prerequisites(nb.cells[0].source), lecture_minutes(nb))
@@ -161,15 +169,10 @@ def _sync_navigation(nb: nbformat.NotebookNode, path: Path) -> None:
 
 def sync_guide(guide: Path) -> bool:
     """Rewrite an instructors' guide's table of minutes from its lecture; True if it changed."""
-    from tools.minutes import with_sections_table
+    from tools.minutes import MINUTES_BEGIN, MINUTES_END, sections_table
 
-    (lecture,) = [p for p in notebooks(LECTURES) if p.name.startswith(guide.name[:2])]
-    text = guide.read_text()
-    new = with_sections_table(text, read(lecture))
-    if new == text:
-        return False
-    guide.write_text(new)
-    return True
+    lecture = read(LECTURES / guide.with_suffix(".ipynb").name)
+    return _rewrite_between(guide, MINUTES_BEGIN, MINUTES_END, sections_table(lecture))
 
 
 def sync(path: Path) -> bool:
@@ -179,7 +182,7 @@ def sync(path: Path) -> bool:
     nb = read(path)
     before = nbformat.writes(nb)
     if path.parent == LECTURES:
-        _sync_navigation(nb, path)
+        _sync_lecture(nb, path)
     for cell in nb.cells:
         if cell.cell_type == "markdown" and "colab-badge.svg" in cell.source:
             lines = cell.source.splitlines()

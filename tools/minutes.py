@@ -90,15 +90,6 @@ def sections_table(nb: nbformat.NotebookNode) -> str:
     return "\n".join(rows)
 
 
-def with_sections_table(guide: str, nb: nbformat.NotebookNode) -> str:
-    """An instructors' guide with its table of minutes written from the lecture."""
-    head, found, rest = guide.partition(MINUTES_BEGIN)
-    if not found:
-        return guide
-    _, _, tail = rest.partition(MINUTES_END)
-    return f"{head}{MINUTES_BEGIN}\n{sections_table(nb)}\n{MINUTES_END}{tail}"
-
-
 def time_paragraph(minutes: Minutes) -> str:
     """What a lecture's title cell says of its length."""
     text = f"**Time:** about {round(minutes.core)} minutes for the core path"
