@@ -110,7 +110,7 @@ def _outcome(prints, check, answer) -> Outcome:
 def side_by_side_outcomes():
     """The outcome of every answer of the SIDE_BY_SIDE checks, run at once on a few threads."""
     cases = [(ex, what, answer) for ex in REGISTRY if ex.key in SIDE_BY_SIDE and (utils.has_cuda() or not ex.gpu)
-             for what, answer in (ex.wrong | ex.also_right).items()]
+             for what, answer in (ex.wrong | ex.also_right | _malformed(ex)).items()]
     prints = _PrintsOfEachThread(sys.stdout)
     with contextlib.redirect_stdout(prints), ThreadPoolExecutor(max(2, min(16, os.cpu_count() or 2))) as pool:
         futures = {(ex.key, what): pool.submit(_outcome, prints, ex.check, answer) for ex, what, answer in cases}
@@ -160,14 +160,28 @@ MALFORMED = {"None": lambda *args, **kwargs: None, "a string": lambda *args, **k
 SHORT_MALFORMED = ("None", "an empty dict")
 
 
+def _malformed(ex: Exercise) -> dict:
+    """The malformed answers a check gets, by the name its outcome is kept under."""
+    short = ex.gpu or ex.key in SIDE_BY_SIDE
+    return {f"malformed: {what}": answer for what, answer in MALFORMED.items() if what in SHORT_MALFORMED or not short}
+
+
 @pytest.mark.parametrize("ex, what", [pytest.param(ex, what, marks=[gpu] if ex.gpu else [], id=f"{ex.key}: {what}")
                                       for ex in REGISTRY for what in MALFORMED
-                                      if what in SHORT_MALFORMED or not (ex.gpu or ex.key in SIDE_BY_SIDE)])
-def test_no_check_crashes_on_a_malformed_answer(ex, what, capsys):
+                                      if f"malformed: {what}" in _malformed(ex)])
+def test_no_check_crashes_on_a_malformed_answer(ex, what, request):
     """Whatever a student's function returns (None, a string, NaN, an empty tensor, a pair of None, an
     empty dict), the check FAILs with a hint: it never crashes with an error of its own."""
-    with pytest.raises(ExerciseFailed, match=r"^FAIL .+\n     hint: \S"):
-        ex.check(MALFORMED[what])
+    if ex.key in SIDE_BY_SIDE:  # run with the other answers of its check, side by side
+        error = request.getfixturevalue("side_by_side_outcomes")[ex.key, f"malformed: {what}"].error
+    else:
+        try:
+            ex.check(MALFORMED[what])
+            error = None
+        except Exception as raised:  # noqa: BLE001 -- judged below
+            error = raised
+    assert isinstance(error, ExerciseFailed), f"the check did not FAIL with a hint: {error!r}"
+    assert re.match(r"^FAIL .+\n     hint: \S", str(error)), error
 
 
 @host

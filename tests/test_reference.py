@@ -2,7 +2,9 @@
 a stamp follows what the code does, not how it is written."""
 
 import json
+import re
 import shutil
+import subprocess
 import sys
 import textwrap
 
@@ -201,6 +203,19 @@ def test_stamp_outside_the_course_limits(stamped_copy, field, value, complaint):
     assert any(complaint in p for p in reference.problems(path, utils_copy))
 
 
+def test_a_notebook_with_a_budget_of_its_own(stamped_copy, monkeypatch):
+    """[tool.course.max_seconds_of] gives one notebook another time budget; the others keep max_seconds."""
+    path, utils_copy = stamped_copy
+    monkeypatch.setitem(reference.SETTINGS, "max_seconds_of", {path.stem: 150})
+    edit_notebook(path, lambda nb: nb.metadata["course"]["reference_run"].update(seconds=120.0))
+    assert reference.problems(path, utils_copy) == []
+    edit_notebook(path, lambda nb: nb.metadata["course"]["reference_run"].update(seconds=151.0))
+    assert any("the budget is 150 s" in p for p in reference.problems(path, utils_copy))
+    monkeypatch.setitem(reference.SETTINGS, "max_seconds_of", {})
+    edit_notebook(path, lambda nb: nb.metadata["course"]["reference_run"].update(seconds=120.0))
+    assert any("the budget is 90 s" in p for p in reference.problems(path, utils_copy))
+
+
 def test_check_fails_when_utils_changed(tmp_path, monkeypatch, capsys):
     """`python -m tools.reference check` itself (its exit status), with utils/ changed."""
     utils_copy = tmp_path / "utils"
@@ -216,7 +231,25 @@ def test_stale_takes_the_solutions_of_stale_lectures(monkeypatch):
     monkeypatch.setattr(reference, "problems", lambda p: ["stale"] if p == lecture else [])
     assert reference.stale() == [lecture, ROOT / "solutions" / "04_streams_cupy.ipynb"]
     assert reference.pytest_arguments("update", reference.stale()) == [
-        "--stamp", "notebooks/04_streams_cupy.ipynb", "solutions/04_streams_cupy.ipynb", "tests"]
+        "--stamp", "notebooks/04_streams_cupy.ipynb", "solutions/04_streams_cupy.ipynb",
+        "--exercises-of", "04_streams_cupy", "tests"]
+    assert reference.pytest_arguments("update", reference.stale(), every_test=True)[-2:] == [
+        "solutions/04_streams_cupy.ipynb", "tests"]
+    assert reference.pytest_arguments("update", []) == ["--stamp", "tests"]
+
+
+def test_exercises_of_keeps_the_exercise_tests_of_those_notebooks_alone():
+    """`update` after a change to lecture 04 runs 04's exercise tests, no other notebook's, and every other test."""
+    def collected(*options):
+        done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_exercises.py", "tests/test_timing.py",
+                               "--collect-only", "-q", "--host-tests", *options],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+        return [line for line in done.stdout.splitlines() if "::" in line]
+
+    every, only = collected(), collected("--exercises-of", "04_streams_cupy")
+    exercise_tests = [t for t in every if re.search(r"\[\d\d_\w+:", t) or "test_run_all_on_an_untouched" in t]
+    assert any("04_streams_cupy" in t for t in exercise_tests) and any("05_debugging" in t for t in exercise_tests)
+    assert set(only) == {t for t in every if t not in exercise_tests or "04_streams_cupy" in t}
 
 
 # ---------------------------------------------------------------- --stamp: nbval's run is the reference run

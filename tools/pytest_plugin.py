@@ -38,6 +38,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--host-tests", action="store_true", default=False,
                      help="on a machine with a GPU, also run the tests marked `host` (the same on every machine: "
                           "CI runs them on every commit); without a GPU they always run")
+    parser.addoption("--exercises-of", default=None, metavar="NN_TOPIC,...",
+                     help="run the exercise tests of these notebooks only (tools.reference update passes the "
+                          "notebooks it re-runs: a check can change only with its solution's stamp)")
 
 
 def _execute_as_jupyter(kernel, cell_input: str, allow_stdin: bool | None = None) -> str:
@@ -66,17 +69,35 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Stamper(reference.environment_of_this_machine(), only), "course-stamper")
 
 
+def exercise_notebook(item: pytest.Item) -> str | None:
+    """The notebook (stem, "04_streams_cupy") whose exercises a test checks; None for any other test."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if hasattr(params.get("ex"), "notebook"):
+        return params["ex"].notebook
+    if "untouched_runs" in getattr(item, "fixturenames", ()) and isinstance(params.get("path"), Path):
+        return params["path"].stem
+    return None
+
+
+def _deselect(config: pytest.Config, items: list[pytest.Item], leave_out) -> None:
+    gone = [item for item in items if leave_out(item)]
+    if gone:
+        config.hook.pytest_deselected(items=gone)
+        items[:] = [item for item in items if not leave_out(item)]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """On a GPU, leave out the tests marked `host`: their outcome does not depend on the machine, and
-    CI (no GPU) runs them on every commit; the GPU's time goes to what only a GPU can check."""
+    CI (no GPU) runs them on every commit; the GPU's time goes to what only a GPU can check.
+    With --exercises-of, leave out the exercise tests of the other notebooks."""
     import utils
 
-    if config.getoption("--host-tests") or not utils.has_cuda():
-        return
-    host = [item for item in items if item.get_closest_marker("host")]
-    if host:
-        config.hook.pytest_deselected(items=host)
-        items[:] = [item for item in items if not item.get_closest_marker("host")]
+    only = config.getoption("--exercises-of")
+    if only is not None:
+        keep = set(filter(None, only.split(",")))
+        _deselect(config, items, lambda item: exercise_notebook(item) not in (None, *keep))
+    if not config.getoption("--host-tests") and utils.has_cuda():
+        _deselect(config, items, lambda item: item.get_closest_marker("host") is not None)
 
 
 def _is_cell(item: pytest.Item) -> bool:

@@ -9,7 +9,8 @@
 whose cells all passed (tools/pytest_plugin.py, `--stamp`); a notebook with a failing cell is left
 as it was.  Without arguments it runs what `check` finds stale, with the solutions of the lectures
 among them; `--all` runs every notebook.  `update` does the same and then runs tests/ in the same
-pytest session: what a change to a lecture or to utils/ costs on the GPU.
+pytest session, with the exercise tests of the notebooks it ran only (all of them with `--all`):
+what a change to a lecture or to utils/ costs on the GPU.
 
 The stamp, under metadata["course"]["reference_run"], records the GPU, its compute capability, the
 driver, CUDA runtime, torch, CuPy, Triton and Python versions, the date, the run's duration and its
@@ -148,8 +149,9 @@ def problems(path: Path, utils_folder: Path = UTILS) -> list[str]:
         found.append("utils/ changed after its reference run: execute it again on the reference GPU")
     if not any(gpu in str(stamp["gpu"]) for gpu in SETTINGS["reference_gpus"]):
         found.append(f"executed on {stamp['gpu']}, not on a reference GPU ({' or '.join(SETTINGS['reference_gpus'])})")
-    if stamp["seconds"] > SETTINGS["max_seconds"]:
-        found.append(f"took {stamp['seconds']} s on the reference GPU; the budget is {SETTINGS['max_seconds']} s")
+    budget = SETTINGS.get("max_seconds_of", {}).get(path.stem, SETTINGS["max_seconds"])
+    if stamp["seconds"] > budget:
+        found.append(f"took {stamp['seconds']} s on the reference GPU; the budget is {budget} s")
     if stamp["peak_gpu_memory_mib"] > SETTINGS["max_gpu_memory_gib"] * 1024:
         found.append(f"peaked at {stamp['peak_gpu_memory_mib']} MiB of GPU memory; "
                      f"the budget is {SETTINGS['max_gpu_memory_gib']} GiB")
@@ -163,10 +165,18 @@ def stale(paths: list[Path] | None = None) -> list[Path]:
     return sorted(set(found))
 
 
-def pytest_arguments(command: str, paths: list[Path]) -> list[str]:
-    """The pytest command line of `run` (the notebooks, stamped) or `update` (then tests/)."""
+def pytest_arguments(command: str, paths: list[Path], every_test: bool = False) -> list[str]:
+    """The pytest command line of `run` (the notebooks, stamped) or `update` (then tests/).
+
+    `update` runs the exercise tests of the notebooks it re-runs, not the others': a check lives in
+    utils/, which the stamp of its solutions follows, so a changed check makes its solutions stale.
+    With no notebook to run, or `every_test`, it runs all of tests/.
+    """
     names = [str(p.relative_to(ROOT)) for p in paths]
-    return ["--stamp", *names, *(["tests"] if command == "update" else [])]
+    if command != "update":
+        return ["--stamp", *names]
+    only = [] if every_test or not paths else ["--exercises-of", ",".join(sorted({p.stem for p in paths}))]
+    return ["--stamp", *names, *only, "tests"]
 
 
 def main(argv: list[str]) -> int:
@@ -193,7 +203,7 @@ def main(argv: list[str]) -> int:
     print("running: " + (", ".join(str(p.relative_to(ROOT)) for p in paths) or "no notebook (all current)"), flush=True)
     import pytest
 
-    return int(pytest.main(pytest_arguments(command, paths)))
+    return int(pytest.main(pytest_arguments(command, paths, every_test=rest == ["--all"])))
 
 
 if __name__ == "__main__":
