@@ -355,7 +355,7 @@ def training_model(device: str = "cuda") -> torch.nn.Module:
 def train_steps_sync(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]],
                      lr: float = LR) -> torch.Tensor:
     """The given loop: one SGD step per batch on the rows that have a target; a batch whose loss is
-    NaN is skipped.  Returns every step's loss (NaN where skipped).  It synchronizes three times a step."""
+    NaN is skipped.  Returns every step's loss (NaN where skipped).  It synchronizes four times a step."""
     losses = []
     for x, y in batches:
         keep = y >= 0  # y = -1: this row has no target
