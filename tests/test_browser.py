@@ -413,3 +413,57 @@ def test_the_browser_check_reports_a_cell_that_raises_and_a_broken_link(driver, 
     assert any("code cell 2" in p and "raised ValueError: planted by the test" in p for p in problems), report
     assert any("404" in p and "exercises/00_setup.ipynb" in p for p in problems), report
     assert all("code cell 1 " not in p for p in problems), report
+
+
+# ---------------------------------------------------------------- a lecture as slides (RISE)
+SLIDES_LECTURE = "notebooks/01_memory.ipynb"  # a lecture whose code cells print from the start
+
+
+def first_slide_and_output(nb: nbformat.NotebookNode) -> tuple[str, str]:
+    """The title of a lecture's first slide, and the first line of the first output a slide shows."""
+    title = nb.cells[0].source.splitlines()[0].lstrip("# ").strip()
+    for cell in nb.cells:
+        if cell.cell_type == "code" and cell.metadata.get("slideshow", {}).get("slide_type") != "skip":
+            text = "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
+            if text.strip():
+                return title, text.strip().splitlines()[0].strip()
+    raise AssertionError("no code cell of the slides prints anything")
+
+
+def slideshow_problems(p, lab: Lab, notebook: str, tmp: Path, max_slides: int = 12) -> list[str]:
+    """Open `notebook` as a RISE slideshow (jupyterlab-rise's /rise/ page), as an instructor does with
+    Ctrl+R: its first slide must show the lecture's title; going on (the right arrow, as a presenter
+    does), a slide must show the first saved output of the lecture's slides."""
+    nb = nbformat.read(ROOT / notebook, as_version=4)
+    title, output = first_slide_and_output(nb)
+    url = lab.open_url.replace("/lab/tree/", "/rise/", 1)
+    url = re.sub(r"/rise/[^?]*", f"/rise/{notebook}", url)
+    browser = p.chromium.launch_persistent_context(
+        str(tmp / "chromium-slides"), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS,
+        viewport={"width": 1280, "height": 800})
+    try:
+        page = browser.pages[0] if browser.pages else browser.new_page()
+        page.set_default_timeout(ACTION_MS)
+        page.goto(url, timeout=PAGE_MS)
+        present = ".reveal .slides section.present"
+        shown = wait_until(lambda: page.locator(present).count() and title in page.locator(present).first.inner_text(),
+                           PAGE_MS / 1000)
+        if not shown:
+            page.screenshot(path=tmp / "slides-not-opened.png")
+            return [f"{url.split('?')[0]}: no slide shows the title {title!r}"]
+        for _ in range(max_slides):
+            if page.get_by_text(output, exact=False).first.is_visible():
+                return []
+            page.keyboard.press("ArrowRight")
+            time.sleep(0.5)
+        page.screenshot(path=tmp / "slides-no-output.png")
+        return [f"{max_slides} slides on, no slide shows the saved output {output!r}"]
+    finally:
+        browser.close()
+
+
+def test_a_lecture_opens_as_slides_with_its_title_and_its_outputs(driver, tmp_path):
+    course = copy_course(tmp_path / "course")
+    with readme_lab(course, tmp_path) as lab:
+        problems = slideshow_problems(driver, lab, SLIDES_LECTURE, tmp_path)
+        assert not problems, "\n".join(problems) + f"\n(screenshot in {tmp_path}; server log:)\n{lab.log_tail()}"

@@ -69,6 +69,34 @@ def test_each_lecture_leads_on(path):
 
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
+def test_each_lecture_is_a_slideshow_a_section_a_slide(path):
+    """RISE's slide metadata (tools/course.py, written by sync): the title and each section a slide,
+    each subsection a subslide, the setup cell skipped; every heading begins a cell."""
+    from tools.course import slide_type, split_at_headings
+
+    nb = read(path)
+    assert len(split_at_headings(list(nb.cells))) == len(nb.cells), (
+        "a markdown cell holds a section heading after other text: python -m tools.course sync")
+    first_code = next(c for c in nb.cells if c.cell_type == "code")
+    got = [c.metadata.get("slideshow", {}).get("slide_type") for c in nb.cells]
+    assert got == [slide_type(c, c is first_code) for c in nb.cells], "python -m tools.course sync"
+    assert got.count("slide") >= 5 and got[0] == "slide"
+
+
+def test_slide_types_follow_the_headings():
+    from nbformat.v4 import new_code_cell, new_markdown_cell
+
+    from tools.course import slide_type, split_at_headings
+
+    cells = split_at_headings([new_markdown_cell("# Title"), new_code_cell("x = 1"),
+                               new_markdown_cell("text\n\n## 1. A section\nmore\n### 1.1 A part"),
+                               new_code_cell("y = 2")])
+    assert [c.source for c in cells] == ["# Title", "x = 1", "text", "## 1. A section\nmore", "### 1.1 A part",
+                                         "y = 2"]
+    assert [slide_type(c, i == 1) for i, c in enumerate(cells)] == ["slide", "skip", "-", "slide", "subslide", "-"]
+
+
+@pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
 def test_each_lecture_states_the_time_the_formula_gives(path):
     from tools.minutes import lecture_minutes, with_time
 

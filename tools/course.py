@@ -7,6 +7,7 @@ and README's table of topics.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import tomllib
@@ -156,15 +157,59 @@ def link_prerequisites(source: str) -> str:
     return head + found + PREREQUISITE.sub(link, paragraph) + gap + tail
 
 
+HEADING = re.compile(r"^(#{2,3}) \S")  # a section ("## ") or a subsection ("### ") of a lecture
+
+
+def split_at_headings(cells: list) -> list:
+    """The cells, each markdown cell that holds a section or subsection heading after other text cut
+    there: a slide (RISE) begins at a cell, so a heading must begin one. Tags stay on the first part."""
+    out = []
+    for cell in cells:
+        if cell.cell_type != "markdown":
+            out.append(cell)
+            continue
+        lines = cell.source.split("\n")
+        starts = [i for i, line in enumerate(lines) if HEADING.match(line) and "".join(lines[:i]).strip()]
+        if not starts:
+            out.append(cell)
+            continue
+        bounds = [0, *starts, len(lines)]
+        parts = ["\n".join(lines[a:b]).strip("\n") for a, b in itertools.pairwise(bounds)]
+        out.append(cell)
+        cell.source = parts[0]
+        out.extend(nbformat.v4.new_markdown_cell(part) for part in parts[1:])
+    return out
+
+
+def slide_type(cell: nbformat.NotebookNode, first_code: bool) -> str:
+    """RISE's slide type of a lecture's cell: the title and each section a slide, each subsection a
+    subslide, the setup cell skipped (it only finds the course's files), everything else on the
+    slide before it."""
+    if first_code:
+        return "skip"
+    heading = HEADING.match(cell.source) if cell.cell_type == "markdown" else None
+    if cell.cell_type == "markdown" and (cell.source.startswith("# ") or (heading and heading[1] == "##")):
+        return "slide"
+    return "subslide" if heading else "-"
+
+
+def set_slides(nb: nbformat.NotebookNode) -> None:
+    first_code = next(c for c in nb.cells if c.cell_type == "code")
+    for cell in nb.cells:
+        cell.metadata["slideshow"] = {"slide_type": slide_type(cell, cell is first_code)}
+
+
 def _sync_lecture(nb: nbformat.NotebookNode, path: Path) -> None:
     from tools.minutes import lecture_minutes, with_time
 
+    nb.cells = split_at_headings(nb.cells)
     nb.cells[0].source = with_time(link_prerequisites(nb.cells[0].source), lecture_minutes(nb))
     last = nb.cells[-1]
     if NAVIGATION_TAG not in last.get("metadata", {}).get("tags", []):
         last = nbformat.v4.new_markdown_cell(metadata={"tags": [NAVIGATION_TAG]})
         nb.cells.append(last)
     last.source = navigation(path)
+    set_slides(nb)
 
 
 def sync_guide(guide: Path) -> bool:

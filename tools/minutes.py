@@ -12,6 +12,7 @@ counted. `python -m tools.course sync` writes that paragraph; tests/test_hygiene
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from dataclasses import dataclass
@@ -57,6 +58,73 @@ def _walk(nb: nbformat.NotebookNode) -> list[tuple[str, bool, float]]:
                     section = line.removeprefix("## ").strip()
             parts.append((section, optional_level is not None, len(re.findall(r"\w+", line)) / WORDS_PER_MINUTE))
     return parts
+
+
+def optional_cells(nb: nbformat.NotebookNode) -> list[bool]:
+    """For each cell, whether it lies in a part marked optional (a markdown cell by its first line)."""
+    flags: list[bool] = []
+    optional_level: int | None = None
+    for cell in nb.cells:
+        first: bool | None = None
+        if cell.cell_type == "markdown":
+            for line in TIME_PARAGRAPH.sub("", cell.source).splitlines():
+                heading = re.match(r"(#{1,3}) ", line)
+                if heading:
+                    level = len(heading.group(1))
+                    if optional_level is not None and level <= optional_level:
+                        optional_level = None
+                    if optional_level is None and OPTIONAL.search(line):
+                        optional_level = level
+                if first is None:
+                    first = optional_level is not None
+        flags.append(first if first is not None else optional_level is not None)
+    return flags
+
+
+def _names(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """(names a cell binds at its top level or anywhere by assignment, import, def or class; names it reads)."""
+    bound: set[str] = set()
+    read: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (bound if isinstance(node.ctx, (ast.Store, ast.Del)) else read).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return bound, read
+
+
+def core_needs_optional(nb: nbformat.NotebookNode) -> list[str]:
+    """What a student who skips every optional part would miss: each core code cell that reads a
+    name only an optional cell before it defines ("cell 12 reads `pool`, defined in optional cell 9")."""
+    from tools.fingerprint import cell_tree
+
+    found: list[str] = []
+    core_bound: set[str] = set()
+    optional_bound: dict[str, int] = {}
+    for n, (cell, optional) in enumerate(zip(nb.cells, optional_cells(nb), strict=True)):
+        tree = cell_tree(cell.source) if cell.cell_type == "code" else None
+        if tree is None:
+            continue
+        bound, read = _names(tree)
+        if optional:
+            optional_bound.update({name: n for name in bound})
+            continue
+        found += [f"cell {n} reads `{name}`, defined in optional cell {optional_bound[name]}"
+                  for name in sorted(read - bound - core_bound) if name in optional_bound]
+        core_bound |= bound
+    return found
+
+
+def long_core_cells(nb: nbformat.NotebookNode, limit: int = 25) -> list[str]:
+    """The core path's code cells over `limit` non-blank lines ("cell 12: 31 lines")."""
+    flags = optional_cells(nb)
+    return [f"cell {n}: {lines} lines" for n, (cell, optional) in enumerate(zip(nb.cells, flags, strict=True))
+            if cell.cell_type == "code" and not optional
+            and (lines := len([line for line in cell.source.splitlines() if line.strip()])) > limit]
 
 
 def lecture_minutes(nb: nbformat.NotebookNode) -> Minutes:
@@ -109,8 +177,11 @@ def main() -> int:
 
     if sys.argv[1:2] == ["--sections"]:  # python -m tools.minutes --sections 04: a lecture, section by section
         (path,) = [p for p in notebooks(LECTURES) if p.name.startswith(sys.argv[2])]
-        for heading, minutes, optional in section_minutes(read(path)):
+        nb = read(path)
+        for heading, minutes, optional in section_minutes(nb):
             print(f"{minutes:5.0f}  {heading}{'  (optional)' if optional else ''}")
+        for problem in core_needs_optional(nb) + long_core_cells(nb):
+            print(f"core path: {problem}")
         return 0
     print(f"{'lecture':<28} {'core':>6} {'optional':>9}")
     for path in notebooks(LECTURES):
