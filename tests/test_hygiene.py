@@ -83,6 +83,36 @@ def test_each_lecture_is_a_slideshow_a_section_a_slide(path):
     assert got.count("slide") >= 5 and got[0] == "slide"
 
 
+@pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
+def test_each_lecture_fits_an_hour_and_its_core_path_stands_alone(path):
+    """Issue 23: the core path (everything not marked "(optional)") takes at most 60 minutes by
+    tools/minutes.py, and skipping every optional part leaves no core cell reading a name that only
+    an optional cell defines."""
+    from tools.minutes import core_needs_optional, lecture_minutes
+
+    nb = read(path)
+    assert round(lecture_minutes(nb).core) <= 60, "mark depth (optional): python -m tools.minutes --sections NN"
+    assert core_needs_optional(nb) == []
+
+
+def test_core_needs_optional_finds_a_name_only_an_optional_part_defines():
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    from tools.minutes import core_needs_optional, long_core_cells
+
+    nb = new_notebook(cells=[new_markdown_cell("# T"), new_code_cell("a = 1"),
+                             new_markdown_cell("## 1. Depth (optional)"),
+                             new_code_cell("b = a + 1\ndef f(x):\n    return x"),
+                             new_markdown_cell("## 2. Core again"), new_code_cell("%%requires cuda\nprint(a, b, f(2))"),
+                             new_code_cell("\n".join(f"c{i} = {i}" for i in range(26))),
+                             new_code_cell("try:\n    pass\nexcept OSError as err:\n    print(err)")])
+    assert core_needs_optional(nb) == ["cell 5 reads `b`, defined in optional cell 3",
+                                       "cell 5 reads `f`, defined in optional cell 3"]
+    assert long_core_cells(nb) == ["cell 6: 26 lines"]
+    nb.cells[2].source = "## 1. Depth"
+    assert core_needs_optional(nb) == []
+
+
 def test_slide_types_follow_the_headings():
     from nbformat.v4 import new_code_cell, new_markdown_cell
 

@@ -94,6 +94,8 @@ def _names(tree: ast.AST) -> tuple[set[str], set[str]]:
             bound.update((a.asname or a.name).split(".")[0] for a in node.names)
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
     return bound, read
 
 
@@ -154,7 +156,8 @@ MINUTES_BEGIN, MINUTES_END = "<!-- BEGIN MINUTES (python -m tools.course sync) -
 def sections_table(nb: nbformat.NotebookNode) -> str:
     """A lecture's sections and their minutes, as the markdown table of its instructors' guide."""
     rows = ["| minutes | section |", "|---:|---|"]
-    rows += [f"| {round(m)} | {h}{' *(optional)*' if o else ''} |" for h, m, o in section_minutes(nb)]
+    rows += [f"| {round(m)} | {h}{' *(optional)*' if o and not OPTIONAL.search(h) else ''} |"
+             for h, m, o in section_minutes(nb)]
     return "\n".join(rows)
 
 
