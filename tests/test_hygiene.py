@@ -53,6 +53,16 @@ def test_lectures_end_with_takeaways_and_links(path):
     assert f"../exercises/{path.name}" in takeaways.source or not (EXERCISES / path.name).exists()
 
 
+@pytest.mark.parametrize("path", notebooks(SOLUTIONS, EXERCISES), ids=ids)
+def test_each_exercise_notebook_leads_back_to_its_lecture_and_on_to_the_next(path):
+    from tools.course import exercises_navigation
+
+    last = read(path).cells[-1]
+    assert NAVIGATION_TAG in last.metadata.get("tags", []) and last.source == exercises_navigation(path), (
+        "python -m tools.course sync, then python -m tools.make_exercises")
+    assert f"](../notebooks/{path.name})" in last.source
+
+
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
 def test_each_lecture_leads_on(path):
     """The last cell links this lecture's exercises and the next lecture; the prerequisites are links
@@ -111,6 +121,13 @@ def test_core_needs_optional_finds_a_name_only_an_optional_part_defines():
     assert long_core_cells(nb) == ["cell 6: 26 lines"]
     nb.cells[2].source = "## 1. Depth"
     assert core_needs_optional(nb) == []
+
+
+@pytest.mark.parametrize("path", [p for p in notebooks(LECTURES) if p.name > "01"], ids=ids)
+def test_a_lecture_tells_a_student_without_a_gpu_where_to_run_it(path):
+    from tools.course import NO_GPU
+
+    assert NO_GPU in read(path).cells[0].source, "python -m tools.course sync"
 
 
 def test_slide_types_follow_the_headings():

@@ -142,6 +142,25 @@ def navigation(path: Path) -> str:
     return f"**Next:** {own}. This is the last lecture: back to [the list of lectures](../README.md)."
 
 
+def exercises_navigation(path: Path) -> str:
+    """The last cell of a solutions (and so of an exercises) notebook: back to its lecture, on to the next."""
+    lectures = notebooks(LECTURES)
+    later = [p for p in lectures if p.name > path.name]
+    back = f"back to the lecture, [{title(LECTURES / path.name)}](../notebooks/{path.name})"
+    if later:
+        return f"**Next:** [{title(later[0])}](../notebooks/{later[0].name}), the next lecture; or {back}."
+    return f"**Next:** this was the last lecture's exercises: {back}, or the [list of lectures](../README.md)."
+
+
+def _set_last_cell(nb: nbformat.NotebookNode, text: str) -> None:
+    """The notebook's last cell, tagged `navigation`, holds `text` (added if missing)."""
+    last = nb.cells[-1]
+    if NAVIGATION_TAG not in last.get("metadata", {}).get("tags", []):
+        last = nbformat.v4.new_markdown_cell(metadata={"tags": [NAVIGATION_TAG]})
+        nb.cells.append(last)
+    last.source = text
+
+
 def link_prerequisites(source: str) -> str:
     """The title cell's Prerequisites paragraph, each lecture it names by number ("01 (...)") a link."""
     head, found, rest = source.partition("**Prerequisites.**")
@@ -199,16 +218,19 @@ def set_slides(nb: nbformat.NotebookNode) -> None:
         cell.metadata["slideshow"] = {"slide_type": slide_type(cell, cell is first_code)}
 
 
+NO_GPU = ("**No GPU?** The cells that need one say why they were skipped, then show what they printed in "
+          "the course's reference run; to run them yourself, open this notebook in Colab (the badge above) "
+          "and choose a GPU (Runtime > Change runtime type > T4 GPU).")
+
+
 def _sync_lecture(nb: nbformat.NotebookNode, path: Path) -> None:
     from tools.minutes import lecture_minutes, with_time
 
     nb.cells = split_at_headings(nb.cells)
+    if path.name > "01" and NO_GPU not in nb.cells[0].source:  # lecture 00 is about setting up, Colab included
+        nb.cells[0].source = nb.cells[0].source.rstrip("\n") + "\n\n" + NO_GPU
     nb.cells[0].source = with_time(link_prerequisites(nb.cells[0].source), lecture_minutes(nb))
-    last = nb.cells[-1]
-    if NAVIGATION_TAG not in last.get("metadata", {}).get("tags", []):
-        last = nbformat.v4.new_markdown_cell(metadata={"tags": [NAVIGATION_TAG]})
-        nb.cells.append(last)
-    last.source = navigation(path)
+    _set_last_cell(nb, navigation(path))
     set_slides(nb)
 
 
@@ -228,6 +250,8 @@ def sync(path: Path) -> bool:
     before = nbformat.writes(nb)
     if path.parent == LECTURES:
         _sync_lecture(nb, path)
+    elif path.parent == SOLUTIONS and (LECTURES / path.name).exists():
+        _set_last_cell(nb, exercises_navigation(path))
     for cell in nb.cells:
         if cell.cell_type == "markdown" and "colab-badge.svg" in cell.source:
             lines = cell.source.splitlines()

@@ -132,7 +132,7 @@ def tag_problems(nb: nbformat.NotebookNode, solution: bool = True) -> list[str]:
         if cell.cell_type == "markdown" and not solution and DISCUSSION_TAG in cell_tags:
             problems.append(f"{where}: an exercise notebook holds a `{DISCUSSION_TAG}` cell (the answer explained)")
         if cell.cell_type == "markdown" and after_check and not cell.source.lstrip().startswith("#") \
-                and not {DISCUSSION_TAG, QUESTION_TAG} & set(cell_tags):
+                and not {DISCUSSION_TAG, QUESTION_TAG, "navigation"} & set(cell_tags):
             problems.append(f"{where}: text right after a check, untagged: tag it `{DISCUSSION_TAG}` if it explains "
                             f"the answer (left out of exercises/), `{QUESTION_TAG}` if it is for the student")
         if cell.cell_type != "code":
