@@ -451,11 +451,14 @@ def slideshow_problems(p, lab: Lab, notebook: str, tmp: Path, max_slides: int = 
         if not shown:
             page.screenshot(path=tmp / "slides-not-opened.png")
             return [f"{url.split('?')[0]}: no slide shows the title {title!r}"]
+        def output_shown():
+            return any(page.get_by_text(output, exact=False).nth(i).is_visible()
+                       for i in range(page.get_by_text(output, exact=False).count()))
+
         for _ in range(max_slides):
-            if page.get_by_text(output, exact=False).first.is_visible():
+            if wait_until(output_shown, 3):  # a slide's transition takes a moment, longer on a busy machine
                 return []
             page.keyboard.press("ArrowRight")
-            time.sleep(0.5)
         page.screenshot(path=tmp / "slides-no-output.png")
         return [f"{max_slides} slides on, no slide shows the saved output {output!r}"]
     finally:
