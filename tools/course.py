@@ -218,9 +218,8 @@ def set_slides(nb: nbformat.NotebookNode) -> None:
         cell.metadata["slideshow"] = {"slide_type": slide_type(cell, cell is first_code)}
 
 
-NO_GPU = ("**No GPU?** The cells that need one say why they were skipped, then show what they printed in "
-          "the course's reference run; to run them yourself, open this notebook in Colab (the badge above) "
-          "and choose a GPU (Runtime > Change runtime type > T4 GPU).")
+NO_GPU = ("**No GPU?** GPU cells show the reference run's output; to run them, open this notebook in Colab "
+          "(the badge above) with a GPU (Runtime > Change runtime type > T4 GPU).")
 
 
 def _sync_lecture(nb: nbformat.NotebookNode, path: Path) -> None:

@@ -182,7 +182,7 @@ def main() -> int:
         (path,) = [p for p in notebooks(LECTURES) if p.name.startswith(sys.argv[2])]
         nb = read(path)
         for heading, minutes, optional in section_minutes(nb):
-            print(f"{minutes:5.0f}  {heading}{'  (optional)' if optional else ''}")
+            print(f"{minutes:5.0f}  {heading}{'  (optional)' if optional and not OPTIONAL.search(heading) else ''}")
         for problem in core_needs_optional(nb) + long_core_cells(nb):
             print(f"core path: {problem}")
         return 0
