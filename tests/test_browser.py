@@ -260,6 +260,16 @@ PLANTED_DIALOG_JS = """() => {
 }"""
 
 
+def open_chromium(p, profile: Path, width: int, height: int):
+    """Chromium (/usr/bin/chromium, headless, a fresh profile) and its page, with the tests' action timeout."""
+    browser = p.chromium.launch_persistent_context(
+        str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS,
+        viewport={"width": width, "height": height})
+    page = browser.pages[0] if browser.pages else browser.new_page()
+    page.set_default_timeout(ACTION_MS)
+    return browser, page
+
+
 def check_in_browser(p, lab: Lab, course: Path, notebook: str, link: str, tmp: Path,
                      plant_dialog: bool = False) -> list[str]:
     """Every problem that a student would meet: open `notebook` (at lab.open_url), Run All Cells, save,
@@ -269,12 +279,8 @@ def check_in_browser(p, lab: Lab, course: Path, notebook: str, link: str, tmp: P
     path = course / notebook
     source = nbformat.read(path, as_version=4)
     n_code = sum(c.cell_type == "code" for c in source.cells)
-    browser = p.chromium.launch_persistent_context(
-        str(tmp / "chromium-profile"), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS,
-        viewport={"width": 1400, "height": 1000})
+    browser, page = open_chromium(p, tmp / "chromium-profile", 1400, 1000)
     try:
-        page = browser.pages[0] if browser.pages else browser.new_page()
-        page.set_default_timeout(ACTION_MS)
         page.set_default_navigation_timeout(PAGE_MS)
         missing: list[str] = []  # paths that the contents API answered with a 404
         page.on("response", lambda r: r.status == 404 and "/api/contents/" in r.url
@@ -438,12 +444,8 @@ def slideshow_problems(p, lab: Lab, notebook: str, tmp: Path, max_slides: int = 
     title, output = first_slide_and_output(nb)
     url = lab.open_url.replace("/lab/tree/", "/rise/", 1)
     url = re.sub(r"/rise/[^?]*", f"/rise/{notebook}", url)
-    browser = p.chromium.launch_persistent_context(
-        str(tmp / "chromium-slides"), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS,
-        viewport={"width": 1280, "height": 800})
+    browser, page = open_chromium(p, tmp / "chromium-slides", 1280, 800)
     try:
-        page = browser.pages[0] if browser.pages else browser.new_page()
-        page.set_default_timeout(ACTION_MS)
         page.goto(url, timeout=PAGE_MS)
         present = ".reveal .slides section.present"
         shown = wait_until(lambda: page.locator(present).count() and title in page.locator(present).first.inner_text(),

@@ -132,23 +132,26 @@ NAVIGATION_TAG = "navigation"  # a lecture's last cell: the way on, written by s
 PREREQUISITE = re.compile(r"(?<![\[\w/.])(\d\d)(?= \()")  # "01 (" in a lecture's Prerequisites: a notebook
 
 
+def _next_lecture(path: Path) -> Path | None:
+    """The lecture after the one named like `path` (a lecture, its solutions or exercises); None after the last."""
+    return next((p for p in notebooks(LECTURES) if p.name > path.name), None)
+
+
 def navigation(path: Path) -> str:
     """The last cell of a lecture: its exercises, then the next lecture (or, after the last, the list)."""
-    lectures = notebooks(LECTURES)
-    later = [p for p in lectures if p.name > path.name]
+    following = _next_lecture(path)
     own = f"this lecture's [exercises](../exercises/{path.name}) ([solutions](../solutions/{path.name}))"
-    if later:
-        return f"**Next:** {own}, then [{title(later[0])}]({later[0].name})."
+    if following:
+        return f"**Next:** {own}, then [{title(following)}]({following.name})."
     return f"**Next:** {own}. This is the last lecture: back to [the list of lectures](../README.md)."
 
 
 def exercises_navigation(path: Path) -> str:
     """The last cell of a solutions (and so of an exercises) notebook: back to its lecture, on to the next."""
-    lectures = notebooks(LECTURES)
-    later = [p for p in lectures if p.name > path.name]
+    following = _next_lecture(path)
     back = f"back to the lecture, [{title(LECTURES / path.name)}](../notebooks/{path.name})"
-    if later:
-        return f"**Next:** [{title(later[0])}](../notebooks/{later[0].name}), the next lecture; or {back}."
+    if following:
+        return f"**Next:** [{title(following)}](../notebooks/{following.name}), the next lecture; or {back}."
     return f"**Next:** this was the last lecture's exercises: {back}, or the [list of lectures](../README.md)."
 
 

@@ -35,14 +35,14 @@ def code_minutes(source: str) -> float:
     return 1 + len([line for line in source.splitlines() if line.strip()]) / CODE_LINES_PER_MINUTE
 
 
-def _walk(nb: nbformat.NotebookNode) -> list[tuple[str, bool, float]]:
-    """(the `## ` section it is in, optional?, minutes) of each line of markdown and each code cell, in
-    order; a heading anywhere in a markdown cell switches at that line."""
-    parts: list[tuple[str, bool, float]] = []
+def _walk(nb: nbformat.NotebookNode) -> list[tuple[int, str, bool, float]]:
+    """(the cell's number, the `## ` section it is in, optional?, minutes) of each line of markdown and
+    each code cell, in order; a heading anywhere in a markdown cell switches at that line."""
+    parts: list[tuple[int, str, bool, float]] = []
     section, optional_level = "(opening)", None
-    for cell in nb.cells:
+    for n, cell in enumerate(nb.cells):
         if cell.cell_type == "code":
-            parts.append((section, optional_level is not None, code_minutes(cell.source)))
+            parts.append((n, section, optional_level is not None, code_minutes(cell.source)))
             continue
         if cell.cell_type != "markdown":
             continue
@@ -56,28 +56,24 @@ def _walk(nb: nbformat.NotebookNode) -> list[tuple[str, bool, float]]:
                     optional_level = level
                 if level == 2:
                     section = line.removeprefix("## ").strip()
-            parts.append((section, optional_level is not None, len(re.findall(r"\w+", line)) / WORDS_PER_MINUTE))
+            parts.append((n, section, optional_level is not None,
+                          len(re.findall(r"\w+", line)) / WORDS_PER_MINUTE))
     return parts
 
 
 def optional_cells(nb: nbformat.NotebookNode) -> list[bool]:
-    """For each cell, whether it lies in a part marked optional (a markdown cell by its first line)."""
+    """For each cell, whether it lies in a part marked optional (a markdown cell by its first line; a
+    cell with nothing to read, by where the cell before it ended)."""
+    first: dict[int, bool] = {}
+    last: dict[int, bool] = {}
+    for n, _, optional, _ in _walk(nb):
+        first.setdefault(n, optional)
+        last[n] = optional
     flags: list[bool] = []
-    optional_level: int | None = None
-    for cell in nb.cells:
-        first: bool | None = None
-        if cell.cell_type == "markdown":
-            for line in TIME_PARAGRAPH.sub("", cell.source).splitlines():
-                heading = re.match(r"(#{1,3}) ", line)
-                if heading:
-                    level = len(heading.group(1))
-                    if optional_level is not None and level <= optional_level:
-                        optional_level = None
-                    if optional_level is None and OPTIONAL.search(line):
-                        optional_level = level
-                if first is None:
-                    first = optional_level is not None
-        flags.append(first if first is not None else optional_level is not None)
+    state = False
+    for n in range(len(nb.cells)):
+        flags.append(first.get(n, state))
+        state = last.get(n, state)
     return flags
 
 
@@ -132,7 +128,7 @@ def long_core_cells(nb: nbformat.NotebookNode, limit: int = 25) -> list[str]:
 def lecture_minutes(nb: nbformat.NotebookNode) -> Minutes:
     """Core and optional minutes."""
     parts = _walk(nb)
-    return Minutes(sum(m for _, o, m in parts if not o), sum(m for _, o, m in parts if o))
+    return Minutes(sum(m for _, _, o, m in parts if not o), sum(m for _, _, o, m in parts if o))
 
 
 def section_minutes(nb: nbformat.NotebookNode) -> list[tuple[str, float, bool]]:
@@ -141,7 +137,7 @@ def section_minutes(nb: nbformat.NotebookNode) -> list[tuple[str, float, bool]]:
     order: list[str] = []
     total: dict[str, float] = {}
     core: dict[str, float] = {}
-    for section, optional, minutes in _walk(nb):
+    for _, section, optional, minutes in _walk(nb):
         if section not in total:
             order.append(section)
             total[section], core[section] = 0.0, 0.0
