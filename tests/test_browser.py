@@ -8,7 +8,10 @@ downloads a browser) opens the page that the command would open in a student's b
 outputs and runs every cell with Run > Run All Cells, saves the notebook through the UI and reads
 the saved copy: every code cell ran, none raised. Then it clicks the link of the last markdown cell
 to the exercises, which must open in JupyterLab (not a 404). A second test runs the same check on a
-synthetic notebook with a cell that raises and a broken link: both must be reported.
+synthetic notebook with a cell that raises and a broken link: both must be reported. On a machine
+without a GPU, a third runs the setup cell and two `%%requires cuda` cells of the same lecture one by
+one: each must show the reference run's output as a marked block (utils/cells.py), legible in the
+light and the dark theme.
 
 Without /usr/bin/chromium or the playwright package the tests skip, saying why; with CI set
 (CI=true), they fail instead.
@@ -472,3 +475,141 @@ def test_a_lecture_opens_as_slides_with_its_title_and_its_outputs(driver, tmp_pa
     with readme_lab(course, tmp_path) as lab:
         problems = slideshow_problems(driver, lab, SLIDES_LECTURE, tmp_path)
         assert not problems, "\n".join(problems) + f"\n(screenshot in {tmp_path}; server log:)\n{lab.log_tail()}"
+
+
+# ---------------------------------------------------------------- a skipped GPU cell's reference output
+# In the page: the marked block of reference outputs (utils.cells.reference_html) in a cell's output
+# area, with the colours the browser computed for it, and what stands behind it (the first opaque
+# background among its ancestors: the theme's).
+REFERENCE_BLOCK_JS = """cell => {
+    const box = cell.querySelector('.course-reference-output');
+    if (!box) return null;
+    const style = e => getComputedStyle(e);
+    let behind = box.parentElement;
+    while (behind && /rgba\\(.*, 0\\)|transparent/.test(style(behind).backgroundColor)) behind = behind.parentElement;
+    const img = box.querySelector('img');
+    const pre = box.querySelector('pre');
+    return {
+        label: box.firstElementChild.innerText,
+        box: style(box).backgroundColor, border: style(box).borderTopStyle + ' ' + style(box).borderTopColor,
+        label_bg: style(box.firstElementChild).backgroundColor, label_color: style(box.firstElementChild).color,
+        pre_bg: pre ? style(pre).backgroundColor : null, pre_color: pre ? style(pre).color : null,
+        behind: behind ? style(behind).backgroundColor : 'rgb(255, 255, 255)',
+        image: img ? [img.naturalWidth, img.getBoundingClientRect().width, box.clientWidth, img.complete] : null,
+        skip_line: [...cell.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stdout"]')]
+            .map(e => e.innerText).join(''),
+    };
+}"""
+
+
+def rgba(css: str) -> tuple[float, float, float, float]:
+    """A computed CSS colour, 'rgb(r, g, b)' or 'rgba(r, g, b, a)', as numbers."""
+    numbers = [float(x) for x in re.findall(r"[\d.]+", css)]
+    return (*numbers[:3], numbers[3] if len(numbers) > 3 else 1.0)  # type: ignore[return-value]
+
+
+def over(top: str | tuple, below: tuple) -> tuple[float, float, float, float]:
+    """The opaque colour of `top` (perhaps translucent) painted over the opaque `below`."""
+    r, g, b, a = rgba(top) if isinstance(top, str) else top
+    return (r * a + below[0] * (1 - a), g * a + below[1] * (1 - a), b * a + below[2] * (1 - a), 1.0)
+
+
+def contrast(one: tuple, other: tuple) -> float:
+    """WCAG's contrast ratio of two opaque colours (https://www.w3.org/TR/WCAG21/#dfn-contrast-ratio)."""
+    def luminance(c):
+        linear = [v / 255 / 12.92 if v / 255 <= 0.04045 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in c[:3]]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    high, low = sorted((luminance(one), luminance(other)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def reference_block_problems(found: dict | None, theme: str) -> list[str]:
+    """What keeps a student from seeing a reference block as such, and from reading it, in `theme`."""
+    if found is None:
+        return [f"{theme}: the skipped cell shows no marked reference block"]
+    problems = []
+    if not found["label"].startswith("Reference output, not run on this machine: from the course's run on "):
+        problems.append(f"{theme}: the block's label reads {found['label']!r}")
+    if not found["skip_line"].startswith("skipped (needs cuda): ") or "Change runtime type" not in found["skip_line"]:
+        problems.append(f"{theme}: the skip line reads {found['skip_line']!r}")
+    if rgba(found["box"])[3] == 0 or not found["border"].startswith("dashed"):
+        problems.append(f"{theme}: the block has no tint or no dashed frame ({found['box']}, {found['border']})")
+    behind = over(found["behind"], (255, 255, 255))
+    box = over(found["box"], behind)
+    label = over(found["label_bg"], box)
+    for what, color, background in (("label", found["label_color"], label), ("text", found["pre_color"], box)):
+        if color is None:
+            continue
+        ratio = contrast(over(color, background), background)
+        if ratio < 4.5:  # WCAG AA for text
+            problems.append(f"{theme}: the {what} ({color} on {background}) has a contrast of {ratio:.1f}, under 4.5")
+    if found["pre_bg"] is not None and rgba(found["pre_bg"])[3] != 0:
+        problems.append(f"{theme}: the printed text has its own background ({found['pre_bg']}), hiding the tint")
+    if found["image"] is not None:
+        width, shown, room, complete = found["image"]  # room: the block's width; the plot has 8 px either side
+        if not complete or width == 0 or abs(shown - min(width, room - 16)) > 1:  # its own size, or all there is
+            problems.append(f"{theme}: the plot ({width} px wide, complete={complete}) is drawn {shown} px wide "
+                            f"in a block of {room} px")
+    return problems
+
+
+def reference_cells(nb: nbformat.NotebookNode) -> tuple[int, int]:
+    """The positions (among code cells) of a skipped GPU cell whose reference printed text, and of one
+    whose reference is a plot."""
+    from utils import cells
+
+    index = cells.reference_index(ROOT)
+    found = {}
+    for n, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        ref = index.get(cells.source_key(cell.source)) if cell.source.startswith("%%requires cuda\n") else None
+        if ref is not None:
+            kind = "plot" if any("image/png" in o.get("data", {}) for o in ref.outputs) else "text"
+            found.setdefault(kind, n)
+    return found["text"], found["plot"]
+
+
+@pytest.mark.skipif(__import__("utils").has_cuda(), reason="on a GPU the cell runs: there is no reference to show")
+def test_a_skipped_gpu_cell_shows_its_reference_as_a_marked_block_in_light_and_dark_themes(driver, tmp_path):
+    """JupyterLab in Chromium, on this machine without a GPU: the setup cell of lecture 00 and two of
+    its `%%requires cuda` cells, run one by one (Shift+Enter); each shows the skip line, then the
+    reference output in a tinted, dashed, labelled block, legible (WCAG contrast 4.5) in the light
+    theme and, after Settings > Theme > JupyterLab Dark, in the dark one. Screenshots: in tmp_path."""
+    course = copy_course(tmp_path / "course")
+    nb = nbformat.read(course / LECTURE, as_version=4)
+    n_code = sum(c.cell_type == "code" for c in nb.cells)
+    text_cell, plot_cell = reference_cells(nb)
+    with readme_lab(course, tmp_path) as lab:
+        browser, page = open_chromium(driver, tmp_path / "chromium-profile", 1400, 1000)
+        try:
+            page.goto(lab.open_url, timeout=PAGE_MS)
+            loaded = wait_until(lambda: (s := page.evaluate(STATE_JS, LECTURE)) and s["current"]
+                                and len(s["prompts"]) == n_code and s["kernel"] == "idle", PAGE_MS / 1000)
+            assert loaded, f"{LECTURE} did not open with its kernel idle:\n{lab.log_tail()}"
+            assert menu(page, "Edit", "Clear Outputs of All Cells") is None
+            panel = page.locator(f'[id="{page.evaluate(f"path => ({PANEL_JS})(path).id", LECTURE)}"]')
+            code = panel.locator(".jp-CodeCell")
+            for n in (0, text_cell, plot_cell):  # the setup cell first: it imports utils, which skips GPU cells
+                code.nth(n).locator(".jp-InputPrompt").click()
+                page.keyboard.press("Shift+Enter")
+                ran = wait_until(lambda n=n: RAN.match(code.nth(n).locator(".jp-InputPrompt").inner_text().strip()),
+                                 RUN_ALL_S)
+                assert ran, f"code cell {n} did not run: {code.nth(n).locator('.jp-InputPrompt').inner_text()}"
+            problems = []
+            for theme in ("light", "dark"):
+                if theme == "dark":
+                    page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Settings$")).click()
+                    page.locator(".lm-Menu-item", has_text=re.compile(r"^Theme")).hover()
+                    page.locator(".lm-Menu-item", has_text=re.compile(r"^JupyterLab Dark$")).click()
+                    assert wait_until(lambda: page.evaluate("document.body.dataset.jpThemeLight") == "false",
+                                      ACTION_MS / 1000), "Settings > Theme > JupyterLab Dark did not apply"
+                for n, kind in ((text_cell, "text"), (plot_cell, "plot")):
+                    cell = code.nth(n)
+                    cell.locator(".course-reference-output").wait_for(timeout=ACTION_MS)
+                    cell.scroll_into_view_if_needed()
+                    page.wait_for_timeout(500)  # the theme's transition, and the plot decoded
+                    page.add_style_tag(content=".Toastify { display: none }")  # a notification, not in the picture
+                    problems += reference_block_problems(cell.evaluate(REFERENCE_BLOCK_JS), f"{theme}, {kind}")
+                    cell.screenshot(path=tmp_path / f"reference_{kind}_{theme}.png")
+            assert not problems, "\n".join(problems) + f"\n(screenshots in {tmp_path})"
+        finally:
+            browser.close()

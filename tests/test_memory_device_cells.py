@@ -67,10 +67,10 @@ def test_transform_replaces_the_cell_when_unmet(monkeypatch):
     rewritten = cells.transform(["%%requires cuda cupy\n", "x = 1\n"])
     # The first line prints the reason; what follows (if anything: the reference outputs' display)
     # is not the cell's own code, which must not run.
-    assert rewritten[0] in (
-        "print('skipped (needs cupy): no GPU here')\n",
-        "print('skipped (needs cuda): " + utils.cuda_status().reason + "')\n",
-    )
+    assert rewritten[0].startswith((  # then, without a GPU, what to do about it
+        "print('skipped (needs cupy): no GPU here",
+        "print('skipped (needs cuda): " + utils.cuda_status().reason,
+    )) and rewritten[0].endswith("')\n")
     assert not any("x = 1" in line for line in rewritten)
 
 

@@ -131,22 +131,24 @@ def _images(outputs: list) -> int:
 
 def reference_not_shown(source: str, outputs: list) -> str | None:
     """Why a skipped `%%requires` cell fails to show its reference outputs; None if it shows them
-    (or ran, or has none to show)."""
+    (or ran, or has none to show).  They are shown as one block (utils.cells.show_reference): its
+    plain text holds the label and what the reference run printed, its HTML the plots."""
     from utils import cells
 
-    shown = _stdout(outputs)
-    if not source.startswith("%%requires") or not shown.startswith("skipped (needs "):
+    if not source.startswith("%%requires") or not _stdout(outputs).startswith("skipped (needs "):
         return None
-    found = cells.reference_index().get(cells.source_key(source))
-    if found is None:
+    ref = cells.reference_index().get(cells.source_key(source))
+    if ref is None:
         return None
-    saved, label = found
-    if f"↳ {label}" not in shown:
-        return f"the skipped cell does not show its reference output under '↳ {label}'"
-    if _stdout(saved) not in shown:
+    blocks = [o.get("data", {}) for o in outputs if o.get("output_type") == "display_data"
+              and _text(o.get("data", {}).get("text/plain", "")).startswith(f"↳ {ref.label}")]
+    if not blocks:
+        return f"the skipped cell does not show its reference output under '↳ {ref.label}'"
+    if _stdout(ref.outputs) not in _text(blocks[0]["text/plain"]):
         return "the skipped cell shows its reference label, but not the reference run's printed output"
-    if _images(outputs) != _images(saved):
-        return f"the skipped cell shows {_images(outputs)} plots; the reference run made {_images(saved)}"
+    drawn = _text(blocks[0].get("text/html", "")).count('src="data:image/png;base64,')
+    if drawn != _images(ref.outputs):
+        return f"the skipped cell shows {drawn} plots; the reference run made {_images(ref.outputs)}"
     return None
 
 

@@ -10,15 +10,17 @@ line saying what was missing and why, so Run All finishes on any machine:
 
 prints on a laptop without an NVIDIA GPU:
 
-    skipped (needs cuda): PyTorch 2.13.0+cpu is a CPU-only build
+    skipped (needs cuda): PyTorch 2.13.0+cpu is a CPU-only build — run it on a GPU (Colab: ...)
 
 Keep everything that needs the GPU inside such cells, including code that reads variables those
 cells define: on a CPU they are never created.
 
 On such a machine the skipped cell then shows what it printed and plotted in the course's reference
-run on a GPU (the executed notebooks committed in notebooks/ and solutions/), under a line naming
-that run's GPU and date.  The reference is found by the cell's exact text: a cell you edited, or an
-exercise whose answer is yours to write, shows nothing more.
+run on a GPU (the executed notebooks committed in notebooks/ and solutions/), in a tinted, framed
+block labelled "Reference output", with that run's GPU, date and versions, so that it cannot pass
+for this machine's output.  Where HTML is not shown (a terminal), the same block is plain text under
+a line "↳ reference output, from the course's run on ...".  The reference is found by the cell's
+exact text: a cell you edited, or an exercise whose answer is yours to write, shows nothing more.
 
 How: importing `utils` adds an IPython input transformer, which sees each cell's text before it
 runs.  It turns the `%%requires` line into a comment when the requirements are met (so the cell
@@ -30,11 +32,14 @@ If a cell says "UsageError: Cell magic `%%requires` not found", the kernel has n
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import html
 import json
-import sys
+import re
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 from .device import cuda_status, cupy_status, sanitizer_status
 
@@ -42,15 +47,20 @@ _CHECKS = {"cuda": cuda_status, "cupy": cupy_status, "compute-sanitizer": saniti
 _MARK = "%%requires"
 
 
+_HINT = " — run it on a GPU (Colab: Runtime → Change runtime type → T4 GPU)"
+
+
 def missing(requirements: list[str]) -> str | None:
-    """None when every requirement is met, else one line: which one is missing, and why."""
+    """None when every requirement is met, else one line: which one is missing, why, and what to do."""
     unknown = [req for req in requirements if req not in _CHECKS]
     if unknown:  # checked first, so a typo fails on every machine, not only on a GPU
         raise ValueError(f"{_MARK}: unknown requirement {unknown[0]!r}; use {' or '.join(_CHECKS)}")
     for req in requirements:
         status = _CHECKS[req]()
         if not status.ok:
-            return f"skipped (needs {req}): {status.reason}"
+            # Where PyTorch has a GPU, the reason alone says what to fix; on Colab it has the hint already.
+            no_gpu = not cuda_status().ok and "Change runtime type" not in status.reason
+            return f"skipped (needs {req}): {status.reason}{_HINT if no_gpu else ''}"
     return None
 
 
@@ -91,16 +101,24 @@ def _source(cell: dict) -> str:
     return "".join(source) if isinstance(source, list) else source
 
 
+class Reference(NamedTuple):
+    """A cell's outputs in the reference run, and the run they came from."""
+
+    outputs: list[dict]
+    label: str  # one line: "reference output, from the course's run on GPU (date, notebook):"
+    versions: str  # "PyTorch 2.11.0+cu130, CuPy 14.2.0", as stamped
+
+
 @cache
-def reference_index(root: Path = COURSE_ROOT) -> dict[str, tuple[list[dict], str]]:
-    """Every reference output in the course: {source_key: (outputs, label)}, read once per session.
+def reference_index(root: Path = COURSE_ROOT) -> dict[str, Reference]:
+    """Every reference output in the course, by source_key, read once per session.
 
     Cells whose text also stands in an exercise notebook (a check, or a cell that uses the
     student's answer) are left out: their output depends on what the student wrote.
     """
     in_exercises = {source_key(_source(c)) for p in sorted((root / EXERCISE_FOLDER).glob("*.ipynb"))
                     for c in _cells(p) if c.get("cell_type") == "code"}
-    index: dict[str, tuple[list[dict], str]] = {}
+    index: dict[str, Reference] = {}
     for folder in REFERENCE_FOLDERS:
         for path in sorted((root / folder).glob("*.ipynb")):
             try:
@@ -109,34 +127,111 @@ def reference_index(root: Path = COURSE_ROOT) -> dict[str, tuple[list[dict], str
                 continue  # never executed on the reference GPU: nothing to show
             label = (f"reference output, from the course's run on {stamp['gpu']} ({stamp['date']}, "
                      f"{folder}/{path.name}):")
+            versions = ", ".join(f"{name} {stamp[key]}" for key, name in (("torch", "PyTorch"), ("cupy", "CuPy"))
+                                 if stamp.get(key))
             for cell in _cells(path):
                 key = source_key(_source(cell))
                 outputs = [o for o in cell.get("outputs", []) if o.get("output_type") != "error"]
                 if cell.get("cell_type") == "code" and outputs and key not in in_exercises:
-                    index.setdefault(key, (outputs, label))
+                    index.setdefault(key, Reference(outputs, label, versions))
     return index
+
+
+# ------------------------------------------------------------------------------------------------
+# How a reference is shown: one block, HTML for JupyterLab and Colab, plain text for the rest
+# ------------------------------------------------------------------------------------------------
+# Colours: translucent tints over whatever the theme's background is, with the theme's own text
+# colour, so that text keeps its contrast in light and dark themes alike (Colab has no JupyterLab
+# CSS variables; the font variables have fallbacks).  The amber of the frame stands out from both
+# a white and a near-black background (contrast about 3.3 and 5.8).
+_AMBER = "#b8860b"
+_BOX = (f"border: 2px dashed {_AMBER}; border-radius: 4px; background: rgba(255, 184, 0, 0.12); "
+        "color: inherit; margin: 2px 0; overflow: hidden")
+_LABEL = (f"background: rgba(255, 184, 0, 0.32); border-bottom: 1px solid {_AMBER}; color: inherit; "
+          "padding: 3px 8px; font-family: var(--jp-ui-font-family, sans-serif); font-size: 0.9em")
+_PRE = ("margin: 0; padding: 4px 8px; background: transparent; color: inherit; border: none; "
+        "white-space: pre-wrap; overflow-wrap: anywhere; "
+        "font-family: var(--jp-code-font-family, monospace); font-size: var(--jp-code-font-size, 13px)")
+_STDERR = "background: rgba(255, 64, 64, 0.16); border-left: 4px solid #d32f2f"  # as a stderr output is tinted
+_IMG = ("max-width: calc(100% - 16px); height: auto; margin: 4px 8px; display: block; "
+        "background: white")  # white behind a transparent plot: its dark text stays legible in a dark theme
+_IMAGES = ("image/png", "image/jpeg", "image/svg+xml")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # colour codes in printed text: a terminal's, not HTML's
+
+
+def _joined(value: str | list[str]) -> str:
+    return "".join(value) if isinstance(value, list) else value  # nbformat stores text as a list of lines
+
+
+def _streams(outputs: list[dict]) -> list[dict]:
+    """The outputs, with consecutive text of one stream joined into one output (as Jupyter shows it)."""
+    joined: list[dict] = []
+    for out in outputs:
+        if out.get("output_type") == "stream" and joined and joined[-1].get("output_type") == "stream" \
+                and joined[-1].get("name") == out.get("name"):
+            joined[-1] = {**joined[-1], "text": _joined(joined[-1].get("text", "")) + _joined(out.get("text", ""))}
+        else:
+            joined.append(out)
+    return joined
+
+
+def reference_text(ref: Reference) -> str:
+    """The reference as plain text: the label line, then what the cell printed (and the text of what it
+    displayed, other than plots)."""
+    parts = [f"↳ {ref.label}\n"]
+    for out in ref.outputs:
+        kind, data = out.get("output_type"), out.get("data", {})
+        if kind == "stream":
+            parts.append(_joined(out.get("text", "")))
+        elif kind in ("display_data", "execute_result") and "text/plain" in data \
+                and not any(mime in data for mime in _IMAGES):
+            parts.append(_joined(data["text/plain"]).rstrip("\n") + "\n")
+    return "".join(parts)
+
+
+def _pre(text: str, style: str = _PRE) -> str:
+    return f'<pre style="{style}">{html.escape(_ANSI.sub("", text))}</pre>'
+
+
+def _rich(data: dict, metadata: dict) -> str:
+    """One displayed output as HTML: its HTML as it is, else its image at its own size, else its text."""
+    if "text/html" in data:
+        return f'<div style="padding: 4px 8px">{_joined(data["text/html"])}</div>'
+    for mime in _IMAGES:
+        if mime in data:
+            text = _joined(data[mime])  # SVG is stored as text; PNG and JPEG as base64, in lines or not
+            payload = base64.b64encode(text.encode()).decode() if mime.endswith("xml") else "".join(text.split())
+            size = metadata.get(mime, {}) if isinstance(metadata.get(mime), dict) else {}
+            attrs = "".join(f' {dim}="{int(size[dim])}"' for dim in ("width", "height") if dim in size)
+            return (f'<img src="data:{mime};base64,{payload}"{attrs} style="{_IMG}" '
+                    f'alt="a plot from the reference run">')
+    return _pre(_joined(data["text/plain"])) if "text/plain" in data else ""
+
+
+def reference_html(ref: Reference) -> str:
+    """The reference as one marked block: a label naming the run, then each output as it was shown."""
+    origin = ref.label.removeprefix("reference output, ").removesuffix(":")
+    versions = f"; {ref.versions}" if ref.versions else ""
+    label = f"{origin}{versions}"
+    parts = [f'<div style="{_LABEL}"><b>Reference output</b>, not run on this machine: {html.escape(label)}</div>']
+    for out in _streams(ref.outputs):
+        kind = out.get("output_type")
+        if kind == "stream":
+            stderr = out.get("name") == "stderr"
+            parts.append(_pre(_joined(out.get("text", "")), f"{_PRE}; {_STDERR}" if stderr else _PRE))
+        elif kind in ("display_data", "execute_result"):
+            parts.append(_rich(out.get("data", {}), out.get("metadata", {})))
+    return f'<div class="course-reference-output" style="{_BOX}">{"".join(parts)}</div>'
 
 
 def show_reference(key: str) -> bool:
     """Display the reference outputs of the cell whose source_key is `key`; False if there are none."""
-    found = reference_index().get(key)
-    if found is None:
+    ref = reference_index().get(key)
+    if ref is None:
         return False
-    outputs, label = found
     from IPython.display import publish_display_data
 
-    print(f"↳ {label}")
-    for out in outputs:
-        kind = out.get("output_type")
-        if kind == "stream":
-            text = out.get("text", "")
-            stream = sys.stderr if out.get("name") == "stderr" else sys.stdout
-            stream.write("".join(text) if isinstance(text, list) else text)
-            stream.flush()
-        elif kind in ("display_data", "execute_result"):
-            data = {mime: "".join(v) if isinstance(v, list) and not mime.endswith("json") else v
-                    for mime, v in out.get("data", {}).items()}  # nbformat stores text as a list of lines
-            publish_display_data(data, out.get("metadata", {}))
+    publish_display_data({"text/plain": reference_text(ref), "text/html": reference_html(ref)})
     return True
 
 
