@@ -12,6 +12,14 @@ which prints one of
     FAIL tensor_nbytes: tensor_nbytes((10,), torch.float16) returned 10, expected 20
          hint: multiply the number of elements by the bytes per element
 
+A check that needs a GPU checks, on a machine without one, what a CPU can (see `Checker.on_cpu`),
+and never says PASS there:
+
+    PART block_memory: 8 checks passed on the CPU; the rest needs a GPU
+         checked on the CPU: both blocks' reports, with the allocator's counters imitated
+         needs a GPU: the same blocks on PyTorch's caching allocator
+         run this check on a GPU (Colab: Runtime → Change runtime type → T4 GPU)
+
 A failing check raises `ExerciseFailed` (so a test, or Run All, stops there) but shows only its
 message, not a traceback; an unfinished exercise only says so, so Run All goes on.  Only the
 exercise's own stub, `raise NotImplementedError(STUB_MESSAGE)`, counts as unfinished: any other
@@ -32,9 +40,15 @@ import pkgutil
 import re
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any, Self
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from ..device import GPUUnavailableError
 
 # What an exercise's stub raises: tools/make_exercises.py writes `raise NotImplementedError(STUB_MESSAGE)`
 # in place of each solution, and only a NotImplementedError with this message means "not done yet".
@@ -49,6 +63,21 @@ class ExerciseFailed(AssertionError):
         return str(self).splitlines()
 
 
+class LeftForGPU(Exception):
+    """Ends a GPU check on a machine without a GPU: `exercise()` prints what the CPU checked and what is left."""
+
+    def __init__(self, cpu: str, needs: str) -> None:
+        super().__init__(needs)
+        self.cpu, self.needs = cpu, needs
+
+
+ON_A_GPU = "run this check on a GPU (Colab: Runtime → Change runtime type → T4 GPU)"
+
+# What PyTorch (or utils) raises when code asks for CUDA on a machine without it.
+_NO_CUDA = re.compile(r"not compiled with CUDA|requires CUDA|needs a CUDA GPU|has no attribute '_cuda|dummy base class"
+                      r"|no NVIDIA driver|No CUDA GPUs are available")
+
+
 class Checker:
     """Collects an exercise's expectations; the first one that fails raises ExerciseFailed."""
 
@@ -61,6 +90,24 @@ class Checker:
         if not ok:
             raise ExerciseFailed(f"FAIL {self.name}: {problem}\n     hint: {hint}")
         self.passed += 1
+
+    @contextmanager
+    def on_cpu(self, cpu: str, needs: str) -> Iterator[None]:
+        """The part of a GPU check that a CPU can do, on a machine without a GPU: it never ends in PASS.
+
+        `cpu` says what this part checks, `needs` what is left for a GPU.  If the answer calls CUDA
+        where the CPU part cannot follow it (an API it does not imitate), the part stops there, with
+        what passed so far: that is left for a GPU too, not a FAIL.
+        """
+        try:
+            yield
+        except Exception as error:
+            if isinstance(error, ExerciseFailed) or not _NO_CUDA.search(str(error)):
+                raise
+            what = str(error).splitlines()[0].split(": ")[0]  # "gpu_time_per_call() needs a CUDA GPU"
+            needs = f"{needs}; and your function calls CUDA where the CPU cannot follow ({what})"
+            raise LeftForGPU(cpu, needs) from None
+        raise LeftForGPU(cpu, needs)
 
     def expect_saving(self, elapsed_ms: Callable[[Callable[[], object]], float], baseline: Callable[[], object],
                       yours: Callable[[], object], saving_ms: float, describe: tuple[str, str], hint: str,
@@ -108,6 +155,14 @@ def exercise(name: str) -> Iterator[Checker]:
             raise
         _todo(name)
         return
+    except LeftForGPU as left:
+        if checker.passed:
+            print(f"PART {name}: {checker.passed} checks passed on the CPU; the rest needs a GPU\n"
+                  f"     checked on the CPU: {left.cpu}\n     needs a GPU: {left.needs}\n     {ON_A_GPU}")
+        else:
+            print(f"skipped (needs cuda): {name}: no part of this check could run on the CPU\n"
+                  f"     needs a GPU: {left.needs}\n     {ON_A_GPU}")
+        return
     print(f"PASS {name}: {checker.passed} checks passed")
 
 
@@ -134,6 +189,95 @@ def attempt() -> Iterator[None]:
         if not is_stub(error):
             raise
         _todo(_raised_by(error.__traceback__))
+
+
+# ------------------------------------------------------------------------------------------
+# CUDA code, run on the CPU: for the part of a GPU check that a CPU can do
+# ------------------------------------------------------------------------------------------
+class InOrder(torch.Stream):
+    """A CUDA stream or event as a CPU sees it: all work runs at once, in order, so there is nothing to wait
+    for.  A torch.Stream (of the CPU), so that PyTorch's functions accept it where they take a stream."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        return super().__new__(cls, device="cpu")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def wait_event(self, event: object = None) -> None:
+        pass
+
+    def wait_stream(self, stream: object = None) -> None:
+        pass
+
+    def wait(self, stream: object = None) -> None:
+        pass
+
+    def record(self, stream: object = None) -> None:
+        pass
+
+    def record_event(self, event: Any = None) -> Any:
+        return InOrder() if event is None else event
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def elapsed_time(self, end: object) -> float:
+        raise GPUUnavailableError("Event.elapsed_time() needs a CUDA GPU: a CPU has no GPU time to read")
+
+
+def _is_cuda(device: object) -> bool:
+    return (isinstance(device, str) and device.startswith("cuda")) or (
+        isinstance(device, torch.device) and device.type == "cuda")
+
+
+class GPUOnTheCPU(TorchFunctionMode):
+    """Tensors asked for on the GPU (device="cuda", .to("cuda"), .cuda()) are made on the CPU instead;
+    `placed` holds the number of elements of each, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.placed: list[int] = []
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = dict(kwargs or {})
+        if func is torch.Tensor.record_stream:
+            return None  # nothing runs later on a CPU: no stream can still be using the memory
+        to_gpu = func is torch.Tensor.cuda or _is_cuda(kwargs.get("device")) or any(_is_cuda(a) for a in args[1:])
+        if func is torch.Tensor.cuda:
+            func, args, kwargs = torch.Tensor.clone, args[:1], {}
+        elif to_gpu:
+            args = tuple("cpu" if _is_cuda(a) else a for a in args)
+            kwargs = {k: "cpu" if _is_cuda(v) else v for k, v in kwargs.items()}
+        result = func(*args, **kwargs)
+        if to_gpu and isinstance(result, torch.Tensor):
+            self.placed.append(result.numel())
+        return result
+
+
+_CURRENT = InOrder()
+_IMITATED = {"synchronize": lambda device=None: None, "current_stream": lambda device=None: _CURRENT,
+             "default_stream": lambda device=None: _CURRENT, "stream": lambda stream=None: nullcontext(),
+             "Stream": InOrder, "Event": InOrder}
+
+
+@contextmanager
+def cuda_on_cpu() -> Iterator[GPUOnTheCPU]:
+    """Run CUDA code on the CPU, in order: tensors for the GPU are made on the CPU (GPUOnTheCPU), and
+    torch.cuda's streams, events and synchronize() are `InOrder`.  Values come out as on a GPU
+    without a race; races, waits of the host and speed need a GPU."""
+    saved = {name: getattr(torch.cuda, name) for name in _IMITATED}
+    try:
+        for name, imitation in _IMITATED.items():
+            setattr(torch.cuda, name, imitation)
+        with GPUOnTheCPU() as mode:
+            yield mode
+    finally:
+        for name, original in saved.items():
+            setattr(torch.cuda, name, original)
 
 
 # ------------------------------------------------------------------------------------------

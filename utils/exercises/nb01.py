@@ -4,20 +4,23 @@
   a model of PyTorch's caching allocator for one simple case (each tensor freed before the next).
   The model is checked against the real allocator on a GPU by tests/test_exercises.py (on
   `PREDICT_CASES` and random sequences), and the solutions run the warm-up on the real allocator.
-- `check_block_memory` and `check_batches_without_growth` need a GPU: they measure.
+- `check_block_memory` and `check_batches_without_growth` need a GPU: they measure.  Without one they
+  check what a CPU can, and say what is left: block_memory's arithmetic on the same two blocks, with
+  the allocator's counters imitated (`ImitatedCounters`), and run_batches_fixed's sums, its tensors
+  for the GPU made on the CPU (`utils.exercises.cuda_on_cpu`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import torch
 
-from ..device import require_cuda
+from ..device import has_cuda, require_cuda
 from ..memory import format_bytes
-from . import Checker, Exercise, exercise, register
+from . import Checker, Exercise, cuda_on_cpu, exercise, register
 
 NOTEBOOK = "01_memory"
 
@@ -180,6 +183,8 @@ def _one_block(ex: Checker, block_memory: Callable[[], AbstractContextManager[An
 
 def check_block_memory(block_memory: Callable[[], AbstractContextManager[Any]]) -> None:
     """block_memory() must report a block's peak allocated bytes and reserved growth, beyond its start."""
+    if not has_cuda():
+        return _check_block_memory_on_cpu(block_memory)
     require_cuda("check_block_memory()")
     with exercise("block_memory") as ex:
         torch.cuda.empty_cache()
@@ -239,6 +244,109 @@ _PEAK_HINT = (
 )
 
 
+class ImitatedCounters:
+    """PyTorch's memory counters of one GPU, imitated on the CPU for check_block_memory's CPU part.
+
+    The check makes and frees tensors by their size: a freed tensor's memory stays cached (reserved)
+    and serves later requests that fit in it, until empty_cache().  Enough for the check's two blocks,
+    not a model of the allocator (that is `model_reserved`).
+    """
+
+    def __init__(self) -> None:
+        self.allocated = self.reserved = self.cached = self.peak_allocated = self.peak_reserved = 0
+
+    def make(self, nbytes: int) -> None:
+        self.allocated += nbytes
+        if self.cached >= nbytes:
+            self.cached -= nbytes
+        else:
+            self.reserved += nbytes  # a new segment
+        self.peak_allocated, self.peak_reserved = (max(self.peak_allocated, self.allocated),
+                                                   max(self.peak_reserved, self.reserved))
+
+    def free(self, nbytes: int) -> None:
+        self.allocated -= nbytes
+        self.cached += nbytes
+
+    def empty_cache(self) -> None:
+        self.reserved -= self.cached
+        self.cached = 0
+
+    def reset_peaks(self) -> None:
+        self.peak_allocated, self.peak_reserved = self.allocated, self.reserved
+
+    def stats(self) -> dict[str, int]:
+        return {"allocated_bytes.all.current": self.allocated, "allocated_bytes.all.peak": self.peak_allocated,
+                "reserved_bytes.all.current": self.reserved, "reserved_bytes.all.peak": self.peak_reserved}
+
+
+@contextmanager
+def imitated_counters() -> Iterator[ImitatedCounters]:
+    """torch.cuda's memory counters (torch.cuda.memory_allocated() and the others) read an ImitatedCounters."""
+    counters = ImitatedCounters()
+    imitations = {
+        "memory_allocated": lambda device=None: counters.allocated,
+        "memory_reserved": lambda device=None: counters.reserved,
+        "max_memory_allocated": lambda device=None: counters.peak_allocated,
+        "max_memory_reserved": lambda device=None: counters.peak_reserved,
+        "reset_peak_memory_stats": lambda device=None: counters.reset_peaks(),
+        "memory_stats": lambda device=None: counters.stats(),
+        "empty_cache": counters.empty_cache,
+    }
+    saved = [(module, name, getattr(module, name)) for module in (torch.cuda, torch.cuda.memory) for name in imitations]
+    try:
+        for module, name, _ in saved:
+            setattr(module, name, imitations[name])
+        yield counters
+    finally:
+        for module, name, original in saved:
+            setattr(module, name, original)
+
+
+def _check_block_memory_on_cpu(block_memory: Callable[[], AbstractContextManager[Any]]) -> None:
+    """check_block_memory's two blocks, on imitated counters: the arithmetic of the report, not the allocator."""
+    with (exercise("block_memory") as ex,
+          ex.on_cpu("both blocks' reports, with the allocator's counters imitated (ImitatedCounters)",
+                    "the same blocks on PyTorch's caching allocator"),
+          cuda_on_cpu(), imitated_counters() as memory):
+        memory.make(8 * MiB)  # live before: not the block's
+        memory.make(256 * MiB)  # an earlier, higher peak...
+        memory.free(256 * MiB)  # ...whose memory stays cached: the next block reuses it
+
+        def reuse() -> None:
+            for nbytes in (64 * MiB, 32 * MiB):
+                memory.make(nbytes)
+            for nbytes in (64 * MiB, 32 * MiB):
+                memory.free(nbytes)
+
+        report = _one_block(ex, block_memory, reuse)
+        ex.expect(report.peak_allocated == 96 * MiB,
+                  f"a block that held 64 MiB + 32 MiB at once reported peak_allocated = "
+                  f"{format_bytes(report.peak_allocated)}, expected 96.0 MiB", _PEAK_HINT)
+        ex.expect(report.reserved_growth == 0,
+                  f"a block served from the cache reported reserved_growth = {format_bytes(report.reserved_growth)}, "
+                  "expected 0 B",
+                  "reserved_growth is the most the allocator reserved during the block, less what it reserved at "
+                  "the start: which counter remembers the most, and since when?")
+        memory.empty_cache()  # only the 8 MiB tensor's memory is left
+
+        def grow_then_release() -> None:
+            for nbytes in (64 * MiB, 300 * MiB):
+                memory.make(nbytes)
+            for nbytes in (64 * MiB, 300 * MiB):
+                memory.free(nbytes)
+            memory.empty_cache()  # at the end, nothing more is reserved than at the start
+
+        report = _one_block(ex, block_memory, grow_then_release)
+        ex.expect(report.peak_allocated == 364 * MiB,
+                  f"a block that held 64 MiB + 300 MiB reported peak_allocated = "
+                  f"{format_bytes(report.peak_allocated)}, expected 364 MiB", _PEAK_HINT)
+        ex.expect(report.reserved_growth == 364 * MiB,
+                  f"a block that made two new segments (64 + 300 MiB) and released them before it ended reported "
+                  f"reserved_growth = {format_bytes(report.reserved_growth)}, expected 364 MiB",
+                  "the block released what it reserved before it ended: its value at the end misses the growth")
+
+
 # ---------------------------------------------------------------- exercise 3: a loop without growth
 def run_batches(lengths: list[int], width: int = 4096) -> list[float]:
     """The loop the exercise fixes: one (n, width) float32 batch of ones per length; each batch's sum."""
@@ -271,6 +379,8 @@ def batches_footprint(fn: Callable[[list[int]], list[float]], lengths: list[int]
 
 def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[float]]) -> None:
     """run_batches_fixed(lengths) must return what run_batches does, reserving little beyond the largest batch."""
+    if not has_cuda():
+        return _check_batches_on_cpu(run_batches_fixed)
     require_cuda("check_batches_without_growth()")
     with exercise("run_batches_fixed") as ex:
         for lengths in (GROWING_LENGTHS, MIXED_LENGTHS):
@@ -299,3 +409,20 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
 
 
 register(Exercise(NOTEBOOK, "run_batches_fixed", check_batches_without_growth, gpu=True))
+
+
+def _check_batches_on_cpu(run_batches_fixed: Callable[[list[int]], list[float]]) -> None:
+    """check_batches_without_growth's sums, with the batches made on the CPU: the values, not the memory."""
+    with (exercise("run_batches_fixed") as ex,
+          ex.on_cpu("the sums of both loops, in order, with the batches made on the CPU",
+                    "how much the reserved memory grows, and how many new segments (cudaMalloc calls) the loop needs")):
+        for lengths in (GROWING_LENGTHS, MIXED_LENGTHS):
+            with cuda_on_cpu():
+                got, want = run_batches_fixed(list(lengths)), run_batches(lengths)
+            ex.expect(
+                isinstance(got, list) and got == want,
+                f"for {len(lengths)} batches the sums differ from run_batches' (first ones: "
+                f"{got[:3] if isinstance(got, list) else got!r} "
+                f"instead of {want[:3]})",
+                "keep the batches in their order and give each its own sum; only the memory may change",
+            )

@@ -1,5 +1,9 @@
 """Checks for the exercises of notebook 02 (benchmarking): a GPU benchmark that measures the work,
-an operation's floor, and a decision between two implementations with a confidence interval."""
+an operation's floor, and a decision between two implementations with a confidence interval.
+
+`check_time_per_call` needs a GPU: without one it checks the arithmetic of the timing on a host
+function of known duration, with torch.cuda.synchronize() doing nothing (`utils.exercises.cuda_on_cpu`).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,9 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from ..device import require_cuda
+from ..device import has_cuda, require_cuda
 from ..timing import format_time, gpu_cycles_per_second, gpu_time_per_call
-from . import Exercise, exercise, register
+from . import Exercise, cuda_on_cpu, exercise, register
 
 NOTEBOOK = "02_benchmarking"
 
@@ -69,6 +73,8 @@ TRIES = 3  # a measurement that a busy host disturbed is tried again; a wrong an
 
 def check_time_per_call(time_per_call: Callable[..., float]) -> None:
     """time_per_call(fn, n) must return the GPU's seconds per call of fn, after a warm-up."""
+    if not has_cuda():
+        return _check_time_per_call_on_cpu(time_per_call)
     require_cuda("check_time_per_call")
     with exercise("time_per_call") as ex:
         short = max(20e-6, KERNEL_PER_LAUNCH * launch_seconds())
@@ -116,6 +122,61 @@ def check_time_per_call(time_per_call: Callable[..., float]) -> None:
 
 
 register(Exercise(NOTEBOOK, "time_per_call", check_time_per_call, gpu=True))
+
+HOST_CALL_SECONDS = 1e-3  # the host function that stands in for GPU work on a CPU
+
+
+def _host_seconds_per_call(fn: Callable[[], object], n: int) -> float:
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n
+
+
+def _check_time_per_call_on_cpu(time_per_call: Callable[..., float]) -> None:
+    """check_time_per_call's arithmetic on a CPU: a host function of known duration, whose first call is slow."""
+    with (exercise("time_per_call") as ex,
+          ex.on_cpu("the seconds per call of a host function, its slow first call left out, with "
+                    "torch.cuda.synchronize() doing nothing",
+                    "that the time covers the GPU's work, not only the launches, and adds no wait to each call"),
+          cuda_on_cpu()):
+        def work() -> None:
+            time.sleep(HOST_CALL_SECONDS)
+
+        truth = min(_host_seconds_per_call(work, 100) for _ in range(2))
+        for _ in range(TRIES):  # a busy host makes a run slow now and then; a wrong answer, every time
+            got = time_per_call(work, n=100)
+            if not _is_number(got) or 0.5 * truth < got < 1.5 * truth:
+                break
+        ex.expect(_is_number(got), f"time_per_call returned a {type(got).__name__}, not a number",
+                  "return the seconds per call as a float")
+        ex.expect(0.5 * truth < got < 1.5 * truth,
+                  f"for a function that takes {format_time(truth)} a call, time_per_call returned {format_time(got)}",
+                  "time the n calls together, from before the first to after the last, and divide by n: "
+                  "seconds per call")
+        first_call_seconds = 100 * truth  # counted, it doubles the result
+
+        def slow_first_call() -> Callable[[], None]:
+            first_call: list[bool] = []
+
+            def fn() -> None:
+                if not first_call:  # like a first call that loads kernels or creates a library handle
+                    time.sleep(first_call_seconds)
+                    first_call.append(True)
+                work()
+
+            return fn
+
+        for _ in range(TRIES):
+            got = time_per_call(slow_first_call(), n=100)
+            if _is_number(got) and got < 1.5 * truth:
+                break
+        ex.expect(_is_number(got) and got < 1.5 * truth,
+                  f"for a function whose first call takes {format_time(first_call_seconds)} longer, "
+                  f"time_per_call returned {format_time(got) if _is_number(got) else repr(got)}, "
+                  f"not about {format_time(truth)}",
+                  "a first call can pay one-time costs (section 10 of the lecture): keep it out of the calls "
+                  "you time")
 
 
 # --------------------------------------------------------------------------------------------

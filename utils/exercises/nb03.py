@@ -15,6 +15,10 @@ issues them.  Each tuple names the stream first, then what happens on it, as in 
     ("wait_stream", stream, other)    `stream` waits for all work queued on `other` so far
 
 Exercise 5 (hardware queues, CUDA_DEVICE_MAX_CONNECTIONS) uses kernels only, plus a number of queues.
+
+Without a GPU, `check_side_stream_sum` and `check_prefetch_loop` run the answer on the CPU with the
+streams in order (`utils.exercises.cuda_on_cpu`): its values, not its races or its speed;
+`check_simulate_on_gpu` has nothing to add on a CPU to `check_simulate`, and says so.
 """
 
 from __future__ import annotations
@@ -27,10 +31,10 @@ from collections.abc import Callable, Sequence
 import torch
 from matplotlib.lines import Line2D
 
-from ..device import require_cuda
+from ..device import has_cuda, require_cuda
 from ..plotting import Interval, StreamTimeline, plot_timeline
 from ..timing import gpu_cycles_per_second, gpu_sleep, timer
-from . import Exercise, exercise, register
+from . import Exercise, LeftForGPU, cuda_on_cpu, exercise, register
 
 NOTEBOOK = "03_streams_pytorch"
 
@@ -102,6 +106,8 @@ def check_side_stream_sum(side_stream_sum: Callable[[torch.Tensor, torch.Tensor,
     returns long before the window ends, unless the host is slow or busy: then the run is tried
     again with a window twice as long, while one that synchronizes the host fails every try.
     """
+    if not has_cuda():
+        return _check_side_stream_sum_on_cpu(side_stream_sum)
     with exercise("side_stream_sum") as ex:
         require_cuda("check_side_stream_sum")
         side = torch.cuda.Stream()
@@ -146,6 +152,23 @@ def check_side_stream_sum(side_stream_sum: Callable[[torch.Tensor, torch.Tensor,
 
 
 register(Exercise(NOTEBOOK, "side_stream_sum", check_side_stream_sum, gpu=True))
+
+
+def _check_side_stream_sum_on_cpu(side_stream_sum: Callable) -> None:
+    """check_side_stream_sum's values on a CPU, where the streams run in order: `out` must hold the sum."""
+    with (exercise("side_stream_sum") as ex,
+          ex.on_cpu("that `out` holds x.sum() after the call, with the streams run in order on the CPU",
+                    "the race, with a slow producer and with a busy side stream: the streams must wait for each "
+                    "other on the GPU, and the host must not wait"),
+          cuda_on_cpu()):
+        n = 2**20
+        for value in (1.0, 2.0):
+            x, out = torch.full((n,), value), torch.full((), math.nan)
+            side_stream_sum(x, out, torch.cuda.Stream())
+            got, want = out.item(), n * value
+            ex.expect(got == want, f"out held {got}, expected {want}",
+                      "write the sum into the tensor `out` you were given (rebinding the name changes nothing), "
+                      "on the side stream")
 
 
 # ------------------------------------------------------------------------------------------
@@ -393,6 +416,11 @@ def check_simulate_on_gpu(simulate: Callable[[Sequence[Op]], Timeline], program:
     off by the duration of the kernel waited for.  A run that a busy machine disturbed is tried again;
     a wrong simulator is off in every run.
     """
+    if not has_cuda():
+        with exercise("simulate on the GPU"):
+            raise LeftForGPU("", "running the program on CUDA streams and comparing it with simulate(); on the "
+                                 "CPU, check_simulate above has checked your simulator against the stream rules")
+        return
     require_cuda("check_simulate_on_gpu")
     with exercise("simulate on the GPU") as ex:
         predicted = simulate(program)
@@ -464,6 +492,8 @@ def check_prefetch_loop(
     slow host otherwise makes any loop look serial); and the loop must save at least half of what a
     perfect overlap saves, one copy per batch but the first, rather than a fixed 20%.
     """
+    if not has_cuda():
+        return _check_prefetch_loop_on_cpu(prefetch_loop)
     with exercise("prefetch_loop") as ex:
         require_cuda("check_prefetch_loop")
         copy_stream = torch.cuda.Stream()
@@ -537,6 +567,33 @@ def check_prefetch_loop(
 
 
 register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True))
+
+
+def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
+    """check_prefetch_loop's outputs and buffers on a CPU, where copies and steps run in order."""
+    with (exercise("prefetch_loop") as ex,
+          ex.on_cpu("the outputs, in order, and the tensors of a batch's size made for the GPU, with the copies "
+                    "and steps run in order on the CPU",
+                    "the race (slow copies, then slow steps), and the speed against copying then computing "
+                    "one batch at a time"),
+          cuda_on_cpu() as gpu):
+        gen = torch.Generator().manual_seed(1000)
+        batches = [torch.randn(64, 32, generator=gen) for _ in range(BATCHES)]  # small: nothing is timed
+        want = [b.sum(dim=1) for b in batches]
+        before = len(gpu.placed)
+        got = prefetch_loop(batches, lambda x: x.sum(dim=1), torch.cuda.Stream())
+        ex.expect(isinstance(got, list) and len(got) == len(batches),
+                  f"returned a {type(got).__name__}, expected a list of {len(batches)} outputs",
+                  "append step(x) for every batch, in order")
+        bad = [i for i, (g, w) in enumerate(zip(got, want)) if not (isinstance(g, torch.Tensor) and torch.equal(g, w))]
+        ex.expect(not bad, f"the outputs of batches {bad} are wrong, with copies and steps run in order",
+                  "output i is step(batch i on the GPU): which buffer holds batch i when step reads it?")
+        made = sum(n >= batches[0].numel() for n in gpu.placed[before:])
+        ex.expect(made <= 2,
+                  f"made {made} GPU tensors of a batch's size for {len(batches)} batches; two buffers, made once, "
+                  "need 2",
+                  "allocate the two buffers once, before the loop, and copy each batch into one of them: "
+                  "copying into an existing tensor allocates nothing, while .to('cuda') makes a new one")
 
 
 # ------------------------------------------------------------------------------------------

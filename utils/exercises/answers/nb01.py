@@ -76,6 +76,21 @@ def _right_reserved(a: int, r: int) -> int:
     return torch.cuda.max_memory_reserved() - r
 
 
+@contextmanager
+def block_memory_from_stats():
+    """Right too: the counters read from torch.cuda.memory_stats() (what max_memory_allocated() and the
+    others read, torch/cuda/memory.py), after waiting for the GPU."""
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    start = torch.cuda.memory_stats()
+    report = Report()
+    yield report
+    torch.cuda.synchronize()
+    end = torch.cuda.memory_stats()
+    report.peak_allocated = end["allocated_bytes.all.peak"] - start["allocated_bytes.all.current"]
+    report.reserved_growth = end["reserved_bytes.all.peak"] - start["reserved_bytes.all.current"]
+
+
 WRONG_BLOCKS = {
     "no reset of the peaks": _block_memory(_right_allocated, _right_reserved, reset=False),
     "absolute peak, start not subtracted": _block_memory(lambda a, r: torch.cuda.max_memory_allocated(),
@@ -155,7 +170,14 @@ WRONG = {
     "check_block_memory": WRONG_BLOCKS,
     "check_batches_without_growth": WRONG_LOOPS,
 }
+# The wrong answers of the GPU checks whose mistake a CPU shows too: without a GPU, the check's CPU part
+# must reject them (tests/test_exercises.py).  The others are wrong only in what a GPU measures.
+WRONG_ON_CPU = {
+    "check_block_memory": set(WRONG_BLOCKS),  # the counters are imitated on the CPU: every formula shows
+    "check_batches_without_growth": {"sorts the batches, losing their order"},
+}
 ALSO_RIGHT = {
     "check_warm_up_sizes": ALSO_RIGHT_WARM_UPS,
     "check_batches_without_growth": {"warms the cache up, frees each batch": warm_up_with_largest},
+    "check_block_memory": {"reads memory_stats(), after a synchronize": block_memory_from_stats},
 }

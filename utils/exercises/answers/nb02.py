@@ -202,6 +202,9 @@ WRONG = {
         raw_quantiles)},
     "check_loop_time": WRONG_LOOP_TIME,
 }
+# The wrong answers of the GPU check whose mistake a CPU shows too (a host function of known duration):
+# without a GPU, the check's CPU part must reject them (tests/test_exercises.py).
+WRONG_ON_CPU = {"check_time_per_call": {"no warmup", "total not per call"}}
 ALSO_RIGHT = {
     "check_time_per_call": {"CUDA events": with_events},
     "check_which_is_faster": {f"bootstrap, seed {seed}": bootstrap_with_seed(seed) for seed in range(5)},

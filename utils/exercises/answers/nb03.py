@@ -2,7 +2,8 @@
 tests: SPOILERS.
 
 The timeline exercises are checked on the CPU.  The race and prefetching exercises need a GPU: their
-checks delay one stream on purpose, so every racy answer below must fail there, every time.
+checks delay one stream on purpose, so every racy answer below must fail there, every time.  Without
+a GPU their checks run the answer with the streams in order; WRONG_ON_CPU says which answers that rejects.
 """
 
 from __future__ import annotations
@@ -298,6 +299,17 @@ WRONG = {
     "check_simulate_on_gpu": {"waits ignored": ignores_waits},
     "check_prefetch_loop": WRONG_LOOPS,
     "check_simulate_queues": WRONG_QUEUE_SIMULATORS,
+}
+# The wrong answers of the GPU checks whose mistake a CPU shows too, with the copies and steps run in
+# order: without a GPU, the check's CPU part must reject them (tests/test_exercises.py).  The others
+# are wrong only in a race or in speed.  check_simulate_on_gpu has no CPU part (check_simulate is it).
+WRONG_ON_CPU = {
+    "check_side_stream_sum": {"new tensor"},
+    "check_prefetch_loop": {  # a new GPU tensor per batch, one buffer overwritten before its step, a batch missing
+        "the lecture's loop (a new tensor per batch, record_stream)", "no wait for the copy", "no record_stream",
+        "everything on the current stream", "the copy stream waits for every step", "one buffer",
+        "last batch missing"},
+    "check_simulate_on_gpu": set(),
 }
 ALSO_RIGHT = {
     # With nothing switched off, the builders of the wrong answers are right: each wrong one breaks one thing.
