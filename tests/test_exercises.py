@@ -11,6 +11,7 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
+import importlib
 import io
 import os
 import re
@@ -75,7 +76,15 @@ def _cases():
 # that may end in a device-side assert): nothing but their output is shared, so their answers are
 # checked side by side, ahead of the tests that read the results.  Every other check runs alone, as a
 # student's would: they time things, or switch global modes (sync debug mode, determinism).
-SIDE_BY_SIDE = {"05_debugging:check_find_failing_line", "05_debugging:check_safe_lookup"}
+SIDE_BY_SIDE = {"05_debugging:check_find_failing_line", "05_debugging:check_safe_index_add"}
+
+# GPU checks that, without a GPU, check what a CPU can, and say what needs a GPU: how many checks their
+# CPU part makes (0: nothing runs on a CPU, and the check says why).  Their wrong answers that a CPU
+# can see are WRONG_ON_CPU in utils/exercises/answers/nbNN.py.
+CPU_PART = {"01_memory:check_block_memory": 8, "01_memory:check_batches_without_growth": 2,
+            "02_benchmarking:check_time_per_call": 3, "03_streams_pytorch:check_side_stream_sum": 2,
+            "03_streams_pytorch:check_simulate_on_gpu": 0, "03_streams_pytorch:check_prefetch_loop": 3}
+CPU_PART_EXERCISES = [ex for ex in REGISTRY if ex.key in CPU_PART]
 
 
 @dataclass
@@ -194,7 +203,7 @@ def test_every_check_cell_is_registered_and_every_registered_check_has_its_cell(
     assert sorted(set(registered) - set(keys)) == [], "registered checks that no check cell calls"
     for notebook, module, check, argument, needs_gpu in cells:
         ex = registered[f"{notebook}:{check}"]
-        assert (ex.module, ex.name, ex.gpu) == (module, argument, needs_gpu), (
+        assert (ex.module, ex.name, ex.gpu and ex.key not in CPU_PART) == (module, argument, needs_gpu), (
             f"{ex.key} is registered as {ex.module}, {ex.name}, gpu={ex.gpu}, but its cell calls "
             f"{module}.{check}({argument}){' under %%requires cuda' if needs_gpu else ''}")
 
@@ -539,12 +548,93 @@ def test_the_model_is_the_real_allocator():
 
 
 @cpu_only
-@pytest.mark.parametrize("ex", [ex for ex in REGISTRY if ex.gpu], ids=lambda ex: ex.key)
+@pytest.mark.parametrize("ex", [ex for ex in REGISTRY if ex.gpu and ex.key not in CPU_PART], ids=lambda ex: ex.key)
 def test_gpu_checks_say_why_without_a_gpu(ex):
     from utils import GPUUnavailableError
 
     with pytest.raises(GPUUnavailableError, match="needs a CUDA GPU"):
         ex.check(lambda *a: None)
+
+
+# ---------------------------------------------------------------- GPU checks on a machine without a GPU
+ON_A_GPU = "     run this check on a GPU (Colab: Runtime → Change runtime type → T4 GPU)"
+
+
+def _wrong_on_cpu(ex: Exercise) -> set:
+    return importlib.import_module(f"utils.exercises.answers.{ex.module}").WRONG_ON_CPU[ex.check.__name__]
+
+
+def _torch_cuda_now() -> dict:
+    """What the CPU parts replace while they run (utils.exercises.cuda_on_cpu, nb01.imitated_counters)."""
+    return {(module.__name__, name): getattr(module, name) for module in (torch.cuda, torch.cuda.memory)
+            for name in dir(module) if not name.startswith("__")}
+
+
+def _on_this_cpu(ex: Exercise, answer) -> Outcome:
+    """Run a check on this CPU; torch.cuda must be as it was afterwards, whatever the answer did."""
+    before = _torch_cuda_now()
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            ex.check(answer)
+        error = None
+    except Exception as raised:  # noqa: BLE001 -- judged by the tests
+        error = raised
+    assert _torch_cuda_now() == before, "the check left torch.cuda imitated"
+    return Outcome(printed.getvalue(), error)
+
+
+def _left_for_a_gpu(ex: Exercise, outcome: Outcome, cpu_checks: int | None = None) -> None:
+    """The outcome says what passed on the CPU (`cpu_checks` checks, if given) and what needs a GPU, and is
+    no PASS.  No part ran on the CPU when the check has none, or when the answer calls CUDA that it cannot follow."""
+    if outcome.error is not None:
+        raise outcome.error
+    lines = outcome.printed.splitlines()
+    assert not any(line.startswith(("PASS", "FAIL", "TODO")) for line in lines), lines
+    count = str(cpu_checks) if cpu_checks else r"[1-9]\d*"
+    part = rf"PART {re.escape(ex.title)}: {count} checks passed on the CPU; the rest needs a GPU$"
+    nothing = rf"skipped \(needs cuda\): {re.escape(ex.title)}: no part of this check could run on the CPU$"
+    first = nothing if cpu_checks == 0 else part if cpu_checks else f"{part}|{nothing}"
+    assert lines and re.match(first, lines[0]), lines
+    assert any(line.startswith("     needs a GPU: ") for line in lines) and lines[-1] == ON_A_GPU, lines
+
+
+@host
+def test_the_cpu_parts_are_of_gpu_checks_and_have_their_wrong_answers_named():
+    assert sorted(ex.key for ex in CPU_PART_EXERCISES) == sorted(CPU_PART)
+    for ex in CPU_PART_EXERCISES:
+        assert ex.gpu and _wrong_on_cpu(ex) <= set(ex.wrong), ex.key
+
+
+@cpu_only
+@pytest.mark.parametrize("ex", CPU_PART_EXERCISES, ids=lambda ex: ex.key)
+def test_without_a_gpu_the_solution_passes_the_cpu_part_and_the_rest_is_left_for_a_gpu(ex):
+    (solution,) = definitions_of(SOLUTIONS / f"{ex.notebook}.ipynb", [ex.name])
+    _left_for_a_gpu(ex, _on_this_cpu(ex, solution), cpu_checks=CPU_PART[ex.key])
+
+
+def _cpu_cases():
+    for ex in CPU_PART_EXERCISES:
+        for what, answer in ex.wrong.items():
+            yield pytest.param(ex, "wrong", what, answer, id=f"{ex.key}: wrong: {what}")
+        for what, answer in ex.also_right.items():
+            yield pytest.param(ex, "right", what, answer, id=f"{ex.key}: also right: {what}")
+        for what, answer in MALFORMED.items():
+            yield pytest.param(ex, "malformed", what, answer, id=f"{ex.key}: malformed: {what}")
+
+
+@cpu_only
+@pytest.mark.parametrize("ex, kind, what, answer", list(_cpu_cases()))
+def test_without_a_gpu_what_a_cpu_can_see_fails_and_the_rest_is_left_for_a_gpu(ex, kind, what, answer):
+    """A wrong answer whose mistake a CPU shows (WRONG_ON_CPU), or a malformed one, FAILs with a hint;
+    any other answer is left for a GPU, never a PASS, never a FAIL."""
+    outcome = _on_this_cpu(ex, answer)
+    fails = (kind == "wrong" and what in _wrong_on_cpu(ex)) or (kind == "malformed" and CPU_PART[ex.key])
+    if fails:
+        assert isinstance(outcome.error, ExerciseFailed), f"not rejected on the CPU: {outcome}"
+        assert re.match(rf"^FAIL {re.escape(ex.title)}: .+\n     hint: \S", str(outcome.error)), outcome.error
+    else:
+        _left_for_a_gpu(ex, outcome)
 
 
 @host

@@ -1,6 +1,6 @@
 """Checks for the exercises of notebook 04 (CUDA streams in CuPy, and CuPy beside PyTorch): the
-tutorial's stream code made correct, a tensor handed from PyTorch to CuPy and back, a pipeline of
-copies and computes, and which stream a CuPy call runs on.
+tutorial's stream code made correct, a CuPy kernel applied to a PyTorch tensor on the caller's
+stream, a pipeline of copies and computes, and which stream a CuPy call runs on.
 
 The GPU checks make every race window wide on purpose: they keep one stream busy with
 `utils.cupy_sleep` (CuPy) or `utils.gpu_sleep` (PyTorch), kernels that spin for a known time, so an
@@ -21,7 +21,7 @@ import torch
 
 from ..device import require_cuda, require_cupy
 from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep, timer
-from . import Exercise, exercise, register
+from . import Checker, Exercise, exercise, register
 
 NOTEBOOK = "04_streams_cupy"
 WINDOW_MS = 60.0  # how long the checks keep a stream busy (at first: see TRIES)
@@ -165,113 +165,190 @@ register(Exercise(NOTEBOOK, "sum_on_stream", check_sum_on_stream, gpu=True))
 
 
 # ------------------------------------------------------------------------------------------
-# Exercise 2: from a PyTorch side stream to CuPy, and back
+# Exercise 2: a CuPy kernel on the caller's PyTorch stream
 # ------------------------------------------------------------------------------------------
+FACTOR = 3.0
+SCALE_N = 2**20  # float32 elements: 4 MiB
+
+
+class _Findings:
+    """An exercise's sub-checks, collected: a FAIL then says how many failed, and each with its hint."""
+
+    def __init__(self) -> None:
+        self.failed: list[tuple[str, str]] = []
+        self.total = 0
+
+    def expect(self, ok: bool, problem: str, hint: str) -> bool:
+        self.total += 1
+        if not ok:
+            self.failed.append((problem, hint))
+        return ok
+
+    def report(self, ex: Checker) -> None:
+        """Add the passed sub-checks to `ex`, or FAIL with every failed one."""
+        ex.passed += self.total - len(self.failed)
+        if not self.failed:
+            return
+        (problem, hint), *more = self.failed
+        rest = "".join(f"\n     also: {p}\n     hint: {'(as above)' if h == hint else h}" for p, h in more)
+        ex.expect(False, f"{len(self.failed)} of {self.total} checks failed. {problem}", hint + rest)
+
+
+def _cupy_stream_of(cp: Any, stream: torch.cuda.Stream) -> Any:
+    """A CuPy stream object for a PyTorch stream (the same CUDA stream), as in the lecture's section 8.2."""
+    if hasattr(cp.cuda.Stream, "from_external") and hasattr(stream, "__cuda_stream__"):
+        return cp.cuda.Stream.from_external(stream)
+    return cp.cuda.ExternalStream(stream.cuda_stream)  # CuPy before 14
+
+
 @dataclass
-class _HandoffRun:
-    producer_streams: list  # PyTorch's current stream each time produce() was called
+class _ScaleRun:
     out: Any  # what the answer returned
-    seen: torch.Tensor | None  # what the caller's stream read from it right after the call
-    waited: bool  # the producer's busy window had ended when the answer returned: the host waited
-    current_after: torch.cuda.Stream
+    seen: torch.Tensor | None  # what the caller's stream read from it, after the caller's next allocations
+    input_after: torch.Tensor | None  # the input, read at the end (when the caller kept it)
+    waited: bool  # the producer's busy window had ended when the call returned: the host waited
     host_ms: float
+    torch_after: torch.cuda.Stream  # PyTorch's current stream after the call
+    cupy_moved: bool  # CuPy's current stream after the call is not the one before it
+    late: bool  # the caller's next work ran only after unrelated work queued on PyTorch's default stream
 
 
-def _handoff_run(cp: Any, fn: Callable, cupy_fn: Callable, side: torch.cuda.Stream, caller: torch.cuda.Stream,
-                 n: int, value: float, window_ms: float) -> _HandoffRun:
-    """One call of fn(produce, cupy_fn, side) with `caller` as PyTorch's current stream."""
-    producer_streams: list = []
-    slept = torch.cuda.Event()
+def _scale_run(cp: Any, fn: Callable, caller: torch.cuda.Stream, value: float, window_ms: float,
+               keep_input: bool, busy_default: bool) -> _ScaleRun:
+    """One call of fn(t, FACTOR) with `caller` as PyTorch's current stream, queued right behind a
+    producer that spends `window_ms` on other work and then fills t with `value`.
 
-    def produce() -> torch.Tensor:
-        """Queue, on PyTorch's current stream: a tensor of NaN, 'window_ms' of other work, then fill it."""
-        producer_streams.append(torch.cuda.current_stream())
-        t = torch.full((n,), math.nan, device="cuda")
-        gpu_sleep(window_ms / 1e3)
-        slept.record()
-        t.fill_(value)
-        return t
-
-    torch.cuda.synchronize()
-    with torch.cuda.stream(caller):
-        t0 = time.perf_counter()
-        out = fn(produce, cupy_fn, side)
-        host_ms = (time.perf_counter() - t0) * 1e3
-        waited = bool(producer_streams) and slept.query()
-        current_after = torch.cuda.current_stream()
-        with torch.cuda.stream(caller):  # the caller's next work
-            seen = out.clone() if isinstance(out, torch.Tensor) and out.is_cuda else None
-    torch.cuda.synchronize()
-    return _HandoffRun(producer_streams, out, seen, waited, current_after, host_ms)
-
-
-def check_torch_to_cupy_and_back(
-    torch_to_cupy_and_back: Callable[[Callable[[], torch.Tensor], Callable[[Any], Any], torch.cuda.Stream],
-                                     torch.Tensor],
-) -> None:
-    """torch_to_cupy_and_back(produce, cupy_fn, side) must run produce() on the PyTorch stream `side`,
-    apply the CuPy function cupy_fn to the tensor it returns, and return the result as a tensor that
-    work on PyTorch's current stream may use at once, without making the host wait.
-
-    produce() spends 60 ms on other work before it writes its tensor, so an answer that lets CuPy
-    read too early reads NaN or an earlier trial's data, and an answer that makes the host wait for
-    the GPU (synchronize, .item(), .cpu(), .get()) returns only after those 60 ms.  It is called from
-    PyTorch's default stream (which is CuPy's null stream) and from another stream.
+    keep_input=False: the caller drops t right after the call and allocates tensors of its size (which
+    may take t's memory), and CuPy arrays of its size on its stream (which may take the memory of a
+    result that nothing owns). busy_default: PyTorch's default stream (CuPy's null stream) is busy
+    with unrelated work for twice the window.
     """
-    with exercise("torch_to_cupy_and_back") as ex:
-        cp = _cupy("check_torch_to_cupy_and_back")
-        n = 2**20
+    torch.cuda.synchronize()
+    cupy_before = cp.cuda.get_current_stream()
+    default = torch.cuda.default_stream()
+    origin, default_end, consumed = (torch.cuda.Event(enable_timing=True) for _ in range(3))
+    slept = torch.cuda.Event()
+    origin.record(default)
+    if busy_default:
+        gpu_sleep(2 * window_ms / 1e3, default)
+    default_end.record(default)
+    try:
+        with torch.cuda.stream(caller):
+            t = torch.full((SCALE_N,), math.nan, device="cuda")
+            gpu_sleep(window_ms / 1e3)
+            slept.record()
+            t.fill_(value)
+            t0 = time.perf_counter()
+            out = fn(t, FACTOR)
+            host_ms = (time.perf_counter() - t0) * 1e3
+            waited = slept.query()
+            torch_after = torch.cuda.current_stream()
+            cupy_moved = cp.cuda.get_current_stream().ptr != cupy_before.ptr
+            with torch.cuda.stream(caller):  # the caller's next work, on its own stream
+                kept = t if keep_input else None
+                del t
+                held: list = []  # the caller's new allocations, alive until its stream has read the result
+                if not keep_input:
+                    held += [torch.full((SCALE_N,), -1.0, device="cuda") for _ in range(2)]
+                    with _cupy_stream_of(cp, caller):  # CuPy's pool: the arena of the caller's stream
+                        held += [cp.full(SCALE_N, -2.0, dtype=cp.float32) for _ in range(4)]
+                usable = isinstance(out, torch.Tensor) and out.is_cuda and out.shape == (SCALE_N,)
+                seen = out.clone() if usable else None
+                consumed.record()
+    finally:
+        cupy_before.use()  # whatever the answer did to CuPy's current stream, the next trial starts clean
+    torch.cuda.synchronize()
+    held.clear()
+    late = busy_default and origin.elapsed_time(consumed) >= origin.elapsed_time(default_end)
+    input_after = kept.clone() if kept is not None else None
+    return _ScaleRun(out, seen, input_after, waited, host_ms, torch_after, cupy_moved, late)
 
-        def cupy_fn(x: Any) -> Any:
-            return x * 2 + 1
 
-        warm = torch.ones(n, device="cuda")  # load the kernels an answer uses, so that the host is not slow now
-        torch.from_dlpack(cupy_fn(cp.from_dlpack(warm))).clone()
-        cupy_fn(cp.asarray(warm)).sum()
-        torch.full((n,), math.nan, device="cuda").fill_(1.0)
+def check_cupy_scale_on_current_stream(
+    cupy_scale_on_current_stream: Callable[[torch.Tensor, float], torch.Tensor],
+) -> None:
+    """cupy_scale_on_current_stream(t, factor) must return factor * t, computed by CuPy, as a new PyTorch
+    tensor that work on PyTorch's current stream may read at once, with CuPy's work queued on that same
+    stream, and without making the host wait.
+
+    The tensor is written by a producer that first spends 60 ms on other work, on the caller's stream.
+    Three calls: from PyTorch's default stream; from another stream, after which the caller drops t and
+    allocates memory of its size at once (PyTorch's and CuPy's); and from another stream while PyTorch's
+    default stream (CuPy's null stream) is busy with unrelated work for 120 ms, which the caller's next
+    work must not wait for.
+    """
+    with exercise("cupy_scale_on_current_stream") as ex:
+        cp = _cupy("check_cupy_scale_on_current_stream")
         gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
-        side, other = torch.cuda.Stream(), torch.cuda.Stream()
-        callers = {"PyTorch's default stream": torch.cuda.default_stream(), "another PyTorch stream": other}
-        for value, (where, caller) in zip((3.0, 5.0), callers.items()):
-            for k in range(TRIES):
-                window_ms = WINDOW_MS * 2**k
-                run = _handoff_run(cp, torch_to_cupy_and_back, cupy_fn, side, caller, n, value, window_ms)
-                if not run.waited:
+        side = torch.cuda.Stream()
+        warm = torch.ones(SCALE_N, device="cuda")
+        side.wait_stream(torch.cuda.default_stream())
+        cupy_current = cp.cuda.get_current_stream()
+        try:
+            with torch.cuda.stream(side):  # a first call: CuPy compiles its kernels, the pools fill
+                cupy_scale_on_current_stream(warm, FACTOR)
+        finally:
+            cupy_current.use()
+        torch.cuda.synchronize()
+        trials = [  # (where, caller, value, keep_input, busy_default)
+            ("PyTorch's default stream", torch.cuda.default_stream(), 3.0, True, False),
+            ("a side stream", side, 5.0, False, False),
+            ("a side stream, with the default stream busy", side, 7.0, True, True),
+        ]
+        found = _Findings()
+        for where, caller, value, keep_input, busy_default in trials:
+            for k in range(TRIES):  # a slow host spoils a try now and then; a wrong answer fails every try
+                run = _scale_run(cp, cupy_scale_on_current_stream, caller, value, WINDOW_MS * 2**k, keep_input,
+                                 busy_default)
+                if not (run.waited or run.late):
                     break
-            ex.expect(len(run.producer_streams) == 1,
-                      f"called from {where}, produce() was called {len(run.producer_streams)} times",
-                      "call produce() once, and keep the tensor it returns")
-            ex.expect(run.producer_streams[0] == side,
-                      f"called from {where}, produce() ran on {run.producer_streams[0]}, not on side",
-                      "the producer's work belongs on the side stream: call produce() inside "
-                      "`with torch.cuda.stream(side):`")
-            ex.expect(isinstance(run.out, torch.Tensor) and run.out.is_cuda,
-                      f"called from {where}, the function returned a {type(run.out).__name__}, "
-                      "expected a PyTorch tensor on the GPU",
-                      "hand CuPy's result back to PyTorch without a copy: torch.from_dlpack(...)")
-            ex.expect(not run.waited,
-                      f"called from {where}, the function returned only after the GPU had done the producer's "
-                      f"{window_ms:.0f} ms of earlier work (the host waited {run.host_ms:.0f} ms)",
-                      "no synchronize(), .item(), .cpu(), .get() or cupy.asnumpy(): order the streams on the GPU, "
-                      "with events or wait_stream, or through DLPack's own handshake")
-            ex.expect(run.current_after == caller,
-                      f"called from {where}, PyTorch's current stream was {run.current_after} after the call",
-                      "leave PyTorch's current stream as you found it: use `with torch.cuda.stream(side):`")
-            want = 2 * value + 1
+            out, want = run.out, value * FACTOR
+            is_tensor = isinstance(out, torch.Tensor) and out.is_cuda
+            if not found.expect(is_tensor and out.shape == (SCALE_N,) and out.dtype == torch.float32,
+                                f"from {where}: returned {_describe(out)}, expected a float32 CUDA tensor of "
+                                f"{SCALE_N} elements",
+                                "hand CuPy's result back to PyTorch without a copy (DLPack)"):
+                continue
+            found.expect(not run.waited,
+                         f"from {where}: the call returned only after the producer's {WINDOW_MS * 2**k:.0f} ms "
+                         f"of earlier work had run (the host waited {run.host_ms:.0f} ms)",
+                         "the host must not wait for the GPU (no synchronize, .cpu(), .item(), .get(), "
+                         "asnumpy): order the work on the GPU, by queuing it on the stream that already orders it")
+            found.expect(run.torch_after == caller and not run.cupy_moved,
+                         f"from {where}: the call changed the current stream "
+                         f"({'PyTorch' if run.torch_after != caller else 'CuPy'}'s)",
+                         "leave both libraries' current streams as you found them: a `with` block restores the "
+                         "stream at its end; use() does not")
             assert run.seen is not None
-            off = (run.seen != want).nonzero()
-            example = f" (for example {run.seen[off[0, 0]].item():g})" if len(off) else ""
-            ex.expect(len(off) == 0,
-                      f"called from {where}, the caller's stream read {len(off)} of {n} values other than {want:g}"
-                      + example,
-                      "CuPy read the tensor before `side` had written it, or the caller's stream read the result "
-                      "before CuPy had written it: export with cupy.from_dlpack *inside* `with "
-                      "torch.cuda.stream(side)` (cupy.asarray does no ordering at all), or make the other "
-                      "stream wait; and return with torch.from_dlpack while CuPy's current stream is the one "
-                      "that computed the result")
+            wrong = int((run.seen != want).sum())
+            example = f" (for example {run.seen[(run.seen != want).nonzero()[0, 0]].item():g})" if wrong else ""
+            found.expect(wrong == 0,
+                         f"from {where}: the caller's stream read {wrong} of {SCALE_N} values other than "
+                         f"{want:g}{example}",
+                         "CuPy read the input before the producer had written it, or the caller read the result "
+                         "before CuPy had written it (or after its memory was given to someone else): which "
+                         "stream was CuPy's work queued on, and what ordered it with the caller's stream?")
+            if run.input_after is not None:
+                found.expect(bool((run.input_after == value).all()), f"from {where}: the input tensor was changed",
+                             "return a new tensor; leave the caller's input as it was")
+            if busy_default:
+                found.expect(not run.late,
+                             f"from {where}: the caller's next work waited for the unrelated "
+                             f"{2 * WINDOW_MS * 2**k:.0f} ms of work queued on PyTorch's default stream",
+                             "CuPy's null stream *is* PyTorch's default stream: work queued there, or a handshake "
+                             "made while it is CuPy's current stream, ties the caller to everything queued on it. "
+                             "Which stream should CuPy's kernel, and both DLPack exports, see as current?")
+        found.report(ex)
 
 
-register(Exercise(NOTEBOOK, "torch_to_cupy_and_back", check_torch_to_cupy_and_back, gpu=True))
+def _describe(x: object) -> str:
+    """What a student returned, in a few words."""
+    if isinstance(x, torch.Tensor):
+        return f"a {x.dtype} tensor of shape {tuple(x.shape)} on {x.device}"
+    return f"a {type(x).__name__}"
+
+
+register(Exercise(NOTEBOOK, "cupy_scale_on_current_stream", check_cupy_scale_on_current_stream, gpu=True))
 
 
 # ------------------------------------------------------------------------------------------

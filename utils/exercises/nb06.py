@@ -1,5 +1,5 @@
 """Checks for the exercises of notebook 06 (floating-point precision): a tolerance for dot products,
-an fp16 overflow to fix, and a deterministic scatter-add on the GPU.
+an fp16 overflow to fix, and a variance that survives a large mean.
 
 The checks measure rather than compare with one right answer:
 
@@ -11,11 +11,11 @@ The checks measure rather than compare with one right answer:
 - `check_rms` feeds the student's fp16 RMS function rows whose squares overflow fp16 (values near
   1e4) and rows whose squares underflow it (values near 1e-4), and asks for an fp16 result within
   fp16's own rounding of the exact RMS.
-- `check_deterministic_index_add` runs the student's scatter-add 20 times on inputs where atomic
-  additions give different bits almost every run (2**20 values into 4 bins), and on inputs where
-  even float64 atomic additions rounded to float32 differ (a bin holding +2**40 and -2**40), and
-  times it against `index_add_`.  A nondeterministic answer fails every time: the chance that 20
-  runs of contended atomics all agree bit for bit is negligible.
+- `check_stable_variance` feeds the student's float32 variance rows where E[x**2] - E[x]**2 cancels
+  catastrophically (mean 1e4, spread 1; rows of different means in one batch; constant rows), easy
+  rows (mean 0, one value, short rows) and large batches, compares with float64 within a tolerance
+  built from float32's eps and section 6's sqrt(n) rule (`variance_allowed`), and watches every torch
+  operation of the answer (`OperationWatch`): float64 inside would only hide the cancellation.
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ from functools import cache
 import numpy as np
 import torch
 
-from ..device import require_cuda
-from ..timing import benchmark, compare, format_time
 from . import Exercise, exercise, register
 
 NOTEBOOK = "06_precision"
@@ -168,104 +166,150 @@ register(Exercise(NOTEBOOK, "rms", check_rms))
 
 
 # ------------------------------------------------------------------------------------------
-# Exercise 3: a deterministic scatter-add (GPU)
+# Exercise 3: a variance without catastrophic cancellation (CPU)
 # ------------------------------------------------------------------------------------------
-SCATTER_VALUES = 2**20
-SCATTER_BINS = 4096
-RUNS = 20
-MAX_SLOWDOWN = 200  # a Python loop over the bins is thousands of times slower than index_add_
+# Section 6's sqrt(n) rule is what errors typically are, not a bound; and Welford's running mean carries its
+# rounding from one step to the next, so its errors add up less randomly (up to 2.8 times the estimate here).
+VARIANCE_SLACK = 8
+# What the exercise asks to write, from means and sums (torch.var's CPU kernel accumulates in float64, unseen)
+LIBRARY_VARIANCE = frozenset({"var", "std", "var_mean", "std_mean", "cov", "corrcoef",
+                              "layer_norm", "batch_norm", "group_norm", "instance_norm"})
+LEAVES_TORCH = frozenset({"item", "tolist", "numpy", "__array__", "__float__"})  # to Python floats or NumPy
+FLOAT64 = (torch.float64, torch.complex128)
 
 
-def scatter_inputs(bins: int, seed: int, huge: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """2**20 float32 values from N(0, 1) on the GPU, and a random bin for each.
+def variance_inputs() -> dict[str, torch.Tensor]:
+    """float32 batches for a variance along the last dimension, by what makes them hard; the same every call."""
+    gen = torch.Generator().manual_seed(3)
 
-    huge: bin 0 also holds +2**40 and -2**40 at random places.  Every value added to bin 0 between
-    those two is rounded at their scale (float64's step at 2**40 is 2**-12), so the float64 sum of
-    bin 0 depends on the order of the additions by far more than float32's step at the result.
+    def normal(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=gen)
+
+    large = 1e4 + normal(64, 4096)
+    large[:4, 0] += 60  # four rows whose first value lies 60 standard deviations out
+    means = torch.tensor([0.0, 1e4, -1e4, 3e3]).repeat(16)[:, None]
+    return {
+        "mean 0, std 1": normal(64, 4096),
+        "mean 1e4, std 1": large,
+        "means 0 to 1e4, std 0.1 to 10, in one batch": means + normal(64, 1024) * torch.logspace(-1, 1, 64)[:, None],
+        "constant rows near 1e4": (1e4 + 100 * normal(16, 1)).expand(16, 1000).contiguous(),
+        "rows of 8 values, mean 0": normal(64, 8),
+        "rows of one value": 1e4 + normal(16, 1),
+        "4096 rows of 64 values, mean 1e3": 1e3 + normal(4096, 64),
+        "rows of 2**16 values, mean 1e3": 1e3 + normal(4, 2**16),
+    }
+
+
+def variance_exact(x: torch.Tensor) -> torch.Tensor:
+    """The population variance of each row of x, computed in float64 (for comparing, not for the exercise)."""
+    return x.double().var(dim=-1, correction=0)
+
+
+def variance_allowed(x: torch.Tensor) -> torch.Tensor:
+    """How far a float32 variance of each row of x may be from the exact one (float64, one per row).
+
+    Section 6's rule: a reduction of n terms errs by about sqrt(n) eps times the sum of the magnitudes
+    of its terms.  With v the variance and a = mean|x| of a row:
+    - the sum of the n squared deviations d**2 errs by sqrt(n) eps v;
+    - each deviation d = x - mean is computed from numbers of size |x|, so it errs by about eps |x|,
+      and d**2 by 2 eps |x| |d|: added with random signs, 2 eps a sqrt(v / n);
+    - the mean errs by about sqrt(n) eps a (a sum of numbers of size a), and the mean square about a
+      wrong mean exceeds the variance by that error squared: n eps**2 a**2.
+    A two-pass, Welford or shifted computation stays within these; E[x**2] - E[x]**2 does not: E[x**2]
+    is about a**2, and its own rounding, eps a**2, is more than n eps**2 a**2 for any n below 1/eps.
     """
-    gen = torch.Generator(device="cuda").manual_seed(seed)
-    values = torch.randn(SCATTER_VALUES, device="cuda", generator=gen)
-    index = torch.randint(0, bins, (SCATTER_VALUES,), device="cuda", generator=gen)
-    if huge:
-        places = torch.randperm(SCATTER_VALUES, generator=torch.Generator().manual_seed(seed))[:2].cuda()
-        values[places] = torch.tensor([2.0**40, -(2.0**40)], device="cuda")
-        index[places] = 0
-    return values, index
+    n, xd = x.shape[-1], x.double()
+    v, a = xd.var(dim=-1, correction=0), xd.abs().mean(dim=-1)
+    return VARIANCE_SLACK * EPS32 * (math.sqrt(n) * v + 2 * a * (v / n).sqrt() + n * EPS32 * a**2)
 
 
-def _atomic_index_add(values: torch.Tensor, index: torch.Tensor, bins: int) -> torch.Tensor:
-    return torch.zeros(bins, dtype=values.dtype, device=values.device).index_add_(0, index, values)
+class OperationWatch(torch.overrides.TorchFunctionMode):
+    """Records what a function does with torch while active: which operations gave a float64 result,
+    which left torch for Python floats or NumPy (both float64), and which computed a variance for it.
+
+    Every torch function and Tensor method called from Python passes through a TorchFunctionMode, and a
+    float64 computation has to make a float64 tensor at some point (x.double(), .to(), dtype=, a float64
+    factory, or a promotion with one), so this sees it; kernels that use float64 inside and return
+    float32, as torch.var on the CPU, it cannot see: those are named in LIBRARY_VARIANCE.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.float64: list[str] = []
+        self.left_torch: list[str] = []
+        self.library: list[str] = []
+
+    def __torch_function__(self, func: Callable, types: object, args: tuple = (), kwargs: dict | None = None
+                           ) -> object:
+        result = func(*args, **(kwargs or {}))
+        name = getattr(func, "__name__", repr(func))
+        results = result if isinstance(result, (tuple, list)) else (result,)
+        if any(isinstance(r, torch.Tensor) and r.dtype in FLOAT64 for r in results):
+            self.float64.append(name)
+        if name in LEAVES_TORCH and args and isinstance(args[0], torch.Tensor) and args[0].is_floating_point():
+            self.left_torch.append(name)
+        if name in LIBRARY_VARIANCE:
+            self.library.append(name)
+        return result
 
 
-def check_deterministic_index_add(deterministic_index_add: Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
-                                  ) -> None:
-    """deterministic_index_add(values, index, bins) must return the per-bin sums of float32 `values`
-    (as index_add_ into zeros would), with the same bits on every run, leave deterministic mode as it
-    found it, and cost at most MAX_SLOWDOWN times index_add_."""
-    with exercise("deterministic_index_add") as ex:
-        require_cuda("check_deterministic_index_add")
-        values, index = scatter_inputs(SCATTER_BINS, seed=1)
-        mode_before = torch.are_deterministic_algorithms_enabled()
-        got = deterministic_index_add(values, index, SCATTER_BINS)
-        mode_after = torch.are_deterministic_algorithms_enabled()
-        torch.use_deterministic_algorithms(mode_before)  # whatever the answer did, later checks start clean
-        ex.expect(mode_after == mode_before,
-                  f"left torch.use_deterministic_algorithms at {mode_after}: a global setting that changes every "
-                  "later cell",
-                  "remember torch.are_deterministic_algorithms_enabled() first and restore it in a `finally:`")
-        ex.expect(isinstance(got, torch.Tensor), f"returned a {type(got).__name__}, not a tensor",
-                  "return the tensor of the per-bin sums")
-        ex.expect(tuple(got.shape) == (SCATTER_BINS,) and got.dtype == values.dtype and got.device == values.device,
-                  f"returned {got.dtype} of shape {tuple(got.shape)} on {got.device}; expected {values.dtype} of "
-                  f"shape ({SCATTER_BINS},) on {values.device}",
-                  "one sum per bin (also for empty bins), in the values' dtype, on their device")
-        exact = torch.zeros(SCATTER_BINS, dtype=torch.float64, device="cuda").index_add_(0, index, values.double())
-        magnitude = torch.zeros(SCATTER_BINS, dtype=torch.float64, device="cuda").index_add_(
-            0, index, values.double().abs())
-        count = torch.bincount(index, minlength=SCATTER_BINS).double()
-        wrong = int(((got.double() - exact).abs() > count * EPS32 * magnitude).sum())  # float32's worst case
-        ex.expect(wrong == 0, f"{wrong} of {SCATTER_BINS} bins hold a wrong sum (beyond float32's worst-case "
-                  "error for any order of additions)",
-                  "bin b must hold the sum of values[i] for every i with index[i] == b")
-        for case, (vals, idx, bins) in {
-            "2**20 values into 4 bins": (*scatter_inputs(4, seed=2), 4),
-            "a bin that also holds +2**40 and -2**40": (*scatter_inputs(4, seed=3, huge=True), 4),
-        }.items():
-            runs = {deterministic_index_add(vals, idx, bins).cpu().numpy().tobytes() for _ in range(RUNS)}
-            torch.use_deterministic_algorithms(mode_before)
-            ex.expect(len(runs) == 1, f"{RUNS} runs on {case} gave {len(runs)} different results",
-                      "atomic additions (index_add_, scatter_add_, bincount with weights) add in the order the "
-                      "threads arrive, in float64 too: put the values in a fixed order first (a stable sort by "
-                      "bin), then add them with operations that do not use atomics")
-        torch.use_deterministic_algorithms(True)  # a caller that had switched it on keeps it on
-        try:
-            deterministic_index_add(values, index, SCATTER_BINS)
-            left_on = torch.are_deterministic_algorithms_enabled()
-        finally:
-            torch.use_deterministic_algorithms(mode_before)
-        ex.expect(left_on, "called with deterministic mode on, it left the mode off",
-                  "restore the setting you found (are_deterministic_algorithms_enabled() first), which is not always "
-                  "off")
-        empty = 16  # the last bins get no value: their sum is 0, and they are still bins
-        vals, idx = scatter_inputs(SCATTER_BINS - empty, seed=5)
-        got = deterministic_index_add(vals, idx, SCATTER_BINS)
-        torch.use_deterministic_algorithms(mode_before)
-        ex.expect(isinstance(got, torch.Tensor) and tuple(got.shape) == (SCATTER_BINS,)
-                  and bool((got[-empty:] == 0).all()),
-                  f"with the last {empty} bins empty, returned {type(got).__name__} of shape "
-                  f"{tuple(getattr(got, 'shape', ()))}, expected ({SCATTER_BINS},) ending in {empty} zeros",
-                  "every bin gets a sum, 0 for a bin no value falls in: counts and offsets need all `bins` of them "
-                  "(bincount's minlength)")
-        base = benchmark(_atomic_index_add, values, index, SCATTER_BINS, label="index_add_ (atomics)",
-                         min_time=0.1, min_blocks=5)
-        yours = benchmark(deterministic_index_add, values, index, SCATTER_BINS, label="deterministic_index_add",
-                          min_time=0.1, min_blocks=5)
-        torch.use_deterministic_algorithms(mode_before)
-        print(compare([base, yours]))
-        ex.expect(yours.median < MAX_SLOWDOWN * base.median,
-                  f"took {format_time(yours.median)}, {yours.median / base.median:.0f} times index_add_'s "
-                  f"{format_time(base.median)}",
-                  "no Python loop over the bins: sort once, then use whole-tensor operations")
+def _names(calls: list[str]) -> str:
+    return ", ".join(dict.fromkeys(calls))  # each once, in the order of the first call
 
 
-register(Exercise(NOTEBOOK, "deterministic_index_add", check_deterministic_index_add, gpu=True))
+def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    """stable_variance(x) must return the population variance of each row of a float32 2-D tensor, as
+    float32, within `variance_allowed` of float64's, computed in float32: no float64 tensor, no Python
+    floats or NumPy, no torch.var (OperationWatch sees each), and the input left as it was."""
+    with exercise("stable_variance") as ex:
+        for name, x in variance_inputs().items():
+            rows = x.shape[0]
+            before, watch = x.clone(), OperationWatch()
+            with watch:
+                got = stable_variance(x)
+            ex.expect(isinstance(got, torch.Tensor), f"with {name}, returned a {type(got).__name__}, not a tensor",
+                      "return a tensor: one variance per row")
+            ex.expect(torch.equal(x, before), "changed its input", "compute on new tensors, not in place")
+            ex.expect(got.dtype == torch.float32, f"with {name}, returned {got.dtype}",
+                      "return float32, the dtype of the input: computing in float32 is the exercise")
+            ex.expect(tuple(got.shape) == (rows,), f"for a {tuple(x.shape)} input, returned shape {tuple(got.shape)}, "
+                      f"expected ({rows},)", "one variance per row: reduce the last dimension only")
+            ex.expect(not watch.library, f"called {_names(watch.library)}",
+                      "write the variance from means and sums yourself: torch.var and its relatives are what this "
+                      "exercise is about (on the CPU they accumulate in float64)")
+            ex.expect(not watch.left_torch, f"left torch for Python numbers or NumPy ({_names(watch.left_torch)})",
+                      "Python floats and NumPy compute in float64: keep the computation in float32 tensors")
+            ex.expect(not watch.float64, f"made float64 tensors ({_names(watch.float64)})",
+                      "float64 only moves the problem to larger means: find a way that is accurate in float32 "
+                      "(what does E[x**2] - E[x]**2 lose when the mean is large?)")
+            ex.expect(bool(torch.isfinite(got).all()), f"with {name}, returned inf or NaN",
+                      "a row whose values are all equal has variance 0: do not divide by something that is 0 "
+                      "there (a row of one value included)")
+            ex.expect(bool((got >= 0).all()), f"with {name}, returned a negative variance, {float(got.min()):.4g}",
+                      "a mean of squares is never negative: a negative result is a difference of two nearly equal "
+                      "numbers that lost its digits (catastrophic cancellation)")
+            exact, allowed = variance_exact(x), variance_allowed(x)
+            error = (got.double() - exact).abs()
+            row = int((error / allowed).argmax())
+            ex.expect(bool((error <= allowed).all()),
+                      f"with {name}, row {row}: returned {float(got[row]):.6g}, the exact variance is "
+                      f"{float(exact[row]):.6g} (allowed error {float(allowed[row]):.2g})",
+                      _accuracy_hint(x, got, exact, allowed))
+
+
+def _accuracy_hint(x: torch.Tensor, got: torch.Tensor, exact: torch.Tensor, allowed: torch.Tensor) -> str:
+    """What a variance that is too far from the exact one most likely got wrong."""
+    n = x.shape[-1]
+    sample = exact * n / max(n - 1, 1)
+    if n > 1 and bool(((got.double() - sample).abs() <= allowed + EPS32 * sample).all()):
+        return "that is the sample variance (divided by n - 1): the population variance divides by n"
+    relative = float(((got.double() - exact).abs() / exact.clamp(min=1e-30)).max())
+    if float(x.double().mean(dim=-1).abs().max()) < 1 and relative > 1e-2:
+        return ("with mean 0 there is no cancellation to fear: compute the mean of the squared deviations from "
+                "each row's own mean, along the last dimension")
+    return ("E[x**2] and E[x]**2 are both about mean**2, so their difference keeps only the digits below float32's "
+            "rounding of mean**2 (catastrophic cancellation), and so does any sum of squares taken about a number "
+            "far from a row's mean: subtract something close to each row's own mean before squaring")
+
+
+register(Exercise(NOTEBOOK, "stable_variance", check_stable_variance))

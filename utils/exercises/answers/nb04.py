@@ -2,11 +2,13 @@
 the tests: SPOILERS.
 
 Exercises 1 to 3 need a GPU: their checks delay one stream on purpose, so every racy answer below
-must fail there, every time.  Exercise 4 is checked on the CPU.
+must fail there, every time (exercise 2's also keep PyTorch's default stream busy, which an answer
+on CuPy's null stream must wait for).  Exercise 4 is checked on the CPU.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import torch
@@ -114,91 +116,126 @@ WRONG_SUMS = {
 }
 
 
-# ---------------------------------------------------------------- exercise 2: torch_to_cupy_and_back (GPU)
-def export_outside(produce, cupy_fn, side):  # DLPack orders against PyTorch's current stream *at export*
+# ---------------------------------------------------------------- exercise 2: cupy_scale_on_current_stream (GPU)
+def scale_on_the_callers_stream(t, factor):  # the solution's way, both exports inside the block
     cp = _cp()
-    with torch.cuda.stream(side):
-        t = produce()
-    return torch.from_dlpack(cupy_fn(cp.from_dlpack(t)))
+    with _cupy_stream_of(torch.cuda.current_stream()):
+        return torch.from_dlpack(cp.from_dlpack(t) * factor)
 
 
-def asarray_inside(produce, cupy_fn, side):  # __cuda_array_interface__ v2: no stream, no ordering
+def on_the_null_stream(t, factor):  # DLPack's handshakes order it, but behind all of the default stream's work
     cp = _cp()
-    with torch.cuda.stream(side):
-        t = produce()
-        x = cp.asarray(t)
-    return torch.from_dlpack(cupy_fn(x))
+    return torch.from_dlpack(cp.from_dlpack(t) * factor)
 
 
-def shared_stream_no_way_back(produce, cupy_fn, side):  # CuPy on side, but the caller does not wait for side
+def returned_outside_the_block(t, factor):  # the way back handshakes with CuPy's null stream
     cp = _cp()
-    with torch.cuda.stream(side), _cupy_stream_of(side):
-        y = cupy_fn(cp.asarray(produce()))
-    return torch.from_dlpack(y)  # CuPy's current stream is the null stream again: it orders nothing
+    with _cupy_stream_of(torch.cuda.current_stream()):
+        y = cp.from_dlpack(t) * factor
+    return torch.from_dlpack(y)
 
 
-def produce_on_the_caller(produce, cupy_fn, side):  # right values, but the producer's work is not on side
+def asarray_on_the_null_stream(t, factor):  # __cuda_array_interface__ v2 from PyTorch: no stream, no order
     cp = _cp()
-    return torch.from_dlpack(cupy_fn(cp.from_dlpack(produce())))
+    return torch.from_dlpack(cp.asarray(t) * factor)
 
 
-def side_synchronize(produce, cupy_fn, side):  # right values, but the host waits for side
+def on_the_default_stream(t, factor):  # PyTorch's default stream made current: the caller's stream is left out
     cp = _cp()
-    with torch.cuda.stream(side):
-        t = produce()
-    side.synchronize()
-    return torch.from_dlpack(cupy_fn(cp.from_dlpack(t)))
+    with torch.cuda.stream(torch.cuda.default_stream()):
+        return torch.from_dlpack(cp.from_dlpack(t) * factor)
 
 
-def device_synchronize(produce, cupy_fn, side):  # right values, but the host waits for the whole GPU
+def use_without_restoring(t, factor):  # right values, but CuPy's current stream is left changed
     cp = _cp()
-    with torch.cuda.stream(side):
-        t = produce()
+    _cupy_stream_of(torch.cuda.current_stream()).use()
+    return torch.from_dlpack(cp.from_dlpack(t) * factor)
+
+
+def device_synchronize_first(t, factor):  # right values, but the host waits for the whole GPU
+    cp = _cp()
     torch.cuda.synchronize()
-    return torch.from_dlpack(cupy_fn(cp.asarray(t)))
+    return torch.from_dlpack(cp.asarray(t) * factor)
 
 
-def through_the_host(produce, cupy_fn, side):  # .cpu() waits for the producer, and copies twice
+def stream_synchronize_at_the_end(t, factor):  # right values, but the host waits for the caller's stream
     cp = _cp()
-    with torch.cuda.stream(side):
-        t = produce()
-        host = t.cpu().numpy()
-    return torch.from_dlpack(cupy_fn(cp.asarray(host)))
+    stream = _cupy_stream_of(torch.cuda.current_stream())
+    with stream:
+        y = cp.from_dlpack(t) * factor
+        stream.synchronize()
+        return torch.from_dlpack(y)
 
 
-def returns_cupy(produce, cupy_fn, side):  # a CuPy array, not a tensor
+def through_the_host(t, factor):  # .cpu() waits for the producer, and the data crosses the bus twice
     cp = _cp()
-    with torch.cuda.stream(side):
-        x = cp.from_dlpack(produce())
-    return cupy_fn(x)
+    with _cupy_stream_of(torch.cuda.current_stream()):
+        y = cp.asarray(t.cpu().numpy()) * factor
+        return torch.from_dlpack(y)
 
 
-def wait_stream_then_asarray(produce, cupy_fn, side):  # right: the caller's stream waits for side first
+def returns_cupy(t, factor):  # a CuPy array, not a tensor
     cp = _cp()
-    with torch.cuda.stream(side):
-        t = produce()
-    torch.cuda.current_stream().wait_stream(side)  # CuPy's null stream = PyTorch's default stream
-    return torch.from_dlpack(cupy_fn(cp.from_dlpack(t)))
+    with _cupy_stream_of(torch.cuda.current_stream()):
+        return cp.from_dlpack(t) * factor
 
 
-def shared_stream(produce, cupy_fn, side):  # right: CuPy works on side itself, and the caller joins side
+def in_place(t, factor):  # scales the caller's input and returns it
     cp = _cp()
-    with torch.cuda.stream(side), _cupy_stream_of(side):
-        y = cupy_fn(cp.asarray(produce()))  # same stream as the producer: in order, no handshake needed
-        out = torch.from_dlpack(y)
-    torch.cuda.current_stream().wait_stream(side)
+    with _cupy_stream_of(torch.cuda.current_stream()):
+        x = cp.from_dlpack(t)
+        x *= factor
+    return t
+
+
+class _Interface:  # an object that has nothing but the interface's dictionary
+    def __init__(self, interface):
+        self.__cuda_array_interface__ = interface
+
+
+def not_owning_the_result(t, factor):  # a tensor over CuPy's memory that does not keep it alive
+    cp = _cp()
+    with _cupy_stream_of(torch.cuda.current_stream()):
+        y = cp.from_dlpack(t) * factor
+        interface = {k: v for k, v in y.__cuda_array_interface__.items() if k != "stream"}
+        return torch.as_tensor(_Interface(interface), device="cuda")  # y is freed when the function returns
+
+
+def asarray_on_the_callers_stream(t, factor):  # right: on the producer's own stream, no handshake is needed
+    cp = _cp()
+    with _cupy_stream_of(torch.cuda.current_stream()):
+        return torch.from_dlpack(cp.asarray(t) * factor)
+
+
+def output_made_by_pytorch(t, factor):  # right: PyTorch allocates the result on its stream, CuPy writes it there
+    cp = _cp()
+    out = torch.empty_like(t)
+    with _cupy_stream_of(torch.cuda.current_stream()):
+        cp.multiply(cp.from_dlpack(t), factor, out=cp.from_dlpack(out))
     return out
 
 
-WRONG_HANDOFFS = {
-    "from_dlpack outside the producer's stream context": export_outside,
-    "cupy.asarray (no stream ordering)": asarray_inside,
-    "CuPy on the shared stream, no way back": shared_stream_no_way_back,
-    "produce() on the caller's stream": produce_on_the_caller,
-    "side.synchronize()": side_synchronize,
-    "torch.cuda.synchronize()": device_synchronize,
+def external_stream_by_handle(t, factor):  # right: the older API, a stream wrapped from its handle
+    cp = _cp()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # deprecated in CuPy 14, still there
+        stream = cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    with stream:
+        return torch.from_dlpack(cp.from_dlpack(t) * factor)
+
+
+WRONG_SCALES = {
+    "on CuPy's null stream (ordered by DLPack, behind the default stream)": on_the_null_stream,
+    "torch.from_dlpack after leaving the caller's stream": returned_outside_the_block,
+    "cupy.asarray on the null stream (no ordering)": asarray_on_the_null_stream,
+    "PyTorch's default stream made current": on_the_default_stream,
+    "use() without restoring CuPy's stream": use_without_restoring,
+    "torch.cuda.synchronize() first": device_synchronize_first,
+    "the stream synchronized at the end": stream_synchronize_at_the_end,
     "through the host (.cpu())": through_the_host,
     "returns a CuPy array": returns_cupy,
+    "scales the input in place": in_place,
+    "a tensor that does not own CuPy's result": not_owning_the_result,
 }
 
 
@@ -357,15 +394,17 @@ WRONG_STREAMS = {
 
 WRONG = {
     "check_sum_on_stream": WRONG_SUMS,
-    "check_torch_to_cupy_and_back": WRONG_HANDOFFS,
+    "check_cupy_scale_on_current_stream": WRONG_SCALES,
     "check_pipelined": WRONG_PIPELINES,
     "check_which_stream": {what: _returns(mapping) for what, mapping in WRONG_STREAMS.items()},
 }
 ALSO_RIGHT = {
     "check_sum_on_stream": {"use() with the caller's stream restored": use_and_restore,
                             "the host waits for s": host_synchronized},
-    "check_torch_to_cupy_and_back": {"wait_stream, then DLPack": wait_stream_then_asarray,
-                                     "CuPy on the producer's stream (Stream.from_external)": shared_stream},
+    "check_cupy_scale_on_current_stream": {"the caller's stream, as in the solution": scale_on_the_callers_stream,
+                                           "cupy.asarray on the caller's stream": asarray_on_the_callers_stream,
+                                           "the output allocated by PyTorch": output_made_by_pytorch,
+                                           "ExternalStream from the handle": external_stream_by_handle},
     "check_pipelined": {"the wrong pipelines' builder, nothing broken": pipeline,
                         "arrays made on copy_stream, kept and fenced":
                             lambda c, f, s: allocate_on_copy_stream(c, f, s, keep=True, fence=True),

@@ -53,70 +53,131 @@ def blocking_or_cpu(script):  # right: CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU 
     return _string_lines(run_process(script, env=env).traceback)[-1]
 
 
-# ---------------------------------------------------------------- exercise 2: safe_lookup (CPU or GPU)
-def no_check(weight, ids):
-    return F.embedding(ids, weight)
+# ---------------------------------------------------------------- exercise 2: safe_index_add (CPU or GPU)
+def no_check(target, dim, index, source):  # a device-side assert on a GPU
+    return target.index_add(dim, index, source)
 
 
-def off_by_one(weight, ids):
-    if bool((ids < 0).any() | (ids > weight.shape[0]).any()):
-        bad = ids[(ids < 0) | (ids > weight.shape[0])][0].item()
-        raise IndexError(f"index {bad} is out of range for {weight.shape[0]} rows")
-    return F.embedding(ids, weight)
+def upper_bound_only(target, dim, index, source):
+    size = target.shape[dim]
+    too_large = index >= size
+    if too_large.any():
+        position = int(too_large.int().argmax())
+        raise IndexError(f"index[{position}] = {int(index[position])} is out of range for size {size}")
+    return target.index_add(dim, index, source)
 
 
-def negatives_forgotten(weight, ids):
-    if bool((ids >= weight.shape[0]).any()):
-        bad = ids[ids >= weight.shape[0]][0].item()
-        raise IndexError(f"index {bad} is out of range for {weight.shape[0]} rows")
-    return F.embedding(ids, weight)
+def counts_from_the_end(target, dim, index, source):  # as a Python list would: index_add_ does not
+    size = target.shape[dim]
+    bad = (index < -size) | (index >= size)
+    if bad.any():
+        position = int(bad.int().argmax())
+        raise IndexError(f"index[{position}] = {int(index[position])} is out of range for size {size}")
+    return target.index_add(dim, index, source)
 
 
-def one_sync_per_index(weight, ids):  # right answers, but the host asks the GPU once per index
-    for i in range(len(ids)):
-        if ids[i] < 0 or ids[i] >= weight.shape[0]:
-            raise IndexError(f"index {ids[i].item()} is out of range for {weight.shape[0]} rows")
-    return F.embedding(ids, weight)
+def wraps_negatives(target, dim, index, source):  # hides the bug: -1 becomes the last slice
+    return target.index_add(dim, index % target.shape[dim], source)
 
 
-def assert_async(weight, ids):  # still a device-side assert: asynchronous, and fatal to the process
-    torch._assert_async(((ids >= 0) & (ids < weight.shape[0])).all())
-    return F.embedding(ids, weight)
+def size_of_dim_0(target, dim, index, source):  # checks against the rows whatever dim is
+    size = target.shape[0]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        position = int(bad.int().argmax())
+        raise IndexError(f"index[{position}] = {int(index[position])} is out of range for size {size}")
+    return target.index_add(dim, index, source)
 
 
-def vague_message(weight, ids):
-    if bool(((ids < 0) | (ids >= weight.shape[0])).any()):
-        raise IndexError("index out of range")
-    return F.embedding(ids, weight)
+def one_sync_per_index(target, dim, index, source):  # right answers, but the host asks the GPU once per index
+    size = target.shape[dim]
+    for position in range(len(index)):
+        if index[position] < 0 or index[position] >= size:
+            raise IndexError(f"index[{position}] = {int(index[position])} is out of range for size {size}")
+    return target.index_add(dim, index, source)
 
 
-def clamps(weight, ids):  # hides the bug: a wrong row instead of an error
-    return F.embedding(ids.clamp(0, weight.shape[0] - 1), weight)
+def validates_after(target, dim, index, source):  # on a GPU the kernel has asserted before the check
+    out = target.index_add(dim, index, source)
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        position = int(bad.int().argmax())
+        raise IndexError(f"index[{position}] = {int(index[position])} is out of range for size {size}")
+    return out
 
 
-def lets_the_lookup_fail(weight, ids):  # the CPU's lookup raises by itself; on a GPU: a device-side assert
+def reraises_the_ops_error(target, dim, index, source):  # the CPU's index_add raises; a GPU's does not
     try:
-        return F.embedding(ids, weight)
-    except IndexError:
-        rows = weight.shape[0]
-        bad = ids[(ids < 0) | (ids >= rows)][0].item()
-        raise IndexError(f"index {bad} is out of range for {rows} rows") from None
+        return target.index_add(dim, index, source)
+    except RuntimeError:
+        size = target.shape[dim]
+        bad = (index < 0) | (index >= size)
+        position = int(bad.int().argmax())
+        raise IndexError(f"index[{position}] = {int(index[position])} is out of range for size {size}") from None
 
 
-def value_error_aminmax(weight, ids):  # right: one synchronization for both ends
-    low, high = torch.stack(torch.aminmax(ids)).tolist()
-    rows = weight.shape[0]
-    if low < 0 or high >= rows:
-        raise ValueError(f"indices must be in 0..{rows - 1}; got {low if low < 0 else high}")
-    return F.embedding(ids, weight)
+def value_error(target, dim, index, source):
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        position = int(bad.int().argmax())
+        raise ValueError(f"index[{position}] = {int(index[position])} is out of range for size {size}")
+    return target.index_add(dim, index, source)
 
 
-def tolist_then_loop(weight, ids):  # right: one copy to the host, then Python checks each index
-    rows = weight.shape[0]
-    for i in ids.tolist():
-        if not 0 <= i < rows:
-            raise IndexError(f"index {i} is out of range for {rows} rows")
-    return F.embedding(ids, weight)
+def plain_assert(target, dim, index, source):  # AssertionError, and no check at all under python -O
+    assert bool(((index >= 0) & (index < target.shape[dim])).all()), "an index is out of range"
+    return target.index_add(dim, index, source)
+
+
+def assert_async(target, dim, index, source):  # on a GPU still a device-side assert; on the CPU a RuntimeError
+    torch._assert_async(((index >= 0) & (index < target.shape[dim])).all())
+    return target.index_add(dim, index, source)
+
+
+def value_without_position(target, dim, index, source):
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        raise IndexError(f"index {int(index[bad][0])} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+def the_extreme_index(target, dim, index, source):  # names the smallest or the largest, not the first bad one
+    size = target.shape[dim]
+    low, high = torch.stack(torch.aminmax(index)).tolist()
+    if low < 0 or high >= size:
+        value = low if low < 0 else high
+        position = int((index == value).int().argmax())
+        raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+def in_place(target, dim, index, source):  # changes the caller's target
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        position = int(bad.int().argmax())
+        raise IndexError(f"index[{position}] = {int(index[position])} is out of range for size {size}")
+    return target.index_add_(dim, index, source)
+
+
+def tolist_then_loop(target, dim, index, source):  # right: one copy to the host, then Python checks each index
+    size = target.shape[dim]
+    for position, value in enumerate(index.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for dimension {dim} of size {size}")
+    return target.index_add(dim, index, source)
+
+
+def nonzero_positions(target, dim, index, source):  # right: nonzero waits once, for the count of bad indices
+    size = target.shape[dim]
+    positions = ((index < 0) | (index >= size)).nonzero()
+    if len(positions):
+        first = int(positions[0, 0])
+        raise IndexError(f"position {first}: {int(index[first])} is not in 0..{size - 1}")
+    return torch.index_add(target, dim, index, source)
 
 
 # ---------------------------------------------------------------- exercise 3: train_steps_no_sync (GPU)
@@ -231,15 +292,21 @@ WRONG = {
         "the last line number of the traceback, in PyTorch's files": any_file_last_line,
         "the first lookup of the script's text": first_lookup_in_text,
     },
-    "check_safe_lookup": {
+    "check_safe_index_add": {
         "no check (a device-side assert on a GPU)": no_check,
-        "off by one: index == rows passes": off_by_one,
-        "negative indices forgotten": negatives_forgotten,
+        "checks the upper bound only": upper_bound_only,
+        "allows negative indices down to -size": counts_from_the_end,
+        "wraps negative indices": wraps_negatives,
+        "checks against dimension 0 whatever dim is": size_of_dim_0,
         "one synchronization per index": one_sync_per_index,
+        "validates after running index_add": validates_after,
+        "lets index_add fail, then re-raises as IndexError": reraises_the_ops_error,
+        "ValueError instead of IndexError": value_error,
+        "a plain assert": plain_assert,
         "torch._assert_async": assert_async,
-        "a message that does not name the index": vague_message,
-        "clamps the indices": clamps,
-        "lets the lookup fail, then names the index": lets_the_lookup_fail,
+        "a message without the position": value_without_position,
+        "names the smallest or largest index, not the first bad one": the_extreme_index,
+        "index_add_ on target (changes the caller's tensor)": in_place,
     },
     "check_train_steps_no_sync": {
         "the given loop, unchanged": given_loop,
@@ -256,8 +323,8 @@ WRONG = {
 }
 ALSO_RIGHT = {
     "check_find_failing_line": {"CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere": blocking_or_cpu},
-    "check_safe_lookup": {"ValueError, torch.aminmax, one .tolist()": value_error_aminmax,
-                          "one .tolist(), then a Python loop": tolist_then_loop},
+    "check_safe_index_add": {"one .tolist(), then a Python loop": tolist_then_loop,
+                             "nonzero() for the positions, torch.index_add": nonzero_positions},
     "check_train_steps_no_sync": {"0/1 weights, p.sub_": weights_and_clamp,
                                   "the wrong answers' builder, nothing switched": _no_sync},
 }

@@ -45,83 +45,138 @@ RIGHT_RMS = {
 }
 
 
-# ---------------------------------------------------------------- exercise 3: deterministic_index_add (GPU)
-def atomic_index_add(values: torch.Tensor, index: torch.Tensor, bins: int) -> torch.Tensor:
-    return torch.zeros(bins, dtype=values.dtype, device=values.device).index_add_(0, index, values)
+# ---------------------------------------------------------------- exercise 3: stable_variance (CPU)
+def two_pass(x):
+    """The solution's way: the mean first, then the mean of the squared deviations from it."""
+    return (x - x.mean(dim=-1, keepdim=True)).square().mean(dim=-1)
 
 
-def bincount_weights(values: torch.Tensor, index: torch.Tensor, bins: int) -> torch.Tensor:
-    return torch.bincount(index, weights=values, minlength=bins).to(values.dtype)
+def one_pass(x):  # E[x^2] - E[x]^2: both about mean^2, their difference cancels
+    return x.square().mean(dim=-1) - x.mean(dim=-1).square()
 
 
-def float64_atomics(values: torch.Tensor, index: torch.Tensor, bins: int) -> torch.Tensor:
-    """Reproducible in practice, not guaranteed: float32 rounding hides most of float64's differences."""
-    return (torch.zeros(bins, dtype=torch.float64, device=values.device)
-            .index_add_(0, index, values.double()).to(values.dtype))
+def one_pass_clamped(x):  # no longer negative, still wrong: the digits are gone before the clamp
+    return one_pass(x).clamp(min=0)
 
 
-def sorted_then_atomics(values: torch.Tensor, index: torch.Tensor, bins: int) -> torch.Tensor:
-    order = torch.argsort(index, stable=True)
-    return atomic_index_add(values[order], index[order], bins)
+def upcast(x):  # right values, but float64 inside: it only moves the cancellation to larger means
+    return one_pass(x.double()).float()
 
 
-def deterministic_mode_left_on(values: torch.Tensor, index: torch.Tensor, bins: int) -> torch.Tensor:
-    torch.use_deterministic_algorithms(True)
-    return atomic_index_add(values, index, bins)
+def returns_float64(x):
+    return two_pass(x).double()
 
 
-def loop_over_bins(values: torch.Tensor, index: torch.Tensor, bins: int) -> torch.Tensor:
-    return torch.stack([values[index == b].sum() for b in range(bins)])
+def library_var_unbiased(x):  # torch.var's default divides by n - 1 (and is the library's, not yours)
+    return x.var(dim=-1)
 
 
-def deterministic_mode_restored(values: torch.Tensor, index: torch.Tensor, bins: int) -> torch.Tensor:
-    """Right too: PyTorch's own deterministic index_add_, with the global mode restored."""
-    was = torch.are_deterministic_algorithms_enabled()
-    torch.use_deterministic_algorithms(True)
-    try:
-        return atomic_index_add(values, index, bins)
-    finally:
-        torch.use_deterministic_algorithms(was)
+def library_var(x):
+    """Accurate (on this CPU within 1e-7 of float64: its kernel is Welford's with float64 accumulators,
+    aten/src/ATen/native/cpu/ReduceOpsKernel.cpp), but float64 inside, and what the exercise asks to write."""
+    return x.var(dim=-1, correction=0)
 
 
-def deterministic_mode_without_minlength(values: torch.Tensor, index: torch.Tensor, bins: int) -> torch.Tensor:
-    """PyTorch's deterministic index_add_, into as many bins as bincount finds: too few when the last are empty."""
-    was = torch.are_deterministic_algorithms_enabled()
-    torch.use_deterministic_algorithms(True)
-    try:
-        found = len(torch.bincount(index))  # without minlength: the largest bin that holds a value, plus one
-        return torch.zeros(found, dtype=values.dtype, device=values.device).index_add_(0, index, values)
-    finally:
-        torch.use_deterministic_algorithms(was)
+def divides_by_n_minus_1(x):
+    return (x - x.mean(dim=-1, keepdim=True)).square().sum(dim=-1) / (x.shape[-1] - 1)
 
 
-def mode_switched_off(values: torch.Tensor, index: torch.Tensor, bins: int) -> torch.Tensor:
-    """Switches deterministic mode on, then off: not what a caller who had it on set."""
-    torch.use_deterministic_algorithms(True)
-    try:
-        return atomic_index_add(values, index, bins)
-    finally:
-        torch.use_deterministic_algorithms(False)
+def mean_over_rows(x):  # the mean of each column, not of each row
+    return (x - x.mean(dim=0, keepdim=True)).square().mean(dim=-1)
 
 
-WRONG_SCATTER = {
-    "index_add_ (atomic additions)": atomic_index_add,
-    "bincount with weights (atomic additions)": bincount_weights,
-    "float64 atomic additions, rounded to float32": float64_atomics,
-    "sorted, then index_add_": sorted_then_atomics,
-    "deterministic mode, left on": deterministic_mode_left_on,
-    "a Python loop over the bins": loop_over_bins,
-    "deterministic mode on, then off (not restored)": mode_switched_off,
-    "bins counted by bincount without minlength": deterministic_mode_without_minlength,
+def shifted_by_one_number(x):
+    """The shifted formula with one shift for the whole batch: fine for rows whose mean is near that
+    number, catastrophic for the others (a batch of rows of different means)."""
+    y = x - x[0, 0]
+    return y.square().mean(dim=-1) - y.mean(dim=-1).square()
+
+
+def shifted_by_first_value(x):
+    """Right: the shifted formula, each row shifted by its own first value.  With K the shift, it cancels
+    1 + ((K - mean) / std)**2 times the variance; K is a value of the row, so that is at most n + 1,
+    and the check's rows whose first value is 60 standard deviations out (a factor of 3601) stay
+    within the tolerance, as do rows of 2**16 values."""
+    y = x - x[:, :1]
+    return y.square().mean(dim=-1) - y.mean(dim=-1).square()
+
+
+def scaled_by_largest_deviation(x):  # right for most rows, but 0/0 = NaN on a row whose values are equal
+    d = x - x.mean(dim=-1, keepdim=True)
+    scale = d.abs().amax(dim=-1, keepdim=True)
+    return (d / scale).square().mean(dim=-1) * scale.squeeze(-1).square()
+
+
+def python_floats(x):  # right values, but Python floats are float64 (and it is slow)
+    out = []
+    for row in x.tolist():
+        mean = sum(row) / len(row)
+        out.append(sum((v - mean) ** 2 for v in row) / len(row))
+    return torch.tensor(out, dtype=torch.float32)
+
+
+def welford(x):
+    """Right: Welford's update, one column at a time for all rows (slow in Python: a loop over the columns)."""
+    mean = torch.zeros(x.shape[0], dtype=x.dtype)
+    m2 = torch.zeros(x.shape[0], dtype=x.dtype)
+    for k in range(x.shape[1]):
+        delta = x[:, k] - mean
+        mean = mean + delta / (k + 1)
+        m2 = m2 + delta * (x[:, k] - mean)
+    return m2 / x.shape[1]
+
+
+def merged_chunks(x, chunk=256):
+    """Right: two passes within chunks of columns, merged by Chan, Golub and LeVeque's update of the mean
+    and the sum of squared deviations (one pass over the data, what parallel reductions do)."""
+    count, mean, m2 = 0, None, None
+    for block in x.split(chunk, dim=-1):
+        size = block.shape[-1]
+        block_mean = block.mean(dim=-1)
+        block_m2 = (block - block_mean[:, None]).square().sum(dim=-1)
+        if mean is None:
+            count, mean, m2 = size, block_mean, block_m2
+            continue
+        total = count + size
+        delta = block_mean - mean
+        mean = mean + delta * (size / total)
+        m2 = m2 + block_m2 + delta.square() * (count * size / total)
+        count = total
+    return m2 / count
+
+
+def linalg_norm(x):  # right: the norm of the deviations, squared, over n
+    d = x - x.mean(dim=-1, keepdim=True)
+    return torch.linalg.vector_norm(d, dim=-1).square() / x.shape[-1]
+
+
+WRONG_VARIANCE = {
+    "the one-pass formula E[x^2] - E[x]^2": one_pass,
+    "the one-pass formula, clamped at 0": one_pass_clamped,
+    "the one-pass formula in float64": upcast,
+    "returns float64": returns_float64,
+    "torch.var, unbiased (n - 1)": library_var_unbiased,
+    "torch.var(correction=0): accurate, but float64 accumulators inside, and the library's": library_var,
+    "two passes, divided by n - 1": divides_by_n_minus_1,
+    "the mean over the wrong dimension": mean_over_rows,
+    "shifted by one number for the whole batch": shifted_by_one_number,
+    "scaled by the largest deviation (NaN on constant rows)": scaled_by_largest_deviation,
+    "a Python loop in Python floats (float64)": python_floats,
+}
+RIGHT_VARIANCE = {
+    "shifted by each row's first value": shifted_by_first_value,
+    "Welford's update, column by column": welford,
+    "two passes in chunks, merged (Chan et al.)": merged_chunks,
+    "the squared norm of the deviations": linalg_norm,
 }
 
 WRONG = {
     "check_dot_tolerance": WRONG_TOLERANCES,
     "check_rms": WRONG_RMS,
-    "check_deterministic_index_add": WRONG_SCATTER,
+    "check_stable_variance": WRONG_VARIANCE,
 }
 ALSO_RIGHT = {
     "check_dot_tolerance": RIGHT_TOLERANCES,
     "check_rms": RIGHT_RMS,
-    "check_deterministic_index_add": {"PyTorch's deterministic mode, restored": deterministic_mode_restored},
+    "check_stable_variance": RIGHT_VARIANCE,
 }

@@ -2,11 +2,13 @@
 tests: SPOILERS.
 
 Exercise 1 is checked on the CPU.  The other three need a GPU; each wrong answer below gives a
-wrong (stale) result, allocates at every call, or is no faster than eager, on every run.
+wrong (stale or overwritten) result, captures the wrong number of graphs, replays the wrong one, or
+does not replay at all, on every run.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 
 import torch
@@ -37,7 +39,7 @@ WRONG_SPEEDUPS = {
 }
 
 
-# ---------------------------------------------------------------- exercise 2: graph_function (GPU)
+# ---------------------------------------------------------------- exercise 2: bucketed_graphs (GPU)
 def _warm_up(fn, *args) -> None:
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -55,108 +57,79 @@ def _captured(fn, static_inputs):
     return graph, outputs
 
 
-def graph_function_rebinding(fn, *examples):
-    static_inputs = [e.clone() for e in examples]
-    graph, outputs = _captured(fn, static_inputs)
+def _bucketed(choose=None, capture_lazily: bool = False, copy_in: bool = True, pad: bool = True,
+              rows: str = "clone", share_pool: bool = False, too_large: str = "raise", zero_padding: bool = False,
+              graph: bool = True):
+    """A bucketed_graphs with one thing switched: how a bucket is chosen (choose(batch, sizes)), when the
+    graphs are captured, whether the batch is copied in, padded, what is returned, what a batch larger
+    than every bucket does."""
+    def smallest(batch, sizes):
+        return next((s for s in sizes if s >= batch), None)
 
-    def run(*inputs):
-        static_inputs = list(inputs)  # noqa: F841  (a new local name: the graph never sees it)
-        graph.replay()
-        return outputs
-    return run
+    choose = choose or smallest
 
+    def bucketed_graphs(fn, buckets, feature_shape):
+        sizes = sorted(buckets)
+        pool = torch.cuda.graph_pool_handle() if share_pool else None
+        graphs = {}
 
-def graph_function_without_replay(fn, *examples):
-    static_inputs = [e.clone() for e in examples]
-    _graph, outputs = _captured(fn, static_inputs)
+        def build(size):
+            static_x = torch.zeros(size, *feature_shape, device="cuda")
+            _warm_up(fn, static_x)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, pool=pool):
+                static_y = fn(static_x)
+            graphs[size] = (g, static_x, static_y)
 
-    def run(*inputs):
-        for static, new in zip(static_inputs, inputs):
-            static.copy_(new)
-        return outputs
-    return run
+        if graph and not capture_lazily:
+            for size in sizes:
+                build(size)
 
-
-def graph_function_first_input_only(fn, *examples):
-    static_inputs = [e.clone() for e in examples]
-    graph, outputs = _captured(fn, static_inputs)
-
-    def run(*inputs):
-        static_inputs[0].copy_(inputs[0])
-        graph.replay()
-        return outputs
-    return run
-
-
-def graph_function_eager(fn, *examples):
-    return lambda *inputs: fn(*inputs)
-
-
-def graph_function_capturing_every_call(fn, *examples):
-    static_inputs = [e.clone() for e in examples]
-    _warm_up(fn, *static_inputs)
-
-    def run(*inputs):
-        for static, new in zip(static_inputs, inputs):
-            static.copy_(new)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            outputs = fn(*static_inputs)
-        graph.replay()
-        run.graphs.append(graph)  # kept alive, as its outputs need
-        return outputs
-    run.graphs = []
-    return run
-
-
-def graph_function_returning_clones(fn, *examples):
-    static_inputs = [e.clone() for e in examples]
-    graph, outputs = _captured(fn, static_inputs)
-
-    def run(*inputs):
-        for static, new in zip(static_inputs, inputs):
-            static.copy_(new)
-        graph.replay()
-        return tuple(o.clone() for o in outputs)
-    return run
+        def run(x):
+            batch = x.shape[0]
+            size = choose(batch, sizes)
+            if size is None:
+                if too_large == "eager":
+                    return fn(x)
+                raise ValueError(f"a batch of {batch} rows is larger than the largest bucket, {sizes[-1]}")
+            if not graph:
+                return fn(x)
+            if capture_lazily:
+                build(batch)  # one graph per batch size, at call time
+                size = batch
+            g, static_x, static_y = graphs[size]
+            if copy_in and pad:
+                static_x[:batch].copy_(x)
+                if zero_padding:
+                    static_x[batch:].zero_()
+            elif copy_in:
+                static_x.copy_(x)  # no room made for a smaller batch
+            g.replay()
+            if rows == "view":
+                return static_y[:batch]
+            if rows == "all":
+                return static_y.clone()
+            return static_y[:batch].clone()
+        return run
+    return bucketed_graphs
 
 
-def graph_function_warm_up_on_current_stream(fn, *examples):
-    """Right too: warming up on the current stream works as well here."""
-    static_inputs = [e.clone() for e in examples]
-    for _ in range(3):
-        fn(*static_inputs)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        outputs = fn(*static_inputs)
-
-    def run(*inputs):
-        for static, new in zip(static_inputs, inputs):
-            static.copy_(new)
-        graph.replay()
-        return outputs
-    return run
+def _bisect_bucket(batch, sizes):  # right: the same choice, by bisection
+    i = bisect.bisect_left(sizes, batch)
+    return sizes[i] if i < len(sizes) else None
 
 
-def graph_function_on_the_examples(fn, *examples):  # the caller's tensors become the graph's inputs
-    graph, outputs = _captured(fn, examples)
-
-    def run(*inputs):
-        for static, new in zip(examples, inputs):
-            static.copy_(new)
-        graph.replay()
-        return outputs
-    return run
-
-
-WRONG_GRAPH_FUNCTIONS = {
-    "rebinds the inputs' names": graph_function_rebinding,
-    "copies the inputs but forgets to replay": graph_function_without_replay,
-    "copies the first input only": graph_function_first_input_only,
-    "eager, no graph": graph_function_eager,
-    "captures at every call": graph_function_capturing_every_call,
-    "returns clones of the outputs": graph_function_returning_clones,
-    "captures on the caller's example tensors": graph_function_on_the_examples,
+WRONG_BUCKETED = {
+    "one graph per batch size, captured at call time": _bucketed(capture_lazily=True),
+    "returns a view of the graph's output": _bucketed(rows="view"),
+    "always the largest bucket": _bucketed(choose=lambda batch, sizes: sizes[-1] if batch <= sizes[-1] else None),
+    "no padding: copies the batch over the whole bucket": _bucketed(pad=False),
+    "forgets to copy the batch in": _bucketed(copy_in=False),
+    "the smallest bucket larger than the batch (off by one)":
+        _bucketed(choose=lambda batch, sizes: next((s for s in sizes if s > batch), None)),
+    "returns the padding rows too": _bucketed(rows="all"),
+    "falls back to eager for a batch too large": _bucketed(too_large="eager"),
+    "eager, no graph": _bucketed(graph=False),
 }
 
 
@@ -199,13 +172,19 @@ WRONG_STANDARDIZERS = {
 }
 
 
-# ---------------------------------------------------------------- exercise 4: graphed_training_step (GPU)
-def _training_step(zero_before_capture: bool = True, copy_data: bool = True, graph: bool = True,
-                   tensor: bool = True, optimizer_in_graph: bool = True):
-    """A graphed_training_step with one thing switched off."""
-    def graphed_training_step(model, optimizer, loss_fn, x_example, y_example):
+# ---------------------------------------------------------------- exercise 4: graphed_scheduled_step (GPU)
+def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, copy_data: bool = True,
+                    graph: bool = True, tensor: bool = True, optimizer_in_graph: bool = True,
+                    recapture: bool = False, set_lr=lambda lr_t, lr: lr_t.fill_(lr)):
+    """A graphed_scheduled_step with one thing switched off (or, recapture: captured again at each new lr)."""
+    def graphed_scheduled_step(model, optimizer, loss_fn, x_example, y_example):
+        group = optimizer.param_groups[0]
+        lr_t = torch.tensor(group["lr"], device="cuda")
+        if lr_tensor:
+            group["lr"] = lr_t  # the captured step reads it from GPU memory at every replay
         if not graph:
-            def eager_step(x, y):
+            def eager_step(x, y, lr):
+                group["lr"] = lr
                 optimizer.zero_grad(set_to_none=True)
                 loss = loss_fn(model(x), y)
                 loss.backward()
@@ -213,53 +192,76 @@ def _training_step(zero_before_capture: bool = True, copy_data: bool = True, gra
                 return loss
             return eager_step
         static_x, static_y = x_example.clone(), y_example.clone()
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                optimizer.zero_grad(set_to_none=True)
-                loss_fn(model(static_x), static_y).backward()
-                optimizer.step()
-        torch.cuda.current_stream().wait_stream(side)
-        if zero_before_capture:
-            optimizer.zero_grad(set_to_none=True)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            static_loss = loss_fn(model(static_x), static_y)
-            static_loss.backward()
-            if optimizer_in_graph:
-                optimizer.step()
 
-        def step(x, y):
+        def capture():
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(3):
+                    optimizer.zero_grad(set_to_none=True)
+                    loss_fn(model(static_x), static_y).backward()
+                    optimizer.step()
+            torch.cuda.current_stream().wait_stream(side)
+            if zero_before_capture:
+                optimizer.zero_grad(set_to_none=True)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                static_loss = loss_fn(model(static_x), static_y)
+                static_loss.backward()
+                if optimizer_in_graph:
+                    optimizer.step()
+            return g, static_loss
+
+        captured = [capture()]
+
+        def step(x, y, lr):
+            if recapture:
+                group["lr"] = lr
+                captured[0] = capture()  # a new graph with the new number: warm-up steps and all
+            elif lr_tensor:
+                set_lr(lr_t, lr)
+            else:
+                group["lr"] = lr  # a Python number: the graph recorded the old one
             if copy_data:
                 static_x.copy_(x)
                 static_y.copy_(y)
+            g, static_loss = captured[0]
             g.replay()
             if not optimizer_in_graph:
                 optimizer.step()
             return static_loss if tensor else static_loss.item()
         return step
-    return graphed_training_step
+    return graphed_scheduled_step
 
 
-WRONG_TRAINING_STEPS = {
-    "gradients of the warm-up kept at capture": _training_step(zero_before_capture=False),
-    "the data never copied in": _training_step(copy_data=False),
-    "eager steps, no graph": _training_step(graph=False),
-    "returns the loss as a number (.item())": _training_step(tensor=False),
-    "optimizer.step() outside the graph": _training_step(optimizer_in_graph=False),
+WRONG_SCHEDULED_STEPS = {
+    "the learning rate a Python number (frozen at capture)": _scheduled_step(lr_tensor=False),
+    "a tensor learning rate, never updated": _scheduled_step(set_lr=lambda lr_t, lr: None),
+    "captured again at every step": _scheduled_step(recapture=True),
+    "gradients of the warm-up kept at capture": _scheduled_step(zero_before_capture=False),
+    "the data never copied in": _scheduled_step(copy_data=False),
+    "eager steps, no graph": _scheduled_step(graph=False),
+    "returns the loss as a number (.item())": _scheduled_step(tensor=False),
+    "optimizer.step() outside the graph": _scheduled_step(optimizer_in_graph=False),
 }
 
 
 WRONG = {
     "check_predicted_speedup": WRONG_SPEEDUPS,
-    "check_graph_function": WRONG_GRAPH_FUNCTIONS,
+    "check_bucketed_graphs": WRONG_BUCKETED,
     "check_graphed_standardize": WRONG_STANDARDIZERS,
-    "check_graphed_training_step": WRONG_TRAINING_STEPS,
+    "check_graphed_scheduled_step": WRONG_SCHEDULED_STEPS,
 }
 ALSO_RIGHT = {
     "check_predicted_speedup": {"the wrong models' builder, nothing broken": _speedup(max, max)},
-    "check_graph_function": {"warm-up on the current stream": graph_function_warm_up_on_current_stream},
+    "check_bucketed_graphs": {"the wrong answers' builder, nothing switched": _bucketed(),
+                              "the bucket found by bisection, padding zeroed": _bucketed(choose=_bisect_bucket,
+                                                                                          zero_padding=True),
+                              "the graphs share one memory pool": _bucketed(share_pool=True)},
     "check_graphed_standardize": {"the wrong answers' builder, both bugs fixed": _standardizer(True, True)},
-    "check_graphed_training_step": {"the wrong answers' builder, nothing switched off": _training_step()},
+    "check_graphed_scheduled_step": {
+        "the wrong answers' builder, nothing switched off": _scheduled_step(),
+        "the learning rate copied in from a tensor": _scheduled_step(set_lr=lambda lr_t, lr: lr_t.copy_(
+            torch.tensor(lr))),
+    },
 }
