@@ -212,6 +212,11 @@ def test_compare_table():
     assert rows[1].split()[:3] == ["fast", "1.00", "ms"] and rows[2].endswith("3.00x")
 
 
+def test_compare_keeps_two_digits_of_a_small_ratio():
+    rows = utils.compare([Timing("slow", np.array([15e-3] * 4)), Timing("fast", np.array([72e-6] * 4))]).splitlines()
+    assert rows[2].endswith(" 0.0048x") and rows[1].endswith(" 1.00x")
+
+
 def test_printed_timings_are_masked_by_the_nbval_sanitizer():
     printed = [format_time(seconds) for seconds in (3e-9, 4e-6, 5e-3, 6.0)] + [
         str(utils.benchmark(spin, 1e-4, backend="cpu")),

@@ -354,9 +354,14 @@ def compare(timings: Sequence[Timing], baseline: int = 0) -> str:
     for t in timings:
         rows.append(
             f"{t.label:<{width}}  {format_time(t.median):>9}  {format_time(t.iqr):>9}  "
-            f"{t.iqr / t.median:>7.1%}  {t.median / base:>8.2f}x"
+            f"{t.iqr / t.median:>7.1%}  {_ratio(t.median / base):>8}x"
         )
     return "\n".join(rows)
+
+
+def _ratio(ratio: float) -> str:
+    """Two decimals, or two significant digits below 0.1 (so that 72 µs against 15 ms is not 0.00x)."""
+    return f"{ratio:.2f}" if ratio >= 0.095 else f"{ratio:.2g}"
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,12 +22,18 @@ cp.ones(4, dtype=cp.float32).sum()  # compile the kernels used below
 
 
 def reused_on(where: str) -> bool:
-    """Free an array made on a; is the next allocation of that size, on `where`, the same memory?"""
+    """Free an array made on a; is the next allocation of that size, on `where`, the same memory?
+
+    Stream a sleeps 50 ms before the free, so that the free is still queued when `where` asks,
+    except in "b, no wait, after the free ran", where the host first waits for a."""
     with a:
         x = cp.ones(N, dtype=cp.float32)
         address = x.data.ptr
+        utils.cupy_sleep(0.05)  # a is busy: the free below waits in its queue
         del x  # the default pool: back to a's free list; the async pool: cudaFreeAsync, queued on a
         freed = a.record()
+    if where == "b, no wait, after the free ran":
+        a.synchronize()
     stream = a if where == "a" else b
     with stream:
         if where == "b after an event":
@@ -62,4 +68,6 @@ unfenced_reader()  # once untimed: the first call compiles the kernels, which wo
 print(json.dumps({"memory": kind,
                   "reused on a": reused_on("a"),
                   "reused on b, after an event recorded on a after the free": reused_on("b after an event"),
+                  "reused on b, no wait, the free still queued": reused_on("b, no wait"),
+                  "reused on b, no wait, after the free ran": reused_on("b, no wait, after the free ran"),
                   "an unfenced reader on b saw (x held ones)": unfenced_reader()}))
