@@ -439,10 +439,21 @@ def first_slide_and_output(nb: nbformat.NotebookNode) -> tuple[str, str]:
     raise AssertionError("no code cell of the slides prints anything")
 
 
+# The slides on show that are taller than the slideshow and cannot scroll (RISE's `scroll` option
+# gives such a slide a scroll bar): [[their height, the slideshow's, their overflow-y], ...]
+CUT_OFF_SLIDES_JS = """() => {
+    const reveal = document.querySelector('.reveal').getBoundingClientRect().height;
+    return [...document.querySelectorAll('.reveal .slides section.present')]
+        .filter(s => s.scrollHeight > 1.05 * reveal && getComputedStyle(s).overflowY !== 'scroll')
+        .map(s => [s.scrollHeight, Math.round(reveal), getComputedStyle(s).overflowY]);
+}"""
+
+
 def slideshow_problems(p, lab: Lab, notebook: str, tmp: Path, max_slides: int = 12) -> list[str]:
     """Open `notebook` as a RISE slideshow (jupyterlab-rise's /rise/ page), as an instructor does with
-    Ctrl+R: its first slide must show the lecture's title; going on (the right arrow, as a presenter
-    does), a slide must show the first saved output of the lecture's slides."""
+    Alt+R: its first slide must show the lecture's title; going on (the right arrow, as a presenter
+    does), a slide must show the first saved output of the lecture's slides, and scroll if it is
+    taller than the window."""
     nb = nbformat.read(ROOT / notebook, as_version=4)
     title, output = first_slide_and_output(nb)
     url = lab.open_url.replace("/lab/tree/", "/rise/", 1)
@@ -462,7 +473,8 @@ def slideshow_problems(p, lab: Lab, notebook: str, tmp: Path, max_slides: int = 
 
         for _ in range(max_slides):
             if wait_until(output_shown, 3):  # a slide's transition takes a moment, longer on a busy machine
-                return []
+                return [] if wait_until(lambda: not page.evaluate(CUT_OFF_SLIDES_JS), 3) else [
+                    f"a slide taller than the window does not scroll: {page.evaluate(CUT_OFF_SLIDES_JS)}"]
             page.keyboard.press("ArrowRight")
         page.screenshot(path=tmp / "slides-no-output.png")
         return [f"{max_slides} slides on, no slide shows the saved output {output!r}"]

@@ -91,6 +91,7 @@ def test_each_lecture_is_a_slideshow_a_section_a_slide(path):
     got = [c.metadata.get("slideshow", {}).get("slide_type") for c in nb.cells]
     assert got == [slide_type(c, c is first_code) for c in nb.cells], "python -m tools.course sync"
     assert got.count("slide") >= 5 and got[0] == "slide"
+    assert nb.metadata.get("rise") == {"scroll": True}, "python -m tools.course sync: a long slide must scroll"
 
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)

@@ -215,7 +215,14 @@ def slide_type(cell: nbformat.NotebookNode, first_code: bool) -> str:
     return "subslide" if heading else "-"
 
 
+# jupyterlab-rise merges a notebook's metadata["rise"] into its settings; with `scroll`, a slide taller
+# than the window gets a scroll bar (its loadConfiguration and the settings schema's "scroll", 0.43.1).
+# Without it a long section's slide is cut off at the window's bottom, and the wheel changes slides.
+RISE = {"scroll": True}
+
+
 def set_slides(nb: nbformat.NotebookNode) -> None:
+    nb.metadata["rise"] = dict(RISE)
     first_code = next(c for c in nb.cells if c.cell_type == "code")
     for cell in nb.cells:
         cell.metadata["slideshow"] = {"slide_type": slide_type(cell, cell is first_code)}
