@@ -105,3 +105,20 @@ def test_without_a_cuda_driver_nobody_knows_about_mps(monkeypatch):
 
     monkeypatch.setattr(device.ctypes, "CDLL", no_library)
     assert device.shared_through_mps() is None
+
+
+def test_started_processes_run_side_by_side_and_give_their_results():
+    import time
+
+    started = time.perf_counter()
+    later = [utils.start_python("import time, sys; time.sleep(1); print(sys.argv[1])", str(i)) for i in range(3)]
+    failing = utils.start_process("raise SystemExit(3)")
+    assert [f.result().strip() for f in later] == ["0", "1", "2"]
+    assert failing.result().returncode == 3
+    assert time.perf_counter() - started < 2.9  # three one-second sleeps, not one after the other
+
+
+def test_a_started_python_that_fails_raises_when_its_result_is_asked():
+    later = utils.start_python("import sys; sys.exit('broken')")
+    with pytest.raises(utils.ChildFailed, match="broken"):
+        later.result()

@@ -9,6 +9,7 @@
 - `utils.claims`:   `claim`: a statement about GPU behaviour, checked where it is measured (✓ or ✗).
 - `utils.processes`: `run_python`, `run_process`: code in a fresh Python process (settings read at
                     start-up, one-time costs, errors that would kill the notebook's kernel);
+                    `start_process`, `start_python`: the same in the background (a Future);
                     `script`: the text of a script kept in notebooks/scripts/.
 - `utils.cells`:    the `%%requires cuda` line (or `cupy`, `compute-sanitizer`) that skips a GPU-only
                     cell on a machine without one, and shows what that cell produced in the
@@ -44,7 +45,7 @@ from .plotting import (
     plot_timings,
     use_course_style,
 )
-from .processes import ChildFailed, Finished, run_process, run_python, script
+from .processes import ChildFailed, Finished, run_process, run_python, script, start_process, start_python
 from .timing import (
     BenchmarkError,
     Timing,
@@ -101,6 +102,8 @@ __all__ = [
     "run_python",
     "sanitizer_status",
     "script",
+    "start_process",
+    "start_python",
     "timer",
     "use_course_style",
 ]

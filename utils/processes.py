@@ -12,7 +12,10 @@ Some lessons need a process that starts from nothing:
 
 `run_python` returns what the child printed, and raises `ChildFailed` (with the end of its stderr)
 if it failed; `run_process` returns the exit status, output and error output whatever happened, for
-a lesson about the failure itself.  `script(name)` reads a script kept beside the notebooks.  Why not
+a lesson about the failure itself.  `start_process` and `start_python` do the same in the
+background and return at once, so that independent processes (which measure no time) run side by
+side: `later = utils.start_python(code)`, then `later.result()` where the output is needed.
+`script(name)` reads a script kept beside the notebooks.  Why not
 plain subprocess.run: every notebook needs the same four details right (this Python, the environment
 with changes, a time limit, the error shown).
 """
@@ -23,6 +26,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 
@@ -73,6 +77,24 @@ def run_python(code: str, *args: str, env: Mapping[str, str] | None = None, unse
         tail = "\n".join(done.stderr.strip().splitlines()[-20:])
         raise ChildFailed(f"the fresh Python process exited with status {done.returncode}:\n{tail}")
     return done.stdout
+
+
+# Threads only wait on child processes; four at a time keeps a two-core laptop (or Colab) usable.
+_BACKGROUND = ThreadPoolExecutor(max_workers=4, thread_name_prefix="course-process")
+
+
+def start_process(code: str, *args: str, **options: object) -> Future[Finished]:
+    """`run_process` in the background: returns at once; `.result()` waits and returns its Finished.
+
+    Only for processes whose timing is not the lesson: processes side by side share the GPU and the
+    host's cores.  Options as for run_process (env, unset, timeout, prefix).
+    """
+    return _BACKGROUND.submit(run_process, code, *args, **options)  # type: ignore[arg-type]
+
+
+def start_python(code: str, *args: str, **options: object) -> Future[str]:
+    """`run_python` in the background: `.result()` returns what it printed, or raises ChildFailed."""
+    return _BACKGROUND.submit(run_python, code, *args, **options)  # type: ignore[arg-type]
 
 
 def script(name: str) -> str:

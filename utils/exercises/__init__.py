@@ -360,3 +360,26 @@ def registry() -> list[Exercise]:
         if CHECK_MODULE.fullmatch(info.name):
             importlib.import_module(f"{__name__}.{info.name}")
     return sorted(_REGISTRY.values(), key=lambda ex: ex.notebook)
+
+
+class Findings:
+    """An exercise's sub-checks, collected: a FAIL then says how many failed, and each with its hint."""
+
+    def __init__(self) -> None:
+        self.failed: list[tuple[str, str]] = []
+        self.total = 0
+
+    def expect(self, ok: bool, problem: str, hint: str) -> bool:
+        self.total += 1
+        if not ok:
+            self.failed.append((problem, hint))
+        return ok
+
+    def report(self, ex: Checker) -> None:
+        """Add the passed sub-checks to `ex`, or FAIL with every failed one."""
+        ex.passed += self.total - len(self.failed)
+        if not self.failed:
+            return
+        (problem, hint), *more = self.failed
+        rest = "".join(f"\n     also: {p}\n     hint: {'(as above)' if h == hint else h}" for p, h in more)
+        ex.expect(False, f"{len(self.failed)} of {self.total} checks failed. {problem}", hint + rest)

@@ -21,7 +21,7 @@ import torch
 
 from ..device import require_cuda, require_cupy
 from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep, timer
-from . import Checker, Exercise, exercise, register
+from . import Exercise, Findings, exercise, register
 
 NOTEBOOK = "04_streams_cupy"
 WINDOW_MS = 60.0  # how long the checks keep a stream busy (at first: see TRIES)
@@ -171,29 +171,6 @@ FACTOR = 3.0
 SCALE_N = 2**20  # float32 elements: 4 MiB
 
 
-class _Findings:
-    """An exercise's sub-checks, collected: a FAIL then says how many failed, and each with its hint."""
-
-    def __init__(self) -> None:
-        self.failed: list[tuple[str, str]] = []
-        self.total = 0
-
-    def expect(self, ok: bool, problem: str, hint: str) -> bool:
-        self.total += 1
-        if not ok:
-            self.failed.append((problem, hint))
-        return ok
-
-    def report(self, ex: Checker) -> None:
-        """Add the passed sub-checks to `ex`, or FAIL with every failed one."""
-        ex.passed += self.total - len(self.failed)
-        if not self.failed:
-            return
-        (problem, hint), *more = self.failed
-        rest = "".join(f"\n     also: {p}\n     hint: {'(as above)' if h == hint else h}" for p, h in more)
-        ex.expect(False, f"{len(self.failed)} of {self.total} checks failed. {problem}", hint + rest)
-
-
 def _cupy_stream_of(cp: Any, stream: torch.cuda.Stream) -> Any:
     """A CuPy stream object for a PyTorch stream (the same CUDA stream), as in the lecture's section 8.2."""
     if hasattr(cp.cuda.Stream, "from_external") and hasattr(stream, "__cuda_stream__"):
@@ -295,7 +272,7 @@ def check_cupy_scale_on_current_stream(
             ("a side stream", side, 5.0, False, False),
             ("a side stream, with the default stream busy", side, 7.0, True, True),
         ]
-        found = _Findings()
+        found = Findings()
         for where, caller, value, keep_input, busy_default in trials:
             for k in range(TRIES):  # a slow host spoils a try now and then; a wrong answer fails every try
                 run = _scale_run(cp, cupy_scale_on_current_stream, caller, value, WINDOW_MS * 2**k, keep_input,

@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from ..device import require_cuda
-from . import Checker, Exercise, exercise, is_stub, register
+from . import Exercise, Findings, exercise, is_stub, register
 
 NOTEBOOK = "07_cuda_graphs"
 
@@ -118,29 +118,6 @@ def _call(fn: Callable[..., Any], *args: Any) -> tuple[Any, Exception | None]:
         return None, error
 
 
-class _Findings:
-    """An exercise's sub-checks, collected: a FAIL then says how many failed, and each with its hint."""
-
-    def __init__(self) -> None:
-        self.failed: list[tuple[str, str]] = []
-        self.total = 0
-
-    def expect(self, ok: bool, problem: str, hint: str) -> bool:
-        self.total += 1
-        if not ok:
-            self.failed.append((problem, hint))
-        return ok
-
-    def report(self, ex: Checker) -> None:
-        """Add the passed sub-checks to `ex`, or FAIL with every failed one."""
-        ex.passed += self.total - len(self.failed)
-        if not self.failed:
-            return
-        (problem, hint), *more = self.failed
-        rest = "".join(f"\n     also: {p}\n     hint: {'(as above)' if h == hint else h}" for p, h in more)
-        ex.expect(False, f"{len(self.failed)} of {self.total} checks failed. {problem}", hint + rest)
-
-
 def _describe(x: object) -> str:
     """What a student returned, in a few words."""
     if isinstance(x, torch.Tensor):
@@ -222,7 +199,7 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
                   "capture one graph per bucket, on inputs of your own of the bucket's size, before returning run")
         ex.expect(callable(run), f"bucketed_graphs returned {_describe(run)}, not a function",
                   "return the inner function run(x)")
-        found = _Findings()
+        found = Findings()
         found.expect(built.captures == len(BUCKETS),
                      f"bucketed_graphs captured {built.captures} graphs for the {len(BUCKETS)} buckets {BUCKETS}",
                      "capture exactly one graph per bucket size, all of them before run is returned")
@@ -433,7 +410,7 @@ def check_graphed_scheduled_step(
                         returned.append(_describe(loss))
         finally:
             hook.remove()
-        found = _Findings()
+        found = Findings()
         found.expect(failure is None, f"step {len(got) + 1} raised {type(failure).__name__}: {failure}",
                      "step(x, y, lr) only puts new values where the graph reads them, then replays")
         found.expect(not returned, f"step returned {returned[0] if returned else ''}, not the loss as a CUDA tensor",
