@@ -324,3 +324,19 @@ def test_a_run_is_not_saved_over_code_that_changed_meanwhile(tmp_path):
         reference.save_run(path, ran, {0: []}, {}, 1.0, 0, {})
     with pytest.raises(reference.NotSaved, match=r"cells \[0\] did not run"):
         reference.save_run(path, code_hash(read(path)), {}, {}, 1.0, 0, {})
+
+
+def test_a_module_the_package_does_not_import_counts_only_where_a_cell_names_it(tmp_path):
+    (tmp_path / "__init__.py").write_text("from .loaded import used\n")
+    (tmp_path / "loaded.py").write_text("from . import deeper\n\ndef used():\n    return deeper.K\n")
+    (tmp_path / "deeper.py").write_text("K = 1\n")
+    (tmp_path / "optional.py").write_text("def used():\n    return 2\n")  # the same name, not imported
+    plain = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import utils\nutils.used()")])
+    naming = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("from utils import optional\noptional.used()")])
+    path = tmp_path / "09_x.ipynb"
+    before_plain, before_naming = utils_hash(plain, path, tmp_path), utils_hash(naming, path, tmp_path)
+    edit_utils(tmp_path, "optional.py", "return 2", "return 3")
+    assert utils_hash(plain, path, tmp_path) == before_plain
+    assert utils_hash(naming, path, tmp_path) != before_naming
+    edit_utils(tmp_path, "deeper.py", "K = 1", "K = 2")  # imported through another module: counts
+    assert utils_hash(plain, path, tmp_path) != before_plain

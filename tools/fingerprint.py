@@ -10,6 +10,8 @@ wrapped differently changes nothing, while a changed default argument, operator 
 The `utils` code a notebook can run is, conservatively:
 
 - every top-level statement of a module that runs code on import (a call: a registration, a style);
+- nothing of a module that `utils/__init__.py` does not import (directly or through another
+  module) unless the notebook names it (`from utils import profiling`);
 - every definition, import or constant (a top-level statement that binds names and calls
   nothing) one of whose names is mentioned, as a name or an attribute, or inside a string as
   code would name it (the whole string, or after a dot, or before a parenthesis), in the
@@ -233,6 +235,31 @@ def bindings(stmt: ast.stmt) -> list[tuple[str, object, set[str]]]:
     return []
 
 
+def _imported_by_package(folder: Path) -> set[str] | None:
+    """The stems of the top-level modules of `folder` that its `__init__.py` imports, directly or
+    through another such module; None where `folder` is not a package (then every module counts)."""
+    init = folder / "__init__.py"
+    if not init.is_file():
+        return None
+    found: set[str] = set()
+    todo = [init]
+    while todo:
+        tree = _module_tree(todo.pop().read_bytes())
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names = [node.module.split(".")[0]] if node.module else [alias.name for alias in node.names]
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):  # `import utils.x`, `from utils.x import y`
+                dotted = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                names = [d.split(".")[1] for d in dotted if d.startswith(folder.name + ".")]
+            else:
+                continue
+            for name in names:
+                if name not in found and (folder / f"{name}.py").is_file():
+                    found.add(name)
+                    todo.append(folder / f"{name}.py")
+    return found
+
+
 def reachable_code(folder: Path, mentioned: set[str], number: str | None,
                    exercises: bool = True) -> list[tuple[str, str, object]]:
     """(module, name, canonical tree) of each top-level statement, or name bound by one, that counts
@@ -244,7 +271,12 @@ def reachable_code(folder: Path, mentioned: set[str], number: str | None,
     counted: list[tuple[str, str, object]] = []
     binding: dict[str, list[tuple[str, object, set[str]]]] = {}
     wanted = set(mentioned)
+    imported = _imported_by_package(folder)
     for module, tree, data in _modules(folder, number, exercises):
+        stem = module.removesuffix(".py")
+        if imported is not None and "/" not in module and module.endswith(".py") and stem != "__init__" \
+                and stem not in imported and stem not in mentioned:
+            continue  # a module that `import utils` does not load and no cell names (utils.profiling)
         if tree is None:  # not Python: all of it counts
             counted.append((module, "", data))
             continue
