@@ -11,7 +11,9 @@ to the exercises, which must open in JupyterLab (not a 404). A second test runs 
 synthetic notebook with a cell that raises and a broken link: both must be reported. On a machine
 without a GPU, a third runs the setup cell and two `%%requires cuda` cells of the same lecture one by
 one: each must show the reference run's output as a marked block (utils/cells.py), legible in the
-light and the dark theme.
+light and the dark theme; saved, each block must carry the reference in its output metadata (so that
+the next run shows it again, once). Opened, a lecture is not marked modified unless the kernel's
+Python differs from the one its file names; as slides, it shows no "Click to add a cell." button.
 
 Without /usr/bin/chromium or the playwright package the tests skip, saying why; with CI set
 (CI=true), they fail instead.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import html
 import os
+import platform
 import posixpath
 import re
 import secrets
@@ -43,6 +46,7 @@ import pytest
 from test_environment import OPEN, readme_blocks
 
 from conftest import ROOT
+from tools.course import RISE, read, write
 
 pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
 
@@ -449,9 +453,19 @@ CUT_OFF_SLIDES_JS = """() => {
 }"""
 
 
+# JupyterLab's "Click to add a cell." button (.jp-Notebook-footer, after a notebook's last cell): in RISE's
+# layout it lies over the first slide's title, and shows on hover (issue 23).
+ADD_CELL_BUTTON_JS = """() => [...document.querySelectorAll('.reveal .jp-Notebook-footer')]
+    .filter(e => getComputedStyle(e).display !== 'none' && getComputedStyle(e).visibility !== 'hidden'
+                 && e.getClientRects().length > 0).map(e => e.textContent.trim()).join(' ')"""
+ADD_CELL_AT_JS = """() => { const r = document.querySelector('.reveal .jp-Notebook-footer').getBoundingClientRect();
+    return [r.x, r.y, r.width, r.height].map(Math.round); }"""
+
+
 def slideshow_problems(p, lab: Lab, notebook: str, tmp: Path, max_slides: int = 12) -> list[str]:
     """Open `notebook` as a RISE slideshow (jupyterlab-rise's /rise/ page), as an instructor does with
-    Alt+R: its first slide must show the lecture's title; going on (the right arrow, as a presenter
+    Alt+R: its first slide must show the lecture's title, with no JupyterLab "Click to add a cell."
+    button in the slideshow (over the title); going on (the right arrow, as a presenter
     does), a slide must show the first saved output of the lecture's slides, and scroll if it is
     taller than the window."""
     nb = nbformat.read(ROOT / notebook, as_version=4)
@@ -467,6 +481,12 @@ def slideshow_problems(p, lab: Lab, notebook: str, tmp: Path, max_slides: int = 
         if not shown:
             page.screenshot(path=tmp / "slides-not-opened.png")
             return [f"{url.split('?')[0]}: no slide shows the title {title!r}"]
+        if covering := page.evaluate(ADD_CELL_BUTTON_JS):  # it sits over the first slide's title
+            page.screenshot(path=tmp / "slides-add-cell-button.png")
+            return [(f"the slideshow shows JupyterLab's {covering!r} button (at {page.evaluate(ADD_CELL_AT_JS)}, "
+                     f"the title at {page.locator(present).first.locator('h1').first.bounding_box()}): "
+                     "a click there adds a cell; tools/course.py's RISE hides it")]
+
         def output_shown():
             return any(page.get_by_text(output, exact=False).nth(i).is_visible()
                        for i in range(page.get_by_text(output, exact=False).count()))
@@ -483,10 +503,61 @@ def slideshow_problems(p, lab: Lab, notebook: str, tmp: Path, max_slides: int = 
 
 
 def test_a_lecture_opens_as_slides_with_its_title_and_its_outputs(driver, tmp_path):
+    """The lecture's slides with the RISE settings that `python -m tools.course sync` writes
+    (tests/test_hygiene.py checks that every lecture has them)."""
     course = copy_course(tmp_path / "course")
+    nb = read(course / SLIDES_LECTURE)
+    nb.metadata["rise"] = dict(RISE)
+    write(nb, course / SLIDES_LECTURE)
     with readme_lab(course, tmp_path) as lab:
         problems = slideshow_problems(driver, lab, SLIDES_LECTURE, tmp_path)
         assert not problems, "\n".join(problems) + f"\n(screenshot in {tmp_path}; server log:)\n{lab.log_tail()}"
+
+
+# ---------------------------------------------------------------- a lecture opens unmodified (issue 23)
+DIRTY_JS = """path => {
+    const tab = [...document.querySelectorAll('.lm-DockPanel-tabBar .lm-TabBar-tab')]
+        .find(t => (t.title || '').split('\\n').includes('Path: ' + path));
+    return tab ? tab.classList.contains('jp-mod-dirty') : null;
+}"""
+SETTLE_S = 20  # after the kernel is idle: JupyterLab writes the kernel's language_info into the notebook then
+
+
+def opens_modified(p, lab: Lab, notebook: str, tmp: Path) -> bool:
+    """Whether JupyterLab shows `notebook` as modified (the tab's dot) once opened and its kernel idle,
+    nothing run: in a fresh browser and workspace."""
+    name = Path(notebook).stem
+    browser, page = open_chromium(p, tmp / f"chromium-{name}", 1400, 1000)
+    try:
+        url = re.sub(r"/lab/tree/[^?]*\?", f"/lab/workspaces/{name}/tree/{notebook}?reset&", lab.open_url)
+        page.goto(url, timeout=PAGE_MS)
+        loaded = wait_until(lambda: (s := page.evaluate(STATE_JS, notebook)) and s["current"]
+                            and s["kernel"] == "idle", PAGE_MS / 1000)
+        assert loaded, f"{notebook} did not open with its kernel idle:\n{lab.log_tail()}"
+        dirty = bool(wait_until(lambda: page.evaluate(DIRTY_JS, notebook), SETTLE_S))
+        page.screenshot(path=tmp / f"opened-{name}.png")
+        return dirty
+    finally:
+        browser.close()
+
+
+def test_a_lecture_opens_unmodified_unless_the_kernels_python_differs(driver, tmp_path):
+    """Issue 23: JupyterLab writes the kernel's language_info (the Python version) into a notebook
+    as it opens, and marks it modified where that changes it: a lecture saved by the reference run
+    opens modified on any machine with another Python than the reference run's. Nothing else in the
+    file may: the lecture as `sync` writes it, with this machine's Python in its language_info,
+    opens unmodified; with another Python it opens modified (which also shows the check can tell)."""
+    course = copy_course(tmp_path / "course")
+    other = LECTURE.replace("00_setup", "00_other_python")
+    nb = read(course / LECTURE)
+    for path, version in ((LECTURE, platform.python_version()), (other, "3.0.0")):
+        nb.metadata["language_info"]["version"] = version  # the kernel runs this interpreter (readme_lab)
+        write(nb, course / path)
+    with readme_lab(course, tmp_path) as lab:
+        same, differs = opens_modified(driver, lab, LECTURE, tmp_path), opens_modified(driver, lab, other, tmp_path)
+    assert not same, (f"{LECTURE} opens modified although its language_info is the kernel's: something else "
+                      f"in the file differs from what JupyterLab keeps (screenshot in {tmp_path})")
+    assert differs, f"{other}, whose language_info names another Python, opens unmodified: the check cannot tell"
 
 
 # ---------------------------------------------------------------- a skipped GPU cell's reference output
@@ -586,6 +657,8 @@ def test_a_skipped_gpu_cell_shows_its_reference_as_a_marked_block_in_light_and_d
     its `%%requires cuda` cells, run one by one (Shift+Enter); each shows the skip line, then the
     reference output in a tinted, dashed, labelled block, legible (WCAG contrast 4.5) in the light
     theme and, after Settings > Theme > JupyterLab Dark, in the dark one. Screenshots: in tmp_path."""
+    from utils import cells
+
     course = copy_course(tmp_path / "course")
     nb = nbformat.read(course / LECTURE, as_version=4)
     n_code = sum(c.cell_type == "code" for c in nb.cells)
@@ -623,5 +696,17 @@ def test_a_skipped_gpu_cell_shows_its_reference_as_a_marked_block_in_light_and_d
                     problems += reference_block_problems(cell.evaluate(REFERENCE_BLOCK_JS), f"{theme}, {kind}")
                     cell.screenshot(path=tmp_path / f"reference_{kind}_{theme}.png")
             assert not problems, "\n".join(problems) + f"\n(screenshots in {tmp_path})"
+            # Saved (as autosave would), each block keeps the reference in its output metadata: the next
+            # run, after a restart, reads it from there and shows one block again (issue 24).
+            path, saved_before = course / LECTURE, (course / LECTURE).stat().st_mtime_ns
+            assert menu(page, "File", "Save Notebook") is None
+            assert wait_until(lambda: path.stat().st_mtime_ns != saved_before, SAVE_S), "the notebook was not saved"
+            saved = wait_until(lambda: read_if_complete(path), SAVE_S)
+            code_cells = [c for c in saved.cells if c.cell_type == "code"]
+            for n in (text_cell, plot_cell):
+                ref = cells.reference_index(ROOT)[cells.source_key(code_cells[n].source)]
+                assert cells.saved_reference(code_cells[n], "", "") == ref, (
+                    f"code cell {n}, saved by JupyterLab, does not carry its reference: "
+                    f"{[(o.output_type, sorted(o.get('metadata', {}))) for o in code_cells[n].outputs]}")
         finally:
             browser.close()

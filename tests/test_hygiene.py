@@ -82,7 +82,7 @@ def test_each_lecture_leads_on(path):
 def test_each_lecture_is_a_slideshow_a_section_a_slide(path):
     """RISE's slide metadata (tools/course.py, written by sync): the title and each section a slide,
     each subsection a subslide, the setup cell skipped; every heading begins a cell."""
-    from tools.course import slide_type, split_at_headings
+    from tools.course import RISE, slide_type, split_at_headings
 
     nb = read(path)
     assert len(split_at_headings(list(nb.cells))) == len(nb.cells), (
@@ -91,7 +91,8 @@ def test_each_lecture_is_a_slideshow_a_section_a_slide(path):
     got = [c.metadata.get("slideshow", {}).get("slide_type") for c in nb.cells]
     assert got == [slide_type(c, c is first_code) for c in nb.cells], "python -m tools.course sync"
     assert got.count("slide") >= 5 and got[0] == "slide"
-    assert nb.metadata.get("rise") == {"scroll": True}, "python -m tools.course sync: a long slide must scroll"
+    assert nb.metadata.get("rise") == RISE, (
+        "python -m tools.course sync: a long slide must scroll, and no 'Click to add a cell.' cover a title")
 
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)

@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 import utils
-from conftest import ROOT, gpu
+from conftest import ROOT, gpu, host
 
 MiB = 2**20
 
@@ -39,6 +39,7 @@ def synthetic_snapshot():
     return {"segments": segments, "device_traces": [events, []]}
 
 
+@host
 def test_memory_timeline_replays_the_history():
     timeline = utils.memory_timeline(synthetic_snapshot())
     small = 2 * MiB
@@ -49,6 +50,7 @@ def test_memory_timeline_replays_the_history():
                                      512 + 4 * MiB, 512 + 4 * MiB, 512 + 4 * MiB]
 
 
+@host
 def test_memory_timeline_of_another_device():
     timeline = utils.memory_timeline(synthetic_snapshot(), device=1)
     assert timeline == {"allocated": [512], "reserved": [2 * MiB]}
@@ -61,6 +63,7 @@ def png_bytes(ax) -> int:
     return buf.tell()
 
 
+@host
 def test_plot_memory_one_line_per_series_in_mib():
     ax = utils.plot_memory({"growing": [20 * MiB, 44 * MiB, 72 * MiB], "warmed": [128 * MiB] * 3},
                            x=[4, 24, 28], xlabel="size (MiB)")
@@ -71,6 +74,7 @@ def test_plot_memory_one_line_per_series_in_mib():
     assert png_bytes(ax) < 100_000
 
 
+@host
 def test_plot_memory_of_a_timeline():
     ax = utils.plot_memory(utils.memory_timeline(synthetic_snapshot()), xlabel="allocator event")
     assert [line.get_label() for line in ax.get_lines()] == ["allocated", "reserved"]
@@ -108,6 +112,7 @@ def test_memory_timeline_of_a_real_snapshot():
     assert max(got["reserved"]) - got["reserved"][0] == 44 * MiB  # a 24 MiB and a 20 MiB segment
 
 
+@host
 def test_plot_memory_needs_a_series():
     with pytest.raises(ValueError, match="no series"):
         utils.plot_memory({})

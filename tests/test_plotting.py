@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 import utils
-from conftest import gpu
+from conftest import ROOT, gpu, host
 from utils.plotting import Interval
 from utils.timing import Timing
 
@@ -26,6 +26,7 @@ def png_bytes(ax) -> int:
 TIMINGS = [Timing("a", np.array([1e-3, 1.1e-3, 0.9e-3])), Timing("b", np.array([2e-3, 2.5e-3, 2.2e-3]))]
 
 
+@host
 @pytest.mark.parametrize("kind", ["bar", "box"])
 def test_plot_timings(kind):
     ax = utils.plot_timings(TIMINGS, kind=kind)
@@ -33,11 +34,13 @@ def test_plot_timings(kind):
     assert png_bytes(ax) < 100_000
 
 
+@host
 def test_plot_timings_rejects_unknown_kind():
     with pytest.raises(ValueError, match="kind"):
         utils.plot_timings(TIMINGS, kind="pie")
 
 
+@host
 def test_plot_timeline_one_row_per_lane():
     ivs = [Interval("stream 7", "copy", 0, 2), Interval("stream 8", "matmul", 1, 3), Interval("stream 7", "copy", 2, 4)]
     ax = utils.plot_timeline(ivs)
@@ -46,11 +49,13 @@ def test_plot_timeline_one_row_per_lane():
     assert png_bytes(ax) < 100_000
 
 
+@host
 def test_plot_timeline_needs_intervals():
     with pytest.raises(ValueError, match="no intervals"):
         utils.plot_timeline([])
 
 
+@host
 def test_intervals_from_chrome_trace():
     trace = {"traceEvents": [
         {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 5},
@@ -64,6 +69,7 @@ def test_intervals_from_chrome_trace():
     ]
 
 
+@host
 def test_a_cpu_profiler_trace_has_no_gpu_work():
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         torch.ones(100).sum()
@@ -94,6 +100,7 @@ def test_stream_timeline_sees_overlap():
     assert b.start_ms < a.end_ms, "two sleeps on two streams should run at the same time"
 
 
+@host
 def test_plot_timings_on_a_log_axis_draws_points_with_time_ticks():
     fast, slow = Timing("gpu", np.array([340e-6, 341e-6, 345e-6])), Timing("cpu", np.array([12e-3, 13e-3, 14e-3]))
     ax = utils.plot_timings([slow, fast], log=True)
@@ -119,6 +126,21 @@ def test_cupy_stream_timeline_sees_overlap_and_names_the_null_stream():
     assert cp.cuda.get_current_stream() == cp.cuda.Stream.null  # spans restore the current stream
 
 
+@host
 def test_stream_timeline_rejects_an_unknown_backend():
     with pytest.raises(ValueError, match="'cuda' or 'cupy'"):
         utils.StreamTimeline(backend="jax")
+
+
+@host
+def test_importing_utils_leaves_pyplot_for_the_first_plot_and_the_style_holds():
+    """`import utils` (every notebook's setup cell) does not import pyplot, which costs about half a
+    second; the course's style, set at import, is still there when pyplot comes."""
+    check = ("import sys, utils\n"
+             "print('matplotlib.pyplot' in sys.modules)\n"
+             "import matplotlib.pyplot as plt\n"
+             "size = tuple(plt.rcParams['figure.figsize'])\n"
+             "print(size == utils.plotting.STYLE['figure.figsize'], plt.gca().spines['top'].get_visible())")
+    printed = utils.run_python(check, env={"MPLBACKEND": "Agg", "PYTHONPATH": str(ROOT)}).split("\n")
+    assert printed[0] == "False", "importing utils imported pyplot"
+    assert printed[1] == "True False", printed  # the course's figure size; no top spine

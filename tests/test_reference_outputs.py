@@ -205,15 +205,59 @@ def test_nbvals_run_checks_that_a_skipped_cell_shows_its_reference():
     skip = {"output_type": "stream", "name": "stdout",
             "text": "skipped (needs cuda): PyTorch 2.13.0+cpu is a CPU-only build — run it on a GPU (...)\n"}
 
-    def block(text=None, html=None):
+    def block(text=None, html=None, carried=True):
         data = {"text/plain": cells.reference_text(ref) if text is None else text,
                 "text/html": cells.reference_html(ref) if html is None else html}
-        return {"output_type": "display_data", "data": data, "metadata": {}}
+        metadata = {cells.REFERENCE_METADATA: {"outputs": ref.outputs, "label": ref.label,
+                                               "versions": ref.versions}} if carried else {}
+        return {"output_type": "display_data", "data": data, "metadata": metadata}
 
     assert reference_not_shown(source, [skip, block()]) is None
+    assert "does not carry its reference in its metadata" in reference_not_shown(source, [skip, block(carried=False)])
+    assert "more than one reference block" in reference_not_shown(source, [skip, block(), block()])
+    nested = block(text=cells.reference_text(ref) + cells.reference_text(ref))
+    assert "more than one reference block" in reference_not_shown(source, [skip, nested])
     assert "under '↳ reference output" in reference_not_shown(source, [skip])
     assert "not the reference run's printed output" in reference_not_shown(source, [skip, block(f"↳ {ref.label}\n")])
     assert "shows 0 plots" in reference_not_shown(source, [skip, block(html="<div></div>")])
     ran = {"output_type": "stream", "name": "stdout", "text": "it ran here\n"}
     assert reference_not_shown(source, [ran]) is None  # on a GPU: nothing to check
     assert reference_not_shown(source + "\n# edited", [skip]) is None  # no reference for edited code
+
+
+# ---------------------------------------------------------------- a notebook that JupyterLab saved (issue 24)
+def test_a_shown_block_carries_its_reference_and_the_index_reads_it_back(course, monkeypatch):
+    """A student's JupyterLab saves the skip line and the block over a lecture's reference outputs:
+    the index then reads the reference from the block's metadata, not the block as an output."""
+    read_index = cells.reference_index.__wrapped__  # uncached: each call reads the files as they are now
+    key = cells.source_key("%%requires cuda\nprint(rate)")
+    ref = read_index(course)[key]
+    monkeypatch.setattr(cells, "reference_index", lambda: read_index(course))  # what show_reference reads
+    InteractiveShell.instance()
+    with capture_output() as shown:
+        assert cells.show_reference(key) is True
+    (block,) = shown.outputs
+    assert block.metadata == {cells.REFERENCE_METADATA: {"outputs": ref.outputs, "label": ref.label,
+                                                        "versions": ref.versions}}
+    skip = {"output_type": "stream", "name": "stdout", "text": "skipped (needs cuda): no GPU\n"}
+    saved = {"output_type": "display_data", "data": block.data, "metadata": block.metadata}
+    _notebook(course / "notebooks/01_x.ipynb", [
+        _code("%%requires cuda\nprint(rate)", [skip, saved]),  # saved after a run on a laptop
+        _code("%%requires cuda\nplot()", [skip]),  # skipped, its block not shown (the index was stale): nothing
+        _code("%%requires cuda\nnothing_printed()", [skip, {**saved, "metadata": {}}]),  # a block from before
+        _code("print('skipped (needs cuda): x')", [skip]),  # not a `%%requires` cell: what it printed is output
+    ])
+    index = read_index(course)
+    assert index[key] == ref  # the reference run's outputs, label and versions, as if never saved over
+    assert cells.source_key("%%requires cuda\nplot()") not in index
+    assert cells.source_key("%%requires cuda\nnothing_printed()") not in index
+    (kept,) = index[cells.source_key("print('skipped (needs cuda): x')")].outputs
+    assert "".join(kept["text"]) == skip["text"]
+
+
+def test_a_malformed_carried_reference_is_not_shown():
+    skip = {"output_type": "stream", "name": "stdout", "text": "skipped (needs compute-sanitizer): x\ny\n"}
+    for carried in ({"outputs": "x", "label": "l"}, {"outputs": [], "label": "l"}, {"label": "l"}, "x"):
+        block = {"output_type": "display_data", "data": {"text/plain": "↳ x"},
+                 "metadata": {cells.REFERENCE_METADATA: carried}}
+        assert cells.saved_reference({"source": "%%requires cuda\nf()", "outputs": [skip, block]}, "l", "") is None

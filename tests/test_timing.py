@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import utils
-from conftest import ROOT, cpu_only, gpu
+from conftest import ROOT, cpu_only, gpu, host
 from utils.timing import BenchmarkError, Timing, format_time, gpu_cycles_per_second, gpu_time_per_call
 
 
@@ -58,6 +58,7 @@ def fake_clock(monkeypatch):
 # CI runs these on a 2-core machine that is often busy.  There a spin's *nominal* duration says
 # little about what it lasts (the median of benchmark(spin, 2e-3) was up to 9x the 2 ms with two
 # CPU hogs running), so these compare benchmark with what the same calls measured themselves.
+@host
 @pytest.mark.parametrize("seconds", [2e-3, 200e-6, 20e-6])
 def test_cpu_times_are_the_calls_own_durations(seconds):
     log: list[float] = []
@@ -83,6 +84,7 @@ def test_cpu_times_are_the_calls_own_durations(seconds):
     assert t.times.min() < 1.1 * seconds
 
 
+@host
 def test_timer_block(capsys):
     excess = []
     for _ in range(5):
@@ -99,6 +101,7 @@ def test_timer_block(capsys):
 
 
 # ---------------------------------------------------------------- benchmark's bookkeeping, on a fake clock
+@host
 def test_short_calls_are_grouped_into_blocks(fake_clock):
     t = utils.benchmark(fake_clock, 20e-6, backend="cpu", block_time=1e-3, min_time=0)
     assert t.calls_per_block == 50  # 1 ms blocks of 20 us calls
@@ -110,6 +113,7 @@ def test_short_calls_are_grouped_into_blocks(fake_clock):
     assert t.calls_per_block == 1  # a call longer than a block is a block of its own
 
 
+@host
 def test_spread_is_reported(fake_clock):
     durations = iter(np.tile([1e-3, 3e-3], 1000))
     t = utils.benchmark(lambda: fake_clock(next(durations)), backend="cpu", block_time=0, min_blocks=40, min_time=0)
@@ -120,6 +124,7 @@ def test_spread_is_reported(fake_clock):
     assert t.median == pytest.approx(2e-3, rel=1e-9)  # halfway between the two halves
 
 
+@host
 def test_warmup_calls_are_not_timed(fake_clock):
     calls = []
 
@@ -158,6 +163,7 @@ def test_timer_block_on_an_idle_machine():
     assert t.seconds == pytest.approx(5e-3, rel=0.2)
 
 
+@host
 def test_timing_keeps_raw_times_and_prints_one_line():
     t = Timing("x", np.array([1e-3, 2e-3, 3e-3]), calls_per_block=4)
     assert (t.median, t.mean) == (2e-3, 2e-3)
@@ -165,11 +171,13 @@ def test_timing_keeps_raw_times_and_prints_one_line():
     assert str(Timing("y", np.array([1e-3]))).endswith("(1 blocks x 1 call, cpu)")
 
 
+@host
 def test_not_callable_is_a_clear_type_error():
     with pytest.raises(TypeError, match="lambda"):
         utils.benchmark(torch.ones(3))
 
 
+@host
 def test_failing_function_names_itself_and_the_cause():
     def broken():
         raise ValueError("shapes do not match")
@@ -178,6 +186,7 @@ def test_failing_function_names_itself_and_the_cause():
         utils.benchmark(broken, backend="cpu")
 
 
+@host
 def test_unknown_backend():
     with pytest.raises(ValueError, match="backend must be"):
         utils.benchmark(spin, 0, backend="tpu")
@@ -201,10 +210,12 @@ def test_cuda_tensor_without_gpu_is_a_clear_error():
 @pytest.mark.parametrize("seconds, text", [
     (812e-9, "812 ns"), (12.34e-6, "12.3 µs"), (2e-3, "2.00 ms"), (999.6e-6, "1.00 ms"), (1.0, "1.00 s"),
 ])
+@host
 def test_format_time(seconds, text):
     assert format_time(seconds) == text
 
 
+@host
 def test_compare_table():
     a = Timing("fast", np.array([1e-3] * 4))
     b = Timing("slow", np.array([3e-3] * 4))
@@ -212,11 +223,13 @@ def test_compare_table():
     assert rows[1].split()[:3] == ["fast", "1.00", "ms"] and rows[2].endswith("3.00x")
 
 
+@host
 def test_compare_keeps_two_digits_of_a_small_ratio():
     rows = utils.compare([Timing("slow", np.array([15e-3] * 4)), Timing("fast", np.array([72e-6] * 4))]).splitlines()
     assert rows[2].endswith(" 0.0048x") and rows[1].endswith(" 1.00x")
 
 
+@host
 def test_printed_timings_are_masked_by_the_nbval_sanitizer():
     printed = [format_time(seconds) for seconds in (3e-9, 4e-6, 5e-3, 6.0)] + [
         str(utils.benchmark(spin, 1e-4, backend="cpu")),
@@ -312,6 +325,7 @@ def test_flush_l2_without_gpu_says_why():
         utils.benchmark(spin, 0, flush_l2=True)
 
 
+@host
 def test_out_of_memory_is_not_wrapped():
     def oom():
         raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
@@ -320,6 +334,7 @@ def test_out_of_memory_is_not_wrapped():
         utils.benchmark(oom, backend="cpu")
 
 
+@host
 def test_compare_rejects_a_zero_baseline():
     with pytest.raises(ValueError, match="baseline"):
         utils.compare([Timing("zero", np.array([0.0]))])

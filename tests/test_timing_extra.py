@@ -5,11 +5,12 @@ import pytest
 import torch
 
 import utils
-from conftest import cpu_only, gpu
+from conftest import cpu_only, gpu, host
 from utils.timing import Timing, as_timing, gpu_time_per_call, l2_flusher
 
 
 # ---------------------------------------------------------------- as_timing
+@host
 def test_as_timing_from_a_torch_utils_benchmark_measurement():
     from torch.utils.benchmark import Timer
 
@@ -29,18 +30,21 @@ class FakeCupyxResult:
     gpu_times = np.array([[10e-6, 20e-6, 30e-6]])
 
 
+@host
 def test_as_timing_from_cupyx_takes_the_gpu_times():
     t = as_timing(FakeCupyxResult())
     assert t.label == "f" and t.median == pytest.approx(20e-6)
     assert as_timing(FakeCupyxResult().cpu_times, label="cpu").median == pytest.approx(2e-6)
 
 
+@host
 def test_as_timing_from_milliseconds():
     t = as_timing([1.0, 2.0, 4.0], label="do_bench", unit=1e-3)  # triton.testing.do_bench(..., return_mode="all")
     assert t.median == pytest.approx(2e-3) and t.calls_per_block == 1
     assert "do_bench" in utils.compare([t, as_timing([2.0], label="b", unit=1e-3)])
 
 
+@host
 def test_as_timing_needs_times():
     with pytest.raises(ValueError, match="no times"):
         as_timing([], label="empty")
@@ -100,3 +104,55 @@ def test_as_timing_of_the_other_gpu_tools_agrees_with_benchmark():
         # cupyx records events around each call on an otherwise idle GPU, so its GPU times also
         # hold each call's launch gap (notebook 02): never below ours, and not by much above.
         assert 0.98 * ours.median < gpu.median < 1.3 * ours.median
+
+
+# ---------------------------------------------------------------- run_in_turn
+SLOW_IMPORT = """
+import time
+with open(LOG, "a") as log:
+    log.write("import starts\\n")
+time.sleep(1.5)  # a slow import, as PyTorch's is
+with open(LOG, "a") as log:
+    log.write("imported\\n")
+"""
+
+TURN = """
+import sys, time
+with open(sys.argv[1], "a") as log:
+    log.write(f"{sys.argv[2]} begins\\n")
+time.sleep(0.1)
+with open(sys.argv[1], "a") as log:
+    log.write(f"{sys.argv[2]} ends\\n")
+print(sys.argv[2], end="")
+"""
+
+
+@host
+def test_run_in_turn_imports_side_by_side_then_measures_one_at_a_time(tmp_path):
+    import time
+
+    from utils.processes import run_in_turn
+
+    log = tmp_path / "log"
+    (tmp_path / "slow_import.py").write_text(f"LOG = {str(log)!r}\n" + SLOW_IMPORT)
+    runs = {name: {"args": [str(log), name], "env": {"PYTHONPATH": str(tmp_path)}} for name in ("a", "b", "c")}
+    start = time.perf_counter()
+    printed = run_in_turn(TURN, runs, imports="slow_import")
+    took = time.perf_counter() - start
+    assert printed == {"a": "a", "b": "b", "c": "c"}
+    lines = log.read_text().splitlines()
+    assert lines[:6] == ["import starts"] * 3 + ["imported"] * 3, lines  # all three imported at once...
+    assert lines[6:] == ["a begins", "a ends", "b begins", "b ends", "c begins", "c ends"], lines  # ...then took turns
+    assert took < 3.8, f"three imports of 1.5 s side by side took {took:.1f} s (one after another: over 4.5 s)"
+
+
+@host
+def test_run_in_turn_reports_a_failure_and_stops_the_others(tmp_path):
+    from utils.processes import run_in_turn
+
+    fails = "import sys\nif sys.argv[1] == 'bad':\n    raise SystemExit('no luck')\nprint('fine')"
+    with pytest.raises(utils.ChildFailed, match="'bad' exited with status 1:\nno luck"):
+        run_in_turn(fails, {"good": {"args": ["good"]}, "bad": {"args": ["bad"]}, "late": {"args": ["late"]}},
+                    imports="json")
+    with pytest.raises(utils.ChildFailed, match="ModuleNotFoundError"):  # a failed import does not hang the others
+        run_in_turn("print(1)", {"a": {}, "b": {}}, imports="no_such_module_here")

@@ -218,7 +218,11 @@ def slide_type(cell: nbformat.NotebookNode, first_code: bool) -> str:
 # jupyterlab-rise merges a notebook's metadata["rise"] into its settings; with `scroll`, a slide taller
 # than the window gets a scroll bar (its loadConfiguration and the settings schema's "scroll", 0.43.1).
 # Without it a long section's slide is cut off at the window's bottom, and the wheel changes slides.
-RISE = {"scroll": True}
+# `overlay` is HTML that RISE adds to the slideshow (into div.reveal, only there): a style that hides
+# JupyterLab's "Click to add a cell." button (.jp-Notebook-footer, JupyterLab 4.2+), which the slides'
+# layout puts over the first slide's title, shown on hover; a click on the title would add a cell.
+HIDE_IN_SLIDES = ".jp-Notebook-footer"
+RISE = {"scroll": True, "overlay": f"<style>{HIDE_IN_SLIDES} {{ display: none !important; }}</style>"}
 
 
 def set_slides(nb: nbformat.NotebookNode) -> None:

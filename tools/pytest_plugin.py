@@ -132,7 +132,8 @@ def _images(outputs: list) -> int:
 def reference_not_shown(source: str, outputs: list) -> str | None:
     """Why a skipped `%%requires` cell fails to show its reference outputs; None if it shows them
     (or ran, or has none to show).  They are shown as one block (utils.cells.show_reference): its
-    plain text holds the label and what the reference run printed, its HTML the plots."""
+    plain text holds the label and what the reference run printed, its HTML the plots, its metadata
+    the reference itself (JupyterLab saves the block over the reference: the next run reads it there)."""
     from utils import cells
 
     if not source.startswith("%%requires") or not _stdout(outputs).startswith("skipped (needs "):
@@ -140,15 +141,22 @@ def reference_not_shown(source: str, outputs: list) -> str | None:
     ref = cells.reference_index().get(cells.source_key(source))
     if ref is None:
         return None
-    blocks = [o.get("data", {}) for o in outputs if o.get("output_type") == "display_data"
-              and _text(o.get("data", {}).get("text/plain", "")).startswith(f"↳ {ref.label}")]
-    if not blocks:
+    blocks = [o for o in outputs if o.get("output_type") == "display_data"
+              and _text(o.get("data", {}).get("text/plain", "")).startswith("↳ reference output")]
+    if not blocks or not _text(blocks[0]["data"]["text/plain"]).startswith(f"↳ {ref.label}"):
         return f"the skipped cell does not show its reference output under '↳ {ref.label}'"
-    if _stdout(ref.outputs) not in _text(blocks[0]["text/plain"]):
+    if len(blocks) > 1 or _text(blocks[0]["data"]["text/plain"]).count("↳ reference output") > 1:
+        return "the skipped cell shows more than one reference block (a saved block read as the reference?)"
+    data = blocks[0]["data"]
+    if _stdout(ref.outputs) not in _text(data["text/plain"]):
         return "the skipped cell shows its reference label, but not the reference run's printed output"
-    drawn = _text(blocks[0].get("text/html", "")).count('src="data:image/png;base64,')
+    drawn = _text(data.get("text/html", "")).count('src="data:image/png;base64,')
     if drawn != _images(ref.outputs):
         return f"the skipped cell shows {drawn} plots; the reference run made {_images(ref.outputs)}"
+    carried = cells.carried_reference((blocks[0].get("metadata") or {}).get(cells.REFERENCE_METADATA))
+    if carried != ref:
+        return (f"the skipped cell's block does not carry its reference in its metadata "
+                f"({cells.REFERENCE_METADATA!r}): saved, the next run would show a block inside a block")
     return None
 
 

@@ -10,6 +10,7 @@
 - `utils.processes`: `run_python`, `run_process`: code in a fresh Python process (settings read at
                     start-up, one-time costs, errors that would kill the notebook's kernel);
                     `start_process`, `start_python`: the same in the background (a Future);
+                    `run_in_turn`: processes that import side by side, then measure one at a time;
                     `script`: the text of a script kept in notebooks/scripts/.
 - `utils.cells`:    the `%%requires cuda` line (or `cupy`, `compute-sanitizer`) that skips a GPU-only
                     cell on a machine without one, and shows what that cell produced in the
@@ -45,7 +46,7 @@ from .plotting import (
     plot_timings,
     use_course_style,
 )
-from .processes import ChildFailed, Finished, run_process, run_python, script, start_process, start_python
+from .processes import ChildFailed, Finished, run_in_turn, run_process, run_python, script, start_process, start_python
 from .timing import (
     BenchmarkError,
     Timing,
@@ -98,6 +99,7 @@ __all__ = [
     "print_environment",
     "require_cuda",
     "require_cupy",
+    "run_in_turn",
     "run_process",
     "run_python",
     "sanitizer_status",

@@ -22,6 +22,11 @@ for this machine's output.  Where HTML is not shown (a terminal), the same block
 a line "↳ reference output, from the course's run on ...".  The reference is found by the cell's
 exact text: a cell you edited, or an exercise whose answer is yours to write, shows nothing more.
 
+JupyterLab saves what a student's run showed over the reference outputs in the file (autosave).  So
+the block carries the reference itself in its output metadata (`course_reference`), and reading a
+notebook takes a skipped cell's reference from there, never the block or the skip line as outputs:
+after any number of run, save, restart, the cell shows one block, the reference run's.
+
 How: importing `utils` adds an IPython input transformer, which sees each cell's text before it
 runs.  It turns the `%%requires` line into a comment when the requirements are met (so the cell
 runs as an ordinary cell: same tracebacks, same line numbers, its last value displayed) and
@@ -109,6 +114,51 @@ class Reference(NamedTuple):
     versions: str  # "PyTorch 2.11.0+cu130, CuPy 14.2.0", as stamped
 
 
+REFERENCE_METADATA = "course_reference"  # a shown block's output metadata: the reference it shows
+_SKIP_LINE = re.compile(r"skipped \(needs [\w-]+\): .*", re.DOTALL)  # what `missing` printed, as one output
+
+
+def carried_reference(value: object) -> Reference | None:
+    """The Reference a shown block carries in its metadata; None if it is not one (or is malformed)."""
+    if not isinstance(value, dict):
+        return None
+    outputs, label, versions = value.get("outputs"), value.get("label"), value.get("versions", "")
+    if not (isinstance(outputs, list) and all(isinstance(o, dict) for o in outputs)
+            and isinstance(label, str) and isinstance(versions, str)):
+        return None
+    return Reference(outputs, label, versions)
+
+
+def _is_shown_block(out: dict) -> bool:
+    """A reference block that show_reference displayed (saved by JupyterLab over the reference outputs),
+    with its metadata or from before it had any."""
+    data = out.get("data", {}) if isinstance(out.get("data"), dict) else {}
+    return REFERENCE_METADATA in (out.get("metadata") or {}) \
+        or 'class="course-reference-output"' in _joined(data.get("text/html", ""))[:80]
+
+
+def _is_skip_line(out: dict) -> bool:
+    return out.get("output_type") == "stream" and out.get("name") == "stdout" \
+        and _SKIP_LINE.fullmatch(_joined(out.get("text", ""))) is not None
+
+
+def saved_reference(cell: dict, label: str, versions: str) -> Reference | None:
+    """The reference outputs a notebook's code cell holds, whether it ran on the reference GPU or a
+    student's JupyterLab saved it after the cell was skipped (its skip line and the block shown).
+
+    A skipped cell's reference is the one its block carries; the skip line, and a block from before
+    blocks carried one, are not outputs of the cell.  None: nothing to show.
+    """
+    outputs = [o for o in cell.get("outputs", []) if isinstance(o, dict) and o.get("output_type") != "error"]
+    if _source(cell).startswith(_MARK):
+        for out in outputs:
+            carried = carried_reference((out.get("metadata") or {}).get(REFERENCE_METADATA))
+            if carried is not None:
+                return carried if carried.outputs else None
+        outputs = [o for o in outputs if not _is_skip_line(o) and not _is_shown_block(o)]
+    return Reference(outputs, label, versions) if outputs else None
+
+
 @cache
 def reference_index(root: Path = COURSE_ROOT) -> dict[str, Reference]:
     """Every reference output in the course, by source_key, read once per session.
@@ -131,9 +181,9 @@ def reference_index(root: Path = COURSE_ROOT) -> dict[str, Reference]:
                                  if stamp.get(key))
             for cell in _cells(path):
                 key = source_key(_source(cell))
-                outputs = [o for o in cell.get("outputs", []) if o.get("output_type") != "error"]
-                if cell.get("cell_type") == "code" and outputs and key not in in_exercises:
-                    index.setdefault(key, Reference(outputs, label, versions))
+                ref = saved_reference(cell, label, versions) if cell.get("cell_type") == "code" else None
+                if ref is not None and key not in in_exercises:
+                    index.setdefault(key, ref)
     return index
 
 
@@ -231,7 +281,9 @@ def show_reference(key: str) -> bool:
         return False
     from IPython.display import publish_display_data
 
-    publish_display_data({"text/plain": reference_text(ref), "text/html": reference_html(ref)})
+    carried = {"outputs": ref.outputs, "label": ref.label, "versions": ref.versions}  # what a saved copy reads
+    publish_display_data({"text/plain": reference_text(ref), "text/html": reference_html(ref)},
+                         metadata={REFERENCE_METADATA: carried})
     return True
 
 

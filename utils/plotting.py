@@ -15,17 +15,17 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
-import matplotlib.pyplot as plt
+import matplotlib  # the style needs only this; pyplot is imported at the first plot (`_new_axes`)
 import numpy as np
 import torch
-from matplotlib.axes import Axes
-from matplotlib.ticker import FuncFormatter
 
 from .device import require_cuda, require_cupy
 from .timing import Timing, format_time
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 STYLE: dict[str, Any] = {
     "figure.figsize": (7.0, 3.2),
@@ -46,6 +46,14 @@ def use_course_style() -> None:
     matplotlib.rcParams.update(STYLE)  # type: ignore[arg-type]  # matplotlib types the keys as literals
 
 
+def _new_axes() -> Axes:
+    """The axes of a new figure.  pyplot is imported here, not with `utils`: it costs half a second
+    of every notebook's start, and not every notebook draws."""
+    import matplotlib.pyplot as plt
+
+    return plt.figure().gca()
+
+
 def _unit(seconds: float) -> tuple[str, float]:
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if seconds >= scale:
@@ -61,7 +69,7 @@ def plot_timings(timings: Sequence[Timing], kind: str = "bar", ax: Axes | None =
     """
     if kind not in ("bar", "box"):
         raise ValueError(f"kind must be 'bar' or 'box', not {kind!r}")
-    ax = ax or plt.figure().gca()
+    ax = ax or _new_axes()
     unit, scale = _unit(max(t.median for t in timings))
     labels = [t.label for t in timings]
     if kind == "bar":
@@ -84,6 +92,8 @@ def plot_timings(timings: Sequence[Timing], kind: str = "bar", ax: Axes | None =
         ax.set_xscale("log")
         low, high = min(t.q1 for t in timings) / scale, max(t.q3 for t in timings) / scale
         ax.set_xlim(low / 2, high * 3)
+        from matplotlib.ticker import FuncFormatter
+
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_time(v * scale)))
         ax.set_xlabel("time per call (log scale)")
     else:
@@ -103,7 +113,7 @@ def plot_memory(series: Mapping[str, Sequence[float]], x: Sequence[float] | None
     """
     if not series:
         raise ValueError("plot_memory() got no series to draw")
-    ax = ax or plt.figure().gca()
+    ax = ax or _new_axes()
     for label, values in series.items():
         steps = list(x) if x is not None else list(range(len(values)))
         ax.step(steps, np.asarray(values, dtype=float) / 2**20, where="post", label=label, linewidth=2)
@@ -132,10 +142,10 @@ def plot_timeline(intervals: Sequence[Interval], ax: Axes | None = None, title: 
     """A Gantt chart: one row per lane, one bar per interval, coloured by name."""
     if not intervals:
         raise ValueError("plot_timeline() got no intervals: nothing was recorded")
-    ax = ax or plt.figure().gca()
+    ax = ax or _new_axes()
     lanes = list(dict.fromkeys(i.lane for i in intervals))
     names = list(dict.fromkeys(i.name for i in intervals))
-    colors = {n: plt.get_cmap("tab10")(k % 10) for k, n in enumerate(names)}
+    colors = {n: matplotlib.colormaps["tab10"](k % 10) for k, n in enumerate(names)}
     for iv in intervals:
         ax.barh(lanes.index(iv.lane), iv.end_ms - iv.start_ms, left=iv.start_ms, height=0.6,
                 color=colors[iv.name], edgecolor="black", linewidth=0.3)
@@ -144,7 +154,9 @@ def plot_timeline(intervals: Sequence[Interval], ax: Axes | None = None, title: 
     ax.set_xlabel("time (ms)")
     ax.grid(axis="y", visible=False)
     if len(names) <= 8:
-        handles = [plt.Rectangle((0, 0), 1, 1, color=colors[n]) for n in names]
+        from matplotlib.patches import Rectangle
+
+        handles = [Rectangle((0, 0), 1, 1, color=colors[n]) for n in names]
         ax.legend(handles, names, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_title(title or "work on streams")
     return ax

@@ -23,11 +23,14 @@ with changes, a time limit, the error shown).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 
 class ChildFailed(RuntimeError):
@@ -79,8 +82,10 @@ def run_python(code: str, *args: str, env: Mapping[str, str] | None = None, unse
     return done.stdout
 
 
-# Threads only wait on child processes; four at a time keeps a two-core laptop (or Colab) usable.
-_BACKGROUND = ThreadPoolExecutor(max_workers=4, thread_name_prefix="course-process")
+# Threads only wait on child processes: as many at a time as this process may use cores (its
+# affinity: `taskset` counts), at most eight (two on Colab or a laptop, which stay usable).
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
+_BACKGROUND = ThreadPoolExecutor(max_workers=max(2, min(8, _CORES)), thread_name_prefix="course-process")
 
 
 def start_process(code: str, *args: str, **options: object) -> Future[Finished]:
@@ -106,3 +111,66 @@ def script(name: str) -> str:
     from pathlib import Path
 
     return (Path(__file__).resolve().parent.parent / "notebooks" / "scripts" / name).read_text()
+
+
+# --------------------------------------------------------------------------------------------
+# Fresh processes that measure one at a time, started side by side
+# --------------------------------------------------------------------------------------------
+# What each process runs first: import the slow part, say so, then wait for its turn.
+_TURN = """import os, sys, time
+_ready, _turn = sys.argv.pop(1), sys.argv.pop(1)
+import {imports}
+open(_ready, "w").close()
+while not os.path.exists(_turn):
+    time.sleep(0.005)
+del _ready, _turn
+"""
+
+
+def run_in_turn(code: str, runs: Mapping[str, Mapping[str, Any]], imports: str = "torch",
+                timeout: float = 300) -> dict[str, str]:
+    """Run `code` in one fresh Python process per entry of `runs`, each alone while it measures.
+
+    runs: {name: {"args": [...], "env": {...}, "unset": [...]}} (every key optional), as for
+    utils.run_python.  The processes start together and import `imports` (PyTorch: seconds each)
+    side by side; once all have, each in turn runs `code` and exits before the next one starts, so
+    what one times or measures (a first call, GPU memory, a queue) meets no other process's work.
+    Returns what each printed, by name; raises ChildFailed if one failed.
+    """
+    import tempfile
+    from contextlib import ExitStack
+    from pathlib import Path
+
+    folder = Path(tempfile.mkdtemp(prefix="course-turns-"))
+    children: dict[str, tuple[int, subprocess.Popen, Any, Any]] = {}
+    with ExitStack() as files:
+        try:
+            for n, (name, run) in enumerate(runs.items()):  # outputs go to files: a full pipe cannot block a child
+                out, err = (files.enter_context(open(folder / f"{n}.{kind}", "w+")) for kind in ("out", "err"))
+                argv = [sys.executable, "-c", _TURN.format(imports=imports) + code,
+                        str(folder / f"{n}.ready"), str(folder / f"{n}.turn"), *run.get("args", ())]
+                env = _environment(run.get("env"), run.get("unset", ()))
+                children[name] = (n, subprocess.Popen(argv, stdout=out, stderr=err, text=True, env=env), out, err)
+            deadline = time.monotonic() + timeout
+            while not all((folder / f"{n}.ready").exists() or child.poll() is not None
+                          for n, child, _, _ in children.values()):  # until all have imported (or failed)
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"run_in_turn: the processes did not import {imports} in {timeout} s")
+                time.sleep(0.01)
+            printed = {}
+            for name, (n, child, out, err) in children.items():  # one at a time, in the order of `runs`
+                (folder / f"{n}.turn").touch()
+                status = child.wait(timeout=timeout)
+                out.seek(0)
+                err.seek(0)
+                if status != 0:
+                    tail = "\n".join(err.read().strip().splitlines()[-20:])
+                    raise ChildFailed(f"the fresh Python process {name!r} exited with status {status}:\n{tail}")
+                printed[name] = out.read()
+            return printed
+        finally:
+            for _, child, _, _ in children.values():
+                if child.poll() is None:  # after a failure, the others would wait for their turn forever
+                    child.kill()
+                    child.wait()
+            shutil.rmtree(folder, ignore_errors=True)

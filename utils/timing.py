@@ -29,7 +29,8 @@ mistakes in one place:
 times CuPy and plain Python, keeps the raw times, and prints in one fixed format (see
 `format_time`) that tests/nbval_sanitize.cfg can mask.  `as_timing` wraps other tools' results
 (torch.utils.benchmark, cupyx.profiler.benchmark, triton.testing.do_bench) as a `Timing`, so
-`compare` and `plot_timings` show them side by side.
+`compare` and `plot_timings` show them side by side.  (Fresh processes that each measure alone,
+their slow start-ups side by side: `utils.run_in_turn`, in utils/processes.py.)
 """
 
 from __future__ import annotations

@@ -3,14 +3,14 @@
 Each exercise notebook ends an exercise with a check cell such as
 
     from utils.exercises import nb00
-    nb00.check_tensor_nbytes(tensor_nbytes)
+    nb00.check_largest_batch(largest_batch)
 
 which prints one of
 
-    PASS tensor_nbytes: 6 checks passed
-    TODO tensor_nbytes: not done yet (it still raises NotImplementedError)
-    FAIL tensor_nbytes: tensor_nbytes((10,), torch.float16) returned 10, expected 20
-         hint: multiply the number of elements by the bytes per element
+    PASS largest_batch: 24 checks passed
+    TODO largest_batch: not done yet (it still raises NotImplementedError)
+    FAIL largest_batch: 1 of 24 checks failed. ...
+         hint: (about the concept the answer missed, never the answer itself)
 
 A check that needs a GPU checks, on a machine without one, what a CPU can (see `Checker.on_cpu`),
 and never says PASS there:
@@ -177,10 +177,10 @@ def attempt() -> Iterator[None]:
     """Run a cell that uses exercises' functions: an unfinished one makes it print TODO, not a traceback.
 
         with attempt():
-            n = largest_square(12 * 2**30, torch.float16)
+            n = largest_batch(12 * 2**30, 4096, torch.float16)
             print(n)
 
-    prints `TODO largest_square: not done yet ...` while largest_square is the stub, and stops the
+    prints `TODO largest_batch: not done yet ...` while largest_batch is the stub, and stops the
     block there.  Any other exception passes through unchanged.
     """
     try:

@@ -91,12 +91,10 @@ def loop_needs(warm_up: list[int], sizes: list[int]) -> list[int]:
 
 
 def warm_up_budget(sizes: list[int]) -> int:
-    """What a good warm-up reserves at most: for each pool the loop uses, the segment of its largest request."""
-    largest: dict[str, int] = {}  # pool -> its largest request
-    for nbytes in sizes:
-        pool = block_and_segment(nbytes)[2]
-        largest[pool] = max(largest.get(pool, 0), nbytes)
-    return sum(block_and_segment(nbytes)[1] for nbytes in largest.values())
+    """What a good warm-up reserves at most: the least that any warm-up of one or two of the loop's own sizes
+    reserves, among those after which the loop needs no new segment (found by trying them all)."""
+    tries = [[n] for n in sizes] + [[n, m] for i, n in enumerate(sizes) for m in sizes[i + 1:]]
+    return min(model_reserved(warm) for warm in tries if not loop_needs(warm, sizes))
 
 
 WARM_UP_CASES: list[list[int]] = [
@@ -167,88 +165,11 @@ def measure_reserved(sizes: list[int]) -> int:
     return torch.cuda.memory_reserved() - before
 
 
-# ---------------------------------------------------------------- exercise 2: the peak of a block
-def _one_block(ex: Checker, block_memory: Callable[[], AbstractContextManager[Any]], body: Callable[[], None]) -> Any:
-    manager = block_memory()
-    ex.expect(hasattr(manager, "__enter__") and hasattr(manager, "__exit__"),
-              f"block_memory() returned a {type(manager).__name__}, not something to use in a `with` block",
-              "decorate it with @contextlib.contextmanager, and yield the report inside it")
-    with manager as report:
-        body()
-    numbers = all(isinstance(getattr(report, field, None), int) for field in ("peak_allocated", "reserved_growth"))
-    ex.expect(numbers, f"the `with` block gave a {type(report).__name__}, without integer peak_allocated and "
-                       "reserved_growth", "yield an object whose fields are filled in when the block ends")
-    return report
-
-
-def check_block_memory(block_memory: Callable[[], AbstractContextManager[Any]]) -> None:
-    """block_memory() must report a block's peak allocated bytes and reserved growth, beyond its start."""
-    if not has_cuda():
-        return _check_block_memory_on_cpu(block_memory)
-    require_cuda("check_block_memory()")
-    with exercise("block_memory") as ex:
-        torch.cuda.empty_cache()
-        live = torch.empty(8 * MiB, dtype=torch.uint8, device="cuda")  # live before: not the block's
-        earlier = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")  # an earlier, higher peak
-        del earlier  # ...whose 256 MiB segment stays cached: the next block reuses it
-
-        def reuse() -> None:
-            x = torch.empty(64 * MiB, dtype=torch.uint8, device="cuda")
-            y = torch.empty(32 * MiB, dtype=torch.uint8, device="cuda")
-            del x, y
-
-        report = _one_block(ex, block_memory, reuse)
-        ex.expect(
-            report.peak_allocated == 96 * MiB,
-            f"a block that held 64 MiB + 32 MiB at once reported peak_allocated = "
-            f"{format_bytes(report.peak_allocated)}, expected 96.0 MiB",
-            _PEAK_HINT,
-        )
-        ex.expect(
-            report.reserved_growth == 0,
-            f"a block served from the cache reported reserved_growth = {format_bytes(report.reserved_growth)}, "
-            "expected 0 B",
-            "reserved_growth is the most the allocator reserved during the block, less what it reserved at "
-            "the start: which counter remembers the most, and since when?",
-        )
-
-        torch.cuda.empty_cache()  # only the 8 MiB tensor's segment is left
-
-        def grow_then_release() -> None:
-            x = torch.empty(64 * MiB, dtype=torch.uint8, device="cuda")
-            y = torch.empty(300 * MiB, dtype=torch.uint8, device="cuda")
-            del x, y
-            torch.cuda.empty_cache()  # at the end, nothing more is reserved than at the start
-
-        report = _one_block(ex, block_memory, grow_then_release)
-        ex.expect(
-            report.peak_allocated == 364 * MiB,
-            f"a block that held 64 MiB + 300 MiB reported peak_allocated = {format_bytes(report.peak_allocated)}, "
-            "expected 364 MiB",
-            _PEAK_HINT,
-        )
-        ex.expect(
-            report.reserved_growth == 364 * MiB,
-            f"a block that made two new segments (64 + 300 MiB) and released them before it ended reported "
-            f"reserved_growth = {format_bytes(report.reserved_growth)}, expected 364 MiB",
-            "the block released what it reserved before it ended: its value at the end misses the growth",
-        )
-        del live
-
-
-register(Exercise(NOTEBOOK, "block_memory", check_block_memory, gpu=True))
-
-_PEAK_HINT = (
-    "PyTorch's peak counter belongs to the whole process: what must happen to it when the block starts, "
-    "and what was already allocated then?"
-)
-
-
 class ImitatedCounters:
     """PyTorch's memory counters of one GPU, imitated on the CPU for check_block_memory's CPU part.
 
     The check makes and frees tensors by their size: a freed tensor's memory stays cached (reserved)
-    and serves later requests that fit in it, until empty_cache().  Enough for the check's two blocks,
+    and serves later requests that fit in it, until empty_cache().  Enough for the check's blocks,
     not a model of the allocator (that is `model_reserved`).
     """
 
@@ -303,48 +224,139 @@ def imitated_counters() -> Iterator[ImitatedCounters]:
             setattr(module, name, original)
 
 
+# ---------------------------------------------------------------- exercise 2: the peak of a block, nested
+# Hints by the direction of the mistake: a report larger than the block's own bytes counted what came before it;
+# a smaller one lost the peak.
+_TOO_MUCH = ("more than the block itself held: PyTorch's counters count the whole process since their last reset; "
+             "what they counted before the block started (tensors alive then, an earlier peak) is not the block's")
+_TOO_LITTLE = "less than the block held at its peak: which counter remembers the most, and since when?"
+_RELEASED = "the block released what it reserved before it ended: a value read at its end misses the growth"
+_OUTER = ("the inner block's reset erased the outer block's peak so far from PyTorch's counters: where must that "
+          "peak be kept, and when, so that the outer block still knows it at its end?")
+
+
+class RealMemory:
+    """Tensors made and freed by their size, on the GPU: the steps of check_block_memory's blocks."""
+
+    def __init__(self) -> None:
+        self.tensors: dict[str, torch.Tensor] = {}
+
+    def make(self, name: str, nbytes: int) -> None:
+        self.tensors[name] = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+
+    def free(self, *names: str) -> None:
+        for name in names:
+            del self.tensors[name]
+
+    def empty_cache(self) -> None:
+        torch.cuda.empty_cache()
+
+
+class ImitatedMemory(RealMemory):
+    """The same steps on an `ImitatedCounters`, for the CPU part of check_block_memory."""
+
+    def __init__(self, counters: ImitatedCounters) -> None:
+        super().__init__()
+        self.counters, self.sizes = counters, dict[str, int]()
+
+    def make(self, name: str, nbytes: int) -> None:
+        self.counters.make(nbytes)
+        self.sizes[name] = nbytes
+
+    def free(self, *names: str) -> None:
+        for name in names:
+            self.counters.free(self.sizes.pop(name))
+
+    def empty_cache(self) -> None:
+        self.counters.empty_cache()
+
+
+def _manager(ex: Checker, block_memory: Callable[[], AbstractContextManager[Any]]) -> AbstractContextManager[Any]:
+    manager = block_memory()
+    ex.expect(hasattr(manager, "__enter__") and hasattr(manager, "__exit__"),
+              f"block_memory() returned {manager!r}, not something to use in a `with` block",
+              "decorate it with @contextlib.contextmanager, and yield the report inside it")
+    return manager
+
+
+def _report(ex: Checker, report: Any, which: str = "the") -> Any:
+    numbers = all(type(getattr(report, field, None)) is int for field in ("peak_allocated", "reserved_growth"))
+    ex.expect(numbers, f"{which} `with` block gave {report!r}, without integer peak_allocated and reserved_growth",
+              "yield an object whose fields are filled in when the block ends")
+    return report
+
+
+def _expect_report(ex: Checker, report: Any, block: str, peak: int, growth: int, too_little: str = _TOO_LITTLE) -> None:
+    for field, want in (("peak_allocated", peak), ("reserved_growth", growth)):
+        got = getattr(report, field)
+        ex.expect(got == want, f"{block} reported {field} = {format_bytes(got)}, expected {format_bytes(want)}",
+                  _TOO_MUCH if got > want else too_little)
+
+
+def _blocks(ex: Checker, block_memory: Callable[[], AbstractContextManager[Any]], memory: RealMemory) -> None:
+    """Three blocks, each made of tensors whose sizes fix the right report, after 8 MiB already live."""
+    memory.empty_cache()
+    memory.make("live", 8 * MiB)  # live before every block: none of them counts it
+
+    # 1. Served from the cache, after an earlier, higher peak of the process.
+    memory.make("earlier", 256 * MiB)
+    memory.free("earlier")  # its 256 MiB segment stays cached: the next block reuses it
+    with _manager(ex, block_memory) as report:
+        memory.make("x", 64 * MiB)
+        memory.make("y", 32 * MiB)
+        memory.free("x", "y")
+    _expect_report(ex, _report(ex, report), "a block that held 64 MiB + 32 MiB at once, from the cache,", 96 * MiB, 0)
+
+    # 2. Grows the cache, and gives it back before it ends.
+    memory.empty_cache()  # only the live tensor's segment is left
+    with _manager(ex, block_memory) as report:
+        memory.make("x", 64 * MiB)
+        memory.make("y", 300 * MiB)
+        memory.free("x", "y")
+        memory.empty_cache()  # at the end, nothing more is reserved than at the start
+    _expect_report(ex, _report(ex, report), "a block that made two new segments (64 + 300 MiB) and released them "
+                   "before it ended", 364 * MiB, 364 * MiB, too_little=_RELEASED)
+
+    # 3. Nested: the outer block's peak comes before the inner block starts (and resets the counters).
+    memory.empty_cache()
+    with _manager(ex, block_memory) as outer:
+        memory.make("a", 300 * MiB)
+        memory.free("a")
+        memory.empty_cache()  # the outer block's 300 MiB are reserved no more when the inner block starts
+        with _manager(ex, block_memory) as inner:
+            memory.make("b", 96 * MiB)
+            memory.make("c", 48 * MiB)  # two new segments: no cached one is free for them
+            memory.free("b", "c")
+    _report(ex, inner, "the inner")
+    _report(ex, outer, "the outer")
+    _expect_report(ex, inner, "an inner block that held 96 MiB + 48 MiB in two new segments", 144 * MiB, 144 * MiB)
+    _expect_report(ex, outer, "an outer block that held 300 MiB in a new segment, released it, then ran an inner "
+                   "block of 144 MiB,", 300 * MiB, 300 * MiB, too_little=_OUTER)
+
+    memory.free("live")
+
+
+def check_block_memory(block_memory: Callable[[], AbstractContextManager[Any]]) -> None:
+    """block_memory() must report a block's peak allocated bytes and reserved growth beyond its start, also when
+    blocks are nested."""
+    if not has_cuda():
+        return _check_block_memory_on_cpu(block_memory)
+    require_cuda("check_block_memory()")
+    with exercise("block_memory") as ex:
+        _blocks(ex, block_memory, RealMemory())
+        torch.cuda.empty_cache()
+
+
+register(Exercise(NOTEBOOK, "block_memory", check_block_memory, gpu=True))
+
+
 def _check_block_memory_on_cpu(block_memory: Callable[[], AbstractContextManager[Any]]) -> None:
-    """check_block_memory's two blocks, on imitated counters: the arithmetic of the report, not the allocator."""
+    """check_block_memory's blocks, on imitated counters: the arithmetic of the reports, not the allocator."""
     with (exercise("block_memory") as ex,
-          ex.on_cpu("both blocks' reports, with the allocator's counters imitated (ImitatedCounters)",
-                    "the same blocks on PyTorch's caching allocator"),
-          cuda_on_cpu(), imitated_counters() as memory):
-        memory.make(8 * MiB)  # live before: not the block's
-        memory.make(256 * MiB)  # an earlier, higher peak...
-        memory.free(256 * MiB)  # ...whose memory stays cached: the next block reuses it
-
-        def reuse() -> None:
-            for nbytes in (64 * MiB, 32 * MiB):
-                memory.make(nbytes)
-            for nbytes in (64 * MiB, 32 * MiB):
-                memory.free(nbytes)
-
-        report = _one_block(ex, block_memory, reuse)
-        ex.expect(report.peak_allocated == 96 * MiB,
-                  f"a block that held 64 MiB + 32 MiB at once reported peak_allocated = "
-                  f"{format_bytes(report.peak_allocated)}, expected 96.0 MiB", _PEAK_HINT)
-        ex.expect(report.reserved_growth == 0,
-                  f"a block served from the cache reported reserved_growth = {format_bytes(report.reserved_growth)}, "
-                  "expected 0 B",
-                  "reserved_growth is the most the allocator reserved during the block, less what it reserved at "
-                  "the start: which counter remembers the most, and since when?")
-        memory.empty_cache()  # only the 8 MiB tensor's memory is left
-
-        def grow_then_release() -> None:
-            for nbytes in (64 * MiB, 300 * MiB):
-                memory.make(nbytes)
-            for nbytes in (64 * MiB, 300 * MiB):
-                memory.free(nbytes)
-            memory.empty_cache()  # at the end, nothing more is reserved than at the start
-
-        report = _one_block(ex, block_memory, grow_then_release)
-        ex.expect(report.peak_allocated == 364 * MiB,
-                  f"a block that held 64 MiB + 300 MiB reported peak_allocated = "
-                  f"{format_bytes(report.peak_allocated)}, expected 364 MiB", _PEAK_HINT)
-        ex.expect(report.reserved_growth == 364 * MiB,
-                  f"a block that made two new segments (64 + 300 MiB) and released them before it ended reported "
-                  f"reserved_growth = {format_bytes(report.reserved_growth)}, expected 364 MiB",
-                  "the block released what it reserved before it ended: its value at the end misses the growth")
+          ex.on_cpu("the reports of all three blocks, nested ones too, with the allocator's counters imitated "
+                    "(ImitatedCounters)", "the same blocks on PyTorch's caching allocator"),
+          cuda_on_cpu(), imitated_counters() as counters):
+        _blocks(ex, block_memory, ImitatedMemory(counters))
 
 
 # ---------------------------------------------------------------- exercise 3: a loop without growth

@@ -6,6 +6,10 @@ The GPU checks make every race window wide on purpose: they keep one stream busy
 `utils.cupy_sleep` (CuPy) or `utils.gpu_sleep` (PyTorch), kernels that spin for a known time, so an
 answer that forgets a wait reads the wrong data every time, not once in a thousand runs.  Each
 trial uses data of its own, so a stale result (left in memory by an earlier trial) is never right.
+
+Without a GPU and CuPy, exercises 1 to 3 say what a GPU would check, and check nothing: every value
+they compare is computed by CuPy on a GPU, and every mistake they look for is an order of streams
+(exercise 4's stream rules are checked anywhere).
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..device import require_cuda, require_cupy
+from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep, timer
-from . import Exercise, Findings, exercise, register
+from . import Exercise, Findings, LeftForGPU, exercise, register
 
 NOTEBOOK = "04_streams_cupy"
 WINDOW_MS = 60.0  # how long the checks keep a stream busy (at first: see TRIES)
@@ -35,6 +39,15 @@ def _cupy(what: str) -> Any:
     import cupy
 
     return cupy
+
+
+def _left_for_a_gpu(name: str, needs: str) -> bool:
+    """Without a GPU and CuPy: say what a GPU would check (exercise() prints it) and return True."""
+    if has_cuda() and has_cupy():
+        return False
+    with exercise(name):
+        raise LeftForGPU("", needs)
+    return True
 
 
 def _cupy_elapsed_ms(fn: Callable[[], object]) -> float:
@@ -106,6 +119,10 @@ def check_sum_on_stream(sum_on_stream: Callable[[np.ndarray, Any], Any]) -> None
     wait for s reads the result too early (a value left in memory by an earlier trial), and a sum
     that was not queued on s is read before s's window ends (the order of two CUDA events).
     """
+    if _left_for_a_gpu("sum_on_stream", "CuPy on a GPU: the sum, copied and computed on s while s is busy, read "
+                                        "right away on the caller's stream (which must wait for s on the GPU, not "
+                                        "on the host), with the caller's current stream left as it was"):
+        return
     with exercise("sum_on_stream") as ex:
         cp = _cupy("check_sum_on_stream")
         rng = np.random.default_rng(2024)
@@ -254,6 +271,11 @@ def check_cupy_scale_on_current_stream(
     default stream (CuPy's null stream) is busy with unrelated work for 120 ms, which the caller's next
     work must not wait for.
     """
+    if _left_for_a_gpu("cupy_scale_on_current_stream",
+                       "CuPy and PyTorch on a GPU: the values read on the caller's stream behind a slow producer, "
+                       "no wait of the host, both libraries' current streams left as they were, the result's "
+                       "memory after the caller drops its input, and no wait for PyTorch's busy default stream"):
+        return
     with exercise("cupy_scale_on_current_stream") as ex:
         cp = _cupy("check_cupy_scale_on_current_stream")
         gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
@@ -374,6 +396,10 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
     host's time per chunk, if longer), and the answer must save at least half of what a perfect
     overlap saves.
     """
+    if _left_for_a_gpu("pipelined", "CuPy on a GPU: the results with slow copies, with slow computes and with "
+                                    "earlier work still reading reused memory, no wait of the host, and the time "
+                                    "saved against copying then computing one chunk at a time"):
+        return
     with exercise("pipelined") as ex:
         cp = _cupy("check_pipelined")
         current = cp.cuda.get_current_stream()

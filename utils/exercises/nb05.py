@@ -7,7 +7,9 @@ and exercise 2 runs your function in a child process (a device-side assert there
 notebook's own CUDA context alone; on a CPU, that process makes index_add_ as blind to a bad index
 as a GPU launch is, so that an answer that counts on the operation's own error fails there too).
 Exercise 3 runs in this process, under
-`torch.cuda.set_sync_debug_mode("error")`, which raises at the first synchronizing call.
+`torch.cuda.set_sync_debug_mode("error")`, which raises at the first synchronizing call.  Without a
+GPU, it runs on the CPU with torch.cuda imitated (`utils.exercises.cuda_on_cpu`): the same losses and
+parameters, and every call that would make the host wait for a GPU counted by `HostWaits`.
 """
 
 from __future__ import annotations
@@ -20,15 +22,18 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
 
-from ..device import require_cuda
+from ..device import has_cuda, require_cuda
 from ..processes import run_process
 from ..timing import gpu_sleep
-from . import STUB_MESSAGE, Exercise, exercise, register
+from . import STUB_MESSAGE, Exercise, Findings, InOrder, cuda_on_cpu, exercise, register
 
 NOTEBOOK = "05_debugging"
 
@@ -460,6 +465,8 @@ def check_train_steps_no_sync(train_steps_no_sync: Callable[..., torch.Tensor]) 
     """train_steps_no_sync(model, batches, lr) must do what train_steps_sync does (same losses, same
     parameters after the loop) without a single synchronization: it runs under
     torch.cuda.set_sync_debug_mode("error")."""
+    if not has_cuda():
+        return _check_train_steps_no_sync_on_cpu(train_steps_no_sync)
     with exercise("train_steps_no_sync") as ex:
         require_cuda("check_train_steps_no_sync")
         batches = training_batches()
@@ -517,6 +524,111 @@ def check_train_steps_no_sync(train_steps_no_sync: Callable[..., torch.Tensor]) 
 
 
 register(Exercise(NOTEBOOK, "train_steps_no_sync", check_train_steps_no_sync, gpu=True))
+
+
+def _is_mask(index: object) -> bool:
+    """A boolean tensor used as an index (alone or in a tuple): the result's size is the count of True."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(p, torch.Tensor) and p.dtype == torch.bool for p in parts)
+
+
+class HostWaits(TorchFunctionMode):
+    """On the CPU, notes every call that, on a GPU, makes the host wait for it: a tensor's value on the
+    host (.item(), bool() of an `if`, .tolist(), ...), a size that depends on values (a boolean mask,
+    nonzero()), and, inside cuda_on_cpu(), synchronize() of the device, a stream or an event.  Each
+    note says what and where, in `fn`'s code: "<what> at line N: `code`", in order, in `waits`."""
+
+    READS = frozenset({"__bool__", "item", "__int__", "__float__", "__index__", "tolist", "numpy", "cpu",
+                       "__array__", "__format__", "__repr__", "nonzero", "argwhere", "masked_select", "unique"})
+    SAID: ClassVar[dict[str, str]] = {  # how a message names a call; others are named `.name()`
+        "__bool__": "bool() of a tensor (an `if`, `not`, `and`)", "__int__": "int() of a tensor",
+        "__float__": "float() of a tensor", "__index__": "a tensor used as a Python int",
+        "__array__": "a tensor made a NumPy array", "__format__": "a tensor formatted", "__repr__": "a tensor printed",
+        "__getitem__": "a boolean mask", "__setitem__": "a boolean mask"}
+
+    def __init__(self, fn: Callable) -> None:
+        super().__init__()
+        self.fn = fn
+        self.waits: list[str] = []
+
+    def note(self, what: str) -> None:
+        frames = [f for f in traceback.extract_stack() if f.filename == self.fn.__code__.co_filename]
+        if not frames:
+            self.waits.append(f"{what} in a function it calls")
+            return
+        code = (frames[-1].line or "").strip()
+        self.waits.append(f"{what} at line {frames[-1].lineno}" + (f": `{code}`" if code else ""))
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        name = getattr(func, "__name__", "")
+        if name in self.READS or (name in ("__getitem__", "__setitem__") and len(args) > 1 and _is_mask(args[1])):
+            self.note(self.SAID.get(name, f".{name}()"))
+        return func(*args, **(kwargs or {}))
+
+    @contextmanager
+    def counting_synchronize(self) -> Iterator[None]:
+        """Inside cuda_on_cpu(): torch.cuda.synchronize(), and a stream's or an event's synchronize(), noted."""
+        mode = self
+
+        class Noted(InOrder):
+            def synchronize(self) -> None:
+                mode.note("a stream's or an event's synchronize()")
+
+        current = Noted()
+        imitations = {"synchronize": lambda device=None: self.note("torch.cuda.synchronize()"),
+                      "Stream": Noted, "Event": Noted, "current_stream": lambda device=None: current,
+                      "default_stream": lambda device=None: current}
+        saved = {name: getattr(torch.cuda, name) for name in imitations}
+        try:
+            for name, imitation in imitations.items():
+                setattr(torch.cuda, name, imitation)
+            yield
+        finally:
+            for name, original in saved.items():
+                setattr(torch.cuda, name, original)
+
+
+def _check_train_steps_no_sync_on_cpu(train_steps_no_sync: Callable[..., torch.Tensor]) -> None:
+    """check_train_steps_no_sync on the CPU: the same losses and parameters as the given loop, and no call
+    that would make the host wait on a GPU (HostWaits)."""
+    with (exercise("train_steps_no_sync") as ex,
+          ex.on_cpu("the losses and the parameters against the given loop's, and no call that makes the host "
+                    "wait for a GPU (.item(), an `if` on a tensor, a boolean mask, nonzero(), synchronize())",
+                    "sync debug mode on the GPU, and the loop run behind a busy GPU: the host must return "
+                    "before the GPU is done")):
+        batches = training_batches("cpu")
+        reference, yours = training_model("cpu"), training_model("cpu")
+        want = train_steps_sync(reference, batches)
+        with cuda_on_cpu(), HostWaits(train_steps_no_sync) as host, host.counting_synchronize():
+            got = train_steps_no_sync(yours, batches, LR)
+        found = Findings()
+        found.expect(not host.waits, f"on a GPU the host would wait for it {len(host.waits)} time(s); the first: "
+                                     f"{host.waits[0] if host.waits else ''}",
+                     "on a GPU, a value needed on the host (.item(), an `if` on a tensor, a boolean mask's size) "
+                     "or a synchronize() makes the host wait: keep the decisions on the GPU, as tensors")
+        if found.expect(isinstance(got, torch.Tensor) and got.shape == want.shape,
+                        f"returned {_what(got)}, expected a tensor of {len(batches)} losses",
+                        "return one loss per batch, as one tensor, NaN where a batch was skipped"):
+            got = got.detach().cpu()
+            bad = [i for i in range(len(want))
+                   if not torch.allclose(got[i], want[i], rtol=1e-4, atol=1e-6, equal_nan=True)]
+            found.expect(not bad, f"the losses of batches {bad} differ: {got[bad[0]].item() if bad else 0:.5g}, "
+                                  f"expected {want[bad[0]].item() if bad else 0:.5g}",
+                         "the loss is the mean squared error over the rows that have a target (y >= 0)")
+        for (name, p), q in zip(yours.named_parameters(), reference.parameters()):
+            found.expect(torch.allclose(p.detach(), q.detach(), rtol=1e-4, atol=1e-6),
+                         f"after the loop, the model's {name} differs from the given loop's"
+                         + (" (it holds NaN)" if p.isnan().any() else ""),
+                         "a batch whose loss is NaN must change nothing, even where its gradients are NaN")
+        found.report(ex)
+
+
+def _what(x: object) -> str:
+    """What a student returned, in a few words."""
+    if isinstance(x, torch.Tensor):
+        return f"a {x.dtype} tensor of shape {tuple(x.shape)}"
+    return f"a {type(x).__name__}"
+
 
 if __name__ == "__main__":  # print a script of exercise 1, with its answer
     text, line = failing_script(int(sys.argv[1]) if len(sys.argv) > 1 else 0)

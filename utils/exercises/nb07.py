@@ -8,6 +8,9 @@ not once in a while.  How many graphs an answer captures, and which one each cal
 counted by patching torch.cuda.CUDAGraph's capture_begin and replay for the duration of the check.
 "No allocation per call" (exercise 3) is read from the caching allocator's running count of
 allocations (notebook 01).  The checks of exercises 2 and 4 report every sub-check that failed.
+
+Without a GPU, exercises 2 to 4 say what a GPU would check, and check nothing: each of them is about
+what a replay reads and writes, and CUDA graphs (capturable Adam's too) exist on a GPU only.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ..device import require_cuda
-from . import Exercise, Findings, exercise, is_stub, register
+from ..device import has_cuda, require_cuda
+from . import Exercise, Findings, LeftForGPU, exercise, is_stub, register
 
 NOTEBOOK = "07_cuda_graphs"
 
@@ -118,6 +121,15 @@ def _call(fn: Callable[..., Any], *args: Any) -> tuple[Any, Exception | None]:
         return None, error
 
 
+def _left_for_a_gpu(name: str, needs: str) -> bool:
+    """Without a GPU: say what a GPU would check (exercise() prints it) and return True."""
+    if has_cuda():
+        return False
+    with exercise(name):
+        raise LeftForGPU("", needs)
+    return True
+
+
 def _describe(x: object) -> str:
     """What a student returned, in a few words."""
     if isinstance(x, torch.Tensor):
@@ -190,6 +202,10 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
     and return run(x): fn(x) for a batch x of 1 to max(buckets) rows, by replaying the graph of the
     smallest bucket that holds it, as a tensor that the next call does not overwrite; a larger batch
     raises ValueError."""
+    if _left_for_a_gpu("bucketed_graphs", "one graph captured per bucket, each batch replayed on the smallest "
+                                          "bucket that holds it, every result compared with eager fn, a batch "
+                                          "too large refused: CUDA graphs exist on a GPU only"):
+        return
     with exercise("bucketed_graphs") as ex:
         require_cuda("check_bucketed_graphs")
         _row_weights()  # made now, outside any capture of the student's
@@ -288,13 +304,19 @@ def check_graphed_standardize(
     graphed_standardize: Callable[[torch.Tensor], Callable[[torch.Tensor], torch.Tensor]],
 ) -> None:
     """graphed_standardize(example) must return run(x) = (x - x.mean()) / x.std() by replaying one
-    graph, right for inputs whose mean and spread differ from the example's, with no allocation."""
+    graph, right for inputs whose mean and spread differ from the example's, with no allocation, and
+    leave the caller's example as it was."""
+    if _left_for_a_gpu("graphed_standardize", "replays on inputs whose mean and spread differ from the example's, "
+                                              "against eager PyTorch, the example left as it was, and the "
+                                              "allocations of run: CUDA graphs exist on a GPU only"):
+        return
     with exercise("graphed_standardize") as ex:
         require_cuda("check_graphed_standardize")
         def sample(seed: int, mean: float, spread: float) -> torch.Tensor:
             return (mean + spread * torch.randn(4096, generator=torch.Generator().manual_seed(seed))).cuda()
 
         example = sample(7, 1.0, 2.0)
+        kept = example.clone()  # the caller's example, as it was: run must not write into it
         run = graphed_standardize(example)
         ex.expect(callable(run), f"graphed_standardize returned a {type(run).__name__}, not a function",
                   "return the inner function run(x)")
@@ -305,7 +327,10 @@ def check_graphed_standardize(
                       "return the graph's static output")
             right = torch.allclose(got, standardized(x), rtol=1e-4, atol=1e-4)
             ex.expect(right, f"for an input of mean {mean} and spread {spread}, run did not return "
-                             "(x - x.mean()) / x.std()", "" if right else _stale_hint(got, x, example))
+                             "(x - x.mean()) / x.std()", "" if right else _stale_hint(got, x, kept))
+        ex.expect(torch.equal(example, kept), "after the calls of run, the caller's example tensor holds other values",
+                  "every replay reads the buffer the graph was captured on, and each call of run writes into it: "
+                  "that buffer must be your own, not a tensor the caller still holds")
         x = sample(11, 0.0, 1.0)
         run(x)
         torch.cuda.synchronize()
@@ -376,6 +401,11 @@ def check_graphed_scheduled_step(
     which trains on (x, y) with learning rate lr by replaying one captured step (forward, backward and
     optimizer.step()), and returns the loss tensor: the same losses and parameters as eager steps with
     the same schedule of learning rates, from the same state."""
+    if _left_for_a_gpu("graphed_scheduled_step",
+                       f"{len(SCHEDULE)} replays of the captured step, each with a new learning rate, against eager "
+                       "training from the same state (losses and parameters), and the optimizer steps taken outside "
+                       "the graph: CUDA graphs and capturable Adam exist on a GPU only"):
+        return
     with exercise("graphed_scheduled_step") as ex:
         require_cuda("check_graphed_scheduled_step")
         model = _mlp(seed=3)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -53,55 +54,110 @@ class Report:
     reserved_growth: int = 0
 
 
-def _block_memory(peak_allocated: Callable[[int, int], int], reserved_growth: Callable[[int, int], int],
-                  reset: bool = True) -> Callable:
-    """A block_memory built from two (possibly wrong) formulas of (start_allocated, start_reserved)."""
+@dataclass
+class _Open:
+    """A block that has started and not ended: where it started, and its peaks so far (absolute bytes)."""
+
+    start_allocated: int
+    start_reserved: int
+    peak_allocated: int = 0
+    peak_reserved: int = 0
+
+
+def _block_memory(peak_allocated: Callable[[_Open], int] = lambda b: b.peak_allocated - b.start_allocated,
+                  reserved_growth: Callable[[_Open], int] = lambda b: b.peak_reserved - b.start_reserved,
+                  reset: Callable[[list[_Open]], bool] = lambda open_blocks: True,
+                  keep_allocated: bool = True, keep_reserved: bool = True) -> Callable:
+    """A block_memory that keeps the open blocks' peaks through a nested block's reset, built from (possibly
+    wrong) formulas and with parts of it switchable: when to reset, which peaks to keep."""
+    open_blocks: list[_Open] = []
+
+    def keep_peaks(blocks: list[_Open]) -> None:
+        for block in blocks:
+            block.peak_allocated = max(block.peak_allocated, torch.cuda.max_memory_allocated())
+            block.peak_reserved = max(block.peak_reserved, torch.cuda.max_memory_reserved())
+
     @contextmanager
     def block_memory():
-        if reset:
+        saved = [(b.peak_allocated, b.peak_reserved) for b in open_blocks]
+        keep_peaks(open_blocks)  # before the reset erases them
+        for block, (allocated, reserved) in zip(open_blocks, saved):
+            block.peak_allocated = block.peak_allocated if keep_allocated else allocated
+            block.peak_reserved = block.peak_reserved if keep_reserved else reserved
+        if reset(open_blocks):
             torch.cuda.reset_peak_memory_stats()
-        start = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+        block = _Open(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
+        block.peak_allocated, block.peak_reserved = block.start_allocated, block.start_reserved
+        open_blocks.append(block)
         report = Report()
-        yield report
-        report.peak_allocated = peak_allocated(*start)
-        report.reserved_growth = reserved_growth(*start)
+        try:
+            yield report
+        finally:
+            keep_peaks([block])
+            open_blocks.remove(block)
+        report.peak_allocated, report.reserved_growth = peak_allocated(block), reserved_growth(block)
     return block_memory
 
 
-def _right_allocated(a: int, r: int) -> int:
-    return torch.cuda.max_memory_allocated() - a
-
-
-def _right_reserved(a: int, r: int) -> int:
-    return torch.cuda.max_memory_reserved() - r
-
-
 @contextmanager
-def block_memory_from_stats():
-    """Right too: the counters read from torch.cuda.memory_stats() (what max_memory_allocated() and the
-    others read, torch/cuda/memory.py), after waiting for the GPU."""
-    torch.cuda.synchronize()
+def not_nested():
+    """The answer for a block on its own: right, until a block nested in it resets the counters."""
     torch.cuda.reset_peak_memory_stats()
-    start = torch.cuda.memory_stats()
+    start_allocated, start_reserved = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
     report = Report()
     yield report
-    torch.cuda.synchronize()
-    end = torch.cuda.memory_stats()
-    report.peak_allocated = end["allocated_bytes.all.peak"] - start["allocated_bytes.all.current"]
-    report.reserved_growth = end["reserved_bytes.all.peak"] - start["reserved_bytes.all.current"]
+    report.peak_allocated = torch.cuda.max_memory_allocated() - start_allocated
+    report.reserved_growth = torch.cuda.max_memory_reserved() - start_reserved
+
+
+class BlockMemoryClass:
+    """Right too: a class with __enter__ and __exit__, its open blocks in a class attribute, its counters read
+    from torch.cuda.memory_stats() (what max_memory_allocated() and the others read, torch/cuda/memory.py)
+    after waiting for the GPU."""
+
+    open_blocks: ClassVar[list[BlockMemoryClass]] = []
+    starts: list[int]
+    peaks: list[int]
+    report: Report
+
+    def __enter__(self) -> Report:
+        torch.cuda.synchronize()
+        stats = torch.cuda.memory_stats()
+        for block in self.open_blocks:
+            block.peaks = [max(block.peaks[0], stats["allocated_bytes.all.peak"]),
+                           max(block.peaks[1], stats["reserved_bytes.all.peak"])]
+        torch.cuda.reset_peak_memory_stats()
+        self.starts = [torch.cuda.memory_stats()[f"{what}_bytes.all.current"] for what in ("allocated", "reserved")]
+        self.peaks = list(self.starts)
+        self.open_blocks.append(self)
+        self.report = Report()
+        return self.report
+
+    def __exit__(self, *exc) -> None:
+        torch.cuda.synchronize()
+        stats = torch.cuda.memory_stats()
+        self.open_blocks.remove(self)
+        self.report.peak_allocated = max(self.peaks[0], stats["allocated_bytes.all.peak"]) - self.starts[0]
+        self.report.reserved_growth = max(self.peaks[1], stats["reserved_bytes.all.peak"]) - self.starts[1]
 
 
 WRONG_BLOCKS = {
-    "no reset of the peaks": _block_memory(_right_allocated, _right_reserved, reset=False),
-    "absolute peak, start not subtracted": _block_memory(lambda a, r: torch.cuda.max_memory_allocated(),
-                                                         _right_reserved),
-    "allocated at the end, not the peak": _block_memory(lambda a, r: torch.cuda.memory_allocated() - a,
-                                                        _right_reserved),
-    "reserved at the end, not the peak": _block_memory(_right_allocated,
-                                                       lambda a, r: torch.cuda.memory_reserved() - r),
-    "absolute reserved peak": _block_memory(_right_allocated, lambda a, r: torch.cuda.max_memory_reserved()),
-    "reserved instead of allocated": _block_memory(lambda a, r: torch.cuda.max_memory_reserved() - r,
-                                                   _right_reserved),
+    "not nested: the inner block's reset erases the outer's peak": not_nested,
+    "no reset of the peaks": _block_memory(reset=lambda open_blocks: False),
+    "resets only in the outermost block": _block_memory(reset=lambda open_blocks: not open_blocks),
+    "keeps the allocated peak through the inner reset, not the reserved one": _block_memory(keep_reserved=False),
+    "keeps the reserved peak through the inner reset, not the allocated one": _block_memory(keep_allocated=False),
+    "absolute peak, start not subtracted": _block_memory(peak_allocated=lambda b: b.peak_allocated),
+    "allocated at the end, not the peak": _block_memory(
+        peak_allocated=lambda b: torch.cuda.memory_allocated() - b.start_allocated),
+    "reserved at the end, not the peak": _block_memory(
+        reserved_growth=lambda b: torch.cuda.memory_reserved() - b.start_reserved),
+    "absolute reserved peak": _block_memory(reserved_growth=lambda b: b.peak_reserved),
+    "reserved instead of allocated": _block_memory(peak_allocated=lambda b: b.peak_reserved - b.start_reserved),
+}
+RIGHT_BLOCKS = {
+    "open blocks in a list, their peaks kept before each reset": _block_memory(),
+    "a class, reading memory_stats() after a synchronize": BlockMemoryClass,
 }
 
 
@@ -179,5 +235,5 @@ WRONG_ON_CPU = {
 ALSO_RIGHT = {
     "check_warm_up_sizes": ALSO_RIGHT_WARM_UPS,
     "check_batches_without_growth": {"warms the cache up, frees each batch": warm_up_with_largest},
-    "check_block_memory": {"reads memory_stats(), after a synchronize": block_memory_from_stats},
+    "check_block_memory": RIGHT_BLOCKS,
 }

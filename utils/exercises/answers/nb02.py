@@ -3,92 +3,103 @@ tests: SPOILERS."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import numpy as np
-import torch
-
-from ...timing import gpu_time_per_call
 
 
-# ---------------------------------------------------------------- exercise 1: time_per_call (GPU)
-def sync_each(fn: Callable[[], object], n: int = 100) -> float:
-    fn()
-    total = 0.0
-    for _ in range(n):
-        start = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        total += time.perf_counter() - start
-    return total / n
+# ---------------------------------------------------------------- exercise 1: warmup_end (CPU)
+def rolling_median_end(times, window: int = 5, tolerance: float = 0.2) -> tuple[int, float]:
+    """The solution's rule: after the last slow window (a median of `window` calls above the steady time)."""
+    times = np.asarray(times, dtype=float)
+    steady = np.median(times[times.size // 2:])
+    medians = np.array([np.median(times[i:i + window]) for i in range(times.size - window + 1)])
+    slow = np.flatnonzero(medians > (1 + tolerance) * steady)
+    k = int(slow[-1]) + 1 if slow.size else 0
+    return k, float(np.median(times[k:]))
 
 
-def no_sync(fn: Callable[[], object], n: int = 100) -> float:  # the broken version of the notebook, with a warm-up
-    fn()
-    start = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - start) / n
+def _rule(first_steady: Callable[[np.ndarray, float], int], typical: Callable = np.median) -> Callable:
+    """A warmup_end built from a rule for the first steady call, and a statistic of the calls from there."""
+    def warmup_end(times):
+        times = np.asarray(times, dtype=float)
+        k = first_steady(times, float(np.median(times[times.size // 2:])))
+        return k, float(typical(times[k:]))
+    return warmup_end
 
 
-def no_warmup(fn: Callable[[], object], n: int = 100) -> float:
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(n):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / n
+def _last_slow(times, steady) -> int:
+    slow = np.flatnonzero(times > 1.2 * steady)
+    return int(slow[-1]) + 1 if slow.size else 0
 
 
-def total_not_per_call(fn: Callable[[], object], n: int = 100) -> float:
-    fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(n):
-        fn()
-    torch.cuda.synchronize()
-    return time.perf_counter() - start
+def _rolling_mean(times, steady) -> int:
+    means = np.convolve(times, np.ones(5) / 5, mode="valid")
+    slow = np.flatnonzero(means > 1.2 * steady)
+    return int(slow[-1]) + 1 if slow.size else 0
 
 
-def events_in_milliseconds(fn: Callable[[], object], n: int = 100) -> float:
-    return gpu_time_per_call(fn, calls=n) * 1e3  # right measurement, wrong unit
+def _k(times, steady) -> int:
+    return rolling_median_end(times)[0]
 
 
-def synchronize_before_only(fn: Callable[[], object], n: int = 100) -> float:
-    fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - start) / n
-
-
-def with_events(fn: Callable[[], object], n: int = 100) -> float:
-    """Right too: CUDA events around the calls (utils.timing.gpu_time_per_call), in seconds."""
-    return gpu_time_per_call(fn, calls=n)
-
-
-# ---------------------------------------------------------------- exercise 2: the floor (CPU)
-def _bytes(b: int, i: int, o: int, s: int) -> int:
-    return s * (b * i + o * i + b * o)
-
-
-WRONG_LINEAR_COST = {
-    "FLOPs without the factor 2": lambda b, i, o, s=4: (_bytes(b, i, o, s), b * i * o),
-    "forgets the output": lambda b, i, o, s=4: (s * (b * i + o * i), 2 * b * i * o),
-    "forgets the weight": lambda b, i, o, s=4: (s * (b * i + b * o), 2 * b * i * o),
-    "counts elements, not bytes": lambda b, i, o, s=4: (b * i + o * i + b * o, 2 * b * i * o),
-    "assumes float32": lambda b, i, o, s=4: (_bytes(b, i, o, 4), 2 * b * i * o),
-    "returns a list": lambda b, i, o, s=4: [_bytes(b, i, o, s), 2 * b * i * o],
+WRONG_WARMUP = {
+    "one warm-up call, as in the lecture": _rule(lambda t, s: 1),
+    "a fixed warm-up of 10 calls": _rule(lambda t, s: 10),
+    "the first call within 20% of the steady time": _rule(lambda t, s: int(np.argmax(t < 1.2 * s))),
+    "after the last slow call, outliers included": _rule(_last_slow),
+    "a rolling mean, which one outlier moves": _rule(_rolling_mean),
+    "the mean of the steady calls": _rule(_k, np.mean),
+    "the fastest steady call": _rule(_k, np.min),
+    "the median of all calls, warm-up included": lambda t: (_k(np.asarray(t), 0.0), float(np.median(t))),
+    "returns a list": lambda t: list(rolling_median_end(t)),
 }
-WRONG_FRACTION = {
-    "adds the two times": lambda t, n, f, bw, r: (n / bw + f / r) / t,
-    "takes the smaller time": lambda t, n, f, bw, r: min(n / bw, f / r) / t,
-    "inverted": lambda t, n, f, bw, r: t / max(n / bw, f / r),
-    "bytes only": lambda t, n, f, bw, r: (n / bw) / t,
-    "FLOPs only": lambda t, n, f, bw, r: (f / r) / t,
-    "clips at 1": lambda t, n, f, bw, r: min(1.0, max(n / bw, f / r) / t),
+
+
+# ---------------------------------------------------------------- exercise 2: crossover_batch (CPU)
+def crossover(layer, cpu, gpu, link, max_batch, *, two_flops: bool = True, crossing: tuple[str, ...] = ("x", "y"),
+              floor: Callable = np.maximum, strict_last: bool = False, never=None, itemsize_in_bytes: bool = True):
+    """The solution's model, each of whose parts can be broken to make a typical wrong answer."""
+    n_in, n_out, itemsize = layer
+    size = itemsize if itemsize_in_bytes else 1
+    b = np.arange(1, max_batch + 1, dtype=np.float64)
+
+    def floor_time(bandwidth, rate):
+        nbytes = size * (b * n_in + n_in * n_out + b * n_out)
+        return floor(nbytes / bandwidth, (2 if two_flops else 1) * b * n_in * n_out / rate)
+
+    crossed = {"x": b * n_in, "y": b * n_out, "W": np.full_like(b, n_in * n_out)}
+    link_time = size * sum(crossed[name] for name in crossing) / link
+    faster = gpu[2] + link_time + floor_time(gpu[0], gpu[1]) < floor_time(*cpu)
+    if not faster.any():
+        return never
+    return int(np.argmax(faster)) + (0 if strict_last else 1)
+
+
+def crossover_batch_loop(layer, cpu, gpu, link, max_batch):
+    """Right too: a plain loop over the batch sizes."""
+    n_in, n_out, itemsize = layer
+
+    def floor(batch, bandwidth, rate):
+        return max(itemsize * (batch * n_in + n_in * n_out + batch * n_out) / bandwidth,
+                   2 * batch * n_in * n_out / rate)
+
+    for batch in range(1, max_batch + 1):
+        if gpu[2] + itemsize * batch * (n_in + n_out) / link + floor(batch, gpu[0], gpu[1]) < floor(batch, *cpu):
+            return batch
+    return None
+
+
+WRONG_CROSSOVER = {
+    "the link forgotten": lambda *a: crossover(*a, crossing=()),
+    "the weight copied every call": lambda *a: crossover(*a, crossing=("x", "y", "W")),
+    "the output left on the GPU": lambda *a: crossover(*a, crossing=("x",)),
+    "bytes and FLOPs added, not overlapped": lambda *a: crossover(*a, floor=np.add),
+    "FLOPs without the factor 2": lambda *a: crossover(*a, two_flops=False),
+    "elements, not bytes": lambda *a: crossover(*a, itemsize_in_bytes=False),
+    "the last batch where the CPU is faster": lambda *a: crossover(*a, strict_last=True),
+    "max_batch when the GPU never wins": lambda *a: crossover(*a, never=a[-1]),
+    "a float": lambda *a: None if (r := crossover(*a)) is None else r + 0.5,
 }
 
 
@@ -192,21 +203,24 @@ def loop_time_event_by_event(kernels, launch) -> float:
     return end
 
 
+def loop_time_reference(kernels, launch) -> float:
+    """The solution's model: kernel i starts once its launch has returned and the kernel before it has ended."""
+    return _loop(kernels, launch)
+
+
 WRONG = {
-    "check_time_per_call": {f.__name__.replace("_", " "): f for f in (
-        sync_each, no_sync, no_warmup, total_not_per_call, events_in_milliseconds, synchronize_before_only)},
-    "check_linear_cost": WRONG_LINEAR_COST,
-    "check_fraction_of_floor": WRONG_FRACTION,
+    "check_warmup_end": WRONG_WARMUP,
+    "check_crossover_batch": WRONG_CROSSOVER,
     "check_which_is_faster": {f.__name__.replace("_", " "): f for f in (
         with_means, with_minima, no_uncertainty, five_percent_threshold, swapped_ratio, ignores_confidence,
         raw_quantiles)},
     "check_loop_time": WRONG_LOOP_TIME,
 }
-# The wrong answers of the GPU check whose mistake a CPU shows too (a host function of known duration):
-# without a GPU, the check's CPU part must reject them (tests/test_exercises.py).
-WRONG_ON_CPU = {"check_time_per_call": {"no warmup", "total not per call"}}
 ALSO_RIGHT = {
-    "check_time_per_call": {"CUDA events": with_events},
+    "check_warmup_end": {"a rolling median of 7 calls": lambda t: rolling_median_end(t, window=7),
+                         "a rolling median of 5 calls, 30% above the steady time": (
+                             lambda t: rolling_median_end(t, tolerance=0.3))},
+    "check_crossover_batch": {"a loop over the batch sizes": crossover_batch_loop, "vectorized": crossover},
     "check_which_is_faster": {f"bootstrap, seed {seed}": bootstrap_with_seed(seed) for seed in range(5)},
     "check_loop_time": {"closed form": loop_time_closed_form, "event by event": loop_time_event_by_event},
 }

@@ -12,57 +12,93 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from ..nb03 import PROGRAM_ANSWER
+
+# ---------------------------------------------------------------- exercise 1: fan_out (GPU)
+def fan_out_solution(x, fns, streams, *, fork=True, join="all", record=True, where="own"):
+    """The solution, with a switch for each of its safeguards, and for where it queues the work.
+
+    join: "all" (right), "none", "last" (only the last stream), "in the loop" (joins each stream right after
+    queuing it, so the next fork waits for it: the streams run one after another), "host" (synchronizes
+    the device).  where: "own" (streams[i], right), "current", "first" (streams[0] for all).
+    record: True (record_stream on the current stream, right), False, or "side" (on the output's own stream).
+    """
+    current = torch.cuda.current_stream()
+    placed = [current if where == "current" else streams[0] if where == "first" else s for s in streams]
+    if fork and join != "in the loop":
+        for s in placed:
+            s.wait_stream(current)  # fork: x is ready before any side stream reads it
+    outs = []
+    for fn, s in zip(fns, placed):
+        if join == "in the loop" and fork:
+            s.wait_stream(current)
+        with torch.cuda.stream(s):
+            out = fn(x)
+        if record is True:
+            out.record_stream(current)  # the caller uses and frees it on the current stream
+        elif record == "side":
+            out.record_stream(s)
+        if join == "in the loop":
+            current.wait_stream(s)
+        outs.append(out)
+    if join == "all":
+        for s in placed:
+            current.wait_stream(s)  # join: the caller's next work comes after every side stream's
+    elif join == "last":
+        current.wait_stream(placed[-1])
+    elif join == "host":
+        torch.cuda.synchronize()
+    return outs
 
 
-# ---------------------------------------------------------------- exercise 1: side_stream_sum (GPU)
-def seminar_code(x, out, side):  # the Efficient Deep Learning Systems seminar's code
-    with torch.cuda.stream(side):
-        out.copy_(x.sum())
+def fan_out_with_events(x, fns, streams):
+    """Right too: one event for the fork, one per stream for the join."""
+    current = torch.cuda.current_stream()
+    ready = current.record_event()
+    outs, done = [], []
+    for fn, s in zip(fns, streams):
+        s.wait_event(ready)
+        with torch.cuda.stream(s):
+            outs.append(fn(x))
+            done.append(s.record_event())
+        outs[-1].record_stream(current)
+    for event in done:
+        current.wait_event(event)
+    return outs
 
 
-def fork_only(x, out, side):
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        out.copy_(x.sum())
+def chain(x, fns, streams):  # each fn applied to the output before it: a chain, not a fan
+    current = torch.cuda.current_stream()
+    outs = []
+    for fn, s in zip(fns, streams):
+        s.wait_stream(current)
+        with torch.cuda.stream(s):
+            x = fn(x)
+        x.record_stream(current)
+        current.wait_stream(s)
+        outs.append(x)
+    return outs
 
 
-def join_only(x, out, side):
-    with torch.cuda.stream(side):
-        out.copy_(x.sum())
-    torch.cuda.current_stream().wait_stream(side)
-
-
-def blog_article_sync(x, out, side):  # torch.cuda.synchronize(stream): waits for the whole device
-    with torch.cuda.stream(side):
-        out.copy_(x.sum())
-    torch.cuda.synchronize(side)
-
-
-def host_synchronized(x, out, side):  # correct values, but the host waits twice
-    torch.cuda.synchronize()
-    with torch.cuda.stream(side):
-        out.copy_(x.sum())
-    side.synchronize()
-
-
-def not_on_side(x, out, side):  # correct values, but the side stream is not used
-    out.copy_(x.sum())
-
-
-def new_tensor(x, out, side):  # rebinds `out` instead of writing into it
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        out = x.sum()  # noqa: F841
-    torch.cuda.current_stream().wait_stream(side)
-
-
-WRONG_SUMS = {f.__name__.replace("_", " "): f for f in (
-    seminar_code, fork_only, join_only, blog_article_sync, host_synchronized, not_on_side, new_tensor)}
+WRONG_FANS = {
+    "no fork": lambda x, f, s: fan_out_solution(x, f, s, fork=False),
+    "no join": lambda x, f, s: fan_out_solution(x, f, s, join="none"),
+    "joins only the last stream": lambda x, f, s: fan_out_solution(x, f, s, join="last"),
+    "joins each stream in the loop (one after another)": lambda x, f, s: fan_out_solution(x, f, s, join="in the loop"),
+    "the host synchronizes": lambda x, f, s: fan_out_solution(x, f, s, join="host"),
+    "no record_stream": lambda x, f, s: fan_out_solution(x, f, s, record=False),
+    "record_stream on the side stream": lambda x, f, s: fan_out_solution(x, f, s, record="side"),
+    "everything on the current stream": lambda x, f, s: fan_out_solution(x, f, s, where="current"),
+    "everything on streams[0]": lambda x, f, s: fan_out_solution(x, f, s, where="first"),
+    "a chain, not a fan": chain,
+    "only the last output": lambda x, f, s: fan_out_solution(x, f, s)[-1:],
+}
 
 
 # ---------------------------------------------------------------- exercise 2: predicted_timeline (CPU)
-ANSWER = PROGRAM_ANSWER
+ANSWER = PROGRAM_ANSWER = {  # the timeline of nb03.PROGRAM (nb03.PROGRAM_SEALED holds its digests)
+    "load 0": (0, 10), "load 1": (10, 20), "log": (0, 30),
+    "step 0": (10, 25), "step 1": (25, 40), "report": (40, 45),
+}
 WRONG_PREDICTIONS = {
     "everything on one queue": {
         "load 0": (0, 10), "load 1": (10, 20), "log": (20, 50), "step 0": (50, 65), "step 1": (65, 80),
@@ -293,7 +329,7 @@ WRONG_QUEUE_SIMULATORS = {
 }
 
 WRONG = {
-    "check_side_stream_sum": WRONG_SUMS,
+    "check_fan_out": WRONG_FANS,
     "check_predicted_timeline": {what: _returns(timeline) for what, timeline in WRONG_PREDICTIONS.items()},
     "check_simulate": WRONG_SIMULATORS,
     "check_simulate_on_gpu": {"waits ignored": ignores_waits},
@@ -304,7 +340,7 @@ WRONG = {
 # order: without a GPU, the check's CPU part must reject them (tests/test_exercises.py).  The others
 # are wrong only in a race or in speed.  check_simulate_on_gpu has no CPU part (check_simulate is it).
 WRONG_ON_CPU = {
-    "check_side_stream_sum": {"new tensor"},
+    "check_fan_out": {"a chain, not a fan", "only the last output"},
     "check_prefetch_loop": {  # a new GPU tensor per batch, one buffer overwritten before its step, a batch missing
         "the lecture's loop (a new tensor per batch, record_stream)", "no wait for the copy", "no record_stream",
         "everything on the current stream", "the copy stream waits for every step", "one buffer",
@@ -312,6 +348,7 @@ WRONG_ON_CPU = {
     "check_simulate_on_gpu": set(),
 }
 ALSO_RIGHT = {
+    "check_fan_out": {"events instead of wait_stream": fan_out_with_events},
     # With nothing switched off, the builders of the wrong answers are right: each wrong one breaks one thing.
     "check_simulate": {"the wrong simulators' builder, nothing broken": simulator()},
     "check_prefetch_loop": {"the wrong loops' double_buffer, nothing broken": double_buffer},

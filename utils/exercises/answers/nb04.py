@@ -3,7 +3,8 @@ the tests: SPOILERS.
 
 Exercises 1 to 3 need a GPU: their checks delay one stream on purpose, so every racy answer below
 must fail there, every time (exercise 2's also keep PyTorch's default stream busy, which an answer
-on CuPy's null stream must wait for).  Exercise 4 is checked on the CPU.
+on CuPy's null stream must wait for).  Without a GPU and CuPy they check nothing and say what a GPU
+would check (WRONG_ON_CPU: no answer fails there).  Exercise 4 is checked on the CPU.
 """
 
 from __future__ import annotations
@@ -398,6 +399,8 @@ WRONG = {
     "check_pipelined": WRONG_PIPELINES,
     "check_which_stream": {what: _returns(mapping) for what, mapping in WRONG_STREAMS.items()},
 }
+WRONG_ON_CPU: dict[str, set[str]] = {  # without a GPU and CuPy these checks check nothing: no answer fails
+    "check_sum_on_stream": set(), "check_cupy_scale_on_current_stream": set(), "check_pipelined": set()}
 ALSO_RIGHT = {
     "check_sum_on_stream": {"use() with the caller's stream restored": use_and_restore,
                             "the host waits for s": host_synchronized},

@@ -2,8 +2,11 @@
 CUDA errors), for the tests: SPOILERS.
 
 Exercises 1 and 2 are checked on the CPU and on the GPU alike (their scripts and children pick the
-device); exercise 3 needs a GPU (sync debug mode).  The functions of exercise 2 travel to a fresh
-process as code only: each is a plain top-level function that uses torch, F and math alone.
+device); exercise 3 needs a GPU (sync debug mode).  Without one, exercise 3's check runs the loop on
+the CPU, where it compares losses and parameters and counts the calls that would make the host wait
+for a GPU: every wrong answer of it fails there too (WRONG_ON_CPU).  The functions of exercise 2
+travel to a fresh process as code only: each is a plain top-level function that uses torch, F and
+math alone.
 """
 
 from __future__ import annotations
@@ -283,7 +286,7 @@ def weights_and_clamp(model, batches, lr):  # right: a 0/1 weight per row, and t
     return torch.stack(losses)
 
 
-WRONG = {
+WRONG: dict[str, dict[str, object]] = {
     "check_find_failing_line": {
         "a hard-coded line": hard_coded,
         "runs the script as it is and reads the last frame (where the error surfaced)": as_is,
@@ -321,6 +324,7 @@ WRONG = {
         "an event's synchronize() at the end": event_synchronize_at_the_end,
     },
 }
+WRONG_ON_CPU = {"check_train_steps_no_sync": set(WRONG["check_train_steps_no_sync"])}
 ALSO_RIGHT = {
     "check_find_failing_line": {"CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere": blocking_or_cpu},
     "check_safe_index_add": {"one .tolist(), then a Python loop": tolist_then_loop,

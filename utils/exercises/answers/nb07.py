@@ -3,7 +3,8 @@ tests: SPOILERS.
 
 Exercise 1 is checked on the CPU.  The other three need a GPU; each wrong answer below gives a
 wrong (stale or overwritten) result, captures the wrong number of graphs, replays the wrong one, or
-does not replay at all, on every run.
+does not replay at all, on every run.  Without a GPU those three check nothing and say what a GPU
+would check (WRONG_ON_CPU: no answer fails there).
 """
 
 from __future__ import annotations
@@ -134,12 +135,14 @@ WRONG_BUCKETED = {
 
 
 # ---------------------------------------------------------------- exercise 3: graphed_standardize (GPU)
-def _standardizer(stats_on_gpu: bool, copy_input: bool, clone_output: bool = False, graph: bool = True):
-    """A graphed_standardize with the notebook's two bugs each fixed or not."""
+def _standardizer(stats_on_gpu: bool, copy_input: bool, clone_output: bool = False, graph: bool = True,
+                  own_input: bool = True):
+    """A graphed_standardize with the notebook's two bugs each fixed or not (own_input=False: captured on the
+    caller's example itself, which every call of run then overwrites)."""
     def graphed_standardize(example):
         if not graph:
             return lambda x: (x - x.mean()) / x.std()
-        static_x = example.clone()
+        static_x = example.clone() if own_input else example
         if stats_on_gpu:
             def fn(x):
                 return (x - x.mean()) / x.std()
@@ -169,6 +172,7 @@ WRONG_STANDARDIZERS = {
     "only the statistics fixed: the input rebound": _standardizer(True, False),
     "eager, no graph": _standardizer(True, True, graph=False),
     "returns a clone of the output": _standardizer(True, True, clone_output=True),
+    "captured on the caller's example (run overwrites it)": _standardizer(True, True, own_input=False),
 }
 
 
@@ -252,6 +256,8 @@ WRONG = {
     "check_graphed_standardize": WRONG_STANDARDIZERS,
     "check_graphed_scheduled_step": WRONG_SCHEDULED_STEPS,
 }
+WRONG_ON_CPU: dict[str, set[str]] = {  # CUDA graphs exist on a GPU only: no answer fails on a CPU
+    "check_bucketed_graphs": set(), "check_graphed_standardize": set(), "check_graphed_scheduled_step": set()}
 ALSO_RIGHT = {
     "check_predicted_speedup": {"the wrong models' builder, nothing broken": _speedup(max, max)},
     "check_bucketed_graphs": {"the wrong answers' builder, nothing switched": _bucketed(),
