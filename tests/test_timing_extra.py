@@ -71,7 +71,9 @@ def test_flushed_timing_of_a_kernel_that_touches_no_memory_is_unchanged():
     sleep = lambda: torch.cuda._sleep(100_000)
     t = utils.benchmark(sleep, flush_l2=True, min_time=0.1)
     assert t.calls_per_block == 1
-    assert t.median == pytest.approx(gpu_time_per_call(sleep), rel=0.05)
+    # 10%: the two are measured at different moments, and the SM clock (which sets a sleep's time)
+    # moved 6% between them once (H200, 2026-11-27); flushing's own time would add 30% or more.
+    assert t.median == pytest.approx(gpu_time_per_call(sleep), rel=0.1)
 
 
 @gpu
