@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import html
 import os
-import platform
 import posixpath
 import re
 import secrets
@@ -512,52 +511,6 @@ def test_a_lecture_opens_as_slides_with_its_title_and_its_outputs(driver, tmp_pa
     with readme_lab(course, tmp_path) as lab:
         problems = slideshow_problems(driver, lab, SLIDES_LECTURE, tmp_path)
         assert not problems, "\n".join(problems) + f"\n(screenshot in {tmp_path}; server log:)\n{lab.log_tail()}"
-
-
-# ---------------------------------------------------------------- a lecture opens unmodified (issue 23)
-DIRTY_JS = """path => {
-    const tab = [...document.querySelectorAll('.lm-DockPanel-tabBar .lm-TabBar-tab')]
-        .find(t => (t.title || '').split('\\n').includes('Path: ' + path));
-    return tab ? tab.classList.contains('jp-mod-dirty') : null;
-}"""
-SETTLE_S = 20  # after the kernel is idle: JupyterLab writes the kernel's language_info into the notebook then
-
-
-def opens_modified(p, lab: Lab, notebook: str, tmp: Path) -> bool:
-    """Whether JupyterLab shows `notebook` as modified (the tab's dot) once opened and its kernel idle,
-    nothing run: in a fresh browser and workspace."""
-    name = Path(notebook).stem
-    browser, page = open_chromium(p, tmp / f"chromium-{name}", 1400, 1000)
-    try:
-        url = re.sub(r"/lab/tree/[^?]*\?", f"/lab/workspaces/{name}/tree/{notebook}?reset&", lab.open_url)
-        page.goto(url, timeout=PAGE_MS)
-        loaded = wait_until(lambda: (s := page.evaluate(STATE_JS, notebook)) and s["current"]
-                            and s["kernel"] == "idle", PAGE_MS / 1000)
-        assert loaded, f"{notebook} did not open with its kernel idle:\n{lab.log_tail()}"
-        dirty = bool(wait_until(lambda: page.evaluate(DIRTY_JS, notebook), SETTLE_S))
-        page.screenshot(path=tmp / f"opened-{name}.png")
-        return dirty
-    finally:
-        browser.close()
-
-
-def test_a_lecture_opens_unmodified_unless_the_kernels_python_differs(driver, tmp_path):
-    """Issue 23: JupyterLab writes the kernel's language_info (the Python version) into a notebook
-    as it opens, and marks it modified where that changes it: a lecture saved by the reference run
-    opens modified on any machine with another Python than the reference run's. Nothing else in the
-    file may: the lecture as `sync` writes it, with this machine's Python in its language_info,
-    opens unmodified; with another Python it opens modified (which also shows the check can tell)."""
-    course = copy_course(tmp_path / "course")
-    other = LECTURE.replace("00_setup", "00_other_python")
-    nb = read(course / LECTURE)
-    for path, version in ((LECTURE, platform.python_version()), (other, "3.0.0")):
-        nb.metadata["language_info"]["version"] = version  # the kernel runs this interpreter (readme_lab)
-        write(nb, course / path)
-    with readme_lab(course, tmp_path) as lab:
-        same, differs = opens_modified(driver, lab, LECTURE, tmp_path), opens_modified(driver, lab, other, tmp_path)
-    assert not same, (f"{LECTURE} opens modified although its language_info is the kernel's: something else "
-                      f"in the file differs from what JupyterLab keeps (screenshot in {tmp_path})")
-    assert differs, f"{other}, whose language_info names another Python, opens unmodified: the check cannot tell"
 
 
 # ---------------------------------------------------------------- a skipped GPU cell's reference output
