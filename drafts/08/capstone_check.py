@@ -1,71 +1,289 @@
-"""DRAFT (not run by any test): the capstone's check, for utils/exercises/nb08.py once notebook 08 exists.
+"""DRAFT of utils/exercises/nb08.py: the capstone of notebook 08 (a slow training step made fast), its given
+code and its checks.  Imported by drafts/08/08_capstone_solutions.ipynb as `capstone_check`; move it to
+utils/exercises/nb08.py once notebook 08 exists (NEXT.md), and register the two exercises there.
 
-The student's answer: `make_fast_step(model, data) -> (step, losses)`, where `step()` trains one step on
-the next batch and `losses()` returns the losses so far as a tensor (read once, at the end).  The slow
-step and the data are `slow_step`, `make_data`, `make_model` of notebooks/scripts/08_probe.py.  The
-numbers marked PROBE come from the lead's run of that script; none of them is settled yet.
+Exercise 1, `fast_loss(model, x, n, y, bf16)` (CPU and GPU): the slow step's arithmetic without its
+Python loop over positions, on the padded, static shape.  Exercise 2, `make_fast_step(model, data)`
+(GPU) -> `(step, losses)`: `step()` trains one step on the next batch, `losses()` returns every loss so
+far as a tensor (read once, at the end).  The check of exercise 2 has three parts:
+
+- correct: the same steps on the same batches from the same weights as the slow step; each loss, and
+  the weights' total update, within tolerances derived as in notebook 06 (a multiple of the gap that
+  the eager bf16 version of the same arithmetic shows on this device, with a floor);
+- fast: the speed-up over the slow step, timed by the check with CUDA events (utils.benchmark);
+- clean: no synchronization in three steps (sync debug mode "error"); in a profiled run, fewer than
+  LAUNCH_RATIO of the slow step's launches, and copies that ran while kernels ran.
+
+Numbers marked PROBE come from notebooks/scripts/08_probe.py on an H200 (drafts/08/probe-2026-11-27);
+those marked SMALLER-GPU still need the run under `python -m tools.smaller_gpu`.
 """
 
 from __future__ import annotations
 
+import copy
+import itertools
 import tempfile
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile, record_function
 
-import utils
-from utils import profiling
+from utils import benchmark, format_time, has_cuda, profiling
+from utils.exercises import Findings, LeftForGPU, exercise
 
-RTOL_FLOOR = 8 * torch.finfo(torch.bfloat16).eps  # PROBE: graphed_vs_slow_max_relative_gap["bf16"]
-SPEEDUP = 2.0  # PROBE: training.speedup on the H100, and the same under tools.smaller_gpu
-LAUNCH_RATIO = 0.25  # PROBE: profile.fast.launches_per_step against profile.slow.launches_per_step
+# Sizes: the probe's on a GPU (8 MiB of tokens a batch), small ones on a CPU.
+GPU_SIZES = {"batch": 512, "length": 64, "features": 64, "width": 1024, "classes": 10, "batches": 8}
+CPU_SIZES = {"batch": 64, "length": 32, "features": 16, "width": 128, "classes": 10, "batches": 4}
+LR = 0.01
+STEPS = 16  # two passes over the 8 batches: a step that reuses one batch shows in the second pass
 
-
-def correct(slow_losses: list[float], fast_losses: list[float], rtol: float) -> str | None:
-    """A hint, or None: every step's loss within rtol of the slow step's (same weights, same batches)."""
-    if len(fast_losses) != len(slow_losses):
-        return f"{len(fast_losses)} losses for {len(slow_losses)} steps: does every call train one step?"
-    worst = max(abs(f - s) / abs(s) for f, s in zip(fast_losses, slow_losses))
-    if worst > rtol:
-        return (f"a loss differs by {worst:.1%} from the slow step's (tolerance {rtol:.1%}): does each step "
-                "read the batch it was given, and does rounding accumulate somewhere it should not?")
-    return None
+LOSS_GAP_FACTOR = 8  # the fast step's losses may lie this many times further from the slow step's than eager bf16
+UPDATE_GAP_FACTOR = 4  # the same for the weights' total update
+FLOAT32_FLOOR = 64 * torch.finfo(torch.float32).eps  # where eager bf16 happens to agree exactly (PROBE: 2.7e-6)
+UPDATE_FLOOR = 0.05  # PROBE: still to measure (relative norm of the update's difference, eager bf16 vs slow)
+SPEEDUP = 3.0  # PROBE: 19.8x on the H200; SMALLER-GPU: to verify; a T4's PCIe 3 bounds the fix by its 8 MiB copy
+LAUNCH_RATIO = 0.25  # PROBE: 1 launch a step (one cudaGraphLaunch) against the slow step's 105
 
 
-def fast(slow: Callable[[], object], step: Callable[[], object]) -> tuple[float, str | None]:
-    """The speed-up, timed by the check with CUDA events (never by the student's own timer)."""
-    ratio = utils.benchmark(slow, label="slow").median / utils.benchmark(step, label="yours").median
-    hint = None if ratio >= SPEEDUP else f"{ratio:.1f}x faster than the slow step; the target is {SPEEDUP:.0f}x"
-    return ratio, hint
+def sizes(device: str) -> dict[str, int]:
+    return GPU_SIZES if device == "cuda" else CPU_SIZES
 
 
-def clean(slow: Callable[[], object], step: Callable[[], object]) -> str | None:
-    """No synchronization in a step; copies under compute in its trace; far fewer launches than the slow step."""
-    torch.cuda.synchronize()
-    torch.cuda.set_sync_debug_mode("error")
+# ------------------------------------------------------------------------------------------------
+# The given code: data, model, the slow step (notebooks/scripts/08_probe.py's, unchanged)
+# ------------------------------------------------------------------------------------------------
+def make_data(device: str = "cuda", seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Variable-length sequences zero-padded to `length`, their lengths, their labels: on the host."""
+    s = sizes(device)
+    g = torch.Generator().manual_seed(seed)
+    tokens = torch.randn(s["batches"], s["batch"], s["length"], s["features"], generator=g)
+    lengths = torch.randint(s["length"] // 8, s["length"] + 1, (s["batches"], s["batch"]), generator=g)
+    labels = torch.randint(0, s["classes"], (s["batches"], s["batch"]), generator=g)
+    tokens *= (torch.arange(s["length"]) < lengths[..., None])[..., None]  # zero padding: sums ignore it
+    return tokens, lengths, labels
+
+
+def make_model(device: str = "cuda", seed: int = 0) -> torch.nn.Module:
+    s = sizes(device)
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(
+        torch.nn.Linear(s["features"], s["width"]), torch.nn.ReLU(),
+        torch.nn.Linear(s["width"], s["width"]), torch.nn.ReLU(),
+        torch.nn.Linear(s["width"], s["width"]), torch.nn.ReLU(),
+        torch.nn.Linear(s["width"], s["classes"])).to(device)
+
+
+def slow_step(model, opt, data, i: int, device: str) -> float:
+    """Every mistake at once: a new shape each step, pageable copies, a Python loop of tiny kernels, .item()."""
+    tokens, lengths, labels = data
+    longest = int(lengths[i].max())  # shapes follow the data: a new size every step
+    x = tokens[i, :, :longest].contiguous().to(device)  # pageable: the host waits for the copy
+    n = lengths[i].to(device, torch.float32)
+    y = labels[i].to(device)
+    pooled = torch.zeros(x.shape[0], x.shape[2], device=device)
+    for t in range(longest):  # one tiny kernel per position
+        pooled = pooled + x[:, t]
+    loss = F.cross_entropy(model(pooled / n[:, None]), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss.item()  # the host waits for the GPU, every step
+
+
+class SlowStep:
+    """The slow step as a callable: each call trains on the next batch and returns its loss (a float)."""
+
+    def __init__(self, model: torch.nn.Module, data, device: str) -> None:
+        self.model, self.data, self.device = model, data, device
+        self.opt = torch.optim.SGD(model.parameters(), lr=LR, foreach=False)  # one small kernel per parameter
+        self.batches = itertools.cycle(range(len(data[0])))
+
+    def __call__(self) -> float:
+        return slow_step(self.model, self.opt, self.data, next(self.batches), self.device)
+
+
+def slow_losses(device: str, steps: int, data=None, model=None) -> tuple[list[float], torch.nn.Module]:
+    """The slow step's losses over `steps` steps in float32 without TF32 (the reference), and its model."""
+    data = data if data is not None else make_data(device)
+    model = model if model is not None else make_model(device)
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False  # float32 as written: no TF32 in the reference
     try:
-        for _ in range(3):
-            step()
-    except RuntimeError as err:
-        return f"a step waits for the GPU: {str(err).splitlines()[0]}"
+        slow = SlowStep(model, data, device)
+        return [slow() for _ in range(steps)], model
     finally:
-        torch.cuda.set_sync_debug_mode("default")
-    launches, overlap = {}, None
-    for name, fn in (("slow", slow), ("yours", step)):
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            for _ in range(5):
+        torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+def eager_bf16_losses(fast_loss: Callable, device: str, steps: int, data) -> tuple[list[float], torch.nn.Module]:
+    """The same steps with `fast_loss` in bf16, eagerly: the gap a correct bf16 answer may show on this device."""
+    model = make_model(device)
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    tokens, lengths, labels = data
+    found = []
+    for i in range(steps):
+        k = i % len(tokens)
+        loss = fast_loss(model, tokens[k].to(device), lengths[k].float().to(device), labels[k].to(device), True)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        found.append(loss.item())
+    return found, model
+
+
+def reference_fast_loss(model, x, n, y, bf16: bool):
+    """The solution of exercise 1, for the check's own measurement of bf16's gap (not shown to students)."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits.float(), y)
+
+
+def relative_gap(a: list[float], b: list[float]) -> float:
+    return max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(a, b, strict=True))
+
+
+def update_gap(start: torch.nn.Module, reference: torch.nn.Module, other: torch.nn.Module) -> float:
+    """How far `other`'s total update of the weights lies from `reference`'s, relative to the latter's size."""
+    diff = sum(((o.detach().float() - r.detach().float()) ** 2).sum()
+               for o, r in zip(other.parameters(), reference.parameters(), strict=True))
+    size = sum(((r.detach().float() - s.detach().float()) ** 2).sum()
+               for r, s in zip(reference.parameters(), start.parameters(), strict=True))
+    return float((diff / size).sqrt())
+
+
+# ------------------------------------------------------------------------------------------------
+# Exercise 1: the slow step's arithmetic on a static shape (CPU and GPU)
+# ------------------------------------------------------------------------------------------------
+def _ops_in(fn: Callable[[], object]) -> dict[str, int]:
+    """How many times each operator ran in fn(), by the CPU profiler (the notebook's section 1)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            fn()
+    return {e.key: e.count for e in prof.key_averages()}
+
+
+def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
+    """fast_loss(model, x, n, y, bf16) on the padded batch: the slow step's loss, without its loop."""
+    with exercise("fast_loss") as ex:
+        device = "cuda" if has_cuda() else "cpu"
+        s = sizes(device)
+        tokens, lengths, labels = make_data(device, seed=5)
+        model = make_model(device)
+        exact_model = copy.deepcopy(model).double()
+        found = Findings()
+        for k in range(s["batches"]):
+            x, n, y = tokens[k].to(device), lengths[k].float().to(device), labels[k].to(device)
+            longest = int(lengths[k].max())
+            pooled = x[:, :longest].double().sum(1) / n.double()[:, None]  # float64: the exact value (notebook 06)
+            with torch.no_grad():
+                exact = F.cross_entropy(exact_model(pooled), y).item()
+            got = {bf16: fast_loss(model, x, n, y, bf16) for bf16 in (False, True)}
+            ex.expect(all(isinstance(v, torch.Tensor) and v.numel() == 1 and v.dtype == torch.float32
+                          for v in got.values()),
+                      f"fast_loss returned {[type(v).__name__ for v in got.values()]}",
+                      "return the loss as a float32 tensor of one element, as F.cross_entropy does")
+            f32_tol = 64 * torch.finfo(torch.float32).eps  # a few thousand additions' rounding, with room
+            bf16_tol = 4 * torch.finfo(torch.bfloat16).eps
+            found.expect(abs(got[False].item() - exact) <= f32_tol * abs(exact),
+                         f"batch {k}, float32: loss {got[False].item():.6f}, exact {exact:.6f}",
+                         "the slow step averages each sequence over its own length, not the padded one")
+            found.expect(abs(got[True].item() - exact) <= bf16_tol * abs(exact),
+                         f"batch {k}, bf16: loss {got[True].item():.6f}, exact {exact:.6f}",
+                         "where does rounding accumulate? keep the reduction and the loss in float32 (notebook 06)")
+        x, n, y = tokens[0].to(device), lengths[0].float().to(device), labels[0].to(device)
+        ops = _ops_in(lambda: fast_loss(model, x, n, y, False))
+        adds = ops.get("aten::add", 0) + ops.get("aten::add_", 0)
+        found.expect(adds <= 2, f"the profiler counted {adds} additions in one call",
+                     "one reduction over the padded positions: no Python loop of tiny kernels")
+        found.report(ex)
+
+
+# ------------------------------------------------------------------------------------------------
+# Exercise 2: the fast step (GPU)
+# ------------------------------------------------------------------------------------------------
+def _launches(fn: Callable[[], object], calls: int = 5) -> tuple[int, profiling.CopyOverlap]:
+    """Launches per call of fn, and copies against kernels, read from a torch.profiler trace."""
+    torch.cuda.synchronize()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], acc_events=True) as prof:
+            for _ in range(calls):
                 with record_function("step"):
                     fn()
             torch.cuda.synchronize()
-        with tempfile.TemporaryDirectory() as tmp:
-            prof.export_chrome_trace(str(Path(tmp) / "trace.json"))
-            trace = profiling.load_trace(Path(tmp) / "trace.json")
-        launches[name] = sum(profiling.launches_per_range(trace, "step"))
-        overlap = profiling.copy_compute_overlap(trace)
-    if launches["yours"] > LAUNCH_RATIO * launches["slow"]:
-        return f"{launches['yours'] / 5:.0f} launches a step against the slow step's {launches['slow'] / 5:.0f}"
-    if overlap is None or overlap.both <= 0:
-        return "no copy ran while a kernel ran: which stream copies the next batch, and does the host wait?"
-    return None
+    with tempfile.TemporaryDirectory() as tmp:
+        prof.export_chrome_trace(str(Path(tmp) / "trace.json"))
+        trace = profiling.load_trace(Path(tmp) / "trace.json")
+    return sum(profiling.launches_per_range(trace, "step")) // calls, profiling.copy_compute_overlap(trace)
+
+
+def _correct(found: Findings, make_fast_step: Callable, device: str = "cuda") -> tuple[Callable, Callable]:
+    """Part 1: the same losses and the same update as the slow step. Returns the student's step and a slow one."""
+    data = make_data(device)
+    reference, slow_model = slow_losses(device, STEPS, data)
+    bf16, bf16_model = eager_bf16_losses(reference_fast_loss, device, STEPS, data)
+    start = make_model(device)
+    loss_tol = max(LOSS_GAP_FACTOR * relative_gap(reference, bf16), FLOAT32_FLOOR)
+    update_tol = max(UPDATE_GAP_FACTOR * update_gap(start, slow_model, bf16_model), UPDATE_FLOOR)
+    model = make_model(device)
+    step, losses = make_fast_step(model, data)
+    for _ in range(STEPS):
+        step()
+    got = losses()
+    got = got.tolist() if isinstance(got, torch.Tensor) else list(got)
+    if found.expect(len(got) == STEPS, f"losses() gave {len(got)} losses for {STEPS} steps",
+                    "one step trains on one batch, and losses() returns every step's loss"):
+        gap = relative_gap(reference, got)
+        worst = max(range(STEPS), key=lambda i: abs(got[i] - reference[i]) / abs(reference[i]))
+        found.expect(gap <= loss_tol, f"step {worst}'s loss {got[worst]:.6f} against the slow step's "
+                     f"{reference[worst]:.6f} ({gap:.1e} relative; tolerance {loss_tol:.1e})",
+                     "each step must read the batch it is given: a graph reads the memory it captured")
+    moved = update_gap(start, slow_model, model)
+    found.expect(moved <= update_tol, f"the weights moved {moved:.1%} away from the slow step's update "
+                 f"(tolerance {update_tol:.1%})",
+                 "same steps, same data, same updates: is every batch trained on, and does the update "
+                 "keep its small increments (notebook 06)?")
+    return step, SlowStep(make_model(device), data, device)
+
+
+def check_fast_step(make_fast_step: Callable[..., tuple[Callable[[], object], Callable[[], object]]]) -> None:
+    """make_fast_step(model, data) -> (step, losses): correct, fast and clean against the slow step."""
+    if not has_cuda():
+        with exercise("fast_step"):
+            raise LeftForGPU("", "the fast step against the slow one: the same losses and update, a speed-up "
+                                 f"of {SPEEDUP:.0f}x or more, no synchronization, copies under kernels")
+        return
+    with exercise("fast_step") as ex:
+        found = Findings()
+        step, slow = _correct(found, make_fast_step)
+        found.report(ex)  # a wrong answer's speed means nothing: stop here
+        found = Findings()
+
+        ratio = benchmark(slow, label="slow").median / benchmark(step, label="yours").median
+        print(f"     your step is {ratio:.1f}x faster than the slow step on this GPU")
+        found.expect(ratio >= SPEEDUP, f"{ratio:.1f}x faster than the slow step; the target is {SPEEDUP:.0f}x",
+                     "profile your step: what does the GPU wait for, the host or the copies?")
+
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        waited = ""
+        try:
+            for _ in range(3):
+                step()
+        except RuntimeError as err:
+            waited = str(err).splitlines()[0]
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+        found.expect(not waited, f"a step waits for the GPU: {waited}", "any wait for the GPU inside the step")
+        slow_launches, _ = _launches(slow)
+        launches, overlap = _launches(step)
+        found.expect(launches <= LAUNCH_RATIO * slow_launches,
+                     f"{launches} launches a step against the slow step's {slow_launches}",
+                     "how many times does the host launch work in one step?")
+        found.expect(overlap.both > 0, f"no copy ran while a kernel ran (copies {format_time(overlap.copies)})",
+                     "which stream copies the next batch, and does the host wait for it?")
+        found.report(ex)
