@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
 import pytest
@@ -246,7 +247,8 @@ def test_exercises_of_keeps_the_exercise_tests_of_those_notebooks_alone():
                               cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
         return [line for line in done.stdout.splitlines() if "::" in line]
 
-    every, only = collected(), collected("--exercises-of", "04_streams_cupy")
+    with ThreadPoolExecutor(2) as pool:  # two collections side by side: each spends seconds importing
+        every, only = pool.map(lambda options: collected(*options), [(), ("--exercises-of", "04_streams_cupy")])
     exercise_tests = [t for t in every if re.search(r"\[\d\d_\w+:", t) or "test_run_all_on_an_untouched" in t]
     assert any("04_streams_cupy" in t for t in exercise_tests) and any("05_debugging" in t for t in exercise_tests)
     assert set(only) == {t for t in every if t not in exercise_tests or "04_streams_cupy" in t}
