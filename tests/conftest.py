@@ -1,5 +1,6 @@
 """Make the repository's root importable (utils, tools) for every test."""
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -34,3 +35,21 @@ def definitions_of(path: Path, names: list[str]) -> list:
     missing = [name for name in names if name not in namespace]
     assert not missing, f"{path.name} defines no {missing} in its cells tagged {sorted(DEFINITION_TAGS)}"
     return [namespace[name] for name in names]
+
+
+# What a notebook needs to run in a copy of the course: the setup cell finds the course by
+# tools/course.py, which reads pyproject.toml; utils/cells.py reads the references in notebooks/ and
+# solutions/, and leaves out the cells that stand in exercises/.
+COURSE_PARTS = ("notebooks", "exercises", "solutions", "utils", "tools", "pyproject.toml")
+
+
+def copy_course(to: Path) -> Path:
+    """A copy of the course's runnable parts in `to` (created), without scratch files and caches."""
+    for name in COURSE_PARTS:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, to / name,
+                            ignore=shutil.ignore_patterns("_scratch", ".ipynb_checkpoints", "__pycache__"))
+        else:
+            to.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, to / name)
+    return to

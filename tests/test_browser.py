@@ -27,7 +27,6 @@ import posixpath
 import re
 import secrets
 import shlex
-import shutil
 import signal
 import socket
 import subprocess
@@ -44,7 +43,7 @@ import nbformat
 import pytest
 from test_environment import OPEN, readme_blocks
 
-from conftest import ROOT
+from conftest import ROOT, copy_course
 from tools.course import RISE, read, write
 
 pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
@@ -60,8 +59,6 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-# What the notebooks need: the setup cell finds the course by tools/course.py, which reads pyproject.toml.
-COPIED = ("notebooks", "exercises", "solutions", "utils", "tools", "pyproject.toml")
 LECTURE = "notebooks/00_setup.ipynb"  # what README's command opens
 EXERCISES_LINK = "../exercises/00_setup.ipynb"  # the lecture's last markdown cell links its exercises
 
@@ -382,17 +379,6 @@ def check_in_browser(p, lab: Lab, course: Path, notebook: str, link: str, tmp: P
     finally:
         browser.close()
     return problems
-
-
-def copy_course(to: Path) -> Path:
-    for name in COPIED:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, to / name,
-                            ignore=shutil.ignore_patterns("_scratch", ".ipynb_checkpoints", "__pycache__"))
-        else:
-            to.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, to / name)
-    return to
 
 
 def test_readme_command_opens_notebook_00_runs_all_cells_and_links_to_its_exercises(driver, tmp_path):

@@ -9,33 +9,21 @@ notebook is written over the file as JupyterLab saves it, and the next run start
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from conftest import ROOT, cpu_only
+from conftest import copy_course, cpu_only
 from tools.fingerprint import code_hash
 from tools.pytest_plugin import reference_not_shown
 from utils import cells
 
 pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
 
-COPIED = ("notebooks", "solutions", "exercises", "utils", "tools", "pyproject.toml")  # the setup cell needs tools/
 LECTURE = "notebooks/00_setup.ipynb"  # small, with skipped cells that print and one that plots
 RUNS = 2  # run, save, restart, run: the second reads what the first saved; equal to it, so would a third
-
-
-def copy_course(to: Path) -> Path:
-    for name in COPIED:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, to / name,
-                            ignore=shutil.ignore_patterns("_scratch", ".ipynb_checkpoints", "__pycache__"))
-        else:
-            shutil.copy2(ROOT / name, to / name)
-    return to
 
 
 def run_and_save(path: Path) -> nbformat.NotebookNode:
