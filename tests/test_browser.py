@@ -466,7 +466,9 @@ def slideshow_problems(p, lab: Lab, notebook: str, tmp: Path, max_slides: int = 
         if not shown:
             page.screenshot(path=tmp / "slides-not-opened.png")
             return [f"{url.split('?')[0]}: no slide shows the title {title!r}"]
-        if covering := page.evaluate(ADD_CELL_BUTTON_JS):  # it sits over the first slide's title
+        # RISE applies its overlay (tools/course.py) a moment after the first slide shows: give it that moment
+        if not wait_until(lambda: not page.evaluate(ADD_CELL_BUTTON_JS), 5):  # it sits over the first slide's title
+            covering = page.evaluate(ADD_CELL_BUTTON_JS)
             page.screenshot(path=tmp / "slides-add-cell-button.png")
             return [(f"the slideshow shows JupyterLab's {covering!r} button (at {page.evaluate(ADD_CELL_AT_JS)}, "
                      f"the title at {page.locator(present).first.locator('h1').first.bounding_box()}): "

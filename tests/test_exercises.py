@@ -84,11 +84,11 @@ SIDE_BY_SIDE = {"05_debugging:check_find_failing_line", "05_debugging:check_safe
 CPU_PART = {"01_memory:check_block_memory": 16, "01_memory:check_batches_without_growth": 2,
             "03_streams_pytorch:check_fan_out": 4,
             "03_streams_pytorch:check_simulate_on_gpu": 0, "03_streams_pytorch:check_prefetch_loop": 3}
-CPU_PART |= {  # nb04, nb05, nb07 (issue 24): CuPy's streams and CUDA graphs need a GPU; nb05's loop runs on the CPU
+CPU_PART |= {  # CuPy's streams, CUDA graphs, the capstone's speed need a GPU; nb05's loop runs on the CPU
     "04_streams_cupy:check_sum_on_stream": 0, "04_streams_cupy:check_cupy_scale_on_current_stream": 0,
     "04_streams_cupy:check_pipelined": 0, "05_debugging:check_train_steps_no_sync": 5,
     "07_cuda_graphs:check_bucketed_graphs": 0, "07_cuda_graphs:check_graphed_standardize": 0,
-    "07_cuda_graphs:check_graphed_scheduled_step": 0}
+    "07_cuda_graphs:check_graphed_scheduled_step": 0, "08_profiling:check_fast_step": 0}
 CPU_PART_EXERCISES = [ex for ex in REGISTRY if ex.key in CPU_PART]
 
 

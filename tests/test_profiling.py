@@ -92,6 +92,9 @@ def test_copies_overlapped_compute():
     assert (found.copies, found.kernels, found.both) == pytest.approx((205 * US, 530 * US, 200 * US))
     assert found.hidden == pytest.approx(200 / 205)
     assert profiling.copy_compute_overlap(GPU_TRACE, window=(1490 * US, 1600 * US)).both == 0
+    from_host = profiling.copy_compute_overlap(GPU_TRACE, kind="HtoD")  # the copy back to the host left out
+    assert (from_host.copies, from_host.both) == pytest.approx((200 * US, 200 * US))
+    assert profiling.copy_compute_overlap(GPU_TRACE, kind="DtoD").copies == 0
 
 
 def test_host_waits_name_the_call_and_the_operator_it_ran_in():
@@ -115,6 +118,8 @@ def test_launches_and_kernels_per_range():
 def test_timeline_and_summary():
     lanes = {iv.lane for iv in profiling.timeline(GPU_TRACE)}
     assert lanes == {"stream 7", "stream 13"} and len(profiling.timeline(GPU_TRACE)) == 8
+    assert {iv.name for iv in profiling.timeline(GPU_TRACE)} <= {"kernel", "copy", "memset"}
+    assert {iv.name for iv in profiling.timeline(GPU_TRACE, kernel_names=True)} - {"gpu_memcpy", "gpu_memset"}
     found = profiling.summary(GPU_TRACE, step="step", at_least=100 * US)
     json.dumps(found)  # JSON-ready
     assert found["kernels_per_step"] == [3, 2] and len(found["host_waits"]) == 2

@@ -14,6 +14,11 @@ history stored, so that a closing `;` hides its value):
   `--stamp-stale` does the same for the notebooks whose stamps are stale when the session starts
   (the whole regression, and new reference outputs where they are due, in one run).
 
+- **Two workers on a machine without a GPU**: where no `-n` is given, no NVIDIA driver is present and
+  pytest-xdist is installed, the run gets `-n 2 --dist loadscope` (a notebook's cells, and a test
+  module's tests, stay on one worker, in order).  On a GPU the tests run one at a time, as timings
+  need; `-n 0` does so anywhere.
+
 Why by hand: nbval checks a run against saved outputs but cannot save them, and nbclient can save
 them but checks nothing; this keeps one execution for both.
 """
@@ -27,6 +32,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+
+def _workers_wanted(args: list[str]) -> bool:
+    """Run on two workers: on a machine without an NVIDIA driver (CI, a laptop), with two cores or more,
+    pytest-xdist installed, none of `-n`, `--dist`, `--pdb`, `--collect-only` or `-p no:xdist` given,
+    and not in one of xdist's workers (which get the options as they are)."""
+    import importlib.util
+    import shutil
+
+    serial = ("-n", "--numprocesses", "--dist", "--pdb", "--collect-only", "--co", "-pno:xdist")
+    given = "no:xdist" in args or any(a.startswith(serial) for a in args)
+    return (not given and "PYTEST_XDIST_WORKER" not in os.environ and importlib.util.find_spec("xdist") is not None
+            and shutil.which("nvidia-smi") is None and not Path("/proc/driver/nvidia").exists()
+            and len(os.sched_getaffinity(0)) >= 2)
+
+
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    # pytest's documented way to add options from a plugin before they are parsed.  Why not addopts in
+    # pyproject.toml: on a GPU, tests that time kernels must not share the GPU or the host with others.
+    if _workers_wanted(args):
+        args[:] = ["-n", "2", "--dist", "loadscope", *args]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -31,6 +31,7 @@ read, for the five questions above, which take a page of plain Python.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import gzip
 import json
 import os
@@ -183,11 +184,15 @@ class CopyOverlap:
         return self.both / self.copies if self.copies else 0.0
 
 
-def copy_compute_overlap(trace: Trace | str | os.PathLike[str], window: Span | None = None) -> CopyOverlap:
-    """Did copies overlap compute? Times of copies, of kernels, and of both at once (in the window)."""
+def copy_compute_overlap(trace: Trace | str | os.PathLike[str], window: Span | None = None,
+                         kind: str = "") -> CopyOverlap:
+    """Did copies overlap compute? Times of copies, of kernels, and of both at once (in the window).
+
+    `kind` keeps the copies whose name contains it: "HtoD" for copies from the host only (a trace names
+    them "Memcpy HtoD (Pinned -> Device)"), leaving out copies within the GPU ("Memcpy DtoD ...")."""
     trace = load_trace(trace)
     window = window or (float("-inf"), float("inf"))
-    copies = clip((span(e) for e in events(trace, "gpu_memcpy")), window)
+    copies = clip((span(e) for e in events(trace, "gpu_memcpy") if kind in str(e.get("name", ""))), window)
     kernels = clip((span(e) for e in events(trace, "kernel")), window)
     return CopyOverlap(copies=total(copies), kernels=total(kernels), both=both(copies, kernels))
 
@@ -252,9 +257,18 @@ def kernels_per_range(trace: Trace | str | os.PathLike[str], name: str) -> list[
     return [sum(queued.get(c, 0) for t, c in calls if start <= t <= end) for start, end in ranges(trace, name)]
 
 
-def timeline(trace: Trace | str | os.PathLike[str]) -> list[Interval]:
-    """The GPU work as intervals for `utils.plot_timeline`, one lane per stream (gzipped traces too)."""
-    return intervals_from_chrome_trace(load_trace(trace))
+KINDS = {"gpu_memcpy": "copy", "gpu_memset": "memset"}
+
+
+def timeline(trace: Trace | str | os.PathLike[str], kernel_names: bool = False) -> list[Interval]:
+    """The GPU work as intervals for `utils.plot_timeline`, one lane per stream (gzipped traces too).
+
+    Named by kind ("kernel", "copy", "memset"), so that the legend stays short; `kernel_names=True`
+    names each kernel instead (cuBLAS's run to a hundred characters)."""
+    found = intervals_from_chrome_trace(load_trace(trace))
+    if kernel_names:
+        return found
+    return [dataclasses.replace(iv, name=KINDS.get(iv.name, "kernel")) for iv in found]
 
 
 def summary(trace: Trace | str | os.PathLike[str], step: str | None = None, at_least: float = 50e-6) -> dict[str, Any]:

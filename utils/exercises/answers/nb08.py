@@ -1,7 +1,7 @@
-"""DRAFT of utils/exercises/answers/nb08.py: wrong answers, and other right ones, to the capstone: SPOILERS.
+"""Wrong answers, and other right ones, to the capstone: SPOILERS.
 
 Exercise 1 (fast_loss) is checked on the CPU too; exercise 2 (make_fast_step) on a GPU only.  Each wrong
-fast step is the solution with one wrong turn that looks right (outline.md's table): `solution_step` builds
+fast step is the solution with one wrong turn that looks right: `solution_step` builds
 them from flags, so that each differs from the right answer in that one place.
 """
 
@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import copy
 
-import capstone_check as nb08  # utils.exercises.nb08 once moved
 import torch
 import torch.nn.functional as F
+
+from .. import nb08
 
 
 # ---------------------------------------------------------------- exercise 1: fast_loss (CPU and GPU)
@@ -48,7 +49,7 @@ def bf16_sum(model, x, n, y, bf16):
 
 # ---------------------------------------------------------------- exercise 2: make_fast_step (GPU)
 def solution_step(model, data, *, stale=False, every_other=False, no_update=False, bf16_weights=False,
-                  sync=False, copy_on_default=False, compile_instead=False):
+                  sync=False, copy_on_default=False, same_stream=False):
     """The solution of the notebook, with one wrong turn switched on by a flag."""
     fast_loss = right_fast_loss
     if bf16_weights:
@@ -57,10 +58,10 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
     tokens, lengths, labels = data
     host = [tokens.pin_memory(), lengths.float().pin_memory(), labels.pin_memory()]
     if bf16_weights:
-        host[0] = host[0].to(torch.bfloat16)
+        host[0] = host[0].to(torch.bfloat16).pin_memory()
     static = [t[0].to("cuda") for t in host]
     staged = [torch.empty_like(t) for t in static]
-    copy_stream = torch.cuda.current_stream() if copy_on_default else torch.cuda.Stream()
+    copy_stream = torch.cuda.current_stream() if copy_on_default or same_stream else torch.cuda.Stream()
     copied, consumed = torch.cuda.Event(), torch.cuda.Event()
     kept = torch.zeros(4096, device="cuda")
     count = 0
@@ -72,21 +73,18 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
             opt.step()
         return loss
 
-    if compile_instead:  # ALSO_RIGHT: torch.compile's CUDA graphs instead of a manual capture
-        compiled = torch.compile(lambda: train(), mode="reduce-overhead")
     saved = [p.detach().clone() for p in model.parameters()]
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         for _ in range(3):
             opt.zero_grad(set_to_none=True)
-            compiled() if compile_instead else train()
+            train()
     torch.cuda.current_stream().wait_stream(side)
     opt.zero_grad(set_to_none=True)
     graph = torch.cuda.CUDAGraph()
-    if not compile_instead:
-        with torch.cuda.graph(graph):
-            static_loss = train()
+    with torch.cuda.graph(graph):
+        static_loss = train()
     with torch.no_grad():
         for p, s in zip(model.parameters(), saved, strict=True):
             p.copy_(s)
@@ -108,15 +106,9 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
             for dst, src in zip(static, staged, strict=True):
                 dst.copy_(src)
         consumed.record(main)
+        graph.replay()
+        kept[count % len(kept)].copy_(static_loss.float())
         prefetch(2 * (count + 1) if every_other else count + 1)  # every other: skips half the batches
-        if compile_instead:
-            torch.compiler.cudagraph_mark_step_begin()
-            opt.zero_grad(set_to_none=False)
-            loss = compiled()
-        else:
-            graph.replay()
-            loss = static_loss
-        kept[count % len(kept)].copy_(loss.float())
         if sync:
             torch.cuda.synchronize()  # no .item(), but the host still waits every step
         count += 1
@@ -130,21 +122,23 @@ def _variant(**flags):
 
 
 WRONG = {
-    "fast_loss": {
+    "check_fast_loss": {
         "divides by the padded length": padded_mean,
         "keeps the loop over positions": kept_loop,
     },
-    "fast_step": {
+    "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
         "trains on every other batch": _variant(every_other=True),
         "optimizer.step() left out (of the graph, and of the step)": _variant(no_update=True),
         "weights and updates in bf16": _variant(bf16_weights=True),
         "torch.cuda.synchronize() every step": _variant(sync=True),
         "pinned, but copied on the default stream with non_blocking=False": _variant(copy_on_default=True),
+        "pinned and non_blocking, but copied on the step's own stream": _variant(same_stream=True),
     },
 }
-WRONG_ON_CPU = {"fast_step": []}  # without a GPU the check runs nothing, so nothing fails there
+# without a GPU the check of the fast step runs nothing, so nothing fails there
+WRONG_ON_CPU: dict[str, set[str]] = {"check_fast_step": set()}
 ALSO_RIGHT = {
-    "fast_loss": {},
-    "fast_step": {"torch.compile(mode='reduce-overhead') instead of a manual graph": _variant(compile_instead=True)},
+    "check_fast_loss": {},
+    "check_fast_step": {"the wrong answers' builder, nothing switched": _variant()},
 }
