@@ -26,6 +26,7 @@ import itertools
 import tempfile
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -225,10 +226,20 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
 SYNC_CALLS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize")
 
 
-def _profiled(fn: Callable[[], object], calls: int = 5) -> tuple[int, int, profiling.CopyOverlap]:
-    """Launches per call of fn, the host's waits for the GPU inside the calls, and copies from the host
-    against kernels, read from a torch.profiler trace.  The waits are read from the trace because sync
-    debug mode does not see them all: torch.cuda.synchronize() never reports to it."""
+@dataclass(frozen=True)
+class Profiled:
+    """What five profiled calls of a step showed: launches per call, the host's waits for the GPU inside
+    the calls, copies from the host against kernels, and whether those copies ran on streams of their own."""
+
+    launches: int
+    waits: int
+    overlap: profiling.CopyOverlap
+    copies_apart: bool
+
+
+def _profiled(fn: Callable[[], object], calls: int = 5) -> Profiled:
+    """Read from a torch.profiler trace of `calls` calls of fn.  The waits are read from the trace because
+    sync debug mode does not see them all: torch.cuda.synchronize() never reports to it."""
     torch.cuda.synchronize()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -242,8 +253,12 @@ def _profiled(fn: Callable[[], object], calls: int = 5) -> tuple[int, int, profi
         trace = profiling.load_trace(Path(tmp) / "trace.json")
     steps = profiling.ranges(trace, "step")
     waits = [w for w in profiling.host_waits(trace) if w.call in SYNC_CALLS and any(a <= w.start < b for a, b in steps)]
-    return (sum(profiling.launches_per_range(trace, "step")) // calls, len(waits),
-            profiling.copy_compute_overlap(trace, kind="HtoD"))
+    kernel_streams = {profiling.stream_of(e) for e in profiling.events(trace, "kernel")}
+    copy_streams = {profiling.stream_of(e) for e in profiling.events(trace, "gpu_memcpy")
+                    if "HtoD" in str(e.get("name"))}
+    return Profiled(launches=sum(profiling.launches_per_range(trace, "step")) // calls, waits=len(waits),
+                    overlap=profiling.copy_compute_overlap(trace, kind="HtoD"),
+                    copies_apart=bool(copy_streams) and not copy_streams & kernel_streams)
 
 
 def _correct(ex: Checker, found: Findings, make_fast_step: Callable, device: str = "cuda") -> tuple[Callable, Callable]:
@@ -314,15 +329,20 @@ def check_fast_step(make_fast_step: Callable[..., tuple[Callable[[], object], Ca
         finally:
             torch.cuda.set_sync_debug_mode("default")
         found.expect(not waited, f"a step waits for the GPU: {waited}", "any wait for the GPU inside the step")
-        slow_launches, _, _ = _profiled(slow)
-        launches, waits, overlap = _profiled(step)
-        found.expect(waits == 0, f"in the profiler's trace, the host waited for the GPU {waits} times in 5 steps",
+        slow_launches = _profiled(slow).launches
+        seen = _profiled(step)
+        found.expect(seen.waits == 0,
+                     f"in the profiler's trace the host waited for the GPU {seen.waits} times in 5 steps",
                      "sync debug mode does not report every wait: read your step's trace (section 4 of the lecture)")
-        found.expect(launches <= LAUNCH_RATIO * slow_launches,
-                     f"{launches} launches a step against the slow step's {slow_launches}",
+        found.expect(seen.launches <= LAUNCH_RATIO * slow_launches,
+                     f"{seen.launches} launches a step against the slow step's {slow_launches}",
                      "how many times does the host launch work in one step?")
-        found.expect(overlap.both > 0,
-                     f"no copy from the host ran while a kernel ran (copies {format_time(overlap.copies)})",
+        # A right answer's copies do not run under a kernel in every profiled run: under tools.smaller_gpu
+        # (an H100, 2026-11-27) the solution's did in one run and at no moment of another.  Copies on a
+        # stream that ran no kernels, with no wait for them (checked above), pass too.
+        found.expect(seen.overlap.both > 0 or seen.copies_apart,
+                     f"no copy from the host ran while a kernel ran (copies {format_time(seen.overlap.copies)}), "
+                     "and they ran on a stream that ran kernels too",
                      "which stream copies the next batch, and does the host wait for it?")
         found.report(ex)
 
