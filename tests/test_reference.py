@@ -274,7 +274,7 @@ def _stamp_in_a_fresh_session(tmp_path, cells):
         mp.setattr(reference, "environment_of_this_machine", lambda: env | {"gpu": "NVIDIA H100", "python": "3"})
         mp.setattr(reference, "GpuMemorySampler", FakeSampler)
         mp.setattr(reference, "ROOT", tmp_path)
-        status = pytest_.main(["-p", "tools.pytest_plugin", "--stamp", "-q", "-p", "no:cacheprovider",
+        status = pytest_.main(["-p", "tools.pytest_plugin", "--stamp", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
                                "--nbval-lax", "--nbval-current-env",
                                "--rootdir", str(tmp_path), str(path)])
     return read(path), status

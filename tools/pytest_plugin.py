@@ -34,18 +34,23 @@ from pathlib import Path
 import pytest
 
 
-def _workers_wanted(args: list[str]) -> bool:
+def _nvidia_driver() -> bool:
+    import shutil
+
+    return shutil.which("nvidia-smi") is not None or Path("/proc/driver/nvidia").exists()
+
+
+def _workers_wanted(args: list[str], driver: bool | None = None) -> bool:
     """Run on two workers: on a machine without an NVIDIA driver (CI, a laptop), with two cores or more,
     pytest-xdist installed, none of `-n`, `--dist`, `--pdb`, `--collect-only` or `-p no:xdist` given,
     and not in one of xdist's workers (which get the options as they are)."""
     import importlib.util
-    import shutil
 
     serial = ("-n", "--numprocesses", "--dist", "--pdb", "--collect-only", "--co", "-pno:xdist")
     given = "no:xdist" in args or any(a.startswith(serial) for a in args)
-    return (not given and "PYTEST_XDIST_WORKER" not in os.environ and importlib.util.find_spec("xdist") is not None
-            and shutil.which("nvidia-smi") is None and not Path("/proc/driver/nvidia").exists()
-            and len(os.sched_getaffinity(0)) >= 2)
+    driver = _nvidia_driver() if driver is None else driver
+    return (not given and not driver and "PYTEST_XDIST_WORKER" not in os.environ
+            and importlib.util.find_spec("xdist") is not None and len(os.sched_getaffinity(0)) >= 2)
 
 
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
