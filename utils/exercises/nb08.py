@@ -59,7 +59,7 @@ def sizes(device: str) -> dict[str, int]:
 
 
 # ------------------------------------------------------------------------------------------------
-# The given code: data, model, the slow step (notebooks/scripts/08_probe.py's, unchanged)
+# The given code: data, model, the slow step
 # ------------------------------------------------------------------------------------------------
 def make_data(device: str = "cuda", seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Variable-length sequences zero-padded to `length`, their lengths, their labels: on the host."""
