@@ -362,6 +362,13 @@ def registry() -> list[Exercise]:
     return sorted(_REGISTRY.values(), key=lambda ex: ex.notebook)
 
 
+def what_returned(x: object, device: bool = True) -> str:
+    """What a student returned, in a few words: "a torch.float32 tensor of shape (4,) on cuda:0", "a list"."""
+    if isinstance(x, torch.Tensor):
+        return f"a {x.dtype} tensor of shape {tuple(x.shape)}" + (f" on {x.device}" if device else "")
+    return f"a {type(x).__name__}"
+
+
 class Findings:
     """An exercise's sub-checks, collected: a FAIL then says how many failed, and each with its hint."""
 

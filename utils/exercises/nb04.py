@@ -25,7 +25,7 @@ import torch
 
 from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep, timer
-from . import Exercise, Findings, LeftForGPU, exercise, register
+from . import Exercise, Findings, LeftForGPU, exercise, register, what_returned
 
 NOTEBOOK = "04_streams_cupy"
 WINDOW_MS = 60.0  # how long the checks keep a stream busy (at first: see TRIES)
@@ -304,7 +304,7 @@ def check_cupy_scale_on_current_stream(
             out, want = run.out, value * FACTOR
             is_tensor = isinstance(out, torch.Tensor) and out.is_cuda
             if not found.expect(is_tensor and out.shape == (SCALE_N,) and out.dtype == torch.float32,
-                                f"from {where}: returned {_describe(out)}, expected a float32 CUDA tensor of "
+                                f"from {where}: returned {what_returned(out)}, expected a float32 CUDA tensor of "
                                 f"{SCALE_N} elements",
                                 "hand CuPy's result back to PyTorch without a copy (DLPack)"):
                 continue
@@ -339,12 +339,6 @@ def check_cupy_scale_on_current_stream(
                              "Which stream should CuPy's kernel, and both DLPack exports, see as current?")
         found.report(ex)
 
-
-def _describe(x: object) -> str:
-    """What a student returned, in a few words."""
-    if isinstance(x, torch.Tensor):
-        return f"a {x.dtype} tensor of shape {tuple(x.shape)} on {x.device}"
-    return f"a {type(x).__name__}"
 
 
 register(Exercise(NOTEBOOK, "cupy_scale_on_current_stream", check_cupy_scale_on_current_stream, gpu=True))

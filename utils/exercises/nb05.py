@@ -33,7 +33,7 @@ from torch.overrides import TorchFunctionMode
 from ..device import has_cuda, require_cuda
 from ..processes import run_process
 from ..timing import gpu_sleep
-from . import STUB_MESSAGE, Exercise, Findings, InOrder, cuda_on_cpu, exercise, register
+from . import STUB_MESSAGE, Exercise, Findings, InOrder, cuda_on_cpu, exercise, register, what_returned
 
 NOTEBOOK = "05_debugging"
 
@@ -607,7 +607,7 @@ def _check_train_steps_no_sync_on_cpu(train_steps_no_sync: Callable[..., torch.T
                      "on a GPU, a value needed on the host (.item(), an `if` on a tensor, a boolean mask's size) "
                      "or a synchronize() makes the host wait: keep the decisions on the GPU, as tensors")
         if found.expect(isinstance(got, torch.Tensor) and got.shape == want.shape,
-                        f"returned {_what(got)}, expected a tensor of {len(batches)} losses",
+                        f"returned {what_returned(got, device=False)}, expected a tensor of {len(batches)} losses",
                         "return one loss per batch, as one tensor, NaN where a batch was skipped"):
             got = got.detach().cpu()
             bad = [i for i in range(len(want))
@@ -621,13 +621,6 @@ def _check_train_steps_no_sync_on_cpu(train_steps_no_sync: Callable[..., torch.T
                          + (" (it holds NaN)" if p.isnan().any() else ""),
                          "a batch whose loss is NaN must change nothing, even where its gradients are NaN")
         found.report(ex)
-
-
-def _what(x: object) -> str:
-    """What a student returned, in a few words."""
-    if isinstance(x, torch.Tensor):
-        return f"a {x.dtype} tensor of shape {tuple(x.shape)}"
-    return f"a {type(x).__name__}"
 
 
 if __name__ == "__main__":  # print a script of exercise 1, with its answer

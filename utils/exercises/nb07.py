@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from ..device import has_cuda, require_cuda
-from . import Exercise, Findings, LeftForGPU, exercise, is_stub, register
+from . import Exercise, Findings, LeftForGPU, exercise, is_stub, register, what_returned
 
 NOTEBOOK = "07_cuda_graphs"
 
@@ -130,13 +130,6 @@ def _left_for_a_gpu(name: str, needs: str) -> bool:
     return True
 
 
-def _describe(x: object) -> str:
-    """What a student returned, in a few words."""
-    if isinstance(x, torch.Tensor):
-        return f"a {x.dtype} tensor of shape {tuple(x.shape)} on {x.device}"
-    return f"a {type(x).__name__}"
-
-
 # ------------------------------------------------------------------------------------------
 # Exercise 2: one graph per bucket of batch sizes (GPU)
 # ------------------------------------------------------------------------------------------
@@ -213,7 +206,7 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
             run, error = _call(bucketed_graphs, row_mlp, BUCKETS, (FEATURES,))
         ex.expect(error is None, f"bucketed_graphs raised {type(error).__name__}: {error}",
                   "capture one graph per bucket, on inputs of your own of the bucket's size, before returning run")
-        ex.expect(callable(run), f"bucketed_graphs returned {_describe(run)}, not a function",
+        ex.expect(callable(run), f"bucketed_graphs returned {what_returned(run)}, not a function",
                   "return the inner function run(x)")
         found = Findings()
         found.expect(built.captures == len(BUCKETS),
@@ -241,7 +234,7 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
         misshaped = [c for c in answered if not (isinstance(c[3], torch.Tensor) and c[3].shape == (c[0], OUTPUTS))]
         found.expect(not misshaped,
                      "for a batch of b rows run must return b rows of fn(x); it returned "
-                     + "".join(f"{_describe(c[3])} for b = {c[0]}" for c in misshaped[:1]),
+                     + "".join(f"{what_returned(c[3])} for b = {c[0]}" for c in misshaped[:1]),
                      "return the batch's own rows only: the bucket's padding rows are nobody's results")
         stale = [c[0] for c in shaped if not _same_rows(c[4], c[5])]
         found.expect(not stale, f"run returned wrong rows for batches of {stale} rows",
@@ -268,7 +261,7 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
         found.expect(isinstance(too_large_error, ValueError),
                      f"for a batch of {BUCKETS[-1] + 1} rows (more than the largest bucket) run "
                      + (f"raised {type(too_large_error).__name__}" if too_large_error else f"returned "
-                        f"{_describe(too_large)}"),
+                        f"{what_returned(too_large)}"),
                      "a batch larger than every bucket must raise ValueError (the prompt's contract), not fall "
                      "back to something else")
         found.report(ex)
@@ -417,7 +410,7 @@ def check_graphed_scheduled_step(
             step, error = _call(graphed_scheduled_step, model, optimizer, F.mse_loss, *data[0])
         ex.expect(error is None, f"graphed_scheduled_step raised {type(error).__name__}: {error}",
                   "warm up, then capture one training step, before returning step")
-        ex.expect(callable(step), f"graphed_scheduled_step returned {_describe(step)}, not a function",
+        ex.expect(callable(step), f"graphed_scheduled_step returned {what_returned(step)}, not a function",
                   "return the inner function step(x, y, lr)")
         # The state the steps start from, whatever the warm-up did: an eager float32 twin with the same
         # optimizer settings, and a float64 one (plain Adam) that measures float32's rounding.
@@ -437,7 +430,7 @@ def check_graphed_scheduled_step(
                     ok = isinstance(loss, torch.Tensor) and loss.is_cuda and loss.numel() == 1
                     got.append(float(loss.detach().double().item()) if ok else None)
                     if not ok:
-                        returned.append(_describe(loss))
+                        returned.append(what_returned(loss))
         finally:
             hook.remove()
         found = Findings()
