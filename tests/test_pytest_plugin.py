@@ -1,7 +1,10 @@
-"""The course's pytest plugin gives a run two workers (pytest-xdist) only where that is safe: no GPU."""
+"""The course's pytest plugin gives a run two workers (pytest-xdist) only where that is safe: no GPU;
+a run on one process starts each notebook's kernel ahead, and each notebook still gets its own."""
 
 import os
+import re
 
+import nbformat
 import pytest
 
 from tools import pytest_plugin
@@ -37,3 +40,37 @@ def test_the_options_come_first_and_the_rest_is_kept(monkeypatch):
     args = ["tests", "-q"]
     pytest_plugin.pytest_load_initial_conftests(None, None, args)
     assert args == ["-n", "2", "--dist", "loadscope", "tests", "-q"]
+
+
+def test_the_kernel_pool_stays_out_of_a_run_on_workers(monkeypatch):
+    config = pytest.Config.__new__(pytest.Config)  # only its options are read
+    config.option = type("Options", (), {"numprocesses": 2})()
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    assert pytest_plugin._has_workers(config)  # the controller
+    config.option.numprocesses = 0
+    assert not pytest_plugin._has_workers(config)  # -n 0: one process
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    assert pytest_plugin._has_workers(config)  # a worker runs some notebooks, not the next in the list
+
+
+def _notebook(path, *cells):
+    path.parent.mkdir(exist_ok=True)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+
+
+def test_each_notebook_gets_a_kernel_of_its_own_started_ahead_in_its_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # the session below runs on one process
+    fresh = ("import os, pathlib\nassert 'x' not in globals(), 'a kernel that ran another notebook'\n"
+             "assert len(In) == 2, f'a kernel that ran cells before: {In}'")
+    here = "assert pathlib.Path(os.getcwd()).name == {!r}, os.getcwd()"
+    _notebook(tmp_path / "a" / "1.ipynb", fresh, here.format("a"), "x = 1", "assert x == 1")
+    _notebook(tmp_path / "b" / "2.ipynb", fresh, here.format("b"), "x = 2")
+    _notebook(tmp_path / "b" / "3.ipynb", fresh, here.format("b"))
+    status = pytest.main(["-p", "tools.pytest_plugin", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                          "--nbval-lax", "--nbval-current-env", "--rootdir", str(tmp_path),
+                          str(tmp_path / "a"), str(tmp_path / "b")])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert re.search(r"kernels started ahead of their notebooks: 2, used: 2", out), out

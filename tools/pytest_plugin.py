@@ -14,6 +14,10 @@ history stored, so that a closing `;` hides its value):
   `--stamp-stale` does the same for the notebooks whose stamps are stale when the session starts
   (the whole regression, and new reference outputs where they are due, in one run).
 
+- **The next notebook's kernel, started early**: in a run on one process (a GPU's), the kernel of the
+  next notebook starts while a notebook's first two cells (the setup cell and the imports) run, and
+  waits, idle, until its notebook begins (see KernelPool).
+
 - **Two workers on a machine without a GPU**: where no `-n` is given, no NVIDIA driver is present and
   pytest-xdist is installed, the run gets `-n 2 --dist loadscope` (a notebook's cells, and a test
   module's tests, stay on one worker, in order).  On a GPU the tests run one at a time, as timings
@@ -30,6 +34,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,6 +96,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
     os.environ[utils.claims.STRICT_VARIABLE] = "1"  # nbval's kernels inherit it
     RunningKernel.execute_cell_input = _execute_as_jupyter  # type: ignore[method-assign]
+    if not (_has_workers(config) or config.pluginmanager.is_blocked(KernelPool.NAME)):
+        config.pluginmanager.register(KernelPool(config), KernelPool.NAME)  # -p no:course-kernel-pool: without
     if config.getoption("--stamp") or config.getoption("--stamp-stale"):
         from tools import reference
 
@@ -98,6 +105,118 @@ def pytest_configure(config: pytest.Config) -> None:
         only = None if config.getoption("--stamp") else {p.resolve() for p in reference.notebooks()
                                                         if reference.problems(p)}
         config.pluginmanager.register(Stamper(reference.environment_of_this_machine(), only), "course-stamper")
+
+
+def _has_workers(config: pytest.Config) -> bool:
+    """xdist's controller (its workers run the tests), or one of its workers (which runs some of them)."""
+    return "PYTEST_XDIST_WORKER" in os.environ or bool(getattr(config.option, "numprocesses", None))
+
+
+# ------------------------------------------------------------------------------------------------
+# The next notebook's kernel, started while the current notebook imports
+# ------------------------------------------------------------------------------------------------
+OVERLAP_CELLS = 2  # the setup cell and the imports: nothing a notebook times runs in them
+
+
+class KernelPool:
+    """Start the next notebook's kernel while the current notebook's first cells run.
+
+    nbval starts a notebook's kernel when the notebook begins: one to two seconds on the reference
+    GPU's host, eighteen times a run.  Here, when a notebook's kernel is handed out, the next
+    notebook's kernel starts in a thread, during the current notebook's setup cell and imports
+    (seconds: PyTorch's import); before the current notebook's third cell, the start must have
+    finished, so nothing else runs while a notebook measures.  The kernel runs nothing before its
+    notebook does (importing PyTorch ahead too would only move the wait: the imports it overlaps
+    would then be gone).  A kernel is used only for the notebook it was started for (same kernel
+    name, same folder); any other is stopped, and nbval starts one itself.  Why by hand: nbval
+    starts its kernels itself and has no option for this.
+    """
+
+    NAME = "course-kernel-pool"
+
+    def __init__(self, config: pytest.Config) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        import nbval.kernel
+        import nbval.plugin
+
+        self.config = config
+        self.notebooks: list = []  # nbval's IPyNbFile nodes, in the order they run
+        self.current: Any = None  # the notebook (IPyNbFile) that runs now
+        self.waiting: tuple | None = None  # (notebook node, Future of a RunningKernel)
+        self.started = self.reused = 0
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="course-next-kernel")
+        self._start = nbval.kernel.RunningKernel  # nbval's own start
+        self._before = nbval.plugin.RunningKernel  # what IPyNbFile.setup() calls (a session's in a session: its pool)
+        nbval.plugin.RunningKernel = self.kernel_for
+
+    def kernel_name(self, notebook) -> str:  # nbval's choice (IPyNbFile.setup), for a notebook not yet begun
+        from nbval.kernel import CURRENT_ENV_KERNEL_NAME
+
+        option = self.config.option
+        if option.nbval_current_env:
+            return CURRENT_ENV_KERNEL_NAME
+        return option.nbval_kernel_name or notebook.nb.metadata.get("kernelspec", {}).get("name", "python")
+
+    def _started(self, notebook):
+        return self._start(self.kernel_name(notebook), cwd=str(notebook.fspath.dirname),
+                           startup_timeout=self.config.option.nbval_kernel_startup_timeout)
+
+    def kernel_for(self, kernel_name: str, cwd: str | None = None, startup_timeout: float = 60):
+        kernel = None
+        if self.waiting is not None:
+            notebook, future = self.waiting
+            self.waiting = None
+            try:
+                ready = future.result()
+            except Exception:  # noqa: BLE001 -- nbval starts one itself below, and reports its error if any
+                ready = None
+            if ready is not None and notebook is self.current \
+                    and (self.kernel_name(notebook), str(notebook.fspath.dirname)) == (kernel_name, cwd):
+                kernel, self.reused = ready, self.reused + 1
+            elif ready is not None:
+                ready.stop()
+        if kernel is None:
+            kernel = self._start(kernel_name, cwd=cwd, startup_timeout=startup_timeout)
+        following = self.notebooks.index(self.current) + 1 if self.current in self.notebooks else len(self.notebooks)
+        if following < len(self.notebooks):
+            self.waiting = (self.notebooks[following], self._thread.submit(self._started, self.notebooks[following]))
+            self.started += 1
+        return kernel
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        self.notebooks = list(dict.fromkeys(item.parent for item in items if _is_cell(item)))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if not _is_cell(item):
+            return
+        if item.parent is not self.current:
+            self.current = item.parent
+        elif item.cell_num >= OVERLAP_CELLS and self.waiting is not None:  # type: ignore[attr-defined]
+            from concurrent.futures import wait
+
+            wait([self.waiting[1]])
+
+    def pytest_sessionfinish(self) -> None:
+        if self.waiting is not None:
+            try:
+                self.waiting[1].result().stop()
+            except Exception:  # noqa: BLE001, S110 -- a kernel that failed to start has nothing to stop
+                pass
+            self.waiting = None
+        self._thread.shutdown(wait=True)
+
+    def pytest_unconfigure(self) -> None:
+        import nbval.plugin
+
+        nbval.plugin.RunningKernel = self._before
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.started:
+            terminalreporter.write_line(f"kernels started ahead of their notebooks: {self.started}, "
+                                        f"used: {self.reused}")
 
 
 def exercise_notebook(item: pytest.Item) -> str | None:
