@@ -1,7 +1,11 @@
 """Make the repository's root importable (utils, tools) for every test."""
 
+import os
 import shutil
 import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -16,6 +20,72 @@ import utils
 gpu = pytest.mark.skipif(not utils.has_cuda(), reason=f"needs a CUDA GPU: {utils.cuda_status().reason}")
 host = pytest.mark.host  # the same on every machine: CI runs it; on a GPU only with --host-tests
 cpu_only = pytest.mark.skipif(utils.has_cuda(), reason="checks the behaviour on a machine without a GPU")
+
+
+# ---------------------------------------------------------------- work that measures nothing, side by side
+@dataclass
+class Untimed:
+    run: Callable[[list[pytest.Item]], object]  # given the session's tests that need it
+    needed_by: Callable[[pytest.Item], bool]
+
+
+UNTIMED: dict[str, Untimed] = {}
+
+# How many notebooks, or answers, each untimed job runs at once: one per core this process may use
+# (its affinity: `taskset`, as tools.smaller_gpu sets, counts; os.cpu_count() does not), at most 8.
+# Each may hold a CUDA context: under tools.smaller_gpu (2 cores, MPS), 16 answers of 3 processes each
+# beside 8 notebooks ran out of MPS clients and of memory.
+AT_ONCE = max(2, min(8, len(os.sched_getaffinity(0))))
+
+
+def untimed(needed_by: Callable[[pytest.Item], bool]):
+    """A session fixture for work that times and measures nothing shared (notebooks run to their TODO
+    lines, answers that run scripts in fresh processes, a fresh process's own allocator): the first
+    test that asks for one of them starts every such job the session's tests need, side by side, and
+    waits for them all, so that no test that times things runs beside them.  The fixture returns the
+    job's result, or raises what the job raised.
+
+    needed_by(item): whether that test reads this job's result (the job runs only if one of the
+    session's tests does: `-k`, --exercises-of and a machine without a GPU leave jobs out).
+    """
+
+    def register(run: Callable[[list[pytest.Item]], object]):
+        UNTIMED[run.__name__] = Untimed(run, needed_by)
+
+        @pytest.fixture(scope="session", name=run.__name__)
+        def fixture(untimed_results):
+            outcome = untimed_results[run.__name__]
+            if isinstance(outcome, BaseException):
+                raise outcome
+            return outcome
+
+        return fixture
+
+    return register
+
+
+@pytest.fixture(scope="session")
+def untimed_results(request) -> dict[str, object]:
+    wanted = {name: [item for item in request.session.items if job.needed_by(item)] for name, job in UNTIMED.items()}
+    wanted = {name: items for name, items in wanted.items() if items}
+    with ThreadPoolExecutor(max(1, len(wanted)), thread_name_prefix="untimed") as pool:
+        futures = {name: pool.submit(UNTIMED[name].run, items) for name, items in wanted.items()}
+    results: dict[str, object] = {}
+    for name, future in futures.items():
+        try:
+            results[name] = future.result()
+        except Exception as error:  # noqa: BLE001 -- raised again in the tests that read this job
+            results[name] = error
+    return results
+
+
+def params_of(item: pytest.Item) -> dict:
+    return getattr(getattr(item, "callspec", None), "params", {})
+
+
+def named(name: str, needs_gpu: bool = False) -> Callable[[pytest.Item], bool]:
+    """needed_by for one test function (each of its parameters); needs_gpu: only where it would run."""
+    return lambda item: getattr(item, "originalname", None) == name and (utils.has_cuda() or not needs_gpu)
 
 
 def definitions_of(path: Path, names: list[str]) -> list:

@@ -13,7 +13,6 @@ import contextlib
 import dataclasses
 import importlib
 import io
-import os
 import re
 import shutil
 import sys
@@ -27,7 +26,7 @@ import pytest
 import torch
 
 import utils
-from conftest import ROOT, cpu_only, definitions_of, gpu, host
+from conftest import AT_ONCE, ROOT, cpu_only, definitions_of, gpu, host, named, params_of, untimed
 from tools import make_exercises
 from tools.course import EXERCISES, SOLUTIONS, notebooks, read
 from tools.make_exercises import (
@@ -120,13 +119,19 @@ def _outcome(prints, check, answer) -> Outcome:
     return Outcome(buffer.getvalue(), None)
 
 
-@pytest.fixture(scope="session")
-def side_by_side_outcomes():
-    """The outcome of every answer of the SIDE_BY_SIDE checks, run at once on a few threads."""
-    cases = [(ex, what, answer) for ex in REGISTRY if ex.key in SIDE_BY_SIDE and (utils.has_cuda() or not ex.gpu)
+def _side_by_side(item) -> bool:
+    ex = params_of(item).get("ex")
+    return getattr(ex, "key", None) in SIDE_BY_SIDE and (utils.has_cuda() or not ex.gpu)
+
+
+@untimed(needed_by=_side_by_side)
+def side_by_side_outcomes(items):
+    """The outcome of every answer of the SIDE_BY_SIDE checks the session tests, run at once on a few threads."""
+    keys = {params_of(item)["ex"].key for item in items}
+    cases = [(ex, what, answer) for ex in REGISTRY if ex.key in keys
              for what, answer in (ex.wrong | ex.also_right | _malformed(ex)).items()]
     prints = _PrintsOfEachThread(sys.stdout)
-    with contextlib.redirect_stdout(prints), ThreadPoolExecutor(max(2, min(16, os.cpu_count() or 2))) as pool:
+    with contextlib.redirect_stdout(prints), ThreadPoolExecutor(AT_ONCE) as pool:
         futures = {(ex.key, what): pool.submit(_outcome, prints, ex.check, answer) for ex, what, answer in cases}
         return {key: future.result() for key, future in futures.items()}
 
@@ -348,10 +353,10 @@ def test_expect_saving_needs_half_the_possible_saving_and_forgives_a_spoilt_run(
 
 
 # ---------------------------------------------------------------- Run All on an untouched exercise notebook
-@pytest.fixture(scope="session")
-def untouched_runs():
-    """Every exercise notebook, run top to bottom (Run All) as a student first does, several at a time:
-    they share nothing but the machine, and their checks of the stubs measure nothing."""
+@untimed(needed_by=named("test_run_all_on_an_untouched_exercise_ends_without_a_traceback"))
+def untouched_runs(items):
+    """Every exercise notebook the session tests, run top to bottom (Run All) as a student first does,
+    several at a time: they share nothing but the machine, and their checks of the stubs measure nothing."""
     from nbclient import NotebookClient
 
     async def run_all(paths, at_once):
@@ -366,7 +371,8 @@ def untouched_runs():
 
         return dict(await asyncio.gather(*(run(p) for p in paths)))
 
-    return asyncio.run(run_all(notebooks(EXERCISES), at_once=max(2, min(8, os.cpu_count() or 2))))
+    paths = [params_of(item)["path"] for item in items]
+    return asyncio.run(run_all(paths, at_once=AT_ONCE))
 
 
 @pytest.mark.parametrize("path", notebooks(EXERCISES), ids=ids)
@@ -533,20 +539,28 @@ print(json.dumps([nb01.measure_reserved(sizes) for sizes in json.loads(sys.argv[
 """
 
 
-@gpu
-def test_the_model_is_the_real_allocator():
-    """The CPU checks compare with nb01.model_reserved: here that model meets the real allocator.
-
-    In a fresh process: tensors that earlier tests keep alive hold small-pool segments that
-    empty_cache() cannot release, and new small tensors would fit in them.
-    """
-    import json
-
-    from utils import run_python
+def _allocator_cases():
     from utils.exercises import nb01
 
-    cases = [sizes for sizes, _ in nb01.PREDICT_CASES] + list(_random_sequences(200))
-    measured = json.loads(run_python(MEASURE_IN_A_FRESH_PROCESS, str(ROOT), json.dumps(cases)))
+    return [sizes for sizes, _ in nb01.PREDICT_CASES] + list(_random_sequences(200))
+
+
+@untimed(needed_by=named("test_the_model_is_the_real_allocator", needs_gpu=True))
+def reserved_by_the_real_allocator(items):
+    """What the caching allocator reserved for each of the cases, in a fresh process: tensors that
+    earlier tests keep alive hold small-pool segments that empty_cache() cannot release, and new small
+    tensors would fit in them.  Its own allocator's numbers: other processes beside it change nothing."""
+    import json
+
+    return json.loads(utils.run_python(MEASURE_IN_A_FRESH_PROCESS, str(ROOT), json.dumps(_allocator_cases())))
+
+
+@gpu
+def test_the_model_is_the_real_allocator(reserved_by_the_real_allocator):
+    """The CPU checks compare with nb01.model_reserved: here that model meets the real allocator."""
+    from utils.exercises import nb01
+
+    cases, measured = _allocator_cases(), reserved_by_the_real_allocator
     mismatches = [(s, nb01.model_reserved(s), real) for s, real in zip(cases, measured)
                   if nb01.model_reserved(s) != real]
     assert mismatches == []

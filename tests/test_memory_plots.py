@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 import utils
-from conftest import ROOT, gpu, host
+from conftest import ROOT, gpu, host, named, untimed
 
 MiB = 2**20
 
@@ -100,11 +100,16 @@ print(json.dumps({"reserved": timeline["reserved"], "allocated": timeline["alloc
 """
 
 
-@gpu
-def test_memory_timeline_of_a_real_snapshot():
+@untimed(needed_by=named("test_memory_timeline_of_a_real_snapshot", needs_gpu=True))
+def real_snapshot(items):
     # In a fresh process: in this one, segments that other tests left cached could hold the tensors.
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    done = utils.run_process(REAL_SNAPSHOT, env={"PYTHONPATH": path}, unset=["PYTORCH_CUDA_ALLOC_CONF"])
+    return utils.run_process(REAL_SNAPSHOT, env={"PYTHONPATH": path}, unset=["PYTORCH_CUDA_ALLOC_CONF"])
+
+
+@gpu
+def test_memory_timeline_of_a_real_snapshot(real_snapshot):
+    done = real_snapshot
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["reserved"][-1] == got["memory_reserved"]
