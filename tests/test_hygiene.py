@@ -267,3 +267,38 @@ def test_exercises_keep_the_solutions_tags(path):
         return [t for c in read(p).cells if DISCUSSION_TAG not in (t := c.get("metadata", {}).get("tags", []))]
 
     assert tags(path) == tags(SOLUTIONS / path.name)  # the solutions' discussions are left out
+
+
+# What measures, or waits for the GPU: none of it may run in a notebook's first two code cells, beside
+# which the course's pytest plugin starts the next notebook's kernel (KernelPool in tools/pytest_plugin.py).
+MEASURES = {"benchmark", "timer", "compare", "claim", "Timer", "do_bench", "perf_counter", "time", "synchronize",
+            "gpu_sleep", "cupy_sleep", "run_python", "run_process", "run_in_turn", "start_python", "start_process",
+            "memory_state", "peak_memory", "max_memory_allocated", "memory_reserved", "profile"}
+
+
+def measuring_calls(source: str) -> list[str]:
+    """The calls in `source` to a function named in MEASURES (`utils.benchmark(...)`, `time.perf_counter()`)."""
+    import ast
+
+    from tools.fingerprint import cell_tree
+
+    if source.startswith("%%"):
+        return [source.splitlines()[0]]  # a cell magic: `%%requires cuda` runs GPU work
+    tree = cell_tree(source)  # IPython's lines (`!git clone ...`) made calls
+    assert tree is not None, f"not Python: {source[:80]}"
+    return [ast.unparse(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in MEASURES]
+
+
+@pytest.mark.parametrize("path", notebooks(LECTURES, SOLUTIONS), ids=ids)
+def test_the_first_two_cells_measure_nothing(path):
+    first_two = [cell.source for cell in read(path).cells if cell.cell_type == "code"][:2]
+    found = {n: calls for n, source in enumerate(first_two) if (calls := measuring_calls(source))}
+    assert found == {}, f"the setup cell and the imports measure nothing (the next kernel starts beside them): {found}"
+
+
+def test_a_measuring_call_is_found():
+    assert measuring_calls("import torch\nfmt = utils.format_time") == []
+    assert measuring_calls("x = utils.benchmark(f).median") == ["utils.benchmark"]
+    assert measuring_calls("t0 = time.perf_counter()") == ["time.perf_counter"]
+    assert measuring_calls("%%requires cuda\nimport torch") == ["%%requires cuda"]
