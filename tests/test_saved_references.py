@@ -29,7 +29,9 @@ RUNS = 2  # run, save, restart, run: the second reads what the first saved; equa
 def run_and_save(path: Path) -> nbformat.NotebookNode:
     """Run All in a fresh kernel (a restart: the kernel reads the references anew), then save over the file."""
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
+    # coalesce_streams: one text output per stream, as JupyterLab shows and saves it; on a busy machine
+    # ipykernel sent one print in two messages, and nbclient alone kept them as two outputs
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False, coalesce_streams=True,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     nbformat.write(nb, path)  # as JupyterLab's save: the outputs this machine showed replace the file's
     return nb
