@@ -34,7 +34,7 @@ UNTIMED: dict[str, Untimed] = {}
 # How many notebooks, or answers, each untimed job runs at once: one per core this process may use
 # (its affinity: `taskset`, as tools.smaller_gpu sets, counts; os.cpu_count() does not), at most 8.
 # Each may hold a CUDA context: under tools.smaller_gpu (2 cores, MPS), 16 answers of 3 processes each
-# beside 8 notebooks ran out of MPS clients and of memory.
+# beside 8 notebooks failed ("CUDA-capable device(s) is/are busy or unavailable", "out of memory").
 AT_ONCE = max(2, min(8, len(os.sched_getaffinity(0))))
 
 
