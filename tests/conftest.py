@@ -46,7 +46,9 @@ def untimed(needed_by: Callable[[pytest.Item], bool]):
     job's result, or raises what the job raised.
 
     needed_by(item): whether that test reads this job's result (the job runs only if one of the
-    session's tests does: `-k`, --exercises-of and a machine without a GPU leave jobs out).
+    session's tests does: `-k`, --exercises-of and a machine without a GPU leave jobs out).  Under
+    pytest-xdist (a machine without a GPU) each worker sees every test and runs what they need: there,
+    the other worker's tests run beside the jobs; the CPU's timings ask for no quiet machine.
     """
 
     def register(run: Callable[[list[pytest.Item]], object]):
@@ -74,8 +76,10 @@ def untimed_results(request) -> dict[str, object]:
     for name, future in futures.items():
         try:
             results[name] = future.result()
-        except Exception as error:  # noqa: BLE001 -- raised again in the tests that read this job
-            results[name] = error
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # noqa: BLE001 -- raised again in the tests that read this job (a
+            results[name] = error  # pytest.skip or SystemExit of one job must not end the others' tests)
     return results
 
 

@@ -74,3 +74,27 @@ def test_each_notebook_gets_a_kernel_of_its_own_started_ahead_in_its_folder(tmp_
     out = capsys.readouterr().out
     assert status == 0, out
     assert re.search(r"kernels started ahead of their notebooks: 2, used: 2", out), out
+
+
+class _Recorder:
+    """Whether the kernel started ahead had finished starting when each cell began to run."""
+
+    def __init__(self):
+        self.seen = {}
+
+    @pytest.hookimpl(trylast=True)  # after KernelPool's own pytest_runtest_call
+    def pytest_runtest_call(self, item):
+        pool = item.config.pluginmanager.get_plugin(pytest_plugin.KernelPool.NAME)
+        self.seen[item.nodeid] = pool.waiting is None or pool.waiting[1].done()
+
+
+def test_no_cell_from_the_third_on_runs_beside_a_kernel_start(tmp_path, monkeypatch):
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    for name in ("a", "b", "c"):
+        _notebook(tmp_path / f"{name}.ipynb", "x = 0", "y = 1", "z = 2", "import time\ntime.sleep(0.01)")
+    recorder = _Recorder()
+    status = pytest.main(["-p", "tools.pytest_plugin", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                          "--nbval-lax", "--nbval-current-env", "--rootdir", str(tmp_path), "-k", "Cell and 3",
+                          str(tmp_path)], plugins=[recorder])
+    assert status == 0
+    assert len(recorder.seen) == 3 and all(recorder.seen.values()), recorder.seen  # each notebook's Cell 3 alone

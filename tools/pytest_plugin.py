@@ -166,11 +166,11 @@ class KernelPool:
         kernel = None
         if self.waiting is not None:
             notebook, future = self.waiting
-            self.waiting = None
             try:
                 ready = future.result()
             except Exception:  # noqa: BLE001 -- nbval starts one itself below, and reports its error if any
                 ready = None
+            self.waiting = None  # only now: interrupted above, the session's end still stops that kernel
             if ready is not None and notebook is self.current \
                     and (self.kernel_name(notebook), str(notebook.fspath.dirname)) == (kernel_name, cwd):
                 kernel, self.reused = ready, self.reused + 1
@@ -190,11 +190,14 @@ class KernelPool:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        if not _is_cell(item):
-            return
-        if item.parent is not self.current:
-            self.current = item.parent
-        elif item.cell_num >= OVERLAP_CELLS and self.waiting is not None:  # type: ignore[attr-defined]
+        if _is_cell(item) and item.parent is not self.current:
+            self.current = item.parent  # nbval's setup of this notebook, next, asks kernel_for for its kernel
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> None:
+        # After the setup (which may have just started the next kernel), before the cell runs: from the third
+        # cell on, or the first selected one if `-k` left out the first two, nothing may run beside it.
+        if _is_cell(item) and item.cell_num >= OVERLAP_CELLS and self.waiting is not None:  # type: ignore[attr-defined]
             from concurrent.futures import wait
 
             wait([self.waiting[1]])
@@ -370,7 +373,8 @@ class Stamper:
             from tools.fingerprint import code_hash
             from tools.reference import GpuMemorySampler
 
-            # nbval starts the notebook's kernel in this setup: the run's clock starts here
+            # nbval gets the notebook's kernel in this setup (starts it, or takes the one KernelPool started
+            # ahead): the run's clock starts here, and leaves out a kernel's start made ahead
             self.runs[item.parent.nodeid] = NotebookRun(path, code_hash(item.parent.nb),  # type: ignore[union-attr]
                                                         sampler=GpuMemorySampler())
         return (yield)

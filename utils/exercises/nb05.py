@@ -23,7 +23,6 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
@@ -119,15 +118,12 @@ def check_find_failing_line(find_failing_line: Callable[[str], int]) -> None:
     """find_failing_line(script) must return the line of the lookup that reads out of range.
 
     Three scripts, each with the bad lookup at another line; the check knows the line because it
-    wrote the script.  The three calls run side by side, on threads: an answer runs each script in a
-    fresh process (seconds, for PyTorch's import), and nothing here is timed.
+    wrote the script.
     """
     with exercise("find_failing_line") as ex:
-        scripts = {case: failing_script(case) for case in SCRIPT_CASES}
-        with ThreadPoolExecutor(len(scripts), thread_name_prefix="find_failing_line") as pool:
-            answers = {case: pool.submit(find_failing_line, script) for case, (script, _) in scripts.items()}
-        for case, (script, want) in scripts.items():
-            got = answers[case].result()  # what the answer raised, if it raised: the first case's first
+        for case in SCRIPT_CASES:
+            script, want = failing_script(case)
+            got = find_failing_line(script)
             ex.expect(isinstance(got, int) and not isinstance(got, bool),
                       f"returned {got!r}, not a line number", "return an int, the line as the traceback counts it")
             text = script.splitlines()

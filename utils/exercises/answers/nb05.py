@@ -56,6 +56,23 @@ def blocking_or_cpu(script):  # right: CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU 
     return _string_lines(run_process(script, env=env).traceback)[-1]
 
 
+def through_one_file(script):
+    """Right: the script written to a file, the same file for every call, and run on the CPU.  It is
+    why the check calls the answer for one script at a time: called side by side, the calls overwrote
+    each other's file."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    path = Path(tempfile.gettempdir()) / "course_find_failing_line.py"
+    path.write_text(script)
+    done = subprocess.run([sys.executable, str(path)], env={**os.environ, "DEVICE": "cpu"}, capture_output=True,
+                          text=True, check=False)
+    return int(re.findall(rf'File "{re.escape(str(path))}", line (\d+)', done.stderr)[-1])
+
+
 # ---------------------------------------------------------------- exercise 2: safe_index_add (CPU or GPU)
 def no_check(target, dim, index, source):  # a device-side assert on a GPU
     return target.index_add(dim, index, source)
@@ -326,7 +343,8 @@ WRONG: dict[str, dict[str, object]] = {
 }
 WRONG_ON_CPU = {"check_train_steps_no_sync": set(WRONG["check_train_steps_no_sync"])}
 ALSO_RIGHT = {
-    "check_find_failing_line": {"CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere": blocking_or_cpu},
+    "check_find_failing_line": {"CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere": blocking_or_cpu,
+                                "the script run from one file, the same for every call": through_one_file},
     "check_safe_index_add": {"one .tolist(), then a Python loop": tolist_then_loop,
                              "nonzero() for the positions, torch.index_add": nonzero_positions},
     "check_train_steps_no_sync": {"0/1 weights, p.sub_": weights_and_clamp,
