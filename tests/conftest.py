@@ -83,10 +83,6 @@ def untimed_results(request) -> dict[str, object]:
     return results
 
 
-def params_of(item: pytest.Item) -> dict:
-    return getattr(getattr(item, "callspec", None), "params", {})
-
-
 def named(name: str, needs_gpu: bool = False) -> Callable[[pytest.Item], bool]:
     """needed_by for one test function (each of its parameters); needs_gpu: only where it would run."""
     return lambda item: getattr(item, "originalname", None) == name and (utils.has_cuda() or not needs_gpu)

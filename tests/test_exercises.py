@@ -26,7 +26,7 @@ import pytest
 import torch
 
 import utils
-from conftest import AT_ONCE, ROOT, cpu_only, definitions_of, gpu, host, named, params_of, untimed
+from conftest import AT_ONCE, ROOT, cpu_only, definitions_of, gpu, host, named, untimed
 from tools import make_exercises
 from tools.course import EXERCISES, SOLUTIONS, notebooks, read
 from tools.make_exercises import (
@@ -39,6 +39,7 @@ from tools.make_exercises import (
     cells_tagged,
     check_calls,
 )
+from tools.pytest_plugin import params_of
 from utils.exercises import (
     STUB_MESSAGE,
     Checker,

@@ -222,9 +222,14 @@ class KernelPool:
                                         f"used: {self.reused}")
 
 
+def params_of(item: pytest.Item) -> dict:
+    """A parametrized test's parameters, by name ({} for any other test, or a notebook's cell)."""
+    return getattr(getattr(item, "callspec", None), "params", {})
+
+
 def exercise_notebook(item: pytest.Item) -> str | None:
     """The notebook (stem, "04_streams_cupy") whose exercises a test checks; None for any other test."""
-    params = getattr(getattr(item, "callspec", None), "params", {})
+    params = params_of(item)
     if hasattr(params.get("ex"), "notebook"):
         return params["ex"].notebook
     if "untouched_runs" in getattr(item, "fixturenames", ()) and isinstance(params.get("path"), Path):
