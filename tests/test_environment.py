@@ -11,7 +11,8 @@ from conftest import ROOT
 pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
 
 STUDENT = {"torch", "numpy", "matplotlib", "jupyterlab", "ipykernel",  # what the notebooks import, and Jupyter
-           "jupyterlab-rise"}  # the lectures as slides
+           "jupyterlab-rise",  # the lectures as slides
+           "hypothesis"}  # the exercise checks' generated inputs
 NOT_FOR_STUDENTS = {"cupy-cuda12x", "playwright", "ruff", "mypy", "nbval", "pytest"}
 
 

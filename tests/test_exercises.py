@@ -73,22 +73,16 @@ def _cases():
 
 
 # Checks whose every answer runs in fresh processes (scripts that crash on purpose, a child process
-# that may end in a device-side assert): nothing but their output is shared, so their answers are
-# checked side by side, ahead of the tests that read the results.  Every other check runs alone, as a
-# student's would: they time things, or switch global modes (sync debug mode, determinism).
-SIDE_BY_SIDE = {"05_debugging:check_find_failing_line", "05_debugging:check_safe_index_add"}
+# that may end in a device-side assert; `fresh_processes` in their registration): nothing but their
+# output is shared, so their answers are checked side by side, ahead of the tests that read the results.
+# Every other check runs alone, as a student's would: they time things, or switch global modes (sync
+# debug mode, determinism).
+SIDE_BY_SIDE = {ex.key for ex in REGISTRY if ex.fresh_processes}
 
-# GPU checks that, without a GPU, check what a CPU can, and say what needs a GPU: how many checks their
-# CPU part makes (0: nothing runs on a CPU, and the check says why).  Their wrong answers that a CPU
-# can see are WRONG_ON_CPU in utils/exercises/answers/nbNN.py.
-CPU_PART = {"01_memory:check_block_memory": 16, "01_memory:check_batches_without_growth": 2,
-            "03_streams_pytorch:check_fan_out": 4,
-            "03_streams_pytorch:check_simulate_on_gpu": 0, "03_streams_pytorch:check_prefetch_loop": 3}
-CPU_PART |= {  # CuPy's streams, CUDA graphs, the capstone's speed need a GPU; nb05's loop runs on the CPU
-    "04_streams_cupy:check_sum_on_stream": 0, "04_streams_cupy:check_cupy_scale_on_current_stream": 0,
-    "04_streams_cupy:check_pipelined": 0, "05_debugging:check_train_steps_no_sync": 5,
-    "07_cuda_graphs:check_bucketed_graphs": 0, "07_cuda_graphs:check_graphed_standardize": 0,
-    "07_cuda_graphs:check_graphed_scheduled_step": 0, "08_profiling:check_fast_step": 0}
+# GPU checks that, without a GPU, check what a CPU can, and say what needs a GPU (`cpu_checks` in their
+# registration: how many checks their CPU part makes; 0: nothing runs on a CPU, and the check says why).
+# Their wrong answers that a CPU can see are WRONG_ON_CPU in utils/exercises/answers/nbNN.py.
+CPU_PART = {ex.key: ex.cpu_checks for ex in REGISTRY if ex.gpu and ex.cpu_checks is not None}
 CPU_PART_EXERCISES = [ex for ex in REGISTRY if ex.key in CPU_PART]
 
 
@@ -578,6 +572,21 @@ def test_gpu_checks_say_why_without_a_gpu(ex):
 
 
 # ---------------------------------------------------------------- GPU checks on a machine without a GPU
+@cpu_only
+@pytest.mark.parametrize("ex", [ex for ex in REGISTRY if ex.gpu and ex.cpu_checks == 0], ids=lambda ex: ex.key)
+def test_without_a_gpu_a_check_with_no_cpu_part_says_what_a_gpu_would_check(ex):
+    """Nothing of these checks runs on a CPU (CuPy's streams, CUDA graphs, the capstone's speed), and the
+    student's function is not called: the check says what a GPU checks, in the skip's lines."""
+    called = []
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        ex.check(lambda *args: called.append(args))
+    lines = printed.getvalue().splitlines()
+    assert called == []
+    assert lines[0] == f"skipped (needs cuda): {ex.title}: no part of this check could run on the CPU", lines
+    assert lines[1].startswith("     needs a GPU: ") and len(lines[1]) > 30, lines
+
+
 ON_A_GPU = "     run this check on a GPU (Colab: Runtime → Change runtime type → T4 GPU)"
 
 

@@ -34,6 +34,8 @@ solution, the stub, and each of those answers.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import importlib
 import importlib.util
 import pkgutil
@@ -43,7 +45,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, ParamSpec, Self, TypeVar
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -78,12 +80,85 @@ _NO_CUDA = re.compile(r"not compiled with CUDA|requires CUDA|needs a CUDA GPU|ha
                       r"|no NVIDIA driver|No CUDA GPUs are available")
 
 
+# ------------------------------------------------------------------------------------------
+# The checks' references: used by the check only, never as an answer
+# ------------------------------------------------------------------------------------------
+P = ParamSpec("P")
+R = TypeVar("R")
+_checking: contextvars.ContextVar[str | None] = contextvars.ContextVar("checking", default=None)  # the exercise
+_answering: contextvars.ContextVar[Checker | None] = contextvars.ContextVar("answering", default=None)
+
+
+class ReferenceLocked(RuntimeError):
+    """A check's reference was called where it gives an answer away: outside its check, or by an answer."""
+
+
+def reference(fn: Callable[P, R]) -> Callable[P, R]:
+    """Mark `fn` as a check's reference: it computes what an answer must return, so it runs inside a check
+    only, and never inside the student's function while the check calls it.
+
+    A student may read `utils/exercises/nbNN.py`, and import from it what the notebook's imports cell
+    imports.  A reference that worked anywhere would be an answer to import (`nb08.reference_fast_loss`
+    passed as `fast_loss`); locked, it raises outside a check, and a check that finds its own reference
+    called by the answer FAILs.
+    """
+
+    @functools.wraps(fn)
+    def locked(*args: P.args, **kwargs: P.kwargs) -> R:
+        answering = _answering.get()
+        if answering is not None:
+            answering.used_reference = f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}"
+            raise ReferenceLocked(f"{fn.__name__} is the check's own reference: the answer must not call it")
+        if _checking.get() is None:
+            raise ReferenceLocked(f"{fn.__module__}.{fn.__name__} is a check's reference: it runs inside "
+                                  "the check only (write your own; the check compares it with this one)")
+        return fn(*args, **kwargs)
+
+    del locked.__wrapped__  # type: ignore[attr-defined]  # functools.wraps left the unlocked function there
+    return locked
+
+
+@contextmanager
+def inside_check(name: str = "a test") -> Iterator[None]:
+    """Run the block as a check would: references open (for the course's tests, which hold them against
+    PyTorch, and for a check's own helper threads: a new thread starts outside every check)."""
+    token = _checking.set(name)
+    try:
+        yield
+    finally:
+        _checking.reset(token)
+
+
 class Checker:
     """Collects an exercise's expectations; the first one that fails raises ExerciseFailed."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.passed = 0
+        self.used_reference: str | None = None  # set by a reference that the answer called
+
+    def answer(self, fn: Callable[P, R]) -> Callable[P, R]:
+        """The student's function as the check calls it: a check's reference called inside it FAILs.
+
+        The answer may catch the reference's error itself: the check still knows, and FAILs after the call.
+        """
+
+        @functools.wraps(fn)
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            token = _answering.set(self)
+            try:
+                return fn(*args, **kwargs)
+            except ReferenceLocked:
+                pass  # FAILs below
+            finally:
+                _answering.reset(token)
+                if self.used_reference is not None:
+                    raise ExerciseFailed(f"FAIL {self.name}: your function calls {self.used_reference}, the check's "
+                                         "own reference\n     hint: write the computation yourself: the check "
+                                         "compares your function with that reference")
+            raise AssertionError("unreachable: a reference the answer called FAILs above")
+
+        return call
 
     def expect(self, ok: bool, problem: str, hint: str) -> None:
         """Count a passed expectation, or fail with `problem` (what went wrong) and `hint`."""
@@ -148,6 +223,7 @@ def exercise(name: str) -> Iterator[Checker]:
     Any other exception than the stub's, a NotImplementedError of PyTorch's too, passes through.
     """
     checker = Checker(name)
+    token = _checking.set(name)
     try:
         yield checker
     except NotImplementedError as error:
@@ -163,6 +239,8 @@ def exercise(name: str) -> Iterator[Checker]:
             print(f"skipped (needs cuda): {name}: no part of this check could run on the CPU\n"
                   f"     needs a GPU: {left.needs}\n     {ON_A_GPU}")
         return
+    finally:
+        _checking.reset(token)
     print(f"PASS {name}: {checker.passed} checks passed")
 
 
@@ -293,7 +371,10 @@ class Exercise:
     - name: the function the student writes (a cell tagged `exercise` defines it);
     - check: the check, a function of the student's function;
     - gpu: the check needs a CUDA GPU (its cell starts with `%%requires cuda`);
-    - label: what the check prints after PASS, TODO or FAIL (default: `name`).
+    - label: what the check prints after PASS, TODO or FAIL (default: `name`);
+    - cpu_checks (a GPU check): None if without a GPU it raises GPUUnavailableError; else what it prints
+      there: 0, that no part could run on the CPU; n > 0, `PART` with n checks passed on the CPU;
+    - fresh_processes: every answer runs in fresh processes (the tests may run its answers side by side).
 
     Its typical wrong answers, and any other right answers, are in `answers/nbNN.py`, in the dicts
     WRONG and ALSO_RIGHT under the check's name: `wrong` and `also_right` read them.
@@ -304,6 +385,8 @@ class Exercise:
     check: Callable[[Callable], None]
     gpu: bool = False
     label: str = ""
+    cpu_checks: int | None = None
+    fresh_processes: bool = False
 
     @property
     def title(self) -> str:

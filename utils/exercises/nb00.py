@@ -1,129 +1,160 @@
 """Checks for the exercises of notebook 00 (setup): the memory behind a view, and sizing a layer for the memory
-you have."""
+you have.
+
+Both are properties over generated inputs (utils/exercises/properties.py): views of any rank with a size of 0
+in any dimension, strides of 0, offsets, every dtype, up to views of exabytes; layers of any width, odd ones
+included, and budgets from nothing to terabytes.
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
 
-from . import Checker, Exercise, exercise, register
+from . import Exercise, exercise, reference, register
+from .properties import for_all, integral, shown, st
 
 NOTEBOOK = "00_setup"
 
+DTYPES = (torch.uint8, torch.int8, torch.bool, torch.float16, torch.bfloat16, torch.int32, torch.float32,
+          torch.int64, torch.float64, torch.complex128)
+LARGEST = 2**62  # bytes: the largest storage the check asks about (4 EiB; a storage's bytes are an int64)
+
 
 # ---------------------------------------------------------------- exercise 1: the memory behind a view
-# (shape, stride, offset, dtype, the view it describes, what a wrong answer most likely missed).  For these
-# views the check holds no expected numbers: PyTorch itself says whether a storage of the bytes you return
-# holds the view (Tensor.as_strided refuses a view that reaches past its storage), and whether a storage one
-# element smaller would too.
-VIEW_CASES: list[tuple[tuple[int, ...], tuple[int, ...], int, torch.dtype, str, str]] = [
-    ((64, 32), (32, 1), 0, torch.float32, "a contiguous (64, 32) tensor",
-     "a contiguous tensor reaches every element of its storage once: elements times bytes per element"),
-    ((1000, 1), (1000, 1), 0, torch.float64, "t[:, :1], the first column of a (1000, 1000) tensor",
-     "the view's elements sit a whole row apart in its storage: the storage reaches up to its last element"),
-    ((6,), (2,), 0, torch.uint8, "t[::2] of 11 elements",
-     "a stride is the step, in elements, from one element to the next along a dimension: where is the last one?"),
-    ((500, 300), (0, 1), 0, torch.float16, "v.expand(500, 300) of a vector v of 300 elements",
-     "a stride of 0 repeats the same elements: expand() copies nothing"),
-    ((3, 4), (1, 3), 0, torch.int32, "t.T, the transpose of a (4, 3) tensor",
-     "a transpose reorders the steps, not the elements it reaches"),
-    ((3, 5), (6, 1), 13, torch.int64, "t[2:, 1:] of a (5, 6) tensor",
-     "the view starts `offset` elements into its storage: the storage holds those elements too"),
-    ((), (), 3, torch.bfloat16, "t[3] of a vector: a scalar, 3 elements in",
-     "a scalar is one element, `offset` elements into the storage"),
-    ((0, 7), (7, 1), 5, torch.float32, "an empty view", "a view without elements reaches no element of its storage"),
-]
-# A contiguous view that no machine can allocate: 2**60 float32 elements, 4 EiB (x86-64 gives a process 128 TiB
-# of addresses).
-HUGE_VIEW = ((2**30, 2**30), (2**30, 1), 0, torch.float32)
-_TOO_MUCH = 2**28  # bytes: more than any small case's view reaches
+View = tuple[tuple[int, ...], tuple[int, ...], int, torch.dtype]
 
 
-def _holds(nbytes: int, shape: tuple[int, ...], stride: tuple[int, ...], offset: int, dtype: torch.dtype) -> bool:
-    """Does a storage of `nbytes` (whole elements of dtype, on the CPU) hold this view? PyTorch says."""
-    try:
-        torch.empty(nbytes // dtype.itemsize, dtype=dtype).as_strided(shape, stride, offset)
-    except RuntimeError:  # "setStorage: ... out of bounds for storage of size ..."
-        return False
-    return True
+@reference
+def fewest_bytes(shape: tuple[int, ...], stride: tuple[int, ...], offset: int, dtype: torch.dtype) -> int:
+    """The check's reference (tests/test_exercises_00.py holds it against PyTorch's own bounds check)."""
+    if 0 in shape:
+        return 0
+    return (offset + 1 + sum((n - 1) * s for n, s in zip(shape, stride))) * dtype.itemsize
 
 
-def _whole_bytes(ex: Checker, got: object, call: str, dtype: torch.dtype) -> int:
-    ex.expect(isinstance(got, int) and not isinstance(got, bool) and got >= 0,
-              f"{call} returned {got!r}, not a number of bytes (an int >= 0)",
-              "bytes are a whole number: return an int")
-    assert isinstance(got, int)
-    ex.expect(got % dtype.itemsize == 0, f"{call} returned {got} bytes, not a whole number of {dtype} elements",
-              "a storage holds whole elements: count elements first, then their bytes")
-    return got
+def _dimension(small: int, large: int) -> st.SearchStrategy[int]:
+    """A size, stride or offset: mostly small ones (0, 1, 2, odd ones), some up to `large`."""
+    return st.one_of(st.integers(0, small), st.integers(0, large))
+
+
+def views() -> st.SearchStrategy[View]:
+    """Views of rank 0 to 4: any size (0 included, in any dimension), stride (0 included), offset and dtype,
+    with storages of at most LARGEST bytes."""
+    rank = st.integers(0, 4)
+    view = rank.flatmap(lambda r: st.tuples(st.tuples(*[_dimension(7, 2**31) for _ in range(r)]),
+                                            st.tuples(*[_dimension(9, 2**31) for _ in range(r)]),
+                                            _dimension(20, 2**40), st.sampled_from(DTYPES)))
+    return view.filter(lambda v: fewest_bytes(*v) <= LARGEST)
+
+
+def _call(shape: tuple[int, ...], stride: tuple[int, ...], offset: int, dtype: torch.dtype) -> str:
+    return f"storage_nbytes({shape}, {stride}, {offset}, {dtype})"
+
+
+# Views the check always asks about first: a huge one, which no machine can make to measure it.
+HUGE_VIEW: View = ((2**30, 2**30), (2**30, 1), 0, torch.float32)
 
 
 def check_storage_nbytes(storage_nbytes: Callable[[tuple[int, ...], tuple[int, ...], int, torch.dtype], int]) -> None:
     """storage_nbytes(shape, stride, offset, dtype) must return the fewest bytes of storage that hold the view."""
     with exercise("storage_nbytes") as ex:
-        for shape, stride, offset, dtype, view, missed in VIEW_CASES:
-            call = f"storage_nbytes({shape}, {stride}, {offset}, {dtype}) for {view}"
-            got = _whole_bytes(ex, storage_nbytes(shape, stride, offset, dtype), call, dtype)
-            ex.expect(got <= _TOO_MUCH and _holds(got, shape, stride, offset, dtype),
-                      f"{call} returned {got}: " + ("far more than the view reaches" if got > _TOO_MUCH else
-                                                "too few, PyTorch refuses the view on a storage of that size"),
-                      missed)
-            ex.expect(got == 0 or not _holds(got - dtype.itemsize, shape, stride, offset, dtype),
-                      f"{call} returned {got}: too many, a smaller storage holds the view too", missed)
-        shape, stride, offset, dtype = HUGE_VIEW
-        call = f"storage_nbytes({shape}, {stride}, {offset}, {dtype})"
-        huge: object
-        try:
-            huge = storage_nbytes(shape, stride, offset, dtype)
-        except (RuntimeError, MemoryError) as error:  # the student made the tensor to measure it
-            huge = f"nothing: it raised {type(error).__name__}: {str(error).splitlines()[0][:100]}"
-        ex.expect(isinstance(huge, int) and not isinstance(huge, bool), f"{call} returned {huge}",
-                  "this view spans exabytes: no machine can make it to measure it; compute the bytes from the "
-                  "shape, the strides and the offset")
-        reaches = math.prod(shape) * dtype.itemsize  # contiguous: the lecture's count, elements times bytes
-        ex.expect(huge == reaches, f"{call} returned {huge}, not the bytes this view reaches",
-                  "the same reasoning as for the small views: does your arithmetic overflow, or round?")
+        yours = ex.answer(storage_nbytes)
+
+        def holds(view: View) -> None:
+            call = _call(*view)
+            got: object
+            try:
+                got = yours(*view)
+            except NotImplementedError:
+                raise  # the stub (TODO), or PyTorch's: not the answer's making a tensor
+            except (RuntimeError, MemoryError) as error:  # the answer made the tensor to measure it
+                got = error
+            if isinstance(got, (RuntimeError, MemoryError)):
+                ex.expect(False, f"{call} raised {type(got).__name__}: {str(got).splitlines()[0][:100]}",
+                          "a view can span more bytes than any machine has: compute the bytes from the shape, "
+                          "the strides and the offset, without making a tensor")
+            nbytes, want = integral(got), fewest_bytes(*view)
+            ex.expect(nbytes is not None, f"{call} returned {shown(got)}, not a whole number of bytes",
+                      "bytes are a whole number: return an int")
+            ex.expect(nbytes == want, f"{call} returned {nbytes}: " +
+                      ("too few: the view reaches past them" if nbytes is not None and nbytes < want else
+                       "too many: a smaller storage holds the view too"),
+                      _hint(view, nbytes, want))
+
+        for_all(ex, views(), holds, chosen=[HUGE_VIEW, ((3, 0, 2), (5, 1, 2), 7, torch.float32)],
+                describe=lambda view: _call(*view))
+
+
+def _hint(view: View, got: int | None, want: int) -> str:
+    """What the answer most likely missed, from the view it failed on (never the number itself)."""
+    shape, stride, offset, dtype = view
+    if 0 in shape:
+        return "a view without elements reaches no element of its storage, wherever its size of 0 is"
+    if got is not None and got * dtype.itemsize == want:
+        return "a storage of this dtype holds whole elements of several bytes each: count bytes, not elements"
+    if 0 in stride:
+        return "a stride of 0 repeats the same elements: expand() copies nothing"
+    if offset and got is not None and got < want:
+        return "the view starts `offset` elements into its storage: the storage holds those elements too"
+    return ("a view's element at index (i0, i1, ...) lies at offset + i0 * stride0 + i1 * stride1 + ... in its "
+            "storage: which element is the last one the view reaches, and how many bytes come up to its end?")
 
 
 register(Exercise(NOTEBOOK, "storage_nbytes", check_storage_nbytes))
 
 
 # ---------------------------------------------------------------- exercise 2: a batch that fits next to its weights
-# (budget, d, dtype, what a wrong answer most likely missed): y = x @ w with x (b, d), w (d, d), y (b, d)
-BATCH_CASES: list[tuple[int, int, torch.dtype, str]] = [
-    (12 * 2**30, 4096, torch.float32, "x, w and y are all in memory at once: count the bytes of all three"),
-    (2**30, 8192, torch.bfloat16, "every element of every tensor takes the dtype's bytes, here 2"),
-    ((2 * 5 * 1000 + 1000**2) * 8, 1000, torch.float64,
-     "when x, w and y fill the budget to the byte, that batch still fits"),
-    ((2 * 5 * 1000 + 1000**2) * 8 - 1, 1000, torch.float64, "one byte short, and the batch is one row smaller"),
-    (3 * 2**20, 1024, torch.float32, "w alone (4 MiB) does not fit in 3 MiB: then no batch does, not a negative one"),
-    (2**20 + 100, 512, torch.float16, "round down: a batch must fit whole"),
-]
-
-
-def _layer_bytes(b: int, d: int, dtype: torch.dtype) -> int:
-    """What the task counts: x (b, d), w (d, d) and y (b, d), all of dtype."""
+def layer_bytes(b: int, d: int, dtype: torch.dtype) -> int:
+    """What the task counts: x (b, d), w (d, d) and y = x @ w (b, d), all of dtype."""
     return (2 * b * d + d * d) * dtype.itemsize
+
+
+Layer = tuple[int, int, torch.dtype]
+
+
+def layers() -> st.SearchStrategy[Layer]:
+    """(budget, d, dtype): widths from 1 (odd ones too) to 2**16, budgets from 0 bytes to a few TiB, and budgets
+    that the weight alone barely fits in, or misses by a byte."""
+    width, dtype = st.integers(1, 2**16), st.sampled_from(DTYPES)
+    anywhere = st.tuples(st.integers(0, 2**42), width, dtype)
+    near_an_edge = st.tuples(width, dtype, st.integers(0, 64), st.integers(-2, 2)).map(
+        lambda case: (max(0, layer_bytes(case[2], case[0], case[1]) + case[3]), case[0], case[1]))
+    return st.one_of(near_an_edge, anywhere)
 
 
 def check_largest_batch(largest_batch: Callable[[int, int, torch.dtype], int]) -> None:
     """largest_batch(budget_bytes, d, dtype) must return the largest b for which x (b, d), w (d, d) and
     y = x @ w (b, d) fit in the budget together (0 when none does)."""
     with exercise("largest_batch") as ex:
-        for budget, d, dtype, missed in BATCH_CASES:
+        yours = ex.answer(largest_batch)
+
+        def fits(layer: Layer) -> None:
+            budget, d, dtype = layer
             call = f"largest_batch({budget}, {d}, {dtype})"
-            got = largest_batch(budget, d, dtype)
-            ex.expect(isinstance(got, int) and not isinstance(got, bool),
-                      f"{call} returned {got!r}, not an int",
+            got = yours(budget, d, dtype)
+            b = integral(got)
+            ex.expect(b is not None, f"{call} returned {shown(got)}, not a whole number of rows",
                       "a batch has a whole number of rows: return an int (// divides whole numbers)")
-            ex.expect(got >= 0, f"{call} returned {got}, a negative batch", missed)
-            ex.expect(got == 0 or _layer_bytes(got, d, dtype) <= budget,
-                      f"{call} returned {got}: x, w and y then need {_layer_bytes(got, d, dtype)} bytes, more than "
-                      "the budget", missed)
-            ex.expect(_layer_bytes(got + 1, d, dtype) > budget, f"{call} returned {got}, but {got + 1} rows fit too",
-                      missed)
+            assert b is not None
+            weight_fits = layer_bytes(0, d, dtype) <= budget
+            ex.expect(b >= 0, f"{call} returned {b}, a negative batch",
+                      "when even the weight does not fit, no batch does: the answer is 0, not a negative number")
+            ex.expect(b == 0 or layer_bytes(b, d, dtype) <= budget,
+                      f"{call} returned {b}: x, w and y then need {layer_bytes(b, d, dtype)} bytes, more than the "
+                      "budget", "x, w and y are all in memory at once: count the bytes of all three, in this "
+                                "dtype's bytes per element, and round down: a batch must fit whole")
+            ex.expect(not weight_fits or layer_bytes(b + 1, d, dtype) > budget,
+                      f"{call} returned {b}, but {b + 1} row{'s' if b else ''} fit too",
+                      "when x, w and y fill the budget to the byte, that batch still fits: is a budget an "
+                      "upper bound you may reach?" if layer_bytes(b + 1, d, dtype) == budget else
+                      "count every tensor once, in this dtype's bytes: which of them did you count twice, or "
+                      "in another dtype?")
+
+        for_all(ex, layers(), fits, chosen=[(12 * 2**30, 4096, torch.float32), (3 * 2**20, 1024, torch.float32)])
 
 
 register(Exercise(NOTEBOOK, "largest_batch", check_largest_batch))
+
+

@@ -363,7 +363,7 @@ def check_block_memory(block_memory: Callable[[], AbstractContextManager[Any]]) 
         torch.cuda.empty_cache()
 
 
-register(Exercise(NOTEBOOK, "block_memory", check_block_memory, gpu=True))
+register(Exercise(NOTEBOOK, "block_memory", check_block_memory, gpu=True, cpu_checks=16))
 
 
 def _check_block_memory_on_cpu(block_memory: Callable[[], AbstractContextManager[Any]]) -> None:
@@ -436,7 +436,7 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
             )
 
 
-register(Exercise(NOTEBOOK, "run_batches_fixed", check_batches_without_growth, gpu=True))
+register(Exercise(NOTEBOOK, "run_batches_fixed", check_batches_without_growth, gpu=True, cpu_checks=2))
 
 
 def _check_batches_on_cpu(run_batches_fixed: Callable[[list[int]], list[float]]) -> None:

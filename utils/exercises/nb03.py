@@ -222,7 +222,7 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
                   "caller frees it: how does the allocator learn that another stream still uses it?")
 
 
-register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True))
+register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=4))
 
 
 def _check_fan_out_on_cpu(fan_out: Callable) -> None:
@@ -556,7 +556,8 @@ def check_simulate_on_gpu(simulate: Callable[[Sequence[Op]], Timeline], program:
                   "compare the black lines (your prediction) with the bars (the GPU)")
 
 
-register(Exercise(NOTEBOOK, "simulate", check_simulate_on_gpu, gpu=True, label="simulate on the GPU"))
+register(Exercise(NOTEBOOK, "simulate", check_simulate_on_gpu, gpu=True, label="simulate on the GPU",
+                  cpu_checks=0))
 
 
 # ------------------------------------------------------------------------------------------
@@ -671,7 +672,7 @@ def check_prefetch_loop(
                               "the host (no synchronize in the loop)")
 
 
-register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True))
+register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=3))
 
 
 def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:

@@ -178,7 +178,7 @@ def check_sum_on_stream(sum_on_stream: Callable[[np.ndarray, Any], Any]) -> None
                   "stream is doing); the caller's stream only waits for the result")
 
 
-register(Exercise(NOTEBOOK, "sum_on_stream", check_sum_on_stream, gpu=True))
+register(Exercise(NOTEBOOK, "sum_on_stream", check_sum_on_stream, gpu=True, cpu_checks=0))
 
 
 # ------------------------------------------------------------------------------------------
@@ -341,7 +341,8 @@ def check_cupy_scale_on_current_stream(
 
 
 
-register(Exercise(NOTEBOOK, "cupy_scale_on_current_stream", check_cupy_scale_on_current_stream, gpu=True))
+register(Exercise(NOTEBOOK, "cupy_scale_on_current_stream", check_cupy_scale_on_current_stream, gpu=True,
+                  cpu_checks=0))
 
 
 # ------------------------------------------------------------------------------------------
@@ -489,7 +490,7 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
                               "first), and never make the host wait")
 
 
-register(Exercise(NOTEBOOK, "pipelined", check_pipelined, gpu=True))
+register(Exercise(NOTEBOOK, "pipelined", check_pipelined, gpu=True, cpu_checks=0))
 
 
 # ------------------------------------------------------------------------------------------

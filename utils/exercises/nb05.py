@@ -139,7 +139,7 @@ def check_find_failing_line(find_failing_line: Callable[[str], int]) -> None:
                       'script, File "<string>"')
 
 
-register(Exercise(NOTEBOOK, "find_failing_line", check_find_failing_line))
+register(Exercise(NOTEBOOK, "find_failing_line", check_find_failing_line, fresh_processes=True))
 
 
 # ------------------------------------------------------------------------------------------
@@ -393,7 +393,7 @@ def check_safe_index_add(safe_index_add: Callable[[torch.Tensor, int, torch.Tens
                       "one synchronization is enough: ask once whether any index is bad")
 
 
-register(Exercise(NOTEBOOK, "safe_index_add", check_safe_index_add))
+register(Exercise(NOTEBOOK, "safe_index_add", check_safe_index_add, fresh_processes=True))
 
 
 # ------------------------------------------------------------------------------------------
@@ -523,7 +523,7 @@ def check_train_steps_no_sync(train_steps_no_sync: Callable[..., torch.Tensor]) 
                                               "make the host wait too, even where sync debug mode stays silent")
 
 
-register(Exercise(NOTEBOOK, "train_steps_no_sync", check_train_steps_no_sync, gpu=True))
+register(Exercise(NOTEBOOK, "train_steps_no_sync", check_train_steps_no_sync, gpu=True, cpu_checks=5))
 
 
 def _is_mask(index: object) -> bool:

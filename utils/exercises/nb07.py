@@ -267,7 +267,7 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
         found.report(ex)
 
 
-register(Exercise(NOTEBOOK, "bucketed_graphs", check_bucketed_graphs, gpu=True))
+register(Exercise(NOTEBOOK, "bucketed_graphs", check_bucketed_graphs, gpu=True, cpu_checks=0))
 
 
 # ------------------------------------------------------------------------------------------
@@ -336,7 +336,7 @@ def check_graphed_standardize(
                   "capture once; in run only copy_, replay, and return the static output itself")
 
 
-register(Exercise(NOTEBOOK, "graphed_standardize", check_graphed_standardize, gpu=True))
+register(Exercise(NOTEBOOK, "graphed_standardize", check_graphed_standardize, gpu=True, cpu_checks=0))
 
 
 # ------------------------------------------------------------------------------------------
@@ -470,4 +470,5 @@ def check_graphed_scheduled_step(
         found.report(ex)
 
 
-register(Exercise(NOTEBOOK, "graphed_scheduled_step", check_graphed_scheduled_step, gpu=True))
+register(Exercise(NOTEBOOK, "graphed_scheduled_step", check_graphed_scheduled_step, gpu=True,
+                  cpu_checks=0))

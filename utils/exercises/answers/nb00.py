@@ -11,7 +11,7 @@ import torch
 # ---------------------------------------------------------------- exercise 1: storage_nbytes
 def _reach(shape, stride, offset, dtype, last=lambda n, s: (n - 1) * s, first=1) -> int:
     """Bytes up to the view's last element, with a (possibly wrong) step per dimension."""
-    if 0 in shape:
+    if 0 in shape and last(0, 1) < 0:  # the right step: a view without elements reaches nothing
         return 0
     return (offset + first + sum(last(n, s) for n, s in zip(shape, stride))) * dtype.itemsize
 
@@ -50,6 +50,9 @@ WRONG_VIEWS = {
         shape, [s or 1 for s in stride], offset, dtype),
     "makes the tensor to measure it": made_to_measure,
     "returns a float": lambda shape, stride, offset, dtype: float(_reach(shape, stride, offset, dtype)),
+    "empty only when the first size is 0": lambda shape, stride, offset, dtype: (
+        0 if shape and shape[0] == 0 else _reach(shape, [s if n else 0 for n, s in zip(shape, stride)], offset, dtype,
+                                                 last=lambda n, s: max(n - 1, 0) * s)),
 }
 
 ALSO_RIGHT_VIEWS = {
@@ -68,6 +71,8 @@ WRONG_BATCHES = {
     "returns a float": lambda budget, d, dtype: max(0.0, (budget / dtype.itemsize - d * d) / (2 * d)),
     "the largest square instead": lambda budget, d, dtype: math.isqrt(budget // dtype.itemsize),
     "one row short": lambda budget, d, dtype: max(0, (budget // dtype.itemsize - d * d) // (2 * d) - 1),
+    "the weight as d // 2 rows of x and y (right for even widths only)": lambda budget, d, dtype: max(
+        0, budget // dtype.itemsize // (2 * d) - d // 2),
 }
 
 WRONG = {
@@ -79,5 +84,7 @@ ALSO_RIGHT = {
     "check_largest_batch": {
         "by bytes, without dividing into elements first": lambda budget, d, dtype: max(
             0, (budget - d * d * dtype.itemsize) // (2 * d * dtype.itemsize)),
+        "a NumPy integer": lambda budget, d, dtype: np.int64(max(0, (budget // dtype.itemsize - d * d) // (2 * d))),
+        "a 0-d tensor": lambda budget, d, dtype: torch.tensor(max(0, (budget // dtype.itemsize - d * d) // (2 * d))),
     },
 }

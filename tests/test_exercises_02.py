@@ -1,5 +1,5 @@
-"""Exercises 02 and 03: the answers their checks keep sealed are the right ones, their check modules do
-not hold them in plain form, and the timings exercise 02.1 is checked on look as its task says.
+"""Exercise checks of notebook 02: the answers its checks keep sealed are the right ones, its check module
+does not hold them in plain form, and the timings exercise 02.1 is checked on look as its task says.
 
 The checks themselves, against their wrong and other right answers, are tested by tests/test_exercises.py.
 """
@@ -28,13 +28,6 @@ def test_each_crossover_digest_is_the_answer_of_its_case(case):
 def test_each_loop_digest_is_the_answer_of_its_case(case):
     what, kernels, launch, sealed = case
     assert nb02._sealed(nb02._ns(answers02.loop_time_closed_form(kernels, launch))) == sealed, what
-
-
-@host
-def test_the_program_digests_are_its_timeline():
-    timeline = answers03.simulator()(nb03.PROGRAM)
-    assert timeline == answers03.PROGRAM_ANSWER
-    assert {name: nb03._kernel_seal(name, *span) for name, span in timeline.items()} == nb03.PROGRAM_SEALED
 
 
 @host

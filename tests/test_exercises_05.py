@@ -1,18 +1,14 @@
-"""The CPU parts of the GPU checks of notebooks 04, 05 and 07 (issue 24).
+"""Exercise checks of notebook 05: the CPU part of exercise 3 stands on HostWaits, which tells on a CPU what
+would make the host wait for a GPU.
 
-tests/test_exercises.py runs every check's answers on the CPU (CPU_PART, WRONG_ON_CPU); here, the
-pieces those parts stand on: nb05's HostWaits, which tells on a CPU what would make the host wait for
-a GPU, and the one-line skips of the checks that a CPU cannot do any of (CuPy's streams, CUDA graphs).
+tests/test_exercises.py runs every check's answers (on the CPU too: `cpu_checks`, WRONG_ON_CPU).
 """
-
-import io
-from contextlib import redirect_stdout
 
 import pytest
 import torch
 
-from conftest import cpu_only, host
-from utils.exercises import cuda_on_cpu, nb04, nb05, nb07
+from conftest import host
+from utils.exercises import cuda_on_cpu, nb05
 
 
 def _waits(fn) -> list[str]:
@@ -111,28 +107,3 @@ def test_counting_synchronize_leaves_torch_cuda_as_it_was_even_when_the_answer_r
         broken()
     assert {name: getattr(torch.cuda, name) for name in names} == before
     assert len(host_waits.waits) == 1
-
-
-SKIPPED = [
-    (nb04.check_sum_on_stream, "sum_on_stream", "CuPy on a GPU"),
-    (nb04.check_cupy_scale_on_current_stream, "cupy_scale_on_current_stream", "CuPy and PyTorch on a GPU"),
-    (nb04.check_pipelined, "pipelined", "CuPy on a GPU"),
-    (nb07.check_bucketed_graphs, "bucketed_graphs", "CUDA graphs exist on a GPU only"),
-    (nb07.check_graphed_standardize, "graphed_standardize", "CUDA graphs exist on a GPU only"),
-    (nb07.check_graphed_scheduled_step, "graphed_scheduled_step", "CUDA graphs and capturable Adam"),
-]
-
-
-@cpu_only
-@pytest.mark.parametrize("check, name, needs", SKIPPED, ids=[name for _, name, _ in SKIPPED])
-def test_without_a_gpu_the_stream_and_graph_checks_say_what_a_gpu_would_check(check, name, needs):
-    """Nothing of these checks runs on a CPU, and the student's function is not called (it would need
-    CuPy on a GPU, or CUDA graphs): the check says what a GPU checks, in the skip's lines."""
-    called = []
-    printed = io.StringIO()
-    with redirect_stdout(printed):
-        check(lambda *args: called.append(args))
-    lines = printed.getvalue().splitlines()
-    assert called == []
-    assert lines[0] == f"skipped (needs cuda): {name}: no part of this check could run on the CPU", lines
-    assert lines[1].startswith("     needs a GPU: ") and needs in lines[1], lines

@@ -1,0 +1,251 @@
+"""How every exercise check decides (utils/exercises/properties.py, streams.py, `reference`): a property over
+generated inputs, shrunk to the smallest failing one; numbers of any type; references that no answer can use;
+and stream code called from every kind of caller.  Each check's own answers are in tests/test_exercises.py.
+"""
+
+import contextlib
+import inspect
+import io
+import re
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import utils
+from conftest import gpu, host
+from utils.exercises import (
+    STUB_MESSAGE,
+    ExerciseFailed,
+    LeftForGPU,
+    ReferenceLocked,
+    exercise,
+    inside_check,
+    reference,
+    registry,
+)
+from utils.exercises.properties import for_all, integral, real, st
+
+REGISTRY = registry()
+
+
+# ---------------------------------------------------------------- for_all
+def _sum_below(limit):
+    """A property over lists of integers that fails when their sum exceeds `limit`, and what it was called with."""
+    seen = []
+
+    def prop(xs):
+        seen.append(list(xs))
+        ex.expect(sum(xs) <= limit, f"sum({xs}) = {sum(xs)}", "keep it small")
+
+    with contextlib.redirect_stdout(io.StringIO()), exercise("sums") as ex:
+        for_all(ex, st.lists(st.integers(0, 1000), max_size=6), prop, examples=60)
+    return seen
+
+
+@host
+def test_for_all_fails_on_the_smallest_failing_case_it_can_find():
+    with pytest.raises(ExerciseFailed) as failed:
+        _sum_below(500)
+    assert str(failed.value) == "FAIL sums: sum([501]) = 501\n     hint: keep it small"
+
+
+@host
+def test_for_all_is_the_same_every_time_and_counts_each_case_once(capsys):
+    assert _sum_below(10**9) == _sum_below(10**9)
+    with exercise("sums") as ex:
+        for_all(ex, st.integers(), lambda x: ex.expect(True, "", ""), examples=40, chosen=[7, 8])
+    assert capsys.readouterr().out == "PASS sums: 42 checks passed\n"
+
+
+@host
+def test_for_all_tries_the_chosen_cases_after_the_generated_ones():
+    seen = []
+    with contextlib.redirect_stdout(io.StringIO()), exercise("order") as ex:
+        for_all(ex, st.integers(0, 5), seen.append, examples=5, chosen=[100, 200])
+    assert seen[-2:] == [100, 200] and max(seen[:-2]) <= 5
+
+
+@host
+def test_for_all_says_todo_for_the_stub_and_passes_a_gpu_skip_through(capsys):
+    def stub(x):
+        raise NotImplementedError(STUB_MESSAGE)
+
+    with exercise("f") as ex:
+        for_all(ex, st.integers(), stub)
+    assert capsys.readouterr().out.startswith("TODO f: not done yet")
+    with pytest.raises(LeftForGPU):
+        for_all(ex, st.integers(), lambda x: (_ for _ in ()).throw(LeftForGPU("cpu", "gpu")))
+
+
+@host
+def test_an_error_of_the_answer_reaches_the_student_with_the_smallest_input_that_raises_it():
+    def answer(xs):
+        return 1 / (len(xs) - 3)
+
+    with pytest.raises(ZeroDivisionError) as raised, exercise("f") as ex:
+        for_all(ex, st.lists(st.integers(0, 9)), answer)
+    note = "f: your function raised this for [0, 0, 0] (the smallest input found that makes it raise)"
+    assert raised.value.__notes__ == [note]
+
+
+@host
+def test_shrinking_stops_after_its_budget_with_the_smallest_failure_found_so_far():
+    def slow(x):
+        time.sleep(0.01)
+        ex.expect(x < 1000, f"{x} is too large", "smaller")
+
+    started = time.perf_counter()
+    with pytest.raises(ExerciseFailed, match="is too large") as budgeted, exercise("slow") as ex:
+        for_all(ex, st.integers(0, 10**9), slow, examples=200, budget_s=0.1)
+    assert time.perf_counter() - started < 5
+    with pytest.raises(ExerciseFailed, match="FAIL slow: 1000 is too large") as unbounded, exercise("slow") as ex:
+        for_all(ex, st.integers(0, 10**9), slow, examples=200)
+    assert str(budgeted.value) != str(unbounded.value), "the budget stopped the shrinking before its end"
+
+
+# ---------------------------------------------------------------- numbers of any type, strict values
+INTEGRAL = [(3, 3), (np.int64(3), 3), (np.uint8(3), 3), (torch.tensor(3), 3), (torch.tensor([3]), 3),
+            (2**70, 2**70), (-4, -4)]
+NOT_INTEGRAL = [3.0, np.float32(3), torch.tensor(3.0), True, np.bool_(True), torch.tensor(True), "3", None,
+                torch.tensor([1, 2]), 3 + 0j, [3]]
+REAL = [(3, 3.0), (2.5, 2.5), (np.float32(2.5), 2.5), (np.int16(-2), -2.0), (torch.tensor(2.5), 2.5),
+        (torch.tensor([2.5], dtype=torch.float16), 2.5), (np.array(2.5), 2.5), (float("inf"), float("inf"))]
+NOT_REAL = [True, np.bool_(False), "2.5", None, 1j, torch.tensor([1.0, 2.0]), [2.5], np.array([2.5]), torch.tensor(1j)]
+
+
+@host
+@pytest.mark.parametrize("x, value", INTEGRAL, ids=repr)
+def test_integral_takes_every_kind_of_integer(x, value):
+    assert integral(x) == value and type(integral(x)) is int
+
+
+@host
+@pytest.mark.parametrize("x", NOT_INTEGRAL, ids=repr)
+def test_integral_refuses_what_is_not_an_integer(x):
+    assert integral(x) is None
+
+
+@host
+@pytest.mark.parametrize("x, value", REAL, ids=repr)
+def test_real_takes_every_kind_of_real_number(x, value):
+    assert real(x) == value and type(real(x)) is float
+
+
+@host
+@pytest.mark.parametrize("x", NOT_REAL, ids=repr)
+def test_real_refuses_what_is_not_a_real_number(x):
+    assert real(x) is None
+
+
+# ---------------------------------------------------------------- references are the checks' own
+@reference
+def _twice(x):
+    return 2 * x
+
+
+@host
+def test_a_reference_runs_inside_a_check_only():
+    with pytest.raises(ReferenceLocked, match="runs inside the check only"):
+        _twice(2)
+    with inside_check():
+        assert _twice(2) == 4
+    assert not hasattr(_twice, "__wrapped__"), "the unlocked function stays out of a student's reach"
+
+
+@host
+@pytest.mark.parametrize("answer", [lambda x: _twice(x), lambda x: _catches(x)], ids=["calls it", "catches its error"])
+def test_an_answer_that_calls_a_reference_fails(answer):
+    with pytest.raises(ExerciseFailed, match="your function calls test_checks._twice, the check's own reference"), \
+            exercise("f") as ex:
+        yours = ex.answer(answer)
+        ex.expect(yours(3) == _twice(3), "wrong", "hint")
+
+
+def _catches(x):
+    try:
+        return _twice(x)
+    except Exception:  # noqa: BLE001 -- what a student might write
+        return 2 * x
+
+
+# ---------------------------------------------------------------- no answer reachable
+def _held_by(module):
+    """What a student can take from a check module as an answer: each function or class it defines (called with
+    the answer's arguments), and each constant it holds (returned whatever the arguments)."""
+    for name, value in vars(module).items():
+        if name.startswith(("__", "check_")) or inspect.ismodule(value):
+            continue
+        if callable(value) and getattr(value, "__module__", None) == module.__name__:
+            yield name, value
+        elif not callable(value) and isinstance(value, (dict, list, tuple, int, float, str)):
+            yield name, _returning(value)
+
+
+def _returning(constant):
+    return lambda *args, **kwargs: constant
+
+
+def _nothing_held_cases():
+    import importlib
+
+    for ex in REGISTRY:
+        module = importlib.import_module(ex.check.__module__)
+        for name, answer in _held_by(module):
+            marks = [gpu] if ex.gpu else []
+            yield pytest.param(ex, answer, marks=marks, id=f"{ex.key}: {ex.module}.{name}")
+
+
+@pytest.mark.parametrize("ex, answer", list(_nothing_held_cases()))
+def test_nothing_a_check_module_holds_passes_as_the_answer(ex, answer):
+    """`nb04.STREAM_ANSWER` once passed `which_stream` as it was, `nb08.reference_fast_loss` passed `fast_loss`:
+    no function, class or constant of a check's module may PASS as its answer, called as a student would."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.suppress(Exception):
+        ex.check(answer)
+    assert not re.search(rf"^PASS {re.escape(ex.title)}:", printed.getvalue(), re.MULTILINE), printed.getvalue()
+
+
+@host
+def test_the_reachable_answers_test_can_fail():
+    """A module constant that is the answer: the test above would find it (its check PASSes)."""
+    from utils.exercises import nb00
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        nb00.check_largest_batch(lambda budget, d, dtype: max(0, (budget // dtype.itemsize - d * d) // (2 * d)))
+    assert printed.getvalue().startswith("PASS largest_batch:")
+
+
+# ---------------------------------------------------------------- stream code from every caller (GPU)
+@gpu
+@pytest.mark.parametrize("kind", ["default", "with", "set_stream", "busy"])
+def test_a_torch_caller_is_current_during_the_call_and_restored_after_it(kind):
+    from utils.exercises.streams import torch_caller
+
+    before = torch.cuda.current_stream()
+    with torch_caller(kind) as caller:
+        assert torch.cuda.current_stream() == caller.stream
+        assert (caller.stream == torch.cuda.default_stream()) == (kind == "default")
+        if kind == "busy":
+            assert not caller.busy_end.query(), "the busy caller's stream is still busy when the call comes"
+        torch.cuda.set_stream(torch.cuda.Stream())  # what a careless answer does
+    assert torch.cuda.current_stream() == before
+
+
+@gpu
+def test_widened_makes_each_stream_the_answer_switches_to_start_late():
+    """A missing wait inside the answer shows: the side stream's write lands after the caller reads."""
+    from utils.exercises.streams import widened
+
+    utils.gpu_sleep(0.001)
+    torch.cuda.synchronize()
+    x = torch.zeros(1, device="cuda")
+    side = torch.cuda.Stream()
+    with widened(50.0, spare=(torch.cuda.current_stream(),)):
+        with torch.cuda.stream(side):
+            x.fill_(1.0)  # no wait between the side stream and the caller: a race
+        seen = x.clone()
+    torch.cuda.synchronize()
+    assert seen.item() == 0.0 and x.item() == 1.0

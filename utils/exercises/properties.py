@@ -1,0 +1,175 @@
+"""How a check decides: a property of the answer, over inputs that Hypothesis generates, against a reference.
+
+A check does not hold a list of examples with their answers.  It says what must hold for *every* input
+the task allows (the answer equals the check's reference, within a tolerance where rounding is allowed;
+the result fits; the stream waited), and Hypothesis (https://hypothesis.readthedocs.io) draws the inputs:
+boundaries and small cases first, then larger ones.  When the property fails, Hypothesis shrinks the
+input to the smallest one it can find that still fails, and the student sees that one:
+
+    FAIL largest_batch: largest_batch(budget=1023, d=1, dtype=torch.float16) returned 255, but 256 rows fit too
+         hint: ...
+
+Why Hypothesis, and not generators of our own: it generates from the whole space a strategy describes
+(sizes of 0 and 1, odd sizes, the largest allowed value) without a list we would have to keep complete,
+and it shrinks a failing input, which no seeded generator of ours would do without writing a shrinker.
+It runs with a fixed seed and no example database, so a check is the same on every run and writes no
+files; `examples` bounds the inputs tried, and `budget_s` bounds the shrinking of a slow answer.
+
+- `for_all(ex, cases, prop)`: the property `prop(case)`, for every generated case (and the `chosen` ones
+  first); a failing one FAILs with the smallest failing case.
+- `integral(x)`, `real(x)`: a number the student returned, of any type that is one (int, NumPy scalar,
+  0-d tensor), or None: liberal in types, strict in values.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+import torch
+
+from ..device import GPUUnavailableError
+from . import STUB_MESSAGE, Checker, ExerciseFailed, LeftForGPU, is_stub
+
+try:
+    import hypothesis
+    from hypothesis import strategies as st
+except ImportError:  # pragma: no cover -- requirements.txt installs it; Colab does not have it
+    from ._install import hypothesis_for_colab
+
+    hypothesis = hypothesis_for_colab()
+    from hypothesis import strategies as st
+
+T = TypeVar("T")
+
+EXAMPLES = 100  # generated cases per property, unless a check asks for fewer (a GPU check: a few seconds)
+BUDGET_S = 20.0  # seconds of shrinking after the first failure; then the smallest failure found so far stands
+
+
+class _Escape(BaseException):
+    """Carries out of Hypothesis what is not a failure of the answer: the stub (TODO), the end of a CPU part
+    (LeftForGPU), a GPU that is missing.  Hypothesis lets a BaseException through without shrinking."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+
+
+def _settings(examples: int) -> Any:
+    return hypothesis.settings(
+        database=None,  # write no files, replay nothing from earlier runs: the same check every time
+        derandomize=False,  # the seed below makes it deterministic, one seed per check
+        max_examples=examples,
+        deadline=None,  # a student's first call may compile, allocate, or wait for a GPU
+        suppress_health_check=list(hypothesis.HealthCheck),
+        report_multiple_bugs=False,  # one failure, the smallest, not a group of them
+        verbosity=hypothesis.Verbosity.quiet,  # the check prints its own message
+        phases=(hypothesis.Phase.explicit, hypothesis.Phase.generate, hypothesis.Phase.shrink),
+    )
+
+
+def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None], *, examples: int = EXAMPLES,
+            chosen: Sequence[T] = (), budget_s: float = BUDGET_S, describe: Callable[[T], str] = repr) -> None:
+    """Check `prop(case)` for `examples` cases drawn from `cases`, then for the `chosen` ones.
+
+    `prop` raises ExerciseFailed (through `ex.expect`) when the answer is wrong for that case.  Each case
+    that passes counts as one check passed.  On a failure, Hypothesis shrinks the case to the smallest
+    that still fails, and that failure is raised: the message names the case, since `prop` writes it.
+    An exception that the answer itself raises is shrinking's target too, and reaches the student as it
+    is, with a note naming the smallest case that raises it (`describe(case)`).
+    """
+    seed = zlib.crc32(f"{ex.name}:{getattr(prop, '__qualname__', '')}".encode())
+    passed, tried = ex.passed, [0]
+    first_failure: list[float] = []
+    outcomes: dict[str, BaseException | None] = {}
+    cases_of: dict[int, T] = {}
+
+    def run(case: T) -> None:
+        key = repr(case)
+        if first_failure and time.perf_counter() - first_failure[0] > budget_s:
+            known = outcomes.get(key)  # out of time: shrink no further (an untried case counts as passing)
+            if known is not None:
+                raise known
+            return
+        ex.passed = 0
+        try:
+            prop(case)
+        except Exception as error:  # a failure of the answer: Hypothesis shrinks it
+            if is_stub(error) or isinstance(error, (LeftForGPU, GPUUnavailableError)):
+                raise _Escape(error) from None
+            first_failure[:] = first_failure or [time.perf_counter()]
+            outcomes[key], cases_of[id(error)] = error, case
+            raise
+        outcomes[key] = None
+        tried[0] += 1
+
+    test = hypothesis.seed(seed)(_settings(examples)(hypothesis.given(cases)(run)))
+    try:
+        test()  # generated cases first: a failure among them is shrunk (Hypothesis's explicit examples are not)
+        for case in chosen:
+            run(case)
+    except _Escape as escape:
+        raise escape.error from None
+    except Exception as error:
+        failed_on = cases_of.get(id(error))
+        if failed_on is not None and not isinstance(error, ExerciseFailed):  # the answer's own error, not a FAIL
+            error.add_note(f"{ex.name}: your function raised this for {describe(failed_on)} (the smallest input found "
+                           "that makes it raise)")
+        raise
+    finally:
+        outcomes.clear()
+        cases_of.clear()
+    ex.passed = passed + tried[0]
+
+
+# ------------------------------------------------------------------------------------------
+# Numbers the student returns: any type that is one
+# ------------------------------------------------------------------------------------------
+def integral(x: object) -> int | None:
+    """`x` as an int if it is an integer of any kind (int, NumPy integer, an integer tensor of one element);
+    None for anything else, a bool or a float such as 3.0 included (a count is not a measurement)."""
+    if isinstance(x, (bool, np.bool_)):
+        return None
+    if isinstance(x, torch.Tensor):
+        if x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_floating_point() or x.is_complex():
+            return None
+        return int(x.item())
+    try:
+        return operator.index(x)  # type: ignore[arg-type]  # int, NumPy integers, whatever says it is one
+    except TypeError:
+        return None
+
+
+def real(x: object) -> float | None:
+    """`x` as a float if it is a real number of any kind (int, float, NumPy scalar, a tensor of one element);
+    None for anything else (a bool, a complex number, a string).  NaN and infinities stay: the value decides."""
+    if isinstance(x, (bool, np.bool_)):
+        return None
+    if isinstance(x, torch.Tensor):
+        if x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_complex():
+            return None
+        return float(x.item())
+    if isinstance(x, np.ndarray):
+        return float(x) if x.ndim == 0 and x.dtype.kind in "iuf" else None
+    if isinstance(x, (int, float, np.integer, np.floating)):
+        return float(x)
+    return None
+
+
+def finite(x: float | None) -> bool:
+    """A number, and neither NaN nor infinite."""
+    return x is not None and math.isfinite(x)
+
+
+def shown(x: object, limit: int = 80) -> str:
+    """What the student returned, for a message: its repr, cut at `limit` characters."""
+    text = repr(x)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+__all__ = ["EXAMPLES", "STUB_MESSAGE", "finite", "for_all", "integral", "real", "shown", "st"]

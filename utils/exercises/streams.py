@@ -1,0 +1,198 @@
+"""Stream code called as its callers call it: from every kind of caller, with every race window made wide.
+
+A function that queues work on streams is right only if it is right for *every* caller: one on the
+default stream, one inside `with torch.cuda.stream(s):`, one that made a stream current with
+`torch.cuda.set_stream(s)` (CuPy: `s.use()`), and one whose stream is still busy with earlier work when
+the call comes.  An answer that uses the default stream where it should use the caller's passes when
+called from the default stream, and only there; so a check calls it from each of them (`TORCH_CALLERS`,
+`CUPY_CALLERS`, as Hypothesis draws them: `torch_callers()`, `cupy_callers()`).
+
+A race shows only when one side is late.  `caller(...)` makes the caller's stream late when it is busy
+(work queued on it before the call ends after a window of `busy_ms`); `widened(ms)` makes every stream
+that the answer itself switches to start late, by queuing a spinning kernel (`utils.gpu_sleep`,
+`utils.cupy_sleep`) on it the first time the answer queues work there.  So a wait that is missing,
+between the caller and the answer or inside the answer, reads the wrong data every time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from ..timing import cupy_sleep, gpu_sleep
+from .properties import st
+
+# What each kind of caller is, in a message: "called from a side stream entered with ..."
+TORCH_CALLERS = {
+    "default": "PyTorch's default stream",
+    "with": "a side stream entered with `with torch.cuda.stream(s):`",
+    "set_stream": "a side stream made current with `torch.cuda.set_stream(s)`",
+    "busy": "a side stream still busy with earlier work",
+}
+CUPY_CALLERS = {
+    "null": "CuPy's null stream (PyTorch's default stream)",
+    "with": "a CuPy stream entered with `with s:`",
+    "use": "a CuPy stream made current with `s.use()`",
+    "busy": "a CuPy stream still busy with earlier work",
+}
+BUSY_MS = 40.0  # how long a busy caller's earlier work keeps its stream busy
+
+
+def torch_callers() -> st.SearchStrategy[str]:
+    """Every kind of PyTorch caller, for Hypothesis to draw (and shrink towards the default stream)."""
+    return st.sampled_from(list(TORCH_CALLERS))
+
+
+def cupy_callers() -> st.SearchStrategy[str]:
+    """Every kind of CuPy caller, for Hypothesis to draw (and shrink towards the null stream)."""
+    return st.sampled_from(list(CUPY_CALLERS))
+
+
+@dataclass
+class Caller:
+    """Who calls the answer: `kind` (a key of TORCH_CALLERS or CUPY_CALLERS), the stream that is current
+    during the call, and, for a busy caller, an event recorded when its earlier work ends."""
+
+    library: str  # "torch" or "cupy"
+    kind: str
+    stream: Any
+    busy_end: Any = None  # an event (of the caller's library) at the end of the busy window, or None
+    saw: dict[str, Any] = field(default_factory=dict)  # the current streams right after the call
+
+    @property
+    def says(self) -> str:
+        """"called from a side stream entered with ...", for a message."""
+        return "called from " + (TORCH_CALLERS if self.library == "torch" else CUPY_CALLERS)[self.kind]
+
+    def current_now(self) -> dict[str, Any]:
+        """The current stream of PyTorch (and of CuPy, where it is installed) now."""
+        now = {"torch": torch.cuda.current_stream()}
+        cupy = _cupy_or_none()
+        if cupy is not None:
+            now["cupy"] = cupy.cuda.get_current_stream()
+        return now
+
+    def note_after_call(self) -> None:
+        """Note the current streams right after the answer returned (compare them with `before`)."""
+        self.saw = self.current_now()
+
+
+def _cupy_or_none() -> Any:
+    try:
+        import cupy
+    except ImportError:
+        return None
+    return cupy
+
+
+@contextmanager
+def torch_caller(kind: str, busy_ms: float = BUSY_MS) -> Iterator[Caller]:
+    """Be a PyTorch caller of `kind` (a key of TORCH_CALLERS) for the block, and restore the current
+    stream afterwards, whatever the answer did to it."""
+    before = torch.cuda.current_stream()
+    stream = torch.cuda.default_stream() if kind == "default" else torch.cuda.Stream()
+    try:
+        if kind == "set_stream":
+            torch.cuda.set_stream(stream)
+            yield Caller("torch", kind, stream)
+            return
+        with torch.cuda.stream(stream):
+            busy_end = None
+            if kind == "busy":
+                gpu_sleep(busy_ms / 1e3, stream)
+                busy_end = stream.record_event(torch.cuda.Event(enable_timing=True))
+            yield Caller("torch", kind, stream, busy_end)
+    finally:
+        torch.cuda.set_stream(before)
+
+
+@contextmanager
+def cupy_caller(kind: str, busy_ms: float = BUSY_MS) -> Iterator[Caller]:
+    """Be a CuPy caller of `kind` (a key of CUPY_CALLERS) for the block, and restore CuPy's current stream
+    afterwards, whatever the answer did to it (`use()` included)."""
+    import cupy
+
+    before = cupy.cuda.get_current_stream()
+    stream = cupy.cuda.Stream.null if kind == "null" else cupy.cuda.Stream(non_blocking=True)
+    try:
+        if kind == "use":
+            stream.use()
+            yield Caller("cupy", kind, stream)
+            return
+        with stream:
+            busy_end = None
+            if kind == "busy":
+                cupy_sleep(busy_ms / 1e3, stream)
+                busy_end = stream.record()
+            yield Caller("cupy", kind, stream, busy_end)
+    finally:
+        before.use()
+
+
+# ------------------------------------------------------------------------------------------
+# Races inside the answer, made wide
+# ------------------------------------------------------------------------------------------
+class _LateStreams(TorchFunctionMode):
+    """Before the first PyTorch operation the answer queues on a stream other than `spared`, that stream
+    spins for `ms`: work queued there afterwards starts late, by that much, on the GPU."""
+
+    def __init__(self, ms: float, spared: set[Any]) -> None:
+        super().__init__()
+        self.ms, self.spared, self.made_late = ms, spared, set[int]()
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        stream = torch.cuda.current_stream()
+        if stream.cuda_stream not in self.spared and stream.cuda_stream not in self.made_late:
+            self.made_late.add(stream.cuda_stream)
+            gpu_sleep(self.ms / 1e3, stream)  # inside the mode's handler: not seen by the mode again
+        return func(*args, **(kwargs or {}))
+
+
+@contextmanager
+def widened(ms: float, spare: tuple[Any, ...] = ()) -> Iterator[None]:
+    """For the block, every stream that the answer queues work on (PyTorch) or makes current (CuPy:
+    `with s:` or `s.use()`) starts late by `ms`, except the streams in `spare` (typically the caller's):
+    a wait missing between two streams inside the answer then shows in its values.
+
+    Each stream is made late once, the first time: a right answer loses at most `ms` per stream it uses.
+    """
+    spared = {getattr(s, "cuda_stream", getattr(s, "ptr", None)) for s in spare}
+    with ExitStack() as stack:
+        if torch.cuda.is_available():
+            stack.enter_context(_LateStreams(ms, spared))
+        cupy = _cupy_or_none()
+        if cupy is not None:
+            stack.enter_context(_late_cupy_streams(cupy, ms, spared))
+        yield
+
+
+@contextmanager
+def _late_cupy_streams(cupy: Any, ms: float, spared: set[Any]) -> Iterator[None]:
+    """CuPy has no operation hook: a stream starts late when the answer enters it or makes it current."""
+    base = cupy.cuda.stream._BaseStream
+    enter, use = base.__enter__, base.use
+    made_late: set[int] = set()
+
+    def late(stream: Any) -> None:
+        if stream.ptr not in spared and stream.ptr not in made_late:
+            made_late.add(stream.ptr)
+            cupy_sleep(ms / 1e3, stream)
+
+    def late_enter(self: Any) -> Any:
+        late(self)
+        return enter(self)
+
+    def late_use(self: Any) -> Any:
+        late(self)
+        return use(self)
+
+    base.__enter__, base.use = late_enter, late_use
+    try:
+        yield
+    finally:
+        base.__enter__, base.use = enter, use
