@@ -29,7 +29,7 @@ def _holds(nbytes, shape, stride, offset, dtype) -> bool:
 @settings(max_examples=200, database=None, derandomize=True, deadline=None)
 @given(SMALL_VIEWS)
 def test_the_reference_is_the_fewest_bytes_pytorch_accepts(view):
-    shape, stride, offset, dtype = view
+    dtype = view[3]
     with inside_check():
         want = nb00.fewest_bytes(*view)
     assert _holds(want, *view), f"PyTorch refuses {view} on {want} bytes"
@@ -44,7 +44,7 @@ def test_the_generated_views_reach_every_corner_the_task_allows():
     @settings(max_examples=100, database=None, derandomize=True)
     @given(nb00.views())
     def look(view):
-        shape, stride, offset, dtype = view
+        shape, stride = view[:2]
         seen["a 0 after the first dimension"] |= 0 in shape[1:]
         seen["a stride of 0"] |= 0 in stride and len(shape) > 0
         with inside_check():
