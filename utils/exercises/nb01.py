@@ -184,8 +184,10 @@ def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None
             got = yours(list(sizes))
             warm = _warm_up(got)
             ex.expect(warm is not None, f"{call} returned {shown(got)}, not a list of sizes in bytes (whole numbers "
-                      "> 0)", "return a list (the notebook adds the loop to it: warm + loop) of the byte sizes of "
-                              "the tensors to make and free, in order")
+                      "> 0)", "a size in bytes is a whole number > 0: return ints (// divides whole numbers)"
+                      if isinstance(got, list) and all(real(n) is not None for n in got) else
+                      "return a list (the notebook adds the loop to it: warm + loop) of the byte sizes of the tensors "
+                      "to make and free, in order")
             assert warm is not None
             needs = loop_needs(warm, sizes)
             ex.expect(not needs, _growth_problem(call, warm, needs), _growth_hint(warm, needs))

@@ -112,6 +112,13 @@ WRONG_WARM_UPS = {
     "the floor at 10 MiB + 1 byte (a 12 MiB segment)": lambda sizes: _largest_of_each_pool(sizes, floor=10 * MiB + 1),
     "the floor at 9.5 MiB (a 20 MiB segment)": lambda sizes: _largest_of_each_pool(sizes, floor=9 * MiB + MiB // 2),
     "the large pool only": lambda sizes: [n for n in least_warm_up(sizes) if _pool_of(n) == "large"],
+    # found by the adversary of the new check (step 6 of issue 34's brief), rejected as they should be
+    "the floor at 10 MB, not 10 MiB (a 20 MiB segment)": lambda sizes: _largest_of_each_pool(sizes, floor=10**7),
+    "the small pool warmed with 2 MiB, a segment's size (a large request)": lambda sizes: [
+        n if _pool_of(n) == "large" else 2 * MiB for n in least_warm_up(sizes)],
+    "every large request as 10 MiB, larger ones too": lambda sizes: [
+        10 * MiB if _pool_of(n) == "large" else n for n in least_warm_up(sizes)],
+    "sizes as floats": lambda sizes: [float(n) for n in least_warm_up(sizes)],
 }
 
 ALSO_RIGHT_WARM_UPS = {
@@ -126,6 +133,10 @@ ALSO_RIGHT_WARM_UPS = {
     "10 MiB - 511 bytes, the same 10 MiB block": lambda sizes: [
         10 * MiB - 511 if n == 10 * MiB else n for n in least_warm_up(sizes)],
     "a search with its own model": searches_with_its_own_model,
+    "the large block rounded up to 2 MiB, then the 10 MiB floor": lambda sizes: [
+        max(-(-_block(n) // (2 * MiB)) * 2 * MiB, 10 * MiB) if _pool_of(n) == "large" else n
+        for n in _largest_of_each_pool(sizes)],
+    "sorts the loop's list in place first": lambda sizes: (sizes.sort(), least_warm_up(sizes))[1],
 }
 
 
@@ -151,11 +162,13 @@ def _block_memory(peak_allocated: Callable[[_Open], int] = lambda b: b.peak_allo
                   reset: Callable[[list[_Open]], bool] = lambda open_blocks: True,
                   keep_allocated: bool = True, keep_reserved: bool = True,
                   kept: Callable[[list[_Open]], list[_Open]] = lambda open_blocks: open_blocks,
-                  number: Callable[[int], object] = lambda n: n, shared: Report | None = None) -> Callable:
+                  number: Callable[[int], object] = lambda n: n, shared: Report | None = None,
+                  end: Callable[[list[_Open], _Open], object] = lambda open_blocks, block: open_blocks.remove(block),
+                  ) -> Callable:
     """A block_memory that keeps the open blocks' peaks through a nested block's reset, built from (possibly
     wrong) formulas and with parts of it switchable: when to reset, which peaks to keep and for which of the open
-    blocks, what type of number to report, one report for every block."""
-    open_blocks: list[_Open] = []
+    blocks, what type of number to report, one report for every block, which block leaves the list at the end."""
+    open_blocks = list[_Open]()
 
     def keep_peaks(blocks: list[_Open]) -> None:
         for block in blocks:
@@ -179,7 +192,7 @@ def _block_memory(peak_allocated: Callable[[_Open], int] = lambda b: b.peak_allo
             yield report
         finally:
             keep_peaks([block])
-            open_blocks.remove(block)
+            end(open_blocks, block)
         report.peak_allocated, report.reserved_growth = number(peak_allocated(block)), number(reserved_growth(block))
     return block_memory
 
@@ -193,6 +206,52 @@ def not_nested():
     yield report
     report.peak_allocated = torch.cuda.max_memory_allocated() - start_allocated
     report.reserved_growth = torch.cuda.max_memory_reserved() - start_reserved
+
+
+def propagates_on_exit():
+    """Wrong: hands an inner block's peak to the enclosing one when it ends; what the enclosing block held before
+    the inner one's reset is lost all the same."""
+    open_blocks = list[_Open]()
+
+    @contextmanager
+    def block_memory():
+        torch.cuda.reset_peak_memory_stats()
+        block = _Open(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
+        open_blocks.append(block)
+        report = Report()
+        yield report
+        open_blocks.pop()
+        peaks = (max(block.peak_allocated, torch.cuda.max_memory_allocated()),
+                 max(block.peak_reserved, torch.cuda.max_memory_reserved()))
+        if open_blocks:
+            outer = open_blocks[-1]
+            outer.peak_allocated = max(outer.peak_allocated, peaks[0])
+            outer.peak_reserved = max(outer.peak_reserved, peaks[1])
+        report.peak_allocated = peaks[0] - block.start_allocated
+        report.reserved_growth = peaks[1] - block.start_reserved
+    return block_memory
+
+
+def peaks_in_the_reports():
+    """Right: each open block's peaks kept in its own report while it runs, turned into growth when it ends."""
+    open_reports = list[Report]()
+
+    @contextmanager
+    def block_memory():
+        for report in open_reports:
+            report.peak_allocated = max(report.peak_allocated, torch.cuda.max_memory_allocated())
+            report.reserved_growth = max(report.reserved_growth, torch.cuda.max_memory_reserved())
+        torch.cuda.reset_peak_memory_stats()
+        start = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+        report = Report(*start)
+        open_reports.append(report)
+        try:
+            yield report
+        finally:
+            open_reports.pop()
+            report.peak_allocated = max(report.peak_allocated, torch.cuda.max_memory_allocated()) - start[0]
+            report.reserved_growth = max(report.reserved_growth, torch.cuda.max_memory_reserved()) - start[1]
+    return block_memory
 
 
 class BlockMemoryClass:
@@ -245,12 +304,17 @@ WRONG_BLOCKS = {
     "one report shared by every block": _block_memory(shared=Report()),
     "bytes as 0-d float32 tensors (rounded to 24 bits)": _block_memory(
         number=lambda n: torch.tensor(n, dtype=torch.float32)),
+    "hands an inner block's peak to the enclosing one when it ends": propagates_on_exit(),
+    "ends the outermost open block, not the innermost": _block_memory(
+        end=lambda open_blocks, block: open_blocks.pop(0)),
+    "bytes in MiB": _block_memory(number=lambda n: n // MiB),
 }
 RIGHT_BLOCKS = {
     "open blocks in a list, their peaks kept before each reset": _block_memory(),
     "a class, reading memory_stats() after a synchronize": BlockMemoryClass,
     "bytes as NumPy integers": _block_memory(number=np.int64),
     "bytes as 0-d integer tensors": _block_memory(number=torch.tensor),
+    "peaks kept in the reports themselves": peaks_in_the_reports(),
 }
 
 
@@ -336,6 +400,61 @@ def mean_times_count(lengths: list[int], width: int = 4096) -> torch.Tensor:
     return torch.stack([buffer[:n].uniform_().mean() * (n * width) for n in lengths])
 
 
+def copies_a_fresh_batch_in(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: one buffer, but each batch is drawn into a tensor of its own first, then copied: the growth is back."""
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    sums = []
+    for n in lengths:
+        buffer[:n].copy_(torch.rand(n, width, device="cuda"))
+        sums.append(float(buffer[:n].sum()))
+    return sums
+
+
+def grows_its_buffer(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: a buffer made larger whenever a longer batch comes, the old one still alive meanwhile."""
+    buffer = torch.empty(0, width, device="cuda")
+    sums = []
+    for n in lengths:
+        if n > buffer.shape[0]:
+            buffer = torch.empty(n, width, device="cuda")
+        sums.append(float(buffer[:n].uniform_().sum()))
+    return sums
+
+
+def draws_every_batch_at_once(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: one draw for all the batches, sliced (other numbers on a GPU, and every batch alive at once)."""
+    every = torch.rand(sum(lengths), width, device="cuda")
+    starts = [0, *itertools.accumulate(lengths)]
+    return [float(every[start:start + n].sum()) for start, n in zip(starts, lengths)]
+
+
+def drawn_on_the_cpu(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: the numbers drawn on the CPU (its generator is not the GPU's), then copied into the buffer."""
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    sums = []
+    for n in lengths:
+        buffer[:n].copy_(torch.rand(n, width))
+        sums.append(float(buffer[:n].sum()))
+    return sums
+
+
+def none_before_the_next(lengths: list[int], width: int = 4096) -> list[float]:
+    """Right: a warm-up, and the last batch dropped (batch = None) before the next one is made."""
+    torch.empty(max(lengths), width, device="cuda")
+    sums, batch = [], None
+    for n in lengths:
+        batch = None
+        batch = torch.rand(n, width, device="cuda")
+        sums.append(float(batch.sum()))
+    return sums
+
+
+def summed_on_the_host(lengths: list[int], width: int = 4096) -> list[float]:
+    """Right (and slow): drawn into a flat buffer's view on the GPU, summed on the CPU after a copy."""
+    flat = torch.empty(max(lengths) * width, device="cuda")
+    return [float(flat[: n * width].view(n, width).uniform_().cpu().sum()) for n in lengths]
+
+
 WRONG_LOOPS = {
     "the original loop": run_batches,
     "warms up, but two batches are alive at once": warm_up_then_the_original_loop,
@@ -347,6 +466,10 @@ WRONG_LOOPS = {
     "computes the sums from the sizes, never makes a batch": arithmetic,
     "draws the largest batch once, sums its first rows": draws_once,
     "bfloat16 batches, sums as 0-d tensors": bfloat16_batches,
+    "copies each batch in from a fresh torch.rand": copies_a_fresh_batch_in,
+    "grows its buffer when a longer batch comes": grows_its_buffer,
+    "draws every batch at once": draws_every_batch_at_once,
+    "draws the numbers on the CPU": drawn_on_the_cpu,
 }
 
 WRONG = {
@@ -369,6 +492,8 @@ ALSO_RIGHT = {
         "warms the cache up, frees each batch": warm_up_with_largest,
         "torch.rand(out=) into a buffer, sums left as 0-d tensors on the GPU": rand_into_a_buffer,
         "the mean times the count (rounded otherwise), as one 1-D tensor": mean_times_count,
+        "drops the last batch (batch = None) before making the next": none_before_the_next,
+        "a flat buffer's view, summed on the host": summed_on_the_host,
     },
     "check_block_memory": RIGHT_BLOCKS,
 }
