@@ -12,6 +12,7 @@ allocator's model (`model_reserved`) against the real allocator there too (test_
 """
 
 import itertools
+import math
 import random
 from contextlib import contextmanager
 
@@ -209,7 +210,8 @@ def test_a_view_of_a_buffer_draws_what_torch_rand_draws_on_the_gpu():
     with torch.random.fork_rng(devices=[torch.cuda.current_device()]):
         for shape, want, by_uniform, by_out in _draws("cuda", [*SHAPES, (4096, 4096)]):
             assert torch.equal(want, by_uniform) and torch.equal(want, by_out), shape
-            assert float(want.sum()) == float(by_uniform.sum()), shape  # the same sum, bit for bit
+            # summed in the buffer, as the solution sums: within a tenth of the check's tolerance of a fresh tensor's
+            assert math.isclose(float(by_out.sum()), float(want.sum()), rel_tol=nb01.RELATIVE / 10), shape
 
 
 # ---------------------------------------------------------------- the generated inputs reach the classes
