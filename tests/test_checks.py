@@ -91,6 +91,24 @@ def test_an_error_of_the_answer_reaches_the_student_with_the_smallest_input_that
 
 
 @host
+@pytest.mark.parametrize("error", [ExerciseFailed("FAIL flaky: failed once\n     hint: keep no state"),
+                                   ValueError("failed once")], ids=["a FAIL", "its own error"])
+def test_an_answer_that_fails_once_and_not_again_fails_with_that_failure(error):
+    """An answer that keeps state between calls (a list it never empties after an error) can fail on a case and
+    pass it when Hypothesis tries it again: its failure stands, not Hypothesis's FlakyFailure."""
+    calls = []
+
+    def once(x):
+        calls.append(x)
+        if len(calls) == 3:
+            raise error
+
+    with pytest.raises(type(error), match="failed once") as raised, exercise("flaky") as ex:
+        for_all(ex, st.integers(0, 100), once, examples=20)
+    assert raised.value is error
+
+
+@host
 def test_shrinking_stops_after_its_budget_with_the_smallest_failure_found_so_far():
     def slow(x):
         time.sleep(0.01)

@@ -88,6 +88,7 @@ def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None],
     first_failure: list[float] = []
     outcomes: dict[str, BaseException | None] = {}
     cases_of: dict[int, T] = {}
+    failures: list[tuple[T, Exception]] = []  # every failure, in the order found (the last is the smallest)
 
     def run(case: T) -> None:
         key = repr(case)
@@ -104,6 +105,7 @@ def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None],
                 raise _Escape(error) from None
             first_failure[:] = first_failure or [time.perf_counter()]
             outcomes[key], cases_of[id(error)] = error, case
+            failures.append((case, error))
             raise
         outcomes[key] = None
         tried[0] += 1
@@ -116,14 +118,20 @@ def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None],
     except _Escape as escape:
         raise escape.error from None
     except Exception as error:
-        failed_on = cases_of.get(id(error))
-        if failed_on is not None and not isinstance(error, ExerciseFailed):  # the answer's own error, not a FAIL
-            error.add_note(f"{ex.name}: your function raised this for {describe(failed_on)} (the smallest input found "
-                           "that makes it raise)")
+        flaky = isinstance(error, hypothesis.errors.Flaky) and bool(failures)
+        # Flaky: the answer failed on a case, and not when Hypothesis tried it again (it keeps state from one call
+        # to the next, or what it measures changed): that failure stands, the smallest one found.
+        failed_on, failure = failures[-1] if flaky else (cases_of.get(id(error)), error)
+        if failed_on is not None and not isinstance(failure, ExerciseFailed):  # the answer's own error, not a FAIL
+            failure.add_note(f"{ex.name}: your function raised this for {describe(failed_on)} (the smallest input "
+                             "found that makes it raise)")
+        if flaky:
+            raise failure from None
         raise
     finally:
         outcomes.clear()
         cases_of.clear()
+        failures.clear()
     ex.passed = passed + tried[0]
 
 

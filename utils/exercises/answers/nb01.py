@@ -1,30 +1,90 @@
-"""Wrong answers, and another right one, to the exercises of notebook 01 (GPU memory), for the
+"""Wrong answers, and other right ones, to the exercises of notebook 01 (GPU memory), for the
 tests: SPOILERS."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
 import torch
 
-from ..nb01 import block_and_segment, run_batches
+from .. import nb01
+from ..nb01 import run_batches
 
 MiB = 2**20
 
 
 # ---------------------------------------------------------------- exercise 1: warm_up_sizes (CPU)
+# The allocator's rules, as a student writes them from the exercise's text (nb01's own are the check's).
+def _block(n: int) -> int:
+    return max(512, -(-n // 512) * 512)
+
+
 def _pool_of(n: int) -> str:
-    return block_and_segment(n)[2]
+    return "small" if _block(n) <= MiB else "large"
 
 
-def _largest_of_each_pool(sizes: list[int],
-                          small: Callable[[int], bool] = lambda n: _pool_of(n) == "small") -> list[int]:
+def _segment(n: int) -> int:
+    block = _block(n)
+    return 2 * MiB if block <= MiB else 20 * MiB if block < 10 * MiB else -(-block // (2 * MiB)) * 2 * MiB
+
+
+def _reserved(sizes: list[int]) -> int:
+    """Bytes reserved by these tensors, made and freed one after another, from an empty cache."""
+    segments: list[tuple[str, int]] = []
+    for n in sizes:
+        if not any(pool == _pool_of(n) and size >= _block(n) for pool, size in segments):
+            segments.append((_pool_of(n), _segment(n)))
+    return sum(size for _, size in segments)
+
+
+def _largest_of_each_pool(sizes: list[int], small: Callable[[int], bool] = lambda n: _pool_of(n) == "small",
+                          floor: int = 0, round_down: int = 1) -> list[int]:
+    """The loop's largest request of each pool, large pool first; the large one rounded down to a multiple of
+    `round_down` and raised to at least `floor` bytes."""
     large_sizes = [n for n in sizes if not small(n)]
     small_sizes = [n for n in sizes if small(n)]
-    return [max(group) for group in (large_sizes, small_sizes) if group]
+    warm = []
+    if large_sizes:
+        warm.append(max(max(large_sizes) // round_down * round_down, floor))
+    if small_sizes:
+        warm.append(max(small_sizes))
+    return warm
+
+
+def least_warm_up(sizes: list[int]) -> list[int]:
+    """The solution's recipe: one tensor per pool; in the large pool at least 10 MiB, which gets a 10 MiB segment
+    where any request under 10 MiB gets 20 MiB."""
+    return _largest_of_each_pool(sizes, floor=10 * MiB)
+
+
+def searches_with_the_checks_model(sizes: list[int]) -> list[int]:
+    """Tries every warm-up of one or two of the loop's own sizes on nb01's model of the allocator: the search that
+    the check did once to find its budget."""
+    tries = [[n] for n in sizes] + [[n, m] for n, m in itertools.permutations(sizes, 2)]
+    return min((w for w in tries if not nb01.loop_needs(w, sizes)), key=nb01.model_reserved)
+
+
+def searches_with_its_own_model(sizes: list[int]) -> list[int]:
+    """Right: a search over one request per pool, from the loop's sizes and 10 MiB, with the rules written out."""
+    candidates = {pool: [n for n in [*sizes, 10 * MiB] if _pool_of(n) == pool] for pool in ("small", "large")}
+    needed = [pool for pool in ("large", "small") if any(_pool_of(n) == pool for n in sizes)]
+    tries = [list(w) for w in itertools.product(*(candidates[pool] for pool in needed))]
+
+    def stops_growth(warm: list[int]) -> bool:
+        return all(any(_pool_of(w) == _pool_of(n) and _segment(w) >= _block(n) for w in warm) for n in sizes)
+
+    return min((w for w in tries if stops_growth(w)), key=_reserved)
+
+
+def ten_mib_always(sizes: list[int]) -> list[int]:
+    """The large pool's tensor of at least 10 MiB, made whether the loop has a large request or not."""
+    small = [n for n in sizes if _pool_of(n) == "small"]
+    return [max([n for n in sizes if _pool_of(n) == "large"] + [10 * MiB])] + ([max(small)] if small else [])
 
 
 WRONG_WARM_UPS = {
@@ -34,27 +94,60 @@ WRONG_WARM_UPS = {
     "every size, in the loop's order": lambda sizes: list(sizes),
     "the smallest of each pool": lambda sizes: [min(g) for g in ([n for n in sizes if _pool_of(n) == "large"],
                                                                    [n for n in sizes if _pool_of(n) == "small"]) if g],
-    "1 MiB counted as large": lambda sizes: _largest_of_each_pool(sizes, small=lambda n: n < MiB),
-    "sizes in MiB, not bytes": lambda sizes: [max(1, n // MiB) for n in _largest_of_each_pool(sizes)],
-    "returns a tuple": lambda sizes: tuple(_largest_of_each_pool(sizes)),
+    "1 MiB counted as large": lambda sizes: _largest_of_each_pool(sizes, small=lambda n: n < MiB, floor=10 * MiB),
+    "sizes in MiB, not bytes": lambda sizes: [max(1, n // MiB) for n in least_warm_up(sizes)],
+    "returns a tuple": lambda sizes: tuple(least_warm_up(sizes)),
+    # a 20 MiB segment where a 10 MiB one holds every large request: the old solution, which the old check's budget
+    # (warm-ups of the loop's own sizes only) accepted
+    "the largest request of each pool, under 10 MiB too": lambda sizes: _largest_of_each_pool(sizes),
+    "every size, largest first": lambda sizes: sorted(sizes, reverse=True),
+    "small pool first, the largest of each": lambda sizes: _largest_of_each_pool(sizes)[::-1],
+    # off a block boundary: the old check's sizes hid it (26 MiB + 1 rounded down is 26 MiB, one segment short)
+    "rounds the large request down to a whole block": lambda sizes: _largest_of_each_pool(sizes, floor=10 * MiB,
+                                                                                         round_down=512),
+    "rounds the large request down to whole MiB": lambda sizes: _largest_of_each_pool(sizes, floor=10 * MiB,
+                                                                                     round_down=MiB),
+    "searches with the check's own model (nb01.model_reserved, nb01.loop_needs)": searches_with_the_checks_model,
+    "a 10 MiB tensor even when the loop has no large request": ten_mib_always,
+    "the floor at 10 MiB + 1 byte (a 12 MiB segment)": lambda sizes: _largest_of_each_pool(sizes, floor=10 * MiB + 1),
+    "the floor at 9.5 MiB (a 20 MiB segment)": lambda sizes: _largest_of_each_pool(sizes, floor=9 * MiB + MiB // 2),
+    "the large pool only": lambda sizes: [n for n in least_warm_up(sizes) if _pool_of(n) == "large"],
+    # found by the adversary of the new check (step 6 of issue 34's brief), rejected as they should be
+    "the floor at 10 MB, not 10 MiB (a 20 MiB segment)": lambda sizes: _largest_of_each_pool(sizes, floor=10**7),
+    "the small pool warmed with 2 MiB, a segment's size (a large request)": lambda sizes: [
+        n if _pool_of(n) == "large" else 2 * MiB for n in least_warm_up(sizes)],
+    "every large request as 10 MiB, larger ones too": lambda sizes: [
+        10 * MiB if _pool_of(n) == "large" else n for n in least_warm_up(sizes)],
+    "sizes as floats": lambda sizes: [float(n) for n in least_warm_up(sizes)],
 }
 
 ALSO_RIGHT_WARM_UPS = {
-    "every size, largest first": lambda sizes: sorted(sizes, reverse=True),
-    "small pool first": lambda sizes: _largest_of_each_pool(sizes)[::-1],
     "a 10 MiB tensor for large requests under 10 MiB": lambda sizes: [
         10 * MiB if _pool_of(n) == "large" and n <= 10 * MiB else n for n in _largest_of_each_pool(sizes)],
+    "one tensor per pool, small pool first": lambda sizes: least_warm_up(sizes)[::-1],
+    "NumPy integers": lambda sizes: [np.int64(n) for n in least_warm_up(sizes)],
+    "0-d integer tensors": lambda sizes: [torch.tensor(n) for n in least_warm_up(sizes)],
+    "a 1-byte tensor for the small pool": lambda sizes: [n if _pool_of(n) == "large" else 1
+                                                         for n in least_warm_up(sizes)],
+    "blocks, not sizes: each rounded up to 512 bytes": lambda sizes: [_block(n) for n in least_warm_up(sizes)],
+    "10 MiB - 511 bytes, the same 10 MiB block": lambda sizes: [
+        10 * MiB - 511 if n == 10 * MiB else n for n in least_warm_up(sizes)],
+    "a search with its own model": searches_with_its_own_model,
+    "the large block rounded up to 2 MiB, then the 10 MiB floor": lambda sizes: [
+        max(-(-_block(n) // (2 * MiB)) * 2 * MiB, 10 * MiB) if _pool_of(n) == "large" else n
+        for n in _largest_of_each_pool(sizes)],
+    "sorts the loop's list in place first": lambda sizes: (sizes.sort(), least_warm_up(sizes))[1],
 }
 
 
 # ---------------------------------------------------------------- exercise 2: block_memory (GPU)
 @dataclass
 class Report:
-    peak_allocated: int = 0
-    reserved_growth: int = 0
+    peak_allocated: object = 0
+    reserved_growth: object = 0
 
 
-@dataclass
+@dataclass(eq=False)  # two open blocks with the same counters are still two blocks: list.remove() finds this one
 class _Open:
     """A block that has started and not ended: where it started, and its peaks so far (absolute bytes)."""
 
@@ -67,10 +160,15 @@ class _Open:
 def _block_memory(peak_allocated: Callable[[_Open], int] = lambda b: b.peak_allocated - b.start_allocated,
                   reserved_growth: Callable[[_Open], int] = lambda b: b.peak_reserved - b.start_reserved,
                   reset: Callable[[list[_Open]], bool] = lambda open_blocks: True,
-                  keep_allocated: bool = True, keep_reserved: bool = True) -> Callable:
+                  keep_allocated: bool = True, keep_reserved: bool = True,
+                  kept: Callable[[list[_Open]], list[_Open]] = lambda open_blocks: open_blocks,
+                  number: Callable[[int], object] = lambda n: n, shared: Report | None = None,
+                  end: Callable[[list[_Open], _Open], object] = lambda open_blocks, block: open_blocks.remove(block),
+                  ) -> Callable:
     """A block_memory that keeps the open blocks' peaks through a nested block's reset, built from (possibly
-    wrong) formulas and with parts of it switchable: when to reset, which peaks to keep."""
-    open_blocks: list[_Open] = []
+    wrong) formulas and with parts of it switchable: when to reset, which peaks to keep and for which of the open
+    blocks, what type of number to report, one report for every block, which block leaves the list at the end."""
+    open_blocks = list[_Open]()
 
     def keep_peaks(blocks: list[_Open]) -> None:
         for block in blocks:
@@ -80,7 +178,7 @@ def _block_memory(peak_allocated: Callable[[_Open], int] = lambda b: b.peak_allo
     @contextmanager
     def block_memory():
         saved = [(b.peak_allocated, b.peak_reserved) for b in open_blocks]
-        keep_peaks(open_blocks)  # before the reset erases them
+        keep_peaks(kept(open_blocks))  # before the reset erases them
         for block, (allocated, reserved) in zip(open_blocks, saved):
             block.peak_allocated = block.peak_allocated if keep_allocated else allocated
             block.peak_reserved = block.peak_reserved if keep_reserved else reserved
@@ -89,13 +187,13 @@ def _block_memory(peak_allocated: Callable[[_Open], int] = lambda b: b.peak_allo
         block = _Open(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
         block.peak_allocated, block.peak_reserved = block.start_allocated, block.start_reserved
         open_blocks.append(block)
-        report = Report()
+        report = shared or Report()
         try:
             yield report
         finally:
             keep_peaks([block])
-            open_blocks.remove(block)
-        report.peak_allocated, report.reserved_growth = peak_allocated(block), reserved_growth(block)
+            end(open_blocks, block)
+        report.peak_allocated, report.reserved_growth = number(peak_allocated(block)), number(reserved_growth(block))
     return block_memory
 
 
@@ -108,6 +206,52 @@ def not_nested():
     yield report
     report.peak_allocated = torch.cuda.max_memory_allocated() - start_allocated
     report.reserved_growth = torch.cuda.max_memory_reserved() - start_reserved
+
+
+def propagates_on_exit():
+    """Wrong: hands an inner block's peak to the enclosing one when it ends; what the enclosing block held before
+    the inner one's reset is lost all the same."""
+    open_blocks = list[_Open]()
+
+    @contextmanager
+    def block_memory():
+        torch.cuda.reset_peak_memory_stats()
+        block = _Open(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
+        open_blocks.append(block)
+        report = Report()
+        yield report
+        open_blocks.pop()
+        peaks = (max(block.peak_allocated, torch.cuda.max_memory_allocated()),
+                 max(block.peak_reserved, torch.cuda.max_memory_reserved()))
+        if open_blocks:
+            outer = open_blocks[-1]
+            outer.peak_allocated = max(outer.peak_allocated, peaks[0])
+            outer.peak_reserved = max(outer.peak_reserved, peaks[1])
+        report.peak_allocated = peaks[0] - block.start_allocated
+        report.reserved_growth = peaks[1] - block.start_reserved
+    return block_memory
+
+
+def peaks_in_the_reports():
+    """Right: each open block's peaks kept in its own report while it runs, turned into growth when it ends."""
+    open_reports = list[Report]()
+
+    @contextmanager
+    def block_memory():
+        for report in open_reports:
+            report.peak_allocated = max(report.peak_allocated, torch.cuda.max_memory_allocated())
+            report.reserved_growth = max(report.reserved_growth, torch.cuda.max_memory_reserved())
+        torch.cuda.reset_peak_memory_stats()
+        start = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+        report = Report(*start)
+        open_reports.append(report)
+        try:
+            yield report
+        finally:
+            open_reports.pop()
+            report.peak_allocated = max(report.peak_allocated, torch.cuda.max_memory_allocated()) - start[0]
+            report.reserved_growth = max(report.reserved_growth, torch.cuda.max_memory_reserved()) - start[1]
+    return block_memory
 
 
 class BlockMemoryClass:
@@ -154,10 +298,23 @@ WRONG_BLOCKS = {
         reserved_growth=lambda b: torch.cuda.memory_reserved() - b.start_reserved),
     "absolute reserved peak": _block_memory(reserved_growth=lambda b: b.peak_reserved),
     "reserved instead of allocated": _block_memory(peak_allocated=lambda b: b.peak_reserved - b.start_reserved),
+    # right two levels deep, which is all the old check tried: a block two levels out loses its peak
+    "keeps the peaks of the enclosing block only, not of the blocks around it": _block_memory(
+        kept=lambda open_blocks: open_blocks[-1:]),
+    "one report shared by every block": _block_memory(shared=Report()),
+    "bytes as 0-d float32 tensors (rounded to 24 bits)": _block_memory(
+        number=lambda n: torch.tensor(n, dtype=torch.float32)),
+    "hands an inner block's peak to the enclosing one when it ends": propagates_on_exit(),
+    "ends the outermost open block, not the innermost": _block_memory(
+        end=lambda open_blocks, block: open_blocks.pop(0)),
+    "bytes in MiB": _block_memory(number=lambda n: n // MiB),
 }
 RIGHT_BLOCKS = {
     "open blocks in a list, their peaks kept before each reset": _block_memory(),
     "a class, reading memory_stats() after a synchronize": BlockMemoryClass,
+    "bytes as NumPy integers": _block_memory(number=np.int64),
+    "bytes as 0-d integer tensors": _block_memory(number=torch.tensor),
+    "peaks kept in the reports themselves": peaks_in_the_reports(),
 }
 
 
@@ -177,7 +334,7 @@ def keep_the_warm_up_alive(lengths: list[int], width: int = 4096) -> list[float]
 def empty_cache_every_batch(lengths: list[int], width: int = 4096) -> list[float]:
     sums = []
     for n in lengths:
-        sums.append(float(torch.ones(n, width, device="cuda").sum()))
+        sums.append(float(torch.rand(n, width, device="cuda").sum()))
         torch.cuda.empty_cache()
     return sums
 
@@ -189,8 +346,8 @@ def largest_first_reordered(lengths: list[int], width: int = 4096) -> list[float
 def power_of_two_buckets(lengths: list[int], width: int = 4096) -> list[float]:
     sums = []
     for n in lengths:
-        padded = torch.zeros(1 << (n - 1).bit_length(), width, device="cuda")
-        padded[:n] = 1.0
+        padded = torch.zeros(1 << (n - 1).bit_length(), width, device="cuda")  # the last one is still alive
+        padded[:n].uniform_()
         sums.append(float(padded.sum()))
     return sums
 
@@ -200,15 +357,102 @@ def warm_up_then_the_original_loop(lengths: list[int], width: int = 4096) -> lis
     return run_batches(lengths, width)  # ...but `batch = ...` holds two batches at once
 
 
+def arithmetic(lengths: list[int], width: int = 4096) -> list[float]:
+    """Never makes a batch: each sum from its size (n * width for the old batches of ones; half that for random
+    numbers in [0, 1))."""
+    return [n * width / 2 for n in lengths]
+
+
+def draws_once(lengths: list[int], width: int = 4096) -> list[float]:
+    """Draws the largest batch once and sums its first rows for every batch: a stale buffer (right for batches
+    of ones, which the old check used)."""
+    buffer = torch.rand(max(lengths), width, device="cuda")
+    return [float(buffer[:n].sum()) for n in lengths]
+
+
+def bfloat16_batches(lengths: list[int], width: int = 4096) -> list:
+    """Half the memory, and the sums as 0-d tensors: bf16 sums of ones were exact, and compared equal."""
+    buffer = torch.empty(max(lengths), width, device="cuda", dtype=torch.bfloat16)
+    return [buffer[:n].uniform_().sum() for n in lengths]
+
+
 def warm_up_with_largest(lengths: list[int], width: int = 4096) -> list[float]:
     """The other right answer: warm the cache up, and free each batch before making the next."""
     torch.empty(max(lengths), width, device="cuda")  # freed at once: its segment stays cached
     sums = []
     for n in lengths:
-        batch = torch.ones(n, width, device="cuda")
+        batch = torch.rand(n, width, device="cuda")
         sums.append(float(batch.sum()))
         del batch  # otherwise the next batch is made while this one is still alive
     return sums
+
+
+def rand_into_a_buffer(lengths: list[int], width: int = 4096) -> list[torch.Tensor]:
+    """Right: torch.rand(..., out=) into a view of one buffer, and the sums as 0-d tensors, left on the GPU."""
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    return [torch.rand(n, width, out=buffer[:n]).sum() for n in lengths]
+
+
+def mean_times_count(lengths: list[int], width: int = 4096) -> torch.Tensor:
+    """Right: each sum as the batch's mean times its number of elements (rounded otherwise), all of them as one
+    1-D tensor."""
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    return torch.stack([buffer[:n].uniform_().mean() * (n * width) for n in lengths])
+
+
+def copies_a_fresh_batch_in(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: one buffer, but each batch is drawn into a tensor of its own first, then copied: the growth is back."""
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    sums = []
+    for n in lengths:
+        buffer[:n].copy_(torch.rand(n, width, device="cuda"))
+        sums.append(float(buffer[:n].sum()))
+    return sums
+
+
+def grows_its_buffer(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: a buffer made larger whenever a longer batch comes, the old one still alive meanwhile."""
+    buffer = torch.empty(0, width, device="cuda")
+    sums = []
+    for n in lengths:
+        if n > buffer.shape[0]:
+            buffer = torch.empty(n, width, device="cuda")
+        sums.append(float(buffer[:n].uniform_().sum()))
+    return sums
+
+
+def draws_every_batch_at_once(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: one draw for all the batches, sliced (other numbers on a GPU, and every batch alive at once)."""
+    every = torch.rand(sum(lengths), width, device="cuda")
+    starts = [0, *itertools.accumulate(lengths)]
+    return [float(every[start:start + n].sum()) for start, n in zip(starts, lengths)]
+
+
+def drawn_on_the_cpu(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: the numbers drawn on the CPU (its generator is not the GPU's), then copied into the buffer."""
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    sums = []
+    for n in lengths:
+        buffer[:n].copy_(torch.rand(n, width))
+        sums.append(float(buffer[:n].sum()))
+    return sums
+
+
+def none_before_the_next(lengths: list[int], width: int = 4096) -> list[float]:
+    """Right: a warm-up, and the last batch dropped (batch = None) before the next one is made."""
+    torch.empty(max(lengths), width, device="cuda")
+    sums, batch = [], None
+    for n in lengths:
+        batch = None
+        batch = torch.rand(n, width, device="cuda")
+        sums.append(float(batch.sum()))
+    return sums
+
+
+def summed_on_the_host(lengths: list[int], width: int = 4096) -> list[float]:
+    """Right (and slow): drawn into a flat buffer's view on the GPU, summed on the CPU after a copy."""
+    flat = torch.empty(max(lengths) * width, device="cuda")
+    return [float(flat[: n * width].view(n, width).uniform_().cpu().sum()) for n in lengths]
 
 
 WRONG_LOOPS = {
@@ -219,6 +463,13 @@ WRONG_LOOPS = {
     "empties the cache every batch": empty_cache_every_batch,
     "sorts the batches, losing their order": largest_first_reordered,
     "pads to powers of two": power_of_two_buckets,
+    "computes the sums from the sizes, never makes a batch": arithmetic,
+    "draws the largest batch once, sums its first rows": draws_once,
+    "bfloat16 batches, sums as 0-d tensors": bfloat16_batches,
+    "copies each batch in from a fresh torch.rand": copies_a_fresh_batch_in,
+    "grows its buffer when a longer batch comes": grows_its_buffer,
+    "draws every batch at once": draws_every_batch_at_once,
+    "draws the numbers on the CPU": drawn_on_the_cpu,
 }
 
 WRONG = {
@@ -230,10 +481,19 @@ WRONG = {
 # must reject them (tests/test_exercises.py).  The others are wrong only in what a GPU measures.
 WRONG_ON_CPU = {
     "check_block_memory": set(WRONG_BLOCKS),  # the counters are imitated on the CPU: every formula shows
-    "check_batches_without_growth": {"sorts the batches, losing their order"},
+    "check_batches_without_growth": {"sorts the batches, losing their order",
+                                     "computes the sums from the sizes, never makes a batch",
+                                     "draws the largest batch once, sums its first rows",
+                                     "bfloat16 batches, sums as 0-d tensors"},
 }
 ALSO_RIGHT = {
     "check_warm_up_sizes": ALSO_RIGHT_WARM_UPS,
-    "check_batches_without_growth": {"warms the cache up, frees each batch": warm_up_with_largest},
+    "check_batches_without_growth": {
+        "warms the cache up, frees each batch": warm_up_with_largest,
+        "torch.rand(out=) into a buffer, sums left as 0-d tensors on the GPU": rand_into_a_buffer,
+        "the mean times the count (rounded otherwise), as one 1-D tensor": mean_times_count,
+        "drops the last batch (batch = None) before making the next": none_before_the_next,
+        "a flat buffer's view, summed on the host": summed_on_the_host,
+    },
     "check_block_memory": RIGHT_BLOCKS,
 }

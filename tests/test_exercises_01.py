@@ -1,0 +1,249 @@
+"""Exercise checks of notebook 01: their references against independent oracles, and what the solutions rely on.
+
+- `least_reserved` (exercise 1's bound) against a search over every warm-up of one or two requests;
+- `block_reports` (exercise 2's right reports) against blocks measured one at a time, with the peak counters reset
+  at that block's start only: on imitated counters here, on PyTorch's own on a GPU;
+- `torch.rand(n, width)` draws what `buffer[:n].uniform_()` and `torch.rand(..., out=buffer[:n])` draw (exercise 3's
+  solution and another right answer), on the CPU and on a GPU;
+- the generated inputs reach the classes of answers the old example lists missed.
+
+The checks themselves, against their wrong and other right answers, are tested by tests/test_exercises.py; the
+allocator's model (`model_reserved`) against the real allocator there too (test_the_model_is_the_real_allocator).
+"""
+
+import itertools
+import math
+import random
+from contextlib import contextmanager
+
+import hypothesis
+import pytest
+import torch
+
+from conftest import gpu, host
+from utils.exercises import ReferenceLocked, inside_check, nb01
+from utils.exercises.answers.nb01 import RIGHT_BLOCKS, least_warm_up
+
+MiB = 2**20
+
+
+@pytest.fixture(scope="module", autouse=True, params=[nb01.NOTEBOOK])
+def notebook(request):
+    """Every test id here holds the notebook's stem, as the exercise tests' do: `-k 01_memory` selects them all."""
+    return request.param
+
+
+def _candidates(sizes):
+    """Requests that leave every kind of segment a loop of these sizes could use: 1 byte (small pool), 2 MiB (a
+    20 MiB segment), the loop's own sizes, and every multiple of 2 MiB from 10 MiB to past the largest."""
+    top = max(5, max(sizes) // (2 * MiB) + 2)
+    return sorted({1, 2 * MiB, *sizes, *(2 * MiB * k for k in range(5, top + 1))})
+
+
+def _least_by_search(sizes):
+    candidates = _candidates(sizes)
+    tries = [[n] for n in candidates] + [list(pair) for pair in itertools.permutations(candidates, 2)]
+    return min(nb01.model_reserved(warm) for warm in tries if not nb01.loop_needs(warm, sizes))
+
+
+def _loops(count, seed=1):
+    rng = random.Random(seed)
+    edges = [512, MiB, 10 * MiB, *(2 * MiB * k for k in range(1, 20))]
+    for _ in range(count):
+        yield [rng.choice([rng.randint(1, 4096), rng.randint(1, 2 * MiB), rng.randint(1, 40 * MiB),
+                           max(1, rng.choice(edges) + rng.randint(-1024, 1024))]) for _ in range(rng.randint(1, 5))]
+
+
+@host
+@pytest.mark.parametrize("sizes", [*nb01.WARM_UP_CASES, *_loops(40)], ids=lambda s: f"{len(s)} sizes, {sum(s)} B")
+def test_least_reserved_is_the_least_of_a_search_over_warm_ups(sizes):
+    if max(sizes) > 80 * MiB:
+        sizes = [n % (80 * MiB) + 1 for n in sizes]  # the search is quadratic in the multiples of 2 MiB
+    with inside_check():
+        assert nb01.least_reserved(sizes) == _least_by_search(sizes)
+
+
+@host
+def test_the_model_and_the_search_are_the_checks_own():
+    """A student's warm_up_sizes cannot search with them: outside a check they raise."""
+    for reference in (nb01.block_and_segment, nb01.segments_made, nb01.model_reserved, nb01.least_reserved):
+        with pytest.raises(ReferenceLocked):
+            reference([MiB]) if reference is not nb01.block_and_segment else reference(MiB)
+    with pytest.raises(ReferenceLocked):
+        nb01.loop_needs([], [MiB])
+
+
+# ---------------------------------------------------------------- exercise 2: block_reports
+def _record(ops, memory, counters):
+    """The trace of a resolved program (every block's start, every step's counters, every block's end)."""
+    trace = []
+
+    def play(steps):
+        for op in steps:
+            if op[0] == "block":
+                trace.append(("start", op[1], *counters()))
+                play(op[2])
+                trace.append(("end", op[1]))
+                continue
+            if op[0] == "make":
+                memory.make(op[1], op[2])
+            elif op[0] == "free":
+                memory.free(op[1])
+            else:
+                memory.empty_cache()
+            trace.append(("step", *counters()))
+
+    play(ops)
+    return trace
+
+
+def _measured_alone(ops, block, memory, counters, reset, peaks):
+    """`block`'s report, measured as a block that is the only one: the peak counters reset at its start, and
+    read at its end, nothing else resetting them."""
+    found = {}
+
+    def play(steps):
+        for op in steps:
+            if op[0] == "block":
+                if op[1] == block:
+                    reset()
+                    start = counters()
+                play(op[2])
+                if op[1] == block:
+                    found[block] = tuple(peak - at_start for peak, at_start in zip(peaks(), start))
+            elif op[0] == "make":
+                memory.make(op[1], op[2])
+            elif op[0] == "free":
+                memory.free(op[1])
+            else:
+                memory.empty_cache()
+
+    play(ops)
+    return found[block]
+
+
+def _blocks_of(ops):
+    for op in ops:
+        if op[0] == "block":
+            yield op[1]
+            yield from _blocks_of(op[2])
+
+
+def _imitated(ops):
+    counters = nb01.ImitatedCounters()
+    return nb01.ImitatedMemory(counters), counters
+
+
+@host
+@hypothesis.settings(max_examples=60, database=None, deadline=None, derandomize=True)
+@hypothesis.given(nb01.programs())
+def test_block_reports_are_each_block_measured_alone_on_imitated_counters(program):
+    ops = nb01._resolved(program)
+    memory, counters = _imitated(ops)
+    trace = _record(ops, memory, lambda: (counters.allocated, counters.reserved))
+    with inside_check():
+        reports = nb01.block_reports(trace)
+    for block in _blocks_of(ops):
+        memory, fresh = _imitated(ops)
+        alone = _measured_alone(ops, block, memory, lambda c=fresh: (c.allocated, c.reserved), fresh.reset_peaks,
+                                lambda c=fresh: (c.peak_allocated, c.peak_reserved))
+        assert reports[block] == alone, (nb01._program_text(ops), block)
+
+
+@gpu
+@hypothesis.settings(max_examples=25, database=None, deadline=None, derandomize=True)
+@hypothesis.given(nb01.programs())
+def test_block_reports_are_each_block_measured_alone_on_the_gpu(program):
+    """The same on PyTorch's caching allocator: each run starts from an empty cache, so each allocates alike."""
+    ops = nb01._resolved(program)
+
+    def fresh():
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        return nb01.RealMemory()
+
+    def counters():
+        return torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+
+    def peaks():
+        return torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()
+
+    memory = fresh()
+    trace = _record(ops, memory, counters)
+    del memory
+    with inside_check():
+        reports = nb01.block_reports(trace)
+    for block in _blocks_of(ops):
+        memory = fresh()
+        alone = _measured_alone(ops, block, memory, counters, torch.cuda.reset_peak_memory_stats, peaks)
+        del memory
+        assert reports[block] == alone, (nb01._program_text(ops), block)
+    torch.cuda.empty_cache()
+
+
+# ---------------------------------------------------------------- exercise 3: the same draws in a buffer
+SHAPES = [(1, 1), (3, 5), (7, 4096), (1000, 333), (256, 4096)]
+
+
+def _draws(device, shapes=SHAPES):
+    """What torch.rand(n, width) draws, and what a view of a larger buffer gets, both ways, after the same seed."""
+    for n, width in shapes:
+        buffer = torch.empty(n + 3, width, device=device)
+        torch.manual_seed(7)
+        want = torch.rand(n, width, device=device)
+        torch.manual_seed(7)
+        by_uniform = buffer[:n].uniform_().clone()
+        torch.manual_seed(7)
+        by_out = torch.rand(n, width, out=buffer[:n])
+        yield (n, width), want, by_uniform, by_out
+
+
+@host
+def test_a_view_of_a_buffer_draws_what_torch_rand_draws_on_the_cpu():
+    with torch.random.fork_rng(devices=[]):
+        for shape, want, by_uniform, by_out in _draws("cpu"):
+            assert torch.equal(want, by_uniform) and torch.equal(want, by_out), shape
+
+
+@gpu
+def test_a_view_of_a_buffer_draws_what_torch_rand_draws_on_the_gpu():
+    with torch.random.fork_rng(devices=[torch.cuda.current_device()]):
+        for shape, want, by_uniform, by_out in _draws("cuda", [*SHAPES, (4096, 4096)]):
+            assert torch.equal(want, by_uniform) and torch.equal(want, by_out), shape
+            # summed in the buffer, as the solution sums: within a tenth of the check's tolerance of a fresh tensor's
+            assert math.isclose(float(by_out.sum()), float(want.sum()), rel_tol=nb01.RELATIVE / 10), shape
+
+
+# ---------------------------------------------------------------- the generated inputs reach the classes
+@host
+def test_the_checks_try_what_the_old_examples_missed(capsys):
+    """Exercise 1's check tries loops whose largest request lies just over a multiple of 2 MiB (off a block
+    boundary) and loops whose large requests are all under 10 MiB; exercise 2's tries blocks three deep, in
+    generated programs too (not only in the ones it always tries)."""
+    loops = []
+
+    def warm_up_sizes(sizes):
+        loops.append(list(sizes))
+        return least_warm_up(sizes)
+
+    nb01.check_warm_up_sizes(warm_up_sizes)
+    generated = loops[: -len(nb01.WARM_UP_CASES)]
+    assert any(max(s) > 10 * MiB and 0 < max(s) % (2 * MiB) < 512 for s in generated)
+    assert any(MiB < max(s) < 10 * MiB for s in generated)
+
+    depths, open_now = [], [0]
+    right = RIGHT_BLOCKS["open blocks in a list, their peaks kept before each reset"]
+
+    @contextmanager
+    def block_memory():
+        open_now[0] += 1
+        depths.append(open_now[0])
+        try:
+            with right() as report:
+                yield report
+        finally:
+            open_now[0] -= 1
+
+    nb01.check_block_memory(block_memory)
+    assert depths.count(3) > 10, "blocks three deep, in more than the chosen programs"
+    assert capsys.readouterr().out.count("checks passed") == 2
