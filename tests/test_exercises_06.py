@@ -48,6 +48,17 @@ class Test06_precision:
 
 
     @host
+    @pytest.mark.parametrize("kind", nb06.DOT_KINDS)
+    @pytest.mark.parametrize("n", [0, 1, 17, 100])
+    def test_a_dot_products_description_is_the_code_that_makes_it(self, kind, n):
+        """A failure names its input as code a student can run: that code makes the very x and y the check used."""
+        dot = nb06.Dot(kind, n, 0.7, -3.7, 5)
+        made: dict = {"torch": torch}
+        exec(str(dot), made)  # noqa: S102 -- the check's own description of its input
+        x, y = (t[0] for t in dot.inputs())
+        assert torch.equal(made["x"], x) and torch.equal(made["y"], y), str(dot)
+
+    @host
     def test_the_worst_value_at_99_terms_errs_past_the_sqrt_n_estimate(self):
         """The chosen case just past 64 terms: its value's running sum errs by more than sqrt(n) eps sum|x_i|."""
         x, y = (t[0] for t in nb06.Dot("worst", 99, 1.0, 1.0, 0).inputs())
