@@ -24,6 +24,12 @@ def _gamma(n: int) -> float:
     return n * U32 / (1 - n * U32)
 
 
+def _sequential_result(x: torch.Tensor, y: torch.Tensor) -> float:
+    """The check's own running float32 sum of x * y."""
+    with inside_check():
+        return nb06.float32_results(x, y, 0)["a sequential float32 loop"]
+
+
 def _exact_and_terms(x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
     """x . y and sum |x_i y_i|, exactly (math.fsum of float32 products, which float64 holds exactly)."""
     products = [float(a) * float(b) for a, b in zip(x.tolist(), y.tolist())]
@@ -41,7 +47,7 @@ class Test06_precision:
         after another err by 2.5 times sqrt(n) eps sum|x_i y_i| at 2**10, and by 81 times at 2**20; the check's chosen
         cases stand on it.  gamma_n, the guarantee, holds."""
         x, y = (t[0] for t in nb06.Dot("full", n, 0.1, 1.0, 0).inputs())
-        got = nb06.float32_results(x, y, 0)["a sequential float32 loop"]
+        got = _sequential_result(x, y)
         exact, terms = float(x.double().sum()), float(x.double().abs().sum())  # y is all ones: the products are exact
         assert abs(got - exact) > times_sqrt_n * math.sqrt(n) * EPS32 * terms
         assert abs(got - exact) <= _gamma(n) * terms
@@ -62,7 +68,7 @@ class Test06_precision:
     def test_the_worst_value_at_99_terms_errs_past_the_sqrt_n_estimate(self):
         """The chosen case just past 64 terms: its value's running sum errs by more than sqrt(n) eps sum|x_i|."""
         x, y = (t[0] for t in nb06.Dot("worst", 99, 1.0, 1.0, 0).inputs())
-        got = nb06.float32_results(x, y, 0)["a sequential float32 loop"]
+        got = _sequential_result(x, y)
         exact, terms = _exact_and_terms(x, y)
         assert math.sqrt(99) * EPS32 * terms < abs(got - exact) <= _gamma(99) * terms
 
@@ -72,7 +78,7 @@ class Test06_precision:
         """The chosen balance case: a running total of 3072 copies of 0.1, then 1024 of -0.3, ends near 0 and errs by
         over 100 times gamma_n times its largest term, which is why atol must come from the sum of the terms."""
         x, y = (t[0] for t in nb06.Dot("balance", 2**12, 0.1, 1.0, 0).inputs())
-        got = nb06.float32_results(x, y, 0)["a sequential float32 loop"]
+        got = _sequential_result(x, y)
         exact, terms = _exact_and_terms(x, y)
         assert abs(got - exact) > 100 * _gamma(2**12) * float(x.abs().max())
         assert abs(got - exact) <= _gamma(2**12) * terms
@@ -86,7 +92,8 @@ class Test06_precision:
         math.fsum), and the sequential one is a float32 loop written out."""
         x, y = (t[0].contiguous() for t in nb06.Dot(kind, n, 0.7, -3.7, 5).inputs())
         exact, terms = _exact_and_terms(x, y)
-        results = nb06.float32_results(x, y, 5)
+        with inside_check():
+            results = nb06.float32_results(x, y, 5)
         assert len(results) == 7
         for how, got in results.items():
             assert abs(got - exact) <= _gamma(n) * terms, how

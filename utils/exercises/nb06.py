@@ -171,8 +171,10 @@ def _sequential(terms: np.ndarray) -> float:
     return float(np.cumsum(terms, dtype=np.float32)[-1]) if terms.size else 0.0
 
 
+@reference
 def float32_results(x: torch.Tensor, y: torch.Tensor, seed: int) -> dict[str, float]:
-    """x . y computed in float32, in seven orders of addition, by what adds them."""
+    """x . y computed in float32, in seven orders of addition, by what adds them (locked: an answer that measured
+    the errors of the check's own orders would bound those, not every order)."""
     n, products = x.numel(), x * y
     terms = products.numpy()
     rng = np.random.default_rng(seed)
@@ -193,6 +195,7 @@ def float32_results(x: torch.Tensor, y: torch.Tensor, seed: int) -> dict[str, fl
     }
 
 
+@reference
 def _exact(x: torch.Tensor, y: torch.Tensor) -> float:
     """x . y in float64: float32 products are exact there, and its sum errs far less than float32 can see."""
     return float((x.double() * y.double()).sum())

@@ -39,6 +39,15 @@ def largest_measured_error(x, y):
     return 0.0, 2 * max(errors)
 
 
+def the_checks_own_orders(x, y):
+    """Twice the largest error of the check's own seven orders, over 20 shuffles: it would bound those orders,
+    not every order (the check's float32_results is locked as its reference)."""
+    from utils.exercises import nb06
+
+    exact = float((x.double() * y.double()).sum())
+    return 0.0, 2 * max(abs(v - exact) for seed in range(20) for v in nb06.float32_results(x, y, seed).values())
+
+
 WRONG_TOLERANCES = {
     "sqrt(n) * eps * sum|x_i y_i|: the typical error of random rounding, not a bound":
         lambda x, y: (0.0, math.sqrt(x.numel()) * EPS32 * _terms(x, y)),
@@ -58,6 +67,7 @@ WRONG_TOLERANCES = {
     "the guarantee times sqrt(n), for safety": lambda x, y: (
         0.0, math.sqrt(x.numel()) * _gamma(x.numel()) * _terms(x, y)),
     "twice the largest error measured in three orders": largest_measured_error,
+    "twice the largest error of the check's own orders (nb06.float32_results)": the_checks_own_orders,
     "atol and rtol swapped": lambda x, y: (_gamma(x.numel()) * _terms(x, y), 0.0),
     "rtol gamma_n, and atol gamma_n times the largest term (not the sum of them)": lambda x, y: (
         _gamma(x.numel()), _gamma(x.numel()) * float((x.double() * y.double()).abs().max()) if x.numel() else 0.0),
