@@ -1,107 +1,302 @@
-"""Checks for the exercises of notebook 06 (floating-point precision): a tolerance for dot products,
+"""Checks for the exercises of notebook 06 (floating-point precision): a tolerance for float32 dot products,
 an fp16 overflow to fix, and a variance that survives a large mean.
 
-The checks measure rather than compare with one right answer:
+Each is a property over inputs that Hypothesis generates (utils/exercises/properties.py):
 
-- `check_dot_tolerance` computes thousands of random float32 dot products three ways (a sequential
-  loop, torch.sum of the products, a batched matrix product), and asks the student's (rtol, atol)
-  to accept every one of them against float64, and to reject most of those whose inputs were
-  rounded to bfloat16 (what an autocast region does): a tolerance must pass correct results *and*
-  catch a real loss of precision.
-- `check_rms` feeds the student's fp16 RMS function rows whose squares overflow fp16 (values near
-  1e4) and rows whose squares underflow it (values near 1e-4), and asks for an fp16 result within
-  fp16's own rounding of the exact RMS.
-- `check_stable_variance` feeds the student's float32 variance rows where E[x**2] - E[x]**2 cancels
-  catastrophically (mean 1e4, spread 1; rows of different means in one batch; constant rows), easy
-  rows (mean 0, one value, short rows) and large batches, compares with float64 within a tolerance
-  built from float32's eps and section 6's sqrt(n) rule (`variance_allowed`), and watches every torch
-  operation of the answer (`OperationWatch`): float64 inside would only hide the cancellation.
+- `check_dot_tolerance`: dot products of every length from 0 to 2**20, of random terms of any scale and of
+  the inputs tests use most (torch.full, torch.arange, nearly equal values, a balance that climbs and falls
+  back, sorted values), each computed in float32 in seven orders (sequential, backwards, shuffled, strided
+  slices as a GPU's threads, torch.dot, torch.sum, a matrix product): the tolerance must accept every one
+  against the exact value, and, for random inputs of length up to 256, reject at least half of the results
+  whose inputs were rounded to bfloat16.
+- `check_rms`: fp16 tensors of 1 to 4 dimensions (sizes of 0 and odd ones, transposed and strided views),
+  rows from fp16's smallest numbers to its largest, rows of zeros: the RMS over the last dimension, in fp16,
+  within fp16's rounding of the exact one.
+- `check_stable_variance`: float32 rows of any width (odd ones included), means up to 1e6, spreads down to
+  0, and rows whose rounding errors add up (equal values, ramps, sorted values, an outlier first or last):
+  the population variance of each row, computed in float32, within what float32 sums can cost.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
-from functools import cache
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import torch
 
-from . import Exercise, exercise, register
+from . import Checker, Exercise, ExerciseFailed, exercise, is_stub, reference, register
+from .properties import finite, for_all, real, shown, st
 
 NOTEBOOK = "06_precision"
-EPS32 = torch.finfo(torch.float32).eps
+T = TypeVar("T")
+EPS32 = torch.finfo(torch.float32).eps  # 2**-23: the gap above 1; float32's rounding is half of it
+EXAMPLES = 60  # generated cases per check: a right answer's check takes a few tenths of a second
+SHRINKING_S = 0.5  # seconds of shrinking a failure: a case takes a millisecond or so; half a second finds a small one
+
+
+def _simplest_first(ex: Checker, prop: Callable[[T], None], case: T) -> None:
+    """The property on the simplest case, before Hypothesis generates any: an answer that fails there (it returns
+    the wrong type, or a constant) fails at once, with nothing smaller to shrink to.  It counts as one check."""
+    passed = ex.passed
+    try:
+        prop(case)
+    except Exception as error:
+        if not isinstance(error, ExerciseFailed) and not is_stub(error) and not getattr(error, "__notes__", None):
+            error.add_note(f"{ex.name}: your function raised this for {case}")
+        raise
+    ex.passed = passed + 1
+
+
+def _length(shortest: int, longest: int) -> st.SearchStrategy[int]:
+    """A length from `shortest` to `longest` (a power of 2), spread evenly over the powers of 2, odd ones too."""
+    top = longest.bit_length() - 1
+    return st.integers(0, top).flatmap(lambda k: st.integers(max(shortest, 2**k // 2), max(shortest, 2**k)))
 
 
 # ------------------------------------------------------------------------------------------
-# Exercise 1: a tolerance for float32 dot products of length n
+# Exercise 1: a tolerance for float32 dot products
 # ------------------------------------------------------------------------------------------
-DOT_LENGTHS = (16, 256, 4096, 65536)
-BF16_CAUGHT_UP_TO = 4096  # up to this length, a tolerance must catch inputs rounded to bfloat16
-BF16_CAUGHT_SHARE = 0.5  # ... in at least this share of the draws
-DOT_ELEMENTS = 2**22  # per length: 1000 draws of short products, fewer of long ones
+DOT_LONGEST = 2**20  # the longest dot product the task allows; generated ones stop at DOT_GENERATED (a few ms each)
+DOT_GENERATED = 2**14  # (PyTorch splits its CPU work among threads from 32768 elements on: none here)
+CATCH_UP_TO = 256  # for random inputs up to this length, a tolerance must catch inputs rounded to bfloat16 ...
+CATCH_DRAWS = 16  # ... in at least half of this many draws
+DOT_KINDS = ("full", "worst", "arange", "balance", "sorted", "randn", "rand", "near")  # see Dot; the simplest first
+# Values of torch.full that tests use (0.1 and 1/3 are not float32 numbers; 1.0 and 0.5 add exactly)
+DOT_VALUES = (1.0, 0.1, 0.5, 1 / 3, 0.7, 3.7, -0.1, 1.1, 0.0)
+WORST_OF = 16  # a "worst" dot product: of this many values, the one whose running sum errs most
+DOT_EXAMPLES = 30  # generated cases, each a dot product of every kind
 
 
-@cache
-def dot_products(n: int) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor]:
-    """Random dot products of length n, with entries drawn from N(0, 1): (exact, computed, bf16).
+class Dot(NamedTuple):
+    """Two float32 vectors of length n, as a test makes them: `str()` is the code that makes them.
 
-    exact: the float64 results; computed: float32 results by three orders of addition; bf16: the
-    results when the inputs are first rounded to bfloat16 (the rest exact).  All float64 tensors,
-    one entry per draw.  The same draws every call (a fixed seed per length).
+    full: all x_i = a, all y_i = b; worst: all x_i = the value of WORST_OF whose running sum errs most at this
+    length, all y_i = 1; arange: x_i = a * i, y_i = b; balance: x_i = a, then its last quarter -3a (a running
+    total that climbs, then falls back to about 0), y_i = b; sorted: x = a * sorted N(0, 1) numbers, y_i = b; randn,
+    rand: a and b times numbers from N(0, 1) or [0, 1); near: x_i = a * (1 + a thousandth of a number from
+    [0, 1)), y_i = b.
     """
-    draws = min(1000, DOT_ELEMENTS // n)
-    gen = torch.Generator().manual_seed(n)
-    x, y = torch.randn(draws, n, generator=gen), torch.randn(draws, n, generator=gen)
-    exact = (x.double() * y.double()).sum(1)
-    computed = {
-        "a sequential float32 loop": torch.from_numpy(np.cumsum((x * y).numpy(), axis=1, dtype=np.float32)[:, -1]),
-        "torch.sum of the float32 products": (x * y).sum(1),
-        "a batched float32 matrix product": (x[:, None, :] @ y[:, :, None]).flatten(),
+
+    kind: str
+    n: int
+    a: float
+    b: float
+    seed: int
+
+    def inputs(self, draws: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+        """x and y, each of shape (draws, n): the first draw is the one str() makes."""
+        n, a, b = self.n, self.a, self.b
+        made = torch.Generator().manual_seed(self.seed)
+        if self.kind in ("randn", "rand", "near"):
+            xy = (torch.randn if self.kind == "randn" else torch.rand)(draws, 2, n, generator=made)
+            if self.kind == "near":
+                return a * (1 + 1e-3 * xy[:, 0]), torch.full((draws, n), b)
+            return a * xy[:, 0], b * xy[:, 1]
+        if self.kind == "sorted":
+            return a * torch.randn(draws, n, generator=made).sort(dim=-1).values, torch.full((draws, n), b)
+        if self.kind == "arange":
+            return a * torch.arange(n, dtype=torch.float32).expand(draws, n), torch.full((draws, n), b)
+        if self.kind == "balance":
+            x = torch.cat([torch.full((n - n // 4,), a), torch.full((n // 4,), -3 * a)])
+            return x.expand(draws, n), torch.full((draws, n), b)
+        if self.kind == "worst":
+            return torch.full((draws, n), _worst_value(n, self.seed)), torch.ones(draws, n)
+        return torch.full((draws, n), a), torch.full((draws, n), b)
+
+    def __str__(self) -> str:
+        n, a, b = self.n, self.a, self.b
+        made = f"generator=torch.Generator().manual_seed({self.seed})"
+        if self.kind in ("randn", "rand"):
+            return f"xy = torch.{self.kind}(2, {n}, {made}); x, y = {a!r} * xy[0], {b!r} * xy[1]"
+        if self.kind == "near":
+            return f"x = {a!r} * (1 + 1e-3 * torch.rand(2, {n}, {made})[0]); y = torch.full(({n},), {b!r})"
+        if self.kind == "sorted":
+            return f"x = {a!r} * torch.randn({n}, {made}).sort().values; y = torch.full(({n},), {b!r})"
+        if self.kind == "arange":
+            return f"x = {a!r} * torch.arange({n}, dtype=torch.float32); y = torch.full(({n},), {b!r})"
+        if self.kind == "balance":
+            return (f"x = torch.cat([torch.full(({n - n // 4},), {a!r}), torch.full(({n // 4},), {-3 * a!r})]); "
+                    f"y = torch.full(({n},), {b!r})")
+        if self.kind == "worst":
+            return f"x = torch.full(({n},), {_worst_value(n, self.seed)!r}); y = torch.ones({n})"
+        return f"x = torch.full(({n},), {a!r}); y = torch.full(({n},), {b!r})"
+
+
+@functools.cache
+def _worst_value(n: int, seed: int) -> float:
+    """Of WORST_OF float32 values between 1 and 2 (drawn from `seed`), the one whose running float32 sum of n
+    copies errs most: equal terms round the same way while the total stays between two powers of 2, so each
+    value has lengths at which its errors pile up."""
+    values = (1 + np.random.default_rng(seed).integers(0, 2**23, WORST_OF) * 2.0**-23).astype(np.float32)
+    if n == 0:
+        return float(values[0])
+    totals = np.cumsum(np.repeat(values[:, None], n, axis=1), axis=1, dtype=np.float32)[:, -1]
+    return float(values[int(np.argmax(np.abs(totals.astype(np.float64) - n * values.astype(np.float64))))])
+
+
+def _magnitude() -> st.SearchStrategy[float]:
+    """A value of torch.full, or a scale: one that tests use, or one of 2**(k/7) from 2**-10 to 2**10 (most of
+    them not float32 numbers), of either sign."""
+    any_value = st.tuples(st.integers(-70, 70), st.sampled_from((1, -1))).map(lambda v: v[1] * 2.0 ** (v[0] / 7))
+    return st.one_of(st.sampled_from(DOT_VALUES), any_value)
+
+
+class Dots(NamedTuple):
+    """A case of the check: a dot product of each of these kinds, all of length n, with the same a, b and seed."""
+
+    kinds: tuple[str, ...]
+    n: int
+    a: float
+    b: float
+    seed: int
+
+    def each(self) -> list[Dot]:
+        return [Dot(kind, self.n, self.a, self.b, self.seed) for kind in self.kinds]
+
+    def __str__(self) -> str:
+        return f"the dot products of length {self.n} made from a = {self.a!r}, b = {self.b!r} and seed {self.seed}"
+
+
+def dots() -> st.SearchStrategy[Dots]:
+    """Cases of every kind at once, of lengths 0 to DOT_GENERATED (the check adds one of DOT_LONGEST)."""
+    return st.builds(Dots, st.just(DOT_KINDS), _length(0, DOT_GENERATED), _magnitude(), _magnitude(),
+                     st.integers(0, 2**16))
+
+
+def _sequential(terms: np.ndarray) -> float:
+    """A running total in float32, one term after another (np.cumsum adds in exactly this order)."""
+    return float(np.cumsum(terms, dtype=np.float32)[-1]) if terms.size else 0.0
+
+
+@reference
+def float32_results(x: torch.Tensor, y: torch.Tensor, seed: int) -> dict[str, float]:
+    """x . y computed in float32, in seven orders of addition, by what adds them (locked: an answer that measured
+    the errors of the check's own orders would bound those, not every order)."""
+    n, products = x.numel(), x * y
+    terms = products.numpy()
+    rng = np.random.default_rng(seed)
+    slices = int(rng.choice([2, 32, 1024]))
+    padded = np.zeros(-(-n // slices) * slices, dtype=np.float32)  # zeros add nothing
+    padded[:n] = terms
+    slice_sums = np.cumsum(padded.reshape(-1, slices), axis=0, dtype=np.float32)[-1] if n else padded
+    return {
+        "a sequential float32 loop": _sequential(terms),
+        "the same loop, from the last term to the first": _sequential(terms[::-1]),
+        f"the terms in a shuffled order (np.random.default_rng({seed}).permutation(n)), added one after another":
+            _sequential(terms[rng.permutation(n)]),
+        f"{slices} strided slices (as a GPU's threads), each added one after another, then their sums":
+            _sequential(slice_sums),
+        "torch.dot": float(torch.dot(x, y)),
+        "torch.sum of the float32 products": float(products.sum()),
+        "a float32 matrix product, x[None] @ y[:, None]": float(x[None] @ y[:, None]),
     }
-    bf16 = (x.bfloat16().double() * y.bfloat16().double()).sum(1)
-    return exact, {how: got.double() for how, got in computed.items()}, bf16
 
 
-def check_dot_tolerance(dot_tolerance: Callable[[int], tuple[float, float]]) -> None:
-    """dot_tolerance(n) must return (rtol, atol) for comparing a float32 dot product of length n (entries
-    N(0, 1)) with its float64 value, by assert_close's rule |actual - expected| <= atol + rtol * |expected|:
-    loose enough to accept every float32 result, tight enough to catch inputs rounded to bfloat16."""
+@reference
+def _exact(x: torch.Tensor, y: torch.Tensor) -> float:
+    """x . y in float64: float32 products are exact there, and its sum errs far less than float32 can see."""
+    return float((x.double() * y.double()).sum())
+
+
+def _pair(got: object) -> tuple[float, float] | None:
+    """(rtol, atol) from what the answer returned: any two real numbers of any type, in a tuple or a list."""
+    if isinstance(got, (torch.Tensor, np.ndarray)) and tuple(got.shape) == (2,):
+        got = list(got)
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        return None
+    rtol, atol = real(got[0]), real(got[1])
+    return None if rtol is None or atol is None else (rtol, atol)
+
+
+def _dot_hint(case: Dot, how: str, rtol: float, atol: float, exact: float, terms: float) -> str:
+    """What a tolerance that rejects a correct float32 result most likely missed (never the tolerance itself)."""
+    if case.n == 1:
+        return ("even one product is rounded to float32: a dot product of length 1 errs too (n products "
+                "and n - 1 additions round, each by up to half of float32's step)")
+    if abs(exact) < terms / 4 and atol < rtol * terms:
+        return ("the error of a sum comes from its terms, not from its result: after cancellation the result "
+                "can be much smaller than the terms (sum |x_i y_i|), and its rounding errors are not")
+    if case.kind in ("full", "worst", "arange", "near") and ("one after another" in how or "loop" in how):
+        return ("equal (or nearly equal) terms added one after another round the same way at step after step, "
+                "so their errors add up instead of cancelling as random ones do: which of section 6's two "
+                "sizes of the error assumes nothing about the inputs?")
+    return ("the error of a float32 dot product grows with its length and with the size of its terms "
+            "(sum |x_i y_i|, from x and y, not from n alone), whatever order adds them: how large can it be?")
+
+
+def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tuple[float, float]]) -> None:
+    """dot_tolerance(x, y) must return (rtol, atol) for comparing a float32 dot product of x and y with its exact
+    value by assert_close's rule |actual - expected| <= atol + rtol * |expected|: loose enough to accept every
+    float32 result, in any order of additions and for any inputs; tight enough to catch inputs rounded to
+    bfloat16 in at least half of the random draws of length up to CATCH_UP_TO."""
     with exercise("dot_tolerance") as ex:
-        for n in DOT_LENGTHS:
-            tolerance = dot_tolerance(n)
-            ex.expect(isinstance(tolerance, tuple) and len(tolerance) == 2,
-                      f"dot_tolerance({n}) returned {tolerance!r}, not a pair (rtol, atol)",
-                      "return two numbers: return rtol, atol")
-            ex.expect(all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in tolerance),
-                      f"dot_tolerance({n}) returned {tolerance!r}: rtol and atol must be numbers",
-                      "return two Python floats (float(...) turns a NumPy or 0-d tensor value into one)")
-            rtol, atol = (float(t) for t in tolerance)
-            ex.expect(all(math.isfinite(t) and t >= 0 for t in (rtol, atol)),
-                      f"dot_tolerance({n}) returned rtol = {rtol}, atol = {atol}",
-                      "both must be finite and not negative")
-            exact, computed, bf16 = dot_products(n)
-            allowed = atol + rtol * exact.abs()
-            for how, got in computed.items():
-                rejected = int(((got - exact).abs() > allowed).sum())
-                ex.expect(
-                    rejected == 0,
-                    f"for n = {n}, (rtol, atol) = ({rtol:.3g}, {atol:.3g}) rejected {rejected} of "
-                    f"{len(exact)} correct float32 results, computed by {how}",
-                    "the error of a sum comes from its terms, not from its result (which can be near zero): about "
-                    "sqrt(n) * eps times the sum of |x_i * y_i| (what is that sum for N(0, 1) entries, on average?); "
-                    "put it into atol" if atol < EPS32 * n else
-                    "the error of a sum of n terms grows with n: about sqrt(n) * eps times the sum of |x_i * y_i|",
-                )
-            if n <= BF16_CAUGHT_UP_TO:
-                caught = float(((bf16 - exact).abs() > allowed).double().mean())
-                ex.expect(
-                    caught >= BF16_CAUGHT_SHARE,
-                    f"for n = {n}, (rtol, atol) = ({rtol:.3g}, {atol:.3g}) accepted {1 - caught:.0%} of the dot "
-                    "products whose inputs were rounded to bfloat16: it would not notice a loss of 16 bits",
-                    "use float32's eps (2**-23), and sqrt(n) (rounding errors of random sign), not n (the worst "
-                    "case, which almost never happens)",
-                )
+        yours = ex.answer(dot_tolerance)
+
+        def tolerance(case: Dot, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
+            given = x.clone(), y.clone()
+            try:
+                got = yours(*given)
+            except Exception as error:
+                if not isinstance(error, ExerciseFailed) and not is_stub(error):
+                    error.add_note(f"{ex.name}: your function raised this for {case}")
+                raise
+            ex.expect(torch.equal(given[0], x) and torch.equal(given[1], y),
+                      f"dot_tolerance(x, y) changed x or y, for {case}",
+                      "compute on new tensors: x.abs() makes one, x.abs_() changes x")
+            pair = _pair(got)
+            ex.expect(pair is not None, f"for {case}, dot_tolerance(x, y) returned {shown(got)}, not a pair "
+                      "(rtol, atol) of numbers", "return two numbers: return rtol, atol")
+            assert pair is not None
+            ex.expect(all(finite(t) and t >= 0 for t in pair),
+                      f"for {case}, dot_tolerance(x, y) returned rtol = {pair[0]}, atol = {pair[1]}",
+                      "both must be finite and not negative (an empty x and y too)")
+            return pair
+
+        def accepted(case: Dot, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
+            """Every float32 result of x . y passes the answer's tolerance, which it returns."""
+            rtol, atol = tolerance(case, x, y)
+            exact, terms = _exact(x, y), float((x.double() * y.double()).abs().sum())
+            allowed = atol + rtol * abs(exact)
+            for how, got in float32_results(x, y, case.seed).items():
+                if not abs(got - exact) <= allowed:
+                    ex.expect(False, f"for {case} (n = {case.n}), {how} gives {got!r}, {abs(got - exact):.3g} from "
+                              f"the exact {exact!r}; your (rtol, atol) = ({rtol:.3g}, {atol:.3g}) allow {allowed:.3g}",
+                              _dot_hint(case, how, rtol, atol, exact, terms))
+            return rtol, atol
+
+        def holds(case: Dot) -> None:
+            """Every float32 result passes; and, for random inputs up to CATCH_UP_TO long, in each of CATCH_DRAWS
+            draws too, and at least half of the results of those inputs rounded to bfloat16 fail."""
+            if not (case.kind == "randn" and 1 <= case.n <= CATCH_UP_TO and case.a and case.b):
+                accepted(case, *(t[0].contiguous() for t in case.inputs()))
+                return
+            caught = 0
+            for x, y in zip(*case.inputs(CATCH_DRAWS)):
+                rtol, atol = accepted(case, x, y)
+                exact = _exact(x, y)
+                caught += abs(_exact(x.bfloat16(), y.bfloat16()) - exact) > atol + rtol * abs(exact)
+            ex.expect(2 * caught >= CATCH_DRAWS,
+                      f"for {case} and the {CATCH_DRAWS - 1} draws after it (n = {case.n}), your tolerance "
+                      f"accepted {CATCH_DRAWS - caught} of {CATCH_DRAWS} dot products whose inputs were rounded "
+                      f"to bfloat16: for random inputs of length up to {CATCH_UP_TO}, at least half must fail",
+                      "a tolerance far above what float32 can err lets a loss of 16 bits through: use float32's "
+                      "rounding, and a bound no larger than float32 sums need")
+
+        def each_accepted(case: Dots) -> None:
+            for dot in case.each():
+                holds(dot)
+
+        _simplest_first(ex, each_accepted, Dots(("full",), 1, 1.0, 1.0, 0))
+        for_all(ex, dots(), each_accepted, describe=str, examples=DOT_EXAMPLES, budget_s=SHRINKING_S, chosen=[
+            Dots(DOT_KINDS, 0, 1.0, 1.0, 0),
+            Dots(("full",), 2**10, 0.1, 1.0, 0),  # the review's case: 2.5 times the sqrt(n) estimate
+            Dots(("full",), DOT_LONGEST, 0.1, 1.0, 0),  # and 81 times, at the longest length the task allows
+            Dots(("worst",), 99, 1.0, 1.0, 0),  # just past 64 terms, where sqrt(n) stops covering equal terms
+            Dots(("balance",), 2**12, 0.1, 1.0, 0),  # a running total far larger than the result
+            Dots(("randn",), CATCH_UP_TO, 1.0, 1.0, 0)])  # bfloat16 inputs caught at the longest length asked
 
 
 register(Exercise(NOTEBOOK, "dot_tolerance", check_dot_tolerance))
@@ -110,56 +305,145 @@ register(Exercise(NOTEBOOK, "dot_tolerance", check_dot_tolerance))
 # ------------------------------------------------------------------------------------------
 # Exercise 2: an fp16 overflow (and underflow) to find and fix
 # ------------------------------------------------------------------------------------------
-RMS_ROWS, RMS_WIDTH = 64, 1024
-RMS_RELATIVE_ERROR = 2.0**-10  # fp16's own rounding: a float32 computation, rounded once, is within it
+RMS_RELATIVE_ERROR = 2.0**-10  # fp16's own rounding: a float32 computation, rounded once, is within it ...
+RMS_SMALLEST_STEP = 2.0**-24  # ... or within fp16's smallest step, where the RMS is below its normal numbers
 
 
 def rms_inputs() -> dict[str, torch.Tensor]:
-    """fp16 batches (64 rows of 1024) for an RMS function, by what makes them hard."""
-    base = torch.randn(RMS_ROWS, RMS_WIDTH, generator=torch.Generator().manual_seed(6))
-    scales = torch.logspace(-4, 4, RMS_ROWS)[:, None]
+    """fp16 batches (64 rows of 1024) for an RMS function, by what makes them hard (for the notebook to show)."""
+    base = torch.randn(64, 1024, generator=torch.Generator().manual_seed(6))
+    scales = torch.logspace(-4, 4, 64)[:, None]
     return {
         "values about 1": base.half(),
         "values about 1e4 (their squares are over 65504)": (base * 1e4).clamp(-6e4, 6e4).half(),
         "values about 1e-4 (their squares are under fp16's smallest number)": (base * 1e-4).half(),
         "rows from 1e-4 to 1e4": (base * scales).clamp(-6e4, 6e4).half(),
-        "a padding row of zeros": torch.cat([torch.zeros(1, RMS_WIDTH), base[1:]]).half(),
+        "a padding row of zeros": torch.cat([torch.zeros(1, 1024), base[1:]]).half(),
     }
 
 
+class Activations(NamedTuple):
+    """An fp16 tensor of 1 to 4 dimensions: each row (along the last dimension) has its own scale."""
+
+    shape: tuple[int, ...]
+    smallest: float  # rows' scales lie between 10**smallest and 10**largest (values are scale * N(0, 1))
+    largest: float
+    special: str  # "", or a first row of "zeros", of fp16's "largest" values, or of "subnormal" ones
+    layout: str  # "contiguous", "transposed" (its last two dimensions swapped in memory), "strided" (every other)
+    seed: int
+
+    def tensor(self) -> torch.Tensor:
+        rows, width = math.prod(self.shape[:-1]), self.shape[-1]
+        rng = np.random.default_rng(self.seed)
+        scales = 10.0 ** rng.uniform(self.smallest, self.largest, (rows, 1))
+        largest = torch.finfo(torch.float16).max
+        values = np.clip(scales * rng.standard_normal((rows, width)), -largest, largest)
+        if rows and self.special:
+            first = {"zeros": 0.0, "largest": largest, "subnormal": 2.0**-20}[self.special]
+            values[0] = first * np.where(rng.random(width) < 0.5, -1, 1)
+        x = torch.from_numpy(values).half().reshape(self.shape)
+        if self.layout == "transposed" and len(self.shape) >= 2:
+            return x.transpose(-1, -2).contiguous().transpose(-1, -2)
+        if self.layout == "strided":
+            return torch.stack([x, torch.zeros_like(x)], dim=-1).flatten(-2)[..., ::2]
+        return x
+
+    def __str__(self) -> str:
+        scales = (f"scales {10**self.smallest:.2g} to {10**self.largest:.2g}" if self.smallest != self.largest
+                  else f"scale {10**self.smallest:.2g}")
+        special = {"": "", "zeros": ", the first a row of zeros", "largest": ", the first of ±65504",
+                   "subnormal": ", the first of ±2**-20 (below fp16's normal numbers)"}[self.special]
+        viewed = self.layout == "strided" or (self.layout == "transposed" and len(self.shape) >= 2)
+        layout = f", a {self.layout} view" if viewed else ""
+        return f"an fp16 tensor of shape {self.shape} (rows of {scales}{special}{layout})"
+
+
+def activations() -> st.SearchStrategy[Activations]:
+    """fp16 tensors of 1 to 4 dimensions, sizes of 0 included, at most 2**13 values; rows' scales anywhere
+    from fp16's smallest numbers to its largest."""
+    width = _length(1, 512)
+    leading = st.lists(st.integers(0, 5), min_size=0, max_size=3)
+    shape = st.tuples(leading, width).map(lambda s: (*s[0], s[1])).filter(lambda s: math.prod(s) <= 2**13)
+    exponent = st.integers(-15, 9).map(lambda e: e / 2)  # scales 10**-7.5 to 10**4.5
+    return st.builds(lambda shape, e, f, special, layout, seed: Activations(shape, min(e, f), max(e, f), special,
+                                                                            layout, seed),
+                     shape, exponent, exponent, st.sampled_from(("", "zeros", "largest", "subnormal")),
+                     st.sampled_from(("contiguous", "transposed", "strided")), st.integers(0, 2**16))
+
+
+@reference
+def rms_exact(x: torch.Tensor) -> torch.Tensor:
+    """The RMS along the last dimension, in float64 (for comparing, not for the exercise)."""
+    return x.double().square().mean(dim=-1).sqrt()
+
+
+def _worst(excess: torch.Tensor) -> tuple[int, ...]:
+    """The index of the largest value of a tensor of any shape (a 0-d one included)."""
+    return tuple(int(i) for i in np.unravel_index(int(excess.argmax()), tuple(excess.shape)))
+
+
+def _row(x: torch.Tensor, index: tuple[int, ...]) -> str:
+    """Row `index` of x, for a message: its values if it is short, else its size and largest value."""
+    row = x[index].double()
+    name = f"row {list(index)}" if index else "x"
+    if row.numel() <= 6:
+        return f"{name} = {[float(v) for v in row]}"
+    return f"{name} ({row.numel()} values, the largest {float(row.abs().max()):.3g} in magnitude)"
+
+
 def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
-    """rms(x) must return sqrt(mean(x**2)) along the last dimension of an fp16 tensor, as fp16, within
-    fp16's rounding of the exact value, for values whose squares overflow or underflow fp16."""
+    """rms(x) must return sqrt(mean(x**2)) along the last dimension of an fp16 tensor of 1 to 4 dimensions, as
+    fp16, within fp16's rounding of the exact value, for values whose squares overflow or underflow fp16."""
     with exercise("rms") as ex:
-        for name, x in rms_inputs().items():
+        yours = ex.answer(rms)
+
+        def holds(case: Activations) -> None:
+            x = case.tensor()
             before = x.clone()
-            got = rms(x)
-            ex.expect(isinstance(got, torch.Tensor), f"returned a {type(got).__name__}, not a tensor",
-                      "return a tensor: one RMS per row")
-            ex.expect(torch.equal(x, before), "changed its input", "compute on a copy (x.float() makes one)")
-            ex.expect(tuple(got.shape) == (RMS_ROWS,), f"for a {tuple(x.shape)} input, returned shape "
-                      f"{tuple(got.shape)}, expected ({RMS_ROWS},)", "reduce the last dimension only: mean(dim=-1)")
+            got = yours(x)
+            if not isinstance(got, torch.Tensor):
+                ex.expect(False, f"for {case}, returned {shown(got)}, not a tensor", "return a tensor: one RMS for "
+                          "each row")
+            assert isinstance(got, torch.Tensor)
+            ex.expect(torch.equal(x, before), f"for {case}, changed its input",
+                      "an operation in place (a method whose name ends in _) changed x: compute on new tensors")
+            want_shape = tuple(x.shape[:-1])
+            ex.expect(tuple(got.shape) == want_shape,
+                      f"for {case}, returned shape {tuple(got.shape)}, expected {want_shape}",
+                      "the RMS is over the last dimension only: one value for each index of the other dimensions, "
+                      "however many there are (a tensor's last dimension is not always its second)")
             ex.expect(got.dtype == torch.float16,
-                      f"returned {got.dtype}: the model around this function works in float16",
-                      "compute in float32 inside, then convert the result back: .to(x.dtype)")
-            ex.expect(bool(torch.isfinite(got).all()), f"with {name}, returned inf or NaN",
-                      "a row of zeros has an RMS of 0: whatever you divide by must not be 0 there (0/0 is NaN)"
-                      if "zeros" in name else
-                      "x**2 overflows fp16 as soon as |x| > 255, before any sum: accumulating in float32 "
-                      "(mean(dtype=...)) is too late; square in float32")
-            want = x.double().pow(2).mean(-1).sqrt()
-            ex.expect(bool((got[want == 0] == 0).all()), f"with {name}, a row of zeros got an RMS of "
-                      f"{got[want == 0].tolist()}", "the RMS of a row of zeros is 0")
-            error = float(((got.double() - want).abs() / want.clamp(min=1e-300))[want > 0].max())
-            ex.expect(
-                error <= RMS_RELATIVE_ERROR,
-                f"with {name}, the largest relative error is {error:.1e}, more than fp16's rounding "
-                f"(2**-10 = {RMS_RELATIVE_ERROR:.1e})",
-                "squares of values near 1e-4 are below fp16's smallest number and become 0: square in float32"
-                if bool((got == 0).any()) else
-                "fp16 cannot hold such squares well (under 6e-5 they lose precision), and bfloat16 has the range "
-                "but only 8 bits: compute the squares and the mean in float32",
-            )
+                      f"for {case}, returned {got.dtype}: the model around this function works in float16",
+                      "whatever you compute in, the model expects the dtype it gave you back")
+            if not got.numel():
+                return
+            got64, want = got.double(), rms_exact(x)
+            bad = ~torch.isfinite(got64)
+            if bool(bad.any()):
+                index = _worst(bad.double())
+                ex.expect(False, f"for {case}, {_row(x, index)}: returned {float(got64[index])}",
+                          "a row of zeros has an RMS of 0: whatever you divide by must not be 0 there (0/0 is NaN)"
+                          if float(want[index]) == 0 else
+                          "x**2 overflows fp16 as soon as |x| > 255, before any sum sees it: a sum that accumulates "
+                          "in float32 comes too late. Where must the wider format begin?")
+            error = (got64 - want).abs()
+            allowed = RMS_RELATIVE_ERROR * want + RMS_SMALLEST_STEP * (want > 0)
+            if bool((error <= allowed).all()):
+                return
+            index = _worst(error - allowed)
+            ex.expect(False, f"for {case}, {_row(x, index)}: returned {float(got64[index]):.6g}, the exact RMS is "
+                      f"{float(want[index]):.6g}" + (f" (a relative error of {float(error[index] / want[index]):.1e}, "
+                                                     f"more than fp16's rounding, 2**-10)" if want[index] > 0 else ""),
+                      "the RMS of a row of zeros is 0" if float(want[index]) == 0 else
+                      "squares of values below about 2.4e-4 are below fp16's smallest number: they become 0 before "
+                      "any sum sees them" if float(got64[index]) == 0 else
+                      "fp16 keeps fewer bits of numbers under 6e-5, and bfloat16 has the range but only 8 bits: "
+                      "which format holds these squares, and their mean, with both?")
+
+        _simplest_first(ex, holds, Activations((1,), 0.0, 0.0, "", "contiguous", 0))
+        for_all(ex, activations(), holds, describe=str, examples=EXAMPLES, budget_s=SHRINKING_S, chosen=[
+            Activations((3, 4, 7), 4.0, 4.0, "", "contiguous", 1), Activations((0, 5), 0.0, 0.0, "", "contiguous", 2),
+            Activations((1000,), -4.0, -4.0, "", "contiguous", 3)])
 
 
 register(Exercise(NOTEBOOK, "rms", check_rms))
@@ -168,18 +452,19 @@ register(Exercise(NOTEBOOK, "rms", check_rms))
 # ------------------------------------------------------------------------------------------
 # Exercise 3: a variance without catastrophic cancellation (CPU)
 # ------------------------------------------------------------------------------------------
-# Section 6's sqrt(n) rule is what errors typically are, not a bound; and Welford's running mean carries its
-# rounding from one step to the next, so its errors add up less randomly (up to 2.8 times the estimate here).
-VARIANCE_SLACK = 8
+VARIANCE_SLACK = 2  # times the error that float32 sums of n terms may make in any order (variance_allowed)
+VARIANCE_WIDEST = 2**10
 # What the exercise asks to write, from means and sums (torch.var's CPU kernel accumulates in float64, unseen)
 LIBRARY_VARIANCE = frozenset({"var", "std", "var_mean", "std_mean", "cov", "corrcoef",
                               "layer_norm", "batch_norm", "group_norm", "instance_norm"})
 LEAVES_TORCH = frozenset({"item", "tolist", "numpy", "__array__", "__float__"})  # to Python floats or NumPy
 FLOAT64 = (torch.float64, torch.complex128)
+ROW_SHAPES = ("normal", "constant", "two values", "ramp", "sorted", "outlier first", "outlier last", "spike",
+              "uniform")
 
 
 def variance_inputs() -> dict[str, torch.Tensor]:
-    """float32 batches for a variance along the last dimension, by what makes them hard; the same every call."""
+    """float32 batches for a variance along the last dimension, by what makes them hard (for the notebook to show)."""
     gen = torch.Generator().manual_seed(3)
 
     def normal(*shape: int) -> torch.Tensor:
@@ -200,27 +485,86 @@ def variance_inputs() -> dict[str, torch.Tensor]:
     }
 
 
+class Row(NamedTuple):
+    """One row of a batch: `mean + spread * r`, for r of one of the ROW_SHAPES: numbers from N(0, 1) (normal,
+    sorted, and with the first or the last 60 out), from [-1, 1) (uniform), zeros (constant), 1 and -1 in turn
+    (two values), from -1 to 1 in equal steps (ramp), or one 1 among zeros (spike)."""
+
+    shape: str
+    mean: float
+    spread: float
+
+    def values(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        r = {"normal": lambda: rng.standard_normal(n), "uniform": lambda: rng.uniform(-1, 1, n),
+             "constant": lambda: np.zeros(n), "two values": lambda: np.where(np.arange(n) % 2, -1.0, 1.0),
+             "ramp": lambda: np.linspace(-1, 1, n), "sorted": lambda: np.sort(rng.standard_normal(n)),
+             "outlier first": lambda: rng.standard_normal(n) + 60 * (np.arange(n) == 0),
+             "outlier last": lambda: rng.standard_normal(n) + 60 * (np.arange(n) == n - 1),
+             "spike": lambda: 1.0 * (np.arange(n) == rng.integers(n))}[self.shape]()
+        return self.mean + self.spread * r
+
+    def __str__(self) -> str:
+        return f"{self.shape}, mean {self.mean:.4g}, spread {self.spread:.3g}"
+
+
+class Readings(NamedTuple):
+    """A float32 batch of rows, each of n values, each row its own kind (`Row`)."""
+
+    n: int
+    rows: tuple[Row, ...]
+    transposed: bool  # stored column by column (x.T.contiguous().T): the same values, another layout
+    seed: int
+
+    def tensor(self) -> torch.Tensor:
+        rng = np.random.default_rng(self.seed)
+        values = np.array([row.values(self.n, rng) for row in self.rows]).reshape(len(self.rows), self.n)
+        x = torch.from_numpy(values.astype(np.float32))
+        return x.T.contiguous().T if self.transposed else x
+
+    def __str__(self) -> str:
+        layout = ", stored column by column" if self.transposed else ""
+        return f"a float32 batch of shape {(len(self.rows), self.n)}{layout}"
+
+
+def readings() -> st.SearchStrategy[Readings]:
+    """Batches of 1 to 4 rows of 1 to VARIANCE_WIDEST values (odd widths too), each row of its own kind, mean
+    (0, or 10**-3 to 10**6 of either sign) and spread (0, or 10**-3 to 10**3)."""
+    mean = st.one_of(st.just(0.0), st.integers(-6, 12).map(lambda e: 10.0 ** (e / 2)),
+                     st.integers(-6, 12).map(lambda e: -(10.0 ** (e / 2))))
+    spread = st.one_of(st.integers(-6, 6).map(lambda e: 10.0 ** (e / 2)), st.just(0.0))
+    row = st.builds(Row, st.sampled_from(ROW_SHAPES), mean, spread)
+    return st.builds(Readings, _length(1, VARIANCE_WIDEST), st.lists(row, min_size=1, max_size=4).map(tuple),
+                     st.booleans(), st.integers(0, 2**16))
+
+
+@reference
 def variance_exact(x: torch.Tensor) -> torch.Tensor:
     """The population variance of each row of x, computed in float64 (for comparing, not for the exercise)."""
-    return x.double().var(dim=-1, correction=0)
+    return _variance64(x)
 
 
+def _variance64(x: torch.Tensor) -> torch.Tensor:
+    xd = x.double()
+    return (xd - xd.mean(dim=-1, keepdim=True)).square().mean(dim=-1)
+
+
+@reference
 def variance_allowed(x: torch.Tensor) -> torch.Tensor:
     """How far a float32 variance of each row of x may be from the exact one (float64, one per row).
 
-    Section 6's rule: a reduction of n terms errs by about sqrt(n) eps times the sum of the magnitudes
-    of its terms.  With v the variance and a = mean|x| of a row:
-    - the sum of the n squared deviations d**2 errs by sqrt(n) eps v;
-    - each deviation d = x - mean is computed from numbers of size |x|, so it errs by about eps |x|,
-      and d**2 by 2 eps |x| |d|: added with random signs, 2 eps a sqrt(v / n);
-    - the mean errs by about sqrt(n) eps a (a sum of numbers of size a), and the mean square about a
-      wrong mean exceeds the variance by that error squared: n eps**2 a**2.
-    A two-pass, Welford or shifted computation stays within these; E[x**2] - E[x]**2 does not: E[x**2]
-    is about a**2, and its own rounding, eps a**2, is more than n eps**2 a**2 for any n below 1/eps.
+    float32 sums of n terms, in any order, err by at most about n * eps/2 times the sum of their magnitudes
+    (section 6's guarantee; typical errors are smaller, but rows of equal values or ramps reach it). A variance
+    computed in float32 may therefore be the exact variance of values each moved by f = n * eps of themselves,
+    and err by f of itself on top. With v the variance and a = sqrt(mean(x**2)) of a row, moving each value by
+    f of itself changes the variance by up to 2 f sqrt(v) a + (f a)**2. Two passes, Welford's update, merged
+    chunks and a shift by one of the row's values stay within that (VARIANCE_SLACK spares them a factor);
+    E[x**2] - E[x]**2 does not once |mean| / sqrt(v) is large next to n: its own rounding of E[x**2], about
+    eps a**2 / 2, is then more.
     """
     n, xd = x.shape[-1], x.double()
-    v, a = xd.var(dim=-1, correction=0), xd.abs().mean(dim=-1)
-    return VARIANCE_SLACK * EPS32 * (math.sqrt(n) * v + 2 * a * (v / n).sqrt() + n * EPS32 * a**2)
+    v, a = _variance64(x), xd.square().mean(dim=-1).sqrt()
+    f = n * EPS32
+    return VARIANCE_SLACK * (2 * f * v.sqrt() * a + (f * a) ** 2 + f * v)
 
 
 class OperationWatch(torch.overrides.TorchFunctionMode):
@@ -258,58 +602,79 @@ def _names(calls: list[str]) -> str:
 
 
 def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor]) -> None:
-    """stable_variance(x) must return the population variance of each row of a float32 2-D tensor, as
-    float32, within `variance_allowed` of float64's, computed in float32: no float64 tensor, no Python
-    floats or NumPy, no torch.var (OperationWatch sees each), and the input left as it was."""
+    """stable_variance(x) must return the population variance of each row of a float32 2-D tensor, as float32,
+    within `variance_allowed` of float64's, computed in float32: no float64 tensor, no Python floats or NumPy,
+    no torch.var (OperationWatch sees each), and the input left as it was."""
     with exercise("stable_variance") as ex:
-        for name, x in variance_inputs().items():
-            rows = x.shape[0]
+        yours = ex.answer(stable_variance)
+
+        def holds(case: Readings) -> None:
+            x = case.tensor()
             before, watch = x.clone(), OperationWatch()
             with watch:
-                got = stable_variance(x)
-            ex.expect(isinstance(got, torch.Tensor), f"with {name}, returned a {type(got).__name__}, not a tensor",
-                      "return a tensor: one variance per row")
-            ex.expect(torch.equal(x, before), "changed its input", "compute on new tensors, not in place")
-            ex.expect(got.dtype == torch.float32, f"with {name}, returned {got.dtype}",
-                      "return float32, the dtype of the input: computing in float32 is the exercise")
-            ex.expect(tuple(got.shape) == (rows,), f"for a {tuple(x.shape)} input, returned shape {tuple(got.shape)}, "
-                      f"expected ({rows},)", "one variance per row: reduce the last dimension only")
-            ex.expect(not watch.library, f"called {_names(watch.library)}",
-                      "write the variance from means and sums yourself: torch.var and its relatives are what this "
-                      "exercise is about (on the CPU they accumulate in float64)")
-            ex.expect(not watch.left_torch, f"left torch for Python numbers or NumPy ({_names(watch.left_torch)})",
-                      "Python floats and NumPy compute in float64: keep the computation in float32 tensors")
-            ex.expect(not watch.float64, f"made float64 tensors ({_names(watch.float64)})",
-                      "float64 only moves the problem to larger means: find a way that is accurate in float32 "
-                      "(what does E[x**2] - E[x]**2 lose when the mean is large?)")
-            ex.expect(bool(torch.isfinite(got).all()), f"with {name}, returned inf or NaN",
-                      "a row whose values are all equal has variance 0: do not divide by something that is 0 "
-                      "there (a row of one value included)")
-            ex.expect(bool((got >= 0).all()), f"with {name}, returned a negative variance, {float(got.min()):.4g}",
-                      "a mean of squares is never negative: a negative result is a difference of two nearly equal "
-                      "numbers that lost its digits (catastrophic cancellation)")
+                got = yours(x)
+            _variance_returned(ex, case, x, before, watch, got)
+            assert isinstance(got, torch.Tensor)
             exact, allowed = variance_exact(x), variance_allowed(x)
             error = (got.double() - exact).abs()
-            row = int((error / allowed).argmax())
-            ex.expect(bool((error <= allowed).all()),
-                      f"with {name}, row {row}: returned {float(got[row]):.6g}, the exact variance is "
-                      f"{float(exact[row]):.6g} (allowed error {float(allowed[row]):.2g})",
-                      _accuracy_hint(x, got, exact, allowed))
+            worst = int((error - allowed).argmax())
+            row, value = case.rows[worst], float(got[worst])
+            if not bool((error <= allowed).all()):
+                ex.expect(False, f"for {case}, row {worst} ({row}, seed {case.seed}): returned {value:.6g}, the exact "
+                          f"variance is {float(exact[worst]):.6g}, {float(error[worst]):.2g} away (allowed: "
+                          f"{float(allowed[worst]):.2g})",
+                          _accuracy_hint(x[worst], value, float(exact[worst]), float(allowed[worst])))
+
+        _simplest_first(ex, holds, Readings(1, (Row("normal", 0.0, 1.0),), False, 0))
+        for_all(ex, readings(), holds, describe=str, examples=EXAMPLES, budget_s=SHRINKING_S, chosen=[
+            Readings(4096, (Row("normal", 1e4, 1.0), Row("outlier first", 1e4, 1.0), Row("outlier last", 0.0, 1.0)),
+                     False, 0),
+            Readings(1000, (Row("constant", 1e4, 0.0), Row("normal", 0.0, 1.0)), True, 1)])
 
 
-def _accuracy_hint(x: torch.Tensor, got: torch.Tensor, exact: torch.Tensor, allowed: torch.Tensor) -> str:
+def _variance_returned(ex: Checker, case: Readings, x: torch.Tensor, before: torch.Tensor, watch: OperationWatch,
+                       got: object) -> None:
+    """What the answer returned is one float32 variance per row, computed in float32, without torch.var."""
+    rows = x.shape[0]
+    if not isinstance(got, torch.Tensor):
+        ex.expect(False, f"for {case}, returned {shown(got)}, not a tensor", "return a tensor: one variance per row")
+    assert isinstance(got, torch.Tensor)
+    ex.expect(torch.equal(x, before), f"for {case}, changed its input", "compute on new tensors, not in place")
+    ex.expect(not watch.library, f"called {_names(watch.library)}",
+              "write the variance from means and sums yourself: torch.var and its relatives are what this "
+              "exercise is about (on the CPU they accumulate in float64)")
+    ex.expect(not watch.left_torch, f"left torch for Python numbers or NumPy ({_names(watch.left_torch)})",
+              "Python floats and NumPy compute in float64: keep the computation in float32 tensors")
+    ex.expect(not watch.float64, f"made float64 tensors ({_names(watch.float64)})",
+              "float64 only moves the problem to larger means: find a way that is accurate in float32 "
+              "(what does E[x**2] - E[x]**2 lose when the mean is large?)")
+    ex.expect(got.dtype == torch.float32, f"for {case}, returned {got.dtype}",
+              "return float32, the dtype of the input: computing in float32 is the exercise")
+    ex.expect(tuple(got.shape) == (rows,), f"for {case}, returned shape {tuple(got.shape)}, expected ({rows},)",
+              "one variance per row: reduce the last dimension only")
+    finite = torch.isfinite(got)
+    if not bool(finite.all()):
+        row = int((~finite).nonzero()[0])
+        ex.expect(False, f"for {case}, row {row} ({case.rows[row]}, seed {case.seed}): returned {float(got[row])}",
+                  "a row whose values are all equal has variance 0: do not divide by something that is 0 there (a "
+                  "row of one value included)")
+
+
+def _accuracy_hint(row: torch.Tensor, got: float, exact: float, allowed: float) -> str:
     """What a variance that is too far from the exact one most likely got wrong."""
-    n = x.shape[-1]
-    sample = exact * n / max(n - 1, 1)
-    if n > 1 and bool(((got.double() - sample).abs() <= allowed + EPS32 * sample).all()):
+    n = row.numel()
+    if n > 1 and abs(got - exact * n / (n - 1)) <= allowed + EPS32 * exact * n:
         return "that is the sample variance (divided by n - 1): the population variance divides by n"
-    relative = float(((got.double() - exact).abs() / exact.clamp(min=1e-30)).max())
-    if float(x.double().mean(dim=-1).abs().max()) < 1 and relative > 1e-2:
-        return ("with mean 0 there is no cancellation to fear: compute the mean of the squared deviations from "
-                "each row's own mean, along the last dimension")
+    if got < 0:
+        return ("a mean of squares is never negative: a negative result is a difference of two nearly equal "
+                "numbers that lost their digits (catastrophic cancellation)")
+    mean = float(row.double().mean())
+    if abs(mean) ** 2 < 4 * exact:
+        return ("nothing here cancels (the mean is small next to the spread): compute the mean of the squared "
+                "deviations from each row's own mean, over all of the row's values")
     return ("E[x**2] and E[x]**2 are both about mean**2, so their difference keeps only the digits below float32's "
             "rounding of mean**2 (catastrophic cancellation), and so does any sum of squares taken about a number "
-            "far from a row's mean: subtract something close to each row's own mean before squaring")
+            "far from a row's mean: which numbers could you square instead, so that nothing that large is squared?")
 
 
 register(Exercise(NOTEBOOK, "stable_variance", check_stable_variance))

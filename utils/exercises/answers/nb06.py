@@ -5,28 +5,98 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
-EPS32 = torch.finfo(torch.float32).eps
+EPS32 = torch.finfo(torch.float32).eps  # 2**-23
+U32 = EPS32 / 2  # float32's unit of rounding
 TERMS = 2 / math.pi  # E|x * y| for independent N(0, 1) x and y
 
 
 # ---------------------------------------------------------------- exercise 1: dot_tolerance (CPU)
+def _terms(x, y) -> float:
+    """sum |x_i y_i|, the size of the terms, in float64."""
+    return float((x.double() * y.double()).abs().sum())
+
+
+def _gamma(n: int, u: float = U32) -> float:
+    """gamma_n = n u / (1 - n u): the guaranteed relative error of a sum of n terms, in any order."""
+    return n * u / (1 - n * u)
+
+
+def guaranteed(x, y):
+    """The solution's answer: float32's guarantee for any order and any input, from the terms of these x and y."""
+    return 0.0, _gamma(x.numel()) * _terms(x, y)
+
+
+def largest_measured_error(x, y):
+    """Measures instead of bounding: twice the largest error of the orders it knows (a sequential loop,
+    torch.sum, torch.dot). Another order, one a GPU uses, errs more."""
+    exact = float((x.double() * y.double()).sum())
+    products = (x * y).numpy()
+    sequential = float(np.cumsum(products, dtype=np.float32)[-1]) if products.size else 0.0
+    errors = [abs(float(got) - exact) for got in (sequential, (x * y).sum(), torch.dot(x, y))]
+    return 0.0, 2 * max(errors)
+
+
+def the_checks_own_orders(x, y):
+    """Twice the largest error of the check's own seven orders, over 20 shuffles: it would bound those orders,
+    not every order (the check's float32_results is locked as its reference)."""
+    from utils.exercises import nb06
+
+    exact = float((x.double() * y.double()).sum())
+    return 0.0, 2 * max(abs(v - exact) for seed in range(20) for v in nb06.float32_results(x, y, seed).values())
+
+
 WRONG_TOLERANCES = {
-    "assert_close's float32 defaults": lambda n: (1.3e-6, 1e-5),
-    "assert_close's bfloat16 defaults": lambda n: (1.6e-2, 1e-5),
-    "relative only: rtol = sqrt(n) * eps": lambda n: (math.sqrt(n) * EPS32, 0.0),
-    "without the size of the terms: atol = sqrt(n) * eps": lambda n: (0.0, math.sqrt(n) * EPS32),
-    "the worst case: n * eps * sum|x_i y_i|": lambda n: (0.0, n * EPS32 * n * TERMS),
-    "fp16's eps instead of float32's": lambda n: (0.0, math.sqrt(n) * 2.0**-10 * n * TERMS),
+    "sqrt(n) * eps * sum|x_i y_i|: the typical error of random rounding, not a bound":
+        lambda x, y: (0.0, math.sqrt(x.numel()) * EPS32 * _terms(x, y)),
+    "sqrt(n) * eps * sum|x_i y_i|, with a slack of 4": lambda x, y: (
+        0.0, 4 * math.sqrt(x.numel()) * EPS32 * _terms(x, y)),
+    "assert_close's float32 defaults": lambda x, y: (1.3e-6, 1e-5),
+    "assert_close's bfloat16 defaults": lambda x, y: (1.6e-2, 1e-5),
+    "relative only: rtol = gamma_n, no atol": lambda x, y: (_gamma(x.numel()), 0.0),
+    "the size of the result, not of the terms: gamma_n * |x . y|": lambda x, y: (
+        0.0, _gamma(x.numel()) * abs(float((x.double() * y.double()).sum()))),
+    "from n alone, for N(0, 1) entries (the guarantee times E|x y| = 2/pi)": lambda x, y: (
+        0.0, _gamma(x.numel()) * x.numel() * TERMS),
+    "n - 1 roundings: the additions only, not the products": lambda x, y: (0.0, _gamma(x.numel() - 1) * _terms(x, y)),
+    "fp16's unit of rounding instead of float32's": lambda x, y: (0.0, x.numel() * 2.0**-11 * _terms(x, y)),
+    "the product of the 1-norms, sum|x_i| * sum|y_i|, for the terms": lambda x, y: (
+        0.0, _gamma(x.numel()) * float(x.double().abs().sum() * y.double().abs().sum())),
+    "the guarantee times sqrt(n), for safety": lambda x, y: (
+        0.0, math.sqrt(x.numel()) * _gamma(x.numel()) * _terms(x, y)),
+    "twice the largest error measured in three orders": largest_measured_error,
+    "twice the largest error of the check's own orders (nb06.float32_results)": the_checks_own_orders,
+    "atol and rtol swapped": lambda x, y: (_gamma(x.numel()) * _terms(x, y), 0.0),
+    "rtol gamma_n, and atol gamma_n times the largest term (not the sum of them)": lambda x, y: (
+        _gamma(x.numel()), _gamma(x.numel()) * float((x.double() * y.double()).abs().max()) if x.numel() else 0.0),
+    "sqrt(n) below 100 terms, the guarantee above": lambda x, y: (
+        0.0, (math.sqrt(x.numel()) * EPS32 if x.numel() < 100 else _gamma(x.numel())) * _terms(x, y)),
 }
 RIGHT_TOLERANCES = {
-    "an rtol as well": lambda n: (math.sqrt(n) * EPS32, math.sqrt(n) * EPS32 * n * TERMS),
-    "twice the slack": lambda n: (0.0, 2 * math.sqrt(n) * EPS32 * n * TERMS),
+    "n * eps (twice the guarantee), in a list, the terms summed in float32": lambda x, y: [
+        0.0, x.numel() * EPS32 * float((x * y).abs().sum())],
+    "a NumPy rtol and a 0-d tensor atol": lambda x, y: (np.float64(0.0), torch.tensor(guaranteed(x, y)[1])),
+    "an rtol as well, and the norms instead of the terms (Cauchy-Schwarz)": lambda x, y: (
+        _gamma(x.numel()), _gamma(x.numel()) * float(x.double().norm() * y.double().norm())),
 }
 
 
 # ---------------------------------------------------------------- exercise 2: rms (CPU)
+def rms_numpy(x):
+    """Right: NumPy in float32 (torch.as_tensor, not from_numpy: a 1-D input gives a NumPy scalar)."""
+    values = x.numpy().astype(np.float32)
+    return torch.as_tensor(np.sqrt(np.mean(np.square(values), axis=-1))).to(x.dtype)
+
+
+def rms_guarded_scale(x):
+    """Right: each row scaled by its largest |value| (1 for a row of zeros), in float32."""
+    xf = x.float()
+    scale = xf.abs().amax(dim=-1, keepdim=True).clamp(min=1e-30)
+    return ((xf / scale).square().mean(dim=-1).sqrt() * scale.squeeze(-1)).to(x.dtype)
+
+
 WRONG_RMS = {
     "the original: squares in fp16": lambda x: x.pow(2).mean(-1).sqrt(),
     "accumulates in float32, but squares in fp16": lambda x: x.pow(2).mean(-1, dtype=torch.float32).sqrt().to(x.dtype),
@@ -37,11 +107,28 @@ WRONG_RMS = {
     "scaled by each row's largest value (0/0 on a row of zeros)": lambda x: (
         (x.float() / x.float().abs().amax(-1, keepdim=True)).square().mean(-1).sqrt()
         * x.float().abs().amax(-1)).to(x.dtype),
+    "over every dimension after the first (right for 1-D and 2-D only)": lambda x: x.float().pow(2).mean(
+        dim=tuple(range(1, x.dim()))).sqrt().to(x.dtype),
+    "rows flattened to (-1, d): a flat result (right for 2-D only)": lambda x: x.reshape(-1, x.shape[-1]).float().pow(
+        2).mean(-1).sqrt().to(x.dtype),
+    "keepdim=True": lambda x: x.float().pow(2).mean(-1, keepdim=True).sqrt().to(x.dtype),
+    "the mean of the squares back in fp16 before the square root": lambda x: x.float().pow(2).mean(-1).to(
+        x.dtype).sqrt(),
+    "squares in float32, back in fp16 before the mean": lambda x: x.float().pow(2).to(x.dtype).mean(
+        -1, dtype=torch.float32).sqrt().to(x.dtype),
+    "the mean absolute value": lambda x: x.float().abs().mean(-1).to(x.dtype),
+    "an eps of 1e-6 under the root, as rms_norm has": lambda x: (x.float().pow(2).mean(-1) + 1e-6).sqrt().to(x.dtype),
+    "squeeze() after keepdim=True (drops every dimension of size 1)": lambda x: x.float().pow(2).mean(
+        -1, keepdim=True).sqrt().squeeze().to(x.dtype),
 }
 RIGHT_RMS = {
     "vector_norm in float32": lambda x: (torch.linalg.vector_norm(x.float(), dim=-1)
                                          / math.sqrt(x.shape[-1])).to(x.dtype),
     "float64 inside": lambda x: x.double().square().mean(-1).sqrt().to(x.dtype),
+    "NumPy in float32": rms_numpy,
+    "einsum": lambda x: (torch.einsum("...d,...d->...", x.float(), x.float())
+                                              / x.shape[-1]).sqrt().to(x.dtype),
+    "scaled by each row's largest value, with a guard for zeros": rms_guarded_scale,
 }
 
 
@@ -94,10 +181,14 @@ def shifted_by_one_number(x):
 
 def shifted_by_first_value(x):
     """Right: the shifted formula, each row shifted by its own first value.  With K the shift, it cancels
-    1 + ((K - mean) / std)**2 times the variance; K is a value of the row, so that is at most n + 1,
-    and the check's rows whose first value is 60 standard deviations out (a factor of 3601) stay
-    within the tolerance, as do rows of 2**16 values."""
+    1 + ((K - mean) / std)**2 times the variance; K is a value of the row, so that is at most n + 1."""
     y = x - x[:, :1]
+    return y.square().mean(dim=-1) - y.mean(dim=-1).square()
+
+
+def shifted_by_median(x):
+    """Right: the shifted formula, each row shifted by its median (a value of the row, near its mean)."""
+    y = x - x.median(dim=-1, keepdim=True).values
     return y.square().mean(dim=-1) - y.mean(dim=-1).square()
 
 
@@ -126,6 +217,17 @@ def welford(x):
     return m2 / x.shape[1]
 
 
+def welford_old_mean(x):
+    """Welford's update with the second factor taken about the old mean too: m2 += delta**2, too large."""
+    mean = torch.zeros(x.shape[0], dtype=x.dtype)
+    m2 = torch.zeros(x.shape[0], dtype=x.dtype)
+    for k in range(x.shape[1]):
+        delta = x[:, k] - mean
+        mean = mean + delta / (k + 1)
+        m2 = m2 + delta * delta
+    return m2 / x.shape[1]
+
+
 def merged_chunks(x, chunk=256):
     """Right: two passes within chunks of columns, merged by Chan, Golub and LeVeque's update of the mean
     and the sum of squared deviations (one pass over the data, what parallel reductions do)."""
@@ -145,6 +247,54 @@ def merged_chunks(x, chunk=256):
     return m2 / count
 
 
+def chunks_tail_dropped(x, chunk=8):
+    """Chunks of 8 values (fewer for a shorter row), each in two passes, merged exactly; but the last values
+    of a row whose width is not a multiple of the chunk are dropped (every width of the old check was one)."""
+    chunk = min(chunk, x.shape[-1])
+    n = x.shape[-1] // chunk * chunk
+    blocks = x[:, :n].reshape(x.shape[0], -1, chunk)
+    means = blocks.mean(dim=-1)
+    m2 = (blocks - means[..., None]).square().sum(dim=-1)
+    mean = means.mean(dim=-1, keepdim=True)
+    return (m2.sum(dim=-1) + chunk * (means - mean).square().sum(dim=-1)) / n
+
+
+def chunk_variances_averaged(x, chunk=16):
+    """The mean of the variances of chunks of 16 values: the spread of the chunks' means is left out."""
+    pad = -x.shape[-1] % chunk
+    if pad:
+        return two_pass(x)  # rows that do not split evenly: two passes (the check's widths are mostly odd)
+    blocks = x.reshape(x.shape[0], -1, chunk)
+    return two_pass(blocks).mean(dim=-1)
+
+
+def one_pass_unless_large_mean(x):
+    """The one-pass formula, and two passes only for rows whose mean is over 1000 in magnitude."""
+    large = x.mean(dim=-1).abs() > 1000
+    return torch.where(large, two_pass(x), one_pass(x))
+
+
+def every_other_value(x):  # half the work: two passes over every other value
+    return two_pass(x[:, ::2])
+
+
+def sequential_mean_two_pass(x):
+    """Right: two passes, the mean summed column by column in float32 (its error enters squared only)."""
+    total = torch.zeros(x.shape[0], dtype=x.dtype)
+    for k in range(x.shape[1]):
+        total = total + x[:, k]
+    return (x - (total / x.shape[1])[:, None]).square().mean(dim=-1)
+
+
+def deviations_in_place(x):  # right values, but x itself now holds the deviations
+    return x.sub_(x.mean(dim=-1, keepdim=True)).square().mean(dim=-1)
+
+
+def about_a_prefix_mean(x, prefix=100):
+    """Squared deviations from the mean of the first 100 values, as if that were the mean: off by its error squared."""
+    return (x - x[:, :prefix].mean(dim=-1, keepdim=True)).square().mean(dim=-1)
+
+
 def linalg_norm(x):  # right: the norm of the deviations, squared, over n
     d = x - x.mean(dim=-1, keepdim=True)
     return torch.linalg.vector_norm(d, dim=-1).square() / x.shape[-1]
@@ -162,11 +312,20 @@ WRONG_VARIANCE = {
     "shifted by one number for the whole batch": shifted_by_one_number,
     "scaled by the largest deviation (NaN on constant rows)": scaled_by_largest_deviation,
     "a Python loop in Python floats (float64)": python_floats,
+    "chunks of 8 merged, each row's tail dropped": chunks_tail_dropped,
+    "the chunks' variances averaged, their means' spread left out": chunk_variances_averaged,
+    "Welford's update about the old mean only": welford_old_mean,
+    "the one-pass formula unless the mean is over 1000": one_pass_unless_large_mean,
+    "every other value only": every_other_value,
+    "the deviations computed in place (x.sub_)": deviations_in_place,
+    "squared deviations from the mean of the first 100 values": about_a_prefix_mean,
 }
 RIGHT_VARIANCE = {
     "shifted by each row's first value": shifted_by_first_value,
+    "shifted by each row's median": shifted_by_median,
     "Welford's update, column by column": welford,
     "two passes in chunks, merged (Chan et al.)": merged_chunks,
+    "two passes, the mean summed column by column": sequential_mean_two_pass,
     "the squared norm of the deviations": linalg_norm,
 }
 
