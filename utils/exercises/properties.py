@@ -15,8 +15,8 @@ and it shrinks a failing input, which no seeded generator of ours would do witho
 It runs with a fixed seed and no example database, so a check is the same on every run and writes no
 files; `examples` bounds the inputs tried, and `budget_s` bounds the shrinking of a slow answer.
 
-- `for_all(ex, cases, prop)`: the property `prop(case)`, for every generated case (and the `chosen` ones
-  first); a failing one FAILs with the smallest failing case.
+- `for_all(ex, cases, prop)`: the property `prop(case)`, for every generated case (then for the `chosen`
+  ones); a failing generated case FAILs as the smallest failing case Hypothesis can find.
 - `integral(x)`, `real(x)`: a number the student returned, of any type that is one (int, NumPy scalar,
   0-d tensor), or None: liberal in types, strict in values.
 """
