@@ -162,10 +162,12 @@ def fan_out_through_a_join_stream(x, fns, streams):
     return outs
 
 
-def fan_out_copies_on_the_caller(x, fns, streams):
-    """Right too: after the join, the caller's stream copies each output, so no record_stream is needed."""
+def fan_out_copies_on_the_caller(x, fns, streams, *, record=True):
+    """After the join, the caller's stream copies each output, and the copies are returned.  Right with
+    record_stream on the outputs dropped here; without it (record=False), an output's memory goes back to its
+    side stream's pool at the return, while the caller's stream has still to copy it: race 2 of the lecture."""
     current = torch.cuda.current_stream()
-    outs = fan_out_solution(x, fns, streams, record=False)
+    outs = fan_out_solution(x, fns, streams, record=record)
     with torch.cuda.stream(current):
         return [out.clone() for out in outs]
 
@@ -224,6 +226,8 @@ WRONG_FANS = {
     "runs the fns on the host": fan_out_on_the_host,
     "three streams whatever the fan": fan_out_fixed_width,
     "the outputs in reverse order": fan_out_reversed,
+    "copies on the caller's stream, the outputs dropped without record_stream": lambda x, f, s: (
+        fan_out_copies_on_the_caller(x, f, s, record=False)),
 }
 
 
@@ -774,7 +778,8 @@ ALSO_RIGHT = {
     "check_fan_out": {"events instead of wait_stream": fan_out_with_events,
                       "set_stream, and the caller's stream set again": fan_out_set_stream_restored,
                       "the side streams join a stream of its own first": fan_out_through_a_join_stream,
-                      "copies on the caller's stream instead of record_stream": fan_out_copies_on_the_caller,
+                      "copies on the caller's stream, record_stream on the outputs dropped": (
+                          fan_out_copies_on_the_caller),
                       "returns a tuple": lambda x, f, s: tuple(fan_out_solution(x, f, s))},
     # With nothing switched off, the builders of the wrong answers are right: each wrong one breaks one thing.
     "check_simulate": ALSO_RIGHT_SIMULATORS,
