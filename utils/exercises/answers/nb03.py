@@ -443,6 +443,26 @@ def record_at_last_start(program):
     return timeline
 
 
+def records_need_a_kernel(program, *, wait_stream_on_kernels=False):
+    """A record on a stream that has run no kernel yet is ignored (or, wait_stream_on_kernels: wait_stream waits
+    for the other stream's last kernel only): both lose a wait that a stream passes on without a kernel."""
+    free_at, last_end, recorded, timeline = {}, {}, {}, {}
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = free_at.get(stream, 0.0)
+            free_at[stream] = last_end[stream] = start + ms
+            timeline[name] = (start, start + ms)
+        elif op[0] == "record" and (op[1] in last_end or wait_stream_on_kernels):
+            recorded[op[2]] = free_at.get(op[1], 0.0)
+        elif op[0] == "wait" and op[2] in recorded:
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
+        elif op[0] == "wait_stream":
+            other = (last_end if wait_stream_on_kernels else free_at).get(op[2], 0.0)
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), other)
+    return timeline
+
+
 WRONG_SIMULATORS = {
     "streams ignored (one queue)": one_queue,
     "kernels of a stream all start at 0": simulator(in_order=False),
@@ -462,6 +482,9 @@ WRONG_SIMULATORS = {
     "a graph of kernels that forgets the waits before a record": lambda p: graph_simulator(p, waits_carried=False),
     "a wait holds back the event's stream too": rules_with(wait=_both_wait),
     "an event stands for the start of its stream's last kernel": record_at_last_start,
+    "a record on a stream that has run no kernel ignored": records_need_a_kernel,
+    "wait_stream waits for the other stream's last kernel, not for its waits": lambda p: records_need_a_kernel(
+        p, wait_stream_on_kernels=True),
 }
 ALSO_RIGHT_SIMULATORS = {
     "the wrong simulators' builder, nothing broken": simulator(),
