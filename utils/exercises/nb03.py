@@ -378,7 +378,9 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
         [(warm * (i + 2)).clone() for i in range(FAN)]  # load the kernels, so that the host's time is fair
         gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
         torch.cuda.synchronize()
-        for_all(ex, fans(torch_callers()), _fan_values(ex, yours), examples=12, budget_s=GPU_VALUES_BUDGET_S,
+        holds = _fan_values(ex, yours)
+        _at_once(ex, holds, ("default", FAN, 5, 3.0), _fan_call)  # a malformed answer: no Hypothesis on a GPU
+        for_all(ex, fans(torch_callers()), holds, examples=12, budget_s=GPU_VALUES_BUDGET_S,
                 chosen=[(kind, 4, 5, 3.0) for kind in TORCH_CALLERS] + [("default", 1, 0, 1.0)], describe=_fan_call)
         for_all(ex, torch_callers(), _fan_races(ex, yours), examples=len(TORCH_CALLERS), budget_s=GPU_BUDGET_S,
                 describe=lambda kind: f"fan_out called from {TORCH_CALLERS[kind]}")
@@ -1155,7 +1157,9 @@ def check_prefetch_loop(
         require_cuda("check_prefetch_loop")
         yours = ex.answer(prefetch_loop)
         gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
-        for_all(ex, loops(torch_callers()), _loop_values(ex, yours), examples=12, budget_s=GPU_VALUES_BUDGET_S,
+        holds = _loop_values(ex, yours)
+        _at_once(ex, holds, ("default", BATCHES, (3, 5), torch.float32), _loop_call)
+        for_all(ex, loops(torch_callers()), holds, examples=12, budget_s=GPU_VALUES_BUDGET_S,
                 chosen=[(kind, BATCHES, (3, 5), torch.float32) for kind in TORCH_CALLERS]
                 + [("default", 1, (1,), torch.uint8), ("with", 9, (2, 3, 4), torch.float16)], describe=_loop_call)
 
