@@ -965,7 +965,7 @@ def loops(callers: st.SearchStrategy[str | None]) -> st.SearchStrategy[Loop]:
 
 def _loop_call(loop: Loop) -> str:
     _, count, shape, dtype = loop
-    return f"prefetch_loop({count} batches of shape {shape}, {dtype}, step, copy_stream)"
+    return f"prefetch_loop({count} batch{'es' * (count != 1)} of shape {shape}, {dtype}, step, copy_stream)"
 
 
 def _large_allocations(fn: Callable[[], object]) -> int:

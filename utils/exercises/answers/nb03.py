@@ -611,6 +611,30 @@ def two_buffers(batches, step, copy_stream, *, main="current", fork=True, copied
     return outputs
 
 
+def buffers_from_the_first_batches(batches, step, copy_stream):
+    """Right too: the two buffers are copies of the first two batches (.to("cuda")), then reused."""
+    main = torch.cuda.current_stream()
+    copy_stream.wait_stream(main)
+    with torch.cuda.stream(copy_stream):
+        buffers = [b.to("cuda", non_blocking=True) for b in (batches * 2)[:2]]
+    copied = [copy_stream.record_event(), copy_stream.record_event()]
+    consumed = [torch.cuda.Event(), torch.cuda.Event()]
+    for b in buffers:
+        b.record_stream(main)
+    outputs = []
+    for i in range(len(batches)):
+        k = i % 2
+        if i >= 2:  # batches 0 and 1 are in the buffers already
+            copy_stream.wait_event(consumed[k])
+            with torch.cuda.stream(copy_stream):
+                buffers[k].copy_(batches[i], non_blocking=True)
+            copied[k] = copy_stream.record_event()
+        main.wait_event(copied[k])
+        outputs.append(step(buffers[k]))
+        consumed[k].record(main)
+    return outputs
+
+
 def steps_on_the_host_batches(batches, step, copy_stream):
     """Copies each batch to the GPU, but calls step on the batch in host memory."""
     for b in batches:
@@ -810,7 +834,8 @@ ALSO_RIGHT = {
                             "the other loop builder, nothing switched": two_buffers,
                             "buffers from copy_stream's pool, with record_stream": lambda b, s, c: two_buffers(
                                 b, s, c, alloc_on="copy", record_stream=True),
-                            "returns a tuple": lambda b, s, c: tuple(double_buffer(b, s, c))},
+                            "returns a tuple": lambda b, s, c: tuple(double_buffer(b, s, c)),
+                            "buffers copied from the first two batches": buffers_from_the_first_batches},
     "check_simulate_on_gpu": {"a graph of kernels and their dependencies": graph_simulator},
     "check_simulate_queues": ALSO_RIGHT_QUEUE_SIMULATORS,
 }
