@@ -983,6 +983,14 @@ def _batches() -> list[torch.Tensor]:
     return [torch.randn(ROWS, COLS, generator=gen).pin_memory() for _ in range(BATCHES)]
 
 
+def _shifted(batches: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The same batches, each value moved by 1 in place: new values for the next run, for a few milliseconds
+    instead of a new set (call it when no copy from them is in flight)."""
+    for b in batches:
+        b.add_(1.0)
+    return batches
+
+
 def _small_batches(count: int, shape: tuple[int, ...], dtype: torch.dtype, pinned: bool) -> list[torch.Tensor]:
     """`count` batches of whole numbers below 100 (exact in every dtype, doubled too), new ones at every call."""
     gen = torch.Generator().manual_seed(next(_runs))
@@ -1063,15 +1071,16 @@ def _loop_values(ex: Any, yours: Callable) -> Callable[[Loop], None]:
     return holds
 
 
-def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str, float]) -> None:
+def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str, float],
+               batches: list[torch.Tensor]) -> None:
     """One race of prefetch_loop, made wide: "slow copies" (every stream the loop queues work on, copy_stream
     included, starts late: streams.widened) or "slow steps" (each step keeps the caller's stream busy before
     it reads its batch, and new tensors are made on copy_stream as soon as the loop returns)."""
     step_ms = 0.0 if name == "slow copies" else max(4 * timing["copy_ms"], 4 * timing["host_ms"], 2.0)
     seen: list = []
     step = _noting(seen, lambda x: x.sum(dim=1), lambda: step_ms)
-    batches = _batches()
     torch.cuda.synchronize()
+    batches = _shifted(batches)
     torch.cuda.empty_cache()  # the only free block of a batch's size will be the scratch below
     with torch_caller(kind) as caller:
         current = caller.stream
@@ -1117,12 +1126,13 @@ def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str,
     ex.expect(not bad, f"{said}: the caller read wrong outputs for batches {bad}", hint)
 
 
-def _loop_races(ex: Any, yours: Callable, timing: dict[str, float]) -> Callable[[str], None]:
+def _loop_races(ex: Any, yours: Callable, timing: dict[str, float],
+                batches: list[torch.Tensor]) -> Callable[[str], None]:
     """The property of prefetch_loop's races, for one kind of caller: slow copies, then slow steps."""
 
     def holds(kind: str) -> None:
         for name in ("slow copies", "slow steps"):
-            _loop_race(ex, yours, kind, name, timing)
+            _loop_race(ex, yours, kind, name, timing, batches)
 
     return holds
 
@@ -1169,7 +1179,7 @@ def check_prefetch_loop(
         batches = _batches()
         copy_all(batches)  # warm-up: the allocator's first cudaMalloc calls
         timing = {"copy_ms": _elapsed_ms(lambda: copy_all(batches)) / len(batches)}  # host_ms: the first race
-        for_all(ex, torch_callers(), _loop_races(ex, yours, timing), examples=len(TORCH_CALLERS),
+        for_all(ex, torch_callers(), _loop_races(ex, yours, timing, batches), examples=len(TORCH_CALLERS),
                 budget_s=GPU_BUDGET_S, describe=lambda kind: f"prefetch_loop called from {TORCH_CALLERS[kind]}")
 
         # Two buffers: the loop allocates GPU memory for two batches, not for every batch.
@@ -1183,7 +1193,8 @@ def check_prefetch_loop(
         def sequential(batches: Sequence[torch.Tensor]) -> list[torch.Tensor]:
             return [step(b.to("cuda", non_blocking=True)) for b in batches]
 
-        batches = _batches()
+        torch.cuda.synchronize()
+        batches = _shifted(batches)
         buffer = torch.empty(ROWS, COLS, device="cuda")
         by_steps = _large_allocations(lambda: [step(buffer) for _ in batches])  # noqa: F821 (runs before del)
         del buffer
@@ -1198,7 +1209,7 @@ def check_prefetch_loop(
         # the other, each batch costs copy + step; overlapped, the copy of batch i+1 hides behind step i,
         # which saves a copy per batch but the first.  The loop must save at least half of that.
         copy_ms = timing["copy_ms"]
-        batches, step_ms = _batches(), max(copy_ms, 2 * timing["host_ms"])
+        batches, step_ms = _shifted(batches), max(copy_ms, 2 * timing["host_ms"])
         ex.expect_saving(_elapsed_ms, lambda: sequential(batches),
                          lambda: yours(batches, step, copy_stream),
                          saving_ms=(len(batches) - 1) * min(copy_ms, step_ms), tries=TRIES,
