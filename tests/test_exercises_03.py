@@ -1,15 +1,214 @@
-"""Exercise checks of notebook 03: the timeline its checks keep sealed is the right one.
+"""Exercise checks of notebook 03: their references against other formulations of the same rules (and, on a
+GPU, against CUDA itself), the timeline they keep sealed, and what the generic tests cannot say: that every
+kind of caller is tried, and that a failing program is made smaller before it is shown.
 
 The checks themselves, against their wrong and other right answers, are tested by tests/test_exercises.py.
 """
 
-from conftest import host
-from utils.exercises import nb03
+import contextlib
+import io
+from collections import defaultdict, deque
+
+import pytest
+
+from conftest import gpu, host
+from utils.exercises import exercise, inside_check, nb03
 from utils.exercises.answers import nb03 as answers03
+from utils.exercises.properties import for_all
+from utils.exercises.streams import TORCH_CALLERS, torch_callers
+
+SEEDS = 400  # generated programs each reference is held against
+
+
+@pytest.fixture(autouse=True, params=[nb03.NOTEBOOK])
+def notebook(request):
+    """The notebook's stem in every test's id: `-k 03_streams_pytorch` selects these tests with its checks'."""
+    return request.param
 
 
 @host
 def test_the_program_digests_are_its_timeline():
-    timeline = answers03.simulator()(nb03.PROGRAM)
+    with inside_check():
+        timeline = nb03.stream_rules(nb03.PROGRAM)
     assert timeline == answers03.PROGRAM_ANSWER
     assert {name: nb03._kernel_seal(name, *span) for name, span in timeline.items()} == nb03.PROGRAM_SEALED
+
+
+def cuda_like(program):
+    """The stream rules as CUDA runs them: each stream a queue of commands run in order against its own clock;
+    a wait is bound, when the host queues it, to the latest record of its event so far (cudaStreamWaitEvent),
+    a wait for an event never recorded is dropped, and wait_stream records a marker on the other stream there
+    and then.  The streams then run, each as far as it can, until all are done."""
+    queued, latest = defaultdict(list), {}
+    for op in program:
+        if op[0] == "kernel":
+            queued[op[1]].append(("kernel", op[2], op[3]))
+        elif op[0] == "record":
+            latest[op[2]] = (op[2], len(queued[op[1]]), op[1])  # this record, and no other
+            queued[op[1]].append(("record", latest[op[2]]))
+        elif op[0] == "wait" and op[2] in latest:
+            queued[op[1]].append(("wait", latest[op[2]]))
+        elif op[0] == "wait_stream":
+            marker = ("stream", len(queued[op[2]]), op[2])
+            queued[op[2]].append(("record", marker))
+            queued[op[1]].append(("wait", marker))
+    clock, done, reached, timeline = defaultdict(float), {}, defaultdict(int), {}
+    moved = True
+    while moved:
+        moved = False
+        for stream, commands in queued.items():
+            while reached[stream] < len(commands):
+                kind, *what = commands[reached[stream]]
+                if kind == "wait" and what[0] not in done:
+                    break  # its record has not run yet
+                if kind == "kernel":
+                    name, ms = what
+                    timeline[name] = (clock[stream], clock[stream] + ms)
+                    clock[stream] += ms
+                elif kind == "record":
+                    done[what[0]] = clock[stream]
+                else:
+                    clock[stream] = max(clock[stream], done[what[0]])
+                reached[stream] += 1
+                moved = True
+    assert all(reached[s] == len(c) for s, c in queued.items()), "a wait whose record never ran"
+    return timeline
+
+
+def _same_timelines(a, b):
+    return set(a) == set(b) and all(abs(a[k][0] - b[k][0]) < 1e-9 and abs(a[k][1] - b[k][1]) < 1e-9 for k in a)
+
+
+def _programs():
+    return [*nb03.SIMULATE_CASES, *(nb03.random_program(seed % 31, seed) for seed in range(SEEDS))]
+
+
+@host
+def test_the_stream_rules_are_cudas_queues_of_commands():
+    with inside_check():
+        differ = [p for p in _programs() if not _same_timelines(nb03.stream_rules(p), cuda_like(p))]
+    assert differ == []
+
+
+def hardware_queues(program, queues):
+    """The hardware queues' rule as a simulation in time: each queue hands out its kernels in order, the one at
+    its head as soon as the kernel before it in the queue has started and its stream's previous kernel has ended;
+    time moves to the next moment at which a kernel ends or starts."""
+    heads, queue_of = defaultdict(deque), {}
+    for _, stream, name, ms in program:
+        heads[queue_of.setdefault(stream, len(queue_of) % queues)].append((stream, name, ms))
+    stream_free, timeline, now = defaultdict(float), {}, 0.0
+    while any(heads.values()):
+        started = False
+        for queue in heads.values():
+            if queue and stream_free[queue[0][0]] <= now:
+                stream, name, ms = queue.popleft()
+                timeline[name] = (now, now + ms)
+                stream_free[stream] = now + ms
+                started = True
+        if not started:
+            now = min(stream_free[q[0][0]] for q in heads.values() if q)
+    return timeline
+
+
+def grid_answer(streams, per_stream, ms, order, queues):
+    """The lecture's experiment worked out by hand: breadth-first, or with a queue per stream, kernel j of every
+    stream starts at j * ms; depth-first, the r-th stream of a queue starts r * (per_stream - 1) kernels late."""
+    timeline = {}
+    for s in range(streams):
+        rank = s // queues if order == "depth-first" else 0
+        for j in range(per_stream):
+            start = (rank * (per_stream - 1) + j) * ms
+            timeline[f"s{s}k{j}"] = (start, start + ms)
+    return timeline
+
+
+@host
+def test_the_queue_rules_are_queues_handing_out_kernels_in_time():
+    cases = [*nb03.QUEUE_CASES, *(nb03.random_queue_case(seed % 31, seed) for seed in range(SEEDS))]
+    with inside_check():
+        differ = [c for c in cases if not _same_timelines(nb03.queue_rules(*c), hardware_queues(*c))]
+        lecture = {(order, q): nb03.queue_rules(nb03.queues_experiment(order), q)
+                   for order in ("depth-first", "breadth-first") for q in (1, 2, 8, 16, 32)}
+    assert differ == []
+    assert all(_same_timelines(t, grid_answer(16, 4, 2.0, order, q)) for (order, q), t in lecture.items())
+
+
+@host
+def test_the_generated_programs_hold_what_the_rules_are_about():
+    """Re-records after a wait, waits before any record, wait_streams, kernels of 0 ms and of quarters, up to 4
+    streams: each in many of the programs a check tries (the classes of issue 34 need them)."""
+    programs = [nb03.random_program(seed % (nb03.MAX_OPS + 1), seed) for seed in range(nb03.SEEDED)]
+
+    def rerecord_after_wait(p):
+        waited = set()
+        for op in p:
+            if op[0] == "wait":
+                waited.add(op[2])
+            elif op[0] == "record" and op[2] in waited:
+                return True
+        return False
+
+    def wait_before_record(p):
+        recorded = set()
+        for op in p:
+            if op[0] == "record":
+                recorded.add(op[2])
+            elif op[0] == "wait" and op[2] not in recorded:
+                return True
+        return False
+
+    kinds = {
+        "re-record after a wait": rerecord_after_wait,
+        "wait before a record": wait_before_record,
+        "wait_stream": lambda p: any(op[0] == "wait_stream" for op in p),
+        "kernel of 0 ms": lambda p: any(op[0] == "kernel" and op[3] == 0 for op in p),
+        "kernel of a fraction of a ms": lambda p: any(op[0] == "kernel" and op[3] != int(op[3]) for op in p),
+        "4 streams": lambda p: len(nb03._streams_of(p)) == 4,
+        "empty": lambda p: p == [],
+    }
+    counts = {what: sum(map(holds, programs)) for what, holds in kinds.items()}
+    assert all(n >= (1 if what == "empty" else 40) for what, n in counts.items()), counts
+
+
+@host
+def test_a_failing_program_is_made_smaller_before_it_is_shown():
+    """An answer that fails wherever a wait comes before a kernel of its stream: the program shown is that wait
+    and one such kernel, of 1 ms, named k0."""
+    def fails(p):
+        return any(a[0] == "wait" and b[0] == "kernel" and b[1] == a[1] for i, a in enumerate(p) for b in p[i + 1:])
+
+    program = next(p for p in (nb03.random_program(20, seed) for seed in range(100)) if fails(p) and len(p) > 10)
+    smallest = nb03._smallest(program, fails)
+    assert len(smallest) == 2 and smallest[0][0] == "wait" and smallest[1] == ("kernel", smallest[0][1], "k0", 1)
+
+
+@host
+@pytest.mark.parametrize("name", ["fan_out", "prefetch_loop"])
+def test_a_property_over_the_callers_calls_the_answer_from_every_kind_of_caller(name):
+    """The race properties draw torch_callers() with as many examples as there are kinds: Hypothesis then
+    tries each kind once (it stops when a strategy has no new value left)."""
+    seen = []
+    with contextlib.redirect_stdout(io.StringIO()), exercise(name) as ex:
+        for_all(ex, torch_callers(), seen.append, examples=len(TORCH_CALLERS))
+    assert sorted(seen) == sorted(TORCH_CALLERS)
+
+
+@gpu
+def test_the_stream_rules_are_what_cuda_does():
+    """Generated programs (re-records, waits before records, wait_streams, kernels of 0 ms) run on CUDA streams
+    (nb03._run_in_time), each kernel where the stream rules put it, within the GPU's own measured delays."""
+    gap_ms = nb03.dependency_gap_ms()
+    worst = []
+    for seed in range(8):
+        program = nb03.random_program(12, 1000 + seed)
+        kernels = [op[2] for op in program if op[0] == "kernel"]
+        if not kernels:
+            continue
+        measured, late_ms = nb03._run_in_time(program)
+        with inside_check():
+            predicted = nb03.stream_rules(nb03.with_durations(program, measured))
+        off = max(max(abs(iv.start_ms - predicted[iv.name][0]), abs(iv.end_ms - predicted[iv.name][1]))
+                  for iv in measured)
+        worst.append((off, nb03.allowed_difference_ms(len(kernels), gap_ms, late_ms), program))
+    assert [w for w in worst if w[0] > w[1]] == []

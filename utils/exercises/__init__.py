@@ -330,6 +330,8 @@ class GPUOnTheCPU(TorchFunctionMode):
         elif to_gpu:
             args = tuple("cpu" if _is_cuda(a) else a for a in args)
             kwargs = {k: "cpu" if _is_cuda(v) else v for k, v in kwargs.items()}
+            if func is torch.Tensor.to:
+                kwargs["copy"] = True  # a copy, as on a GPU: .to("cpu") of a CPU tensor would be the tensor itself
         result = func(*args, **kwargs)
         if to_gpu and isinstance(result, torch.Tensor):
             self.placed.append(result.numel())

@@ -1,9 +1,21 @@
 """Checks for the exercises of notebook 03 (CUDA streams in PyTorch): work fanned out to several
 streams, timelines, prefetching, hardware queues.
 
-The GPU checks make every race window wide on purpose: they keep one stream busy with
-`utils.gpu_sleep` (a kernel that spins for a known time), so an answer that forgets a wait reads
-the wrong data every time, not once in a thousand runs.
+Every check is a property over inputs that Hypothesis generates (utils/exercises/properties.py),
+and a failure names the smallest input that fails:
+
+- the stream code (`fan_out`, `prefetch_loop`) is called from every kind of caller
+  (utils/exercises/streams.py: the default stream, a side stream entered with `with`, one made
+  current with `set_stream`, one still busy with earlier work), with any number of streams or
+  batches, of any shape and dtype; each race window is made wide on purpose: one stream kept busy
+  with `utils.gpu_sleep` (a kernel that spins for a known time), or every stream the answer
+  switches to made to start late (`streams.widened`), so an answer that forgets a wait reads the
+  wrong data every time, not once in a thousand runs.  The caller reads the outputs on its own
+  stream, right after the call, with no synchronize in between, as a caller would;
+- the simulators (`simulate`, `simulate_queues`) are compared with the check's own simulators of
+  the same rules (`stream_rules`, `queue_rules`, locked: they run inside a check only) on
+  generated programs: kernels, records, re-records, waits and wait_streams over a few streams and
+  events; kernels over a few streams with a number of hardware queues.
 
 The timeline exercises use a tiny program format, one tuple per operation, in the order the host
 issues them.  Each tuple names the stream first, then what happens on it, as in PyTorch's
@@ -29,24 +41,45 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from functools import cache, partial
+from typing import Any
 
+import numpy as np
 import torch
 from matplotlib.lines import Line2D
 
-from ..device import has_cuda, require_cuda
+from ..device import GPUUnavailableError, has_cuda, require_cuda
 from ..plotting import Interval, StreamTimeline, plot_timeline
 from ..timing import gpu_cycles_per_second, gpu_sleep, timer
-from . import Exercise, LeftForGPU, cuda_on_cpu, exercise, register
+from . import (
+    Exercise,
+    ExerciseFailed,
+    LeftForGPU,
+    cuda_on_cpu,
+    exercise,
+    is_stub,
+    reference,
+    register,
+    what_returned,
+)
+from .properties import for_all, real, shown, st
+from .streams import TORCH_CALLERS, Caller, torch_caller, torch_callers, widened
 
 NOTEBOOK = "03_streams_pytorch"
 
 Op = tuple
 Timeline = dict[str, tuple[float, float]]
+GPU_BUDGET_S = 5.0  # seconds of shrinking a failure of a GPU check's races (each case runs for a second or less)
+GPU_VALUES_BUDGET_S = 2.0  # and of its values (small cases: milliseconds each)
+CPU_EXAMPLES = 6  # cases Hypothesis draws for a GPU check's CPU part (its values only), besides the chosen ones
+
 
 # ------------------------------------------------------------------------------------------
-# Timing on the GPU
+# Timing on the GPU, and callers
 # ------------------------------------------------------------------------------------------
 def _elapsed_ms(fn: Callable[[], object]) -> float:
     """GPU milliseconds from before `fn()` to after it, on the current stream (utils.timer)."""
@@ -55,39 +88,93 @@ def _elapsed_ms(fn: Callable[[], object]) -> float:
     return elapsed.seconds * 1e3
 
 
-# ------------------------------------------------------------------------------------------
-# Exercise 1 (transfer): fan out independent work to several streams, and join it
-# ------------------------------------------------------------------------------------------
-WINDOW_MS = 40.0  # how long the checks keep one stream busy (at first: see TRIES)
-TRIES = 3  # a run that a slow or busy host spoiled is tried again; a wrong answer fails every try
-FAN = 3  # the streams of the fan
-FAN_N = 4 * 2**20  # elements of x and of each output: 16 MiB of float32, as in race 2 of the lecture
-
-
 def _sleep_ms(ms: float, stream: torch.cuda.Stream | None = None) -> None:
     """Keep `stream` (default: the current one) busy for about `ms` milliseconds."""
     gpu_sleep(ms / 1e3, stream)
 
 
-def _fan_fns(ran_on: list, busy_ms: float = 0.0) -> list[Callable[[torch.Tensor], torch.Tensor]]:
-    """The work of the fan: fns[i](x) = x * (i + 2), each noting which stream was current when it was queued,
-    and first keeping that stream busy for `busy_ms`."""
+def _caller(kind: str | None) -> AbstractContextManager[Caller | None]:
+    """Be a caller of `kind` (streams.TORCH_CALLERS) on a GPU; None: the CPU, where streams run in order.
+
+    PyTorch hands out its streams from a pool of 32, round-robin: a check makes the streams it gives
+    the answer right after entering the caller, so that none of them is the caller's own stream.
+    """
+    return nullcontext() if kind is None else torch_caller(kind)
+
+
+def _at_once(ex: Any, prop: Callable[[Any], None], case: Any, describe: Callable[[Any], str]) -> None:
+    """`prop(case)` before Hypothesis starts: an answer that fails there, or raises, stops the check at once
+    (a run of Hypothesis costs tens of milliseconds, even for an answer that fails everywhere)."""
+    try:
+        prop(case)
+    except ExerciseFailed:
+        raise
+    except Exception as error:
+        if not (is_stub(error) or isinstance(error, (LeftForGPU, GPUUnavailableError))):
+            error.add_note(f"{ex.name}: your function raised this for {describe(case)}")
+        raise
+
+
+def _brief(x: object) -> str:
+    """What the student returned, on one line: a tensor or a list of them by its kind, anything else by its repr."""
+    if isinstance(x, torch.Tensor):
+        return what_returned(x)
+    if isinstance(x, (list, tuple)) and any(isinstance(item, torch.Tensor) for item in x):
+        return f"a {type(x).__name__} of {len(x)} items"
+    return " ".join(shown(x).split())
+
+
+def _said(caller: Caller | None) -> str:
+    """", called from a side stream entered with ...", or nothing on the CPU."""
+    return "" if caller is None else f", {caller.says}"
+
+
+# ------------------------------------------------------------------------------------------
+# Exercise 1 (transfer): fan out independent work to several streams, and join it
+# ------------------------------------------------------------------------------------------
+WINDOW_MS = 40.0  # how long the checks keep one stream busy (at first: see TRIES)
+TRIES = 3  # a run that a slow or busy host spoiled is tried again; a wrong answer fails every try
+FAN = 3  # the streams of the fan in the races
+FAN_N = 4 * 2**20  # elements of x and of each output in the races: 16 MiB of float32, as in race 2 of the lecture
+_values = itertools.count(1)  # each run fills x with a value of its own: stale memory never holds the right output
+
+Fan = tuple[str | None, int, int, float]  # (the caller, how many streams, x's elements, x's value)
+
+
+def fans(callers: st.SearchStrategy[str | None]) -> st.SearchStrategy[Fan]:
+    """Fans of 1 to 4 streams, over an x of 0 to 9 elements (the value does not matter, so small ones)."""
+    return st.tuples(callers, st.integers(1, 4), st.integers(0, 9), st.integers(-3, 9).map(float))
+
+
+def _fan_call(fan: Fan) -> str:
+    _, width, n, value = fan
+    return f"fan_out(x = torch.full(({n},), {value:g}), {width} fns, {width} streams)"
+
+
+def _fan_fns(ran_on: list, count: int = FAN, busy_ms: float = 0.0) -> list[Callable[[torch.Tensor], torch.Tensor]]:
+    """The work of the fan: fns[i](x) = x * (i + 2), each noting which stream was current when it was queued, and
+    on which device x was, and first keeping that stream busy for `busy_ms`."""
     def make(i: int) -> Callable[[torch.Tensor], torch.Tensor]:
         def fn(x: torch.Tensor) -> torch.Tensor:
-            ran_on.append((i, torch.cuda.current_stream()))
+            ran_on.append((i, torch.cuda.current_stream(), x.device.type))
             if busy_ms:
                 _sleep_ms(busy_ms)
             return x * (i + 2)
         return fn
-    return [make(i) for i in range(FAN)]
+    return [make(i) for i in range(count)]
 
 
-def _outputs_problem(outs: object, n: int) -> str | None:
-    """None if `outs` is a list (or tuple) of FAN tensors of n elements, else what is wrong (one line)."""
-    if not isinstance(outs, (list, tuple)) or len(outs) != FAN:
-        return f"fan_out returned {type(outs).__name__} {outs!r:.60}, not a list of {FAN} outputs"
-    if not all(isinstance(o, torch.Tensor) and o.shape == (n,) for o in outs):
-        return f"fan_out returned {[type(o).__name__ for o in outs]}, not {FAN} tensors shaped like x"
+def _outputs_problem(outs: object, count: int, n: int, gpu: bool) -> str | None:
+    """None if `outs` is a list (or tuple) of `count` tensors of n elements (on the GPU), else what is wrong."""
+    if not isinstance(outs, (list, tuple)):
+        return f"returned {_brief(outs)}, not a list of {count} outputs"
+    if len(outs) != count:
+        return f"returned {len(outs)} outputs for {count} fns"
+    for i, out in enumerate(outs):
+        if not isinstance(out, torch.Tensor) or out.shape != (n,):
+            return f"returned {what_returned(out, device=False)} as output {i}, not a tensor shaped like x, ({n},)"
+        if gpu and not out.is_cuda:
+            return f"returned output {i} on {out.device}, not on the GPU where fns[{i}] computed it"
     return None
 
 
@@ -97,149 +184,292 @@ def _wrong_outputs(copies: Sequence[torch.Tensor], value: float) -> list[int]:
 
 
 def _streams_problem(ran_on: list, streams: Sequence[torch.cuda.Stream]) -> str | None:
-    """None if each fns[i] was queued while streams[i] was current, else what is wrong."""
-    elsewhere = sorted({i for i, s in ran_on if s != streams[i]})
-    if elsewhere or len({i for i, _ in ran_on}) < FAN:
+    """None if each fns[i] was queued (once at least) while streams[i] was current, on x on the GPU, else what
+    is wrong."""
+    on_host = sorted({i for i, _, device in ran_on if device != "cuda"})
+    if on_host:
+        return f"fns{on_host} got x in host memory: their work ran on the CPU"
+    elsewhere = sorted({i for i, s, _ in ran_on if s != streams[i]})
+    if elsewhere or len({i for i, _, _ in ran_on}) < len(streams):
         return f"fns{elsewhere or ''} did not run on their own streams"
     return None
 
 
-def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tensor]]) -> None:
-    """fan_out(x, fns, streams) must return [fns[i](x) queued on streams[i]], safely, without host waits.
+def _fan_values(ex: Any, yours: Callable) -> Callable[[Fan], None]:
+    """The property of any fan, from any caller: output i is fns[i](x), queued on streams[i], read by the
+    caller on its own stream right after the call, and the caller's stream is current again."""
 
-    Four kinds of run, with streams made slow on purpose (`utils.gpu_sleep`): each side stream in turn
-    is busy when the call comes; the current stream fills x late (a slow producer); every fns[i] keeps
-    its stream busy (they must overlap); the current stream is busy after the call, while the check
-    frees the outputs and makes new tensors on the side streams (the allocator must not hand out an
-    output's memory before the current stream has read it).  No threshold on times but the overlap's:
-    "the host waited" is "the busy window was over when the call returned" (an event's query), and
-    "the current stream waited for a side stream" is "its next work ended after that stream's window".
-    A run that a slow or busy host spoiled is tried again with a window twice as long; a wrong answer
-    fails every try.
-    """
-    if not has_cuda():
-        return _check_fan_out_on_cpu(fan_out)
-    with exercise("fan_out") as ex:
-        require_cuda("check_fan_out")
-        streams = [torch.cuda.Stream() for _ in range(FAN)]
-        warm = torch.ones(FAN_N, device="cuda")
-        [(warm * (i + 2)).clone() for i in range(FAN)]  # load the kernels, so that the host's time is fair
-        gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
+    def holds(fan: Fan) -> None:
+        kind, width, n, value = fan
+        ran_on: list = []
+        with _caller(kind) as caller:
+            streams = [torch.cuda.Stream() for _ in range(width)]
+            x = torch.full((n,), value, device="cuda")
+            torch.cuda.synchronize()  # x is ready: here only the values count (the races are checked apart)
+            outs = yours(x, _fan_fns(ran_on, width), streams)
+            after = torch.cuda.current_stream()
+            problem = _outputs_problem(outs, width, n, gpu=caller is not None)
+            with torch.cuda.stream(None if caller is None else caller.stream):  # read as the caller reads
+                copies = [o.clone() for o in outs] if problem is None else []
         torch.cuda.synchronize()
-        for run, slow in enumerate([*range(FAN), "producer"]):  # a missing join first: its hint is the clearer
-            who = "a slow producer" if slow == "producer" else f"streams[{slow}] busy"
-            for k in range(TRIES):
-                window_ms, value = WINDOW_MS * 2**k, float(run + 1 + 10 * k)
-                current = torch.cuda.current_stream()
-                ran_on: list[tuple[int, torch.cuda.Stream]] = []
-                x = torch.zeros(FAN_N, device="cuda")
-                torch.cuda.synchronize()
-                origin, window_end, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
-                origin.record(current)
-                busy = current if slow == "producer" else streams[slow]
+        call = _fan_call(fan) + _said(caller)
+        ex.expect(problem is None, f"{call}: fan_out {problem}",
+                  "return a list of the outputs of fns[0], fns[1], ..., in order, as each fns[i] returns it")
+        if caller is not None:
+            ex.expect(after == caller.stream, f"{call}: after fan_out returned, the current stream was not the "
+                                              "caller's", "leave the caller's stream current when you return: "
+                                                          "`with torch.cuda.stream(s):` restores it at its end")
+            problem = _streams_problem(ran_on, streams)
+            ex.expect(problem is None, f"{call}: {problem}", "queue fns[i] while streams[i] is the current stream")
+        wrong = _wrong_outputs(copies, value)
+        ex.expect(not wrong, f"{call}: outputs {wrong} are not fns[i](x)",
+                  "each fns[i] gets x itself, and output i is what fns[i] returns")
+
+    return holds
+
+
+def _fan_race(ex: Any, yours: Callable, kind: str, slow: int | str) -> None:
+    """One race of fan_out, made wide: streams[slow] busy when the call comes, the caller's stream late to fill x
+    ("producer"), or every stream fan_out queues work on starting late ("inside": streams.widened)."""
+    who = {"producer": "a slow producer (x filled late on the caller's stream)",
+           "inside": "every stream that fan_out queues work on starting late"}.get(str(slow), f"streams[{slow}] busy")
+    for k in range(TRIES):
+        window_ms, value = WINDOW_MS * 2**k, float(next(_values))
+        ran_on: list = []
+        x = torch.zeros(FAN_N, device="cuda")
+        torch.cuda.synchronize()
+        origin, window_end, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
+        origin.record()  # every stream is idle: the GPU's now, before any stream of this run
+        with torch_caller(kind) as caller:
+            current = caller.stream
+            streams = [torch.cuda.Stream() for _ in range(FAN)]
+            busy = current if slow == "producer" else streams[slow] if isinstance(slow, int) else None
+            if busy is not None:
                 _sleep_ms(window_ms, busy)
                 window_end.record(busy)
-                x.fill_(value)  # queued on the current stream, after the window if the producer is slow
-                t0 = time.perf_counter()
-                outs = fan_out(x, _fan_fns(ran_on), streams)
-                host_ms = (time.perf_counter() - t0) * 1e3
-                waited = window_end.query()
-                problem = _outputs_problem(outs, FAN_N)
-                copies = [o.clone() for o in outs] if problem is None else []  # the current stream's next work
+            x.fill_(value)  # queued on the caller's stream: after the window if the producer is slow
+            late = widened(window_ms, spare=(current,)) if slow == "inside" else nullcontext()
+            t0 = time.perf_counter()
+            with late:
+                outs = yours(x, _fan_fns(ran_on), streams)
+            host_ms = (time.perf_counter() - t0) * 1e3
+            waited = busy is not None and window_end.query()
+            after = torch.cuda.current_stream()
+            problem = _outputs_problem(outs, FAN, FAN_N, gpu=True)
+            with torch.cuda.stream(current):  # the caller's next work reads the outputs: no synchronize before it
+                copies = [o.clone() for o in outs] if problem is None else []
                 end.record(current)
-                torch.cuda.synchronize()
-                if not waited:
-                    break
-            ex.expect(problem is None, f"with {who}, {problem}", "return the outputs of fns[0], fns[1], ... in order")
-            ex.expect(not waited, f"with {who}, fan_out returned only after the GPU had done {window_ms:.0f} ms of "
-                                  f"earlier work (the host waited {host_ms:.0f} ms)",
-                      "order the streams on the GPU, with waits between streams; do not make the host wait")
-            ex.expect(_streams_problem(ran_on, streams) is None, f"with {who}, {_streams_problem(ran_on, streams)}",
-                      "queue fns[i] while streams[i] is the current stream")
-            wrong = _wrong_outputs(copies, value)
-            if slow == "producer":
-                early = [i for i in wrong if bool((copies[i] == 0).all())]  # x was still all zeros
-                ex.expect(not early, f"with a slow producer, outputs {early} were computed from x before the current "
-                                     "stream had filled it",
-                          "x is filled by work queued on the current stream: what must each side stream do before "
-                          "it reads x?")
-                ex.expect(not wrong, f"with a slow producer, the current stream read outputs {wrong} before they "
-                                     "were written",
-                          "work the caller queues on the current stream after fan_out must come after every side "
-                          "stream's work")
-            else:
-                joined = origin.elapsed_time(end) >= origin.elapsed_time(window_end)
-                ex.expect(joined and not wrong, f"with {who}, the current stream read the outputs before that stream "
-                                                "had written them",
-                          "work the caller queues on the current stream after fan_out must come after every side "
-                          "stream's work, not only one's")
+        torch.cuda.synchronize()
+        if not waited:
+            break
+    said = f"{caller.says}, with {who}"
+    ex.expect(problem is None, f"{said}: fan_out {problem}", "return the outputs of fns[0], fns[1], ... in order")
+    ex.expect(after == current, f"{said}: after fan_out returned, the current stream was not the caller's",
+              "leave the caller's stream current when you return: `with torch.cuda.stream(s):` restores it")
+    ex.expect(not waited, f"{said}: fan_out returned only after the GPU had done {window_ms:.0f} ms of earlier work "
+                          f"(the host waited {host_ms:.0f} ms)",
+              "order the streams on the GPU, with waits between streams; do not make the host wait")
+    problem = _streams_problem(ran_on, streams)
+    ex.expect(problem is None, f"{said}: {problem}", "queue fns[i] while streams[i] is the current stream")
+    wrong = _wrong_outputs(copies, value)
+    if slow == "producer":
+        early = [i for i in wrong if bool((copies[i] == 0).all())]  # x was still all zeros
+        ex.expect(not early, f"{said}: outputs {early} were computed from x before the caller's stream had filled it",
+                  "x is filled by work queued on the caller's current stream: what must each side stream do "
+                  "before it reads x?")
+    joined = busy is None or busy is current or origin.elapsed_time(end) >= origin.elapsed_time(window_end)
+    ex.expect(joined and not wrong, f"{said}: the caller's stream read outputs {wrong or 'of fan_out'} before they "
+                                    "were written",
+              "work the caller queues on its current stream after fan_out must come after every side stream's "
+              "work, all of it, not only one stream's")
 
-        # Side by side: each fns[i] keeps its stream busy for a window; one after another, they take FAN windows.
-        # The bar is half a window under that: two side streams that share a hardware queue (fewer connections,
-        # as MPS may grant) run one after the other even in a right answer, which then takes two windows.
-        bar = FAN - 0.5
-        for k in range(TRIES):
-            window_ms, current = WINDOW_MS * 2**k, torch.cuda.current_stream()
+
+def _fan_overlap(ex: Any, yours: Callable, kind: str) -> None:
+    """The fns run side by side: each keeps its stream busy for a window, and the fan takes less than FAN."""
+    # One after another, the fns take FAN windows.  The bar is half a window under that: two side streams
+    # that share a hardware queue (fewer connections, as MPS may grant) run one after the other even in a
+    # right answer, which then takes two windows.
+    bar = FAN - 0.5
+    for k in range(TRIES):
+        window_ms = WINDOW_MS * 2**k
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        with torch_caller(kind) as caller:
+            streams = [torch.cuda.Stream() for _ in range(FAN)]
             x = torch.ones(FAN_N, device="cuda")
-            torch.cuda.synchronize()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record(current)
-            outs = fan_out(x, _fan_fns([], busy_ms=window_ms), streams)
-            end.record(current)  # after the join
-            torch.cuda.synchronize()
-            took_ms = start.elapsed_time(end)
-            if took_ms < bar * window_ms:
-                break
-        ex.expect(took_ms < bar * window_ms,
-                  f"with each fns[i] keeping its stream busy for {window_ms:.0f} ms, the current stream waited "
-                  f"{took_ms:.0f} ms: the {FAN} streams ran one after another",
-                  "a wait is transitive: once the current stream waits for one side stream, a side stream that "
-                  "then waits for the current stream waits for that one too")
-        del outs
+            start.record(caller.stream)
+            outs = yours(x, _fan_fns([], busy_ms=window_ms), streams)
+            end.record(caller.stream)  # after the join
+        torch.cuda.synchronize()
+        took_ms = start.elapsed_time(end)
+        del outs, x
+        if took_ms < bar * window_ms:
+            break
+    ex.expect(took_ms < bar * window_ms,
+              f"{caller.says}, with each fns[i] keeping its stream busy for {window_ms:.0f} ms, the caller's stream "
+              f"waited {took_ms:.0f} ms: the {FAN} streams ran one after another",
+              "a wait is transitive: once the caller's stream waits for one side stream, a side stream that "
+              "then waits for the caller's stream waits for that one too")
 
-        # The caller frees the outputs while its current stream still has to read them (race 2 of the lecture).
-        for k in range(TRIES):
-            ran_on, value = [], 100.0 + k
+
+def _fan_frees(ex: Any, yours: Callable, kind: str) -> None:
+    """The caller frees the outputs while its stream still has to read them (race 2 of the lecture)."""
+    for k in range(TRIES):
+        value = float(next(_values))
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()  # no free blocks left over: a freed output's block is the one a new tensor gets
+        with torch_caller(kind) as caller:
+            current = caller.stream
+            streams = [torch.cuda.Stream() for _ in range(FAN)]
             x = torch.full((FAN_N,), value, device="cuda")
-            torch.cuda.synchronize()
-            torch.cuda.empty_cache()  # no free blocks left over: a freed output's block is the one a new tensor gets
-            outs = fan_out(x, _fan_fns(ran_on), streams)
-            _sleep_ms(WINDOW_MS * 2**k)  # the caller's current stream is busy before it reads the outputs
-            copies = [o.clone() for o in outs]
+            outs = yours(x, _fan_fns([]), streams)
+            _sleep_ms(WINDOW_MS * 2**k, current)  # the caller's stream is busy before it reads the outputs
+            with torch.cuda.stream(current):
+                copies = [o.clone() for o in outs]
             del outs  # the caller is done with them on the host
             junk = []
             for s in streams:  # new tensors on the side streams, written at once
                 with torch.cuda.stream(s):
                     junk += [torch.full((FAN_N,), math.nan, device="cuda") for _ in range(2)]
-            torch.cuda.synchronize()
-            wrong = _wrong_outputs(copies, value)
-            del junk
-            if not wrong:
-                break
-        ex.expect(not wrong, f"the caller read outputs {wrong} on its current stream after a delay, and found them "
-                             "overwritten by tensors made later on the side streams",
-                  "each output was made on a side stream, and its memory goes back to that stream's pool when the "
-                  "caller frees it: how does the allocator learn that another stream still uses it?")
+        torch.cuda.synchronize()
+        wrong = _wrong_outputs(copies, value)
+        del junk, x
+        if not wrong:
+            break
+    ex.expect(not wrong, f"{caller.says}: the caller read outputs {wrong} on its stream after a delay, and found "
+                         "them overwritten by tensors made later on the side streams",
+              "each output was made on a side stream, and its memory goes back to that stream's pool when the "
+              "caller frees it: how does the allocator learn that the caller's stream still uses it?")
 
 
-register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=4))
+def _fan_races(ex: Any, yours: Callable) -> Callable[[str], None]:
+    """The property of fan_out's races, for one kind of caller: every window wide, and the fns side by side."""
+
+    def holds(kind: str) -> None:
+        for slow in (*range(FAN), "producer", "inside"):  # a missing join first: its hint is the clearer
+            _fan_race(ex, yours, kind, slow)
+        _fan_overlap(ex, yours, kind)
+        _fan_frees(ex, yours, kind)
+
+    return holds
+
+
+def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tensor]]) -> None:
+    """fan_out(x, fns, streams) must return [fns[i](x) queued on streams[i]], safely, without host waits,
+    called from any stream.
+
+    Two properties, over every kind of caller (streams.TORCH_CALLERS).  Values: fans of 1 to 4 streams
+    over small x; output i is fns[i](x), queued on streams[i], as the caller reads it on its stream.
+    Races, with FAN streams and windows made wide: each side stream in turn busy when the call comes;
+    the caller's stream filling x late (a slow producer); every stream the answer queues work on
+    starting late (streams.widened); every fns[i] keeping its stream busy (they must overlap); the
+    caller's stream busy after the call, while the check frees the outputs and makes new tensors on
+    the side streams.  No threshold on times but the overlap's: "the host waited" is "the busy window
+    was over when the call returned" (an event's query), and "the caller's stream waited for a side
+    stream" is "its next work ended after that stream's window".  A run that a slow or busy host
+    spoiled is tried again with a window twice as long; a wrong answer fails every try.
+    """
+    if not has_cuda():
+        return _check_fan_out_on_cpu(fan_out)
+    with exercise("fan_out") as ex:
+        require_cuda("check_fan_out")
+        yours = ex.answer(fan_out)
+        warm = torch.ones(FAN_N, device="cuda")
+        [(warm * (i + 2)).clone() for i in range(FAN)]  # load the kernels, so that the host's time is fair
+        gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
+        torch.cuda.synchronize()
+        holds = _fan_values(ex, yours)
+        _at_once(ex, holds, ("default", FAN, 5, 3.0), _fan_call)  # a malformed answer: no Hypothesis on a GPU
+        for_all(ex, fans(torch_callers()), holds, examples=12, budget_s=GPU_VALUES_BUDGET_S,
+                chosen=[(kind, 4, 5, 3.0) for kind in TORCH_CALLERS] + [("default", 1, 0, 1.0)], describe=_fan_call)
+        for_all(ex, torch_callers(), _fan_races(ex, yours), examples=len(TORCH_CALLERS), budget_s=GPU_BUDGET_S,
+                describe=lambda kind: f"fan_out called from {TORCH_CALLERS[kind]}")
+
+
+register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=10))
 
 
 def _check_fan_out_on_cpu(fan_out: Callable) -> None:
     """check_fan_out's values on a CPU, where the streams run in order: output i must be fns[i](x)."""
     with (exercise("fan_out") as ex,
-          ex.on_cpu(f"that output i is fns[i](x), for {FAN} streams run in order on the CPU",
-                    "the races (a slow producer, a busy side stream, outputs freed while the current stream still "
-                    "reads them), that each fns[i] runs on streams[i], and that the host never waits"),
+          ex.on_cpu("that output i is fns[i](x), for fans of 1 to 4 streams run in order on the CPU",
+                    "every kind of caller, the races (a slow producer, a busy side stream, streams that start late, "
+                    "outputs freed while the caller's stream still reads them), that each fns[i] runs on "
+                    "streams[i], and that the host never waits"),
           cuda_on_cpu()):
-        n = 2**10
-        for value in (1.0, 2.0):
-            outs = fan_out(torch.full((n,), value), _fan_fns([]), [torch.cuda.Stream() for _ in range(FAN)])
-            problem = _outputs_problem(outs, n)
-            ex.expect(problem is None, problem or "", "return the outputs of fns[0], fns[1], ... in order")
-            wrong = _wrong_outputs(outs, value)
-            ex.expect(not wrong, f"outputs {wrong} are not fns[i](x)",
-                      "each fns[i] gets x itself, and output i is what fns[i] returns")
+        holds = _fan_values(ex, ex.answer(fan_out))
+        _at_once(ex, holds, (None, FAN, 5, 3.0), _fan_call)
+        for_all(ex, fans(st.none()), holds, examples=CPU_EXAMPLES, chosen=[(None, 1, 0, 1.0), (None, 4, 7, -2.0)],
+                budget_s=0, describe=_fan_call)
+
+
+# ------------------------------------------------------------------------------------------
+# Timelines: what a simulator returns
+# ------------------------------------------------------------------------------------------
+def _pair(value: object) -> tuple[float, float] | None:
+    """(start, end) as floats, if `value` is a pair of finite real numbers of any type (a tuple, a list, an
+    array or a tensor of two), else None."""
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        if value.ndim != 1 or len(value) != 2:
+            return None
+        value = list(value)
+    if not isinstance(value, Sequence) or isinstance(value, (str, bytes)) or len(value) != 2:
+        return None
+    start, end = real(value[0]), real(value[1])
+    if start is None or end is None or not (math.isfinite(start) and math.isfinite(end)):
+        return None
+    return start, end
+
+
+def _timeline_problem(got: object, kernels: Sequence[str]) -> str | None:
+    """None if `got` maps exactly these kernels, each to a (start, end) pair of numbers, else what is wrong."""
+    if not isinstance(got, Mapping):
+        return f"returned {_brief(got)}, not a dict of name -> (start, end)"
+    names = set(kernels)
+    missing, extra = [k for k in kernels if k not in got], [k for k in got if k not in names]
+    if missing or extra:
+        return (f"has kernels {shown(sorted(map(str, got)))}, expected {shown(sorted(kernels))}"
+                + (f" ({missing[0]!r} is missing)" if missing else f" ({extra[0]!r} is not one)"))
+    for name in kernels:
+        if _pair(got[name]) is None:
+            return f"maps {name!r} to {_brief(got[name])}, not a (start, end) pair of numbers"
+    return None
+
+
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def _first_difference(got: Mapping, want: Timeline) -> tuple[str, tuple[float, float]] | None:
+    """The first kernel (in the program's order) that `got` puts elsewhere than `want`, and where; None if none."""
+    for name, (start, end) in want.items():
+        pair = _pair(got[name])
+        assert pair is not None
+        if not (_same(pair[0], start) and _same(pair[1], end)):
+            return name, pair
+    return None
+
+
+def _kernels(program: Sequence[Op]) -> list[str]:
+    return [op[2] for op in program if op[0] == "kernel"]
+
+
+def _expect_timeline(ex: Any, called: Callable[[], str], got: object, want: Timeline,
+                     hint: Callable[[bool], str]) -> None:
+    """Expect the timeline `want`: first its kernels, each a pair of numbers, then each kernel's place.  The
+    call is written, and the hint told whether the first kernel out of place starts too late, on a failure."""
+    if not _misplaces(got, want):
+        ex.expect(True, "", "")
+        return
+    problem, call = _timeline_problem(got, list(want)), called()
+    ex.expect(problem is None, f"{call} {problem}",
+              "return a dict with one (start_ms, end_ms) pair for each kernel of the program, keyed by its name")
+    assert isinstance(got, Mapping)
+    differs = _first_difference(got, want)
+    if differs is not None:
+        name, (start, end) = differs
+        ex.expect(False, f"{call} puts {name!r} at {start:g} to {end:g} ms; the rules put it at "
+                         f"{want[name][0]:g} to {want[name][1]:g} ms", hint(start > want[name][0]))
 
 
 # ------------------------------------------------------------------------------------------
@@ -281,41 +511,20 @@ def _kernel_seal(name: str, start: float, end: float) -> str:
 
 def _sealed_timeline_problem(got: object, sealed: dict[str, str]) -> str | None:
     """None if `got` places every kernel where `sealed` says, else what is wrong, without saying where they run."""
-    problem = _same_timeline(got, {name: (0.0, 0.0) for name in sealed}, shape_only=True)
+    problem = _timeline_problem(got, list(sealed))
     if problem is not None:
         return problem  # not a timeline of these kernels
-    assert isinstance(got, dict)
-    wrong = [name for name in sealed if _kernel_seal(name, *(float(v) for v in got[name])) != sealed[name]]
+    assert isinstance(got, Mapping)
+    wrong = [name for name in sealed if _kernel_seal(name, *_pair(got[name]) or (0.0, 0.0)) != sealed[name]]
     if wrong:
         return f"places {len(wrong)} of its {len(sealed)} kernels where the stream rules do not put them"
-    return None
-
-
-def _same_timeline(got: object, want: Timeline, shape_only: bool = False) -> str | None:
-    """None if `got` is the timeline `want` (with `shape_only`: has its kernels, each a pair of numbers), else
-    what differs (one line)."""
-    if not isinstance(got, dict):
-        return f"returned a {type(got).__name__}, not a dict of name -> (start, end)"
-    if set(got) != set(want):
-        return f"has kernels {sorted(got)}, expected {sorted(want)}"
-    for name, (start, end) in want.items():
-        try:
-            g_start, g_end = (float(v) for v in got[name])
-        except (TypeError, ValueError):
-            return f"{name!r} maps to {got[name]!r}, not a (start, end) pair"
-        if not (math.isfinite(g_start) and math.isfinite(g_end)):
-            return f"{name!r} maps to {got[name]!r}, not a (start, end) pair of numbers"
-        if shape_only:
-            continue
-        if not (math.isclose(g_start, start, abs_tol=1e-9) and math.isclose(g_end, end, abs_tol=1e-9)):
-            return f"{name!r} runs from {g_start:g} to {g_end:g} ms, expected {start:g} to {end:g} ms"
     return None
 
 
 def check_predicted_timeline(predicted_timeline: Callable[[], Timeline]) -> None:
     """predicted_timeline() must return PROGRAM's start and end times, worked out by hand."""
     with exercise("predicted_timeline") as ex:
-        got = predicted_timeline()
+        got = ex.answer(predicted_timeline)()
         problem = _sealed_timeline_problem(got, PROGRAM_SEALED)
         ex.expect(problem is None, f"your prediction {problem}",
                   "each stream runs its kernels one after another; a wait holds back only the work queued "
@@ -325,50 +534,222 @@ def check_predicted_timeline(predicted_timeline: Callable[[], Timeline]) -> None
 register(Exercise(NOTEBOOK, "predicted_timeline", check_predicted_timeline))
 
 
-# Each case: a program and its timeline; together they reject the usual wrong rules.
-SIMULATE_CASES: list[tuple[str, list[Op], Timeline]] = [
-    ("one stream runs its kernels in order",
-     [("kernel", "s1", "a", 2), ("kernel", "s1", "b", 3)],
-     {"a": (0, 2), "b": (2, 5)}),
-    ("two streams run at the same time",
-     [("kernel", "s1", "a", 2), ("kernel", "s2", "b", 3)],
-     {"a": (0, 2), "b": (0, 3)}),
-    ("a wait holds back the waiting stream",
-     [("kernel", "s1", "a", 4), ("record", "s1", "e"), ("wait", "s2", "e"), ("kernel", "s2", "b", 1)],
-     {"a": (0, 4), "b": (4, 5)}),
-    ("an event marks the moment it was recorded, not the end of its stream",
-     [("kernel", "s1", "a", 2), ("record", "s1", "e"), ("kernel", "s1", "c", 5), ("wait", "s2", "e"),
-      ("kernel", "s2", "b", 1)],
-     {"a": (0, 2), "c": (2, 7), "b": (2, 3)}),
-    ("a wait never moves a stream back in time",
-     [("kernel", "s2", "b", 5), ("kernel", "s1", "a", 1), ("record", "s1", "e"), ("wait", "s2", "e"),
-      ("kernel", "s2", "c", 1)],
-     {"b": (0, 5), "a": (0, 1), "c": (5, 6)}),
-    ("waiting for an event not yet recorded does nothing (as in CUDA)",
-     [("wait", "s2", "e"), ("kernel", "s2", "b", 1), ("kernel", "s1", "a", 3), ("record", "s1", "e")],
-     {"b": (0, 1), "a": (0, 3)}),
-    ("a wait sees the latest record before it",
-     [("kernel", "s1", "a", 1), ("record", "s1", "e"), ("wait", "s2", "e"), ("kernel", "s2", "b", 1),
-      ("kernel", "s1", "c", 5), ("record", "s1", "e"), ("wait", "s3", "e"), ("kernel", "s3", "d", 1)],
-     {"a": (0, 1), "b": (1, 2), "c": (1, 6), "d": (6, 7)}),
-    ("wait_stream waits for everything queued on the other stream so far",
-     [("kernel", "s1", "a", 3), ("kernel", "s1", "b", 2), ("wait_stream", "s2", "s1"), ("kernel", "s2", "c", 1),
-      ("kernel", "s1", "d", 4)],
-     {"a": (0, 3), "b": (3, 5), "c": (5, 6), "d": (5, 9)}),
+@reference
+def stream_rules(program: Sequence[Op]) -> Timeline:
+    """The check's simulator of the stream rules (tests/test_exercises_03.py holds it against another
+    formulation, and against the GPU)."""
+    free_at: dict[str, float] = {}  # stream -> when the work queued on it so far ends
+    recorded: dict[str, float] = {}  # event -> the moment its latest record stands for
+    timeline = {}
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = free_at.get(stream, 0.0)
+            free_at[stream] = start + ms
+            timeline[name] = (start, start + ms)
+        elif op[0] == "record":
+            recorded[op[2]] = free_at.get(op[1], 0.0)
+        elif op[0] == "wait":
+            if op[2] in recorded:
+                free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
+        elif op[0] == "wait_stream":
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
+        else:
+            raise ValueError(f"unknown operation {op!r}")
+    return timeline
+
+
+KINDS = ("kernel", "record", "wait", "wait_stream")
+MAX_OPS = 20  # operations of a generated program, before the kernels that close it
+
+
+def _duration(rng: random.Random) -> float:
+    """A kernel's milliseconds: whole ones, quarters, and now and then 0 (a kernel that takes no time)."""
+    draw = rng.random()
+    return 0 if draw < 0.1 else rng.randint(1, 80) / 4 if draw < 0.4 else rng.randint(1, 20)
+
+
+def _named(ops: Sequence[tuple]) -> list[Op]:
+    """Name the kernels of a generated program k0, k1, ..., in the order they are queued."""
+    count = itertools.count()
+    return [("kernel", op[1], f"k{next(count)}", op[2]) if op[0] == "kernel" else op for op in ops]
+
+
+def _closed(ops: list[tuple]) -> list[tuple]:
+    """The operations, and a 1 ms kernel on each stream whose last operation is a wait: a wait then shows."""
+    waiting: dict[str, bool] = {}
+    for op in ops:
+        if op[0] in ("kernel", "wait", "wait_stream"):
+            waiting[op[1]] = op[0] != "kernel"
+    return ops + [("kernel", stream, 1) for stream, waits in waiting.items() if waits]
+
+
+def random_program(size: int, seed: int) -> list[Op]:
+    """A program of `size` operations drawn from `seed` (the same ones on every machine), over 1 to 4 streams
+    and 1 to 3 events: kernels, records (an event recorded again included), waits (for an event recorded
+    before, later, or never) and wait_streams; each program of a seed begins the longer ones of that seed."""
+    rng = random.Random(seed)
+    streams = [f"s{i}" for i in range(rng.randint(1, 4))]
+    events = [f"e{i}" for i in range(rng.randint(1, 3))]
+    ops: list[tuple] = []
+    for _ in range(size):
+        kind, stream = rng.choices(KINDS, weights=(4, 2, 2, 1))[0], rng.choice(streams)
+        ops.append(("kernel", stream, _duration(rng)) if kind == "kernel" else
+                   (kind, stream, rng.choice(streams if kind == "wait_stream" else events)))
+    return _named(_closed(ops))
+
+
+SEEDED = 300  # programs drawn from fixed seeds that check_simulate tries besides those Hypothesis draws (cheaper)
+EXAMPLES = 10  # programs that Hypothesis draws (small ones first: the empty program, one operation, ...)
+
+
+@cache
+def seeded(draw: Callable[[int, int], Any], count: int = SEEDED) -> list[Any]:
+    """`count` cases of `random_program` or `random_queue_case`, of every size from 0 to MAX_OPS in turn.
+
+    The wrong answers of answers/nb03.py fail on one of the first 140 programs, or of the first 25 cases of
+    queues: SEEDED, and SEEDED_QUEUES, leave twice that."""
+    return [draw(seed % (MAX_OPS + 1), seed) for seed in range(count)]
+
+
+def programs() -> st.SearchStrategy[list[Op]]:
+    """Generated programs: Hypothesis draws the size and the seed (and shrinks a failing program to its
+    shortest failing beginning).  Drawn op by op, programs hold many more waits that matter than lists of
+    operations that Hypothesis would build itself (it mutates each example into near copies)."""
+    return st.tuples(st.integers(0, MAX_OPS), st.integers(0, 2**32 - 1)).map(lambda case: random_program(*case))
+
+
+def _shown_program(program: Sequence[Op]) -> str:
+    """A program, for a message: its name if it is the exercise's or the lecture's, else its operations."""
+    if list(program) == PROGRAM:
+        return "nb03.PROGRAM"
+    for order in ("depth-first", "breadth-first"):
+        if list(program) == queues_experiment(order):
+            return f"nb03.queues_experiment({order!r})"
+    return repr(list(program))
+
+
+# The rules of the task, as the hints of check_simulate say them, by what a failing program holds.
+RULES = {
+    "early wait": "a wait for an event not yet recorded at that point of the program does nothing: CUDA does not "
+                  "look ahead to a later record",
+    "re-record": "recording an event again moves it: a wait takes the event as its latest record before the wait "
+                 "left it, whichever stream that record was on",
+    "wait": "an event stands for the work queued on its stream before the record; a wait holds back only the work "
+            "queued after it on its stream, and never moves a stream back in time",
+    "wait_stream": "wait_stream(stream, other) waits for the work queued on `other` so far, as if an event were "
+                   "recorded on `other` at that point and waited for",
+    "fraction": "a kernel may take a fraction of a millisecond: keep its duration as it is",
+    "kernel": "each stream runs its kernels one after another, from 0 ms, and streams are independent of each "
+              "other: what must you remember about each stream as you read the program?",
+}
+
+
+def _rules_hint(program: Sequence[Op]) -> str:
+    """The rules that the smallest program on which a simulator fails is about (never where its kernels run)."""
+    recorded: list[str] = []
+    early_wait = False
+    for op in program:
+        if op[0] == "record":
+            recorded.append(op[2])
+        elif op[0] == "wait":
+            early_wait = early_wait or op[2] not in recorded
+    kinds = {op[0] for op in program}
+    found = [rule for rule, holds in (
+        ("early wait", early_wait), ("re-record", len(recorded) > len(set(recorded))), ("wait", "wait" in kinds),
+        ("wait_stream", "wait_stream" in kinds),
+        ("fraction", any(op[0] == "kernel" and op[3] != int(op[3]) for op in program))) if holds]
+    return "; ".join(RULES[rule] for rule in found[:2] or ["kernel"])
+
+
+# Programs the check always asks about too (after the generated ones): one per rule of the task, and
+# exercise 2's program.
+SIMULATE_CASES: list[list[Op]] = [
+    [("kernel", "s1", "a", 2), ("kernel", "s1", "b", 3)],
+    [("kernel", "s1", "a", 2), ("kernel", "s2", "b", 3)],
+    [("kernel", "s1", "a", 4), ("record", "s1", "e"), ("wait", "s2", "e"), ("kernel", "s2", "b", 1)],
+    [("kernel", "s1", "a", 2), ("record", "s1", "e"), ("kernel", "s1", "c", 5), ("wait", "s2", "e"),
+     ("kernel", "s2", "b", 1)],
+    [("kernel", "s2", "b", 5), ("kernel", "s1", "a", 1), ("record", "s1", "e"), ("wait", "s2", "e"),
+     ("kernel", "s2", "c", 1)],
+    [("wait", "s2", "e"), ("kernel", "s2", "b", 1), ("kernel", "s1", "a", 3), ("record", "s1", "e")],
+    [("kernel", "s1", "a", 1), ("record", "s1", "e"), ("wait", "s2", "e"), ("kernel", "s2", "b", 1),
+     ("kernel", "s1", "c", 5), ("record", "s1", "e"), ("wait", "s3", "e"), ("kernel", "s3", "d", 1)],
+    [("kernel", "s1", "a", 1), ("record", "s1", "e"), ("wait", "s2", "e"), ("kernel", "s1", "c", 5),
+     ("record", "s1", "e"), ("kernel", "s2", "b", 1)],
+    [("kernel", "s1", "a", 3), ("kernel", "s1", "b", 2), ("wait_stream", "s2", "s1"), ("kernel", "s2", "c", 1),
+     ("kernel", "s1", "d", 4)],
+    [("kernel", "s1", "a", 3), ("kernel", "s1", "b", 2), ("wait_stream", "s2", "s1"), ("kernel", "s1", "d", 4),
+     ("kernel", "s2", "c", 1)],
+    PROGRAM,
 ]
 
 
+def _misplaces(got: object, want: Timeline) -> bool:
+    """True if `got` is not the timeline `want` (not a timeline of its kernels, or one kernel elsewhere)."""
+    try:
+        if type(got) is dict and got == want:  # the common case, at once: the same numbers in tuples
+            return False
+    except Exception:  # noqa: BLE001, S110 -- values that do not compare (tensors): the checks below decide
+        pass
+    return _timeline_problem(got, list(want)) is not None or _first_difference(got, want) is not None  # type: ignore
+
+
+def _fails_on(fails: Callable[[list[Op]], bool]) -> Callable[[list[Op]], bool]:
+    """`fails`, where an error that the answer raises on a smaller program counts as not failing the same way."""
+
+    def still(program: list[Op]) -> bool:
+        try:
+            return fails(program)
+        except Exception:  # noqa: BLE001 -- another failure than the one being made smaller
+            return False
+
+    return still
+
+
+def _smallest(program: list[Op], fails: Callable[[list[Op]], bool]) -> list[Op]:
+    """A smaller program on which the answer still fails: each operation that the failure does not need left out
+    (twice over), then each kernel made 1 ms, and the kernels named k0, k1, ... again, where the failure stays.
+    The message then shows what matters."""
+    still = _fails_on(fails)
+    for _ in range(2):
+        i = 0
+        while i < len(program):
+            shorter = program[:i] + program[i + 1:]
+            if still(shorter):
+                program = shorter
+            else:
+                i += 1
+    for i, op in enumerate(program):
+        simpler = [*program[:i], (*op[:3], 1), *program[i + 1:]]
+        if op[0] == "kernel" and op[3] != 1 and still(simpler):
+            program = simpler
+    renamed = _named([("kernel", op[1], op[3]) if op[0] == "kernel" else op for op in program])
+    return renamed if renamed != program and still(renamed) else program
+
+
 def check_simulate(simulate: Callable[[Sequence[Op]], Timeline]) -> None:
-    """simulate(program) must return each kernel's (start, end) under the stream rules."""
+    """simulate(program) must return each kernel's (start, end) under the stream rules, for any program:
+    compared with the check's own simulator (`stream_rules`) on generated programs, and on a failure, on the
+    smallest program found that still fails."""
     with exercise("simulate") as ex:
-        for rule, program, want in SIMULATE_CASES:
-            problem = _same_timeline(simulate(program), want)
-            ex.expect(problem is None, f"{rule}: simulate {problem}",
-                      f"the rule: {rule}; what must you remember about each stream, and about each event, "
-                      "as you read the program?")
-        problem = _sealed_timeline_problem(simulate(PROGRAM), PROGRAM_SEALED)  # exercise 2's program
-        ex.expect(problem is None, f"the exercise's program: simulate {problem}",
-                  "each case above passed: which operation of this program does none of them use the way it does?")
+        yours = ex.answer(simulate)
+
+        def fails(program: list[Op]) -> bool:
+            return _misplaces(yours(list(program)), stream_rules(program))
+
+        def follows_the_rules(program: list[Op]) -> None:
+            got, want = yours(list(program)), stream_rules(program)
+            if _misplaces(got, want):
+                program = _smallest(program, fails)
+                got, want = yours(list(program)), stream_rules(program)
+            _expect_timeline(ex, lambda: f"simulate({_shown_program(program)})", got, want,
+                             lambda _: _rules_hint(program))
+
+        _at_once(ex, follows_the_rules, PROGRAM, lambda program: f"simulate({_shown_program(program)})")
+        for_all(ex, programs(), follows_the_rules, examples=EXAMPLES, chosen=SIMULATE_CASES + seeded(random_program),
+                budget_s=0,
+                describe=lambda program: f"simulate({_shown_program(program)})")
 
 
 register(Exercise(NOTEBOOK, "simulate", check_simulate))
@@ -528,17 +909,23 @@ def check_simulate_on_gpu(simulate: Callable[[Sequence[Op]], Timeline], program:
         return
     require_cuda("check_simulate_on_gpu")
     with exercise("simulate on the GPU") as ex:
-        predicted = simulate(program)
-        kernels = [op[2] for op in program if op[0] == "kernel"]
-        problem = _same_timeline(predicted, {name: (0.0, 0.0) for name in kernels})
-        ex.expect(problem is None or "runs from" in problem, f"simulate {problem}",
+        yours = ex.answer(simulate)
+        kernels = _kernels(program)
+        problem = _timeline_problem(yours(list(program)), kernels)
+        ex.expect(problem is None, f"simulate {problem}",
                   "return one (start, end) pair for each kernel of the program")
         for _ in range(TRIES):
             measured, late_ms = _run_in_time(program)
             allowed = allowed_difference_ms(len(kernels), dependency_gap_ms(), late_ms)
-            predicted = simulate(with_durations(program, measured))
-            worst = max(max(abs(iv.start_ms - float(predicted[iv.name][0])),
-                            abs(iv.end_ms - float(predicted[iv.name][1]))) for iv in measured)
+            timed = with_durations(program, measured)
+            got = yours(timed)
+            problem = _timeline_problem(got, kernels)
+            ex.expect(problem is None, f"simulate(the program, with the durations this GPU measured) {problem}",
+                      "return one (start, end) pair for each kernel of the program, whatever its durations")
+            assert isinstance(got, Mapping)
+            predicted = {name: _pair(got[name]) or (0.0, 0.0) for name in kernels}
+            worst = max(max(abs(iv.start_ms - predicted[iv.name][0]), abs(iv.end_ms - predicted[iv.name][1]))
+                        for iv in measured)
             if worst <= allowed:
                 break
         ax = plot_timeline(measured, title="bars: the GPU; black lines: simulate()")
@@ -563,8 +950,22 @@ register(Exercise(NOTEBOOK, "simulate", check_simulate_on_gpu, gpu=True, label="
 # ------------------------------------------------------------------------------------------
 # Exercise 4: the prefetching loop
 # ------------------------------------------------------------------------------------------
-BATCHES, ROWS, COLS = 8, 2048, 2048  # 8 batches of 16 MiB in pinned host memory
+BATCHES, ROWS, COLS = 8, 2048, 2048  # the races: 8 batches of 16 MiB in pinned host memory
+LOOP_DTYPES = (torch.float32, torch.float16, torch.int32, torch.uint8)
 _runs = itertools.count(1)
+
+Loop = tuple[str | None, int, tuple[int, ...], torch.dtype]  # (the caller, how many batches, their shape, dtype)
+
+
+def loops(callers: st.SearchStrategy[str | None]) -> st.SearchStrategy[Loop]:
+    """1 to 9 batches of one shape (1 to 3 dimensions, small) and one dtype."""
+    shape = st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple)
+    return st.tuples(callers, st.integers(1, 9), shape, st.sampled_from(LOOP_DTYPES))
+
+
+def _loop_call(loop: Loop) -> str:
+    _, count, shape, dtype = loop
+    return f"prefetch_loop({count} batch{'es' * (count != 1)} of shape {shape}, {dtype}, step, copy_stream)"
 
 
 def _large_allocations(fn: Callable[[], object]) -> int:
@@ -577,9 +978,163 @@ def _large_allocations(fn: Callable[[], object]) -> int:
 
 
 def _batches() -> list[torch.Tensor]:
-    """Pinned host batches whose values differ at every call, so stale GPU memory never matches."""
+    """The races' pinned host batches, whose values differ at every call, so stale GPU memory never matches."""
     gen = torch.Generator().manual_seed(1000 + next(_runs))
     return [torch.randn(ROWS, COLS, generator=gen).pin_memory() for _ in range(BATCHES)]
+
+
+def _shifted(batches: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The same batches, each value moved by 1 in place: new values for the next run, for a few milliseconds
+    instead of a new set (call it when no copy from them is in flight)."""
+    for b in batches:
+        b.add_(1.0)
+    return batches
+
+
+def _small_batches(count: int, shape: tuple[int, ...], dtype: torch.dtype, pinned: bool) -> list[torch.Tensor]:
+    """`count` batches of whole numbers below 100 (exact in every dtype, doubled too), new ones at every call."""
+    gen = torch.Generator().manual_seed(next(_runs))
+    batches = [torch.randint(0, 100, shape, generator=gen).to(dtype) for _ in range(count)]
+    return [b.pin_memory() for b in batches] if pinned else batches
+
+
+def _loop_outputs_problem(got: object, count: int, gpu: bool) -> str | None:
+    """None if `got` is a list of `count` tensors (on the GPU), else what is wrong."""
+    if not isinstance(got, (list, tuple)) or len(got) != count:
+        return f"returned {_brief(got)}, not a list of {count} outputs"
+    for i, out in enumerate(got):
+        if not isinstance(out, torch.Tensor):
+            return f"returned {what_returned(out)} as output {i}, not what step returned"
+        if gpu and not out.is_cuda:
+            return f"returned output {i} on {out.device}, not the output of step on the GPU"
+    return None
+
+
+def _steps_problem(seen: Sequence[tuple[Any, str, int]], current: Any, host: set[int]) -> str | None:
+    """None if every step ran on the caller's stream (where one is known), with its batch in GPU memory."""
+    if current is not None and any(stream != current for stream, _, _ in seen):
+        return "called step on another stream than the caller's"
+    if any(device != "cuda" and ptr in host for _, device, ptr in seen) or (
+            current is not None and any(device != "cuda" for _, device, _ in seen)):
+        return "called step on a batch in host memory"
+    return None
+
+
+def _noting(seen: list, work: Callable[[torch.Tensor], torch.Tensor],
+            sleep_ms: Callable[[], float] = lambda: 0.0) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The check's step: notes where it ran and on what memory, keeps its stream busy for `sleep_ms()` first."""
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        seen.append((torch.cuda.current_stream() if has_cuda() else None, x.device.type,
+                     x.untyped_storage().data_ptr()))
+        if sleep_ms():
+            _sleep_ms(sleep_ms())
+        return work(x)
+
+    return step
+
+
+def _loop_values(ex: Any, yours: Callable) -> Callable[[Loop], None]:
+    """The property of any loop, from any caller: output i is step(batch i), step runs on the caller's stream on
+    the GPU, and the caller reads the outputs on its stream right after the call."""
+
+    def holds(loop: Loop) -> None:
+        kind, count, shape, dtype = loop
+        seen: list = []
+        with _caller(kind) as caller:
+            copy_stream = torch.cuda.Stream()
+            batches = _small_batches(count, shape, dtype, pinned=caller is not None)
+            want = [b * 2 for b in batches]  # on the host
+            got = yours(batches, _noting(seen, lambda x: x * 2), copy_stream)
+            after = torch.cuda.current_stream()
+            problem = _loop_outputs_problem(got, count, gpu=caller is not None)
+            with torch.cuda.stream(None if caller is None else caller.stream):  # read as the caller reads
+                copies = [g.clone() for g in got] if problem is None else []  # type: ignore[union-attr]
+        torch.cuda.synchronize()
+        call = _loop_call(loop) + _said(caller)
+        ex.expect(problem is None, f"{call} {problem}", "append step(x) for every batch, in order, and return the list")
+        if caller is not None:
+            ex.expect(after == caller.stream, f"{call}: after prefetch_loop returned, the current stream was not the "
+                                              "caller's", "leave the caller's stream current when you return: "
+                                                          "`with torch.cuda.stream(s):` restores it at its end")
+        host = {b.untyped_storage().data_ptr() for b in batches}
+        problem = _steps_problem(seen, None if caller is None else caller.stream, host)
+        ex.expect(problem is None, f"{call} {problem}",
+                  "step runs on the caller's current stream, on a batch that the copy stream has put in GPU memory")
+        bad = [i for i, (c, w) in enumerate(zip(copies, want)) if c.dtype != w.dtype or c.shape != w.shape
+               or not torch.equal(c.cpu(), w)]
+        ex.expect(not bad, f"{call}: the outputs of batches {bad} are not step(batch)",
+                  "a buffer of another dtype or shape than the batches changes them: make the buffers like the "
+                  "batches" if any(copies[i].dtype != want[i].dtype or copies[i].shape != want[i].shape for i in bad)
+                  else "output i is step(batch i on the GPU): which buffer holds batch i when step reads it?")
+
+    return holds
+
+
+def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str, float],
+               batches: list[torch.Tensor]) -> None:
+    """One race of prefetch_loop, made wide: "slow copies" (every stream the loop queues work on, copy_stream
+    included, starts late: streams.widened) or "slow steps" (each step keeps the caller's stream busy before
+    it reads its batch, and new tensors are made on copy_stream as soon as the loop returns)."""
+    step_ms = 0.0 if name == "slow copies" else max(4 * timing["copy_ms"], 4 * timing["host_ms"], 2.0)
+    seen: list = []
+    step = _noting(seen, lambda x: x.sum(dim=1), lambda: step_ms)
+    torch.cuda.synchronize()
+    batches = _shifted(batches)
+    torch.cuda.empty_cache()  # the only free block of a batch's size will be the scratch below
+    with torch_caller(kind) as caller:
+        current = caller.stream
+        copy_stream = torch.cuda.Stream()
+        scratch = torch.empty(ROWS, COLS, device="cuda")  # the caller's earlier work, on its stream (late, if busy)
+        want = [scratch.copy_(b, non_blocking=True).sum(dim=1) for b in batches]
+        scratch.fill_(math.nan)  # a loop that writes this memory before the caller is done with it reads NaN
+        del scratch
+        late = widened(WINDOW_MS, spare=(current,)) if name == "slow copies" else nullcontext()
+        t0 = time.perf_counter()
+        with late:
+            got = yours(batches, step, copy_stream)
+        timing.setdefault("host_ms", (time.perf_counter() - t0) * 1e3 / len(batches))
+        after = torch.cuda.current_stream()
+        problem = _loop_outputs_problem(got, len(batches), gpu=True)
+        junk = []
+        if name == "slow steps":  # memory the loop freed, handed out again on copy_stream at once
+            with torch.cuda.stream(copy_stream):
+                junk = [torch.full((ROWS, COLS), math.inf, device="cuda") for _ in range(2)]
+        with torch.cuda.stream(current):  # the caller reads the outputs: no synchronize before it
+            copies = [g.clone() for g in got] if problem is None else []  # type: ignore[union-attr]
+    torch.cuda.synchronize()
+    del junk
+    said = f"{caller.says}, with {name}"
+    ex.expect(problem is None, f"{said}: prefetch_loop {problem}", "append step(x) for every batch, in order")
+    ex.expect(after == current, f"{said}: after prefetch_loop returned, the current stream was not the caller's",
+              "leave the caller's stream current when you return: `with torch.cuda.stream(s):` restores it")
+    problem = _steps_problem(seen, current, set())
+    ex.expect(problem is None, f"{said}: prefetch_loop {problem}",
+              "step runs on the caller's current stream, on a batch that the copy stream has put in GPU memory")
+    bad = [i for i, (c, w) in enumerate(zip(copies, want)) if not torch.equal(c, w)]
+    if name == "slow copies":
+        hint = "a step read its buffer before the copy into it was done: which event must the caller's stream wait for?"
+    elif any(bool(copies[i].isnan().any()) for i in bad):
+        hint = ("a copy wrote into memory that the caller's stream was still using for its earlier work (your buffers "
+                "got that memory when the caller freed it): what must copy_stream wait for before its first copy?")
+    elif any(bool(copies[i].isinf().any()) for i in bad):
+        hint = ("a tensor made on copy_stream after your loop returned got the memory of a buffer that a step was "
+                "still reading: on which stream's pool are your buffers, and which stream reads them?")
+    else:
+        hint = ("a copy overwrote a buffer that a step was still reading: which event must the copy stream wait for "
+                "before it writes into a buffer again?")
+    ex.expect(not bad, f"{said}: the caller read wrong outputs for batches {bad}", hint)
+
+
+def _loop_races(ex: Any, yours: Callable, timing: dict[str, float],
+                batches: list[torch.Tensor]) -> Callable[[str], None]:
+    """The property of prefetch_loop's races, for one kind of caller: slow copies, then slow steps."""
+
+    def holds(kind: str) -> None:
+        for name in ("slow copies", "slow steps"):
+            _loop_race(ex, yours, kind, name, timing, batches)
+
+    return holds
 
 
 def check_prefetch_loop(
@@ -587,9 +1142,17 @@ def check_prefetch_loop(
                             list[torch.Tensor]],
 ) -> None:
     """prefetch_loop(batches, step, copy_stream) must return [step(batch on the GPU) for each batch],
-    copying the next batch on copy_stream while step runs on the current stream: correct whatever
-    the timing, with two GPU buffers (not a new tensor per batch), and faster than copying and
-    computing one after the other.
+    copying the next batch on copy_stream while step runs on the caller's stream: correct whatever the
+    timing and whoever calls it, with two GPU buffers (not a new tensor per batch), and faster than
+    copying and computing one after the other.
+
+    Two properties over every kind of caller (streams.TORCH_CALLERS).  Values: 1 to 9 small batches of
+    any shape and dtype; output i is step(batch i), each step on the caller's stream with its batch in
+    GPU memory, as the caller reads them on its stream.  Races, with 8 batches of 16 MiB: slow copies
+    (every stream the loop queues work on starts late) and slow steps (and memory the loop frees,
+    handed out again on copy_stream at once), with the caller's earlier work on the memory the buffers
+    get (late, for a busy caller).  Then, from the default stream: the GPU allocations of a batch's
+    size, and the speed.
 
     Durations and the bar for "faster" come from what the check measures on this machine: a copy's
     time on this GPU's link (copy_ms), and the host's time to queue one batch of your loop (host_ms).
@@ -602,8 +1165,25 @@ def check_prefetch_loop(
         return _check_prefetch_loop_on_cpu(prefetch_loop)
     with exercise("prefetch_loop") as ex:
         require_cuda("check_prefetch_loop")
-        copy_stream = torch.cuda.Stream()
-        step_ms = 0.0  # how long step() keeps the current stream busy before it reads its batch
+        yours = ex.answer(prefetch_loop)
+        gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
+        holds = _loop_values(ex, yours)
+        _at_once(ex, holds, ("default", BATCHES, (3, 5), torch.float32), _loop_call)
+        for_all(ex, loops(torch_callers()), holds, examples=12, budget_s=GPU_VALUES_BUDGET_S,
+                chosen=[(kind, BATCHES, (3, 5), torch.float32) for kind in TORCH_CALLERS]
+                + [("default", 1, (1,), torch.uint8), ("with", 9, (2, 3, 4), torch.float16)], describe=_loop_call)
+
+        def copy_all(batches: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+            return [b.to("cuda", non_blocking=True) for b in batches]
+
+        batches = _batches()
+        copy_all(batches)  # warm-up: the allocator's first cudaMalloc calls
+        timing = {"copy_ms": _elapsed_ms(lambda: copy_all(batches)) / len(batches)}  # host_ms: the first race
+        for_all(ex, torch_callers(), _loop_races(ex, yours, timing, batches), examples=len(TORCH_CALLERS),
+                budget_s=GPU_BUDGET_S, describe=lambda kind: f"prefetch_loop called from {TORCH_CALLERS[kind]}")
+
+        # Two buffers: the loop allocates GPU memory for two batches, not for every batch.
+        copy_stream, step_ms = torch.cuda.Stream(), 0.0
 
         def step(x: torch.Tensor) -> torch.Tensor:
             if step_ms:
@@ -613,48 +1193,12 @@ def check_prefetch_loop(
         def sequential(batches: Sequence[torch.Tensor]) -> list[torch.Tensor]:
             return [step(b.to("cuda", non_blocking=True)) for b in batches]
 
-        def copy_all(batches: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-            return [b.to("cuda", non_blocking=True) for b in batches]
-
-        batches = _batches()
-        copy_all(batches)  # warm-up: the allocator's first cudaMalloc calls
-        gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
-        copy_ms = _elapsed_ms(lambda: copy_all(batches)) / len(batches)
-        host_ms = 0.0  # the host's time per batch in your loop, measured in the first run below
-
-        # Correct whatever the timing: the copies late, then the steps late.
-        for name in ("slow copies", "slow steps"):
-            step_ms = 0.0 if name == "slow copies" else max(4 * copy_ms, 4 * host_ms, 2.0)
-            batches, want = _batches(), []
-            scratch = torch.empty(ROWS, COLS, device="cuda")
-            for b in batches:
-                want.append(scratch.copy_(b).sum(dim=1))
-            scratch.fill_(math.nan)  # stale memory that a racy loop may read: never a batch
-            del scratch
-            torch.cuda.synchronize()
-            if name == "slow copies":
-                _sleep_ms(WINDOW_MS, copy_stream)
-            t0 = time.perf_counter()
-            got = prefetch_loop(batches, step, copy_stream)
-            if name == "slow copies":
-                host_ms = (time.perf_counter() - t0) * 1e3 / len(batches)
-            torch.cuda.synchronize()
-            ex.expect(isinstance(got, list) and len(got) == len(batches),
-                      f"returned a {type(got).__name__}, expected a list of {len(batches)} outputs",
-                      "append step(x) for every batch, in order")
-            bad = [i for i, (g, w) in enumerate(zip(got, want)) if not torch.equal(g, w)]
-            ex.expect(not bad, f"with {name}, the outputs of batches {bad} are wrong",
-                      "a copy overwrote a buffer that a step was still reading: which event must the copy "
-                      "stream wait for before it writes into a buffer again?" if name == "slow steps" else
-                      "a step read its buffer before the copy into it was done: which event must the current "
-                      "stream wait for?")
-
-        # Two buffers: the loop allocates GPU memory for two batches, not for every batch.
-        batches, step_ms = _batches(), 0.0
+        torch.cuda.synchronize()
+        batches = _shifted(batches)
         buffer = torch.empty(ROWS, COLS, device="cuda")
         by_steps = _large_allocations(lambda: [step(buffer) for _ in batches])  # noqa: F821 (runs before del)
         del buffer
-        by_loop = _large_allocations(lambda: prefetch_loop(batches, step, copy_stream)) - by_steps
+        by_loop = _large_allocations(lambda: yours(batches, step, copy_stream)) - by_steps
         ex.expect(by_loop <= 2,
                   f"made {by_loop} GPU allocations of a batch's size for {len(batches)} batches; "
                   "two buffers, made once, need 2",
@@ -664,36 +1208,36 @@ def check_prefetch_loop(
         # Faster: a step as long as a copy (or as two batches of the host's work, if longer).  One after
         # the other, each batch costs copy + step; overlapped, the copy of batch i+1 hides behind step i,
         # which saves a copy per batch but the first.  The loop must save at least half of that.
-        batches, step_ms = _batches(), max(copy_ms, 2 * host_ms)
-        ex.expect_saving(_elapsed_ms, lambda: sequential(batches), lambda: prefetch_loop(batches, step, copy_stream),
+        copy_ms = timing["copy_ms"]
+        batches, step_ms = _shifted(batches), max(copy_ms, 2 * timing["host_ms"])
+        ex.expect_saving(_elapsed_ms, lambda: sequential(batches),
+                         lambda: yours(batches, step, copy_stream),
                          saving_ms=(len(batches) - 1) * min(copy_ms, step_ms), tries=TRIES,
                          describe=("copying then computing one batch at a time", "the copies with the steps"),
                          hint="queue the copy of batch i+1 on copy_stream before step(batch i), and never block "
                               "the host (no synchronize in the loop)")
 
 
-register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=3))
+register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=13))
 
 
 def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
     """check_prefetch_loop's outputs and buffers on a CPU, where copies and steps run in order."""
     with (exercise("prefetch_loop") as ex,
-          ex.on_cpu("the outputs, in order, and the tensors of a batch's size made for the GPU, with the copies "
-                    "and steps run in order on the CPU",
-                    "the race (slow copies, then slow steps), and the speed against copying then computing "
-                    "one batch at a time"),
+          ex.on_cpu("the outputs, in order, for 1 to 9 batches of any shape and dtype, and the tensors of a "
+                    "batch's size made for the GPU, with the copies and steps run in order on the CPU",
+                    "every kind of caller, the races (slow copies, slow steps, memory in use by the caller or "
+                    "freed too early), and the speed against copying then computing one batch at a time"),
           cuda_on_cpu() as gpu):
+        yours = ex.answer(prefetch_loop)
+        holds = _loop_values(ex, yours)
+        _at_once(ex, holds, (None, BATCHES, (3, 5), torch.float32), _loop_call)
+        chosen = [(None, 1, (1,), torch.uint8), (None, 9, (2, 3, 4), torch.float16), (None, 2, (5,), torch.int32)]
+        for_all(ex, loops(st.none()), holds, examples=CPU_EXAMPLES, chosen=chosen, budget_s=0, describe=_loop_call)
         gen = torch.Generator().manual_seed(1000)
         batches = [torch.randn(64, 32, generator=gen) for _ in range(BATCHES)]  # small: nothing is timed
-        want = [b.sum(dim=1) for b in batches]
         before = len(gpu.placed)
-        got = prefetch_loop(batches, lambda x: x.sum(dim=1), torch.cuda.Stream())
-        ex.expect(isinstance(got, list) and len(got) == len(batches),
-                  f"returned a {type(got).__name__}, expected a list of {len(batches)} outputs",
-                  "append step(x) for every batch, in order")
-        bad = [i for i, (g, w) in enumerate(zip(got, want)) if not (isinstance(g, torch.Tensor) and torch.equal(g, w))]
-        ex.expect(not bad, f"the outputs of batches {bad} are wrong, with copies and steps run in order",
-                  "output i is step(batch i on the GPU): which buffer holds batch i when step reads it?")
+        yours(batches, lambda x: x.sum(dim=1), torch.cuda.Stream())
         made = sum(n >= batches[0].numel() for n in gpu.placed[before:])
         ex.expect(made <= 2,
                   f"made {made} GPU tensors of a batch's size for {len(batches)} batches; two buffers, made once, "
@@ -715,49 +1259,49 @@ def queues_experiment(order: str = "depth-first", streams: int = 16, per_stream:
     return [("kernel", f"s{s}", f"s{s}k{j}", ms) for s, j in pairs]
 
 
-def _grid_answer(streams: int, per_stream: int, ms: float, order: str, queues: int) -> Timeline:
-    """The timeline of `queues_experiment`, worked out by hand for this one family of programs (not a simulator).
-
-    Breadth-first, or with a queue per stream, kernel j of every stream starts at j * ms.  Depth-first,
-    the streams that share a queue follow one another: the next stream's first kernel starts with the
-    previous stream's last one, so the r-th stream of a queue (r = 0, 1, ...) starts r * (per_stream - 1)
-    kernels late.
-    """
+@reference
+def queue_rules(program: Sequence[Op], queues: int) -> Timeline:
+    """The check's simulator of the stream rules and the hardware queues' rule (tests/test_exercises_03.py
+    holds it against a simulation of the queues' heads, and against the lecture's closed form)."""
+    queue_of: dict[str, int] = {}  # stream -> its queue: round-robin, in the order the streams first appear
+    stream_free: dict[str, float] = {}  # stream -> when its last kernel ends
+    queue_started: dict[int, float] = {}  # queue -> when its last kernel started
     timeline = {}
-    for s in range(streams):
-        rank = s // queues if order == "depth-first" else 0  # streams ahead of s in its queue
-        for j in range(per_stream):
-            start = (rank * (per_stream - 1) + j) * ms
-            timeline[f"s{s}k{j}"] = (start, start + ms)
+    for _, stream, name, ms in program:
+        queue = queue_of.setdefault(stream, len(queue_of) % queues)
+        start = max(stream_free.get(stream, 0.0), queue_started.get(queue, 0.0))
+        stream_free[stream], queue_started[queue] = start + ms, start
+        timeline[name] = (start, start + ms)
     return timeline
 
 
-# Each case: a program, a number of queues, and the timeline; together they reject the usual wrong rules.
-QUEUE_CASES: list[tuple[str, list[Op], int, Timeline]] = [
-    ("with a queue per stream, the streams are independent",
-     [("kernel", "a", "a1", 2), ("kernel", "a", "a2", 2), ("kernel", "b", "b1", 3), ("kernel", "b", "b2", 3)], 2,
-     {"a1": (0, 2), "a2": (2, 4), "b1": (0, 3), "b2": (3, 6)}),
-    ("one queue: a kernel starts only once the kernel queued before it has started (a false dependency)",
-     [("kernel", "a", "a1", 2), ("kernel", "a", "a2", 2), ("kernel", "b", "b1", 3), ("kernel", "b", "b2", 3)], 1,
-     {"a1": (0, 2), "a2": (2, 4), "b1": (2, 5), "b2": (5, 8)}),
-    ("a queue does not wait for a kernel to finish: kernels of other streams start beside it",
-     [("kernel", "a", "a1", 2), ("kernel", "b", "b1", 3), ("kernel", "a", "a2", 2), ("kernel", "b", "b2", 3)], 1,
-     {"a1": (0, 2), "b1": (0, 3), "a2": (2, 4), "b2": (3, 6)}),
-    ("a kernel still waits for the previous kernel of its own stream",
-     [("kernel", "a", "a1", 5), ("kernel", "b", "b1", 1), ("kernel", "b", "b2", 1), ("kernel", "a", "a2", 1)], 1,
-     {"a1": (0, 5), "b1": (0, 1), "b2": (1, 2), "a2": (5, 6)}),
-    ("streams go to the queues round-robin, in the order they first appear in the program",
-     [("kernel", "copy", "load", 4), ("kernel", "copy", "load 2", 1), ("kernel", "compute", "step", 1),
-      ("kernel", "log", "write", 1)], 2,
-     {"load": (0, 4), "load 2": (4, 5), "step": (0, 1), "write": (4, 5)}),
-    ("the lecture's experiment: 16 streams of four 2 ms kernels, depth-first, one queue",
-     queues_experiment("depth-first"), 1, _grid_answer(16, 4, 2, "depth-first", 1)),
-    ("the lecture's experiment, depth-first, 8 queues (the default)",
-     queues_experiment("depth-first"), 8, _grid_answer(16, 4, 2, "depth-first", 8)),
-    ("the lecture's experiment, depth-first, 32 queues",
-     queues_experiment("depth-first"), 32, _grid_answer(16, 4, 2, "depth-first", 32)),
-    ("the lecture's experiment, breadth-first, one queue",
-     queues_experiment("breadth-first"), 1, _grid_answer(16, 4, 2, "breadth-first", 1)),
+QueueCase = tuple[list[Op], int]  # (a program of kernels, a number of queues)
+SEEDED_QUEUES = 100  # cases drawn from fixed seeds that check_simulate_queues tries besides those Hypothesis draws
+
+
+def random_queue_case(size: int, seed: int) -> QueueCase:
+    """`size` kernels drawn from `seed`, over 1 to 6 streams named in any order, and 1 to 8 queues."""
+    rng = random.Random(seed)
+    streams = rng.sample([f"s{i}" for i in range(6)], rng.randint(1, 6))  # s3 may come before s0
+    queues = rng.randint(1, 8)
+    return _named([("kernel", rng.choice(streams), _duration(rng)) for _ in range(size)]), queues
+
+
+def queue_cases() -> st.SearchStrategy[QueueCase]:
+    """Generated cases: Hypothesis draws the size and the seed, and shrinks a failing case's size."""
+    return st.tuples(st.integers(0, MAX_OPS), st.integers(0, 2**32 - 1)).map(lambda case: random_queue_case(*case))
+
+
+# Cases the check always asks about too (after the generated ones): the task's rules one by one, and the
+# lecture's experiment.
+QUEUE_CASES: list[QueueCase] = [
+    ([("kernel", "a", "a1", 2), ("kernel", "a", "a2", 2), ("kernel", "b", "b1", 3), ("kernel", "b", "b2", 3)], 2),
+    ([("kernel", "a", "a1", 2), ("kernel", "a", "a2", 2), ("kernel", "b", "b1", 3), ("kernel", "b", "b2", 3)], 1),
+    ([("kernel", "a", "a1", 2), ("kernel", "b", "b1", 3), ("kernel", "a", "a2", 2), ("kernel", "b", "b2", 3)], 1),
+    ([("kernel", "a", "a1", 5), ("kernel", "b", "b1", 1), ("kernel", "b", "b2", 1), ("kernel", "a", "a2", 1)], 1),
+    ([("kernel", "copy", "load", 4), ("kernel", "copy", "load 2", 1), ("kernel", "compute", "step", 1),
+      ("kernel", "log", "write", 1)], 2),
+    *[(queues_experiment(order), queues) for order in ("depth-first", "breadth-first") for queues in (1, 8, 32)],
 ]
 
 
@@ -766,14 +1310,47 @@ def plural_queues(queues: int) -> str:
     return f"{queues} queue" + ("" if queues == 1 else "s")
 
 
+def _queues_hint(program: Sequence[Op], queues: int, too_late: bool) -> str:
+    """The rule that the smallest case on which a simulator fails is about (never where its kernels run)."""
+    streams = list(dict.fromkeys(op[1] for op in program))
+    if queues >= len(streams):
+        return ("with at least as many queues as streams, each stream has a queue of its own: only exercise 3's "
+                "rule for one stream's kernels holds a kernel back")
+    if too_late:
+        return ("your simulator holds this kernel back longer than the rules do: a hardware queue waits only for "
+                "the kernel queued before it to start; and which streams share a queue here?")
+    return ("something holds this kernel back that your simulator misses: the previous kernel of its stream, or the "
+            "kernel queued before it in its hardware queue; which streams share a queue here?")
+
+
 def check_simulate_queues(simulate_queues: Callable[[Sequence[Op], int], Timeline]) -> None:
-    """simulate_queues(program, queues) must return each kernel's (start, end) under the stream rules
-    and the hardware queues' rule, for programs of kernels only."""
+    """simulate_queues(program, queues) must return each kernel's (start, end) under the stream rules and the
+    hardware queues' rule, for any program of kernels and any number of queues: compared with the check's own
+    simulator (`queue_rules`) on generated cases."""
     with exercise("simulate_queues") as ex:
-        for rule, program, queues, want in QUEUE_CASES:
-            problem = _same_timeline(simulate_queues(program, queues), want)
-            ex.expect(problem is None, f"{rule}: with {plural_queues(queues)}, simulate_queues {problem}",
-                      f"the rule: {rule}; a kernel starts at the later of two moments: which ones?")
+        yours = ex.answer(simulate_queues)
+
+        def call(case: QueueCase) -> str:
+            return f"simulate_queues({_shown_program(case[0])}, {case[1]})"
+
+        def fails(program: list[Op], queues: int) -> bool:
+            return _misplaces(yours(list(program), queues), queue_rules(program, queues))
+
+        def follows_the_rules(case: QueueCase) -> None:
+            program, queues = case
+            got, want = yours(list(program), queues), queue_rules(program, queues)
+            if _misplaces(got, want):  # the fewest queues, then the smallest program, that still fail
+                queues = next(q for q in range(1, queues + 1) if _fails_on(partial(fails, queues=q))(program)
+                              or q == queues)
+                program = _smallest(program, partial(fails, queues=queues))
+                case = program, queues
+                got, want = yours(list(program), queues), queue_rules(program, queues)
+            _expect_timeline(ex, lambda: f"with {plural_queues(queues)}, {call(case)}", got, want,
+                             lambda late: _queues_hint(program, queues, late))
+
+        _at_once(ex, follows_the_rules, QUEUE_CASES[4], call)
+        for_all(ex, queue_cases(), follows_the_rules, examples=EXAMPLES, budget_s=0, describe=call,
+                chosen=QUEUE_CASES + seeded(random_queue_case, SEEDED_QUEUES))
 
 
 register(Exercise(NOTEBOOK, "simulate_queues", check_simulate_queues))

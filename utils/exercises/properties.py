@@ -60,7 +60,7 @@ class _Escape(BaseException):
         self.error = error
 
 
-def _settings(examples: int) -> Any:
+def _settings(examples: int, shrink: bool = True) -> Any:
     return hypothesis.settings(
         database=None,  # write no files, replay nothing from earlier runs: the same check every time
         derandomize=False,  # the seed below makes it deterministic, one seed per check
@@ -69,7 +69,7 @@ def _settings(examples: int) -> Any:
         suppress_health_check=list(hypothesis.HealthCheck),
         report_multiple_bugs=False,  # one failure, the smallest, not a group of them
         verbosity=hypothesis.Verbosity.quiet,  # the check prints its own message
-        phases=(hypothesis.Phase.explicit, hypothesis.Phase.generate, hypothesis.Phase.shrink),
+        phases=(hypothesis.Phase.explicit, hypothesis.Phase.generate) + ((hypothesis.Phase.shrink,) if shrink else ()),
     )
 
 
@@ -80,6 +80,8 @@ def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None],
     `prop` raises ExerciseFailed (through `ex.expect`) when the answer is wrong for that case.  Each case
     that passes counts as one check passed.  On a failure, Hypothesis shrinks the case to the smallest
     that still fails, and that failure is raised: the message names the case, since `prop` writes it.
+    `budget_s=0` shrinks nothing (a check that makes a failing case smaller itself, where Hypothesis's
+    shrinking would only cost time: tens of milliseconds even for an answer that fails everywhere).
     An exception that the answer itself raises is shrinking's target too, and reaches the student as it
     is, with a note naming the smallest case that raises it (`describe(case)`).
     """
@@ -110,7 +112,7 @@ def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None],
         outcomes[key] = None
         tried[0] += 1
 
-    test = hypothesis.seed(seed)(_settings(examples)(hypothesis.given(cases)(run)))
+    test = hypothesis.seed(seed)(_settings(examples, shrink=budget_s > 0)(hypothesis.given(cases)(run)))
     try:
         test()  # generated cases first: a failure among them is shrunk (Hypothesis's explicit examples are not)
         for case in chosen:

@@ -93,7 +93,11 @@ def _cupy_or_none() -> Any:
 @contextmanager
 def torch_caller(kind: str, busy_ms: float = BUSY_MS) -> Iterator[Caller]:
     """Be a PyTorch caller of `kind` (a key of TORCH_CALLERS) for the block, and restore the current
-    stream afterwards, whatever the answer did to it."""
+    stream afterwards, whatever the answer did to it.
+
+    `torch.cuda.Stream()` hands out PyTorch's pool of 32 streams round-robin: a stream made long before
+    the block may be the caller's own.  Make the streams you give the answer inside the block.
+    """
     before = torch.cuda.current_stream()
     stream = torch.cuda.default_stream() if kind == "default" else torch.cuda.Stream()
     try:

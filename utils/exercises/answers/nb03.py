@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import torch
 
 
@@ -66,6 +67,125 @@ def fan_out_with_events(x, fns, streams):
     return outs
 
 
+def fan_out_on_the_default_stream(x, fns, streams, *, fork=True, join=True, record=True):
+    """The solution, with torch.cuda.default_stream() where the caller's current stream is meant (in the fork,
+    the join, or record_stream): right when called from the default stream, and only there."""
+    current, default = torch.cuda.current_stream(), torch.cuda.default_stream()
+    for s in streams:
+        s.wait_stream(default if fork else current)
+    outs = []
+    for fn, s in zip(fns, streams):
+        with torch.cuda.stream(s):
+            out = fn(x)
+        out.record_stream(default if record else current)
+        outs.append(out)
+    for s in streams:
+        (default if join else current).wait_stream(s)
+    return outs
+
+
+def fan_out_early_join_events(x, fns, streams):
+    """Joins through an event per stream, but records it right after the fork, before the stream's work."""
+    current = torch.cuda.current_stream()
+    outs, done = [], []
+    for fn, s in zip(fns, streams):
+        s.wait_stream(current)
+        done.append(s.record_event())  # too early: fns[i] is queued after it
+        with torch.cuda.stream(s):
+            outs.append(fn(x))
+        outs[-1].record_stream(current)
+    for event in done:
+        current.wait_event(event)
+    return outs
+
+
+def fan_out_inside_with(x, fns, streams, *, fork=True):
+    """Forks or joins inside `with torch.cuda.stream(s):`, where torch.cuda.current_stream() is s itself."""
+    caller = torch.cuda.current_stream()
+    outs = []
+    for fn, s in zip(fns, streams):
+        with torch.cuda.stream(s):
+            if fork:
+                s.wait_stream(torch.cuda.current_stream())  # s waits for s: no fork
+            else:
+                s.wait_stream(caller)
+            out = fn(x)
+            if not fork:
+                torch.cuda.current_stream().wait_stream(s)  # s waits for s: no join
+        out.record_stream(caller)
+        outs.append(out)
+    if fork:
+        for s in streams:
+            caller.wait_stream(s)
+    return outs
+
+
+def fan_out_leaves_a_side_stream_current(x, fns, streams):
+    """Switches with torch.cuda.set_stream and does not switch back."""
+    current = torch.cuda.current_stream()
+    outs = []
+    for fn, s in zip(fns, streams):
+        s.wait_stream(current)
+        torch.cuda.set_stream(s)
+        out = fn(x)
+        out.record_stream(current)
+        outs.append(out)
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
+def fan_out_set_stream_restored(x, fns, streams):
+    """Right too: set_stream for each side stream, and the caller's stream set again at the end."""
+    current = torch.cuda.current_stream()
+    outs = []
+    for fn, s in zip(fns, streams):
+        s.wait_stream(current)
+        torch.cuda.set_stream(s)
+        out = fn(x)
+        out.record_stream(current)
+        outs.append(out)
+    torch.cuda.set_stream(current)
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
+def fan_out_through_a_join_stream(x, fns, streams):
+    """Right too: the side streams join a stream of the answer's own, which the caller's stream then waits for."""
+    current = torch.cuda.current_stream()
+    outs = fan_out_solution(x, fns, streams, join="none")
+    joined = torch.cuda.Stream()
+    for s in streams:
+        joined.wait_stream(s)
+    current.wait_stream(joined)
+    return outs
+
+
+def fan_out_copies_on_the_caller(x, fns, streams, *, record=True):
+    """After the join, the caller's stream copies each output, and the copies are returned.  Right with
+    record_stream on the outputs dropped here; without it (record=False), an output's memory goes back to its
+    side stream's pool at the return, while the caller's stream has still to copy it: race 2 of the lecture."""
+    current = torch.cuda.current_stream()
+    outs = fan_out_solution(x, fns, streams, record=record)
+    with torch.cuda.stream(current):
+        return [out.clone() for out in outs]
+
+
+def fan_out_on_the_host(x, fns, streams):
+    """Runs each fn on a copy of x in host memory, and puts its output on the GPU."""
+    host = x.cpu()
+    return [fn(host).to(x.device) for fn in fns]
+
+
+def fan_out_fixed_width(x, fns, streams):  # written for the three streams of the examples
+    return fan_out_solution(x, fns[:3], streams[:3])
+
+
+def fan_out_reversed(x, fns, streams):  # the outputs in the order of the joins, last stream first
+    return fan_out_solution(x, fns, streams)[::-1]
+
+
 def chain(x, fns, streams):  # each fn applied to the output before it: a chain, not a fan
     current = torch.cuda.current_stream()
     outs = []
@@ -91,6 +211,23 @@ WRONG_FANS = {
     "everything on streams[0]": lambda x, f, s: fan_out_solution(x, f, s, where="first"),
     "a chain, not a fan": chain,
     "only the last output": lambda x, f, s: fan_out_solution(x, f, s)[-1:],
+    # Called from the default stream only, the old check passed these: the default stream where the caller's is meant.
+    "fork, join and record_stream on the default stream": fan_out_on_the_default_stream,
+    "forks from the default stream": lambda x, f, s: fan_out_on_the_default_stream(x, f, s, join=False, record=False),
+    "joins into the default stream": lambda x, f, s: fan_out_on_the_default_stream(x, f, s, fork=False, record=False),
+    "record_stream on the default stream": lambda x, f, s: fan_out_on_the_default_stream(x, f, s, fork=False,
+                                                                                          join=False),
+    # A race inside the answer, which only a stream made late after the event shows (streams.widened).
+    "join events recorded before each stream's work": fan_out_early_join_events,
+    "forks inside the with block (the side stream waits for itself)": fan_out_inside_with,
+    "joins inside the with block (the side stream waits for itself)": lambda x, f, s: fan_out_inside_with(
+        x, f, s, fork=False),
+    "leaves a side stream current (set_stream)": fan_out_leaves_a_side_stream_current,
+    "runs the fns on the host": fan_out_on_the_host,
+    "three streams whatever the fan": fan_out_fixed_width,
+    "the outputs in reverse order": fan_out_reversed,
+    "copies on the caller's stream, the outputs dropped without record_stream": lambda x, f, s: (
+        fan_out_copies_on_the_caller(x, f, s, record=False)),
 }
 
 
@@ -108,6 +245,12 @@ WRONG_PREDICTIONS = {
     "wait_stream ignored": {**ANSWER, "report": (30, 35)},
     "a kernel missing": {k: v for k, v in ANSWER.items() if k != "log"},
     "durations instead of times": {k: v[1] - v[0] for k, v in ANSWER.items()},
+    "times as strings": {k: (str(v[0]), str(v[1])) for k, v in ANSWER.items()},  # the old check took float("10")
+}
+ALSO_RIGHT_PREDICTIONS = {
+    "pairs as lists": {k: list(v) for k, v in ANSWER.items()},
+    "NumPy floats": {k: (np.float64(v[0]), np.float32(v[1])) for k, v in ANSWER.items()},
+    "a tensor of two per kernel": {k: torch.tensor(v, dtype=torch.float64) for k, v in ANSWER.items()},
 }
 
 
@@ -146,7 +289,7 @@ def simulator(*, in_order: bool = True, waits: bool = True, eager_events: bool =
                 if event in recorded:
                     when = recorded[event]
                     if when is None:  # recorded later in the program: take that record's stream's end
-                        when = max(final.values())
+                        when = max(final.values(), default=0.0)
                     free_at[stream] = max(free_at.get(stream, 0.0), when) if use_max else when
             elif op[0] == "wait_stream" and wait_stream:
                 _, stream, other = op
@@ -174,6 +317,152 @@ def record_event_stream_swapped(program):
 
 ignores_waits = simulator(waits=False, wait_stream=False)
 
+
+def lazy_waits(program, *, events=True, streams=True):
+    """Each wait is remembered and resolved only at the stream's next kernel: it then sees an event recorded
+    again (or a stream given more work) after the wait.  Right on every program whose waits come just
+    before their stream's next kernel, as in the examples of the old check."""
+    free_at, recorded, pending, timeline = {}, {}, {}, {}
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = free_at.get(stream, 0.0)
+            for kind, what in pending.pop(stream, []):
+                if kind == "wait" and what in recorded:
+                    start = max(start, recorded[what])
+                elif kind == "wait_stream":
+                    start = max(start, free_at.get(what, 0.0))
+            free_at[stream] = start + ms
+            timeline[name] = (start, start + ms)
+        elif op[0] == "record":
+            recorded[op[2]] = free_at.get(op[1], 0.0)
+        elif (op[0] == "wait" and events) or (op[0] == "wait_stream" and streams):
+            pending.setdefault(op[1], []).append((op[0], op[2]))
+        elif op[0] == "wait" and op[2] in recorded:
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
+        elif op[0] == "wait_stream":
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
+    return timeline
+
+
+def rules_with(*, record=None, wait=None, wait_stream=None, kernel=None):
+    """The solution, with one rule replaced: record(free_at, recorded, stream, event),
+    wait(free_at, recorded, stream, event), wait_stream(free_at, stream, other), kernel(start, ms) -> (start, end)."""
+
+    def simulate(program):
+        free_at, recorded, timeline = {}, {}, {}
+        for op in program:
+            if op[0] == "kernel":
+                _, stream, name, ms = op
+                start = free_at.get(stream, 0.0)
+                timeline[name] = kernel(start, ms) if kernel else (start, start + ms)
+                free_at[stream] = timeline[name][1]
+            elif op[0] == "record":
+                if record:
+                    record(free_at, recorded, op[1], op[2])
+                else:
+                    recorded[op[2]] = free_at.get(op[1], 0.0)
+            elif op[0] == "wait":
+                if wait:
+                    wait(free_at, recorded, op[1], op[2])
+                elif op[2] in recorded:
+                    free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
+            elif op[0] == "wait_stream":
+                if wait_stream:
+                    wait_stream(free_at, op[1], op[2])
+                else:
+                    free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
+        return timeline
+
+    return simulate
+
+
+def _keep_latest_time(free_at, recorded, stream, event):
+    recorded[event] = max(recorded.get(event, 0.0), free_at.get(stream, 0.0))
+
+
+def _first_record_wins(free_at, recorded, stream, event):
+    recorded.setdefault(event, free_at.get(stream, 0.0))
+
+
+def _other_waits(free_at, stream, other):
+    free_at[other] = max(free_at.get(other, 0.0), free_at.get(stream, 0.0))
+
+def graph_simulator(program, *, waits_carried=True):
+    """Right too: each kernel depends on the kernel before it on its stream and on the kernels that the waits
+    queued before it stand for; it starts at the latest end of them.  waits_carried=False: an event recorded (or
+    a stream waited for) after a wait but before any kernel stands for nothing, a mistake of this approach."""
+    last, pending, deps, took, order = {}, {}, {}, {}, []
+    stands_for = {}  # event -> the kernels its latest record waits for
+
+    def so_far(stream):
+        return ({last[stream]} if stream in last else set()) | (pending.get(stream, set()) if waits_carried else set())
+
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            deps[name] = so_far(stream) | pending.pop(stream, set())
+            last[stream], took[name] = name, ms
+            order.append(name)
+        elif op[0] == "record":
+            stands_for[op[2]] = so_far(op[1])
+        elif op[0] == "wait":
+            pending.setdefault(op[1], set()).update(stands_for.get(op[2], set()))
+        elif op[0] == "wait_stream":
+            pending.setdefault(op[1], set()).update(so_far(op[2]))
+    end = {}
+    for name in order:
+        end[name] = max((end[d] for d in deps[name]), default=0.0) + took[name]
+    return {name: (end[name] - took[name], end[name]) for name in order}
+
+
+def _both_wait(free_at, recorded, stream, event):  # the event's stream is held back too
+    if event in recorded:
+        when = max(free_at.get(stream, 0.0), recorded[event])
+        free_at[stream] = when
+        for other, at in list(free_at.items()):
+            if at == recorded[event]:
+                free_at[other] = when
+
+
+def record_at_last_start(program):
+    """An event stands for the start of its stream's last kernel, not its end."""
+    starts, free_at, recorded, timeline = {}, {}, {}, {}
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = free_at.get(stream, 0.0)
+            starts[stream], free_at[stream] = start, start + ms
+            timeline[name] = (start, start + ms)
+        elif op[0] == "record":
+            recorded[op[2]] = starts.get(op[1], 0.0)
+        elif op[0] == "wait" and op[2] in recorded:
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
+        elif op[0] == "wait_stream":
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
+    return timeline
+
+
+def records_need_a_kernel(program, *, wait_stream_on_kernels=False):
+    """A record on a stream that has run no kernel yet is ignored (or, wait_stream_on_kernels: wait_stream waits
+    for the other stream's last kernel only): both lose a wait that a stream passes on without a kernel."""
+    free_at, last_end, recorded, timeline = {}, {}, {}, {}
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = free_at.get(stream, 0.0)
+            free_at[stream] = last_end[stream] = start + ms
+            timeline[name] = (start, start + ms)
+        elif op[0] == "record" and (op[1] in last_end or wait_stream_on_kernels):
+            recorded[op[2]] = free_at.get(op[1], 0.0)
+        elif op[0] == "wait" and op[2] in recorded:
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
+        elif op[0] == "wait_stream":
+            other = (last_end if wait_stream_on_kernels else free_at).get(op[2], 0.0)
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), other)
+    return timeline
+
+
 WRONG_SIMULATORS = {
     "streams ignored (one queue)": one_queue,
     "kernels of a stream all start at 0": simulator(in_order=False),
@@ -184,6 +473,24 @@ WRONG_SIMULATORS = {
     "waits for events recorded later": simulator(late_records_count=True),
     "returns durations": lambda program: {k: v[1] - v[0] for k, v in simulator()(program).items()},
     "record's stream and event swapped": record_event_stream_swapped,
+    "a wait resolved at its stream's next kernel (sees a later record)": lambda p: lazy_waits(p, streams=False),
+    "a wait_stream resolved at its stream's next kernel (sees later work)": lambda p: lazy_waits(p, events=False),
+    "an event keeps the latest time of all its records": rules_with(record=_keep_latest_time),
+    "an event keeps its first record": rules_with(record=_first_record_wins),
+    "wait_stream read the other way round": rules_with(wait_stream=_other_waits),
+    "durations rounded to whole ms": rules_with(kernel=lambda start, ms: (start, start + round(ms))),
+    "a graph of kernels that forgets the waits before a record": lambda p: graph_simulator(p, waits_carried=False),
+    "a wait holds back the event's stream too": rules_with(wait=_both_wait),
+    "an event stands for the start of its stream's last kernel": record_at_last_start,
+    "a record on a stream that has run no kernel ignored": records_need_a_kernel,
+    "wait_stream waits for the other stream's last kernel, not for its waits": lambda p: records_need_a_kernel(
+        p, wait_stream_on_kernels=True),
+}
+ALSO_RIGHT_SIMULATORS = {
+    "the wrong simulators' builder, nothing broken": simulator(),
+    "a graph of kernels and their dependencies": graph_simulator,
+    "NumPy floats": lambda p: {k: (np.float64(a), np.float64(b)) for k, (a, b) in simulator()(p).items()},
+    "pairs as lists": lambda p: {k: list(v) for k, v in simulator()(p).items()},
 }
 
 
@@ -239,6 +546,103 @@ def double_buffer(batches, step, copy_stream, *, wait_copied=True, wait_consumed
     return outputs
 
 
+def two_buffers(batches, step, copy_stream, *, main="current", fork=True, copied_early=False, consumed_early=False,
+                alloc_on="current", record_stream=False, steps_on="current", dtype=None, ahead=1, blocking=False,
+                leave_current=False):
+    """The solution written another way, with a switch for each thing a student may do differently.
+
+    main: the stream the steps wait on and the events are recorded on ("current", or "default": the default
+    stream where the caller's is meant); fork: copy_stream first waits for the caller's earlier work;
+    copied_early / consumed_early: an event recorded before its copy / its step instead of after; alloc_on: the
+    stream whose pool the buffers come from ("current" or "copy", then record_stream(main) if record_stream);
+    steps_on: "current", or "own" (a compute stream of the loop's own, never joined to the caller's);
+    dtype: the buffers' dtype (None: the batches'); ahead: how many batches the copies run ahead of the steps;
+    blocking: copies with non_blocking=False; leave_current: copy_stream made current and left so.
+    """
+    caller = torch.cuda.current_stream()
+    main = caller if main == "current" else torch.cuda.default_stream()
+    compute = torch.cuda.Stream() if steps_on == "own" else None
+    like = {"dtype": dtype} if dtype is not None else {}
+    with torch.cuda.stream(copy_stream if alloc_on == "copy" else caller):
+        buffers = [torch.empty_like(batches[0], device="cuda", **like) for _ in range(2)]
+    if record_stream:
+        for b in buffers:
+            b.record_stream(main)
+    copied = [torch.cuda.Event() for _ in range(2)]
+    consumed = [torch.cuda.Event() for _ in range(2)]
+    if fork:
+        copy_stream.wait_stream(main)
+
+    def load(i):
+        k = i % 2
+        copy_stream.wait_event(consumed[k])
+        if copied_early:
+            copied[k].record(copy_stream)
+        if leave_current:
+            torch.cuda.set_stream(copy_stream)
+            buffers[k].copy_(batches[i], non_blocking=not blocking)
+        else:
+            with torch.cuda.stream(copy_stream):
+                buffers[k].copy_(batches[i], non_blocking=not blocking)
+        if not copied_early:
+            copied[k].record(copy_stream)
+
+    outputs = []
+    for i in range(min(ahead, len(batches))):
+        load(i)
+    for i in range(len(batches)):
+        k = i % 2
+        if i + ahead < len(batches):
+            load(i + ahead)
+        waiter = compute or main
+        waiter.wait_event(copied[k])
+        if consumed_early:
+            consumed[k].record(waiter)
+        if compute is not None:
+            with torch.cuda.stream(compute):
+                outputs.append(step(buffers[k]))
+        elif leave_current:
+            with torch.cuda.stream(caller):
+                outputs.append(step(buffers[k]))
+        else:
+            outputs.append(step(buffers[k]))
+        if not consumed_early:
+            consumed[k].record(waiter)
+    return outputs
+
+
+def buffers_from_the_first_batches(batches, step, copy_stream):
+    """Right too: the two buffers are copies of the first two batches (.to("cuda")), then reused."""
+    main = torch.cuda.current_stream()
+    copy_stream.wait_stream(main)
+    with torch.cuda.stream(copy_stream):
+        buffers = [b.to("cuda", non_blocking=True) for b in (batches * 2)[:2]]
+    copied = [copy_stream.record_event(), copy_stream.record_event()]
+    consumed = [torch.cuda.Event(), torch.cuda.Event()]
+    for b in buffers:
+        b.record_stream(main)
+    outputs = []
+    for i in range(len(batches)):
+        k = i % 2
+        if i >= 2:  # batches 0 and 1 are in the buffers already
+            copy_stream.wait_event(consumed[k])
+            with torch.cuda.stream(copy_stream):
+                buffers[k].copy_(batches[i], non_blocking=True)
+            copied[k] = copy_stream.record_event()
+        main.wait_event(copied[k])
+        outputs.append(step(buffers[k]))
+        consumed[k].record(main)
+    return outputs
+
+
+def steps_on_the_host_batches(batches, step, copy_stream):
+    """Copies each batch to the GPU, but calls step on the batch in host memory."""
+    for b in batches:
+        with torch.cuda.stream(copy_stream):
+            b.to("cuda", non_blocking=True)
+    return [step(b) for b in batches]
+
+
 def all_on_current(batches, step, copy_stream):  # correct, but copies and steps alternate
     return [step(b.to("cuda", non_blocking=True)) for b in batches]
 
@@ -270,7 +674,7 @@ def double_buffer_serial(batches, step, copy_stream):  # two buffers, but each c
 
 
 def last_batch_missing(batches, step, copy_stream):
-    return double_buffer(batches[:-1], step, copy_stream)
+    return double_buffer(batches[:-1], step, copy_stream) if len(batches) > 1 else []
 
 
 WRONG_LOOPS = {
@@ -284,6 +688,23 @@ WRONG_LOOPS = {
     "the copy stream waits for every step": fork_every_batch,
     "two buffers, the copy stream waits for every step": double_buffer_serial,
     "last batch missing": last_batch_missing,
+    # Called from the default stream only, the old check passed this: the default stream where the caller's is meant.
+    "waits and events on the default stream": lambda b, s, c: two_buffers(b, s, c, main="default"),
+    # A race inside the answer, which only a copy stream made late after the event shows (streams.widened).
+    "copied event recorded before the copy": lambda b, s, c: two_buffers(b, s, c, copied_early=True),
+    # Synchronized before the check read the outputs, these passed: the caller's stream never waits for them.
+    "steps on a stream of its own, not joined to the caller's": lambda b, s, c: two_buffers(b, s, c, steps_on="own"),
+    # With the caller's stream idle at the call, these passed: the caller's earlier work, or memory freed at return.
+    "no wait for the caller's earlier work before the first copy": lambda b, s, c: two_buffers(b, s, c, fork=False),
+    "buffers from copy_stream's pool, freed while steps still read them": lambda b, s, c: two_buffers(
+        b, s, c, alloc_on="copy", fork=False),
+    # More that a student may write.
+    "consumed event recorded before the step": lambda b, s, c: two_buffers(b, s, c, consumed_early=True),
+    "copies two batches ahead with two buffers": lambda b, s, c: two_buffers(b, s, c, ahead=2),
+    "float32 buffers whatever the batches' dtype": lambda b, s, c: two_buffers(b, s, c, dtype=torch.float32),
+    "blocking copies (non_blocking=False)": lambda b, s, c: two_buffers(b, s, c, blocking=True),
+    "leaves copy_stream current (set_stream)": lambda b, s, c: two_buffers(b, s, c, leave_current=True),
+    "step on the batches in host memory": steps_on_the_host_batches,
 }
 
 # ---------------------------------------------------------------- exercise 5: simulate_queues (CPU)
@@ -318,6 +739,46 @@ def queue_simulator(*, queue_order: bool = True, queue_waits_for_end: bool = Fal
     return simulate_queues
 
 
+def queues_by_kernel(program, queues):
+    """Each kernel, not each stream, goes to the next queue round-robin."""
+    stream_free, queue_started, timeline = {}, {}, {}
+    for i, (_, stream, name, ms) in enumerate(program):
+        start = max(stream_free.get(stream, 0.0), queue_started.get(i % queues, 0.0))
+        stream_free[stream], queue_started[i % queues] = start + ms, start
+        timeline[name] = (start, start + ms)
+    return timeline
+
+
+def enough_queues_or_one(program, queues):
+    """A queue per stream when there are enough; otherwise every stream in one queue."""
+    streams = len(dict.fromkeys(op[1] for op in program))
+    return queue_simulator()(program, 1 if queues < streams else queues)
+
+
+def queue_rule_for_first_kernels(program, queues):
+    """The queue holds back only a stream's first kernel; later ones follow their stream alone."""
+    queue_of, stream_free, queue_started, timeline = {}, {}, {}, {}
+    for _, stream, name, ms in program:
+        first = stream not in queue_of
+        q = queue_of.setdefault(stream, len(queue_of) % queues)
+        start = max(stream_free.get(stream, 0.0), queue_started.get(q, 0.0) if first else 0.0)
+        stream_free[stream], queue_started[q] = start + ms, start
+        timeline[name] = (start, start + ms)
+    return timeline
+
+
+def queues_numbered_from_one(program, queues):
+    """Right too: the queues numbered 1 to `queues` (which queue is which does not matter)."""
+    queue_of, stream_free, queue_started, timeline = {}, {}, {}, {}
+    for _, stream, name, ms in program:
+        q = queue_of.setdefault(stream, len(queue_of) % queues + 1)
+        start = max(stream_free.get(stream, 0.0), queue_started.get(q, 0.0))
+        stream_free[stream] = start + ms
+        queue_started[q] = max(queue_started.get(q, 0.0), start)
+        timeline[name] = (start, start + ms)
+    return timeline
+
+
 WRONG_QUEUE_SIMULATORS = {
     "hardware queues ignored (exercise 3's rules)": queue_simulator(queue_order=False),
     "a queue waits for each kernel to finish": queue_simulator(queue_waits_for_end=True),
@@ -326,6 +787,16 @@ WRONG_QUEUE_SIMULATORS = {
     "streams given to the queues in blocks": queue_simulator(mapping="blocks"),
     "returns durations": lambda program, queues: {k: v[1] - v[0]
                                                   for k, v in queue_simulator()(program, queues).items()},
+    "kernels, not streams, given to the queues round-robin": queues_by_kernel,
+    "one more queue than asked": lambda program, queues: queue_simulator()(program, queues + 1),
+    "a queue per stream, or else one queue for all": enough_queues_or_one,
+    "the queue holds back only a stream's first kernel": queue_rule_for_first_kernels,
+}
+ALSO_RIGHT_QUEUE_SIMULATORS = {
+    "the wrong simulators' builder, nothing broken": queue_simulator(),
+    "queues numbered from 1, a queue's start kept as a maximum": queues_numbered_from_one,
+    "NumPy floats": lambda program, queues: {k: tuple(np.float64(t) for t in v)
+                                             for k, v in queue_simulator()(program, queues).items()},
 }
 
 WRONG = {
@@ -340,17 +811,31 @@ WRONG = {
 # order: without a GPU, the check's CPU part must reject them (tests/test_exercises.py).  The others
 # are wrong only in a race or in speed.  check_simulate_on_gpu has no CPU part (check_simulate is it).
 WRONG_ON_CPU = {
-    "check_fan_out": {"a chain, not a fan", "only the last output"},
+    "check_fan_out": {"a chain, not a fan", "only the last output", "three streams whatever the fan",
+                      "the outputs in reverse order"},
     "check_prefetch_loop": {  # a new GPU tensor per batch, one buffer overwritten before its step, a batch missing
         "the lecture's loop (a new tensor per batch, record_stream)", "no wait for the copy", "no record_stream",
         "everything on the current stream", "the copy stream waits for every step", "one buffer",
-        "last batch missing"},
+        "last batch missing", "float32 buffers whatever the batches' dtype", "step on the batches in host memory",
+        "copies two batches ahead with two buffers"},
     "check_simulate_on_gpu": set(),
 }
 ALSO_RIGHT = {
-    "check_fan_out": {"events instead of wait_stream": fan_out_with_events},
+    "check_predicted_timeline": {what: _returns(timeline) for what, timeline in ALSO_RIGHT_PREDICTIONS.items()},
+    "check_fan_out": {"events instead of wait_stream": fan_out_with_events,
+                      "set_stream, and the caller's stream set again": fan_out_set_stream_restored,
+                      "the side streams join a stream of its own first": fan_out_through_a_join_stream,
+                      "copies on the caller's stream, record_stream on the outputs dropped": (
+                          fan_out_copies_on_the_caller),
+                      "returns a tuple": lambda x, f, s: tuple(fan_out_solution(x, f, s))},
     # With nothing switched off, the builders of the wrong answers are right: each wrong one breaks one thing.
-    "check_simulate": {"the wrong simulators' builder, nothing broken": simulator()},
-    "check_prefetch_loop": {"the wrong loops' double_buffer, nothing broken": double_buffer},
-    "check_simulate_queues": {"the wrong simulators' builder, nothing broken": queue_simulator()},
+    "check_simulate": ALSO_RIGHT_SIMULATORS,
+    "check_prefetch_loop": {"the wrong loops' double_buffer, nothing broken": double_buffer,
+                            "the other loop builder, nothing switched": two_buffers,
+                            "buffers from copy_stream's pool, with record_stream": lambda b, s, c: two_buffers(
+                                b, s, c, alloc_on="copy", record_stream=True),
+                            "returns a tuple": lambda b, s, c: tuple(double_buffer(b, s, c)),
+                            "buffers copied from the first two batches": buffers_from_the_first_batches},
+    "check_simulate_on_gpu": {"a graph of kernels and their dependencies": graph_simulator},
+    "check_simulate_queues": ALSO_RIGHT_QUEUE_SIMULATORS,
 }
