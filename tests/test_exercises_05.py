@@ -64,7 +64,7 @@ def test_the_two_scripts_alike_differ_in_their_seed_alone_and_fail_at_other_line
         line for line in one if line.startswith("data = random.Random(")))]
     assert lines[0] != lines[1]
     assert one[lines[0] - 1].strip().split(" = ")[1].startswith("pooled(")  # two helpers deep
-    assert not other[lines[1] - 1].strip().split(" = ")[1].startswith(("rows(", "pooled("))  # forward()'s own
+    assert other[lines[1] - 1].strip().split(" = ")[1].startswith("users(")  # forward()'s own call of a module
 
 
 @host
@@ -291,6 +291,15 @@ def non_blocking_copy_read_at_once(target, dim, index, source):
     return target.index_add(dim, index, source)
 
 
+def numpy_of_the_index(target, dim, index, source):
+    """Wrong: NumPy cannot read a tensor on the GPU (TypeError); on the CPU it passes."""
+    size = target.shape[dim]
+    for position, value in enumerate(index.numpy()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
 def loop_on_the_default_stream(model, batches, lr):
     """Wrong: the whole loop on PyTorch's default stream, whoever calls it: a caller on a side stream reads the
     losses and the parameters before they are written."""
@@ -314,8 +323,8 @@ def polls_until_done(model, batches, lr):
 
 @gpu
 @pytest.mark.parametrize("answer, check", [
-    (checks_on_the_default_stream, nb05.check_safe_index_add), (non_blocking_copy_read_at_once,
-                                                                nb05.check_safe_index_add),
+    (checks_on_the_default_stream, nb05.check_safe_index_add),
+    (non_blocking_copy_read_at_once, nb05.check_safe_index_add), (numpy_of_the_index, nb05.check_safe_index_add),
     (loop_on_the_default_stream, nb05.check_train_steps_no_sync), (polls_until_done, nb05.check_train_steps_no_sync),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_what_only_a_gpu_shows_wrong_fails_there(answer, check):

@@ -58,6 +58,10 @@ def last_frame_of_the_script(script):  # the lecture's way: a helper's line when
     return _frames(_on_cpu(script))[-1][0]
 
 
+def any_frame_named_forward(script):  # nn.Module's forward() in PyTorch's files is a frame named forward too
+    return int(re.findall(r"line (\d+), in forward", "\n".join(_on_cpu(script)))[-1])
+
+
 def frame_before_the_last(script):  # right for a lookup through one helper only
     return _frames(_on_cpu(script))[-2][0]
 
@@ -386,6 +390,7 @@ WRONG: dict[str, dict[str, object]] = {
         "the last line number of the traceback, in PyTorch's files": any_file_last_line,
         "the last frame of the script (the lecture's way): a helper's line": last_frame_of_the_script,
         "the frame before the last": frame_before_the_last,
+        "the last frame named forward, in PyTorch's files too": any_frame_named_forward,
         "the first lookup of the script's text, nothing run": first_lookup_in_text,
         "the last lookup of the script's text, nothing run": last_lookup_in_text,
         "the ids written in the script's text, nothing run": reads_the_ids_in_the_text,
