@@ -21,6 +21,7 @@ debug mode and the explicit synchronize() calls (`explicit_synchronizations`).
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import json
 import marshal
@@ -140,6 +141,7 @@ class Layout:
     first_seed: int
 
 
+@functools.cache
 def _layout(layout: int) -> Layout:
     rng = random.Random(f"05 layout {layout}")
     count = rng.randint(3, 5)
@@ -164,6 +166,7 @@ def _fails_after_step_0(seed: int, lookups: int) -> bool:
     return not steps[0] and any(steps)
 
 
+@functools.cache
 def _seed(plan: Layout, data: int) -> int:
     """The data-th seed (from 0), from the layout's first on, whose script fails, and only after step 0."""
     seed, found = plan.first_seed, -1
@@ -218,6 +221,7 @@ def failing_line(layout: int, data: int) -> int:
 
 
 @reference
+@functools.cache
 def _scripts_alike() -> list[tuple[int, int]]:
     """Two scripts that differ in their seed alone: in one the lookup that fails goes through two helpers, in the
     other it is forward()'s own call of a module (PyTorch's frames below it have a forward() too), on another
@@ -282,7 +286,7 @@ def check_find_failing_line(find_failing_line: Callable[[str], int]) -> None:
 
         # Each case runs a script in a fresh process: few cases, and no shrinking (every script is small).
         for_all(ex, st.tuples(st.integers(0, 10**6), st.integers(0, 30)), finds, examples=2,
-                chosen=_scripts_alike(), budget_s=0.0, describe=lambda case: f"nb05.failing_script{case}")
+                chosen=list(_scripts_alike()), budget_s=0.0, describe=lambda case: f"nb05.failing_script{case}")
 
 
 register(Exercise(NOTEBOOK, "find_failing_line", check_find_failing_line, fresh_processes=True))
