@@ -1,54 +1,176 @@
-"""Exercise checks of notebook 05: the CPU part of exercise 3 stands on HostWaits, which tells on a CPU what
-would make the host wait for a GPU.
+"""Exercise checks of notebook 05: the references against independent oracles (the scripts' own tracebacks,
+index_add's own bounds check), `Blind` and `HostWaits` (what a CPU can tell of a GPU's launches and waits), the
+generators' own rules, and the answers that only a GPU can show wrong.
 
 tests/test_exercises.py runs every check's answers (on the CPU too: `cpu_checks`, WRONG_ON_CPU).
 """
 
+import contextlib
+import io
+import os
+import re
+import traceback
+
+import hypothesis
 import pytest
 import torch
+import torch.nn.functional as F
 
-from conftest import host
-from utils.exercises import cuda_on_cpu, nb05
+from conftest import gpu, host
+from utils.exercises import ExerciseFailed, cuda_on_cpu, inside_check, nb05
+from utils.exercises.properties import st
 
 
+# ---------------------------------------------------------------- exercise 1: the scripts and their failing lines
+def _run_here(script: str) -> tuple[list[int], str]:
+    """Run a script in this process on the CPU, as DEVICE=cpu would: the lines of forward() in the traceback of
+    what it raised, and what it printed."""
+    printed = io.StringIO()
+    saved = os.environ.get("DEVICE")
+    os.environ["DEVICE"] = "cpu"
+    try:
+        with torch.random.fork_rng(devices=[]), contextlib.redirect_stdout(printed):
+            exec(compile(script, "<script>", "exec"), {"__name__": "__script__"})  # noqa: S102 -- the oracle
+    except IndexError as error:
+        frames = traceback.extract_tb(error.__traceback__)
+        return [f.lineno for f in frames if f.filename == "<script>" and f.name == "forward"], printed.getvalue()
+    finally:
+        if saved is None:
+            del os.environ["DEVICE"]
+        else:
+            os.environ["DEVICE"] = saved
+    return [], printed.getvalue()
+
+
+@host
+@pytest.mark.parametrize("case", [(0, 0), (1, 0), (17, 30), (123456, 11), (4, 0), (4, 14)],
+                         ids=str)
+def test_the_failing_line_is_where_the_script_raises_on_the_cpu(case):
+    script = nb05.failing_script(*case)
+    lines, printed = _run_here(script)
+    assert lines, "the script did not fail"
+    assert printed.startswith("step 0: loss "), "step 0 is fine"
+    with inside_check():
+        assert nb05.failing_line(*case) == lines[-1]
+
+
+@host
+def test_the_two_scripts_alike_differ_in_their_seed_alone_and_fail_at_other_lines_and_depths():
+    with inside_check():
+        (first, second) = nb05._scripts_alike()
+        lines = nb05.failing_line(*first), nb05.failing_line(*second)
+    one, other = nb05.failing_script(*first).splitlines(), nb05.failing_script(*second).splitlines()
+    assert [n for n, (a, b) in enumerate(zip(one, other)) if a != b] == [one.index(next(
+        line for line in one if line.startswith("data = random.Random(")))]
+    assert lines[0] != lines[1]
+    assert one[lines[0] - 1].strip().split(" = ")[1].startswith("pooled(")  # two helpers deep
+    assert other[lines[1] - 1].strip().split(" = ")[1].startswith("users(")  # forward()'s own call of a module
+
+
+@host
+def test_failing_line_is_a_reference():
+    with pytest.raises(RuntimeError, match="reference"):
+        nb05.failing_line(0, 0)
+
+
+# ---------------------------------------------------------------- exercise 2: first_bad, Blind
+@host
+@hypothesis.settings(max_examples=80, database=None, derandomize=True, deadline=None)
+@hypothesis.given(nb05.index_adds(st.just("default")))
+def test_first_bad_agrees_with_index_adds_own_check_on_the_cpu(case):
+    shape, dim, index, _, _ = case
+    target, source, indices = nb05._index_add_inputs(case, "cpu")
+    with inside_check():
+        bad = nb05.first_bad(index, shape[dim])
+    try:
+        target.index_add(dim, indices, source)
+        raised = False
+    except (IndexError, RuntimeError):
+        raised = True
+    assert raised == (bad is not None) or 0 in (target.numel(), source.numel())  # empty: index_add checks nothing
+    if bad is not None:
+        assert all(0 <= v < shape[dim] for v in index[:bad]) and not 0 <= index[bad] < shape[dim]
+
+
+@host
+@pytest.mark.parametrize("use", [
+    lambda t, i: t.index_add(0, i, torch.ones(len(i), 3)), lambda t, i: torch.index_select(t, 0, i),
+    lambda t, i: t.gather(0, i.view(-1, 1).expand(-1, 3)), lambda t, i: F.embedding(i, t), lambda t, i: t[i],
+    lambda t, i: t.index_copy(0, i, torch.ones(len(i), 3)), lambda t, i: torch.take(t, i * 3),
+], ids=["index_add", "index_select", "gather", "embedding", "indexing", "index_copy", "take"])
+def test_blind_stops_every_operation_that_takes_an_index_out_of_range(use):
+    table = torch.zeros(5, 3)
+    with nb05.Blind():
+        use(table, torch.tensor([0, 4, 1]))  # fine
+        with pytest.raises(nb05.Launched):
+            use(table, torch.tensor([0, 5, 1]))
+        with contextlib.suppress(Exception), pytest.raises(nb05.Launched):  # an answer's `except` cannot hide it
+            use(table, torch.tensor([7]))
+
+
+@host
+def test_blind_lets_python_indexing_count_from_the_end_and_stops_assert_async():
+    table = torch.arange(5.0)
+    with nb05.Blind():
+        assert table[torch.tensor([-1, -5])].tolist() == [4.0, 0.0]  # valid: indexing counts from the end
+        with pytest.raises(nb05.Launched):
+            table[torch.tensor([-6])]
+        with pytest.raises(nb05.Launched):
+            torch.index_select(table, 0, torch.tensor([-1]))  # index_select does not
+        torch._assert_async(torch.tensor(True))
+        with pytest.raises(nb05.Launched, match="_assert_async"):
+            torch._assert_async(torch.tensor(False))
+
+
+# ---------------------------------------------------------------- HostWaits: what a CPU can tell of a GPU's waits
 def _waits(fn) -> list[str]:
-    """What HostWaits notes while fn() runs, with torch.cuda imitated on the CPU as the check does."""
+    """What HostWaits notes while fn() runs, with torch.cuda imitated on the CPU as the checks do."""
     with cuda_on_cpu(), nb05.HostWaits(fn) as host_waits, host_waits.counting_synchronize():
         fn()
     return host_waits.waits
 
 
-def _loss():
-    x, y = torch.randn(8, 3), torch.randn(8, 1)
-    y[::3] = -1
-    return x, y
+GPU_X, GPU_Y = torch.randn(8, 3), torch.randn(8, 1)  # made outside the mode: a check's inputs, on the GPU
+GPU_Y[::3] = -1
 
 
 def _item():
-    return _loss()[1].sum().item()
+    return GPU_Y.sum().item()
 
 
 def _if_on_a_tensor():
-    if torch.isnan(_loss()[1].sum()):
+    if torch.isnan(GPU_Y.sum()):
         return 1
 
 
 def _boolean_mask():
-    y = _loss()[1]
-    return y[y >= 0]
+    return GPU_Y[GPU_Y >= 0]
 
 
 def _boolean_mask_written():
-    y = _loss()[1]
+    y = GPU_Y.clone()
     y[y < 0] = 0.0
 
 
 def _nonzero():
-    return (_loss()[1] >= 0).nonzero()
+    return (GPU_Y >= 0).nonzero()
 
 
 def _tolist():
-    return _loss()[1].tolist()
+    return GPU_Y.tolist()
+
+
+def _cpu_then_tolist():  # one copy to the host: reading the copy waits for nothing
+    on_the_host = GPU_Y.cpu()
+    return on_the_host.tolist(), on_the_host.sum().item()
+
+
+def _made_on_the_gpu_then_item():
+    return torch.ones(3, device="cuda").sum().item()
+
+
+def _host_value_copied_to_the_gpu():
+    return GPU_Y + torch.tensor(1.0, device="cuda")
 
 
 def _device_synchronize():
@@ -65,32 +187,37 @@ def _stream_synchronize():
     torch.cuda.current_stream().synchronize()
 
 
-def _on_the_gpu_only():  # what the exercise's solution does: no value reaches the host
-    x, y = _loss()
-    x, y = x.to("cuda"), y.to("cuda")
-    keep = y >= 0
-    loss = torch.where(keep, (x[:, :1] - y) ** 2, 0.0).sum() / keep.sum()
+@host
+@pytest.mark.parametrize("fn, said", [
+    (_item, ".item()"), (_if_on_a_tensor, "bool() of a tensor (an `if`, `not`, `and`)"),
+    (_boolean_mask, "a boolean mask"), (_boolean_mask_written, "a boolean mask"), (_nonzero, ".nonzero()"),
+    (_tolist, ".tolist()"), (_cpu_then_tolist, ".cpu()"), (_made_on_the_gpu_then_item, ".item()"),
+    (_host_value_copied_to_the_gpu, "a host value copied to the GPU"),
+    (_device_synchronize, "torch.cuda.synchronize()"), (_event_synchronize, "a stream's or an event's synchronize()"),
+    (_stream_synchronize, "a stream's or an event's synchronize()"),
+], ids=lambda v: v.__name__ if callable(v) else None)
+def test_host_waits_notes_each_wait_once_and_where(fn, said):
+    waits = _waits(fn)
+    assert len(waits) == 1 and waits[0].startswith(f"{said}") and " at line " in waits[0], waits
+    assert waits[0].endswith("`"), waits  # the line of code, as the student wrote it
+
+
+def _on_the_gpu_only():  # what exercise 3's solution does: no value reaches the host
+    keep = GPU_Y >= 0
+    loss = torch.where(keep, (GPU_X[:, :1] - GPU_Y) ** 2, 0.0).sum() / keep.sum()
     ok = ~torch.isnan(loss)
     return torch.stack([torch.where(ok, loss, 0.0), loss.detach()])
 
 
-@host
-@pytest.mark.parametrize("fn, said", [
-    (_item, ".item()"), (_if_on_a_tensor, "bool() of a tensor (an `if`, `not`, `and`)"),
-    (_boolean_mask, "a boolean mask"),
-    (_boolean_mask_written, "a boolean mask"), (_nonzero, ".nonzero()"), (_tolist, ".tolist()"),
-    (_device_synchronize, "torch.cuda.synchronize()"), (_event_synchronize, "a stream's or an event's synchronize()"),
-    (_stream_synchronize, "a stream's or an event's synchronize()"),
-], ids=lambda v: v.__name__ if callable(v) else None)
-def test_host_waits_notes_each_wait_and_where(fn, said):
-    waits = _waits(fn)
-    assert len(waits) == 1 and waits[0].startswith(f"{said} at line "), waits
-    assert waits[0].endswith("`"), waits  # the line of code, as the student wrote it
+def _host_values_only():  # values made on the host are read there for free
+    steps = torch.arange(4)
+    return int(steps.sum()), steps.tolist(), bool(torch.tensor(1.0) > 0)
 
 
 @host
-def test_host_waits_notes_nothing_where_everything_stays_on_the_gpu():
-    assert _waits(_on_the_gpu_only) == []
+@pytest.mark.parametrize("fn", [_on_the_gpu_only, _host_values_only], ids=lambda fn: fn.__name__)
+def test_host_waits_notes_nothing_where_no_gpu_value_reaches_the_host(fn):
+    assert _waits(fn) == []
 
 
 @host
@@ -107,3 +234,100 @@ def test_counting_synchronize_leaves_torch_cuda_as_it_was_even_when_the_answer_r
         broken()
     assert {name: getattr(torch.cuda, name) for name in names} == before
     assert len(host_waits.waits) == 1
+
+
+# ---------------------------------------------------------------- exercise 3: the generated trainings
+@host
+@hypothesis.settings(max_examples=30, database=None, derandomize=True, deadline=None)
+@hypothesis.given(nb05.trainings(st.just("default")))
+def test_the_batches_follow_the_tasks_rules(plan):
+    """A NaN input only in a row whose targets are all there; "none" has no target, "all" every one; and
+    the given loop skips exactly the batches whose loss is NaN."""
+    batches = nb05._training_batches(plan, "cpu")
+    for (x, y), (rows, kind) in zip(batches, plan.batches):
+        assert x.shape[0] == y.shape[0] == rows and y.shape[1] == plan.outputs
+        nan_rows = x.isnan().any(dim=1)
+        assert int(nan_rows.sum()) == (kind == "nan")
+        assert bool((y[nan_rows] >= 0).all())
+        assert {"none": bool((y < 0).all()), "all": bool((y >= 0).all())}.get(kind, True)
+    assert nb05._training_model(plan, "cpu")(batches[0][0]).shape == batches[0][1].shape
+
+
+@host
+def test_replacing_nan_gradients_by_zeros_changes_the_result_in_the_chosen_two_heads_case():
+    """Where every gradient of a NaN batch is NaN (one head, one layer), zeros and a skip agree: the two heads'
+    case is there so that they do not."""
+    from utils.exercises.answers.nb05 import _no_sync, nan_gradients_to_zero
+
+    plan = nb05.TRAINING_CHOSEN[0]
+    after = []
+    for answer in (_no_sync, nan_gradients_to_zero):
+        model = nb05._training_model(plan, "cpu")
+        answer(model, nb05._training_batches(plan, "cpu"), plan.lr)
+        after.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
+    assert not torch.allclose(after[0], after[1], rtol=1e-3, atol=1e-4)
+
+
+# ---------------------------------------------------------------- what only a GPU shows wrong
+def checks_on_the_default_stream(target, dim, index, source):
+    """Wrong: the indices are checked on PyTorch's default stream, which does not wait for the caller's (a caller
+    whose earlier work writes the indices is still busy: the check reads what was there before)."""
+    size = target.shape[dim]
+    with torch.cuda.stream(torch.cuda.default_stream()):
+        bad = (index < 0) | (index >= size)
+        if bad.any():
+            position = int(bad.int().argmax())
+            raise IndexError(f"index[{position}] = {int(index[position])} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+def non_blocking_copy_read_at_once(target, dim, index, source):
+    """Wrong: a copy to the host that does not wait, read before it has landed (a stale buffer)."""
+    size = target.shape[dim]
+    values = index.to("cpu", non_blocking=True).tolist()
+    for position, value in enumerate(values):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+def numpy_of_the_index(target, dim, index, source):
+    """Wrong: NumPy cannot read a tensor on the GPU (TypeError); on the CPU it passes."""
+    size = target.shape[dim]
+    for position, value in enumerate(index.numpy()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+def loop_on_the_default_stream(model, batches, lr):
+    """Wrong: the whole loop on PyTorch's default stream, whoever calls it: a caller on a side stream reads the
+    losses and the parameters before they are written."""
+    from utils.exercises.answers.nb05 import _no_sync
+
+    with torch.cuda.stream(torch.cuda.default_stream()):
+        return _no_sync(model, batches, lr)
+
+
+def polls_until_done(model, batches, lr):
+    """Wrong: no synchronize() at all, but the host spins on query() until the GPU is done."""
+    from utils.exercises.answers.nb05 import _no_sync
+
+    losses = _no_sync(model, batches, lr)
+    done = torch.cuda.Event()
+    done.record()
+    while not done.query():
+        pass
+    return losses
+
+
+@gpu
+@pytest.mark.parametrize("answer, check", [
+    (checks_on_the_default_stream, nb05.check_safe_index_add),
+    (non_blocking_copy_read_at_once, nb05.check_safe_index_add), (numpy_of_the_index, nb05.check_safe_index_add),
+    (loop_on_the_default_stream, nb05.check_train_steps_no_sync), (polls_until_done, nb05.check_train_steps_no_sync),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_what_only_a_gpu_shows_wrong_fails_there(answer, check):
+    with pytest.raises(ExerciseFailed) as failed, contextlib.redirect_stdout(io.StringIO()):
+        check(answer)
+    assert re.match(r"^FAIL \w+: .+\n     hint: \S", str(failed.value)), failed.value

@@ -1,529 +1,314 @@
-"""Checks for the exercises of notebook 05 (debugging asynchronous CUDA errors): find the failing
-line of a script, fail on the host before a scatter-add's device-side assert, and a training loop
-without hidden synchronizations.
+"""Checks for the exercises of notebook 05 (debugging asynchronous CUDA errors): the call that fails in a
+script, a scatter-add that fails on the host before its device-side assert, and a training loop without hidden
+synchronizations.
 
-Whatever could kill a process runs in a fresh one: the scripts of exercise 1 crash on purpose,
-and exercise 2 runs your function in a child process (a device-side assert there leaves the
-notebook's own CUDA context alone; on a CPU, that process makes index_add_ as blind to a bad index
-as a GPU launch is, so that an answer that counts on the operation's own error fails there too).
-Exercise 3 runs in this process, under
-`torch.cuda.set_sync_debug_mode("error")`, which raises at the first synchronizing call.  Without a
-GPU, it runs on the CPU with torch.cuda imitated (`utils.exercises.cuda_on_cpu`): the same losses and
-parameters, and every call that would make the host wait for a GPU counted by `HostWaits`.
+Each check is a property over generated inputs (utils/exercises/properties.py):
+- exercise 1: scripts whose failing lookup depends on ids they draw while they run (two scripts that differ
+  in their seed alone fail at different lines), some lookups direct, some through helpers that several share;
+- exercise 2: targets of rank 1 to 3 with sizes of 0, every dim (negative ones too), indices of both integer
+  dtypes with bad ones anywhere, below 0 or past the end; on a GPU, called from every kind of caller;
+- exercise 3: models with one to three outputs (two heads on separate features among them), batches with
+  entries without a target, without any, and with a NaN input; on a GPU, from every kind of caller.
+
+Whatever could kill a process runs in a fresh one: the scripts of exercise 1 crash on purpose, and the check
+of exercise 2 runs whole in a child process (a device-side assert there leaves the notebook's CUDA alone).
+There, an operation that takes indices and gets one out of range stops the answer before it runs (`Blind`):
+on a GPU it would end in a device-side assert, and on a CPU it raises by itself, which an answer must not
+count on.  What would make the host wait for a GPU is counted on a CPU by `HostWaits`, and on a GPU by sync
+debug mode and the explicit synchronize() calls (`explicit_synchronizations`).
 """
 
 from __future__ import annotations
 
+import builtins
+import functools
+import inspect
 import json
 import marshal
+import math
 import random
 import re
+import subprocess
 import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+import weakref
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import FunctionType
 from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-from ..device import has_cuda, require_cuda
+from ..device import has_cuda
 from ..processes import run_process
-from ..timing import gpu_sleep
-from . import STUB_MESSAGE, Exercise, Findings, InOrder, cuda_on_cpu, exercise, register, what_returned
+from . import (
+    STUB_MESSAGE,
+    Checker,
+    Exercise,
+    ExerciseFailed,
+    InOrder,
+    cuda_on_cpu,
+    exercise,
+    inside_check,
+    is_stub,
+    reference,
+    register,
+    what_returned,
+)
+from .properties import for_all, integral, shown, st
 
 NOTEBOOK = "05_debugging"
+ROOT = Path(__file__).resolve().parents[2]  # the course's root: a fresh process imports utils from there
+
 
 # ------------------------------------------------------------------------------------------
-# Exercise 1: the line that fails (CPU; the same scripts run on a GPU)
+# Exercise 1: the call that fails (CPU; the same scripts run on a GPU)
 # ------------------------------------------------------------------------------------------
-ROWS = 100  # rows of every table the scripts look up: valid indices are 0..99
+ROWS = 100  # rows of every table the scripts look up: valid ids are 0..99
+VOCAB = ROWS + 1  # the ids the scripts draw: one too many, the bug
+STEPS = 4  # steps of every script; step 0 is always fine
 
-SCRIPT_HEAD = f'''import os
+SCRIPT_HEAD = '''import os
+import random
+
 import torch
+import torch.nn.functional as F
 
 device = os.environ.get("DEVICE", "cuda")
 torch.manual_seed(0)
-emb = torch.nn.Embedding({ROWS}, 16).to(device)
-table = torch.randn({ROWS}, 16, device=device)
+users = torch.nn.Embedding({rows}, 16).to(device)  # every table has {rows} rows
+items = torch.randn({rows}, 16, device=device)
+tags = torch.randn({rows}, 16, device=device)
 h = torch.randn(1024, 1024, device=device)
-'''
+data = random.Random({seed})  # the data: ids drawn while the model runs
+VOCAB = {vocab}  # one id more than the tables have rows: the bug
 
-SCRIPT_MIDDLE = '''
+
+def batch(lookups):  # one step's ids, a row of 4 for each lookup
+    return torch.tensor([[data.randrange(VOCAB) for _ in range(4)] for _ in range(lookups)], device=device)
+
+
+def rows(table, ids):  # the lookup that several layers share
+    return table[ids]
+
+
+def pooled(table, ids):  # the mean of the rows looked up
+    return rows(table, ids).mean(dim=0)
+
 
 def earlier_layers(h):  # keeps the GPU busy: the host runs ahead, as in a real model
-    for _ in range(30 if h.is_cuda else 1):
+    for _ in range(30 if h.is_cuda else 0):
         h = torch.tanh(h @ h / 32)
     return h
 
 
-def forward(step):
+def forward():
+    ids = batch({lookups})  # copied to the GPU first, while it is idle
     out = earlier_layers(h).mean()
 '''
 
 SCRIPT_TAIL = '''    return out
 
 
-for step in range(2):  # step 0 is fine; one lookup of step 1 reads a row that does not exist
-    loss = forward(step)
-    print(f"step {step}: loss {loss.item():.4f}")
+for step in range({steps}):
+    loss = forward()
+    print(f"step {{step}}: loss {{loss.item():.4f}}")
 '''
 
-LOOKUPS = (  # one line each; {v} is the result's name, {ids} the name of its indices
-    "{v} = emb({ids}[step])",
-    "{v} = table[{ids}[step]]",
-    "{v} = torch.index_select(table, 0, {ids}[step])",
-    "{v} = torch.nn.functional.embedding({ids}[step], table)",
+LOOKUPS = (  # by depth, the number of the script's helpers between forward() and the operation that fails
+    ("{v} = items[ids[{k}]]", "{v} = torch.index_select(tags, 0, ids[{k}])", "{v} = users(ids[{k}])",
+     "{v} = F.embedding(ids[{k}], items)"),
+    ("{v} = rows(items, ids[{k}])", "{v} = rows(tags, ids[{k}])"),
+    ("{v} = pooled(items, ids[{k}])", "{v} = pooled(tags, ids[{k}])"),
 )
 FILLERS = ("out = out * 0.5", "out = out + h[0, 0]", "out = torch.tanh(out)")
 
 
-def failing_script(case: int) -> tuple[str, int]:
-    """A script whose step 1 reads row >= ROWS in one of its lookups, and that lookup's line (1-based).
+@dataclass(frozen=True)
+class Layout:
+    """What a script does, whatever its data: its lookups (depth, line), the lines before each, and where its
+    seeds start."""
 
-    Each case puts a different lookup, at a different line, out of range; the same case always
-    gives the same script.
-    """
-    rng = random.Random(case)
-    count = 3 + case % 2
-    bad = case % count
-    kinds = rng.sample(LOOKUPS, count)
-    lines = SCRIPT_HEAD.splitlines()
-    for k in range(count):
-        good = [rng.randrange(ROWS) for _ in range(4)]
-        later = [rng.randrange(ROWS) for _ in range(4)]
-        if k == bad:
-            later[rng.randrange(4)] = ROWS + rng.randrange(3)  # one past the end, or a little more
-        lines.append(f"ids_{k} = torch.tensor([{good}, {later}], device=device)")
-    lines += SCRIPT_MIDDLE.splitlines()
-    want = 0
-    for k, kind in enumerate(kinds):
-        for _ in range(rng.randrange(3)):
-            lines.append("    " + rng.choice(FILLERS))
-        lines.append("    " + kind.format(v=f"v{k}", ids=f"ids_{k}"))
-        if k == bad:
-            want = len(lines)
+    lookups: tuple[tuple[int, str], ...]
+    fillers: tuple[tuple[str, ...], ...]
+    first_seed: int
+
+
+@functools.cache
+def _layout(layout: int) -> Layout:
+    rng = random.Random(f"05 layout {layout}")
+    count = rng.randint(3, 5)
+    lookups = []
+    for _ in range(count):
+        depth = rng.randrange(len(LOOKUPS))
+        lookups.append((depth, rng.choice(LOOKUPS[depth])))
+    fillers = tuple(tuple(rng.choice(FILLERS) for _ in range(rng.randrange(3))) for _ in range(count))
+    return Layout(tuple(lookups), fillers, rng.randrange(10**6))
+
+
+def _draws(seed: int, lookups: int) -> Iterator[list[list[int]]]:
+    """The ids a script with this seed draws, step by step: a row of 4 for each lookup."""
+    data = random.Random(seed)
+    for _ in range(STEPS):
+        yield [[data.randrange(VOCAB) for _ in range(4)] for _ in range(lookups)]
+
+
+def _fails_after_step_0(seed: int, lookups: int) -> bool:
+    """Whether the script with this seed runs step 0 cleanly and draws an id out of range at a later step."""
+    steps = [any(ROWS in ids for ids in drawn) for drawn in _draws(seed, lookups)]
+    return not steps[0] and any(steps)
+
+
+@functools.cache
+def _seed(plan: Layout, data: int) -> int:
+    """The data-th seed (from 0), from the layout's first on, whose script fails, and only after step 0."""
+    seed, found = plan.first_seed, -1
+    while True:
+        if _fails_after_step_0(seed, len(plan.lookups)):
+            found += 1
+            if found == data:
+                return seed
+        seed += 1
+
+
+def _script(layout: int, data: int) -> tuple[str, list[int]]:
+    """The script, and the line (from 1) of each lookup in forward()."""
+    plan = _layout(layout)
+    count = len(plan.lookups)
+    lines = SCRIPT_HEAD.format(rows=ROWS, seed=_seed(plan, data), vocab=VOCAB, lookups=count).splitlines()
+    where = []
+    for k, ((_, lookup), fillers) in enumerate(zip(plan.lookups, plan.fillers)):
+        lines += ["    " + filler for filler in fillers]
+        lines.append("    " + lookup.format(v=f"v{k}", k=k))
+        where.append(len(lines))
         lines.append(f"    out = out + v{k}.sum()")
-    lines += SCRIPT_TAIL.splitlines()
-    return "\n".join(lines) + "\n", want
+    lines += SCRIPT_TAIL.format(steps=STEPS).splitlines()
+    return "\n".join(lines) + "\n", where
 
 
-SCRIPT_CASES = (0, 1, 2)
+def failing_script(layout: int = 0, data: int = 0) -> str:
+    """A script in which one lookup of forward(), at some step after the first, reads a row that does not exist.
+
+    `layout` chooses what forward() looks up, and how; `data` which seed its ids come from.  The same
+    arguments always give the same script.
+    """
+    return _script(layout, data)[0]
+
+
+@reference
+def _first_bad_lookup(layout: int, data: int) -> int:
+    """Which lookup of forward() (from 0) reads out of range first."""
+    plan = _layout(layout)
+    for drawn in _draws(_seed(plan, data), len(plan.lookups)):
+        for k, ids in enumerate(drawn):
+            if ROWS in ids:
+                return k
+    raise AssertionError("unreachable: _seed chooses seeds whose script fails")
+
+
+@reference
+def failing_line(layout: int, data: int) -> int:
+    """The check's reference: the line of forward() whose lookup fails (tests/test_exercises_05.py runs the
+    scripts to hold it against their tracebacks)."""
+    return _script(layout, data)[1][_first_bad_lookup(layout, data)]
+
+
+@reference
+@functools.cache
+def _scripts_alike() -> list[tuple[int, int]]:
+    """Two scripts that differ in their seed alone: in one the lookup that fails goes through two helpers, in the
+    other it is forward()'s own call of a module (PyTorch's frames below it have a forward() too), on another
+    line.  No reading of the text tells them apart."""
+    for layout in range(1000):
+        plan = _layout(layout)
+        first = _first_bad_lookup(layout, 0)
+        if plan.lookups[first][0] != 2:
+            continue
+        for data in range(1, 30):
+            other = _first_bad_lookup(layout, data)
+            if plan.lookups[other] == (0, LOOKUPS[0][2]) and other != first:
+                return [(layout, 0), (layout, data)]
+    raise AssertionError("no two scripts alike found")
+
+
+def _line_hint(text: list[str], got: int, want: int) -> str:
+    """What a wrong line most likely says about the answer (never the line itself)."""
+    said = text[got - 1].strip() if 1 <= got <= len(text) else ""
+    forward = text.index("def forward():") + 1
+    helpers = [n for n, line in enumerate(text, 1) if line.startswith(("def rows", "def pooled"))]
+    if ".item()" in said or forward < want < got:
+        return ("the GPU runs behind the host: the error surfaced at a later call that waited for it. Make every "
+                "launch wait (an environment variable read when CUDA starts), or run the script on the CPU")
+    if said == "loss = forward()":
+        return "that line calls forward(): the traceback goes on, into forward(), where the lookup is"
+    if any(start < got <= start + 1 for start in helpers):
+        return ("that line is in a helper that several lookups share: it cannot say which of them failed. The "
+                "traceback has a frame for every function on the way: take forward()'s")
+    if got == want - 1:
+        return "count lines as a traceback does: the first line of the script is line 1"
+    if not said:
+        return ('a line of the script: its frames read File "<string>"; PyTorch\'s own files have lines of their own')
+    if got < forward:
+        return ("the script failed before forward() ran: run it on a device this machine has (the script reads it "
+                "from the environment)")
+    return ("run the script where the failing operation raises the error itself, then read the traceback's frames: "
+            "the one in forward()")
 
 
 def check_find_failing_line(find_failing_line: Callable[[str], int]) -> None:
-    """find_failing_line(script) must return the line of the lookup that reads out of range.
+    """find_failing_line(script) must return the line of forward() whose lookup reads out of range.
 
-    Three scripts, each with the bad lookup at another line; the check knows the line because it
-    wrote the script.
+    Scripts of every layout the generator makes, and two that differ in their seed alone; the check knows the
+    line because it wrote the script and drew its ids.
     """
     with exercise("find_failing_line") as ex:
-        for case in SCRIPT_CASES:
-            script, want = failing_script(case)
-            got = find_failing_line(script)
-            ex.expect(isinstance(got, int) and not isinstance(got, bool),
-                      f"returned {got!r}, not a line number", "return an int, the line as the traceback counts it")
+        yours = ex.answer(find_failing_line)
+
+        def finds(case: tuple[int, int]) -> None:
+            script, want = failing_script(*case), failing_line(*case)
+            got = yours(script)
+            name = f"the script of nb05.failing_script{case}"
+            line = integral(got)
+            ex.expect(line is not None, f"for {name} returned {shown(got)}, not a line number",
+                      "return an int: the line's number as the traceback counts it")
+            assert line is not None
             text = script.splitlines()
-            said = text[got - 1].strip() if 1 <= got <= len(text) else "(no such line)"
-            if "loss.item()" in said:
-                ex.expect(False, f"script {case}: returned line {got}, `{said}`: where the error surfaced, not where "
-                                 "it happened", "the GPU runs behind the host: make every launch wait (an environment "
-                                                "variable read when CUDA starts), or run the script on the CPU")
-            ex.expect(got == want, f"script {case}: returned line {got}, `{said}`; the lookup that reads out of range "
-                                   f"is line {want}, `{text[want - 1].strip()}`",
-                      "run the script where the error is raised by the operation that makes it (DEVICE=cpu, or "
-                      "CUDA_LAUNCH_BLOCKING=1 on a GPU) and take the last frame of the traceback that is in the "
-                      'script, File "<string>"')
+            said = f"`{text[line - 1].strip()}`" if 1 <= line <= len(text) else "(no such line)"
+            ex.expect(line == want, f"for {name} returned line {line}, {said}; the lookup that fails is line "
+                                    f"{want}, `{text[want - 1].strip()}`", _line_hint(text, line, want))
+
+        # Each case runs a script in a fresh process: few cases, and no shrinking (every script is small).
+        for_all(ex, st.tuples(st.integers(0, 10**6), st.integers(0, 30)), finds, examples=2,
+                chosen=list(_scripts_alike()), budget_s=0.0, describe=lambda case: f"nb05.failing_script{case}")
 
 
 register(Exercise(NOTEBOOK, "find_failing_line", check_find_failing_line, fresh_processes=True))
 
 
 # ------------------------------------------------------------------------------------------
-# Exercise 2: fail on the host, before the launch (CPU or GPU, in a fresh process)
+# What makes the host wait for a GPU: counted on a CPU (HostWaits), and on a GPU
 # ------------------------------------------------------------------------------------------
-TARGET_SHAPE = (1000, 40)  # index_add_ along dim 0 takes indices 0..999, along dim 1 (or -1) 0..39
-
-CHILD = r"""
-import json, marshal, math, sys, types, warnings
-
-import torch
-import torch.nn.functional as F
-from torch.overrides import TorchFunctionMode
-
-code = marshal.loads(bytes.fromhex(sys.argv[1]))
-shape = tuple(json.loads(sys.argv[2]))
-device = "cuda" if torch.cuda.is_available() else "cpu"
-report = {"device": device, "cases": []}
-safe_index_add = types.FunctionType(code, {"torch": torch, "F": F, "math": math, "__builtins__": __builtins__})
+def _is_cuda(x: object) -> bool:
+    return (isinstance(x, str) and x.startswith("cuda")) or (isinstance(x, torch.device) and x.type == "cuda")
 
 
-def arguments(func, args, kwargs):
-    # index_add(input, dim, index, source) and Tensor.index_add(dim, index, source): self is args[0]
-    names = ("input", "dim", "index", "source")
-    given = dict(zip(names, args))
-    given.update({("input" if k == "self" else k): v for k, v in kwargs.items() if k in names or k == "self"})
-    return given
-
-
-class HostBlind(TorchFunctionMode):
-    # On the CPU, index_add_ raises by itself for an index out of range; on a GPU the host learns nothing
-    # at the launch, and the kernel ends in a device-side assert. So, on the CPU, a call with a bad index
-    # is recorded and computed with the index clamped, as if on a GPU: an answer may not count on its error.
-    def __init__(self, entry):
-        super().__init__()
-        self.entry = entry
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if getattr(func, "__name__", "") in ("index_add", "index_add_"):
-            given = arguments(func, args, kwargs)
-            target, dim, index = given.get("input"), given.get("dim"), given.get("index")
-            if isinstance(target, torch.Tensor) and isinstance(index, torch.Tensor) and isinstance(dim, int):
-                size = target.shape[dim]
-                bad = (index < 0) | (index >= size)
-                if bool(bad.any()):
-                    self.entry["launched_bad"] = True
-                    clamped = index.clamp(0, size - 1)
-                    args = tuple(clamped if a is index else a for a in args)
-                    kwargs = {k: (clamped if v is index else v) for k, v in kwargs.items()}
-        return func(*args, **kwargs)
-
-
-def sync():
-    if device == "cuda":
-        torch.cuda.synchronize()
-
-
-def inputs(index, dim):
-    g = torch.Generator().manual_seed(len(index))
-    target = torch.randn(shape, generator=g).to(device)
-    source_shape = list(shape)
-    source_shape[dim] = len(index)
-    source = torch.randn(source_shape, generator=g).to(device)
-    return target, torch.tensor(index, device=device), source
-
-
-def case(index, dim):
-    entry = {"index": index, "dim": dim}
-    report["cases"].append(entry)
-    target, t, source = inputs(index, dim)
-    before = target.clone()
-    try:
-        if device == "cpu":
-            with HostBlind(entry):
-                out = safe_index_add(target, dim, t, source)
-        else:
-            out = safe_index_add(target, dim, t, source)
-        sync()
-    except Exception as error:
-        entry["raised"], entry["message"] = type(error).__name__, (str(error).splitlines() or [""])[0][:300]
-        if "device-side assert" in str(error) or type(error).__name__ == "AcceleratorError":
-            entry["device_assert"] = True
-        return
-    entry["target_kept"] = bool(torch.equal(target, before))
-    size = shape[dim]
-    want = before.index_add(dim, t.clamp(0, size - 1), source)
-    entry["right"] = isinstance(out, torch.Tensor) and tuple(out.shape) == shape and bool(
-        torch.allclose(out, want, rtol=1e-5, atol=1e-5))
-
-
-def reference(target, dim, index, source):
-    bad = (index < 0) | (index >= target.shape[dim])
-    if bad.any():
-        raise IndexError("out of range")
-    return target.index_add(dim, index, source)
-
-
-class HostReads(TorchFunctionMode):
-    # Counts the calls that bring a tensor's values to the host: on a GPU each one waits for the GPU
-    # (a synchronization); on the CPU they cost nothing, but they are counted just the same.
-    READS = frozenset({"__bool__", "item", "__int__", "__float__", "__index__", "tolist", "numpy", "cpu",
-                       "nonzero", "__array__"})
-
-    def __init__(self):
-        super().__init__()
-        self.count = 0
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.count += getattr(func, "__name__", "") in self.READS
-        return func(*args, **(kwargs or {}))
-
-
-def host_reads(fn, args):
-    with HostReads() as counter:
-        fn(*args)
-    return counter.count
-
-
-def syncs(fn, args):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        torch.cuda.set_sync_debug_mode("warn")
-        try:
-            fn(*args)
-        finally:
-            torch.cuda.set_sync_debug_mode("default")
-    return sum("called a synchronizing" in str(w.message) for w in caught)
-
-
-def run():
-    for index, dim in json.loads(sys.argv[3]):
-        case(index, dim)
-        if report["cases"][-1].get("device_assert"):
-            return
-    valid = torch.randint(0, shape[0], (4096,), generator=torch.Generator().manual_seed(1))
-    target, index, source = inputs(valid.tolist(), 0)
-    many = (target, 0, index, source)
-    reference(*many), safe_index_add(*many)  # warm-up
-    report["reads"], report["reference_reads"] = host_reads(safe_index_add, many), host_reads(reference, many)
-    if device == "cuda":
-        report["syncs"], report["reference_syncs"] = syncs(safe_index_add, many), syncs(reference, many)
-
-
-try:
-    run()
-finally:
-    print("REPORT " + json.dumps(report))
-"""
-
-TARGET_ROWS, TARGET_COLUMNS = TARGET_SHAPE
-# (index, dim, the first bad position or None): valid ones first, so that a device-side assert comes last
-INDEX_ADD_CASES: list[tuple[list[int], int, int | None]] = [
-    ([0, 5, 17, TARGET_ROWS - 1], 0, None),
-    ([3, 1, 4, 1, 5, 9, 2, 6], 1, None),  # 1 twice: both rows add up
-    ([TARGET_COLUMNS - 1, 0, 7], -1, None),
-    ([7, TARGET_ROWS, 2], 0, 1),  # one past the end
-    ([-1, 4, 8], 0, 0),  # index_add_ does not count from the end
-    ([2, 11, TARGET_COLUMNS, 12, TARGET_COLUMNS + 5], 1, 2),  # too large for dim 1, fine for dim 0
-    ([3, 2, -7, TARGET_ROWS + 3], 0, 2),  # the first bad one is negative, a later one too large
-]
-
-
-def portable(fn: Callable) -> str:
-    """fn's code, for a fresh process: marshal's hex (the same Python reads it back).
-
-    Only the code travels, not the notebook's variables: a function that uses other names than
-    torch, F (torch.nn.functional) and math fails there with a NameError.
-    """
-    if fn.__closure__:
-        raise ValueError(f"{fn.__name__} uses variables of an enclosing function: define it at the top level")
-    return marshal.dumps(fn.__code__).hex()
-
-
-def names(value: int) -> Callable[[str], bool]:
-    """Whether a message names `value` as a number of its own (1000 is not in 10005, -1 is not 1)."""
-    return lambda message: re.search(rf"(?<![\d.-]){value}(?![\d.])", message) is not None
-
-
-def check_safe_index_add(safe_index_add: Callable[[torch.Tensor, int, torch.Tensor, torch.Tensor], torch.Tensor]
-                         ) -> None:
-    """safe_index_add(target, dim, index, source) must return target.index_add(dim, index, source), leave
-    target as it was, and raise IndexError, naming the position and the value of the first bad index,
-    before index_add runs when an index is outside 0..target.shape[dim]-1.
-
-    Runs in a fresh process (on the GPU if there is one): a device-side assert would make every later
-    CUDA call of this notebook fail.  On the CPU, index_add raises by itself; there the fresh process
-    makes it behave as on a GPU (no error on the host, see CHILD's HostBlind) and records the call.
-    """
-    with exercise("safe_index_add") as ex:
-        try:
-            code = portable(safe_index_add)
-        except ValueError as error:
-            ex.expect(False, str(error), "write safe_index_add as a plain function at the top level of a cell")
-        cases = [[index, dim] for index, dim, _ in INDEX_ADD_CASES]
-        done = run_process(CHILD, code, json.dumps(TARGET_SHAPE), json.dumps(cases), timeout=300)
-        lines = [line for line in done.stdout.splitlines() if line.startswith("REPORT ")]
-        if not lines:
-            ex.expect(False, "the fresh process that ran safe_index_add failed:\n" + "\n".join(done.traceback[-6:]),
-                      "safe_index_add may use torch, F (torch.nn.functional) and math; nothing else of the notebook "
-                      "reaches the fresh process")
-        report = json.loads(lines[-1].removeprefix("REPORT "))
-        if any(got.get("raised") == "NotImplementedError" and got.get("message") == STUB_MESSAGE
-               for got in report["cases"]):
-            raise NotImplementedError(STUB_MESSAGE)  # the stub, run in the fresh process: not done yet
-        for (index, dim, bad), got in zip(INDEX_ADD_CASES, report["cases"]):
-            call = f"safe_index_add(target, {dim}, {index}, source)"
-            size = TARGET_SHAPE[dim]
-            if got.get("device_assert"):
-                ex.expect(False, f"{call} ended in a device-side assert ({got['message'][:80]}...)",
-                          "check the indices on the host before index_add runs: a device-side assert, "
-                          "torch._assert_async's too, kills the process's CUDA context")
-            if bad is None:
-                ex.expect("raised" not in got, f"{call} raised {got.get('raised')}: {got.get('message')}",
-                          f"along dim {dim} of a {TARGET_SHAPE} target, 0..{size - 1} are all valid")
-                ex.expect(got.get("right", False), f"{call} returned the wrong result",
-                          "return target.index_add(dim, index, source): a new tensor, source's slices added "
-                          "to target's at index")
-                ex.expect(got.get("target_kept", False), f"{call} changed target",
-                          "index_add returns a new tensor; index_add_ changes target in place")
-                continue
-            value = index[bad]
-            ex.expect(not got.get("launched_bad"),
-                      f"{call} ran index_add with index[{bad}] = {value}, out of range for dimension {dim} of "
-                      f"size {size}" + (f", then raised {got['raised']}" if "raised" in got else ""),
-                      "on a GPU that launch ends in a device-side assert, and the process is dead: check the "
-                      "indices before the operation, not after it or by catching its error (on the CPU the "
-                      "operation raises by itself; on a GPU the host learns nothing at the launch)")
-            ex.expect("raised" in got, f"{call} raised nothing: index {value} is not a valid index along "
-                                       f"dimension {dim} of size {size}",
-                      "valid indices of index_add_ are 0..size-1 along dim (it does not count from the end): "
-                      "check both ends, against the size of that dimension")
-            ex.expect(got["raised"] == "IndexError", f"{call} raised {got['raised']}: {got['message']}",
-                      "raise IndexError yourself (an assert disappears under python -O, and a RuntimeError from "
-                      "the operation is not one a caller can tell from others)")
-            ex.expect(names(bad)(got["message"]) and names(value)(got["message"]),
-                      f"{call} raised IndexError('{got['message']}'), which does not name the first bad "
-                      f"index, index[{bad}] = {value}",
-                      "say where the first bad index is (its position in index) and what it is: the error is for a "
-                      "person, who has to find it in a batch")
-        ex.expect("reads" in report, "on 4096 valid indices the fresh process failed:\n"
-                  + "\n".join(done.traceback[-6:]), "safe_index_add must work for any number of valid indices")
-        ex.expect(report["reads"] <= max(1, report["reference_reads"]),
-                  f"on 4096 valid indices safe_index_add brought values to the host {report['reads']} times "
-                  "(bool(), .item(), int(), .tolist(), nonzero(), ...): on a GPU each one makes the host wait",
-                  "one check of all indices, then one question to the GPU: not a question per index")
-        if "syncs" in report:
-            ex.expect(report["syncs"] <= report["reference_syncs"],
-                      f"on 4096 valid indices safe_index_add made the host wait for the GPU {report['syncs']} "
-                      f"times; a check of all indices at once waits {report['reference_syncs']} time(s)",
-                      "one synchronization is enough: ask once whether any index is bad")
-
-
-register(Exercise(NOTEBOOK, "safe_index_add", check_safe_index_add, fresh_processes=True))
-
-
-# ------------------------------------------------------------------------------------------
-# Exercise 3: a training loop without hidden synchronizations (GPU)
-# ------------------------------------------------------------------------------------------
-FEATURES, BATCH, STEPS, LR = 16, 64, 12, 0.05
-
-
-def training_batches(device: str = "cuda") -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """The exercise's batches, the same every time: (x, y), y = -1 where a row has no target.
-
-    Batch 4 has no target at all, and batch 8 a NaN in a row that has one: both give a NaN loss.
-    """
-    g = torch.Generator().manual_seed(5)
-    batches = []
-    for step in range(STEPS):
-        x = torch.randn(BATCH, FEATURES, generator=g)
-        y = (x[:, :1] * 0.5 + 0.1 * torch.randn(BATCH, 1, generator=g)).abs()
-        y[torch.rand(BATCH, 1, generator=g) < 0.25] = -1.0
-        if step == 4:
-            y[:] = -1.0
-        if step == 8:
-            row = int((y[:, 0] >= 0).nonzero()[0])
-            x[row, 3] = float("nan")
-        batches.append((x.to(device), y.to(device)))
-    return batches
-
-
-def training_model(device: str = "cuda") -> torch.nn.Module:
-    """The exercise's model, the same every time: one linear layer, FEATURES -> 1."""
-    g = torch.Generator().manual_seed(0)
-    model = torch.nn.Linear(FEATURES, 1)
-    with torch.no_grad():
-        model.weight.copy_(torch.randn(1, FEATURES, generator=g) * 0.1)
-        model.bias.zero_()
-    return model.to(device)
-
-
-def train_steps_sync(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]],
-                     lr: float = LR) -> torch.Tensor:
-    """The given loop: one SGD step per batch on the rows that have a target; a batch whose loss is
-    NaN is skipped.  Returns every step's loss (NaN where skipped).  It synchronizes four times a step."""
-    losses = []
-    for x, y in batches:
-        keep = y >= 0  # y = -1: this row has no target
-        loss = F.mse_loss(model(x)[keep], y[keep])  # a boolean mask: the host must learn how many rows
-        losses.append(loss.item())  # for the log: the host waits for the GPU
-        if torch.isnan(loss):  # no target in the batch, or a NaN input: skip it (bool(): the host waits)
-            continue
-        model.zero_grad()
-        loss.backward()
-        with torch.no_grad():
-            for p in model.parameters():
-                if p.grad is not None:
-                    p.sub_(lr * p.grad)
-    return torch.tensor(losses)
-
-
-def _where_it_synced(error: BaseException, fn: Callable) -> str:
-    """The line of `fn` that was running when the error was raised, as text."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == fn.__code__.co_filename]
-    if not frames:
-        return "somewhere in a function it called"
-    frame = frames[-1]
-    return f"line {frame.lineno}" + (f": `{frame.line.strip()}`" if frame.line else "")
-
-
-def check_train_steps_no_sync(train_steps_no_sync: Callable[..., torch.Tensor]) -> None:
-    """train_steps_no_sync(model, batches, lr) must do what train_steps_sync does (same losses, same
-    parameters after the loop) without a single synchronization: it runs under
-    torch.cuda.set_sync_debug_mode("error")."""
-    if not has_cuda():
-        return _check_train_steps_no_sync_on_cpu(train_steps_no_sync)
-    with exercise("train_steps_no_sync") as ex:
-        require_cuda("check_train_steps_no_sync")
-        batches = training_batches()
-        reference, yours = training_model(), training_model()
-        want = train_steps_sync(reference, batches)
-        torch.cuda.synchronize()
-        previous = torch.cuda.get_sync_debug_mode()
-        synced = None
-        with warnings.catch_warnings():  # the mode's own "prototype" warning: the lecture said so already
-            warnings.filterwarnings("ignore", message="Synchronization debug mode is a prototype")
-            try:
-                torch.cuda.set_sync_debug_mode("error")
-                t0 = time.perf_counter()
-                got = train_steps_no_sync(yours, batches, LR)
-                host_seconds = time.perf_counter() - t0
-            except RuntimeError as error:
-                if "called a synchronizing" not in str(error):
-                    raise
-                synced = _where_it_synced(error, train_steps_no_sync)
-            finally:
-                torch.cuda.set_sync_debug_mode(previous)
-        ex.expect(synced is None, f"the host waited for the GPU at {synced}",
-                  "keep everything on the GPU: stack the losses instead of .item(), torch.where or a 0/1 weight "
-                  "instead of a boolean mask, and a 0/1 factor instead of `if`")
-        ex.expect(isinstance(got, torch.Tensor) and got.shape == want.shape,
-                  f"returned {type(got).__name__} {tuple(getattr(got, 'shape', ()))}, expected a tensor of "
-                  f"{len(batches)} losses", "return torch.stack(losses): one loss per batch, NaN where skipped")
-        got = got.detach().cpu()
-        bad = [i for i in range(len(want)) if not torch.allclose(got[i], want[i], rtol=1e-4, atol=1e-6,
-                                                                   equal_nan=True)]
-        ex.expect(not bad, f"the losses of batches {bad} differ: {got[bad[0]].item() if bad else 0:.5g}, "
-                           f"expected {want[bad[0]].item() if bad else 0:.5g}",
-                  "the loss is the mean squared error over the rows that have a target (y >= 0): a sum over "
-                  "them, divided by their number")
-        for (name, p), q in zip(yours.named_parameters(), reference.parameters()):
-            ex.expect(torch.allclose(p.detach(), q.detach(), rtol=1e-4, atol=1e-6),
-                      f"after the loop, the model's {name} differs from the given loop's"
-                      + (" (it holds NaN)" if p.isnan().any() else ""),
-                      "a batch whose loss is NaN must change nothing: 0 * NaN is NaN, so scale the gradients "
-                      "with torch.where(ok, p.grad, 0), not with a multiplication")
-        # Sync debug mode does not report every wait: torch.cuda.synchronize(), for one, passes it. So the
-        # loop runs again behind a GPU kept busy for ten times its host time: a host that waited for the GPU
-        # returns after that, one that never waited long before.
-        again = training_model()  # made first: copying its weights to the GPU would wait for the busy GPU
-        torch.cuda.synchronize()
-        gpu_sleep(max(0.2, 10 * host_seconds))
-        busy_until = torch.cuda.Event()
-        busy_until.record()
-        train_steps_no_sync(again, batches, LR)
-        waited = busy_until.query()
-        torch.cuda.synchronize()
-        ex.expect(not waited, "the host waited for the GPU: with the GPU busy, your loop returned only after the GPU "
-                              "had finished", "torch.cuda.synchronize(), and a stream's or an event's synchronize(), "
-                                              "make the host wait too, even where sync debug mode stays silent")
-
-
-register(Exercise(NOTEBOOK, "train_steps_no_sync", check_train_steps_no_sync, gpu=True, cpu_checks=5))
+def _leaves(x: object) -> Iterator[object]:
+    """The objects in a call's arguments, inside tuples, lists and dicts (torch's tree_leaves, faster)."""
+    if isinstance(x, (tuple, list)):
+        for item in x:
+            yield from _leaves(item)
+    elif isinstance(x, dict):
+        for item in x.values():
+            yield from _leaves(item)
+    else:
+        yield x
 
 
 def _is_mask(index: object) -> bool:
@@ -532,38 +317,75 @@ def _is_mask(index: object) -> bool:
     return any(isinstance(p, torch.Tensor) and p.dtype == torch.bool for p in parts)
 
 
-class HostWaits(TorchFunctionMode):
-    """On the CPU, notes every call that, on a GPU, makes the host wait for it: a tensor's value on the
-    host (.item(), bool() of an `if`, .tolist(), ...), a size that depends on values (a boolean mask,
-    nonzero()), and, inside cuda_on_cpu(), synchronize() of the device, a stream or an event.  Each
-    note says what and where, in `fn`'s code: "<what> at line N: `code`", in order, in `waits`."""
+def _where_in(fn: Callable) -> str:
+    """ "at line N: `code`" of the innermost frame of `fn`'s code on the stack now, or "in a function it calls"."""
+    frames = [f for f in traceback.extract_stack() if f.filename == fn.__code__.co_filename]
+    if not frames:
+        return "in a function it calls"
+    code = (frames[-1].line or "").strip()
+    return f"at line {frames[-1].lineno}" + (f": `{code}`" if code else "")
 
-    READS = frozenset({"__bool__", "item", "__int__", "__float__", "__index__", "tolist", "numpy", "cpu",
-                       "__array__", "__format__", "__repr__", "nonzero", "argwhere", "masked_select", "unique"})
+
+class HostWaits(TorchFunctionMode):
+    """On the CPU, notes every call that, on a GPU, would make the host wait for it.
+
+    A tensor counts as on the GPU unless it was made on the host (from Python values, without a CUDA device) or
+    copied there (.cpu(), .numpy(), .to("cpu")).  A wait is: a GPU tensor's value needed on the host (.item(),
+    bool() of an `if`, .tolist(), .cpu(), ...); a size that depends on a GPU tensor's values (a boolean mask,
+    nonzero()); a host value copied to the GPU (torch.tensor(..., device="cuda"): the copy waits for the
+    stream); and, inside counting_synchronize(), synchronize() of the device, a stream or an event.  So one
+    copy to the host counts once, however many host calls read it afterwards.  Each note says what and where
+    in `fn`'s code: "<what> at line N: `code`", in order, in `waits`."""
+
+    READS = frozenset({"__bool__", "item", "__int__", "__float__", "__index__", "tolist", "__array__", "__format__",
+                       "__repr__", "__contains__", "nonzero", "argwhere", "masked_select", "unique",
+                       "unique_consecutive", "bincount", "equal", "allclose", "is_nonzero", "tensor", "as_tensor"})
+    TO_HOST = frozenset({"cpu", "numpy"})
     SAID: ClassVar[dict[str, str]] = {  # how a message names a call; others are named `.name()`
         "__bool__": "bool() of a tensor (an `if`, `not`, `and`)", "__int__": "int() of a tensor",
         "__float__": "float() of a tensor", "__index__": "a tensor used as a Python int",
         "__array__": "a tensor made a NumPy array", "__format__": "a tensor formatted", "__repr__": "a tensor printed",
-        "__getitem__": "a boolean mask", "__setitem__": "a boolean mask"}
+        "__contains__": "`in` a tensor", "__getitem__": "a boolean mask", "__setitem__": "a boolean mask",
+        "tensor": "torch.tensor() of GPU values", "as_tensor": "torch.as_tensor() of GPU values",
+        "to": ".to() the host", "where": "torch.where() with one argument (the positions)",
+        "repeat_interleave": ".repeat_interleave() by a tensor"}
 
     def __init__(self, fn: Callable) -> None:
         super().__init__()
         self.fn = fn
         self.waits: list[str] = []
+        self._host: dict[int, weakref.ref] = {}  # tensors on the host, by id
 
     def note(self, what: str) -> None:
-        frames = [f for f in traceback.extract_stack() if f.filename == self.fn.__code__.co_filename]
-        if not frames:
-            self.waits.append(f"{what} in a function it calls")
-            return
-        code = (frames[-1].line or "").strip()
-        self.waits.append(f"{what} at line {frames[-1].lineno}" + (f": `{code}`" if code else ""))
+        self.waits.append(f"{what} {_where_in(self.fn)}")
+
+    def on_gpu(self, t: torch.Tensor) -> bool:
+        known = self._host.get(id(t))
+        return known is None or known() is not t
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
-        if name in self.READS or (name in ("__getitem__", "__setitem__") and len(args) > 1 and _is_mask(args[1])):
+        leaves = list(_leaves((args, kwargs)))
+        from_gpu = any(isinstance(t, torch.Tensor) and self.on_gpu(t) for t in leaves)
+        to_gpu = name == "cuda" or any(_is_cuda(x) for x in leaves)
+        waits = not kwargs.get("non_blocking", False)
+        # .to("cpu"), not .to(x.device): on the CPU every tensor's device is the CPU's, the GPU's ones too
+        to_host = name in self.TO_HOST or (name == "to" and "cpu" in leaves)
+        sized = (name in ("__getitem__", "__setitem__") and len(args) > 1 and _is_mask(args[1])) or (
+            name == "where" and len(args) + len(kwargs) == 1) or (
+            name == "repeat_interleave" and len(args) > 1 and isinstance(args[1], torch.Tensor))
+        if from_gpu and (name in self.READS or sized or (to_host and waits)):
             self.note(self.SAID.get(name, f".{name}()"))
-        return func(*args, **(kwargs or {}))
+        elif to_gpu and waits and not from_gpu and (name in ("tensor", "as_tensor", "asarray")
+                                                    or (name in ("to", "cuda") and args)):
+            self.note("a host value copied to the GPU (the copy waits for the stream)")
+        result = func(*args, **kwargs)
+        if to_host or not (from_gpu or to_gpu):
+            for t in _leaves(result):
+                if isinstance(t, torch.Tensor):
+                    self._host[id(t)] = weakref.ref(t)
+        return result
 
     @contextmanager
     def counting_synchronize(self) -> Iterator[None]:
@@ -588,41 +410,769 @@ class HostWaits(TorchFunctionMode):
                 setattr(torch.cuda, name, original)
 
 
-def _check_train_steps_no_sync_on_cpu(train_steps_no_sync: Callable[..., torch.Tensor]) -> None:
-    """check_train_steps_no_sync on the CPU: the same losses and parameters as the given loop, and no call
-    that would make the host wait on a GPU (HostWaits)."""
-    with (exercise("train_steps_no_sync") as ex,
-          ex.on_cpu("the losses and the parameters against the given loop's, and no call that makes the host "
-                    "wait for a GPU (.item(), an `if` on a tensor, a boolean mask, nonzero(), synchronize())",
-                    "sync debug mode on the GPU, and the loop run behind a busy GPU: the host must return "
-                    "before the GPU is done")):
-        batches = training_batches("cpu")
-        reference, yours = training_model("cpu"), training_model("cpu")
-        want = train_steps_sync(reference, batches)
-        with cuda_on_cpu(), HostWaits(train_steps_no_sync) as host, host.counting_synchronize():
-            got = train_steps_no_sync(yours, batches, LR)
-        found = Findings()
-        found.expect(not host.waits, f"on a GPU the host would wait for it {len(host.waits)} time(s); the first: "
-                                     f"{host.waits[0] if host.waits else ''}",
-                     "on a GPU, a value needed on the host (.item(), an `if` on a tensor, a boolean mask's size) "
-                     "or a synchronize() makes the host wait: keep the decisions on the GPU, as tensors")
-        if found.expect(isinstance(got, torch.Tensor) and got.shape == want.shape,
-                        f"returned {what_returned(got, device=False)}, expected a tensor of {len(batches)} losses",
-                        "return one loss per batch, as one tensor, NaN where a batch was skipped"):
-            got = got.detach().cpu()
-            bad = [i for i in range(len(want))
-                   if not torch.allclose(got[i], want[i], rtol=1e-4, atol=1e-6, equal_nan=True)]
-            found.expect(not bad, f"the losses of batches {bad} differ: {got[bad[0]].item() if bad else 0:.5g}, "
-                                  f"expected {want[bad[0]].item() if bad else 0:.5g}",
-                         "the loss is the mean squared error over the rows that have a target (y >= 0)")
-        for (name, p), q in zip(yours.named_parameters(), reference.parameters()):
-            found.expect(torch.allclose(p.detach(), q.detach(), rtol=1e-4, atol=1e-6),
-                         f"after the loop, the model's {name} differs from the given loop's"
-                         + (" (it holds NaN)" if p.isnan().any() else ""),
-                         "a batch whose loss is NaN must change nothing, even where its gradients are NaN")
-        found.report(ex)
+SYNCHRONIZED = "called a synchronizing CUDA operation"  # what sync debug mode says
 
 
-if __name__ == "__main__":  # print a script of exercise 1, with its answer
-    text, line = failing_script(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
-    print(text, f"\n# the failing lookup: line {line}")
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Sync debug mode off for the block: the check's own waits are not the answer's."""
+    if not torch.cuda.is_available():
+        yield
+        return
+    previous = torch.cuda.get_sync_debug_mode()
+    torch.cuda.set_sync_debug_mode(0)
+    try:
+        yield
+    finally:
+        torch.cuda.set_sync_debug_mode(previous)
+
+
+@contextmanager
+def explicit_synchronizations(seen: Callable[[str], None]) -> Iterator[None]:
+    """On a GPU, `seen(what)` for each synchronize() of the device, a stream or an event (sync debug mode reports
+    none of the device's and the events'), before it runs; `seen` may raise to stop the answer there."""
+    targets: list[tuple[Any, str, str]] = [(torch.cuda, "synchronize", "torch.cuda.synchronize()"),
+                                           (torch.cuda.Stream, "synchronize", "a stream's synchronize()"),
+                                           (torch.cuda.Event, "synchronize", "an event's synchronize()")]
+    if hasattr(torch, "accelerator") and hasattr(torch.accelerator, "synchronize"):
+        targets.append((torch.accelerator, "synchronize", "torch.accelerator.synchronize()"))
+    saved = [(owner, attribute, getattr(owner, attribute)) for owner, attribute, _ in targets]
+
+    def noting(original: Callable, what: str) -> Callable:
+        def synchronize(*args: Any, **kwargs: Any) -> Any:
+            seen(what)
+            with _quiet():
+                return original(*args, **kwargs)
+
+        return synchronize
+
+    try:
+        for (owner, attribute, what), (_, _, original) in zip(targets, saved):
+            setattr(owner, attribute, noting(original, what))
+        yield
+    finally:
+        for owner, attribute, original in saved:
+            setattr(owner, attribute, original)
+
+
+@contextmanager
+def gpu_waits(fn: Callable) -> Iterator[list[str]]:
+    """On a GPU, the block's waits for the GPU, as HostWaits notes them on a CPU: each call that sync debug mode
+    reports, and each explicit synchronize()."""
+    waits: list[str] = []
+    with warnings.catch_warnings(record=True) as caught, explicit_synchronizations(
+            lambda what: waits.append(f"{what} {_where_in(fn)}")):
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", message="Synchronization debug mode is a prototype")
+        previous = torch.cuda.get_sync_debug_mode()
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            yield waits
+        finally:
+            torch.cuda.set_sync_debug_mode(previous)
+            for w in caught:
+                if SYNCHRONIZED in str(w.message):
+                    own = w.filename == fn.__code__.co_filename
+                    waits.append("a call that waits for the GPU " + (f"at line {w.lineno}" if own else
+                                                                      "in a function it calls"))
+
+
+# ------------------------------------------------------------------------------------------
+# Exercise 2: fail on the host, before the launch (CPU or GPU, in a fresh process)
+# ------------------------------------------------------------------------------------------
+IndexAdd = tuple[tuple[int, ...], int, tuple[int, ...], str, str]  # target's shape, dim, index, its dtype, caller
+INDEX_DTYPES = {"int64": torch.int64, "int32": torch.int32}
+LARGEST = {"int64": 2**63 - 1, "int32": 2**31 - 1}
+INDEX_ADD_EXAMPLES = 60
+_MANY = tuple(random.Random(1).randrange(1000) for _ in range(4096))
+INDEX_ADD_CHOSEN: tuple[IndexAdd, ...] = (  # cases the check always tries, after the generated ones
+    ((1000, 40), 0, (0, 5, 17, 999), "int64", "busy"),
+    ((1000, 40), 1, (3, 1, 4, 1, 5, 9, 2, 6), "int64", "with"),  # 1 twice: both slices add up
+    ((1000, 40), -1, (39, 0, 7), "int32", "set_stream"),
+    ((1000, 40), 0, (7, 1000, 2), "int64", "busy"),  # one past the end
+    ((1000, 40), 0, (-1, 4, 8), "int64", "default"),  # index_add does not count from the end
+    ((1000, 40), 1, (2, 11, 40, 12, 45), "int32", "with"),  # too large for dim 1, fine for dim 0
+    ((1000, 40), 0, (3, 2, -7, 1003), "int64", "busy"),  # the first bad one is negative, a later one too large
+    ((1000, 40), 0, _MANY, "int64", "default"),  # 4096 valid indices: one question to the GPU, not 4096
+)
+INDEX_ADD_CHILD = ("import sys; sys.path.insert(0, sys.argv[1]); from utils.exercises import nb05; "
+                   "nb05.index_add_child()")
+WIDE_MS = 50.0  # how late each stream that an answer switches to starts (streams.widened)
+
+
+@reference
+def first_bad(index: Sequence[int], size: int) -> int | None:
+    """The check's reference: the position of the first index outside 0..size-1, or None (tests/test_exercises_05.py
+    holds it against index_add's own check on the CPU)."""
+    return next((i for i, value in enumerate(index) if not 0 <= value < size), None)
+
+
+@st.composite
+def index_adds(draw: Any, callers: st.SearchStrategy[str]) -> IndexAdd:
+    """(shape, dim, index, dtype, caller): ranks 1 to 3, sizes from 0, any dim, indices all valid or with bad ones
+    anywhere: just below 0, just past the end, down to -size and below, up to the dtype's largest value."""
+    rank = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(0, 6)) for _ in range(rank))
+    dim = draw(st.integers(-rank, rank - 1))
+    size = shape[dim]
+    dtype = draw(st.sampled_from(list(INDEX_DTYPES)))
+    largest = LARGEST[dtype]
+    bad = st.one_of(st.integers(size, size + 2), st.integers(-size - 2, -1), st.integers(size, largest),
+                    st.integers(-largest - 1, -1))
+    valid = st.integers(0, size - 1) if size else bad
+    if draw(st.booleans()):  # every index valid
+        index = draw(st.lists(valid, max_size=8)) if size else []
+    else:
+        index = draw(st.lists(st.one_of(valid, bad), min_size=1, max_size=8))
+    return shape, dim, tuple(index), dtype, draw(callers)
+
+
+def _index_add_inputs(case: IndexAdd, device: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """target, source and index for a case, the same every time."""
+    shape, dim, index, dtype, _ = case
+    g = torch.Generator().manual_seed(zlib.crc32(repr(case[:4]).encode()))
+    target = torch.randn(shape, generator=g)
+    source_shape = list(shape)
+    source_shape[dim] = len(index)
+    source = torch.randn(source_shape, generator=g)
+    return target.to(device), source.to(device), torch.tensor(index, dtype=INDEX_DTYPES[dtype]).to(device)
+
+
+class Launched(BaseException):
+    """An operation ran with an index out of range (on a GPU: a device-side assert).  A BaseException: an answer's
+    `except Exception` cannot hide it."""
+
+
+class DeviceLost(BaseException):
+    """A device-side assert happened after all: this process's CUDA is gone, so the check stops at this case."""
+
+
+_WRAPPING = frozenset({"__getitem__", "__setitem__", "index_put", "index_put_", "take"})  # these count from the end
+_ALONG_DIM = frozenset({"index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
+                        "index_select", "index_reduce", "index_reduce_", "gather", "scatter", "scatter_",
+                        "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_"})
+
+
+def _indexed(name: str, args: tuple, kwargs: dict) -> tuple[torch.Tensor, int | None, torch.Tensor] | None:
+    """(the tensor indexed, along which dim (None: flattened), the indices) of an operation that takes indices."""
+    def arg(i: int, *keys: str) -> Any:
+        return args[i] if len(args) > i else next((kwargs[k] for k in keys if k in kwargs), None)
+
+    found: tuple[Any, Any, Any] | None = None
+    if name in _ALONG_DIM:
+        found = arg(0, "input", "self"), arg(1, "dim"), arg(2, "index")
+    elif name == "take":
+        found = arg(0, "input", "self"), None, arg(1, "index")
+    elif name == "embedding":
+        found = arg(1, "weight"), 0, arg(0, "input")
+    elif name in _WRAPPING and len(args) > 1:
+        key = args[1][0] if isinstance(args[1], (tuple, list)) and args[1] else args[1]
+        found = args[0], 0, key
+    if found is None:
+        return None
+    target, dim, index = found
+    if not (isinstance(target, torch.Tensor) and isinstance(index, torch.Tensor)) or index.dtype in (
+            torch.bool, torch.uint8) or index.is_floating_point() or not (dim is None or isinstance(dim, int)):
+        return None
+    return target, dim, index
+
+
+class Blind(TorchFunctionMode):
+    """An operation that takes indices and gets one out of range does not run: the answer stops there (Launched).
+    On a GPU it would have ended in a device-side assert, and this process's CUDA would be lost; on a CPU it would
+    raise by itself, which an answer must not count on: the launch of a GPU tells the host nothing.
+    torch._assert_async with a false condition stops it too (on a GPU, a device-side assert)."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        if name == "_assert_async":
+            with _quiet():
+                holds = bool(args[0])
+            if not holds:
+                raise Launched("torch._assert_async() with a condition that is false: on a GPU, a device-side assert")
+            return None
+        found = _indexed(name, args, kwargs)
+        if found is not None:
+            target, dim, index = found
+            size = target.numel() if dim is None else (target.shape[dim] if target.dim() else 1)
+            low = -size if name in _WRAPPING else 0
+            with _quiet():
+                bad = ((index < low) | (index >= size)).flatten()
+                if bool(bad.any()):
+                    position = int(bad.int().argmax())
+                    value = int(index.flatten()[position])
+                    where = "" if dim is None else f" along dimension {dim}"
+                    raise Launched(f"{name}() with an index {value}, out of range{where} (size {size})")
+        return func(*args, **kwargs)
+
+
+@dataclass
+class _Ran:
+    """What one call of the answer did."""
+
+    out: object = None
+    error: Exception | None = None
+    launched: str | None = None
+    waits: tuple[str, ...] = ()
+    says: str = ""  # on a GPU: who called it
+
+
+def _lost(error: BaseException) -> bool:
+    return type(error).__name__ == "AcceleratorError" or "device-side assert" in str(error)
+
+
+def _call_index_add_on_cpu(yours: Callable, fn: Callable, args: tuple) -> _Ran:
+    ran = _Ran()
+    with cuda_on_cpu(), Blind(), HostWaits(fn) as host, host.counting_synchronize():
+        try:
+            ran.out = yours(*args)
+        except Launched as launched:
+            ran.launched = str(launched)
+        except Exception as error:
+            if is_stub(error) or isinstance(error, ExerciseFailed):
+                raise
+            ran.error = error
+    ran.waits = tuple(host.waits)
+    return ran
+
+
+def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: str) -> _Ran:
+    from .streams import torch_caller, widened
+
+    target, dim, index, source = args
+    late = torch.zeros_like(index)
+    torch.cuda.synchronize()
+    ran = _Ran()
+    with torch_caller(kind) as caller:
+        ran.says = caller.says
+        if caller.busy_end is not None:  # the caller's earlier work writes the indices: they are there only then
+            late.copy_(index)
+            index = late
+        with Blind(), widened(WIDE_MS, spare=(caller.stream,)), gpu_waits(fn) as waits:
+            try:
+                ran.out = yours(target, dim, index, source)
+            except Launched as launched:
+                ran.launched = str(launched)
+            except Exception as error:
+                if is_stub(error) or isinstance(error, ExerciseFailed):
+                    raise
+                if _lost(error):
+                    raise DeviceLost(str(error).splitlines()[0][:200]) from None
+                ran.error = error
+        if isinstance(ran.out, torch.Tensor) and ran.out.is_cuda:
+            ran.out = ran.out.clone()  # on the caller's stream, at once: as the caller would use it
+    ran.waits = tuple(waits)
+    try:
+        torch.cuda.synchronize()
+    except Exception as error:
+        if _lost(error):
+            raise DeviceLost(str(error).splitlines()[0][:200]) from None
+        raise
+    return ran
+
+
+def names(value: int) -> Callable[[str], bool]:
+    """Whether a message names `value` as a number of its own (1000 is not in 10005, -1 is not 1)."""
+    return lambda message: re.search(rf"(?<![\d.-]){value}(?![\d.])", message) is not None
+
+
+def _index_add_call(case: IndexAdd) -> str:
+    shape, dim, index, dtype, _ = case
+    return f"safe_index_add(target of shape {shape}, {dim}, index={shown(list(index), 60)} ({dtype}), source)"
+
+
+HINT_LAUNCH = ("on a GPU that launch ends in a device-side assert, and the process's CUDA is lost: check the indices "
+               "before any operation uses them, not after it or by catching its error (on the CPU the operation "
+               "raises by itself; on a GPU the host learns nothing at the launch)")
+
+
+def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
+    """The property, run in the fresh process on `device`: every case against first_bad and target.index_add."""
+    yours = ex.answer(fn)
+    on_gpu = device == "cuda"
+
+    def holds(case: IndexAdd) -> None:
+        shape, dim, index, _, kind = case
+        size, bad = shape[dim], first_bad(index, shape[dim])
+        target, source, indices = _index_add_inputs(case, device)
+        before = target.clone()
+        args = (target, dim, indices, source)
+        ran = _call_index_add_on_gpu(yours, fn, args, kind=kind) if on_gpu else _call_index_add_on_cpu(yours, fn, args)
+        call = _index_add_call(case) + (f", {ran.says}" if on_gpu else "")
+        message = (str(ran.error).splitlines() or [""])[0][:200]
+        raised = f"{type(ran.error).__name__}: {message}"
+        kept = torch.equal(target, before)
+        ex.expect(ran.launched is None, f"{call} ran {ran.launched}", HINT_LAUNCH)
+        if bad is None:
+            ex.expect(ran.error is None, f"{call} raised {raised}",
+                      f"along dim {dim} of a target of shape {shape}, 0..{size - 1} are all valid indices")
+            out, want = ran.out, before.cpu().index_add(dim, indices.cpu(), source.cpu())
+            ex.expect(isinstance(out, torch.Tensor) and tuple(out.shape) == shape and out.dtype == target.dtype,
+                      f"{call} returned {what_returned(out)}, not {what_returned(want, device=False)}",
+                      "return target.index_add(dim, index, source): a new tensor, source's slices added to target's")
+            assert isinstance(out, torch.Tensor)
+            ex.expect(out.device == target.device, f"{call} returned a tensor on {out.device}; target is on "
+                                                   f"{target.device}", "compute where the tensors are: a result "
+                                                                       "made elsewhere was copied there and back")
+            ex.expect(torch.allclose(out.cpu(), want, rtol=1e-5, atol=1e-5),
+                      f"{call} returned the wrong values" + (" (read on the caller's stream right after the call)"
+                                                             if on_gpu else ""),
+                      "index_add adds slice i of source into slice index[i] of a copy of target (indices that repeat "
+                      "add up), on the stream that is current when your function is called")
+            ex.expect(kept, f"{call} changed target", "index_add returns a new tensor; index_add_ changes target")
+            ex.expect(len(ran.waits) <= 1,
+                      f"{call} made the host wait for the GPU {len(ran.waits)} times: " + "; ".join(ran.waits[:3]),
+                      "ask the GPU one question per call, about all the indices at once: each value the host reads "
+                      "(bool(), .item(), .tolist(), .cpu(), ...) and each synchronize() waits for it")
+            return
+        value = index[bad]
+        ex.expect(ran.error is not None, f"{call} raised nothing: index[{bad}] = {value} is not a valid index along "
+                                         f"dimension {dim} of size {size}",
+                  "index_add's valid indices are 0..size-1 along dim (it does not count from the end): check both "
+                  "ends, against the size of that dimension")
+        ex.expect(isinstance(ran.error, IndexError), f"{call} raised {raised}",
+                  "raise IndexError yourself (an assert disappears under python -O, and a RuntimeError from an "
+                  "operation is not one a caller can tell from others)")
+        ex.expect(names(bad)(message) and names(value)(message),
+                  f"{call} raised IndexError('{message}'), which does not name the first bad index, "
+                  f"index[{bad}] = {value}", "say where the first bad index is (its position in index) and what "
+                                             "it is: the error is for a person, who has to find it in a batch")
+        ex.expect(kept, f"{call} changed target before it raised", "leave target as it was: raise before any work")
+
+    callers: st.SearchStrategy[str] = st.just("default")
+    if on_gpu:
+        from .streams import torch_callers
+
+        callers = torch_callers()
+    for_all(ex, index_adds(callers), holds, examples=INDEX_ADD_EXAMPLES, chosen=INDEX_ADD_CHOSEN, budget_s=10.0,
+            describe=_index_add_call)
+
+
+def index_add_child() -> None:
+    """The fresh process of check_safe_index_add: its property, on the GPU if there is one; prints REPORT {...}."""
+    code, defaults = marshal.loads(bytes.fromhex(sys.argv[2]))
+    fn = FunctionType(code, {"torch": torch, "F": F, "math": math, "__builtins__": builtins}, None, defaults)
+    device = "cuda" if has_cuda() else "cpu"
+    torch.set_num_threads(1)  # tiny tensors: threads only wait for each other, on a busy host for long
+    report: dict[str, Any] = {"device": device}
+    ex = Checker("safe_index_add")
+    try:
+        if device == "cuda":
+            from ..timing import gpu_cycles_per_second
+
+            gpu_cycles_per_second()  # calibrated now: widened() spins streams with it
+        with inside_check("safe_index_add"):
+            _check_index_adds(ex, fn, device)
+        report["passed"] = ex.passed
+    except ExerciseFailed as failed:
+        report["failed"] = str(failed)
+    except DeviceLost as lost:
+        report["failed"] = (f"FAIL safe_index_add: a call ended in a device-side assert ({lost}), and this process's "
+                            f"CUDA is lost\n     hint: {HINT_LAUNCH}")
+    except NotImplementedError as error:
+        if not is_stub(error):
+            raise
+        report["todo"] = True
+    print("REPORT " + json.dumps(report))
+
+
+def portable(fn: Callable) -> str:
+    """fn's code and defaults, for a fresh process: marshal's hex (the same Python reads it back).
+
+    Only the code travels, not the notebook's variables: a function that uses other names than torch, F
+    (torch.nn.functional) and math fails there with a NameError.
+    """
+    if not isinstance(fn, FunctionType):
+        raise TypeError(f"{what_returned(fn)} is not a function: write safe_index_add with `def` at the top level")
+    try:
+        inspect.signature(fn).bind(None, None, None, None)
+    except TypeError:
+        raise TypeError("safe_index_add must take four arguments: target, dim, index, source") from None
+    if fn.__closure__:
+        raise ValueError(f"{fn.__name__} uses variables of an enclosing function: define it at the top level")
+    try:
+        return marshal.dumps((fn.__code__, fn.__defaults__)).hex()
+    except ValueError:
+        raise ValueError(f"{fn.__name__}'s default values cannot travel to a fresh process: use numbers or "
+                         "strings") from None
+
+
+def check_safe_index_add(safe_index_add: Callable[[torch.Tensor, int, torch.Tensor, torch.Tensor], torch.Tensor]
+                         ) -> None:
+    """safe_index_add(target, dim, index, source) must return target.index_add(dim, index, source), leave
+    target as it was, wait for the GPU at most once, and raise an IndexError naming the position and the value of
+    the first bad index, before anything uses the indices, when one is outside 0..target.shape[dim]-1.
+
+    The whole property runs in one fresh process (on the GPU if there is one): a device-side assert would make
+    every later CUDA call of this notebook fail.
+    """
+    with exercise("safe_index_add") as ex:
+        try:
+            code = portable(safe_index_add)
+        except (TypeError, ValueError) as error:
+            ex.expect(False, str(error), "write safe_index_add as a plain function at the top level of a cell")
+        try:
+            done = run_process(INDEX_ADD_CHILD, str(ROOT), code, timeout=600)
+        except subprocess.TimeoutExpired:
+            ex.expect(False, "the fresh process that checks safe_index_add did not finish in 10 minutes",
+                      "does your function wait for something that never comes, or loop over every index?")
+        lines = [line for line in done.stdout.splitlines() if line.startswith("REPORT ")]
+        if not lines:
+            ex.expect(False, "the fresh process that ran safe_index_add failed:\n" + "\n".join(done.traceback[-6:]),
+                      "safe_index_add may use torch, F (torch.nn.functional) and math; nothing else of the notebook "
+                      "reaches the fresh process")
+        report = json.loads(lines[-1].removeprefix("REPORT "))
+        if report.get("todo"):
+            raise NotImplementedError(STUB_MESSAGE)  # the stub, run in the fresh process: not done yet
+        if "failed" in report:
+            raise ExerciseFailed(report["failed"])
+        ex.passed += report["passed"]
+
+
+register(Exercise(NOTEBOOK, "safe_index_add", check_safe_index_add, fresh_processes=True))
+
+
+# ------------------------------------------------------------------------------------------
+# Exercise 3: a training loop without hidden synchronizations (GPU)
+# ------------------------------------------------------------------------------------------
+FEATURES, BATCH, STEPS_OF_THE_NOTEBOOK, LR = 16, 64, 12, 0.05
+
+
+def training_batches(device: str = "cuda") -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The notebook's batches, the same every time: (x, y), y = -1 where a row has no target.
+
+    Batch 4 has no target at all, and batch 8 a NaN in a row that has one: both give a NaN loss.
+    """
+    g = torch.Generator().manual_seed(5)
+    batches = []
+    for step in range(STEPS_OF_THE_NOTEBOOK):
+        x = torch.randn(BATCH, FEATURES, generator=g)
+        y = (x[:, :1] * 0.5 + 0.1 * torch.randn(BATCH, 1, generator=g)).abs()
+        y[torch.rand(BATCH, 1, generator=g) < 0.25] = -1.0
+        if step == 4:
+            y[:] = -1.0
+        if step == 8:
+            row = int((y[:, 0] >= 0).nonzero()[0])
+            x[row, 3] = float("nan")
+        batches.append((x.to(device), y.to(device)))
+    return batches
+
+
+def training_model(device: str = "cuda") -> torch.nn.Module:
+    """The notebook's model, the same every time: one linear layer, FEATURES -> 1."""
+    g = torch.Generator().manual_seed(0)
+    with torch.random.fork_rng(devices=[]):
+        model = torch.nn.Linear(FEATURES, 1)
+    with torch.no_grad():
+        model.weight.copy_(torch.randn(1, FEATURES, generator=g) * 0.1)
+        model.bias.zero_()
+    return model.to(device)
+
+
+def train_steps_sync(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]],
+                     lr: float = LR) -> torch.Tensor:
+    """The given loop: one SGD step per batch on the entries that have a target; a batch whose loss is
+    NaN is skipped.  Returns every step's loss (NaN where skipped).  It synchronizes four times a step."""
+    losses = []
+    for x, y in batches:
+        keep = y >= 0  # y = -1: this entry has no target
+        loss = F.mse_loss(model(x)[keep], y[keep])  # a boolean mask: the host must learn how many entries
+        losses.append(loss.item())  # for the log: the host waits for the GPU
+        if torch.isnan(loss):  # no target in the batch, or a NaN input: skip it (bool(): the host waits)
+            continue
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                if p.grad is not None:
+                    p.sub_(lr * p.grad)
+    return torch.tensor(losses)
+
+
+class TwoHeads(torch.nn.Module):
+    """Two outputs, each a linear layer of its own half of the features: a NaN in one half leaves the other
+    head's gradients finite."""
+
+    def __init__(self, features: int) -> None:
+        super().__init__()
+        self.features = features
+        self.first, self.second = torch.nn.Linear(features, 1), torch.nn.Linear(features, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.first(x[:, :self.features]), self.second(x[:, self.features:])], dim=1)
+
+
+ACTIVATIONS: dict[str, Callable[[], torch.nn.Module]] = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU,
+                                                          "hardtanh": torch.nn.Hardtanh}
+TARGETS = {"some": "targets missing at random", "all": "every target", "none": "no target", "nan": "a NaN input"}
+
+
+@dataclass(frozen=True)
+class Training:
+    """A model, its batches and a learning rate, as the check trains them; and who calls the answer (a GPU)."""
+
+    model: str  # "linear", "mlp" or "two heads"
+    features: int  # inputs (two heads: each head's)
+    outputs: int
+    hidden: int
+    activation: str
+    batches: tuple[tuple[int, str], ...]  # (rows, which targets: a key of TARGETS)
+    lr: float
+    seed: int
+    caller: str = "default"
+
+    def __str__(self) -> str:
+        inputs = self.features * (2 if self.model == "two heads" else 1)
+        shape = {"linear": f"a linear model {inputs} -> {self.outputs}",
+                 "mlp": f"a model {inputs} -> {self.hidden} ({self.activation}) -> {self.outputs}",
+                 "two heads": f"two linear heads, each of {self.features} of the {inputs} inputs"}[self.model]
+        batches = ", ".join(f"{rows} row{'s' if rows > 1 else ''} ({TARGETS[kind]})" for rows, kind in self.batches)
+        return f"{shape}, lr {self.lr}, seed {self.seed}; batches: {batches}"
+
+
+@st.composite
+def trainings(draw: Any, callers: st.SearchStrategy[str]) -> Training:
+    """Linear models, models with a hidden layer, and two heads on separate features; one to three outputs; one to
+    five batches of one to eight rows, each with targets missing at random, every target or none, or a NaN input
+    in a row whose targets are all there; targets of 0 among them."""
+    model = draw(st.sampled_from(["linear", "mlp", "two heads"]))
+    outputs = 2 if model == "two heads" else draw(st.integers(1, 3))
+    batch = st.tuples(st.integers(1, 8), st.sampled_from(list(TARGETS)))
+    return Training(model, draw(st.integers(1, 4)), outputs, draw(st.integers(1, 4)),
+                    draw(st.sampled_from(list(ACTIVATIONS))), tuple(draw(st.lists(batch, min_size=1, max_size=5))),
+                    draw(st.sampled_from([0.05, 0.2, 0.01])), draw(st.integers(0, 2**16)), draw(callers))
+
+
+TRAINING_CHOSEN = (  # after the generated ones: a NaN in one head's features, and a batch without targets first
+    Training("two heads", 2, 2, 1, "tanh", ((4, "some"), (3, "nan"), (5, "all")), 0.2, 1, "with"),
+    Training("mlp", 3, 2, 3, "tanh", ((3, "none"), (4, "nan"), (6, "some"), (2, "all")), 0.05, 2, "busy"),
+)
+
+
+def _training_model(plan: Training, device: str) -> torch.nn.Module:
+    with torch.random.fork_rng(devices=[]):  # a module's own initialization would draw from the global generator
+        if plan.model == "linear":
+            model: torch.nn.Module = torch.nn.Linear(plan.features, plan.outputs)
+        elif plan.model == "mlp":
+            model = torch.nn.Sequential(torch.nn.Linear(plan.features, plan.hidden), ACTIVATIONS[plan.activation](),
+                                        torch.nn.Linear(plan.hidden, plan.outputs))
+        else:
+            model = TwoHeads(plan.features)
+    g = torch.Generator().manual_seed(plan.seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=g) * 0.5)
+    return model.to(device)
+
+
+def _training_batches(plan: Training, device: str) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    g = torch.Generator().manual_seed(plan.seed + 1)
+    inputs = plan.features * (2 if plan.model == "two heads" else 1)
+    batches = []
+    for rows, kind in plan.batches:
+        x = torch.randn(rows, inputs, generator=g)
+        full = (x[:, :1] * 0.5 + 0.3 * torch.randn(rows, plan.outputs, generator=g)).abs()
+        full[torch.rand(rows, plan.outputs, generator=g) < 0.2] = 0.0  # a target of 0 is a target
+        y = full.clone()
+        if kind in ("some", "nan"):
+            y[torch.rand(rows, plan.outputs, generator=g) < 0.3] = -1.0
+        elif kind == "none":
+            y[:] = -1.0
+        if kind == "nan":
+            row = int(torch.randint(rows, (1,), generator=g))
+            y[row] = full[row]
+            x[row, int(torch.randint(inputs, (1,), generator=g))] = float("nan")
+        batches.append((x.to(device), y.to(device)))
+    return batches
+
+
+def _where_it_synced(error: BaseException, fn: Callable) -> str:
+    """The line of `fn` that was running when the error was raised, as text."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == fn.__code__.co_filename]
+    if not frames:
+        return "somewhere in a function it called"
+    frame = frames[-1]
+    return f"line {frame.lineno}" + (f": `{frame.line.strip()}`" if frame.line else "")
+
+
+class _Synchronized(RuntimeError):
+    """What an explicit synchronize() raises inside the check, as sync debug mode's "error" does for the rest."""
+
+
+@contextmanager
+def _sync_errors() -> Iterator[list[str]]:
+    """On a GPU: sync debug mode "error" for the block, and each explicit synchronize() raises too; the list
+    holds what synchronized (an answer that catches the error is still caught)."""
+    synced: list[str] = []
+
+    def seen(what: str) -> None:
+        synced.append(what)
+        raise _Synchronized(f"{SYNCHRONIZED}: {what}")
+
+    with warnings.catch_warnings(), explicit_synchronizations(seen):
+        warnings.filterwarnings("ignore", message="Synchronization debug mode is a prototype")
+        previous = torch.cuda.get_sync_debug_mode()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            yield synced
+        finally:
+            torch.cuda.set_sync_debug_mode(previous)
+
+
+@dataclass
+class _Trained:
+    """What one call of the answer did: its losses and parameters as the caller then reads them."""
+
+    losses: object = None
+    params: list[torch.Tensor] | None = None
+    waits: tuple[str, ...] = ()
+    says: str = ""
+    returned_early: bool = True
+
+
+class _GPUCalls:
+    """The GPU part's calls of the answer: from the drawn caller, under sync debug mode "error", with every stream
+    the answer switches to made late (widened), and a busy caller's stream busy for ten times the host time of the
+    last call (at least 200 ms): a host that never waits returns long before that."""
+
+    def __init__(self) -> None:
+        self.host_seconds = 0.0
+
+    def call(self, yours: Callable, fn: Callable, model: torch.nn.Module, batches: list, plan: Training) -> _Trained:
+        from .streams import torch_caller, widened
+
+        busy_ms = max(200.0, 10e3 * self.host_seconds)
+        torch.cuda.synchronize()
+        done = _Trained()
+        with torch_caller(plan.caller, busy_ms=busy_ms) as caller:
+            done.says = caller.says
+            with widened(WIDE_MS, spare=(caller.stream,)), _sync_errors() as synced:
+                started = time.perf_counter()
+                try:
+                    done.losses = yours(model, batches, plan.lr)
+                except RuntimeError as error:
+                    if not synced and SYNCHRONIZED not in str(error):
+                        raise
+                    what = synced[0] if synced else "a synchronizing call"
+                    done.waits = (f"{what} at {_where_it_synced(error, fn)}",)
+                if synced and not done.waits:
+                    done.waits = (f"{synced[0]} (your function caught the error sync debug mode raised)",)
+            self.host_seconds = time.perf_counter() - started  # the next busy caller waits ten times as long
+            done.returned_early = caller.busy_end is None or not caller.busy_end.query()
+            if isinstance(done.losses, torch.Tensor):
+                done.losses = done.losses.detach().clone()  # on the caller's stream, at once, as the caller would
+            done.params = [p.detach().clone() for p in model.parameters()]
+        torch.cuda.synchronize()
+        return done
+
+
+def _call_training_on_cpu(yours: Callable, fn: Callable, model: torch.nn.Module, batches: list,
+                          plan: Training) -> _Trained:
+    with cuda_on_cpu(), HostWaits(fn) as host, host.counting_synchronize():
+        losses = yours(model, batches, plan.lr)
+    return _Trained(losses, [p.detach().clone() for p in model.parameters()], tuple(host.waits))
+
+
+NAN_HINT = ("a batch whose loss is NaN must change nothing, whatever its gradients hold (0 * NaN is NaN, and the "
+            "finite gradients of a skipped batch belong to it too)")
+STEP_HINT = "one update per batch: lr times the gradient of that batch's loss alone (gradients add up until zeroed)"
+
+
+def _loss_hint(first: int, skipped: list[int], on_gpu: bool) -> str:
+    """Why the loss of batch `first` differs, when the ones before it agree."""
+    if first > 0 and any(i < first for i in skipped):
+        return f"the losses before batch {first} agree, so the parameters went wrong before it; {NAN_HINT}"
+    if first > 0:
+        return f"the losses before batch {first} agree, so the parameters went wrong before it; {STEP_HINT}"
+    return ("the loss is the mean squared error over the entries that have a target (y >= 0): their sum divided by "
+            "their number" + (", computed on the stream that is current when your function is called" if on_gpu
+                              else ""))
+
+
+def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tensor], device: str) -> None:
+    """The property on `device`: every generated training, against the given loop's losses and parameters."""
+    yours = ex.answer(train_steps_no_sync)
+    gpu = _GPUCalls() if device == "cuda" else None
+
+    def trains(plan: Training) -> None:
+        model, batches = _training_model(plan, device), _training_batches(plan, device)
+        reference_model = _training_model(plan, device)
+        if gpu is None:  # the answer first: an answer that raises costs no reference
+            done = _call_training_on_cpu(yours, train_steps_no_sync, model, batches, plan)
+            want = train_steps_sync(reference_model, _training_batches(plan, device), plan.lr)
+        else:  # the reference first: it warms up what the answer's first call would wait for (cuBLAS, autograd)
+            want = train_steps_sync(reference_model, _training_batches(plan, device), plan.lr)
+            done = gpu.call(yours, train_steps_no_sync, model, batches, plan)
+        case = f"for {plan}" + (f", {done.says}" if gpu is not None else "")
+        if gpu is None:
+            ex.expect(not done.waits, f"{case}: on a GPU the host would wait for it {len(done.waits)} time(s); the "
+                                      f"first: {done.waits[0] if done.waits else ''}",
+                      "on a GPU, a value needed on the host (.item(), an `if` on a tensor, a boolean mask's size, a "
+                      "copy), or a synchronize(), makes the host wait: keep the decisions on the GPU, as tensors")
+        else:
+            ex.expect(not done.waits, f"{case}: the host waited for the GPU, {done.waits[0] if done.waits else ''}",
+                      "keep everything on the GPU: stack the losses instead of .item(), torch.where or a 0/1 weight "
+                      "instead of a boolean mask, and a 0/1 choice on the GPU instead of `if`; synchronize() of the "
+                      "device, a stream or an event waits too")
+            ex.expect(done.returned_early, f"{case}: with the caller's stream busy, your loop returned only after "
+                                           "the GPU had finished it", "the host waited for the GPU somewhere: "
+                                                                      "polling a stream or an event waits too")
+        got = done.losses
+        ex.expect(isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(want.shape),
+                  f"{case}: returned {what_returned(got, device=False)}, expected a tensor of {len(batches)} losses",
+                  "return one loss per batch, as one 1-D tensor, NaN where a batch was skipped")
+        assert isinstance(got, torch.Tensor) and done.params is not None
+        got = got.detach().cpu().double()
+        bad = [i for i in range(len(want)) if not torch.allclose(got[i], want[i].double(), rtol=1e-4, atol=1e-6,
+                                                                   equal_nan=True)]
+        skipped = [i for i in range(len(want)) if want[i].isnan()]
+        ex.expect(not bad, f"{case}: the losses of batches {bad} differ: {got[bad[0]].item() if bad else 0:.5g}, "
+                           f"expected {want[bad[0]].item() if bad else 0:.5g}"
+                           + (" (read on the caller's stream right after the call)" if gpu is not None else ""),
+                  _loss_hint(bad[0] if bad else 0, skipped, gpu is not None))
+        for (name, p), q in zip(reference_model.named_parameters(), done.params):
+            ex.expect(torch.allclose(q.cpu(), p.detach().cpu(), rtol=1e-4, atol=1e-6),
+                      f"{case}: after the loop, the model's {name} differs from the given loop's"
+                      + (" (it holds NaN)" if q.isnan().any() else ""), NAN_HINT if skipped else STEP_HINT)
+
+    callers: st.SearchStrategy[str] = st.just("default")
+    if gpu is not None:
+        from .streams import torch_callers
+
+        callers = torch_callers()
+    examples = TRAINING_EXAMPLES_GPU if gpu is not None else TRAINING_EXAMPLES_CPU
+    chosen = TRAINING_CHOSEN if gpu is not None else tuple(replace(plan, caller="default") for plan in TRAINING_CHOSEN)
+    for_all(ex, trainings(callers), trains, examples=examples, chosen=chosen, budget_s=5.0 if gpu else 1.0,
+            describe=str)
+
+
+TRAINING_EXAMPLES_CPU, TRAINING_EXAMPLES_GPU = 20, 16
+
+
+def check_train_steps_no_sync(train_steps_no_sync: Callable[..., torch.Tensor]) -> None:
+    """train_steps_no_sync(model, batches, lr) must do what train_steps_sync does (the same losses, the same
+    parameters after the loop) without a single synchronization: on a GPU it runs under
+    torch.cuda.set_sync_debug_mode("error"), from every kind of caller, and behind a busy caller."""
+    if not has_cuda():
+        with (exercise("train_steps_no_sync") as ex,
+              ex.on_cpu("the losses and the parameters against the given loop's on generated models and batches, "
+                        "and no call that makes the host wait for a GPU (.item(), an `if` on a tensor, a boolean "
+                        "mask, nonzero(), a copy, synchronize())",
+                        "sync debug mode on the GPU, every kind of caller, and the loop run behind a busy caller: "
+                        "the host must return before the GPU is done")):
+            _check_trainings(ex, train_steps_no_sync, "cpu")
+        return
+    with exercise("train_steps_no_sync") as ex:
+        from ..timing import gpu_cycles_per_second
+
+        gpu_cycles_per_second()  # calibrated now: the busy callers and widened() spin streams with it
+        _check_trainings(ex, train_steps_no_sync, "cuda")
+
+
+register(Exercise(NOTEBOOK, "train_steps_no_sync", check_train_steps_no_sync, gpu=True,
+                  cpu_checks=TRAINING_EXAMPLES_CPU + len(TRAINING_CHOSEN)))
+
+
+if __name__ == "__main__":  # print a script of exercise 1
+    print(failing_script(*(int(a) for a in sys.argv[1:3])))

@@ -20,40 +20,73 @@ from ...processes import run_process
 
 
 # ---------------------------------------------------------------- exercise 1: find_failing_line (CPU)
-def _string_lines(traceback_lines: list[str]) -> list[int]:
-    return [int(n) for n in re.findall(r'File "<string>", line (\d+)', "\n".join(traceback_lines))]
+def _frames(traceback_lines: list[str]) -> list[tuple[int, str]]:
+    """(line, function) of each frame of the script itself, outermost first."""
+    return [(int(n), function) for n, function in
+            re.findall(r'File "<string>", line (\d+), in (\S+)', "\n".join(traceback_lines))]
 
 
-def hard_coded(script):  # the line of the first script, whatever the script
-    return 23
+def _on_cpu(script: str) -> list[str]:
+    return run_process(script, env={"DEVICE": "cpu"}).traceback
 
 
-def as_is(script):  # no CUDA_LAUNCH_BLOCKING, default device: the line where the error surfaced
-    return _string_lines(run_process(script).traceback)[-1]
+def _forward(frames: list[tuple[int, str]]) -> int:
+    return [line for line, function in frames if function == "forward"][-1]
 
 
-def first_frame(script):  # the first frame of the script is the caller, `loss = forward(step)`
-    return _string_lines(run_process(script, env={"DEVICE": "cpu"}).traceback)[0]
+def hard_coded(script):  # a line of the first script, whatever the script
+    return 40
+
+
+def as_is(script):  # no CUDA_LAUNCH_BLOCKING, the script's own device: the line where the error surfaced
+    return _frames(run_process(script).traceback)[-1][0]
+
+
+def first_frame(script):  # the first frame of the script is the caller, `loss = forward()`
+    return _frames(_on_cpu(script))[0][0]
 
 
 def zero_based(script):  # counts lines from 0
-    return _string_lines(run_process(script, env={"DEVICE": "cpu"}).traceback)[-1] - 1
+    return _forward(_frames(_on_cpu(script))) - 1
 
 
-def any_file_last_line(script):  # the last "line N" of the traceback: a line of PyTorch's own code
-    return int(re.findall(r"line (\d+)", "\n".join(run_process(script, env={"DEVICE": "cpu"}).traceback))[-1])
+def any_file_last_line(script):  # the last "line N" of the traceback: often a line of PyTorch's own code
+    return int(re.findall(r"line (\d+)", "\n".join(_on_cpu(script)))[-1])
 
 
-def first_lookup_in_text(script):  # reads the script, not the traceback: the first lookup
-    for n, line in enumerate(script.splitlines(), 1):
-        if "[step]" in line and line.startswith("    "):
-            return n
-    return 0
+def last_frame_of_the_script(script):  # the lecture's way: a helper's line when the lookup goes through one
+    return _frames(_on_cpu(script))[-1][0]
+
+
+def any_frame_named_forward(script):  # nn.Module's forward() in PyTorch's files is a frame named forward too
+    return int(re.findall(r"line (\d+), in forward", "\n".join(_on_cpu(script)))[-1])
+
+
+def frame_before_the_last(script):  # right for a lookup through one helper only
+    return _frames(_on_cpu(script))[-2][0]
+
+
+def first_lookup_in_text(script):  # reads the script, runs nothing: the first lookup of forward()
+    return next(n for n, line in enumerate(script.splitlines(), 1) if "ids[" in line)
+
+
+def last_lookup_in_text(script):  # reads the script, runs nothing: the last lookup of forward()
+    return [n for n, line in enumerate(script.splitlines(), 1) if "ids[" in line][-1]
+
+
+def reads_the_ids_in_the_text(script):  # the lookup whose ids, as written in the script, go past the end
+    lines = script.splitlines()
+    rows = int(re.search(r"Embedding\((\d+)", script).group(1))
+    for line in lines:
+        written = re.match(r"(ids_\d+) = torch.tensor\((.*)\)", line)
+        if written and any(int(v) >= rows for v in re.findall(r"\d+", written.group(2))):
+            return next(n for n, other in enumerate(lines, 1) if f"{written.group(1)}[" in other)
+    return next(n for n, line in enumerate(lines, 1) if "ids[" in line)  # no ids written down: a guess
 
 
 def blocking_or_cpu(script):  # right: CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere
     env = {"CUDA_LAUNCH_BLOCKING": "1"} if torch.cuda.is_available() else {"DEVICE": "cpu"}
-    return _string_lines(run_process(script, env=env).traceback)[-1]
+    return _forward(_frames(run_process(script, env=env).traceback))
 
 
 def through_one_file(script):
@@ -70,7 +103,7 @@ def through_one_file(script):
     path.write_text(script)
     done = subprocess.run([sys.executable, str(path)], env={**os.environ, "DEVICE": "cpu"}, capture_output=True,
                           text=True, check=False)
-    return int(re.findall(rf'File "{re.escape(str(path))}", line (\d+)', done.stderr)[-1])
+    return int(re.findall(rf'File "{re.escape(str(path))}", line (\d+), in forward', done.stderr)[-1])
 
 
 # ---------------------------------------------------------------- exercise 2: safe_index_add (CPU or GPU)
@@ -200,6 +233,37 @@ def nonzero_positions(target, dim, index, source):  # right: nonzero waits once,
     return torch.index_add(target, dim, index, source)
 
 
+def synchronize_first(target, dim, index, source):  # the whole device first, then the check: two waits
+    torch.cuda.synchronize()  # "make sure the indices are there"
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        position = int(bad.int().argmax())
+        raise IndexError(f"index[{position}] = {int(index[position])} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+def cpu_then_tolist(target, dim, index, source):  # right: one copy to the host, read there as often as needed
+    size = target.shape[dim]
+    values = index.cpu().tolist()
+    for position, value in enumerate(values):
+        if value < 0 or value >= size:
+            raise IndexError(f"index[{position}] = {value}: not in 0..{size - 1}")
+    return target.index_add(dim, index, source)
+
+
+def subclass_of_index_error(target, dim, index, source):  # right: an IndexError of its own kind
+    class IndexOutOfRange(IndexError):
+        pass
+
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        position = int(bad.int().argmax())
+        raise IndexOutOfRange(f"index[{position}] = {int(index[position])} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
 # ---------------------------------------------------------------- exercise 3: train_steps_no_sync (GPU)
 def _no_sync(model, batches, lr, *, log_item=False, bool_guard=False, mask=False, guard=True, per_row_mean=False,
              guard_loss_only=False):
@@ -288,6 +352,20 @@ def nonzero_indices(model, batches, lr):
     return torch.stack(losses)
 
 
+def nan_gradients_to_zero(model, batches, lr):  # right for a model whose every gradient is NaN on such a batch
+    losses = []
+    for x, y in batches:
+        keep = y >= 0
+        loss = torch.where(keep, (model(x) - y) ** 2, 0.0).sum() / keep.sum()
+        losses.append(loss.detach())
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * torch.nan_to_num(p.grad, nan=0.0)
+    return torch.stack(losses)
+
+
 def weights_and_clamp(model, batches, lr):  # right: a 0/1 weight per row, and the mean written out
     losses = []
     for x, y in batches:
@@ -310,7 +388,12 @@ WRONG: dict[str, dict[str, object]] = {
         "the first frame of the script (the caller)": first_frame,
         "counts lines from 0": zero_based,
         "the last line number of the traceback, in PyTorch's files": any_file_last_line,
-        "the first lookup of the script's text": first_lookup_in_text,
+        "the last frame of the script (the lecture's way): a helper's line": last_frame_of_the_script,
+        "the frame before the last": frame_before_the_last,
+        "the last frame named forward, in PyTorch's files too": any_frame_named_forward,
+        "the first lookup of the script's text, nothing run": first_lookup_in_text,
+        "the last lookup of the script's text, nothing run": last_lookup_in_text,
+        "the ids written in the script's text, nothing run": reads_the_ids_in_the_text,
     },
     "check_safe_index_add": {
         "no check (a device-side assert on a GPU)": no_check,
@@ -327,6 +410,7 @@ WRONG: dict[str, dict[str, object]] = {
         "a message without the position": value_without_position,
         "names the smallest or largest index, not the first bad one": the_extreme_index,
         "index_add_ on target (changes the caller's tensor)": in_place,
+        "torch.cuda.synchronize() first, then the check (two waits)": synchronize_first,
     },
     "check_train_steps_no_sync": {
         "the given loop, unchanged": given_loop,
@@ -339,6 +423,7 @@ WRONG: dict[str, dict[str, object]] = {
         "torch.where on the loss, not on the gradients": where_on_the_loss,
         "torch.cuda.synchronize() every step": synchronize_each_step,
         "an event's synchronize() at the end": event_synchronize_at_the_end,
+        "NaN gradients replaced by zeros, not the batch skipped": nan_gradients_to_zero,
     },
 }
 WRONG_ON_CPU = {"check_train_steps_no_sync": set(WRONG["check_train_steps_no_sync"])}
@@ -346,7 +431,9 @@ ALSO_RIGHT = {
     "check_find_failing_line": {"CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere": blocking_or_cpu,
                                 "the script run from one file, the same for every call": through_one_file},
     "check_safe_index_add": {"one .tolist(), then a Python loop": tolist_then_loop,
-                             "nonzero() for the positions, torch.index_add": nonzero_positions},
+                             "nonzero() for the positions, torch.index_add": nonzero_positions,
+                             "one .cpu(), then .tolist() of the copy (one transfer)": cpu_then_tolist,
+                             "raises a subclass of IndexError": subclass_of_index_error},
     "check_train_steps_no_sync": {"0/1 weights, p.sub_": weights_and_clamp,
                                   "the wrong answers' builder, nothing switched": _no_sync},
 }
