@@ -19,6 +19,7 @@ rules of CuPy 14.2's cupy/cuda/stream.pyx elsewhere (tests/test_exercises_04.py 
 from __future__ import annotations
 
 import contextvars
+import itertools
 import math
 import threading
 import time
@@ -26,7 +27,7 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -920,43 +921,86 @@ def stream_rules(program: Program) -> dict[str, str]:
 def cupy_runs(program: Program) -> dict[str, str]:
     """The stream of each kernel, as CuPy itself has it: the program run in a fresh thread on CuPy's streams,
     reading the current stream at each kernel's line (needs CuPy on a GPU)."""
+    return cupy_runs_each([program])[0]
+
+
+@reference
+def cupy_runs_each(programs: Sequence[Program]) -> list[dict[str, str]]:
+    """`cupy_runs` for many programs, one after the other in one fresh thread: a program's `with` blocks all end,
+    so its stack is as it found it, and the thread's first stream is made current again before the next."""
     import cupy as cp
 
-    streams: dict[str, str] = {}
-    failed: list[BaseException] = []
+    def run_all() -> list[dict[str, str]]:
+        objects = {"null": cp.cuda.Stream.null, **{name: cp.cuda.Stream() for name in STREAMS[1:]}}
+        first = cp.cuda.get_current_stream()
+        names = {stream.ptr: name for name, stream in objects.items()}
+        names.setdefault(first.ptr, "null")  # where the thread starts (the per-thread default stream too)
 
-    def body() -> None:
-        try:
-            objects = {"null": cp.cuda.Stream.null, **{name: cp.cuda.Stream() for name in STREAMS[1:]}}
-            names = {stream.ptr: name for name, stream in objects.items()}
-            names.setdefault(cp.cuda.get_current_stream().ptr, "null")  # where the thread starts (per-thread too)
+        def run(block: Program, streams: dict[str, str]) -> dict[str, str]:
+            for statement in block:
+                if statement[0] == "kernel":
+                    streams[statement[1]] = names.get(cp.cuda.get_current_stream().ptr, "another stream")
+                elif statement[0] == "use":
+                    objects[statement[1]].use()
+                else:
+                    with objects[statement[1]]:
+                        run(statement[2], streams)
+            return streams
 
-            def run(block: Program) -> None:
-                for statement in block:
-                    if statement[0] == "kernel":
-                        streams[statement[1]] = names.get(cp.cuda.get_current_stream().ptr, "another stream")
-                    elif statement[0] == "use":
-                        objects[statement[1]].use()
-                    else:
-                        with objects[statement[1]]:
-                            run(statement[2])
+        each = []
+        for program in programs:
+            each.append(run(program, {}))
+            first.use()
+        return each
 
-            run(program)
-        except BaseException as error:  # noqa: BLE001 -- raised again in the check's thread
-            failed.append(error)
-
-    worker = threading.Thread(target=body)
-    worker.start()
-    worker.join()
-    if failed:
-        raise failed[0]
-    return streams
+    return _in_a_fresh_thread(run_all)
 
 
 @reference
 def streams_of(program: Program) -> dict[str, str]:
     """The check's reference: CuPy itself where it can run, CuPy 14.2's rules elsewhere."""
     return cupy_runs(program) if has_cupy() else stream_rules(program)
+
+
+_KINDS = (("end",), *(("with", s) for s in STREAMS), *(("use", s) for s in STREAMS))
+
+
+def _in_first_use_order(lines: Sequence[tuple[str, ...]]) -> bool:
+    """True when the streams other than null first appear in the order a, b, c (programs that differ only by the
+    names of those streams behave alike: one of them is enough)."""
+    order: list[str] = []
+    for line in lines:
+        if len(line) > 1 and line[1] != "null" and line[1] not in order:
+            order.append(line[1])
+    return order == list(STREAMS[1:1 + len(order)])
+
+
+@cache
+def small_programs(every: int = 3, observed: int = 4) -> tuple[Program, ...]:
+    """Every program of up to `every` lines (a `with`, its end, a use(), each followed by a kernel or not), and
+    every program of `observed` lines with a kernel after each line, in order of their number of lines (the
+    streams named in the order of their first use): a few thousand, which cover every way of nesting three
+    blocks."""
+    programs, seen = [SMALLEST_PROGRAM], {SMALLEST_PROGRAM}
+    for n in range(1, observed + 1):
+        for lines in itertools.product(_KINDS, repeat=n):
+            if not _in_first_use_order(lines):
+                continue
+            for kernels in itertools.product((False, True), repeat=n) if n <= every else [(True,) * n]:
+                program = _from_lines(False, list(zip(lines, kernels)))
+                if program not in seen and _kernels(program):
+                    seen.add(program)
+                    programs.append(program)
+    return tuple(programs)
+
+
+@reference
+def streams_of_each(programs: Sequence[Program]) -> list[dict[str, str]]:
+    """`streams_of` for many programs at once (on CuPy, in one thread: each program leaves the stack as it found
+    it, and the thread's first stream is made current again after each)."""
+    if not has_cupy():
+        return [stream_rules(program) for program in programs]
+    return cupy_runs_each(programs)
 
 
 def _last_change(program: Program) -> dict[str, str]:
@@ -1025,43 +1069,56 @@ DEEP_PROGRAM: Program = _numbered((
 
 def check_which_stream(which_stream: Callable[[Program], Mapping[str, str]]) -> None:
     """which_stream(program) must say, for each kernel of the program (run in a fresh thread, so it starts on the
-    null stream), the stream it is queued on: a dict from "k1", "k2", ... to "null", "a", "b" or "c".  Programs are
-    generated (`programs()`: `with` blocks nested up to five deep, use() anywhere) and compared with CuPy."""
+    null stream), the stream it is queued on: a dict from "k1", "k2", ... to "null", "a", "b" or "c".
+
+    Compared with CuPy (`streams_of`) on every small program (`small_programs()`, fewest lines first: the first
+    that fails is named), then on generated larger ones (`programs()`: `with` blocks nested at any depth, use()
+    anywhere), shrunk to the smallest that fails."""
     with exercise("which_stream") as ex:
         yours = ex.answer(which_stream)
 
-        def holds(program: Program) -> None:
-            code = _on_one_line(program)
+        def holds(program: Program, want: Mapping[str, str] | None = None) -> None:
             with _cupy_streams_switched() as switched:
                 got = yours(program)
-            ex.expect(not switched, f"for the program `{code}`, your function switched CuPy's streams itself",
-                      "predict the streams from CuPy's rules, without running the program: the check runs it on "
-                      "CuPy to compare")
+            if switched:
+                ex.expect(False, f"for the program `{_on_one_line(program)}`, your function switched CuPy's streams "
+                                 "itself", "predict the streams from CuPy's rules, without running the program: the "
+                                           "check runs it on CuPy to compare")
             kernels = _kernels(program)
-            ex.expect(isinstance(got, Mapping),
-                      f"for the program `{code}`, which_stream returned {shown(got)}; expected a dict from each "
-                      "kernel's name to its stream",
-                      'map each kernel to "null", "a", "b" or "c", e.g. {"k1": "null", ...}')
-            assert isinstance(got, Mapping)
-            ex.expect(sorted(map(str, got)) == sorted(kernels),
-                      f"for the program `{code}`, which_stream returned the keys {sorted(map(str, got))}; expected "
-                      f"{sorted(kernels)}",
-                      "one entry for each kernel of the program, nested ones too, and nothing else")
-            strange = {k: v for k, v in got.items() if not (isinstance(v, str) and v in STREAMS)}
-            ex.expect(not strange, f"for the program `{code}`, which_stream returned {shown(strange)}",
-                      'name each stream as the program does: "null", "a", "b" or "c"')
-            want = streams_of(program)
+            if not (isinstance(got, Mapping) and sorted(map(str, got)) == sorted(kernels)
+                    and all(isinstance(v, str) and v in STREAMS for v in got.values())):
+                _malformed_streams(ex, program, got, kernels)
+            want = streams_of(program) if want is None else want
             wrong = [k for k in kernels if got[k] != want[k]]
             if wrong:
                 first = wrong[0]
-                ex.expect(False, f"for the program `{code}`, you said {first} runs on {got[first]}; CuPy queues it "
-                                 f"on another stream" + (f" ({len(wrong)} kernels wrong)" if len(wrong) > 1 else ""),
+                ex.expect(False, f"for the program `{_on_one_line(program)}`, you said {first} runs on {got[first]}; "
+                                 "CuPy queues it on another stream" +
+                                 (f" ({len(wrong)} kernels wrong)" if len(wrong) > 1 else ""),
                           _STREAM_HINTS[_last_change(program)[first]])
 
-        passed = ex.passed
-        holds(SMALLEST_PROGRAM)  # what the answer returns, first on the smallest program: no search needed there
-        ex.passed = passed + 1  # one case, as for_all counts them
+        passed, small = ex.passed, small_programs()
+        for program, want in zip(small, streams_of_each(small)):
+            holds(program, want)
+        ex.passed = passed + len(small)  # one check a program, as for_all counts them
         for_all(ex, programs(), holds, examples=50, chosen=[EXAMPLE_PROGRAM, DEEP_PROGRAM], describe=_on_one_line)
+
+
+def _malformed_streams(ex: Any, program: Program, got: object, kernels: list[str]) -> None:
+    """FAIL, saying how what which_stream returned for `program` is not a dict from its kernels to streams."""
+    code = _on_one_line(program)
+    ex.expect(isinstance(got, Mapping),
+              f"for the program `{code}`, which_stream returned {shown(got)}; expected a dict from each kernel's name "
+              "to its stream",
+              'map each kernel to "null", "a", "b" or "c", e.g. {"k1": "null", ...}')
+    assert isinstance(got, Mapping)
+    ex.expect(sorted(map(str, got)) == sorted(kernels),
+              f"for the program `{code}`, which_stream returned the keys {sorted(map(str, got))}; expected "
+              f"{sorted(kernels)}",
+              "one entry for each kernel of the program, nested ones too, and nothing else")
+    strange = {k: v for k, v in got.items() if not (isinstance(v, str) and v in STREAMS)}
+    ex.expect(False, f"for the program `{code}`, which_stream returned {shown(strange)}",
+              'name each stream as the program does: "null", "a", "b" or "c"')
 
 
 register(Exercise(NOTEBOOK, "which_stream", check_which_stream))

@@ -635,7 +635,9 @@ def follow(program, *, at_exit="top", use="current", enter="push"):
     at_exit: what the end of a `with` block makes current: "top" (the stack's new top: right), "entry" (the stream
     current when the block began), "null" (always the null stream), "inner" (whatever was current at the end of
     the block).  use: "current" (use() makes its stream current: right), "ignored" (use() does nothing),
-    "ignored inside with", "replaces the top" (use() also replaces the stack's top).  enter: "push" (right).
+    "ignored inside with", "replaces the top" (use() also replaces the stack's top), "pushes" (use() pushes its
+    stream too), "null is back" (null.use() inside a block goes back to the block's stream).  enter: "push"
+    (right), "null pushes nothing" (`with null:` makes null current but leaves the stack alone).
     """
     stack, current, streams = ["null"], ["null"], {}
 
@@ -646,15 +648,19 @@ def follow(program, *, at_exit="top", use="current", enter="push"):
             elif statement[0] == "use":
                 if use == "ignored" or (use == "ignored inside with" and depth):
                     continue
-                current[0] = statement[1]
+                current[0] = stack[-1] if use == "null is back" and statement[1] == "null" and depth else statement[1]
                 if use == "replaces the top":
                     stack[-1] = statement[1]
+                if use == "pushes":
+                    stack.append(statement[1])
             else:
-                entry = current[0]
-                stack.append(statement[1])
+                entry, pushed = current[0], not (enter == "null pushes nothing" and statement[1] == "null")
+                if pushed:
+                    stack.append(statement[1])
                 current[0] = statement[1]
                 run(statement[2], depth + 1)
-                stack.pop()
+                if pushed:
+                    stack.pop()
                 current[0] = {"top": stack[-1], "entry": entry, "null": "null", "inner": current[0]}[at_exit]
 
     run(program, 0)
@@ -677,6 +683,9 @@ WRONG_STREAMS = {
     "use() ignored inside `with`": lambda p: follow(p, use="ignored inside with"),
     "use() ignored": lambda p: follow(p, use="ignored"),
     "use() replaces the stack's top": lambda p: follow(p, use="replaces the top"),
+    "use() pushes its stream": lambda p: follow(p, use="pushes"),
+    "null.use() inside a block goes back to the block's stream": lambda p: follow(p, use="null is back"),
+    "`with null:` leaves the stack alone": lambda p: follow(p, enter="null pushes nothing"),
     "nested kernels left out": top_level_only,
     "the lecture's program's answer, whatever the program": example_answer,
 }
