@@ -150,7 +150,7 @@ def _describe_sum(case: SumCase) -> str:
 class _SumRun:
     result: Any  # what sum_on_stream returned
     spoiled: bool  # the host took too long for the windows: try again with longer ones
-    waited: bool  # the producer's event had passed when the call returned: the host waited for the GPU
+    waited: bool  # the call kept the host past half a window, or past the producer's event: it waited for the GPU
     caller: Any  # the caller's stream
     current_after: Any  # CuPy's current stream right after the call
     top_before: Any  # the top of CuPy's stack of `with` blocks before the call
@@ -196,8 +196,10 @@ def _sum_run(cp: Any, yours: Callable, case: SumCase, x: Any, source: Any, s: An
             in_time = cp.full((), math.inf)
         top_before = _stack_top(cp)
         with widened(4 * window_ms, spare=(c, s)):
+            called = time.perf_counter()
             result = yours(x, ready, s)
-        waited = ready.done
+            host_ms = (time.perf_counter() - called) * 1e3
+        waited = ready.done or host_ms > window_ms / 2  # a wait for any stream, the producer's or not
         current_after = cp.cuda.get_current_stream()
         top_after = _stack_top(cp)
         c.use()  # the caller's next work, on its own stream whatever the answer left current
@@ -252,7 +254,9 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
                     break
             _judge_sum(ex, cp, case, run, want)
 
-        every_caller = [(kind, (1000,), _seed("sum", kind)) for kind in CUPY_CALLERS]
+        shapes = {"null": (1000,), "with": (37, 29), "use": (), "busy": (SUM_LARGEST,)}
+        every_caller = [(kind, shapes[kind], _seed("sum", kind)) for kind in CUPY_CALLERS]
+        every_caller.append(("with", (3, 0), _seed("sum", "empty")))
         for_all(ex, _sum_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_sum)
 
@@ -267,8 +271,7 @@ def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> No
                   "that .sum() gives (a 0-d array)" if on_the_host else
                   "return the CuPy array that .sum() gives (a 0-d array)")
     ex.expect(not run.waited,
-              f"{call}: the call returned only after the producer had written x, with every stream late: the "
-              "host waited for the GPU",
+              f"{call}: with every stream late, the call kept the host waiting for the GPU",
               "order the streams on the GPU only (events and wait_event): synchronize(), float(), .get() and "
               "asnumpy make the host wait")
     ex.expect(run.current_after == run.caller,
@@ -368,7 +371,7 @@ class _ScaleRun:
     t_ptr: int  # where t's elements are
     computed: list[str]  # PyTorch functions the answer computed with
     spoiled: bool  # the host took too long, or the result came late: try again with longer windows
-    waited: bool  # the producer's window had ended when the call returned: the host waited
+    waited: bool  # the call kept the host past half a window, or past the producer's window: the host waited
     torch_after: Any  # PyTorch's current stream after the call
     cupy_moved: bool  # CuPy's current stream after the call is not the one before it
     seen: torch.Tensor | None  # what the caller's stream read from the result, after its next allocations
@@ -410,7 +413,7 @@ def _scale_run(cp: Any, yours: Callable, case: ScaleCase, source: torch.Tensor, 
         t0 = time.perf_counter()
         with widened(3 * window_ms, spare=(c,)), _PyTorchWork() as pytorch_work:
             out = yours(t, factor)
-        waited = written.query()
+        waited = written.query() or time.perf_counter() - t0 > w / 2  # a wait for any stream
         torch_after = torch.cuda.current_stream()
         cupy_moved = cp.cuda.get_current_stream() != cupy_current
         torch.cuda.set_stream(c)  # the caller's next work, on its own stream
@@ -497,8 +500,8 @@ def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor,
     found.expect(out.data_ptr() != run.t_ptr, f"{call} returned t's own memory",
                  "return a new tensor; leave the caller's input as it was")
     found.expect(not run.waited,
-                 f"{call}: the call returned only after the producer's {window_ms:.0f} ms of earlier work had run: "
-                 "the host waited for the GPU",
+                 f"{call}: with the producer's {window_ms:.0f} ms of earlier work queued, and every other stream "
+                 "busy, the call kept the host waiting for the GPU",
                  "the host must not wait for the GPU (no synchronize, .cpu(), .item(), .get(), asnumpy): order the "
                  "work on the GPU, by queuing it on the stream that already orders it")
     found.expect(run.torch_after == run.caller and not run.cupy_moved,
@@ -752,12 +755,11 @@ def _judge_pipe(ex: Any, cp: Any, case: PipeCase, run: _PipeRun, window_ms: floa
               f"{run.caller}",
               "leave the caller's current stream current: a `with` block ends on the stream below it on CuPy's "
               "stack, which is not the caller's stream if the caller made it current with use()")
-    if trial == "slow copies":
-        ex.expect(run.call_ms < window_ms / 2,
-                  f"{call}: with copy_stream busy for {window_ms:.0f} ms, your function returned after "
-                  f"{run.call_ms:.0f} ms: the host waited for the GPU",
-                  "order the streams on the GPU only (events and wait_event); synchronize(), asnumpy(), .get() and "
-                  "float() make the host wait")
+    ex.expect(run.call_ms < window_ms / 2,
+              f"{call}: with streams busy for {window_ms:.0f} ms, your function returned after {run.call_ms:.0f} ms: "
+              "the host waited for the GPU",
+              "order the streams on the GPU only (events and wait_event); synchronize(), asnumpy(), .get() and "
+              "float() make the host wait")
     hints = {
         "slow copies": "a compute read its buffer before the copy into it was done: what must the current stream "
                        "wait for before each compute, and where is that recorded?",
