@@ -145,6 +145,35 @@ def join_the_wrong_way(x, ready, s):  # s waits for the caller, instead of the c
     return total
 
 
+def s_synchronized_first(x, ready, s):  # the host waits for s's earlier work, then all on the GPU
+    s.synchronize()
+    return on_s(x, ready, s)
+
+
+def join_recorded_before_the_sum(x, ready, s):  # the event marks s before the sum: the caller waits for too little
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    done = s.record()
+    with s:
+        total = x.sum()
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
+def fork_after_the_sum(x, ready, s):  # s waits for `ready` only after the sum is queued
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    with s:
+        total = x.sum()
+    s.wait_event(ready)
+    done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
 WRONG_SUMS = {
     "the tutorial's s.use(): s stays current": tutorial_use,
     "use(), then Stream.null.use()": back_to_null,
@@ -163,7 +192,23 @@ WRONG_SUMS = {
     "summed on the host, copied back on s": summed_on_the_host,
     "returns a float": host_value,
     "the host waits for s": host_synchronized,
+    "s synchronized first (the host waits for s's earlier work)": s_synchronized_first,
+    "the join recorded before the sum": join_recorded_before_the_sum,
+    "the fork after the sum": fork_after_the_sum,
+    "a sum over the first axis only": lambda x, r, s: _sum_axis0(x, r, s),
 }
+
+
+def _sum_axis0(x, ready, s):  # right for 1-D arrays only
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        total = x.sum(axis=0) if x.ndim else x.sum()
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return total
 
 
 def use_and_restore(x, ready, s):  # right: use() with the caller's stream restored by hand
@@ -197,7 +242,20 @@ ALSO_RIGHT_SUMS = {
     "`with s:`, then the caller's stream made current again": on_s,
     "an Event made first, cupy.sum with a dtype": events_made_first,
     "a one-element array (reshape(1))": lambda x, r, s: on_s(x, r, s).reshape(1),
+    "keepdims=True (a one-element array of x's rank)": lambda x, r, s: _keepdims(x, r, s),
 }
+
+
+def _keepdims(x, ready, s):
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        total = x.sum(keepdims=True)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return total
 
 
 # ---------------------------------------------------------------- exercise 2: cupy_scale_on_current_stream (GPU)
@@ -342,6 +400,12 @@ def not_owning_the_result(t, factor):  # a tensor over CuPy's memory that does n
         return torch.as_tensor(_Interface(interface), device="cuda")  # y is freed when the function returns
 
 
+def mul_with_out(t, factor):  # PyTorch computes into its own output
+    out = torch.empty_like(t)
+    torch.mul(t, factor, out=out)
+    return out
+
+
 WRONG_SCALES = {
     "`with` alone: a CuPy caller's use() stream is not current afterwards": with_alone,
     "on CuPy's current stream (ordered by DLPack, behind that stream's work)": on_cupys_current_stream,
@@ -357,6 +421,7 @@ WRONG_SCALES = {
     "through the host (.cpu())": through_the_host,
     "PyTorch alone": in_pytorch,
     "PyTorch computes, CuPy carries": pytorch_then_cupy,
+    "torch.mul with out=": mul_with_out,
     "returns a CuPy array": returns_cupy,
     "scales the input in place": in_place,
     "a tensor that does not own CuPy's result": not_owning_the_result,
@@ -410,6 +475,14 @@ def elementwise_kernel(t, factor):  # right: a CuPy kernel of its own
         return torch.from_dlpack(_SCALE_KERNEL(cp.from_dlpack(t), cp.float32(factor)))
 
 
+def scales_a_clone_in_place(t, factor):  # right: PyTorch copies t, CuPy scales the copy in place
+    cp = _cp()
+    out = t.clone()
+    with _callers_stream():
+        cp.from_dlpack(out).__imul__(factor)
+    return out
+
+
 ALSO_RIGHT_SCALES = {
     "the caller's stream, as in the solution": scale_on_the_callers_stream,
     "cupy.asarray on the caller's stream": asarray_on_the_callers_stream,
@@ -417,6 +490,7 @@ ALSO_RIGHT_SCALES = {
     "ExternalStream from the handle": external_stream_by_handle,
     "use(), with CuPy's stream restored": use_and_restore_cupy,
     "an ElementwiseKernel of its own": elementwise_kernel,
+    "CuPy scales a PyTorch clone in place": scales_a_clone_in_place,
 }
 
 
@@ -583,6 +657,28 @@ def last_chunk_missing(chunks, compute, copy_stream):
     return pipeline(chunks[:-1], compute, copy_stream)
 
 
+def waits_for_the_previous_copy(chunks, compute, copy_stream):  # compute i waits for copy i - 1 (off by one)
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    buffers = [cp.empty(h.shape, h.dtype) for h in chunks]
+    copy_stream.wait_event(current.record())
+    copied = []
+    for h, d in zip(chunks, buffers):
+        d.set(h, stream=copy_stream)
+        copied.append(copy_stream.record())
+    results = []
+    for i, d in enumerate(buffers):
+        if i:
+            current.wait_event(copied[i - 1])
+        results.append(compute(d))
+    return results
+
+
+def current_synchronized_first(chunks, compute, copy_stream):  # the host waits for the caller's earlier work
+    _cp().cuda.get_current_stream().synchronize()
+    return pipeline(chunks, compute, copy_stream)
+
+
 WRONG_PIPELINES = {
     "no wait for the copy": lambda c, f, s: pipeline(c, f, s, wait=False),
     "no fork: copies overwrite memory the current stream still reads": lambda c, f, s: pipeline(c, f, s, fork=False),
@@ -596,6 +692,8 @@ WRONG_PIPELINES = {
     "copy_stream waits for every compute": fork_every_chunk,
     "compute on copy_stream": compute_on_copy_stream,
     "last chunk missing": last_chunk_missing,
+    "compute i waits for copy i - 1": waits_for_the_previous_copy,
+    "the current stream synchronized first": current_synchronized_first,
     "the host waits for each copy": host_waits_for_each_copy,
     "the device synchronized at the end": device_synchronize_at_the_end,
 }
@@ -626,6 +724,7 @@ ALSO_RIGHT_PIPELINES = {
     "two buffers and events": two_buffers,
     "copies in one `with copy_stream:` block, the caller's stream made current again": copies_in_one_with_block,
 }
+
 
 
 # ---------------------------------------------------------------- exercise 4: which_stream (CPU, and GPU)
