@@ -1099,11 +1099,13 @@ def check_which_stream(which_stream: Callable[[Program], Mapping[str, str]]) -> 
                                  (f" ({len(wrong)} kernels wrong)" if len(wrong) > 1 else ""),
                           _STREAM_HINTS[_last_change(program)[first]])
 
-        passed, small = ex.passed, small_programs()
+        passed = ex.passed
+        holds(SMALLEST_PROGRAM)  # first, alone: an unfinished answer says TODO before the others are made
+        small = small_programs()
         for program, want in zip(small, streams_of_each(small)):
             holds(program, want)
         ex.passed = passed + len(small)  # one check a program, as for_all counts them
-        for_all(ex, programs(), holds, examples=50, chosen=[EXAMPLE_PROGRAM, DEEP_PROGRAM], describe=_on_one_line)
+        for_all(ex, programs(), holds, examples=30, chosen=[EXAMPLE_PROGRAM, DEEP_PROGRAM], describe=_on_one_line)
 
 
 def _malformed_streams(ex: Any, program: Program, got: object, kernels: list[str]) -> None:

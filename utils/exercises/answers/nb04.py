@@ -829,7 +829,6 @@ def worklist(program):  # right: an explicit worklist of statements and block en
 
 
 ALSO_RIGHT_STREAMS = {
-    "the rules, as the wrong models' builder": follow,
     "a recursive walk": recursive_walk,
     "a worklist, returning an OrderedDict": worklist,
 }
