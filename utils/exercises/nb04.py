@@ -1,35 +1,51 @@
-"""Checks for the exercises of notebook 04 (CUDA streams in CuPy, and CuPy beside PyTorch): the
-tutorial's stream code made correct, a CuPy kernel applied to a PyTorch tensor on the caller's
-stream, a pipeline of copies and computes, and which stream a CuPy call runs on.
+"""Checks for the exercises of notebook 04 (CUDA streams in CuPy, and CuPy beside PyTorch): a sum on a worker
+stream between a producer and its caller, a CuPy kernel on the caller's PyTorch stream, a pipeline of copies and
+computes, and which stream each kernel of a program runs on.
 
-The GPU checks make every race window wide on purpose: they keep one stream busy with
-`utils.cupy_sleep` (CuPy) or `utils.gpu_sleep` (PyTorch), kernels that spin for a known time, so an
-answer that forgets a wait reads the wrong data every time, not once in a thousand runs.  Each
-trial uses data of its own, so a stale result (left in memory by an earlier trial) is never right.
+Each check is a property over generated cases (utils/exercises/properties.py), and each GPU check calls the
+answer from every kind of caller (utils/exercises/streams.py: the null stream, `with s:`, `s.use()`, a busy
+stream; PyTorch's default stream, `with torch.cuda.stream(s):`, `set_stream`).  Every race window is wide on
+purpose: the checks keep streams busy with `utils.cupy_sleep` (CuPy) or `utils.gpu_sleep` (PyTorch), kernels
+that spin for a known time, so an answer that forgets a wait, or queues work on another stream than the task
+says, reads the wrong data (or gets it late) every time, not once in a thousand runs.  Each case uses data of
+its own, so a stale result (left in memory by an earlier case) is never right.
 
-Without a GPU and CuPy, exercises 1 to 3 say what a GPU would check, and check nothing: every value
-they compare is computed by CuPy on a GPU, and every mistake they look for is an order of streams
-(exercise 4's stream rules are checked anywhere).
+Without a GPU and CuPy, exercises 1 to 3 say what a GPU would check, and check nothing: every value they
+compare is computed by CuPy on a GPU, and every mistake they look for is an order of streams.  Exercise 4 runs
+anywhere: its reference runs the program on CuPy's own stream stack where CuPy can use a GPU, and follows the
+rules of CuPy 14.2's cupy/cuda/stream.pyx elsewhere (tests/test_exercises_04.py holds the two together).
 """
 
 from __future__ import annotations
 
+import contextvars
+import itertools
 import math
+import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache, partial
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
+from torch.overrides import TorchFunctionMode, resolve_name
 
 from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep, timer
-from . import Exercise, Findings, LeftForGPU, exercise, register, what_returned
+from . import Exercise, Findings, LeftForGPU, exercise, reference, register, what_returned
+from .properties import for_all, shown, st
+from .streams import CUPY_CALLERS, TORCH_CALLERS, cupy_caller, cupy_callers, torch_caller, torch_callers, widened
 
 NOTEBOOK = "04_streams_cupy"
+R = TypeVar("R")
 WINDOW_MS = 60.0  # how long the checks keep a stream busy (at first: see TRIES)
-TRIES = 3  # a run that a slow or busy host spoiled is tried again; a wrong answer fails every try
+TRIES = 3  # a case that a slow or busy host spoiled is tried again, with windows twice as long; a wrong answer fails
+GPU_CASES = 4  # generated cases of a GPU check, besides its chosen ones (every kind of caller): each costs ~0.3 s
+GPU_BUDGET_S = 3.0  # seconds of shrinking a GPU check's failing case
 
 
 def _cupy(what: str) -> Any:
@@ -57,125 +73,228 @@ def _cupy_elapsed_ms(fn: Callable[[], object]) -> float:
     return elapsed.seconds * 1e3
 
 
+@contextmanager
+def _queued_on(cp: Any, stream: Any) -> Iterator[None]:
+    """Queue the block's CuPy work on `stream`, and leave CuPy's current stream and its stack of `with` blocks as
+    they were (use() and back: a `with` block would end on the stack's top, not on a caller's use())."""
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        yield
+    finally:
+        before.use()
+
+
+def _stack_top(cp: Any) -> Any:
+    """The stream that a `with` block entered now would end on (the top of CuPy's stack); the current stream
+    stays as it is."""
+    current = cp.cuda.get_current_stream()
+    with cp.cuda.Stream.null:
+        pass
+    top = cp.cuda.get_current_stream()
+    current.use()
+    return top
+
+
+def _in_a_fresh_thread(fn: Callable[[], R]) -> R:
+    """fn() in a new thread, which starts on the default streams with a stack of `with` blocks of its own (CuPy's
+    and PyTorch's current streams belong to a thread): whatever an answer leaves current, or on CuPy's stack, ends
+    with the thread, and the next case starts clean.  The check's context (its references) goes along."""
+    context = contextvars.copy_context()
+    returned: list[R] = []
+    raised: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            returned.append(context.run(fn))
+        except BaseException as error:  # noqa: BLE001 -- raised again in the check's thread
+            raised.append(error)
+
+    worker = threading.Thread(target=body)
+    worker.start()
+    worker.join()
+    if raised:
+        raise raised[0]
+    return returned[0]
+
+
+def _seed(*parts: object) -> int:
+    return zlib.crc32(repr(parts).encode())
+
+
+def _shapes(largest: int) -> st.SearchStrategy[tuple[int, ...]]:
+    """Shapes of rank 0 to 2 with at most `largest` elements: sizes of 0 and 1, odd ones, large ones."""
+    small = st.integers(0, 9)
+    return st.one_of(st.tuples(), st.tuples(st.one_of(small, st.integers(0, largest))),
+                     st.tuples(st.one_of(small, st.integers(0, 1024)), small),
+                     st.tuples(small, st.integers(0, largest // 16)))
+
+
 # ------------------------------------------------------------------------------------------
-# Exercise 1: the tutorial's stream code, made correct
+# Exercise 1: a sum on a worker stream, between a producer and its caller
 # ------------------------------------------------------------------------------------------
+SumCase = tuple[str, tuple[int, ...], int]  # (the kind of caller, the shape of x, the seed of its values)
+SUM_LARGEST = 2**20  # elements of x (float64: 8 MiB)
+
+
+def _sum_cases() -> st.SearchStrategy[SumCase]:
+    return st.tuples(cupy_callers(), _shapes(SUM_LARGEST), st.integers(0, 2**32 - 1))
+
+
+def _describe_sum(case: SumCase) -> str:
+    kind, shape, _ = case
+    return f"sum_on_stream(x of shape {shape}, ready, s), called from {CUPY_CALLERS[kind]}"
+
+
 @dataclass
 class _SumRun:
     result: Any  # what sum_on_stream returned
-    seen: float | None  # what the caller's stream read from it right after the call
-    current_after: Any  # CuPy's current stream after the call
-    after_window: bool  # the caller's next work ran after s's busy window (so it waited for s)
-    probed: float | None  # what a third stream read from the result between s's window and the caller's
-    host_ms: float  # how long the call kept the host
+    spoiled: bool  # the host took too long for the windows: try again with longer ones
+    waited: bool  # the call kept the host past half a window, or past the producer's event: it waited for the GPU
+    caller: Any  # the caller's stream
+    current_after: Any  # CuPy's current stream right after the call
+    top_before: Any  # the top of CuPy's stack of `with` blocks before the call
+    top_after: Any  # and after it
+    seen: float | None  # what the caller's stream read from the result, right after the call
+    in_time: float | None  # what a third stream read from it once a sum queued on s had run (and nothing later)
 
 
-def _value(cp: Any, x: Any) -> float | None:
-    return float(x.ravel()[0]) if isinstance(x, cp.ndarray) and x.size == 1 else None
+def _one_number(cp: Any, x: object) -> bool:
+    return isinstance(x, cp.ndarray) and x.size == 1 and x.dtype.kind in "iuf"
 
 
-def _sum_run(cp: Any, sum_on_stream: Callable, a_np: np.ndarray, s: Any, caller: Any,
-             caller_busy: bool = False) -> _SumRun:
-    """One call of sum_on_stream(a_np, s) from `caller` (CuPy's current stream), while s is busy.
+def _sum_run(cp: Any, yours: Callable, case: SumCase, x: Any, source: Any, s: Any, producer: Any, probe: Any,
+             window_ms: float) -> _SumRun:
+    """One call of yours(x, ready, s) from a caller of `case`'s kind, with every other stream late.
 
-    caller_busy: the caller's stream is busy too, twice as long as s; a third stream reads the result
-    halfway between the two windows' ends, when a sum queued on s has been written and a sum queued on
-    the caller's stream has not (unless the host returned later than that: a copy from pageable memory
-    makes the host wait for the stream it is queued on).
+    On the GPU, from the moment the call comes (W = window_ms): s is busy with earlier work for W; the producer
+    writes x only at 2W (x holds NaN until then) and records `ready`; the caller's stream, when busy, and the null
+    stream, when it is not the caller's, are busy until 4W; any other stream the answer enters or uses starts 4W
+    late (`widened`).  A sum queued on s after `ready` is written at 2W: a third stream reads it at 3W.  A sum
+    queued anywhere else is written at 4W or later, one that did not wait for `ready` reads NaN, and a caller's
+    stream that did not wait for the sum reads it before 2W.
     """
+    kind = case[0]
+    w = window_ms / 1e3
+    with _queued_on(cp, producer):
+        x.fill(math.nan)  # unwritten again (an earlier try wrote it)
     cp.cuda.Device().synchronize()
-    window_end = cp.cuda.Event()
-    probe = cp.cuda.Stream(non_blocking=True)
-    with caller:
-        origin = caller.record()  # the GPU is idle: this is now
+    with cupy_caller(kind, busy_ms=4 * window_ms) as caller:
+        c = caller.stream
         t0 = time.perf_counter()
-        cupy_sleep(WINDOW_MS / 1e3, s)
-        s.record(window_end)
-        if caller_busy:
-            cupy_sleep(2 * WINDOW_MS / 1e3, caller)
-        result = sum_on_stream(a_np, s)
-        host_ms = (time.perf_counter() - t0) * 1e3
+        with _queued_on(cp, producer):
+            cupy_sleep(2 * w)
+            cp.copyto(x, source)  # the producer writes x...
+            ready = producer.record()  # ...and says so
+        with _queued_on(cp, s):
+            cupy_sleep(w)  # s's earlier work
+        if c != cp.cuda.Stream.null:
+            with _queued_on(cp, cp.cuda.Stream.null):
+                cupy_sleep(4 * w)
+        seen = cp.full((), math.inf)  # the caller's and the probe's buffers, allocated now: none after the call
+        with _queued_on(cp, probe):
+            in_time = cp.full((), math.inf)
+        top_before = _stack_top(cp)
+        with widened(4 * window_ms, spare=(c, s)):
+            called = time.perf_counter()
+            result = yours(x, ready, s)
+            host_ms = (time.perf_counter() - called) * 1e3
+        waited = ready.done or host_ms > window_ms / 2  # a wait for any stream, the producer's or not
         current_after = cp.cuda.get_current_stream()
-        with caller:  # the caller's next work (on the caller's stream even if the answer changed it)
-            seen = result.copy() if isinstance(result, cp.ndarray) else None
-            consumed = caller.record()
-        probed = None
-        if caller_busy and isinstance(result, cp.ndarray):
-            with probe:  # reads at 1.5 windows after `origin`, however long the host took
-                cupy_sleep(max(0.0, 1.5 * WINDOW_MS / 1e3 - (time.perf_counter() - t0)))
-                probed = result.copy()
+        top_after = _stack_top(cp)
+        c.use()  # the caller's next work, on its own stream whatever the answer left current
+        usable = _one_number(cp, result)
+        if usable:
+            cp.copyto(seen, result.reshape(()), casting="unsafe")
+        spoiled = time.perf_counter() - t0 > w / 2
+        if usable:
+            with _queued_on(cp, probe):
+                cupy_sleep(max(0.0, 3 * w - (time.perf_counter() - t0)))
+                cp.copyto(in_time, result.reshape(()), casting="unsafe")
     cp.cuda.Device().synchronize()
-    after_window = cp.cuda.get_elapsed_time(origin, consumed) >= cp.cuda.get_elapsed_time(origin, window_end)
-    return _SumRun(result, _value(cp, seen), current_after, after_window, _value(cp, probed), host_ms)
+    return _SumRun(result, spoiled, waited, c, current_after, top_before, top_after,
+                   float(seen) if usable else None, float(in_time) if usable else None)
 
 
-def check_sum_on_stream(sum_on_stream: Callable[[np.ndarray, Any], Any]) -> None:
-    """sum_on_stream(a_np, s) must copy a NumPy array to the GPU and sum it on stream s, return the
-    sum as a CuPy array that work on the caller's current stream may use at once, and leave the
-    caller's current stream as it was.
+def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
+    """sum_on_stream(x, ready, s) must queue x.sum() on stream s, after the producer's event `ready`, and return it
+    as a CuPy array that work on the caller's current stream may use at once; without making the host wait, and
+    with the caller's current stream current again at the end, whatever it is and however the caller made it so.
 
-    It is called from the null stream and from another stream, each time while s is busy with a
-    kernel of 60 ms: a sum queued on s is written only after it, so a caller's stream that does not
-    wait for s reads the result too early (a value left in memory by an earlier trial), and a sum
-    that was not queued on s is read before s's window ends (the order of two CUDA events).
+    Called from every kind of caller (utils/exercises/streams.py), on x of every shape (0-d, empty, odd, up to
+    2**20 elements), with the producer, s, the caller's stream, the null stream and any stream of the answer's
+    own late by different amounts (`_sum_run`): the values read on the caller's stream and by a third stream,
+    the time the call took on the host, and CuPy's current stream and stack after the call show each mistake.
     """
-    if _left_for_a_gpu("sum_on_stream", "CuPy on a GPU: the sum, copied and computed on s while s is busy, read "
-                                        "right away on the caller's stream (which must wait for s on the GPU, not "
-                                        "on the host), with the caller's current stream left as it was"):
+    if _left_for_a_gpu("sum_on_stream", "CuPy on a GPU: the sum, queued on s after the producer's event while s, "
+                                        "the caller's stream and the null stream are busy, read right away on the "
+                                        "caller's stream from every kind of caller, no wait of the host, and the "
+                                        "caller's current stream current again after the call"):
         return
     with exercise("sum_on_stream") as ex:
         cp = _cupy("check_sum_on_stream")
-        rng = np.random.default_rng(2024)
-        n = 2**20
-        warm = rng.integers(0, 1000, n).astype(np.float64)
-        cp.asarray(warm).sum().copy()  # load the kernels an answer uses, so that the host is not slow now
+        yours = ex.answer(sum_on_stream)
         cupy_cycles_per_second()  # calibrate cupy_sleep now: it waits for the GPU
-        s = cp.cuda.Stream(non_blocking=True)
-        callers = {"the null stream": cp.cuda.Stream.null, "a non-blocking stream": cp.cuda.Stream(non_blocking=True)}
-        for where, caller in callers.items():
-            a_np = rng.integers(0, 1000, n).astype(np.float64)  # integers: the sum is exact in any order
-            want = float(a_np.sum())
-            run = _sum_run(cp, sum_on_stream, a_np, s, caller)
-            ex.expect(isinstance(run.result, cp.ndarray) and run.result.size == 1,
-                      f"called from {where}, sum_on_stream returned a {type(run.result).__name__}, "
-                      "expected a CuPy array holding the sum",
-                      "return the CuPy array that .sum() gives (a 0-d array); float() or .get() would make "
-                      "the host wait for the GPU")
-            ex.expect(run.current_after == caller,
-                      f"called from {where}, sum_on_stream left {run.current_after} as CuPy's current stream "
-                      f"instead of {caller}",
-                      "`s.use()` makes s current until something else is used, and `Stream.null.use()` is "
-                      "not 'back' for a caller that was on another stream: use `with s:`, which restores "
-                      "the caller's stream when the block ends")
-            ex.expect(run.seen == want,
-                      f"called from {where}, the caller's stream read {run.seen} right after the call, "
-                      f"expected {want}: it read the result before s had written it",
-                      "the sum is queued on s, behind s's earlier work: record an event on s after the sum, "
-                      "and make the caller's stream wait for it (caller.wait_event(...)), without making "
-                      "the host wait")
-            ex.expect(run.after_window,
-                      f"called from {where}, the sum did not run on s: the caller's stream had it before s's "
-                      "earlier work was done",
-                      "queue the copy and the sum on s: inside `with s:`")
-        # Where did the sum run? The caller's stream busy for longer than s: a sum queued on s is written
-        # when s's window ends; one queued on the caller's stream (after a wait for s) only after the caller's.
-        caller = callers["a non-blocking stream"]
-        for _ in range(TRIES):  # new data each try: a result left in memory by the last try is never right
-            a_np = rng.integers(0, 1000, n).astype(np.float64)
-            want = float(a_np.sum())
-            run = _sum_run(cp, sum_on_stream, a_np, s, caller, caller_busy=True)
-            on_s = run.probed == want and run.host_ms < 1.5 * WINDOW_MS
-            if on_s or run.seen != want:
-                break  # a sum on s; or a wrong answer that the checks below will name
-        ex.expect(run.seen == want, f"with the caller's stream busy, the caller read {run.seen}, expected {want}",
-                  "make the caller's stream wait for an event recorded on s after the sum")
-        # A copy from pageable memory waits for its stream on the host: a host kept past the caller's window
-        # copied on the caller's stream.
-        ex.expect(on_s,
-                  "the sum was not computed on s: with the caller's stream busy for longer than s, the result "
-                  "appeared only when the caller's stream was free",
-                  "the copy and the sum belong on s (so that they run as soon as s is free, whatever the caller's "
-                  "stream is doing); the caller's stream only waits for the result")
+        s, producer, probe = (cp.cuda.Stream(non_blocking=True) for _ in range(3))
+        warm = cp.arange(5, dtype=cp.float64)  # a first call: CuPy compiles the answer's kernels, which holds the host
+        _in_a_fresh_thread(lambda: yours(warm, cp.cuda.Stream.null.record(), s))
+        cp.cuda.Device().synchronize()
+
+        def holds(case: SumCase) -> None:
+            _, shape, seed = case
+            values = np.random.default_rng(seed).integers(-1000, 1000, shape).astype(np.float64)
+            want = float(values.sum())  # whole numbers: the sum is exact in any order
+            source = cp.asarray(values)
+            with _queued_on(cp, producer):
+                x = cp.full(shape, math.nan)  # x's memory is the producer's, as a data loader's would be
+            for k in range(TRIES):
+                window_ms = WINDOW_MS * 2**k
+                run = _in_a_fresh_thread(partial(_sum_run, cp, yours, case, x, source, s, producer, probe, window_ms))
+                if not run.spoiled:
+                    break
+            _judge_sum(ex, cp, case, run, want)
+
+        shapes = {"null": (1000,), "with": (37, 29), "use": (), "busy": (SUM_LARGEST,)}
+        every_caller = [(kind, shapes[kind], _seed("sum", kind)) for kind in CUPY_CALLERS]
+        every_caller.append(("with", (3, 0), _seed("sum", "empty")))
+        for_all(ex, _sum_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
+                describe=_describe_sum)
+
+
+def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> None:
+    call, result = _describe_sum(case), run.result
+    if not _one_number(cp, result):
+        on_the_host = isinstance(result, (int, float, np.number, np.ndarray))
+        ex.expect(False, f"{call} returned {what_returned(result)} {shown(result, 40)}, expected a CuPy array "
+                         "holding the sum",
+                  "a number on the host exists only once the host has waited for the GPU: return the CuPy array "
+                  "that .sum() gives (a 0-d array)" if on_the_host else
+                  "return the CuPy array that .sum() gives (a 0-d array)")
+    ex.expect(not run.waited,
+              f"{call}: with every stream late, the call kept the host waiting for the GPU",
+              "order the streams on the GPU only (events and wait_event): synchronize(), float(), .get() and "
+              "asnumpy make the host wait")
+    ex.expect(run.current_after == run.caller,
+              f"{call}: your function left {run.current_after} as CuPy's current stream instead of the caller's "
+              f"{run.caller}",
+              "a `with` block ends on the stream below it on CuPy's stack; use() makes a stream current without "
+              "touching that stack, so a caller that used use() is not on it. What can your function read when it "
+              "starts, and make current again before it returns?")
+    ex.expect(run.top_after == run.top_before,
+              f"{call}: your function changed CuPy's stack of `with` blocks (a `with` block entered now would end "
+              f"on {run.top_after}, not on {run.top_before})",
+              "leave every `with` block you enter, once: enter and exit belong together")
+    if run.seen != want:
+        unwritten = run.seen is not None and math.isnan(run.seen)
+        ex.expect(False, f"{call}: the caller's stream read {run.seen} right after the call, expected {want}",
+                  "NaN is what x held before the producer wrote it: the sum ran before the event `ready`. Which "
+                  "stream must wait for it, before the sum is queued?" if unwritten else
+                  "the caller's stream read the result before the sum on s had written it: which stream must wait "
+                  "for which, after the sum is queued?")
+    ex.expect(run.in_time == want,
+              f"{call}: the sum was not written when a sum queued on s would have been, with the caller's stream, "
+              f"the null stream and any stream of your own late (it read {run.in_time})",
+              "queue the sum on s itself, whatever stream the caller is on: the caller's stream only waits for it")
 
 
 register(Exercise(NOTEBOOK, "sum_on_stream", check_sum_on_stream, gpu=True, cpu_checks=0))
@@ -184,8 +303,59 @@ register(Exercise(NOTEBOOK, "sum_on_stream", check_sum_on_stream, gpu=True, cpu_
 # ------------------------------------------------------------------------------------------
 # Exercise 2: a CuPy kernel on the caller's PyTorch stream
 # ------------------------------------------------------------------------------------------
-FACTOR = 3.0
-SCALE_N = 2**20  # float32 elements: 4 MiB
+# (PyTorch caller, CuPy's current stream, the caller drops t after the call, the shape of t, t transposed, factor,
+# the seed of t's values)
+ScaleCase = tuple[str, str, bool, tuple[int, ...], bool, float, int]
+SCALE_LARGEST = 2**20  # elements of t (float32: 4 MiB)
+FACTORS = (3.0, -0.5, 0.25, 2.0, 1.0, -1.0, 0.0)  # exact in float32 on whole numbers below 2**10
+
+
+def _scale_cases() -> st.SearchStrategy[ScaleCase]:
+    small = st.integers(1, 9)
+    shape = st.one_of(st.tuples(st.one_of(small, st.integers(1, SCALE_LARGEST))),
+                      st.tuples(st.one_of(small, st.integers(1, 1024)), st.one_of(small, st.integers(1, 1024))))
+    return st.tuples(torch_callers(), cupy_callers(), st.booleans(), shape, st.booleans(), st.sampled_from(FACTORS),
+                     st.integers(0, 2**32 - 1))
+
+
+def _describe_scale(case: ScaleCase) -> str:
+    torch_kind, cupy_kind, drops, shape, transposed, factor, _ = case
+    t = f"t of shape {shape}{' (a transposed view)' if transposed and len(shape) == 2 else ''}"
+    return (f"cupy_scale_on_current_stream({t}, {factor}) called from {TORCH_CALLERS[torch_kind]}, with CuPy's "
+            f"current stream {CUPY_CALLERS[cupy_kind]}{', and t dropped right after the call' if drops else ''}")
+
+
+# What an answer may ask of PyTorch: shapes, views, memory and the hand-overs; no arithmetic (CuPy computes).
+_HAND_OVERS = {
+    "torch.Tensor.__dlpack__", "torch.Tensor.__dlpack_device__", "torch.Tensor.__cuda_array_interface__.__get__",
+    "torch.from_dlpack", "torch.as_tensor", "torch.asarray", "torch.empty", "torch.empty_like", "torch.empty_strided",
+    "torch.zeros", "torch.zeros_like", "torch.ones", "torch.ones_like", "torch.full", "torch.full_like",
+    "torch.Tensor.new_empty", "torch.Tensor.new_zeros", "torch.Tensor.data_ptr", "torch.Tensor.size",
+    "torch.Tensor.stride", "torch.Tensor.dim", "torch.Tensor.numel", "torch.Tensor.nelement",
+    "torch.Tensor.storage_offset", "torch.Tensor.element_size", "torch.Tensor.is_contiguous",
+    "torch.Tensor.is_floating_point", "torch.Tensor.get_device", "torch.Tensor.__len__", "torch.Tensor.contiguous",
+    "torch.Tensor.view", "torch.Tensor.view_as", "torch.Tensor.reshape", "torch.Tensor.flatten",
+    "torch.Tensor.ravel", "torch.Tensor.detach", "torch.Tensor.__getitem__", "torch.Tensor.clone",
+    "torch.Tensor.copy_", "torch.Tensor.to", "torch.Tensor.float", "torch.Tensor.cuda", "torch.Tensor.record_stream",
+    "torch.Tensor.untyped_storage", "torch.Tensor.__repr__", "torch.Tensor.__format__", "torch.Tensor.__hash__",
+    "torch.Tensor.is_conj", "torch.Tensor.is_neg",
+    *(f"torch.Tensor.{name}.__get__" for name in ("shape", "dtype", "device", "is_cuda", "ndim", "itemsize",
+                                                  "nbytes", "requires_grad", "layout", "T", "mT", "data")),
+}
+
+
+class _PyTorchWork(TorchFunctionMode):
+    """Notes the PyTorch functions an answer calls that compute (anything but `_HAND_OVERS`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.computed: list[str] = []
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        name = resolve_name(func) or getattr(func, "__name__", repr(func))
+        if name not in _HAND_OVERS:
+            self.computed.append(name)
+        return func(*args, **(kwargs or {}))
 
 
 def _cupy_stream_of(cp: Any, stream: torch.cuda.Stream) -> Any:
@@ -198,147 +368,169 @@ def _cupy_stream_of(cp: Any, stream: torch.cuda.Stream) -> Any:
 @dataclass
 class _ScaleRun:
     out: Any  # what the answer returned
-    seen: torch.Tensor | None  # what the caller's stream read from it, after the caller's next allocations
-    input_after: torch.Tensor | None  # the input, read at the end (when the caller kept it)
-    waited: bool  # the producer's busy window had ended when the call returned: the host waited
-    host_ms: float
-    torch_after: torch.cuda.Stream  # PyTorch's current stream after the call
+    t_ptr: int  # where t's elements are
+    computed: list[str]  # PyTorch functions the answer computed with
+    spoiled: bool  # the host took too long, or the result came late: try again with longer windows
+    waited: bool  # the call kept the host past half a window, or past the producer's window: the host waited
+    torch_after: Any  # PyTorch's current stream after the call
     cupy_moved: bool  # CuPy's current stream after the call is not the one before it
-    late: bool  # the caller's next work ran only after unrelated work queued on PyTorch's default stream
+    seen: torch.Tensor | None  # what the caller's stream read from the result, after its next allocations
+    input_after: torch.Tensor | None  # t, read at the end (when the caller kept it)
+    late_ms: float  # how long after the producer's write the caller's next work ran
+    caller: Any  # the caller's PyTorch stream
 
 
-def _scale_run(cp: Any, fn: Callable, caller: torch.cuda.Stream, value: float, window_ms: float,
-               keep_input: bool, busy_default: bool) -> _ScaleRun:
-    """One call of fn(t, FACTOR) with `caller` as PyTorch's current stream, queued right behind a
-    producer that spends `window_ms` on other work and then fills t with `value`.
+def _scale_run(cp: Any, yours: Callable, case: ScaleCase, source: torch.Tensor, window_ms: float) -> _ScaleRun:
+    """One call of yours(t, factor) from `case`'s callers, queued right behind a producer on the caller's stream
+    that spends `window_ms` on other work and then writes t (NaN until then).
 
-    keep_input=False: the caller drops t right after the call and allocates tensors of its size (which
-    may take t's memory), and CuPy arrays of its size on its stream (which may take the memory of a
-    result that nothing owns). busy_default: PyTorch's default stream (CuPy's null stream) is busy
-    with unrelated work for twice the window.
+    Every other stream is late by 3 windows: PyTorch's default stream (CuPy's null stream) when it is not the
+    caller's, CuPy's current stream when it is not the caller's, and any stream that the answer queues PyTorch
+    work on or enters with CuPy (`widened`).  CuPy work queued on any of them, however well ordered, makes the
+    caller's next work late; CuPy work not ordered after the producer reads NaN.
     """
+    torch_kind, cupy_kind, drops, shape, transposed, factor, _ = case
+    transposed = transposed and len(shape) == 2
+    w = window_ms / 1e3
     torch.cuda.synchronize()
     cupy_before = cp.cuda.get_current_stream()
-    default = torch.cuda.default_stream()
-    origin, default_end, consumed = (torch.cuda.Event(enable_timing=True) for _ in range(3))
-    slept = torch.cuda.Event()
-    origin.record(default)
-    if busy_default:
-        gpu_sleep(2 * window_ms / 1e3, default)
-    default_end.record(default)
-    try:
-        with torch.cuda.stream(caller):
-            t = torch.full((SCALE_N,), math.nan, device="cuda")
-            gpu_sleep(window_ms / 1e3)
-            slept.record()
-            t.fill_(value)
-            t0 = time.perf_counter()
-            out = fn(t, FACTOR)
-            host_ms = (time.perf_counter() - t0) * 1e3
-            waited = slept.query()
-            torch_after = torch.cuda.current_stream()
-            cupy_moved = cp.cuda.get_current_stream().ptr != cupy_before.ptr
-            with torch.cuda.stream(caller):  # the caller's next work, on its own stream
-                kept = t if keep_input else None
-                del t
-                held: list = []  # the caller's new allocations, alive until its stream has read the result
-                if not keep_input:
-                    held += [torch.full((SCALE_N,), -1.0, device="cuda") for _ in range(2)]
-                    with _cupy_stream_of(cp, caller):  # CuPy's pool: the arena of the caller's stream
-                        held += [cp.full(SCALE_N, -2.0, dtype=cp.float32) for _ in range(4)]
-                usable = isinstance(out, torch.Tensor) and out.is_cuda and out.shape == (SCALE_N,)
-                seen = out.clone() if usable else None
-                consumed.record()
-    finally:
-        cupy_before.use()  # whatever the answer did to CuPy's current stream, the next trial starts clean
+    kept = held = None
+    with cupy_caller(cupy_kind, busy_ms=3 * window_ms) as cupy_side, torch_caller(torch_kind) as caller:
+        c, other = caller.stream, cupy_side.stream
+        if c != torch.cuda.default_stream():  # CuPy's null stream too
+            gpu_sleep(3 * w, torch.cuda.default_stream())
+        if other.ptr not in (c.cuda_stream, 0) and cupy_kind != "busy":  # (a busy one is busy already)
+            with _queued_on(cp, other):
+                cupy_sleep(3 * w)
+        cupy_current = cp.cuda.get_current_stream()
+        base = torch.full(shape[::-1] if transposed else shape, math.nan, device="cuda")  # on the caller's stream
+        t = base.T if transposed else base
+        gpu_sleep(w)
+        written = torch.cuda.Event(enable_timing=True)
+        t.copy_(source)
+        written.record()
+        seen = torch.full(source.shape, math.inf, device="cuda")  # the caller's buffer: no allocation after the call
+        t0 = time.perf_counter()
+        with widened(3 * window_ms, spare=(c,)), _PyTorchWork() as pytorch_work:
+            out = yours(t, factor)
+        waited = written.query() or time.perf_counter() - t0 > w / 2  # a wait for any stream
+        torch_after = torch.cuda.current_stream()
+        cupy_moved = cp.cuda.get_current_stream() != cupy_current
+        torch.cuda.set_stream(c)  # the caller's next work, on its own stream
+        t_ptr = t.data_ptr()
+        if drops:  # ...drops t, and takes memory of its size: PyTorch's, and CuPy's on the caller's stream
+            del t, base
+            held = [torch.full(shape, -1.0, device="cuda") for _ in range(2)]
+            with _queued_on(cp, _cupy_stream_of(cp, c)):
+                held += [cp.full(shape, -2.0, dtype=cp.float32) for _ in range(4)]
+        else:
+            kept = t
+        usable = isinstance(out, torch.Tensor) and out.is_cuda and out.shape == source.shape
+        if usable:
+            seen.copy_(out)
+        consumed = torch.cuda.Event(enable_timing=True)
+        consumed.record()
+        spoiled = time.perf_counter() - t0 > w / 2
+    cupy_before.use()
     torch.cuda.synchronize()
-    held.clear()
-    late = busy_default and origin.elapsed_time(consumed) >= origin.elapsed_time(default_end)
+    held = None
+    late_ms = written.elapsed_time(consumed)
     input_after = kept.clone() if kept is not None else None
-    return _ScaleRun(out, seen, input_after, waited, host_ms, torch_after, cupy_moved, late)
+    return _ScaleRun(out, t_ptr, pytorch_work.computed, spoiled or late_ms > window_ms / 2, waited, torch_after,
+                     cupy_moved, seen if usable else None, input_after, late_ms, c)
 
 
 def check_cupy_scale_on_current_stream(
     cupy_scale_on_current_stream: Callable[[torch.Tensor, float], torch.Tensor],
 ) -> None:
-    """cupy_scale_on_current_stream(t, factor) must return factor * t, computed by CuPy, as a new PyTorch
-    tensor that work on PyTorch's current stream may read at once, with CuPy's work queued on that same
-    stream, and without making the host wait.
+    """cupy_scale_on_current_stream(t, factor) must return factor * t, computed by CuPy (PyTorch computes nothing),
+    as a new PyTorch tensor that work on PyTorch's current stream may read at once, with CuPy's work queued on that
+    same stream, without making the host wait, and with both libraries' current streams as they were.
 
-    The tensor is written by a producer that first spends 60 ms on other work, on the caller's stream.
-    Three calls: from PyTorch's default stream; from another stream, after which the caller drops t and
-    allocates memory of its size at once (PyTorch's and CuPy's); and from another stream while PyTorch's
-    default stream (CuPy's null stream) is busy with unrelated work for 120 ms, which the caller's next
-    work must not wait for.
+    Called from every kind of PyTorch caller with every kind of CuPy current stream (utils/exercises/streams.py),
+    on tensors of odd and large shapes, transposed or not, behind a producer on the caller's stream and with
+    every other stream late (`_scale_run`); the caller then drops t or keeps it.
     """
     if _left_for_a_gpu("cupy_scale_on_current_stream",
-                       "CuPy and PyTorch on a GPU: the values read on the caller's stream behind a slow producer, "
-                       "no wait of the host, both libraries' current streams left as they were, the result's "
-                       "memory after the caller drops its input, and no wait for PyTorch's busy default stream"):
+                       "CuPy and PyTorch on a GPU: from every kind of PyTorch caller and with CuPy's current stream "
+                       "elsewhere, the values read on the caller's stream behind a slow producer, CuPy's work on "
+                       "the caller's stream and not late behind any other, no wait of the host, no arithmetic in "
+                       "PyTorch, both libraries' current streams left as they were, and the result's memory after "
+                       "the caller drops its input"):
         return
     with exercise("cupy_scale_on_current_stream") as ex:
         cp = _cupy("check_cupy_scale_on_current_stream")
-        gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
-        side = torch.cuda.Stream()
-        warm = torch.ones(SCALE_N, device="cuda")
-        side.wait_stream(torch.cuda.default_stream())
-        cupy_current = cp.cuda.get_current_stream()
-        try:
-            with torch.cuda.stream(side):  # a first call: CuPy compiles its kernels, the pools fill
-                cupy_scale_on_current_stream(warm, FACTOR)
-        finally:
-            cupy_current.use()
+        yours = ex.answer(cupy_scale_on_current_stream)
+        gpu_cycles_per_second()  # calibrate both sleeps now: they wait for the GPU
+        cupy_cycles_per_second()
+        warm = torch.ones(SCALE_LARGEST, device="cuda")  # a first call: CuPy compiles its kernels, the pools fill
         torch.cuda.synchronize()
-        trials = [  # (where, caller, value, keep_input, busy_default)
-            ("PyTorch's default stream", torch.cuda.default_stream(), 3.0, True, False),
-            ("a side stream", side, 5.0, False, False),
-            ("a side stream, with the default stream busy", side, 7.0, True, True),
-        ]
-        found = Findings()
-        for where, caller, value, keep_input, busy_default in trials:
-            for k in range(TRIES):  # a slow host spoils a try now and then; a wrong answer fails every try
-                run = _scale_run(cp, cupy_scale_on_current_stream, caller, value, WINDOW_MS * 2**k, keep_input,
-                                 busy_default)
-                if not (run.waited or run.late):
-                    break
-            out, want = run.out, value * FACTOR
-            is_tensor = isinstance(out, torch.Tensor) and out.is_cuda
-            if not found.expect(is_tensor and out.shape == (SCALE_N,) and out.dtype == torch.float32,
-                                f"from {where}: returned {what_returned(out)}, expected a float32 CUDA tensor of "
-                                f"{SCALE_N} elements",
-                                "hand CuPy's result back to PyTorch without a copy (DLPack)"):
-                continue
-            found.expect(not run.waited,
-                         f"from {where}: the call returned only after the producer's {WINDOW_MS * 2**k:.0f} ms "
-                         f"of earlier work had run (the host waited {run.host_ms:.0f} ms)",
-                         "the host must not wait for the GPU (no synchronize, .cpu(), .item(), .get(), "
-                         "asnumpy): order the work on the GPU, by queuing it on the stream that already orders it")
-            found.expect(run.torch_after == caller and not run.cupy_moved,
-                         f"from {where}: the call changed the current stream "
-                         f"({'PyTorch' if run.torch_after != caller else 'CuPy'}'s)",
-                         "leave both libraries' current streams as you found them: a `with` block restores the "
-                         "stream at its end; use() does not")
-            assert run.seen is not None
-            wrong = int((run.seen != want).sum())
-            example = f" (for example {run.seen[(run.seen != want).nonzero()[0, 0]].item():g})" if wrong else ""
-            found.expect(wrong == 0,
-                         f"from {where}: the caller's stream read {wrong} of {SCALE_N} values other than "
-                         f"{want:g}{example}",
-                         "CuPy read the input before the producer had written it, or the caller read the result "
-                         "before CuPy had written it (or after its memory was given to someone else): which "
-                         "stream was CuPy's work queued on, and what ordered it with the caller's stream?")
-            if run.input_after is not None:
-                found.expect(bool((run.input_after == value).all()), f"from {where}: the input tensor was changed",
-                             "return a new tensor; leave the caller's input as it was")
-            if busy_default:
-                found.expect(not run.late,
-                             f"from {where}: the caller's next work waited for the unrelated "
-                             f"{2 * WINDOW_MS * 2**k:.0f} ms of work queued on PyTorch's default stream",
-                             "CuPy's null stream *is* PyTorch's default stream: work queued there, or a handshake "
-                             "made while it is CuPy's current stream, ties the caller to everything queued on it. "
-                             "Which stream should CuPy's kernel, and both DLPack exports, see as current?")
-        found.report(ex)
+        _in_a_fresh_thread(lambda: yours(warm, 3.0))
+        torch.cuda.synchronize()
 
+        def holds(case: ScaleCase) -> None:
+            *_, shape, _, factor, seed = case
+            generator = torch.Generator().manual_seed(seed)
+            values = torch.randint(-1000, 1000, shape, generator=generator).float()
+            source, want = values.cuda(), (values * factor).cuda()
+            for k in range(TRIES):
+                window_ms = WINDOW_MS * 2**k
+                run = _in_a_fresh_thread(partial(_scale_run, cp, yours, case, source, window_ms))
+                if not run.spoiled:
+                    break
+            _judge_scale(ex, case, run, source, want, window_ms)
+
+        cupy_kinds = [kind for kind in CUPY_CALLERS if kind != "null"]
+        every_caller = [(torch_kind, cupy_kind, drops, (4096,), False, 3.0, _seed("scale", torch_kind, cupy_kind))
+                        for i, torch_kind in enumerate(TORCH_CALLERS)
+                        for cupy_kind, drops in (("null", i % 2 == 0), (cupy_kinds[i % 3], i % 2 == 1))]
+        for_all(ex, _scale_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
+                describe=_describe_scale)
+
+
+def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor, want: torch.Tensor,
+                 window_ms: float) -> None:
+    call, out = _describe_scale(case), run.out
+    if not (isinstance(out, torch.Tensor) and out.is_cuda and out.shape == want.shape and out.is_floating_point()):
+        ex.expect(False, f"{call} returned {what_returned(out)}, expected a CUDA tensor of shape {tuple(want.shape)}",
+                  "hand CuPy's result back to PyTorch without a copy (DLPack)")
+    found = Findings()
+    found.expect(not run.computed, f"{call}: PyTorch computed ({', '.join(sorted(set(run.computed)))})",
+                 "the work is CuPy's: hand the tensor to CuPy without a copy, compute there, and hand the result back")
+    found.expect(out.data_ptr() != run.t_ptr, f"{call} returned t's own memory",
+                 "return a new tensor; leave the caller's input as it was")
+    found.expect(not run.waited,
+                 f"{call}: with the producer's {window_ms:.0f} ms of earlier work queued, and every other stream "
+                 "busy, the call kept the host waiting for the GPU",
+                 "the host must not wait for the GPU (no synchronize, .cpu(), .item(), .get(), asnumpy): order the "
+                 "work on the GPU, by queuing it on the stream that already orders it")
+    found.expect(run.torch_after == run.caller and not run.cupy_moved,
+                 f"{call}: the call changed the current stream ({'CuPy' if run.cupy_moved else 'PyTorch'}'s)",
+                 "leave both libraries' current streams as you found them: a `with` block ends on the stream below "
+                 "it on its library's stack, and use() (or set_stream) changes the current stream until the next "
+                 "change")
+    if run.seen is not None:
+        bad = run.seen.double() != want.double()
+        wrong = int(bad.sum())
+        example = run.seen[bad][0].item() if wrong else 0.0
+        found.expect(wrong == 0,
+                     f"{call}: the caller's stream read {wrong} of {want.numel()} values wrong (for example "
+                     f"{example:g})",
+                     "NaN is what t held before the producer wrote it: CuPy read t before that. Which stream was "
+                     "CuPy's work queued on, and what ordered it after the producer?" if math.isnan(example) else
+                     "the caller read the result before CuPy had written it, or after its memory went to someone "
+                     "else: which stream was CuPy's work queued on, what ordered it with the caller's stream, and "
+                     "what keeps the result's memory alive?")
+    if run.input_after is not None:
+        found.expect(torch.equal(run.input_after, source), f"{call}: the input tensor was changed",
+                     "return a new tensor; leave the caller's input as it was")
+    found.expect(run.late_ms <= window_ms / 2,
+                 f"{call}: the caller's next work ran {run.late_ms:.0f} ms after the producer's write, behind work "
+                 "queued on another stream",
+                 "CuPy's kernel and both hand-overs must see the caller's PyTorch stream as CuPy's current stream: "
+                 "any other stream (CuPy's null stream, which is PyTorch's default stream; CuPy's current stream; a "
+                 "stream of your own) ties the caller's next work to everything queued there")
+    found.report(ex)
 
 
 register(Exercise(NOTEBOOK, "cupy_scale_on_current_stream", check_cupy_scale_on_current_stream, gpu=True,
@@ -348,25 +540,40 @@ register(Exercise(NOTEBOOK, "cupy_scale_on_current_stream", check_cupy_scale_on_
 # ------------------------------------------------------------------------------------------
 # Exercise 3: copies on a copy stream, computes on the current stream
 # ------------------------------------------------------------------------------------------
-ROWS, COLS, NCHUNKS = 2048, 2048, 8  # chunks of 16 MiB (float32)
+ROWS, COLS, NCHUNKS = 2048, 2048, 8  # chunks of 16 MiB (float32): the chosen cases and the timed run
+TRIALS = ("slow copies", "slow computes", "earlier work")
+PipeCase = tuple[str, str, int, tuple[int, int]]  # (the kind of caller, the trial, how many chunks, a chunk's shape)
 
 
-def _pinned_chunks(cp: Any, base: np.ndarray, trial: int) -> list[np.ndarray]:
-    """NCHUNKS pinned host arrays, different in each trial: chunk i is base + 16 * i + trial."""
+def _pipe_cases() -> st.SearchStrategy[PipeCase]:
+    """Every caller and trial; from no chunk to NCHUNKS, of odd shapes and small ones."""
+    shape = st.tuples(st.one_of(st.integers(1, 9), st.integers(1, 64)), st.one_of(st.integers(1, 9),
+                                                                                   st.integers(1, 300)))
+    return st.tuples(cupy_callers(), st.sampled_from(TRIALS), st.integers(0, NCHUNKS), shape)
+
+
+def _describe_pipe(case: PipeCase) -> str:
+    kind, trial, n, shape = case
+    return (f"pipelined({n} chunks of shape {shape}, compute, copy_stream) with {trial}, called from "
+            f"{CUPY_CALLERS[kind]}")
+
+
+def _pinned_chunks(base: np.ndarray, n: int, offset: int) -> list[np.ndarray]:
+    """n pinned host arrays, different in each run: chunk i is base + 16 * i + offset."""
     import cupyx
 
     chunks = []
-    for i in range(NCHUNKS):
-        h = cupyx.empty_pinned((ROWS, COLS), dtype=np.float32)
-        np.add(base, 16 * i + trial, out=h)
+    for i in range(n):
+        h = cupyx.empty_pinned(base.shape, dtype=np.float32)
+        np.add(base, 16 * i + offset, out=h)
         chunks.append(h)
     return chunks
 
 
 def _wrong_chunks(got: object, chunks: Sequence[np.ndarray], cp: Any) -> list[int] | str:
     """The chunks whose result is not the row sums of the chunk; a string if the answer's shape is wrong."""
-    if not isinstance(got, list) or len(got) != len(chunks):
-        return f"returned a {type(got).__name__} of {len(got) if hasattr(got, '__len__') else '?'} items, " \
+    if not isinstance(got, (list, tuple)) or len(got) != len(chunks):
+        return f"returned {what_returned(got)} of {len(got) if hasattr(got, '__len__') else '?'} items, " \
                f"expected a list of {len(chunks)} results"
     bad = []
     for i, (g, h) in enumerate(zip(got, chunks)):
@@ -375,159 +582,547 @@ def _wrong_chunks(got: object, chunks: Sequence[np.ndarray], cp: Any) -> list[in
     return bad
 
 
-def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], Any], Any], list]) -> None:
-    """pipelined(chunks, compute, copy_stream) must return [compute(chunk on the GPU) for each chunk],
-    with compute called on the current stream, copying the chunks on copy_stream while compute runs:
-    correct whatever the timing, and faster than copying and computing one chunk after the other.
+@dataclass
+class _Compute:
+    """The `compute` a check hands the answer: it notes the current stream of each call, and spends `ms` on it
+    before it reads its chunk."""
 
-    Four runs: the copies late (copy_stream busy when the call comes: a compute that does not wait
-    for its copy reads a stale buffer, and a host that waits for a copy returns late); the computes
-    late, with copy_stream used again right after the call (a buffer that was allocated on
-    copy_stream and freed while a compute still reads it is handed out again, and overwritten: CuPy
-    has no record_stream); earlier work on the current
-    stream still reading memory that the answer's buffers reuse (a copy that does not wait for the
-    current stream overwrites it); and a timed run, whose bar comes from this machine, as in
-    notebook 03's prefetching exercise: the computes are made as long as a copy (or twice the
-    host's time per chunk, if longer), and the answer must save at least half of what a perfect
-    overlap saves.
+    cp: Any
+    ms: float = 0.0
+    called_on: list = field(default_factory=list)
+
+    def __call__(self, x: Any) -> Any:
+        self.called_on.append(self.cp.cuda.get_current_stream())
+        if self.ms:
+            cupy_sleep(self.ms / 1e3)
+        return x.sum(axis=1)
+
+
+@dataclass
+class _PipeRun:
+    got: Any
+    chunks: list[np.ndarray]
+    caller: Any  # the caller's stream
+    called_on: list  # the current stream of each call of compute
+    current_after: Any  # CuPy's current stream after the call
+    call_ms: float  # how long the call kept the host
+    copies_late: bool | None  # slow copies: the computes ran only after copy_stream's busy window
+    earlier: np.ndarray | None  # earlier work: what the caller's earlier work read
+    base: np.ndarray
+
+
+def _pipe_run(cp: Any, yours: Callable, case: PipeCase, copy_stream: Any, compute: _Compute, window_ms: float,
+              offset: int, per_chunk_ms: float) -> _PipeRun:
+    """One call of yours(chunks, compute, copy_stream) from a caller of `case`'s kind, in one of three trials:
+
+    - slow copies: copy_stream is busy for window_ms when the call comes; a compute that does not wait for its
+      copy reads a stale buffer, and a host that waits for a copy returns late;
+    - slow computes: each compute spends per_chunk_ms before it reads its chunk, and copy_stream is used again
+      right after the call (chunks of the same size, NaN): a buffer allocated on copy_stream and freed while a
+      compute still reads it is handed out again, and overwritten (CuPy has no record_stream);
+    - earlier work: the caller's stream still reads, for window_ms, memory that the answer's allocations on the
+      current stream reuse: a copy that does not wait for the current stream overwrites it.
     """
-    if _left_for_a_gpu("pipelined", "CuPy on a GPU: the results with slow copies, with slow computes and with "
-                                    "earlier work still reading reused memory, no wait of the host, and the time "
+    import cupyx
+
+    kind, trial, n, shape = case
+    w = window_ms / 1e3
+    base = np.random.default_rng(_seed("pipe", case)).integers(0, 16, shape).astype(np.float32)
+    chunks = _pinned_chunks(base, n, offset)
+    poison = cupyx.empty_pinned(shape, dtype=np.float32) if trial == "slow computes" else None
+    if poison is not None:
+        poison[...] = math.nan  # what copy_stream's next user copies
+    compute.ms = per_chunk_ms if trial == "slow computes" else 0.0
+    compute.called_on.clear()
+    origin_stream = cp.cuda.Stream(non_blocking=True)
+    cp.cuda.Device().synchronize()
+    earlier = junk = window_end = None
+    with cupy_caller(kind) as caller:
+        c = caller.stream
+        origin = origin_stream.record()  # the GPU is idle: this is now
+        if trial == "slow copies":
+            with _queued_on(cp, copy_stream):
+                cupy_sleep(w)
+                window_end = copy_stream.record()
+        if trial == "earlier work":  # the caller's stream still reads `victim` when its memory is freed
+            cp.get_default_memory_pool().free_all_blocks()
+            victim = cp.empty(shape, dtype=cp.float32)
+            victim.set(base)
+            cupy_sleep(w)
+            earlier = victim.sum(axis=1)
+            del victim
+        t0 = time.perf_counter()
+        got = yours(chunks, compute, copy_stream)
+        call_ms = (time.perf_counter() - t0) * 1e3
+        current_after = cp.cuda.get_current_stream()
+        if trial == "slow computes":  # copy_stream's next user: the same sizes again
+            with _queued_on(cp, copy_stream):
+                junk = [cp.asarray(poison) for _ in range(n)]
+        c.use()
+        consumed = c.record()
+    cp.cuda.Device().synchronize()
+    del junk
+    copies_late = None
+    if window_end is not None:
+        copies_late = cp.cuda.get_elapsed_time(origin, consumed) >= cp.cuda.get_elapsed_time(origin, window_end)
+    return _PipeRun(got, chunks, c, list(compute.called_on), current_after, call_ms, copies_late,
+                    None if earlier is None else cp.asnumpy(earlier), base)
+
+
+def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], Any], Any], list]) -> None:
+    """pipelined(chunks, compute, copy_stream) must return [compute(chunk on the GPU) for each chunk], with compute
+    called on the caller's current stream and the chunks copied on copy_stream while compute runs: correct
+    whatever the timing, the current stream current again at the end, and faster than copying and computing one
+    chunk after the other.
+
+    Called from every kind of caller, on no chunk to NCHUNKS chunks of odd and large shapes, in three trials
+    (`_pipe_run`: slow copies, slow computes, earlier work); then timed, with a bar from this machine, as in
+    notebook 03's prefetching exercise: the computes are made as long as a copy (or twice the host's time per
+    chunk, if longer), and the answer must save at least half of what a perfect overlap saves.
+    """
+    if _left_for_a_gpu("pipelined", "CuPy on a GPU: from every kind of caller, the results with slow copies, with "
+                                    "slow computes and with earlier work still reading reused memory, compute on the "
+                                    "caller's stream and copies on copy_stream, no wait of the host, and the time "
                                     "saved against copying then computing one chunk at a time"):
         return
     with exercise("pipelined") as ex:
         cp = _cupy("check_pipelined")
-        current = cp.cuda.get_current_stream()
+        yours = ex.answer(pipelined)
         copy_stream = cp.cuda.Stream(non_blocking=True)
-        base = np.random.default_rng(4).integers(0, 16, (ROWS, COLS)).astype(np.float32)
-        compute_ms = 0.0  # how long compute() keeps the current stream busy before it reads its chunk
-        called_on: list = []
-
-        def compute(x: Any) -> Any:
-            called_on.append(cp.cuda.get_current_stream())
-            if compute_ms:
-                cupy_sleep(compute_ms / 1e3)
-            return x.sum(axis=1)
+        compute = _Compute(cp)
 
         def sequential(chunks: Sequence[np.ndarray]) -> list:
             return [compute(cp.asarray(h)) for h in chunks]
 
-        chunks = _pinned_chunks(cp, base, 0)
+        base = np.random.default_rng(4).integers(0, 16, (ROWS, COLS)).astype(np.float32)
+        chunks = _pinned_chunks(base, NCHUNKS, 0)
         sequential(chunks)  # warm-up: kernels, the pool's first allocations
         cupy_cycles_per_second()  # calibrate cupy_sleep now: it waits for the GPU
         copy_ms = _cupy_elapsed_ms(lambda: [cp.asarray(h) for h in chunks]) / NCHUNKS
-        host_ms = 0.0
-        import cupyx
 
-        poison_h = cupyx.empty_pinned((ROWS, COLS), dtype=np.float32)  # what copy_stream's next user copies
-        poison_h[...] = math.nan
-        for trial, name in enumerate(("slow copies", "slow computes", "earlier work"), start=1):
-            chunks = _pinned_chunks(cp, base, trial)
-            compute_ms = max(4 * copy_ms, 4 * host_ms, 2.0) if name == "slow computes" else 0.0
+        def host_ms_per_chunk() -> float:
+            yours(chunks, compute, copy_stream)  # a first call: CuPy compiles what the answer uses
             cp.cuda.Device().synchronize()
-            called_on.clear()
-            if name == "slow copies":
-                cupy_sleep(WINDOW_MS / 1e3, copy_stream)
-            if name == "earlier work":  # the current stream still reads `victim` when its memory is freed
-                cp.get_default_memory_pool().free_all_blocks()
-                victim = cp.empty((ROWS, COLS), dtype=cp.float32)
-                victim.set(base)
-                cupy_sleep(WINDOW_MS / 1e3)
-                earlier = victim.sum(axis=1)
-                del victim
             t0 = time.perf_counter()
-            got = pipelined(chunks, compute, copy_stream)
-            call_ms = (time.perf_counter() - t0) * 1e3
-            if name == "slow copies":
-                host_ms = call_ms / NCHUNKS
-            junk = []
-            if name == "slow computes":  # copy_stream's next user: the same sizes again
-                with copy_stream:
-                    junk = [cp.asarray(poison_h) for _ in range(NCHUNKS)]
-            cp.cuda.Device().synchronize()
-            del junk
-            ex.expect(len(called_on) == NCHUNKS and all(st == current for st in called_on),
-                      f"compute was called {len(called_on)} times, on "
-                      f"{sorted({str(st) for st in called_on}) or 'no stream'}; expected {NCHUNKS} calls, all on "
-                      f"the current stream {current}",
-                      "call compute(x) once per chunk, outside any `with copy_stream:` block")
-            bad = _wrong_chunks(got, chunks, cp)
-            ex.expect(not isinstance(bad, str), str(bad), "return compute(x) of every chunk, in order")
-            if name == "slow copies":  # copy_stream is busy for WINDOW_MS: a host waiting for a copy waits that long
-                ex.expect(call_ms < WINDOW_MS / 2,
-                          f"with copy_stream busy for {WINDOW_MS:.0f} ms, your function returned after "
-                          f"{call_ms:.0f} ms: the host waited for the GPU",
-                          "order the streams on the GPU only (events and wait_event); synchronize(), asnumpy(), "
-                          ".get() and float() make the host wait")
-            hints = {
-                "slow copies": "a compute read its buffer before the copy into it was done: record an event on "
-                               "copy_stream after each copy, and make the current stream wait for it",
-                "slow computes": "a buffer was overwritten while a compute still read it: CuPy has no "
-                                 "record_stream, so memory allocated on copy_stream and freed while the current "
-                                 "stream still uses it is handed out again on copy_stream. Allocate the buffers "
-                                 "on the current stream, or keep them and make copy_stream wait for the current "
-                                 "stream before they are freed",
-                "earlier work": "",
-            }
-            ex.expect(not bad, f"with {name}, the results of chunks {bad} are wrong",
-                      hints[name] or hints["slow copies"])
-            if name == "earlier work":
-                ex.expect(np.array_equal(cp.asnumpy(earlier), base.sum(axis=1)),
-                          "your copies overwrote memory that earlier work on the current stream was still reading",
-                          "buffers allocated on the current stream may reuse memory that the current stream's "
-                          "earlier work still reads: make copy_stream wait for the current stream (an event "
-                          "recorded on it) before the first copy")
+            yours(chunks, compute, copy_stream)
+            return (time.perf_counter() - t0) * 1e3 / NCHUNKS
+
+        host_ms = _in_a_fresh_thread(host_ms_per_chunk)
+        cp.cuda.Device().synchronize()
+        runs = [0]
+
+        def holds(case: PipeCase) -> None:
+            shape = case[3]
+            per_chunk_ms = max(4 * copy_ms * shape[0] * shape[1] / (ROWS * COLS), 4 * host_ms, 2.0)
+            for k in range(TRIES):
+                runs[0] += 1
+                window_ms = WINDOW_MS * 2**k
+                run = _in_a_fresh_thread(partial(_pipe_run, cp, yours, case, copy_stream, compute, window_ms, runs[0],
+                                                 per_chunk_ms))
+                if run.call_ms < window_ms / 2:
+                    break
+            _judge_pipe(ex, cp, case, run, window_ms)
+
+        every_caller = [(kind, trial, NCHUNKS, (ROWS, COLS)) for kind in CUPY_CALLERS for trial in TRIALS]
+        for_all(ex, _pipe_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
+                describe=_describe_pipe)
 
         # Faster: computes as long as a copy (or as two chunks of the host's work, if longer).  One after
         # the other, each chunk costs copy + compute; overlapped, the copy of chunk i+1 hides behind
         # compute i, which saves a copy per chunk but the first.  The answer must save at least half of that.
-        chunks, compute_ms = _pinned_chunks(cp, base, 9), max(copy_ms, 2 * host_ms)
+        chunks, compute.ms = _pinned_chunks(base, NCHUNKS, 9), max(copy_ms, 2 * host_ms)
         ex.expect_saving(_cupy_elapsed_ms, lambda: sequential(chunks),
-                         lambda: pipelined(chunks, compute, copy_stream),
-                         saving_ms=(NCHUNKS - 1) * min(copy_ms, compute_ms), tries=TRIES,
+                         lambda: yours(chunks, compute, copy_stream),
+                         saving_ms=(NCHUNKS - 1) * min(copy_ms, compute.ms), tries=TRIES,
                          describe=("copying then computing one chunk at a time", "the copies with the computes"),
-                         hint="queue the copy of chunk i+1 on copy_stream before compute(chunk i) (or all copies "
-                              "first), and never make the host wait")
+                         hint="the copy of chunk i+1 belongs on copy_stream while compute works on chunk i, and the "
+                              "host must never wait")
+
+
+def _judge_pipe(ex: Any, cp: Any, case: PipeCase, run: _PipeRun, window_ms: float) -> None:
+    call, (_, trial, n, _) = _describe_pipe(case), case
+    ex.expect(len(run.called_on) == n and all(on == run.caller for on in run.called_on),
+              f"{call}: compute was called {len(run.called_on)} times, on "
+              f"{sorted({str(on) for on in run.called_on}) or 'no stream'}; expected {n} calls, all on the caller's "
+              f"current stream {run.caller}",
+              "call compute(x) once per chunk, on the stream that was current when your function was called: "
+              "a `with` block ends on the stream below it on CuPy's stack, not on one the caller made current "
+              "with use()")
+    bad = _wrong_chunks(run.got, run.chunks, cp)
+    ex.expect(not isinstance(bad, str), f"{call} {bad}", "return compute(x) of every chunk, in order")
+    ex.expect(run.current_after == run.caller,
+              f"{call}: your function left {run.current_after} as CuPy's current stream instead of the caller's "
+              f"{run.caller}",
+              "leave the caller's current stream current: a `with` block ends on the stream below it on CuPy's "
+              "stack, which is not the caller's stream if the caller made it current with use()")
+    ex.expect(run.call_ms < window_ms / 2,
+              f"{call}: with streams busy for {window_ms:.0f} ms, your function returned after {run.call_ms:.0f} ms: "
+              "the host waited for the GPU",
+              "order the streams on the GPU only (events and wait_event); synchronize(), asnumpy(), .get() and "
+              "float() make the host wait")
+    hints = {
+        "slow copies": "a compute read its buffer before the copy into it was done: what must the current stream "
+                       "wait for before each compute, and where is that recorded?",
+        "slow computes": "a buffer was overwritten while a compute still read it: CuPy has no record_stream, so "
+                         "memory allocated on copy_stream and freed while the current stream still uses it is handed "
+                         "out again on copy_stream. On which stream's arena should the buffers be allocated, or what "
+                         "must copy_stream wait for before they are freed?",
+        "earlier work": "a copy overwrote a buffer whose memory earlier work on the current stream was still "
+                        "reading: what must copy_stream wait for before its first copy?",
+    }
+    ex.expect(not bad, f"{call}: the results of chunks {bad} are wrong", hints[trial])
+    if trial == "slow copies" and n:
+        ex.expect(bool(run.copies_late),
+                  f"{call}: the computes ran before copy_stream's earlier work was done: the copies were not queued "
+                  "on copy_stream",
+                  "copy the chunks on copy_stream (ndarray.set(h, stream=copy_stream), or inside a switch to it), so "
+                  "that they overlap the computes on the current stream")
+    if run.earlier is not None:
+        ex.expect(np.array_equal(run.earlier, run.base.sum(axis=1)),
+                  f"{call}: your copies overwrote memory that earlier work on the current stream was still reading",
+                  "buffers allocated on the current stream may reuse memory that the current stream's earlier work "
+                  "still reads: copy_stream must not write them before that work is done")
 
 
 register(Exercise(NOTEBOOK, "pipelined", check_pipelined, gpu=True, cpu_checks=0))
 
 
 # ------------------------------------------------------------------------------------------
-# Exercise 4: which stream does each line run on? (no GPU needed)
+# Exercise 4: which stream does each kernel of a program run on? (no GPU needed)
 # ------------------------------------------------------------------------------------------
-STREAM_PROGRAM = """\
-a, b = cp.cuda.Stream(), cp.cuda.Stream()
-x = cp.ones(3)          # k1
-with a:
-    y = x * 2           # k2
-    b.use()
-    z = y + 1           # k3
-w = z * 3               # k4
-b.use()
-v = w - 1               # k5
-with a:
-    u = v / 2           # k6
-t = u + 4               # k7
-"""
-STREAM_ANSWER = {"k1": "null", "k2": "a", "k3": "b", "k4": "null", "k5": "b", "k6": "a", "k7": "null"}
+# A program is a tuple of statements: ("kernel", "k1") queues a kernel on the current stream, ("use", "b") is
+# `b.use()`, and ("with", "a", (...)) is `with a:` around a block of statements.  It runs in a fresh thread, on the
+# streams STREAMS ("null" is cp.cuda.Stream.null, where a fresh thread starts).
+STREAMS = ("null", "a", "b", "c")
+Program = tuple[tuple[Any, ...], ...]
+EXAMPLE_PROGRAM: Program = (  # the lecture's section 2, as a program
+    ("kernel", "k1"),
+    ("with", "a", (("kernel", "k2"), ("use", "b"), ("kernel", "k3"))),
+    ("kernel", "k4"),
+    ("use", "b"),
+    ("kernel", "k5"),
+    ("with", "a", (("kernel", "k6"),)),
+    ("kernel", "k7"),
+)
 
 
-def check_which_stream(which_stream: Callable[[], dict[str, str]]) -> None:
-    """which_stream() must say, for each kernel k1..k7 of STREAM_PROGRAM (run in a fresh thread, so
-    it starts on the null stream), the stream it is queued on: "null", "a" or "b"."""
+def _numbered(program: Program) -> Program:
+    """The program with its kernels named k1, k2, ... in the order of their lines."""
+    count = [0]
+
+    def number(body: Program) -> Program:
+        statements: list[tuple[Any, ...]] = []
+        for statement in body:
+            if statement[0] == "kernel":
+                count[0] += 1
+                statements.append(("kernel", f"k{count[0]}"))
+            elif statement[0] == "with":
+                statements.append(("with", statement[1], number(statement[2])))
+            else:
+                statements.append(statement)
+        return tuple(statements)
+
+    return number(program)
+
+
+# A program is drawn as a flat list of lines, which Hypothesis draws and shrinks fast: each is the end of the
+# innermost open `with` block (nothing when none is open), the start of a `with` block, or a use(), and each may be
+# followed by a kernel, which sees the stream that line made current; the end of a block always is (where CuPy's
+# rules surprise most).  Blocks still open at the end end there.  The weights (`with` twice, three ends) make wrong
+# rules show within a few dozen programs (tests/test_exercises_04.py).
+LINES = (("end",), ("end",), ("end",), *(("with", s) for s in STREAMS * 2), *(("use", s) for s in STREAMS))
+
+
+def _from_lines(first_kernel: bool, lines: Sequence[tuple[tuple[str, ...], bool]]) -> Program:
+    """The program that a list of (line, a kernel follows) stands for, its kernels named k1, k2, ... in order."""
+    blocks: list[tuple[str, list]] = [("", [("kernel",)] if first_kernel else [])]
+    for line, kernel in lines:
+        if line[0] == "end":
+            if len(blocks) > 1:
+                stream, body = blocks.pop()
+                blocks[-1][1].append(("with", stream, tuple(body)))
+                kernel = True
+        elif line[0] == "with":
+            blocks.append((line[1], []))
+        else:
+            blocks[-1][1].append(line)
+        if kernel:
+            blocks[-1][1].append(("kernel",))
+    while len(blocks) > 1:
+        stream, body = blocks.pop()
+        blocks[-1][1].append(("with", stream, tuple(body)))
+    return _numbered(tuple(blocks[0][1]))
+
+
+def programs(length: int = 12) -> st.SearchStrategy[Program]:
+    """Programs of three to `length` lines besides kernels: `with` blocks nested at any depth (empty ones too; two
+    programs in five nest three deep or more, typically), use() calls and kernels, in any order.  Hypothesis shrinks a
+    failing one towards fewer lines, and fewer kernels."""
+    line = st.sampled_from([(line, kernel) for kernel in (False, True) for line in LINES])  # one choice a line
+    return st.builds(_from_lines, st.booleans(), st.lists(line, min_size=3, max_size=length))
+
+
+def as_code(program: Program) -> str:
+    """The program as the CuPy code it stands for (x: a CuPy array; a, b, c: three cp.cuda.Stream())."""
+    lines = ["null = cp.cuda.Stream.null", "a, b, c = cp.cuda.Stream(), cp.cuda.Stream(), cp.cuda.Stream()"]
+
+    def write(body: Program, indent: str) -> None:
+        for statement in body:
+            if statement[0] == "kernel":
+                lines.append(f"{indent}x = x + 1  # {statement[1]}")
+            elif statement[0] == "use":
+                lines.append(f"{indent}{statement[1]}.use()")
+            else:
+                lines.append(f"{indent}with {statement[1]}:")
+                write(statement[2], indent + "    ")
+                if not statement[2]:
+                    lines.append(f"{indent}    pass")
+
+    write(program, "")
+    return "\n".join(lines)
+
+
+def _on_one_line(program: Program) -> str:
+    """The program in one line, for a message: `k1; with a: {k2; b.use()}; k3`."""
+    def line(body: Program) -> str:
+        return "; ".join(s[1] if s[0] == "kernel" else f"{s[1]}.use()" if s[0] == "use" else
+                         f"with {s[1]}: {{{line(s[2])}}}" for s in body)
+
+    return line(program)
+
+
+def _kernels(program: Program) -> list[str]:
+    return [s[1] for s in program if s[0] == "kernel"] + [k for s in program if s[0] == "with" for k in _kernels(s[2])]
+
+
+@reference
+def stream_rules(program: Program) -> dict[str, str]:
+    """The stream of each kernel, by CuPy 14.2's rules (cupy/cuda/stream.pyx, `_ThreadLocal`): a thread starts with
+    the null stream current and on its stack; `with s:` pushes s and makes it current; the end of the block pops
+    the stack and makes its new top current; `s.use()` makes s current and leaves the stack alone."""
+    stack, current, streams = ["null"], ["null"], {}
+
+    def run(body: Program) -> None:
+        for statement in body:
+            if statement[0] == "kernel":
+                streams[statement[1]] = current[0]
+            elif statement[0] == "use":
+                current[0] = statement[1]
+            else:
+                stack.append(statement[1])
+                current[0] = statement[1]
+                run(statement[2])
+                stack.pop()
+                current[0] = stack[-1]
+
+    run(program)
+    return streams
+
+
+@reference
+def cupy_runs(program: Program) -> dict[str, str]:
+    """The stream of each kernel, as CuPy itself has it: the program run in a fresh thread on CuPy's streams,
+    reading the current stream at each kernel's line (needs CuPy on a GPU)."""
+    return cupy_runs_each([program])[0]
+
+
+@reference
+def cupy_runs_each(programs: Sequence[Program]) -> list[dict[str, str]]:
+    """`cupy_runs` for many programs, one after the other in one fresh thread: a program's `with` blocks all end,
+    so its stack is as it found it, and the thread's first stream is made current again before the next."""
+    import cupy as cp
+
+    def run_all() -> list[dict[str, str]]:
+        objects = {"null": cp.cuda.Stream.null, **{name: cp.cuda.Stream() for name in STREAMS[1:]}}
+        first = cp.cuda.get_current_stream()
+        names = {stream.ptr: name for name, stream in objects.items()}
+        names.setdefault(first.ptr, "null")  # where the thread starts (the per-thread default stream too)
+
+        def run(block: Program, streams: dict[str, str]) -> dict[str, str]:
+            for statement in block:
+                if statement[0] == "kernel":
+                    streams[statement[1]] = names.get(cp.cuda.get_current_stream().ptr, "another stream")
+                elif statement[0] == "use":
+                    objects[statement[1]].use()
+                else:
+                    with objects[statement[1]]:
+                        run(statement[2], streams)
+            return streams
+
+        each = []
+        for program in programs:
+            each.append(run(program, {}))
+            first.use()
+        return each
+
+    return _in_a_fresh_thread(run_all)
+
+
+@reference
+def streams_of(program: Program) -> dict[str, str]:
+    """The check's reference: CuPy itself where it can run, CuPy 14.2's rules elsewhere."""
+    return cupy_runs(program) if has_cupy() else stream_rules(program)
+
+
+_KINDS = (("end",), *(("with", s) for s in STREAMS), *(("use", s) for s in STREAMS))
+
+
+def _in_first_use_order(lines: Sequence[tuple[str, ...]]) -> bool:
+    """True when the streams other than null first appear in the order a, b, c (programs that differ only by the
+    names of those streams behave alike: one of them is enough)."""
+    order: list[str] = []
+    for line in lines:
+        if len(line) > 1 and line[1] != "null" and line[1] not in order:
+            order.append(line[1])
+    return order == list(STREAMS[1:1 + len(order)])
+
+
+@cache
+def small_programs(every: int = 3, observed: int = 4) -> tuple[Program, ...]:
+    """Every program of up to `every` lines (a `with`, its end, a use(), each followed by a kernel or not), and
+    every program of `observed` lines with a kernel after each line, in order of their number of lines (the
+    streams named in the order of their first use): a few thousand, which cover every way of nesting three
+    blocks."""
+    programs, seen = [SMALLEST_PROGRAM], {SMALLEST_PROGRAM}
+    for n in range(1, observed + 1):
+        for lines in itertools.product(_KINDS, repeat=n):
+            if not _in_first_use_order(lines):
+                continue
+            for kernels in itertools.product((False, True), repeat=n) if n <= every else [(True,) * n]:
+                program = _from_lines(False, list(zip(lines, kernels)))
+                if program not in seen and _kernels(program):
+                    seen.add(program)
+                    programs.append(program)
+    return tuple(programs)
+
+
+@reference
+def streams_of_each(programs: Sequence[Program]) -> list[dict[str, str]]:
+    """`streams_of` for many programs at once (on CuPy, in one thread: each program leaves the stack as it found
+    it, and the thread's first stream is made current again after each)."""
+    if not has_cupy():
+        return [stream_rules(program) for program in programs]
+    return cupy_runs_each(programs)
+
+
+def _last_change(program: Program) -> dict[str, str]:
+    """What last changed the current stream before each kernel: "start", "with", "end of with", "use", or "use
+    inside with" (for a hint: where the answer's model of the rules went wrong)."""
+    last, depth, changes = ["start"], [0], {}
+
+    def run(body: Program) -> None:
+        for statement in body:
+            if statement[0] == "kernel":
+                changes[statement[1]] = last[0]
+            elif statement[0] == "use":
+                last[0] = "use inside with" if depth[0] else "use"
+            else:
+                last[0], depth[0] = "with", depth[0] + 1
+                run(statement[2])
+                last[0], depth[0] = "end of with", depth[0] - 1
+
+    run(program)
+    return changes
+
+
+_STREAM_HINTS = {
+    "end of with": "what does the end of a `with` block make current? CuPy keeps a stack of the streams of the "
+                   "`with` blocks you are in; use() never changes that stack",
+    "use inside with": "use() makes its stream current until the next change, inside a `with` block too",
+    "use": "use() makes its stream current until the next change",
+    "with": "inside `with s:` work goes to s until a use() changes the current stream",
+    "start": "a fresh thread starts on the null stream",
+}
+
+
+@contextmanager
+def _cupy_streams_switched() -> Iterator[list]:
+    """Notes each `with s:` and `s.use()` on CuPy's streams during the block (where CuPy can run)."""
+    switched: list = []
+    if not has_cupy():
+        yield switched
+        return
+    import cupy
+
+    base = cupy.cuda.stream._BaseStream
+    enter, use = base.__enter__, base.use
+
+    def noted_enter(self: Any) -> Any:
+        switched.append(self)
+        return enter(self)
+
+    def noted_use(self: Any) -> Any:
+        switched.append(self)
+        return use(self)
+
+    base.__enter__, base.use = noted_enter, noted_use
+    try:
+        yield switched
+    finally:
+        base.__enter__, base.use = enter, use
+
+
+SMALLEST_PROGRAM: Program = (("kernel", "k1"),)
+DEEP_PROGRAM: Program = _numbered((
+    ("with", "a", (("with", "b", (("use", "c"), ("with", "a", (("kernel",),)), ("kernel",))), ("kernel",))),
+    ("kernel",),
+))
+
+
+def check_which_stream(which_stream: Callable[[Program], Mapping[str, str]]) -> None:
+    """which_stream(program) must say, for each kernel of the program (run in a fresh thread, so it starts on the
+    null stream), the stream it is queued on: a dict from "k1", "k2", ... to "null", "a", "b" or "c".
+
+    Compared with CuPy (`streams_of`) on every small program (`small_programs()`, fewest lines first: the first
+    that fails is named), then on generated larger ones (`programs()`: `with` blocks nested at any depth, use()
+    anywhere), shrunk to the smallest that fails."""
     with exercise("which_stream") as ex:
-        got = which_stream()
-        ex.expect(isinstance(got, dict) and set(got) == set(STREAM_ANSWER),
-                  f"returned {got!r}; expected a dict with the keys {sorted(STREAM_ANSWER)}",
-                  'map each kernel to "null", "a" or "b", e.g. {"k1": "null", ...}')
-        wrong = [kernel for kernel, want in STREAM_ANSWER.items() if got[kernel] != want]
-        after_with = [kernel for kernel in wrong if kernel in ("k4", "k7")]  # the first line after a `with` block
-        ex.expect(not wrong, f"{len(wrong)} of the {len(STREAM_ANSWER)} kernels are on another stream than you said",
-                  ("look again at what a `with` block makes current when it ends: CuPy keeps a stack of the streams "
-                   "of the `with` blocks, which `use()` never changes" if after_with else
-                   "inside `with a:` work goes to a until a `use()` changes the current stream; a `use()` lasts "
-                   "until the next change"))
+        yours = ex.answer(which_stream)
+
+        def holds(program: Program, want: Mapping[str, str] | None = None) -> None:
+            with _cupy_streams_switched() as switched:
+                got = yours(program)
+            if switched:
+                ex.expect(False, f"for the program `{_on_one_line(program)}`, your function switched CuPy's streams "
+                                 "itself", "predict the streams from CuPy's rules, without running the program: the "
+                                           "check runs it on CuPy to compare")
+            kernels = _kernels(program)
+            if not (isinstance(got, Mapping) and sorted(map(str, got)) == sorted(kernels)
+                    and all(isinstance(v, str) and v in STREAMS for v in got.values())):
+                _malformed_streams(ex, program, got, kernels)
+            want = streams_of(program) if want is None else want
+            wrong = [k for k in kernels if got[k] != want[k]]
+            if wrong:
+                first = wrong[0]
+                ex.expect(False, f"for the program `{_on_one_line(program)}`, you said {first} runs on {got[first]}; "
+                                 "CuPy queues it on another stream" +
+                                 (f" ({len(wrong)} kernels wrong)" if len(wrong) > 1 else ""),
+                          _STREAM_HINTS[_last_change(program)[first]])
+
+        passed = ex.passed
+        holds(SMALLEST_PROGRAM)  # first, alone: an unfinished answer says TODO before the others are made
+        small = small_programs()
+        for program, want in zip(small, streams_of_each(small)):
+            holds(program, want)
+        ex.passed = passed + len(small)  # one check a program, as for_all counts them
+        for_all(ex, programs(), holds, examples=30, chosen=[EXAMPLE_PROGRAM, DEEP_PROGRAM], describe=_on_one_line)
+
+
+def _malformed_streams(ex: Any, program: Program, got: object, kernels: list[str]) -> None:
+    """FAIL, saying how what which_stream returned for `program` is not a dict from its kernels to streams."""
+    code = _on_one_line(program)
+    ex.expect(isinstance(got, Mapping),
+              f"for the program `{code}`, which_stream returned {shown(got)}; expected a dict from each kernel's name "
+              "to its stream",
+              'map each kernel to "null", "a", "b" or "c", e.g. {"k1": "null", ...}')
+    assert isinstance(got, Mapping)
+    ex.expect(sorted(map(str, got)) == sorted(kernels),
+              f"for the program `{code}`, which_stream returned the keys {sorted(map(str, got))}; expected "
+              f"{sorted(kernels)}",
+              "one entry for each kernel of the program, nested ones too, and nothing else")
+    strange = {k: v for k, v in got.items() if not (isinstance(v, str) and v in STREAMS)}
+    ex.expect(False, f"for the program `{code}`, which_stream returned {shown(strange)}",
+              'name each stream as the program does: "null", "a", "b" or "c"')
 
 
 register(Exercise(NOTEBOOK, "which_stream", check_which_stream))

@@ -1,20 +1,19 @@
-"""Wrong answers, and other right ones, to the exercises of notebook 04 (CUDA streams in CuPy), for
-the tests: SPOILERS.
+"""Wrong answers, and other right ones, to the exercises of notebook 04 (CUDA streams in CuPy), for the tests:
+SPOILERS.
 
-Exercises 1 to 3 need a GPU: their checks delay one stream on purpose, so every racy answer below
-must fail there, every time (exercise 2's also keep PyTorch's default stream busy, which an answer
-on CuPy's null stream must wait for).  Without a GPU and CuPy they check nothing and say what a GPU
-would check (WRONG_ON_CPU: no answer fails there).  Exercise 4 is checked on the CPU.
+Exercises 1 to 3 need a GPU: their checks call each answer from every kind of caller and keep the other streams
+late on purpose, so every answer below that queues work on the wrong stream, or forgets a wait, fails there,
+every time.  Without a GPU and CuPy they check nothing and say what a GPU would check (WRONG_ON_CPU: no answer
+fails there).  Exercise 4 is checked on the CPU (against CuPy's rules) and on a GPU (against CuPy itself).
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import warnings
-from collections.abc import Callable
 
 import torch
-
-from ..nb04 import STREAM_ANSWER
 
 
 def _cp():
@@ -31,112 +30,272 @@ def _cupy_stream_of(torch_stream):
 
 
 # ---------------------------------------------------------------- exercise 1: sum_on_stream (GPU)
-def tutorial_code(a_np, s):  # the CuPy streams tutorial's code, as a function: s stays current
+def on_s(x, ready, s, *, fork=True, join=True, restore=True, join_on=None, fork_on=None):
+    """The solution's way, with a switch for each of its parts: s waits for `ready` (fork), the sum is queued on
+    s inside `with s:`, the caller's stream waits for it (join), and the caller's stream is made current again."""
     cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    if fork:
+        (fork_on or s).wait_event(ready)
     with s:
-        a_cp = cp.asarray(a_np)
-        b_cp = cp.sum(a_cp)
-    s.use()
-    return b_cp
-
-
-def tutorial_back_to_null(a_np, s):  # use(), then "go back to the default stream": not back for every caller
-    cp = _cp()
-    s.use()
-    total = cp.asarray(a_np).sum()
-    cp.cuda.Stream.null.use()
+        total = x.sum()
+        done = s.record()
+    if restore:
+        caller.use()
+    if join:
+        (join_on or caller).wait_event(done)
     return total
 
 
-def no_join(a_np, s):  # the caller's stream may read the result before s writes it
-    cp = _cp()
-    with s:
-        return cp.asarray(a_np).sum()
-
-
-def join_the_wrong_way(a_np, s):  # s waits for the caller, instead of the caller for s
-    cp = _cp()
-    s.wait_event(cp.cuda.get_current_stream().record())
-    with s:
-        return cp.asarray(a_np).sum()
-
-
-def on_the_callers_stream(a_np, s):  # right values, but s is not used
-    return _cp().asarray(a_np).sum()
-
-
-def host_value(a_np, s):  # a float: the host waited for the GPU
-    cp = _cp()
-    with s:
-        return float(cp.asarray(a_np).sum())
-
-
-def wait_then_sum_on_the_caller(a_np, s):  # right values, but the work runs on the caller's stream
-    cp = _cp()
-    cp.cuda.get_current_stream().wait_event(s.record())
-    return cp.asarray(a_np).sum()
-
-
-def copy_on_s_sum_on_the_caller(a_np, s):  # the copy on s, the sum on the caller's stream after a wait
-    cp = _cp()
-    with s:
-        x = cp.asarray(a_np)
-        copied = s.record()
-    cp.cuda.get_current_stream().wait_event(copied)
-    return x.sum()
-
-
-def use_and_restore(a_np, s):  # right: use() with the caller's stream restored by hand
+def tutorial_use(x, ready, s):  # the tutorial's s.use(): s stays current
     cp = _cp()
     caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
     s.use()
-    total = cp.asarray(a_np).sum()
+    total = x.sum()
+    caller.wait_event(s.record())
+    return total
+
+
+def back_to_null(x, ready, s):  # use(), then "go back to the default stream": not back for a caller elsewhere
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    s.use()
+    total = x.sum()
+    done = s.record()
+    cp.cuda.Stream.null.use()
+    caller.wait_event(done)
+    return total
+
+
+def enters_s_by_hand(x, ready, s):  # s.__enter__() without its __exit__: the caller's stream is current, the stack not
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    s.__enter__()
+    total = x.sum()
     done = s.record()
     caller.use()
     caller.wait_event(done)
     return total
 
 
-def host_synchronized(a_np, s):  # right, but the host waits for s
+def on_the_callers_stream(x, ready, s):  # right values, but the sum is the caller's stream's work, not s's
     cp = _cp()
+    cp.cuda.get_current_stream().wait_event(ready)
+    return x.sum()
+
+
+def on_the_null_stream(x, ready, s):  # the "default stream" instead of s, joined back correctly
+    cp = _cp()
+    caller, null = cp.cuda.get_current_stream(), cp.cuda.Stream.null
+    null.wait_event(ready)
+    with null:
+        total = x.sum()
+        done = null.record()
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
+def on_a_stream_of_its_own(x, ready, s):  # a new stream instead of s, ordered both ways
+    cp = _cp()
+    caller, own = cp.cuda.get_current_stream(), cp.cuda.Stream(non_blocking=True)
+    own.wait_event(ready)
+    with own:
+        total = x.sum()
+        done = own.record()
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
+def summed_on_the_host(x, ready, s):  # waits for the producer, sums on the host, copies the number back on s
+    cp = _cp()
+    ready.synchronize()
+    value = cp.asnumpy(x).sum()
+    caller = cp.cuda.get_current_stream()
     with s:
-        total = cp.asarray(a_np).sum()
+        total = cp.asarray(value)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
+def host_value(x, ready, s):  # a float: the host waited for the GPU
+    return float(on_s(x, ready, s))
+
+
+def host_synchronized(x, ready, s):  # right values, but the host waits for s
+    total = on_s(x, ready, s)
     s.synchronize()
     return total
 
 
+def join_the_wrong_way(x, ready, s):  # s waits for the caller, instead of the caller for s
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    s.wait_event(caller.record())
+    with s:
+        total = x.sum()
+    caller.use()
+    return total
+
+
+def s_synchronized_first(x, ready, s):  # the host waits for s's earlier work, then all on the GPU
+    s.synchronize()
+    return on_s(x, ready, s)
+
+
+def join_recorded_before_the_sum(x, ready, s):  # the event marks s before the sum: the caller waits for too little
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    done = s.record()
+    with s:
+        total = x.sum()
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
+def fork_after_the_sum(x, ready, s):  # s waits for `ready` only after the sum is queued
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    with s:
+        total = x.sum()
+    s.wait_event(ready)
+    done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
 WRONG_SUMS = {
-    "the tutorial's code (s.use() leaks)": tutorial_code,
-    "use(), then Stream.null.use()": tutorial_back_to_null,
-    "no join": no_join,
+    "the tutorial's s.use(): s stays current": tutorial_use,
+    "use(), then Stream.null.use()": back_to_null,
+    "`with s:` alone: a use() caller ends on the stack's top": lambda x, r, s: on_s(x, r, s, restore=False),
+    "s entered by hand and never left": enters_s_by_hand,
+    "no fork: the sum does not wait for `ready`": lambda x, r, s: on_s(x, r, s, fork=False),
+    "the fork on the caller's stream instead of s": lambda x, r, s: on_s(x, r, s, fork_on=_cp().cuda.
+                                                                         get_current_stream()),
+    "no join": lambda x, r, s: on_s(x, r, s, join=False),
+    "the join on the null stream instead of the caller's": lambda x, r, s: on_s(x, r, s,
+                                                                                join_on=_cp().cuda.Stream.null),
     "s waits for the caller instead": join_the_wrong_way,
-    "on the caller's stream": on_the_callers_stream,
+    "on the caller's stream after waiting for `ready`": on_the_callers_stream,
+    "on the null stream": on_the_null_stream,
+    "on a stream of its own": on_a_stream_of_its_own,
+    "summed on the host, copied back on s": summed_on_the_host,
     "returns a float": host_value,
-    "waits for s, then sums on the caller's stream": wait_then_sum_on_the_caller,
-    "copies on s, sums on the caller's stream": copy_on_s_sum_on_the_caller,
+    "the host waits for s": host_synchronized,
+    "s synchronized first (the host waits for s's earlier work)": s_synchronized_first,
+    "the join recorded before the sum": join_recorded_before_the_sum,
+    "the fork after the sum": fork_after_the_sum,
+    "a sum over the first axis only": lambda x, r, s: _sum_axis0(x, r, s),
 }
 
 
+def _sum_axis0(x, ready, s):  # right for 1-D arrays only
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        total = x.sum(axis=0) if x.ndim else x.sum()
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
+def use_and_restore(x, ready, s):  # right: use() with the caller's stream restored by hand
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    s.use()
+    try:
+        total = x.sum()
+        done = s.record()
+    finally:
+        caller.use()
+    caller.wait_event(done)
+    return total
+
+
+def events_made_first(x, ready, s):  # right: an Event made beforehand and recorded on s, cupy.sum, a float64 sum
+    cp = _cp()
+    caller, done = cp.cuda.get_current_stream(), cp.cuda.Event(disable_timing=True)
+    s.wait_event(ready)
+    with s:
+        total = cp.sum(x, dtype=cp.float64)
+    done.record(s)
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
+ALSO_RIGHT_SUMS = {
+    "use() with the caller's stream restored": use_and_restore,
+    "`with s:`, then the caller's stream made current again": on_s,
+    "an Event made first, cupy.sum with a dtype": events_made_first,
+    "a one-element array (reshape(1))": lambda x, r, s: on_s(x, r, s).reshape(1),
+    "keepdims=True (a one-element array of x's rank)": lambda x, r, s: _keepdims(x, r, s),
+}
+
+
+def _keepdims(x, ready, s):
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        total = x.sum(keepdims=True)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
 # ---------------------------------------------------------------- exercise 2: cupy_scale_on_current_stream (GPU)
+@contextlib.contextmanager
+def _callers_stream():
+    """CuPy on PyTorch's current stream for the block, and CuPy's current stream current again afterwards."""
+    cp = _cp()
+    before = cp.cuda.get_current_stream()
+    try:
+        with _cupy_stream_of(torch.cuda.current_stream()) as stream:
+            yield stream
+    finally:
+        before.use()
+
+
 def scale_on_the_callers_stream(t, factor):  # the solution's way, both exports inside the block
+    cp = _cp()
+    with _callers_stream():
+        return torch.from_dlpack(cp.from_dlpack(t) * factor)
+
+
+def with_alone(t, factor):  # the old solution: the block ends on CuPy's stack's top, not on a use() caller's stream
     cp = _cp()
     with _cupy_stream_of(torch.cuda.current_stream()):
         return torch.from_dlpack(cp.from_dlpack(t) * factor)
 
 
-def on_the_null_stream(t, factor):  # DLPack's handshakes order it, but behind all of the default stream's work
+def on_cupys_current_stream(t, factor):  # DLPack's handshakes order it, but behind everything on CuPy's stream
     cp = _cp()
     return torch.from_dlpack(cp.from_dlpack(t) * factor)
 
 
-def returned_outside_the_block(t, factor):  # the way back handshakes with CuPy's null stream
+def returned_outside_the_block(t, factor):  # the way back handshakes with CuPy's current stream
     cp = _cp()
     with _cupy_stream_of(torch.cuda.current_stream()):
         y = cp.from_dlpack(t) * factor
     return torch.from_dlpack(y)
 
 
-def asarray_on_the_null_stream(t, factor):  # __cuda_array_interface__ v2 from PyTorch: no stream, no order
+def asarray_on_cupys_current_stream(t, factor):  # __cuda_array_interface__ v2 from PyTorch: no stream, no order
     cp = _cp()
     return torch.from_dlpack(cp.asarray(t) * factor)
 
@@ -147,16 +306,45 @@ def on_the_default_stream(t, factor):  # PyTorch's default stream made current: 
         return torch.from_dlpack(cp.from_dlpack(t) * factor)
 
 
+def default_stream_wrapped(t, factor):  # CuPy on PyTorch's default stream rather than the current one
+    cp = _cp()
+    with _cupy_stream_of(torch.cuda.default_stream()):
+        return torch.from_dlpack(cp.from_dlpack(t) * factor)
+
+
+def on_a_cupy_stream_of_its_own(t, factor):  # a new CuPy stream, ordered both ways with the caller's
+    cp = _cp()
+    caller, own = _cupy_stream_of(torch.cuda.current_stream()), cp.cuda.Stream(non_blocking=True)
+    with caller:
+        x = cp.from_dlpack(t)
+        own.wait_event(caller.record())
+    with own:
+        y = x * factor
+        done = own.record()
+    with caller:
+        caller.wait_event(done)
+        return torch.from_dlpack(y)
+
+
 def use_without_restoring(t, factor):  # right values, but CuPy's current stream is left changed
     cp = _cp()
     _cupy_stream_of(torch.cuda.current_stream()).use()
     return torch.from_dlpack(cp.from_dlpack(t) * factor)
 
 
+def restored_to_null(t, factor):  # use(), then Stream.null.use(): not back for a CuPy caller elsewhere
+    cp = _cp()
+    _cupy_stream_of(torch.cuda.current_stream()).use()
+    out = torch.from_dlpack(cp.from_dlpack(t) * factor)
+    cp.cuda.Stream.null.use()
+    return out
+
+
 def device_synchronize_first(t, factor):  # right values, but the host waits for the whole GPU
     cp = _cp()
     torch.cuda.synchronize()
-    return torch.from_dlpack(cp.asarray(t) * factor)
+    with _cupy_stream_of(torch.cuda.current_stream()):
+        return torch.from_dlpack(cp.asarray(t) * factor)
 
 
 def stream_synchronize_at_the_end(t, factor):  # right values, but the host waits for the caller's stream
@@ -173,6 +361,16 @@ def through_the_host(t, factor):  # .cpu() waits for the producer, and the data 
     with _cupy_stream_of(torch.cuda.current_stream()):
         y = cp.asarray(t.cpu().numpy()) * factor
         return torch.from_dlpack(y)
+
+
+def in_pytorch(t, factor):  # right values on the right stream, but PyTorch computes them
+    return t * factor
+
+
+def pytorch_then_cupy(t, factor):  # PyTorch computes, CuPy only carries the result
+    cp = _cp()
+    with _cupy_stream_of(torch.cuda.current_stream()):
+        return torch.from_dlpack(cp.from_dlpack(t.mul(factor)))
 
 
 def returns_cupy(t, factor):  # a CuPy array, not a tensor
@@ -202,16 +400,44 @@ def not_owning_the_result(t, factor):  # a tensor over CuPy's memory that does n
         return torch.as_tensor(_Interface(interface), device="cuda")  # y is freed when the function returns
 
 
+def mul_with_out(t, factor):  # PyTorch computes into its own output
+    out = torch.empty_like(t)
+    torch.mul(t, factor, out=out)
+    return out
+
+
+WRONG_SCALES = {
+    "`with` alone: a CuPy caller's use() stream is not current afterwards": with_alone,
+    "on CuPy's current stream (ordered by DLPack, behind that stream's work)": on_cupys_current_stream,
+    "torch.from_dlpack after leaving the caller's stream": returned_outside_the_block,
+    "cupy.asarray on CuPy's current stream (no ordering)": asarray_on_cupys_current_stream,
+    "PyTorch's default stream made current": on_the_default_stream,
+    "PyTorch's default stream wrapped, not the current one": default_stream_wrapped,
+    "on a CuPy stream of its own, ordered both ways": on_a_cupy_stream_of_its_own,
+    "use() without restoring CuPy's stream": use_without_restoring,
+    "use(), then Stream.null.use()": restored_to_null,
+    "torch.cuda.synchronize() first": device_synchronize_first,
+    "the stream synchronized at the end": stream_synchronize_at_the_end,
+    "through the host (.cpu())": through_the_host,
+    "PyTorch alone": in_pytorch,
+    "PyTorch computes, CuPy carries": pytorch_then_cupy,
+    "torch.mul with out=": mul_with_out,
+    "returns a CuPy array": returns_cupy,
+    "scales the input in place": in_place,
+    "a tensor that does not own CuPy's result": not_owning_the_result,
+}
+
+
 def asarray_on_the_callers_stream(t, factor):  # right: on the producer's own stream, no handshake is needed
     cp = _cp()
-    with _cupy_stream_of(torch.cuda.current_stream()):
+    with _callers_stream():
         return torch.from_dlpack(cp.asarray(t) * factor)
 
 
 def output_made_by_pytorch(t, factor):  # right: PyTorch allocates the result on its stream, CuPy writes it there
     cp = _cp()
     out = torch.empty_like(t)
-    with _cupy_stream_of(torch.cuda.current_stream()):
+    with _callers_stream():
         cp.multiply(cp.from_dlpack(t), factor, out=cp.from_dlpack(out))
     return out
 
@@ -220,31 +446,59 @@ def external_stream_by_handle(t, factor):  # right: the older API, a stream wrap
     cp = _cp()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # deprecated in CuPy 14, still there
-        stream = cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+        stream, before = cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream), cp.cuda.get_current_stream()
     with stream:
+        out = torch.from_dlpack(cp.from_dlpack(t) * factor)
+    before.use()
+    return out
+
+
+def use_and_restore_cupy(t, factor):  # right: use(), and CuPy's current stream made current again
+    cp = _cp()
+    before = cp.cuda.get_current_stream()
+    _cupy_stream_of(torch.cuda.current_stream()).use()
+    try:
         return torch.from_dlpack(cp.from_dlpack(t) * factor)
+    finally:
+        before.use()
 
 
-WRONG_SCALES = {
-    "on CuPy's null stream (ordered by DLPack, behind the default stream)": on_the_null_stream,
-    "torch.from_dlpack after leaving the caller's stream": returned_outside_the_block,
-    "cupy.asarray on the null stream (no ordering)": asarray_on_the_null_stream,
-    "PyTorch's default stream made current": on_the_default_stream,
-    "use() without restoring CuPy's stream": use_without_restoring,
-    "torch.cuda.synchronize() first": device_synchronize_first,
-    "the stream synchronized at the end": stream_synchronize_at_the_end,
-    "through the host (.cpu())": through_the_host,
-    "returns a CuPy array": returns_cupy,
-    "scales the input in place": in_place,
-    "a tensor that does not own CuPy's result": not_owning_the_result,
+_SCALE_KERNEL = None
+
+
+def elementwise_kernel(t, factor):  # right: a CuPy kernel of its own
+    global _SCALE_KERNEL
+    cp = _cp()
+    if _SCALE_KERNEL is None:
+        _SCALE_KERNEL = cp.ElementwiseKernel("float32 x, float32 f", "float32 y", "y = x * f", "scale_by")
+    with _callers_stream():
+        return torch.from_dlpack(_SCALE_KERNEL(cp.from_dlpack(t), cp.float32(factor)))
+
+
+def scales_a_clone_in_place(t, factor):  # right: PyTorch copies t, CuPy scales the copy in place
+    cp = _cp()
+    out = t.clone()
+    with _callers_stream():
+        cp.from_dlpack(out).__imul__(factor)
+    return out
+
+
+ALSO_RIGHT_SCALES = {
+    "the caller's stream, as in the solution": scale_on_the_callers_stream,
+    "cupy.asarray on the caller's stream": asarray_on_the_callers_stream,
+    "the output allocated by PyTorch": output_made_by_pytorch,
+    "ExternalStream from the handle": external_stream_by_handle,
+    "use(), with CuPy's stream restored": use_and_restore_cupy,
+    "an ElementwiseKernel of its own": elementwise_kernel,
+    "CuPy scales a PyTorch clone in place": scales_a_clone_in_place,
 }
 
 
 # ---------------------------------------------------------------- exercise 3: pipelined (GPU)
-def pipeline(chunks, compute, copy_stream, *, wait=True, fork=True):
-    """The solution, with a switch for each of its two orderings."""
+def pipeline(chunks, compute, copy_stream, *, wait=True, fork=True, current=None):
+    """The solution, with a switch for each of its two orderings, and for the stream it takes as current."""
     cp = _cp()
-    current = cp.cuda.get_current_stream()
+    current = current or cp.cuda.get_current_stream()
     buffers = [cp.empty(h.shape, h.dtype) for h in chunks]
     if fork:
         copy_stream.wait_event(current.record())
@@ -261,7 +515,7 @@ def pipeline(chunks, compute, copy_stream, *, wait=True, fork=True):
 
 
 def allocate_on_copy_stream(chunks, compute, copy_stream, *, keep=False, fence=False):
-    """A new array per chunk, made on copy_stream (cp.asarray inside `with copy_stream:`).
+    """A new array per chunk, made on copy_stream (cp.asarray inside a switch to copy_stream, by use()).
 
     keep=False: each chunk's array is freed as soon as the loop moves on, while its compute may still
     be queued: the next allocation on copy_stream gets the same memory.  keep=True keeps them to the
@@ -271,9 +525,15 @@ def allocate_on_copy_stream(chunks, compute, copy_stream, *, keep=False, fence=F
     current = cp.cuda.get_current_stream()
 
     def load(h):
-        with copy_stream:
+        copy_stream.use()
+        try:
             return cp.asarray(h), copy_stream.record()
+        finally:
+            current.use()
 
+    if not chunks:
+        return []
+    copy_stream.wait_event(current.record())
     kept, results, upcoming = [], [], load(chunks[0])
     for i in range(len(chunks)):
         x, copied = upcoming
@@ -308,17 +568,48 @@ def fork_every_chunk(chunks, compute, copy_stream):  # right values, but each co
 
 def compute_on_copy_stream(chunks, compute, copy_stream):  # right values, but compute runs on copy_stream
     cp = _cp()
+    current = cp.cuda.get_current_stream()
     results = []
     with copy_stream:
         for h in chunks:
             results.append(compute(cp.asarray(h)))
-    cp.cuda.get_current_stream().wait_event(copy_stream.record())
+    current.use()
+    current.wait_event(copy_stream.record())
     return results
+
+
+def computes_on_the_null_stream(chunks, compute, copy_stream):  # assumes the null stream is the current one
+    cp = _cp()
+    null = cp.cuda.Stream.null
+    with null:
+        results = pipeline(chunks, compute, copy_stream, current=null)
+    return results
+
+
+def copies_in_with_blocks(chunks, compute, copy_stream):  # `with copy_stream:` per chunk: a use() caller ends on null
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    buffers = [cp.empty(h.shape, h.dtype) for h in chunks]
+    copy_stream.wait_event(current.record())
+    results = []
+    for h, d in zip(chunks, buffers):
+        with copy_stream:
+            d.set(h)
+            copied = copy_stream.record()
+        cp.cuda.get_current_stream().wait_event(copied)
+        results.append(compute(d))
+    return results
+
+
+def copies_on_a_stream_of_its_own(chunks, compute, copy_stream):  # a new stream instead of copy_stream
+    return pipeline(chunks, compute, _cp().cuda.Stream(non_blocking=True))
 
 
 def two_buffers(chunks, compute, copy_stream):
     """Right: two buffers reused in turn, an event for 'copied' and one for 'consumed' per buffer."""
     cp = _cp()
+    if not chunks:
+        return []
     current = cp.cuda.get_current_stream()
     buffers = [cp.empty(chunks[0].shape, chunks[0].dtype) for _ in range(2)]
     copied, consumed = [cp.cuda.Event() for _ in range(2)], [None, None]
@@ -366,50 +657,193 @@ def last_chunk_missing(chunks, compute, copy_stream):
     return pipeline(chunks[:-1], compute, copy_stream)
 
 
+def waits_for_the_previous_copy(chunks, compute, copy_stream):  # compute i waits for copy i - 1 (off by one)
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    buffers = [cp.empty(h.shape, h.dtype) for h in chunks]
+    copy_stream.wait_event(current.record())
+    copied = []
+    for h, d in zip(chunks, buffers):
+        d.set(h, stream=copy_stream)
+        copied.append(copy_stream.record())
+    results = []
+    for i, d in enumerate(buffers):
+        if i:
+            current.wait_event(copied[i - 1])
+        results.append(compute(d))
+    return results
+
+
+def current_synchronized_first(chunks, compute, copy_stream):  # the host waits for the caller's earlier work
+    _cp().cuda.get_current_stream().synchronize()
+    return pipeline(chunks, compute, copy_stream)
+
+
 WRONG_PIPELINES = {
     "no wait for the copy": lambda c, f, s: pipeline(c, f, s, wait=False),
     "no fork: copies overwrite memory the current stream still reads": lambda c, f, s: pipeline(c, f, s, fork=False),
+    "the null stream taken as the current one": lambda c, f, s: pipeline(c, f, s, current=_cp().cuda.Stream.null),
+    "computes on the null stream": computes_on_the_null_stream,
+    "copies in `with copy_stream:` blocks: a use() caller ends on the stack's top": copies_in_with_blocks,
     "arrays made on copy_stream, freed while computes read them": allocate_on_copy_stream,
     "arrays made on copy_stream, kept, but freed unfenced": lambda c, f, s: allocate_on_copy_stream(c, f, s, keep=True),
     "everything on the current stream": all_on_current,
+    "copies on a stream of its own": copies_on_a_stream_of_its_own,
     "copy_stream waits for every compute": fork_every_chunk,
     "compute on copy_stream": compute_on_copy_stream,
     "last chunk missing": last_chunk_missing,
+    "compute i waits for copy i - 1": waits_for_the_previous_copy,
+    "the current stream synchronized first": current_synchronized_first,
     "the host waits for each copy": host_waits_for_each_copy,
     "the device synchronized at the end": device_synchronize_at_the_end,
 }
 
 
-# ---------------------------------------------------------------- exercise 4: which_stream (CPU)
-def _returns(mapping: object) -> Callable[[], object]:
-    return lambda: mapping
+def copies_in_one_with_block(chunks, compute, copy_stream):  # right: one `with` block, the caller's stream back after
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    buffers = [cp.empty(h.shape, h.dtype) for h in chunks]
+    copy_stream.wait_event(current.record())
+    with copy_stream:
+        copied = []
+        for h, d in zip(chunks, buffers):
+            d.set(h)
+            copied.append(copy_stream.record())
+    current.use()
+    results = []
+    for d, event in zip(buffers, copied):
+        current.wait_event(event)
+        results.append(compute(d))
+    return results
+
+
+ALSO_RIGHT_PIPELINES = {
+    "the wrong pipelines' builder, nothing broken": pipeline,
+    "arrays made on copy_stream, kept and fenced": lambda c, f, s: allocate_on_copy_stream(c, f, s, keep=True,
+                                                                                          fence=True),
+    "two buffers and events": two_buffers,
+    "copies in one `with copy_stream:` block, the caller's stream made current again": copies_in_one_with_block,
+}
+
+
+
+# ---------------------------------------------------------------- exercise 4: which_stream (CPU, and GPU)
+def follow(program, *, at_exit="top", use="current", enter="push"):
+    """A model of CuPy's stream rules, right by default; each switch is a misreading of them.
+
+    at_exit: what the end of a `with` block makes current: "top" (the stack's new top: right), "entry" (the stream
+    current when the block began), "null" (always the null stream), "inner" (whatever was current at the end of
+    the block).  use: "current" (use() makes its stream current: right), "ignored" (use() does nothing),
+    "ignored inside with", "replaces the top" (use() also replaces the stack's top), "pushes" (use() pushes its
+    stream too), "null is back" (null.use() inside a block goes back to the block's stream).  enter: "push"
+    (right), "null pushes nothing" (`with null:` makes null current but leaves the stack alone).
+    """
+    stack, current, streams = ["null"], ["null"], {}
+
+    def run(body, depth):
+        for statement in body:
+            if statement[0] == "kernel":
+                streams[statement[1]] = current[0]
+            elif statement[0] == "use":
+                if use == "ignored" or (use == "ignored inside with" and depth):
+                    continue
+                current[0] = stack[-1] if use == "null is back" and statement[1] == "null" and depth else statement[1]
+                if use == "replaces the top":
+                    stack[-1] = statement[1]
+                if use == "pushes":
+                    stack.append(statement[1])
+            else:
+                entry, pushed = current[0], not (enter == "null pushes nothing" and statement[1] == "null")
+                if pushed:
+                    stack.append(statement[1])
+                current[0] = statement[1]
+                run(statement[2], depth + 1)
+                if pushed:
+                    stack.pop()
+                current[0] = {"top": stack[-1], "entry": entry, "null": "null", "inner": current[0]}[at_exit]
+
+    run(program, 0)
+    return streams
+
+
+def top_level_only(program):  # the kernels inside `with` blocks are left out
+    streams = follow(program)
+    return {k: v for k, v in streams.items() if any(s == ("kernel", k) for s in program)}
+
+
+def example_answer(program):  # the answer to the lecture's program, whatever the program
+    return {"k1": "null", "k2": "a", "k3": "b", "k4": "null", "k5": "b", "k6": "a", "k7": "null"}
 
 
 WRONG_STREAMS = {
-    "`with` restores the stream current at entry": {**STREAM_ANSWER, "k7": "b"},
-    "`with` ends on the stream use() set inside it": {**STREAM_ANSWER, "k4": "b"},
-    "use() ignored inside `with`": {**STREAM_ANSWER, "k3": "a", "k4": "null"},
-    "use() ignored": {**STREAM_ANSWER, "k3": "a", "k5": "null"},
-    "a kernel missing": {k: v for k, v in STREAM_ANSWER.items() if k != "k1"},
+    "`with` restores the stream current at entry": lambda p: follow(p, at_exit="entry"),
+    "`with` always ends on the null stream": lambda p: follow(p, at_exit="null"),
+    "`with` ends on the stream current at its end": lambda p: follow(p, at_exit="inner"),
+    "use() ignored inside `with`": lambda p: follow(p, use="ignored inside with"),
+    "use() ignored": lambda p: follow(p, use="ignored"),
+    "use() replaces the stack's top": lambda p: follow(p, use="replaces the top"),
+    "use() pushes its stream": lambda p: follow(p, use="pushes"),
+    "null.use() inside a block goes back to the block's stream": lambda p: follow(p, use="null is back"),
+    "`with null:` leaves the stack alone": lambda p: follow(p, enter="null pushes nothing"),
+    "nested kernels left out": top_level_only,
+    "the lecture's program's answer, whatever the program": example_answer,
+}
+
+
+def recursive_walk(program):  # right: the enclosing block's stream passed down, the stack kept by the recursion
+    streams = {}
+
+    def walk(body, enclosing, current):
+        for statement in body:
+            if statement[0] == "kernel":
+                streams[statement[1]] = current
+            elif statement[0] == "use":
+                current = statement[1]
+            else:
+                walk(statement[2], statement[1], statement[1])
+                current = enclosing
+        return current
+
+    walk(program, "null", "null")
+    return streams
+
+
+def worklist(program):  # right: an explicit worklist of statements and block ends, and an OrderedDict
+    streams, stack, current = collections.OrderedDict(), ["null"], "null"
+    todo = list(reversed(program))
+    while todo:
+        statement = todo.pop()
+        if statement == ("end",):
+            stack.pop()
+            current = stack[-1]
+        elif statement[0] == "kernel":
+            streams[statement[1]] = current
+        elif statement[0] == "use":
+            current = statement[1]
+        else:
+            stack.append(statement[1])
+            current = statement[1]
+            todo.append(("end",))
+            todo.extend(reversed(statement[2]))
+    return streams
+
+
+ALSO_RIGHT_STREAMS = {
+    "a recursive walk": recursive_walk,
+    "a worklist, returning an OrderedDict": worklist,
 }
 
 WRONG = {
     "check_sum_on_stream": WRONG_SUMS,
     "check_cupy_scale_on_current_stream": WRONG_SCALES,
     "check_pipelined": WRONG_PIPELINES,
-    "check_which_stream": {what: _returns(mapping) for what, mapping in WRONG_STREAMS.items()},
+    "check_which_stream": WRONG_STREAMS,
 }
 WRONG_ON_CPU: dict[str, set[str]] = {  # without a GPU and CuPy these checks check nothing: no answer fails
     "check_sum_on_stream": set(), "check_cupy_scale_on_current_stream": set(), "check_pipelined": set()}
 ALSO_RIGHT = {
-    "check_sum_on_stream": {"use() with the caller's stream restored": use_and_restore,
-                            "the host waits for s": host_synchronized},
-    "check_cupy_scale_on_current_stream": {"the caller's stream, as in the solution": scale_on_the_callers_stream,
-                                           "cupy.asarray on the caller's stream": asarray_on_the_callers_stream,
-                                           "the output allocated by PyTorch": output_made_by_pytorch,
-                                           "ExternalStream from the handle": external_stream_by_handle},
-    "check_pipelined": {"the wrong pipelines' builder, nothing broken": pipeline,
-                        "arrays made on copy_stream, kept and fenced":
-                            lambda c, f, s: allocate_on_copy_stream(c, f, s, keep=True, fence=True),
-                        "two buffers and events": two_buffers},
+    "check_sum_on_stream": ALSO_RIGHT_SUMS,
+    "check_cupy_scale_on_current_stream": ALSO_RIGHT_SCALES,
+    "check_pipelined": ALSO_RIGHT_PIPELINES,
+    "check_which_stream": ALSO_RIGHT_STREAMS,
 }

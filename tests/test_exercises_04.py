@@ -1,0 +1,257 @@
+"""Exercise checks of notebook 04: the references and the machinery its checks stand on, against oracles of their
+own (what CuPy printed on the reference GPU, programs worked out by hand, CuPy itself on a GPU).
+
+The checks themselves, against their wrong and other right answers, are tested by tests/test_exercises.py.  Each
+test here is parametrized by the registration it serves, so that `-k 04_streams_cupy` and `--exercises-of` find it.
+"""
+
+
+import pytest
+import torch
+
+from conftest import gpu, host
+from utils.exercises import ExerciseFailed, ReferenceLocked, exercise, inside_check, nb04, reference, registry
+
+EXERCISES = {ex.name: ex for ex in registry() if ex.notebook == nb04.NOTEBOOK}
+
+
+def serving(*names):
+    """Parametrize a test by the registrations it serves (its id then holds "04_streams_cupy")."""
+    return pytest.mark.parametrize("ex", [EXERCISES[name] for name in names], ids=lambda ex: ex.key)
+
+
+# ---------------------------------------------------------------- exercise 4: CuPy's stream rules
+# Programs and the streams CuPy gives their kernels, worked out by hand from cupy/cuda/stream.pyx (v14.2.0):
+# `with` pushes and makes current, its end pops and makes the new top current, use() sets the current stream only.
+BY_HAND = [
+    # the lecture's program: what CuPy 14.2 printed on the reference H100 (solutions/04, 2026-11-27)
+    (nb04.EXAMPLE_PROGRAM, {"k1": "null", "k2": "a", "k3": "b", "k4": "null", "k5": "b", "k6": "a", "k7": "null"}),
+    # the lecture's section 2: s.use(), then `with a: pass`, ends on the null stream (its claim on the H100)
+    ((("use", "b"), ("with", "a", ()), ("kernel", "k1")), {"k1": "null"}),
+    # three deep, a use() in the middle: each end makes the block below current, never c
+    (nb04.DEEP_PROGRAM, {"k1": "a", "k2": "b", "k3": "a", "k4": "null"}),
+    # the same stream entered twice: the stack holds it twice
+    ((("with", "a", (("with", "a", ()), ("kernel", "k1"))), ("kernel", "k2")), {"k1": "a", "k2": "null"}),
+    # use() of the null stream inside a block, then a block: its end restores the enclosing block's stream
+    ((("with", "b", (("use", "null"), ("kernel", "k1"), ("with", "c", ()), ("kernel", "k2"))),), {"k1": "null",
+                                                                                                  "k2": "b"}),
+    # a use() after every block has ended lasts to the end
+    ((("with", "a", ()), ("use", "c"), ("kernel", "k1"), ("with", "b", (("kernel", "k2"),)), ("kernel", "k3")),
+     {"k1": "c", "k2": "b", "k3": "null"}),
+]
+
+
+@host
+@serving("which_stream")
+@pytest.mark.parametrize("program, streams", BY_HAND, ids=lambda x: nb04._on_one_line(x) if isinstance(x, tuple)
+                         else "")
+def test_the_rules_give_what_cupy_gives(ex, program, streams):
+    with inside_check():
+        assert nb04.stream_rules(program) == streams
+
+
+@host
+@serving("which_stream")
+def test_the_rules_are_the_checks_reference_where_cupy_cannot_run(ex):
+    if nb04.has_cupy():
+        pytest.skip("CuPy runs here: the reference is CuPy itself (test_the_rules_are_cupys)")
+    with inside_check():
+        assert all(nb04.streams_of(program) == streams for program, streams in BY_HAND)
+    with pytest.raises(ReferenceLocked):
+        nb04.streams_of(nb04.EXAMPLE_PROGRAM)
+
+
+@gpu
+@serving("which_stream")
+def test_the_rules_are_cupys(ex):
+    """On a GPU, the check compares with CuPy itself: the rules it follows elsewhere must agree on every program
+    the check generates (and on the hand-made ones)."""
+    import hypothesis
+
+    programs = [program for program, _ in BY_HAND] + list(nb04.small_programs())
+    hypothesis.seed(4)(hypothesis.settings(max_examples=300, database=None)(
+        hypothesis.given(nb04.programs())(lambda p: programs.append(p))))()
+    with inside_check():
+        by_cupy = nb04.cupy_runs_each(programs)
+        differ = [nb04._on_one_line(p) for p, streams in zip(programs, by_cupy) if streams != nb04.stream_rules(p)]
+        assert nb04.cupy_runs(nb04.EXAMPLE_PROGRAM) == BY_HAND[0][1]
+    assert differ == [] and len(programs) > 2800
+
+
+@gpu
+@serving("which_stream")
+def test_an_answer_that_runs_the_program_on_cupy_fails(ex):
+    """On a GPU, running the program on CuPy would give CuPy's own answer: the check sees the answer switch streams."""
+    import threading
+
+    import cupy as cp
+
+    def runs_it(program):
+        seen = {}
+
+        def body():
+            streams = {"null": cp.cuda.Stream.null, **{name: cp.cuda.Stream() for name in "abc"}}
+            names = {stream.ptr: name for name, stream in streams.items()}
+
+            def run(block):
+                for statement in block:
+                    if statement[0] == "kernel":
+                        seen[statement[1]] = names[cp.cuda.get_current_stream().ptr]
+                    elif statement[0] == "use":
+                        streams[statement[1]].use()
+                    else:
+                        with streams[statement[1]]:
+                            run(statement[2])
+
+            run(program)
+
+        worker = threading.Thread(target=body)
+        worker.start()
+        worker.join()
+        return seen
+
+    with pytest.raises(ExerciseFailed, match="your function switched CuPy's streams itself"):
+        ex.check(runs_it)
+
+
+def _generated(seed, examples):
+    """The programs Hypothesis generates for the check's property, with another seed."""
+    import hypothesis
+
+    from utils.exercises.properties import _settings
+
+    programs = []
+    hypothesis.seed(seed)(_settings(examples)(hypothesis.given(nb04.programs())(lambda p: programs.append(p))))()
+    return programs
+
+
+@host
+@serving("which_stream")
+def test_the_small_programs_are_every_program_of_three_lines(ex):
+    """Every program of up to three lines (each line a `with`, an end or a use(), a kernel after it or not) is among
+    the small programs, once its streams other than null are named a, b, c in the order of their first use (the
+    names do not change what runs where); the check tries them first, so a FAIL names the first that fails."""
+    import itertools
+
+    small = set(nb04.small_programs())
+    assert len(small) == len(nb04.small_programs()) > 2000 and nb04.small_programs()[0] == nb04.SMALLEST_PROGRAM
+    for n in range(1, 4):
+        for lines in itertools.product(nb04._KINDS, repeat=n):
+            for kernels in itertools.product((False, True), repeat=n):
+                program = nb04._from_lines(False, list(zip(lines, kernels)))
+                assert not nb04._kernels(program) or _named_in_order(program) in small, program
+
+
+def _named_in_order(program):
+    """The program with its streams other than null renamed a, b, c in the order of their first use."""
+    order = []
+
+    def note(body):
+        for s in body:
+            if s[0] != "kernel" and s[1] != "null" and s[1] not in order:
+                order.append(s[1])
+            if s[0] == "with":
+                note(s[2])
+
+    note(program)
+    names = dict(zip(order, "abc"))
+
+    def rename(body):
+        return tuple(("with", names.get(s[1], s[1]), rename(s[2])) if s[0] == "with" else
+                     ("use", names.get(s[1], s[1])) if s[0] == "use" else s for s in body)
+
+    return rename(program)
+
+
+@host
+@serving("which_stream")
+def test_the_generated_programs_go_beyond_the_small_ones(ex):
+    """After the small programs, the check's 30 generated ones are mostly larger, and more than a sixth of them
+    nest three deep or more (two in five, typically)."""
+
+    def depth(program):
+        return max((1 + depth(s[2]) for s in program if s[0] == "with"), default=0)
+
+    small = set(nb04.small_programs())
+    programs = _generated(0, 30)
+    assert sum(p not in small for p in programs) > len(programs) / 2
+    assert sum(depth(p) >= 3 for p in programs) > len(programs) / 6
+
+
+@host
+@serving("which_stream")
+def test_a_list_of_lines_makes_the_program_it_says(ex):
+    lines = [(("use", "b"), True), (("with", "a"), True), (("with", "c"), False), (("end",), False),
+             (("end",), False), (("end",), True)]
+    assert nb04._from_lines(True, lines) == (
+        ("kernel", "k1"), ("use", "b"), ("kernel", "k2"),
+        ("with", "a", (("kernel", "k3"), ("with", "c", ()), ("kernel", "k4"))), ("kernel", "k5"), ("kernel", "k6"))
+    assert nb04._from_lines(False, [(("with", "a"), False), (("with", "b"), True)]) == (
+        ("with", "a", (("with", "b", (("kernel", "k1"),)),)),)
+    assert nb04.as_code(nb04._from_lines(False, [(("with", "a"), False)])).endswith("with a:\n    pass")
+
+
+@host
+@serving("which_stream")
+def test_the_hint_names_what_last_changed_the_stream(ex):
+    assert nb04._last_change(nb04.EXAMPLE_PROGRAM) == {
+        "k1": "start", "k2": "with", "k3": "use inside with", "k4": "end of with", "k5": "use", "k6": "with",
+        "k7": "end of with"}
+
+
+# ---------------------------------------------------------------- exercise 2: no arithmetic in PyTorch
+@host
+@serving("cupy_scale_on_current_stream")
+def test_pytorch_work_notes_arithmetic_and_not_the_hand_overs(ex):
+    t = torch.ones(6)
+    with nb04._PyTorchWork() as noted:  # what a right answer asks of PyTorch
+        t.shape, t.dtype, t.is_contiguous(), t.data_ptr(), t.view(2, 3), t.T if t.dim() == 2 else t
+        torch.empty_like(t), t.__dlpack_device__(), t.__dlpack__(), torch.from_dlpack(t), t.contiguous()
+    assert noted.computed == []
+    with nb04._PyTorchWork() as noted:  # what computes
+        t * 3.0, 3.0 * t, t.mul(2.0), torch.mul(t, 2.0), t.clone().mul_(2.0), torch.ops.aten.mul.Tensor(t, t)
+    assert noted.computed == ["torch.Tensor.mul", "torch.Tensor.mul", "torch.Tensor.mul", "torch.mul",
+                              "torch.Tensor.mul_", "aten.mul.Tensor"]
+
+
+# ---------------------------------------------------------------- the machinery of the GPU checks
+@reference
+def _opened():
+    return "open"
+
+
+@host
+@serving("sum_on_stream", "cupy_scale_on_current_stream", "pipelined")
+def test_a_fresh_thread_returns_raises_and_keeps_the_checks_references_open(ex):
+    assert nb04._in_a_fresh_thread(lambda: 7) == 7
+    with pytest.raises(ZeroDivisionError):
+        nb04._in_a_fresh_thread(lambda: 1 / 0)
+    with exercise("f"):
+        assert nb04._in_a_fresh_thread(_opened) == "open"
+
+
+@gpu
+@serving("sum_on_stream", "cupy_scale_on_current_stream", "pipelined")
+def test_a_with_block_restores_the_stack_top_not_a_use_callers_stream(ex):
+    """What the checks' callers rely on (cupy/cuda/stream.pyx): a `with` block inside a function ends on the top of
+    CuPy's stack, which is the caller's stream for a `with` caller and not for a use() caller; use() restores."""
+    import cupy as cp
+
+    from utils.exercises.streams import cupy_caller
+
+    def inside(kind):
+        s = cp.cuda.Stream(non_blocking=True)
+        with cupy_caller(kind) as caller:
+            top = nb04._stack_top(cp)
+            with s:
+                pass
+            after_with = cp.cuda.get_current_stream()
+            before = caller.stream
+            s.use()
+            before.use()
+            return caller.stream, top, after_with, cp.cuda.get_current_stream(), nb04._stack_top(cp)
+
+    for kind in ("null", "with", "busy", "use"):
+        stream, top, after_with, after_use, top_after = nb04._in_a_fresh_thread(lambda kind=kind: inside(kind))
+        assert (after_with == stream) == (kind != "use") and after_use == stream and top_after == top, kind
+        assert (top == stream) == (kind != "use"), kind
