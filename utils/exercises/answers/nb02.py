@@ -6,16 +6,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import torch
 
 
 # ---------------------------------------------------------------- exercise 1: warmup_end (CPU)
-def rolling_median_end(times, window: int = 5, tolerance: float = 0.2) -> tuple[int, float]:
-    """The solution's rule: after the last slow window (a median of `window` calls above the steady time)."""
+def rolling_median_end(times, window: int = 5, tolerance: float = 0.2, slow_start: bool = False) -> tuple[int, float]:
+    """The solution's rule: after the last slow window (a median of `window` calls above the steady time); and,
+    with `slow_start`, after the slow calls at the very start too."""
     times = np.asarray(times, dtype=float)
     steady = np.median(times[times.size // 2:])
     medians = np.array([np.median(times[i:i + window]) for i in range(times.size - window + 1)])
     slow = np.flatnonzero(medians > (1 + tolerance) * steady)
     k = int(slow[-1]) + 1 if slow.size else 0
+    while slow_start and k < times.size // 2 and times[k] > (1 + tolerance) * steady:
+        k += 1
     return k, float(np.median(times[k:]))
 
 
@@ -43,6 +47,12 @@ def _k(times, steady) -> int:
     return rolling_median_end(times)[0]
 
 
+def _filtered_mean(times) -> float:
+    """The mean of the calls within 0.7x to 1.5x of their median: outliers left out."""
+    median = np.median(times)
+    return float(np.mean(times[(times > 0.7 * median) & (times < 1.5 * median)]))
+
+
 WRONG_WARMUP = {
     "one warm-up call, as in the lecture": _rule(lambda t, s: 1),
     "a fixed warm-up of 10 calls": _rule(lambda t, s: 10),
@@ -53,6 +63,7 @@ WRONG_WARMUP = {
     "the fastest steady call": _rule(_k, np.min),
     "the median of all calls, warm-up included": lambda t: (_k(np.asarray(t), 0.0), float(np.median(t))),
     "returns a list": lambda t: list(rolling_median_end(t)),
+    "a window is slow only at twice the steady time": lambda t: rolling_median_end(t, tolerance=1.0),
 }
 
 
@@ -109,6 +120,16 @@ def up_to_max_batch_excluded(layer, cpu, gpu, link, max_batch=2**14):
     return None
 
 
+def powers_of_two(layer, cpu, gpu, link, max_batch=2**14):
+    """Tries batches of 1, 2, 4, 8, ... only."""
+    batch = 1
+    while batch <= max_batch:
+        if _gpu_faster(layer, cpu, gpu, link, batch):
+            return batch
+        batch *= 2
+    return None
+
+
 def bisection(layer, cpu, gpu, link, max_batch=2**14):
     """Bisects for the first batch where the GPU wins, as if it stayed faster once it is: None unless it wins at
     max_batch."""
@@ -145,6 +166,7 @@ WRONG_CROSSOVER = {
     "a whole float": lambda *a: None if (r := crossover(*a)) is None else float(r),
     "never tries max_batch itself": up_to_max_batch_excluded,
     "bisects, as if the GPU stayed faster once it is": bisection,
+    "powers of two only": powers_of_two,
     "where the last winning stretch begins": last_stretch,
     "a default max_batch of 2**10": lambda layer, cpu, gpu, link, max_batch=2**10: crossover(
         layer, cpu, gpu, link, max_batch),
@@ -248,6 +270,24 @@ def with_choice(a, b, confidence=0.95):
     return ("a" if high < 1 else "b" if low > 1 else "unclear"), low, high
 
 
+def torch_median(a, b, confidence=0.95):
+    """torch.median: for an even number of times, the lower of the two middle ones (np.median takes their mean)."""
+    generator = torch.Generator().manual_seed(0)
+    a, b = torch.as_tensor(a), torch.as_tensor(b)
+    medians_a = a[torch.randint(0, len(a), (3000, len(a)), generator=generator)].median(dim=1).values
+    medians_b = b[torch.randint(0, len(b), (3000, len(b)), generator=generator)].median(dim=1).values
+    ends = torch.tensor([(1 - confidence) / 2, (1 + confidence) / 2], dtype=medians_a.dtype)
+    low, high = torch.quantile(medians_a / medians_b, ends).tolist()
+    return verdict_of(low, high), low, high
+
+
+def float32_tensors(a, b, confidence=0.95):
+    """Right too: the ends as 0-d float32 tensors (rounded to 7 digits), the verdict a NumPy string."""
+    low, high = bootstrap(a, b, confidence)
+    ends = torch.tensor(low, dtype=torch.float32), torch.tensor(high, dtype=torch.float32)
+    return (np.str_(verdict_of(low, high)), *ends)
+
+
 def bootstrap_with_seed(seed: int) -> Callable:
     """Right too: a bootstrap of the medians with 2000 resamples and another random seed."""
     def which_is_faster(a, b, confidence=0.95):
@@ -274,7 +314,25 @@ WRONG_LOOP_TIME = {
     "kernels only": lambda kernels, launch: float(sum(kernels)),
     "launches only": lambda kernels, launch: len(kernels) * launch,
     "in microseconds": lambda kernels, launch: _loop(kernels, launch) * 1e6,
+    "rounded to whole microseconds": lambda kernels, launch: round(_loop(kernels, launch) * 1e6) / 1e6,
+    "a kernel's end is the later of its launch and the end before it plus itself": lambda kernels, launch: (
+        _max_inside(kernels, launch)),
 }
+
+
+def _max_inside(kernels, launch) -> float:
+    end = 0.0
+    for i, kernel in enumerate(kernels):
+        end = max(end + kernel, (i + 1) * launch)
+    return end
+
+
+def loop_time_float32(kernels, launch):
+    """Right too: in float32 (7 digits)."""
+    end = np.float32(0)
+    for i, kernel in enumerate(kernels):
+        end = max(end, np.float32((i + 1) * launch)) + np.float32(kernel)
+    return end
 
 
 def loop_time_closed_form(kernels, launch) -> float:
@@ -306,15 +364,21 @@ WRONG = {
     "check_crossover_batch": WRONG_CROSSOVER,
     "check_which_is_faster": {f.__name__.replace("_", " "): f for f in (
         with_means, with_minima, no_uncertainty, five_percent_threshold, swapped_ratio, ignores_confidence,
-        raw_quantiles, paired_resamples, paired_ratios, one_sided_ends, both_resampled_to_the_size_of_a)},
+        raw_quantiles, paired_resamples, paired_ratios, one_sided_ends, both_resampled_to_the_size_of_a,
+        torch_median)},
     "check_loop_time": WRONG_LOOP_TIME,
 }
 ALSO_RIGHT = {
     "check_warmup_end": {"a rolling median of 7 calls": lambda t: rolling_median_end(t, window=7),
                          "a rolling median of 5 calls, 30% above the steady time": (
-                             lambda t: rolling_median_end(t, tolerance=0.3))},
+                             lambda t: rolling_median_end(t, tolerance=0.3)),
+                         "a rolling median of 3 calls": lambda t: rolling_median_end(t, window=3),
+                         "the mean of the steady calls near their median": _rule(
+                             lambda t, s: rolling_median_end(t, slow_start=True)[0], _filtered_mean)},
     "check_crossover_batch": {"a loop over the batch sizes": crossover_batch_loop, "vectorized": crossover},
     "check_which_is_faster": {**{f"bootstrap, seed {seed}": bootstrap_with_seed(seed) for seed in range(3)},
-                              "rng.choice and percentiles": with_choice},
-    "check_loop_time": {"closed form": loop_time_closed_form, "event by event": loop_time_event_by_event},
+                              "rng.choice and percentiles": with_choice,
+                              "float32 tensors and a NumPy string": float32_tensors},
+    "check_loop_time": {"closed form": loop_time_closed_form, "event by event": loop_time_event_by_event,
+                        "in float32": loop_time_float32},
 }
