@@ -166,9 +166,11 @@ class Test_02_benchmarking:
 
     def test_a_right_bootstrap_stays_inside_the_allowed_miss_and_a_90_percent_interval_does_not(self):
         """Soundness of the tolerance: 2000 resamples (the fewest the task allows) miss by at most 70% of it over
-        generated samples and confidences.  And a 90% interval given for a 95% one misses by more than it allows,
-        on every generated sample whose ratios spread over many values (no pair of medians has 5% of the resamples:
-        where one does, the ratios have few values, and 90% and 95% intervals can be the same)."""
+        generated samples and confidences.  And a 90% interval given for a 95% one misses by more than it allows
+        on nearly every generated sample whose ratios spread over many values (no pair of medians has 5% of the
+        resamples: where one does, the ratios have few values, and 90% and 95% intervals can be the same); its own
+        2000 resamples bring it within the tolerance about once in 30 (it misses by 2.5 points, give or take 0.5,
+        against 1.6 allowed), and the check tries dozens of samples."""
         worst, caught, asked = 0.0, 0, 0
         for i, (a, b, confidence, _) in enumerate(_generated(nb02.samples(), 150, test_seed=3)):
             with inside_check():
@@ -180,7 +182,7 @@ class Test_02_benchmarking:
                 missed = _miss(exact, 0.95, *answers02.bootstrap(a, b, 0.90, seed=i))
                 asked, caught = asked + 1, caught + (missed > nb02.allowed_miss(0.025))
         assert worst < 0.7
-        assert asked >= 50 and caught == asked, (caught, asked)
+        assert asked >= 50 and caught >= 0.9 * asked, (caught, asked)
 
     def test_pairing_independent_runs_shows_when_the_runs_are_listed_sorted(self):
         """Pairing a[i] with b[i] gives about the right interval for runs listed as measured, and one far too

@@ -10,7 +10,7 @@ the check's own reference, which runs inside the check only (`@reference`):
   autotunes, and whose steady calls have isolated outliers; the generator knows where its warm-up ends.
 - crossover_batch: cost models where the GPU never wins, wins from the first batch, from some batch on,
   only at small batches, or first at `max_batch` itself, for `max_batch` from 1 to 2**14.
-- which_is_faster: two samples of 1 to 120 runs each, of unequal sizes, with ties and outliers, listed in
+- which_is_faster: two samples of 1 to 80 runs each, of unequal sizes, with ties and outliers, listed in
   any order, at any confidence, against the exact bootstrap distribution of the ratio of the medians.
 - loop_time: up to 60 kernels of any durations (zero included), any time per launch.
 """
@@ -275,7 +275,7 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
             ex.expect(not wins[:batch - 1].any(), f"{call} returned {batch}, but the GPU is faster at a smaller batch",
                       SMALL_ONLY_HINT if not wins[batch - 1:].all() else MODEL_HINT)
 
-        for_all(ex, models(), finds_the_first_win, examples=80, chosen=CHOSEN_MODELS, budget_s=5.0, describe=_call)
+        for_all(ex, models(), finds_the_first_win, examples=60, chosen=CHOSEN_MODELS, budget_s=1.5, describe=_call)
 
 
 register(Exercise(NOTEBOOK, "crossover_batch", check_crossover_batch))
@@ -331,7 +331,7 @@ def confidences() -> st.SearchStrategy[float | None]:
 
 
 def samples() -> st.SearchStrategy[Samples]:
-    """Two samples of 1 to 120 runs each (rarely as many in one as in the other), as typed by hand (ticks of
+    """Two samples of 1 to 80 runs each (rarely as many in one as in the other), as typed by hand (ticks of
     10 µs: ties, tiny samples) or measured (noise, outliers, a ratio of the medians near 1 or far from it),
     listed as measured or sorted, at any confidence."""
     by_hand = st.tuples(st.lists(st.integers(1, 40), min_size=1, max_size=12),
@@ -339,7 +339,7 @@ def samples() -> st.SearchStrategy[Samples]:
     ratio = st.one_of(st.floats(0.5, 2.0), st.just(1.0), st.floats(0.97, 1.03))
     noise = st.one_of(st.floats(0.005, 0.3), st.just(0.0))
     share = st.one_of(st.floats(0.0, 0.25), st.just(0.0))
-    measured = st.tuples(st.integers(1, 120), st.integers(1, 120), _log_uniform(1e-6, 0.1), ratio, noise, noise,
+    measured = st.tuples(st.integers(1, 80), st.integers(1, 80), _log_uniform(1e-6, 0.1), ratio, noise, noise,
                          share, share, st.integers(0, 2**31), st.sampled_from(ORDERS), confidences()).map(_made)
     return st.one_of(by_hand, measured)
 
@@ -434,7 +434,7 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
                           f"median(a*) / median(b*) lie below its {end} end, where a {level:.4g} interval leaves "
                           f"{share:.1%}", _interval_hint(a, b, ratios, level, low, high))
 
-        for_all(ex, samples(), bounds_the_ratio, examples=40, chosen=chosen_samples(), budget_s=5.0,
+        for_all(ex, samples(), bounds_the_ratio, examples=30, chosen=chosen_samples(), budget_s=1.5,
                 describe=lambda case: f"which_is_faster(a, b, {case[2]}) for {case[3]}")
 
 
