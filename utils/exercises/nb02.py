@@ -121,7 +121,7 @@ def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> N
                       "the steady calls from k on are all there is to the steady state: are there any?")
             # the typical steady call: the median of the calls from any start that is a few calls early or late
             starts = range(max(0, length - EARLY), min(times.size - 1, length + LATE) + 1)
-            typicals = [float(np.median(times[k:])) for k in starts]
+            typicals = [float(np.median(times[start:])) for start in starts]
             off = min(abs(typical / want - 1) for want in typicals)
             ex.expect(off < 0.02, f"{call} says a steady call takes {format_time(typical)}, {off:.0%} away from the "
                       "typical steady call",
@@ -272,8 +272,10 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
                       "the CPU does the whole layer?" if not wins.any() else
                       "the first batch at which the GPU's time is smaller, not the last at which the CPU's is"
                       if batch < last and wins[batch] and not wins[:batch].any() else MODEL_HINT)
+            first = int(np.argmax(wins)) + 1  # the GPU's first win: one exists, since it wins at `batch` or near it
             ex.expect(not wins[:batch - 1].any(), f"{call} returned {batch}, but the GPU is faster at a smaller batch",
-                      SMALL_ONLY_HINT if not wins[batch - 1:].all() else MODEL_HINT)
+                      SMALL_ONLY_HINT if loses[first - 1:batch - 1].any() else
+                      f"does your search try every batch size from 1 up? If it does: {MODEL_HINT}")
 
         for_all(ex, models(), finds_the_first_win, examples=60, chosen=CHOSEN_MODELS, budget_s=1.5, describe=_call)
 
@@ -348,9 +350,10 @@ def samples() -> st.SearchStrategy[Samples]:
 def _median_distribution(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The values that np.median of a bootstrap resample of x can take, and their probabilities, exactly.
 
-    A resample's order statistics follow binomial counts (Efron 1982, "The Jackknife, the Bootstrap and Other
-    Resampling Plans", §10.3): with p = the share of x at most v, the m-th smallest of n draws is at most v
-    when at least m draws are.  An even n takes the mean of the (n/2)-th and the next, as np.median does.
+    A resample's order statistics follow binomial counts (as Efron worked out for the median of an odd n in
+    "Bootstrap methods: another look at the jackknife", 1979): with p the share of x at most v, the m-th smallest
+    of n draws is at most v when at least m draws are.  An even n takes the mean of the (n/2)-th and the next, as
+    np.median does.
     """
     n = x.size
     values, counts = np.unique(x, return_counts=True)
@@ -431,8 +434,9 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
                 ok = under <= share + allowed_miss(tail) and at_most >= share - allowed_miss(tail)
                 ex.expect(ok, f"{call} returned ({low:.4g}, {high:.4g}): "
                           f"{(under if under > share else at_most):.1%} of the bootstrap's ratios "
-                          f"median(a*) / median(b*) lie below its {end} end, where a {level:.4g} interval leaves "
-                          f"{share:.1%}", _interval_hint(a, b, ratios, level, low, high))
+                          f"median(a*) / median(b*) lie below its {end} end; below the {end} end of a "
+                          f"{100 * level:.4g}% interval lie {share:.1%}",
+                          _interval_hint(a, b, ratios, level, low, high))
 
         for_all(ex, samples(), bounds_the_ratio, examples=30, chosen=chosen_samples(), budget_s=1.5,
                 describe=lambda case: f"which_is_faster(a, b, {case[2]}) for {case[3]}")
@@ -453,12 +457,12 @@ def _interval_hint(a: np.ndarray, b: np.ndarray, ratios: _Ratios, level: float, 
         if a.size == b.size > 1 and _sorted(a) and _sorted(b):
             return ("the runs are independent, and the order they are listed in means nothing: does your resample of "
                     "a depend on which runs of b it took?")
-        return (f"too narrow for a {level:.4g} interval: is each sample resampled on its own, to its own size "
+        return (f"too narrow for a {100 * level:.4g}% interval: is each sample resampled on its own, to its own size "
                 f"({a.size} run{'s' * (a.size != 1)} of a, {b.size} of b), and does the interval leave "
                 "(1 - confidence) / 2 on each side?")
     if below < tail and above < tail:
-        return (f"too wide for a {level:.4g} interval: it holds the middle `confidence` share of the resampled ratios "
-                "of the medians (not of single times), and leaves (1 - confidence) / 2 on each side")
+        return (f"too wide for a {100 * level:.4g}% interval: it holds the middle `confidence` share of the "
+                "resampled ratios of the medians (not of single times), and leaves (1 - confidence) / 2 on each side")
     return ("the interval sits off to one side: is it for the ratio of the medians, median(a) / median(b), each as "
             "np.median takes it? Some statistics move with outliers; the median does not (section 5 of the lecture)")
 
@@ -548,7 +552,8 @@ def _diagnosis(got: float, want: float, kernels: list[float], launch: float) -> 
 
 def _loop_call(loop: Loop) -> str:
     kernels, launch, given = loop
-    listed = shown(f"[{', '.join(map(_number, kernels))}]", 160).strip("'")
+    listed = f"[{', '.join(map(_number, kernels))}]"
+    listed = listed if len(listed) <= 160 else listed[:156] + " ...]"
     return f"loop_time({listed if given == 'list' else f'np.array({listed})'}, {_number(launch)})"
 
 
