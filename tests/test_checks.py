@@ -4,9 +4,11 @@ and stream code called from every kind of caller.  Each check's own answers are 
 """
 
 import contextlib
+import importlib
 import inspect
 import io
 import re
+import sys
 import time
 
 import numpy as np
@@ -57,6 +59,25 @@ def test_for_all_is_the_same_every_time_and_counts_each_case_once(capsys):
     with exercise("sums") as ex:
         for_all(ex, st.integers(), lambda x: ex.expect(True, "", ""), examples=40, chosen=[7, 8])
     assert capsys.readouterr().out == "PASS sums: 42 checks passed\n"
+
+
+@host
+def test_for_all_draws_the_same_cases_whatever_modules_are_imported(tmp_path, monkeypatch):
+    """Hypothesis also draws constants found in the source of local modules imported so far (since 6.131): the same
+    check drew other inputs, and another smallest failure, under pytest (which imports every check module) than in
+    a notebook.  The checks turn that off: a module of odd constants, imported between two runs, changes nothing."""
+    def drawn():
+        seen = []
+        with contextlib.redirect_stdout(io.StringIO()), exercise("draws") as ex:
+            for_all(ex, st.integers(0, 10**12), seen.append, examples=200)
+        return seen
+
+    before = drawn()
+    (tmp_path / "odd_constants.py").write_text(f"CONSTANTS = {list(range(987654321, 987654321 + 400))}\n")
+    monkeypatch.syspath_prepend(tmp_path)
+    monkeypatch.delitem(sys.modules, "odd_constants", raising=False)
+    importlib.import_module("odd_constants")
+    assert drawn() == before
 
 
 @host

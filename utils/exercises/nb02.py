@@ -3,105 +3,133 @@ to beat the CPU, a decision between two implementations with a confidence interv
 a loop of unequal kernels.
 
 Every check runs on a CPU: the exercises reason about timings, and their notebook measures the GPU
-around them.  A check compares your answer with its own only through a digest (`_sealed`), so that
-reading this file does not give the answers away; the plain answers are in `answers/nb02.py`.
+around them.  Each is a property over generated inputs (utils/exercises/properties.py), compared with
+the check's own reference, which runs inside the check only (`@reference`):
+
+- warmup_end: series of 10 to 450 calls whose warm-up (none, or up to half the calls) decays or
+  autotunes, and whose steady calls have isolated outliers; the generator knows where its warm-up ends.
+- crossover_batch: cost models where the GPU never wins, wins from the first batch, from some batch on,
+  only at small batches, or first at `max_batch` itself, for `max_batch` from 1 to 2**14.
+- which_is_faster: two samples of 1 to 80 runs each, of unequal sizes, with ties and outliers, listed in
+  any order, at any confidence, against the exact bootstrap distribution of the ratio of the medians.
+- loop_time: up to 60 kernels of any durations (zero included), any time per launch.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable
 
 import numpy as np
 
 from ..timing import format_time
-from . import Exercise, exercise, register
+from . import Exercise, exercise, reference, register
+from .properties import finite, for_all, integral, real, shown, st
 
 NOTEBOOK = "02_benchmarking"
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
+def _log_uniform(low: float, high: float) -> st.SearchStrategy[float]:
+    """A positive number between `low` and `high`, as likely in each decade."""
+    return st.floats(math.log10(low), math.log10(high)).map(lambda exponent: float(10.0**exponent))
 
 
-def _sealed(value: object) -> str:
-    """A digest of an answer: the check compares digests, and this file holds no answer in plain form."""
-    return hashlib.sha256(repr(value).encode()).hexdigest()[:16]
-
-
-def _ns(seconds: float) -> int:
-    """Seconds as whole nanoseconds: the same digest for every way of adding up the same durations."""
-    return round(seconds * 1e9)
+def _number(x: float) -> str:
+    """A number as short as it can be written and still read back the same."""
+    if isinstance(x, int):
+        return str(x)
+    short = f"{x:.4g}"
+    return short if float(short) == x else repr(float(x))
 
 
 # --------------------------------------------------------------------------------------------
 # Exercise 1 (transfer): a warm-up of unknown length
 # --------------------------------------------------------------------------------------------
-def warmup_series(length: int, steady: int, pattern: str, seed: int) -> np.ndarray:
+def warmup_series(length: int, steady: int, pattern: str, seed: int, *, noise: float = 0.03, gap: int = 37,
+                  first: int = 3) -> np.ndarray:
     """Times of `length` warm-up calls, then `steady` calls of about 1 ms, the same on every machine.
 
     The warm-up's calls are slow together (at least 1.3x the steady time, and its last five all
-    slow): "decaying" slows from 20x down to 1.3x, "autotuning" tries algorithms, a quarter of them
-    as fast as the steady state.  The steady calls vary by 3%, and a few of them, never two within
-    ten calls, are disturbed (3x to 10x) or lucky (0.6x).
+    slow): "decaying" slows from 20x down to 1.5x, "autotuning" tries algorithms, a quarter of them
+    as fast as the steady state.  The steady calls vary by `noise` (lognormal), and from the steady
+    call `first` on, every `gap`-th (at least ten apart) is disturbed (3x to 10x) or lucky (0.6x).
     """
     rng = np.random.default_rng(seed)
-    base = 1e-3 * np.exp(0.03 * rng.standard_normal(length + steady))
+    base = 1e-3 * np.exp(noise * rng.standard_normal(length + steady))
     if pattern == "decaying":
-        slow = np.geomspace(20.0, 1.3, length) if length else np.empty(0)
+        slow = np.geomspace(20.0, 1.5, length) if length else np.empty(0)
     else:
         slow = np.where(rng.random(length) < 0.25, 1.0, rng.uniform(1.3, 8.0, length))
         slow[-5:] = rng.uniform(1.3, 8.0, min(5, length))
     times = base.copy()
     times[:length] *= slow
-    for k, at in enumerate(range(length + 3, length + steady - 1, 37)):  # isolated: 37 calls apart
+    for k, at in enumerate(range(length + first, length + steady - 1, gap)):
         times[at] *= 0.6 if k % 4 == 3 else rng.uniform(3.0, 10.0)
     return times
 
 
-# (what the case is, warm-up calls, steady calls, pattern, seed)
-WARMUP_CASES: list[tuple[str, int, int, str, int]] = [
-    ("a warm-up of 30 calls that slow down from 20x", 30, 200, "decaying", 1),
-    ("no warm-up at all", 0, 200, "decaying", 2),
-    ("one slow first call, as in the lecture", 1, 150, "decaying", 3),
-    ("24 calls of autotuning, some of them as fast as the steady state", 24, 200, "autotuning", 4),
-    ("a warm-up of 120 calls out of 300", 120, 180, "decaying", 5),
-    ("60 calls of autotuning, then few steady calls", 60, 90, "autotuning", 6),
-]
+# (warm-up calls, steady calls, pattern, seed, noise, gap between outliers, first outlier)
+Warmup = tuple[int, int, str, int, float, int, int]
+PATTERNS = ("decaying", "autotuning")
 EARLY, LATE = 3, 6  # the warm-up end may be found this many calls early, or late
 
 
-def _steady_median(times: np.ndarray, length: int) -> float:
-    return float(np.median(times[length:]))
+def warmups() -> st.SearchStrategy[Warmup]:
+    """Warm-ups of 0 to 150 calls, never more than half of the series; 10 to 300 steady calls more."""
+    return st.tuples(st.integers(0, 150), st.integers(0, 150), st.sampled_from(PATTERNS), st.integers(0, 2**32 - 1),
+                     st.sampled_from((0.03, 0.01, 0.02)), st.integers(10, 60), st.integers(0, 9)).map(
+        lambda w: (w[0], max(w[0], 10) + w[1], *w[2:]))
+
+
+# Tried every time: 24 calls of autotuning as in the notebook, the lecture's one slow first call, none, a long one.
+CHOSEN_WARMUPS: list[Warmup] = [(24, 24, "autotuning", 0, 0.03, 37, 3), (1, 150, "decaying", 3, 0.03, 37, 3),
+                                (0, 200, "decaying", 2, 0.03, 37, 3), (60, 90, "autotuning", 6, 0.03, 37, 3)]
+
+
+def _series_call(w: Warmup) -> str:
+    length, steady, pattern, seed, noise, gap, first = w
+    options = "".join(f", {name}={value}" for name, value, default in (("noise", noise, 0.03), ("gap", gap, 37),
+                                                                      ("first", first, 3)) if value != default)
+    return f"nb02.warmup_series({length}, {steady}, {pattern!r}, {seed}{options})"
 
 
 def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> None:
     """warmup_end(times) -> (k, steady): the first call of the steady state, and its typical time."""
     with exercise("warmup_end") as ex:
-        for what, length, steady, pattern, seed in WARMUP_CASES:
-            times = warmup_series(length, steady, pattern, seed)
-            got = warmup_end(times.copy())
-            ex.expect(isinstance(got, tuple) and len(got) == 2 and _is_number(got[0]) and _is_number(got[1])
-                      and float(got[0]).is_integer() and math.isfinite(float(got[1])),
-                      f"{what}: warmup_end returned {got!r}, not (first steady call, seconds)",
-                      "return a pair: the index of the first call of the steady state (an int), and its time")
-            k, typical = int(got[0]), float(got[1])
+        yours = ex.answer(warmup_end)
+
+        def finds_the_end(w: Warmup) -> None:
+            length = w[0]
+            times = warmup_series(*w[:4], noise=w[4], gap=w[5], first=w[6])
+            call = f"warmup_end({_series_call(w)}), a warm-up of {length} calls ({w[2]}) then {w[1]} steady ones,"
+            got = yours(times.copy())
+            pair = got if isinstance(got, tuple) and len(got) == 2 else (None, None)
+            k, typical = integral(pair[0]), real(pair[1])
+            ex.expect(k is not None and typical is not None, f"{call} returned {shown(got)}, not (first steady call, "
+                      "seconds)", "return a pair: the index of the first call of the steady state (an int), and "
+                      "the typical time of a steady call (a number of seconds)")
+            assert k is not None and typical is not None
             ex.expect(k >= length - EARLY,
-                      f"{what}: you say the steady state starts at call {k}, but calls after it are still "
-                      "the warm-up's",
+                      f"{call} says the steady state starts at call {k}, but calls after it are still the warm-up's",
                       "a warm-up is several slow calls close together, and it can have fast calls in between: "
                       "is there a stretch of slow calls after the one you chose?")
             ex.expect(k <= length + LATE,
-                      f"{what}: you say the steady state starts at call {k}, long after the slow calls end",
+                      f"{call} says the steady state starts at call {k}, long after the slow calls end",
                       "a single slow call among steady ones is noise (another process, the clock), not warm-up: "
                       "judge a call together with its neighbours")
-            want = _steady_median(times, length)
-            ex.expect(abs(typical / want - 1) < 0.02,
-                      f"{what}: a steady call takes {format_time(typical)} by your count, "
-                      f"{abs(typical / want - 1):.0%} away from the typical steady call",
+            ex.expect(finite(typical), f"{call} says a steady call takes {typical} seconds",
+                      "the steady calls from k on are all there is to the steady state: are there any?")
+            # the typical steady call: the median of the calls from any start that is a few calls early or late
+            starts = range(max(0, length - EARLY), min(times.size - 1, length + LATE) + 1)
+            typicals = [float(np.median(times[start:])) for start in starts]
+            off = min(abs(typical / want - 1) for want in typicals)
+            ex.expect(off < 0.02, f"{call} says a steady call takes {format_time(typical)}, {off:.0%} away from the "
+                      "typical steady call",
                       "the steady calls include a few disturbed and lucky ones (section 5 of the lecture): "
                       "which statistic do they not move?")
+
+        for_all(ex, warmups(), finds_the_end, examples=60, chosen=CHOSEN_WARMUPS,
+                describe=lambda w: f"warmup_end({_series_call(w)})")
 
 
 register(Exercise(NOTEBOOK, "warmup_end", check_warmup_end))
@@ -110,37 +138,146 @@ register(Exercise(NOTEBOOK, "warmup_end", check_warmup_end))
 # --------------------------------------------------------------------------------------------
 # Exercise 2 (transfer): from which batch on is the GPU faster?
 # --------------------------------------------------------------------------------------------
-# (what the case is, layer (in, out, itemsize), CPU (bandwidth, FLOP rate), GPU (bandwidth, FLOP rate, fixed
-# seconds per call), link bytes per second, the largest batch tried, the answer's digest)
-CrossoverCase = tuple[str, tuple[int, int, int], tuple[float, float], tuple[float, float, float], float, int, str]
-CROSSOVER_CASES: list[CrossoverCase] = [
-    ("a 256 x 256 float32 layer, a laptop CPU against an H100 over PCIe 5",
-     (256, 256, 4), (50e9, 1e12), (3e12, 50e12, 10e-6), 50e9, 2**14, "28dae7c8bde2f3ca"),
-    ("a 1024 x 1024 bfloat16 layer, a server CPU against a T4 over PCIe 3",
-     (1024, 1024, 2), (200e9, 4e12), (300e9, 65e12, 20e-6), 12e9, 2**14, "a512db2741cd2069"),
-    ("a 64 x 64 float32 layer: the link is slower than the CPU",
-     (64, 64, 4), (100e9, 2e12), (3e12, 50e12, 10e-6), 12e9, 2**14, "dc937b59892604f5"),
-    ("a 1024 x 16 float32 layer, a busy CPU against an H100 over PCIe 4",
-     (1024, 16, 4), (20e9, 200e9), (3e12, 50e12, 8e-6), 25e9, 2**14, "85daaf6f7055cd57"),
+# (layer (in, out, itemsize), CPU (bandwidth, FLOP rate), GPU (bandwidth, FLOP rate, fixed seconds per call),
+# link bytes per second, max_batch (None: the default, 2**14))
+Model = tuple[tuple[int, int, int], tuple[float, float], tuple[float, float, float], float, int | None]
+MAX_BATCH = 2**14  # max_batch's default in the task
+TIE = 1e-9  # closer than this (relative), the two sides are a tie: either answer is right there
+
+
+@reference
+def _times(model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """The CPU's and the GPU's seconds at each batch from 1 to max_batch, by the task's model."""
+    (n_in, n_out, itemsize), cpu, gpu, link, max_batch = model
+    batch = np.arange(1, (max_batch or MAX_BATCH) + 1, dtype=np.float64)
+
+    def floor(bandwidth: float, flop_rate: float) -> np.ndarray:
+        nbytes = itemsize * (batch * n_in + n_in * n_out + batch * n_out)
+        return np.maximum(nbytes / bandwidth, 2 * batch * n_in * n_out / flop_rate)
+
+    return floor(*cpu), gpu[2] + itemsize * batch * (n_in + n_out) / link + floor(gpu[0], gpu[1])
+
+
+def _margins(model: Model) -> np.ndarray:
+    """(CPU time - GPU time) / CPU time at each batch from 1 to max_batch."""
+    cpu_s, gpu_s = _times(model)
+    return (cpu_s - gpu_s) / cpu_s
+
+
+def _first_win(model: Model) -> int | None:
+    wins = np.flatnonzero(_margins(model) > TIE)
+    return int(wins[0]) + 1 if wins.size else None
+
+
+def _at_its_first_win(model: Model) -> Model | None:
+    """The model with max_batch where the GPU first wins: a search must try max_batch itself."""
+    first = _first_win((*model[:4], MAX_BATCH))
+    return None if first is None or first < 2 else (*model[:4], first)
+
+
+def _first_win_near(draw: tuple[Model, int]) -> Model | None:
+    """The model with the GPU's fixed cost raised until the GPU first wins near `target` (a late crossover, for
+    the default max_batch): None where the GPU does not win there."""
+    (layer, cpu, gpu, link, _), target = draw
+    cpu_s, gpu_s = _times((layer, cpu, gpu, link, target))
+    spare = (cpu_s[-1] - gpu_s[-1]) * (1 - 1e-6)
+    return None if spare <= 0 else (layer, cpu, (gpu[0], gpu[1], gpu[2] + spare), link, None)
+
+
+def _small_batches_only(draw: tuple[int, int, int, float, float, float, float, float, int]) -> Model:
+    """A CPU bound by reading W at small batches and a slow link: the GPU wins at small batches only."""
+    n_in, n_out, itemsize, cpu_bandwidth, flops_per_byte, link_over_cpu, fixed_share, gpu_scale, max_batch = draw
+    cpu = (cpu_bandwidth, cpu_bandwidth * flops_per_byte)
+    per_row = max(itemsize * (n_in + n_out) / cpu[0], 2 * n_in * n_out / cpu[1])  # the CPU's cost of one more row
+    link = itemsize * (n_in + n_out) / (link_over_cpu * per_row)  # a row crosses slower than the CPU computes it
+    gpu = (gpu_scale * 3e12, gpu_scale * 1e15, fixed_share * itemsize * n_in * n_out / cpu[0])
+    return (n_in, n_out, itemsize), cpu, gpu, link, max_batch
+
+
+def _found(models: st.SearchStrategy[Model | None]) -> st.SearchStrategy[Model]:
+    """The models a construction found (None where it did not apply)."""
+    return models.filter(lambda model: model is not None)  # type: ignore[return-value]  # None is filtered out
+
+
+def models() -> st.SearchStrategy[Model]:
+    """Cost models over the whole space: layers of 1 to 8192 (odd ones too) by 1 to 8192, items of 1 to 8 bytes,
+    CPUs, GPUs and links over several decades, GPUs without a fixed cost; and three shapes that a random draw
+    seldom makes: the GPU first faster at max_batch itself, first faster late (beyond 2**10) with the default
+    max_batch, and faster at small batches only."""
+    layer = st.tuples(st.integers(1, 8192), st.integers(1, 8192), st.sampled_from((4, 2, 1, 8)))
+    cpu = st.tuples(_log_uniform(1e9, 1e12), _log_uniform(1e9, 1e14))
+    gpu = st.tuples(_log_uniform(1e10, 1e13), _log_uniform(1e11, 1e15),
+                    st.one_of(st.just(0.0), _log_uniform(1e-7, 1e-2)))
+    anywhere = st.tuples(layer, cpu, gpu, _log_uniform(1e8, 1e11), st.one_of(st.none(), st.integers(1, MAX_BATCH)))
+    late = _found(st.tuples(anywhere, st.integers(2**10, MAX_BATCH)).map(_first_win_near))
+    at_max_batch = _found(_found(st.tuples(anywhere, st.integers(2, MAX_BATCH)).map(_first_win_near)).map(
+        _at_its_first_win))
+    small_only = st.tuples(st.integers(8, 512), st.integers(8, 512), st.sampled_from((4, 2)), _log_uniform(1e10, 2e11),
+                           _log_uniform(10, 200), st.floats(1.5, 20), st.floats(0, 0.5), _log_uniform(0.1, 10),
+                           st.integers(1, MAX_BATCH)).map(_small_batches_only)
+    return st.one_of(anywhere, at_max_batch, late, small_only)
+
+
+# Tried every time: the GPU faster from some batch on (an H100 over PCIe 5; a T4 over PCIe 3 that waits 200 µs a
+# call, beyond 2**10), never (the link slower than the CPU), at small batches only (a slow link), first at max_batch
+# itself, at the only batch allowed, and at small batches, then not, then again (the CPU turns compute-bound).
+CHOSEN_MODELS: list[Model] = [
+    ((256, 256, 4), (50e9, 1e12), (3e12, 50e12, 10e-6), 50e9, None),
+    ((1024, 1024, 2), (200e9, 4e12), (300e9, 65e12, 200e-6), 12e9, None),
+    ((64, 64, 4), (100e9, 2e12), (3e12, 50e12, 10e-6), 12e9, None),
+    ((256, 256, 4), (50e9, 1e12), (3e12, 50e12, 1e-6), 12e9, 2**14),
+    ((256, 256, 4), (50e9, 1e12), (3e12, 50e12, 10e-6), 50e9, 115),
+    ((4096, 4096, 4), (50e9, 1e12), (3e12, 50e12, 10e-6), 25e9, 1),
+    ((2000, 2000, 4), (100e9, 5e12), (3e12, 1e15, 90e-6), 20e9, None),
 ]
+
+
+def _call(model: Model) -> str:
+    layer, cpu, gpu, link, max_batch = model
+    last = "" if max_batch is None else f", {max_batch}"
+    return (f"crossover_batch({layer}, ({', '.join(map(_number, cpu))}), ({', '.join(map(_number, gpu))}), "
+            f"{_number(link)}{last})")
+
+
+MODEL_HINT = ("each side costs its floor (the larger of moving its bytes and doing its FLOPs); the GPU also pays its "
+              "fixed cost, and the link for what must cross it each call (not the weight, which stays on the GPU)")
+SMALL_ONLY_HINT = ("the GPU can be faster at small batches and slower at large ones (each row must cross the link): "
+                   "the task asks for the smallest batch at which it is faster, whatever larger batches do")
 
 
 def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
     """crossover_batch(layer, cpu, gpu, link, max_batch): the smallest batch at which the GPU is faster, or None."""
     with exercise("crossover_batch") as ex:
-        for what, layer, cpu, gpu, link, max_batch, sealed in CROSSOVER_CASES:
-            got = crossover_batch(layer, cpu, gpu, link, max_batch)
-            ex.expect(got is None or (_is_number(got) and float(got).is_integer()),
-                      f"{what}: crossover_batch returned {got!r}, not a batch size or None",
+        yours = ex.answer(crossover_batch)
+
+        def finds_the_first_win(model: Model) -> None:
+            call, last = _call(model), model[4] or MAX_BATCH
+            got = yours(*model[:4]) if model[4] is None else yours(*model)
+            margins = _margins(model)
+            wins, loses = margins > TIE, margins < -TIE
+            batch = integral(got)
+            ex.expect(got is None or batch is not None, f"{call} returned {shown(got)}, not a batch size or None",
                       "return the batch size as an int, or None if the GPU is never faster up to max_batch")
-            ok = _sealed(None if got is None else int(got)) == sealed
-            never = sealed == _sealed(None)
-            ex.expect(ok, f"{what}: crossover_batch returned {got!r}, which is not where the GPU starts to be faster",
-                      "here the GPU never wins: can the input and the output get across the link faster than the "
-                      "CPU does the whole layer?" if never else
-                      "each side costs its floor (the larger of moving its bytes and doing its FLOPs); the GPU also "
-                      "pays its fixed cost, and the link for what must cross it each call (not the weight, "
-                      "which stays on the GPU): which batch is the first where the GPU's total is smaller?")
+            if batch is None:
+                only_at_last = wins[-1] and not wins[:-1].any()
+                ex.expect(not wins.any(), f"{call} returned None, but the GPU is faster at a batch from 1 to {last}",
+                          SMALL_ONLY_HINT if not wins[-1] else
+                          f"the batch sizes run from 1 to max_batch, both included; {MODEL_HINT}" if only_at_last else
+                          MODEL_HINT)
+                return
+            ex.expect(1 <= batch <= last, f"{call} returned {batch}, not a batch size from 1 to {last}",
+                      "return a batch size from 1 to max_batch, or None if the GPU is faster at none of them")
+            ex.expect(not loses[batch - 1], f"{call} returned {batch}, but at that batch the GPU is slower",
+                      "here the GPU is never faster: can the input and the output get across the link faster than "
+                      "the CPU does the whole layer?" if not wins.any() else
+                      "the first batch at which the GPU's time is smaller, not the last at which the CPU's is"
+                      if batch < last and wins[batch] and not wins[:batch].any() else MODEL_HINT)
+            first = int(np.argmax(wins)) + 1  # the GPU's first win: one exists, since it wins at `batch` or near it
+            ex.expect(not wins[:batch - 1].any(), f"{call} returned {batch}, but the GPU is faster at a smaller batch",
+                      SMALL_ONLY_HINT if loses[first - 1:batch - 1].any() else
+                      f"does your search try every batch size from 1 up? If it does: {MODEL_HINT}")
+
+        for_all(ex, models(), finds_the_first_win, examples=60, chosen=CHOSEN_MODELS, budget_s=1.5, describe=_call)
 
 
 register(Exercise(NOTEBOOK, "crossover_batch", check_crossover_batch))
@@ -149,60 +286,212 @@ register(Exercise(NOTEBOOK, "crossover_batch", check_crossover_batch))
 # --------------------------------------------------------------------------------------------
 # Exercise 3: which of two implementations is faster, and how sure are we?
 # --------------------------------------------------------------------------------------------
-def _spread(median: float, sigma: float, n: int, rng: np.random.Generator) -> np.ndarray:
-    return median * np.exp(sigma * rng.standard_normal(n))
+def runs(size: int, median: float, noise: float, disturbed: float, seed: int) -> np.ndarray:
+    """The times of `size` independent runs, the same on every machine: lognormal around `median` with `noise`,
+    a share `disturbed` of them 3x to 20x slower (another process, a clock change)."""
+    rng = np.random.default_rng(seed)
+    times = median * np.exp(noise * rng.standard_normal(size))
+    slow = rng.random(size) < disturbed
+    times[slow] *= rng.uniform(3.0, 20.0, int(slow.sum()))
+    return times
 
 
-def faster_cases() -> list[tuple[str, np.ndarray, np.ndarray, str]]:
-    """(what it tests, times of a, times of b, the right verdict), the same on every machine."""
-    rng = np.random.default_rng(2)
-    a_clear, b_clear = _spread(1.0e-3, 0.02, 40, rng), _spread(1.2e-3, 0.02, 40, rng)
-    noisy = _spread(1.0e-3, 0.05, 30, rng)
-    outliers = _spread(1.0e-3, 0.01, 60, rng)
-    outliers[::5] = 20e-3  # every fifth run was disturbed (another process, a clock change)
-    lucky = _spread(1.1e-3, 0.01, 40, rng)
-    lucky[7] = 0.5e-3  # one run much faster than the rest
-    few = np.array([0.6, 0.9, 1.0, 1.3, 1.8]) * 1e-3
-    return [
-        ("a clearly faster", a_clear, b_clear, "a"),
-        ("b clearly faster", b_clear, a_clear, "b"),
-        ("0.3% apart, 5% noise", noisy, rng.permutation(noisy) * 1.003, "unclear"),
-        ("a faster, with 20% outliers", outliers, _spread(1.1e-3, 0.01, 60, rng), "a"),
-        ("1% apart, 0.1% noise", _spread(1.00e-3, 0.001, 50, rng), _spread(1.01e-3, 0.001, 50, rng), "a"),
-        ("5 noisy runs each", few, rng.permutation(few) * 1.3, "unclear"),
-        ("b faster, a had one lucky run", lucky, _spread(1.0e-3, 0.01, 40, rng), "b"),
-    ]
+ORDERS = ("as measured", "both sorted", "sorted oppositely")
+
+
+def _listed(a: np.ndarray, b: np.ndarray, order: str) -> tuple[np.ndarray, np.ndarray]:
+    """The same runs, listed in another order: independent runs say nothing by their order."""
+    if order == "both sorted":
+        return np.sort(a), np.sort(b)
+    if order == "sorted oppositely":
+        return np.sort(a), np.sort(b)[::-1].copy()
+    return a, b
+
+
+# (a, b, confidence (None: the default), how a and b were made, for the message)
+Samples = tuple[np.ndarray, np.ndarray, float | None, str]
+
+
+def _made(draw: tuple[int, int, float, float, float, float, float, float, int, str, float | None]) -> Samples:
+    size_a, size_b, median, ratio, noise_a, noise_b, disturbed_a, disturbed_b, seed, order, confidence = draw
+    args_a = (size_a, median, noise_a, disturbed_a, seed)
+    args_b = (size_b, median * ratio, noise_b, disturbed_b, seed + 1)
+    a, b = _listed(runs(*args_a), runs(*args_b), order)
+    how = ", ".join(f"{name} = nb02.runs({', '.join(map(_number, args))})"
+                    for name, args in (("a", args_a), ("b", args_b)))
+    return a, b, confidence, how + ("" if order == "as measured" else f", {order}")
+
+
+def _typed(draw: tuple[list[int], list[int], float | None]) -> Samples:
+    a, b = (np.array(ticks, dtype=np.float64) / 1e5 for ticks in draw[:2])
+    return a, b, draw[2], f"a = {shown(a.tolist(), 200)}, b = {shown(b.tolist(), 200)}"
+
+
+def confidences() -> st.SearchStrategy[float | None]:
+    """None (the default, 95%), the usual levels, and any level from 50% to 99.5%."""
+    return st.one_of(st.none(), st.sampled_from((0.95, 0.9, 0.99, 0.8, 0.5)), st.floats(0.5, 0.995))
+
+
+def samples() -> st.SearchStrategy[Samples]:
+    """Two samples of 1 to 80 runs each (rarely as many in one as in the other), as typed by hand (ticks of
+    10 µs: ties, tiny samples) or measured (noise, outliers, a ratio of the medians near 1 or far from it),
+    listed as measured or sorted, at any confidence."""
+    by_hand = st.tuples(st.lists(st.integers(1, 40), min_size=1, max_size=12),
+                        st.lists(st.integers(1, 40), min_size=1, max_size=12), confidences()).map(_typed)
+    ratio = st.one_of(st.floats(0.5, 2.0), st.just(1.0), st.floats(0.97, 1.03))
+    noise = st.one_of(st.floats(0.005, 0.3), st.just(0.0))
+    share = st.one_of(st.floats(0.0, 0.25), st.just(0.0))
+    measured = st.tuples(st.integers(1, 80), st.integers(1, 80), _log_uniform(1e-6, 0.1), ratio, noise, noise,
+                         share, share, st.integers(0, 2**31), st.sampled_from(ORDERS), confidences()).map(_made)
+    return st.one_of(by_hand, measured)
+
+
+@reference
+def _median_distribution(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The values that np.median of a bootstrap resample of x can take, and their probabilities, exactly.
+
+    A resample's order statistics follow binomial counts (as Efron worked out for the median of an odd n in
+    "Bootstrap methods: another look at the jackknife", 1979): with p the share of x at most v, the m-th smallest
+    of n draws is at most v when at least m draws are.  An even n takes the mean of the (n/2)-th and the next, as
+    np.median does.
+    """
+    n = x.size
+    values, counts = np.unique(x, return_counts=True)
+    at_most = np.cumsum(counts) / n
+    below = at_most - counts / n
+
+    def at_least(m: int, p: np.ndarray) -> np.ndarray:  # P(Binomial(n, p) >= m), for each p
+        k = np.arange(m, n + 1)
+        return (np.array([float(math.comb(n, j)) for j in k]) * p[:, None] ** k * (1 - p[:, None]) ** (n - k)).sum(1)
+
+    if n % 2:
+        return values, np.diff(at_least(n // 2 + 1, at_most), prepend=0.0)
+    m = n // 2
+    # P(m-th = v_i, (m+1)-th = v_j) for i < j: m draws at most v_i (one of them v_i), the rest at least v_j
+    # (one of them v_j); the diagonal is what is left of P(m-th = v_i).
+    low = math.comb(n, m) * (at_most**m - below**m)
+    high = (1 - below) ** (n - m) - (1 - at_most) ** (n - m)
+    pairs = np.triu(np.outer(low, high), k=1)
+    pairs += np.diag(at_least(m, at_most) - at_least(m, below) - pairs.sum(axis=1))
+    i, j = np.nonzero(pairs > 0)
+    medians, where = np.unique((values[i] + values[j]) / 2, return_inverse=True)
+    return medians, np.bincount(where, weights=pairs[i, j])
+
+
+class _Ratios:
+    """The bootstrap distribution of median(a*) / median(b*), a* and b* resampled each on its own, to its size."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray) -> None:
+        self.a, self.b = _median_distribution(a), _median_distribution(b)
+        self.a_cumulative = np.concatenate([[0.0], np.cumsum(self.a[1])])
+
+    def share(self, r: float, below: bool = False) -> float:
+        """The share of ratios at most r (below r, if `below`), with a margin for rounding (an end returned in
+        float32 is one) either way."""
+        r *= 1 - 1e-6 if below else 1 + 1e-6
+        at = np.searchsorted(self.a[0], r * self.b[0], side="left" if below else "right")
+        return float(np.clip((self.b[1] * self.a_cumulative[at]).sum(), 0.0, 1.0))
+
+
+RESAMPLES = 2000  # the fewest resamples the task allows: the check's tolerance is what they can miss by
+
+
+def allowed_miss(tail: float) -> float:
+    """How far from `tail` the share of the bootstrap's ratios below an end may be: 4.5 standard errors of a
+    quantile estimated from RESAMPLES resamples, and one resample more (a right answer misses by more about once
+    in 150 000 ends).  A 90% interval's ends, given for a 95% one, miss by 2.5 points, more than this (1.6)."""
+    return 1 / RESAMPLES + 4.5 * math.sqrt(tail * (1 - tail) / RESAMPLES)
+
+
+def _verdict(low: float, high: float) -> str:
+    return "a" if high < 1 else "b" if low > 1 else "unclear"
 
 
 def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float]]) -> None:
     """which_is_faster(a, b, confidence) -> (verdict, low, high) for median(a) / median(b)."""
     with exercise("which_is_faster") as ex:
-        for what, a, b, verdict in faster_cases():
-            got = which_is_faster(a, b)
-            ex.expect(isinstance(got, tuple) and len(got) == 3 and got[0] in ("a", "b", "unclear"),
-                      f"which_is_faster returned {got!r}, not ('a' | 'b' | 'unclear', low, high)",
-                      "return verdict, low, high")
-            said, low, high = got
-            ratio = float(np.median(a) / np.median(b))
-            ex.expect(_is_number(low) and _is_number(high) and low <= ratio <= high,
-                      f"{what}: median(a) / median(b) is {ratio:.4f}, outside your interval ({low:.4g}, {high:.4g})",
-                      "give an interval for median(a) / median(b) (not b / a), around the measured ratio")
-            ex.expect(said == verdict,
-                      f"{what}: you said {said!r}, but {verdict!r} is right "
-                      f"(median(a) / median(b) = {ratio:.4f}, your interval ({low:.4f}, {high:.4f}))",
-                      "outliers and lucky runs mislead some statistics more than others (section 5 of the "
-                      "lecture); and the verdict should follow from the whole interval, not from one ratio")
-            if verdict != "unclear":
-                ex.expect(high / low < 1.1, f"{what}: your interval ({low:.4f}, {high:.4f}) is too wide",
-                          "the interval should reflect how much the medians move when the measurements are "
-                          "resampled, not how much single times vary")
-        a, b = faster_cases()[5][1:3]
-        _, low50, high50 = which_is_faster(a, b, confidence=0.5)
-        _, low99, high99 = which_is_faster(a, b, confidence=0.99)
-        ex.expect(high99 - low99 > high50 - low50,
-                  f"the 99% interval ({low99:.3g}, {high99:.3g}) is not wider than "
-                  f"the 50% one ({low50:.3g}, {high50:.3g})",
-                  "the interval must depend on `confidence`: a surer statement needs a wider interval")
+        yours = ex.answer(which_is_faster)
+
+        def bounds_the_ratio(case: Samples) -> None:
+            a, b, confidence, how = case
+            level = 0.95 if confidence is None else confidence
+            call = f"which_is_faster(a, b{'' if confidence is None else f', confidence={confidence:.4g}'}) for {how}"
+            got = yours(a.copy(), b.copy()) if confidence is None else yours(a.copy(), b.copy(), confidence=confidence)
+            said, low_end, high_end = got if isinstance(got, tuple) and len(got) == 3 else (None, None, None)
+            low, high = real(low_end), real(high_end)
+            ex.expect(isinstance(said, str) and said in ("a", "b", "unclear") and finite(low) and finite(high),
+                      f"{call} returned {shown(got)}, not ('a' | 'b' | 'unclear', low, high)",
+                      "return the verdict (a string) and the two ends of the interval (numbers)")
+            assert low is not None and high is not None
+            ex.expect(0 < low <= high, f"{call} returned the interval ({low:.4g}, {high:.4g})",
+                      "an interval for a ratio of times: 0 < low <= high")
+            ex.expect(said == _verdict(low, high), f"{call} said {said!r} for the interval ({low:.4g}, {high:.4g})",
+                      "the verdict follows from the whole interval: 'a' when all of it lies below 1, 'b' when all of "
+                      "it lies above 1, 'unclear' otherwise")
+            ratios, tail = _Ratios(a, b), (1 - level) / 2
+            for end, value, share in (("low", low, tail), ("high", high, 1 - tail)):
+                under, at_most = ratios.share(value, below=True), ratios.share(value)
+                ok = under <= share + allowed_miss(tail) and at_most >= share - allowed_miss(tail)
+                ex.expect(ok, f"{call} returned ({low:.4g}, {high:.4g}): "
+                          f"{(under if under > share else at_most):.1%} of the bootstrap's ratios "
+                          f"median(a*) / median(b*) lie below its {end} end; below the {end} end of a "
+                          f"{100 * level:.4g}% interval lie {share:.1%}",
+                          _interval_hint(a, b, ratios, level, low, high))
+
+        for_all(ex, samples(), bounds_the_ratio, examples=30, chosen=chosen_samples(), budget_s=1.5,
+                describe=lambda case: f"which_is_faster(a, b, {case[2]}) for {case[3]}")
+
+
+def _interval_hint(a: np.ndarray, b: np.ndarray, ratios: _Ratios, level: float, low: float, high: float) -> str:
+    """What an interval that misses most likely got wrong, from where its ends fall (never the ends themselves)."""
+    tail = (1 - level) / 2
+    below, above = ratios.share(low, below=True), 1 - ratios.share(high)  # the ratios left out on either side
+    reversed_ok = (abs(ratios.share(1 / high, below=True) - tail) <= allowed_miss(tail)
+                   and abs(1 - ratios.share(1 / low) - tail) <= allowed_miss(tail))
+    if reversed_ok and not ratios.share(0.95) <= 0.5 <= ratios.share(1 / 0.95):
+        return "the interval is for median(a) / median(b), the task's ratio: which way round is yours?"
+    if low == high:
+        return ("one ratio is no interval: how far would the ratio of the medians move if the runs were measured "
+                "again? The bootstrap answers by resampling")
+    if below > tail and above > tail:
+        if a.size == b.size > 1 and _sorted(a) and _sorted(b):
+            return ("the runs are independent, and the order they are listed in means nothing: does your resample of "
+                    "a depend on which runs of b it took?")
+        return (f"too narrow for a {100 * level:.4g}% interval: is each sample resampled on its own, to its own size "
+                f"({a.size} run{'s' * (a.size != 1)} of a, {b.size} of b), and does the interval leave "
+                "(1 - confidence) / 2 on each side?")
+    if below < tail and above < tail:
+        return (f"too wide for a {100 * level:.4g}% interval: it holds the middle `confidence` share of the "
+                "resampled ratios of the medians (not of single times), and leaves (1 - confidence) / 2 on each side")
+    return ("the interval sits off to one side: is it for the ratio of the medians, median(a) / median(b), each as "
+            "np.median takes it? Some statistics move with outliers; the median does not (section 5 of the lecture)")
+
+
+def _sorted(x: np.ndarray) -> bool:
+    return bool((np.diff(x) >= 0).all())
+
+
+def chosen_samples() -> list[Samples]:
+    """Tried every time: the lecture's kinds of comparison, unequal sizes, runs listed sorted, and 90% and 99%."""
+    rng = np.random.default_rng(2)
+
+    def spread(median: float, sigma: float, n: int) -> np.ndarray:
+        return np.round(median * np.exp(sigma * rng.standard_normal(n)) * 1e9) / 1e9
+
+    outliers = spread(1.0e-3, 0.01, 60)
+    outliers[::5] = 20e-3  # every fifth run was disturbed (another process, a clock change)
+    lucky = spread(1.1e-3, 0.01, 40)
+    lucky[7] = 0.5e-3  # one run much faster than the rest
+    noisy = spread(1.0e-3, 0.05, 30)
+    return [
+        (spread(1.0e-3, 0.02, 40), spread(1.2e-3, 0.02, 25), None, "a clearly faster, 40 runs against 25"),
+        (outliers, spread(1.1e-3, 0.01, 45), None, "a faster, every fifth run of a disturbed"),
+        (lucky, spread(1.0e-3, 0.01, 40), 0.9, "b faster, a had one lucky run"),
+        (noisy, rng.permutation(noisy) * 1.003, 0.99, "0.3% apart, 5% noise"),
+        (np.sort(spread(1.0e-3, 0.05, 30)), np.sort(spread(1.01e-3, 0.05, 30)), None, "30 runs each, both sorted"),
+        (np.array([0.6, 0.9, 1.0, 1.3, 1.8]) * 1e-3, np.array([1.2, 0.8, 1.6, 1.1, 0.9, 2.0, 1.4]) * 1e-3, 0.5,
+         "5 noisy runs against 7"),
+    ]
 
 
 register(Exercise(NOTEBOOK, "which_is_faster", check_which_is_faster))
@@ -212,29 +501,39 @@ register(Exercise(NOTEBOOK, "which_is_faster", check_which_is_faster))
 # Exercise 4 (transfer): how long a loop of unequal kernels takes, queued back to back
 # --------------------------------------------------------------------------------------------
 US = 1e-6
-# (what the case is, kernel durations in launch order, seconds per launch, the answer's digest), the same on
-# every machine
-LOOP_CASES: list[tuple[str, list[float], float, str]] = [
-    ("kernels of 1, 100, 1, 1 and 50 µs, 10 µs per launch", [1 * US, 100 * US, 1 * US, 1 * US, 50 * US], 10 * US,
-     "5487634664968175"),
-    ("ten 1 µs kernels, 5 µs per launch (launch-bound)", [1 * US] * 10, 5 * US, "9c978dcb04837772"),
-    ("ten 100 µs kernels, 5 µs per launch (GPU-bound)", [100 * US] * 10, 5 * US, "f64d9b7af447a954"),
-    ("nine 1 µs kernels, then one of 100 µs, 10 µs per launch", [1 * US] * 9 + [100 * US], 10 * US, "b552e632666bbf61"),
-    ("one 100 µs kernel, then nine of 1 µs, 10 µs per launch", [100 * US] + [1 * US] * 9, 10 * US, "8298dcd54acb4650"),
-    ("50 µs and 1 µs kernels in turn, 20 µs per launch", [50 * US, 1 * US] * 5, 20 * US, "36dd775e507e2de1"),
-    ("one 3 ms kernel, 5 µs per launch", [3e-3], 5 * US, "66d2bddbb9498830"),
-    ("no kernels at all", [], 5 * US, "5feceb66ffc86f38"),
-]
+Loop = tuple[list[float], float, str]  # kernels' durations in launch order, seconds per launch, list or array
 
 
-def _diagnosis(got: float, kernels: list[float], launch: float, sealed: str) -> str:
+@reference
+def _loop_end(kernels: list[float], launch: float) -> float:
+    """When the last kernel ends: each starts once its launch has returned and the kernel before it has ended."""
+    end = 0.0
+    for i, kernel in enumerate(kernels):
+        end = max(end, (i + 1) * launch) + kernel
+    return end
+
+
+def loops() -> st.SearchStrategy[Loop]:
+    """0 to 60 kernels of 0 to 5 ms (µs-long ones and ms-long ones mixed), 0 to 100 µs per launch."""
+    duration = st.one_of(st.sampled_from((1 * US, 100 * US, 2 * US, 50 * US)), st.floats(0, 20 * US),
+                         st.floats(0, 5e-3))
+    launch = st.one_of(st.floats(0, 100 * US), st.sampled_from((10 * US, 0.0)))
+    return st.tuples(st.lists(duration, max_size=60), launch, st.sampled_from(("list", "array")))
+
+
+CHOSEN_LOOPS: list[Loop] = [([1 * US, 100 * US, 1 * US, 1 * US, 50 * US], 10 * US, "list"),
+                            ([1 * US] * 9 + [100 * US], 10 * US, "array"), ([100 * US] + [1 * US] * 9, 10 * US, "list"),
+                            ([3e-3], 5 * US, "array"), ([], 5 * US, "list")]
+
+
+def _diagnosis(got: float, want: float, kernels: list[float], launch: float) -> str:
     """A hint for a wrong loop_time, from the shortcut its result matches (without giving the answer)."""
     n, work = len(kernels), float(sum(kernels))
 
     def matches(value: float) -> bool:
         return math.isclose(got, value, rel_tol=1e-6, abs_tol=1e-12)
 
-    if _sealed(_ns(got / 1e3)) == sealed or _sealed(_ns(got / 1e6)) == sealed:
+    if want > 0 and (matches(want * 1e6) or matches(want * 1e3)):
         return "everything is in seconds: the kernels, the launch and your answer"
     if matches(max(n * launch, work)):
         return ("the slower side of the totals holds for equal calls; here the order matters: can a kernel start "
@@ -245,23 +544,39 @@ def _diagnosis(got: float, kernels: list[float], launch: float, sealed: str) -> 
     if matches(per_call) or (n and matches(launch + kernels[0] + per_call - max(launch, kernels[0]))):
         return ("the slower side of each call is not enough: during a long kernel the host launches several short "
                 "ones, which then run one after another without waiting for a launch each")
-    if _sealed(_ns(got + launch)) == sealed:
+    if matches(want - launch):
         return "the first kernel cannot start at time 0: its launch has to return first"
     return ("follow the kernels in launch order: for each one, when can it start at the earliest (two things must "
             "have happened), and when does it end?")
 
 
+def _loop_call(loop: Loop) -> str:
+    kernels, launch, given = loop
+    listed = f"[{', '.join(map(_number, kernels))}]"
+    listed = listed if len(listed) <= 160 else listed[:156] + " ...]"
+    return f"loop_time({listed if given == 'list' else f'np.array({listed})'}, {_number(launch)})"
+
+
 def check_loop_time(loop_time: Callable[..., float]) -> None:
     """loop_time(kernels, launch): seconds from the start of the first launch until the last kernel ends."""
     with exercise("loop_time") as ex:
-        for what, kernels, launch, sealed in LOOP_CASES:
-            for given in (list(kernels), np.array(kernels, dtype=float)):
-                got = loop_time(given, launch)
-                ex.expect(_is_number(got) and math.isfinite(float(got)),
-                          f"loop_time returned {got!r}, not a number of seconds", "return the seconds as a float")
-                ex.expect(_sealed(_ns(float(got))) == sealed,
-                          f"{what}: loop_time returned {format_time(float(got))}, which is not when the last "
-                          "kernel ends", _diagnosis(float(got), kernels, launch, sealed))
+        yours = ex.answer(loop_time)
+
+        def ends_in_time(loop: Loop) -> None:
+            kernels, launch, given = loop
+            call = _loop_call(loop)
+            got = yours(list(kernels) if given == "list" else np.array(kernels, dtype=float), launch)
+            seconds = real(got)
+            ex.expect(finite(seconds), f"{call} returned {shown(got)}, not a number of seconds",
+                      "return the seconds as a number")
+            assert seconds is not None
+            want = _loop_end(kernels, launch)
+            ex.expect(math.isclose(seconds, want, rel_tol=1e-6, abs_tol=1e-12),  # float32 is close enough
+                      f"{call} returned {format_time(seconds)}, which is not when the last kernel ends",
+                      _diagnosis(seconds, want, kernels, launch))
+
+        for_all(ex, loops(), ends_in_time, chosen=CHOSEN_LOOPS, describe=_loop_call)
 
 
 register(Exercise(NOTEBOOK, "loop_time", check_loop_time))
+

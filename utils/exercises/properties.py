@@ -47,6 +47,22 @@ except ImportError:  # pragma: no cover -- requirements.txt installs it; Colab d
 
 T = TypeVar("T")
 
+
+def _draw_no_local_constants() -> None:
+    """Hypothesis (since 6.131) also draws, now and then, constants that it finds in the source of each module of
+    this repository imported so far: a check would draw other inputs in a notebook than under pytest, which imports
+    every check module.  The checks draw from their strategies alone.  (A private hook of the pinned version;
+    tests/test_checks.py fails if it goes.)"""
+    from hypothesis.internal.conjecture import providers
+
+    if hasattr(providers, "_get_local_constants") and hasattr(providers, "CONSTANTS_CACHE"):
+        none = providers.Constants()
+        providers._get_local_constants = lambda: none
+        providers.CONSTANTS_CACHE.cache.clear()  # what was drawn from local constants before
+
+
+_draw_no_local_constants()
+
 EXAMPLES = 100  # generated cases per property, unless a check asks for fewer (a GPU check: a few seconds)
 BUDGET_S = 20.0  # seconds of shrinking after the first failure; then the smallest failure found so far stands
 

@@ -6,16 +6,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import torch
 
 
 # ---------------------------------------------------------------- exercise 1: warmup_end (CPU)
-def rolling_median_end(times, window: int = 5, tolerance: float = 0.2) -> tuple[int, float]:
-    """The solution's rule: after the last slow window (a median of `window` calls above the steady time)."""
+def rolling_median_end(times, window: int = 5, tolerance: float = 0.2, slow_start: bool = False) -> tuple[int, float]:
+    """The solution's rule: after the last slow window (a median of `window` calls above the steady time); and,
+    with `slow_start`, after the slow calls at the very start too."""
     times = np.asarray(times, dtype=float)
     steady = np.median(times[times.size // 2:])
     medians = np.array([np.median(times[i:i + window]) for i in range(times.size - window + 1)])
     slow = np.flatnonzero(medians > (1 + tolerance) * steady)
     k = int(slow[-1]) + 1 if slow.size else 0
+    while slow_start and k < times.size // 2 and times[k] > (1 + tolerance) * steady:
+        k += 1
     return k, float(np.median(times[k:]))
 
 
@@ -43,6 +47,12 @@ def _k(times, steady) -> int:
     return rolling_median_end(times)[0]
 
 
+def _filtered_mean(times) -> float:
+    """The mean of the calls within 0.7x to 1.5x of their median: outliers left out."""
+    median = np.median(times)
+    return float(np.mean(times[(times > 0.7 * median) & (times < 1.5 * median)]))
+
+
 WRONG_WARMUP = {
     "one warm-up call, as in the lecture": _rule(lambda t, s: 1),
     "a fixed warm-up of 10 calls": _rule(lambda t, s: 10),
@@ -53,16 +63,18 @@ WRONG_WARMUP = {
     "the fastest steady call": _rule(_k, np.min),
     "the median of all calls, warm-up included": lambda t: (_k(np.asarray(t), 0.0), float(np.median(t))),
     "returns a list": lambda t: list(rolling_median_end(t)),
+    "a window is slow only at twice the steady time": lambda t: rolling_median_end(t, tolerance=1.0),
 }
 
 
 # ---------------------------------------------------------------- exercise 2: crossover_batch (CPU)
-def crossover(layer, cpu, gpu, link, max_batch, *, two_flops: bool = True, crossing: tuple[str, ...] = ("x", "y"),
-              floor: Callable = np.maximum, strict_last: bool = False, never=None, itemsize_in_bytes: bool = True):
+def crossover(layer, cpu, gpu, link, max_batch=2**14, *, two_flops: bool = True, crossing: tuple[str, ...] = ("x", "y"),
+              floor: Callable = np.maximum, strict_last: bool = False, never=None, itemsize_in_bytes: bool = True,
+              batches: Callable = lambda max_batch: np.arange(1, max_batch + 1)):
     """The solution's model, each of whose parts can be broken to make a typical wrong answer."""
     n_in, n_out, itemsize = layer
     size = itemsize if itemsize_in_bytes else 1
-    b = np.arange(1, max_batch + 1, dtype=np.float64)
+    b = np.asarray(batches(max_batch), dtype=np.float64)
 
     def floor_time(bandwidth, rate):
         nbytes = size * (b * n_in + n_in * n_out + b * n_out)
@@ -73,10 +85,10 @@ def crossover(layer, cpu, gpu, link, max_batch, *, two_flops: bool = True, cross
     faster = gpu[2] + link_time + floor_time(gpu[0], gpu[1]) < floor_time(*cpu)
     if not faster.any():
         return never
-    return int(np.argmax(faster)) + (0 if strict_last else 1)
+    return int(b[np.argmax(faster)]) - (1 if strict_last else 0)
 
 
-def crossover_batch_loop(layer, cpu, gpu, link, max_batch):
+def crossover_batch_loop(layer, cpu, gpu, link, max_batch=2**14):
     """Right too: a plain loop over the batch sizes."""
     n_in, n_out, itemsize = layer
 
@@ -90,6 +102,56 @@ def crossover_batch_loop(layer, cpu, gpu, link, max_batch):
     return None
 
 
+def _gpu_faster(layer, cpu, gpu, link, batch) -> bool:
+    n_in, n_out, itemsize = layer
+
+    def floor(bandwidth, rate):
+        nbytes = itemsize * (batch * n_in + n_in * n_out + batch * n_out)
+        return max(nbytes / bandwidth, 2 * batch * n_in * n_out / rate)
+
+    return gpu[2] + itemsize * batch * (n_in + n_out) / link + floor(gpu[0], gpu[1]) < floor(*cpu)
+
+
+def up_to_max_batch_excluded(layer, cpu, gpu, link, max_batch=2**14):
+    """A loop over range(1, max_batch): the largest allowed batch is never tried."""
+    for batch in range(1, max_batch):
+        if _gpu_faster(layer, cpu, gpu, link, batch):
+            return batch
+    return None
+
+
+def powers_of_two(layer, cpu, gpu, link, max_batch=2**14):
+    """Tries batches of 1, 2, 4, 8, ... only."""
+    batch = 1
+    while batch <= max_batch:
+        if _gpu_faster(layer, cpu, gpu, link, batch):
+            return batch
+        batch *= 2
+    return None
+
+
+def bisection(layer, cpu, gpu, link, max_batch=2**14):
+    """Bisects for the first batch where the GPU wins, as if it stayed faster once it is: None unless it wins at
+    max_batch."""
+    if not _gpu_faster(layer, cpu, gpu, link, max_batch):
+        return None
+    low, high = 1, max_batch
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if _gpu_faster(layer, cpu, gpu, link, middle) else (middle + 1, high)
+    return low
+
+
+def last_stretch(layer, cpu, gpu, link, max_batch=2**14):
+    """From max_batch down: where the GPU's last winning stretch begins (what "from which batch on" could mean)."""
+    if not _gpu_faster(layer, cpu, gpu, link, max_batch):
+        return None
+    batch = max_batch
+    while batch > 1 and _gpu_faster(layer, cpu, gpu, link, batch - 1):
+        batch -= 1
+    return batch
+
+
 WRONG_CROSSOVER = {
     "the link forgotten": lambda *a: crossover(*a, crossing=()),
     "the weight copied every call": lambda *a: crossover(*a, crossing=("x", "y", "W")),
@@ -98,8 +160,16 @@ WRONG_CROSSOVER = {
     "FLOPs without the factor 2": lambda *a: crossover(*a, two_flops=False),
     "elements, not bytes": lambda *a: crossover(*a, itemsize_in_bytes=False),
     "the last batch where the CPU is faster": lambda *a: crossover(*a, strict_last=True),
-    "max_batch when the GPU never wins": lambda *a: crossover(*a, never=a[-1]),
+    "max_batch when the GPU never wins": lambda layer, cpu, gpu, link, max_batch=2**14: crossover(
+        layer, cpu, gpu, link, max_batch, never=max_batch),
     "a float": lambda *a: None if (r := crossover(*a)) is None else r + 0.5,
+    "a whole float": lambda *a: None if (r := crossover(*a)) is None else float(r),
+    "never tries max_batch itself": up_to_max_batch_excluded,
+    "bisects, as if the GPU stayed faster once it is": bisection,
+    "powers of two only": powers_of_two,
+    "where the last winning stretch begins": last_stretch,
+    "a default max_batch of 2**10": lambda layer, cpu, gpu, link, max_batch=2**10: crossover(
+        layer, cpu, gpu, link, max_batch),
 }
 
 
@@ -155,6 +225,69 @@ def raw_quantiles(a, b, confidence=0.95):
     return verdict_of(low, high), float(low), float(high)
 
 
+def paired_resamples(a, b, confidence=0.95):
+    """One draw of run numbers for both samples, as if a[i] and b[i] were a pair (cut to the shorter sample)."""
+    rng = np.random.default_rng(0)
+    n = min(len(a), len(b))
+    a, b = np.asarray(a)[:n], np.asarray(b)[:n]
+    runs = rng.integers(0, n, (2000, n))
+    ratios = np.median(a[runs], axis=1) / np.median(b[runs], axis=1)
+    low, high = np.quantile(ratios, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return verdict_of(low, high), float(low), float(high)
+
+
+def paired_ratios(a, b, confidence=0.95):
+    """The bootstrap of the median of the ratios a[i] / b[i] (cut to the shorter sample)."""
+    rng = np.random.default_rng(0)
+    n = min(len(a), len(b))
+    ratios = np.asarray(a)[:n] / np.asarray(b)[:n]
+    medians = np.median(ratios[rng.integers(0, n, (2000, n))], axis=1)
+    low, high = np.quantile(medians, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return verdict_of(low, high), float(low), float(high)
+
+
+def one_sided_ends(a, b, confidence=0.95):
+    """Ends at the quantiles 1 - confidence and confidence: a 90% interval when 95% is asked for."""
+    low, high = bootstrap(a, b, 2 * confidence - 1)
+    return verdict_of(low, high), float(low), float(high)
+
+
+def both_resampled_to_the_size_of_a(a, b, confidence=0.95):
+    rng = np.random.default_rng(0)
+    a, b = np.asarray(a), np.asarray(b)
+    ratios = np.median(a[rng.integers(0, a.size, (2000, a.size))], axis=1) / np.median(
+        b[rng.integers(0, b.size, (2000, a.size))], axis=1)
+    low, high = np.quantile(ratios, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return verdict_of(low, high), float(low), float(high)
+
+
+def with_choice(a, b, confidence=0.95):
+    """Right too: rng.choice, 3000 resamples, percentiles."""
+    rng = np.random.default_rng(1)
+    medians_a = np.median(rng.choice(a, size=(3000, len(a))), axis=1)
+    medians_b = np.median(rng.choice(b, size=(3000, len(b))), axis=1)
+    low, high = np.percentile(medians_a / medians_b, [50 * (1 - confidence), 50 * (1 + confidence)])
+    return ("a" if high < 1 else "b" if low > 1 else "unclear"), low, high
+
+
+def torch_median(a, b, confidence=0.95):
+    """torch.median: for an even number of times, the lower of the two middle ones (np.median takes their mean)."""
+    generator = torch.Generator().manual_seed(0)
+    a, b = torch.as_tensor(a), torch.as_tensor(b)
+    medians_a = a[torch.randint(0, len(a), (3000, len(a)), generator=generator)].median(dim=1).values
+    medians_b = b[torch.randint(0, len(b), (3000, len(b)), generator=generator)].median(dim=1).values
+    ends = torch.tensor([(1 - confidence) / 2, (1 + confidence) / 2], dtype=medians_a.dtype)
+    low, high = torch.quantile(medians_a / medians_b, ends).tolist()
+    return verdict_of(low, high), low, high
+
+
+def float32_tensors(a, b, confidence=0.95):
+    """Right too: the ends as 0-d float32 tensors (rounded to 7 digits), the verdict a NumPy string."""
+    low, high = bootstrap(a, b, confidence)
+    ends = torch.tensor(low, dtype=torch.float32), torch.tensor(high, dtype=torch.float32)
+    return (np.str_(verdict_of(low, high)), *ends)
+
+
 def bootstrap_with_seed(seed: int) -> Callable:
     """Right too: a bootstrap of the medians with 2000 resamples and another random seed."""
     def which_is_faster(a, b, confidence=0.95):
@@ -181,7 +314,25 @@ WRONG_LOOP_TIME = {
     "kernels only": lambda kernels, launch: float(sum(kernels)),
     "launches only": lambda kernels, launch: len(kernels) * launch,
     "in microseconds": lambda kernels, launch: _loop(kernels, launch) * 1e6,
+    "rounded to whole microseconds": lambda kernels, launch: round(_loop(kernels, launch) * 1e6) / 1e6,
+    "a kernel's end is the later of its launch and the end before it plus itself": lambda kernels, launch: (
+        _max_inside(kernels, launch)),
 }
+
+
+def _max_inside(kernels, launch) -> float:
+    end = 0.0
+    for i, kernel in enumerate(kernels):
+        end = max(end + kernel, (i + 1) * launch)
+    return end
+
+
+def loop_time_float32(kernels, launch):
+    """Right too: in float32 (7 digits)."""
+    end = np.float32(0)
+    for i, kernel in enumerate(kernels):
+        end = max(end, np.float32((i + 1) * launch)) + np.float32(kernel)
+    return end
 
 
 def loop_time_closed_form(kernels, launch) -> float:
@@ -213,14 +364,21 @@ WRONG = {
     "check_crossover_batch": WRONG_CROSSOVER,
     "check_which_is_faster": {f.__name__.replace("_", " "): f for f in (
         with_means, with_minima, no_uncertainty, five_percent_threshold, swapped_ratio, ignores_confidence,
-        raw_quantiles)},
+        raw_quantiles, paired_resamples, paired_ratios, one_sided_ends, both_resampled_to_the_size_of_a,
+        torch_median)},
     "check_loop_time": WRONG_LOOP_TIME,
 }
 ALSO_RIGHT = {
     "check_warmup_end": {"a rolling median of 7 calls": lambda t: rolling_median_end(t, window=7),
                          "a rolling median of 5 calls, 30% above the steady time": (
-                             lambda t: rolling_median_end(t, tolerance=0.3))},
+                             lambda t: rolling_median_end(t, tolerance=0.3)),
+                         "a rolling median of 3 calls": lambda t: rolling_median_end(t, window=3),
+                         "the mean of the steady calls near their median": _rule(
+                             lambda t, s: rolling_median_end(t, slow_start=True)[0], _filtered_mean)},
     "check_crossover_batch": {"a loop over the batch sizes": crossover_batch_loop, "vectorized": crossover},
-    "check_which_is_faster": {f"bootstrap, seed {seed}": bootstrap_with_seed(seed) for seed in range(5)},
-    "check_loop_time": {"closed form": loop_time_closed_form, "event by event": loop_time_event_by_event},
+    "check_which_is_faster": {**{f"bootstrap, seed {seed}": bootstrap_with_seed(seed) for seed in range(3)},
+                              "rng.choice and percentiles": with_choice,
+                              "float32 tensors and a NumPy string": float32_tensors},
+    "check_loop_time": {"closed form": loop_time_closed_form, "event by event": loop_time_event_by_event,
+                        "in float32": loop_time_float32},
 }
