@@ -33,6 +33,7 @@ from __future__ import annotations
 import copy
 import gc
 import math
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -254,6 +255,12 @@ def _rebusy(caller: Caller) -> None:
         gpu_sleep(REBUSY_MS / 1e3, caller.stream)
 
 
+def _generator(case: object) -> torch.Generator:
+    """The data of one case, drawn on the GPU from a seed of its own: memory that a race reads too early holds
+    an earlier case's data, never this one's."""
+    return torch.Generator(device="cuda").manual_seed(zlib.crc32(repr(case).encode()))
+
+
 def _says(kind: str) -> str:
     return f"called from {TORCH_CALLERS[kind]}"
 
@@ -388,7 +395,7 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
             buckets, shape, batches, too_large, kind = case
             where = _bucket_call(case)
             _row_weights(math.prod(shape), f"cuda:{torch.cuda.current_device()}")  # now: outside the answer's captures
-            gen = torch.Generator(device="cuda").manual_seed(len(batches))
+            gen = _generator(case)
             with torch_caller(kind) as caller, _counting_graphs() as graphs:
                 run, error = _call(yours, graphs.noting_rows(row_mlp), buckets, shape)
                 kept_stream = _restored(caller)
@@ -578,7 +585,7 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
             kind, rows, plan = case
             where = _serve_call(case)
             features = SERVED[0]
-            gen = torch.Generator(device="cuda").manual_seed(rows)
+            gen = _generator(case)
             model = served_model(0)  # before the caller: its copies to the GPU make the host wait
             with torch_caller(kind) as caller, _counting_graphs() as graphs:
                 example = torch.randn(rows, features, device="cuda", generator=gen)  # late, for a busy caller
@@ -799,7 +806,7 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
     found = Findings()
     model = _mlp(seed=3)  # before the caller: its copies to the GPU make the host wait
     optimizer = torch.optim.Adam(model.parameters(), lr=LR, capturable=True)
-    gen = torch.Generator(device="cuda").manual_seed(11)
+    gen = _generator(case)
     with torch_caller(kind) as caller, _counting_graphs() as graphs:
         data = [(torch.randn(32, 64, device="cuda", generator=gen), torch.randn(32, 8, device="cuda", generator=gen))
                 for _ in range(len(schedule) + 1)]
