@@ -25,7 +25,7 @@ def notebook(request):
     return request.param
 
 
-SETTINGS = hypothesis.settings(max_examples=60, derandomize=True, database=None, deadline=None)
+SETTINGS = hypothesis.settings(max_examples=30, derandomize=True, database=None, deadline=None)
 FIRST = hypothesis.settings(SETTINGS, phases=[hypothesis.Phase.generate])  # find() without shrinking
 
 
