@@ -26,7 +26,7 @@ def notebook(request):
 
 
 SETTINGS = hypothesis.settings(max_examples=30, derandomize=True, database=None, deadline=None)
-FIRST = hypothesis.settings(SETTINGS, phases=[hypothesis.Phase.generate])  # find() without shrinking
+FIRST = hypothesis.settings(SETTINGS, max_examples=300, phases=[hypothesis.Phase.generate])  # find() without shrinking
 
 
 # ---------------------------------------------------------------- exercise 1
