@@ -651,8 +651,8 @@ def _judge_served(ex: Checker, where: str, plan: tuple[tuple[int, int], ...], co
     n, error = update_errors[0] if update_errors else (0, None)
     found.expect(error is None, f"{where}: update number {n} ({_source(plan[n - 1][0])}) raised "
                  f"{_raised(error) if error else ''}",
-                 "a checkpoint may come in another dtype, or from the host: it gives values, which the model's "
-                 "own tensors take")
+                 "update only gives the model's tensors new values: a checkpoint may come in another dtype or from "
+                 "the host, and autograd has nothing to record in a copy of weights")
     found.expect(captured_late == 0, f"{where}: the updates captured {captured_late} graphs",
                  "give the model its new weights without capturing again (a large model's capture takes seconds)")
     raised = [s for s in served if s.call.error is not None]
