@@ -405,6 +405,7 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
                           "returning run")
                 ex.expect(callable(run), f"{where} returned {what_returned(run)}, not a function",
                           "return the inner function run(x)")
+                run = ex.answer(run)  # the functions it returns are the student's too: no reference inside
                 built, rows = graphs.captures, dict(graphs.rows)
                 calls = []
                 with widened(WIDEN_MS, spare=(caller.stream,)):
@@ -598,7 +599,7 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
                 ex.expect(isinstance(made, tuple) and len(made) == 2 and all(callable(f) for f in made),
                           f"{where}: graphed_model returned {what_returned(made)}, not two functions",
                           "return the pair (run, update)")
-                run, update = made
+                run, update = (ex.answer(f) for f in made)
                 built = graphs.captures
                 torch.cuda.synchronize()
                 twin, twin64 = _twins(model)
@@ -817,6 +818,7 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
                   "warm up, then capture one training step, before returning step")
         ex.expect(callable(step), f"{where}: graphed_scheduled_step returned {what_returned(step)}, not a function",
                   "return the inner function step(x, y, lr)")
+        step = ex.answer(step)
         built = graphs.captures
         torch.cuda.synchronize()
         ex.expect(all(bool(p.isfinite().all()) for p in model.parameters()),

@@ -15,6 +15,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from .. import nb07
+
 
 # ---------------------------------------------------------------- exercise 1: predicted_speedup (CPU)
 def _speedup(eager_per_kernel: Callable[[float, float], float], graph_call: Callable[[float, float], float],
@@ -220,6 +222,8 @@ WRONG_BUCKETED = {
     "a batch too large not checked (KeyError)": _bucketed(too_large="unchecked"),
     "copies the rows into one buffer of its own per bucket, reused": _bucketed(reused_output=True),
     "the rows returned on the host (.cpu())": _bucketed(rows="host"),
+    "the bucket chosen by nb07.smallest_bucket (the check's reference)": _bucketed(
+        choose=lambda batch, sizes: nb07.smallest_bucket(tuple(sizes), batch)),
 }
 
 ALSO_RIGHT_BUCKETED = {
