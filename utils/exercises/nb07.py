@@ -125,13 +125,24 @@ def check_predicted_speedup(predicted_speedup: Callable[..., float]) -> None:
     with exercise("predicted_speedup") as ex:
         yours = ex.answer(predicted_speedup)
 
-        def holds(case: Costs) -> None:
-            call = _speedup_call(case)
+        def number(case: Costs) -> float:
             got = yours(*case)
             value = real(got)
-            ex.expect(value is not None, f"{call} returned {shown(got)}, not a number",
+            ex.expect(value is not None, f"{_speedup_call(case)} returned {shown(got)}, not a number",
                       "return eager time / graph time, a number (a float, a NumPy float or a 0-d tensor)")
             assert value is not None
+            return value
+
+        try:  # a function that returns no number, or raises, for a typical case: no input to make smaller
+            number(SPEEDUP_CASES[0])
+        except Exception as error:
+            if not isinstance(error, ExerciseFailed) and not is_stub(error):
+                error.add_note(f"predicted_speedup: your function raised this for {_speedup_call(SPEEDUP_CASES[0])}")
+            raise
+
+        def holds(case: Costs) -> None:
+            call = _speedup_call(case)
+            value = number(case)
             want = speedup(*case)
             ex.expect(finite(value) and math.isclose(value, want, rel_tol=SPEEDUP_TOLERANCE),
                       f"{call} predicted {value:.6g}x; the model of the task gives {want:.6g}x",
