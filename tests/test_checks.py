@@ -288,3 +288,23 @@ def test_widened_makes_each_stream_the_answer_switches_to_start_late():
         seen = x.clone()
     torch.cuda.synchronize()
     assert seen.item() == 0.0 and x.item() == 1.0
+
+
+@gpu
+def test_widened_leaves_a_capturing_stream_alone():
+    """An answer that captures a graph inside the widened block: a sleep queued during the capture would be
+    recorded, and every replay would sleep (notebook 07's checks widen the calls of answers that capture)."""
+    from utils.exercises.streams import widened
+
+    utils.timing.gpu_cycles_per_second()  # calibrated before: calibrating waits for the GPU, which a capture forbids
+    x = torch.zeros(1, device="cuda")
+    graph = torch.cuda.CUDAGraph()
+    with widened(50.0, spare=(torch.cuda.current_stream(),)), torch.cuda.graph(graph):
+        x.add_(1.0)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    graph.replay()
+    end.record()
+    end.synchronize()
+    assert start.elapsed_time(end) < 10.0 and x.item() == 1.0

@@ -1,13 +1,28 @@
 """Checks for the exercises of notebook 07 (CUDA graphs): a model of the speed-up, one graph per bucket
-of batch sizes, a captured function that returns stale results, and a captured training step whose
-learning rate follows a schedule.
+of batch sizes, new weights for a captured model, and a captured training step whose learning rate
+follows a schedule.
 
-The GPU checks compare with eager PyTorch on fresh data at every call, so an answer that replays
-on an old buffer, or with a number frozen at capture, returns stale values and fails every time,
-not once in a while.  How many graphs an answer captures, and which one each call replays, is
-counted by patching torch.cuda.CUDAGraph's capture_begin and replay for the duration of the check.
-"No allocation per call" (exercise 3) is read from the caching allocator's running count of
-allocations (notebook 01).  The checks of exercises 2 and 4 report every sub-check that failed.
+Each check is a property over inputs that Hypothesis generates (utils/exercises/properties.py):
+
+1. `predicted_speedup` (CPU): any number of kernels, any host, kernel, floor and replay times, against
+   the check's reference model (locked: `speedup`), within float32's rounding.
+2. `bucketed_graphs` (GPU): buckets in any order, feature shapes of any rank, batches from 1 row to the
+   largest bucket (both always), called from every kind of caller (utils/exercises/streams.py).  Which
+   graph each call replays is counted by patching torch.cuda.CUDAGraph for the duration of the check,
+   and the check's function notes the rows it was captured on: a call must replay the graph of the
+   smallest bucket that holds its batch.
+3. `graphed_model` (GPU): new weights from checkpoints of every dtype, on the GPU or the host, between
+   runs, from every kind of caller; every run against an eager twin loaded with the same checkpoint.
+4. `graphed_scheduled_step` (GPU): schedules of learning rates, from every kind of caller; losses and
+   parameters against eager float32 and float64 twins; the caller's stream is kept busy while the steps
+   are called, so a step that makes the host wait for the GPU (a value read on the host, a synchronize,
+   a blocking copy) is seen as the host coming back after the GPU's earlier work has ended.
+
+Values are compared with a float64 run of the same arithmetic, within a few times the distance of
+eager float32 from it (notebook 06): a graph and an eager call of another shape may sum in another
+order, so the bits may differ; a stale or foreign value is off by O(1).  Every call the check makes
+of a caller's stream comes after its earlier work ends on the GPU (a busy caller), and every stream the
+answer switches to starts late (`widened`): a missing wait shows in the values every time.
 
 Without a GPU, exercises 2 to 4 say what a GPU would check, and check nothing: each of them is about
 what a replay reads and writes, and CUDA graphs (capturable Adam's too) exist on a GPU only.
@@ -16,7 +31,9 @@ what a replay reads and writes, and CUDA graphs (capturable Adam's too) exist on
 from __future__ import annotations
 
 import copy
+import gc
 import math
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,59 +44,137 @@ import torch
 import torch.nn.functional as F
 
 from ..device import has_cuda, require_cuda
-from . import Exercise, Findings, LeftForGPU, exercise, is_stub, register, what_returned
+from ..timing import gpu_cycles_per_second, gpu_sleep
+from . import (
+    Checker,
+    Exercise,
+    ExerciseFailed,
+    Findings,
+    LeftForGPU,
+    exercise,
+    is_stub,
+    reference,
+    register,
+    what_returned,
+)
+from .properties import finite, for_all, real, shown, st
+from .streams import TORCH_CALLERS, Caller, torch_caller, torch_callers, widened
 
 NOTEBOOK = "07_cuda_graphs"
-
-
-def _allocations() -> int:
-    """How many blocks the caching allocator has handed out so far, in this process."""
-    return torch.cuda.memory_stats().get("allocation.all.allocated", 0)
+EPS32 = torch.finfo(torch.float32).eps
 
 
 # ------------------------------------------------------------------------------------------
 # Exercise 1: predict the speed-up of a graph (CPU)
 # ------------------------------------------------------------------------------------------
-# (what the case shows, the arguments, eager time / graph time worked out by hand)
-SPEEDUP_CASES: list[tuple[str, dict[str, float], float]] = [
-    ("2000 tiny kernels, a fast host",
-     {"kernels": 2000, "host_us": 9.0, "kernel_us": 1.0, "graph_floor_us": 1.25, "replay_us": 30.0}, 7.2),
-    ("the same kernels, a slower host",
-     {"kernels": 2000, "host_us": 20.0, "kernel_us": 1.0, "graph_floor_us": 1.25, "replay_us": 60.0}, 16.0),
-    ("100 large kernels: the GPU sets the pace either way",
-     {"kernels": 100, "host_us": 9.0, "kernel_us": 50.0, "graph_floor_us": 1.25, "replay_us": 20.0}, 1.0),
-    ("2 tiny kernels: the replay call costs more than the launches it saves",
-     {"kernels": 2, "host_us": 9.0, "kernel_us": 1.0, "graph_floor_us": 1.25, "replay_us": 25.0}, 0.72),
-    ("500 medium kernels",
-     {"kernels": 500, "host_us": 10.0, "kernel_us": 4.0, "graph_floor_us": 1.25, "replay_us": 15.0}, 2.5),
-]
+Costs = tuple[int, float, float, float, float]  # kernels, host_us, kernel_us, graph_floor_us, replay_us
+SPEEDUP_TOLERANCE = 1e-6  # relative: float32 arithmetic of the right model errs by a few 1e-7 at most
+SPEEDUP_EXAMPLES = 25  # generated cases, besides one chosen per regime: the model has five terms, not fifty
+
+
+@reference
+def speedup(kernels: int, host_us: float, kernel_us: float, graph_floor_us: float, replay_us: float) -> float:
+    """The check's reference (tests/test_exercises_07.py holds it against a simulation of calls back to back)."""
+    eager = kernels * max(host_us, kernel_us)
+    graph = max(replay_us, kernels * max(kernel_us, graph_floor_us))
+    return eager / graph
+
+
+def _micros() -> st.SearchStrategy[float]:
+    """A time in microseconds: round ones (so that the host's and the GPU's times tie now and then), and any
+    from 10 ns to 10 ms."""
+    return st.one_of(st.sampled_from((0.5, 1.0, 1.25, 2.0, 5.0, 9.0, 10.0, 20.0, 50.0)),
+                     st.floats(0.01, 1e4, allow_nan=False, allow_infinity=False))
+
+
+def costs() -> st.SearchStrategy[Costs]:
+    """Chains of 1 to 100,000 kernels (short ones often, where the replay() call can dominate), any times."""
+    return st.tuples(st.one_of(st.integers(1, 20), st.integers(1, 100_000)), _micros(), _micros(), _micros(), _micros())
+
+
+# Cases the check always asks about too, one per regime: host-bound, GPU-bound, replay-bound, floor-bound.
+SPEEDUP_CASES: list[Costs] = [(2000, 9.0, 1.0, 1.25, 30.0), (2000, 20.0, 1.0, 1.25, 60.0), (100, 9.0, 50.0, 1.25, 20.0),
+                              (2, 9.0, 1.0, 1.25, 25.0), (500, 10.0, 4.0, 1.25, 15.0)]
+
+
+def _speedup_call(case: Costs) -> str:
+    return "predicted_speedup({}, {:g}, {:g}, {:g}, {:g})".format(*case)
+
+
+def _speedup_hint(case: Costs, got: float, want: float) -> str:
+    """What this case is about, in the quantities of the task (never the formula)."""
+    kernels, host_us, kernel_us, floor_us, replay_us = case
+    if got and math.isclose(got * want, 1.0, rel_tol=1e-3):
+        return "a speed-up says how many times faster the graph is: which of the two times divides the other?"
+    eager = ("each kernel's launch takes the host longer than the GPU takes to run it" if host_us > kernel_us else
+             "each kernel runs longer on the GPU than the host takes to launch it" if host_us < kernel_us else
+             "launching a kernel takes the host as long as running it takes the GPU")
+    per_kernel = max(kernel_us, floor_us)
+    graph = ("the replay() call alone takes the host longer than the graph's kernels take the GPU"
+             if replay_us > kernels * per_kernel else
+             "a kernel of the graph is shorter than the graph's floor" if floor_us > kernel_us else
+             "the graph's kernels are longer than its floor" if floor_us < kernel_us else
+             "the graph's kernels are as long as its floor")
+    return (f"here {eager}, and {graph}: with calls back to back, the host and the GPU work at the same time; "
+            "what, then, sets the length of one call, eagerly and replayed?")
 
 
 def check_predicted_speedup(predicted_speedup: Callable[..., float]) -> None:
     """predicted_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us) must return the
     eager time over the graph time of one call, with calls back to back (host and GPU overlap)."""
     with exercise("predicted_speedup") as ex:
-        for what, args, want in SPEEDUP_CASES:
-            got = predicted_speedup(**args)
-            ex.expect(isinstance(got, (int, float)) and not isinstance(got, bool),
-                      f"returned a {type(got).__name__}, not a number", "return eager time / graph time, a float")
-            ex.expect(math.isclose(got, want, rel_tol=1e-6),
-                      f"{what}: predicted {got:.4g}x, expected {want:g}x ({args})",
-                      "eager: each kernel costs the slower of its launch (host) and its run (GPU); graph: each "
-                      "kernel costs the slower of its run and the graph's floor, and the whole call costs at "
-                      "least the host's replay() call; the speed-up is eager / graph")
+        yours = ex.answer(predicted_speedup)
+
+        def number(case: Costs) -> float:
+            got = yours(*case)
+            value = real(got)
+            ex.expect(value is not None, f"{_speedup_call(case)} returned {shown(got)}, not a number",
+                      "return eager time / graph time, a number (a float, a NumPy float or a 0-d tensor)")
+            assert value is not None
+            return value
+
+        try:  # a function that returns no number, or raises, for a typical case: no input to make smaller
+            number(SPEEDUP_CASES[0])
+        except Exception as error:
+            if not isinstance(error, ExerciseFailed) and not is_stub(error):
+                error.add_note(f"predicted_speedup: your function raised this for {_speedup_call(SPEEDUP_CASES[0])}")
+            raise
+
+        def holds(case: Costs) -> None:
+            call = _speedup_call(case)
+            value = number(case)
+            want = speedup(*case)
+            ex.expect(finite(value) and math.isclose(value, want, rel_tol=SPEEDUP_TOLERANCE),
+                      f"{call} predicted {value:.6g}x; the model of the task gives {want:.6g}x",
+                      _speedup_hint(case, value, want))
+
+        for_all(ex, costs(), holds, examples=SPEEDUP_EXAMPLES, chosen=SPEEDUP_CASES, describe=_speedup_call)
 
 
 register(Exercise(NOTEBOOK, "predicted_speedup", check_predicted_speedup))
 
 
 # ------------------------------------------------------------------------------------------
-# Counting the graphs an answer captures and replays
+# What the GPU checks share: counting graphs, calling the answer, tolerances, callers
 # ------------------------------------------------------------------------------------------
 @dataclass
 class _GraphCalls:
+    """What torch.cuda.CUDAGraph did while counted: captures, the graph of each replay, and (exercise 2) the
+    rows of the input the check's function saw while each graph was being captured."""
+
     captures: int = 0  # capture_begin() calls, by torch.cuda.graph or by hand
     replayed: list[int] = field(default_factory=list)  # id() of the graph of each replay(), in order
+    rows: dict[int, int] = field(default_factory=dict)  # id() of a graph -> rows of fn's input during its capture
+    capturing: Any = None  # the graph being captured now
+    graphs: list[Any] = field(default_factory=list)  # every graph captured: kept alive, so that ids stay unique
+
+    def noting_rows(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tensor], torch.Tensor]:
+        """fn, noting the rows of its input when it is called during a capture."""
+        def noted(x: torch.Tensor) -> torch.Tensor:
+            if self.capturing is not None and torch.cuda.is_current_stream_capturing():
+                self.rows[id(self.capturing)] = int(x.shape[0]) if x.dim() else 0
+            return fn(x)
+        return noted
 
 
 @contextmanager
@@ -88,18 +183,25 @@ def _counting_graphs() -> Iterator[_GraphCalls]:
     restored at the end): torch.cuda.graph, make_graphed_callables and torch.compile all go through them."""
     calls = _GraphCalls()
     cls = torch.cuda.CUDAGraph
-    own = {name: cls.__dict__.get(name) for name in ("capture_begin", "replay")}
-    begin, replay = cls.capture_begin, cls.replay
+    own = {name: cls.__dict__.get(name) for name in ("capture_begin", "capture_end", "replay")}
+    begin, end, replay = cls.capture_begin, cls.capture_end, cls.replay
 
     def counted_begin(self: Any, *args: Any, **kwargs: Any) -> Any:
         calls.captures += 1
+        calls.capturing = self
+        calls.graphs.append(self)
         return begin(self, *args, **kwargs)
+
+    def counted_end(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.capturing = None
+        return end(self, *args, **kwargs)
 
     def counted_replay(self: Any, *args: Any, **kwargs: Any) -> Any:
         calls.replayed.append(id(self))
         return replay(self, *args, **kwargs)
 
     setattr(cls, "capture_begin", counted_begin)  # noqa: B010 -- setattr: mypy refuses to assign to a method
+    setattr(cls, "capture_end", counted_end)  # noqa: B010 -- as above
     setattr(cls, "replay", counted_replay)  # noqa: B010 -- as above
     try:
         yield calls
@@ -116,9 +218,25 @@ def _call(fn: Callable[..., Any], *args: Any) -> tuple[Any, Exception | None]:
     try:
         return fn(*args), None
     except Exception as error:  # a wrong answer's error is reported as a failed sub-check
-        if is_stub(error):
+        if is_stub(error) or isinstance(error, ExerciseFailed):  # TODO; or the answer called a reference
             raise
         return None, error
+
+
+def _restored(caller: Caller) -> bool:
+    """Whether the caller's stream is still current after the answer's call; if not, make it current again."""
+    if torch.cuda.current_stream() == caller.stream:
+        return True
+    torch.cuda.set_stream(caller.stream)
+    return False
+
+
+LEFT_STREAM = ("the caller's work after the call goes to the stream current then: leave the caller's stream "
+               "current (`with torch.cuda.stream(s):` restores it; set_stream does not)")
+
+
+def _raised(error: BaseException) -> str:
+    return f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"
 
 
 def _left_for_a_gpu(name: str, needs: str) -> bool:
@@ -130,64 +248,144 @@ def _left_for_a_gpu(name: str, needs: str) -> bool:
     return True
 
 
+def _close(got: torch.Tensor, want32: torch.Tensor, want64: torch.Tensor) -> bool:
+    """`got` is `want64` up to rounding: within 4 times eager float32's distance from float64, plus 16 eps."""
+    gap = (want32.double() - want64).abs().max().item() if want64.numel() else 0.0
+    scale = want64.abs().max().item() if want64.numel() else 0.0
+    allowed = 4 * gap + 16 * EPS32 * max(scale, 1.0)
+    return bool(got.shape == want64.shape and (got.double() - want64).abs().max().item() <= allowed) \
+        if got.numel() else got.shape == want64.shape
+
+
+WIDEN_MS = 20.0  # every stream the answer switches to starts this late
+REBUSY_MS = 10.0  # the caller's stream is busy this long before each call of a busy caller
+
+
+def _rebusy(caller: Caller) -> None:
+    """A busy caller is busy again before each call: what the check then writes for the call is written late."""
+    if caller.kind == "busy":
+        gpu_sleep(REBUSY_MS / 1e3, caller.stream)
+
+
+def _generator(case: object) -> torch.Generator:
+    """The data of one case, drawn on the GPU from a seed of its own: memory that a race reads too early holds
+    an earlier case's data, never this one's."""
+    return torch.Generator(device="cuda").manual_seed(zlib.crc32(repr(case).encode()))
+
+
+def _says(kind: str) -> str:
+    return f"called from {TORCH_CALLERS[kind]}"
+
+
 # ------------------------------------------------------------------------------------------
 # Exercise 2: one graph per bucket of batch sizes (GPU)
 # ------------------------------------------------------------------------------------------
-BUCKETS = (8, 32, 128)
-FEATURES, HIDDEN, OUTPUTS = 32, 64, 16
-# Batch sizes at, below and above every bucket's edge, each bucket used several times (so that a result
-# overwritten by a later call of the same bucket shows).
-BATCHES = (1, 8, 5, 9, 32, 20, 33, 128, 100, 7, 31, 127, 8, 64)
-# Graph and eager compute the same rows with matrix products of other heights, which cuBLAS may sum in
-# another order: float32 rounding (notebook 06), or TF32's 2**-10 if a notebook switched it on. A stale or
-# foreign row is off by O(1).
-ROW_TOLERANCE = 1e-2
+HIDDEN, OUTPUTS = 64, 16
+LARGEST_BUCKET = 160
 
 
 @cache
-def _row_weights() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    gen = torch.Generator(device="cuda").manual_seed(7)
-    w1 = torch.randn(FEATURES, HIDDEN, device="cuda", generator=gen) / FEATURES**0.5
-    w2 = torch.randn(HIDDEN, OUTPUTS, device="cuda", generator=gen) / HIDDEN**0.5
-    return w1, torch.randn(HIDDEN, device="cuda", generator=gen), w2, torch.randn(OUTPUTS, device="cuda", generator=gen)
+def _row_weights(features: int, device: str = "cuda") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """row_mlp's weights for rows of `features` numbers (drawn on the CPU: the same on every device)."""
+    gen = torch.Generator().manual_seed(7 + features)
+    w1 = torch.randn(features, HIDDEN, generator=gen) / features**0.5
+    w2 = torch.randn(HIDDEN, OUTPUTS, generator=gen) / HIDDEN**0.5
+    b1, b2 = torch.randn(HIDDEN, generator=gen), torch.randn(OUTPUTS, generator=gen)
+    return w1.to(device), b1.to(device), w2.to(device), b2.to(device)
 
 
 def row_mlp(x: torch.Tensor) -> torch.Tensor:
-    """The function the check graphs: a small MLP applied to each row of x on its own (row-wise)."""
-    w1, b1, w2, b2 = _row_weights()
-    return torch.tanh(x @ w1 + b1) @ w2 + b2
+    """The function exercise 2's check graphs: a small MLP applied to each row of x (its features flattened),
+    each row on its own; (batch, *feature_shape) in, (batch, 16) out, on x's device."""
+    w1, b1, w2, b2 = (w.to(x.dtype) for w in _row_weights(math.prod(x.shape[1:]), str(x.device)))
+    return torch.tanh(x.reshape(x.shape[0], -1) @ w1 + b1) @ w2 + b2
 
 
-def _bucket_of(batch: int) -> int:
-    return min(b for b in BUCKETS if b >= batch)
+@reference
+def smallest_bucket(buckets: tuple[int, ...], batch: int) -> int | None:
+    """The bucket a batch must be padded to: the smallest that holds it (None: none does)."""
+    return min((b for b in buckets if b >= batch), default=None)
 
 
-def _same_rows(got: object, want: torch.Tensor) -> bool:
-    return (isinstance(got, torch.Tensor) and got.shape == want.shape and got.device == want.device
-            and bool(torch.allclose(got, want, rtol=ROW_TOLERANCE, atol=ROW_TOLERANCE)))
+BucketCase = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], int, str]  # buckets, feature shape, batches,
+# a batch too large, the caller
 
 
-def _bucket_problems(graph_of: dict[int, int]) -> tuple[str, str] | None:
-    """(problem, hint) if the graphs replayed for the batch sizes do not follow the smallest bucket that
-    holds each batch; graph_of maps each batch size to the id of the one graph its call replayed."""
-    by_graph: dict[int, set[int]] = {}
-    by_bucket: dict[int, set[int]] = {}
-    for batch, graph in graph_of.items():
-        by_graph.setdefault(graph, set()).add(batch)
-        by_bucket.setdefault(_bucket_of(batch), set()).add(graph)
-    for batches in by_graph.values():
-        buckets = sorted({_bucket_of(b) for b in batches})
-        if len(buckets) > 1:
-            small, large = (min(b for b in batches if _bucket_of(b) == k) for k in buckets[:2])
-            problem = (f"batches of {small} and {large} rows replayed the same graph, but the smallest buckets "
-                       f"that hold them are {_bucket_of(small)} and {_bucket_of(large)}")
-            return problem, ("pad each batch to the smallest bucket that holds it (a bucket of exactly the "
-                             "batch's size holds it): a larger bucket computes rows that nobody reads")
-    for bucket, graphs in by_bucket.items():
-        if len(graphs) > 1:
-            return (f"batches that all fit the bucket of {bucket} replayed {len(graphs)} different graphs",
-                    "one graph per bucket: every batch that fits a bucket replays that bucket's graph")
-    return None
+def _batches(buckets: tuple[int, ...]) -> st.SearchStrategy[tuple[int, ...]]:
+    """Batch sizes from 1 to the largest bucket, at and beside every bucket's edge or anywhere; always 1 and the
+    largest; and the first one again at the end, so that every case calls one bucket twice."""
+    largest = max(buckets)
+    edges = sorted({b + d for b in buckets for d in (-1, 0, 1) if 1 <= b + d <= largest})
+    some = st.lists(st.one_of(st.sampled_from(edges), st.integers(1, largest)), max_size=8)
+    return st.tuples(some, st.integers(0, 8), st.integers(0, 9)).map(
+        lambda t: _with_ends(t[0], t[1], t[2], largest))
+
+
+def _with_ends(some: list[int], at: int, at_too: int, largest: int) -> tuple[int, ...]:
+    batches = list(some)
+    batches.insert(min(at, len(batches)), 1)
+    batches.insert(min(at_too, len(batches)), largest)
+    return (*batches, batches[0])
+
+
+def bucket_cases() -> st.SearchStrategy[BucketCase]:
+    """1 to 4 distinct buckets of 1 to LARGEST_BUCKET rows, in any order; feature shapes of rank 0 to 3."""
+    buckets = st.lists(st.integers(1, LARGEST_BUCKET), min_size=1, max_size=4, unique=True).map(tuple)
+    shapes = st.lists(st.integers(1, 6), max_size=3).map(tuple)
+    return st.tuples(buckets, shapes).flatmap(lambda bs: st.tuples(
+        st.just(bs[0]), st.just(bs[1]), _batches(bs[0]), st.integers(1, 64).map(lambda k: max(bs[0]) + k),
+        torch_callers()))
+
+
+BUCKET_CASES: list[BucketCase] = [
+    ((8, 32, 128), (32,), (1, 8, 5, 9, 32, 20, 33, 128, 100, 7, 31, 127, 8, 64, 1), 129, "default"),
+    ((128, 8, 32), (4, 8), (9, 1, 8, 128, 33, 32, 9), 200, "busy"),
+]
+
+
+def _bucket_call(case: BucketCase) -> str:
+    buckets, shape, _, _, kind = case
+    return f"bucketed_graphs(fn, {buckets}, {shape}), {_says(kind)}"
+
+
+@dataclass(eq=False)  # compared by identity: its tensors have no truth value
+class _RunCall:
+    """One call of run(x) as the check made it, and what it saw."""
+
+    batch: int
+    x: torch.Tensor
+    given: torch.Tensor  # x as it was before the call
+    out: Any
+    first: torch.Tensor | None  # a copy of out made right after the call, on the caller's stream
+    replayed: list[int]
+    captures: int
+    error: Exception | None
+    kept_stream: bool  # the caller's stream was still current after the call
+
+
+def _call_run(run: Callable, x: torch.Tensor, graphs: _GraphCalls, caller: Caller) -> _RunCall:
+    """run(x), and what the check sees of it: a copy of the result made right away, on the caller's stream."""
+    given = x.clone()
+    replays, captures = len(graphs.replayed), graphs.captures
+    out, error = _call(run, x)
+    kept = _restored(caller)
+    first = out.detach().clone() if isinstance(out, torch.Tensor) else None
+    return _RunCall(int(x.shape[0]), x, given, out, first, graphs.replayed[replays:], graphs.captures - captures,
+                    error, kept)
+
+
+def _row_mlp64(x: torch.Tensor) -> torch.Tensor:
+    w1, b1, w2, b2 = (w.double() for w in _row_weights(math.prod(x.shape[1:]), str(x.device)))
+    return torch.tanh(x.double().reshape(x.shape[0], -1) @ w1 + b1) @ w2 + b2
+
+
+def _rows_right(got: torch.Tensor, given: torch.Tensor, bucket: int | None) -> bool:
+    """Rows of fn(given), within rounding: eager float32 on the batch and on the batch padded to its bucket
+    may each sum in their own order (notebook 06), and the graph computed the padded one."""
+    want64 = _row_mlp64(given)
+    padded = torch.zeros(max(bucket or 0, given.shape[0]), *given.shape[1:], device=given.device)
+    padded[: given.shape[0]] = given
+    return (_close(got, row_mlp(given), want64) or _close(got, row_mlp(padded)[: given.shape[0]], want64))
 
 
 def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor], torch.Tensor]]) -> None:
@@ -197,155 +395,338 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
     raises ValueError."""
     if _left_for_a_gpu("bucketed_graphs", "one graph captured per bucket, each batch replayed on the smallest "
                                           "bucket that holds it, every result compared with eager fn, a batch "
-                                          "too large refused: CUDA graphs exist on a GPU only"):
+                                          "too large refused, from every kind of caller: CUDA graphs exist on "
+                                          "a GPU only"):
         return
     with exercise("bucketed_graphs") as ex:
         require_cuda("check_bucketed_graphs")
-        _row_weights()  # made now, outside any capture of the student's
-        with _counting_graphs() as built:
-            run, error = _call(bucketed_graphs, row_mlp, BUCKETS, (FEATURES,))
-        ex.expect(error is None, f"bucketed_graphs raised {type(error).__name__}: {error}",
-                  "capture one graph per bucket, on inputs of your own of the bucket's size, before returning run")
-        ex.expect(callable(run), f"bucketed_graphs returned {what_returned(run)}, not a function",
-                  "return the inner function run(x)")
-        found = Findings()
-        found.expect(built.captures == len(BUCKETS),
-                     f"bucketed_graphs captured {built.captures} graphs for the {len(BUCKETS)} buckets {BUCKETS}",
-                     "capture exactly one graph per bucket size, all of them before run is returned")
-        gen = torch.Generator(device="cuda").manual_seed(1)
-        calls = []  # (batch, x, x as given, what run returned, a copy of it made at once, eager fn(x), replays)
-        with _counting_graphs() as called:
-            for batch in BATCHES:
-                x = torch.randn(batch, FEATURES, device="cuda", generator=gen)
-                given = x.clone()
-                before = len(called.replayed)
-                out, error = _call(run, x)
-                replays = called.replayed[before:]
-                first = out.clone() if isinstance(out, torch.Tensor) else out
-                calls.append((batch, x, given, out, first, row_mlp(given), replays, error))
-            too_large, too_large_error = _call(run, torch.randn(BUCKETS[-1] + 1, FEATURES, device="cuda"))
-        raised = [(batch, error) for batch, *_, error in calls if error is not None]
-        found.expect(not raised, f"run raised for batches of {[b for b, _ in raised]} rows"
-                                 + (f" ({type(raised[0][1]).__name__}: {raised[0][1]})" if raised else ""),
-                     "a graph only knows the shapes it was captured with: a batch smaller than its bucket must "
-                     "fill part of the bucket's static input")
-        answered = [c for c in calls if c[-1] is None]
-        shaped = [c for c in answered if isinstance(c[3], torch.Tensor) and c[3].shape == (c[0], OUTPUTS)]
-        misshaped = [c for c in answered if not (isinstance(c[3], torch.Tensor) and c[3].shape == (c[0], OUTPUTS))]
-        found.expect(not misshaped,
-                     "for a batch of b rows run must return b rows of fn(x); it returned "
-                     + "".join(f"{what_returned(c[3])} for b = {c[0]}" for c in misshaped[:1]),
-                     "return the batch's own rows only: the bucket's padding rows are nobody's results")
-        stale = [c[0] for c in shaped if not _same_rows(c[4], c[5])]
-        found.expect(not stale, f"run returned wrong rows for batches of {stale} rows",
-                     "a graph reads the memory it was captured on: copy each new batch into that memory before "
-                     "replaying (a new name, or a new tensor, is never seen by the graph)")
-        overwritten = [c[0] for c in shaped if c[0] not in stale and not _same_rows(c[3], c[5])]
-        found.expect(not overwritten,
-                     f"results returned for batches of {overwritten} rows had changed by the time the later "
-                     "calls were done",
-                     "each replay overwrites the graph's output: what run returns must be the caller's own, "
-                     "not a view of the graph's output")
-        changed = [c[0] for c in calls if not torch.equal(c[1], c[2])]
-        found.expect(not changed, f"run changed its input x (batches of {changed} rows)",
-                     "copy the batch into the graph's own input; leave the caller's tensor alone")
-        found.expect(called.captures == 0, f"the {len(BATCHES)} calls of run captured {called.captures} graphs",
-                     "capture every bucket's graph once, up front: a capture per call, or per new size, costs far "
-                     "more than the launches a replay saves")
-        not_one = [c[0] for c in answered if len(c[6]) != 1]
-        found.expect(not not_one, f"calls for batches of {not_one} rows did not replay exactly one graph",
-                     "run should replay the graph of one bucket, not compute eagerly")
-        graph_of = {c[0]: c[6][0] for c in answered if len(c[6]) == 1}
-        wrong_bucket = _bucket_problems(graph_of)
-        found.expect(wrong_bucket is None, *(wrong_bucket or ("", "")))
-        found.expect(isinstance(too_large_error, ValueError),
-                     f"for a batch of {BUCKETS[-1] + 1} rows (more than the largest bucket) run "
-                     + (f"raised {type(too_large_error).__name__}" if too_large_error else f"returned "
-                        f"{what_returned(too_large)}"),
-                     "a batch larger than every bucket must raise ValueError (the prompt's contract), not fall "
-                     "back to something else")
-        found.report(ex)
+        gpu_cycles_per_second()  # calibrated now: calibrating waits for the GPU
+        yours = ex.answer(bucketed_graphs)
+
+        def holds(case: BucketCase) -> None:
+            buckets, shape, batches, too_large, kind = case
+            where = _bucket_call(case)
+            _row_weights(math.prod(shape), f"cuda:{torch.cuda.current_device()}")  # now: outside the answer's captures
+            gen = _generator(case)
+            with torch_caller(kind) as caller, _counting_graphs() as graphs:
+                run, error = _call(yours, graphs.noting_rows(row_mlp), buckets, shape)
+                kept_stream = _restored(caller)
+                ex.expect(error is None, f"{where} raised {_raised(error) if error else ''}",
+                          "capture one graph per bucket, on inputs of your own of the bucket's size, before "
+                          "returning run")
+                ex.expect(callable(run), f"{where} returned {what_returned(run)}, not a function",
+                          "return the inner function run(x)")
+                run = ex.answer(run)  # the functions it returns are the student's too: no reference inside
+                built, rows = graphs.captures, dict(graphs.rows)
+                calls = []
+                with widened(WIDEN_MS, spare=(caller.stream,)):
+                    for batch in batches:
+                        _rebusy(caller)
+                        calls.append(_call_run(run, torch.randn(batch, *shape, device="cuda", generator=gen), graphs,
+                                               caller))
+                big = _call_run(run, torch.randn(too_large, *shape, device="cuda", generator=gen), graphs, caller)
+                torch.cuda.synchronize()
+            _judge_buckets(ex, where, buckets, (built, rows, kept_stream), dict(graphs.rows), calls, big)
+
+        for_all(ex, bucket_cases(), holds, examples=8, chosen=BUCKET_CASES, budget_s=4.0, describe=_bucket_call)
+
+
+def _judge_buckets(ex: Checker, where: str, buckets: tuple[int, ...], building: tuple[int, dict[int, int], bool],
+                   rows: dict[int, int], calls: list[_RunCall], big: _RunCall) -> None:
+    """Every sub-check of one case: `building` is what building saw (captures, their rows, the caller's stream
+    current after it), `rows` the rows of every graph captured, by its id."""
+    found = Findings()
+    built, rows_built, kept_stream = building
+    captured = sorted(rows_built.values())
+    found.expect(built == len(buckets) and captured == sorted(buckets),
+                 f"{where}: captured {built} graph(s), on inputs of {captured} rows, for the buckets {buckets}",
+                 "capture exactly one graph per bucket size, each on an input of that many rows, all of them "
+                 "before run is returned")
+    raised = [c for c in calls if c.error is not None]
+    found.expect(not raised, f"{where}: run raised for a batch of {raised[0].batch} rows ({_raised(raised[0].error)})"
+                 if raised and raised[0].error else "",
+                 "a graph only knows the shapes it was captured with: a batch smaller than its bucket fills part "
+                 "of the bucket's static input")
+    answered = [c for c in calls if c.error is None]
+    shaped = [c for c in answered if isinstance(c.out, torch.Tensor) and c.out.device == c.x.device
+              and c.out.shape == (c.batch, OUTPUTS)]
+    misshaped = [c for c in answered if c not in shaped]
+    found.expect(not misshaped, f"{where}: for a batch of {misshaped[0].batch} rows run returned "
+                 f"{what_returned(misshaped[0].out)}" if misshaped else "",
+                 f"return the batch's own rows of fn(x), (batch, {OUTPUTS}) on the GPU: the bucket's padding rows "
+                 "are nobody's results")
+    found.expect(kept_stream and all(c.kept_stream for c in calls),
+                 f"{where}: after {'a call of run' if kept_stream else 'bucketed_graphs'}, another stream than the "
+                 "caller's was current", LEFT_STREAM)
+
+    def graph_rows(c: _RunCall) -> int | None:
+        return rows.get(c.replayed[0]) if len(c.replayed) == 1 else None
+
+    bucket_of = {c.batch: smallest_bucket(buckets, c.batch) for c in calls}
+    stale = [c for c in shaped if c.first is not None
+             and not _rows_right(c.first, c.given, graph_rows(c) or bucket_of[c.batch])]
+    found.expect(not stale, f"{where}: run returned wrong rows for a batch of {stale[0].batch} rows" if stale else "",
+                 "a graph reads the memory it was captured on: each new batch must be in that memory before the "
+                 "replay reads it, and the result must be complete before the caller reads it")
+    overwritten = [c for c in shaped if c not in stale
+                   and not _rows_right(c.out, c.given, graph_rows(c) or bucket_of[c.batch])]
+    found.expect(not overwritten, f"{where}: the result returned for a batch of {overwritten[0].batch} rows had "
+                 "changed by the time the later calls were done" if overwritten else "",
+                 "each replay overwrites the graph's output: what run returns must be the caller's own")
+    changed = [c.batch for c in calls if not torch.equal(c.x, c.given)]
+    found.expect(not changed, f"{where}: run changed its input x (a batch of {changed[0] if changed else 0} rows)",
+                 "copy the batch into the graph's own input; leave the caller's tensor alone")
+    captured_late = sum(c.captures for c in calls)
+    found.expect(captured_late == 0, f"{where}: the {len(calls)} calls of run captured {captured_late} graphs",
+                 "capture every bucket's graph once, up front: a capture per call, or per new size, costs far "
+                 "more than the launches a replay saves")
+    not_one = [c for c in answered if len(c.replayed) != 1]
+    found.expect(not not_one, f"{where}: the call for a batch of {not_one[0].batch} rows replayed "
+                 f"{len(not_one[0].replayed)} graphs" if not_one else "",
+                 "run should replay the graph of one bucket, not compute eagerly")
+    wrong = [c for c in answered if len(c.replayed) == 1 and graph_rows(c) != bucket_of[c.batch]]
+    found.expect(not wrong, f"{where}: for a batch of {wrong[0].batch} rows run replayed "
+                 + (f"the graph captured on {graph_rows(wrong[0])} rows" if graph_rows(wrong[0]) else
+                    "a graph whose capture did not call fn") if wrong else "",
+                 "pad each batch to the smallest bucket that holds it (a bucket of exactly the batch's size holds "
+                 "it), whatever order the buckets come in: a larger bucket computes rows that nobody reads")
+    found.expect(isinstance(big.error, ValueError),
+                 f"{where}: for a batch of {big.batch} rows (more than the largest bucket) run "
+                 + (f"raised {type(big.error).__name__}" if big.error else f"returned {what_returned(big.out)}"),
+                 "a batch larger than every bucket must raise ValueError (the task's contract), not fall back "
+                 "to something else")
+    found.report(ex)
 
 
 register(Exercise(NOTEBOOK, "bucketed_graphs", check_bucketed_graphs, gpu=True, cpu_checks=0))
 
 
 # ------------------------------------------------------------------------------------------
-# Exercise 3: a captured function that returns stale results (GPU)
+# Exercise 3: new weights for a captured model (GPU)
 # ------------------------------------------------------------------------------------------
-def standardized(x: torch.Tensor) -> torch.Tensor:
-    """What graphed_standardize's run(x) must return."""
-    return (x - x.mean()) / x.std()
+SERVED = (24, 48, 8)  # features in, hidden, out
 
 
-def _stale_hint(got: torch.Tensor, x: torch.Tensor, example: torch.Tensor) -> str:
-    """A hint about the concept behind a stale replay, told apart by what the replay returned."""
-    def close(a: torch.Tensor, b: torch.Tensor) -> bool:
-        return a.shape == b.shape and bool(torch.allclose(a, b, rtol=1e-4, atol=1e-4))
+def served_model(seed: int, device: str = "cuda") -> torch.nn.Module:
+    """Exercise 3's model, in eval mode: Linear, BatchNorm1d, ReLU, Linear; every weight and running
+    statistic drawn from `seed` (PyTorch's global random state is left alone)."""
+    features, hidden, outputs = SERVED
+    with torch.random.fork_rng(devices=[]):  # the layers' own initialization draws from it; overwritten below
+        model = torch.nn.Sequential(torch.nn.Linear(features, hidden), torch.nn.BatchNorm1d(hidden), torch.nn.ReLU(),
+                                    torch.nn.Linear(hidden, outputs))
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, t in model.state_dict().items():
+            drawn = torch.randn(t.shape, generator=gen) if t.is_floating_point() else None
+            if drawn is None:
+                t.zero_()  # num_batches_tracked
+            elif name.endswith("running_var"):
+                t.copy_(0.5 + drawn.abs())
+            elif name == "1.weight":
+                t.copy_(1.0 + 0.2 * drawn)
+            elif name.endswith("weight"):
+                t.copy_(drawn / t.shape[1] ** 0.5)
+            else:
+                t.copy_(0.3 * drawn)
+    return model.to(device).eval()
 
-    if close(got, standardized(example)):
-        return ("the replay computed on the example, not on x: a graph reads the memory it was captured on, "
-                "whatever a name points to when it replays")
-    if close(got, (x - example.mean()) / example.std()):
-        return ("the replay used the example's mean and spread: a number read on the host while capturing "
-                "(.item(), float()) is a constant of the graph from then on")
-    return ("two things make a replay stale: the memory it reads (the one it was captured on), and numbers read "
-            "on the host while capturing (constants from then on)")
+
+# Where a checkpoint's tensors are, and in which dtype (its integer tensors keep theirs).
+SOURCES: tuple[tuple[str, torch.dtype], ...] = (("cuda", torch.float32), ("cpu", torch.float32),
+                                                ("cuda", torch.float16), ("cpu", torch.bfloat16),
+                                                ("cpu", torch.float64))
+ServeCase = tuple[str, int, tuple[tuple[int, int], ...]]  # the caller, the example's rows, (source, runs) per update
 
 
-def check_graphed_standardize(
-    graphed_standardize: Callable[[torch.Tensor], Callable[[torch.Tensor], torch.Tensor]],
-) -> None:
-    """graphed_standardize(example) must return run(x) = (x - x.mean()) / x.std() by replaying one
-    graph, right for inputs whose mean and spread differ from the example's, with no allocation, and
-    leave the caller's example as it was."""
-    if _left_for_a_gpu("graphed_standardize", "replays on inputs whose mean and spread differ from the example's, "
-                                              "against eager PyTorch, the example left as it was, and the "
-                                              "allocations of run: CUDA graphs exist on a GPU only"):
+def serve_cases() -> st.SearchStrategy[ServeCase]:
+    """Examples of 1 to 64 rows; 1 to 3 updates, each from any source, each followed by 1 or 2 runs."""
+    plan = st.lists(st.tuples(st.integers(0, len(SOURCES) - 1), st.integers(1, 2)), min_size=1, max_size=3)
+    return st.tuples(torch_callers(), st.one_of(st.integers(1, 4), st.integers(1, 64)), plan.map(tuple))
+
+
+SERVE_CASES: list[ServeCase] = [("busy", 16, ((2, 1), (0, 1), (4, 1))), ("default", 1, ((3, 2),))]
+
+
+def _source(index: int) -> str:
+    device, dtype = SOURCES[index]
+    return f"{str(dtype).removeprefix('torch.')} tensors on the {'GPU' if device == 'cuda' else 'host'}"
+
+
+def _serve_call(case: ServeCase) -> str:
+    kind, rows, plan = case
+    updates = ", ".join(f"update({_source(s)})" for s, _ in plan)
+    return f"graphed_model(model, example of {rows} rows), {_says(kind)}, then {updates}"
+
+
+def _checkpoint(seed: int, source: int) -> dict[str, torch.Tensor]:
+    device, dtype = SOURCES[source]
+    return {k: (v.to(device, dtype) if v.is_floating_point() else v.to(device))
+            for k, v in served_model(seed, "cpu").state_dict().items()}
+
+
+def _twins(model: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.Module]:
+    return copy.deepcopy(model).eval(), copy.deepcopy(model).double().eval()
+
+
+@dataclass(eq=False)  # compared by identity: its tensors have no truth value
+class _Served:
+    """One run after `updates` updates: the input, the results, and the eager results of the weights loaded
+    last and of the weights the graph was captured with."""
+
+    updates: int
+    call: _RunCall
+    want32: torch.Tensor
+    want64: torch.Tensor
+    old32: torch.Tensor
+    old64: torch.Tensor
+
+
+def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
+    """graphed_model(model, example) must return (run, update): run(x) is model(x) by replaying one graph, as
+    the caller's own tensor; update(state_dict) gives the model new weights, and every later run uses them,
+    without capturing again."""
+    if _left_for_a_gpu("graphed_model", "runs replayed before and after new weights are loaded from checkpoints "
+                                        "of every dtype, on the GPU and on the host, against eager PyTorch, "
+                                        "from every kind of caller: CUDA graphs exist on a GPU only"):
         return
-    with exercise("graphed_standardize") as ex:
-        require_cuda("check_graphed_standardize")
-        def sample(seed: int, mean: float, spread: float) -> torch.Tensor:
-            return (mean + spread * torch.randn(4096, generator=torch.Generator().manual_seed(seed))).cuda()
+    with exercise("graphed_model") as ex:
+        require_cuda("check_graphed_model")
+        gpu_cycles_per_second()
+        yours = ex.answer(graphed_model)
 
-        example = sample(7, 1.0, 2.0)
-        kept = example.clone()  # the caller's example, as it was: run must not write into it
-        run = graphed_standardize(example)
-        ex.expect(callable(run), f"graphed_standardize returned a {type(run).__name__}, not a function",
-                  "return the inner function run(x)")
-        for seed, (mean, spread) in enumerate(((3.0, 2.0), (-5.0, 0.1), (0.0, 10.0)), 8):
-            x = sample(seed, mean, spread)
-            got = run(x)
-            ex.expect(isinstance(got, torch.Tensor), f"run returned a {type(got).__name__}, not a tensor",
-                      "return the graph's static output")
-            right = torch.allclose(got, standardized(x), rtol=1e-4, atol=1e-4)
-            ex.expect(right, f"for an input of mean {mean} and spread {spread}, run did not return "
-                             "(x - x.mean()) / x.std()", "" if right else _stale_hint(got, x, kept))
-        ex.expect(torch.equal(example, kept), "after the calls of run, the caller's example tensor holds other values",
-                  "every replay reads the buffer the graph was captured on, and each call of run writes into it: "
-                  "that buffer must be your own, not a tensor the caller still holds")
-        x = sample(11, 0.0, 1.0)
-        run(x)
-        torch.cuda.synchronize()
-        start = _allocations()
-        for _ in range(5):
-            run(x)
-        torch.cuda.synchronize()
-        allocated = _allocations() - start
-        ex.expect(allocated == 0, f"5 calls of run allocated {allocated} blocks of GPU memory",
-                  "capture once; in run only copy_, replay, and return the static output itself")
+        def holds(case: ServeCase) -> None:
+            kind, rows, plan = case
+            where = _serve_call(case)
+            features = SERVED[0]
+            gen = _generator(case)
+            model = served_model(0)  # before the caller: its copies to the GPU make the host wait
+            with torch_caller(kind) as caller, _counting_graphs() as graphs:
+                example = torch.randn(rows, features, device="cuda", generator=gen)  # late, for a busy caller
+                kept = example.clone()
+                made, error = _call(yours, model, example)
+                kept_stream = [_restored(caller)]
+                ex.expect(error is None, f"{where}: graphed_model raised {_raised(error) if error else ''}",
+                          "warm up, capture the model's forward once, and return (run, update)")
+                ex.expect(isinstance(made, tuple) and len(made) == 2 and all(callable(f) for f in made),
+                          f"{where}: graphed_model returned {what_returned(made)}, not two functions",
+                          "return the pair (run, update)")
+                run, update = (ex.answer(f) for f in made)
+                built = graphs.captures
+                torch.cuda.synchronize()
+                twin, twin64 = _twins(model)
+                original, original64 = _twins(model)
+                served: list[_Served] = []
+                update_errors: list[tuple[int, Exception]] = []
+                captured_late = 0
+
+                def run_once(updates: int) -> None:
+                    _rebusy(caller)
+                    call = _call_run(run, torch.randn(rows, features, device="cuda", generator=gen), graphs, caller)
+                    with torch.no_grad():
+                        served.append(_Served(updates, call, twin(call.given), twin64(call.given.double()),
+                                              original(call.given), original64(call.given.double())))
+
+                with widened(WIDEN_MS, spare=(caller.stream,)):
+                    run_once(0)
+                    for n, (source, runs) in enumerate(plan, 1):
+                        checkpoint = _checkpoint(100 + n, source)
+                        _rebusy(caller)
+                        given = {k: v.clone() for k, v in checkpoint.items()}  # on the caller's stream, late
+                        captures = graphs.captures
+                        _, error = _call(update, given)
+                        kept_stream.append(_restored(caller))
+                        captured_late += graphs.captures - captures
+                        if error is not None:
+                            update_errors.append((n, error))
+                            break
+                        twin.load_state_dict(checkpoint)
+                        twin64.load_state_dict(checkpoint)
+                        for _ in range(runs):
+                            run_once(n)
+                torch.cuda.synchronize()
+            kept_stream += [s.call.kept_stream for s in served]
+            _judge_served(ex, where, plan, (built, captured_late, all(kept_stream)), served, update_errors,
+                          torch.equal(example, kept))
+
+        for_all(ex, serve_cases(), holds, examples=6, chosen=SERVE_CASES, budget_s=4.0, describe=_serve_call)
 
 
-register(Exercise(NOTEBOOK, "graphed_standardize", check_graphed_standardize, gpu=True, cpu_checks=0))
+def _judge_served(ex: Checker, where: str, plan: tuple[tuple[int, int], ...], counts: tuple[int, int, bool],
+                  served: list[_Served], update_errors: list[tuple[int, Exception]], example_kept: bool) -> None:
+    """Every sub-check of one case: `counts` holds the graphs captured by building and by the updates, and
+    whether the caller's stream stayed current after every call."""
+    found = Findings()
+    built, captured_late, kept_stream = counts
+    found.expect(kept_stream, f"{where}: after a call of yours, another stream than the caller's was current",
+                 LEFT_STREAM)
+    found.expect(built == 1, f"{where}: graphed_model captured {built} graphs", "capture the model's forward once")
+    n, error = update_errors[0] if update_errors else (0, None)
+    found.expect(error is None, f"{where}: update number {n} ({_source(plan[n - 1][0])}) raised "
+                 f"{_raised(error) if error else ''}",
+                 "update only gives the model's tensors new values: a checkpoint may come in another dtype or from "
+                 "the host, and autograd has nothing to record in a copy of weights")
+    found.expect(captured_late == 0, f"{where}: the updates captured {captured_late} graphs",
+                 "give the model its new weights without capturing again (a large model's capture takes seconds)")
+    raised = [s for s in served if s.call.error is not None]
+    found.expect(not raised, f"{where}: run raised {_raised(raised[0].call.error)}" if raised and raised[0].call.error
+                 else "", "run only copies the new input into the graph's input, replays, and returns the output")
+    answered = [s for s in served if s.call.error is None]
+    shaped = [s for s in answered if isinstance(s.call.out, torch.Tensor) and s.call.out.device == s.call.x.device
+              and s.call.out.shape == s.want64.shape]
+    found.expect(len(shaped) == len(answered), f"{where}: run returned "
+                 f"{what_returned(next(s.call.out for s in answered if s not in shaped))}, not the model's output"
+                 if len(shaped) < len(answered) else "", "return the model's output for x, as a tensor on the GPU")
+    not_one = [s for s in answered if len(s.call.replayed) != 1]
+    found.expect(not not_one, f"{where}: a call of run replayed {len(not_one[0].call.replayed)} graphs"
+                 if not_one else "", "run replays the captured graph, once a call")
+    wrong = [s for s in shaped if s.call.first is not None and not _close(s.call.first, s.want32, s.want64)]
+    first_wrong = wrong[0] if wrong else None
+    found.expect(first_wrong is None, _served_problem(where, plan, first_wrong), _served_hint(first_wrong))
+    overwritten = [s for s in shaped if s not in wrong and not _close(s.call.out, s.want32, s.want64)]
+    found.expect(not overwritten, f"{where}: a result of run had changed by the time the later calls were done",
+                 "each replay overwrites the graph's output: what run returns must be the caller's own")
+    found.expect(all(torch.equal(s.call.x, s.call.given) for s in served), f"{where}: run changed its input x",
+                 "copy x into the graph's own input; leave the caller's tensor alone")
+    found.expect(example_kept, f"{where}: after the calls, the caller's example holds other values",
+                 "every replay reads the buffer the graph was captured on, and each run writes into it: that buffer "
+                 "must be your own, not a tensor the caller still holds")
+    found.report(ex)
+
+
+def _served_problem(where: str, plan: tuple[tuple[int, int], ...], wrong: _Served | None) -> str:
+    if wrong is None:
+        return ""
+    if wrong.updates == 0:
+        return f"{where}: before any update, run did not return model(x)"
+    return (f"{where}: after update number {wrong.updates} ({_source(plan[wrong.updates - 1][0])}), run did not "
+            "return what the model with the new weights returns")
+
+
+def _served_hint(wrong: _Served | None) -> str:
+    if wrong is None:
+        return ""
+    got = wrong.call.first
+    assert got is not None
+    if wrong.updates == 0:
+        return "a graph reads the memory it was captured on: each new x must be in that memory before the replay"
+    if _close(got, wrong.old32, wrong.old64):
+        return ("run still returned what the weights it was captured with give: a graph reads the memory it "
+                "recorded, whatever tensors a module's names point to later")
+    return ("neither the new weights' results nor the old ones': does every tensor that the forward reads "
+            "(a checkpoint holds them all) get its new values, where the graph reads them, before the next replay?")
+
+
+register(Exercise(NOTEBOOK, "graphed_model", check_graphed_model, gpu=True, cpu_checks=0))
 
 
 # ------------------------------------------------------------------------------------------
 # Exercise 4: a captured training step with a learning-rate schedule (GPU)
 # ------------------------------------------------------------------------------------------
 def _mlp(seed: int) -> torch.nn.Module:
-    torch.manual_seed(seed)
-    return torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256), torch.nn.ReLU(),
-                               torch.nn.Linear(256, 8)).cuda()
+    with torch.random.fork_rng(devices=[]):  # the global random state, as the student left it
+        torch.manual_seed(seed)
+        return torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256),
+                                   torch.nn.ReLU(), torch.nn.Linear(256, 8)).cuda()
 
 
 def _eager_step(model, optimizer, loss_fn, x, y) -> torch.Tensor:
@@ -357,10 +738,11 @@ def _eager_step(model, optimizer, loss_fn, x, y) -> torch.Tensor:
 
 
 LR = 1e-3  # the optimizer's learning rate when the check creates it: a Python float
-# One learning rate per step: up, down, and up again, by factors of 3 to 300 (none is 0: capturable Adam
-# divides by the learning rate).  A rate frozen at any one value is off by a factor of 3 or more on most steps.
+# The rates a schedule draws from: 1e-4 to 3e-2, by factors of about 3 (none is 0: capturable Adam divides by
+# the learning rate).  A rate frozen at any one of them is off by a factor of 3 or more on the others.
+RATES = (3e-3, 1e-2, 3e-2, 1e-3, 3e-4, 1e-4)
 SCHEDULE = (3e-3, 1e-2, 3e-2, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-2, 1e-2, 1e-3)
-EPS32 = torch.finfo(torch.float32).eps
+WAIT_MS = 200.0  # the caller's stream is busy this long when the steps are called: a host wait ends it
 
 
 def _allowed(float32: float, float64: float, noise: float) -> float:
@@ -378,13 +760,32 @@ def _snapshot(model: torch.nn.Module, optimizer: torch.optim.Optimizer, dtype: t
     """An eager copy of the model and of the Adam optimizer's state, in `dtype`."""
     twin = copy.deepcopy(model).to(dtype)
     twin_optimizer = torch.optim.Adam(twin.parameters(), lr=LR, capturable=capturable)
-    twin_optimizer.load_state_dict(copy.deepcopy(optimizer.state_dict()))  # casts the moments to dtype
+    state = copy.deepcopy(optimizer.state_dict())
+    for group in state["param_groups"]:
+        group["lr"] = LR  # the answer may hold it in a tensor; the twins are given each rate as a number
+    twin_optimizer.load_state_dict(state)  # casts the moments to dtype
     for group in twin_optimizer.param_groups:
         group["capturable"] = capturable  # load_state_dict took the flags of `optimizer`
     if not capturable:
-        for state in twin_optimizer.state.values():
-            state["step"] = state["step"].cpu()  # where plain Adam keeps it
+        for s in twin_optimizer.state.values():
+            s["step"] = s["step"].cpu()  # where plain Adam keeps it
     return twin, twin_optimizer
+
+
+StepCase = tuple[str, tuple[float, ...]]  # the caller, the learning rate of each step
+
+
+def step_cases() -> st.SearchStrategy[StepCase]:
+    return st.tuples(torch_callers(), st.lists(st.sampled_from(RATES), min_size=2, max_size=12).map(tuple))
+
+
+STEP_CASES: list[StepCase] = [("busy", SCHEDULE), ("set_stream", SCHEDULE[:6])]
+
+
+def _step_call(case: StepCase) -> str:
+    kind, schedule = case
+    return (f"graphed_scheduled_step(...), then {len(schedule)} steps with the learning rates "
+            f"{', '.join(f'{lr:g}' for lr in schedule)}, {_says(kind)}")
 
 
 def check_graphed_scheduled_step(
@@ -392,82 +793,127 @@ def check_graphed_scheduled_step(
 ) -> None:
     """graphed_scheduled_step(model, optimizer, loss_fn, x_example, y_example) must return step(x, y, lr),
     which trains on (x, y) with learning rate lr by replaying one captured step (forward, backward and
-    optimizer.step()), and returns the loss tensor: the same losses and parameters as eager steps with
-    the same schedule of learning rates, from the same state."""
+    optimizer.step()), without making the host wait for the GPU, and returns the loss tensor: the same
+    losses and parameters as eager steps with the same schedule of learning rates, from the same state."""
     if _left_for_a_gpu("graphed_scheduled_step",
-                       f"{len(SCHEDULE)} replays of the captured step, each with a new learning rate, against eager "
-                       "training from the same state (losses and parameters), and the optimizer steps taken outside "
-                       "the graph: CUDA graphs and capturable Adam exist on a GPU only"):
+                       "replays of the captured step, each with a new learning rate, against eager training from "
+                       "the same state (losses and parameters), the optimizer steps taken outside the graph, and "
+                       "the host's waits for the GPU, from every kind of caller: CUDA graphs and capturable Adam "
+                       "exist on a GPU only"):
         return
     with exercise("graphed_scheduled_step") as ex:
         require_cuda("check_graphed_scheduled_step")
-        model = _mlp(seed=3)
-        optimizer = torch.optim.Adam(model.parameters(), lr=LR, capturable=True)
-        gen = torch.Generator(device="cuda").manual_seed(11)
+        gpu_cycles_per_second()
+        yours = ex.answer(graphed_scheduled_step)
+
+        def holds(case: StepCase) -> None:
+            _step_holds(ex, yours, case)
+
+        for_all(ex, step_cases(), holds, examples=4, chosen=STEP_CASES, budget_s=4.0, describe=_step_call)
+
+
+def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
+    """One case of exercise 4's check: build, the steps of `case`'s schedule from its caller, then judge."""
+    kind, schedule = case
+    where = _step_call(case)
+    found = Findings()
+    model = _mlp(seed=3)  # before the caller: its copies to the GPU make the host wait
+    optimizer = torch.optim.Adam(model.parameters(), lr=LR, capturable=True)
+    gen = _generator(case)
+    with torch_caller(kind) as caller, _counting_graphs() as graphs:
         data = [(torch.randn(32, 64, device="cuda", generator=gen), torch.randn(32, 8, device="cuda", generator=gen))
-                for _ in range(len(SCHEDULE) + 1)]
-        with _counting_graphs() as built:
-            step, error = _call(graphed_scheduled_step, model, optimizer, F.mse_loss, *data[0])
-        ex.expect(error is None, f"graphed_scheduled_step raised {type(error).__name__}: {error}",
+                for _ in range(len(schedule) + 1)]
+        step, error = _call(yours, model, optimizer, F.mse_loss, *data[0])
+        kept_stream = _restored(caller)
+        ex.expect(error is None, f"{where}: graphed_scheduled_step raised {_raised(error) if error else ''}",
                   "warm up, then capture one training step, before returning step")
-        ex.expect(callable(step), f"graphed_scheduled_step returned {what_returned(step)}, not a function",
+        ex.expect(callable(step), f"{where}: graphed_scheduled_step returned {what_returned(step)}, not a function",
                   "return the inner function step(x, y, lr)")
+        step = ex.answer(step)
+        built = graphs.captures
+        torch.cuda.synchronize()
+        ex.expect(all(bool(p.isfinite().all()) for p in model.parameters()),
+                  f"{where}: after graphed_scheduled_step, the model's parameters hold NaN or infinity",
+                  "the warm-up trains on the example batch: is it there, on the GPU, when the warm-up reads it?")
         # The state the steps start from, whatever the warm-up did: an eager float32 twin with the same
         # optimizer settings, and a float64 one (plain Adam) that measures float32's rounding.
         twin, twin_optimizer = _snapshot(model, optimizer, torch.float32, capturable=True)
         exact, exact_optimizer = _snapshot(model, optimizer, torch.float64, capturable=False)
         eager_steps: list[int] = []  # optimizer.step() called by step(x, y, lr): outside any graph
         hook = optimizer.register_step_pre_hook(lambda *args: eager_steps.append(1))
-        got: list[float | None] = []
+        kept: list[torch.Tensor | None] = []
         returned: list[str] = []
         failure: Exception | None = None
+        waited_at = 0  # the first step after which the caller's earlier work had ended: the host waited for it
+        collecting = gc.isenabled()
+        gc.disable()  # during the steps: a long garbage collection would look like a wait
         try:
-            with _counting_graphs() as called:
-                for (x, y), lr in zip(data[1:], SCHEDULE):
+            gpu_sleep(WAIT_MS / 1e3, caller.stream)
+            busy_end = caller.stream.record_event()
+            batches = [(x.clone(), y.clone()) for x, y in data[1:]]  # written on the caller's stream, late
+            replays = len(graphs.replayed)
+            with widened(WIDEN_MS, spare=(caller.stream,)):
+                for n, ((x, y), lr) in enumerate(zip(batches, schedule), 1):
                     loss, failure = _call(step, x, y, lr)
+                    if not waited_at and busy_end.query():
+                        waited_at = n
+                    kept_stream = _restored(caller) and kept_stream
                     if failure is not None:
                         break
                     ok = isinstance(loss, torch.Tensor) and loss.is_cuda and loss.numel() == 1
-                    got.append(float(loss.detach().double().item()) if ok else None)
+                    kept.append(loss.detach().reshape(()).double().clone() if ok else None)
                     if not ok:
                         returned.append(what_returned(loss))
+            torch.cuda.synchronize()
         finally:
             hook.remove()
-        found = Findings()
-        found.expect(failure is None, f"step {len(got) + 1} raised {type(failure).__name__}: {failure}",
-                     "step(x, y, lr) only puts new values where the graph reads them, then replays")
-        found.expect(not returned, f"step returned {returned[0] if returned else ''}, not the loss as a CUDA tensor",
-                     "return the loss tensor the graph writes: a Python number (.item(), float) makes the host "
-                     "wait for the GPU at every step")
-        found.expect(built.captures >= 1 and len(called.replayed) == len(SCHEDULE) and called.captures == 0,
-                     f"building captured {built.captures} graph(s); the {len(SCHEDULE)} steps captured "
-                     f"{called.captures} and replayed {len(called.replayed)}",
-                     "capture the training step once, before returning step; each step is then one replay")
-        found.expect(not eager_steps, f"the {len(SCHEDULE)} steps called optimizer.step() {len(eager_steps)} times, "
-                                      "outside the graph",
-                     "the optimizer's update belongs in the captured step")
-        noise, first_off = 0.0, None
-        for n, ((x, y), lr, g) in enumerate(zip(data[1:], SCHEDULE, got), 1):
-            for opt in (twin_optimizer, exact_optimizer):
-                opt.param_groups[0]["lr"] = lr
-            e32 = float(_eager_step(twin, twin_optimizer, F.mse_loss, x, y).item())
-            e64 = float(_eager_step(exact, exact_optimizer, F.mse_loss, x.double(), y.double()).item())
-            allowed = _allowed(e32, e64, noise)
-            noise = max(noise, abs(e32 - e64))
-            if first_off is None and g is not None and not abs(g - e32) <= allowed:
-                first_off = (n, g, e32, allowed)
-        n, g, e32, allowed = first_off or (0, 0.0, 0.0, 0.0)
-        found.expect(first_off is None, f"step {n} (lr {SCHEDULE[n - 1]:g}): loss {g:.7g}, eager {e32:.7g} "
-                                        f"(allowed: {allowed:.1e}); the first {n - 1} matched",
-                     "copy each batch into the captured inputs before replaying" if n == 1 else
-                     "a graph replays the exact kernels and arguments it recorded: what did it record for the "
-                     "learning rate, and do the gradients start from zero at every replay?")
-        worst = max(((p - q).abs().max().item() - (4 * (q - r).abs().max().item() + 16 * EPS32 * r.abs().max().item()))
+            if collecting:
+                gc.enable()
+        replayed, captured_late = len(graphs.replayed) - replays, graphs.captures - built
+    found.expect(kept_stream, f"{where}: after a call of yours, another stream than the caller's was current",
+                 LEFT_STREAM)
+    found.expect(failure is None, f"{where}: step {len(kept) + 1} raised {_raised(failure) if failure else ''}",
+                 "step(x, y, lr) only puts new values where the graph reads them, then replays")
+    found.expect(not waited_at, f"{where}: step {waited_at} returned only after the GPU had finished the caller's "
+                                "earlier work: the host waited for the GPU",
+                 "the GPU runs a step's work after the host has queued it: anything that needs a value of the GPU on "
+                 "the host (a Python number or `if` from a tensor, a synchronize, a copy from pageable host memory) "
+                 "makes the host wait for everything queued before")
+    found.expect(not returned, f"{where}: step returned {returned[0] if returned else ''}, not the loss as a CUDA "
+                               "tensor",
+                 "return the loss tensor the graph writes: a Python number (.item(), float) makes the host wait for "
+                 "the GPU at every step")
+    found.expect(built >= 1 and replayed == len(schedule) and captured_late == 0,
+                 f"{where}: building captured {built} graph(s); the {len(schedule)} steps captured {captured_late} "
+                 f"and replayed {replayed}",
+                 "capture the training step once, before returning step; each step is then one replay")
+    found.expect(not eager_steps, f"{where}: the steps called optimizer.step() {len(eager_steps)} times, outside the "
+                                  "graph", "the optimizer's update belongs in the captured step")
+    got = [float(t.item()) if t is not None else None for t in kept]
+    noise, first_off = 0.0, None
+    for n, ((x, y), lr, g) in enumerate(zip(data[1:], schedule, got), 1):
+        for opt in (twin_optimizer, exact_optimizer):
+            opt.param_groups[0]["lr"] = lr
+        e32 = float(_eager_step(twin, twin_optimizer, F.mse_loss, x, y).item())
+        e64 = float(_eager_step(exact, exact_optimizer, F.mse_loss, x.double(), y.double()).item())
+        allowed = _allowed(e32, e64, noise)
+        noise = max(noise, abs(e32 - e64))
+        if first_off is None and g is not None and not abs(g - e32) <= allowed:
+            first_off = (n, g, e32, allowed)
+    n, g, e32, allowed = first_off or (0, 0.0, 0.0, 0.0)
+    found.expect(first_off is None, f"{where}: step {n} (lr {schedule[n - 1] if n else 0:g}): loss {g:.7g}, eager "
+                                    f"{e32:.7g} (allowed: {allowed:.1e}); the first {n - 1} matched",
+                 "each batch must be in the captured inputs before the replay reads it" if n == 1 else
+                 "a graph replays the exact kernels and arguments it recorded: what did it record for the "
+                 "learning rate, and do the gradients start from zero at every replay?")
+    if got and len(got) == len(schedule):
+        worst = max(((p - q).abs().max().item() - (4 * (q - r).abs().max().item()
+                                                    + 16 * EPS32 * r.abs().max().item()))
                     for p, q, r in zip(model.parameters(), twin.parameters(), exact.parameters()))
-        found.expect(worst <= 0, f"after {len(SCHEDULE)} steps the parameters differ from the eager run's by more "
-                                 "than rounding",
+        found.expect(worst <= 0, f"{where}: after the steps the parameters differ from the eager run's by more than "
+                                 "rounding",
                      "every step must apply its own learning rate: a graph replays the numbers it recorded")
-        found.report(ex)
+    found.report(ex)
 
 
 register(Exercise(NOTEBOOK, "graphed_scheduled_step", check_graphed_scheduled_step, gpu=True,

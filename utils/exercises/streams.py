@@ -151,6 +151,8 @@ class _LateStreams(TorchFunctionMode):
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         stream = torch.cuda.current_stream()
+        if torch.cuda.is_current_stream_capturing():  # a sleep queued now would be recorded: every replay would sleep
+            return func(*args, **(kwargs or {}))
         if stream.cuda_stream not in self.spared and stream.cuda_stream not in self.made_late:
             self.made_late.add(stream.cuda_stream)
             gpu_sleep(self.ms / 1e3, stream)  # inside the mode's handler: not seen by the mode again
@@ -164,6 +166,7 @@ def widened(ms: float, spare: tuple[Any, ...] = ()) -> Iterator[None]:
     a wait missing between two streams inside the answer then shows in its values.
 
     Each stream is made late once, the first time: a right answer loses at most `ms` per stream it uses.
+    A stream that is capturing a CUDA graph is left alone (PyTorch): the sleep would become part of the graph.
     """
     spared = {getattr(s, "cuda_stream", getattr(s, "ptr", None)) for s in spare}
     with ExitStack() as stack:

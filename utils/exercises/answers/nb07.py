@@ -2,9 +2,9 @@
 tests: SPOILERS.
 
 Exercise 1 is checked on the CPU.  The other three need a GPU; each wrong answer below gives a
-wrong (stale or overwritten) result, captures the wrong number of graphs, replays the wrong one, or
-does not replay at all, on every run.  Without a GPU those three check nothing and say what a GPU
-would check (WRONG_ON_CPU: no answer fails there).
+wrong (stale, raced or overwritten) result, captures the wrong number of graphs, replays the wrong
+one, does not replay at all, or makes the host wait, on every run.  Without a GPU those three check
+nothing and say what a GPU would check (WRONG_ON_CPU: no answer fails there).
 """
 
 from __future__ import annotations
@@ -12,7 +12,10 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable
 
+import numpy as np
 import torch
+
+from .. import nb07
 
 
 # ---------------------------------------------------------------- exercise 1: predicted_speedup (CPU)
@@ -27,6 +30,23 @@ def _speedup(eager_per_kernel: Callable[[float, float], float], graph_call: Call
     return predicted_speedup
 
 
+def _right_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    return kernels * max(host_us, kernel_us) / max(replay_us, kernels * max(kernel_us, graph_floor_us))
+
+
+def _one_call_alone(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """One call on an idle machine, not calls back to back: the last launch's kernel still has to run."""
+    eager = kernels * max(host_us, kernel_us) + min(host_us, kernel_us)
+    graph = replay_us + kernels * max(kernel_us, graph_floor_us)
+    return eager / graph
+
+
+def _in_float32(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """Right, in NumPy float32 throughout (a few roundings of 6e-8 each)."""
+    k, h, g, f, r = (np.float32(v) for v in (kernels, host_us, kernel_us, graph_floor_us, replay_us))
+    return k * np.maximum(h, g) / np.maximum(r, k * np.maximum(g, f))
+
+
 WRONG_SPEEDUPS = {
     "host and GPU times added, not overlapped": _speedup(lambda h, k: h + k, max),
     "eager counts the host only": _speedup(lambda h, k: h, max),
@@ -37,6 +57,20 @@ WRONG_SPEEDUPS = {
     "the graph still pays the host per kernel": _speedup(max, max,
                                                          lambda kernel, floor, host: max(kernel, floor, host)),
     "graph time over eager time": _speedup(max, max, inverted=True),
+    # A fresh student's answers (issue 34, step 6): the old check's five examples passed the first two; of the
+    # others it tried (the floor replaces the kernel's time, whole times with //, a percentage, the floor as a
+    # minimum of the whole graph, a string) none passed either check, and they are not kept.
+    "the floor applies to eager kernels too": lambda kernels, h, k, f, r: (
+        kernels * max(h, k, f) / max(r, kernels * max(k, f))),
+    "rounded to two decimals": lambda *costs: round(_right_speedup(*costs), 2),
+    "the replay call paid per kernel": lambda kernels, h, k, f, r: kernels * max(h, k) / (kernels * max(k, f, r)),
+    "one call alone, not calls back to back": _one_call_alone,
+}
+
+ALSO_RIGHT_SPEEDUPS = {  # the old check refused the last two (a float32 result, a tensor); the new accepts all
+    "the wrong models' builder, nothing broken": _speedup(max, max),
+    "NumPy float32 throughout": _in_float32,
+    "a float32 0-d tensor": lambda *costs: torch.tensor(_right_speedup(*costs)),
 }
 
 
@@ -50,55 +84,42 @@ def _warm_up(fn, *args) -> None:
     torch.cuda.current_stream().wait_stream(side)
 
 
-def _captured(fn, static_inputs):
-    _warm_up(fn, *static_inputs)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        outputs = fn(*static_inputs)
-    return graph, outputs
-
-
 def _bucketed(choose=None, capture_lazily: bool = False, copy_in: bool = True, pad: bool = True,
               rows: str = "clone", share_pool: bool = False, too_large: str = "raise", zero_padding: bool = False,
-              graph: bool = True):
+              graph: bool = True, sort: bool = True, flat_features: bool = False, largest_refused: bool = False,
+              own_stream: str = "", leave_stream: bool = False, make=torch.zeros, reused_output: bool = False):
     """A bucketed_graphs with one thing switched: how a bucket is chosen (choose(batch, sizes)), when the
     graphs are captured, whether the batch is copied in, padded, what is returned, what a batch larger
-    than every bucket does."""
+    than every bucket does, whether the buckets are sorted first, the shape of the static input, the
+    stream run works on ("" the caller's; "racing": its own, without waits; "waiting": its own, with waits)."""
     def smallest(batch, sizes):
         return next((s for s in sizes if s >= batch), None)
 
     choose = choose or smallest
 
     def bucketed_graphs(fn, buckets, feature_shape):
-        sizes = sorted(buckets)
+        sizes = sorted(buckets) if sort else list(buckets)
         pool = torch.cuda.graph_pool_handle() if share_pool else None
-        graphs = {}
+        graphs, outputs = {}, {}
+        side = torch.cuda.Stream()
 
         def build(size):
-            static_x = torch.zeros(size, *feature_shape, device="cuda")
+            shape = (size, feature_shape[0]) if flat_features else (size, *feature_shape)
+            static_x = make(shape, device="cuda")
             _warm_up(fn, static_x)
             g = torch.cuda.CUDAGraph()
             with torch.cuda.graph(g, pool=pool):
                 static_y = fn(static_x)
             graphs[size] = (g, static_x, static_y)
+            outputs[size] = torch.empty_like(static_y)  # reused_output: one buffer of its own per bucket
 
         if graph and not capture_lazily:
             for size in sizes:
                 build(size)
+        if leave_stream:
+            torch.cuda.set_stream(side)
 
-        def run(x):
-            batch = x.shape[0]
-            size = choose(batch, sizes)
-            if size is None:
-                if too_large == "eager":
-                    return fn(x)
-                raise ValueError(f"a batch of {batch} rows is larger than the largest bucket, {sizes[-1]}")
-            if not graph:
-                return fn(x)
-            if capture_lazily:
-                build(batch)  # one graph per batch size, at call time
-                size = batch
-            g, static_x, static_y = graphs[size]
+        def replayed(g, static_x, static_y, x, batch):
             if copy_in and pad:
                 static_x[:batch].copy_(x)
                 if zero_padding:
@@ -108,9 +129,43 @@ def _bucketed(choose=None, capture_lazily: bool = False, copy_in: bool = True, p
             g.replay()
             if rows == "view":
                 return static_y[:batch]
+            if rows == "contiguous":
+                return static_y[:batch].contiguous()  # a slice of whole rows is contiguous: the same view
             if rows == "all":
                 return static_y.clone()
+            if rows == "host":
+                return static_y[:batch].cpu()
+            if reused_output:
+                own = outputs[static_y.shape[0]][:batch]
+                return own.copy_(static_y[:batch])
             return static_y[:batch].clone()
+
+        def run(x):
+            batch = x.shape[0]
+            if largest_refused and batch >= max(buckets):
+                raise ValueError(f"a batch of {batch} rows is too large")
+            size = choose(batch, sizes)
+            if size is None and too_large == "unchecked":
+                return replayed(*graphs[size], x, batch)  # KeyError: None
+            if size is None:
+                if too_large == "eager":
+                    return fn(x)
+                raise ValueError(f"a batch of {batch} rows is larger than the largest bucket, {max(buckets)}")
+            if not graph:
+                return fn(x)
+            if capture_lazily:
+                build(batch)  # one graph per batch size, at call time
+                size = batch
+            if not own_stream:
+                return replayed(*graphs[size], x, batch)
+            if own_stream == "waiting":
+                side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                out = replayed(*graphs[size], x, batch)
+            if own_stream == "waiting":
+                torch.cuda.current_stream().wait_stream(side)
+                out.record_stream(torch.cuda.current_stream())
+            return out
         return run
     return bucketed_graphs
 
@@ -118,6 +173,28 @@ def _bucketed(choose=None, capture_lazily: bool = False, copy_in: bool = True, p
 def _bisect_bucket(batch, sizes):  # right: the same choice, by bisection
     i = bisect.bisect_left(sizes, batch)
     return sizes[i] if i < len(sizes) else None
+
+
+def _padded_by_cat(fn, buckets, feature_shape):
+    """Right: pads each batch with zeros by torch.cat, and copies the whole bucket in."""
+    graphs = {}
+    for size in buckets:  # in the order given: each graph is the bucket's own
+        static_x = torch.zeros(size, *feature_shape, device="cuda")
+        _warm_up(fn, static_x)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            static_y = fn(static_x)
+        graphs[size] = (g, static_x, static_y)
+
+    def run(x):
+        holding = [s for s in buckets if s >= x.shape[0]]
+        if not holding:
+            raise ValueError("too large")
+        g, static_x, static_y = graphs[min(holding)]
+        static_x.copy_(torch.cat([x, x.new_zeros(static_x.shape[0] - x.shape[0], *x.shape[1:])]))
+        g.replay()
+        return static_y[: x.shape[0]].clone()
+    return run
 
 
 WRONG_BUCKETED = {
@@ -131,56 +208,165 @@ WRONG_BUCKETED = {
     "returns the padding rows too": _bucketed(rows="all"),
     "falls back to eager for a batch too large": _bucketed(too_large="eager"),
     "eager, no graph": _bucketed(graph=False),
+    # Issue 34's class for notebook 07, and step 6 (a fresh student's answers):
+    "buckets assumed sorted": _bucketed(sort=False),
+    "the first bucket from the largest down that holds the batch": _bucketed(
+        choose=lambda batch, sizes: next((s for s in reversed(sizes) if s >= batch), None)),
+    "the feature shape assumed to have one dimension": _bucketed(flat_features=True),
+    "the largest batch refused (>= instead of >)": _bucketed(largest_refused=True),
+    "returns .contiguous() of the rows (the same view)": _bucketed(rows="contiguous"),
+    "replays on a stream of its own, without waiting": _bucketed(own_stream="racing"),
+    "leaves its own stream current": _bucketed(leave_stream=True),
+    "bisect_right (a batch of a bucket's size goes to the next)": _bucketed(
+        choose=lambda batch, sizes: sizes[i] if (i := bisect.bisect_right(sizes, batch)) < len(sizes) else None),
+    "a batch too large not checked (KeyError)": _bucketed(too_large="unchecked"),
+    "copies the rows into one buffer of its own per bucket, reused": _bucketed(reused_output=True),
+    "the rows returned on the host (.cpu())": _bucketed(rows="host"),
+    "the bucket chosen by nb07.smallest_bucket (the check's reference)": _bucketed(
+        choose=lambda batch, sizes: nb07.smallest_bucket(tuple(sizes), batch)),
+}
+
+ALSO_RIGHT_BUCKETED = {
+    "the wrong answers' builder, nothing switched": _bucketed(),
+    "the bucket found by bisection, padding zeroed": _bucketed(choose=_bisect_bucket, zero_padding=True),
+    "the graphs share one memory pool": _bucketed(share_pool=True),
+    "replays on a stream of its own, with waits both ways": _bucketed(own_stream="waiting"),
+    "pads with torch.cat, buckets in the order given": _padded_by_cat,
+    "static inputs made with torch.empty (the padding holds anything)": _bucketed(make=torch.empty),
+    "the bucket as min() of those that hold the batch, unsorted": _bucketed(
+        sort=False, choose=lambda batch, sizes: min((s for s in sizes if s >= batch), default=None)),
 }
 
 
-# ---------------------------------------------------------------- exercise 3: graphed_standardize (GPU)
-def _standardizer(stats_on_gpu: bool, copy_input: bool, clone_output: bool = False, graph: bool = True,
-                  own_input: bool = True):
-    """A graphed_standardize with the notebook's two bugs each fixed or not (own_input=False: captured on the
-    caller's example itself, which every call of run then overwrites)."""
-    def graphed_standardize(example):
-        if not graph:
-            return lambda x: (x - x.mean()) / x.std()
-        static_x = example.clone() if own_input else example
-        if stats_on_gpu:
-            def fn(x):
-                return (x - x.mean()) / x.std()
-        else:
-            mean, std = static_x.mean().item(), static_x.std().item()
+# ---------------------------------------------------------------- exercise 3: graphed_model (GPU)
+def _copy_params_and_buffers(model, state_dict):
+    with torch.no_grad():
+        for name, t in (*model.named_parameters(), *model.named_buffers()):
+            t.copy_(state_dict[name])
 
-            def fn(x):
-                return (x - mean) / std
-        g, static_y = _captured(fn, [static_x])
+
+def _given_update(model, state_dict):  # the task's given code
+    for name, param in model.named_parameters():
+        param.data = state_dict[name].to("cuda")
+
+
+def _params_in_place(model, state_dict):
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            param.copy_(state_dict[name])
+
+
+def _params_rebound_buffers_in_place(model, state_dict):
+    for name, param in model.named_parameters():
+        param.data = state_dict[name].to("cuda", torch.float32)
+    with torch.no_grad():
+        for name, buffer in model.named_buffers():
+            buffer.copy_(state_dict[name])
+
+
+def _vector_to_parameters(model, state_dict):
+    """torch.nn.utils.vector_to_parameters assigns `param.data` a slice of the vector: new memory."""
+    vector = torch.cat([state_dict[name].to("cuda", torch.float32).flatten() for name, _ in model.named_parameters()])
+    torch.nn.utils.vector_to_parameters(vector, model.parameters())
+    with torch.no_grad():
+        for name, buffer in model.named_buffers():
+            buffer.copy_(state_dict[name])
+
+
+def _without_no_grad(model, state_dict):
+    for name, t in (*model.named_parameters(), *model.named_buffers()):
+        t.copy_(state_dict[name])  # an in-place copy into a leaf that requires grad: PyTorch raises
+
+
+def _state_dict_in_place(model, state_dict):
+    with torch.no_grad():
+        for name, t in model.state_dict().items():  # detached, sharing each parameter's and buffer's memory
+            t.copy_(state_dict[name])
+
+
+def _foreach_copy(model, state_dict):
+    own = model.state_dict()
+    with torch.no_grad():
+        torch._foreach_copy_([own[k] for k in own], [state_dict[k].to("cuda", own[k].dtype) for k in own])
+
+
+def _graphed_model(update=lambda model, state_dict: model.load_state_dict(state_dict), clone_output: bool = True,
+                   own_input: bool = True, graph: bool = True, recapture: bool = False, side_update: str = ""):
+    """A graphed_model with `update` as given, and one thing switched: the output cloned or not, the input its own
+    or the caller's example, a graph or not, captured again at each update, the update on a side stream
+    ("racing": without waits; "waiting": with waits both ways)."""
+    def graphed_model(model, example):
+        static_x = example.clone() if own_input else example
+        captured = {}
+        side = torch.cuda.Stream()
+
+        def capture():
+            with torch.no_grad():
+                _warm_up(model, static_x)
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    captured["y"] = model(static_x)
+            captured["graph"] = g
+
+        if graph:
+            capture()
 
         def run(x):
+            if not graph:
+                with torch.no_grad():
+                    return model(x)
             static_x.copy_(x)
-            g.replay()
-            return static_y.clone() if clone_output else static_y
+            captured["graph"].replay()
+            return captured["y"].clone() if clone_output else captured["y"]
 
-        def run_rebinding(x):
-            static_x = x  # noqa: F841  (a new local name: the graph never sees it)
-            g.replay()
-            return static_y
-        return run if copy_input else run_rebinding
-    return graphed_standardize
+        def new_weights(state_dict):
+            if side_update == "waiting":
+                side.wait_stream(torch.cuda.current_stream())
+            if side_update:
+                with torch.cuda.stream(side):
+                    update(model, state_dict)
+            else:
+                update(model, state_dict)
+            if side_update == "waiting":
+                torch.cuda.current_stream().wait_stream(side)
+            if recapture:
+                capture()
+        return run, new_weights
+    return graphed_model
 
 
-WRONG_STANDARDIZERS = {
-    "the given code: statistics frozen and the input rebound": _standardizer(False, False),
-    "only the rebinding fixed: statistics frozen at capture": _standardizer(False, True),
-    "only the statistics fixed: the input rebound": _standardizer(True, False),
-    "eager, no graph": _standardizer(True, True, graph=False),
-    "returns a clone of the output": _standardizer(True, True, clone_output=True),
-    "captured on the caller's example (run overwrites it)": _standardizer(True, True, own_input=False),
+WRONG_MODELS = {
+    "the given code: parameters rebound, buffers never updated": _graphed_model(_given_update),
+    "parameters copied in place, buffers never updated": _graphed_model(_params_in_place),
+    "parameters rebound (.data =), buffers copied in place": _graphed_model(_params_rebound_buffers_in_place),
+    "load_state_dict(assign=True)": _graphed_model(lambda model, sd: model.load_state_dict(sd, assign=True)),
+    "torch.nn.utils.vector_to_parameters (rebinds .data)": _graphed_model(_vector_to_parameters),
+    "copies in place without no_grad (raises)": _graphed_model(_without_no_grad),
+    "loads the weights, then captures again": _graphed_model(recapture=True),
+    "returns the graph's output itself": _graphed_model(clone_output=False),
+    "captured on the caller's example (run overwrites it)": _graphed_model(own_input=False),
+    "eager, no graph": _graphed_model(graph=False),
+    "updates on a side stream, without waiting": _graphed_model(side_update="racing"),
+}
+
+ALSO_RIGHT_MODELS = {
+    "the wrong answers' builder, load_state_dict": _graphed_model(),
+    "every parameter and buffer copied in place": _graphed_model(_copy_params_and_buffers),
+    "the tensors of model.state_dict() copied in place": _graphed_model(_state_dict_in_place),
+    "torch._foreach_copy_": _graphed_model(_foreach_copy),
+    "updates on a side stream, with waits both ways": _graphed_model(side_update="waiting"),
 }
 
 
 # ---------------------------------------------------------------- exercise 4: graphed_scheduled_step (GPU)
 def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, copy_data: bool = True,
                     graph: bool = True, tensor: bool = True, optimizer_in_graph: bool = True,
-                    recapture: bool = False, set_lr=lambda lr_t, lr: lr_t.fill_(lr)):
-    """A graphed_scheduled_step with one thing switched off (or, recapture: captured again at each new lr)."""
+                    recapture: bool = False, set_lr=lambda lr_t, group, lr: lr_t.fill_(lr),
+                    after_replay=lambda loss, n: None, streams: str = "", zero_in_graph: bool = False,
+                    set_to_none: bool = True, warm_up_aside: bool = True):
+    """A graphed_scheduled_step with one thing switched off (or, recapture: captured again at each new lr);
+    `after_replay(loss, n)` runs after the n-th replay; `streams`: "" the caller's, "racing" a side stream
+    without waits, "waiting" a side stream with waits both ways, "default" the default stream."""
     def graphed_scheduled_step(model, optimizer, loss_fn, x_example, y_example):
         group = optimizer.param_groups[0]
         lr_t = torch.tensor(group["lr"], device="cuda")
@@ -198,7 +384,7 @@ def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, co
         static_x, static_y = x_example.clone(), y_example.clone()
 
         def capture():
-            side = torch.cuda.Stream()
+            side = torch.cuda.Stream() if warm_up_aside else torch.cuda.current_stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
                 for _ in range(3):
@@ -207,9 +393,11 @@ def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, co
                     optimizer.step()
             torch.cuda.current_stream().wait_stream(side)
             if zero_before_capture:
-                optimizer.zero_grad(set_to_none=True)
+                optimizer.zero_grad(set_to_none=set_to_none and not zero_in_graph)
             g = torch.cuda.CUDAGraph()
             with torch.cuda.graph(g):
+                if zero_in_graph:
+                    optimizer.zero_grad(set_to_none=False)  # recorded: every replay zeroes the gradients
                 static_loss = loss_fn(model(static_x), static_y)
                 static_loss.backward()
                 if optimizer_in_graph:
@@ -217,13 +405,15 @@ def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, co
             return g, static_loss
 
         captured = [capture()]
+        calls = [0]
+        worker = torch.cuda.Stream()
 
-        def step(x, y, lr):
+        def replay_step(x, y, lr):
             if recapture:
                 group["lr"] = lr
                 captured[0] = capture()  # a new graph with the new number: warm-up steps and all
             elif lr_tensor:
-                set_lr(lr_t, lr)
+                set_lr(lr_t, group, lr)
             else:
                 group["lr"] = lr  # a Python number: the graph recorded the old one
             if copy_data:
@@ -233,41 +423,83 @@ def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, co
             g.replay()
             if not optimizer_in_graph:
                 optimizer.step()
+            return static_loss
+
+        def step(x, y, lr):
+            calls[0] += 1
+            if streams in ("racing", "waiting", "default"):
+                on = torch.cuda.default_stream() if streams == "default" else worker
+                if streams == "waiting":
+                    worker.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(on):
+                    static_loss = replay_step(x, y, lr)
+                if streams == "waiting":
+                    torch.cuda.current_stream().wait_stream(worker)
+            else:
+                static_loss = replay_step(x, y, lr)
+            after_replay(static_loss, calls[0])
             return static_loss if tensor else static_loss.item()
         return step
     return graphed_scheduled_step
 
 
+def _nan_guard(loss, n):
+    if not torch.isfinite(loss):  # bool() of a GPU tensor: the host reads it
+        raise FloatingPointError(f"the loss of step {n} is {loss}")
+
+
+def _logged_every_fourth(loss, n):
+    if n % 4 == 0:
+        print(f"step {n}: loss {loss.item():.4f}", end="\r")
+
+
+def _new_lr_tensor(lr_t, group, lr):
+    group["lr"] = torch.full((), lr, device="cuda")  # a new tensor: the graph reads the old one's memory
+
+
 WRONG_SCHEDULED_STEPS = {
     "the learning rate a Python number (frozen at capture)": _scheduled_step(lr_tensor=False),
-    "a tensor learning rate, never updated": _scheduled_step(set_lr=lambda lr_t, lr: None),
+    "a tensor learning rate, never updated": _scheduled_step(set_lr=lambda lr_t, group, lr: None),
     "captured again at every step": _scheduled_step(recapture=True),
     "gradients of the warm-up kept at capture": _scheduled_step(zero_before_capture=False),
     "the data never copied in": _scheduled_step(copy_data=False),
     "eager steps, no graph": _scheduled_step(graph=False),
     "returns the loss as a number (.item())": _scheduled_step(tensor=False),
     "optimizer.step() outside the graph": _scheduled_step(optimizer_in_graph=False),
+    # Issue 34's classes for notebook 07, and step 6 (a fresh student's answers):
+    "a NaN guard on the host at every step": _scheduled_step(after_replay=_nan_guard),
+    "synchronizes after the replay": _scheduled_step(after_replay=lambda loss, n: torch.cuda.synchronize()),
+    "prints the loss every fourth step": _scheduled_step(after_replay=_logged_every_fourth),
+    "the learning rate copied in from a host tensor (the copy waits)": _scheduled_step(
+        set_lr=lambda lr_t, group, lr: lr_t.copy_(torch.tensor(lr))),
+    "a new learning-rate tensor at every step": _scheduled_step(set_lr=_new_lr_tensor),
+    "replays on a stream of its own, without waiting": _scheduled_step(streams="racing"),
+    "replays on the default stream": _scheduled_step(streams="default"),
+    "gradients zeroed with set_to_none=False before the capture (replays add up)": _scheduled_step(
+        set_to_none=False),
+}
+
+ALSO_RIGHT_SCHEDULED_STEPS = {
+    "the wrong answers' builder, nothing switched off": _scheduled_step(),
+    "the learning rate copied in from a GPU tensor": _scheduled_step(
+        set_lr=lambda lr_t, group, lr: lr_t.copy_(torch.full((), lr, device="cuda"))),
+    "replays on a stream of its own, with waits both ways": _scheduled_step(streams="waiting"),
+    "the gradients zeroed inside the graph": _scheduled_step(zero_in_graph=True),
+    "the warm-up on the caller's stream": _scheduled_step(warm_up_aside=False),
 }
 
 
 WRONG = {
     "check_predicted_speedup": WRONG_SPEEDUPS,
     "check_bucketed_graphs": WRONG_BUCKETED,
-    "check_graphed_standardize": WRONG_STANDARDIZERS,
+    "check_graphed_model": WRONG_MODELS,
     "check_graphed_scheduled_step": WRONG_SCHEDULED_STEPS,
 }
 WRONG_ON_CPU: dict[str, set[str]] = {  # CUDA graphs exist on a GPU only: no answer fails on a CPU
-    "check_bucketed_graphs": set(), "check_graphed_standardize": set(), "check_graphed_scheduled_step": set()}
+    "check_bucketed_graphs": set(), "check_graphed_model": set(), "check_graphed_scheduled_step": set()}
 ALSO_RIGHT = {
-    "check_predicted_speedup": {"the wrong models' builder, nothing broken": _speedup(max, max)},
-    "check_bucketed_graphs": {"the wrong answers' builder, nothing switched": _bucketed(),
-                              "the bucket found by bisection, padding zeroed": _bucketed(choose=_bisect_bucket,
-                                                                                          zero_padding=True),
-                              "the graphs share one memory pool": _bucketed(share_pool=True)},
-    "check_graphed_standardize": {"the wrong answers' builder, both bugs fixed": _standardizer(True, True)},
-    "check_graphed_scheduled_step": {
-        "the wrong answers' builder, nothing switched off": _scheduled_step(),
-        "the learning rate copied in from a tensor": _scheduled_step(set_lr=lambda lr_t, lr: lr_t.copy_(
-            torch.tensor(lr))),
-    },
+    "check_predicted_speedup": ALSO_RIGHT_SPEEDUPS,
+    "check_bucketed_graphs": ALSO_RIGHT_BUCKETED,
+    "check_graphed_model": ALSO_RIGHT_MODELS,
+    "check_graphed_scheduled_step": ALSO_RIGHT_SCHEDULED_STEPS,
 }

@@ -1,0 +1,281 @@
+"""Exercise checks of notebook 07: the references against independent oracles, the generated cases cover what
+issue 34 asks of them (buckets in any order, the smallest and the largest batch), and the judges of the GPU
+checks, run on the CPU with results made up to be right or wrong in one way each.
+
+The checks themselves, against their wrong and other right answers, are tested by tests/test_exercises.py
+(the GPU ones on a GPU).
+"""
+
+import bisect
+import copy
+import math
+
+import hypothesis
+import numpy as np
+import pytest
+import torch
+
+from conftest import gpu, host
+from utils.exercises import Checker, ExerciseFailed, inside_check, nb07
+
+
+@pytest.fixture(scope="module", autouse=True, params=[nb07.NOTEBOOK])
+def notebook(request):
+    """Every test's id ends in the notebook's stem: `-k 07_cuda_graphs` selects them with the generic tests."""
+    return request.param
+
+
+SETTINGS = hypothesis.settings(max_examples=20, derandomize=True, database=None, deadline=None)
+FIRST = hypothesis.settings(SETTINGS, max_examples=300, phases=[hypothesis.Phase.generate])  # find() without shrinking
+
+
+# ---------------------------------------------------------------- exercise 1
+def _simulated_speedup(kernels, host_us, kernel_us, floor_us, replay_us, calls=64) -> float:
+    """Calls back to back, simulated: the host queues and the GPU runs in order, each as soon as it can.
+    The time per call in the steady state, eager over replayed (the second half of the calls)."""
+    def per_call(host_per_call, gpu_items):
+        host = gpu = 0.0
+        ends = []
+        for _ in range(calls):
+            for host_cost, gpu_cost in zip(host_per_call, gpu_items):
+                host += host_cost  # the host's call returns: the work is queued
+                gpu = max(gpu, host) + gpu_cost  # the GPU starts it once queued and once free
+            ends.append(gpu)
+        return (ends[-1] - ends[calls // 2 - 1]) / (calls - calls // 2)
+
+    eager = per_call([host_us] * kernels, [kernel_us] * kernels)
+    graph = per_call([replay_us], [kernels * max(kernel_us, floor_us)])
+    return eager / graph
+
+
+@host
+def test_the_speedup_reference_is_a_simulation_of_calls_back_to_back():
+    rng = np.random.default_rng(7)
+    cases = [*nb07.SPEEDUP_CASES] + [
+        (int(rng.integers(1, 40)), *(float(t) for t in np.exp(rng.uniform(np.log(0.05), np.log(500), 4))))
+        for _ in range(100)]
+    with inside_check():
+        for case in cases:
+            assert nb07.speedup(*case) == pytest.approx(_simulated_speedup(*case), rel=1e-9), case
+
+
+@host
+def test_the_speedup_reference_is_locked():
+    from utils.exercises import ReferenceLocked
+
+    with pytest.raises(ReferenceLocked):
+        nb07.speedup(*nb07.SPEEDUP_CASES[0])
+
+
+@host
+def test_the_chosen_speedup_cases_cover_every_regime():
+    """Host-bound and GPU-bound eager calls; replay-bound, floor-bound and kernel-bound replays."""
+    regimes = set()
+    for kernels, host_us, kernel_us, floor_us, replay_us in nb07.SPEEDUP_CASES:
+        per_kernel = max(kernel_us, floor_us)
+        regimes.add("host" if host_us > kernel_us else "gpu")
+        regimes.add("replay" if replay_us > kernels * per_kernel else "floor" if floor_us > kernel_us else "kernel")
+    assert regimes == {"host", "gpu", "replay", "floor", "kernel"}
+
+
+# ---------------------------------------------------------------- exercise 2: what the cases cover
+@host
+@hypothesis.given(nb07.bucket_cases())
+@hypothesis.settings(SETTINGS, max_examples=10)
+def test_every_bucket_case_asks_for_the_smallest_and_the_largest_batch_and_one_bucket_twice(case):
+    buckets, shape, batches, too_large, kind = case
+    assert len(set(buckets)) == len(buckets) and 1 <= min(buckets) and max(buckets) <= nb07.LARGEST_BUCKET
+    assert 1 in batches and max(buckets) in batches and all(1 <= b <= max(buckets) for b in batches)
+    assert batches[-1] == batches[0], "the first batch again: the bucket it used is replayed twice"
+    assert too_large > max(buckets) and kind in ("default", "with", "set_stream", "busy")
+    assert all(isinstance(n, int) and n >= 1 for n in shape) and len(shape) <= 3
+
+
+@host
+def test_the_bucket_cases_include_buckets_out_of_order_and_feature_shapes_of_rank_0_and_3():
+    for found in (lambda case: list(case[0]) != sorted(case[0]), lambda case: case[1] == (),
+                  lambda case: len(case[1]) == 3):
+        hypothesis.find(nb07.bucket_cases(), found, settings=FIRST)
+
+
+@host
+def test_smallest_bucket_is_the_bisection_of_the_sorted_buckets():
+    with inside_check():
+        for buckets in [(8, 32, 128), (128, 8, 32), (5,), (3, 1, 2), (160, 7)]:
+            ordered = sorted(buckets)
+            for batch in range(1, max(buckets) + 3):
+                i = bisect.bisect_left(ordered, batch)
+                assert nb07.smallest_bucket(buckets, batch) == (ordered[i] if i < len(ordered) else None)
+
+
+def test_row_mlp_is_row_wise_on_every_feature_shape():
+    for shape in [(), (3,), (2, 3), (1, 2, 3)]:
+        x = torch.randn(5, *shape)
+        whole, alone = nb07.row_mlp(x), torch.cat([nb07.row_mlp(x[i:i + 1]) for i in range(5)])
+        assert whole.shape == (5, nb07.OUTPUTS) and torch.allclose(whole, alone, atol=1e-6)
+
+
+# ---------------------------------------------------------------- exercise 2: the judge, on made-up results
+def _run_call(batch, shape=(4,), out="right", replayed=(1,), captures=0, error=None, seed=0):
+    x = torch.randn(batch, *shape, generator=torch.Generator().manual_seed(seed))
+    result = {"right": lambda: nb07.row_mlp(x), "stale": lambda: nb07.row_mlp(x) + 0.5,
+              "cpu number": lambda: 1.0}[out]() if out else None
+    first = result.clone() if isinstance(result, torch.Tensor) else None
+    return nb07._RunCall(batch, x, x.clone(), result, first, list(replayed), captures, error, True)
+
+
+TOO_LARGE = ValueError("a batch of too many rows")
+
+
+def _judge_buckets(buckets, calls, rows=None, built=None, big_error=TOO_LARGE):
+    """Judge made-up calls; graph 1 is the smallest bucket's of each call unless `rows` says otherwise."""
+    graph_of = {b: 100 + b for b in buckets}  # one graph id per bucket
+    rows = rows if rows is not None else {graph_of[b]: b for b in buckets}
+    for c in calls:
+        if c.replayed == [1]:
+            c.replayed = [graph_of[min(b for b in buckets if b >= c.batch)]]
+    big = nb07._RunCall(max(buckets) + 1, torch.zeros(1), torch.zeros(1), None, None, [], 0, big_error, True)
+    ex = Checker("bucketed_graphs")
+    with inside_check():
+        nb07._judge_buckets(ex, "bucketed_graphs(...)", buckets, (len(buckets) if built is None else built,
+                                                                   dict(rows), True), rows, calls, big)
+    return ex
+
+
+@host
+def test_the_bucket_judge_passes_right_results():
+    ex = _judge_buckets((32, 8), [_run_call(b, seed=b) for b in (1, 8, 9, 32, 1)])
+    assert ex.passed >= 10
+
+
+@host
+@pytest.mark.parametrize("calls, rows, big_error, said", [
+    ([_run_call(5, out="stale")], None, ValueError(), "wrong rows for a batch of 5 rows"),
+    ([_run_call(5, out="cpu number")], None, ValueError(), "run returned a float"),
+    ([_run_call(5, replayed=(108,))], {108: 32, 132: 32}, ValueError(), "replayed the graph captured on 32 rows"),
+    ([_run_call(5, replayed=())], None, ValueError(), "replayed 0 graphs"),
+    ([_run_call(5, captures=1)], None, ValueError(), "captured 1 graphs"),
+    ([_run_call(5, out=None, error=RuntimeError("shape"))], None, ValueError(), "run raised for a batch of 5 rows"),
+    ([_run_call(5)], None, None, "returned a NoneType"),
+], ids=["stale", "not a tensor", "a larger bucket", "eager", "captures", "raises", "too large accepted"])
+def test_the_bucket_judge_fails(calls, rows, big_error, said):
+    with pytest.raises(ExerciseFailed, match=said):
+        _judge_buckets((8, 32), calls, rows=rows, big_error=big_error)
+
+
+@host
+def test_the_bucket_judge_sees_a_result_overwritten_later():
+    call = _run_call(5)
+    call.out = call.out + 1.0  # what the caller holds, after later calls
+    with pytest.raises(ExerciseFailed, match="had changed by the time the later calls were done"):
+        _judge_buckets((8, 32), [call])
+
+
+@host
+def test_the_bucket_judge_allows_the_rounding_of_another_height():
+    """Rows computed on the padded bucket, as a graph of the bucket computes them, pass."""
+    call = _run_call(5, shape=(32,))
+    padded = torch.zeros(8, 32)
+    padded[:5] = call.given
+    call.out = nb07.row_mlp(padded)[:5]
+    call.first = call.out.clone()
+    _judge_buckets((8, 32), [call])
+
+
+# ---------------------------------------------------------------- exercise 3
+@host
+def test_served_models_are_drawn_from_their_seed_alone():
+    state = torch.get_rng_state()
+    a, b, again = (nb07.served_model(seed, "cpu") for seed in (0, 1, 0))
+    assert torch.equal(state, torch.get_rng_state()), "the global random state is left alone"
+    assert not a.training and isinstance(a[1], torch.nn.BatchNorm1d)
+    for (name, t), u, v in zip(a.state_dict().items(), b.state_dict().values(), again.state_dict().values()):
+        assert torch.equal(t, v), name
+        if t.is_floating_point():
+            assert not torch.equal(t, u), f"{name}: the same in two seeds"
+    assert (a[1].running_var > 0).all() and a[1].running_mean.abs().sum() > 0
+
+
+@host
+def test_a_checkpoint_holds_every_tensor_of_the_state_dict_in_its_dtype():
+    for source in range(len(nb07.SOURCES)):
+        device, dtype = nb07.SOURCES[source]
+        if device == "cuda":
+            continue
+        checkpoint = nb07._checkpoint(5, source)
+        assert list(checkpoint) == list(nb07.served_model(0, "cpu").state_dict())
+        assert {t.dtype for t in checkpoint.values() if t.is_floating_point()} == {dtype}
+        assert checkpoint["1.num_batches_tracked"].dtype == torch.int64
+
+
+@host
+@hypothesis.given(nb07.serve_cases())
+@SETTINGS
+def test_every_serve_case_updates_at_least_once_and_runs_after_each_update(case):
+    _, rows, plan = case
+    assert 1 <= rows <= 64 and 1 <= len(plan) <= 3 and all(runs >= 1 for _, runs in plan)
+    assert all(0 <= source < len(nb07.SOURCES) for source, _ in plan)
+
+
+def _served(updates, out, model, old, seed=0):
+    """A run after `updates` updates that returned out(x); the eager results of `model` (the weights loaded last)
+    and of `old` (those the graph was captured with), in float32 and float64."""
+    x = torch.randn(3, nb07.SERVED[0], generator=torch.Generator().manual_seed(seed))
+    with torch.no_grad():
+        result = out(x)
+        call = nb07._RunCall(3, x, x.clone(), result, result.clone(), [7], 0, None, True)
+        return nb07._Served(updates, call, model(x), _in_float64(model)(x.double()), old(x),
+                            _in_float64(old)(x.double()))
+
+
+def _in_float64(model, made={}):  # noqa: B006 -- a cache of the float64 copies, by model
+    if id(model) not in made:
+        made[id(model)] = (model, copy.deepcopy(model).double())
+    return made[id(model)][1]
+
+
+def _judge_served(served, plan=((1, 1),)):
+    ex = Checker("graphed_model")
+    with inside_check():
+        nb07._judge_served(ex, "graphed_model(...)", plan, (1, 0, True), served, [], True)
+    return ex
+
+
+@host
+def test_the_serve_judge_passes_the_new_weights_and_says_which_is_wrong():
+    old, new = nb07.served_model(0, "cpu"), nb07.served_model(1, "cpu")
+    assert _judge_served([_served(0, old, old, old), _served(1, new, new, old)]).passed >= 8
+    with pytest.raises(ExerciseFailed, match="what the weights it was captured with give"):
+        _judge_served([_served(0, old, old, old), _served(1, old, new, old)])
+    half = copy.deepcopy(new)
+    half[1].load_state_dict(old[1].state_dict())  # the new parameters with the old running statistics
+    with pytest.raises(ExerciseFailed, match="does every tensor that the forward reads"):
+        _judge_served([_served(1, half, new, old)])
+
+
+# ---------------------------------------------------------------- the tolerance of the GPU checks
+@host
+def test_close_allows_a_few_times_float32s_distance_from_float64_and_no_more():
+    want64 = torch.linspace(-2, 2, 50, dtype=torch.float64)
+    want32 = (want64 + 1e-6).float()  # eager float32: 1e-6 from float64
+    assert nb07._close(want64.float() + 3e-6, want32, want64)
+    assert not nb07._close(want64.float() + 1e-4, want32, want64)
+    assert not nb07._close(torch.full_like(want32, math.nan), want32, want64)
+    assert not nb07._close(want32[:10], want32, want64), "another shape"
+
+
+# ---------------------------------------------------------------- on a GPU
+@gpu
+def test_counting_graphs_notes_each_graphs_rows_and_leaves_the_class_as_it_was():
+    cls = torch.cuda.CUDAGraph
+    before = {name: cls.__dict__.get(name) for name in ("capture_begin", "capture_end", "replay")}
+    with nb07._counting_graphs() as graphs:
+        fn = graphs.noting_rows(nb07.row_mlp)
+        x = torch.zeros(6, 4, device="cuda")
+        fn(x)  # warm-up, outside a capture: no rows noted
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn(x)
+        graph.replay()
+    assert graphs.captures == 1 and graphs.rows == {id(graph): 6} and graphs.replayed == [id(graph)]
+    assert {name: cls.__dict__.get(name) for name in before} == before
