@@ -109,7 +109,7 @@ def edit_utils(utils_copy, relative, old, new):
     ("memory.py", "abs(value) < 1024", "abs(value) < 1000", True),  # a constant in code it runs
     ("memory.py", "_EVENT_EFFECT = {", "_EVENT_EFFECT = {'planted': (0, 0), ", False),  # in code it never runs
     ("timing.py", "\ndef gpu_sleep(", "\ndef a_new_helper_nothing_calls():\n    return 1\n\n\ndef gpu_sleep(", False),
-    ("exercises/nb00.py", "got >= 0,", "got > 0,", False),  # a lecture never imports utils.exercises
+    ("exercises/nb00.py", "ex.expect(b >= 0,", "ex.expect(b > 0,", False),  # a lecture never imports utils.exercises
 ], ids=["a comment", "a docstring", "a comment in a signature", "a default argument", "a constant",
         "an unreached constant", "a new helper", "the exercises' checks, in a lecture"])
 def test_the_utils_hash_follows_the_code_the_notebook_can_run(stamped_copy, relative, old, new, stale):
@@ -121,9 +121,9 @@ def test_the_utils_hash_follows_the_code_the_notebook_can_run(stamped_copy, rela
 @pytest.mark.parametrize("relative, old, new, stale", [
     ("exercises/answers/nb00.py", "\n\n", "\nWRONG_TOO = 1\n\n", False),  # wrong answers run in tests only
     ("exercises/nb05.py", "ROWS = 100", "ROWS = 101", False),  # another notebook's checks
-    ("exercises/nb00.py", "got >= 0,", "got > 0,", True),  # its own checks (registered on import)
-    ("exercises/nb00.py", "\n\n", "\nNOTHING_USES_THIS = 1\n\n", False),  # a constant nothing reads
-    ("exercises/nb00.py", "\n\n", "\nprint('on import')\n\n", True),  # code that runs on import
+    ("exercises/nb00.py", "ex.expect(b >= 0,", "ex.expect(b > 0,", True),  # its own checks (registered on import)
+    ("exercises/nb00.py", "\nNOTEBOOK = ", "\nNOTHING_USES_THIS = 1\nNOTEBOOK = ", False),  # a constant nothing reads
+    ("exercises/nb00.py", "\nNOTEBOOK = ", "\nprint('on import')\nNOTEBOOK = ", True),  # code that runs on import
 ], ids=["the wrong answers", "another notebook's checks", "its own checks", "an unused constant",
         "code run on import"])
 def test_a_solution_counts_its_own_checks(stamped_solution_copy, relative, old, new, stale):
