@@ -318,7 +318,8 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "return the mean loss over the batch as a tensor of one element, as F.cross_entropy does")
         assert isinstance(got, torch.Tensor)
         ex.expect(got.dtype == torch.float32, f"{call} returned a {got.dtype} loss",
-                  "where does rounding accumulate? the loss, a reduction over the batch, stays float32 (notebook 06)")
+                  "where does rounding accumulate? the loss, a reduction over the batch, stays float32 (notebook 06)"
+                  if got.dtype.itemsize < 4 else "the loss in float32, as F.cross_entropy gives it for float32 logits")
         ex.expect(got.device == x.device, f"{call} returned a loss on {got.device}, the batch is on {x.device}",
                   "compute where the batch is: a copy to the host makes the host wait, and a graph cannot hold it")
         ex.expect(got.requires_grad, f"{call} returned a loss that does not depend on the model's weights",
