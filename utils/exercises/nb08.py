@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import tempfile
 import time
 import warnings
@@ -508,7 +509,7 @@ def first_wait(trace: profiling.Trace, calls: Sequence[str]) -> str:
         if syncs:
             return f"{call} waited in {profiling.call_name(syncs[0])} for {format_time(_lasted(syncs[0]))}"
         pageable = [e for e in profiling.queued_by(trace, inside, "gpu_memcpy")
-                    if "pageable" in str(e.get("name")).lower()]
+                    if re.search(r"pag(e)?able", str(e.get("name")), re.IGNORECASE)]  # CUPTI's samples spell it so
         if pageable:
             return f"{call} copied from pageable memory ({pageable[0].get('name')}), which the host waits for"
     head_start = profiling.queued_by(trace, profiling.host_calls(trace, profiling.ranges(trace, HEAD_START_RANGE)))
