@@ -409,3 +409,61 @@ def test_the_solution_is_correct_fast_and_clean_with_room_to_spare():
           f"{max(seen.launches)}; copies {seen.copies}; hidden {nb08.hidden_share(seen.copies):.0%}")
     assert seen.wait == "" and run.host_s < nb08.BUSY_S / 4  # the host far ahead: no full queue, no slow host
     assert nb08.hidden_share(seen.copies) >= nb08.HIDDEN and max(seen.launches) <= 2
+
+
+# ---------------------------------------------------------------- exercise 2: the whole check, CUDA imitated on the CPU
+def _eager_step(model, data, wrong=""):
+    """A right step without a graph or a copy stream (the imitation runs everything in order), or a wrong one."""
+    opt = torch.optim.SGD(model.parameters(), lr=nb08.LR)
+    tokens, lengths, labels = data
+    kept, done = [], [0]
+
+    def step():
+        k = (2 if wrong == "every other batch" else 1) * done[0] % len(tokens)
+        loss = answers08.fast_loss(model, tokens[k].cuda(), lengths[k].float().cuda(), labels[k].cuda(), True)
+        opt.zero_grad()
+        loss.backward()
+        if not (wrong == "stops after 4 steps" and done[0] >= 4):
+            opt.step()
+        kept.append(loss.detach())
+        done[0] += 1
+
+    return step, lambda: torch.stack(kept)
+
+
+@contextlib.contextmanager
+def _no_profile():
+    yield None
+
+
+@host
+@pytest.mark.parametrize("wrong, first_problem", [
+    ("", None), ("stops after 4 steps", "step 5's update of 0.weight differs from the slow step's by 100%"),
+], ids=["right", "stops"])
+def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(monkeypatch, capsys, wrong, first_problem):
+    """The run's plumbing (callers, head start, snapshots, losses() calls, references, judging) on this CPU, with
+    CUDA's streams and events imitated (utils.exercises.cuda_on_cpu), small sizes and no profiler (the reading of
+    traces is tested above): what a GPU adds is graphs, real streams, times and traces."""
+    from utils import exercises
+
+    monkeypatch.setattr(exercises.InOrder, "elapsed_time", lambda self, end: 1.0, raising=False)
+    monkeypatch.setattr(exercises.InOrder, "priority_range", staticmethod(lambda: (0, -1)), raising=False)
+    monkeypatch.setattr(exercises.InOrder, "cuda_stream", property(id), raising=False)
+    for name, value in {"has_cuda": lambda: True, "sizes": lambda device: nb08.CPU_SIZES, "STEPS": 8, "SPEEDUP": 0,
+                        "gpu_sleep": lambda seconds, stream=None: None, "gpu_cycles_per_second": lambda: 1e9,
+                        "_profiled": _no_profile, "_trace_of": lambda prof: {"traceEvents": []}}.items():
+        monkeypatch.setattr(nb08, name, value)
+    nb08._references.cache_clear()
+    try:
+        with exercises.cuda_on_cpu():
+            monkeypatch.setattr(torch.cuda, "set_stream", lambda stream: None)
+            monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+            if wrong:
+                with pytest.raises(exercises.ExerciseFailed) as failed:
+                    nb08.check_fast_step(lambda model, data: _eager_step(model, data, wrong))
+                assert first_problem in str(failed.value), failed.value
+            else:
+                nb08.check_fast_step(_eager_step)
+                assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 7 checks passed"
+    finally:
+        nb08._references.cache_clear()

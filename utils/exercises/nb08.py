@@ -625,7 +625,7 @@ def _slow_run(data, steps: int) -> tuple[Run, float, float]:
     finally:
         torch.backends.cuda.matmul.allow_tf32 = saved
     launches = profiling.launches_per_range(_trace_of(prof), STEP_RANGE)
-    return Run(torch.tensor(losses, dtype=torch.float64), weights), seconds, sum(launches) / len(launches)
+    return Run(torch.tensor(losses, dtype=torch.float64), weights), seconds, sum(launches) / max(len(launches), 1)
 
 
 def _bf16_run(data, steps: int) -> Run:
