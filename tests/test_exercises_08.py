@@ -30,7 +30,7 @@ CASES = [nb08.Batch(lengths=tuple(int(v) for v in rng.integers(1, padded + 1, si
                     cancel=float(rng.choice([0.0, 2.0**10])), seed=seed)
          for seed, rng, batch, padded, depth in ((s, r, int(r.integers(1, 7)), int(r.integers(1, 20)),
                                                   int(r.integers(0, 3)))
-                                                 for s, r in ((s, np.random.default_rng(s)) for s in range(40)))]
+                                                 for s, r in ((s, np.random.default_rng(s)) for s in range(24)))]
 
 
 # ---------------------------------------------------------------- exercise 1
@@ -437,10 +437,7 @@ def _no_profile():
 
 
 @host
-@pytest.mark.parametrize("wrong, first_problem", [
-    ("", None), ("stops after 4 steps", "step 5's update of 0.weight differs from the slow step's by 100%"),
-], ids=["right", "stops"])
-def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(monkeypatch, capsys, wrong, first_problem):
+def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(monkeypatch, capsys):
     """The run's plumbing (callers, head start, snapshots, losses() calls, references, judging) on this CPU, with
     CUDA's streams and events imitated (utils.exercises.cuda_on_cpu), small sizes and no profiler (the reading of
     traces is tested above): what a GPU adds is graphs, real streams, times and traces."""
@@ -458,12 +455,10 @@ def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(mon
         with exercises.cuda_on_cpu():
             monkeypatch.setattr(torch.cuda, "set_stream", lambda stream: None)
             monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
-            if wrong:
-                with pytest.raises(exercises.ExerciseFailed) as failed:
-                    nb08.check_fast_step(lambda model, data: _eager_step(model, data, wrong))
-                assert first_problem in str(failed.value), failed.value
-            else:
-                nb08.check_fast_step(_eager_step)
-                assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 7 checks passed"
+            nb08.check_fast_step(_eager_step)
+            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 7 checks passed"
+            with pytest.raises(exercises.ExerciseFailed, match="step 5's update of 0.weight differs from the slow "
+                                                                "step's by 100%"):
+                nb08.check_fast_step(lambda model, data: _eager_step(model, data, "stops after 4 steps"))
     finally:
         nb08._references.cache_clear()

@@ -300,7 +300,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
             _loss_holds(ex, yours, SMALLEST_BATCH, device)  # where shrinking ends for most wrong answers: try it first
             ex.passed = before + 1  # one case, one check, as for_all counts them
             for_all(ex, batches(), lambda case: _loss_holds(ex, yours, case, device), examples=EXAMPLES_1,
-                    chosen=[COURSE_BATCH], budget_s=1.0, describe=lambda case: f"fast_loss on {case}")
+                    chosen=[COURSE_BATCH], budget_s=0.5, describe=lambda case: f"fast_loss on {case}")
         finally:
             torch.backends.cuda.matmul.allow_tf32 = saved[0]
             torch.set_num_threads(saved[1])

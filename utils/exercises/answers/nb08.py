@@ -149,10 +149,6 @@ def mean_times_length(model, x, n, y, bf16):
     return _loss(model, x.mean(1) * (x.shape[1] / n[:, None]), y, bf16)
 
 
-def divides_first(model, x, n, y, bf16):
-    return _loss(model, (x / n[:, None, None]).sum(1), y, bf16)
-
-
 def float32_pooling_product(model, x, n, y, bf16):
     weights = (torch.arange(x.shape[1], device=x.device) < n[:, None]) / n[:, None]
     return _loss(model, torch.bmm(weights[:, None, :], x).squeeze(1), y, bf16)  # outside autocast: float32
@@ -365,7 +361,6 @@ ALSO_RIGHT = {
         "adds each layer's bias by hand": bias_by_hand,
         "a masked mean": masked_mean,
         "the mean times the padded length over each length": mean_times_length,
-        "divides each position before summing": divides_first,
         "pools with a float32 batched matrix product outside autocast": float32_pooling_product,
         "the loss computed inside autocast": loss_inside_autocast,
         "returns the loss with shape (1,)": shaped_one,
