@@ -28,8 +28,10 @@ checked, timed and profiled at once, so that no call is observed differently fro
   where batches are copied from the host, at least HIDDEN of the copies' time that kernels could cover
   (the shorter of the two) ran under the step's kernels.
 
-The constants below were set from runs on an H100 (PyTorch 2.11) and under `tools.smaller_gpu` on it
-(30% of the SMs, two host cores): see README's measurements for the numbers and how to repeat them.
+SPEEDUP and LAUNCH_RATIO were set from runs on an H100 (PyTorch 2.11) and under `tools.smaller_gpu` on it
+(30% of the SMs, two host cores), with the earlier check's timing (CUDA events, no profiler): see README's
+measurements.  BUSY_S, HIDDEN, NEGLIGIBLE and the gap factors and floors of the tolerances are not yet
+measured on a GPU with this run.
 """
 
 from __future__ import annotations
@@ -380,7 +382,7 @@ LOSS_GAP_FACTOR = 8  # each loss may lie this many times further from the slow s
 UPDATE_GAP_FACTOR = 4  # each parameter's update of each step: this many times eager bf16's worst for it
 LOSS_FLOOR = 64 * EPS32  # where eager bf16 happens to agree (nearly) exactly
 UPDATE_FLOOR = 0.01
-SPEEDUP = 3.0  # the solution: 19-24x on the H100, 20-21x under tools.smaller_gpu; a T4's PCIe 3 link costs more
+SPEEDUP = 3.0  # the solution, unprofiled: 19-24x on the H100, 20-21x under tools.smaller_gpu; a T4's PCIe 3 costs more
 LAUNCH_RATIO = 0.25  # the solution: 1 launch a step (one cudaGraphLaunch) against the slow step's 105
 HIDDEN = 0.5  # the share of the copies' time that ran under the step's kernels, of what kernels could cover
 NEGLIGIBLE = 0.05  # copies left outside the kernels that take less than this share of the kernels' time pass
