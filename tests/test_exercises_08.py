@@ -313,9 +313,12 @@ def test_every_kind_of_wait_shows(wait, call, says):
 
 
 @host
-def test_a_full_launch_queue_is_no_wait():
-    """Blocked in a call that only queues work when the GPU caught up: the host was ahead, not waiting for it."""
-    assert nb08.read_run(_run_trace(wait="late", late_call="cudaGraphLaunch"), CALLS).wait == ""
+def test_a_full_launch_queue_is_no_wait_and_its_time_is_the_gpus():
+    """Blocked in a call that only queues work when the GPU caught up: the host was ahead, not waiting for it,
+    and the time it was blocked is the GPU's pace, not the host's."""
+    seen = nb08.read_run(_run_trace(wait="late", late_call="cudaGraphLaunch"), CALLS)
+    assert seen.wait == "" and seen.blocked == pytest.approx((500 * MS + 100 - 3 * MS - 210) * 1e-6)
+    assert nb08.read_run(_run_trace(), CALLS).blocked == 0
 
 
 @host
@@ -365,7 +368,7 @@ def test_a_real_trace_of_this_cpu_reads_as_a_run():
         with record_function(nb08.LOSSES_RANGE):
             a.sum()
     seen = nb08.read_run(nb08._trace_of(prof), CALLS)
-    assert seen == nb08.Seen(launches=[0, 0, 0, 0], wait="", copies=profiling.CopyOverlap(0.0, 0.0, 0.0))
+    assert seen == nb08.Seen(launches=[0, 0, 0, 0], wait="", copies=profiling.CopyOverlap(0.0, 0.0, 0.0), blocked=0.0)
 
 
 @host
