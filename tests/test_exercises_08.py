@@ -313,6 +313,15 @@ def test_every_kind_of_wait_shows(wait, call, says):
 
 
 @host
+def test_a_synchronizing_call_of_another_thread_is_not_the_steps():
+    trace = _run_trace()
+    trace["traceEvents"].append({**_call("cudaStreamSynchronize", 3 * MS + 100, 50, 950), "tid": 2})
+    assert nb08.read_run(trace, CALLS).wait == ""
+    trace["traceEvents"][-1]["tid"] = 1
+    assert nb08.read_run(trace, CALLS).wait.startswith("step 3 waited in cudaStreamSynchronize")
+
+
+@host
 def test_a_full_launch_queue_is_no_wait_and_its_time_is_the_gpus():
     """Blocked in a call that only queues work when the GPU caught up: the host was ahead, not waiting for it,
     and the time it was blocked is the GPU's pace, not the host's."""

@@ -504,14 +504,16 @@ def _lasted(event: profiling.Event) -> float:
 def first_wait(trace: profiling.Trace, calls: Sequence[str]) -> str:
     """The first wait of the host for the GPU inside a STEP_RANGE or LOSSES_RANGE, described; "" if none.
 
-    `calls` names those ranges, in order.  A wait is a synchronizing call (`profiling.SYNCHRONIZING`), a copy
-    from pageable memory, or the host still inside a call when the GPU ran out of the head start that the
-    HEAD_START_RANGE queued (a wait of any kind, polling too), unless the host was only queuing work then
-    (a full queue)."""
-    named = list(zip(sorted(profiling.ranges(trace, STEP_RANGE) + profiling.ranges(trace, LOSSES_RANGE)), calls))
-    for (start, end), call in named:
+    `calls` names those ranges, in order.  A wait is a synchronizing call (`profiling.SYNCHRONIZING`) on the
+    range's thread, a copy from pageable memory, or the host still inside a call when the GPU ran out of the
+    head start that the HEAD_START_RANGE queued (a wait of any kind, polling too), unless the host was only
+    queuing work then (a full queue)."""
+    ranges = sorted((profiling.span(e), e.get("tid")) for e in profiling.events(trace, "user_annotation")
+                    if e.get("name") in (STEP_RANGE, LOSSES_RANGE))
+    named = [(span, call) for (span, _), call in zip(ranges, calls)]
+    for ((start, end), thread), call in zip(ranges, calls):
         inside = profiling.host_calls(trace, [(start, end)])
-        syncs = [e for e in inside if profiling.call_name(e) in profiling.SYNCHRONIZING]
+        syncs = [e for e in inside if profiling.call_name(e) in profiling.SYNCHRONIZING and e.get("tid") == thread]
         if syncs:
             return f"{call} waited in {profiling.call_name(syncs[0])} for {format_time(_lasted(syncs[0]))}"
         pageable = [e for e in profiling.queued_by(trace, inside, "gpu_memcpy")
