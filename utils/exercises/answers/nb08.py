@@ -169,7 +169,7 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
                   sync_every=0, losses_on_host=False, tiny_side_copy=False, frozen_first_layer=False,
                   half_updates=False, waits_for_whole_step=False, pageable=False, synchronizes_copy_stream=False,
                   default_stream_only=False, warmup_kept=False, loss_before_replay=False, resident=False,
-                  list_of_losses=False):
+                  list_of_losses=False, no_consumed_event=False, copy_current_batch=False, eager_optimizer=False):
     """The notebook's solution, with one wrong turn (or one other right way) switched on by a flag."""
     if bf16_weights:
         model.to(torch.bfloat16)
@@ -210,7 +210,7 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
     opt.zero_grad(set_to_none=True)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        static_loss = train()
+        static_loss = train(update=not eager_optimizer)  # eager_optimizer: the update after each replay instead
     graphs = [graph]
     if half_updates:  # a second graph without the optimizer's step, replayed every other step
         opt.zero_grad(set_to_none=True)
@@ -235,7 +235,7 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
         with torch.cuda.stream(stream):
             if waits_for_whole_step:
                 stream.wait_stream(main_of[0])  # everything queued there so far: the replay too
-            else:
+            elif not no_consumed_event:  # without it, the next copy may overwrite the batch the step still reads
                 stream.wait_event(consumed)
             for k, (dst, src) in enumerate(zip(staged, host, strict=True)):
                 if not (tiny_side_copy and k == 0):
@@ -260,6 +260,8 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
             record(k, loss)  # still the previous step's loss
         if not (stop_after and k >= stop_after):
             g.replay()
+            if eager_optimizer:
+                opt.step()  # reads the gradients that the replay wrote: a few launches, outside the graph
         if not loss_before_replay:
             record(k, loss)
 
@@ -271,6 +273,8 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
             if pending:  # the previous step's work, done only now
                 train_on_static(count - 1)
                 pending = False
+            if copy_current_batch:  # this step's batch, copied now on the side stream: the host runs ahead anyway
+                prefetch(count)
             main.wait_event(copied)
             if resident:
                 for dst, src in zip(static, host, strict=True):
@@ -286,7 +290,8 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
             else:
                 train_on_static(count)
             count += 1
-            prefetch(2 * count if every_other else count)  # every other: skips half the batches
+            if not copy_current_batch:
+                prefetch(2 * count if every_other else count)  # every other: skips half the batches
             if sync or (sync_every and count % sync_every == 0):
                 torch.cuda.synchronize()  # no .item(), but the host still waits
 
@@ -299,7 +304,8 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
         got = torch.stack(kept_list) if list_of_losses else kept[:min(count, len(kept))]
         return got.cpu() if losses_on_host else got
 
-    prefetch(0)
+    if not copy_current_batch:
+        prefetch(0)
     return step, losses
 
 
@@ -352,6 +358,7 @@ WRONG = {
         "runs on the default stream, whatever the caller's": _variant(default_stream_only=True),
         "keeps the warm-up's updates": _variant(warmup_kept=True),
         "keeps each step's loss before the replay computes it": _variant(loss_before_replay=True),
+        "prefetches without waiting for the step to take the staged batch (a race)": _variant(no_consumed_event=True),
     },
 }
 # without a GPU the check of the fast step runs nothing, so nothing fails there
@@ -369,5 +376,7 @@ ALSO_RIGHT = {
         "the wrong answers' builder, nothing switched": _variant(),
         "the whole data set kept on the GPU: no copy from the host": _variant(resident=True),
         "a list of each step's loss, stacked by losses()": _variant(list_of_losses=True),
+        "copies each step's own batch on the side stream, at the start of the step": _variant(copy_current_batch=True),
+        "the optimizer's step after the replay, outside the graph": _variant(eager_optimizer=True),
     },
 }
