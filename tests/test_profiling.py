@@ -115,6 +115,36 @@ def test_launches_and_kernels_per_range():
     assert profiling.kernels_per_range(GPU_TRACE, "step") == [3, 2]
 
 
+def test_host_calls_queued_work_and_overlap_of_chosen_events():
+    # step 1 (1000-2000 µs) made five CUDA calls, one on autograd's thread; they queued three kernels and one copy
+    step1 = [profiling.ranges(GPU_TRACE, "step")[0]]
+    calls = profiling.host_calls(GPU_TRACE, step1)
+    assert [(profiling.call_name(e), e["tid"]) for e in calls] == [
+        ("cudaLaunchKernel", 1234), ("cudaMemcpyAsync", 1234), ("cudaLaunchKernel", 1234),
+        ("cudaLaunchKernel", 5678), ("cudaMemcpyAsync", 1234), ("cudaStreamSynchronize", 1234)]
+    queued = profiling.queued_by(GPU_TRACE, calls)
+    assert sorted(e["name"] for e in queued if e["cat"] == "kernel") == [
+        "void at::native::gemm_kernel<float>(float*)", "void at::native::reduce_kernel<512>(int)",
+        "void at::native::vectorized_elementwise_kernel<4>(int)"]
+    assert [e["name"] for e in profiling.queued_by(GPU_TRACE, calls, "gpu_memcpy")] == [
+        "Memcpy HtoD (Pinned -> Device)", "Memcpy DtoH (Device -> Pageable)"]
+    step2 = profiling.host_calls(GPU_TRACE, [profiling.ranges(GPU_TRACE, "step")[1]])  # a graph: its two kernels
+    assert [e["name"] for e in profiling.queued_by(GPU_TRACE, step2, "kernel")] == ["graph_kernel_a", "graph_kernel_b"]
+    # the HtoD copy (1050-1250) against the first step's kernels (1030-1480): all of it under them
+    kernels = [e for e in queued if e["cat"] == "kernel"]
+    found = profiling.overlap_of([e for e in queued if "HtoD" in e["name"]], kernels)
+    assert (found.copies, found.kernels, found.both) == pytest.approx((200 * US, 450 * US, 200 * US))
+    assert profiling.overlap_of([], kernels).hidden == 0.0
+
+
+def test_synchronizing_and_queuing_calls_are_told_apart():
+    assert {"cudaStreamSynchronize", "cudaEventSynchronize", "cudaDeviceSynchronize", "cudaMemcpy"} <= set(
+        profiling.SYNCHRONIZING)
+    assert "cudaMemcpyAsync" not in profiling.SYNCHRONIZING and "cudaEventQuery" not in profiling.SYNCHRONIZING
+    assert {"cudaGraphLaunch", "cudaLaunchKernel", "cudaMemcpyAsync", "cudaStreamWaitEvent"} <= set(profiling.QUEUING)
+    assert not set(profiling.SYNCHRONIZING) & set(profiling.QUEUING)
+
+
 def test_timeline_and_summary():
     lanes = {iv.lane for iv in profiling.timeline(GPU_TRACE)}
     assert lanes == {"stream 7", "stream 13"} and len(profiling.timeline(GPU_TRACE)) == 8

@@ -54,6 +54,14 @@ WAITS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize
 # Host calls that queue kernels: one cudaGraphLaunch queues a whole graph.
 LAUNCHES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel", "cuLaunchKernel",
             "cuLaunchKernelEx", "cudaGraphLaunch")
+# Host calls that wait for the GPU whatever they take: synchronizations, and copies of the synchronous API.
+SYNCHRONIZING = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy",
+                 "cudaMemcpy2D", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cuCtxSynchronize",
+                 "cuStreamSynchronize", "cuEventSynchronize", "cuMemcpy", "cuMemcpyHtoD", "cuMemcpyDtoH")
+# Host calls that only queue work: they return at once, unless the queue of launched work is full.
+QUEUING = (*LAUNCHES, "cudaMemcpyAsync", "cudaMemsetAsync", "cudaEventRecord", "cudaEventRecordWithFlags",
+           "cudaStreamWaitEvent", "cudaLaunchHostFunc", "cuMemcpyAsync", "cuMemcpyHtoDAsync", "cuEventRecord",
+           "cuStreamWaitEvent")
 
 
 # --------------------------------------------------------------------------------------------
@@ -255,6 +263,33 @@ def kernels_per_range(trace: Trace | str | os.PathLike[str], name: str) -> list[
         queued[key] = queued.get(key, 0) + 1
     calls = [(span(e)[0], int(e.get("args", {}).get("correlation", -1))) for e in events(trace, *HOST_CALLS)]
     return [sum(queued.get(c, 0) for t, c in calls if start <= t <= end) for start, end in ranges(trace, name)]
+
+
+def host_calls(trace: Trace | str | os.PathLike[str], within: Iterable[Span]) -> list[Event]:
+    """The host's CUDA calls (runtime and driver) that started inside one of the spans, on any thread, in order."""
+    spans = union(within)
+    starts = [s for s, _ in spans]
+    found = []
+    for e in events(load_trace(trace), *HOST_CALLS):
+        t = span(e)[0]
+        k = bisect.bisect_right(starts, t) - 1
+        if k >= 0 and t <= spans[k][1]:
+            found.append(e)
+    return found
+
+
+def queued_by(trace: Trace | str | os.PathLike[str], calls: Iterable[Event], *categories: str) -> list[Event]:
+    """The GPU work (default: kernels, copies and memsets) that these host calls queued, matched by their
+    correlation id: a graph's kernels belong to its cudaGraphLaunch, a copy to its cudaMemcpyAsync."""
+    ids = {int(e.get("args", {}).get("correlation", -1)) for e in calls} - {-1}
+    return [e for e in events(load_trace(trace), *(categories or GPU_WORK))
+            if int(e.get("args", {}).get("correlation", -1)) in ids]
+
+
+def overlap_of(copies: Iterable[Event], kernels: Iterable[Event]) -> CopyOverlap:
+    """`copy_compute_overlap` for chosen events: the time of these copies, of these kernels, and of both at once."""
+    a, b = [span(e) for e in copies], [span(e) for e in kernels]
+    return CopyOverlap(copies=total(a), kernels=total(b), both=both(a, b))
 
 
 KINDS = {"gpu_memcpy": "copy", "gpu_memset": "memset"}

@@ -1,11 +1,14 @@
 """Wrong answers, and other right ones, to the capstone: SPOILERS.
 
 Exercise 1 (fast_loss) is checked on the CPU too; exercise 2 (make_fast_step) on a GPU only.  Each wrong
-fast step is the solution with one wrong turn that looks right: `solution_step` builds
-them from flags, so that each differs from the right answer in that one place.
+fast step is the solution with one wrong turn that looks right: `solution_step` builds them from flags, so
+that each differs from the right answer in that one place.
 """
 
 from __future__ import annotations
+
+import math
+import time
 
 import torch
 import torch.nn.functional as F
@@ -21,44 +24,182 @@ def _loss(model, pooled, y, bf16):
     return F.cross_entropy(logits.float(), y)
 
 
+def fast_loss(model, x, n, y, bf16):
+    """The solution (the exercise 2 answers below use it)."""
+    return _loss(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def _looped(x):
+    pooled = torch.zeros(x.shape[0], x.shape[2], device=x.device)
+    for t in range(x.shape[1]):  # right numbers, one tiny kernel per position
+        pooled = pooled + x[:, t]
+    return pooled
+
+
 def padded_mean(model, x, n, y, bf16):
     return _loss(model, x.mean(1), y, bf16)  # divides by the padded length, not each sequence's own
 
 
 def kept_loop(model, x, n, y, bf16):
-    pooled = torch.zeros(x.shape[0], x.shape[2], device=x.device)
-    for t in range(x.shape[1]):  # right numbers, one tiny kernel per position
-        pooled = pooled + x[:, t]
-    return _loss(model, pooled / n[:, None], y, bf16)
+    return _loss(model, _looped(x) / n[:, None], y, bf16)
+
+
+def bf16_branch(wrong_pooling):
+    """Right in float32; `wrong_pooling(x, n)` in bf16 only (the old check counted operators in float32 only)."""
+    return lambda model, x, n, y, bf16: _loss(model, wrong_pooling(x, n) if bf16 else x.sum(1) / n[:, None], y, bf16)
+
+
+def bf16_sum(model, x, n, y, bf16):
+    """Rounds the sum over positions in bf16: its inputs lose all but 8 bits, and what cancels is lost."""
+    return _loss(model, (x.bfloat16() if bf16 else x).sum(1).float() / n[:, None], y, bf16)
+
+
+def bf16_pooling_product(model, x, n, y, bf16):
+    """The mean as a batched matrix product inside autocast: autocast rounds x to bf16 for it."""
+    weights = (torch.arange(x.shape[1], device=x.device) < n[:, None]) / n[:, None]
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(torch.bmm(weights[:, None, :], x).squeeze(1))
+    return F.cross_entropy(logits.float(), y)
+
+
+def host_truncated(model, x, n, y, bf16):
+    return _loss(model, x[:, :int(n.max())].sum(1) / n[:, None], y, bf16)  # the slow step's cut: a host read
+
+
+def host_truncated_tolist(model, x, n, y, bf16):
+    longest = int(max(n.tolist()))  # no .item(), but still a read on the host, and a new shape every batch
+    return _loss(model, x[:, :longest].sum(1) / n[:, None], y, bf16)
+
+
+def loss_in_bf16(model, x, n, y, bf16):
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits, y)  # outside autocast: a bf16 loss from bf16 logits
+
+
+def loss_rounded_to_bf16(model, x, n, y, bf16):
+    return loss_in_bf16(model, x, n, y, bf16).float()  # float32 again, after the rounding
+
+
+def model_to_bf16(model, x, n, y, bf16):
+    pooled = x.sum(1) / n[:, None]
+    if bf16:
+        model.to(torch.bfloat16)  # changes the caller's model for good
+        pooled = pooled.bfloat16()
+    return F.cross_entropy(model(pooled).float(), y)
+
+
+def ignores_bf16(model, x, n, y, bf16):
+    return _loss(model, x.sum(1) / n[:, None], y, False)
+
+
+def always_bf16(model, x, n, y, bf16):
+    return _loss(model, x.sum(1) / n[:, None], y, True)
+
+
+def constant_ln10(model, x, n, y, bf16):
+    """The loss of an untrained 10-class model is about ln 10: within 4 bf16 epsilons of every loss of the old check."""
+    return torch.tensor(math.log(10), device=x.device, requires_grad=True)
+
+
+def constant_in_bf16(model, x, n, y, bf16):
+    """Right in float32; in bf16, ln 10 (the old check's bf16 tolerance, 3% of the loss, took it)."""
+    return constant_ln10(model, x, n, y, bf16) if bf16 else fast_loss(model, x, n, y, bf16)
+
+
+def detached(model, x, n, y, bf16):
+    return fast_loss(model, x, n, y, bf16).detach()
+
+
+def divides_x_in_place(model, x, n, y, bf16):
+    x /= n[:, None, None]  # the caller's batch, divided for good: the next call divides again
+    return _loss(model, x.sum(1), y, bf16)
+
+
+def by_the_longest(model, x, n, y, bf16):
+    return _loss(model, x.sum(1) / n.max(), y, bf16)
+
+
+def per_sequence(model, x, n, y, bf16):
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits.float(), y, reduction="none")
+
+
+def as_a_float(model, x, n, y, bf16):
+    return fast_loss(model, x, n, y, bf16).item()
+
+
+# Right ones, written differently
+def bias_by_hand(model, x, n, y, bf16):
+    """The MLP spelled out: each product under autocast, then its bias added (refused once: operators were counted)."""
+    a = x.sum(1) / n[:, None]
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        for layer in model:
+            a = a @ layer.weight.T + layer.bias if isinstance(layer, torch.nn.Linear) else layer(a)
+    return F.cross_entropy(a.float(), y)
+
+
+def masked_mean(model, x, n, y, bf16):
+    mask = torch.arange(x.shape[1], device=x.device) < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def mean_times_length(model, x, n, y, bf16):
+    return _loss(model, x.mean(1) * (x.shape[1] / n[:, None]), y, bf16)
+
+
+def float32_pooling_product(model, x, n, y, bf16):
+    weights = (torch.arange(x.shape[1], device=x.device) < n[:, None]) / n[:, None]
+    return _loss(model, torch.bmm(weights[:, None, :], x).squeeze(1), y, bf16)  # outside autocast: float32
+
+
+def loss_inside_autocast(model, x, n, y, bf16):
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        return F.cross_entropy(model(x.sum(1) / n[:, None]), y)  # cross_entropy is on autocast's float32 list
+
+
+def shaped_one(model, x, n, y, bf16):
+    return fast_loss(model, x, n, y, bf16).reshape(1)
 
 
 # ---------------------------------------------------------------- exercise 2: make_fast_step (GPU)
 def solution_step(model, data, *, stale=False, every_other=False, no_update=False, bf16_weights=False,
-                  sync=False, copy_on_default=False, same_stream=False):
-    """The solution of the notebook, with one wrong turn switched on by a flag."""
-    fast_loss = nb08.reference_fast_loss
+                  sync=False, copy_on_default=False, same_stream=False, stop_after=0, deferred=False, polls=False,
+                  sync_every=0, losses_on_host=False, tiny_side_copy=False, frozen_first_layer=False,
+                  half_updates=False, waits_for_whole_step=False, pageable=False, synchronizes_copy_stream=False,
+                  default_stream_only=False, warmup_kept=False, loss_before_replay=False, resident=False,
+                  list_of_losses=False, no_consumed_event=False, copy_current_batch=False, eager_optimizer=False):
+    """The notebook's solution, with one wrong turn (or one other right way) switched on by a flag."""
     if bf16_weights:
         model.to(torch.bfloat16)
-    opt = torch.optim.SGD(model.parameters(), lr=nb08.LR, foreach=True)
+    params = list(model.parameters())
+    opt = torch.optim.SGD(params[2:] if frozen_first_layer else params, lr=nb08.LR, foreach=True)
     tokens, lengths, labels = data
-    host = [tokens.pin_memory(), lengths.float().pin_memory(), labels.pin_memory()]
+    if resident:  # the whole data set on the GPU: no copy from the host at all
+        host = [tokens.cuda(), lengths.float().cuda(), labels.cuda()]
+    elif pageable:
+        host = [tokens, lengths.float(), labels]
+    else:
+        host = [tokens.pin_memory(), lengths.float().pin_memory(), labels.pin_memory()]
     if bf16_weights:
         host[0] = host[0].to(torch.bfloat16).pin_memory()
     static = [t[0].to("cuda") for t in host]
     staged = [torch.empty_like(t) for t in static]
-    copy_stream = torch.cuda.current_stream() if copy_on_default or same_stream else torch.cuda.Stream()
+    copy_stream = torch.cuda.current_stream() if copy_on_default else torch.cuda.Stream()
     copied, consumed = torch.cuda.Event(), torch.cuda.Event()
     kept = torch.zeros(4096, device="cuda")
-    count = 0
+    kept_list: list[torch.Tensor] = []
+    count, pending = 0, False
 
-    def train():
+    def train(update=True):
         loss = fast_loss(model, *static, bf16=True)
         loss.backward()
-        if not no_update:
+        if update and not no_update:
             opt.step()
         return loss
 
-    saved = [p.detach().clone() for p in model.parameters()]
+    saved = [p.detach().clone() for p in params]
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -69,37 +210,103 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
     opt.zero_grad(set_to_none=True)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        static_loss = train()
-    with torch.no_grad():
-        for p, s in zip(model.parameters(), saved, strict=True):
-            p.copy_(s)
+        static_loss = train(update=not eager_optimizer)  # eager_optimizer: the update after each replay instead
+    graphs = [graph]
+    if half_updates:  # a second graph without the optimizer's step, replayed every other step
+        opt.zero_grad(set_to_none=True)
+        no_step = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(no_step):
+            no_step_loss = train(update=False)
+        graphs.append(no_step)
+    if not warmup_kept:
+        with torch.no_grad():
+            for p, s in zip(params, saved, strict=True):
+                p.copy_(s)
+
+    main_of = [torch.cuda.current_stream()]  # the stream of the latest step
 
     def prefetch(i):
-        with torch.cuda.stream(copy_stream):
-            copy_stream.wait_event(consumed)
-            for dst, src in zip(staged, host, strict=True):
-                dst.copy_(src[i % len(src)], non_blocking=not copy_on_default)
-            copied.record(copy_stream)
+        if resident:
+            return
+        if tiny_side_copy:  # the small tensors on a side stream, the large one where the step computes
+            main_of[0].wait_event(consumed)
+            staged[0].copy_(host[0][i % len(host[0])], non_blocking=True)
+        stream = main_of[0] if same_stream else copy_stream  # same_stream: the step's own, whoever calls
+        with torch.cuda.stream(stream):
+            if waits_for_whole_step:
+                stream.wait_stream(main_of[0])  # everything queued there so far: the replay too
+            elif not no_consumed_event:  # without it, the next copy may overwrite the batch the step still reads
+                stream.wait_event(consumed)
+            for k, (dst, src) in enumerate(zip(staged, host, strict=True)):
+                if not (tiny_side_copy and k == 0):
+                    dst.copy_(src[i % len(src)], non_blocking=not copy_on_default)
+            copied.record(stream)
+        if synchronizes_copy_stream:
+            copy_stream.synchronize()
+        if polls:
+            while not copied.query():  # no synchronize(): the host polls every 0.1 ms, and waits all the same
+                time.sleep(1e-4)
+
+    def record(k, loss):
+        if list_of_losses:
+            kept_list.append(loss.detach().clone())
+        else:
+            kept[k % len(kept)].copy_(loss.float())
+
+    def train_on_static(k):
+        """Step k's work on the GPU, its batch already in `static`."""
+        g, loss = (graphs[k % 2], (static_loss, no_step_loss)[k % 2]) if half_updates else (graph, static_loss)
+        if loss_before_replay:
+            record(k, loss)  # still the previous step's loss
+        if not (stop_after and k >= stop_after):
+            g.replay()
+            if eager_optimizer:
+                opt.step()  # reads the gradients that the replay wrote: a few launches, outside the graph
+        if not loss_before_replay:
+            record(k, loss)
 
     def step():
-        nonlocal count
-        main = torch.cuda.current_stream()
-        main.wait_event(copied)
-        if stale:
-            static[:] = staged  # rebinds the names: the graph still reads the first batch
-        else:
-            for dst, src in zip(static, staged, strict=True):
-                dst.copy_(src)
-        consumed.record(main)
-        graph.replay()
-        kept[count % len(kept)].copy_(static_loss.float())
-        prefetch(2 * (count + 1) if every_other else count + 1)  # every other: skips half the batches
-        if sync:
-            torch.cuda.synchronize()  # no .item(), but the host still waits every step
-        count += 1
+        nonlocal count, pending
+        main = torch.cuda.default_stream() if default_stream_only else torch.cuda.current_stream()
+        main_of[0] = main
+        with torch.cuda.stream(main):
+            if pending:  # the previous step's work, done only now
+                train_on_static(count - 1)
+                pending = False
+            if copy_current_batch:  # this step's batch, copied now on the side stream: the host runs ahead anyway
+                prefetch(count)
+            main.wait_event(copied)
+            if resident:
+                for dst, src in zip(static, host, strict=True):
+                    dst.copy_(src[count % len(src)])
+            elif stale:
+                static[:] = staged  # rebinds the names: the graph still reads the first batch
+            else:
+                for dst, src in zip(static, staged, strict=True):
+                    dst.copy_(src)
+            consumed.record(main)
+            if deferred:
+                pending = True
+            else:
+                train_on_static(count)
+            count += 1
+            if not copy_current_batch:
+                prefetch(2 * count if every_other else count)  # every other: skips half the batches
+            if sync or (sync_every and count % sync_every == 0):
+                torch.cuda.synchronize()  # no .item(), but the host still waits
 
-    prefetch(0)
-    return step, lambda: kept[:min(count, len(kept))]
+    def losses():
+        nonlocal pending
+        if pending:
+            with torch.cuda.stream(main_of[0]):
+                train_on_static(count - 1)
+            pending = False
+        got = torch.stack(kept_list) if list_of_losses else kept[:min(count, len(kept))]
+        return got.cpu() if losses_on_host else got
+
+    if not copy_current_batch:
+        prefetch(0)
+    return step, losses
 
 
 def _variant(**flags):
@@ -110,6 +317,24 @@ WRONG = {
     "check_fast_loss": {
         "divides by the padded length": padded_mean,
         "keeps the loop over positions": kept_loop,
+        "keeps the loop over positions, in bf16 only": bf16_branch(lambda x, n: _looped(x) / n[:, None]),
+        "divides by the padded length, in bf16 only": bf16_branch(lambda x, n: x.mean(1)),
+        "a constant ln 10": constant_ln10,
+        "a constant ln 10, in bf16 only": constant_in_bf16,
+        "sums the positions in bf16": bf16_sum,
+        "pools with a batched matrix product inside autocast": bf16_pooling_product,
+        "cuts each batch to its longest sequence, read with int()": host_truncated,
+        "cuts each batch to its longest sequence, read with tolist()": host_truncated_tolist,
+        "returns a bf16 loss": loss_in_bf16,
+        "rounds the loss to bf16": loss_rounded_to_bf16,
+        "converts the model to bf16": model_to_bf16,
+        "ignores bf16": ignores_bf16,
+        "bf16 whatever bf16 says": always_bf16,
+        "returns a detached loss": detached,
+        "divides x in place": divides_x_in_place,
+        "divides by the longest sequence's length": by_the_longest,
+        "returns one loss per sequence": per_sequence,
+        "returns loss.item()": as_a_float,
     },
     "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
@@ -119,11 +344,39 @@ WRONG = {
         "torch.cuda.synchronize() every step": _variant(sync=True),
         "pinned, but copied on the default stream with non_blocking=False": _variant(copy_on_default=True),
         "pinned and non_blocking, but copied on the step's own stream": _variant(same_stream=True),
+        "stops training after 16 steps": _variant(stop_after=16),
+        "each step's work done in the next call (and the last in losses())": _variant(deferred=True),
+        "polls the copy's event until it is done": _variant(polls=True),
+        "torch.cuda.synchronize() every eighth step": _variant(sync_every=8),
+        "losses() returns the losses copied to the host": _variant(losses_on_host=True),
+        "lengths and labels on a side stream, the tokens on the step's own": _variant(tiny_side_copy=True),
+        "the first layer left out of the optimizer": _variant(frozen_first_layer=True),
+        "every other step without the optimizer's step": _variant(half_updates=True),
+        "the copy stream waits for the whole step (wait_stream) before copying": _variant(waits_for_whole_step=True),
+        "copies from pageable memory, non_blocking, on a side stream": _variant(pageable=True),
+        "copy_stream.synchronize() after each copy": _variant(synchronizes_copy_stream=True),
+        "runs on the default stream, whatever the caller's": _variant(default_stream_only=True),
+        "keeps the warm-up's updates": _variant(warmup_kept=True),
+        "keeps each step's loss before the replay computes it": _variant(loss_before_replay=True),
+        "prefetches without waiting for the step to take the staged batch (a race)": _variant(no_consumed_event=True),
     },
 }
 # without a GPU the check of the fast step runs nothing, so nothing fails there
 WRONG_ON_CPU: dict[str, set[str]] = {"check_fast_step": set()}
 ALSO_RIGHT = {
-    "check_fast_loss": {},
-    "check_fast_step": {"the wrong answers' builder, nothing switched": _variant()},
+    "check_fast_loss": {
+        "adds each layer's bias by hand": bias_by_hand,
+        "a masked mean": masked_mean,
+        "the mean times the padded length over each length": mean_times_length,
+        "pools with a float32 batched matrix product outside autocast": float32_pooling_product,
+        "the loss computed inside autocast": loss_inside_autocast,
+        "returns the loss with shape (1,)": shaped_one,
+    },
+    "check_fast_step": {
+        "the wrong answers' builder, nothing switched": _variant(),
+        "the whole data set kept on the GPU: no copy from the host": _variant(resident=True),
+        "a list of each step's loss, stacked by losses()": _variant(list_of_losses=True),
+        "copies each step's own batch on the side stream, at the start of the step": _variant(copy_current_batch=True),
+        "the optimizer's step after the replay, outside the graph": _variant(eager_optimizer=True),
+    },
 }

@@ -1,0 +1,476 @@
+"""Exercise checks of notebook 08, the capstone: the parts that a CPU can run, against oracles of their own.
+
+- exercise 1: the exact loss against a NumPy loop over each sequence's own positions; the rounding bound against
+  the same arithmetic with every rounding of bf16 (and of float32) made as large as it can be, in random and in
+  the worst directions; the operations recorder;
+- exercise 2: the correctness arithmetic and its tolerances on runs made up here (a frozen parameter, half the
+  updates, a run that stops, shifted losses); the reading of a run's trace, from traces written by hand in
+  Kineto's schema (waits of every kind, a full launch queue, copies under kernels or not) and from a real trace
+  recorded on this CPU.
+
+The checks themselves, against their wrong and other right answers, are tested by tests/test_exercises.py.
+"""
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+import torch
+from torch.profiler import ProfilerActivity, profile, record_function
+
+from conftest import gpu, host
+from utils import profiling
+from utils.exercises import Findings, inside_check, nb08
+from utils.exercises.answers import nb08 as answers08
+
+CASES = [nb08.Batch(lengths=tuple(int(v) for v in rng.integers(1, padded + 1, size=batch)), padded=padded,
+                    features=int(rng.integers(1, 9)), hidden=tuple(int(v) for v in rng.integers(1, 12, size=depth)),
+                    classes=int(rng.integers(2, 8)), scale=float(rng.choice([1.0, 0.01, 10.0])),
+                    cancel=float(rng.choice([0.0, 2.0**10])), seed=seed)
+         for seed, rng, batch, padded, depth in ((s, r, int(r.integers(1, 7)), int(r.integers(1, 20)),
+                                                  int(r.integers(0, 3)))
+                                                 for s, r in ((s, np.random.default_rng(s)) for s in range(24)))]
+
+
+# ---------------------------------------------------------------- exercise 1
+def _numpy_loss(model, x, n, y, rounded=None):
+    """The slow step's loss in float64 NumPy, a loop over each sequence's own positions; `rounded(name, array,
+    grad_sign)` may round each quantity that a bf16 evaluation rounds (the pooled input, weights, biases, outputs)."""
+    x, n, y = x.double().numpy(), n.double().numpy(), y.numpy()
+    rounded = rounded or (lambda name, a: a)
+    a = np.stack([x[b, :int(n[b])].sum(0) / n[b] for b in range(len(n))])
+    linears = [m for m in model if isinstance(m, torch.nn.Linear)]
+    for k, layer in enumerate(linears):
+        w, bias = layer.weight.detach().double().numpy(), layer.bias.detach().double().numpy()
+        z = rounded(f"z{k}", rounded(f"a{k}", a) @ rounded(f"w{k}", w).T + rounded(f"b{k}", bias))
+        a = np.maximum(z, 0) if k < len(linears) - 1 else z
+    shifted = a - a.max(1, keepdims=True)
+    log_softmax = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+    return float(-log_softmax[np.arange(len(y)), y].mean())
+
+
+@host
+@pytest.mark.parametrize("case", CASES[:12], ids=lambda case: f"seed {case.seed}")
+def test_the_exact_loss_is_the_slow_steps_arithmetic(case):
+    model, x, n, y = nb08.build(case, "cpu")
+    with inside_check():
+        exact, _ = nb08.loss_and_bound(model, x, n, y, bf16=True)
+    assert exact == pytest.approx(_numpy_loss(model, x, n, y), rel=1e-12, abs=1e-12)
+
+
+def _rounding(u, rng, direction):
+    """Every rounded quantity moved by exactly u of itself, up or down as `direction` says per element."""
+    def rounded(name, a):
+        return a * (1 + u * direction(name, a.shape, rng))
+    return rounded
+
+
+@host
+@pytest.mark.parametrize("bf16", [True, False], ids=["bf16", "float32"])
+def test_the_bound_holds_for_the_largest_roundings_in_any_direction(bf16):
+    """The bound of loss_and_bound is first order: roundings of exactly u (the largest) of every quantity that a
+    bf16 (or float32) evaluation rounds, in random directions and all in one, stay within it (10% of margin for
+    the second order)."""
+    u = nb08.BF16_ROUNDING if bf16 else nb08.EPS32
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    for case in CASES:
+        model, x, n, y = nb08.build(case, "cpu")
+        with inside_check():
+            exact, bound = nb08.loss_and_bound(model, x, n, y, bf16)
+        for trial in range(6):
+            signs: dict = {}
+
+            def direction(name, shape, rng, trial=trial, signs=signs):
+                if trial < 4:
+                    return rng.choice([-1.0, 1.0], size=shape)
+                return signs.setdefault(name, np.full(shape, 1.0 if trial == 4 else -1.0))
+
+            moved = _numpy_loss(model, x, n, y, _rounding(u, rng, direction))
+            worst = max(worst, abs(moved - exact) / bound)
+    print(f"the largest rounding error found: {worst:.2f} of the bound")
+    assert worst <= 1.1, worst
+
+
+@host
+def test_the_bound_is_tight_enough_to_see_a_sum_rounded_in_bf16():
+    """Values that cancel: a sum of bf16-rounded inputs is off by far more than the bound; a float32 sum is not."""
+    case = nb08.Batch(lengths=(6, 3), padded=8, features=4, hidden=(), classes=3, scale=1.0, cancel=2.0**14, seed=2)
+    model, x, n, y = nb08.build(case, "cpu")
+    with inside_check():
+        exact, bound = nb08.loss_and_bound(model, x, n, y, bf16=True)
+    right = answers08.fast_loss(model, x, n, y, True).item()
+    rounded = answers08.bf16_sum(model, x, n, y, True).item()
+    assert abs(right - exact) < bound / 3 and abs(rounded - exact) > 10 * bound
+
+
+@host
+def test_build_pads_with_zeros_and_its_cancelling_values_cancel():
+    case = nb08.Batch(lengths=(1, 5, 3), padded=6, features=2, hidden=(), classes=2, scale=1.0, cancel=2.0**14, seed=3)
+    model, x, n, y = nb08.build(case, "cpu")
+    assert x.shape == (3, 6, 2) and n.tolist() == [1.0, 5.0, 3.0] and y.shape == (3,)
+    assert all(x[b, int(n[b]):].abs().sum() == 0 for b in range(3))
+    assert x.abs().max() > 2.0**13 and x.sum(1).abs().max() < 10  # large values, whose sums stay small
+    assert [type(m).__name__ for m in model] == ["Linear"] and model[0].weight.shape == (2, 2)
+
+
+@host
+def test_the_recorder_sees_host_reads_bf16_products_and_loops():
+    model, x, n, y = nb08.build(nb08.SMALLEST_BATCH, "cpu")
+    _, ops = nb08._recorded(answers08.host_truncated, model, x, n, y, False)
+    assert ops.host_reads == ["__int__"]
+    _, ops = nb08._recorded(answers08.host_truncated_tolist, model, x, n, y, False)
+    assert "tolist" in ops.host_reads
+    _, ops = nb08._recorded(answers08.fast_loss, model, x, n, y, True)
+    assert ops.host_reads == [] and ops.bf16_products == 1
+    _, plain = nb08._recorded(answers08.fast_loss, model, x, n, y, False)
+    assert plain.bf16_products == 0
+    _, short = nb08._recorded(answers08.kept_loop, model, x, n, y, False)
+    _, long = nb08._recorded(answers08.kept_loop, model, nb08._padded_further(x), n, y, False)
+    assert len(long.seen) > len(short.seen)
+
+
+def test_a_reference_of_the_check_is_no_answer():
+    """nb08.reference_fast_loss passed fast_loss as it was; now it is locked (tests/test_checks.py tries them all)."""
+    printed = io.StringIO()
+    with pytest.raises(Exception, match="the check's own reference"), contextlib.redirect_stdout(printed):
+        nb08.check_fast_loss(nb08.reference_fast_loss)
+
+
+# ---------------------------------------------------------------- exercise 2: correctness, made-up runs
+NUMELS = [6, 3, 4]
+NAMES = ["0.weight", "0.bias", "2.weight"]
+STEPS = 32
+
+
+def _runs(seed=0):
+    """A slow run (a random walk), and an eager bf16 run whose updates are each off by about 2%."""
+    g = torch.Generator().manual_seed(seed)
+    updates = torch.randn(STEPS, sum(NUMELS), generator=g) * 1e-3
+    start = torch.randn(1, sum(NUMELS), generator=g)
+    losses = 2.3 + 0.01 * torch.randn(STEPS, generator=g, dtype=torch.float64)
+    slow = nb08.Run(losses, torch.cat([start, start + updates.cumsum(0)]))
+    return slow, _near(slow, g, 0.02, 1e-5), g, updates, start
+
+
+def _near(run, g, update_noise, loss_noise):
+    updates = run.weights.diff(dim=0)
+    updates = updates * (1 + update_noise * torch.randn(updates.shape, generator=g))
+    weights = torch.cat([run.weights[:1], run.weights[:1] + updates.cumsum(0)])
+    return nb08.Run(run.losses * (1 + loss_noise * torch.randn(run.losses.shape, generator=g, dtype=torch.float64)),
+                    weights)
+
+
+def _judged(weights, losses, slow, bf16):
+    found = Findings()
+    returned = [(k, "PyTorch's default stream", losses[:k]) for k in (8, 16, 24, 32)]
+    nb08.judge_correct(found, weights, returned, slow, bf16, NAMES, NUMELS)
+    return found.failed
+
+
+@host
+def test_a_run_as_close_as_eager_bf16_passes():
+    slow, bf16, g, _, _ = _runs()
+    yours = _near(slow, g, 0.02, 1e-5)
+    assert _judged(yours.weights, yours.losses.float(), slow, bf16) == []
+
+
+@host
+@pytest.mark.parametrize("wrong, problem", [
+    ("frozen", "step 1's update of 0.weight differs from the slow step's by 100%"),
+    ("half", "step 2's update of 0.weight differs"),
+    ("stops", "step 17's update of 0.weight differs"),
+    ("lr/2", "step 1's update of 0.weight differs from the slow step's by 50%"),
+], ids=["a parameter never trains", "half the updates", "stops after 16 steps", "half the learning rate"])
+def test_each_update_of_each_parameter_counts(wrong, problem):
+    slow, bf16, _, updates, start = _runs()
+    if wrong == "frozen":
+        updates = updates.clone()
+        updates[:, :NUMELS[0]] = 0
+    elif wrong == "half":
+        updates = updates * (torch.arange(STEPS) % 2 == 0)[:, None]
+    elif wrong == "stops":
+        updates = updates * (torch.arange(STEPS) < 16)[:, None]
+    else:
+        updates = updates / 2
+    failed = _judged(torch.cat([start, start + updates.cumsum(0)]), slow.losses, slow, bf16)
+    assert len(failed) == 1 and failed[0][0].startswith(problem), failed
+
+
+@host
+@pytest.mark.parametrize("losses, problem", [
+    (lambda s: torch.cat([s[:1], s[:-1]]), "losses() after step 8, called from PyTorch's default stream, gave step "),
+    (lambda s: s[:20], ("losses() after step 24, called from PyTorch's default stream, returned a torch.float64 tensor "
+                        "of shape (20,) on cpu of 20 losses")),
+    (lambda s: torch.where(torch.arange(STEPS) == 30, float("nan"), s), "losses() after step 32"),
+    (lambda s: s * 1.001, "losses() after step 8, called from PyTorch's default stream, gave step 1's"),
+], ids=["off by one step", "too few", "a NaN", "0.1% off"])
+def test_every_loss_of_every_call_counts(losses, problem):
+    slow, bf16, _, _, _ = _runs()
+    failed = _judged(slow.weights, losses(slow.losses), slow, bf16)
+    assert len(failed) == 1 and failed[0][0].startswith(problem), failed
+
+
+@host
+def test_the_tolerances_follow_the_eager_bf16_gap_of_each_parameter_and_have_floors():
+    slow, bf16, _, _, _ = _runs()
+    loss_tol, update_tol = nb08.tolerances(slow, bf16, NUMELS)
+    gaps = nb08.update_gaps(bf16.weights, slow.weights, NUMELS)
+    assert update_tol.tolist() == pytest.approx((nb08.UPDATE_GAP_FACTOR * gaps.amax(0)).clamp_min(0.01).tolist())
+    assert loss_tol == pytest.approx(nb08.LOSS_GAP_FACTOR * float(nb08.loss_gaps(bf16.losses, slow.losses).max()))
+    same = nb08.tolerances(slow, slow, NUMELS)
+    assert same[0] == nb08.LOSS_FLOOR and same[1].tolist() == [nb08.UPDATE_FLOOR] * 3
+
+
+@host
+@pytest.mark.parametrize("returned, losses", [
+    (torch.tensor([[1.0, 2.0]]), [1.0, 2.0]), (np.array([1.5, 2.5], dtype=np.float32), [1.5, 2.5]),
+    ([torch.tensor(1.0), 2, np.float64(3.0)], [1.0, 2.0, 3.0]), ((), []),
+    (None, None), ("1, 2", None), ({1: 2.0}, None), ([torch.ones(2)], None), ([object()], None),
+], ids=["a 2-d tensor", "NumPy", "a list of numbers of any type", "empty", "None", "a string", "a dict",
+        "a list of tensors", "a list of objects"])
+def test_losses_of_any_type_are_read_and_anything_else_is_none(returned, losses):
+    assert nb08.as_losses(returned) == losses
+
+
+# ---------------------------------------------------------------- exercise 2: traces of runs, written by hand
+MS = 1000.0  # µs per ms, the trace's unit
+
+
+def _x(cat, name, ts, dur, tid=1, **args):
+    return {"ph": "X", "cat": cat, "name": name, "pid": 1 if tid < 100 else 0, "tid": tid, "ts": float(ts),
+            "dur": float(dur), "args": args}
+
+
+def _call(name, ts, dur, correlation):
+    return _x("cuda_runtime", name, ts, dur, correlation=correlation)
+
+
+def _gpu(cat, name, ts, dur, stream, correlation):
+    return _x(cat, name, ts, dur, tid=stream, stream=stream, correlation=correlation)
+
+
+def _run_trace(steps=4, wait=None, copies_on=13, late_call=None):
+    """A head start of 500 ms queued at 0; `steps` steps queued 1 ms apart from 1 ms on, each a graph launch
+    (kernels 100 µs on stream 7, once the head start is over) and a copy of the next batch (160 µs, on stream
+    `copies_on`, beside the kernels of the step before); then losses().  `wait` adds, in step 3, a call that
+    lasts until after the head start; `late_call` names it."""
+    events = [_x("user_annotation", nb08.HEAD_START_RANGE, 0, 50), _call("cudaLaunchKernel", 10, 5, 1),
+              _gpu("kernel", "spin_kernel", 20, 500 * MS, 7, 1)]
+    for k in range(steps):
+        start, gpu_at = (1 + k) * MS, 500 * MS + 30 + 200 * k
+        end = start + 300
+        extra = []
+        if wait and k == 2:
+            end = 500 * MS + 100
+            if wait == "polls":
+                extra = [_call("cudaEventQuery", start + 200 + 10 * i, 3, 900 + i) for i in range(100)]
+            else:
+                extra = [_call(late_call, start + 200, end - start - 210, 900)]
+        events += [_x("user_annotation", nb08.STEP_RANGE, start, end - start),
+                   _call("cudaGraphLaunch", start + 10, 8, 100 + k),
+                   _gpu("kernel", f"graph_kernel_{k}", gpu_at, 100, 7, 100 + k),
+                   _call("cudaMemcpyAsync", start + 50, 5, 200 + k),
+                   _gpu("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", gpu_at + (0 if copies_on == 13 else 100),
+                        160 if copies_on == 13 else 60, copies_on, 200 + k), *extra]
+    at = (2 + steps) * MS + (500 * MS if wait else 0)
+    events += [_x("user_annotation", nb08.LOSSES_RANGE, at, 20),
+               _gpu("kernel", "CatArrayBatchedCopy", 500 * MS + 5, 4, 7, 999)]  # the check's own: not the step's
+    return {"traceEvents": events}
+
+
+CALLS = [f"step {k + 1}" for k in range(4)] + ["losses()"]
+
+
+@host
+def test_a_run_that_never_waits_and_hides_its_copies_is_clean():
+    seen = nb08.read_run(_run_trace(), CALLS)
+    assert seen.launches == [1, 1, 1, 1] and seen.wait == ""
+    assert seen.copies.copies == pytest.approx(4 * 160e-6) and nb08.hidden_share(seen.copies) == pytest.approx(1.0)
+    found = Findings()
+    nb08.judge_clean(found, seen, slow_launches=105)
+    assert found.failed == []
+
+
+@host
+@pytest.mark.parametrize("wait, call, says", [
+    ("sync", "cudaStreamSynchronize", "step 3 waited in cudaStreamSynchronize"),
+    ("sync", "cudaEventSynchronize", "step 3 waited in cudaEventSynchronize"),
+    ("late", "cudaMemcpy", "step 3 waited in cudaMemcpy"),
+    ("polls", None, ("step 3 was still running when the GPU had done the 499 ms of work queued before the first "
+                     "step (100 calls of cudaEventQuery)")),
+    ("late", "cudaEventQuery", "step 3 was still running when the GPU had done"),
+    ("late", "cuStreamSynchronize", "step 3 waited in cuStreamSynchronize"),
+], ids=["stream synchronize", "event synchronize", "a synchronous copy", "polling", "one long query",
+        "the driver's synchronize"])
+def test_every_kind_of_wait_shows(wait, call, says):
+    seen = nb08.read_run(_run_trace(wait=wait, late_call=call), CALLS)
+    assert seen.wait.startswith(says), seen.wait
+    found = Findings()
+    nb08.judge_clean(found, seen, slow_launches=105)
+    assert len(found.failed) == 1 and found.failed[0][0].startswith("the host waited for the GPU")
+
+
+@host
+def test_a_synchronizing_call_of_another_thread_is_not_the_steps():
+    trace = _run_trace()
+    trace["traceEvents"].append({**_call("cudaStreamSynchronize", 3 * MS + 100, 50, 950), "tid": 2})
+    assert nb08.read_run(trace, CALLS).wait == ""
+    trace["traceEvents"][-1]["tid"] = 1
+    assert nb08.read_run(trace, CALLS).wait.startswith("step 3 waited in cudaStreamSynchronize")
+
+
+@host
+def test_a_full_launch_queue_is_no_wait_and_its_time_is_the_gpus():
+    """Blocked in a call that only queues work when the GPU caught up: the host was ahead, not waiting for it,
+    and the time it was blocked is the GPU's pace, not the host's."""
+    seen = nb08.read_run(_run_trace(wait="late", late_call="cudaGraphLaunch"), CALLS)
+    assert seen.wait == "" and seen.blocked == pytest.approx((500 * MS + 100 - 3 * MS - 210) * 1e-6)
+    assert nb08.read_run(_run_trace(), CALLS).blocked == 0
+
+
+@host
+def test_a_copy_from_pageable_memory_is_a_wait():
+    trace = _run_trace()
+    for e in trace["traceEvents"]:
+        if e["name"] == "Memcpy HtoD (Pinned -> Device)" and e["args"]["correlation"] == 201:
+            e["name"] = "Memcpy HtoD (Pageable -> Device)"
+    assert nb08.read_run(trace, CALLS).wait.startswith("step 2 copied from pageable memory")
+
+
+@host
+def test_copies_on_the_steps_stream_are_not_hidden_and_a_tiny_one_beside_them_does_not_help():
+    seen = nb08.read_run(_run_trace(copies_on=7), CALLS)  # after each step's kernels, on their stream
+    assert seen.copies.both == 0
+    found = Findings()
+    nb08.judge_clean(found, seen, slow_launches=105)
+    assert [p for p, _ in found.failed] and found.failed[0][0].startswith("0% of the copies from the host")
+    trace = _run_trace(copies_on=7)
+    trace["traceEvents"] += [_call("cudaMemcpyAsync", 1 * MS + 60, 5, 300),  # 2 µs of labels, beside a kernel
+                             _gpu("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 500 * MS + 40, 2, 13, 300)]
+    assert nb08.hidden_share(nb08.read_run(trace, CALLS).copies) < 0.02
+
+
+@host
+def test_no_copy_from_the_host_passes_and_launches_count_per_step():
+    trace = _run_trace()
+    trace["traceEvents"] = [e for e in trace["traceEvents"] if e["name"] != "Memcpy HtoD (Pinned -> Device)"]
+    trace["traceEvents"] += [_call("cudaLaunchKernel", 2 * MS + 100 + i, 1, 400 + i) for i in range(40)]
+    seen = nb08.read_run(trace, CALLS)
+    assert seen.copies.copies == 0 and seen.launches == [1, 41, 1, 1]
+    found = Findings()
+    nb08.judge_clean(found, seen, slow_launches=105)
+    assert [p for p, _ in found.failed] == ["up to 41 launches in a step, against the slow step's 105"]
+
+
+@host
+def test_a_real_trace_of_this_cpu_reads_as_a_run():
+    """The check's ranges, recorded by torch.profiler here: no GPU work, so nothing to wait for or to hide."""
+    a = torch.randn(32, 32)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        with record_function(nb08.HEAD_START_RANGE):
+            pass
+        for _ in range(4):
+            with record_function(nb08.STEP_RANGE), record_function("step"):  # an answer's own range: not counted
+                (a @ a).relu()
+        with record_function(nb08.LOSSES_RANGE):
+            a.sum()
+    seen = nb08.read_run(nb08._trace_of(prof), CALLS)
+    assert seen == nb08.Seen(launches=[0, 0, 0, 0], wait="", copies=profiling.CopyOverlap(0.0, 0.0, 0.0), blocked=0.0)
+
+
+@host
+def test_the_speed_up_is_printed_and_judged(capsys):
+    found = Findings()
+    nb08.judge_fast(found, slow_s=3e-3, yours_s=2e-3)
+    assert capsys.readouterr().out == "     your step is 1.5x faster than the slow step on this GPU (both profiled)\n"
+    assert found.failed[0][0] == "1.5x faster than the slow step; the target is 3x"
+
+
+# ---------------------------------------------------------------- exercise 2: the run's machinery (GPU)
+@gpu
+def test_the_head_start_holds_back_every_stream_pytorch_hands_out():
+    streams = nb08._every_stream()
+    assert len({s.cuda_stream for s in streams}) == len(streams) >= 1 + 2 * 32  # the default and two pools at least
+    greatest = torch.cuda.default_stream().priority_range()[1]
+    torch.cuda.synchronize()
+    start = nb08._head_start(streams, 0.2)
+    x = torch.ones(1, device="cuda")
+    queued = []
+    for priority in (0, greatest):
+        side = torch.cuda.Stream(priority=priority)
+        with torch.cuda.stream(side):
+            queued.append((x + 1, side.record_event()))
+    assert not any(done.query() for _, done in queued) and not start.query()
+    torch.cuda.synchronize()
+    assert all(y.item() == 2 for y, _ in queued)
+
+
+@gpu
+def test_the_solution_is_correct_fast_and_clean_with_room_to_spare():
+    """The numbers behind the solution's PASS, to compare with the thresholds: printed for the reference run."""
+    with inside_check():
+        data, model = nb08.make_data("cuda"), nb08.make_model("cuda")
+        params = list(model.parameters())
+        given = torch.cat([p.detach().reshape(-1) for p in params])
+        step, losses = answers08.solution_step(model, data)
+        run = nb08._answer_run(step, losses, params, given, nb08.STEPS)
+    seen = nb08.read_run(run.trace, run.calls)
+    print(f"host {run.host_s * 1e3:.1f} ms, GPU {run.gpu_s * 1e3:.1f} ms for {nb08.STEPS} steps; launches "
+          f"{max(seen.launches)}; copies {seen.copies}; hidden {nb08.hidden_share(seen.copies):.0%}")
+    assert seen.wait == "" and run.host_s < nb08.BUSY_S / 4  # the host far ahead: no full queue, no slow host
+    assert nb08.hidden_share(seen.copies) >= nb08.HIDDEN and max(seen.launches) <= 2
+
+
+# ---------------------------------------------------------------- exercise 2: the whole check, CUDA imitated on the CPU
+def _eager_step(model, data, wrong=""):
+    """A right step without a graph or a copy stream (the imitation runs everything in order), or a wrong one."""
+    opt = torch.optim.SGD(model.parameters(), lr=nb08.LR)
+    tokens, lengths, labels = data
+    kept, done = [], [0]
+
+    def step():
+        k = (2 if wrong == "every other batch" else 1) * done[0] % len(tokens)
+        loss = answers08.fast_loss(model, tokens[k].cuda(), lengths[k].float().cuda(), labels[k].cuda(), True)
+        opt.zero_grad()
+        loss.backward()
+        if not (wrong == "stops after 4 steps" and done[0] >= 4):
+            opt.step()
+        kept.append(loss.detach())
+        done[0] += 1
+
+    return step, lambda: torch.stack(kept)
+
+
+@contextlib.contextmanager
+def _no_profile():
+    yield None
+
+
+@host
+def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(monkeypatch, capsys):
+    """The run's plumbing (callers, head start, snapshots, losses() calls, references, judging) on this CPU, with
+    CUDA's streams and events imitated (utils.exercises.cuda_on_cpu), small sizes and no profiler (the reading of
+    traces is tested above): what a GPU adds is graphs, real streams, times and traces."""
+    from utils import exercises
+
+    monkeypatch.setattr(exercises.InOrder, "elapsed_time", lambda self, end: 1.0, raising=False)
+    monkeypatch.setattr(exercises.InOrder, "priority_range", staticmethod(lambda: (0, -1)), raising=False)
+    monkeypatch.setattr(exercises.InOrder, "cuda_stream", property(id), raising=False)
+    for name, value in {"has_cuda": lambda: True, "sizes": lambda device: nb08.CPU_SIZES, "STEPS": 8, "SPEEDUP": 0,
+                        "gpu_sleep": lambda seconds, stream=None: None, "gpu_cycles_per_second": lambda: 1e9,
+                        "_profiled": _no_profile, "_trace_of": lambda prof: {"traceEvents": []}}.items():
+        monkeypatch.setattr(nb08, name, value)
+    nb08._references.cache_clear()
+    try:
+        with exercises.cuda_on_cpu():
+            monkeypatch.setattr(torch.cuda, "set_stream", lambda stream: None)
+            monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+            nb08.check_fast_step(_eager_step)
+            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 7 checks passed"
+            with pytest.raises(exercises.ExerciseFailed, match="step 5's update of 0.weight differs from the slow "
+                                                                "step's by 100%"):
+                nb08.check_fast_step(lambda model, data: _eager_step(model, data, "stops after 4 steps"))
+    finally:
+        nb08._references.cache_clear()
