@@ -531,10 +531,10 @@ def _index_add_inputs(case: IndexAdd, device: str) -> tuple[torch.Tensor, torch.
     """target, source and index for a case, the same every time."""
     shape, dim, index, dtype, _ = case
     g = torch.Generator().manual_seed(zlib.crc32(repr(case[:4]).encode()))
-    target = torch.randn(shape, generator=g)
-    source_shape = list(shape)
+    target = torch.randint(-64, 65, shape, generator=g).float()  # whole numbers: sums are exact in any order (a
+    source_shape = list(shape)  # GPU's index_add adds repeated indices with atomics, in no fixed order)
     source_shape[dim] = len(index)
-    source = torch.randn(source_shape, generator=g)
+    source = torch.randint(-64, 65, source_shape, generator=g).float()
     return target.to(device), source.to(device), torch.tensor(index, dtype=INDEX_DTYPES[dtype]).to(device)
 
 
