@@ -641,7 +641,7 @@ def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: 
     from .streams import torch_caller, widened
 
     target, dim, index, source = args
-    late = torch.zeros_like(index)
+    late = torch.full_like(index, target.shape[dim])  # out of range: a read of it before the caller's write raises
     torch.cuda.synchronize()
     ran = _Ran()
     with torch_caller(kind) as caller:
