@@ -10,6 +10,7 @@ import io
 import re
 import sys
 import time
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -149,8 +150,9 @@ INTEGRAL = [(3, 3), (np.int64(3), 3), (np.uint8(3), 3), (torch.tensor(3), 3), (t
             (2**70, 2**70), (-4, -4)]
 NOT_INTEGRAL = [3.0, np.float32(3), torch.tensor(3.0), True, np.bool_(True), torch.tensor(True), "3", None,
                 torch.tensor([1, 2]), 3 + 0j, [3]]
-REAL = [(3, 3.0), (2.5, 2.5), (np.float32(2.5), 2.5), (np.int16(-2), -2.0), (torch.tensor(2.5), 2.5),
-        (torch.tensor([2.5], dtype=torch.float16), 2.5), (np.array(2.5), 2.5), (float("inf"), float("inf"))]
+REAL = [(3, 3.0), (2.5, 2.5), (Fraction(5, 2), 2.5), (np.float32(2.5), 2.5), (np.int16(-2), -2.0),
+        (torch.tensor(2.5), 2.5), (torch.tensor([2.5], dtype=torch.float16), 2.5), (np.array(2.5), 2.5),
+        (float("inf"), float("inf"))]
 NOT_REAL = [True, np.bool_(False), "2.5", None, 1j, torch.tensor([1.0, 2.0]), [2.5], np.array([2.5]), torch.tensor(1j)]
 
 

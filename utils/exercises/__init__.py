@@ -77,7 +77,8 @@ ON_A_GPU = "run this check on a GPU (Colab: Runtime → Change runtime type → 
 
 # What PyTorch (or utils) raises when code asks for CUDA on a machine without it.
 _NO_CUDA = re.compile(r"not compiled with CUDA|requires CUDA|needs a CUDA GPU|has no attribute '_cuda|dummy base class"
-                      r"|no NVIDIA driver|No CUDA GPUs are available")
+                      r"|no NVIDIA driver|No CUDA GPUs are available|Expected a cuda device, but got: cpu"
+                      r"|Cannot access accelerator device when none is available")
 
 
 # ------------------------------------------------------------------------------------------
@@ -341,7 +342,7 @@ class GPUOnTheCPU(TorchFunctionMode):
 _CURRENT = InOrder()
 _IMITATED = {"synchronize": lambda device=None: None, "current_stream": lambda device=None: _CURRENT,
              "default_stream": lambda device=None: _CURRENT, "stream": lambda stream=None: nullcontext(),
-             "Stream": InOrder, "Event": InOrder}
+             "set_stream": lambda stream=None: None, "Stream": InOrder, "Event": InOrder}
 
 
 @contextmanager

@@ -328,7 +328,8 @@ def _describe_scale(case: ScaleCase) -> str:
 # What an answer may ask of PyTorch: shapes, views, memory and the hand-overs; no arithmetic (CuPy computes).
 _HAND_OVERS = {
     "torch.Tensor.__dlpack__", "torch.Tensor.__dlpack_device__", "torch.Tensor.__cuda_array_interface__.__get__",
-    "torch.from_dlpack", "torch.device", "torch.as_tensor", "torch.asarray", "torch.empty", "torch.empty_like", "torch.empty_strided",
+    "torch.from_dlpack", "torch.device", "torch.as_tensor", "torch.asarray", "torch.empty", "torch.empty_like",
+    "torch.empty_strided",
     "torch.zeros", "torch.zeros_like", "torch.ones", "torch.ones_like", "torch.full", "torch.full_like",
     "torch.Tensor.new_empty", "torch.Tensor.new_zeros", "torch.Tensor.data_ptr", "torch.Tensor.size",
     "torch.Tensor.stride", "torch.Tensor.dim", "torch.Tensor.numel", "torch.Tensor.nelement",

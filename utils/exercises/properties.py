@@ -24,6 +24,7 @@ files; `examples` bounds the inputs tried, and `budget_s` bounds the shrinking o
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 import time
 import zlib
@@ -172,7 +173,7 @@ def integral(x: object) -> int | None:
 
 
 def real(x: object) -> float | None:
-    """`x` as a float if it is a real number of any kind (int, float, NumPy scalar, a tensor of one element);
+    """`x` as a float if it is a real number of any kind (int, float, Fraction, NumPy scalar, a one-element tensor);
     None for anything else (a bool, a complex number, a string).  NaN and infinities stay: the value decides."""
     if isinstance(x, (bool, np.bool_)):
         return None
@@ -182,8 +183,8 @@ def real(x: object) -> float | None:
         return float(x.item())
     if isinstance(x, np.ndarray):
         return float(x) if x.ndim == 0 and x.dtype.kind in "iuf" else None
-    if isinstance(x, (int, float, np.integer, np.floating)):
-        return float(x)
+    if isinstance(x, (numbers.Real, np.integer, np.floating)):  # int, float, Fraction, Decimal, NumPy scalars
+        return float(x)  # type: ignore[arg-type]
     return None
 
 
