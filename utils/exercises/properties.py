@@ -26,9 +26,12 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+import signal
+import threading
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import numpy as np
@@ -120,7 +123,7 @@ def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None],
         try:
             prop(case)
         except Exception as error:  # a failure of the answer: Hypothesis shrinks it
-            if is_stub(error) or isinstance(error, (LeftForGPU, GPUUnavailableError)):
+            if is_stub(error) or isinstance(error, (LeftForGPU, GPUUnavailableError, TooSlow)):
                 raise _Escape(error) from None
             first_failure[:] = first_failure or [time.perf_counter()]
             outcomes[key], cases_of[id(error)] = error, case
@@ -152,6 +155,67 @@ def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None],
         cases_of.clear()
         failures.clear()
     ex.passed = passed + tried[0]
+
+
+# ------------------------------------------------------------------------------------------
+# An answer that does not return
+# ------------------------------------------------------------------------------------------
+class TooSlow(ExerciseFailed):
+    """One call of the answer ran past its time limit: a FAIL that no smaller case would make clearer, so it is
+    not shrunk (shrinking would call the slow answer again and again)."""
+
+
+@contextmanager
+def time_limit(ex: Checker, seconds: float, call: str, hint: str) -> Iterator[None]:
+    """FAIL (TooSlow) if the block runs longer than `seconds`: a search that tries every value of a range the task
+    allows to be huge otherwise never returns, and the student sees neither PASS nor FAIL.
+
+    Python has no way to stop a thread from outside, so the limit is a SIGALRM timer, which only the main thread of
+    a POSIX process can set (JupyterLab and Colab run a cell there); elsewhere (Windows, a thread) the block runs
+    without a limit, and a call that returns late still FAILs.
+    """
+    def too_slow(*_: object) -> None:
+        raise TooSlow(f"FAIL {ex.name}: {call} ran for more than {seconds:g} s without returning\n     hint: {hint}")
+
+    alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if alarm:
+        previous = signal.signal(signal.SIGALRM, too_slow)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    if time.perf_counter() - started > seconds:
+        too_slow()
+
+
+# ------------------------------------------------------------------------------------------
+# Hints: which mistake gives the answer's numbers
+# ------------------------------------------------------------------------------------------
+def diagnose(yours: Callable[..., object], cases: Sequence[tuple], right: Callable[..., object],
+             shortcuts: Sequence[tuple[Callable[..., object], str]]) -> str | None:
+    """The hint of the first shortcut that gives the answer's numbers on every one of `cases`, or None.
+
+    Shrinking makes a failing case as small as it can, and on a small case many mistakes give the same number
+    (with one row of width 1, forgetting the weight or the output costs the same row): a hint read from the failing
+    case points at the wrong mistake.  So the answer is asked again on a few ordinary cases, where the shortcuts
+    (each a function of the same arguments, and the hint it deserves) differ from each other and from `right`.
+    A case on which the answer raises tells nothing, and a shortcut that is right on a case is not tried there.
+    """
+    got = []
+    for case in cases:
+        try:
+            got.append(yours(*case))
+        except Exception:  # noqa: BLE001 -- an answer that raises on an ordinary case gets the general hint
+            got.append(None)
+    for shortcut, hint in shortcuts:
+        told = [(g, shortcut(*case)) for g, case in zip(got, cases, strict=True) if shortcut(*case) != right(*case)]
+        if told and all(g is not None and g == value for g, value in told):
+            return hint
+    return None
 
 
 # ------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import torch
@@ -36,7 +37,71 @@ def with_numpy(shape, stride, offset, dtype):
                * dtype.itemsize)
 
 
+# Bytes per element from a table of the usual dtypes, any other taken as 4 (a float32): wrong for the float8 kinds,
+# uint16, uint64, complex32 (found by an adversary: the check drew only the usual dtypes then).
+_SIZES = {torch.float64: 8, torch.float32: 4, torch.float16: 2, torch.bfloat16: 2, torch.int64: 8, torch.int32: 4,
+          torch.int16: 2, torch.int8: 1, torch.uint8: 1, torch.bool: 1, torch.complex64: 8, torch.complex128: 16}
+
+
+def table_of_sizes(shape, stride, offset, dtype):
+    if 0 in shape:
+        return 0
+    return (offset + 1 + sum((n - 1) * s for n, s in zip(shape, stride))) * _SIZES.get(dtype, 4)
+
+
+def bits_from_the_name(shape, stride, offset, dtype):
+    """Bytes per element from the last number of the dtype's name: float8_e4m3fn gives 3 bits."""
+    if 0 in shape:
+        return 0
+    numbers = re.findall(r"\d+", str(dtype))
+    return (offset + 1 + sum((n - 1) * s for n, s in zip(shape, stride))) * (int(numbers[-1]) // 8 if numbers else 1)
+
+
+def one_row_at_a_time(budget, d, dtype):
+    """Right on a small budget; on a budget of terabytes it never returns (the check stops it)."""
+    b = 0
+    if d * d * dtype.itemsize > budget:
+        return 0
+    while (2 * (b + 1) * d + d * d) * dtype.itemsize <= budget:
+        b += 1
+    return b
+
+
+def searches_with_the_checks_count(budget, d, dtype):
+    """A search on nb00.layer_bytes, the check's own byte count (locked: it FAILs)."""
+    from utils.exercises import nb00
+
+    if nb00.layer_bytes(0, d, dtype) > budget:
+        return 0
+    lo, hi = 0, 1
+    while nb00.layer_bytes(hi, d, dtype) <= budget:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if nb00.layer_bytes(mid, d, dtype) <= budget else (lo, mid)
+    return lo
+
+
+def galloping(budget, d, dtype):
+    """Right: an exponential, then a binary search on whether b rows fit."""
+    def fits(b):
+        return (2 * b * d + d * d) * dtype.itemsize <= budget
+
+    if not fits(0):
+        return 0
+    hi = 1
+    while fits(hi):
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
 WRONG_VIEWS = {
+    "a table of the usual dtypes' sizes, others taken as 4 bytes": table_of_sizes,
+    "bytes from the last number of the dtype's name": bits_from_the_name,
     "elements times bytes, strides ignored": lambda shape, stride, offset, dtype: math.prod(shape) * dtype.itemsize,
     "the offset forgotten": lambda shape, stride, offset, dtype: _reach(shape, stride, 0, dtype),
     "the offset counted for an empty view": lambda shape, stride, offset, dtype: (
@@ -63,6 +128,10 @@ ALSO_RIGHT_VIEWS = {
 
 # ---------------------------------------------------------------- exercise 2: largest_batch
 WRONG_BATCHES = {
+    "a table of the usual dtypes' sizes, others taken as 4 bytes": lambda budget, d, dtype: max(
+        0, (budget - d * d * _SIZES.get(dtype, 4)) // (2 * d * _SIZES.get(dtype, 4))),
+    "tries one batch size after another (never ends on terabytes)": one_row_at_a_time,
+    "searches with the check's own nb00.layer_bytes": searches_with_the_checks_count,
     "forgets the weight": lambda budget, d, dtype: budget // dtype.itemsize // (2 * d),
     "forgets the output": lambda budget, d, dtype: max(0, (budget // dtype.itemsize - d * d) // d),
     "assumes float32": lambda budget, d, dtype: max(0, (budget // 4 - d * d) // (2 * d)),
@@ -85,6 +154,7 @@ ALSO_RIGHT = {
         "by bytes, without dividing into elements first": lambda budget, d, dtype: max(
             0, (budget - d * d * dtype.itemsize) // (2 * d * dtype.itemsize)),
         "a NumPy integer": lambda budget, d, dtype: np.int64(max(0, (budget // dtype.itemsize - d * d) // (2 * d))),
+        "galloping search on whether b rows fit": galloping,
         "a 0-d tensor": lambda budget, d, dtype: torch.tensor(max(0, (budget // dtype.itemsize - d * d) // (2 * d))),
     },
 }
