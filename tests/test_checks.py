@@ -310,3 +310,40 @@ def test_widened_leaves_a_capturing_stream_alone():
     end.record()
     end.synchronize()
     assert start.elapsed_time(end) < 10.0 and x.item() == 1.0
+
+
+# ---------------------------------------------------------------- an answer that never returns; which mistake
+@host
+def test_a_call_that_never_returns_fails_after_its_time_limit_without_shrinking():
+    from utils.exercises.properties import TooSlow, time_limit
+
+    calls = []
+
+    def forever(x):
+        calls.append(x)
+        while True:
+            pass
+
+    started = time.perf_counter()
+    with pytest.raises(TooSlow, match=r"FAIL f: forever\(\d+\) ran for more than 0.2 s without returning"), \
+            exercise("f") as ex:
+        def prop(x):
+            with time_limit(ex, 0.2, f"forever({x})", "compute it"):
+                forever(x)
+
+        for_all(ex, st.integers(0, 10**9), prop)
+    assert len(calls) == 1 and time.perf_counter() - started < 5
+
+
+@host
+def test_diagnose_names_the_shortcut_that_gives_the_answers_numbers_on_ordinary_cases():
+    from utils.exercises.properties import diagnose
+
+    def right(a, b):
+        return a + b
+
+    shortcuts = [(lambda a, b: a - b, "subtract?"), (lambda a, b: a * b, "multiply?")]
+    cases = [(3, 4), (5, 7)]
+    assert diagnose(lambda a, b: a * b, cases, right, shortcuts) == "multiply?"
+    assert diagnose(lambda a, b: a * b + (a == 5), cases, right, shortcuts) is None  # matches on one case only
+    assert diagnose(lambda a, b: 1 / 0, cases, right, shortcuts) is None
