@@ -76,10 +76,13 @@ def segments_made(sizes: Sequence[int], cached: Sequence[tuple[str, int]] = ()) 
     cached ones: (pool, segment, the request that made it) for each, in order.
 
     A freed segment is whole again, so a request reuses any cached segment of its pool that is large enough;
-    otherwise the allocator calls cudaMalloc for a new segment, and keeps it.
+    otherwise the allocator calls cudaMalloc for a new segment, and keeps it.  A tensor of 0 bytes asks the
+    allocator for nothing (NativeCachingAllocator::allocate calls malloc only for a size other than 0).
     """
     segments = [(pool, size, 0) for pool, size in cached]
     for nbytes in sizes:
+        if nbytes == 0:
+            continue
         block, segment, pool = block_and_segment(nbytes)
         if not any(p == pool and size >= block for p, size, _ in segments):
             segments.append((pool, segment, nbytes))
@@ -134,9 +137,9 @@ PREDICT_CASES: list[tuple[list[int], str]] = [
     ([10 * MiB - 511, 10 * MiB], "10 MiB - 511 bytes is a block of 10 MiB: a 10 MiB segment"),
     ([26 * MiB, 26 * MiB + 1], "one byte over a segment's size needs the next multiple of 2 MiB"),
     ([1 * MiB, 1 * MiB + 1, 1 * MiB + 512], "1 MiB is still small; one byte more is a large request"),
-    ([10 * MiB, 2 * MiB, 9 * MiB, 5 * MiB], "a 10 MiB warm-up stops the growth of [2, 9, 5] MiB, with 10 MiB"),
-    ([1 * MiB, 10 * MiB, 1 * MiB, 1 * MiB + 1, 3 * MiB],
-     "[1 MiB, 10 MiB] stops the growth of [1 MiB, 1 MiB + 1, 3 MiB], with 12 MiB"),
+    ([10 * MiB, 2 * MiB, 9 * MiB, 5 * MiB], "a 10 MiB segment serves the large requests under 10 MiB after it"),
+    ([1 * MiB, 10 * MiB, 1 * MiB, 1 * MiB + 1, 3 * MiB], "cached segments of both pools serve the requests after them"),
+    ([0, 4 * MiB, 0, 500, 0], "a tensor of 0 bytes asks the allocator for nothing"),
 ]
 
 
@@ -166,11 +169,24 @@ WARM_UP_CASES: list[list[int]] = [
 
 
 def _warm_up(got: object) -> list[int] | None:
-    """The warm-up's sizes as ints, if the answer returned a list of whole numbers > 0 (of any integer type)."""
+    """The warm-up's sizes as ints, if the answer returned a list of whole numbers >= 0 (of any integer type; a
+    tensor of 0 bytes is made and freed, and asks the allocator for nothing)."""
     if not isinstance(got, list):
         return None
     sizes = [integral(n) for n in got]
-    return sizes if all(n is not None and n > 0 for n in sizes) else None  # type: ignore[return-value]
+    return sizes if all(n is not None and n >= 0 for n in sizes) else None  # type: ignore[return-value]
+
+
+def _not_sizes_hint(got: object) -> str:
+    """The hint for a return that is no list of sizes: whole numbers, >= 0, in a list."""
+    if not isinstance(got, list):
+        return ("return a list (the notebook adds the loop to it: warm + loop) of the byte sizes of the tensors to "
+                "make and free, in order")
+    if all(integral(n) is not None for n in got):
+        return "a tensor cannot have fewer than 0 bytes: which size did you work out below 0?"
+    if all(real(n) is not None for n in got):
+        return "a size in bytes is a whole number: return ints (// divides whole numbers)"
+    return "return the sizes as numbers of bytes, one per tensor"
 
 
 def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None:
@@ -184,16 +200,13 @@ def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None
             got = yours(list(sizes))
             warm = _warm_up(got)
             ex.expect(warm is not None, f"{call} returned {shown(got)}, not a list of sizes in bytes (whole numbers "
-                      "> 0)", "a size in bytes is a whole number > 0: return ints (// divides whole numbers)"
-                      if isinstance(got, list) and all(real(n) is not None for n in got) else
-                      "return a list (the notebook adds the loop to it: warm + loop) of the byte sizes of the tensors "
-                      "to make and free, in order")
+                      ">= 0)", _not_sizes_hint(got))
             assert warm is not None
             needs = loop_needs(warm, sizes)
             ex.expect(not needs, _growth_problem(call, warm, needs), _growth_hint(warm, needs))
             reserved, least = model_reserved(warm), least_reserved(sizes)
             ex.expect(reserved <= least, f"{call} returned {_sizes_text(warm)}: it stops the loop's growth but "
-                      f"reserves {_size_text(reserved)}, where {_size_text(least)} is enough",
+                      f"reserves {_size_text(reserved)}, more than the least that a warm-up for this loop can reserve",
                       _reserved_hint(warm, sizes))
 
         for_all(ex, loops(), stops_growth_cheaply, chosen=WARM_UP_CASES,
