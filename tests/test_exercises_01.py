@@ -20,9 +20,9 @@ import hypothesis
 import pytest
 import torch
 
-from conftest import gpu, host
-from utils.exercises import ReferenceLocked, inside_check, nb01
-from utils.exercises.answers.nb01 import RIGHT_BLOCKS, least_warm_up
+from conftest import cpu_only, gpu, host
+from utils.exercises import ExerciseFailed, ReferenceLocked, inside_check, nb01
+from utils.exercises.answers.nb01 import RIGHT_BLOCKS, WRONG_BLOCKS, least_warm_up
 
 MiB = 2**20
 
@@ -247,4 +247,27 @@ def test_the_checks_try_what_the_old_examples_missed(capsys):
 
     nb01.check_block_memory(block_memory)
     assert depths.count(3) > 10, "blocks three deep, in more than the chosen programs"
+    assert depths.count(5) > 10, "blocks five deep, in more than the chosen programs"
     assert capsys.readouterr().out.count("checks passed") == 2
+
+
+@host
+def test_a_tensor_of_0_bytes_asks_the_allocator_for_nothing():
+    with inside_check():
+        assert nb01.model_reserved([0]) == 0
+        assert nb01.model_reserved([0, 4 * MiB, 0, 500]) == 22 * MiB
+        assert nb01.loop_needs([0, 10 * MiB, 0], [4 * MiB]) == []
+
+
+@cpu_only
+@pytest.mark.parametrize("what, hint", [
+    ("no try/finally: a block that raises stays on the stack", nb01._RAISED),
+    ("the requested bytes of memory_stats(), not the blocks allocated", nb01._BLOCKS),
+    ("empties the cache when a block starts", nb01._CHANGED),
+    ("keeps the peaks of the two levels around a block only", nb01._OUTER),
+    ("absolute peak, start not subtracted", nb01._TOO_MUCH),
+])
+def test_block_memory_s_hints_point_at_the_mistake(what, hint):
+    with pytest.raises(ExerciseFailed) as failed:
+        nb01.check_block_memory(WRONG_BLOCKS[what])
+    assert str(failed.value).endswith(f"hint: {hint}"), str(failed.value)

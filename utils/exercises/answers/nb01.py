@@ -62,6 +62,13 @@ def least_warm_up(sizes: list[int]) -> list[int]:
     return _largest_of_each_pool(sizes, floor=10 * MiB)
 
 
+def _one_per_pool_or(sizes: list[int], unused: int) -> list[int]:
+    """The solution's recipe, always two tensors: `unused` bytes for a pool the loop does not use."""
+    large = [n for n in sizes if _pool_of(n) == "large"]
+    small = [n for n in sizes if _pool_of(n) == "small"]
+    return [max(*large, 10 * MiB) if large else unused, max(small) if small else unused]
+
+
 def searches_with_the_checks_model(sizes: list[int]) -> list[int]:
     """Tries every warm-up of one or two of the loop's own sizes on nb01's model of the allocator: the search that
     the check did once to find its budget."""
@@ -119,6 +126,9 @@ WRONG_WARM_UPS = {
     "every large request as 10 MiB, larger ones too": lambda sizes: [
         10 * MiB if _pool_of(n) == "large" else n for n in least_warm_up(sizes)],
     "sizes as floats": lambda sizes: [float(n) for n in least_warm_up(sizes)],
+    # found by the adversary of the checks (first round): -1 where a pool is not used (no tensor has fewer than 0
+    # bytes)
+    "-1 bytes for a pool the loop does not use": lambda sizes: _one_per_pool_or(sizes, -1),
 }
 
 ALSO_RIGHT_WARM_UPS = {
@@ -137,6 +147,9 @@ ALSO_RIGHT_WARM_UPS = {
         max(-(-_block(n) // (2 * MiB)) * 2 * MiB, 10 * MiB) if _pool_of(n) == "large" else n
         for n in _largest_of_each_pool(sizes)],
     "sorts the loop's list in place first": lambda sizes: (sizes.sort(), least_warm_up(sizes))[1],
+    # found by the adversary of the checks (first round): a tensor of 0 bytes asks the allocator for nothing
+    # (the old check refused any size of 0)
+    "0 bytes for a pool the loop does not use": lambda sizes: _one_per_pool_or(sizes, 0),
 }
 
 
@@ -254,6 +267,69 @@ def peaks_in_the_reports():
     return block_memory
 
 
+def no_finally():
+    """Wrong: each block's start and peaks on a stack, popped when it ends, but without try/finally: a block that
+    raises stays on the stack, and the block around it pops that block's entry as its own."""
+    stack = list[list[int]]()
+
+    @contextmanager
+    def block_memory():
+        for entry in stack:
+            entry[2] = max(entry[2], torch.cuda.max_memory_allocated())
+            entry[3] = max(entry[3], torch.cuda.max_memory_reserved())
+        torch.cuda.reset_peak_memory_stats()
+        start = [torch.cuda.memory_allocated(), torch.cuda.memory_reserved()]
+        stack.append(start + start)
+        report = Report()
+        yield report
+        start_allocated, start_reserved, most_allocated, most_reserved = stack.pop()
+        report.peak_allocated = max(most_allocated, torch.cuda.max_memory_allocated()) - start_allocated
+        report.reserved_growth = max(most_reserved, torch.cuda.max_memory_reserved()) - start_reserved
+    return block_memory
+
+
+def from_memory_stats(what: str):
+    """A block_memory that reads torch.cuda.memory_stats()'s f"{what}_bytes.all" counters for the bytes held in
+    tensors (and its reserved ones), its open blocks' peaks kept before each reset."""
+    open_blocks = list[list[int]]()
+
+    def now() -> tuple[int, int, int, int]:
+        stats = torch.cuda.memory_stats()
+        return (stats[f"{what}_bytes.all.current"], stats["reserved_bytes.all.current"],
+                stats[f"{what}_bytes.all.peak"], stats["reserved_bytes.all.peak"])
+
+    @contextmanager
+    def block_memory():
+        _, _, held, reserved = now()
+        for block in open_blocks:
+            block[2], block[3] = max(block[2], held), max(block[3], reserved)
+        torch.cuda.reset_peak_memory_stats()
+        start = list(now()[:2])
+        this = start + start
+        open_blocks.append(this)
+        report = Report()
+        try:
+            yield report
+        finally:
+            _, _, held, reserved = now()
+            this[2], this[3] = max(this[2], held), max(this[3], reserved)
+            open_blocks.pop()  # this block: the innermost one ends first
+        report.peak_allocated, report.reserved_growth = this[2] - start[0], this[3] - start[1]
+    return block_memory
+
+
+_RIGHT_AFTER_EMPTYING = _block_memory()
+
+
+@contextmanager
+def empties_the_cache_first():
+    """Wrong: empties the cache when a block starts, "to measure from a clean slate": it changes what it measures
+    (the block's tensors need new segments, which the cache held before)."""
+    torch.cuda.empty_cache()
+    with _RIGHT_AFTER_EMPTYING() as report:
+        yield report
+
+
 class BlockMemoryClass:
     """Right too: a class with __enter__ and __exit__, its open blocks in a class attribute, its counters read
     from torch.cuda.memory_stats() (what max_memory_allocated() and the others read, torch/cuda/memory.py)
@@ -308,6 +384,12 @@ WRONG_BLOCKS = {
     "ends the outermost open block, not the innermost": _block_memory(
         end=lambda open_blocks, block: open_blocks.pop(0)),
     "bytes in MiB": _block_memory(number=lambda n: n // MiB),
+    # found by the adversary of the checks (first round): the old check's programs nested at most four deep, with
+    # the peak two levels out, and never raised inside a block
+    "keeps the peaks of the two levels around a block only": _block_memory(kept=lambda open_blocks: open_blocks[-2:]),
+    "no try/finally: a block that raises stays on the stack": no_finally(),
+    "the requested bytes of memory_stats(), not the blocks allocated": from_memory_stats("requested"),
+    "empties the cache when a block starts": empties_the_cache_first,
 }
 RIGHT_BLOCKS = {
     "open blocks in a list, their peaks kept before each reset": _block_memory(),
@@ -315,6 +397,8 @@ RIGHT_BLOCKS = {
     "bytes as NumPy integers": _block_memory(number=np.int64),
     "bytes as 0-d integer tensors": _block_memory(number=torch.tensor),
     "peaks kept in the reports themselves": peaks_in_the_reports(),
+    # found by the adversary of the checks (first round): the CPU part's memory_stats() had no such key
+    "the active bytes of memory_stats() (the allocated ones, on one stream)": from_memory_stats("active"),
 }
 
 
