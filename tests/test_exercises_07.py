@@ -116,12 +116,12 @@ def test_row_mlp_is_row_wise_on_every_feature_shape():
 
 
 # ---------------------------------------------------------------- exercise 2: the judge, on made-up results
-def _run_call(batch, shape=(4,), out="right", replayed=(1,), captures=0, error=None, seed=0):
+def _run_call(batch, shape=(4,), out="right", replayed=(1,), captures=0, error=None, seed=0, eager=0):
     x = torch.randn(batch, *shape, generator=torch.Generator().manual_seed(seed))
     result = {"right": lambda: nb07.row_mlp(x), "stale": lambda: nb07.row_mlp(x) + 0.5,
               "cpu number": lambda: 1.0}[out]() if out else None
     first = result.clone() if isinstance(result, torch.Tensor) else None
-    return nb07._RunCall(batch, x, x.clone(), result, first, list(replayed), captures, error, True)
+    return nb07._RunCall(batch, x, x.clone(), result, first, list(replayed), captures, error, True, eager)
 
 
 TOO_LARGE = ValueError("a batch of too many rows")
@@ -157,7 +157,9 @@ def test_the_bucket_judge_passes_right_results():
     ([_run_call(5, captures=1)], None, ValueError(), "captured 1 graphs"),
     ([_run_call(5, out=None, error=RuntimeError("shape"))], None, ValueError(), "run raised for a batch of 5 rows"),
     ([_run_call(5)], None, None, "returned a NoneType"),
-], ids=["stale", "not a tensor", "a larger bucket", "eager", "captures", "raises", "too large accepted"])
+    ([_run_call(5, eager=1)], None, ValueError(), "called fn 1 time"),
+], ids=["stale", "not a tensor", "a larger bucket", "eager", "captures", "raises", "too large accepted",
+        "replayed, then fn called eagerly"])
 def test_the_bucket_judge_fails(calls, rows, big_error, said):
     with pytest.raises(ExerciseFailed, match=said):
         _judge_buckets((8, 32), calls, rows=rows, big_error=big_error)
@@ -253,6 +255,43 @@ def test_the_serve_judge_passes_the_new_weights_and_says_which_is_wrong():
         _judge_served([_served(1, half, new, old)])
 
 
+@host
+def test_the_serve_judge_fails_a_run_that_called_the_model_eagerly():
+    old = nb07.served_model(0, "cpu")
+    served = _served(0, old, old, old)
+    served.call.eager = 4
+    with pytest.raises(ExerciseFailed, match="ran the model's layers eagerly"):
+        _judge_served([served])
+
+
+@host
+def test_the_serve_judge_says_a_result_off_by_another_dtypes_rounding_is_near():
+    old = nb07.served_model(0, "cpu")
+    with pytest.raises(ExerciseFailed, match="farther than float32's rounding"):
+        _judge_served([_served(0, lambda x: old(x) + 1e-3, old, old)])
+    with pytest.raises(ExerciseFailed, match="each new x must be in that memory"):
+        _judge_served([_served(0, lambda x: old(x.flip(0)), old, old)])
+
+
+@host
+def test_counting_forwards_counts_the_layers_eager_forwards_and_not_a_patched_forward(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)  # no CUDA here
+    calls, model = nb07._GraphCalls(), nb07.served_model(0, "cpu")
+    hooks = calls.counting_forwards(model)
+    x = torch.randn(2, nb07.SERVED[0])
+    with torch.no_grad():
+        model(x)
+        assert calls.eager == len(list(model.children()))
+        model.forward = lambda x: x  # what make_graphed_callables does: a replay calls no layer
+        model(x)
+        assert calls.eager == len(list(model.children()))
+        del model.forward
+        for hook in hooks:
+            hook.remove()
+        model(x)
+    assert calls.eager == len(list(model.children()))
+
+
 # ---------------------------------------------------------------- the tolerance of the GPU checks
 @host
 def test_close_allows_a_few_times_float32s_distance_from_float64_and_no_more():
@@ -278,4 +317,5 @@ def test_counting_graphs_notes_each_graphs_rows_and_leaves_the_class_as_it_was()
             fn(x)
         graph.replay()
     assert graphs.captures == 1 and graphs.rows == {id(graph): 6} and graphs.replayed == [id(graph)]
+    assert graphs.eager == 1, "the warm-up's call, outside the capture"
     assert {name: cls.__dict__.get(name) for name in before} == before

@@ -9,12 +9,15 @@ Each check is a property over inputs that Hypothesis generates (utils/exercises/
 2. `bucketed_graphs` (GPU): buckets in any order, feature shapes of any rank, batches from 1 row to the
    largest bucket (both always), called from every kind of caller (utils/exercises/streams.py).  Which
    graph each call replays is counted by patching torch.cuda.CUDAGraph for the duration of the check,
-   and the check's function notes the rows it was captured on: a call must replay the graph of the
-   smallest bucket that holds its batch.
+   and the check's function notes the rows it was captured on, and counts its calls outside a capture: a
+   call must replay the graph of the smallest bucket that holds its batch, and call fn eagerly never.
 3. `graphed_model` (GPU): new weights from checkpoints of every dtype, on the GPU or the host, between
-   runs, from every kind of caller; every run against an eager twin loaded with the same checkpoint.
+   runs, from every kind of caller; every run against an eager twin of the check's own (made before the
+   answer runs, never a copy of the caller's model) loaded with the same checkpoint; a forward pre-hook on
+   each layer of the caller's model counts its eager forwards during run.
 4. `graphed_scheduled_step` (GPU): schedules of learning rates, from every kind of caller; losses and
-   parameters against eager float32 and float64 twins; the caller's stream is kept busy while the steps
+   parameters against eager float32 and float64 twins; the given optimizer's step counts must advance by
+   one a step; the caller's stream is kept busy while the steps
    are called, so a step that makes the host wait for the GPU (a value read on the host, a synchronize,
    a blocking copy) is seen as the host coming back after the GPU's earlier work has ended.
 
@@ -159,22 +162,35 @@ register(Exercise(NOTEBOOK, "predicted_speedup", check_predicted_speedup))
 # ------------------------------------------------------------------------------------------
 @dataclass
 class _GraphCalls:
-    """What torch.cuda.CUDAGraph did while counted: captures, the graph of each replay, and (exercise 2) the
-    rows of the input the check's function saw while each graph was being captured."""
+    """What torch.cuda.CUDAGraph did while counted: captures, the graph of each replay, (exercise 2) the rows of
+    the input the check's function saw while each graph was being captured, and the eager calls of the check's
+    function (exercise 2) or of the model's layers (exercise 3): calls outside any capture."""
 
     captures: int = 0  # capture_begin() calls, by torch.cuda.graph or by hand
     replayed: list[int] = field(default_factory=list)  # id() of the graph of each replay(), in order
     rows: dict[int, int] = field(default_factory=dict)  # id() of a graph -> rows of fn's input during its capture
     capturing: Any = None  # the graph being captured now
     graphs: list[Any] = field(default_factory=list)  # every graph captured: kept alive, so that ids stay unique
+    eager: int = 0  # calls of the check's function, or forwards of the model's layers, outside any capture
 
     def noting_rows(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tensor], torch.Tensor]:
-        """fn, noting the rows of its input when it is called during a capture."""
+        """fn, noting the rows of its input when it is called during a capture, and counting its eager calls."""
         def noted(x: torch.Tensor) -> torch.Tensor:
-            if self.capturing is not None and torch.cuda.is_current_stream_capturing():
+            capturing = torch.cuda.is_current_stream_capturing()
+            if self.capturing is not None and capturing:
                 self.rows[id(self.capturing)] = int(x.shape[0]) if x.dim() else 0
+            elif not capturing:
+                self.eager += 1
             return fn(x)
         return noted
+
+    def counting_forwards(self, model: torch.nn.Module) -> list[Any]:
+        """Count the eager forwards of the model's layers (a pre-hook on each child: make_graphed_callables refuses
+        a module with hooks of its own, and replaces only the module's own forward); the hooks' handles."""
+        def counted(module: torch.nn.Module, args: Any) -> None:
+            if not torch.cuda.is_current_stream_capturing():
+                self.eager += 1
+        return [layer.register_forward_pre_hook(counted) for layer in model.children()]
 
 
 @contextmanager
@@ -361,17 +377,18 @@ class _RunCall:
     captures: int
     error: Exception | None
     kept_stream: bool  # the caller's stream was still current after the call
+    eager: int = 0  # eager calls of the check's function (or of the model's layers) during the call
 
 
 def _call_run(run: Callable, x: torch.Tensor, graphs: _GraphCalls, caller: Caller) -> _RunCall:
     """run(x), and what the check sees of it: a copy of the result made right away, on the caller's stream."""
     given = x.clone()
-    replays, captures = len(graphs.replayed), graphs.captures
+    replays, captures, eager = len(graphs.replayed), graphs.captures, graphs.eager
     out, error = _call(run, x)
     kept = _restored(caller)
     first = out.detach().clone() if isinstance(out, torch.Tensor) else None
     return _RunCall(int(x.shape[0]), x, given, out, first, graphs.replayed[replays:], graphs.captures - captures,
-                    error, kept)
+                    error, kept, graphs.eager - eager)
 
 
 def _row_mlp64(x: torch.Tensor) -> torch.Tensor:
@@ -484,6 +501,11 @@ def _judge_buckets(ex: Checker, where: str, buckets: tuple[int, ...], building: 
     found.expect(not not_one, f"{where}: the call for a batch of {not_one[0].batch} rows replayed "
                  f"{len(not_one[0].replayed)} graphs" if not_one else "",
                  "run should replay the graph of one bucket, not compute eagerly")
+    eager = [c for c in answered if c.eager]
+    found.expect(not eager, f"{where}: the call for a batch of {eager[0].batch} rows called fn {eager[0].eager} "
+                 "time(s) outside a capture" if eager else "",
+                 "the graph's replay computes fn: what run returns must be the graph's output, not fn computed "
+                 "again eagerly")
     wrong = [c for c in answered if len(c.replayed) == 1 and graph_rows(c) != bucket_of[c.batch]]
     found.expect(not wrong, f"{where}: for a batch of {wrong[0].batch} rows run replayed "
                  + (f"the graph captured on {graph_rows(wrong[0])} rows" if graph_rows(wrong[0]) else
@@ -544,7 +566,10 @@ def serve_cases() -> st.SearchStrategy[ServeCase]:
     return st.tuples(torch_callers(), st.one_of(st.integers(1, 4), st.integers(1, 64)), plan.map(tuple))
 
 
-SERVE_CASES: list[ServeCase] = [("busy", 16, ((2, 1), (0, 1), (4, 1))), ("default", 1, ((3, 2),))]
+# Always: a busy caller with checkpoints from the GPU and the host; one row; a busy caller with two checkpoints
+# from the host in a row (a host buffer reused by the next update is rewritten before the GPU copied it).
+SERVE_CASES: list[ServeCase] = [("busy", 16, ((2, 1), (0, 1), (4, 1))), ("default", 1, ((3, 2),)),
+                                ("busy", 8, ((1, 1), (4, 1)))]
 
 
 def _source(index: int) -> str:
@@ -564,8 +589,15 @@ def _checkpoint(seed: int, source: int) -> dict[str, torch.Tensor]:
             for k, v in served_model(seed, "cpu").state_dict().items()}
 
 
-def _twins(model: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.Module]:
-    return copy.deepcopy(model).eval(), copy.deepcopy(model).double().eval()
+def _twins(checkpoint: dict[str, torch.Tensor] | None = None) -> tuple[torch.nn.Module, torch.nn.Module]:
+    """Eager float32 and float64 models of the check's own, as the caller's model was before the answer ran, given
+    `checkpoint` if any.  Never copies of the caller's model: a deep copy shares a forward the answer patched onto
+    it (make_graphed_callables does), and would hold whatever the answer did to its weights."""
+    twin, twin64 = served_model(0), served_model(0).double()
+    if checkpoint is not None:
+        twin.load_state_dict(checkpoint)
+        twin64.load_state_dict(checkpoint)
+    return twin, twin64
 
 
 @dataclass(eq=False)  # compared by identity: its tensors have no truth value
@@ -600,7 +632,13 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
             features = SERVED[0]
             gen = _generator(case)
             model = served_model(0)  # before the caller: its copies to the GPU make the host wait
+            # The checkpoints, and eager twins with each one loaded, before the caller too: a copy to the GPU from
+            # the host makes the host wait for the caller's stream, which would close every race across updates.
+            checkpoints = [_checkpoint(100 + n, source) for n, (source, _) in enumerate(plan, 1)]
+            twins = [_twins(), *(_twins(checkpoint) for checkpoint in checkpoints)]
+            torch.cuda.synchronize()
             with torch_caller(kind) as caller, _counting_graphs() as graphs:
+                hooks = graphs.counting_forwards(model)  # before the answer: a private copy it makes has them too
                 example = torch.randn(rows, features, device="cuda", generator=gen)  # late, for a busy caller
                 kept = example.clone()
                 made, error = _call(yours, model, example)
@@ -613,8 +651,6 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
                 run, update = (ex.answer(f) for f in made)
                 built = graphs.captures
                 torch.cuda.synchronize()
-                twin, twin64 = _twins(model)
-                original, original64 = _twins(model)
                 served: list[_Served] = []
                 update_errors: list[tuple[int, Exception]] = []
                 captured_late = 0
@@ -622,16 +658,17 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
                 def run_once(updates: int) -> None:
                     _rebusy(caller)
                     call = _call_run(run, torch.randn(rows, features, device="cuda", generator=gen), graphs, caller)
-                    with torch.no_grad():
-                        served.append(_Served(updates, call, twin(call.given), twin64(call.given.double()),
-                                              original(call.given), original64(call.given.double())))
+                    (twin, twin64), (original, original64) = twins[updates], twins[0]
+                    with torch.no_grad():  # cloned: nothing the check keeps is a buffer that anything overwrites
+                        served.append(_Served(updates, call, twin(call.given).clone(),
+                                              twin64(call.given.double()).clone(), original(call.given).clone(),
+                                              original64(call.given.double()).clone()))
 
                 with widened(WIDEN_MS, spare=(caller.stream,)):
                     run_once(0)
                     for n, (source, runs) in enumerate(plan, 1):
-                        checkpoint = _checkpoint(100 + n, source)
                         _rebusy(caller)
-                        given = {k: v.clone() for k, v in checkpoint.items()}  # on the caller's stream, late
+                        given = {k: v.clone() for k, v in checkpoints[n - 1].items()}  # on the caller's stream, late
                         captures = graphs.captures
                         _, error = _call(update, given)
                         kept_stream.append(_restored(caller))
@@ -639,11 +676,11 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
                         if error is not None:
                             update_errors.append((n, error))
                             break
-                        twin.load_state_dict(checkpoint)
-                        twin64.load_state_dict(checkpoint)
                         for _ in range(runs):
                             run_once(n)
                 torch.cuda.synchronize()
+                for hook in hooks:
+                    hook.remove()
             kept_stream += [s.call.kept_stream for s in served]
             _judge_served(ex, where, plan, (built, captured_late, all(kept_stream)), served, update_errors,
                           torch.equal(example, kept))
@@ -679,6 +716,10 @@ def _judge_served(ex: Checker, where: str, plan: tuple[tuple[int, int], ...], co
     not_one = [s for s in answered if len(s.call.replayed) != 1]
     found.expect(not not_one, f"{where}: a call of run replayed {len(not_one[0].call.replayed)} graphs"
                  if not_one else "", "run replays the captured graph, once a call")
+    eager = [s for s in answered if s.call.eager]
+    found.expect(not eager, f"{where}: a call of run ran the model's layers eagerly ({eager[0].call.eager} of them)"
+                 if eager else "", "the replay computes the model: what run returns must be the graph's output, not "
+                 "the model called again")
     wrong = [s for s in shaped if s.call.first is not None and not _close(s.call.first, s.want32, s.want64)]
     first_wrong = wrong[0] if wrong else None
     found.expect(first_wrong is None, _served_problem(where, plan, first_wrong), _served_hint(first_wrong))
@@ -691,6 +732,12 @@ def _judge_served(ex: Checker, where: str, plan: tuple[tuple[int, int], ...], co
                  "every replay reads the buffer the graph was captured on, and each run writes into it: that buffer "
                  "must be your own, not a tensor the caller still holds")
     found.report(ex)
+
+
+def _near(got: torch.Tensor, want64: torch.Tensor) -> bool:
+    """Within 1 % of the results' scale: another dtype's rounding (float16's, bfloat16's), not a stale value."""
+    scale = want64.abs().max().item() if want64.numel() else 0.0
+    return bool(got.shape == want64.shape and (got.double() - want64).abs().max().item() <= 1e-2 * max(scale, 1.0))
 
 
 def _served_problem(where: str, plan: tuple[tuple[int, int], ...], wrong: _Served | None) -> str:
@@ -707,11 +754,17 @@ def _served_hint(wrong: _Served | None) -> str:
         return ""
     got = wrong.call.first
     assert got is not None
+    if wrong.updates == 0 and _near(got, wrong.want64):
+        return ("near model(x), but farther than float32's rounding: does the graph compute in the model's own "
+                "dtype, with the model's own weights and statistics?")
     if wrong.updates == 0:
         return "a graph reads the memory it was captured on: each new x must be in that memory before the replay"
     if _close(got, wrong.old32, wrong.old64):
         return ("run still returned what the weights it was captured with give: a graph reads the memory it "
                 "recorded, whatever tensors a module's names point to later")
+    if _near(got, wrong.want64):
+        return ("near the model's results, but farther than float32's rounding: does the graph compute in float32, "
+                "and does every tensor the forward reads hold the checkpoint's values?")
     return ("neither the new weights' results nor the old ones': does every tensor that the forward reads "
             "(a checkpoint holds them all) get its new values, where the graph reads them, before the next replay?")
 
@@ -770,6 +823,12 @@ def _snapshot(model: torch.nn.Module, optimizer: torch.optim.Optimizer, dtype: t
         for s in twin_optimizer.state.values():
             s["step"] = s["step"].cpu()  # where plain Adam keeps it
     return twin, twin_optimizer
+
+
+def _steps_taken(optimizer: torch.optim.Optimizer) -> list[float | None]:
+    """The step count Adam keeps for each parameter of `optimizer` (None: none, or not a number); reads the GPU."""
+    return [real(optimizer.state[p].get("step")) if p in optimizer.state else None
+            for group in optimizer.param_groups for p in group["params"]]
 
 
 StepCase = tuple[str, tuple[float, ...]]  # the caller, the learning rate of each step
@@ -839,6 +898,7 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
         # optimizer settings, and a float64 one (plain Adam) that measures float32's rounding.
         twin, twin_optimizer = _snapshot(model, optimizer, torch.float32, capturable=True)
         exact, exact_optimizer = _snapshot(model, optimizer, torch.float64, capturable=False)
+        steps_before = _steps_taken(optimizer)
         eager_steps: list[int] = []  # optimizer.step() called by step(x, y, lr): outside any graph
         hook = optimizer.register_step_pre_hook(lambda *args: eager_steps.append(1))
         kept: list[torch.Tensor | None] = []
@@ -870,6 +930,7 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
             if collecting:
                 gc.enable()
         replayed, captured_late = len(graphs.replayed) - replays, graphs.captures - built
+    advanced = {None if a is None or b is None else a - b for a, b in zip(_steps_taken(optimizer), steps_before)}
     found.expect(kept_stream, f"{where}: after a call of yours, another stream than the caller's was current",
                  LEFT_STREAM)
     found.expect(failure is None, f"{where}: step {len(kept) + 1} raised {_raised(failure) if failure else ''}",
@@ -889,6 +950,12 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
                  "capture the training step once, before returning step; each step is then one replay")
     found.expect(not eager_steps, f"{where}: the steps called optimizer.step() {len(eager_steps)} times, outside the "
                                   "graph", "the optimizer's update belongs in the captured step")
+    if failure is None:
+        by = ", ".join(sorted("nothing" if a is None else f"{a:g}" for a in advanced))
+        found.expect(advanced == {len(schedule)}, f"{where}: after the {len(schedule)} steps, the given optimizer's "
+                     f"step counts had advanced by {by}",
+                     "train with the optimizer you are given: its state (moments, step counts) is what the caller "
+                     "saves, resumes and schedules from; a copy of it leaves that state behind")
     got = [float(t.item()) if t is not None else None for t in kept]
     noise, first_off = 0.0, None
     for n, ((x, y), lr, g) in enumerate(zip(data[1:], schedule, got), 1):

@@ -10,6 +10,7 @@ nothing and say what a GPU would check (WRONG_ON_CPU: no answer fails there).
 from __future__ import annotations
 
 import bisect
+import copy
 from collections.abc import Callable
 
 import numpy as np
@@ -127,6 +128,10 @@ def _bucketed(choose=None, capture_lazily: bool = False, copy_in: bool = True, p
             elif copy_in:
                 static_x.copy_(x)  # no room made for a smaller batch
             g.replay()
+            if rows == "eager":
+                return fn(x)  # the graph replayed for nothing: the result is computed again, eagerly
+            if rows == "eager padded":
+                return fn(static_x)[:batch].clone()
             if rows == "view":
                 return static_y[:batch]
             if rows == "contiguous":
@@ -224,6 +229,10 @@ WRONG_BUCKETED = {
     "the rows returned on the host (.cpu())": _bucketed(rows="host"),
     "the bucket chosen by nb07.smallest_bucket (the check's reference)": _bucketed(
         choose=lambda batch, sizes: nb07.smallest_bucket(tuple(sizes), batch)),
+    # The adversary's (the work done elsewhere): the check counted replays and compared values, never fn's
+    # eager calls during run, and passed these two.
+    "replays the right graph, returns eager fn(x)": _bucketed(rows="eager"),
+    "replays the right graph, returns eager fn on the padded input": _bucketed(rows="eager padded"),
 }
 
 ALSO_RIGHT_BUCKETED = {
@@ -291,10 +300,12 @@ def _foreach_copy(model, state_dict):
 
 
 def _graphed_model(update=lambda model, state_dict: model.load_state_dict(state_dict), clone_output: bool = True,
-                   own_input: bool = True, graph: bool = True, recapture: bool = False, side_update: str = ""):
+                   own_input: bool = True, graph: bool = True, recapture: bool = False, side_update: str = "",
+                   eager_result: bool = False, patch_forward: bool = False):
     """A graphed_model with `update` as given, and one thing switched: the output cloned or not, the input its own
     or the caller's example, a graph or not, captured again at each update, the update on a side stream
-    ("racing": without waits; "waiting": with waits both ways)."""
+    ("racing": without waits; "waiting": with waits both ways), the result model(x) computed again eagerly after
+    the replay, model.forward replaced by run (as make_graphed_callables does)."""
     def graphed_model(model, example):
         static_x = example.clone() if own_input else example
         captured = {}
@@ -317,7 +328,13 @@ def _graphed_model(update=lambda model, state_dict: model.load_state_dict(state_
                     return model(x)
             static_x.copy_(x)
             captured["graph"].replay()
+            if eager_result:
+                with torch.no_grad():
+                    return model(x)
             return captured["y"].clone() if clone_output else captured["y"]
+
+        if patch_forward:
+            model.forward = run  # callers keep calling model(x); a deep copy of the model shares this forward
 
         def new_weights(state_dict):
             if side_update == "waiting":
@@ -335,6 +352,77 @@ def _graphed_model(update=lambda model, state_dict: model.load_state_dict(state_
     return graphed_model
 
 
+def _one_pinned_buffer_per_tensor() -> Callable[..., None]:
+    """An update that stages host checkpoints through one pinned buffer per tensor, made once and reused: each update
+    rewrites it on the host at once, while the previous update's copy from it may still wait in the caller's stream."""
+    pinned: dict[str, torch.Tensor] = {}
+
+    def update(model, state_dict):
+        with torch.no_grad():
+            for name, t in model.state_dict().items():  # detached, sharing each parameter's and buffer's memory
+                value = state_dict[name]
+                if value.is_cuda:
+                    t.copy_(value)
+                    continue
+                if name not in pinned:
+                    pinned[name] = torch.empty(t.shape, dtype=t.dtype).pin_memory()
+                pinned[name].copy_(value)
+                t.copy_(pinned[name], non_blocking=True)
+    return update
+
+
+def _served_in_half(model, example):
+    """Serves the model in float16 'for speed' (model.half()), the results cast back to float32: off by float16's
+    rounding.  The old check's twins were deep copies of the model made afterwards (float16 too), and the check
+    then raised a dtype error of its own."""
+    model.half()
+    static_x = example.half()
+    with torch.no_grad():
+        _warm_up(model, static_x)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_y = model(static_x)
+
+    def run(x):
+        static_x.copy_(x)
+        graph.replay()
+        return static_y.float()
+    return run, lambda state_dict: model.load_state_dict(state_dict)
+
+
+def _warmed_up_in_training_mode(model, example):
+    """Warms up in training mode ('run the module for real'): BatchNorm's running statistics drift towards the
+    example's (a 1-row example makes BatchNorm raise).  The old check's twins, copied after, drifted too."""
+    static_x = example.clone()
+    with torch.no_grad():
+        model.train()
+        _warm_up(model, static_x)
+        model.eval()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_y = model(static_x)
+
+    def run(x):
+        static_x.copy_(x)
+        graph.replay()
+        return static_y.clone()
+    return run, lambda state_dict: model.load_state_dict(state_dict)
+
+
+def _make_graphed_callables(model, example):
+    """Right: torch.cuda.make_graphed_callables under no_grad (the forward alone: one graph; it replaces
+    model.forward, and returns detached views of one static output), load_state_dict, a clone returned.  The old
+    check's twins, deep copies of the model, shared that forward: every 'eager' result was a view of the graph's
+    output, which the next replay overwrote."""
+    with torch.no_grad():
+        graphed = torch.cuda.make_graphed_callables(model, (example.clone(),))
+
+    def run(x):
+        with torch.no_grad():
+            return graphed(x).clone()
+    return run, lambda state_dict: model.load_state_dict(state_dict)
+
+
 WRONG_MODELS = {
     "the given code: parameters rebound, buffers never updated": _graphed_model(_given_update),
     "parameters copied in place, buffers never updated": _graphed_model(_params_in_place),
@@ -347,6 +435,19 @@ WRONG_MODELS = {
     "captured on the caller's example (run overwrites it)": _graphed_model(own_input=False),
     "eager, no graph": _graphed_model(graph=False),
     "updates on a side stream, without waiting": _graphed_model(side_update="racing"),
+    # The adversary's.  The old check's eager twins were deep copies of the model made after the answer ran: they
+    # shared a forward the answer patched (so "eager" was the answer's replay), and its weights as the answer left
+    # them; and it never counted the model's eager forwards during run.
+    "replays, then returns eager model(x)": _graphed_model(eager_result=True),
+    "model.forward replaced by run, parameters copied, buffers never": _graphed_model(_params_in_place,
+                                                                                     patch_forward=True),
+    "model.forward replaced by run, no update at all": _graphed_model(lambda model, state_dict: None,
+                                                                      patch_forward=True),
+    "served in float16 (the old check raised a dtype error of its own)": _served_in_half,
+    "warm-up in training mode (BatchNorm's statistics drift)": _warmed_up_in_training_mode,
+    # Host checkpoints were copied to the GPU by the check with blocking copies, which drained the caller's stream
+    # before every update: a buffer reused by the next update was never rewritten too early.
+    "host checkpoints staged through one pinned buffer, reused": _graphed_model(_one_pinned_buffer_per_tensor()),
 }
 
 ALSO_RIGHT_MODELS = {
@@ -355,6 +456,7 @@ ALSO_RIGHT_MODELS = {
     "the tensors of model.state_dict() copied in place": _graphed_model(_state_dict_in_place),
     "torch._foreach_copy_": _graphed_model(_foreach_copy),
     "updates on a side stream, with waits both ways": _graphed_model(side_update="waiting"),
+    "torch.cuda.make_graphed_callables under no_grad": _make_graphed_callables,
 }
 
 
@@ -457,6 +559,39 @@ def _new_lr_tensor(lr_t, group, lr):
     group["lr"] = torch.full((), lr, device="cuda")  # a new tensor: the graph reads the old one's memory
 
 
+def _optimizer_copied(model, optimizer, loss_fn, x_example, y_example):
+    """Warms up with the given optimizer, then captures a new Adam loaded with a deep copy of its state ('leave the
+    caller's optimizer alone'): the given optimizer's state stays where the warm-up left it.  (Loaded without the
+    deep copy, the new Adam would hold the given one's state tensors themselves, and keep them moving.)"""
+    static_x, static_y = x_example.clone(), y_example.clone()
+
+    def train_once(opt):
+        opt.zero_grad(set_to_none=True)
+        loss_fn(model(static_x), static_y).backward()
+        opt.step()
+
+    _warm_up(train_once, optimizer)
+    mine = torch.optim.Adam(model.parameters(), lr=optimizer.param_groups[0]["lr"], capturable=True)
+    mine.load_state_dict(copy.deepcopy(optimizer.state_dict()))
+    lr_t = torch.tensor(optimizer.param_groups[0]["lr"], device="cuda")
+    for group in mine.param_groups:
+        group["lr"] = lr_t
+    mine.zero_grad(set_to_none=True)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_loss = loss_fn(model(static_x), static_y)
+        static_loss.backward()
+        mine.step()
+
+    def step(x, y, lr):
+        lr_t.fill_(lr)
+        static_x.copy_(x)
+        static_y.copy_(y)
+        graph.replay()
+        return static_loss.clone()
+    return step
+
+
 WRONG_SCHEDULED_STEPS = {
     "the learning rate a Python number (frozen at capture)": _scheduled_step(lr_tensor=False),
     "a tensor learning rate, never updated": _scheduled_step(set_lr=lambda lr_t, group, lr: None),
@@ -477,6 +612,9 @@ WRONG_SCHEDULED_STEPS = {
     "replays on the default stream": _scheduled_step(streams="default"),
     "gradients zeroed with set_to_none=False before the capture (replays add up)": _scheduled_step(
         set_to_none=False),
+    # After the adversary: every value matched, and the check looked at the given optimizer's steps only through
+    # optimizer.step(), which the new one's replays never call.
+    "a new Adam loaded with a deep copy of the given one's state": _optimizer_copied,
 }
 
 ALSO_RIGHT_SCHEDULED_STEPS = {
