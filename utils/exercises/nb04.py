@@ -36,7 +36,7 @@ from torch.overrides import TorchFunctionMode, resolve_name
 
 from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep, timer
-from . import Exercise, Findings, LeftForGPU, exercise, reference, register, what_returned
+from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, is_stub, reference, register, what_returned
 from .properties import for_all, shown, st
 from .streams import CUPY_CALLERS, TORCH_CALLERS, cupy_caller, cupy_callers, torch_caller, torch_callers, widened
 
@@ -1070,6 +1070,20 @@ DEEP_PROGRAM: Program = _numbered((
 ))
 
 
+def deep_and_back(depth: int) -> Program:
+    """`depth` blocks nested (a, b, c, a, b, ...), a kernel in the innermost and one after each block's end: a model
+    that keeps fewer than `depth` entries of CuPy's stack (a bounded deque) forgets where some end goes back to."""
+    block: Program = (("kernel",),)
+    for level in range(depth, 0, -1):
+        block = (("with", STREAMS[1 + (level - 1) % 3], block), ("kernel",))
+    return _numbered(block)
+
+
+# Deeper than the small programs, and than most generated ones, and each ends every block on the way back out (a
+# generated program seldom does): stacks bounded at fewer than 12 entries fail on the first of these that is deeper.
+DEEP_AND_BACK: tuple[Program, ...] = tuple(deep_and_back(depth) for depth in range(4, 13))
+
+
 def check_which_stream(which_stream: Callable[[Program], Mapping[str, str]]) -> None:
     """which_stream(program) must say, for each kernel of the program (run in a fresh thread, so it starts on the
     null stream), the stream it is queued on: a dict from "k1", "k2", ... to "null", "a", "b" or "c".
@@ -1100,13 +1114,26 @@ def check_which_stream(which_stream: Callable[[Program], Mapping[str, str]]) -> 
                                  (f" ({len(wrong)} kernels wrong)" if len(wrong) > 1 else ""),
                           _STREAM_HINTS[_last_change(program)[first]])
 
+        def holds_named(program: Program, want: Mapping[str, str] | None = None) -> None:
+            """holds(), with the program named on an error the answer raises (for_all names its cases too)."""
+            try:
+                holds(program, want)
+            except ExerciseFailed:
+                raise
+            except Exception as error:
+                if not is_stub(error):
+                    error.add_note(f"which_stream: your function raised this for the program "
+                                   f"`{_on_one_line(program)}` (the small programs come first, fewest lines first)")
+                raise
+
         passed = ex.passed
-        holds(SMALLEST_PROGRAM)  # first, alone: an unfinished answer says TODO before the others are made
+        holds_named(SMALLEST_PROGRAM)  # first, alone: an unfinished answer says TODO before the others are made
         small = small_programs()
         for program, want in zip(small, streams_of_each(small)):
-            holds(program, want)
+            holds_named(program, want)
         ex.passed = passed + len(small)  # one check a program, as for_all counts them
-        for_all(ex, programs(), holds, examples=30, chosen=[EXAMPLE_PROGRAM, DEEP_PROGRAM], describe=_on_one_line)
+        for_all(ex, programs(), holds, examples=30, chosen=[EXAMPLE_PROGRAM, DEEP_PROGRAM, *DEEP_AND_BACK],
+                describe=_on_one_line)
 
 
 def _malformed_streams(ex: Any, program: Program, got: object, kernels: list[str]) -> None:

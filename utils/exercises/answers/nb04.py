@@ -771,6 +771,27 @@ def top_level_only(program):  # the kernels inside `with` blocks are left out
     return {k: v for k, v in streams.items() if any(s == ("kernel", k) for s in program)}
 
 
+def bounded_stack(program, entries):  # CuPy's stack kept in a deque(maxlen=entries): deep blocks push the oldest out
+    stack, current, streams = collections.deque(["null"], maxlen=entries), ["null"], {}
+
+    def run(body):
+        for statement in body:
+            if statement[0] == "kernel":
+                streams[statement[1]] = current[0]
+            elif statement[0] == "use":
+                current[0] = statement[1]
+            else:
+                stack.append(statement[1])
+                current[0] = statement[1]
+                run(statement[2])
+                if stack:
+                    stack.pop()
+                current[0] = stack[-1] if stack else "null"
+
+    run(program)
+    return streams
+
+
 def example_answer(program):  # the answer to the lecture's program, whatever the program
     return {"k1": "null", "k2": "a", "k3": "b", "k4": "null", "k5": "b", "k6": "a", "k7": "null"}
 
@@ -787,6 +808,9 @@ WRONG_STREAMS = {
     "`with null:` leaves the stack alone": lambda p: follow(p, enter="null pushes nothing"),
     "nested kernels left out": top_level_only,
     "the lecture's program's answer, whatever the program": example_answer,
+    "a stack of three entries (a deque with maxlen=3)": lambda p: bounded_stack(p, 3),
+    "a stack of four entries, one per stream": lambda p: bounded_stack(p, 4),
+    "a stack of eleven entries": lambda p: bounded_stack(p, 11),
 }
 
 
