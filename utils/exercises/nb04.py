@@ -242,8 +242,8 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
 
         def holds(case: SumCase) -> None:
             _, shape, seed = case
-            values = np.random.default_rng(seed).integers(-1000, 1000, shape).astype(np.float64)
-            want = float(values.sum())  # whole numbers: the sum is exact in any order
+            values = _sum_values(shape, seed)
+            want = float(values.sum())  # exact in any order (_sum_values)
             source = cp.asarray(values)
             with _queued_on(cp, producer):
                 x = cp.full(shape, math.nan)  # x's memory is the producer's, as a data loader's would be
@@ -259,6 +259,37 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
         every_caller.append(("with", (3, 0), _seed("sum", "empty")))
         for_all(ex, _sum_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_sum)
+        _sums_kept(ex, cp, yours, s, producer)
+
+
+def _sum_values(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """x's values: multiples of 2**-10 in [-1024, 1024), so that every partial sum of up to 2**20 of them is exact in
+    float64 (at most 40 significant bits), in any order; a sum in float32 rounds, one in integers drops fractions."""
+    return np.random.default_rng(seed).integers(-2**20, 2**20, shape) / 1024
+
+
+def _sums_kept(ex: Any, cp: Any, yours: Callable, s: Any, producer: Any) -> None:
+    """Two calls in a row, from a fresh thread, on x's already written, the first result kept while the second call
+    runs: each must still hold its own sum once the GPU is done (a result that the answer writes again later, a
+    buffer kept from one call to the next, is not the caller's to keep)."""
+    xs, wants = [], []
+    for k in range(2):
+        values = _sum_values((1000,), _seed("sum", "kept", k))
+        with _queued_on(cp, producer):
+            xs.append(cp.asarray(values))
+        wants.append(float(values.sum()))
+    cp.cuda.Device().synchronize()
+
+    def twice() -> list:
+        results = [yours(x, producer.record(), s) for x in xs]
+        cp.cuda.Device().synchronize()
+        return [float(r.reshape(())) if _one_number(cp, r) else None for r in results]
+
+    got = _in_a_fresh_thread(twice)
+    ex.expect(got == wants,
+              f"sum_on_stream called twice in a row (x of shape (1000,), from the null stream), the first result kept: "
+              f"once the GPU was done, the results held {got}, expected {wants}",
+              "the caller keeps your result as long as it likes: return an array that no later call writes again")
 
 
 def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> None:
@@ -270,6 +301,9 @@ def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> No
                   "a number on the host exists only once the host has waited for the GPU: return the CuPy array "
                   "that .sum() gives (a 0-d array)" if on_the_host else
                   "return the CuPy array that .sum() gives (a 0-d array)")
+    ex.expect(result.dtype == np.float64,
+              f"{call} returned a CuPy array of dtype {result.dtype}, expected x's dtype, float64",
+              "x.sum() keeps x's dtype: a narrower float rounds the sum, an integer type drops the fractions")
     ex.expect(not run.waited,
               f"{call}: with every stream late, the call kept the host waiting for the GPU",
               "order the streams on the GPU only (events and wait_event): synchronize(), float(), .get() and "
@@ -286,15 +320,21 @@ def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> No
               "leave every `with` block you enter, once: enter and exit belong together")
     if run.seen != want:
         unwritten = run.seen is not None and math.isnan(run.seen)
+        settled = run.seen is not None and run.seen == run.in_time  # a later reader read the same wrong value
         ex.expect(False, f"{call}: the caller's stream read {run.seen} right after the call, expected {want}",
                   "NaN is what x held before the producer wrote it: the sum ran before the event `ready`. Which "
                   "stream must wait for it, before the sum is queued?" if unwritten else
+                  "a third stream read the same value later: the sum itself differs from x.sum(), which is exact "
+                  "here (x's values are multiples of 2**-10). What did your function sum, and in which dtype?"
+                  if settled else
                   "the caller's stream read the result before the sum on s had written it: which stream must wait "
                   "for which, after the sum is queued?")
     ex.expect(run.in_time == want,
               f"{call}: the sum was not written when a sum queued on s would have been, with the caller's stream, "
               f"the null stream and any stream of your own late (it read {run.in_time})",
-              "queue the sum on s itself, whatever stream the caller is on: the caller's stream only waits for it")
+              "the sum must run on s as soon as the producer's `ready` and s's earlier work allow: queue it on s "
+              "itself, whatever stream the caller is on, and make s wait for `ready` only (the caller's stream "
+              "waits for the sum, not the other way round)")
 
 
 register(Exercise(NOTEBOOK, "sum_on_stream", check_sum_on_stream, gpu=True, cpu_checks=0))

@@ -174,6 +174,43 @@ def fork_after_the_sum(x, ready, s):  # s waits for `ready` only after the sum i
     return total
 
 
+def _summed_as(x, ready, s, *, dtype=None, cast=None, back=None):  # the solution, in another dtype
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        total = (x.astype(cast) if cast else x).sum(dtype=dtype)
+        if back:
+            total = total.astype(back)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
+_ONE_OUTPUT: dict = {}
+
+
+def into_one_output(x, ready, s):  # "no allocation per call": every call writes the same array, which it returns
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        out = _ONE_OUTPUT.setdefault("out", cp.empty((), dtype=cp.float64))
+        cp.sum(x, out=out)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return out
+
+
+def s_waits_for_the_caller_too(x, ready, s):  # "to be safe": the sum on s also waits for the caller's earlier work
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(caller.record())
+    return on_s(x, ready, s)
+
+
 WRONG_SUMS = {
     "the tutorial's s.use(): s stays current": tutorial_use,
     "use(), then Stream.null.use()": back_to_null,
@@ -196,6 +233,14 @@ WRONG_SUMS = {
     "the join recorded before the sum": join_recorded_before_the_sum,
     "the fork after the sum": fork_after_the_sum,
     "a sum over the first axis only": lambda x, r, s: _sum_axis0(x, r, s),
+    "sums in float32": lambda x, r, s: _summed_as(x, r, s, dtype="float32"),
+    "x cast to int64 first": lambda x, r, s: _summed_as(x, r, s, cast="int64"),
+    "accumulated in float32, returned as float64": lambda x, r, s: _summed_as(x, r, s, dtype="float32",
+                                                                             back="float64"),
+    "x cast to int64, the sum returned as float64": lambda x, r, s: _summed_as(x, r, s, cast="int64",
+                                                                              back="float64"),
+    "one output array kept for every call": into_one_output,
+    "s also waits for the caller's earlier work": s_waits_for_the_caller_too,
 }
 
 
