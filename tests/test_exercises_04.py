@@ -240,6 +240,11 @@ def test_pytorch_work_notes_arithmetic_and_not_the_hand_overs(ex):
         t.shape, t.dtype, t.is_contiguous(), t.data_ptr(), t.view(2, 3), t.T if t.dim() == 2 else t
         torch.empty_like(t), t.__dlpack_device__(), t.__dlpack__(), torch.from_dlpack(t), t.contiguous()
     assert noted.computed == []
+    with nb04._PyTorchWork() as noted:  # views and copies
+        t.view(2, 3).permute(1, 0), t.view(2, 3).transpose(0, 1), t.view(2, 3).t(), torch.t(t.view(2, 3))
+        t.unsqueeze(0).squeeze(0), torch.squeeze(t), t.view(2, 3).swapaxes(0, 1), t.view(2, 3).movedim(0, 1)
+        torch.tensor([1.0, 2.0]), t.new_tensor([1.0]), t.clone(), torch.clone(t), t.expand(2, 6), t.narrow(0, 1, 2)
+    assert noted.computed == []
     with nb04._PyTorchWork() as noted:  # what computes
         t * 3.0, 3.0 * t, t.mul(2.0), torch.mul(t, 2.0), t.clone().mul_(2.0), torch.ops.aten.mul.Tensor(t, t)
     assert noted.computed == ["torch.Tensor.mul", "torch.Tensor.mul", "torch.Tensor.mul", "torch.mul",

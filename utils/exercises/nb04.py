@@ -380,6 +380,11 @@ _HAND_OVERS = {
     "torch.Tensor.copy_", "torch.Tensor.to", "torch.Tensor.float", "torch.Tensor.cuda", "torch.Tensor.record_stream",
     "torch.Tensor.untyped_storage", "torch.Tensor.__repr__", "torch.Tensor.__format__", "torch.Tensor.__hash__",
     "torch.Tensor.is_conj", "torch.Tensor.is_neg",
+    # views and copies: no arithmetic either
+    *(f"torch{where}.{name}" for where in ("", ".Tensor") for name in ("permute", "transpose", "t", "squeeze",
+                                                                        "unsqueeze", "swapaxes", "movedim", "clone")),
+    "torch.Tensor.expand", "torch.Tensor.unflatten", "torch.Tensor.narrow", "torch.Tensor.select", "torch.tensor",
+    "torch.Tensor.new_tensor", "torch.Tensor.new_full", "torch.Tensor.new_ones",
     *(f"torch.Tensor.{name}.__get__" for name in ("shape", "dtype", "device", "is_cuda", "ndim", "itemsize",
                                                   "nbytes", "requires_grad", "layout", "T", "mT", "data")),
 }
@@ -415,6 +420,7 @@ class _ScaleRun:
     waited: bool  # the call kept the host past half a window, or past the producer's window: the host waited
     torch_after: Any  # PyTorch's current stream after the call
     cupy_moved: bool  # CuPy's current stream after the call is not the one before it
+    stack_moved: bool  # the top of CuPy's stack of `with` blocks after the call is not the one before it
     seen: torch.Tensor | None  # what the caller's stream read from the result, after its next allocations
     input_after: torch.Tensor | None  # t, read at the end (when the caller kept it)
     late_ms: float  # how long after the producer's write the caller's next work ran
@@ -451,12 +457,14 @@ def _scale_run(cp: Any, yours: Callable, case: ScaleCase, source: torch.Tensor, 
         t.copy_(source)
         written.record()
         seen = torch.full(source.shape, math.inf, device="cuda")  # the caller's buffer: no allocation after the call
+        top_before = _stack_top(cp)
         t0 = time.perf_counter()
         with widened(3 * window_ms, spare=(c,)), _PyTorchWork() as pytorch_work:
             out = yours(t, factor)
         waited = written.query() or time.perf_counter() - t0 > w / 2  # a wait for any stream
         torch_after = torch.cuda.current_stream()
         cupy_moved = cp.cuda.get_current_stream() != cupy_current
+        stack_moved = _stack_top(cp) != top_before
         torch.cuda.set_stream(c)  # the caller's next work, on its own stream
         t_ptr = t.data_ptr()
         if drops:  # ...drops t, and takes memory of its size: PyTorch's, and CuPy's on the caller's stream
@@ -478,7 +486,7 @@ def _scale_run(cp: Any, yours: Callable, case: ScaleCase, source: torch.Tensor, 
     late_ms = written.elapsed_time(consumed)
     input_after = kept.clone() if kept is not None else None
     return _ScaleRun(out, t_ptr, pytorch_work.computed, spoiled or late_ms > window_ms / 2, waited, torch_after,
-                     cupy_moved, seen if usable else None, input_after, late_ms, c)
+                     cupy_moved, stack_moved, seen if usable else None, input_after, late_ms, c)
 
 
 def check_cupy_scale_on_current_stream(
@@ -522,11 +530,40 @@ def check_cupy_scale_on_current_stream(
             _judge_scale(ex, case, run, source, want, window_ms)
 
         cupy_kinds = [kind for kind in CUPY_CALLERS if kind != "null"]
-        every_caller = [(torch_kind, cupy_kind, drops, (4096,), False, 3.0, _seed("scale", torch_kind, cupy_kind))
-                        for i, torch_kind in enumerate(TORCH_CALLERS)
-                        for cupy_kind, drops in (("null", i % 2 == 0), (cupy_kinds[i % 3], i % 2 == 1))]
+        every_caller: list[ScaleCase] = [
+            (torch_kind, cupy_kind, drops, (4096,), False, 3.0, _seed("scale", torch_kind, cupy_kind))
+            for i, torch_kind in enumerate(TORCH_CALLERS)
+            for cupy_kind, drops in (("null", i % 2 == 0), (cupy_kinds[i % 3], i % 2 == 1))]
+        every_caller += [  # a transposed view (its elements are not in the order of its shape), and the factor 1.0
+            ("with", "use", False, (333, 130), True, -0.5, _seed("scale", "transposed")),
+            ("default", "null", False, (4096,), False, 1.0, _seed("scale", "factor 1")),
+        ]
         for_all(ex, _scale_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_scale)
+        _scales_kept(ex, yours)
+
+
+def _scales_kept(ex: Any, yours: Callable) -> None:
+    """Two calls in a row, from a fresh thread (PyTorch's default stream, CuPy's null stream), on t's already
+    written, the first result kept while the second call runs: each must still hold its own values once the GPU is
+    done (a buffer kept from one call to the next is not the caller's to keep)."""
+    ts = [torch.randint(-1000, 1000, (4096,), generator=torch.Generator().manual_seed(k)).float().cuda()
+          for k in range(2)]
+    wants = [3.0 * t for t in ts]
+    torch.cuda.synchronize()
+
+    def twice() -> list[bool]:
+        results = [yours(t, 3.0) for t in ts]
+        torch.cuda.synchronize()
+        return [isinstance(out, torch.Tensor) and out.is_cuda and out.shape == want.shape
+                and torch.equal(out.double(), want.double()) for out, want in zip(results, wants)]
+
+    right = _in_a_fresh_thread(twice)
+    wrong = " and ".join(which for which, ok in zip(("first", "second"), right) if not ok)
+    ex.expect(not wrong,
+              "cupy_scale_on_current_stream called twice in a row (t of shape (4096,), factor 3.0, from PyTorch's "
+              f"default stream), the first result kept: once the GPU was done, the {wrong} result held other values",
+              "the caller keeps your result as long as it likes: return a tensor that no later call writes again")
 
 
 def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor, want: torch.Tensor,
@@ -535,6 +572,9 @@ def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor,
     if not (isinstance(out, torch.Tensor) and out.is_cuda and out.shape == want.shape and out.is_floating_point()):
         ex.expect(False, f"{call} returned {what_returned(out)}, expected a CUDA tensor of shape {tuple(want.shape)}",
                   "hand CuPy's result back to PyTorch without a copy (DLPack)")
+    ex.expect(out.dtype == torch.float32, f"{call} returned a tensor of dtype {out.dtype}, expected t's, float32",
+              "factor * t keeps t's dtype (a Python float is no wider than t): what made your result wider or "
+              "narrower?")
     found = Findings()
     found.expect(not run.computed, f"{call}: PyTorch computed ({', '.join(sorted(set(run.computed)))})",
                  "the work is CuPy's: hand the tensor to CuPy without a copy, compute there, and hand the result back")
@@ -550,6 +590,8 @@ def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor,
                  "leave both libraries' current streams as you found them: a `with` block ends on the stream below "
                  "it on its library's stack, and use() (or set_stream) changes the current stream until the next "
                  "change")
+    found.expect(not run.stack_moved, f"{call}: the call changed CuPy's stack of `with` blocks",
+                 "leave every `with` block you enter, once: enter and exit belong together")
     if run.seen is not None:
         bad = run.seen.double() != want.double()
         wrong = int(bad.sum())

@@ -451,6 +451,45 @@ def mul_with_out(t, factor):  # PyTorch computes into its own output
     return out
 
 
+def in_float64(t, factor):  # the factor applied in float64: the result is twice as wide as t
+    cp = _cp()
+    with _callers_stream():
+        return torch.from_dlpack(cp.from_dlpack(t).astype(cp.float64) * factor)
+
+
+def t_itself_for_factor_one(t, factor):  # "scaling by 1 changes nothing"
+    return t if factor == 1.0 else scale_on_the_callers_stream(t, factor)
+
+
+_OUTPUTS: dict = {}
+
+
+def into_one_output_per_shape(t, factor):  # "no allocation per call": one output per shape, written by every call
+    cp = _cp()
+    out = _OUTPUTS.setdefault(tuple(t.shape), torch.empty(t.shape, device="cuda"))
+    with _callers_stream():
+        cp.multiply(cp.from_dlpack(t), factor, out=cp.from_dlpack(out))
+    return out
+
+
+def strides_ignored(t, factor):  # t's pointer wrapped as a C-contiguous array: a transposed view is read out of order
+    cp = _cp()
+    memory = cp.cuda.UnownedMemory(t.data_ptr(), t.numel() * t.element_size(), t)
+    x = cp.ndarray(tuple(t.shape), dtype=cp.float32, memptr=cp.cuda.MemoryPointer(memory, 0))
+    with _callers_stream():
+        return torch.from_dlpack(x * factor)
+
+
+def enters_the_callers_stream_by_hand(t, factor):  # __enter__() without __exit__: CuPy's current stream restored,
+    cp = _cp()                                     # its stack of `with` blocks not
+    before = cp.cuda.get_current_stream()
+    _cupy_stream_of(torch.cuda.current_stream()).__enter__()
+    try:
+        return torch.from_dlpack(cp.from_dlpack(t) * factor)
+    finally:
+        before.use()
+
+
 WRONG_SCALES = {
     "`with` alone: a CuPy caller's use() stream is not current afterwards": with_alone,
     "on CuPy's current stream (ordered by DLPack, behind that stream's work)": on_cupys_current_stream,
@@ -470,6 +509,11 @@ WRONG_SCALES = {
     "returns a CuPy array": returns_cupy,
     "scales the input in place": in_place,
     "a tensor that does not own CuPy's result": not_owning_the_result,
+    "computed in float64": in_float64,
+    "t itself when the factor is 1": t_itself_for_factor_one,
+    "one output per shape, kept for every call": into_one_output_per_shape,
+    "t's memory wrapped as a contiguous array (strides ignored)": strides_ignored,
+    "the caller's stream entered and never left": enters_the_callers_stream_by_hand,
 }
 
 
@@ -536,6 +580,8 @@ ALSO_RIGHT_SCALES = {
     "use(), with CuPy's stream restored": use_and_restore_cupy,
     "an ElementwiseKernel of its own": elementwise_kernel,
     "CuPy scales a PyTorch clone in place": scales_a_clone_in_place,
+    "views made by PyTorch on the way in and out (unsqueeze, squeeze)": lambda t, f: scale_on_the_callers_stream(
+        t.unsqueeze(0), f).squeeze(0),
 }
 
 
