@@ -688,6 +688,8 @@ class _PipeRun:
     caller: Any  # the caller's stream
     called_on: list  # the current stream of each call of compute
     current_after: Any  # CuPy's current stream after the call
+    top_before: Any  # the top of CuPy's stack of `with` blocks before the call
+    top_after: Any  # and after it
     call_ms: float  # how long the call kept the host
     copies_late: bool | None  # slow copies: the computes ran only after copy_stream's busy window
     earlier: np.ndarray | None  # earlier work: what the caller's earlier work read
@@ -734,10 +736,12 @@ def _pipe_run(cp: Any, yours: Callable, case: PipeCase, copy_stream: Any, comput
             cupy_sleep(w)
             earlier = victim.sum(axis=1)
             del victim
+        top_before = _stack_top(cp)
         t0 = time.perf_counter()
         got = yours(chunks, compute, copy_stream)
         call_ms = (time.perf_counter() - t0) * 1e3
         current_after = cp.cuda.get_current_stream()
+        top_after = _stack_top(cp)
         if trial == "slow computes":  # copy_stream's next user: the same sizes again
             with _queued_on(cp, copy_stream):
                 junk = [cp.asarray(poison) for _ in range(n)]
@@ -748,7 +752,7 @@ def _pipe_run(cp: Any, yours: Callable, case: PipeCase, copy_stream: Any, comput
     copies_late = None
     if window_end is not None:
         copies_late = cp.cuda.get_elapsed_time(origin, consumed) >= cp.cuda.get_elapsed_time(origin, window_end)
-    return _PipeRun(got, chunks, c, list(compute.called_on), current_after, call_ms, copies_late,
+    return _PipeRun(got, chunks, c, list(compute.called_on), current_after, top_before, top_after, call_ms, copies_late,
                     None if earlier is None else cp.asnumpy(earlier), base)
 
 
@@ -809,6 +813,7 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
         every_caller = [(kind, trial, NCHUNKS, (ROWS, COLS)) for kind in CUPY_CALLERS for trial in TRIALS]
         for_all(ex, _pipe_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_pipe)
+        _pipelines_kept(ex, cp, yours, copy_stream)
 
         # Faster: computes as long as a copy (or as two chunks of the host's work, if longer).  One after
         # the other, each chunk costs copy + compute; overlapped, the copy of chunk i+1 hides behind
@@ -820,6 +825,40 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
                          describe=("copying then computing one chunk at a time", "the copies with the computes"),
                          hint="the copy of chunk i+1 belongs on copy_stream while compute works on chunk i, and the "
                               "host must never wait")
+
+
+def _pipelines_kept(ex: Any, cp: Any, yours: Callable, copy_stream: Any) -> None:
+    """Two calls in a row, from a fresh thread (the null stream), with slow computes (WINDOW_MS each, before they
+    read their chunk): the second call comes while the first one's computes still wait to read. Each call's results
+    must hold its own chunks' sums once the GPU is done (buffers that one call keeps for the next, and frees there
+    while the earlier computes still read them, are handed out again and overwritten).
+
+    First a call with no chunks (it frees what an answer kept from the checks before) and CuPy's pool emptied of
+    free blocks: the memory that the second call frees is then the only free memory of its size on its stream."""
+    shape = (16, 64)
+    base = np.random.default_rng(_seed("pipe", "kept")).integers(0, 16, shape).astype(np.float32)
+    chunks = [_pinned_chunks(base, 3, 1000 + 100 * k) for k in range(2)]
+    compute = _Compute(cp, WINDOW_MS)
+    cp.cuda.Device().synchronize()
+
+    def twice() -> list:
+        yours([], compute, copy_stream)
+        cp.cuda.Device().synchronize()
+        cp.get_default_memory_pool().free_all_blocks()
+        results = [yours(one, compute, copy_stream) for one in chunks]
+        cp.cuda.Device().synchronize()
+        return results
+
+    results = _in_a_fresh_thread(twice)
+    bad = [_wrong_chunks(got, one, cp) for got, one in zip(results, chunks)]
+    ex.expect(not any(bad),
+              f"pipelined called twice in a row (3 chunks of shape {shape} each, slow computes, from the null stream): "
+              f"once the GPU was done, the results of chunks {bad[0]} of the first call and {bad[1]} of the second "
+              "were wrong",
+              "the second call came while the first call's computes still had to read their buffers: memory freed "
+              "while a compute still reads it goes back at once to the stream that allocated it (CuPy has no "
+              "record_stream). What must copy_stream wait for before it writes into memory that an earlier compute "
+              "may still read?")
 
 
 def _judge_pipe(ex: Any, cp: Any, case: PipeCase, run: _PipeRun, window_ms: float) -> None:
@@ -838,6 +877,10 @@ def _judge_pipe(ex: Any, cp: Any, case: PipeCase, run: _PipeRun, window_ms: floa
               f"{run.caller}",
               "leave the caller's current stream current: a `with` block ends on the stream below it on CuPy's "
               "stack, which is not the caller's stream if the caller made it current with use()")
+    ex.expect(run.top_after == run.top_before,
+              f"{call}: your function changed CuPy's stack of `with` blocks (a `with` block entered now would end "
+              f"on {run.top_after}, not on {run.top_before})",
+              "leave every `with` block you enter, once: enter and exit belong together")
     ex.expect(run.call_ms < window_ms / 2,
               f"{call}: with streams busy for {window_ms:.0f} ms, your function returned after {run.call_ms:.0f} ms: "
               "the host waited for the GPU",
@@ -847,9 +890,10 @@ def _judge_pipe(ex: Any, cp: Any, case: PipeCase, run: _PipeRun, window_ms: floa
         "slow copies": "a compute read its buffer before the copy into it was done: what must the current stream "
                        "wait for before each compute, and where is that recorded?",
         "slow computes": "a buffer was overwritten while a compute still read it: CuPy has no record_stream, so "
-                         "memory allocated on copy_stream and freed while the current stream still uses it is handed "
-                         "out again on copy_stream. On which stream's arena should the buffers be allocated, or what "
-                         "must copy_stream wait for before they are freed?",
+                         "a buffer freed (or handed out again) while a compute still reads it goes back at once to the "
+                         "stream that allocated it, and that stream's next allocation may get it. Which of your "
+                         "buffers were freed or reused before the computes that read them had run, and what must "
+                         "copy_stream wait for before it writes into memory a compute may still read?",
         "earlier work": "a copy overwrote a buffer whose memory earlier work on the current stream was still "
                         "reading: what must copy_stream wait for before its first copy?",
     }

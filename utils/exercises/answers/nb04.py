@@ -770,6 +770,47 @@ def current_synchronized_first(chunks, compute, copy_stream):  # the host waits 
     return pipeline(chunks, compute, copy_stream)
 
 
+_KEPT_FOR_THE_NEXT_CALL: list = []
+
+
+def kept_until_the_next_call(chunks, compute, copy_stream):
+    """Arrays made on copy_stream (no fork needed: the current stream's earlier work never reads them), kept in a
+    global list until the next call frees them, unfenced: the next call's copies overwrite them while this call's
+    computes may still read them."""
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    _KEPT_FOR_THE_NEXT_CALL.clear()
+    copy_stream.use()
+    try:
+        loaded = [(cp.asarray(h), copy_stream.record()) for h in chunks]
+    finally:
+        current.use()
+    _KEPT_FOR_THE_NEXT_CALL.extend(x for x, _ in loaded)
+    results = []
+    for x, copied in loaded:
+        current.wait_event(copied)
+        results.append(compute(x))
+    return results
+
+
+def copy_stream_entered_by_hand(chunks, compute, copy_stream):  # __enter__() without __exit__, the caller made
+    cp = _cp()                                                  # current again by use(): the stack keeps copy_stream
+    current = cp.cuda.get_current_stream()
+    buffers = [cp.empty(h.shape, h.dtype) for h in chunks]
+    copy_stream.wait_event(current.record())
+    copy_stream.__enter__()
+    copied = []
+    for h, d in zip(chunks, buffers):
+        d.set(h)
+        copied.append(copy_stream.record())
+    current.use()
+    results = []
+    for d, event in zip(buffers, copied):
+        current.wait_event(event)
+        results.append(compute(d))
+    return results
+
+
 WRONG_PIPELINES = {
     "no wait for the copy": lambda c, f, s: pipeline(c, f, s, wait=False),
     "no fork: copies overwrite memory the current stream still reads": lambda c, f, s: pipeline(c, f, s, fork=False),
@@ -787,6 +828,8 @@ WRONG_PIPELINES = {
     "the current stream synchronized first": current_synchronized_first,
     "the host waits for each copy": host_waits_for_each_copy,
     "the device synchronized at the end": device_synchronize_at_the_end,
+    "arrays made on copy_stream, kept in a global until the next call": kept_until_the_next_call,
+    "copy_stream entered and never left": copy_stream_entered_by_hand,
 }
 
 
