@@ -265,7 +265,7 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
 def _sum_values(shape: tuple[int, ...], seed: int) -> np.ndarray:
     """x's values: multiples of 2**-10 in [-1024, 1024), so that every partial sum of up to 2**20 of them is exact in
     float64 (at most 40 significant bits), in any order; a sum in float32 rounds, one in integers drops fractions."""
-    return np.random.default_rng(seed).integers(-2**20, 2**20, shape) / 1024
+    return np.asarray(np.random.default_rng(seed).integers(-2**20, 2**20, shape) / 1024)  # 0-d: an array too
 
 
 def _sums_kept(ex: Any, cp: Any, yours: Callable, s: Any, producer: Any) -> None:
