@@ -38,6 +38,8 @@ BY_HAND = [
     # a use() after every block has ended lasts to the end
     ((("with", "a", ()), ("use", "c"), ("kernel", "k1"), ("with", "b", (("kernel", "k2"),)), ("kernel", "k3")),
      {"k1": "c", "k2": "b", "k3": "null"}),
+    # four deep and back out: each end makes the block below current, down to the null stream
+    (nb04.DEEP_AND_BACK[0], {"k1": "a", "k2": "c", "k3": "b", "k4": "a", "k5": "null"}),
 ]
 
 
@@ -68,7 +70,7 @@ def test_the_rules_are_cupys(ex):
     the check generates (and on the hand-made ones)."""
     import hypothesis
 
-    programs = [program for program, _ in BY_HAND] + list(nb04.small_programs())
+    programs = [program for program, _ in BY_HAND] + list(nb04.small_programs()) + list(nb04.DEEP_AND_BACK)
     hypothesis.seed(4)(hypothesis.settings(max_examples=300, database=None)(
         hypothesis.given(nb04.programs())(lambda p: programs.append(p))))()
     with inside_check():
@@ -180,6 +182,36 @@ def test_the_generated_programs_go_beyond_the_small_ones(ex):
 
 @host
 @serving("which_stream")
+def test_the_deep_programs_nest_and_come_back_out(ex):
+    """Each of the chosen deep programs nests its depth in blocks, with a kernel inside the innermost and after each
+    end: a stack bounded below its depth (a deque with maxlen) is wrong for the next kernel after some end."""
+    def depth(program):
+        return max((1 + depth(s[2]) for s in program if s[0] == "with"), default=0)
+
+    assert [depth(p) for p in nb04.DEEP_AND_BACK] == list(range(4, 13))
+    assert nb04._on_one_line(nb04.deep_and_back(2)) == "with a: {with b: {k1}; k2}; k3"
+    with inside_check():
+        for program in nb04.DEEP_AND_BACK:
+            assert len(set(nb04.stream_rules(program).values())) == 4  # every stream, null last
+
+
+@host
+@serving("which_stream")
+def test_an_error_of_the_answer_names_the_program(ex):
+    """An answer that raises on one of the small programs (tried before for_all) gets a note naming that program."""
+    def raises_at_an_end(program):
+        if any(s[0] == "with" for s in program):
+            raise IndexError("pop from an empty stack")
+        return {"k1": "null"}
+
+    with pytest.raises(IndexError) as raised:
+        ex.check(raises_at_an_end)
+    assert any("your function raised this for the program `with null: {k1}`" in note
+               for note in raised.value.__notes__), raised.value.__notes__
+
+
+@host
+@serving("which_stream")
 def test_a_list_of_lines_makes_the_program_it_says(ex):
     lines = [(("use", "b"), True), (("with", "a"), True), (("with", "c"), False), (("end",), False),
              (("end",), False), (("end",), True)]
@@ -207,6 +239,11 @@ def test_pytorch_work_notes_arithmetic_and_not_the_hand_overs(ex):
     with nb04._PyTorchWork() as noted:  # what a right answer asks of PyTorch
         t.shape, t.dtype, t.is_contiguous(), t.data_ptr(), t.view(2, 3), t.T if t.dim() == 2 else t
         torch.empty_like(t), t.__dlpack_device__(), t.__dlpack__(), torch.from_dlpack(t), t.contiguous()
+    assert noted.computed == []
+    with nb04._PyTorchWork() as noted:  # views and copies
+        t.view(2, 3).permute(1, 0), t.view(2, 3).transpose(0, 1), t.view(2, 3).t(), torch.t(t.view(2, 3))
+        t.unsqueeze(0).squeeze(0), torch.squeeze(t), t.view(2, 3).swapaxes(0, 1), t.view(2, 3).movedim(0, 1)
+        torch.tensor([1.0, 2.0]), t.new_tensor([1.0]), t.clone(), torch.clone(t), t.expand(2, 6), t.narrow(0, 1, 2)
     assert noted.computed == []
     with nb04._PyTorchWork() as noted:  # what computes
         t * 3.0, 3.0 * t, t.mul(2.0), torch.mul(t, 2.0), t.clone().mul_(2.0), torch.ops.aten.mul.Tensor(t, t)

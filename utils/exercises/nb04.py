@@ -36,7 +36,7 @@ from torch.overrides import TorchFunctionMode, resolve_name
 
 from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep, timer
-from . import Exercise, Findings, LeftForGPU, exercise, reference, register, what_returned
+from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, is_stub, reference, register, what_returned
 from .properties import for_all, shown, st
 from .streams import CUPY_CALLERS, TORCH_CALLERS, cupy_caller, cupy_callers, torch_caller, torch_callers, widened
 
@@ -242,8 +242,8 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
 
         def holds(case: SumCase) -> None:
             _, shape, seed = case
-            values = np.random.default_rng(seed).integers(-1000, 1000, shape).astype(np.float64)
-            want = float(values.sum())  # whole numbers: the sum is exact in any order
+            values = _sum_values(shape, seed)
+            want = float(values.sum())  # exact in any order (_sum_values)
             source = cp.asarray(values)
             with _queued_on(cp, producer):
                 x = cp.full(shape, math.nan)  # x's memory is the producer's, as a data loader's would be
@@ -259,6 +259,37 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
         every_caller.append(("with", (3, 0), _seed("sum", "empty")))
         for_all(ex, _sum_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_sum)
+        _sums_kept(ex, cp, yours, s, producer)
+
+
+def _sum_values(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """x's values: multiples of 2**-10 in [-1024, 1024), so that every partial sum of up to 2**20 of them is exact in
+    float64 (at most 40 significant bits), in any order; a sum in float32 rounds, one in integers drops fractions."""
+    return np.asarray(np.random.default_rng(seed).integers(-2**20, 2**20, shape) / 1024)  # 0-d: an array too
+
+
+def _sums_kept(ex: Any, cp: Any, yours: Callable, s: Any, producer: Any) -> None:
+    """Two calls in a row, from a fresh thread, on x's already written, the first result kept while the second call
+    runs: each must still hold its own sum once the GPU is done (a result that the answer writes again later, a
+    buffer kept from one call to the next, is not the caller's to keep)."""
+    xs, wants = [], []
+    for k in range(2):
+        values = _sum_values((1000,), _seed("sum", "kept", k))
+        with _queued_on(cp, producer):
+            xs.append(cp.asarray(values))
+        wants.append(float(values.sum()))
+    cp.cuda.Device().synchronize()
+
+    def twice() -> list:
+        results = [yours(x, producer.record(), s) for x in xs]
+        cp.cuda.Device().synchronize()
+        return [float(r.reshape(())) if _one_number(cp, r) else None for r in results]
+
+    got = _in_a_fresh_thread(twice)
+    ex.expect(got == wants,
+              f"sum_on_stream called twice in a row (x of shape (1000,), from the null stream), the first result kept: "
+              f"once the GPU was done, the results held {got}, expected {wants}",
+              "the caller keeps your result as long as it likes: return an array that no later call writes again")
 
 
 def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> None:
@@ -270,6 +301,9 @@ def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> No
                   "a number on the host exists only once the host has waited for the GPU: return the CuPy array "
                   "that .sum() gives (a 0-d array)" if on_the_host else
                   "return the CuPy array that .sum() gives (a 0-d array)")
+    ex.expect(result.dtype == np.float64,
+              f"{call} returned a CuPy array of dtype {result.dtype}, expected x's dtype, float64",
+              "x.sum() keeps x's dtype: a narrower float rounds the sum, an integer type drops the fractions")
     ex.expect(not run.waited,
               f"{call}: with every stream late, the call kept the host waiting for the GPU",
               "order the streams on the GPU only (events and wait_event): synchronize(), float(), .get() and "
@@ -286,15 +320,21 @@ def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> No
               "leave every `with` block you enter, once: enter and exit belong together")
     if run.seen != want:
         unwritten = run.seen is not None and math.isnan(run.seen)
+        settled = run.seen is not None and run.seen == run.in_time  # a later reader read the same wrong value
         ex.expect(False, f"{call}: the caller's stream read {run.seen} right after the call, expected {want}",
                   "NaN is what x held before the producer wrote it: the sum ran before the event `ready`. Which "
                   "stream must wait for it, before the sum is queued?" if unwritten else
+                  "a third stream read the same value later: the sum itself differs from x.sum(), which is exact "
+                  "here (x's values are multiples of 2**-10). What did your function sum, and in which dtype?"
+                  if settled else
                   "the caller's stream read the result before the sum on s had written it: which stream must wait "
                   "for which, after the sum is queued?")
     ex.expect(run.in_time == want,
               f"{call}: the sum was not written when a sum queued on s would have been, with the caller's stream, "
               f"the null stream and any stream of your own late (it read {run.in_time})",
-              "queue the sum on s itself, whatever stream the caller is on: the caller's stream only waits for it")
+              "the sum must run on s as soon as the producer's `ready` and s's earlier work allow: queue it on s "
+              "itself, whatever stream the caller is on, and make s wait for `ready` only (the caller's stream "
+              "waits for the sum, not the other way round)")
 
 
 register(Exercise(NOTEBOOK, "sum_on_stream", check_sum_on_stream, gpu=True, cpu_checks=0))
@@ -340,6 +380,11 @@ _HAND_OVERS = {
     "torch.Tensor.copy_", "torch.Tensor.to", "torch.Tensor.float", "torch.Tensor.cuda", "torch.Tensor.record_stream",
     "torch.Tensor.untyped_storage", "torch.Tensor.__repr__", "torch.Tensor.__format__", "torch.Tensor.__hash__",
     "torch.Tensor.is_conj", "torch.Tensor.is_neg",
+    # views and copies: no arithmetic either
+    *(f"torch{where}.{name}" for where in ("", ".Tensor") for name in ("permute", "transpose", "t", "squeeze",
+                                                                        "unsqueeze", "swapaxes", "movedim", "clone")),
+    "torch.Tensor.expand", "torch.Tensor.unflatten", "torch.Tensor.narrow", "torch.Tensor.select", "torch.tensor",
+    "torch.Tensor.new_tensor", "torch.Tensor.new_full", "torch.Tensor.new_ones",
     *(f"torch.Tensor.{name}.__get__" for name in ("shape", "dtype", "device", "is_cuda", "ndim", "itemsize",
                                                   "nbytes", "requires_grad", "layout", "T", "mT", "data")),
 }
@@ -375,6 +420,7 @@ class _ScaleRun:
     waited: bool  # the call kept the host past half a window, or past the producer's window: the host waited
     torch_after: Any  # PyTorch's current stream after the call
     cupy_moved: bool  # CuPy's current stream after the call is not the one before it
+    stack_moved: bool  # the top of CuPy's stack of `with` blocks after the call is not the one before it
     seen: torch.Tensor | None  # what the caller's stream read from the result, after its next allocations
     input_after: torch.Tensor | None  # t, read at the end (when the caller kept it)
     late_ms: float  # how long after the producer's write the caller's next work ran
@@ -411,12 +457,14 @@ def _scale_run(cp: Any, yours: Callable, case: ScaleCase, source: torch.Tensor, 
         t.copy_(source)
         written.record()
         seen = torch.full(source.shape, math.inf, device="cuda")  # the caller's buffer: no allocation after the call
+        top_before = _stack_top(cp)
         t0 = time.perf_counter()
         with widened(3 * window_ms, spare=(c,)), _PyTorchWork() as pytorch_work:
             out = yours(t, factor)
         waited = written.query() or time.perf_counter() - t0 > w / 2  # a wait for any stream
         torch_after = torch.cuda.current_stream()
         cupy_moved = cp.cuda.get_current_stream() != cupy_current
+        stack_moved = _stack_top(cp) != top_before
         torch.cuda.set_stream(c)  # the caller's next work, on its own stream
         t_ptr = t.data_ptr()
         if drops:  # ...drops t, and takes memory of its size: PyTorch's, and CuPy's on the caller's stream
@@ -438,7 +486,7 @@ def _scale_run(cp: Any, yours: Callable, case: ScaleCase, source: torch.Tensor, 
     late_ms = written.elapsed_time(consumed)
     input_after = kept.clone() if kept is not None else None
     return _ScaleRun(out, t_ptr, pytorch_work.computed, spoiled or late_ms > window_ms / 2, waited, torch_after,
-                     cupy_moved, seen if usable else None, input_after, late_ms, c)
+                     cupy_moved, stack_moved, seen if usable else None, input_after, late_ms, c)
 
 
 def check_cupy_scale_on_current_stream(
@@ -482,11 +530,40 @@ def check_cupy_scale_on_current_stream(
             _judge_scale(ex, case, run, source, want, window_ms)
 
         cupy_kinds = [kind for kind in CUPY_CALLERS if kind != "null"]
-        every_caller = [(torch_kind, cupy_kind, drops, (4096,), False, 3.0, _seed("scale", torch_kind, cupy_kind))
-                        for i, torch_kind in enumerate(TORCH_CALLERS)
-                        for cupy_kind, drops in (("null", i % 2 == 0), (cupy_kinds[i % 3], i % 2 == 1))]
+        every_caller: list[ScaleCase] = [
+            (torch_kind, cupy_kind, drops, (4096,), False, 3.0, _seed("scale", torch_kind, cupy_kind))
+            for i, torch_kind in enumerate(TORCH_CALLERS)
+            for cupy_kind, drops in (("null", i % 2 == 0), (cupy_kinds[i % 3], i % 2 == 1))]
+        every_caller += [  # a transposed view (its elements are not in the order of its shape), and the factor 1.0
+            ("with", "use", False, (333, 130), True, -0.5, _seed("scale", "transposed")),
+            ("default", "null", False, (4096,), False, 1.0, _seed("scale", "factor 1")),
+        ]
         for_all(ex, _scale_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_scale)
+        _scales_kept(ex, yours)
+
+
+def _scales_kept(ex: Any, yours: Callable) -> None:
+    """Two calls in a row, from a fresh thread (PyTorch's default stream, CuPy's null stream), on t's already
+    written, the first result kept while the second call runs: each must still hold its own values once the GPU is
+    done (a buffer kept from one call to the next is not the caller's to keep)."""
+    ts = [torch.randint(-1000, 1000, (4096,), generator=torch.Generator().manual_seed(k)).float().cuda()
+          for k in range(2)]
+    wants = [3.0 * t for t in ts]
+    torch.cuda.synchronize()
+
+    def twice() -> list[bool]:
+        results = [yours(t, 3.0) for t in ts]
+        torch.cuda.synchronize()
+        return [isinstance(out, torch.Tensor) and out.is_cuda and out.shape == want.shape
+                and torch.equal(out.double(), want.double()) for out, want in zip(results, wants)]
+
+    right = _in_a_fresh_thread(twice)
+    wrong = " and ".join(which for which, ok in zip(("first", "second"), right) if not ok)
+    ex.expect(not wrong,
+              "cupy_scale_on_current_stream called twice in a row (t of shape (4096,), factor 3.0, from PyTorch's "
+              f"default stream), the first result kept: once the GPU was done, the {wrong} result held other values",
+              "the caller keeps your result as long as it likes: return a tensor that no later call writes again")
 
 
 def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor, want: torch.Tensor,
@@ -495,6 +572,9 @@ def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor,
     if not (isinstance(out, torch.Tensor) and out.is_cuda and out.shape == want.shape and out.is_floating_point()):
         ex.expect(False, f"{call} returned {what_returned(out)}, expected a CUDA tensor of shape {tuple(want.shape)}",
                   "hand CuPy's result back to PyTorch without a copy (DLPack)")
+    ex.expect(out.dtype == torch.float32, f"{call} returned a tensor of dtype {out.dtype}, expected t's, float32",
+              "factor * t keeps t's dtype (a Python float is no wider than t): what made your result wider or "
+              "narrower?")
     found = Findings()
     found.expect(not run.computed, f"{call}: PyTorch computed ({', '.join(sorted(set(run.computed)))})",
                  "the work is CuPy's: hand the tensor to CuPy without a copy, compute there, and hand the result back")
@@ -510,6 +590,8 @@ def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor,
                  "leave both libraries' current streams as you found them: a `with` block ends on the stream below "
                  "it on its library's stack, and use() (or set_stream) changes the current stream until the next "
                  "change")
+    found.expect(not run.stack_moved, f"{call}: the call changed CuPy's stack of `with` blocks",
+                 "leave every `with` block you enter, once: enter and exit belong together")
     if run.seen is not None:
         bad = run.seen.double() != want.double()
         wrong = int(bad.sum())
@@ -606,6 +688,8 @@ class _PipeRun:
     caller: Any  # the caller's stream
     called_on: list  # the current stream of each call of compute
     current_after: Any  # CuPy's current stream after the call
+    top_before: Any  # the top of CuPy's stack of `with` blocks before the call
+    top_after: Any  # and after it
     call_ms: float  # how long the call kept the host
     copies_late: bool | None  # slow copies: the computes ran only after copy_stream's busy window
     earlier: np.ndarray | None  # earlier work: what the caller's earlier work read
@@ -652,10 +736,12 @@ def _pipe_run(cp: Any, yours: Callable, case: PipeCase, copy_stream: Any, comput
             cupy_sleep(w)
             earlier = victim.sum(axis=1)
             del victim
+        top_before = _stack_top(cp)
         t0 = time.perf_counter()
         got = yours(chunks, compute, copy_stream)
         call_ms = (time.perf_counter() - t0) * 1e3
         current_after = cp.cuda.get_current_stream()
+        top_after = _stack_top(cp)
         if trial == "slow computes":  # copy_stream's next user: the same sizes again
             with _queued_on(cp, copy_stream):
                 junk = [cp.asarray(poison) for _ in range(n)]
@@ -666,7 +752,7 @@ def _pipe_run(cp: Any, yours: Callable, case: PipeCase, copy_stream: Any, comput
     copies_late = None
     if window_end is not None:
         copies_late = cp.cuda.get_elapsed_time(origin, consumed) >= cp.cuda.get_elapsed_time(origin, window_end)
-    return _PipeRun(got, chunks, c, list(compute.called_on), current_after, call_ms, copies_late,
+    return _PipeRun(got, chunks, c, list(compute.called_on), current_after, top_before, top_after, call_ms, copies_late,
                     None if earlier is None else cp.asnumpy(earlier), base)
 
 
@@ -727,6 +813,7 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
         every_caller = [(kind, trial, NCHUNKS, (ROWS, COLS)) for kind in CUPY_CALLERS for trial in TRIALS]
         for_all(ex, _pipe_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_pipe)
+        _pipelines_kept(ex, cp, yours, copy_stream)
 
         # Faster: computes as long as a copy (or as two chunks of the host's work, if longer).  One after
         # the other, each chunk costs copy + compute; overlapped, the copy of chunk i+1 hides behind
@@ -738,6 +825,40 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
                          describe=("copying then computing one chunk at a time", "the copies with the computes"),
                          hint="the copy of chunk i+1 belongs on copy_stream while compute works on chunk i, and the "
                               "host must never wait")
+
+
+def _pipelines_kept(ex: Any, cp: Any, yours: Callable, copy_stream: Any) -> None:
+    """Two calls in a row, from a fresh thread (the null stream), with slow computes (WINDOW_MS each, before they
+    read their chunk): the second call comes while the first one's computes still wait to read. Each call's results
+    must hold its own chunks' sums once the GPU is done (buffers that one call keeps for the next, and frees there
+    while the earlier computes still read them, are handed out again and overwritten).
+
+    First a call with no chunks (it frees what an answer kept from the checks before) and CuPy's pool emptied of
+    free blocks: the memory that the second call frees is then the only free memory of its size on its stream."""
+    shape = (16, 64)
+    base = np.random.default_rng(_seed("pipe", "kept")).integers(0, 16, shape).astype(np.float32)
+    chunks = [_pinned_chunks(base, 3, 1000 + 100 * k) for k in range(2)]
+    compute = _Compute(cp, WINDOW_MS)
+    cp.cuda.Device().synchronize()
+
+    def twice() -> list:
+        yours([], compute, copy_stream)
+        cp.cuda.Device().synchronize()
+        cp.get_default_memory_pool().free_all_blocks()
+        results = [yours(one, compute, copy_stream) for one in chunks]
+        cp.cuda.Device().synchronize()
+        return results
+
+    results = _in_a_fresh_thread(twice)
+    bad = [_wrong_chunks(got, one, cp) for got, one in zip(results, chunks)]
+    ex.expect(not any(bad),
+              f"pipelined called twice in a row (3 chunks of shape {shape} each, slow computes, from the null stream): "
+              f"once the GPU was done, the results of chunks {bad[0]} of the first call and {bad[1]} of the second "
+              "were wrong",
+              "the second call came while the first call's computes still had to read their buffers: memory freed "
+              "while a compute still reads it goes back at once to the stream that allocated it (CuPy has no "
+              "record_stream). What must copy_stream wait for before it writes into memory that an earlier compute "
+              "may still read?")
 
 
 def _judge_pipe(ex: Any, cp: Any, case: PipeCase, run: _PipeRun, window_ms: float) -> None:
@@ -756,6 +877,10 @@ def _judge_pipe(ex: Any, cp: Any, case: PipeCase, run: _PipeRun, window_ms: floa
               f"{run.caller}",
               "leave the caller's current stream current: a `with` block ends on the stream below it on CuPy's "
               "stack, which is not the caller's stream if the caller made it current with use()")
+    ex.expect(run.top_after == run.top_before,
+              f"{call}: your function changed CuPy's stack of `with` blocks (a `with` block entered now would end "
+              f"on {run.top_after}, not on {run.top_before})",
+              "leave every `with` block you enter, once: enter and exit belong together")
     ex.expect(run.call_ms < window_ms / 2,
               f"{call}: with streams busy for {window_ms:.0f} ms, your function returned after {run.call_ms:.0f} ms: "
               "the host waited for the GPU",
@@ -765,9 +890,10 @@ def _judge_pipe(ex: Any, cp: Any, case: PipeCase, run: _PipeRun, window_ms: floa
         "slow copies": "a compute read its buffer before the copy into it was done: what must the current stream "
                        "wait for before each compute, and where is that recorded?",
         "slow computes": "a buffer was overwritten while a compute still read it: CuPy has no record_stream, so "
-                         "memory allocated on copy_stream and freed while the current stream still uses it is handed "
-                         "out again on copy_stream. On which stream's arena should the buffers be allocated, or what "
-                         "must copy_stream wait for before they are freed?",
+                         "a buffer freed (or handed out again) while a compute still reads it goes back at once to the "
+                         "stream that allocated it, and that stream's next allocation may get it. Which of your "
+                         "buffers were freed or reused before the computes that read them had run, and what must "
+                         "copy_stream wait for before it writes into memory a compute may still read?",
         "earlier work": "a copy overwrote a buffer whose memory earlier work on the current stream was still "
                         "reading: what must copy_stream wait for before its first copy?",
     }
@@ -1070,6 +1196,20 @@ DEEP_PROGRAM: Program = _numbered((
 ))
 
 
+def deep_and_back(depth: int) -> Program:
+    """`depth` blocks nested (a, b, c, a, b, ...), a kernel in the innermost and one after each block's end: a model
+    that keeps fewer than `depth` entries of CuPy's stack (a bounded deque) forgets where some end goes back to."""
+    block: Program = (("kernel",),)
+    for level in range(depth, 0, -1):
+        block = (("with", STREAMS[1 + (level - 1) % 3], block), ("kernel",))
+    return _numbered(block)
+
+
+# Deeper than the small programs, and than most generated ones, and each ends every block on the way back out (a
+# generated program seldom does): stacks bounded at fewer than 12 entries fail on the first of these that is deeper.
+DEEP_AND_BACK: tuple[Program, ...] = tuple(deep_and_back(depth) for depth in range(4, 13))
+
+
 def check_which_stream(which_stream: Callable[[Program], Mapping[str, str]]) -> None:
     """which_stream(program) must say, for each kernel of the program (run in a fresh thread, so it starts on the
     null stream), the stream it is queued on: a dict from "k1", "k2", ... to "null", "a", "b" or "c".
@@ -1100,13 +1240,26 @@ def check_which_stream(which_stream: Callable[[Program], Mapping[str, str]]) -> 
                                  (f" ({len(wrong)} kernels wrong)" if len(wrong) > 1 else ""),
                           _STREAM_HINTS[_last_change(program)[first]])
 
+        def holds_named(program: Program, want: Mapping[str, str] | None = None) -> None:
+            """holds(), with the program named on an error the answer raises (for_all names its cases too)."""
+            try:
+                holds(program, want)
+            except ExerciseFailed:
+                raise
+            except Exception as error:
+                if not is_stub(error):
+                    error.add_note(f"which_stream: your function raised this for the program "
+                                   f"`{_on_one_line(program)}` (the small programs come first, fewest lines first)")
+                raise
+
         passed = ex.passed
-        holds(SMALLEST_PROGRAM)  # first, alone: an unfinished answer says TODO before the others are made
+        holds_named(SMALLEST_PROGRAM)  # first, alone: an unfinished answer says TODO before the others are made
         small = small_programs()
         for program, want in zip(small, streams_of_each(small)):
-            holds(program, want)
+            holds_named(program, want)
         ex.passed = passed + len(small)  # one check a program, as for_all counts them
-        for_all(ex, programs(), holds, examples=30, chosen=[EXAMPLE_PROGRAM, DEEP_PROGRAM], describe=_on_one_line)
+        for_all(ex, programs(), holds, examples=30, chosen=[EXAMPLE_PROGRAM, DEEP_PROGRAM, *DEEP_AND_BACK],
+                describe=_on_one_line)
 
 
 def _malformed_streams(ex: Any, program: Program, got: object, kernels: list[str]) -> None:

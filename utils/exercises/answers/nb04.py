@@ -174,6 +174,43 @@ def fork_after_the_sum(x, ready, s):  # s waits for `ready` only after the sum i
     return total
 
 
+def _summed_as(x, ready, s, *, dtype=None, cast=None, back=None):  # the solution, in another dtype
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        total = (x.astype(cast) if cast else x).sum(dtype=dtype)
+        if back:
+            total = total.astype(back)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
+_ONE_OUTPUT: dict = {}
+
+
+def into_one_output(x, ready, s):  # "no allocation per call": every call writes the same array, which it returns
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        out = _ONE_OUTPUT.setdefault("out", cp.empty((), dtype=cp.float64))
+        cp.sum(x, out=out)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return out
+
+
+def s_waits_for_the_caller_too(x, ready, s):  # "to be safe": the sum on s also waits for the caller's earlier work
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(caller.record())
+    return on_s(x, ready, s)
+
+
 WRONG_SUMS = {
     "the tutorial's s.use(): s stays current": tutorial_use,
     "use(), then Stream.null.use()": back_to_null,
@@ -196,6 +233,14 @@ WRONG_SUMS = {
     "the join recorded before the sum": join_recorded_before_the_sum,
     "the fork after the sum": fork_after_the_sum,
     "a sum over the first axis only": lambda x, r, s: _sum_axis0(x, r, s),
+    "sums in float32": lambda x, r, s: _summed_as(x, r, s, dtype="float32"),
+    "x cast to int64 first": lambda x, r, s: _summed_as(x, r, s, cast="int64"),
+    "accumulated in float32, returned as float64": lambda x, r, s: _summed_as(x, r, s, dtype="float32",
+                                                                             back="float64"),
+    "x cast to int64, the sum returned as float64": lambda x, r, s: _summed_as(x, r, s, cast="int64",
+                                                                              back="float64"),
+    "one output array kept for every call": into_one_output,
+    "s also waits for the caller's earlier work": s_waits_for_the_caller_too,
 }
 
 
@@ -406,6 +451,45 @@ def mul_with_out(t, factor):  # PyTorch computes into its own output
     return out
 
 
+def in_float64(t, factor):  # the factor applied in float64: the result is twice as wide as t
+    cp = _cp()
+    with _callers_stream():
+        return torch.from_dlpack(cp.from_dlpack(t).astype(cp.float64) * factor)
+
+
+def t_itself_for_factor_one(t, factor):  # "scaling by 1 changes nothing"
+    return t if factor == 1.0 else scale_on_the_callers_stream(t, factor)
+
+
+_OUTPUTS: dict = {}
+
+
+def into_one_output_per_shape(t, factor):  # "no allocation per call": one output per shape, written by every call
+    cp = _cp()
+    out = _OUTPUTS.setdefault(tuple(t.shape), torch.empty(t.shape, device="cuda"))
+    with _callers_stream():
+        cp.multiply(cp.from_dlpack(t), factor, out=cp.from_dlpack(out))
+    return out
+
+
+def strides_ignored(t, factor):  # t's pointer wrapped as a C-contiguous array: a transposed view is read out of order
+    cp = _cp()
+    memory = cp.cuda.UnownedMemory(t.data_ptr(), t.numel() * t.element_size(), t)
+    x = cp.ndarray(tuple(t.shape), dtype=cp.float32, memptr=cp.cuda.MemoryPointer(memory, 0))
+    with _callers_stream():
+        return torch.from_dlpack(x * factor)
+
+
+def enters_the_callers_stream_by_hand(t, factor):  # __enter__() without __exit__: CuPy's current stream restored,
+    cp = _cp()                                     # its stack of `with` blocks not
+    before = cp.cuda.get_current_stream()
+    _cupy_stream_of(torch.cuda.current_stream()).__enter__()
+    try:
+        return torch.from_dlpack(cp.from_dlpack(t) * factor)
+    finally:
+        before.use()
+
+
 WRONG_SCALES = {
     "`with` alone: a CuPy caller's use() stream is not current afterwards": with_alone,
     "on CuPy's current stream (ordered by DLPack, behind that stream's work)": on_cupys_current_stream,
@@ -425,6 +509,11 @@ WRONG_SCALES = {
     "returns a CuPy array": returns_cupy,
     "scales the input in place": in_place,
     "a tensor that does not own CuPy's result": not_owning_the_result,
+    "computed in float64": in_float64,
+    "t itself when the factor is 1": t_itself_for_factor_one,
+    "one output per shape, kept for every call": into_one_output_per_shape,
+    "t's memory wrapped as a contiguous array (strides ignored)": strides_ignored,
+    "the caller's stream entered and never left": enters_the_callers_stream_by_hand,
 }
 
 
@@ -491,6 +580,8 @@ ALSO_RIGHT_SCALES = {
     "use(), with CuPy's stream restored": use_and_restore_cupy,
     "an ElementwiseKernel of its own": elementwise_kernel,
     "CuPy scales a PyTorch clone in place": scales_a_clone_in_place,
+    "views made by PyTorch on the way in and out (unsqueeze, squeeze)": lambda t, f: scale_on_the_callers_stream(
+        t.unsqueeze(0), f).squeeze(0),
 }
 
 
@@ -679,6 +770,47 @@ def current_synchronized_first(chunks, compute, copy_stream):  # the host waits 
     return pipeline(chunks, compute, copy_stream)
 
 
+_KEPT_FOR_THE_NEXT_CALL: list = []
+
+
+def kept_until_the_next_call(chunks, compute, copy_stream):
+    """Arrays made on copy_stream (no fork needed: the current stream's earlier work never reads them), kept in a
+    global list until the next call frees them, unfenced: the next call's copies overwrite them while this call's
+    computes may still read them."""
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    _KEPT_FOR_THE_NEXT_CALL.clear()
+    copy_stream.use()
+    try:
+        loaded = [(cp.asarray(h), copy_stream.record()) for h in chunks]
+    finally:
+        current.use()
+    _KEPT_FOR_THE_NEXT_CALL.extend(x for x, _ in loaded)
+    results = []
+    for x, copied in loaded:
+        current.wait_event(copied)
+        results.append(compute(x))
+    return results
+
+
+def copy_stream_entered_by_hand(chunks, compute, copy_stream):  # __enter__() without __exit__, the caller made
+    cp = _cp()                                                  # current again by use(): the stack keeps copy_stream
+    current = cp.cuda.get_current_stream()
+    buffers = [cp.empty(h.shape, h.dtype) for h in chunks]
+    copy_stream.wait_event(current.record())
+    copy_stream.__enter__()
+    copied = []
+    for h, d in zip(chunks, buffers):
+        d.set(h)
+        copied.append(copy_stream.record())
+    current.use()
+    results = []
+    for d, event in zip(buffers, copied):
+        current.wait_event(event)
+        results.append(compute(d))
+    return results
+
+
 WRONG_PIPELINES = {
     "no wait for the copy": lambda c, f, s: pipeline(c, f, s, wait=False),
     "no fork: copies overwrite memory the current stream still reads": lambda c, f, s: pipeline(c, f, s, fork=False),
@@ -696,6 +828,8 @@ WRONG_PIPELINES = {
     "the current stream synchronized first": current_synchronized_first,
     "the host waits for each copy": host_waits_for_each_copy,
     "the device synchronized at the end": device_synchronize_at_the_end,
+    "arrays made on copy_stream, kept in a global until the next call": kept_until_the_next_call,
+    "copy_stream entered and never left": copy_stream_entered_by_hand,
 }
 
 
@@ -771,6 +905,27 @@ def top_level_only(program):  # the kernels inside `with` blocks are left out
     return {k: v for k, v in streams.items() if any(s == ("kernel", k) for s in program)}
 
 
+def bounded_stack(program, entries):  # CuPy's stack kept in a deque(maxlen=entries): deep blocks push the oldest out
+    stack, current, streams = collections.deque(["null"], maxlen=entries), ["null"], {}
+
+    def run(body):
+        for statement in body:
+            if statement[0] == "kernel":
+                streams[statement[1]] = current[0]
+            elif statement[0] == "use":
+                current[0] = statement[1]
+            else:
+                stack.append(statement[1])
+                current[0] = statement[1]
+                run(statement[2])
+                if stack:
+                    stack.pop()
+                current[0] = stack[-1] if stack else "null"
+
+    run(program)
+    return streams
+
+
 def example_answer(program):  # the answer to the lecture's program, whatever the program
     return {"k1": "null", "k2": "a", "k3": "b", "k4": "null", "k5": "b", "k6": "a", "k7": "null"}
 
@@ -787,6 +942,9 @@ WRONG_STREAMS = {
     "`with null:` leaves the stack alone": lambda p: follow(p, enter="null pushes nothing"),
     "nested kernels left out": top_level_only,
     "the lecture's program's answer, whatever the program": example_answer,
+    "a stack of three entries (a deque with maxlen=3)": lambda p: bounded_stack(p, 3),
+    "a stack of four entries, one per stream": lambda p: bounded_stack(p, 4),
+    "a stack of eleven entries": lambda p: bounded_stack(p, 11),
 }
 
 
