@@ -587,10 +587,12 @@ def _closed(ops: list[tuple]) -> list[tuple]:
 def random_program(size: int, seed: int) -> list[Op]:
     """A program of `size` operations drawn from `seed` (the same ones on every machine), over 1 to 4 streams
     and 1 to 3 events: kernels, records (an event recorded again included), waits (for an event recorded
-    before, later, or never) and wait_streams; each program of a seed begins the longer ones of that seed."""
+    before, later, or never) and wait_streams; each program of a seed begins the longer ones of that seed.
+    The events of an odd seed have the names of streams (s0, s1, ...): the task does not make names distinct,
+    and an event is not the stream of the same name."""
     rng = random.Random(seed)
     streams = [f"s{i}" for i in range(rng.randint(1, 4))]
-    events = [f"e{i}" for i in range(rng.randint(1, 3))]
+    events = [f"{'s' if seed % 2 else 'e'}{i}" for i in range(rng.randint(1, 3))]
     ops: list[tuple] = []
     for _ in range(size):
         kind, stream = rng.choices(KINDS, weights=(4, 2, 2, 1))[0], rng.choice(streams)
@@ -631,6 +633,7 @@ def _shown_program(program: Sequence[Op]) -> str:
 
 # The rules of the task, as the hints of check_simulate say them, by what a failing program holds.
 RULES = {
+    "names": "an event may have the name of a stream: they are two different things, each with its own time",
     "early wait": "a wait for an event not yet recorded at that point of the program does nothing: CUDA does not "
                   "look ahead to a later record",
     "re-record": "recording an event again moves it: a wait takes the event as its latest record before the wait "
@@ -655,7 +658,9 @@ def _rules_hint(program: Sequence[Op]) -> str:
         elif op[0] == "wait":
             early_wait = early_wait or op[2] not in recorded
     kinds = {op[0] for op in program}
+    shared = {op[2] for op in program if op[0] in ("record", "wait")} & set(_streams_of(program))
     found = [rule for rule, holds in (
+        ("names", bool(shared)),
         ("early wait", early_wait), ("re-record", len(recorded) > len(set(recorded))), ("wait", "wait" in kinds),
         ("wait_stream", "wait_stream" in kinds),
         ("fraction", any(op[0] == "kernel" and op[3] != int(op[3]) for op in program))) if holds]
@@ -681,6 +686,8 @@ SIMULATE_CASES: list[list[Op]] = [
      ("kernel", "s1", "d", 4)],
     [("kernel", "s1", "a", 3), ("kernel", "s1", "b", 2), ("wait_stream", "s2", "s1"), ("kernel", "s1", "d", 4),
      ("kernel", "s2", "c", 1)],
+    [("kernel", "a", "k1", 2), ("kernel", "b", "k2", 5), ("record", "b", "a"), ("kernel", "a", "k3", 1),
+     ("wait", "c", "a"), ("kernel", "c", "k4", 1)],  # an event with the name of a stream
     PROGRAM,
 ]
 
@@ -725,7 +732,20 @@ def _smallest(program: list[Op], fails: Callable[[list[Op]], bool]) -> list[Op]:
         if op[0] == "kernel" and op[3] != 1 and still(simpler):
             program = simpler
     renamed = _named([("kernel", op[1], op[3]) if op[0] == "kernel" else op for op in program])
+    program = renamed if renamed != program and still(renamed) else program
+    renamed = _events_renamed(program)
     return renamed if renamed != program and still(renamed) else program
+
+
+def _events_renamed(program: list[Op]) -> list[Op]:
+    """The program with its events named e0, e1, ... in the order they appear, none the name of a stream."""
+    streams = set(_streams_of(program))
+    fresh = (name for name in (f"e{i}" for i in itertools.count()) if name not in streams)
+    names: dict[str, str] = {}
+    for op in program:
+        if op[0] in ("record", "wait") and op[2] not in names:
+            names[op[2]] = next(fresh)
+    return [(op[0], op[1], names[op[2]]) if op[0] in ("record", "wait") else op for op in program]
 
 
 def check_simulate(simulate: Callable[[Sequence[Op]], Timeline]) -> None:

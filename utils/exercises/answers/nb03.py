@@ -463,6 +463,23 @@ def records_need_a_kernel(program, *, wait_stream_on_kernels=False):
     return timeline
 
 
+def one_dict_for_streams_and_events(program):
+    """The streams' times and the events' times kept in one dict (a never-recorded event reads 0, so its wait
+    does nothing): right while no event has the name of a stream; then a record moves that stream."""
+    time, timeline = {}, {}
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = time.get(stream, 0.0)
+            time[stream] = start + ms
+            timeline[name] = (start, start + ms)
+        elif op[0] == "record":
+            time[op[2]] = time.get(op[1], 0.0)
+        else:  # a wait for an event, or wait_stream: both read the dict
+            time[op[1]] = max(time.get(op[1], 0.0), time.get(op[2], 0.0))
+    return timeline
+
+
 WRONG_SIMULATORS = {
     "streams ignored (one queue)": one_queue,
     "kernels of a stream all start at 0": simulator(in_order=False),
@@ -483,6 +500,8 @@ WRONG_SIMULATORS = {
     "a wait holds back the event's stream too": rules_with(wait=_both_wait),
     "an event stands for the start of its stream's last kernel": record_at_last_start,
     "a record on a stream that has run no kernel ignored": records_need_a_kernel,
+    # Generated programs named events e0, e1, ... and streams s0, s1, ...: the old check passed this.
+    "one dict for the streams' and the events' times (an event named like a stream)": one_dict_for_streams_and_events,
     "wait_stream waits for the other stream's last kernel, not for its waits": lambda p: records_need_a_kernel(
         p, wait_stream_on_kernels=True),
 }
