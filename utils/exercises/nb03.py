@@ -457,7 +457,8 @@ def _kernels(program: Sequence[Op]) -> list[str]:
 def _expect_timeline(ex: Any, called: Callable[[], str], got: object, want: Timeline,
                      hint: Callable[[bool], str]) -> None:
     """Expect the timeline `want`: first its kernels, each a pair of numbers, then each kernel's place.  The
-    call is written, and the hint told whether the first kernel out of place starts too late, on a failure."""
+    call is written, and the hint told whether the first kernel out of place starts too late, on a failure (or,
+    if that kernel does not last its duration, the rule for a duration instead)."""
     if not _misplaces(got, want):
         ex.expect(True, "", "")
         return
@@ -468,8 +469,14 @@ def _expect_timeline(ex: Any, called: Callable[[], str], got: object, want: Time
     differs = _first_difference(got, want)
     if differs is not None:
         name, (start, end) = differs
+        (want_start, want_end) = want[name]
         ex.expect(False, f"{call} puts {name!r} at {start:g} to {end:g} ms; the rules put it at "
-                         f"{want[name][0]:g} to {want[name][1]:g} ms", hint(start > want[name][0]))
+                         f"{want_start:g} to {want_end:g} ms",
+                  hint(start > want_start) if _same(end - start, want_end - want_start) else DURATION_HINT)
+
+
+DURATION_HINT = ("each pair is (start, end) in ms, and a kernel runs for exactly its duration, a fraction of a "
+                 "millisecond included: which operation of your simulator changes how long a kernel takes?")
 
 
 # ------------------------------------------------------------------------------------------
@@ -527,6 +534,8 @@ def check_predicted_timeline(predicted_timeline: Callable[[], Timeline]) -> None
         got = ex.answer(predicted_timeline)()
         problem = _sealed_timeline_problem(got, PROGRAM_SEALED)
         ex.expect(problem is None, f"your prediction {problem}",
+                  "return a dict with one (start_ms, end_ms) pair of numbers for each kernel of PROGRAM, keyed by "
+                  "its name as the program writes it" if _timeline_problem(got, list(PROGRAM_SEALED)) else
                   "each stream runs its kernels one after another; a wait holds back only the work queued "
                   "after it on that stream, until the event's work is done")
 

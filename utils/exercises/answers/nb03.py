@@ -246,6 +246,7 @@ WRONG_PREDICTIONS = {
     "a kernel missing": {k: v for k, v in ANSWER.items() if k != "log"},
     "durations instead of times": {k: v[1] - v[0] for k, v in ANSWER.items()},
     "times as strings": {k: (str(v[0]), str(v[1])) for k, v in ANSWER.items()},  # the old check took float("10")
+    "names without their spaces": {k.replace(" ", ""): v for k, v in ANSWER.items()},
 }
 ALSO_RIGHT_PREDICTIONS = {
     "pairs as lists": {k: list(v) for k, v in ANSWER.items()},
@@ -810,6 +811,8 @@ WRONG_QUEUE_SIMULATORS = {
     "one more queue than asked": lambda program, queues: queue_simulator()(program, queues + 1),
     "a queue per stream, or else one queue for all": enough_queues_or_one,
     "the queue holds back only a stream's first kernel": queue_rule_for_first_kernels,
+    "durations rounded to whole ms": lambda program, queues: queue_simulator()(
+        [(kind, stream, name, round(ms)) for kind, stream, name, ms in program], queues),
 }
 ALSO_RIGHT_QUEUE_SIMULATORS = {
     "the wrong simulators' builder, nothing broken": queue_simulator(),
