@@ -537,17 +537,23 @@ def lecture_loop(batches, step, copy_stream, *, wait=True, record=True):
     return outputs
 
 
-def double_buffer(batches, step, copy_stream, *, wait_copied=True, wait_consumed=True, nbuffers=2):
-    """The exercise's solution, with a switch for each of its two events, and for its number of buffers."""
+def double_buffer(batches, step, copy_stream, *, wait_copied=True, wait_consumed=True, nbuffers=2,
+                  host_waits=False, buffers=None):
+    """The exercise's solution, with a switch for each of its two events, and for its number of buffers;
+    host_waits: the host waits for the step that last read a buffer (Event.synchronize) before the copy into it,
+    in place of copy_stream.wait_event; buffers: given, not made by this call."""
     main = torch.cuda.current_stream()
-    buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(nbuffers)]
+    if buffers is None:
+        buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(nbuffers)]
     copied = [torch.cuda.Event() for _ in range(nbuffers)]
     consumed = [torch.cuda.Event() for _ in range(nbuffers)]
     copy_stream.wait_stream(main)
 
     def load(i):
         k = i % nbuffers
-        if wait_consumed:
+        if host_waits:
+            consumed[k].synchronize()  # not yet recorded for the first buffers: returns at once
+        elif wait_consumed:
             copy_stream.wait_event(consumed[k])
         with torch.cuda.stream(copy_stream):
             buffers[k].copy_(batches[i], non_blocking=True)
@@ -693,6 +699,44 @@ def double_buffer_serial(batches, step, copy_stream):  # two buffers, but each c
     return outputs
 
 
+def synchronize_every_batch(batches, step, copy_stream):
+    """No events: torch.cuda.synchronize() before each batch.  Race-free, and the copy of batch i+1 still runs beside
+    step i (both are queued between two synchronizes), but the host waits for the GPU at every batch."""
+    buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
+    torch.cuda.synchronize()
+    with torch.cuda.stream(copy_stream):
+        buffers[0].copy_(batches[0], non_blocking=True)
+    outputs = []
+    for i in range(len(batches)):
+        torch.cuda.synchronize()
+        if i + 1 < len(batches):
+            with torch.cuda.stream(copy_stream):
+                buffers[(i + 1) % 2].copy_(batches[i + 1], non_blocking=True)
+        outputs.append(step(buffers[i % 2]))
+    return outputs
+
+
+def synchronize_at_the_end(batches, step, copy_stream):
+    """Buffers from copy_stream's pool, without record_stream, kept safe by torch.cuda.synchronize() before the
+    return: the host waits for every step."""
+    outputs = two_buffers(batches, step, copy_stream, alloc_on="copy")
+    torch.cuda.synchronize()
+    return outputs
+
+
+_KEPT: dict[tuple, list] = {}  # kept_buffers's buffers, by the batches' shape and dtype
+
+
+def kept_buffers(batches, step, copy_stream):
+    """"Allocated once" read as once for the program: two buffers per shape and dtype, kept from one call to the
+    next.  A second call, from another stream, copies into them while the first call's steps still read them:
+    its copy_stream waits only for its own caller's stream."""
+    key = (tuple(batches[0].shape), batches[0].dtype)
+    if key not in _KEPT:
+        _KEPT[key] = [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
+    return double_buffer(batches, step, copy_stream, buffers=_KEPT[key])
+
+
 def last_batch_missing(batches, step, copy_stream):
     return double_buffer(batches[:-1], step, copy_stream) if len(batches) > 1 else []
 
@@ -725,6 +769,13 @@ WRONG_LOOPS = {
     "blocking copies (non_blocking=False)": lambda b, s, c: two_buffers(b, s, c, blocking=True),
     "leaves copy_stream current (set_stream)": lambda b, s, c: two_buffers(b, s, c, leave_current=True),
     "step on the batches in host memory": steps_on_the_host_batches,
+    # Race-free, and fast enough: the old check passed these, since it never tested that the host does not wait.
+    "the host synchronizes before each batch, no events": synchronize_every_batch,
+    "the host waits for the step that read a buffer (Event.synchronize) before the copy into it": lambda b, s, c: (
+        double_buffer(b, s, c, host_waits=True)),
+    "buffers from copy_stream's pool, torch.cuda.synchronize() at the end": synchronize_at_the_end,
+    # The old check synchronized between calls: a buffer kept for the next call was never in use when it came.
+    "two buffers kept from one call to the next (module-level)": kept_buffers,
 }
 
 # ---------------------------------------------------------------- exercise 5: simulate_queues (CPU)
