@@ -457,7 +457,8 @@ def _kernels(program: Sequence[Op]) -> list[str]:
 def _expect_timeline(ex: Any, called: Callable[[], str], got: object, want: Timeline,
                      hint: Callable[[bool], str]) -> None:
     """Expect the timeline `want`: first its kernels, each a pair of numbers, then each kernel's place.  The
-    call is written, and the hint told whether the first kernel out of place starts too late, on a failure."""
+    call is written, and the hint told whether the first kernel out of place starts too late, on a failure (or,
+    if that kernel does not last its duration, the rule for a duration instead)."""
     if not _misplaces(got, want):
         ex.expect(True, "", "")
         return
@@ -468,8 +469,14 @@ def _expect_timeline(ex: Any, called: Callable[[], str], got: object, want: Time
     differs = _first_difference(got, want)
     if differs is not None:
         name, (start, end) = differs
+        (want_start, want_end) = want[name]
         ex.expect(False, f"{call} puts {name!r} at {start:g} to {end:g} ms; the rules put it at "
-                         f"{want[name][0]:g} to {want[name][1]:g} ms", hint(start > want[name][0]))
+                         f"{want_start:g} to {want_end:g} ms",
+                  hint(start > want_start) if _same(end - start, want_end - want_start) else DURATION_HINT)
+
+
+DURATION_HINT = ("each pair is (start, end) in ms, and a kernel runs for exactly its duration, a fraction of a "
+                 "millisecond included: which operation of your simulator changes how long a kernel takes?")
 
 
 # ------------------------------------------------------------------------------------------
@@ -527,6 +534,8 @@ def check_predicted_timeline(predicted_timeline: Callable[[], Timeline]) -> None
         got = ex.answer(predicted_timeline)()
         problem = _sealed_timeline_problem(got, PROGRAM_SEALED)
         ex.expect(problem is None, f"your prediction {problem}",
+                  "return a dict with one (start_ms, end_ms) pair of numbers for each kernel of PROGRAM, keyed by "
+                  "its name as the program writes it" if _timeline_problem(got, list(PROGRAM_SEALED)) else
                   "each stream runs its kernels one after another; a wait holds back only the work queued "
                   "after it on that stream, until the event's work is done")
 
@@ -587,10 +596,12 @@ def _closed(ops: list[tuple]) -> list[tuple]:
 def random_program(size: int, seed: int) -> list[Op]:
     """A program of `size` operations drawn from `seed` (the same ones on every machine), over 1 to 4 streams
     and 1 to 3 events: kernels, records (an event recorded again included), waits (for an event recorded
-    before, later, or never) and wait_streams; each program of a seed begins the longer ones of that seed."""
+    before, later, or never) and wait_streams; each program of a seed begins the longer ones of that seed.
+    The events of an odd seed have the names of streams (s0, s1, ...): the task does not make names distinct,
+    and an event is not the stream of the same name."""
     rng = random.Random(seed)
     streams = [f"s{i}" for i in range(rng.randint(1, 4))]
-    events = [f"e{i}" for i in range(rng.randint(1, 3))]
+    events = [f"{'s' if seed % 2 else 'e'}{i}" for i in range(rng.randint(1, 3))]
     ops: list[tuple] = []
     for _ in range(size):
         kind, stream = rng.choices(KINDS, weights=(4, 2, 2, 1))[0], rng.choice(streams)
@@ -631,6 +642,7 @@ def _shown_program(program: Sequence[Op]) -> str:
 
 # The rules of the task, as the hints of check_simulate say them, by what a failing program holds.
 RULES = {
+    "names": "an event may have the name of a stream: they are two different things, each with its own time",
     "early wait": "a wait for an event not yet recorded at that point of the program does nothing: CUDA does not "
                   "look ahead to a later record",
     "re-record": "recording an event again moves it: a wait takes the event as its latest record before the wait "
@@ -655,7 +667,9 @@ def _rules_hint(program: Sequence[Op]) -> str:
         elif op[0] == "wait":
             early_wait = early_wait or op[2] not in recorded
     kinds = {op[0] for op in program}
+    shared = {op[2] for op in program if op[0] in ("record", "wait")} & set(_streams_of(program))
     found = [rule for rule, holds in (
+        ("names", bool(shared)),
         ("early wait", early_wait), ("re-record", len(recorded) > len(set(recorded))), ("wait", "wait" in kinds),
         ("wait_stream", "wait_stream" in kinds),
         ("fraction", any(op[0] == "kernel" and op[3] != int(op[3]) for op in program))) if holds]
@@ -681,6 +695,8 @@ SIMULATE_CASES: list[list[Op]] = [
      ("kernel", "s1", "d", 4)],
     [("kernel", "s1", "a", 3), ("kernel", "s1", "b", 2), ("wait_stream", "s2", "s1"), ("kernel", "s1", "d", 4),
      ("kernel", "s2", "c", 1)],
+    [("kernel", "a", "k1", 2), ("kernel", "b", "k2", 5), ("record", "b", "a"), ("kernel", "a", "k3", 1),
+     ("wait", "c", "a"), ("kernel", "c", "k4", 1)],  # an event with the name of a stream
     PROGRAM,
 ]
 
@@ -725,7 +741,20 @@ def _smallest(program: list[Op], fails: Callable[[list[Op]], bool]) -> list[Op]:
         if op[0] == "kernel" and op[3] != 1 and still(simpler):
             program = simpler
     renamed = _named([("kernel", op[1], op[3]) if op[0] == "kernel" else op for op in program])
+    program = renamed if renamed != program and still(renamed) else program
+    renamed = _events_renamed(program)
     return renamed if renamed != program and still(renamed) else program
+
+
+def _events_renamed(program: list[Op]) -> list[Op]:
+    """The program with its events named e0, e1, ... in the order they appear, none the name of a stream."""
+    streams = set(_streams_of(program))
+    fresh = (name for name in (f"e{i}" for i in itertools.count()) if name not in streams)
+    names: dict[str, str] = {}
+    for op in program:
+        if op[0] in ("record", "wait") and op[2] not in names:
+            names[op[2]] = next(fresh)
+    return [(op[0], op[1], names[op[2]]) if op[0] in ("record", "wait") else op for op in program]
 
 
 def check_simulate(simulate: Callable[[Sequence[Op]], Timeline]) -> None:
@@ -1075,12 +1104,22 @@ def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str,
                batches: list[torch.Tensor]) -> None:
     """One race of prefetch_loop, made wide: "slow copies" (every stream the loop queues work on, copy_stream
     included, starts late: streams.widened) or "slow steps" (each step keeps the caller's stream busy before
-    it reads its batch, and new tensors are made on copy_stream as soon as the loop returns)."""
+    it reads its batch; once the first step is done, a second call of the loop, from another stream, copies
+    batches of -inf; and new tensors are made on copy_stream as soon as the loop returns)."""
     step_ms = 0.0 if name == "slow copies" else max(4 * timing["copy_ms"], 4 * timing["host_ms"], 2.0)
     seen: list = []
-    step = _noting(seen, lambda x: x.sum(dim=1), lambda: step_ms)
+    first_step = torch.cuda.Event()  # recorded after the first step's work, on the stream it ran on
+
+    def work(x: torch.Tensor) -> torch.Tensor:
+        out = x.sum(dim=1)
+        if len(seen) == 1:
+            first_step.record()
+        return out
+
+    step = _noting(seen, work, lambda: step_ms)
     torch.cuda.synchronize()
     batches = _shifted(batches)
+    again = torch.full((ROWS, COLS), -math.inf).pin_memory() if name == "slow steps" else None
     torch.cuda.empty_cache()  # the only free block of a batch's size will be the scratch below
     with torch_caller(kind) as caller:
         current = caller.stream
@@ -1097,7 +1136,14 @@ def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str,
         after = torch.cuda.current_stream()
         problem = _loop_outputs_problem(got, len(batches), gpu=True)
         junk = []
-        if name == "slow steps":  # memory the loop freed, handed out again on copy_stream at once
+        if name == "slow steps":
+            # A second call, from another stream, once this call's first step is done: this call's later steps
+            # still run (slow), and its buffers are its own.
+            other, copy_again = torch.cuda.Stream(), torch.cuda.Stream()
+            other.wait_event(first_step)
+            with torch.cuda.stream(other):
+                yours([again] * len(batches), lambda x: x.sum(dim=1), copy_again)
+            # Memory the loop freed, handed out again on copy_stream at once.
             with torch.cuda.stream(copy_stream):
                 junk = [torch.full((ROWS, COLS), math.inf, device="cuda") for _ in range(2)]
         with torch.cuda.stream(current):  # the caller reads the outputs: no synchronize before it
@@ -1114,6 +1160,9 @@ def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str,
     bad = [i for i, (c, w) in enumerate(zip(copies, want)) if not torch.equal(c, w)]
     if name == "slow copies":
         hint = "a step read its buffer before the copy into it was done: which event must the caller's stream wait for?"
+    elif any(bool((copies[i] == -math.inf).any()) for i in bad):
+        hint = ("buffers kept from one call to the next are shared by every caller: a second call of your loop, from "
+                "another stream, copied into them while this call's steps were still reading them")
     elif any(bool(copies[i].isnan().any()) for i in bad):
         hint = ("a copy wrote into memory that the caller's stream was still using for its earlier work (your buffers "
                 "got that memory when the caller freed it): what must copy_stream wait for before its first copy?")
@@ -1124,6 +1173,28 @@ def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str,
         hint = ("a copy overwrote a buffer that a step was still reading: which event must the copy stream wait for "
                 "before it writes into a buffer again?")
     ex.expect(not bad, f"{said}: the caller read wrong outputs for batches {bad}", hint)
+
+
+def _loop_host_waits(ex: Any, yours: Callable, batches: list[torch.Tensor]) -> None:
+    """The host does not wait: called from a caller whose stream is still busy with earlier work for a window,
+    the loop returns before the window ends (an event's query, as in fan_out's races).  A run that a slow or busy
+    host spoiled is tried again with a window twice as long; a loop that waits for the GPU fails every try."""
+    for k in range(TRIES):
+        window_ms = WINDOW_MS * 2**k
+        torch.cuda.synchronize()
+        with torch_caller("busy", busy_ms=window_ms) as caller:
+            copy_stream = torch.cuda.Stream()
+            t0 = time.perf_counter()
+            yours(batches, lambda x: x.sum(dim=1), copy_stream)
+            host_ms = (time.perf_counter() - t0) * 1e3
+            waited = caller.busy_end.query()
+        torch.cuda.synchronize()
+        if not waited:
+            break
+    ex.expect(not waited, f"{caller.says}: prefetch_loop returned only after the GPU had done the caller's "
+                          f"{window_ms:.0f} ms of earlier work (the host waited {host_ms:.0f} ms)",
+              "order the copies and the steps on the GPU, with events between the streams: the host only queues "
+              "the work, and never waits for it (no synchronize)")
 
 
 def _loop_races(ex: Any, yours: Callable, timing: dict[str, float],
@@ -1148,11 +1219,12 @@ def check_prefetch_loop(
 
     Two properties over every kind of caller (streams.TORCH_CALLERS).  Values: 1 to 9 small batches of
     any shape and dtype; output i is step(batch i), each step on the caller's stream with its batch in
-    GPU memory, as the caller reads them on its stream.  Races, with 8 batches of 16 MiB: slow copies
-    (every stream the loop queues work on starts late) and slow steps (and memory the loop frees,
-    handed out again on copy_stream at once), with the caller's earlier work on the memory the buffers
-    get (late, for a busy caller).  Then, from the default stream: the GPU allocations of a batch's
-    size, and the speed.
+    GPU memory, as the caller reads them on its stream.  Then, from a busy caller, the host does not
+    wait: the loop returns before the caller's earlier work is done.  Races, with 8 batches of 16 MiB:
+    slow copies (every stream the loop queues work on starts late) and slow steps (with a second call of
+    the loop from another stream while the steps still run, and memory the loop frees, handed out again
+    on copy_stream at once), with the caller's earlier work on the memory the buffers get (late, for a
+    busy caller).  Then, from the default stream: the GPU allocations of a batch's size, and the speed.
 
     Durations and the bar for "faster" come from what the check measures on this machine: a copy's
     time on this GPU's link (copy_ms), and the host's time to queue one batch of your loop (host_ms).
@@ -1179,6 +1251,7 @@ def check_prefetch_loop(
         batches = _batches()
         copy_all(batches)  # warm-up: the allocator's first cudaMalloc calls
         timing = {"copy_ms": _elapsed_ms(lambda: copy_all(batches)) / len(batches)}  # host_ms: the first race
+        _loop_host_waits(ex, yours, batches)  # first: a loop that waits would make host_ms long, and the bar easy
         for_all(ex, torch_callers(), _loop_races(ex, yours, timing, batches), examples=len(TORCH_CALLERS),
                 budget_s=GPU_BUDGET_S, describe=lambda kind: f"prefetch_loop called from {TORCH_CALLERS[kind]}")
 
@@ -1225,9 +1298,12 @@ def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
     """check_prefetch_loop's outputs and buffers on a CPU, where copies and steps run in order."""
     with (exercise("prefetch_loop") as ex,
           ex.on_cpu("the outputs, in order, for 1 to 9 batches of any shape and dtype, and the tensors of a "
-                    "batch's size made for the GPU, with the copies and steps run in order on the CPU",
-                    "every kind of caller, the races (slow copies, slow steps, memory in use by the caller or "
-                    "freed too early), and the speed against copying then computing one batch at a time"),
+                    "batch's size asked for on the GPU (device='cuda', .to, .cuda()), with the copies and steps run "
+                    "in order on the CPU",
+                    "every kind of caller, that the host never waits, the races (slow copies, slow steps, a second "
+                    "call from another stream, memory in use by the caller or freed too early), the GPU tensors made "
+                    "in other ways (clone, empty_like of a GPU tensor), and the speed against copying then computing "
+                    "one batch at a time"),
           cuda_on_cpu() as gpu):
         yours = ex.answer(prefetch_loop)
         holds = _loop_values(ex, yours)

@@ -246,6 +246,7 @@ WRONG_PREDICTIONS = {
     "a kernel missing": {k: v for k, v in ANSWER.items() if k != "log"},
     "durations instead of times": {k: v[1] - v[0] for k, v in ANSWER.items()},
     "times as strings": {k: (str(v[0]), str(v[1])) for k, v in ANSWER.items()},  # the old check took float("10")
+    "names without their spaces": {k.replace(" ", ""): v for k, v in ANSWER.items()},
 }
 ALSO_RIGHT_PREDICTIONS = {
     "pairs as lists": {k: list(v) for k, v in ANSWER.items()},
@@ -463,6 +464,23 @@ def records_need_a_kernel(program, *, wait_stream_on_kernels=False):
     return timeline
 
 
+def one_dict_for_streams_and_events(program):
+    """The streams' times and the events' times kept in one dict (a never-recorded event reads 0, so its wait
+    does nothing): right while no event has the name of a stream; then a record moves that stream."""
+    time, timeline = {}, {}
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = time.get(stream, 0.0)
+            time[stream] = start + ms
+            timeline[name] = (start, start + ms)
+        elif op[0] == "record":
+            time[op[2]] = time.get(op[1], 0.0)
+        else:  # a wait for an event, or wait_stream: both read the dict
+            time[op[1]] = max(time.get(op[1], 0.0), time.get(op[2], 0.0))
+    return timeline
+
+
 WRONG_SIMULATORS = {
     "streams ignored (one queue)": one_queue,
     "kernels of a stream all start at 0": simulator(in_order=False),
@@ -483,6 +501,8 @@ WRONG_SIMULATORS = {
     "a wait holds back the event's stream too": rules_with(wait=_both_wait),
     "an event stands for the start of its stream's last kernel": record_at_last_start,
     "a record on a stream that has run no kernel ignored": records_need_a_kernel,
+    # Generated programs named events e0, e1, ... and streams s0, s1, ...: the old check passed this.
+    "one dict for the streams' and the events' times (an event named like a stream)": one_dict_for_streams_and_events,
     "wait_stream waits for the other stream's last kernel, not for its waits": lambda p: records_need_a_kernel(
         p, wait_stream_on_kernels=True),
 }
@@ -517,17 +537,23 @@ def lecture_loop(batches, step, copy_stream, *, wait=True, record=True):
     return outputs
 
 
-def double_buffer(batches, step, copy_stream, *, wait_copied=True, wait_consumed=True, nbuffers=2):
-    """The exercise's solution, with a switch for each of its two events, and for its number of buffers."""
+def double_buffer(batches, step, copy_stream, *, wait_copied=True, wait_consumed=True, nbuffers=2,
+                  host_waits=False, buffers=None):
+    """The exercise's solution, with a switch for each of its two events, and for its number of buffers;
+    host_waits: the host waits for the step that last read a buffer (Event.synchronize) before the copy into it,
+    in place of copy_stream.wait_event; buffers: given, not made by this call."""
     main = torch.cuda.current_stream()
-    buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(nbuffers)]
+    if buffers is None:
+        buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(nbuffers)]
     copied = [torch.cuda.Event() for _ in range(nbuffers)]
     consumed = [torch.cuda.Event() for _ in range(nbuffers)]
     copy_stream.wait_stream(main)
 
     def load(i):
         k = i % nbuffers
-        if wait_consumed:
+        if host_waits:
+            consumed[k].synchronize()  # not yet recorded for the first buffers: returns at once
+        elif wait_consumed:
             copy_stream.wait_event(consumed[k])
         with torch.cuda.stream(copy_stream):
             buffers[k].copy_(batches[i], non_blocking=True)
@@ -673,6 +699,44 @@ def double_buffer_serial(batches, step, copy_stream):  # two buffers, but each c
     return outputs
 
 
+def synchronize_every_batch(batches, step, copy_stream):
+    """No events: torch.cuda.synchronize() before each batch.  Race-free, and the copy of batch i+1 still runs beside
+    step i (both are queued between two synchronizes), but the host waits for the GPU at every batch."""
+    buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
+    torch.cuda.synchronize()
+    with torch.cuda.stream(copy_stream):
+        buffers[0].copy_(batches[0], non_blocking=True)
+    outputs = []
+    for i in range(len(batches)):
+        torch.cuda.synchronize()
+        if i + 1 < len(batches):
+            with torch.cuda.stream(copy_stream):
+                buffers[(i + 1) % 2].copy_(batches[i + 1], non_blocking=True)
+        outputs.append(step(buffers[i % 2]))
+    return outputs
+
+
+def synchronize_at_the_end(batches, step, copy_stream):
+    """Buffers from copy_stream's pool, without record_stream, kept safe by torch.cuda.synchronize() before the
+    return: the host waits for every step."""
+    outputs = two_buffers(batches, step, copy_stream, alloc_on="copy")
+    torch.cuda.synchronize()
+    return outputs
+
+
+_KEPT: dict[tuple, list] = {}  # kept_buffers's buffers, by the batches' shape and dtype
+
+
+def kept_buffers(batches, step, copy_stream):
+    """"Allocated once" read as once for the program: two buffers per shape and dtype, kept from one call to the
+    next.  A second call, from another stream, copies into them while the first call's steps still read them:
+    its copy_stream waits only for its own caller's stream."""
+    key = (tuple(batches[0].shape), batches[0].dtype)
+    if key not in _KEPT:
+        _KEPT[key] = [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
+    return double_buffer(batches, step, copy_stream, buffers=_KEPT[key])
+
+
 def last_batch_missing(batches, step, copy_stream):
     return double_buffer(batches[:-1], step, copy_stream) if len(batches) > 1 else []
 
@@ -705,6 +769,13 @@ WRONG_LOOPS = {
     "blocking copies (non_blocking=False)": lambda b, s, c: two_buffers(b, s, c, blocking=True),
     "leaves copy_stream current (set_stream)": lambda b, s, c: two_buffers(b, s, c, leave_current=True),
     "step on the batches in host memory": steps_on_the_host_batches,
+    # Race-free, and fast enough: the old check passed these, since it never tested that the host does not wait.
+    "the host synchronizes before each batch, no events": synchronize_every_batch,
+    "the host waits for the step that read a buffer (Event.synchronize) before the copy into it": lambda b, s, c: (
+        double_buffer(b, s, c, host_waits=True)),
+    "buffers from copy_stream's pool, torch.cuda.synchronize() at the end": synchronize_at_the_end,
+    # The old check synchronized between calls: a buffer kept for the next call was never in use when it came.
+    "two buffers kept from one call to the next (module-level)": kept_buffers,
 }
 
 # ---------------------------------------------------------------- exercise 5: simulate_queues (CPU)
@@ -791,6 +862,8 @@ WRONG_QUEUE_SIMULATORS = {
     "one more queue than asked": lambda program, queues: queue_simulator()(program, queues + 1),
     "a queue per stream, or else one queue for all": enough_queues_or_one,
     "the queue holds back only a stream's first kernel": queue_rule_for_first_kernels,
+    "durations rounded to whole ms": lambda program, queues: queue_simulator()(
+        [(kind, stream, name, round(ms)) for kind, stream, name, ms in program], queues),
 }
 ALSO_RIGHT_QUEUE_SIMULATORS = {
     "the wrong simulators' builder, nothing broken": queue_simulator(),
