@@ -43,7 +43,7 @@ def _run_here(script: str) -> tuple[list[int], str]:
 
 
 @host
-@pytest.mark.parametrize("case", [(0, 0), (1, 0), (17, 30), (123456, 11), (4, 0), (4, 14)],
+@pytest.mark.parametrize("case", [(0, 0), (1, 0), (17, 30), (123456, 11), (816, 0), (816, 1)],
                          ids=str)
 def test_the_failing_line_is_where_the_script_raises_on_the_cpu(case):
     script = nb05.failing_script(*case)
@@ -65,6 +65,9 @@ def test_the_two_scripts_alike_differ_in_their_seed_alone_and_fail_at_other_line
     assert lines[0] != lines[1]
     assert one[lines[0] - 1].strip().split(" = ")[1].startswith("pooled(")  # two helpers deep
     assert other[lines[1] - 1].strip().split(" = ")[1].startswith("users(")  # forward()'s own call of a module
+    (step, failing), *later = nb05._bad_draws(*first)
+    assert step >= 2, "a replay of steps 0 and 1 alone, or a run of two steps, finds no failure"
+    assert any(k < failing for _, k in later), "a lookup written earlier draws a bad id later in time"
 
 
 @host

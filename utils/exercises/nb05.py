@@ -220,16 +220,27 @@ def failing_line(layout: int, data: int) -> int:
     return _script(layout, data)[1][_first_bad_lookup(layout, data)]
 
 
+def _bad_draws(layout: int, data: int) -> list[tuple[int, int]]:
+    """(step, lookup) of every lookup that draws an id out of range, in the order the script would run them."""
+    plan = _layout(layout)
+    return [(step, k) for step, drawn in enumerate(_draws(_seed(plan, data), len(plan.lookups)))
+            for k, ids in enumerate(drawn) if ROWS in ids]
+
+
 @reference
 @functools.cache
 def _scripts_alike() -> list[tuple[int, int]]:
-    """Two scripts that differ in their seed alone: in one the lookup that fails goes through two helpers, in the
-    other it is forward()'s own call of a module (PyTorch's frames below it have a forward() too), on another
-    line.  No reading of the text tells them apart."""
+    """Two scripts that differ in their seed alone: in the first the lookup that fails goes through two helpers,
+    at step 2 or later, and a lookup written before it draws a bad id too, but at a later step (it would fail,
+    had the script not stopped); in the other it is forward()'s own call of a module (PyTorch's frames below it
+    have a forward() too), on another line.  No reading of the text tells them apart, no count of the steps run
+    (one or two) finds the first failure, and only a replay that follows the draws in time (step by step, each
+    step's lookups in order) does."""
     for layout in range(1000):
         plan = _layout(layout)
-        first = _first_bad_lookup(layout, 0)
-        if plan.lookups[first][0] != 2:
+        bad = _bad_draws(layout, 0)
+        step, first = bad[0]
+        if plan.lookups[first][0] != 2 or step < 2 or not any(k < first for _, k in bad[1:]):
             continue
         for data in range(1, 30):
             other = _first_bad_lookup(layout, data)
@@ -243,9 +254,10 @@ def _line_hint(text: list[str], got: int, want: int) -> str:
     said = text[got - 1].strip() if 1 <= got <= len(text) else ""
     forward = text.index("def forward():") + 1
     helpers = [n for n, line in enumerate(text, 1) if line.startswith(("def rows", "def pooled"))]
-    if ".item()" in said or forward < want < got:
-        return ("the GPU runs behind the host: the error surfaced at a later call that waited for it. Make every "
-                "launch wait (an environment variable read when CUDA starts), or run the script on the CPU")
+    gpu_behind = ("the GPU runs behind the host: the error surfaced at a later call that waited for it. Make every "
+                  "launch wait (an environment variable read when CUDA starts), or run the script on the CPU")
+    if ".item()" in said:
+        return gpu_behind
     if said == "loss = forward()":
         return "that line calls forward(): the traceback goes on, into forward(), where the lookup is"
     if any(start < got <= start + 1 for start in helpers):
@@ -258,6 +270,11 @@ def _line_hint(text: list[str], got: int, want: int) -> str:
     if got < forward:
         return ("the script failed before forward() ran: run it on a device this machine has (the script reads it "
                 "from the environment)")
+    if "ids[" in said:
+        return ("another lookup: the script stops at the first lookup that reads out of range, in the order it runs "
+                "them (step by step, each step's lookups in order): run it, and read its traceback")
+    if want < got:
+        return gpu_behind
     return ("run the script where the failing operation raises the error itself, then read the traceback's frames: "
             "the one in forward()")
 
@@ -284,8 +301,10 @@ def check_find_failing_line(find_failing_line: Callable[[str], int]) -> None:
             ex.expect(line == want, f"for {name} returned line {line}, {said}; the lookup that fails is line "
                                     f"{want}, `{text[want - 1].strip()}`", _line_hint(text, line, want))
 
-        # Each case runs a script in a fresh process: few cases, and no shrinking (every script is small).
-        for_all(ex, st.tuples(st.integers(0, 10**6), st.integers(0, 30)), finds, examples=2,
+        # Each case costs the answer a fresh process: one generated script, then the two alike (which hold every
+        # kind of mistake: a helper two deep, a module's own forward(), a bad id drawn earlier in the text but
+        # later in time, a failure after step 1), and no shrinking (every script is small).
+        for_all(ex, st.tuples(st.integers(0, 10**6), st.integers(0, 30)), finds, examples=1,
                 chosen=list(_scripts_alike()), budget_s=0.0, describe=lambda case: f"nb05.failing_script{case}")
 
 

@@ -84,6 +84,33 @@ def reads_the_ids_in_the_text(script):  # the lookup whose ids, as written in th
     return next(n for n, line in enumerate(lines, 1) if "ids[" in line)  # no ids written down: a guess
 
 
+def _replayed(script, in_time=True):
+    """The lookup (its line) that a replay of the script's seeded draws finds: in the order the script runs them
+    (step by step, each step's lookups in order), or lookup by lookup over all steps (in_time=False)."""
+    import random
+
+    seed = int(re.search(r"random\.Random\((\d+)\)", script).group(1))
+    vocab = int(re.search(r"^VOCAB = (\d+)", script, re.MULTILINE).group(1))
+    rows = int(re.search(r"Embedding\((\d+)", script).group(1))
+    lookups = int(re.search(r"ids = batch\((\d+)\)", script).group(1))
+    steps = int(re.search(r"for step in range\((\d+)\)", script).group(1))
+    where = {int(m.group(1)): n for n, line in enumerate(script.splitlines(), 1)
+             if (m := re.search(r"ids\[(\d+)\]", line))}
+    data = random.Random(seed)
+    drawn = [[[data.randrange(vocab) for _ in range(4)] for _ in range(lookups)] for _ in range(steps)]
+    order = ([(step, k) for step in range(steps) for k in range(lookups)] if in_time
+             else [(step, k) for k in range(lookups) for step in range(steps)])
+    return next(where[k] for step, k in order if max(drawn[step][k]) >= rows)
+
+
+def replay_in_time(script):  # right: nothing run, the seeded draws replayed in the order the script runs them
+    return _replayed(script)
+
+
+def replay_lookup_by_lookup(script):  # the first lookup that ever draws a bad id, not the first to fail in time
+    return _replayed(script, in_time=False)
+
+
 def blocking_or_cpu(script):  # right: CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere
     env = {"CUDA_LAUNCH_BLOCKING": "1"} if torch.cuda.is_available() else {"DEVICE": "cpu"}
     return _forward(_frames(run_process(script, env=env).traceback))
@@ -394,6 +421,7 @@ WRONG: dict[str, dict[str, object]] = {
         "the first lookup of the script's text, nothing run": first_lookup_in_text,
         "the last lookup of the script's text, nothing run": last_lookup_in_text,
         "the ids written in the script's text, nothing run": reads_the_ids_in_the_text,
+        "replays the seeded draws lookup by lookup over all steps, not in time": replay_lookup_by_lookup,
     },
     "check_safe_index_add": {
         "no check (a device-side assert on a GPU)": no_check,
@@ -429,7 +457,8 @@ WRONG: dict[str, dict[str, object]] = {
 WRONG_ON_CPU = {"check_train_steps_no_sync": set(WRONG["check_train_steps_no_sync"])}
 ALSO_RIGHT = {
     "check_find_failing_line": {"CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere": blocking_or_cpu,
-                                "the script run from one file, the same for every call": through_one_file},
+                                "the script run from one file, the same for every call": through_one_file,
+                                "the seeded draws replayed in time, nothing run": replay_in_time},
     "check_safe_index_add": {"one .tolist(), then a Python loop": tolist_then_loop,
                              "nonzero() for the positions, torch.index_add": nonzero_positions,
                              "one .cpu(), then .tolist() of the copy (one transfer)": cpu_then_tolist,
