@@ -568,7 +568,7 @@ WRONG: dict[str, dict[str, object]] = {
     },
 }
 # What only a GPU shows wrong: the streams (a CPU has none); every other wrong answer fails on a CPU too
-ONLY_ON_A_GPU = {
+ONLY_ON_A_GPU: dict[str, set[object]] = {
     "check_safe_index_add": {checked_on_a_side_stream_that_never_waits, read_on_the_default_stream,
                              result_on_a_side_stream},
     "check_train_steps_no_sync": {side_stream_that_never_waits_for_the_caller},
