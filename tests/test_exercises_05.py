@@ -43,7 +43,7 @@ def _run_here(script: str) -> tuple[list[int], str]:
 
 
 @host
-@pytest.mark.parametrize("case", [(0, 0), (1, 0), (17, 30), (123456, 11), (4, 0), (4, 14)],
+@pytest.mark.parametrize("case", [(0, 0), (1, 0), (17, 30), (123456, 11), (816, 0), (816, 1)],
                          ids=str)
 def test_the_failing_line_is_where_the_script_raises_on_the_cpu(case):
     script = nb05.failing_script(*case)
@@ -65,6 +65,9 @@ def test_the_two_scripts_alike_differ_in_their_seed_alone_and_fail_at_other_line
     assert lines[0] != lines[1]
     assert one[lines[0] - 1].strip().split(" = ")[1].startswith("pooled(")  # two helpers deep
     assert other[lines[1] - 1].strip().split(" = ")[1].startswith("users(")  # forward()'s own call of a module
+    (step, failing), *later = nb05._bad_draws(*first)
+    assert step >= 2, "a replay of steps 0 and 1 alone, or a run of two steps, finds no failure"
+    assert any(k < failing for _, k in later), "a lookup written earlier draws a bad id later in time"
 
 
 @host
@@ -173,6 +176,23 @@ def _host_value_copied_to_the_gpu():
     return GPU_Y + torch.tensor(1.0, device="cuda")
 
 
+def _written_into_a_host_tensor():
+    losses = torch.empty(2)
+    losses[0] = GPU_Y.sum()
+
+
+def _copied_into_a_host_tensor():
+    torch.empty(8, 1).copy_(GPU_Y)
+
+
+def _made_on_a_gpu_tensors_device():  # x.device of a GPU tensor is the GPU (the CPU's device, here)
+    return GPU_Y + torch.tensor(float("nan"), device=GPU_Y.device)
+
+
+def _new_tensor_of_a_gpu_tensor():
+    return GPU_Y.new_tensor(float("nan"))
+
+
 def _device_synchronize():
     torch.cuda.synchronize()
 
@@ -193,6 +213,10 @@ def _stream_synchronize():
     (_boolean_mask, "a boolean mask"), (_boolean_mask_written, "a boolean mask"), (_nonzero, ".nonzero()"),
     (_tolist, ".tolist()"), (_cpu_then_tolist, ".cpu()"), (_made_on_the_gpu_then_item, ".item()"),
     (_host_value_copied_to_the_gpu, "a host value copied to the GPU"),
+    (_written_into_a_host_tensor, "a GPU value copied into a host tensor"),
+    (_copied_into_a_host_tensor, "a GPU value copied into a host tensor"),
+    (_made_on_a_gpu_tensors_device, "a host value copied to the GPU"),
+    (_new_tensor_of_a_gpu_tensor, "a host value copied to the GPU"),
     (_device_synchronize, "torch.cuda.synchronize()"), (_event_synchronize, "a stream's or an event's synchronize()"),
     (_stream_synchronize, "a stream's or an event's synchronize()"),
 ], ids=lambda v: v.__name__ if callable(v) else None)
@@ -218,6 +242,40 @@ def _host_values_only():  # values made on the host are read there for free
 @pytest.mark.parametrize("fn", [_on_the_gpu_only, _host_values_only], ids=lambda fn: fn.__name__)
 def test_host_waits_notes_nothing_where_no_gpu_value_reaches_the_host(fn):
     assert _waits(fn) == []
+
+
+def _stale(fn) -> list[str]:
+    with cuda_on_cpu(), nb05.HostWaits(fn) as host_waits, host_waits.counting_synchronize():
+        fn()
+    return host_waits.stale
+
+
+def _non_blocking_read_at_once():
+    return GPU_Y.to("cpu", non_blocking=True).tolist()
+
+
+def _non_blocking_copy_into_read_at_once():
+    host = torch.empty(8, 1)
+    host.copy_(GPU_Y, non_blocking=True)
+    return host.sum().item()
+
+
+def _non_blocking_then_synchronize():
+    host = GPU_Y.to("cpu", non_blocking=True)
+    torch.cuda.current_stream().synchronize()
+    return host.tolist()
+
+
+def _non_blocking_shape_only():
+    return len(GPU_Y.to("cpu", non_blocking=True))
+
+
+@host
+@pytest.mark.parametrize("fn, stale", [(_non_blocking_read_at_once, True), (_non_blocking_copy_into_read_at_once, True),
+                                       (_non_blocking_then_synchronize, False), (_non_blocking_shape_only, False)],
+                         ids=lambda v: v.__name__ if callable(v) else None)
+def test_host_waits_notes_a_non_blocking_copy_read_before_a_synchronize(fn, stale):
+    assert bool(_stale(fn)) == stale
 
 
 @host

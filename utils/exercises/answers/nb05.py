@@ -1,12 +1,12 @@
 """Wrong answers, and other right ones, to the exercises of notebook 05 (debugging asynchronous
 CUDA errors), for the tests: SPOILERS.
 
-Exercises 1 and 2 are checked on the CPU and on the GPU alike (their scripts and children pick the
-device); exercise 3 needs a GPU (sync debug mode).  Without one, exercise 3's check runs the loop on
-the CPU, where it compares losses and parameters and counts the calls that would make the host wait
-for a GPU: every wrong answer of it fails there too (WRONG_ON_CPU).  The functions of exercise 2
-travel to a fresh process as code only: each is a plain top-level function that uses torch, F and
-math alone.
+Exercise 1 is checked on the CPU and on the GPU alike (its scripts pick the device); exercises 2 and
+3 need a GPU for their streams.  Without one, their checks run on the CPU what a CPU can tell (values,
+errors, the calls that would make the host wait for a GPU): every wrong answer fails there too
+(WRONG_ON_CPU), except those that only a GPU shows wrong (ONLY_ON_A_GPU: a stream that does not
+wait).  The functions of exercise 2 travel to a fresh process as code only: each is a plain
+top-level function that uses torch, F and math alone.
 """
 
 from __future__ import annotations
@@ -82,6 +82,33 @@ def reads_the_ids_in_the_text(script):  # the lookup whose ids, as written in th
         if written and any(int(v) >= rows for v in re.findall(r"\d+", written.group(2))):
             return next(n for n, other in enumerate(lines, 1) if f"{written.group(1)}[" in other)
     return next(n for n, line in enumerate(lines, 1) if "ids[" in line)  # no ids written down: a guess
+
+
+def _replayed(script, in_time=True):
+    """The lookup (its line) that a replay of the script's seeded draws finds: in the order the script runs them
+    (step by step, each step's lookups in order), or lookup by lookup over all steps (in_time=False)."""
+    import random
+
+    seed = int(re.search(r"random\.Random\((\d+)\)", script).group(1))
+    vocab = int(re.search(r"^VOCAB = (\d+)", script, re.MULTILINE).group(1))
+    rows = int(re.search(r"Embedding\((\d+)", script).group(1))
+    lookups = int(re.search(r"ids = batch\((\d+)\)", script).group(1))
+    steps = int(re.search(r"for step in range\((\d+)\)", script).group(1))
+    where = {int(m.group(1)): n for n, line in enumerate(script.splitlines(), 1)
+             if (m := re.search(r"ids\[(\d+)\]", line))}
+    data = random.Random(seed)
+    drawn = [[[data.randrange(vocab) for _ in range(4)] for _ in range(lookups)] for _ in range(steps)]
+    order = ([(step, k) for step in range(steps) for k in range(lookups)] if in_time
+             else [(step, k) for k in range(lookups) for step in range(steps)])
+    return next(where[k] for step, k in order if max(drawn[step][k]) >= rows)
+
+
+def replay_in_time(script):  # right: nothing run, the seeded draws replayed in the order the script runs them
+    return _replayed(script)
+
+
+def replay_lookup_by_lookup(script):  # the first lookup that ever draws a bad id, not the first to fail in time
+    return _replayed(script, in_time=False)
 
 
 def blocking_or_cpu(script):  # right: CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere
@@ -264,6 +291,70 @@ def subclass_of_index_error(target, dim, index, source):  # right: an IndexError
     return target.index_add(dim, index, source)
 
 
+def non_blocking_copy_read_at_once(target, dim, index, source):  # a stale buffer on a GPU: read before it landed
+    size = target.shape[dim]
+    values = index.to("cpu", non_blocking=True).tolist()
+    for position, value in enumerate(values):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+def checked_on_a_side_stream_that_never_waits(target, dim, index, source):  # GPU: reads a busy caller's indices early
+    size = target.shape[dim]
+    if index.is_cuda:
+        with torch.cuda.stream(torch.cuda.Stream()):
+            values = index.tolist()
+    else:
+        values = index.tolist()
+    for position, value in enumerate(values):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+def read_on_the_default_stream(target, dim, index, source):  # GPU: the default stream does not wait for the caller's
+    size = target.shape[dim]
+    if index.is_cuda:
+        with torch.cuda.stream(torch.cuda.default_stream()):
+            values = index.tolist()
+    else:
+        values = index.tolist()
+    for position, value in enumerate(values):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+def result_on_a_side_stream(target, dim, index, source):  # GPU: the caller never waits for the side stream's result
+    size = target.shape[dim]
+    values = index.tolist()
+    for position, value in enumerate(values):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    if not target.is_cuda:
+        return target.index_add(dim, index, source)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        return target.index_add(dim, index, source)
+
+
+def side_stream_that_waits(target, dim, index, source):  # right: a side stream of its own that waits for the caller's
+    size = target.shape[dim]
+    if index.is_cuda:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            values = index.tolist()
+    else:
+        values = index.tolist()
+    for position, value in enumerate(values):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
 # ---------------------------------------------------------------- exercise 3: train_steps_no_sync (GPU)
 def _no_sync(model, batches, lr, *, log_item=False, bool_guard=False, mask=False, guard=True, per_row_mean=False,
              guard_loss_only=False):
@@ -381,6 +472,47 @@ def weights_and_clamp(model, batches, lr):  # right: a 0/1 weight per row, and t
     return torch.stack(losses)
 
 
+def losses_in_a_host_tensor(model, batches, lr):  # each loss copied into a host tensor: a wait per step
+    losses = torch.empty(len(batches))
+    for i, batch in enumerate(batches):
+        losses[i] = _no_sync(model, [batch], lr)[0]
+    return losses
+
+
+def nan_made_on_the_host_each_step(model, batches, lr, *, new_tensor=False):  # a host value copied to the GPU
+    losses = []
+    for x, y in batches:
+        keep = y >= 0
+        n = keep.sum()
+        total = torch.where(keep, (model(x) - y) ** 2, 0.0).sum()
+        nan = x.new_tensor(float("nan")) if new_tensor else torch.tensor(float("nan"), device=x.device)
+        loss = torch.where(n > 0, total / n.clamp(min=1), nan)
+        losses.append(loss.detach())
+        ok = ~torch.isnan(loss)
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * torch.where(ok, p.grad, 0.0)
+    return torch.stack(losses)
+
+
+def nan_from_new_tensor_each_step(model, batches, lr):
+    return nan_made_on_the_host_each_step(model, batches, lr, new_tensor=True)
+
+
+def side_stream_that_never_waits_for_the_caller(model, batches, lr):  # GPU: reads a busy caller's batches early
+    if not next(model.parameters()).is_cuda:
+        return _no_sync(model, batches, lr)
+    caller = torch.cuda.current_stream()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        losses = _no_sync(model, batches, lr)
+    caller.wait_stream(side)  # the caller waits for it at the end: only the wait at the start is missing
+    losses.record_stream(caller)
+    return losses
+
+
 WRONG: dict[str, dict[str, object]] = {
     "check_find_failing_line": {
         "a hard-coded line": hard_coded,
@@ -394,6 +526,7 @@ WRONG: dict[str, dict[str, object]] = {
         "the first lookup of the script's text, nothing run": first_lookup_in_text,
         "the last lookup of the script's text, nothing run": last_lookup_in_text,
         "the ids written in the script's text, nothing run": reads_the_ids_in_the_text,
+        "replays the seeded draws lookup by lookup over all steps, not in time": replay_lookup_by_lookup,
     },
     "check_safe_index_add": {
         "no check (a device-side assert on a GPU)": no_check,
@@ -411,6 +544,10 @@ WRONG: dict[str, dict[str, object]] = {
         "names the smallest or largest index, not the first bad one": the_extreme_index,
         "index_add_ on target (changes the caller's tensor)": in_place,
         "torch.cuda.synchronize() first, then the check (two waits)": synchronize_first,
+        "a non_blocking copy to the host, read at once": non_blocking_copy_read_at_once,
+        "checked on a side stream that never waits for the caller's": checked_on_a_side_stream_that_never_waits,
+        "the indices read on the default stream, whatever the caller's": read_on_the_default_stream,
+        "the result computed on a side stream the caller never waits for": result_on_a_side_stream,
     },
     "check_train_steps_no_sync": {
         "the given loop, unchanged": given_loop,
@@ -424,16 +561,29 @@ WRONG: dict[str, dict[str, object]] = {
         "torch.cuda.synchronize() every step": synchronize_each_step,
         "an event's synchronize() at the end": event_synchronize_at_the_end,
         "NaN gradients replaced by zeros, not the batch skipped": nan_gradients_to_zero,
+        "each loss written into a host tensor": losses_in_a_host_tensor,
+        "a NaN made with torch.tensor(..., device=x.device) each step": nan_made_on_the_host_each_step,
+        "a NaN made with x.new_tensor() each step": nan_from_new_tensor_each_step,
+        "the loop on a side stream that never waits for the caller's": side_stream_that_never_waits_for_the_caller,
     },
 }
-WRONG_ON_CPU = {"check_train_steps_no_sync": set(WRONG["check_train_steps_no_sync"])}
+# What only a GPU shows wrong: the streams (a CPU has none); every other wrong answer fails on a CPU too
+ONLY_ON_A_GPU: dict[str, set[object]] = {
+    "check_safe_index_add": {checked_on_a_side_stream_that_never_waits, read_on_the_default_stream,
+                             result_on_a_side_stream},
+    "check_train_steps_no_sync": {side_stream_that_never_waits_for_the_caller},
+}
+WRONG_ON_CPU = {check: {what for what, answer in answers.items() if answer not in ONLY_ON_A_GPU.get(check, set())}
+                for check, answers in WRONG.items() if check != "check_find_failing_line"}
 ALSO_RIGHT = {
     "check_find_failing_line": {"CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere": blocking_or_cpu,
-                                "the script run from one file, the same for every call": through_one_file},
+                                "the script run from one file, the same for every call": through_one_file,
+                                "the seeded draws replayed in time, nothing run": replay_in_time},
     "check_safe_index_add": {"one .tolist(), then a Python loop": tolist_then_loop,
                              "nonzero() for the positions, torch.index_add": nonzero_positions,
                              "one .cpu(), then .tolist() of the copy (one transfer)": cpu_then_tolist,
-                             "raises a subclass of IndexError": subclass_of_index_error},
+                             "raises a subclass of IndexError": subclass_of_index_error,
+                             "checked on a side stream of its own that waits for the caller's": side_stream_that_waits},
     "check_train_steps_no_sync": {"0/1 weights, p.sub_": weights_and_clamp,
                                   "the wrong answers' builder, nothing switched": _no_sync},
 }
