@@ -179,3 +179,102 @@ class Test06_precision:
         for right in (answers06.two_pass, answers06.welford):
             assert bool(((right(x).double() - exact).abs() < allowed / 10).all()), right.__name__
         assert bool(((answers06.one_pass(x).double() - exact).abs() > 10 * allowed).all())
+
+
+    # ------------------------------------------------ the adversary's findings (round 1), as the checks' inputs
+    @host
+    def test_at_the_longest_length_256_draws_tell_a_bound_that_catches_half_from_one_that_does_not(self):
+        """The bfloat16 part at n = 256, on the check's own 256 draws: 4 n eps sum|x_i y_i| (it catches about 59%)
+        rejects more than half, 6 times it (about 42%: 16 draws saw 8 of 16, and it passed) fewer than half."""
+        xs, ys = nb06.Dot("randn", nb06.CATCH_UP_TO, 1.0, 1.0, 0).inputs(nb06.CATCH_DRAWS_LONGEST)
+        exact = (xs.double() * ys.double()).sum(-1)
+        terms = (xs.double() * ys.double()).abs().sum(-1)
+        rounded = (xs.bfloat16().double() * ys.bfloat16().double()).sum(-1)
+        share = {times: float(((rounded - exact).abs() > times * nb06.CATCH_UP_TO * EPS32 * terms).double().mean())
+                 for times in (4, 6)}
+        assert share[4] > 0.5 > share[6], share
+
+    @host
+    def test_x_dot_x_of_a_decaying_vector_errs_past_what_the_means_of_x_and_y_predict(self):
+        """x = y = 1 / (1 + i): a running float32 sum errs by more than gamma_n n mean|x| mean|y| (the adversary's
+        tolerance), and within gamma_n sum|x_i y_i|."""
+        n = 2**14
+        x, y = (t[0] for t in nb06.Dot("decay", n, 1.0, 1.0, 0).inputs())
+        got = _sequential_result(x, y)
+        exact, terms = _exact_and_terms(x, y)
+        means = n * float(x.double().abs().mean() * y.double().abs().mean())
+        assert 10 * _gamma(n) * means < abs(got - exact) <= _gamma(n) * terms
+
+    @host
+    def test_zero_padding_in_front_hides_every_term_from_the_first_1024(self):
+        """The chosen padded case: its first 1024 terms are 0 (a size taken from them is 0); its float32 sum errs."""
+        x, y = (t[0] for t in nb06.Dot("padded", 2**12 + 1, 0.1, 1.0, 0).inputs())
+        got = _sequential_result(x, y)
+        exact, terms = _exact_and_terms(x, y)
+        assert not bool(x[:1024].any()) and 0 < abs(got - exact) <= _gamma(x.numel()) * terms
+
+    @host
+    @pytest.mark.parametrize(("shape", "seed"), [((6553, 5), 4), ((5461, 6), 5)])
+    def test_many_short_rows_show_fp16_roundings_adding_up_past_one(self, shape, seed):
+        """The chosen cases of short rows: scaling each row by its largest value in fp16 errs past 2**-10 in at least
+        one row of each; the float32 solution stays within one fp16 rounding, 2**-11, of every row."""
+        x = nb06.Activations(shape, -1.0, 3.0, "", "contiguous", seed).tensor()
+        assert x.numel() < 32768  # no threads in PyTorch's CPU reductions
+        with inside_check():
+            want = nb06.rms_exact(x)
+        wrong = (answers06.scaled_by_largest_in_fp16(x).double() - want).abs() / want
+        right = (x.float().pow(2).mean(dim=-1).sqrt().half().double() - want).abs() / want
+        assert float(wrong.max()) > 2.0**-10 and float(right.max()) <= 2.0**-11 * (1 + 2.0**-10)
+
+    @host
+    @pytest.mark.parametrize("n", [2, 3])
+    def test_short_rows_of_large_means_catch_a_shift_by_the_mean_rounded_to_bfloat16(self, n):
+        """The chosen batches of 128 rows of n values, means 1e5 to 1e6, spread 0.1: the shift by a bfloat16-rounded
+        mean errs past variance_allowed in some row; two passes and Welford's update stay below a tenth of it."""
+        rows = tuple(nb06.Row("normal", (-1) ** k * 10 ** (5 + k / 127), 0.1) for k in range(128))
+        x = nb06.Readings(n, rows, False, n).tensor()
+        with inside_check():
+            exact, allowed = nb06.variance_exact(x), nb06.variance_allowed(x)
+        assert bool(((answers06.shifted_by_bfloat16_mean(x).double() - exact).abs() > allowed).any())
+        for right in (answers06.two_pass, answers06.welford):
+            assert bool(((right(x).double() - exact).abs() < allowed / 10).all()), right.__name__
+
+    @host
+    @pytest.mark.parametrize(("call", "seen"), [
+        (lambda x: torch.ops.aten.var.correction(x, [-1], correction=0), ("library", "var")),
+        (lambda x: torch.ops.aten.std_mean.correction(x, [-1], correction=0), ("library", "std_mean")),
+        (lambda x: torch.native_layer_norm(x, [x.shape[-1]], None, None, 0.0), ("library", "native_layer_norm")),
+        (lambda x: torch.nn.functional.group_norm(x[None], 1), ("library", "group_norm")),
+        (lambda x: np.from_dlpack(x), ("left_torch", "__dlpack__")),
+        (lambda x: torch.ops.aten._local_scalar_dense(x[0, 0]), ("left_torch", "_local_scalar_dense")),
+        (lambda x: x.bfloat16(), ("narrow", "bfloat16")),
+    ], ids=["aten.var.correction", "aten.std_mean", "native_layer_norm", "group_norm", "np.from_dlpack",
+            "aten._local_scalar_dense", "bfloat16"])
+    def test_the_operation_watch_sees_what_computes_a_variance_or_leaves_float32(self, call, seen):
+        """OperationWatch names an operator overload by its name before the '.', counts every normalization as a
+        library variance, and DLPack and item's kernel as leaving torch (each passed the old check)."""
+        watch = nb06.OperationWatch()
+        with watch:
+            call(torch.randn(3, 5) + 1e4)
+        what, name = seen
+        assert name in getattr(watch, what), vars(watch)
+
+    @host
+    @pytest.mark.parametrize(("check", "answer", "hinted"), [
+        ("check_rms", lambda x: (x.float().square().sum(dim=-1) / (x.shape[-1] - 1)).sqrt().half(), "a division"),
+        ("check_rms", lambda x: x.float().abs().mean(dim=-1).half(), "the formula is off"),
+        ("check_rms", answers06.scaled_by_largest_in_fp16, "each step computed in fp16"),
+        ("check_stable_variance", answers06.squares_about_first_value, "twice the variance"),
+        ("check_stable_variance", answers06.shifted_by_fp16_mean, "fp16 ends at 65504"),
+        ("check_stable_variance", answers06.two_pass_in_fp16, "computed in fp16 or bfloat16"),
+        ("check_stable_variance", answers06.shifted_by_bfloat16_mean, "computed in fp16 or bfloat16"),
+        ("check_stable_variance", answers06.mean_without_keepdim, "which number do your squares measure from"),
+    ], ids=["rms: d - 1", "rms: mean |x|", "rms: scaled in fp16", "variance: about the first value",
+            "variance: fp16 shift", "variance: fp16 two passes", "variance: bfloat16 shift", "variance: no keepdim"])
+    def test_a_hint_names_the_mistake_the_answer_made(self, check, answer, hinted):
+        """Hints the adversary found misleading (an inf from a division blamed on overflow, a formula error on fp16's
+        bits, twice the variance at n = 2 called the sample variance, an fp16 inf called a division by 0, fp16 steps
+        and a missing keepdim blamed on the formula's cancellation), each on its answer."""
+        with pytest.raises(ExerciseFailed) as failed:
+            getattr(nb06, check)(answer)
+        assert hinted in str(failed.value).split("hint:")[1], failed.value

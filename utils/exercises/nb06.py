@@ -3,18 +3,19 @@ an fp16 overflow to fix, and a variance that survives a large mean.
 
 Each is a property over inputs that Hypothesis generates (utils/exercises/properties.py):
 
-- `check_dot_tolerance`: dot products of every length from 0 to 2**20, of random terms of any scale and of
-  the inputs tests use most (torch.full, torch.arange, nearly equal values, a balance that climbs and falls
-  back, sorted values), each computed in float32 in seven orders (sequential, backwards, shuffled, strided
-  slices as a GPU's threads, torch.dot, torch.sum, a matrix product): the tolerance must accept every one
-  against the exact value, and, for random inputs of length up to 256, reject at least half of the results
-  whose inputs were rounded to bfloat16.
+- `check_dot_tolerance`: dot products of every length from 0 to 2**20, of random terms of scales 2**-10 to
+  2**10 and of the inputs tests use most (torch.full, torch.arange, nearly equal values, a balance that climbs
+  and falls back, sorted values, zero padding, x . x of a decaying vector), each computed in float32 in seven
+  orders (sequential, backwards, shuffled, strided slices as a GPU's threads, torch.dot, torch.sum, a matrix
+  product): the tolerance must accept every one against the exact value, and, for random inputs of length up
+  to 256, reject at least half of the results whose inputs were rounded to bfloat16 (of 256 draws at 256).
 - `check_rms`: fp16 tensors of 1 to 4 dimensions (sizes of 0 and odd ones, transposed and strided views),
-  rows from fp16's smallest numbers to its largest, rows of zeros: the RMS over the last dimension, in fp16,
-  within fp16's rounding of the exact one.
+  rows from fp16's smallest numbers to its largest, rows of zeros, and thousands of short rows of ordinary
+  values: the RMS over the last dimension, in fp16, within fp16's rounding of the exact one.
 - `check_stable_variance`: float32 rows of any width (odd ones included), means up to 1e6, spreads down to
-  0, and rows whose rounding errors add up (equal values, ramps, sorted values, an outlier first or last):
-  the population variance of each row, computed in float32, within what float32 sums can cost.
+  0, rows whose rounding errors add up (equal values, ramps, sorted values, an outlier first or last), and
+  many short rows of large means and small spreads: the population variance of each row, computed in
+  float32 (no float64, NumPy, Python floats, torch.var or normalization), within what float32 sums can cost.
 """
 
 from __future__ import annotations
@@ -62,12 +63,15 @@ def _length(shortest: int, longest: int) -> st.SearchStrategy[int]:
 DOT_LONGEST = 2**20  # the longest dot product the task allows; generated ones stop at DOT_GENERATED (a few ms each)
 DOT_GENERATED = 2**14  # (PyTorch splits its CPU work among threads from 32768 elements on: none here)
 CATCH_UP_TO = 256  # for random inputs up to this length, a tolerance must catch inputs rounded to bfloat16 ...
-CATCH_DRAWS = 16  # ... in at least half of this many draws
-DOT_KINDS = ("full", "worst", "arange", "balance", "sorted", "randn", "rand", "near")  # see Dot; the simplest first
+CATCH_DRAWS = 16  # ... in at least half of this many draws (every one of them also accepted) ...
+# ... and, at the longest length, where the share caught is nearest to half, of this many (the tolerance alone):
+# enough to tell a bound that catches half (about 5 n eps sum|x_i y_i|) from one that catches 42% (6 times it)
+CATCH_DRAWS_LONGEST = 256
+DOT_KINDS = ("full", "worst", "arange", "balance", "sorted", "randn", "rand", "near", "padded", "decay")  # see Dot
 # Values of torch.full that tests use (0.1 and 1/3 are not float32 numbers; 1.0 and 0.5 add exactly)
 DOT_VALUES = (1.0, 0.1, 0.5, 1 / 3, 0.7, 3.7, -0.1, 1.1, 0.0)
 WORST_OF = 16  # a "worst" dot product: of this many values, the one whose running sum errs most
-DOT_EXAMPLES = 30  # generated cases, each a dot product of every kind
+DOT_EXAMPLES = 24  # generated cases, each a dot product of every kind (ten kinds: 240 dot products)
 
 
 class Dot(NamedTuple):
@@ -77,7 +81,8 @@ class Dot(NamedTuple):
     length, all y_i = 1; arange: x_i = a * i, y_i = b; balance: x_i = a, then its last quarter -3a (a running
     total that climbs, then falls back to about 0), y_i = b; sorted: x = a * sorted N(0, 1) numbers, y_i = b; randn,
     rand: a and b times numbers from N(0, 1) or [0, 1); near: x_i = a * (1 + a thousandth of a number from
-    [0, 1)), y_i = b.
+    [0, 1)), y_i = b; padded: the first half of x zeros, then x_i = a, y_i = b (every term counts, wherever it
+    lies); decay: x_i = a / (1 + i), y_i = b / (1 + i) (a squared norm: the large x_i meet the large y_i).
     """
 
     kind: str
@@ -104,6 +109,12 @@ class Dot(NamedTuple):
             return x.expand(draws, n), torch.full((draws, n), b)
         if self.kind == "worst":
             return torch.full((draws, n), _worst_value(n, self.seed)), torch.ones(draws, n)
+        if self.kind == "padded":
+            x = torch.cat([torch.zeros(n // 2), torch.full((n - n // 2,), a)])
+            return x.expand(draws, n), torch.full((draws, n), b)
+        if self.kind == "decay":
+            return ((a / (1 + torch.arange(n, dtype=torch.float32))).expand(draws, n),
+                    (b / (1 + torch.arange(n, dtype=torch.float32))).expand(draws, n))
         return torch.full((draws, n), a), torch.full((draws, n), b)
 
     def __str__(self) -> str:
@@ -122,6 +133,12 @@ class Dot(NamedTuple):
                     f"y = torch.full(({n},), {b!r})")
         if self.kind == "worst":
             return f"x = torch.full(({n},), {_worst_value(n, self.seed)!r}); y = torch.ones({n})"
+        if self.kind == "padded":
+            return (f"x = torch.cat([torch.zeros({n // 2}), torch.full(({n - n // 2},), {a!r})]); "
+                    f"y = torch.full(({n},), {b!r})")
+        if self.kind == "decay":
+            return (f"x = {a!r} / (1 + torch.arange({n}, dtype=torch.float32)); "
+                    f"y = {b!r} / (1 + torch.arange({n}, dtype=torch.float32))")
         return f"x = torch.full(({n},), {a!r}); y = torch.full(({n},), {b!r})"
 
 
@@ -219,6 +236,14 @@ def _dot_hint(case: Dot, how: str, rtol: float, atol: float, exact: float, terms
     if abs(exact) < terms / 4 and atol < rtol * terms:
         return ("the error of a sum comes from its terms, not from its result: after cancellation the result "
                 "can be much smaller than the terms (sum |x_i y_i|), and its rounding errors are not")
+    if case.kind == "padded":
+        return ("the first half of x is zeros here, then equal terms: every term adds to the error, wherever it "
+                "lies, and equal ones add up their errors: does your size of the terms count all of them, with "
+                "a bound that holds for any inputs?")
+    if case.kind == "decay" and how != "torch.sum of the float32 products":
+        return ("here the large x_i meet the large y_i (x . x of a decaying vector, a squared norm), so sum "
+                "|x_i y_i| is far above what sizes of x and of y taken apart (their means, say) predict: "
+                "the error follows the terms themselves")
     if case.kind in ("full", "worst", "arange", "near") and ("one after another" in how or "loop" in how):
         return ("equal (or nearly equal) terms added one after another round the same way at step after step, "
                 "so their errors add up instead of cancelling as random ones do: which of section 6's two "
@@ -269,18 +294,20 @@ def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tu
 
         def holds(case: Dot) -> None:
             """Every float32 result passes; and, for random inputs up to CATCH_UP_TO long, in each of CATCH_DRAWS
-            draws too, and at least half of the results of those inputs rounded to bfloat16 fail."""
+            draws too, and at least half of the results of those inputs rounded to bfloat16 fail (of
+            CATCH_DRAWS_LONGEST draws at the longest length, where the share is nearest to half)."""
             if not (case.kind == "randn" and 1 <= case.n <= CATCH_UP_TO and case.a and case.b):
                 accepted(case, *(t[0].contiguous() for t in case.inputs()))
                 return
+            draws = CATCH_DRAWS_LONGEST if case.n == CATCH_UP_TO else CATCH_DRAWS
             caught = 0
-            for x, y in zip(*case.inputs(CATCH_DRAWS)):
-                rtol, atol = accepted(case, x, y)
+            for draw, (x, y) in enumerate(zip(*case.inputs(draws))):
+                rtol, atol = accepted(case, x, y) if draw < CATCH_DRAWS else tolerance(case, x, y)
                 exact = _exact(x, y)
                 caught += abs(_exact(x.bfloat16(), y.bfloat16()) - exact) > atol + rtol * abs(exact)
-            ex.expect(2 * caught >= CATCH_DRAWS,
-                      f"for {case} and the {CATCH_DRAWS - 1} draws after it (n = {case.n}), your tolerance "
-                      f"accepted {CATCH_DRAWS - caught} of {CATCH_DRAWS} dot products whose inputs were rounded "
+            ex.expect(2 * caught >= draws,
+                      f"for {case} and the {draws - 1} draws after it (n = {case.n}), your tolerance "
+                      f"accepted {draws - caught} of {draws} dot products whose inputs were rounded "
                       f"to bfloat16: for random inputs of length up to {CATCH_UP_TO}, at least half must fail",
                       "a tolerance far above what float32 can err lets a loss of 16 bits through: use float32's "
                       "rounding, and a bound no larger than float32 sums need")
@@ -292,11 +319,14 @@ def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tu
         _simplest_first(ex, each_accepted, Dots(("full",), 1, 1.0, 1.0, 0))
         for_all(ex, dots(), each_accepted, describe=str, examples=DOT_EXAMPLES, budget_s=SHRINKING_S, chosen=[
             Dots(DOT_KINDS, 0, 1.0, 1.0, 0),
+            Dots(DOT_KINDS, 1, 0.1, 0.7, 1),  # one product, rounded: 0.1 * 0.7 is not a float32 number
             Dots(("full",), 2**10, 0.1, 1.0, 0),  # the review's case: 2.5 times the sqrt(n) estimate
             Dots(("full",), DOT_LONGEST, 0.1, 1.0, 0),  # and 81 times, at the longest length the task allows
             Dots(("worst",), 99, 1.0, 1.0, 0),  # just past 64 terms, where sqrt(n) stops covering equal terms
             Dots(("balance",), 2**12, 0.1, 1.0, 0),  # a running total far larger than the result
-            Dots(("randn",), CATCH_UP_TO, 1.0, 1.0, 0)])  # bfloat16 inputs caught at the longest length asked
+            Dots(("randn",), CATCH_UP_TO, 1.0, 1.0, 0),  # bfloat16 inputs caught at the longest length asked
+            Dots(("padded",), 2**12 + 1, 0.1, 1.0, 0),  # zeros first: every term counts, not the first ones
+            Dots(("decay",), 2**14, 1.0, 1.0, 0)])  # x . x: sum |x_i y_i| is not n * mean|x| * mean|y|
 
 
 register(Exercise(NOTEBOOK, "dot_tolerance", check_dot_tolerance))
@@ -391,6 +421,41 @@ def _row(x: torch.Tensor, index: tuple[int, ...]) -> str:
     return f"{name} ({row.numel()} values, the largest {float(row.abs().max()):.3g} in magnitude)"
 
 
+PROBE_ROW = (3.0, 4.0, 12.0)  # fp16 holds these, their squares and their sum exactly: the RMS is sqrt(169 / 3)
+
+
+def _probed(yours: Callable[[torch.Tensor], object]) -> float | None:
+    """What the answer returns for the one row PROBE_ROW, if it returns an RMS far from the exact one there (where
+    fp16 loses nothing to range or rounding, so the formula itself is off); None otherwise."""
+    try:
+        got = yours(torch.tensor([PROBE_ROW], dtype=torch.float16))
+        value = float(got.double().reshape(-1)[0]) if isinstance(got, torch.Tensor) and got.numel() == 1 else None
+    except Exception:  # noqa: BLE001 -- only a hint depends on it; the answer has failed already
+        return None
+    want = math.sqrt(sum(v * v for v in PROBE_ROW) / len(PROBE_ROW))
+    return value if value is not None and not abs(value - want) <= 2.0**-5 * want else None
+
+
+def _rms_hint(yours: Callable[[torch.Tensor], object], row: torch.Tensor, got: float, want: float) -> str:
+    """What an RMS that is too far from the exact one, for this row, most likely got wrong."""
+    if want == 0:
+        return "the RMS of a row of zeros is 0"
+    probe = _probed(yours)
+    if probe is not None:
+        return (f"even for the row {list(PROBE_ROW)}, whose squares fp16 holds exactly, it returns {probe:.4g}, and "
+                f"the RMS is {math.sqrt(169 / 3):.4g}: the formula is off before any precision is lost (the square "
+                "root of the mean, over the row's d values, of the squares)")
+    if got == 0:
+        return ("squares of values below about 2.4e-4 are below fp16's smallest number: they become 0 before "
+                "any sum sees them")
+    if float(row.double().abs().min()) < 2.0**-7:
+        return ("fp16 keeps fewer bits of numbers under 6e-5, and bfloat16 has the range but only 8 bits: "
+                "which format holds these squares, and their mean, with both?")
+    return ("each step computed in fp16 rounds by up to 2**-11, and by more where its result is under 6e-5 (fewer "
+            "bits there; bfloat16 rounds by 2**-8), so a few such steps add up past one rounding: in which format "
+            "can the steps between x and the result round without it showing?")
+
+
 def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
     """rms(x) must return sqrt(mean(x**2)) along the last dimension of an fp16 tensor of 1 to 4 dimensions, as
     fp16, within fp16's rounding of the exact value, for values whose squares overflow or underflow fp16."""
@@ -424,8 +489,13 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
                 ex.expect(False, f"for {case}, {_row(x, index)}: returned {float(got64[index])}",
                           "a row of zeros has an RMS of 0: whatever you divide by must not be 0 there (0/0 is NaN)"
                           if float(want[index]) == 0 else
-                          "x**2 overflows fp16 as soon as |x| > 255, before any sum sees it: a sum that accumulates "
-                          "in float32 comes too late. Where must the wider format begin?")
+                          "x**2 overflows fp16 as soon as |x| > 255, before any sum sees it, and so does the mean "
+                          "of the squares when the RMS is over 255: a sum that accumulates in float32 comes too late. "
+                          "Where must the wider format begin, and where may it end?"
+                          if float(x[index].double().abs().max()) > 255 else
+                          f"no value of this row is over 255, so none of its squares overflows fp16: an inf or NaN "
+                          f"here comes from a division instead. What do you divide by, for a row of "
+                          f"{x.shape[-1]} value{'s' if x.shape[-1] > 1 else ''}?")
             error = (got64 - want).abs()
             allowed = RMS_RELATIVE_ERROR * want + RMS_SMALLEST_STEP * (want > 0)
             if bool((error <= allowed).all()):
@@ -434,16 +504,17 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
             ex.expect(False, f"for {case}, {_row(x, index)}: returned {float(got64[index]):.6g}, the exact RMS is "
                       f"{float(want[index]):.6g}" + (f" (a relative error of {float(error[index] / want[index]):.1e}, "
                                                      f"more than fp16's rounding, 2**-10)" if want[index] > 0 else ""),
-                      "the RMS of a row of zeros is 0" if float(want[index]) == 0 else
-                      "squares of values below about 2.4e-4 are below fp16's smallest number: they become 0 before "
-                      "any sum sees them" if float(got64[index]) == 0 else
-                      "fp16 keeps fewer bits of numbers under 6e-5, and bfloat16 has the range but only 8 bits: "
-                      "which format holds these squares, and their mean, with both?")
+                      _rms_hint(yours, x[index], float(got64[index]), float(want[index])))
 
         _simplest_first(ex, holds, Activations((1,), 0.0, 0.0, "", "contiguous", 0))
         for_all(ex, activations(), holds, describe=str, examples=EXAMPLES, budget_s=SHRINKING_S, chosen=[
             Activations((3, 4, 7), 4.0, 4.0, "", "contiguous", 1), Activations((0, 5), 0.0, 0.0, "", "contiguous", 2),
-            Activations((1000,), -4.0, -4.0, "", "contiguous", 3)])
+            Activations((1000,), -4.0, -4.0, "", "contiguous", 3),
+            # many short rows of ordinary values: where fp16's roundings inside an answer add up past 2**-10 (a row in
+            # about 1500 of 5 or 6 values, for an answer that scales by the row's largest value in fp16); each under
+            # 32768 values, where PyTorch's CPU reductions would start threads (slow on a busy machine)
+            Activations((6553, 5), -1.0, 3.0, "", "contiguous", 4),
+            Activations((5461, 6), -1.0, 3.0, "", "contiguous", 5)])
 
 
 register(Exercise(NOTEBOOK, "rms", check_rms))
@@ -455,10 +526,15 @@ register(Exercise(NOTEBOOK, "rms", check_rms))
 VARIANCE_SLACK = 2  # times the error that float32 sums of n terms may make in any order (variance_allowed)
 VARIANCE_WIDEST = 2**10
 # What the exercise asks to write, from means and sums (torch.var's CPU kernel accumulates in float64, unseen)
-LIBRARY_VARIANCE = frozenset({"var", "std", "var_mean", "std_mean", "cov", "corrcoef",
-                              "layer_norm", "batch_norm", "group_norm", "instance_norm"})
-LEAVES_TORCH = frozenset({"item", "tolist", "numpy", "__array__", "__float__"})  # to Python floats or NumPy
+# (by the name of the function before any ".": torch.ops.aten.var.correction is named "var.correction"), and every
+# normalization that computes one: layer_norm and its native_layer_norm, _native_batch_norm_legit, ...
+LIBRARY_VARIANCE = frozenset({"var", "std", "var_mean", "std_mean", "cov", "corrcoef"})
+NORMALIZATIONS = ("layer_norm", "batch_norm", "group_norm", "instance_norm")
+# to Python floats or NumPy (np.from_dlpack calls __dlpack__; torch.ops.aten._local_scalar_dense is item's kernel)
+LEAVES_TORCH = frozenset({"item", "tolist", "numpy", "__array__", "__float__", "__complex__", "__dlpack__",
+                          "_local_scalar_dense"})
 FLOAT64 = (torch.float64, torch.complex128)
+NARROW = (torch.float16, torch.bfloat16)
 ROW_SHAPES = ("normal", "constant", "two values", "ramp", "sorted", "outlier first", "outlier last", "spike",
               "uniform")
 
@@ -582,17 +658,20 @@ class OperationWatch(torch.overrides.TorchFunctionMode):
         self.float64: list[str] = []
         self.left_torch: list[str] = []
         self.library: list[str] = []
+        self.narrow: list[str] = []  # operations that gave an fp16 or bfloat16 result (for a hint only)
 
     def __torch_function__(self, func: Callable, types: object, args: tuple = (), kwargs: dict | None = None
                            ) -> object:
         result = func(*args, **(kwargs or {}))
-        name = getattr(func, "__name__", repr(func))
+        name = str(getattr(func, "__name__", repr(func))).split(".")[0]  # an OpOverload's: "var.correction"
         results = result if isinstance(result, (tuple, list)) else (result,)
         if any(isinstance(r, torch.Tensor) and r.dtype in FLOAT64 for r in results):
             self.float64.append(name)
+        if any(isinstance(r, torch.Tensor) and r.dtype in NARROW for r in results):
+            self.narrow.append(name)
         if name in LEAVES_TORCH and args and isinstance(args[0], torch.Tensor) and args[0].is_floating_point():
             self.left_torch.append(name)
-        if name in LIBRARY_VARIANCE:
+        if name in LIBRARY_VARIANCE or any(kind in name for kind in NORMALIZATIONS):
             self.library.append(name)
         return result
 
@@ -623,13 +702,18 @@ def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor
                 ex.expect(False, f"for {case}, row {worst} ({row}, seed {case.seed}): returned {value:.6g}, the exact "
                           f"variance is {float(exact[worst]):.6g}, {float(error[worst]):.2g} away (allowed: "
                           f"{float(allowed[worst]):.2g})",
-                          _accuracy_hint(x[worst], value, float(exact[worst]), float(allowed[worst])))
+                          _accuracy_hint(x[worst], value, float(exact[worst]), float(allowed[worst]), watch))
 
         _simplest_first(ex, holds, Readings(1, (Row("normal", 0.0, 1.0),), False, 0))
         for_all(ex, readings(), holds, describe=str, examples=EXAMPLES, budget_s=SHRINKING_S, chosen=[
             Readings(4096, (Row("normal", 1e4, 1.0), Row("outlier first", 1e4, 1.0), Row("outlier last", 0.0, 1.0)),
                      False, 0),
-            Readings(1000, (Row("constant", 1e4, 0.0), Row("normal", 0.0, 1.0)), True, 1)])
+            Readings(1000, (Row("constant", 1e4, 0.0), Row("normal", 0.0, 1.0)), True, 1),
+            # short rows of large means and small spreads, many of them: the fewer the values, the less float32's sums
+            # may err, so a shift by a number off the mean by far more than the spread (the mean rounded to bfloat16,
+            # say) shows, in a row or two of each batch
+            *(Readings(n, tuple(Row("normal", (-1) ** k * 10 ** (5 + k / 127), 0.1) for k in range(128)), False, n)
+              for n in (2, 3))])
 
 
 def _variance_returned(ex: Checker, case: Readings, x: torch.Tensor, before: torch.Tensor, watch: OperationWatch,
@@ -656,22 +740,36 @@ def _variance_returned(ex: Checker, case: Readings, x: torch.Tensor, before: tor
     if not bool(finite.all()):
         row = int((~finite).nonzero()[0])
         ex.expect(False, f"for {case}, row {row} ({case.rows[row]}, seed {case.seed}): returned {float(got[row])}",
+                  f"part of this is computed in fp16 or bfloat16 ({_names(watch.narrow)}): fp16 ends at 65504, and "
+                  "anything beyond is inf (and inf - inf is NaN): keep every step in float32" if watch.narrow else
                   "a row whose values are all equal has variance 0: do not divide by something that is 0 there (a "
-                  "row of one value included)")
+                  "row of one value included)" if float(variance_exact(x[row:row + 1])[0]) == 0 else
+                  "this row's values and its variance are finite float32 numbers: an inf or NaN comes from a step "
+                  "that leaves float32's range, or from a division by 0")
 
 
-def _accuracy_hint(row: torch.Tensor, got: float, exact: float, allowed: float) -> str:
+def _accuracy_hint(row: torch.Tensor, got: float, exact: float, allowed: float, watch: OperationWatch) -> str:
     """What a variance that is too far from the exact one most likely got wrong."""
-    n = row.numel()
-    if n > 1 and abs(got - exact * n / (n - 1)) <= allowed + EPS32 * exact * n:
+    n, close = row.numel(), allowed + EPS32 * exact * row.numel()
+    if n == 2 and exact > 0 and abs(got - 2 * exact) <= close:
+        return ("that is twice the variance: the sample variance (divided by n - 1 = 1), or squares taken about one "
+                "of the two values rather than their mean: the population variance is the mean of the squared "
+                "deviations from the row's own mean")
+    if n > 2 and abs(got - exact * n / (n - 1)) <= close:
         return "that is the sample variance (divided by n - 1): the population variance divides by n"
+    if watch.narrow:
+        return (f"part of this is computed in fp16 or bfloat16 ({_names(watch.narrow)}), which keep 11 or 8 bits: a "
+                "number rounded to them (a mean, a shift, a square, a sum) is off by far more than float32's sums may "
+                "be, and the variance with it: keep every step in float32")
     if got < 0:
         return ("a mean of squares is never negative: a negative result is a difference of two nearly equal "
                 "numbers that lost their digits (catastrophic cancellation)")
-    mean = float(row.double().mean())
-    if abs(mean) ** 2 < 4 * exact:
-        return ("nothing here cancels (the mean is small next to the spread): compute the mean of the squared "
-                "deviations from each row's own mean, over all of the row's values")
+    xd = row.double()
+    mean, squares = float(xd.mean()), float(xd.square().mean())
+    if n == 1 or abs(mean) ** 2 < 4 * exact or abs(got - exact) > 4 * n * EPS32 * squares:  # more than rounding
+        return ("the variance of a row is the mean, over all of its values, of their squared deviations from that "
+                "row's own mean: which number do your squares measure from, and over which values? (print the "
+                "mean's shape, and the deviations, for a small batch of two rows)")
     return ("E[x**2] and E[x]**2 are both about mean**2, so their difference keeps only the digits below float32's "
             "rounding of mean**2 (catastrophic cancellation), and so does any sum of squares taken about a number "
             "far from a row's mean: which numbers could you square instead, so that nothing that large is squared?")
