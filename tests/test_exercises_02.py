@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
 from conftest import host
-from utils.exercises import ExerciseFailed, inside_check, nb02, nb03
+from utils.exercises import inside_check, nb02, nb03
 from utils.exercises.answers import nb02 as answers02
 from utils.exercises.answers import nb03 as answers03
 
@@ -61,21 +61,20 @@ def _miss(exact, level: float, low: float, high: float) -> float:
                exact.share(high, below=True) - (1 - tail), (1 - tail) - exact.share(high))
 
 
-def _fails(check, answer) -> str:
-    with pytest.raises(ExerciseFailed) as failed:
-        check(answer)
-    return str(failed.value)
-
-
 @host
 class Test_02_benchmarking:
     # ------------------------------------------------------------ exercise 1: warmup_end
     def test_the_generated_warmups_look_as_the_task_says(self):
         """Each warm-up ends with slow calls close together and takes at most half of the calls; later slow or
         fast calls are alone (ten calls apart at least); the solution's rule finds it."""
-        for w in _generated(nb02.warmups(), 60) + nb02.CHOSEN_WARMUPS:
+        generated = _generated(nb02.warmups(), 30)
+        # a threshold in seconds, or one taken from the last call, fits some series only: steady calls of 1 µs to 1 s,
+        # and now and then a disturbed last call, are generated, and one of each is chosen
+        assert min(w[8] for w in generated) < 1e-4 and max(w[8] for w in generated) > 1e-2
+        assert sum(w[7] for w in generated) >= 5 and any(w[7] and w[8] != 1e-3 for w in nb02.CHOSEN_WARMUPS)
+        for w in generated + nb02.CHOSEN_WARMUPS:
             length, steady_calls = w[:2]
-            times = nb02.warmup_series(*w[:4], noise=w[4], gap=w[5], first=w[6])
+            times = nb02.warmup_series(*w)
             steady = np.median(times[length:])
             assert times.size == length + steady_calls and length <= times.size // 2 and times.size >= 10, w
             assert (times[max(0, length - 5):length] > 1.25 * steady).all(), f"{w}: the warm-up's last five are slow"
@@ -92,7 +91,7 @@ class Test_02_benchmarking:
     # ------------------------------------------------------------ exercise 2: crossover_batch
     def test_the_crossover_reference_is_a_plain_loop(self):
         """The check's reference (vectorized, with ties left to either side) against a loop over the batches."""
-        for model in _generated(nb02.models(), 100) + nb02.CHOSEN_MODELS:
+        for model in _generated(nb02.models(), 30) + nb02.CHOSEN_MODELS:
             with inside_check():
                 first, margins = nb02._first_win(model), nb02._margins(model)
             looped = answers02.crossover_batch_loop(*model[:4], model[4] or nb02.MAX_BATCH)
@@ -101,21 +100,23 @@ class Test_02_benchmarking:
 
     def test_every_kind_of_cost_model_is_chosen_and_generated(self):
         """The issue's classes: the GPU wins never, from the first batch, from some batch on, at small batches
-        only, first at max_batch itself; the check tries one of each every time, and generates each often."""
+        only, first at max_batch itself, and at batch 1, then not over a stretch, then again; the check tries one of
+        each every time, and generates each now and then."""
         kinds = {"never", "from the first batch", "from some batch on", "small batches only", "first at max_batch",
                  "wins, loses, wins again"}
         assert {_classify(model) for model in nb02.CHOSEN_MODELS} == kinds
-        generated = collections.Counter(_classify(model) for model in _generated(nb02.models(), 200))
-        assert all(generated[kind] >= 10 for kind in kinds - {"wins, loses, wins again"}), generated
+        generated = collections.Counter(_classify(model) for model in _generated(nb02.models(), 100))
+        assert all(generated[kind] >= 3 for kind in kinds), generated
         late = [m for m in nb02.CHOSEN_MODELS if m[4] is None and _classify(m) == "from some batch on"]
         with inside_check():
             assert any(nb02._first_win(m) > 2**10 for m in late), "a crossover beyond 2**10, at the default max_batch"
 
     @pytest.mark.parametrize("answer, wrong_on", [
         (answers02.up_to_max_batch_excluded, {"first at max_batch", "from the first batch"}),  # there, max_batch = 1
-        (answers02.bisection, {"small batches only"}),
+        (answers02.bisection, {"small batches only", "wins, loses, wins again"}),
+        (answers02.bisection_after_batch_1, {"wins, loses, wins again"}),
         (answers02.last_stretch, {"small batches only", "wins, loses, wins again"}),
-    ], ids=["never tries max_batch", "bisects", "the last winning stretch"])
+    ], ids=["never tries max_batch", "bisects", "bisects after batch 1", "the last winning stretch"])
     def test_each_class_of_crossover_is_caught_by_its_kind_of_model(self, answer, wrong_on):
         """Each of these answers is right on the other kinds of model, and wrong on its own kind only."""
         wrong = set()
@@ -124,8 +125,7 @@ class Test_02_benchmarking:
                 right = nb02._first_win(model)
             if answer(*model[:4], model[4] or nb02.MAX_BATCH) != right:
                 wrong.add(_classify(model))
-        assert wrong == wrong_on
-        assert "the GPU is faster" in _fails(nb02.check_crossover_batch, answer)
+        assert wrong == wrong_on  # and the check FAILs it: tests/test_exercises.py, where it is a WRONG answer
 
     # ------------------------------------------------------------ exercise 3: which_is_faster
     @pytest.mark.parametrize("values", [[1.0], [2.0, 1.0], [1.0, 1.0, 3.0], [1.0, 2.0, 2.0, 5.0], [3, 1, 4, 1, 5],
@@ -155,7 +155,7 @@ class Test_02_benchmarking:
         rng = np.random.default_rng(0)
         for size_a, size_b in ((20, 51), (51, 20), (120, 3)):
             a, b = rng.lognormal(0, 0.2, size_a), rng.lognormal(0.1, 0.1, size_b)
-            many = 50_000
+            many = 20_000
             ratios = (np.median(a[rng.integers(0, a.size, (many, a.size))], axis=1)
                       / np.median(b[rng.integers(0, b.size, (many, b.size))], axis=1))
             with inside_check():
@@ -165,14 +165,14 @@ class Test_02_benchmarking:
                 assert exact.share(r, below=True) <= q + error and exact.share(r) >= q - error, (size_a, size_b, q)
 
     def test_a_right_bootstrap_stays_inside_the_allowed_miss_and_a_90_percent_interval_does_not(self):
-        """Soundness of the tolerance: 2000 resamples (the fewest the task allows) miss by at most 70% of it over
+        """Soundness of the tolerance: 2000 resamples (the fewest the task allows) miss by at most 80% of it over
         generated samples and confidences.  And a 90% interval given for a 95% one misses by more than it allows
         on nearly every generated sample whose ratios spread over many values (no pair of medians has 5% of the
         resamples: where one does, the ratios have few values, and 90% and 95% intervals can be the same); its own
         2000 resamples bring it within the tolerance about once in 30 (it misses by 2.5 points, give or take 0.5,
         against 1.6 allowed), and the check tries dozens of samples."""
         worst, caught, asked = 0.0, 0, 0
-        for i, (a, b, confidence, _) in enumerate(_generated(nb02.samples(), 150, test_seed=3)):
+        for i, (a, b, confidence, _) in enumerate(_generated(nb02.samples(), 100, test_seed=3)):
             with inside_check():
                 exact = nb02._Ratios(a, b)
             level = confidence or 0.95
@@ -181,8 +181,8 @@ class Test_02_benchmarking:
             if exact.a[1].max() * exact.b[1].max() < 0.05:
                 missed = _miss(exact, 0.95, *answers02.bootstrap(a, b, 0.90, seed=i))
                 asked, caught = asked + 1, caught + (missed > nb02.allowed_miss(0.025))
-        assert worst < 0.7
-        assert asked >= 50 and caught >= 0.9 * asked, (caught, asked)
+        assert worst < 0.8
+        assert asked >= 30 and caught >= 0.9 * asked, (caught, asked)
 
     def test_pairing_independent_runs_shows_when_the_runs_are_listed_sorted(self):
         """Pairing a[i] with b[i] gives about the right interval for runs listed as measured, and one far too
@@ -198,24 +198,23 @@ class Test_02_benchmarking:
             assert ok == right
         sorted_ones = [(x, y) for x, y, _, how in nb02.chosen_samples() if "sorted" in how]
         assert sorted_ones and all(x.size == y.size and (np.diff(x) >= 0).all() for x, y in sorted_ones)
-        assert any(x.size != y.size for x, y, _, _ in nb02.chosen_samples())
-        for answer in (answers02.paired_resamples, answers02.paired_ratios):
-            assert "FAIL which_is_faster" in _fails(nb02.check_which_is_faster, answer)
+        assert any(x.size != y.size for x, y, _, _ in nb02.chosen_samples())  # the check FAILs both answers:
+        # tests/test_exercises.py, where they are WRONG answers
 
     def test_the_generated_samples_cover_the_task(self):
         """Unequal sizes, single runs, ties, sorted listings, every confidence from 50% to 99.5% and the default."""
-        generated = _generated(nb02.samples(), 200, test_seed=5)
-        assert sum(a.size != b.size for a, b, _, _ in generated) > 100
+        generated = _generated(nb02.samples(), 100, test_seed=5)
+        assert sum(a.size != b.size for a, b, _, _ in generated) > 50
         assert any(a.size == 1 for a, _, _, _ in generated) and any(b.size == 1 for _, b, _, _ in generated)
         assert any(np.unique(a).size < a.size for a, _, _, _ in generated)
-        assert sum("sorted" in how for _, _, _, how in generated) > 20
+        assert sum("sorted" in how for _, _, _, how in generated) > 10
         levels = [c for _, _, c, _ in generated]
         assert None in levels and 0.9 in levels and any(c is not None and c not in (0.5, 0.8, 0.9, 0.95, 0.99)
                                                         for c in levels)
 
     # ------------------------------------------------------------ exercise 4: loop_time
     def test_the_loop_reference_is_the_closed_form(self):
-        for kernels, launch, _ in _generated(nb02.loops(), 100) + nb02.CHOSEN_LOOPS:
+        for kernels, launch in _generated(nb02.loops(), 50) + nb02.CHOSEN_LOOPS:
             with inside_check():
                 ends = nb02._loop_end(kernels, launch)
             assert ends == pytest.approx(answers02.loop_time_closed_form(kernels, launch), rel=1e-12, abs=1e-18)
@@ -224,7 +223,7 @@ class Test_02_benchmarking:
 # ---------------------------------------------------------------- no answer in plain form
 @host
 @pytest.mark.parametrize("module, answers", [
-    (nb02, [answers02.loop_time_reference(kernels, launch) for kernels, launch, _ in nb02.CHOSEN_LOOPS]),
+    (nb02, [answers02.loop_time_reference(kernels, launch) for kernels, launch in nb02.CHOSEN_LOOPS]),
     (nb03, [f"{span}".replace(" ", "") for span in answers03.PROGRAM_ANSWER.values()]),
 ], ids=["nb02", "nb03"])
 def test_a_check_module_holds_no_answer_in_plain_form(module, answers):
@@ -235,7 +234,7 @@ def test_a_check_module_holds_no_answer_in_plain_form(module, answers):
     for name, fn in vars(module).items():
         if inspect.isfunction(fn) and fn.__module__ == module.__name__ and len(inspect.signature(fn).parameters) == 2:
             try:
-                got = [fn(list(kernels), launch) for kernels, launch, _ in nb02.CHOSEN_LOOPS]
+                got = [fn(list(kernels), launch) for kernels, launch in nb02.CHOSEN_LOOPS]
             except Exception:  # noqa: BLE001 -- not a function of (kernels, launch), or a locked reference
                 got = None
             assert got != pytest.approx(answers), f"{module.__name__}.{name} computes loop_time's answers"

@@ -45,17 +45,18 @@ def _number(x: float) -> str:
 # --------------------------------------------------------------------------------------------
 # Exercise 1 (transfer): a warm-up of unknown length
 # --------------------------------------------------------------------------------------------
-def warmup_series(length: int, steady: int, pattern: str, seed: int, *, noise: float = 0.03, gap: int = 37,
-                  first: int = 3) -> np.ndarray:
-    """Times of `length` warm-up calls, then `steady` calls of about 1 ms, the same on every machine.
+def warmup_series(length: int, steady: int, pattern: str, seed: int, noise: float = 0.03, gap: int = 37,
+                  first: int = 3, last: bool = False, steady_s: float = 1e-3) -> np.ndarray:
+    """Times of `length` warm-up calls, then `steady` calls of about `steady_s` seconds, the same on every machine.
 
     The warm-up's calls are slow together (at least 1.3x the steady time, and its last five all
     slow): "decaying" slows from 20x down to 1.5x, "autotuning" tries algorithms, a quarter of them
     as fast as the steady state.  The steady calls vary by `noise` (lognormal), and from the steady
-    call `first` on, every `gap`-th (at least ten apart) is disturbed (3x to 10x) or lucky (0.6x).
+    call `first` on, every `gap`-th (at least ten apart) is disturbed (3x to 10x) or lucky (0.6x);
+    with `last`, the last call is disturbed too (and the others stay ten calls away from it).
     """
     rng = np.random.default_rng(seed)
-    base = 1e-3 * np.exp(noise * rng.standard_normal(length + steady))
+    base = steady_s * np.exp(noise * rng.standard_normal(length + steady))
     if pattern == "decaying":
         slow = np.geomspace(20.0, 1.5, length) if length else np.empty(0)
     else:
@@ -63,34 +64,35 @@ def warmup_series(length: int, steady: int, pattern: str, seed: int, *, noise: f
         slow[-5:] = rng.uniform(1.3, 8.0, min(5, length))
     times = base.copy()
     times[:length] *= slow
-    for k, at in enumerate(range(length + first, length + steady - 1, gap)):
+    for k, at in enumerate(range(length + first, length + steady - (10 if last else 1), gap)):
         times[at] *= 0.6 if k % 4 == 3 else rng.uniform(3.0, 10.0)
+    if last:
+        times[-1] *= rng.uniform(3.0, 10.0)
     return times
 
 
-# (warm-up calls, steady calls, pattern, seed, noise, gap between outliers, first outlier)
-Warmup = tuple[int, int, str, int, float, int, int]
-PATTERNS = ("decaying", "autotuning")
+# (warm-up calls, steady calls, pattern, seed, noise, gap between outliers, first outlier, last call disturbed,
+# seconds of a steady call): warmup_series's arguments
+Warmup = tuple[int, int, str, int, float, int, int, bool, float]
 EARLY, LATE = 3, 6  # the warm-up end may be found this many calls early, or late
 
 
 def warmups() -> st.SearchStrategy[Warmup]:
-    """Warm-ups of 0 to 150 calls, never more than half of the series; 10 to 300 steady calls more."""
-    return st.tuples(st.integers(0, 150), st.integers(0, 150), st.sampled_from(PATTERNS), st.integers(0, 2**32 - 1),
-                     st.sampled_from((0.03, 0.01, 0.02)), st.integers(10, 60), st.integers(0, 9)).map(
+    """Warm-ups of 0 to 150 calls, never more than half of the series; 10 to 300 steady calls more, of 1 µs to 1 s
+    each (a threshold in seconds fits one function only), the last of them now and then disturbed."""
+    return st.tuples(st.integers(0, 150), st.integers(0, 150), st.sampled_from(("decaying", "autotuning")),
+                     st.integers(0, 2**32 - 1), st.sampled_from((0.03, 0.01, 0.02)), st.integers(10, 60),
+                     st.integers(0, 9), st.booleans(), _log_uniform(1e-6, 1.0)).map(
         lambda w: (w[0], max(w[0], 10) + w[1], *w[2:]))
 
 
-# Tried every time: 24 calls of autotuning as in the notebook, the lecture's one slow first call, none, a long one.
-CHOSEN_WARMUPS: list[Warmup] = [(24, 24, "autotuning", 0, 0.03, 37, 3), (1, 150, "decaying", 3, 0.03, 37, 3),
-                                (0, 200, "decaying", 2, 0.03, 37, 3), (60, 90, "autotuning", 6, 0.03, 37, 3)]
-
-
-def _series_call(w: Warmup) -> str:
-    length, steady, pattern, seed, noise, gap, first = w
-    options = "".join(f", {name}={value}" for name, value, default in (("noise", noise, 0.03), ("gap", gap, 37),
-                                                                      ("first", first, 3)) if value != default)
-    return f"nb02.warmup_series({length}, {steady}, {pattern!r}, {seed}{options})"
+# Tried every time: 24 calls of autotuning as in the notebook, the lecture's one slow first call, none, a long one;
+# and calls of 20 µs, the last of them disturbed.
+CHOSEN_WARMUPS: list[Warmup] = [(24, 24, "autotuning", 0, 0.03, 37, 3, False, 1e-3),
+                                (1, 150, "decaying", 3, 0.03, 37, 3, False, 1e-3),
+                                (0, 200, "decaying", 2, 0.03, 37, 3, False, 1e-3),
+                                (60, 90, "autotuning", 6, 0.03, 37, 3, False, 1e-3),
+                                (30, 40, "decaying", 1, 0.03, 37, 3, True, 20e-6)]
 
 
 def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> None:
@@ -98,25 +100,36 @@ def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> N
     with exercise("warmup_end") as ex:
         yours = ex.answer(warmup_end)
 
+        def series_call(w: Warmup) -> str:
+            defaults = {"noise": 0.03, "gap": 37, "first": 3, "last": False, "steady_s": 1e-3}
+            options = "".join(f", {name}={_number(value) if isinstance(value, float) else value}"
+                              for (name, default), value in zip(defaults.items(), w[4:]) if value != default)
+            return f"nb02.warmup_series({w[0]}, {w[1]}, {w[2]!r}, {w[3]}{options})"
+
         def finds_the_end(w: Warmup) -> None:
             length = w[0]
-            times = warmup_series(*w[:4], noise=w[4], gap=w[5], first=w[6])
-            call = f"warmup_end({_series_call(w)}), a warm-up of {length} calls ({w[2]}) then {w[1]} steady ones,"
+            times = warmup_series(*w)
+            call = f"warmup_end({series_call(w)}), a warm-up of {length} calls ({w[2]}) then {w[1]} steady ones,"
             got = yours(times.copy())
-            pair = got if isinstance(got, tuple) and len(got) == 2 else (None, None)
+            pair = tuple(got) if isinstance(got, (tuple, list)) and len(got) == 2 else (None, None)  # or a list
             k, typical = integral(pair[0]), real(pair[1])
             ex.expect(k is not None and typical is not None, f"{call} returned {shown(got)}, not (first steady call, "
                       "seconds)", "return a pair: the index of the first call of the steady state (an int), and "
                       "the typical time of a steady call (a number of seconds)")
             assert k is not None and typical is not None
+            ex.expect(0 <= k, f"{call} says the steady state starts at call {k}",
+                      "k is the index of the first steady call, counted from 0 as NumPy counts: with no warm-up, "
+                      "the steady state starts at the first call")
             ex.expect(k >= length - EARLY,
                       f"{call} says the steady state starts at call {k}, but calls after it are still the warm-up's",
-                      "a warm-up is several slow calls close together, and it can have fast calls in between: "
-                      "is there a stretch of slow calls after the one you chose?")
+                      "a warm-up is several slow calls close together (slow for this function: its steady calls may "
+                      "take microseconds or seconds), and it can have fast calls in between: is there a stretch of "
+                      "slow calls after the one you chose?")
             ex.expect(k <= length + LATE,
                       f"{call} says the steady state starts at call {k}, long after the slow calls end",
                       "a single slow call among steady ones is noise (another process, the clock), not warm-up: "
-                      "judge a call together with its neighbours")
+                      "judge a call together with its neighbours, and slow for this function (its steady calls may "
+                      "take microseconds or seconds)")
             ex.expect(finite(typical), f"{call} says a steady call takes {typical} seconds",
                       "the steady calls from k on are all there is to the steady state: are there any?")
             # the typical steady call: the median of the calls from any start that is a few calls early or late
@@ -128,8 +141,8 @@ def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> N
                       "the steady calls include a few disturbed and lucky ones (section 5 of the lecture): "
                       "which statistic do they not move?")
 
-        for_all(ex, warmups(), finds_the_end, examples=60, chosen=CHOSEN_WARMUPS,
-                describe=lambda w: f"warmup_end({_series_call(w)})")
+        for_all(ex, warmups(), finds_the_end, examples=30, chosen=CHOSEN_WARMUPS, budget_s=0.1,
+                describe=lambda w: f"warmup_end({series_call(w)})")
 
 
 register(Exercise(NOTEBOOK, "warmup_end", check_warmup_end))
@@ -169,58 +182,76 @@ def _first_win(model: Model) -> int | None:
     return int(wins[0]) + 1 if wins.size else None
 
 
-def _at_its_first_win(model: Model) -> Model | None:
-    """The model with max_batch where the GPU first wins: a search must try max_batch itself."""
-    first = _first_win((*model[:4], MAX_BATCH))
-    return None if first is None or first < 2 else (*model[:4], first)
-
-
-def _first_win_near(draw: tuple[Model, int]) -> Model | None:
-    """The model with the GPU's fixed cost raised until the GPU first wins near `target` (a late crossover, for
-    the default max_batch): None where the GPU does not win there."""
-    (layer, cpu, gpu, link, _), target = draw
-    cpu_s, gpu_s = _times((layer, cpu, gpu, link, target))
-    spare = (cpu_s[-1] - gpu_s[-1]) * (1 - 1e-6)
-    return None if spare <= 0 else (layer, cpu, (gpu[0], gpu[1], gpu[2] + spare), link, None)
-
-
-def _small_batches_only(draw: tuple[int, int, int, float, float, float, float, float, int]) -> Model:
-    """A CPU bound by reading W at small batches and a slow link: the GPU wins at small batches only."""
-    n_in, n_out, itemsize, cpu_bandwidth, flops_per_byte, link_over_cpu, fixed_share, gpu_scale, max_batch = draw
-    cpu = (cpu_bandwidth, cpu_bandwidth * flops_per_byte)
-    per_row = max(itemsize * (n_in + n_out) / cpu[0], 2 * n_in * n_out / cpu[1])  # the CPU's cost of one more row
-    link = itemsize * (n_in + n_out) / (link_over_cpu * per_row)  # a row crosses slower than the CPU computes it
-    gpu = (gpu_scale * 3e12, gpu_scale * 1e15, fixed_share * itemsize * n_in * n_out / cpu[0])
-    return (n_in, n_out, itemsize), cpu, gpu, link, max_batch
-
-
-def _found(models: st.SearchStrategy[Model | None]) -> st.SearchStrategy[Model]:
-    """The models a construction found (None where it did not apply)."""
-    return models.filter(lambda model: model is not None)  # type: ignore[return-value]  # None is filtered out
-
-
 def models() -> st.SearchStrategy[Model]:
     """Cost models over the whole space: layers of 1 to 8192 (odd ones too) by 1 to 8192, items of 1 to 8 bytes,
-    CPUs, GPUs and links over several decades, GPUs without a fixed cost; and three shapes that a random draw
+    CPUs, GPUs and links over several decades, GPUs without a fixed cost; and four shapes that a random draw
     seldom makes: the GPU first faster at max_batch itself, first faster late (beyond 2**10) with the default
-    max_batch, and faster at small batches only."""
-    layer = st.tuples(st.integers(1, 8192), st.integers(1, 8192), st.sampled_from((4, 2, 1, 8)))
+    max_batch, faster at small batches only, and faster at batch 1, then slower over a stretch, then faster again."""
+
+    def first_win_near(draw: tuple[Model, int]) -> Model | None:
+        """The model with the GPU's fixed cost raised until the GPU first wins near `target` (a late crossover, for
+        the default max_batch): None where the GPU does not win there."""
+        (layer, cpu, gpu, link, _), target = draw
+        cpu_s, gpu_s = _times((layer, cpu, gpu, link, target))
+        spare = (cpu_s[-1] - gpu_s[-1]) * (1 - 1e-6)
+        return None if spare <= 0 else (layer, cpu, (gpu[0], gpu[1], gpu[2] + spare), link, None)
+
+    def at_its_first_win(model: Model) -> Model | None:
+        """The model with max_batch where the GPU first wins: a search must try max_batch itself."""
+        first = _first_win((*model[:4], MAX_BATCH))
+        return None if first is None or first < 2 else (*model[:4], first)
+
+    def small_batches_only(draw: tuple[int, int, int, float, float, float, float, float, int]) -> Model:
+        """A CPU bound by reading W at small batches and a slow link: the GPU wins at small batches only."""
+        n_in, n_out, itemsize, cpu_bandwidth, flops_per_byte, link_over_cpu, fixed_share, gpu_scale, max_batch = draw
+        cpu = (cpu_bandwidth, cpu_bandwidth * flops_per_byte)
+        per_row = max(itemsize * (n_in + n_out) / cpu[0], 2 * n_in * n_out / cpu[1])  # the CPU's cost of a row more
+        link = itemsize * (n_in + n_out) / (link_over_cpu * per_row)  # a row crosses slower than the CPU computes it
+        gpu = (gpu_scale * 3e12, gpu_scale * 1e15, fixed_share * itemsize * n_in * n_out / cpu[0])
+        return (n_in, n_out, itemsize), cpu, gpu, link, max_batch
+
+    def wins_again(draw: tuple[int, int, int, float, float, int]) -> Model | None:
+        """The GPU faster at batch 1 (the CPU reads W), slower from batch 2 on, and faster again from about `target`
+        (the CPU's FLOPs per row cost `extra` more than a row's trip over the link): a search that assumes the GPU,
+        once faster, stays faster skips the first win.  None where the model is not of that shape."""
+        n_in, n_out, itemsize, link, extra, target = draw
+        weight, row_bytes = itemsize * n_in * n_out, itemsize * (n_in + n_out)
+        row = row_bytes / link + max(row_bytes / 3e12, 2 * n_in * n_out / 1e15)  # the GPU's cost of a row more
+        offset = extra * row * (target - 0.5)  # the GPU's cost of a call besides its rows
+        bandwidth = max(3e12, 4 * weight / offset)
+        gpu = (bandwidth, 1e15, offset - weight / bandwidth)
+        _, gpu_s = _times(((n_in, n_out, itemsize), (1e12, 1e12), gpu, link, 2))
+        cpu_at_1 = (gpu_s[0] + gpu_s[1] - row_bytes / 1e12) / 2  # between the GPU's times at batch 1 and batch 2
+        cpu = ((weight + row_bytes) / cpu_at_1, 2 * n_in * n_out / (row * (1 + extra)))
+        model = (n_in, n_out, itemsize), cpu, gpu, link, None
+        wins = _margins(model) > TIE
+        return model if wins[0] and not wins[1] and wins[-1] else None
+
+    def found(models: st.SearchStrategy[Model | None]) -> st.SearchStrategy[Model]:
+        """The models a construction found (None where it did not apply)."""
+        return models.filter(lambda model: model is not None)  # type: ignore[return-value]  # None is filtered out
+
+    sizes = (st.integers(1, 8192), st.integers(1, 8192), st.sampled_from((4, 2, 1, 8)))
     cpu = st.tuples(_log_uniform(1e9, 1e12), _log_uniform(1e9, 1e14))
     gpu = st.tuples(_log_uniform(1e10, 1e13), _log_uniform(1e11, 1e15),
                     st.one_of(st.just(0.0), _log_uniform(1e-7, 1e-2)))
-    anywhere = st.tuples(layer, cpu, gpu, _log_uniform(1e8, 1e11), st.one_of(st.none(), st.integers(1, MAX_BATCH)))
-    late = _found(st.tuples(anywhere, st.integers(2**10, MAX_BATCH)).map(_first_win_near))
-    at_max_batch = _found(_found(st.tuples(anywhere, st.integers(2, MAX_BATCH)).map(_first_win_near)).map(
-        _at_its_first_win))
+    anywhere = st.tuples(st.tuples(*sizes), cpu, gpu, _log_uniform(1e8, 1e11),
+                         st.one_of(st.none(), st.integers(1, MAX_BATCH)))
+    late = found(st.tuples(anywhere, st.integers(2**10, MAX_BATCH)).map(first_win_near))
+    at_max_batch = found(found(st.tuples(anywhere, st.integers(2, MAX_BATCH)).map(first_win_near)).map(
+        at_its_first_win))
     small_only = st.tuples(st.integers(8, 512), st.integers(8, 512), st.sampled_from((4, 2)), _log_uniform(1e10, 2e11),
                            _log_uniform(10, 200), st.floats(1.5, 20), st.floats(0, 0.5), _log_uniform(0.1, 10),
-                           st.integers(1, MAX_BATCH)).map(_small_batches_only)
-    return st.one_of(anywhere, at_max_batch, late, small_only)
+                           st.integers(1, MAX_BATCH)).map(small_batches_only)
+    again = found(st.tuples(*sizes, _log_uniform(1e8, 1e11), _log_uniform(0.01, 1), st.integers(3, MAX_BATCH)).map(
+        wins_again))
+    return st.one_of(anywhere, at_max_batch, late, small_only, again)
 
 
 # Tried every time: the GPU faster from some batch on (an H100 over PCIe 5; a T4 over PCIe 3 that waits 200 µs a
 # call, beyond 2**10), never (the link slower than the CPU), at small batches only (a slow link), first at max_batch
-# itself, at the only batch allowed, and at small batches, then not, then again (the CPU turns compute-bound).
+# itself, at the only batch allowed, and at small batches, then not, then again (the CPU turns compute-bound): over
+# batches 101 to 119, and over batches 2 to 6, where a search that halves the batches lands.
 CHOSEN_MODELS: list[Model] = [
     ((256, 256, 4), (50e9, 1e12), (3e12, 50e12, 10e-6), 50e9, None),
     ((1024, 1024, 2), (200e9, 4e12), (300e9, 65e12, 200e-6), 12e9, None),
@@ -229,29 +260,46 @@ CHOSEN_MODELS: list[Model] = [
     ((256, 256, 4), (50e9, 1e12), (3e12, 50e12, 10e-6), 50e9, 115),
     ((4096, 4096, 4), (50e9, 1e12), (3e12, 50e12, 10e-6), 25e9, 1),
     ((2000, 2000, 4), (100e9, 5e12), (3e12, 1e15, 90e-6), 20e9, None),
+    ((667, 721, 4), (50e9, 30e9), (250e9, 3e12, 0.0), 180e6, None),
 ]
-
-
-def _call(model: Model) -> str:
-    layer, cpu, gpu, link, max_batch = model
-    last = "" if max_batch is None else f", {max_batch}"
-    return (f"crossover_batch({layer}, ({', '.join(map(_number, cpu))}), ({', '.join(map(_number, gpu))}), "
-            f"{_number(link)}{last})")
-
-
-MODEL_HINT = ("each side costs its floor (the larger of moving its bytes and doing its FLOPs); the GPU also pays its "
-              "fixed cost, and the link for what must cross it each call (not the weight, which stays on the GPU)")
-SMALL_ONLY_HINT = ("the GPU can be faster at small batches and slower at large ones (each row must cross the link): "
-                   "the task asks for the smallest batch at which it is faster, whatever larger batches do")
 
 
 def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
     """crossover_batch(layer, cpu, gpu, link, max_batch): the smallest batch at which the GPU is faster, or None."""
+    model_hint = ("each side costs its floor (the larger of moving its bytes and doing its FLOPs); the GPU also pays "
+                  "its fixed cost, and the link for what must cross it each call (not the weight, which stays on the "
+                  "GPU)")
+    small_only_hint = ("the GPU can be faster at small batches and slower at large ones (each row must cross the "
+                       "link): the task asks for the smallest batch at which it is faster, whatever larger batches do")
+
     with exercise("crossover_batch") as ex:
         yours = ex.answer(crossover_batch)
 
+        def call_of(model: Model) -> str:
+            layer, cpu, gpu, link, max_batch = model
+            last = "" if max_batch is None else f", {max_batch}"
+            return (f"crossover_batch({layer}, ({', '.join(map(_number, cpu))}), ({', '.join(map(_number, gpu))}), "
+                    f"{_number(link)}{last})")
+
+        def none_hint(model: Model, wins: np.ndarray) -> str:
+            """Why the answer said None where the GPU is first faster at some batch: asked again with max_batch at
+            that batch (one more, where that is max_batch itself), an answer whose model is right finds it, and its
+            search is what is wrong."""
+            first, last = int(np.argmax(wins)) + 1, len(wins)
+            try:
+                found = integral(yours(*model[:4], first + (first == last))) == first
+            except Exception:  # noqa: BLE001 -- the answer's error would show on its own inputs, not on this one
+                found = False
+            if not found:
+                return model_hint if first < last or last == 1 else (
+                    f"does your search try every batch size from 1 to max_batch, both included? If it does: "
+                    f"{model_hint}")
+            if first == last:
+                return "the batch sizes run from 1 to max_batch, both included"
+            return small_only_hint if not wins[-1] else "does your search try every batch size from 1 up?"
+
         def finds_the_first_win(model: Model) -> None:
-            call, last = _call(model), model[4] or MAX_BATCH
+            call, last = call_of(model), model[4] or MAX_BATCH
             got = yours(*model[:4]) if model[4] is None else yours(*model)
             margins = _margins(model)
             wins, loses = margins > TIE, margins < -TIE
@@ -259,25 +307,22 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
             ex.expect(got is None or batch is not None, f"{call} returned {shown(got)}, not a batch size or None",
                       "return the batch size as an int, or None if the GPU is never faster up to max_batch")
             if batch is None:
-                only_at_last = wins[-1] and not wins[:-1].any()
                 ex.expect(not wins.any(), f"{call} returned None, but the GPU is faster at a batch from 1 to {last}",
-                          SMALL_ONLY_HINT if not wins[-1] else
-                          f"the batch sizes run from 1 to max_batch, both included; {MODEL_HINT}" if only_at_last else
-                          MODEL_HINT)
+                          none_hint(model, wins))
                 return
             ex.expect(1 <= batch <= last, f"{call} returned {batch}, not a batch size from 1 to {last}",
                       "return a batch size from 1 to max_batch, or None if the GPU is faster at none of them")
             ex.expect(not loses[batch - 1], f"{call} returned {batch}, but at that batch the GPU is slower",
-                      "here the GPU is never faster: can the input and the output get across the link faster than "
-                      "the CPU does the whole layer?" if not wins.any() else
-                      "the first batch at which the GPU's time is smaller, not the last at which the CPU's is"
-                      if batch < last and wins[batch] and not wins[:batch].any() else MODEL_HINT)
+                      f"here the GPU is faster at no batch: {model_hint}" if not wins.any() else
+                      "the GPU is faster from the next batch on: is yours the last batch at which the CPU is faster "
+                      f"(the task asks for the first at which the GPU is)? If not: {model_hint}"
+                      if batch < last and wins[batch] and not wins[:batch].any() else model_hint)
             first = int(np.argmax(wins)) + 1  # the GPU's first win: one exists, since it wins at `batch` or near it
             ex.expect(not wins[:batch - 1].any(), f"{call} returned {batch}, but the GPU is faster at a smaller batch",
-                      SMALL_ONLY_HINT if loses[first - 1:batch - 1].any() else
-                      f"does your search try every batch size from 1 up? If it does: {MODEL_HINT}")
+                      small_only_hint if loses[first - 1:batch - 1].any() else
+                      f"does your search try every batch size from 1 up? If it does: {model_hint}")
 
-        for_all(ex, models(), finds_the_first_win, examples=60, chosen=CHOSEN_MODELS, budget_s=1.5, describe=_call)
+        for_all(ex, models(), finds_the_first_win, examples=30, chosen=CHOSEN_MODELS, budget_s=0.1, describe=call_of)
 
 
 register(Exercise(NOTEBOOK, "crossover_batch", check_crossover_batch))
@@ -296,9 +341,6 @@ def runs(size: int, median: float, noise: float, disturbed: float, seed: int) ->
     return times
 
 
-ORDERS = ("as measured", "both sorted", "sorted oppositely")
-
-
 def _listed(a: np.ndarray, b: np.ndarray, order: str) -> tuple[np.ndarray, np.ndarray]:
     """The same runs, listed in another order: independent runs say nothing by their order."""
     if order == "both sorted":
@@ -312,37 +354,34 @@ def _listed(a: np.ndarray, b: np.ndarray, order: str) -> tuple[np.ndarray, np.nd
 Samples = tuple[np.ndarray, np.ndarray, float | None, str]
 
 
-def _made(draw: tuple[int, int, float, float, float, float, float, float, int, str, float | None]) -> Samples:
-    size_a, size_b, median, ratio, noise_a, noise_b, disturbed_a, disturbed_b, seed, order, confidence = draw
-    args_a = (size_a, median, noise_a, disturbed_a, seed)
-    args_b = (size_b, median * ratio, noise_b, disturbed_b, seed + 1)
-    a, b = _listed(runs(*args_a), runs(*args_b), order)
-    how = ", ".join(f"{name} = nb02.runs({', '.join(map(_number, args))})"
-                    for name, args in (("a", args_a), ("b", args_b)))
-    return a, b, confidence, how + ("" if order == "as measured" else f", {order}")
-
-
-def _typed(draw: tuple[list[int], list[int], float | None]) -> Samples:
-    a, b = (np.array(ticks, dtype=np.float64) / 1e5 for ticks in draw[:2])
-    return a, b, draw[2], f"a = {shown(a.tolist(), 200)}, b = {shown(b.tolist(), 200)}"
-
-
-def confidences() -> st.SearchStrategy[float | None]:
-    """None (the default, 95%), the usual levels, and any level from 50% to 99.5%."""
-    return st.one_of(st.none(), st.sampled_from((0.95, 0.9, 0.99, 0.8, 0.5)), st.floats(0.5, 0.995))
-
-
 def samples() -> st.SearchStrategy[Samples]:
     """Two samples of 1 to 80 runs each (rarely as many in one as in the other), as typed by hand (ticks of
     10 µs: ties, tiny samples) or measured (noise, outliers, a ratio of the medians near 1 or far from it),
-    listed as measured or sorted, at any confidence."""
+    listed as measured or sorted, at any confidence: None (the default, 95%), the usual levels, and any level
+    from 50% to 99.5%."""
+
+    def made(draw: tuple[int, int, float, float, float, float, float, float, int, str, float | None]) -> Samples:
+        size_a, size_b, median, ratio, noise_a, noise_b, disturbed_a, disturbed_b, seed, order, confidence = draw
+        args_a = (size_a, median, noise_a, disturbed_a, seed)
+        args_b = (size_b, median * ratio, noise_b, disturbed_b, seed + 1)
+        a, b = _listed(runs(*args_a), runs(*args_b), order)
+        how = ", ".join(f"{name} = nb02.runs({', '.join(map(_number, args))})"
+                        for name, args in (("a", args_a), ("b", args_b)))
+        return a, b, confidence, how + ("" if order == "as measured" else f", {order}")
+
+    def typed(draw: tuple[list[int], list[int], float | None]) -> Samples:
+        a, b = (np.array(ticks, dtype=np.float64) / 1e5 for ticks in draw[:2])
+        return a, b, draw[2], f"a = {shown(a.tolist(), 200)}, b = {shown(b.tolist(), 200)}"
+
+    confidences = st.one_of(st.none(), st.sampled_from((0.95, 0.9, 0.99, 0.8, 0.5)), st.floats(0.5, 0.995))
     by_hand = st.tuples(st.lists(st.integers(1, 40), min_size=1, max_size=12),
-                        st.lists(st.integers(1, 40), min_size=1, max_size=12), confidences()).map(_typed)
+                        st.lists(st.integers(1, 40), min_size=1, max_size=12), confidences).map(typed)
     ratio = st.one_of(st.floats(0.5, 2.0), st.just(1.0), st.floats(0.97, 1.03))
     noise = st.one_of(st.floats(0.005, 0.3), st.just(0.0))
     share = st.one_of(st.floats(0.0, 0.25), st.just(0.0))
+    orders = st.sampled_from(("as measured", "both sorted", "sorted oppositely"))
     measured = st.tuples(st.integers(1, 80), st.integers(1, 80), _log_uniform(1e-6, 0.1), ratio, noise, noise,
-                         share, share, st.integers(0, 2**31), st.sampled_from(ORDERS), confidences()).map(_made)
+                         share, share, st.integers(0, 2**31), orders, confidences).map(made)
     return st.one_of(by_hand, measured)
 
 
@@ -393,18 +432,12 @@ class _Ratios:
         return float(np.clip((self.b[1] * self.a_cumulative[at]).sum(), 0.0, 1.0))
 
 
-RESAMPLES = 2000  # the fewest resamples the task allows: the check's tolerance is what they can miss by
-
-
-def allowed_miss(tail: float) -> float:
+def allowed_miss(tail: float, resamples: int = 2000) -> float:
     """How far from `tail` the share of the bootstrap's ratios below an end may be: 4.5 standard errors of a
-    quantile estimated from RESAMPLES resamples, and one resample more (a right answer misses by more about once
-    in 150 000 ends).  A 90% interval's ends, given for a 95% one, miss by 2.5 points, more than this (1.6)."""
-    return 1 / RESAMPLES + 4.5 * math.sqrt(tail * (1 - tail) / RESAMPLES)
-
-
-def _verdict(low: float, high: float) -> str:
-    return "a" if high < 1 else "b" if low > 1 else "unclear"
+    quantile estimated from `resamples` resamples (2000, the fewest the task allows), and one resample more (a right
+    answer misses by more about once in 150 000 ends).  A 90% interval's ends, given for a 95% one, miss by 2.5
+    points, more than this (1.6)."""
+    return 1 / resamples + 4.5 * math.sqrt(tail * (1 - tail) / resamples)
 
 
 def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float]]) -> None:
@@ -412,12 +445,41 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
     with exercise("which_is_faster") as ex:
         yours = ex.answer(which_is_faster)
 
+        def interval_hint(a: np.ndarray, b: np.ndarray, ratios: _Ratios, level: float, low: float, high: float) -> str:
+            """What an interval that misses most likely got wrong, from where its ends fall (never the ends)."""
+            tail = (1 - level) / 2
+            below, above = ratios.share(low, below=True), 1 - ratios.share(high)  # the ratios left out on each side
+            reversed_ok = (abs(ratios.share(1 / high, below=True) - tail) <= allowed_miss(tail)
+                           and abs(1 - ratios.share(1 / low) - tail) <= allowed_miss(tail))
+            if reversed_ok and not ratios.share(0.95) <= 0.5 <= ratios.share(1 / 0.95):
+                return "the interval is for median(a) / median(b), the task's ratio: which way round is yours?"
+            if low == high:
+                return ("your interval is a single value, but the resampled ratios spread: does every resample draw "
+                        "its own runs, of a and of b each on its own, and are the ends the quantiles "
+                        "(1 - confidence) / 2 and (1 + confidence) / 2 of the ratios (np.quantile takes fractions, "
+                        "np.percentile percents)?")
+            if below > tail and above > tail:
+                if a.size == b.size > 1 and (np.diff(a) >= 0).all() and (np.diff(b) >= 0).all():
+                    return ("the runs are independent, and the order they are listed in means nothing: does your "
+                            "resample of a depend on which runs of b it took?")
+                return (f"too narrow for a {100 * level:.4g}% interval: is it for the ratio of the medians, is each "
+                        f"sample resampled on its own, to its own size ({a.size} run{'s' * (a.size != 1)} of a, "
+                        f"{b.size} of b), and does the interval leave (1 - confidence) / 2 on each side?")
+            if below < tail and above < tail:
+                return (f"too wide for a {100 * level:.4g}% interval: it holds the middle `confidence` share of the "
+                        "resampled ratios of the medians (not of single times), and leaves (1 - confidence) / 2 on "
+                        "each side")
+            return ("the interval sits off to one side: is it for the ratio of the medians, median(a) / median(b), "
+                    "each as np.median takes it? Some statistics move with outliers; the median does not (section 5 "
+                    "of the lecture)")
+
         def bounds_the_ratio(case: Samples) -> None:
             a, b, confidence, how = case
             level = 0.95 if confidence is None else confidence
             call = f"which_is_faster(a, b{'' if confidence is None else f', confidence={confidence:.4g}'}) for {how}"
             got = yours(a.copy(), b.copy()) if confidence is None else yours(a.copy(), b.copy(), confidence=confidence)
-            said, low_end, high_end = got if isinstance(got, tuple) and len(got) == 3 else (None, None, None)
+            three = isinstance(got, (tuple, list)) and len(got) == 3  # a list is as good as a tuple
+            said, low_end, high_end = got if three else (None, None, None)
             low, high = real(low_end), real(high_end)
             ex.expect(isinstance(said, str) and said in ("a", "b", "unclear") and finite(low) and finite(high),
                       f"{call} returned {shown(got)}, not ('a' | 'b' | 'unclear', low, high)",
@@ -425,7 +487,8 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
             assert low is not None and high is not None
             ex.expect(0 < low <= high, f"{call} returned the interval ({low:.4g}, {high:.4g})",
                       "an interval for a ratio of times: 0 < low <= high")
-            ex.expect(said == _verdict(low, high), f"{call} said {said!r} for the interval ({low:.4g}, {high:.4g})",
+            verdict = "a" if high < 1 else "b" if low > 1 else "unclear"
+            ex.expect(said == verdict, f"{call} said {said!r} for the interval ({low:.4g}, {high:.4g})",
                       "the verdict follows from the whole interval: 'a' when all of it lies below 1, 'b' when all of "
                       "it lies above 1, 'unclear' otherwise")
             ratios, tail = _Ratios(a, b), (1 - level) / 2
@@ -436,39 +499,10 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
                           f"{(under if under > share else at_most):.1%} of the bootstrap's ratios "
                           f"median(a*) / median(b*) lie below its {end} end; below the {end} end of a "
                           f"{100 * level:.4g}% interval lie {share:.1%}",
-                          _interval_hint(a, b, ratios, level, low, high))
+                          interval_hint(a, b, ratios, level, low, high))
 
-        for_all(ex, samples(), bounds_the_ratio, examples=30, chosen=chosen_samples(), budget_s=1.5,
+        for_all(ex, samples(), bounds_the_ratio, examples=20, chosen=chosen_samples(), budget_s=0.1,
                 describe=lambda case: f"which_is_faster(a, b, {case[2]}) for {case[3]}")
-
-
-def _interval_hint(a: np.ndarray, b: np.ndarray, ratios: _Ratios, level: float, low: float, high: float) -> str:
-    """What an interval that misses most likely got wrong, from where its ends fall (never the ends themselves)."""
-    tail = (1 - level) / 2
-    below, above = ratios.share(low, below=True), 1 - ratios.share(high)  # the ratios left out on either side
-    reversed_ok = (abs(ratios.share(1 / high, below=True) - tail) <= allowed_miss(tail)
-                   and abs(1 - ratios.share(1 / low) - tail) <= allowed_miss(tail))
-    if reversed_ok and not ratios.share(0.95) <= 0.5 <= ratios.share(1 / 0.95):
-        return "the interval is for median(a) / median(b), the task's ratio: which way round is yours?"
-    if low == high:
-        return ("one ratio is no interval: how far would the ratio of the medians move if the runs were measured "
-                "again? The bootstrap answers by resampling")
-    if below > tail and above > tail:
-        if a.size == b.size > 1 and _sorted(a) and _sorted(b):
-            return ("the runs are independent, and the order they are listed in means nothing: does your resample of "
-                    "a depend on which runs of b it took?")
-        return (f"too narrow for a {100 * level:.4g}% interval: is each sample resampled on its own, to its own size "
-                f"({a.size} run{'s' * (a.size != 1)} of a, {b.size} of b), and does the interval leave "
-                "(1 - confidence) / 2 on each side?")
-    if below < tail and above < tail:
-        return (f"too wide for a {100 * level:.4g}% interval: it holds the middle `confidence` share of the "
-                "resampled ratios of the medians (not of single times), and leaves (1 - confidence) / 2 on each side")
-    return ("the interval sits off to one side: is it for the ratio of the medians, median(a) / median(b), each as "
-            "np.median takes it? Some statistics move with outliers; the median does not (section 5 of the lecture)")
-
-
-def _sorted(x: np.ndarray) -> bool:
-    return bool((np.diff(x) >= 0).all())
 
 
 def chosen_samples() -> list[Samples]:
@@ -500,8 +534,7 @@ register(Exercise(NOTEBOOK, "which_is_faster", check_which_is_faster))
 # --------------------------------------------------------------------------------------------
 # Exercise 4 (transfer): how long a loop of unequal kernels takes, queued back to back
 # --------------------------------------------------------------------------------------------
-US = 1e-6
-Loop = tuple[list[float], float, str]  # kernels' durations in launch order, seconds per launch, list or array
+Loop = tuple[list[float], float]  # kernels' durations in launch order (a list, as the task says), seconds per launch
 
 
 @reference
@@ -515,46 +548,13 @@ def _loop_end(kernels: list[float], launch: float) -> float:
 
 def loops() -> st.SearchStrategy[Loop]:
     """0 to 60 kernels of 0 to 5 ms (µs-long ones and ms-long ones mixed), 0 to 100 µs per launch."""
-    duration = st.one_of(st.sampled_from((1 * US, 100 * US, 2 * US, 50 * US)), st.floats(0, 20 * US),
-                         st.floats(0, 5e-3))
-    launch = st.one_of(st.floats(0, 100 * US), st.sampled_from((10 * US, 0.0)))
-    return st.tuples(st.lists(duration, max_size=60), launch, st.sampled_from(("list", "array")))
+    duration = st.one_of(st.sampled_from((1e-6, 100e-6, 2e-6, 50e-6)), st.floats(0, 20e-6), st.floats(0, 5e-3))
+    launch = st.one_of(st.floats(0, 100e-6), st.sampled_from((10e-6, 0.0)))
+    return st.tuples(st.lists(duration, max_size=60), launch)
 
 
-CHOSEN_LOOPS: list[Loop] = [([1 * US, 100 * US, 1 * US, 1 * US, 50 * US], 10 * US, "list"),
-                            ([1 * US] * 9 + [100 * US], 10 * US, "array"), ([100 * US] + [1 * US] * 9, 10 * US, "list"),
-                            ([3e-3], 5 * US, "array"), ([], 5 * US, "list")]
-
-
-def _diagnosis(got: float, want: float, kernels: list[float], launch: float) -> str:
-    """A hint for a wrong loop_time, from the shortcut its result matches (without giving the answer)."""
-    n, work = len(kernels), float(sum(kernels))
-
-    def matches(value: float) -> bool:
-        return math.isclose(got, value, rel_tol=1e-6, abs_tol=1e-12)
-
-    if want > 0 and (matches(want * 1e6) or matches(want * 1e3)):
-        return "everything is in seconds: the kernels, the launch and your answer"
-    if matches(max(n * launch, work)):
-        return ("the slower side of the totals holds for equal calls; here the order matters: can a kernel start "
-                "before the host has launched it, even if the GPU is idle?")
-    if matches(n * launch + work):
-        return "the host does not wait for the GPU: while a kernel runs, the host goes on launching the next ones"
-    per_call = sum(max(launch, k) for k in kernels)
-    if matches(per_call) or (n and matches(launch + kernels[0] + per_call - max(launch, kernels[0]))):
-        return ("the slower side of each call is not enough: during a long kernel the host launches several short "
-                "ones, which then run one after another without waiting for a launch each")
-    if matches(want - launch):
-        return "the first kernel cannot start at time 0: its launch has to return first"
-    return ("follow the kernels in launch order: for each one, when can it start at the earliest (two things must "
-            "have happened), and when does it end?")
-
-
-def _loop_call(loop: Loop) -> str:
-    kernels, launch, given = loop
-    listed = f"[{', '.join(map(_number, kernels))}]"
-    listed = listed if len(listed) <= 160 else listed[:156] + " ...]"
-    return f"loop_time({listed if given == 'list' else f'np.array({listed})'}, {_number(launch)})"
+CHOSEN_LOOPS: list[Loop] = [([1e-6, 100e-6, 1e-6, 1e-6, 50e-6], 10e-6), ([1e-6] * 9 + [100e-6], 10e-6),
+                            ([100e-6] + [1e-6] * 9, 10e-6), ([3e-3], 5e-6), ([], 5e-6), ([0.0] * 3 + [100e-6], 10e-6)]
 
 
 def check_loop_time(loop_time: Callable[..., float]) -> None:
@@ -562,20 +562,53 @@ def check_loop_time(loop_time: Callable[..., float]) -> None:
     with exercise("loop_time") as ex:
         yours = ex.answer(loop_time)
 
+        def call_of(loop: Loop) -> str:
+            listed = f"[{', '.join(map(_number, loop[0]))}]"
+            return f"loop_time({listed if len(listed) <= 160 else listed[:156] + ' ...]'}, {_number(loop[1])})"
+
+        def diagnosis(got: float, want: float, kernels: list[float], launch: float) -> str:
+            """A hint for a wrong loop_time, from the shortcut its result matches (without giving the answer)."""
+            n, work = len(kernels), float(sum(kernels))
+
+            def matches(value: float) -> bool:
+                return math.isclose(got, value, rel_tol=1e-6, abs_tol=1e-12)
+
+            if want > 0 and (matches(want * 1e6) or matches(want * 1e3)):
+                return "everything is in seconds: the kernels, the launch and your answer"
+            if 0.0 in kernels and matches(_loop_end([k for k in kernels if k], launch)):
+                return "a kernel that does no work is still launched: the host spends its launch on it"
+            if any(o != kernels and matches(_loop_end(o, launch)) for o in (sorted(kernels), kernels[::-1])):
+                return "the kernels run in launch order, the order of the list"
+            if matches(max(n * launch, work)):
+                return ("the slower side of the totals holds for equal calls; here the order matters: can a kernel "
+                        "start before the host has launched it, even if the GPU is idle?")
+            if matches(n * launch + work):
+                return ("the host does not wait for the GPU: while a kernel runs, the host goes on launching the next "
+                        "ones")
+            per_call = sum(max(launch, k) for k in kernels)
+            if matches(per_call) or (n and matches(launch + kernels[0] + per_call - max(launch, kernels[0]))):
+                return ("the slower side of each call is not enough: during a long kernel the host launches several "
+                        "short ones, which then run one after another without waiting for a launch each")
+            if matches(want - launch):
+                return "the first kernel cannot start at time 0: its launch has to return first"
+            if abs(got - want) <= 0.5e-6 * (1 + 1e-6):
+                return "close, but the seconds are not rounded: return them as they come out"
+            return ("follow the kernels in launch order: for each one, when can it start at the earliest (two things "
+                    "must have happened), and when does it end?")
+
         def ends_in_time(loop: Loop) -> None:
-            kernels, launch, given = loop
-            call = _loop_call(loop)
-            got = yours(list(kernels) if given == "list" else np.array(kernels, dtype=float), launch)
+            kernels, launch = loop
+            got = yours(list(kernels), launch)
             seconds = real(got)
-            ex.expect(finite(seconds), f"{call} returned {shown(got)}, not a number of seconds",
+            ex.expect(finite(seconds), f"{call_of(loop)} returned {shown(got)}, not a number of seconds",
                       "return the seconds as a number")
             assert seconds is not None
             want = _loop_end(kernels, launch)
             ex.expect(math.isclose(seconds, want, rel_tol=1e-6, abs_tol=1e-12),  # float32 is close enough
-                      f"{call} returned {format_time(seconds)}, which is not when the last kernel ends",
-                      _diagnosis(seconds, want, kernels, launch))
+                      f"{call_of(loop)} returned {format_time(seconds)}, which is not when the last kernel ends",
+                      diagnosis(seconds, want, kernels, launch))
 
-        for_all(ex, loops(), ends_in_time, chosen=CHOSEN_LOOPS, describe=_loop_call)
+        for_all(ex, loops(), ends_in_time, examples=40, chosen=CHOSEN_LOOPS, budget_s=0.2, describe=call_of)
 
 
 register(Exercise(NOTEBOOK, "loop_time", check_loop_time))

@@ -80,6 +80,12 @@ class _Escape(BaseException):
         self.error = error
 
 
+class _OutOfTime(BaseException):
+    """Stops Hypothesis once shrinking has spent its budget: the smallest failure found so far stands.  (Each case
+    Hypothesis tries is smaller than its smallest failure so far, so the last failure found is that one; without
+    this, Hypothesis would go on drawing and discarding cases, which costs about as much as trying them.)"""
+
+
 def _settings(examples: int, shrink: bool = True) -> Any:
     return hypothesis.settings(
         database=None,  # write no files, replay nothing from earlier runs: the same check every time
@@ -115,10 +121,10 @@ def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None],
     def run(case: T) -> None:
         key = repr(case)
         if first_failure and time.perf_counter() - first_failure[0] > budget_s:
-            known = outcomes.get(key)  # out of time: shrink no further (an untried case counts as passing)
+            known = outcomes.get(key)  # out of time: shrink no further
             if known is not None:
                 raise known
-            return
+            raise _OutOfTime
         ex.passed = 0
         try:
             prop(case)
@@ -139,6 +145,12 @@ def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None],
             run(case)
     except _Escape as escape:
         raise escape.error from None
+    except _OutOfTime:
+        smallest, smallest_failure = failures[-1]
+        if not isinstance(smallest_failure, ExerciseFailed):  # the answer's own error, not a FAIL
+            smallest_failure.add_note(f"{ex.name}: your function raised this for {describe(smallest)} (the smallest "
+                                      "input found that makes it raise)")
+        raise smallest_failure from None
     except Exception as error:
         flaky = isinstance(error, hypothesis.errors.Flaky) and bool(failures)
         # Flaky: the answer failed on a case, and not when Hypothesis tried it again (it keeps state from one call

@@ -53,7 +53,40 @@ def _filtered_mean(times) -> float:
     return float(np.mean(times[(times > 0.7 * median) & (times < 1.5 * median)]))
 
 
+def _first_half_slow_end(times, steady) -> int:
+    """After the last call of the first half that is slow, next to a slow neighbour (a threshold `steady` seconds)."""
+    slow = times > 1.15 * steady
+    k = 0
+    for i in range(times.size // 2 + 1):
+        if i < times.size and slow[i] and (i == 0 or slow[i - 1]):
+            k = i + 1
+    return k
+
+
+def fixed_threshold(times):
+    """A slow call is one over 1.15 ms, read off the notebook's series (its steady calls take about 1 ms)."""
+    times = np.asarray(times, dtype=float)
+    k = _first_half_slow_end(times, 1e-3)
+    return k, float(np.median(times[k:]))
+
+
+def threshold_from_the_last_call(times):
+    """Slow against the last call, which may itself be disturbed."""
+    times = np.asarray(times, dtype=float)
+    k = _first_half_slow_end(times, float(times[-1]))
+    return k, float(np.median(times[k:]))
+
+
+def index_of_the_last_warmup_call(times):
+    """The index of the last warm-up call (-1 when there is none), not of the first steady one."""
+    k, steady = rolling_median_end(times)
+    return k - 1, steady
+
+
 WRONG_WARMUP = {
+    "a threshold of 1.15 ms, whatever the function": fixed_threshold,
+    "slow against the last call": threshold_from_the_last_call,
+    "the index of the last warm-up call, -1 for none": index_of_the_last_warmup_call,
     "one warm-up call, as in the lecture": _rule(lambda t, s: 1),
     "a fixed warm-up of 10 calls": _rule(lambda t, s: 10),
     "the first call within 20% of the steady time": _rule(lambda t, s: int(np.argmax(t < 1.2 * s))),
@@ -62,7 +95,6 @@ WRONG_WARMUP = {
     "the mean of the steady calls": _rule(_k, np.mean),
     "the fastest steady call": _rule(_k, np.min),
     "the median of all calls, warm-up included": lambda t: (_k(np.asarray(t), 0.0), float(np.median(t))),
-    "returns a list": lambda t: list(rolling_median_end(t)),
     "a window is slow only at twice the steady time": lambda t: rolling_median_end(t, tolerance=1.0),
 }
 
@@ -142,6 +174,14 @@ def bisection(layer, cpu, gpu, link, max_batch=2**14):
     return low
 
 
+def bisection_after_batch_1(layer, cpu, gpu, link, max_batch=2**14):
+    """Bisects where the GPU wins at max_batch; else tries batch 1 (the small-batch wins the task mentions): the GPU
+    faster at batch 1, slower over a stretch, then faster again, gets the later crossover."""
+    if not _gpu_faster(layer, cpu, gpu, link, max_batch):
+        return 1 if _gpu_faster(layer, cpu, gpu, link, 1) else None
+    return bisection(layer, cpu, gpu, link, max_batch)
+
+
 def last_stretch(layer, cpu, gpu, link, max_batch=2**14):
     """From max_batch down: where the GPU's last winning stretch begins (what "from which batch on" could mean)."""
     if not _gpu_faster(layer, cpu, gpu, link, max_batch):
@@ -166,6 +206,7 @@ WRONG_CROSSOVER = {
     "a whole float": lambda *a: None if (r := crossover(*a)) is None else float(r),
     "never tries max_batch itself": up_to_max_batch_excluded,
     "bisects, as if the GPU stayed faster once it is": bisection,
+    "bisects where the GPU wins at max_batch, else tries batch 1": bisection_after_batch_1,
     "powers of two only": powers_of_two,
     "where the last winning stretch begins": last_stretch,
     "a default max_batch of 2**10": lambda layer, cpu, gpu, link, max_batch=2**10: crossover(
@@ -315,6 +356,7 @@ WRONG_LOOP_TIME = {
     "launches only": lambda kernels, launch: len(kernels) * launch,
     "in microseconds": lambda kernels, launch: _loop(kernels, launch) * 1e6,
     "rounded to whole microseconds": lambda kernels, launch: round(_loop(kernels, launch) * 1e6) / 1e6,
+    "kernels of no work left out": lambda kernels, launch: _loop([k for k in kernels if k > 0], launch),
     "a kernel's end is the later of its launch and the end before it plus itself": lambda kernels, launch: (
         _max_inside(kernels, launch)),
 }
@@ -354,6 +396,13 @@ def loop_time_event_by_event(kernels, launch) -> float:
     return end
 
 
+def loop_time_if_not_kernels(kernels, launch) -> float:
+    """Right too: `if not kernels` for the empty loop (kernels is a list, as the task says)."""
+    if not kernels:
+        return 0.0
+    return _loop(kernels, launch)
+
+
 def loop_time_reference(kernels, launch) -> float:
     """The solution's model: kernel i starts once its launch has returned and the kernel before it has ended."""
     return _loop(kernels, launch)
@@ -374,11 +423,14 @@ ALSO_RIGHT = {
                              lambda t: rolling_median_end(t, tolerance=0.3)),
                          "a rolling median of 3 calls": lambda t: rolling_median_end(t, window=3),
                          "the mean of the steady calls near their median": _rule(
-                             lambda t, s: rolling_median_end(t, slow_start=True)[0], _filtered_mean)},
+                             lambda t, s: rolling_median_end(t, slow_start=True)[0], _filtered_mean),
+                         "a list [k, steady]": lambda t: list(rolling_median_end(t))},
     "check_crossover_batch": {"a loop over the batch sizes": crossover_batch_loop, "vectorized": crossover},
     "check_which_is_faster": {**{f"bootstrap, seed {seed}": bootstrap_with_seed(seed) for seed in range(3)},
                               "rng.choice and percentiles": with_choice,
-                              "float32 tensors and a NumPy string": float32_tensors},
+                              "float32 tensors and a NumPy string": float32_tensors,
+                              "a list [verdict, low, high]": lambda a, b, confidence=0.95: list(
+                                  bootstrap_with_seed(0)(a, b, confidence))},
     "check_loop_time": {"closed form": loop_time_closed_form, "event by event": loop_time_event_by_event,
-                        "in float32": loop_time_float32},
+                        "in float32": loop_time_float32, "`if not kernels` for none": loop_time_if_not_kernels},
 }
