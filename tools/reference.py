@@ -53,8 +53,14 @@ class GpuMemorySampler:
     less what was in use when it started (another process's cache, say)."""
 
     def __init__(self, interval_ms: int = 100) -> None:
+        # On a machine of several GPUs, read only the one the run uses: CUDA_VISIBLE_DEVICES names it (by
+        # index or UUID, as nvidia-smi's --id takes them; CUDA_DEVICE_ORDER=PCI_BUS_ID makes the indices
+        # agree).  Unset, every GPU is read, which on a machine of one GPU is that one.
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+        which = [f"--id={visible}"] if visible else []
         self._proc = subprocess.Popen(
-            ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits", f"-lms={interval_ms}"],
+            ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits", f"-lms={interval_ms}",
+             *which],
             stdout=subprocess.PIPE, text=True,
         )
         self.baseline_mib: int | None = None
