@@ -481,6 +481,51 @@ def one_dict_for_streams_and_events(program):
     return timeline
 
 
+def wait_stream_as_a_named_event(program):
+    """wait_stream(stream, other) taken word for word as "record an event on other and wait for it", the event named
+    after `other` among the events: it moves a real event of that name."""
+    free_at, recorded, timeline = {}, {}, {}
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = free_at.get(stream, 0.0)
+            free_at[stream] = start + ms
+            timeline[name] = (start, start + ms)
+        elif op[0] == "record":
+            recorded[op[2]] = free_at.get(op[1], 0.0)
+        elif op[0] == "wait":
+            if op[2] in recorded:
+                free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
+        else:
+            recorded[op[2]] = free_at.get(op[2], 0.0)
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
+    return timeline
+
+
+def pending_waits(program):
+    """Right too: a stream's waits kept apart from its kernels' end, and taken into account wherever the stream's
+    time is read (its next kernel, a record on it, a wait_stream for it)."""
+    end, pending, recorded, timeline = {}, {}, {}, {}
+
+    def now(stream):
+        return max(end.get(stream, 0.0), pending.get(stream, 0.0))
+
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = now(stream)
+            end[stream], timeline[name] = start + ms, (start, start + ms)
+            pending.pop(stream, None)
+        elif op[0] == "record":
+            recorded[op[2]] = now(op[1])
+        elif op[0] == "wait":
+            if op[2] in recorded:
+                pending[op[1]] = max(pending.get(op[1], 0.0), recorded[op[2]])
+        else:
+            pending[op[1]] = max(pending.get(op[1], 0.0), now(op[2]))
+    return timeline
+
+
 WRONG_SIMULATORS = {
     "streams ignored (one queue)": one_queue,
     "kernels of a stream all start at 0": simulator(in_order=False),
@@ -505,12 +550,15 @@ WRONG_SIMULATORS = {
     "one dict for the streams' and the events' times (an event named like a stream)": one_dict_for_streams_and_events,
     "wait_stream waits for the other stream's last kernel, not for its waits": lambda p: records_need_a_kernel(
         p, wait_stream_on_kernels=True),
+    "wait_stream records an event named after the other stream": wait_stream_as_a_named_event,
+    "kernels of 0 ms left out": lambda p: {k: v for k, v in simulator()(p).items() if v[1] > v[0]},
 }
 ALSO_RIGHT_SIMULATORS = {
     "the wrong simulators' builder, nothing broken": simulator(),
     "a graph of kernels and their dependencies": graph_simulator,
     "NumPy floats": lambda p: {k: (np.float64(a), np.float64(b)) for k, (a, b) in simulator()(p).items()},
     "pairs as lists": lambda p: {k: list(v) for k, v in simulator()(p).items()},
+    "waits kept pending until the stream's time is read": pending_waits,
 }
 
 
@@ -737,6 +785,24 @@ def kept_buffers(batches, step, copy_stream):
     return double_buffer(batches, step, copy_stream, buffers=_KEPT[key])
 
 
+def every_batch_in_one_tensor(batches, step, copy_stream):
+    """One GPU tensor for all the batches, allocated once: race-free and overlapped, one allocation, but the memory
+    of every batch, not of two buffers (the old check counted allocations, not bytes, and passed it)."""
+    main = torch.cuda.current_stream()
+    on_gpu = torch.empty((len(batches), *batches[0].shape), dtype=batches[0].dtype, device="cuda")
+    copy_stream.wait_stream(main)
+    copied = []
+    with torch.cuda.stream(copy_stream):
+        for i, b in enumerate(batches):
+            on_gpu[i].copy_(b, non_blocking=True)
+            copied.append(copy_stream.record_event())
+    outputs = []
+    for i, event in enumerate(copied):
+        main.wait_event(event)
+        outputs.append(step(on_gpu[i]))
+    return outputs
+
+
 def last_batch_missing(batches, step, copy_stream):
     return double_buffer(batches[:-1], step, copy_stream) if len(batches) > 1 else []
 
@@ -776,6 +842,8 @@ WRONG_LOOPS = {
     "buffers from copy_stream's pool, torch.cuda.synchronize() at the end": synchronize_at_the_end,
     # The old check synchronized between calls: a buffer kept for the next call was never in use when it came.
     "two buffers kept from one call to the next (module-level)": kept_buffers,
+    # One allocation, as two buffers make at most: the old check counted allocations, not their bytes.
+    "every batch copied into one GPU tensor (one allocation)": every_batch_in_one_tensor,
 }
 
 # ---------------------------------------------------------------- exercise 5: simulate_queues (CPU)
@@ -784,13 +852,16 @@ def queue_simulator(*, queue_order: bool = True, queue_waits_for_end: bool = Fal
     """The solution's rules, each of which can be broken to make a typical wrong simulator.
 
     mapping: how streams get their queue: "round-robin" in the order they first appear (right),
-    "sorted" round-robin over the sorted stream names, "blocks" contiguous blocks of streams.
+    "sorted" round-robin over the sorted stream names, "blocks" contiguous blocks of streams, "no wrap" the
+    streams past the last queue all on the last one.
     """
 
     def simulate_queues(program, queues):
         names = list(dict.fromkeys(op[1] for op in program))
         if mapping == "sorted":
             queue_of = {name: i % queues for i, name in enumerate(sorted(names))}
+        elif mapping == "no wrap":
+            queue_of = {name: min(i, queues - 1) for i, name in enumerate(names)}
         elif mapping == "blocks":
             per_queue = -(-len(names) // queues)  # ceil
             queue_of = {name: i // per_queue for i, name in enumerate(names)}
@@ -850,12 +921,49 @@ def queues_numbered_from_one(program, queues):
     return timeline
 
 
+def queue_rule_across_streams(program, queues):
+    """Right too: the queue's rule applied only after a kernel of another stream (after one of its own stream, the
+    stream's order already holds the kernel back longer)."""
+    queue_of, stream_free, last_in_queue, timeline = {}, {}, {}, {}
+    for _, stream, name, ms in program:
+        q = queue_of.setdefault(stream, len(queue_of) % queues)
+        start = stream_free.get(stream, 0.0)
+        if q in last_in_queue and last_in_queue[q][0] != stream:
+            start = max(start, last_in_queue[q][1])
+        stream_free[stream], last_in_queue[q] = start + ms, (stream, start)
+        timeline[name] = (start, start + ms)
+    return timeline
+
+
+def queue_heads_in_time(program, queues):
+    """Right too: time moves from one kernel's end to the next; at each moment, each queue starts its first kernel
+    if that kernel's stream is free, and again, until no queue can start one."""
+    names = list(dict.fromkeys(op[1] for op in program))
+    queue_of = {name: i % queues for i, name in enumerate(names)}
+    waiting = [[op for op in program if queue_of[op[1]] == q] for q in range(queues)]
+    free = dict.fromkeys(names, 0.0)
+    now, timeline = 0.0, {}
+    while any(waiting):
+        started = True
+        while started:
+            started = False
+            for queue in waiting:
+                if queue and free[queue[0][1]] <= now:
+                    _, stream, name, ms = queue.pop(0)
+                    free[stream], timeline[name] = now + ms, (now, now + ms)
+                    started = True
+        if any(waiting):
+            now = min(t for t in free.values() if t > now)
+    return timeline
+
+
 WRONG_QUEUE_SIMULATORS = {
     "hardware queues ignored (exercise 3's rules)": queue_simulator(queue_order=False),
     "a queue waits for each kernel to finish": queue_simulator(queue_waits_for_end=True),
     "a stream's kernels do not wait for each other": queue_simulator(stream_order=False),
     "streams numbered in sorted order, not in order of appearance": queue_simulator(mapping="sorted"),
     "streams given to the queues in blocks": queue_simulator(mapping="blocks"),
+    "streams past the last queue all on the last queue (no wrap-around)": queue_simulator(mapping="no wrap"),
     "returns durations": lambda program, queues: {k: v[1] - v[0]
                                                   for k, v in queue_simulator()(program, queues).items()},
     "kernels, not streams, given to the queues round-robin": queues_by_kernel,
@@ -870,6 +978,8 @@ ALSO_RIGHT_QUEUE_SIMULATORS = {
     "queues numbered from 1, a queue's start kept as a maximum": queues_numbered_from_one,
     "NumPy floats": lambda program, queues: {k: tuple(np.float64(t) for t in v)
                                              for k, v in queue_simulator()(program, queues).items()},
+    "the queue's rule only after another stream's kernel": queue_rule_across_streams,
+    "the queues' first kernels started as time moves on": queue_heads_in_time,
 }
 
 WRONG = {
@@ -890,7 +1000,7 @@ WRONG_ON_CPU = {
         "the lecture's loop (a new tensor per batch, record_stream)", "no wait for the copy", "no record_stream",
         "everything on the current stream", "the copy stream waits for every step", "one buffer",
         "last batch missing", "float32 buffers whatever the batches' dtype", "step on the batches in host memory",
-        "copies two batches ahead with two buffers"},
+        "copies two batches ahead with two buffers", "every batch copied into one GPU tensor (one allocation)"},
     "check_simulate_on_gpu": set(),
 }
 ALSO_RIGHT = {
