@@ -563,26 +563,37 @@ def check_cupy_scale_on_current_stream(
 
 
 def _scales_kept(ex: Any, yours: Callable) -> None:
-    """Two calls in a row, from a fresh thread (PyTorch's default stream, CuPy's null stream), on t's already
-    written, the first result kept while the second call runs: each must still hold its own values once the GPU is
-    done (a buffer kept from one call to the next is not the caller's to keep)."""
-    ts = [torch.randint(-1000, 1000, (4096,), generator=torch.Generator().manual_seed(k)).float().cuda()
-          for k in range(2)]
-    wants = [3.0 * t for t in ts]
+    """Four calls in a row, from a fresh thread (PyTorch's default stream, CuPy's null stream), every result kept while
+    the later calls run: the first two on two t's already written, the last two on the same two t's, written again by
+    the caller in between (on its stream, after the earlier calls' work there).  Once the GPU is done, each result
+    must still hold its own values (an output that a later call writes again, one for every call, a few in turn or
+    one per input tensor, is not the caller's to keep)."""
+    sources = [torch.randint(-1000, 1000, (4096,), generator=torch.Generator().manual_seed(k)).float().cuda()
+               for k in range(4)]
+    wants = [3.0 * source for source in sources]
+    ts = [sources[0].clone(), sources[1].clone()]
     torch.cuda.synchronize()
 
-    def twice() -> list[bool]:
-        results = [yours(t, 3.0) for t in ts]
+    def in_a_row() -> list[bool]:
+        results = []
+        for k, source in enumerate(sources):
+            t = ts[k % 2]
+            if k >= 2:  # the caller writes t again, on its stream: after the work that read it there
+                t.copy_(source)
+            results.append(yours(t, 3.0))
         torch.cuda.synchronize()
         return [isinstance(out, torch.Tensor) and out.is_cuda and out.shape == want.shape
                 and torch.equal(out.double(), want.double()) for out, want in zip(results, wants)]
 
-    right = _in_a_fresh_thread(twice)
-    wrong = " and ".join(which for which, ok in zip(("first", "second"), right) if not ok)
+    right = _in_a_fresh_thread(in_a_row)
+    wrong = [which for which, ok in zip(("first", "second", "third", "fourth"), right) if not ok]
     ex.expect(not wrong,
-              "cupy_scale_on_current_stream called twice in a row (t of shape (4096,), factor 3.0, from PyTorch's "
-              f"default stream), the first result kept: once the GPU was done, the {wrong} result held other values",
-              "the caller keeps your result as long as it likes: return a tensor that no later call writes again")
+              "cupy_scale_on_current_stream called four times in a row (t of shape (4096,), factor 3.0, from PyTorch's "
+              "default stream; the third and fourth calls on the first two t's, written again by the caller), every "
+              f"result kept: once the GPU was done, the {' and '.join(wrong)} result{'s' if len(wrong) > 1 else ''} "
+              "held other values",
+              "the caller keeps your result as long as it likes: return a tensor that no later call writes again, "
+              "whatever t it gets")
 
 
 def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor, want: torch.Tensor,
