@@ -269,27 +269,46 @@ def _sum_values(shape: tuple[int, ...], seed: int) -> np.ndarray:
 
 
 def _sums_kept(ex: Any, cp: Any, yours: Callable, s: Any, producer: Any) -> None:
-    """Two calls in a row, from a fresh thread, on x's already written, the first result kept while the second call
-    runs: each must still hold its own sum once the GPU is done (a result that the answer writes again later, a
-    buffer kept from one call to the next, is not the caller's to keep)."""
-    xs, wants = [], []
-    for k in range(2):
+    """Four calls in a row, from a fresh thread (the null stream, late by a window when they come), every result kept
+    while the later calls run: the first two on two x's already written, the last two on the same two x's, written
+    again by the producer once the caller's stream is done with them (a data loader that reuses its buffers).  Once
+    the GPU is done, each result must still hold its own sum: a result that a later call writes again (one output
+    for every call, a few in turn, one per input array) is not the caller's to keep, and neither is memory that the
+    answer freed while the caller's stream still had to read it (CuPy's pool, emptied of free blocks first, may hand
+    it to the next call's work on s at once, and the caller's stream reads only after its window)."""
+    sources, wants = [], []
+    for k in range(4):
         values = _sum_values((1000,), _seed("sum", "kept", k))
         with _queued_on(cp, producer):
-            xs.append(cp.asarray(values))
+            sources.append(cp.asarray(values))
         wants.append(float(values.sum()))
+    with _queued_on(cp, producer):
+        xs = [sources[0].copy(), sources[1].copy()]
     cp.cuda.Device().synchronize()
 
-    def twice() -> list:
-        results = [yours(x, producer.record(), s) for x in xs]
+    def in_a_row() -> list:
+        caller = cp.cuda.get_current_stream()
+        cp.get_default_memory_pool().free_all_blocks()
+        cupy_sleep(WINDOW_MS / 1e3)  # the caller's stream reads each result only after the later calls
+        results = []
+        for k, source in enumerate(sources):
+            x = xs[k % 2]
+            if k >= 2:  # the producer writes x again once the caller's stream has waited for the sums that read it
+                producer.wait_event(caller.record())
+                with _queued_on(cp, producer):
+                    cp.copyto(x, source)
+            results.append(yours(x, producer.record(), s))
         cp.cuda.Device().synchronize()
         return [float(r.reshape(())) if _one_number(cp, r) else None for r in results]
 
-    got = _in_a_fresh_thread(twice)
+    got = _in_a_fresh_thread(in_a_row)
     ex.expect(got == wants,
-              f"sum_on_stream called twice in a row (x of shape (1000,), from the null stream), the first result kept: "
-              f"once the GPU was done, the results held {got}, expected {wants}",
-              "the caller keeps your result as long as it likes: return an array that no later call writes again")
+              f"sum_on_stream called four times in a row (x of shape (1000,), from the null stream, late; the third "
+              f"and fourth calls on the first two x's, written again by the producer), every result kept: once the "
+              f"GPU was done, the results held {got}, expected {wants}",
+              "the caller keeps your result as long as it likes: return an array that no later call writes again, "
+              "whatever x it gets, and whose memory nothing else may take while the caller's stream still has to "
+              "read it (CuPy's pool hands freed memory back to its stream at once: CuPy has no record_stream)")
 
 
 def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> None:
@@ -544,26 +563,37 @@ def check_cupy_scale_on_current_stream(
 
 
 def _scales_kept(ex: Any, yours: Callable) -> None:
-    """Two calls in a row, from a fresh thread (PyTorch's default stream, CuPy's null stream), on t's already
-    written, the first result kept while the second call runs: each must still hold its own values once the GPU is
-    done (a buffer kept from one call to the next is not the caller's to keep)."""
-    ts = [torch.randint(-1000, 1000, (4096,), generator=torch.Generator().manual_seed(k)).float().cuda()
-          for k in range(2)]
-    wants = [3.0 * t for t in ts]
+    """Four calls in a row, from a fresh thread (PyTorch's default stream, CuPy's null stream), every result kept while
+    the later calls run: the first two on two t's already written, the last two on the same two t's, written again by
+    the caller in between (on its stream, after the earlier calls' work there).  Once the GPU is done, each result
+    must still hold its own values (an output that a later call writes again, one for every call, a few in turn or
+    one per input tensor, is not the caller's to keep)."""
+    sources = [torch.randint(-1000, 1000, (4096,), generator=torch.Generator().manual_seed(k)).float().cuda()
+               for k in range(4)]
+    wants = [3.0 * source for source in sources]
+    ts = [sources[0].clone(), sources[1].clone()]
     torch.cuda.synchronize()
 
-    def twice() -> list[bool]:
-        results = [yours(t, 3.0) for t in ts]
+    def in_a_row() -> list[bool]:
+        results = []
+        for k, source in enumerate(sources):
+            t = ts[k % 2]
+            if k >= 2:  # the caller writes t again, on its stream: after the work that read it there
+                t.copy_(source)
+            results.append(yours(t, 3.0))
         torch.cuda.synchronize()
         return [isinstance(out, torch.Tensor) and out.is_cuda and out.shape == want.shape
                 and torch.equal(out.double(), want.double()) for out, want in zip(results, wants)]
 
-    right = _in_a_fresh_thread(twice)
-    wrong = " and ".join(which for which, ok in zip(("first", "second"), right) if not ok)
+    right = _in_a_fresh_thread(in_a_row)
+    wrong = [which for which, ok in zip(("first", "second", "third", "fourth"), right) if not ok]
     ex.expect(not wrong,
-              "cupy_scale_on_current_stream called twice in a row (t of shape (4096,), factor 3.0, from PyTorch's "
-              f"default stream), the first result kept: once the GPU was done, the {wrong} result held other values",
-              "the caller keeps your result as long as it likes: return a tensor that no later call writes again")
+              "cupy_scale_on_current_stream called four times in a row (t of shape (4096,), factor 3.0, from PyTorch's "
+              "default stream; the third and fourth calls on the first two t's, written again by the caller), every "
+              f"result kept: once the GPU was done, the {' and '.join(wrong)} result{'s' if len(wrong) > 1 else ''} "
+              "held other values",
+              "the caller keeps your result as long as it likes: return a tensor that no later call writes again, "
+              "whatever t it gets")
 
 
 def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor, want: torch.Tensor,
@@ -667,15 +697,17 @@ def _wrong_chunks(got: object, chunks: Sequence[np.ndarray], cp: Any) -> list[in
 
 @dataclass
 class _Compute:
-    """The `compute` a check hands the answer: it notes the current stream of each call, and spends `ms` on it
-    before it reads its chunk."""
+    """The `compute` a check hands the answer: it notes the current stream and the array of each call, and spends
+    `ms` on it before it reads its chunk."""
 
     cp: Any
     ms: float = 0.0
     called_on: list = field(default_factory=list)
+    given: list = field(default_factory=list)  # the dtype and shape of each array it was called on
 
     def __call__(self, x: Any) -> Any:
         self.called_on.append(self.cp.cuda.get_current_stream())
+        self.given.append((getattr(x, "dtype", type(x).__name__), tuple(getattr(x, "shape", ()))))
         if self.ms:
             cupy_sleep(self.ms / 1e3)
         return x.sum(axis=1)
@@ -687,6 +719,7 @@ class _PipeRun:
     chunks: list[np.ndarray]
     caller: Any  # the caller's stream
     called_on: list  # the current stream of each call of compute
+    given: list  # the dtype and shape of the array of each call of compute
     current_after: Any  # CuPy's current stream after the call
     top_before: Any  # the top of CuPy's stack of `with` blocks before the call
     top_after: Any  # and after it
@@ -719,6 +752,7 @@ def _pipe_run(cp: Any, yours: Callable, case: PipeCase, copy_stream: Any, comput
         poison[...] = math.nan  # what copy_stream's next user copies
     compute.ms = per_chunk_ms if trial == "slow computes" else 0.0
     compute.called_on.clear()
+    compute.given.clear()
     origin_stream = cp.cuda.Stream(non_blocking=True)
     cp.cuda.Device().synchronize()
     earlier = junk = window_end = None
@@ -752,8 +786,8 @@ def _pipe_run(cp: Any, yours: Callable, case: PipeCase, copy_stream: Any, comput
     copies_late = None
     if window_end is not None:
         copies_late = cp.cuda.get_elapsed_time(origin, consumed) >= cp.cuda.get_elapsed_time(origin, window_end)
-    return _PipeRun(got, chunks, c, list(compute.called_on), current_after, top_before, top_after, call_ms, copies_late,
-                    None if earlier is None else cp.asnumpy(earlier), base)
+    return _PipeRun(got, chunks, c, list(compute.called_on), list(compute.given), current_after, top_before, top_after,
+                    call_ms, copies_late, None if earlier is None else cp.asnumpy(earlier), base)
 
 
 def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], Any], Any], list]) -> None:
@@ -828,37 +862,42 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
 
 
 def _pipelines_kept(ex: Any, cp: Any, yours: Callable, copy_stream: Any) -> None:
-    """Two calls in a row, from a fresh thread (the null stream), with slow computes (WINDOW_MS each, before they
-    read their chunk): the second call comes while the first one's computes still wait to read. Each call's results
-    must hold its own chunks' sums once the GPU is done (buffers that one call keeps for the next, and frees there
-    while the earlier computes still read them, are handed out again and overwritten).
+    """Three calls in a row, from a fresh thread, with slow computes (WINDOW_MS each, before they read their chunk):
+    the first two from the null stream, the third from a side stream entered with `with`, each while the earlier
+    calls' computes still wait to read.  Each call's results must hold its own chunks' sums once the GPU is done
+    (buffers that one call keeps for the next, and frees or writes again there while the earlier computes still read
+    them, are overwritten; a later caller on another stream orders nothing with the earlier caller's computes).
 
     First a call with no chunks (it frees what an answer kept from the checks before) and CuPy's pool emptied of
     free blocks: the memory that the second call frees is then the only free memory of its size on its stream."""
     shape = (16, 64)
     base = np.random.default_rng(_seed("pipe", "kept")).integers(0, 16, shape).astype(np.float32)
-    chunks = [_pinned_chunks(base, 3, 1000 + 100 * k) for k in range(2)]
+    chunks = [_pinned_chunks(base, 3, 1000 + 100 * k) for k in range(3)]
     compute = _Compute(cp, WINDOW_MS)
+    side = cp.cuda.Stream(non_blocking=True)
     cp.cuda.Device().synchronize()
 
-    def twice() -> list:
+    def in_a_row() -> list:
         yours([], compute, copy_stream)
         cp.cuda.Device().synchronize()
         cp.get_default_memory_pool().free_all_blocks()
-        results = [yours(one, compute, copy_stream) for one in chunks]
+        results = [yours(one, compute, copy_stream) for one in chunks[:2]]
+        with side:
+            results.append(yours(chunks[2], compute, copy_stream))
         cp.cuda.Device().synchronize()
         return results
 
-    results = _in_a_fresh_thread(twice)
+    results = _in_a_fresh_thread(in_a_row)
     bad = [_wrong_chunks(got, one, cp) for got, one in zip(results, chunks)]
     ex.expect(not any(bad),
-              f"pipelined called twice in a row (3 chunks of shape {shape} each, slow computes, from the null stream): "
-              f"once the GPU was done, the results of chunks {bad[0]} of the first call and {bad[1]} of the second "
-              "were wrong",
-              "the second call came while the first call's computes still had to read their buffers: memory freed "
-              "while a compute still reads it goes back at once to the stream that allocated it (CuPy has no "
-              "record_stream). What must copy_stream wait for before it writes into memory that an earlier compute "
-              "may still read?")
+              f"pipelined called three times in a row (3 chunks of shape {shape} each, slow computes; the first two "
+              f"calls from the null stream, the third from a side stream): once the GPU was done, the results of "
+              f"chunks {bad[0]} of the first call, {bad[1]} of the second and {bad[2]} of the third were wrong",
+              "each call came while the earlier calls' computes still had to read their buffers: memory freed while "
+              "a compute still reads it goes back at once to the stream that allocated it (CuPy has no "
+              "record_stream), and a buffer kept from one call to the next is written again by the next call's "
+              "copies, which wait only for that caller's stream. What must copy_stream wait for before it writes "
+              "into memory that an earlier compute may still read?")
 
 
 def _judge_pipe(ex: Any, cp: Any, case: PipeCase, run: _PipeRun, window_ms: float) -> None:
@@ -870,6 +909,11 @@ def _judge_pipe(ex: Any, cp: Any, case: PipeCase, run: _PipeRun, window_ms: floa
               "call compute(x) once per chunk, on the stream that was current when your function was called: "
               "a `with` block ends on the stream below it on CuPy's stack, not on one the caller made current "
               "with use()")
+    other = sorted({f"{dtype} {shape}" for dtype, shape in run.given if (dtype, shape) != (np.float32, case[3])})
+    ex.expect(not other,
+              f"{call}: compute was called on arrays of {', '.join(other)}; expected the chunks as they are "
+              f"(float32, shape {case[3]})",
+              "compute gets each chunk on the GPU as it is: the same dtype and shape as the host array")
     bad = _wrong_chunks(run.got, run.chunks, cp)
     ex.expect(not isinstance(bad, str), f"{call} {bad}", "return compute(x) of every chunk, in order")
     ex.expect(run.current_after == run.caller,

@@ -204,6 +204,40 @@ def into_one_output(x, ready, s):  # "no allocation per call": every call writes
     return out
 
 
+_IN_TURN: dict = {}
+
+
+def into_two_outputs_in_turn(x, ready, s):  # "double buffering" of the result: the third call writes the first's
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        outputs = _IN_TURN.setdefault("outputs", [cp.empty((), dtype=cp.float64) for _ in range(2)])
+        _IN_TURN["calls"] = _IN_TURN.get("calls", 0) + 1
+        out = outputs[_IN_TURN["calls"] % 2]
+        cp.sum(x, out=out)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return out
+
+
+_PER_INPUT: dict = {}
+
+
+def into_one_output_per_input(x, ready, s):  # an output per input array: a data loader's next batch in the same x
+    cp = _cp()                                # writes the result the caller kept
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        out = _PER_INPUT.setdefault((x.data.ptr, x.shape), cp.empty((), dtype=cp.float64))
+        cp.sum(x, out=out)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return out
+
+
 def s_waits_for_the_caller_too(x, ready, s):  # "to be safe": the sum on s also waits for the caller's earlier work
     cp = _cp()
     caller = cp.cuda.get_current_stream()
@@ -240,6 +274,8 @@ WRONG_SUMS = {
     "x cast to int64, the sum returned as float64": lambda x, r, s: _summed_as(x, r, s, cast="int64",
                                                                               back="float64"),
     "one output array kept for every call": into_one_output,
+    "two output arrays, used in turn": into_two_outputs_in_turn,
+    "one output array per input array": into_one_output_per_input,
     "s also waits for the caller's earlier work": s_waits_for_the_caller_too,
 }
 
@@ -472,6 +508,30 @@ def into_one_output_per_shape(t, factor):  # "no allocation per call": one outpu
     return out
 
 
+_IN_TURN_PER_SHAPE: dict = {}
+
+
+def two_outputs_per_shape_in_turn(t, factor):  # "double buffering": two outputs per shape, written in turn
+    cp = _cp()
+    outputs = _IN_TURN_PER_SHAPE.setdefault(tuple(t.shape), [torch.empty(t.shape, device="cuda") for _ in range(2)])
+    _IN_TURN_PER_SHAPE["calls"] = _IN_TURN_PER_SHAPE.get("calls", 0) + 1
+    out = outputs[_IN_TURN_PER_SHAPE["calls"] % 2]
+    with _callers_stream():
+        cp.multiply(cp.from_dlpack(t), factor, out=cp.from_dlpack(out))
+    return out
+
+
+_PER_INPUT_TENSOR: dict = {}
+
+
+def one_output_per_input(t, factor):  # an output per input tensor: the caller's next values in the same t write it
+    cp = _cp()
+    out = _PER_INPUT_TENSOR.setdefault((t.data_ptr(), tuple(t.shape), t.stride()), torch.empty(t.shape, device="cuda"))
+    with _callers_stream():
+        cp.multiply(cp.from_dlpack(t), factor, out=cp.from_dlpack(out))
+    return out
+
+
 def strides_ignored(t, factor):  # t's pointer wrapped as a C-contiguous array: a transposed view is read out of order
     cp = _cp()
     memory = cp.cuda.UnownedMemory(t.data_ptr(), t.numel() * t.element_size(), t)
@@ -512,6 +572,8 @@ WRONG_SCALES = {
     "computed in float64": in_float64,
     "t itself when the factor is 1": t_itself_for_factor_one,
     "one output per shape, kept for every call": into_one_output_per_shape,
+    "two outputs per shape, used in turn": two_outputs_per_shape_in_turn,
+    "one output per input tensor": one_output_per_input,
     "t's memory wrapped as a contiguous array (strides ignored)": strides_ignored,
     "the caller's stream entered and never left": enters_the_callers_stream_by_hand,
 }
@@ -793,6 +855,41 @@ def kept_until_the_next_call(chunks, compute, copy_stream):
     return results
 
 
+_CACHED_BUFFERS: dict = {}
+
+
+def buffers_kept_for_the_next_call(chunks, compute, copy_stream):
+    """Device buffers made once per shape and kept for every later call, copy_stream forked from the current
+    stream: right for one caller, but a later caller on another stream overwrites them while the earlier caller's
+    computes still read them."""
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    if not chunks:
+        return []
+    buffers = _CACHED_BUFFERS.setdefault((len(chunks), chunks[0].shape),
+                                         [cp.empty(h.shape, h.dtype) for h in chunks])
+    copy_stream.wait_event(current.record())
+    results = []
+    for h, d in zip(chunks, buffers):
+        d.set(h, stream=copy_stream)
+        current.wait_event(copy_stream.record())
+        results.append(compute(d))
+    return results
+
+
+def computes_in_float64(chunks, compute, copy_stream):  # each chunk widened to float64 before compute: not the chunk
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    buffers = [cp.empty(h.shape, h.dtype) for h in chunks]
+    copy_stream.wait_event(current.record())
+    results = []
+    for h, d in zip(chunks, buffers):
+        d.set(h, stream=copy_stream)
+        current.wait_event(copy_stream.record())
+        results.append(compute(d.astype(cp.float64)))
+    return results
+
+
 def copy_stream_entered_by_hand(chunks, compute, copy_stream):  # __enter__() without __exit__, the caller made
     cp = _cp()                                                  # current again by use(): the stack keeps copy_stream
     current = cp.cuda.get_current_stream()
@@ -830,6 +927,8 @@ WRONG_PIPELINES = {
     "the device synchronized at the end": device_synchronize_at_the_end,
     "arrays made on copy_stream, kept in a global until the next call": kept_until_the_next_call,
     "copy_stream entered and never left": copy_stream_entered_by_hand,
+    "device buffers kept for every later call": buffers_kept_for_the_next_call,
+    "each chunk widened to float64 before compute": computes_in_float64,
 }
 
 
