@@ -289,6 +289,9 @@ def test_a_tensor_of_0_bytes_asks_the_allocator_for_nothing():
     ("empties the cache when a block starts", nb01._CHANGED),
     ("keeps the peaks of the two levels around a block only", nb01._OUTER),
     ("absolute peak, start not subtracted", nb01._TOO_MUCH),
+    ("hands the peak to the innermost open block, no try/finally", nb01._RAISED),
+    ("hands the peak to the innermost open block, nothing handed on when a block raises", nb01._RAISED),
+    ("swallows the block's exception (except Exception: pass)", nb01._SWALLOWED),
 ])
 def test_block_memory_s_hints_point_at_the_mistake(what, hint):
     with pytest.raises(ExerciseFailed) as failed:

@@ -342,7 +342,10 @@ class GPUOnTheCPU(TorchFunctionMode):
 _CURRENT = InOrder()
 _IMITATED = {"synchronize": lambda device=None: None, "current_stream": lambda device=None: _CURRENT,
              "default_stream": lambda device=None: _CURRENT, "stream": lambda stream=None: nullcontext(),
-             "set_stream": lambda stream=None: None, "Stream": InOrder, "Event": InOrder}
+             "set_stream": lambda stream=None: None, "Stream": InOrder, "Event": InOrder,
+             # the GPU's generator named (torch.rand(..., generator=torch.cuda.default_generators[0])) is the CPU's
+             # here, as the tensors are: on a CPU build the tuple is empty, and [0] raised an IndexError
+             "default_generators": (torch.default_generator,)}
 
 
 @contextmanager

@@ -514,6 +514,8 @@ _CHANGED = ("more than the block itself held, and block_memory() changed the cou
 _UNIT = "far less than the block held, by a round factor: in which unit does the report count?"
 _BLOCKS = ("a little less than the block held: the allocator holds a tensor in a block of whole 512 bytes, and the "
            "bytes held in tensors are counted in blocks, as torch.cuda.memory_allocated() counts them")
+_SWALLOWED = ("a measurement must not change what the measured code does: an exception raised in the block must go "
+              "on to the code around it once the block's bookkeeping is done, not stop in block_memory()")
 _SHARED = ("the report changed after its block ended: each block needs a report of its own, filled in when that "
            "block ends and left alone afterwards")
 
@@ -562,20 +564,29 @@ class RaisedInABlock(RuntimeError):
 
 
 def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: RealMemory, trace: Trace,
-          reports: dict[str, tuple[object, tuple[int | None, ...]]]) -> None:
+          reports: dict[str, tuple[object, tuple[int | None, ...]]], swallowed: list[str]) -> None:
     """Run the resolved program's steps, reading the counters after each; each block's report, as it ended (none
-    for a block that raised)."""
+    for a block that raised); in `swallowed`, the blocks whose exception never reached the code around them (the
+    answer's `with` hid it: the program goes on after that block all the same, as if it had caught it)."""
     for op in ops:
         if op[0] == "block":
             trace.append(("start", op[1], *_counters()))
+            raised = False
             try:
                 with _manager(ex, block_memory) as report:
                     trace.append(("entered", op[1], *_counters()))
-                    _play(ex, block_memory, op[2], memory, trace, reports)
+                    try:
+                        _play(ex, block_memory, op[2], memory, trace, reports, swallowed)
+                    except RaisedInABlock:
+                        raised = True
+                        raise
             except RaisedInABlock:
                 trace.append(("end", op[1]))
                 continue
             trace.append(("end", op[1]))
+            if raised:  # not re-raised: no FAIL from here, which a `with` around it could hide too
+                swallowed.append(op[1])
+                continue
             reports[op[1]] = (report, _fields(report))
             continue
         if op[0] == "raise":
@@ -595,12 +606,15 @@ def _blocks_report_right(ex: Checker, block_memory: Callable[[], Any], program: 
     text = _program_text(ops)
     trace: Trace = []
     reports: dict[str, tuple[object, tuple[int | None, ...]]] = {}
+    swallowed: list[str] = []
     try:
-        _play(ex, block_memory, ops, memory, trace, reports)
+        _play(ex, block_memory, ops, memory, trace, reports, swallowed)
     finally:
         for name in memory.alive():
             memory.free(name)
         memory.empty_cache()
+    ex.expect(not swallowed, f"in the program {text}: the RuntimeError raised in {swallowed[0] if swallowed else ''} "
+              "never reached the code around it: the `with block_memory()` hid it", _SWALLOWED)
     right = block_reports(trace)
     for block, (report, when_it_ended) in reports.items():
         ex.expect(None not in when_it_ended, f"in the program {text}: the report of {block} is {shown(report)}, "
@@ -625,7 +639,7 @@ def _report_hint(ops: Program, trace: Trace, block: str, field: int, got: int, w
     if got > want:
         start, entered = (next(e[2:] for e in trace if e[0] == kind and e[1] == block) for kind in ("start", "entered"))
         return _CHANGED if entered != start else _TOO_MUCH
-    if field == 0 and want - got < 512 * _tensors_made_in(ops, block):
+    if field == 0 and got % 512 and want - got < 512 * _tensors_made_in(ops, block):  # bytes, not whole blocks
         return _BLOCKS
     if 0 < got and any(want >= unit and got in (want // unit, round(want / unit), -(-want // unit))
                        for unit in (KiB, MiB, 10**3, 10**6)):
@@ -685,6 +699,11 @@ def _chosen_programs() -> list[Program]:
         (block(block(block(block(block(make(200 * MiB), free(0), empty, block(make(20 * MiB), free(0))))))),),
         # a block that raises: the blocks around it, and those after it, report as if it had ended
         (block(make(100 * MiB), block(make(10 * MiB), ("raise",)), free(1), free(0)), block(make(30 * MiB), free(0))),
+        # after a block that raised, the block around it peaks, then opens another: nothing of the raised block may
+        # be left open to take that peak
+        (block(block(("raise",)), make(300 * MiB), free(0), empty, block(make(10 * MiB), free(0))),),
+        # a block that holds a peak and a nested block raises: the block around it must still get that peak
+        (block(block(make(300 * MiB), free(0), empty, block(make(10 * MiB), free(0)), ("raise",))),),
     ]
 
 
@@ -773,19 +792,27 @@ def _call(fn: Callable[..., Any], lengths: list[int], width: int) -> Any:
 def batches_footprint(fn: Callable[..., Any], lengths: list[int], width: int = 4096) -> tuple[Any, int, int]:
     """Run fn(lengths, width) from an empty cache, PyTorch's generators seeded with SEED: (its results, growth of
     the peak reserved bytes, new segments).  The generators are as they were before, afterwards."""
+    return _footprint(fn, lengths, width)[:3]
+
+
+def _footprint(fn: Callable[..., Any], lengths: list[int], width: int = 4096) -> tuple[Any, int, int, int]:
+    """batches_footprint's (results, growth, new segments), and how far the bytes held in PyTorch's tensors rose at
+    their most (max_memory_allocated() from the start): at least the largest batch, if the batches were PyTorch's
+    and the peak counters were not reset meanwhile."""
     require_cuda("batches_footprint()")
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
-    start = torch.cuda.memory_reserved()
+    start, allocated = torch.cuda.memory_reserved(), torch.cuda.memory_allocated()
     segments = torch.cuda.memory_stats().get("segment.all.allocated", 0)
     with _seeded(gpu=True):
         result = _call(fn, lengths, width)
     torch.cuda.synchronize()
     growth = torch.cuda.max_memory_reserved() - start
+    held = torch.cuda.max_memory_allocated() - allocated
     new_segments = torch.cuda.memory_stats()["segment.all.allocated"] - segments
     torch.cuda.empty_cache()
-    return result, growth, new_segments
+    return result, growth, new_segments, held
 
 
 def gpu_loops() -> st.SearchStrategy[tuple[list[int], int]]:
@@ -846,10 +873,18 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
 
         def without_growth(case: tuple[list[int], int]) -> None:
             lengths, width = case
-            got, growth, segments = batches_footprint(yours, lengths, width)  # first: an answer that raises costs less
+            got, growth, segments, held = _footprint(yours, lengths, width)  # first: an answer that raises costs less
             want, _, _ = batches_footprint(run_batches, lengths, width)
             _, alone, _ = batches_footprint(run_batches, [max(lengths)], width)
             _expect_sums(ex, lengths, width, got, want)
+            largest = max(lengths) * width * 4
+            ex.expect(held >= largest and segments >= 0,
+                      f"{_loop_text(lengths, width)}: PyTorch's memory statistics never saw its largest batch "
+                      f"({format_bytes(largest)}) held in a tensor: at their most, the bytes in tensors rose by "
+                      f"{format_bytes(held)}" + ("" if segments >= 0 else ", and the count of segments went down"),
+                      "the check reads PyTorch's caching allocator and its statistics around your function: make the "
+                      "batches as PyTorch tensors in its memory (not in another library's pool), and leave the "
+                      "statistics alone (no reset_peak_memory_stats() or reset_accumulated_memory_stats())")
             ex.expect(growth <= alone + 2 * MiB,
                       f"{_loop_text(lengths, width)}: reserved memory grew by {format_bytes(growth)}, where its "
                       f"largest batch alone needs {format_bytes(alone)}",

@@ -318,6 +318,65 @@ def from_memory_stats(what: str):
     return block_memory
 
 
+def hands_peaks_to_the_innermost(finally_: bool = True, hands_on_when_raised: bool = True):
+    """A block_memory whose open blocks are a stack: when a block starts, the peak so far goes to the innermost open
+    block only, and a block that ends hands its own peak on to the one around it (which hands it on in turn).
+    Right with try/finally; wrong without it (a block that raised stays on the stack, and the next block to start in
+    the one around it gives the peak so far to that stale entry), and wrong if a block that raised hands nothing on
+    (the peak it kept from before a block nested in it is lost for the blocks around it)."""
+    stack = list[_Open]()
+
+    def hand_on(block: _Open) -> None:
+        block.peak_allocated = max(block.peak_allocated, torch.cuda.max_memory_allocated())
+        block.peak_reserved = max(block.peak_reserved, torch.cuda.max_memory_reserved())
+        if stack and stack[-1] is block:
+            stack.pop()
+        if stack:
+            stack[-1].peak_allocated = max(stack[-1].peak_allocated, block.peak_allocated)
+            stack[-1].peak_reserved = max(stack[-1].peak_reserved, block.peak_reserved)
+
+    @contextmanager
+    def block_memory():
+        if stack:
+            stack[-1].peak_allocated = max(stack[-1].peak_allocated, torch.cuda.max_memory_allocated())
+            stack[-1].peak_reserved = max(stack[-1].peak_reserved, torch.cuda.max_memory_reserved())
+        torch.cuda.reset_peak_memory_stats()
+        block = _Open(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
+        block.peak_allocated, block.peak_reserved = block.start_allocated, block.start_reserved
+        stack.append(block)
+        report = Report()
+        if not finally_:
+            yield report
+        else:
+            try:
+                yield report
+            except BaseException:
+                if hands_on_when_raised:
+                    hand_on(block)
+                elif stack and stack[-1] is block:
+                    stack.pop()
+                raise
+        hand_on(block)
+        report.peak_allocated = block.peak_allocated - block.start_allocated
+        report.reserved_growth = block.peak_reserved - block.start_reserved
+    return block_memory
+
+
+def swallows_the_exception():
+    """Wrong: right reports, but `except Exception: pass` around the yield hides the block's exception from the code
+    around it (a training step that raises goes on as if nothing happened)."""
+    right = _block_memory()
+
+    @contextmanager
+    def block_memory():
+        with right() as report:
+            try:
+                yield report
+            except Exception:  # noqa: BLE001, S110 -- the mistake
+                pass
+    return block_memory
+
+
 _RIGHT_AFTER_EMPTYING = _block_memory()
 
 
@@ -390,6 +449,12 @@ WRONG_BLOCKS = {
     "no try/finally: a block that raises stays on the stack": no_finally(),
     "the requested bytes of memory_stats(), not the blocks allocated": from_memory_stats("requested"),
     "empties the cache when a block starts": empties_the_cache_first,
+    # found by the second adversary of the checks: the check's one raising block had no block nested in it, and
+    # nothing opened after it in the block around it; and no program noticed an exception that never came out
+    "hands the peak to the innermost open block, no try/finally": hands_peaks_to_the_innermost(finally_=False),
+    "hands the peak to the innermost open block, nothing handed on when a block raises": hands_peaks_to_the_innermost(
+        hands_on_when_raised=False),
+    "swallows the block's exception (except Exception: pass)": swallows_the_exception(),
 }
 RIGHT_BLOCKS = {
     "open blocks in a list, their peaks kept before each reset": _block_memory(),
@@ -399,6 +464,8 @@ RIGHT_BLOCKS = {
     "peaks kept in the reports themselves": peaks_in_the_reports(),
     # found by the adversary of the checks (first round): the CPU part's memory_stats() had no such key
     "the active bytes of memory_stats() (the allocated ones, on one stream)": from_memory_stats("active"),
+    # the second adversary's: right when the hand-on happens in a finally
+    "hands the peak to the innermost open block, which hands it on when it ends": hands_peaks_to_the_innermost(),
 }
 
 
@@ -539,6 +606,51 @@ def summed_on_the_host(lengths: list[int], width: int = 4096) -> list[float]:
     return [float(flat[: n * width].view(n, width).uniform_().cpu().sum()) for n in lengths]
 
 
+def batches_in_cupy_s_pool(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: each batch in CuPy's memory pool (torch.rand's numbers all the same: uniform_ on a tensor of as many
+    elements), and alive until the next one is made, as in the original loop: the GPU's memory grows as before,
+    where PyTorch's statistics see none of it."""
+    device = torch.cuda.current_device()  # (without a GPU, the check's CPU part stops here: CuPy needs one)
+    import cupy
+
+    sums = []
+    with cupy.cuda.Device(device):
+        for n in lengths:
+            batch = torch.from_dlpack(cupy.empty((n, width), dtype=cupy.float32))
+            batch.uniform_()
+            sums.append(float(batch.sum()))
+    return sums
+
+
+def resets_the_statistics_after(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: the original loop, then it "tidies up" as in exercise 2: empty_cache() and resets of the peak and the
+    accumulated statistics, which the check reads to measure the loop."""
+    sums = run_batches(lengths, width)
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    torch.cuda.reset_accumulated_memory_stats()
+    return sums
+
+
+def on_a_side_stream(lengths: list[int], width: int = 4096) -> list[float]:
+    """Right: the warm-up and the loop on a stream of its own (the cache is per stream: both in the same one)."""
+    with torch.cuda.stream(torch.cuda.Stream()):
+        torch.empty(max(lengths), width, device="cuda")
+        sums = []
+        for n in lengths:
+            batch = torch.rand(n, width, device="cuda")
+            sums.append(float(batch.sum()))
+            del batch
+    return sums
+
+
+def names_the_default_generator(lengths: list[int], width: int = 4096) -> list[float]:
+    """Right: the GPU's default generator named (the one torch.manual_seed seeds), one buffer for every batch."""
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    generator = torch.cuda.default_generators[0]
+    return [float(buffer[:n].uniform_(generator=generator).sum()) for n in lengths]
+
+
 WRONG_LOOPS = {
     "the original loop": run_batches,
     "warms up, but two batches are alive at once": warm_up_then_the_original_loop,
@@ -554,6 +666,10 @@ WRONG_LOOPS = {
     "grows its buffer when a longer batch comes": grows_its_buffer,
     "draws every batch at once": draws_every_batch_at_once,
     "draws the numbers on the CPU": drawn_on_the_cpu,
+    # found by the second adversary of the checks: the check read only PyTorch's statistics, whatever the answer did
+    # to them or wherever it kept its batches
+    "holds its batches in CuPy's pool, each alive until the next is made": batches_in_cupy_s_pool,
+    "the original loop, then resets the allocator's statistics": resets_the_statistics_after,
 }
 
 WRONG = {
@@ -578,6 +694,9 @@ ALSO_RIGHT = {
         "the mean times the count (rounded otherwise), as one 1-D tensor": mean_times_count,
         "drops the last batch (batch = None) before making the next": none_before_the_next,
         "a flat buffer's view, summed on the host": summed_on_the_host,
+        # the second adversary's
+        "the warm-up and the loop on a side stream": on_a_side_stream,
+        "the GPU's default generator named": names_the_default_generator,
     },
     "check_block_memory": RIGHT_BLOCKS,
 }
