@@ -12,7 +12,7 @@ the batch or wide the features (no value read on the host, no tensor copied ther
 
 Exercise 2, `make_fast_step(model, data)` (GPU) -> `(step, losses)`: `step()` trains one step on the
 next batch, `losses()` returns every loss so far as a tensor on the GPU.  The check runs its own slow
-step and an eager bf16 step (the references, once per process), then yours, 32 steps, in one run that is
+step and an eager bf16 step (the references, once per process), then yours, 40 steps, in one run that is
 checked, timed and profiled at once, so that no call is observed differently from another:
 
 - every stream the answer can take from PyTorch starts the run busy (a kernel of BUSY_S seconds that
@@ -482,7 +482,7 @@ def _value_hint(bf16: bool) -> str:
 # ------------------------------------------------------------------------------------------------
 # Exercise 2: the fast step (GPU)
 # ------------------------------------------------------------------------------------------------
-STEPS = 32  # four passes over the 8 batches: a step that reuses, skips or stops shows
+STEPS = 40  # five passes over the 8 batches: a step that reuses, skips or stops shows, and a history of 32
 CALLERS = (("default", "PyTorch's default stream"), ("with", "a side stream entered with `with torch.cuda.stream(s):`"),
            ("set_stream", "a side stream made current with `torch.cuda.set_stream(s)`"),
            ("default", "PyTorch's default stream, again"))  # STEPS // 4 steps each, then losses()
@@ -878,7 +878,7 @@ def check_fast_step(make_fast_step: Callable[..., tuple[Callable[[], object], Ca
     """make_fast_step(model, data) -> (step, losses): correct, fast and clean against the slow step."""
     if not has_cuda():
         with exercise("make_fast_step"):
-            raise LeftForGPU("", "the fast step against the slow one, 32 steps called from four callers: every loss "
+            raise LeftForGPU("", "the fast step against the slow one, 40 steps called from four callers: every loss "
                                  "and every update, a speed-up of 3x or more, no wait for the GPU, copies hidden")
         return
     with exercise("make_fast_step") as ex:

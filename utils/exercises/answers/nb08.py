@@ -236,7 +236,8 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
                   sync_every=0, losses_on_host=False, tiny_side_copy=False, frozen_first_layer=False,
                   half_updates=False, waits_for_whole_step=False, pageable=False, synchronizes_copy_stream=False,
                   default_stream_only=False, warmup_kept=False, loss_before_replay=False, resident=False,
-                  list_of_losses=False, no_consumed_event=False, copy_current_batch=False, eager_optimizer=False):
+                  list_of_losses=False, no_consumed_event=False, copy_current_batch=False, eager_optimizer=False,
+                  history=4096):
     """The notebook's solution, with one wrong turn (or one other right way) switched on by a flag."""
     if bf16_weights:
         model.to(torch.bfloat16)
@@ -255,7 +256,7 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
     staged = [torch.empty_like(t) for t in static]
     copy_stream = torch.cuda.current_stream() if copy_on_default else torch.cuda.Stream()
     copied, consumed = torch.cuda.Event(), torch.cuda.Event()
-    kept = torch.zeros(4096, device="cuda")
+    kept = torch.zeros(history, device="cuda")  # a ring of `history` losses
     kept_list: list[torch.Tensor] = []
     count, pending = 0, False
 
@@ -434,6 +435,7 @@ WRONG = {
         "keeps the warm-up's updates": _variant(warmup_kept=True),
         "keeps each step's loss before the replay computes it": _variant(loss_before_replay=True),
         "prefetches without waiting for the step to take the staged batch (a race)": _variant(no_consumed_event=True),
+        "keeps the last 32 losses only (the check runs 40 steps)": _variant(history=32),
     },
 }
 # without a GPU the check of the fast step runs nothing, so nothing fails there
