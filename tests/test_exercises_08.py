@@ -131,6 +131,53 @@ def test_the_recorder_sees_host_reads_bf16_products_and_loops():
     assert len(long.seen) > len(short.seen)
 
 
+@host
+def test_build_can_hold_real_tokens_of_zeros_that_n_counts():
+    case = nb08.Batch(lengths=(1, 5, 3), padded=6, features=2, hidden=(), classes=2, scale=1.0, cancel=2.0**14, seed=3,
+                      zeros=True)
+    _, x, n, _ = nb08.build(case, "cpu")
+    assert all(x[b, int(n[b]) - 1:].abs().sum() == 0 for b in range(3))  # the last real token, and the padding
+    assert all(x[b, :int(n[b]) - 1].abs().sum(1).min() > 0 for b in range(3) if n[b] > 1)  # the others are not
+    assert x.abs().max() > 2.0**13 and x.sum(1).abs().max() < 10  # the cancelling values miss the zero token
+    assert "the last real position of each sequence all zeros" in str(case)
+
+
+@host
+def test_the_recorder_sees_copies_from_the_host_arithmetic_in_bf16_and_cpu():
+    model, x, n, y = nb08.build(nb08.SMALLEST_BATCH, "cpu")
+    assert nb08._recorded(answers08.host_made_mask, model, x, n, y, False)[1].transfers == ["to"]
+    assert nb08._recorded(answers08.masked_mean, model, x, n, y, False)[1].transfers == []  # made with device=
+    assert "cpu" in nb08._recorded(answers08.pools_on_the_host, model, x, n, y, False)[1].host_reads
+    assert nb08._recorded(answers08.divides_in_bf16, model, x, n, y, True)[1].bf16_arithmetic == ["div"]
+    for right in (answers08.fast_loss, answers08.bias_by_hand, answers08.bf16_by_hand):
+        _, ops = nb08._recorded(right, model, x, n, y, True)
+        assert ops.bf16_arithmetic == [] and ops.transfers == [] and ops.host_reads == []
+
+
+@host
+def test_a_longer_larger_and_wider_batch_has_the_same_loss_and_a_loop_shows_in_each():
+    case = nb08.Batch(lengths=(2, 4), padded=4, features=3, hidden=(5,), classes=3, scale=1.0, cancel=0.0, seed=1)
+    model, x, n, y = nb08.build(case, "cpu")
+    wide_model, wide_x = nb08._wider(model, nb08._padded_further(torch.cat([x, x])))
+    assert wide_x.shape == (4, 4 + nb08.MORE_PADDING, 3 + nb08.MORE_FEATURES)
+    loss = answers08.fast_loss(model, x, n, y, False)
+    grown = answers08.fast_loss(wide_model, wide_x, *nb08._twice(x, n, y)[1:], False)
+    assert grown.item() == pytest.approx(loss.item())
+    for loop, grow in ((answers08.loops_over_the_batch, lambda: (model, *nb08._twice(x, n, y))),
+                       (answers08.loops_over_the_features, lambda: (*nb08._wider(model, x), n, y))):
+        more, ops = nb08._recorded(loop, *grow(), False)[1], nb08._recorded(loop, model, x, n, y, False)[1]
+        assert len(more.seen) > len(ops.seen)
+
+
+@host
+def test_an_answer_that_changes_a_global_setting_fails_and_the_setting_is_restored():
+    before = torch.backends.cuda.matmul.allow_tf32
+    printed = io.StringIO()
+    with pytest.raises(Exception, match="allow_tf32: False -> True"), contextlib.redirect_stdout(printed):
+        nb08.check_fast_loss(answers08.turns_tf32_on)
+    assert torch.backends.cuda.matmul.allow_tf32 == before
+
+
 def test_a_reference_of_the_check_is_no_answer():
     """nb08.reference_fast_loss passed fast_loss as it was; now it is locked (tests/test_checks.py tries them all)."""
     printed = io.StringIO()

@@ -4,14 +4,15 @@ its given code and its checks.
 Exercise 1, `fast_loss(model, x, n, y, bf16)` (CPU and GPU): the slow step's arithmetic without its
 Python loop over positions, on the padded, static shape.  A property over generated batches (any batch
 size, padded length and lengths, MLPs of one to four layers, logits from tiny to large, positions whose
-large values cancel): the loss within the most that rounding can move it (a first-order bound from the
-format actually used, as in notebook 06), a float32 loss that backward() can use, inputs left as they were,
-bf16 matrix products only when asked, and the same operations whatever the lengths and however long
-the padding (no value read on the host, no loop over positions).
+large values cancel, real tokens of zeros): the loss within the most that rounding can move it (a first-order
+bound from the format actually used, as in notebook 06), a float32 loss whose backward() reaches every
+weight, inputs and PyTorch's global settings left as they were, bf16 matrix products only when asked and no
+other arithmetic in bf16, and the same operations whatever the lengths and however long the padding, large
+the batch or wide the features (no value read on the host, no tensor copied there from the host, no loop).
 
 Exercise 2, `make_fast_step(model, data)` (GPU) -> `(step, losses)`: `step()` trains one step on the
 next batch, `losses()` returns every loss so far as a tensor on the GPU.  The check runs its own slow
-step and an eager bf16 step (the references, once per process), then yours, 32 steps, in one run that is
+step and an eager bf16 step (the references, once per process), then yours, 40 steps, in one run that is
 checked, timed and profiled at once, so that no call is observed differently from another:
 
 - every stream the answer can take from PyTorch starts the run busy (a kernel of BUSY_S seconds that
@@ -134,8 +135,18 @@ BF16_ROUNDING = 2.0**-8  # bf16 keeps 8 significant bits: rounding to nearest mo
 EXAMPLES_1 = 20
 MATRIX_PRODUCTS = {"linear", "matmul", "__matmul__", "__rmatmul__", "mm", "addmm", "bmm", "baddbmm", "addbmm",
                    "einsum", "mv", "addmv", "dot", "vdot", "inner", "tensordot", "bilinear"}
-HOST_READS = {"item", "tolist", "numpy", "__int__", "__float__", "__bool__", "__index__", "__complex__"}
+HOST_READS = {"item", "tolist", "numpy", "cpu", "__int__", "__float__", "__bool__", "__index__", "__complex__"}
+# Functions that make a tensor from nothing: without device=, on the host
+CREATIONS = {"arange", "tensor", "as_tensor", "zeros", "ones", "full", "empty", "linspace", "logspace", "eye", "rand",
+             "randn", "randint", "randperm"}
+MOVES = {"to", "cuda", "copy_", "type_as"}  # what copies a tensor to another device
+# Arithmetic that rounds its result to its dtype (the matrix products aside): in bf16, only the products may round
+ROUNDING = {"add", "__add__", "__radd__", "__iadd__", "sub", "__sub__", "__rsub__", "__isub__", "mul", "__mul__",
+            "__rmul__", "__imul__", "div", "true_divide", "__truediv__", "__rtruediv__", "__itruediv__", "__div__",
+            "reciprocal", "sum", "nansum", "mean", "nanmean", "cumsum", "exp", "log", "softmax", "log_softmax",
+            "logsumexp", "pow", "__pow__", "sqrt", "rsqrt", "addcmul", "addcdiv", "lerp", "cross_entropy", "nll_loss"}
 MORE_PADDING = 3  # positions of zeros added to a batch: its loss and its operations must not change
+MORE_FEATURES = 2  # features of zeros (with zero weights) added to a batch: its operations must not change
 
 
 @dataclass(frozen=True)
@@ -150,6 +161,7 @@ class Batch:
     scale: float  # the last layer's weights and bias times this: logits from tiny to large
     cancel: float  # 0, or a value added at one position and subtracted at another of each sequence
     seed: int
+    zeros: bool = False  # the last real position of each sequence all zeros: a real token, counted in n
 
     def __str__(self) -> str:
         widths = "→".join(str(w) for w in (self.features, *self.hidden, self.classes))
@@ -159,18 +171,21 @@ class Batch:
             text += f" (last layer ×{self.scale:g})"
         if self.cancel:
             text += f", values ±{self.cancel:g} at two positions of each sequence"
+        if self.zeros:
+            text += ", the last real position of each sequence all zeros"
         return text
 
 
 def batches() -> st.SearchStrategy[Batch]:
     """Batches of 1 to 9 sequences of any lengths (1 and the padded length included) padded to 1 to 40 positions,
-    MLPs of one to four layers, logits scaled from 0.01 to 10 times, and sums whose large terms cancel."""
+    MLPs of one to four layers, logits scaled from 0.01 to 10 times, sums whose large terms cancel, and real
+    tokens of zeros."""
     padded = st.integers(1, 40)
     return padded.flatmap(lambda length: st.builds(
         Batch, lengths=st.lists(st.integers(1, length), min_size=1, max_size=9).map(tuple), padded=st.just(length),
         features=st.integers(1, 12), hidden=st.lists(st.integers(1, 16), max_size=3).map(tuple),
         classes=st.integers(2, 10), scale=st.sampled_from([1.0, 0.01, 10.0]),
-        cancel=st.sampled_from([0.0, 2.0**10, 2.0**14]), seed=st.integers(0, 2**16)))
+        cancel=st.sampled_from([0.0, 2.0**10, 2.0**14]), seed=st.integers(0, 2**16), zeros=st.booleans()))
 
 
 # The smallest batch (where Hypothesis shrinks to), and the task's own sizes on the CPU: the course's model and
@@ -178,6 +193,9 @@ def batches() -> st.SearchStrategy[Batch]:
 SMALLEST_BATCH = Batch(lengths=(1,), padded=1, features=1, hidden=(), classes=2, scale=1.0, cancel=0.0, seed=0)
 COURSE_BATCH = Batch(lengths=tuple(range(1, 33)) * 2, padded=32, features=16, hidden=(128, 128, 128), classes=10,
                      scale=1.0, cancel=0.0, seed=5)
+# Real tokens of zeros: a length counted from the nonzero positions comes out short
+ZERO_TOKENS_BATCH = Batch(lengths=(3, 1, 4, 2), padded=5, features=2, hidden=(4,), classes=3, scale=1.0, cancel=0.0,
+                          seed=7, zeros=True)
 
 
 def build(case: Batch, device: str) -> tuple[torch.nn.Sequential, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -188,11 +206,13 @@ def build(case: Batch, device: str) -> tuple[torch.nn.Sequential, torch.Tensor, 
     x = torch.randn(batch, case.padded, case.features, generator=g)
     if case.cancel:
         for b, length in enumerate(case.lengths):
-            if length >= 2:
-                up, down = torch.randperm(length, generator=g)[:2].tolist()
+            if length - case.zeros >= 2:  # not at the zero token
+                up, down = torch.randperm(length - case.zeros, generator=g)[:2].tolist()
                 x[b, up] += case.cancel
                 x[b, down] -= case.cancel
     x *= (torch.arange(case.padded) < n[:, None])[..., None]
+    if case.zeros:
+        x[torch.arange(batch), n.long() - 1] = 0.0
     widths = (case.features, *case.hidden, case.classes)
     layers: list[torch.nn.Module] = []
     for k, (fan_in, fan_out) in enumerate(itertools.pairwise(widths)):
@@ -245,26 +265,48 @@ def loss_and_bound(model: torch.nn.Sequential, x: torch.Tensor, n: torch.Tensor,
 
 class Operations(TorchFunctionMode):
     """Every PyTorch function called inside the block (one call of the answer's own, not the functions those call):
-    its name and the shapes of its tensors; and each read of a value on the host (`.item()`, `int()`, `.tolist()`...)
-    or copy from the GPU to the host."""
+    its name and the shapes of its tensors; each read of a value on the host (`.item()`, `int()`, `.tolist()`,
+    `.cpu()`...) or copy from the GPU to the host; each copy to another device of a tensor made on the host (made
+    without device=, or computed from such tensors only: on a CPU too) or held there; the matrix products in bf16,
+    and the other arithmetic in bf16."""
 
     def __init__(self) -> None:
         super().__init__()
         self.seen: list[tuple[str, tuple[tuple[int, ...], ...]]] = []
         self.host_reads: list[str] = []
+        self.transfers: list[str] = []
         self.bf16_products = 0
+        self.bf16_arithmetic: list[str] = []
+        self._on_host: dict[int, torch.Tensor] = {}  # made on the host, by id (held: ids stay unique)
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-        out = func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
         name = getattr(func, "__name__", str(func))
-        tensors = [t for a in (*args, *(kwargs or {}).values(), out)
-                   for t in (a if isinstance(a, (list, tuple)) else [a]) if isinstance(t, torch.Tensor)]
+        given = [t for a in (*args, *kwargs.values())
+                 for t in (a if isinstance(a, (list, tuple)) else [a]) if isinstance(t, torch.Tensor)]
+        tensors = [*given, *(t for t in (out if isinstance(out, (list, tuple)) else [out])
+                             if isinstance(t, torch.Tensor))]
         self.seen.append((name, tuple(tuple(t.shape) for t in tensors)))
         if name in HOST_READS or (isinstance(out, torch.Tensor) and out.device.type == "cpu"
                                   and any(t.is_cuda for t in tensors)):
             self.host_reads.append(name)
-        if name in MATRIX_PRODUCTS and isinstance(out, torch.Tensor) and out.dtype == torch.bfloat16:
-            self.bf16_products += 1
+        if not isinstance(out, torch.Tensor):
+            return out
+        if name in MOVES and given:
+            source = args[1] if name == "copy_" and len(args) > 1 else given[0]
+            to_device = name != "to" or "device" in kwargs or any(
+                isinstance(a, (torch.device, str, torch.Tensor)) for a in args[1:])
+            on_host = id(source) in self._on_host or (source.device.type == "cpu" and out.device.type != "cpu")
+            if to_device and on_host:
+                self.transfers.append(name)
+        if (name in CREATIONS and "device" not in kwargs) or (given and all(id(t) in self._on_host for t in given)):
+            self._on_host[id(out)] = out
+        if out.dtype == torch.bfloat16:
+            if name in MATRIX_PRODUCTS:
+                self.bf16_products += 1
+            elif name in ROUNDING:
+                self.bf16_arithmetic.append(name)
         return out
 
     def names(self) -> list[str]:
@@ -282,6 +324,30 @@ def _padded_further(x: torch.Tensor) -> torch.Tensor:
     return torch.cat([x, x.new_zeros(x.shape[0], MORE_PADDING, x.shape[2])], dim=1)
 
 
+def _twice(x: torch.Tensor, n: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The batch twice over: as many more sequences (the same loss)."""
+    return torch.cat([x, x]), torch.cat([n, n]), torch.cat([y, y])
+
+
+def _wider(model: torch.nn.Sequential, x: torch.Tensor) -> tuple[torch.nn.Sequential, torch.Tensor]:
+    """MORE_FEATURES more features of zeros, and the model with zero weights for them (the same loss)."""
+    first, *rest = list(model)
+    assert isinstance(first, torch.nn.Linear)
+    wide = torch.nn.Linear(first.in_features + MORE_FEATURES, first.out_features, device=x.device)
+    with torch.no_grad():
+        wide.weight.copy_(F.pad(first.weight, (0, MORE_FEATURES)))
+        wide.bias.copy_(first.bias)
+    return torch.nn.Sequential(wide, *rest), F.pad(x, (0, MORE_FEATURES))
+
+
+def _settings(device: str) -> dict[str, object]:
+    """PyTorch's global settings that an answer could change for everyone after it."""
+    return {"torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+            "torch.is_grad_enabled()": torch.is_grad_enabled(),
+            f"torch.is_autocast_enabled({device!r})": torch.is_autocast_enabled(device),
+            "torch.get_default_dtype()": torch.get_default_dtype()}
+
+
 def _first_difference(a: Operations, b: Operations) -> str:
     for (name, shapes), (other, other_shapes) in zip(a.seen, b.seen):
         if (name, shapes) != (other, other_shapes):
@@ -295,6 +361,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         yours = ex.answer(fast_loss)
         device = "cuda" if has_cuda() else "cpu"
         saved = torch.backends.cuda.matmul.allow_tf32, torch.get_num_threads()
+        grad_mode, default_dtype = torch.is_grad_enabled(), torch.get_default_dtype()
         torch.backends.cuda.matmul.allow_tf32 = False  # float32 as written: TF32 would round the products
         torch.set_num_threads(1)  # thousands of tiny operations: a pool of threads only waits for its slowest
         try:
@@ -302,10 +369,13 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
             _loss_holds(ex, yours, SMALLEST_BATCH, device)  # where shrinking ends for most wrong answers: try it first
             ex.passed = before + 1  # one case, one check, as for_all counts them
             for_all(ex, batches(), lambda case: _loss_holds(ex, yours, case, device), examples=EXAMPLES_1,
-                    chosen=[COURSE_BATCH], budget_s=0.5, describe=lambda case: f"fast_loss on {case}")
+                    chosen=[COURSE_BATCH, ZERO_TOKENS_BATCH], budget_s=0.5,
+                    describe=lambda case: f"fast_loss on {case}")
         finally:
             torch.backends.cuda.matmul.allow_tf32 = saved[0]
             torch.set_num_threads(saved[1])
+            torch.set_grad_enabled(grad_mode)  # where an answer changed them (it FAILed then)
+            torch.set_default_dtype(default_dtype)
 
 
 def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: str) -> None:
@@ -313,10 +383,16 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
     model, x, n, y = build(case, device)
     kept = [t.clone() for t in (x, n, y, *model.parameters())]
     unpadded = torch.randn(x.shape, generator=torch.Generator().manual_seed(case.seed)).to(device)
-    other, further = (model, unpadded, torch.full_like(n, case.padded), y), _padded_further(x)
+    other = (model, unpadded, torch.full_like(n, case.padded), y)
+    further, twice, wider = (model, _padded_further(x), n, y), (model, *_twice(x, n, y)), (*_wider(model, x), n, y)
+    grown = (*_wider(model, _padded_further(twice[1])), *twice[2:])  # all three at once
+    sequences = f"{len(case.lengths)} more sequence{'s' if len(case.lengths) > 1 else ''}"
     for bf16 in (False, True):
         call = f"fast_loss(..., bf16={bf16}) on {case}"
+        settings = _settings(device)
         got, ops = _recorded(yours, model, x, n, y, bf16)
+        changed_settings = [f"{name}: {was} -> {now}" for (name, was), now in
+                            zip(settings.items(), _settings(device).values(), strict=True) if was != now]
         ex.expect(isinstance(got, torch.Tensor) and got.numel() == 1 and got.is_floating_point(),
                   f"{call} returned {what_returned(got)}, not the loss",
                   "return the mean loss over the batch as a tensor of one element, as F.cross_entropy does")
@@ -326,6 +402,9 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   if got.dtype.itemsize < 4 else "the loss in float32, as F.cross_entropy gives it for float32 logits")
         ex.expect(got.device == x.device, f"{call} returned a loss on {got.device}, the batch is on {x.device}",
                   "compute where the batch is: a copy to the host makes the host wait, and a graph cannot hold it")
+        ex.expect(not changed_settings, f"{call} changed PyTorch's global settings ({', '.join(changed_settings)})",
+                  "leave PyTorch's settings as the caller had them: they hold for all the code that runs after yours "
+                  "(TF32, for one, rounds every float32 matrix product on a GPU)")
         ex.expect(got.requires_grad, f"{call} returned a loss that does not depend on the model's weights",
                   "exercise 2 calls backward() on this loss: compute it from model(...), without .detach(), "
                   ".item() or torch.no_grad()")
@@ -337,7 +416,21 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "the caller uses x, n and the model again: leave them as they were (no in-place operation on "
                   "them, no model.to(...))")
         ex.expect(not ops.host_reads, f"{call} read a value on the host ({', '.join(ops.host_reads)})",
-                  "a CUDA graph (exercise 2) replays kernels, not Python: the shapes must not depend on the data")
+                  "a CUDA graph (exercise 2) replays kernels, not Python: nothing may be read or copied on the "
+                  "host, and the shapes must not depend on the data")
+        ex.expect(not ops.transfers, f"{call} copied a tensor made on the host to the batch's device "
+                  f"({', '.join(ops.transfers)})",
+                  "make tensors where the batch is (device=x.device): a copy from the host makes the host wait, and "
+                  "a CUDA graph (exercise 2) cannot hold it")
+        params = [p for _, p in model.named_parameters()]
+        try:
+            grads: Sequence[torch.Tensor | None] = torch.autograd.grad(got.sum(), params, allow_unused=True)
+            untrained = [name for (name, _), g in zip(model.named_parameters(), grads, strict=True) if g is None]
+        except RuntimeError as error:
+            untrained = [f"any weight (backward() raised: {str(error).splitlines()[0][:100]})"]
+        ex.expect(not untrained, f"{call}: no gradient reaches the model's {untrained[0] if untrained else ''}",
+                  "exercise 2 trains every weight with backward() on this loss: compute it from the weights themselves "
+                  "(a cast such as .to(torch.bfloat16) passes the gradient on; .detach() and torch.no_grad() cut it)")
         wanted, used = ops.bf16_products, sum(isinstance(m, torch.nn.Linear) for m in model)
         ex.expect(wanted >= used if bf16 else wanted == 0,
                   f"{call}: {wanted} matrix products in bfloat16 for the model's {used} Linear layers",
@@ -349,15 +442,34 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   f"{call} returned {loss:.7g}; the slow step's loss is {exact:.7g}, off by {abs(loss - exact):.1e}, "
                   f"and rounding in {'bf16' if bf16 else 'float32'} can move it by {bound:.1e} at most",
                   _value_hint(bf16))
+        ex.expect(not ops.bf16_arithmetic, f"{call}: {ops.bf16_arithmetic[0] if ops.bf16_arithmetic else ''} in "
+                  "bfloat16, outside the matrix products",
+                  "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False: which "
+                  "of your operations rounds its result to bfloat16?")
         static = _recorded(yours, *other, bf16)[1]
         ex.expect(static.seen == ops.seen,
                   f"{call}: the operations changed with the lengths ({_first_difference(ops, static)})",
                   "a CUDA graph needs one shape: work on the whole padded batch, whatever its lengths (zeros add "
                   "nothing to a sum)")
-        longer = _recorded(yours, model, further, n, y, bf16)[1]
-        ex.expect(longer.names() == ops.names(),
-                  f"{call}: {len(longer.seen) - len(ops.seen):+d} operations for {MORE_PADDING} more padded positions",
-                  "one reduction over the padded positions: no Python loop of tiny kernels")
+        if _recorded(yours, *grown, bf16)[1].names() != ops.names():  # which of the three: each alone
+            for more, args, hint in ((f"{MORE_PADDING} more padded positions", further, POSITIONS_HINT),
+                                     (sequences, twice, LOOP_HINT),
+                                     (f"{MORE_FEATURES} more features", wider, LOOP_HINT),
+                                     ("a longer, larger and wider batch", grown, LOOP_HINT)):
+                longer = _recorded(yours, *args, bf16)[1]
+                ex.expect(longer.names() == ops.names(), f"{call}: {_more_operations(longer, ops)} for {more}", hint)
+
+
+POSITIONS_HINT = "one reduction over the padded positions: no Python loop of tiny kernels"
+LOOP_HINT = ("one operation works on the whole batch, every sequence and every feature at once: no Python loop of "
+             "small kernels")
+
+
+def _more_operations(longer: Operations, ops: Operations) -> str:
+    if len(longer.seen) != len(ops.seen):
+        return f"{len(longer.seen) - len(ops.seen):+d} operations"
+    differ = [pair for pair in zip(longer.names(), ops.names(), strict=True) if pair[0] != pair[1]]
+    return f"other operations ({differ[0][0]} against {differ[0][1]})" if differ else "the same operations"
 
 
 def _value_hint(bf16: bool) -> str:
@@ -370,7 +482,7 @@ def _value_hint(bf16: bool) -> str:
 # ------------------------------------------------------------------------------------------------
 # Exercise 2: the fast step (GPU)
 # ------------------------------------------------------------------------------------------------
-STEPS = 32  # four passes over the 8 batches: a step that reuses, skips or stops shows
+STEPS = 40  # five passes over the 8 batches: a step that reuses, skips or stops shows, and a history of 32
 CALLERS = (("default", "PyTorch's default stream"), ("with", "a side stream entered with `with torch.cuda.stream(s):`"),
            ("set_stream", "a side stream made current with `torch.cuda.set_stream(s)`"),
            ("default", "PyTorch's default stream, again"))  # STEPS // 4 steps each, then losses()
@@ -766,7 +878,7 @@ def check_fast_step(make_fast_step: Callable[..., tuple[Callable[[], object], Ca
     """make_fast_step(model, data) -> (step, losses): correct, fast and clean against the slow step."""
     if not has_cuda():
         with exercise("make_fast_step"):
-            raise LeftForGPU("", "the fast step against the slow one, 32 steps called from four callers: every loss "
+            raise LeftForGPU("", "the fast step against the slow one, 40 steps called from four callers: every loss "
                                  "and every update, a speed-up of 3x or more, no wait for the GPU, copies hidden")
         return
     with exercise("make_fast_step") as ex:

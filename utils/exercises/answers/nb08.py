@@ -130,7 +130,71 @@ def as_a_float(model, x, n, y, bf16):
     return fast_loss(model, x, n, y, bf16).item()
 
 
+# The adversary's (round 1) that the check took: each now FAILs by construction
+def loops_over_the_batch(model, x, n, y, bf16):
+    """The task says without a loop: the check grows the batch (twice over) and counts the operations."""
+    return _loss(model, torch.stack([x[b].sum(0) / n[b] for b in range(x.shape[0])]), y, bf16)
+
+
+def loops_over_the_features(model, x, n, y, bf16):
+    """The same, over the features: the check adds features of zeros (zero weights) and counts the operations."""
+    return _loss(model, torch.stack([x[:, :, f].sum(1) for f in range(x.shape[2])], dim=1) / n[:, None], y, bf16)
+
+
+def lengths_from_nonzero_positions(model, x, n, y, bf16):
+    """Ignores n: a real token of zeros counts as padding (the check's batches now hold real tokens of zeros)."""
+    counted = (x != 0).any(2).sum(1).clamp_min(1).to(x.dtype)
+    return _loss(model, x.sum(1) / counted[:, None], y, bf16)
+
+
+def divides_in_bf16(model, x, n, y, bf16):
+    """bf16=True rounds the sum and the division to bf16: only the matrix products may (the recorder sees it)."""
+    s = x.sum(1)
+    return _loss(model, s.bfloat16() / n.bfloat16()[:, None] if bf16 else s / n[:, None], y, bf16)
+
+
+def detached_bf16_weights(model, x, n, y, bf16):
+    """bf16 copies of the weights made with .detach(): backward() trains the biases only."""
+    a = x.sum(1) / n[:, None]
+    for layer in model:
+        if isinstance(layer, torch.nn.Linear):
+            w = layer.weight.detach().bfloat16() if bf16 else layer.weight
+            a = F.linear(a.to(w.dtype), w, layer.bias.to(w.dtype))
+        else:
+            a = layer(a)
+    return F.cross_entropy(a.float(), y)
+
+
+def host_made_mask(model, x, n, y, bf16):
+    """A mask from an arange made on the host and copied to the batch's device at every call (a CUDA graph cannot
+    hold the copy): made without device=, then .to(x.device)."""
+    mask = torch.arange(x.shape[1]).to(x.device)[None, :] < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def pools_on_the_host(model, x, n, y, bf16):
+    """x.cpu(): on a GPU a copy to the host; on a CPU it changes nothing, but it is the same call."""
+    return _loss(model, (x.cpu().sum(1) / n.cpu()[:, None]).to(x.device), y, bf16)
+
+
+def turns_tf32_on(model, x, n, y, bf16):
+    """Global state changed for everyone after it (on a GPU, TF32 also rounds the float32 products)."""
+    torch.backends.cuda.matmul.allow_tf32 = True
+    return fast_loss(model, x, n, y, bf16)
+
+
 # Right ones, written differently
+def bf16_by_hand(model, x, n, y, bf16):
+    """Each Linear's input, weight and bias cast to bf16 by hand, as autocast does: the casts pass the gradient on."""
+    a = x.sum(1) / n[:, None]
+    for layer in model:
+        if isinstance(layer, torch.nn.Linear) and bf16:
+            a = F.linear(a.to(torch.bfloat16), layer.weight.to(torch.bfloat16), layer.bias.to(torch.bfloat16))
+        else:
+            a = layer(a)
+    return F.nll_loss(F.log_softmax(a.float(), dim=1), y)
+
+
 def bias_by_hand(model, x, n, y, bf16):
     """The MLP spelled out: each product under autocast, then its bias added (refused once: operators were counted)."""
     a = x.sum(1) / n[:, None]
@@ -172,7 +236,8 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
                   sync_every=0, losses_on_host=False, tiny_side_copy=False, frozen_first_layer=False,
                   half_updates=False, waits_for_whole_step=False, pageable=False, synchronizes_copy_stream=False,
                   default_stream_only=False, warmup_kept=False, loss_before_replay=False, resident=False,
-                  list_of_losses=False, no_consumed_event=False, copy_current_batch=False, eager_optimizer=False):
+                  list_of_losses=False, no_consumed_event=False, copy_current_batch=False, eager_optimizer=False,
+                  history=4096):
     """The notebook's solution, with one wrong turn (or one other right way) switched on by a flag."""
     if bf16_weights:
         model.to(torch.bfloat16)
@@ -191,7 +256,7 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
     staged = [torch.empty_like(t) for t in static]
     copy_stream = torch.cuda.current_stream() if copy_on_default else torch.cuda.Stream()
     copied, consumed = torch.cuda.Event(), torch.cuda.Event()
-    kept = torch.zeros(4096, device="cuda")
+    kept = torch.zeros(history, device="cuda")  # a ring of `history` losses
     kept_list: list[torch.Tensor] = []
     count, pending = 0, False
 
@@ -338,6 +403,14 @@ WRONG = {
         "divides by the longest sequence's length": by_the_longest,
         "returns one loss per sequence": per_sequence,
         "returns loss.item()": as_a_float,
+        "a Python loop over the sequences of the batch": loops_over_the_batch,
+        "a Python loop over the features": loops_over_the_features,
+        "counts each length from the nonzero positions": lengths_from_nonzero_positions,
+        "rounds the sums to bf16 and divides in bf16 with bf16=True": divides_in_bf16,
+        "detached bf16 copies of the weights": detached_bf16_weights,
+        "a mask made on the host, copied to the batch's device": host_made_mask,
+        "pools on the host with x.cpu()": pools_on_the_host,
+        "turns TF32 on": turns_tf32_on,
     },
     "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
@@ -362,6 +435,7 @@ WRONG = {
         "keeps the warm-up's updates": _variant(warmup_kept=True),
         "keeps each step's loss before the replay computes it": _variant(loss_before_replay=True),
         "prefetches without waiting for the step to take the staged batch (a race)": _variant(no_consumed_event=True),
+        "keeps the last 32 losses only (the check runs 40 steps)": _variant(history=32),
     },
 }
 # without a GPU the check of the fast step runs nothing, so nothing fails there
@@ -373,6 +447,7 @@ ALSO_RIGHT = {
         "the mean times the padded length over each length": mean_times_length,
         "pools with a float32 batched matrix product outside autocast": float32_pooling_product,
         "returns the loss with shape (1,)": shaped_one,
+        "each Linear cast to bf16 by hand": bf16_by_hand,
     },
     "check_fast_step": {
         "the wrong answers' builder, nothing switched": _variant(),
