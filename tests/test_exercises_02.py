@@ -8,6 +8,7 @@ notebook's other tests; those of notebook 03 follow.
 """
 
 import collections
+import functools
 import inspect
 import itertools
 import math
@@ -35,6 +36,13 @@ def _generated(strategy, count: int, test_seed: int = 0) -> list:
     with inside_check():
         draw()
     return drawn
+
+
+@functools.cache
+def _models() -> tuple:
+    """100 cost models that the check's strategy generates, drawn once for the tests that need them (seed 0 happens
+    to draw no model at max_batch)."""
+    return tuple(_generated(nb02.models(), 100, test_seed=1))
 
 
 def _classify(model) -> str:
@@ -91,7 +99,7 @@ class Test_02_benchmarking:
     # ------------------------------------------------------------ exercise 2: crossover_batch
     def test_the_crossover_reference_is_a_plain_loop(self):
         """The check's reference (vectorized, with ties left to either side) against a loop over the batches."""
-        for model in _generated(nb02.models(), 30) + nb02.CHOSEN_MODELS:
+        for model in _models()[:30] + tuple(nb02.CHOSEN_MODELS):
             with inside_check():
                 first, margins = nb02._first_win(model), nb02._margins(model)
             looped = answers02.crossover_batch_loop(*model[:4], model[4] or nb02.MAX_BATCH)
@@ -106,7 +114,7 @@ class Test_02_benchmarking:
         kinds = {"never", "from the first batch", "from some batch on", "small batches only", "first at max_batch",
                  "wins, loses, wins again", "a window of batches"}
         assert {_classify(model) for model in nb02.CHOSEN_MODELS} == kinds
-        models = _generated(nb02.models(), 100, test_seed=1)  # seed 0 happens to draw no model at max_batch
+        models = _models()
         generated = collections.Counter(_classify(model) for model in models)
         assert all(generated[kind] >= 3 for kind in kinds), generated
 
@@ -154,8 +162,8 @@ class Test_02_benchmarking:
 
     def test_the_share_of_ratios_is_that_of_every_pair_of_resamples(self):
         a, b = np.array([1.0, 2.0, 2.0]), np.array([1.5, 3.0, 1.0, 2.5])
-        every_a, every_b = itertools.product(range(3), repeat=3), list(itertools.product(range(4), repeat=4))
-        ratios = np.array([np.median(a[list(i)]) / np.median(b[list(j)]) for i in every_a for j in every_b])
+        every_a, every_b = (np.array(list(itertools.product(range(n), repeat=n))) for n in (3, 4))
+        ratios = np.divide.outer(np.median(a[every_a], axis=1), np.median(b[every_b], axis=1)).ravel()
         with inside_check():
             exact = nb02._Ratios(a, b)
         for r in np.unique(ratios)[::7]:

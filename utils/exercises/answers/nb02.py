@@ -15,7 +15,8 @@ def rolling_median_end(times, window: int = 5, tolerance: float = 0.2, slow_star
     with `slow_start`, after the slow calls at the very start too."""
     times = np.asarray(times, dtype=float)
     steady = np.median(times[times.size // 2:])
-    medians = np.array([np.median(times[i:i + window]) for i in range(times.size - window + 1)])
+    windows = np.lib.stride_tricks.sliding_window_view(times, window) if times.size >= window else np.empty((0, 1))
+    medians = np.median(windows, axis=1)
     slow = np.flatnonzero(medians > (1 + tolerance) * steady)
     k = int(slow[-1]) + 1 if slow.size else 0
     while slow_start and k < times.size // 2 and times[k] > (1 + tolerance) * steady:
