@@ -9,7 +9,8 @@ the check's own reference, which runs inside the check only (`@reference`):
 - warmup_end: series of 10 to 450 calls whose warm-up (none, or up to half the calls) decays or
   autotunes, and whose steady calls have isolated outliers; the generator knows where its warm-up ends.
 - crossover_batch: cost models where the GPU never wins, wins from the first batch, from some batch on,
-  only at small batches, or first at `max_batch` itself, for `max_batch` from 1 to 2**14.
+  only at small batches, over a window of batches only, or first at `max_batch` itself or just beyond it, for
+  `max_batch` from 1 to 2**14.
 - which_is_faster: two samples of 1 to 80 runs each, of unequal sizes, with ties and outliers, listed in
   any order, at any confidence, against the exact bootstrap distribution of the ratio of the medians.
 - loop_time: up to 60 kernels of any durations (zero included), any time per launch.
@@ -184,9 +185,10 @@ def _first_win(model: Model) -> int | None:
 
 def models() -> st.SearchStrategy[Model]:
     """Cost models over the whole space: layers of 1 to 8192 (odd ones too) by 1 to 8192, items of 1 to 8 bytes,
-    CPUs, GPUs and links over several decades, GPUs without a fixed cost; and four shapes that a random draw
-    seldom makes: the GPU first faster at max_batch itself, first faster late (beyond 2**10) with the default
-    max_batch, faster at small batches only, and faster at batch 1, then slower over a stretch, then faster again."""
+    CPUs, GPUs and links over several decades, GPUs without a fixed cost; and five shapes that a random draw
+    seldom makes: the GPU first faster at max_batch itself or one batch beyond it, first faster late (beyond 2**10)
+    with the default max_batch, faster at small batches only, faster at batch 1, then slower over a stretch, then
+    faster again, and faster over a window of batches only (slower at batch 1 and at max_batch)."""
 
     def first_win_near(draw: tuple[Model, int]) -> Model | None:
         """The model with the GPU's fixed cost raised until the GPU first wins near `target` (a late crossover, for
@@ -197,9 +199,10 @@ def models() -> st.SearchStrategy[Model]:
         return None if spare <= 0 else (layer, cpu, (gpu[0], gpu[1], gpu[2] + spare), link, None)
 
     def at_its_first_win(model: Model) -> Model | None:
-        """The model with max_batch where the GPU first wins: a search must try max_batch itself."""
+        """The model with max_batch where the GPU first wins (a search must try max_batch itself) where that is even,
+        and one batch before it where it is odd (the GPU wins at no batch allowed: a search must stop at max_batch)."""
         first = _first_win((*model[:4], MAX_BATCH))
-        return None if first is None or first < 2 else (*model[:4], first)
+        return None if first is None or first < 2 else (*model[:4], first - first % 2)
 
     def small_batches_only(draw: tuple[int, int, int, float, float, float, float, float, int]) -> Model:
         """A CPU bound by reading W at small batches and a slow link: the GPU wins at small batches only."""
@@ -227,6 +230,29 @@ def models() -> st.SearchStrategy[Model]:
         wins = _margins(model) > TIE
         return model if wins[0] and not wins[1] and wins[-1] else None
 
+    def a_window(draw: tuple[int, int, int, float, float, float, float]) -> Model | None:
+        """The GPU slower at batch 1 (its fixed cost), then faster (the CPU reads each row `slower` than it crosses
+        the link and is read on the GPU), then slower again from where the GPU turns compute-bound (`at` of the
+        latest batch at which its FLOPs per row still cost less than the CPU's bytes per row, beyond the link's), its
+        fixed cost a `share` of the way to its greatest margin: a search that looks at batch 1, or at powers of two,
+        and then assumes the GPU stays as it is there, misses the window.  None where the model is not of that
+        shape."""
+        n_in, n_out, itemsize, link, slower, at, share = draw
+        weight, row_bytes, flops = itemsize * n_in * n_out, itemsize * (n_in + n_out), 2 * n_in * n_out
+        gpu_bandwidth = 3e12
+        cpu_bandwidth = 1 / ((1 + slower) * (1 / link + 1 / gpu_bandwidth))
+        turn = int(at * weight / gpu_bandwidth / (slower * row_bytes * (1 / link + 1 / gpu_bandwidth)))
+        if turn < 2:
+            return None
+        gpu_rate = flops * turn * gpu_bandwidth / (row_bytes * turn + weight)  # compute-bound from `turn` on
+        cpu = (cpu_bandwidth, 10 * flops * cpu_bandwidth / row_bytes)  # the CPU reads bytes, whatever the batch
+        cpu_s, gpu_s = _times(((n_in, n_out, itemsize), cpu, (gpu_bandwidth, gpu_rate, 0.0), link, turn))
+        spare = cpu_s - gpu_s  # the GPU's margin without its fixed cost: greatest at `turn`
+        fixed = spare[0] + share * (spare[-1] - spare[0])
+        model = (n_in, n_out, itemsize), cpu, (gpu_bandwidth, gpu_rate, fixed), link, None
+        wins = _margins(model) > TIE
+        return model if not wins[0] and wins.any() and not wins[-1] else None
+
     def found(models: st.SearchStrategy[Model | None]) -> st.SearchStrategy[Model]:
         """The models a construction found (None where it did not apply)."""
         return models.filter(lambda model: model is not None)  # type: ignore[return-value]  # None is filtered out
@@ -245,22 +271,28 @@ def models() -> st.SearchStrategy[Model]:
                            st.integers(1, MAX_BATCH)).map(small_batches_only)
     again = found(st.tuples(*sizes, _log_uniform(1e8, 1e11), _log_uniform(0.01, 1), st.integers(3, MAX_BATCH)).map(
         wins_again))
-    return st.one_of(anywhere, at_max_batch, late, small_only, again)
+    window = found(st.tuples(*sizes, _log_uniform(1e8, 1e11), _log_uniform(0.01, 1), st.floats(0.05, 0.95),
+                             st.floats(0.3, 0.999)).map(a_window))
+    return st.one_of(anywhere, at_max_batch, late, small_only, again, window)
 
 
 # Tried every time: the GPU faster from some batch on (an H100 over PCIe 5; a T4 over PCIe 3 that waits 200 µs a
 # call, beyond 2**10), never (the link slower than the CPU), at small batches only (a slow link), first at max_batch
-# itself, at the only batch allowed, and at small batches, then not, then again (the CPU turns compute-bound): over
-# batches 101 to 119, and over batches 2 to 6, where a search that halves the batches lands.
+# itself, first one batch beyond max_batch (at none allowed), at the only batch allowed, at small batches, then not,
+# then again (the CPU turns compute-bound): over batches 101 to 119, and over batches 2 to 6, where a search that
+# halves the batches lands; and over batches 17 to 26 only (a CPU with matrix units and a link faster than its
+# memory: it reads the rows slower than they cross, until the GPU turns compute-bound), between two powers of two.
 CHOSEN_MODELS: list[Model] = [
     ((256, 256, 4), (50e9, 1e12), (3e12, 50e12, 10e-6), 50e9, None),
     ((1024, 1024, 2), (200e9, 4e12), (300e9, 65e12, 200e-6), 12e9, None),
     ((64, 64, 4), (100e9, 2e12), (3e12, 50e12, 10e-6), 12e9, None),
     ((256, 256, 4), (50e9, 1e12), (3e12, 50e12, 1e-6), 12e9, 2**14),
     ((256, 256, 4), (50e9, 1e12), (3e12, 50e12, 10e-6), 50e9, 115),
+    ((256, 256, 4), (50e9, 1e12), (3e12, 50e12, 10e-6), 50e9, 114),
     ((4096, 4096, 4), (50e9, 1e12), (3e12, 50e12, 10e-6), 25e9, 1),
     ((2000, 2000, 4), (100e9, 5e12), (3e12, 1e15, 90e-6), 20e9, None),
     ((667, 721, 4), (50e9, 30e9), (250e9, 3e12, 0.0), 180e6, None),
+    ((1024, 1024, 4), (40e9, 20e12), (3e12, 30e12, 104.1e-6), 50e9, None),
 ]
 
 
@@ -271,6 +303,9 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
                   "GPU)")
     small_only_hint = ("the GPU can be faster at small batches and slower at large ones (each row must cross the "
                        "link): the task asks for the smallest batch at which it is faster, whatever larger batches do")
+    window_hint = ("the GPU can be faster over a stretch of batch sizes only, slower below it (its fixed cost) and "
+                   "above it: a search that skips batch sizes, or assumes the GPU stays slower or faster beyond where "
+                   "it looked, misses the stretch; the task asks for the smallest batch at which the GPU is faster")
 
     with exercise("crossover_batch") as ex:
         yours = ex.answer(crossover_batch)
@@ -296,7 +331,9 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
                     f"{model_hint}")
             if first == last:
                 return "the batch sizes run from 1 to max_batch, both included"
-            return small_only_hint if not wins[-1] else "does your search try every batch size from 1 up?"
+            if not wins[-1]:
+                return small_only_hint if wins[0] else window_hint
+            return "does your search try every batch size from 1 up?"
 
         def finds_the_first_win(model: Model) -> None:
             call, last = call_of(model), model[4] or MAX_BATCH
@@ -319,7 +356,7 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
                       if batch < last and wins[batch] and not wins[:batch].any() else model_hint)
             first = int(np.argmax(wins)) + 1  # the GPU's first win: one exists, since it wins at `batch` or near it
             ex.expect(not wins[:batch - 1].any(), f"{call} returned {batch}, but the GPU is faster at a smaller batch",
-                      small_only_hint if loses[first - 1:batch - 1].any() else
+                      (small_only_hint if wins[0] else window_hint) if loses[first - 1:batch - 1].any() else
                       f"does your search try every batch size from 1 up? If it does: {model_hint}")
 
         for_all(ex, models(), finds_the_first_win, examples=30, chosen=CHOSEN_MODELS, budget_s=0.1, describe=call_of)

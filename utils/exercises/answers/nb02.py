@@ -15,7 +15,8 @@ def rolling_median_end(times, window: int = 5, tolerance: float = 0.2, slow_star
     with `slow_start`, after the slow calls at the very start too."""
     times = np.asarray(times, dtype=float)
     steady = np.median(times[times.size // 2:])
-    medians = np.array([np.median(times[i:i + window]) for i in range(times.size - window + 1)])
+    windows = np.lib.stride_tricks.sliding_window_view(times, window) if times.size >= window else np.empty((0, 1))
+    medians = np.median(windows, axis=1)
     slow = np.flatnonzero(medians > (1 + tolerance) * steady)
     k = int(slow[-1]) + 1 if slow.size else 0
     while slow_start and k < times.size // 2 and times[k] > (1 + tolerance) * steady:
@@ -192,6 +193,47 @@ def last_stretch(layer, cpu, gpu, link, max_batch=2**14):
     return batch
 
 
+def batch_1_then_bisection(layer, cpu, gpu, link, max_batch=2**14):
+    """Tries batch 1; else None unless the GPU wins at max_batch, and bisects: a window of wins between is missed."""
+    if _gpu_faster(layer, cpu, gpu, link, 1):
+        return 1
+    return bisection(layer, cpu, gpu, link, max_batch)
+
+
+def galloping(layer, cpu, gpu, link, max_batch=2**14):
+    """Doubles the batch until the GPU wins (or max_batch), then scans the last doubling: a window of wins between
+    two powers of two is missed."""
+    batch = 1
+    while batch < max_batch and not _gpu_faster(layer, cpu, gpu, link, batch):
+        batch *= 2
+    batch = min(batch, max_batch)
+    if not _gpu_faster(layer, cpu, gpu, link, batch):
+        return None
+    return next(b for b in range(max(1, batch // 2), batch + 1) if _gpu_faster(layer, cpu, gpu, link, b))
+
+
+def by_breakpoints(layer, cpu, gpu, link, max_batch=2**14):
+    """Right too: the margin is linear between the batches where either side turns compute-bound; within each piece
+    the GPU, once faster, stays faster, so a bisection finds the first win there."""
+    n_in, n_out, itemsize = layer
+    weight, row, flops = itemsize * n_in * n_out, itemsize * (n_in + n_out), 2 * n_in * n_out
+    cuts = {1, max_batch}
+    for bandwidth, rate in (cpu, gpu[:2]):
+        if flops / rate > row / bandwidth:  # compute-bound from weight / bandwidth / (flops / rate - row / bandwidth)
+            turn = weight / bandwidth / (flops / rate - row / bandwidth)
+            cuts |= {c for c in (int(turn), int(turn) + 1) if 1 <= c <= max_batch}
+    cuts = sorted(cuts)
+    for low, high in zip(cuts, cuts[1:] + [max_batch]):
+        if _gpu_faster(layer, cpu, gpu, link, low):
+            return low
+        if _gpu_faster(layer, cpu, gpu, link, high):
+            while high - low > 1:  # slower at low, faster at high
+                middle = (low + high) // 2
+                low, high = (low, middle) if _gpu_faster(layer, cpu, gpu, link, middle) else (middle, high)
+            return high
+    return None
+
+
 WRONG_CROSSOVER = {
     "the link forgotten": lambda *a: crossover(*a, crossing=()),
     "the weight copied every call": lambda *a: crossover(*a, crossing=("x", "y", "W")),
@@ -208,6 +250,10 @@ WRONG_CROSSOVER = {
     "bisects, as if the GPU stayed faster once it is": bisection,
     "bisects where the GPU wins at max_batch, else tries batch 1": bisection_after_batch_1,
     "powers of two only": powers_of_two,
+    "tries batch 1, then bisects": batch_1_then_bisection,
+    "doubles the batch until the GPU wins, then scans back": galloping,
+    "scans to 2**14 whatever max_batch": lambda layer, cpu, gpu, link, max_batch=2**14: crossover(
+        layer, cpu, gpu, link),
     "where the last winning stretch begins": last_stretch,
     "a default max_batch of 2**10": lambda layer, cpu, gpu, link, max_batch=2**10: crossover(
         layer, cpu, gpu, link, max_batch),
@@ -425,7 +471,8 @@ ALSO_RIGHT = {
                          "the mean of the steady calls near their median": _rule(
                              lambda t, s: rolling_median_end(t, slow_start=True)[0], _filtered_mean),
                          "a list [k, steady]": lambda t: list(rolling_median_end(t))},
-    "check_crossover_batch": {"a loop over the batch sizes": crossover_batch_loop, "vectorized": crossover},
+    "check_crossover_batch": {"a loop over the batch sizes": crossover_batch_loop, "vectorized": crossover,
+                              "bisected between the breakpoints of the margin": by_breakpoints},
     "check_which_is_faster": {**{f"bootstrap, seed {seed}": bootstrap_with_seed(seed) for seed in range(3)},
                               "rng.choice and percentiles": with_choice,
                               "float32 tensors and a NumPy string": float32_tensors,
