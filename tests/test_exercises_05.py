@@ -71,6 +71,16 @@ def test_the_two_scripts_alike_differ_in_their_seed_alone_and_fail_at_other_line
 
 
 @host
+def test_the_hints_for_a_line_next_to_the_lookup_say_how_lines_are_counted():
+    with inside_check():
+        want = nb05.failing_line(0, 0)
+    text = nb05.failing_script(0, 0).splitlines()
+    assert "the first line of the script is line 1" in nb05._line_hint(text, want - 1, want)
+    below = nb05._line_hint(text, want + 1, want)  # a line added at the script's top, run on the CPU
+    assert "from 1" in below and "GPU" not in below
+
+
+@host
 def test_failing_line_is_a_reference():
     with pytest.raises(RuntimeError, match="reference"):
         nb05.failing_line(0, 0)
@@ -93,6 +103,15 @@ def test_first_bad_agrees_with_index_adds_own_check_on_the_cpu(case):
     assert raised == (bad is not None) or 0 in (target.numel(), source.numel())  # empty: index_add checks nothing
     if bad is not None:
         assert all(0 <= v < shape[dim] for v in index[:bad]) and not 0 <= index[bad] < shape[dim]
+
+
+@host
+def test_an_answer_that_fails_on_an_empty_index_is_told_so():
+    from utils.exercises.answers.nb05 import min_and_max_items
+
+    with pytest.raises(ExerciseFailed, match="an empty index holds no bad index"), contextlib.redirect_stdout(
+            io.StringIO()):
+        nb05.check_safe_index_add(min_and_max_items)
 
 
 @host
@@ -150,9 +169,23 @@ def _boolean_mask():
     return GPU_Y[GPU_Y >= 0]
 
 
-def _boolean_mask_written():
+def _boolean_mask_written():  # a GPU value: index_put_ through the mask's positions (nonzero)
+    y = GPU_Y.clone()
+    y[y < 0] = GPU_Y[1, 0]
+
+
+def _boolean_mask_filled_with_a_number():  # masked_fill_ (index_put_'s canDispatchToMaskedFill): no count to learn
     y = GPU_Y.clone()
     y[y < 0] = 0.0
+    y[y[:, 0] > 5, 0] = torch.tensor(1.0)  # a host tensor of one element, an int beside the mask
+
+
+def _copied_to_a_cpu_device():
+    return GPU_Y.to(torch.device("cpu")).tolist()
+
+
+def _empty_copied_to_the_host():  # no bytes to copy: a GPU waits for nothing
+    return GPU_Y[:0].tolist(), GPU_Y[:0].cpu(), GPU_Y[:0].to("cpu", non_blocking=True).tolist()
 
 
 def _nonzero():
@@ -211,6 +244,7 @@ def _stream_synchronize():
 @pytest.mark.parametrize("fn, said", [
     (_item, ".item()"), (_if_on_a_tensor, "bool() of a tensor (an `if`, `not`, `and`)"),
     (_boolean_mask, "a boolean mask"), (_boolean_mask_written, "a boolean mask"), (_nonzero, ".nonzero()"),
+    (_copied_to_a_cpu_device, ".to() the host"),
     (_tolist, ".tolist()"), (_cpu_then_tolist, ".cpu()"), (_made_on_the_gpu_then_item, ".item()"),
     (_host_value_copied_to_the_gpu, "a host value copied to the GPU"),
     (_written_into_a_host_tensor, "a GPU value copied into a host tensor"),
@@ -239,7 +273,20 @@ def _host_values_only():  # values made on the host are read there for free
 
 
 @host
-@pytest.mark.parametrize("fn", [_on_the_gpu_only, _host_values_only], ids=lambda fn: fn.__name__)
+@pytest.mark.parametrize("copy", ["cpu", "to"])
+def test_a_copy_to_the_host_leaves_the_gpu_tensor_on_the_gpu(copy):  # the CPU's .cpu() returns the tensor itself
+    def fn():
+        GPU_Y.cpu() if copy == "cpu" else GPU_Y.to(torch.device("cpu"))
+        return bool(GPU_Y.sum() > 0)
+
+    assert [wait.split(" at line")[0] for wait in _waits(fn)] == [
+        ".cpu()" if copy == "cpu" else ".to() the host", "bool() of a tensor (an `if`, `not`, `and`)"]
+
+
+@host
+@pytest.mark.parametrize("fn", [_on_the_gpu_only, _host_values_only, _boolean_mask_filled_with_a_number,
+                                _empty_copied_to_the_host],
+                         ids=lambda fn: fn.__name__)
 def test_host_waits_notes_nothing_where_no_gpu_value_reaches_the_host(fn):
     assert _waits(fn) == []
 
@@ -276,6 +323,20 @@ def _non_blocking_shape_only():
                          ids=lambda v: v.__name__ if callable(v) else None)
 def test_host_waits_notes_a_non_blocking_copy_read_before_a_synchronize(fn, stale):
     assert bool(_stale(fn)) == stale
+
+
+@host
+@pytest.mark.parametrize("wait", [False, True])
+def test_host_waits_notes_a_non_blocking_copy_returned_before_anything_waited_for_it(wait):
+    def answer():
+        host = GPU_Y.to("cpu", non_blocking=True)
+        if wait:
+            torch.cuda.current_stream().synchronize()
+        return [host]
+
+    with cuda_on_cpu(), nb05.HostWaits(answer) as host_waits, host_waits.counting_synchronize():
+        host_waits.returned(answer())
+    assert bool(host_waits.stale) != wait, host_waits.stale
 
 
 @host

@@ -260,6 +260,42 @@ def nonzero_positions(target, dim, index, source):  # right: nonzero waits once,
     return torch.index_add(target, dim, index, source)
 
 
+def nonzero_then_tolist(target, dim, index, source):  # right: nonzero waits once; the .tolist() of its empty result
+    size = target.shape[dim]                            # copies nothing, and waits for nothing
+    positions = ((index < 0) | (index >= size)).nonzero().flatten().tolist()
+    if positions:
+        first = positions[0]
+        raise IndexError(f"index[{first}] = {int(index[first])} is out of range (size {size})")
+    return target.index_add(dim, index, source)
+
+
+def copy_to_a_cpu_device_and_any(target, dim, index, source):  # two waits: the copy, and bool() of any() on the GPU
+    size = target.shape[dim]
+    values = index.to(torch.device("cpu")).tolist()
+    if bool(((index < 0) | (index >= size)).any()):
+        first = next(i for i, value in enumerate(values) if not 0 <= value < size)
+        raise IndexError(f"index[{first}] = {values[first]} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+def copy_then_any_of_the_gpu_tensor(target, dim, index, source):  # two waits: the copy, and any() of the GPU's
+    size = target.shape[dim]
+    values = index.cpu().tolist()
+    if bool(((index < 0) | (index >= size)).any()):
+        first = next(i for i, value in enumerate(values) if not 0 <= value < size)
+        raise IndexError(f"index[{first}] = {values[first]} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+def min_and_max_items(target, dim, index, source):  # min() of an empty index raises; and two waits
+    size = target.shape[dim]
+    if index.min().item() < 0 or index.max().item() >= size:
+        values = index.tolist()
+        first = next(i for i, value in enumerate(values) if not 0 <= value < size)
+        raise IndexError(f"index[{first}] = {values[first]} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
 def synchronize_first(target, dim, index, source):  # the whole device first, then the check: two waits
     torch.cuda.synchronize()  # "make sure the indices are there"
     size = target.shape[dim]
@@ -380,6 +416,39 @@ def _no_sync(model, batches, lr, *, log_item=False, bool_guard=False, mask=False
                 step = torch.where(ok, p.grad, 0.0) if guard and not guard_loss_only else p.grad
                 p -= lr * step
     return torch.stack([t.to(losses[0].device) for t in losses])
+
+
+def mask_filled_with_a_number(model, batches, lr):  # right: x[mask] = a number is masked_fill_, no count to learn
+    losses = []
+    for x, y in batches:
+        keep = y >= 0
+        weight = keep.float()
+        target = y.clone()
+        target[~keep] = 0.0
+        loss = ((model(x) - target) ** 2 * weight).sum() / weight.sum()
+        losses.append(loss.detach())
+        ok = ~torch.isnan(loss)
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p.copy_(torch.where(ok, p - lr * p.grad, p))
+    return torch.stack(losses)
+
+
+def losses_to_a_cpu_device(model, batches, lr):  # a copy to the host: .to(torch.device("cpu")) waits as .cpu() does
+    return _no_sync(model, batches, lr).to(torch.device("cpu"))
+
+
+def non_blocking_copies_stacked(model, batches, lr):  # a stale buffer: each loss copied without a wait, read at once
+    losses = []
+    for batch in batches:
+        losses.append(_no_sync(model, [batch], lr)[0].to("cpu", non_blocking=True))
+    return torch.stack(losses)
+
+
+def returns_a_non_blocking_copy(model, batches, lr):  # a stale buffer: the caller reads it before it has landed
+    return _no_sync(model, batches, lr).to("cpu", non_blocking=True)
 
 
 def item_each_step(model, batches, lr):
@@ -544,6 +613,10 @@ WRONG: dict[str, dict[str, object]] = {
         "names the smallest or largest index, not the first bad one": the_extreme_index,
         "index_add_ on target (changes the caller's tensor)": in_place,
         "torch.cuda.synchronize() first, then the check (two waits)": synchronize_first,
+        "a copy with .to(torch.device('cpu')), and bool() of any() on the GPU (two waits)":
+            copy_to_a_cpu_device_and_any,
+        "a copy with .cpu(), and bool() of any() of the GPU tensor (two waits)": copy_then_any_of_the_gpu_tensor,
+        "min().item() and max().item(): fails on an empty index": min_and_max_items,
         "a non_blocking copy to the host, read at once": non_blocking_copy_read_at_once,
         "checked on a side stream that never waits for the caller's": checked_on_a_side_stream_that_never_waits,
         "the indices read on the default stream, whatever the caller's": read_on_the_default_stream,
@@ -565,6 +638,9 @@ WRONG: dict[str, dict[str, object]] = {
         "a NaN made with torch.tensor(..., device=x.device) each step": nan_made_on_the_host_each_step,
         "a NaN made with x.new_tensor() each step": nan_from_new_tensor_each_step,
         "the loop on a side stream that never waits for the caller's": side_stream_that_never_waits_for_the_caller,
+        "the losses copied with .to(torch.device('cpu'))": losses_to_a_cpu_device,
+        "each loss copied with non_blocking=True, stacked at once": non_blocking_copies_stacked,
+        "returns a copy made with non_blocking=True": returns_a_non_blocking_copy,
     },
 }
 # What only a GPU shows wrong: the streams (a CPU has none); every other wrong answer fails on a CPU too
@@ -583,7 +659,10 @@ ALSO_RIGHT = {
                              "nonzero() for the positions, torch.index_add": nonzero_positions,
                              "one .cpu(), then .tolist() of the copy (one transfer)": cpu_then_tolist,
                              "raises a subclass of IndexError": subclass_of_index_error,
+                             "nonzero() for the positions, then their .tolist()": nonzero_then_tolist,
                              "checked on a side stream of its own that waits for the caller's": side_stream_that_waits},
     "check_train_steps_no_sync": {"0/1 weights, p.sub_": weights_and_clamp,
-                                  "the wrong answers' builder, nothing switched": _no_sync},
+                                  "the wrong answers' builder, nothing switched": _no_sync,
+                                  "missing targets filled with a number through the mask (masked_fill_)":
+                                      mask_filled_with_a_number},
 }
