@@ -195,6 +195,23 @@ class Test06_precision:
         assert share[4] > 0.5 > share[6], share
 
     @host
+    @pytest.mark.parametrize("kind", ["flipped", "near"])
+    def test_at_the_longest_length_equal_terms_that_do_not_look_alike_err_past_every_sqrt_n_bound_that_catches(
+            self, kind):
+        """Adversary 06, round 2: tolerances that keep the guarantee for inputs of one sign, of exactly equal or of
+        equally large terms, and take C sqrt(n) eps otherwise, passed. The chosen cases at 2**20: one term of the other
+        sign, and nearly equal terms, err by more than 80 sqrt(n) eps sum|x_i y_i| (C = 80 catches about half of the
+        bfloat16 inputs at n = 256: a larger C cannot pass), and within gamma_n."""
+        n = nb06.DOT_LONGEST
+        x, y = (t[0] for t in nb06.Dot(kind, n, 0.7, 1.0, 0).inputs())
+        products = (x * y).numpy()
+        got = float(np.cumsum(products, dtype=np.float32)[-1])
+        exact = float((x.double() * y.double()).sum())
+        terms = float((x.double() * y.double()).abs().sum())
+        assert bool((x < 0).any()) == (kind == "flipped") and len(set(products.tolist())) > 1
+        assert 80 * math.sqrt(n) * EPS32 * terms < abs(got - exact) <= _gamma(n) * terms
+
+    @host
     def test_x_dot_x_of_a_decaying_vector_errs_past_what_the_means_of_x_and_y_predict(self):
         """x = y = 1 / (1 + i): a running float32 sum errs by more than gamma_n n mean|x| mean|y| (the adversary's
         tolerance), and within gamma_n sum|x_i y_i|."""
@@ -240,6 +257,22 @@ class Test06_precision:
             assert bool(((right(x).double() - exact).abs() < allowed / 10).all()), right.__name__
 
     @host
+    @pytest.mark.parametrize(("n", "rows", "spread"), [(1000, 32, 1.0), (2000, 16, 0.1)])
+    def test_wide_rows_of_large_means_catch_the_one_pass_formula(self, n, rows, spread):
+        """Adversary 06, round 2: two passes up to 512 values, the one-pass formula beyond, passed. The chosen batches
+        of wide rows (means 1e4 to 1e6): E[x**2] - E[x]**2 errs past variance_allowed in some rows of each; two passes,
+        Welford's update and the shifts stay below a tenth of it; each batch under 32768 values (no threads)."""
+        step = 15 if rows == 32 else 7.5
+        x = nb06.Readings(n, tuple(nb06.Row("normal", (-1) ** k * 10 ** (4 + k / step), spread) for k in range(rows)),
+                          False, n).tensor()
+        assert x.numel() < 32768
+        with inside_check():
+            exact, allowed = nb06.variance_exact(x), nb06.variance_allowed(x)
+        assert int(((answers06.one_pass(x).double() - exact).abs() > allowed).sum()) >= 3
+        for right in (answers06.two_pass, answers06.welford, answers06.shifted_by_first_value, answers06.merged_chunks):
+            assert bool(((right(x).double() - exact).abs() < allowed / 10).all()), right.__name__
+
+    @host
     @pytest.mark.parametrize(("call", "seen"), [
         (lambda x: torch.ops.aten.var.correction(x, [-1], correction=0), ("library", "var")),
         (lambda x: torch.ops.aten.std_mean.correction(x, [-1], correction=0), ("library", "std_mean")),
@@ -248,11 +281,14 @@ class Test06_precision:
         (lambda x: np.from_dlpack(x), ("left_torch", "__dlpack__")),
         (lambda x: torch.ops.aten._local_scalar_dense(x[0, 0]), ("left_torch", "_local_scalar_dense")),
         (lambda x: x.bfloat16(), ("narrow", "bfloat16")),
+        (lambda x: hasattr(x, "__cuda_array_interface__"), ("left_torch", "__cuda_array_interface__")),
     ], ids=["aten.var.correction", "aten.std_mean", "native_layer_norm", "group_norm", "np.from_dlpack",
-            "aten._local_scalar_dense", "bfloat16"])
+            "aten._local_scalar_dense", "bfloat16", "__cuda_array_interface__"])
     def test_the_operation_watch_sees_what_computes_a_variance_or_leaves_float32(self, call, seen):
         """OperationWatch names an operator overload by its name before the '.', counts every normalization as a
-        library variance, and DLPack and item's kernel as leaving torch (each passed the old check)."""
+        library variance, and DLPack and item's kernel as leaving torch (each passed the old check); and the CUDA
+        array interface, through which cupy.asarray reads a CUDA tensor (adversary 06, round 2: a float64 CuPy
+        variance was unseen; here a CPU tensor only asks for it, which is what the watch records)."""
         watch = nb06.OperationWatch()
         with watch:
             call(torch.randn(3, 5) + 1e4)
@@ -269,8 +305,11 @@ class Test06_precision:
         ("check_stable_variance", answers06.two_pass_in_fp16, "computed in fp16 or bfloat16"),
         ("check_stable_variance", answers06.shifted_by_bfloat16_mean, "computed in fp16 or bfloat16"),
         ("check_stable_variance", answers06.mean_without_keepdim, "which number do your squares measure from"),
+        ("check_rms", answers06.WRONG_RMS["the fp16 norm, then divides"], "a norm"),
+        ("check_stable_variance", answers06.shifted_by_the_batch_mean, "catastrophic cancellation"),
     ], ids=["rms: d - 1", "rms: mean |x|", "rms: scaled in fp16", "variance: about the first value",
-            "variance: fp16 shift", "variance: fp16 two passes", "variance: bfloat16 shift", "variance: no keepdim"])
+            "variance: fp16 shift", "variance: fp16 two passes", "variance: bfloat16 shift", "variance: no keepdim",
+            "rms: fp16 norm", "variance: batch-mean shift"])
     def test_a_hint_names_the_mistake_the_answer_made(self, check, answer, hinted):
         """Hints the adversary found misleading (an inf from a division blamed on overflow, a formula error on fp16's
         bits, twice the variance at n = 2 called the sample variance, an fp16 inf called a division by 0, fp16 steps

@@ -62,6 +62,19 @@ def first_1024_terms(x, y):
     return 0.0, _gamma(n) * _terms(x[:k], y[:k]) * n / k if k else 0.0
 
 
+def _estimate_unless(recognized):
+    """gamma_n for the inputs `recognized(products)` calls adversarial, the sqrt(n) estimate with a slack of 10
+    otherwise (adversary 06, round 2: each PASSed; the check had equal terms only of one sign, and none at the longest
+    length but torch.full)."""
+    def tolerance(x, y):
+        products = x.double() * y.double()
+        n, terms = x.numel(), float(products.abs().sum())
+        if n and recognized(products):
+            return 0.0, _gamma(n) * terms
+        return 0.0, 10 * math.sqrt(n) * EPS32 * terms
+    return tolerance
+
+
 WRONG_TOLERANCES = {
     "sqrt(n) * eps * sum|x_i y_i|: the typical error of random rounding, not a bound":
         lambda x, y: (0.0, math.sqrt(x.numel()) * EPS32 * _terms(x, y)),
@@ -93,6 +106,13 @@ WRONG_TOLERANCES = {
     # 16 draws saw 8 of 16 (adversary 06, round 1: it PASSed)
     "6 n eps sum|x_i y_i|, too loose to catch half of the bfloat16 inputs at n = 256": lambda x, y: (
         0.0, 6 * x.numel() * EPS32 * _terms(x, y)),
+    "the guarantee for terms of one sign, 10 sqrt(n) eps for mixed signs (their rounding taken as random)":
+        _estimate_unless(lambda p: bool((p >= 0).all()) or bool((p <= 0).all())),
+    "the guarantee for exactly equal terms, 10 sqrt(n) eps otherwise":
+        _estimate_unless(lambda p: bool((p == p[0]).all())),
+    "the guarantee for terms of equal magnitude, 70 sqrt(n) eps otherwise (still catching bfloat16 at n = 256)":
+        lambda x, y: (0.0, (_gamma(x.numel()) if x.numel() and bool((x * y).abs().eq((x[0] * y[0]).abs()).all())
+                            else 70 * math.sqrt(x.numel()) * EPS32) * _terms(x, y)),
 }
 RIGHT_TOLERANCES = {
     "4 n eps sum|x_i y_i|: loose, and still catching more than half of the bfloat16 inputs": lambda x, y: (
@@ -102,6 +122,12 @@ RIGHT_TOLERANCES = {
     "a NumPy rtol and a 0-d tensor atol": lambda x, y: (np.float64(0.0), torch.tensor(guaranteed(x, y)[1])),
     "an rtol as well, and the norms instead of the terms (Cauchy-Schwarz)": lambda x, y: (
         _gamma(x.numel()), _gamma(x.numel()) * float(x.double().norm() * y.double().norm())),
+    # adversary 06, round 2
+    "gamma_k for the k nonzero products only (zeros add exactly)": lambda x, y: (
+        0.0, _gamma(int((x.double() * y.double()).ne(0).sum())) * _terms(x, y)),
+    "rtol alone when the products share one sign (then sum|x_i y_i| = |x . y|)": lambda x, y: (
+        (1.01 * _gamma(x.numel()), 0.0) if x.numel() and (bool(((x * y) >= 0).all()) or bool(((x * y) <= 0).all()))
+        else (0.0, _gamma(x.numel()) * _terms(x, y))),
 }
 
 
@@ -126,6 +152,16 @@ def scaled_by_largest_in_fp16(x):
     scale = x.abs().amax(dim=-1, keepdim=True)
     scale = torch.where(scale == 0, torch.ones_like(scale), scale)
     return (x / scale).square().mean(dim=-1).sqrt() * scale.squeeze(-1)
+
+
+def rms_scaled_by_a_power_of_2(x):
+    """Right: each row scaled by the power of 2 at or below its largest |value| (exact in fp16), then squares, mean and
+    root in fp16: no overflow, no underflow that matters, and roundings that stay within 2**-10 (adversary 06, round 2:
+    within 0.93 of it on 10**6 rows of 1 to 64 values)."""
+    largest = x.abs().amax(dim=-1, keepdim=True).float()
+    power = torch.where(largest > 0, torch.floor(torch.log2(largest.clamp(min=2.0**-24))), torch.zeros_like(largest))
+    scale = torch.exp2(power).to(x.dtype)
+    return (x / scale).pow(2).mean(dim=-1).sqrt() * scale.squeeze(-1)
 
 
 WRONG_RMS = {
@@ -161,6 +197,7 @@ RIGHT_RMS = {
     "einsum": lambda x: (torch.einsum("...d,...d->...", x.float(), x.float())
                                               / x.shape[-1]).sqrt().to(x.dtype),
     "scaled by each row's largest value, with a guard for zeros": rms_guarded_scale,
+    "scaled by a power of 2 per row (exact), then all in fp16": rms_scaled_by_a_power_of_2,
 }
 
 
@@ -340,6 +377,31 @@ def shifted_by_bfloat16_mean(x):
     return y.square().mean(dim=-1) - y.mean(dim=-1).square()
 
 
+def two_passes_then_one_pass(x, widest=512):
+    """Two passes up to 512 values a row, the one-pass formula beyond (to read x once): on rows of 1000 values and means
+    of 1e4 and more it errs past float32's sums (adversary 06, round 2: it PASSed; wide rows of large means were rarely
+    drawn)."""
+    return two_pass(x) if x.shape[-1] <= widest else one_pass(x)
+
+
+def shifted_by_the_batch_mean(x):
+    """The shifted formula with the mean of the whole batch as the shift: rows far from it cancel (its hint blamed the
+    formula for an error of 3e-6 of the variance)."""
+    y = x - x.mean()
+    return y.square().mean(dim=-1) - y.mean(dim=-1).square()
+
+
+def shifted_by_smallest(x):  # right: the shifted formula, each row shifted by its smallest value (a value of the row)
+    y = x - x.amin(dim=-1, keepdim=True)
+    return y.square().mean(dim=-1) - y.mean(dim=-1).square()
+
+
+def corrected_two_pass(x):
+    """Right: the corrected two-pass algorithm, (sum d**2 - (sum d)**2 / n) / n for d the deviations from the mean."""
+    d = x - x.mean(dim=-1, keepdim=True)
+    return (d.square().sum(dim=-1) - d.sum(dim=-1).square() / x.shape[-1]) / x.shape[-1]
+
+
 def aten_var(x):
     """torch.var through its operator, torch.ops.aten.var.correction: its name is "var.correction" (adversary 06,
     round 1: it PASSed)."""
@@ -403,6 +465,10 @@ WRONG_VARIANCE = {
     "shifted by each row's mean rounded to fp16": shifted_by_fp16_mean,
     "the mean without keepdim (broadcast across rows)": mean_without_keepdim,
     "squares about each row's first value, uncorrected": squares_about_first_value,
+    "two passes up to 512 values a row, the one-pass formula beyond": two_passes_then_one_pass,
+    "two passes up to 1024 values a row (the widest drawn), the one-pass formula beyond":
+        lambda x: two_passes_then_one_pass(x, widest=1024),
+    "shifted by the mean of the whole batch": shifted_by_the_batch_mean,
 }
 RIGHT_VARIANCE = {
     "shifted by each row's first value": shifted_by_first_value,
@@ -411,6 +477,10 @@ RIGHT_VARIANCE = {
     "two passes in chunks, merged (Chan et al.)": merged_chunks,
     "two passes, the mean summed column by column": sequential_mean_two_pass,
     "the squared norm of the deviations": linalg_norm,
+    "shifted by each row's smallest value": shifted_by_smallest,
+    "the corrected two-pass algorithm": corrected_two_pass,
+    "mse_loss against each row's mean": lambda x: torch.nn.functional.mse_loss(
+        x, x.mean(dim=-1, keepdim=True).expand_as(x), reduction="none").mean(dim=-1),
 }
 
 WRONG = {
