@@ -85,13 +85,6 @@ def fp4_as_half_a_byte(shape, stride, offset, dtype):
     return -(-n // 2) if dtype == getattr(torch, "float4_e2m1fn_x2", None) else n * dtype.itemsize
 
 
-def element_size_of_a_scalar(shape, stride, offset, dtype):
-    """torch.tensor(0, dtype=...).element_size(): PyTorch cannot make that tensor for float4_e2m1fn_x2."""
-    if 0 in shape:
-        return 0
-    return _elements_to_the_last(shape, stride, offset) * torch.tensor(0, dtype=dtype).element_size()
-
-
 def numpy_float_for_a_scalar(shape, stride, offset, dtype):
     """np.array(()) is a float array: a view of rank 0 gives 4.0 bytes."""
     if 0 in shape:
@@ -99,25 +92,11 @@ def numpy_float_for_a_scalar(shape, stride, offset, dtype):
     return (offset + 1 + np.dot(np.array(shape) - 1, np.array(stride))) * dtype.itemsize
 
 
-def rounds_past_2_53(shape, stride, offset, dtype):
-    """Float arithmetic: exact up to 2**53 elements, then rounded."""
-    if 0 in shape:
-        return 0
-    return int((float(offset) + sum(float(n - 1) * s for n, s in zip(shape, stride)) + 1.0) * dtype.itemsize)
-
-
 def meta_set(shape, stride, offset, dtype):
     """Right: set_ on the meta device grows the (empty) meta storage to hold the view, as PyTorch sizes storages."""
     view = torch.empty(0, dtype=dtype, device="meta")
     view.set_(view.untyped_storage(), offset, shape, stride)
     return view.untyped_storage().nbytes()
-
-
-def prims_storage_length(shape, stride, offset, dtype):
-    """Right: PyTorch's own count of a view's storage, in elements."""
-    from torch._prims_common import compute_required_storage_length
-
-    return compute_required_storage_length(shape, stride, offset) * dtype.itemsize
 
 
 def bits_with_complex_doubled(shape, stride, offset, dtype):
@@ -204,18 +183,13 @@ WRONG_VIEWS = {
         0 if not shape or 0 in shape else _elements_to_the_last(shape, stride, offset) * dtype.itemsize),
     "bytes from finfo / iinfo bits (a complex dtype's are its real part's)": bits_of_finfo,
     "float4_e2m1fn_x2 as half a byte per element": fp4_as_half_a_byte,
-    "the element size of torch.tensor(0, dtype) (fails for float4_e2m1fn_x2)": element_size_of_a_scalar,
     "NumPy's float for a view of rank 0": numpy_float_for_a_scalar,
-    "the last two dimensions only": lambda shape, stride, offset, dtype: (
-        0 if 0 in shape else _elements_to_the_last(shape[-2:], stride[-2:], offset) * dtype.itemsize),
-    "float arithmetic (rounds past 2**53)": rounds_past_2_53,
 }
 
 ALSO_RIGHT_VIEWS = {
     "asks PyTorch on the meta device": on_the_meta_device,
     "NumPy's dot product": with_numpy,
     "set_ on the meta device": meta_set,
-    "torch._prims_common.compute_required_storage_length": prims_storage_length,
     "finfo / iinfo bits, a complex number as two reals": bits_with_complex_doubled,
 }
 
