@@ -61,3 +61,52 @@ def test_the_reference_is_locked_outside_a_check():
 
     with pytest.raises(ReferenceLocked):
         nb00.fewest_bytes((2,), (1,), 0, torch.float32)
+
+
+# Hints named after a second adversary: each of these answers got the hint of another mistake, read from the shrunk
+# case alone (one element, one row of width 1), where many mistakes give the same number.
+@host
+@pytest.mark.parametrize(("check", "what", "hinted"), [
+    ("check_storage_nbytes", "ends at the start of the last element (no + 1)", "takes its own bytes too"),
+    ("check_storage_nbytes", "a 0-d view counted as empty", "no dimensions"),
+    ("check_storage_nbytes", "the offset counted in bytes", "the offset counts elements"),
+    ("check_storage_nbytes", "float4_e2m1fn_x2 as half a byte per element", "dtype.itemsize"),
+    ("check_storage_nbytes", "bytes from finfo / iinfo bits (a complex dtype's are its real part's)", "dtype.itemsize"),
+    ("check_largest_batch", "the weight as d // 2 rows of x and y (right for even widths only)", "round down once"),
+    ("check_largest_batch", "round() to the nearest row", "round the rows down"),
+    ("check_largest_batch", "at least one row", "the answer is 0"),
+    ("check_largest_batch", "the weight's d * d taken from bytes, not elements", "the weight's too"),
+    ("check_largest_batch", "w counted as (b, d), like x and y", "count every tensor once"),
+    ("check_largest_batch", "rows rounded down to a multiple of 8", "to a multiple"),
+    ("check_largest_batch", "a bisection over 0 .. 2**31 rows", "a search that stops short"),
+    ("check_largest_batch", "float4_e2m1fn_x2 as half a byte per element", "dtype.itemsize"),
+])
+def test_a_hint_names_the_mistake_the_answer_made(check, what, hinted):
+    from utils.exercises import ExerciseFailed
+    from utils.exercises.answers.nb00 import WRONG
+
+    with pytest.raises(ExerciseFailed) as failed:
+        getattr(nb00, check)(WRONG[check][what])
+    assert hinted in str(failed.value).split("hint:")[1], failed.value
+
+
+@host
+def test_an_error_that_is_not_an_allocation_is_not_blamed_on_a_view_of_exabytes():
+    """torch.tensor(0, dtype=float4_e2m1fn_x2) raises a RuntimeError (PyTorch cannot store a scalar of it): an answer
+    that reads the element size that way made a one-element tensor, not the view."""
+    from utils.exercises import ExerciseFailed
+
+    fp4 = getattr(torch, "float4_e2m1fn_x2", None)
+    try:
+        torch.tensor(0, dtype=fp4)
+        pytest.skip("this PyTorch makes a scalar of every dtype")
+    except (RuntimeError, TypeError):
+        pass
+
+    def storage_nbytes(shape, stride, offset, dtype):
+        reach = sum((n - 1) * s for n, s in zip(shape, stride))
+        return 0 if 0 in shape else (offset + 1 + reach) * torch.tensor(0, dtype=dtype).element_size()
+
+    with pytest.raises(ExerciseFailed) as failed:
+        nb00.check_storage_nbytes(storage_nbytes)
+    assert "cannot make every tensor" in str(failed.value).split("hint:")[1], failed.value

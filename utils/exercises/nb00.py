@@ -9,6 +9,7 @@ included, and budgets from nothing to terabytes.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 
 import torch
@@ -58,8 +59,12 @@ def _call(shape: tuple[int, ...], stride: tuple[int, ...], offset: int, dtype: t
     return f"storage_nbytes({shape}, {stride}, {offset}, {dtype})"
 
 
-# Views the check always asks about first: a huge one, which no machine can make to measure it.
+# A huge view, which no machine can make to measure it: the check always asks about it (with the chosen views, after
+# the generated ones).
 HUGE_VIEW: View = ((2**30, 2**30), (2**30, 1), 0, torch.float32)
+
+# What PyTorch raises for a tensor larger than memory, or than its storage: the answer made the view to measure it.
+_TOO_LARGE = re.compile(r"allocate|out of memory|overflow|out of bounds")
 
 
 def check_storage_nbytes(storage_nbytes: Callable[[tuple[int, ...], tuple[int, ...], int, torch.dtype], int]) -> None:
@@ -70,24 +75,29 @@ def check_storage_nbytes(storage_nbytes: Callable[[tuple[int, ...], tuple[int, .
         def holds(view: View) -> None:
             call = _call(*view)
             got: object
+            slow = ("a view can reach exabytes: compute the bytes from the shape, the strides and the offset, without "
+                    "making the view or visiting its elements")
             try:
-                with time_limit(ex, CALL_SECONDS, call, "a view can reach exabytes: compute the bytes from the shape, "
-                                "the strides and the offset, without visiting its elements"):
+                with time_limit(ex, CALL_SECONDS, call, slow):
                     got = yours(*view)
             except NotImplementedError:
                 raise  # the stub (TODO), or PyTorch's: not the answer's making a tensor
-            except (RuntimeError, MemoryError) as error:  # the answer made the tensor to measure it
+            except (RuntimeError, MemoryError) as error:  # the answer made a tensor, to measure it or its dtype
                 got = error
             if isinstance(got, (RuntimeError, MemoryError)):
+                too_large = isinstance(got, MemoryError) or _TOO_LARGE.search(str(got))
                 ex.expect(False, f"{call} raised {type(got).__name__}: {str(got).splitlines()[0][:100]}",
                           "a view can span more bytes than any machine has: compute the bytes from the shape, "
-                          "the strides and the offset, without making a tensor")
+                          "the strides and the offset, without making a tensor" if too_large else
+                          f"PyTorch cannot make every tensor of every dtype ({view[3]} included): compute the bytes "
+                          "from the shape, the strides, the offset and the dtype, without making a tensor")
             nbytes, want = integral(got), fewest_bytes(*view)
             ex.expect(nbytes is not None, f"{call} returned {shown(got)}, " +
                       ("a float: return an int" if real(got) is not None else "not a number of bytes"),
                       "bytes are a whole number: return an int (// divides whole numbers)")
             if nbytes != want:
-                hint = diagnose(yours, ORDINARY_VIEWS, fewest_bytes, VIEW_SHORTCUTS) or _hint(view, nbytes, want)
+                hint = (diagnose(yours, ORDINARY_VIEWS, fewest_bytes, VIEW_SHORTCUTS)
+                        or _dtype_hint(yours, ORDINARY_VIEWS, fewest_bytes, view[3]) or _hint(view, nbytes))
                 ex.expect(False, f"{call} returned {nbytes}: " +
                           ("too few: the view reaches past them" if nbytes is not None and nbytes < want else
                            "too many: a smaller storage holds the view too"), hint)
@@ -96,27 +106,32 @@ def check_storage_nbytes(storage_nbytes: Callable[[tuple[int, ...], tuple[int, .
                 describe=lambda view: _call(*view))
 
 
-def _hint(view: View, got: int | None, want: int) -> str:
-    """What the answer most likely missed: which shortcut gives its number on this view (never the number itself)."""
-    shape, stride, offset, dtype = view
+def _dtype_hint(yours: Callable[..., object], cases: Sequence[tuple], right: Callable[..., object],
+                dtype: torch.dtype) -> str | None:
+    """The hint for an answer that is right on `cases` in every one of a few dtypes of several bytes, and wrong on
+    them in `dtype`: it counts that dtype's bytes per element wrong (a table, the bits of finfo, a number in the
+    dtype's name).  Every one: right in one dtype can be a coincidence (rows rounded to a multiple of 8)."""
+    def right_in(other: torch.dtype) -> bool:
+        recast = [(*case[:-1], other) for case in cases]
+        try:
+            return all(integral(yours(*case)) == right(*case) for case in recast)
+        except Exception:  # noqa: BLE001 -- an answer that raises here is not right here
+            return False
+
+    if all(right_in(other) for other in (torch.float32, torch.int64, torch.float16) if other != dtype) and not (
+            right_in(dtype)):
+        return (f"every dtype has its own bytes per element, {dtype} too: dtype.itemsize says how many (what a "
+                "tensor's element_size() reports)")
+    return None
+
+
+def _hint(view: View, got: int | None) -> str:
+    """The hint when no usual mistake gives the answer's numbers on the ordinary views (diagnose, _dtype_hint): only
+    what the failing view shows for sure (on a small view many mistakes give the same number, so none is named)."""
     if got is None:
         return "return the number of bytes"
-    if 0 in shape:
+    if 0 in view[0]:
         return "a view without elements reaches no element of its storage, wherever its size of 0 is"
-    reach = [(n - 1) * s for n, s in zip(shape, stride)]
-    shortcuts = [
-        (lambda: want // dtype.itemsize, "a storage of this dtype holds whole elements: count bytes, not elements"),
-        (lambda: (1 + sum(reach)) * dtype.itemsize,
-         "the view starts `offset` elements into its storage: the storage holds those elements too"),
-        (lambda: (offset + 1 + sum((n - 1) * (s or 1) for n, s in zip(shape, stride))) * dtype.itemsize,
-         "a stride of 0 repeats the same elements: expand() copies nothing"),
-        (lambda: (offset + sum(n * s for n, s in zip(shape, stride))) * dtype.itemsize,
-         "a dimension of n elements takes n - 1 steps of its stride from its first element to its last"),
-        (lambda: (offset + 1 + sum(reach)) * dtype.itemsize + 1, "the last element takes whole bytes, not one"),
-    ]
-    for shortcut, hint in shortcuts:
-        if got == shortcut() != want:
-            return hint
     return ("a view's element at index (i0, i1, ...) lies at offset + i0 * stride0 + i1 * stride1 + ... in its "
             "storage: which element is the last one the view reaches, and how many bytes come up to its end? "
             "(every dimension counts, and every dtype has its own bytes per element)")
@@ -124,9 +139,11 @@ def _hint(view: View, got: int | None, want: int) -> str:
 
 CALL_SECONDS = 2.0  # one call of an answer: arithmetic takes microseconds; a search through every index never ends
 
-# Views on which the usual mistakes give numbers of their own (diagnose: the hint for a failing answer).
+# Views on which the usual mistakes give numbers of their own (diagnose: the hint for a failing answer); the last is
+# a view of rank 0, one element.
 ORDINARY_VIEWS: list[View] = [((3, 4), (4, 1), 2, torch.float32), ((5, 3), (1, 5), 0, torch.int16),
-                              ((2, 3, 4), (0, 4, 1), 7, torch.float64), ((4, 6), (12, 2), 5, torch.bfloat16)]
+                              ((2, 3, 4), (0, 4, 1), 7, torch.float64), ((4, 6), (12, 2), 5, torch.bfloat16),
+                              ((), (), 3, torch.float32)]
 
 
 def _last(shape: tuple[int, ...], stride: Sequence[int], step: Callable[[int, int], int] = lambda n, s: (n - 1) * s
@@ -139,14 +156,20 @@ VIEW_SHORTCUTS: list[tuple[Callable[..., object], str]] = [
      "a storage of this dtype holds whole elements of several bytes each: count bytes, not elements"),
     (lambda shape, stride, offset, dtype: (1 + _last(shape, stride)) * dtype.itemsize,
      "the view starts `offset` elements into its storage: the storage holds those elements too"),
+    (lambda shape, stride, offset, dtype: offset + (1 + _last(shape, stride)) * dtype.itemsize,
+     "the offset counts elements, as the strides do, not bytes"),
     (lambda shape, stride, offset, dtype: (offset + 1 + _last(shape, [s or 1 for s in stride])) * dtype.itemsize,
      "a stride of 0 repeats the same elements: expand() copies nothing"),
     (lambda shape, stride, offset, dtype: (offset + _last(shape, stride, lambda n, s: n * s)) * dtype.itemsize,
      "a dimension of n elements takes n - 1 steps of its stride from its first element to its last"),
+    (lambda shape, stride, offset, dtype: (offset + _last(shape, stride)) * dtype.itemsize,
+     "the last element the view reaches takes its own bytes too: the storage reaches its end, not its start"),
     (lambda shape, stride, offset, dtype: math.prod(shape) * dtype.itemsize,
      "a view's elements need not be next to each other: the strides say where each one is"),
     (lambda shape, stride, offset, dtype: (offset + max([(n - 1) * s for n, s in zip(shape, stride)], default=0) + 1)
      * dtype.itemsize, "every dimension takes its own steps from the first element: add them up"),
+    (lambda shape, stride, offset, dtype: 0 if not shape else (offset + 1 + _last(shape, stride)) * dtype.itemsize,
+     "a view of no dimensions (shape (), a 0-d tensor) holds one element"),
 ]
 
 
@@ -179,10 +202,12 @@ def layers() -> st.SearchStrategy[Layer]:
     return st.one_of(near_an_edge, anywhere)
 
 
-# Layers on which the usual mistakes give numbers of their own (diagnose: the hint for a failing answer); the last
-# fills its budget to the byte with 7 rows.
+# Layers on which the usual mistakes give numbers of their own (diagnose: the hint for a failing answer); the fourth
+# fills its budget to the byte with 7 rows; on the last, of an even width, round() rounds up (on the odd width 333 it
+# gives what rounding the weight's d // 2 rows on their own gives); in the very last, the weight alone does not fit.
 ORDINARY_LAYERS: list[Layer] = [(12 * 2**30, 4096, torch.bfloat16), (10**9 + 7, 333, torch.float32),
-                                (5 * 10**8 + 3, 1000, torch.uint8), ((2 * 7 * 100 + 100**2) * 8, 100, torch.float64)]
+                                (5 * 10**8 + 3, 1000, torch.uint8), ((2 * 7 * 100 + 100**2) * 8, 100, torch.float64),
+                                (3 * 10**9 + 1, 512, torch.float16), (10**6, 1024, torch.float32)]
 
 
 def _elements(budget: int, dtype: torch.dtype) -> int:
@@ -195,41 +220,35 @@ LAYER_SHORTCUTS: list[tuple[Callable[..., object], str]] = [
      "the output y = x @ w is a tensor of its own, next to x and w"),
     (lambda budget, d, dtype: max(0, -(-(_elements(budget, dtype) - d * d) // (2 * d))),
      "a batch must fit whole: round the rows down"),
+    (lambda budget, d, dtype: max(0, round((_elements(budget, dtype) - d * d) / (2 * d))),
+     "a batch must fit whole: round the rows down"),
+    (lambda budget, d, dtype: max(0, _elements(budget, dtype) // (2 * d) - d // 2),
+     ("round down once, at the end: the weight's share of rows rounded on its own (d // 2 for an odd width) loses "
+      "half a row")),
     (lambda budget, d, dtype: max(0, (budget // 4 - d * d) // (2 * d)),
      "every element takes this dtype's bytes (dtype.itemsize), not four"),
+    (lambda budget, d, dtype: max(0, (budget - d * d) // (2 * d * dtype.itemsize)),
+     "every element takes this dtype's bytes, the weight's too"),
     (lambda budget, d, dtype: max(0, (_elements(budget, dtype) - 2 * d * d) // (2 * d)),
      "the weight w is one tensor: count it once"),
     (lambda budget, d, dtype: max(0, (_elements(budget, dtype) - d * d) // (2 * d) - 1),
      "the largest batch that fits, not one row fewer: round down once"),
     (lambda budget, d, dtype: max(0, (_elements(budget, dtype) - d * d - 1) // (2 * d)),
      "when x, w and y fill the budget to the byte, that batch still fits: may a budget be reached?"),
+    (lambda budget, d, dtype: max(1, (_elements(budget, dtype) - d * d) // (2 * d)),
+     "when even the weight and one row do not fit, no batch does: the answer is 0"),
 ]
 
 
-def _too_many(budget: int, d: int, dtype: torch.dtype, got: int) -> str:
-    """The hint for a batch that does not fit: which tensor the answer's number leaves out."""
-    size, elements = dtype.itemsize, budget // dtype.itemsize
-    if got == elements // (2 * d):
-        return "the weight w is in memory too, next to x and y"
-    if got == max(0, (elements - d * d) // d):
-        return "the output y = x @ w is a tensor of its own, next to x and w"
-    if got == -(-(elements - d * d) // (2 * d)):
-        return "a batch must fit whole: round the rows down"
-    if size < 4 and got == max(0, (budget // 4 - d * d) // (2 * d)):
-        return "every element takes this dtype's bytes, not four"
-    return "x, w and y are all in memory at once: count the bytes of all three, in this dtype's bytes per element"
-
-
-def _too_few(budget: int, d: int, dtype: torch.dtype, got: int, want: int) -> str:
-    """The hint for a batch smaller than the largest that fits."""
-    if got == want - 1 and layer_bytes(want, d, dtype) == budget:
-        return "when x, w and y fill the budget to the byte, that batch still fits: may a budget be reached?"
-    if got == max(0, (budget // dtype.itemsize - 2 * d * d) // (2 * d)):
-        return "the weight w is one tensor: count it once"
-    if dtype.itemsize < 4 and got == max(0, (budget // 4 - d * d) // (2 * d)):
-        return "every element takes this dtype's bytes, not four"
+def _layer_hint(got: int, want: int) -> str:
+    """The hint when no usual mistake gives the answer's numbers on the ordinary layers (diagnose, _dtype_hint): on
+    the small failing layer (one row of width 1) many mistakes give the same number, so none is named."""
+    if got > want:
+        return ("x, w and y are all in memory at once: count the bytes of all three, in this dtype's bytes per "
+                "element, and round the rows down once")
     return ("count every tensor once, in this dtype's bytes per element, and keep every byte of the budget: "
-            "rounding the budget, or the rows to a multiple, gives rows away")
+            "rounding the budget, or the rows to a multiple, gives rows away, and so does a search that stops "
+            "short of the largest batch")
 
 
 def check_largest_batch(largest_batch: Callable[[int, int, torch.dtype], int]) -> None:
@@ -253,13 +272,14 @@ def check_largest_batch(largest_batch: Callable[[int, int, torch.dtype], int]) -
             ex.expect(b >= 0, f"{call} returned {b}, a negative batch",
                       "when even the weight does not fit, no batch does: the answer is 0, not a negative number")
             if b != want:
-                hint = diagnose(yours, ORDINARY_LAYERS, most_rows, LAYER_SHORTCUTS)
+                hint = (diagnose(yours, ORDINARY_LAYERS, most_rows, LAYER_SHORTCUTS)
+                        or _dtype_hint(yours, ORDINARY_LAYERS, most_rows, dtype) or _layer_hint(b, want))
                 ex.expect(b <= want, f"{call} returned {b}: x, w and y then need {layer_bytes(b, d, dtype)} bytes, "
-                                     "more than the budget", hint or _too_many(budget, d, dtype, b))
-                ex.expect(False, f"{call} returned {b}, but {b + 1} {'row fits' if b == 0 else 'rows fit'} too",
-                          hint or _too_few(budget, d, dtype, b, want))
+                                     "more than the budget", hint)
+                ex.expect(False, f"{call} returned {b}, but {b + 1} {'row fits' if b == 0 else 'rows fit'} too", hint)
 
-        for_all(ex, layers(), fits, chosen=[(12 * 2**30, 4096, torch.float32), (3 * 2**20, 1024, torch.float32)])
+        for_all(ex, layers(), fits, chosen=[(12 * 2**30, 4096, torch.float32), (3 * 2**20, 1024, torch.float32)],
+                describe=lambda layer: f"largest_batch({layer[0]}, {layer[1]}, {layer[2]})")
 
 
 register(Exercise(NOTEBOOK, "largest_batch", check_largest_batch))

@@ -57,6 +57,63 @@ def bits_from_the_name(shape, stride, offset, dtype):
     return (offset + 1 + sum((n - 1) * s for n, s in zip(shape, stride))) * (int(numbers[-1]) // 8 if numbers else 1)
 
 
+
+# Found by a second adversary (each FAILed; most with a hint that named another mistake, read from the shrunk case).
+def _elements_to_the_last(shape, stride, offset):
+    return offset + 1 + sum((n - 1) * s for n, s in zip(shape, stride))
+
+
+def _bytes_from_bits(dtype):
+    """Bytes per element from finfo / iinfo bits, bool as 1: a complex dtype's finfo is its real part's."""
+    if dtype == torch.bool:
+        return 1
+    try:
+        return torch.finfo(dtype).bits // 8
+    except TypeError:
+        return torch.iinfo(dtype).bits // 8
+
+
+def bits_of_finfo(shape, stride, offset, dtype):
+    return 0 if 0 in shape else _elements_to_the_last(shape, stride, offset) * _bytes_from_bits(dtype)
+
+
+def fp4_as_half_a_byte(shape, stride, offset, dtype):
+    """float4_e2m1fn_x2 packs two 4-bit numbers in each element: taken as half a byte per element."""
+    if 0 in shape:
+        return 0
+    n = _elements_to_the_last(shape, stride, offset)
+    return -(-n // 2) if dtype == getattr(torch, "float4_e2m1fn_x2", None) else n * dtype.itemsize
+
+
+def numpy_float_for_a_scalar(shape, stride, offset, dtype):
+    """np.array(()) is a float array: a view of rank 0 gives 4.0 bytes."""
+    if 0 in shape:
+        return 0
+    return (offset + 1 + np.dot(np.array(shape) - 1, np.array(stride))) * dtype.itemsize
+
+
+def meta_set(shape, stride, offset, dtype):
+    """Right: set_ on the meta device grows the (empty) meta storage to hold the view, as PyTorch sizes storages."""
+    view = torch.empty(0, dtype=dtype, device="meta")
+    view.set_(view.untyped_storage(), offset, shape, stride)
+    return view.untyped_storage().nbytes()
+
+
+def bits_with_complex_doubled(shape, stride, offset, dtype):
+    """Right: finfo / iinfo bits, a complex number as two reals, a bool as a byte."""
+    if 0 in shape:
+        return 0
+    if dtype == torch.bool:
+        size = 1
+    elif dtype.is_complex:
+        size = 2 * torch.finfo(dtype).bits // 8
+    elif dtype.is_floating_point:
+        size = torch.finfo(dtype).bits // 8
+    else:
+        size = torch.iinfo(dtype).bits // 8
+    return _elements_to_the_last(shape, stride, offset) * size
+
+
 def one_row_at_a_time(budget, d, dtype):
     """Right on a small budget; on a budget of terabytes it never returns (the check stops it)."""
     b = 0
@@ -118,15 +175,35 @@ WRONG_VIEWS = {
     "empty only when the first size is 0": lambda shape, stride, offset, dtype: (
         0 if shape and shape[0] == 0 else _reach(shape, [s if n else 0 for n, s in zip(shape, stride)], offset, dtype,
                                                  last=lambda n, s: max(n - 1, 0) * s)),
+    "ends at the start of the last element (no + 1)": lambda shape, stride, offset, dtype: (
+        0 if 0 in shape else (_elements_to_the_last(shape, stride, offset) - 1) * dtype.itemsize),
+    "the offset counted in bytes": lambda shape, stride, offset, dtype: (
+        0 if 0 in shape else offset + (_elements_to_the_last(shape, stride, 0)) * dtype.itemsize),
+    "a 0-d view counted as empty": lambda shape, stride, offset, dtype: (
+        0 if not shape or 0 in shape else _elements_to_the_last(shape, stride, offset) * dtype.itemsize),
+    "bytes from finfo / iinfo bits (a complex dtype's are its real part's)": bits_of_finfo,
+    "float4_e2m1fn_x2 as half a byte per element": fp4_as_half_a_byte,
+    "NumPy's float for a view of rank 0": numpy_float_for_a_scalar,
 }
 
 ALSO_RIGHT_VIEWS = {
     "asks PyTorch on the meta device": on_the_meta_device,
     "NumPy's dot product": with_numpy,
+    "set_ on the meta device": meta_set,
+    "finfo / iinfo bits, a complex number as two reals": bits_with_complex_doubled,
 }
 
 
 # ---------------------------------------------------------------- exercise 2: largest_batch
+def _bisect(budget, d, dtype, most):
+    """The largest b in 0 .. most whose layer fits: a search with a ceiling."""
+    lo, hi = 0, most
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if (2 * mid * d + d * d) * dtype.itemsize <= budget else (lo, mid - 1)
+    return lo
+
+
 WRONG_BATCHES = {
     "a table of the usual dtypes' sizes, others taken as 4 bytes": lambda budget, d, dtype: max(
         0, (budget - d * d * _SIZES.get(dtype, 4)) // (2 * d * _SIZES.get(dtype, 4))),
@@ -142,6 +219,19 @@ WRONG_BATCHES = {
     "one row short": lambda budget, d, dtype: max(0, (budget // dtype.itemsize - d * d) // (2 * d) - 1),
     "the weight as d // 2 rows of x and y (right for even widths only)": lambda budget, d, dtype: max(
         0, budget // dtype.itemsize // (2 * d) - d // 2),
+    "round() to the nearest row": lambda budget, d, dtype: max(0, round((budget / dtype.itemsize - d * d) / (2 * d))),
+    "at least one row": lambda budget, d, dtype: max(1, (budget // dtype.itemsize - d * d) // (2 * d)),
+    "the weight's d * d taken from bytes, not elements": lambda budget, d, dtype: max(
+        0, (budget - d * d) // (2 * d * dtype.itemsize)),
+    "strictly under the budget": lambda budget, d, dtype: max(0, ((budget - 1) // dtype.itemsize - d * d) // (2 * d)),
+    "w counted as (b, d), like x and y": lambda budget, d, dtype: budget // dtype.itemsize // (3 * d),
+    "rows rounded down to a multiple of 8": lambda budget, d, dtype: max(
+        0, (budget // dtype.itemsize - d * d) // (2 * d)) // 8 * 8,
+    "bytes from finfo / iinfo bits (a complex dtype's are its real part's)": lambda budget, d, dtype: max(
+        0, (budget // _bytes_from_bits(dtype) - d * d) // (2 * d)),
+    "float4_e2m1fn_x2 as half a byte per element": lambda budget, d, dtype: max(0, int(
+        (budget / (0.5 if dtype == getattr(torch, "float4_e2m1fn_x2", None) else dtype.itemsize) - d * d) // (2 * d))),
+    "a bisection over 0 .. 2**31 rows": lambda budget, d, dtype: _bisect(budget, d, dtype, 2**31),
 }
 
 WRONG = {
@@ -156,5 +246,9 @@ ALSO_RIGHT = {
         "a NumPy integer": lambda budget, d, dtype: np.int64(max(0, (budget // dtype.itemsize - d * d) // (2 * d))),
         "galloping search on whether b rows fit": galloping,
         "a 0-d tensor": lambda budget, d, dtype: torch.tensor(max(0, (budget // dtype.itemsize - d * d) // (2 * d))),
+        "float division, then floor (exact for budgets under 2**53 bytes)": lambda budget, d, dtype: max(
+            0, math.floor((budget / dtype.itemsize - d * d) / (2 * d))),
+        "floor divisions nested": lambda budget, d, dtype: max(
+            0, (budget - d * d * dtype.itemsize) // (2 * d) // dtype.itemsize),
     },
 }
