@@ -127,10 +127,12 @@ def _run_call(batch, shape=(4,), out="right", replayed=(1,), captures=0, error=N
 TOO_LARGE = ValueError("a batch of too many rows")
 
 
-def _judge_buckets(buckets, calls, rows=None, built=None, big_error=TOO_LARGE):
-    """Judge made-up calls; graph 1 is the smallest bucket's of each call unless `rows` says otherwise."""
+def _judge_buckets(buckets, calls, rows=None, built=None, big_error=TOO_LARGE, inputs=None, shape=(4,)):
+    """Judge made-up calls; graph 1 is the smallest bucket's of each call unless `rows` says otherwise; each graph
+    captured on (rows, *shape) float32 unless `inputs` says otherwise."""
     graph_of = {b: 100 + b for b in buckets}  # one graph id per bucket
     rows = rows if rows is not None else {graph_of[b]: b for b in buckets}
+    inputs = inputs if inputs is not None else {g: ((n, *shape), torch.float32) for g, n in rows.items()}
     for c in calls:
         if c.replayed == [1]:
             c.replayed = [graph_of[min(b for b in buckets if b >= c.batch)]]
@@ -138,7 +140,8 @@ def _judge_buckets(buckets, calls, rows=None, built=None, big_error=TOO_LARGE):
     ex = Checker("bucketed_graphs")
     with inside_check():
         nb07._judge_buckets(ex, "bucketed_graphs(...)", buckets, (len(buckets) if built is None else built,
-                                                                   dict(rows), True), rows, calls, big)
+                                                                   dict(rows), True), rows, calls, big,
+                            feature_shape=shape, inputs=inputs)
     return ex
 
 
@@ -163,6 +166,21 @@ def test_the_bucket_judge_passes_right_results():
 def test_the_bucket_judge_fails(calls, rows, big_error, said):
     with pytest.raises(ExerciseFailed, match=said):
         _judge_buckets((8, 32), calls, rows=rows, big_error=big_error)
+
+
+@host
+def test_the_bucket_judge_fails_rows_in_float64_and_a_capture_on_another_shape_or_dtype():
+    """A graph captured on float64 inputs returns rows closer to float64 than float32's: right values, wrong dtype;
+    a capture on the features flattened computes row_mlp's values too, but not what fn's contract gives it."""
+    call = _run_call(5)
+    call.out = nb07.row_mlp(call.given.double())
+    call.first = call.out.clone()
+    with pytest.raises(ExerciseFailed, match=r"run returned a torch.float64 tensor"):
+        _judge_buckets((8, 32), [call])
+    for shape, dtype in (((8, 4), torch.float64), ((8, 4, 1), torch.float32)):
+        with pytest.raises(ExerciseFailed, match=r"fn was captured on an input of shape \(8, 4"):
+            _judge_buckets((8, 32), [_run_call(5)], inputs={108: (shape, dtype), 132: ((32, 4), torch.float32)})
+    _judge_buckets((8, 32), [_run_call(5, shape=())], shape=())  # rank 0: (rows,) inputs
 
 
 @host
@@ -317,5 +335,6 @@ def test_counting_graphs_notes_each_graphs_rows_and_leaves_the_class_as_it_was()
             fn(x)
         graph.replay()
     assert graphs.captures == 1 and graphs.rows == {id(graph): 6} and graphs.replayed == [id(graph)]
+    assert graphs.inputs == {id(graph): ((6, 4), torch.float32)}
     assert graphs.eager == 1, "the warm-up's call, outside the capture"
     assert {name: cls.__dict__.get(name) for name in before} == before

@@ -9,15 +9,17 @@ Each check is a property over inputs that Hypothesis generates (utils/exercises/
 2. `bucketed_graphs` (GPU): buckets in any order, feature shapes of any rank, batches from 1 row to the
    largest bucket (both always), called from every kind of caller (utils/exercises/streams.py).  Which
    graph each call replays is counted by patching torch.cuda.CUDAGraph for the duration of the check,
-   and the check's function notes the rows it was captured on, and counts its calls outside a capture: a
-   call must replay the graph of the smallest bucket that holds its batch, and call fn eagerly never.
+   and the check's function notes the shape and dtype of its input in each capture (fn's contract:
+   (size, *feature_shape), float32), and counts its calls outside a capture: a call must replay the graph
+   of the smallest bucket that holds its batch, call fn eagerly never, and return float32 rows.
 3. `graphed_model` (GPU): new weights from checkpoints of every dtype, on the GPU or the host, between
    runs, from every kind of caller; every run against an eager twin of the check's own (made before the
    answer runs, never a copy of the caller's model) loaded with the same checkpoint; a forward pre-hook on
    each layer of the caller's model counts its eager forwards during run.
 4. `graphed_scheduled_step` (GPU): schedules of learning rates, from every kind of caller; losses and
    parameters against eager float32 and float64 twins; the given optimizer's step counts must advance by
-   one a step; the caller's stream is kept busy while the steps
+   one a step; forward pre-hooks count the model's eager forwards during the steps (exercise 3's); the
+   caller's stream is kept busy while the steps
    are called, so a step that makes the host wait for the GPU (a value read on the host, a synchronize,
    a blocking copy) is seen as the host coming back after the GPU's earlier work has ended.
 
@@ -169,6 +171,7 @@ class _GraphCalls:
     captures: int = 0  # capture_begin() calls, by torch.cuda.graph or by hand
     replayed: list[int] = field(default_factory=list)  # id() of the graph of each replay(), in order
     rows: dict[int, int] = field(default_factory=dict)  # id() of a graph -> rows of fn's input during its capture
+    inputs: dict[int, tuple[tuple[int, ...], torch.dtype]] = field(default_factory=dict)  # -> its shape and dtype
     capturing: Any = None  # the graph being captured now
     graphs: list[Any] = field(default_factory=list)  # every graph captured: kept alive, so that ids stay unique
     eager: int = 0  # calls of the check's function, or forwards of the model's layers, outside any capture
@@ -179,13 +182,15 @@ class _GraphCalls:
             capturing = torch.cuda.is_current_stream_capturing()
             if self.capturing is not None and capturing:
                 self.rows[id(self.capturing)] = int(x.shape[0]) if x.dim() else 0
+                self.inputs[id(self.capturing)] = (tuple(x.shape), x.dtype)
             elif not capturing:
                 self.eager += 1
             return fn(x)
         return noted
 
     def counting_forwards(self, model: torch.nn.Module) -> list[Any]:
-        """Count the eager forwards of the model's layers (a pre-hook on each child: make_graphed_callables refuses
+        """Count the eager forwards of the model's layers (exercises 3 and 4: a pre-hook on each child, so that
+        a forward inside a capture is not counted, and a replay calls none; make_graphed_callables refuses
         a module with hooks of its own, and replaces only the module's own forward); the hooks' handles."""
         def counted(module: torch.nn.Module, args: Any) -> None:
             if not torch.cuda.is_current_stream_capturing():
@@ -434,7 +439,7 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
                 ex.expect(callable(run), f"{where} returned {what_returned(run)}, not a function",
                           "return the inner function run(x)")
                 run = ex.answer(run)  # the functions it returns are the student's too: no reference inside
-                built, rows = graphs.captures, dict(graphs.rows)
+                built, rows, inputs = graphs.captures, dict(graphs.rows), dict(graphs.inputs)
                 calls = []
                 with widened(WIDEN_MS, spare=(caller.stream,)):
                     for batch in batches:
@@ -443,15 +448,18 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
                                                caller))
                 big = _call_run(run, torch.randn(too_large, *shape, device="cuda", generator=gen), graphs, caller)
                 torch.cuda.synchronize()
-            _judge_buckets(ex, where, buckets, (built, rows, kept_stream), dict(graphs.rows), calls, big)
+            _judge_buckets(ex, where, buckets, (built, rows, kept_stream), dict(graphs.rows), calls, big,
+                           feature_shape=shape, inputs=inputs)
 
         for_all(ex, bucket_cases(), holds, examples=8, chosen=BUCKET_CASES, budget_s=4.0, describe=_bucket_call)
 
 
 def _judge_buckets(ex: Checker, where: str, buckets: tuple[int, ...], building: tuple[int, dict[int, int], bool],
-                   rows: dict[int, int], calls: list[_RunCall], big: _RunCall) -> None:
+                   rows: dict[int, int], calls: list[_RunCall], big: _RunCall, *, feature_shape: tuple[int, ...],
+                   inputs: dict[int, tuple[tuple[int, ...], torch.dtype]]) -> None:
     """Every sub-check of one case: `building` is what building saw (captures, their rows, the caller's stream
-    current after it), `rows` the rows of every graph captured, by its id."""
+    current after it), `rows` the rows of every graph captured, by its id; `inputs` the shape and dtype of fn's
+    input in each capture of building, by the graph's id."""
     found = Findings()
     built, rows_built, kept_stream = building
     captured = sorted(rows_built.values())
@@ -459,6 +467,13 @@ def _judge_buckets(ex: Checker, where: str, buckets: tuple[int, ...], building: 
                  f"{where}: captured {built} graph(s), on inputs of {captured} rows, for the buckets {buckets}",
                  "capture exactly one graph per bucket size, each on an input of that many rows, all of them "
                  "before run is returned")
+    odd = [(shape, dtype) for shape, dtype in inputs.values()
+           if tuple(shape[1:]) != tuple(feature_shape) or dtype != torch.float32]
+    want = f"({', '.join(['rows', *map(str, feature_shape)])}{',' if not feature_shape else ''})"
+    found.expect(not odd, f"{where}: fn was captured on an input of shape {odd[0][0]} in {odd[0][1]}, not {want} in "
+                 "torch.float32" if odd else "",
+                 "capture fn on what it is given in use: inputs of shape (size, *feature_shape), float32; fn may "
+                 "read every axis of its rows, and a graph computes in the dtype it was captured in")
     raised = [c for c in calls if c.error is not None]
     found.expect(not raised, f"{where}: run raised for a batch of {raised[0].batch} rows ({_raised(raised[0].error)})"
                  if raised and raised[0].error else "",
@@ -466,12 +481,12 @@ def _judge_buckets(ex: Checker, where: str, buckets: tuple[int, ...], building: 
                  "of the bucket's static input")
     answered = [c for c in calls if c.error is None]
     shaped = [c for c in answered if isinstance(c.out, torch.Tensor) and c.out.device == c.x.device
-              and c.out.shape == (c.batch, OUTPUTS)]
+              and c.out.shape == (c.batch, OUTPUTS) and c.out.dtype == torch.float32]
     misshaped = [c for c in answered if c not in shaped]
     found.expect(not misshaped, f"{where}: for a batch of {misshaped[0].batch} rows run returned "
                  f"{what_returned(misshaped[0].out)}" if misshaped else "",
-                 f"return the batch's own rows of fn(x), (batch, {OUTPUTS}) on the GPU: the bucket's padding rows "
-                 "are nobody's results")
+                 f"return the batch's own rows of fn(x), (batch, {OUTPUTS}) in fn's float32, on the GPU: the "
+                 "bucket's padding rows are nobody's results")
     found.expect(kept_stream and all(c.kept_stream for c in calls),
                  f"{where}: after {'a call of run' if kept_stream else 'bucketed_graphs'}, another stream than the "
                  "caller's was current", LEFT_STREAM)
@@ -901,6 +916,8 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
         steps_before = _steps_taken(optimizer)
         eager_steps: list[int] = []  # optimizer.step() called by step(x, y, lr): outside any graph
         hook = optimizer.register_step_pre_hook(lambda *args: eager_steps.append(1))
+        forwards = graphs.counting_forwards(model)  # after the twins' deep copies: they must not count
+        forwards_before = graphs.eager
         kept: list[torch.Tensor | None] = []
         returned: list[str] = []
         failure: Exception | None = None
@@ -927,9 +944,12 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
             torch.cuda.synchronize()
         finally:
             hook.remove()
+            for handle in forwards:
+                handle.remove()
             if collecting:
                 gc.enable()
         replayed, captured_late = len(graphs.replayed) - replays, graphs.captures - built
+        eager_forwards = graphs.eager - forwards_before
     advanced = {None if a is None or b is None else a - b for a, b in zip(_steps_taken(optimizer), steps_before)}
     found.expect(kept_stream, f"{where}: after a call of yours, another stream than the caller's was current",
                  LEFT_STREAM)
@@ -950,6 +970,10 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
                  "capture the training step once, before returning step; each step is then one replay")
     found.expect(not eager_steps, f"{where}: the steps called optimizer.step() {len(eager_steps)} times, outside the "
                                   "graph", "the optimizer's update belongs in the captured step")
+    found.expect(not eager_forwards, f"{where}: the steps ran the model's layers eagerly ({eager_forwards} layer "
+                                     "forwards), outside the graph",
+                 "the replay computes the forward and the loss: what step returns is the loss the graph wrote, not "
+                 "the model called again (a second forward costs the launches the graph saves)")
     if failure is None:
         by = ", ".join(sorted("nothing" if a is None else f"{a:g}" for a in advanced))
         found.expect(advanced == {len(schedule)}, f"{where}: after the {len(schedule)} steps, the given optimizer's "

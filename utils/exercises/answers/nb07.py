@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -202,6 +203,34 @@ def _padded_by_cat(fn, buckets, feature_shape):
     return run
 
 
+def _flattened_features(fn, buckets, feature_shape):
+    """Captures fn on inputs of (size, prod(feature_shape)), each batch copied in flattened ('a row is a row'):
+    row_mlp flattens its rows anyway, so the values are right; but fn is given (size, *feature_shape), and an fn that
+    reads the feature axes (a convolution, a norm over one axis) would compute something else.  Found by a fresh
+    adversary: the check noted only the rows of fn's input during a capture."""
+    features = math.prod(feature_shape)
+    sizes = sorted(buckets)
+    graphs = {}
+    for size in sizes:
+        static_x = torch.zeros(size, features, device="cuda")
+        _warm_up(fn, static_x)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            static_y = fn(static_x)
+        graphs[size] = (g, static_x, static_y)
+
+    def run(x):
+        batch = x.shape[0]
+        size = next((s for s in sizes if s >= batch), None)
+        if size is None:
+            raise ValueError(f"a batch of {batch} rows is larger than the largest bucket, {sizes[-1]}")
+        g, static_x, static_y = graphs[size]
+        static_x[:batch].copy_(x.reshape(batch, features))
+        g.replay()
+        return static_y[:batch].clone()
+    return run
+
+
 WRONG_BUCKETED = {
     "one graph per batch size, captured at call time": _bucketed(capture_lazily=True),
     "returns a view of the graph's output": _bucketed(rows="view"),
@@ -233,6 +262,10 @@ WRONG_BUCKETED = {
     # eager calls during run, and passed these two.
     "replays the right graph, returns eager fn(x)": _bucketed(rows="eager"),
     "replays the right graph, returns eager fn on the padded input": _bucketed(rows="eager padded"),
+    # A fresh adversary's: the check never looked at the dtype of the rows, nor at the shape fn was captured on.
+    "captured on float64 inputs (float64 rows returned)": _bucketed(
+        make=lambda shape, device: torch.zeros(shape, device=device, dtype=torch.float64)),
+    "captured on the features flattened": _flattened_features,
 }
 
 ALSO_RIGHT_BUCKETED = {
@@ -592,6 +625,20 @@ def _optimizer_copied(model, optimizer, loss_fn, x_example, y_example):
     return step
 
 
+def _eager_loss_returned(model, optimizer, loss_fn, x_example, y_example):
+    """Computes the batch's loss eagerly ('for the log'), then replays the captured step, and returns the eager loss:
+    the same value as the graph's, and a second forward at every step.  Found by a fresh adversary: the check counted
+    the optimizer's steps outside the graph, not the model's forwards."""
+    step = _scheduled_step()(model, optimizer, loss_fn, x_example, y_example)
+
+    def logged_step(x, y, lr):
+        with torch.no_grad():
+            loss = loss_fn(model(x), y)
+        step(x, y, lr)
+        return loss
+    return logged_step
+
+
 WRONG_SCHEDULED_STEPS = {
     "the learning rate a Python number (frozen at capture)": _scheduled_step(lr_tensor=False),
     "a tensor learning rate, never updated": _scheduled_step(set_lr=lambda lr_t, group, lr: None),
@@ -615,6 +662,7 @@ WRONG_SCHEDULED_STEPS = {
     # After the adversary: every value matched, and the check looked at the given optimizer's steps only through
     # optimizer.step(), which the new one's replays never call.
     "a new Adam loaded with a deep copy of the given one's state": _optimizer_copied,
+    "the loss computed eagerly for the return, then the replay": _eager_loss_returned,
 }
 
 ALSO_RIGHT_SCHEDULED_STEPS = {
