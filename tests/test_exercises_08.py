@@ -149,9 +149,34 @@ def test_the_recorder_sees_copies_from_the_host_arithmetic_in_bf16_and_cpu():
     assert nb08._recorded(answers08.masked_mean, model, x, n, y, False)[1].transfers == []  # made with device=
     assert "cpu" in nb08._recorded(answers08.pools_on_the_host, model, x, n, y, False)[1].host_reads
     assert nb08._recorded(answers08.divides_in_bf16, model, x, n, y, True)[1].bf16_arithmetic == ["div"]
-    for right in (answers08.fast_loss, answers08.bias_by_hand, answers08.bf16_by_hand):
+    for right in (answers08.fast_loss, answers08.bias_by_hand, answers08.bf16_by_hand, answers08.masked_mean):
         _, ops = nb08._recorded(right, model, x, n, y, True)
-        assert ops.bf16_arithmetic == [] and ops.transfers == [] and ops.host_reads == []
+        assert ops.bf16_arithmetic == [] and ops.transfers == [] and ops.host_reads == [] and ops.host_mixed == []
+
+
+@host
+def test_the_recorder_sees_a_tensor_made_on_the_host_beside_the_batchs_and_a_gpu_refusing_it():
+    """A host-made arange compared with n: a CPU runs it, a GPU raises; the check FAILs it the same on both (the
+    GPU's RuntimeError imitated here: raised by the operation that mixes)."""
+    model, x, n, y = nb08.build(nb08.SMALLEST_BATCH, "cpu")
+    _, ops = nb08._recorded(answers08.host_made_mask_not_copied, model, x, n, y, False)
+    assert ops.host_mixed == ["lt"] and ops.transfers == []
+    _, ops = nb08._recorded(answers08.host_made_mask, model, x, n, y, False)
+    assert ops.host_mixed == []  # copied first: flagged once, as a copy
+    _, ops = nb08._recorded(lambda *a: torch.tensor(2.0) * answers08.fast_loss(*a), model, x, n, y, False)
+    assert ops.host_mixed == []  # a 0-d tensor is a scalar to a GPU too
+
+    def refused_on_a_gpu(model, x, n, y, bf16):
+        mask = torch.arange(x.shape[1]) < n[:, None]
+        raise RuntimeError(f"Expected all tensors to be on the same device ({mask.shape})")
+
+    got, ops = nb08._recorded(refused_on_a_gpu, model, x, n, y, False)
+    assert isinstance(got, RuntimeError) and ops.host_mixed == ["lt"]
+    with pytest.raises(RuntimeError):  # any other error of the answer's passes through, as before
+        nb08._recorded(lambda *a: torch.ones(2) @ torch.ones(3), model, x, n, y, False)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(AssertionError, match="made on the host with the batch's"):
+        nb08.check_fast_loss(refused_on_a_gpu)
 
 
 @host

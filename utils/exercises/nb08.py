@@ -267,8 +267,9 @@ class Operations(TorchFunctionMode):
     """Every PyTorch function called inside the block (one call of the answer's own, not the functions those call):
     its name and the shapes of its tensors; each read of a value on the host (`.item()`, `int()`, `.tolist()`,
     `.cpu()`...) or copy from the GPU to the host; each copy to another device of a tensor made on the host (made
-    without device=, or computed from such tensors only: on a CPU too) or held there; the matrix products in bf16,
-    and the other arithmetic in bf16."""
+    without device=, or computed from such tensors only: on a CPU too) or held there; each operation that takes
+    such a tensor (not 0-d, not copied) with the batch's or the model's (a GPU raises there: on a CPU it runs); the
+    matrix products in bf16, and the other arithmetic in bf16."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -277,14 +278,18 @@ class Operations(TorchFunctionMode):
         self.transfers: list[str] = []
         self.bf16_products = 0
         self.bf16_arithmetic: list[str] = []
+        self.host_mixed: list[str] = []  # operations that took a tensor made on the host with the batch's
         self._on_host: dict[int, torch.Tensor] = {}  # made on the host, by id (held: ids stay unique)
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
         name = getattr(func, "__name__", str(func))
         given = [t for a in (*args, *kwargs.values())
                  for t in (a if isinstance(a, (list, tuple)) else [a]) if isinstance(t, torch.Tensor)]
+        if name not in MOVES and any(id(t) in self._on_host and t.dim() > 0 for t in given) and any(
+                id(t) not in self._on_host for t in given):  # noted before the call: on a GPU the call raises
+            self.host_mixed.append(name)
+        out = func(*args, **kwargs)
         tensors = [*given, *(t for t in (out if isinstance(out, (list, tuple)) else [out])
                              if isinstance(t, torch.Tensor))]
         self.seen.append((name, tuple(tuple(t.shape) for t in tensors)))
@@ -293,6 +298,7 @@ class Operations(TorchFunctionMode):
             self.host_reads.append(name)
         if not isinstance(out, torch.Tensor):
             return out
+        moved = False
         if name in MOVES and given:
             source = args[1] if name == "copy_" and len(args) > 1 else given[0]
             to_device = name != "to" or "device" in kwargs or any(
@@ -300,7 +306,10 @@ class Operations(TorchFunctionMode):
             on_host = id(source) in self._on_host or (source.device.type == "cpu" and out.device.type != "cpu")
             if to_device and on_host:
                 self.transfers.append(name)
-        if (name in CREATIONS and "device" not in kwargs) or (given and all(id(t) in self._on_host for t in given)):
+                self._on_host.pop(id(out), None)  # flagged once, as a copy: the copy is where the batch is
+                moved = True
+        if not moved and ((name in CREATIONS and "device" not in kwargs)
+                          or (given and all(id(t) in self._on_host for t in given))):
             self._on_host[id(out)] = out
         if out.dtype == torch.bfloat16:
             if name in MATRIX_PRODUCTS:
@@ -314,9 +323,16 @@ class Operations(TorchFunctionMode):
 
 
 def _recorded(fn: Callable[..., object], *args: object) -> tuple[object, Operations]:
-    """fn(*args), and the operations it ran."""
+    """fn(*args), and the operations it ran; where fn took a tensor made on the host with the batch's and then
+    raised a RuntimeError (a GPU refuses a CPU tensor of one dimension or more beside its own), that error in place
+    of fn's result, for the check to report as the same mistake that a CPU runs through."""
     with Operations() as ops:
-        got = fn(*args)
+        try:
+            got = fn(*args)
+        except RuntimeError as error:
+            if not ops.host_mixed:
+                raise
+            got = error
     return got, ops
 
 
@@ -391,6 +407,10 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         call = f"fast_loss(..., bf16={bf16}) on {case}"
         settings = _settings(device)
         got, ops = _recorded(yours, model, x, n, y, bf16)
+        mixed = (f"{call} used a tensor made on the host with the batch's tensors "
+                 f"({ops.host_mixed[0] if ops.host_mixed else ''}"
+                 f"{': ' + str(got).splitlines()[0][:120] if isinstance(got, RuntimeError) else ''})")
+        ex.expect(not isinstance(got, RuntimeError), mixed, HOST_MADE_HINT)
         changed_settings = [f"{name}: {was} -> {now}" for (name, was), now in
                             zip(settings.items(), _settings(device).values(), strict=True) if was != now]
         ex.expect(isinstance(got, torch.Tensor) and got.numel() == 1 and got.is_floating_point(),
@@ -422,6 +442,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   f"({', '.join(ops.transfers)})",
                   "make tensors where the batch is (device=x.device): a copy from the host makes the host wait, and "
                   "a CUDA graph (exercise 2) cannot hold it")
+        ex.expect(not ops.host_mixed, mixed, HOST_MADE_HINT)
         params = [p for _, p in model.named_parameters()]
         try:
             grads: Sequence[torch.Tensor | None] = torch.autograd.grad(got.sum(), params, allow_unused=True)
@@ -460,6 +481,9 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                 ex.expect(longer.names() == ops.names(), f"{call}: {_more_operations(longer, ops)} for {more}", hint)
 
 
+HOST_MADE_HINT = ("make tensors where the batch is (device=x.device): on a GPU, PyTorch refuses a tensor made on "
+                  "the host beside the batch's, and a copy of it to the GPU makes the host wait, which a CUDA graph "
+                  "(exercise 2) cannot hold")
 POSITIONS_HINT = "one reduction over the padded positions: no Python loop of tiny kernels"
 LOOP_HINT = ("one operation works on the whole batch, every sequence and every feature at once: no Python loop of "
              "small kernels")

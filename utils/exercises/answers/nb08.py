@@ -172,6 +172,13 @@ def host_made_mask(model, x, n, y, bf16):
     return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
 
 
+def host_made_mask_not_copied(model, x, n, y, bf16):
+    """The same arange made on the host, compared with n as it is: right on a CPU, a RuntimeError on a GPU (a CPU
+    tensor of one dimension beside CUDA tensors), which the CPU check took (adversary, round 2)."""
+    mask = torch.arange(x.shape[1]) < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
 def pools_on_the_host(model, x, n, y, bf16):
     """x.cpu(): on a GPU a copy to the host; on a CPU it changes nothing, but it is the same call."""
     return _loss(model, (x.cpu().sum(1) / n.cpu()[:, None]).to(x.device), y, bf16)
@@ -409,6 +416,7 @@ WRONG = {
         "rounds the sums to bf16 and divides in bf16 with bf16=True": divides_in_bf16,
         "detached bf16 copies of the weights": detached_bf16_weights,
         "a mask made on the host, copied to the batch's device": host_made_mask,
+        "a mask from an arange made on the host, not copied (a GPU raises)": host_made_mask_not_copied,
         "pools on the host with x.cpu()": pools_on_the_host,
         "turns TF32 on": turns_tf32_on,
     },
