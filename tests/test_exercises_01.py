@@ -74,54 +74,6 @@ def test_the_model_and_the_search_are_the_checks_own():
 
 
 # ---------------------------------------------------------------- exercise 2: block_reports
-def _record(ops, memory, counters):
-    """The trace of a resolved program (every block's start, every step's counters, every block's end)."""
-    trace = []
-
-    def play(steps):
-        for op in steps:
-            if op[0] == "block":
-                trace.append(("start", op[1], *counters()))
-                play(op[2])
-                trace.append(("end", op[1]))
-                continue
-            if op[0] == "make":
-                memory.make(op[1], op[2])
-            elif op[0] == "free":
-                memory.free(op[1])
-            else:
-                memory.empty_cache()
-            trace.append(("step", *counters()))
-
-    play(ops)
-    return trace
-
-
-def _measured_alone(ops, block, memory, counters, reset, peaks):
-    """`block`'s report, measured as a block that is the only one: the peak counters reset at its start, and
-    read at its end, nothing else resetting them."""
-    found = {}
-
-    def play(steps):
-        for op in steps:
-            if op[0] == "block":
-                if op[1] == block:
-                    reset()
-                    start = counters()
-                play(op[2])
-                if op[1] == block:
-                    found[block] = tuple(peak - at_start for peak, at_start in zip(peaks(), start))
-            elif op[0] == "make":
-                memory.make(op[1], op[2])
-            elif op[0] == "free":
-                memory.free(op[1])
-            else:
-                memory.empty_cache()
-
-    play(ops)
-    return found[block]
-
-
 def _blocks_of(ops):
     for op in ops:
         if op[0] == "block":
@@ -140,13 +92,13 @@ def _imitated(ops):
 def test_block_reports_are_each_block_measured_alone_on_imitated_counters(program):
     ops = nb01._resolved(program)
     memory, counters = _imitated(ops)
-    trace = _record(ops, memory, lambda: (counters.allocated, counters.reserved))
+    trace, _ = _record_and_measure(ops, None, memory, lambda: (counters.allocated, counters.reserved))
     with inside_check():
         reports = nb01.block_reports(trace)
     for block in _blocks_of(ops):
         memory, fresh = _imitated(ops)
-        alone = _measured_alone(ops, block, memory, lambda c=fresh: (c.allocated, c.reserved), fresh.reset_peaks,
-                                lambda c=fresh: (c.peak_allocated, c.peak_reserved))
+        _, alone = _record_and_measure(ops, block, memory, lambda c=fresh: (c.allocated, c.reserved), fresh.reset_peaks,
+                                       lambda c=fresh: (c.peak_allocated, c.peak_reserved))
         assert reports[block] == alone, (nb01._program_text(ops), block)
 
 
@@ -177,8 +129,10 @@ def test_block_reports_are_each_block_measured_alone_on_the_gpu(program):
     torch.cuda.empty_cache()
 
 
-def _record_and_measure(ops, block, memory, counters, reset, peaks):
-    """One run of a program: its trace, and `block`'s report from PyTorch's peak counters, reset at its start."""
+def _record_and_measure(ops, block, memory, counters, reset=None, peaks=None):
+    """One run of a resolved program: its trace (every block's start, every step's counters, every block's end), and
+    `block`'s report, measured as a block that is the only one: the peak counters reset at its start and read at its
+    end, nothing else resetting them (None for block=None)."""
     trace, found = [], {}
 
     def play(steps):
@@ -202,7 +156,7 @@ def _record_and_measure(ops, block, memory, counters, reset, peaks):
             trace.append(("step", *counters()))
 
     play(ops)
-    return trace, found[block]
+    return trace, found.get(block)
 
 
 # ---------------------------------------------------------------- exercise 3: the same draws in a buffer
