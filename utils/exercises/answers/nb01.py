@@ -736,6 +736,19 @@ def names_the_default_generator(lengths: list[int], width: int = 4096) -> list[f
     return [float(buffer[:n].uniform_(generator=generator).sum()) for n in lengths]
 
 
+def sums_each_row_first(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: warmed up, each batch freed, but summed row by row first: an (n,) tensor beside the batch, as large as
+    the batch when it is one column wide (the third adversary's: no loop the check tried had a batch that narrow and
+    long, and a wide batch's row sums fit the small pool)."""
+    torch.empty(max(lengths), width, device="cuda")  # freed at once: its segment stays cached
+    sums = []
+    for n in lengths:
+        batch = torch.rand(n, width, device="cuda")
+        sums.append(float(batch.sum(dim=1).sum()))
+        del batch
+    return sums
+
+
 WRONG_LOOPS = {
     "the original loop": run_batches,
     "warms up, but two batches are alive at once": warm_up_then_the_original_loop,
@@ -755,6 +768,8 @@ WRONG_LOOPS = {
     # to them or wherever it kept its batches
     "holds its batches in CuPy's pool, each alive until the next is made": batches_in_cupy_s_pool,
     "the original loop, then resets the allocator's statistics": resets_the_statistics_after,
+    # the third adversary's: every batch the check tried was wide (or short)
+    "sums each row first, an (n,) tensor beside the batch": sums_each_row_first,
 }
 
 WRONG = {
