@@ -486,11 +486,13 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
             """What an interval that misses most likely got wrong, from where its ends fall (never the ends)."""
             tail = (1 - level) / 2
             below, above = ratios.share(low, below=True), 1 - ratios.share(high)  # the ratios left out on each side
-            reversed_ok = (abs(ratios.share(1 / high, below=True) - tail) <= allowed_miss(tail)
-                           and abs(1 - ratios.share(1 / low) - tail) <= allowed_miss(tail))
+            # turned round, the interval would pass the check's own test (an atom of the ratios too: one run each)
+            reversed_ok = all(ratios.share(end, below=True) <= share + allowed_miss(tail)
+                              and ratios.share(end) >= share - allowed_miss(tail)
+                              for end, share in ((1 / high, tail), (1 / low, 1 - tail)))
             if reversed_ok and not ratios.share(0.95) <= 0.5 <= ratios.share(1 / 0.95):
                 return "the interval is for median(a) / median(b), the task's ratio: which way round is yours?"
-            if low == high:
+            if low == high and max(ratios.a[0].size, ratios.b[0].size) > 1:  # the ratios spread: a single value misses
                 return ("your interval is a single value, but the resampled ratios spread: does every resample draw "
                         "its own runs, of a and of b each on its own, and are the ends the quantiles "
                         "(1 - confidence) / 2 and (1 + confidence) / 2 of the ratios (np.quantile takes fractions, "
