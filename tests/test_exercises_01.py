@@ -246,6 +246,7 @@ def test_a_tensor_of_0_bytes_asks_the_allocator_for_nothing():
     ("hands the peak to the innermost open block, no try/finally", nb01._RAISED),
     ("hands the peak to the innermost open block, nothing handed on when a block raises", nb01._RAISED),
     ("swallows the block's exception (except Exception: pass)", nb01._SWALLOWED),
+    ("raises an exception of its own in place of the block's", nb01._REPLACED),
 ])
 def test_block_memory_s_hints_point_at_the_mistake(what, hint):
     with pytest.raises(ExerciseFailed) as failed:

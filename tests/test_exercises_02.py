@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
 from conftest import host
-from utils.exercises import inside_check, nb02, nb03
+from utils.exercises import ExerciseFailed, inside_check, nb02, nb03
 from utils.exercises.answers import nb02 as answers02
 from utils.exercises.answers import nb03 as answers03
 
@@ -219,6 +219,13 @@ class Test_02_benchmarking:
         assert sorted_ones and all(x.size == y.size and (np.diff(x) >= 0).all() for x, y in sorted_ones)
         assert any(x.size != y.size for x, y, _, _ in nb02.chosen_samples())  # the check FAILs both answers:
         # tests/test_exercises.py, where they are WRONG answers
+
+    def test_an_interval_turned_round_is_told_so_even_for_single_runs(self):
+        """Shrinking takes a ratio turned round, median(b) / median(a), down to one run of each, where every resampled
+        ratio is the same: the hint still asks which way round (not that the ratios spread, which there they do not)."""
+        with pytest.raises(ExerciseFailed) as failed:
+            nb02.check_which_is_faster(answers02.reversed_ratio)
+        assert "which way round" in str(failed.value), failed.value
 
     def test_the_generated_samples_cover_the_task(self):
         """Unequal sizes, single runs, ties, sorted listings, every confidence from 50% to 99.5% and the default."""

@@ -144,6 +144,18 @@ def test_blind_lets_python_indexing_count_from_the_end_and_stops_assert_async():
             torch._assert_async(torch.tensor(False))
 
 
+@host
+@pytest.mark.parametrize("use", [lambda i: F.one_hot(i, 5), lambda i: torch.take_along_dim(torch.arange(5), i)],
+                         ids=["one_hot", "take_along_dim"])
+def test_blind_with_a_size_stops_any_operation_whose_own_check_of_an_index_raises(use):
+    with nb05.Blind(size=5):  # as the CPU part of check_safe_index_add runs: these check their indices in C++
+        use(torch.tensor([0, 4]))  # fine
+        with contextlib.suppress(Exception), pytest.raises(nb05.Launched):
+            use(torch.tensor([0, 5]))
+        with pytest.raises(RuntimeError):  # an error that no index out of range caused reaches the answer
+            torch.tensor([], dtype=torch.long).max()
+
+
 # ---------------------------------------------------------------- HostWaits: what a CPU can tell of a GPU's waits
 def _waits(fn) -> list[str]:
     """What HostWaits notes while fn() runs, with torch.cuda imitated on the CPU as the checks do."""
@@ -226,6 +238,14 @@ def _new_tensor_of_a_gpu_tensor():
     return GPU_Y.new_tensor(float("nan"))
 
 
+def _moved_to_a_gpu_tensor():  # host.to(x) of a GPU tensor x: the same copy as .to("cuda")
+    return GPU_Y + torch.zeros(()).to(GPU_Y)
+
+
+def _typed_as_a_gpu_tensor():
+    return GPU_Y + torch.zeros(()).type_as(GPU_Y)
+
+
 def _device_synchronize():
     torch.cuda.synchronize()
 
@@ -251,6 +271,8 @@ def _stream_synchronize():
     (_copied_into_a_host_tensor, "a GPU value copied into a host tensor"),
     (_made_on_a_gpu_tensors_device, "a host value copied to the GPU"),
     (_new_tensor_of_a_gpu_tensor, "a host value copied to the GPU"),
+    (_moved_to_a_gpu_tensor, "a host value copied to the GPU"),
+    (_typed_as_a_gpu_tensor, "a host value copied to the GPU"),
     (_device_synchronize, "torch.cuda.synchronize()"), (_event_synchronize, "a stream's or an event's synchronize()"),
     (_stream_synchronize, "a stream's or an event's synchronize()"),
 ], ids=lambda v: v.__name__ if callable(v) else None)

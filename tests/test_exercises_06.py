@@ -244,6 +244,24 @@ class Test06_precision:
         assert float(wrong.max()) > 2.0**-10 and float(right.max()) <= 2.0**-11 * (1 + 2.0**-10)
 
     @host
+    @pytest.mark.parametrize(("shape", "seed"), [((4095, 8), 6), ((3276, 10), 7)])
+    def test_short_rows_with_their_rms_just_above_a_power_of_2_show_three_fp16_roundings(self, shape, seed):
+        """The chosen cases of short rows whose RMS lies just above a power of 2 (adversary 06, round 3): the RMS does,
+        in every row; scaling by the largest value in fp16, with the squares in float32 and the product in fp16, errs
+        past 2**-10 in at least one row of each; the float32 solution stays within 2**-11, and an exact power-of-2
+        scale with the rest in fp16 within 2**-10."""
+        x = nb06.Activations(shape, -1.0, 3.0, "", "contiguous", seed, True).tensor()
+        assert x.numel() < 32768  # no threads in PyTorch's CPU reductions
+        with inside_check():
+            want = nb06.rms_exact(x)
+        above = want / torch.exp2(torch.floor(torch.log2(want)))
+        assert bool(((above > 1) & (above < 1 + 2.0**-9)).all())
+        wrong = (answers06.scaled_by_largest_in_fp16_squares_in_float32(x).double() - want).abs() / want
+        right = (x.float().pow(2).mean(dim=-1).sqrt().half().double() - want).abs() / want
+        scaled = (answers06.rms_scaled_by_a_power_of_2(x).double() - want).abs() / want
+        assert float(wrong.max()) > 2.0**-10 and float(right.max()) <= 2.0**-11 and float(scaled.max()) <= 2.0**-10
+
+    @host
     @pytest.mark.parametrize("n", [2, 3])
     def test_short_rows_of_large_means_catch_a_shift_by_the_mean_rounded_to_bfloat16(self, n):
         """The chosen batches of 128 rows of n values, means 1e5 to 1e6, spread 0.1: the shift by a bfloat16-rounded

@@ -435,7 +435,8 @@ class HostWaits(TorchFunctionMode):
             self.note(self.SAID.get(name, f".{name}()"))
         elif (to_gpu and waits and not from_gpu and (name in ("tensor", "as_tensor", "asarray")
                                                      or (name in ("to", "cuda") and args))) or (
-                name == "new_tensor" and args and isinstance(args[0], torch.Tensor) and self.on_gpu(args[0])):
+                name == "new_tensor" and args and isinstance(args[0], torch.Tensor) and self.on_gpu(args[0])) or (
+                waits and self._to_a_gpu_tensor(name, args, kwargs)):
             self.note("a host value copied to the GPU (the copy waits for the stream)")
         result = func(*args, **kwargs)
         if to_host and from_gpu and isinstance(result, torch.Tensor) and any(result is t for t in leaves):
@@ -461,6 +462,14 @@ class HostWaits(TorchFunctionMode):
         return any((isinstance(x, str) and x.startswith("cpu"))
                    or (isinstance(x, torch.device) and x.type == "cpu" and id(x) not in self._gpu_devices)
                    or (isinstance(x, torch.Tensor) and not self.on_gpu(x)) for x in (*args[1:], *kwargs.values()))
+
+    def _to_a_gpu_tensor(self, name: str, args: tuple, kwargs: dict) -> bool:
+        """Whether the call copies a host tensor to a GPU tensor's device: host.to(x) or host.type_as(x) of a GPU
+        tensor x (the copy waits, as .to("cuda") does; here both are on the CPU, so to_gpu cannot tell)."""
+        if name not in ("to", "type_as") or not args or not isinstance(args[0], torch.Tensor) or self.on_gpu(args[0]):
+            return False
+        return args[0].numel() > 0 and any(isinstance(x, torch.Tensor) and self.on_gpu(x)
+                                           for x in (*args[1:], *kwargs.values()))
 
     def _masked_fill(self, args: tuple) -> bool:
         """Whether `x[mask] = value` runs as masked_fill_, which needs no count of the mask's True values (no
@@ -682,7 +691,24 @@ class Blind(TorchFunctionMode):
     """An operation that takes indices and gets one out of range does not run: the answer stops there (Launched).
     On a GPU it would have ended in a device-side assert, and this process's CUDA would be lost; on a CPU it would
     raise by itself, which an answer must not count on: the launch of a GPU tells the host nothing.
-    torch._assert_async with a false condition stops it too (on a GPU, a device-side assert)."""
+    torch._assert_async with a false condition stops it too (on a GPU, a device-side assert).
+
+    With `size` (the case's size along dim; the CPU part only), any other operation that raises while one of its
+    integer tensors holds a value outside 0..size-1 stops the answer too: on the CPU an operation that is not in
+    the list above checks its indices itself (F.one_hot, torch.take_along_dim: their scatter or gather runs in C++,
+    unseen here), where a GPU's would end in a device-side assert; so an answer that turns that error into its
+    IndexError counts on the CPU's check, whatever the operation."""
+
+    def __init__(self, size: int | None = None) -> None:
+        super().__init__()
+        self.size = size
+
+    def _holds_bad(self, args: tuple, kwargs: dict) -> bool:
+        size = self.size
+        assert size is not None
+        with _quiet():
+            return any(isinstance(t, torch.Tensor) and t.dtype in (torch.int32, torch.int64) and t.numel() > 0
+                       and bool(((t < 0) | (t >= size)).any()) for t in _leaves((args, kwargs)))
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
@@ -705,7 +731,15 @@ class Blind(TorchFunctionMode):
                     value = int(index.flatten()[position])
                     where = "" if dim is None else f" along dimension {dim}"
                     raise Launched(f"{name}() with an index {value}, out of range{where} (size {size})")
-        return func(*args, **kwargs)
+        if self.size is None:
+            return func(*args, **kwargs)
+        try:
+            return func(*args, **kwargs)
+        except Exception as error:
+            if not self._holds_bad(args, kwargs):
+                raise
+            raise Launched(f"{name}() on an index out of range, which raised {type(error).__name__} by itself on "
+                           f"the CPU (on a GPU, a device-side assert)") from None
 
 
 @dataclass
@@ -718,6 +752,18 @@ class _Ran:
     waits: tuple[str, ...] = ()
     stale: tuple[str, ...] = ()  # on a CPU: reads of a non_blocking copy to the host that nothing waited for
     says: str = ""  # on a GPU: who called it
+    aliased: bool = False  # returned target itself, or a tensor that shares its memory
+
+
+def _aliases(out: object, target: torch.Tensor) -> bool:
+    """Whether `out` is `target`, or a tensor that shares its memory (a view of it): not a new tensor."""
+    if not isinstance(out, torch.Tensor):
+        return False
+    if out is target:
+        return True
+    if out.numel() == 0 or target.numel() == 0:
+        return False  # an empty tensor holds no memory to share
+    return out.untyped_storage().data_ptr() == target.untyped_storage().data_ptr()
 
 
 def _lost(error: BaseException) -> bool:
@@ -726,9 +772,11 @@ def _lost(error: BaseException) -> bool:
 
 def _call_index_add_on_cpu(yours: Callable, fn: Callable, args: tuple) -> _Ran:
     ran = _Ran()
-    with cuda_on_cpu(), Blind(), HostWaits(fn) as host, host.counting_synchronize():
+    target, dim = args[0], args[1]
+    with cuda_on_cpu(), Blind(size=target.shape[dim]), HostWaits(fn) as host, host.counting_synchronize():
         try:
             ran.out = yours(*args)
+            ran.aliased = _aliases(ran.out, target)
         except Launched as launched:
             ran.launched = str(launched)
         except Exception as error:
@@ -762,6 +810,7 @@ def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: 
                 if _lost(error):
                     raise DeviceLost(str(error).splitlines()[0][:200]) from None
                 ran.error = error
+        ran.aliased = _aliases(ran.out, target)  # before the clone below: pointers only, no wait
         if isinstance(ran.out, torch.Tensor) and ran.out.is_cuda:
             ran.out = ran.out.clone()  # on the caller's stream, at once: as the caller would use it
     ran.waits = tuple(waits)
@@ -829,6 +878,9 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
                       "index_add adds slice i of source into slice index[i] of a copy of target (indices that repeat "
                       "add up), on the stream that is current when your function is called")
             ex.expect(kept, f"{call} changed target", "index_add returns a new tensor; index_add_ changes target")
+            ex.expect(not ran.aliased, f"{call} returned target itself (or a view of it), not a new tensor",
+                      "index_add returns a new tensor, even when there is nothing to add: a caller that writes into "
+                      "the result would change its target")
             ex.expect(len(ran.waits) <= 1,
                       f"{call} made the host wait for the GPU {len(ran.waits)} times: " + "; ".join(ran.waits[:3]),
                       "ask the GPU one question per call, about all the indices at once: each value the host reads "
@@ -1123,6 +1175,11 @@ def _training_batches(plan: Training, device: str) -> list[tuple[torch.Tensor, t
     return batches
 
 
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """The same values, NaN where the other has NaN."""
+    return torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
+
+
 def _where_it_synced(error: BaseException, fn: Callable) -> str:
     """The line of `fn` that was running when the error was raised, as text."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == fn.__code__.co_filename]
@@ -1252,6 +1309,10 @@ def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tenso
             want = train_steps_sync(reference_model, _training_batches(plan, device), plan.lr)
             done = gpu.call(yours, train_steps_no_sync, model, batches, plan)
         case = f"for {plan}" + (f", {done.says}" if gpu is not None else "")
+        given = _training_batches(plan, device)  # as the answer got them (a busy caller's answer got copies)
+        ex.expect(all(_same(x, x0) and _same(y, y0) for (x, y), (x0, y0) in zip(batches, given, strict=True)),
+                  f"{case}: changed the batches it was given", "leave the caller's batches as they were (no in-place "
+                  "change of x or y): the caller may train on them again, as the timing below does")
         if gpu is None:
             ex.expect(not done.waits, f"{case}: on a GPU the host would wait for it {len(done.waits)} time(s); the "
                                       f"first: {done.waits[0] if done.waits else ''}",

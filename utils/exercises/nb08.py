@@ -135,10 +135,13 @@ BF16_ROUNDING = 2.0**-8  # bf16 keeps 8 significant bits: rounding to nearest mo
 EXAMPLES_1 = 20
 MATRIX_PRODUCTS = {"linear", "matmul", "__matmul__", "__rmatmul__", "mm", "addmm", "bmm", "baddbmm", "addbmm",
                    "einsum", "mv", "addmv", "dot", "vdot", "inner", "tensordot", "bilinear"}
-HOST_READS = {"item", "tolist", "numpy", "cpu", "__int__", "__float__", "__bool__", "__index__", "__complex__"}
+# print(t), f"{t}" and torch.allclose read values on the host too
+HOST_READS = {"item", "tolist", "numpy", "cpu", "__int__", "__float__", "__bool__", "__index__", "__complex__",
+              "__array__", "__format__", "__repr__", "__str__", "allclose", "equal", "is_nonzero"}
 # Functions that make a tensor from nothing: without device=, on the host
 CREATIONS = {"arange", "tensor", "as_tensor", "zeros", "ones", "full", "empty", "linspace", "logspace", "eye", "rand",
-             "randn", "randint", "randperm"}
+             "randn", "randint", "randperm", "asarray", "scalar_tensor", "empty_strided", "tril_indices",
+             "triu_indices"}
 MOVES = {"to", "cuda", "copy_", "type_as"}  # what copies a tensor to another device
 # Arithmetic that rounds its result to its dtype (the matrix products aside): in bf16, only the products may round
 ROUNDING = {"add", "__add__", "__radd__", "__iadd__", "sub", "__sub__", "__rsub__", "__isub__", "mul", "__mul__",
@@ -277,6 +280,7 @@ class Operations(TorchFunctionMode):
         self.host_reads: list[str] = []
         self.transfers: list[str] = []
         self.bf16_products = 0
+        self.cached_products = 0  # bf16 products under an autocast that keeps its cache (cache_enabled=True)
         self.bf16_arithmetic: list[str] = []
         self.host_mixed: list[str] = []  # operations that took a tensor made on the host with the batch's
         self._on_host: dict[int, torch.Tensor] = {}  # made on the host, by id (held: ids stay unique)
@@ -294,7 +298,8 @@ class Operations(TorchFunctionMode):
                              if isinstance(t, torch.Tensor))]
         self.seen.append((name, tuple(tuple(t.shape) for t in tensors)))
         if name in HOST_READS or (isinstance(out, torch.Tensor) and out.device.type == "cpu"
-                                  and any(t.is_cuda for t in tensors)):
+                                  and any(t.is_cuda for t in tensors)) or (
+                                      name == "to" and _names_host(args, kwargs)):
             self.host_reads.append(name)
         if not isinstance(out, torch.Tensor):
             return out
@@ -308,18 +313,26 @@ class Operations(TorchFunctionMode):
                 self.transfers.append(name)
                 self._on_host.pop(id(out), None)  # flagged once, as a copy: the copy is where the batch is
                 moved = True
-        if not moved and ((name in CREATIONS and "device" not in kwargs)
+        if not moved and ((name in CREATIONS and ("device" not in kwargs or _names_host((), kwargs)))
                           or (given and all(id(t) in self._on_host for t in given))):
             self._on_host[id(out)] = out
         if out.dtype == torch.bfloat16:
             if name in MATRIX_PRODUCTS:
                 self.bf16_products += 1
+                if torch.is_autocast_enabled(out.device.type) and torch.is_autocast_cache_enabled():
+                    self.cached_products += 1
             elif name in ROUNDING:
                 self.bf16_arithmetic.append(name)
         return out
 
     def names(self) -> list[str]:
         return [name for name, _ in self.seen]
+
+
+def _names_host(args: tuple, kwargs: dict) -> bool:
+    """A device named as the host in so many words ("cpu"): on a CPU the batch's device is the host too, so only the
+    words tell a tensor put on the host (.to("cpu"), device="cpu") from one put where the batch is."""
+    return any(isinstance(d, str) and d.split(":")[0] == "cpu" for d in (*args[1:], kwargs.get("device")))
 
 
 def _recorded(fn: Callable[..., object], *args: object) -> tuple[object, Operations]:
@@ -361,6 +374,7 @@ def _settings(device: str) -> dict[str, object]:
     return {"torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
             "torch.is_grad_enabled()": torch.is_grad_enabled(),
             f"torch.is_autocast_enabled({device!r})": torch.is_autocast_enabled(device),
+            "torch.is_autocast_cache_enabled()": torch.is_autocast_cache_enabled(),
             "torch.get_default_dtype()": torch.get_default_dtype()}
 
 
@@ -376,10 +390,13 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
     with exercise("fast_loss") as ex:
         yours = ex.answer(fast_loss)
         device = "cuda" if has_cuda() else "cpu"
-        saved = torch.backends.cuda.matmul.allow_tf32, torch.get_num_threads()
+        saved = torch.backends.cuda.matmul.allow_tf32, torch.get_num_threads(), torch.get_autocast_dtype("cpu")
         grad_mode, default_dtype = torch.is_grad_enabled(), torch.get_default_dtype()
         torch.backends.cuda.matmul.allow_tf32 = False  # float32 as written: TF32 would round the products
         torch.set_num_threads(1)  # thousands of tiny operations: a pool of threads only waits for its slowest
+        # autocast's default dtype is float16 on a GPU and bfloat16 on a CPU: as a GPU's here, so that an autocast
+        # without dtype= (float16 on the student's GPU) does not pass on a CPU
+        torch.set_autocast_dtype("cpu", torch.float16)
         try:
             before = ex.passed
             _loss_holds(ex, yours, SMALLEST_BATCH, device)  # where shrinking ends for most wrong answers: try it first
@@ -390,6 +407,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         finally:
             torch.backends.cuda.matmul.allow_tf32 = saved[0]
             torch.set_num_threads(saved[1])
+            torch.set_autocast_dtype("cpu", saved[2])
             torch.set_grad_enabled(grad_mode)  # where an answer changed them (it FAILed then)
             torch.set_default_dtype(default_dtype)
 
@@ -455,8 +473,13 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         wanted, used = ops.bf16_products, sum(isinstance(m, torch.nn.Linear) for m in model)
         ex.expect(wanted >= used if bf16 else wanted == 0,
                   f"{call}: {wanted} matrix products in bfloat16 for the model's {used} Linear layers",
-                  "bf16=True asks for the model's matrix products in bfloat16 (torch.autocast), bf16=False for "
-                  "float32 throughout")
+                  "bf16=True asks for the model's matrix products in bfloat16 (torch.autocast with "
+                  "dtype=torch.bfloat16: without dtype=, a GPU's autocast runs float16), bf16=False for float32 "
+                  "throughout")
+        ex.expect(not ops.cached_products, f"{call}: autocast kept its cache (cache_enabled=True) for "
+                  f"{ops.cached_products} matrix products",
+                  "exercise 2 captures this code in a CUDA graph, where autocast must not keep its bf16 copies of the "
+                  "weights: pass cache_enabled=False to torch.autocast (and leave the global setting as it was)")
         exact, bound = loss_and_bound(model, x, n, y, bf16)
         loss = float(got.detach())
         ex.expect(abs(loss - exact) <= bound,

@@ -318,6 +318,86 @@ def from_memory_stats(what: str):
     return block_memory
 
 
+def raises_its_own_exception():
+    """Wrong: right reports, but the block's exception comes out as another one (`raise RuntimeError(...) from
+    error`), which the code around the block does not expect (the third adversary's: the answer's RuntimeError reached
+    the student as an error of the check, without a hint)."""
+    inner = _block_memory()
+
+    @contextmanager
+    def block_memory():
+        with inner() as report:
+            try:
+                yield report
+            except Exception as error:
+                raise RuntimeError("the measured block failed") from error
+    return block_memory
+
+
+def asks_is_available_first():
+    """Right: every torch.cuda call behind torch.cuda.is_available() (zeros without a GPU), so that the notebook runs
+    anywhere; its open blocks' peaks kept before each reset.  (The third adversary's: the CPU part imitated the
+    counters, not is_available(), and this answer read nothing of them there.)"""
+    open_blocks = list[list[int]]()
+
+    def counters() -> tuple[int, int, int, int]:
+        if not torch.cuda.is_available():
+            return 0, 0, 0, 0
+        return (torch.cuda.memory_allocated(), torch.cuda.memory_reserved(), torch.cuda.max_memory_allocated(),
+                torch.cuda.max_memory_reserved())
+
+    @contextmanager
+    def block_memory():
+        _, _, held, reserved = counters()
+        for block in open_blocks:
+            block[2], block[3] = max(block[2], held), max(block[3], reserved)
+        if torch.cuda.is_available():
+            torch.cuda.reset_peak_memory_stats()
+        start = list(counters()[:2])
+        this = start + start
+        open_blocks.append(this)
+        report = Report()
+        try:
+            yield report
+        finally:
+            _, _, held, reserved = counters()
+            this[2], this[3] = max(this[2], held), max(this[3], reserved)
+            open_blocks.pop()  # this block: the innermost one ends first
+        report.peak_allocated, report.reserved_growth = this[2] - start[0], this[3] - start[1]
+    return block_memory
+
+
+def from_the_nested_dict():
+    """Right: the counters read from torch.cuda.memory_stats_as_nested_dict(), its open blocks' peaks kept before each
+    reset.  (The third adversary's: on a CPU that function returned {}, and the answer's KeyError reached the
+    student.)"""
+    open_blocks = list[list[int]]()
+
+    def now() -> tuple[int, int, int, int]:
+        stats = torch.cuda.memory_stats_as_nested_dict()
+        held, reserved = stats["allocated_bytes"]["all"], stats["reserved_bytes"]["all"]
+        return held["current"], reserved["current"], held["peak"], reserved["peak"]
+
+    @contextmanager
+    def block_memory():
+        _, _, held, reserved = now()
+        for block in open_blocks:
+            block[2], block[3] = max(block[2], held), max(block[3], reserved)
+        torch.cuda.reset_peak_memory_stats()
+        start = list(now()[:2])
+        this = start + start
+        open_blocks.append(this)
+        report = Report()
+        try:
+            yield report
+        finally:
+            _, _, held, reserved = now()
+            this[2], this[3] = max(this[2], held), max(this[3], reserved)
+            open_blocks.pop()
+        report.peak_allocated, report.reserved_growth = this[2] - start[0], this[3] - start[1]
+    return block_memory
+
+
 def hands_peaks_to_the_innermost(finally_: bool = True, hands_on_when_raised: bool = True):
     """A block_memory whose open blocks are a stack: when a block starts, the peak so far goes to the innermost open
     block only, and a block that ends hands its own peak on to the one around it (which hands it on in turn).
@@ -455,6 +535,8 @@ WRONG_BLOCKS = {
     "hands the peak to the innermost open block, nothing handed on when a block raises": hands_peaks_to_the_innermost(
         hands_on_when_raised=False),
     "swallows the block's exception (except Exception: pass)": swallows_the_exception(),
+    # the third adversary's: a block's exception replaced by another one came out of the check as the answer's error
+    "raises an exception of its own in place of the block's": raises_its_own_exception(),
 }
 RIGHT_BLOCKS = {
     "open blocks in a list, their peaks kept before each reset": _block_memory(),
@@ -466,6 +548,9 @@ RIGHT_BLOCKS = {
     "the active bytes of memory_stats() (the allocated ones, on one stream)": from_memory_stats("active"),
     # the second adversary's: right when the hand-on happens in a finally
     "hands the peak to the innermost open block, which hands it on when it ends": hands_peaks_to_the_innermost(),
+    # the third adversary's: the CPU part imitated neither is_available() nor memory_stats_as_nested_dict()
+    "asks torch.cuda.is_available() before each call": asks_is_available_first(),
+    "reads memory_stats_as_nested_dict()": from_the_nested_dict(),
 }
 
 
@@ -651,6 +736,19 @@ def names_the_default_generator(lengths: list[int], width: int = 4096) -> list[f
     return [float(buffer[:n].uniform_(generator=generator).sum()) for n in lengths]
 
 
+def sums_each_row_first(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: warmed up, each batch freed, but summed row by row first: an (n,) tensor beside the batch, as large as
+    the batch when it is one column wide (the third adversary's: no loop the check tried had a batch that narrow and
+    long, and a wide batch's row sums fit the small pool)."""
+    torch.empty(max(lengths), width, device="cuda")  # freed at once: its segment stays cached
+    sums = []
+    for n in lengths:
+        batch = torch.rand(n, width, device="cuda")
+        sums.append(float(batch.sum(dim=1).sum()))
+        del batch
+    return sums
+
+
 WRONG_LOOPS = {
     "the original loop": run_batches,
     "warms up, but two batches are alive at once": warm_up_then_the_original_loop,
@@ -670,6 +768,8 @@ WRONG_LOOPS = {
     # to them or wherever it kept its batches
     "holds its batches in CuPy's pool, each alive until the next is made": batches_in_cupy_s_pool,
     "the original loop, then resets the allocator's statistics": resets_the_statistics_after,
+    # the third adversary's: every batch the check tried was wide (or short)
+    "sums each row first, an (n,) tensor beside the batch": sums_each_row_first,
 }
 
 WRONG = {

@@ -299,6 +299,13 @@ def swapped_ratio(a, b, confidence=0.95):
     return ("a" if low > 1 else "b" if high < 1 else "unclear"), float(low), float(high)
 
 
+def reversed_ratio(a, b, confidence=0.95):
+    """The interval for median(b) / median(a), its verdict consistent with it: with one run each, every resampled
+    ratio is the same, and the interval is a single value turned round."""
+    low, high = bootstrap(b, a, confidence)
+    return verdict_of(low, high), float(low), float(high)
+
+
 def ignores_confidence(a, b, confidence=0.95):
     low, high = bootstrap(a, b, 0.95)
     return verdict_of(low, high), float(low), float(high)
@@ -458,7 +465,8 @@ WRONG = {
     "check_warmup_end": WRONG_WARMUP,
     "check_crossover_batch": WRONG_CROSSOVER,
     "check_which_is_faster": {f.__name__.replace("_", " "): f for f in (
-        with_means, with_minima, no_uncertainty, five_percent_threshold, swapped_ratio, ignores_confidence,
+        with_means, with_minima, no_uncertainty, five_percent_threshold, swapped_ratio, reversed_ratio,
+        ignores_confidence,
         raw_quantiles, paired_resamples, paired_ratios, one_sided_ends, both_resampled_to_the_size_of_a,
         torch_median)},
     "check_loop_time": WRONG_LOOP_TIME,

@@ -391,6 +391,35 @@ def side_stream_that_waits(target, dim, index, source):  # right: a side stream 
     return target.index_add(dim, index, source)
 
 
+def one_hot_as_the_check(target, dim, index, source):  # F.one_hot's own check: a CPU's; a GPU's asserts instead
+    size = target.shape[dim]
+    if index.numel():
+        try:
+            F.one_hot(index.long(), size)
+        except RuntimeError:
+            values = index.tolist()
+            position = next(i for i, value in enumerate(values) if not 0 <= value < size)
+            raise IndexError(f"index[{position}] = {values[position]} is out of range 0..{size - 1}") from None
+    return target.index_add(dim, index, source)
+
+
+def take_along_dim_as_the_check(target, dim, index, source):  # a gather inside: raises on a CPU, asserts on a GPU
+    size = target.shape[dim]
+    try:
+        torch.take_along_dim(torch.arange(size, device=index.device), index.long())
+    except (RuntimeError, IndexError):
+        values = index.tolist()
+        position = next(i for i, value in enumerate(values) if not 0 <= value < size)
+        raise IndexError(f"index[{position}] = {values[position]} is out of range 0..{size - 1}") from None
+    return target.index_add(dim, index, source)
+
+
+def empty_index_returns_target(target, dim, index, source):  # nothing to add: target itself, not a copy
+    if index.numel() == 0:
+        return target
+    return tolist_then_loop(target, dim, index, source)
+
+
 # ---------------------------------------------------------------- exercise 3: train_steps_no_sync (GPU)
 def _no_sync(model, batches, lr, *, log_item=False, bool_guard=False, mask=False, guard=True, per_row_mean=False,
              guard_loss_only=False):
@@ -582,6 +611,38 @@ def side_stream_that_never_waits_for_the_caller(model, batches, lr):  # GPU: rea
     return losses
 
 
+def missing_targets_set_to_0_in_place(model, batches, lr):  # changes the caller's batches (y.clamp_)
+    losses = []
+    for x, y in batches:
+        w = (y >= 0).to(x.dtype)
+        y.clamp_(min=0)
+        loss = ((model(x) - y) ** 2 * w).sum() / w.sum()
+        losses.append(loss.detach())
+        ok = ~torch.isnan(loss)
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * torch.where(ok, p.grad, 0.0)
+    return torch.stack(losses)
+
+
+def zero_moved_with_to_each_step(model, batches, lr):  # torch.zeros(()).to(x): a host value copied to the GPU
+    losses = []
+    for x, y in batches:
+        keep = y >= 0
+        loss = torch.where(keep, (model(x) - y) ** 2, 0.0).sum() / keep.sum()
+        losses.append(loss.detach())
+        ok = ~torch.isnan(loss)
+        model.zero_grad()
+        loss.backward()
+        zero = torch.zeros(()).to(x)
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * torch.where(ok, p.grad, zero)
+    return torch.stack(losses)
+
+
 WRONG: dict[str, dict[str, object]] = {
     "check_find_failing_line": {
         "a hard-coded line": hard_coded,
@@ -621,6 +682,9 @@ WRONG: dict[str, dict[str, object]] = {
         "checked on a side stream that never waits for the caller's": checked_on_a_side_stream_that_never_waits,
         "the indices read on the default stream, whatever the caller's": read_on_the_default_stream,
         "the result computed on a side stream the caller never waits for": result_on_a_side_stream,
+        "F.one_hot's own error as the check (a CPU's; a GPU's asserts)": one_hot_as_the_check,
+        "torch.take_along_dim's own error as the check (a gather: a GPU's asserts)": take_along_dim_as_the_check,
+        "an empty index: returns target itself, not a new tensor": empty_index_returns_target,
     },
     "check_train_steps_no_sync": {
         "the given loop, unchanged": given_loop,
@@ -641,6 +705,8 @@ WRONG: dict[str, dict[str, object]] = {
         "the losses copied with .to(torch.device('cpu'))": losses_to_a_cpu_device,
         "each loss copied with non_blocking=True, stacked at once": non_blocking_copies_stacked,
         "returns a copy made with non_blocking=True": returns_a_non_blocking_copy,
+        "sets the caller's missing targets to 0 in place": missing_targets_set_to_0_in_place,
+        "a zero made on the host and moved with .to(x) each step": zero_moved_with_to_each_step,
     },
 }
 # What only a GPU shows wrong: the streams (a CPU has none); every other wrong answer fails on a CPU too

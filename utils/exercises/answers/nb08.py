@@ -233,6 +233,74 @@ def loss_inside_autocast(model, x, n, y, bf16):
         return F.cross_entropy(model(x.sum(1) / n[:, None]), y)  # cross_entropy is on autocast's float32 list
 
 
+def _pooled_loss(model, pooled, y, bf16, **autocast):
+    """The solution's tail with autocast's arguments changed."""
+    with torch.autocast(pooled.device.type, enabled=bf16, **autocast):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y)
+
+
+def autocast_without_dtype(model, x, n, y, bf16):
+    """dtype= left out: autocast's default is bfloat16 on a CPU but float16 on a GPU (the check sets a CPU's to
+    float16 while it runs, as a GPU's)."""
+    return _pooled_loss(model, x.sum(1) / n[:, None], y, bf16, cache_enabled=False)
+
+
+def autocast_with_its_cache(model, x, n, y, bf16):
+    """cache_enabled left at its default, True: the task asks for False (exercise 2 captures this code)."""
+    return _pooled_loss(model, x.sum(1) / n[:, None], y, bf16, dtype=torch.bfloat16)
+
+
+def autocast_cache_off_for_everyone(model, x, n, y, bf16):
+    """torch.set_autocast_cache_enabled(False), left so: a global setting changed for all the code after it."""
+    torch.set_autocast_cache_enabled(False)
+    return _pooled_loss(model, x.sum(1) / n[:, None], y, bf16, dtype=torch.bfloat16)
+
+
+def prints_the_loss(model, x, n, y, bf16):
+    """A debugging print left in: formatting a GPU tensor copies it to the host and waits (print(t), f"{t}")."""
+    loss = fast_loss(model, x, n, y, bf16)
+    print(f"loss {loss}", end="\r")
+    return loss
+
+
+def asserts_zero_padding(model, x, n, y, bf16):
+    """torch.allclose returns a Python bool: read on the host, a wait for the GPU at every call."""
+    mask = torch.arange(x.shape[1], device=x.device)[None, :, None] < n[:, None, None]
+    assert torch.allclose(x * mask, x), "the padding is not zeros"
+    return fast_loss(model, x, n, y, bf16)
+
+
+def pools_on_the_host_with_to(model, x, n, y, bf16):
+    """x.to("cpu"): a copy to the host on a GPU; on a CPU the same tensor, but the words say where it goes."""
+    return _loss(model, (x.to("cpu").sum(1) / n.to("cpu")[:, None]).to(x.device), y, bf16)
+
+
+def host_ones_from_asarray(model, x, n, y, bf16):
+    """Ones made with torch.asarray, no device=: on the host, beside the batch in a product (a GPU raises)."""
+    ones = torch.asarray([1.0] * x.shape[1])
+    return _loss(model, (x.transpose(1, 2) @ ones) / n[:, None], y, bf16)
+
+
+def mask_made_on_cpu_by_name(model, x, n, y, bf16):
+    """An arange made with device="cpu": on the host by name, beside the batch (a GPU raises)."""
+    mask = torch.arange(x.shape[1], device="cpu")[None, :] < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def positions_under_device_context(model, x, n, y, bf16):
+    """torch.arange without device=, inside `with torch.device(x.device):`: made where the batch is."""
+    with torch.device(x.device):
+        mask = torch.arange(x.shape[1]) < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def cumsum_at_the_length(model, x, n, y, bf16):
+    """Each sequence's running sum, read at its last real position (a gather: no value read on the host)."""
+    index = (n.long() - 1)[:, None, None].expand(-1, 1, x.shape[2])
+    return _loss(model, x.cumsum(1).gather(1, index).squeeze(1) / n[:, None], y, bf16)
+
+
 def shaped_one(model, x, n, y, bf16):
     return fast_loss(model, x, n, y, bf16).reshape(1)
 
@@ -419,6 +487,14 @@ WRONG = {
         "a mask from an arange made on the host, not copied (a GPU raises)": host_made_mask_not_copied,
         "pools on the host with x.cpu()": pools_on_the_host,
         "turns TF32 on": turns_tf32_on,
+        "autocast without dtype= (float16 on a GPU)": autocast_without_dtype,
+        "autocast with its cache on (cache_enabled left True)": autocast_with_its_cache,
+        "turns autocast's cache off for everyone": autocast_cache_off_for_everyone,
+        "prints the loss (formats it on the host)": prints_the_loss,
+        "asserts the padding is zeros with torch.allclose": asserts_zero_padding,
+        "pools on the host with x.to('cpu')": pools_on_the_host_with_to,
+        "ones made on the host with torch.asarray": host_ones_from_asarray,
+        "a mask made with device='cpu'": mask_made_on_cpu_by_name,
     },
     "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
@@ -456,6 +532,8 @@ ALSO_RIGHT = {
         "pools with a float32 batched matrix product outside autocast": float32_pooling_product,
         "returns the loss with shape (1,)": shaped_one,
         "each Linear cast to bf16 by hand": bf16_by_hand,
+        "an arange without device= inside `with torch.device(x.device)`": positions_under_device_context,
+        "the running sum read at each length": cumsum_at_the_length,
     },
     "check_fast_step": {
         "the wrong answers' builder, nothing switched": _variant(),
