@@ -95,6 +95,7 @@ def _settings(examples: int, shrink: bool = True) -> Any:
         suppress_health_check=list(hypothesis.HealthCheck),
         report_multiple_bugs=False,  # one failure, the smallest, not a group of them
         verbosity=hypothesis.Verbosity.quiet,  # the check prints its own message
+        print_blob=False,  # no "@reproduce_failure" note on the answer's error (Hypothesis's "ci" profile sets one)
         phases=(hypothesis.Phase.explicit, hypothesis.Phase.generate) + ((hypothesis.Phase.shrink,) if shrink else ()),
     )
 
