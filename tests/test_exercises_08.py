@@ -437,6 +437,19 @@ def test_no_copy_from_the_host_passes_and_launches_count_per_step():
 
 
 @host
+def test_the_steps_own_kernels_are_their_work_and_too_little_of_it_fails():
+    """A graph's kernels count for the step whose cudaGraphLaunch queued them; the check's own do not."""
+    seen = nb08.read_run(_run_trace(), CALLS)
+    assert seen.work == pytest.approx(4 * 100e-6)  # the four graphs' kernels, not the check's CatArrayBatchedCopy
+    found = Findings()
+    nb08.judge_work(found, seen, steps=4, bf16_kernel_s=0.99 * 100e-6 / nb08.WORK_SHARE)
+    assert found.failed == []
+    nb08.judge_work(found, seen, steps=4, bf16_kernel_s=1.01 * 100e-6 / nb08.WORK_SHARE)
+    assert [p for p, _ in found.failed] == [("the calls of step() and losses() queued 100 µs of kernels a step; the "
+                                             "eager bf16 step queues 404 µs of them")]
+
+
+@host
 def test_a_real_trace_of_this_cpu_reads_as_a_run():
     """The check's ranges, recorded by torch.profiler here: no GPU work, so nothing to wait for or to hide."""
     a = torch.randn(32, 32)
@@ -540,7 +553,7 @@ def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(mon
             monkeypatch.setattr(torch.cuda, "set_stream", lambda stream: None)
             monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
             nb08.check_fast_step(_eager_step)
-            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 7 checks passed"
+            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 11 checks passed"
             with pytest.raises(exercises.ExerciseFailed, match="step 5's update of 0.weight differs from the slow "
                                                                 "step's by 100%"):
                 nb08.check_fast_step(lambda model, data: _eager_step(model, data, "stops after 4 steps"))

@@ -21,7 +21,11 @@ checked, timed and profiled at once, so that no call is observed differently fro
   one made current with `set_stream`, the default stream again), `losses()` at the end of each;
 - correct: after every step the weights are copied on the caller's stream, and each parameter's update of
   each step, and every loss that each `losses()` call returned, lie within a multiple of the gap that the
-  eager bf16 step shows on this device (each with a floor);
+  eager bf16 step shows on this device (each with a floor); then the same again from a second
+  `make_fast_step` on a fresh model, with every stream but the caller's starting LATE_MS late in each
+  step (`streams.widened`), so that kernels that do not wait for their batch's copy read it too early;
+- the training inside the calls: the kernels that the calls of `step()` and `losses()` queue (a graph's
+  belong to its launch) add up to at least WORK_SHARE of the eager bf16 step's kernel time, step for step;
 - fast: the run's time (the slower of the host's, less any time a full launch queue blocked it, and the
   GPU's), against the slow step's, under the same profiler: at least SPEEDUP;
 - clean, from the run's trace: no host call that waits for the GPU, and the host never still inside a call
@@ -31,8 +35,8 @@ checked, timed and profiled at once, so that no call is observed differently fro
 
 SPEEDUP and LAUNCH_RATIO were set from runs on an H100 (PyTorch 2.11) and under `tools.smaller_gpu` on it
 (30% of the SMs, two host cores), with the earlier check's timing (CUDA events, no profiler): see README's
-measurements.  BUSY_S, HIDDEN, NEGLIGIBLE and the gap factors and floors of the tolerances are not yet
-measured on a GPU with this run.
+measurements.  BUSY_S, HIDDEN, NEGLIGIBLE, LATE_MS, WORK_SHARE and the gap factors and floors of the tolerances
+are not yet measured on a GPU with this run.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,6 +65,7 @@ from ..device import has_cuda
 from ..timing import format_time, gpu_cycles_per_second, gpu_sleep
 from . import Checker, Exercise, Findings, LeftForGPU, exercise, reference, register, what_returned
 from .properties import for_all, st
+from .streams import widened
 
 NOTEBOOK = "08_profiling"
 
@@ -546,6 +551,8 @@ LAUNCH_RATIO = 0.25  # the solution: 1 launch a step (one cudaGraphLaunch) again
 HIDDEN = 0.5  # the share of the copies' time that ran under the step's kernels, of what kernels could cover
 NEGLIGIBLE = 0.05  # copies left outside the kernels that take less than this share of the kernels' time pass
 BLOCKED_CALL_S = 1e-3  # a call that only queues work and lasts this long was blocked by a full queue
+LATE_MS = 5.0  # the second run: each step, every stream but the caller's starts this late (longer than a step)
+WORK_SHARE = 0.25  # the kernels the steps queue, at least this share of the eager bf16 step's kernel time a step
 
 
 @reference
@@ -602,6 +609,8 @@ def as_losses(returned: object) -> list[float] | None:
 
 
 COUNT_HINT = "losses() returns every step's loss so far, one per step, as a tensor on the GPU"
+LATE_HINT = ("on the GPU, what makes the kernels that read a batch start only once its copy has landed, whichever "
+             "stream copied it?")
 LOSSES_HINT = ("each step must read the batch it is given, and losses() what each step computed: a graph reads the "
                "memory it captured")
 
@@ -653,6 +662,7 @@ class Seen:
     wait: str
     copies: profiling.CopyOverlap
     blocked: float = 0.0
+    work: float = 0.0  # seconds of kernels that the calls of step() and losses() queued (a graph's: its launch's)
 
 
 def _lasted(event: profiling.Event) -> float:
@@ -709,7 +719,13 @@ def read_run(trace: profiling.Trace, calls: Sequence[str]) -> Seen:
     blocked = sum(_lasted(e) for e in calls_made
                   if profiling.call_name(e) in profiling.QUEUING and _lasted(e) >= BLOCKED_CALL_S)
     return Seen(launches=profiling.launches_per_range(trace, STEP_RANGE), wait=first_wait(trace, calls),
-                copies=profiling.overlap_of(copies, kernels), blocked=blocked)
+                copies=profiling.overlap_of(copies, kernels), blocked=blocked, work=sum(map(_lasted, kernels)))
+
+
+def kernel_seconds(trace: profiling.Trace) -> float:
+    """The seconds of kernels that the host calls inside the STEP_RANGE ranges of a trace queued."""
+    calls = profiling.host_calls(trace, profiling.ranges(trace, STEP_RANGE))
+    return sum(map(_lasted, profiling.queued_by(trace, calls, "kernel")))
 
 
 def hidden_share(copies: profiling.CopyOverlap) -> float:
@@ -734,6 +750,14 @@ def judge_clean(found: Findings, seen: Seen, slow_launches: float) -> None:
                  f"{format_time(copies.copies)}, kernels {format_time(copies.kernels)}, both at once "
                  f"{format_time(copies.both)}); the target is {HIDDEN:.0%}",
                  "which stream copies the next batch, and what does it wait for?")
+
+
+def judge_work(found: Findings, seen: Seen, steps: int, bf16_kernel_s: float) -> None:
+    """The steps' own GPU work: at least WORK_SHARE of the eager bf16 step's kernel time, step for step."""
+    found.expect(seen.work >= WORK_SHARE * steps * bf16_kernel_s,
+                 f"the calls of step() and losses() queued {format_time(seen.work / steps)} of kernels a step; the "
+                 f"eager bf16 step queues {format_time(bf16_kernel_s)} of them",
+                 "step() trains one step: where does each step's forward, backward and update run?")
 
 
 def judge_fast(found: Findings, slow_s: float, yours_s: float) -> None:
@@ -797,8 +821,9 @@ def _slow_run(data, steps: int) -> tuple[Run, float, float]:
     return Run(torch.tensor(losses, dtype=torch.float64), weights), seconds, sum(launches) / max(len(launches), 1)
 
 
-def _bf16_run(data, steps: int) -> Run:
-    """The same steps with the check's fast_loss in bf16, eagerly: the gaps a right bf16 answer shows here."""
+def _bf16_run(data, steps: int) -> tuple[Run, float]:
+    """The same steps with the check's fast_loss in bf16, eagerly: the gaps a right bf16 answer shows here, and
+    the seconds of kernels a step queues (profiled)."""
     model = make_model("cuda")
     params = list(model.parameters())
     opt = torch.optim.SGD(params, lr=LR)
@@ -806,23 +831,27 @@ def _bf16_run(data, steps: int) -> Run:
     _snapshot(params, weights[0])
     tokens, lengths, labels = data
     losses = []
-    for k in range(steps):
-        b = k % len(tokens)
-        loss = reference_fast_loss(model, tokens[b].cuda(), lengths[b].float().cuda(), labels[b].cuda(), True)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.detach())
-        _snapshot(params, weights[k + 1])
-    return Run(torch.stack(losses).double().cpu(), weights)
+    with _profiled() as prof:
+        for k in range(steps):
+            b = k % len(tokens)
+            with record_function(STEP_RANGE):
+                loss = reference_fast_loss(model, tokens[b].cuda(), lengths[b].float().cuda(), labels[b].cuda(), True)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            losses.append(loss.detach())
+            _snapshot(params, weights[k + 1])
+        torch.cuda.synchronize()
+    return Run(torch.stack(losses).double().cpu(), weights), kernel_seconds(_trace_of(prof)) / steps
 
 
 @functools.cache
-def _references(device: int) -> tuple[Run, float, float, Run]:
-    """The slow run (its Run, seconds and launches per step) and the eager bf16 run, on this GPU: measured at the
-    first check of a process, then kept (they do not depend on the answer; a re-run check is quicker)."""
+def _references(device: int) -> tuple[Run, float, float, Run, float]:
+    """The slow run (its Run, seconds and launches per step) and the eager bf16 run (its Run, kernel seconds per
+    step), on this GPU: measured at the first check of a process, then kept (they do not depend on the answer; a
+    re-run check is quicker)."""
     data = make_data("cuda")
-    return (*_slow_run(data, STEPS), _bf16_run(data, STEPS))
+    return (*_slow_run(data, STEPS), *_bf16_run(data, STEPS))
 
 
 def _every_stream() -> list[torch.cuda.Stream]:
@@ -888,8 +917,12 @@ class AnswerRun:
 
 
 def _answer_run(step: Callable[[], object], losses: Callable[[], object], params: Sequence[torch.Tensor],
-                given: torch.Tensor, steps: int) -> AnswerRun:
-    """Run the answer's steps from every caller, checked, timed and profiled at once (see the module's docstring)."""
+                given: torch.Tensor, steps: int, late_ms: float = 0.0) -> AnswerRun:
+    """Run the answer's steps from every caller, checked, timed and profiled at once (see the module's docstring).
+
+    With `late_ms`, in each step every stream other than the caller's starts `late_ms` late on the GPU, from the
+    first operation the step queues there (`streams.widened`): a step's kernels that do not wait for the copy
+    of their batch read the memory before the copy lands."""
     weights = torch.empty(steps + 1, given.numel(), device="cuda")
     weights[0].copy_(given)
     gpu_cycles_per_second()  # calibrated before: it waits for the GPU
@@ -906,7 +939,7 @@ def _answer_run(step: Callable[[], object], losses: Callable[[], object], params
             with _caller(kind, previous, side) as previous:
                 for _ in range(steps // len(CALLERS)):
                     calls.append(f"step {done + 1} (called from {who})")
-                    with record_function(STEP_RANGE):
+                    with record_function(STEP_RANGE), widened(late_ms, spare=(previous,)) if late_ms else nullcontext():
                         step()
                     done += 1
                     _snapshot(params, weights[done])
@@ -941,17 +974,38 @@ def check_fast_step(make_fast_step: Callable[..., tuple[Callable[[], object], Ca
                   "return (step, losses): step() trains one step, losses() gives every loss so far")
         step, losses = (ex.answer(f) for f in made)
         torch.cuda.synchronize()
-        slow, slow_s, slow_launches, bf16 = _references(torch.cuda.current_device())
+        slow, slow_s, slow_launches, bf16, bf16_kernel_s = _references(torch.cuda.current_device())
         run = _answer_run(step, losses, params, given, STEPS)
 
         found = Findings()
         judge_correct(found, run.weights, run.returned, slow, bf16, names, numels)
         found.report(ex)  # a wrong answer's speed means nothing: stop here
+        late, found = _late_run(ex, yours), Findings()
+        judge_correct(found, late.weights, late.returned, slow, bf16, names, numels)
+        late_by = f"with every stream but the caller's started {LATE_MS:g} ms late in each step (a second run)"
+        found.failed = [(f"{late_by}: {problem}", LATE_HINT) for problem, _ in found.failed]
+        found.report(ex)
         found = Findings()
         seen = read_run(run.trace, run.calls)
+        judge_work(found, seen, STEPS, bf16_kernel_s)
         judge_fast(found, slow_s, max(run.host_s - seen.blocked, run.gpu_s) / STEPS)  # blocked: the GPU's pace
         judge_clean(found, seen, slow_launches)
         found.report(ex)
+
+
+def _late_run(ex: Checker, yours: Callable[..., object]) -> AnswerRun:
+    """A fresh make_fast_step on a fresh model, its steps run with every stream but the caller's late each step."""
+    model = make_model("cuda")
+    params = list(model.parameters())
+    given = torch.cat([p.detach().reshape(-1) for p in params])
+    made: Any = yours(model, make_data("cuda"))
+    torch.cuda.set_stream(torch.cuda.default_stream())
+    ex.expect(isinstance(made, tuple) and len(made) == 2 and all(callable(f) for f in made),
+              f"make_fast_step returned {what_returned(made)}, not two functions, when called a second time",
+              "return (step, losses) each time make_fast_step is called, for the model and data it is given")
+    step, losses = (ex.answer(f) for f in made)
+    torch.cuda.synchronize()
+    return _answer_run(step, losses, params, given, STEPS, late_ms=LATE_MS)
 
 
 register(Exercise(NOTEBOOK, "fast_loss", check_fast_loss),

@@ -312,7 +312,7 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
                   half_updates=False, waits_for_whole_step=False, pageable=False, synchronizes_copy_stream=False,
                   default_stream_only=False, warmup_kept=False, loss_before_replay=False, resident=False,
                   list_of_losses=False, no_consumed_event=False, copy_current_batch=False, eager_optimizer=False,
-                  history=4096):
+                  history=4096, no_copy_wait=False):
     """The notebook's solution, with one wrong turn (or one other right way) switched on by a flag."""
     if bf16_weights:
         model.to(torch.bfloat16)
@@ -418,7 +418,8 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
                 pending = False
             if copy_current_batch:  # this step's batch, copied now on the side stream: the host runs ahead anyway
                 prefetch(count)
-            main.wait_event(copied)
+            if not no_copy_wait:  # without it, the step reads the staged batch while its copy may still be running
+                main.wait_event(copied)
             if resident:
                 for dst, src in zip(static, host, strict=True):
                     dst.copy_(src[count % len(src)])
@@ -454,6 +455,34 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
 
 def _variant(**flags):
     return lambda model, data: solution_step(model, data, **flags)
+
+
+def precomputed_step(model, data, horizon=64):
+    """Trains `horizon` steps eagerly inside make_fast_step, keeping every loss and weight; step() only copies the
+    next stored weights into the model (the training moved out of step(): right values, and nothing to time)."""
+    params = list(model.parameters())
+    start = [p.detach().clone() for p in params]
+    opt = torch.optim.SGD(params, lr=nb08.LR)
+    tokens, lengths, labels = data
+    stored, kept = [], torch.empty(horizon, device="cuda")
+    for k in range(horizon):
+        b = k % len(tokens)
+        loss = fast_loss(model, tokens[b].cuda(), lengths[b].float().cuda(), labels[b].cuda(), True)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        kept[k] = loss.detach()
+        stored.append([p.detach().clone() for p in params])
+    with torch.no_grad():
+        torch._foreach_copy_(params, start)
+    done = [0]
+
+    def step():
+        with torch.no_grad():
+            torch._foreach_copy_(params, stored[done[0]])
+        done[0] += 1
+
+    return step, lambda: kept[:done[0]]
 
 
 WRONG = {
@@ -520,6 +549,8 @@ WRONG = {
         "keeps each step's loss before the replay computes it": _variant(loss_before_replay=True),
         "prefetches without waiting for the step to take the staged batch (a race)": _variant(no_consumed_event=True),
         "keeps the last 32 losses only (the check runs 40 steps)": _variant(history=32),
+        "the step's kernels never wait for the copy of their batch": _variant(no_copy_wait=True),
+        "trains every step in make_fast_step, step() only copies the stored weights": precomputed_step,
     },
 }
 # without a GPU the check of the fast step runs nothing, so nothing fails there
