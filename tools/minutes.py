@@ -4,10 +4,12 @@
     python -m tools.minutes --sections 04    # one lecture, section by section
 
 The formula: the markdown read at 200 words a minute, a minute to run and discuss each code cell,
-and a minute to read each 20 non-blank lines of code. A part is optional when its heading (`#`,
-`##` or `###`, anywhere in a markdown cell) says "(optional)"; it lasts until the next heading of
-the same or a higher level. The title cell's own **Time:** paragraph, which states the result, is not
-counted. `python -m tools.course sync` writes that paragraph; tests/test_hygiene.py checks it.
+and a minute to read each 20 non-blank lines of code. A cell of claims only is the discussion of the
+output before it (moved after that output so that a prediction is answered first): its lines only.
+A part is optional when its heading (`#`, `##` or `###`, anywhere in a markdown cell) says
+"(optional)"; it lasts until the next heading of the same or a higher level. The title cell's own
+**Time:** paragraph, which states the result, is not counted. `python -m tools.course sync` writes
+that paragraph; tests/test_hygiene.py checks it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,23 @@ class Minutes:
     optional: float
 
 
+def only_claims(source: str) -> bool:
+    """Whether a code cell holds nothing but `claim(...)` calls (after its `%%` line): the conclusion of the
+    cell before it, moved after the output so that the output answers a prediction first."""
+    body = "\n".join(line for line in source.splitlines() if not line.startswith("%%"))
+    try:
+        statements = ast.parse(body).body
+    except SyntaxError:
+        return False
+    return bool(statements) and all(
+        isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+        and (getattr(s.value.func, "attr", None) == "claim" or getattr(s.value.func, "id", None) == "claim")
+        for s in statements)
+
+
 def code_minutes(source: str) -> float:
+    if only_claims(source):  # its `%%requires` line repeats the cell before's
+        return len([ln for ln in source.splitlines() if ln.strip() and not ln.startswith("%%")]) / CODE_LINES_PER_MINUTE
     return 1 + len([line for line in source.splitlines() if line.strip()]) / CODE_LINES_PER_MINUTE
 
 
