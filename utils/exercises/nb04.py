@@ -1251,7 +1251,9 @@ def deep_and_back(depth: int) -> Program:
 
 # Deeper than the small programs, and than most generated ones, and each ends every block on the way back out (a
 # generated program seldom does): stacks bounded at fewer than 12 entries fail on the first of these that is deeper.
-DEEP_AND_BACK: tuple[Program, ...] = tuple(deep_and_back(depth) for depth in range(4, 13))
+# The last is far deeper than any generated program (at most 12 lines): a stack bounded at 12 to 63 entries, with the
+# null stream once it runs empty, is right for every program up to 12 deep, and wrong for it.
+DEEP_AND_BACK: tuple[Program, ...] = tuple(deep_and_back(depth) for depth in (*range(4, 13), 64))
 
 
 def check_which_stream(which_stream: Callable[[Program], Mapping[str, str]]) -> None:

@@ -1044,6 +1044,8 @@ WRONG_STREAMS = {
     "a stack of three entries (a deque with maxlen=3)": lambda p: bounded_stack(p, 3),
     "a stack of four entries, one per stream": lambda p: bounded_stack(p, 4),
     "a stack of eleven entries": lambda p: bounded_stack(p, 11),
+    "a stack of twelve entries (null once it runs empty)": lambda p: bounded_stack(p, 12),
+    "a stack of thirty-two entries": lambda p: bounded_stack(p, 32),
 }
 
 
