@@ -78,6 +78,15 @@ def test_the_chosen_speedup_cases_cover_every_regime():
     assert regimes == {"host", "gpu", "replay", "floor", "kernel"}
 
 
+@host
+def test_the_generated_speedup_cases_hold_long_chains_bound_by_the_replay_call():
+    """A long chain whose replay() call costs more than its kernels: an answer that keeps the replay() term for
+    short chains only must meet one (drawn independently, the times almost never make a long chain replay-bound)."""
+    long_replay_bound = hypothesis.find(
+        nb07.costs(), lambda c: c[0] > 1000 and c[4] > c[0] * max(c[2], c[3]), settings=FIRST)
+    assert long_replay_bound[0] > 1000
+
+
 # ---------------------------------------------------------------- exercise 2: what the cases cover
 @host
 @hypothesis.given(nb07.bucket_cases())
