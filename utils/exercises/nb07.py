@@ -111,10 +111,23 @@ def costs() -> st.SearchStrategy[Costs]:
                      st.tuples(_chains(), _micros(), _micros(), _micros(), st.floats(1.0, 50.0)).map(_replay_bound))
 
 
-# Cases the check always asks about too, one per regime: host-bound, GPU-bound, replay-bound (a short chain and a long
-# one), floor-bound.
+def _regime_grid() -> list[Costs]:
+    """Every pair of regimes (eager: host-bound or GPU-bound; replayed: bound by the replay() call, by the floor, or by
+    the kernels) for a chain of 1 kernel, of a few, and of many: a rule that is wrong in one regime for some chain
+    lengths only (a floor that a single kernel does not pay, a replay() call dropped for long chains) meets its case."""
+    grid: list[Costs] = []
+    for kernels in (1, 7, 5000):
+        for host_us, kernel_us in ((9.0, 1.0), (1.0, 4.0)):
+            for floor_us in (kernel_us / 2, kernel_us * 2.5):
+                grid.append((kernels, host_us, kernel_us, floor_us, kernels * max(kernel_us, floor_us) / 2))
+            grid.append((kernels, host_us, kernel_us, 1.25, kernels * max(kernel_us, 1.25) * 3))
+    return grid
+
+
+# Cases the check always asks about too: one per regime (host-bound, GPU-bound, replay-bound, floor-bound), then every
+# pair of regimes for short and long chains.
 SPEEDUP_CASES: list[Costs] = [(2000, 9.0, 1.0, 1.25, 30.0), (2000, 20.0, 1.0, 1.25, 60.0), (100, 9.0, 50.0, 1.25, 20.0),
-                              (2, 9.0, 1.0, 1.25, 25.0), (500, 10.0, 4.0, 1.25, 15.0), (5000, 2.0, 0.5, 1.0, 8000.0)]
+                              (2, 9.0, 1.0, 1.25, 25.0), (500, 10.0, 4.0, 1.25, 15.0), *_regime_grid()]
 
 
 def _speedup_call(case: Costs) -> str:

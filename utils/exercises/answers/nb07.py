@@ -74,6 +74,11 @@ WRONG_SPEEDUPS = {
         kernels * max(h, k) / (max(r, kernels * max(k, f)) if kernels <= 20 else kernels * max(k, f))),
     "the replay call counted up to 1000 kernels only": lambda kernels, h, k, f, r: (
         kernels * max(h, k) / (max(r, kernels * max(k, f)) if kernels <= 1000 else kernels * max(k, f))),
+    # Found while fixing it: a rule wrong for one kernel alone passed too (no floor-bound chain of 1 kernel was drawn).
+    "a single kernel pays no floor": lambda kernels, h, k, f, r: (
+        kernels * max(h, k) / max(r, kernels * (max(k, f) if kernels > 1 else k))),
+    "the replay call ignored for a single kernel": lambda kernels, h, k, f, r: (
+        kernels * max(h, k) / (max(r, kernels * max(k, f)) if kernels > 1 else kernels * max(k, f))),
 }
 
 ALSO_RIGHT_SPEEDUPS = {  # the old check refused the last two (a float32 result, a tensor); the new accepts all
