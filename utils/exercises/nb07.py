@@ -74,7 +74,7 @@ EPS32 = torch.finfo(torch.float32).eps
 # ------------------------------------------------------------------------------------------
 Costs = tuple[int, float, float, float, float]  # kernels, host_us, kernel_us, graph_floor_us, replay_us
 SPEEDUP_TOLERANCE = 1e-6  # relative: float32 arithmetic of the right model errs by a few 1e-7 at most
-SPEEDUP_EXAMPLES = 25  # generated cases, besides one chosen per regime: the model has five terms, not fifty
+SPEEDUP_EXAMPLES = 25  # generated cases, besides the chosen grid of regimes: the model has five terms, not fifty
 
 
 @reference
