@@ -188,7 +188,7 @@ def test_the_deep_programs_nest_and_come_back_out(ex):
     def depth(program):
         return max((1 + depth(s[2]) for s in program if s[0] == "with"), default=0)
 
-    assert [depth(p) for p in nb04.DEEP_AND_BACK] == list(range(4, 13))
+    assert [depth(p) for p in nb04.DEEP_AND_BACK] == [*range(4, 13), 64]
     assert nb04._on_one_line(nb04.deep_and_back(2)) == "with a: {with b: {k1}; k2}; k3"
     with inside_check():
         for program in nb04.DEEP_AND_BACK:

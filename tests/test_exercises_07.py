@@ -78,6 +78,28 @@ def test_the_chosen_speedup_cases_cover_every_regime():
     assert regimes == {"host", "gpu", "replay", "floor", "kernel"}
 
 
+@host
+def test_the_generated_speedup_cases_hold_long_chains_bound_by_the_replay_call():
+    """A long chain whose replay() call costs more than its kernels: an answer that keeps the replay() term for
+    short chains only must meet one (drawn independently, the times almost never make a long chain replay-bound)."""
+    long_replay_bound = hypothesis.find(
+        nb07.costs(), lambda c: c[0] > 1000 and c[4] > c[0] * max(c[2], c[3]), settings=FIRST)
+    assert long_replay_bound[0] > 1000
+
+
+@host
+def test_the_chosen_speedup_cases_hold_every_pair_of_regimes_for_one_kernel_and_for_long_chains():
+    """A rule that is wrong in one regime for some chain lengths only meets its case whatever the draw."""
+    def regimes(case):
+        kernels, host_us, kernel_us, floor_us, replay_us = case
+        per_kernel = max(kernel_us, floor_us)
+        return ("host" if host_us > kernel_us else "gpu",
+                "replay" if replay_us > kernels * per_kernel else "floor" if floor_us > kernel_us else "kernel")
+    for chains in (lambda k: k == 1, lambda k: 2 <= k <= 20, lambda k: k > 1000):
+        covered = {regimes(c) for c in nb07.SPEEDUP_CASES if chains(c[0])}
+        assert covered == {(e, g) for e in ("host", "gpu") for g in ("replay", "floor", "kernel")}
+
+
 # ---------------------------------------------------------------- exercise 2: what the cases cover
 @host
 @hypothesis.given(nb07.bucket_cases())

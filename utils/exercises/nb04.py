@@ -275,7 +275,11 @@ def _sums_kept(ex: Any, cp: Any, yours: Callable, s: Any, producer: Any) -> None
     the GPU is done, each result must still hold its own sum: a result that a later call writes again (one output
     for every call, a few in turn, one per input array) is not the caller's to keep, and neither is memory that the
     answer freed while the caller's stream still had to read it (CuPy's pool, emptied of free blocks first, may hand
-    it to the next call's work on s at once, and the caller's stream reads only after its window)."""
+    it to the next call's work on s at once, and the caller's stream reads only after its window).
+
+    The caller's earlier work, after its window, writes a 0-d float64 array that the caller freed just before the
+    calls: a result allocated on the caller's stream (the first such allocation gets that memory from CuPy's pool)
+    and written on s, which does not wait for the caller's stream, is overwritten by that earlier work."""
     sources, wants = [], []
     for k in range(4):
         values = _sum_values((1000,), _seed("sum", "kept", k))
@@ -290,6 +294,8 @@ def _sums_kept(ex: Any, cp: Any, yours: Callable, s: Any, producer: Any) -> None
         caller = cp.cuda.get_current_stream()
         cp.get_default_memory_pool().free_all_blocks()
         cupy_sleep(WINDOW_MS / 1e3)  # the caller's stream reads each result only after the later calls
+        earlier = cp.full((), -1.0)  # the caller's earlier work writes memory of a result's size, after its window...
+        del earlier  # ...freed before the calls: CuPy's pool hands it to the next allocation on the caller's stream
         results = []
         for k, source in enumerate(sources):
             x = xs[k % 2]
@@ -303,12 +309,15 @@ def _sums_kept(ex: Any, cp: Any, yours: Callable, s: Any, producer: Any) -> None
 
     got = _in_a_fresh_thread(in_a_row)
     ex.expect(got == wants,
-              f"sum_on_stream called four times in a row (x of shape (1000,), from the null stream, late; the third "
-              f"and fourth calls on the first two x's, written again by the producer), every result kept: once the "
-              f"GPU was done, the results held {got}, expected {wants}",
+              f"sum_on_stream called four times in a row (x of shape (1000,), from the null stream, late, its earlier "
+              f"work still writing memory it had just freed; the third and fourth calls on the first two x's, "
+              f"written again by the producer), every result kept: once the GPU was done, the results held {got}, "
+              f"expected {wants}",
               "the caller keeps your result as long as it likes: return an array that no later call writes again, "
               "whatever x it gets, and whose memory nothing else may take while the caller's stream still has to "
-              "read it (CuPy's pool hands freed memory back to its stream at once: CuPy has no record_stream)")
+              "read it (CuPy's pool hands freed memory back to its stream at once: CuPy has no record_stream); and "
+              "memory from the caller's stream's pool may still be in use by work queued there, which s does not "
+              "wait for")
 
 
 def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> None:
@@ -559,15 +568,19 @@ def check_cupy_scale_on_current_stream(
         ]
         for_all(ex, _scale_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_scale)
-        _scales_kept(ex, yours)
+        _scales_kept(ex, cp, yours)
 
 
-def _scales_kept(ex: Any, yours: Callable) -> None:
-    """Four calls in a row, from a fresh thread (PyTorch's default stream, CuPy's null stream), every result kept while
-    the later calls run: the first two on two t's already written, the last two on the same two t's, written again by
-    the caller in between (on its stream, after the earlier calls' work there).  Once the GPU is done, each result
-    must still hold its own values (an output that a later call writes again, one for every call, a few in turn or
-    one per input tensor, is not the caller's to keep)."""
+def _scales_kept(ex: Any, cp: Any, yours: Callable) -> None:
+    """Four calls in a row, from a fresh thread (PyTorch's default stream; CuPy's current stream a stream of its own,
+    made current with use()), every result kept while the later calls run: the first two on two t's already written,
+    the last two on the same two t's, written again by the caller in between (on its stream, after the earlier calls'
+    work there).  Once the GPU is done, each result must still hold its own values (an output that a later call
+    writes again, one for every call, a few in turn or one per input tensor, is not the caller's to keep).
+
+    CuPy's current stream, late by a window, then writes memory of a result's size that was freed on it just before
+    the calls: a result allocated there (the first such allocation gets that memory from CuPy's pool, emptied of
+    free blocks first) and written on the caller's stream is overwritten by that earlier work."""
     sources = [torch.randint(-1000, 1000, (4096,), generator=torch.Generator().manual_seed(k)).float().cuda()
                for k in range(4)]
     wants = [3.0 * source for source in sources]
@@ -575,6 +588,12 @@ def _scales_kept(ex: Any, yours: Callable) -> None:
     torch.cuda.synchronize()
 
     def in_a_row() -> list[bool]:
+        cp.get_default_memory_pool().free_all_blocks()
+        other = cp.cuda.Stream(non_blocking=True)
+        other.use()  # CuPy's current stream: not the caller's...
+        cupy_sleep(WINDOW_MS / 1e3)
+        earlier = cp.full((4096,), -2.0, dtype=cp.float32)  # ...whose earlier work writes memory of a result's size...
+        del earlier  # ...freed before the calls: CuPy's pool hands it to the next allocation on that stream
         results = []
         for k, source in enumerate(sources):
             t = ts[k % 2]
@@ -589,11 +608,13 @@ def _scales_kept(ex: Any, yours: Callable) -> None:
     wrong = [which for which, ok in zip(("first", "second", "third", "fourth"), right) if not ok]
     ex.expect(not wrong,
               "cupy_scale_on_current_stream called four times in a row (t of shape (4096,), factor 3.0, from PyTorch's "
-              "default stream; the third and fourth calls on the first two t's, written again by the caller), every "
-              f"result kept: once the GPU was done, the {' and '.join(wrong)} result{'s' if len(wrong) > 1 else ''} "
-              "held other values",
+              "default stream, with CuPy's current stream another one, late, whose earlier work still wrote memory "
+              "it had just freed; the third and fourth calls on the first two t's, written again by the caller), "
+              f"every result kept: once the GPU was done, the {' and '.join(wrong)} "
+              f"result{'s' if len(wrong) > 1 else ''} held other values",
               "the caller keeps your result as long as it likes: return a tensor that no later call writes again, "
-              "whatever t it gets")
+              "whatever t it gets, and whose memory no other stream's work may still use (CuPy's pool hands out "
+              "memory per stream: memory from another stream's pool may still be in use by work queued there)")
 
 
 def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor, want: torch.Tensor,
@@ -1251,7 +1272,9 @@ def deep_and_back(depth: int) -> Program:
 
 # Deeper than the small programs, and than most generated ones, and each ends every block on the way back out (a
 # generated program seldom does): stacks bounded at fewer than 12 entries fail on the first of these that is deeper.
-DEEP_AND_BACK: tuple[Program, ...] = tuple(deep_and_back(depth) for depth in range(4, 13))
+# The last is far deeper than any generated program (at most 12 lines): a stack bounded at 12 to 63 entries, with the
+# null stream once it runs empty, is right for every program up to 12 deep, and wrong for it.
+DEEP_AND_BACK: tuple[Program, ...] = tuple(deep_and_back(depth) for depth in (*range(4, 13), 64))
 
 
 def check_which_stream(which_stream: Callable[[Program], Mapping[str, str]]) -> None:

@@ -6,8 +6,9 @@ Python loop over positions, on the padded, static shape.  A property over genera
 size, padded length and lengths, MLPs of one to four layers, logits from tiny to large, positions whose
 large values cancel, real tokens of zeros): the loss within the most that rounding can move it (a first-order
 bound from the format actually used, as in notebook 06), a float32 loss whose backward() reaches every
-weight, inputs and PyTorch's global settings left as they were, bf16 matrix products only when asked and no
-other arithmetic in bf16, and the same operations whatever the lengths and however long the padding, large
+weight, inputs and PyTorch's global settings left as they were, bf16 matrix products only when asked (each
+Linear's, and the loss computed from them), no other arithmetic in bf16 (anything but casts, views and
+selections that returns bf16), and the same operations whatever the lengths and however long the padding, large
 the batch or wide the features (no value read on the host, no tensor copied there from the host, no loop).
 
 Exercise 2, `make_fast_step(model, data)` (GPU) -> `(step, losses)`: `step()` trains one step on the
@@ -148,11 +149,18 @@ CREATIONS = {"arange", "tensor", "as_tensor", "zeros", "ones", "full", "empty", 
              "randn", "randint", "randperm", "asarray", "scalar_tensor", "empty_strided", "tril_indices",
              "triu_indices"}
 MOVES = {"to", "cuda", "copy_", "type_as"}  # what copies a tensor to another device
-# Arithmetic that rounds its result to its dtype (the matrix products aside): in bf16, only the products may round
-ROUNDING = {"add", "__add__", "__radd__", "__iadd__", "sub", "__sub__", "__rsub__", "__isub__", "mul", "__mul__",
-            "__rmul__", "__imul__", "div", "true_divide", "__truediv__", "__rtruediv__", "__itruediv__", "__div__",
-            "reciprocal", "sum", "nansum", "mean", "nanmean", "cumsum", "exp", "log", "softmax", "log_softmax",
-            "logsumexp", "pow", "__pow__", "sqrt", "rsqrt", "addcmul", "addcdiv", "lerp", "cross_entropy", "nll_loss"}
+# What a bf16 tensor may go through without being rounded again (besides the matrix products): casts, views, copies,
+# selections and ReLU, which return values of their inputs.  Any other operation that returns bf16 is arithmetic in
+# bf16, however it is spelled (in place or not): a list of the rounding ones would miss one (div_ passed).
+EXACT_IN_BF16 = {"to", "type", "type_as", "bfloat16", "clone", "detach", "detach_", "contiguous", "view", "view_as",
+                 "reshape", "reshape_as", "flatten", "unflatten", "squeeze", "unsqueeze", "t", "transpose", "permute",
+                 "movedim", "swapaxes", "expand", "expand_as", "broadcast_to", "__getitem__", "__setitem__", "__get__",
+                 "gather", "index_select", "take_along_dim", "select", "narrow", "split", "chunk", "unbind", "cat",
+                 "concat", "concatenate", "stack", "copy_", "requires_grad_", "retain_grad", "relu", "relu_",
+                 "threshold", "clamp", "clip", "clamp_min", "clamp_max", "max", "amax", "maximum", "min", "amin",
+                 "minimum", "abs", "neg", "__neg__", "negative", "where", "masked_fill", "pad", "flip", "roll",
+                 "repeat", "tile", "sort", "topk", "zeros_like", "ones_like", "empty_like", "full_like", "new_zeros",
+                 "new_ones", "new_empty", "new_full", "fill_", "zero_", *CREATIONS}
 MORE_PADDING = 3  # positions of zeros added to a batch: its loss and its operations must not change
 MORE_FEATURES = 2  # features of zeros (with zero weights) added to a batch: its operations must not change
 
@@ -204,6 +212,9 @@ COURSE_BATCH = Batch(lengths=tuple(range(1, 33)) * 2, padded=32, features=16, hi
 # Real tokens of zeros: a length counted from the nonzero positions comes out short
 ZERO_TOKENS_BATCH = Batch(lengths=(3, 1, 4, 2), padded=5, features=2, hidden=(4,), classes=3, scale=1.0, cancel=0.0,
                           seed=7, zeros=True)
+# One token, a large weight and a confidently wrong label: the loss as steep in the pooled input as it gets, so that
+# dividing by n plus a small constant (n + 1e-5: ~100 float32 ulps of the mean) lies outside what rounding can do
+STEEP_BATCH = Batch(lengths=(1,), padded=1, features=1, hidden=(), classes=2, scale=10.0, cancel=0.0, seed=106)
 
 
 def build(case: Batch, device: str) -> tuple[torch.nn.Sequential, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -277,7 +288,8 @@ class Operations(TorchFunctionMode):
     `.cpu()`...) or copy from the GPU to the host; each copy to another device of a tensor made on the host (made
     without device=, or computed from such tensors only: on a CPU too) or held there; each operation that takes
     such a tensor (not 0-d, not copied) with the batch's or the model's (a GPU raises there: on a CPU it runs); the
-    matrix products in bf16, and the other arithmetic in bf16."""
+    matrix products in bf16 (with the tensors each one was computed from: the weights behind casts and views), and the
+    other arithmetic in bf16."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -289,6 +301,12 @@ class Operations(TorchFunctionMode):
         self.bf16_arithmetic: list[str] = []
         self.host_mixed: list[str] = []  # operations that took a tensor made on the host with the batch's
         self._on_host: dict[int, torch.Tensor] = {}  # made on the host, by id (held: ids stay unique)
+        # each bf16 matrix product's result, and the ids of the tensors it was computed from (behind casts and views)
+        self.bf16_uses: list[tuple[torch.Tensor, frozenset[int]]] = []
+        self._behind: dict[int, tuple[torch.Tensor, frozenset[int]]] = {}  # a cast's or view's result: its sources
+
+    def _sources(self, t: torch.Tensor) -> frozenset[int]:
+        return self._behind[id(t)][1] if id(t) in self._behind else frozenset({id(t)})
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
@@ -321,17 +339,32 @@ class Operations(TorchFunctionMode):
         if not moved and ((name in CREATIONS and ("device" not in kwargs or _names_host((), kwargs)))
                           or (given and all(id(t) in self._on_host for t in given))):
             self._on_host[id(out)] = out
+        if name in EXACT_IN_BF16 and len(given) == 1 and out is not given[0]:  # a cast or a view of one tensor
+            self._behind[id(out)] = (out, self._sources(given[0]))
         if out.dtype == torch.bfloat16:
             if name in MATRIX_PRODUCTS:
                 self.bf16_products += 1
+                self.bf16_uses.append((out, frozenset().union(*(self._sources(t) for t in given))))
                 if torch.is_autocast_enabled(out.device.type) and torch.is_autocast_cache_enabled():
                     self.cached_products += 1
-            elif name in ROUNDING:
+            elif name not in EXACT_IN_BF16:
                 self.bf16_arithmetic.append(name)
         return out
 
     def names(self) -> list[str]:
         return [name for name, _ in self.seen]
+
+    def feeding(self, loss: object) -> frozenset[int]:
+        """The ids of the tensors (the weights, say) behind the bf16 matrix products that `loss` depends on: a bf16
+        product computed beside the loss, and not used for it, does not count."""
+        uses = [(out, sources) for out, sources in self.bf16_uses if out.requires_grad]
+        if not isinstance(loss, torch.Tensor) or not loss.requires_grad or not uses:
+            return frozenset()
+        try:
+            grads = torch.autograd.grad(loss.sum(), [out for out, _ in uses], allow_unused=True, retain_graph=True)
+        except RuntimeError:  # a graph autograd cannot walk twice: backward() on it FAILs below, with its error
+            return frozenset().union(*(sources for _, sources in uses))
+        return frozenset().union(*(sources for (_, sources), g in zip(uses, grads, strict=True) if g is not None))
 
 
 def _names_host(args: tuple, kwargs: dict) -> bool:
@@ -407,7 +440,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
             _loss_holds(ex, yours, SMALLEST_BATCH, device)  # where shrinking ends for most wrong answers: try it first
             ex.passed = before + 1  # one case, one check, as for_all counts them
             for_all(ex, batches(), lambda case: _loss_holds(ex, yours, case, device), examples=EXAMPLES_1,
-                    chosen=[COURSE_BATCH, ZERO_TOKENS_BATCH], budget_s=0.5,
+                    chosen=[COURSE_BATCH, ZERO_TOKENS_BATCH, STEEP_BATCH], budget_s=0.5,
                     describe=lambda case: f"fast_loss on {case}")
         finally:
             torch.backends.cuda.matmul.allow_tf32 = saved[0]
@@ -430,6 +463,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         call = f"fast_loss(..., bf16={bf16}) on {case}"
         settings = _settings(device)
         got, ops = _recorded(yours, model, x, n, y, bf16)
+        feeding = ops.feeding(got)  # before the backward() below, which frees the graph
         mixed = (f"{call} used a tensor made on the host with the batch's tensors "
                  f"({ops.host_mixed[0] if ops.host_mixed else ''}"
                  f"{': ' + str(got).splitlines()[0][:120] if isinstance(got, RuntimeError) else ''})")
@@ -481,6 +515,14 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "bf16=True asks for the model's matrix products in bfloat16 (torch.autocast with "
                   "dtype=torch.bfloat16: without dtype=, a GPU's autocast runs float16), bf16=False for float32 "
                   "throughout")
+        unrounded = [f"{name}.weight" for name, m in model.named_modules()
+                     if isinstance(m, torch.nn.Linear) and id(m.weight) not in feeding]
+        ex.expect(not bf16 or not unrounded,
+                  f"{call}: the loss does not come from a bfloat16 matrix product of the model's "
+                  f"{unrounded[0] if unrounded else ''}",
+                  "bf16=True asks for each of the model's matrix products in bfloat16, and for the loss computed from "
+                  "their results: run the whole model under torch.autocast(..., dtype=torch.bfloat16), and compute the "
+                  "loss from what it returns")
         ex.expect(not ops.cached_products, f"{call}: autocast kept its cache (cache_enabled=True) for "
                   f"{ops.cached_products} matrix products",
                   "exercise 2 captures this code in a CUDA graph, where autocast must not keep its bf16 copies of the "

@@ -245,6 +245,19 @@ def s_waits_for_the_caller_too(x, ready, s):  # "to be safe": the sum on s also 
     return on_s(x, ready, s)
 
 
+def output_on_the_callers_stream(x, ready, s):  # "the caller's result": memory of the caller's stream, written on s
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    total = cp.empty((), dtype=x.dtype)  # from the caller's stream's pool: its earlier work may still use it
+    s.wait_event(ready)
+    with s:
+        cp.sum(x, out=total)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
 WRONG_SUMS = {
     "the tutorial's s.use(): s stays current": tutorial_use,
     "use(), then Stream.null.use()": back_to_null,
@@ -277,6 +290,7 @@ WRONG_SUMS = {
     "two output arrays, used in turn": into_two_outputs_in_turn,
     "one output array per input array": into_one_output_per_input,
     "s also waits for the caller's earlier work": s_waits_for_the_caller_too,
+    "the output allocated on the caller's stream, written on s": output_on_the_callers_stream,
 }
 
 
@@ -550,6 +564,15 @@ def enters_the_callers_stream_by_hand(t, factor):  # __enter__() without __exit_
         before.use()
 
 
+def output_on_cupys_current_stream(t, factor):  # the output from CuPy's current stream's pool, written on the caller's
+    cp = _cp()
+    x = cp.from_dlpack(t)
+    out = cp.empty(x.shape, dtype=cp.float32)  # CuPy's current stream's memory: work queued there may still use it
+    with _callers_stream():
+        cp.multiply(x, factor, out=out)
+        return torch.from_dlpack(out)
+
+
 WRONG_SCALES = {
     "`with` alone: a CuPy caller's use() stream is not current afterwards": with_alone,
     "on CuPy's current stream (ordered by DLPack, behind that stream's work)": on_cupys_current_stream,
@@ -576,6 +599,7 @@ WRONG_SCALES = {
     "one output per input tensor": one_output_per_input,
     "t's memory wrapped as a contiguous array (strides ignored)": strides_ignored,
     "the caller's stream entered and never left": enters_the_callers_stream_by_hand,
+    "the output allocated on CuPy's current stream, written on the caller's": output_on_cupys_current_stream,
 }
 
 
@@ -1044,6 +1068,8 @@ WRONG_STREAMS = {
     "a stack of three entries (a deque with maxlen=3)": lambda p: bounded_stack(p, 3),
     "a stack of four entries, one per stream": lambda p: bounded_stack(p, 4),
     "a stack of eleven entries": lambda p: bounded_stack(p, 11),
+    "a stack of twelve entries (null once it runs empty)": lambda p: bounded_stack(p, 12),
+    "a stack of thirty-two entries": lambda p: bounded_stack(p, 32),
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+import fractions
 import math
 from collections.abc import Callable
 
@@ -67,12 +68,24 @@ WRONG_SPEEDUPS = {
     "rounded to two decimals": lambda *costs: round(_right_speedup(*costs), 2),
     "the replay call paid per kernel": lambda kernels, h, k, f, r: kernels * max(h, k) / (kernels * max(k, f, r)),
     "one call alone, not calls back to back": _one_call_alone,
+    # Round 4's adversary: the replay() term kept for short chains only; the old check drew replay-bound cases with a
+    # few kernels alone (the chosen one has 2), and passed this with any limit from 10 to 1000 kernels.
+    "the replay call counted for short chains only": lambda kernels, h, k, f, r: (
+        kernels * max(h, k) / (max(r, kernels * max(k, f)) if kernels <= 20 else kernels * max(k, f))),
+    "the replay call counted up to 1000 kernels only": lambda kernels, h, k, f, r: (
+        kernels * max(h, k) / (max(r, kernels * max(k, f)) if kernels <= 1000 else kernels * max(k, f))),
+    # Found while fixing it: a rule wrong for one kernel alone passed too (no floor-bound chain of 1 kernel was drawn).
+    "a single kernel pays no floor": lambda kernels, h, k, f, r: (
+        kernels * max(h, k) / max(r, kernels * (max(k, f) if kernels > 1 else k))),
+    "the replay call ignored for a single kernel": lambda kernels, h, k, f, r: (
+        kernels * max(h, k) / (max(r, kernels * max(k, f)) if kernels > 1 else kernels * max(k, f))),
 }
 
 ALSO_RIGHT_SPEEDUPS = {  # the old check refused the last two (a float32 result, a tensor); the new accepts all
     "the wrong models' builder, nothing broken": _speedup(max, max),
     "NumPy float32 throughout": _in_float32,
     "a float32 0-d tensor": lambda *costs: torch.tensor(_right_speedup(*costs)),
+    "an exact Fraction": lambda *costs: _right_speedup(*(fractions.Fraction(c) for c in costs)),
 }
 
 

@@ -190,7 +190,58 @@ def turns_tf32_on(model, x, n, y, bf16):
     return fast_loss(model, x, n, y, bf16)
 
 
+def divides_in_place_in_bf16(model, x, n, y, bf16):
+    """bf16=True: the sum cast to bf16, then divided in place (div_): arithmetic in bf16 outside the matrix products,
+    within the value's bound (one more rounding of the input); a list of rounding operations had no in-place names
+    (adversary, round 4)."""
+    pooled = x.sum(1)
+    if bf16:
+        pooled = pooled.to(torch.bfloat16)
+        pooled.div_(n[:, None])
+        return _loss(model, pooled, y, bf16)
+    return _loss(model, pooled / n[:, None], y, bf16)
+
+
+def divides_by_length_plus_epsilon(model, x, n, y, bf16):
+    """A "safe" division by n + 1e-5: ~100 float32 ulps off the mean, which the bound hid where the loss is flat
+    (adversary, round 4; the check's steep case: one token, a large weight, a wrong label)."""
+    return _loss(model, x.sum(1) / (n[:, None] + 1e-5), y, bf16)
+
+
+def returns_the_float32_loss(model, x, n, y, bf16):
+    """Runs the model under autocast, but returns the loss of a float32 run of it beside (a wrong variable): the bf16
+    products were counted, not followed to the loss (adversary, round 4)."""
+    pooled = x.sum(1) / n[:, None]
+    logits32 = model(pooled)
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(pooled)
+    assert logits.shape == logits32.shape
+    return F.cross_entropy(logits32, y)
+
+
+def last_layer_only_in_bf16(model, x, n, y, bf16):
+    """Only the last Linear under autocast, and as many other bf16 products, of no weight, as the model has layers
+    (adversary, round 4: the count of bf16 products passed)."""
+    layers, a = list(model), x.sum(1) / n[:, None]
+    for layer in layers[:-1]:
+        a = layer(a)
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = layers[-1](a)
+        if bf16:
+            for _ in range(sum(isinstance(m, torch.nn.Linear) for m in layers) - 1):
+                a @ torch.ones(a.shape[1], 1, device=a.device)
+    return F.cross_entropy(logits.float(), y)
+
+
 # Right ones, written differently
+def one_hot_cross_entropy(model, x, n, y, bf16):
+    """Cross-entropy spelled out: the log-softmax of the float32 logits against one-hot labels."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1).div(n[:, None]))
+    log_p = F.log_softmax(logits.float(), dim=1)
+    return -(F.one_hot(y, logits.shape[1]).to(log_p.dtype) * log_p).sum(1).mean()
+
+
 def bf16_by_hand(model, x, n, y, bf16):
     """Each Linear's input, weight and bias cast to bf16 by hand, as autocast does: the casts pass the gradient on."""
     a = x.sum(1) / n[:, None]
@@ -524,6 +575,10 @@ WRONG = {
         "pools on the host with x.to('cpu')": pools_on_the_host_with_to,
         "ones made on the host with torch.asarray": host_ones_from_asarray,
         "a mask made with device='cpu'": mask_made_on_cpu_by_name,
+        "divides in place in bf16 (div_)": divides_in_place_in_bf16,
+        "divides by n + 1e-5": divides_by_length_plus_epsilon,
+        "returns the loss of a float32 run beside the bf16 one": returns_the_float32_loss,
+        "only the last layer in bf16, unused bf16 products for the count": last_layer_only_in_bf16,
     },
     "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
@@ -565,6 +620,7 @@ ALSO_RIGHT = {
         "each Linear cast to bf16 by hand": bf16_by_hand,
         "an arange without device= inside `with torch.device(x.device)`": positions_under_device_context,
         "the running sum read at each length": cumsum_at_the_length,
+        "cross-entropy spelled out with one-hot labels": one_hot_cross_entropy,
     },
     "check_fast_step": {
         "the wrong answers' builder, nothing switched": _variant(),
