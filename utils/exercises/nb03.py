@@ -604,11 +604,12 @@ def random_program(size: int, seed: int) -> list[Op]:
     """A program of `size` operations drawn from `seed` (the same ones on every machine), over 1 to 4 streams
     and 1 to 3 events: kernels, records (an event recorded again included), waits (for an event recorded
     before, later, or never) and wait_streams; each program of a seed begins the longer ones of that seed.
-    The events of an odd seed have the names of streams (s0, s1, ...): the task does not make names distinct,
-    and an event is not the stream of the same name."""
+    The events of an odd seed have the names of streams (s0, s1, ...), and those of a seed of 2 modulo 4 the names
+    of kernels (k0, k1, ...): the task does not make names distinct, and an event is neither the stream nor the
+    kernel of the same name."""
     rng = random.Random(seed)
     streams = [f"s{i}" for i in range(rng.randint(1, 4))]
-    events = [f"{'s' if seed % 2 else 'e'}{i}" for i in range(rng.randint(1, 3))]
+    events = [f"{'s' if seed % 2 else 'k' if seed % 4 == 2 else 'e'}{i}" for i in range(rng.randint(1, 3))]
     ops: list[tuple] = []
     for _ in range(size):
         kind, stream = rng.choices(KINDS, weights=(4, 2, 2, 1))[0], rng.choice(streams)
@@ -649,7 +650,8 @@ def _shown_program(program: Sequence[Op]) -> str:
 
 # The rules of the task, as the hints of check_simulate say them, by what a failing program holds.
 RULES = {
-    "names": "an event may have the name of a stream: they are two different things, each with its own time",
+    "names": "an event may have the name of a stream or of a kernel: they are different things, each with its own "
+             "time",
     "early wait": "a wait for an event not yet recorded at that point of the program does nothing: CUDA does not "
                   "look ahead to a later record",
     "re-record": "recording an event again moves it: a wait takes the event as its latest record before the wait "
@@ -674,7 +676,7 @@ def _rules_hint(program: Sequence[Op]) -> str:
         elif op[0] == "wait":
             early_wait = early_wait or op[2] not in recorded
     kinds = {op[0] for op in program}
-    shared = {op[2] for op in program if op[0] in ("record", "wait")} & set(_streams_of(program))
+    shared = {op[2] for op in program if op[0] in ("record", "wait")} & {*_streams_of(program), *_kernels(program)}
     found = [rule for rule, holds in (
         ("names", bool(shared)),
         ("early wait", early_wait), ("re-record", len(recorded) > len(set(recorded))), ("wait", "wait" in kinds),
@@ -704,6 +706,8 @@ SIMULATE_CASES: list[list[Op]] = [
      ("kernel", "s2", "c", 1)],
     [("kernel", "a", "k1", 2), ("kernel", "b", "k2", 5), ("record", "b", "a"), ("kernel", "a", "k3", 1),
      ("wait", "c", "a"), ("kernel", "c", "k4", 1)],  # an event with the name of a stream
+    [("kernel", "s1", "a", 3), ("wait", "s2", "a"), ("kernel", "s2", "b", 1), ("kernel", "s1", "c", 2),
+     ("record", "s1", "a"), ("wait", "s3", "a"), ("kernel", "s3", "d", 1)],  # an event with the name of a kernel
     PROGRAM,
 ]
 
