@@ -1144,10 +1144,13 @@ def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str,
         scratch.fill_(math.nan)  # a loop that writes this memory before the caller is done with it reads NaN
         del scratch
         late = widened(WINDOW_MS, spare=(current,)) if name == "slow copies" else nullcontext()
+        copy_from, copy_to = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        copy_from.record(copy_stream)
         t0 = time.perf_counter()
         with late:
             got = yours(batches, step, copy_stream)
         timing.setdefault("host_ms", (time.perf_counter() - t0) * 1e3 / len(batches))
+        copy_to.record(copy_stream)  # after the copies that the loop queued on copy_stream
         after = torch.cuda.current_stream()
         problem = _loop_outputs_problem(got, len(batches), gpu=True)
         junk = []
@@ -1188,8 +1191,18 @@ def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str,
         hint = ("a copy overwrote a buffer that a step was still reading: which event must the copy stream wait for "
                 "before it writes into a buffer again?")
     ex.expect(not bad, f"{said}: the caller read wrong outputs for batches {bad}", hint)
+    # The copies of batches 1, 2, ... on copy_stream: there they take a copy's time each at least (and more here, where
+    # copy_stream starts late or waits for slow steps); on a stream of the loop's own, copy_stream stays idle.
+    on_copy_ms, copies_ms = copy_from.elapsed_time(copy_to), (len(batches) - 1) * timing["copy_ms"]
+    ex.expect(on_copy_ms >= copies_ms / 2,
+              f"{said}: copy_stream had {on_copy_ms:.2f} ms of work while your loop queued its copies, where the "
+              f"copies of {len(batches) - 1} batches take {copies_ms:.1f} ms: the copies ran on another stream",
+              "copy each next batch on the copy_stream that the caller gives you: the caller may wait for that stream "
+              "to know when it can fill its pinned batches again")
 
 
+KEPT_HINT = ("allocate the two buffers in each call: buffers kept from one call to the next are shared by every "
+             "caller, whatever stream it calls from, and their memory is never given back")
 BUFFERS_HINT = ("allocate two buffers, each of one batch, once, before the loop, and copy each batch into one of "
                 "them: copying into an existing tensor allocates nothing, while .to('cuda') makes a new one")
 
@@ -1299,6 +1312,8 @@ def check_prefetch_loop(
         ex.expect(by_loop <= 2 and held <= 2.5,
                   f"allocated GPU memory for {held:.3g} batches ({by_loop} allocations of a batch's size or more) "
                   f"for {len(batches)} batches; two buffers, made once, hold 2", BUFFERS_HINT)
+        ex.expect(held >= 1.5, f"allocated GPU memory for {held:.3g} batches in a call that came after others with "
+                               "batches of the same shape: buffers kept from one call to the next", KEPT_HINT)
 
         # Faster: a step as long as a copy (or as two batches of the host's work, if longer).  One after
         # the other, each batch costs copy + step; overlapped, the copy of batch i+1 hides behind step i,
@@ -1313,7 +1328,7 @@ def check_prefetch_loop(
                               "the host (no synchronize in the loop)")
 
 
-register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=13))
+register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=15))
 
 
 def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
@@ -1333,15 +1348,22 @@ def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
         chosen = [(None, 1, (1,), torch.uint8), (None, 9, (2, 3, 4), torch.float16), (None, 2, (5,), torch.int32)]
         for_all(ex, loops(st.none()), holds, examples=CPU_EXAMPLES, chosen=chosen, budget_s=0, describe=_loop_call)
         gen = torch.Generator().manual_seed(1000)
-        batches = [torch.randn(64, 32, generator=gen) for _ in range(BATCHES)]  # small: nothing is timed
-        before = len(gpu.placed)
-        yours(batches, lambda x: x.sum(dim=1), torch.cuda.Stream())
-        size = batches[0].numel()
-        large = [n for n in gpu.placed[before:] if n >= size]  # tensors of a batch's size or more
-        held = sum(large) / size
-        ex.expect(held <= 2,
-                  f"made GPU tensors for {held:.3g} batches ({len(large)} of a batch's size or more) for "
-                  f"{len(batches)} batches; two buffers, made once, hold 2", BUFFERS_HINT)
+        # small: nothing is timed; a shape of its own at every check, so that buffers kept from an earlier check
+        # (the cell run again) do not count as made in this one
+        cols = 32 + next(_runs) % 997
+        batches = [torch.randn(64, cols, generator=gen) for _ in range(BATCHES)]
+        size, helds = batches[0].numel(), []
+        for call in ("", " on a second call with the same batches"):
+            before = len(gpu.placed)
+            yours(batches, lambda x: x.sum(dim=1), torch.cuda.Stream())
+            large = [n for n in gpu.placed[before:] if n >= size]  # tensors of a batch's size or more
+            helds.append(sum(large) / size)
+            ex.expect(helds[-1] <= 2,
+                      f"made GPU tensors for {helds[-1]:.3g} batches ({len(large)} of a batch's size or more) for "
+                      f"{len(batches)} batches{call}; two buffers, made once, hold 2", BUFFERS_HINT)
+        ex.expect(helds[1] >= helds[0],
+                  f"made GPU tensors for {helds[0]:.3g} batches on a first call, and for {helds[1]:.3g} on a second call "
+                  "with batches of the same shape: buffers kept from one call to the next", KEPT_HINT)
 
 
 # ------------------------------------------------------------------------------------------
