@@ -1362,8 +1362,8 @@ def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
                       f"made GPU tensors for {helds[-1]:.3g} batches ({len(large)} of a batch's size or more) for "
                       f"{len(batches)} batches{call}; two buffers, made once, hold 2", BUFFERS_HINT)
         ex.expect(helds[1] >= helds[0],
-                  f"made GPU tensors for {helds[0]:.3g} batches on a first call, and for {helds[1]:.3g} on a second call "
-                  "with batches of the same shape: buffers kept from one call to the next", KEPT_HINT)
+                  f"made GPU tensors for {helds[0]:.3g} batches on a first call, and for {helds[1]:.3g} on a second "
+                  "call with batches of the same shape: buffers kept from one call to the next", KEPT_HINT)
 
 
 # ------------------------------------------------------------------------------------------
