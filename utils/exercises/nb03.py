@@ -604,11 +604,12 @@ def random_program(size: int, seed: int) -> list[Op]:
     """A program of `size` operations drawn from `seed` (the same ones on every machine), over 1 to 4 streams
     and 1 to 3 events: kernels, records (an event recorded again included), waits (for an event recorded
     before, later, or never) and wait_streams; each program of a seed begins the longer ones of that seed.
-    The events of an odd seed have the names of streams (s0, s1, ...): the task does not make names distinct,
-    and an event is not the stream of the same name."""
+    The events of an odd seed have the names of streams (s0, s1, ...), and those of a seed of 2 modulo 4 the names
+    of kernels (k0, k1, ...): the task does not make names distinct, and an event is neither the stream nor the
+    kernel of the same name."""
     rng = random.Random(seed)
     streams = [f"s{i}" for i in range(rng.randint(1, 4))]
-    events = [f"{'s' if seed % 2 else 'e'}{i}" for i in range(rng.randint(1, 3))]
+    events = [f"{'s' if seed % 2 else 'k' if seed % 4 == 2 else 'e'}{i}" for i in range(rng.randint(1, 3))]
     ops: list[tuple] = []
     for _ in range(size):
         kind, stream = rng.choices(KINDS, weights=(4, 2, 2, 1))[0], rng.choice(streams)
@@ -649,7 +650,8 @@ def _shown_program(program: Sequence[Op]) -> str:
 
 # The rules of the task, as the hints of check_simulate say them, by what a failing program holds.
 RULES = {
-    "names": "an event may have the name of a stream: they are two different things, each with its own time",
+    "names": "an event may have the name of a stream or of a kernel: they are different things, each with its own "
+             "time",
     "early wait": "a wait for an event not yet recorded at that point of the program does nothing: CUDA does not "
                   "look ahead to a later record",
     "re-record": "recording an event again moves it: a wait takes the event as its latest record before the wait "
@@ -674,7 +676,7 @@ def _rules_hint(program: Sequence[Op]) -> str:
         elif op[0] == "wait":
             early_wait = early_wait or op[2] not in recorded
     kinds = {op[0] for op in program}
-    shared = {op[2] for op in program if op[0] in ("record", "wait")} & set(_streams_of(program))
+    shared = {op[2] for op in program if op[0] in ("record", "wait")} & {*_streams_of(program), *_kernels(program)}
     found = [rule for rule, holds in (
         ("names", bool(shared)),
         ("early wait", early_wait), ("re-record", len(recorded) > len(set(recorded))), ("wait", "wait" in kinds),
@@ -704,6 +706,8 @@ SIMULATE_CASES: list[list[Op]] = [
      ("kernel", "s2", "c", 1)],
     [("kernel", "a", "k1", 2), ("kernel", "b", "k2", 5), ("record", "b", "a"), ("kernel", "a", "k3", 1),
      ("wait", "c", "a"), ("kernel", "c", "k4", 1)],  # an event with the name of a stream
+    [("kernel", "s1", "a", 3), ("wait", "s2", "a"), ("kernel", "s2", "b", 1), ("kernel", "s1", "c", 2),
+     ("record", "s1", "a"), ("wait", "s3", "a"), ("kernel", "s3", "d", 1)],  # an event with the name of a kernel
     PROGRAM,
 ]
 
@@ -1140,10 +1144,13 @@ def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str,
         scratch.fill_(math.nan)  # a loop that writes this memory before the caller is done with it reads NaN
         del scratch
         late = widened(WINDOW_MS, spare=(current,)) if name == "slow copies" else nullcontext()
+        copy_from, copy_to = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        copy_from.record(copy_stream)
         t0 = time.perf_counter()
         with late:
             got = yours(batches, step, copy_stream)
         timing.setdefault("host_ms", (time.perf_counter() - t0) * 1e3 / len(batches))
+        copy_to.record(copy_stream)  # after the copies that the loop queued on copy_stream
         after = torch.cuda.current_stream()
         problem = _loop_outputs_problem(got, len(batches), gpu=True)
         junk = []
@@ -1184,8 +1191,18 @@ def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str,
         hint = ("a copy overwrote a buffer that a step was still reading: which event must the copy stream wait for "
                 "before it writes into a buffer again?")
     ex.expect(not bad, f"{said}: the caller read wrong outputs for batches {bad}", hint)
+    # The copies of batches 1, 2, ... on copy_stream: there they take a copy's time each at least (and more here, where
+    # copy_stream starts late or waits for slow steps); on a stream of the loop's own, copy_stream stays idle.
+    on_copy_ms, copies_ms = copy_from.elapsed_time(copy_to), (len(batches) - 1) * timing["copy_ms"]
+    ex.expect(on_copy_ms >= copies_ms / 2,
+              f"{said}: copy_stream had {on_copy_ms:.2f} ms of work while your loop queued its copies, where the "
+              f"copies of {len(batches) - 1} batches take {copies_ms:.1f} ms: the copies ran on another stream",
+              "copy each next batch on the copy_stream that the caller gives you: the caller may wait for that stream "
+              "to know when it can fill its pinned batches again")
 
 
+KEPT_HINT = ("allocate the two buffers in each call: buffers kept from one call to the next are shared by every "
+             "caller, whatever stream it calls from, and their memory is never given back")
 BUFFERS_HINT = ("allocate two buffers, each of one batch, once, before the loop, and copy each batch into one of "
                 "them: copying into an existing tensor allocates nothing, while .to('cuda') makes a new one")
 
@@ -1295,6 +1312,8 @@ def check_prefetch_loop(
         ex.expect(by_loop <= 2 and held <= 2.5,
                   f"allocated GPU memory for {held:.3g} batches ({by_loop} allocations of a batch's size or more) "
                   f"for {len(batches)} batches; two buffers, made once, hold 2", BUFFERS_HINT)
+        ex.expect(held >= 1.5, f"allocated GPU memory for {held:.3g} batches in a call that came after others with "
+                               "batches of the same shape: buffers kept from one call to the next", KEPT_HINT)
 
         # Faster: a step as long as a copy (or as two batches of the host's work, if longer).  One after
         # the other, each batch costs copy + step; overlapped, the copy of batch i+1 hides behind step i,
@@ -1309,7 +1328,7 @@ def check_prefetch_loop(
                               "the host (no synchronize in the loop)")
 
 
-register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=13))
+register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=15))
 
 
 def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
@@ -1329,15 +1348,22 @@ def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
         chosen = [(None, 1, (1,), torch.uint8), (None, 9, (2, 3, 4), torch.float16), (None, 2, (5,), torch.int32)]
         for_all(ex, loops(st.none()), holds, examples=CPU_EXAMPLES, chosen=chosen, budget_s=0, describe=_loop_call)
         gen = torch.Generator().manual_seed(1000)
-        batches = [torch.randn(64, 32, generator=gen) for _ in range(BATCHES)]  # small: nothing is timed
-        before = len(gpu.placed)
-        yours(batches, lambda x: x.sum(dim=1), torch.cuda.Stream())
-        size = batches[0].numel()
-        large = [n for n in gpu.placed[before:] if n >= size]  # tensors of a batch's size or more
-        held = sum(large) / size
-        ex.expect(held <= 2,
-                  f"made GPU tensors for {held:.3g} batches ({len(large)} of a batch's size or more) for "
-                  f"{len(batches)} batches; two buffers, made once, hold 2", BUFFERS_HINT)
+        # small: nothing is timed; a shape of its own at every check, so that buffers kept from an earlier check
+        # (the cell run again) do not count as made in this one
+        cols = 32 + next(_runs) % 997
+        batches = [torch.randn(64, cols, generator=gen) for _ in range(BATCHES)]
+        size, helds = batches[0].numel(), []
+        for call in ("", " on a second call with the same batches"):
+            before = len(gpu.placed)
+            yours(batches, lambda x: x.sum(dim=1), torch.cuda.Stream())
+            large = [n for n in gpu.placed[before:] if n >= size]  # tensors of a batch's size or more
+            helds.append(sum(large) / size)
+            ex.expect(helds[-1] <= 2,
+                      f"made GPU tensors for {helds[-1]:.3g} batches ({len(large)} of a batch's size or more) for "
+                      f"{len(batches)} batches{call}; two buffers, made once, hold 2", BUFFERS_HINT)
+        ex.expect(helds[1] >= helds[0],
+                  f"made GPU tensors for {helds[0]:.3g} batches on a first call, and for {helds[1]:.3g} on a second "
+                  "call with batches of the same shape: buffers kept from one call to the next", KEPT_HINT)
 
 
 # ------------------------------------------------------------------------------------------

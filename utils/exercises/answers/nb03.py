@@ -464,6 +464,48 @@ def records_need_a_kernel(program, *, wait_stream_on_kernels=False):
     return timeline
 
 
+def events_among_the_kernels(program):
+    """An event's time kept in the timeline under the event's name, and the kernels picked out at the end: a wait for an
+    event named like a kernel, not yet recorded, waits for that kernel (and a record clobbers the kernel's times)."""
+    free_at, timeline, kernels = {}, {}, []
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = free_at.get(stream, 0.0)
+            free_at[stream] = start + ms
+            timeline[name] = (start, start + ms)
+            kernels.append(name)
+        elif op[0] == "record":
+            timeline[op[2]] = (free_at.get(op[1], 0.0),) * 2
+        elif op[0] == "wait":
+            if op[2] in timeline:
+                free_at[op[1]] = max(free_at.get(op[1], 0.0), timeline[op[2]][1])
+        else:
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
+    return {name: timeline[name] for name in kernels}
+
+
+def kernels_as_events(program):
+    """A kernel's end kept among the events, under the kernel's name ("a kernel is an event too"): a wait for an event
+    named like a kernel, not yet recorded, waits for that kernel."""
+    free_at, moments, timeline = {}, {}, {}
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = free_at.get(stream, 0.0)
+            free_at[stream] = start + ms
+            timeline[name] = (start, start + ms)
+            moments[name] = start + ms
+        elif op[0] == "record":
+            moments[op[2]] = free_at.get(op[1], 0.0)
+        elif op[0] == "wait":
+            if op[2] in moments:
+                free_at[op[1]] = max(free_at.get(op[1], 0.0), moments[op[2]])
+        else:
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
+    return timeline
+
+
 def one_dict_for_streams_and_events(program):
     """The streams' times and the events' times kept in one dict (a never-recorded event reads 0, so its wait
     does nothing): right while no event has the name of a stream; then a record moves that stream."""
@@ -552,6 +594,9 @@ WRONG_SIMULATORS = {
         p, wait_stream_on_kernels=True),
     "wait_stream records an event named after the other stream": wait_stream_as_a_named_event,
     "kernels of 0 ms left out": lambda p: {k: v for k, v in simulator()(p).items() if v[1] > v[0]},
+    # Round 4: events never had a kernel's name in the generated programs, and these passed.
+    "events kept in the timeline dict (an event named like a kernel)": events_among_the_kernels,
+    "a kernel's end kept among the events (an event named like a kernel)": kernels_as_events,
 }
 ALSO_RIGHT_SIMULATORS = {
     "the wrong simulators' builder, nothing broken": simulator(),
@@ -785,6 +830,41 @@ def kept_buffers(batches, step, copy_stream):
     return double_buffer(batches, step, copy_stream, buffers=_KEPT[key])
 
 
+_KEPT_WITH_EVENTS: dict[tuple, tuple] = {}  # kept_buffers_and_events's buffers and events, by shape and dtype
+
+
+def kept_buffers_and_events(batches, step, copy_stream):
+    """Two buffers per shape and dtype kept from one call to the next, and with them the event of the last step that
+    read each: a second call, from any stream, waits for the first call's steps before it copies into a buffer, so no
+    race shows; but the buffers are allocated once for the program, not once in each call, and never given back."""
+    key = (tuple(batches[0].shape), batches[0].dtype)
+    if key not in _KEPT_WITH_EVENTS:
+        _KEPT_WITH_EVENTS[key] = ([torch.empty_like(batches[0], device="cuda") for _ in range(2)], [None, None])
+    buffers, consumed = _KEPT_WITH_EVENTS[key]
+    main = torch.cuda.current_stream()
+    copy_stream.wait_stream(main)
+    copied = [torch.cuda.Event() for _ in range(2)]
+
+    def load(i):
+        k = i % 2
+        if consumed[k] is not None:
+            copy_stream.wait_event(consumed[k])
+        with torch.cuda.stream(copy_stream):
+            buffers[k].copy_(batches[i], non_blocking=True)
+        copied[k].record(copy_stream)
+
+    outputs = []
+    load(0)
+    for i in range(len(batches)):
+        k = i % 2
+        if i + 1 < len(batches):
+            load(i + 1)
+        main.wait_event(copied[k])
+        outputs.append(step(buffers[k]))
+        consumed[k] = main.record_event()
+    return outputs
+
+
 def every_batch_in_one_tensor(batches, step, copy_stream):
     """One GPU tensor for all the batches, allocated once: race-free and overlapped, one allocation, but the memory
     of every batch, not of two buffers (the old check counted allocations, not bytes, and passed it)."""
@@ -844,6 +924,9 @@ WRONG_LOOPS = {
     "two buffers kept from one call to the next (module-level)": kept_buffers,
     # One allocation, as two buffers make at most: the old check counted allocations, not their bytes.
     "every batch copied into one GPU tensor (one allocation)": every_batch_in_one_tensor,
+    # Round 4: nothing looked at where the copies ran, and the memory was bounded from above only.
+    "copies on a stream of its own, not on copy_stream": lambda b, s, c: double_buffer(b, s, torch.cuda.Stream()),
+    "two buffers and their events kept from one call to the next (module-level)": kept_buffers_and_events,
 }
 
 # ---------------------------------------------------------------- exercise 5: simulate_queues (CPU)
@@ -1000,7 +1083,9 @@ WRONG_ON_CPU = {
         "the lecture's loop (a new tensor per batch, record_stream)", "no wait for the copy", "no record_stream",
         "everything on the current stream", "the copy stream waits for every step", "one buffer",
         "last batch missing", "float32 buffers whatever the batches' dtype", "step on the batches in host memory",
-        "copies two batches ahead with two buffers", "every batch copied into one GPU tensor (one allocation)"},
+        "copies two batches ahead with two buffers", "every batch copied into one GPU tensor (one allocation)",
+        "two buffers kept from one call to the next (module-level)",
+        "two buffers and their events kept from one call to the next (module-level)"},
     "check_simulate_on_gpu": set(),
 }
 ALSO_RIGHT = {
