@@ -80,6 +80,8 @@ class Test_02_benchmarking:
         # and now and then a disturbed last call, are generated, and one of each is chosen
         assert min(w[8] for w in generated) < 1e-4 and max(w[8] for w in generated) > 1e-2
         assert sum(w[7] for w in generated) >= 5 and any(w[7] and w[8] != 1e-3 for w in nb02.CHOSEN_WARMUPS)
+        # lucky calls up to one in ten steady ones (a mean that keeps them is off), generated and chosen
+        assert any(w[9] == 1 for w in generated) and any(w[9] == 1 for w in nb02.CHOSEN_WARMUPS)
         for w in generated + nb02.CHOSEN_WARMUPS:
             length, steady_calls = w[:2]
             times = nb02.warmup_series(*w)

@@ -84,7 +84,27 @@ def index_of_the_last_warmup_call(times):
     return k - 1, steady
 
 
+def first_five_fast_in_a_row(times):
+    """The warm-up ends at the first five calls in a row within 20% of the steady time (an autotuning warm-up can
+    have a run of fast calls)."""
+    times = np.asarray(times, dtype=float)
+    fast = times < 1.2 * np.median(times[times.size // 2:])
+    k = next((i for i in range(times.size - 4) if fast[i:i + 5].all()), 0)
+    return k, float(np.median(times[k:]))
+
+
+def _mean_below_one_and_a_half(times) -> float:
+    """The mean of the calls under 1.5x their median: the disturbed calls left out, the lucky ones kept."""
+    return float(np.mean(times[times < 1.5 * np.median(times)]))
+
+
 WRONG_WARMUP = {
+    "the first five fast calls in a row": first_five_fast_in_a_row,
+    "the median of the first ten steady calls": _rule(_k, lambda t: np.median(t[:10])),
+    "the mean without the slow calls, the lucky ones kept": _rule(
+        lambda t, s: rolling_median_end(t, slow_start=True)[0], _mean_below_one_and_a_half),
+    "the typical time rounded to microseconds": lambda t: (_k(np.asarray(t), 0.0), round(float(np.median(
+        np.asarray(t)[_k(np.asarray(t), 0.0):])), 6)),
     "a threshold of 1.15 ms, whatever the function": fixed_threshold,
     "slow against the last call": threshold_from_the_last_call,
     "the index of the last warm-up call, -1 for none": index_of_the_last_warmup_call,
