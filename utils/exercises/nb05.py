@@ -427,6 +427,7 @@ class HostWaits(TorchFunctionMode):
         # empty result, say), and sync debug mode reports none
         copies_nothing = (to_host or into_host or name in ("tolist", "__array__")) and all(
             t.numel() == 0 for t in leaves if isinstance(t, torch.Tensor) and self.on_gpu(t))
+        to_gpu_copy = False
         if copies_nothing:
             pass
         elif into_host and waits:
@@ -437,8 +438,12 @@ class HostWaits(TorchFunctionMode):
                                                      or (name in ("to", "cuda") and args))) or (
                 name == "new_tensor" and args and isinstance(args[0], torch.Tensor) and self.on_gpu(args[0])) or (
                 waits and self._to_a_gpu_tensor(name, args, kwargs)):
-            self.note("a host value copied to the GPU (the copy waits for the stream)")
+            to_gpu_copy = True
         result = func(*args, **kwargs)
+        # A copy to the GPU of nothing waits for nothing: PyTorch's copy_ returns before any transfer when there are
+        # no elements (torch.tensor([], device="cuda"), an empty host tensor's .to(x)), and sync debug mode is silent
+        if to_gpu_copy and not (isinstance(result, torch.Tensor) and result.numel() == 0):
+            self.note("a host value copied to the GPU (the copy waits for the stream)")
         if to_host and from_gpu and isinstance(result, torch.Tensor) and any(result is t for t in leaves):
             result = result.clone()  # the CPU's .cpu() of a tensor on the CPU is that tensor; a GPU's is a new one
         if name == "__get__" and getattr(getattr(func, "__self__", None), "__name__", "") == "device" and from_gpu:

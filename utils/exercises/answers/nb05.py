@@ -465,6 +465,21 @@ def mask_filled_with_a_number(model, batches, lr):  # right: x[mask] = a number 
     return torch.stack(losses)
 
 
+def losses_grown_from_an_empty_device_tensor(model, batches, lr):  # right: a copy of nothing to the GPU waits for
+    losses = torch.tensor([], device=batches[0][0].device)  # nothing (copy_ returns before any transfer)
+    for x, y in batches:
+        keep = (y >= 0).to(x.dtype)
+        loss = ((model(x) - y) ** 2 * keep).sum() / keep.sum()
+        params = list(model.parameters())
+        grads = torch.autograd.grad(loss, params)
+        skip = loss.isnan()
+        with torch.no_grad():
+            for p, g in zip(params, grads):
+                p.sub_(torch.where(skip, torch.zeros_like(g), lr * g))
+        losses = torch.cat([losses, loss.detach().reshape(1)])
+    return losses
+
+
 def losses_to_a_cpu_device(model, batches, lr):  # a copy to the host: .to(torch.device("cpu")) waits as .cpu() does
     return _no_sync(model, batches, lr).to(torch.device("cpu"))
 
@@ -730,5 +745,7 @@ ALSO_RIGHT = {
     "check_train_steps_no_sync": {"0/1 weights, p.sub_": weights_and_clamp,
                                   "the wrong answers' builder, nothing switched": _no_sync,
                                   "missing targets filled with a number through the mask (masked_fill_)":
-                                      mask_filled_with_a_number},
+                                      mask_filled_with_a_number,
+                                  "losses grown from torch.tensor([], device=...) with torch.cat":
+                                      losses_grown_from_an_empty_device_tensor},
 }
