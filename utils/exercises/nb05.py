@@ -601,7 +601,7 @@ _MANY = tuple(random.Random(1).randrange(1000) for _ in range(4096))
 INDEX_ADD_CHOSEN: tuple[IndexAdd, ...] = (  # cases the check always tries, after the generated ones
     ((1000, 40), 0, (0, 5, 17, 999), "int64", "busy"),
     ((1000, 40), 1, (3, 1, 4, 1, 5, 9, 2, 6), "int64", "with"),  # 1 twice: both slices add up
-    ((1000, 40), -1, (39, 0, 7), "int32", "set_stream"),
+    ((40, 1000), -1, (39, 0, 999, 7), "int32", "set_stream"),  # dim -1 is not dim 0: 999 is valid along it alone
     ((1000, 40), 0, (7, 1000, 2), "int64", "busy"),  # one past the end
     ((1000, 40), 0, (-1, 4, 8), "int64", "default"),  # index_add does not count from the end
     ((1000, 40), 1, (2, 11, 40, 12, 45), "int32", "with"),  # too large for dim 1, fine for dim 0

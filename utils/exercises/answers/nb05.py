@@ -169,6 +169,14 @@ def size_of_dim_0(target, dim, index, source):  # checks against the rows whatev
     return target.index_add(dim, index, source)
 
 
+def negative_dim_read_as_dim_0(target, dim, index, source):  # a negative dim taken for dim 0: wrong where they differ
+    size = target.shape[dim if dim >= 0 else 0]
+    for position, value in enumerate(index.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
 def one_sync_per_index(target, dim, index, source):  # right answers, but the host asks the GPU once per index
     size = target.shape[dim]
     for position in range(len(index)):
@@ -679,6 +687,7 @@ WRONG: dict[str, dict[str, object]] = {
         "allows negative indices down to -size": counts_from_the_end,
         "wraps negative indices": wraps_negatives,
         "checks against dimension 0 whatever dim is": size_of_dim_0,
+        "a negative dim read as dim 0": negative_dim_read_as_dim_0,
         "one synchronization per index": one_sync_per_index,
         "validates after running index_add": validates_after,
         "lets index_add fail, then re-raises as IndexError": reraises_the_ops_error,
