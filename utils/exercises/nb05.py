@@ -792,6 +792,29 @@ def _call_index_add_on_cpu(yours: Callable, fn: Callable, args: tuple) -> _Ran:
     return ran
 
 
+class _LateAgainWhenIdle(TorchFunctionMode):
+    """On a GPU, inside widened(): an operation the answer queues on a stream other than the caller's, which that
+    stream has run before and is idle now (the host waited for it, as a `.tolist()` there does), starts late again
+    by `ms`.  widened() makes a stream late once, at its first operation: a stream whose first operation the host
+    waits for (the check's one question) would then compute the result on time, and a caller that never waits for
+    that stream would read it unwritten only by chance.  Only queues a sleep (utils.gpu_sleep): the host never waits
+    here, and a right answer loses at most `ms` each time it waits for its own stream."""
+
+    def __init__(self, ms: float, spared: Any) -> None:
+        super().__init__()
+        self.ms, self.spared, self.seen = ms, spared.cuda_stream, set[int]()
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        from ..timing import gpu_sleep
+
+        stream = torch.cuda.current_stream()
+        if stream.cuda_stream != self.spared:
+            if stream.cuda_stream in self.seen and stream.query():  # query() waits for nothing
+                gpu_sleep(self.ms / 1e3, stream)  # inside the mode's handler: not seen by the mode again
+            self.seen.add(stream.cuda_stream)
+        return func(*args, **(kwargs or {}))
+
+
 def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: str) -> _Ran:
     from .streams import torch_caller, widened
 
@@ -804,7 +827,8 @@ def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: 
         if caller.busy_end is not None:  # the caller's earlier work writes the indices: they are there only then
             late.copy_(index)
             index = late
-        with Blind(), widened(WIDE_MS, spare=(caller.stream,)), gpu_waits(fn) as waits:
+        with (Blind(), widened(WIDE_MS, spare=(caller.stream,)), _LateAgainWhenIdle(WIDE_MS, caller.stream),
+              gpu_waits(fn) as waits):
             try:
                 ran.out = yours(target, dim, index, source)
             except Launched as launched:
