@@ -925,8 +925,9 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
                   "operation is not one a caller can tell from others)")
         ex.expect(names(bad)(message) and names(value)(message),
                   f"{call} raised IndexError('{message}'), which does not name the first bad index, "
-                  f"index[{bad}] = {value}", "say where the first bad index is (its position in index) and what "
-                                             "it is: the error is for a person, who has to find it in a batch")
+                  f"index[{bad}] = {value}",
+                  "say where the first bad index is (its position in index, from 0) and what it is: the error is for a "
+                  "person, who has to find it in a batch")
         ex.expect(kept, f"{call} changed target before it raised", "leave target as it was: raise before any work")
 
     callers: st.SearchStrategy[str] = st.just("default")
