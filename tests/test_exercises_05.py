@@ -200,6 +200,11 @@ def _empty_copied_to_the_host():  # no bytes to copy: a GPU waits for nothing
     return GPU_Y[:0].tolist(), GPU_Y[:0].cpu(), GPU_Y[:0].to("cpu", non_blocking=True).tolist()
 
 
+def _empty_copied_to_the_gpu():  # no bytes to copy: copy_ returns before any transfer, sync debug mode is silent
+    return (torch.tensor([], device=GPU_Y.device), torch.zeros(0).to(GPU_Y), torch.empty(0, 3).to(GPU_Y.device),
+            GPU_Y.new_tensor([]))
+
+
 def _nonzero():
     return (GPU_Y >= 0).nonzero()
 
@@ -307,7 +312,7 @@ def test_a_copy_to_the_host_leaves_the_gpu_tensor_on_the_gpu(copy):  # the CPU's
 
 @host
 @pytest.mark.parametrize("fn", [_on_the_gpu_only, _host_values_only, _boolean_mask_filled_with_a_number,
-                                _empty_copied_to_the_host],
+                                _empty_copied_to_the_host, _empty_copied_to_the_gpu],
                          ids=lambda fn: fn.__name__)
 def test_host_waits_notes_nothing_where_no_gpu_value_reaches_the_host(fn):
     assert _waits(fn) == []

@@ -427,6 +427,7 @@ class HostWaits(TorchFunctionMode):
         # empty result, say), and sync debug mode reports none
         copies_nothing = (to_host or into_host or name in ("tolist", "__array__")) and all(
             t.numel() == 0 for t in leaves if isinstance(t, torch.Tensor) and self.on_gpu(t))
+        to_gpu_copy = False
         if copies_nothing:
             pass
         elif into_host and waits:
@@ -437,8 +438,12 @@ class HostWaits(TorchFunctionMode):
                                                      or (name in ("to", "cuda") and args))) or (
                 name == "new_tensor" and args and isinstance(args[0], torch.Tensor) and self.on_gpu(args[0])) or (
                 waits and self._to_a_gpu_tensor(name, args, kwargs)):
-            self.note("a host value copied to the GPU (the copy waits for the stream)")
+            to_gpu_copy = True
         result = func(*args, **kwargs)
+        # A copy to the GPU of nothing waits for nothing: PyTorch's copy_ returns before any transfer when there are
+        # no elements (torch.tensor([], device="cuda"), an empty host tensor's .to(x)), and sync debug mode is silent
+        if to_gpu_copy and not (isinstance(result, torch.Tensor) and result.numel() == 0):
+            self.note("a host value copied to the GPU (the copy waits for the stream)")
         if to_host and from_gpu and isinstance(result, torch.Tensor) and any(result is t for t in leaves):
             result = result.clone()  # the CPU's .cpu() of a tensor on the CPU is that tensor; a GPU's is a new one
         if name == "__get__" and getattr(getattr(func, "__self__", None), "__name__", "") == "device" and from_gpu:
@@ -596,7 +601,7 @@ _MANY = tuple(random.Random(1).randrange(1000) for _ in range(4096))
 INDEX_ADD_CHOSEN: tuple[IndexAdd, ...] = (  # cases the check always tries, after the generated ones
     ((1000, 40), 0, (0, 5, 17, 999), "int64", "busy"),
     ((1000, 40), 1, (3, 1, 4, 1, 5, 9, 2, 6), "int64", "with"),  # 1 twice: both slices add up
-    ((1000, 40), -1, (39, 0, 7), "int32", "set_stream"),
+    ((40, 1000), -1, (39, 0, 999, 7), "int32", "set_stream"),  # dim -1 is not dim 0: 999 is valid along it alone
     ((1000, 40), 0, (7, 1000, 2), "int64", "busy"),  # one past the end
     ((1000, 40), 0, (-1, 4, 8), "int64", "default"),  # index_add does not count from the end
     ((1000, 40), 1, (2, 11, 40, 12, 45), "int32", "with"),  # too large for dim 1, fine for dim 0
@@ -787,6 +792,29 @@ def _call_index_add_on_cpu(yours: Callable, fn: Callable, args: tuple) -> _Ran:
     return ran
 
 
+class _LateAgainWhenIdle(TorchFunctionMode):
+    """On a GPU, inside widened(): an operation the answer queues on a stream other than the caller's, which that
+    stream has run before and is idle now (the host waited for it, as a `.tolist()` there does), starts late again
+    by `ms`.  widened() makes a stream late once, at its first operation: a stream whose first operation the host
+    waits for (the check's one question) would then compute the result on time, and a caller that never waits for
+    that stream would read it unwritten only by chance.  Only queues a sleep (utils.gpu_sleep): the host never waits
+    here, and a right answer loses at most `ms` each time it waits for its own stream."""
+
+    def __init__(self, ms: float, spared: Any) -> None:
+        super().__init__()
+        self.ms, self.spared, self.seen = ms, spared.cuda_stream, set[int]()
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        from ..timing import gpu_sleep
+
+        stream = torch.cuda.current_stream()
+        if stream.cuda_stream != self.spared:
+            if stream.cuda_stream in self.seen and stream.query():  # query() waits for nothing
+                gpu_sleep(self.ms / 1e3, stream)  # inside the mode's handler: not seen by the mode again
+            self.seen.add(stream.cuda_stream)
+        return func(*args, **(kwargs or {}))
+
+
 def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: str) -> _Ran:
     from .streams import torch_caller, widened
 
@@ -799,7 +827,8 @@ def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: 
         if caller.busy_end is not None:  # the caller's earlier work writes the indices: they are there only then
             late.copy_(index)
             index = late
-        with Blind(), widened(WIDE_MS, spare=(caller.stream,)), gpu_waits(fn) as waits:
+        with (Blind(), widened(WIDE_MS, spare=(caller.stream,)), _LateAgainWhenIdle(WIDE_MS, caller.stream),
+              gpu_waits(fn) as waits):
             try:
                 ran.out = yours(target, dim, index, source)
             except Launched as launched:
@@ -896,8 +925,9 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
                   "operation is not one a caller can tell from others)")
         ex.expect(names(bad)(message) and names(value)(message),
                   f"{call} raised IndexError('{message}'), which does not name the first bad index, "
-                  f"index[{bad}] = {value}", "say where the first bad index is (its position in index) and what "
-                                             "it is: the error is for a person, who has to find it in a batch")
+                  f"index[{bad}] = {value}",
+                  "say where the first bad index is (its position in index, from 0) and what it is: the error is for a "
+                  "person, who has to find it in a batch")
         ex.expect(kept, f"{call} changed target before it raised", "leave target as it was: raise before any work")
 
     callers: st.SearchStrategy[str] = st.just("default")

@@ -169,6 +169,14 @@ def size_of_dim_0(target, dim, index, source):  # checks against the rows whatev
     return target.index_add(dim, index, source)
 
 
+def negative_dim_read_as_dim_0(target, dim, index, source):  # a negative dim taken for dim 0: wrong where they differ
+    size = target.shape[max(dim, 0)]
+    for position, value in enumerate(index.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
 def one_sync_per_index(target, dim, index, source):  # right answers, but the host asks the GPU once per index
     size = target.shape[dim]
     for position in range(len(index)):
@@ -391,6 +399,47 @@ def side_stream_that_waits(target, dim, index, source):  # right: a side stream 
     return target.index_add(dim, index, source)
 
 
+def result_on_the_checks_side_stream(target, dim, index, source):  # GPU: the check and then the result on a side
+    size = target.shape[dim]  # stream that waits for the caller's; the caller never waits for it (widened once only,
+    if not index.is_cuda:  # at the check, whose .tolist() the host waits for: the result was on time by chance)
+        values = index.tolist()
+        side = None
+    else:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            values = index.tolist()
+    for position, value in enumerate(values):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    if side is None:
+        return target.index_add(dim, index, source)
+    with torch.cuda.stream(side):
+        return target.index_add(dim, index, source)
+
+
+def check_and_result_on_a_side_stream_both_waits(target, dim, index, source):  # right: the caller waits for it
+    size = target.shape[dim]
+    if not index.is_cuda:
+        values = index.tolist()
+        for position, value in enumerate(values):
+            if not 0 <= value < size:
+                raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+        return target.index_add(dim, index, source)
+    caller = torch.cuda.current_stream()
+    side = torch.cuda.Stream()
+    side.wait_stream(caller)
+    with torch.cuda.stream(side):
+        values = index.tolist()
+        for position, value in enumerate(values):
+            if not 0 <= value < size:
+                raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+        out = target.index_add(dim, index, source)
+    caller.wait_stream(side)
+    out.record_stream(caller)
+    return out
+
+
 def one_hot_as_the_check(target, dim, index, source):  # F.one_hot's own check: a CPU's; a GPU's asserts instead
     size = target.shape[dim]
     if index.numel():
@@ -463,6 +512,21 @@ def mask_filled_with_a_number(model, batches, lr):  # right: x[mask] = a number 
             for p in model.parameters():
                 p.copy_(torch.where(ok, p - lr * p.grad, p))
     return torch.stack(losses)
+
+
+def losses_grown_from_an_empty_device_tensor(model, batches, lr):  # right: a copy of nothing to the GPU waits for
+    losses = torch.tensor([], device=batches[0][0].device)  # nothing (copy_ returns before any transfer)
+    for x, y in batches:
+        keep = (y >= 0).to(x.dtype)
+        loss = ((model(x) - y) ** 2 * keep).sum() / keep.sum()
+        params = list(model.parameters())
+        grads = torch.autograd.grad(loss, params)
+        skip = loss.isnan()
+        with torch.no_grad():
+            for p, g in zip(params, grads):
+                p.sub_(torch.where(skip, torch.zeros_like(g), lr * g))
+        losses = torch.cat([losses, loss.detach().reshape(1)])
+    return losses
 
 
 def losses_to_a_cpu_device(model, batches, lr):  # a copy to the host: .to(torch.device("cpu")) waits as .cpu() does
@@ -664,6 +728,7 @@ WRONG: dict[str, dict[str, object]] = {
         "allows negative indices down to -size": counts_from_the_end,
         "wraps negative indices": wraps_negatives,
         "checks against dimension 0 whatever dim is": size_of_dim_0,
+        "a negative dim read as dim 0": negative_dim_read_as_dim_0,
         "one synchronization per index": one_sync_per_index,
         "validates after running index_add": validates_after,
         "lets index_add fail, then re-raises as IndexError": reraises_the_ops_error,
@@ -682,6 +747,7 @@ WRONG: dict[str, dict[str, object]] = {
         "checked on a side stream that never waits for the caller's": checked_on_a_side_stream_that_never_waits,
         "the indices read on the default stream, whatever the caller's": read_on_the_default_stream,
         "the result computed on a side stream the caller never waits for": result_on_a_side_stream,
+        "the check and the result on a side stream the caller never waits for": result_on_the_checks_side_stream,
         "F.one_hot's own error as the check (a CPU's; a GPU's asserts)": one_hot_as_the_check,
         "torch.take_along_dim's own error as the check (a gather: a GPU's asserts)": take_along_dim_as_the_check,
         "an empty index: returns target itself, not a new tensor": empty_index_returns_target,
@@ -712,7 +778,7 @@ WRONG: dict[str, dict[str, object]] = {
 # What only a GPU shows wrong: the streams (a CPU has none); every other wrong answer fails on a CPU too
 ONLY_ON_A_GPU: dict[str, set[object]] = {
     "check_safe_index_add": {checked_on_a_side_stream_that_never_waits, read_on_the_default_stream,
-                             result_on_a_side_stream},
+                             result_on_a_side_stream, result_on_the_checks_side_stream},
     "check_train_steps_no_sync": {side_stream_that_never_waits_for_the_caller},
 }
 WRONG_ON_CPU = {check: {what for what, answer in answers.items() if answer not in ONLY_ON_A_GPU.get(check, set())}
@@ -726,9 +792,13 @@ ALSO_RIGHT = {
                              "one .cpu(), then .tolist() of the copy (one transfer)": cpu_then_tolist,
                              "raises a subclass of IndexError": subclass_of_index_error,
                              "nonzero() for the positions, then their .tolist()": nonzero_then_tolist,
-                             "checked on a side stream of its own that waits for the caller's": side_stream_that_waits},
+                             "checked on a side stream of its own that waits for the caller's": side_stream_that_waits,
+                             "the check and the result on a side stream, with waits both ways":
+                                 check_and_result_on_a_side_stream_both_waits},
     "check_train_steps_no_sync": {"0/1 weights, p.sub_": weights_and_clamp,
                                   "the wrong answers' builder, nothing switched": _no_sync,
                                   "missing targets filled with a number through the mask (masked_fill_)":
-                                      mask_filled_with_a_number},
+                                      mask_filled_with_a_number,
+                                  "losses grown from torch.tensor([], device=...) with torch.cat":
+                                      losses_grown_from_an_empty_device_tensor},
 }
