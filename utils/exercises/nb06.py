@@ -91,7 +91,7 @@ class Dot(NamedTuple):
     y_i = b / (1 + i) (a squared norm: the large x_i meet the large y_i); far: x_0 = 1.125 p (p the power of 2 at or
     below |a|, the sign of a), then, in turn, terms just under half of float32's step there and, of the other sign,
     just over it, y_i = 1 (one value far out: a sequential sum loses nearly half a step at every term, whatever its
-    sign, so it errs by nearly n u times its largest term, 0.84 to 0.89 of the guarantee, and signs half and half do not
+    sign, so it errs by 0.84 to 0.89 of n u sum|x_i y_i| (about 0.8 of the guarantee), and signs half and half do not
     make its rounding random).
     """
 
@@ -367,7 +367,7 @@ def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tu
             # equal terms that do not look alike: one of the other sign (123 times), and nearly equal ones (89 times):
             # a sqrt(n) eps bound loose enough for them, C > 89, lets bfloat16 through at n = 256 (C < 80 catches
             # half), whichever inputs (of one sign, equal, equally large) it keeps the guarantee for
-            # and one value far out, then terms of both signs that round the same way (0.84 of the guarantee, 430 times
+            # and one value far out, then terms of both signs that round the same way (0.84 n u sum|x_i y_i|, 430 times
             # the sqrt(n) estimate): min(n, C sqrt(n)) eps with C fit to the two above, or sqrt(n) for mixed signs: FAIL
             Dots(("flipped", "near", "far"), DOT_LONGEST, 0.7, 1.0, 0),
             Dots(("worst",), 99, 1.0, 1.0, 0),  # just past 64 terms, where sqrt(n) stops covering equal terms
