@@ -212,6 +212,20 @@ class Test06_precision:
         assert 80 * math.sqrt(n) * EPS32 * terms < abs(got - exact) <= _gamma(n) * terms
 
     @host
+    def test_one_value_far_out_then_terms_of_both_signs_err_by_most_of_the_guarantee(self):
+        """Adversary 06, round 4: min(n, C sqrt(n)) eps with C = 150 or 200 (above every case at 2**20 but this one),
+        and sqrt(n) for products of both signs, passed. One value far out, then terms of both signs in equal number
+        that each round by nearly half a step the same way: a running sum errs by over 0.75 of gamma_n sum|x_i y_i|
+        at 2**20 (over 400 times the sqrt(n) estimate), and by over 50 times it at 2**14; within gamma_n."""
+        for n, times_sqrt_n in ((2**14, 50), (nb06.DOT_LONGEST, 400)):
+            x, y = (t[0] for t in nb06.Dot("far", n, 0.7, 1.0, 0).inputs())
+            got = _sequential_result(x, y)
+            exact, terms = _exact_and_terms(x, y)
+            assert abs(float((x > 0).double().mean()) - 0.5) < 0.01
+            assert max(times_sqrt_n * math.sqrt(n) * EPS32, 0.75 * _gamma(n)) * terms < abs(got - exact)
+            assert abs(got - exact) <= _gamma(n) * terms
+
+    @host
     def test_x_dot_x_of_a_decaying_vector_errs_past_what_the_means_of_x_and_y_predict(self):
         """x = y = 1 / (1 + i): a running float32 sum errs by more than gamma_n n mean|x| mean|y| (the adversary's
         tolerance), and within gamma_n sum|x_i y_i|."""
@@ -324,7 +338,11 @@ class Test06_precision:
         ("check_stable_variance", answers06.shifted_by_bfloat16_mean, "computed in fp16 or bfloat16"),
         ("check_stable_variance", answers06.mean_without_keepdim, "which number do your squares measure from"),
         ("check_rms", answers06.WRONG_RMS["the fp16 norm, then divides"], "a norm"),
-        ("check_stable_variance", answers06.shifted_by_the_batch_mean, "catastrophic cancellation"),
+        # either hint fits (squares about a number far from the row's mean cancel; they measure from the wrong number),
+        # and which one a student sees depends on the row that shrinking reaches within its time budget: on a busy
+        # machine, a row of mean 0 beside one of a large mean, where the result is off by more than three digits
+        ("check_stable_variance", answers06.shifted_by_the_batch_mean,
+         ("catastrophic cancellation", "which number do your squares measure from")),
     ], ids=["rms: d - 1", "rms: mean |x|", "rms: scaled in fp16", "variance: about the first value",
             "variance: fp16 shift", "variance: fp16 two passes", "variance: bfloat16 shift", "variance: no keepdim",
             "rms: fp16 norm", "variance: batch-mean shift"])
@@ -334,4 +352,5 @@ class Test06_precision:
         and a missing keepdim blamed on the formula's cancellation), each on its answer."""
         with pytest.raises(ExerciseFailed) as failed:
             getattr(nb06, check)(answer)
-        assert hinted in str(failed.value).split("hint:")[1], failed.value
+        hint = str(failed.value).split("hint:")[1]
+        assert any(h in hint for h in ((hinted,) if isinstance(hinted, str) else hinted)), failed.value
