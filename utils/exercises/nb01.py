@@ -156,6 +156,17 @@ def loops() -> st.SearchStrategy[list[int]]:
     return st.lists(_loop_sizes(), min_size=1, max_size=8)
 
 
+def _thresholds_approached() -> list[list[int]]:
+    """Loops of one request at 2**k bytes (512 bytes up) below and above each of the rules' thresholds (a block of
+    1 MiB is small, one of 10 MiB gets a segment of its own size): a threshold that an answer places elsewhere, by
+    512 bytes or by megabytes, either way, lies between one of these requests and the right threshold, so the answer
+    judges that request by the wrong rule.  (The generated sizes stay within 1 KiB of an edge, or anywhere: an edge
+    misplaced by a few KiB, or 10 MB taken for 10 MiB, passed a fourth adversary.)"""
+    below = [[edge - 2**k] for edge, top in ((1 * MiB, 19), (10 * MiB, 23)) for k in range(9, top + 1)]
+    above = [[edge + 2**k] for edge, top in ((1 * MiB, 22), (10 * MiB, 27)) for k in range(9, top + 1)]
+    return below + above
+
+
 # Loops the check always tries, after the generated ones.
 WARM_UP_CASES: list[list[int]] = [
     [4 * MiB * k for k in range(1, 17)],  # the lecture's growing loop, up to 64 MiB
@@ -165,6 +176,7 @@ WARM_UP_CASES: list[list[int]] = [
     [2 * MiB, 9 * MiB, 5 * MiB],  # large requests under 10 MiB
     [40 * MiB, 8 * MiB, 30 * MiB],  # the largest comes first
     [26 * MiB + 1, 3 * MiB, 700],  # one byte over a multiple of 2 MiB
+    *_thresholds_approached(),
 ]
 
 

@@ -15,7 +15,7 @@ import torch
 from .. import nb01
 from ..nb01 import run_batches
 
-MiB = 2**20
+KiB, MiB = 2**10, 2**20
 
 
 # ---------------------------------------------------------------- exercise 1: warm_up_sizes (CPU)
@@ -60,6 +60,14 @@ def least_warm_up(sizes: list[int]) -> list[int]:
     """The solution's recipe: one tensor per pool; in the large pool at least 10 MiB, which gets a 10 MiB segment
     where any request under 10 MiB gets 20 MiB."""
     return _largest_of_each_pool(sizes, floor=10 * MiB)
+
+
+def _10_mib_rule_from(threshold: int) -> Callable[[list[int]], list[int]]:
+    """The solution's recipe, with the 10 MiB rule's threshold misplaced: the largest large request as it is from
+    `threshold` bytes up, a 10 MiB request below it."""
+    def warm_up_sizes(sizes: list[int]) -> list[int]:
+        return [n if _pool_of(n) == "small" or n >= threshold else 10 * MiB for n in _largest_of_each_pool(sizes)]
+    return warm_up_sizes
 
 
 def _one_per_pool_or(sizes: list[int], unused: int) -> list[int]:
@@ -129,6 +137,12 @@ WRONG_WARM_UPS = {
     # found by the adversary of the checks (first round): -1 where a pool is not used (no tensor has fewer than 0
     # bytes)
     "-1 bytes for a pool the loop does not use": lambda sizes: _one_per_pool_or(sizes, -1),
+    # found by the fourth adversary: the 10 MiB rule's threshold a little off, which no generated size (within 1 KiB
+    # of an edge, or anywhere) came near; the check now approaches each threshold at every power of two
+    "the largest request as it is from 10 MB (not 10 MiB) up, a 20 MiB segment": _10_mib_rule_from(10**7),
+    "the largest request as it is from 10 MiB - 4 KiB up, a 20 MiB segment": _10_mib_rule_from(10 * MiB - 4 * KiB),
+    "a 10 MiB request up to 10 MiB + 4 KiB, which cannot hold the block": _10_mib_rule_from(10 * MiB + 4 * KiB + 1),
+    "a 10 MiB request up to 10 MiB + 64 KiB, which cannot hold the block": _10_mib_rule_from(10 * MiB + 64 * KiB + 1),
 }
 
 ALSO_RIGHT_WARM_UPS = {
