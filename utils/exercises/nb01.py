@@ -427,7 +427,7 @@ def programs() -> st.SearchStrategy[Program]:
     """Programs of one or two blocks, each holding steps, then up to two blocks, then steps, three blocks deep (the
     steps before a nested block hold a peak that its reset hides; those after it, one that comes later); or, as
     often, one chain of blocks four to six deep, each holding steps, one block, then steps (a peak kept only a few
-    levels up is lost further out)."""
+    levels up is lost further out).  One block in four raises at its end."""
     step = st.one_of(st.tuples(st.just("make"), _program_sizes()), st.tuples(st.just("free"), st.integers(0, 7)),
                      st.just(("empty_cache",)))
     steps = st.lists(step, max_size=3).map(tuple)
@@ -435,12 +435,20 @@ def programs() -> st.SearchStrategy[Program]:
     def around(blocks: st.SearchStrategy[Step]) -> st.SearchStrategy[Program]:
         return st.tuples(steps, st.lists(blocks, max_size=2).map(tuple), steps).map(lambda s: s[0] + s[1] + s[2])
 
-    def one_level_up(nested: st.SearchStrategy[Step]) -> st.SearchStrategy[Step]:
-        return st.tuples(steps, nested, steps).map(lambda s: ("block", (*s[0], s[1], *s[2])))
+    # One block in four raises after its steps (a raise ends its block, so a raise anywhere else is the same block cut
+    # short); shrinking takes the raise away (0 is no raise).  Without raises in generated programs, an answer that
+    # resets the peak counters when a block raises passed: only the chosen programs raised.  (The fourth adversary's.)
+    raises = st.integers(0, 3).map(lambda k: k == 3)
 
-    innermost = steps.map(lambda inner: ("block", inner))
-    middle = around(innermost).map(lambda inner: ("block", inner))
-    outer = around(middle).map(lambda inner: ("block", inner))
+    def a_block(inner: st.SearchStrategy[Program]) -> st.SearchStrategy[Step]:
+        return st.tuples(inner, raises).map(lambda s: ("block", s[0] + ((("raise",),) if s[1] else ())))
+
+    def one_level_up(nested: st.SearchStrategy[Step]) -> st.SearchStrategy[Step]:
+        return a_block(st.tuples(steps, nested, steps).map(lambda s: (*s[0], s[1], *s[2])))
+
+    innermost = a_block(steps)
+    middle = a_block(around(innermost))
+    outer = a_block(around(middle))
     branching = st.tuples(steps, st.lists(outer, min_size=1, max_size=2).map(tuple), steps).map(
         lambda s: s[0] + s[1] + s[2])
     chains = [innermost]
@@ -744,6 +752,9 @@ def _chosen_programs() -> list[Program]:
         (block(block(("raise",)), make(300 * MiB), free(0), empty, block(make(10 * MiB), free(0))),),
         # a block that holds a peak and a nested block raises: the block around it must still get that peak
         (block(block(make(300 * MiB), free(0), empty, block(make(10 * MiB), free(0)), ("raise",))),),
+        # a block raises after its own peak, freed and given back: the block around it must still get that peak, and
+        # nothing done when a block raises (a reset of the counters, say) may lose it (the fourth adversary's)
+        (block(make(8 * MiB), block(make(300 * MiB), free(1), empty, ("raise",)), free(0)),),
     ]
 
 

@@ -456,6 +456,38 @@ def hands_peaks_to_the_innermost(finally_: bool = True, hands_on_when_raised: bo
     return block_memory
 
 
+def resets_when_a_block_raises():
+    """Wrong: the open blocks' peaks kept before each reset, but a block that raises leaves with a reset of the
+    counters ("clean counters for what runs next") and hands nothing on: its peak after its last nested block
+    started is lost to the blocks around it."""
+    open_blocks = list[_Open]()
+
+    def keep_peaks() -> None:
+        for block in open_blocks:
+            block.peak_allocated = max(block.peak_allocated, torch.cuda.max_memory_allocated())
+            block.peak_reserved = max(block.peak_reserved, torch.cuda.max_memory_reserved())
+
+    @contextmanager
+    def block_memory():
+        keep_peaks()
+        torch.cuda.reset_peak_memory_stats()
+        block = _Open(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
+        block.peak_allocated, block.peak_reserved = block.start_allocated, block.start_reserved
+        open_blocks.append(block)
+        report = Report()
+        try:
+            yield report
+        except BaseException:
+            open_blocks.remove(block)
+            torch.cuda.reset_peak_memory_stats()
+            raise
+        keep_peaks()
+        open_blocks.remove(block)
+        report.peak_allocated = block.peak_allocated - block.start_allocated
+        report.reserved_growth = block.peak_reserved - block.start_reserved
+    return block_memory
+
+
 def swallows_the_exception():
     """Wrong: right reports, but `except Exception: pass` around the yield hides the block's exception from the code
     around it (a training step that raises goes on as if nothing happened)."""
@@ -551,6 +583,9 @@ WRONG_BLOCKS = {
     "swallows the block's exception (except Exception: pass)": swallows_the_exception(),
     # the third adversary's: a block's exception replaced by another one came out of the check as the answer's error
     "raises an exception of its own in place of the block's": raises_its_own_exception(),
+    # the fourth adversary's: generated programs never raised, and no chosen one raised after a peak freed in the
+    # raising block itself
+    "resets the peak counters when a block raises, handing nothing on": resets_when_a_block_raises(),
 }
 RIGHT_BLOCKS = {
     "open blocks in a list, their peaks kept before each reset": _block_memory(),
