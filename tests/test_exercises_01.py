@@ -152,6 +152,8 @@ def _record_and_measure(ops, block, memory, counters, reset=None, peaks=None):
                     found[block] = tuple(peak - at_start for peak, at_start in zip(peaks(), start))
                 trace.append(("end", op[1]))
                 continue
+            if op[0] == "raise":  # ends the block it is in, as the check's program does
+                return
             if op[0] == "make":
                 memory.make(op[1], op[2])
             elif op[0] == "free":

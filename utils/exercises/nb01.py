@@ -156,6 +156,17 @@ def loops() -> st.SearchStrategy[list[int]]:
     return st.lists(_loop_sizes(), min_size=1, max_size=8)
 
 
+def _thresholds_approached() -> list[list[int]]:
+    """Loops of one request at 2**k bytes (512 bytes up) below and above each of the rules' thresholds (a block of
+    1 MiB is small, one of 10 MiB gets a segment of its own size): a threshold that an answer places elsewhere, by
+    512 bytes or by megabytes, either way, lies between one of these requests and the right threshold, so the answer
+    judges that request by the wrong rule.  (The generated sizes stay within 1 KiB of an edge, or anywhere: an edge
+    misplaced by a few KiB, or 10 MB taken for 10 MiB, passed a fourth adversary.)"""
+    below = [[edge - 2**k] for edge, top in ((1 * MiB, 19), (10 * MiB, 23)) for k in range(9, top + 1)]
+    above = [[edge + 2**k] for edge, top in ((1 * MiB, 22), (10 * MiB, 27)) for k in range(9, top + 1)]
+    return below + above
+
+
 # Loops the check always tries, after the generated ones.
 WARM_UP_CASES: list[list[int]] = [
     [4 * MiB * k for k in range(1, 17)],  # the lecture's growing loop, up to 64 MiB
@@ -165,6 +176,7 @@ WARM_UP_CASES: list[list[int]] = [
     [2 * MiB, 9 * MiB, 5 * MiB],  # large requests under 10 MiB
     [40 * MiB, 8 * MiB, 30 * MiB],  # the largest comes first
     [26 * MiB + 1, 3 * MiB, 700],  # one byte over a multiple of 2 MiB
+    *_thresholds_approached(),
 ]
 
 
@@ -415,7 +427,7 @@ def programs() -> st.SearchStrategy[Program]:
     """Programs of one or two blocks, each holding steps, then up to two blocks, then steps, three blocks deep (the
     steps before a nested block hold a peak that its reset hides; those after it, one that comes later); or, as
     often, one chain of blocks four to six deep, each holding steps, one block, then steps (a peak kept only a few
-    levels up is lost further out)."""
+    levels up is lost further out).  One block in four raises at its end."""
     step = st.one_of(st.tuples(st.just("make"), _program_sizes()), st.tuples(st.just("free"), st.integers(0, 7)),
                      st.just(("empty_cache",)))
     steps = st.lists(step, max_size=3).map(tuple)
@@ -423,12 +435,20 @@ def programs() -> st.SearchStrategy[Program]:
     def around(blocks: st.SearchStrategy[Step]) -> st.SearchStrategy[Program]:
         return st.tuples(steps, st.lists(blocks, max_size=2).map(tuple), steps).map(lambda s: s[0] + s[1] + s[2])
 
-    def one_level_up(nested: st.SearchStrategy[Step]) -> st.SearchStrategy[Step]:
-        return st.tuples(steps, nested, steps).map(lambda s: ("block", (*s[0], s[1], *s[2])))
+    # One block in four raises after its steps (a raise ends its block, so a raise anywhere else is the same block cut
+    # short); shrinking takes the raise away (0 is no raise).  Without raises in generated programs, an answer that
+    # resets the peak counters when a block raises passed: only the chosen programs raised.  (The fourth adversary's.)
+    raises = st.integers(0, 3).map(lambda k: k == 3)
 
-    innermost = steps.map(lambda inner: ("block", inner))
-    middle = around(innermost).map(lambda inner: ("block", inner))
-    outer = around(middle).map(lambda inner: ("block", inner))
+    def a_block(inner: st.SearchStrategy[Program]) -> st.SearchStrategy[Step]:
+        return st.tuples(inner, raises).map(lambda s: ("block", s[0] + ((("raise",),) if s[1] else ())))
+
+    def one_level_up(nested: st.SearchStrategy[Step]) -> st.SearchStrategy[Step]:
+        return a_block(st.tuples(steps, nested, steps).map(lambda s: (*s[0], s[1], *s[2])))
+
+    innermost = a_block(steps)
+    middle = a_block(around(innermost))
+    outer = a_block(around(middle))
     branching = st.tuples(steps, st.lists(outer, min_size=1, max_size=2).map(tuple), steps).map(
         lambda s: s[0] + s[1] + s[2])
     chains = [innermost]
@@ -732,6 +752,9 @@ def _chosen_programs() -> list[Program]:
         (block(block(("raise",)), make(300 * MiB), free(0), empty, block(make(10 * MiB), free(0))),),
         # a block that holds a peak and a nested block raises: the block around it must still get that peak
         (block(block(make(300 * MiB), free(0), empty, block(make(10 * MiB), free(0)), ("raise",))),),
+        # a block raises after its own peak, freed and given back: the block around it must still get that peak, and
+        # nothing done when a block raises (a reset of the counters, say) may lose it (the fourth adversary's)
+        (block(make(8 * MiB), block(make(300 * MiB), free(1), empty, ("raise",)), free(0)),),
     ]
 
 
