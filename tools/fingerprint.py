@@ -162,15 +162,24 @@ def cell_trees(nb: nbformat.NotebookNode) -> Iterator[object]:
             yield canonical(tree) if tree is not None else cell.source.strip()
 
 
-def scripts_run_by(nb: nbformat.NotebookNode) -> list[str]:
-    """The script files the cells name in `utils.script("NN_name.py")`, sorted."""
-    names = set()
+def _scripts_named(tree: ast.AST | None) -> set[str]:
+    """The script files that code names in `utils.script("NN_name.py")`."""
+    return {node.args[0].value for node in (ast.walk(tree) if tree is not None else ())
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "script"
+            and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)}
+
+
+def scripts_run_by(nb: nbformat.NotebookNode, scripts: Path = SCRIPTS) -> list[str]:
+    """The script files the cells name in `utils.script("NN_name.py")`, and those these scripts name, sorted."""
+    names: set[str] = set()
     for cell in nb.cells:
-        tree = cell_tree(cell.source) if cell.cell_type == "code" else None
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "script" \
-                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-                names.add(node.args[0].value)
+        names |= _scripts_named(cell_tree(cell.source) if cell.cell_type == "code" else None)
+    todo = sorted(names)
+    while todo:  # a helper script that the notebook runs may start other scripts (notebook 05)
+        path = scripts / todo.pop()
+        for name in _scripts_named(tree_of(path.read_text()) if path.is_file() else None) - names:
+            names.add(name)
+            todo.append(name)
     return sorted(names)
 
 
@@ -178,7 +187,7 @@ def code_hash(nb: nbformat.NotebookNode, scripts: Path = SCRIPTS) -> str:
     """A hash of what the notebook's code cells do, and of the scripts they run: not of their outputs,
     comments, blank lines or formatting."""
     parts: list[object] = list(cell_trees(nb))
-    for name in scripts_run_by(nb):
+    for name in scripts_run_by(nb, scripts):
         path = scripts / name
         tree = tree_of(path.read_text()) if path.is_file() else None
         parts.append((name, canonical(tree) if tree is not None else "missing"))
