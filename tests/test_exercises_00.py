@@ -79,6 +79,7 @@ def test_the_reference_is_locked_outside_a_check():
     ("check_largest_batch", "w counted as (b, d), like x and y", "count every tensor once"),
     ("check_largest_batch", "rows rounded down to a multiple of 8", "to a multiple"),
     ("check_largest_batch", "a bisection over 0 .. 2**31 rows", "a search that stops short"),
+    ("check_largest_batch", "a bisection over 0 .. 2**40 rows", "a search that stops short"),
     ("check_largest_batch", "float4_e2m1fn_x2 as half a byte per element", "dtype.itemsize"),
 ])
 def test_a_hint_names_the_mistake_the_answer_made(check, what, hinted):

@@ -70,7 +70,7 @@ _TOO_LARGE = re.compile(r"allocate|out of memory|overflow|out of bounds")
 def check_storage_nbytes(storage_nbytes: Callable[[tuple[int, ...], tuple[int, ...], int, torch.dtype], int]) -> None:
     """storage_nbytes(shape, stride, offset, dtype) must return the fewest bytes of storage that hold the view."""
     with exercise("storage_nbytes") as ex:
-        yours = ex.answer(storage_nbytes)
+        yours, limit = ex.answer(storage_nbytes), _limits()
 
         def holds(view: View) -> None:
             call = _call(*view)
@@ -78,7 +78,7 @@ def check_storage_nbytes(storage_nbytes: Callable[[tuple[int, ...], tuple[int, .
             slow = ("a view can reach exabytes: compute the bytes from the shape, the strides and the offset, without "
                     "making the view or visiting its elements")
             try:
-                with time_limit(ex, CALL_SECONDS, call, slow):
+                with time_limit(ex, limit(), call, slow):
                     got = yours(*view)
             except NotImplementedError:
                 raise  # the stub (TODO), or PyTorch's: not the answer's making a tensor
@@ -138,6 +138,20 @@ def _hint(view: View, got: int | None) -> str:
 
 
 CALL_SECONDS = 2.0  # one call of an answer: arithmetic takes microseconds; a search through every index never ends
+# An answer's first call may pay a one-time cost that is no search: an import inside the function, PyTorch's lazy
+# set-up (torch._prims_common's first call takes 1.3 s on an idle CPU), on a loaded machine more.  The first case is
+# the simplest one Hypothesis draws (rank 0, a budget of a few bytes), so a search still fails fast.
+FIRST_CALL_SECONDS = 10.0
+
+
+def _limits() -> Callable[[], float]:
+    """The time limit for each call of an answer in turn: FIRST_CALL_SECONDS for the first, CALL_SECONDS after."""
+    calls = [0]
+
+    def limit() -> float:
+        calls[0] += 1
+        return FIRST_CALL_SECONDS if calls[0] == 1 else CALL_SECONDS
+    return limit
 
 # Views on which the usual mistakes give numbers of their own (diagnose: the hint for a failing answer); the last is
 # a view of rank 0, one element.
@@ -190,13 +204,18 @@ def most_rows(budget: int, d: int, dtype: torch.dtype) -> int:
 
 
 Layer = tuple[int, int, torch.dtype]
+LARGEST_BUDGET = 2**42  # bytes (4 TiB): the largest budget the check asks about
+
+# The far corner of the space: the largest budget, the narrowest layer, 1-byte elements: the most rows any case has
+# (2**41 - 1), which budgets and widths drawn independently seldom reach; a search with a ceiling stops short there.
+MOST_ROWS_LAYER: tuple[int, int, torch.dtype] = (LARGEST_BUDGET, 1, torch.uint8)
 
 
 def layers() -> st.SearchStrategy[Layer]:
     """(budget, d, dtype): widths from 1 (odd ones too) to 2**16, budgets from 0 bytes to a few TiB, and budgets
     that the weight alone barely fits in, or misses by a byte."""
     width, dtype = st.integers(1, 2**16), st.sampled_from(DTYPES)
-    anywhere = st.tuples(st.integers(0, 2**42), width, dtype)
+    anywhere = st.tuples(st.integers(0, LARGEST_BUDGET), width, dtype)
     near_an_edge = st.tuples(width, dtype, st.integers(0, 64), st.integers(-2, 2)).map(
         lambda case: (max(0, layer_bytes(case[2], case[0], case[1]) + case[3]), case[0], case[1]))
     return st.one_of(near_an_edge, anywhere)
@@ -255,12 +274,12 @@ def check_largest_batch(largest_batch: Callable[[int, int, torch.dtype], int]) -
     """largest_batch(budget_bytes, d, dtype) must return the largest b for which x (b, d), w (d, d) and
     y = x @ w (b, d) fit in the budget together (0 when none does)."""
     with exercise("largest_batch") as ex:
-        yours = ex.answer(largest_batch)
+        yours, limit = ex.answer(largest_batch), _limits()
 
         def fits(layer: Layer) -> None:
             budget, d, dtype = layer
             call = f"largest_batch({budget}, {d}, {dtype})"
-            with time_limit(ex, CALL_SECONDS, call, "a budget can be terabytes: compute the rows from the bytes, "
+            with time_limit(ex, limit(), call, "a budget can be terabytes: compute the rows from the bytes, "
                             "without trying one batch size after another"):
                 got = yours(budget, d, dtype)
             b = integral(got)
@@ -278,7 +297,8 @@ def check_largest_batch(largest_batch: Callable[[int, int, torch.dtype], int]) -
                                      "more than the budget", hint)
                 ex.expect(False, f"{call} returned {b}, but {b + 1} {'row fits' if b == 0 else 'rows fit'} too", hint)
 
-        for_all(ex, layers(), fits, chosen=[(12 * 2**30, 4096, torch.float32), (3 * 2**20, 1024, torch.float32)],
+        for_all(ex, layers(), fits, chosen=[(12 * 2**30, 4096, torch.float32), (3 * 2**20, 1024, torch.float32),
+                                            MOST_ROWS_LAYER],
                 describe=lambda layer: f"largest_batch({layer[0]}, {layer[1]}, {layer[2]})")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 
 import numpy as np
 import torch
@@ -114,6 +115,19 @@ def bits_with_complex_doubled(shape, stride, offset, dtype):
     return _elements_to_the_last(shape, stride, offset) * size
 
 
+_SET_UP: list[bool] = []
+
+
+def set_up_on_the_first_call(shape, stride, offset, dtype):
+    """Right: its first call pays a one-time cost of 2.1 s (as an import inside the function, or PyTorch's lazy set-up,
+    does on a loaded machine: torch._prims_common.compute_required_storage_length's first call takes 1.3 s idle); a
+    third adversary found the 2 s limit of every call FAILing it as a search that never ends."""
+    if not _SET_UP:
+        time.sleep(2.1)
+        _SET_UP.append(True)
+    return 0 if 0 in shape else _elements_to_the_last(shape, stride, offset) * dtype.itemsize
+
+
 def one_row_at_a_time(budget, d, dtype):
     """Right on a small budget; on a budget of terabytes it never returns (the check stops it)."""
     b = 0
@@ -191,6 +205,7 @@ ALSO_RIGHT_VIEWS = {
     "NumPy's dot product": with_numpy,
     "set_ on the meta device": meta_set,
     "finfo / iinfo bits, a complex number as two reals": bits_with_complex_doubled,
+    "a one-time set-up of 2.1 s on its first call": set_up_on_the_first_call,
 }
 
 
@@ -232,6 +247,10 @@ WRONG_BATCHES = {
     "float4_e2m1fn_x2 as half a byte per element": lambda budget, d, dtype: max(0, int(
         (budget / (0.5 if dtype == getattr(torch, "float4_e2m1fn_x2", None) else dtype.itemsize) - d * d) // (2 * d))),
     "a bisection over 0 .. 2**31 rows": lambda budget, d, dtype: _bisect(budget, d, dtype, 2**31),
+    # A third adversary: short only past 2 TiB with 1-byte elements of width 1, a corner the check then never drew.
+    "a bisection over 0 .. 2**40 rows": lambda budget, d, dtype: _bisect(budget, d, dtype, 2**40),
+    "rows capped at 10**12": lambda budget, d, dtype: min(
+        10**12, max(0, (budget // dtype.itemsize - d * d) // (2 * d))),
 }
 
 WRONG = {
