@@ -81,15 +81,16 @@ def test_each_lecture_leads_on(path):
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
 def test_each_lecture_is_a_slideshow_a_section_a_slide(path):
     """RISE's slide metadata (tools/course.py, written by sync): the title and each section a slide,
-    each subsection a subslide, the setup cell skipped; every heading begins a cell."""
+    each subsection a subslide, the setup cell on the title slide; every heading begins a cell."""
     from tools.course import RISE, slide_type, split_at_headings
 
     nb = read(path)
     assert len(split_at_headings(list(nb.cells))) == len(nb.cells), (
         "a markdown cell holds a section heading after other text: python -m tools.course sync")
-    first_code = next(c for c in nb.cells if c.cell_type == "code")
     got = [c.metadata.get("slideshow", {}).get("slide_type") for c in nb.cells]
-    assert got == [slide_type(c, c is first_code) for c in nb.cells], "python -m tools.course sync"
+    assert got == [slide_type(c) for c in nb.cells], "python -m tools.course sync"
+    first_code = next(n for n, c in enumerate(nb.cells) if c.cell_type == "code")
+    assert got[first_code] != "skip", "the setup cell is shown, so that an instructor runs it first (issue 37)"
     assert got.count("slide") >= 5 and got[0] == "slide"
     assert nb.metadata.get("rise") == RISE, (
         "python -m tools.course sync: a long slide must scroll, and no 'Click to add a cell.' cover a title")
@@ -142,7 +143,7 @@ def test_slide_types_follow_the_headings():
                                new_code_cell("y = 2")])
     assert [c.source for c in cells] == ["# Title", "x = 1", "text", "## 1. A section\nmore", "### 1.1 A part",
                                          "y = 2"]
-    assert [slide_type(c, i == 1) for i, c in enumerate(cells)] == ["slide", "skip", "-", "slide", "subslide", "-"]
+    assert [slide_type(c) for c in cells] == ["slide", "-", "-", "slide", "subslide", "-"]
 
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)

@@ -203,12 +203,12 @@ def split_at_headings(cells: list) -> list:
     return out
 
 
-def slide_type(cell: nbformat.NotebookNode, first_code: bool) -> str:
+def slide_type(cell: nbformat.NotebookNode) -> str:
     """RISE's slide type of a lecture's cell: the title and each section a slide, each subsection a
-    subslide, the setup cell skipped (it only finds the course's files), everything else on the
-    slide before it."""
-    if first_code:
-        return "skip"
+    subslide, everything else on the slide before it. The setup cell is on the title slide, where
+    the slideshow starts with it selected: the first Shift+Enter runs it, so that every later cell
+    finds `utils` and its `%%requires` (issue 37: skipped, it was forgotten and the first cell run
+    raised ModuleNotFoundError)."""
     heading = HEADING.match(cell.source) if cell.cell_type == "markdown" else None
     if cell.cell_type == "markdown" and (cell.source.startswith("# ") or (heading and heading[1] == "##")):
         return "slide"
@@ -222,14 +222,16 @@ def slide_type(cell: nbformat.NotebookNode, first_code: bool) -> str:
 # JupyterLab's "Click to add a cell." button (.jp-Notebook-footer, JupyterLab 4.2+), which the slides'
 # layout puts over the first slide's title, shown on hover; a click on the title would add a cell.
 HIDE_IN_SLIDES = ".jp-Notebook-footer"
-RISE = {"scroll": True, "overlay": f"<style>{HIDE_IN_SLIDES} {{ display: none !important; }}</style>"}
+# `start_slideshow_at`: Alt+R starts at the title slide, whichever cell is selected, so that the
+# setup cell there comes first (RISE's default, "selected", starts at the selected cell's slide).
+RISE = {"scroll": True, "overlay": f"<style>{HIDE_IN_SLIDES} {{ display: none !important; }}</style>",
+        "start_slideshow_at": "beginning"}
 
 
 def set_slides(nb: nbformat.NotebookNode) -> None:
     nb.metadata["rise"] = dict(RISE)
-    first_code = next(c for c in nb.cells if c.cell_type == "code")
     for cell in nb.cells:
-        cell.metadata["slideshow"] = {"slide_type": slide_type(cell, cell is first_code)}
+        cell.metadata["slideshow"] = {"slide_type": slide_type(cell)}
 
 
 NO_GPU = ("**No GPU?** GPU cells show the reference run's output; to run them, open this notebook in Colab "
