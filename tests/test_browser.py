@@ -17,7 +17,7 @@ Python differs from the one its file names; as slides, it shows no "Click to add
 Presented as a full-window slideshow from a fresh kernel (lecture 04, and lecture 01 switched to its
 45-minute version by `python -m tools.course slides short 01`), the setup cell is on the first slide, and
 it, the imports, a CPU cell and a skipped GPU cell run there without an error; the slides hide exactly
-the cells that the switch skips.
+the cells that the switch skips. Lecture 04's core slides (`slides core 04`) are measured at 1280x720.
 
 Without /usr/bin/chromium or the playwright package the tests skip, saying why; with CI set
 (CI=true), they fail instead.
@@ -617,6 +617,68 @@ def test_lectures_run_live_as_full_window_slideshows_from_a_fresh_kernel_and_the
         problems = [problem for lecture in (LIVE_LECTURE, short_lecture)
                     for problem in live_slideshow_problems(driver, lab, course, lecture, tmp_path)]
         assert not problems, "\n".join(problems) + f"\n(screenshots in {tmp_path}; server log:)\n{lab.log_tail()}"
+
+
+# ---------------------------------------------------------------- slides on a projector: measured, 1280x720
+PROJECTOR = (1280, 720)
+# The slide on show (the innermost present section): its title (first heading), content height and the
+# slideshow's height.
+SLIDE_ON_SHOW_JS = """() => {
+    const shown = [...document.querySelectorAll('.reveal .slides section.present')]
+        .filter(s => !s.querySelector('section.present'));
+    if (!shown.length) return null;
+    const s = shown[0];
+    if (!s.dataset.courseSlide) s.dataset.courseSlide = String(document.querySelectorAll('[data-course-slide]').length);
+    const heading = s.querySelector('h1, h2, h3');
+    return {id: s.dataset.courseSlide, title: heading ? heading.innerText.trim().slice(0, 60) : '',
+            height: s.scrollHeight,
+            screen: Math.round(document.querySelector('.reveal').getBoundingClientRect().height)};
+}"""
+# Core slides of lecture 04 taller than a 1280x720 screen: 8 of its 12, measured 2026-11-28 (the title slide
+# 1750 px, 8.4 2892 px; issue 37 asks for none): the test fails when one more overflows; lower it as they fit.
+KNOWN_TALL_CORE_SLIDES_04 = 8
+
+
+def core_slide_heights(p, lab: Lab, notebook: str, expected: int, tmp: Path) -> list[dict]:
+    """Step (Space) through the slideshow of `notebook`, as switched to its core path, at 1280x720, and
+    measure every slide on show; `expected`: how many slides and subslides its metadata makes."""
+    url = re.sub(r"/lab/tree/[^?]*", f"/rise/{notebook}", lab.open_url)
+    browser, page = open_chromium(p, tmp / "chromium-projector", *PROJECTOR)
+    try:
+        page.goto(url, timeout=PAGE_MS)
+        assert wait_until(lambda: page.evaluate(SLIDE_ON_SHOW_JS), PAGE_MS / 1000), f"{url}: no slide on show"
+        page.wait_for_timeout(1000)  # the first slide laid out
+        seen = [page.evaluate(SLIDE_ON_SHOW_JS)]
+        while len(seen) < expected + 5:
+            page.keyboard.press("Space")
+            # a transition takes a moment, longer on a busy machine; after the last slide, nothing moves
+            moved = wait_until(lambda: (on := page.evaluate(SLIDE_ON_SHOW_JS)) and on["id"] != seen[-1]["id"], 10)
+            if not moved:
+                break  # the last slide
+            page.wait_for_timeout(500)  # its transition, then measure
+            seen.append(page.evaluate(SLIDE_ON_SHOW_JS))
+        return seen
+    finally:
+        browser.close()
+
+
+def test_core_slides_are_measured_at_1280x720(driver, tmp_path):
+    """Issue 37's projector: lecture 04's core path (switched with `python -m tools.course slides core 04`)
+    stepped through slide by slide at 1280x720; every slide is reached and measured, and no more of them
+    than KNOWN_TALL_CORE_SLIDES_04 are taller than the screen (they scroll; the issue asks for none)."""
+    course = copy_course(tmp_path / "course")
+    subprocess.run([sys.executable, "-m", "tools.course", "slides", "core", "04"], cwd=course, check=True,
+                   capture_output=True)
+    nb = read(course / LIVE_LECTURE)
+    expected = sum(c.metadata.slideshow.slide_type in ("slide", "subslide") for c in nb.cells)
+    with readme_lab(course, tmp_path) as lab:
+        slides = core_slide_heights(driver, lab, LIVE_LECTURE, expected, tmp_path)
+    tall = [f"{s['title']!r}: {s['height']} px on a {s['screen']} px screen" for s in slides
+            if s["height"] > s["screen"]]
+    print(f"{LIVE_LECTURE} at {PROJECTOR}: {len(slides)} core slides, {len(tall)} taller than the screen:",
+          *tall, sep="\n  ")
+    assert len(slides) == expected, f"reached {len(slides)} slides of {expected}: {[s['title'] for s in slides]}"
+    assert len(tall) <= KNOWN_TALL_CORE_SLIDES_04, "\n".join(["a core slide more overflows at 1280x720:", *tall])
 
 
 # ---------------------------------------------------------------- a skipped GPU cell's reference output
