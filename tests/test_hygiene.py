@@ -81,15 +81,16 @@ def test_each_lecture_leads_on(path):
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
 def test_each_lecture_is_a_slideshow_a_section_a_slide(path):
     """RISE's slide metadata (tools/course.py, written by sync): the title and each section a slide,
-    each subsection a subslide, the setup cell skipped; every heading begins a cell."""
+    each subsection a subslide, the setup cell on the title slide; every heading begins a cell."""
     from tools.course import RISE, slide_type, split_at_headings
 
     nb = read(path)
     assert len(split_at_headings(list(nb.cells))) == len(nb.cells), (
         "a markdown cell holds a section heading after other text: python -m tools.course sync")
-    first_code = next(c for c in nb.cells if c.cell_type == "code")
     got = [c.metadata.get("slideshow", {}).get("slide_type") for c in nb.cells]
-    assert got == [slide_type(c, c is first_code) for c in nb.cells], "python -m tools.course sync"
+    assert got == [slide_type(c) for c in nb.cells], "python -m tools.course sync"
+    first_code = next(n for n, c in enumerate(nb.cells) if c.cell_type == "code")
+    assert got[first_code] != "skip", "the setup cell is shown, so that an instructor runs it first (issue 37)"
     assert got.count("slide") >= 5 and got[0] == "slide"
     assert nb.metadata.get("rise") == RISE, (
         "python -m tools.course sync: a long slide must scroll, and no 'Click to add a cell.' cover a title")
@@ -105,6 +106,52 @@ def test_each_lecture_fits_an_hour_and_its_core_path_stands_alone(path):
     nb = read(path)
     assert round(lecture_minutes(nb).core) <= 60, "mark depth (optional): python -m tools.minutes --sections NN"
     assert core_needs_optional(nb) == []
+
+
+@pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
+def test_each_lecture_marks_its_45_minute_path_and_it_stands_alone(path):
+    """Issue 37: every cell's path ("short", "core", "optional") in its metadata, as sync writes it
+    from the guide's line "The 45-minute slides leave out ..." (each heading it names is in the
+    lecture); the short path is within the core path and reads no name that only a cell off it defines,
+    so that its slides run live."""
+    from tools.course import INSTRUCTORS, SHORT_LINE, cell_paths, short_left_out
+    from tools.minutes import core_needs_optional
+
+    nb = read(path)
+    guide = INSTRUCTORS / path.with_suffix(".md").name
+    assert SHORT_LINE in guide.read_text(), f"{guide.name}: say which parts the 45-minute slides leave out"
+    left_out = short_left_out(guide)
+    headings = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    assert [p for p in left_out if not any(h.startswith(p) for h in headings)] == [], "no such heading"
+    paths = cell_paths(nb, left_out)
+    assert [c.metadata.get("course", {}).get("path") for c in nb.cells] == paths, "python -m tools.course sync"
+    assert core_needs_optional(nb, [p != "short" for p in paths]) == []
+
+
+def test_the_slides_switch_presents_the_short_path_the_core_path_or_everything():
+    """`python -m tools.course slides short|core|all`: the cells off the chosen path are `skip` in the
+    slideshow, the others keep their slide types; `all` gives back what sync wrote."""
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    from tools.course import cell_paths, present, set_slides
+
+    nb = new_notebook(cells=[new_markdown_cell("# T"), new_code_cell("setup"), new_markdown_cell("## 1. Core"),
+                             new_code_cell("a = 1"), new_markdown_cell("### 1.1 Cut for 45 minutes"),
+                             new_code_cell("b = 2"), new_markdown_cell("## 2. Depth (optional)"),
+                             new_code_cell("c = 3"), new_markdown_cell("## 3. Core again"), new_code_cell("d = 4")])
+    set_slides(nb)
+    paths = cell_paths(nb, ["### 1.1"])
+    assert paths == ["short"] * 4 + ["core"] * 2 + ["optional"] * 2 + ["short"] * 2
+    for cell, on in zip(nb.cells, paths, strict=True):
+        cell.metadata["course"] = {"path": on}
+    synced = [c.metadata.slideshow.slide_type for c in nb.cells]
+    shown = {}
+    for path in ("short", "core", "all"):
+        present(nb, path)
+        shown[path] = [c.metadata.slideshow.slide_type for c in nb.cells]
+    assert shown["short"] == ["slide", "-", "slide", "-", "skip", "skip", "skip", "skip", "slide", "-"]
+    assert shown["core"] == ["slide", "-", "slide", "-", "subslide", "-", "skip", "skip", "slide", "-"]
+    assert shown["all"] == synced
 
 
 def test_core_needs_optional_finds_a_name_only_an_optional_part_defines():
@@ -142,7 +189,7 @@ def test_slide_types_follow_the_headings():
                                new_code_cell("y = 2")])
     assert [c.source for c in cells] == ["# Title", "x = 1", "text", "## 1. A section\nmore", "### 1.1 A part",
                                          "y = 2"]
-    assert [slide_type(c, i == 1) for i, c in enumerate(cells)] == ["slide", "skip", "-", "slide", "subslide", "-"]
+    assert [slide_type(c) for c in cells] == ["slide", "-", "-", "slide", "subslide", "-"]
 
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)

@@ -203,12 +203,12 @@ def split_at_headings(cells: list) -> list:
     return out
 
 
-def slide_type(cell: nbformat.NotebookNode, first_code: bool) -> str:
+def slide_type(cell: nbformat.NotebookNode) -> str:
     """RISE's slide type of a lecture's cell: the title and each section a slide, each subsection a
-    subslide, the setup cell skipped (it only finds the course's files), everything else on the
-    slide before it."""
-    if first_code:
-        return "skip"
+    subslide, everything else on the slide before it. The setup cell is on the title slide, where
+    the slideshow starts with it selected: the first Shift+Enter runs it, so that every later cell
+    finds `utils` and its `%%requires` (issue 37: skipped, it was forgotten and the first cell run
+    raised ModuleNotFoundError)."""
     heading = HEADING.match(cell.source) if cell.cell_type == "markdown" else None
     if cell.cell_type == "markdown" and (cell.source.startswith("# ") or (heading and heading[1] == "##")):
         return "slide"
@@ -222,14 +222,51 @@ def slide_type(cell: nbformat.NotebookNode, first_code: bool) -> str:
 # JupyterLab's "Click to add a cell." button (.jp-Notebook-footer, JupyterLab 4.2+), which the slides'
 # layout puts over the first slide's title, shown on hover; a click on the title would add a cell.
 HIDE_IN_SLIDES = ".jp-Notebook-footer"
-RISE = {"scroll": True, "overlay": f"<style>{HIDE_IN_SLIDES} {{ display: none !important; }}</style>"}
+# `start_slideshow_at`: Alt+R starts at the title slide, whichever cell is selected, so that the
+# setup cell there comes first (RISE's default, "selected", starts at the selected cell's slide).
+RISE = {"scroll": True, "overlay": f"<style>{HIDE_IN_SLIDES} {{ display: none !important; }}</style>",
+        "start_slideshow_at": "beginning"}
 
 
 def set_slides(nb: nbformat.NotebookNode) -> None:
     nb.metadata["rise"] = dict(RISE)
-    first_code = next(c for c in nb.cells if c.cell_type == "code")
     for cell in nb.cells:
-        cell.metadata["slideshow"] = {"slide_type": slide_type(cell, cell is first_code)}
+        cell.metadata["slideshow"] = {"slide_type": slide_type(cell)}
+
+
+# The short version (issue 37): each guide names, on one line, the headings whose parts the 45-minute
+# version leaves out beyond the optional ones, e.g. "The 45-minute slides leave out `## 4.` and `### 7.2`".
+# A named part runs from its heading to the next heading of any level (a subsection it holds is named
+# on its own). sync marks each lecture cell's path in its metadata: "short" (the short version), "core"
+# (the core path only) or "optional"; `python -m tools.course slides short|core|all` presents one.
+SHORT_LINE = "The 45-minute slides leave out"
+PATHS = ("short", "core", "all")
+
+
+def short_left_out(guide: Path) -> list[str]:
+    """The heading prefixes (`## 4.`, `### 7.2`) that the guide's 45-minute slides leave out."""
+    lines = [ln for ln in guide.read_text().splitlines() if ln.startswith(SHORT_LINE)]
+    return re.findall(r"`(#{2,3} [^`]+)`", lines[0]) if lines else []
+
+
+def cell_paths(nb: nbformat.NotebookNode, left_out: list[str]) -> list[str]:
+    """For each cell, the shortest path it is on: "short", "core" or "optional" (tools/minutes.py)."""
+    from tools.minutes import optional_cells
+
+    paths, dropped = [], False
+    for cell, optional in zip(nb.cells, optional_cells(nb), strict=True):
+        if cell.cell_type == "markdown" and HEADING.match(cell.source):
+            dropped = any(cell.source.startswith(prefix) for prefix in left_out)
+        paths.append("optional" if optional else "core" if dropped else "short")
+    return paths
+
+
+def present(nb: nbformat.NotebookNode, path: str) -> None:
+    """The slides of `path` ("short", "core" or "all"): every cell off it is `skip` in the slideshow."""
+    shown = {"short": {"short"}, "core": {"short", "core"}, "all": {"short", "core", "optional"}}[path]
+    for cell in nb.cells:
+        on = cell.metadata.get("course", {}).get("path", "short") in shown
+        cell.metadata["slideshow"] = {"slide_type": slide_type(cell) if on else "skip"}
 
 
 NO_GPU = ("**No GPU?** GPU cells show the reference run's output; to run them, open this notebook in Colab "
@@ -245,6 +282,9 @@ def _sync_lecture(nb: nbformat.NotebookNode, path: Path) -> None:
     nb.cells[0].source = with_time(link_prerequisites(nb.cells[0].source), lecture_minutes(nb))
     _set_last_cell(nb, navigation(path))
     set_slides(nb)
+    for cell, on in zip(nb.cells, cell_paths(nb, short_left_out(INSTRUCTORS / path.with_suffix(".md").name)),
+                        strict=True):
+        cell.metadata["course"] = {**cell.metadata.get("course", {}), "path": on}
 
 
 def sync_guide(guide: Path) -> bool:
@@ -278,9 +318,26 @@ def sync(path: Path) -> bool:
     return True
 
 
+def present_lectures(path: str, numbers: list[str]) -> None:
+    """`python -m tools.course slides short|core|all [NN ...]`: the lectures' slides show that path."""
+    for lecture in notebooks(LECTURES):
+        if not numbers or lecture.name[:2] in numbers:
+            nb = read(lecture)
+            present(nb, path)
+            write(nb, lecture)
+            shown = "everything, as committed" if path == "all" else f"the {path} path"
+            print(f"{lecture.relative_to(ROOT)}: the slides show {shown}")
+
+
+USAGE = ("usage: python -m tools.course sync\n"
+         "       python -m tools.course slides short|core|all [NN ...]   (all: as committed)")
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["slides"] and sys.argv[2:3] and sys.argv[2] in PATHS:
+        present_lectures(sys.argv[2], sys.argv[3:])
+        sys.exit(0)
     if sys.argv[1:] != ["sync"]:
-        sys.exit("usage: python -m tools.course sync")
+        sys.exit(USAGE)
     for nb_path in notebooks(LECTURES, SOLUTIONS):
         if sync(nb_path):
             print(f"updated {nb_path.relative_to(ROOT)}")

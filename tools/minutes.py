@@ -113,15 +113,17 @@ def _names(tree: ast.AST) -> tuple[set[str], set[str]]:
     return bound, read
 
 
-def core_needs_optional(nb: nbformat.NotebookNode) -> list[str]:
+def core_needs_optional(nb: nbformat.NotebookNode, left_out: list[bool] | None = None) -> list[str]:
     """What a student who skips every optional part would miss: each core code cell that reads a
-    name only an optional cell before it defines ("cell 12 reads `pool`, defined in optional cell 9")."""
+    name only an optional cell before it defines ("cell 12 reads `pool`, defined in optional cell 9").
+    `left_out`: the cells skipped instead (default: the optional ones), e.g. off the 45-minute path."""
     from tools.fingerprint import cell_tree
 
     found: list[str] = []
     core_bound: set[str] = set()
     optional_bound: dict[str, int] = {}
-    for n, (cell, optional) in enumerate(zip(nb.cells, optional_cells(nb), strict=True)):
+    skipped = optional_cells(nb) if left_out is None else left_out
+    for n, (cell, optional) in enumerate(zip(nb.cells, skipped, strict=True)):
         tree = cell_tree(cell.source) if cell.cell_type == "code" else None
         if tree is None:
             continue
