@@ -14,8 +14,9 @@ import pytest
 # The checks' Hypothesis runs as on a student's machine. Where the environment names a CI service (CI=true, as
 # .ci/run sets), Hypothesis loads its own "ci" settings profile at import (hypothesis/_settings.py, 6.170):
 # print_blob=True adds a "You can reproduce this test case ... @reproduce_failure(...)" note to the answer's own
-# error, which no student sees. The checks set every other setting of that profile themselves
-# (utils/exercises/properties.py, _settings).
+# error, which no student sees. The checks set print_blob=False and every other setting of that profile
+# themselves (utils/exercises/properties.py, _settings); this keeps the tests' own @given tests as they run
+# on a developer's machine.
 hypothesis.settings.load_profile("default")
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -215,10 +215,6 @@ def test_predict_then_measure(path):
         assert any(c.outputs for c in code_after), f"cell {n}: no measured output after the prediction"
 
 
-# Lectures whose predictions follow the rule below; the others are still to be revised (06-08: issue 36).
-PREDICTIONS_THAT_PREDICT: set[str] = {"01", "02", "03", "04", "05", "06", "07", "08"}
-
-
 def _reveal(cells: list, n: int) -> list:
     """The cells from the one after predict cell `n` to the first code cell with an output (the reveal)."""
     shown = []
@@ -230,12 +226,10 @@ def _reveal(cells: list, n: int) -> list:
 
 
 @pytest.mark.parametrize("path", [p for p in notebooks(LECTURES) if p.name[:2] != "00"], ids=ids)
-def test_nothing_between_a_prediction_and_its_reveal_gives_the_answer(request, path):
+def test_nothing_between_a_prediction_and_its_reveal_gives_the_answer(path):
     """CONTRIBUTING, "Predictions": between a predict cell and the output that answers it, no markdown, and no
     claim in the cells that run (a claim states the conclusion; it comes in a cell after the reveal). What a
     machine cannot see (telling names and comments) is for the reviewers."""
-    if path.name[:2] not in PREDICTIONS_THAT_PREDICT:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="predictions not yet revised (issues 35, 36)"))
     cells = read(path).cells
     problems = []
     for n, cell in enumerate(cells):

@@ -48,9 +48,9 @@ def only_claims(source: str) -> bool:
 
 
 def code_minutes(source: str) -> float:
-    if only_claims(source):  # its `%%requires` line repeats the cell before's
-        return len([ln for ln in source.splitlines() if ln.strip() and not ln.startswith("%%")]) / CODE_LINES_PER_MINUTE
-    return 1 + len([line for line in source.splitlines() if line.strip()]) / CODE_LINES_PER_MINUTE
+    claims = only_claims(source)  # a claims cell's `%%requires` line repeats the cell before's: not counted
+    lines = [line for line in source.splitlines() if line.strip() and not (claims and line.startswith("%%"))]
+    return (0 if claims else 1) + len(lines) / CODE_LINES_PER_MINUTE
 
 
 def _walk(nb: nbformat.NotebookNode) -> list[tuple[int, str, bool, float]]:
