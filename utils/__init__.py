@@ -4,7 +4,8 @@
                     `compute_sanitizer`: where NVIDIA's memory and race checker is, if anywhere.
 - `utils.timing`:   `benchmark`, `timer`, `compare`, `as_timing`: timing that is right on a CPU and a GPU;
                     `gpu_sleep`, `cupy_sleep`: a GPU kernel of known duration (PyTorch, CuPy).
-- `utils.memory`:   `memory_state`, `peak_memory`, `format_bytes`, `memory_timeline`: the allocator's numbers.
+- `utils.memory`:   `memory_state`, `peak_memory`, `memory_timeline`: the allocator's numbers.
+- `utils.formatting`: `format_time`, `format_bytes`: measured numbers as the course prints them.
 - `utils.plotting`: `plot_timings`, `plot_memory`, `plot_timeline`, `StreamTimeline`: the course's plots.
 - `utils.claims`:   `claim`: a statement about GPU behaviour, checked where it is measured (✓ or ✗).
 - `utils.processes`: `run_python`, `run_process`: code in a fresh Python process (settings read at
@@ -35,7 +36,8 @@ from .device import (
     require_cupy,
     sanitizer_status,
 )
-from .memory import MemoryState, format_bytes, gpu_budget, memory_state, memory_timeline, peak_memory
+from .formatting import format_bytes, format_time
+from .memory import MemoryState, gpu_budget, memory_state, memory_timeline, peak_memory
 from .plotting import (
     Interval,
     StreamTimeline,
@@ -55,7 +57,6 @@ from .timing import (
     check_overlap,
     compare,
     cupy_sleep,
-    format_time,
     gpu_sleep,
     timer,
 )

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from ..device import GPUUnavailableError, has_cuda, require_cuda
-from ..memory import format_bytes
+from ..formatting import format_bytes
 from . import Checker, Exercise, ExerciseFailed, cuda_on_cpu, exercise, reference, register
 from .properties import for_all, integral, real, shown, st
 

@@ -63,7 +63,8 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 from .. import profiling
 from ..device import has_cuda
-from ..timing import format_time, gpu_cycles_per_second, gpu_sleep
+from ..formatting import format_time
+from ..timing import gpu_cycles_per_second, gpu_sleep
 from . import Checker, Exercise, Findings, LeftForGPU, exercise, reference, register, what_returned
 from .properties import for_all, st
 from .streams import widened
