@@ -13,7 +13,7 @@
                     `start_process`, `start_python`: the same in the background (a Future);
                     `run_in_turn`: processes that import side by side, then measure one at a time;
                     `script`: the text of a script kept in notebooks/scripts/.
-- `utils.cells`:    the `%%requires cuda` line (or `cupy`, `compute-sanitizer`) that skips a GPU-only
+- `utils.cells`:    the `%%requires cuda` line (or `cupy`, `compute-sanitizer`, `triton`) that skips a GPU-only
                     cell on a machine without one, and shows what that cell produced in the
                     course's reference run instead.
 - `utils.exercises`: `exercise`, the pass/fail helper of the exercise notebooks, and their checks.
@@ -35,6 +35,7 @@ from .device import (
     require_cuda,
     require_cupy,
     sanitizer_status,
+    triton_status,
 )
 from .formatting import format_bytes, format_time
 from .memory import MemoryState, gpu_budget, memory_state, memory_timeline, peak_memory
@@ -108,6 +109,7 @@ __all__ = [
     "start_process",
     "start_python",
     "timer",
+    "triton_status",
     "use_course_style",
 ]
 
