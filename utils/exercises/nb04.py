@@ -38,8 +38,16 @@ from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep, timer
 from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, is_stub, reference, register, what_returned
 from .properties import for_all, shown, st
-from .streams import (CUPY_CALLERS, TORCH_CALLERS, cupy_caller, cupy_callers, late_at_each_entry, torch_caller,
-                      torch_callers, widened)
+from .streams import (
+    CUPY_CALLERS,
+    TORCH_CALLERS,
+    cupy_caller,
+    cupy_callers,
+    late_at_each_entry,
+    torch_caller,
+    torch_callers,
+    widened,
+)
 
 NOTEBOOK = "04_streams_cupy"
 R = TypeVar("R")

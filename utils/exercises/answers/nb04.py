@@ -294,7 +294,8 @@ WRONG_SUMS = {
     "the host waits for s": host_synchronized,
     "s synchronized first (the host waits for s's earlier work)": s_synchronized_first,
     "the join recorded before the sum": join_recorded_before_the_sum,
-    "an event recorded on s, then s entered for the sum (the fourth adversary's)": event_recorded_on_s_before_entering_it,
+    "an event recorded on s, then s entered for the sum (the fourth adversary's)":
+        event_recorded_on_s_before_entering_it,
     "the fork after the sum": fork_after_the_sum,
     "a sum over the first axis only": lambda x, r, s: _sum_axis0(x, r, s),
     "sums in float32": lambda x, r, s: _summed_as(x, r, s, dtype="float32"),
