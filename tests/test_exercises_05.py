@@ -145,6 +145,27 @@ def test_blind_lets_python_indexing_count_from_the_end_and_stops_assert_async():
 
 
 @host
+def test_blinds_own_reads_of_the_indices_reach_no_mode_below_it():
+    """On a GPU the modes that make the answer's streams late sit below Blind (_call_index_add_on_gpu): a sleep they
+    queued for Blind's own reads would be waited for by Blind's bool(), and the operation would then run on time.
+    Only the answer's operation reaches them."""
+    from torch.overrides import TorchFunctionMode
+
+    seen: list[str] = []
+
+    class Below(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", ""))
+            return func(*args, **(kwargs or {}))
+
+    table, index, ones = torch.zeros(5, 3), torch.tensor([0, 4, 1]), torch.ones(3, 3)
+    with Below(), nb05.Blind():
+        table.index_add(0, index, ones)
+        torch._assert_async(torch.tensor(True))
+    assert seen == ["index_add", "tensor"], seen
+
+
+@host
 @pytest.mark.parametrize("use", [lambda i: F.one_hot(i, 5), lambda i: torch.take_along_dim(torch.arange(5), i)],
                          ids=["one_hot", "take_along_dim"])
 def test_blind_with_a_size_stops_any_operation_whose_own_check_of_an_index_raises(use):
@@ -265,6 +286,14 @@ def _stream_synchronize():
     torch.cuda.current_stream().synchronize()
 
 
+def _indexed_by_a_gpu_scalar():  # PyTorch reads a 0-d integer index on the host (.item()), then selects
+    return GPU_X[GPU_Y.flatten().int().argmax()]
+
+
+def _indexed_by_a_host_scalar():  # a 0-d index made on the host: nothing to read from the GPU
+    return GPU_X[torch.tensor(2), 0]
+
+
 @host
 @pytest.mark.parametrize("fn, said", [
     (_item, ".item()"), (_if_on_a_tensor, "bool() of a tensor (an `if`, `not`, `and`)"),
@@ -280,6 +309,7 @@ def _stream_synchronize():
     (_typed_as_a_gpu_tensor, "a host value copied to the GPU"),
     (_device_synchronize, "torch.cuda.synchronize()"), (_event_synchronize, "a stream's or an event's synchronize()"),
     (_stream_synchronize, "a stream's or an event's synchronize()"),
+    (_indexed_by_a_gpu_scalar, "a GPU tensor of one value used as an index"),
 ], ids=lambda v: v.__name__ if callable(v) else None)
 def test_host_waits_notes_each_wait_once_and_where(fn, said):
     waits = _waits(fn)
@@ -312,7 +342,7 @@ def test_a_copy_to_the_host_leaves_the_gpu_tensor_on_the_gpu(copy):  # the CPU's
 
 @host
 @pytest.mark.parametrize("fn", [_on_the_gpu_only, _host_values_only, _boolean_mask_filled_with_a_number,
-                                _empty_copied_to_the_host, _empty_copied_to_the_gpu],
+                                _empty_copied_to_the_host, _empty_copied_to_the_gpu, _indexed_by_a_host_scalar],
                          ids=lambda fn: fn.__name__)
 def test_host_waits_notes_nothing_where_no_gpu_value_reaches_the_host(fn):
     assert _waits(fn) == []

@@ -38,7 +38,16 @@ from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep, timer
 from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, is_stub, reference, register, what_returned
 from .properties import for_all, shown, st
-from .streams import CUPY_CALLERS, TORCH_CALLERS, cupy_caller, cupy_callers, torch_caller, torch_callers, widened
+from .streams import (
+    CUPY_CALLERS,
+    TORCH_CALLERS,
+    cupy_caller,
+    cupy_callers,
+    late_at_each_entry,
+    torch_caller,
+    torch_callers,
+    widened,
+)
 
 NOTEBOOK = "04_streams_cupy"
 R = TypeVar("R")
@@ -170,9 +179,11 @@ def _sum_run(cp: Any, yours: Callable, case: SumCase, x: Any, source: Any, s: An
     On the GPU, from the moment the call comes (W = window_ms): s is busy with earlier work for W; the producer
     writes x only at 2W (x holds NaN until then) and records `ready`; the caller's stream, when busy, and the null
     stream, when it is not the caller's, are busy until 4W; any other stream the answer enters or uses starts 4W
-    late (`widened`).  A sum queued on s after `ready` is written at 2W: a third stream reads it at 3W.  A sum
-    queued anywhere else is written at 4W or later, one that did not wait for `ready` reads NaN, and a caller's
-    stream that did not wait for the sum reads it before 2W.
+    late (`widened`); and each time the answer enters s (`with s:`, `s.use()`), s spins for W/4 first
+    (`late_at_each_entry`).  A sum queued on s after `ready` is written by 2.25W (by 2.75W after three entries): a
+    third stream reads it at 3W.  A sum queued anywhere else is written at 4W or later, one that did not wait for
+    `ready` reads NaN, and a caller's stream that did not wait for the sum reads it before the sum ran: before 2W,
+    or, if it waited for an event recorded on s before the answer entered s to queue the sum, W/4 before.
     """
     kind = case[0]
     w = window_ms / 1e3
@@ -195,7 +206,7 @@ def _sum_run(cp: Any, yours: Callable, case: SumCase, x: Any, source: Any, s: An
         with _queued_on(cp, probe):
             in_time = cp.full((), math.inf)
         top_before = _stack_top(cp)
-        with widened(4 * window_ms, spare=(c, s)):
+        with widened(4 * window_ms, spare=(c, s)), late_at_each_entry(window_ms / 4, (s,)):
             called = time.perf_counter()
             result = yours(x, ready, s)
             host_ms = (time.perf_counter() - called) * 1e3

@@ -360,7 +360,8 @@ class HostWaits(TorchFunctionMode):
     GPU (torch.tensor(..., device="cuda"), or device=x.device of a GPU tensor x; x.new_tensor(...): the copy
     waits for the stream); and, inside counting_synchronize(), synchronize() of the device, a stream or an
     event.  So one copy to the host counts once, however many host calls read it afterwards.  Each note says
-    what and where in `fn`'s code: "<what> at line N: `code`", in order, in `waits`.
+    what and where in `fn`'s code: "<what> at line N: `code`", in order, in `waits`.  A GPU tensor of one value
+    used as an index (`index[position]` with `position = mask.int().argmax()`) is a wait too: PyTorch reads it.
 
     A copy to the host made with non_blocking=True waits for nothing, and may not have landed when the host
     reads it: a read of it before a synchronize() is noted in `stale`."""
@@ -430,6 +431,8 @@ class HostWaits(TorchFunctionMode):
         to_gpu_copy = False
         if copies_nothing:
             pass
+        elif name in ("__getitem__", "__setitem__") and len(args) > 1 and self._scalar_index_on_gpu(args[1]):
+            self.note("a GPU tensor of one value used as an index (PyTorch reads it on the host, as .item() does)")
         elif into_host and waits:
             self.note("a GPU value copied into a host tensor")
         elif from_gpu and (name in self.READS or sized or (to_host and waits)):
@@ -475,6 +478,15 @@ class HostWaits(TorchFunctionMode):
             return False
         return args[0].numel() > 0 and any(isinstance(x, torch.Tensor) and self.on_gpu(x)
                                            for x in (*args[1:], *kwargs.values()))
+
+    def _scalar_index_on_gpu(self, index: object) -> bool:
+        """Whether an index (alone or in a tuple) holds a 0-d integer tensor on the GPU: PyTorch's indexing takes it as
+        a Python int (TensorIndexing.h, applySlicing: `tensor.item<int64_t>()`, then select), which copies it to the
+        host, a wait; `x[t]` for a GPU tensor t of one value waits as `x[t.item()]` does.  A 0-d boolean index is a
+        mask (`sized`)."""
+        parts = index if isinstance(index, tuple) else (index,)
+        return any(isinstance(p, torch.Tensor) and p.dim() == 0 and p.dtype != torch.bool
+                   and not p.is_floating_point() and not p.is_complex() and self.on_gpu(p) for p in parts)
 
     def _masked_fill(self, args: tuple) -> bool:
         """Whether `x[mask] = value` runs as masked_fill_, which needs no count of the mask's True values (no
@@ -718,33 +730,45 @@ class Blind(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
-        if name == "_assert_async":
-            with _quiet():
-                holds = bool(args[0])
-            if not holds:
-                raise Launched("torch._assert_async() with a condition that is false: on a GPU, a device-side assert")
-            return None
-        found = _indexed(name, args, kwargs)
-        if found is not None:
-            target, dim, index = found
-            size = target.numel() if dim is None else (target.shape[dim] if target.dim() else 1)
-            low = -size if name in _WRAPPING else 0
-            with _quiet():
-                bad = ((index < low) | (index >= size)).flatten()
-                if bool(bad.any()):
-                    position = int(bad.int().argmax())
-                    value = int(index.flatten()[position])
-                    where = "" if dim is None else f" along dimension {dim}"
-                    raise Launched(f"{name}() with an index {value}, out of range{where} (size {size})")
+        # Its own reads run with every mode below it off: on a GPU, the modes that make the answer's streams late
+        # (widened, _LateAgainWhenIdle) sit below it, and a sleep they queued for these reads would be waited for
+        # here (bool() below waits for the stream), so that the operation itself would run on time
+        with torch._C.DisableTorchFunction():
+            if name == "_assert_async":
+                with _quiet():
+                    holds = bool(args[0])
+                if not holds:
+                    raise Launched("torch._assert_async() with a condition that is false: on a GPU, a device-side "
+                                   "assert")
+                return None
+            self._stop_if_bad(name, args, kwargs)
         if self.size is None:
             return func(*args, **kwargs)
         try:
             return func(*args, **kwargs)
         except Exception as error:
-            if not self._holds_bad(args, kwargs):
-                raise
+            with torch._C.DisableTorchFunction():
+                if not self._holds_bad(args, kwargs):
+                    raise
             raise Launched(f"{name}() on an index out of range, which raised {type(error).__name__} by itself on "
                            f"the CPU (on a GPU, a device-side assert)") from None
+
+    @staticmethod
+    def _stop_if_bad(name: str, args: tuple, kwargs: dict) -> None:
+        """Raise Launched if the operation takes indices and one of them is out of range."""
+        found = _indexed(name, args, kwargs)
+        if found is None:
+            return
+        target, dim, index = found
+        size = target.numel() if dim is None else (target.shape[dim] if target.dim() else 1)
+        low = -size if name in _WRAPPING else 0
+        with _quiet():
+            bad = ((index < low) | (index >= size)).flatten()
+            if bool(bad.any()):
+                position = int(bad.int().argmax())
+                value = int(index.flatten()[position])
+                where = "" if dim is None else f" along dimension {dim}"
+                raise Launched(f"{name}() with an index {value}, out of range{where} (size {size})")
 
 
 @dataclass
@@ -827,7 +851,12 @@ def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: 
         if caller.busy_end is not None:  # the caller's earlier work writes the indices: they are there only then
             late.copy_(index)
             index = late
-        with (Blind(), widened(WIDE_MS, spare=(caller.stream,)), _LateAgainWhenIdle(WIDE_MS, caller.stream),
+        # Blind innermost (its handler runs first): its host read of the indices (a wait) comes before the sleeps
+        # that the modes below it queue for the operation, not after them.  Below it, the sleep of
+        # _LateAgainWhenIdle came first, Blind's read waited for it, and the operation ran on time: a result queued
+        # on a stream of the answer's own, which the caller never waits for, was written before the caller read it
+        # (the fourth adversary's, on an H200)
+        with (widened(WIDE_MS, spare=(caller.stream,)), _LateAgainWhenIdle(WIDE_MS, caller.stream), Blind(),
               gpu_waits(fn) as waits):
             try:
                 ran.out = yours(target, dim, index, source)

@@ -12,6 +12,8 @@ A race shows only when one side is late.  `caller(...)` makes the caller's strea
 that the answer itself switches to start late, by queuing a spinning kernel (`utils.gpu_sleep`,
 `utils.cupy_sleep`) on it the first time the answer queues work there.  So a wait that is missing,
 between the caller and the answer or inside the answer, reads the wrong data every time.
+`late_at_each_entry(ms, (s,))` makes a stream that the check hands the answer late at every entry (CuPy): an
+event the answer records on it before the work it should follow then fires before that work runs.
 """
 
 from __future__ import annotations
@@ -196,6 +198,51 @@ def _late_cupy_streams(cupy: Any, ms: float, spared: set[Any]) -> Iterator[None]
 
     def late_use(self: Any) -> Any:
         late(self)
+        return use(self)
+
+    base.__enter__, base.use = late_enter, late_use
+    try:
+        yield
+    finally:
+        base.__enter__, base.use = enter, use
+
+
+@contextmanager
+def late_at_each_entry(ms: float, streams: tuple[Any, ...]) -> Iterator[None]:
+    """For the block, each time the answer enters one of the CuPy `streams` (`with s:` or `s.use()`), that stream
+    spins for `ms` first: the work the answer queues there after entering starts late, every time, by that much.
+
+    widened() spares the streams a check hands the answer (their earlier work is the check's own window) and makes
+    any other stream late once.  Neither shows an event recorded on a given stream too early, before the work it
+    should follow was queued (`ev = s.record()`, then `with s: y = x.sum()`): the event completes when s reaches it
+    and the work runs right after, so a stream that waits for the event reads the result a few microseconds early,
+    which a small sum survives.  Made late at the entry, the work runs `ms` after the event: the race shows.  A right
+    answer, which records its event after the work, loses `ms` for each entry (keep `ms` well under the check's
+    windows).  Nest it inside widened(): both patch the same methods, and each restores what it found.
+    """
+    cupy = _cupy_or_none()
+    if cupy is None or not streams:
+        yield
+        return
+    base = cupy.cuda.stream._BaseStream
+    enter, use = base.__enter__, base.use
+    late, spinning = {s.ptr for s in streams}, [False]
+
+    def make_late(stream: Any) -> None:
+        if spinning[0] or stream.ptr not in late:
+            return
+        spinning[0] = True  # cupy_sleep enters the stream itself: that entry is not the answer's
+        try:
+            cupy_sleep(ms / 1e3, stream)
+        finally:
+            spinning[0] = False
+
+    def late_enter(self: Any) -> Any:
+        make_late(self)
+        return enter(self)
+
+    def late_use(self: Any) -> Any:
+        make_late(self)
         return use(self)
 
     base.__enter__, base.use = late_enter, late_use

@@ -162,6 +162,22 @@ def join_recorded_before_the_sum(x, ready, s):  # the event marks s before the s
     return total
 
 
+def event_recorded_on_s_before_entering_it(x, ready, s):
+    """The fourth adversary's: s waits for `ready`, an event is recorded on s, and only then is s entered for the
+    sum; the caller waits for that event, which marks s before the sum.  On an H200 it passed: the sum, queued right
+    behind the event, ran a few microseconds before the caller's read (late_at_each_entry now makes s late at the
+    entry, so the sum runs W/4 after the event)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    ev = s.record()
+    with s:
+        y = x.sum()
+    caller.use()
+    caller.wait_event(ev)
+    return y
+
+
 def fork_after_the_sum(x, ready, s):  # s waits for `ready` only after the sum is queued
     cp = _cp()
     caller = cp.cuda.get_current_stream()
@@ -278,6 +294,8 @@ WRONG_SUMS = {
     "the host waits for s": host_synchronized,
     "s synchronized first (the host waits for s's earlier work)": s_synchronized_first,
     "the join recorded before the sum": join_recorded_before_the_sum,
+    "an event recorded on s, then s entered for the sum (the fourth adversary's)":
+        event_recorded_on_s_before_entering_it,
     "the fork after the sum": fork_after_the_sum,
     "a sum over the first axis only": lambda x, r, s: _sum_axis0(x, r, s),
     "sums in float32": lambda x, r, s: _summed_as(x, r, s, dtype="float32"),

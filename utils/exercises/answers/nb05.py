@@ -418,6 +418,60 @@ def result_on_the_checks_side_stream(target, dim, index, source):  # GPU: the ch
         return target.index_add(dim, index, source)
 
 
+def result_on_its_own_stream_raising_inside(target, dim, index, source):
+    """The fourth adversary's (GPU): its own stream waits for the caller's, the check (one .tolist()) and the result
+    run there, and the caller's stream never waits for it.  On an H200 it passed: the check's own read of the
+    indices (Blind, which stops an out-of-range launch) waited for the sleep that made the answer's stream late
+    again, so the result was written on time; Blind now reads before that sleep is queued."""
+    size = target.shape[dim]
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        vals = index.tolist()
+        for i, v in enumerate(vals):
+            if not 0 <= v < size:
+                raise IndexError(f"index[{i}] = {v} out of range")
+        out = target.index_add(dim, index, source)
+    return out
+
+
+def argmax_then_a_stacked_tolist(target, dim, index, source):
+    """The fourth adversary's: one .tolist() of (any bad, its position, its value), but the value is read with
+    index[pos], where pos is argmax's 0-d GPU tensor: PyTorch takes a 0-d integer index as a Python int (.item()),
+    so the host waits for the GPU there too, on every call: two waits, where the task asks for one.  On an H200 the
+    check counted two (sync debug mode), and the CPU part one; it counts the index now."""
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if index.numel():
+        pos = bad.int().argmax()
+        flag, where, value = torch.stack([bad.any().long(), pos.long(), index[pos].long()]).tolist()
+        if flag:
+            raise IndexError(f"index[{where}] = {value} is out of range for dimension {dim} of size {size}")
+    return target.index_add(dim, index, source)
+
+
+def argmax_then_a_non_blocking_copy_and_an_event(target, dim, index, source):
+    """The fourth adversary's: the summary copied to pinned memory with non_blocking=True and an event's
+    synchronize() before it is read (one wait), but its value is index[pos] with pos a 0-d GPU tensor: a second
+    wait, on every call (see argmax_then_a_stacked_tolist)."""
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if index.numel():
+        pos = bad.int().argmax()
+        summary = torch.stack([bad.any().long(), pos.long(), index[pos].long()])
+    else:
+        summary = torch.zeros(3, dtype=torch.long, device=index.device)
+    host = torch.empty(3, dtype=torch.long, pin_memory=torch.cuda.is_available())
+    host.copy_(summary, non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+    done.synchronize()
+    flag, pos, value = host.tolist()
+    if flag:
+        raise IndexError(f"index[{pos}] is {value}: out of range along dim {dim} (size {size})")
+    return target.index_add(dim, index, source)
+
+
 def check_and_result_on_a_side_stream_both_waits(target, dim, index, source):  # right: the caller waits for it
     size = target.shape[dim]
     if not index.is_cuda:
@@ -751,6 +805,12 @@ WRONG: dict[str, dict[str, object]] = {
         "F.one_hot's own error as the check (a CPU's; a GPU's asserts)": one_hot_as_the_check,
         "torch.take_along_dim's own error as the check (a gather: a GPU's asserts)": take_along_dim_as_the_check,
         "an empty index: returns target itself, not a new tensor": empty_index_returns_target,
+        # the fourth adversary's, on an H200
+        "the check and the result on its own stream, the caller never waits (raises inside the stream)":
+            result_on_its_own_stream_raising_inside,
+        "argmax's 0-d GPU tensor as an index, then one stacked .tolist() (two waits)": argmax_then_a_stacked_tolist,
+        "argmax's 0-d GPU tensor as an index, then a non_blocking copy and an event's synchronize() (two waits)":
+            argmax_then_a_non_blocking_copy_and_an_event,
     },
     "check_train_steps_no_sync": {
         "the given loop, unchanged": given_loop,
@@ -778,7 +838,8 @@ WRONG: dict[str, dict[str, object]] = {
 # What only a GPU shows wrong: the streams (a CPU has none); every other wrong answer fails on a CPU too
 ONLY_ON_A_GPU: dict[str, set[object]] = {
     "check_safe_index_add": {checked_on_a_side_stream_that_never_waits, read_on_the_default_stream,
-                             result_on_a_side_stream, result_on_the_checks_side_stream},
+                             result_on_a_side_stream, result_on_the_checks_side_stream,
+                             result_on_its_own_stream_raising_inside},
     "check_train_steps_no_sync": {side_stream_that_never_waits_for_the_caller},
 }
 WRONG_ON_CPU = {check: {what for what, answer in answers.items() if answer not in ONLY_ON_A_GPU.get(check, set())}
