@@ -46,9 +46,9 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
-from .device import cuda_status, cupy_status, sanitizer_status
+from .device import cuda_status, cupy_status, sanitizer_status, triton_status
 
-_CHECKS = {"cuda": cuda_status, "cupy": cupy_status, "compute-sanitizer": sanitizer_status}
+_CHECKS = {"cuda": cuda_status, "cupy": cupy_status, "compute-sanitizer": sanitizer_status, "triton": triton_status}
 _MARK = "%%requires"
 
 

@@ -64,6 +64,18 @@ def cupy_status() -> Availability:
     return Availability(True, f"CuPy {cupy.__version__} runs on the GPU")
 
 
+@cache
+def triton_status() -> Availability:
+    """Can Triton run kernels here?  On a GPU, with PyTorch's CUDA build (its wheels bring a matching Triton); on a
+    CPU, through Triton's interpreter (`TRITON_INTERPRET=1`), when Triton is installed (requirements-triton.txt)."""
+    try:
+        import triton
+    except ImportError as err:
+        return Availability(False, f"Triton is not importable ({err}); on a CPU it is optional: "
+                                   "pip install -r requirements-triton.txt")
+    where = "the GPU" if has_cuda() else "the CPU, through its interpreter (TRITON_INTERPRET=1)"
+    return Availability(True, f"Triton {triton.__version__} runs kernels on {where}")
+
 def compute_sanitizer() -> str | None:
     """The path of NVIDIA's compute-sanitizer, or None: on PATH, else in a CUDA toolkit's bin/
     ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda, /usr/local/cuda-X.Y, newest first; Colab has one
