@@ -1,5 +1,6 @@
 """Make the repository's root importable (utils, tools) for every test."""
 
+import linecache
 import os
 import shutil
 import sys
@@ -109,7 +110,10 @@ def definitions_of(path: Path, names: list[str]) -> list:
     namespace: dict = {}
     for n, cell in enumerate(read(path).cells):
         if cell.cell_type == "code" and DEFINITION_TAGS & set(cell.get("metadata", {}).get("tags", [])):
-            source = compile(cell.source, f"{path.parent.name}/{path.name}, cell {n}", "exec")
+            name = f"{path.parent.name}/{path.name}, cell {n}"
+            # kept where inspect finds it, as IPython keeps a cell's source: @triton.jit reads its function's source
+            linecache.cache[name] = (len(cell.source), None, cell.source.splitlines(keepends=True), name)
+            source = compile(cell.source, name, "exec")
             exec(source, namespace)  # noqa: S102 (the notebook's own cells, as Jupyter runs them)
     missing = [name for name in names if name not in namespace]
     assert not missing, f"{path.name} defines no {missing} in its cells tagged {sorted(DEFINITION_TAGS)}"
