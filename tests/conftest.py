@@ -27,6 +27,12 @@ import utils
 
 # Claims are strict here and in every notebook nbval runs: tools/pytest_plugin.py (loaded by pyproject.toml).
 
+# Without a GPU, Triton's kernels (notebook 09) run through its interpreter, as the solutions notebook sets up before
+# it imports Triton.  Triton reads TRITON_INTERPRET when a function is decorated, its own library functions (tl.max,
+# tl.sum) too, at its import: so before anything here imports it (utils.device.triton_status does, for `_unmet`).
+if not utils.has_cuda():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
 gpu = pytest.mark.skipif(not utils.has_cuda(), reason=f"needs a CUDA GPU: {utils.cuda_status().reason}")
 host = pytest.mark.host  # the same on every machine: CI runs it; on a GPU only with --host-tests
 cpu_only = pytest.mark.skipif(utils.has_cuda(), reason="checks the behaviour on a machine without a GPU")
