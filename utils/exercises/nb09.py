@@ -189,7 +189,7 @@ def _gelu_run(cp: Any, yours: Callable, case: GeluCase, sources: tuple[Any, Any]
         if s.ptr != 0:
             with _queued_on(cp, cp.cuda.Stream.null):
                 cupy_sleep(3 * w)
-        x, bias, x_base, b_base = _gelu_views(cp, case, _gelu_shape(case), dtype)
+        x, bias, _, _ = _gelu_views(cp, case, _gelu_shape(case), dtype)
         cupy_sleep(w)  # on the caller's stream
         x[...] = sources[0]
         bias[...] = sources[1]
@@ -226,7 +226,7 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
         yours = ex.answer(bias_gelu)
         cupy_cycles_per_second()  # calibrate the sleeps now: they wait for the GPU
         for dtype in TOLERANCES:  # first calls: the kernels compile, the pool fills
-            _in_a_fresh_thread(lambda dtype=dtype: yours(cp.ones((3, 5), dtype=dtype), cp.ones(5, dtype=dtype)))
+            _in_a_fresh_thread(partial(yours, cp.ones((3, 5), dtype=dtype), cp.ones(5, dtype=dtype)))
         cp.cuda.Device().synchronize()
 
         def holds(case: GeluCase) -> None:
@@ -393,7 +393,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             call = _describe_softmax(case)
             try:
                 y = yours(x)
-            except Exception as error:  # noqa: BLE001 -- raised again unless it is Triton's, on a CPU
+            except Exception as error:  # raised again unless it is Triton's, on a CPU
                 if not on_gpu and any(s in str(error) for s in _NO_DRIVER):
                     raise LeftForGPU("nothing: Triton compiled the kernel for a GPU",
                                      "the kernel, compiled for a GPU (to run it on this CPU, set "

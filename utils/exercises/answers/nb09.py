@@ -325,7 +325,8 @@ WRONG_SOFTMAXES = {
     "rows found by their length, not their stride": lambda x: _softmax(x, x_stride=lambda x: x.shape[1]),
     "masked lanes read as 0, which the sum counts": lambda x: _softmax(x, other=0.0),
     "a block of 128 columns: longer rows never read past it": lambda x: _softmax(x, block=128),
-    "a block of half the next power of two": lambda x: _softmax(x, block=max(1, triton.next_power_of_2(x.shape[1]) // 2)),
+    "a block of half the next power of two": lambda x: _softmax(
+        x, block=max(1, triton.next_power_of_2(x.shape[1]) // 2)),
     "one program for all the rows": lambda x: _softmax(x, grid=lambda rows: 1),
     "the last row never launched": lambda x: _softmax(x, grid=lambda rows: rows - 1) if x.shape[0] > 1 else _softmax(x),
     "divides by the largest exponential, not the sum": lambda x: _softmax(x, divide_by_max=True),
