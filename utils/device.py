@@ -67,7 +67,14 @@ def cupy_status() -> Availability:
 @cache
 def triton_status() -> Availability:
     """Can Triton run kernels here?  On a GPU, with PyTorch's CUDA build (its wheels bring a matching Triton); on a
-    CPU, through Triton's interpreter (`TRITON_INTERPRET=1`), when Triton is installed (requirements-triton.txt)."""
+    CPU, through Triton's interpreter (`TRITON_INTERPRET=1`), when Triton is installed (requirements-triton.txt).
+
+    Without a GPU it sets TRITON_INTERPRET=1 (unless set) before it imports Triton: Triton reads it when it decorates
+    a function, its own `tl.max`, `tl.sum`... at its import, so a first import without it leaves the interpreter
+    unusable in this process (an interpreted kernel then fails: "Cannot call @triton.jit'd outside of the scope of a
+    kernel")."""
+    if not has_cuda():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
     try:
         import triton
     except ImportError as err:
@@ -75,6 +82,7 @@ def triton_status() -> Availability:
                                    "pip install -r requirements-triton.txt")
     where = "the GPU" if has_cuda() else "the CPU, through its interpreter (TRITON_INTERPRET=1)"
     return Availability(True, f"Triton {triton.__version__} runs kernels on {where}")
+
 
 def compute_sanitizer() -> str | None:
     """The path of NVIDIA's compute-sanitizer, or None: on PATH, else in a CUDA toolkit's bin/

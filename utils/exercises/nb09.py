@@ -225,8 +225,9 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
         cp = _cupy("check_bias_gelu")
         yours = ex.answer(bias_gelu)
         cupy_cycles_per_second()  # calibrate the sleeps now: they wait for the GPU
-        for dtype in TOLERANCES:  # first calls: the kernels compile, the pool fills
-            _in_a_fresh_thread(partial(yours, cp.ones((3, 5), dtype=dtype), cp.ones(5, dtype=dtype)))
+        for dtype in TOLERANCES:  # first calls: the kernels compile (CuPy's, per dtype and layout), the pool fills
+            for x in (cp.ones((3, 5), dtype=dtype), cp.ones((5, 3), dtype=dtype).T, cp.ones(5, dtype=dtype)):
+                _in_a_fresh_thread(partial(yours, x, cp.ones(5, dtype=dtype)))
         cp.cuda.Device().synchronize()
 
         def holds(case: GeluCase) -> None:

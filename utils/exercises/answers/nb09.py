@@ -135,14 +135,6 @@ def gelu_in_place(x, bias):
     """)(bias, x)
 
 
-def gelu_in_float32(x, bias):
-    """Computes in float: float64 inputs lose precision."""
-    return _elementwise("gelu_f", "T x, T b", "T y", """
-        float v = (float)x + (float)b;
-        y = (T)(0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v))));
-    """)(x, bias)
-
-
 def gelu_returns_float32(x, bias):
     return _elementwise("gelu_r32", "T x, T b", "float32 y", _GELU.replace("T v", "float v"))(x, bias)
 
@@ -201,7 +193,6 @@ WRONG_GELUS = {
         gelu_on_a_stream_of_its_own,
     "leaves the null stream current": gelu_leaves_its_stream_current,
     "writes the result over x": gelu_in_place,
-    "computes float64 inputs in float32": gelu_in_float32,
     "returns float32 for float64 inputs": gelu_returns_float32,
     "a RawKernel over the flat index, as if x and bias were contiguous": gelu_on_raw_flat_index,
 }
