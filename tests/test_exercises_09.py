@@ -43,14 +43,16 @@ class Test_09_kernels:
             got = nb09.scale_reference(x, 0.1)
         assert got.dtype == np.float64 and got.tolist() == [0.1 * float(v) for v in x]
 
-    @pytest.mark.parametrize("case", [(0, 7, 0, 1.0, 3), (3, 5, 3, 1000.0, 2), (4, 160, 64, 10.0, 4)])
+    @pytest.mark.parametrize("case", [(0, 7, 0, 1.0, 3), (3, 5, 3, 1000.0, 2), (4, 160, 64, 10.0, 4),
+                                      (2, 3, 1, -1000.0, 8)])
     def test_a_softmax_case_is_the_input_its_description_names(self, case):
         rows, cols, gap, scale, _ = case
         x = nb09._softmax_input(case, "cpu")
         text = nb09._describe_softmax(case)
         assert tuple(x.shape) == (rows, cols) and x.stride(1) == 1 and f"({rows}, {cols})" in text
         assert (x.stride(0) == cols + gap) and ((f"{cols + gap} elements apart" in text) == (gap > 0))
-        assert x.numel() == 0 or x.abs().max() <= 6 * scale  # "values up to about scale"
+        assert x.numel() == 0 or x.abs().max() <= 6 * abs(scale)  # "values up to about scale"
+        assert scale > 0 or (x.numel() == 0 or x.max() < 0) and "all below 0" in text
 
     @pytest.mark.parametrize("case", [("null", None, 0, "float32", "contiguous", False, 1),
                                       ("use", 3, 5, "float64", "transposed", True, 4),

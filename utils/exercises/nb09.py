@@ -295,10 +295,11 @@ register(Exercise(NOTEBOOK, "bias_gelu", check_bias_gelu, gpu=True, cpu_checks=0
 # ------------------------------------------------------------------------------------------
 # Exercise 2: a row-wise softmax in Triton
 # ------------------------------------------------------------------------------------------
-SoftmaxCase = tuple[int, int, int, float, int]  # (rows, cols, extra elements between rows, scale of x, seed)
+# (rows, cols, extra elements between rows, scale of x (negative: values around it, all below 0), seed)
+SoftmaxCase = tuple[int, int, int, float, int]
 MAX_COLS = 4096  # what the task allows
 CPU_MAX = (4, 160)  # rows and columns on a CPU, through Triton's interpreter (each row a program: ~10-50 ms a call)
-CPU_CASES = 4  # generated cases on a CPU, besides the 4 chosen ones: the interpreter is slow
+CPU_CASES = 4  # generated cases on a CPU, besides the 5 chosen ones: the interpreter is slow
 # float32 softmax against the float64 one: where an output is above SOFTMAX_ATOL, x - max is within ~21 of 0 and
 # exact in float32 (Sterbenz), so what is left is exp's few ulps, a sum of up to 4096 positive terms in any order,
 # and a division: 3e-5 holds them with a margin (x up to about 1000: exp overflows unless the max is subtracted).
@@ -323,19 +324,22 @@ def softmax_reference(x: torch.Tensor) -> torch.Tensor:
 def _softmax_cases(on_gpu: bool) -> st.SearchStrategy[SoftmaxCase]:
     rows, cols = (st.one_of(st.integers(0, 9), st.integers(1, 300)), st.one_of(st.integers(1, 9), st.integers(
         1, MAX_COLS))) if on_gpu else (st.integers(0, CPU_MAX[0]), st.integers(1, CPU_MAX[1]))
-    return st.tuples(rows, cols, st.sampled_from((0, 1, 3, 64)), st.sampled_from((1.0, 10.0, 1000.0)),
+    return st.tuples(rows, cols, st.sampled_from((0, 1, 3, 64)), st.sampled_from((1.0, 10.0, 1000.0, -1000.0)),
                      st.integers(0, 2**32 - 1))
 
 
 def _describe_softmax(case: SoftmaxCase) -> str:
     rows, cols, gap, scale, _ = case
     view = f" (rows {cols + gap} elements apart: a slice of a wider tensor)" if gap else ""
-    return f"softmax_rows(x of shape ({rows}, {cols}){view}, values up to about {scale:g})"
+    values = f"values around {scale:g}, all below 0" if scale < 0 else f"values up to about {scale:g}"
+    return f"softmax_rows(x of shape ({rows}, {cols}){view}, {values})"
 
 
 def _softmax_input(case: SoftmaxCase, device: str) -> torch.Tensor:
     rows, cols, gap, scale, seed = case
-    wide = torch.randn(rows, cols + gap, generator=torch.Generator().manual_seed(seed)) * (scale / 3)
+    wide = torch.randn(rows, cols + gap, generator=torch.Generator().manual_seed(seed)) * (abs(scale) / 3)
+    if scale < 0:  # every value far below 0 (3 standard deviations from `scale` stay below 0)
+        wide = (wide + scale).clamp(max=scale / 10)
     return wide.to(device)[:, :cols]
 
 
@@ -403,7 +407,8 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                 raise
             _judge_softmax(ex, call, x, before, y)
 
-        chosen = [(1, 1, 0, 1.0, 1), (3, 5, 3, 1000.0, 2), (0, 7, 0, 1.0, 3), (CPU_MAX[0], CPU_MAX[1], 64, 10.0, 4)]
+        chosen = [(1, 1, 0, 1.0, 1), (3, 5, 3, 1000.0, 2), (0, 7, 0, 1.0, 3), (CPU_MAX[0], CPU_MAX[1], 64, 10.0, 4),
+                  (2, 3, 0, -1000.0, 8)]
         if on_gpu:
             chosen += [(7, 1025, 1, 10.0, 5), (3, MAX_COLS, 64, 1000.0, 6), (301, 781, 3, 1.0, 7)]
         for_all(ex, _softmax_cases(on_gpu), holds, examples=12 if on_gpu else CPU_CASES, chosen=chosen,
@@ -463,7 +468,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "per row (or a few rows), the whole row in one block (a power of two at least as long as the row)")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=8, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=9, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

@@ -160,15 +160,15 @@ def gelu_on_raw_flat_index(x, bias):
     """A RawKernel over the flat index, as if x were contiguous: wrong for transposed and strided views, and
     takes bias[i % n] as if bias were contiguous too."""
     cp = _cp()
-    module = _kernels.setdefault("gelu_flat_module", cp.RawModule(code=_FLAT, options=("-std=c++17",)))
+    if "gelu_flat_module" not in _kernels:
+        _kernels["gelu_flat_module"] = cp.RawModule(code=_FLAT, options=("-std=c++17",))
+    module = _kernels["gelu_flat_module"]
     y = cp.empty(x.shape, x.dtype)
     n = x.size
     if n:
         f = module.get_function("gelu_flat_f" if x.dtype == cp.float32 else "gelu_flat_d")
         f(((n + 255) // 256,), (256,), (y, x, bias, cp.int64(n), cp.int64(x.shape[-1])))
     return y
-
-
 
 
 WRONG_GELUS = {
@@ -302,6 +302,45 @@ def softmax_online_in_chunks(x):
     return y
 
 
+@triton.jit
+def _softmax_variant_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr, MODE: tl.constexpr):
+    """The softmax of a row, written as students write it: MODE picks what it subtracts and how it masks."""
+    row = tl.program_id(0)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    if MODE == "zero, then masked":  # masked lanes read as 0, then left out of the sum
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=0.0)
+        e = tl.where(mask, tl.exp(x - tl.max(x, axis=0)), 0.0)
+    elif MODE == "first":  # the row's first element subtracted
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+        e = tl.exp(x - tl.load(x_ptr + row * x_stride))
+    elif MODE == "mean":  # the row's mean subtracted
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=0.0)
+        e = tl.where(mask, tl.exp(x - tl.sum(x, axis=0) / cols), 0.0)
+    elif MODE == "float64":  # computed in float64
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf")).to(tl.float64)
+        e = tl.exp(x - tl.max(x, axis=0))
+    else:  # -1e30 for the masked lanes, and a multiplication by 1 / sum
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-1e30)
+        e = tl.exp(x - tl.max(x, axis=0))
+        e = e * (1.0 / tl.sum(e, axis=0))
+    if MODE != "times the inverse":
+        e = e / tl.sum(e, axis=0)
+    tl.store(y_ptr + row * y_stride + offsets, e.to(tl.float32), mask=mask)
+
+
+def _variant(mode, *, x_stride=None, like=False):
+    def softmax_rows(x):
+        rows, cols = x.shape
+        y = torch.empty_like(x) if like else torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+        if rows:
+            _softmax_variant_kernel[(rows,)](y, x, x.stride(0) if x_stride is None else x_stride(x), y.stride(0), cols,
+                                             BLOCK=triton.next_power_of_2(cols), MODE=mode)
+        return y
+
+    return softmax_rows
+
+
 def softmax_in_place(x):
     """Writes the result over x."""
     return _softmax(x, out=x)
@@ -323,11 +362,19 @@ WRONG_SOFTMAXES = {
     "divides by the largest exponential, not the sum": lambda x: _softmax(x, divide_by_max=True),
     "writes the result over x": softmax_in_place,
     "returns float64": softmax_float64,
+    "masked lanes read as 0, then left out of the sum (0/0 where a row lies far below 0)": _variant(
+        "zero, then masked"),
+    "subtracts the row's first element, not its max": _variant("first"),
+    "subtracts the row's mean, not its max": _variant("mean"),
+    "rows one element apart (the column stride)": _variant("float64", x_stride=lambda x: x.stride(1)),
 }
 ALSO_RIGHT_SOFTMAXES = {
     "exp2 with log2(e)": softmax_exp2,
     "four rows a program": softmax_four_rows_a_program,
     "an online max and sum over chunks, then a second pass": softmax_online_in_chunks,
+    "computed in float64 inside the kernel": _variant("float64"),
+    "-1e30 for the masked lanes, times the inverse of the sum": _variant("times the inverse"),
+    "y = torch.empty_like(x) (contiguous for a slice of a wider tensor)": _variant("float64", like=True),
 }
 
 
