@@ -22,6 +22,7 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
 from __future__ import annotations
 
 import contextvars
+import linecache
 import math
 import threading
 import time
@@ -376,6 +377,57 @@ def without_triton() -> tuple[Any, Any]:
 
 # What Triton raises on a CPU where TRITON_INTERPRET was not set in time: launching a kernel compiled for a GPU, or
 # calling Triton's own functions (tl.max...), decorated for a GPU when Triton was imported, from an interpreted kernel
+_PROBE_SOURCE = """
+@triton.jit
+def course09_probe(x_ptr):
+    tl.store(x_ptr, 1.0)
+"""
+
+
+@contextmanager
+def _counting_launches() -> Iterator[list[int]]:
+    """Count the launches, `kernel[grid](...)`, of Triton kernels in the block (compiled, autotuned or interpreted:
+    each is a triton.runtime.jit.KernelInterface, whose __getitem__ makes the launch)."""
+    from triton.runtime.jit import KernelInterface
+
+    count = [0]
+    original = KernelInterface.__dict__["__getitem__"]
+
+    def counted(self: Any, grid: Any) -> Any:
+        launch = original(self, grid)
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            count[0] += 1
+            return launch(*args, **kwargs)
+
+        return run
+
+    KernelInterface.__getitem__ = counted  # type: ignore[method-assign]
+    try:
+        yield count
+    finally:
+        KernelInterface.__getitem__ = original  # type: ignore[method-assign]
+
+
+def _launches_are_seen(device: str) -> bool:
+    """Whether _counting_launches sees a launch of a kernel of the check's own, on this device, with this Triton: the
+    check requires a launch of the answer only where it can see one (else it checks the values alone)."""
+    try:
+        import triton
+        import triton.language as tl
+
+        name = "<nb09: a Triton kernel of the check's own>"
+        linecache.cache[name] = (len(_PROBE_SOURCE), None, _PROBE_SOURCE.splitlines(keepends=True), name)
+        namespace = {"triton": triton, "tl": tl, "__name__": "utils.exercises.nb09_probe"}
+        exec(compile(_PROBE_SOURCE, name, "exec"), namespace)  # noqa: S102 -- the check's own source, above
+        target = torch.zeros(1, device=device)
+        with _counting_launches() as count:
+            namespace["course09_probe"][(1,)](target)
+        return count[0] == 1 and target.item() == 1.0
+    except Exception:  # noqa: BLE001 -- any failure: the launches are not counted, the values still are
+        return False
+
+
 _NO_DRIVER = ("active drivers", "cpu tensor", "Pointer argument", "outside of the scope of a kernel")
 
 
@@ -391,13 +443,15 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
     with exercise("softmax_rows") as ex:
         yours = ex.answer(softmax_rows)
         device = "cuda" if on_gpu else "cpu"
+        counted = _launches_are_seen(device)
 
         def holds(case: SoftmaxCase) -> None:
             x = _softmax_input(case, device)
             before = x.clone()
             call = _describe_softmax(case)
             try:
-                y = yours(x)
+                with _counting_launches() as launches:
+                    y = yours(x)
             except Exception as error:  # raised again unless it is Triton's, on a CPU
                 if not on_gpu and any(s in str(error) for s in _NO_DRIVER):
                     raise LeftForGPU("nothing: Triton compiled the kernel for a GPU",
@@ -405,6 +459,9 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                                      "os.environ['TRITON_INTERPRET'] = '1' before Triton is first imported: "
                                      "restart the kernel and run the cells from the top)") from None
                 raise
+            ex.expect(not counted or launches[0] > 0 or case[0] == 0, f"{call} launched no Triton kernel",
+                      "the task is a Triton kernel of your own, launched as softmax_kernel[grid](...): PyTorch's "
+                      "operations do not count")
             _judge_softmax(ex, call, x, before, y)
 
         chosen = [(1, 1, 0, 1.0, 1), (3, 5, 3, 1000.0, 2), (0, 7, 0, 1.0, 3), (CPU_MAX[0], CPU_MAX[1], 64, 10.0, 4),
