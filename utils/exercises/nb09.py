@@ -28,7 +28,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
@@ -450,7 +450,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             before = x.clone()
             call = _describe_softmax(case)
             try:
-                with _counting_launches() as launches:
+                with _counting_launches() if counted else nullcontext([0]) as launches:
                     y = yours(x)
             except Exception as error:  # raised again unless it is Triton's, on a CPU
                 if not on_gpu and any(s in str(error) for s in _NO_DRIVER):
