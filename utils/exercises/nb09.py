@@ -1,0 +1,603 @@
+"""Checks for the exercises of notebook 09 (your own kernels): a fused elementwise kernel in CuPy, a row-wise
+softmax in Triton, and a RawKernel whose bounds bug the student finds and fixes.
+
+Each check is a property over generated cases (utils/exercises/properties.py) against a float64 reference.
+
+- `check_bias_gelu` (GPU, CuPy): shapes of 0, 1, odd and large sizes, float32 and float64, contiguous,
+  transposed and strided views, called from every kind of CuPy caller (utils/exercises/streams.py) right behind a
+  write on the caller's stream that a window of earlier work delays, with every other stream late: values within
+  assert_close's default tolerance of the dtype (lecture 06), read by the caller's stream at once; no host wait;
+  the caller's next work not late behind another stream.  Nothing of it runs on a CPU (CuPy kernels need a GPU,
+  and NVRTC, which compiles the source, needs CUDA): `cpu_checks=0`.
+- `check_softmax_rows` (Triton): rows 0, 1 and odd, columns 1, odd, not a power of two and up to 4096, rows
+  further apart than their length: within `SOFTMAX_RTOL` of a float64 softmax; on a GPU also a share of this GPU's
+  own copy bandwidth (`y.copy_(x)`) on a large shape.  On a CPU with Triton installed, the values on small shapes
+  run through Triton's interpreter (`TRITON_INTERPRET=1`, set before the kernel is defined); without Triton the
+  check says it needs it (`requires=("triton",)`).
+- `check_scale_into` (GPU, CuPy): the fixed kernel writes `a * x` into `out`, a view into a larger buffer whose
+  guard regions on both sides must stay untouched (a write past the end shows without compute-sanitizer, which
+  CuPy's pool hides small overruns from), for sizes of 0, 1, odd, around multiples of the block, and large.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import linecache
+import math
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, TypeVar
+
+import numpy as np
+import torch
+
+from ..device import has_cuda, has_cupy, require_cuda, require_cupy
+from ..timing import benchmark, cupy_cycles_per_second, cupy_sleep
+from . import Exercise, Findings, LeftForGPU, exercise, reference, register, what_returned
+from .properties import for_all, shown, st
+from .streams import CUPY_CALLERS, cupy_caller, cupy_callers, widened
+
+NOTEBOOK = "09_kernels"
+R = TypeVar("R")
+WINDOW_MS = 40.0  # how long the checks keep a stream busy (at first: see TRIES)
+TRIES = 3  # a case that a slow or busy host spoiled is tried again, with windows twice as long
+GPU_CASES = 6  # generated cases of a GPU check, besides its chosen ones
+GPU_BUDGET_S = 3.0  # seconds of shrinking a GPU check's failing case
+# assert_close's default tolerances (lecture 06, section 6: torch.testing's table), by dtype: (rtol, atol)
+TOLERANCES = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+
+
+def _seed(*parts: object) -> int:
+    return zlib.crc32(repr(parts).encode())
+
+
+def _cupy(what: str) -> Any:
+    require_cuda(what)
+    require_cupy(what)
+    import cupy
+
+    return cupy
+
+
+def _left_for_a_gpu(name: str, needs: str) -> bool:
+    """Without a GPU and CuPy: say what a GPU would check (exercise() prints it) and return True."""
+    if has_cuda() and has_cupy():
+        return False
+    with exercise(name):
+        raise LeftForGPU("", needs)
+    return True
+
+
+def _in_a_fresh_thread(fn: Callable[[], R]) -> R:
+    """fn() in a new thread: CuPy's current stream and its stack of `with` blocks belong to a thread, so what an
+    answer leaves current ends with its case (as in nb04)."""
+    context = contextvars.copy_context()
+    returned: list[R] = []
+    raised: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            returned.append(context.run(fn))
+        except BaseException as error:  # noqa: BLE001 -- raised again in the check's thread
+            raised.append(error)
+
+    worker = threading.Thread(target=body)
+    worker.start()
+    worker.join()
+    if raised:
+        raise raised[0]
+    return returned[0]
+
+
+@contextmanager
+def _queued_on(cp: Any, stream: Any) -> Iterator[None]:
+    """Queue the block's CuPy work on `stream`, leaving the current stream and CuPy's `with` stack as they were."""
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        yield
+    finally:
+        before.use()
+
+
+# ------------------------------------------------------------------------------------------
+# Exercise 1: a fused bias + GELU (tanh) in CuPy
+# ------------------------------------------------------------------------------------------
+# (the CuPy caller, rows (None: x is 1-D), n, dtype, the layout of x, bias a strided view, the seed)
+GeluCase = tuple[str, int | None, int, str, str, bool, int]
+LAYOUTS = ("contiguous", "transposed", "strided")
+GELU_LARGEST = 2**20  # elements of x
+
+
+@reference
+def gelu_reference(x: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """GELU's tanh form of x + bias, in float64."""
+    v = x.astype(np.float64) + bias.astype(np.float64)
+    return 0.5 * v * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v**3)))
+
+
+def _gelu_cases() -> st.SearchStrategy[GeluCase]:
+    small = st.integers(0, 9)
+    return st.tuples(cupy_callers(), st.one_of(st.none(), small, st.integers(1, 256)),
+                     st.one_of(small, st.integers(1, 4096)), st.sampled_from(tuple(TOLERANCES)),
+                     st.sampled_from(LAYOUTS), st.booleans(), st.integers(0, 2**32 - 1))
+
+
+def _gelu_shape(case: GeluCase) -> tuple[int, ...]:
+    _, rows, n, *_ = case
+    return (n,) if rows is None else (rows, n)
+
+
+def _describe_gelu(case: GeluCase) -> str:
+    kind, rows, n, dtype, layout, strided_bias, _ = case
+    shape = _gelu_shape(case)
+    view = {"contiguous": "", "transposed": " (a transposed view)", "strided": " (every other column of a wider "
+            "array)"}[layout if not (layout == "transposed" and rows is None) else "contiguous"]
+    return (f"bias_gelu(x of shape {shape}, {dtype}{view}, bias of shape ({n},)"
+            f"{' (a strided view)' if strided_bias else ''}) called from {CUPY_CALLERS[kind]}")
+
+
+def _gelu_values(case: GeluCase, attempt: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """x and bias of the case (other values on each try: a result that an earlier try left in CuPy's pool, read
+    before the answer's kernel ran, must not pass for this one)."""
+    *_, dtype, _, _, seed = case
+    rng = np.random.default_rng((seed, attempt))
+    shape = _gelu_shape(case)
+    return (rng.normal(0.0, 3.0, shape).astype(dtype), rng.normal(0.0, 1.0, shape[-1:]).astype(dtype))
+
+
+def _gelu_views(cp: Any, case: GeluCase, shape: tuple[int, ...], dtype: str) -> tuple[Any, Any, Any, Any]:
+    """(x, bias, x's base, bias's base): views of NaN-filled arrays of the case's layout, on the current stream."""
+    _, rows, n, _, layout, strided_bias, _ = case
+    if layout == "transposed" and rows is not None:
+        x_base = cp.full((n, rows), math.nan, dtype=dtype)
+        x = x_base.T
+    elif layout == "strided":
+        x_base = cp.full((*shape[:-1], 2 * n), math.nan, dtype=dtype)
+        x = x_base[..., ::2]
+    else:
+        x_base = x = cp.full(shape, math.nan, dtype=dtype)
+    b_base = cp.full((2 * n,) if strided_bias else (n,), math.nan, dtype=dtype)
+    bias = b_base[::2] if strided_bias else b_base
+    return x, bias, x_base, b_base
+
+
+@dataclass
+class _GeluRun:
+    out: Any
+    seen: np.ndarray | None  # what the caller's stream read from the result right after the call
+    x_after: np.ndarray
+    waited: bool
+    spoiled: bool
+    late_ms: float
+    moved: bool  # CuPy's current stream after the call is not the caller's
+
+
+def _gelu_run(cp: Any, yours: Callable, case: GeluCase, sources: tuple[Any, Any], window_ms: float) -> _GeluRun:
+    """One call of yours(x, bias) from the case's caller, right behind the caller's write of x and bias, which a
+    window of earlier work on the caller's stream delays (NaN until then); the null stream (when it is not the
+    caller's) and every stream the answer enters are late by 3 windows."""
+    kind, _, _, dtype, _, _, _ = case
+    w = window_ms / 1e3
+    cp.cuda.Device().synchronize()
+    with cupy_caller(kind, busy_ms=window_ms) as caller:
+        s = caller.stream
+        if s.ptr != 0:
+            with _queued_on(cp, cp.cuda.Stream.null):
+                cupy_sleep(3 * w)
+        x, bias, _, _ = _gelu_views(cp, case, _gelu_shape(case), dtype)
+        cupy_sleep(w)  # on the caller's stream
+        x[...] = sources[0]
+        bias[...] = sources[1]
+        written = s.record()
+        seen = cp.full(_gelu_shape(case), math.inf, dtype=dtype)  # the caller's buffer, allocated before the call
+        t0 = time.perf_counter()
+        with widened(3 * window_ms, spare=(s,)):
+            out = yours(x, bias)
+        waited = written.done or time.perf_counter() - t0 > w / 2
+        moved = cp.cuda.get_current_stream() != s
+        usable = isinstance(out, cp.ndarray) and out.shape == seen.shape
+        with _queued_on(cp, s):  # the caller's next work, on its stream
+            if usable:
+                seen[...] = out.astype(dtype, copy=False)
+            consumed = s.record()
+        spoiled = time.perf_counter() - t0 > w / 2
+    cp.cuda.Device().synchronize()
+    late_ms = cp.cuda.get_elapsed_time(written, consumed)
+    return _GeluRun(out, seen.get() if usable else None, x.get(), waited, spoiled or late_ms > window_ms / 2,
+                    late_ms, moved)
+
+
+def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
+    """bias_gelu(x, bias) must return GELU's tanh form of x + bias (bias over the last dimension) as a new CuPy
+    array of x's shape and dtype, within assert_close's default tolerance of that dtype, computed on CuPy's
+    current stream without making the host wait."""
+    if _left_for_a_gpu("bias_gelu", "CuPy on a GPU: float32 and float64 inputs of sizes 0, 1, odd and large, "
+                                    "transposed and strided, from every kind of CuPy caller behind a slow write on "
+                                    "its stream: the values against a float64 reference, no wait of the host, and "
+                                    "the kernel on the caller's stream"):
+        return
+    with exercise("bias_gelu") as ex:
+        cp = _cupy("check_bias_gelu")
+        yours = ex.answer(bias_gelu)
+        cupy_cycles_per_second()  # calibrate the sleeps now: they wait for the GPU
+        for dtype in TOLERANCES:  # first calls: the kernels compile (CuPy's, per dtype and layout), the pool fills
+            for x in (cp.ones((3, 5), dtype=dtype), cp.ones((5, 3), dtype=dtype).T, cp.ones(5, dtype=dtype)):
+                _in_a_fresh_thread(partial(yours, x, cp.ones(5, dtype=dtype)))
+        cp.cuda.Device().synchronize()
+
+        def holds(case: GeluCase) -> None:
+            for k in range(TRIES):
+                x, bias = _gelu_values(case, k)
+                sources = (cp.asarray(x), cp.asarray(bias))
+                cp.cuda.Device().synchronize()
+                window_ms = WINDOW_MS * 2**k
+                run = _in_a_fresh_thread(partial(_gelu_run, cp, yours, case, sources, window_ms))
+                if not run.spoiled:
+                    break
+            _judge_gelu(ex, cp, case, run, x, gelu_reference(x, bias), window_ms)
+
+        chosen: list[GeluCase] = [(kind, 33, 1000, "float32", layout, i % 2 == 1, _seed("gelu", kind, layout))
+                                  for i, kind in enumerate(CUPY_CALLERS) for layout in LAYOUTS[i % 3:i % 3 + 1]]
+        chosen += [("null", None, 0, "float32", "contiguous", False, 1), ("with", 0, 7, "float64", "strided", True, 2),
+                   ("busy", 1, GELU_LARGEST + 1, "float32", "contiguous", False, 3),
+                   ("use", 1023, 1025, "float64", "transposed", True, 4)]
+        for_all(ex, _gelu_cases(), holds, examples=GPU_CASES, chosen=chosen, budget_s=GPU_BUDGET_S,
+                describe=_describe_gelu)
+
+
+def _judge_gelu(ex: Any, cp: Any, case: GeluCase, run: _GeluRun, x: np.ndarray, want: np.ndarray,
+                window_ms: float) -> None:
+    call, out, dtype = _describe_gelu(case), run.out, case[3]
+    ex.expect(isinstance(out, cp.ndarray) and out.shape == want.shape,
+              f"{call} returned {shown(out) if not isinstance(out, cp.ndarray) else f'an array of shape {out.shape}'}"
+              f", expected a CuPy array of shape {want.shape}",
+              "return a new CuPy array of x's shape: the bias is added along the last dimension")
+    ex.expect(out.dtype == np.dtype(dtype), f"{call} returned {out.dtype}, expected x's dtype, {dtype}",
+              "the result keeps the inputs' dtype: where did a wider or narrower type come in?")
+    found = Findings()
+    found.expect(not run.waited, f"{call}: with {window_ms:.0f} ms of earlier work queued on the caller's stream, "
+                 "the call kept the host waiting for the GPU",
+                 "a kernel launch returns at once: no synchronize, .get(), asnumpy or float() in your function")
+    found.expect(not run.moved, f"{call}: the call changed CuPy's current stream",
+                 "leave the caller's current stream as you found it")
+    found.expect(np.array_equal(run.x_after, x, equal_nan=True), f"{call}: x was changed",
+                 "write the result into a new array; leave the inputs as they were")
+    if run.seen is not None:
+        rtol, atol = TOLERANCES[dtype]
+        bad = ~(np.abs(run.seen.astype(np.float64) - want) <= atol + rtol * np.abs(want))
+        wrong = int(bad.sum())
+        example = float(run.seen[bad].flat[0]) if wrong else 0.0
+        expected = float(want[bad].flat[0]) if wrong else 0.0
+        found.expect(wrong == 0, f"{call}: the caller's stream read {wrong} of {want.size} values outside "
+                     f"assert_close's {dtype} tolerance (rtol {rtol:g}, atol {atol:g}) of the float64 reference (for "
+                     f"example {example:.9g} where {expected:.9g} is right)",
+                     "NaN is what x or bias held before the caller's stream wrote them: which stream did your kernel "
+                     "run on?" if math.isnan(example) else
+                     "infinity is what the caller's buffer held before it read your result: your kernel had not run "
+                     "yet on the caller's stream" if math.isinf(example) else
+                     "compare with the formula term by term (the cube, the constants, tanh, the bias along the last "
+                     "dimension, each element's own index in a view), and compute in the inputs' precision")
+    found.expect(run.late_ms <= window_ms / 2,
+                 f"{call}: the caller's next work ran {run.late_ms:.0f} ms after its write, behind work queued on "
+                 "another stream", "launch the kernel on CuPy's current stream, the caller's: any other stream ties "
+                 "the caller's next work to what is queued there")
+    found.report(ex)
+
+
+register(Exercise(NOTEBOOK, "bias_gelu", check_bias_gelu, gpu=True, cpu_checks=0))
+
+
+# ------------------------------------------------------------------------------------------
+# Exercise 2: a row-wise softmax in Triton
+# ------------------------------------------------------------------------------------------
+# (rows, cols, extra elements between rows, scale of x (negative: values around it, all below 0), seed)
+SoftmaxCase = tuple[int, int, int, float, int]
+MAX_COLS = 4096  # what the task allows
+CPU_MAX = (4, 160)  # rows and columns on a CPU, through Triton's interpreter (each row a program: ~10-50 ms a call)
+CPU_CASES = 4  # generated cases on a CPU, besides the 5 chosen ones: the interpreter is slow
+# float32 softmax against the float64 one: where an output is above SOFTMAX_ATOL, x - max is within ~21 of 0 and
+# exact in float32 (Sterbenz), so what is left is exp's few ulps, a sum of up to 4096 positive terms in any order,
+# and a division: 3e-5 holds them with a margin (x up to about 1000: exp overflows unless the max is subtracted).
+SOFTMAX_RTOL, SOFTMAX_ATOL = 3e-5, 1e-9
+BIG = (8192, 2048)  # the shape timed on a GPU: 64 MiB of float32, rows long enough not to be launch-bound
+# The share of this GPU's copy bandwidth (y.copy_(x): read + write, the least a softmax moves) that the answer must
+# reach on BIG, the best of three tries.  Measured (the lead's probes, /work/main/.gpu/k09/probe2.py, FACTS09):
+# one-row-per-program softmaxes reached 0.57-0.66 of copy on (8192, 2048) on an H200 (num_warps 4 to 16), and
+# 0.45-0.77 under MPS with 30% of the SMs (the T4-sized run); narrow rows are the weak case ((65536, 256): down to
+# 0.09), so BIG has 2048 columns.  0.3 leaves every right variant measured there a margin of 1.5x or more, and
+# fails what moves much more than the bytes (a kernel that launches per row from Python, or reads each row several
+# times from memory with a small block).  The lead verifies on the GPU and adjusts.
+SHARE_BAR = 0.3
+
+
+@reference
+def softmax_reference(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, in float64."""
+    return torch.softmax(x.double(), dim=-1)
+
+
+def _softmax_cases(on_gpu: bool) -> st.SearchStrategy[SoftmaxCase]:
+    rows, cols = (st.one_of(st.integers(0, 9), st.integers(1, 300)), st.one_of(st.integers(1, 9), st.integers(
+        1, MAX_COLS))) if on_gpu else (st.integers(0, CPU_MAX[0]), st.integers(1, CPU_MAX[1]))
+    return st.tuples(rows, cols, st.sampled_from((0, 1, 3, 64)), st.sampled_from((1.0, 10.0, 1000.0, -1000.0)),
+                     st.integers(0, 2**32 - 1))
+
+
+def _describe_softmax(case: SoftmaxCase) -> str:
+    rows, cols, gap, scale, _ = case
+    view = f" (rows {cols + gap} elements apart: a slice of a wider tensor)" if gap else ""
+    values = f"values around {scale:g}, all below 0" if scale < 0 else f"values up to about {scale:g}"
+    return f"softmax_rows(x of shape ({rows}, {cols}){view}, {values})"
+
+
+def _softmax_input(case: SoftmaxCase, device: str) -> torch.Tensor:
+    rows, cols, gap, scale, seed = case
+    wide = torch.randn(rows, cols + gap, generator=torch.Generator().manual_seed(seed)) * (abs(scale) / 3)
+    if scale < 0:  # every value far below 0 (3 standard deviations from `scale` stay below 0)
+        wide = (wide + scale).clamp(max=scale / 10)
+    return wide.to(device)[:, :cols]
+
+
+def triton_missing() -> str | None:
+    """Why Triton cannot run here, or None."""
+    try:
+        import triton  # noqa: F401
+    except ImportError as err:
+        return f"Triton is not importable ({err}): on a CPU, pip install -r requirements-triton.txt"
+    return None
+
+
+def without_triton() -> tuple[Any, Any]:
+    """Stand-ins for `triton` and `triton.language` where Triton is not installed: a cell that defines a kernel
+    (`@triton.jit`, `tl.constexpr`, `triton.next_power_of_2(n)`...) still runs, and launching the kernel
+    (`kernel[grid](...)`) raises an ImportError that says Triton is needed."""
+
+    class _Launch:
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            raise ImportError(triton_missing() or "Triton is missing")
+
+    class _Missing:
+        def __getattr__(self, name: str) -> Any:
+            return _Missing()
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            return _Missing()
+
+        def __getitem__(self, grid: Any) -> Any:
+            return _Launch()
+
+    return _Missing(), _Missing()
+
+
+# What Triton raises on a CPU where TRITON_INTERPRET was not set in time: launching a kernel compiled for a GPU, or
+# calling Triton's own functions (tl.max...), decorated for a GPU when Triton was imported, from an interpreted kernel
+_PROBE_SOURCE = """
+@triton.jit
+def course09_probe(x_ptr):
+    tl.store(x_ptr, 1.0)
+"""
+
+
+@contextmanager
+def _counting_launches() -> Iterator[list[int]]:
+    """Count the launches, `kernel[grid](...)`, of Triton kernels in the block (compiled, autotuned or interpreted:
+    each is a triton.runtime.jit.KernelInterface, whose __getitem__ makes the launch)."""
+    from triton.runtime.jit import KernelInterface
+
+    count = [0]
+    original = KernelInterface.__dict__["__getitem__"]
+
+    def counted(self: Any, grid: Any) -> Any:
+        launch = original(self, grid)
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            count[0] += 1
+            return launch(*args, **kwargs)
+
+        return run
+
+    KernelInterface.__getitem__ = counted  # type: ignore[method-assign]
+    try:
+        yield count
+    finally:
+        KernelInterface.__getitem__ = original  # type: ignore[method-assign]
+
+
+def _launches_are_seen(device: str) -> bool:
+    """Whether _counting_launches sees a launch of a kernel of the check's own, on this device, with this Triton: the
+    check requires a launch of the answer only where it can see one (else it checks the values alone)."""
+    try:
+        import triton
+        import triton.language as tl
+
+        name = "<nb09: a Triton kernel of the check's own>"
+        linecache.cache[name] = (len(_PROBE_SOURCE), None, _PROBE_SOURCE.splitlines(keepends=True), name)
+        namespace = {"triton": triton, "tl": tl, "__name__": "utils.exercises.nb09_probe"}
+        exec(compile(_PROBE_SOURCE, name, "exec"), namespace)  # noqa: S102 -- the check's own source, above
+        target = torch.zeros(1, device=device)
+        with _counting_launches() as count:
+            namespace["course09_probe"][(1,)](target)
+        return count[0] == 1 and target.item() == 1.0
+    except Exception:  # noqa: BLE001 -- any failure: the launches are not counted, the values still are
+        return False
+
+
+_NO_DRIVER = ("active drivers", "cpu tensor", "Pointer argument", "outside of the scope of a kernel")
+
+
+def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    """softmax_rows(x) must return softmax(x) over the last dimension, as a new float32 tensor of x's shape, for
+    any float32 2-D x whose rows are contiguous (rows may lie further apart), computed by the student's Triton
+    kernel; on a GPU, at SHARE_BAR of the GPU's copy bandwidth or more on a large shape."""
+    missing = triton_missing()
+    if missing is not None:
+        print(f"skipped (needs triton): softmax_rows: {missing}")
+        return
+    on_gpu = has_cuda()
+    with exercise("softmax_rows") as ex:
+        yours = ex.answer(softmax_rows)
+        device = "cuda" if on_gpu else "cpu"
+        counted = _launches_are_seen(device)
+
+        def holds(case: SoftmaxCase) -> None:
+            x = _softmax_input(case, device)
+            before = x.clone()
+            call = _describe_softmax(case)
+            try:
+                with _counting_launches() if counted else nullcontext([0]) as launches:
+                    y = yours(x)
+            except Exception as error:  # raised again unless it is Triton's, on a CPU
+                if not on_gpu and any(s in str(error) for s in _NO_DRIVER):
+                    raise LeftForGPU("nothing: Triton compiled the kernel for a GPU",
+                                     "the kernel, compiled for a GPU (to run it on this CPU, set "
+                                     "os.environ['TRITON_INTERPRET'] = '1' before Triton is first imported: "
+                                     "restart the kernel and run the cells from the top)") from None
+                raise
+            ex.expect(not counted or launches[0] > 0 or case[0] == 0, f"{call} launched no Triton kernel",
+                      "the task is a Triton kernel of your own, launched as softmax_kernel[grid](...): PyTorch's "
+                      "operations do not count")
+            _judge_softmax(ex, call, x, before, y)
+
+        chosen = [(1, 1, 0, 1.0, 1), (3, 5, 3, 1000.0, 2), (0, 7, 0, 1.0, 3), (CPU_MAX[0], CPU_MAX[1], 64, 10.0, 4),
+                  (2, 3, 0, -1000.0, 8)]
+        if on_gpu:
+            chosen += [(7, 1025, 1, 10.0, 5), (3, MAX_COLS, 64, 1000.0, 6), (301, 781, 3, 1.0, 7)]
+        for_all(ex, _softmax_cases(on_gpu), holds, examples=12 if on_gpu else CPU_CASES, chosen=chosen,
+                budget_s=GPU_BUDGET_S if on_gpu else 0.5, describe=_describe_softmax)
+        if not on_gpu:
+            raise LeftForGPU(f"the values on {ex.passed} small shapes, through Triton's interpreter",
+                             f"the kernel compiled for a GPU: shapes up to {MAX_COLS} columns, and its speed against "
+                             f"this GPU's copy bandwidth on a {BIG[0]} x {BIG[1]} tensor")
+        _softmax_speed(ex, yours)
+
+
+def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y: object) -> None:
+    want = softmax_reference(x)
+    ex.expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and y.device == x.device,
+              f"{call} returned {what_returned(y)}, expected a float32 tensor of shape {tuple(x.shape)} on "
+              f"{x.device}", "return a new tensor of x's shape, on x's device, that your kernel wrote")
+    assert isinstance(y, torch.Tensor)
+    ex.expect(y.dtype == torch.float32, f"{call} returned a {y.dtype} tensor, expected float32",
+              "the result keeps x's dtype")
+    ex.expect(torch.equal(x, before) and y.data_ptr() != x.data_ptr() or x.numel() == 0,
+              f"{call} changed x", "write the result into a new tensor; leave x as it was")
+    got = y.double()
+    bad = ~((got - want).abs() <= SOFTMAX_ATOL + SOFTMAX_RTOL * want.abs())
+    wrong = int(bad.sum())
+    if wrong:
+        r, c = (int(i) for i in bad.nonzero()[0])
+        ex.expect(False, f"{call}: {wrong} of {want.numel()} values wrong, the first at row {r}, column {c}: "
+                  f"{got[r, c].item():.9g} where {want[r, c].item():.9g} is right (within a relative {SOFTMAX_RTOL:g})",
+                  "NaN or infinity: exp overflows unless something is subtracted first" if not math.isfinite(
+                      got[r, c].item()) else
+                  "check each row's start (its stride, not its length), the mask of the last columns (what do masked "
+                  "lanes contribute to the max and to the sum?), and that every column of a long row is read")
+
+
+def _softmax_speed(ex: Any, yours: Callable) -> None:
+    """The answer's share of this GPU's copy bandwidth on BIG: copy time over the answer's time (both move the
+    same bytes at least: read x, write y), the best of three tries."""
+    x = torch.randn(BIG, device="cuda", generator=torch.Generator("cuda").manual_seed(9))
+    y = torch.empty_like(x)
+    want = softmax_reference(x[:64])
+    out = yours(x)
+    ex.expect(isinstance(out, torch.Tensor) and out.shape == x.shape and torch.allclose(
+        out[:64].double(), want, rtol=SOFTMAX_RTOL, atol=SOFTMAX_ATOL),
+        f"softmax_rows(x of shape {BIG}) returned wrong values", "a large shape needs the same care as a small one")
+    share = 0.0
+    for _ in range(3):
+        copy = benchmark(lambda: y.copy_(x), backend="cuda", min_time=0.05).median
+        took = benchmark(lambda: yours(x), backend="cuda", min_time=0.05).median
+        share = max(share, copy / took)
+        if share >= SHARE_BAR:
+            break
+    print(f"softmax_rows on a {BIG[0]} x {BIG[1]} float32 tensor: {share:.2f} of this GPU's copy bandwidth "
+          f"(y.copy_(x) moves the same bytes); the bar is {SHARE_BAR}")
+    ex.expect(share >= SHARE_BAR, f"softmax_rows reached {share:.2f} of this GPU's copy bandwidth on a "
+              f"{BIG[0]} x {BIG[1]} tensor, below {SHARE_BAR}",
+              "a softmax needs to move each row through memory no more than a copy does: one launch, one program "
+              "per row (or a few rows), the whole row in one block (a power of two at least as long as the row)")
+
+
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=9, requires=("triton",)))
+
+
+# ------------------------------------------------------------------------------------------
+# Exercise 3: a RawKernel's bounds bug, found and fixed
+# ------------------------------------------------------------------------------------------
+ScaleCase = tuple[int, float, int]  # (n, a, seed)
+GUARD = 4096  # elements of each guard region: more than a block of 1024 threads writes, twice
+SENTINEL = -12345.0  # what the guard regions hold
+FACTORS = (1.5, -0.75, 3.0, 0.1, 2.5)
+SCALE_RTOL = 2.5e-7  # two float32 ulps against the float64 product: a rounded first, or not
+
+
+@reference
+def scale_reference(x: np.ndarray, a: float) -> np.ndarray:
+    """a * x, in float64."""
+    return float(a) * x.astype(np.float64)
+
+
+def _scale_cases() -> st.SearchStrategy[ScaleCase]:
+    blocks = st.builds(lambda k, d: max(0, 256 * k + d), st.integers(1, 16), st.integers(-2, 2))
+    return st.tuples(st.one_of(st.integers(0, 9), blocks, st.integers(1, 2**20 + 1)), st.sampled_from(FACTORS),
+                     st.integers(0, 2**32 - 1))
+
+
+def _describe_scale(case: ScaleCase) -> str:
+    n, a, _ = case
+    return f"scale_into(out, x, {a}) with x and out of {n} elements"
+
+
+def check_scale_into(scale_into: Callable[[Any, Any, float], object]) -> None:
+    """scale_into(out, x, a) must write a * x into out (float32, 1-D, n elements, out a view into a larger array),
+    and nothing outside out."""
+    if _left_for_a_gpu("scale_into", "CuPy on a GPU: sizes of 0, 1, odd, around multiples of the block and large, "
+                                     "out a view into a larger array whose guard regions must stay untouched, and "
+                                     "the values against a float64 reference"):
+        return
+    with exercise("scale_into") as ex:
+        cp = _cupy("check_scale_into")
+        yours = ex.answer(scale_into)
+
+        def holds(case: ScaleCase) -> None:
+            n, a, seed = case
+            x_host = np.random.default_rng(seed).normal(0.0, 10.0, n).astype(np.float32)
+            x_base = cp.full(n + 2 * GUARD, np.inf, dtype=cp.float32)
+            out_base = cp.full(n + 2 * GUARD, SENTINEL, dtype=cp.float32)
+            x, out = x_base[GUARD:GUARD + n], out_base[GUARD:GUARD + n]
+            x[...] = cp.asarray(x_host)
+            yours(out, x, a)
+            cp.cuda.Device().synchronize()
+            got, guards = out.get(), cp.concatenate([out_base[:GUARD], out_base[GUARD + n:]]).get()
+            call = _describe_scale(case)
+            touched = np.flatnonzero(guards != SENTINEL)
+            where = ("" if not touched.size else
+                     f"{touched[0] - GUARD if touched[0] < GUARD else touched[0] - GUARD + n}")
+            ex.expect(touched.size == 0,
+                      f"{call}: {touched.size} elements outside out were written (the first at out[{where}])",
+                      "which threads pass your bounds test, and does it cover every element each thread writes?")
+            want = scale_reference(x_host, a)
+            bad = ~(np.abs(got.astype(np.float64) - want) <= SCALE_RTOL * np.abs(want))
+            wrong = int(bad.sum())
+            first = int(np.flatnonzero(bad)[0]) if wrong else 0
+            ex.expect(wrong == 0, f"{call}: {wrong} of {n} elements of out wrong, the first out[{first}] = "
+                      f"{got[first] if wrong else 0:.9g}, where {want[first] if wrong else 0:.9g} is right",
+                      f"{SENTINEL:g} is what out held before: those elements were never written (how many blocks, "
+                      "and how many elements does each thread cover?)" if wrong and got[first] == SENTINEL else
+                      "the kernel reads its arguments as the C types of its signature: what type does CuPy pass a "
+                      "Python float or int as?")
+
+        chosen = [(0, 1.5, 1), (1, -0.75, 2), (255, 3.0, 3), (256, 0.1, 4), (257, 2.5, 5), (511, 1.5, 6),
+                  (2**20 + 1, -0.75, 7)]
+        for_all(ex, _scale_cases(), holds, examples=24, chosen=chosen, budget_s=GPU_BUDGET_S,
+                describe=_describe_scale)
+
+
+register(Exercise(NOTEBOOK, "scale_into", check_scale_into, gpu=True, cpu_checks=0))
