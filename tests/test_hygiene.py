@@ -81,14 +81,14 @@ def test_each_lecture_leads_on(path):
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
 def test_each_lecture_is_a_slideshow_a_section_a_slide(path):
     """RISE's slide metadata (tools/course.py, written by sync): the title and each section a slide,
-    each subsection a subslide, the setup cell on the title slide; every heading begins a cell."""
-    from tools.course import RISE, slide_type, split_at_headings
+    each subsection, and each new idea, a subslide, the setup cell on the title slide; every heading begins a cell."""
+    from tools.course import RISE, slide_types, split_at_headings
 
     nb = read(path)
     assert len(split_at_headings(list(nb.cells))) == len(nb.cells), (
         "a markdown cell holds a section heading after other text: python -m tools.course sync")
     got = [c.metadata.get("slideshow", {}).get("slide_type") for c in nb.cells]
-    assert got == [slide_type(c) for c in nb.cells], "python -m tools.course sync"
+    assert got == slide_types(nb.cells), "python -m tools.course sync"
     first_code = next(n for n, c in enumerate(nb.cells) if c.cell_type == "code")
     assert got[first_code] != "skip", "the setup cell is shown, so that an instructor runs it first (issue 37)"
     assert got.count("slide") >= 5 and got[0] == "slide"
@@ -151,6 +151,7 @@ def test_the_slides_switch_presents_the_short_path_the_core_path_or_everything()
         shown[path] = [c.metadata.slideshow.slide_type for c in nb.cells]
     assert shown["short"] == ["slide", "-", "slide", "-", "skip", "skip", "skip", "skip", "slide", "-"]
     assert shown["core"] == ["slide", "-", "slide", "-", "subslide", "-", "skip", "skip", "slide", "-"]
+    assert synced == ["slide", "-", "slide", "-", "subslide", "-", "slide", "-", "slide", "-"]
     assert shown["all"] == synced
 
 
@@ -179,17 +180,23 @@ def test_a_lecture_tells_a_student_without_a_gpu_where_to_run_it(path):
     assert NO_GPU in read(path).cells[0].source, "python -m tools.course sync"
 
 
-def test_slide_types_follow_the_headings():
+def test_slide_types_follow_the_headings_and_the_ideas_and_fit_a_screen():
+    """A heading begins a slide or subslide; a markdown cell after code begins a subslide (a new idea);
+    a cell that would make its slide taller than a screen (estimated) begins one."""
     from nbformat.v4 import new_code_cell, new_markdown_cell
 
-    from tools.course import slide_type, split_at_headings
+    from tools.course import SLIDE_PX, estimated_px, slide_types, split_at_headings
 
     cells = split_at_headings([new_markdown_cell("# Title"), new_code_cell("x = 1"),
                                new_markdown_cell("text\n\n## 1. A section\nmore\n### 1.1 A part"),
                                new_code_cell("y = 2")])
     assert [c.source for c in cells] == ["# Title", "x = 1", "text", "## 1. A section\nmore", "### 1.1 A part",
                                          "y = 2"]
-    assert [slide_type(c) for c in cells] == ["slide", "-", "-", "slide", "subslide", "-"]
+    assert slide_types(cells) == ["slide", "-", "subslide", "slide", "subslide", "-"]
+    long = new_code_cell("\n".join(f"x{i} = {i}" for i in range(15)))
+    assert 2 * estimated_px(long) > SLIDE_PX > estimated_px(long)
+    cells = [new_markdown_cell("## 1. A section"), new_markdown_cell("an idea"), long, long, new_markdown_cell("next")]
+    assert slide_types(cells) == ["slide", "-", "-", "subslide", "subslide"]
 
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
