@@ -279,9 +279,10 @@ def open_chromium(p, profile: Path, width: int, height: int):
 
 
 def check_in_browser(p, lab: Lab, course: Path, notebook: str, link: str, tmp: Path,
-                     plant_dialog: bool = False) -> list[str]:
-    """Every problem that a student would meet: open `notebook` (at lab.open_url), Run All Cells, save,
-    then click the link to `link` in its last markdown cell. Returns the problems, [] if none.
+                     plant_dialog: bool = False, note: tuple[str, ...] | None = None) -> list[str]:
+    """Every problem that a student would meet: open `notebook` (at lab.open_url), see that it shows `note`
+    (the parts of one markdown cell's text) before anything runs, Run All Cells, save, then click the link to
+    `link` in its last markdown cell. Returns the problems, [] if none.
     `plant_dialog`: put a dialog in front of the link first (the detector test)."""
     problems: list[str] = []
     path = course / notebook
@@ -308,6 +309,16 @@ def check_in_browser(p, lab: Lab, course: Path, notebook: str, link: str, tmp: P
             page.screenshot(path=tmp / "not-opened.png")
             return [(f"{lab.open_url.split('?')[0]} did not open {notebook} with its kernel idle "
                      f"(tabs: {tabs}; state: {state(notebook)})")]
+
+        # Opened fresh, nothing run: the note under the setup cell says whose the outputs are (issue 37).
+        if note is not None:
+            panel_id = page.evaluate(f"path => ({PANEL_JS})(path).id", notebook)
+            shown = page.locator(f'[id="{panel_id}"] .jp-MarkdownCell .jp-RenderedMarkdown', has_text=note[0])
+            if not (shown.count() == 1 and shown.first.is_visible()
+                    and all(part in shown.first.inner_text() for part in note)):
+                page.screenshot(path=tmp / "no-reference-note.png")
+                problems.append(f"{notebook}: opened fresh, it shows no note that reads {note} "
+                                f"({shown.count()} found)")
 
         # Run All from a clean slate: clear the saved outputs first, so that every prompt tells.
         if blocked := menu(page, "Edit", "Clear Outputs of All Cells"):
@@ -386,10 +397,19 @@ def check_in_browser(p, lab: Lab, course: Path, notebook: str, link: str, tmp: P
     return problems
 
 
+def reference_note_shown(nb: nbformat.NotebookNode) -> tuple[str, ...]:
+    """What a fresh lecture's reference note (tools/course.py) shows: its first words, the GPU, the date."""
+    stamp = nb.metadata["course"]["reference_run"]
+    return "The outputs below are the course's reference run", stamp["gpu"], stamp["date"]
+
+
 def test_readme_command_opens_notebook_00_runs_all_cells_and_links_to_its_exercises(driver, tmp_path):
+    """...and, opened, before anything runs, notebook 00 says that its outputs are the reference run's (the
+    GPU, the date: issue 37)."""
     course = copy_course(tmp_path / "course")
     with readme_lab(course, tmp_path) as lab:
-        problems = check_in_browser(driver, lab, course, LECTURE, EXERCISES_LINK, tmp_path)
+        problems = check_in_browser(driver, lab, course, LECTURE, EXERCISES_LINK, tmp_path,
+                                    note=reference_note_shown(read(course / LECTURE)))
         report = "\n".join(problems) + f"\n(screenshot in {tmp_path}; server log:)\n{lab.log_tail()}"
         assert not problems, report
 

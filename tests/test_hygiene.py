@@ -180,6 +180,42 @@ def test_a_lecture_tells_a_student_without_a_gpu_where_to_run_it(path):
     assert NO_GPU in read(path).cells[0].source, "python -m tools.course sync"
 
 
+@pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
+def test_a_fresh_lecture_says_its_outputs_are_the_reference_runs(path):
+    """Issue 37: opened fresh, a lecture shows the reference run's outputs; the markdown cell under its setup
+    cell (tools/course.py's reference_note, written by sync and by tools.reference when it stamps) names the
+    run's GPU and date from the stamp, in JupyterLab, its slides, Colab and GitHub alike."""
+    from tools.course import REFERENCE_NOTE_TAG, reference_note
+
+    nb = read(path)
+    first_code = next(n for n, c in enumerate(nb.cells) if c.cell_type == "code")
+    note = nb.cells[first_code + 1]
+    assert note.cell_type == "markdown" and REFERENCE_NOTE_TAG in note.metadata.get("tags", []), (
+        "python -m tools.course sync")
+    assert note.source == reference_note(nb), "python -m tools.course sync"
+    assert [c for c in nb.cells if REFERENCE_NOTE_TAG in c.metadata.get("tags", [])] == [note]
+    stamp = nb.metadata.get("course", {}).get("reference_run")
+    if stamp is not None:
+        assert stamp["gpu"] in note.source and stamp["date"] in note.source
+
+
+def test_the_reference_note_follows_the_stamp():
+    """A stamp's GPU and date (and versions) are in the note; without a stamp it says so; sync adds it once."""
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    from tools.course import REFERENCE_NOTE_TAG, reference_note, set_reference_note
+
+    nb = new_notebook(cells=[new_markdown_cell("# Title"), new_code_cell("setup"), new_code_cell("import x")])
+    set_reference_note(nb)
+    assert "not from the course's reference run yet" in nb.cells[2].source
+    nb.metadata["course"] = {"reference_run": {"gpu": "NVIDIA H200", "date": "2026-11-28", "torch": "2.11.0",
+                                               "cupy": None}}
+    set_reference_note(nb)
+    assert len(nb.cells) == 4 and REFERENCE_NOTE_TAG in nb.cells[2].metadata.tags
+    assert nb.cells[2].source == reference_note(nb)
+    assert "NVIDIA H200 (PyTorch 2.11.0) on 2026-11-28" in nb.cells[2].source
+
+
 def test_slide_types_follow_the_headings_and_the_ideas_and_fit_a_screen():
     """A heading begins a slide or subslide; a markdown cell after code begins a subslide (a new idea);
     a cell that would make its slide taller than a screen (estimated) begins one."""

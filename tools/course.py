@@ -337,6 +337,38 @@ def present(nb: nbformat.NotebookNode, path: str) -> None:
         cell.metadata["slideshow"] = {"slide_type": kinds.get(id(cell), "skip")}
 
 
+# Issue 37: a lecture opened fresh shows the reference run's outputs, ✓ lines included, before anything runs.
+# A markdown cell under the setup cell says whose they are, with the GPU and the date of the stamp
+# (tools/reference.py, which rewrites it when it stamps). Markdown shows alike in JupyterLab, in its slides,
+# on Colab and on GitHub (a style, or a mark in an output's metadata, shows in JupyterLab at most: GitHub and
+# Colab drop a notebook's CSS, and nothing shows metadata), and it is no code cell's, so neither the stamps
+# (the code and utils hashes) nor nbval (code cells' outputs) see it.
+REFERENCE_NOTE_TAG = "reference-note"
+
+
+def reference_note(nb: nbformat.NotebookNode) -> str:
+    """The note under a lecture's setup cell: whose outputs the lecture shows until you run it."""
+    stamp = nb.metadata.get("course", {}).get("reference_run")
+    if stamp is None:
+        return ("**The outputs below are not from the course's reference run yet** (this lecture has not been "
+                "run on the reference GPU): each cell's output is replaced by yours when you run it.")
+    versions = ", ".join(f"{name} {stamp[key]}" for name, key in (("PyTorch", "torch"), ("CuPy", "cupy"))
+                         if stamp.get(key))
+    return (f"**The outputs below are the course's reference run**, on an {stamp['gpu']} ({versions}) on "
+            f"{stamp['date']}, not your machine's: each cell's output is replaced by yours when you run it "
+            "(without a GPU, a GPU cell then shows the reference run's output again, framed and labelled).")
+
+
+def set_reference_note(nb: nbformat.NotebookNode) -> None:
+    """Write the note (reference_note) as the cell after the setup cell, adding it if it is not there."""
+    first_code = next(n for n, c in enumerate(nb.cells) if c.cell_type == "code")
+    after = nb.cells[first_code + 1] if first_code + 1 < len(nb.cells) else None
+    if after is None or REFERENCE_NOTE_TAG not in after.metadata.get("tags", []):
+        after = nbformat.v4.new_markdown_cell(metadata={"tags": [REFERENCE_NOTE_TAG]})
+        nb.cells.insert(first_code + 1, after)
+    after.source = reference_note(nb)
+
+
 NO_GPU = ("**No GPU?** GPU cells show the reference run's output; to run them, open this notebook in Colab "
           "(the badge above) with a GPU (Runtime > Change runtime type > T4 GPU).")
 
@@ -345,6 +377,7 @@ def _sync_lecture(nb: nbformat.NotebookNode, path: Path) -> None:
     from tools.minutes import lecture_minutes, with_time
 
     nb.cells = split_at_headings(nb.cells)
+    set_reference_note(nb)
     if path.name > "01" and NO_GPU not in nb.cells[0].source:  # lecture 00 is about setting up, Colab included
         nb.cells[0].source = nb.cells[0].source.rstrip("\n") + "\n\n" + NO_GPU
     nb.cells[0].source = with_time(link_prerequisites(nb.cells[0].source), lecture_minutes(nb))
