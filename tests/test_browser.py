@@ -65,7 +65,7 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
 ]
 LECTURE = "notebooks/00_setup.ipynb"  # what README's command opens
-EXERCISES_LINK = "../exercises/00_setup.ipynb"  # the lecture's last markdown cell links its exercises
+EXERCISES_LINK = "../exercises/00_setup_exercises.ipynb"  # the lecture's last markdown cell links its exercises
 
 # Generous limits on a 2-core machine; every wait is for a condition, these only bound it.
 SERVER_START_S = 120
@@ -426,7 +426,7 @@ def test_the_browser_check_reports_a_cell_that_raises_and_a_broken_link(driver, 
         nbformat.v4.new_markdown_cell("# A broken notebook"),
         nbformat.v4.new_code_cell("x = 1"),
         nbformat.v4.new_code_cell("raise ValueError('planted by the test')"),
-        nbformat.v4.new_markdown_cell(f"**Exercises:** [exercises/00_setup.ipynb]({EXERCISES_LINK})"),
+        nbformat.v4.new_markdown_cell(f"**Exercises:** [exercises/00_setup_exercises.ipynb]({EXERCISES_LINK})"),
     ]
     nbformat.write(nb, course / LECTURE)  # where README's command looks; there is no exercises/ here
     with readme_lab(course, tmp_path) as lab:
@@ -434,7 +434,7 @@ def test_the_browser_check_reports_a_cell_that_raises_and_a_broken_link(driver, 
         report = "\n".join(problems) + f"\n(screenshot in {tmp_path}; server log:)\n{lab.log_tail()}"
     assert any("a dialog stands in front of the link" in p and "planted by the test" in p for p in problems), report
     assert any("code cell 2" in p and "raised ValueError: planted by the test" in p for p in problems), report
-    assert any("404" in p and "exercises/00_setup.ipynb" in p for p in problems), report
+    assert any("404" in p and "exercises/00_setup_exercises.ipynb" in p for p in problems), report
     assert all("code cell 1 " not in p for p in problems), report
 
 

@@ -12,6 +12,8 @@ from tools.course import (
     PREREQUISITE,
     SOLUTIONS,
     colab_badge,
+    exercises_name,
+    lecture_name,
     navigation,
     notebooks,
     read,
@@ -50,7 +52,8 @@ def test_anatomy(path):
 def test_lectures_end_with_takeaways_and_links(path):
     takeaways = read(path).cells[-2]
     assert takeaways.cell_type == "markdown" and "## Takeaways" in takeaways.source
-    assert f"../exercises/{path.name}" in takeaways.source or not (EXERCISES / path.name).exists()
+    exercises = exercises_name(path.name)
+    assert f"../exercises/{exercises}" in takeaways.source or not (EXERCISES / exercises).exists()
 
 
 @pytest.mark.parametrize("path", notebooks(SOLUTIONS, EXERCISES), ids=ids)
@@ -60,7 +63,7 @@ def test_each_exercise_notebook_leads_back_to_its_lecture_and_on_to_the_next(pat
     last = read(path).cells[-1]
     assert NAVIGATION_TAG in last.metadata.get("tags", []) and last.source == exercises_navigation(path), (
         "python -m tools.course sync, then python -m tools.make_exercises")
-    assert f"](../notebooks/{path.name})" in last.source
+    assert f"](../notebooks/{lecture_name(path.name)})" in last.source
 
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
@@ -300,12 +303,13 @@ def test_an_instructors_guide_states_its_lectures_minutes(guide):
 
 @pytest.mark.parametrize("path", notebooks(SOLUTIONS), ids=ids)
 def test_solutions_are_titled_as_solutions(path):
-    """Three tabs named NN_topic.ipynb: the title says which is which, and a solution does not ask its
+    """A lecture's and its solutions' tabs are both named NN_topic.ipynb (the exercises' NN_topic_exercises.ipynb):
+    the title says which is which, and a solution does not ask its
     reader to replace `raise NotImplementedError` (that instruction is the exercise's, in a comment)."""
     first = read(path).cells[0].source
     visible = re.sub(r"<!--.*?-->", "", first, flags=re.DOTALL)
     assert first.startswith(f"# Solutions {path.name[:2]} · ") and "raise NotImplementedError" not in visible
-    exercise = read(EXERCISES / path.name).cells[0].source
+    exercise = read(EXERCISES / exercises_name(path.name)).cells[0].source
     assert exercise.startswith(f"# Exercises {path.name[:2]} · ") and "raise NotImplementedError" in exercise
 
 
@@ -384,7 +388,7 @@ def test_exercises_keep_the_solutions_tags(path):
     def tags(p):
         return [t for c in read(p).cells if DISCUSSION_TAG not in (t := c.get("metadata", {}).get("tags", []))]
 
-    assert tags(path) == tags(SOLUTIONS / path.name)  # the solutions' discussions are left out
+    assert tags(path) == tags(SOLUTIONS / lecture_name(path.name))  # the solutions' discussions are left out
 
 
 # What measures, or waits for the GPU: none of it may run in a notebook's first two code cells, beside

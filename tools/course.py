@@ -19,6 +19,20 @@ ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["course"]
 LECTURES, SOLUTIONS, EXERCISES = ROOT / "notebooks", ROOT / "solutions", ROOT / "exercises"
 INSTRUCTORS = ROOT / "instructors"  # a guide per lecture: NN_topic.md
+# A lecture notebooks/NN_topic.ipynb, its solutions solutions/NN_topic.ipynb (the stamps' paths: never renamed),
+# its exercises exercises/NN_topic_exercises.ipynb: JupyterLab names a tab by its file, so that the lecture and
+# its exercises, open side by side, are told apart at a glance (issue 37).
+EXERCISES_SUFFIX = "_exercises"
+
+
+def exercises_name(name: str) -> str:
+    """The file name of the exercises of a lecture or solutions notebook named `name` (NN_topic.ipynb)."""
+    return f"{name.removesuffix('.ipynb')}{EXERCISES_SUFFIX}.ipynb"
+
+
+def lecture_name(name: str) -> str:
+    """The lecture's (and solutions') file name, NN_topic.ipynb, of any of its three notebooks."""
+    return f"{name.removesuffix('.ipynb').removesuffix(EXERCISES_SUFFIX)}.ipynb"
 
 
 def notebooks(*folders: Path) -> list[Path]:
@@ -102,7 +116,7 @@ def topics_table() -> str:
 
     rows = ["| # | lecture | exercises | solutions | Colab |", "|---|---|---|---|---|"]
     for lecture in notebooks(LECTURES):
-        exercise, solution = EXERCISES / lecture.name, SOLUTIONS / lecture.name
+        exercise, solution = EXERCISES / exercises_name(lecture.name), SOLUTIONS / lecture.name
         rows.append(f"| {lecture.name[:2]} | {link(lecture, title(lecture))} | {link(exercise, 'exercises')} | "
                     f"{link(solution, 'solutions')} | {colab_badge(lecture)} |")
     return "\n".join(rows)
@@ -134,13 +148,14 @@ PREREQUISITE = re.compile(r"(?<![\[\w/.])(\d\d)(?= \()")  # "01 (" in a lecture'
 
 def _next_lecture(path: Path) -> Path | None:
     """The lecture after the one named like `path` (a lecture, its solutions or exercises); None after the last."""
-    return next((p for p in notebooks(LECTURES) if p.name > path.name), None)
+    return next((p for p in notebooks(LECTURES) if p.name > lecture_name(path.name)), None)
 
 
 def navigation(path: Path) -> str:
     """The last cell of a lecture: its exercises, then the next lecture (or, after the last, the list)."""
     following = _next_lecture(path)
-    own = f"this lecture's [exercises](../exercises/{path.name}) ([solutions](../solutions/{path.name}))"
+    own = (f"this lecture's [exercises](../exercises/{exercises_name(path.name)}) "
+           f"([solutions](../solutions/{path.name}))")
     if following:
         return f"**Next:** {own}, then [{title(following)}]({following.name})."
     return f"**Next:** {own}. This is the last lecture: back to [the list of lectures](../README.md)."
@@ -149,7 +164,8 @@ def navigation(path: Path) -> str:
 def exercises_navigation(path: Path) -> str:
     """The last cell of a solutions (and so of an exercises) notebook: back to its lecture, on to the next."""
     following = _next_lecture(path)
-    back = f"back to the lecture, [{title(LECTURES / path.name)}](../notebooks/{path.name})"
+    lecture = lecture_name(path.name)
+    back = f"back to the lecture, [{title(LECTURES / lecture)}](../notebooks/{lecture})"
     if following:
         return f"**Next:** [{title(following)}](../notebooks/{following.name}), the next lecture; or {back}."
     return f"**Next:** this was the last lecture's exercises: {back}, or the [list of lectures](../README.md)."
