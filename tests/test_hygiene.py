@@ -50,10 +50,14 @@ def test_anatomy(path):
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
 def test_lectures_end_with_takeaways_and_links(path):
-    takeaways = read(path).cells[-2]
-    assert takeaways.cell_type == "markdown" and "## Takeaways" in takeaways.source
+    """The last section is the Takeaways (in one markdown cell or several: a slide each), then the way on."""
+    cells = read(path).cells
+    start = max(n for n, c in enumerate(cells) if c.cell_type == "markdown" and c.source.startswith("## "))
+    takeaways = cells[start:-1]
+    assert takeaways[0].source.startswith("## Takeaways") and all(c.cell_type == "markdown" for c in takeaways)
     exercises = exercises_name(path.name)
-    assert f"../exercises/{exercises}" in takeaways.source or not (EXERCISES / exercises).exists()
+    assert (f"../exercises/{exercises}" in "\n".join(c.source for c in takeaways)
+            or not (EXERCISES / exercises).exists())
 
 
 @pytest.mark.parametrize("path", notebooks(SOLUTIONS, EXERCISES), ids=ids)
