@@ -28,7 +28,7 @@ import torch
 import utils
 from conftest import AT_ONCE, ROOT, cpu_only, definitions_of, gpu, host, named, untimed
 from tools import make_exercises
-from tools.course import EXERCISES, SOLUTIONS, notebooks, read
+from tools.course import EXERCISES, SOLUTIONS, exercises_name, lecture_name, notebooks, read
 from tools.make_exercises import (
     CHECK_TAG,
     DISCUSSION_TAG,
@@ -235,8 +235,7 @@ def test_every_check_cell_is_registered_and_every_registered_check_has_its_cell(
 @host
 @pytest.mark.parametrize("ex", REGISTRY, ids=lambda ex: ex.key)
 def test_each_registered_exercise_is_a_tagged_function_of_its_notebooks(ex):
-    for folder in (SOLUTIONS, EXERCISES):
-        path = folder / f"{ex.notebook}.ipynb"
+    for path in (SOLUTIONS / f"{ex.notebook}.ipynb", EXERCISES / exercises_name(f"{ex.notebook}.ipynb")):
         defined = {node.name for cell in cells_tagged(read(path), EXERCISE_TAG)
                    for node in ast.parse(cell.source).body
                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
@@ -401,8 +400,9 @@ def test_run_all_on_an_untouched_exercise_ends_without_a_traceback(path, untouch
     for cell in cells_tagged(nb, CHECK_TAG):
         ((_, check, _),) = check_calls(cell)
         text = "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
-        todo = f"TODO {registered[f'{path.stem}:{check}'].title}: not done yet (it still raises NotImplementedError)"
-        needs = registered[f"{path.stem}:{check}"].requires  # e.g. Triton: where it is missing, the check says so
+        key = f"{lecture_name(path.name).removesuffix('.ipynb')}:{check}"  # the registry's notebook: NN_topic
+        todo = f"TODO {registered[key].title}: not done yet (it still raises NotImplementedError)"
+        needs = registered[key].requires  # e.g. Triton: where it is missing, the check says so
         skipped = (text.startswith("skipped (needs cuda)") and not utils.has_cuda()) or any(
             text.startswith(f"skipped (needs {what})") and _unmet_named(what) for what in needs)
         assert text.splitlines() == [todo] or skipped, f"{cell.source}\n-> {text}"
@@ -427,7 +427,8 @@ def test_a_stale_exercise_is_detected(tmp_path):
     nb = read(nb_path)
     next(c for c in nb.cells if c.cell_type == "code").source += "\n# changed"
     nbformat.write(nb, nb_path)
-    assert make_exercises.stale(solutions, exercises) == [f"{nb_path.name}: differs from what its solution gives"]
+    assert make_exercises.stale(solutions, exercises) == [
+        f"{exercises_name(nb_path.name)}: differs from what its solution gives"]
 
 
 @host
@@ -526,7 +527,7 @@ def test_check_reports_a_missing_tag(tmp_path):
     solutions, exercises = tmp_path / "solutions", tmp_path / "exercises"
     for folder, copy in ((SOLUTIONS, solutions), (EXERCISES, exercises)):
         copy.mkdir()
-        shutil.copy(folder / "00_setup.ipynb", copy)
+        shutil.copy(folder / ("00_setup.ipynb" if folder == SOLUTIONS else exercises_name("00_setup.ipynb")), copy)
     assert make_exercises.problems(solutions, exercises) == []
     path = solutions / "00_setup.ipynb"
     nb = read(path)

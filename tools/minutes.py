@@ -62,8 +62,8 @@ def _walk(nb: nbformat.NotebookNode) -> list[tuple[int, str, bool, float]]:
         if cell.cell_type == "code":
             parts.append((n, section, optional_level is not None, code_minutes(cell.source)))
             continue
-        if cell.cell_type != "markdown":
-            continue
+        if cell.cell_type != "markdown" or "reference-note" in cell.metadata.get("tags", []):
+            continue  # the note under the setup cell (tools/course.py's reference_note) is a label, not taught
         for line in TIME_PARAGRAPH.sub("", cell.source).splitlines():
             heading = re.match(r"(#{1,3}) ", line)
             if heading:
