@@ -1,9 +1,10 @@
-"""utils/ imports in one direction: no module imports, directly or through others, one that imports it back.
+"""utils/ and tools/ import in one direction: no module imports, directly or through others, one that imports it back.
 
 A circle of imports works only while each side imports the other late (inside a function) and no one
 moves that line; a student reading utils/ follows the imports down to what a module rests on.  So what
 two modules both need lives in a module below both (utils/formatting.py: the numbers as the course
-prints them, needed by claims, timing and memory).
+prints them, needed by claims, timing and memory); in tools/, tools/layout.py (where the files are, and how a
+notebook is read and written, needed by course, minutes and fingerprint).
 """
 
 import ast
@@ -14,7 +15,6 @@ from conftest import ROOT
 
 pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
 
-UTILS = ROOT / "utils"
 
 
 def module_name(path):
@@ -22,8 +22,8 @@ def module_name(path):
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports_of(path):
-    """The modules of utils/ that a module imports, at any depth of its code (a function's imports too)."""
+def imports_of(path, top="utils"):
+    """The modules of a package (`top`) that a module imports, at any depth of its code (a function's too)."""
     package = module_name(path).split(".")
     if path.name != "__init__.py":
         package = package[:-1]
@@ -34,14 +34,19 @@ def imports_of(path):
             found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
         elif isinstance(node, (ast.Import, ast.ImportFrom)):  # `import utils.x`, `from utils.x import y`
             names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            found |= {name for name in names if name == "utils" or name.startswith("utils.")}
+            found |= {name for name in names if name == top or name.startswith(f"{top}.")}
+            if isinstance(node, ast.ImportFrom) and node.module == top:  # `from tools import course`
+                found |= {f"{top}.{alias.name}" for alias in node.names}
     return found
 
 
-def test_no_module_of_utils_imports_itself_back():
-    graph = {module_name(path): imports_of(path) for path in UTILS.rglob("*.py")}
+@pytest.mark.parametrize(("top", "known"), [("utils", ("utils.timing", {"utils.claims", "utils.device"})),
+                                             ("tools", ("tools.minutes", {"tools.fingerprint", "tools.layout"}))])
+def test_no_module_of_a_package_imports_itself_back(top, known):
+    graph = {module_name(path): imports_of(path, top) for path in (ROOT / top).rglob("*.py")}
     graph = {module: {m for m in found if m in graph and m != module} for module, found in graph.items()}
-    assert {"utils.claims", "utils.device"} <= graph["utils.timing"], graph["utils.timing"]  # it reads imports
+    module, imported = known
+    assert imported <= graph[module], graph[module]  # the test reads imports at all
 
     def circle_from(start):
         """The shortest circle of imports from `start` back to it, or None (a breadth-first search)."""
