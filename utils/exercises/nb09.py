@@ -26,10 +26,11 @@ import linecache
 import math
 import threading
 import time
+import traceback
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from contextlib import ExitStack, contextmanager, nullcontext
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
@@ -39,7 +40,7 @@ import torch
 from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import benchmark, cupy_cycles_per_second, cupy_sleep
 from . import Exercise, Findings, LeftForGPU, exercise, reference, register, what_returned
-from .properties import for_all, shown, st
+from .properties import for_all, shown, st, time_limit
 from .streams import CUPY_CALLERS, cupy_caller, cupy_callers, widened
 
 NOTEBOOK = "09_kernels"
@@ -314,6 +315,9 @@ BIG = (8192, 2048)  # the shape timed on a GPU: 64 MiB of float32, rows long eno
 # fails what moves much more than the bytes (a kernel that launches per row from Python, or reads each row several
 # times from memory with a small block).  The lead verifies on the GPU and adjusts.
 SHARE_BAR = 0.3
+GUARD_BYTES = 16384  # on a CPU, the least guard around each storage a launch gets (see _counting_launches)
+CALL_LIMIT_S = 120.0  # one call of the answer (a first call on a GPU compiles: seconds); past it, a FAIL
+OWN_CASE = (3, 37, 3, 1.0, 11)  # the shape of _softmax_new_and_own's calls
 
 
 @reference
@@ -384,29 +388,139 @@ def course09_probe(x_ptr):
 """
 
 
+@dataclass
+class _Launches:
+    """What the check saw of the Triton launches in a block: how many, and what each wrote where it must not."""
+
+    count: int = 0
+    strayed: list[str] = field(default_factory=list)  # writes outside the tensors a launch was given (guarded)
+
+
+def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
+    """A uint8 view of the whole storage under `t` (a view's base included)."""
+    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+
+
+def _storages(args: tuple, kwargs: dict) -> dict[int, list[torch.Tensor]]:
+    """The tensors among a launch's arguments, by the storage they lie in."""
+    found: dict[int, list[torch.Tensor]] = {}
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, torch.Tensor) and a.layout == torch.strided and a.device.type != "meta":
+            found.setdefault(a.untyped_storage().data_ptr(), []).append(a)
+    return found
+
+
+def _in_guards(groups: dict[int, list[torch.Tensor]]) -> tuple[dict[int, torch.Tensor], list[tuple]]:
+    """Stand-ins for a launch's tensors (by id): the same layout in a copy of their storage that has guard bytes
+    (0xFF: NaN in float32) on both sides, as large as the storage and at least GUARD_BYTES; and, per storage, what
+    the check needs afterwards: (the original storage's bytes, the copy, the guard's length)."""
+    stand_in: dict[int, torch.Tensor] = {}
+    kept = []
+    for tensors in groups.values():
+        original = _storage_bytes(tensors[0])
+        nbytes = original.numel()
+        guard = -(-max(GUARD_BYTES, nbytes) // 64) * 64
+        copy = torch.full((guard + nbytes + guard,), 0xFF, dtype=torch.uint8, device=original.device)
+        copy[guard:guard + nbytes] = original
+        for t in tensors:
+            stand_in[id(t)] = torch.empty(0, dtype=t.dtype, device=t.device).set_(
+                copy.untyped_storage(), guard // t.element_size() + t.storage_offset(), t.size(), t.stride())
+        kept.append((original, copy, guard))
+    return stand_in, kept
+
+
+def _out_of_guards(kept: list[tuple], seen: _Launches, n: int) -> None:
+    """Note the guard bytes a launch wrote, and copy what it wrote inside the storages back to the originals."""
+    for i, (original, copy, guard) in enumerate(kept):
+        nbytes = original.numel()
+        before = int((copy[:guard] != 0xFF).sum())
+        after = int((copy[guard + nbytes:] != 0xFF).sum())
+        if before or after:
+            seen.strayed.append(f"launch {n} wrote {before + after} bytes outside the memory of tensor argument "
+                                f"{i + 1} (" + (f"{before} before its start" if before else "") +
+                                (", " if before and after else "") + (f"{after} after its end" if after else "") +
+                                ")")
+        original.copy_(copy[guard:guard + nbytes])
+
+
+def _poison_what_changed(groups: dict[int, list[torch.Tensor]], snapshots: list[torch.Tensor]) -> None:
+    """Replace with NaN every element of a floating storage that the launch changed."""
+    for tensors, before in zip(groups.values(), snapshots, strict=True):
+        t = tensors[0]
+        if not t.is_floating_point():
+            continue
+        now = _storage_bytes(t)
+        size = t.element_size()
+        if now.numel() % size:
+            continue
+        changed = (now != before).view(-1, size).any(dim=1)
+        elements = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage(), 0, (now.numel() // size,))
+        elements.masked_fill_(changed, math.nan)
+
+
 @contextmanager
-def _counting_launches() -> Iterator[list[int]]:
+def _counting_launches(guarded: bool = False, poisoned: bool = False) -> Iterator[_Launches]:
     """Count the launches, `kernel[grid](...)`, of Triton kernels in the block (compiled, autotuned or interpreted:
-    each is a triton.runtime.jit.KernelInterface, whose __getitem__ makes the launch)."""
+    each is a triton.runtime.jit.KernelInterface, whose __getitem__ makes the launch).
+
+    `guarded` (on a CPU, where Triton's interpreter runs the kernel on the process's own memory, and a write past a
+    tensor would corrupt the heap and abort Python): each launch runs on copies of its tensors' storages with guard
+    bytes on both sides; writes into the guards are noted in `strayed`, the rest is copied back.  `poisoned`: after
+    each launch, every element that it changed in a floating tensor it was given becomes NaN, so a result whose
+    values come from the answer's kernel comes out NaN, and one that PyTorch computed does not."""
     from triton.runtime.jit import KernelInterface
 
-    count = [0]
+    seen = _Launches()
     original = KernelInterface.__dict__["__getitem__"]
 
     def counted(self: Any, grid: Any) -> Any:
         launch = original(self, grid)
 
         def run(*args: Any, **kwargs: Any) -> Any:
-            count[0] += 1
-            return launch(*args, **kwargs)
+            seen.count += 1
+            if not (guarded or poisoned):
+                return launch(*args, **kwargs)
+            groups = _storages(args, kwargs)
+            snapshots = [_storage_bytes(ts[0]).clone() for ts in groups.values()] if poisoned else []
+            kept: list[tuple] = []
+            if guarded:
+                stand_in, kept = _in_guards(groups)
+                args = tuple(stand_in.get(id(a), a) for a in args)
+                kwargs = {k: stand_in.get(id(v), v) for k, v in kwargs.items()}
+            try:
+                return launch(*args, **kwargs)
+            finally:
+                _out_of_guards(kept, seen, seen.count)
+                if poisoned:
+                    _poison_what_changed(groups, snapshots)
 
         return run
 
     KernelInterface.__getitem__ = counted  # type: ignore[method-assign]
     try:
-        yield count
+        yield seen
     finally:
         KernelInterface.__getitem__ = original  # type: ignore[method-assign]
+
+
+@contextmanager
+def _autotune_without_timing() -> Iterator[None]:
+    """On a CPU: @triton.autotune picks its first config instead of timing each (timing needs a GPU driver, which
+    Triton's interpreter has not), so an autotuned kernel runs through the interpreter too."""
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except ImportError:
+        yield
+        return
+    bench = Autotuner.__dict__.get("_bench")
+    if bench is None:
+        yield
+        return
+    Autotuner._bench = lambda self, *args, config, **meta: [0.0, 0.0, 0.0]  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Autotuner._bench = bench  # type: ignore[method-assign]
 
 
 def _launches_are_seen(device: str) -> bool:
@@ -421,9 +535,9 @@ def _launches_are_seen(device: str) -> bool:
         namespace = {"triton": triton, "tl": tl, "__name__": "utils.exercises.nb09_probe"}
         exec(compile(_PROBE_SOURCE, name, "exec"), namespace)  # noqa: S102 -- the check's own source, above
         target = torch.zeros(1, device=device)
-        with _counting_launches() as count:
+        with _counting_launches() as seen:
             namespace["course09_probe"][(1,)](target)
-        return count[0] == 1 and target.item() == 1.0
+        return seen.count == 1 and target.item() == 1.0
     except Exception:  # noqa: BLE001 -- any failure: the launches are not counted, the values still are
         return False
 
@@ -445,23 +559,36 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
         device = "cuda" if on_gpu else "cpu"
         counted = _launches_are_seen(device)
 
+        def call_yours(x: torch.Tensor, call: str, poisoned: bool = False) -> tuple[object, _Launches]:
+            """yours(x), its launches counted (on a CPU: run on guarded copies of their tensors, see
+            _counting_launches), within CALL_LIMIT_S."""
+            try:
+                with ExitStack() as stack:
+                    launches = stack.enter_context(_counting_launches(guarded=not on_gpu, poisoned=poisoned)
+                                                   if counted else nullcontext(_Launches()))
+                    if not on_gpu:
+                        stack.enter_context(_autotune_without_timing())
+                    stack.enter_context(time_limit(ex, CALL_LIMIT_S, call, "does every loop of your function and "
+                                                   "your kernel end?"))
+                    y = yours(x)
+            except Exception as error:  # raised again unless it is Triton's, on a CPU
+                if not on_gpu and any(s in str(error) for s in _NO_DRIVER):
+                    raise LeftForGPU("nothing: Triton compiled the kernel for a GPU", _needs_a_driver(error)) from None
+                raise
+            ex.expect(not launches.strayed, f"{call}: your kernel wrote outside the tensors it was given: "
+                      f"{'; '.join(launches.strayed)}",
+                      "each pointer moves by its own tensor's strides: which row stride did you pass for each "
+                      "tensor, and which lanes does your mask let store?")
+            return y, launches
+
         def holds(case: SoftmaxCase) -> None:
             x = _softmax_input(case, device)
             before = x.clone()
             call = _describe_softmax(case)
-            try:
-                with _counting_launches() if counted else nullcontext([0]) as launches:
-                    y = yours(x)
-            except Exception as error:  # raised again unless it is Triton's, on a CPU
-                if not on_gpu and any(s in str(error) for s in _NO_DRIVER):
-                    raise LeftForGPU("nothing: Triton compiled the kernel for a GPU",
-                                     "the kernel, compiled for a GPU (to run it on this CPU, set "
-                                     "os.environ['TRITON_INTERPRET'] = '1' before Triton is first imported: "
-                                     "restart the kernel and run the cells from the top)") from None
-                raise
-            ex.expect(not counted or launches[0] > 0 or case[0] == 0, f"{call} launched no Triton kernel",
-                      "the task is a Triton kernel of your own, launched as softmax_kernel[grid](...): PyTorch's "
-                      "operations do not count")
+            y, launches = call_yours(x, call)
+            ex.expect(not counted or launches.count > 0 or case[0] == 0, f"{call} launched no Triton kernel",
+                      "the task is a Triton kernel of your own, launched as softmax_kernel[grid](...) with a program "
+                      "for each row (or for a few rows): PyTorch's operations do not count")
             _judge_softmax(ex, call, x, before, y)
 
         chosen = [(1, 1, 0, 1.0, 1), (3, 5, 3, 1000.0, 2), (0, 7, 0, 1.0, 3), (CPU_MAX[0], CPU_MAX[1], 64, 10.0, 4),
@@ -470,17 +597,59 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             chosen += [(7, 1025, 1, 10.0, 5), (3, MAX_COLS, 64, 1000.0, 6), (301, 781, 3, 1.0, 7)]
         for_all(ex, _softmax_cases(on_gpu), holds, examples=12 if on_gpu else CPU_CASES, chosen=chosen,
                 budget_s=GPU_BUDGET_S if on_gpu else 0.5, describe=_describe_softmax)
+        if counted:
+            _softmax_new_and_own(ex, call_yours, device)
         if not on_gpu:
-            raise LeftForGPU(f"the values on {ex.passed} small shapes, through Triton's interpreter",
+            raise LeftForGPU(f"the values on {ex.passed} small shapes, through Triton's interpreter, that each "
+                             "result is a new tensor and that its values come from your kernel",
                              f"the kernel compiled for a GPU: shapes up to {MAX_COLS} columns, and its speed against "
                              f"this GPU's copy bandwidth on a {BIG[0]} x {BIG[1]} tensor")
         _softmax_speed(ex, yours)
 
 
+def _needs_a_driver(error: BaseException) -> str:
+    """What a GPU must check, where Triton on this CPU asked for a GPU's driver (`error`), and why it did."""
+    frames = [frame.filename for frame in traceback.extract_tb(error.__traceback__)]
+    if any(name.endswith("autotuner.py") for name in frames):
+        return ("the kernel, which Triton's autotuner times on a GPU: Triton's interpreter cannot time it (the check "
+                "lets @triton.autotune pick its first config here; something in yours still asks for a GPU)")
+    return ("the kernel, compiled for a GPU (to run it on this CPU, set os.environ['TRITON_INTERPRET'] = '1' before "
+            "Triton is first imported: restart the kernel and run the cells from the top)")
+
+
+def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
+    """Two more calls on one shape: the first result must survive the second call (a new tensor each call), and
+    with every value the answer's kernels write replaced by NaN right after their launch, the second call's result
+    must change (its values come from the answer's kernel, not from PyTorch)."""
+    first, second = OWN_CASE, (*OWN_CASE[:-1], OWN_CASE[-1] + 1)
+    call = _describe_softmax(first)
+    x1, x2 = _softmax_input(first, device), _softmax_input(second, device)
+    before1, before2 = x1.clone(), x2.clone()
+    y1, _ = call_yours(x1, call)
+    _judge_softmax(ex, call, x1, before1, y1)
+    assert isinstance(y1, torch.Tensor)
+    kept = y1.clone()
+    y2, _ = call_yours(x2, call + ", a second time, other values", poisoned=True)
+    ex.expect(torch.equal(y1, kept), f"{call} returned a tensor whose values changed when your function was "
+              "called again (on other values of the same shape)",
+              "return a new tensor from each call: the caller keeps each result, and the next call must not "
+              "overwrite it")
+    ex.expect(isinstance(y2, torch.Tensor) and y2.layout == torch.strided and tuple(y2.shape) == tuple(x2.shape),
+              f"{call}, a second time, returned {what_returned(y2)}", "return a new tensor of x's shape")
+    assert isinstance(y2, torch.Tensor)
+    want = softmax_reference(x2)
+    right = (y2.double() - want).abs() <= SOFTMAX_ATOL + SOFTMAX_RTOL * want.abs()
+    ex.expect(torch.equal(x2, before2) and not bool(right.all()),
+              f"{call}: with every value your kernel wrote replaced by NaN right after its launch, your function "
+              "still returned the right softmax: the values it returns do not come from your kernel",
+              "return the tensor your kernel wrote: the values must be your kernel's, not another function's")
+
+
 def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y: object) -> None:
     want = softmax_reference(x)
-    ex.expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and y.device == x.device,
-              f"{call} returned {what_returned(y)}, expected a float32 tensor of shape {tuple(x.shape)} on "
+    layout = f" ({y.layout})" if isinstance(y, torch.Tensor) and y.layout != torch.strided else ""
+    ex.expect(isinstance(y, torch.Tensor) and not layout and tuple(y.shape) == tuple(x.shape) and y.device == x.device,
+              f"{call} returned {what_returned(y)}{layout}, expected a float32 tensor of shape {tuple(x.shape)} on "
               f"{x.device}", "return a new tensor of x's shape, on x's device, that your kernel wrote")
     assert isinstance(y, torch.Tensor)
     ex.expect(y.dtype == torch.float32, f"{call} returned a {y.dtype} tensor, expected float32",
@@ -494,7 +663,8 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
         r, c = (int(i) for i in bad.nonzero()[0])
         ex.expect(False, f"{call}: {wrong} of {want.numel()} values wrong, the first at row {r}, column {c}: "
                   f"{got[r, c].item():.9g} where {want[r, c].item():.9g} is right (within a relative {SOFTMAX_RTOL:g})",
-                  "NaN or infinity: exp overflows unless something is subtracted first" if not math.isfinite(
+                  "NaN or infinity: exp overflows unless something is subtracted first; or a lane read outside its "
+                  "row (what does your mask let load?)" if not math.isfinite(
                       got[r, c].item()) else
                   "check each row's start (its stride, not its length), the mask of the last columns (what do masked "
                   "lanes contribute to the max and to the sum?), and that every column of a long row is read")
@@ -525,7 +695,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "per row (or a few rows), the whole row in one block (a power of two at least as long as the row)")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=9, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=17, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

@@ -355,6 +355,97 @@ def softmax_by_pytorch(x):
     return torch.softmax(x, dim=-1)
 
 
+def softmax_launched_then_pytorchs(x):
+    """Launches its kernel, then returns PyTorch's softmax ("to be safe"): the kernel's result thrown away."""
+    _softmax(x)
+    return torch.softmax(x, dim=-1)
+
+
+_REUSED: dict[tuple, torch.Tensor] = {}
+
+
+def softmax_into_one_tensor_per_shape(x):
+    """One output tensor per shape, kept from call to call: each call overwrites the result of the one before."""
+    key = (tuple(x.shape), x.device)
+    if key not in _REUSED:
+        _REUSED[key] = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    return _softmax(x, out=_REUSED[key])
+
+
+def softmax_y_stride_taken_from_x(x):
+    """y = torch.empty_like(x) is contiguous, but the launch passes x's row stride for y: for a slice of a wider
+    tensor, the rows of y are written too far apart, the last ones past y's end."""
+    y = torch.empty_like(x)
+    rows, cols = x.shape
+    if rows:
+        _softmax_kernel[(rows,)](y, x, x.stride(0), x.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                                 SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False)
+    return y
+
+
+def softmax_one_launch_per_row(x):
+    """Right values, but one launch per row from Python: thousands of launches for a large tensor (the GPU's speed
+    bar fails it; on a CPU it passes)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    for r in range(rows):
+        _softmax_kernel[(1,)](y[r:], x[r:], x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                              SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False)
+    return y
+
+
+_softmax_autotuned_kernel = triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (2, 4)],
+                                            key=["cols"])(_softmax_kernel)
+
+
+def softmax_autotuned(x):
+    """Right: the kernel under @triton.autotune over num_warps (on a CPU the check lets it take its first config:
+    Triton's interpreter cannot time one)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        _softmax_autotuned_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                                           SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False)
+    return y
+
+
+@triton.jit
+def _softmax_persistent_kernel(y_ptr, x_ptr, x_stride, y_stride, rows, cols, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    for row in range(tl.program_id(0), rows, tl.num_programs(0)):  # each program strides over the rows
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+        e = tl.exp(x - tl.max(x, axis=0))
+        tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_persistent_grid(x):
+    """Right: a grid of at most 2 programs, each striding over the rows."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        _softmax_persistent_kernel[(min(rows, 2),)](y, x, x.stride(0), y.stride(0), rows, cols,
+                                                    BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def softmax_copied_into_a_column_major_tensor(x):
+    """Right: the kernel writes a contiguous buffer, which is copied into a column-major y that is returned."""
+    y = torch.empty((x.shape[1], x.shape[0]), dtype=x.dtype, device=x.device).T
+    y.copy_(_softmax(x, out=torch.empty(x.shape, dtype=x.dtype, device=x.device)))
+    return y
+
+
+def softmax_grid_as_a_lambda_no_rows_guard(x):
+    """Right: the grid as a function of the meta-parameters, num_warps=8, and no `if rows:` (a grid of 0 programs
+    launches nothing)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    _softmax_kernel[lambda meta: (rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                                          SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False, num_warps=8)
+    return y
+
+
 WRONG_SOFTMAXES = {
     "PyTorch's softmax, no Triton kernel": softmax_by_pytorch,
     "no max subtracted: exp overflows": lambda x: _softmax(x, subtract=False),
@@ -373,6 +464,10 @@ WRONG_SOFTMAXES = {
     "subtracts the row's first element, not its max": _variant("first"),
     "subtracts the row's mean, not its max": _variant("mean"),
     "rows one element apart (the column stride)": _variant("float64", x_stride=lambda x: x.stride(1)),
+    "launches its kernel, returns PyTorch's softmax": softmax_launched_then_pytorchs,
+    "one output tensor per shape, overwritten by the next call": softmax_into_one_tensor_per_shape,
+    "y = torch.empty_like(x), but x's row stride passed for y": softmax_y_stride_taken_from_x,
+    "one launch per row, from Python": softmax_one_launch_per_row,
 }
 ALSO_RIGHT_SOFTMAXES = {
     "exp2 with log2(e)": softmax_exp2,
@@ -381,6 +476,10 @@ ALSO_RIGHT_SOFTMAXES = {
     "computed in float64 inside the kernel": _variant("float64"),
     "-1e30 for the masked lanes, times the inverse of the sum": _variant("times the inverse"),
     "y = torch.empty_like(x) (contiguous for a slice of a wider tensor)": _variant("float64", like=True),
+    "@triton.autotune over num_warps": softmax_autotuned,
+    "a persistent grid of 2 programs striding over the rows": softmax_persistent_grid,
+    "a contiguous buffer copied into a column-major y": softmax_copied_into_a_column_major_tensor,
+    "the grid as a lambda, num_warps=8, no rows guard": softmax_grid_as_a_lambda_no_rows_guard,
 }
 
 
@@ -467,7 +566,7 @@ WRONG = {
 }
 WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without a GPU; 2 runs through the interpreter
     "check_bias_gelu": set(),
-    "check_softmax_rows": set(WRONG_SOFTMAXES),
+    "check_softmax_rows": set(WRONG_SOFTMAXES) - {"one launch per row, from Python"},  # the GPU's speed bar
     "check_scale_into": set(),
 }
 ALSO_RIGHT = {
