@@ -39,7 +39,7 @@ import torch
 
 from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import benchmark, cupy_cycles_per_second, cupy_sleep
-from . import Exercise, Findings, LeftForGPU, exercise, reference, register, what_returned
+from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, reference, register, what_returned
 from .properties import for_all, shown, st, time_limit
 from .streams import CUPY_CALLERS, cupy_caller, cupy_callers, widened
 
@@ -113,6 +113,45 @@ def _queued_on(cp: Any, stream: Any) -> Iterator[None]:
 GeluCase = tuple[str, int | None, int, str, str, bool, int]
 LAYOUTS = ("contiguous", "transposed", "strided")
 GELU_LARGEST = 2**20  # elements of x
+# _gelu_twice_and_large: one shape called twice, and one larger than a grid capped at 65535 blocks of 1024 threads
+# covers (67,107,840 elements): 16385 x 4096 float32, 268 MB for x and as much for the result
+GELU_TWICE = (33, 1000)
+GELU_LARGE = (16385, 4096)
+GUARD_BYTE = 0xA5
+ALLOC_GUARD = 512  # bytes on each side of every array the answer allocates (_GuardedAllocations); CuPy's pool aligns
+EAGER = 4  # more arrays of x's size than this, allocated in one call: CuPy's operators one at a time
+
+
+class _GuardedAllocations:
+    """CuPy's allocations while `alloc` is CuPy's allocator (cupy.cuda.using_allocator: this thread only): each one
+    from CuPy's pool with ALLOC_GUARD bytes on both sides (0xA5 bytes: a small finite number, which no result a
+    kernel computes from it writes back), the array itself filled with 0xFF bytes (NaN), on the current stream.  A
+    write past the end (or before the start) of an array the answer allocated shows in its guards, an element its
+    kernel never wrote reads NaN, and `sizes` says how many arrays of what size the call allocated."""
+
+    def __init__(self, cp: Any) -> None:
+        self.cp, self.blocks, self.sizes = cp, list[tuple[Any, int]](), list[int]()
+
+    def alloc(self, size: int) -> Any:
+        base = self.cp.get_default_memory_pool().malloc(size + 2 * ALLOC_GUARD)
+        base.memset_async(GUARD_BYTE, ALLOC_GUARD)  # on the current stream, as the allocation is
+        (base + ALLOC_GUARD).memset_async(0xFF, size)
+        (base + (ALLOC_GUARD + size)).memset_async(GUARD_BYTE, ALLOC_GUARD)
+        self.blocks.append((base, size))
+        self.sizes.append(size)
+        return base + ALLOC_GUARD
+
+    def strayed(self) -> int:
+        """Bytes written into the guards (after the work queued on them has finished)."""
+        cp, bad = self.cp, 0
+        for base, size in self.blocks:
+            for start in (base, base + (ALLOC_GUARD + size)):
+                guard = cp.ndarray((ALLOC_GUARD,), dtype=cp.uint8, memptr=start).get()
+                bad += int((guard != GUARD_BYTE).sum())
+        return bad
+
+    def release(self) -> None:
+        self.blocks.clear()
 
 
 @reference
@@ -177,6 +216,8 @@ class _GeluRun:
     spoiled: bool
     late_ms: float
     moved: bool  # CuPy's current stream after the call is not the caller's
+    strayed: int  # bytes the call wrote outside the arrays it allocated
+    large: int  # arrays of at least x's size (and of a byte or more) that the call allocated
 
 
 def _gelu_run(cp: Any, yours: Callable, case: GeluCase, sources: tuple[Any, Any], window_ms: float) -> _GeluRun:
@@ -198,7 +239,8 @@ def _gelu_run(cp: Any, yours: Callable, case: GeluCase, sources: tuple[Any, Any]
         written = s.record()
         seen = cp.full(_gelu_shape(case), math.inf, dtype=dtype)  # the caller's buffer, allocated before the call
         t0 = time.perf_counter()
-        with widened(3 * window_ms, spare=(s,)):
+        allocations = _GuardedAllocations(cp)
+        with widened(3 * window_ms, spare=(s,), at_creation=True), cp.cuda.using_allocator(allocations.alloc):
             out = yours(x, bias)
         waited = written.done or time.perf_counter() - t0 > w / 2
         moved = cp.cuda.get_current_stream() != s
@@ -210,8 +252,11 @@ def _gelu_run(cp: Any, yours: Callable, case: GeluCase, sources: tuple[Any, Any]
         spoiled = time.perf_counter() - t0 > w / 2
     cp.cuda.Device().synchronize()
     late_ms = cp.cuda.get_elapsed_time(written, consumed)
+    strayed = allocations.strayed()
+    allocations.release()
+    large = sum(1 for size in allocations.sizes if size >= x.nbytes) if x.size >= 16 else 0  # (constants: smaller)
     return _GeluRun(out, seen.get() if usable else None, x.get(), waited, spoiled or late_ms > window_ms / 2,
-                    late_ms, moved)
+                    late_ms, moved, strayed, large)
 
 
 def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
@@ -228,8 +273,16 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
         yours = ex.answer(bias_gelu)
         cupy_cycles_per_second()  # calibrate the sleeps now: they wait for the GPU
         for dtype in TOLERANCES:  # first calls: the kernels compile (CuPy's, per dtype and layout), the pool fills
-            for x in (cp.ones((3, 5), dtype=dtype), cp.ones((5, 3), dtype=dtype).T, cp.ones(5, dtype=dtype)):
-                _in_a_fresh_thread(partial(yours, x, cp.ones(5, dtype=dtype)))
+            transposed = " (a transposed view)"
+            for x, what in ((cp.ones((3, 5), dtype=dtype), ""), (cp.ones((5, 3), dtype=dtype).T, transposed),
+                            (cp.ones(5, dtype=dtype), "")):
+                try:
+                    _in_a_fresh_thread(partial(yours, x, cp.ones(5, dtype=dtype)))
+                except Exception as error:
+                    if not isinstance(error, ExerciseFailed):
+                        error.add_note(f"bias_gelu: your function raised this for x of shape {x.shape}, {dtype}{what}"
+                                       ", bias of shape (5,), all ones (one of the check's first calls)")
+                    raise
         cp.cuda.Device().synchronize()
 
         def holds(case: GeluCase) -> None:
@@ -250,6 +303,64 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
                    ("use", 1023, 1025, "float64", "transposed", True, 4)]
         for_all(ex, _gelu_cases(), holds, examples=GPU_CASES, chosen=chosen, budget_s=GPU_BUDGET_S,
                 describe=_describe_gelu)
+        _gelu_twice_and_large(ex, cp, yours)
+
+
+def _gelu_twice_and_large(ex: Any, cp: Any, yours: Callable) -> None:
+    """Two calls on GELU_TWICE (float32): the first result must survive the second call (a new array each call);
+    and one call on GELU_LARGE, more elements than a grid capped at 65535 blocks of 1024 threads covers: every
+    element written (the answer's arrays start as NaN: _GuardedAllocations) and the last rows and a spread of others
+    right.  Called from CuPy's null stream, in a fresh thread; the values are read after a synchronize."""
+    rng = np.random.default_rng(_seed("gelu twice"))
+    firsts = [rng.normal(0.0, 3.0, GELU_TWICE).astype(np.float32) for _ in range(2)]
+    b = rng.normal(0.0, 1.0, GELU_TWICE[-1:]).astype(np.float32)
+    rows, cols = GELU_LARGE
+    n = rows * cols
+    picked = np.concatenate([np.arange(n - 2 * cols, n), np.linspace(0, n - 1, 4096).astype(np.int64)])
+
+    def twice() -> tuple[Any, Any]:
+        first = yours(cp.asarray(firsts[0]), cp.asarray(b))
+        kept = first.copy() if isinstance(first, cp.ndarray) else None
+        yours(cp.asarray(firsts[1]), cp.asarray(b))
+        cp.cuda.Device().synchronize()
+        return (first.get() if kept is not None else None), (kept.get() if kept is not None else None)
+
+    def large() -> tuple[int | None, np.ndarray, np.ndarray, np.ndarray]:
+        x = ((cp.arange(n, dtype=cp.int32) % 9973).astype(cp.float32) * cp.float32(0.001)
+             - cp.float32(5.0)).reshape(rows, cols)
+        bias = cp.linspace(-1.0, 1.0, cols, dtype=cp.float32)
+        allocations = _GuardedAllocations(cp)
+        with cp.cuda.using_allocator(allocations.alloc):
+            y = yours(x, bias)
+        cp.cuda.Device().synchronize()
+        allocations.release()
+        if not (isinstance(y, cp.ndarray) and y.shape == x.shape):
+            return None, picked, picked, picked
+        where = cp.asarray(picked)
+        unwritten = int(cp.count_nonzero(~cp.isfinite(y)))
+        return (unwritten, y.ravel()[where].get(), x.ravel()[where].get(), bias[where % cols].get())
+
+    first, kept = _in_a_fresh_thread(twice)
+    call = f"bias_gelu(x of shape {GELU_TWICE}, float32, bias of shape ({GELU_TWICE[1]},))"
+    ex.expect(first is not None and kept is not None and np.array_equal(first, kept, equal_nan=True),
+              f"{call} returned an array whose values changed when your function was called again (on other values "
+              "of the same shape)", "return a new array from each call: the caller keeps each result, and the next "
+              "call must not overwrite it")
+    unwritten, got, xs, bs = _in_a_fresh_thread(large)
+    call = f"bias_gelu(x of shape {GELU_LARGE}, float32, bias of shape ({cols},))"
+    ex.expect(unwritten is not None, f"{call} did not return a CuPy array of x's shape",
+              "a large x needs the same care as a small one")
+    ex.expect(unwritten == 0, f"{call}: {unwritten} of {n} elements of the result were never written (they still "
+              "hold the NaN the check filled new arrays with)", "how many blocks does your launch have for "
+              f"{n} elements, and how many elements does each thread cover? (a grid has at most 65535 blocks in "
+              "its y and z dimensions: a larger size needs a loop)")
+    want = gelu_reference(xs, bs)
+    rtol, atol = TOLERANCES["float32"]
+    bad = np.flatnonzero(~(np.abs(got.astype(np.float64) - want) <= atol + rtol * np.abs(want)))
+    ex.expect(bad.size == 0, f"{call}: element {picked[bad[0]] if bad.size else 0} of the result is "
+              f"{got[bad[0]] if bad.size else 0:.9g} where {want[bad[0]] if bad.size else 0:.9g} is right ({bad.size} "
+              f"of the {picked.size} elements compared are wrong)",
+              "compare the last elements' indices with the first ones': does every thread compute its own?")
 
 
 def _judge_gelu(ex: Any, cp: Any, case: GeluCase, run: _GeluRun, x: np.ndarray, want: np.ndarray,
@@ -269,6 +380,12 @@ def _judge_gelu(ex: Any, cp: Any, case: GeluCase, run: _GeluRun, x: np.ndarray, 
                  "leave the caller's current stream as you found it")
     found.expect(np.array_equal(run.x_after, x, equal_nan=True), f"{call}: x was changed",
                  "write the result into a new array; leave the inputs as they were")
+    found.expect(run.strayed == 0, f"{call}: your function wrote {run.strayed} bytes just outside the arrays it "
+                 "allocated", "which threads pass your bounds test? Each one that does writes an element")
+    found.expect(run.large <= EAGER, f"{call}: your function allocated {run.large} arrays of x's size or larger: "
+                 "CuPy's operators one at a time, each a kernel that writes a whole array",
+                 "the task is one kernel of your own (cp.ElementwiseKernel or cp.RawKernel) that computes the whole "
+                 "formula for each element: x read once, the result written once")
     if run.seen is not None:
         rtol, atol = TOLERANCES[dtype]
         bad = ~(np.abs(run.seen.astype(np.float64) - want) <= atol + rtol * np.abs(want))
@@ -278,8 +395,9 @@ def _judge_gelu(ex: Any, cp: Any, case: GeluCase, run: _GeluRun, x: np.ndarray, 
         found.expect(wrong == 0, f"{call}: the caller's stream read {wrong} of {want.size} values outside "
                      f"assert_close's {dtype} tolerance (rtol {rtol:g}, atol {atol:g}) of the float64 reference (for "
                      f"example {example:.9g} where {expected:.9g} is right)",
-                     "NaN is what x or bias held before the caller's stream wrote them: which stream did your kernel "
-                     "run on?" if math.isnan(example) else
+                     "NaN is what x or bias held before the caller's stream wrote them, and what each array your "
+                     "function allocates holds until written: which stream did your kernel run on, and does it write "
+                     "every element?" if math.isnan(example) else
                      "infinity is what the caller's buffer held before it read your result: your kernel had not run "
                      "yet on the caller's stream" if math.isinf(example) else
                      "compare with the formula term by term (the cube, the constants, tanh, the bias along the last "
@@ -454,7 +572,8 @@ def _poison_what_changed(groups: dict[int, list[torch.Tensor]], snapshots: list[
         if now.numel() % size:
             continue
         changed = (now != before).view(-1, size).any(dim=1)
-        elements = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage(), 0, (now.numel() // size,))
+        elements = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage(), 0, (now.numel() // size,),
+                                                                        (1,))
         elements.masked_fill_(changed, math.nan)
 
 
@@ -706,6 +825,8 @@ GUARD = 4096  # elements of each guard region: more than a block of 1024 threads
 SENTINEL = -12345.0  # what the guard regions hold
 FACTORS = (1.5, -0.75, 3.0, 0.1, 2.5)
 SCALE_RTOL = 2.5e-7  # two float32 ulps against the float64 product: a rounded first, or not
+SCALE_FULL = 2**21  # up to this size, every element of out is compared; beyond, the last ones and a spread of others
+SCALE_LARGE = 65535 * 1024 + 257  # more than a grid capped at 65535 blocks of 1024 threads covers: 268 MB a buffer
 
 
 @reference
@@ -720,52 +841,107 @@ def _scale_cases() -> st.SearchStrategy[ScaleCase]:
                      st.integers(0, 2**32 - 1))
 
 
+def _scale_caller(case: ScaleCase) -> str:
+    """The kind of CuPy caller of the case (a key of CUPY_CALLERS), from its seed."""
+    return tuple(CUPY_CALLERS)[case[2] % len(CUPY_CALLERS)]
+
+
 def _describe_scale(case: ScaleCase) -> str:
     n, a, _ = case
-    return f"scale_into(out, x, {a}) with x and out of {n} elements"
+    return f"scale_into(out, x, {a}) with x and out of {n} elements, called from {CUPY_CALLERS[_scale_caller(case)]}"
+
+
+@dataclass
+class _ScaleRun:
+    got: np.ndarray  # out's values as the caller's stream read them right after the call (a sample, when large)
+    later: np.ndarray  # the same, after the whole device finished
+    x: np.ndarray  # x's values at the same elements
+    picked: np.ndarray | None  # the elements compared (None: all)
+    guards: np.ndarray  # both guard regions, as the caller's stream read them
+    unwritten: int  # elements of out that still hold SENTINEL, as the caller's stream read them
+
+
+def _scale_run(cp: Any, yours: Callable, case: ScaleCase) -> _ScaleRun:
+    """One call of yours(out, x, a) from the case's caller, right after the caller's stream wrote x; out is read on
+    the caller's stream at once (a kernel queued on another stream that the caller's stream does not wait for,
+    which widened() makes late, has not run by then), then again after a synchronize of the whole device."""
+    n, a, seed = case
+    large = n > SCALE_FULL
+    picked = (np.concatenate([np.arange(n - 2 * GUARD, n), np.linspace(0, n - 1, 4096).astype(np.int64)])
+              if large else None)
+    with cupy_caller(_scale_caller(case), busy_ms=WINDOW_MS) as caller:
+        s = caller.stream
+        x_base = cp.full(n + 2 * GUARD, np.inf, dtype=cp.float32)
+        out_base = cp.full(n + 2 * GUARD, SENTINEL, dtype=cp.float32)
+        x, out = x_base[GUARD:GUARD + n], out_base[GUARD:GUARD + n]
+        if large:  # made on the GPU: 268 MB of NumPy's normal numbers would take seconds on the host
+            x[...] = (cp.arange(n, dtype=cp.int32) % 9973).astype(cp.float32) * cp.float32(0.01) - cp.float32(50.0)
+        else:
+            x[...] = cp.asarray(np.random.default_rng(seed).normal(0.0, 10.0, n).astype(np.float32))
+        where = None if picked is None else cp.asarray(picked)  # on the caller's stream, before the call
+        with widened(WINDOW_MS, spare=(s,), at_creation=True):
+            yours(out, x, a)
+
+        def read() -> np.ndarray:
+            return (out if where is None else out[where]).get()
+
+        with _queued_on(cp, s):  # the caller's next work, on its stream
+            got = read()
+            guards = cp.concatenate([out_base[:GUARD], out_base[GUARD + n:]]).get()
+            unwritten = int(cp.count_nonzero(out == SENTINEL))
+    cp.cuda.Device().synchronize()
+    return _ScaleRun(got, read(), (x if where is None else x[where]).get(), picked, guards, unwritten)
 
 
 def check_scale_into(scale_into: Callable[[Any, Any, float], object]) -> None:
     """scale_into(out, x, a) must write a * x into out (float32, 1-D, n elements, out a view into a larger array),
-    and nothing outside out."""
+    and nothing outside out, on CuPy's current stream (the caller reads out on its stream right after the call)."""
     if _left_for_a_gpu("scale_into", "CuPy on a GPU: sizes of 0, 1, odd, around multiples of the block and large, "
                                      "out a view into a larger array whose guard regions must stay untouched, and "
-                                     "the values against a float64 reference"):
+                                     "the values against a float64 reference, read on the caller's stream"):
         return
     with exercise("scale_into") as ex:
         cp = _cupy("check_scale_into")
         yours = ex.answer(scale_into)
+        cupy_cycles_per_second()  # calibrate the sleeps now: they wait for the GPU
 
         def holds(case: ScaleCase) -> None:
-            n, a, seed = case
-            x_host = np.random.default_rng(seed).normal(0.0, 10.0, n).astype(np.float32)
-            x_base = cp.full(n + 2 * GUARD, np.inf, dtype=cp.float32)
-            out_base = cp.full(n + 2 * GUARD, SENTINEL, dtype=cp.float32)
-            x, out = x_base[GUARD:GUARD + n], out_base[GUARD:GUARD + n]
-            x[...] = cp.asarray(x_host)
-            yours(out, x, a)
-            cp.cuda.Device().synchronize()
-            got, guards = out.get(), cp.concatenate([out_base[:GUARD], out_base[GUARD + n:]]).get()
+            n, a, _ = case
+            run = _scale_run(cp, yours, case)
             call = _describe_scale(case)
-            touched = np.flatnonzero(guards != SENTINEL)
+            touched = np.flatnonzero(run.guards != SENTINEL)
             where = ("" if not touched.size else
                      f"{touched[0] - GUARD if touched[0] < GUARD else touched[0] - GUARD + n}")
             ex.expect(touched.size == 0,
                       f"{call}: {touched.size} elements outside out were written (the first at out[{where}])",
                       "which threads pass your bounds test, and does it cover every element each thread writes?")
-            want = scale_reference(x_host, a)
-            bad = ~(np.abs(got.astype(np.float64) - want) <= SCALE_RTOL * np.abs(want))
-            wrong = int(bad.sum())
-            first = int(np.flatnonzero(bad)[0]) if wrong else 0
-            ex.expect(wrong == 0, f"{call}: {wrong} of {n} elements of out wrong, the first out[{first}] = "
-                      f"{got[first] if wrong else 0:.9g}, where {want[first] if wrong else 0:.9g} is right",
+            want = scale_reference(run.x, a)
+
+            def wrong_in(got: np.ndarray) -> np.ndarray:
+                return np.flatnonzero(~(np.abs(got.astype(np.float64) - want) <= SCALE_RTOL * np.abs(want)))
+
+            bad, bad_later = wrong_in(run.got), wrong_in(run.later)
+            ex.expect(bad.size == 0 or bad_later.size > 0,
+                      f"{call}: the caller's stream read out right after the call, before your kernel had written it "
+                      f"({bad.size} of {run.got.size} elements compared still wrong then, all right later)",
+                      "launch on CuPy's current stream (the caller's), or make the caller's stream wait for the "
+                      "stream your kernel ran on")
+            ex.expect(run.unwritten == 0 or bad.size > 0, f"{call}: {run.unwritten} of {n} elements of out were never "
+                      f"written (they still hold {SENTINEL:g})", "how many blocks, and how many elements does each "
+                      "thread cover? (a grid's blocks have limits: a larger size needs more per thread, or a loop)")
+            first = int(bad[0]) if bad.size else 0
+            index = first if run.picked is None else int(run.picked[first])
+            compared = "" if run.picked is None else "compared "
+            ex.expect(bad.size == 0, f"{call}: {bad.size} of {run.got.size} elements of out {compared}wrong, the "
+                      f"first out[{index}] = {run.got[first] if bad.size else 0:.9g}, "
+                      f"where {want[first] if bad.size else 0:.9g} is right",
                       f"{SENTINEL:g} is what out held before: those elements were never written (how many blocks, "
-                      "and how many elements does each thread cover?)" if wrong and got[first] == SENTINEL else
+                      "and how many elements does each thread cover?)" if bad.size and run.got[first] == SENTINEL else
                       "the kernel reads its arguments as the C types of its signature: what type does CuPy pass a "
                       "Python float or int as?")
 
         chosen = [(0, 1.5, 1), (1, -0.75, 2), (255, 3.0, 3), (256, 0.1, 4), (257, 2.5, 5), (511, 1.5, 6),
-                  (2**20 + 1, -0.75, 7)]
+                  (2**20 + 1, -0.75, 7), (SCALE_LARGE, 2.5, 8)]
         for_all(ex, _scale_cases(), holds, examples=24, chosen=chosen, budget_s=GPU_BUDGET_S,
                 describe=_describe_scale)
 
