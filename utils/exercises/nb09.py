@@ -5,18 +5,29 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
 
 - `check_bias_gelu` (GPU, CuPy): shapes of 0, 1, odd and large sizes, float32 and float64, contiguous,
   transposed and strided views, called from every kind of CuPy caller (utils/exercises/streams.py) right behind a
-  write on the caller's stream that a window of earlier work delays, with every other stream late: values within
-  assert_close's default tolerance of the dtype (lecture 06), read by the caller's stream at once; no host wait;
-  the caller's next work not late behind another stream.  Nothing of it runs on a CPU (CuPy kernels need a GPU,
-  and NVRTC, which compiles the source, needs CUDA): `cpu_checks=0`.
+  write on the caller's stream that a window of earlier work delays, with every other stream late (those the answer
+  creates too): values within assert_close's default tolerance of the dtype (lecture 06), read by the caller's
+  stream at once; no host wait; the caller's next work not late behind another stream.  Every array the answer
+  allocates comes with guards and starts as NaN (`_GuardedAllocations`): nothing written just outside it, and no
+  more than EAGER arrays of x's size (CuPy's operators one at a time are not one kernel of your own).  Then two
+  calls on one shape (the first result must survive the second) and one larger than a grid of 65535 blocks of 1024
+  threads covers.  Nothing of it runs on a CPU (CuPy kernels need a GPU, and NVRTC, which compiles the source,
+  needs CUDA): `cpu_checks=0`.
 - `check_softmax_rows` (Triton): rows 0, 1 and odd, columns 1, odd, not a power of two and up to 4096, rows
-  further apart than their length: within `SOFTMAX_RTOL` of a float64 softmax; on a GPU also a share of this GPU's
-  own copy bandwidth (`y.copy_(x)`) on a large shape.  On a CPU with Triton installed, the values on small shapes
-  run through Triton's interpreter (`TRITON_INTERPRET=1`, set before the kernel is defined); without Triton the
-  check says it needs it (`requires=("triton",)`).
+  further apart than their length: within `SOFTMAX_RTOL` of a float64 softmax, and at least one launch; then two
+  calls on one shape: the first result must survive the second, and with every value the answer's launches write
+  replaced by NaN right after each launch, the second call's result must not be right (its values come from the
+  answer's kernel); on a GPU also a share of this GPU's own copy bandwidth (`y.copy_(x)`) on a large shape.  On a
+  CPU with Triton installed, the values on small shapes run through Triton's interpreter (`TRITON_INTERPRET=1`, set
+  before the kernel is defined), each launch on guarded copies of its tensors (a write past a tensor FAILs instead of
+  corrupting the heap), @triton.autotune taking its first config; without Triton the check says it needs it
+  (`requires=("triton",)`).  Each call has CALL_LIMIT_S (SIGALRM: the main thread of a POSIX process, and Python
+  code only; a GPU kernel that never ends still hangs the synchronize after it).
 - `check_scale_into` (GPU, CuPy): the fixed kernel writes `a * x` into `out`, a view into a larger buffer whose
   guard regions on both sides must stay untouched (a write past the end shows without compute-sanitizer, which
-  CuPy's pool hides small overruns from), for sizes of 0, 1, odd, around multiples of the block, and large.
+  CuPy's pool hides small overruns from), for sizes of 0, 1, odd, around multiples of the block, large and larger
+  than a grid of 65535 blocks of 1024 threads covers, called from every kind of CuPy caller and read on the
+  caller's stream right after the call (streams the answer creates or enters start late).
 """
 
 from __future__ import annotations
