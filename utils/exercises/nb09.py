@@ -363,8 +363,8 @@ def _gelu_twice_and_large(ex: Any, cp: Any, yours: Callable) -> None:
               "a large x needs the same care as a small one")
     ex.expect(unwritten == 0, f"{call}: {unwritten} of {n} elements of the result were never written (they still "
               "hold the NaN the check filled new arrays with)", "how many blocks does your launch have for "
-              f"{n} elements, and how many elements does each thread cover? (a grid has at most 65535 blocks in "
-              "its y and z dimensions: a larger size needs a loop)")
+              f"{n} elements, and how many elements does each thread cover? (a grid capped at some number of "
+              "blocks leaves the rest to a loop in each thread)")
     want = gelu_reference(xs, bs)
     rtol, atol = TOLERANCES["float32"]
     bad = np.flatnonzero(~(np.abs(got.astype(np.float64) - want) <= atol + rtol * np.abs(want)))
