@@ -528,13 +528,6 @@ def softmax_persistent_grid(x):
     return y
 
 
-def softmax_copied_into_a_column_major_tensor(x):
-    """Right: the kernel writes a contiguous buffer, which is copied into a column-major y that is returned."""
-    y = torch.empty((x.shape[1], x.shape[0]), dtype=x.dtype, device=x.device).T
-    y.copy_(_softmax(x, out=torch.empty(x.shape, dtype=x.dtype, device=x.device)))
-    return y
-
-
 def softmax_grid_as_a_lambda_no_rows_guard(x):
     """Right: the grid as a function of the meta-parameters, num_warps=8, and no `if rows:` (a grid of 0 programs
     launches nothing)."""
@@ -577,7 +570,6 @@ ALSO_RIGHT_SOFTMAXES = {
     "y = torch.empty_like(x) (contiguous for a slice of a wider tensor)": _variant("float64", like=True),
     "@triton.autotune over num_warps": softmax_autotuned,
     "a persistent grid of 2 programs striding over the rows": softmax_persistent_grid,
-    "a contiguous buffer copied into a column-major y": softmax_copied_into_a_column_major_tensor,
     "the grid as a lambda, num_warps=8, no rows guard": softmax_grid_as_a_lambda_no_rows_guard,
 }
 
