@@ -27,7 +27,7 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
   guard regions on both sides must stay untouched (a write past the end shows without compute-sanitizer, which
   CuPy's pool hides small overruns from), for sizes of 0, 1, odd, around multiples of the block, large and larger
   than a grid of 65535 blocks of 1024 threads covers, called from every kind of CuPy caller and read on the
-  caller's stream right after the call (streams the answer creates or enters start late).
+  caller's stream right after the call (streams the answer creates or enters start late); each call has CALL_LIMIT_S.
 """
 
 from __future__ import annotations
@@ -872,7 +872,7 @@ class _ScaleRun:
     unwritten: int  # elements of out that still hold SENTINEL, as the caller's stream read them
 
 
-def _scale_run(cp: Any, yours: Callable, case: ScaleCase) -> _ScaleRun:
+def _scale_run(ex: Any, cp: Any, yours: Callable, case: ScaleCase) -> _ScaleRun:
     """One call of yours(out, x, a) from the case's caller, right after the caller's stream wrote x; out is read on
     the caller's stream at once (a kernel queued on another stream that the caller's stream does not wait for,
     which widened() makes late, has not run by then), then again after a synchronize of the whole device."""
@@ -890,7 +890,8 @@ def _scale_run(cp: Any, yours: Callable, case: ScaleCase) -> _ScaleRun:
         else:
             x[...] = cp.asarray(np.random.default_rng(seed).normal(0.0, 10.0, n).astype(np.float32))
         where = None if picked is None else cp.asarray(picked)  # on the caller's stream, before the call
-        with widened(WINDOW_MS, spare=(s,), at_creation=True):
+        with widened(WINDOW_MS, spare=(s,), at_creation=True), time_limit(
+                ex, CALL_LIMIT_S, _describe_scale(case), "does every loop of your function end?"):
             yours(out, x, a)
 
         def read() -> np.ndarray:
@@ -918,7 +919,7 @@ def check_scale_into(scale_into: Callable[[Any, Any, float], object]) -> None:
 
         def holds(case: ScaleCase) -> None:
             n, a, _ = case
-            run = _scale_run(cp, yours, case)
+            run = _scale_run(ex, cp, yours, case)
             call = _describe_scale(case)
             touched = np.flatnonzero(run.guards != SENTINEL)
             where = ("" if not touched.size else
