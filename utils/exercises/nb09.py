@@ -5,18 +5,29 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
 
 - `check_bias_gelu` (GPU, CuPy): shapes of 0, 1, odd and large sizes, float32 and float64, contiguous,
   transposed and strided views, called from every kind of CuPy caller (utils/exercises/streams.py) right behind a
-  write on the caller's stream that a window of earlier work delays, with every other stream late: values within
-  assert_close's default tolerance of the dtype (lecture 06), read by the caller's stream at once; no host wait;
-  the caller's next work not late behind another stream.  Nothing of it runs on a CPU (CuPy kernels need a GPU,
-  and NVRTC, which compiles the source, needs CUDA): `cpu_checks=0`.
+  write on the caller's stream that a window of earlier work delays, with every other stream late (those the answer
+  creates too): values within assert_close's default tolerance of the dtype (lecture 06), read by the caller's
+  stream at once; no host wait; the caller's next work not late behind another stream.  Every array the answer
+  allocates comes with guards and starts as NaN (`_GuardedAllocations`): nothing written just outside it, and no
+  more than EAGER arrays of x's size (CuPy's operators one at a time are not one kernel of your own).  Then two
+  calls on one shape (the first result must survive the second) and one larger than a grid of 65535 blocks of 1024
+  threads covers.  Nothing of it runs on a CPU (CuPy kernels need a GPU, and NVRTC, which compiles the source,
+  needs CUDA): `cpu_checks=0`.
 - `check_softmax_rows` (Triton): rows 0, 1 and odd, columns 1, odd, not a power of two and up to 4096, rows
-  further apart than their length: within `SOFTMAX_RTOL` of a float64 softmax; on a GPU also a share of this GPU's
-  own copy bandwidth (`y.copy_(x)`) on a large shape.  On a CPU with Triton installed, the values on small shapes
-  run through Triton's interpreter (`TRITON_INTERPRET=1`, set before the kernel is defined); without Triton the
-  check says it needs it (`requires=("triton",)`).
+  further apart than their length: within `SOFTMAX_RTOL` of a float64 softmax, and at least one launch; then two
+  calls on one shape: the first result must survive the second, and with every value the answer's launches write
+  replaced by NaN right after each launch, the second call's result must not be right (its values come from the
+  answer's kernel); on a GPU also a share of this GPU's own copy bandwidth (`y.copy_(x)`) on a large shape.  On a
+  CPU with Triton installed, the values on small shapes run through Triton's interpreter (`TRITON_INTERPRET=1`, set
+  before the kernel is defined), each launch on guarded copies of its tensors (a write past a tensor FAILs instead of
+  corrupting the heap), @triton.autotune taking its first config; without Triton the check says it needs it
+  (`requires=("triton",)`).  Each call has CALL_LIMIT_S (SIGALRM: the main thread of a POSIX process, and Python
+  code only; a GPU kernel that never ends still hangs the synchronize after it).
 - `check_scale_into` (GPU, CuPy): the fixed kernel writes `a * x` into `out`, a view into a larger buffer whose
   guard regions on both sides must stay untouched (a write past the end shows without compute-sanitizer, which
-  CuPy's pool hides small overruns from), for sizes of 0, 1, odd, around multiples of the block, and large.
+  CuPy's pool hides small overruns from), for sizes of 0, 1, odd, around multiples of the block, large and larger
+  than a grid of 65535 blocks of 1024 threads covers, called from every kind of CuPy caller and read on the
+  caller's stream right after the call (streams the answer creates or enters start late); each call has CALL_LIMIT_S.
 """
 
 from __future__ import annotations
@@ -26,10 +37,11 @@ import linecache
 import math
 import threading
 import time
+import traceback
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from contextlib import ExitStack, contextmanager, nullcontext
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
@@ -38,8 +50,8 @@ import torch
 
 from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import benchmark, cupy_cycles_per_second, cupy_sleep
-from . import Exercise, Findings, LeftForGPU, exercise, reference, register, what_returned
-from .properties import for_all, shown, st
+from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, reference, register, what_returned
+from .properties import for_all, shown, st, time_limit
 from .streams import CUPY_CALLERS, cupy_caller, cupy_callers, widened
 
 NOTEBOOK = "09_kernels"
@@ -112,6 +124,45 @@ def _queued_on(cp: Any, stream: Any) -> Iterator[None]:
 GeluCase = tuple[str, int | None, int, str, str, bool, int]
 LAYOUTS = ("contiguous", "transposed", "strided")
 GELU_LARGEST = 2**20  # elements of x
+# _gelu_twice_and_large: one shape called twice, and one larger than a grid capped at 65535 blocks of 1024 threads
+# covers (67,107,840 elements): 16385 x 4096 float32, 268 MB for x and as much for the result
+GELU_TWICE = (33, 1000)
+GELU_LARGE = (16385, 4096)
+GUARD_BYTE = 0xA5
+ALLOC_GUARD = 512  # bytes on each side of every array the answer allocates (_GuardedAllocations); CuPy's pool aligns
+EAGER = 4  # more arrays of x's size than this, allocated in one call: CuPy's operators one at a time
+
+
+class _GuardedAllocations:
+    """CuPy's allocations while `alloc` is CuPy's allocator (cupy.cuda.using_allocator: this thread only): each one
+    from CuPy's pool with ALLOC_GUARD bytes on both sides (0xA5 bytes: a small finite number, which no result a
+    kernel computes from it writes back), the array itself filled with 0xFF bytes (NaN), on the current stream.  A
+    write past the end (or before the start) of an array the answer allocated shows in its guards, an element its
+    kernel never wrote reads NaN, and `sizes` says how many arrays of what size the call allocated."""
+
+    def __init__(self, cp: Any) -> None:
+        self.cp, self.blocks, self.sizes = cp, list[tuple[Any, int]](), list[int]()
+
+    def alloc(self, size: int) -> Any:
+        base = self.cp.get_default_memory_pool().malloc(size + 2 * ALLOC_GUARD)
+        base.memset_async(GUARD_BYTE, ALLOC_GUARD)  # on the current stream, as the allocation is
+        (base + ALLOC_GUARD).memset_async(0xFF, size)
+        (base + (ALLOC_GUARD + size)).memset_async(GUARD_BYTE, ALLOC_GUARD)
+        self.blocks.append((base, size))
+        self.sizes.append(size)
+        return base + ALLOC_GUARD
+
+    def strayed(self) -> int:
+        """Bytes written into the guards (after the work queued on them has finished)."""
+        cp, bad = self.cp, 0
+        for base, size in self.blocks:
+            for start in (base, base + (ALLOC_GUARD + size)):
+                guard = cp.ndarray((ALLOC_GUARD,), dtype=cp.uint8, memptr=start).get()
+                bad += int((guard != GUARD_BYTE).sum())
+        return bad
+
+    def release(self) -> None:
+        self.blocks.clear()
 
 
 @reference
@@ -176,6 +227,8 @@ class _GeluRun:
     spoiled: bool
     late_ms: float
     moved: bool  # CuPy's current stream after the call is not the caller's
+    strayed: int  # bytes the call wrote outside the arrays it allocated
+    large: int  # arrays of at least x's size (and of a byte or more) that the call allocated
 
 
 def _gelu_run(cp: Any, yours: Callable, case: GeluCase, sources: tuple[Any, Any], window_ms: float) -> _GeluRun:
@@ -197,7 +250,8 @@ def _gelu_run(cp: Any, yours: Callable, case: GeluCase, sources: tuple[Any, Any]
         written = s.record()
         seen = cp.full(_gelu_shape(case), math.inf, dtype=dtype)  # the caller's buffer, allocated before the call
         t0 = time.perf_counter()
-        with widened(3 * window_ms, spare=(s,)):
+        allocations = _GuardedAllocations(cp)
+        with widened(3 * window_ms, spare=(s,), at_creation=True), cp.cuda.using_allocator(allocations.alloc):
             out = yours(x, bias)
         waited = written.done or time.perf_counter() - t0 > w / 2
         moved = cp.cuda.get_current_stream() != s
@@ -209,8 +263,11 @@ def _gelu_run(cp: Any, yours: Callable, case: GeluCase, sources: tuple[Any, Any]
         spoiled = time.perf_counter() - t0 > w / 2
     cp.cuda.Device().synchronize()
     late_ms = cp.cuda.get_elapsed_time(written, consumed)
+    strayed = allocations.strayed()
+    allocations.release()
+    large = sum(1 for size in allocations.sizes if size >= x.nbytes) if x.size >= 16 else 0  # (constants: smaller)
     return _GeluRun(out, seen.get() if usable else None, x.get(), waited, spoiled or late_ms > window_ms / 2,
-                    late_ms, moved)
+                    late_ms, moved, strayed, large)
 
 
 def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
@@ -227,8 +284,16 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
         yours = ex.answer(bias_gelu)
         cupy_cycles_per_second()  # calibrate the sleeps now: they wait for the GPU
         for dtype in TOLERANCES:  # first calls: the kernels compile (CuPy's, per dtype and layout), the pool fills
-            for x in (cp.ones((3, 5), dtype=dtype), cp.ones((5, 3), dtype=dtype).T, cp.ones(5, dtype=dtype)):
-                _in_a_fresh_thread(partial(yours, x, cp.ones(5, dtype=dtype)))
+            transposed = " (a transposed view)"
+            for x, what in ((cp.ones((3, 5), dtype=dtype), ""), (cp.ones((5, 3), dtype=dtype).T, transposed),
+                            (cp.ones(5, dtype=dtype), "")):
+                try:
+                    _in_a_fresh_thread(partial(yours, x, cp.ones(5, dtype=dtype)))
+                except Exception as error:
+                    if not isinstance(error, ExerciseFailed):
+                        error.add_note(f"bias_gelu: your function raised this for x of shape {x.shape}, {dtype}{what}"
+                                       ", bias of shape (5,), all ones (one of the check's first calls)")
+                    raise
         cp.cuda.Device().synchronize()
 
         def holds(case: GeluCase) -> None:
@@ -249,6 +314,64 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
                    ("use", 1023, 1025, "float64", "transposed", True, 4)]
         for_all(ex, _gelu_cases(), holds, examples=GPU_CASES, chosen=chosen, budget_s=GPU_BUDGET_S,
                 describe=_describe_gelu)
+        _gelu_twice_and_large(ex, cp, yours)
+
+
+def _gelu_twice_and_large(ex: Any, cp: Any, yours: Callable) -> None:
+    """Two calls on GELU_TWICE (float32): the first result must survive the second call (a new array each call);
+    and one call on GELU_LARGE, more elements than a grid capped at 65535 blocks of 1024 threads covers: every
+    element written (the answer's arrays start as NaN: _GuardedAllocations) and the last rows and a spread of others
+    right.  Called from CuPy's null stream, in a fresh thread; the values are read after a synchronize."""
+    rng = np.random.default_rng(_seed("gelu twice"))
+    firsts = [rng.normal(0.0, 3.0, GELU_TWICE).astype(np.float32) for _ in range(2)]
+    b = rng.normal(0.0, 1.0, GELU_TWICE[-1:]).astype(np.float32)
+    rows, cols = GELU_LARGE
+    n = rows * cols
+    picked = np.concatenate([np.arange(n - 2 * cols, n), np.linspace(0, n - 1, 4096).astype(np.int64)])
+
+    def twice() -> tuple[Any, Any]:
+        first = yours(cp.asarray(firsts[0]), cp.asarray(b))
+        kept = first.copy() if isinstance(first, cp.ndarray) else None
+        yours(cp.asarray(firsts[1]), cp.asarray(b))
+        cp.cuda.Device().synchronize()
+        return (first.get() if kept is not None else None), (kept.get() if kept is not None else None)
+
+    def large() -> tuple[int | None, np.ndarray, np.ndarray, np.ndarray]:
+        x = ((cp.arange(n, dtype=cp.int32) % 9973).astype(cp.float32) * cp.float32(0.001)
+             - cp.float32(5.0)).reshape(rows, cols)
+        bias = cp.linspace(-1.0, 1.0, cols, dtype=cp.float32)
+        allocations = _GuardedAllocations(cp)
+        with cp.cuda.using_allocator(allocations.alloc):
+            y = yours(x, bias)
+        cp.cuda.Device().synchronize()
+        allocations.release()
+        if not (isinstance(y, cp.ndarray) and y.shape == x.shape):
+            return None, picked, picked, picked
+        where = cp.asarray(picked)
+        unwritten = int(cp.count_nonzero(~cp.isfinite(y)))
+        return (unwritten, y.ravel()[where].get(), x.ravel()[where].get(), bias[where % cols].get())
+
+    first, kept = _in_a_fresh_thread(twice)
+    call = f"bias_gelu(x of shape {GELU_TWICE}, float32, bias of shape ({GELU_TWICE[1]},))"
+    ex.expect(first is not None and kept is not None and np.array_equal(first, kept, equal_nan=True),
+              f"{call} returned an array whose values changed when your function was called again (on other values "
+              "of the same shape)", "return a new array from each call: the caller keeps each result, and the next "
+              "call must not overwrite it")
+    unwritten, got, xs, bs = _in_a_fresh_thread(large)
+    call = f"bias_gelu(x of shape {GELU_LARGE}, float32, bias of shape ({cols},))"
+    ex.expect(unwritten is not None, f"{call} did not return a CuPy array of x's shape",
+              "a large x needs the same care as a small one")
+    ex.expect(unwritten == 0, f"{call}: {unwritten} of {n} elements of the result were never written (they still "
+              "hold the NaN the check filled new arrays with)", "how many blocks does your launch have for "
+              f"{n} elements, and how many elements does each thread cover? (a grid capped at some number of "
+              "blocks leaves the rest to a loop in each thread)")
+    want = gelu_reference(xs, bs)
+    rtol, atol = TOLERANCES["float32"]
+    bad = np.flatnonzero(~(np.abs(got.astype(np.float64) - want) <= atol + rtol * np.abs(want)))
+    ex.expect(bad.size == 0, f"{call}: element {picked[bad[0]] if bad.size else 0} of the result is "
+              f"{got[bad[0]] if bad.size else 0:.9g} where {want[bad[0]] if bad.size else 0:.9g} is right ({bad.size} "
+              f"of the {picked.size} elements compared are wrong)",
+              "compare the last elements' indices with the first ones': does every thread compute its own?")
 
 
 def _judge_gelu(ex: Any, cp: Any, case: GeluCase, run: _GeluRun, x: np.ndarray, want: np.ndarray,
@@ -268,6 +391,12 @@ def _judge_gelu(ex: Any, cp: Any, case: GeluCase, run: _GeluRun, x: np.ndarray, 
                  "leave the caller's current stream as you found it")
     found.expect(np.array_equal(run.x_after, x, equal_nan=True), f"{call}: x was changed",
                  "write the result into a new array; leave the inputs as they were")
+    found.expect(run.strayed == 0, f"{call}: your function wrote {run.strayed} bytes just outside the arrays it "
+                 "allocated", "which threads pass your bounds test? Each one that does writes an element")
+    found.expect(run.large <= EAGER, f"{call}: your function allocated {run.large} arrays of x's size or larger: "
+                 "CuPy's operators one at a time, each a kernel that writes a whole array",
+                 "the task is one kernel of your own (cp.ElementwiseKernel or cp.RawKernel) that computes the whole "
+                 "formula for each element: x read once, the result written once")
     if run.seen is not None:
         rtol, atol = TOLERANCES[dtype]
         bad = ~(np.abs(run.seen.astype(np.float64) - want) <= atol + rtol * np.abs(want))
@@ -277,8 +406,9 @@ def _judge_gelu(ex: Any, cp: Any, case: GeluCase, run: _GeluRun, x: np.ndarray, 
         found.expect(wrong == 0, f"{call}: the caller's stream read {wrong} of {want.size} values outside "
                      f"assert_close's {dtype} tolerance (rtol {rtol:g}, atol {atol:g}) of the float64 reference (for "
                      f"example {example:.9g} where {expected:.9g} is right)",
-                     "NaN is what x or bias held before the caller's stream wrote them: which stream did your kernel "
-                     "run on?" if math.isnan(example) else
+                     "NaN is what x or bias held before the caller's stream wrote them, and what each array your "
+                     "function allocates holds until written: which stream did your kernel run on, and does it write "
+                     "every element?" if math.isnan(example) else
                      "infinity is what the caller's buffer held before it read your result: your kernel had not run "
                      "yet on the caller's stream" if math.isinf(example) else
                      "compare with the formula term by term (the cube, the constants, tanh, the bias along the last "
@@ -314,6 +444,9 @@ BIG = (8192, 2048)  # the shape timed on a GPU: 64 MiB of float32, rows long eno
 # fails what moves much more than the bytes (a kernel that launches per row from Python, or reads each row several
 # times from memory with a small block).  The lead verifies on the GPU and adjusts.
 SHARE_BAR = 0.3
+GUARD_BYTES = 16384  # on a CPU, the least guard around each storage a launch gets (see _counting_launches)
+CALL_LIMIT_S = 120.0  # one call of the answer (a first call on a GPU compiles: seconds); past it, a FAIL
+OWN_CASE = (3, 37, 3, 1.0, 11)  # the shape of _softmax_new_and_own's calls
 
 
 @reference
@@ -384,29 +517,140 @@ def course09_probe(x_ptr):
 """
 
 
+@dataclass
+class _Launches:
+    """What the check saw of the Triton launches in a block: how many, and what each wrote where it must not."""
+
+    count: int = 0
+    strayed: list[str] = field(default_factory=list)  # writes outside the tensors a launch was given (guarded)
+
+
+def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
+    """A uint8 view of the whole storage under `t` (a view's base included)."""
+    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+
+
+def _storages(args: tuple, kwargs: dict) -> dict[int, list[torch.Tensor]]:
+    """The tensors among a launch's arguments, by the storage they lie in."""
+    found: dict[int, list[torch.Tensor]] = {}
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, torch.Tensor) and a.layout == torch.strided and a.device.type != "meta":
+            found.setdefault(a.untyped_storage().data_ptr(), []).append(a)
+    return found
+
+
+def _in_guards(groups: dict[int, list[torch.Tensor]]) -> tuple[dict[int, torch.Tensor], list[tuple]]:
+    """Stand-ins for a launch's tensors (by id): the same layout in a copy of their storage that has guard bytes
+    (0xFF: NaN in float32) on both sides, as large as the storage and at least GUARD_BYTES; and, per storage, what
+    the check needs afterwards: (the original storage's bytes, the copy, the guard's length)."""
+    stand_in: dict[int, torch.Tensor] = {}
+    kept = []
+    for tensors in groups.values():
+        original = _storage_bytes(tensors[0])
+        nbytes = original.numel()
+        guard = -(-max(GUARD_BYTES, nbytes) // 64) * 64
+        copy = torch.full((guard + nbytes + guard,), 0xFF, dtype=torch.uint8, device=original.device)
+        copy[guard:guard + nbytes] = original
+        for t in tensors:
+            stand_in[id(t)] = torch.empty(0, dtype=t.dtype, device=t.device).set_(
+                copy.untyped_storage(), guard // t.element_size() + t.storage_offset(), t.size(), t.stride())
+        kept.append((original, copy, guard))
+    return stand_in, kept
+
+
+def _out_of_guards(kept: list[tuple], seen: _Launches, n: int) -> None:
+    """Note the guard bytes a launch wrote, and copy what it wrote inside the storages back to the originals."""
+    for i, (original, copy, guard) in enumerate(kept):
+        nbytes = original.numel()
+        before = int((copy[:guard] != 0xFF).sum())
+        after = int((copy[guard + nbytes:] != 0xFF).sum())
+        if before or after:
+            seen.strayed.append(f"launch {n} wrote {before + after} bytes outside the memory of tensor argument "
+                                f"{i + 1} (" + (f"{before} before its start" if before else "") +
+                                (", " if before and after else "") + (f"{after} after its end" if after else "") +
+                                ")")
+        original.copy_(copy[guard:guard + nbytes])
+
+
+def _poison_what_changed(groups: dict[int, list[torch.Tensor]], snapshots: list[torch.Tensor]) -> None:
+    """Replace with NaN every element of a floating storage that the launch changed."""
+    for tensors, before in zip(groups.values(), snapshots, strict=True):
+        t = tensors[0]
+        if not t.is_floating_point():
+            continue
+        now = _storage_bytes(t)
+        size = t.element_size()
+        if now.numel() % size:
+            continue
+        changed = (now != before).view(-1, size).any(dim=1)
+        elements = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage(), 0, (now.numel() // size,),
+                                                                        (1,))
+        elements.masked_fill_(changed, math.nan)
+
+
 @contextmanager
-def _counting_launches() -> Iterator[list[int]]:
+def _counting_launches(guarded: bool = False, poisoned: bool = False) -> Iterator[_Launches]:
     """Count the launches, `kernel[grid](...)`, of Triton kernels in the block (compiled, autotuned or interpreted:
-    each is a triton.runtime.jit.KernelInterface, whose __getitem__ makes the launch)."""
+    each is a triton.runtime.jit.KernelInterface, whose __getitem__ makes the launch).
+
+    `guarded` (on a CPU, where Triton's interpreter runs the kernel on the process's own memory, and a write past a
+    tensor would corrupt the heap and abort Python): each launch runs on copies of its tensors' storages with guard
+    bytes on both sides; writes into the guards are noted in `strayed`, the rest is copied back.  `poisoned`: after
+    each launch, every element that it changed in a floating tensor it was given becomes NaN, so a result whose
+    values come from the answer's kernel comes out NaN, and one that PyTorch computed does not."""
     from triton.runtime.jit import KernelInterface
 
-    count = [0]
+    seen = _Launches()
     original = KernelInterface.__dict__["__getitem__"]
 
     def counted(self: Any, grid: Any) -> Any:
         launch = original(self, grid)
 
         def run(*args: Any, **kwargs: Any) -> Any:
-            count[0] += 1
-            return launch(*args, **kwargs)
+            seen.count += 1
+            if not (guarded or poisoned):
+                return launch(*args, **kwargs)
+            groups = _storages(args, kwargs)
+            snapshots = [_storage_bytes(ts[0]).clone() for ts in groups.values()] if poisoned else []
+            kept: list[tuple] = []
+            if guarded:
+                stand_in, kept = _in_guards(groups)
+                args = tuple(stand_in.get(id(a), a) for a in args)
+                kwargs = {k: stand_in.get(id(v), v) for k, v in kwargs.items()}
+            try:
+                return launch(*args, **kwargs)
+            finally:
+                _out_of_guards(kept, seen, seen.count)
+                if poisoned:
+                    _poison_what_changed(groups, snapshots)
 
         return run
 
     KernelInterface.__getitem__ = counted  # type: ignore[method-assign]
     try:
-        yield count
+        yield seen
     finally:
         KernelInterface.__getitem__ = original  # type: ignore[method-assign]
+
+
+@contextmanager
+def _autotune_without_timing() -> Iterator[None]:
+    """On a CPU: @triton.autotune picks its first config instead of timing each (timing needs a GPU driver, which
+    Triton's interpreter has not), so an autotuned kernel runs through the interpreter too."""
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except ImportError:
+        yield
+        return
+    bench = Autotuner.__dict__.get("_bench")
+    if bench is None:
+        yield
+        return
+    Autotuner._bench = lambda self, *args, config, **meta: [0.0, 0.0, 0.0]  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Autotuner._bench = bench  # type: ignore[method-assign]
 
 
 def _launches_are_seen(device: str) -> bool:
@@ -421,9 +665,9 @@ def _launches_are_seen(device: str) -> bool:
         namespace = {"triton": triton, "tl": tl, "__name__": "utils.exercises.nb09_probe"}
         exec(compile(_PROBE_SOURCE, name, "exec"), namespace)  # noqa: S102 -- the check's own source, above
         target = torch.zeros(1, device=device)
-        with _counting_launches() as count:
+        with _counting_launches() as seen:
             namespace["course09_probe"][(1,)](target)
-        return count[0] == 1 and target.item() == 1.0
+        return seen.count == 1 and target.item() == 1.0
     except Exception:  # noqa: BLE001 -- any failure: the launches are not counted, the values still are
         return False
 
@@ -445,23 +689,36 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
         device = "cuda" if on_gpu else "cpu"
         counted = _launches_are_seen(device)
 
+        def call_yours(x: torch.Tensor, call: str, poisoned: bool = False) -> tuple[object, _Launches]:
+            """yours(x), its launches counted (on a CPU: run on guarded copies of their tensors, see
+            _counting_launches), within CALL_LIMIT_S."""
+            try:
+                with ExitStack() as stack:
+                    launches = stack.enter_context(_counting_launches(guarded=not on_gpu, poisoned=poisoned)
+                                                   if counted else nullcontext(_Launches()))
+                    if not on_gpu:
+                        stack.enter_context(_autotune_without_timing())
+                    stack.enter_context(time_limit(ex, CALL_LIMIT_S, call, "does every loop of your function and "
+                                                   "your kernel end?"))
+                    y = yours(x)
+            except Exception as error:  # raised again unless it is Triton's, on a CPU
+                if not on_gpu and any(s in str(error) for s in _NO_DRIVER):
+                    raise LeftForGPU("nothing: Triton compiled the kernel for a GPU", _needs_a_driver(error)) from None
+                raise
+            ex.expect(not launches.strayed, f"{call}: your kernel wrote outside the tensors it was given: "
+                      f"{'; '.join(launches.strayed)}",
+                      "each pointer moves by its own tensor's strides: which row stride did you pass for each "
+                      "tensor, and which lanes does your mask let store?")
+            return y, launches
+
         def holds(case: SoftmaxCase) -> None:
             x = _softmax_input(case, device)
             before = x.clone()
             call = _describe_softmax(case)
-            try:
-                with _counting_launches() if counted else nullcontext([0]) as launches:
-                    y = yours(x)
-            except Exception as error:  # raised again unless it is Triton's, on a CPU
-                if not on_gpu and any(s in str(error) for s in _NO_DRIVER):
-                    raise LeftForGPU("nothing: Triton compiled the kernel for a GPU",
-                                     "the kernel, compiled for a GPU (to run it on this CPU, set "
-                                     "os.environ['TRITON_INTERPRET'] = '1' before Triton is first imported: "
-                                     "restart the kernel and run the cells from the top)") from None
-                raise
-            ex.expect(not counted or launches[0] > 0 or case[0] == 0, f"{call} launched no Triton kernel",
-                      "the task is a Triton kernel of your own, launched as softmax_kernel[grid](...): PyTorch's "
-                      "operations do not count")
+            y, launches = call_yours(x, call)
+            ex.expect(not counted or launches.count > 0 or case[0] == 0, f"{call} launched no Triton kernel",
+                      "the task is a Triton kernel of your own, launched as softmax_kernel[grid](...) with a program "
+                      "for each row (or for a few rows): PyTorch's operations do not count")
             _judge_softmax(ex, call, x, before, y)
 
         chosen = [(1, 1, 0, 1.0, 1), (3, 5, 3, 1000.0, 2), (0, 7, 0, 1.0, 3), (CPU_MAX[0], CPU_MAX[1], 64, 10.0, 4),
@@ -470,17 +727,59 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             chosen += [(7, 1025, 1, 10.0, 5), (3, MAX_COLS, 64, 1000.0, 6), (301, 781, 3, 1.0, 7)]
         for_all(ex, _softmax_cases(on_gpu), holds, examples=12 if on_gpu else CPU_CASES, chosen=chosen,
                 budget_s=GPU_BUDGET_S if on_gpu else 0.5, describe=_describe_softmax)
+        if counted:
+            _softmax_new_and_own(ex, call_yours, device)
         if not on_gpu:
-            raise LeftForGPU(f"the values on {ex.passed} small shapes, through Triton's interpreter",
+            raise LeftForGPU(f"the values on {ex.passed} small shapes, through Triton's interpreter, that each "
+                             "result is a new tensor and that its values come from your kernel",
                              f"the kernel compiled for a GPU: shapes up to {MAX_COLS} columns, and its speed against "
                              f"this GPU's copy bandwidth on a {BIG[0]} x {BIG[1]} tensor")
         _softmax_speed(ex, yours)
 
 
+def _needs_a_driver(error: BaseException) -> str:
+    """What a GPU must check, where Triton on this CPU asked for a GPU's driver (`error`), and why it did."""
+    frames = [frame.filename for frame in traceback.extract_tb(error.__traceback__)]
+    if any(name.endswith("autotuner.py") for name in frames):
+        return ("the kernel, which Triton's autotuner times on a GPU: Triton's interpreter cannot time it (the check "
+                "lets @triton.autotune pick its first config here; something in yours still asks for a GPU)")
+    return ("the kernel, compiled for a GPU (to run it on this CPU, set os.environ['TRITON_INTERPRET'] = '1' before "
+            "Triton is first imported: restart the kernel and run the cells from the top)")
+
+
+def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
+    """Two more calls on one shape: the first result must survive the second call (a new tensor each call), and
+    with every value the answer's kernels write replaced by NaN right after their launch, the second call's result
+    must change (its values come from the answer's kernel, not from PyTorch)."""
+    first, second = OWN_CASE, (*OWN_CASE[:-1], OWN_CASE[-1] + 1)
+    call = _describe_softmax(first)
+    x1, x2 = _softmax_input(first, device), _softmax_input(second, device)
+    before1, before2 = x1.clone(), x2.clone()
+    y1, _ = call_yours(x1, call)
+    _judge_softmax(ex, call, x1, before1, y1)
+    assert isinstance(y1, torch.Tensor)
+    kept = y1.clone()
+    y2, _ = call_yours(x2, call + ", a second time, other values", poisoned=True)
+    ex.expect(torch.equal(y1, kept), f"{call} returned a tensor whose values changed when your function was "
+              "called again (on other values of the same shape)",
+              "return a new tensor from each call: the caller keeps each result, and the next call must not "
+              "overwrite it")
+    ex.expect(isinstance(y2, torch.Tensor) and y2.layout == torch.strided and tuple(y2.shape) == tuple(x2.shape),
+              f"{call}, a second time, returned {what_returned(y2)}", "return a new tensor of x's shape")
+    assert isinstance(y2, torch.Tensor)
+    want = softmax_reference(x2)
+    right = (y2.double() - want).abs() <= SOFTMAX_ATOL + SOFTMAX_RTOL * want.abs()
+    ex.expect(torch.equal(x2, before2) and not bool(right.all()),
+              f"{call}: with every value your kernel wrote replaced by NaN right after its launch, your function "
+              "still returned the right softmax: the values it returns do not come from your kernel",
+              "return the tensor your kernel wrote: the values must be your kernel's, not another function's")
+
+
 def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y: object) -> None:
     want = softmax_reference(x)
-    ex.expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and y.device == x.device,
-              f"{call} returned {what_returned(y)}, expected a float32 tensor of shape {tuple(x.shape)} on "
+    layout = f" ({y.layout})" if isinstance(y, torch.Tensor) and y.layout != torch.strided else ""
+    ex.expect(isinstance(y, torch.Tensor) and not layout and tuple(y.shape) == tuple(x.shape) and y.device == x.device,
+              f"{call} returned {what_returned(y)}{layout}, expected a float32 tensor of shape {tuple(x.shape)} on "
               f"{x.device}", "return a new tensor of x's shape, on x's device, that your kernel wrote")
     assert isinstance(y, torch.Tensor)
     ex.expect(y.dtype == torch.float32, f"{call} returned a {y.dtype} tensor, expected float32",
@@ -494,7 +793,8 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
         r, c = (int(i) for i in bad.nonzero()[0])
         ex.expect(False, f"{call}: {wrong} of {want.numel()} values wrong, the first at row {r}, column {c}: "
                   f"{got[r, c].item():.9g} where {want[r, c].item():.9g} is right (within a relative {SOFTMAX_RTOL:g})",
-                  "NaN or infinity: exp overflows unless something is subtracted first" if not math.isfinite(
+                  "NaN or infinity: exp overflows unless something is subtracted first; or a lane read outside its "
+                  "row (what does your mask let load?)" if not math.isfinite(
                       got[r, c].item()) else
                   "check each row's start (its stride, not its length), the mask of the last columns (what do masked "
                   "lanes contribute to the max and to the sum?), and that every column of a long row is read")
@@ -525,7 +825,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "per row (or a few rows), the whole row in one block (a power of two at least as long as the row)")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=9, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=17, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------
@@ -536,6 +836,8 @@ GUARD = 4096  # elements of each guard region: more than a block of 1024 threads
 SENTINEL = -12345.0  # what the guard regions hold
 FACTORS = (1.5, -0.75, 3.0, 0.1, 2.5)
 SCALE_RTOL = 2.5e-7  # two float32 ulps against the float64 product: a rounded first, or not
+SCALE_FULL = 2**21  # up to this size, every element of out is compared; beyond, the last ones and a spread of others
+SCALE_LARGE = 65535 * 1024 + 257  # more than a grid capped at 65535 blocks of 1024 threads covers: 268 MB a buffer
 
 
 @reference
@@ -550,52 +852,108 @@ def _scale_cases() -> st.SearchStrategy[ScaleCase]:
                      st.integers(0, 2**32 - 1))
 
 
+def _scale_caller(case: ScaleCase) -> str:
+    """The kind of CuPy caller of the case (a key of CUPY_CALLERS), from its seed."""
+    return tuple(CUPY_CALLERS)[case[2] % len(CUPY_CALLERS)]
+
+
 def _describe_scale(case: ScaleCase) -> str:
     n, a, _ = case
-    return f"scale_into(out, x, {a}) with x and out of {n} elements"
+    return f"scale_into(out, x, {a}) with x and out of {n} elements, called from {CUPY_CALLERS[_scale_caller(case)]}"
+
+
+@dataclass
+class _ScaleRun:
+    got: np.ndarray  # out's values as the caller's stream read them right after the call (a sample, when large)
+    later: np.ndarray  # the same, after the whole device finished
+    x: np.ndarray  # x's values at the same elements
+    picked: np.ndarray | None  # the elements compared (None: all)
+    guards: np.ndarray  # both guard regions, as the caller's stream read them
+    unwritten: int  # elements of out that still hold SENTINEL, as the caller's stream read them
+
+
+def _scale_run(ex: Any, cp: Any, yours: Callable, case: ScaleCase) -> _ScaleRun:
+    """One call of yours(out, x, a) from the case's caller, right after the caller's stream wrote x; out is read on
+    the caller's stream at once (a kernel queued on another stream that the caller's stream does not wait for,
+    which widened() makes late, has not run by then), then again after a synchronize of the whole device."""
+    n, a, seed = case
+    large = n > SCALE_FULL
+    picked = (np.concatenate([np.arange(n - 2 * GUARD, n), np.linspace(0, n - 1, 4096).astype(np.int64)])
+              if large else None)
+    with cupy_caller(_scale_caller(case), busy_ms=WINDOW_MS) as caller:
+        s = caller.stream
+        x_base = cp.full(n + 2 * GUARD, np.inf, dtype=cp.float32)
+        out_base = cp.full(n + 2 * GUARD, SENTINEL, dtype=cp.float32)
+        x, out = x_base[GUARD:GUARD + n], out_base[GUARD:GUARD + n]
+        if large:  # made on the GPU: 268 MB of NumPy's normal numbers would take seconds on the host
+            x[...] = (cp.arange(n, dtype=cp.int32) % 9973).astype(cp.float32) * cp.float32(0.01) - cp.float32(50.0)
+        else:
+            x[...] = cp.asarray(np.random.default_rng(seed).normal(0.0, 10.0, n).astype(np.float32))
+        where = None if picked is None else cp.asarray(picked)  # on the caller's stream, before the call
+        with widened(WINDOW_MS, spare=(s,), at_creation=True), time_limit(
+                ex, CALL_LIMIT_S, _describe_scale(case), "does every loop of your function end?"):
+            yours(out, x, a)
+
+        def read() -> np.ndarray:
+            return (out if where is None else out[where]).get()
+
+        with _queued_on(cp, s):  # the caller's next work, on its stream
+            got = read()
+            guards = cp.concatenate([out_base[:GUARD], out_base[GUARD + n:]]).get()
+            unwritten = int(cp.count_nonzero(out == SENTINEL))
+    cp.cuda.Device().synchronize()
+    return _ScaleRun(got, read(), (x if where is None else x[where]).get(), picked, guards, unwritten)
 
 
 def check_scale_into(scale_into: Callable[[Any, Any, float], object]) -> None:
     """scale_into(out, x, a) must write a * x into out (float32, 1-D, n elements, out a view into a larger array),
-    and nothing outside out."""
+    and nothing outside out, on CuPy's current stream (the caller reads out on its stream right after the call)."""
     if _left_for_a_gpu("scale_into", "CuPy on a GPU: sizes of 0, 1, odd, around multiples of the block and large, "
                                      "out a view into a larger array whose guard regions must stay untouched, and "
-                                     "the values against a float64 reference"):
+                                     "the values against a float64 reference, read on the caller's stream"):
         return
     with exercise("scale_into") as ex:
         cp = _cupy("check_scale_into")
         yours = ex.answer(scale_into)
+        cupy_cycles_per_second()  # calibrate the sleeps now: they wait for the GPU
 
         def holds(case: ScaleCase) -> None:
-            n, a, seed = case
-            x_host = np.random.default_rng(seed).normal(0.0, 10.0, n).astype(np.float32)
-            x_base = cp.full(n + 2 * GUARD, np.inf, dtype=cp.float32)
-            out_base = cp.full(n + 2 * GUARD, SENTINEL, dtype=cp.float32)
-            x, out = x_base[GUARD:GUARD + n], out_base[GUARD:GUARD + n]
-            x[...] = cp.asarray(x_host)
-            yours(out, x, a)
-            cp.cuda.Device().synchronize()
-            got, guards = out.get(), cp.concatenate([out_base[:GUARD], out_base[GUARD + n:]]).get()
+            n, a, _ = case
+            run = _scale_run(ex, cp, yours, case)
             call = _describe_scale(case)
-            touched = np.flatnonzero(guards != SENTINEL)
+            touched = np.flatnonzero(run.guards != SENTINEL)
             where = ("" if not touched.size else
                      f"{touched[0] - GUARD if touched[0] < GUARD else touched[0] - GUARD + n}")
             ex.expect(touched.size == 0,
                       f"{call}: {touched.size} elements outside out were written (the first at out[{where}])",
                       "which threads pass your bounds test, and does it cover every element each thread writes?")
-            want = scale_reference(x_host, a)
-            bad = ~(np.abs(got.astype(np.float64) - want) <= SCALE_RTOL * np.abs(want))
-            wrong = int(bad.sum())
-            first = int(np.flatnonzero(bad)[0]) if wrong else 0
-            ex.expect(wrong == 0, f"{call}: {wrong} of {n} elements of out wrong, the first out[{first}] = "
-                      f"{got[first] if wrong else 0:.9g}, where {want[first] if wrong else 0:.9g} is right",
+            want = scale_reference(run.x, a)
+
+            def wrong_in(got: np.ndarray) -> np.ndarray:
+                return np.flatnonzero(~(np.abs(got.astype(np.float64) - want) <= SCALE_RTOL * np.abs(want)))
+
+            bad, bad_later = wrong_in(run.got), wrong_in(run.later)
+            ex.expect(bad.size == 0 or bad_later.size > 0,
+                      f"{call}: the caller's stream read out right after the call, before your kernel had written it "
+                      f"({bad.size} of {run.got.size} elements compared still wrong then, all right later)",
+                      "launch on CuPy's current stream (the caller's), or make the caller's stream wait for the "
+                      "stream your kernel ran on")
+            ex.expect(run.unwritten == 0 or bad.size > 0, f"{call}: {run.unwritten} of {n} elements of out were never "
+                      f"written (they still hold {SENTINEL:g})", "how many blocks, and how many elements does each "
+                      "thread cover? (a grid's blocks have limits: a larger size needs more per thread, or a loop)")
+            first = int(bad[0]) if bad.size else 0
+            index = first if run.picked is None else int(run.picked[first])
+            compared = "" if run.picked is None else "compared "
+            ex.expect(bad.size == 0, f"{call}: {bad.size} of {run.got.size} elements of out {compared}wrong, the "
+                      f"first out[{index}] = {run.got[first] if bad.size else 0:.9g}, "
+                      f"where {want[first] if bad.size else 0:.9g} is right",
                       f"{SENTINEL:g} is what out held before: those elements were never written (how many blocks, "
-                      "and how many elements does each thread cover?)" if wrong and got[first] == SENTINEL else
+                      "and how many elements does each thread cover?)" if bad.size and run.got[first] == SENTINEL else
                       "the kernel reads its arguments as the C types of its signature: what type does CuPy pass a "
                       "Python float or int as?")
 
         chosen = [(0, 1.5, 1), (1, -0.75, 2), (255, 3.0, 3), (256, 0.1, 4), (257, 2.5, 5), (511, 1.5, 6),
-                  (2**20 + 1, -0.75, 7)]
+                  (2**20 + 1, -0.75, 7), (SCALE_LARGE, 2.5, 8)]
         for_all(ex, _scale_cases(), holds, examples=24, chosen=chosen, budget_s=GPU_BUDGET_S,
                 describe=_describe_scale)
 

@@ -162,9 +162,10 @@ class _LateStreams(TorchFunctionMode):
 
 
 @contextmanager
-def widened(ms: float, spare: tuple[Any, ...] = ()) -> Iterator[None]:
+def widened(ms: float, spare: tuple[Any, ...] = (), at_creation: bool = False) -> Iterator[None]:
     """For the block, every stream that the answer queues work on (PyTorch) or makes current (CuPy:
-    `with s:` or `s.use()`) starts late by `ms`, except the streams in `spare` (typically the caller's):
+    `with s:` or `s.use()`; with `at_creation`, also `cupy.cuda.Stream()`) starts late by `ms`, except the streams
+    in `spare` (typically the caller's):
     a wait missing between two streams inside the answer then shows in its values.
 
     Each stream is made late once, the first time: a right answer loses at most `ms` per stream it uses.
@@ -176,15 +177,19 @@ def widened(ms: float, spare: tuple[Any, ...] = ()) -> Iterator[None]:
             stack.enter_context(_LateStreams(ms, spared))
         cupy = _cupy_or_none()
         if cupy is not None:
-            stack.enter_context(_late_cupy_streams(cupy, ms, spared))
+            stack.enter_context(_late_cupy_streams(cupy, ms, spared, at_creation))
         yield
 
 
 @contextmanager
-def _late_cupy_streams(cupy: Any, ms: float, spared: set[Any]) -> Iterator[None]:
-    """CuPy has no operation hook: a stream starts late when the answer enters it or makes it current."""
+def _late_cupy_streams(cupy: Any, ms: float, spared: set[Any], at_creation: bool = False) -> Iterator[None]:
+    """CuPy has no operation hook: a stream starts late when the answer enters it or makes it current, and with
+    `at_creation` when the answer creates it (`cupy.cuda.Stream(...)`: a stream only passed to a kernel as
+    `stream=s`, never entered, is late too).  A stream created before the block and only passed as `stream=` is
+    not made late: CuPy's kernels are Cython classes, whose calls cannot be patched."""
     base = cupy.cuda.stream._BaseStream
-    enter, use = base.__enter__, base.use
+    stream_class = cupy.cuda.Stream
+    enter, use, init = base.__enter__, base.use, stream_class.__init__
     made_late: set[int] = set()
 
     def late(stream: Any) -> None:
@@ -200,11 +205,17 @@ def _late_cupy_streams(cupy: Any, ms: float, spared: set[Any]) -> Iterator[None]
         late(self)
         return use(self)
 
+    def late_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        late(self)
+
     base.__enter__, base.use = late_enter, late_use
+    if at_creation:
+        stream_class.__init__ = late_init
     try:
         yield
     finally:
-        base.__enter__, base.use = enter, use
+        base.__enter__, base.use, stream_class.__init__ = enter, use, init
 
 
 @contextmanager

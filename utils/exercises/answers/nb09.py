@@ -62,7 +62,8 @@ def _gelu_with(body: str, name: str):
 
 
 def gelu_cupy_expressions(x, bias):
-    """Right, without a kernel of its own: CuPy's operators, one kernel each (slower, same values)."""
+    """Right values, but no kernel of its own (the task asks for one): CuPy's operators, one kernel each, each
+    writing a whole array."""
     cp = _cp()
     v = x + bias
     return (0.5 * v * (1 + cp.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v**3)))).astype(x.dtype, copy=False)
@@ -171,6 +172,94 @@ def gelu_on_raw_flat_index(x, bias):
     return y
 
 
+_RAW_GELU = r"""
+extern "C" __global__ void course09_gelu_{t}(const {t}* x, const {t}* b, {t}* y, long long n, long long cols) {{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i {cmp} n) {{
+        {t} v = x[i] + b[i % cols];
+        y[i] = ({t})0.5 * v * (({t})1 + tanh(({t})0.7978845608028654 * (v + ({t})0.044715 * v * v * v)));
+    }}
+}}
+"""
+
+
+def _raw_gelu(x, bias, *, cmp="<", threads=256, blocks=None):
+    """A RawKernel over contiguous copies of x and bias (one thread an element), `if (i {cmp} n)`."""
+    cp = _cp()
+    t = "float" if x.dtype == cp.float32 else "double"
+    kernel = _raw(f"course09_gelu_{t}", _RAW_GELU.format(t=t, cmp=cmp))
+    x, bias = cp.ascontiguousarray(x), cp.ascontiguousarray(bias)
+    y = cp.empty(x.shape, dtype=x.dtype)
+    n = x.size
+    grid = (n + threads - 1) // threads if blocks is None else blocks(n, threads)
+    if n and grid:
+        kernel((grid,), (threads,), (x, bias, y, cp.int64(n), cp.int64(bias.size)))
+    return y
+
+
+def gelu_raw_one_past_the_end(x, bias):
+    """Exercise 3's bug in exercise 1: `if (i <= n)`, so the thread with i == n writes y[n], one past the end."""
+    return _raw_gelu(x, bias, cmp="<=")
+
+
+def gelu_raw_grid_capped(x, bias):
+    """At most 2048 blocks of 1024 threads and no loop: elements past 2^21 are never written."""
+    return _raw_gelu(x, bias, threads=1024, blocks=lambda n, t: min((n + t - 1) // t, 2048))
+
+
+def gelu_raw_on_contiguous_copies(x, bias):
+    """Right: a RawKernel over contiguous copies, enough blocks, n == 0 guarded."""
+    return _raw_gelu(x, bias)
+
+
+_GELU_OUT: dict[tuple, object] = {}
+
+
+def gelu_into_one_array_per_shape(x, bias):
+    """One output array per (shape, dtype), kept from call to call: each call overwrites the one before's result."""
+    cp = _cp()
+    key = (x.shape, x.dtype.str)
+    if key not in _GELU_OUT:
+        _GELU_OUT[key] = cp.empty(x.shape, dtype=x.dtype)
+    return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias, _GELU_OUT[key])
+
+
+def gelu_stream_argument_waits_for_the_caller(x, bias):
+    """A stream of its own that waits for the caller, given to the kernel as `stream=` (never entered); the
+    caller's stream never waits for it."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    side = cp.cuda.Stream(non_blocking=True)
+    side.wait_event(caller.record())
+    return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias, stream=side)
+
+
+def gelu_stream_argument_no_waits(x, bias):
+    """A new stream given to the kernel as `stream=`, no waits at all."""
+    cp = _cp()
+    return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias, stream=cp.cuda.Stream(non_blocking=True))
+
+
+def gelu_enters_the_current_stream(x, bias):
+    """Right: `with cp.cuda.get_current_stream():` (the caller's stream, entered again)."""
+    cp = _cp()
+    with cp.cuda.get_current_stream():
+        return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias)
+
+
+def gelu_on_an_external_stream_of_the_callers_pointer(x, bias):
+    """Right: the caller's stream under another object, cp.cuda.ExternalStream(current.ptr)."""
+    cp = _cp()
+    with cp.cuda.ExternalStream(cp.cuda.get_current_stream().ptr):
+        return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias)
+
+
+def gelu_stream_argument_the_current_one(x, bias):
+    """Right: the current stream passed explicitly, `stream=cp.cuda.get_current_stream()`."""
+    cp = _cp()
+    return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias, stream=cp.cuda.get_current_stream())
+
+
 WRONG_GELUS = {
     "the erf form of GELU, not the tanh form": _gelu_with(
         "T v = x + b; y = (T)0.5 * v * ((T)1 + erf(v * (T)0.7071067811865476));", "gelu_erf"),
@@ -195,12 +284,22 @@ WRONG_GELUS = {
     "writes the result over x": gelu_in_place,
     "returns float32 for float64 inputs": gelu_returns_float32,
     "a RawKernel over the flat index, as if x and bias were contiguous": gelu_on_raw_flat_index,
+    "CuPy's operators, no kernel of its own": gelu_cupy_expressions,
+    "a RawKernel with `if (i <= n)`: one write past the end": gelu_raw_one_past_the_end,
+    "a RawKernel's grid capped at 2048 blocks of 1024 threads, no loop": gelu_raw_grid_capped,
+    "one output array per shape, overwritten by the next call": gelu_into_one_array_per_shape,
+    "a stream of its own as `stream=`, waiting for the caller, not waited for":
+        gelu_stream_argument_waits_for_the_caller,
+    "a new stream as `stream=`, no waits": gelu_stream_argument_no_waits,
 }
 ALSO_RIGHT_GELUS = {
-    "CuPy's operators, no kernel of its own": gelu_cupy_expressions,
     "computes in double, rounds to the inputs' dtype": gelu_computed_in_double,
     "the sigmoid form, v * sigmoid(2z)": gelu_sigmoid_form,
     "contiguous copies first": gelu_on_a_contiguous_copy,
+    "a RawKernel over contiguous copies": gelu_raw_on_contiguous_copies,
+    "enters the current stream again": gelu_enters_the_current_stream,
+    "an ExternalStream of the current stream's pointer": gelu_on_an_external_stream_of_the_callers_pointer,
+    "`stream=` the current stream": gelu_stream_argument_the_current_one,
 }
 
 
@@ -355,6 +454,90 @@ def softmax_by_pytorch(x):
     return torch.softmax(x, dim=-1)
 
 
+def softmax_launched_then_pytorchs(x):
+    """Launches its kernel, then returns PyTorch's softmax ("to be safe"): the kernel's result thrown away."""
+    _softmax(x)
+    return torch.softmax(x, dim=-1)
+
+
+_REUSED: dict[tuple, torch.Tensor] = {}
+
+
+def softmax_into_one_tensor_per_shape(x):
+    """One output tensor per shape, kept from call to call: each call overwrites the result of the one before."""
+    key = (tuple(x.shape), x.device)
+    if key not in _REUSED:
+        _REUSED[key] = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    return _softmax(x, out=_REUSED[key])
+
+
+def softmax_y_stride_taken_from_x(x):
+    """y = torch.empty_like(x) is contiguous, but the launch passes x's row stride for y: for a slice of a wider
+    tensor, the rows of y are written too far apart, the last ones past y's end."""
+    y = torch.empty_like(x)
+    rows, cols = x.shape
+    if rows:
+        _softmax_kernel[(rows,)](y, x, x.stride(0), x.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                                 SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False)
+    return y
+
+
+def softmax_one_launch_per_row(x):
+    """Right values, but one launch per row from Python: thousands of launches for a large tensor (the GPU's speed
+    bar fails it; on a CPU it passes)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    for r in range(rows):
+        _softmax_kernel[(1,)](y[r:], x[r:], x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                              SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False)
+    return y
+
+
+_softmax_autotuned_kernel = triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (2, 4)],
+                                            key=["cols"])(_softmax_kernel)
+
+
+def softmax_autotuned(x):
+    """Right: the kernel under @triton.autotune over num_warps (on a CPU the check lets it take its first config:
+    Triton's interpreter cannot time one)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        _softmax_autotuned_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                                           SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False)
+    return y
+
+
+@triton.jit
+def _softmax_persistent_kernel(y_ptr, x_ptr, x_stride, y_stride, rows, cols, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    for row in range(tl.program_id(0), rows, tl.num_programs(0)):  # each program strides over the rows
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+        e = tl.exp(x - tl.max(x, axis=0))
+        tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_persistent_grid(x):
+    """Right: a grid of at most 2 programs, each striding over the rows."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        _softmax_persistent_kernel[(min(rows, 2),)](y, x, x.stride(0), y.stride(0), rows, cols,
+                                                    BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def softmax_grid_as_a_lambda_no_rows_guard(x):
+    """Right: the grid as a function of the meta-parameters, num_warps=8, and no `if rows:` (a grid of 0 programs
+    launches nothing)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    _softmax_kernel[lambda meta: (rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                                          SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False, num_warps=8)
+    return y
+
+
 WRONG_SOFTMAXES = {
     "PyTorch's softmax, no Triton kernel": softmax_by_pytorch,
     "no max subtracted: exp overflows": lambda x: _softmax(x, subtract=False),
@@ -373,6 +556,10 @@ WRONG_SOFTMAXES = {
     "subtracts the row's first element, not its max": _variant("first"),
     "subtracts the row's mean, not its max": _variant("mean"),
     "rows one element apart (the column stride)": _variant("float64", x_stride=lambda x: x.stride(1)),
+    "launches its kernel, returns PyTorch's softmax": softmax_launched_then_pytorchs,
+    "one output tensor per shape, overwritten by the next call": softmax_into_one_tensor_per_shape,
+    "y = torch.empty_like(x), but x's row stride passed for y": softmax_y_stride_taken_from_x,
+    "one launch per row, from Python": softmax_one_launch_per_row,
 }
 ALSO_RIGHT_SOFTMAXES = {
     "exp2 with log2(e)": softmax_exp2,
@@ -381,6 +568,9 @@ ALSO_RIGHT_SOFTMAXES = {
     "computed in float64 inside the kernel": _variant("float64"),
     "-1e30 for the masked lanes, times the inverse of the sum": _variant("times the inverse"),
     "y = torch.empty_like(x) (contiguous for a slice of a wider tensor)": _variant("float64", like=True),
+    "@triton.autotune over num_warps": softmax_autotuned,
+    "a persistent grid of 2 programs striding over the rows": softmax_persistent_grid,
+    "the grid as a lambda, num_warps=8, no rows guard": softmax_grid_as_a_lambda_no_rows_guard,
 }
 
 
@@ -439,6 +629,33 @@ extern "C" __global__ void scale4(float* out, const float* x, float a, long long
         kernel(((n + 1023) // 1024,), (256,), (out, x, cp.float32(a), cp.int64(n)))
 
 
+def _scale_on_a_side_stream(wait_for_caller: bool, caller_waits: bool):
+    def scale_into(out, x, a):
+        cp = _cp()
+        caller = cp.cuda.get_current_stream()
+        side = cp.cuda.Stream(non_blocking=True)
+        if wait_for_caller:
+            side.wait_event(caller.record())
+        with side:
+            _scale_with()(out, x, a)
+        if caller_waits:
+            caller.wait_event(side.record())
+
+    return scale_into
+
+
+def scale_assigned(out, x, a):
+    """Right, without a kernel of its own: `out[...] = a * x` (CuPy's kernels, into the view)."""
+    cp = _cp()
+    out[...] = cp.float32(a) * x
+
+
+def scale_elementwise_into_out(out, x, a):
+    """Right: an ElementwiseKernel given out as its output argument."""
+    cp = _cp()
+    _elementwise("scale", "float32 x, float32 a", "float32 y", "y = a * x")(x, cp.float32(a), out)
+
+
 WRONG_SCALES = {
     "the given code: i <= n": _scale_with(guard="i <= n"),
     "no bounds test": _scale_with(guard="true"),
@@ -450,6 +667,12 @@ WRONG_SCALES = {
     "the index skips the block's last thread": _scale_with(
         index="(long long)blockIdx.x * (blockDim.x - 1) + threadIdx.x"),
     "a rounded to an integer": _scale_with(pass_a=lambda a: _cp().float32(int(a))),
+    "a grid capped at 65535 blocks of 256 threads, no loop": _scale_with(blocks=lambda n, t: min((n + t - 1) // t,
+                                                                                               65535)),
+    "a grid capped at 65535 blocks of 1024 threads, no loop": _scale_with(threads=1024, blocks=lambda n, t: min(
+        (n + t - 1) // t, 65535)),
+    "a stream of its own that waits for the caller, not waited for": _scale_on_a_side_stream(True, False),
+    "a stream of its own, no waits": _scale_on_a_side_stream(False, False),
 }
 ALSO_RIGHT_SCALES = {
     "CuPy's multiply into out": scale_cupy,
@@ -457,6 +680,10 @@ ALSO_RIGHT_SCALES = {
     "four elements per thread, each guarded": scale_four_per_thread,
     "blocks of 1024 threads": _scale_with(threads=1024),
     "a computed in double": _scale_with(a_type="double", pass_a=lambda a: float(a)),
+    "only the bound fixed: n // threads + 1 blocks kept": _scale_with(blocks=lambda n, t: n // t + 1),
+    "out[...] = a * x": scale_assigned,
+    "an ElementwiseKernel into out": scale_elementwise_into_out,
+    "a stream of its own, with both waits": _scale_on_a_side_stream(True, True),
 }
 
 
@@ -467,7 +694,7 @@ WRONG = {
 }
 WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without a GPU; 2 runs through the interpreter
     "check_bias_gelu": set(),
-    "check_softmax_rows": set(WRONG_SOFTMAXES),
+    "check_softmax_rows": set(WRONG_SOFTMAXES) - {"one launch per row, from Python"},  # the GPU's speed bar
     "check_scale_into": set(),
 }
 ALSO_RIGHT = {
