@@ -7,6 +7,7 @@ import nbformat
 import pytest
 
 from tools import lint
+from tools.course import ROOT
 
 pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
 
@@ -57,3 +58,24 @@ def test_a_planted_name_makes_the_tool_fail(notebook, monkeypatch, capsys):
     monkeypatch.setattr(lint, "mypy", lambda: 0)
     assert lint.main([]) == 1
     assert "torch_that_nobody_defined" in capsys.readouterr().out
+
+
+def test_ruff_check_as_a_contributor_types_it_finds_nothing():
+    """`ruff check .` from the root, with the repository's settings (pyproject.toml), agrees with tools.lint: it
+    reads the Python files with the same rules and leaves the notebooks, whose `%%requires` cells it would skip
+    (and so misread the imports cell's imports as unused), to tools.lint."""
+    done = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."],
+                          capture_output=True, text=True, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--show-files", "."],
+                            capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert ".ipynb" not in listed and "claims.py" in listed, listed  # the Python files are read
+
+
+def test_tools_lint_still_reads_a_notebook_that_plain_ruff_leaves_to_it(notebook, monkeypatch):
+    """The notebooks are excluded from `ruff check .` (pyproject.toml); tools.lint hands each to ruff on stdin,
+    named by its path, where that exclusion must not apply (it would under `force-exclude`)."""
+    name = "notebooks/09_planted.ipynb"  # where a lecture lies: a name the exclusion matches
+    monkeypatch.setattr(lint, "shown_path", lambda path: name)
+    found = lint.lint_notebook(notebook)
+    assert any(f.startswith(f"{name}:cell 3:2:") and "torch_that_nobody_defined" in f for f in found), found
