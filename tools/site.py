@@ -131,7 +131,7 @@ def build(quiet: bool = True) -> Path:
     stage()
     if HTML.exists():
         shutil.rmtree(HTML)
-    args = ["-b", "html", "-c", str(CONF), "-W", "--keep-going", "-j", "auto", str(SRC), str(HTML)]
+    args = ["-b", "html", "-c", str(CONF), "-W", "--keep-going", "-j", "1", str(SRC), str(HTML)]
     if build_main([*args, "-q"] if quiet else args):
         raise SystemExit("the site's build failed (its warnings are errors): see above")
     originals()
