@@ -30,7 +30,7 @@ from tools.course import EXERCISES, ROOT, notebooks, read
 from tools.fingerprint import cell_tree
 
 RUNNERS = ("run_python", "run_process")  # utils.processes: they run their first argument in a fresh Python
-FOLDERS = ("utils", "tools", "tests", "notebooks/scripts")
+FOLDERS = ("utils", "tools", "tests", "notebooks/scripts", "site")
 
 
 def ruff(arguments: list[str], stdin: str | None = None) -> list[dict]:
