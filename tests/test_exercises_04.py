@@ -112,10 +112,23 @@ def test_an_answer_that_runs_the_program_on_cupy_fails(ex):
         worker.join()
         return seen
 
+    def meant_by(program):  # the author's rule, worked out here (the check's reference is locked to answers)
+        meant = {}
+
+        def run(body, current):
+            for statement in body:
+                if statement[0] == "kernel":
+                    meant[statement[1]] = current
+                elif statement[0] == "use":
+                    current = statement[1]
+                else:
+                    run(statement[2], statement[1])
+
+        run(program, "null")
+        return meant
+
     def fixes_what_cupy_runs(program):  # adds a use() before each kernel that CuPy runs elsewhere than meant
-        with inside_check():
-            meant = nb04.meant_streams(program)
-        ran = runs_it(program)
+        ran, meant = runs_it(program), meant_by(program)
 
         def add(body):
             out = []
