@@ -416,23 +416,51 @@ def sync(path: Path) -> bool:
     return True
 
 
-def present_lectures(path: str, numbers: list[str]) -> None:
-    """`python -m tools.course slides short|core|all [NN ...]`: the lectures' slides show that path."""
+CLASS = ROOT / "class"  # `slides ... --clear`: the lectures' copies for a class, outputs cleared (git ignores it)
+
+
+def class_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A lecture for a class (instructor review 8): every output and execution count cleared, so that a
+    prediction's answer (a ✓ line, a stored result) is not on the screen before the cell runs; the code
+    cells' text as it is. Its links point back into notebooks/, since the copy lives in class/.
+    Without a GPU the skipped cells still show the reference: utils reads it from notebooks/, untouched."""
+    copy = nbformat.reads(nbformat.writes(nb), as_version=4)
+    for cell in copy.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        elif cell.cell_type == "markdown":
+            cell.source = re.sub(r"\]\((?=\d\d_[\w]+\.ipynb|scripts/)", "](../notebooks/", cell.source)
+    return copy
+
+
+def present_lectures(path: str, numbers: list[str], clear: bool = False) -> None:
+    """`python -m tools.course slides short|core|all [NN ...] [--clear]`: the lectures' slides show that
+    path; with --clear in a copy under class/, outputs cleared, and notebooks/ is left as it is."""
     for lecture in notebooks(LECTURES):
         if not numbers or lecture.name[:2] in numbers:
             nb = read(lecture)
             present(nb, path)
+            shown = "everything" if path == "all" else f"the {path} path"
+            if clear:
+                CLASS.mkdir(exist_ok=True)
+                target = CLASS / lecture.name
+                write(class_copy(nb), target)
+                print(f"{target.relative_to(ROOT)}: the slides show {shown}, outputs cleared (open "
+                      f"/rise/class/{lecture.name}; notebooks/ is unchanged)")
+                continue
             write(nb, lecture)
-            shown = "everything, as committed" if path == "all" else f"the {path} path"
+            shown = "everything, as committed" if path == "all" else shown
             print(f"{lecture.relative_to(ROOT)}: the slides show {shown}")
 
 
 USAGE = ("usage: python -m tools.course sync\n"
-         "       python -m tools.course slides short|core|all [NN ...]   (all: as committed)")
+         "       python -m tools.course slides short|core|all [NN ...] [--clear]   (all: as committed;\n"
+         "         --clear: a copy in class/ without outputs, for a class; notebooks/ unchanged)")
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["slides"] and sys.argv[2:3] and sys.argv[2] in PATHS:
-        present_lectures(sys.argv[2], sys.argv[3:])
+        args = sys.argv[3:]
+        present_lectures(sys.argv[2], [a for a in args if a != "--clear"], clear="--clear" in args)
         sys.exit(0)
     if sys.argv[1:] != ["sync"]:
         sys.exit(USAGE)
