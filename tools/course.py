@@ -202,12 +202,13 @@ def split_at_headings(cells: list) -> list:
 
 # One idea a slide, at a font legible from the back of a room (issue 37). A slide's height is estimated
 # from the cell's text at the slideshow's sizes (PROJECTOR_CSS, below), for a 1280x720 screen: a markdown line
-# of 24 px text wraps at about 90 characters and takes 36 px; a code line 18 px text, about 24 px; an output
-# shows at most OUTPUT_MAX_PX and scrolls inside its cell beyond. These are estimates: tests/test_browser.py
-# measures every core slide in Chromium.
+# of 24 px text wraps at about 90 characters and takes 36 px; a code line 18 px text, about 24 px, wraps at
+# CODE_CHARS; an output shows at most OUTPUT_MAX_PX and scrolls inside its cell beyond. These are estimates:
+# tests/test_browser.py measures every core slide in Chromium.
 SLIDE_PX = 560  # of the 720 px screen: RISE's scrolling threshold is 95%, and the controls take the corner
 MD_CHARS, MD_LINE_PX, MD_GAP_PX = 88, 36, 20  # a wrapped line of markdown, the space between paragraphs
 CODE_LINE_PX, CELL_PX, OUTPUT_MAX_PX = 24, 30, 216  # a code line, a cell's own padding, an output's cap
+CODE_CHARS = 95  # a code line wraps at about 96 characters (18 px monospace in a 1060 px editor, measured)
 
 
 def estimated_px(cell: nbformat.NotebookNode) -> int:
@@ -227,7 +228,8 @@ def estimated_px(cell: nbformat.NotebookNode) -> int:
     for output in cell.get("outputs", []):
         text = output.get("text", "") or "".join(output.get("data", {}).get("text/plain", ""))
         out += OUTPUT_MAX_PX if "image/png" in output.get("data", {}) else CODE_LINE_PX * len(text.splitlines())
-    return CODE_LINE_PX * len(cell.source.splitlines()) + CELL_PX + min(out, OUTPUT_MAX_PX)
+    lines = sum(max(1, -(-len(line) // CODE_CHARS)) for line in cell.source.splitlines())  # as wrapped
+    return CODE_LINE_PX * lines + CELL_PX + min(out, OUTPUT_MAX_PX)
 
 
 def slide_types(cells: list) -> list[str]:
@@ -285,6 +287,10 @@ PROJECTOR_CSS = " ".join([
     # the setup cell (on the slide of the lecture's title, its only h1): folded, it scrolls inside itself
     (".reveal .slides section:not(:has(section)):has(h1) .jp-CodeCell .jp-InputArea-editor"
      f" {{ max-height: {SETUP_FOLDED_PX - 20}px; overflow-y: auto; }}"),
+    # a long code line wraps inside its cell (as CodeMirror's lineWrapping does), so no text is cut off on the
+    # right: CodeMirror would scroll it sideways, which no one does while presenting (instructor review 8)
+    (".reveal .jp-CodeCell .cm-content { white-space: pre-wrap; white-space: break-spaces;"
+     " word-break: break-word; overflow-wrap: anywhere; flex-shrink: 1; }"),
     # room on the right for reveal.js's arrows and slide number, so that they cover no text
     ".reveal .slides section { padding-right: 136px !important; box-sizing: border-box; }",
 ])
