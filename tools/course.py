@@ -272,7 +272,11 @@ def slide_types(cells: list) -> list[str]:
 # setup cell there comes first (RISE's default, "selected", starts at the selected cell's slide).
 # `transition`: RISE hands it to reveal.js (revealMode's list of options): "none" shows the next slide at once
 # (RISE's default slides it in, ~0.6 s, and until it has settled a click on a cell's prompt lands on reveal's
-# background layer instead; a projector shows no motion better either).
+# background layer instead; a projector shows no motion better either). `center`: False puts each slide at the
+# top of the screen, where reveal.js (RISE's default, True) centres it vertically and moves it whenever its height
+# changes: a click on a cell's prompt (instructor review 8: claim cell 30 of lecture 04, under cell 29 run) made
+# the cell active, the slide moved under the pointer, the mouseup landed on reveal's background, JupyterLab made
+# the first cell active, and RISE (following the active cell) went back to the title slide.
 HIDE_IN_SLIDES = ".jp-Notebook-footer"  # JupyterLab's "Click to add a cell." button, over the first title
 SETUP_FOLDED_PX = 120  # the setup cell's input in the slideshow, folded: it scrolls inside itself
 PROJECTOR_CSS = " ".join([
@@ -291,11 +295,15 @@ PROJECTOR_CSS = " ".join([
     # right: CodeMirror would scroll it sideways, which no one does while presenting (instructor review 8)
     (".reveal .jp-CodeCell .cm-content { white-space: pre-wrap; white-space: break-spaces;"
      " word-break: break-word; overflow-wrap: anywhere; flex-shrink: 1; }"),
+    # a slide that grows past the screen while on show (a cell run) scrolls: RISE sets a scroll bar only on
+    # entering a slide (its setScrollingSlide; the MutationObserver that would call it again watches `.output`,
+    # classic Jupyter's class, which JupyterLab's outputs do not have). 95vh: RISE's own height for a tall slide
+    ".reveal .slides section.present:not(:has(section)) { max-height: 95vh; overflow-y: auto; }",
     # room on the right for reveal.js's arrows and slide number, so that they cover no text
     ".reveal .slides section { padding-right: 136px !important; box-sizing: border-box; }",
 ])
 RISE = {"scroll": True, "overlay": f"<style>{PROJECTOR_CSS}</style>", "start_slideshow_at": "beginning",
-        "transition": "none"}
+        "transition": "none", "center": False}
 
 
 def set_slides(nb: nbformat.NotebookNode) -> None:
