@@ -2,6 +2,7 @@
 
 import re
 
+import nbformat
 import pytest
 
 from conftest import ROOT
@@ -11,6 +12,7 @@ from tools.course import (
     NAVIGATION_TAG,
     PREREQUISITE,
     SOLUTIONS,
+    class_copy,
     colab_badge,
     exercises_name,
     lecture_name,
@@ -428,3 +430,18 @@ def test_a_measuring_call_is_found():
     assert measuring_calls("x = utils.benchmark(f).median") == ["utils.benchmark"]
     assert measuring_calls("t0 = time.perf_counter()") == ["time.perf_counter"]
     assert measuring_calls("%%requires cuda\nimport torch") == ["%%requires cuda"]
+
+
+def test_class_copy_clears_outputs_only():
+    """`slides ... --clear` (instructor review 8: a fresh deck showed the predictions' answers): the copy for a
+    class has no outputs and no execution counts, the same code cells, and links that still reach notebooks/."""
+    lecture = read(LECTURES / "04_streams_cupy.ipynb")
+    before = nbformat.writes(lecture)
+    copy = class_copy(lecture)
+    assert nbformat.writes(lecture) == before, "the lecture itself is left as it is"
+    code = [c for c in copy.cells if c.cell_type == "code"]
+    assert [c.source for c in code] == [c.source for c in lecture.cells if c.cell_type == "code"]
+    assert all(not c.outputs and c.execution_count is None for c in code)
+    text = "\n".join(c.source for c in copy.cells if c.cell_type == "markdown")
+    assert "](../notebooks/05_debugging.ipynb)" in text and "](../exercises/" in text
+    assert not re.search(r"\]\((\d\d_|scripts/)", text)

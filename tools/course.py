@@ -202,12 +202,13 @@ def split_at_headings(cells: list) -> list:
 
 # One idea a slide, at a font legible from the back of a room (issue 37). A slide's height is estimated
 # from the cell's text at the slideshow's sizes (PROJECTOR_CSS, below), for a 1280x720 screen: a markdown line
-# of 24 px text wraps at about 90 characters and takes 36 px; a code line 18 px text, about 24 px; an output
-# shows at most OUTPUT_MAX_PX and scrolls inside its cell beyond. These are estimates: tests/test_browser.py
-# measures every core slide in Chromium.
+# of 24 px text wraps at about 90 characters and takes 36 px; a code line 18 px text, about 24 px, wraps at
+# CODE_CHARS; an output shows at most OUTPUT_MAX_PX and scrolls inside its cell beyond. These are estimates:
+# tests/test_browser.py measures every core slide in Chromium.
 SLIDE_PX = 560  # of the 720 px screen: RISE's scrolling threshold is 95%, and the controls take the corner
 MD_CHARS, MD_LINE_PX, MD_GAP_PX = 88, 36, 20  # a wrapped line of markdown, the space between paragraphs
 CODE_LINE_PX, CELL_PX, OUTPUT_MAX_PX = 24, 30, 216  # a code line, a cell's own padding, an output's cap
+CODE_CHARS = 95  # a code line wraps at about 96 characters (18 px monospace in a 1060 px editor, measured)
 
 
 def estimated_px(cell: nbformat.NotebookNode) -> int:
@@ -227,7 +228,8 @@ def estimated_px(cell: nbformat.NotebookNode) -> int:
     for output in cell.get("outputs", []):
         text = output.get("text", "") or "".join(output.get("data", {}).get("text/plain", ""))
         out += OUTPUT_MAX_PX if "image/png" in output.get("data", {}) else CODE_LINE_PX * len(text.splitlines())
-    return CODE_LINE_PX * len(cell.source.splitlines()) + CELL_PX + min(out, OUTPUT_MAX_PX)
+    lines = sum(max(1, -(-len(line) // CODE_CHARS)) for line in cell.source.splitlines())  # as wrapped
+    return CODE_LINE_PX * lines + CELL_PX + min(out, OUTPUT_MAX_PX)
 
 
 def slide_types(cells: list) -> list[str]:
@@ -270,7 +272,11 @@ def slide_types(cells: list) -> list[str]:
 # setup cell there comes first (RISE's default, "selected", starts at the selected cell's slide).
 # `transition`: RISE hands it to reveal.js (revealMode's list of options): "none" shows the next slide at once
 # (RISE's default slides it in, ~0.6 s, and until it has settled a click on a cell's prompt lands on reveal's
-# background layer instead; a projector shows no motion better either).
+# background layer instead; a projector shows no motion better either). `center`: False puts each slide at the
+# top of the screen, where reveal.js (RISE's default, True) centres it vertically and moves it whenever its height
+# changes: a click on a cell's prompt (instructor review 8: claim cell 30 of lecture 04, under cell 29 run) made
+# the cell active, the slide moved under the pointer, the mouseup landed on reveal's background, JupyterLab made
+# the first cell active, and RISE (following the active cell) went back to the title slide.
 HIDE_IN_SLIDES = ".jp-Notebook-footer"  # JupyterLab's "Click to add a cell." button, over the first title
 SETUP_FOLDED_PX = 120  # the setup cell's input in the slideshow, folded: it scrolls inside itself
 PROJECTOR_CSS = " ".join([
@@ -285,11 +291,19 @@ PROJECTOR_CSS = " ".join([
     # the setup cell (on the slide of the lecture's title, its only h1): folded, it scrolls inside itself
     (".reveal .slides section:not(:has(section)):has(h1) .jp-CodeCell .jp-InputArea-editor"
      f" {{ max-height: {SETUP_FOLDED_PX - 20}px; overflow-y: auto; }}"),
+    # a long code line wraps inside its cell (as CodeMirror's lineWrapping does), so no text is cut off on the
+    # right: CodeMirror would scroll it sideways, which no one does while presenting (instructor review 8)
+    (".reveal .jp-CodeCell .cm-content { white-space: pre-wrap; white-space: break-spaces;"
+     " word-break: break-word; overflow-wrap: anywhere; flex-shrink: 1; }"),
+    # a slide that grows past the screen while on show (a cell run) scrolls: RISE sets a scroll bar only on
+    # entering a slide (its setScrollingSlide; the MutationObserver that would call it again watches `.output`,
+    # classic Jupyter's class, which JupyterLab's outputs do not have). 95vh: RISE's own height for a tall slide
+    ".reveal .slides section.present:not(:has(section)) { max-height: 95vh; overflow-y: auto; }",
     # room on the right for reveal.js's arrows and slide number, so that they cover no text
     ".reveal .slides section { padding-right: 136px !important; box-sizing: border-box; }",
 ])
 RISE = {"scroll": True, "overlay": f"<style>{PROJECTOR_CSS}</style>", "start_slideshow_at": "beginning",
-        "transition": "none"}
+        "transition": "none", "center": False}
 
 
 def set_slides(nb: nbformat.NotebookNode) -> None:
@@ -416,23 +430,51 @@ def sync(path: Path) -> bool:
     return True
 
 
-def present_lectures(path: str, numbers: list[str]) -> None:
-    """`python -m tools.course slides short|core|all [NN ...]`: the lectures' slides show that path."""
+CLASS = ROOT / "class"  # `slides ... --clear`: the lectures' copies for a class, outputs cleared (git ignores it)
+
+
+def class_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A lecture for a class (instructor review 8): every output and execution count cleared, so that a
+    prediction's answer (a ✓ line, a stored result) is not on the screen before the cell runs; the code
+    cells' text as it is. Its links point back into notebooks/, since the copy lives in class/.
+    Without a GPU the skipped cells still show the reference: utils reads it from notebooks/, untouched."""
+    copy = nbformat.reads(nbformat.writes(nb), as_version=4)
+    for cell in copy.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        elif cell.cell_type == "markdown":
+            cell.source = re.sub(r"\]\((?=\d\d_[\w]+\.ipynb|scripts/)", "](../notebooks/", cell.source)
+    return copy
+
+
+def present_lectures(path: str, numbers: list[str], clear: bool = False) -> None:
+    """`python -m tools.course slides short|core|all [NN ...] [--clear]`: the lectures' slides show that
+    path; with --clear in a copy under class/, outputs cleared, and notebooks/ is left as it is."""
     for lecture in notebooks(LECTURES):
         if not numbers or lecture.name[:2] in numbers:
             nb = read(lecture)
             present(nb, path)
+            shown = "everything" if path == "all" else f"the {path} path"
+            if clear:
+                CLASS.mkdir(exist_ok=True)
+                target = CLASS / lecture.name
+                write(class_copy(nb), target)
+                print(f"{target.relative_to(ROOT)}: the slides show {shown}, outputs cleared (open "
+                      f"/rise/class/{lecture.name}; notebooks/ is unchanged)")
+                continue
             write(nb, lecture)
-            shown = "everything, as committed" if path == "all" else f"the {path} path"
+            shown = "everything, as committed" if path == "all" else shown
             print(f"{lecture.relative_to(ROOT)}: the slides show {shown}")
 
 
 USAGE = ("usage: python -m tools.course sync\n"
-         "       python -m tools.course slides short|core|all [NN ...]   (all: as committed)")
+         "       python -m tools.course slides short|core|all [NN ...] [--clear]   (all: as committed;\n"
+         "         --clear: a copy in class/ without outputs, for a class; notebooks/ unchanged)")
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["slides"] and sys.argv[2:3] and sys.argv[2] in PATHS:
-        present_lectures(sys.argv[2], sys.argv[3:])
+        args = sys.argv[3:]
+        present_lectures(sys.argv[2], [a for a in args if a != "--clear"], clear="--clear" in args)
         sys.exit(0)
     if sys.argv[1:] != ["sync"]:
         sys.exit(USAGE)
