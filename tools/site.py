@@ -25,7 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-from tools.course import EXERCISES, INSTRUCTORS, LECTURES, ROOT, SETTINGS, SOLUTIONS, exercises_name, notebooks, title
+from tools.course import (EXERCISES, INSTRUCTORS, LECTURES, ROOT, SOLUTIONS, exercises_name, notebooks, repo_slug,
+                          title)
 
 CONF = ROOT / "site"  # conf.py and _static/
 BUILD = ROOT / "build" / "site"
@@ -35,7 +36,7 @@ COMMAND = "python -m tools.site"  # the one documented command (README.md, CONTR
 
 def site_url() -> str:
     """Where GitHub Pages publishes the site of the repository named in the settings."""
-    owner, name = SETTINGS["repository"].removeprefix("https://github.com/").rstrip("/").split("/")
+    owner, name = repo_slug().split("/")
     return f"https://{owner.lower()}.github.io/{name}/"
 
 
