@@ -25,8 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from tools.course import (EXERCISES, INSTRUCTORS, LECTURES, ROOT, SOLUTIONS, exercises_name, notebooks, repo_slug,
-                          title)
+from tools.course import EXERCISES, INSTRUCTORS, LECTURES, ROOT, SOLUTIONS, exercises_name, notebooks, repo_slug, title
 
 CONF = ROOT / "site"  # conf.py and _static/
 BUILD = ROOT / "build" / "site"
