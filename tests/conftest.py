@@ -1,5 +1,6 @@
 """Make the repository's root importable (utils, tools) for every test."""
 
+import linecache
 import os
 import shutil
 import sys
@@ -25,6 +26,12 @@ sys.path.insert(0, str(ROOT))
 import utils
 
 # Claims are strict here and in every notebook nbval runs: tools/pytest_plugin.py (loaded by pyproject.toml).
+
+# Without a GPU, Triton's kernels (notebook 09) run through its interpreter, as the solutions notebook sets up before
+# it imports Triton.  Triton reads TRITON_INTERPRET when a function is decorated, its own library functions (tl.max,
+# tl.sum) too, at its import: so before anything here imports it (utils.device.triton_status does, for `_unmet`).
+if not utils.has_cuda():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 gpu = pytest.mark.skipif(not utils.has_cuda(), reason=f"needs a CUDA GPU: {utils.cuda_status().reason}")
 host = pytest.mark.host  # the same on every machine: CI runs it; on a GPU only with --host-tests
@@ -109,7 +116,10 @@ def definitions_of(path: Path, names: list[str]) -> list:
     namespace: dict = {}
     for n, cell in enumerate(read(path).cells):
         if cell.cell_type == "code" and DEFINITION_TAGS & set(cell.get("metadata", {}).get("tags", [])):
-            source = compile(cell.source, f"{path.parent.name}/{path.name}, cell {n}", "exec")
+            name = f"{path.parent.name}/{path.name}, cell {n}"
+            # kept where inspect finds it, as IPython keeps a cell's source: @triton.jit reads its function's source
+            linecache.cache[name] = (len(cell.source), None, cell.source.splitlines(keepends=True), name)
+            source = compile(cell.source, name, "exec")
             exec(source, namespace)  # noqa: S102 (the notebook's own cells, as Jupyter runs them)
     missing = [name for name in names if name not in namespace]
     assert not missing, f"{path.name} defines no {missing} in its cells tagged {sorted(DEFINITION_TAGS)}"

@@ -292,6 +292,52 @@ def test_widened_makes_each_stream_the_answer_switches_to_start_late():
     assert seen.item() == 0.0 and x.item() == 1.0
 
 
+def test_late_at_each_entry_makes_a_given_stream_late_at_every_entry_and_restores_cupy(monkeypatch):
+    """Each `with s:` and s.use() of a listed stream queues one spin there first (the spin's own entry is not
+    counted); other streams none; CuPy's methods are as they were afterwards (a stand-in for CuPy: no GPU here)."""
+    from types import SimpleNamespace
+
+    from utils.exercises import streams
+
+    done: list[tuple[str, int]] = []
+
+    class Stream:
+        def __init__(self, ptr: int) -> None:
+            self.ptr = ptr
+
+        def __enter__(self):
+            done.append(("enter", self.ptr))
+            return self
+
+        def __exit__(self, *exc):
+            done.append(("exit", self.ptr))
+
+        def use(self):
+            done.append(("use", self.ptr))
+            return self
+
+    def spin(seconds, stream):
+        done.append(("spin", stream.ptr))
+        with stream:
+            pass
+
+    fake = SimpleNamespace(cuda=SimpleNamespace(stream=SimpleNamespace(_BaseStream=Stream)))
+    monkeypatch.setattr(streams, "_cupy_or_none", lambda: fake)
+    monkeypatch.setattr(streams, "cupy_sleep", spin)
+    enter, use = Stream.__enter__, Stream.use
+    s, other = Stream(1), Stream(2)
+    with streams.late_at_each_entry(5.0, (s,)):
+        with s:
+            pass
+        other.use()
+        s.use()
+        with other:
+            pass
+    assert [what for what in done if what[0] == "spin"] == [("spin", 1), ("spin", 1)]
+    assert done[:4] == [("spin", 1), ("enter", 1), ("exit", 1), ("enter", 1)]
+    assert (Stream.__enter__, Stream.use) == (enter, use)
+
+
 @gpu
 def test_widened_leaves_a_capturing_stream_alone():
     """An answer that captures a graph inside the widened block: a sleep queued during the capture would be

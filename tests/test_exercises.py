@@ -28,7 +28,7 @@ import torch
 import utils
 from conftest import AT_ONCE, ROOT, cpu_only, definitions_of, gpu, host, named, untimed
 from tools import make_exercises
-from tools.course import EXERCISES, SOLUTIONS, notebooks, read
+from tools.course import EXERCISES, SOLUTIONS, exercises_name, lecture_name, notebooks, read
 from tools.make_exercises import (
     CHECK_TAG,
     DISCUSSION_TAG,
@@ -64,9 +64,23 @@ def ids(path):
 # The solutions pass: nbval runs every check cell of solutions/ (a check that fails raises, and fails
 # the cell).  The stubs say TODO: the Run All test below reads every check cell of exercises/.  Here:
 # every other right answer passes, every wrong answer fails with a hint.
+def _unmet(ex: Exercise) -> list:
+    """A skip mark where the check needs what this machine lacks besides a GPU (`requires`: Triton, say)."""
+    from utils.cells import missing
+
+    reason = missing(list(ex.requires)) if ex.requires else None
+    return [pytest.mark.skip(reason=reason)] if reason else []
+
+
+def _unmet_named(what: str) -> bool:
+    from utils.cells import missing
+
+    return bool(missing([what]))
+
+
 def _cases():
     for ex in REGISTRY:
-        marks = [gpu] if ex.gpu else []
+        marks = ([gpu] if ex.gpu else []) + _unmet(ex)
         for what, answer in ex.wrong.items():
             yield pytest.param(ex, "wrong", what, answer, marks=marks, id=f"{ex.key}: wrong: {what}")
         for what, answer in ex.also_right.items():
@@ -85,6 +99,8 @@ SIDE_BY_SIDE = {ex.key for ex in REGISTRY if ex.fresh_processes}
 # Their wrong answers that a CPU can see are WRONG_ON_CPU in utils/exercises/answers/nbNN.py.
 CPU_PART = {ex.key: ex.cpu_checks for ex in REGISTRY if ex.gpu and ex.cpu_checks is not None}
 CPU_PART_EXERCISES = [ex for ex in REGISTRY if ex.key in CPU_PART]
+# ...those whose CPU part can run here (Triton's interpreter, for one, needs Triton installed)
+CPU_PART_HERE = [pytest.param(ex, marks=_unmet(ex), id=ex.key) for ex in CPU_PART_EXERCISES]
 
 
 @dataclass
@@ -182,7 +198,8 @@ def _malformed(ex: Exercise) -> dict:
     return {f"malformed: {what}": answer for what, answer in MALFORMED.items() if what in SHORT_MALFORMED or not short}
 
 
-@pytest.mark.parametrize("ex, what", [pytest.param(ex, what, marks=[gpu] if ex.gpu else [], id=f"{ex.key}: {what}")
+@pytest.mark.parametrize("ex, what", [pytest.param(ex, what, marks=([gpu] if ex.gpu else []) + _unmet(ex),
+                                                  id=f"{ex.key}: {what}")
                                       for ex in REGISTRY for what in MALFORMED
                                       if f"malformed: {what}" in _malformed(ex)])
 def test_no_check_crashes_on_a_malformed_answer(ex, what, request):
@@ -218,8 +235,7 @@ def test_every_check_cell_is_registered_and_every_registered_check_has_its_cell(
 @host
 @pytest.mark.parametrize("ex", REGISTRY, ids=lambda ex: ex.key)
 def test_each_registered_exercise_is_a_tagged_function_of_its_notebooks(ex):
-    for folder in (SOLUTIONS, EXERCISES):
-        path = folder / f"{ex.notebook}.ipynb"
+    for path in (SOLUTIONS / f"{ex.notebook}.ipynb", EXERCISES / exercises_name(f"{ex.notebook}.ipynb")):
         defined = {node.name for cell in cells_tagged(read(path), EXERCISE_TAG)
                    for node in ast.parse(cell.source).body
                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
@@ -384,8 +400,11 @@ def test_run_all_on_an_untouched_exercise_ends_without_a_traceback(path, untouch
     for cell in cells_tagged(nb, CHECK_TAG):
         ((_, check, _),) = check_calls(cell)
         text = "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
-        todo = f"TODO {registered[f'{path.stem}:{check}'].title}: not done yet (it still raises NotImplementedError)"
-        skipped = text.startswith("skipped (needs cuda)") and not utils.has_cuda()
+        key = f"{lecture_name(path.name).removesuffix('.ipynb')}:{check}"  # the registry's notebook: NN_topic
+        todo = f"TODO {registered[key].title}: not done yet (it still raises NotImplementedError)"
+        needs = registered[key].requires  # e.g. Triton: where it is missing, the check says so
+        skipped = (text.startswith("skipped (needs cuda)") and not utils.has_cuda()) or any(
+            text.startswith(f"skipped (needs {what})") and _unmet_named(what) for what in needs)
         assert text.splitlines() == [todo] or skipped, f"{cell.source}\n-> {text}"
 
 
@@ -408,7 +427,8 @@ def test_a_stale_exercise_is_detected(tmp_path):
     nb = read(nb_path)
     next(c for c in nb.cells if c.cell_type == "code").source += "\n# changed"
     nbformat.write(nb, nb_path)
-    assert make_exercises.stale(solutions, exercises) == [f"{nb_path.name}: differs from what its solution gives"]
+    assert make_exercises.stale(solutions, exercises) == [
+        f"{exercises_name(nb_path.name)}: differs from what its solution gives"]
 
 
 @host
@@ -507,7 +527,7 @@ def test_check_reports_a_missing_tag(tmp_path):
     solutions, exercises = tmp_path / "solutions", tmp_path / "exercises"
     for folder, copy in ((SOLUTIONS, solutions), (EXERCISES, exercises)):
         copy.mkdir()
-        shutil.copy(folder / "00_setup.ipynb", copy)
+        shutil.copy(folder / ("00_setup.ipynb" if folder == SOLUTIONS else exercises_name("00_setup.ipynb")), copy)
     assert make_exercises.problems(solutions, exercises) == []
     path = solutions / "00_setup.ipynb"
     nb = read(path)
@@ -639,7 +659,7 @@ def test_the_cpu_parts_are_of_gpu_checks_and_have_their_wrong_answers_named():
 
 
 @cpu_only
-@pytest.mark.parametrize("ex", CPU_PART_EXERCISES, ids=lambda ex: ex.key)
+@pytest.mark.parametrize("ex", CPU_PART_HERE)
 def test_without_a_gpu_the_solution_passes_the_cpu_part_and_the_rest_is_left_for_a_gpu(ex):
     (solution,) = definitions_of(SOLUTIONS / f"{ex.notebook}.ipynb", [ex.name])
     _left_for_a_gpu(ex, _on_this_cpu(ex, solution), cpu_checks=CPU_PART[ex.key])
@@ -647,12 +667,13 @@ def test_without_a_gpu_the_solution_passes_the_cpu_part_and_the_rest_is_left_for
 
 def _cpu_cases():
     for ex in CPU_PART_EXERCISES:
+        marks = _unmet(ex)
         for what, answer in ex.wrong.items():
-            yield pytest.param(ex, "wrong", what, answer, id=f"{ex.key}: wrong: {what}")
+            yield pytest.param(ex, "wrong", what, answer, marks=marks, id=f"{ex.key}: wrong: {what}")
         for what, answer in ex.also_right.items():
-            yield pytest.param(ex, "right", what, answer, id=f"{ex.key}: also right: {what}")
+            yield pytest.param(ex, "right", what, answer, marks=marks, id=f"{ex.key}: also right: {what}")
         for what, answer in MALFORMED.items():
-            yield pytest.param(ex, "malformed", what, answer, id=f"{ex.key}: malformed: {what}")
+            yield pytest.param(ex, "malformed", what, answer, marks=marks, id=f"{ex.key}: malformed: {what}")
 
 
 @cpu_only

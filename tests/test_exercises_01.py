@@ -259,3 +259,14 @@ def test_block_memory_s_hints_point_at_the_mistake(what, hint):
     with pytest.raises(ExerciseFailed) as failed:
         nb01.check_block_memory(WRONG_BLOCKS[what])
     assert str(failed.value).endswith(f"hint: {hint}"), str(failed.value)
+
+
+@host
+def test_the_bound_on_a_loops_memory_allows_one_small_segment_and_nothing_in_the_large_pool():
+    """check_batches_without_growth's slack is the allocator's own: one segment of the small pool (where a right loop
+    keeps its 0-d sums, and a batch of 1 MiB or less), none in the large pool, whose segments are 10 MiB or more (20
+    MiB under 10 MiB): no block a right loop makes beside its batches needs one."""
+    with inside_check():
+        assert nb01.SLACK == {"large": 0, "small": nb01.block_and_segment(1)[1]} == {"large": 0, "small": 2 * 2**20}
+        assert nb01.block_and_segment(2**20)[2] == "small" and nb01.block_and_segment(2**20 + 1)[2] == "large"
+        assert min(nb01.block_and_segment(n)[1] for n in (2**20 + 1, 10 * 2**20 - 1, 10 * 2**20)) == 10 * 2**20

@@ -21,19 +21,23 @@ from utils.exercises import ExerciseFailed, cuda_on_cpu, inside_check, nb05
 from utils.exercises.properties import st
 
 
-# ---------------------------------------------------------------- exercise 1: the scripts and their failing lines
-def _run_here(script: str) -> tuple[list[int], str]:
-    """Run a script in this process on the CPU, as DEVICE=cpu would: the lines of forward() in the traceback of
-    what it raised, and what it printed."""
+# ---------------------------------------------------------------- exercise 1: the notebooks and their failing cells
+def _run_here(cells: list[str]) -> tuple[list[tuple[int, int]], str]:
+    """Run a notebook's cells in this process on the CPU, as DEVICE=cpu would, each compiled under a name of its
+    own in one namespace (as a kernel runs them): the (cell, line) of each frame of a cell's own code (`<module>`)
+    in the traceback of what they raised, and what they printed."""
     printed = io.StringIO()
     saved = os.environ.get("DEVICE")
     os.environ["DEVICE"] = "cpu"
+    namespace = {"__name__": "__cells__"}
     try:
         with torch.random.fork_rng(devices=[]), contextlib.redirect_stdout(printed):
-            exec(compile(script, "<script>", "exec"), {"__name__": "__script__"})  # noqa: S102 -- the oracle
+            for n, cell in enumerate(cells, 1):
+                exec(compile(cell, f"<cell {n}>", "exec"), namespace)  # noqa: S102 -- the oracle
     except IndexError as error:
         frames = traceback.extract_tb(error.__traceback__)
-        return [f.lineno for f in frames if f.filename == "<script>" and f.name == "forward"], printed.getvalue()
+        return [(int(f.filename[6:-1]), f.lineno) for f in frames
+                if f.filename.startswith("<cell ") and f.name == "<module>"], printed.getvalue()
     finally:
         if saved is None:
             del os.environ["DEVICE"]
@@ -45,45 +49,63 @@ def _run_here(script: str) -> tuple[list[int], str]:
 @host
 @pytest.mark.parametrize("case", [(0, 0), (1, 0), (17, 30), (123456, 11), (816, 0), (816, 1)],
                          ids=str)
-def test_the_failing_line_is_where_the_script_raises_on_the_cpu(case):
-    script = nb05.failing_script(*case)
-    lines, printed = _run_here(script)
-    assert lines, "the script did not fail"
-    assert printed.startswith("step 0: loss "), "step 0 is fine"
+def test_the_failing_cell_is_where_the_cells_raise_on_the_cpu(case):
+    cells = nb05.failing_notebook(*case)
+    places, printed = _run_here(cells)
+    assert places, "the cells did not fail"
+    assert printed == "", "nothing printed: the last cell, which prints, never ran"
     with inside_check():
-        assert nb05.failing_line(*case) == lines[-1]
+        step, _ = nb05._first_bad_lookup(*case)
+        assert nb05.failing_cell(*case) == places[-1]
+    assert step >= 1, "step 0 is fine"
 
 
 @host
-def test_the_two_scripts_alike_differ_in_their_seed_alone_and_fail_at_other_lines_and_depths():
+def test_the_cells_are_a_script_line_for_line_and_end_without_a_newline():
+    """Joined with one newline, the cells are one script whose lines are the cells' lines in order (what the
+    solution counts back from), and no cell ends with a newline, as the task says."""
+    cells = nb05.failing_notebook(3, 2)
+    assert not any(cell.endswith("\n") for cell in cells)
+    assert "\n".join(cells).splitlines() == [line for cell in cells for line in cell.splitlines()]
+    assert len(cells) == nb05.FIRST_STEP_CELL + nb05.STEPS and ".item()" in cells[-1]
+
+
+@host
+def test_the_two_notebooks_alike_differ_in_their_seed_alone_and_fail_at_other_places_and_depths():
     with inside_check():
-        (first, second) = nb05._scripts_alike()
-        lines = nb05.failing_line(*first), nb05.failing_line(*second)
-    one, other = nb05.failing_script(*first).splitlines(), nb05.failing_script(*second).splitlines()
-    assert [n for n, (a, b) in enumerate(zip(one, other)) if a != b] == [one.index(next(
-        line for line in one if line.startswith("data = random.Random(")))]
-    assert lines[0] != lines[1]
-    assert one[lines[0] - 1].strip().split(" = ")[1].startswith("pooled(")  # two helpers deep
-    assert other[lines[1] - 1].strip().split(" = ")[1].startswith("users(")  # forward()'s own call of a module
+        (first, second) = nb05._notebooks_alike()
+        places = nb05.failing_cell(*first), nb05.failing_cell(*second)
+    one, other = nb05.failing_notebook(*first), nb05.failing_notebook(*second)
+    assert [n for n, (a, b) in enumerate(zip(one, other)) if a != b] == [0]  # the setup cell: its seed
+    assert [n for n, (a, b) in enumerate(zip(one[0].splitlines(), other[0].splitlines())) if a != b] == [12]
+    assert places[0] != places[1]
+
+    def said(cells, place):
+        return cells[place[0] - 1].splitlines()[place[1] - 1].strip().split(" = ")[1]
+
+    assert said(one, places[0]).startswith("pooled(")  # two helpers deep
+    assert said(other, places[1]).startswith("users(")  # a step cell's own call of a module
     (step, failing), *later = nb05._bad_draws(*first)
-    assert step >= 2, "a replay of steps 0 and 1 alone, or a run of two steps, finds no failure"
+    assert step >= 2, "a replay of steps 0 and 1 alone, or a run of two step cells, finds no failure"
     assert any(k < failing for _, k in later), "a lookup written earlier draws a bad id later in time"
 
 
 @host
-def test_the_hints_for_a_line_next_to_the_lookup_say_how_lines_are_counted():
+def test_the_hints_for_a_place_next_to_the_lookup_say_how_cells_and_lines_are_counted():
     with inside_check():
-        want = nb05.failing_line(0, 0)
-    text = nb05.failing_script(0, 0).splitlines()
-    assert "the first line of the script is line 1" in nb05._line_hint(text, want - 1, want)
-    below = nb05._line_hint(text, want + 1, want)  # a line added at the script's top, run on the CPU
-    assert "from 1" in below and "GPU" not in below
+        cell, line = nb05.failing_cell(0, 0)
+    cells = nb05.failing_notebook(0, 0)
+    counted = "the first cell is cell 1, and a cell's first line is line 1"
+    assert counted in nb05._cell_hint(cells, (cell, line - 1), (cell, line))
+    assert counted in nb05._cell_hint(cells, (cell - 1, line), (cell, line))
+    assert "helper" in nb05._cell_hint(cells, (2, 2), (cell, line))
+    assert "GPU runs behind" in nb05._cell_hint(cells, (len(cells), 1), (cell, line))
 
 
 @host
-def test_failing_line_is_a_reference():
+def test_failing_cell_is_a_reference():
     with pytest.raises(RuntimeError, match="reference"):
-        nb05.failing_line(0, 0)
+        nb05.failing_cell(0, 0)
 
 
 # ---------------------------------------------------------------- exercise 2: first_bad, Blind
@@ -142,6 +164,27 @@ def test_blind_lets_python_indexing_count_from_the_end_and_stops_assert_async():
         torch._assert_async(torch.tensor(True))
         with pytest.raises(nb05.Launched, match="_assert_async"):
             torch._assert_async(torch.tensor(False))
+
+
+@host
+def test_blinds_own_reads_of_the_indices_reach_no_mode_below_it():
+    """On a GPU the modes that make the answer's streams late sit below Blind (_call_index_add_on_gpu): a sleep they
+    queued for Blind's own reads would be waited for by Blind's bool(), and the operation would then run on time.
+    Only the answer's operation reaches them."""
+    from torch.overrides import TorchFunctionMode
+
+    seen: list[str] = []
+
+    class Below(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", ""))
+            return func(*args, **(kwargs or {}))
+
+    table, index, ones = torch.zeros(5, 3), torch.tensor([0, 4, 1]), torch.ones(3, 3)
+    with Below(), nb05.Blind():
+        table.index_add(0, index, ones)
+        torch._assert_async(torch.tensor(True))
+    assert seen == ["index_add", "tensor"], seen
 
 
 @host
@@ -265,6 +308,14 @@ def _stream_synchronize():
     torch.cuda.current_stream().synchronize()
 
 
+def _indexed_by_a_gpu_scalar():  # PyTorch reads a 0-d integer index on the host (.item()), then selects
+    return GPU_X[GPU_Y.flatten().int().argmax()]
+
+
+def _indexed_by_a_host_scalar():  # a 0-d index made on the host: nothing to read from the GPU
+    return GPU_X[torch.tensor(2), 0]
+
+
 @host
 @pytest.mark.parametrize("fn, said", [
     (_item, ".item()"), (_if_on_a_tensor, "bool() of a tensor (an `if`, `not`, `and`)"),
@@ -280,6 +331,7 @@ def _stream_synchronize():
     (_typed_as_a_gpu_tensor, "a host value copied to the GPU"),
     (_device_synchronize, "torch.cuda.synchronize()"), (_event_synchronize, "a stream's or an event's synchronize()"),
     (_stream_synchronize, "a stream's or an event's synchronize()"),
+    (_indexed_by_a_gpu_scalar, "a GPU tensor of one value used as an index"),
 ], ids=lambda v: v.__name__ if callable(v) else None)
 def test_host_waits_notes_each_wait_once_and_where(fn, said):
     waits = _waits(fn)
@@ -312,7 +364,7 @@ def test_a_copy_to_the_host_leaves_the_gpu_tensor_on_the_gpu(copy):  # the CPU's
 
 @host
 @pytest.mark.parametrize("fn", [_on_the_gpu_only, _host_values_only, _boolean_mask_filled_with_a_number,
-                                _empty_copied_to_the_host, _empty_copied_to_the_gpu],
+                                _empty_copied_to_the_host, _empty_copied_to_the_gpu, _indexed_by_a_host_scalar],
                          ids=lambda fn: fn.__name__)
 def test_host_waits_notes_nothing_where_no_gpu_value_reaches_the_host(fn):
     assert _waits(fn) == []

@@ -385,6 +385,23 @@ def test_every_kind_of_wait_shows(wait, call, says):
 
 
 @host
+def test_reading_a_run_scans_its_trace_a_fixed_number_of_times_however_many_steps(monkeypatch):
+    """A polling answer's trace holds hundreds of thousands of query() calls: read once per step (41 ranges), it took
+    longer than the run (the fourth adversary's polling answer: more than 25 s on an H200).  The wait found is the
+    same either way (test_every_kind_of_wait_shows)."""
+    scans = []
+    events = nb08.profiling.events
+    monkeypatch.setattr(nb08.profiling, "events", lambda *a: scans.append(a[1:]) or events(*a))
+    few, many = _run_trace(steps=4, wait="polls"), _run_trace(steps=40, wait="polls")
+    counts = []
+    for trace, calls in ((few, CALLS), (many, [f"step {k + 1}" for k in range(40)] + ["losses()"])):
+        scans.clear()
+        assert nb08.first_wait(trace, calls).startswith("step 3 was still running"), nb08.first_wait(trace, calls)
+        counts.append(len(scans))
+    assert counts[0] == counts[1] <= 8, counts
+
+
+@host
 def test_a_synchronizing_call_of_another_thread_is_not_the_steps():
     trace = _run_trace()
     trace["traceEvents"].append({**_call("cudaStreamSynchronize", 3 * MS + 100, 50, 950), "tid": 2})

@@ -2,6 +2,7 @@
 
 import re
 
+import nbformat
 import pytest
 
 from conftest import ROOT
@@ -11,7 +12,10 @@ from tools.course import (
     NAVIGATION_TAG,
     PREREQUISITE,
     SOLUTIONS,
+    class_copy,
     colab_badge,
+    exercises_name,
+    lecture_name,
     navigation,
     notebooks,
     read,
@@ -48,9 +52,14 @@ def test_anatomy(path):
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
 def test_lectures_end_with_takeaways_and_links(path):
-    takeaways = read(path).cells[-2]
-    assert takeaways.cell_type == "markdown" and "## Takeaways" in takeaways.source
-    assert f"../exercises/{path.name}" in takeaways.source or not (EXERCISES / path.name).exists()
+    """The last section is the Takeaways (in one markdown cell or several: a slide each), then the way on."""
+    cells = read(path).cells
+    start = max(n for n, c in enumerate(cells) if c.cell_type == "markdown" and c.source.startswith("## "))
+    takeaways = cells[start:-1]
+    assert takeaways[0].source.startswith("## Takeaways") and all(c.cell_type == "markdown" for c in takeaways)
+    exercises = exercises_name(path.name)
+    assert (f"../exercises/{exercises}" in "\n".join(c.source for c in takeaways)
+            or not (EXERCISES / exercises).exists())
 
 
 @pytest.mark.parametrize("path", notebooks(SOLUTIONS, EXERCISES), ids=ids)
@@ -60,7 +69,7 @@ def test_each_exercise_notebook_leads_back_to_its_lecture_and_on_to_the_next(pat
     last = read(path).cells[-1]
     assert NAVIGATION_TAG in last.metadata.get("tags", []) and last.source == exercises_navigation(path), (
         "python -m tools.course sync, then python -m tools.make_exercises")
-    assert f"](../notebooks/{path.name})" in last.source
+    assert f"](../notebooks/{lecture_name(path.name)})" in last.source
 
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
@@ -81,14 +90,14 @@ def test_each_lecture_leads_on(path):
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
 def test_each_lecture_is_a_slideshow_a_section_a_slide(path):
     """RISE's slide metadata (tools/course.py, written by sync): the title and each section a slide,
-    each subsection a subslide, the setup cell on the title slide; every heading begins a cell."""
-    from tools.course import RISE, slide_type, split_at_headings
+    each subsection, and each new idea, a subslide, the setup cell on the title slide; every heading begins a cell."""
+    from tools.course import RISE, slide_types, split_at_headings
 
     nb = read(path)
     assert len(split_at_headings(list(nb.cells))) == len(nb.cells), (
         "a markdown cell holds a section heading after other text: python -m tools.course sync")
     got = [c.metadata.get("slideshow", {}).get("slide_type") for c in nb.cells]
-    assert got == [slide_type(c) for c in nb.cells], "python -m tools.course sync"
+    assert got == slide_types(nb.cells), "python -m tools.course sync"
     first_code = next(n for n, c in enumerate(nb.cells) if c.cell_type == "code")
     assert got[first_code] != "skip", "the setup cell is shown, so that an instructor runs it first (issue 37)"
     assert got.count("slide") >= 5 and got[0] == "slide"
@@ -151,6 +160,7 @@ def test_the_slides_switch_presents_the_short_path_the_core_path_or_everything()
         shown[path] = [c.metadata.slideshow.slide_type for c in nb.cells]
     assert shown["short"] == ["slide", "-", "slide", "-", "skip", "skip", "skip", "skip", "slide", "-"]
     assert shown["core"] == ["slide", "-", "slide", "-", "subslide", "-", "skip", "skip", "slide", "-"]
+    assert synced == ["slide", "-", "slide", "-", "subslide", "-", "slide", "-", "slide", "-"]
     assert shown["all"] == synced
 
 
@@ -179,17 +189,59 @@ def test_a_lecture_tells_a_student_without_a_gpu_where_to_run_it(path):
     assert NO_GPU in read(path).cells[0].source, "python -m tools.course sync"
 
 
-def test_slide_types_follow_the_headings():
+@pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
+def test_a_fresh_lecture_says_its_outputs_are_the_reference_runs(path):
+    """Issue 37: opened fresh, a lecture shows the reference run's outputs; the markdown cell under its setup
+    cell (tools/course.py's reference_note, written by sync and by tools.reference when it stamps) names the
+    run's GPU and date from the stamp, in JupyterLab, its slides, Colab and GitHub alike."""
+    from tools.course import REFERENCE_NOTE_TAG, reference_note
+
+    nb = read(path)
+    first_code = next(n for n, c in enumerate(nb.cells) if c.cell_type == "code")
+    note = nb.cells[first_code + 1]
+    assert note.cell_type == "markdown" and REFERENCE_NOTE_TAG in note.metadata.get("tags", []), (
+        "python -m tools.course sync")
+    assert note.source == reference_note(nb), "python -m tools.course sync"
+    assert [c for c in nb.cells if REFERENCE_NOTE_TAG in c.metadata.get("tags", [])] == [note]
+    stamp = nb.metadata.get("course", {}).get("reference_run")
+    if stamp is not None:
+        assert stamp["gpu"] in note.source and stamp["date"] in note.source
+
+
+def test_the_reference_note_follows_the_stamp():
+    """A stamp's GPU and date (and versions) are in the note; without a stamp it says so; sync adds it once."""
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    from tools.course import REFERENCE_NOTE_TAG, reference_note, set_reference_note
+
+    nb = new_notebook(cells=[new_markdown_cell("# Title"), new_code_cell("setup"), new_code_cell("import x")])
+    set_reference_note(nb)
+    assert "not from the course's reference run yet" in nb.cells[2].source
+    nb.metadata["course"] = {"reference_run": {"gpu": "NVIDIA H200", "date": "2026-11-28", "torch": "2.11.0",
+                                               "cupy": None}}
+    set_reference_note(nb)
+    assert len(nb.cells) == 4 and REFERENCE_NOTE_TAG in nb.cells[2].metadata.tags
+    assert nb.cells[2].source == reference_note(nb)
+    assert "NVIDIA H200 (PyTorch 2.11.0) on 2026-11-28" in nb.cells[2].source
+
+
+def test_slide_types_follow_the_headings_and_the_ideas_and_fit_a_screen():
+    """A heading begins a slide or subslide; a markdown cell after code begins a subslide (a new idea);
+    a cell that would make its slide taller than a screen (estimated) begins one."""
     from nbformat.v4 import new_code_cell, new_markdown_cell
 
-    from tools.course import slide_type, split_at_headings
+    from tools.course import SLIDE_PX, estimated_px, slide_types, split_at_headings
 
     cells = split_at_headings([new_markdown_cell("# Title"), new_code_cell("x = 1"),
                                new_markdown_cell("text\n\n## 1. A section\nmore\n### 1.1 A part"),
                                new_code_cell("y = 2")])
     assert [c.source for c in cells] == ["# Title", "x = 1", "text", "## 1. A section\nmore", "### 1.1 A part",
                                          "y = 2"]
-    assert [slide_type(c) for c in cells] == ["slide", "-", "-", "slide", "subslide", "-"]
+    assert slide_types(cells) == ["slide", "-", "subslide", "slide", "subslide", "-"]
+    long = new_code_cell("\n".join(f"x{i} = {i}" for i in range(15)))
+    assert 2 * estimated_px(long) > SLIDE_PX > estimated_px(long)
+    cells = [new_markdown_cell("## 1. A section"), new_markdown_cell("an idea"), long, long, new_markdown_cell("next")]
+    assert slide_types(cells) == ["slide", "-", "-", "subslide", "subslide"]
 
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
@@ -257,12 +309,13 @@ def test_an_instructors_guide_states_its_lectures_minutes(guide):
 
 @pytest.mark.parametrize("path", notebooks(SOLUTIONS), ids=ids)
 def test_solutions_are_titled_as_solutions(path):
-    """Three tabs named NN_topic.ipynb: the title says which is which, and a solution does not ask its
+    """A lecture's and its solutions' tabs are both named NN_topic.ipynb (the exercises' NN_topic_exercises.ipynb):
+    the title says which is which, and a solution does not ask its
     reader to replace `raise NotImplementedError` (that instruction is the exercise's, in a comment)."""
     first = read(path).cells[0].source
     visible = re.sub(r"<!--.*?-->", "", first, flags=re.DOTALL)
     assert first.startswith(f"# Solutions {path.name[:2]} · ") and "raise NotImplementedError" not in visible
-    exercise = read(EXERCISES / path.name).cells[0].source
+    exercise = read(EXERCISES / exercises_name(path.name)).cells[0].source
     assert exercise.startswith(f"# Exercises {path.name[:2]} · ") and "raise NotImplementedError" in exercise
 
 
@@ -341,7 +394,7 @@ def test_exercises_keep_the_solutions_tags(path):
     def tags(p):
         return [t for c in read(p).cells if DISCUSSION_TAG not in (t := c.get("metadata", {}).get("tags", []))]
 
-    assert tags(path) == tags(SOLUTIONS / path.name)  # the solutions' discussions are left out
+    assert tags(path) == tags(SOLUTIONS / lecture_name(path.name))  # the solutions' discussions are left out
 
 
 # What measures, or waits for the GPU: none of it may run in a notebook's first two code cells, beside
@@ -377,3 +430,18 @@ def test_a_measuring_call_is_found():
     assert measuring_calls("x = utils.benchmark(f).median") == ["utils.benchmark"]
     assert measuring_calls("t0 = time.perf_counter()") == ["time.perf_counter"]
     assert measuring_calls("%%requires cuda\nimport torch") == ["%%requires cuda"]
+
+
+def test_class_copy_clears_outputs_only():
+    """`slides ... --clear` (instructor review 8: a fresh deck showed the predictions' answers): the copy for a
+    class has no outputs and no execution counts, the same code cells, and links that still reach notebooks/."""
+    lecture = read(LECTURES / "04_streams_cupy.ipynb")
+    before = nbformat.writes(lecture)
+    copy = class_copy(lecture)
+    assert nbformat.writes(lecture) == before, "the lecture itself is left as it is"
+    code = [c for c in copy.cells if c.cell_type == "code"]
+    assert [c.source for c in code] == [c.source for c in lecture.cells if c.cell_type == "code"]
+    assert all(not c.outputs and c.execution_count is None for c in code)
+    text = "\n".join(c.source for c in copy.cells if c.cell_type == "markdown")
+    assert "](../notebooks/05_debugging.ipynb)" in text and "](../exercises/" in text
+    assert not re.search(r"\]\((\d\d_|scripts/)", text)

@@ -20,9 +20,12 @@ def cell_containing(notebook: str, text: str) -> str:
 
 
 def test_the_gradscaler_cell_skips_the_step_with_an_inf_and_halves_the_scale(capsys):
-    """Notebook 06's GradScaler cell, run on the CPU: its claims raise here if a step behaves otherwise."""
-    source = cell_containing("06_precision.ipynb", 'torch.amp.GradScaler("cuda"')
-    source = source.removeprefix("%%requires cuda\n").replace('"cuda"', '"cpu"').replace(".cuda()", "")
+    """Notebook 06's GradScaler cells (the step, then the three batches), run on the CPU: their claims raise here
+    if a step behaves otherwise."""
+    cells = [cell_containing("06_precision.ipynb", text)
+             for text in ('torch.amp.GradScaler("cuda"', 'bad[0, 0] = float("inf")')]
+    source = "\n".join(cell.removeprefix("%%requires cuda\n") for cell in cells)
+    source = source.replace('"cuda"', '"cpu"').replace(".cuda()", "")
     import torch.nn.functional as F
 
     from utils import claim

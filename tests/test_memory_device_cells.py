@@ -74,6 +74,23 @@ def test_transform_replaces_the_cell_when_unmet(monkeypatch):
     assert not any("x = 1" in line for line in rewritten)
 
 
+def test_requires_triton_names_the_requirements_file_not_a_gpu(monkeypatch):
+    """`%%requires triton` runs on a CPU too (Triton's interpreter): where Triton is missing, the skip line says
+    how to install it, and no GPU hint follows; where it is importable, the cell runs, GPU or not."""
+    import sys
+
+    utils.triton_status.cache_clear()
+    monkeypatch.setitem(sys.modules, "triton", None)  # `import triton` raises ImportError
+    try:
+        reason = cells.missing(["triton"])
+        assert reason is not None and reason.startswith("skipped (needs triton): Triton is not importable")
+        assert "requirements-triton.txt" in reason and "Change runtime type" not in reason
+    finally:
+        utils.triton_status.cache_clear()
+    monkeypatch.setitem(cells._CHECKS, "triton", lambda: Availability(True, "yes"))
+    assert cells.transform(["%%requires triton\n", "x = 1\n"]) == ["# %%requires triton\n", "x = 1\n"]
+
+
 def test_unknown_requirement_fails_on_every_machine():
     with pytest.raises(ValueError, match="unknown requirement 'cupyy'"):
         cells.missing(["cuda", "cupyy"])  # even where the missing cuda would skip the cell

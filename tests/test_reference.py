@@ -106,7 +106,7 @@ def edit_utils(utils_copy, relative, old, new):
     ("memory.py", '"""', '"""One more sentence in a docstring. ', False),
     ("timing.py", "    min_time: float = 0.2,", "    min_time: float = 0.2,  # a comment in a signature", False),
     ("timing.py", "    min_time: float = 0.2,", "    min_time: float = 0.3,", True),  # a default argument
-    ("memory.py", "abs(value) < 1024", "abs(value) < 1000", True),  # a constant in code it runs
+    ("formatting.py", "abs(value) < 1024", "abs(value) < 1000", True),  # a constant in code it runs (format_bytes)
     ("memory.py", "_EVENT_EFFECT = {", "_EVENT_EFFECT = {'planted': (0, 0), ", False),  # in code it never runs
     ("timing.py", "\ndef gpu_sleep(", "\ndef a_new_helper_nothing_calls():\n    return 1\n\n\ndef gpu_sleep(", False),
     ("exercises/nb00.py", "ex.expect(b >= 0,", "ex.expect(b > 0,", False),  # a lecture never imports utils.exercises

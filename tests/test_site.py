@@ -239,7 +239,8 @@ def test_a_lecture_shows_a_reference_block_with_its_plot_the_colab_badge_and_a_d
     # previous and next in the course's order: the guide of the lecture before, this lecture's exercises
     before = notebooks(LECTURES)[0].stem
     assert page.locator(".prev-next-area a.left-prev").get_attribute("href") == f"../instructors/{before}.html"
-    assert page.locator(".prev-next-area a.right-next").get_attribute("href") == f"../exercises/{lecture.stem}.html"
+    following = page.locator(".prev-next-area a.right-next").get_attribute("href")
+    assert following == f"../exercises/{lecture.stem}_exercises.html"
     assert browse.away == [], f"pages asked another host for {browse.away}"
 
 

@@ -10,7 +10,8 @@ import torch
 
 import utils
 from conftest import ROOT, cpu_only, gpu, host
-from utils.timing import BenchmarkError, Timing, format_time, gpu_cycles_per_second, gpu_time_per_call
+from utils.formatting import format_time
+from utils.timing import BenchmarkError, Timing, gpu_cycles_per_second, gpu_time_per_call
 
 
 def spin(seconds: float, log: list | None = None) -> None:

@@ -10,28 +10,23 @@ from __future__ import annotations
 import itertools
 import re
 import sys
-import tomllib
 from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
-SETTINGS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["course"]
-LECTURES, SOLUTIONS, EXERCISES = ROOT / "notebooks", ROOT / "solutions", ROOT / "exercises"
-INSTRUCTORS = ROOT / "instructors"  # a guide per lecture: NN_topic.md
-
-
-def notebooks(*folders: Path) -> list[Path]:
-    """The .ipynb files in the given folders (default: lectures and solutions), sorted."""
-    return sorted(p for folder in (folders or (LECTURES, SOLUTIONS)) for p in folder.glob("*.ipynb"))
-
-
-def read(path: Path) -> nbformat.NotebookNode:
-    return nbformat.read(path, as_version=4)
-
-
-def write(nb: nbformat.NotebookNode, path: Path) -> None:
-    nbformat.write(nb, path)
+from tools.layout import (  # re-exported: the tools and tests import them from here too
+    EXERCISES,
+    INSTRUCTORS,
+    LECTURES,
+    ROOT,
+    SETTINGS,
+    SOLUTIONS,
+    exercises_name,
+    lecture_name,
+    notebooks,
+    read,
+    write,
+)
 
 
 def repo_slug() -> str:
@@ -102,7 +97,7 @@ def topics_table() -> str:
 
     rows = ["| # | lecture | exercises | solutions | Colab |", "|---|---|---|---|---|"]
     for lecture in notebooks(LECTURES):
-        exercise, solution = EXERCISES / lecture.name, SOLUTIONS / lecture.name
+        exercise, solution = EXERCISES / exercises_name(lecture.name), SOLUTIONS / lecture.name
         rows.append(f"| {lecture.name[:2]} | {link(lecture, title(lecture))} | {link(exercise, 'exercises')} | "
                     f"{link(solution, 'solutions')} | {colab_badge(lecture)} |")
     return "\n".join(rows)
@@ -134,13 +129,14 @@ PREREQUISITE = re.compile(r"(?<![\[\w/.])(\d\d)(?= \()")  # "01 (" in a lecture'
 
 def _next_lecture(path: Path) -> Path | None:
     """The lecture after the one named like `path` (a lecture, its solutions or exercises); None after the last."""
-    return next((p for p in notebooks(LECTURES) if p.name > path.name), None)
+    return next((p for p in notebooks(LECTURES) if p.name > lecture_name(path.name)), None)
 
 
 def navigation(path: Path) -> str:
     """The last cell of a lecture: its exercises, then the next lecture (or, after the last, the list)."""
     following = _next_lecture(path)
-    own = f"this lecture's [exercises](../exercises/{path.name}) ([solutions](../solutions/{path.name}))"
+    own = (f"this lecture's [exercises](../exercises/{exercises_name(path.name)}) "
+           f"([solutions](../solutions/{path.name}))")
     if following:
         return f"**Next:** {own}, then [{title(following)}]({following.name})."
     return f"**Next:** {own}. This is the last lecture: back to [the list of lectures](../README.md)."
@@ -149,7 +145,8 @@ def navigation(path: Path) -> str:
 def exercises_navigation(path: Path) -> str:
     """The last cell of a solutions (and so of an exercises) notebook: back to its lecture, on to the next."""
     following = _next_lecture(path)
-    back = f"back to the lecture, [{title(LECTURES / path.name)}](../notebooks/{path.name})"
+    lecture = lecture_name(path.name)
+    back = f"back to the lecture, [{title(LECTURES / lecture)}](../notebooks/{lecture})"
     if following:
         return f"**Next:** [{title(following)}](../notebooks/{following.name}), the next lecture; or {back}."
     return f"**Next:** this was the last lecture's exercises: {back}, or the [list of lectures](../README.md)."
@@ -203,35 +200,116 @@ def split_at_headings(cells: list) -> list:
     return out
 
 
-def slide_type(cell: nbformat.NotebookNode) -> str:
-    """RISE's slide type of a lecture's cell: the title and each section a slide, each subsection a
-    subslide, everything else on the slide before it. The setup cell is on the title slide, where
+# One idea a slide, at a font legible from the back of a room (issue 37). A slide's height is estimated
+# from the cell's text at the slideshow's sizes (PROJECTOR_CSS, below), for a 1280x720 screen: a markdown line
+# of 24 px text wraps at about 90 characters and takes 36 px; a code line 18 px text, about 24 px, wraps at
+# CODE_CHARS; an output shows at most OUTPUT_MAX_PX and scrolls inside its cell beyond. These are estimates:
+# tests/test_browser.py measures every core slide in Chromium.
+SLIDE_PX = 560  # of the 720 px screen: RISE's scrolling threshold is 95%, and the controls take the corner
+MD_CHARS, MD_LINE_PX, MD_GAP_PX = 88, 36, 20  # a wrapped line of markdown, the space between paragraphs
+CODE_LINE_PX, CELL_PX, OUTPUT_MAX_PX = 24, 30, 216  # a code line, a cell's own padding, an output's cap
+CODE_CHARS = 95  # a code line wraps at about 96 characters (18 px monospace in a 1060 px editor, measured)
+
+
+def estimated_px(cell: nbformat.NotebookNode) -> int:
+    """About how tall a cell shows in the slideshow at 1280x720 (outputs as committed, capped)."""
+    if cell.cell_type == "markdown":
+        px = 0
+        for line in cell.source.splitlines():
+            plain = re.sub(r"\]\([^)]*\)", "]", line)  # a link shows its text only
+            if not plain.strip():
+                px += MD_GAP_PX
+            elif plain.startswith("#"):
+                px += 2 * MD_LINE_PX
+            else:
+                px += MD_LINE_PX * -(-len(plain) // MD_CHARS)
+        return px + CELL_PX
+    out = 0
+    for output in cell.get("outputs", []):
+        text = output.get("text", "") or "".join(output.get("data", {}).get("text/plain", ""))
+        out += OUTPUT_MAX_PX if "image/png" in output.get("data", {}) else CODE_LINE_PX * len(text.splitlines())
+    lines = sum(max(1, -(-len(line) // CODE_CHARS)) for line in cell.source.splitlines())  # as wrapped
+    return CODE_LINE_PX * lines + CELL_PX + min(out, OUTPUT_MAX_PX)
+
+
+def slide_types(cells: list) -> list[str]:
+    """RISE's slide type of each of a lecture's cells, one idea a slide: the title and each section a
+    slide, each subsection a subslide; within them, a markdown cell after a code cell (a new idea: the
+    text and the code after it) a subslide, and any cell that would make its slide taller than a
+    1280x720 screen (SLIDE_PX, estimated_px) a subslide. The setup cell is on the title slide, where
     the slideshow starts with it selected: the first Shift+Enter runs it, so that every later cell
     finds `utils` and its `%%requires` (issue 37: skipped, it was forgotten and the first cell run
-    raised ModuleNotFoundError)."""
-    heading = HEADING.match(cell.source) if cell.cell_type == "markdown" else None
-    if cell.cell_type == "markdown" and (cell.source.startswith("# ") or (heading and heading[1] == "##")):
-        return "slide"
-    return "subslide" if heading else "-"
+    raised ModuleNotFoundError); the slideshow shows its input folded (PROJECTOR_CSS)."""
+    types: list[str] = []
+    used, previous, setup_seen = 0, None, False
+    for cell in cells:
+        heading = HEADING.match(cell.source) if cell.cell_type == "markdown" else None
+        px = estimated_px(cell)
+        setup = cell.cell_type == "code" and not setup_seen and types == ["slide"]  # on the title slide
+        setup_seen = setup_seen or cell.cell_type == "code"
+        if cell.cell_type == "markdown" and (cell.source.startswith("# ") or (heading and heading[1] == "##")):
+            kind = "slide"
+        elif heading or (cell.cell_type == "markdown" and previous == "code"):
+            kind = "subslide"
+        elif setup:
+            kind, px = "-", SETUP_FOLDED_PX
+        elif used and used + px > SLIDE_PX:
+            kind = "subslide"
+        else:
+            kind = "-"
+        types.append(kind)
+        used = px if kind != "-" else used + px
+        previous = cell.cell_type
+    return types
 
 
-# jupyterlab-rise merges a notebook's metadata["rise"] into its settings; with `scroll`, a slide taller
-# than the window gets a scroll bar (its loadConfiguration and the settings schema's "scroll", 0.43.1).
-# Without it a long section's slide is cut off at the window's bottom, and the wheel changes slides.
-# `overlay` is HTML that RISE adds to the slideshow (into div.reveal, only there): a style that hides
-# JupyterLab's "Click to add a cell." button (.jp-Notebook-footer, JupyterLab 4.2+), which the slides'
-# layout puts over the first slide's title, shown on hover; a click on the title would add a cell.
-HIDE_IN_SLIDES = ".jp-Notebook-footer"
+# jupyterlab-rise 0.43.1 (its plugins/rise.js) merges a notebook's metadata["rise"] into its settings.
+# `scroll`: a slide taller than 95% of the window gets a scroll bar (setScrollingSlide); without it a long
+# slide is cut off at the window's bottom. `overlay` is HTML that RISE adds to the slideshow (into div.reveal,
+# only there, addHeaderFooterOverlay): here a style, PROJECTOR_CSS. (RISE also loads a `rise.css` and a
+# `<notebook>.css` beside the notebook; a style in the metadata travels with the notebook, to Colab too.)
 # `start_slideshow_at`: Alt+R starts at the title slide, whichever cell is selected, so that the
 # setup cell there comes first (RISE's default, "selected", starts at the selected cell's slide).
-RISE = {"scroll": True, "overlay": f"<style>{HIDE_IN_SLIDES} {{ display: none !important; }}</style>",
-        "start_slideshow_at": "beginning"}
+# `transition`: RISE hands it to reveal.js (revealMode's list of options): "none" shows the next slide at once
+# (RISE's default slides it in, ~0.6 s, and until it has settled a click on a cell's prompt lands on reveal's
+# background layer instead; a projector shows no motion better either). `center`: False puts each slide at the
+# top of the screen, where reveal.js (RISE's default, True) centres it vertically and moves it whenever its height
+# changes: a click on a cell's prompt (instructor review 8: claim cell 30 of lecture 04, under cell 29 run) made
+# the cell active, the slide moved under the pointer, the mouseup landed on reveal's background, JupyterLab made
+# the first cell active, and RISE (following the active cell) went back to the title slide.
+HIDE_IN_SLIDES = ".jp-Notebook-footer"  # JupyterLab's "Click to add a cell." button, over the first title
+SETUP_FOLDED_PX = 120  # the setup cell's input in the slideshow, folded: it scrolls inside itself
+PROJECTOR_CSS = " ".join([
+    f"{HIDE_IN_SLIDES} {{ display: none !important; }}",
+    # a font legible from the back of a room: text 24 px, code and outputs 18 px (JupyterLab's 14 and 13)
+    ".reveal { --jp-content-font-size1: 24px; --jp-code-font-size: 18px; --jp-ui-font-size1: 18px; }",
+    ".reveal .jp-RenderedHTMLCommon { font-size: 24px; }",
+    (".reveal .jp-RenderedHTMLCommon h1 { font-size: 40px; } .reveal .jp-RenderedHTMLCommon h2 { font-size: 34px; }"
+     " .reveal .jp-RenderedHTMLCommon h3 { font-size: 30px; }"),
+    # long outputs scroll inside their cell, not the slide
+    f".reveal .jp-Cell-outputArea {{ max-height: {OUTPUT_MAX_PX}px; overflow-y: auto; }}",
+    # the setup cell (on the slide of the lecture's title, its only h1): folded, it scrolls inside itself
+    (".reveal .slides section:not(:has(section)):has(h1) .jp-CodeCell .jp-InputArea-editor"
+     f" {{ max-height: {SETUP_FOLDED_PX - 20}px; overflow-y: auto; }}"),
+    # a long code line wraps inside its cell (as CodeMirror's lineWrapping does), so no text is cut off on the
+    # right: CodeMirror would scroll it sideways, which no one does while presenting (instructor review 8)
+    (".reveal .jp-CodeCell .cm-content { white-space: pre-wrap; white-space: break-spaces;"
+     " word-break: break-word; overflow-wrap: anywhere; flex-shrink: 1; }"),
+    # a slide that grows past the screen while on show (a cell run) scrolls: RISE sets a scroll bar only on
+    # entering a slide (its setScrollingSlide; the MutationObserver that would call it again watches `.output`,
+    # classic Jupyter's class, which JupyterLab's outputs do not have). 95vh: RISE's own height for a tall slide
+    ".reveal .slides section.present:not(:has(section)) { max-height: 95vh; overflow-y: auto; }",
+    # room on the right for reveal.js's arrows and slide number, so that they cover no text
+    ".reveal .slides section { padding-right: 136px !important; box-sizing: border-box; }",
+])
+RISE = {"scroll": True, "overlay": f"<style>{PROJECTOR_CSS}</style>", "start_slideshow_at": "beginning",
+        "transition": "none", "center": False}
 
 
 def set_slides(nb: nbformat.NotebookNode) -> None:
     nb.metadata["rise"] = dict(RISE)
-    for cell in nb.cells:
-        cell.metadata["slideshow"] = {"slide_type": slide_type(cell)}
+    for cell, kind in zip(nb.cells, slide_types(nb.cells), strict=True):
+        cell.metadata["slideshow"] = {"slide_type": kind}
 
 
 # The short version (issue 37): each guide names, on one line, the headings whose parts the 45-minute
@@ -264,9 +342,42 @@ def cell_paths(nb: nbformat.NotebookNode, left_out: list[str]) -> list[str]:
 def present(nb: nbformat.NotebookNode, path: str) -> None:
     """The slides of `path` ("short", "core" or "all"): every cell off it is `skip` in the slideshow."""
     shown = {"short": {"short"}, "core": {"short", "core"}, "all": {"short", "core", "optional"}}[path]
+    on = [cell for cell in nb.cells if cell.metadata.get("course", {}).get("path", "short") in shown]
+    kinds = dict(zip(map(id, on), slide_types(on), strict=True))  # one idea a slide among the cells shown
     for cell in nb.cells:
-        on = cell.metadata.get("course", {}).get("path", "short") in shown
-        cell.metadata["slideshow"] = {"slide_type": slide_type(cell) if on else "skip"}
+        cell.metadata["slideshow"] = {"slide_type": kinds.get(id(cell), "skip")}
+
+
+# Issue 37: a lecture opened fresh shows the reference run's outputs, ✓ lines included, before anything runs.
+# A markdown cell under the setup cell says whose they are, with the GPU and the date of the stamp
+# (tools/reference.py, which rewrites it when it stamps). Markdown shows alike in JupyterLab, in its slides,
+# on Colab and on GitHub (a style, or a mark in an output's metadata, shows in JupyterLab at most: GitHub and
+# Colab drop a notebook's CSS, and nothing shows metadata), and it is no code cell's, so neither the stamps
+# (the code and utils hashes) nor nbval (code cells' outputs) see it.
+REFERENCE_NOTE_TAG = "reference-note"
+
+
+def reference_note(nb: nbformat.NotebookNode) -> str:
+    """The note under a lecture's setup cell: whose outputs the lecture shows until you run it."""
+    stamp = nb.metadata.get("course", {}).get("reference_run")
+    if stamp is None:
+        return ("**The outputs below are not from the course's reference run yet** (this lecture has not been "
+                "run on the reference GPU): each cell's output is replaced by yours when you run it.")
+    versions = ", ".join(f"{name} {stamp[key]}" for name, key in (("PyTorch", "torch"), ("CuPy", "cupy"))
+                         if stamp.get(key))
+    return (f"**The outputs below are the course's reference run**, on an {stamp['gpu']} ({versions}) on "
+            f"{stamp['date']}, not your machine's: each cell's output is replaced by yours when you run it "
+            "(without a GPU, a GPU cell then shows the reference run's output again, framed and labelled).")
+
+
+def set_reference_note(nb: nbformat.NotebookNode) -> None:
+    """Write the note (reference_note) as the cell after the setup cell, adding it if it is not there."""
+    first_code = next(n for n, c in enumerate(nb.cells) if c.cell_type == "code")
+    after = nb.cells[first_code + 1] if first_code + 1 < len(nb.cells) else None
+    if after is None or REFERENCE_NOTE_TAG not in after.metadata.get("tags", []):
+        after = nbformat.v4.new_markdown_cell(metadata={"tags": [REFERENCE_NOTE_TAG]})
+        nb.cells.insert(first_code + 1, after)
+    after.source = reference_note(nb)
 
 
 NO_GPU = ("**No GPU?** GPU cells show the reference run's output; to run them, open this notebook in Colab "
@@ -277,6 +388,7 @@ def _sync_lecture(nb: nbformat.NotebookNode, path: Path) -> None:
     from tools.minutes import lecture_minutes, with_time
 
     nb.cells = split_at_headings(nb.cells)
+    set_reference_note(nb)
     if path.name > "01" and NO_GPU not in nb.cells[0].source:  # lecture 00 is about setting up, Colab included
         nb.cells[0].source = nb.cells[0].source.rstrip("\n") + "\n\n" + NO_GPU
     nb.cells[0].source = with_time(link_prerequisites(nb.cells[0].source), lecture_minutes(nb))
@@ -318,23 +430,51 @@ def sync(path: Path) -> bool:
     return True
 
 
-def present_lectures(path: str, numbers: list[str]) -> None:
-    """`python -m tools.course slides short|core|all [NN ...]`: the lectures' slides show that path."""
+CLASS = ROOT / "class"  # `slides ... --clear`: the lectures' copies for a class, outputs cleared (git ignores it)
+
+
+def class_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A lecture for a class (instructor review 8): every output and execution count cleared, so that a
+    prediction's answer (a ✓ line, a stored result) is not on the screen before the cell runs; the code
+    cells' text as it is. Its links point back into notebooks/, since the copy lives in class/.
+    Without a GPU the skipped cells still show the reference: utils reads it from notebooks/, untouched."""
+    copy = nbformat.reads(nbformat.writes(nb), as_version=4)
+    for cell in copy.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        elif cell.cell_type == "markdown":
+            cell.source = re.sub(r"\]\((?=\d\d_[\w]+\.ipynb|scripts/)", "](../notebooks/", cell.source)
+    return copy
+
+
+def present_lectures(path: str, numbers: list[str], clear: bool = False) -> None:
+    """`python -m tools.course slides short|core|all [NN ...] [--clear]`: the lectures' slides show that
+    path; with --clear in a copy under class/, outputs cleared, and notebooks/ is left as it is."""
     for lecture in notebooks(LECTURES):
         if not numbers or lecture.name[:2] in numbers:
             nb = read(lecture)
             present(nb, path)
+            shown = "everything" if path == "all" else f"the {path} path"
+            if clear:
+                CLASS.mkdir(exist_ok=True)
+                target = CLASS / lecture.name
+                write(class_copy(nb), target)
+                print(f"{target.relative_to(ROOT)}: the slides show {shown}, outputs cleared (open "
+                      f"/rise/class/{lecture.name}; notebooks/ is unchanged)")
+                continue
             write(nb, lecture)
-            shown = "everything, as committed" if path == "all" else f"the {path} path"
+            shown = "everything, as committed" if path == "all" else shown
             print(f"{lecture.relative_to(ROOT)}: the slides show {shown}")
 
 
 USAGE = ("usage: python -m tools.course sync\n"
-         "       python -m tools.course slides short|core|all [NN ...]   (all: as committed)")
+         "       python -m tools.course slides short|core|all [NN ...] [--clear]   (all: as committed;\n"
+         "         --clear: a copy in class/ without outputs, for a class; notebooks/ unchanged)")
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["slides"] and sys.argv[2:3] and sys.argv[2] in PATHS:
-        present_lectures(sys.argv[2], sys.argv[3:])
+        args = sys.argv[3:]
+        present_lectures(sys.argv[2], [a for a in args if a != "--clear"], clear="--clear" in args)
         sys.exit(0)
     if sys.argv[1:] != ["sync"]:
         sys.exit(USAGE)

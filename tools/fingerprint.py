@@ -40,7 +40,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools.course import ROOT
+from tools.layout import ROOT
 
 UTILS = ROOT / "utils"
 SCRIPTS = ROOT / "notebooks" / "scripts"  # scripts that cells run in a fresh process: utils.script(name)

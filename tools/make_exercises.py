@@ -44,7 +44,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools.course import EXERCISES, ROOT, SOLUTIONS, colab_badge, notebooks, read, write
+from tools.course import EXERCISES, ROOT, SOLUTIONS, colab_badge, exercises_name, notebooks, read, write
 from utils.exercises import STUB_MESSAGE
 
 BEGIN = re.compile(r"^(\s*)### BEGIN SOLUTION\s*$")
@@ -207,7 +207,7 @@ def expected(solutions: Path = SOLUTIONS, exercises: Path = EXERCISES) -> dict[P
     """What `exercises` should contain, file by file, as text."""
     result = {}
     for path in notebooks(solutions):
-        solution, target = read(path), exercises / path.name
+        solution, target = read(path), exercises / exercises_name(path.name)  # NN_topic_exercises.ipynb
         result[target] = nbformat.writes(exercise_from(solution, target)) + "\n"
     return result
 

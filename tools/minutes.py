@@ -21,6 +21,9 @@ from dataclasses import dataclass
 
 import nbformat
 
+from tools.fingerprint import cell_tree
+from tools.layout import LECTURES, notebooks, read
+
 WORDS_PER_MINUTE = 200
 CODE_LINES_PER_MINUTE = 20
 TIME_PARAGRAPH = re.compile(r"\*\*Time:\*\*.*?(?=\n\n|\Z)", re.DOTALL)
@@ -62,8 +65,8 @@ def _walk(nb: nbformat.NotebookNode) -> list[tuple[int, str, bool, float]]:
         if cell.cell_type == "code":
             parts.append((n, section, optional_level is not None, code_minutes(cell.source)))
             continue
-        if cell.cell_type != "markdown":
-            continue
+        if cell.cell_type != "markdown" or "reference-note" in cell.metadata.get("tags", []):
+            continue  # the note under the setup cell (tools/course.py's reference_note) is a label, not taught
         for line in TIME_PARAGRAPH.sub("", cell.source).splitlines():
             heading = re.match(r"(#{1,3}) ", line)
             if heading:
@@ -117,8 +120,6 @@ def core_needs_optional(nb: nbformat.NotebookNode, left_out: list[bool] | None =
     """What a student who skips every optional part would miss: each core code cell that reads a
     name only an optional cell before it defines ("cell 12 reads `pool`, defined in optional cell 9").
     `left_out`: the cells skipped instead (default: the optional ones), e.g. off the 45-minute path."""
-    from tools.fingerprint import cell_tree
-
     found: list[str] = []
     core_bound: set[str] = set()
     optional_bound: dict[str, int] = {}
@@ -192,8 +193,6 @@ def with_time(source: str, minutes: Minutes) -> str:
 
 
 def main() -> int:
-    from tools.course import LECTURES, notebooks, read
-
     if sys.argv[1:2] == ["--sections"]:  # python -m tools.minutes --sections 04: a lecture, section by section
         (path,) = [p for p in notebooks(LECTURES) if p.name.startswith(sys.argv[2])]
         nb = read(path)

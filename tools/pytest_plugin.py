@@ -233,7 +233,9 @@ def exercise_notebook(item: pytest.Item) -> str | None:
     if hasattr(params.get("ex"), "notebook"):
         return params["ex"].notebook
     if "untouched_runs" in getattr(item, "fixturenames", ()) and isinstance(params.get("path"), Path):
-        return params["path"].stem
+        from tools.course import lecture_name  # exercises/NN_topic_exercises.ipynb checks NN_topic's exercises
+
+        return lecture_name(params["path"].name).removesuffix(".ipynb")
     return None
 
 

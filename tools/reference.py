@@ -33,7 +33,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import output_from_msg
 
-from tools.course import LECTURES, ROOT, SETTINGS, SOLUTIONS, notebooks, read, write
+from tools.course import LECTURES, ROOT, SETTINGS, SOLUTIONS, notebooks, read, set_reference_note, write
 from tools.fingerprint import UTILS, code_hash, utils_hash
 
 sys.path.insert(0, str(ROOT))
@@ -137,6 +137,8 @@ def save_run(path: Path, ran: str, outputs: dict[int, list], timing: dict[int, d
     stamp.update(date=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"), seconds=round(seconds, 1),
                  peak_gpu_memory_mib=peak_mib, code_hash=code_hash(nb), utils_hash=utils_hash(nb, path))
     nb.metadata.setdefault("course", {})[STAMP] = stamp
+    if path.parent == LECTURES:  # the note under the setup cell names the run (markdown: the stamp stays)
+        set_reference_note(nb)
     nbformat.validate(nb)
     write(nb, path)
     return stamp

@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from tools.course import EXERCISES, INSTRUCTORS, LECTURES, ROOT, SOLUTIONS, notebooks, repo_slug, title
+from tools.course import EXERCISES, INSTRUCTORS, LECTURES, ROOT, SOLUTIONS, exercises_name, notebooks, repo_slug, title
 
 CONF = ROOT / "site"  # conf.py and _static/
 BUILD = ROOT / "build" / "site"
@@ -46,7 +46,7 @@ REQUIRES = "%%requires"
 
 def pages() -> list[tuple[Path, list[Path]]]:
     """Each lecture, in the course's order, with its exercises, solutions and instructors' guide (those that exist)."""
-    return [(lecture, [p for p in (EXERCISES / lecture.name, SOLUTIONS / lecture.name,
+    return [(lecture, [p for p in (EXERCISES / exercises_name(lecture.name), SOLUTIONS / lecture.name,
                                    INSTRUCTORS / lecture.with_suffix(".md").name) if p.exists()])
             for lecture in notebooks(LECTURES)]
 
@@ -90,6 +90,9 @@ def stage_notebook(path: Path, to: Path) -> int:
                 cell["outputs"] = [{"output_type": "display_data", "metadata": {},
                                     "data": {"text/html": reference_html(ref), "text/plain": reference_text(ref)}}]
                 blocks += 1
+    # The cells are IPython (`!git clone` in the setup cell): a notebook never run (a new solutions notebook, and
+    # the exercises made from it) has no language_info, and Pygments would read its cells as plain Python.
+    nb.setdefault("metadata", {}).setdefault("language_info", {}).setdefault("pygments_lexer", "ipython3")
     to.parent.mkdir(parents=True, exist_ok=True)
     to.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
     return blocks

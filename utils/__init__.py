@@ -4,7 +4,8 @@
                     `compute_sanitizer`: where NVIDIA's memory and race checker is, if anywhere.
 - `utils.timing`:   `benchmark`, `timer`, `compare`, `as_timing`: timing that is right on a CPU and a GPU;
                     `gpu_sleep`, `cupy_sleep`: a GPU kernel of known duration (PyTorch, CuPy).
-- `utils.memory`:   `memory_state`, `peak_memory`, `format_bytes`, `memory_timeline`: the allocator's numbers.
+- `utils.memory`:   `memory_state`, `peak_memory`, `memory_timeline`: the allocator's numbers.
+- `utils.formatting`: `format_time`, `format_bytes`: measured numbers as the course prints them.
 - `utils.plotting`: `plot_timings`, `plot_memory`, `plot_timeline`, `StreamTimeline`: the course's plots.
 - `utils.claims`:   `claim`: a statement about GPU behaviour, checked where it is measured (✓ or ✗).
 - `utils.processes`: `run_python`, `run_process`: code in a fresh Python process (settings read at
@@ -12,7 +13,7 @@
                     `start_process`, `start_python`: the same in the background (a Future);
                     `run_in_turn`: processes that import side by side, then measure one at a time;
                     `script`: the text of a script kept in notebooks/scripts/.
-- `utils.cells`:    the `%%requires cuda` line (or `cupy`, `compute-sanitizer`) that skips a GPU-only
+- `utils.cells`:    the `%%requires cuda` line (or `cupy`, `compute-sanitizer`, `triton`) that skips a GPU-only
                     cell on a machine without one, and shows what that cell produced in the
                     course's reference run instead.
 - `utils.exercises`: `exercise`, the pass/fail helper of the exercise notebooks, and their checks.
@@ -34,8 +35,10 @@ from .device import (
     require_cuda,
     require_cupy,
     sanitizer_status,
+    triton_status,
 )
-from .memory import MemoryState, format_bytes, gpu_budget, memory_state, memory_timeline, peak_memory
+from .formatting import format_bytes, format_time
+from .memory import MemoryState, gpu_budget, memory_state, memory_timeline, peak_memory
 from .plotting import (
     Interval,
     StreamTimeline,
@@ -55,7 +58,6 @@ from .timing import (
     check_overlap,
     compare,
     cupy_sleep,
-    format_time,
     gpu_sleep,
     timer,
 )
@@ -107,6 +109,7 @@ __all__ = [
     "start_process",
     "start_python",
     "timer",
+    "triton_status",
     "use_course_style",
 ]
 

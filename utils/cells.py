@@ -1,5 +1,5 @@
-"""GPU-only notebook cells: `%%requires cuda` (or `cupy`, or `compute-sanitizer`, or several) as a
-cell's first line.
+"""GPU-only notebook cells: `%%requires cuda` (or `cupy`, or `compute-sanitizer`, or `triton`, or several)
+as a cell's first line.  (`triton` alone also runs on a CPU, through Triton's interpreter.)
 
 With what the cell needs, the cell runs as usual.  Without it, the cell is not run and prints one
 line saying what was missing and why, so Run All finishes on any machine:
@@ -46,9 +46,10 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
-from .device import cuda_status, cupy_status, sanitizer_status
+from .device import cuda_status, cupy_status, sanitizer_status, triton_status
 
-_CHECKS = {"cuda": cuda_status, "cupy": cupy_status, "compute-sanitizer": sanitizer_status}
+_CHECKS = {"cuda": cuda_status, "cupy": cupy_status, "compute-sanitizer": sanitizer_status, "triton": triton_status}
+_RUNS_ON_A_CPU = {"triton"}  # runs without a GPU (its interpreter): its reason says how to install it
 _MARK = "%%requires"
 
 
@@ -64,7 +65,8 @@ def missing(requirements: list[str]) -> str | None:
         status = _CHECKS[req]()
         if not status.ok:
             # Where PyTorch has a GPU, the reason alone says what to fix; on Colab it has the hint already.
-            no_gpu = not cuda_status().ok and "Change runtime type" not in status.reason
+            no_gpu = (not cuda_status().ok and "Change runtime type" not in status.reason
+                      and req not in _RUNS_ON_A_CPU)
             return f"skipped (needs {req}): {status.reason}{_HINT if no_gpu else ''}"
     return None
 

@@ -32,6 +32,8 @@ from __future__ import annotations
 import numbers
 import os
 
+from .formatting import three_digits
+
 STRICT_VARIABLE = "COURSE_STRICT_CLAIMS"
 
 
@@ -58,8 +60,6 @@ def _where() -> str:
 
 def _show(value: object) -> str:
     """A measured value for the ✗ message: floats with 3 significant digits, anything else as str()."""
-    from .timing import three_digits
-
     if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
         return three_digits(float(value))  # also NumPy's floats
     return str(value)

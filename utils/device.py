@@ -64,6 +64,23 @@ def cupy_status() -> Availability:
     return Availability(True, f"CuPy {cupy.__version__} runs on the GPU")
 
 
+TRITON_REQUIREMENTS = "requirements-triton.txt"  # the course's optional pin of Triton (about 1 GB installed)
+
+
+@cache
+def triton_status() -> Availability:
+    """Can Triton run kernels here?  On a CUDA GPU it compiles them; without one its interpreter
+    (TRITON_INTERPRET=1, set before `@triton.jit`) runs them on CPU tensors, slowly."""
+    try:
+        import triton
+        import triton.language  # the kernels' language: importable too, or Triton is broken
+    except ImportError as err:  # not installed (Windows has no wheel), or a broken install
+        return Availability(False, f"Triton is not importable ({err}): pip install -r {TRITON_REQUIREMENTS} "
+                                   "(about 1 GB; without a GPU its interpreter runs the kernels on the CPU)")
+    where = "compiles for the GPU" if has_cuda() else "runs on the CPU through its interpreter (TRITON_INTERPRET=1)"
+    return Availability(True, f"Triton {triton.__version__} {where}")
+
+
 def compute_sanitizer() -> str | None:
     """The path of NVIDIA's compute-sanitizer, or None: on PATH, else in a CUDA toolkit's bin/
     ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda, /usr/local/cuda-X.Y, newest first; Colab has one

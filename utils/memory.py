@@ -15,19 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from .device import require_cuda
-from .timing import three_digits
-
-_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
-
-
-def format_bytes(n: float) -> str:
-    """Bytes in binary units, 3 significant digits: 512 B, 1.50 KiB, 32.0 MiB, 1.25 GiB."""
-    value, unit = float(n), _UNITS[0]
-    for unit in _UNITS:
-        if abs(value) < 1024 or unit == _UNITS[-1]:
-            break
-        value /= 1024
-    return f"{int(value)} B" if unit == "B" else f"{three_digits(value)} {unit}"
+from .formatting import format_bytes
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ import numpy as np
 import torch
 
 from .device import require_cuda, require_cupy
-from .timing import Timing, format_time
+from .formatting import format_time
+from .timing import Timing
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

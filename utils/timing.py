@@ -26,10 +26,10 @@ mistakes in one place:
    which leaves the cache full of dirty lines), and each block is that one call.
 
 `torch.utils.benchmark.Timer.blocked_autorange` does the same for PyTorch alone; this helper also
-times CuPy and plain Python, keeps the raw times, and prints in one fixed format (see
-`format_time`) that tests/nbval_sanitize.cfg can mask.  `as_timing` wraps other tools' results
-(torch.utils.benchmark, cupyx.profiler.benchmark, triton.testing.do_bench) as a `Timing`, so
-`compare` and `plot_timings` show them side by side.  (Fresh processes that each measure alone,
+times CuPy and plain Python, keeps the raw times, and prints in one fixed format (`format_time`,
+in utils/formatting.py) that tests/nbval_sanitize.cfg can mask.  `as_timing` wraps other tools'
+results (torch.utils.benchmark, cupyx.profiler.benchmark, triton.testing.do_bench) as a `Timing`,
+so `compare` and `plot_timings` show them side by side.  (Fresh processes that each measure alone,
 their slow start-ups side by side: `utils.run_in_turn`, in utils/processes.py.)
 """
 
@@ -46,34 +46,15 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from .claims import claim
 from .device import has_cuda, require_cuda, require_cupy
+from .formatting import format_time
 
 Backend = Literal["auto", "cpu", "cuda", "cupy"]
 
 
 class BenchmarkError(RuntimeError):
     """The function being timed failed; the message says when and how."""
-
-
-def three_digits(value: float) -> str:
-    """A number with 3 significant digits, trailing zeros kept: 2.00, 12.5, 812."""
-    if value == 0 or not math.isfinite(value):
-        return f"{value:.2f}"
-    rounded = float(f"{value:.3g}")  # round first: 0.9996 -> 1.0, which needs two decimals, not three
-    decimals = max(0, 2 - math.floor(math.log10(abs(rounded))))
-    return f"{rounded:.{decimals}f}"
-
-
-def format_time(seconds: float) -> str:
-    """A duration with 3 significant digits and a unit: '812 ns', '12.3 µs', '4.50 ms', '1.23 s'.
-
-    Always '<number> <unit>', so that one pattern (tests/nbval_sanitize.cfg) masks every timing.
-    """
-    for unit, scale in (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3)):
-        text = three_digits(seconds / scale)
-        if abs(float(text)) < 1000:
-            return f"{text} {unit}"
-    return f"{three_digits(seconds)} s"
 
 
 # --------------------------------------------------------------------------------------------
@@ -478,8 +459,6 @@ def check_overlap(copies: float, computes: float, overlapped: float, chunks: int
     stage can hide (a little more shows when the stages, timed apart, vary by a few percent). The bar,
     half of it, follows what this machine measured, whichever stage is longer.
     """
-    from .claims import claim
-
     (longer, long_name), (shorter, short_name) = sorted([(copies, "copies"), (computes, "computes")], reverse=True)
     hidden = (longer + shorter - overlapped) / shorter
     prefix = f"{library}: " if library else ""

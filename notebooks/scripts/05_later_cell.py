@@ -1,9 +1,12 @@
 """Notebook 05: a notebook whose first cell queues a bad lookup, run by a Jupyter kernel (nbclient).
 
-Prints, for each cell, whether it raised and what it wrote to stdout and stderr, as JSON: where the
-error surfaces, and where the GPU's assertion text lands, in a real kernel (ipykernel) that dies.
+Prints, as JSON, for each cell whether it raised and what it wrote to stdout and stderr ("cells"), and
+what the kernel process wrote to its own error output ("kernel stderr": what a terminal that started
+Jupyter shows, ipykernel's copy of descriptor 2 included): where the error surfaces, and where the
+GPU's assertion text lands, in a real kernel (ipykernel) that dies.
 """
 import json
+import tempfile
 
 import nbformat
 from nbclient import NotebookClient
@@ -20,7 +23,10 @@ CELLS = [
      "print(torch.zeros(1, device='cuda'))"),
 ]
 nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in CELLS])
-NotebookClient(nb, kernel_name="python3", timeout=120, allow_errors=True).execute()
+with tempfile.TemporaryFile(mode="w+", errors="replace") as kernel_stderr:  # the kernel's descriptor 2
+    NotebookClient(nb, kernel_name="python3", timeout=120, allow_errors=True).execute(stderr=kernel_stderr)
+    kernel_stderr.seek(0)
+    kernel_text = kernel_stderr.read()
 report = []
 for cell in nb.cells:
     streams = {"stdout": "", "stderr": ""}
@@ -31,4 +37,4 @@ for cell in nb.cells:
         elif out.output_type == "error":
             error = f"{out.ename}: {out.evalue.splitlines()[0] if out.evalue else ''}"
     report.append({"error": error, **streams})
-print(json.dumps(report))
+print(json.dumps({"cells": report, "kernel stderr": kernel_text}))

@@ -380,7 +380,9 @@ class Exercise:
     - label: what the check prints after PASS, TODO or FAIL (default: `name`);
     - cpu_checks (a GPU check): None if without a GPU it raises GPUUnavailableError; else what it prints
       there: 0, that no part could run on the CPU; n > 0, `PART` with n checks passed on the CPU;
-    - fresh_processes: every answer runs in fresh processes (the tests may run its answers side by side).
+    - fresh_processes: every answer runs in fresh processes (the tests may run its answers side by side);
+    - requires: `%%requires` names (utils/cells.py) the check needs besides a GPU, on every machine ("triton"):
+      where one is missing, the check says so and checks nothing, and the tests of its answers are skipped.
 
     Its typical wrong answers, and any other right answers, are in `answers/nbNN.py`, in the dicts
     WRONG and ALSO_RIGHT under the check's name: `wrong` and `also_right` read them.
@@ -393,6 +395,7 @@ class Exercise:
     label: str = ""
     cpu_checks: int | None = None
     fresh_processes: bool = False
+    requires: tuple[str, ...] = ()
 
     @property
     def title(self) -> str:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..timing import format_time
+from ..formatting import format_time
 from . import Exercise, exercise, reference, register
 from .properties import finite, for_all, integral, real, shown, st
 

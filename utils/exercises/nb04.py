@@ -1,6 +1,6 @@
 """Checks for the exercises of notebook 04 (CUDA streams in CuPy, and CuPy beside PyTorch): a sum on a worker
 stream between a producer and its caller, a CuPy kernel on the caller's PyTorch stream, a pipeline of copies and
-computes, and which stream each kernel of a program runs on.
+computes, and a program written with PyTorch's `with` in mind, made to run as meant on CuPy.
 
 Each check is a property over generated cases (utils/exercises/properties.py), and each GPU check calls the
 answer from every kind of caller (utils/exercises/streams.py: the null stream, `with s:`, `s.use()`, a busy
@@ -12,7 +12,7 @@ its own, so a stale result (left in memory by an earlier case) is never right.
 
 Without a GPU and CuPy, exercises 1 to 3 say what a GPU would check, and check nothing: every value they
 compare is computed by CuPy on a GPU, and every mistake they look for is an order of streams.  Exercise 4 runs
-anywhere: its reference runs the program on CuPy's own stream stack where CuPy can use a GPU, and follows the
+anywhere: its reference runs the answer's program on CuPy's own stream stack where CuPy can use a GPU, and follows the
 rules of CuPy 14.2's cupy/cuda/stream.pyx elsewhere (tests/test_exercises_04.py holds the two together).
 """
 
@@ -38,7 +38,16 @@ from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep, timer
 from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, is_stub, reference, register, what_returned
 from .properties import for_all, shown, st
-from .streams import CUPY_CALLERS, TORCH_CALLERS, cupy_caller, cupy_callers, torch_caller, torch_callers, widened
+from .streams import (
+    CUPY_CALLERS,
+    TORCH_CALLERS,
+    cupy_caller,
+    cupy_callers,
+    late_at_each_entry,
+    torch_caller,
+    torch_callers,
+    widened,
+)
 
 NOTEBOOK = "04_streams_cupy"
 R = TypeVar("R")
@@ -170,9 +179,11 @@ def _sum_run(cp: Any, yours: Callable, case: SumCase, x: Any, source: Any, s: An
     On the GPU, from the moment the call comes (W = window_ms): s is busy with earlier work for W; the producer
     writes x only at 2W (x holds NaN until then) and records `ready`; the caller's stream, when busy, and the null
     stream, when it is not the caller's, are busy until 4W; any other stream the answer enters or uses starts 4W
-    late (`widened`).  A sum queued on s after `ready` is written at 2W: a third stream reads it at 3W.  A sum
-    queued anywhere else is written at 4W or later, one that did not wait for `ready` reads NaN, and a caller's
-    stream that did not wait for the sum reads it before 2W.
+    late (`widened`); and each time the answer enters s (`with s:`, `s.use()`), s spins for W/4 first
+    (`late_at_each_entry`).  A sum queued on s after `ready` is written by 2.25W (by 2.75W after three entries): a
+    third stream reads it at 3W.  A sum queued anywhere else is written at 4W or later, one that did not wait for
+    `ready` reads NaN, and a caller's stream that did not wait for the sum reads it before the sum ran: before 2W,
+    or, if it waited for an event recorded on s before the answer entered s to queue the sum, W/4 before.
     """
     kind = case[0]
     w = window_ms / 1e3
@@ -195,7 +206,7 @@ def _sum_run(cp: Any, yours: Callable, case: SumCase, x: Any, source: Any, s: An
         with _queued_on(cp, probe):
             in_time = cp.full((), math.inf)
         top_before = _stack_top(cp)
-        with widened(4 * window_ms, spare=(c, s)):
+        with widened(4 * window_ms, spare=(c, s)), late_at_each_entry(window_ms / 4, (s,)):
             called = time.perf_counter()
             result = yours(x, ready, s)
             host_ms = (time.perf_counter() - called) * 1e3
@@ -980,11 +991,13 @@ register(Exercise(NOTEBOOK, "pipelined", check_pipelined, gpu=True, cpu_checks=0
 
 
 # ------------------------------------------------------------------------------------------
-# Exercise 4: which stream does each kernel of a program run on? (no GPU needed)
+# Exercise 4: a program written with PyTorch's `with` in mind, made to run as meant on CuPy (no GPU needed)
 # ------------------------------------------------------------------------------------------
 # A program is a tuple of statements: ("kernel", "k1") queues a kernel on the current stream, ("use", "b") is
 # `b.use()`, and ("with", "a", (...)) is `with a:` around a block of statements.  It runs in a fresh thread, on the
-# streams STREAMS ("null" is cp.cuda.Stream.null, where a fresh thread starts).
+# streams STREAMS ("null" is cp.cuda.Stream.null, where a fresh thread starts).  Its author meant each `with` block's
+# end to make current again the stream current at its start (PyTorch's rule); the answer adds the fewest use() lines
+# that make CuPy run every kernel there.
 STREAMS = ("null", "a", "b", "c")
 Program = tuple[tuple[Any, ...], ...]
 EXAMPLE_PROGRAM: Program = (  # the lecture's section 2, as a program
@@ -1218,11 +1231,13 @@ def _last_change(program: Program) -> dict[str, str]:
 
 
 _STREAM_HINTS = {
-    "end of with": "what does the end of a `with` block make current? CuPy keeps a stack of the streams of the "
-                   "`with` blocks you are in; use() never changes that stack",
-    "use inside with": "use() makes its stream current until the next change, inside a `with` block too",
-    "use": "use() makes its stream current until the next change",
-    "with": "inside `with s:` work goes to s until a use() changes the current stream",
+    "end of with": "what does CuPy make current at the end of a `with` block? CuPy keeps a stack of the streams of the "
+                   "`with` blocks you are in, and use() never changes that stack: is that the stream the author meant "
+                   "for the kernel after the block?",
+    "use inside with": "a use() lasts until the next change of the current stream, and the end of the `with` block "
+                       "around it is one: where must a use() stand to reach the kernel?",
+    "use": "a use() makes its stream current until the next change: which stream did the author mean there?",
+    "with": "inside `with s:` CuPy queues work on s until a use() changes the current stream",
     "start": "a fresh thread starts on the null stream",
 }
 
@@ -1277,73 +1292,167 @@ def deep_and_back(depth: int) -> Program:
 DEEP_AND_BACK: tuple[Program, ...] = tuple(deep_and_back(depth) for depth in (*range(4, 13), 64))
 
 
-def check_which_stream(which_stream: Callable[[Program], Mapping[str, str]]) -> None:
-    """which_stream(program) must say, for each kernel of the program (run in a fresh thread, so it starts on the
-    null stream), the stream it is queued on: a dict from "k1", "k2", ... to "null", "a", "b" or "c".
+@reference
+def meant_streams(program: Program) -> dict[str, str]:
+    """The stream the author meant for each kernel: a `with` block's end makes current again the stream that was
+    current at its start (as PyTorch's `with torch.cuda.stream(s):` does); `with` and use() otherwise as in CuPy."""
+    streams: dict[str, str] = {}
 
-    Compared with CuPy (`streams_of`) on every small program (`small_programs()`, fewest lines first: the first
-    that fails is named), then on generated larger ones (`programs()`: `with` blocks nested at any depth, use()
-    anywhere), shrunk to the smallest that fails."""
-    with exercise("which_stream") as ex:
-        yours = ex.answer(which_stream)
+    def run(body: Program, current: str) -> None:
+        for statement in body:
+            if statement[0] == "kernel":
+                streams[statement[1]] = current
+            elif statement[0] == "use":
+                current = statement[1]
+            else:
+                run(statement[2], statement[1])  # the block's end: `current` is what it was at the start
 
-        def holds(program: Program, want: Mapping[str, str] | None = None) -> None:
-            with _cupy_streams_switched() as switched:
-                got = yours(program)
-            if switched:
-                ex.expect(False, f"for the program `{_on_one_line(program)}`, your function switched CuPy's streams "
-                                 "itself", "predict the streams from CuPy's rules, without running the program: the "
-                                           "check runs it on CuPy to compare")
-            kernels = _kernels(program)
-            if not (isinstance(got, Mapping) and sorted(map(str, got)) == sorted(kernels)
-                    and all(isinstance(v, str) and v in STREAMS for v in got.values())):
-                _malformed_streams(ex, program, got, kernels)
-            want = streams_of(program) if want is None else want
-            wrong = [k for k in kernels if got[k] != want[k]]
-            if wrong:
-                first = wrong[0]
-                ex.expect(False, f"for the program `{_on_one_line(program)}`, you said {first} runs on {got[first]}; "
-                                 "CuPy queues it on another stream" +
-                                 (f" ({len(wrong)} kernels wrong)" if len(wrong) > 1 else ""),
-                          _STREAM_HINTS[_last_change(program)[first]])
+    run(program, "null")
+    return streams
 
-        def holds_named(program: Program, want: Mapping[str, str] | None = None) -> None:
-            """holds(), with the program named on an error the answer raises (for_all names its cases too)."""
+
+@reference
+def fewest_uses(program: Program) -> int:
+    """How few use() lines make CuPy run every kernel where the author meant: one for each stretch of a body from a
+    `with` block's end to the next use(), `with` or end of the body, in which a kernel comes and the block's end
+    leaves CuPy on another stream (the enclosing block's, the top of its stack) than the author meant."""
+    count = [0]
+
+    def run(body: Program, meant: str, top: str) -> None:
+        on = meant  # CuPy's current stream: at the start of a body, the one the author meant
+        for statement in body:
+            if statement[0] == "kernel" and on != meant:
+                count[0] += 1
+                on = meant
+            elif statement[0] == "use":
+                meant = on = statement[1]
+            elif statement[0] == "with":
+                run(statement[2], statement[1], statement[1])
+                on = top
+
+    run(program, "null", "null")
+    return count[0]
+
+
+def _as_program(x: object) -> Program | None:
+    """`x` as a program (lists taken for tuples), or None when it is not one: statements ("kernel", name),
+    ("use", stream) and ("with", stream, body), streams of STREAMS."""
+    if not isinstance(x, (tuple, list)):
+        return None
+    body: list[tuple[Any, ...]] = []
+    for statement in x:
+        if not isinstance(statement, (tuple, list)) or not statement:
+            return None
+        kind = statement[0]
+        if kind == "kernel" and len(statement) == 2 and isinstance(statement[1], str):
+            body.append(("kernel", statement[1]))
+        elif kind == "use" and len(statement) == 2 and statement[1] in STREAMS:
+            body.append(("use", statement[1]))
+        elif kind == "with" and len(statement) == 3 and statement[1] in STREAMS:
+            inner = _as_program(statement[2])
+            if inner is None:
+                return None
+            body.append(("with", statement[1], inner))
+        else:
+            return None
+    return tuple(body)
+
+
+def _added_uses(got: Program, given: Program) -> int | None:
+    """How many use() lines `got` adds to `given`, or None when it differs from `given` in anything else (a
+    statement left out, changed, moved, or added that is not a use())."""
+    added, i = 0, 0
+    for statement in got:
+        mate = given[i] if i < len(given) else None
+        if mate is not None and statement[0] == "with" and mate[0] == "with" and statement[1] == mate[1]:
+            inner = _added_uses(statement[2], mate[2])
+            if inner is None:
+                return None
+            added, i = added + inner, i + 1
+        elif statement == mate:
+            i += 1
+        elif statement[0] == "use":
+            added += 1
+        else:
+            return None
+    return added if i == len(given) else None
+
+
+def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
+    """as_meant(program) must return the program with use() lines added, as few as can do it, so that CuPy (run in a
+    fresh thread: it starts on the null stream) queues each kernel on the stream the author meant (`meant_streams`:
+    a `with` block's end gives back the stream current at its start).
+
+    Compared with CuPy (`streams_of`: CuPy itself where it runs, its rules elsewhere) and with `fewest_uses` on every
+    small program (`small_programs()`, fewest lines first: the first that fails is named), then on generated larger
+    ones (`programs()`: `with` blocks nested at any depth, use() anywhere), shrunk to the smallest that fails."""
+    with exercise("as_meant") as ex:
+        yours = ex.answer(as_meant)
+
+        def rewrite(program: Program) -> object:
+            """Your program for `program`, with an error of yours noted with the program it came from."""
             try:
-                holds(program, want)
+                with _cupy_streams_switched() as switched:
+                    got = yours(program)
             except ExerciseFailed:
                 raise
             except Exception as error:
                 if not is_stub(error):
-                    error.add_note(f"which_stream: your function raised this for the program "
-                                   f"`{_on_one_line(program)}` (the small programs come first, fewest lines first)")
+                    error.add_note(f"as_meant: your function raised this for the program `{_on_one_line(program)}` "
+                                   "(the small programs come first, fewest lines first)")
                 raise
+            ex.expect(not switched, f"for the program `{_on_one_line(program)}`, your function switched CuPy's "
+                                    "streams itself",
+                      "work it out from CuPy's rules, without running the program: the check runs your program on "
+                      "CuPy to compare")
+            return got
+
+        def judged(program: Program, got: object, on_cupy: Mapping[str, str] | None = None) -> None:
+            code = _on_one_line(program)
+            rewritten = _as_program(got)
+            ex.expect(rewritten is not None,
+                      f"for the program `{code}`, as_meant returned {shown(got)}; expected a program like the one "
+                      "given (nested tuples)",
+                      'return the given program with statements ("use", stream) added to its bodies')
+            assert rewritten is not None
+            added = _added_uses(rewritten, program)
+            ex.expect(added is not None,
+                      f"for the program `{code}`, as_meant returned `{_on_one_line(rewritten)}`, which changes more "
+                      "than use() lines",
+                      "keep every kernel, use() and `with` block of the program, in its place; only add use() lines")
+            assert added is not None
+            want = meant_streams(program)
+            have = streams_of(rewritten) if on_cupy is None else on_cupy
+            wrong = [k for k in _kernels(program) if have[k] != want[k]]
+            if wrong:
+                first = wrong[0]
+                ex.expect(False, f"for the program `{code}`, you returned `{_on_one_line(rewritten)}`: CuPy queues "
+                                 f"{first} on {have[first]}, and the author meant {want[first]}" +
+                                 (f" ({len(wrong)} kernels elsewhere)" if len(wrong) > 1 else ""),
+                          _STREAM_HINTS[_last_change(rewritten)[first]])
+            fewest = fewest_uses(program)
+            ex.expect(added <= fewest,
+                      f"for the program `{code}`, you returned `{_on_one_line(rewritten)}`: {added} use() "
+                      f"{'line' if added == 1 else 'lines'} added, where {fewest} can do it",
+                      "after the end of which blocks does CuPy's stack already give back the stream the author "
+                      "meant? And is a kernel still to come there before the stream changes again?")
 
         passed = ex.passed
-        holds_named(SMALLEST_PROGRAM)  # first, alone: an unfinished answer says TODO before the others are made
+        judged(SMALLEST_PROGRAM, rewrite(SMALLEST_PROGRAM))  # first, alone: an unfinished answer says TODO at once
         small = small_programs()
-        for program, want in zip(small, streams_of_each(small)):
-            holds_named(program, want)
+        rewritten = [rewrite(program) for program in small]
+        well_formed = []  # CuPy runs the answer's programs up to the first that is not one (judged() names it)
+        for program, got in zip(small, rewritten):
+            as_program = _as_program(got)
+            if as_program is None or _added_uses(as_program, program) is None:
+                break
+            well_formed.append(as_program)
+        on_cupy = streams_of_each(well_formed)
+        for k, (program, got) in enumerate(zip(small, rewritten)):
+            judged(program, got, on_cupy[k] if k < len(on_cupy) else None)
         ex.passed = passed + len(small)  # one check a program, as for_all counts them
-        for_all(ex, programs(), holds, examples=30, chosen=[EXAMPLE_PROGRAM, DEEP_PROGRAM, *DEEP_AND_BACK],
-                describe=_on_one_line)
+        for_all(ex, programs(), lambda program: judged(program, rewrite(program)), examples=30,
+                chosen=[EXAMPLE_PROGRAM, DEEP_PROGRAM, *DEEP_AND_BACK], describe=_on_one_line)
 
 
-def _malformed_streams(ex: Any, program: Program, got: object, kernels: list[str]) -> None:
-    """FAIL, saying how what which_stream returned for `program` is not a dict from its kernels to streams."""
-    code = _on_one_line(program)
-    ex.expect(isinstance(got, Mapping),
-              f"for the program `{code}`, which_stream returned {shown(got)}; expected a dict from each kernel's name "
-              "to its stream",
-              'map each kernel to "null", "a", "b" or "c", e.g. {"k1": "null", ...}')
-    assert isinstance(got, Mapping)
-    ex.expect(sorted(map(str, got)) == sorted(kernels),
-              f"for the program `{code}`, which_stream returned the keys {sorted(map(str, got))}; expected "
-              f"{sorted(kernels)}",
-              "one entry for each kernel of the program, nested ones too, and nothing else")
-    strange = {k: v for k, v in got.items() if not (isinstance(v, str) and v in STREAMS)}
-    ex.expect(False, f"for the program `{code}`, which_stream returned {shown(strange)}",
-              'name each stream as the program does: "null", "a", "b" or "c"')
-
-
-register(Exercise(NOTEBOOK, "which_stream", check_which_stream))
+register(Exercise(NOTEBOOK, "as_meant", check_as_meant))

@@ -1,16 +1,17 @@
-"""Checks for the exercises of notebook 05 (debugging asynchronous CUDA errors): the call that fails in a
-script, a scatter-add that fails on the host before its device-side assert, and a training loop without hidden
+"""Checks for the exercises of notebook 05 (debugging asynchronous CUDA errors): the cell and line that fail in
+a notebook, a scatter-add that fails on the host before its device-side assert, and a training loop without hidden
 synchronizations.
 
 Each check is a property over generated inputs (utils/exercises/properties.py):
-- exercise 1: scripts whose failing lookup depends on ids they draw while they run (two scripts that differ
-  in their seed alone fail at different lines), some lookups direct, some through helpers that several share;
+- exercise 1: notebooks (their code cells) whose failing lookup depends on ids they draw while they run (two that
+  differ in their seed alone fail in different cells or lines), some lookups direct, some through helpers that
+  several share, defined in an earlier cell;
 - exercise 2: targets of rank 1 to 3 with sizes of 0, every dim (negative ones too), indices of both integer
   dtypes with bad ones anywhere, below 0 or past the end; on a GPU, called from every kind of caller;
 - exercise 3: models with one to three outputs (two heads on separate features among them), batches with
   entries without a target, without any, and with a NaN input; on a GPU, from every kind of caller.
 
-Whatever could kill a process runs in a fresh one: the scripts of exercise 1 crash on purpose, and on a GPU the
+Whatever could kill a process runs in a fresh one: the cells of exercise 1 crash on purpose, and on a GPU the
 check of exercise 2 runs whole in a child process (a device-side assert there leaves the notebook's CUDA alone;
 on a CPU nothing can end in one, and its CPU part runs in this process, on the answer rebuilt from its code as
 the child rebuilds it).  There, an operation that takes indices and gets one out of range stops the answer before
@@ -70,13 +71,14 @@ ROOT = Path(__file__).resolve().parents[2]  # the course's root: a fresh process
 
 
 # ------------------------------------------------------------------------------------------
-# Exercise 1: the call that fails (CPU; the same scripts run on a GPU)
+# Exercise 1: the cell that fails, in a notebook (CPU; the same cells run on a GPU)
 # ------------------------------------------------------------------------------------------
-ROWS = 100  # rows of every table the scripts look up: valid ids are 0..99
-VOCAB = ROWS + 1  # the ids the scripts draw: one too many, the bug
-STEPS = 4  # steps of every script; step 0 is always fine
+ROWS = 100  # rows of every table the cells look up: valid ids are 0..99
+VOCAB = ROWS + 1  # the ids the cells draw: one too many, the bug
+STEPS = 4  # step cells of every notebook; step 0 is always fine
+FIRST_STEP_CELL = 3  # cells 1 and 2 set up and define the helpers; then one cell a step, then the cell that prints
 
-SCRIPT_HEAD = '''import os
+SETUP_CELL = """import os
 import random
 
 import torch
@@ -88,15 +90,15 @@ users = torch.nn.Embedding({rows}, 16).to(device)  # every table has {rows} rows
 items = torch.randn({rows}, 16, device=device)
 tags = torch.randn({rows}, 16, device=device)
 h = torch.randn(1024, 1024, device=device)
-data = random.Random({seed})  # the data: ids drawn while the model runs
+data = random.Random({seed})  # the data: ids drawn while the cells run
 VOCAB = {vocab}  # one id more than the tables have rows: the bug
+losses = []"""
 
-
-def batch(lookups):  # one step's ids, a row of 4 for each lookup
+HELPERS_CELL = """def batch(lookups):  # one step's ids, a row of 4 for each lookup
     return torch.tensor([[data.randrange(VOCAB) for _ in range(4)] for _ in range(lookups)], device=device)
 
 
-def rows(table, ids):  # the lookup that several layers share
+def rows(table, ids):  # the lookup that several steps share
     return table[ids]
 
 
@@ -107,23 +109,11 @@ def pooled(table, ids):  # the mean of the rows looked up
 def earlier_layers(h):  # keeps the GPU busy: the host runs ahead, as in a real model
     for _ in range(30 if h.is_cuda else 0):
         h = torch.tanh(h @ h / 32)
-    return h
+    return h"""
 
+LAST_CELL = 'print("losses:", [round(loss.item(), 4) for loss in losses])'
 
-def forward():
-    ids = batch({lookups})  # copied to the GPU first, while it is idle
-    out = earlier_layers(h).mean()
-'''
-
-SCRIPT_TAIL = '''    return out
-
-
-for step in range({steps}):
-    loss = forward()
-    print(f"step {{step}}: loss {{loss.item():.4f}}")
-'''
-
-LOOKUPS = (  # by depth, the number of the script's helpers between forward() and the operation that fails
+LOOKUPS = (  # by depth, the number of the helpers between the step's cell and the operation that fails
     ("{v} = items[ids[{k}]]", "{v} = torch.index_select(tags, 0, ids[{k}])", "{v} = users(ids[{k}])",
      "{v} = F.embedding(ids[{k}], items)"),
     ("{v} = rows(items, ids[{k}])", "{v} = rows(tags, ids[{k}])"),
@@ -134,8 +124,8 @@ FILLERS = ("out = out * 0.5", "out = out + h[0, 0]", "out = torch.tanh(out)")
 
 @dataclass(frozen=True)
 class Layout:
-    """What a script does, whatever its data: its lookups (depth, line), the lines before each, and where its
-    seeds start."""
+    """What a notebook's step cells do, whatever its data: their lookups (depth, line), the lines before each,
+    and where its seeds start."""
 
     lookups: tuple[tuple[int, str], ...]
     fillers: tuple[tuple[str, ...], ...]
@@ -155,21 +145,21 @@ def _layout(layout: int) -> Layout:
 
 
 def _draws(seed: int, lookups: int) -> Iterator[list[list[int]]]:
-    """The ids a script with this seed draws, step by step: a row of 4 for each lookup."""
+    """The ids a notebook with this seed draws, step by step: a row of 4 for each lookup."""
     data = random.Random(seed)
     for _ in range(STEPS):
         yield [[data.randrange(VOCAB) for _ in range(4)] for _ in range(lookups)]
 
 
 def _fails_after_step_0(seed: int, lookups: int) -> bool:
-    """Whether the script with this seed runs step 0 cleanly and draws an id out of range at a later step."""
+    """Whether the notebook with this seed runs step 0 cleanly and draws an id out of range at a later step."""
     steps = [any(ROWS in ids for ids in drawn) for drawn in _draws(seed, lookups)]
     return not steps[0] and any(steps)
 
 
 @functools.cache
 def _seed(plan: Layout, data: int) -> int:
-    """The data-th seed (from 0), from the layout's first on, whose script fails, and only after step 0."""
+    """The data-th seed (from 0), from the layout's first on, whose notebook fails, and only after step 0."""
     seed, found = plan.first_seed, -1
     while True:
         if _fails_after_step_0(seed, len(plan.lookups)):
@@ -179,50 +169,58 @@ def _seed(plan: Layout, data: int) -> int:
         seed += 1
 
 
-def _script(layout: int, data: int) -> tuple[str, list[int]]:
-    """The script, and the line (from 1) of each lookup in forward()."""
-    plan = _layout(layout)
-    count = len(plan.lookups)
-    lines = SCRIPT_HEAD.format(rows=ROWS, seed=_seed(plan, data), vocab=VOCAB, lookups=count).splitlines()
+def _step_cell(plan: Layout, step: int) -> tuple[str, list[int]]:
+    """A step's cell, and the line (from 1) of each of its lookups."""
+    lines = [f"# step {step}", f"ids = batch({len(plan.lookups)})  # copied to the GPU first",
+             "out = earlier_layers(h).mean()"]
     where = []
     for k, ((_, lookup), fillers) in enumerate(zip(plan.lookups, plan.fillers)):
-        lines += ["    " + filler for filler in fillers]
-        lines.append("    " + lookup.format(v=f"v{k}", k=k))
+        lines += list(fillers)
+        lines.append(lookup.format(v=f"v{k}", k=k))
         where.append(len(lines))
-        lines.append(f"    out = out + v{k}.sum()")
-    lines += SCRIPT_TAIL.format(steps=STEPS).splitlines()
-    return "\n".join(lines) + "\n", where
+        lines.append(f"out = out + v{k}.sum()")
+    lines.append("losses.append(out)")
+    return "\n".join(lines), where
 
 
-def failing_script(layout: int = 0, data: int = 0) -> str:
-    """A script in which one lookup of forward(), at some step after the first, reads a row that does not exist.
+def failing_notebook(layout: int = 0, data: int = 0) -> list[str]:
+    """A notebook's code cells, run top to bottom in one kernel: at some step after the first, a lookup of a step's
+    cell reads a row that does not exist.
 
-    `layout` chooses what forward() looks up, and how; `data` which seed its ids come from.  The same
-    arguments always give the same script.
+    `layout` chooses what the step cells look up, and how; `data` which seed their ids come from.  The same
+    arguments always give the same cells (each without a newline at its end, as a notebook keeps them).
     """
-    return _script(layout, data)[0]
+    plan = _layout(layout)
+    setup = SETUP_CELL.format(rows=ROWS, seed=_seed(plan, data), vocab=VOCAB)
+    return [setup, HELPERS_CELL, *(_step_cell(plan, step)[0] for step in range(STEPS)), LAST_CELL]
+
+
+def show_cells(cells: Sequence[str]) -> str:
+    """The cells one after the other, each under a line that gives its number (from 1)."""
+    return "\n\n".join(f"# ---------------- cell {n}\n{cell}" for n, cell in enumerate(cells, 1))
 
 
 @reference
-def _first_bad_lookup(layout: int, data: int) -> int:
-    """Which lookup of forward() (from 0) reads out of range first."""
+def _first_bad_lookup(layout: int, data: int) -> tuple[int, int]:
+    """(step, lookup) of the first lookup that reads out of range, in the order the cells run them."""
     plan = _layout(layout)
-    for drawn in _draws(_seed(plan, data), len(plan.lookups)):
+    for step, drawn in enumerate(_draws(_seed(plan, data), len(plan.lookups))):
         for k, ids in enumerate(drawn):
             if ROWS in ids:
-                return k
-    raise AssertionError("unreachable: _seed chooses seeds whose script fails")
+                return step, k
+    raise AssertionError("unreachable: _seed chooses seeds whose notebook fails")
 
 
 @reference
-def failing_line(layout: int, data: int) -> int:
-    """The check's reference: the line of forward() whose lookup fails (tests/test_exercises_05.py runs the
-    scripts to hold it against their tracebacks)."""
-    return _script(layout, data)[1][_first_bad_lookup(layout, data)]
+def failing_cell(layout: int, data: int) -> tuple[int, int]:
+    """The check's reference: (cell, line) of the lookup that fails, both from 1 (tests/test_exercises_05.py runs
+    the cells to hold it against their tracebacks)."""
+    step, k = _first_bad_lookup(layout, data)
+    return FIRST_STEP_CELL + step, _step_cell(_layout(layout), step)[1][k]
 
 
 def _bad_draws(layout: int, data: int) -> list[tuple[int, int]]:
-    """(step, lookup) of every lookup that draws an id out of range, in the order the script would run them."""
+    """(step, lookup) of every lookup that draws an id out of range, in the order the cells would run them."""
     plan = _layout(layout)
     return [(step, k) for step, drawn in enumerate(_draws(_seed(plan, data), len(plan.lookups)))
             for k, ids in enumerate(drawn) if ROWS in ids]
@@ -230,13 +228,12 @@ def _bad_draws(layout: int, data: int) -> list[tuple[int, int]]:
 
 @reference
 @functools.cache
-def _scripts_alike() -> list[tuple[int, int]]:
-    """Two scripts that differ in their seed alone: in the first the lookup that fails goes through two helpers,
-    at step 2 or later, and a lookup written before it draws a bad id too, but at a later step (it would fail,
-    had the script not stopped); in the other it is forward()'s own call of a module (PyTorch's frames below it
-    have a forward() too), on another line.  No reading of the text tells them apart, no count of the steps run
-    (one or two) finds the first failure, and only a replay that follows the draws in time (step by step, each
-    step's lookups in order) does."""
+def _notebooks_alike() -> list[tuple[int, int]]:
+    """Two notebooks that differ in their seed alone: in the first the lookup that fails goes through two helpers,
+    at step 2 or later, and a lookup written before it draws a bad id too, but at a later step (it would fail, had
+    the kernel not stopped); in the other it is a step cell's own call of a module (PyTorch's frames below it have
+    a forward() too), in another cell or on another line.  No reading of the text tells them apart, and only a
+    replay that follows the draws in time (cell by cell, each cell's lookups in order) finds the first failure."""
     for layout in range(1000):
         plan = _layout(layout)
         bad = _bad_draws(layout, 0)
@@ -244,76 +241,94 @@ def _scripts_alike() -> list[tuple[int, int]]:
         if plan.lookups[first][0] != 2 or step < 2 or not any(k < first for _, k in bad[1:]):
             continue
         for data in range(1, 30):
-            other = _first_bad_lookup(layout, data)
-            if plan.lookups[other] == (0, LOOKUPS[0][2]) and other != first:
+            other_step, other = _first_bad_lookup(layout, data)
+            if plan.lookups[other] == (0, LOOKUPS[0][2]) and (other_step, other) != (step, first):
                 return [(layout, 0), (layout, data)]
-    raise AssertionError("no two scripts alike found")
+    raise AssertionError("no two notebooks alike found")
 
 
-def _line_hint(text: list[str], got: int, want: int) -> str:
-    """What a wrong line most likely says about the answer (never the line itself)."""
-    said = text[got - 1].strip() if 1 <= got <= len(text) else ""
-    forward = text.index("def forward():") + 1
-    helpers = [n for n, line in enumerate(text, 1) if line.startswith(("def rows", "def pooled"))]
-    gpu_behind = ("the GPU runs behind the host: the error surfaced at a later call that waited for it. Make every "
-                  "launch wait (an environment variable read when CUDA starts), or run the script on the CPU")
-    if ".item()" in said:
+def _cell_hint(cells: Sequence[str], got: tuple[int, int], want: tuple[int, int]) -> str:
+    """What a wrong (cell, line) most likely says about the answer (never the place itself)."""
+    cell, line = got
+    text = cells[cell - 1].splitlines() if 1 <= cell <= len(cells) else []
+    said = text[line - 1].strip() if 1 <= line <= len(text) else ""
+    gpu_behind = ("the GPU runs behind the host: the error surfaced in a later cell, at a call that waited for it. "
+                  "Make every launch wait (an environment variable read when CUDA starts), or run the cells on the "
+                  "CPU")
+    if ".item()" in said or cell > want[0] and "batch(" in said:
         return gpu_behind
-    if said == "loss = forward()":
-        return "that line calls forward(): the traceback goes on, into forward(), where the lookup is"
-    if any(start < got <= start + 1 for start in helpers):
-        return ("that line is in a helper that several lookups share: it cannot say which of them failed. The "
-                "traceback has a frame for every function on the way: take forward()'s")
-    if got == want - 1:
-        return "count lines as a traceback does: the first line of the script is line 1"
-    if got == want + 1:
-        return ("one line below the lookup: count the lines of the script as it was given to you, from 1 (a line "
-                "added at its top moves every line of its traceback down by one)")
-    if not said:
-        return ('a line of the script: its frames read File "<string>"; PyTorch\'s own files have lines of their own')
-    if got < forward:
-        return ("the script failed before forward() ran: run it on a device this machine has (the script reads it "
+    if cell == 2:
+        return ("that cell defines helpers that several lookups share: its line cannot say which of them failed. "
+                "The traceback has a frame for every function on the way: take the one of the cell that ran it")
+    if cell == 1:
+        return ("the cells failed before a step ran: run them on a device this machine has (the first cell reads it "
                 "from the environment)")
+    if (cell, line) == (want[0] - 1, want[1]) or (cell, line) == (want[0], want[1] - 1):
+        return "count as a notebook does: the first cell is cell 1, and a cell's first line is line 1"
+    if cell == want[0] and line > len(text) >= 1:
+        return ("a line past the end of that cell: count each cell's lines from its own first line, not the lines of "
+                "everything before it")
+    if not said:
+        return ("no such line: map the line of the traceback back to the cell it came from, counting the lines of "
+                "each cell as you put them together")
     if "ids[" in said:
-        return ("another lookup: the script stops at the first lookup that reads out of range, in the order it runs "
-                "them (step by step, each step's lookups in order): run it, and read its traceback")
-    if want < got:
-        return gpu_behind
-    return ("run the script where the failing operation raises the error itself, then read the traceback's frames: "
-            "the one in forward()")
+        return ("another lookup: the kernel stops at the first lookup that reads out of range, in the order it runs "
+                "them (cell by cell, each cell's lookups in order): run the cells, and read the traceback")
+    if "batch(" in said:
+        return ("that line looks nothing up, and fails only if the cells before it did not run: run the cells in one "
+                "process, in order, as a kernel does (each uses what the earlier ones defined)")
+    return ("that line looks nothing up: map the line of the traceback back to its cell by the lines you put "
+            "together, no more and no fewer; then read the frame of a step's cell")
 
 
-def check_find_failing_line(find_failing_line: Callable[[str], int]) -> None:
-    """find_failing_line(script) must return the line of forward() whose lookup reads out of range.
+def _place(got: object) -> tuple[int, int] | None:
+    """(cell, line) from a pair of integral numbers of any type, else None."""
+    if isinstance(got, (str, bytes, dict)):
+        return None
+    try:
+        pair = list(got)  # type: ignore[call-overload]  # a tuple, a list, a NumPy array, a tensor of two...
+    except TypeError:
+        return None
+    if len(pair) != 2:
+        return None
+    cell, line = integral(pair[0]), integral(pair[1])
+    return None if cell is None or line is None else (cell, line)
 
-    One generated script (Hypothesis's first draw, the notebook's own nb05.failing_script(0, 0): with a fixed seed
-    and one example it is the same every time), then two that differ in their seed alone, chosen to hold every
-    kind of mistake; the check knows the line because it wrote the script and drew its ids.
+
+def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, int]]) -> None:
+    """find_failing_cell(cells) must return (cell, line) of the lookup that reads out of range, both from 1.
+
+    One generated notebook (Hypothesis's first draw, the notebook's own nb05.failing_notebook(0, 0): with a fixed
+    seed and one example it is the same every time), then two that differ in their seed alone, chosen to hold every
+    kind of mistake; the check knows the place because it wrote the cells and drew their ids.
     """
-    with exercise("find_failing_line") as ex:
-        yours = ex.answer(find_failing_line)
+    with exercise("find_failing_cell") as ex:
+        yours = ex.answer(find_failing_cell)
 
         def finds(case: tuple[int, int]) -> None:
-            script, want = failing_script(*case), failing_line(*case)
-            got = yours(script)
-            name = f"the script of nb05.failing_script{case}"
-            line = integral(got)
-            ex.expect(line is not None, f"for {name} returned {shown(got)}, not a line number",
-                      "return an int: the line's number as the traceback counts it")
-            assert line is not None
-            text = script.splitlines()
+            cells, want = failing_notebook(*case), failing_cell(*case)
+            got = yours(list(cells))
+            name = f"the cells of nb05.failing_notebook{case}"
+            place = _place(got)
+            ex.expect(place is not None, f"for {name} returned {shown(got)}, not a (cell, line) pair",
+                      "return two ints: the cell's number and the line's number in that cell, both from 1")
+            assert place is not None
+            cell, line = place
+            text = cells[cell - 1].splitlines() if 1 <= cell <= len(cells) else []
             said = f"`{text[line - 1].strip()}`" if 1 <= line <= len(text) else "(no such line)"
-            ex.expect(line == want, f"for {name} returned line {line}, {said}; the lookup that fails is line "
-                                    f"{want}, `{text[want - 1].strip()}`", _line_hint(text, line, want))
+            ex.expect(place == want, f"for {name} returned cell {cell}, line {line}, {said}; the lookup that fails is "
+                                     f"cell {want[0]}, line {want[1]}, "
+                                     f"`{cells[want[0] - 1].splitlines()[want[1] - 1].strip()}`",
+                      _cell_hint(cells, place, want))
 
-        # Each case costs the answer a fresh process: one generated script, then the two alike (which hold every
-        # kind of mistake: a helper two deep, a module's own forward(), a bad id drawn earlier in the text but
-        # later in time, a failure after step 1), and no shrinking (every script is small).
+        # Each case costs the answer a fresh process: one generated notebook, then the two alike (which hold every
+        # kind of mistake: a helper two deep, a module's own forward(), a bad id drawn earlier in the text but later
+        # in time, a failure at step 2 or later), and no shrinking (every notebook is small).
         for_all(ex, st.tuples(st.integers(0, 10**6), st.integers(0, 30)), finds, examples=1,
-                chosen=list(_scripts_alike()), budget_s=0.0, describe=lambda case: f"nb05.failing_script{case}")
+                chosen=list(_notebooks_alike()), budget_s=0.0, describe=lambda case: f"nb05.failing_notebook{case}")
 
 
-register(Exercise(NOTEBOOK, "find_failing_line", check_find_failing_line, fresh_processes=True))
+register(Exercise(NOTEBOOK, "find_failing_cell", check_find_failing_cell, fresh_processes=True))
 
 
 # ------------------------------------------------------------------------------------------
@@ -360,7 +375,8 @@ class HostWaits(TorchFunctionMode):
     GPU (torch.tensor(..., device="cuda"), or device=x.device of a GPU tensor x; x.new_tensor(...): the copy
     waits for the stream); and, inside counting_synchronize(), synchronize() of the device, a stream or an
     event.  So one copy to the host counts once, however many host calls read it afterwards.  Each note says
-    what and where in `fn`'s code: "<what> at line N: `code`", in order, in `waits`.
+    what and where in `fn`'s code: "<what> at line N: `code`", in order, in `waits`.  A GPU tensor of one value
+    used as an index (`index[position]` with `position = mask.int().argmax()`) is a wait too: PyTorch reads it.
 
     A copy to the host made with non_blocking=True waits for nothing, and may not have landed when the host
     reads it: a read of it before a synchronize() is noted in `stale`."""
@@ -430,6 +446,8 @@ class HostWaits(TorchFunctionMode):
         to_gpu_copy = False
         if copies_nothing:
             pass
+        elif name in ("__getitem__", "__setitem__") and len(args) > 1 and self._scalar_index_on_gpu(args[1]):
+            self.note("a GPU tensor of one value used as an index (PyTorch reads it on the host, as .item() does)")
         elif into_host and waits:
             self.note("a GPU value copied into a host tensor")
         elif from_gpu and (name in self.READS or sized or (to_host and waits)):
@@ -475,6 +493,15 @@ class HostWaits(TorchFunctionMode):
             return False
         return args[0].numel() > 0 and any(isinstance(x, torch.Tensor) and self.on_gpu(x)
                                            for x in (*args[1:], *kwargs.values()))
+
+    def _scalar_index_on_gpu(self, index: object) -> bool:
+        """Whether an index (alone or in a tuple) holds a 0-d integer tensor on the GPU: PyTorch's indexing takes it as
+        a Python int (TensorIndexing.h, applySlicing: `tensor.item<int64_t>()`, then select), which copies it to the
+        host, a wait; `x[t]` for a GPU tensor t of one value waits as `x[t.item()]` does.  A 0-d boolean index is a
+        mask (`sized`)."""
+        parts = index if isinstance(index, tuple) else (index,)
+        return any(isinstance(p, torch.Tensor) and p.dim() == 0 and p.dtype != torch.bool
+                   and not p.is_floating_point() and not p.is_complex() and self.on_gpu(p) for p in parts)
 
     def _masked_fill(self, args: tuple) -> bool:
         """Whether `x[mask] = value` runs as masked_fill_, which needs no count of the mask's True values (no
@@ -718,33 +745,45 @@ class Blind(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
-        if name == "_assert_async":
-            with _quiet():
-                holds = bool(args[0])
-            if not holds:
-                raise Launched("torch._assert_async() with a condition that is false: on a GPU, a device-side assert")
-            return None
-        found = _indexed(name, args, kwargs)
-        if found is not None:
-            target, dim, index = found
-            size = target.numel() if dim is None else (target.shape[dim] if target.dim() else 1)
-            low = -size if name in _WRAPPING else 0
-            with _quiet():
-                bad = ((index < low) | (index >= size)).flatten()
-                if bool(bad.any()):
-                    position = int(bad.int().argmax())
-                    value = int(index.flatten()[position])
-                    where = "" if dim is None else f" along dimension {dim}"
-                    raise Launched(f"{name}() with an index {value}, out of range{where} (size {size})")
+        # Its own reads run with every mode below it off: on a GPU, the modes that make the answer's streams late
+        # (widened, _LateAgainWhenIdle) sit below it, and a sleep they queued for these reads would be waited for
+        # here (bool() below waits for the stream), so that the operation itself would run on time
+        with torch._C.DisableTorchFunction():
+            if name == "_assert_async":
+                with _quiet():
+                    holds = bool(args[0])
+                if not holds:
+                    raise Launched("torch._assert_async() with a condition that is false: on a GPU, a device-side "
+                                   "assert")
+                return None
+            self._stop_if_bad(name, args, kwargs)
         if self.size is None:
             return func(*args, **kwargs)
         try:
             return func(*args, **kwargs)
         except Exception as error:
-            if not self._holds_bad(args, kwargs):
-                raise
+            with torch._C.DisableTorchFunction():
+                if not self._holds_bad(args, kwargs):
+                    raise
             raise Launched(f"{name}() on an index out of range, which raised {type(error).__name__} by itself on "
                            f"the CPU (on a GPU, a device-side assert)") from None
+
+    @staticmethod
+    def _stop_if_bad(name: str, args: tuple, kwargs: dict) -> None:
+        """Raise Launched if the operation takes indices and one of them is out of range."""
+        found = _indexed(name, args, kwargs)
+        if found is None:
+            return
+        target, dim, index = found
+        size = target.numel() if dim is None else (target.shape[dim] if target.dim() else 1)
+        low = -size if name in _WRAPPING else 0
+        with _quiet():
+            bad = ((index < low) | (index >= size)).flatten()
+            if bool(bad.any()):
+                position = int(bad.int().argmax())
+                value = int(index.flatten()[position])
+                where = "" if dim is None else f" along dimension {dim}"
+                raise Launched(f"{name}() with an index {value}, out of range{where} (size {size})")
 
 
 @dataclass
@@ -827,7 +866,12 @@ def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: 
         if caller.busy_end is not None:  # the caller's earlier work writes the indices: they are there only then
             late.copy_(index)
             index = late
-        with (Blind(), widened(WIDE_MS, spare=(caller.stream,)), _LateAgainWhenIdle(WIDE_MS, caller.stream),
+        # Blind innermost (its handler runs first): its host read of the indices (a wait) comes before the sleeps
+        # that the modes below it queue for the operation, not after them.  Below it, the sleep of
+        # _LateAgainWhenIdle came first, Blind's read waited for it, and the operation ran on time: a result queued
+        # on a stream of the answer's own, which the caller never waits for, was written before the caller read it
+        # (the fourth adversary's, on an H200)
+        with (widened(WIDE_MS, spare=(caller.stream,)), _LateAgainWhenIdle(WIDE_MS, caller.stream), Blind(),
               gpu_waits(fn) as waits):
             try:
                 ran.out = yours(target, dim, index, source)
@@ -1413,5 +1457,5 @@ register(Exercise(NOTEBOOK, "train_steps_no_sync", check_train_steps_no_sync, gp
                   cpu_checks=TRAINING_EXAMPLES_CPU + len(TRAINING_CHOSEN)))
 
 
-if __name__ == "__main__":  # print a script of exercise 1
-    print(failing_script(*(int(a) for a in sys.argv[1:3])))
+if __name__ == "__main__":  # print a notebook's cells of exercise 1
+    print(show_cells(failing_notebook(*(int(a) for a in sys.argv[1:3]))))

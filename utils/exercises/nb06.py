@@ -851,8 +851,9 @@ def _accuracy_hint(row: torch.Tensor, got: float, exact: float, allowed: float, 
                 "row's own mean: which number do your squares measure from, and over which values? (print the "
                 "mean's shape, and the deviations, for a small batch of two rows)")
     return ("E[x**2] and E[x]**2 are both about mean**2, so their difference keeps only the digits below float32's "
-            "rounding of mean**2 (catastrophic cancellation), and so does any sum of squares taken about a number "
-            "far from a row's mean: which numbers could you square instead, so that nothing that large is squared?")
+            "rounding of mean**2 (catastrophic cancellation); any computation that makes numbers far larger than the "
+            "variance and subtracts them loses the same digits: which numbers does yours make on its way, and how "
+            "large are they next to the variance?")
 
 
 register(Exercise(NOTEBOOK, "stable_variance", check_stable_variance))

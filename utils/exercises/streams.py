@@ -12,6 +12,8 @@ A race shows only when one side is late.  `caller(...)` makes the caller's strea
 that the answer itself switches to start late, by queuing a spinning kernel (`utils.gpu_sleep`,
 `utils.cupy_sleep`) on it the first time the answer queues work there.  So a wait that is missing,
 between the caller and the answer or inside the answer, reads the wrong data every time.
+`late_at_each_entry(ms, (s,))` makes a stream that the check hands the answer late at every entry (CuPy): an
+event the answer records on it before the work it should follow then fires before that work runs.
 """
 
 from __future__ import annotations
@@ -160,9 +162,10 @@ class _LateStreams(TorchFunctionMode):
 
 
 @contextmanager
-def widened(ms: float, spare: tuple[Any, ...] = ()) -> Iterator[None]:
+def widened(ms: float, spare: tuple[Any, ...] = (), at_creation: bool = False) -> Iterator[None]:
     """For the block, every stream that the answer queues work on (PyTorch) or makes current (CuPy:
-    `with s:` or `s.use()`) starts late by `ms`, except the streams in `spare` (typically the caller's):
+    `with s:` or `s.use()`; with `at_creation`, also `cupy.cuda.Stream()`) starts late by `ms`, except the streams
+    in `spare` (typically the caller's):
     a wait missing between two streams inside the answer then shows in its values.
 
     Each stream is made late once, the first time: a right answer loses at most `ms` per stream it uses.
@@ -174,15 +177,19 @@ def widened(ms: float, spare: tuple[Any, ...] = ()) -> Iterator[None]:
             stack.enter_context(_LateStreams(ms, spared))
         cupy = _cupy_or_none()
         if cupy is not None:
-            stack.enter_context(_late_cupy_streams(cupy, ms, spared))
+            stack.enter_context(_late_cupy_streams(cupy, ms, spared, at_creation))
         yield
 
 
 @contextmanager
-def _late_cupy_streams(cupy: Any, ms: float, spared: set[Any]) -> Iterator[None]:
-    """CuPy has no operation hook: a stream starts late when the answer enters it or makes it current."""
+def _late_cupy_streams(cupy: Any, ms: float, spared: set[Any], at_creation: bool = False) -> Iterator[None]:
+    """CuPy has no operation hook: a stream starts late when the answer enters it or makes it current, and with
+    `at_creation` when the answer creates it (`cupy.cuda.Stream(...)`: a stream only passed to a kernel as
+    `stream=s`, never entered, is late too).  A stream created before the block and only passed as `stream=` is
+    not made late: CuPy's kernels are Cython classes, whose calls cannot be patched."""
     base = cupy.cuda.stream._BaseStream
-    enter, use = base.__enter__, base.use
+    stream_class = cupy.cuda.Stream
+    enter, use, init = base.__enter__, base.use, stream_class.__init__
     made_late: set[int] = set()
 
     def late(stream: Any) -> None:
@@ -196,6 +203,57 @@ def _late_cupy_streams(cupy: Any, ms: float, spared: set[Any]) -> Iterator[None]
 
     def late_use(self: Any) -> Any:
         late(self)
+        return use(self)
+
+    def late_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        late(self)
+
+    base.__enter__, base.use = late_enter, late_use
+    if at_creation:
+        stream_class.__init__ = late_init
+    try:
+        yield
+    finally:
+        base.__enter__, base.use, stream_class.__init__ = enter, use, init
+
+
+@contextmanager
+def late_at_each_entry(ms: float, streams: tuple[Any, ...]) -> Iterator[None]:
+    """For the block, each time the answer enters one of the CuPy `streams` (`with s:` or `s.use()`), that stream
+    spins for `ms` first: the work the answer queues there after entering starts late, every time, by that much.
+
+    widened() spares the streams a check hands the answer (their earlier work is the check's own window) and makes
+    any other stream late once.  Neither shows an event recorded on a given stream too early, before the work it
+    should follow was queued (`ev = s.record()`, then `with s: y = x.sum()`): the event completes when s reaches it
+    and the work runs right after, so a stream that waits for the event reads the result a few microseconds early,
+    which a small sum survives.  Made late at the entry, the work runs `ms` after the event: the race shows.  A right
+    answer, which records its event after the work, loses `ms` for each entry (keep `ms` well under the check's
+    windows).  Nest it inside widened(): both patch the same methods, and each restores what it found.
+    """
+    cupy = _cupy_or_none()
+    if cupy is None or not streams:
+        yield
+        return
+    base = cupy.cuda.stream._BaseStream
+    enter, use = base.__enter__, base.use
+    late, spinning = {s.ptr for s in streams}, [False]
+
+    def make_late(stream: Any) -> None:
+        if spinning[0] or stream.ptr not in late:
+            return
+        spinning[0] = True  # cupy_sleep enters the stream itself: that entry is not the answer's
+        try:
+            cupy_sleep(ms / 1e3, stream)
+        finally:
+            spinning[0] = False
+
+    def late_enter(self: Any) -> Any:
+        make_late(self)
+        return enter(self)
+
+    def late_use(self: Any) -> Any:
+        make_late(self)
         return use(self)
 
     base.__enter__, base.use = late_enter, late_use

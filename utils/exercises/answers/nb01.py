@@ -4,6 +4,7 @@ tests: SPOILERS."""
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -785,6 +786,44 @@ def names_the_default_generator(lengths: list[int], width: int = 4096) -> list[f
     return [float(buffer[:n].uniform_(generator=generator).sum()) for n in lengths]
 
 
+def summed_in_float64(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (the fourth adversary's, which they took for right): warmed up, each batch freed, but summed with
+    sum(dtype=torch.float64), which makes a float64 copy of the whole batch first (aten::_to_copy, twice its bytes)
+    and holds it beside the batch.  The values are right; the memory is more than the largest batch alone needs
+    wherever that copy does not fit the rest of the batch's segment (then it takes a segment of its own), as the
+    chosen loops' largest batches (64 MiB) show."""
+    w = torch.empty(max(lengths), width, device="cuda")
+    del w
+    out = []
+    for n in lengths:
+        out.append(torch.rand(n, width, device="cuda").sum(dtype=torch.float64).item())
+    return out
+
+
+def expandable_segments_without_warm_up(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (the fourth adversary's): no warm-up, each batch freed, under expandable segments, which map memory in
+    steps of 20 MiB (kLargeBuffer), where the default settings round a large block up to 2 MiB only: the task asks
+    for the default settings, and the largest batch alone is measured under them.  The setting is restored however
+    the loop ends."""
+    _allocator_settings("expandable_segments:True")
+    try:
+        out = []
+        for n in lengths:
+            batch = torch.rand(n, width, device="cuda")
+            out.append(float(batch.sum()))
+            del batch
+        return out
+    finally:
+        _allocator_settings("expandable_segments:False")
+
+
+def _allocator_settings(settings: str) -> None:
+    """The call the adversary ran on the H200 (PyTorch 2.11); later versions warn that it is deprecated."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        torch.cuda.memory._set_allocator_settings(settings)
+
+
 def sums_each_row_first(lengths: list[int], width: int = 4096) -> list[float]:
     """Wrong: warmed up, each batch freed, but summed row by row first: an (n,) tensor beside the batch, as large as
     the batch when it is one column wide (the third adversary's: no loop the check tried had a batch that narrow and
@@ -819,6 +858,9 @@ WRONG_LOOPS = {
     "the original loop, then resets the allocator's statistics": resets_the_statistics_after,
     # the third adversary's: every batch the check tried was wide (or short)
     "sums each row first, an (n,) tensor beside the batch": sums_each_row_first,
+    # the fourth adversary's, whose memory on the H200 exceeded the bound by a little (the task's text decides)
+    "sums in float64 (a float64 copy of each batch beside it)": summed_in_float64,
+    "no warm-up, under expandable segments (reserved in steps of 20 MiB)": expandable_segments_without_warm_up,
 }
 
 WRONG = {

@@ -162,6 +162,22 @@ def join_recorded_before_the_sum(x, ready, s):  # the event marks s before the s
     return total
 
 
+def event_recorded_on_s_before_entering_it(x, ready, s):
+    """The fourth adversary's: s waits for `ready`, an event is recorded on s, and only then is s entered for the
+    sum; the caller waits for that event, which marks s before the sum.  On an H200 it passed: the sum, queued right
+    behind the event, ran a few microseconds before the caller's read (late_at_each_entry now makes s late at the
+    entry, so the sum runs W/4 after the event)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    ev = s.record()
+    with s:
+        y = x.sum()
+    caller.use()
+    caller.wait_event(ev)
+    return y
+
+
 def fork_after_the_sum(x, ready, s):  # s waits for `ready` only after the sum is queued
     cp = _cp()
     caller = cp.cuda.get_current_stream()
@@ -278,6 +294,8 @@ WRONG_SUMS = {
     "the host waits for s": host_synchronized,
     "s synchronized first (the host waits for s's earlier work)": s_synchronized_first,
     "the join recorded before the sum": join_recorded_before_the_sum,
+    "an event recorded on s, then s entered for the sum (the fourth adversary's)":
+        event_recorded_on_s_before_entering_it,
     "the fork after the sum": fork_after_the_sum,
     "a sum over the first axis only": lambda x, r, s: _sum_axis0(x, r, s),
     "sums in float32": lambda x, r, s: _summed_as(x, r, s, dtype="float32"),
@@ -984,52 +1002,89 @@ ALSO_RIGHT_PIPELINES = {
 
 
 
-# ---------------------------------------------------------------- exercise 4: which_stream (CPU, and GPU)
-def follow(program, *, at_exit="top", use="current", enter="push"):
-    """A model of CuPy's stream rules, right by default; each switch is a misreading of them.
+# ---------------------------------------------------------------- exercise 4: as_meant (CPU, and GPU)
+def rewrite(program, *, cupy_ends="top", meant_ends="entry", put="before the kernel", when="needed", nested=True,
+            names="meant", stack_size=None):
+    """A rewriting of the program with use() lines added, right by default; each switch is a misreading.
 
-    at_exit: what the end of a `with` block makes current: "top" (the stack's new top: right), "entry" (the stream
-    current when the block began), "null" (always the null stream), "inner" (whatever was current at the end of
-    the block).  use: "current" (use() makes its stream current: right), "ignored" (use() does nothing),
-    "ignored inside with", "replaces the top" (use() also replaces the stack's top), "pushes" (use() pushes its
-    stream too), "null is back" (null.use() inside a block goes back to the block's stream).  enter: "push"
-    (right), "null pushes nothing" (`with null:` makes null current but leaves the stack alone).
+    cupy_ends: what the answer thinks CuPy makes current at a block's end: "top" (the enclosing block's stream:
+    right), "null" (always the null stream), "inner" (the stream current at the block's end), "entry" (the stream
+    current at its start, PyTorch's rule).  meant_ends: what the author meant there: "entry" (right), "inner".
+    put: where the use() goes: "before the kernel" (right), "after the block" (right too: nothing runs between),
+    "before the block" (wrong), "inside the block" (its last line: wrong).  when: "needed" (right), "after every
+    block", "kernel next" (after a block whose next statement is a kernel, whatever CuPy's stream).  nested: False
+    leaves the bodies of `with` blocks unchanged.  names: the stream a use() names: "meant" (right), "block" (the
+    block's own).  stack_size: CuPy's stack kept in a deque of that many entries (None: the recursion's own).
     """
-    stack, current, streams = ["null"], ["null"], {}
+    stack = collections.deque(["null"], maxlen=stack_size) if stack_size else None
 
-    def run(body, depth):
-        for statement in body:
+    def needs(body, i, on, meant):
+        """Whether a kernel after statement i runs, before the next change, on another stream than meant."""
+        if when == "after every block":
+            return True
+        if when == "kernel next":
+            return i + 1 < len(body) and body[i + 1][0] == "kernel"
+        for statement in body[i + 1:]:
             if statement[0] == "kernel":
-                streams[statement[1]] = current[0]
-            elif statement[0] == "use":
-                if use == "ignored" or (use == "ignored inside with" and depth):
-                    continue
-                current[0] = stack[-1] if use == "null is back" and statement[1] == "null" and depth else statement[1]
-                if use == "replaces the top":
-                    stack[-1] = statement[1]
-                if use == "pushes":
-                    stack.append(statement[1])
+                return on != meant
+            return False
+        return False
+
+    def run(body, meant, top, depth):
+        out, on = [], meant
+        for i, statement in enumerate(body):
+            if statement[0] == "kernel" and on != meant and put == "before the kernel" and when == "needed":
+                out.append(("use", meant))
+                on = meant
+            if statement[0] == "use":
+                meant = on = statement[1]
+                out.append(statement)
+            elif statement[0] != "with":
+                out.append(statement)
             else:
-                entry, pushed = current[0], not (enter == "null pushes nothing" and statement[1] == "null")
-                if pushed:
-                    stack.append(statement[1])
-                current[0] = statement[1]
-                run(statement[2], depth + 1)
-                if pushed:
-                    stack.pop()
-                current[0] = {"top": stack[-1], "entry": entry, "null": "null", "inner": current[0]}[at_exit]
+                entry, stream = meant, statement[1]
+                if stack is not None:
+                    stack.append(stream)
+                inner, inner_end, inner_meant = run(statement[2], stream, stream, depth + 1)
+                if stack is not None:
+                    if stack:
+                        stack.pop()
+                    top_now = stack[-1] if stack else "null"
+                else:
+                    top_now = top
+                on = {"top": top_now, "null": "null", "inner": inner_end, "entry": entry}[cupy_ends]
+                meant = entry if meant_ends == "entry" else inner_meant
+                name = meant if names == "meant" else stream
+                fix = (put != "before the kernel" or when != "needed") and needs(body, i, on, meant)
+                if fix and put == "before the block":
+                    out.append(("use", name))
+                if fix and put == "inside the block":
+                    inner = (*inner, ("use", name))
+                out.append(("with", stream, inner))
+                if fix and put in ("after the block", "before the kernel"):
+                    out.append(("use", name))
+                    on = name
+        return tuple(out), on, meant
 
-    run(program, 0)
-    return streams
+    return run(program, "null", "null", 0)[0] if nested else _top_level_only(program)
 
 
-def top_level_only(program):  # the kernels inside `with` blocks are left out
-    streams = follow(program)
-    return {k: v for k, v in streams.items() if any(s == ("kernel", k) for s in program)}
+def _top_level_only(program):  # the bodies of `with` blocks left as they are
+    out, on, meant = [], "null", "null"
+    for statement in program:
+        if statement[0] == "kernel" and on != meant:
+            out.append(("use", meant))
+            on = meant
+        if statement[0] == "use":
+            meant = on = statement[1]
+        if statement[0] == "with":
+            on = "null"
+        out.append(statement)
+    return tuple(out)
 
 
-def bounded_stack(program, entries):  # CuPy's stack kept in a deque(maxlen=entries): deep blocks push the oldest out
-    stack, current, streams = collections.deque(["null"], maxlen=entries), ["null"], {}
+def which_stream(program):  # the exercise as it once was: the stream of each kernel, by CuPy's rules
+    stack, current, streams = ["null"], ["null"], {}
 
     def run(body):
         for statement in body:
@@ -1041,86 +1096,85 @@ def bounded_stack(program, entries):  # CuPy's stack kept in a deque(maxlen=entr
                 stack.append(statement[1])
                 current[0] = statement[1]
                 run(statement[2])
-                if stack:
-                    stack.pop()
-                current[0] = stack[-1] if stack else "null"
+                stack.pop()
+                current[0] = stack[-1]
 
     run(program)
     return streams
 
 
-def example_answer(program):  # the answer to the lecture's program, whatever the program
-    return {"k1": "null", "k2": "a", "k3": "b", "k4": "null", "k5": "b", "k6": "a", "k7": "null"}
+def kernels_renamed(program):  # right uses, but the kernels numbered again from k0
+    count = [0]
+
+    def rename(body):
+        out = []
+        for statement in body:
+            if statement[0] == "kernel":
+                out.append(("kernel", f"k{count[0]}"))
+                count[0] += 1
+            elif statement[0] == "with":
+                out.append(("with", statement[1], rename(statement[2])))
+            else:
+                out.append(statement)
+        return tuple(out)
+
+    return rename(rewrite(program))
 
 
-WRONG_STREAMS = {
-    "`with` restores the stream current at entry": lambda p: follow(p, at_exit="entry"),
-    "`with` always ends on the null stream": lambda p: follow(p, at_exit="null"),
-    "`with` ends on the stream current at its end": lambda p: follow(p, at_exit="inner"),
-    "use() ignored inside `with`": lambda p: follow(p, use="ignored inside with"),
-    "use() ignored": lambda p: follow(p, use="ignored"),
-    "use() replaces the stack's top": lambda p: follow(p, use="replaces the top"),
-    "use() pushes its stream": lambda p: follow(p, use="pushes"),
-    "null.use() inside a block goes back to the block's stream": lambda p: follow(p, use="null is back"),
-    "`with null:` leaves the stack alone": lambda p: follow(p, enter="null pushes nothing"),
-    "nested kernels left out": top_level_only,
-    "the lecture's program's answer, whatever the program": example_answer,
-    "a stack of three entries (a deque with maxlen=3)": lambda p: bounded_stack(p, 3),
-    "a stack of four entries, one per stream": lambda p: bounded_stack(p, 4),
-    "a stack of eleven entries": lambda p: bounded_stack(p, 11),
-    "a stack of twelve entries (null once it runs empty)": lambda p: bounded_stack(p, 12),
-    "a stack of thirty-two entries": lambda p: bounded_stack(p, 32),
+def every_use_dropped_then_added(program):  # the author's own use() lines replaced by the ones that are needed
+    def strip(body):
+        return tuple(("with", s[1], strip(s[2])) if s[0] == "with" else s for s in body if s[0] != "use")
+
+    return rewrite(strip(program))
+
+
+WRONG_AS_MEANT = {
+    "the program unchanged": lambda p: p,
+    "a use() after every `with` block": lambda p: rewrite(p, put="after the block", when="after every block"),
+    "a use() after every block that a kernel follows, whatever CuPy's stream":
+        lambda p: rewrite(p, put="after the block", when="kernel next"),
+    "CuPy's `with` taken to end on the null stream": lambda p: rewrite(p, cupy_ends="null"),
+    "CuPy's `with` taken to end on the stream current at its end": lambda p: rewrite(p, cupy_ends="inner"),
+    "CuPy's `with` taken to restore the stream current at its start": lambda p: rewrite(p, cupy_ends="entry"),
+    "the author's meaning taken as the stream current at the block's end": lambda p: rewrite(p, meant_ends="inner"),
+    "the use() before the block": lambda p: rewrite(p, put="before the block"),
+    "the use() as the block's last line": lambda p: rewrite(p, put="inside the block"),
+    "the use() names the block's own stream": lambda p: rewrite(p, put="after the block", names="block"),
+    "nested bodies left as they are": lambda p: rewrite(p, nested=False),
+    "CuPy's stack in a deque of four entries": lambda p: rewrite(p, put="after the block", stack_size=4),
+    "CuPy's stack in a deque of eleven entries": lambda p: rewrite(p, put="after the block", stack_size=11),
+    "the streams of the kernels (the exercise as it once was)": which_stream,
+    "the kernels named again": kernels_renamed,
+    "the author's use() lines dropped": every_use_dropped_then_added,
 }
 
 
-def recursive_walk(program):  # right: the enclosing block's stream passed down, the stack kept by the recursion
-    streams = {}
-
-    def walk(body, enclosing, current):
-        for statement in body:
-            if statement[0] == "kernel":
-                streams[statement[1]] = current
-            elif statement[0] == "use":
-                current = statement[1]
-            else:
-                walk(statement[2], statement[1], statement[1])
-                current = enclosing
-        return current
-
-    walk(program, "null", "null")
-    return streams
+def after_the_block(program):  # right: the use() right after the block's end, where a kernel comes before a change
+    return rewrite(program, put="after the block")
 
 
-def worklist(program):  # right: an explicit worklist of statements and block ends, and an OrderedDict
-    streams, stack, current = collections.OrderedDict(), ["null"], "null"
-    todo = list(reversed(program))
-    while todo:
-        statement = todo.pop()
-        if statement == ("end",):
-            stack.pop()
-            current = stack[-1]
-        elif statement[0] == "kernel":
-            streams[statement[1]] = current
-        elif statement[0] == "use":
-            current = statement[1]
-        else:
-            stack.append(statement[1])
-            current = statement[1]
-            todo.append(("end",))
-            todo.extend(reversed(statement[2]))
-    return streams
+def as_lists(program):  # right: lists instead of tuples
+    def listed(body):
+        return [["with", s[1], listed(s[2])] if s[0] == "with" else list(s) for s in body]
+
+    return listed(rewrite(program))
 
 
-ALSO_RIGHT_STREAMS = {
-    "a recursive walk": recursive_walk,
-    "a worklist, returning an OrderedDict": worklist,
+def explicit_stack(program):  # right: CuPy's stack kept in a list of its own, unbounded
+    return rewrite(program, put="after the block", stack_size=10**6)
+
+
+ALSO_RIGHT_AS_MEANT = {
+    "the use() right after the block": after_the_block,
+    "lists instead of tuples": as_lists,
+    "CuPy's stack kept in a list": explicit_stack,
 }
 
 WRONG = {
     "check_sum_on_stream": WRONG_SUMS,
     "check_cupy_scale_on_current_stream": WRONG_SCALES,
     "check_pipelined": WRONG_PIPELINES,
-    "check_which_stream": WRONG_STREAMS,
+    "check_as_meant": WRONG_AS_MEANT,
 }
 WRONG_ON_CPU: dict[str, set[str]] = {  # without a GPU and CuPy these checks check nothing: no answer fails
     "check_sum_on_stream": set(), "check_cupy_scale_on_current_stream": set(), "check_pipelined": set()}
@@ -1128,5 +1182,5 @@ ALSO_RIGHT = {
     "check_sum_on_stream": ALSO_RIGHT_SUMS,
     "check_cupy_scale_on_current_stream": ALSO_RIGHT_SCALES,
     "check_pipelined": ALSO_RIGHT_PIPELINES,
-    "check_which_stream": ALSO_RIGHT_STREAMS,
+    "check_as_meant": ALSO_RIGHT_AS_MEANT,
 }

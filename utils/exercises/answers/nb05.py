@@ -19,118 +19,140 @@ import torch.nn.functional as F
 from ...processes import run_process
 
 
-# ---------------------------------------------------------------- exercise 1: find_failing_line (CPU)
-def _frames(traceback_lines: list[str]) -> list[tuple[int, str]]:
-    """(line, function) of each frame of the script itself, outermost first."""
+# ---------------------------------------------------------------- exercise 1: find_failing_cell (CPU)
+def _frames(traceback_lines: list[str], file: str = "<string>") -> list[tuple[int, str]]:
+    """(line, function) of each frame of the cells themselves, outermost first."""
     return [(int(n), function) for n, function in
-            re.findall(r'File "<string>", line (\d+), in (\S+)', "\n".join(traceback_lines))]
+            re.findall(rf'File "{re.escape(file)}", line (\d+), in (\S+)', "\n".join(traceback_lines))]
 
 
-def _on_cpu(script: str) -> list[str]:
-    return run_process(script, env={"DEVICE": "cpu"}).traceback
+def _on_cpu(cells, joiner="\n") -> list[str]:
+    return run_process(joiner.join(cells), env={"DEVICE": "cpu"}).traceback
 
 
-def _forward(frames: list[tuple[int, str]]) -> int:
-    return [line for line, function in frames if function == "forward"][-1]
+def _in_cell(cells, line, blank_lines=0):
+    """(cell, line in it) of a line of the cells joined with `blank_lines` empty lines between them."""
+    for number, cell in enumerate(cells, 1):
+        length = len(cell.splitlines())
+        if line <= length:
+            return number, line
+        line -= length + blank_lines
+    return len(cells), line
 
 
-def hard_coded(script):  # a line of the first script, whatever the script
-    return 40
+def _module_line(cells):
+    return [line for line, function in _frames(_on_cpu(cells)) if function == "<module>"][-1]
 
 
-def as_is(script):  # no CUDA_LAUNCH_BLOCKING, the script's own device: the line where the error surfaced
-    return _frames(run_process(script).traceback)[-1][0]
+def hard_coded(cells):  # the place in the first notebook, whatever the notebook
+    return 6, 6
 
 
-def first_frame(script):  # the first frame of the script is the caller, `loss = forward()`
-    return _frames(_on_cpu(script))[0][0]
+def as_is(cells):  # the device the cells name (the GPU, where there is one): where the error surfaced
+    return _in_cell(cells, _frames(run_process("\n".join(cells)).traceback)[0][0])
 
 
-def zero_based(script):  # counts lines from 0
-    return _forward(_frames(_on_cpu(script))) - 1
+def last_frame_of_the_cells(cells):  # the lecture's way, the last frame: a helper's line in cell 2, for some lookups
+    return _in_cell(cells, _frames(_on_cpu(cells))[-1][0])
 
 
-def any_file_last_line(script):  # the last "line N" of the traceback: often a line of PyTorch's own code
-    return int(re.findall(r"line (\d+)", "\n".join(_on_cpu(script)))[-1])
+def zero_based_line(cells):  # counts a cell's lines from 0
+    cell, line = _in_cell(cells, _module_line(cells))
+    return cell, line - 1
 
 
-def last_frame_of_the_script(script):  # the lecture's way: a helper's line when the lookup goes through one
-    return _frames(_on_cpu(script))[-1][0]
+def zero_based_cell(cells):  # counts cells from 0
+    cell, line = _in_cell(cells, _module_line(cells))
+    return cell - 1, line
 
 
-def any_frame_named_forward(script):  # nn.Module's forward() in PyTorch's files is a frame named forward too
-    return int(re.findall(r"line (\d+), in forward", "\n".join(_on_cpu(script)))[-1])
+def line_of_the_whole(cells):  # the line counted over all the cells, not within the cell
+    return _in_cell(cells, _module_line(cells))[0], _module_line(cells)
 
 
-def frame_before_the_last(script):  # right for a lookup through one helper only
-    return _frames(_on_cpu(script))[-2][0]
+def joined_with_blank_lines(cells):  # cells joined with a blank line between, counted as if joined without
+    line = [n for n, function in _frames(_on_cpu(cells, "\n\n")) if function == "<module>"][-1]
+    return _in_cell(cells, line)
 
 
-def first_lookup_in_text(script):  # reads the script, runs nothing: the first lookup of forward()
-    return next(n for n, line in enumerate(script.splitlines(), 1) if "ids[" in line)
+def any_file_last_line(cells):  # the last "line N" of the traceback: often a line of PyTorch's own code
+    return _in_cell(cells, int(re.findall(r"line (\d+)", "\n".join(_on_cpu(cells)))[-1]))
 
 
-def last_lookup_in_text(script):  # reads the script, runs nothing: the last lookup of forward()
-    return [n for n, line in enumerate(script.splitlines(), 1) if "ids[" in line][-1]
+def each_cell_in_a_process_of_its_own(cells):  # each cell alone: a step cell lacks the names the earlier cells define
+    for number, cell in enumerate(cells, 1):
+        frames = _frames(_on_cpu([cell]))
+        if frames:
+            return number, frames[0][0]
+    return len(cells), 1
 
 
-def reads_the_ids_in_the_text(script):  # the lookup whose ids, as written in the script, go past the end
-    lines = script.splitlines()
-    rows = int(re.search(r"Embedding\((\d+)", script).group(1))
-    for line in lines:
-        written = re.match(r"(ids_\d+) = torch.tensor\((.*)\)", line)
-        if written and any(int(v) >= rows for v in re.findall(r"\d+", written.group(2))):
-            return next(n for n, other in enumerate(lines, 1) if f"{written.group(1)}[" in other)
-    return next(n for n, line in enumerate(lines, 1) if "ids[" in line)  # no ids written down: a guess
+def the_cell_that_reads_the_losses(cells):  # where a GPU run reports it: the cell with .item()
+    number = next(n for n, cell in enumerate(cells, 1) if ".item()" in cell)
+    return number, 1
 
 
-def _replayed(script, in_time=True):
-    """The lookup (its line) that a replay of the script's seeded draws finds: in the order the script runs them
+def first_lookup_in_text(cells):  # reads the cells, runs nothing: the first lookup of the first step cell
+    for number, cell in enumerate(cells, 1):
+        for line, text in enumerate(cell.splitlines(), 1):
+            if "ids[" in text:
+                return number, line
+    return 1, 1
+
+
+def _replayed(cells, in_time=True):
+    """(cell, line) of the lookup that a replay of the cells' seeded draws finds: in the order the cells run them
     (step by step, each step's lookups in order), or lookup by lookup over all steps (in_time=False)."""
     import random
 
-    seed = int(re.search(r"random\.Random\((\d+)\)", script).group(1))
-    vocab = int(re.search(r"^VOCAB = (\d+)", script, re.MULTILINE).group(1))
-    rows = int(re.search(r"Embedding\((\d+)", script).group(1))
-    lookups = int(re.search(r"ids = batch\((\d+)\)", script).group(1))
-    steps = int(re.search(r"for step in range\((\d+)\)", script).group(1))
-    where = {int(m.group(1)): n for n, line in enumerate(script.splitlines(), 1)
-             if (m := re.search(r"ids\[(\d+)\]", line))}
+    setup = cells[0]
+    seed = int(re.search(r"random\.Random\((\d+)\)", setup).group(1))
+    vocab = int(re.search(r"^VOCAB = (\d+)", setup, re.MULTILINE).group(1))
+    rows = int(re.search(r"Embedding\((\d+)", setup).group(1))
+    steps = [(n, cell) for n, cell in enumerate(cells, 1) if "batch(" in cell and "def batch" not in cell]
+    lookups = int(re.search(r"ids = batch\((\d+)\)", steps[0][1]).group(1))
+    where = {int(m.group(1)): line for line, text in enumerate(steps[0][1].splitlines(), 1)
+             if (m := re.search(r"ids\[(\d+)\]", text))}
     data = random.Random(seed)
-    drawn = [[[data.randrange(vocab) for _ in range(4)] for _ in range(lookups)] for _ in range(steps)]
-    order = ([(step, k) for step in range(steps) for k in range(lookups)] if in_time
-             else [(step, k) for k in range(lookups) for step in range(steps)])
-    return next(where[k] for step, k in order if max(drawn[step][k]) >= rows)
+    drawn = [[[data.randrange(vocab) for _ in range(4)] for _ in range(lookups)] for _ in steps]
+    order = ([(step, k) for step in range(len(steps)) for k in range(lookups)] if in_time
+             else [(step, k) for k in range(lookups) for step in range(len(steps))])
+    return next((steps[step][0], where[k]) for step, k in order if max(drawn[step][k]) >= rows)
 
 
-def replay_in_time(script):  # right: nothing run, the seeded draws replayed in the order the script runs them
-    return _replayed(script)
+def replay_in_time(cells):  # right: nothing run, the seeded draws replayed in the order the cells run them
+    return _replayed(cells)
 
 
-def replay_lookup_by_lookup(script):  # the first lookup that ever draws a bad id, not the first to fail in time
-    return _replayed(script, in_time=False)
+def replay_lookup_by_lookup(cells):  # the first lookup that ever draws a bad id, not the first to fail in time
+    return _replayed(cells, in_time=False)
 
 
-def blocking_or_cpu(script):  # right: CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere
+def blocking_or_cpu(cells):  # right: CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere
     env = {"CUDA_LAUNCH_BLOCKING": "1"} if torch.cuda.is_available() else {"DEVICE": "cpu"}
-    return _forward(_frames(run_process(script, env=env).traceback))
+    frames = _frames(run_process("\n".join(cells), env=env).traceback)
+    return _in_cell(cells, [line for line, function in frames if function == "<module>"][-1])
 
 
-def through_one_file(script):
-    """Right: the script written to a file, the same file for every call, and run on the CPU.  It is
-    why the check calls the answer for one script at a time: called side by side, the calls overwrote
-    each other's file."""
-    import os
-    import subprocess
-    import sys
-    import tempfile
-    from pathlib import Path
+def each_cell_compiled_with_its_name(cells):
+    """Right: one fresh process runs the cells one after the other, each compiled under a name of its own (as
+    ipykernel does), so that the traceback names the cell; a list, not a tuple."""
+    driver = ("import json, sys\n"
+              "namespace = {'__name__': '__main__'}\n"
+              "for n, cell in enumerate(json.loads(sys.argv[1]), 1):\n"
+              "    exec(compile(cell, f'<cell {n}>', 'exec'), namespace)  # noqa: S102 -- a kernel's way\n")
+    import json
 
-    path = Path(tempfile.gettempdir()) / "course_find_failing_line.py"
-    path.write_text(script)
-    done = subprocess.run([sys.executable, str(path)], env={**os.environ, "DEVICE": "cpu"}, capture_output=True,
-                          text=True, check=False)
-    return int(re.findall(rf'File "{re.escape(str(path))}", line (\d+), in forward', done.stderr)[-1])
+    done = run_process(driver, json.dumps(list(cells)), env={"DEVICE": "cpu"})
+    found = re.findall(r'File "<cell (\d+)>", line (\d+), in <module>', "\n".join(done.traceback))
+    return [int(found[-1][0]), int(found[-1][1])]
+
+
+def as_numpy_integers(cells):  # right: the place as NumPy integers
+    import numpy as np
+
+    cell, line = replay_in_time(cells)
+    return np.int64(cell), np.int32(line)
 
 
 # ---------------------------------------------------------------- exercise 2: safe_index_add (CPU or GPU)
@@ -416,6 +438,60 @@ def result_on_the_checks_side_stream(target, dim, index, source):  # GPU: the ch
         return target.index_add(dim, index, source)
     with torch.cuda.stream(side):
         return target.index_add(dim, index, source)
+
+
+def result_on_its_own_stream_raising_inside(target, dim, index, source):
+    """The fourth adversary's (GPU): its own stream waits for the caller's, the check (one .tolist()) and the result
+    run there, and the caller's stream never waits for it.  On an H200 it passed: the check's own read of the
+    indices (Blind, which stops an out-of-range launch) waited for the sleep that made the answer's stream late
+    again, so the result was written on time; Blind now reads before that sleep is queued."""
+    size = target.shape[dim]
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        vals = index.tolist()
+        for i, v in enumerate(vals):
+            if not 0 <= v < size:
+                raise IndexError(f"index[{i}] = {v} out of range")
+        out = target.index_add(dim, index, source)
+    return out
+
+
+def argmax_then_a_stacked_tolist(target, dim, index, source):
+    """The fourth adversary's: one .tolist() of (any bad, its position, its value), but the value is read with
+    index[pos], where pos is argmax's 0-d GPU tensor: PyTorch takes a 0-d integer index as a Python int (.item()),
+    so the host waits for the GPU there too, on every call: two waits, where the task asks for one.  On an H200 the
+    check counted two (sync debug mode), and the CPU part one; it counts the index now."""
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if index.numel():
+        pos = bad.int().argmax()
+        flag, where, value = torch.stack([bad.any().long(), pos.long(), index[pos].long()]).tolist()
+        if flag:
+            raise IndexError(f"index[{where}] = {value} is out of range for dimension {dim} of size {size}")
+    return target.index_add(dim, index, source)
+
+
+def argmax_then_a_non_blocking_copy_and_an_event(target, dim, index, source):
+    """The fourth adversary's: the summary copied to pinned memory with non_blocking=True and an event's
+    synchronize() before it is read (one wait), but its value is index[pos] with pos a 0-d GPU tensor: a second
+    wait, on every call (see argmax_then_a_stacked_tolist)."""
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if index.numel():
+        pos = bad.int().argmax()
+        summary = torch.stack([bad.any().long(), pos.long(), index[pos].long()])
+    else:
+        summary = torch.zeros(3, dtype=torch.long, device=index.device)
+    host = torch.empty(3, dtype=torch.long, pin_memory=torch.cuda.is_available())
+    host.copy_(summary, non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+    done.synchronize()
+    flag, pos, value = host.tolist()
+    if flag:
+        raise IndexError(f"index[{pos}] is {value}: out of range along dim {dim} (size {size})")
+    return target.index_add(dim, index, source)
 
 
 def check_and_result_on_a_side_stream_both_waits(target, dim, index, source):  # right: the caller waits for it
@@ -708,18 +784,18 @@ def zero_moved_with_to_each_step(model, batches, lr):  # torch.zeros(()).to(x): 
 
 
 WRONG: dict[str, dict[str, object]] = {
-    "check_find_failing_line": {
-        "a hard-coded line": hard_coded,
-        "runs the script as it is and reads the last frame (where the error surfaced)": as_is,
-        "the first frame of the script (the caller)": first_frame,
-        "counts lines from 0": zero_based,
+    "check_find_failing_cell": {
+        "a hard-coded place": hard_coded,
+        "runs the cells on the device they name (the GPU), where the error surfaced": as_is,
+        "the last frame of the cells (the lecture's way): a helper's line in cell 2": last_frame_of_the_cells,
+        "counts a cell's lines from 0": zero_based_line,
+        "counts cells from 0": zero_based_cell,
+        "the line counted over all the cells, not within its cell": line_of_the_whole,
+        "cells joined with a blank line between, counted without it": joined_with_blank_lines,
         "the last line number of the traceback, in PyTorch's files": any_file_last_line,
-        "the last frame of the script (the lecture's way): a helper's line": last_frame_of_the_script,
-        "the frame before the last": frame_before_the_last,
-        "the last frame named forward, in PyTorch's files too": any_frame_named_forward,
-        "the first lookup of the script's text, nothing run": first_lookup_in_text,
-        "the last lookup of the script's text, nothing run": last_lookup_in_text,
-        "the ids written in the script's text, nothing run": reads_the_ids_in_the_text,
+        "each cell run in a process of its own": each_cell_in_a_process_of_its_own,
+        "the cell that reads the losses (.item()), where a GPU reports it": the_cell_that_reads_the_losses,
+        "the first lookup of the text, nothing run": first_lookup_in_text,
         "replays the seeded draws lookup by lookup over all steps, not in time": replay_lookup_by_lookup,
     },
     "check_safe_index_add": {
@@ -751,6 +827,12 @@ WRONG: dict[str, dict[str, object]] = {
         "F.one_hot's own error as the check (a CPU's; a GPU's asserts)": one_hot_as_the_check,
         "torch.take_along_dim's own error as the check (a gather: a GPU's asserts)": take_along_dim_as_the_check,
         "an empty index: returns target itself, not a new tensor": empty_index_returns_target,
+        # the fourth adversary's, on an H200
+        "the check and the result on its own stream, the caller never waits (raises inside the stream)":
+            result_on_its_own_stream_raising_inside,
+        "argmax's 0-d GPU tensor as an index, then one stacked .tolist() (two waits)": argmax_then_a_stacked_tolist,
+        "argmax's 0-d GPU tensor as an index, then a non_blocking copy and an event's synchronize() (two waits)":
+            argmax_then_a_non_blocking_copy_and_an_event,
     },
     "check_train_steps_no_sync": {
         "the given loop, unchanged": given_loop,
@@ -778,15 +860,18 @@ WRONG: dict[str, dict[str, object]] = {
 # What only a GPU shows wrong: the streams (a CPU has none); every other wrong answer fails on a CPU too
 ONLY_ON_A_GPU: dict[str, set[object]] = {
     "check_safe_index_add": {checked_on_a_side_stream_that_never_waits, read_on_the_default_stream,
-                             result_on_a_side_stream, result_on_the_checks_side_stream},
+                             result_on_a_side_stream, result_on_the_checks_side_stream,
+                             result_on_its_own_stream_raising_inside},
     "check_train_steps_no_sync": {side_stream_that_never_waits_for_the_caller},
 }
 WRONG_ON_CPU = {check: {what for what, answer in answers.items() if answer not in ONLY_ON_A_GPU.get(check, set())}
-                for check, answers in WRONG.items() if check != "check_find_failing_line"}
+                for check, answers in WRONG.items() if check != "check_find_failing_cell"}
 ALSO_RIGHT = {
-    "check_find_failing_line": {"CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere": blocking_or_cpu,
-                                "the script run from one file, the same for every call": through_one_file,
-                                "the seeded draws replayed in time, nothing run": replay_in_time},
+    "check_find_failing_cell": {"CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere": blocking_or_cpu,
+                                "each cell compiled under a name of its own, in one process":
+                                    each_cell_compiled_with_its_name,
+                                "the seeded draws replayed in time, nothing run": replay_in_time,
+                                "the place as NumPy integers": as_numpy_integers},
     "check_safe_index_add": {"one .tolist(), then a Python loop": tolist_then_loop,
                              "nonzero() for the positions, torch.index_add": nonzero_positions,
                              "one .cpu(), then .tolist() of the copy (one transfer)": cpu_then_tolist,

@@ -363,7 +363,7 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
                   half_updates=False, waits_for_whole_step=False, pageable=False, synchronizes_copy_stream=False,
                   default_stream_only=False, warmup_kept=False, loss_before_replay=False, resident=False,
                   list_of_losses=False, no_consumed_event=False, copy_current_batch=False, eager_optimizer=False,
-                  history=4096, no_copy_wait=False):
+                  history=4096, no_copy_wait=False, poll_pause_s=1e-4):
     """The notebook's solution, with one wrong turn (or one other right way) switched on by a flag."""
     if bf16_weights:
         model.to(torch.bfloat16)
@@ -439,7 +439,8 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
             copy_stream.synchronize()
         if polls:
             while not copied.query():  # no synchronize(): the host polls every 0.1 ms, and waits all the same
-                time.sleep(1e-4)
+                if poll_pause_s:
+                    time.sleep(poll_pause_s)
 
     def record(k, loss):
         if list_of_losses:
@@ -502,6 +503,15 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
     if not copy_current_batch:
         prefetch(0)
     return step, losses
+
+
+def polls_without_a_pause(model, data):
+    """The fourth adversary's (their _build(poll=True)): the host spins on the copy's event, `while not
+    copied.query(): pass`, with no pause.  Right values, and a wait as real as a synchronize(); but each query() is a
+    CUDA call in the profile, hundreds of thousands of them while the GPU works off its head start, and the check
+    took more than 25 s on an H200 to fail it (two profiled runs, the trace scanned once per step).  It fails after
+    the first run now, its trace read in one pass."""
+    return solution_step(model, data, polls=True, poll_pause_s=0.0)
 
 
 def _variant(**flags):
@@ -591,6 +601,7 @@ WRONG = {
         "stops training after 16 steps": _variant(stop_after=16),
         "each step's work done in the next call (and the last in losses())": _variant(deferred=True),
         "polls the copy's event until it is done": _variant(polls=True),
+        "polls the copy's event with no pause (a query() call after another)": polls_without_a_pause,
         "torch.cuda.synchronize() every eighth step": _variant(sync_every=8),
         "losses() returns the losses copied to the host": _variant(losses_on_host=True),
         "lengths and labels on a side stream, the tokens on the step's own": _variant(tiny_side_copy=True),

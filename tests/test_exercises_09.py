@@ -1,0 +1,103 @@
+"""Notebook 09's checks beyond the generic tests: their references against independent oracles, the cases a
+failure names, and how exercise 2 (Triton) degrades where Triton is not installed."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import definitions_of
+from tools.course import LECTURES, SOLUTIONS
+from utils import cells, device
+from utils.exercises import inside_check, nb09
+
+SOLUTION = SOLUTIONS / "09_kernels.ipynb"
+
+
+class Test_09_kernels:
+    def test_the_gelu_reference_is_torchs_tanh_gelu(self):
+        rng = np.random.default_rng(0)
+        x, bias = rng.normal(0, 3, (5, 7)), rng.normal(0, 1, 7)
+        with inside_check():
+            got = nb09.gelu_reference(x, bias)
+        want = torch.nn.functional.gelu(torch.from_numpy(x + bias), approximate="tanh").numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+    def test_the_softmax_reference_is_a_softmax_in_float64(self):
+        x = torch.randn(4, 9, generator=torch.Generator().manual_seed(1)) * 300
+        with inside_check():
+            got = nb09.softmax_reference(x)
+        v = x.double().numpy()
+        e = np.exp(v - v.max(axis=1, keepdims=True))
+        assert got.dtype == torch.float64
+        np.testing.assert_allclose(got.numpy(), e / e.sum(axis=1, keepdims=True), rtol=1e-12, atol=1e-300)
+
+    def test_the_scale_reference_is_the_product_in_float64(self):
+        x = np.array([1.0, -3.5, 1e-3], dtype=np.float32)
+        with inside_check():
+            got = nb09.scale_reference(x, 0.1)
+        assert got.dtype == np.float64 and got.tolist() == [0.1 * float(v) for v in x]
+
+    @pytest.mark.parametrize("case", [(0, 7, 0, 1.0, 3), (3, 5, 3, 1000.0, 2), (4, 160, 64, 10.0, 4),
+                                      (2, 3, 1, -1000.0, 8)])
+    def test_a_softmax_case_is_the_input_its_description_names(self, case):
+        rows, cols, gap, scale, _ = case
+        x = nb09._softmax_input(case, "cpu")
+        text = nb09._describe_softmax(case)
+        assert tuple(x.shape) == (rows, cols) and x.stride(1) == 1 and f"({rows}, {cols})" in text
+        assert (x.stride(0) == cols + gap) and ((f"{cols + gap} elements apart" in text) == (gap > 0))
+        assert x.numel() == 0 or x.abs().max() <= 6 * abs(scale)  # "values up to about scale"
+        assert scale > 0 or (x.numel() == 0 or x.max() < 0) and "all below 0" in text
+
+    @pytest.mark.parametrize("case", [("null", None, 0, "float32", "contiguous", False, 1),
+                                      ("use", 3, 5, "float64", "transposed", True, 4),
+                                      ("with", 2, 9, "float32", "strided", False, 2)])
+    def test_a_gelu_case_is_the_input_its_description_names(self, case):
+        _, rows, n, dtype, *_ = case
+        x, bias = nb09._gelu_values(case)
+        assert x.shape == ((n,) if rows is None else (rows, n)) and bias.shape == (n,) and x.dtype == dtype
+        assert f"shape {x.shape}" in nb09._describe_gelu(case) and f"{dtype}" in nb09._describe_gelu(case)
+        other, _ = nb09._gelu_values(case, 1)  # another try: other values
+        assert x.size == 0 or not np.array_equal(x, other)
+
+    def test_the_softmax_bar_is_measured_on_a_shape_the_task_allows(self):
+        assert nb09.BIG[1] <= nb09.MAX_COLS and 0 < nb09.SHARE_BAR < 1
+        assert nb09.CPU_MAX[1] > 128  # a row longer than a block of 128 on the CPU too
+
+    def test_without_triton_the_solution_defines_its_functions_and_the_check_says_it_needs_triton(self, monkeypatch):
+        """Triton made unimportable: the solution's cells still run (the stand-ins of nb09.without_triton),
+        launching the kernel says what to install, the check says it needs Triton (no PASS, no FAIL), and
+        `%%requires triton` (the lecture's Triton cells) skips."""
+        for name in [m for m in sys.modules if m == "triton" or m.startswith("triton.")] + ["triton"]:
+            monkeypatch.setitem(sys.modules, name, None)
+        device.triton_status.cache_clear()
+        try:
+            (softmax_rows,) = definitions_of(SOLUTION, ["softmax_rows"])
+            with pytest.raises(ImportError, match="requirements-triton.txt"):
+                softmax_rows(torch.ones(2, 3))
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                nb09.check_softmax_rows(softmax_rows)
+            assert printed.getvalue().startswith("skipped (needs triton): softmax_rows: Triton is not importable")
+            assert "PASS" not in printed.getvalue() and "FAIL" not in printed.getvalue()
+            reason = cells.missing(["triton"])
+            assert reason is not None and reason.startswith("skipped (needs triton): ")
+        finally:
+            device.triton_status.cache_clear()
+
+    @pytest.mark.skipif(not (LECTURES / "09_kernels.ipynb").exists(), reason="the lecture is not on this branch")
+    def test_the_lectures_triton_cells_say_they_need_triton(self):
+        """Every code cell of the lecture that launches or defines a Triton kernel starts with `%%requires ...
+        triton`, so that it skips where Triton is missing (a CPU without requirements-triton.txt)."""
+        from tools.course import read
+
+        for n, cell in enumerate(read(LECTURES / "09_kernels.ipynb").cells):
+            if cell.cell_type == "code" and "@triton.jit" in cell.source:
+                first = cell.source.splitlines()[0]
+                assert first.startswith("%%requires") and "triton" in first.split(), f"cell {n}: {first}"
+

@@ -1,0 +1,722 @@
+"""Wrong answers, and other right ones, to the exercises of notebook 09 (your own kernels), for the tests:
+SPOILERS.
+
+Exercises 1 and 3 are CuPy kernels: their checks need a GPU, and without one they check nothing (WRONG_ON_CPU is
+empty for them).  Exercise 2's kernels are Triton's: on a GPU they compile for it; on a CPU with Triton installed,
+they run through Triton's interpreter, which this module turns on (before it defines them) where there is no GPU,
+as the solutions notebook does.  Without Triton the kernels below are stand-ins (`nb09.without_triton`), and the
+tests of exercise 2 are skipped (`requires=("triton",)`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import torch
+
+from utils.exercises import nb09
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # read when @triton.jit decorates, below
+try:
+    import triton
+    import triton.language as tl
+except ImportError:
+    triton, tl = nb09.without_triton()
+
+
+def _cp():
+    import cupy
+
+    return cupy
+
+
+# ---------------------------------------------------------------- exercise 1: bias_gelu (CuPy, GPU)
+_GELU = """
+T v = x + b;
+y = (T)0.5 * v * ((T)1 + tanh((T)0.7978845608028654 * (v + (T)0.044715 * v * v * v)));
+"""
+_kernels: dict[str, object] = {}
+
+
+def _elementwise(name: str, params: str, out: str, body: str):
+    key = f"ew:{name}:{params}:{out}:{body}"
+    if key not in _kernels:
+        _kernels[key] = _cp().ElementwiseKernel(params, out, body, f"course09_{name}")
+    return _kernels[key]
+
+
+def _raw(name: str, source: str):
+    key = f"raw:{name}:{source}"
+    if key not in _kernels:
+        _kernels[key] = _cp().RawKernel(source, name)
+    return _kernels[key]
+
+
+def _gelu_with(body: str, name: str):
+    def bias_gelu(x, bias):
+        return _elementwise(name, "T x, T b", "T y", body)(x, bias)
+
+    return bias_gelu
+
+
+def gelu_cupy_expressions(x, bias):
+    """Right values, but no kernel of its own (the task asks for one): CuPy's operators, one kernel each, each
+    writing a whole array."""
+    cp = _cp()
+    v = x + bias
+    return (0.5 * v * (1 + cp.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v**3)))).astype(x.dtype, copy=False)
+
+
+def gelu_computed_in_double(x, bias):
+    """Right: computes in double whatever the inputs, and rounds the result to their dtype."""
+    return _elementwise("gelu_d", "T x, T b", "T y", """
+        double v = (double)x + (double)b;
+        y = (T)(0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))));
+    """)(x, bias)
+
+
+def gelu_sigmoid_form(x, bias):
+    """Right: 0.5 (1 + tanh(z)) = sigmoid(2z), the same function written another way."""
+    return _elementwise("gelu_sig", "T x, T b", "T y", """
+        T v = x + b;
+        T z = (T)0.7978845608028654 * (v + (T)0.044715 * v * v * v);
+        y = v / ((T)1 + exp((T)-2 * z));
+    """)(x, bias)
+
+
+def gelu_on_a_contiguous_copy(x, bias):
+    """Right: copies x and bias to contiguous arrays first (on the current stream), then runs the kernel."""
+    cp = _cp()
+    return _gelu_with(_GELU, "gelu_c")(cp.ascontiguousarray(x), cp.ascontiguousarray(bias))
+
+
+def gelu_then_synchronize(x, bias):
+    y = _gelu_with(_GELU, "gelu")(x, bias)
+    _cp().cuda.get_current_stream().synchronize()
+    return y
+
+
+def gelu_on_the_null_stream(x, bias):
+    with _cp().cuda.Stream.null:
+        return _gelu_with(_GELU, "gelu")(x, bias)
+
+
+def gelu_on_a_stream_of_its_own(x, bias):
+    """Runs on another stream, with both waits: right values, but the caller's next work waits for that stream."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    side = cp.cuda.Stream(non_blocking=True)
+    side.wait_event(caller.record())
+    with side:
+        y = _gelu_with(_GELU, "gelu")(x, bias)
+    caller.wait_event(side.record())
+    return y
+
+
+def gelu_on_a_side_stream_no_wait(x, bias):
+    cp = _cp()
+    with cp.cuda.Stream(non_blocking=True):
+        return _gelu_with(_GELU, "gelu")(x, bias)
+
+
+def gelu_leaves_its_stream_current(x, bias):
+    """Right values on the caller's stream, but leaves the null stream current."""
+    y = _gelu_with(_GELU, "gelu")(x, bias)
+    _cp().cuda.Stream.null.use()
+    return y
+
+
+def gelu_in_place(x, bias):
+    """Writes the result over x."""
+    return _elementwise("gelu_ip", "T b", "T x", """
+        T v = x + b;
+        x = (T)0.5 * v * ((T)1 + tanh((T)0.7978845608028654 * (v + (T)0.044715 * v * v * v)));
+    """)(bias, x)
+
+
+def gelu_returns_float32(x, bias):
+    return _elementwise("gelu_r32", "T x, T b", "float32 y", _GELU.replace("T v", "float v"))(x, bias)
+
+
+_FLAT = r"""
+template<typename T> __device__ void body(T* y, const T* x, const T* b, long long n, long long cols) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        T v = x[i] + b[i % cols];
+        y[i] = (T)0.5 * v * ((T)1 + tanh((T)0.7978845608028654 * (v + (T)0.044715 * v * v * v)));
+    }
+}
+extern "C" __global__ void gelu_flat_f(float* y, const float* x, const float* b, long long n, long long c) {
+    body(y, x, b, n, c);
+}
+extern "C" __global__ void gelu_flat_d(double* y, const double* x, const double* b, long long n, long long c) {
+    body(y, x, b, n, c);
+}
+"""
+
+
+def gelu_on_raw_flat_index(x, bias):
+    """A RawKernel over the flat index, as if x were contiguous: wrong for transposed and strided views, and
+    takes bias[i % n] as if bias were contiguous too."""
+    cp = _cp()
+    if "gelu_flat_module" not in _kernels:
+        _kernels["gelu_flat_module"] = cp.RawModule(code=_FLAT, options=("-std=c++17",))
+    module = _kernels["gelu_flat_module"]
+    y = cp.empty(x.shape, x.dtype)
+    n = x.size
+    if n:
+        f = module.get_function("gelu_flat_f" if x.dtype == cp.float32 else "gelu_flat_d")
+        f(((n + 255) // 256,), (256,), (y, x, bias, cp.int64(n), cp.int64(x.shape[-1])))
+    return y
+
+
+_RAW_GELU = r"""
+extern "C" __global__ void course09_gelu_{t}(const {t}* x, const {t}* b, {t}* y, long long n, long long cols) {{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i {cmp} n) {{
+        {t} v = x[i] + b[i % cols];
+        y[i] = ({t})0.5 * v * (({t})1 + tanh(({t})0.7978845608028654 * (v + ({t})0.044715 * v * v * v)));
+    }}
+}}
+"""
+
+
+def _raw_gelu(x, bias, *, cmp="<", threads=256, blocks=None):
+    """A RawKernel over contiguous copies of x and bias (one thread an element), `if (i {cmp} n)`."""
+    cp = _cp()
+    t = "float" if x.dtype == cp.float32 else "double"
+    kernel = _raw(f"course09_gelu_{t}", _RAW_GELU.format(t=t, cmp=cmp))
+    x, bias = cp.ascontiguousarray(x), cp.ascontiguousarray(bias)
+    y = cp.empty(x.shape, dtype=x.dtype)
+    n = x.size
+    grid = (n + threads - 1) // threads if blocks is None else blocks(n, threads)
+    if n and grid:
+        kernel((grid,), (threads,), (x, bias, y, cp.int64(n), cp.int64(bias.size)))
+    return y
+
+
+def gelu_raw_one_past_the_end(x, bias):
+    """Exercise 3's bug in exercise 1: `if (i <= n)`, so the thread with i == n writes y[n], one past the end."""
+    return _raw_gelu(x, bias, cmp="<=")
+
+
+def gelu_raw_grid_capped(x, bias):
+    """At most 2048 blocks of 1024 threads and no loop: elements past 2^21 are never written."""
+    return _raw_gelu(x, bias, threads=1024, blocks=lambda n, t: min((n + t - 1) // t, 2048))
+
+
+def gelu_raw_on_contiguous_copies(x, bias):
+    """Right: a RawKernel over contiguous copies, enough blocks, n == 0 guarded."""
+    return _raw_gelu(x, bias)
+
+
+_GELU_OUT: dict[tuple, object] = {}
+
+
+def gelu_into_one_array_per_shape(x, bias):
+    """One output array per (shape, dtype), kept from call to call: each call overwrites the one before's result."""
+    cp = _cp()
+    key = (x.shape, x.dtype.str)
+    if key not in _GELU_OUT:
+        _GELU_OUT[key] = cp.empty(x.shape, dtype=x.dtype)
+    return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias, _GELU_OUT[key])
+
+
+def gelu_stream_argument_waits_for_the_caller(x, bias):
+    """A stream of its own that waits for the caller, given to the kernel as `stream=` (never entered); the
+    caller's stream never waits for it."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    side = cp.cuda.Stream(non_blocking=True)
+    side.wait_event(caller.record())
+    return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias, stream=side)
+
+
+def gelu_stream_argument_no_waits(x, bias):
+    """A new stream given to the kernel as `stream=`, no waits at all."""
+    cp = _cp()
+    return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias, stream=cp.cuda.Stream(non_blocking=True))
+
+
+def gelu_enters_the_current_stream(x, bias):
+    """Wrong for a caller that made its stream current with `use()`: `with cp.cuda.get_current_stream():` runs on
+    the right stream, but its exit makes current the stream below it on CuPy's stack (cupy/cuda/stream.pyx,
+    `_ThreadLocal.pop_stream`), which `use()` never pushed: the caller comes back on the null stream.  Measured on
+    the H200 (CuPy 14.2): the check's `use()` caller finds its current stream changed."""
+    cp = _cp()
+    with cp.cuda.get_current_stream():
+        return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias)
+
+
+def gelu_on_an_external_stream_of_the_callers_pointer(x, bias):
+    """Wrong for a `use()` caller, as above: the caller's stream under another object, entered with `with`, whose
+    exit restores CuPy's stack, not the stream current at entry."""
+    cp = _cp()
+    with cp.cuda.ExternalStream(cp.cuda.get_current_stream().ptr):
+        return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias)
+
+
+def gelu_stream_argument_the_current_one(x, bias):
+    """Right: the current stream passed explicitly, `stream=cp.cuda.get_current_stream()`."""
+    cp = _cp()
+    return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias, stream=cp.cuda.get_current_stream())
+
+
+WRONG_GELUS = {
+    "enters the current stream again (its exit undoes a caller's `use()`)": gelu_enters_the_current_stream,
+    "an ExternalStream of the current stream's pointer, entered (its exit undoes a caller's `use()`)":
+        gelu_on_an_external_stream_of_the_callers_pointer,
+    "the erf form of GELU, not the tanh form": _gelu_with(
+        "T v = x + b; y = (T)0.5 * v * ((T)1 + erf(v * (T)0.7071067811865476));", "gelu_erf"),
+    "forgets the bias": _gelu_with(
+        "T v = x; y = (T)0.5 * v * ((T)1 + tanh((T)0.7978845608028654 * (v + (T)0.044715 * v * v * v)));",
+        "gelu_nob"),
+    "the cube's coefficient on v, not on v cubed": _gelu_with(
+        "T v = x + b; y = (T)0.5 * v * ((T)1 + tanh((T)0.7978845608028654 * ((T)1.044715 * v)));", "gelu_lin"),
+    "sqrt(2/pi) written as sqrt(2)/pi": _gelu_with(
+        "T v = x + b; y = (T)0.5 * v * ((T)1 + tanh((T)0.45015815807855303 * (v + (T)0.044715 * v * v * v)));",
+        "gelu_c2"),
+    "SiLU instead of GELU": _gelu_with("T v = x + b; y = v / ((T)1 + exp(-v));", "silu"),
+    "bias added after the activation": _gelu_with(
+        "T v = x; y = b + (T)0.5 * v * ((T)1 + tanh((T)0.7978845608028654 * (v + (T)0.044715 * v * v * v)));",
+        "gelu_after"),
+    "synchronizes before it returns": gelu_then_synchronize,
+    "runs on the null stream": gelu_on_the_null_stream,
+    "runs on a side stream of its own, without waits": gelu_on_a_side_stream_no_wait,
+    "runs on a stream of its own, with waits (the caller's next work waits for that stream)":
+        gelu_on_a_stream_of_its_own,
+    "leaves the null stream current": gelu_leaves_its_stream_current,
+    "writes the result over x": gelu_in_place,
+    "returns float32 for float64 inputs": gelu_returns_float32,
+    "a RawKernel over the flat index, as if x and bias were contiguous": gelu_on_raw_flat_index,
+    "CuPy's operators, no kernel of its own": gelu_cupy_expressions,
+    "a RawKernel with `if (i <= n)`: one write past the end": gelu_raw_one_past_the_end,
+    "a RawKernel's grid capped at 2048 blocks of 1024 threads, no loop": gelu_raw_grid_capped,
+    "one output array per shape, overwritten by the next call": gelu_into_one_array_per_shape,
+    "a stream of its own as `stream=`, waiting for the caller, not waited for":
+        gelu_stream_argument_waits_for_the_caller,
+    "a new stream as `stream=`, no waits": gelu_stream_argument_no_waits,
+}
+ALSO_RIGHT_GELUS = {
+    "computes in double, rounds to the inputs' dtype": gelu_computed_in_double,
+    "the sigmoid form, v * sigmoid(2z)": gelu_sigmoid_form,
+    "contiguous copies first": gelu_on_a_contiguous_copy,
+    "a RawKernel over contiguous copies": gelu_raw_on_contiguous_copies,
+    "`stream=` the current stream": gelu_stream_argument_the_current_one,
+}
+
+
+# ---------------------------------------------------------------- exercise 2: softmax_rows (Triton)
+@triton.jit
+def _softmax_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr, SUBTRACT: tl.constexpr,
+                    OTHER: tl.constexpr, DIVIDE_BY_MAX: tl.constexpr):
+    row = tl.program_id(0)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=OTHER)
+    if SUBTRACT:
+        x = x - tl.max(x, axis=0)
+    e = tl.exp(x)
+    if DIVIDE_BY_MAX:
+        y = e / tl.max(e, axis=0)
+    else:
+        y = e / tl.sum(e, axis=0)
+    tl.store(y_ptr + row * y_stride + offsets, y, mask=mask)
+
+
+def _softmax(x, *, block=None, subtract=True, other=-math.inf, divide_by_max=False, x_stride=None, grid=None,
+             out=None, dtype=torch.float32):
+    rows, cols = x.shape
+    y = torch.zeros((rows, cols), dtype=dtype, device=x.device) if out is None else out
+    if rows:
+        _softmax_kernel[(rows if grid is None else grid(rows),)](
+            y, x, x.stride(0) if x_stride is None else x_stride(x), y.stride(0), cols,
+            BLOCK=block or triton.next_power_of_2(cols), SUBTRACT=subtract, OTHER=other, DIVIDE_BY_MAX=divide_by_max)
+    return y
+
+
+@triton.jit
+def _softmax_exp2_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+    e = tl.exp2((x - tl.max(x, axis=0)) * 1.4426950408889634)
+    tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_exp2(x):
+    """Right: exp(t) as exp2(t log2 e), as fast kernels do."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        _softmax_exp2_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _softmax_rows_kernel(y_ptr, x_ptr, rows, x_stride, y_stride, cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    first = tl.program_id(0) * ROWS
+    r = first + tl.arange(0, ROWS)[:, None]
+    c = tl.arange(0, BLOCK)[None, :]
+    mask = (r < rows) & (c < cols)
+    x = tl.load(x_ptr + r * x_stride + c, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=1)[:, None])
+    e = tl.where(mask, e, 0.0)
+    tl.store(y_ptr + r * y_stride + c, e / tl.sum(e, axis=1)[:, None], mask=mask)
+
+
+def softmax_four_rows_a_program(x):
+    """Right: four rows per program, a 2-D block (the masked rows past the end give NaN, and are never stored)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        _softmax_rows_kernel[(triton.cdiv(rows, 4),)](y, x, rows, x.stride(0), y.stride(0), cols, ROWS=4,
+                                                     BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _softmax_online_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    start_x, start_y = x_ptr + row * x_stride, y_ptr + row * y_stride
+    m = -float("inf")
+    total = 0.0
+    for k in range(0, cols, BLOCK):  # one pass: the running max, and the sum rescaled when the max grows
+        offsets = k + tl.arange(0, BLOCK)
+        x = tl.load(start_x + offsets, mask=offsets < cols, other=-float("inf"))
+        new = tl.maximum(m, tl.max(x, axis=0))
+        total = total * tl.exp(m - new) + tl.sum(tl.exp(x - new), axis=0)
+        m = new
+    for k in range(0, cols, BLOCK):
+        offsets = k + tl.arange(0, BLOCK)
+        x = tl.load(start_x + offsets, mask=offsets < cols, other=-float("inf"))
+        tl.store(start_y + offsets, tl.exp(x - m) / total, mask=offsets < cols)
+
+
+def softmax_online_in_chunks(x):
+    """Right: chunks of at most 1024 columns, an online max and sum, then a second pass that writes."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        _softmax_online_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols,
+                                        BLOCK=min(1024, triton.next_power_of_2(cols)))
+    return y
+
+
+@triton.jit
+def _softmax_variant_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr, MODE: tl.constexpr):
+    """The softmax of a row, written as students write it: MODE picks what it subtracts and how it masks."""
+    row = tl.program_id(0)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    if MODE == "zero, then masked":  # masked lanes read as 0, then left out of the sum
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=0.0)
+        e = tl.where(mask, tl.exp(x - tl.max(x, axis=0)), 0.0)
+    elif MODE == "first":  # the row's first element subtracted
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+        e = tl.exp(x - tl.load(x_ptr + row * x_stride))
+    elif MODE == "mean":  # the row's mean subtracted
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=0.0)
+        e = tl.where(mask, tl.exp(x - tl.sum(x, axis=0) / cols), 0.0)
+    elif MODE == "float64":  # computed in float64
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf")).to(tl.float64)
+        e = tl.exp(x - tl.max(x, axis=0))
+    else:  # -1e30 for the masked lanes, and a multiplication by 1 / sum
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-1e30)
+        e = tl.exp(x - tl.max(x, axis=0))
+        e = e * (1.0 / tl.sum(e, axis=0))
+    if MODE != "times the inverse":
+        e = e / tl.sum(e, axis=0)
+    tl.store(y_ptr + row * y_stride + offsets, e.to(tl.float32), mask=mask)
+
+
+def _variant(mode, *, x_stride=None, like=False):
+    def softmax_rows(x):
+        rows, cols = x.shape
+        y = torch.empty_like(x) if like else torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+        if rows:
+            _softmax_variant_kernel[(rows,)](y, x, x.stride(0) if x_stride is None else x_stride(x), y.stride(0), cols,
+                                             BLOCK=triton.next_power_of_2(cols), MODE=mode)
+        return y
+
+    return softmax_rows
+
+
+def softmax_in_place(x):
+    """Writes the result over x."""
+    return _softmax(x, out=x)
+
+
+def softmax_float64(x):
+    return _softmax(x, dtype=torch.float64)
+
+
+def softmax_by_pytorch(x):
+    """Right values, but PyTorch's kernel, not one of the student's."""
+    return torch.softmax(x, dim=-1)
+
+
+def softmax_launched_then_pytorchs(x):
+    """Launches its kernel, then returns PyTorch's softmax ("to be safe"): the kernel's result thrown away."""
+    _softmax(x)
+    return torch.softmax(x, dim=-1)
+
+
+_REUSED: dict[tuple, torch.Tensor] = {}
+
+
+def softmax_into_one_tensor_per_shape(x):
+    """One output tensor per shape, kept from call to call: each call overwrites the result of the one before."""
+    key = (tuple(x.shape), x.device)
+    if key not in _REUSED:
+        _REUSED[key] = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    return _softmax(x, out=_REUSED[key])
+
+
+def softmax_y_stride_taken_from_x(x):
+    """y = torch.empty_like(x) is contiguous, but the launch passes x's row stride for y: for a slice of a wider
+    tensor, the rows of y are written too far apart, the last ones past y's end."""
+    y = torch.empty_like(x)
+    rows, cols = x.shape
+    if rows:
+        _softmax_kernel[(rows,)](y, x, x.stride(0), x.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                                 SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False)
+    return y
+
+
+def softmax_one_launch_per_row(x):
+    """Right values, but one launch per row from Python: thousands of launches for a large tensor (the GPU's speed
+    bar fails it; on a CPU it passes)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    for r in range(rows):
+        _softmax_kernel[(1,)](y[r:], x[r:], x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                              SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False)
+    return y
+
+
+_softmax_autotuned_kernel = triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (2, 4)],
+                                            key=["cols"])(_softmax_kernel)
+
+
+def softmax_autotuned(x):
+    """Right: the kernel under @triton.autotune over num_warps (on a CPU the check lets it take its first config:
+    Triton's interpreter cannot time one)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        _softmax_autotuned_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                                           SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False)
+    return y
+
+
+@triton.jit
+def _softmax_persistent_kernel(y_ptr, x_ptr, x_stride, y_stride, rows, cols, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    for row in range(tl.program_id(0), rows, tl.num_programs(0)):  # each program strides over the rows
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+        e = tl.exp(x - tl.max(x, axis=0))
+        tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def _softmax_persistent(x, programs):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        _softmax_persistent_kernel[(min(rows, programs),)](y, x, x.stride(0), y.stride(0), rows, cols,
+                                                           BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def softmax_persistent_grid(x):
+    """Right: a persistent grid, 4 programs per SM of the GPU (2 on the interpreter), each striding over the rows."""
+    sms = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 0
+    return _softmax_persistent(x, 4 * sms if sms else 2)
+
+
+def softmax_persistent_grid_of_2(x):
+    """Wrong on a GPU only: right values, but 2 programs keep 2 SMs busy.  Measured on the H200: 0.01 of the copy
+    bandwidth on BIG (the bar is SHARE_BAR)."""
+    return _softmax_persistent(x, 2)
+
+
+def softmax_grid_as_a_lambda_no_rows_guard(x):
+    """Right: the grid as a function of the meta-parameters, num_warps=8, and no `if rows:` (a grid of 0 programs
+    launches nothing)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    _softmax_kernel[lambda meta: (rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                                          SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False, num_warps=8)
+    return y
+
+
+WRONG_SOFTMAXES = {
+    "PyTorch's softmax, no Triton kernel": softmax_by_pytorch,
+    "no max subtracted: exp overflows": lambda x: _softmax(x, subtract=False),
+    "rows found by their length, not their stride": lambda x: _softmax(x, x_stride=lambda x: x.shape[1]),
+    "masked lanes read as 0, which the sum counts": lambda x: _softmax(x, other=0.0),
+    "a block of 128 columns: longer rows never read past it": lambda x: _softmax(x, block=128),
+    "a block of half the next power of two": lambda x: _softmax(
+        x, block=max(1, triton.next_power_of_2(x.shape[1]) // 2)),
+    "one program for all the rows": lambda x: _softmax(x, grid=lambda rows: 1),
+    "the last row never launched": lambda x: _softmax(x, grid=lambda rows: rows - 1) if x.shape[0] > 1 else _softmax(x),
+    "divides by the largest exponential, not the sum": lambda x: _softmax(x, divide_by_max=True),
+    "writes the result over x": softmax_in_place,
+    "returns float64": softmax_float64,
+    "masked lanes read as 0, then left out of the sum (0/0 where a row lies far below 0)": _variant(
+        "zero, then masked"),
+    "subtracts the row's first element, not its max": _variant("first"),
+    "subtracts the row's mean, not its max": _variant("mean"),
+    "rows one element apart (the column stride)": _variant("float64", x_stride=lambda x: x.stride(1)),
+    "launches its kernel, returns PyTorch's softmax": softmax_launched_then_pytorchs,
+    "one output tensor per shape, overwritten by the next call": softmax_into_one_tensor_per_shape,
+    "y = torch.empty_like(x), but x's row stride passed for y": softmax_y_stride_taken_from_x,
+    "one launch per row, from Python": softmax_one_launch_per_row,
+    "a persistent grid of 2 programs: right values, 2 SMs busy": softmax_persistent_grid_of_2,
+}
+ALSO_RIGHT_SOFTMAXES = {
+    "exp2 with log2(e)": softmax_exp2,
+    "four rows a program": softmax_four_rows_a_program,
+    "an online max and sum over chunks, then a second pass": softmax_online_in_chunks,
+    "computed in float64 inside the kernel": _variant("float64"),
+    "-1e30 for the masked lanes, times the inverse of the sum": _variant("times the inverse"),
+    "y = torch.empty_like(x) (contiguous for a slice of a wider tensor)": _variant("float64", like=True),
+    "@triton.autotune over num_warps": softmax_autotuned,
+    "a persistent grid, 4 programs per SM, striding over the rows": softmax_persistent_grid,
+    "the grid as a lambda, num_warps=8, no rows guard": softmax_grid_as_a_lambda_no_rows_guard,
+}
+
+
+# ---------------------------------------------------------------- exercise 3: scale_into (CuPy, GPU)
+def _scale_source(guard: str, index: str = "(long long)blockIdx.x * blockDim.x + threadIdx.x",
+                  a_type: str = "float") -> str:
+    return (f'extern "C" __global__ void scale(float* out, const float* x, {a_type} a, long long n) {{\n'
+            f"    long long i = {index};\n"
+            f"    if ({guard}) {{ out[i] = a * x[i]; }}\n"
+            "}\n")
+
+
+def _scale_with(guard: str = "i < n", blocks=lambda n, t: (n + t - 1) // t, threads: int = 256,
+                index: str = "(long long)blockIdx.x * blockDim.x + threadIdx.x", a_type: str = "float",
+                pass_a=None, n_of=None):
+    def scale_into(out, x, a):
+        cp = _cp()
+        kernel = _raw("scale", _scale_source(guard, index, a_type))
+        n = x.size if n_of is None else n_of(out, x)
+        grid = blocks(n, threads)
+        if grid > 0:
+            kernel((grid,), (threads,), (out, x, cp.float32(a) if pass_a is None else pass_a(a), cp.int64(n)))
+
+    return scale_into
+
+
+def scale_cupy(out, x, a):
+    """Right, without a kernel of its own: CuPy's multiply into out."""
+    cp = _cp()
+    cp.multiply(x, cp.float32(a), out=out)
+
+
+def scale_grid_stride(out, x, a):
+    """Right: a grid-stride loop over a fixed grid of 64 blocks of 1024 threads."""
+    cp = _cp()
+    kernel = _raw("scale_gs", r"""
+extern "C" __global__ void scale_gs(float* out, const float* x, float a, long long n) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        out[i] = a * x[i];
+}""")
+    if x.size:
+        kernel((64,), (1024,), (out, x, cp.float32(a), cp.int64(x.size)))
+
+
+def scale_four_per_thread(out, x, a):
+    """Right: four elements per thread, each one guarded."""
+    cp = _cp()
+    kernel = _raw("scale4", r"""
+extern "C" __global__ void scale4(float* out, const float* x, float a, long long n) {
+    long long first = 4 * ((long long)blockIdx.x * blockDim.x + threadIdx.x);
+    for (int k = 0; k < 4; ++k)
+        if (first + k < n) out[first + k] = a * x[first + k];
+}""")
+    n = x.size
+    if n:
+        kernel(((n + 1023) // 1024,), (256,), (out, x, cp.float32(a), cp.int64(n)))
+
+
+def _scale_on_a_side_stream(wait_for_caller: bool, caller_waits: bool):
+    def scale_into(out, x, a):
+        cp = _cp()
+        caller = cp.cuda.get_current_stream()
+        side = cp.cuda.Stream(non_blocking=True)
+        if wait_for_caller:
+            side.wait_event(caller.record())
+        with side:
+            _scale_with()(out, x, a)
+        if caller_waits:
+            caller.wait_event(side.record())
+
+    return scale_into
+
+
+def scale_assigned(out, x, a):
+    """Right, without a kernel of its own: `out[...] = a * x` (CuPy's kernels, into the view)."""
+    cp = _cp()
+    out[...] = cp.float32(a) * x
+
+
+def scale_elementwise_into_out(out, x, a):
+    """Right: an ElementwiseKernel given out as its output argument."""
+    cp = _cp()
+    _elementwise("scale", "float32 x, float32 a", "float32 y", "y = a * x")(x, cp.float32(a), out)
+
+
+WRONG_SCALES = {
+    "the given code: i <= n": _scale_with(guard="i <= n"),
+    "no bounds test": _scale_with(guard="true"),
+    "blocks rounded down: the last partial block never runs": _scale_with(blocks=lambda n, t: n // t),
+    "one block too many, and no bounds test": _scale_with(guard="true", blocks=lambda n, t: n // t + 1),
+    "i < n - 1: the last element never written": _scale_with(guard="i < n - 1"),
+    "blocks counted for 512 threads, launched with 256": _scale_with(blocks=lambda n, t: (n + 511) // 512),
+    "a passed as a Python float (a double) to a float parameter": _scale_with(pass_a=lambda a: a),
+    "the index skips the block's last thread": _scale_with(
+        index="(long long)blockIdx.x * (blockDim.x - 1) + threadIdx.x"),
+    "a rounded to an integer": _scale_with(pass_a=lambda a: _cp().float32(int(a))),
+    "a grid capped at 65535 blocks of 256 threads, no loop": _scale_with(blocks=lambda n, t: min((n + t - 1) // t,
+                                                                                               65535)),
+    "a grid capped at 65535 blocks of 1024 threads, no loop": _scale_with(threads=1024, blocks=lambda n, t: min(
+        (n + t - 1) // t, 65535)),
+    "a stream of its own that waits for the caller, not waited for": _scale_on_a_side_stream(True, False),
+    "a stream of its own, no waits": _scale_on_a_side_stream(False, False),
+}
+ALSO_RIGHT_SCALES = {
+    "CuPy's multiply into out": scale_cupy,
+    "a grid-stride loop": scale_grid_stride,
+    "four elements per thread, each guarded": scale_four_per_thread,
+    "blocks of 1024 threads": _scale_with(threads=1024),
+    "a computed in double": _scale_with(a_type="double", pass_a=lambda a: float(a)),
+    "only the bound fixed: n // threads + 1 blocks kept": _scale_with(blocks=lambda n, t: n // t + 1),
+    "out[...] = a * x": scale_assigned,
+    "an ElementwiseKernel into out": scale_elementwise_into_out,
+    "a stream of its own, with both waits": _scale_on_a_side_stream(True, True),
+}
+
+
+WRONG = {
+    "check_bias_gelu": WRONG_GELUS,
+    "check_softmax_rows": WRONG_SOFTMAXES,
+    "check_scale_into": WRONG_SCALES,
+}
+WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without a GPU; 2 runs through the interpreter
+    "check_bias_gelu": set(),
+    "check_softmax_rows": set(WRONG_SOFTMAXES) - {"one launch per row, from Python",  # the GPU's speed bar
+                                                  "a persistent grid of 2 programs: right values, 2 SMs busy"},
+    "check_scale_into": set(),
+}
+ALSO_RIGHT = {
+    "check_bias_gelu": ALSO_RIGHT_GELUS,
+    "check_softmax_rows": ALSO_RIGHT_SOFTMAXES,
+    "check_scale_into": ALSO_RIGHT_SCALES,
+}

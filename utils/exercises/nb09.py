@@ -1,0 +1,961 @@
+"""Checks for the exercises of notebook 09 (your own kernels): a fused elementwise kernel in CuPy, a row-wise
+softmax in Triton, and a RawKernel whose bounds bug the student finds and fixes.
+
+Each check is a property over generated cases (utils/exercises/properties.py) against a float64 reference.
+
+- `check_bias_gelu` (GPU, CuPy): shapes of 0, 1, odd and large sizes, float32 and float64, contiguous,
+  transposed and strided views, called from every kind of CuPy caller (utils/exercises/streams.py) right behind a
+  write on the caller's stream that a window of earlier work delays, with every other stream late (those the answer
+  creates too): values within assert_close's default tolerance of the dtype (lecture 06), read by the caller's
+  stream at once; no host wait; the caller's next work not late behind another stream.  Every array the answer
+  allocates comes with guards and starts as NaN (`_GuardedAllocations`): nothing written just outside it, and no
+  more than EAGER arrays of x's size (CuPy's operators one at a time are not one kernel of your own).  Then two
+  calls on one shape (the first result must survive the second) and one larger than a grid of 65535 blocks of 1024
+  threads covers.  Nothing of it runs on a CPU (CuPy kernels need a GPU, and NVRTC, which compiles the source,
+  needs CUDA): `cpu_checks=0`.
+- `check_softmax_rows` (Triton): rows 0, 1 and odd, columns 1, odd, not a power of two and up to 4096, rows
+  further apart than their length: within `SOFTMAX_RTOL` of a float64 softmax, and at least one launch; then two
+  calls on one shape: the first result must survive the second, and with every value the answer's launches write
+  replaced by NaN right after each launch, the second call's result must not be right (its values come from the
+  answer's kernel); on a GPU also a share of this GPU's own copy bandwidth (`y.copy_(x)`) on a large shape.  On a
+  CPU with Triton installed, the values on small shapes run through Triton's interpreter (`TRITON_INTERPRET=1`, set
+  before the kernel is defined), each launch on guarded copies of its tensors (a write past a tensor FAILs instead of
+  corrupting the heap), @triton.autotune taking its first config; without Triton the check says it needs it
+  (`requires=("triton",)`).  Each call has CALL_LIMIT_S (SIGALRM: the main thread of a POSIX process, and Python
+  code only; a GPU kernel that never ends still hangs the synchronize after it).
+- `check_scale_into` (GPU, CuPy): the fixed kernel writes `a * x` into `out`, a view into a larger buffer whose
+  guard regions on both sides must stay untouched (a write past the end shows without compute-sanitizer, which
+  CuPy's pool hides small overruns from), for sizes of 0, 1, odd, around multiples of the block, large and larger
+  than a grid of 65535 blocks of 1024 threads covers, called from every kind of CuPy caller and read on the
+  caller's stream right after the call (streams the answer creates or enters start late); each call has CALL_LIMIT_S.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import linecache
+import math
+import threading
+import time
+import traceback
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, nullcontext
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, TypeVar
+
+import numpy as np
+import torch
+
+from ..device import has_cuda, has_cupy, require_cuda, require_cupy
+from ..timing import benchmark, cupy_cycles_per_second, cupy_sleep
+from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, reference, register, what_returned
+from .properties import for_all, shown, st, time_limit
+from .streams import CUPY_CALLERS, cupy_caller, cupy_callers, widened
+
+NOTEBOOK = "09_kernels"
+R = TypeVar("R")
+WINDOW_MS = 40.0  # how long the checks keep a stream busy (at first: see TRIES)
+TRIES = 3  # a case that a slow or busy host spoiled is tried again, with windows twice as long
+GPU_CASES = 6  # generated cases of a GPU check, besides its chosen ones
+GPU_BUDGET_S = 3.0  # seconds of shrinking a GPU check's failing case
+# assert_close's default tolerances (lecture 06, section 6: torch.testing's table), by dtype: (rtol, atol)
+TOLERANCES = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+
+
+def _seed(*parts: object) -> int:
+    return zlib.crc32(repr(parts).encode())
+
+
+def _cupy(what: str) -> Any:
+    require_cuda(what)
+    require_cupy(what)
+    import cupy
+
+    return cupy
+
+
+def _left_for_a_gpu(name: str, needs: str) -> bool:
+    """Without a GPU and CuPy: say what a GPU would check (exercise() prints it) and return True."""
+    if has_cuda() and has_cupy():
+        return False
+    with exercise(name):
+        raise LeftForGPU("", needs)
+    return True
+
+
+def _in_a_fresh_thread(fn: Callable[[], R]) -> R:
+    """fn() in a new thread: CuPy's current stream and its stack of `with` blocks belong to a thread, so what an
+    answer leaves current ends with its case (as in nb04)."""
+    context = contextvars.copy_context()
+    returned: list[R] = []
+    raised: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            returned.append(context.run(fn))
+        except BaseException as error:  # noqa: BLE001 -- raised again in the check's thread
+            raised.append(error)
+
+    worker = threading.Thread(target=body)
+    worker.start()
+    worker.join()
+    if raised:
+        raise raised[0]
+    return returned[0]
+
+
+@contextmanager
+def _queued_on(cp: Any, stream: Any) -> Iterator[None]:
+    """Queue the block's CuPy work on `stream`, leaving the current stream and CuPy's `with` stack as they were."""
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        yield
+    finally:
+        before.use()
+
+
+# ------------------------------------------------------------------------------------------
+# Exercise 1: a fused bias + GELU (tanh) in CuPy
+# ------------------------------------------------------------------------------------------
+# (the CuPy caller, rows (None: x is 1-D), n, dtype, the layout of x, bias a strided view, the seed)
+GeluCase = tuple[str, int | None, int, str, str, bool, int]
+LAYOUTS = ("contiguous", "transposed", "strided")
+GELU_LARGEST = 2**20  # elements of x
+# _gelu_twice_and_large: one shape called twice, and one larger than a grid capped at 65535 blocks of 1024 threads
+# covers (67,107,840 elements): 16385 x 4096 float32, 268 MB for x and as much for the result
+GELU_TWICE = (33, 1000)
+GELU_LARGE = (16385, 4096)
+GUARD_BYTE = 0xA5
+ALLOC_GUARD = 512  # bytes on each side of every array the answer allocates (_GuardedAllocations); CuPy's pool aligns
+EAGER = 4  # more arrays of x's size than this, allocated in one call: CuPy's operators one at a time
+
+
+class _GuardedAllocations:
+    """CuPy's allocations while `alloc` is CuPy's allocator (cupy.cuda.using_allocator: this thread only): each one
+    from CuPy's pool with ALLOC_GUARD bytes on both sides (0xA5 bytes: a small finite number, which no result a
+    kernel computes from it writes back), the array itself filled with 0xFF bytes (NaN), on the current stream.  A
+    write past the end (or before the start) of an array the answer allocated shows in its guards, an element its
+    kernel never wrote reads NaN, and `sizes` says how many arrays of what size the call allocated."""
+
+    def __init__(self, cp: Any) -> None:
+        self.cp, self.blocks, self.sizes = cp, list[tuple[Any, int]](), list[int]()
+
+    def alloc(self, size: int) -> Any:
+        base = self.cp.get_default_memory_pool().malloc(size + 2 * ALLOC_GUARD)
+        base.memset_async(GUARD_BYTE, ALLOC_GUARD)  # on the current stream, as the allocation is
+        (base + ALLOC_GUARD).memset_async(0xFF, size)
+        (base + (ALLOC_GUARD + size)).memset_async(GUARD_BYTE, ALLOC_GUARD)
+        self.blocks.append((base, size))
+        self.sizes.append(size)
+        return base + ALLOC_GUARD
+
+    def strayed(self) -> int:
+        """Bytes written into the guards (after the work queued on them has finished)."""
+        cp, bad = self.cp, 0
+        for base, size in self.blocks:
+            for start in (base, base + (ALLOC_GUARD + size)):
+                guard = cp.ndarray((ALLOC_GUARD,), dtype=cp.uint8, memptr=start).get()
+                bad += int((guard != GUARD_BYTE).sum())
+        return bad
+
+    def release(self) -> None:
+        self.blocks.clear()
+
+
+@reference
+def gelu_reference(x: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """GELU's tanh form of x + bias, in float64."""
+    v = x.astype(np.float64) + bias.astype(np.float64)
+    return 0.5 * v * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v**3)))
+
+
+def _gelu_cases() -> st.SearchStrategy[GeluCase]:
+    small = st.integers(0, 9)
+    return st.tuples(cupy_callers(), st.one_of(st.none(), small, st.integers(1, 256)),
+                     st.one_of(small, st.integers(1, 4096)), st.sampled_from(tuple(TOLERANCES)),
+                     st.sampled_from(LAYOUTS), st.booleans(), st.integers(0, 2**32 - 1))
+
+
+def _gelu_shape(case: GeluCase) -> tuple[int, ...]:
+    _, rows, n, *_ = case
+    return (n,) if rows is None else (rows, n)
+
+
+def _describe_gelu(case: GeluCase) -> str:
+    kind, rows, n, dtype, layout, strided_bias, _ = case
+    shape = _gelu_shape(case)
+    view = {"contiguous": "", "transposed": " (a transposed view)", "strided": " (every other column of a wider "
+            "array)"}[layout if not (layout == "transposed" and rows is None) else "contiguous"]
+    return (f"bias_gelu(x of shape {shape}, {dtype}{view}, bias of shape ({n},)"
+            f"{' (a strided view)' if strided_bias else ''}) called from {CUPY_CALLERS[kind]}")
+
+
+def _gelu_values(case: GeluCase, attempt: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """x and bias of the case (other values on each try: a result that an earlier try left in CuPy's pool, read
+    before the answer's kernel ran, must not pass for this one)."""
+    *_, dtype, _, _, seed = case
+    rng = np.random.default_rng((seed, attempt))
+    shape = _gelu_shape(case)
+    return (rng.normal(0.0, 3.0, shape).astype(dtype), rng.normal(0.0, 1.0, shape[-1:]).astype(dtype))
+
+
+def _gelu_views(cp: Any, case: GeluCase, shape: tuple[int, ...], dtype: str) -> tuple[Any, Any, Any, Any]:
+    """(x, bias, x's base, bias's base): views of NaN-filled arrays of the case's layout, on the current stream."""
+    _, rows, n, _, layout, strided_bias, _ = case
+    if layout == "transposed" and rows is not None:
+        x_base = cp.full((n, rows), math.nan, dtype=dtype)
+        x = x_base.T
+    elif layout == "strided":
+        x_base = cp.full((*shape[:-1], 2 * n), math.nan, dtype=dtype)
+        x = x_base[..., ::2]
+    else:
+        x_base = x = cp.full(shape, math.nan, dtype=dtype)
+    b_base = cp.full((2 * n,) if strided_bias else (n,), math.nan, dtype=dtype)
+    bias = b_base[::2] if strided_bias else b_base
+    return x, bias, x_base, b_base
+
+
+@dataclass
+class _GeluRun:
+    out: Any
+    seen: np.ndarray | None  # what the caller's stream read from the result right after the call
+    x_after: np.ndarray
+    waited: bool
+    spoiled: bool
+    late_ms: float
+    moved: bool  # CuPy's current stream after the call is not the caller's
+    strayed: int  # bytes the call wrote outside the arrays it allocated
+    large: int  # arrays of at least x's size (and of a byte or more) that the call allocated
+
+
+def _gelu_run(cp: Any, yours: Callable, case: GeluCase, sources: tuple[Any, Any], window_ms: float) -> _GeluRun:
+    """One call of yours(x, bias) from the case's caller, right behind the caller's write of x and bias, which a
+    window of earlier work on the caller's stream delays (NaN until then); the null stream (when it is not the
+    caller's) and every stream the answer enters are late by 3 windows."""
+    kind, _, _, dtype, _, _, _ = case
+    w = window_ms / 1e3
+    cp.cuda.Device().synchronize()
+    with cupy_caller(kind, busy_ms=window_ms) as caller:
+        s = caller.stream
+        if s.ptr != 0:
+            with _queued_on(cp, cp.cuda.Stream.null):
+                cupy_sleep(3 * w)
+        x, bias, _, _ = _gelu_views(cp, case, _gelu_shape(case), dtype)
+        cupy_sleep(w)  # on the caller's stream
+        x[...] = sources[0]
+        bias[...] = sources[1]
+        written = s.record()
+        seen = cp.full(_gelu_shape(case), math.inf, dtype=dtype)  # the caller's buffer, allocated before the call
+        t0 = time.perf_counter()
+        allocations = _GuardedAllocations(cp)
+        with widened(3 * window_ms, spare=(s,), at_creation=True), cp.cuda.using_allocator(allocations.alloc):
+            out = yours(x, bias)
+        waited = written.done or time.perf_counter() - t0 > w / 2
+        moved = cp.cuda.get_current_stream() != s
+        usable = isinstance(out, cp.ndarray) and out.shape == seen.shape
+        with _queued_on(cp, s):  # the caller's next work, on its stream
+            if usable:
+                seen[...] = out.astype(dtype, copy=False)
+            consumed = s.record()
+        spoiled = time.perf_counter() - t0 > w / 2
+    cp.cuda.Device().synchronize()
+    late_ms = cp.cuda.get_elapsed_time(written, consumed)
+    strayed = allocations.strayed()
+    allocations.release()
+    large = sum(1 for size in allocations.sizes if size >= x.nbytes) if x.size >= 16 else 0  # (constants: smaller)
+    return _GeluRun(out, seen.get() if usable else None, x.get(), waited, spoiled or late_ms > window_ms / 2,
+                    late_ms, moved, strayed, large)
+
+
+def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
+    """bias_gelu(x, bias) must return GELU's tanh form of x + bias (bias over the last dimension) as a new CuPy
+    array of x's shape and dtype, within assert_close's default tolerance of that dtype, computed on CuPy's
+    current stream without making the host wait."""
+    if _left_for_a_gpu("bias_gelu", "CuPy on a GPU: float32 and float64 inputs of sizes 0, 1, odd and large, "
+                                    "transposed and strided, from every kind of CuPy caller behind a slow write on "
+                                    "its stream: the values against a float64 reference, no wait of the host, and "
+                                    "the kernel on the caller's stream"):
+        return
+    with exercise("bias_gelu") as ex:
+        cp = _cupy("check_bias_gelu")
+        yours = ex.answer(bias_gelu)
+        cupy_cycles_per_second()  # calibrate the sleeps now: they wait for the GPU
+        for dtype in TOLERANCES:  # first calls: the kernels compile (CuPy's, per dtype and layout), the pool fills
+            transposed = " (a transposed view)"
+            for x, what in ((cp.ones((3, 5), dtype=dtype), ""), (cp.ones((5, 3), dtype=dtype).T, transposed),
+                            (cp.ones(5, dtype=dtype), "")):
+                try:
+                    _in_a_fresh_thread(partial(yours, x, cp.ones(5, dtype=dtype)))
+                except Exception as error:
+                    if not isinstance(error, ExerciseFailed):
+                        error.add_note(f"bias_gelu: your function raised this for x of shape {x.shape}, {dtype}{what}"
+                                       ", bias of shape (5,), all ones (one of the check's first calls)")
+                    raise
+        cp.cuda.Device().synchronize()
+
+        def holds(case: GeluCase) -> None:
+            for k in range(TRIES):
+                x, bias = _gelu_values(case, k)
+                sources = (cp.asarray(x), cp.asarray(bias))
+                cp.cuda.Device().synchronize()
+                window_ms = WINDOW_MS * 2**k
+                run = _in_a_fresh_thread(partial(_gelu_run, cp, yours, case, sources, window_ms))
+                if not run.spoiled:
+                    break
+            _judge_gelu(ex, cp, case, run, x, gelu_reference(x, bias), window_ms)
+
+        chosen: list[GeluCase] = [(kind, 33, 1000, "float32", layout, i % 2 == 1, _seed("gelu", kind, layout))
+                                  for i, kind in enumerate(CUPY_CALLERS) for layout in LAYOUTS[i % 3:i % 3 + 1]]
+        chosen += [("null", None, 0, "float32", "contiguous", False, 1), ("with", 0, 7, "float64", "strided", True, 2),
+                   ("busy", 1, GELU_LARGEST + 1, "float32", "contiguous", False, 3),
+                   ("use", 1023, 1025, "float64", "transposed", True, 4)]
+        for_all(ex, _gelu_cases(), holds, examples=GPU_CASES, chosen=chosen, budget_s=GPU_BUDGET_S,
+                describe=_describe_gelu)
+        _gelu_twice_and_large(ex, cp, yours)
+
+
+def _gelu_twice_and_large(ex: Any, cp: Any, yours: Callable) -> None:
+    """Two calls on GELU_TWICE (float32): the first result must survive the second call (a new array each call);
+    and one call on GELU_LARGE, more elements than a grid capped at 65535 blocks of 1024 threads covers: every
+    element written (the answer's arrays start as NaN: _GuardedAllocations) and the last rows and a spread of others
+    right.  Called from CuPy's null stream, in a fresh thread; the values are read after a synchronize."""
+    rng = np.random.default_rng(_seed("gelu twice"))
+    firsts = [rng.normal(0.0, 3.0, GELU_TWICE).astype(np.float32) for _ in range(2)]
+    b = rng.normal(0.0, 1.0, GELU_TWICE[-1:]).astype(np.float32)
+    rows, cols = GELU_LARGE
+    n = rows * cols
+    picked = np.concatenate([np.arange(n - 2 * cols, n), np.linspace(0, n - 1, 4096).astype(np.int64)])
+
+    def twice() -> tuple[Any, Any]:
+        first = yours(cp.asarray(firsts[0]), cp.asarray(b))
+        kept = first.copy() if isinstance(first, cp.ndarray) else None
+        yours(cp.asarray(firsts[1]), cp.asarray(b))
+        cp.cuda.Device().synchronize()
+        return (first.get() if kept is not None else None), (kept.get() if kept is not None else None)
+
+    def large() -> tuple[int | None, np.ndarray, np.ndarray, np.ndarray]:
+        x = ((cp.arange(n, dtype=cp.int32) % 9973).astype(cp.float32) * cp.float32(0.001)
+             - cp.float32(5.0)).reshape(rows, cols)
+        bias = cp.linspace(-1.0, 1.0, cols, dtype=cp.float32)
+        allocations = _GuardedAllocations(cp)
+        with cp.cuda.using_allocator(allocations.alloc):
+            y = yours(x, bias)
+        cp.cuda.Device().synchronize()
+        allocations.release()
+        if not (isinstance(y, cp.ndarray) and y.shape == x.shape):
+            return None, picked, picked, picked
+        where = cp.asarray(picked)
+        unwritten = int(cp.count_nonzero(~cp.isfinite(y)))
+        return (unwritten, y.ravel()[where].get(), x.ravel()[where].get(), bias[where % cols].get())
+
+    first, kept = _in_a_fresh_thread(twice)
+    call = f"bias_gelu(x of shape {GELU_TWICE}, float32, bias of shape ({GELU_TWICE[1]},))"
+    ex.expect(first is not None and kept is not None and np.array_equal(first, kept, equal_nan=True),
+              f"{call} returned an array whose values changed when your function was called again (on other values "
+              "of the same shape)", "return a new array from each call: the caller keeps each result, and the next "
+              "call must not overwrite it")
+    unwritten, got, xs, bs = _in_a_fresh_thread(large)
+    call = f"bias_gelu(x of shape {GELU_LARGE}, float32, bias of shape ({cols},))"
+    ex.expect(unwritten is not None, f"{call} did not return a CuPy array of x's shape",
+              "a large x needs the same care as a small one")
+    ex.expect(unwritten == 0, f"{call}: {unwritten} of {n} elements of the result were never written (they still "
+              "hold the NaN the check filled new arrays with)", "how many blocks does your launch have for "
+              f"{n} elements, and how many elements does each thread cover? (a grid capped at some number of "
+              "blocks leaves the rest to a loop in each thread)")
+    want = gelu_reference(xs, bs)
+    rtol, atol = TOLERANCES["float32"]
+    bad = np.flatnonzero(~(np.abs(got.astype(np.float64) - want) <= atol + rtol * np.abs(want)))
+    ex.expect(bad.size == 0, f"{call}: element {picked[bad[0]] if bad.size else 0} of the result is "
+              f"{got[bad[0]] if bad.size else 0:.9g} where {want[bad[0]] if bad.size else 0:.9g} is right ({bad.size} "
+              f"of the {picked.size} elements compared are wrong)",
+              "compare the last elements' indices with the first ones': does every thread compute its own?")
+
+
+def _judge_gelu(ex: Any, cp: Any, case: GeluCase, run: _GeluRun, x: np.ndarray, want: np.ndarray,
+                window_ms: float) -> None:
+    call, out, dtype = _describe_gelu(case), run.out, case[3]
+    ex.expect(isinstance(out, cp.ndarray) and out.shape == want.shape,
+              f"{call} returned {shown(out) if not isinstance(out, cp.ndarray) else f'an array of shape {out.shape}'}"
+              f", expected a CuPy array of shape {want.shape}",
+              "return a new CuPy array of x's shape: the bias is added along the last dimension")
+    ex.expect(out.dtype == np.dtype(dtype), f"{call} returned {out.dtype}, expected x's dtype, {dtype}",
+              "the result keeps the inputs' dtype: where did a wider or narrower type come in?")
+    found = Findings()
+    found.expect(not run.waited, f"{call}: with {window_ms:.0f} ms of earlier work queued on the caller's stream, "
+                 "the call kept the host waiting for the GPU",
+                 "a kernel launch returns at once: no synchronize, .get(), asnumpy or float() in your function")
+    found.expect(not run.moved, f"{call}: the call changed CuPy's current stream",
+                 "leave the caller's current stream as you found it")
+    found.expect(np.array_equal(run.x_after, x, equal_nan=True), f"{call}: x was changed",
+                 "write the result into a new array; leave the inputs as they were")
+    found.expect(run.strayed == 0, f"{call}: your function wrote {run.strayed} bytes just outside the arrays it "
+                 "allocated", "which threads pass your bounds test? Each one that does writes an element")
+    found.expect(run.large <= EAGER, f"{call}: your function allocated {run.large} arrays of x's size or larger: "
+                 "CuPy's operators one at a time, each a kernel that writes a whole array",
+                 "the task is one kernel of your own (cp.ElementwiseKernel or cp.RawKernel) that computes the whole "
+                 "formula for each element: x read once, the result written once")
+    if run.seen is not None:
+        rtol, atol = TOLERANCES[dtype]
+        bad = ~(np.abs(run.seen.astype(np.float64) - want) <= atol + rtol * np.abs(want))
+        wrong = int(bad.sum())
+        example = float(run.seen[bad].flat[0]) if wrong else 0.0
+        expected = float(want[bad].flat[0]) if wrong else 0.0
+        found.expect(wrong == 0, f"{call}: the caller's stream read {wrong} of {want.size} values outside "
+                     f"assert_close's {dtype} tolerance (rtol {rtol:g}, atol {atol:g}) of the float64 reference (for "
+                     f"example {example:.9g} where {expected:.9g} is right)",
+                     "NaN is what x or bias held before the caller's stream wrote them, and what each array your "
+                     "function allocates holds until written: which stream did your kernel run on, and does it write "
+                     "every element?" if math.isnan(example) else
+                     "infinity is what the caller's buffer held before it read your result: your kernel had not run "
+                     "yet on the caller's stream" if math.isinf(example) else
+                     "compare with the formula term by term (the cube, the constants, tanh, the bias along the last "
+                     "dimension, each element's own index in a view), and compute in the inputs' precision")
+    found.expect(run.late_ms <= window_ms / 2,
+                 f"{call}: the caller's next work ran {run.late_ms:.0f} ms after its write, behind work queued on "
+                 "another stream", "launch the kernel on CuPy's current stream, the caller's: any other stream ties "
+                 "the caller's next work to what is queued there")
+    found.report(ex)
+
+
+register(Exercise(NOTEBOOK, "bias_gelu", check_bias_gelu, gpu=True, cpu_checks=0))
+
+
+# ------------------------------------------------------------------------------------------
+# Exercise 2: a row-wise softmax in Triton
+# ------------------------------------------------------------------------------------------
+# (rows, cols, extra elements between rows, scale of x (negative: values around it, all below 0), seed)
+SoftmaxCase = tuple[int, int, int, float, int]
+MAX_COLS = 4096  # what the task allows
+CPU_MAX = (4, 160)  # rows and columns on a CPU, through Triton's interpreter (each row a program: ~10-50 ms a call)
+CPU_CASES = 4  # generated cases on a CPU, besides the 5 chosen ones: the interpreter is slow
+# float32 softmax against the float64 one: where an output is above SOFTMAX_ATOL, x - max is within ~21 of 0 and
+# exact in float32 (Sterbenz), so what is left is exp's few ulps, a sum of up to 4096 positive terms in any order,
+# and a division: 3e-5 holds them with a margin (x up to about 1000: exp overflows unless the max is subtracted).
+SOFTMAX_RTOL, SOFTMAX_ATOL = 3e-5, 1e-9
+BIG = (8192, 2048)  # the shape timed on a GPU: 64 MiB of float32, rows long enough not to be launch-bound
+# The share of this GPU's copy bandwidth (y.copy_(x): read + write, the least a softmax moves) that the answer must
+# reach on BIG, the best of three tries.  Measured (the lead's probes, /work/main/.gpu/k09/probe2.py, FACTS09):
+# one-row-per-program softmaxes reached 0.57-0.66 of copy on (8192, 2048) on an H200 (num_warps 4 to 16), and
+# 0.45-0.77 under MPS with 30% of the SMs (the T4-sized run); narrow rows are the weak case ((65536, 256): down to
+# 0.09), so BIG has 2048 columns.  0.3 leaves every right variant measured there a margin of 1.5x or more, and
+# fails what moves much more than the bytes (a kernel that launches per row from Python, or reads each row several
+# times from memory with a small block).  The lead verifies on the GPU and adjusts.
+SHARE_BAR = 0.3
+GUARD_BYTES = 16384  # on a CPU, the least guard around each storage a launch gets (see _counting_launches)
+CALL_LIMIT_S = 120.0  # one call of the answer (a first call on a GPU compiles: seconds); past it, a FAIL
+OWN_CASE = (3, 37, 3, 1.0, 11)  # the shape of _softmax_new_and_own's calls
+
+
+@reference
+def softmax_reference(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, in float64."""
+    return torch.softmax(x.double(), dim=-1)
+
+
+def _softmax_cases(on_gpu: bool) -> st.SearchStrategy[SoftmaxCase]:
+    rows, cols = (st.one_of(st.integers(0, 9), st.integers(1, 300)), st.one_of(st.integers(1, 9), st.integers(
+        1, MAX_COLS))) if on_gpu else (st.integers(0, CPU_MAX[0]), st.integers(1, CPU_MAX[1]))
+    return st.tuples(rows, cols, st.sampled_from((0, 1, 3, 64)), st.sampled_from((1.0, 10.0, 1000.0, -1000.0)),
+                     st.integers(0, 2**32 - 1))
+
+
+def _describe_softmax(case: SoftmaxCase) -> str:
+    rows, cols, gap, scale, _ = case
+    view = f" (rows {cols + gap} elements apart: a slice of a wider tensor)" if gap else ""
+    values = f"values around {scale:g}, all below 0" if scale < 0 else f"values up to about {scale:g}"
+    return f"softmax_rows(x of shape ({rows}, {cols}){view}, {values})"
+
+
+def _softmax_input(case: SoftmaxCase, device: str) -> torch.Tensor:
+    rows, cols, gap, scale, seed = case
+    wide = torch.randn(rows, cols + gap, generator=torch.Generator().manual_seed(seed)) * (abs(scale) / 3)
+    if scale < 0:  # every value far below 0 (3 standard deviations from `scale` stay below 0)
+        wide = (wide + scale).clamp(max=scale / 10)
+    return wide.to(device)[:, :cols]
+
+
+def triton_missing() -> str | None:
+    """Why Triton cannot run here, or None."""
+    try:
+        import triton  # noqa: F401
+    except ImportError as err:
+        return f"Triton is not importable ({err}): on a CPU, pip install -r requirements-triton.txt"
+    return None
+
+
+def without_triton() -> tuple[Any, Any]:
+    """Stand-ins for `triton` and `triton.language` where Triton is not installed: a cell that defines a kernel
+    (`@triton.jit`, `tl.constexpr`, `triton.next_power_of_2(n)`...) still runs, and launching the kernel
+    (`kernel[grid](...)`) raises an ImportError that says Triton is needed."""
+
+    class _Launch:
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            raise ImportError(triton_missing() or "Triton is missing")
+
+    class _Missing:
+        def __getattr__(self, name: str) -> Any:
+            return _Missing()
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            return _Missing()
+
+        def __getitem__(self, grid: Any) -> Any:
+            return _Launch()
+
+    return _Missing(), _Missing()
+
+
+# What Triton raises on a CPU where TRITON_INTERPRET was not set in time: launching a kernel compiled for a GPU, or
+# calling Triton's own functions (tl.max...), decorated for a GPU when Triton was imported, from an interpreted kernel
+_PROBE_SOURCE = """
+@triton.jit
+def course09_probe(x_ptr):
+    tl.store(x_ptr, 1.0)
+"""
+
+
+@dataclass
+class _Launches:
+    """What the check saw of the Triton launches in a block: how many, and what each wrote where it must not."""
+
+    count: int = 0
+    strayed: list[str] = field(default_factory=list)  # writes outside the tensors a launch was given (guarded)
+
+
+def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
+    """A uint8 view of the whole storage under `t` (a view's base included)."""
+    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+
+
+def _storages(args: tuple, kwargs: dict) -> dict[int, list[torch.Tensor]]:
+    """The tensors among a launch's arguments, by the storage they lie in."""
+    found: dict[int, list[torch.Tensor]] = {}
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, torch.Tensor) and a.layout == torch.strided and a.device.type != "meta":
+            found.setdefault(a.untyped_storage().data_ptr(), []).append(a)
+    return found
+
+
+def _in_guards(groups: dict[int, list[torch.Tensor]]) -> tuple[dict[int, torch.Tensor], list[tuple]]:
+    """Stand-ins for a launch's tensors (by id): the same layout in a copy of their storage that has guard bytes
+    (0xFF: NaN in float32) on both sides, as large as the storage and at least GUARD_BYTES; and, per storage, what
+    the check needs afterwards: (the original storage's bytes, the copy, the guard's length)."""
+    stand_in: dict[int, torch.Tensor] = {}
+    kept = []
+    for tensors in groups.values():
+        original = _storage_bytes(tensors[0])
+        nbytes = original.numel()
+        guard = -(-max(GUARD_BYTES, nbytes) // 64) * 64
+        copy = torch.full((guard + nbytes + guard,), 0xFF, dtype=torch.uint8, device=original.device)
+        copy[guard:guard + nbytes] = original
+        for t in tensors:
+            stand_in[id(t)] = torch.empty(0, dtype=t.dtype, device=t.device).set_(
+                copy.untyped_storage(), guard // t.element_size() + t.storage_offset(), t.size(), t.stride())
+        kept.append((original, copy, guard))
+    return stand_in, kept
+
+
+def _out_of_guards(kept: list[tuple], seen: _Launches, n: int) -> None:
+    """Note the guard bytes a launch wrote, and copy what it wrote inside the storages back to the originals."""
+    for i, (original, copy, guard) in enumerate(kept):
+        nbytes = original.numel()
+        before = int((copy[:guard] != 0xFF).sum())
+        after = int((copy[guard + nbytes:] != 0xFF).sum())
+        if before or after:
+            seen.strayed.append(f"launch {n} wrote {before + after} bytes outside the memory of tensor argument "
+                                f"{i + 1} (" + (f"{before} before its start" if before else "") +
+                                (", " if before and after else "") + (f"{after} after its end" if after else "") +
+                                ")")
+        original.copy_(copy[guard:guard + nbytes])
+
+
+def _poison_what_changed(groups: dict[int, list[torch.Tensor]], snapshots: list[torch.Tensor]) -> None:
+    """Replace with NaN every element of a floating storage that the launch changed."""
+    for tensors, before in zip(groups.values(), snapshots, strict=True):
+        t = tensors[0]
+        if not t.is_floating_point():
+            continue
+        now = _storage_bytes(t)
+        size = t.element_size()
+        if now.numel() % size:
+            continue
+        changed = (now != before).view(-1, size).any(dim=1)
+        elements = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage(), 0, (now.numel() // size,),
+                                                                        (1,))
+        elements.masked_fill_(changed, math.nan)
+
+
+@contextmanager
+def _counting_launches(guarded: bool = False, poisoned: bool = False) -> Iterator[_Launches]:
+    """Count the launches, `kernel[grid](...)`, of Triton kernels in the block (compiled, autotuned or interpreted:
+    each is a triton.runtime.jit.KernelInterface, whose __getitem__ makes the launch).
+
+    `guarded` (on a CPU, where Triton's interpreter runs the kernel on the process's own memory, and a write past a
+    tensor would corrupt the heap and abort Python): each launch runs on copies of its tensors' storages with guard
+    bytes on both sides; writes into the guards are noted in `strayed`, the rest is copied back.  `poisoned`: after
+    each launch, every element that it changed in a floating tensor it was given becomes NaN, so a result whose
+    values come from the answer's kernel comes out NaN, and one that PyTorch computed does not."""
+    from triton.runtime.jit import KernelInterface
+
+    seen = _Launches()
+    original = KernelInterface.__dict__["__getitem__"]
+
+    def counted(self: Any, grid: Any) -> Any:
+        launch = original(self, grid)
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            seen.count += 1
+            if not (guarded or poisoned):
+                return launch(*args, **kwargs)
+            groups = _storages(args, kwargs)
+            snapshots = [_storage_bytes(ts[0]).clone() for ts in groups.values()] if poisoned else []
+            kept: list[tuple] = []
+            if guarded:
+                stand_in, kept = _in_guards(groups)
+                args = tuple(stand_in.get(id(a), a) for a in args)
+                kwargs = {k: stand_in.get(id(v), v) for k, v in kwargs.items()}
+            try:
+                return launch(*args, **kwargs)
+            finally:
+                _out_of_guards(kept, seen, seen.count)
+                if poisoned:
+                    _poison_what_changed(groups, snapshots)
+
+        return run
+
+    KernelInterface.__getitem__ = counted  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        KernelInterface.__getitem__ = original  # type: ignore[method-assign]
+
+
+@contextmanager
+def _autotune_without_timing() -> Iterator[None]:
+    """On a CPU: @triton.autotune picks its first config instead of timing each (timing needs a GPU driver, which
+    Triton's interpreter has not), so an autotuned kernel runs through the interpreter too."""
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except ImportError:
+        yield
+        return
+    bench = Autotuner.__dict__.get("_bench")
+    if bench is None:
+        yield
+        return
+    Autotuner._bench = lambda self, *args, config, **meta: [0.0, 0.0, 0.0]  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Autotuner._bench = bench  # type: ignore[method-assign]
+
+
+def _launches_are_seen(device: str) -> bool:
+    """Whether _counting_launches sees a launch of a kernel of the check's own, on this device, with this Triton: the
+    check requires a launch of the answer only where it can see one (else it checks the values alone)."""
+    try:
+        import triton
+        import triton.language as tl
+
+        name = "<nb09: a Triton kernel of the check's own>"
+        linecache.cache[name] = (len(_PROBE_SOURCE), None, _PROBE_SOURCE.splitlines(keepends=True), name)
+        namespace = {"triton": triton, "tl": tl, "__name__": "utils.exercises.nb09_probe"}
+        exec(compile(_PROBE_SOURCE, name, "exec"), namespace)  # noqa: S102 -- the check's own source, above
+        target = torch.zeros(1, device=device)
+        with _counting_launches() as seen:
+            namespace["course09_probe"][(1,)](target)
+        return seen.count == 1 and target.item() == 1.0
+    except Exception:  # noqa: BLE001 -- any failure: the launches are not counted, the values still are
+        return False
+
+
+_NO_DRIVER = ("active drivers", "cpu tensor", "Pointer argument", "outside of the scope of a kernel")
+
+
+def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    """softmax_rows(x) must return softmax(x) over the last dimension, as a new float32 tensor of x's shape, for
+    any float32 2-D x whose rows are contiguous (rows may lie further apart), computed by the student's Triton
+    kernel; on a GPU, at SHARE_BAR of the GPU's copy bandwidth or more on a large shape."""
+    missing = triton_missing()
+    if missing is not None:
+        print(f"skipped (needs triton): softmax_rows: {missing}")
+        return
+    on_gpu = has_cuda()
+    with exercise("softmax_rows") as ex:
+        yours = ex.answer(softmax_rows)
+        device = "cuda" if on_gpu else "cpu"
+        counted = _launches_are_seen(device)
+
+        def call_yours(x: torch.Tensor, call: str, poisoned: bool = False) -> tuple[object, _Launches]:
+            """yours(x), its launches counted (on a CPU: run on guarded copies of their tensors, see
+            _counting_launches), within CALL_LIMIT_S."""
+            try:
+                with ExitStack() as stack:
+                    launches = stack.enter_context(_counting_launches(guarded=not on_gpu, poisoned=poisoned)
+                                                   if counted else nullcontext(_Launches()))
+                    if not on_gpu:
+                        stack.enter_context(_autotune_without_timing())
+                    stack.enter_context(time_limit(ex, CALL_LIMIT_S, call, "does every loop of your function and "
+                                                   "your kernel end?"))
+                    y = yours(x)
+            except Exception as error:  # raised again unless it is Triton's, on a CPU
+                if not on_gpu and any(s in str(error) for s in _NO_DRIVER):
+                    raise LeftForGPU("nothing: Triton compiled the kernel for a GPU", _needs_a_driver(error)) from None
+                raise
+            ex.expect(not launches.strayed, f"{call}: your kernel wrote outside the tensors it was given: "
+                      f"{'; '.join(launches.strayed)}",
+                      "each pointer moves by its own tensor's strides: which row stride did you pass for each "
+                      "tensor, and which lanes does your mask let store?")
+            return y, launches
+
+        def holds(case: SoftmaxCase) -> None:
+            x = _softmax_input(case, device)
+            before = x.clone()
+            call = _describe_softmax(case)
+            y, launches = call_yours(x, call)
+            ex.expect(not counted or launches.count > 0 or case[0] == 0, f"{call} launched no Triton kernel",
+                      "the task is a Triton kernel of your own, launched as softmax_kernel[grid](...) with a program "
+                      "for each row (or for a few rows): PyTorch's operations do not count")
+            _judge_softmax(ex, call, x, before, y)
+
+        chosen = [(1, 1, 0, 1.0, 1), (3, 5, 3, 1000.0, 2), (0, 7, 0, 1.0, 3), (CPU_MAX[0], CPU_MAX[1], 64, 10.0, 4),
+                  (2, 3, 0, -1000.0, 8)]
+        if on_gpu:
+            chosen += [(7, 1025, 1, 10.0, 5), (3, MAX_COLS, 64, 1000.0, 6), (301, 781, 3, 1.0, 7)]
+        for_all(ex, _softmax_cases(on_gpu), holds, examples=12 if on_gpu else CPU_CASES, chosen=chosen,
+                budget_s=GPU_BUDGET_S if on_gpu else 0.5, describe=_describe_softmax)
+        if counted:
+            _softmax_new_and_own(ex, call_yours, device)
+        if not on_gpu:
+            raise LeftForGPU(f"the values on {ex.passed} small shapes, through Triton's interpreter, that each "
+                             "result is a new tensor and that its values come from your kernel",
+                             f"the kernel compiled for a GPU: shapes up to {MAX_COLS} columns, and its speed against "
+                             f"this GPU's copy bandwidth on a {BIG[0]} x {BIG[1]} tensor")
+        _softmax_speed(ex, yours)
+
+
+def _needs_a_driver(error: BaseException) -> str:
+    """What a GPU must check, where Triton on this CPU asked for a GPU's driver (`error`), and why it did."""
+    frames = [frame.filename for frame in traceback.extract_tb(error.__traceback__)]
+    if any(name.endswith("autotuner.py") for name in frames):
+        return ("the kernel, which Triton's autotuner times on a GPU: Triton's interpreter cannot time it (the check "
+                "lets @triton.autotune pick its first config here; something in yours still asks for a GPU)")
+    return ("the kernel, compiled for a GPU (to run it on this CPU, set os.environ['TRITON_INTERPRET'] = '1' before "
+            "Triton is first imported: restart the kernel and run the cells from the top)")
+
+
+def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
+    """Two more calls on one shape: the first result must survive the second call (a new tensor each call), and
+    with every value the answer's kernels write replaced by NaN right after their launch, the second call's result
+    must change (its values come from the answer's kernel, not from PyTorch)."""
+    first, second = OWN_CASE, (*OWN_CASE[:-1], OWN_CASE[-1] + 1)
+    call = _describe_softmax(first)
+    x1, x2 = _softmax_input(first, device), _softmax_input(second, device)
+    before1, before2 = x1.clone(), x2.clone()
+    y1, _ = call_yours(x1, call)
+    _judge_softmax(ex, call, x1, before1, y1)
+    assert isinstance(y1, torch.Tensor)
+    kept = y1.clone()
+    y2, _ = call_yours(x2, call + ", a second time, other values", poisoned=True)
+    ex.expect(torch.equal(y1, kept), f"{call} returned a tensor whose values changed when your function was "
+              "called again (on other values of the same shape)",
+              "return a new tensor from each call: the caller keeps each result, and the next call must not "
+              "overwrite it")
+    ex.expect(isinstance(y2, torch.Tensor) and y2.layout == torch.strided and tuple(y2.shape) == tuple(x2.shape),
+              f"{call}, a second time, returned {what_returned(y2)}", "return a new tensor of x's shape")
+    assert isinstance(y2, torch.Tensor)
+    want = softmax_reference(x2)
+    right = (y2.double() - want).abs() <= SOFTMAX_ATOL + SOFTMAX_RTOL * want.abs()
+    ex.expect(torch.equal(x2, before2) and not bool(right.all()),
+              f"{call}: with every value your kernel wrote replaced by NaN right after its launch, your function "
+              "still returned the right softmax: the values it returns do not come from your kernel",
+              "return the tensor your kernel wrote: the values must be your kernel's, not another function's")
+
+
+def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y: object) -> None:
+    want = softmax_reference(x)
+    layout = f" ({y.layout})" if isinstance(y, torch.Tensor) and y.layout != torch.strided else ""
+    ex.expect(isinstance(y, torch.Tensor) and not layout and tuple(y.shape) == tuple(x.shape) and y.device == x.device,
+              f"{call} returned {what_returned(y)}{layout}, expected a float32 tensor of shape {tuple(x.shape)} on "
+              f"{x.device}", "return a new tensor of x's shape, on x's device, that your kernel wrote")
+    assert isinstance(y, torch.Tensor)
+    ex.expect(y.dtype == torch.float32, f"{call} returned a {y.dtype} tensor, expected float32",
+              "the result keeps x's dtype")
+    ex.expect(torch.equal(x, before) and y.data_ptr() != x.data_ptr() or x.numel() == 0,
+              f"{call} changed x", "write the result into a new tensor; leave x as it was")
+    got = y.double()
+    bad = ~((got - want).abs() <= SOFTMAX_ATOL + SOFTMAX_RTOL * want.abs())
+    wrong = int(bad.sum())
+    if wrong:
+        r, c = (int(i) for i in bad.nonzero()[0])
+        ex.expect(False, f"{call}: {wrong} of {want.numel()} values wrong, the first at row {r}, column {c}: "
+                  f"{got[r, c].item():.9g} where {want[r, c].item():.9g} is right (within a relative {SOFTMAX_RTOL:g})",
+                  "NaN or infinity: exp overflows unless something is subtracted first; or a lane read outside its "
+                  "row (what does your mask let load?)" if not math.isfinite(
+                      got[r, c].item()) else
+                  "check each row's start (its stride, not its length), the mask of the last columns (what do masked "
+                  "lanes contribute to the max and to the sum?), and that every column of a long row is read")
+
+
+def _softmax_speed(ex: Any, yours: Callable) -> None:
+    """The answer's share of this GPU's copy bandwidth on BIG: copy time over the answer's time (both move the
+    same bytes at least: read x, write y), the best of three tries."""
+    x = torch.randn(BIG, device="cuda", generator=torch.Generator("cuda").manual_seed(9))
+    y = torch.empty_like(x)
+    want = softmax_reference(x[:64])
+    out = yours(x)
+    ex.expect(isinstance(out, torch.Tensor) and out.shape == x.shape and torch.allclose(
+        out[:64].double(), want, rtol=SOFTMAX_RTOL, atol=SOFTMAX_ATOL),
+        f"softmax_rows(x of shape {BIG}) returned wrong values", "a large shape needs the same care as a small one")
+    share = 0.0
+    for _ in range(3):
+        copy = benchmark(lambda: y.copy_(x), backend="cuda", min_time=0.05).median
+        took = benchmark(lambda: yours(x), backend="cuda", min_time=0.05).median
+        share = max(share, copy / took)
+        if share >= SHARE_BAR:
+            break
+    print(f"softmax_rows on a {BIG[0]} x {BIG[1]} float32 tensor: {share:.2f} of this GPU's copy bandwidth "
+          f"(y.copy_(x) moves the same bytes); the bar is {SHARE_BAR}")
+    ex.expect(share >= SHARE_BAR, f"softmax_rows reached {share:.2f} of this GPU's copy bandwidth on a "
+              f"{BIG[0]} x {BIG[1]} tensor, below {SHARE_BAR}",
+              "a softmax needs to move each row through memory no more than a copy does: one launch, one program "
+              "per row (or a few rows), the whole row in one block (a power of two at least as long as the row)")
+
+
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=17, requires=("triton",)))
+
+
+# ------------------------------------------------------------------------------------------
+# Exercise 3: a RawKernel's bounds bug, found and fixed
+# ------------------------------------------------------------------------------------------
+ScaleCase = tuple[int, float, int]  # (n, a, seed)
+GUARD = 4096  # elements of each guard region: more than a block of 1024 threads writes, twice
+SENTINEL = -12345.0  # what the guard regions hold
+FACTORS = (1.5, -0.75, 3.0, 0.1, 2.5)
+SCALE_RTOL = 2.5e-7  # two float32 ulps against the float64 product: a rounded first, or not
+SCALE_FULL = 2**21  # up to this size, every element of out is compared; beyond, the last ones and a spread of others
+SCALE_LARGE = 65535 * 1024 + 257  # more than a grid capped at 65535 blocks of 1024 threads covers: 268 MB a buffer
+
+
+@reference
+def scale_reference(x: np.ndarray, a: float) -> np.ndarray:
+    """a * x, in float64."""
+    return float(a) * x.astype(np.float64)
+
+
+def _scale_cases() -> st.SearchStrategy[ScaleCase]:
+    blocks = st.builds(lambda k, d: max(0, 256 * k + d), st.integers(1, 16), st.integers(-2, 2))
+    return st.tuples(st.one_of(st.integers(0, 9), blocks, st.integers(1, 2**20 + 1)), st.sampled_from(FACTORS),
+                     st.integers(0, 2**32 - 1))
+
+
+def _scale_caller(case: ScaleCase) -> str:
+    """The kind of CuPy caller of the case (a key of CUPY_CALLERS), from its seed."""
+    return tuple(CUPY_CALLERS)[case[2] % len(CUPY_CALLERS)]
+
+
+def _describe_scale(case: ScaleCase) -> str:
+    n, a, _ = case
+    return f"scale_into(out, x, {a}) with x and out of {n} elements, called from {CUPY_CALLERS[_scale_caller(case)]}"
+
+
+@dataclass
+class _ScaleRun:
+    got: np.ndarray  # out's values as the caller's stream read them right after the call (a sample, when large)
+    later: np.ndarray  # the same, after the whole device finished
+    x: np.ndarray  # x's values at the same elements
+    picked: np.ndarray | None  # the elements compared (None: all)
+    guards: np.ndarray  # both guard regions, as the caller's stream read them
+    unwritten: int  # elements of out that still hold SENTINEL, as the caller's stream read them
+
+
+def _scale_run(ex: Any, cp: Any, yours: Callable, case: ScaleCase) -> _ScaleRun:
+    """One call of yours(out, x, a) from the case's caller, right after the caller's stream wrote x; out is read on
+    the caller's stream at once (a kernel queued on another stream that the caller's stream does not wait for,
+    which widened() makes late, has not run by then), then again after a synchronize of the whole device."""
+    n, a, seed = case
+    large = n > SCALE_FULL
+    picked = (np.concatenate([np.arange(n - 2 * GUARD, n), np.linspace(0, n - 1, 4096).astype(np.int64)])
+              if large else None)
+    with cupy_caller(_scale_caller(case), busy_ms=WINDOW_MS) as caller:
+        s = caller.stream
+        x_base = cp.full(n + 2 * GUARD, np.inf, dtype=cp.float32)
+        out_base = cp.full(n + 2 * GUARD, SENTINEL, dtype=cp.float32)
+        x, out = x_base[GUARD:GUARD + n], out_base[GUARD:GUARD + n]
+        if large:  # made on the GPU: 268 MB of NumPy's normal numbers would take seconds on the host
+            x[...] = (cp.arange(n, dtype=cp.int32) % 9973).astype(cp.float32) * cp.float32(0.01) - cp.float32(50.0)
+        else:
+            x[...] = cp.asarray(np.random.default_rng(seed).normal(0.0, 10.0, n).astype(np.float32))
+        where = None if picked is None else cp.asarray(picked)  # on the caller's stream, before the call
+        with widened(WINDOW_MS, spare=(s,), at_creation=True), time_limit(
+                ex, CALL_LIMIT_S, _describe_scale(case), "does every loop of your function end?"):
+            yours(out, x, a)
+
+        def read() -> np.ndarray:
+            return (out if where is None else out[where]).get()
+
+        with _queued_on(cp, s):  # the caller's next work, on its stream
+            got = read()
+            guards = cp.concatenate([out_base[:GUARD], out_base[GUARD + n:]]).get()
+            unwritten = int(cp.count_nonzero(out == SENTINEL))
+    cp.cuda.Device().synchronize()
+    return _ScaleRun(got, read(), (x if where is None else x[where]).get(), picked, guards, unwritten)
+
+
+def check_scale_into(scale_into: Callable[[Any, Any, float], object]) -> None:
+    """scale_into(out, x, a) must write a * x into out (float32, 1-D, n elements, out a view into a larger array),
+    and nothing outside out, on CuPy's current stream (the caller reads out on its stream right after the call)."""
+    if _left_for_a_gpu("scale_into", "CuPy on a GPU: sizes of 0, 1, odd, around multiples of the block and large, "
+                                     "out a view into a larger array whose guard regions must stay untouched, and "
+                                     "the values against a float64 reference, read on the caller's stream"):
+        return
+    with exercise("scale_into") as ex:
+        cp = _cupy("check_scale_into")
+        yours = ex.answer(scale_into)
+        cupy_cycles_per_second()  # calibrate the sleeps now: they wait for the GPU
+
+        def holds(case: ScaleCase) -> None:
+            n, a, _ = case
+            run = _scale_run(ex, cp, yours, case)
+            call = _describe_scale(case)
+            touched = np.flatnonzero(run.guards != SENTINEL)
+            where = ("" if not touched.size else
+                     f"{touched[0] - GUARD if touched[0] < GUARD else touched[0] - GUARD + n}")
+            ex.expect(touched.size == 0,
+                      f"{call}: {touched.size} elements outside out were written (the first at out[{where}])",
+                      "which threads pass your bounds test, and does it cover every element each thread writes?")
+            want = scale_reference(run.x, a)
+
+            def wrong_in(got: np.ndarray) -> np.ndarray:
+                return np.flatnonzero(~(np.abs(got.astype(np.float64) - want) <= SCALE_RTOL * np.abs(want)))
+
+            bad, bad_later = wrong_in(run.got), wrong_in(run.later)
+            ex.expect(bad.size == 0 or bad_later.size > 0,
+                      f"{call}: the caller's stream read out right after the call, before your kernel had written it "
+                      f"({bad.size} of {run.got.size} elements compared still wrong then, all right later)",
+                      "launch on CuPy's current stream (the caller's), or make the caller's stream wait for the "
+                      "stream your kernel ran on")
+            ex.expect(run.unwritten == 0 or bad.size > 0, f"{call}: {run.unwritten} of {n} elements of out were never "
+                      f"written (they still hold {SENTINEL:g})", "how many blocks, and how many elements does each "
+                      "thread cover? (a grid's blocks have limits: a larger size needs more per thread, or a loop)")
+            first = int(bad[0]) if bad.size else 0
+            index = first if run.picked is None else int(run.picked[first])
+            compared = "" if run.picked is None else "compared "
+            ex.expect(bad.size == 0, f"{call}: {bad.size} of {run.got.size} elements of out {compared}wrong, the "
+                      f"first out[{index}] = {run.got[first] if bad.size else 0:.9g}, "
+                      f"where {want[first] if bad.size else 0:.9g} is right",
+                      f"{SENTINEL:g} is what out held before: those elements were never written (how many blocks, "
+                      "and how many elements does each thread cover?)" if bad.size and run.got[first] == SENTINEL else
+                      "the kernel reads its arguments as the C types of its signature: what type does CuPy pass a "
+                      "Python float or int as?")
+
+        chosen = [(0, 1.5, 1), (1, -0.75, 2), (255, 3.0, 3), (256, 0.1, 4), (257, 2.5, 5), (511, 1.5, 6),
+                  (2**20 + 1, -0.75, 7), (SCALE_LARGE, 2.5, 8)]
+        for_all(ex, _scale_cases(), holds, examples=24, chosen=chosen, budget_s=GPU_BUDGET_S,
+                describe=_describe_scale)
+
+
+register(Exercise(NOTEBOOK, "scale_into", check_scale_into, gpu=True, cpu_checks=0))
