@@ -7,6 +7,7 @@ import pytest
 
 from conftest import ROOT
 from tools.course import (
+    CLASS_NOTE,
     EXERCISES,
     LECTURES,
     NAVIGATION_TAG,
@@ -456,3 +457,7 @@ def test_class_copy_clears_outputs_only():
     text = "\n".join(c.source for c in copy.cells if c.cell_type == "markdown")
     assert "](../notebooks/05_debugging.ipynb)" in text and "](../exercises/" in text
     assert not re.search(r"\]\((\d\d_|scripts/)", text)
+    # instructor review of 04: the reference note ("The outputs below are the course's reference run ...") is
+    # false in a copy without outputs: the copy says what is true in its place
+    notes = [c.source for c in copy.cells if "reference-note" in c.metadata.get("tags", [])]
+    assert notes == [CLASS_NOTE] and "reference run**" not in text
