@@ -15,10 +15,11 @@ light and the dark theme; saved, each block must carry the reference in its outp
 the next run shows it again, once). Opened, a lecture is not marked modified unless the kernel's
 Python differs from the one its file names; as slides, it shows no "Click to add a cell." button.
 Presented as a full-window slideshow from a fresh kernel (lecture 04, and lecture 01 switched to its
-45-minute version by `python -m tools.course slides short 01`), the setup cell is on the first slide, and
-it, the imports, a CPU cell and a skipped GPU cell run there without an error; the slides hide exactly
-the cells that the switch skips. Every lecture's core slides (`slides core`) are measured at 1280x720, in one
-browser, without running a cell.
+45-minute version by `python -m tools.course slides short 01`), the setup cell is on the first slide; a
+click on it and Shift+Enter twice (the guides' start) run it and the imports, and then a CPU cell and a
+skipped GPU cell run without an error; the slides hide exactly the cells that the switch skips. Every
+lecture's core slides (`slides core`) are measured at 1280x720, in one browser, without running a cell,
+every plot on them included (whole, on the screen).
 
 Without /usr/bin/chromium or the playwright package the tests skip, saying why; with CI set
 (CI=true), they fail instead.
