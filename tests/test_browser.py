@@ -15,10 +15,11 @@ light and the dark theme; saved, each block must carry the reference in its outp
 the next run shows it again, once). Opened, a lecture is not marked modified unless the kernel's
 Python differs from the one its file names; as slides, it shows no "Click to add a cell." button.
 Presented as a full-window slideshow from a fresh kernel (lecture 04, and lecture 01 switched to its
-45-minute version by `python -m tools.course slides short 01`), the setup cell is on the first slide, and
-it, the imports, a CPU cell and a skipped GPU cell run there without an error; the slides hide exactly
-the cells that the switch skips. Every lecture's core slides (`slides core`) are measured at 1280x720, in one
-browser, without running a cell.
+45-minute version by `python -m tools.course slides short 01`), the setup cell is on the first slide; a
+click on it and Shift+Enter twice (the guides' start) run it and the imports, and then a CPU cell and a
+skipped GPU cell run without an error; the slides hide exactly the cells that the switch skips. Every
+lecture's core slides (`slides core`) are measured at 1280x720, in one browser, without running a cell,
+every plot on them included (whole, on the screen).
 
 Without /usr/bin/chromium or the playwright package the tests skip, saying why; with CI set
 (CI=true), they fail instead.
@@ -559,8 +560,10 @@ def live_cells(nb: nbformat.NotebookNode) -> dict[str, int]:
 
 def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path, max_steps: int = 60) -> list[str]:
     """Open `notebook` as a full-window slideshow (jupyterlab-rise's /rise/ page) on a fresh kernel, as
-    an instructor does, and run, each on its slide (Space until the slide shows it, a click, Shift+Enter),
-    the setup cell, the imports, a CPU cell and a GPU cell. The setup cell must be on the first slide;
+    an instructor does, and start as the guides say, word for word: click the setup cell (on the first slide)
+    and press Shift+Enter twice, which must run the setup cell and the imports (instructor review of 04: the
+    second press used to step onto the reference note only); then run, each on its slide (Space until the slide
+    shows it, a click, Shift+Enter), a CPU cell and a GPU cell. The setup cell must be on the first slide;
     no cell may raise; without a GPU, the GPU cell must say it was skipped and show its reference; the
     cells that the notebook's metadata skips (the switch: tools.course slides) are hidden, and only they."""
     nb = nbformat.read(course / notebook, as_version=4)
@@ -586,6 +589,20 @@ def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path,
                             "to run it first (tools/course.py's slide_type)")
             del targets["setup"]
         cell_nodes = page.locator(".reveal .jp-Cell")
+        if "setup" in targets:  # the guides' start, word for word: click the setup cell, Shift+Enter twice
+            cell_nodes.nth(targets["setup"]).locator(".jp-InputPrompt").click()
+            page.keyboard.press("Shift+Enter")
+            wait_until(lambda: RAN.match(page.evaluate(LIVE_CELLS_JS)[targets["setup"]]["prompt"]), RUN_ALL_S)
+            page.keyboard.press("Shift+Enter")
+            for name in ("setup", "imports"):
+                n = targets.pop(name)
+                ran = wait_until(lambda n=n: RAN.match(page.evaluate(LIVE_CELLS_JS)[n]["prompt"]), RUN_ALL_S)
+                cell = page.evaluate(LIVE_CELLS_JS)[n]
+                if not ran:
+                    problems.append(f"{notebook}: click the setup cell, Shift+Enter twice (the guides' start): the "
+                                    f"{name} cell (cell {n}) did not run, its prompt reads {cell['prompt']!r}")
+                elif cell["stderr"]:
+                    problems.append(f"{notebook}: the {name} cell (cell {n}) raised: {cell['stderr'][-400:]}")
         for name, n in sorted(targets.items(), key=lambda target: target[1]):  # in the slides' order
             steps = 0
             while not page.evaluate(LIVE_CELLS_JS)[n]["present"] and steps < max_steps:
@@ -669,8 +686,14 @@ ALL_SLIDES_JS = """() => {
         const heading = s.querySelector('h1, h2, h3');
         const heights = cells.map(c => Math.round(c.getBoundingClientRect().height));
         const top = cells[heights.indexOf(Math.max(...heights))];
+        const top0 = s.getBoundingClientRect().top;
+        const images = [...s.querySelectorAll('.jp-OutputArea-output img')].filter(i => i.checkVisibility()).map(i => {
+            const r = i.getBoundingClientRect(), box = i.closest('.jp-Cell-outputArea');
+            return {bottom: Math.round(r.bottom - top0), height: Math.round(r.height), natural: i.naturalHeight,
+                    clipped: box.scrollHeight > box.clientHeight + 1};
+        });
         const found = {title: (heading || cells[0] || s).innerText.trim().split('\\n')[0].slice(0, 60),
-                       height: s.scrollHeight, screen, cells: cells.length, tallest: Math.max(0, ...heights),
+                       height: s.scrollHeight, screen, cells: cells.length, tallest: Math.max(0, ...heights), images,
                        kind: !top ? '' : top.classList.contains('jp-CodeCell') ? 'code'
                              : top.querySelector('h1') ? 'title' : 'markdown'};
         chain.forEach((e, n) => { e.style.display = saved[n][0]; e.hidden = saved[n][1]; });
@@ -753,6 +776,13 @@ def test_every_core_slide_fits_a_1280x720_screen(driver, tmp_path):
                      "tools/course.py's slide_types should have cut it" for s in tall if s not in alone]
         problems += [f"{notebook}: {s['title']!r}: a {s['kind']} cell of {s['tallest']} px, taller than the screen: "
                      "split it where one idea ends (CONTRIBUTING)" for s in alone if s["kind"] not in MAY_SCROLL]
+        for s in mine:  # a plot shows whole, on the screen, before the slide scrolls (instructor review of 04)
+            problems += [f"{notebook}: {s['title']!r}: a plot ({i['natural']} px high, drawn {i['height']} px) is "
+                         + ("cut by its output box" if i["clipped"] else "not loaded" if not i["natural"]
+                            else "below the screen") + f" (its bottom at {i['bottom']} px of {s['screen']})"
+                         for i in s["images"] if i["clipped"] or not i["natural"] or i["bottom"] > s["screen"]]
+        report += [f"    {s['title']!r}: plot drawn {i['height']} px high, bottom at {i['bottom']} px"
+                   for s in mine for i in s["images"]]
     print(*report, f"measured in {time.monotonic() - start:.1f} s", sep="\n")
     assert not problems, "\n".join(problems)
 

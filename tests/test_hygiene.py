@@ -7,6 +7,7 @@ import pytest
 
 from conftest import ROOT
 from tools.course import (
+    CLASS_NOTE,
     EXERCISES,
     LECTURES,
     NAVIGATION_TAG,
@@ -193,12 +194,15 @@ def test_a_lecture_tells_a_student_without_a_gpu_where_to_run_it(path):
 def test_a_fresh_lecture_says_its_outputs_are_the_reference_runs(path):
     """Issue 37: opened fresh, a lecture shows the reference run's outputs; the markdown cell under its setup
     cell (tools/course.py's reference_note, written by sync and by tools.reference when it stamps) names the
-    run's GPU and date from the stamp, in JupyterLab, its slides, Colab and GitHub alike."""
+    run's GPU and date from the stamp, in JupyterLab, its slides, Colab and GitHub alike. It comes after the
+    imports (the code cell after the setup cell), so that nothing stands between the two cells that an instructor
+    runs first (instructor review of 04)."""
     from tools.course import REFERENCE_NOTE_TAG, reference_note
 
     nb = read(path)
     first_code = next(n for n, c in enumerate(nb.cells) if c.cell_type == "code")
-    note = nb.cells[first_code + 1]
+    assert nb.cells[first_code + 1].cell_type == "code", "the imports follow the setup cell"
+    note = nb.cells[first_code + 2]
     assert note.cell_type == "markdown" and REFERENCE_NOTE_TAG in note.metadata.get("tags", []), (
         "python -m tools.course sync")
     assert note.source == reference_note(nb), "python -m tools.course sync"
@@ -216,13 +220,17 @@ def test_the_reference_note_follows_the_stamp():
 
     nb = new_notebook(cells=[new_markdown_cell("# Title"), new_code_cell("setup"), new_code_cell("import x")])
     set_reference_note(nb)
-    assert "not from the course's reference run yet" in nb.cells[2].source
+    assert "not from the course's reference run yet" in nb.cells[3].source
     nb.metadata["course"] = {"reference_run": {"gpu": "NVIDIA H200", "date": "2026-11-28", "torch": "2.11.0",
                                                "cupy": None}}
     set_reference_note(nb)
-    assert len(nb.cells) == 4 and REFERENCE_NOTE_TAG in nb.cells[2].metadata.tags
-    assert nb.cells[2].source == reference_note(nb)
-    assert "NVIDIA H200 (PyTorch 2.11.0) on 2026-11-28" in nb.cells[2].source
+    assert len(nb.cells) == 4 and REFERENCE_NOTE_TAG in nb.cells[3].metadata.tags
+    assert nb.cells[3].source == reference_note(nb)
+    assert "NVIDIA H200 (PyTorch 2.11.0) on 2026-11-28" in nb.cells[3].source
+    nb.cells.insert(2, nb.cells.pop(3))  # an older lecture's note, between the setup and the imports: moved
+    set_reference_note(nb)
+    assert [c.source for c in nb.cells[1:3]] == ["setup", "import x"]
+    assert REFERENCE_NOTE_TAG in nb.cells[3].metadata.tags
 
 
 def test_slide_types_follow_the_headings_and_the_ideas_and_fit_a_screen():
@@ -238,6 +246,10 @@ def test_slide_types_follow_the_headings_and_the_ideas_and_fit_a_screen():
     assert [c.source for c in cells] == ["# Title", "x = 1", "text", "## 1. A section\nmore", "### 1.1 A part",
                                          "y = 2"]
     assert slide_types(cells) == ["slide", "-", "subslide", "slide", "subslide", "-"]
+    # the setup cell and the imports after it are on the title slide, however long (they show folded)
+    imports = new_code_cell("\n".join(f"import m{i}" for i in range(40)))
+    assert slide_types([new_markdown_cell("# Title"), new_code_cell("setup"), imports, new_markdown_cell("note")]) == [
+        "slide", "-", "-", "subslide"]
     long = new_code_cell("\n".join(f"x{i} = {i}" for i in range(15)))
     assert 2 * estimated_px(long) > SLIDE_PX > estimated_px(long)
     cells = [new_markdown_cell("## 1. A section"), new_markdown_cell("an idea"), long, long, new_markdown_cell("next")]
@@ -445,3 +457,7 @@ def test_class_copy_clears_outputs_only():
     text = "\n".join(c.source for c in copy.cells if c.cell_type == "markdown")
     assert "](../notebooks/05_debugging.ipynb)" in text and "](../exercises/" in text
     assert not re.search(r"\]\((\d\d_|scripts/)", text)
+    # instructor review of 04: the reference note ("The outputs below are the course's reference run ...") is
+    # false in a copy without outputs: the copy says what is true in its place
+    notes = [c.source for c in copy.cells if "reference-note" in c.metadata.get("tags", [])]
+    assert notes == [CLASS_NOTE] and "reference run**" not in text

@@ -209,6 +209,14 @@ SLIDE_PX = 560  # of the 720 px screen: RISE's scrolling threshold is 95%, and t
 MD_CHARS, MD_LINE_PX, MD_GAP_PX = 88, 36, 20  # a wrapped line of markdown, the space between paragraphs
 CODE_LINE_PX, CELL_PX, OUTPUT_MAX_PX = 24, 30, 216  # a code line, a cell's own padding, an output's cap
 CODE_CHARS = 95  # a code line wraps at about 96 characters (18 px monospace in a 1060 px editor, measured)
+# A code cell's code shows at most CODE_MAX_PX (about 17 lines) and scrolls inside its cell beyond, so that its
+# output, under it, starts on the screen: the audience sees code and result together (instructor review of 04:
+# a 27-line cell pushed its result below the fold). A plot is not held to OUTPUT_MAX_PX (it would show a slice
+# of it): it shows whole, scaled down to at most IMAGE_MAX_PX high, which leaves room for a short code cell and,
+# without a GPU, the skip line and the reference block's label over it.
+# The code of a cell with a plot shows at most PLOT_CODE_MAX_PX (10 lines), so that code and plot fit the screen.
+CODE_MAX_PX, IMAGE_MAX_PX, PLOT_CODE_MAX_PX = 420, 340, 240
+TABLE_PX = 22  # a table's text (the takeaways): 24 px made four of them taller than the screen
 
 
 def estimated_px(cell: nbformat.NotebookNode) -> int:
@@ -224,12 +232,16 @@ def estimated_px(cell: nbformat.NotebookNode) -> int:
             else:
                 px += MD_LINE_PX * -(-len(plain) // MD_CHARS)
         return px + CELL_PX
-    out = 0
+    out, image = 0, 0
     for output in cell.get("outputs", []):
         text = output.get("text", "") or "".join(output.get("data", {}).get("text/plain", ""))
-        out += OUTPUT_MAX_PX if "image/png" in output.get("data", {}) else CODE_LINE_PX * len(text.splitlines())
+        if "image/png" in output.get("data", {}):
+            image += IMAGE_MAX_PX
+        else:
+            out += CODE_LINE_PX * len(text.splitlines())
     lines = sum(max(1, -(-len(line) // CODE_CHARS)) for line in cell.source.splitlines())  # as wrapped
-    return CODE_LINE_PX * lines + CELL_PX + min(out, OUTPUT_MAX_PX)
+    code = min(CODE_LINE_PX * lines, PLOT_CODE_MAX_PX if image else CODE_MAX_PX)
+    return code + CELL_PX + (image if image else min(out, OUTPUT_MAX_PX))
 
 
 def slide_types(cells: list) -> list[str]:
@@ -239,13 +251,19 @@ def slide_types(cells: list) -> list[str]:
     1280x720 screen (SLIDE_PX, estimated_px) a subslide. The setup cell is on the title slide, where
     the slideshow starts with it selected: the first Shift+Enter runs it, so that every later cell
     finds `utils` and its `%%requires` (issue 37: skipped, it was forgotten and the first cell run
-    raised ModuleNotFoundError); the slideshow shows its input folded (PROJECTOR_CSS)."""
+    raised ModuleNotFoundError); the slideshow shows its input folded (PROJECTOR_CSS). The imports (the code
+    cell right after it) are on the same slide, folded too, so that the guides' start, "click the setup cell,
+    Shift+Enter twice", runs both (instructor review of 04: with the imports on the next subslide but one,
+    the second Shift+Enter only stepped onto the reference note, and the first GPU cell would raise NameError);
+    the second Shift+Enter then moves on to the note (set_reference_note), the next subslide."""
     types: list[str] = []
-    used, previous, setup_seen = 0, None, False
+    used, previous, setup_seen, setup_last = 0, None, False, False
     for cell in cells:
         heading = HEADING.match(cell.source) if cell.cell_type == "markdown" else None
         px = estimated_px(cell)
-        setup = cell.cell_type == "code" and not setup_seen and types == ["slide"]  # on the title slide
+        setup = cell.cell_type == "code" and ((not setup_seen and types == ["slide"])  # on the title slide
+                                              or (previous == "code" and setup_last))  # and the imports after it
+        setup_last = setup
         setup_seen = setup_seen or cell.cell_type == "code"
         if cell.cell_type == "markdown" and (cell.source.startswith("# ") or (heading and heading[1] == "##")):
             kind = "slide"
@@ -286,8 +304,20 @@ PROJECTOR_CSS = " ".join([
     ".reveal .jp-RenderedHTMLCommon { font-size: 24px; }",
     (".reveal .jp-RenderedHTMLCommon h1 { font-size: 40px; } .reveal .jp-RenderedHTMLCommon h2 { font-size: 34px; }"
      " .reveal .jp-RenderedHTMLCommon h3 { font-size: 30px; }"),
-    # long outputs scroll inside their cell, not the slide
+    # printed outputs 18 px as the code (JupyterLab's own rule for them, 14 px here, beat the variable); tables
+    # (the takeaways) 24 px as the text around them
+    ".reveal .jp-OutputArea-output pre, .reveal .jp-OutputArea-output { font-size: 18px; }",
+    f".reveal .jp-RenderedHTMLCommon table {{ font-size: {TABLE_PX}px; }}",
+    # long outputs scroll inside their cell, not the slide; a plot shows whole, scaled to IMAGE_MAX_PX high
     f".reveal .jp-Cell-outputArea {{ max-height: {OUTPUT_MAX_PX}px; overflow-y: auto; }}",
+    ".reveal .jp-Cell-outputArea:has(img) { max-height: none; overflow-y: visible; }",
+    (f".reveal .jp-OutputArea-output img {{ max-height: {IMAGE_MAX_PX}px; max-width: 100%; width: auto;"
+     " height: auto; object-fit: contain; }"),
+    # a long code cell's code scrolls inside it from CODE_MAX_PX, so that its output starts on the screen
+    f".reveal .jp-CodeCell .jp-InputArea-editor {{ max-height: {CODE_MAX_PX}px; overflow-y: auto; }}",
+    (f".reveal .jp-CodeCell:has(.jp-OutputArea-output img) .jp-InputArea-editor {{ max-height: {PLOT_CODE_MAX_PX}px; }}"
+     # without a GPU, the skip line and the reference block's label stand over the plot: it is drawn smaller
+     f" .reveal .course-reference-output img {{ max-height: {IMAGE_MAX_PX - 60}px; }}"),
     # the setup cell (on the slide of the lecture's title, its only h1): folded, it scrolls inside itself
     (".reveal .slides section:not(:has(section)):has(h1) .jp-CodeCell .jp-InputArea-editor"
      f" {{ max-height: {SETUP_FOLDED_PX - 20}px; overflow-y: auto; }}"),
@@ -371,13 +401,17 @@ def reference_note(nb: nbformat.NotebookNode) -> str:
 
 
 def set_reference_note(nb: nbformat.NotebookNode) -> None:
-    """Write the note (reference_note) as the cell after the setup cell, adding it if it is not there."""
-    first_code = next(n for n, c in enumerate(nb.cells) if c.cell_type == "code")
-    after = nb.cells[first_code + 1] if first_code + 1 < len(nb.cells) else None
-    if after is None or REFERENCE_NOTE_TAG not in after.metadata.get("tags", []):
-        after = nbformat.v4.new_markdown_cell(metadata={"tags": [REFERENCE_NOTE_TAG]})
-        nb.cells.insert(first_code + 1, after)
-    after.source = reference_note(nb)
+    """Write the note (reference_note) as the cell after the setup cell and the imports (the code cell right
+    after the setup cell, where there is one), moving it there or adding it if it is not there: the setup
+    and the imports run one after the other (slide_types), and the note begins the slides after them."""
+    notes = [c for c in nb.cells if REFERENCE_NOTE_TAG in c.metadata.get("tags", [])]
+    note = notes[0] if notes else nbformat.v4.new_markdown_cell(metadata={"tags": [REFERENCE_NOTE_TAG]})
+    nb.cells = [c for c in nb.cells if REFERENCE_NOTE_TAG not in c.metadata.get("tags", [])]
+    at = next(n for n, c in enumerate(nb.cells) if c.cell_type == "code") + 1
+    if at < len(nb.cells) and nb.cells[at].cell_type == "code":
+        at += 1  # after the imports
+    nb.cells.insert(at, note)
+    note.source = reference_note(nb)
 
 
 NO_GPU = ("**No GPU?** GPU cells show the reference run's output; to run them, open this notebook in Colab "
@@ -431,6 +465,8 @@ def sync(path: Path) -> bool:
 
 
 CLASS = ROOT / "class"  # `slides ... --clear`: the lectures' copies for a class, outputs cleared (git ignores it)
+CLASS_NOTE = ("**This copy has no outputs yet:** each cell shows its output when you run it (without a GPU, a GPU "
+              "cell shows the course's reference run's output, framed and labelled).")
 
 
 def class_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -440,7 +476,9 @@ def class_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     Without a GPU the skipped cells still show the reference: utils reads it from notebooks/, untouched."""
     copy = nbformat.reads(nbformat.writes(nb), as_version=4)
     for cell in copy.cells:
-        if cell.cell_type == "code":
+        if REFERENCE_NOTE_TAG in cell.metadata.get("tags", []):
+            cell.source = CLASS_NOTE  # the reference note would speak of outputs that the copy has not
+        elif cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         elif cell.cell_type == "markdown":
             cell.source = re.sub(r"\]\((?=\d\d_[\w]+\.ipynb|scripts/)", "](../notebooks/", cell.source)
