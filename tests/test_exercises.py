@@ -14,10 +14,10 @@ import dataclasses
 import importlib
 import io
 import re
-import types
 import shutil
 import sys
 import threading
+import types
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
