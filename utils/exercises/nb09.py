@@ -788,6 +788,10 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             except Exception as error:  # raised again unless it is Triton's, on a CPU
                 if not on_gpu and any(s in str(error) for s in _NO_DRIVER):
                     raise LeftForGPU("nothing: Triton compiled the kernel for a GPU", _needs_a_driver(error)) from None
+                if on_gpu and "Triton Error [CUDA]" in str(error):  # the driver refused the launch (a grid too large)
+                    ex.expect(False, f"{call}: the GPU refused your kernel's launch ({error})",
+                              "a grid has limits per dimension: the first holds up to 2**31 - 1 programs, the second "
+                              "and third 65535 each; which dimension carries your rows?")
                 raise
             ex.expect(not launches.strayed, f"{call}: your kernel wrote outside the tensors it was given: "
                       f"{'; '.join(launches.strayed)}",
