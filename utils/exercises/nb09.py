@@ -43,16 +43,18 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import numpy as np
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 from ..device import has_cuda, has_cupy, require_cuda, require_cupy
-from ..timing import benchmark, cupy_cycles_per_second, cupy_sleep
+from ..timing import benchmark, cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep
 from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, reference, register, what_returned
 from .properties import for_all, shown, st, time_limit
-from .streams import CUPY_CALLERS, cupy_caller, cupy_callers, widened
+from .streams import CUPY_CALLERS, TORCH_CALLERS, cupy_caller, cupy_callers, torch_caller, widened
 
 NOTEBOOK = "09_kernels"
 R = TypeVar("R")
@@ -438,6 +440,9 @@ CPU_CASES = 4  # generated cases on a CPU, besides the 5 chosen ones: the interp
 # exact in float32 (Sterbenz), so what is left is exp's few ulps, a sum of up to 4096 positive terms in any order,
 # and a division: 3e-5 holds them with a margin (x up to about 1000: exp overflows unless the max is subtracted).
 SOFTMAX_RTOL, SOFTMAX_ATOL = 3e-5, 1e-9
+SOFTMAX_WINDOW_MS = 20.0  # on a GPU, the caller's stream writes x this long after the call starts: a kernel that
+# does not wait for it reads NaN
+MANY_ROWS = 65535 + 2  # more rows than a grid's second and third dimensions hold (CUDA caps them at 65535)
 BIG = (8192, 2048)  # the shape timed on a GPU: 64 MiB of float32, rows long enough not to be launch-bound
 # The share of this GPU's copy bandwidth (y.copy_(x): read + write, the least a softmax moves) that the answer must
 # reach on BIG, the best of three tries.  Measured (the lead's probes, /work/main/.gpu/k09/probe2.py, FACTS09):
@@ -603,37 +608,112 @@ def _counting_launches(guarded: bool = False, poisoned: bool = False) -> Iterato
     values come from the answer's kernel comes out NaN, and one that PyTorch computed does not."""
     from triton.runtime.jit import KernelInterface
 
+    try:  # a kernel compiled ahead of its launch (`kernel.warmup(...)`, Triton's softmax tutorial) launches itself
+        from triton.compiler.compiler import CompiledKernel
+    except ImportError:
+        CompiledKernel = None
     seen = _Launches()
-    original = KernelInterface.__dict__["__getitem__"]
+    patched = [(cls, cls.__dict__["__getitem__"]) for cls in (KernelInterface, CompiledKernel)
+               if cls is not None and "__getitem__" in cls.__dict__]
 
-    def counted(self: Any, grid: Any) -> Any:
-        launch = original(self, grid)
+    def counting(original: Callable) -> Callable:
+        def counted(self: Any, grid: Any) -> Any:
+            launch = original(self, grid)
 
-        def run(*args: Any, **kwargs: Any) -> Any:
-            seen.count += 1
-            if not (guarded or poisoned):
-                return launch(*args, **kwargs)
-            groups = _storages(args, kwargs)
-            snapshots = [_storage_bytes(ts[0]).clone() for ts in groups.values()] if poisoned else []
-            kept: list[tuple] = []
-            if guarded:
-                stand_in, kept = _in_guards(groups)
-                args = tuple(stand_in.get(id(a), a) for a in args)
-                kwargs = {k: stand_in.get(id(v), v) for k, v in kwargs.items()}
-            try:
-                return launch(*args, **kwargs)
-            finally:
-                _out_of_guards(kept, seen, seen.count)
-                if poisoned:
-                    _poison_what_changed(groups, snapshots)
+            def run(*args: Any, **kwargs: Any) -> Any:
+                seen.count += 1
+                with _check_at_work():  # the launch, and the check's own copies: not PyTorch computing from x
+                    if not (guarded or poisoned):
+                        return launch(*args, **kwargs)
+                    groups = _storages(args, kwargs)
+                    snapshots = [_storage_bytes(ts[0]).clone() for ts in groups.values()] if poisoned else []
+                    kept: list[tuple] = []
+                    if guarded:
+                        stand_in, kept = _in_guards(groups)
+                        args = tuple(stand_in.get(id(a), a) for a in args)
+                        kwargs = {k: stand_in.get(id(v), v) for k, v in kwargs.items()}
+                    try:
+                        return launch(*args, **kwargs)
+                    finally:
+                        _out_of_guards(kept, seen, seen.count)
+                        if poisoned:
+                            _poison_what_changed(groups, snapshots)
 
-        return run
+            return run
 
-    KernelInterface.__getitem__ = counted  # type: ignore[method-assign]
+        return counted
+
+    for cls, original in patched:
+        cls.__getitem__ = counting(original)  # type: ignore[method-assign]
     try:
         yield seen
     finally:
-        KernelInterface.__getitem__ = original  # type: ignore[method-assign]
+        for cls, original in patched:
+            cls.__getitem__ = original  # type: ignore[method-assign]
+
+
+# What PyTorch may do with x (or what it made from x) inside a right answer: allocate, view, copy, convert, pad,
+# fill.  Anything else that reads x, or a tensor made from x, computes part of the softmax in PyTorch.
+MOVES = frozenset((
+    "alias", "as_strided", "cat", "chunk", "clone", "constant_pad_nd", "contiguous", "copy", "copy_", "detach",
+    "empty", "empty_like", "empty_strided", "expand", "expand_as", "fill", "fill_", "flatten", "full_like",
+    "index_select", "lift_fresh", "masked_fill", "masked_fill_", "narrow", "new_empty", "new_empty_strided",
+    "new_full", "new_zeros", "ones_like", "pad", "permute", "record_stream", "reshape", "resize_", "select", "set_",
+    "slice", "split", "split_with_sizes", "squeeze", "stack", "t", "to", "_to_copy", "transpose", "unbind",
+    "unsqueeze", "_unsafe_view", "view", "view_as", "zero_", "zeros_like", "_reshape_alias"))
+_AT_WORK = contextvars.ContextVar("nb09_check_at_work", default=False)
+
+
+@contextmanager
+def _check_at_work() -> Iterator[None]:
+    token = _AT_WORK.set(True)
+    try:
+        yield
+    finally:
+        _AT_WORK.reset(token)
+
+
+def _storage_of(t: torch.Tensor) -> int:
+    try:
+        return t.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return 0
+
+
+class _WhatPyTorchComputes:
+    """The operators PyTorch ran, inside the block, on x or on a tensor made from x (through any chain of
+    operators), other than MOVES; the launches of Triton kernels and the check's own work are not watched.
+
+    Why by hand: the question is data flow through PyTorch's operators, which only a dispatch mode sees
+    (`torch.utils._python_dispatch.TorchDispatchMode`, as PyTorch's own FlopCounterMode uses it)."""
+
+    def __init__(self, x: torch.Tensor) -> None:
+        self.computed: list[str] = []
+        tainted = {_storage_of(x)} - {0}
+        computed = self.computed
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+                out = func(*args, **(kwargs or {}))
+                if _AT_WORK.get() or not tainted:
+                    return out
+                ins = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+                if any(_storage_of(t) in tainted for t in ins):
+                    name = func.overloadpacket.__name__
+                    if name not in MOVES:
+                        computed.append(name)
+                    tainted.update(_storage_of(t) for t in tree_leaves(out) if isinstance(t, torch.Tensor))
+                    tainted.discard(0)
+                return out
+
+        self.mode = Mode()
+
+    def __enter__(self) -> Self:
+        self.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.mode.__exit__(*exc)
 
 
 @contextmanager
@@ -703,31 +783,63 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                         stack.enter_context(_autotune_without_timing())
                     stack.enter_context(time_limit(ex, CALL_LIMIT_S, call, "does every loop of your function and "
                                                    "your kernel end?"))
+                    watch = stack.enter_context(_WhatPyTorchComputes(x))
                     y = yours(x)
             except Exception as error:  # raised again unless it is Triton's, on a CPU
                 if not on_gpu and any(s in str(error) for s in _NO_DRIVER):
                     raise LeftForGPU("nothing: Triton compiled the kernel for a GPU", _needs_a_driver(error)) from None
+                if on_gpu and "Triton Error [CUDA]" in str(error):  # the driver refused the launch (a grid too large)
+                    ex.expect(False, f"{call}: the GPU refused your kernel's launch ({error})",
+                              "a grid has limits per dimension: the first holds up to 2**31 - 1 programs, the second "
+                              "and third 65535 each; which dimension carries your rows?")
                 raise
             ex.expect(not launches.strayed, f"{call}: your kernel wrote outside the tensors it was given: "
                       f"{'; '.join(launches.strayed)}",
                       "each pointer moves by its own tensor's strides: which row stride did you pass for each "
                       "tensor, and which lanes does your mask let store?")
+            ex.expect(not watch.computed, f"{call}: PyTorch computed from x ({', '.join(sorted(set(watch.computed)))})"
+                      ", so part of the softmax is not your kernel's",
+                      "PyTorch may allocate the result and copy or convert x; every step of the softmax itself "
+                      "belongs in your Triton kernel")
             return y, launches
+
+        def from_a_caller(case: SoftmaxCase, x: torch.Tensor, before: torch.Tensor, call: str
+                          ) -> tuple[object, object, _Launches, str]:
+            """On a GPU: yours(x) from a PyTorch caller of the case's kind, right after the caller's stream wrote
+            x (NaN until then, behind a window of earlier work); the result read on the caller's stream at once
+            (a kernel on another stream that the caller's stream does not wait for has not run by then)."""
+            kind = tuple(TORCH_CALLERS)[case[-1] % len(TORCH_CALLERS)]
+            x.fill_(math.nan)
+            gpu_cycles_per_second()  # calibrated now (it waits for the GPU), not inside the window
+            torch.cuda.synchronize()
+            with torch_caller(kind) as caller:
+                call = f"{call}, {caller.says}, right after that stream wrote x"
+                gpu_sleep(SOFTMAX_WINDOW_MS / 1e3)  # on the caller's stream
+                x.copy_(before)
+                y, launches = call_yours(x, call)
+                seen = y.clone() if isinstance(y, torch.Tensor) and y.layout == torch.strided else y
+            torch.cuda.synchronize()
+            return y, seen, launches, call
 
         def holds(case: SoftmaxCase) -> None:
             x = _softmax_input(case, device)
             before = x.clone()
             call = _describe_softmax(case)
-            y, launches = call_yours(x, call)
+            if on_gpu:
+                y, seen, launches, call = from_a_caller(case, x, before, call)
+            else:
+                y, launches = call_yours(x, call)
+                seen = y
             ex.expect(not counted or launches.count > 0 or case[0] == 0, f"{call} launched no Triton kernel",
                       "the task is a Triton kernel of your own, launched as softmax_kernel[grid](...) with a program "
                       "for each row (or for a few rows): PyTorch's operations do not count")
-            _judge_softmax(ex, call, x, before, y)
+            _judge_softmax(ex, call, x, before, y, seen)
 
         chosen = [(1, 1, 0, 1.0, 1), (3, 5, 3, 1000.0, 2), (0, 7, 0, 1.0, 3), (CPU_MAX[0], CPU_MAX[1], 64, 10.0, 4),
                   (2, 3, 0, -1000.0, 8)]
         if on_gpu:
-            chosen += [(7, 1025, 1, 10.0, 5), (3, MAX_COLS, 64, 1000.0, 6), (301, 781, 3, 1.0, 7)]
+            chosen += [(7, 1025, 1, 10.0, 5), (3, MAX_COLS, 64, 1000.0, 6), (301, 781, 3, 1.0, 7),
+                       (MANY_ROWS, 3, 1, 1.0, 9)]
         for_all(ex, _softmax_cases(on_gpu), holds, examples=12 if on_gpu else CPU_CASES, chosen=chosen,
                 budget_s=GPU_BUDGET_S if on_gpu else 0.5, describe=_describe_softmax)
         if counted:
@@ -778,7 +890,9 @@ def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
               "return the tensor your kernel wrote: the values must be your kernel's, not another function's")
 
 
-def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y: object) -> None:
+def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y: object, seen: object = None
+                   ) -> None:
+    """`seen`: y's values as the caller's stream read them right after the call (default: y itself)."""
     want = softmax_reference(x)
     layout = f" ({y.layout})" if isinstance(y, torch.Tensor) and y.layout != torch.strided else ""
     ex.expect(isinstance(y, torch.Tensor) and not layout and tuple(y.shape) == tuple(x.shape) and y.device == x.device,
@@ -789,7 +903,7 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
               "the result keeps x's dtype")
     ex.expect(torch.equal(x, before) and y.data_ptr() != x.data_ptr() or x.numel() == 0,
               f"{call} changed x", "write the result into a new tensor; leave x as it was")
-    got = y.double()
+    got = (seen if isinstance(seen, torch.Tensor) else y).double()
     bad = ~((got - want).abs() <= SOFTMAX_ATOL + SOFTMAX_RTOL * want.abs())
     wrong = int(bad.sum())
     if wrong:
@@ -797,7 +911,8 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
         ex.expect(False, f"{call}: {wrong} of {want.numel()} values wrong, the first at row {r}, column {c}: "
                   f"{got[r, c].item():.9g} where {want[r, c].item():.9g} is right (within a relative {SOFTMAX_RTOL:g})",
                   "NaN or infinity: exp overflows unless something is subtracted first; or a lane read outside its "
-                  "row (what does your mask let load?)" if not math.isfinite(
+                  "row (what does your mask let load?); or x read before the caller's stream wrote it (NaN until "
+                  "then: which stream did your kernel run on?)" if not math.isfinite(
                       got[r, c].item()) else
                   "check each row's start (its stride, not its length), the mask of the last columns (what do masked "
                   "lanes contribute to the max and to the sum?), and that every column of a long row is read")
@@ -828,7 +943,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "per row (or a few rows), the whole row in one block (a power of two at least as long as the row)")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=17, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=19, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

@@ -183,11 +183,24 @@ extern "C" __global__ void course09_gelu_{t}(const {t}* x, const {t}* b, {t}* y,
 """
 
 
-def _raw_gelu(x, bias, *, cmp="<", threads=256, blocks=None):
-    """A RawKernel over contiguous copies of x and bias (one thread an element), `if (i {cmp} n)`."""
+_RAW_GELU_LOOP = r"""
+extern "C" __global__ void course09_gelu_loop_{t}(const {t}* x, const {t}* b, {t}* y, long long n, long long cols) {{
+    long long step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {{
+        {t} v = x[i] + b[i % cols];
+        y[i] = ({t})0.5 * v * (({t})1 + tanh(({t})0.7978845608028654 * (v + ({t})0.044715 * v * v * v)));
+    }}
+}}
+"""
+
+
+def _raw_gelu(x, bias, *, cmp="<", threads=256, blocks=None, loop=False):
+    """A RawKernel over contiguous copies of x and bias: one thread an element, `if (i {cmp} n)`; or (`loop`) a
+    grid-stride loop."""
     cp = _cp()
     t = "float" if x.dtype == cp.float32 else "double"
-    kernel = _raw(f"course09_gelu_{t}", _RAW_GELU.format(t=t, cmp=cmp))
+    kernel = (_raw(f"course09_gelu_loop_{t}", _RAW_GELU_LOOP.format(t=t)) if loop else
+              _raw(f"course09_gelu_{t}", _RAW_GELU.format(t=t, cmp=cmp)))
     x, bias = cp.ascontiguousarray(x), cp.ascontiguousarray(bias)
     y = cp.empty(x.shape, dtype=x.dtype)
     n = x.size
@@ -210,6 +223,23 @@ def gelu_raw_grid_capped(x, bias):
 def gelu_raw_on_contiguous_copies(x, bias):
     """Right: a RawKernel over contiguous copies, enough blocks, n == 0 guarded."""
     return _raw_gelu(x, bias)
+
+
+def gelu_raw_grid_stride(x, bias):
+    """Right: a RawKernel over contiguous copies, a grid-stride loop over at most 65535 blocks of 256 threads."""
+    return _raw_gelu(x, bias, loop=True, blocks=lambda n, t: min((n + t - 1) // t, 65535))
+
+
+def gelu_fused_by_cupy(x, bias):
+    """Right: the formula written with CuPy's operators, which cp.fuse compiles into one kernel."""
+    cp = _cp()
+    if "gelu_fuse" not in _kernels:
+        def gelu(x, b):
+            v = x + b
+            return 0.5 * v * (1 + cp.tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+
+        _kernels["gelu_fuse"] = cp.fuse(kernel_name="course09_gelu_fuse")(gelu)
+    return _kernels["gelu_fuse"](x, bias)
 
 
 _GELU_OUT: dict[tuple, object] = {}
@@ -258,6 +288,14 @@ def gelu_on_an_external_stream_of_the_callers_pointer(x, bias):
         return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias)
 
 
+def gelu_stream_argument_the_null_stream(x, bias):
+    """`stream=cp.cuda.Stream.null` given to the kernel (its output allocated first), whatever the caller's stream."""
+    cp = _cp()
+    y = cp.empty(x.shape, dtype=x.dtype)
+    _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias, y, stream=cp.cuda.Stream.null)
+    return y
+
+
 def gelu_stream_argument_the_current_one(x, bias):
     """Right: the current stream passed explicitly, `stream=cp.cuda.get_current_stream()`."""
     cp = _cp()
@@ -298,6 +336,12 @@ WRONG_GELUS = {
     "a stream of its own as `stream=`, waiting for the caller, not waited for":
         gelu_stream_argument_waits_for_the_caller,
     "a new stream as `stream=`, no waits": gelu_stream_argument_no_waits,
+    "`stream=` the null stream": gelu_stream_argument_the_null_stream,
+    "computes in float whatever the dtype: float64 inputs lose precision": _gelu_with("""
+        float v = (float)x + (float)b;
+        y = (T)(0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v))));""", "gelu_f"),
+    "a RawKernel's grid capped at 65535 blocks of 256 threads, no loop": lambda x, bias: _raw_gelu(
+        x, bias, blocks=lambda n, t: min((n + t - 1) // t, 65535)),
 }
 ALSO_RIGHT_GELUS = {
     "computes in double, rounds to the inputs' dtype": gelu_computed_in_double,
@@ -305,6 +349,8 @@ ALSO_RIGHT_GELUS = {
     "contiguous copies first": gelu_on_a_contiguous_copy,
     "a RawKernel over contiguous copies": gelu_raw_on_contiguous_copies,
     "`stream=` the current stream": gelu_stream_argument_the_current_one,
+    "a RawKernel with a grid-stride loop over at most 65535 blocks": gelu_raw_grid_stride,
+    "cp.fuse of the formula": gelu_fused_by_cupy,
 }
 
 
@@ -379,7 +425,7 @@ def softmax_four_rows_a_program(x):
 
 
 @triton.jit
-def _softmax_online_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+def _softmax_online_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr, RESCALE: tl.constexpr):
     row = tl.program_id(0)
     start_x, start_y = x_ptr + row * x_stride, y_ptr + row * y_stride
     m = -float("inf")
@@ -388,7 +434,10 @@ def _softmax_online_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.con
         offsets = k + tl.arange(0, BLOCK)
         x = tl.load(start_x + offsets, mask=offsets < cols, other=-float("inf"))
         new = tl.maximum(m, tl.max(x, axis=0))
-        total = total * tl.exp(m - new) + tl.sum(tl.exp(x - new), axis=0)
+        if RESCALE:
+            total = total * tl.exp(m - new) + tl.sum(tl.exp(x - new), axis=0)
+        else:  # the terms summed so far keep the old max
+            total = total + tl.sum(tl.exp(x - new), axis=0)
         m = new
     for k in range(0, cols, BLOCK):
         offsets = k + tl.arange(0, BLOCK)
@@ -396,14 +445,30 @@ def _softmax_online_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.con
         tl.store(start_y + offsets, tl.exp(x - m) / total, mask=offsets < cols)
 
 
-def softmax_online_in_chunks(x):
-    """Right: chunks of at most 1024 columns, an online max and sum, then a second pass that writes."""
+def _softmax_online(x, chunk, rescale=True):
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
     if rows:
-        _softmax_online_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols,
-                                        BLOCK=min(1024, triton.next_power_of_2(cols)))
+        _softmax_online_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=chunk, RESCALE=rescale)
     return y
+
+
+def softmax_online_in_chunks(x):
+    """Right: chunks of at most 1024 columns, an online max and sum, then a second pass that writes."""
+    return _softmax_online(x, min(1024, triton.next_power_of_2(x.shape[1])))
+
+
+def softmax_online_in_chunks_of_64(x):
+    """Wrong on a GPU only: right values, but chunks of 64 columns read each row twice in small pieces.  The
+    adversary's kernel of the same algorithm and chunk (its `right_online`, with 64-bit row offsets) reached 0.23
+    of the H200's copy bandwidth on BIG, below SHARE_BAR, the bar the task states."""
+    return _softmax_online(x, 64)
+
+
+def softmax_online_sum_not_rescaled(x):
+    """Wrong on a GPU only: an online softmax over chunks of 256 columns whose running sum keeps the old max's
+    terms when the max grows: right while a row fits in one chunk (every row on a CPU has at most CPU_MAX[1])."""
+    return _softmax_online(x, 256, rescale=False)
 
 
 @triton.jit
@@ -412,7 +477,14 @@ def _softmax_variant_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.co
     row = tl.program_id(0)
     offsets = tl.arange(0, BLOCK)
     mask = offsets < cols
-    if MODE == "zero, then masked":  # masked lanes read as 0, then left out of the sum
+    if MODE == "one lane past":  # `offsets <= cols`: the lane just past the row loads, and stores, too
+        mask = offsets <= cols
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+        e = tl.exp(x - tl.max(x, axis=0))
+    elif MODE == "float16 exp":  # each exponential rounded to float16
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+        e = tl.exp(x - tl.max(x, axis=0)).to(tl.float16).to(tl.float32)
+    elif MODE == "zero, then masked":  # masked lanes read as 0, then left out of the sum
         x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=0.0)
         e = tl.where(mask, tl.exp(x - tl.max(x, axis=0)), 0.0)
     elif MODE == "first":  # the row's first element subtracted
@@ -554,6 +626,112 @@ def softmax_grid_as_a_lambda_no_rows_guard(x):
     return y
 
 
+def softmax_four_rows_a_program_grid_rounded_down(x):
+    """Four rows per program, but the grid rounded down (rows // 4): the last rows never computed."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows // 4:
+        _softmax_rows_kernel[(rows // 4,)](y, x, rows, x.stride(0), y.stride(0), cols, ROWS=4,
+                                          BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _copy_rows_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    tl.store(y_ptr + row * y_stride + offsets, tl.load(x_ptr + row * x_stride + offsets, mask=mask), mask=mask)
+
+
+def softmax_by_pytorch_copied_by_a_kernel(x):
+    """PyTorch computes the softmax; the Triton kernel only copies it into y (its launch writes every value of the
+    result, so the poisoned call alone cannot tell: the check sees PyTorch compute from x)."""
+    z = torch.softmax(x, dim=-1)
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        _copy_rows_kernel[(rows,)](y, z, z.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _row_stats_kernel(stats_ptr, x_ptr, x_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offsets = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=offsets < cols, other=-float("inf"))
+    m = tl.max(x, axis=0)
+    tl.store(stats_ptr + 2 * row, m)
+    tl.store(stats_ptr + 2 * row + 1, tl.sum(tl.exp(x - m), axis=0))
+
+
+def softmax_row_stats_by_a_kernel_the_rest_by_pytorch(x):
+    """The kernel computes each row's max and sum of exponentials only; PyTorch computes every value of the result
+    from them (so the result depends on what the launch wrote)."""
+    rows, cols = x.shape
+    if not rows:
+        return torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    stats = torch.empty((rows, 2), dtype=x.dtype, device=x.device)
+    _row_stats_kernel[(rows,)](stats, x, x.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return torch.exp(x - stats[:, :1]) / stats[:, 1:]
+
+
+def softmax_on_a_side_stream_no_wait(x):
+    """Wrong on a GPU only: launches on a new stream that waits for the caller's stream, and returns without the
+    caller's stream waiting for it (on a CPU there are no streams: the plain launch)."""
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if not x.is_cuda:
+        return _softmax(x, out=y)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        return _softmax(x, out=y)
+
+
+def softmax_returns_a_list_of_rows(x):
+    return list(_softmax(x))
+
+
+@triton.jit
+def _softmax_on_axis_1_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(1)  # the rows on the grid's second axis
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_rows_on_the_grids_second_axis(x):
+    """Wrong on a GPU only: the grid (1, rows), each program's row its tl.program_id(1).  CUDA caps a grid's second
+    axis at 65535 blocks, so a tensor of more rows fails to launch (65536 x 1 floats are 256 KiB); the interpreter
+    has no such cap."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        _softmax_on_axis_1_kernel[(1, rows)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def softmax_on_a_contiguous_copy(x):
+    """Right: x.contiguous() first (a copy, for a slice of a wider tensor), so that both row strides are cols."""
+    x = x.contiguous()
+    rows, cols = x.shape
+    y = torch.empty_like(x)
+    if rows:
+        _softmax_kernel[(rows,)](y, x, cols, cols, cols, BLOCK=triton.next_power_of_2(cols), SUBTRACT=True,
+                                 OTHER=-math.inf, DIVIDE_BY_MAX=False)
+    return y
+
+
+def softmax_into_a_padded_buffer(x):
+    """Right: the kernel writes a new buffer of rows x BLOCK columns; the result is the view of its first cols
+    columns (a new tensor whose rows lie BLOCK apart)."""
+    rows, cols = x.shape
+    block = triton.next_power_of_2(cols)
+    return _softmax(x, out=torch.empty((rows, block), dtype=x.dtype, device=x.device))[:, :cols]
+
+
 WRONG_SOFTMAXES = {
     "PyTorch's softmax, no Triton kernel": softmax_by_pytorch,
     "no max subtracted: exp overflows": lambda x: _softmax(x, subtract=False),
@@ -577,6 +755,18 @@ WRONG_SOFTMAXES = {
     "y = torch.empty_like(x), but x's row stride passed for y": softmax_y_stride_taken_from_x,
     "one launch per row, from Python": softmax_one_launch_per_row,
     "a persistent grid of 2 programs: right values, 2 SMs busy": softmax_persistent_grid_of_2,
+    "an online softmax over chunks of 64 columns: right values, below the speed bar":
+        softmax_online_in_chunks_of_64,
+    "an online softmax whose running sum is not rescaled when the max grows": softmax_online_sum_not_rescaled,
+    "the mask `offsets <= cols`: one lane past the row loaded and stored": _variant("one lane past"),
+    "each exponential rounded to float16": _variant("float16 exp"),
+    "four rows a program, the grid rounded down": softmax_four_rows_a_program_grid_rounded_down,
+    "PyTorch's softmax, copied into y by a Triton kernel": softmax_by_pytorch_copied_by_a_kernel,
+    "a kernel for each row's max and sum of exponentials, PyTorch for every value":
+        softmax_row_stats_by_a_kernel_the_rest_by_pytorch,
+    "a side stream that waits for the caller, not waited for": softmax_on_a_side_stream_no_wait,
+    "returns a list of rows": softmax_returns_a_list_of_rows,
+    "the rows on the grid's second axis (at most 65535 there)": softmax_rows_on_the_grids_second_axis,
 }
 ALSO_RIGHT_SOFTMAXES = {
     "exp2 with log2(e)": softmax_exp2,
@@ -588,6 +778,8 @@ ALSO_RIGHT_SOFTMAXES = {
     "@triton.autotune over num_warps": softmax_autotuned,
     "a persistent grid, 4 programs per SM, striding over the rows": softmax_persistent_grid,
     "the grid as a lambda, num_warps=8, no rows guard": softmax_grid_as_a_lambda_no_rows_guard,
+    "x.contiguous() first, both row strides cols": softmax_on_a_contiguous_copy,
+    "a padded buffer of BLOCK columns, its first cols columns returned": softmax_into_a_padded_buffer,
 }
 
 
@@ -673,6 +865,34 @@ def scale_elementwise_into_out(out, x, a):
     _elementwise("scale", "float32 x, float32 a", "float32 y", "y = a * x")(x, cp.float32(a), out)
 
 
+def scale_n_as_a_python_int(out, x, a):
+    """Right: n passed as a Python int, which CuPy passes as a 64-bit integer (cupy/_core/_scalar.pyx): the
+    kernel's `long long n`."""
+    cp = _cp()
+    n = x.size
+    if n:
+        _raw("scale", _scale_source("i < n"))(((n + 255) // 256,), (256,), (out, x, cp.float32(a), n))
+
+
+_SCALE_STREAM: dict[str, object] = {}
+
+
+def scale_on_a_stream_made_once_with_both_waits(out, x, a):
+    """Right: a stream of its own, made at the first call and given to the kernel as `stream=`: it waits for the
+    caller's stream, and the caller's stream waits for it."""
+    cp = _cp()
+    if "side" not in _SCALE_STREAM:
+        _SCALE_STREAM["side"] = cp.cuda.Stream(non_blocking=True)
+    side = _SCALE_STREAM["side"]
+    caller = cp.cuda.get_current_stream()
+    n = x.size
+    if n:
+        side.wait_event(caller.record())
+        _raw("scale", _scale_source("i < n"))(((n + 255) // 256,), (256,), (out, x, cp.float32(a), cp.int64(n)),
+                                              stream=side)
+        caller.wait_event(side.record())
+
+
 WRONG_SCALES = {
     "the given code: i <= n": _scale_with(guard="i <= n"),
     "no bounds test": _scale_with(guard="true"),
@@ -701,6 +921,8 @@ ALSO_RIGHT_SCALES = {
     "out[...] = a * x": scale_assigned,
     "an ElementwiseKernel into out": scale_elementwise_into_out,
     "a stream of its own, with both waits": _scale_on_a_side_stream(True, True),
+    "n as a Python int": scale_n_as_a_python_int,
+    "a stream made once, `stream=`, with both waits": scale_on_a_stream_made_once_with_both_waits,
 }
 
 
@@ -711,8 +933,14 @@ WRONG = {
 }
 WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without a GPU; 2 runs through the interpreter
     "check_bias_gelu": set(),
-    "check_softmax_rows": set(WRONG_SOFTMAXES) - {"one launch per row, from Python",  # the GPU's speed bar
-                                                  "a persistent grid of 2 programs: right values, 2 SMs busy"},
+    "check_softmax_rows": set(WRONG_SOFTMAXES) - {
+        # the GPU's speed bar
+        "one launch per row, from Python", "a persistent grid of 2 programs: right values, 2 SMs busy",
+        "an online softmax over chunks of 64 columns: right values, below the speed bar",
+        # rows longer than the CPU's (CPU_MAX), streams, more rows than a grid's second axis holds
+        "an online softmax whose running sum is not rescaled when the max grows",
+        "a side stream that waits for the caller, not waited for",
+        "the rows on the grid's second axis (at most 65535 there)"},
     "check_scale_into": set(),
 }
 ALSO_RIGHT = {
