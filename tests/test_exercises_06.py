@@ -141,10 +141,14 @@ class Test06_precision:
         (lambda x: x.float().pow(2).mean(dim=1).sqrt().half(), IndexError, "shape (1,)"),
         (lambda x: x.view(-1, x.shape[-1]).float().pow(2).mean(-1).sqrt().half().view(x.shape[:-1]), RuntimeError,
          "view"),
-    ], ids=["mean over dim 1: 2-D only", "view(-1, d) of a view"])
+        # adversary 06, round 9: a loop over the rows, whose torch.stack of no rows raises
+        (lambda x: torch.stack([row.float().pow(2).mean().sqrt() for row in x.reshape(-1, x.shape[-1])]).half().reshape(
+            x.shape[:-1]), RuntimeError, "shape (0,"),
+    ], ids=["mean over dim 1: 2-D only", "view(-1, d) of a view", "a loop over the rows: none"])
     def test_an_rms_that_raises_reaches_the_student_with_the_input_that_made_it_raise(self, answer, raised, named):
         """Answers that the generic tests cannot hold (they raise rather than FAIL): an RMS over dim 1 raises for a 1-D
-        input, and view() for a transposed one; the student sees the error with the smallest such input."""
+        input, view() for a transposed one, and torch.stack for no rows; the student sees the error with the smallest
+        such input."""
         with pytest.raises(raised) as error:
             nb06.check_rms(answer)
         assert not isinstance(error.value, ExerciseFailed)
