@@ -241,6 +241,34 @@ class Test_02_benchmarking:
                                                         for c in levels)
 
     # ------------------------------------------------------------ exercise 4: loop_time
+    @pytest.mark.parametrize(("check", "answer", "hinted"), [
+        ("check_which_is_faster", answers02.only_200_resamples, "wobble about as much as the quantiles of"),
+        ("check_which_is_faster", answers02.quantiles_of_the_first_100, "wobble about as much as the quantiles of"),
+        ("check_which_is_faster", answers02.torch_median, "an even number of runs"),
+        ("check_which_is_faster", answers02.upper_middle_value, "an even number of runs"),
+        ("check_loop_time", answers02.WRONG_LOOP_TIME["the slower side of each call"], "the slower side of each call"),
+        ("check_loop_time", answers02.WRONG_LOOP_TIME[
+            "a kernel's end is the later of its launch and the end before it plus itself"], "instead of it"),
+        ("check_crossover_batch", answers02.WRONG_CROSSOVER["elements, not bytes"], "size of an item in bytes"),
+    ], ids=["200 resamples", "the first 100 ratios", "torch.median", "sorted(x)[n // 2]", "each call's slower side",
+            "a kernel's time dropped when it waits", "the item size ignored"])
+    def test_a_hint_names_the_mistake_the_answer_made(self, check, answer, hinted):
+        """Hints the adversary found misleading (adversary 02, round 9), each read from the shrunk case, where other
+        mistakes give the same numbers: too few resamples called a statistic that outliers move, an even count's
+        median called too wide an interval, two loops that shrink to one kernel called the slower side of the totals,
+        the item size ignored called the model in general."""
+        with pytest.raises(ExerciseFailed) as failed:
+            getattr(nb02, check)(answer)
+        assert hinted in str(failed.value).split("hint:")[1], failed.value
+
+    def test_right_answers_wobble_as_2000_resamples_or_more_and_200_do_not(self):
+        """The estimate behind the hint for too few resamples, on right answers (2000 resamples, 3000, 5000) and on
+        200: their ends wobble as the quantiles of about that many resampled ratios, within a factor of 3."""
+        with inside_check():
+            for resamples, answer in ((2000, answers02.bootstrap_with_seed(0)), (3000, answers02.with_choice),
+                                      (5000, answers02.medians_by_torch_quantile), (200, answers02.only_200_resamples)):
+                assert resamples / 3 < nb02._resamples_worth(answer) < 3 * resamples, resamples
+
     def test_the_loop_reference_is_the_closed_form(self):
         for kernels, launch in _generated(nb02.loops(), 50) + nb02.CHOSEN_LOOPS:
             with inside_check():

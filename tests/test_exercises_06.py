@@ -141,10 +141,14 @@ class Test06_precision:
         (lambda x: x.float().pow(2).mean(dim=1).sqrt().half(), IndexError, "shape (1,)"),
         (lambda x: x.view(-1, x.shape[-1]).float().pow(2).mean(-1).sqrt().half().view(x.shape[:-1]), RuntimeError,
          "view"),
-    ], ids=["mean over dim 1: 2-D only", "view(-1, d) of a view"])
+        # adversary 06, round 9: a loop over the rows, whose torch.stack of no rows raises
+        (lambda x: torch.stack([row.float().pow(2).mean().sqrt() for row in x.reshape(-1, x.shape[-1])]).half().reshape(
+            x.shape[:-1]), RuntimeError, "shape (0,"),
+    ], ids=["mean over dim 1: 2-D only", "view(-1, d) of a view", "a loop over the rows: none"])
     def test_an_rms_that_raises_reaches_the_student_with_the_input_that_made_it_raise(self, answer, raised, named):
         """Answers that the generic tests cannot hold (they raise rather than FAIL): an RMS over dim 1 raises for a 1-D
-        input, and view() for a transposed one; the student sees the error with the smallest such input."""
+        input, view() for a transposed one, and torch.stack for no rows; the student sees the error with the smallest
+        such input."""
         with pytest.raises(raised) as error:
             nb06.check_rms(answer)
         assert not isinstance(error.value, ExerciseFailed)
@@ -328,6 +332,43 @@ class Test06_precision:
         assert name in getattr(watch, what), vars(watch)
 
     @host
+    def test_one_product_of_length_1_errs_by_almost_u_of_itself(self):
+        """The chosen case (1 + 2**-12)**2 = 1 + 2**-11 + 2**-24: float32 rounds the tie to even, down by 2**-24, more
+        than 0.99 u of the product: a constant below 1 times n u sum|x_i y_i| fails there (adversary 06, round 9)."""
+        x, y = (t[0] for t in nb06.Dot("full", 1, 1 + 2**-12, 1 + 2**-12, 0).inputs())
+        exact, terms = _exact_and_terms(x, y)
+        error = abs(_sequential_result(x, y) - exact)
+        assert 0.99 * U32 * terms < error <= _gamma(1) * terms
+
+    @host
+    @pytest.mark.parametrize(("n", "seed", "draws"), [(1, 2, nb06.CATCH_DRAWS), (16, 0, nb06.CATCH_DRAWS),
+                                                     (nb06.CATCH_UP_TO, 1, nb06.CATCH_DRAWS_LONGEST)])
+    def test_at_the_smallest_scales_a_fixed_atol_lets_bfloat16_through_and_the_guarantee_does_not(self, n, seed, draws):
+        """The chosen catch cases of both factors 2**-10 (adversary 06, round 9): the guarantee still catches more than
+        half of the bfloat16 inputs there, and n eps sum|x_i y_i| with an atol of 1e-5 or 1e-6 of its own (added, or as
+        its floor) catches fewer than half; the floor 1e-8 too, at n = 1 and 16."""
+        x, y = nb06.Dot("randn", n, 2**-10, 2**-10, seed).inputs(draws)
+        floors = (1e-6, 1e-8) if n < nb06.CATCH_UP_TO else (1e-6,)
+        caught = {name: 0 for name in ("guarantee", "added", *floors)}
+        for xi, yi in zip(x, y):
+            exact, terms = _exact_and_terms(xi, yi)
+            bfloat16 = _exact_and_terms(xi.bfloat16().float(), yi.bfloat16().float())[0]
+            bound = n * EPS32 * terms
+            for name, allowed in (("guarantee", _gamma(n) * terms), ("added", bound + 1e-5),
+                                  *((f, max(bound, f)) for f in floors)):
+                caught[name] += abs(bfloat16 - exact) > allowed
+        assert 2 * caught.pop("guarantee") >= draws
+        assert all(2 * c < draws for c in caught.values()), caught
+
+    @host
+    def test_a_row_wider_than_1024_shows_an_rms_that_reads_its_first_values_only(self):
+        """The chosen rows of 3000 values (adversary 06, round 9: no row was wider than 1000): the RMS of the first 1024
+        values, even computed exactly, is off the row's by more than one fp16 step."""
+        x = nb06.Activations((3, 3000), -1.0, 1.0, "", "contiguous", 8).tensor().double()
+        whole, first = x.square().mean(dim=-1).sqrt(), x[:, :1024].square().mean(dim=-1).sqrt()
+        assert bool(((first - whole).abs() > 2 * nb06.RMS_RELATIVE_ERROR * whole).any())
+
+    @host
     @pytest.mark.parametrize(("check", "answer", "hinted"), [
         ("check_rms", lambda x: (x.float().square().sum(dim=-1) / (x.shape[-1] - 1)).sqrt().half(), "a division"),
         ("check_rms", lambda x: x.float().abs().mean(dim=-1).half(), "the formula is off"),
@@ -338,6 +379,16 @@ class Test06_precision:
         ("check_stable_variance", answers06.shifted_by_bfloat16_mean, "computed in fp16 or bfloat16"),
         ("check_stable_variance", answers06.mean_without_keepdim, "which number do your squares measure from"),
         ("check_rms", answers06.WRONG_RMS["the fp16 norm, then divides"], "a norm"),
+        # adversary 06, round 9: a row read in part was called a precision bug; a tolerance a factor n short was told
+        # that equal terms round the same way; a fixed atol, that it was too loose
+        ("check_rms", answers06.WRONG_RMS["the first 1024 values of a row only"], "every value of the last dimension"),
+        ("check_rms", answers06.WRONG_RMS["the first 512 values of a row only"], "every value of the last dimension"),
+        ("check_dot_tolerance", answers06.WRONG_TOLERANCES["n u max|x| max|y|: a factor n short of the terms"],
+         "every product and every addition rounds"),
+        ("check_dot_tolerance", answers06.WRONG_TOLERANCES["n eps sum|x_i y_i|, at least 1e-8"],
+         "does not shrink with the terms"),
+        ("check_dot_tolerance", answers06.WRONG_TOLERANCES["n eps sum|x_i y_i| plus assert_close's atol 1e-5"],
+         "does not shrink with the terms"),
         # either hint fits (squares about a number far from the row's mean cancel; they measure from the wrong number),
         # and which one a student sees depends on the row that shrinking reaches within its time budget: on a busy
         # machine, a row of mean 0 beside one of a large mean, where the result is off by more than three digits
@@ -345,7 +396,8 @@ class Test06_precision:
          ("catastrophic cancellation", "which number do your squares measure from")),
     ], ids=["rms: d - 1", "rms: mean |x|", "rms: scaled in fp16", "variance: about the first value",
             "variance: fp16 shift", "variance: fp16 two passes", "variance: bfloat16 shift", "variance: no keepdim",
-            "rms: fp16 norm", "variance: batch-mean shift"])
+            "rms: fp16 norm", "rms: first 1024 values", "rms: first 512 values", "dot: n u max|x| max|y|",
+            "dot: atol at least 1e-8", "dot: atol 1e-5 added", "variance: batch-mean shift"])
     def test_a_hint_names_the_mistake_the_answer_made(self, check, answer, hinted):
         """Hints the adversary found misleading (an inf from a division blamed on overflow, a formula error on fp16's
         bits, twice the variance at n = 2 called the sample variance, an fp16 inf called a division by 0, fp16 steps

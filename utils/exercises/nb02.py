@@ -25,7 +25,7 @@ import numpy as np
 
 from ..formatting import format_time
 from . import Exercise, exercise, reference, register
-from .properties import finite, for_all, integral, real, shown, st
+from .properties import diagnose, finite, for_all, integral, real, shown, st
 
 NOTEBOOK = "02_benchmarking"
 
@@ -302,6 +302,19 @@ CHOSEN_MODELS: list[Model] = [
 ]
 
 
+# Models on which the model of an answer that ignores the item size (elements for bytes) gives batches of its own: a
+# hint read from a shrunk failing case, where many mistakes give the same batch, asks the answer on these too (diagnose)
+ORDINARY_MODELS: list[Model] = [((256, 256, 4), (50e9, 1e12), (3e12, 50e12, 10e-6), 50e9, MAX_BATCH),
+                                ((1024, 1024, 2), (200e9, 4e12), (300e9, 65e12, 200e-6), 12e9, MAX_BATCH),
+                                ((667, 721, 4), (50e9, 30e9), (250e9, 3e12, 0.0), 180e6, MAX_BATCH)]
+
+
+def _in_elements(layer: tuple[int, int, int], cpu: tuple[float, float], gpu: tuple[float, float, float], link: float,
+                 max_batch: int | None) -> int | None:
+    """The first win of a model whose items are taken as one byte each (the item size ignored)."""
+    return _first_win(((layer[0], layer[1], 1), cpu, gpu, link, max_batch))
+
+
 def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
     """crossover_batch(layer, cpu, gpu, link, max_batch): the smallest batch at which the GPU is faster, or None."""
     model_hint = ("each side costs its floor (the larger of moving its bytes and doing its FLOPs); the GPU also pays "
@@ -313,8 +326,18 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
                    "above it: a search that skips batch sizes, or assumes the GPU stays slower or faster beyond where "
                    "it looked, misses the stretch; the task asks for the smallest batch at which the GPU is faster")
 
+    itemsize_hint = ("the layer's third number is the size of an item in bytes: every amount that a bandwidth or the "
+                     "link moves is bytes, elements times that size")
+
     with exercise("crossover_batch") as ex:
         yours = ex.answer(crossover_batch)
+
+        def model_hint_of() -> str:
+            """The model hint, or the item size's where the answer, asked on ordinary models, gives the batches of a
+            model that ignores it (it is asked only once the answer has failed)."""
+            told = diagnose(yours, ORDINARY_MODELS, lambda *model: _first_win(model),
+                            [(_in_elements, itemsize_hint)])
+            return model_hint if told is None else told
 
         def call_of(model: Model) -> str:
             layer, cpu, gpu, link, max_batch = model
@@ -332,9 +355,9 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
             except Exception:  # noqa: BLE001 -- the answer's error would show on its own inputs, not on this one
                 found = False
             if not found:
-                return model_hint if first < last or last == 1 else (
+                return model_hint_of() if first < last or last == 1 else (
                     f"does your search try every batch size from 1 to max_batch, both included? If it does: "
-                    f"{model_hint}")
+                    f"{model_hint_of()}")
             if first == last:
                 return "the batch sizes run from 1 to max_batch, both included"
             if not wins[-1]:
@@ -350,20 +373,23 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
             ex.expect(got is None or batch is not None, f"{call} returned {shown(got)}, not a batch size or None",
                       "return the batch size as an int, or None if the GPU is never faster up to max_batch")
             if batch is None:
-                ex.expect(not wins.any(), f"{call} returned None, but the GPU is faster at a batch from 1 to {last}",
-                          none_hint(model, wins))
+                if wins.any():
+                    ex.expect(False, f"{call} returned None, but the GPU is faster at a batch from 1 to {last}",
+                              none_hint(model, wins))
                 return
             ex.expect(1 <= batch <= last, f"{call} returned {batch}, not a batch size from 1 to {last}",
                       "return a batch size from 1 to max_batch, or None if the GPU is faster at none of them")
-            ex.expect(not loses[batch - 1], f"{call} returned {batch}, but at that batch the GPU is slower",
-                      f"here the GPU is faster at no batch: {model_hint}" if not wins.any() else
-                      "the GPU is faster from the next batch on: is yours the last batch at which the CPU is faster "
-                      f"(the task asks for the first at which the GPU is)? If not: {model_hint}"
-                      if batch < last and wins[batch] and not wins[:batch].any() else model_hint)
+            if loses[batch - 1]:
+                ex.expect(False, f"{call} returned {batch}, but at that batch the GPU is slower",
+                          f"here the GPU is faster at no batch: {model_hint_of()}" if not wins.any() else
+                          "the GPU is faster from the next batch on: is yours the last batch at which the CPU is "
+                          f"faster (the task asks for the first at which the GPU is)? If not: {model_hint_of()}"
+                          if batch < last and wins[batch] and not wins[:batch].any() else model_hint_of())
             first = int(np.argmax(wins)) + 1  # the GPU's first win: one exists, since it wins at `batch` or near it
-            ex.expect(not wins[:batch - 1].any(), f"{call} returned {batch}, but the GPU is faster at a smaller batch",
-                      (small_only_hint if wins[0] else window_hint) if loses[first - 1:batch - 1].any() else
-                      f"does your search try every batch size from 1 up? If it does: {model_hint}")
+            if wins[:batch - 1].any():
+                ex.expect(False, f"{call} returned {batch}, but the GPU is faster at a smaller batch",
+                          (small_only_hint if wins[0] else window_hint) if loses[first - 1:batch - 1].any() else
+                          f"does your search try every batch size from 1 up? If it does: {model_hint_of()}")
 
         for_all(ex, models(), finds_the_first_win, examples=30, chosen=CHOSEN_MODELS, budget_s=0.1, describe=call_of)
 
@@ -429,13 +455,14 @@ def samples() -> st.SearchStrategy[Samples]:
 
 
 @reference
-def _median_distribution(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _median_distribution(x: np.ndarray, middle: str = "mean") -> tuple[np.ndarray, np.ndarray]:
     """The values that np.median of a bootstrap resample of x can take, and their probabilities, exactly.
 
     A resample's order statistics follow binomial counts (as Efron worked out for the median of an odd n in
     "Bootstrap methods: another look at the jackknife", 1979): with p the share of x at most v, the m-th smallest
     of n draws is at most v when at least m draws are.  An even n takes the mean of the (n/2)-th and the next, as
-    np.median does.
+    np.median does; `middle` "lower" or "upper" takes the (n/2)-th or the next alone instead (for a hint: the medians
+    of torch.median and of sorted(x)[n // 2]).
     """
     n = x.size
     values, counts = np.unique(x, return_counts=True)
@@ -446,8 +473,8 @@ def _median_distribution(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         k = np.arange(m, n + 1)
         return (np.array([float(math.comb(n, j)) for j in k]) * p[:, None] ** k * (1 - p[:, None]) ** (n - k)).sum(1)
 
-    if n % 2:
-        return values, np.diff(at_least(n // 2 + 1, at_most), prepend=0.0)
+    if n % 2 or middle != "mean":
+        return values, np.diff(at_least(n // 2 + (n % 2 or middle == "upper"), at_most), prepend=0.0)
     m = n // 2
     # P(m-th = v_i, (m+1)-th = v_j) for i < j: m draws at most v_i (one of them v_i), the rest at least v_j
     # (one of them v_j); the diagonal is what is left of P(m-th = v_i).
@@ -463,8 +490,8 @@ def _median_distribution(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class _Ratios:
     """The bootstrap distribution of median(a*) / median(b*), a* and b* resampled each on its own, to its size."""
 
-    def __init__(self, a: np.ndarray, b: np.ndarray) -> None:
-        self.a, self.b = _median_distribution(a), _median_distribution(b)
+    def __init__(self, a: np.ndarray, b: np.ndarray, middle: str = "mean") -> None:
+        self.a, self.b = _median_distribution(a, middle), _median_distribution(b, middle)
         self.a_cumulative = np.concatenate([[0.0], np.cumsum(self.a[1])])
 
     def share(self, r: float, below: bool = False) -> float:
@@ -482,6 +509,49 @@ def allowed_miss(tail: float, resamples: int = 2000) -> float:
     points, more than this (1.6).  Fewer resamples than the task asks for show only by chance: 200 are caught, but
     1000 miss by more than this on about one end in 700, 1500 on one in 10 000, and an answer shows one end per case."""
     return 1 / resamples + 4.5 * math.sqrt(tail * (1 - tail) / resamples)
+
+
+def _fits(ratios: _Ratios, level: float, low: float, high: float) -> bool:
+    """Whether the interval (low, high) holds the middle `level` share of `ratios`, as the check asks."""
+    tail = (1 - level) / 2
+    return all(ratios.share(end, below=True) <= share + allowed_miss(tail)
+               and ratios.share(end) >= share - allowed_miss(tail) for end, share in ((low, tail), (high, 1 - tail)))
+
+
+# The runs a hint asks an interval for, listed in other orders (independent runs say nothing by their order), to see
+# how far its ends wobble from one call to the next: 40 runs against 25, 2% noise (as the first chosen case)
+WOBBLE_RUNS = (runs(40, 1.0e-3, 0.02, 0.0, 11), runs(25, 1.2e-3, 0.02, 0.0, 12))
+WOBBLE_CALLS = 10
+FEWEST_RESAMPLES = 2000  # the task's
+
+
+def _resamples_worth(yours: Callable[..., object]) -> float | None:
+    """About how many resamples the answer's interval is worth, from how far its ends wobble when asked
+    WOBBLE_CALLS times for the same runs listed in other orders, next to its width: the q-quantile of R resampled
+    ratios wobbles by sqrt(q (1 - q) / R) / f(x_q) (f the ratios' density there), and for a 95% interval of ratios
+    spread about as a normal distribution that is 0.68 / sqrt(R) of its width.  None where the answer raises or
+    returns something else than an interval, or where its intervals leave, on average, other shares than 2.5% on
+    either side of the bootstrap's ratios (more than 100 resamples would: another mistake); infinity where its ends
+    do not move (a fixed seed, and its resamples the same whatever the order)."""
+    rng = np.random.default_rng(0)
+    ends = []
+    for _ in range(WOBBLE_CALLS):
+        try:
+            got = yours(rng.permutation(WOBBLE_RUNS[0]), rng.permutation(WOBBLE_RUNS[1]))
+            low, high = (real(end) for end in got[1:]) if isinstance(got, (tuple, list)) and len(got) == 3 else (
+                None, None)
+        except Exception:  # noqa: BLE001 -- only a hint depends on it; the answer has failed already
+            return None
+        if low is None or high is None or not finite(low) or not finite(high) or not low < high:
+            return None
+        ends.append((low, high))
+    values, ratios = np.array(ends), _Ratios(*WOBBLE_RUNS)
+    left_out = (np.mean([ratios.share(low, below=True) for low, _ in ends]),
+                1 - np.mean([ratios.share(high) for _, high in ends]))
+    if not all(abs(share - 0.025) <= 0.015 for share in left_out):  # 100 resamples' quantiles leave 3.5% out
+        return None
+    wobble = float(np.sqrt(values.var(axis=0, ddof=1).mean()))
+    return math.inf if wobble == 0 else float((0.68 * float((values[:, 1] - values[:, 0]).mean()) / wobble) ** 2)
 
 
 def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float]]) -> None:
@@ -504,6 +574,19 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
                         "its own runs, of a and of b each on its own, and are the ends the quantiles "
                         "(1 - confidence) / 2 and (1 + confidence) / 2 of the ratios (np.quantile takes fractions, "
                         "np.percentile percents)?")
+            worth = _resamples_worth(yours)
+            if worth is not None and worth < FEWEST_RESAMPLES / 3:
+                return (f"asked {WOBBLE_CALLS} times for the same runs listed in other orders, your interval's ends "
+                        f"wobble about as much as the quantiles of {worth:.0f} resampled ratios do: quantiles taken "
+                        f"over {FEWEST_RESAMPLES} or more miss by less than this check allows. Over how many ratios "
+                        "are yours taken, and is each the ratio of the medians of a fresh resample of all of a and "
+                        "of all of b?")
+            even = [name for name, x in (("a", a), ("b", b)) if x.size % 2 == 0]
+            if even and any(_fits(_Ratios(a, b, middle), level, low, high) for middle in ("lower", "upper")):
+                return (f"{' and '.join(even)} here {'has' if len(even) == 1 else 'have'} an even number of runs, "
+                        "and so does each of its resamples: np.median takes the mean of the two middle values then, "
+                        "as the task says; torch.median, and the value at index n // 2 of the sorted runs, take one "
+                        "of them")
             if below > tail and above > tail:
                 if a.size == b.size > 1 and (np.diff(a) >= 0).all() and (np.diff(b) >= 0).all():
                     return ("the runs are independent, and the order they are listed in means nothing: does your "
@@ -541,11 +624,13 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
             for end, value, share in (("low", low, tail), ("high", high, 1 - tail)):
                 under, at_most = ratios.share(value, below=True), ratios.share(value)
                 ok = under <= share + allowed_miss(tail) and at_most >= share - allowed_miss(tail)
-                ex.expect(ok, f"{call} returned ({low:.4g}, {high:.4g}): "
-                          f"{(under if under > share else at_most):.1%} of the bootstrap's ratios "
-                          f"median(a*) / median(b*) lie below its {end} end; below the {end} end of a "
-                          f"{100 * level:.4g}% interval lie {share:.1%}",
-                          interval_hint(a, b, ratios, level, low, high))
+                if not ok:  # the hint asks the answer again: only once it has failed
+                    ex.expect(False, f"{call} returned ({low:.4g}, {high:.4g}): "
+                              f"{(under if under > share else at_most):.1%} of the bootstrap's ratios "
+                              f"median(a*) / median(b*) lie below its {end} end; below the {end} end of a "
+                              f"{100 * level:.4g}% interval lie {share:.1%}",
+                              interval_hint(a, b, ratios, level, low, high))
+                ex.expect(ok, "", "")
 
         for_all(ex, samples(), bounds_the_ratio, examples=20, chosen=chosen_samples(), budget_s=0.1,
                 describe=lambda case: f"which_is_faster(a, b, {case[2]}) for {case[3]}")
@@ -603,6 +688,36 @@ CHOSEN_LOOPS: list[Loop] = [([1e-6, 100e-6, 1e-6, 1e-6, 50e-6], 10e-6), ([1e-6] 
                             ([100e-6] + [1e-6] * 9, 10e-6), ([3e-3], 5e-6), ([], 5e-6), ([0.0] * 3 + [100e-6], 10e-6)]
 
 
+def _per_call(kernels: list[float], launch: float) -> float:
+    """The slower side of each call, added up."""
+    return float(sum(max(launch, kernel) for kernel in kernels))
+
+
+def _waits_instead(kernels: list[float], launch: float) -> float:
+    """A kernel that waits for its launch taken to end when its launch returns (its own time dropped)."""
+    end = 0.0
+    for i, kernel in enumerate(kernels):
+        end = max(end + kernel, (i + 1) * launch)
+    return end
+
+
+# Loops on which the usual shortcuts give times of their own (a failing case shrinks to one kernel, where several of
+# them give the same time): a hint asks the answer on these too, and names the shortcut that gives its times on all
+# (the second ends with short kernels that wait for their launches: a kernel that starts when its launch starts, or
+# a count from the first launch's return, give times of their own there)
+ORDINARY_LOOPS: list[Loop] = [([1e-6, 100e-6, 1e-6, 1e-6, 50e-6], 10e-6),
+                              ([2e-6, 30e-6, 5e-6, 3e-6] + [1e-6] * 5, 8e-6), ([100e-6] + [1e-6] * 9, 10e-6)]
+TOTALS_HINT = ("the slower side of the totals holds for equal calls; here the order matters: can a kernel start before "
+               "the host has launched it, even if the GPU is idle?")
+PER_CALL_HINT = ("the slower side of each call is not enough: during a long kernel the host launches several short "
+                 "ones, which then run one after another without waiting for a launch each")
+LOOP_SHORTCUTS: list[tuple[Callable[[list[float], float], float], str]] = [
+    (lambda kernels, launch: max(len(kernels) * launch, float(sum(kernels))), TOTALS_HINT),
+    (_per_call, PER_CALL_HINT),
+    (_waits_instead, ("a kernel that waits for its launch still runs once it is launched: the wait comes before "
+                      "its time, not instead of it"))]
+
+
 def check_loop_time(loop_time: Callable[..., float]) -> None:
     """loop_time(kernels, launch): seconds from the start of the first launch until the last kernel ends."""
     with exercise("loop_time") as ex:
@@ -611,6 +726,24 @@ def check_loop_time(loop_time: Callable[..., float]) -> None:
         def call_of(loop: Loop) -> str:
             listed = f"[{', '.join(map(_number, loop[0]))}]"
             return f"loop_time({listed if len(listed) <= 160 else listed[:156] + ' ...]'}, {_number(loop[1])})"
+
+        def _shortcut_of_ordinary_loops() -> str | None:
+            """The hint of the shortcut that gives the answer's times on every one of ORDINARY_LOOPS where it is not
+            right (diagnose's rule, with times that match to a millionth), or None."""
+            try:
+                got = [real(yours(list(kernels), launch)) for kernels, launch in ORDINARY_LOOPS]
+            except Exception:  # noqa: BLE001 -- an answer that raises on an ordinary loop gets the other hints
+                return None
+
+            def close(x: float | None, y: float) -> bool:
+                return x is not None and math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-12)
+
+            for shortcut, hint in LOOP_SHORTCUTS:
+                told = [(g, shortcut(*loop)) for g, loop in zip(got, ORDINARY_LOOPS, strict=True)
+                        if not close(shortcut(*loop), _loop_end(*loop))]
+                if told and all(close(g, value) for g, value in told):
+                    return hint
+            return None
 
         def diagnosis(got: float, want: float, kernels: list[float], launch: float) -> str:
             """A hint for a wrong loop_time, from the shortcut its result matches (without giving the answer)."""
@@ -625,16 +758,17 @@ def check_loop_time(loop_time: Callable[..., float]) -> None:
                 return "a kernel that does no work is still launched: the host spends its launch on it"
             if any(o != kernels and matches(_loop_end(o, launch)) for o in (sorted(kernels), kernels[::-1])):
                 return "the kernels run in launch order, the order of the list"
+            told = _shortcut_of_ordinary_loops()
+            if told is not None:
+                return told
             if matches(max(n * launch, work)):
-                return ("the slower side of the totals holds for equal calls; here the order matters: can a kernel "
-                        "start before the host has launched it, even if the GPU is idle?")
+                return TOTALS_HINT
             if matches(n * launch + work):
                 return ("the host does not wait for the GPU: while a kernel runs, the host goes on launching the next "
                         "ones")
-            per_call = sum(max(launch, k) for k in kernels)
+            per_call = _per_call(kernels, launch)
             if matches(per_call) or (n and matches(launch + kernels[0] + per_call - max(launch, kernels[0]))):
-                return ("the slower side of each call is not enough: during a long kernel the host launches several "
-                        "short ones, which then run one after another without waiting for a launch each")
+                return PER_CALL_HINT
             if matches(want - launch):
                 return "the first kernel cannot start at time 0: its launch has to return first"
             if abs(got - want) <= 0.5e-6 * (1 + 1e-6):

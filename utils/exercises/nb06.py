@@ -266,6 +266,12 @@ def _dot_hint(case: Dot, how: str, rtol: float, atol: float, exact: float, terms
     if case.n == 1:
         return ("even one product is rounded to float32: a dot product of length 1 errs too (n products "
                 "and n - 1 additions round, each by up to half of float32's step)")
+    if case.n >= 2 and abs(exact) >= terms / 4 and atol + rtol * abs(exact) < EPS32 * terms:  # a factor n short
+        return (f"your tolerance here is {(atol + rtol * abs(exact)) / terms:.2g} times sum |x_i y_i| = {terms:.3g}, "
+                f"the sum of the magnitudes of the {case.n} products: about what one rounding of that sum costs, "
+                "but every product and every addition rounds, each by up to half of float32's step at its own "
+                "result, and the running total's results grow with the magnitudes added so far: how many roundings "
+                "can add up, and how large is each?")
     if case.kind == "far":
         return ("one term far larger than the others, the rest of either sign: the running total stays near that term, "
                 "and each small term added to it rounds by up to half of float32's step there, here every time in the "
@@ -292,6 +298,32 @@ def _dot_hint(case: Dot, how: str, rtol: float, atol: float, exact: float, terms
                 "sizes of the error assumes nothing about the inputs?")
     return ("the error of a float32 dot product grows with its length and with the size of its terms "
             "(sum |x_i y_i|, from x and y, not from n alone), whatever order adds them: how large can it be?")
+
+
+SCALED_BY = 2**10  # x and y this many times larger: every product, and every error, SCALED_BY**2 times larger
+
+
+def _allowed(tolerance: tuple[float, float], x: torch.Tensor, y: torch.Tensor) -> float:
+    """What (rtol, atol) allows for x . y: atol + rtol * |x . y|."""
+    return tolerance[1] + tolerance[0] * abs(_exact(x, y))
+
+
+def _catch_hint(case: Dot, tolerance: Callable[[Dot, torch.Tensor, torch.Tensor], tuple[float, float]]) -> str:
+    """What a tolerance that lets bfloat16 inputs through most likely got wrong: a part of it that does not shrink
+    with the inputs (an atol of its own, for results near 0), if the same x and y scaled up by a power of 2, which
+    scales every error exactly, get a tolerance that grows far less than the errors do; else it is too loose."""
+    x, y = (t[0].contiguous() for t in case.inputs())
+    here = _allowed(tolerance(case, x, y), x, y)
+    larger = Dot(case.kind, case.n, case.a * SCALED_BY, case.b * SCALED_BY, case.seed)
+    xs, ys = x * SCALED_BY, y * SCALED_BY  # exact: a power of 2
+    there = _allowed(tolerance(larger, xs, ys), xs, ys)
+    if here > 0 and there < SCALED_BY**2 / 2 * here:
+        return (f"for x and y {SCALED_BY} times larger, whose every product, rounding error and bfloat16 loss is "
+                f"{SCALED_BY}**2 times larger, your tolerance is only {there / here:.3g} times larger: a part of it "
+                "that does not shrink with the terms (a fixed atol, for results near 0, say) lets everything through "
+                "when the terms are small, as they are here. What is the error of a dot product proportional to?")
+    return ("a tolerance far above what float32 can err lets a loss of 16 bits through: use float32's "
+            "rounding, and a bound no larger than float32 sums need")
 
 
 def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tuple[float, float]]) -> None:
@@ -347,12 +379,11 @@ def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tu
                 rtol, atol = accepted(case, x, y) if draw < CATCH_DRAWS else tolerance(case, x, y)
                 exact = _exact(x, y)
                 caught += abs(_exact(x.bfloat16(), y.bfloat16()) - exact) > atol + rtol * abs(exact)
-            ex.expect(2 * caught >= draws,
-                      f"for {case} and the {draws - 1} draws after it (n = {case.n}), your tolerance "
-                      f"accepted {draws - caught} of {draws} dot products whose inputs were rounded "
-                      f"to bfloat16: for random inputs of length up to {CATCH_UP_TO}, at least half must fail",
-                      "a tolerance far above what float32 can err lets a loss of 16 bits through: use float32's "
-                      "rounding, and a bound no larger than float32 sums need")
+            if 2 * caught < draws:
+                ex.expect(False, f"for {case} and the {draws - 1} draws after it (n = {case.n}), your tolerance "
+                          f"accepted {draws - caught} of {draws} dot products whose inputs were rounded "
+                          f"to bfloat16: for random inputs of length up to {CATCH_UP_TO}, at least half must fail",
+                          _catch_hint(case, tolerance))
 
         def each_accepted(case: Dots) -> None:
             for dot in case.each():
@@ -374,7 +405,15 @@ def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tu
             Dots(("balance",), 2**12, 0.1, 1.0, 0),  # a running total far larger than the result
             Dots(("randn",), CATCH_UP_TO, 1.0, 1.0, 0),  # bfloat16 inputs caught at the longest length asked
             Dots(("padded",), 2**12 + 1, 0.1, 1.0, 0),  # zeros first: every term counts, not the first ones
-            Dots(("decay",), 2**14, 1.0, 1.0, 0)])  # x . x: sum |x_i y_i| is not n * mean|x| * mean|y|
+            Dots(("decay",), 2**14, 1.0, 1.0, 0),  # x . x: sum |x_i y_i| is not n * mean|x| * mean|y|
+            # one product that float32 rounds by almost all it may, u = 2**-24 of it: (1 + 2**-12)**2 = 1 + 2**-11
+            # + 2**-24, a tie, rounded to even (down by 2**-24): a constant below 1 times n u sum|x_i y_i| fails
+            Dots(("full",), 1, 1 + 2**-12, 1 + 2**-12, 0),
+            # bfloat16 inputs caught at the smallest scales the task allows (products about 2**-20): a tolerance with a
+            # fixed part (an atol of 1e-5, 1e-6 or 1e-8 of its own, for results near 0) lets them through
+            Dots(("randn",), 1, 2**-10, 2**-10, 2),
+            Dots(("randn",), 16, 2**-10, 2**-10, 0),
+            Dots(("randn",), CATCH_UP_TO, 2**-10, 2**-10, 1)])
 
 
 register(Exercise(NOTEBOOK, "dot_tolerance", check_dot_tolerance))
@@ -493,6 +532,26 @@ def _probed(yours: Callable[[torch.Tensor], object]) -> float | None:
     return value if value is not None and not abs(value - want) <= 2.0**-5 * want else None
 
 
+def _unseen(yours: Callable[[torch.Tensor], object], width: int) -> tuple[int, float, float] | None:
+    """A position of a row of `width` values that the answer does not read, if any: for a row of zeros but one power
+    of 2, c (at most 128, so that fp16 holds c**2; c**2 / width from 1/4 to 1, a normal fp16 number), first, in the
+    middle or last, whose RMS, c / sqrt(width), even fp16 or bfloat16 arithmetic gets within 2**-7: (position, what
+    the answer returned, the RMS) where it is off by more; None where it is not, or the answer raises."""
+    c = min(128.0, 2.0 ** math.floor(math.log2(math.sqrt(width))))
+    want = c / math.sqrt(width)
+    for position in dict.fromkeys((width - 1, width // 2, 0)):
+        row = torch.zeros(width, dtype=torch.float16)
+        row[position] = c
+        try:
+            got = yours(row)
+            value = float(got.double().reshape(-1)[0]) if isinstance(got, torch.Tensor) and got.numel() == 1 else None
+        except Exception:  # noqa: BLE001 -- only a hint depends on it; the answer has failed already
+            return None
+        if value is not None and not abs(value - want) <= 2.0**-7 * want:
+            return position, value, want
+    return None
+
+
 def _rms_hint(yours: Callable[[torch.Tensor], object], row: torch.Tensor, got: float, want: float) -> str:
     """What an RMS that is too far from the exact one, for this row, most likely got wrong."""
     if want == 0:
@@ -502,6 +561,12 @@ def _rms_hint(yours: Callable[[torch.Tensor], object], row: torch.Tensor, got: f
         return (f"even for the row {list(PROBE_ROW)}, whose squares fp16 holds exactly, it returns {probe:.4g}, and "
                 f"the RMS is {math.sqrt(169 / 3):.4g}: the formula is off before any precision is lost (the square "
                 "root of the mean, over the row's d values, of the squares)")
+    unseen = _unseen(yours, row.numel()) if row.numel() > 1 else None
+    if unseen is not None:
+        position, value, exact = unseen
+        return (f"for a row of {row.numel()} zeros but one power of 2 at position {position} (fp16 holds it, its "
+                f"square and their mean), it returns {value:.4g}, and the RMS is {exact:.4g}: not a matter of "
+                "precision. Does it read every value of the last dimension, however wide the row is?")
     if got == 0:
         return ("squares of values below about 2.4e-4 are below fp16's smallest number: they become 0 before "
                 "any sum sees them")
@@ -568,6 +633,8 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
         for_all(ex, activations(), holds, describe=str, examples=EXAMPLES, budget_s=SHRINKING_S, chosen=[
             Activations((3, 4, 7), 4.0, 4.0, "", "contiguous", 1), Activations((0, 5), 0.0, 0.0, "", "contiguous", 2),
             Activations((1000,), -4.0, -4.0, "", "contiguous", 3),
+            # rows wider than any drawn (and than 1024, 2048): an answer that reads the first values only shows
+            Activations((3, 3000), -1.0, 1.0, "", "contiguous", 8),
             # many short rows of ordinary values: where fp16's roundings inside an answer add up past 2**-10 (a row in
             # about 1500 of 5 or 6 values, for an answer that scales by the row's largest value in fp16); each under
             # 32768 values, where PyTorch's CPU reductions would start threads (slow on a busy machine)

@@ -528,6 +528,271 @@ RIGHT_VARIANCE = {
         x, x.mean(dim=-1, keepdim=True).expand_as(x), reduction="none").mean(dim=-1),
 }
 
+# ---------------------------------------------------------------- adversary 06, round 9 (a fresh one): its answers
+# that the course did not have, each with the verdict the checks give it now
+def _guarantee_with_atol(floor: float, added: bool = False):
+    """n eps sum|x_i y_i|, and a fixed atol "for results near 0": added to it, or as its floor.  Where the terms are
+    small (both factors 2**-10, as the task allows), that atol lets every bfloat16 input through (adversary 06, round
+    9: each PASSed, the check caught bfloat16 at those scales in no chosen case)."""
+    def tolerance(x, y):
+        bound = x.numel() * EPS32 * _terms(x, y)
+        return 0.0, bound + floor if added else max(bound, floor)
+    return tolerance
+
+
+def _times_the_guarantee(c: float):
+    """c n u sum|x_i y_i|: for c below 1, not a bound (one product can err by almost u of itself)."""
+    return lambda x, y: (0.0, c * x.numel() * U32 * _terms(x, y))
+
+
+def _measured_error_times(factor: float):
+    """`factor` times the largest error of five orders it can run (torch.dot, torch.sum, a running sum both ways and
+    pairwise by halves) against float64: the orders it cannot run (a GPU's) err more."""
+    def tolerance(x, y):
+        if not x.numel():
+            return 0.0, 0.0
+        exact, products = float((x.double() * y.double()).sum()), x * y
+        results = [float(torch.dot(x, y)), float(products.sum()), float(products.cumsum(0)[-1]),
+                   float(products.flip(0).cumsum(0)[-1])]
+        halves = products
+        while halves.numel() > 1:
+            if halves.numel() % 2:
+                halves = torch.cat([halves, halves.new_zeros(1)])
+            halves = halves[0::2] + halves[1::2]
+        results.append(float(halves[0]))
+        return 0.0, factor * max(abs(r - exact) for r in results)
+    return tolerance
+
+
+def strided_sample_of_the_terms(x, y):
+    """sum|x_i y_i| estimated from every 16th product from the second one on (times 16): a far term at index 0, or
+    zeros where the sample falls, is missed."""
+    n = x.numel()
+    if n <= 64:
+        return 0.0, n * EPS32 * _terms(x, y)
+    return 0.0, n * EPS32 * 16 * _terms(x[1::16], y[1::16])
+
+
+def abs_in_place(x, y):
+    """The terms' size through x.abs_(): it changes the caller's x."""
+    return 0.0, x.numel() * EPS32 * float((x.abs_() * y.abs()).sum())
+
+
+def split_between_rtol_and_atol(x, y):
+    """Right: n eps split between rtol and atol, atol + rtol |x . y| = n eps sum|x_i y_i| (and a millionth more)."""
+    n, products = x.numel(), x.double() * y.double()
+    terms, result = float(products.abs().sum()), abs(float(products.sum()))
+    return n * EPS32, n * EPS32 * (terms - result) + n * EPS32 * 1e-6 * terms
+
+
+def a_tensor_pair(x, y):
+    """Right too: a tensor [rtol, atol], rtol n u as well, the terms by torch.dot of the magnitudes."""
+    return torch.tensor([x.numel() * U32,
+                         float(x.numel() * U32 * 1.0001 * torch.dot(x.abs().double(), y.abs().double()))])
+
+
+WRONG_TOLERANCES.update({
+    "the pairwise bound, log2(n) eps sum|x_i y_i|, as if every order were pairwise": lambda x, y: (
+        0.0, max(math.log2(x.numel()), 1.0) * EPS32 * _terms(x, y) if x.numel() else 0.0),
+    "one bfloat16 rounding (2**-8) of the terms, and as rtol": lambda x, y: (2.0**-8, 2.0**-8 * _terms(x, y)),
+    "n**2 eps times the largest product: far too loose": lambda x, y: (
+        0.0, x.numel() ** 2 * EPS32 * float((x * y).abs().max()) if x.numel() else 0.0),
+    "eps sum|x_i| sum|y_i|, without n": lambda x, y: (
+        0.0, EPS32 * float(x.double().abs().sum()) * float(y.double().abs().sum())),
+    "the terms' size from every 16th product, from the second one": strided_sample_of_the_terms,
+    "n u max|x| max|y|: a factor n short of the terms": lambda x, y: (
+        0.0, x.numel() * U32 * float(x.abs().max()) * float(y.abs().max()) if x.numel() else 0.0),
+    "half the guarantee, as if half of the errors cancelled": _times_the_guarantee(0.5),
+    "0.9 n u sum|x_i y_i|: just below the guarantee": _times_the_guarantee(0.9),
+    "0.8 n u sum|x_i y_i|": _times_the_guarantee(0.8),
+    "10 n eps sum|x_i y_i|: too loose to catch bfloat16": lambda x, y: (0.0, 10 * x.numel() * EPS32 * _terms(x, y)),
+    "the terms through x.abs_(), in place": abs_in_place,
+    "n eps sum|x_i y_i| plus assert_close's atol 1e-5": _guarantee_with_atol(1e-5, added=True),
+    "n eps sum|x_i y_i|, at least 1e-6": _guarantee_with_atol(1e-6),
+    "n eps sum|x_i y_i|, at least 1e-8": _guarantee_with_atol(1e-8),
+    "twice the largest error measured in five orders": _measured_error_times(2),
+    "100 times the largest error measured in five orders": _measured_error_times(100),
+})
+RIGHT_TOLERANCES.update({
+    "gamma_n times the terms summed in float32, and 1% more": lambda x, y: (
+        0.0, 1.01 * _gamma(x.numel()) * float((x * y).abs().sum())),
+    "n u sum|x_i y_i| (without 1 / (1 - n u)), the terms by math.fsum": lambda x, y: (
+        0.0, x.numel() * U32 * math.fsum(abs(a * b) for a, b in zip(x.tolist(), y.tolist(), strict=True))),
+    "a tensor (rtol, atol), rtol n u too": a_tensor_pair,
+    "a list, rtol n u and atol (n + 1) u sum|x_i y_i|": lambda x, y: [
+        x.numel() * U32, (x.numel() + 1) * U32 * _terms(x, y)],
+    "split between rtol and atol": split_between_rtol_and_atol,
+    # on the CPU, PyTorch sums bfloat16 in float32 and rounds the total once (2**-9), within n eps's margin
+    "n eps, the terms' magnitudes summed in bfloat16": lambda x, y: (
+        0.0, x.numel() * EPS32 * float((x * y).abs().bfloat16().cumsum(0)[-1]) if x.numel() else 0.0),
+})
+
+
+def rms_in_place(x):
+    """Scales x in place by its largest |value|, to save a copy: the caller's x changes."""
+    largest = float(x.abs().max()) if x.numel() else 1.0
+    largest = largest if largest > 0 else 1.0
+    x.div_(largest)
+    return (x.float().pow(2).mean(dim=-1).sqrt() * largest).half()
+
+
+def rms_float32_where_a_square_leaves_fp16(x):
+    """float32 only where some |x| is over 255 or under 2.4e-4 (a square over or under fp16's range), fp16 otherwise:
+    its roundings add up past 2**-10 in ordinary rows."""
+    if x.numel():
+        magnitudes = x.abs()
+        nonzero = magnitudes[magnitudes > 0]
+        if float(magnitudes.max()) > 255 or (nonzero.numel() and float(nonzero.min()) < 2.4e-4):
+            return x.float().pow(2).mean(dim=-1).sqrt().half()
+    return x.pow(2).mean(dim=-1).sqrt()
+
+
+def rms_fp16_where_nothing_leaves_it(x):
+    """Right, as the task words it: float32 where some |x| is over 255 or under 2**-7, fp16 otherwise: there its
+    roundings stay within one fp16 step (adversary 06, round 9: within 0.95 of 2**-10 on 800 000 rows of each width)."""
+    if x.numel():
+        magnitudes = x.abs()
+        nonzero = magnitudes[magnitudes > 0]
+        if float(magnitudes.max()) > 255 or (nonzero.numel() and float(nonzero.min()) < 2.0**-7):
+            return x.float().pow(2).mean(dim=-1).sqrt().half()
+    return x.pow(2).mean(dim=-1).sqrt()
+
+
+def rms_rounded_toward_zero(x):
+    """Right: float32, rounded toward zero into fp16 (within one fp16 step, 2**-10, as the task allows)."""
+    exact = x.float().pow(2).mean(dim=-1).sqrt()
+    rounded = exact.half()
+    return torch.where(rounded.float() > exact, torch.nextafter(rounded, torch.zeros_like(rounded)), rounded)
+
+
+def rms_one_scale_for_the_tensor(x):
+    """One scale for every row (the tensor's largest |value|), the squares in fp16: small rows underflow."""
+    largest = x.abs().max() if x.numel() else torch.ones((), dtype=x.dtype)
+    largest = largest if float(largest) > 0 else torch.ones((), dtype=x.dtype)
+    return ((x / largest).pow(2).mean(dim=-1, dtype=torch.float32).sqrt() * largest.float()).half()
+
+
+WRONG_RMS.update({
+    "squares in bfloat16, the rest in float32": lambda x: x.bfloat16().pow(2).float().mean(dim=-1).sqrt().half(),
+    "the mean over dimension 1 (right for 2-D only)": lambda x: (
+        x.float().pow(2).mean(dim=1) if x.dim() > 1 else x.float().pow(2).mean()).sqrt().half(),
+    "divides by d - 1": lambda x: (x.float().pow(2).sum(dim=-1) / max(x.shape[-1] - 1, 1)).sqrt().half(),
+    "float32 only when some |x| is over 255": lambda x: (
+        x.float().pow(2).mean(dim=-1).sqrt().half() if x.numel() and float(x.abs().max()) > 255
+        else x.pow(2).mean(dim=-1).sqrt()),
+    "float32 only where some |x| is over 255 or under 2.4e-4": rms_float32_where_a_square_leaves_fp16,
+    "clamps x to 255, so that the squares fit": lambda x: x.clamp(-255, 255).pow(2).mean(dim=-1).sqrt(),
+    "divides by x.shape[0] (the rows of a 2-D input)": lambda x: (
+        (x.float().pow(2).sum(dim=-1) / x.shape[0]).sqrt().half() if x.shape[0] else x.float().sum(-1).half()),
+    "scales x in place": rms_in_place,
+    "one scale for the whole tensor": rms_one_scale_for_the_tensor,
+    # adversary 06, round 9: it PASSed (no row was wider than 1000 values)
+    "the first 1024 values of a row only": lambda x: x[..., :1024].float().pow(2).mean(dim=-1).sqrt().half(),
+    "the first 512 values of a row only": lambda x: x[..., :512].float().pow(2).mean(dim=-1).sqrt().half(),
+    "the norm in float32, rounded to fp16 before / sqrt(d)": lambda x: (
+        torch.linalg.vector_norm(x.float(), dim=-1).half() / math.sqrt(x.shape[-1])),
+})
+RIGHT_RMS.update({
+    "fp16 where no square leaves its range (|x| from 2**-7 to 255), float32 elsewhere":
+        rms_fp16_where_nothing_leaves_it,
+    "float32, rounded toward zero into fp16": rms_rounded_toward_zero,
+    "vector_norm(dtype=float32), then / sqrt(d)": lambda x: (
+        torch.linalg.vector_norm(x, dim=-1, dtype=torch.float32) / math.sqrt(x.shape[-1])).half(),
+})
+
+
+def kahan_one_pass(x):
+    """Compensated (Kahan) sums of x and of x**2, still E[x**2] - E[x]**2: the cancellation is in the formula."""
+    n = x.shape[1]
+    total, total_error, squares, squares_error = (torch.zeros(x.shape[0]) for _ in range(4))
+    for k in range(n):
+        value = x[:, k]
+        y = value - total_error
+        t = total + y
+        total_error, total = (t - total) - y, t
+        y = value * value - squares_error
+        t = squares + y
+        squares_error, squares = (t - squares) - y, t
+    return squares / n - (total / n).square()
+
+
+def per_row_item_means(x):
+    """Each row's mean as a Python float (.item()): it leaves torch (float64)."""
+    return torch.stack([(row - row.mean().item()).square().mean() for row in x])
+
+
+def chan_wrong_cross_term(x):
+    """Chunks of 64 merged by Chan's update, the cross term weighted nb / total instead of count * nb / total."""
+    count, mean, m2 = 0, torch.zeros(x.shape[0]), torch.zeros(x.shape[0])
+    for start in range(0, x.shape[1], 64):
+        chunk = x[:, start:start + 64]
+        size = chunk.shape[1]
+        chunk_mean = chunk.mean(dim=-1)
+        delta, total = chunk_mean - mean, count + size
+        mean = mean + delta * (size / total)
+        m2 = m2 + (chunk - chunk_mean[:, None]).square().sum(dim=-1) + delta.square() * (size / total)
+        count = total
+    return m2 / x.shape[1]
+
+
+def _halving_mean(x):
+    """A mean by halving, pairs averaged level after level: at each odd width the last column is dropped."""
+    y = x
+    while y.shape[1] > 1:
+        half = y.shape[1] // 2
+        y = (y[:, :half * 2:2] + y[:, 1:half * 2:2]) / 2
+    return y
+
+
+def welford_divided_by_k_plus_2(x):
+    """Welford's update with the mean's step divided by k + 2 instead of k + 1."""
+    mean, m2 = x[:, 0].clone(), torch.zeros(x.shape[0])
+    for k in range(1, x.shape[1]):
+        delta = x[:, k] - mean
+        mean = mean + delta / (k + 2)
+        m2 = m2 + delta * (x[:, k] - mean)
+    return m2 / x.shape[1]
+
+
+def _shifted_by(shift):
+    """The shifted formula, E[(x - K)**2] - E[x - K]**2, for the shift K = shift(x)."""
+    def variance(x):
+        d = x - shift(x)
+        return d.square().mean(dim=-1) - d.mean(dim=-1).square()
+    return variance
+
+
+WRONG_VARIANCE.update({
+    "the one-pass formula with Kahan sums": kahan_one_pass,
+    "NumPy's variance, through x.numpy()": lambda x: torch.from_numpy(x.numpy().var(axis=-1).astype(np.float32)),
+    "returns the standard deviation": lambda x: (x - x.mean(dim=-1, keepdim=True)).square().mean(dim=-1).sqrt(),
+    "returns shape (rows, 1)": lambda x: (x - x.mean(dim=-1, keepdim=True)).square().mean(dim=-1, keepdim=True),
+    "each row's mean through .item()": per_row_item_means,
+    "the variance back from layer_norm's output": lambda x: (
+        (x - x.mean(-1, keepdim=True)) / torch.where((z := torch.nn.functional.layer_norm(x, x.shape[-1:], eps=0.0))
+                                                      == 0, torch.ones_like(z), z)).square().mean(-1),
+    "the one-pass formula through a float32 matrix product": lambda x: (
+        (x * x) @ (torch.ones(x.shape[-1], 1) / x.shape[-1])).squeeze(-1) - (
+        x @ (torch.ones(x.shape[-1], 1) / x.shape[-1])).squeeze(-1).square(),
+    "squares about each row's first value rounded to fp16, uncorrected": lambda x: (
+        x - x[:, :1].half().float()).square().mean(dim=-1),
+    "Chan's merge with the cross term's weight wrong": chan_wrong_cross_term,
+    "two passes about a halving mean that drops odd columns": lambda x: (x - _halving_mean(x)).square().mean(dim=-1),
+    "Welford's update, the mean's step divided by k + 2": welford_divided_by_k_plus_2,
+    "two passes over the first 1024 columns only": lambda x: (
+        x[:, :1024] - x[:, :1024].mean(dim=-1, keepdim=True)).square().mean(dim=-1),
+    "the shifted formula about each row's mean rounded to bfloat16": _shifted_by(
+        lambda x: x.mean(dim=-1, keepdim=True).bfloat16().float()),
+    "the shifted formula, one shift x[0, 0] for the whole batch": _shifted_by(lambda x: x[0, 0]),
+    "the shifted formula about the mean of the whole batch": _shifted_by(lambda x: x.mean()),
+})
+RIGHT_VARIANCE.update({
+    "two passes, the squares summed by einsum": lambda x: torch.einsum(
+        "ij,ij->i", d := x - x.sum(dim=-1, keepdim=True) / x.shape[-1], d) / x.shape[-1],
+    "the shifted formula about a halving mean (its error cancels)": _shifted_by(_halving_mean),
+})
+
+
 WRONG = {
     "check_dot_tolerance": WRONG_TOLERANCES,
     "check_rms": WRONG_RMS,
