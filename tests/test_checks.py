@@ -128,6 +128,10 @@ def test_an_answer_that_fails_once_and_not_again_fails_with_that_failure(error):
     with pytest.raises(type(error), match="failed once") as raised, exercise("flaky") as ex:
         for_all(ex, st.integers(0, 100), once, examples=20)
     assert raised.value is error
+    link: BaseException | None = raised.value  # an exception group in its context: IPython would print a traceback
+    while link is not None:  # with the machine's paths, not the FAIL's message (contains_exceptiongroup, ipython)
+        assert not isinstance(link, BaseExceptionGroup), f"{type(link).__name__} in the failure's context chain"
+        link = link.__context__
 
 
 @host

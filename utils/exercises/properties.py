@@ -100,6 +100,22 @@ def _settings(examples: int, shrink: bool = True) -> Any:
     )
 
 
+def _alone(error: BaseException) -> BaseException:
+    """`error` with no exception group left in the chain of its `__context__`.
+
+    Raised inside a handler, an error keeps the handled exception as its context, and Hypothesis's FlakyFailure is an
+    ExceptionGroup: IPython then prints the chain with the standard library's traceback instead of the error's own
+    `_render_traceback_` (`contains_exceptiongroup` in IPython/core/interactiveshell.py), and a FAIL shows as a
+    long traceback with the machine's paths.  Hence raised outside the handlers, and its chain cut at a group."""
+    link = error
+    while link.__context__ is not None:
+        if isinstance(link.__context__, BaseExceptionGroup):
+            link.__context__ = None
+            break
+        link = link.__context__
+    return error
+
+
 def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None], *, examples: int = EXAMPLES,
             chosen: Sequence[T] = (), budget_s: float = BUDGET_S, describe: Callable[[T], str] = repr) -> None:
     """Check `prop(case)` for `examples` cases drawn from `cases`, then for the `chosen` ones.
@@ -140,18 +156,19 @@ def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None],
         tried[0] += 1
 
     test = hypothesis.seed(seed)(_settings(examples, shrink=budget_s > 0)(hypothesis.given(cases)(run)))
+    stands: BaseException | None = None  # the failure to raise, outside the handlers (see _alone)
     try:
         test()  # generated cases first: a failure among them is shrunk (Hypothesis's explicit examples are not)
         for case in chosen:
             run(case)
     except _Escape as escape:
-        raise escape.error from None
+        stands = escape.error
     except _OutOfTime:
         smallest, smallest_failure = failures[-1]
         if not isinstance(smallest_failure, ExerciseFailed):  # the answer's own error, not a FAIL
             smallest_failure.add_note(f"{ex.name}: your function raised this for {describe(smallest)} (the smallest "
                                       "input found that makes it raise)")
-        raise smallest_failure from None
+        stands = smallest_failure
     except Exception as error:
         flaky = isinstance(error, hypothesis.errors.Flaky) and bool(failures)
         # Flaky: the answer failed on a case, and not when Hypothesis tried it again (it keeps state from one call
@@ -160,13 +177,15 @@ def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None],
         if failed_on is not None and not isinstance(failure, ExerciseFailed):  # the answer's own error, not a FAIL
             failure.add_note(f"{ex.name}: your function raised this for {describe(failed_on)} (the smallest input "
                              "found that makes it raise)")
-        if flaky:
-            raise failure from None
-        raise
+        if not flaky:
+            raise
+        stands = failure
     finally:
         outcomes.clear()
         cases_of.clear()
         failures.clear()
+    if stands is not None:
+        raise _alone(stands) from None
     ex.passed = passed + tried[0]
 
 
