@@ -3,6 +3,8 @@
 The checks themselves, against their wrong and other right answers, are tested by tests/test_exercises.py.
 """
 
+import math
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -110,4 +112,61 @@ def test_an_error_that_is_not_an_allocation_is_not_blamed_on_a_view_of_exabytes(
 
     with pytest.raises(ExerciseFailed) as failed:
         nb00.check_storage_nbytes(storage_nbytes)
+    assert "cannot make every tensor" in str(failed.value).split("hint:")[1], failed.value
+
+
+# Found by a fourth adversary: Hypothesis's hundred draws from 22 dtypes missed some in each check.
+@host
+@pytest.mark.parametrize("check", ["check_storage_nbytes", "check_largest_batch"])
+def test_each_check_asks_about_every_dtype(check):
+    from utils.exercises.answers.nb00 import ALSO_RIGHT
+
+    asked = set()
+    right = next(iter(ALSO_RIGHT[check].values()))
+
+    def answer(*args):
+        asked.add(args[-1])
+        return right(*args)
+
+    getattr(nb00, check)(answer)
+    assert set(nb00.DTYPES) - asked == set()
+
+
+@host
+def test_a_table_without_some_dtypes_raises_its_key_error_on_one_of_them():
+    """The answer's own KeyError reaches the student, with a note naming the call (no FAIL: the error says it)."""
+    from utils.exercises.answers.nb00 import table_without_complex32_and_bfloat16
+
+    with pytest.raises(KeyError) as raised:
+        nb00.check_storage_nbytes(table_without_complex32_and_bfloat16)
+    assert raised.value.args[0] in (torch.complex32, torch.bfloat16)
+    assert "your function raised this for storage_nbytes(" in "".join(raised.value.__notes__)
+
+
+@host
+def test_no_generated_view_has_more_elements_than_an_int64_counts():
+    """A meta tensor (which the task allows) cannot have 2**63 elements: such a view would FAIL a right answer."""
+    @settings(max_examples=1000, database=None, derandomize=True)
+    @given(nb00.views())
+    def look(view):
+        assert math.prod(view[0]) < 2**63, view
+
+    with inside_check():
+        look()
+
+
+@host
+def test_pytorchs_not_implemented_error_gets_the_hint_of_its_runtime_error():
+    """torch.ones(1, dtype=float4_e2m1fn_x2) raises NotImplementedError ("fill_out" not implemented)."""
+    from utils.exercises import ExerciseFailed
+    from utils.exercises.answers.nb00 import element_size_of_ones
+
+    fp4 = getattr(torch, "float4_e2m1fn_x2", None)
+    try:
+        torch.ones(1, dtype=fp4)
+        pytest.skip("this PyTorch fills a tensor of every dtype")
+    except (NotImplementedError, TypeError):
+        pass
+    with pytest.raises(ExerciseFailed) as failed:
+        nb00.check_storage_nbytes(element_size_of_ones)
     assert "cannot make every tensor" in str(failed.value).split("hint:")[1], failed.value

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import decimal
+import fractions
 import math
 import re
 import time
@@ -271,3 +273,140 @@ ALSO_RIGHT = {
             0, (budget - d * d * dtype.itemsize) // (2 * d) // dtype.itemsize),
     },
 }
+
+
+# Found by a fourth adversary: the check drew about a hundred views and layers from 22 dtypes, and missed some (no
+# complex32 or bfloat16 among the views, no bool, int8 or int32 among the layers): each dtype is now asked once.
+_FULL_TABLE = {torch.bool: 1, torch.uint8: 1, torch.int8: 1, torch.int16: 2, torch.int32: 4, torch.int64: 8,
+               torch.float16: 2, torch.bfloat16: 2, torch.float32: 4, torch.float64: 8, torch.complex32: 8,
+               torch.complex64: 8, torch.complex128: 16}
+_FULL_TABLE.update({getattr(torch, name): size for name, size in (
+    ("uint16", 2), ("uint32", 4), ("uint64", 8), ("float8_e4m3fn", 1), ("float8_e5m2", 1), ("float8_e4m3fnuz", 1),
+    ("float8_e5m2fnuz", 1), ("float8_e8m0fnu", 1), ("float4_e2m1fn_x2", 1)) if hasattr(torch, name)})
+_WITHOUT_HALVES = {dtype: size for dtype, size in _FULL_TABLE.items() if dtype not in (torch.complex32, torch.bfloat16)}
+
+
+def full_table_complex32_as_8(shape, stride, offset, dtype):
+    """A table of every dtype, complex32 taken as two float32s (it is two float16s: 4 bytes)."""
+    return 0 if 0 in shape else _elements_to_the_last(shape, stride, offset) * _FULL_TABLE[dtype]
+
+
+def table_without_complex32_and_bfloat16(shape, stride, offset, dtype):
+    """A table that lacks complex32 and bfloat16: its KeyError reaches the student (tests/test_exercises_00.py)."""
+    return 0 if 0 in shape else _elements_to_the_last(shape, stride, offset) * _WITHOUT_HALVES[dtype]
+
+
+def _bits_bool_as_one(dtype):
+    return 1 if dtype == torch.bool else dtype.itemsize * 8
+
+
+def bool_as_one_bit(shape, stride, offset, dtype):
+    """A bool taken as one bit, the bits rounded up to whole bytes."""
+    return 0 if 0 in shape else -(-_elements_to_the_last(shape, stride, offset) * _bits_bool_as_one(dtype) // 8)
+
+
+def element_size_of_ones(shape, stride, offset, dtype):
+    """element_size() of torch.ones(1, dtype): float4_e2m1fn_x2 cannot be filled (PyTorch's NotImplementedError)."""
+    return 0 if 0 in shape else _elements_to_the_last(shape, stride, offset) * torch.ones(1, dtype=dtype).element_size()
+
+
+def by_stride(shape, stride, offset, dtype):
+    """A dict from stride to size: two dimensions of the same stride collapse into one."""
+    if 0 in shape:
+        return 0
+    return (offset + 1 + sum((n - 1) * s for s, n in dict(zip(stride, shape)).items())) * dtype.itemsize
+
+
+def meta_view_and_offset(shape, stride, offset, dtype):
+    """Right: a meta tensor of the view (its storage starts at the view's first element), plus the offset's bytes."""
+    if 0 in shape:
+        return 0
+    view = torch.empty_strided(shape, stride, dtype=dtype, device="meta")
+    return view.untyped_storage().nbytes() + offset * view.element_size()
+
+
+def last_element_in_a_loop(shape, stride, offset, dtype):
+    """Right: a loop to the index of the last element reached."""
+    last = offset
+    for n, s in zip(shape, stride):
+        if n == 0:
+            return 0
+        last += (n - 1) * s
+    return (last + 1) * dtype.itemsize
+
+
+def an_int64_tensor(shape, stride, offset, dtype):
+    """Right: int64 tensors, a 0-d tensor returned."""
+    if math.prod(shape) == 0:
+        return torch.tensor(0)
+    sizes = torch.tensor(list(shape) or [1], dtype=torch.int64)
+    strides = torch.tensor(list(stride) or [0], dtype=torch.int64)
+    return ((sizes - 1) * strides).sum().add(offset + 1).mul(dtype.itemsize)
+
+
+def numpy_uint64(shape, stride, offset, dtype):
+    """Right: NumPy uint64 (sizes, strides and offsets are never negative)."""
+    if 0 in shape:
+        return 0
+    sizes, strides = np.asarray(shape, dtype=np.uint64), np.asarray(stride, dtype=np.uint64)
+    return (offset + 1 + (int(((sizes - np.uint64(1)) * strides).sum()) if shape else 0)) * dtype.itemsize
+
+
+def _budget_search(budget, d, dtype):
+    """Right: a binary search on b, its ceiling from the budget."""
+    lo, hi = 0, budget // (2 * d * dtype.itemsize) + 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if (2 * mid * d + d * d) * dtype.itemsize <= budget else (lo, mid - 1)
+    return lo
+
+
+def _decimal_floor(budget, d, dtype):
+    """Right: Decimal with 50 digits, then floor."""
+    with decimal.localcontext() as context:
+        context.prec = 50
+        return max(0, math.floor((decimal.Decimal(budget // dtype.itemsize) - d * d) / (2 * d)))
+
+
+def _meta_bytes(budget, d, dtype):
+    """Right: a meta tensor's nbytes for the weight, and for one row of x and y."""
+    weight = torch.empty(d, d, dtype=dtype, device="meta").nbytes
+    return max(0, (budget - weight) // (2 * torch.empty(1, d, dtype=dtype, device="meta").nbytes))
+
+
+WRONG_VIEWS.update({
+    "a full table of sizes, complex32 as 8 bytes (two float32s)": full_table_complex32_as_8,
+    "a bool taken as one bit, rounded up to whole bytes": bool_as_one_bit,
+    "element_size of torch.ones(1, dtype) (float4 cannot be filled)": element_size_of_ones,
+    "only the first 3 dimensions": lambda shape, stride, offset, dtype: (
+        0 if 0 in shape else _elements_to_the_last(shape[:3], stride[:3], offset) * dtype.itemsize),
+    "a dict from stride to size (two dimensions of one stride collapse)": by_stride,
+})
+ALSO_RIGHT_VIEWS.update({
+    "a meta tensor of the view, and the offset's bytes": meta_view_and_offset,
+    "torch._prims_common.compute_required_storage_length": lambda shape, stride, offset, dtype: (
+        torch._prims_common.compute_required_storage_length(shape, stride, offset) * dtype.itemsize),
+    "a loop to the last element reached": last_element_in_a_loop,
+    "int64 tensors, a 0-d tensor returned": an_int64_tensor,
+    "NumPy uint64": numpy_uint64,
+    "in bytes throughout": lambda shape, stride, offset, dtype: 0 if 0 in shape else (
+        offset * dtype.itemsize + sum((n - 1) * s * dtype.itemsize for n, s in zip(shape, stride)) + dtype.itemsize),
+})
+WRONG_BATCHES.update({
+    "a full table of sizes, complex32 as 8 bytes (two float32s)": lambda budget, d, dtype: max(
+        0, (budget // _FULL_TABLE[dtype] - d * d) // (2 * d)),
+    "a bool taken as one bit": lambda budget, d, dtype: max(
+        0, (budget * 8 // _bits_bool_as_one(dtype) - d * d) // (2 * d)),
+    "d * d in an int32 (wraps from d = 46341)": lambda budget, d, dtype: max(
+        0, (budget // dtype.itemsize - int(np.int32(d) * np.int32(d))) // (2 * d)),
+})
+ALSO_RIGHT["check_largest_batch"].update({
+    "a binary search, its ceiling from the budget": _budget_search,
+    "Fraction, then floor": lambda budget, d, dtype: max(
+        0, math.floor((fractions.Fraction(budget, dtype.itemsize) - d * d) / (2 * d))),
+    "Decimal, then floor": _decimal_floor,
+    "(E // d - d) // 2": lambda budget, d, dtype: max(0, (budget // dtype.itemsize // d - d) // 2),
+    "meta tensors' nbytes for the weight and a row": _meta_bytes,
+    "int64 tensors, clamped at 0": lambda budget, d, dtype: torch.clamp(
+        (torch.tensor(budget) // dtype.itemsize - d * d) // (2 * d), min=0),
+})
