@@ -5,6 +5,7 @@ kind of caller is tried, and that a failing program is made smaller before it is
 The checks themselves, against their wrong and other right answers, are tested by tests/test_exercises.py.
 """
 
+import ast
 import contextlib
 import io
 from collections import defaultdict, deque
@@ -212,3 +213,25 @@ def test_the_stream_rules_are_what_cuda_does():
                   for iv in measured)
         worst.append((off, nb03.allowed_difference_ms(len(kernels), gap_ms, late_ms), program))
     assert [w for w in worst if w[0] > w[1]] == []
+
+
+@host
+def test_an_error_of_the_answer_is_shown_on_the_smallest_program_that_raises_it():
+    """A fourth adversary's simulator raises KeyError on a wait for an event not yet recorded: the note named the first
+    generated program that raised it (9 operations, its event named like a stream, s1); now the smallest one."""
+    from utils.exercises.answers.nb03 import unrecorded_wait_raises
+
+    with pytest.raises(KeyError) as raised:
+        nb03.check_simulate(unrecorded_wait_raises)
+    note = "".join(raised.value.__notes__)
+    shown = ast.literal_eval(note.split("simulate(", 1)[1].rsplit(") (the smallest", 1)[0])
+    assert shown == [("wait", shown[0][1], "e0")], note
+    assert raised.value.args == ("e0",)
+
+
+@host
+def test_some_generated_durations_are_not_whole_or_quarter_ms():
+    """A simulator that rounds its times to 0.01 ms is off only on a duration such as 0.125 ms."""
+    durations = [op[3] for seed in range(nb03.SEEDED) for op in nb03.random_program(seed % (nb03.MAX_OPS + 1), seed)
+                 if op[0] == "kernel"]
+    assert sum(round(ms, 2) != ms for ms in durations) >= 20

@@ -66,7 +66,7 @@ from . import (
     register,
     what_returned,
 )
-from .properties import for_all, real, shown, st
+from .properties import case_of, for_all, raised_on, real, shown, st
 from .streams import TORCH_CALLERS, Caller, torch_caller, torch_callers, widened
 
 NOTEBOOK = "03_streams_pytorch"
@@ -111,7 +111,7 @@ def _at_once(ex: Any, prop: Callable[[Any], None], case: Any, describe: Callable
         raise
     except Exception as error:
         if not (is_stub(error) or isinstance(error, (LeftForGPU, GPUUnavailableError))):
-            error.add_note(f"{ex.name}: your function raised this for {describe(case)}")
+            error.add_note(f"{ex.name}: your function raised this for {describe(case_of(error, case))}")
         raise
 
 
@@ -581,9 +581,10 @@ MAX_OPS = 20  # operations of a generated program, before the kernels that close
 
 
 def _duration(rng: random.Random) -> float:
-    """A kernel's milliseconds: whole ones, quarters, and now and then 0 (a kernel that takes no time)."""
+    """A kernel's milliseconds: whole ones, eighths (0.125 ms: a simulator that rounds its times to 0.01 ms is off,
+    and the sums of eighths are exact in binary), and now and then 0 (a kernel that takes no time)."""
     draw = rng.random()
-    return 0 if draw < 0.1 else rng.randint(1, 80) / 4 if draw < 0.4 else rng.randint(1, 20)
+    return 0 if draw < 0.1 else rng.randint(1, 160) / 8 if draw < 0.4 else rng.randint(1, 20)
 
 
 def _named(ops: Sequence[tuple]) -> list[Op]:
@@ -779,8 +780,31 @@ def check_simulate(simulate: Callable[[Sequence[Op]], Timeline]) -> None:
         def fails(program: list[Op]) -> bool:
             return _misplaces(yours(list(program)), stream_rules(program))
 
+        def raised(program: list[Op], kind: type[BaseException]) -> BaseException | None:
+            """What the answer raises on `program`, if it is a `kind` of error."""
+            try:
+                yours(list(program))
+            except kind as error:
+                return error
+            except Exception:  # noqa: BLE001 -- another error than the one being made smaller
+                return None
+            return None
+
         def follows_the_rules(program: list[Op]) -> None:
-            got, want = yours(list(program)), stream_rules(program)
+            try:
+                got = yours(list(program))
+            except Exception as error:  # the answer's own error: shown on the smallest program that raises it
+                if is_stub(error):
+                    raise
+                kind = type(error)
+                smaller = [next((case for case in sorted(SIMULATE_CASES, key=len) if raised(case, kind)), program),
+                           _smallest(program, lambda shorter: raised(shorter, kind) is not None)]
+                smallest = min(smaller, key=len)
+                again = raised(smallest, kind) if len(smallest) < len(program) else None
+                if again is None:
+                    raise
+                raise raised_on(again, smallest) from None
+            want = stream_rules(program)
             if _misplaces(got, want):
                 program = _smallest(program, fails)
                 got, want = yours(list(program)), stream_rules(program)

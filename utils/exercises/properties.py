@@ -116,6 +116,18 @@ def _alone(error: BaseException) -> BaseException:
     return error
 
 
+def raised_on(error: BaseException, case: object) -> BaseException:
+    """`error`, marked as raised by the answer on `case`: a smaller case than the one drawn, which a property that
+    makes its failing cases smaller itself found (for_all's note, and nb03's _at_once, then name that case)."""
+    error._raised_on = (case,)  # type: ignore[attr-defined]
+    return error
+
+
+def case_of(error: BaseException, case: T) -> T:
+    """The case that `error` names (raised_on), or `case`, the one the answer was given."""
+    return getattr(error, "_raised_on", (case,))[0]
+
+
 def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None], *, examples: int = EXAMPLES,
             chosen: Sequence[T] = (), budget_s: float = BUDGET_S, describe: Callable[[T], str] = repr) -> None:
     """Check `prop(case)` for `examples` cases drawn from `cases`, then for the `chosen` ones.
@@ -149,8 +161,8 @@ def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None],
             if is_stub(error) or isinstance(error, (LeftForGPU, GPUUnavailableError, TooSlow)):
                 raise _Escape(error) from None
             first_failure[:] = first_failure or [time.perf_counter()]
-            outcomes[key], cases_of[id(error)] = error, case
-            failures.append((case, error))
+            outcomes[key], cases_of[id(error)] = error, case_of(error, case)
+            failures.append((case_of(error, case), error))
             raise
         outcomes[key] = None
         tried[0] += 1

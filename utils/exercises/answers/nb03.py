@@ -8,6 +8,7 @@ a GPU their checks run the answer with the streams in order; WRONG_ON_CPU says w
 
 from __future__ import annotations
 
+import fractions
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -568,6 +569,44 @@ def pending_waits(program):
     return timeline
 
 
+def _wait_looks_the_event_up(free_at, recorded, stream, event):
+    """A wait that looks its event up: a wait for an event not yet recorded raises KeyError."""
+    free_at[stream] = max(free_at.get(stream, 0.0), recorded[event])
+
+
+# Found by a fourth adversary: a wait for an unrecorded event raises the answer's own KeyError, shown on the smallest
+# program that raises it (tests/test_exercises_03.py).
+unrecorded_wait_raises = rules_with(wait=_wait_looks_the_event_up)
+
+
+def _both_streams_wait(free_at, stream, other):
+    """wait_stream(stream, other) read as both streams waiting for each other."""
+    free_at[stream] = free_at[other] = max(free_at.get(stream, 0.0), free_at.get(other, 0.0))
+
+
+def stream_by_stream(program):
+    """The program handled one stream at a time (every operation of the first stream named, then of the next)."""
+    streams = list(dict.fromkeys(op[1] for op in program))
+    return simulator()([op for stream in streams for op in program if op[1] == stream])
+
+
+def wait_stream_as_an_event_of_its_own(program):
+    """Right: each wait_stream rewritten as a record and a wait on an event no other operation names."""
+    rewritten = []
+    for i, op in enumerate(program):
+        rewritten += ([("record", op[2], ("wait_stream", i)), ("wait", op[1], ("wait_stream", i))]
+                      if op[0] == "wait_stream" else [op])
+    return simulator()(rewritten)
+
+
+def consumes_the_program(program):
+    """Right: pops the operations from the front of the list it is given (the check passes a copy)."""
+    ops = []
+    while program:
+        ops.append(program.pop(0))
+    return simulator()(ops)
+
+
 WRONG_SIMULATORS = {
     "streams ignored (one queue)": one_queue,
     "kernels of a stream all start at 0": simulator(in_order=False),
@@ -597,6 +636,11 @@ WRONG_SIMULATORS = {
     # Round 4: events never had a kernel's name in the generated programs, and these passed.
     "events kept in the timeline dict (an event named like a kernel)": events_among_the_kernels,
     "a kernel's end kept among the events (an event named like a kernel)": kernels_as_events,
+    # Round 5: every generated duration was a whole ms or a quarter, and rounding to 0.01 ms never changed one.
+    "times rounded to 0.01 ms": lambda p: {k: (round(a, 2), round(b, 2)) for k, (a, b) in simulator()(p).items()},
+    "times rounded to 0.1 ms": lambda p: {k: (round(a, 1), round(b, 1)) for k, (a, b) in simulator()(p).items()},
+    "wait_stream makes both streams wait for each other": rules_with(wait_stream=_both_streams_wait),
+    "the program handled stream by stream": stream_by_stream,
 }
 ALSO_RIGHT_SIMULATORS = {
     "the wrong simulators' builder, nothing broken": simulator(),
@@ -604,6 +648,10 @@ ALSO_RIGHT_SIMULATORS = {
     "NumPy floats": lambda p: {k: (np.float64(a), np.float64(b)) for k, (a, b) in simulator()(p).items()},
     "pairs as lists": lambda p: {k: list(v) for k, v in simulator()(p).items()},
     "waits kept pending until the stream's time is read": pending_waits,
+    "exact Fractions": lambda p: simulator()([(*op[:3], fractions.Fraction(op[3])) if op[0] == "kernel" else op
+                                              for op in p]),
+    "each wait_stream a record and a wait on an event of its own": wait_stream_as_an_event_of_its_own,
+    "pops the program from the front": consumes_the_program,
 }
 
 
