@@ -863,6 +863,94 @@ WRONG_LOOPS = {
     "no warm-up, under expandable segments (reserved in steps of 20 MiB)": expandable_segments_without_warm_up,
 }
 
+
+# ---------------------------------------------------------------- the fifth adversary's (all judged right on the CPU)
+def _segments_warm_up(sizes: list[int], small: Callable[[int], bool] = lambda n: _block(n) <= MiB,
+                      large: Callable[[list[int]], int] = max, floor: int = 10 * MiB,
+                      small_request: int = 1) -> list[int]:
+    """A small request where the loop has a small one, and a large request from the loop's large blocks (`large`),
+    at least `floor`: with its arguments as they are, right."""
+    big = [_block(n) for n in sizes if not small(n)]
+    return ([small_request] if any(small(n) for n in sizes) else []) + ([max(large(big), floor)] if big else [])
+
+
+def one_per_distinct_size(sizes: list[int]) -> list[int]:
+    """One tensor per distinct large size (as if each size needed a segment of its own), one small one."""
+    large = sorted({max(_block(n), 10 * MiB) for n in sizes if _block(n) > MiB})
+    return ([1] if any(_block(n) <= MiB for n in sizes) else []) + large
+
+
+WRONG_WARM_UPS.update({
+    "10 MiB - 512 as the floor (a block under 10 MiB: a 20 MiB segment)": lambda sizes: _segments_warm_up(
+        sizes, floor=10 * MiB - 512),
+    "1 MB (10**6) as the small pool's edge": lambda sizes: _segments_warm_up(sizes, small=lambda n: n <= 10**6),
+    "the last large size of the loop, not the largest": lambda sizes: _segments_warm_up(
+        sizes, large=lambda big: big[-1]),
+    "a small tensor always, a loop of large ones too": lambda sizes: [1, *_segments_warm_up(sizes)[-1:]] if any(
+        _block(n) > MiB for n in sizes) else [1],
+    "one tensor per distinct large size": one_per_distinct_size,
+    "the small request as 1 MiB + 512 (a large request)": lambda sizes: _segments_warm_up(
+        sizes, small_request=MiB + 512),
+    "pads the list with -1": lambda sizes: [*least_warm_up(sizes), -1],
+})
+ALSO_RIGHT_WARM_UPS.update({
+    "the warm-up twice (the second reuses the first's segments)": lambda sizes: least_warm_up(sizes) * 2,
+    "the large request from the raw bytes, without rounding to 512": lambda sizes: _segments_warm_up(
+        sizes, large=lambda big: max(n for n in sizes if _block(n) > MiB)),
+    "the segment's size itself, 0-byte requests around the small one": lambda sizes: [0, *(
+        [512, 0] if any(n <= MiB for n in sizes) else []), *(
+        [max(10 * MiB, -(-max(n for n in sizes if n > MiB) // (2 * MiB)) * 2 * MiB)] if any(
+            n > MiB for n in sizes) else [])],
+})
+
+
+def _sums(lengths: list[int], width: int, of: Callable[[torch.Tensor], float] = lambda b: float(b.sum()),
+          dtype: torch.dtype = torch.float32) -> list[float]:
+    """A warm-up of the largest batch (torch.empty: no draw), then each batch drawn, summed by `of` and freed."""
+    torch.empty(max(lengths), width, device="cuda", dtype=dtype)
+    sums = []
+    for n in lengths:
+        batch = torch.rand(n, width, device="cuda", dtype=dtype)
+        sums.append(of(batch))
+        del batch
+    return sums
+
+
+def warm_up_with_rand(lengths: list[int], width: int = 4096) -> list[float]:
+    """A warm-up drawn with torch.rand: it uses up the generator's numbers, so every batch has others."""
+    warm = torch.rand(max(lengths), width, device="cuda")
+    del warm
+    return _sums(lengths, width)
+
+
+def a_repeated_length_reused(lengths: list[int], width: int = 4096) -> list[float]:
+    """A length that comes again reuses its first sum: its draw is skipped, and every later batch has others."""
+    torch.empty(max(lengths), width, device="cuda")
+    seen: dict[int, float] = {}
+    for n in lengths:
+        if n not in seen:
+            batch = torch.rand(n, width, device="cuda")
+            seen[n] = float(batch.sum())
+            del batch
+    return [seen[n] for n in lengths]
+
+
+def expected_after_the_first(lengths: list[int], width: int = 4096) -> list[float]:
+    """Draws the first batch only; the others' sums are their expected n * width / 2."""
+    batch = torch.rand(lengths[0], width, device="cuda")
+    return [float(batch.sum()), *(n * width / 2 for n in lengths[1:])]
+
+
+WRONG_LOOPS.update({
+    "a warm-up drawn with torch.rand (uses up draws)": warm_up_with_rand,
+    "float64 draws": lambda lengths, width=4096: _sums(lengths, width, dtype=torch.float64),
+    "stops one batch early": lambda lengths, width=4096: _sums(lengths[:-1] or lengths, width),
+    "sums the first row only": lambda lengths, width=4096: _sums(lengths, width, of=lambda b: float(b[0].sum())),
+    "a repeated length's sum reused (its draw skipped)": a_repeated_length_reused,
+    "expected sums after the first batch": expected_after_the_first,
+    "sums a float16 copy": lambda lengths, width=4096: _sums(lengths, width, of=lambda b: float(b.half().sum())),
+})
+
 WRONG = {
     "check_warm_up_sizes": WRONG_WARM_UPS,
     "check_block_memory": WRONG_BLOCKS,
@@ -875,7 +963,11 @@ WRONG_ON_CPU = {
     "check_batches_without_growth": {"sorts the batches, losing their order",
                                      "computes the sums from the sizes, never makes a batch",
                                      "draws the largest batch once, sums its first rows",
-                                     "bfloat16 batches, sums as 0-d tensors"},
+                                     "bfloat16 batches, sums as 0-d tensors",
+                                     "a warm-up drawn with torch.rand (uses up draws)", "float64 draws",
+                                     "stops one batch early", "sums the first row only",
+                                     "a repeated length's sum reused (its draw skipped)",
+                                     "expected sums after the first batch", "sums a float16 copy"},
 }
 ALSO_RIGHT = {
     "check_warm_up_sizes": ALSO_RIGHT_WARM_UPS,
