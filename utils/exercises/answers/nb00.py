@@ -259,19 +259,20 @@ WRONG = {
     "check_storage_nbytes": WRONG_VIEWS,
     "check_largest_batch": WRONG_BATCHES,
 }
+ALSO_RIGHT_BATCHES = {
+    "by bytes, without dividing into elements first": lambda budget, d, dtype: max(
+        0, (budget - d * d * dtype.itemsize) // (2 * d * dtype.itemsize)),
+    "a NumPy integer": lambda budget, d, dtype: np.int64(max(0, (budget // dtype.itemsize - d * d) // (2 * d))),
+    "galloping search on whether b rows fit": galloping,
+    "a 0-d tensor": lambda budget, d, dtype: torch.tensor(max(0, (budget // dtype.itemsize - d * d) // (2 * d))),
+    "float division, then floor (exact for budgets under 2**53 bytes)": lambda budget, d, dtype: max(
+        0, math.floor((budget / dtype.itemsize - d * d) / (2 * d))),
+    "floor divisions nested": lambda budget, d, dtype: max(
+        0, (budget - d * d * dtype.itemsize) // (2 * d) // dtype.itemsize),
+}
 ALSO_RIGHT = {
     "check_storage_nbytes": ALSO_RIGHT_VIEWS,
-    "check_largest_batch": {
-        "by bytes, without dividing into elements first": lambda budget, d, dtype: max(
-            0, (budget - d * d * dtype.itemsize) // (2 * d * dtype.itemsize)),
-        "a NumPy integer": lambda budget, d, dtype: np.int64(max(0, (budget // dtype.itemsize - d * d) // (2 * d))),
-        "galloping search on whether b rows fit": galloping,
-        "a 0-d tensor": lambda budget, d, dtype: torch.tensor(max(0, (budget // dtype.itemsize - d * d) // (2 * d))),
-        "float division, then floor (exact for budgets under 2**53 bytes)": lambda budget, d, dtype: max(
-            0, math.floor((budget / dtype.itemsize - d * d) / (2 * d))),
-        "floor divisions nested": lambda budget, d, dtype: max(
-            0, (budget - d * d * dtype.itemsize) // (2 * d) // dtype.itemsize),
-    },
+    "check_largest_batch": ALSO_RIGHT_BATCHES,
 }
 
 
@@ -400,7 +401,7 @@ WRONG_BATCHES.update({
     "d * d in an int32 (wraps from d = 46341)": lambda budget, d, dtype: max(
         0, (budget // dtype.itemsize - int(np.int32(d) * np.int32(d))) // (2 * d)),
 })
-ALSO_RIGHT["check_largest_batch"].update({
+ALSO_RIGHT_BATCHES.update({
     "a binary search, its ceiling from the budget": _budget_search,
     "Fraction, then floor": lambda budget, d, dtype: max(
         0, math.floor((fractions.Fraction(budget, dtype.itemsize) - d * d) / (2 * d))),
