@@ -589,20 +589,25 @@ def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path,
                             "to run it first (tools/course.py's slide_type)")
             del targets["setup"]
         cell_nodes = page.locator(".reveal .jp-Cell")
+
+        def ran_cleanly(name: str, n: int, how: str = "") -> dict | None:
+            """Wait for cell n to run; note it in `problems` if it did not, or raised; the cell if it ran cleanly."""
+            ran = wait_until(lambda: RAN.match(page.evaluate(LIVE_CELLS_JS)[n]["prompt"]), RUN_ALL_S)
+            cell = page.evaluate(LIVE_CELLS_JS)[n]
+            if not ran:
+                problems.append(f"{notebook}: {how}the {name} cell (cell {n}) did not run: its prompt reads "
+                                f"{cell['prompt']!r}")
+            elif cell["stderr"]:
+                problems.append(f"{notebook}: the {name} cell (cell {n}) raised: {cell['stderr'][-400:]}")
+            return cell if ran and not cell["stderr"] else None
+
         if "setup" in targets:  # the guides' start, word for word: click the setup cell, Shift+Enter twice
             cell_nodes.nth(targets["setup"]).locator(".jp-InputPrompt").click()
             page.keyboard.press("Shift+Enter")
             wait_until(lambda: RAN.match(page.evaluate(LIVE_CELLS_JS)[targets["setup"]]["prompt"]), RUN_ALL_S)
             page.keyboard.press("Shift+Enter")
             for name in ("setup", "imports"):
-                n = targets.pop(name)
-                ran = wait_until(lambda n=n: RAN.match(page.evaluate(LIVE_CELLS_JS)[n]["prompt"]), RUN_ALL_S)
-                cell = page.evaluate(LIVE_CELLS_JS)[n]
-                if not ran:
-                    problems.append(f"{notebook}: click the setup cell, Shift+Enter twice (the guides' start): the "
-                                    f"{name} cell (cell {n}) did not run, its prompt reads {cell['prompt']!r}")
-                elif cell["stderr"]:
-                    problems.append(f"{notebook}: the {name} cell (cell {n}) raised: {cell['stderr'][-400:]}")
+                ran_cleanly(name, targets.pop(name), "click the setup cell, Shift+Enter twice (the guides' start): ")
         for name, n in sorted(targets.items(), key=lambda target: target[1]):  # in the slides' order
             steps = 0
             while not page.evaluate(LIVE_CELLS_JS)[n]["present"] and steps < max_steps:
@@ -614,14 +619,8 @@ def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path,
                 continue
             cell_nodes.nth(n).locator(".jp-InputPrompt").click()
             page.keyboard.press("Shift+Enter")
-            ran = wait_until(lambda n=n: RAN.match(page.evaluate(LIVE_CELLS_JS)[n]["prompt"]), RUN_ALL_S)
-            cell = page.evaluate(LIVE_CELLS_JS)[n]
-            if not ran:
-                problems.append(f"{notebook}: the {name} cell (cell {n}) did not run: its prompt reads "
-                                f"{cell['prompt']!r}")
-            elif cell["stderr"]:
-                problems.append(f"{notebook}: the {name} cell (cell {n}) raised: {cell['stderr'][-400:]}")
-            elif name == "gpu" and not __import__("utils").has_cuda() and not (
+            cell = ran_cleanly(name, n)
+            if cell is not None and name == "gpu" and not __import__("utils").has_cuda() and not (
                     cell["stdout"].startswith("skipped (needs cuda") and cell["reference"]):
                 problems.append(f"{notebook}: the GPU cell (cell {n}) printed {cell['stdout'][:200]!r}, with "
                                 f"{'a' if cell['reference'] else 'no'} reference block")
