@@ -537,6 +537,7 @@ SHORT_LECTURE = "01"  # presented with `python -m tools.course slides short 01`:
 # where a traceback goes).
 LIVE_CELLS_JS = """() => [...document.querySelectorAll('.reveal .jp-Cell')].map(c => ({
     code: c.classList.contains('jp-CodeCell'),
+    active: c.classList.contains('jp-mod-active'),
     present: !!c.closest('section') && c.closest('section').classList.contains('present') && c.checkVisibility(),
     skipped: c.classList.contains('reveal-skip') && getComputedStyle(c).display === 'none',
     prompt: c.querySelector('.jp-InputPrompt') ? c.querySelector('.jp-InputPrompt').textContent.trim() : '',
@@ -602,7 +603,13 @@ def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path,
             return cell if ran and not cell["stderr"] else None
 
         if "setup" in targets:  # the guides' start, word for word: click the setup cell, Shift+Enter twice
-            cell_nodes.nth(targets["setup"]).locator(".jp-InputPrompt").click()
+            setup = targets["setup"]
+
+            def clicked_setup() -> bool:  # a click before the slideshow takes clicks selects nothing: click again
+                cell_nodes.nth(setup).locator(".jp-InputPrompt").click()
+                return page.evaluate(LIVE_CELLS_JS)[setup]["active"]
+
+            wait_until(clicked_setup, PAGE_MS / 1000)
             page.keyboard.press("Shift+Enter")
             wait_until(lambda: RAN.match(page.evaluate(LIVE_CELLS_JS)[targets["setup"]]["prompt"]), RUN_ALL_S)
             page.keyboard.press("Shift+Enter")
