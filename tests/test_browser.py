@@ -537,7 +537,6 @@ SHORT_LECTURE = "01"  # presented with `python -m tools.course slides short 01`:
 # where a traceback goes).
 LIVE_CELLS_JS = """() => [...document.querySelectorAll('.reveal .jp-Cell')].map(c => ({
     code: c.classList.contains('jp-CodeCell'),
-    active: c.classList.contains('jp-mod-active'),
     present: !!c.closest('section') && c.closest('section').classList.contains('present') && c.checkVisibility(),
     skipped: c.classList.contains('reveal-skip') && getComputedStyle(c).display === 'none',
     prompt: c.querySelector('.jp-InputPrompt') ? c.querySelector('.jp-InputPrompt').textContent.trim() : '',
@@ -590,31 +589,20 @@ def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path,
                             "to run it first (tools/course.py's slide_type)")
             del targets["setup"]
         cell_nodes = page.locator(".reveal .jp-Cell")
-
-        def ran_cleanly(name: str, n: int, how: str = "") -> dict | None:
-            """Wait for cell n to run; note it in `problems` if it did not, or raised; the cell if it ran cleanly."""
-            ran = wait_until(lambda: RAN.match(page.evaluate(LIVE_CELLS_JS)[n]["prompt"]), RUN_ALL_S)
-            cell = page.evaluate(LIVE_CELLS_JS)[n]
-            if not ran:
-                problems.append(f"{notebook}: {how}the {name} cell (cell {n}) did not run: its prompt reads "
-                                f"{cell['prompt']!r}")
-            elif cell["stderr"]:
-                problems.append(f"{notebook}: the {name} cell (cell {n}) raised: {cell['stderr'][-400:]}")
-            return cell if ran and not cell["stderr"] else None
-
         if "setup" in targets:  # the guides' start, word for word: click the setup cell, Shift+Enter twice
-            setup = targets["setup"]
-
-            def clicked_setup() -> bool:  # a click before the slideshow takes clicks selects nothing: click again
-                cell_nodes.nth(setup).locator(".jp-InputPrompt").click()
-                return page.evaluate(LIVE_CELLS_JS)[setup]["active"]
-
-            wait_until(clicked_setup, PAGE_MS / 1000)
+            cell_nodes.nth(targets["setup"]).locator(".jp-InputPrompt").click()
             page.keyboard.press("Shift+Enter")
             wait_until(lambda: RAN.match(page.evaluate(LIVE_CELLS_JS)[targets["setup"]]["prompt"]), RUN_ALL_S)
             page.keyboard.press("Shift+Enter")
             for name in ("setup", "imports"):
-                ran_cleanly(name, targets.pop(name), "click the setup cell, Shift+Enter twice (the guides' start): ")
+                n = targets.pop(name)
+                ran = wait_until(lambda n=n: RAN.match(page.evaluate(LIVE_CELLS_JS)[n]["prompt"]), RUN_ALL_S)
+                cell = page.evaluate(LIVE_CELLS_JS)[n]
+                if not ran:
+                    problems.append(f"{notebook}: click the setup cell, Shift+Enter twice (the guides' start): the "
+                                    f"{name} cell (cell {n}) did not run, its prompt reads {cell['prompt']!r}")
+                elif cell["stderr"]:
+                    problems.append(f"{notebook}: the {name} cell (cell {n}) raised: {cell['stderr'][-400:]}")
         for name, n in sorted(targets.items(), key=lambda target: target[1]):  # in the slides' order
             steps = 0
             while not page.evaluate(LIVE_CELLS_JS)[n]["present"] and steps < max_steps:
@@ -626,8 +614,14 @@ def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path,
                 continue
             cell_nodes.nth(n).locator(".jp-InputPrompt").click()
             page.keyboard.press("Shift+Enter")
-            cell = ran_cleanly(name, n)
-            if cell is not None and name == "gpu" and not __import__("utils").has_cuda() and not (
+            ran = wait_until(lambda n=n: RAN.match(page.evaluate(LIVE_CELLS_JS)[n]["prompt"]), RUN_ALL_S)
+            cell = page.evaluate(LIVE_CELLS_JS)[n]
+            if not ran:
+                problems.append(f"{notebook}: the {name} cell (cell {n}) did not run: its prompt reads "
+                                f"{cell['prompt']!r}")
+            elif cell["stderr"]:
+                problems.append(f"{notebook}: the {name} cell (cell {n}) raised: {cell['stderr'][-400:]}")
+            elif name == "gpu" and not __import__("utils").has_cuda() and not (
                     cell["stdout"].startswith("skipped (needs cuda") and cell["reference"]):
                 problems.append(f"{notebook}: the GPU cell (cell {n}) printed {cell['stdout'][:200]!r}, with "
                                 f"{'a' if cell['reference'] else 'no'} reference block")
