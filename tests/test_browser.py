@@ -537,6 +537,7 @@ SHORT_LECTURE = "01"  # presented with `python -m tools.course slides short 01`:
 # where a traceback goes).
 LIVE_CELLS_JS = """() => [...document.querySelectorAll('.reveal .jp-Cell')].map(c => ({
     code: c.classList.contains('jp-CodeCell'),
+    active: c.classList.contains('jp-mod-active'),
     present: !!c.closest('section') && c.closest('section').classList.contains('present') && c.checkVisibility(),
     skipped: c.classList.contains('reveal-skip') && getComputedStyle(c).display === 'none',
     prompt: c.querySelector('.jp-InputPrompt') ? c.querySelector('.jp-InputPrompt').textContent.trim() : '',
@@ -556,6 +557,34 @@ def live_cells(nb: nbformat.NotebookNode) -> dict[str, int]:
     cpu = next(n for n in shown if not nb.cells[n].source.startswith("%%"))
     gpu = next(n for n in shown if nb.cells[n].source.startswith("%%requires cuda"))
     return {"setup": code[0], "imports": code[1], "cpu": cpu, "gpu": gpu}
+
+
+SELECT_TRIES = 5
+
+
+def select_cell(page, cell_nodes, n: int) -> bool:
+    """Click cell n's prompt, as a presenter does, until the slideshow has made it the active cell (at most
+    SELECT_TRIES clicks). The setup cell sits below the first screen of the title slide (1,184 px down in 04,
+    measured 2026-11-29), so the click scrolls the slide first; a click while the slide still moves can land on
+    the next cell, and Shift+Enter then runs that one (a CI run did: the imports ran, the setup cell never did)."""
+    prompt = cell_nodes.nth(n).locator(".jp-InputPrompt")
+    for _ in range(SELECT_TRIES):
+        prompt.scroll_into_view_if_needed(timeout=ACTION_MS)
+        box = wait_until(lambda: stable_box(page, prompt), 10)  # the slide has stopped moving
+        if box:
+            prompt.click(timeout=ACTION_MS)
+            if page.evaluate(LIVE_CELLS_JS)[n]["active"]:
+                return True
+        page.wait_for_timeout(500)
+    return False
+
+
+def stable_box(page, locator) -> dict | None:
+    """The element's box if it has not moved in the last 200 ms, else None."""
+    before = locator.bounding_box()
+    page.wait_for_timeout(200)
+    after = locator.bounding_box()
+    return after if before and after == before else None
 
 
 def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path, max_steps: int = 60) -> list[str]:
@@ -590,7 +619,10 @@ def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path,
             del targets["setup"]
         cell_nodes = page.locator(".reveal .jp-Cell")
         if "setup" in targets:  # the guides' start, word for word: click the setup cell, Shift+Enter twice
-            cell_nodes.nth(targets["setup"]).locator(".jp-InputPrompt").click()
+            if not select_cell(page, cell_nodes, targets["setup"]):
+                page.screenshot(path=tmp / f"live-not-selected-{Path(notebook).stem}.png")
+                return [*problems, (f"{notebook}: {SELECT_TRIES} clicks on the setup cell (cell {targets['setup']}) "
+                                    "did not make it the slideshow's active cell")]
             page.keyboard.press("Shift+Enter")
             wait_until(lambda: RAN.match(page.evaluate(LIVE_CELLS_JS)[targets["setup"]]["prompt"]), RUN_ALL_S)
             page.keyboard.press("Shift+Enter")
@@ -612,7 +644,10 @@ def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path,
             if not page.evaluate(LIVE_CELLS_JS)[n]["present"]:
                 problems.append(f"{notebook}: {max_steps} steps on, no slide shows the {name} cell (cell {n})")
                 continue
-            cell_nodes.nth(n).locator(".jp-InputPrompt").click()
+            if not select_cell(page, cell_nodes, n):
+                problems.append(f"{notebook}: {SELECT_TRIES} clicks on the {name} cell (cell {n}) did not make it the "
+                                "slideshow's active cell")
+                continue
             page.keyboard.press("Shift+Enter")
             ran = wait_until(lambda n=n: RAN.match(page.evaluate(LIVE_CELLS_JS)[n]["prompt"]), RUN_ALL_S)
             cell = page.evaluate(LIVE_CELLS_JS)[n]
