@@ -198,9 +198,29 @@ def test_a_longer_larger_and_wider_batch_has_the_same_loss_and_a_loop_shows_in_e
 def test_an_answer_that_changes_a_global_setting_fails_and_the_setting_is_restored():
     before = torch.backends.cuda.matmul.allow_tf32
     printed = io.StringIO()
-    with pytest.raises(Exception, match="allow_tf32: False -> True"), contextlib.redirect_stdout(printed):
+    with pytest.raises(Exception, match=rf"{nb08.TF32_SETTING}: {nb08.TF32_OFF} -> (tf32|True)"), (
+            contextlib.redirect_stdout(printed)):
         nb08.check_fast_loss(answers08.turns_tf32_on)
     assert torch.backends.cuda.matmul.allow_tf32 == before
+
+
+@host
+def test_after_tf32_set_as_lecture_06_sets_it_a_right_answer_passes_and_the_setting_stays():
+    """Lecture 06 sets TF32 with fp32_precision, after which PyTorch (2.9 and later) raises on reading the legacy
+    allow_tf32: the check read it, and raised at a right answer (the 08 adversary of 2026-11-29)."""
+    matmul = torch.backends.cuda.matmul
+    if not hasattr(matmul, "fp32_precision"):
+        pytest.skip("this PyTorch has no fp32_precision")
+    saved = nb08._tf32_saved()
+    matmul.fp32_precision = "tf32"
+    try:
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            nb08.check_fast_loss(answers08.fast_loss)
+        assert printed.getvalue().startswith("PASS fast_loss"), printed.getvalue()
+        assert matmul.fp32_precision == "tf32"
+    finally:
+        nb08._tf32_restore(saved)
 
 
 def test_a_reference_of_the_check_is_no_answer():

@@ -38,19 +38,22 @@ streams in order (`utils.exercises.cuda_on_cpu`): its values, not its races or i
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import itertools
 import math
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from functools import cache, partial
 from typing import Any
 
 import numpy as np
 import torch
 from matplotlib.lines import Line2D
+from torch.overrides import TorchFunctionMode
 
 from ..device import GPUUnavailableError, has_cuda, require_cuda
 from ..plotting import Interval, StreamTimeline, plot_timeline
@@ -392,6 +395,27 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
                 chosen=[(kind, 4, 5, 3.0) for kind in TORCH_CALLERS] + [("default", 1, 0, 1.0)], describe=_fan_call)
         for_all(ex, torch_callers(), _fan_races(ex, yours), examples=len(TORCH_CALLERS), budget_s=GPU_BUDGET_S,
                 describe=lambda kind: f"fan_out called from {TORCH_CALLERS[kind]}")
+        _fan_keeps_nothing(ex, yours)
+
+
+def _fan_keeps_nothing(ex: Any, yours: Callable) -> None:
+    """The caller owns the outputs: once it drops them (after two calls), nothing else holds them.  An answer that
+    keeps them (forever, or until its next call) never races in _fan_frees, since their memory is never freed, but
+    it leaks, and a caller that reads call n's outputs after call n+1 meets the race the answer only postponed."""
+    streams = [torch.cuda.Stream() for _ in range(FAN)]
+    x = torch.full((FAN_N,), 1.0, device="cuda")
+    alive = []
+    for _ in range(2):
+        outs = yours(x, _fan_fns([]), streams)
+        alive += [weakref.ref(o) for o in outs if isinstance(o, torch.Tensor)]
+        del outs
+    torch.cuda.synchronize()
+    gc.collect()
+    kept = sum(ref() is not None for ref in alive)
+    ex.expect(kept == 0, f"fan_out(x, {FAN} fns, {FAN} streams), called twice from the default stream: after the "
+                         f"caller dropped both calls' outputs, {kept} of the {len(alive)} were still alive",
+              "the caller owns the outputs and drops them when it likes: keeping them alive postpones the race of "
+              "the freed memory (and leaks it); the allocator is told of another stream's use by record_stream")
 
 
 register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=10))
@@ -1233,6 +1257,25 @@ def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str,
               "to know when it can fill its pinned batches again")
 
 
+class _RecordStreams(TorchFunctionMode):
+    """Notes every Tensor.record_stream call in the block (and lets it run)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[object] = []
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        if func is torch.Tensor.record_stream:
+            self.calls.append(args[1:])
+        return func(*args, **(kwargs or {}))
+
+
+@contextmanager
+def _counting_record_stream() -> Iterator[list[object]]:
+    with _RecordStreams() as mode:
+        yield mode.calls
+
+
 KEPT_HINT = ("allocate the two buffers in each call: buffers kept from one call to the next are shared by every "
              "caller, whatever stream it calls from, and their memory is never given back")
 BUFFERS_HINT = ("allocate two buffers, each of one batch, once, before the loop, and copy each batch into one of "
@@ -1334,10 +1377,21 @@ def check_prefetch_loop(
 
         torch.cuda.synchronize()
         batches = _shifted(batches)
+        # A first call on this copy_stream: buffers kept from one call to the next (per copy_stream, say) are
+        # kept by the measured call, which then allocates none.  And no record_stream, in either: events only.
+        with _counting_record_stream() as recorded:
+            yours(batches, step, copy_stream)
+        torch.cuda.synchronize()
+        batches = _shifted(batches)
         buffer = torch.empty(ROWS, COLS, device="cuda")
         steps_count, steps_bytes = _large_allocations(lambda: [step(buffer) for _ in batches])  # noqa: F821
         del buffer
-        loop_count, loop_bytes = _large_allocations(lambda: yours(batches, step, copy_stream))
+        with _counting_record_stream() as recorded_too:
+            loop_count, loop_bytes = _large_allocations(lambda: yours(batches, step, copy_stream))
+        records = len(recorded) + len(recorded_too)
+        ex.expect(records == 0, f"prefetch_loop called record_stream {records} time(s) in two calls of {len(batches)} "
+                  "batches", "the task orders the buffers' reuse with events only: a buffer's next copy waits for "
+                  "an event recorded after the step that read it")
         batch_bytes = batches[0].numel() * batches[0].element_size()
         by_loop, held = loop_count - steps_count, (loop_bytes - steps_bytes) / batch_bytes
         # 2.5: room for the allocator's rounding of a block (a batch is 16 MiB: whole blocks, in practice none)

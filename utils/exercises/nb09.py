@@ -11,7 +11,10 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
   allocates comes with guards and starts as NaN (`_GuardedAllocations`): nothing written just outside it, and no
   more than EAGER arrays of x's size (CuPy's operators one at a time are not one kernel of your own).  Then two
   calls on one shape (the first result must survive the second) and one larger than a grid of 65535 blocks of 1024
-  threads covers.  Nothing of it runs on a CPU (CuPy kernels need a GPU, and NVRTC, which compiles the source,
+  threads covers; and one call that launches exactly one kernel (counted by CUPTI through torch.profiler, where it
+  counts: in-place operators or `x + bias` before a kernel allocate too little for the EAGER rule).  Empty x and
+  bias are views with memory behind them (a read past an empty array's end FAILs, not a lost context).  Nothing of
+  it runs on a CPU (CuPy kernels need a GPU, and NVRTC, which compiles the source,
   needs CUDA): `cpu_checks=0`.
 - `check_softmax_rows` (Triton): rows 0, 1 and odd, columns 1, odd, not a power of two and up to 4096, rows
   further apart than their length: within `SOFTMAX_RTOL` of a float64 softmax, and at least one launch; then two
@@ -204,20 +207,26 @@ def _gelu_values(case: GeluCase, attempt: int = 0) -> tuple[np.ndarray, np.ndarr
     return (rng.normal(0.0, 3.0, shape).astype(dtype), rng.normal(0.0, 1.0, shape[-1:]).astype(dtype))
 
 
-def _gelu_views(cp: Any, case: GeluCase, shape: tuple[int, ...], dtype: str) -> tuple[Any, Any, Any, Any]:
-    """(x, bias, x's base, bias's base): views of NaN-filled arrays of the case's layout, on the current stream."""
+def _nan_array(cp: Any, shape: tuple[int, ...], dtype: str) -> Any:
+    """A NaN-filled array of `shape`, on the current stream, that has memory even when it is empty: a view of the
+    first elements of one at least 1 long in every dimension.  CuPy gives an empty array no memory (its pointer is
+    0), so a kernel reading one element past the end of an empty x would fault, and the lost CUDA context end the
+    check with a CUDA error instead of a FAIL that names the bound."""
+    base = cp.full(tuple(max(d, 1) for d in shape), math.nan, dtype=dtype)
+    return base[tuple(slice(0, d) for d in shape)]
+
+
+def _gelu_views(cp: Any, case: GeluCase, shape: tuple[int, ...], dtype: str) -> tuple[Any, Any]:
+    """(x, bias): views of NaN-filled arrays of the case's layout, on the current stream (never without memory)."""
     _, rows, n, _, layout, strided_bias, _ = case
     if layout == "transposed" and rows is not None:
-        x_base = cp.full((n, rows), math.nan, dtype=dtype)
-        x = x_base.T
+        x = _nan_array(cp, (n, rows), dtype).T
     elif layout == "strided":
-        x_base = cp.full((*shape[:-1], 2 * n), math.nan, dtype=dtype)
-        x = x_base[..., ::2]
+        x = _nan_array(cp, (*shape[:-1], 2 * n), dtype)[..., ::2]
     else:
-        x_base = x = cp.full(shape, math.nan, dtype=dtype)
-    b_base = cp.full((2 * n,) if strided_bias else (n,), math.nan, dtype=dtype)
-    bias = b_base[::2] if strided_bias else b_base
-    return x, bias, x_base, b_base
+        x = _nan_array(cp, shape, dtype)
+    bias = _nan_array(cp, (2 * n,), dtype)[::2] if strided_bias else _nan_array(cp, (n,), dtype)
+    return x, bias
 
 
 @dataclass
@@ -245,7 +254,7 @@ def _gelu_run(cp: Any, yours: Callable, case: GeluCase, sources: tuple[Any, Any]
         if s.ptr != 0:
             with _queued_on(cp, cp.cuda.Stream.null):
                 cupy_sleep(3 * w)
-        x, bias, _, _ = _gelu_views(cp, case, _gelu_shape(case), dtype)
+        x, bias = _gelu_views(cp, case, _gelu_shape(case), dtype)
         # The clock starts before the window is queued: `written` cannot be done before w has passed on it, so a
         # host slow to reach the call (a kernel compiled for the copies below) spoils the run (tried again with a
         # longer window), and is never taken for a wait inside the answer.
@@ -320,6 +329,53 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
         for_all(ex, _gelu_cases(), holds, examples=GPU_CASES, chosen=chosen, budget_s=GPU_BUDGET_S,
                 describe=_describe_gelu)
         _gelu_twice_and_large(ex, cp, yours)
+        _gelu_one_kernel(ex, cp, yours)
+
+
+GELU_COUNTED = (33, 1000)  # the shape (float32, contiguous) on which the kernels of one call are counted
+
+
+def _kernels_launched(cp: Any, call: Callable[[], object]) -> int | None:
+    """How many GPU kernels `call()` launched (memory copies and fills not counted), as CUPTI records them: through
+    torch.profiler, which records every kernel of the process, CuPy's too (CuPy has no kernel counter of its own).
+    None where it does not count a kernel of the check's own as exactly one (no CUPTI here, or another profiler on)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    def count(fn: Callable[[], object]) -> int:
+        cp.cuda.Device().synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            cp.cuda.Device().synchronize()
+        return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
+                   and not e.name.startswith(("Memcpy", "Memset")))
+
+    own = cp.ElementwiseKernel("T x", "T y", "y = x + x", "course09_counted")
+    probe = cp.ones(1024, dtype=cp.float32)
+    own(probe)  # compiled before it is counted
+    try:
+        if count(lambda: own(probe)) != 1:
+            return None
+    except RuntimeError:  # the profiler cannot start (another one is running)
+        return None
+    return count(call)
+
+
+def _gelu_one_kernel(ex: Any, cp: Any, yours: Callable) -> None:
+    """One call on GELU_COUNTED (after a first call on the same shape, so that nothing compiles): it must launch
+    exactly one kernel.  CuPy's operators in place, or `x + bias` before a kernel, allocate no more than a fused
+    kernel does, so the EAGER rule cannot see them; the kernel count does.  Skipped where CUPTI does not count."""
+    rng = np.random.default_rng(_seed("gelu kernels"))
+    x = cp.asarray(rng.normal(0.0, 3.0, GELU_COUNTED).astype(np.float32))
+    bias = cp.asarray(rng.normal(0.0, 1.0, GELU_COUNTED[-1:]).astype(np.float32))
+    _in_a_fresh_thread(partial(yours, x, bias))
+    launched = _in_a_fresh_thread(partial(_kernels_launched, cp, partial(yours, x, bias)))
+    if launched is None:
+        return
+    cols = GELU_COUNTED[1]
+    ex.expect(launched == 1, f"bias_gelu(x of shape {GELU_COUNTED}, float32, bias of shape ({cols},)) launched "
+              f"{launched} GPU kernels (counted by CUPTI, through torch.profiler)",
+              "the task is one kernel of your own (cp.ElementwiseKernel or cp.RawKernel) that computes the whole "
+              "formula for each element: every CuPy operator, x + bias too, is a kernel of its own")
 
 
 def _gelu_twice_and_large(ex: Any, cp: Any, yours: Callable) -> None:

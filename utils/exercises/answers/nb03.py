@@ -200,6 +200,19 @@ def chain(x, fns, streams):  # each fn applied to the output before it: a chain,
     return outs
 
 
+_KEPT_OUTPUTS: list[list] = []  # fan_out_keeping_the_outputs's outputs
+
+
+def fan_out_keeping_the_outputs(x, fns, streams, *, until_next_call=False):
+    """No record_stream: the outputs kept alive instead, forever or until the next call, so that the caller's
+    freeing them hands no memory out; the caller owns them, though, and reads call n's after call n+1."""
+    outs = fan_out_solution(x, fns, streams, record=False)
+    if until_next_call:
+        _KEPT_OUTPUTS.clear()
+    _KEPT_OUTPUTS.append(list(outs))
+    return outs
+
+
 WRONG_FANS = {
     "no fork": lambda x, f, s: fan_out_solution(x, f, s, fork=False),
     "no join": lambda x, f, s: fan_out_solution(x, f, s, join="none"),
@@ -229,6 +242,10 @@ WRONG_FANS = {
     "the outputs in reverse order": fan_out_reversed,
     "copies on the caller's stream, the outputs dropped without record_stream": lambda x, f, s: (
         fan_out_copies_on_the_caller(x, f, s, record=False)),
+    # Round 10 (the 03 adversary): no record_stream, the outputs kept alive instead: no freed memory to race for.
+    "no record_stream, every output kept alive (a leak)": lambda x, f, s: fan_out_keeping_the_outputs(x, f, s),
+    "no record_stream, the outputs kept until the next call": lambda x, f, s: fan_out_keeping_the_outputs(
+        x, f, s, until_next_call=True),
 }
 
 
@@ -878,6 +895,19 @@ def kept_buffers(batches, step, copy_stream):
     return double_buffer(batches, step, copy_stream, buffers=_KEPT[key])
 
 
+_KEPT_BY_STREAM: dict[tuple, tuple] = {}  # (copy_stream, buffers), by the stream's id, shape and dtype
+
+
+def buffers_kept_per_copy_stream(batches, step, copy_stream):
+    """Two buffers kept for each copy_stream (the stream kept too, so that its id is never reused): two callers
+    that share a copy_stream write into the same buffers, which nothing orders, and the memory is never given
+    back (the 03 adversary of 2026-11-28: every measured call came with a new copy_stream, and it passed)."""
+    key = (id(copy_stream), tuple(batches[0].shape), batches[0].dtype)
+    if key not in _KEPT_BY_STREAM:
+        _KEPT_BY_STREAM[key] = (copy_stream, [torch.empty_like(batches[0], device="cuda") for _ in range(2)])
+    return double_buffer(batches, step, copy_stream, buffers=_KEPT_BY_STREAM[key][1])
+
+
 _KEPT_WITH_EVENTS: dict[tuple, tuple] = {}  # kept_buffers_and_events's buffers and events, by shape and dtype
 
 
@@ -975,6 +1005,10 @@ WRONG_LOOPS = {
     # Round 4: nothing looked at where the copies ran, and the memory was bounded from above only.
     "copies on a stream of its own, not on copy_stream": lambda b, s, c: double_buffer(b, s, torch.cuda.Stream()),
     "two buffers and their events kept from one call to the next (module-level)": kept_buffers_and_events,
+    # Round 10 (the 03 adversary): a cache per copy_stream, and record_stream where the task says events only.
+    "two buffers kept for each copy_stream": buffers_kept_per_copy_stream,
+    "buffers from copy_stream's pool, with record_stream (the task: events only)": lambda b, s, c: two_buffers(
+        b, s, c, alloc_on="copy", record_stream=True),
 }
 
 # ---------------------------------------------------------------- exercise 5: simulate_queues (CPU)
@@ -1186,8 +1220,6 @@ ALSO_RIGHT = {
     "check_simulate": ALSO_RIGHT_SIMULATORS,
     "check_prefetch_loop": {"the wrong loops' double_buffer, nothing broken": double_buffer,
                             "the other loop builder, nothing switched": two_buffers,
-                            "buffers from copy_stream's pool, with record_stream": lambda b, s, c: two_buffers(
-                                b, s, c, alloc_on="copy", record_stream=True),
                             "returns a tuple": lambda b, s, c: tuple(double_buffer(b, s, c)),
                             "buffers copied from the first two batches": buffers_from_the_first_batches},
     "check_simulate_on_gpu": {"a graph of kernels and their dependencies": graph_simulator},

@@ -190,6 +190,54 @@ def turns_tf32_on(model, x, n, y, bf16):
     return fast_loss(model, x, n, y, bf16)
 
 
+def sets_the_autocast_dtype(model, x, n, y, bf16):
+    """bfloat16 made autocast's default for the device (torch.set_autocast_dtype), and left so: every later
+    `torch.autocast(device)` without dtype= runs in bfloat16 (the 08 adversary of 2026-11-29)."""
+    torch.set_autocast_dtype(x.device.type, torch.bfloat16)
+    with torch.autocast(x.device.type, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits.float(), y)
+
+
+def turns_tf32_on_with_the_new_api(model, x, n, y, bf16):
+    """TF32 on through the API of lecture 06 (fp32_precision), and left on."""
+    torch.backends.cuda.matmul.fp32_precision = "tf32"
+    return fast_loss(model, x, n, y, bf16)
+
+
+_BF16_WEIGHTS: dict[int, tuple] = {}  # bf16_weights_kept's copies, by the id of the weight
+
+
+def bf16_weights_kept(model, x, n, y, bf16):
+    """The bf16 copies of the weights made on the first call and kept: stale once an optimizer step has changed
+    the weights (the 08 adversary of 2026-11-29; it failed, but for a wrong reason, before the check changed the
+    weights between two calls)."""
+    a = x.sum(1) / n[:, None]
+    for layer in model:
+        if isinstance(layer, torch.nn.Linear) and bf16:
+            if id(layer.weight) not in _BF16_WEIGHTS:
+                _BF16_WEIGHTS[id(layer.weight)] = (layer.weight, layer.weight.to(torch.bfloat16),
+                                                   layer.bias.to(torch.bfloat16))
+            _, w, b = _BF16_WEIGHTS[id(layer.weight)]
+            a = F.linear(a.to(torch.bfloat16), w, b)
+        else:
+            a = layer(a)
+    return F.cross_entropy(a.float(), y)
+
+
+_POSITIONS: dict[tuple, torch.Tensor] = {}  # positions_kept's aranges, by length and device
+
+
+def positions_kept(model, x, n, y, bf16):
+    """A mask of the real positions (the zeros would do), its arange made once per length and device and kept:
+    right (the first call of a length makes one operation more than the next ones)."""
+    key = (x.shape[1], x.device)
+    if key not in _POSITIONS:
+        _POSITIONS[key] = torch.arange(x.shape[1], device=x.device)
+    mask = _POSITIONS[key] < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
 def divides_in_place_in_bf16(model, x, n, y, bf16):
     """bf16=True: the sum cast to bf16, then divided in place (div_): arithmetic in bf16 outside the matrix products,
     within the value's bound (one more rounding of the input); a list of rounding operations had no in-place names
@@ -548,6 +596,9 @@ def precomputed_step(model, data, horizon=64):
 
 WRONG = {
     "check_fast_loss": {
+        "sets autocast's default dtype to bfloat16 and leaves it": sets_the_autocast_dtype,
+        "turns TF32 on with fp32_precision and leaves it": turns_tf32_on_with_the_new_api,
+        "bf16 copies of the weights kept from the first call": bf16_weights_kept,
         "divides by the padded length": padded_mean,
         "keeps the loop over positions": kept_loop,
         "keeps the loop over positions, in bf16 only": bf16_branch(lambda x, n: _looped(x) / n[:, None]),
@@ -632,6 +683,7 @@ ALSO_RIGHT = {
         "an arange without device= inside `with torch.device(x.device)`": positions_under_device_context,
         "the running sum read at each length": cumsum_at_the_length,
         "cross-entropy spelled out with one-hot labels": one_hot_cross_entropy,
+        "a mask whose positions are kept from one call to the next": positions_kept,
     },
     "check_fast_step": {
         "the wrong answers' builder, nothing switched": _variant(),

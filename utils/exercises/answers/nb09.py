@@ -194,9 +194,9 @@ extern "C" __global__ void course09_gelu_loop_{t}(const {t}* x, const {t}* b, {t
 """
 
 
-def _raw_gelu(x, bias, *, cmp="<", threads=256, blocks=None, loop=False):
+def _raw_gelu(x, bias, *, cmp="<", threads=256, blocks=None, loop=False, empty_too=False):
     """A RawKernel over contiguous copies of x and bias: one thread an element, `if (i {cmp} n)`; or (`loop`) a
-    grid-stride loop."""
+    grid-stride loop.  `empty_too`: launched for an empty x as well (no `n == 0` guard)."""
     cp = _cp()
     t = "float" if x.dtype == cp.float32 else "double"
     kernel = (_raw(f"course09_gelu_loop_{t}", _RAW_GELU_LOOP.format(t=t)) if loop else
@@ -205,9 +205,33 @@ def _raw_gelu(x, bias, *, cmp="<", threads=256, blocks=None, loop=False):
     y = cp.empty(x.shape, dtype=x.dtype)
     n = x.size
     grid = (n + threads - 1) // threads if blocks is None else blocks(n, threads)
-    if n and grid:
-        kernel((grid,), (threads,), (x, bias, y, cp.int64(n), cp.int64(bias.size)))
+    if (n or empty_too) and grid:
+        kernel((grid,), (threads,), (x, bias, y, cp.int64(n), cp.int64(max(1, bias.size))))
     return y
+
+
+def gelu_cupy_operators_in_place(x, bias):
+    """Right values from CuPy's operators one at a time, mostly in place: as few arrays as one kernel needs, but
+    about ten kernels (the 09 adversary of 2026-11-28; the EAGER rule passed it on the H200)."""
+    cp = _cp()
+    v = x + bias
+    t = v * v
+    t *= v
+    t *= 0.044715
+    t += v
+    t *= math.sqrt(2 / math.pi)
+    cp.tanh(t, out=t)
+    t += 1
+    t *= v
+    t *= 0.5
+    return t
+
+
+def gelu_bias_added_first(x, bias):
+    """x + bias by CuPy's operator, then a GELU kernel of one's own on the sum: two kernels, the sum written out
+    and read back (the EAGER rule passed it on the H200)."""
+    return _elementwise("gelu_of_v", "T v", "T y", """
+        y = (T)0.5 * v * ((T)1 + tanh((T)0.7978845608028654 * (v + (T)0.044715 * v * v * v)));""")(x + bias)
 
 
 def gelu_raw_one_past_the_end(x, bias):
@@ -331,6 +355,10 @@ WRONG_GELUS = {
     "a RawKernel over the flat index, as if x and bias were contiguous": gelu_on_raw_flat_index,
     "CuPy's operators, no kernel of its own": gelu_cupy_expressions,
     "a RawKernel with `if (i <= n)`: one write past the end": gelu_raw_one_past_the_end,
+    "`if (i <= n)` and n // 256 + 1 blocks, launched for an empty x too (a read and a write past its end)":
+        lambda x, bias: _raw_gelu(x, bias, cmp="<=", blocks=lambda n, t: n // t + 1, empty_too=True),
+    "CuPy's operators in place: ten kernels": gelu_cupy_operators_in_place,
+    "x + bias by CuPy's operator, then a kernel on the sum": gelu_bias_added_first,
     "a RawKernel's grid capped at 2048 blocks of 1024 threads, no loop": gelu_raw_grid_capped,
     "one output array per shape, overwritten by the next call": gelu_into_one_array_per_shape,
     "a stream of its own as `stream=`, waiting for the caller, not waited for":
