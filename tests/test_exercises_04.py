@@ -382,6 +382,26 @@ def test_pytorch_work_notes_arithmetic_and_not_the_hand_overs(ex):
                               "torch.Tensor.mul_", "aten.mul.Tensor"]
 
 
+@host
+@serving("cupy_scale_on_current_stream")
+def test_a_generated_case_scales_negative_values_by_zero(ex):
+    """The check's generated cases (its seed) hold one with the factor 0.0 and negative values in t: there factor * t
+    holds -0.0, which the check tells from the 0.0 of a `zeros_like` short-cut (answers/nb04.py)."""
+    import zlib
+
+    import hypothesis
+
+    from utils.exercises.properties import _settings
+
+    cases = []
+    seed = zlib.crc32(f"{ex.name}:check_cupy_scale_on_current_stream.<locals>.holds".encode())
+    hypothesis.seed(seed)(_settings(nb04.GPU_CASES, shrink=True)(hypothesis.given(nb04._scale_cases())(
+        lambda case: cases.append(case))))()
+    zeros = [case for case in cases if case[5] == 0.0
+             and (torch.randint(-1000, 1000, case[3], generator=torch.Generator().manual_seed(case[6])) < 0).any()]
+    assert len(cases) == nb04.GPU_CASES and zeros, cases
+
+
 # ---------------------------------------------------------------- the machinery of the GPU checks
 @reference
 def _opened():

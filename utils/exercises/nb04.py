@@ -656,6 +656,15 @@ def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor,
                  "leave every `with` block you enter, once: enter and exit belong together")
     if run.seen is not None:
         bad = run.seen.double() != want.double()
+        # and zeros of the other sign: 0.0 * t is -0.0 where t < 0, which == takes for 0.0 (zeros_like is not 0.0 * t)
+        signs = (run.seen == 0) & (want == 0) & (torch.signbit(run.seen) != torch.signbit(want))
+        if not bool(bad.any()) and bool(signs.any()):
+            found.expect(False,
+                         f"{call}: the caller's stream read {int(signs.sum())} of {want.numel()} zeros with the "
+                         f"other sign (for example {run.seen[signs][0].item():g} where factor * t is "
+                         f"{want[signs][0].item():g})",
+                         "IEEE 754 keeps the sign of a product: 0.0 times a negative value is -0.0. Was every value "
+                         "of your result computed from t by CuPy's kernel?")
         wrong = int(bad.sum())
         example = run.seen[bad][0].item() if wrong else 0.0
         found.expect(wrong == 0,
