@@ -165,6 +165,13 @@ def test_the_small_programs_are_every_program_of_three_lines(ex):
 
     small = set(nb04.small_programs())
     assert len(small) == len(nb04.small_programs()) > 2000 and nb04.small_programs()[0] == nb04.SMALLEST_PROGRAM
+    # a block's end followed by a use() or a `with` before the next kernel, after a use() that the end does not give
+    # back: answers that add a use() there whenever anything, or a kernel anywhere, follows passed while an end was
+    # always followed by a kernel
+    assert nb04._numbered((("use", "a"), ("kernel",), ("with", "null", (("kernel",),)), ("use", "b"),
+                           ("kernel",))) in small
+    assert nb04._numbered((("use", "a"), ("kernel",), ("with", "null", (("kernel",),)), ("with", "b", (("kernel",),)))
+                          ) in small
     for n in range(1, 4):
         for lines in itertools.product(nb04._KINDS, repeat=n):
             for kernels in itertools.product((False, True), repeat=n):
@@ -241,11 +248,14 @@ def test_an_error_of_the_answer_names_the_program(ex):
 @host
 @serving("as_meant")
 def test_a_list_of_lines_makes_the_program_it_says(ex):
-    lines = [(("use", "b"), True), (("with", "a"), True), (("with", "c"), False), (("end",), False),
+    lines = [(("use", "b"), True), (("with", "a"), True), (("with", "c"), False), (("end",), True),
              (("end",), False), (("end",), True)]
-    assert nb04._from_lines(True, lines) == (
+    assert nb04._from_lines(True, lines) == (  # an end is followed by a kernel only where it says so
         ("kernel", "k1"), ("use", "b"), ("kernel", "k2"),
-        ("with", "a", (("kernel", "k3"), ("with", "c", ()), ("kernel", "k4"))), ("kernel", "k5"), ("kernel", "k6"))
+        ("with", "a", (("kernel", "k3"), ("with", "c", ()), ("kernel", "k4"))), ("kernel", "k5"))
+    assert nb04._from_lines(False, [(("use", "b"), True), (("with", "a"), True), (("end",), False),
+                                    (("use", "c"), True)]) == (
+        ("use", "b"), ("kernel", "k1"), ("with", "a", (("kernel", "k2"),)), ("use", "c"), ("kernel", "k3"))
     assert nb04._from_lines(False, [(("with", "a"), False), (("with", "b"), True)]) == (
         ("with", "a", (("with", "b", (("kernel", "k1"),)),)),)
     assert nb04.as_code(nb04._from_lines(False, [(("with", "a"), False)])).endswith("with a:\n    pass")
@@ -370,6 +380,26 @@ def test_pytorch_work_notes_arithmetic_and_not_the_hand_overs(ex):
         t * 3.0, 3.0 * t, t.mul(2.0), torch.mul(t, 2.0), t.clone().mul_(2.0), torch.ops.aten.mul.Tensor(t, t)
     assert noted.computed == ["torch.Tensor.mul", "torch.Tensor.mul", "torch.Tensor.mul", "torch.mul",
                               "torch.Tensor.mul_", "aten.mul.Tensor"]
+
+
+@host
+@serving("cupy_scale_on_current_stream")
+def test_a_generated_case_scales_negative_values_by_zero(ex):
+    """The check's generated cases (its seed) hold one with the factor 0.0 and negative values in t: there factor * t
+    holds -0.0, which the check tells from the 0.0 of a `zeros_like` short-cut (answers/nb04.py)."""
+    import zlib
+
+    import hypothesis
+
+    from utils.exercises.properties import _settings
+
+    cases = []
+    seed = zlib.crc32(f"{ex.name}:check_cupy_scale_on_current_stream.<locals>.holds".encode())
+    hypothesis.seed(seed)(_settings(nb04.GPU_CASES, shrink=True)(hypothesis.given(nb04._scale_cases())(
+        lambda case: cases.append(case))))()
+    zeros = [case for case in cases if case[5] == 0.0
+             and (torch.randint(-1000, 1000, case[3], generator=torch.Generator().manual_seed(case[6])) < 0).any()]
+    assert len(cases) == nb04.GPU_CASES and zeros, cases
 
 
 # ---------------------------------------------------------------- the machinery of the GPU checks

@@ -656,6 +656,15 @@ def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor,
                  "leave every `with` block you enter, once: enter and exit belong together")
     if run.seen is not None:
         bad = run.seen.double() != want.double()
+        # and zeros of the other sign: 0.0 * t is -0.0 where t < 0, which == takes for 0.0 (zeros_like is not 0.0 * t)
+        signs = (run.seen == 0) & (want == 0) & (torch.signbit(run.seen) != torch.signbit(want))
+        if not bool(bad.any()) and bool(signs.any()):
+            found.expect(False,
+                         f"{call}: the caller's stream read {int(signs.sum())} of {want.numel()} zeros with the "
+                         f"other sign (for example {run.seen[signs][0].item():g} where factor * t is "
+                         f"{want[signs][0].item():g})",
+                         "IEEE 754 keeps the sign of a product: 0.0 times a negative value is -0.0. Was every value "
+                         "of your result computed from t by CuPy's kernel?")
         wrong = int(bad.sum())
         example = run.seen[bad][0].item() if wrong else 0.0
         found.expect(wrong == 0,
@@ -1032,9 +1041,11 @@ def _numbered(program: Program) -> Program:
 
 # A program is drawn as a flat list of lines, which Hypothesis draws and shrinks fast: each is the end of the
 # innermost open `with` block (nothing when none is open), the start of a `with` block, or a use(), and each may be
-# followed by a kernel, which sees the stream that line made current; the end of a block always is (where CuPy's
-# rules surprise most).  Blocks still open at the end end there.  The weights (`with` twice, three ends) make wrong
-# rules show within a few dozen programs (tests/test_exercises_04.py).
+# followed by a kernel, which sees the stream that line made current.  The end of a block may be followed by none:
+# then a use(), a `with` or another end comes before the next kernel (or nothing does), and whether a line is needed
+# after that end depends on what comes next (an answer that adds one whenever anything follows is wrong there).
+# Blocks still open at the end end there.  The weights (`with` twice, three ends) make wrong rules show within a few
+# dozen programs (tests/test_exercises_04.py).
 LINES = (("end",), ("end",), ("end",), *(("with", s) for s in STREAMS * 2), *(("use", s) for s in STREAMS))
 
 
@@ -1046,7 +1057,6 @@ def _from_lines(first_kernel: bool, lines: Sequence[tuple[tuple[str, ...], bool]
             if len(blocks) > 1:
                 stream, body = blocks.pop()
                 blocks[-1][1].append(("with", stream, tuple(body)))
-                kernel = True
         elif line[0] == "with":
             blocks.append((line[1], []))
         else:
@@ -1185,15 +1195,17 @@ def _in_first_use_order(lines: Sequence[tuple[str, ...]]) -> bool:
 @cache
 def small_programs(every: int = 3, observed: int = 4) -> tuple[Program, ...]:
     """Every program of up to `every` lines (a `with`, its end, a use(), each followed by a kernel or not), and
-    every program of `observed` lines with a kernel after each line, in order of their number of lines (the
-    streams named in the order of their first use): a few thousand, which cover every way of nesting three
+    every program of `observed` lines with a kernel after each line but an end, which is followed by one or not (so
+    that a use() or a `with` may come between a block's end and the next kernel), in order of their number of lines
+    (the streams named in the order of their first use): a few thousand, which cover every way of nesting three
     blocks."""
     programs, seen = [SMALLEST_PROGRAM], {SMALLEST_PROGRAM}
     for n in range(1, observed + 1):
         for lines in itertools.product(_KINDS, repeat=n):
             if not _in_first_use_order(lines):
                 continue
-            for kernels in itertools.product((False, True), repeat=n) if n <= every else [(True,) * n]:
+            after = [(False, True) if n <= every or line[0] == "end" else (True,) for line in lines]
+            for kernels in itertools.product(*after):
                 program = _from_lines(False, list(zip(lines, kernels)))
                 if program not in seen and _kernels(program):
                     seen.add(program)

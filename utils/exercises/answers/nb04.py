@@ -12,7 +12,9 @@ from __future__ import annotations
 import collections
 import contextlib
 import warnings
+from typing import Any
 
+import numpy as np
 import torch
 
 
@@ -1170,7 +1172,1551 @@ ALSO_RIGHT_AS_MEANT = {
     "CuPy's stack kept in a list": explicit_stack,
 }
 
-WRONG = {
+
+# ================================================================ the tenth round's adversary (2026-11-29)
+# Its answers, kept as written (names and dicts its own; merged into WRONG and ALSO_RIGHT below).  The answers of
+# exercises 1 to 3 were written without a GPU; their verdicts come from the GPU run of tests/test_exercises.py.
+# Exercise 4's three that passed while a block's end was always followed by a kernel (`as_meant_when_anything_follows`,
+# `as_meant_when_kernel_later`, `as_meant_dirty_until_kernel`) fail since small_programs() and programs() let a use(),
+# a `with` or nothing come between an end and the next kernel.
+
+# ======================================================================================================
+# Exercise 1: sum_on_stream(x, ready, s)
+# ======================================================================================================
+def sum_right_with_then_use(x, ready, s):
+    """Reference-like right answer: s waits for ready, sum inside `with s:`, event after the sum, caller waits."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        y = x.sum()  # allocated from s's pool, written on s
+        done = s.record()
+    caller.use()  # `with` ended on the stack's top: a use() caller is not on it
+    caller.wait_event(done)
+    return y
+
+
+# ---- wrong ----------------------------------------------------------------------------------------
+def sum_no_ready(x, ready, s):
+    """forgets the producer's event (reads NaN)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    with s:
+        y = x.sum()
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return y
+
+
+def sum_ready_on_caller(x, ready, s):
+    """the wait for `ready` put on the caller's stream instead of s."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    caller.wait_event(ready)
+    with s:
+        y = x.sum()
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return y
+
+
+def sum_event_before_entry(x, ready, s):
+    """the 'done' event recorded on s before the sum is queued (one line too early)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    done = s.record()
+    with s:
+        y = x.sum()
+    caller.use()
+    caller.wait_event(done)
+    return y
+
+
+def sum_caller_never_waits(x, ready, s):
+    """the caller's stream never waits for the sum (wait missing in one direction)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        y = x.sum()
+    caller.use()
+    return y
+
+
+def sum_waits_for_ready_only(x, ready, s):
+    """the caller waits for `ready` instead of for the sum."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        y = x.sum()
+    caller.use()
+    caller.wait_event(ready)
+    return y
+
+
+def sum_s_waits_for_caller(x, ready, s):
+    """s also waits for the caller's stream (the worker runs behind its caller)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    s.wait_event(caller.record())
+    with s:
+        y = x.sum()
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return y
+
+
+def sum_on_caller_stream(x, ready, s):
+    """the work done on the caller's stream, not on s."""
+    cp = _cp()
+    cp.cuda.get_current_stream().wait_event(ready)
+    return x.sum()
+
+
+def sum_on_null_stream(x, ready, s):
+    """the work done on the null stream ("the default")."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    null = cp.cuda.Stream.null
+    null.wait_event(ready)
+    with null:
+        y = x.sum()
+        done = null.record()
+    caller.use()
+    caller.wait_event(done)
+    return y
+
+
+def sum_own_stream(x, ready, s):
+    """the work done on a fresh stream of its own (\"s is busy, take another\")."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    own = cp.cuda.Stream(non_blocking=True)
+    own.wait_event(ready)
+    with own:
+        y = x.sum()
+        done = own.record()
+    caller.use()
+    caller.wait_event(done)
+    return y
+
+
+_SUM_KERNEL = None
+
+
+def _sum_kernel():
+    global _SUM_KERNEL
+    if _SUM_KERNEL is None:
+        cp = _cp()
+        _SUM_KERNEL = cp.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "adv04_sum")
+    return _SUM_KERNEL
+
+
+_OWN: list = []
+
+
+def sum_own_stream_by_argument(x, ready, s):
+    """the work done on a stream of its own, created once and passed as stream= (never entered), the output taken
+    from s's pool: work on another stream than s, which the task forbids."""
+    cp = _cp()
+    if not _OWN:
+        _OWN.append(cp.cuda.Stream(non_blocking=True))
+    own = _OWN[0]
+    caller = cp.cuda.get_current_stream()
+    s.use()
+    out = cp.empty((), dtype=x.dtype)  # s's pool: nobody else's earlier work
+    caller.use()
+    own.wait_event(ready)
+    _sum_kernel()(x, out=out, stream=own)
+    caller.wait_event(own.record())
+    return out
+
+
+def sum_kernel_stream_arg_caller_pool(x, ready, s):
+    """launched on s with stream=s, but the output from the caller's pool (memory the caller's earlier work may
+    still write)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    y = _sum_kernel()(x, stream=s)  # y: allocated on the caller's current stream's pool
+    caller.wait_event(s.record())
+    return y
+
+
+def sum_out_from_caller_pool(x, ready, s):
+    """output buffer allocated on the caller's stream, written on s."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    out = cp.empty((), dtype=x.dtype)
+    s.wait_event(ready)
+    with s:
+        cp.sum(x, out=out)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return out
+
+
+_ONE_OUT: dict = {}
+
+
+def sum_one_output_reused(x, ready, s):
+    """one output buffer for every call (a stale buffer the next call writes again)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        if x.dtype not in _ONE_OUT:
+            _ONE_OUT[x.dtype] = cp.empty((), dtype=x.dtype)
+        cp.sum(x, out=_ONE_OUT[x.dtype])
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return _ONE_OUT[x.dtype]
+
+
+def sum_copy_on_caller_temp_freed(x, ready, s):
+    """sum on s into a temporary, then copied on the caller's stream; the temporary freed at once (back to s's
+    pool while the caller's copy may still have to read it)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        tmp = x.sum()
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return tmp.copy()
+
+
+def sum_with_no_restore(x, ready, s):
+    """`with s:` only: ends on the stack's top, not on a caller that used use()."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        y = x.sum()
+        done = s.record()
+    caller.wait_event(done)
+    return y
+
+
+def sum_restores_null(x, ready, s):
+    """s.use(), then Stream.null.use() at the end (\"back to the default\")."""
+    cp = _cp()
+    s.wait_event(ready)
+    s.use()
+    y = x.sum()
+    done = s.record()
+    cp.cuda.Stream.null.use()
+    cp.cuda.get_current_stream().wait_event(done)
+    return y
+
+
+def sum_enter_without_exit(x, ready, s):
+    """s.__enter__() without __exit__, then caller.use(): CuPy's stack keeps s."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    s.__enter__()
+    y = x.sum()
+    done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return y
+
+
+def sum_float32(x, ready, s):
+    """sums in float32 (a narrower dtype: rounds)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        y = x.sum(dtype=cp.float32)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return y
+
+
+def sum_axis0(x, ready, s):
+    """x.sum(axis=0): right only for the 1-D examples."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        y = x.sum(axis=0)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return y
+
+
+def sum_synchronize(x, ready, s):
+    """ready.synchronize() on the host before the sum."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    ready.synchronize()
+    with s:
+        y = x.sum()
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return y
+
+
+def sum_returns_float(x, ready, s):
+    """returns float(...) (the host waits)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        y = x.sum()
+    caller.use()
+    return float(y)
+
+
+def sum_record_inside_before_sum(x, ready, s):
+    """inside `with s:`, the 'done' event recorded one line before the sum (the caller may read a few
+    microseconds too early: a race that late_at_each_entry does not widen, as the entry comes before both)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    with s:
+        s.wait_event(ready)
+        done = s.record()
+        y = x.sum()
+    caller.use()
+    caller.wait_event(done)
+    return y
+
+
+# ---- also right -----------------------------------------------------------------------------------
+def sum_use_try_finally(x, ready, s):
+    """s.use() and caller.use() in try/finally (no `with` at all); the event waited inside."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.use()
+    try:
+        s.wait_event(ready)
+        y = cp.sum(x)
+        done = s.record()
+    finally:
+        caller.use()
+    caller.wait_event(done)
+    return y
+
+
+_DONE: list = []
+
+
+def sum_reused_event(x, ready, s):
+    """one Event object, created once and recorded again at each call (wait_event takes its latest record)."""
+    cp = _cp()
+    if not _DONE:
+        _DONE.append(cp.cuda.Event(disable_timing=True))
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        y = x.ravel().sum()
+    _DONE[0].record(s)
+    caller.use()
+    caller.wait_event(_DONE[0])
+    return y
+
+
+def sum_kernel_stream_arg_s_pool(x, ready, s):
+    """a ReductionKernel launched with stream=s, its output allocated while s is current (s's pool)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    s.use()
+    try:
+        out = cp.empty((), dtype=x.dtype)
+    finally:
+        caller.use()
+    _sum_kernel()(x, out=out, stream=s)
+    caller.wait_event(s.record())
+    return out
+
+
+def sum_stream_wait_event_on_current(x, ready, s):
+    """reads the caller's stream after the block (`get_current_stream` again after use())."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        y = cp.add.reduce(x.ravel()) if hasattr(cp.add, "reduce") else x.sum()
+    done = s.record()  # after the sum on s, recorded from outside the block
+    caller.use()
+    cp.cuda.get_current_stream().wait_event(done)
+    return y
+
+
+# ======================================================================================================
+# Exercise 2: cupy_scale_on_current_stream(t, factor)
+# ======================================================================================================
+def _adv_cupy_stream_of(cp, torch_stream):
+    if hasattr(cp.cuda.Stream, "from_external") and hasattr(torch_stream, "__cuda_stream__"):
+        return cp.cuda.Stream.from_external(torch_stream)
+    return cp.cuda.ExternalStream(torch_stream.cuda_stream)
+
+
+def scale_right_dlpack(t, factor):
+    """Reference-like: CuPy's current stream made PyTorch's with use(), DLPack both ways, use() back."""
+    cp = _cp()
+    stream = _adv_cupy_stream_of(cp, torch.cuda.current_stream())
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        y = cp.from_dlpack(t) * factor
+        out = torch.from_dlpack(y)
+    finally:
+        before.use()
+    return out
+
+
+# ---- wrong ----------------------------------------------------------------------------------------
+def scale_on_cupy_current(t, factor):
+    """no stream switch: CuPy works on its own current stream (DLPack orders it, but behind that stream)."""
+    cp = _cp()
+    return torch.from_dlpack(cp.from_dlpack(t) * factor)
+
+
+def scale_on_default_stream(t, factor):
+    """PyTorch's default stream (CuPy's null stream) instead of the current one."""
+    cp = _cp()
+    before = cp.cuda.get_current_stream()
+    cp.cuda.Stream.null.use()
+    try:
+        out = torch.from_dlpack(cp.from_dlpack(t) * factor)
+    finally:
+        before.use()
+    return out
+
+
+def scale_with_block(t, factor):
+    """`with stream:` around the work: ends on CuPy's stack top, not on a CuPy stream made current by use()."""
+    cp = _cp()
+    with _adv_cupy_stream_of(cp, torch.cuda.current_stream()):
+        out = torch.from_dlpack(cp.from_dlpack(t) * factor)
+    return out
+
+
+def scale_hand_back_outside(t, factor):
+    """the kernel on the caller's stream, but the hand-back to PyTorch after CuPy's stream went back (the
+    hand-back ties the caller to CuPy's other current stream)."""
+    cp = _cp()
+    stream = _adv_cupy_stream_of(cp, torch.cuda.current_stream())
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        y = cp.from_dlpack(t) * factor
+    finally:
+        before.use()
+    return torch.from_dlpack(y)
+
+
+def scale_out_from_cupy_pool(t, factor):
+    """the output allocated on CuPy's (other) current stream's pool, written on the caller's stream."""
+    cp = _cp()
+    out = cp.empty(tuple(t.shape), dtype=cp.float32)  # CuPy's current stream's pool
+    stream = _adv_cupy_stream_of(cp, torch.cuda.current_stream())
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        cp.multiply(cp.from_dlpack(t), factor, out=out)
+        result = torch.from_dlpack(out)
+    finally:
+        before.use()
+    return result
+
+
+def scale_in_place(t, factor):
+    """scales t in place and returns it."""
+    cp = _cp()
+    stream = _adv_cupy_stream_of(cp, torch.cuda.current_stream())
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        x = cp.from_dlpack(t)
+        x *= factor
+    finally:
+        before.use()
+    return t
+
+
+def scale_pytorch_computes(t, factor):
+    """PyTorch computes, CuPy only copies."""
+    cp = _cp()
+    stream = _adv_cupy_stream_of(cp, torch.cuda.current_stream())
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        out = torch.from_dlpack(cp.from_dlpack(t * factor).copy())
+    finally:
+        before.use()
+    return out
+
+
+def scale_factor_one_clone(t, factor):
+    """factor 1.0 short-cut: t.clone() (PyTorch's copy, not CuPy's kernel; right since the text lets PyTorch copy:
+    a copy of t is 1.0 * t, exactly)."""
+    if factor == 1.0:
+        return t.clone()
+    return scale_right_dlpack(t, factor)
+
+
+def scale_factor_zero_zeros(t, factor):
+    """factor 0.0 short-cut: torch.zeros_like(t) (+0.0 where factor * t is -0.0 or NaN; no CuPy): wrong, the check
+    compares the signs of zeros."""
+    if factor == 0.0:
+        return torch.zeros_like(t)
+    return scale_right_dlpack(t, factor)
+
+
+def scale_through_host(t, factor):
+    """a trip through host memory."""
+    cp = _cp()
+    y = cp.asarray(t.detach().cpu().numpy()) * factor
+    return torch.as_tensor(cp.asnumpy(y)).cuda()
+
+
+def scale_synchronize(t, factor):
+    """torch.cuda.synchronize() first (\"to be safe\"), then CuPy on its own stream."""
+    cp = _cp()
+    torch.cuda.synchronize()
+    return torch.from_dlpack(cp.from_dlpack(t) * factor)
+
+
+_SCALE_OUT: dict = {}
+
+
+def scale_cached_output(t, factor):
+    """one output per shape, kept from call to call (stale buffer)."""
+    cp = _cp()
+    stream = _adv_cupy_stream_of(cp, torch.cuda.current_stream())
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        key = tuple(t.shape)
+        if key not in _SCALE_OUT:
+            _SCALE_OUT[key] = cp.empty(key, dtype=cp.float32)
+        cp.multiply(cp.from_dlpack(t), factor, out=_SCALE_OUT[key])
+        out = torch.from_dlpack(_SCALE_OUT[key])
+    finally:
+        before.use()
+    return out
+
+
+def scale_float64(t, factor):
+    """computes in float64 (numpy-style promotion by a float64 factor) and returns float64."""
+    cp = _cp()
+    stream = _adv_cupy_stream_of(cp, torch.cuda.current_stream())
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        y = cp.from_dlpack(t).astype(cp.float64) * cp.float64(factor)
+        out = torch.from_dlpack(y)
+    finally:
+        before.use()
+    return out
+
+
+def scale_own_stream(t, factor):
+    """a CuPy stream of its own that waits for PyTorch's current stream; the caller waits for it."""
+    cp = _cp()
+    torch_stream = torch.cuda.current_stream()
+    own = cp.cuda.Stream(non_blocking=True)
+    own.wait_event(_adv_cupy_stream_of(cp, torch_stream).record())
+    before = cp.cuda.get_current_stream()
+    own.use()
+    try:
+        y = cp.from_dlpack(t) * factor
+        done = own.record()
+    finally:
+        before.use()
+    _adv_cupy_stream_of(cp, torch_stream).wait_event(done)
+    return torch.as_tensor(y, device=t.device)
+
+
+def scale_sets_torch_default(t, factor):
+    """right kernel on PyTorch's current stream, then torch.cuda.set_stream(default) at the end."""
+    out = scale_right_dlpack(t, factor)
+    torch.cuda.set_stream(torch.cuda.default_stream())
+    return out
+
+
+def scale_raw_pointer(t, factor):
+    """a CuPy array made from t.data_ptr() and t's shape (a transposed view's elements are not in that order)."""
+    cp = _cp()
+    stream = _adv_cupy_stream_of(cp, torch.cuda.current_stream())
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        memory = cp.cuda.UnownedMemory(t.data_ptr(), t.numel() * t.element_size(), t)
+        x = cp.ndarray(tuple(t.shape), dtype=cp.float32, memptr=cp.cuda.MemoryPointer(memory, 0))
+        out = torch.from_dlpack(x * factor)
+    finally:
+        before.use()
+    return out
+
+
+def scale_no_cupy_restore(t, factor):
+    """CuPy's current stream made PyTorch's with use(), and left so."""
+    cp = _cp()
+    _adv_cupy_stream_of(cp, torch.cuda.current_stream()).use()
+    return torch.from_dlpack(cp.from_dlpack(t) * factor)
+
+
+_SCALE_OWN: list = []
+
+
+def scale_own_stream_by_argument(t, factor):
+    """an ElementwiseKernel on a CuPy stream of its own (created once, passed as stream=, never entered), ordered
+    with events both ways; the output from PyTorch on the caller's stream.  Not "queued on PyTorch's current
+    stream" as the task says, though every value and wait is right."""
+    cp = _cp()
+    if not _SCALE_OWN:
+        _SCALE_OWN.append(cp.cuda.Stream(non_blocking=True))
+    own = _SCALE_OWN[0]
+    caller = _adv_cupy_stream_of(cp, torch.cuda.current_stream())
+    kernel = cp.ElementwiseKernel("float32 x, float32 f", "float32 y", "y = x * f", "adv04_scale")
+    out = torch.empty(tuple(t.shape), dtype=torch.float32, device=t.device)
+    own.wait_event(caller.record())
+    kernel(cp.asarray(t), np.float32(factor), cp.asarray(out), stream=own)
+    caller.wait_event(own.record())
+    return out
+
+
+# ---- also right -----------------------------------------------------------------------------------
+def scale_cai_with_restore(t, factor):
+    """__cuda_array_interface__ both ways (cp.asarray, torch.as_tensor), `with` + use() of the old stream."""
+    cp = _cp()
+    before = cp.cuda.get_current_stream()
+    with _adv_cupy_stream_of(cp, torch.cuda.current_stream()):
+        y = cp.asarray(t) * factor
+        out = torch.as_tensor(y, device=t.device)
+    before.use()
+    return out
+
+
+def scale_torch_allocates(t, factor):
+    """the output allocated by PyTorch (empty_like, on the caller's stream), written by cp.multiply(out=)."""
+    cp = _cp()
+    out = torch.empty_like(t, memory_format=torch.contiguous_format)
+    stream = _adv_cupy_stream_of(cp, torch.cuda.current_stream())
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        cp.multiply(cp.from_dlpack(t), factor, out=cp.from_dlpack(out))
+    finally:
+        before.use()
+    return out
+
+
+def scale_elementwise_kernel(t, factor):
+    """an ElementwiseKernel of its own, launched with stream= the caller's (CuPy's current stream never touched);
+    the output allocated by PyTorch on the caller's stream."""
+    cp = _cp()
+    kernel = cp.ElementwiseKernel("float32 x, float32 f", "float32 y", "y = x * f", "adv04_scale")
+    out = torch.empty(tuple(t.shape), dtype=torch.float32, device=t.device)
+    stream = _adv_cupy_stream_of(cp, torch.cuda.current_stream())
+    kernel(cp.asarray(t), np.float32(factor), cp.asarray(out), stream=stream)
+    return out
+
+
+def scale_utils_dlpack(t, factor):
+    """torch.utils.dlpack: a legacy capsule in (to_dlpack, which CuPy's from_dlpack still takes), from_dlpack out."""
+    from torch.utils import dlpack as torch_dlpack
+
+    cp = _cp()
+    stream = _adv_cupy_stream_of(cp, torch.cuda.current_stream())
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        x = cp.from_dlpack(torch_dlpack.to_dlpack(t))  # a capsule: no handshake, same stream anyway
+        out = torch_dlpack.from_dlpack(x * factor)
+    finally:
+        before.use()
+    return out
+
+
+def scale_cai_in_dlpack_out(t, factor):
+    """cp.asarray(t) (the CUDA array interface, no handshake) under use(), torch.from_dlpack back, use() back."""
+    cp = _cp()
+    stream = _adv_cupy_stream_of(cp, torch.cuda.current_stream())
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        y = cp.multiply(cp.asarray(t), cp.float32(factor))
+        out = torch.from_dlpack(y)
+    finally:
+        before.use()
+    return out
+
+
+def scale_contiguous_first(t, factor):
+    """t.contiguous() first (a PyTorch copy, on the caller's stream), then CuPy."""
+    cp = _cp()
+    stream = _adv_cupy_stream_of(cp, torch.cuda.current_stream())
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        out = torch.from_dlpack(cp.from_dlpack(t.contiguous()) * factor)
+    finally:
+        before.use()
+    return out
+
+
+def scale_external_stream(t, factor):
+    """cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream) (deprecated in CuPy 14: a warning)."""
+    cp = _cp()
+    stream = cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        out = torch.from_dlpack(cp.from_dlpack(t) * factor)
+    finally:
+        before.use()
+    return out
+
+
+# ======================================================================================================
+# Exercise 3: pipelined(chunks, compute, copy_stream)
+# ======================================================================================================
+def pipe_right(chunks, compute, copy_stream):
+    """Buffers from the caller's pool; copy_stream waits for the caller once; an event per chunk."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    copy_stream.wait_event(caller.record())  # our buffers may reuse memory the caller's earlier work still reads
+    buffers, copied = [], []
+    for h in chunks:
+        g = cp.empty(h.shape, dtype=h.dtype)
+        g.set(h, stream=copy_stream)
+        buffers.append(g)
+        copied.append(copy_stream.record())
+    results = []
+    for g, event in zip(buffers, copied):
+        caller.wait_event(event)
+        results.append(compute(g))
+    return results
+
+
+# ---- wrong ----------------------------------------------------------------------------------------
+def pipe_no_fork(chunks, compute, copy_stream):
+    """copy_stream never waits for the caller (memory the caller's earlier work still reads is overwritten)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    buffers, copied = [], []
+    for h in chunks:
+        g = cp.empty(h.shape, dtype=h.dtype)
+        g.set(h, stream=copy_stream)
+        buffers.append(g)
+        copied.append(copy_stream.record())
+    results = []
+    for g, event in zip(buffers, copied):
+        caller.wait_event(event)
+        results.append(compute(g))
+    return results
+
+
+def pipe_no_join(chunks, compute, copy_stream):
+    """computes never wait for their copies."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    copy_stream.wait_event(caller.record())
+    buffers = []
+    for h in chunks:
+        g = cp.empty(h.shape, dtype=h.dtype)
+        g.set(h, stream=copy_stream)
+        buffers.append(g)
+    return [compute(g) for g in buffers]
+
+
+def pipe_first_event_only(chunks, compute, copy_stream):
+    """waits for the first copy's event only (work skipped after the first step)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    copy_stream.wait_event(caller.record())
+    buffers, copied = [], []
+    for h in chunks:
+        g = cp.empty(h.shape, dtype=h.dtype)
+        g.set(h, stream=copy_stream)
+        buffers.append(g)
+        copied.append(copy_stream.record())
+    if copied:
+        caller.wait_event(copied[0])
+    return [compute(g) for g in buffers]
+
+
+def pipe_last_event_only(chunks, compute, copy_stream):
+    """one wait for the last copy, before every compute: right values, no overlap."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    copy_stream.wait_event(caller.record())
+    buffers = []
+    for h in chunks:
+        g = cp.empty(h.shape, dtype=h.dtype)
+        g.set(h, stream=copy_stream)
+        buffers.append(g)
+    caller.wait_event(copy_stream.record())
+    return [compute(g) for g in buffers]
+
+
+def pipe_fork_each_chunk(chunks, compute, copy_stream):
+    """copy_stream waits for the caller before each copy: copy i+1 waits for compute i (serial)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    results = []
+    for h in chunks:
+        copy_stream.wait_event(caller.record())
+        g = cp.empty(h.shape, dtype=h.dtype)
+        g.set(h, stream=copy_stream)
+        caller.wait_event(copy_stream.record())
+        results.append(compute(g))
+    return results
+
+
+def pipe_copies_on_current(chunks, compute, copy_stream):
+    """copies on the current stream (copy_stream unused): right values, no overlap."""
+    cp = _cp()
+    return [compute(cp.asarray(h)) for h in chunks]
+
+
+def pipe_alloc_on_copy_stream(chunks, compute, copy_stream):
+    """buffers allocated inside `with copy_stream:` and dropped at return (CuPy has no record_stream)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    buffers, copied = [], []
+    with copy_stream:
+        for h in chunks:
+            buffers.append(cp.asarray(h))
+            copied.append(copy_stream.record())
+    caller.use()
+    results = []
+    for g, event in zip(buffers, copied):
+        caller.wait_event(event)
+        results.append(compute(g))
+    return results
+
+
+def pipe_double_buffer_no_free_event(chunks, compute, copy_stream):
+    """two buffers in turn (notebook 03's prefetching), without waiting for the compute that read a buffer."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    if not chunks:
+        return []
+    copy_stream.wait_event(caller.record())
+    buffers = [cp.empty(chunks[0].shape, dtype=chunks[0].dtype) for _ in range(2)]
+    results = []
+    for i, h in enumerate(chunks):
+        g = buffers[i % 2]
+        g.set(h, stream=copy_stream)
+        caller.wait_event(copy_stream.record())
+        results.append(compute(g))
+    return results
+
+
+_KEPT: dict = {}
+
+
+def pipe_buffers_kept(chunks, compute, copy_stream):
+    """buffers kept from call to call (allocated once, written again by the next call's copies)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    copy_stream.wait_event(caller.record())
+    results = []
+    for i, h in enumerate(chunks):
+        key = (i, h.shape, h.dtype.str)
+        if key not in _KEPT:
+            _KEPT[key] = cp.empty(h.shape, dtype=h.dtype)
+        g = _KEPT[key]
+        g.set(h, stream=copy_stream)
+        caller.wait_event(copy_stream.record())
+        results.append(compute(g))
+    return results
+
+
+def pipe_with_no_restore(chunks, compute, copy_stream):
+    """`with copy_stream:` for the copies, compute after the block: for a use() caller, on the stack's top."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    copy_stream.wait_event(caller.record())
+    buffers = [cp.empty(h.shape, dtype=h.dtype) for h in chunks]
+    copied = []
+    with copy_stream:
+        for g, h in zip(buffers, chunks):
+            g.set(h)
+            copied.append(copy_stream.record())
+    results = []
+    for g, event in zip(buffers, copied):
+        cp.cuda.get_current_stream().wait_event(event)
+        results.append(compute(g))
+    return results
+
+
+def pipe_synchronize(chunks, compute, copy_stream):
+    """copy_stream.synchronize() after the copies (the host waits)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    copy_stream.wait_event(caller.record())
+    buffers = []
+    for h in chunks:
+        g = cp.empty(h.shape, dtype=h.dtype)
+        g.set(h, stream=copy_stream)
+        buffers.append(g)
+    copy_stream.synchronize()
+    return [compute(g) for g in buffers]
+
+
+def pipe_float64(chunks, compute, copy_stream):
+    """copies into float64 buffers (a dtype change)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    copy_stream.wait_event(caller.record())
+    results = []
+    for h in chunks:
+        with copy_stream:
+            g = cp.asarray(h, dtype=cp.float64)
+            done = copy_stream.record()
+        caller.use()
+        caller.wait_event(done)
+        results.append(compute(g))
+    return results
+
+
+def pipe_empty_returns_none(chunks, compute, copy_stream):
+    """returns None for no chunks (only the examples' non-empty lists handled)."""
+    if not chunks:
+        return None
+    return pipe_right(chunks, compute, copy_stream)
+
+
+def pipe_compute_on_copy_stream(chunks, compute, copy_stream):
+    """everything on copy_stream (compute called inside `with copy_stream:`), the caller joins at the end."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    copy_stream.wait_event(caller.record())
+    with copy_stream:
+        results = [compute(cp.asarray(h)) for h in chunks]
+        done = copy_stream.record()
+    caller.use()
+    caller.wait_event(done)
+    return results
+
+
+def pipe_event_before_copy(chunks, compute, copy_stream):
+    """each chunk's event recorded on copy_stream one line before its copy (off by one)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    copy_stream.wait_event(caller.record())
+    buffers, copied = [], []
+    for h in chunks:
+        g = cp.empty(h.shape, dtype=h.dtype)
+        copied.append(copy_stream.record())
+        g.set(h, stream=copy_stream)
+        buffers.append(g)
+    results = []
+    for g, event in zip(buffers, copied):
+        caller.wait_event(event)
+        results.append(compute(g))
+    return results
+
+
+def pipe_own_copy_stream(chunks, compute, copy_stream):
+    """the copies on a stream of its own (\"copy_stream may be busy\"), ordered right with events."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    own = cp.cuda.Stream(non_blocking=True)
+    own.wait_event(caller.record())
+    buffers, copied = [], []
+    for h in chunks:
+        g = cp.empty(h.shape, dtype=h.dtype)
+        g.set(h, stream=own)
+        buffers.append(g)
+        copied.append(own.record())
+    results = []
+    for g, event in zip(buffers, copied):
+        caller.wait_event(event)
+        results.append(compute(g))
+    return results
+
+
+# ---- also right -----------------------------------------------------------------------------------
+def pipe_copy_stream_pool_then_join_back(chunks, compute, copy_stream):
+    """buffers allocated on copy_stream's pool (use()), and before returning copy_stream waits for the computes
+    (the lecture's 'what must your function do before it returns')."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    buffers, copied = [], []
+    copy_stream.use()
+    try:
+        for h in chunks:
+            g = cp.empty(h.shape, dtype=h.dtype)
+            g.set(h)
+            buffers.append(g)
+            copied.append(copy_stream.record())
+    finally:
+        caller.use()
+    results = []
+    for g, event in zip(buffers, copied):
+        caller.wait_event(event)
+        results.append(compute(g))
+    copy_stream.wait_event(caller.record())  # nothing copy_stream does later may touch our buffers before this
+    return results
+
+
+def pipe_double_buffer_with_events(chunks, compute, copy_stream):
+    """two buffers in turn, each copy waiting for the compute that last read its buffer."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    if not chunks:
+        return []
+    copy_stream.wait_event(caller.record())
+    buffers = [cp.empty(chunks[0].shape, dtype=chunks[0].dtype) for _ in range(2)]
+    read = [None, None]
+    results = []
+    for i, h in enumerate(chunks):
+        k = i % 2
+        if read[k] is not None:
+            copy_stream.wait_event(read[k])
+        buffers[k].set(h, stream=copy_stream)
+        caller.wait_event(copy_stream.record())
+        results.append(compute(buffers[k]))
+        read[k] = caller.record()
+    return results
+
+
+def pipe_one_big_buffer(chunks, compute, copy_stream):
+    """one buffer for all chunks (caller's pool), copies by MemoryPointer.copy_from_host_async, views computed."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    if not chunks:
+        return []
+    big = cp.empty((len(chunks),) + chunks[0].shape, dtype=chunks[0].dtype)
+    copy_stream.wait_event(caller.record())
+    copied = []
+    for i, h in enumerate(chunks):
+        big[i].data.copy_from_host_async(h.ctypes.data, h.nbytes, copy_stream)
+        copied.append(copy_stream.record())
+    results = []
+    for i, event in enumerate(copied):
+        caller.wait_event(event)
+        results.append(compute(big[i]))
+    return results
+
+
+def pipe_interleaved_use(chunks, compute, copy_stream):
+    """copies queued one ahead of the computes, switching with use() (copy i+1 queued before compute i)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    copy_stream.wait_event(caller.record())
+
+    def upload(h):
+        copy_stream.use()
+        try:
+            g = cp.empty(h.shape, dtype=h.dtype)  # copy_stream's pool...
+            g.set(h)
+            return g, copy_stream.record()
+        finally:
+            caller.use()
+
+    results, pending = [], None
+    for h in list(chunks) + [None]:
+        nxt = upload(h) if h is not None else None
+        if pending is not None:
+            g, event = pending
+            caller.wait_event(event)
+            results.append(compute(g))
+        pending = nxt
+    copy_stream.wait_event(caller.record())  # ...so copy_stream must wait for the computes before its next work
+    return results
+
+
+_GUARDED: dict[str, Any] = {"buffers": {}, "last": None}
+
+
+def pipe_kept_buffers_guarded(chunks, compute, copy_stream):
+    """buffers kept from call to call, and copy_stream waits for the caller now and for the last call's computes
+    (an event recorded on that caller's stream) before writing them again."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    copy_stream.wait_event(caller.record())
+    if _GUARDED["last"] is not None:
+        copy_stream.wait_event(_GUARDED["last"])
+    results = []
+    for i, h in enumerate(chunks):
+        key = (i, h.shape, h.dtype.str)
+        if key not in _GUARDED["buffers"]:
+            _GUARDED["buffers"][key] = cp.empty(h.shape, dtype=h.dtype)
+        g = _GUARDED["buffers"][key]
+        g.set(h, stream=copy_stream)
+        caller.wait_event(copy_stream.record())
+        results.append(compute(g))
+    _GUARDED["last"] = caller.record()
+    return results
+
+
+# ======================================================================================================
+# Exercise 4: as_meant(program)  (CPU)
+# ======================================================================================================
+def as_meant_right(program):
+    """use(meant) just before a kernel whenever CuPy is elsewhere (after a block's end)."""
+    def run(body, meant, top):
+        on, out = meant, []
+        for statement in body:
+            if statement[0] == "kernel":
+                if on != meant:
+                    out.append(("use", meant))
+                    on = meant
+                out.append(statement)
+            elif statement[0] == "use":
+                meant = on = statement[1]
+                out.append(statement)
+            else:
+                out.append(("with", statement[1], run(statement[2], statement[1], statement[1])))
+                on = top
+        return tuple(out)
+
+    return run(tuple(program), "null", "null")
+
+
+# ---- wrong ----------------------------------------------------------------------------------------
+def _after_ends(program, needed):
+    """use(meant) right after a block's end when needed(rest_of_body, meant, cupy_top) says so."""
+    def run(body, meant, top):
+        out = []
+        for i, statement in enumerate(body):
+            if statement[0] == "kernel":
+                out.append(statement)
+            elif statement[0] == "use":
+                meant = statement[1]
+                out.append(statement)
+            else:
+                out.append(("with", statement[1], run(statement[2], statement[1], statement[1])))
+                if needed(body[i + 1:], meant, top):
+                    out.append(("use", meant))
+        return tuple(out)
+
+    return run(tuple(program), "null", "null")
+
+
+def as_meant_after_every_with(program):
+    """use(meant) after every `with` block."""
+    return _after_ends(program, lambda rest, meant, top: True)
+
+
+def as_meant_when_cupy_differs(program):
+    """use(meant) after every block whose end leaves CuPy elsewhere, kernel to come or not."""
+    return _after_ends(program, lambda rest, meant, top: top != meant)
+
+
+def as_meant_when_anything_follows(program):
+    """use(meant) after a block whose end leaves CuPy elsewhere, when any statement follows in the body (even a
+    use() or a `with`, which change the stream before any kernel)."""
+    return _after_ends(program, lambda rest, meant, top: top != meant and len(rest) > 0)
+
+
+def as_meant_when_kernel_later(program):
+    """use(meant) after such a block when a kernel comes anywhere later in the body (even after a use() or a
+    `with` that changes the stream first)."""
+    def kernel_later(rest):
+        return any(s[0] == "kernel" for s in rest)
+
+    return _after_ends(program, lambda rest, meant, top: top != meant and kernel_later(rest))
+
+
+def as_meant_dirty_until_kernel(program):
+    """after a block's end that leaves CuPy elsewhere, a use(meant) before the next kernel, even when the author's
+    own use() came in between (and already put CuPy where meant)."""
+    def run(body, meant, top):
+        dirty, out = False, []
+        for statement in body:
+            if statement[0] == "kernel":
+                if dirty:
+                    out.append(("use", meant))
+                    dirty = False
+                out.append(statement)
+            elif statement[0] == "use":
+                meant = statement[1]  # dirty left as it is
+                out.append(statement)
+            else:
+                out.append(("with", statement[1], run(statement[2], statement[1], statement[1])))
+                dirty = dirty or top != meant
+        return tuple(out)
+
+    return run(tuple(program), "null", "null")
+
+
+def as_meant_end_to_null(program):
+    """believes a `with` block's end always goes back to the null stream."""
+    def run(body, meant):
+        on, out = meant, []
+        for statement in body:
+            if statement[0] == "kernel":
+                if on != meant:
+                    out.append(("use", meant))
+                    on = meant
+                out.append(statement)
+            elif statement[0] == "use":
+                meant = on = statement[1]
+                out.append(statement)
+            else:
+                out.append(("with", statement[1], run(statement[2], statement[1])))
+                on = "null"
+        return tuple(out)
+
+    return run(tuple(program), "null")
+
+
+def as_meant_end_restores(program):
+    """believes CuPy's `with` restores the stream current at its start, like PyTorch (adds nothing)."""
+    return tuple(program)
+
+
+def as_meant_compares_block_stream(program):
+    """compares the block's own stream with the meant one (not the stack's top)."""
+    def run(body, meant):
+        on, out = meant, []
+        for statement in body:
+            if statement[0] == "kernel":
+                if on != meant:
+                    out.append(("use", meant))
+                    on = meant
+                out.append(statement)
+            elif statement[0] == "use":
+                meant = on = statement[1]
+                out.append(statement)
+            else:
+                out.append(("with", statement[1], run(statement[2], statement[1])))
+                on = statement[1]
+        return tuple(out)
+
+    return run(tuple(program), "null")
+
+
+def as_meant_top_level_only(program):
+    """fixes only the top level, the nested bodies copied as they are (the lecture's example has no nesting)."""
+    on, meant, out = "null", "null", []
+    for statement in program:
+        if statement[0] == "kernel":
+            if on != meant:
+                out.append(("use", meant))
+                on = meant
+            out.append(statement)
+        elif statement[0] == "use":
+            meant = on = statement[1]
+            out.append(statement)
+        else:
+            out.append(statement)
+            on = "null"
+    return tuple(out)
+
+
+def as_meant_bounded_stack(program):
+    """simulates CuPy with a stack of at most 12 entries (collections.deque(maxlen=12)), null when it runs empty."""
+    import collections
+
+    stack = collections.deque(["null"], maxlen=12)
+
+    def run(body, meant):
+        on, out = meant, []
+        for statement in body:
+            if statement[0] == "kernel":
+                if on != meant:
+                    out.append(("use", meant))
+                    on = meant
+                out.append(statement)
+            elif statement[0] == "use":
+                meant = on = statement[1]
+                out.append(statement)
+            else:
+                stack.append(statement[1])
+                out.append(("with", statement[1], run(statement[2], statement[1])))
+                if stack:
+                    stack.pop()
+                on = stack[-1] if stack else "null"
+        return tuple(out)
+
+    return run(tuple(program), "null")
+
+
+def as_meant_meant_is_last_use(program):
+    """takes the author's stream after a block to be the last use() inside it (CuPy's use() model, not
+    PyTorch's restore)."""
+    def run(body, meant, top):
+        on, out = meant, []
+        for statement in body:
+            if statement[0] == "kernel":
+                if on != meant:
+                    out.append(("use", meant))
+                    on = meant
+                out.append(statement)
+            elif statement[0] == "use":
+                meant = on = statement[1]
+                out.append(statement)
+            else:
+                inner, inner_meant = run(statement[2], statement[1], statement[1])
+                out.append(("with", statement[1], inner))
+                on, meant = top, inner_meant
+        return tuple(out), meant
+
+    return run(tuple(program), "null", "null")[0]
+
+
+def as_meant_use_at_block_start(program):
+    """also puts a use() of the block's stream first in every block ("to be sure")."""
+    fixed = as_meant_right(program)
+
+    def add(body):
+        return tuple(("with", s[1], (("use", s[1]),) + add(s[2])) if s[0] == "with" else s for s in body)
+
+    return add(fixed)
+
+
+def as_meant_use_before_every_kernel(program):
+    """a use(meant) before every kernel that follows a block's end anywhere later, without tracking CuPy."""
+    def run(body, meant):
+        after_end, out = False, []
+        for statement in body:
+            if statement[0] == "kernel":
+                if after_end:
+                    out.append(("use", meant))
+                out.append(statement)
+            elif statement[0] == "use":
+                meant = statement[1]
+                out.append(statement)
+            else:
+                out.append(("with", statement[1], run(statement[2], statement[1])))
+                after_end = True
+        return tuple(out)
+
+    return run(tuple(program), "null")
+
+
+# ---- also right -----------------------------------------------------------------------------------
+def as_meant_use_right_after_end(program):
+    """the use() right after the block's end, when a kernel comes before the stream changes again."""
+    def needed(rest, meant, top):
+        if top == meant:
+            return False
+        for statement in rest:
+            return statement[0] == "kernel"  # not when a use() or a `with` comes first
+        return False
+
+    return _after_ends(program, needed)
+
+
+def as_meant_explicit_stack(program):
+    """an explicit (unbounded) stack, iterative, lists instead of tuples."""
+    out_top = []
+    # frames: (statements, index, output list, meant, on)
+    stack_streams = ["null"]
+    frames = [[list(program), 0, out_top, "null", "null"]]
+    while frames:
+        frame = frames[-1]
+        body, i, out, meant, on = frame
+        if i == len(body):
+            frames.pop()
+            if frames:
+                stack_streams.pop()
+                frames[-1][4] = stack_streams[-1]  # CuPy: the end goes back to the stack's top
+            continue
+        statement = body[i]
+        frame[1] += 1
+        if statement[0] == "kernel":
+            if on != meant:
+                out.append(["use", meant])
+                frame[4] = meant
+            out.append(list(statement))
+        elif statement[0] == "use":
+            frame[3] = frame[4] = statement[1]
+            out.append(["use", statement[1]])
+        else:
+            inner = []
+            out.append(["with", statement[1], inner])
+            stack_streams.append(statement[1])
+            frames.append([list(statement[2]), 0, inner, statement[1], statement[1]])
+    return out_top
+
+
+def as_meant_by_difference(program):
+    """computes both stream maps first (PyTorch's and CuPy's rules), then adds use() where they differ, one per
+    stretch, placed before the first kernel of the stretch."""
+    def meant_of(body, current, result):
+        for s in body:
+            if s[0] == "kernel":
+                result[s[1]] = current
+            elif s[0] == "use":
+                current = s[1]
+            else:
+                meant_of(s[2], s[1], result)
+        return result
+
+    meant = meant_of(program, "null", {})
+
+    def run(body, top, on):
+        out = []
+        for s in body:
+            if s[0] == "kernel":
+                if on != meant[s[1]]:
+                    out.append(("use", meant[s[1]]))
+                    on = meant[s[1]]
+                out.append(s)
+            elif s[0] == "use":
+                on = s[1]
+                out.append(s)
+            else:
+                out.append(("with", s[1], run(s[2], s[1], s[1])))
+                on = top
+        return tuple(out)
+
+    return run(program, "null", "null")
+
+
+_ADV10_WRONG: dict[str, dict[str, Any]] = {
+    "check_sum_on_stream": {
+        "no wait for the producer's ready": sum_no_ready,
+        "ready waited on the caller's stream, not on s": sum_ready_on_caller,
+        "done event recorded on s before the sum is queued": sum_event_before_entry,
+        "caller's stream never waits for the sum": sum_caller_never_waits,
+        "caller waits for ready instead of the sum": sum_waits_for_ready_only,
+        "s also waits for the caller's stream": sum_s_waits_for_caller,
+        "sum on the caller's stream": sum_on_caller_stream,
+        "sum on the null stream": sum_on_null_stream,
+        "sum on a fresh stream of its own": sum_own_stream,
+        "sum on a stream of its own passed as stream= (never entered)": sum_own_stream_by_argument,
+        "ReductionKernel(stream=s), output from the caller's pool": sum_kernel_stream_arg_caller_pool,
+        "output allocated on the caller's stream, written on s": sum_out_from_caller_pool,
+        "one output buffer for every call": sum_one_output_reused,
+        "temporary on s copied on the caller, freed at once": sum_copy_on_caller_temp_freed,
+        "with block only: a use() caller not restored": sum_with_no_restore,
+        "null stream made current at the end": sum_restores_null,
+        "s entered without exit": sum_enter_without_exit,
+        "sum in float32": sum_float32,
+        "sum(axis=0)": sum_axis0,
+        "host waits on ready.synchronize()": sum_synchronize,
+        "returns float(...)": sum_returns_float,
+        "done recorded inside the block, one line before the sum": sum_record_inside_before_sum,
+    },
+    "check_cupy_scale_on_current_stream": {
+        "CuPy on its own current stream": scale_on_cupy_current,
+        "CuPy on the null stream (PyTorch's default)": scale_on_default_stream,
+        "with block: a CuPy use() not restored": scale_with_block,
+        "hand-back to PyTorch after CuPy's stream went back": scale_hand_back_outside,
+        "output from CuPy's other current stream's pool": scale_out_from_cupy_pool,
+        "scales t in place": scale_in_place,
+        "PyTorch computes t * factor": scale_pytorch_computes,
+        "factor 1.0 short-cut t.clone() (no CuPy kernel)": scale_factor_one_clone,
+        "factor 0.0 short-cut zeros_like (no CuPy kernel, +0.0 for -0.0)": scale_factor_zero_zeros,
+        "trip through host memory": scale_through_host,
+        "torch.cuda.synchronize() first": scale_synchronize,
+        "one output per shape kept between calls": scale_cached_output,
+        "float64 result": scale_float64,
+        "a CuPy stream of its own": scale_own_stream,
+        "PyTorch's default stream made current at the end": scale_sets_torch_default,
+        "raw data_ptr with t's shape (transposed view misread)": scale_raw_pointer,
+        "CuPy's current stream left as PyTorch's": scale_no_cupy_restore,
+        "kernel on a stream of its own passed as stream=, events both ways": scale_own_stream_by_argument,
+    },
+    "check_pipelined": {
+        "copy_stream never waits for the caller": pipe_no_fork,
+        "computes never wait for their copies": pipe_no_join,
+        "only the first copy waited for": pipe_first_event_only,
+        "one wait for the last copy (no overlap)": pipe_last_event_only,
+        "copy_stream waits for the caller before each copy (serial)": pipe_fork_each_chunk,
+        "copies on the current stream": pipe_copies_on_current,
+        "buffers from copy_stream's pool, dropped at return": pipe_alloc_on_copy_stream,
+        "two buffers in turn, no wait for the computes": pipe_double_buffer_no_free_event,
+        "buffers kept from call to call": pipe_buffers_kept,
+        "with copy_stream: a use() caller not restored": pipe_with_no_restore,
+        "copy_stream.synchronize()": pipe_synchronize,
+        "float64 buffers": pipe_float64,
+        "None for no chunks": pipe_empty_returns_none,
+        "compute on copy_stream": pipe_compute_on_copy_stream,
+        "event recorded before each copy": pipe_event_before_copy,
+        "copies on a stream of its own": pipe_own_copy_stream,
+    },
+    "check_as_meant": {
+        "use() after every with block": as_meant_after_every_with,
+        "use() after every block that leaves CuPy elsewhere, kernel or not": as_meant_when_cupy_differs,
+        "use() after such a block when any statement follows": as_meant_when_anything_follows,
+        "use() after such a block when a kernel comes anywhere later": as_meant_when_kernel_later,
+        "CuPy 'off' after an end until the next kernel, author's use() ignored": as_meant_dirty_until_kernel,
+        "end of with always goes back to null": as_meant_end_to_null,
+        "CuPy's with restores like PyTorch's (nothing added)": as_meant_end_restores,
+        "compares the block's own stream, not the stack's top": as_meant_compares_block_stream,
+        "top level only": as_meant_top_level_only,
+        "stack bounded at 12 entries": as_meant_bounded_stack,
+        "author's stream after a block = last use() inside it": as_meant_meant_is_last_use,
+        "use() of the block's stream first in every block": as_meant_use_at_block_start,
+        "use() before every kernel after an end, CuPy not tracked": as_meant_use_before_every_kernel,
+    },
+}
+
+_ADV10_ALSO_RIGHT: dict[str, dict[str, Any]] = {
+    "check_sum_on_stream": {
+        "use()/use() in try/finally, no with": sum_use_try_finally,
+        "one Event object recorded again each call": sum_reused_event,
+        "ReductionKernel(stream=s), output from s's pool": sum_kernel_stream_arg_s_pool,
+        "event recorded on s outside the block, add.reduce": sum_stream_wait_event_on_current,
+        "(reference-like) with s, caller.use(), wait": sum_right_with_then_use,
+    },
+    "check_cupy_scale_on_current_stream": {
+        "__cuda_array_interface__ both ways, with + use() back": scale_cai_with_restore,
+        "output allocated by PyTorch, cp.multiply(out=)": scale_torch_allocates,
+        "ElementwiseKernel(stream=), CuPy's current stream untouched": scale_elementwise_kernel,
+        "torch.utils.dlpack capsules": scale_utils_dlpack,
+        "cp.asarray in, torch.from_dlpack out": scale_cai_in_dlpack_out,
+        "t.contiguous() first": scale_contiguous_first,
+        "ExternalStream (deprecated)": scale_external_stream,
+        "(reference-like) use(), DLPack both ways, use() back": scale_right_dlpack,
+    },
+    "check_pipelined": {
+        "copy_stream's pool, copy_stream joins the computes before returning": pipe_copy_stream_pool_then_join_back,
+        "two buffers in turn with events": pipe_double_buffer_with_events,
+        "one big buffer, copy_from_host_async, views": pipe_one_big_buffer,
+        "copies one ahead of the computes, use() switches": pipe_interleaved_use,
+        "buffers kept between calls, guarded by the last call's event": pipe_kept_buffers_guarded,
+        "(reference-like) buffers from the caller's pool": pipe_right,
+    },
+    "check_as_meant": {
+        "(reference-like) use() before the kernel": as_meant_right,
+        "use() right after the block's end": as_meant_use_right_after_end,
+        "explicit stack, lists": as_meant_explicit_stack,
+        "both stream maps first, then the differences": as_meant_by_difference,
+    },
+}
+
+
+# Classified by the task text (solutions/04_streams_cupy.ipynb):
+# - exercise 2 lets PyTorch copy, allocate and make views, and no more: a copy of t for the factor 1.0 is factor * t,
+#   so `t.clone()` there is right; `zeros_like` for 0.0 is not factor * t (0.0 times a negative value is -0.0), and
+#   the check compares the signs of zeros.
+# - a kernel on a stream of the answer's own, passed as `stream=` (never entered, never made current), breaks "queue
+#   CuPy's work on PyTorch's current stream" (exercise 2) and "sum on s" (exercise 1); the checks make late only the
+#   streams an answer enters or makes current (streams.widened), so they cannot see it yet: kept here, not tested.
+WRONG_UNSEEN = {
+    "check_sum_on_stream": {
+        "sum on a stream of its own passed as stream= (never entered)":
+            _ADV10_WRONG["check_sum_on_stream"].pop("sum on a stream of its own passed as stream= (never entered)"),
+    },
+    "check_cupy_scale_on_current_stream": {
+        "kernel on a stream of its own passed as stream=, events both ways":
+            _ADV10_WRONG["check_cupy_scale_on_current_stream"].pop(
+                "kernel on a stream of its own passed as stream=, events both ways"),
+    },
+}
+_ADV10_ALSO_RIGHT["check_cupy_scale_on_current_stream"]["factor 1.0 short-cut t.clone() (no CuPy kernel)"] = \
+    _ADV10_WRONG["check_cupy_scale_on_current_stream"].pop("factor 1.0 short-cut t.clone() (no CuPy kernel)")
+
+WRONG: dict[str, dict[str, Any]] = {
     "check_sum_on_stream": WRONG_SUMS,
     "check_cupy_scale_on_current_stream": WRONG_SCALES,
     "check_pipelined": WRONG_PIPELINES,
@@ -1178,9 +2724,14 @@ WRONG = {
 }
 WRONG_ON_CPU: dict[str, set[str]] = {  # without a GPU and CuPy these checks check nothing: no answer fails
     "check_sum_on_stream": set(), "check_cupy_scale_on_current_stream": set(), "check_pipelined": set()}
-ALSO_RIGHT = {
+ALSO_RIGHT: dict[str, dict[str, Any]] = {
     "check_sum_on_stream": ALSO_RIGHT_SUMS,
     "check_cupy_scale_on_current_stream": ALSO_RIGHT_SCALES,
     "check_pipelined": ALSO_RIGHT_PIPELINES,
     "check_as_meant": ALSO_RIGHT_AS_MEANT,
 }
+
+for _kept, _theirs in ((WRONG, _ADV10_WRONG), (ALSO_RIGHT, _ADV10_ALSO_RIGHT)):
+    for _check, _answers in _theirs.items():  # a name already taken gets the round's mark
+        _kept[_check] |= {f"{what} (adversary 10)" if what in _kept[_check] else what: answer
+                          for what, answer in _answers.items()}
