@@ -408,9 +408,39 @@ def _non_blocking_shape_only():
     return len(GPU_Y.to("cpu", non_blocking=True))
 
 
+def _event_recorded_before_the_copy():  # the event completes without the copy (the tenth adversary's)
+    done = torch.cuda.Event()
+    done.record()
+    host = GPU_Y.to("cpu", non_blocking=True)
+    done.synchronize()
+    return host.tolist()
+
+
+def _event_recorded_after_the_copy():
+    host = GPU_Y.to("cpu", non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+    done.synchronize()
+    return host.tolist()
+
+
+def _event_of_record_event_after_the_copy():
+    host = GPU_Y.to("cpu", non_blocking=True)
+    torch.cuda.current_stream().record_event().synchronize()
+    return host.tolist()
+
+
+def _event_never_recorded():
+    host = GPU_Y.to("cpu", non_blocking=True)
+    torch.cuda.Event().synchronize()
+    return host.tolist()
+
+
 @host
 @pytest.mark.parametrize("fn, stale", [(_non_blocking_read_at_once, True), (_non_blocking_copy_into_read_at_once, True),
-                                       (_non_blocking_then_synchronize, False), (_non_blocking_shape_only, False)],
+                                       (_non_blocking_then_synchronize, False), (_non_blocking_shape_only, False),
+                                       (_event_recorded_before_the_copy, True), (_event_recorded_after_the_copy, False),
+                                       (_event_of_record_event_after_the_copy, False), (_event_never_recorded, True)],
                          ids=lambda v: v.__name__ if callable(v) else None)
 def test_host_waits_notes_a_non_blocking_copy_read_before_a_synchronize(fn, stale):
     assert bool(_stale(fn)) == stale

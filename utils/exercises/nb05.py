@@ -891,6 +891,40 @@ class _LateAgainWhenIdle(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
+class _LateCopiesToTheHost(TorchFunctionMode):
+    """On a GPU: a copy to the host made with non_blocking=True starts `ms` late on its stream (a sleep queued
+    before it).  An answer that waits for the copy (its stream's synchronize(), an event recorded after it) loses
+    `ms`; one that reads the copy before it has landed (an event recorded before the copy, no wait at all) reads
+    what the pinned buffer held before, not by chance of a few microseconds but every time: HostWaits' `stale` on a
+    CPU.  Only queues a sleep (utils.gpu_sleep): the host never waits here."""
+
+    def __init__(self, ms: float) -> None:
+        super().__init__()
+        self.ms = ms
+
+    @staticmethod
+    def _non_blocking_to_host(name: str, args: tuple, kwargs: dict) -> bool:
+        if name == "copy_" and len(args) > 1:  # host.copy_(gpu, non_blocking=True)
+            dst, src = args[0], args[1]
+            non_blocking = (len(args) > 2 and args[2] is True) or kwargs.get("non_blocking") is True
+            return (non_blocking and isinstance(dst, torch.Tensor) and isinstance(src, torch.Tensor)
+                    and not dst.is_cuda and src.is_cuda)
+        if name != "to" or not args or not isinstance(args[0], torch.Tensor) or not args[0].is_cuda:
+            return False
+        if not (kwargs.get("non_blocking") is True or any(a is True for a in args[1:])):
+            return False
+        return any((isinstance(x, str) and x.startswith("cpu")) or (isinstance(x, torch.device) and x.type == "cpu")
+                   or (isinstance(x, torch.Tensor) and not x.is_cuda) for x in (*args[1:], *kwargs.values()))
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        if self._non_blocking_to_host(getattr(func, "__name__", ""), args, kwargs):
+            from ..timing import gpu_sleep
+
+            gpu_sleep(self.ms / 1e3)  # on the current stream, the copy's; inside the handler: not seen again
+        return func(*args, **kwargs)
+
+
 def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: str) -> _Ran:
     from .streams import torch_caller, widened
 
@@ -908,8 +942,8 @@ def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: 
         # _LateAgainWhenIdle came first, Blind's read waited for it, and the operation ran on time: a result queued
         # on a stream of the answer's own, which the caller never waits for, was written before the caller read it
         # (the fourth adversary's, on an H200)
-        with (widened(WIDE_MS, spare=(caller.stream,)), _LateAgainWhenIdle(WIDE_MS, caller.stream), Blind(),
-              gpu_waits(fn) as waits):
+        with (widened(WIDE_MS, spare=(caller.stream,)), _LateAgainWhenIdle(WIDE_MS, caller.stream),
+              _LateCopiesToTheHost(WIDE_MS), Blind(), gpu_waits(fn) as waits):
             try:
                 ran.out = yours(target, dim, index, source)
             except Launched as launched:
