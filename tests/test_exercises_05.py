@@ -47,7 +47,7 @@ def _run_here(cells: list[str]) -> tuple[list[tuple[int, int]], str]:
 
 
 @host
-@pytest.mark.parametrize("case", [(0, 0), (1, 0), (17, 30), (123456, 11), (816, 0), (816, 1)],
+@pytest.mark.parametrize("case", [(0, 0), (1, 0), (17, 30), (123456, 11), (816, 0), (816, 1), nb05.MORE_LOOKUPS],
                          ids=str)
 def test_the_failing_cell_is_where_the_cells_raise_on_the_cpu(case):
     cells = nb05.failing_notebook(*case)
@@ -88,6 +88,18 @@ def test_the_two_notebooks_alike_differ_in_their_seed_alone_and_fail_at_other_pl
     (step, failing), *later = nb05._bad_draws(*first)
     assert step >= 2, "a replay of steps 0 and 1 alone, or a run of two step cells, finds no failure"
     assert any(k < failing for _, k in later), "a lookup written earlier draws a bad id later in time"
+
+
+@host
+def test_more_lookups_has_more_than_three_lookups_a_step_and_two_bad_ones_in_the_step_that_fails():
+    """What a replay that assumes three lookups a step, or keeps the last bad lookup of a step, gets wrong
+    (answers.nb05.replay_three_lookups, replay_last_of_step): the two notebooks alike have three lookups a step,
+    and one bad lookup in the step that fails."""
+    layout, data = nb05.MORE_LOOKUPS
+    assert len(nb05._layout(layout).lookups) > 3
+    with inside_check():
+        step, _ = nb05._first_bad_lookup(layout, data)
+    assert sum(1 for s, _ in nb05._bad_draws(layout, data) if s == step) >= 2
 
 
 @host
@@ -396,9 +408,39 @@ def _non_blocking_shape_only():
     return len(GPU_Y.to("cpu", non_blocking=True))
 
 
+def _event_recorded_before_the_copy():  # the event completes without the copy (the tenth adversary's)
+    done = torch.cuda.Event()
+    done.record()
+    host = GPU_Y.to("cpu", non_blocking=True)
+    done.synchronize()
+    return host.tolist()
+
+
+def _event_recorded_after_the_copy():
+    host = GPU_Y.to("cpu", non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+    done.synchronize()
+    return host.tolist()
+
+
+def _event_of_record_event_after_the_copy():
+    host = GPU_Y.to("cpu", non_blocking=True)
+    torch.cuda.current_stream().record_event().synchronize()
+    return host.tolist()
+
+
+def _event_never_recorded():
+    host = GPU_Y.to("cpu", non_blocking=True)
+    torch.cuda.Event().synchronize()
+    return host.tolist()
+
+
 @host
 @pytest.mark.parametrize("fn, stale", [(_non_blocking_read_at_once, True), (_non_blocking_copy_into_read_at_once, True),
-                                       (_non_blocking_then_synchronize, False), (_non_blocking_shape_only, False)],
+                                       (_non_blocking_then_synchronize, False), (_non_blocking_shape_only, False),
+                                       (_event_recorded_before_the_copy, True), (_event_recorded_after_the_copy, False),
+                                       (_event_of_record_event_after_the_copy, False), (_event_never_recorded, True)],
                          ids=lambda v: v.__name__ if callable(v) else None)
 def test_host_waits_notes_a_non_blocking_copy_read_before_a_synchronize(fn, stale):
     assert bool(_stale(fn)) == stale

@@ -247,6 +247,11 @@ def _notebooks_alike() -> list[tuple[int, int]]:
     raise AssertionError("no two notebooks alike found")
 
 
+# Five lookups a step (the notebook shown has three), and two bad ones in step 2, the step that fails: a replay that
+# assumes three lookups a step, or keeps the last bad lookup of a step, finds another place (tests/test_exercises_05.py)
+MORE_LOOKUPS = (9, 1)
+
+
 def _cell_hint(cells: Sequence[str], got: tuple[int, int], want: tuple[int, int]) -> str:
     """What a wrong (cell, line) most likely says about the answer (never the place itself)."""
     cell, line = got
@@ -298,9 +303,9 @@ def _place(got: object) -> tuple[int, int] | None:
 def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, int]]) -> None:
     """find_failing_cell(cells) must return (cell, line) of the lookup that reads out of range, both from 1.
 
-    One generated notebook (Hypothesis's first draw, the notebook's own nb05.failing_notebook(0, 0): with a fixed
-    seed and one example it is the same every time), then two that differ in their seed alone, chosen to hold every
-    kind of mistake; the check knows the place because it wrote the cells and drew their ids.
+    Three chosen notebooks: MORE_LOOKUPS (five lookups a step, two of them bad in the step that fails), then two
+    that differ in their seed alone (_notebooks_alike); together they hold every kind of mistake the tests know.  The
+    check knows the place because it wrote the cells and drew their ids.
     """
     with exercise("find_failing_cell") as ex:
         yours = ex.answer(find_failing_cell)
@@ -321,11 +326,12 @@ def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, 
                                      f"`{cells[want[0] - 1].splitlines()[want[1] - 1].strip()}`",
                       _cell_hint(cells, place, want))
 
-        # Each case costs the answer a fresh process: one generated notebook, then the two alike (which hold every
-        # kind of mistake: a helper two deep, a module's own forward(), a bad id drawn earlier in the text but later
-        # in time, a failure at step 2 or later), and no shrinking (every notebook is small).
-        for_all(ex, st.tuples(st.integers(0, 10**6), st.integers(0, 30)), finds, examples=1,
-                chosen=list(_notebooks_alike()), budget_s=0.0, describe=lambda case: f"nb05.failing_notebook{case}")
+        # Each case costs the answer a fresh process (about 1.5 s): MORE_LOOKUPS, then the two alike (a helper two
+        # deep, a module's own forward(), a bad id drawn earlier in the text but later in time, a failure at step 2 or
+        # later), and no shrinking (every notebook is small).  No generated one: with one example, Hypothesis's
+        # draw was always (0, 0), the notebook the exercise shows, which failed no wrong answer the others pass
+        for_all(ex, st.just(MORE_LOOKUPS), finds, examples=1, chosen=list(_notebooks_alike()), budget_s=0.0,
+                describe=lambda case: f"nb05.failing_notebook{case}")
 
 
 register(Exercise(NOTEBOOK, "find_failing_cell", check_find_failing_cell, fresh_processes=True))
@@ -379,7 +385,9 @@ class HostWaits(TorchFunctionMode):
     used as an index (`index[position]` with `position = mask.int().argmax()`) is a wait too: PyTorch reads it.
 
     A copy to the host made with non_blocking=True waits for nothing, and may not have landed when the host
-    reads it: a read of it before a synchronize() is noted in `stale`."""
+    reads it: a read of it before a synchronize() is noted in `stale`.  A synchronize() of the device or of a
+    stream lands every copy; an event's lands only the copies queued before the event was recorded (an event
+    recorded before the copy, or never recorded, completes without it)."""
 
     READS = frozenset({"__bool__", "item", "__int__", "__float__", "__index__", "tolist", "__array__", "__format__",
                        "__repr__", "__contains__", "nonzero", "argwhere", "masked_select", "unique",
@@ -402,15 +410,22 @@ class HostWaits(TorchFunctionMode):
         self.stale: list[str] = []  # reads of a non_blocking copy to the host before anything waited for it
         self._host: dict[int, weakref.ref] = {}  # tensors on the host, by id
         self._landing: dict[int, weakref.ref] = {}  # non_blocking copies to the host, not waited for yet
+        self._queued: dict[int, int] = {}  # when each of them was queued: the number of such copies before it
+        self.copies = 0  # non_blocking copies to the host queued so far (an event's record() keeps the number)
         self._gpu_devices: dict[int, torch.device] = {}  # x.device of GPU tensors x (the CPU's device, here), by id
 
     def note(self, what: str) -> None:
         self.waits.append(f"{what} {_where_in(self.fn)}")
 
-    def synchronized(self, what: str) -> None:
-        """A synchronize(): a wait, after which every copy has landed."""
+    def synchronized(self, what: str, before: int | None = None) -> None:
+        """A synchronize(): a wait, after which every copy has landed; an event's (`before`: the copies queued when
+        it was recorded), after which those have."""
         self.note(what)
-        self._landing.clear()
+        if before is None:
+            self._landing.clear()
+            return
+        for key in [key for key in self._landing if self._queued.get(key, 0) < before]:
+            del self._landing[key]
 
     def _known(self, table: dict[int, weakref.ref], t: object) -> bool:
         known = table.get(id(t))
@@ -472,6 +487,8 @@ class HostWaits(TorchFunctionMode):
                     self._host[id(t)] = weakref.ref(t)
                     if (to_host or into_host) and from_gpu and not waits and not copies_nothing:
                         self._landing[id(t)] = weakref.ref(t)
+                        self._queued[id(t)] = self.copies
+                        self.copies += 1
         return result
 
     def _to_host(self, name: str, args: tuple, kwargs: dict) -> bool:
@@ -536,9 +553,25 @@ class HostWaits(TorchFunctionMode):
             def synchronize(self) -> None:
                 mode.synchronized("a stream's or an event's synchronize()")
 
+            def record_event(self, event: Any = None) -> Any:
+                event = NotedEvent() if event is None else event
+                event.record(self)
+                return event
+
+        class NotedEvent(Noted):
+            """An event: its synchronize() lands the copies queued before its last record() (none before one)."""
+
+            recorded = 0
+
+            def record(self, stream: object = None) -> None:
+                self.recorded = mode.copies
+
+            def synchronize(self) -> None:
+                mode.synchronized("a stream's or an event's synchronize()", before=self.recorded)
+
         current = Noted()
         imitations = {"synchronize": lambda device=None: self.synchronized("torch.cuda.synchronize()"),
-                      "Stream": Noted, "Event": Noted, "current_stream": lambda device=None: current,
+                      "Stream": Noted, "Event": NotedEvent, "current_stream": lambda device=None: current,
                       "default_stream": lambda device=None: current}
         saved = {name: getattr(torch.cuda, name) for name in imitations}
         try:
@@ -635,6 +668,10 @@ INDEX_ADD_CHOSEN: tuple[IndexAdd, ...] = (  # cases the check always tries, afte
     ((1000, 40), 0, (3, 2, -7, 1003), "int64", "busy"),  # the first bad one is negative, a later one too large
     ((1000, 40), 0, _MANY, "int64", "default"),  # 4096 valid indices: one question to the GPU, not 4096
 )
+# The waits an answer may make before it raises: whether an index is bad, where the first is, and what it is (the
+# solution asks these one by one). An answer that reads the indices one by one makes more once the first bad one is
+# at position 2 or later (the chosen (3, 2, -7, 1003), and generated cases)
+ERROR_PATH_WAITS = 3
 INDEX_ADD_CHILD = ("import sys; sys.path.insert(0, sys.argv[1]); from utils.exercises import nb05; "
                    "nb05.index_add_child()")
 WIDE_MS = 50.0  # how late each stream that an answer switches to starts (streams.widened)
@@ -854,6 +891,40 @@ class _LateAgainWhenIdle(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
+class _LateCopiesToTheHost(TorchFunctionMode):
+    """On a GPU: a copy to the host made with non_blocking=True starts `ms` late on its stream (a sleep queued
+    before it).  An answer that waits for the copy (its stream's synchronize(), an event recorded after it) loses
+    `ms`; one that reads the copy before it has landed (an event recorded before the copy, no wait at all) reads
+    what the pinned buffer held before, not by chance of a few microseconds but every time: HostWaits' `stale` on a
+    CPU.  Only queues a sleep (utils.gpu_sleep): the host never waits here."""
+
+    def __init__(self, ms: float) -> None:
+        super().__init__()
+        self.ms = ms
+
+    @staticmethod
+    def _non_blocking_to_host(name: str, args: tuple, kwargs: dict) -> bool:
+        if name == "copy_" and len(args) > 1:  # host.copy_(gpu, non_blocking=True)
+            dst, src = args[0], args[1]
+            non_blocking = (len(args) > 2 and args[2] is True) or kwargs.get("non_blocking") is True
+            return (non_blocking and isinstance(dst, torch.Tensor) and isinstance(src, torch.Tensor)
+                    and not dst.is_cuda and src.is_cuda)
+        if name != "to" or not args or not isinstance(args[0], torch.Tensor) or not args[0].is_cuda:
+            return False
+        if not (kwargs.get("non_blocking") is True or any(a is True for a in args[1:])):
+            return False
+        return any((isinstance(x, str) and x.startswith("cpu")) or (isinstance(x, torch.device) and x.type == "cpu")
+                   or (isinstance(x, torch.Tensor) and not x.is_cuda) for x in (*args[1:], *kwargs.values()))
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        if self._non_blocking_to_host(getattr(func, "__name__", ""), args, kwargs):
+            from ..timing import gpu_sleep
+
+            gpu_sleep(self.ms / 1e3)  # on the current stream, the copy's; inside the handler: not seen again
+        return func(*args, **kwargs)
+
+
 def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: str) -> _Ran:
     from .streams import torch_caller, widened
 
@@ -871,8 +942,8 @@ def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: 
         # _LateAgainWhenIdle came first, Blind's read waited for it, and the operation ran on time: a result queued
         # on a stream of the answer's own, which the caller never waits for, was written before the caller read it
         # (the fourth adversary's, on an H200)
-        with (widened(WIDE_MS, spare=(caller.stream,)), _LateAgainWhenIdle(WIDE_MS, caller.stream), Blind(),
-              gpu_waits(fn) as waits):
+        with (widened(WIDE_MS, spare=(caller.stream,)), _LateAgainWhenIdle(WIDE_MS, caller.stream),
+              _LateCopiesToTheHost(WIDE_MS), Blind(), gpu_waits(fn) as waits):
             try:
                 ran.out = yours(target, dim, index, source)
             except Launched as launched:
@@ -973,6 +1044,11 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
                   "say where the first bad index is (its position in index, from 0) and what it is: the error is for a "
                   "person, who has to find it in a batch")
         ex.expect(kept, f"{call} changed target before it raised", "leave target as it was: raise before any work")
+        ex.expect(len(ran.waits) <= ERROR_PATH_WAITS,
+                  f"{call} made the host wait for the GPU {len(ran.waits)} times before it raised: "
+                  + "; ".join(ran.waits[:3]),
+                  "on the way to the error too, ask the GPU a few questions (is one bad, where, what), not one per "
+                  "index: a batch of thousands of indices would wait thousands of times")
 
     callers: st.SearchStrategy[str] = st.just("default")
     if on_gpu:
@@ -1297,6 +1373,7 @@ class _Trained:
     stale: tuple[str, ...] = ()  # on a CPU: reads of a non_blocking copy to the host that nothing waited for
     says: str = ""
     returned_early: bool = True
+    returned: object = None  # the losses as the answer returned them (not a copy): a later call must leave them be
 
 
 class _GPUCalls:
@@ -1337,6 +1414,7 @@ class _GPUCalls:
                     done.waits = (f"{synced[0]} (your function caught the error sync debug mode raised)",)
             self.host_seconds = time.perf_counter() - started  # the next busy caller waits ten times as long
             done.returned_early = caller.busy_end is None or not caller.busy_end.query()
+            done.returned = done.losses
             if isinstance(done.losses, torch.Tensor):
                 done.losses = done.losses.detach().clone()  # on the caller's stream, at once, as the caller would
             done.params = [p.detach().clone() for p in model.parameters()]
@@ -1349,7 +1427,8 @@ def _call_training_on_cpu(yours: Callable, fn: Callable, model: torch.nn.Module,
     with cuda_on_cpu(), HostWaits(fn) as host, host.counting_synchronize():
         losses = yours(model, batches, plan.lr)
         host.returned(losses)
-    return _Trained(losses, [p.detach().clone() for p in model.parameters()], tuple(host.waits), tuple(host.stale))
+    return _Trained(losses, [p.detach().clone() for p in model.parameters()], tuple(host.waits), tuple(host.stale),
+                    returned=losses)
 
 
 NAN_HINT = ("a batch whose loss is NaN must change nothing, whatever its gradients hold (0 * NaN is NaN, and the "
@@ -1418,6 +1497,22 @@ def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tenso
             ex.expect(torch.allclose(q.cpu(), p.detach().cpu(), rtol=1e-4, atol=1e-6),
                       f"{case}: after the loop, the model's {name} differs from the given loop's"
                       + (" (it holds NaN)" if q.isnan().any() else ""), NAN_HINT if skipped else STEP_HINT)
+        # A second call, on batches of the same length (the trained model's losses differ), must leave the losses
+        # the first returned as they were: a caller keeps each call's (the timing below concatenates those of calls
+        # for one batch each)
+        first = done.returned
+        assert isinstance(first, torch.Tensor)
+        kept = first.detach().clone()
+        if gpu is None:
+            _call_training_on_cpu(yours, train_steps_no_sync, model, _training_batches(plan, device), plan)
+        else:
+            torch.cuda.synchronize()
+            yours(model, _training_batches(plan, device), plan.lr)
+            torch.cuda.synchronize()
+        ex.expect(_same(first.detach(), kept), f"{case}: a second call, on as many batches, changed the losses the "
+                                               "first call had returned",
+                  "return a new tensor each call (torch.stack makes one), not one kept between calls: a caller keeps "
+                  "the losses of each call")
 
     callers: st.SearchStrategy[str] = st.just("default")
     if gpu is not None:

@@ -100,9 +100,11 @@ def first_lookup_in_text(cells):  # reads the cells, runs nothing: the first loo
     return 1, 1
 
 
-def _replayed(cells, in_time=True):
+def _replayed(cells, in_time=True, lookups=None, last_of_step=False):
     """(cell, line) of the lookup that a replay of the cells' seeded draws finds: in the order the cells run them
-    (step by step, each step's lookups in order), or lookup by lookup over all steps (in_time=False)."""
+    (step by step, each step's lookups in order), or lookup by lookup over all steps (in_time=False); with
+    `lookups`, that many a step whatever the cells say; with last_of_step, the last bad lookup of the first step
+    that has one."""
     import random
 
     setup = cells[0]
@@ -110,14 +112,16 @@ def _replayed(cells, in_time=True):
     vocab = int(re.search(r"^VOCAB = (\d+)", setup, re.MULTILINE).group(1))
     rows = int(re.search(r"Embedding\((\d+)", setup).group(1))
     steps = [(n, cell) for n, cell in enumerate(cells, 1) if "batch(" in cell and "def batch" not in cell]
-    lookups = int(re.search(r"ids = batch\((\d+)\)", steps[0][1]).group(1))
+    lookups = lookups or int(re.search(r"ids = batch\((\d+)\)", steps[0][1]).group(1))
     where = {int(m.group(1)): line for line, text in enumerate(steps[0][1].splitlines(), 1)
              if (m := re.search(r"ids\[(\d+)\]", text))}
     data = random.Random(seed)
     drawn = [[[data.randrange(vocab) for _ in range(4)] for _ in range(lookups)] for _ in steps]
     order = ([(step, k) for step in range(len(steps)) for k in range(lookups)] if in_time
              else [(step, k) for k in range(lookups) for step in range(len(steps))])
-    return next((steps[step][0], where[k]) for step, k in order if max(drawn[step][k]) >= rows)
+    found = [(step, k) for step, k in order if max(drawn[step][k]) >= rows]
+    step, k = [(s, k) for s, k in found if s == found[0][0]][-1] if last_of_step else found[0]
+    return steps[step][0], where[k]
 
 
 def replay_in_time(cells):  # right: nothing run, the seeded draws replayed in the order the cells run them
@@ -126,6 +130,14 @@ def replay_in_time(cells):  # right: nothing run, the seeded draws replayed in t
 
 def replay_lookup_by_lookup(cells):  # the first lookup that ever draws a bad id, not the first to fail in time
     return _replayed(cells, in_time=False)
+
+
+def replay_last_of_step(cells):  # the tenth adversary's: no `break`, so the last bad lookup of the step that fails
+    return _replayed(cells, last_of_step=True)
+
+
+def replay_three_lookups(cells):  # the tenth adversary's: three lookups a step, as in the notebook shown (3 to 5)
+    return _replayed(cells, lookups=3)
 
 
 def blocking_or_cpu(cells):  # right: CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere
@@ -494,6 +506,70 @@ def argmax_then_a_non_blocking_copy_and_an_event(target, dim, index, source):
     return target.index_add(dim, index, source)
 
 
+def error_path_per_index(target, dim, index, source):
+    """The tenth adversary's: one question when every index is valid, but on the way to the error the host reads
+    the indices one by one (a wait per index up to the first bad one)."""
+    size = target.shape[dim]
+    if index.numel() and bool(((index < 0) | (index >= size)).any()):
+        for i in range(index.numel()):
+            value = int(index[i])
+            if not 0 <= value < size:
+                raise IndexError(f"index[{i}] = {value} out of range along dim {dim} (size {size})")
+    return target.index_add(dim, index, source)
+
+
+def event_before_copy(target, dim, index, source):
+    """The tenth adversary's: a non_blocking copy to the host waited for by an event recorded BEFORE the copy was
+    queued: the event completes without it, and the host reads the copy before it has landed."""
+    size = target.shape[dim]
+    if index.numel() == 0:
+        return target.index_add(dim, index, source)
+    bad = (index < 0) | (index >= size)
+    position = bad.int().argmax()
+    summary = torch.stack([bad.any().long(), position.long(), index.gather(0, position.reshape(1))[0].long()])
+    done = torch.cuda.Event()
+    done.record()
+    host = summary.to("cpu", non_blocking=True)
+    done.synchronize()
+    any_bad, where, value = host.tolist()
+    if any_bad:
+        raise IndexError(f"index[{where}] = {value} out of range (size {size})")
+    return target.index_add(dim, index, source)
+
+
+def event_after_copy(target, dim, index, source):  # right: the same, with the event recorded after the copy
+    size = target.shape[dim]
+    if index.numel() == 0:
+        return target.index_add(dim, index, source)
+    bad = (index < 0) | (index >= size)
+    position = bad.int().argmax()
+    summary = torch.stack([bad.any().long(), position.long(), index.gather(0, position.reshape(1))[0].long()])
+    host = summary.to("cpu", non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+    done.synchronize()
+    any_bad, where, value = host.tolist()
+    if any_bad:
+        raise IndexError(f"index[{where}] = {value} out of range (size {size})")
+    return target.index_add(dim, index, source)
+
+
+def non_blocking_copy_and_the_current_stream(target, dim, index, source):
+    """Right (the tenth adversary's): a non_blocking copy to the host, the current stream's synchronize() (one
+    wait), then the copy read."""
+    size = target.shape[dim]
+    if index.numel():
+        bad = (index < 0) | (index >= size)
+        position = bad.int().argmax()
+        summary = torch.stack([bad.any().long(), position.long(), index.gather(0, position.reshape(1))[0].long()])
+        host = summary.to("cpu", non_blocking=True)
+        torch.cuda.current_stream().synchronize()
+        any_bad, where, value = host.tolist()
+        if any_bad:
+            raise IndexError(f"index[{where}] = {value}: out of range along dim {dim} of size {size}")
+    return target.index_add(dim, index, source)
+
+
 def check_and_result_on_a_side_stream_both_waits(target, dim, index, source):  # right: the caller waits for it
     size = target.shape[dim]
     if not index.is_cuda:
@@ -751,6 +827,45 @@ def side_stream_that_never_waits_for_the_caller(model, batches, lr):  # GPU: rea
     return losses
 
 
+_KEPT: dict = {}
+
+
+def one_buffer_for_every_call(model, batches, lr):
+    """The tenth adversary's: the losses written into a tensor kept between calls (one per length and device) and
+    returned: the next call overwrites what an earlier caller holds (the timing's one_batch_at_a_time would
+    concatenate one buffer over and over)."""
+    device = batches[0][0].device if batches else None
+    losses = _KEPT.get((len(batches), str(device)))
+    if losses is None:
+        losses = _KEPT[len(batches), str(device)] = torch.empty(len(batches), device=device)
+    for i, (x, y) in enumerate(batches):
+        keep = y >= 0
+        loss = torch.where(keep, (model(x) - y) ** 2, 0.0).sum() / keep.sum()
+        ok = ~torch.isnan(loss)
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * torch.where(ok, p.grad, 0.0)
+        losses[i] = loss.detach()
+    return losses
+
+
+def a_new_buffer_each_call(model, batches, lr):  # right (the tenth adversary's): losses[i] = loss, a copy on the GPU
+    losses = torch.empty(len(batches), device=batches[0][0].device if batches else None)
+    for i, (x, y) in enumerate(batches):
+        keep = y >= 0
+        loss = torch.where(keep, (model(x) - y) ** 2, 0.0).sum() / keep.sum()
+        ok = ~torch.isnan(loss)
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * torch.where(ok, p.grad, 0.0)
+        losses[i] = loss.detach()
+    return losses
+
+
 def missing_targets_set_to_0_in_place(model, batches, lr):  # changes the caller's batches (y.clamp_)
     losses = []
     for x, y in batches:
@@ -797,6 +912,9 @@ WRONG: dict[str, dict[str, object]] = {
         "the cell that reads the losses (.item()), where a GPU reports it": the_cell_that_reads_the_losses,
         "the first lookup of the text, nothing run": first_lookup_in_text,
         "replays the seeded draws lookup by lookup over all steps, not in time": replay_lookup_by_lookup,
+        # the tenth adversary's, passed before MORE_LOOKUPS
+        "replays the draws in time, but keeps the last bad lookup of the step that fails": replay_last_of_step,
+        "replays the draws in time, with three lookups a step whatever the cells say": replay_three_lookups,
     },
     "check_safe_index_add": {
         "no check (a device-side assert on a GPU)": no_check,
@@ -833,6 +951,9 @@ WRONG: dict[str, dict[str, object]] = {
         "argmax's 0-d GPU tensor as an index, then one stacked .tolist() (two waits)": argmax_then_a_stacked_tolist,
         "argmax's 0-d GPU tensor as an index, then a non_blocking copy and an event's synchronize() (two waits)":
             argmax_then_a_non_blocking_copy_and_an_event,
+        # the tenth adversary's, passed before the error path's waits were counted, and an event's order kept
+        "one question when all are valid, the indices read one by one before it raises": error_path_per_index,
+        "a non_blocking copy waited for by an event recorded before it": event_before_copy,
     },
     "check_train_steps_no_sync": {
         "the given loop, unchanged": given_loop,
@@ -855,6 +976,8 @@ WRONG: dict[str, dict[str, object]] = {
         "returns a copy made with non_blocking=True": returns_a_non_blocking_copy,
         "sets the caller's missing targets to 0 in place": missing_targets_set_to_0_in_place,
         "a zero made on the host and moved with .to(x) each step": zero_moved_with_to_each_step,
+        # the tenth adversary's, passed before the check called the answer a second time
+        "the losses written into one tensor kept between calls": one_buffer_for_every_call,
     },
 }
 # What only a GPU shows wrong: the streams (a CPU has none); every other wrong answer fails on a CPU too
@@ -879,11 +1002,15 @@ ALSO_RIGHT = {
                              "nonzero() for the positions, then their .tolist()": nonzero_then_tolist,
                              "checked on a side stream of its own that waits for the caller's": side_stream_that_waits,
                              "the check and the result on a side stream, with waits both ways":
-                                 check_and_result_on_a_side_stream_both_waits},
+                                 check_and_result_on_a_side_stream_both_waits,
+                             "a non_blocking copy waited for by an event recorded after it": event_after_copy,
+                             "a non_blocking copy, then the current stream's synchronize()":
+                                 non_blocking_copy_and_the_current_stream},
     "check_train_steps_no_sync": {"0/1 weights, p.sub_": weights_and_clamp,
                                   "the wrong answers' builder, nothing switched": _no_sync,
                                   "missing targets filled with a number through the mask (masked_fill_)":
                                       mask_filled_with_a_number,
                                   "losses grown from torch.tensor([], device=...) with torch.cat":
-                                      losses_grown_from_an_empty_device_tensor},
+                                      losses_grown_from_an_empty_device_tensor,
+                                  "losses[i] = loss into a tensor made each call": a_new_buffer_each_call},
 }
