@@ -117,7 +117,8 @@ def _regime_grid() -> list[Costs]:
     lengths only (a floor that a single kernel does not pay, a replay() call dropped for long chains) meets its case."""
     grid: list[Costs] = []
     for kernels in (1, 7, 5000):
-        for host_us, kernel_us in ((9.0, 1.0), (1.0, 4.0)):
+        # 20 µs: a kernel longer than the 5 µs below which a rule might keep the floor (the 07 adversary's)
+        for host_us, kernel_us in ((9.0, 1.0), (1.0, 4.0), (60.0, 20.0)):
             for floor_us in (kernel_us / 2, kernel_us * 2.5):
                 grid.append((kernels, host_us, kernel_us, floor_us, kernels * max(kernel_us, floor_us) / 2))
             grid.append((kernels, host_us, kernel_us, 1.25, kernels * max(kernel_us, 1.25) * 3))

@@ -79,6 +79,9 @@ WRONG_SPEEDUPS = {
         kernels * max(h, k) / max(r, kernels * (max(k, f) if kernels > 1 else k))),
     "the replay call ignored for a single kernel": lambda kernels, h, k, f, r: (
         kernels * max(h, k) / (max(r, kernels * max(k, f)) if kernels > 1 else kernels * max(k, f))),
+    # Round 10's adversary: every kernel of the grid was 1 or 4 µs, so a floor kept for short kernels only passed.
+    "the floor counted for kernels under 5 µs only": lambda kernels, h, k, f, r: (
+        kernels * max(h, k) / max(r, kernels * (k if k >= 5.0 else max(k, f)))),
 }
 
 ALSO_RIGHT_SPEEDUPS = {  # the old check refused the last two (a float32 result, a tensor); the new accepts all
