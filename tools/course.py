@@ -342,18 +342,18 @@ def set_slides(nb: nbformat.NotebookNode) -> None:
         cell.metadata["slideshow"] = {"slide_type": kind}
 
 
-# The short version (issue 37): each guide names, on one line, the headings whose parts the 45-minute
-# version leaves out beyond the optional ones, e.g. "The 45-minute slides leave out `## 4.` and `### 7.2`".
+# The short version (issue 37): each guide names, on one line, the headings whose parts its short (45- or
+# 30-minute) version leaves out beyond the optional ones, e.g. "The 45-minute slides leave out `## 4.` and `### 7.2`".
 # A named part runs from its heading to the next heading of any level (a subsection it holds is named
 # on its own). sync marks each lecture cell's path in its metadata: "short" (the short version), "core"
 # (the core path only) or "optional"; `python -m tools.course slides short|core|all` presents one.
-SHORT_LINE = "The 45-minute slides leave out"
+SHORT_LINE = re.compile(r"^The \d+-minute slides leave out")
 PATHS = ("short", "core", "all")
 
 
 def short_left_out(guide: Path) -> list[str]:
-    """The heading prefixes (`## 4.`, `### 7.2`) that the guide's 45-minute slides leave out."""
-    lines = [ln for ln in guide.read_text().splitlines() if ln.startswith(SHORT_LINE)]
+    """The heading prefixes (`## 4.`, `### 7.2`) that the guide's short slides leave out."""
+    lines = [ln for ln in guide.read_text().splitlines() if SHORT_LINE.match(ln)]
     return re.findall(r"`(#{2,3} [^`]+)`", lines[0]) if lines else []
 
 
