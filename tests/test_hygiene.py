@@ -462,3 +462,31 @@ def test_class_copy_clears_outputs_only():
     # false in a copy without outputs: the copy says what is true in its place
     notes = [c.source for c in copy.cells if "reference-note" in c.metadata.get("tags", [])]
     assert notes == [CLASS_NOTE] and "reference run**" not in text
+
+
+# A measured number with its unit, as the prose quotes one (5.33 ms, 7.9×, 0.46x, 55.4 GB/s).
+MEASURED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s|\u00a0|\u202f)?"
+                      r"(?:µs|μs|ms\b|ns\b|s\b|GB/s|TB/s|GiB|MiB|KiB|x\b|×)")
+
+
+@pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
+def test_what_the_prose_quotes_from_the_reference_run_is_in_its_outputs(path):
+    """CONTRIBUTING, "Numbers and claims": a sentence that quotes the reference run quotes the outputs stored
+    under the notebook, as they are: after a new stamp, the numbers typed from the last one show here (a fresh
+    engineer found six in 08 on 2026-11-29). Clauses quoting the seminar's own run (its T4) are another run's."""
+    cells = read(path).cells
+    stored = "\n".join(
+        "".join(output.get("text", "")) + "\n".join("".join(value) for kind, value in output.get("data", {}).items()
+                                                    if kind.startswith("text/"))
+        for cell in cells if cell.cell_type == "code" for output in cell.get("outputs", []))
+    stale = []
+    for n, cell in enumerate(cells):
+        if cell.cell_type != "markdown":
+            continue
+        for sentence in re.split(r"(?<=[.;:])\s+(?=[A-Z(])", cell.source):
+            if "reference run" not in sentence.lower():
+                continue
+            ours = " ".join(part for part in re.split(r",\s+|;\s+", sentence) if not re.search(r"seminar|T4", part))
+            stale += [f"cell {n}: {m.group(0)}" for m in MEASURED.finditer(ours)
+                      if not re.search(rf"(?<![\d.]){re.escape(m.group(1))}(?!\d)", stored)]
+    assert not stale, f"numbers quoted from the reference run that no stored output prints: {stale}"
