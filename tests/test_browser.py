@@ -592,9 +592,10 @@ def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path,
     an instructor does, and start as the guides say, word for word: click the setup cell (on the first slide)
     and press Shift+Enter twice, which must run the setup cell and the imports (instructor review of 04: the
     second press used to step onto the reference note only); then run, each on its slide (Space until the slide
-    shows it, a click, Shift+Enter), a CPU cell and a GPU cell. The setup cell must be on the first slide;
-    no cell may raise; without a GPU, the GPU cell must say it was skipped and show its reference; the
-    cells that the notebook's metadata skips (the switch: tools.course slides) are hidden, and only they."""
+    shows it, a click, Ctrl+Enter, which runs a cell where it stands), a CPU cell and a GPU cell. The setup cell
+    must be on the first slide; no cell may raise; without a GPU, the GPU cell must say it was skipped and show its
+    reference; the cells that the notebook's metadata skips (the switch: tools.course slides) are hidden, and only
+    they."""
     nb = nbformat.read(course / notebook, as_version=4)
     title, _ = first_slide_and_output(nb)
     targets = live_cells(nb)
@@ -648,7 +649,7 @@ def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path,
                 problems.append(f"{notebook}: {SELECT_TRIES} clicks on the {name} cell (cell {n}) did not make it the "
                                 "slideshow's active cell")
                 continue
-            page.keyboard.press("Shift+Enter")
+            page.keyboard.press("Control+Enter")  # the guides: a cell runs where it stands
             ran = wait_until(lambda n=n: RAN.match(page.evaluate(LIVE_CELLS_JS)[n]["prompt"]), RUN_ALL_S)
             cell = page.evaluate(LIVE_CELLS_JS)[n]
             if not ran:
