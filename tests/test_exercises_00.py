@@ -93,25 +93,31 @@ def test_a_hint_names_the_mistake_the_answer_made(check, what, hinted):
     assert hinted in str(failed.value).split("hint:")[1], failed.value
 
 
+def _scalar_element_size(shape, stride, offset, dtype):
+    """The element size read from a scalar of the dtype: PyTorch cannot store a scalar of float4_e2m1fn_x2."""
+    reach = sum((n - 1) * s for n, s in zip(shape, stride))
+    return 0 if 0 in shape else (offset + 1 + reach) * torch.tensor(0, dtype=dtype).element_size()
+
+
 @host
-def test_an_error_that_is_not_an_allocation_is_not_blamed_on_a_view_of_exabytes():
-    """torch.tensor(0, dtype=float4_e2m1fn_x2) raises a RuntimeError (PyTorch cannot store a scalar of it): an answer
-    that reads the element size that way made a one-element tensor, not the view."""
+@pytest.mark.parametrize(("make", "answer"), [
+    (lambda dtype: torch.tensor(0, dtype=dtype), _scalar_element_size),  # a RuntimeError that is no allocation
+    (lambda dtype: torch.ones(1, dtype=dtype), "element_size_of_ones"),  # NotImplementedError ("fill_out")
+], ids=["a scalar", "torch.ones"])
+def test_a_tensor_that_pytorch_cannot_make_gets_the_hint_of_an_unmakeable_dtype(make, answer):
+    """An answer that reads the element size by making a tensor of float4_e2m1fn_x2 made one that PyTorch cannot:
+    the hint says so, not that a view of exabytes was made (a RuntimeError), nor TODO (a NotImplementedError)."""
     from utils.exercises import ExerciseFailed
+    from utils.exercises.answers import nb00 as answers00
 
     fp4 = getattr(torch, "float4_e2m1fn_x2", None)
     try:
-        torch.tensor(0, dtype=fp4)
-        pytest.skip("this PyTorch makes a scalar of every dtype")
-    except (RuntimeError, TypeError):
+        make(fp4)
+        pytest.skip("this PyTorch makes such a tensor of every dtype")
+    except (RuntimeError, TypeError):  # NotImplementedError is a RuntimeError
         pass
-
-    def storage_nbytes(shape, stride, offset, dtype):
-        reach = sum((n - 1) * s for n, s in zip(shape, stride))
-        return 0 if 0 in shape else (offset + 1 + reach) * torch.tensor(0, dtype=dtype).element_size()
-
     with pytest.raises(ExerciseFailed) as failed:
-        nb00.check_storage_nbytes(storage_nbytes)
+        nb00.check_storage_nbytes(getattr(answers00, answer) if isinstance(answer, str) else answer)
     assert "cannot make every tensor" in str(failed.value).split("hint:")[1], failed.value
 
 
@@ -153,20 +159,3 @@ def test_no_generated_view_has_more_elements_than_an_int64_counts():
 
     with inside_check():
         look()
-
-
-@host
-def test_pytorchs_not_implemented_error_gets_the_hint_of_its_runtime_error():
-    """torch.ones(1, dtype=float4_e2m1fn_x2) raises NotImplementedError ("fill_out" not implemented)."""
-    from utils.exercises import ExerciseFailed
-    from utils.exercises.answers.nb00 import element_size_of_ones
-
-    fp4 = getattr(torch, "float4_e2m1fn_x2", None)
-    try:
-        torch.ones(1, dtype=fp4)
-        pytest.skip("this PyTorch fills a tensor of every dtype")
-    except (NotImplementedError, TypeError):
-        pass
-    with pytest.raises(ExerciseFailed) as failed:
-        nb00.check_storage_nbytes(element_size_of_ones)
-    assert "cannot make every tensor" in str(failed.value).split("hint:")[1], failed.value

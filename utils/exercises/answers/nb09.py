@@ -442,13 +442,14 @@ def _softmax_rows_kernel(y_ptr, x_ptr, rows, x_stride, y_stride, cols, ROWS: tl.
     tl.store(y_ptr + r * y_stride + c, e / tl.sum(e, axis=1)[:, None], mask=mask)
 
 
-def softmax_four_rows_a_program(x):
-    """Right: four rows per program, a 2-D block (the masked rows past the end give NaN, and are never stored)."""
+def softmax_four_rows_a_program(x, programs=lambda rows: triton.cdiv(rows, 4)):
+    """Right: four rows per program, a 2-D block (the masked rows past the end give NaN, and are never stored);
+    `programs(rows)` the grid (rounded down, `rows // 4`, the last rows are never computed)."""
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
-    if rows:
-        _softmax_rows_kernel[(triton.cdiv(rows, 4),)](y, x, rows, x.stride(0), y.stride(0), cols, ROWS=4,
-                                                     BLOCK=triton.next_power_of_2(cols))
+    if programs(rows):
+        _softmax_rows_kernel[(programs(rows),)](y, x, rows, x.stride(0), y.stride(0), cols, ROWS=4,
+                                               BLOCK=triton.next_power_of_2(cols))
     return y
 
 
@@ -654,16 +655,6 @@ def softmax_grid_as_a_lambda_no_rows_guard(x):
     return y
 
 
-def softmax_four_rows_a_program_grid_rounded_down(x):
-    """Four rows per program, but the grid rounded down (rows // 4): the last rows never computed."""
-    rows, cols = x.shape
-    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
-    if rows // 4:
-        _softmax_rows_kernel[(rows // 4,)](y, x, rows, x.stride(0), y.stride(0), cols, ROWS=4,
-                                          BLOCK=triton.next_power_of_2(cols))
-    return y
-
-
 @triton.jit
 def _copy_rows_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
     row = tl.program_id(0)
@@ -788,7 +779,7 @@ WRONG_SOFTMAXES = {
     "an online softmax whose running sum is not rescaled when the max grows": softmax_online_sum_not_rescaled,
     "the mask `offsets <= cols`: one lane past the row loaded and stored": _variant("one lane past"),
     "each exponential rounded to float16": _variant("float16 exp"),
-    "four rows a program, the grid rounded down": softmax_four_rows_a_program_grid_rounded_down,
+    "four rows a program, the grid rounded down": lambda x: softmax_four_rows_a_program(x, lambda rows: rows // 4),
     "PyTorch's softmax, copied into y by a Triton kernel": softmax_by_pytorch_copied_by_a_kernel,
     "a kernel for each row's max and sum of exponentials, PyTorch for every value":
         softmax_row_stats_by_a_kernel_the_rest_by_pytorch,
