@@ -830,6 +830,24 @@ def side_stream_that_never_waits_for_the_caller(model, batches, lr):  # GPU: rea
 _KEPT: dict = {}
 
 
+def a_new_buffer_each_call(model, batches, lr, losses=None):
+    """Right (the tenth adversary's): losses[i] = loss, a copy on the GPU, into a tensor made by the call (or
+    `losses`, given)."""
+    if losses is None:
+        losses = torch.empty(len(batches), device=batches[0][0].device if batches else None)
+    for i, (x, y) in enumerate(batches):
+        keep = y >= 0
+        loss = torch.where(keep, (model(x) - y) ** 2, 0.0).sum() / keep.sum()
+        ok = ~torch.isnan(loss)
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * torch.where(ok, p.grad, 0.0)
+        losses[i] = loss.detach()
+    return losses
+
+
 def one_buffer_for_every_call(model, batches, lr):
     """The tenth adversary's: the losses written into a tensor kept between calls (one per length and device) and
     returned: the next call overwrites what an earlier caller holds (the timing's one_batch_at_a_time would
@@ -838,32 +856,7 @@ def one_buffer_for_every_call(model, batches, lr):
     losses = _KEPT.get((len(batches), str(device)))
     if losses is None:
         losses = _KEPT[len(batches), str(device)] = torch.empty(len(batches), device=device)
-    for i, (x, y) in enumerate(batches):
-        keep = y >= 0
-        loss = torch.where(keep, (model(x) - y) ** 2, 0.0).sum() / keep.sum()
-        ok = ~torch.isnan(loss)
-        model.zero_grad()
-        loss.backward()
-        with torch.no_grad():
-            for p in model.parameters():
-                p -= lr * torch.where(ok, p.grad, 0.0)
-        losses[i] = loss.detach()
-    return losses
-
-
-def a_new_buffer_each_call(model, batches, lr):  # right (the tenth adversary's): losses[i] = loss, a copy on the GPU
-    losses = torch.empty(len(batches), device=batches[0][0].device if batches else None)
-    for i, (x, y) in enumerate(batches):
-        keep = y >= 0
-        loss = torch.where(keep, (model(x) - y) ** 2, 0.0).sum() / keep.sum()
-        ok = ~torch.isnan(loss)
-        model.zero_grad()
-        loss.backward()
-        with torch.no_grad():
-            for p in model.parameters():
-                p -= lr * torch.where(ok, p.grad, 0.0)
-        losses[i] = loss.detach()
-    return losses
+    return a_new_buffer_each_call(model, batches, lr, losses)
 
 
 def missing_targets_set_to_0_in_place(model, batches, lr):  # changes the caller's batches (y.clamp_)
