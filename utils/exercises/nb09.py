@@ -620,8 +620,12 @@ def _in_guards(groups: dict[int, list[torch.Tensor]]) -> tuple[dict[int, torch.T
         copy = torch.full((guard + nbytes + guard,), 0xFF, dtype=torch.uint8, device=original.device)
         copy[guard:guard + nbytes] = original
         for t in tensors:
+            # An empty tensor's data_ptr() is 0, so a kernel that reads one row of it (a grid of rows + 1, no row
+            # mask) read address 0 and killed the process (the 09 adversary of 2026-11-29): its stand-in is one
+            # element deep in each dimension, inside the guard after the storage, where a write shows as a stray.
+            size = t.size() if t.numel() else torch.Size(max(d, 1) for d in t.size())
             stand_in[id(t)] = torch.empty(0, dtype=t.dtype, device=t.device).set_(
-                copy.untyped_storage(), guard // t.element_size() + t.storage_offset(), t.size(), t.stride())
+                copy.untyped_storage(), guard // t.element_size() + t.storage_offset(), size, t.stride())
         kept.append((original, copy, guard))
     return stand_in, kept
 
@@ -895,7 +899,9 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       "for each row (or for a few rows): PyTorch's operations do not count")
             _judge_softmax(ex, call, x, before, y, seen)
 
+        # (2, 9, 0, -1e5, 8): values around -1e5, far below any finite fill a student may give masked lanes
         chosen = [(1, 1, 0, 1.0, 1), (3, 5, 3, 1000.0, 2), (0, 7, 0, 1.0, 3), (CPU_MAX[0], CPU_MAX[1], 64, 10.0, 4),
+                  (2, 9, 0, -1e5, 8),
                   (2, 3, 0, -1000.0, 8)]
         if on_gpu:
             chosen += [(7, 1025, 1, 10.0, 5), (3, MAX_COLS, 64, 1000.0, 6), (301, 781, 3, 1.0, 7),
@@ -925,7 +931,8 @@ def _needs_a_driver(error: BaseException) -> str:
 def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
     """Two more calls on one shape: the first result must survive the second call (a new tensor each call), and
     with every value the answer's kernels write replaced by NaN right after their launch, the second call's result
-    must change (its values come from the answer's kernel, not from PyTorch)."""
+    must change (its values come from the answer's kernel, not from PyTorch); then a third call on the first
+    call's tensor, new values written into it: the softmax of the new values (nothing kept by the tensor's address)."""
     first, second = OWN_CASE, (*OWN_CASE[:-1], OWN_CASE[-1] + 1)
     call = _describe_softmax(first)
     x1, x2 = _softmax_input(first, device), _softmax_input(second, device)
@@ -948,6 +955,10 @@ def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
               f"{call}: with every value your kernel wrote replaced by NaN right after its launch, your function "
               "still returned the right softmax: the values it returns do not come from your kernel",
               "return the tensor your kernel wrote: the values must be your kernel's, not another function's")
+    x1.copy_(x2)  # new values written into the first call's tensor: a result kept by its address is stale now
+    again = x1.clone()
+    y3, _ = call_yours(x1, call + ", a third time, on the first call's tensor with new values written into it")
+    _judge_softmax(ex, call + ", on the first call's tensor with new values written into it", x1, again, y3)
 
 
 def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y: object, seen: object = None
@@ -1003,7 +1014,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "per row (or a few rows), the whole row in one block (a power of two at least as long as the row)")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=19, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=25, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

@@ -751,7 +751,24 @@ def softmax_into_a_padded_buffer(x):
     return _softmax(x, out=torch.empty((rows, block), dtype=x.dtype, device=x.device))[:, :cols]
 
 
+_BY_ADDRESS: dict[tuple, torch.Tensor] = {}  # softmax_kept_by_address's results
+
+
+def softmax_kept_by_address(x):
+    """A result kept by the input's address, shape and strides, and a copy of it returned when they come again:
+    stale once new values are written into the same tensor (the 09 adversary of 2026-11-29)."""
+    key = (x.data_ptr(), tuple(x.shape), tuple(x.stride()), x.device)
+    if key not in _BY_ADDRESS:
+        _BY_ADDRESS[key] = _softmax(x)
+    return _BY_ADDRESS[key].clone()
+
+
 WRONG_SOFTMAXES = {
+    # Round 13 (the 09 adversary): a finite fill for the masked lanes passed while every row's values stayed above
+    # about -2000; a result kept by the tensor's address passed while no call wrote new values into an input.
+    "the masked lanes read as -1e4, a finite fill": lambda x: _softmax(x, other=-1e4),
+    "the masked lanes read as -1000": lambda x: _softmax(x, other=-1000.0),
+    "a result kept by the input's address": softmax_kept_by_address,
     "PyTorch's softmax, no Triton kernel": softmax_by_pytorch,
     "no max subtracted: exp overflows": lambda x: _softmax(x, subtract=False),
     "rows found by their length, not their stride": lambda x: _softmax(x, x_stride=lambda x: x.shape[1]),
