@@ -296,14 +296,16 @@ def test_widened_makes_each_stream_the_answer_switches_to_start_late():
     assert seen.item() == 0.0 and x.item() == 1.0
 
 
-def test_late_at_each_entry_makes_a_given_stream_late_at_every_entry_and_restores_cupy(monkeypatch):
+def test_late_at_each_entry_makes_a_given_stream_late_at_every_entry_and_record_and_restores_cupy(monkeypatch):
     """Each `with s:` and s.use() of a listed stream queues one spin there first (the spin's own entry is not
-    counted); other streams none; CuPy's methods are as they were afterwards (a stand-in for CuPy: no GPU here)."""
+    counted), each event recorded on it (s.record(), event.record(s), event.record() with s current) one spin
+    after; other streams none; CuPy's methods are as they were afterwards (a stand-in for CuPy: no GPU here)."""
     from types import SimpleNamespace
 
     from utils.exercises import streams
 
     done: list[tuple[str, int]] = []
+    current: list = []
 
     class Stream:
         def __init__(self, ptr: int) -> None:
@@ -318,28 +320,46 @@ def test_late_at_each_entry_makes_a_given_stream_late_at_every_entry_and_restore
 
         def use(self):
             done.append(("use", self.ptr))
+            current[:] = [self]
             return self
+
+        def record(self, event=None):
+            done.append(("record", self.ptr))
+            return event
+
+    class Event:
+        def record(self, stream=None):
+            done.append(("event", (stream or current[0]).ptr))
 
     def spin(seconds, stream):
         done.append(("spin", stream.ptr))
         with stream:
             pass
 
-    fake = SimpleNamespace(cuda=SimpleNamespace(stream=SimpleNamespace(_BaseStream=Stream)))
+    fake = SimpleNamespace(cuda=SimpleNamespace(stream=SimpleNamespace(_BaseStream=Stream, Event=Event),
+                                                get_current_stream=lambda: current[0]))
     monkeypatch.setattr(streams, "_cupy_or_none", lambda: fake)
     monkeypatch.setattr(streams, "cupy_sleep", spin)
-    enter, use = Stream.__enter__, Stream.use
+    methods = (Stream.__enter__, Stream.use, Stream.record, Event.record)
     s, other = Stream(1), Stream(2)
     with streams.late_at_each_entry(5.0, (s,)):
         with s:
             pass
         other.use()
+        other.record()
+        Event().record(other)
+        Event().record()
         s.use()
         with other:
             pass
-    assert [what for what in done if what[0] == "spin"] == [("spin", 1), ("spin", 1)]
+        s.record()
+        Event().record(s)
+        Event().record()
+    assert [what for what in done if what[0] == "spin"] == [("spin", 1)] * 5
     assert done[:4] == [("spin", 1), ("enter", 1), ("exit", 1), ("enter", 1)]
-    assert (Stream.__enter__, Stream.use) == (enter, use)
+    assert done[-12:] == [("record", 1), ("spin", 1), ("enter", 1), ("exit", 1)] + \
+        [("event", 1), ("spin", 1), ("enter", 1), ("exit", 1)] * 2  # each spin after its event
+    assert (Stream.__enter__, Stream.use, Stream.record, Event.record) == methods
 
 
 @gpu

@@ -165,6 +165,7 @@ class _SumRun:
     top_before: Any  # the top of CuPy's stack of `with` blocks before the call
     top_after: Any  # and after it
     seen: float | None  # what the caller's stream read from the result, right after the call
+    early: float | None  # what a third stream read from it before s's earlier work was done
     in_time: float | None  # what a third stream read from it once a sum queued on s had run (and nothing later)
 
 
@@ -176,14 +177,16 @@ def _sum_run(cp: Any, yours: Callable, case: SumCase, x: Any, source: Any, s: An
              window_ms: float) -> _SumRun:
     """One call of yours(x, ready, s) from a caller of `case`'s kind, with every other stream late.
 
-    On the GPU, from the moment the call comes (W = window_ms): s is busy with earlier work for W; the producer
-    writes x only at 2W (x holds NaN until then) and records `ready`; the caller's stream, when busy, and the null
-    stream, when it is not the caller's, are busy until 4W; any other stream the answer enters or uses starts 4W
-    late (`widened`); and each time the answer enters s (`with s:`, `s.use()`), s spins for W/4 first
-    (`late_at_each_entry`).  A sum queued on s after `ready` is written by 2.25W (by 2.75W after three entries): a
-    third stream reads it at 3W.  A sum queued anywhere else is written at 4W or later, one that did not wait for
-    `ready` reads NaN, and a caller's stream that did not wait for the sum reads it before the sum ran: before 2W,
-    or, if it waited for an event recorded on s before the answer entered s to queue the sum, W/4 before.
+    On the GPU, from the moment the call comes (W = window_ms): the producer writes x only at 2W (x holds NaN until
+    then) and records `ready`; s is busy with earlier work until 2.5W, after `ready`; the caller's stream, when busy,
+    and the null stream, when it is not the caller's, are busy until 4W; any other stream the answer enters or uses
+    starts 4W late (`widened`); and each time the answer enters s (`with s:`, `s.use()`) or records an event on it,
+    s spins for W/4 (`late_at_each_entry`).  A sum queued on s after `ready` is written after 2.5W and by 3.25W (three
+    entries or records): a probe stream reads it at 2.25W (`early`: not yet written) and at 3.5W (`in_time`).  A sum
+    queued on a stream of the answer's own that waits for `ready` only, however the stream is handed to the kernel,
+    is written by 2.25W; one queued on a late stream at 4W or later; one that did not wait for `ready` reads NaN; and
+    a caller's stream that did not wait for the sum reads it before the sum ran: before 2.5W, or, if it waited for
+    an event recorded on s before the sum was queued, W/4 before.
     """
     kind = case[0]
     w = window_ms / 1e3
@@ -198,13 +201,13 @@ def _sum_run(cp: Any, yours: Callable, case: SumCase, x: Any, source: Any, s: An
             cp.copyto(x, source)  # the producer writes x...
             ready = producer.record()  # ...and says so
         with _queued_on(cp, s):
-            cupy_sleep(w)  # s's earlier work
+            cupy_sleep(2.5 * w)  # s's earlier work, which ends after `ready`
         if c != cp.cuda.Stream.null:
             with _queued_on(cp, cp.cuda.Stream.null):
                 cupy_sleep(4 * w)
         seen = cp.full((), math.inf)  # the caller's and the probe's buffers, allocated now: none after the call
         with _queued_on(cp, probe):
-            in_time = cp.full((), math.inf)
+            early, in_time = cp.full((), math.inf), cp.full((), math.inf)
         top_before = _stack_top(cp)
         with widened(4 * window_ms, spare=(c, s)), late_at_each_entry(window_ms / 4, (s,)):
             called = time.perf_counter()
@@ -220,11 +223,14 @@ def _sum_run(cp: Any, yours: Callable, case: SumCase, x: Any, source: Any, s: An
         spoiled = time.perf_counter() - t0 > w / 2
         if usable:
             with _queued_on(cp, probe):
-                cupy_sleep(max(0.0, 3 * w - (time.perf_counter() - t0)))
+                cupy_sleep(max(0.0, 2.25 * w - (time.perf_counter() - t0)))
+                cp.copyto(early, result.reshape(()), casting="unsafe")
+                cupy_sleep(1.25 * w)
                 cp.copyto(in_time, result.reshape(()), casting="unsafe")
     cp.cuda.Device().synchronize()
     return _SumRun(result, spoiled, waited, c, current_after, top_before, top_after,
-                   float(seen) if usable else None, float(in_time) if usable else None)
+                   float(seen) if usable else None, float(early) if usable else None,
+                   float(in_time) if usable else None)
 
 
 def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
@@ -263,6 +269,8 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
                 run = _in_a_fresh_thread(partial(_sum_run, cp, yours, case, x, source, s, producer, probe, window_ms))
                 if not run.spoiled:
                     break
+                if _one_number(cp, run.result):  # its memory may come back as the next try's result: unwritten there
+                    run.result.fill(math.nan)
             _judge_sum(ex, cp, case, run, want)
 
         shapes = {"null": (1000,), "with": (37, 29), "use": (), "busy": (SUM_LARGEST,)}
@@ -368,6 +376,11 @@ def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> No
                   if settled else
                   "the caller's stream read the result before the sum on s had written it: which stream must wait "
                   "for which, after the sum is queued?")
+    ex.expect(run.early != want or want == 0,  # 0.0: memory fresh from the driver may hold it already
+              f"{call}: the sum was written while s was still busy with its earlier work (a third stream read "
+              f"{run.early} then): it did not run on s",
+              "queue the sum on s itself: work queued on s runs after what s already holds, work on any other "
+              "stream does not, whatever events it waits for")
     ex.expect(run.in_time == want,
               f"{call}: the sum was not written when a sum queued on s would have been, with the caller's stream, "
               f"the null stream and any stream of your own late (it read {run.in_time})",

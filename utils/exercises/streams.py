@@ -12,8 +12,9 @@ A race shows only when one side is late.  `caller(...)` makes the caller's strea
 that the answer itself switches to start late, by queuing a spinning kernel (`utils.gpu_sleep`,
 `utils.cupy_sleep`) on it the first time the answer queues work there.  So a wait that is missing,
 between the caller and the answer or inside the answer, reads the wrong data every time.
-`late_at_each_entry(ms, (s,))` makes a stream that the check hands the answer late at every entry (CuPy): an
-event the answer records on it before the work it should follow then fires before that work runs.
+`late_at_each_entry(ms, (s,))` makes a stream that the check hands the answer late at every entry and after every
+event recorded on it (CuPy): an event the answer records on it before the work it should follow then fires well
+before that work runs.
 """
 
 from __future__ import annotations
@@ -221,22 +222,25 @@ def _late_cupy_streams(cupy: Any, ms: float, spared: set[Any], at_creation: bool
 @contextmanager
 def late_at_each_entry(ms: float, streams: tuple[Any, ...]) -> Iterator[None]:
     """For the block, each time the answer enters one of the CuPy `streams` (`with s:` or `s.use()`), that stream
-    spins for `ms` first: the work the answer queues there after entering starts late, every time, by that much.
+    spins for `ms` first, and each time the answer records an event on it (`s.record()`, `event.record(s)`, or
+    `event.record()` with s current), it spins for `ms` after the event: the work the answer queues there next starts
+    late, every time, by that much.
 
     widened() spares the streams a check hands the answer (their earlier work is the check's own window) and makes
     any other stream late once.  Neither shows an event recorded on a given stream too early, before the work it
-    should follow was queued (`ev = s.record()`, then `with s: y = x.sum()`): the event completes when s reaches it
-    and the work runs right after, so a stream that waits for the event reads the result a few microseconds early,
-    which a small sum survives.  Made late at the entry, the work runs `ms` after the event: the race shows.  A right
-    answer, which records its event after the work, loses `ms` for each entry (keep `ms` well under the check's
-    windows).  Nest it inside widened(): both patch the same methods, and each restores what it found.
+    should follow was queued (`ev = s.record()`, then `with s: y = x.sum()`, or the record one line before the sum
+    inside the block): the event completes when s reaches it and the work runs right after, so a stream that waits
+    for the event reads the result a few microseconds early, which a small sum survives.  Made late at the entry and
+    after the record, the work runs `ms` after the event: the race shows.  A right answer, which records its event
+    after the work, loses `ms` for each entry and record (keep `ms` well under the check's windows).  Nest it inside
+    widened(): both patch the same methods, and each restores what it found.
     """
     cupy = _cupy_or_none()
     if cupy is None or not streams:
         yield
         return
-    base = cupy.cuda.stream._BaseStream
-    enter, use = base.__enter__, base.use
+    base, event_class = cupy.cuda.stream._BaseStream, cupy.cuda.stream.Event
+    enter, use, record, event_record = base.__enter__, base.use, base.record, event_class.record
     late, spinning = {s.ptr for s in streams}, [False]
 
     def make_late(stream: Any) -> None:
@@ -256,8 +260,17 @@ def late_at_each_entry(ms: float, streams: tuple[Any, ...]) -> Iterator[None]:
         make_late(self)
         return use(self)
 
-    base.__enter__, base.use = late_enter, late_use
+    def late_record(self: Any, *args: Any, **kwargs: Any) -> Any:
+        event = record(self, *args, **kwargs)
+        make_late(self)
+        return event
+
+    def late_event_record(self: Any, stream: Any = None) -> None:
+        event_record(self, stream)
+        make_late(stream if stream is not None else cupy.cuda.get_current_stream())
+
+    base.__enter__, base.use, base.record, event_class.record = late_enter, late_use, late_record, late_event_record
     try:
         yield
     finally:
-        base.__enter__, base.use = enter, use
+        base.__enter__, base.use, base.record, event_class.record = enter, use, record, event_record
