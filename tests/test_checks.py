@@ -299,13 +299,14 @@ def test_widened_makes_each_stream_the_answer_switches_to_start_late():
 def test_late_at_each_entry_makes_a_given_stream_late_at_every_entry_and_record_and_restores_cupy(monkeypatch):
     """Each `with s:` and s.use() of a listed stream queues one spin there first (the spin's own entry is not
     counted), each event recorded on it (s.record(), event.record(s), event.record() with s current) one spin
-    after; other streams none; CuPy's methods are as they were afterwards (a stand-in for CuPy: no GPU here)."""
+    after; other streams none; CuPy's current stream after a spin is the one before it, though the spin's `with`
+    block ends on the stack's top (a caller that used use() is not on the stack); CuPy's methods are as they were
+    afterwards (a stand-in for CuPy, which keeps its stack and current stream as stream.pyx does: no GPU here)."""
     from types import SimpleNamespace
 
     from utils.exercises import streams
 
     done: list[tuple[str, int]] = []
-    current: list = []
 
     class Stream:
         def __init__(self, ptr: int) -> None:
@@ -313,10 +314,14 @@ def test_late_at_each_entry_makes_a_given_stream_late_at_every_entry_and_record_
 
         def __enter__(self):
             done.append(("enter", self.ptr))
+            stack.append(self)
+            current[:] = [self]
             return self
 
         def __exit__(self, *exc):
             done.append(("exit", self.ptr))
+            stack.pop()
+            current[:] = [stack[-1]]  # the stack's top, as CuPy's pop_stream
 
         def use(self):
             done.append(("use", self.ptr))
@@ -336,12 +341,14 @@ def test_late_at_each_entry_makes_a_given_stream_late_at_every_entry_and_record_
         with stream:
             pass
 
+    null = Stream(0)
+    stack, current = [null], [null]
     fake = SimpleNamespace(cuda=SimpleNamespace(stream=SimpleNamespace(_BaseStream=Stream, Event=Event),
                                                 get_current_stream=lambda: current[0]))
     monkeypatch.setattr(streams, "_cupy_or_none", lambda: fake)
     monkeypatch.setattr(streams, "cupy_sleep", spin)
     methods = (Stream.__enter__, Stream.use, Stream.record, Event.record)
-    s, other = Stream(1), Stream(2)
+    s, other, caller = Stream(1), Stream(2), Stream(3)
     with streams.late_at_each_entry(5.0, (s,)):
         with s:
             pass
@@ -350,15 +357,22 @@ def test_late_at_each_entry_makes_a_given_stream_late_at_every_entry_and_record_
         Event().record(other)
         Event().record()
         s.use()
-        with other:
-            pass
         s.record()
         Event().record(s)
-        Event().record()
-    assert [what for what in done if what[0] == "spin"] == [("spin", 1)] * 5
-    assert done[:4] == [("spin", 1), ("enter", 1), ("exit", 1), ("enter", 1)]
-    assert done[-12:] == [("record", 1), ("spin", 1), ("enter", 1), ("exit", 1)] + \
-        [("event", 1), ("spin", 1), ("enter", 1), ("exit", 1)] * 2  # each spin after its event
+        Event().record()  # s is current
+        with other:
+            pass
+        caller.use()  # a caller that used use(): an event recorded on s keeps it current
+        s.record()
+        assert current == [caller]
+    spins = [what for what in done if what[0] == "spin"]
+    assert spins == [("spin", 1)] * 6
+    assert done[:4] == [("spin", 1), ("enter", 1), ("exit", 1), ("use", 0)]
+    each_spin_after_its_event = [("spin", 1), ("enter", 1), ("exit", 1), ("use", 1)]
+    assert done[-23:-8] == [("record", 1), *each_spin_after_its_event, ("event", 1), *each_spin_after_its_event,
+                            ("event", 1), *each_spin_after_its_event]
+    assert done[-8:] == [("enter", 2), ("exit", 2), ("use", 3), ("record", 1), ("spin", 1), ("enter", 1),
+                         ("exit", 1), ("use", 3)]
     assert (Stream.__enter__, Stream.use, Stream.record, Event.record) == methods
 
 

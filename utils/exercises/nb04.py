@@ -165,8 +165,9 @@ class _SumRun:
     top_before: Any  # the top of CuPy's stack of `with` blocks before the call
     top_after: Any  # and after it
     seen: float | None  # what the caller's stream read from the result, right after the call
-    early: float | None  # what a third stream read from it before s's earlier work was done
     in_time: float | None  # what a third stream read from it once a sum queued on s had run (and nothing later)
+    s_free_ms: float  # when s's earlier work ended, on the GPU's clock (from the call)
+    caller_on_ms: float  # when the caller's stream went on past what the answer made it wait for
 
 
 def _one_number(cp: Any, x: object) -> bool:
@@ -182,11 +183,14 @@ def _sum_run(cp: Any, yours: Callable, case: SumCase, x: Any, source: Any, s: An
     and the null stream, when it is not the caller's, are busy until 4W; any other stream the answer enters or uses
     starts 4W late (`widened`); and each time the answer enters s (`with s:`, `s.use()`) or records an event on it,
     s spins for W/4 (`late_at_each_entry`).  A sum queued on s after `ready` is written after 2.5W and by 3.25W (three
-    entries or records): a probe stream reads it at 2.25W (`early`: not yet written) and at 3.5W (`in_time`).  A sum
-    queued on a stream of the answer's own that waits for `ready` only, however the stream is handed to the kernel,
-    is written by 2.25W; one queued on a late stream at 4W or later; one that did not wait for `ready` reads NaN; and
-    a caller's stream that did not wait for the sum reads it before the sum ran: before 2.5W, or, if it waited for
-    an event recorded on s before the sum was queued, W/4 before.
+    entries or records): a probe stream reads it at 3.5W (`in_time`), and a caller's stream that is not busy goes on
+    past its wait for the sum after 2.5W (the GPU's clock, CUDA events: `s_free_ms`, `caller_on_ms`).  A sum queued
+    on a stream of the answer's own that waits for `ready` only, however the stream is handed to the kernel, lets
+    that caller go on at about 2W; one queued on a late stream is written at 4W or later; one that did not wait for
+    `ready` reads NaN; and a caller's stream that did not wait for the sum reads it before the sum ran: before 2.5W,
+    or, if it waited for an event recorded on s before the sum was queued, W/4 before.  (A probe that reads the
+    result between 2W and 2.5W could wait, on the GPU, behind other streams' work: with more streams than CUDA's
+    hardware queues, streams share them.  An event can only come later for that, never earlier.)
     """
     kind = case[0]
     w = window_ms / 1e3
@@ -196,18 +200,20 @@ def _sum_run(cp: Any, yours: Callable, case: SumCase, x: Any, source: Any, s: An
     with cupy_caller(kind, busy_ms=4 * window_ms) as caller:
         c = caller.stream
         t0 = time.perf_counter()
+        zero = probe.record()  # the probe is idle: this is the GPU's time of the call, near enough
         with _queued_on(cp, producer):
             cupy_sleep(2 * w)
             cp.copyto(x, source)  # the producer writes x...
             ready = producer.record()  # ...and says so
         with _queued_on(cp, s):
             cupy_sleep(2.5 * w)  # s's earlier work, which ends after `ready`
+        s_free = s.record()
         if c != cp.cuda.Stream.null:
             with _queued_on(cp, cp.cuda.Stream.null):
                 cupy_sleep(4 * w)
         seen = cp.full((), math.inf)  # the caller's and the probe's buffers, allocated now: none after the call
         with _queued_on(cp, probe):
-            early, in_time = cp.full((), math.inf), cp.full((), math.inf)
+            in_time = cp.full((), math.inf)
         top_before = _stack_top(cp)
         with widened(4 * window_ms, spare=(c, s)), late_at_each_entry(window_ms / 4, (s,)):
             called = time.perf_counter()
@@ -220,17 +226,16 @@ def _sum_run(cp: Any, yours: Callable, case: SumCase, x: Any, source: Any, s: An
         usable = _one_number(cp, result)
         if usable:
             cp.copyto(seen, result.reshape(()), casting="unsafe")
+        caller_on = c.record()  # the caller's stream, past every wait the answer queued on it
         spoiled = time.perf_counter() - t0 > w / 2
         if usable:
             with _queued_on(cp, probe):
-                cupy_sleep(max(0.0, 2.25 * w - (time.perf_counter() - t0)))
-                cp.copyto(early, result.reshape(()), casting="unsafe")
-                cupy_sleep(1.25 * w)
+                cupy_sleep(max(0.0, 3.5 * w - (time.perf_counter() - t0)))
                 cp.copyto(in_time, result.reshape(()), casting="unsafe")
     cp.cuda.Device().synchronize()
     return _SumRun(result, spoiled, waited, c, current_after, top_before, top_after,
-                   float(seen) if usable else None, float(early) if usable else None,
-                   float(in_time) if usable else None)
+                   float(seen) if usable else None, float(in_time) if usable else None,
+                   cp.cuda.get_elapsed_time(zero, s_free), cp.cuda.get_elapsed_time(zero, caller_on))
 
 
 def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
@@ -269,8 +274,6 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
                 run = _in_a_fresh_thread(partial(_sum_run, cp, yours, case, x, source, s, producer, probe, window_ms))
                 if not run.spoiled:
                     break
-                if _one_number(cp, run.result):  # its memory may come back as the next try's result: unwritten there
-                    run.result.fill(math.nan)
             _judge_sum(ex, cp, case, run, want)
 
         shapes = {"null": (1000,), "with": (37, 29), "use": (), "busy": (SUM_LARGEST,)}
@@ -376,9 +379,9 @@ def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> No
                   if settled else
                   "the caller's stream read the result before the sum on s had written it: which stream must wait "
                   "for which, after the sum is queued?")
-    ex.expect(run.early != want or want == 0,  # 0.0: memory fresh from the driver may hold it already
-              f"{call}: the sum was written while s was still busy with its earlier work (a third stream read "
-              f"{run.early} then): it did not run on s",
+    ex.expect(case[0] == "busy" or run.caller_on_ms >= run.s_free_ms,  # a busy caller goes on at 4W anyway
+              f"{call}: the caller's stream had its sum {run.s_free_ms - run.caller_on_ms:.1f} ms before s's earlier "
+              f"work was done: it did not run on s",
               "queue the sum on s itself: work queued on s runs after what s already holds, work on any other "
               "stream does not, whatever events it waits for")
     ex.expect(run.in_time == want,

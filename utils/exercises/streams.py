@@ -19,7 +19,7 @@ before that work runs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -196,7 +196,7 @@ def _late_cupy_streams(cupy: Any, ms: float, spared: set[Any], at_creation: bool
     def late(stream: Any) -> None:
         if stream.ptr not in spared and stream.ptr not in made_late:
             made_late.add(stream.ptr)
-            cupy_sleep(ms / 1e3, stream)
+            _sleep_keeping_current(cupy, use, ms, stream)
 
     def late_enter(self: Any) -> Any:
         late(self)
@@ -217,6 +217,15 @@ def _late_cupy_streams(cupy: Any, ms: float, spared: set[Any], at_creation: bool
         yield
     finally:
         base.__enter__, base.use, stream_class.__init__ = enter, use, init
+
+
+def _sleep_keeping_current(cupy: Any, use: Callable[[Any], Any], ms: float, stream: Any) -> None:
+    """cupy_sleep on `stream`, with CuPy's current stream what it was: cupy_sleep enters the stream, and leaving a
+    `with` block makes the top of CuPy's stack current, which is not the current stream of a caller that used
+    use() (after an answer's `s.record()`, its next `caller.use()` would not have come yet).  `use` is CuPy's own."""
+    current = cupy.cuda.get_current_stream()
+    cupy_sleep(ms / 1e3, stream)
+    use(current)
 
 
 @contextmanager
@@ -248,7 +257,7 @@ def late_at_each_entry(ms: float, streams: tuple[Any, ...]) -> Iterator[None]:
             return
         spinning[0] = True  # cupy_sleep enters the stream itself: that entry is not the answer's
         try:
-            cupy_sleep(ms / 1e3, stream)
+            _sleep_keeping_current(cupy, use, ms, stream)
         finally:
             spinning[0] = False
 
