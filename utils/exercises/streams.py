@@ -19,7 +19,7 @@ before that work runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -219,7 +219,7 @@ def _late_cupy_streams(cupy: Any, ms: float, spared: set[Any], at_creation: bool
         base.__enter__, base.use, stream_class.__init__ = enter, use, init
 
 
-def _sleep_keeping_current(cupy: Any, use: Callable[[Any], Any], ms: float, stream: Any) -> None:
+def _sleep_keeping_current(cupy: Any, use: Any, ms: float, stream: Any) -> None:
     """cupy_sleep on `stream`, with CuPy's current stream what it was: cupy_sleep enters the stream, and leaving a
     `with` block makes the top of CuPy's stack current, which is not the current stream of a caller that used
     use() (after an answer's `s.record()`, its next `caller.use()` would not have come yet).  `use` is CuPy's own."""
