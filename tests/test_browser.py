@@ -33,6 +33,7 @@ import posixpath
 import re
 import secrets
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -551,10 +552,11 @@ LIVE_CELLS_JS = """() => [...document.querySelectorAll('.reveal .jp-Cell')].map(
 
 def live_cells(nb: nbformat.NotebookNode) -> dict[str, int]:
     """Positions (among all cells) of what an instructor runs first in the slides: the setup cell, the
-    imports, the first other CPU cell, and the first `%%requires cuda` cell, of those the slides show."""
+    imports, the first other cell that needs no GPU (in 09, a Triton kernel on the CPU interpreter, skipped where
+    Triton is not installed), and the first `%%requires cuda` cell, of those the slides show."""
     code = [n for n, c in enumerate(nb.cells) if c.cell_type == "code"]
     shown = [n for n in code[2:] if nb.cells[n].metadata.get("slideshow", {}).get("slide_type") != "skip"]
-    cpu = next(n for n in shown if not nb.cells[n].source.startswith("%%"))
+    cpu = next(n for n in shown if not nb.cells[n].source.startswith(("%%requires cuda", "%%requires cupy")))
     gpu = next(n for n in shown if nb.cells[n].source.startswith("%%requires cuda"))
     return {"setup": code[0], "imports": code[1], "cpu": cpu, "gpu": gpu}
 
@@ -587,29 +589,47 @@ def stable_box(page, locator) -> dict | None:
     return after if before and after == before else None
 
 
-def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path, max_steps: int = 60) -> list[str]:
-    """Open `notebook` as a full-window slideshow (jupyterlab-rise's /rise/ page) on a fresh kernel, as
-    an instructor does, and start as the guides say, word for word: click the setup cell (on the first slide)
-    and press Shift+Enter twice, which must run the setup cell and the imports (instructor review of 04: the
-    second press used to step onto the reference note only); then run, each on its slide (Space until the slide
-    shows it, a click, Ctrl+Enter, which runs a cell where it stands), a CPU cell and a GPU cell. The setup cell
-    must be on the first slide; no cell may raise; without a GPU, the GPU cell must say it was skipped and show its
-    reference; the cells that the notebook's metadata skips (the switch: tools.course slides) are hidden, and only
-    they."""
+def live_slideshow(context, lab: Lab, course: Path, notebook: str, tmp: Path,
+                   max_steps: int = 80) -> Iterator[None]:
+    """Open `notebook` as a full-window slideshow (jupyterlab-rise's /rise/ page) on a fresh kernel, in a new page
+    of the browser `context`, as an instructor does, and start as the guides say, word for word: click the setup
+    cell (on the first slide) and press Shift+Enter twice, which must run the setup cell and the imports
+    (instructor review of 04: the second press used to step onto the reference note only); then run, each on its
+    slide (Space until the slide shows it, a click, Ctrl+Enter, which runs a cell where it stands), a CPU cell and
+    a GPU cell. The setup cell must be on the first slide; no cell may raise; without a GPU, the GPU cell must say
+    it was skipped and show its reference; the cells that the notebook's metadata skips (the switch:
+    tools.course slides) are hidden, and only they.
+
+    A generator: it yields wherever it waits for the page or the kernel, so that a test drives every lecture's
+    slideshow at once (`drive`), each kernel starting and running while the others' pages are worked on; its
+    return value is the list of problems ([] if none)."""
     nb = nbformat.read(course / notebook, as_version=4)
     title, _ = first_slide_and_output(nb)
     targets = live_cells(nb)
     url = re.sub(r"/lab/tree/[^?]*", f"/rise/{notebook}", lab.open_url)
-    browser, page = open_chromium(p, tmp / f"chromium-live-{Path(notebook).stem}", 1280, 720)
+    page = context.new_page()
+    page.set_default_timeout(ACTION_MS)
     problems: list[str] = []
+    stem = Path(notebook).stem
+
+    def until(condition, timeout_s: float) -> Iterator[None]:
+        """Yield until `condition()` is truthy or `timeout_s` passes; the outcome is in `met`."""
+        deadline = time.monotonic() + timeout_s
+        while not condition() and time.monotonic() < deadline:
+            yield
+        met[0] = bool(condition())
+
+    met = [False]
+    cells_now = lambda: page.evaluate(LIVE_CELLS_JS)
     try:
         page.goto(url, timeout=PAGE_MS)
         present = ".reveal .slides section.present"
-        if not wait_until(lambda: page.locator(present).count() and title in page.locator(present).first.inner_text(),
-                          PAGE_MS / 1000):
-            page.screenshot(path=tmp / "live-not-opened.png")
+        yield from until(lambda: page.locator(present).count() and title in page.locator(present).first.inner_text(),
+                         PAGE_MS / 1000)
+        if not met[0]:
+            page.screenshot(path=tmp / f"live-not-opened-{stem}.png")
             return [f"{url.split('?')[0]}: no slide shows the title {title!r}"]
-        cells = page.evaluate(LIVE_CELLS_JS)
+        cells = cells_now()
         skip = [c.metadata.get("slideshow", {}).get("slide_type") == "skip" for c in nb.cells]
         if [c["skipped"] for c in cells] != skip:
             wrong = [n for n, (c, s) in enumerate(zip(cells, skip, strict=False)) if c["skipped"] != s]
@@ -619,30 +639,31 @@ def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path,
                             "to run it first (tools/course.py's slide_type)")
             del targets["setup"]
         cell_nodes = page.locator(".reveal .jp-Cell")
+        ran = lambda n: RAN.match(cells_now()[n]["prompt"])
         if "setup" in targets:  # the guides' start, word for word: click the setup cell, Shift+Enter twice
             if not select_cell(page, cell_nodes, targets["setup"]):
-                page.screenshot(path=tmp / f"live-not-selected-{Path(notebook).stem}.png")
+                page.screenshot(path=tmp / f"live-not-selected-{stem}.png")
                 return [*problems, (f"{notebook}: {SELECT_TRIES} clicks on the setup cell (cell {targets['setup']}) "
                                     "did not make it the slideshow's active cell")]
             page.keyboard.press("Shift+Enter")
-            wait_until(lambda: RAN.match(page.evaluate(LIVE_CELLS_JS)[targets["setup"]]["prompt"]), RUN_ALL_S)
+            yield from until(lambda: ran(targets["setup"]), RUN_ALL_S)
             page.keyboard.press("Shift+Enter")
             for name in ("setup", "imports"):
                 n = targets.pop(name)
-                ran = wait_until(lambda n=n: RAN.match(page.evaluate(LIVE_CELLS_JS)[n]["prompt"]), RUN_ALL_S)
-                cell = page.evaluate(LIVE_CELLS_JS)[n]
-                if not ran:
+                yield from until(lambda n=n: ran(n), RUN_ALL_S)
+                cell = cells_now()[n]
+                if not met[0]:
                     problems.append(f"{notebook}: click the setup cell, Shift+Enter twice (the guides' start): the "
                                     f"{name} cell (cell {n}) did not run, its prompt reads {cell['prompt']!r}")
                 elif cell["stderr"]:
                     problems.append(f"{notebook}: the {name} cell (cell {n}) raised: {cell['stderr'][-400:]}")
         for name, n in sorted(targets.items(), key=lambda target: target[1]):  # in the slides' order
             steps = 0
-            while not page.evaluate(LIVE_CELLS_JS)[n]["present"] and steps < max_steps:
+            while not cells_now()[n]["present"] and steps < max_steps:
                 page.keyboard.press("Space")  # the next slide, subslide or fragment, as a presenter steps on
-                page.wait_for_timeout(300)
+                page.wait_for_timeout(50)  # reveal.js shows it at once (transition "none", tools/course.py)
                 steps += 1
-            if not page.evaluate(LIVE_CELLS_JS)[n]["present"]:
+            if not cells_now()[n]["present"]:
                 problems.append(f"{notebook}: {max_steps} steps on, no slide shows the {name} cell (cell {n})")
                 continue
             if not select_cell(page, cell_nodes, n):
@@ -650,9 +671,9 @@ def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path,
                                 "slideshow's active cell")
                 continue
             page.keyboard.press("Control+Enter")  # the guides: a cell runs where it stands
-            ran = wait_until(lambda n=n: RAN.match(page.evaluate(LIVE_CELLS_JS)[n]["prompt"]), RUN_ALL_S)
-            cell = page.evaluate(LIVE_CELLS_JS)[n]
-            if not ran:
+            yield from until(lambda n=n: ran(n), RUN_ALL_S)
+            cell = cells_now()[n]
+            if not met[0]:
                 problems.append(f"{notebook}: the {name} cell (cell {n}) did not run: its prompt reads "
                                 f"{cell['prompt']!r}")
             elif cell["stderr"]:
@@ -662,35 +683,61 @@ def live_slideshow_problems(p, lab: Lab, course: Path, notebook: str, tmp: Path,
                 problems.append(f"{notebook}: the GPU cell (cell {n}) printed {cell['stdout'][:200]!r}, with "
                                 f"{'a' if cell['reference'] else 'no'} reference block")
         if problems:
-            page.screenshot(path=tmp / f"live-problems-{Path(notebook).stem}.png")
+            page.screenshot(path=tmp / f"live-problems-{stem}.png")
         return problems
     finally:
-        browser.close()
+        page.close()
+
+
+def drive(shows: list[Iterator[None]], pause_s: float = 0.1) -> list:
+    """Run the generators (live_slideshow) side by side, a step of each in turn, until every one has returned;
+    their return values, in order. A step is what one does until it must wait (for a page or a kernel)."""
+    results: list = [None] * len(shows)
+    waiting = dict(enumerate(shows))
+    while waiting:
+        for k, show in list(waiting.items()):
+            try:
+                next(show)
+            except StopIteration as done:
+                results[k] = done.value
+                del waiting[k]
+        time.sleep(pause_s)
+    return results
 
 
 def test_lectures_run_live_as_full_window_slideshows_from_a_fresh_kernel_and_the_short_version(driver, tmp_path):
-    """Issue 37: the setup cell is on the title slide, so that an instructor runs it first; then the
-    slideshow's first CPU cell and first GPU cell (skipped without a GPU) run without an error: lecture
-    04 as committed, and lecture 01 after the documented switch to the 45-minute version
-    (`python -m tools.course slides short 01`, run in the copy), whose slides hide what it leaves out.
-    The saved prompts are cleared in the copy, so that each prompt tells whether this kernel ran it."""
+    """Issue 37: in every lecture, the setup cell is on the title slide, so that an instructor runs it first; then
+    the slideshow's first CPU cell and first GPU cell (skipped without a GPU) run without an error: every lecture
+    as committed, and lecture 01 after the documented switch to the 45-minute version (`python -m tools.course
+    slides short 01`, run in a second copy, its notebook then put beside the others under another name, so that it
+    opens on a kernel of its own), whose slides hide what it leaves out.  The saved prompts are cleared in the
+    copy, so that each prompt tells whether this kernel ran it."""
     course = copy_course(tmp_path / "course")
+    switched = copy_course(tmp_path / "switched")
     switch = [sys.executable, "-m", "tools.course", "slides", "short", SHORT_LECTURE]
-    subprocess.run(switch, cwd=course, check=True, capture_output=True)
-    (short,) = (course / "notebooks").glob(f"{SHORT_LECTURE}_*.ipynb")
-    short_lecture = f"notebooks/{short.name}"
+    subprocess.run(switch, cwd=switched, check=True, capture_output=True)
+    (short,) = (switched / "notebooks").glob(f"{SHORT_LECTURE}_*.ipynb")
     left_out = [n for n, c in enumerate(read(short).cells) if c.metadata["course"]["path"] != "short"]
     assert left_out and all(read(short).cells[n].metadata.slideshow.slide_type == "skip" for n in left_out), (
         f"{shlex.join(switch[1:])} does not skip what the short version leaves out")
-    for lecture in (LIVE_LECTURE, short_lecture):
+    short_lecture = f"notebooks/{short.stem}-short.ipynb"
+    shutil.copyfile(short, course / short_lecture)
+    lectures = [*sorted(f"notebooks/{path.name}" for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")),
+                short_lecture]
+    assert LIVE_LECTURE in lectures and len(lectures) >= 11
+    for lecture in lectures:
         nb = read(course / lecture)
         for cell in nb.cells:
             if cell.cell_type == "code":
                 cell.execution_count = None
         write(nb, course / lecture)
     with readme_lab(course, tmp_path) as lab:
-        problems = [problem for lecture in (LIVE_LECTURE, short_lecture)
-                    for problem in live_slideshow_problems(driver, lab, course, lecture, tmp_path)]
+        context, _ = open_chromium(driver, tmp_path / "chromium-live", *PROJECTOR)
+        try:
+            shows = [live_slideshow(context, lab, course, lecture, tmp_path) for lecture in lectures]
+            problems = [problem for found in drive(shows) for problem in found]
+        finally:
+            context.close()
         assert not problems, "\n".join(problems) + f"\n(screenshots in {tmp_path}; server log:)\n{lab.log_tail()}"
 
 
