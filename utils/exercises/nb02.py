@@ -6,8 +6,9 @@ Every check runs on a CPU: the exercises reason about timings, and their noteboo
 around them.  Each is a property over generated inputs (utils/exercises/properties.py), compared with
 the check's own reference, which runs inside the check only (`@reference`):
 
-- warmup_end: series of 10 to 450 calls whose warm-up (none, or up to half the calls) decays or
-  autotunes, and whose steady calls have isolated outliers; the generator knows where its warm-up ends.
+- warmup_end: series of 10 to 450 calls whose warm-up (none, or up to 150 calls, longer than the steady part
+  too) decays or autotunes, and whose steady calls have isolated outliers; the generator knows where its
+  warm-up ends.
 - crossover_batch: cost models where the GPU never wins, wins from the first batch, from some batch on,
   only at small batches, over a window of batches only, or first at `max_batch` itself or just beyond it, for
   `max_batch` from 1 to 2**14.
@@ -79,20 +80,24 @@ EARLY, LATE = 3, 6  # the warm-up end may be found this many calls early, or lat
 
 
 def warmups() -> st.SearchStrategy[Warmup]:
-    """Warm-ups of 0 to 150 calls, never more than half of the series; 10 to 300 steady calls more, of 1 µs to 1 s
-    each (a threshold in seconds fits one function only), the last of them now and then disturbed, and up to one in
-    ten of them lucky (a mean that keeps the fast calls is off)."""
-    return st.tuples(st.integers(0, 150), st.integers(0, 150), st.sampled_from(("decaying", "autotuning")),
+    """Warm-ups of 0 to 150 calls, then 10 to 300 steady calls (as the task allows: the warm-up can be longer than the
+    steady part, where the second half of the series is warm-up), of 1 µs to 1 s each (a threshold in seconds fits
+    one function only), the last of them now and then disturbed, and up to one in ten of them lucky (a mean that
+    keeps the fast calls is off)."""
+    return st.tuples(st.integers(0, 150), st.integers(10, 300), st.sampled_from(("decaying", "autotuning")),
                      st.integers(0, 2**32 - 1), st.sampled_from((0.03, 0.01, 0.02)), st.integers(10, 60),
-                     st.integers(0, 9), st.booleans(), _log_uniform(1e-6, 1.0), st.sampled_from((4, 1, 2))).map(
-        lambda w: (w[0], max(w[0], 10) + w[1], *w[2:]))
+                     st.integers(0, 9), st.booleans(), _log_uniform(1e-6, 1.0), st.sampled_from((4, 1, 2)))
 
 
 # Tried every time: 24 calls of autotuning as in the notebook, the lecture's one slow first call, none, a long one;
 # calls of 20 µs, the last of them disturbed; one steady call in ten lucky; an autotuning whose calls 16 to 21 are
 # all fast (five fast calls in a row do not end a warm-up); and 280 steady calls of 1.5 µs that vary by 5%, whose
-# first ten or twenty are 3% off the typical call (a statistic of a few of them is off).
-CHOSEN_WARMUPS: list[Warmup] = [(24, 24, "autotuning", 0, 0.03, 37, 3, False, 1e-3, 4),
+# first ten or twenty are 3% off the typical call (a statistic of a few of them is off); and the longest warm-ups the
+# task allows before the fewest steady calls (150 then 10, 120 then 15, the last disturbed), where most of the series,
+# its second half too, is warm-up.
+CHOSEN_WARMUPS: list[Warmup] = [(150, 10, "decaying", 0, 0.03, 37, 3, False, 1e-3, 4),
+                                (120, 15, "autotuning", 5, 0.03, 37, 3, True, 1e-3, 4),
+                                (24, 24, "autotuning", 0, 0.03, 37, 3, False, 1e-3, 4),
                                 (1, 150, "decaying", 3, 0.03, 37, 3, False, 1e-3, 4),
                                 (0, 200, "decaying", 2, 0.03, 37, 3, False, 1e-3, 4),
                                 (60, 90, "autotuning", 6, 0.03, 37, 3, False, 1e-3, 4),
@@ -131,7 +136,10 @@ def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> N
                       f"{call} says the steady state starts at call {k}, but calls after it are still the warm-up's",
                       "a warm-up is several slow calls close together (slow for this function: its steady calls may "
                       "take microseconds or seconds), and it can have fast calls in between: is there a stretch of "
-                      "slow calls after the one you chose?")
+                      "slow calls after the one you chose?" + (
+                          " Here the warm-up takes more calls than the steady state, the second half of the series "
+                          "included: which calls are surely steady, to compare the others with?" if length > w[1]
+                          else ""))
             ex.expect(k <= length + LATE,
                       f"{call} says the steady state starts at call {k}, long after the slow calls end",
                       "a single slow call among steady ones is noise (another process, the clock), not warm-up: "
@@ -637,7 +645,8 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
 
 
 def chosen_samples() -> list[Samples]:
-    """Tried every time: the lecture's kinds of comparison, unequal sizes, runs listed sorted, and 90% and 99%."""
+    """Tried every time: the lecture's kinds of comparison, unequal sizes, runs listed sorted, 90% and 99%, and an even
+    number of widely spread runs at 80%."""
     rng = np.random.default_rng(2)
 
     def spread(median: float, sigma: float, n: int) -> np.ndarray:
@@ -656,6 +665,9 @@ def chosen_samples() -> list[Samples]:
         (np.sort(spread(1.0e-3, 0.05, 30)), np.sort(spread(1.01e-3, 0.05, 30)), None, "30 runs each, both sorted"),
         (np.array([0.6, 0.9, 1.0, 1.3, 1.8]) * 1e-3, np.array([1.2, 0.8, 1.6, 1.1, 0.9, 2.0, 1.4]) * 1e-3, 0.5,
          "5 noisy runs against 7"),
+        # an even number of runs spread widely: a median other than np.median's (the geometric mean of the two middle
+        # runs, one of them alone) moves the 80% interval's ends past the wobble allowed
+        (np.array([1.0, 2.0, 30.0, 40.0]) * 1e-5, np.array([20.0]) * 1e-5, 0.8, "4 widely spread runs against 1"),
     ]
 
 
@@ -678,14 +690,46 @@ def _loop_end(kernels: list[float], launch: float) -> float:
 
 
 def loops() -> st.SearchStrategy[Loop]:
-    """0 to 60 kernels of 0 to 5 ms (µs-long ones and ms-long ones mixed), 0 to 100 µs per launch."""
+    """0 to 60 kernels of 0 to 5 ms (µs-long ones and ms-long ones mixed), 0 to 100 µs per launch; and 2 to 5 bursts
+    of a kernel of 30 to 200 µs and 2 to 10 of 0 to 4 µs, 5 to 20 µs per launch: the GPU falls behind during each long
+    kernel and often catches up (and idles) during the short ones, several times and late in the loop (after a
+    ms-long kernel, it never catches up)."""
     duration = st.one_of(st.sampled_from((1e-6, 100e-6, 2e-6, 50e-6)), st.floats(0, 20e-6), st.floats(0, 5e-3))
     launch = st.one_of(st.floats(0, 100e-6), st.sampled_from((10e-6, 0.0)))
-    return st.tuples(st.lists(duration, max_size=60), launch)
+    burst = st.tuples(st.one_of(st.sampled_from((50e-6, 100e-6)), st.floats(30e-6, 200e-6)),
+                      st.lists(st.one_of(st.sampled_from((1e-6, 2e-6)), st.floats(0, 4e-6)), min_size=2, max_size=10))
+    bursts = st.tuples(st.lists(burst, min_size=2, max_size=5), st.sampled_from((10e-6, 5e-6, 20e-6))).map(
+        lambda draw: ([kernel for long, shorts in draw[0] for kernel in (long, *shorts)], draw[1]))
+    return st.one_of(st.tuples(st.lists(duration, max_size=60), launch), bursts)
 
 
+# Tried every time: the usual shapes; and two backlogs with an idle stretch between them (the GPU catches up after the
+# first long kernel, idles, and falls behind again), in a short loop and in one of 16 kernels whose busy stretches
+# come after the tenth (a model that stays behind once behind, or follows the first kernels only, misses them).
 CHOSEN_LOOPS: list[Loop] = [([1e-6, 100e-6, 1e-6, 1e-6, 50e-6], 10e-6), ([1e-6] * 9 + [100e-6], 10e-6),
-                            ([100e-6] + [1e-6] * 9, 10e-6), ([3e-3], 5e-6), ([], 5e-6), ([0.0] * 3 + [100e-6], 10e-6)]
+                            ([100e-6] + [1e-6] * 9, 10e-6), ([3e-3], 5e-6), ([], 5e-6), ([0.0] * 3 + [100e-6], 10e-6),
+                            ([100e-6] + [1e-6] * 20 + [100e-6], 10e-6),
+                            ([1e-6] * 4 + [50e-6] + [2e-6] * 5 + [1e-6, 50e-6, 100e-6, 50e-6, 2e-6, 50e-6], 10e-6)]
+
+
+def _listed_compactly(kernels: list[float]) -> str:
+    """The list as Python reads it back, three equal kernels in a row or more written as `[x] * n`."""
+    parts: list[str] = []
+    single: list[str] = []
+    i = 0
+    while i < len(kernels):
+        j = i
+        while j < len(kernels) and kernels[j] == kernels[i]:
+            j += 1
+        if j - i >= 3:
+            parts += [f"[{', '.join(single)}]"] if single else []
+            parts.append(f"[{_number(kernels[i])}] * {j - i}")
+            single = []
+        else:
+            single += [_number(kernel) for kernel in kernels[i:j]]
+        i = j
+    parts += [f"[{', '.join(single)}]"] if single or not parts else []
+    return " + ".join(parts)
 
 
 def _per_call(kernels: list[float], launch: float) -> float:
@@ -724,8 +768,8 @@ def check_loop_time(loop_time: Callable[..., float]) -> None:
         yours = ex.answer(loop_time)
 
         def call_of(loop: Loop) -> str:
-            listed = f"[{', '.join(map(_number, loop[0]))}]"
-            return f"loop_time({listed if len(listed) <= 160 else listed[:156] + ' ...]'}, {_number(loop[1])})"
+            listed = _listed_compactly(loop[0])
+            return f"loop_time({listed if len(listed) <= 600 else listed[:596] + ' ...]'}, {_number(loop[1])})"
 
         def _shortcut_of_ordinary_loops() -> str | None:
             """The hint of the shortcut that gives the answer's times on every one of ORDINARY_LOOPS where it is not
@@ -773,8 +817,9 @@ def check_loop_time(loop_time: Callable[..., float]) -> None:
                 return "the first kernel cannot start at time 0: its launch has to return first"
             if abs(got - want) <= 0.5e-6 * (1 + 1e-6):
                 return "close, but the seconds are not rounded: return them as they come out"
-            return ("follow the kernels in launch order: for each one, when can it start at the earliest (two things "
-                    "must have happened), and when does it end?")
+            return ("the GPU falls behind the host's launches during long kernels, catches up (and idles) during "
+                    "short ones, and can fall behind again, several times and anywhere in the loop: does your time "
+                    "follow all of that, over the whole list?")
 
         def ends_in_time(loop: Loop) -> None:
             kernels, launch = loop

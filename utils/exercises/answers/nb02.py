@@ -18,12 +18,12 @@ def rolling_median_end(times, window: int = 5, tolerance: float = 0.2, slow_star
     """The solution's rule: after the last slow window (a median of `window` calls above the steady time); and,
     with `slow_start`, after the slow calls at the very start too."""
     times = np.asarray(times, dtype=float)
-    steady = np.median(times[times.size // 2:])
+    steady = np.median(times[-10:])  # the last 10 calls are steady; the warm-up can take the second half
     windows = np.lib.stride_tricks.sliding_window_view(times, window) if times.size >= window else np.empty((0, 1))
     medians = np.median(windows, axis=1)
     slow = np.flatnonzero(medians > (1 + tolerance) * steady)
     k = int(slow[-1]) + 1 if slow.size else 0
-    while slow_start and k < times.size // 2 and times[k] > (1 + tolerance) * steady:
+    while slow_start and k < times.size - 10 and times[k] > (1 + tolerance) * steady:
         k += 1
     return k, float(np.median(times[k:]))
 
@@ -32,7 +32,7 @@ def _rule(first_steady: Callable[[np.ndarray, float], int], typical: Callable = 
     """A warmup_end built from a rule for the first steady call, and a statistic of the calls from there."""
     def warmup_end(times):
         times = np.asarray(times, dtype=float)
-        k = first_steady(times, float(np.median(times[times.size // 2:])))
+        k = first_steady(times, float(np.median(times[-10:])))
         return k, float(typical(times[k:]))
     return warmup_end
 
@@ -488,9 +488,9 @@ def loop_time_reference(kernels, launch) -> float:
 # ---------------------------------------------------------------- adversary 02, round 9 (a fresh one): its answers
 # that the course did not have, each with the verdict the checks give it now
 def _slow(times, reference=None, factor: float = 1.2) -> np.ndarray:
-    """Which calls are over `factor` times `reference` (by default the median of the second half)."""
+    """Which calls are over `factor` times `reference` (by default the median of the last ten, all steady)."""
     times = np.asarray(times, dtype=np.float64)
-    return times > factor * (np.median(times[times.size // 2:]) if reference is None else reference)
+    return times > factor * (np.median(times[-10:]) if reference is None else reference)
 
 
 def _cluster_end(slow: np.ndarray, near: int = 6) -> int:
@@ -516,17 +516,17 @@ def _clustered(slow_of: Callable = _slow, near: int = 6, typical: Callable = np.
 
 
 def warmup_by_score(times):
-    """Right too: the k (in the first half) that maximizes the slow calls less the fast ones before it."""
+    """Right too: the k (before the last ten calls) that maximizes the slow calls less the fast ones before it."""
     times = np.asarray(times, dtype=np.float64)
     score = np.concatenate([[0], np.cumsum(np.where(_slow(times), 1, -1))])
-    k = int(np.argmax(score[:times.size // 2 + 1]))
+    k = int(np.argmax(score[:times.size - 10 + 1]))
     return k, float(np.median(times[k:]))
 
 
 def warmup_in_torch(times):
     """Right too: PyTorch, medians by torch.quantile (np.median's), k and the time as 0-d tensors."""
     t = torch.as_tensor(times, dtype=torch.float64)
-    k = _cluster_end((t > 1.2 * torch.quantile(t[t.numel() // 2:], 0.5)).numpy())
+    k = _cluster_end((t > 1.2 * torch.quantile(t[-10:], 0.5)).numpy())
     return torch.tensor(k), torch.quantile(t[k:], 0.5)
 
 
@@ -553,7 +553,7 @@ def warmup_by_window_of_7(times):
 def warmup_in_plain_python(times):
     """Right too: plain Python (statistics.median), returned as a list [k, steady]."""
     times = [float(t) for t in times]
-    reference = statistics.median(times[len(times) // 2:])
+    reference = statistics.median(times[-10:])
     slow = [t > 1.2 * reference for t in times]
     k, last = 0, None
     while k < len(times) and slow[k]:
@@ -646,8 +646,6 @@ ALSO_RIGHT_WARMUP = {
     "plain Python, a list": warmup_in_plain_python,
     "torch.median (the lower middle value) of the steady calls": _clustered(
         typical=lambda t: float(torch.median(torch.as_tensor(t)))),
-    "the median of the second half for the typical time": lambda t: (
-        _cluster_end(_slow(t)), float(np.median(np.asarray(t)[len(t) // 2:]))),
     "after the last two slow calls in a row": warmup_after_two_adjacent_slow_calls,
     "a lone slow first call as noise, the mean near the median": warmup_lone_first_call_as_noise,
 }
@@ -952,6 +950,54 @@ ALSO_RIGHT_LOOP_TIME = {
         enumerate(kernels), lambda end, k: max(end, (k[0] + 1) * launch) + k[1], initial=0.0))[-1]),
     "the closed form in PyTorch, a 0-d tensor": loop_time_torch_closed_form,
 }
+
+
+# ---------------------------------------------------------------- adversary 02, round 14: the answers its checks
+# misjudged, each judged right now by construction
+def _slow_against_the_second_half(times) -> np.ndarray:
+    times = np.asarray(times, dtype=np.float64)
+    return _slow(times, float(np.median(times[times.size // 2:])))
+
+
+def log_medians(a, b, confidence=0.95):
+    """The bootstrap of the medians of the logs: for an even count, the geometric mean of the two middle runs, not
+    np.median's mean."""
+    la, lb = np.log(np.asarray(a, dtype=np.float64)), np.log(np.asarray(b, dtype=np.float64))
+    rng = np.random.default_rng()
+    ratios = np.exp(np.median(la[rng.integers(0, la.size, (2000, la.size))], axis=1)
+                    - np.median(lb[rng.integers(0, lb.size, (2000, lb.size))], axis=1))
+    return _verdict_and_ends(*np.quantile(ratios, [(1 - confidence) / 2, (1 + confidence) / 2]))
+
+
+def behind_for_good(kernels, launch):
+    """Once a kernel outlasts a launch, the GPU is taken to stay behind: from there on, the kernels back to back."""
+    for i, kernel in enumerate(kernels):
+        if kernel > launch:
+            return (i + 1) * launch + sum(kernels[i:])
+    return len(kernels) * launch + (kernels[-1] if kernels else 0.0)
+
+
+def the_first_ten_then_the_totals(kernels, launch):
+    """The first ten kernels followed one by one, then the slower side of the rest's totals."""
+    head, rest = _loop_end_of(kernels[:10], launch), kernels[10:]
+    return max(head + sum(rest), len(kernels) * launch + rest[-1]) if rest else head
+
+
+def _loop_end_of(kernels, launch) -> float:
+    end = 0.0
+    for i, kernel in enumerate(kernels):
+        end = max(end, (i + 1) * launch) + kernel
+    return end
+
+
+WRONG_WARMUP.update({
+    "slow against the median of the second half (warm-up, when it is long)": _clustered(_slow_against_the_second_half),
+    "the median of the second half for the typical time": lambda t: (
+        _cluster_end(_slow(t)), float(np.median(np.asarray(t)[len(t) // 2:]))),
+})
+WRONG_WHICH_IS_FASTER["the medians of the logs"] = log_medians
+WRONG_LOOP_TIME.update({"once behind, behind for good": behind_for_good,
+                        "the first ten kernels followed, then the totals": the_first_ten_then_the_totals})
 
 
 WRONG = {
