@@ -1,5 +1,6 @@
 """Every notebook follows the course's anatomy, and nothing in it depends on one person's machine."""
 
+import json
 import re
 
 import nbformat
@@ -464,29 +465,57 @@ def test_class_copy_clears_outputs_only():
     assert notes == [CLASS_NOTE] and "reference run**" not in text
 
 
-# A measured number with its unit, as the prose quotes one (5.33 ms, 7.9×, 0.46x, 55.4 GB/s).
+# A measured number with its unit, as the prose quotes one (5.33 ms, 7.9×, 0.46x, 55.4 GB/s, 9.39 times as long;
+# "times" after a decimal only: "two times", "10 times" are counts).
 MEASURED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s|\u00a0|\u202f)?"
-                      r"(?:µs|μs|ms\b|ns\b|s\b|GB/s|TB/s|GiB|MiB|KiB|x\b|×)")
+                      r"(?:µs|μs|ms\b|ns\b|s\b|GB/s|TB/s|GiB|MiB|KiB|x\b|×(?!\s?\d))"  # 5000 × 5000: a shape
+                      r"|(?<![\w.])(\d+\.\d+)(?:\s|\u00a0)times\b")
+
+
+def stored_outputs(cells: list) -> str:
+    """Every text a notebook's stored outputs print."""
+    return "\n".join(
+        "".join(output.get("text", "")) + "\n".join("".join(value) for kind, value in output.get("data", {}).items()
+                                                    if kind.startswith("text/"))
+        for cell in cells if cell.cell_type == "code" for output in cell.get("outputs", []))
+
+
+def stale_quotes(text: str, stored: str) -> list[str]:
+    """The measured numbers that `text`'s sentences quote from the reference run and `stored` does not print.
+    Clauses quoting the seminar's own run (its T4) are another run's."""
+    stale = []
+    for sentence in re.split(r"(?<=[.;:])\s+(?=[A-Z(])", text):
+        if "reference run" not in sentence.lower():
+            continue
+        ours = " ".join(part for part in re.split(r",\s+|;\s+", sentence) if not re.search(r"seminar|T4", part))
+        stale += [m.group(0) for m in MEASURED.finditer(ours)
+                  if not re.search(rf"(?<![\d.]){re.escape(m.group(1) or m.group(2))}(?!\d)", stored)]
+    return stale
 
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
 def test_what_the_prose_quotes_from_the_reference_run_is_in_its_outputs(path):
     """CONTRIBUTING, "Numbers and claims": a sentence that quotes the reference run quotes the outputs stored
     under the notebook, as they are: after a new stamp, the numbers typed from the last one show here (a fresh
-    engineer found six in 08 on 2026-11-29). Clauses quoting the seminar's own run (its T4) are another run's."""
+    engineer found six in 08 on 2026-11-29)."""
     cells = read(path).cells
-    stored = "\n".join(
-        "".join(output.get("text", "")) + "\n".join("".join(value) for kind, value in output.get("data", {}).items()
-                                                    if kind.startswith("text/"))
-        for cell in cells if cell.cell_type == "code" for output in cell.get("outputs", []))
-    stale = []
-    for n, cell in enumerate(cells):
-        if cell.cell_type != "markdown":
-            continue
-        for sentence in re.split(r"(?<=[.;:])\s+(?=[A-Z(])", cell.source):
-            if "reference run" not in sentence.lower():
-                continue
-            ours = " ".join(part for part in re.split(r",\s+|;\s+", sentence) if not re.search(r"seminar|T4", part))
-            stale += [f"cell {n}: {m.group(0)}" for m in MEASURED.finditer(ours)
-                      if not re.search(rf"(?<![\d.]){re.escape(m.group(1))}(?!\d)", stored)]
+    stored = stored_outputs(cells)
+    stale = [f"cell {n}: {quote}" for n, cell in enumerate(cells) if cell.cell_type == "markdown"
+             for quote in stale_quotes(cell.source, stored)]
     assert not stale, f"numbers quoted from the reference run that no stored output prints: {stale}"
+
+
+@pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)
+def test_what_a_guide_quotes_from_the_reference_run_is_in_its_lectures_outputs(path):
+    """The same for the instructors' guide of the lecture (a fresh student found the guide of 06 quoting 9.39x,
+    2026-11-29, after the lecture's new stamp printed 5.57x); the solutions' outputs count too, where the guide
+    quotes them."""
+    guide = ROOT / "instructors" / f"{path.stem}.md"
+    lecture = read(path)
+    stored = stored_outputs(lecture.cells) + json.dumps(lecture.metadata["course"]["reference_run"])  # its stamp
+    solutions = ROOT / "solutions" / path.name
+    if solutions.exists():
+        stored += stored_outputs(read(solutions).cells)
+    text = re.sub(r"\s*\n\s*", " ", guide.read_text())  # a guide's sentences run over lines
+    stale = stale_quotes(text, stored)
+    assert not stale, f"{guide.name}: numbers quoted from the reference run that no stored output prints: {stale}"
