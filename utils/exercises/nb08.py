@@ -110,9 +110,9 @@ def make_model(device: str = "cuda", seed: int = 0) -> torch.nn.Module:
 
 
 def slow_step(model, opt, data, i: int, device: str) -> float:
-    """Every mistake at once: a new shape each step, pageable copies, a Python loop of tiny kernels, .item()."""
+    """Every mistake at once: a shape read on the host, pageable copies, a Python loop of tiny kernels, .item()."""
     tokens, lengths, labels = data
-    longest = int(lengths[i].max())  # shapes follow the data: a new size every step
+    longest = int(lengths[i].max())  # the shape follows the data (can change from step to step)
     x = tokens[i, :, :longest].contiguous().to(device)  # pageable: the host waits for the copy
     n = lengths[i].to(device, torch.float32)
     y = labels[i].to(device)
