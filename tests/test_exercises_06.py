@@ -350,6 +350,14 @@ class Test06_precision:
         assert name in getattr(watch, what), vars(watch.below.seen)  # ... and seen at the dispatcher
 
     @host
+    @pytest.mark.parametrize(("check", "name"), [(check, name) for check, table in answers06.KNOWN_EVASIONS.items()
+                                                 for name in table])
+    def test_the_known_evasions_are_still_unseen(self, check, name, capsys):
+        """The evasions the answers module lists as known still PASS (when one FAILs, it belongs in WRONG)."""
+        getattr(nb06, check)(answers06.KNOWN_EVASIONS[check][name])
+        assert capsys.readouterr().out.startswith("PASS")
+
+    @host
     @pytest.mark.parametrize("n", sorted(nb06.PINNED))
     def test_two_or_three_products_that_round_the_same_way_err_past_n_minus_1_roundings(self, n):
         """The chosen "pinned" dot products (adversary 06, round 14): a running float32 sum errs by more than

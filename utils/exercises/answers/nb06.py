@@ -878,6 +878,29 @@ WRONG_VARIANCE.update({
     "two passes up to 4096 values a row, the one-pass formula beyond": _identity_for_wide_rows(4096),
     "chunks of 4096 merged (Chan), each row's tail dropped": _chunks_of_4096_tail_dropped,
 })
+# Known evasions that the variance check still PASSes (not in WRONG, which the tests require to FAIL): under
+# torch._C.DisableTorchFunction() no TorchFunctionMode sees a call, and x.numpy() and x.tolist() reach no aten operator,
+# so the watch's TorchDispatchMode does not see them either (torch.var and float64 there it now sees). Catching them
+# would take patching torch._C itself (a name bound before the check bypasses that) or reading memory accesses: each is
+# a deliberate evasion by a student who read nb06.py, not a mistake the exercise is about.
+def _numpy_with_torch_function_off(x):
+    with torch._C.DisableTorchFunction():
+        values = x.numpy()
+    return torch.from_numpy(values.var(axis=-1).astype(np.float32))
+
+
+def _tolist_with_torch_function_off(x):
+    with torch._C.DisableTorchFunction():
+        rows = x.tolist()
+    return torch.tensor([float(np.var(row)) for row in rows], dtype=torch.float32)
+
+
+KNOWN_EVASIONS = {
+    "check_stable_variance": {
+        "NumPy's variance through x.numpy() with torch-function handling turned off": _numpy_with_torch_function_off,
+        "NumPy's variance through x.tolist() with torch-function handling turned off": _tolist_with_torch_function_off,
+    },
+}
 RIGHT_VARIANCE.update({
     "the shifted formula about the mean of each row's first 3 values": _shifted_by(
         lambda x: x[:, :3].mean(dim=-1, keepdim=True)),
