@@ -6,19 +6,21 @@ Each is a property over inputs that Hypothesis generates (utils/exercises/proper
 - `check_dot_tolerance`: dot products of every length from 0 to 2**20, of random terms of scales 2**-10 to
   2**10 and of the inputs tests use most (torch.full, equal terms with one of the other sign, torch.arange,
   nearly equal values, a balance that climbs and falls back, sorted values, zero padding, x . x of a decaying
-  vector, one value far out then small terms of both signs), each computed in float32 in seven
+  vector, one value far out then small terms of both signs, and two or three products that round, with the
+  additions after them, the same way by nearly all they may), each computed in float32 in seven
   orders (sequential, backwards, shuffled, strided slices as a GPU's threads, torch.dot, torch.sum, a matrix
   product): the tolerance must accept every one against the exact value, and, for random inputs of length up
   to 256, reject at least half of the results whose inputs were rounded to bfloat16 (of 256 draws at 256).
 - `check_rms`: fp16 tensors of 1 to 4 dimensions (sizes of 0 and odd ones, transposed and strided views),
   rows from fp16's smallest numbers to its largest, rows of zeros, and thousands of short rows of ordinary
-  values (some with their RMS just above a power of 2, where fp16 rounds the result most): the RMS over the
-  last dimension, in fp16, within fp16's rounding of the exact one.
+  values (some with their RMS just above a power of 2, where fp16 rounds the result most), rows of 10007 values and
+  one of 2**17 (small values whose squares fp16 loses, together more than its rounding): the RMS over the last
+  dimension, in fp16, within fp16's rounding of the exact one.
 - `check_stable_variance`: float32 rows of any width (odd ones included), means up to 1e6, spreads down to
   0, rows whose rounding errors add up (equal values, ramps, sorted values, an outlier first or last), and
-  many short rows, and wide ones, of large means and small spreads: the population variance of each row, computed
-  in float32 (no float64, NumPy, CuPy, Python floats, torch.var or normalization), within what float32 sums can
-  cost.
+  many short rows, and wide ones (up to 5003 values), of large means and small spreads: the population variance of
+  each row, computed in float32 (no float64, NumPy, CuPy, Python floats, torch.var or normalization, seen at the
+  torch-function level and, in short rows, at the dispatcher), within what float32 sums can cost, and never negative.
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple, Self, TypeVar
 
 import numpy as np
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import Checker, Exercise, ExerciseFailed, exercise, is_stub, reference, register
 from .properties import finite, for_all, real, shown, st
@@ -76,6 +79,12 @@ DOT_KINDS = ("full", "worst", "flipped", "arange", "balance", "sorted", "randn",
 DOT_VALUES = (1.0, 0.1, 0.5, 1 / 3, 0.7, 3.7, -0.1, 1.1, 0.0)
 WORST_OF = 16  # a "worst" dot product: of this many values, the one whose running sum errs most
 DOT_EXAMPLES = 20  # generated cases, each a dot product of every kind (eleven kinds: 220 dot products)
+# Short dot products whose products and additions all round the same way by nearly all they may (found by a search
+# over float32 numbers from 1 to 2): a sequential float32 sum errs by 1.75 u sum|x_i y_i| at n = 2 and by 2.29 u at
+# n = 3, so a bound that counts the n - 1 additions and not the n products fails there (the "pinned" kind)
+PINNED = {2: ((1.37255859375, 1.483642578125), (1.488525390625, 1.320068359375)),
+          3: ((1.475766658782959, 1.1353353261947632, 1.0132616758346558),
+              (1.7933728694915771, 1.2181580066680908, 1.0114293098449707))}
 
 
 class Dot(NamedTuple):
@@ -92,7 +101,8 @@ class Dot(NamedTuple):
     below |a|, the sign of a), then, in turn, terms just under half of float32's step there and, of the other sign,
     just over it, y_i = 1 (one value far out: a sequential sum loses nearly half a step at every term, whatever its
     sign, so it errs by 0.84 to 0.89 of n u sum|x_i y_i| (about 0.8 of the guarantee), and signs half and half do not
-    make its rounding random).
+    make its rounding random); pinned: the two or three values of PINNED[n], times a and b (each product and each
+    addition rounds by nearly half of float32's step, all the same way).
     """
 
     kind: str
@@ -128,6 +138,8 @@ class Dot(NamedTuple):
         if self.kind == "decay":
             return ((a / (1 + torch.arange(n, dtype=torch.float32))).expand(draws, n),
                     (b / (1 + torch.arange(n, dtype=torch.float32))).expand(draws, n))
+        if self.kind == "pinned":
+            return (a * torch.tensor(PINNED[n][0]).expand(draws, n), b * torch.tensor(PINNED[n][1]).expand(draws, n))
         if self.kind == "far":
             first, under, over = _far_out(a)
             x = torch.full((n,), under)
@@ -160,6 +172,8 @@ class Dot(NamedTuple):
         if self.kind == "decay":
             return (f"x = {a!r} / (1 + torch.arange({n}, dtype=torch.float32)); "
                     f"y = {b!r} / (1 + torch.arange({n}, dtype=torch.float32))")
+        if self.kind == "pinned":
+            return f"x = {a!r} * torch.tensor({list(PINNED[n][0])}); y = {b!r} * torch.tensor({list(PINNED[n][1])})"
         if self.kind == "far":
             first, under, over = _far_out(a)
             return f"x = torch.full(({n},), {under!r}); x[2::2] = {over!r}; x[:1] = {first!r}; y = torch.ones({n})"
@@ -272,6 +286,10 @@ def _dot_hint(case: Dot, how: str, rtol: float, atol: float, exact: float, terms
                 "but every product and every addition rounds, each by up to half of float32's step at its own "
                 "result, and the running total's results grow with the magnitudes added so far: how many roundings "
                 "can add up, and how large is each?")
+    if case.kind == "pinned":
+        return (f"here each of the {case.n} products and each of the {case.n - 1} additions rounds by nearly half of "
+                "float32's step at its own result, all the same way: how many roundings does a dot product of n terms "
+                "make, and how large can each be, next to sum |x_i y_i|?")
     if case.kind == "far":
         return ("one term far larger than the others, the rest of either sign: the running total stays near that term, "
                 "and each small term added to it rounds by up to half of float32's step there, here every time in the "
@@ -409,6 +427,9 @@ def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tu
             # one product that float32 rounds by almost all it may, u = 2**-24 of it: (1 + 2**-12)**2 = 1 + 2**-11
             # + 2**-24, a tie, rounded to even (down by 2**-24): a constant below 1 times n u sum|x_i y_i| fails
             Dots(("full",), 1, 1 + 2**-12, 1 + 2**-12, 0),
+            # and two or three products and the additions after them, each rounding by nearly u the same way (PINNED):
+            # (n - 1) u sum|x_i y_i| (the additions, not the products) fails, at n = 2 with u max|x_i y_i| added too
+            Dots(("pinned",), 2, 1.0, 1.0, 0), Dots(("pinned",), 3, 1.0, 1.0, 0),
             # bfloat16 inputs caught at the smallest scales the task allows (products about 2**-20): a tolerance with a
             # fixed part (an atol of 1e-5, 1e-6 or 1e-8 of its own, for results near 0) lets them through
             Dots(("randn",), 1, 2**-10, 2**-10, 2),
@@ -445,7 +466,9 @@ class Activations(NamedTuple):
     shape: tuple[int, ...]
     smallest: float  # rows' scales lie between 10**smallest and 10**largest (values are scale * N(0, 1))
     largest: float
-    special: str  # "", or a first row of "zeros", of fp16's "largest" values, or of "subnormal" ones
+    special: str  # "", or a first row of "zeros", of fp16's "largest" values, of "subnormal" ones, or "one large" 1.0
+    # among values of 1.7e-4 (the others' squares, however the row is scaled to its largest value, are below fp16's
+    # smallest number: only a wide row, 2**17 values, makes them count for more than fp16's rounding of the RMS)
     layout: str  # "contiguous", "transposed" (its last two dimensions swapped in memory), "strided" (every other)
     seed: int
     # each row scaled so that its RMS lies just above a power of 2, where fp16's rounding of the result is largest
@@ -464,8 +487,10 @@ class Activations(NamedTuple):
             wanted = 2.0 ** np.floor(np.log2(np.where(rms > 0, rms, 1.0))) * (1 + 2.0**-10)
             values = np.clip(values * np.where(rms > 0, wanted / np.where(rms > 0, rms, 1.0), 1.0), -largest, largest)
         if rows and self.special:
-            first = {"zeros": 0.0, "largest": largest, "subnormal": 2.0**-20}[self.special]
+            first = {"zeros": 0.0, "largest": largest, "subnormal": 2.0**-20, "one large": 1.7e-4}[self.special]
             values[0] = first * np.where(rng.random(width) < 0.5, -1, 1)
+            if self.special == "one large":
+                values[0, width // 2] = 1.0
         x = torch.from_numpy(values).half().reshape(self.shape)
         if self.layout == "transposed" and len(self.shape) >= 2:
             return x.transpose(-1, -2).contiguous().transpose(-1, -2)
@@ -477,7 +502,8 @@ class Activations(NamedTuple):
         scales = (f"scales {10**self.smallest:.2g} to {10**self.largest:.2g}" if self.smallest != self.largest
                   else f"scale {10**self.smallest:.2g}")
         special = {"": "", "zeros": ", the first a row of zeros", "largest": ", the first of ±65504",
-                   "subnormal": ", the first of ±2**-20 (below fp16's normal numbers)"}[self.special]
+                   "subnormal": ", the first of ±2**-20 (below fp16's normal numbers)",
+                   "one large": ", the first of ±1.7e-4 but one 1.0 in the middle"}[self.special]
         viewed = self.layout == "strided" or (self.layout == "transposed" and len(self.shape) >= 2)
         layout = f", a {self.layout} view" if viewed else ""
         at = ", each row's RMS just above a power of 2" if self.at_powers_of_2 else ""
@@ -552,8 +578,28 @@ def _unseen(yours: Callable[[torch.Tensor], object], width: int) -> tuple[int, f
     return None
 
 
+OVERFLOW_ROW = (300.0, 400.0)  # fp16 holds these, not their squares (over 65504): the RMS is sqrt(125000)
+
+
+def _overflows(yours: Callable[[torch.Tensor], object]) -> str:
+    """A sentence for a hint, if the answer gets the one row OVERFLOW_ROW wrong (its squares overflow fp16, its RMS
+    does not); "" otherwise, or where the answer raises."""
+    try:
+        got = yours(torch.tensor([OVERFLOW_ROW], dtype=torch.float16))
+        value = float(got.double().reshape(-1)[0]) if isinstance(got, torch.Tensor) and got.numel() == 1 else None
+    except Exception:  # noqa: BLE001 -- only a hint depends on it; the answer has failed already
+        return ""
+    want = math.sqrt(sum(v * v for v in OVERFLOW_ROW) / len(OVERFLOW_ROW))
+    if value is None or abs(value - want) <= 2.0**-7 * want:
+        return ""
+    return (f" And for the row {list(OVERFLOW_ROW)} it returns {value:.4g} (the RMS is {want:.4g}): squares over 65504 "
+            "overflow fp16 before any sum sees them, so a sum or mean that accumulates in float32 comes too late: "
+            "where must the wider format begin?")
+
+
 def _rms_hint(yours: Callable[[torch.Tensor], object], row: torch.Tensor, got: float, want: float) -> str:
-    """What an RMS that is too far from the exact one, for this row, most likely got wrong."""
+    """What an RMS that is too far from the exact one, for this row, most likely got wrong (for a loss of precision,
+    also whether the answer overflows, which this row may not show)."""
     if want == 0:
         return "the RMS of a row of zeros is 0"
     probe = _probed(yours)
@@ -569,13 +615,13 @@ def _rms_hint(yours: Callable[[torch.Tensor], object], row: torch.Tensor, got: f
                 "precision. Does it read every value of the last dimension, however wide the row is?")
     if got == 0:
         return ("squares of values below about 2.4e-4 are below fp16's smallest number: they become 0 before "
-                "any sum sees them")
+                "any sum sees them") + _overflows(yours)
     if float(row.double().abs().min()) < 2.0**-7:
         return ("fp16 keeps fewer bits of numbers under 6e-5, and bfloat16 has the range but only 8 bits: "
-                "which format holds these squares, and their mean, with both?")
+                "which format holds these squares, and their mean, with both?") + _overflows(yours)
     return ("each step computed in fp16 rounds by up to 2**-11, and by more where its result is under 6e-5 (fewer "
             "bits there; bfloat16 rounds by 2**-8), so a few such steps add up past one rounding: in which format "
-            "can the steps between x and the result round without it showing?")
+            "can the steps between x and the result round without it showing?") + _overflows(yours)
 
 
 def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
@@ -633,8 +679,9 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
         for_all(ex, activations(), holds, describe=str, examples=EXAMPLES, budget_s=SHRINKING_S, chosen=[
             Activations((3, 4, 7), 4.0, 4.0, "", "contiguous", 1), Activations((0, 5), 0.0, 0.0, "", "contiguous", 2),
             Activations((1000,), -4.0, -4.0, "", "contiguous", 3),
-            # rows wider than any drawn (and than 1024, 2048): an answer that reads the first values only shows
-            Activations((3, 3000), -1.0, 1.0, "", "contiguous", 8),
+            # rows wider than any drawn (and than 1024, 2048, 4096, 8192): an answer that reads the first values only,
+            # or drops a row's tail past its last whole chunk, shows (under 32768 values)
+            Activations((3, 10007), -1.0, 1.0, "", "contiguous", 8),
             # many short rows of ordinary values: where fp16's roundings inside an answer add up past 2**-10 (a row in
             # about 1500 of 5 or 6 values, for an answer that scales by the row's largest value in fp16); each under
             # 32768 values, where PyTorch's CPU reductions would start threads (slow on a busy machine)
@@ -645,7 +692,11 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
             # squares in float32, then back in fp16 for the product with that value) errs past 2**-10 in a few rows of
             # each batch, where rows of any RMS show it in one of 10**5
             Activations((4095, 8), -1.0, 3.0, "", "contiguous", 6, True),
-            Activations((3276, 10), -1.0, 3.0, "", "contiguous", 7, True)])
+            Activations((3276, 10), -1.0, 3.0, "", "contiguous", 7, True),
+            # last (the cases above name more specific mistakes), one row of 2**17 values, 1.7e-4 but one 1.0: squares
+            # in fp16 after the row is scaled to its largest value (by a power of 2, exactly) are 0 for all but one, and
+            # 2**17 of them are 0.4% of the sum (the RMS is off by 1.9 times fp16's rounding)
+            Activations((1, 2**17), 0.0, 0.0, "one large", "contiguous", 9)])
 
 
 register(Exercise(NOTEBOOK, "rms", check_rms))
@@ -656,6 +707,10 @@ register(Exercise(NOTEBOOK, "rms", check_rms))
 # ------------------------------------------------------------------------------------------
 VARIANCE_SLACK = 2  # times the error that float32 sums of n terms may make in any order (variance_allowed)
 VARIANCE_WIDEST = 2**10
+# OperationWatch watches the dispatcher too (where torch._C.DisableTorchFunction() does not hide a call) in rows of up
+# to this many values: the simplest case, first, and most generated ones (an answer that turns torch-function handling
+# off does so there too); in wider rows it would double the time of an answer that loops over a row's columns
+WATCHED_BELOW_UP_TO = 64
 # What the exercise asks to write, from means and sums (torch.var's CPU kernel accumulates in float64, unseen)
 # (by the name of the function before any ".": torch.ops.aten.var.correction is named "var.correction"), and every
 # normalization that computes one: layer_norm and its native_layer_norm, _native_batch_norm_legit, ...
@@ -776,29 +831,17 @@ def variance_allowed(x: torch.Tensor) -> torch.Tensor:
     return VARIANCE_SLACK * (2 * f * v.sqrt() * a + (f * a) ** 2 + f * v)
 
 
-class OperationWatch(torch.overrides.TorchFunctionMode):
-    """Records what a function does with torch while active: which operations gave a float64 result,
-    which left torch for Python floats or NumPy (both float64) or CuPy (unseen), and which computed a variance
-    for it.
-
-    Every torch function and Tensor method called from Python passes through a TorchFunctionMode, and a
-    float64 computation has to make a float64 tensor at some point (x.double(), .to(), dtype=, a float64
-    factory, or a promotion with one), so this sees it; kernels that use float64 inside and return
-    float32, as torch.var on the CPU, it cannot see: those are named in LIBRARY_VARIANCE.
-    """
+class _Records:
+    """What a watch saw: operations that gave a float64 result, that left torch for Python floats or NumPy (both
+    float64) or CuPy (unseen), that computed a variance, and (for a hint only) that gave an fp16 or bfloat16 result."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.float64: list[str] = []
         self.left_torch: list[str] = []
         self.library: list[str] = []
-        self.narrow: list[str] = []  # operations that gave an fp16 or bfloat16 result (for a hint only)
+        self.narrow: list[str] = []
 
-    def __torch_function__(self, func: Callable, types: object, args: tuple = (), kwargs: dict | None = None
-                           ) -> object:
-        if getattr(func, "__self__", None) is CUDA_ARRAY_INTERFACE:  # before the call: on a CPU tensor it raises
-            self.left_torch.append("__cuda_array_interface__")
-        result = func(*args, **(kwargs or {}))
+    def record(self, func: Callable, args: tuple, result: object) -> None:
         name = str(getattr(func, "__name__", repr(func))).split(".")[0]  # an OpOverload's: "var.correction"
         results = result if isinstance(result, (tuple, list)) else (result,)
         if any(isinstance(r, torch.Tensor) and r.dtype in FLOAT64 for r in results):
@@ -809,6 +852,89 @@ class OperationWatch(torch.overrides.TorchFunctionMode):
             self.left_torch.append(name)
         if name in LIBRARY_VARIANCE or any(kind in name for kind in NORMALIZATIONS):
             self.library.append(name)
+
+
+class _DispatchWatch(TorchDispatchMode):
+    """The same records at the dispatcher, by the aten operators' names (var.correction, _to_copy,
+    _local_scalar_dense, ...): a call made with torch-function handling turned off
+    (torch._C.DisableTorchFunction()) skips every TorchFunctionMode, but not the dispatcher."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen = _Records()
+
+    def __torch_dispatch__(self, func: Callable, types: object, args: tuple = (), kwargs: dict | None = None
+                           ) -> object:
+        result = func(*args, **(kwargs or {}))
+        if not torch._C._is_torch_function_enabled():  # else the TorchFunctionMode saw this call, or the one it is in
+            self.seen.record(func, args, result)
+        return result
+
+
+class OperationWatch(torch.overrides.TorchFunctionMode):
+    """Records what a function does with torch while active: which operations gave a float64 result,
+    which left torch for Python floats or NumPy (both float64) or CuPy (unseen), and which computed a variance
+    for it.
+
+    Every torch function and Tensor method called from Python passes through a TorchFunctionMode, and a
+    float64 computation has to make a float64 tensor at some point (x.double(), .to(), dtype=, a float64
+    factory, or a promotion with one), so this sees it; kernels that use float64 inside and return
+    float32, as torch.var on the CPU, it cannot see: those are named in LIBRARY_VARIANCE. Calls made with
+    torch-function handling turned off reach the dispatcher still, where a TorchDispatchMode records the same
+    (by the aten operators' names, reported only where the TorchFunctionMode saw nothing). What neither sees:
+    x.numpy() and x.tolist() under torch._C.DisableTorchFunction() (they reach no operator), and anything that
+    reads the tensor's memory without torch (ctypes, data_ptr()).
+    """
+
+    def __init__(self, below: bool = True) -> None:
+        super().__init__()
+        self.seen = _Records()
+        self.below = _DispatchWatch()
+        self.watch_below = below  # the dispatcher too (see WATCHED_BELOW_UP_TO)
+
+    def __enter__(self) -> Self:
+        if self.watch_below:
+            self.below.__enter__()
+        try:
+            super().__enter__()
+        except BaseException:
+            if self.watch_below:
+                self.below.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            super().__exit__(*exc)
+        finally:
+            if self.watch_below:
+                self.below.__exit__(*exc)
+
+    def _either(self, kind: str) -> list[str]:
+        return getattr(self.seen, kind) or getattr(self.below.seen, kind)
+
+    @property
+    def float64(self) -> list[str]:
+        return self._either("float64")
+
+    @property
+    def left_torch(self) -> list[str]:
+        return self._either("left_torch")
+
+    @property
+    def library(self) -> list[str]:
+        return self._either("library")
+
+    @property
+    def narrow(self) -> list[str]:
+        return self._either("narrow")
+
+    def __torch_function__(self, func: Callable, types: object, args: tuple = (), kwargs: dict | None = None
+                           ) -> object:
+        if getattr(func, "__self__", None) is CUDA_ARRAY_INTERFACE:  # before the call: on a CPU tensor it raises
+            self.seen.left_torch.append("__cuda_array_interface__")
+        result = func(*args, **(kwargs or {}))
+        self.seen.record(func, args, result)
         return result
 
 
@@ -818,14 +944,14 @@ def _names(calls: list[str]) -> str:
 
 def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor]) -> None:
     """stable_variance(x) must return the population variance of each row of a float32 2-D tensor, as float32,
-    within `variance_allowed` of float64's, computed in float32: no float64 tensor, no Python floats or NumPy,
-    no torch.var (OperationWatch sees each), and the input left as it was."""
+    within `variance_allowed` of float64's and not negative, computed in float32: no float64 tensor, no Python floats
+    or NumPy, no torch.var (OperationWatch sees each), and the input left as it was."""
     with exercise("stable_variance") as ex:
         yours = ex.answer(stable_variance)
 
         def holds(case: Readings) -> None:
             x = case.tensor()
-            before, watch = x.clone(), OperationWatch()
+            before, watch = x.clone(), OperationWatch(below=case.n <= WATCHED_BELOW_UP_TO)
             with watch:
                 got = yours(x)
             _variance_returned(ex, case, x, before, watch, got)
@@ -833,11 +959,13 @@ def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor
             exact, allowed = variance_exact(x), variance_allowed(x)
             error = (got.double() - exact).abs()
             worst = int((error - allowed).argmax())
+            if bool((got < 0).any()):  # never a variance, however small (a mean of squares), whatever float32 costs
+                worst = int(got.argmin())
             row, value = case.rows[worst], float(got[worst])
-            if not bool((error <= allowed).all()):
+            if not bool((error <= allowed).all()) or value < 0:
                 ex.expect(False, f"for {case}, row {worst} ({row}, seed {case.seed}): returned {value:.6g}, the exact "
                           f"variance is {float(exact[worst]):.6g}, {float(error[worst]):.2g} away (allowed: "
-                          f"{float(allowed[worst]):.2g})",
+                          f"{float(allowed[worst]):.2g}" + (", but never a negative variance)" if value < 0 else ")"),
                           _accuracy_hint(x[worst], value, float(exact[worst]), float(allowed[worst]), watch))
 
         _simplest_first(ex, holds, Readings(1, (Row("normal", 0.0, 1.0),), False, 0))
@@ -854,11 +982,16 @@ def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor
             # some rows of each (an answer that switches to it for wide rows shows); each under 32768 values
             Readings(1000, tuple(Row("normal", (-1) ** k * 10 ** (4 + k / 15), 1.0) for k in range(32)), False, 1000),
             Readings(2000, tuple(Row("normal", (-1) ** k * 10 ** (4 + k / 7.5), 0.1) for k in range(16)), False, 2000),
-            # rows wider than any drawn, of a width that no chunk of a power of 2 (nor of 1000) divides, of small means,
-            # where the allowed error is small: an answer that drops a wide row's tail, or reads its first values only,
-            # shows (the two cases above, of large means, allow it; 4096 is a multiple of every chunk)
-            Readings(2051, (Row("outlier last", 0.0, 1.0), Row("ramp", 0.0, 1.0), Row("sorted", 1.0, 1.0)), False,
-                     2051)])
+            # rows wider than any drawn (and than 4096), of a width that no chunk of a power of 2 (nor of 1000) divides,
+            # of small means, where the allowed error is small: an answer that drops a wide row's tail, or reads its
+            # first values only, shows (the two cases above, of large means, allow it; 4096 is a multiple of every
+            # chunk); and
+            # constant rows of large and small means, where E[x**2] - E[x]**2 (for wide rows only, say) comes out
+            # negative in one row or another: a variance is never negative, whatever float32 may cost (under 32768
+            # values)
+            Readings(5003, (Row("outlier last", 0.0, 1.0), Row("ramp", 0.0, 1.0), Row("sorted", 1.0, 1.0),
+                            Row("constant", 1e4, 0.0), Row("constant", -3.7, 0.0), Row("constant", 0.003162, 0.0)),
+                     False, 5003)])
 
 
 def _variance_returned(ex: Checker, case: Readings, x: torch.Tensor, before: torch.Tensor, watch: OperationWatch,
@@ -897,19 +1030,21 @@ def _variance_returned(ex: Checker, case: Readings, x: torch.Tensor, before: tor
 def _accuracy_hint(row: torch.Tensor, got: float, exact: float, allowed: float, watch: OperationWatch) -> str:
     """What a variance that is too far from the exact one most likely got wrong."""
     n, close = row.numel(), allowed + EPS32 * exact * row.numel()
+    narrow = (f"part of this is computed in fp16 or bfloat16 ({_names(watch.narrow)}), which keep 11 or 8 bits: a "
+              "number rounded to them (a mean, a shift, a square, a sum) is off by far more than float32's sums may "
+              "be, and the variance with it: keep every step in float32")
+    if got < 0:
+        return narrow if watch.narrow else (
+            "a mean of squares is never negative: a negative result is a difference of two nearly equal numbers that "
+            "lost their digits (catastrophic cancellation)")
     if n == 2 and exact > 0 and abs(got - 2 * exact) <= close:
         return ("that is twice the variance: the sample variance (divided by n - 1 = 1), or squares taken about one "
                 "of the two values rather than their mean: the population variance is the mean of the squared "
                 "deviations from the row's own mean")
-    if n > 2 and abs(got - exact * n / (n - 1)) <= close:
+    if n > 2 and exact > 0 and abs(got - exact * n / (n - 1)) <= close:
         return "that is the sample variance (divided by n - 1): the population variance divides by n"
     if watch.narrow:
-        return (f"part of this is computed in fp16 or bfloat16 ({_names(watch.narrow)}), which keep 11 or 8 bits: a "
-                "number rounded to them (a mean, a shift, a square, a sum) is off by far more than float32's sums may "
-                "be, and the variance with it: keep every step in float32")
-    if got < 0:
-        return ("a mean of squares is never negative: a negative result is a difference of two nearly equal "
-                "numbers that lost their digits (catastrophic cancellation)")
+        return narrow
     xd = row.double()
     mean, squares = float(xd.mean()), float(xd.square().mean())
     near = exact > 0 and abs(got - exact) <= 2.0**-10 * exact  # right to three digits: float32's digits lost, not more

@@ -182,9 +182,11 @@ def rms_scaled_in_fp16_then_float32(x):
 
 
 def rms_scaled_by_a_power_of_2(x):
-    """Right: each row scaled by the power of 2 at or below its largest |value| (exact in fp16), then squares, mean and
-    root in fp16: no overflow, no underflow that matters, and roundings that stay within 2**-10 (adversary 06, round 2:
-    within 0.93 of it on 10**6 rows of 1 to 64 values)."""
+    """Each row scaled by the power of 2 at or below its largest |value| (exact in fp16), then squares, mean and root in
+    fp16: no overflow, and roundings that stay within 2**-10 on short rows (adversary 06, round 2: within 0.93 of it on
+    10**6 rows of 1 to 64 values, so it was filed as right); but squares of values under 2**-12.5 of the largest are 0,
+    and in a row of 2**17 values they add up past fp16's rounding (adversary 06, round 14: the task allows any
+    sizes)."""
     largest = x.abs().amax(dim=-1, keepdim=True).float()
     power = torch.where(largest > 0, torch.floor(torch.log2(largest.clamp(min=2.0**-24))), torch.zeros_like(largest))
     scale = torch.exp2(power).to(x.dtype)
@@ -226,7 +228,6 @@ RIGHT_RMS = {
     "einsum": lambda x: (torch.einsum("...d,...d->...", x.float(), x.float())
                                               / x.shape[-1]).sqrt().to(x.dtype),
     "scaled by each row's largest value, with a guard for zeros": rms_guarded_scale,
-    "scaled by a power of 2 per row (exact), then all in fp16": rms_scaled_by_a_power_of_2,
     "scaled by each row's largest value in fp16, the rest in float32": rms_scaled_in_fp16_then_float32,
 }
 
@@ -790,6 +791,119 @@ RIGHT_VARIANCE.update({
     "two passes, the squares summed by einsum": lambda x: torch.einsum(
         "ij,ij->i", d := x - x.sum(dim=-1, keepdim=True) / x.shape[-1], d) / x.shape[-1],
     "the shifted formula about a halving mean (its error cancels)": _shifted_by(_halving_mean),
+})
+
+
+# ---------------------------------------------------------------- adversary 06, round 14: its answers that the course
+# did not have, each with the verdict the checks give it now
+def _rms_scaled_by_a_power_of_2_squares_in_fp16(x):
+    """Each row scaled exactly, by the power of 2 at or below its largest |value|, the squares in fp16 (no overflow:
+    each is under 4), their mean in float32: squares of values under 2**-12.5 of the largest are 0, and in a row of
+    2**17 values they add up past fp16's rounding (adversary 06, round 14: it PASSed, no row was over 3000 values)."""
+    largest = x.abs().amax(dim=-1, keepdim=True).float() if x.numel() else x.float().sum(-1, keepdim=True)
+    power = torch.exp2(torch.floor(torch.log2(torch.where(largest > 0, largest, torch.ones_like(largest))))).half()
+    return ((x / power).pow(2).float().mean(dim=-1).sqrt() * power.squeeze(-1).float()).half()
+
+
+def _rms_chunks_tail_dropped(x, chunk=4096):
+    """float32 squares summed a chunk of min(d, 4096) columns at a time, the tail past the last whole chunk dropped
+    (adversary 06, round 14: it PASSed, no row was wider than 3000 values)."""
+    d = x.shape[-1]
+    size = min(d, chunk)
+    total = torch.zeros(x.shape[:-1], dtype=torch.float32)
+    for start in range(0, d - size + 1, size) if size else ():
+        total = total + x[..., start:start + size].float().square().sum(dim=-1)
+    return (total / d).sqrt().half()
+
+
+def _hidden_from_torch_function(variance):
+    """variance(x) computed with torch-function handling turned off (torch._C.DisableTorchFunction()), which every
+    TorchFunctionMode misses (adversary 06, round 14: each PASSed; a TorchDispatchMode sees them now).
+
+    Known evasions the checks still cannot see, by construction of any watch inside Python: x.numpy() and x.tolist()
+    under DisableTorchFunction (they reach no operator at all), and reading the tensor's memory without torch
+    (data_ptr() with ctypes): each is a deliberate evasion by a student who read nb06.py, not a mistake."""
+    def hidden(x):
+        with torch._C.DisableTorchFunction():
+            return variance(x)
+    return hidden
+
+
+def _identity_for_wide_rows(widest):
+    """Two passes for rows up to `widest` values, E[x**2] - E[x]**2 beyond ("faster for wide rows")."""
+    def variance(x):
+        if x.shape[-1] > widest:
+            return x.square().mean(dim=-1) - x.mean(dim=-1).square()
+        return (x - x.mean(dim=-1, keepdim=True)).square().mean(dim=-1)
+    return variance
+
+
+def _chunks_of_4096_tail_dropped(x):
+    """Chunks of min(n, 4096) columns merged with Chan's formula, the tail past the last whole chunk dropped
+    (adversary 06, round 14: it PASSed, no row was wider than 4096 values)."""
+    rows, n = x.shape
+    size = min(n, 4096)
+    chunks = x[:, :n // size * size].reshape(rows, n // size, size)
+    means = chunks.mean(dim=-1)
+    within = (chunks - means[..., None]).square().mean(dim=-1)
+    return within.mean(dim=-1) + (means - means.mean(dim=-1, keepdim=True)).square().mean(dim=-1)
+
+
+WRONG_TOLERANCES.update({
+    # adversary 06, round 14: each PASSed (at n >= 2 no case made the products and the additions round the same way by
+    # nearly u, so n - 1 roundings passed for n)
+    "max(n - 1, 1) u sum|x_i y_i|: the n - 1 additions, not the products": lambda x, y: (
+        0.0, max(x.numel() - 1, 1) * U32 * _terms(x, y)),
+    "(n - 1) u sum|x_i y_i| + u max|x_i y_i|: the additions, and one product": lambda x, y: (
+        0.0, (x.numel() - 1) * U32 * _terms(x, y) + U32 * float((x.double() * y.double()).abs().max())
+        if x.numel() else 0.0),
+})
+RIGHT_TOLERANCES.update({
+    "n**2 u max|x_i y_i|: looser (n max|x_i y_i| >= sum|x_i y_i|), still catching half of bfloat16": lambda x, y: (
+        0.0, x.numel() ** 2 * U32 * float((x.double() * y.double()).abs().max()) if x.numel() else 0.0),
+    "2 n u times sum|x_i y_i| of the inputs rounded to bfloat16 (summed in float32 on the CPU)": lambda x, y: (
+        0.0, 2 * x.numel() * U32 * float((x.bfloat16() * y.bfloat16()).abs().sum())),
+})
+WRONG_RMS.update({
+    "each row scaled by a power of 2, the squares in fp16, their mean in float32":
+        _rms_scaled_by_a_power_of_2_squares_in_fp16,
+    "float32 squares in chunks of 4096 columns, the tail dropped": _rms_chunks_tail_dropped,
+    "each row scaled by a power of 2, then all in fp16 (right for short rows only)": rms_scaled_by_a_power_of_2,
+})
+WRONG_VARIANCE.update({
+    "torch.var with torch-function handling turned off": _hidden_from_torch_function(
+        lambda x: torch.var(x, dim=-1, correction=0)),
+    "float64 with torch-function handling turned off": _hidden_from_torch_function(upcast),
+    "two passes up to 2048 values a row, the one-pass formula beyond": _identity_for_wide_rows(2048),
+    "two passes up to 4096 values a row, the one-pass formula beyond": _identity_for_wide_rows(4096),
+    "chunks of 4096 merged (Chan), each row's tail dropped": _chunks_of_4096_tail_dropped,
+})
+# Known evasions that the variance check still PASSes (not in WRONG, which the tests require to FAIL): under
+# torch._C.DisableTorchFunction() no TorchFunctionMode sees a call, and x.numpy() and x.tolist() reach no aten operator,
+# so the watch's TorchDispatchMode does not see them either (torch.var and float64 there it now sees). Catching them
+# would take patching torch._C itself (a name bound before the check bypasses that) or reading memory accesses: each is
+# a deliberate evasion by a student who read nb06.py, not a mistake the exercise is about.
+def _numpy_with_torch_function_off(x):
+    with torch._C.DisableTorchFunction():
+        values = x.numpy()
+    return torch.from_numpy(values.var(axis=-1).astype(np.float32))
+
+
+def _tolist_with_torch_function_off(x):
+    with torch._C.DisableTorchFunction():
+        rows = x.tolist()
+    return torch.tensor([float(np.var(row)) for row in rows], dtype=torch.float32)
+
+
+KNOWN_EVASIONS = {
+    "check_stable_variance": {
+        "NumPy's variance through x.numpy() with torch-function handling turned off": _numpy_with_torch_function_off,
+        "NumPy's variance through x.tolist() with torch-function handling turned off": _tolist_with_torch_function_off,
+    },
+}
+RIGHT_VARIANCE.update({
+    "the shifted formula about the mean of each row's first 3 values": _shifted_by(
+        lambda x: x[:, :3].mean(dim=-1, keepdim=True)),
 })
 
 
