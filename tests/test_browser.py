@@ -536,7 +536,7 @@ SHORT_LECTURE = "01"  # presented with `python -m tools.course slides short 01`:
 # own, innermost, section is reveal.js's present one: a vertical stack's section is present with all its subslides),
 # skipped (RISE's class for a `skip` cell) and hidden, its prompt, and what its outputs show (stderr is
 # where a traceback goes).
-LIVE_CELLS_JS = """() => [...document.querySelectorAll('.reveal .jp-Cell')].map(c => ({
+CELL_JS = """c => ({
     code: c.classList.contains('jp-CodeCell'),
     active: c.classList.contains('jp-mod-active'),
     present: !!c.closest('section') && c.closest('section').classList.contains('present') && c.checkVisibility(),
@@ -547,7 +547,11 @@ LIVE_CELLS_JS = """() => [...document.querySelectorAll('.reveal .jp-Cell')].map(
     stdout: [...c.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stdout"]')]
         .map(e => e.innerText).join(''),
     reference: !!c.querySelector('.course-reference-output'),
-}))"""
+})"""
+LIVE_CELLS_JS = f"() => [...document.querySelectorAll('.reveal .jp-Cell')].map({CELL_JS})"
+# One cell, by its position: what the live test polls (every cell's innerText, read at each poll of eleven
+# slideshows, took most of the test's time)
+ONE_CELL_JS = f"n => ({CELL_JS})(document.querySelectorAll('.reveal .jp-Cell')[n])"
 
 
 def live_cells(nb: nbformat.NotebookNode) -> dict[str, int]:
@@ -575,7 +579,7 @@ def select_cell(page, cell_nodes, n: int) -> bool:
         box = wait_until(lambda: stable_box(page, prompt), 10)  # the slide has stopped moving
         if box:
             prompt.click(timeout=ACTION_MS)
-            if page.evaluate(LIVE_CELLS_JS)[n]["active"]:
+            if page.evaluate(ONE_CELL_JS, n)["active"]:
                 return True
         page.wait_for_timeout(500)
     return False
@@ -618,9 +622,11 @@ def live_slideshow(context, lab: Lab, course: Path, notebook: str, tmp: Path,
         while not condition() and time.monotonic() < deadline:
             yield
         met[0] = bool(condition())
+        page.bring_to_front()  # what comes next clicks: a page in the background gets no animation frames, and a
+        # click waits for two of them (an element at rest): 3 to 4 s a click with eleven pages open, measured
 
     met = [False]
-    cells_now = lambda: page.evaluate(LIVE_CELLS_JS)
+    cell_now = lambda n: page.evaluate(ONE_CELL_JS, n)
     try:
         page.goto(url, timeout=PAGE_MS)
         present = ".reveal .slides section.present"
@@ -629,7 +635,7 @@ def live_slideshow(context, lab: Lab, course: Path, notebook: str, tmp: Path,
         if not met[0]:
             page.screenshot(path=tmp / f"live-not-opened-{stem}.png")
             return [f"{url.split('?')[0]}: no slide shows the title {title!r}"]
-        cells = cells_now()
+        cells = page.evaluate(LIVE_CELLS_JS)
         skip = [c.metadata.get("slideshow", {}).get("slide_type") == "skip" for c in nb.cells]
         if [c["skipped"] for c in cells] != skip:
             wrong = [n for n, (c, s) in enumerate(zip(cells, skip, strict=False)) if c["skipped"] != s]
@@ -639,7 +645,7 @@ def live_slideshow(context, lab: Lab, course: Path, notebook: str, tmp: Path,
                             "to run it first (tools/course.py's slide_type)")
             del targets["setup"]
         cell_nodes = page.locator(".reveal .jp-Cell")
-        ran = lambda n: RAN.match(cells_now()[n]["prompt"])
+        ran = lambda n: RAN.match(cell_now(n)["prompt"])
         if "setup" in targets:  # the guides' start, word for word: click the setup cell, Shift+Enter twice
             if not select_cell(page, cell_nodes, targets["setup"]):
                 page.screenshot(path=tmp / f"live-not-selected-{stem}.png")
@@ -651,7 +657,7 @@ def live_slideshow(context, lab: Lab, course: Path, notebook: str, tmp: Path,
             for name in ("setup", "imports"):
                 n = targets.pop(name)
                 yield from until(lambda n=n: ran(n), RUN_ALL_S)
-                cell = cells_now()[n]
+                cell = cell_now(n)
                 if not met[0]:
                     problems.append(f"{notebook}: click the setup cell, Shift+Enter twice (the guides' start): the "
                                     f"{name} cell (cell {n}) did not run, its prompt reads {cell['prompt']!r}")
@@ -659,11 +665,11 @@ def live_slideshow(context, lab: Lab, course: Path, notebook: str, tmp: Path,
                     problems.append(f"{notebook}: the {name} cell (cell {n}) raised: {cell['stderr'][-400:]}")
         for name, n in sorted(targets.items(), key=lambda target: target[1]):  # in the slides' order
             steps = 0
-            while not cells_now()[n]["present"] and steps < max_steps:
+            while not cell_now(n)["present"] and steps < max_steps:
                 page.keyboard.press("Space")  # the next slide, subslide or fragment, as a presenter steps on
                 page.wait_for_timeout(50)  # reveal.js shows it at once (transition "none", tools/course.py)
                 steps += 1
-            if not cells_now()[n]["present"]:
+            if not cell_now(n)["present"]:
                 problems.append(f"{notebook}: {max_steps} steps on, no slide shows the {name} cell (cell {n})")
                 continue
             if not select_cell(page, cell_nodes, n):
@@ -672,7 +678,7 @@ def live_slideshow(context, lab: Lab, course: Path, notebook: str, tmp: Path,
                 continue
             page.keyboard.press("Control+Enter")  # the guides: a cell runs where it stands
             yield from until(lambda n=n: ran(n), RUN_ALL_S)
-            cell = cells_now()[n]
+            cell = cell_now(n)
             if not met[0]:
                 problems.append(f"{notebook}: the {name} cell (cell {n}) did not run: its prompt reads "
                                 f"{cell['prompt']!r}")
