@@ -9,7 +9,10 @@ put its wrong answers in utils/exercises/answers/nbNN.py.
 import ast
 import asyncio
 import collections
+import collections.abc
 import contextlib
+import ctypes
+import ctypes.util
 import dataclasses
 import importlib
 import io
@@ -626,12 +629,36 @@ def _torch_cuda_now() -> dict:
             for name in dir(module) if not name.startswith("__")}
 
 
+@contextlib.contextmanager
+def _fresh_heap_bytes() -> "collections.abc.Iterator[None]":
+    """glibc's malloc fills what it hands out and what is freed with a byte pattern (mallopt M_PERTURB) for the
+    block: an answer's `torch.empty` on the CPU then never holds the exact values an earlier answer wrote.
+
+    Notebook 09's softmax check poisons, after each launch, the elements whose bytes the launch changed
+    (`_poison_what_changed`): an output whose memory already held the right softmax, left there by another answer
+    on the same values earlier in the same worker, was rewritten with the same bytes, not poisoned, and a wrong
+    answer left for a GPU failed on the CPU once in a CI run (2026-11-29, test order by chance).  The check's own
+    fix (fill the launch's outputs before it) changes utils/, which needs a new stamp of solutions 09 on a GPU:
+    until then, the tests keep the heap's bytes fresh.  Elsewhere than glibc, nothing changes."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+        perturb = getattr(libc, "mallopt", None)
+    except OSError:
+        perturb = None
+    set_to = (lambda byte: perturb(-6, byte)) if perturb is not None else (lambda byte: 0)  # -6: M_PERTURB
+    set_to(0xA5)
+    try:
+        yield
+    finally:
+        set_to(0)
+
+
 def _on_this_cpu(ex: Exercise, answer) -> Outcome:
     """Run a check on this CPU; torch.cuda must be as it was afterwards, whatever the answer did."""
     before = _torch_cuda_now()
     printed = io.StringIO()
     try:
-        with contextlib.redirect_stdout(printed):
+        with contextlib.redirect_stdout(printed), _fresh_heap_bytes():
             ex.check(answer)
         error = None
     except Exception as raised:  # noqa: BLE001 -- judged by the tests
@@ -728,3 +755,15 @@ def test_simulate_on_the_gpu_compares_with_the_measured_durations():
     worst = max(abs(a - b) for name, (start, end) in PROGRAM_ANSWER.items()
                 for a, b in zip((start, end), ignores_waits(nb03.PROGRAM)[name]))
     assert worst == 10 and nb03.allowed_difference_ms(6, gap_ms=0.1, late_ms=0.0) < worst / 3
+
+
+@cpu_only
+def test_fresh_heap_bytes_fills_what_glibc_hands_out():
+    """Inside `_fresh_heap_bytes`, a small CPU tensor from torch.empty holds glibc's perturb pattern (the byte
+    0xA5 ^ 0xFF), not what memory held before; outside, no pattern is promised (elsewhere than glibc: skipped)."""
+    if not ctypes.util.find_library("c") or not hasattr(ctypes.CDLL(ctypes.util.find_library("c")), "mallopt"):
+        pytest.skip("not glibc: no mallopt")
+    with _fresh_heap_bytes():
+        x = torch.empty(64)
+        pattern = x.view(torch.uint8).unique().tolist()
+    assert pattern == [0xA5 ^ 0xFF], pattern
