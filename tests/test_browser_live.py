@@ -154,6 +154,15 @@ def live_slideshow(context, lab: Lab, course: Path, notebook: str, tmp: Path,
             del targets["setup"]
         cell_nodes = page.locator(".reveal .jp-Cell")
         ran = lambda n: RAN.match(cell_now(n)["prompt"])
+
+        def run_problems(name: str, n: int, how: str = "") -> list[str]:
+            """What went wrong with the run the last `until` waited for: it did not end, or the cell raised."""
+            cell = cell_now(n)
+            if not met[0]:
+                return [f"{notebook}: {how}the {name} cell (cell {n}) did not run: its prompt reads {cell['prompt']!r}"]
+            if cell["stderr"]:
+                return [f"{notebook}: the {name} cell (cell {n}) raised: {cell['stderr'][-400:]}"]
+            return []
         if "setup" in targets:  # the guides' start, word for word: click the setup cell, Shift+Enter twice
             if not select_cell(page, cell_nodes, targets["setup"]):
                 page.screenshot(path=tmp / f"live-not-selected-{stem}.png")
@@ -165,12 +174,7 @@ def live_slideshow(context, lab: Lab, course: Path, notebook: str, tmp: Path,
             for name in ("setup", "imports"):
                 n = targets.pop(name)
                 yield from until(lambda n=n: ran(n), RUN_ALL_S)
-                cell = cell_now(n)
-                if not met[0]:
-                    problems.append(f"{notebook}: click the setup cell, Shift+Enter twice (the guides' start): the "
-                                    f"{name} cell (cell {n}) did not run, its prompt reads {cell['prompt']!r}")
-                elif cell["stderr"]:
-                    problems.append(f"{notebook}: the {name} cell (cell {n}) raised: {cell['stderr'][-400:]}")
+                problems += run_problems(name, n, "click the setup cell, Shift+Enter twice (the guides' start): ")
         for name, n in sorted(targets.items(), key=lambda target: target[1]):  # in the slides' order
             steps = 0
             while not cell_now(n)["present"] and steps < max_steps:
@@ -186,12 +190,9 @@ def live_slideshow(context, lab: Lab, course: Path, notebook: str, tmp: Path,
                 continue
             page.keyboard.press("Control+Enter")  # the guides: a cell runs where it stands
             yield from until(lambda n=n: ran(n), RUN_ALL_S)
-            cell = cell_now(n)
-            if not met[0]:
-                problems.append(f"{notebook}: the {name} cell (cell {n}) did not run: its prompt reads "
-                                f"{cell['prompt']!r}")
-            elif cell["stderr"]:
-                problems.append(f"{notebook}: the {name} cell (cell {n}) raised: {cell['stderr'][-400:]}")
+            cell, found = cell_now(n), run_problems(name, n)
+            if found:
+                problems += found
             elif name == "gpu" and not __import__("utils").has_cuda() and not (
                     cell["stdout"].startswith("skipped (needs cuda") and cell["reference"]):
                 problems.append(f"{notebook}: the GPU cell (cell {n}) printed {cell['stdout'][:200]!r}, with "

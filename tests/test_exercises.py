@@ -629,6 +629,13 @@ def _torch_cuda_now() -> dict:
             for name in dir(module) if not name.startswith("__")}
 
 
+try:  # glibc's mallopt, where there is one
+    _MALLOPT = getattr(ctypes.CDLL(ctypes.util.find_library("c") or None), "mallopt", None)
+except (OSError, TypeError):
+    _MALLOPT = None
+M_PERTURB = -6  # glibc's malloc.h
+
+
 @contextlib.contextmanager
 def _fresh_heap_bytes() -> "collections.abc.Iterator[None]":
     """glibc's malloc fills what it hands out and what is freed with a byte pattern (mallopt M_PERTURB) for the
@@ -640,17 +647,14 @@ def _fresh_heap_bytes() -> "collections.abc.Iterator[None]":
     answer left for a GPU failed on the CPU once in a CI run (2026-11-29, test order by chance).  The check's own
     fix (fill the launch's outputs before it) changes utils/, which needs a new stamp of solutions 09 on a GPU:
     until then, the tests keep the heap's bytes fresh.  Elsewhere than glibc, nothing changes."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
-        perturb = getattr(libc, "mallopt", None)
-    except OSError:
-        perturb = None
-    set_to = (lambda byte: perturb(-6, byte)) if perturb is not None else (lambda byte: 0)  # -6: M_PERTURB
-    set_to(0xA5)
+    if _MALLOPT is None:
+        yield
+        return
+    _MALLOPT(M_PERTURB, 0xA5)
     try:
         yield
     finally:
-        set_to(0)
+        _MALLOPT(M_PERTURB, 0)
 
 
 def _on_this_cpu(ex: Exercise, answer) -> Outcome:
@@ -761,7 +765,7 @@ def test_simulate_on_the_gpu_compares_with_the_measured_durations():
 def test_fresh_heap_bytes_fills_what_glibc_hands_out():
     """Inside `_fresh_heap_bytes`, a small CPU tensor from torch.empty holds glibc's perturb pattern (the byte
     0xA5 ^ 0xFF), not what memory held before; outside, no pattern is promised (elsewhere than glibc: skipped)."""
-    if not ctypes.util.find_library("c") or not hasattr(ctypes.CDLL(ctypes.util.find_library("c")), "mallopt"):
+    if _MALLOPT is None:
         pytest.skip("not glibc: no mallopt")
     with _fresh_heap_bytes():
         x = torch.empty(64)
