@@ -11,8 +11,6 @@ import asyncio
 import collections
 import collections.abc
 import contextlib
-import ctypes
-import ctypes.util
 import dataclasses
 import importlib
 import io
@@ -629,40 +627,12 @@ def _torch_cuda_now() -> dict:
             for name in dir(module) if not name.startswith("__")}
 
 
-try:  # glibc's mallopt, where there is one
-    _MALLOPT = getattr(ctypes.CDLL(ctypes.util.find_library("c") or None), "mallopt", None)
-except (OSError, TypeError):
-    _MALLOPT = None
-M_PERTURB = -6  # glibc's malloc.h
-
-
-@contextlib.contextmanager
-def _fresh_heap_bytes() -> "collections.abc.Iterator[None]":
-    """glibc's malloc fills what it hands out and what is freed with a byte pattern (mallopt M_PERTURB) for the
-    block: an answer's `torch.empty` on the CPU then never holds the exact values an earlier answer wrote.
-
-    Notebook 09's softmax check poisons, after each launch, the elements whose bytes the launch changed
-    (`_poison_what_changed`): an output whose memory already held the right softmax, left there by another answer
-    on the same values earlier in the same worker, was rewritten with the same bytes, not poisoned, and a wrong
-    answer left for a GPU failed on the CPU once in a CI run (2026-11-29, test order by chance).  The check's own
-    fix (fill the launch's outputs before it) changes utils/, which needs a new stamp of solutions 09 on a GPU:
-    until then, the tests keep the heap's bytes fresh.  Elsewhere than glibc, nothing changes."""
-    if _MALLOPT is None:
-        yield
-        return
-    _MALLOPT(M_PERTURB, 0xA5)
-    try:
-        yield
-    finally:
-        _MALLOPT(M_PERTURB, 0)
-
-
 def _on_this_cpu(ex: Exercise, answer) -> Outcome:
     """Run a check on this CPU; torch.cuda must be as it was afterwards, whatever the answer did."""
     before = _torch_cuda_now()
     printed = io.StringIO()
     try:
-        with contextlib.redirect_stdout(printed), _fresh_heap_bytes():
+        with contextlib.redirect_stdout(printed):
             ex.check(answer)
         error = None
     except Exception as raised:  # noqa: BLE001 -- judged by the tests
@@ -759,15 +729,3 @@ def test_simulate_on_the_gpu_compares_with_the_measured_durations():
     worst = max(abs(a - b) for name, (start, end) in PROGRAM_ANSWER.items()
                 for a, b in zip((start, end), ignores_waits(nb03.PROGRAM)[name]))
     assert worst == 10 and nb03.allowed_difference_ms(6, gap_ms=0.1, late_ms=0.0) < worst / 3
-
-
-@cpu_only
-def test_fresh_heap_bytes_fills_what_glibc_hands_out():
-    """Inside `_fresh_heap_bytes`, a small CPU tensor from torch.empty holds glibc's perturb pattern (the byte
-    0xA5 ^ 0xFF), not what memory held before; outside, no pattern is promised (elsewhere than glibc: skipped)."""
-    if _MALLOPT is None:
-        pytest.skip("not glibc: no mallopt")
-    with _fresh_heap_bytes():
-        x = torch.empty(64)
-        pattern = x.view(torch.uint8).unique().tolist()
-    assert pattern == [0xA5 ^ 0xFF], pattern

@@ -65,6 +65,23 @@ class Test_09_kernels:
         other, _ = nb09._gelu_values(case, 1)  # another try: other values
         assert x.size == 0 or not np.array_equal(x, other)
 
+    def test_in_the_poisoned_call_every_fresh_float_allocation_starts_as_nan(self):
+        """What the allocator hands out holds whatever an earlier call left, possibly the same softmax: in the call
+        whose launches are poisoned, a launch that rewrites those bytes unchanged would escape the poison, so every
+        float tensor the answer allocates uninitialized starts as NaN there; other dtypes and other calls keep their
+        bytes; the check's own work is not touched."""
+        x = torch.randn(3, 5)
+        with nb09._WhatPyTorchComputes(x, fresh_as_nan=True) as watch:
+            made = [torch.empty_like(x), torch.empty(4, 2), x.new_empty(7), torch.empty_strided((2, 2), (1, 2))]
+            ints = torch.empty(6, dtype=torch.int32).fill_(5)
+            with nb09._check_at_work():
+                own = torch.empty(8).fill_(2.0)
+        assert all(bool(t.isnan().all()) for t in made) and ints.tolist() == [5] * 6 and own.tolist() == [2.0] * 8
+        assert watch.computed == []
+        with nb09._WhatPyTorchComputes(x) as watch:
+            kept = torch.empty(4).fill_(1.0)
+        assert kept.tolist() == [1.0] * 4
+
     def test_the_softmax_bar_is_measured_on_a_shape_the_task_allows(self):
         assert nb09.BIG[1] <= nb09.MAX_COLS and 0 < nb09.SHARE_BAR < 1
         assert nb09.CPU_MAX[1] > 128  # a row longer than a block of 128 on the CPU too

@@ -725,6 +725,11 @@ MOVES = frozenset((
     "new_full", "new_zeros", "ones_like", "pad", "permute", "record_stream", "reshape", "resize_", "select", "set_",
     "slice", "split", "split_with_sizes", "squeeze", "stack", "t", "to", "_to_copy", "transpose", "unbind",
     "unsqueeze", "_unsafe_view", "view", "view_as", "zero_", "zeros_like", "_reshape_alias"))
+# The allocations whose values are whatever the memory held.  In the call whose launches are poisoned
+# (_poison_what_changed: the elements a launch changed), they start as NaN: an output that the allocator placed where
+# an earlier call left the same softmax was rewritten with the same bytes, not poisoned, and a wrong answer failed on
+# a CPU once (a CI run of 2026-11-29; the order of the tests decides what the heap holds).
+FRESH = frozenset(("empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"))
 _AT_WORK = contextvars.ContextVar("nb09_check_at_work", default=False)
 
 
@@ -751,7 +756,7 @@ class _WhatPyTorchComputes:
     Why by hand: the question is data flow through PyTorch's operators, which only a dispatch mode sees
     (`torch.utils._python_dispatch.TorchDispatchMode`, as PyTorch's own FlopCounterMode uses it)."""
 
-    def __init__(self, x: torch.Tensor) -> None:
+    def __init__(self, x: torch.Tensor, fresh_as_nan: bool = False) -> None:
         self.computed: list[str] = []
         tainted = {_storage_of(x)} - {0}
         computed = self.computed
@@ -759,7 +764,12 @@ class _WhatPyTorchComputes:
         class Mode(TorchDispatchMode):
             def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
                 out = func(*args, **(kwargs or {}))
-                if _AT_WORK.get() or not tainted:
+                if _AT_WORK.get():
+                    return out
+                if fresh_as_nan and func.overloadpacket.__name__ in FRESH and isinstance(out, torch.Tensor) and \
+                        out.is_floating_point():
+                    out.fill_(math.nan)  # what memory held before is no value of the answer's (see FRESH)
+                if not tainted:
                     return out
                 ins = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
                 if any(_storage_of(t) in tainted for t in ins):
@@ -847,7 +857,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                         stack.enter_context(_autotune_without_timing())
                     stack.enter_context(time_limit(ex, CALL_LIMIT_S, call, "does every loop of your function and "
                                                    "your kernel end?"))
-                    watch = stack.enter_context(_WhatPyTorchComputes(x))
+                    watch = stack.enter_context(_WhatPyTorchComputes(x, fresh_as_nan=poisoned))
                     y = yours(x)
             except Exception as error:  # raised again unless it is Triton's, on a CPU
                 if not on_gpu and any(s in str(error) for s in _NO_DRIVER):
