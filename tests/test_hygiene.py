@@ -256,6 +256,10 @@ def test_slide_types_follow_the_headings_and_the_ideas_and_fit_a_screen():
     assert 2 * estimated_px(long) > SLIDE_PX > estimated_px(long)
     cells = [new_markdown_cell("## 1. A section"), new_markdown_cell("an idea"), long, long, new_markdown_cell("next")]
     assert slide_types(cells) == ["slide", "-", "-", "subslide", "subslide"]
+    # the code cell after a prediction begins a subslide: its stored output, the answer, is not under the question
+    question = new_markdown_cell("**Predict.** ...", metadata={"tags": ["predict"]})
+    assert slide_types([new_markdown_cell("## 1. A section"), question, new_code_cell("x = 1")]) == [
+        "slide", "-", "subslide"]
 
 
 @pytest.mark.parametrize("path", notebooks(LECTURES), ids=ids)

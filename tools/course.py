@@ -255,9 +255,11 @@ def slide_types(cells: list) -> list[str]:
     cell right after it) are on the same slide, folded too, so that the guides' start, "click the setup cell,
     Shift+Enter twice", runs both (instructor review of 04: with the imports on the next subslide but one,
     the second Shift+Enter only stepped onto the reference note, and the first GPU cell would raise NameError);
-    the second Shift+Enter then moves on to the note (set_reference_note), the next subslide."""
+    the second Shift+Enter then moves on to the note (set_reference_note), the next subslide. The code cell
+    right after a `predict` cell begins a subslide: its stored output, the answer, is not on the question's
+    screen (student review of 07: two reveals shared the question's subslide)."""
     types: list[str] = []
-    used, previous, setup_seen, setup_last = 0, None, False, False
+    used, previous, setup_seen, setup_last, asked = 0, None, False, False, False
     for cell in cells:
         heading = HEADING.match(cell.source) if cell.cell_type == "markdown" else None
         px = estimated_px(cell)
@@ -267,7 +269,7 @@ def slide_types(cells: list) -> list[str]:
         setup_seen = setup_seen or cell.cell_type == "code"
         if cell.cell_type == "markdown" and (cell.source.startswith("# ") or (heading and heading[1] == "##")):
             kind = "slide"
-        elif heading or (cell.cell_type == "markdown" and previous == "code"):
+        elif heading or (cell.cell_type == "markdown" and previous == "code") or (cell.cell_type == "code" and asked):
             kind = "subslide"
         elif setup:
             kind, px = "-", SETUP_FOLDED_PX
@@ -278,6 +280,7 @@ def slide_types(cells: list) -> list[str]:
         types.append(kind)
         used = px if kind != "-" else used + px
         previous = cell.cell_type
+        asked = cell.cell_type == "markdown" and "predict" in cell.get("metadata", {}).get("tags", [])
     return types
 
 
