@@ -71,6 +71,7 @@ def test_the_rules_are_cupys(ex):
     import hypothesis
 
     programs = [program for program, _ in BY_HAND] + list(nb04.small_programs()) + list(nb04.DEEP_AND_BACK)
+    programs += nb04.AT_EACH_LEVEL
     hypothesis.seed(4)(hypothesis.settings(max_examples=300, database=None)(
         hypothesis.given(nb04.programs())(lambda p: programs.append(p))))()
     with inside_check():
@@ -213,6 +214,40 @@ def test_the_generated_programs_go_beyond_the_small_ones(ex):
     programs = _generated(0, 30)
     assert sum(p not in small for p in programs) > len(programs) / 2
     assert sum(depth(p) >= 3 for p in programs) > len(programs) / 6
+
+
+@host
+@serving("as_meant")
+def test_the_generated_programs_need_the_rule_often_deep_and_twice_in_a_stretch(ex):
+    """The check's own 30 generated programs (its seed): more than a third need a use() somewhere, and some need one
+    inside 4 blocks, and two in one stretch after two ends (answers that fix bodies down to a depth, or take a first
+    fix to hold past a later end, fail on them; the chosen `AT_EACH_LEVEL` catch these first)."""
+    import zlib
+
+    from utils.exercises.answers import nb04 as answers
+
+    programs = _generated(zlib.crc32(f"{ex.name}:check_as_meant.<locals>.<lambda>".encode()), 30)
+    with inside_check():
+        def wrong_for(answer):
+            return sum(nb04.stream_rules(answer(p)) != nb04.meant_streams(p) for p in programs)
+
+        assert sum(nb04.fewest_uses(p) > 0 for p in programs) > len(programs) / 3
+        assert wrong_for(answers.as_meant_down_to(3)) > 0
+        assert wrong_for(answers.as_meant_first_fix_taken_to_hold) > 0
+
+
+@host
+@serving("as_meant")
+def test_the_chosen_programs_need_the_rule_twice_at_each_level(ex):
+    """Each of `AT_EACH_LEVEL` needs two use() lines in each body, inside 0 to its depth of blocks."""
+    def depth(program):
+        return max((1 + depth(s[2]) for s in program if s[0] == "with"), default=0)
+
+    assert nb04._on_one_line(nb04.the_rule_at_each_level(1)) == (
+        "a.use(); with a: {b.use(); with b: {}; k1; with a: {}; k2}; k3; with null: {}; k4")
+    with inside_check():
+        for program in nb04.AT_EACH_LEVEL:
+            assert nb04.fewest_uses(program) == 2 * depth(program), nb04._on_one_line(program)
 
 
 @host

@@ -55,6 +55,7 @@ WINDOW_MS = 60.0  # how long the checks keep a stream busy (at first: see TRIES)
 TRIES = 3  # a case that a slow or busy host spoiled is tried again, with windows twice as long; a wrong answer fails
 GPU_CASES = 4  # generated cases of a GPU check, besides its chosen ones (every kind of caller): each costs ~0.3 s
 GPU_BUDGET_S = 3.0  # seconds of shrinking a GPU check's failing case
+KEPT_CALLS = 65  # calls in a row whose results the caller keeps, all compared at the end: more than any ring of outputs
 
 
 def _cupy(what: str) -> Any:
@@ -186,8 +187,10 @@ def _sum_run(cp: Any, yours: Callable, case: SumCase, x: Any, source: Any, s: An
     entries or records): a probe stream reads it at 3.5W (`in_time`), and a caller's stream that is not busy goes on
     past its wait for the sum after 2.5W (the GPU's clock, CUDA events: `s_free_ms`, `caller_on_ms`).  A sum queued
     on a stream of the answer's own that waits for `ready` only, however the stream is handed to the kernel, lets
-    that caller go on at about 2W; one queued on a late stream is written at 4W or later; one that did not wait for
-    `ready` reads NaN; and a caller's stream that did not wait for the sum reads it before the sum ran: before 2.5W,
+    that caller go on at about 2W; one queued on a late stream is written at 4W or later; one queued on a stream that
+    is free before 2W (not s) and did not wait for `ready` reads NaN (a sum queued on s without that wait runs after
+    s's earlier work, when x is written: `_sums_kept` shows that one, where x is written again after the call); and
+    a caller's stream that did not wait for the sum reads it before the sum ran: before 2.5W,
     or, if it waited for an event recorded on s before the sum was queued, W/4 before.  (A probe that reads the
     result between 2W and 2.5W could wait, on the GPU, behind other streams' work: with more streams than CUDA's
     hardware queues, streams share them.  An event can only come later for that, never earlier.)
@@ -291,19 +294,21 @@ def _sum_values(shape: tuple[int, ...], seed: int) -> np.ndarray:
 
 
 def _sums_kept(ex: Any, cp: Any, yours: Callable, s: Any, producer: Any) -> None:
-    """Four calls in a row, from a fresh thread (the null stream, late by a window when they come), every result kept
-    while the later calls run: the first two on two x's already written, the last two on the same two x's, written
-    again by the producer once the caller's stream is done with them (a data loader that reuses its buffers).  Once
-    the GPU is done, each result must still hold its own sum: a result that a later call writes again (one output
-    for every call, a few in turn, one per input array) is not the caller's to keep, and neither is memory that the
-    answer freed while the caller's stream still had to read it (CuPy's pool, emptied of free blocks first, may hand
-    it to the next call's work on s at once, and the caller's stream reads only after its window).
+    """KEPT_CALLS calls in a row, from a fresh thread (the null stream, late by a window when they come), every result
+    kept while the later calls run: the first two on two x's already written, each later one on one of the same two
+    x's, written again by the producer once the caller's stream is done with the sums that read it (a data loader that
+    reuses its buffers).  Once the GPU is done, each result must still hold its own sum (all differ): a result that a
+    later call writes again (one output for every call, a ring of fewer than KEPT_CALLS, one per input array) is not
+    the caller's to keep, and neither is memory that the answer freed while the caller's stream still had to read it
+    (CuPy's pool, emptied of free blocks first, may hand it to the next call's work on s at once, and the caller's
+    stream reads only after its window).  A sum that did not wait for `ready` reads the values that its x held
+    before the producer wrote it again: an earlier call's sum.
 
     The caller's earlier work, after its window, writes a 0-d float64 array that the caller freed just before the
     calls: a result allocated on the caller's stream (the first such allocation gets that memory from CuPy's pool)
     and written on s, which does not wait for the caller's stream, is overwritten by that earlier work."""
     sources, wants = [], []
-    for k in range(4):
+    for k in range(KEPT_CALLS):
         values = _sum_values((1000,), _seed("sum", "kept", k))
         with _queued_on(cp, producer):
             sources.append(cp.asarray(values))
@@ -330,11 +335,16 @@ def _sums_kept(ex: Any, cp: Any, yours: Callable, s: Any, producer: Any) -> None
         return [float(r.reshape(())) if _one_number(cp, r) else None for r in results]
 
     got = _in_a_fresh_thread(in_a_row)
-    ex.expect(got == wants,
-              f"sum_on_stream called four times in a row (x of shape (1000,), from the null stream, late, its earlier "
-              f"work still writing memory it had just freed; the third and fourth calls on the first two x's, "
-              f"written again by the producer), every result kept: once the GPU was done, the results held {got}, "
-              f"expected {wants}",
+    wrong = [k for k, (have, want) in enumerate(zip(got, wants)) if have != want]
+    stale = [k for k in wrong if got[k] in wants[k % 2:k:2]]  # the sum of values its x held before (an earlier x)
+    first = wrong[0] if wrong else 0
+    ex.expect(not wrong,
+              f"sum_on_stream called {KEPT_CALLS} times in a row (x of shape (1000,), from the null stream, late, its "
+              f"earlier work still writing memory it had just freed; from the third call on, each on one of the first "
+              f"two x's, written again by the producer), every result kept: once the GPU was done, the results of "
+              f"{len(wrong)} calls held other values (call {first + 1}: {got[first]}, expected {wants[first]})",
+              "each call's sum read the values its x held before the producer wrote it again: the sum ran before "
+              "the producer's event `ready`. Which stream must wait for it, before the sum is queued?" if stale else
               "the caller keeps your result as long as it likes: return an array that no later call writes again, "
               "whatever x it gets, and whose memory nothing else may take while the caller's stream still has to "
               "read it (CuPy's pool hands freed memory back to its stream at once: CuPy has no record_stream); and "
@@ -589,9 +599,11 @@ def check_cupy_scale_on_current_stream(
             (torch_kind, cupy_kind, drops, (4096,), False, 3.0, _seed("scale", torch_kind, cupy_kind))
             for i, torch_kind in enumerate(TORCH_CALLERS)
             for cupy_kind, drops in (("null", i % 2 == 0), (cupy_kinds[i % 3], i % 2 == 1))]
-        every_caller += [  # a transposed view (its elements are not in the order of its shape), and the factor 1.0
+        every_caller += [  # a transposed view (its elements are not in the order of its shape), the factor 1.0, and
+            # the factor 0.0 on negative values too (factor * t holds -0.0 there, and 0.0 elsewhere)
             ("with", "use", False, (333, 130), True, -0.5, _seed("scale", "transposed")),
             ("default", "null", False, (4096,), False, 1.0, _seed("scale", "factor 1")),
+            ("set_stream", "with", False, (4096,), False, 0.0, _seed("scale", "factor 0")),
         ]
         for_all(ex, _scale_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_scale)
@@ -599,17 +611,18 @@ def check_cupy_scale_on_current_stream(
 
 
 def _scales_kept(ex: Any, cp: Any, yours: Callable) -> None:
-    """Four calls in a row, from a fresh thread (PyTorch's default stream; CuPy's current stream a stream of its own,
-    made current with use()), every result kept while the later calls run: the first two on two t's already written,
-    the last two on the same two t's, written again by the caller in between (on its stream, after the earlier calls'
-    work there).  Once the GPU is done, each result must still hold its own values (an output that a later call
-    writes again, one for every call, a few in turn or one per input tensor, is not the caller's to keep).
+    """KEPT_CALLS calls in a row, from a fresh thread (PyTorch's default stream; CuPy's current stream a stream of its
+    own, made current with use()), every result kept while the later calls run: the first two on two t's already
+    written, each later one on one of the same two t's, written again by the caller in between (on its stream, after
+    the earlier calls' work there).  Once the GPU is done, each result must still hold its own values (an output that
+    a later call writes again, one for every call, a ring of fewer than KEPT_CALLS or one per input tensor, is not the
+    caller's to keep).
 
     CuPy's current stream, late by a window, then writes memory of a result's size that was freed on it just before
     the calls: a result allocated there (the first such allocation gets that memory from CuPy's pool, emptied of
     free blocks first) and written on the caller's stream is overwritten by that earlier work."""
     sources = [torch.randint(-1000, 1000, (4096,), generator=torch.Generator().manual_seed(k)).float().cuda()
-               for k in range(4)]
+               for k in range(KEPT_CALLS)]
     wants = [3.0 * source for source in sources]
     ts = [sources[0].clone(), sources[1].clone()]
     torch.cuda.synchronize()
@@ -632,13 +645,13 @@ def _scales_kept(ex: Any, cp: Any, yours: Callable) -> None:
                 and torch.equal(out.double(), want.double()) for out, want in zip(results, wants)]
 
     right = _in_a_fresh_thread(in_a_row)
-    wrong = [which for which, ok in zip(("first", "second", "third", "fourth"), right) if not ok]
+    wrong = [k + 1 for k, ok in enumerate(right) if not ok]
     ex.expect(not wrong,
-              "cupy_scale_on_current_stream called four times in a row (t of shape (4096,), factor 3.0, from PyTorch's "
-              "default stream, with CuPy's current stream another one, late, whose earlier work still wrote memory "
-              "it had just freed; the third and fourth calls on the first two t's, written again by the caller), "
-              f"every result kept: once the GPU was done, the {' and '.join(wrong)} "
-              f"result{'s' if len(wrong) > 1 else ''} held other values",
+              f"cupy_scale_on_current_stream called {KEPT_CALLS} times in a row (t of shape (4096,), factor 3.0, from "
+              "PyTorch's default stream, with CuPy's current stream another one, late, whose earlier work still wrote "
+              "memory it had just freed; from the third call on, each on one of the first two t's, written again by "
+              f"the caller), every result kept: once the GPU was done, the results of {len(wrong)} calls held other "
+              f"values (calls {shown(wrong, 60)})",
               "the caller keeps your result as long as it likes: return a tensor that no later call writes again, "
               "whatever t it gets, and whose memory no other stream's work may still use (CuPy's pool hands out "
               "memory per stream: memory from another stream's pool may still be in use by work queued there)")
@@ -697,9 +710,9 @@ def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor,
     found.expect(run.late_ms <= window_ms / 2,
                  f"{call}: the caller's next work ran {run.late_ms:.0f} ms after the producer's write, behind work "
                  "queued on another stream",
-                 "CuPy's kernel and both hand-overs must see the caller's PyTorch stream as CuPy's current stream: "
-                 "any other stream (CuPy's null stream, which is PyTorch's default stream; CuPy's current stream; a "
-                 "stream of your own) ties the caller's next work to everything queued there")
+                 "CuPy's kernel, and the hand-back to PyTorch, must see the caller's PyTorch stream as CuPy's current "
+                 "stream: any other stream (CuPy's null stream, which is PyTorch's default stream; CuPy's current "
+                 "stream; a stream of your own) ties the caller's next work to everything queued there")
     found.report(ex)
 
 
@@ -919,19 +932,22 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
 
 
 def _pipelines_kept(ex: Any, cp: Any, yours: Callable, copy_stream: Any) -> None:
-    """Three calls in a row, from a fresh thread, with slow computes (WINDOW_MS each, before they read their chunk):
-    the first two from the null stream, the third from a side stream entered with `with`, each while the earlier
-    calls' computes still wait to read.  Each call's results must hold its own chunks' sums once the GPU is done
-    (buffers that one call keeps for the next, and frees or writes again there while the earlier computes still read
-    them, are overwritten; a later caller on another stream orders nothing with the earlier caller's computes).
+    """Four calls in a row, from a fresh thread: the first two from the null stream and the third from a side stream
+    entered with `with`, each of 3 chunks with slow computes (WINDOW_MS each, before they read their chunk), each
+    while the earlier calls' computes still wait to read; the fourth from another side stream, of KEPT_CALLS - 5
+    chunks with quick computes, while the second and third calls' computes still wait to read.  Each call's results
+    must hold its own chunks' sums once the GPU is done (buffers that one call keeps for the next, a ring of fewer than
+    KEPT_CALLS in all, and frees or writes again there while the earlier computes still read them, are overwritten; a
+    later caller on another stream orders nothing with the earlier callers' computes).
 
     First a call with no chunks (it frees what an answer kept from the checks before) and CuPy's pool emptied of
     free blocks: the memory that the second call frees is then the only free memory of its size on its stream."""
     shape = (16, 64)
     base = np.random.default_rng(_seed("pipe", "kept")).integers(0, 16, shape).astype(np.float32)
     chunks = [_pinned_chunks(base, 3, 1000 + 100 * k) for k in range(3)]
-    compute = _Compute(cp, WINDOW_MS)
-    side = cp.cuda.Stream(non_blocking=True)
+    chunks.append(_pinned_chunks(base, KEPT_CALLS - 5, 1300))  # every chunk's values its own: 16 apart, from 1300
+    compute, quick = _Compute(cp, WINDOW_MS), _Compute(cp)
+    side, other_side = cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
     cp.cuda.Device().synchronize()
 
     def in_a_row() -> list:
@@ -941,15 +957,19 @@ def _pipelines_kept(ex: Any, cp: Any, yours: Callable, copy_stream: Any) -> None
         results = [yours(one, compute, copy_stream) for one in chunks[:2]]
         with side:
             results.append(yours(chunks[2], compute, copy_stream))
+        with other_side:
+            results.append(yours(chunks[3], quick, copy_stream))
         cp.cuda.Device().synchronize()
         return results
 
     results = _in_a_fresh_thread(in_a_row)
     bad = [_wrong_chunks(got, one, cp) for got, one in zip(results, chunks)]
     ex.expect(not any(bad),
-              f"pipelined called three times in a row (3 chunks of shape {shape} each, slow computes; the first two "
-              f"calls from the null stream, the third from a side stream): once the GPU was done, the results of "
-              f"chunks {bad[0]} of the first call, {bad[1]} of the second and {bad[2]} of the third were wrong",
+              f"pipelined called four times in a row (chunks of shape {shape}; the first two calls from the null "
+              f"stream and the third from a side stream, 3 chunks each with slow computes; the fourth from another "
+              f"side stream, {KEPT_CALLS - 5} chunks): once the GPU was done, the results of chunks {bad[0]} of the "
+              f"first call, {bad[1]} of the second, {bad[2]} of the third and {shown(bad[3], 80)} of the fourth were "
+              "wrong",
               "each call came while the earlier calls' computes still had to read their buffers: memory freed while "
               "a compute still reads it goes back at once to the stream that allocated it (CuPy has no "
               "record_stream), and a buffer kept from one call to the next is written again by the next call's "
@@ -1085,12 +1105,37 @@ def _from_lines(first_kernel: bool, lines: Sequence[tuple[tuple[str, ...], bool]
     return _numbered(tuple(blocks[0][1]))
 
 
-def programs(length: int = 12) -> st.SearchStrategy[Program]:
-    """Programs of three to `length` lines besides kernels: `with` blocks nested at any depth (empty ones too; two
-    programs in five nest three deep or more, typically), use() calls and kernels, in any order.  Hypothesis shrinks a
+# Pieces of a body, for nested programs: a kernel, a use(), an empty block and a kernel after its end, a block
+# holding a kernel.  Drawn a few to a stretch, they put a use() before a block's end, and two ends in one stretch,
+# often: there the rule is needed (CuPy's end goes back elsewhere than the author meant), at every depth.
+_PIECES: tuple[Program, ...] = (
+    (("kernel",),), *((("use", s),) for s in STREAMS), *((("with", s, ()), ("kernel",)) for s in STREAMS),
+    *((("with", s, (("kernel",),)),) for s in STREAMS))
+
+
+def _nested(levels: Sequence[tuple[str, str, Program, Program]], innermost: Program) -> Program:
+    """`innermost` inside one `with` block for each level (the first innermost), each block between a use() and a
+    kernel, with pieces before and after them; its kernels named k1, k2, ... in order.  Unless the use() names the
+    stream of the block around (the thread's at the top), the kernel after the block needs the rule."""
+    body = innermost
+    for stream, used, before, after in levels:
+        body = (*before, ("use", used), ("with", stream, body), ("kernel",), *after)
+    return _numbered(body)
+
+
+def programs(length: int = 12, deepest: int = 8) -> st.SearchStrategy[Program]:
+    """Programs of two kinds, half of each.  Flat: three to `length` lines besides kernels, `with` blocks nested at
+    any depth (empty ones too; two programs in five nest three deep or more, typically), use() calls and kernels, in
+    any order.  Nested: one to `deepest` blocks inside each other, each after a use() and before a kernel, with a few
+    pieces (`_PIECES`) around them (`_nested`): these need the rule at most levels, so often inside three blocks or
+    more, and often twice in one stretch of a body (tests/test_exercises_04.py counts them).  Hypothesis shrinks a
     failing one towards fewer lines, and fewer kernels."""
     line = st.sampled_from([(line, kernel) for kernel in (False, True) for line in LINES])  # one choice a line
-    return st.builds(_from_lines, st.booleans(), st.lists(line, min_size=3, max_size=length))
+    flat = st.builds(_from_lines, st.booleans(), st.lists(line, min_size=3, max_size=length))
+    pieces = st.lists(st.sampled_from(_PIECES), max_size=3).map(lambda drawn: tuple(s for piece in drawn
+                                                                                     for s in piece))
+    level = st.tuples(st.sampled_from(STREAMS), st.sampled_from(STREAMS), pieces, pieces)
+    return st.one_of(flat, st.builds(_nested, st.lists(level, min_size=1, max_size=deepest), pieces))
 
 
 def as_code(program: Program) -> str:
@@ -1320,6 +1365,25 @@ def deep_and_back(depth: int) -> Program:
 DEEP_AND_BACK: tuple[Program, ...] = tuple(deep_and_back(depth) for depth in (*range(4, 13), 64))
 
 
+def the_rule_at_each_level(depth: int) -> Program:
+    """`depth` blocks nested, and in each body (the program's too) a use() of a stream other than the block's, then a
+    block (the next level, or an empty one innermost) and a kernel after its end, then an empty block and a kernel
+    after its end: each body needs a use() after each of its two ends, inside every number of blocks from 0 to
+    `depth` (an answer that fixes only the first end of a stretch, or bodies down to some depth, fails)."""
+    def body(level: int) -> Program:  # the body inside `level` blocks: its block's stream is a, b, c, a, ...
+        own = STREAMS[1 + (level - 1) % 3] if level else "null"  # (the thread's at the top)
+        used = STREAMS[1 + level % 3]  # never the block's own; the next block's
+        inner = ("with", used, body(level + 1) if level < depth else ())
+        return (("use", used), inner, ("kernel",), ("with", own, ()), ("kernel",))
+
+    return _numbered(body(0))
+
+
+# The rule needed inside 0 to 12 blocks, twice in each stretch: fixed-depth loops and a first fix taken for the last
+# fail on the first of these that goes deeper than they look (generated programs show it too, but less surely).
+AT_EACH_LEVEL: tuple[Program, ...] = tuple(the_rule_at_each_level(depth) for depth in (1, 2, 3, 4, 6, 12))
+
+
 @reference
 def meant_streams(program: Program) -> dict[str, str]:
     """The stream the author meant for each kernel: a `with` block's end makes current again the stream that was
@@ -1413,7 +1477,9 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
 
     Compared with CuPy (`streams_of`: CuPy itself where it runs, its rules elsewhere) and with `fewest_uses` on every
     small program (`small_programs()`, fewest lines first: the first that fails is named), then on generated larger
-    ones (`programs()`: `with` blocks nested at any depth, use() anywhere), shrunk to the smallest that fails."""
+    ones, then on chosen larger ones (`AT_EACH_LEVEL`: the rule needed twice in a stretch, inside up to 12 blocks;
+    `DEEP_AND_BACK`), then on generated ones (`programs()`: `with` blocks nested at any depth, use() anywhere), shrunk
+    to the smallest that fails."""
     with exercise("as_meant") as ex:
         yours = ex.answer(as_meant)
 
@@ -1465,22 +1531,30 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
                       "after the end of which blocks does CuPy's stack already give back the stream the author "
                       "meant? And is a kernel still to come there before the stream changes again?")
 
-        passed = ex.passed
+        def judged_in_order(fixed: Sequence[Program]) -> None:
+            """Each of `fixed` judged in order (on CuPy, in one thread): the first that fails is named."""
+            passed = ex.passed
+            rewritten = [rewrite(program) for program in fixed]
+            well_formed = []  # CuPy runs the answer's programs up to the first that is not one (judged() names it)
+            for program, got in zip(fixed, rewritten):
+                as_program = _as_program(got)
+                if as_program is None or _added_uses(as_program, program) is None:
+                    break
+                well_formed.append(as_program)
+            on_cupy = streams_of_each(well_formed)
+            for k, (program, got) in enumerate(zip(fixed, rewritten)):
+                judged(program, got, on_cupy[k] if k < len(on_cupy) else None)
+            ex.passed = passed + len(fixed)  # one check a program, as for_all counts them
+
         judged(SMALLEST_PROGRAM, rewrite(SMALLEST_PROGRAM))  # first, alone: an unfinished answer says TODO at once
-        small = small_programs()
-        rewritten = [rewrite(program) for program in small]
-        well_formed = []  # CuPy runs the answer's programs up to the first that is not one (judged() names it)
-        for program, got in zip(small, rewritten):
-            as_program = _as_program(got)
-            if as_program is None or _added_uses(as_program, program) is None:
-                break
-            well_formed.append(as_program)
-        on_cupy = streams_of_each(well_formed)
-        for k, (program, got) in enumerate(zip(small, rewritten)):
-            judged(program, got, on_cupy[k] if k < len(on_cupy) else None)
-        ex.passed = passed + len(small)  # one check a program, as for_all counts them
+        judged_in_order(small_programs())
+        # then the chosen larger ones, before the generated ones: a rule applied down to some depth only, or a stack
+        # bounded, fails here at once, on the first program that goes deeper (no generated program to shrink)
+        judged_in_order([EXAMPLE_PROGRAM, DEEP_PROGRAM, *AT_EACH_LEVEL, *DEEP_AND_BACK])
         for_all(ex, programs(), lambda program: judged(program, rewrite(program)), examples=30,
-                chosen=[EXAMPLE_PROGRAM, DEEP_PROGRAM, *DEEP_AND_BACK], describe=_on_one_line)
+                describe=_on_one_line)
 
 
 register(Exercise(NOTEBOOK, "as_meant", check_as_meant))
+
+

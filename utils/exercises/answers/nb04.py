@@ -2715,6 +2715,124 @@ WRONG_UNSEEN = {
 _ADV10_ALSO_RIGHT["check_cupy_scale_on_current_stream"]["factor 1.0 short-cut t.clone() (no CuPy kernel)"] = \
     _ADV10_WRONG["check_cupy_scale_on_current_stream"].pop("factor 1.0 short-cut t.clone() (no CuPy kernel)")
 
+# ================================================================ the seventeenth round's adversary (2026-11-29)
+# Answers that passed (as_meant, on the CPU) or that the adversary expected to pass (exercises 1 to 3, on a GPU).
+# Exercise 4's fail on the chosen programs `AT_EACH_LEVEL` (the rule needed twice in a stretch, inside 1 to 12
+# blocks); rings of outputs fail in the kept-results runs, whose KEPT_CALLS calls (65) outnumber the ring; the 0.0
+# short-cut fails on the chosen case with the factor 0.0.
+def as_meant_first_fix_taken_to_hold(program):  # once a use() is added in a stretch, a later end is taken to keep it
+    def body(statements, meant, top):
+        out, on, fixed = [], meant, False
+        for statement in statements:
+            if statement[0] == "kernel" and on != meant:
+                out.append(("use", meant))
+                on, fixed = meant, True
+            if statement[0] == "use":
+                meant = on = statement[1]
+                fixed = False
+            if statement[0] == "with":
+                out.append(("with", statement[1], body(statement[2], statement[1], statement[1])))
+                on = on if fixed else top
+            else:
+                out.append(statement)
+        return tuple(out)
+
+    return body(program, "null", "null")
+
+
+def as_meant_down_to(depth):  # "nested three deep": one loop per level, the bodies deeper than `depth` left as given
+    def as_meant(program):
+        def body(statements, meant, top, level):
+            if level > depth:
+                return tuple(statements)
+            out, on = [], meant
+            for statement in statements:
+                if statement[0] == "kernel" and on != meant:
+                    out.append(("use", meant))
+                    on = meant
+                if statement[0] == "use":
+                    meant = on = statement[1]
+                if statement[0] == "with":
+                    out.append(("with", statement[1], body(statement[2], statement[1], statement[1], level + 1)))
+                    on = top
+                else:
+                    out.append(statement)
+            return tuple(out)
+
+        return body(program, "null", "null", 0)
+
+    return as_meant
+
+
+_SUM_RING: dict = {"outputs": [], "calls": 0}
+
+
+def into_a_ring_of_outputs(x, ready, s, size=16):  # outputs allocated once on s and used in turn: call size+1 writes
+    cp = _cp()                                       # the result the caller kept from the first
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        if not _SUM_RING["outputs"]:
+            _SUM_RING["outputs"] = [cp.empty((), dtype=cp.float64) for _ in range(size)]
+        out = _SUM_RING["outputs"][_SUM_RING["calls"] % size]
+        _SUM_RING["calls"] += 1
+        cp.sum(x, out=out)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return out
+
+
+_SCALE_RING: dict = {}
+
+
+def scale_into_a_ring_of_outputs(t, factor, size=16):  # outputs per shape used in turn: call size+1 of a shape writes
+    cp = _cp()                                           # the result the caller kept from the first
+    ring = _SCALE_RING.setdefault(tuple(t.shape), {"outputs": [], "calls": 0})
+    if len(ring["outputs"]) < size:
+        ring["outputs"].append(torch.empty(t.shape, device="cuda"))
+    out = ring["outputs"][ring["calls"] % size]
+    ring["calls"] += 1
+    with _callers_stream():
+        cp.multiply(cp.from_dlpack(t), factor, out=cp.from_dlpack(out))
+    return out
+
+
+def zeros_for_factor_zero(t, factor):  # "scaling by 0 gives zeros": zeros_like holds 0.0 where 0.0 * t is -0.0
+    return torch.zeros_like(t) if factor == 0.0 else scale_on_the_callers_stream(t, factor)
+
+
+_PIPE_RING: dict = {}
+
+
+def pipe_ring_of_buffers(chunks, compute, copy_stream, size=16):  # buffers per shape kept across calls, used in turn:
+    cp = _cp()                                                      # copy_stream waits only for this caller's stream
+    current = cp.cuda.get_current_stream()
+    copy_stream.wait_event(current.record())
+    results = []
+    for h in chunks:
+        ring = _PIPE_RING.setdefault((h.shape, h.dtype.str), {"buffers": [], "calls": 0})
+        if len(ring["buffers"]) < size:
+            ring["buffers"].append(cp.empty(h.shape, h.dtype))
+        g = ring["buffers"][ring["calls"] % size]
+        ring["calls"] += 1
+        g.set(h, stream=copy_stream)
+        current.wait_event(copy_stream.record())
+        results.append(compute(g))
+    return results
+
+
+WRONG_SUMS["a ring of 16 outputs used in turn (adversary 17)"] = into_a_ring_of_outputs
+WRONG_SCALES["a ring of 16 outputs per shape used in turn (adversary 17)"] = scale_into_a_ring_of_outputs
+WRONG_SCALES["zeros_like for the factor 0.0 only (adversary 17)"] = zeros_for_factor_zero
+WRONG_PIPELINES["a ring of 16 buffers per shape kept across calls (adversary 17)"] = pipe_ring_of_buffers
+WRONG_AS_MEANT |= {
+    "the first use() added in a stretch taken to hold past a later end (adversary 17)":
+        as_meant_first_fix_taken_to_hold,
+    "bodies fixed inside at most 2 blocks (adversary 17)": as_meant_down_to(2),
+    "bodies fixed inside at most 3 blocks, the text's \"three deep\" (adversary 17)": as_meant_down_to(3),
+}
+
 WRONG: dict[str, dict[str, Any]] = {
     "check_sum_on_stream": WRONG_SUMS,
     "check_cupy_scale_on_current_stream": WRONG_SCALES,
