@@ -183,12 +183,16 @@ def test_the_recorder_sees_a_tensor_made_on_the_host_beside_the_batchs_and_a_gpu
 def test_a_longer_larger_and_wider_batch_has_the_same_loss_and_a_loop_shows_in_each():
     case = nb08.Batch(lengths=(2, 4), padded=4, features=3, hidden=(5,), classes=3, scale=1.0, cancel=0.0, seed=1)
     model, x, n, y = nb08.build(case, "cpu")
-    wide_model, wide_x = nb08._wider(model, nb08._padded_further(torch.cat([x, x])))
-    assert wide_x.shape == (4, 4 + nb08.MORE_PADDING, 3 + nb08.MORE_FEATURES)
+    more = nb08._more_sequences(x, n, y)
+    wide_model, wide_x = nb08._wider(model, nb08._padded_further(more[0]))
+    gpu = nb08.GPU_SIZES
+    assert wide_x.shape == (2 * (gpu["batch"] // 2 + 1), gpu["length"] + 1, 3 + nb08.MORE_FEATURES)  # past the GPU's
+    assert nb08._padded_further(torch.zeros(2, 70, 3)).shape[1] == 70 + nb08.MORE_PADDING
+    assert nb08._more_sequences(torch.zeros(600, 4, 3), n, y)[0].shape[0] == 1200
     loss = answers08.fast_loss(model, x, n, y, False)
-    grown = answers08.fast_loss(wide_model, wide_x, *nb08._twice(x, n, y)[1:], False)
+    grown = answers08.fast_loss(wide_model, wide_x, *more[1:], False)
     assert grown.item() == pytest.approx(loss.item())
-    for loop, grow in ((answers08.loops_over_the_batch, lambda: (model, *nb08._twice(x, n, y))),
+    for loop, grow in ((answers08.loops_over_the_batch, lambda: (model, *nb08._more_sequences(x, n, y))),
                        (answers08.loops_over_the_features, lambda: (*nb08._wider(model, x), n, y))):
         more, ops = nb08._recorded(loop, *grow(), False)[1], nb08._recorded(loop, model, x, n, y, False)[1]
         assert len(more.seen) > len(ops.seen)

@@ -166,8 +166,12 @@ EXACT_IN_BF16 = {"to", "type", "type_as", "bfloat16", "clone", "detach", "detach
                  "minimum", "abs", "neg", "__neg__", "negative", "where", "masked_fill", "pad", "flip", "roll",
                  "repeat", "tile", "sort", "topk", "zeros_like", "ones_like", "empty_like", "full_like", "new_zeros",
                  "new_ones", "new_empty", "new_full", "fill_", "zero_", *CREATIONS}
-MORE_PADDING = 3  # positions of zeros added to a batch: its loss and its operations must not change
-MORE_FEATURES = 2  # features of zeros (with zero weights) added to a batch: its operations must not change
+# A batch grown (its loss the same) must run the same operations.  It grows past the GPU's sizes (GPU_SIZES), so that a
+# loop over blocks as large as the task's own batch (64 positions, 512 sequences: one block there) runs once on the
+# smallest batch and more than once grown: growing by a few only missed blocks larger than the few (the 08 adversary
+# of round 17: blocks of 64 positions, micro-batches of 128 and of 256 sequences passed)
+MORE_PADDING = 3  # positions of zeros added to a batch at least, and up to more than GPU_SIZES["length"] in all
+MORE_FEATURES = 2  # features of zeros (with zero weights) added to a batch
 
 
 @dataclass(frozen=True)
@@ -393,12 +397,16 @@ def _recorded(fn: Callable[..., object], *args: object) -> tuple[object, Operati
 
 
 def _padded_further(x: torch.Tensor) -> torch.Tensor:
-    return torch.cat([x, x.new_zeros(x.shape[0], MORE_PADDING, x.shape[2])], dim=1)
+    """MORE_PADDING more positions of zeros, and more up to one past the GPU's padded length (the same loss)."""
+    more = max(MORE_PADDING, GPU_SIZES["length"] + 1 - x.shape[1])
+    return torch.cat([x, x.new_zeros(x.shape[0], more, x.shape[2])], dim=1)
 
 
-def _twice(x: torch.Tensor, n: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The batch twice over: as many more sequences (the same loss)."""
-    return torch.cat([x, x]), torch.cat([n, n]), torch.cat([y, y])
+def _more_sequences(x: torch.Tensor, n: torch.Tensor, y: torch.Tensor
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The batch repeated (twice at least) to more sequences than the GPU's batch (the same loss)."""
+    times = max(2, GPU_SIZES["batch"] // x.shape[0] + 1)
+    return x.repeat(times, 1, 1), n.repeat(times), y.repeat(times)
 
 
 def _wider(model: torch.nn.Sequential, x: torch.Tensor) -> tuple[torch.nn.Sequential, torch.Tensor]:
@@ -491,9 +499,11 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
     kept = [t.clone() for t in (x, n, y, *model.parameters())]
     unpadded = torch.randn(x.shape, generator=torch.Generator().manual_seed(case.seed)).to(device)
     other = (model, unpadded, torch.full_like(n, case.padded), y)
-    further, twice, wider = (model, _padded_further(x), n, y), (model, *_twice(x, n, y)), (*_wider(model, x), n, y)
-    grown = (*_wider(model, _padded_further(twice[1])), *twice[2:])  # all three at once
-    sequences = f"{len(case.lengths)} more sequence{'s' if len(case.lengths) > 1 else ''}"
+    further, more, wider = ((model, _padded_further(x), n, y), (model, *_more_sequences(x, n, y)),
+                            (*_wider(model, x), n, y))
+    grown = (*_wider(model, _padded_further(more[1])), *more[2:])  # all three at once
+    positions = f"{further[1].shape[1] - x.shape[1]} more padded positions"
+    sequences = f"{more[1].shape[0] - x.shape[0]} more sequences"
     for bf16 in (False, True):
         call = f"fast_loss(..., bf16={bf16}) on {case}"
         settings = _settings(device)
@@ -594,12 +604,11 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "a CUDA graph needs one shape: work on the whole padded batch, whatever its lengths (zeros add "
                   "nothing to a sum)")
         if _settled(yours, grown, bf16, warm, Operations.names).names() != warm.names():  # which: each alone
-            for more, args, hint in ((f"{MORE_PADDING} more padded positions", further, POSITIONS_HINT),
-                                     (sequences, twice, LOOP_HINT),
+            for grew, args, hint in ((positions, further, POSITIONS_HINT), (sequences, more, LOOP_HINT),
                                      (f"{MORE_FEATURES} more features", wider, LOOP_HINT),
                                      ("a longer, larger and wider batch", grown, LOOP_HINT)):
                 longer = _settled(yours, args, bf16, warm, Operations.names)
-                ex.expect(longer.names() == warm.names(), f"{call}: {_more_operations(longer, warm)} for {more}",
+                ex.expect(longer.names() == warm.names(), f"{call}: {_more_operations(longer, warm)} for {grew}",
                           hint)
 
 

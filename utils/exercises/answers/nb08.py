@@ -281,6 +281,26 @@ def last_layer_only_in_bf16(model, x, n, y, bf16):
     return F.cross_entropy(logits.float(), y)
 
 
+def loops_over_blocks_of_positions(model, x, n, y, bf16, block=64):
+    """A Python loop over blocks of 64 positions: one block at the GPU's padded length, more for longer data.  The
+    check grew the padding by 3 only, to 43 at most, where the loop runs once (the 08 adversary of round 17)."""
+    pooled = sum(x[:, t:t + block].sum(1) for t in range(0, x.shape[1], block))
+    return _loss(model, pooled / n[:, None], y, bf16)
+
+
+def micro_batches(block):
+    """Micro-batches of `block` sequences, their summed losses divided by the batch: one at the check's batches of
+    128 at most, 4 at the GPU's 512 with 128 (the 08 adversary of round 17)."""
+    def loss(model, x, n, y, bf16):
+        total = 0.0
+        for k in range(0, x.shape[0], block):
+            with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+                logits = model(x[k:k + block].sum(1) / n[k:k + block, None])
+            total = total + F.cross_entropy(logits.float(), y[k:k + block], reduction="sum")
+        return total / x.shape[0]
+    return loss
+
+
 # Right ones, written differently
 def one_hot_cross_entropy(model, x, n, y, bf16):
     """Cross-entropy spelled out: the log-softmax of the float32 logits against one-hot labels."""
@@ -640,6 +660,9 @@ WRONG = {
         "divides by n + 1e-5": divides_by_length_plus_epsilon,
         "returns the loss of a float32 run beside the bf16 one": returns_the_float32_loss,
         "only the last layer in bf16, unused bf16 products for the count": last_layer_only_in_bf16,
+        "a Python loop over blocks of 64 positions": loops_over_blocks_of_positions,
+        "micro-batches of 256 sequences": micro_batches(256),
+        "micro-batches of 128 sequences": micro_batches(128),
     },
     "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
