@@ -209,6 +209,17 @@ def test_an_answer_that_changes_a_global_setting_fails_and_the_setting_is_restor
 
 
 @host
+@pytest.mark.parametrize("answer", [answers08.keeps_bf16_reductions_in_float32,
+                                    answers08.turns_deterministic_algorithms_on], ids=lambda f: f.__name__)
+def test_lecture_06s_other_switches_left_changed_fail_and_are_restored(answer):
+    before = nb08._switches_saved()
+    printed = io.StringIO()
+    with pytest.raises(Exception, match="changed PyTorch's global settings"), contextlib.redirect_stdout(printed):
+        nb08.check_fast_loss(answer)
+    assert nb08._switches_saved() == before
+
+
+@host
 def test_after_tf32_set_as_lecture_06_sets_it_a_right_answer_passes_and_the_setting_stays():
     """Lecture 06 sets TF32 with fp32_precision, after which PyTorch (2.9 and later) raises on reading the legacy
     allow_tf32: the check read it, and raised at a right answer (the 08 adversary of 2026-11-29)."""

@@ -447,9 +447,34 @@ def _tf32_restore(saved: tuple[object, object]) -> None:
         _MATMUL.allow_tf32 = saved[1]
 
 
+# Lecture 06's other global switches, read and written as plain booleans (PyTorch 2.13 keeps a split-K flag beside
+# each reduced-precision one: written back only where an answer changed the first)
+REDUCED_PRECISION = ("allow_bf16_reduced_precision_reduction", "allow_fp16_reduced_precision_reduction")
+
+
+def _switches_saved() -> tuple[tuple[bool, ...], tuple[bool, bool]]:
+    """The reduced-precision reductions' flags, and deterministic algorithms (on, warn only)."""
+    return (tuple(getattr(_MATMUL, name) for name in REDUCED_PRECISION),
+            (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()))
+
+
+def _switches_restore(saved: tuple[tuple[bool, ...], tuple[bool, bool]]) -> None:
+    """Put back what _switches_saved read, where an answer changed it (and only there)."""
+    for name, was in zip(REDUCED_PRECISION, saved[0], strict=True):
+        if getattr(_MATMUL, name) != was:
+            setattr(_MATMUL, name, was)
+    if _switches_saved()[1] != saved[1]:
+        torch.use_deterministic_algorithms(saved[1][0], warn_only=saved[1][1])
+
+
 def _settings(device: str) -> dict[str, object]:
-    """PyTorch's global settings that an answer could change for everyone after it."""
+    """PyTorch's global settings that an answer could change for everyone after it: TF32, grad mode, autocast's, the
+    default dtype, and lecture 06's reduced-precision reductions and deterministic algorithms (the 08 adversary of
+    round 17 left those changed, and passed)."""
     return {f"torch.backends.cuda.matmul.{TF32_SETTING}": getattr(_MATMUL, TF32_SETTING),
+            **{f"torch.backends.cuda.matmul.{name}": getattr(_MATMUL, name) for name in REDUCED_PRECISION},
+            "torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled(),
+            "torch.is_deterministic_algorithms_warn_only_enabled()": torch.is_deterministic_algorithms_warn_only_enabled(),
             "torch.is_grad_enabled()": torch.is_grad_enabled(),
             f"torch.is_autocast_enabled({device!r})": torch.is_autocast_enabled(device),
             f"torch.get_autocast_dtype({device!r})": torch.get_autocast_dtype(device),
@@ -470,7 +495,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         yours = ex.answer(fast_loss)
         device = "cuda" if has_cuda() else "cpu"
         saved = (_tf32_saved(), torch.get_num_threads(), torch.get_autocast_dtype("cpu"),
-                 torch.get_autocast_dtype("cuda"))
+                 torch.get_autocast_dtype("cuda"), _switches_saved())
         grad_mode, default_dtype = torch.is_grad_enabled(), torch.get_default_dtype()
         setattr(_MATMUL, TF32_SETTING, TF32_OFF)  # float32 as written: TF32 would round the products
         torch.set_num_threads(1)  # thousands of tiny operations: a pool of threads only waits for its slowest
@@ -486,6 +511,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
                     describe=lambda case: f"fast_loss on {case}")
         finally:
             _tf32_restore(saved[0])
+            _switches_restore(saved[4])  # where an answer changed them (it FAILed then)
             torch.set_num_threads(saved[1])
             torch.set_autocast_dtype("cpu", saved[2])
             torch.set_autocast_dtype("cuda", saved[3])  # where an answer set the global default (it FAILed then)

@@ -205,6 +205,20 @@ def turns_tf32_on_with_the_new_api(model, x, n, y, bf16):
     return fast_loss(model, x, n, y, bf16)
 
 
+def keeps_bf16_reductions_in_float32(model, x, n, y, bf16):
+    """Lecture 06's switch for bf16 products' split-K partial sums, turned off and left so (the 08 adversary of round
+    17: the check read TF32 and autocast's settings only)."""
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    return fast_loss(model, x, n, y, bf16)
+
+
+def turns_deterministic_algorithms_on(model, x, n, y, bf16):
+    """Lecture 06's deterministic algorithms, turned on and left on (the 08 adversary of round 17).  Warn only: with
+    errors, cuBLAS raises on a GPU without CUBLAS_WORKSPACE_CONFIG, before the check could read the setting."""
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    return fast_loss(model, x, n, y, bf16)
+
+
 _BF16_WEIGHTS: dict[int, tuple] = {}  # bf16_weights_kept's copies, by the id of the weight
 
 
@@ -618,6 +632,8 @@ WRONG = {
     "check_fast_loss": {
         "sets autocast's default dtype to bfloat16 and leaves it": sets_the_autocast_dtype,
         "turns TF32 on with fp32_precision and leaves it": turns_tf32_on_with_the_new_api,
+        "turns bf16 products' reduced-precision reductions off and leaves them": keeps_bf16_reductions_in_float32,
+        "turns deterministic algorithms on and leaves them": turns_deterministic_algorithms_on,
         "bf16 copies of the weights kept from the first call": bf16_weights_kept,
         "divides by the padded length": padded_mean,
         "keeps the loop over positions": kept_loop,
