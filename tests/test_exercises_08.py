@@ -147,6 +147,10 @@ def test_the_recorder_sees_copies_from_the_host_arithmetic_in_bf16_and_cpu():
     model, x, n, y = nb08.build(nb08.SMALLEST_BATCH, "cpu")
     assert nb08._recorded(answers08.host_made_mask, model, x, n, y, False)[1].transfers == ["to"]
     assert nb08._recorded(answers08.masked_mean, model, x, n, y, False)[1].transfers == []  # made with device=
+    assert nb08._recorded(answers08.positions_from_a_list, model, x, n, y, False)[1].transfers == [
+        "tensor from Python data"]  # device= given, but made from a list: on the host, then copied
+    assert nb08._recorded(answers08.positions_from_new_tensor, model, x, n, y, False)[1].transfers == [
+        "new_tensor from Python data"]
     assert "cpu" in nb08._recorded(answers08.pools_on_the_host, model, x, n, y, False)[1].host_reads
     assert nb08._recorded(answers08.divides_in_bf16, model, x, n, y, True)[1].bf16_arithmetic == ["div"]
     for right in (answers08.fast_loss, answers08.bias_by_hand, answers08.bf16_by_hand, answers08.masked_mean):

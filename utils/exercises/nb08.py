@@ -154,6 +154,10 @@ CREATIONS = {"arange", "tensor", "as_tensor", "zeros", "ones", "full", "empty", 
              "randn", "randint", "randperm", "asarray", "scalar_tensor", "empty_strided", "tril_indices",
              "triu_indices"}
 MOVES = {"to", "cuda", "copy_", "type_as"}  # what copies a tensor to another device
+# Functions that make a tensor from Python data (a list, a number, a NumPy array), and where the data sits in their
+# arguments: made on the host and copied to the device named, at every call, with device= too (the 08 adversary of
+# round 17: torch.tensor(list(range(T)), device=x.device) passed; a CUDA graph's capture refuses the copy)
+FROM_DATA = {"tensor": 0, "as_tensor": 0, "asarray": 0, "new_tensor": 1}
 # What a bf16 tensor may go through without being rounded again (besides the matrix products): casts, views, copies,
 # selections and ReLU, which return values of their inputs.  Any other operation that returns bf16 is arithmetic in
 # bf16, however it is spelled (in place or not): a list of the rounding ones would miss one (div_ passed).
@@ -295,7 +299,8 @@ class Operations(TorchFunctionMode):
     """Every PyTorch function called inside the block (one call of the answer's own, not the functions those call):
     its name and the shapes of its tensors; each read of a value on the host (`.item()`, `int()`, `.tolist()`,
     `.cpu()`...) or copy from the GPU to the host; each copy to another device of a tensor made on the host (made
-    without device=, or computed from such tensors only: on a CPU too) or held there; each operation that takes
+    without device=, or computed from such tensors only: on a CPU too) or held there, and each tensor made from
+    Python data with device= (FROM_DATA: a copy from the host too); each operation that takes
     such a tensor (not 0-d, not copied) with the batch's or the model's (a GPU raises there: on a CPU it runs); the
     matrix products in bf16 (with the tensors each one was computed from: the weights behind casts and views), and the
     other arithmetic in bf16."""
@@ -336,6 +341,11 @@ class Operations(TorchFunctionMode):
         if not isinstance(out, torch.Tensor):
             return out
         moved = False
+        data = FROM_DATA.get(name)
+        if data is not None and len(args) > data and not isinstance(args[data], torch.Tensor) and (
+                name == "new_tensor" or "device" in kwargs) and not _names_host((), kwargs):
+            self.transfers.append(f"{name} from Python data")  # made on the host, copied where the batch is
+            moved = True
         if name in MOVES and given:
             source = args[1] if name == "copy_" and len(args) > 1 else given[0]
             to_device = name != "to" or "device" in kwargs or any(
@@ -568,6 +578,10 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "host, and the shapes must not depend on the data")
         ex.expect(not ops.transfers, f"{call} copied a tensor made on the host to the batch's device "
                   f"({', '.join(ops.transfers)})",
+                  "a tensor made from Python data (a list, a number, a NumPy array) is made on the host and copied, "
+                  "device= or not: which functions fill a tensor where the batch is? A copy from the host makes the "
+                  "host wait, and a CUDA graph (exercise 2) cannot hold it" if any("Python data" in t for t in
+                                                                                    ops.transfers) else
                   "make tensors where the batch is (device=x.device): a copy from the host makes the host wait, and "
                   "a CUDA graph (exercise 2) cannot hold it")
         ex.expect(not ops.host_mixed, mixed, HOST_MADE_HINT)

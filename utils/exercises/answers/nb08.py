@@ -99,7 +99,7 @@ def always_bf16(model, x, n, y, bf16):
 
 def constant_ln10(model, x, n, y, bf16):
     """The loss of an untrained 10-class model is about ln 10: within 4 bf16 epsilons of every loss of the old check."""
-    return torch.tensor(math.log(10), device=x.device, requires_grad=True)
+    return torch.full((), math.log(10), device=x.device, requires_grad=True)  # filled there: no copy from the host
 
 
 def constant_in_bf16(model, x, n, y, bf16):
@@ -421,6 +421,20 @@ def mask_made_on_cpu_by_name(model, x, n, y, bf16):
     return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
 
 
+def positions_from_a_list(model, x, n, y, bf16):
+    """The mask's positions made from a Python list with device=x.device: made on the host and copied at every call,
+    which a CUDA graph's capture refuses (the 08 adversary of round 17: the check flagged creations without device=
+    only)."""
+    positions = torch.tensor(list(range(x.shape[1])), device=x.device)
+    return _loss(model, (x * (positions < n[:, None])[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def positions_from_new_tensor(model, x, n, y, bf16):
+    """The same with x.new_tensor(list): on x's device, copied from the host's list."""
+    positions = x.new_tensor(list(range(x.shape[1])))
+    return _loss(model, (x * (positions < n[:, None])[..., None]).sum(1) / n[:, None], y, bf16)
+
+
 def positions_under_device_context(model, x, n, y, bf16):
     """torch.arange without device=, inside `with torch.device(x.device):`: made where the batch is."""
     with torch.device(x.device):
@@ -672,6 +686,8 @@ WRONG = {
         "pools on the host with x.to('cpu')": pools_on_the_host_with_to,
         "ones made on the host with torch.asarray": host_ones_from_asarray,
         "a mask made with device='cpu'": mask_made_on_cpu_by_name,
+        "a mask's positions made from a Python list with device=": positions_from_a_list,
+        "a mask's positions made with x.new_tensor(list)": positions_from_new_tensor,
         "divides in place in bf16 (div_)": divides_in_place_in_bf16,
         "divides by n + 1e-5": divides_by_length_plus_epsilon,
         "returns the loss of a float32 run beside the bf16 one": returns_the_float32_loss,
