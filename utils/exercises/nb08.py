@@ -295,6 +295,28 @@ def loss_and_bound(model: torch.nn.Sequential, x: torch.Tensor, n: torch.Tensor,
     return float(loss.detach()), float(bound)
 
 
+# The gradient of the loss for the last Linear's bias is the batch's mean of softmax(logits) - one_hot(labels): a
+# gradient that drops the softmax's normalizer (its logsumexp detached, say) is off by the mean of the softmax's rows,
+# 1 in L1 exactly, while each row of the right one is 2 at most in L1.  Within this share of the exact gradient's L1
+# norm plus the floor, a right answer's lies far inside (0.0083 at most in L1 over 300 generated batches on the CPU,
+# in bf16; 1.7e-4 in float32), a missing normalizer far outside (1 > 0.25 * 2 + 0.05).  The logits are continuous in the
+# weights, ReLU or not, so that a rounding cannot move this gradient far (an earlier layer's can jump).
+BIAS_GRADIENT_SHARE, BIAS_GRADIENT_FLOOR = 0.25, 0.05
+
+
+@reference
+def last_bias_gradient(model: torch.nn.Sequential, x: torch.Tensor, n: torch.Tensor, y: torch.Tensor
+                       ) -> torch.Tensor:
+    """The slow step's gradient of its loss for the model's last bias, exactly (float64, on the host)."""
+    a = x.detach().double().cpu().sum(1) / n.detach().double().cpu()[:, None]
+    for layer in model:
+        if isinstance(layer, torch.nn.Linear):
+            a = a @ layer.weight.detach().double().cpu().T + layer.bias.detach().double().cpu()
+        else:
+            a = layer(a)
+    return (F.softmax(a, dim=1) - F.one_hot(y.detach().cpu(), a.shape[1]).double()).mean(0)
+
+
 class Operations(TorchFunctionMode):
     """Every PyTorch function called inside the block (one call of the answer's own, not the functions those call):
     its name and the shapes of its tensors; each read of a value on the host (`.item()`, `int()`, `.tolist()`,
@@ -586,14 +608,24 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "a CUDA graph (exercise 2) cannot hold it")
         ex.expect(not ops.host_mixed, mixed, HOST_MADE_HINT)
         params = [p for _, p in model.named_parameters()]
+        grads: Sequence[torch.Tensor | None] = [None] * len(params)
         try:
-            grads: Sequence[torch.Tensor | None] = torch.autograd.grad(got.sum(), params, allow_unused=True)
+            grads = torch.autograd.grad(got.sum(), params, allow_unused=True)
             untrained = [name for (name, _), g in zip(model.named_parameters(), grads, strict=True) if g is None]
         except RuntimeError as error:
             untrained = [f"any weight (backward() raised: {str(error).splitlines()[0][:100]})"]
         ex.expect(not untrained, f"{call}: no gradient reaches the model's {untrained[0] if untrained else ''}",
                   "exercise 2 trains every weight with backward() on this loss: compute it from the weights themselves "
                   "(a cast such as .to(torch.bfloat16) passes the gradient on; .detach() and torch.no_grad() cut it)")
+        last = [m for m in model if isinstance(m, torch.nn.Linear)][-1].bias
+        grad = next(g for p, g in zip(params, grads, strict=True) if p is last)
+        exact_grad = last_bias_gradient(model, x, n, y)
+        off_grad = float((grad.detach().double().cpu() - exact_grad).abs().sum()) if grad is not None else math.inf
+        ex.expect(off_grad <= BIAS_GRADIENT_SHARE * float(exact_grad.abs().sum()) + BIAS_GRADIENT_FLOOR,
+                  f"{call}: the loss's gradient for the last layer's bias is off by {off_grad:.2g} (summed over its "
+                  f"elements) from the slow step's, {float(exact_grad.abs().sum()):.2g} in all",
+                  "exercise 2 trains with backward() on this loss: its gradient must be the slow step's too, not only "
+                  "its value; which part of your loss did you take out of autograd's graph?")
         wanted, used = ops.bf16_products, sum(isinstance(m, torch.nn.Linear) for m in model)
         ex.expect(wanted >= used if bf16 else wanted == 0,
                   f"{call}: {wanted} matrix products in bfloat16 for the model's {used} Linear layers",

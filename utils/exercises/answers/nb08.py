@@ -315,6 +315,17 @@ def micro_batches(block):
     return loss
 
 
+def detached_normalizer(model, x, n, y, bf16):
+    """A "stable" log-softmax with its logsumexp detached: the loss's value is right, its gradient is not (the
+    softmax's part of it is lost); the check tested that a gradient reached each weight, not its value (the 08
+    adversary of round 17)."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    logits = logits.float()
+    log_p = logits - torch.logsumexp(logits, 1, keepdim=True).detach()
+    return -log_p.gather(1, y[:, None]).mean()
+
+
 # Right ones, written differently
 def one_hot_cross_entropy(model, x, n, y, bf16):
     """Cross-entropy spelled out: the log-softmax of the float32 logits against one-hot labels."""
@@ -695,6 +706,7 @@ WRONG = {
         "a Python loop over blocks of 64 positions": loops_over_blocks_of_positions,
         "micro-batches of 256 sequences": micro_batches(256),
         "micro-batches of 128 sequences": micro_batches(128),
+        "log-softmax with its normalizer detached (the right value, the wrong gradient)": detached_normalizer,
     },
     "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
