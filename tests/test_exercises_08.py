@@ -261,6 +261,18 @@ def test_after_tf32_set_as_lecture_06_sets_it_a_right_answer_passes_and_the_sett
         nb08._tf32_restore(saved)
 
 
+@host
+@pytest.mark.parametrize("answer, hint", [(answers08.divides_by_length_plus_epsilon, "what does it divide"),
+                                          (answers08.bf16_weights_kept, "stale")], ids=["off anywhere", "stale"])
+def test_after_the_weights_changed_only_the_old_weights_loss_gets_the_staleness_hint(answer, hint):
+    """n + 1e-5 first shows after the weights changed: it is off on any weights, and gets the value's hint; a loss of
+    the weights before the change gets the staleness hint (adversary, round 17)."""
+    printed = io.StringIO()
+    with pytest.raises(Exception, match=rf"again after the model's weights changed(.|\n)*hint: .*{hint}"), (
+            contextlib.redirect_stdout(printed)):
+        nb08.check_fast_loss(answer)
+
+
 def test_a_reference_of_the_check_is_no_answer():
     """nb08.reference_fast_loss passed fast_loss as it was; now it is locked (tests/test_checks.py tries them all)."""
     printed = io.StringIO()
