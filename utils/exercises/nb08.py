@@ -6,10 +6,11 @@ Python loop over positions, on the padded, static shape.  A property over genera
 size, padded length and lengths, MLPs of one to four layers, logits from tiny to large, positions whose
 large values cancel, real tokens of zeros): the loss within the most that rounding can move it (a first-order
 bound from the format actually used, as in notebook 06), a float32 loss whose backward() reaches every
-weight, inputs and PyTorch's global settings left as they were, bf16 matrix products only when asked (each
-Linear's, and the loss computed from them), no other arithmetic in bf16 (anything but casts, views and
-selections that returns bf16), and the same operations whatever the lengths and however long the padding, large
-the batch or wide the features (no value read on the host, no tensor copied there from the host, no loop).
+weight (the last bias with the slow step's gradient), inputs and PyTorch's global settings left as they were, bf16
+matrix products only when asked (each Linear's, and the loss computed from them), no other arithmetic in bf16
+(anything but casts, views and selections that returns bf16), and the same operations whatever the lengths and
+however long the padding, large the batch or wide the features, grown past the GPU's sizes (no value read on the
+host, no tensor copied there from the host or made from Python data, no loop).
 
 Exercise 2, `make_fast_step(model, data)` (GPU) -> `(step, losses)`: `step()` trains one step on the
 next batch, `losses()` returns every loss so far as a tensor on the GPU.  The check runs its own slow
@@ -506,7 +507,8 @@ def _settings(device: str) -> dict[str, object]:
     return {f"torch.backends.cuda.matmul.{TF32_SETTING}": getattr(_MATMUL, TF32_SETTING),
             **{f"torch.backends.cuda.matmul.{name}": getattr(_MATMUL, name) for name in REDUCED_PRECISION},
             "torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled(),
-            "torch.is_deterministic_algorithms_warn_only_enabled()": torch.is_deterministic_algorithms_warn_only_enabled(),
+            "torch.is_deterministic_algorithms_warn_only_enabled()":
+                torch.is_deterministic_algorithms_warn_only_enabled(),
             "torch.is_grad_enabled()": torch.is_grad_enabled(),
             f"torch.is_autocast_enabled({device!r})": torch.is_autocast_enabled(device),
             f"torch.get_autocast_dtype({device!r})": torch.get_autocast_dtype(device),
