@@ -619,15 +619,6 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         ex.expect(not untrained, f"{call}: no gradient reaches the model's {untrained[0] if untrained else ''}",
                   "exercise 2 trains every weight with backward() on this loss: compute it from the weights themselves "
                   "(a cast such as .to(torch.bfloat16) passes the gradient on; .detach() and torch.no_grad() cut it)")
-        last = [m for m in model if isinstance(m, torch.nn.Linear)][-1].bias
-        grad = next(g for p, g in zip(params, grads, strict=True) if p is last)
-        exact_grad = last_bias_gradient(model, x, n, y)
-        off_grad = float((grad.detach().double().cpu() - exact_grad).abs().sum()) if grad is not None else math.inf
-        ex.expect(off_grad <= BIAS_GRADIENT_SHARE * float(exact_grad.abs().sum()) + BIAS_GRADIENT_FLOOR,
-                  f"{call}: the loss's gradient for the last layer's bias is off by {off_grad:.2g} (summed over its "
-                  f"elements) from the slow step's, {float(exact_grad.abs().sum()):.2g} in all",
-                  "exercise 2 trains with backward() on this loss: its gradient must be the slow step's too, not only "
-                  "its value; which part of your loss did you take out of autograd's graph?")
         wanted, used = ops.bf16_products, sum(isinstance(m, torch.nn.Linear) for m in model)
         ex.expect(wanted >= used if bf16 else wanted == 0,
                   f"{call}: {wanted} matrix products in bfloat16 for the model's {used} Linear layers",
@@ -652,6 +643,16 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   f"{call} returned {loss:.7g}; the slow step's loss is {exact:.7g}, off by {abs(loss - exact):.1e}, "
                   f"and rounding in {'bf16' if bf16 else 'float32'} can move it by {bound:.1e} at most",
                   _value_hint(bf16))
+        # the gradient once the value is right (a wrong value moves it too: its hint comes first)
+        last = [m for m in model if isinstance(m, torch.nn.Linear)][-1].bias
+        grad = next(g for p, g in zip(params, grads, strict=True) if p is last)
+        exact_grad = last_bias_gradient(model, x, n, y)
+        off_grad = float((grad.detach().double().cpu() - exact_grad).abs().sum()) if grad is not None else math.inf
+        ex.expect(off_grad <= BIAS_GRADIENT_SHARE * float(exact_grad.abs().sum()) + BIAS_GRADIENT_FLOOR,
+                  f"{call}: the loss's gradient for the last layer's bias is off by {off_grad:.2g} (summed over its "
+                  f"elements) from the slow step's, {float(exact_grad.abs().sum()):.2g} in all",
+                  "exercise 2 trains with backward() on this loss: its gradient must be the slow step's too, not only "
+                  "its value; which part of your loss did you take out of autograd's graph?")
         with torch.no_grad():  # the weights changed in place, as an optimizer step changes them
             for p in model.parameters():
                 p.mul_(-0.5)  # (a power of 2: undone exactly below)
