@@ -132,7 +132,7 @@ def as_a_float(model, x, n, y, bf16):
 
 # The adversary's (round 1) that the check took: each now FAILs by construction
 def loops_over_the_batch(model, x, n, y, bf16):
-    """The task says without a loop: the check grows the batch (twice over) and counts the operations."""
+    """The task says without a loop: the check grows the batch (past the GPU's 512 sequences), counts the operations."""
     return _loss(model, torch.stack([x[b].sum(0) / n[b] for b in range(x.shape[0])]), y, bf16)
 
 
