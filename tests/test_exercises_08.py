@@ -132,6 +132,24 @@ def test_the_recorder_sees_host_reads_bf16_products_and_loops():
 
 
 @host
+@pytest.mark.parametrize("bf16", [True, False], ids=["bf16", "float32"])
+def test_the_last_bias_gradient_tells_a_detached_normalizer_from_rounding(bf16):
+    """A right answer's gradient for the last bias lies well inside the check's tolerance; one whose softmax normalizer
+    is detached lies off by 1 in L1 (the mean of the softmax's rows), far outside."""
+    for case in CASES[:12]:
+        model, x, n, y = nb08.build(case, "cpu")
+        last = model[-1].bias
+        with inside_check():
+            exact = nb08.last_bias_gradient(model, x, n, y)
+        allowed = nb08.BIAS_GRADIENT_SHARE * float(exact.abs().sum()) + nb08.BIAS_GRADIENT_FLOOR
+        for answer, far in ((answers08.fast_loss, False), (answers08.detached_normalizer, True)):
+            grad, = torch.autograd.grad(answer(model, x, n, y, bf16), [last])
+            off = float((grad.double() - exact).abs().sum())
+            assert (off == pytest.approx(1, abs=0.05) and off > 1.5 * allowed) if far else off < allowed / 4, (
+                case, answer.__name__, off, allowed)
+
+
+@host
 def test_build_can_hold_real_tokens_of_zeros_that_n_counts():
     case = nb08.Batch(lengths=(1, 5, 3), padded=6, features=2, hidden=(), classes=2, scale=1.0, cancel=2.0**14, seed=3,
                       zeros=True)
@@ -147,6 +165,10 @@ def test_the_recorder_sees_copies_from_the_host_arithmetic_in_bf16_and_cpu():
     model, x, n, y = nb08.build(nb08.SMALLEST_BATCH, "cpu")
     assert nb08._recorded(answers08.host_made_mask, model, x, n, y, False)[1].transfers == ["to"]
     assert nb08._recorded(answers08.masked_mean, model, x, n, y, False)[1].transfers == []  # made with device=
+    assert nb08._recorded(answers08.positions_from_a_list, model, x, n, y, False)[1].transfers == [
+        "tensor from Python data"]  # device= given, but made from a list: on the host, then copied
+    assert nb08._recorded(answers08.positions_from_new_tensor, model, x, n, y, False)[1].transfers == [
+        "new_tensor from Python data"]
     assert "cpu" in nb08._recorded(answers08.pools_on_the_host, model, x, n, y, False)[1].host_reads
     assert nb08._recorded(answers08.divides_in_bf16, model, x, n, y, True)[1].bf16_arithmetic == ["div"]
     for right in (answers08.fast_loss, answers08.bias_by_hand, answers08.bf16_by_hand, answers08.masked_mean):
@@ -183,12 +205,16 @@ def test_the_recorder_sees_a_tensor_made_on_the_host_beside_the_batchs_and_a_gpu
 def test_a_longer_larger_and_wider_batch_has_the_same_loss_and_a_loop_shows_in_each():
     case = nb08.Batch(lengths=(2, 4), padded=4, features=3, hidden=(5,), classes=3, scale=1.0, cancel=0.0, seed=1)
     model, x, n, y = nb08.build(case, "cpu")
-    wide_model, wide_x = nb08._wider(model, nb08._padded_further(torch.cat([x, x])))
-    assert wide_x.shape == (4, 4 + nb08.MORE_PADDING, 3 + nb08.MORE_FEATURES)
+    more = nb08._more_sequences(x, n, y)
+    wide_model, wide_x = nb08._wider(model, nb08._padded_further(more[0]))
+    gpu = nb08.GPU_SIZES
+    assert wide_x.shape == (2 * (gpu["batch"] // 2 + 1), gpu["length"] + 1, 3 + nb08.MORE_FEATURES)  # past the GPU's
+    assert nb08._padded_further(torch.zeros(2, 70, 3)).shape[1] == 70 + nb08.MORE_PADDING
+    assert nb08._more_sequences(torch.zeros(600, 4, 3), n, y)[0].shape[0] == 1200
     loss = answers08.fast_loss(model, x, n, y, False)
-    grown = answers08.fast_loss(wide_model, wide_x, *nb08._twice(x, n, y)[1:], False)
+    grown = answers08.fast_loss(wide_model, wide_x, *more[1:], False)
     assert grown.item() == pytest.approx(loss.item())
-    for loop, grow in ((answers08.loops_over_the_batch, lambda: (model, *nb08._twice(x, n, y))),
+    for loop, grow in ((answers08.loops_over_the_batch, lambda: (model, *nb08._more_sequences(x, n, y))),
                        (answers08.loops_over_the_features, lambda: (*nb08._wider(model, x), n, y))):
         more, ops = nb08._recorded(loop, *grow(), False)[1], nb08._recorded(loop, model, x, n, y, False)[1]
         assert len(more.seen) > len(ops.seen)
@@ -202,6 +228,17 @@ def test_an_answer_that_changes_a_global_setting_fails_and_the_setting_is_restor
             contextlib.redirect_stdout(printed)):
         nb08.check_fast_loss(answers08.turns_tf32_on)
     assert torch.backends.cuda.matmul.allow_tf32 == before
+
+
+@host
+@pytest.mark.parametrize("answer", [answers08.keeps_bf16_reductions_in_float32,
+                                    answers08.turns_deterministic_algorithms_on], ids=lambda f: f.__name__)
+def test_lecture_06s_other_switches_left_changed_fail_and_are_restored(answer):
+    before = nb08._switches_saved()
+    printed = io.StringIO()
+    with pytest.raises(Exception, match="changed PyTorch's global settings"), contextlib.redirect_stdout(printed):
+        nb08.check_fast_loss(answer)
+    assert nb08._switches_saved() == before
 
 
 @host
@@ -221,6 +258,18 @@ def test_after_tf32_set_as_lecture_06_sets_it_a_right_answer_passes_and_the_sett
         assert matmul.fp32_precision == "tf32"
     finally:
         nb08._tf32_restore(saved)
+
+
+@host
+@pytest.mark.parametrize("answer, hint", [(answers08.divides_by_length_plus_epsilon, "what does it divide"),
+                                          (answers08.bf16_weights_kept, "stale")], ids=["off anywhere", "stale"])
+def test_after_the_weights_changed_only_the_old_weights_loss_gets_the_staleness_hint(answer, hint):
+    """n + 1e-5 first shows after the weights changed: it is off on any weights, and gets the value's hint; a loss of
+    the weights before the change gets the staleness hint (adversary, round 17)."""
+    printed = io.StringIO()
+    with pytest.raises(Exception, match=rf"again after the model's weights changed(.|\n)*hint: .*{hint}"), (
+            contextlib.redirect_stdout(printed)):
+        nb08.check_fast_loss(answer)
 
 
 def test_a_reference_of_the_check_is_no_answer():

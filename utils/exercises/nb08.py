@@ -6,10 +6,11 @@ Python loop over positions, on the padded, static shape.  A property over genera
 size, padded length and lengths, MLPs of one to four layers, logits from tiny to large, positions whose
 large values cancel, real tokens of zeros): the loss within the most that rounding can move it (a first-order
 bound from the format actually used, as in notebook 06), a float32 loss whose backward() reaches every
-weight, inputs and PyTorch's global settings left as they were, bf16 matrix products only when asked (each
-Linear's, and the loss computed from them), no other arithmetic in bf16 (anything but casts, views and
-selections that returns bf16), and the same operations whatever the lengths and however long the padding, large
-the batch or wide the features (no value read on the host, no tensor copied there from the host, no loop).
+weight (the last bias with the slow step's gradient), inputs and PyTorch's global settings left as they were, bf16
+matrix products only when asked (each Linear's, and the loss computed from them), no other arithmetic in bf16
+(anything but casts, views and selections that returns bf16), and the same operations whatever the lengths and
+however long the padding, large the batch or wide the features, grown past the GPU's sizes (no value read on the
+host, no tensor copied there from the host or made from Python data, no loop).
 
 Exercise 2, `make_fast_step(model, data)` (GPU) -> `(step, losses)`: `step()` trains one step on the
 next batch, `losses()` returns every loss so far as a tensor on the GPU.  The check runs its own slow
@@ -154,6 +155,10 @@ CREATIONS = {"arange", "tensor", "as_tensor", "zeros", "ones", "full", "empty", 
              "randn", "randint", "randperm", "asarray", "scalar_tensor", "empty_strided", "tril_indices",
              "triu_indices"}
 MOVES = {"to", "cuda", "copy_", "type_as"}  # what copies a tensor to another device
+# Functions that make a tensor from Python data (a list, a number, a NumPy array), and where the data sits in their
+# arguments: made on the host and copied to the device named, at every call, with device= too (the 08 adversary of
+# round 17: torch.tensor(list(range(T)), device=x.device) passed; a CUDA graph's capture refuses the copy)
+FROM_DATA = {"tensor": 0, "as_tensor": 0, "asarray": 0, "new_tensor": 1}
 # What a bf16 tensor may go through without being rounded again (besides the matrix products): casts, views, copies,
 # selections and ReLU, which return values of their inputs.  Any other operation that returns bf16 is arithmetic in
 # bf16, however it is spelled (in place or not): a list of the rounding ones would miss one (div_ passed).
@@ -166,8 +171,12 @@ EXACT_IN_BF16 = {"to", "type", "type_as", "bfloat16", "clone", "detach", "detach
                  "minimum", "abs", "neg", "__neg__", "negative", "where", "masked_fill", "pad", "flip", "roll",
                  "repeat", "tile", "sort", "topk", "zeros_like", "ones_like", "empty_like", "full_like", "new_zeros",
                  "new_ones", "new_empty", "new_full", "fill_", "zero_", *CREATIONS}
-MORE_PADDING = 3  # positions of zeros added to a batch: its loss and its operations must not change
-MORE_FEATURES = 2  # features of zeros (with zero weights) added to a batch: its operations must not change
+# A batch grown (its loss the same) must run the same operations.  It grows past the GPU's sizes (GPU_SIZES), so that a
+# loop over blocks as large as the task's own batch (64 positions, 512 sequences: one block there) runs once on the
+# smallest batch and more than once grown: growing by a few only missed blocks larger than the few (the 08 adversary
+# of round 17: blocks of 64 positions, micro-batches of 128 and of 256 sequences passed)
+MORE_PADDING = 3  # positions of zeros added to a batch at least, and up to more than GPU_SIZES["length"] in all
+MORE_FEATURES = 2  # features of zeros (with zero weights) added to a batch
 
 
 @dataclass(frozen=True)
@@ -287,11 +296,34 @@ def loss_and_bound(model: torch.nn.Sequential, x: torch.Tensor, n: torch.Tensor,
     return float(loss.detach()), float(bound)
 
 
+# The gradient of the loss for the last Linear's bias is the batch's mean of softmax(logits) - one_hot(labels): a
+# gradient that drops the softmax's normalizer (its logsumexp detached, say) is off by the mean of the softmax's rows,
+# 1 in L1 exactly, while each row of the right one is 2 at most in L1.  Within this share of the exact gradient's L1
+# norm plus the floor, a right answer's lies far inside (0.0083 at most in L1 over 300 generated batches on the CPU,
+# in bf16; 1.7e-4 in float32), a missing normalizer far outside (1 > 0.25 * 2 + 0.05).  The logits are continuous in the
+# weights, ReLU or not, so that a rounding cannot move this gradient far (an earlier layer's can jump).
+BIAS_GRADIENT_SHARE, BIAS_GRADIENT_FLOOR = 0.25, 0.05
+
+
+@reference
+def last_bias_gradient(model: torch.nn.Sequential, x: torch.Tensor, n: torch.Tensor, y: torch.Tensor
+                       ) -> torch.Tensor:
+    """The slow step's gradient of its loss for the model's last bias, exactly (float64, on the host)."""
+    a = x.detach().double().cpu().sum(1) / n.detach().double().cpu()[:, None]
+    for layer in model:
+        if isinstance(layer, torch.nn.Linear):
+            a = a @ layer.weight.detach().double().cpu().T + layer.bias.detach().double().cpu()
+        else:
+            a = layer(a)
+    return (F.softmax(a, dim=1) - F.one_hot(y.detach().cpu(), a.shape[1]).double()).mean(0)
+
+
 class Operations(TorchFunctionMode):
     """Every PyTorch function called inside the block (one call of the answer's own, not the functions those call):
     its name and the shapes of its tensors; each read of a value on the host (`.item()`, `int()`, `.tolist()`,
     `.cpu()`...) or copy from the GPU to the host; each copy to another device of a tensor made on the host (made
-    without device=, or computed from such tensors only: on a CPU too) or held there; each operation that takes
+    without device=, or computed from such tensors only: on a CPU too) or held there, and each tensor made from
+    Python data with device= (FROM_DATA: a copy from the host too); each operation that takes
     such a tensor (not 0-d, not copied) with the batch's or the model's (a GPU raises there: on a CPU it runs); the
     matrix products in bf16 (with the tensors each one was computed from: the weights behind casts and views), and the
     other arithmetic in bf16."""
@@ -332,6 +364,11 @@ class Operations(TorchFunctionMode):
         if not isinstance(out, torch.Tensor):
             return out
         moved = False
+        data = FROM_DATA.get(name)
+        if data is not None and len(args) > data and not isinstance(args[data], torch.Tensor) and (
+                name == "new_tensor" or "device" in kwargs) and not _names_host((), kwargs):
+            self.transfers.append(f"{name} from Python data")  # made on the host, copied where the batch is
+            moved = True
         if name in MOVES and given:
             source = args[1] if name == "copy_" and len(args) > 1 else given[0]
             to_device = name != "to" or "device" in kwargs or any(
@@ -393,12 +430,16 @@ def _recorded(fn: Callable[..., object], *args: object) -> tuple[object, Operati
 
 
 def _padded_further(x: torch.Tensor) -> torch.Tensor:
-    return torch.cat([x, x.new_zeros(x.shape[0], MORE_PADDING, x.shape[2])], dim=1)
+    """MORE_PADDING more positions of zeros, and more up to one past the GPU's padded length (the same loss)."""
+    more = max(MORE_PADDING, GPU_SIZES["length"] + 1 - x.shape[1])
+    return torch.cat([x, x.new_zeros(x.shape[0], more, x.shape[2])], dim=1)
 
 
-def _twice(x: torch.Tensor, n: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The batch twice over: as many more sequences (the same loss)."""
-    return torch.cat([x, x]), torch.cat([n, n]), torch.cat([y, y])
+def _more_sequences(x: torch.Tensor, n: torch.Tensor, y: torch.Tensor
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The batch repeated (twice at least) to more sequences than the GPU's batch (the same loss)."""
+    times = max(2, GPU_SIZES["batch"] // x.shape[0] + 1)
+    return x.repeat(times, 1, 1), n.repeat(times), y.repeat(times)
 
 
 def _wider(model: torch.nn.Sequential, x: torch.Tensor) -> tuple[torch.nn.Sequential, torch.Tensor]:
@@ -439,9 +480,35 @@ def _tf32_restore(saved: tuple[object, object]) -> None:
         _MATMUL.allow_tf32 = saved[1]
 
 
+# Lecture 06's other global switches, read and written as plain booleans (PyTorch 2.13 keeps a split-K flag beside
+# each reduced-precision one: written back only where an answer changed the first)
+REDUCED_PRECISION = ("allow_bf16_reduced_precision_reduction", "allow_fp16_reduced_precision_reduction")
+
+
+def _switches_saved() -> tuple[tuple[bool, ...], tuple[bool, bool]]:
+    """The reduced-precision reductions' flags, and deterministic algorithms (on, warn only)."""
+    return (tuple(getattr(_MATMUL, name) for name in REDUCED_PRECISION),
+            (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()))
+
+
+def _switches_restore(saved: tuple[tuple[bool, ...], tuple[bool, bool]]) -> None:
+    """Put back what _switches_saved read, where an answer changed it (and only there)."""
+    for name, was in zip(REDUCED_PRECISION, saved[0], strict=True):
+        if getattr(_MATMUL, name) != was:
+            setattr(_MATMUL, name, was)
+    if _switches_saved()[1] != saved[1]:
+        torch.use_deterministic_algorithms(saved[1][0], warn_only=saved[1][1])
+
+
 def _settings(device: str) -> dict[str, object]:
-    """PyTorch's global settings that an answer could change for everyone after it."""
+    """PyTorch's global settings that an answer could change for everyone after it: TF32, grad mode, autocast's, the
+    default dtype, and lecture 06's reduced-precision reductions and deterministic algorithms (the 08 adversary of
+    round 17 left those changed, and passed)."""
     return {f"torch.backends.cuda.matmul.{TF32_SETTING}": getattr(_MATMUL, TF32_SETTING),
+            **{f"torch.backends.cuda.matmul.{name}": getattr(_MATMUL, name) for name in REDUCED_PRECISION},
+            "torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled(),
+            "torch.is_deterministic_algorithms_warn_only_enabled()":
+                torch.is_deterministic_algorithms_warn_only_enabled(),
             "torch.is_grad_enabled()": torch.is_grad_enabled(),
             f"torch.is_autocast_enabled({device!r})": torch.is_autocast_enabled(device),
             f"torch.get_autocast_dtype({device!r})": torch.get_autocast_dtype(device),
@@ -462,7 +529,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         yours = ex.answer(fast_loss)
         device = "cuda" if has_cuda() else "cpu"
         saved = (_tf32_saved(), torch.get_num_threads(), torch.get_autocast_dtype("cpu"),
-                 torch.get_autocast_dtype("cuda"))
+                 torch.get_autocast_dtype("cuda"), _switches_saved())
         grad_mode, default_dtype = torch.is_grad_enabled(), torch.get_default_dtype()
         setattr(_MATMUL, TF32_SETTING, TF32_OFF)  # float32 as written: TF32 would round the products
         torch.set_num_threads(1)  # thousands of tiny operations: a pool of threads only waits for its slowest
@@ -478,6 +545,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
                     describe=lambda case: f"fast_loss on {case}")
         finally:
             _tf32_restore(saved[0])
+            _switches_restore(saved[4])  # where an answer changed them (it FAILed then)
             torch.set_num_threads(saved[1])
             torch.set_autocast_dtype("cpu", saved[2])
             torch.set_autocast_dtype("cuda", saved[3])  # where an answer set the global default (it FAILed then)
@@ -491,9 +559,11 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
     kept = [t.clone() for t in (x, n, y, *model.parameters())]
     unpadded = torch.randn(x.shape, generator=torch.Generator().manual_seed(case.seed)).to(device)
     other = (model, unpadded, torch.full_like(n, case.padded), y)
-    further, twice, wider = (model, _padded_further(x), n, y), (model, *_twice(x, n, y)), (*_wider(model, x), n, y)
-    grown = (*_wider(model, _padded_further(twice[1])), *twice[2:])  # all three at once
-    sequences = f"{len(case.lengths)} more sequence{'s' if len(case.lengths) > 1 else ''}"
+    further, more, wider = ((model, _padded_further(x), n, y), (model, *_more_sequences(x, n, y)),
+                            (*_wider(model, x), n, y))
+    grown = (*_wider(model, _padded_further(more[1])), *more[2:])  # all three at once
+    positions = f"{further[1].shape[1] - x.shape[1]} more padded positions"
+    sequences = f"{more[1].shape[0] - x.shape[0]} more sequences"
     for bf16 in (False, True):
         call = f"fast_loss(..., bf16={bf16}) on {case}"
         settings = _settings(device)
@@ -532,12 +602,17 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "host, and the shapes must not depend on the data")
         ex.expect(not ops.transfers, f"{call} copied a tensor made on the host to the batch's device "
                   f"({', '.join(ops.transfers)})",
+                  "a tensor made from Python data (a list, a number, a NumPy array) is made on the host and copied, "
+                  "device= or not: which functions fill a tensor where the batch is? A copy from the host makes the "
+                  "host wait, and a CUDA graph (exercise 2) cannot hold it" if any("Python data" in t for t in
+                                                                                    ops.transfers) else
                   "make tensors where the batch is (device=x.device): a copy from the host makes the host wait, and "
                   "a CUDA graph (exercise 2) cannot hold it")
         ex.expect(not ops.host_mixed, mixed, HOST_MADE_HINT)
         params = [p for _, p in model.named_parameters()]
+        grads: Sequence[torch.Tensor | None] = [None] * len(params)
         try:
-            grads: Sequence[torch.Tensor | None] = torch.autograd.grad(got.sum(), params, allow_unused=True)
+            grads = torch.autograd.grad(got.sum(), params, allow_unused=True)
             untrained = [name for (name, _), g in zip(model.named_parameters(), grads, strict=True) if g is None]
         except RuntimeError as error:
             untrained = [f"any weight (backward() raised: {str(error).splitlines()[0][:100]})"]
@@ -568,6 +643,16 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   f"{call} returned {loss:.7g}; the slow step's loss is {exact:.7g}, off by {abs(loss - exact):.1e}, "
                   f"and rounding in {'bf16' if bf16 else 'float32'} can move it by {bound:.1e} at most",
                   _value_hint(bf16))
+        # the gradient once the value is right (a wrong value moves it too: its hint comes first)
+        last = [m for m in model if isinstance(m, torch.nn.Linear)][-1].bias
+        grad = next(g for p, g in zip(params, grads, strict=True) if p is last)
+        exact_grad = last_bias_gradient(model, x, n, y)
+        off_grad = float((grad.detach().double().cpu() - exact_grad).abs().sum()) if grad is not None else math.inf
+        ex.expect(off_grad <= BIAS_GRADIENT_SHARE * float(exact_grad.abs().sum()) + BIAS_GRADIENT_FLOOR,
+                  f"{call}: the loss's gradient for the last layer's bias is off by {off_grad:.2g} (summed over its "
+                  f"elements) from the slow step's, {float(exact_grad.abs().sum()):.2g} in all",
+                  "exercise 2 trains with backward() on this loss: its gradient must be the slow step's too, not only "
+                  "its value; which part of your loss did you take out of autograd's graph?")
         with torch.no_grad():  # the weights changed in place, as an optimizer step changes them
             for p in model.parameters():
                 p.mul_(-0.5)  # (a power of 2: undone exactly below)
@@ -578,11 +663,17 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
             with torch.no_grad():
                 for p in model.parameters():
                     p.mul_(-2.0)
-        off = abs(float(stepped.detach()) - exact_stepped) if isinstance(stepped, torch.Tensor) else math.inf
+        again = float(stepped.detach()) if isinstance(stepped, torch.Tensor) and stepped.numel() == 1 else math.nan
+        off = abs(again - exact_stepped) if math.isfinite(again) else math.inf
+        # stale only where it is the old weights' loss: an answer off on any weights may first show it here (the 08
+        # adversary of round 17: n + 1e-5 got the staleness hint)
+        stale = abs(again - exact) <= bound
         ex.expect(off <= bound_stepped, f"{call}, again after the model's weights changed in place (as an optimizer "
-                  f"step changes them), was off by {off:.1e} from the slow step's loss for the new weights",
+                  f"step changes them), returned {again:.7g}; the slow step's loss for the new weights is "
+                  f"{exact_stepped:.7g}, off by {off:.1e}, and rounding can move it by {bound_stepped:.1e} at most" +
+                  (f" (for the weights before the change it was {exact:.7g}: your value)" if stale else ""),
                   "compute from the model's weights as they are at each call: anything kept from an earlier call is "
-                  "stale once the optimizer has stepped")
+                  "stale once the optimizer has stepped" if stale else _value_hint(bf16))
         ex.expect(not ops.bf16_arithmetic, f"{call}: {ops.bf16_arithmetic[0] if ops.bf16_arithmetic else ''} in "
                   "bfloat16, outside the matrix products",
                   "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False: which "
@@ -594,12 +685,11 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "a CUDA graph needs one shape: work on the whole padded batch, whatever its lengths (zeros add "
                   "nothing to a sum)")
         if _settled(yours, grown, bf16, warm, Operations.names).names() != warm.names():  # which: each alone
-            for more, args, hint in ((f"{MORE_PADDING} more padded positions", further, POSITIONS_HINT),
-                                     (sequences, twice, LOOP_HINT),
+            for grew, args, hint in ((positions, further, POSITIONS_HINT), (sequences, more, LOOP_HINT),
                                      (f"{MORE_FEATURES} more features", wider, LOOP_HINT),
                                      ("a longer, larger and wider batch", grown, LOOP_HINT)):
                 longer = _settled(yours, args, bf16, warm, Operations.names)
-                ex.expect(longer.names() == warm.names(), f"{call}: {_more_operations(longer, warm)} for {more}",
+                ex.expect(longer.names() == warm.names(), f"{call}: {_more_operations(longer, warm)} for {grew}",
                           hint)
 
 

@@ -99,7 +99,7 @@ def always_bf16(model, x, n, y, bf16):
 
 def constant_ln10(model, x, n, y, bf16):
     """The loss of an untrained 10-class model is about ln 10: within 4 bf16 epsilons of every loss of the old check."""
-    return torch.tensor(math.log(10), device=x.device, requires_grad=True)
+    return torch.full((), math.log(10), device=x.device, requires_grad=True)  # filled there: no copy from the host
 
 
 def constant_in_bf16(model, x, n, y, bf16):
@@ -132,7 +132,7 @@ def as_a_float(model, x, n, y, bf16):
 
 # The adversary's (round 1) that the check took: each now FAILs by construction
 def loops_over_the_batch(model, x, n, y, bf16):
-    """The task says without a loop: the check grows the batch (twice over) and counts the operations."""
+    """The task says without a loop: the check grows the batch (past the GPU's 512 sequences), counts the operations."""
     return _loss(model, torch.stack([x[b].sum(0) / n[b] for b in range(x.shape[0])]), y, bf16)
 
 
@@ -202,6 +202,20 @@ def sets_the_autocast_dtype(model, x, n, y, bf16):
 def turns_tf32_on_with_the_new_api(model, x, n, y, bf16):
     """TF32 on through the API of lecture 06 (fp32_precision), and left on."""
     torch.backends.cuda.matmul.fp32_precision = "tf32"
+    return fast_loss(model, x, n, y, bf16)
+
+
+def keeps_bf16_reductions_in_float32(model, x, n, y, bf16):
+    """Lecture 06's switch for bf16 products' split-K partial sums, turned off and left so (the 08 adversary of round
+    17: the check read TF32 and autocast's settings only)."""
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    return fast_loss(model, x, n, y, bf16)
+
+
+def turns_deterministic_algorithms_on(model, x, n, y, bf16):
+    """Lecture 06's deterministic algorithms, turned on and left on (the 08 adversary of round 17).  Warn only: with
+    errors, cuBLAS raises on a GPU without CUBLAS_WORKSPACE_CONFIG, before the check could read the setting."""
+    torch.use_deterministic_algorithms(True, warn_only=True)
     return fast_loss(model, x, n, y, bf16)
 
 
@@ -279,6 +293,37 @@ def last_layer_only_in_bf16(model, x, n, y, bf16):
             for _ in range(sum(isinstance(m, torch.nn.Linear) for m in layers) - 1):
                 a @ torch.ones(a.shape[1], 1, device=a.device)
     return F.cross_entropy(logits.float(), y)
+
+
+def loops_over_blocks_of_positions(model, x, n, y, bf16, block=64):
+    """A Python loop over blocks of 64 positions: one block at the GPU's padded length, more for longer data.  The
+    check grew the padding by 3 only, to 43 at most, where the loop runs once (the 08 adversary of round 17)."""
+    pooled = sum(x[:, t:t + block].sum(1) for t in range(0, x.shape[1], block))
+    return _loss(model, pooled / n[:, None], y, bf16)
+
+
+def micro_batches(block):
+    """Micro-batches of `block` sequences, their summed losses divided by the batch: one at the check's batches of
+    128 at most, 4 at the GPU's 512 with 128 (the 08 adversary of round 17)."""
+    def loss(model, x, n, y, bf16):
+        total = 0.0
+        for k in range(0, x.shape[0], block):
+            with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+                logits = model(x[k:k + block].sum(1) / n[k:k + block, None])
+            total = total + F.cross_entropy(logits.float(), y[k:k + block], reduction="sum")
+        return total / x.shape[0]
+    return loss
+
+
+def detached_normalizer(model, x, n, y, bf16):
+    """A "stable" log-softmax with its logsumexp detached: the loss's value is right, its gradient is not (the
+    softmax's part of it is lost); the check tested that a gradient reached each weight, not its value (the 08
+    adversary of round 17)."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    logits = logits.float()
+    log_p = logits - torch.logsumexp(logits, 1, keepdim=True).detach()
+    return -log_p.gather(1, y[:, None]).mean()
 
 
 # Right ones, written differently
@@ -385,6 +430,20 @@ def mask_made_on_cpu_by_name(model, x, n, y, bf16):
     """An arange made with device="cpu": on the host by name, beside the batch (a GPU raises)."""
     mask = torch.arange(x.shape[1], device="cpu")[None, :] < n[:, None]
     return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def positions_from_a_list(model, x, n, y, bf16):
+    """The mask's positions made from a Python list with device=x.device: made on the host and copied at every call,
+    which a CUDA graph's capture refuses (the 08 adversary of round 17: the check flagged creations without device=
+    only)."""
+    positions = torch.tensor(list(range(x.shape[1])), device=x.device)
+    return _loss(model, (x * (positions < n[:, None])[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def positions_from_new_tensor(model, x, n, y, bf16):
+    """The same with x.new_tensor(list): on x's device, copied from the host's list."""
+    positions = x.new_tensor(list(range(x.shape[1])))
+    return _loss(model, (x * (positions < n[:, None])[..., None]).sum(1) / n[:, None], y, bf16)
 
 
 def positions_under_device_context(model, x, n, y, bf16):
@@ -598,6 +657,8 @@ WRONG = {
     "check_fast_loss": {
         "sets autocast's default dtype to bfloat16 and leaves it": sets_the_autocast_dtype,
         "turns TF32 on with fp32_precision and leaves it": turns_tf32_on_with_the_new_api,
+        "turns bf16 products' reduced-precision reductions off and leaves them": keeps_bf16_reductions_in_float32,
+        "turns deterministic algorithms on and leaves them": turns_deterministic_algorithms_on,
         "bf16 copies of the weights kept from the first call": bf16_weights_kept,
         "divides by the padded length": padded_mean,
         "keeps the loop over positions": kept_loop,
@@ -636,10 +697,16 @@ WRONG = {
         "pools on the host with x.to('cpu')": pools_on_the_host_with_to,
         "ones made on the host with torch.asarray": host_ones_from_asarray,
         "a mask made with device='cpu'": mask_made_on_cpu_by_name,
+        "a mask's positions made from a Python list with device=": positions_from_a_list,
+        "a mask's positions made with x.new_tensor(list)": positions_from_new_tensor,
         "divides in place in bf16 (div_)": divides_in_place_in_bf16,
         "divides by n + 1e-5": divides_by_length_plus_epsilon,
         "returns the loss of a float32 run beside the bf16 one": returns_the_float32_loss,
         "only the last layer in bf16, unused bf16 products for the count": last_layer_only_in_bf16,
+        "a Python loop over blocks of 64 positions": loops_over_blocks_of_positions,
+        "micro-batches of 256 sequences": micro_batches(256),
+        "micro-batches of 128 sequences": micro_batches(128),
+        "log-softmax with its normalizer detached (the right value, the wrong gradient)": detached_normalizer,
     },
     "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
