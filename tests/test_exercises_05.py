@@ -112,6 +112,25 @@ def test_the_hints_for_a_place_next_to_the_lookup_say_how_cells_and_lines_are_co
     assert counted in nb05._cell_hint(cells, (cell - 1, line), (cell, line))
     assert "helper" in nb05._cell_hint(cells, (2, 2), (cell, line))
     assert "GPU runs behind" in nb05._cell_hint(cells, (len(cells), 1), (cell, line))
+    # One cell early is the same lookup a step earlier: a count from 0 only if the answer is early again elsewhere
+    assert "another lookup" in nb05._cell_hint(cells, (cell - 1, line), (cell, line), lambda: False)
+
+
+@host
+def test_one_cell_early_again_tells_a_count_from_0_from_a_lookup_read_in_the_text():
+    """The seventeenth adversary's text reader (the first lookup of the step after step 0) was one cell early on the
+    lookup's line, and was told to count cells from 1; a replay one cell early in every notebook is told so."""
+    from utils.exercises.answers.nb05 import first_lookup_of_the_second_step, replay_in_time
+
+    def one_cell_early(cells):
+        cell, line = replay_in_time(cells)
+        return cell - 1, line
+
+    with inside_check():
+        cells, want = nb05.failing_notebook(*nb05.MORE_LOOKUPS), nb05.failing_cell(*nb05.MORE_LOOKUPS)
+        assert first_lookup_of_the_second_step(cells) == (want[0] - 1, want[1])  # the case it was misjudged in
+        assert not nb05._early_again(first_lookup_of_the_second_step, nb05.MORE_LOOKUPS)
+        assert nb05._early_again(one_cell_early, nb05.MORE_LOOKUPS)
 
 
 @host

@@ -252,8 +252,13 @@ def _notebooks_alike() -> list[tuple[int, int]]:
 MORE_LOOKUPS = (9, 1)
 
 
-def _cell_hint(cells: Sequence[str], got: tuple[int, int], want: tuple[int, int]) -> str:
-    """What a wrong (cell, line) most likely says about the answer (never the place itself)."""
+def _cell_hint(cells: Sequence[str], got: tuple[int, int], want: tuple[int, int],
+               early_again: Callable[[], bool] = lambda: True) -> str:
+    """What a wrong (cell, line) most likely says about the answer (never the place itself).
+
+    One cell early on the same line is the same lookup one step earlier (the step cells share one layout): a count
+    of cells from 0, or another lookup taken for the one that fails.  `early_again()` tells them apart: whether the
+    answer is one cell early again for another notebook of the same layout, whose lookup that fails is elsewhere."""
     cell, line = got
     text = cells[cell - 1].splitlines() if 1 <= cell <= len(cells) else []
     said = text[line - 1].strip() if 1 <= line <= len(text) else ""
@@ -268,7 +273,7 @@ def _cell_hint(cells: Sequence[str], got: tuple[int, int], want: tuple[int, int]
     if cell == 1:
         return ("the cells failed before a step ran: run them on a device this machine has (the first cell reads it "
                 "from the environment)")
-    if (cell, line) == (want[0] - 1, want[1]) or (cell, line) == (want[0], want[1] - 1):
+    if (cell, line) == (want[0], want[1] - 1) or ((cell, line) == (want[0] - 1, want[1]) and early_again()):
         return "count as a notebook does: the first cell is cell 1, and a cell's first line is line 1"
     if cell == want[0] and line > len(text) >= 1:
         return ("a line past the end of that cell: count each cell's lines from its own first line, not the lines of "
@@ -300,6 +305,23 @@ def _place(got: object) -> tuple[int, int] | None:
     return None if cell is None or line is None else (cell, line)
 
 
+def _early_again(yours: Callable, case: tuple[int, int]) -> bool:
+    """Whether the answer, one cell early for the notebook `case`, is one cell early on the same line again for the
+    next notebook of the same layout whose lookup that fails is elsewhere (one more call, on a wrong answer only): a
+    count of cells from 0 is, a lookup read from the text or a replay's other lookup only by chance."""
+    layout, data = case
+    want = failing_cell(layout, data)
+    other = next((d for d in range(data + 1, data + 50) if failing_cell(layout, d) != want), None)
+    if other is None:
+        return True
+    again = failing_cell(layout, other)
+    try:
+        got = _place(yours(list(failing_notebook(layout, other))))
+    except Exception:  # noqa: BLE001 -- an answer that fails there is no count of cells from 0
+        return False
+    return got == (again[0] - 1, again[1])
+
+
 def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, int]]) -> None:
     """find_failing_cell(cells) must return (cell, line) of the lookup that reads out of range, both from 1.
 
@@ -321,10 +343,10 @@ def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, 
             cell, line = place
             text = cells[cell - 1].splitlines() if 1 <= cell <= len(cells) else []
             said = f"`{text[line - 1].strip()}`" if 1 <= line <= len(text) else "(no such line)"
+            hint = "" if place == want else _cell_hint(cells, place, want, lambda: _early_again(yours, case))
             ex.expect(place == want, f"for {name} returned cell {cell}, line {line}, {said}; the lookup that fails is "
                                      f"cell {want[0]}, line {want[1]}, "
-                                     f"`{cells[want[0] - 1].splitlines()[want[1] - 1].strip()}`",
-                      _cell_hint(cells, place, want))
+                                     f"`{cells[want[0] - 1].splitlines()[want[1] - 1].strip()}`", hint)
 
         # Each case costs the answer a fresh process (about 1.5 s): MORE_LOOKUPS, then the two alike (a helper two
         # deep, a module's own forward(), a bad id drawn earlier in the text but later in time, a failure at step 2 or
