@@ -112,6 +112,25 @@ def test_the_hints_for_a_place_next_to_the_lookup_say_how_cells_and_lines_are_co
     assert counted in nb05._cell_hint(cells, (cell - 1, line), (cell, line))
     assert "helper" in nb05._cell_hint(cells, (2, 2), (cell, line))
     assert "GPU runs behind" in nb05._cell_hint(cells, (len(cells), 1), (cell, line))
+    # One cell early is the same lookup a step earlier: a count from 0 only if the answer is early again elsewhere
+    assert "another lookup" in nb05._cell_hint(cells, (cell - 1, line), (cell, line), lambda: False)
+
+
+@host
+def test_one_cell_early_again_tells_a_count_from_0_from_a_lookup_read_in_the_text():
+    """The seventeenth adversary's text reader (the first lookup of the step after step 0) was one cell early on the
+    lookup's line, and was told to count cells from 1; a replay one cell early in every notebook is told so."""
+    from utils.exercises.answers.nb05 import first_lookup_of_the_second_step, replay_in_time
+
+    def one_cell_early(cells):
+        cell, line = replay_in_time(cells)
+        return cell - 1, line
+
+    with inside_check():
+        cells, want = nb05.failing_notebook(*nb05.MORE_LOOKUPS), nb05.failing_cell(*nb05.MORE_LOOKUPS)
+        assert first_lookup_of_the_second_step(cells) == (want[0] - 1, want[1])  # the case it was misjudged in
+        assert not nb05._early_again(first_lookup_of_the_second_step, nb05.MORE_LOOKUPS)
+        assert nb05._early_again(one_cell_early, nb05.MORE_LOOKUPS)
 
 
 @host
@@ -436,14 +455,77 @@ def _event_never_recorded():
     return host.tolist()
 
 
+def _event_after_the_copy_polled():  # the lecture's way: an event recorded after the copy says it is done
+    host = GPU_Y.to("cpu", non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+    while not done.query():
+        pass
+    return host.tolist()
+
+
+def _event_before_the_copy_polled():
+    done = torch.cuda.Event()
+    done.record()
+    host = GPU_Y.to("cpu", non_blocking=True)
+    while not done.query():
+        pass
+    return host.tolist()
+
+
+def _stream_polled_after_the_copy():
+    host = GPU_Y.to("cpu", non_blocking=True)
+    while not torch.cuda.current_stream().query():
+        pass
+    return host.tolist()
+
+
 @host
 @pytest.mark.parametrize("fn, stale", [(_non_blocking_read_at_once, True), (_non_blocking_copy_into_read_at_once, True),
                                        (_non_blocking_then_synchronize, False), (_non_blocking_shape_only, False),
                                        (_event_recorded_before_the_copy, True), (_event_recorded_after_the_copy, False),
-                                       (_event_of_record_event_after_the_copy, False), (_event_never_recorded, True)],
+                                       (_event_of_record_event_after_the_copy, False), (_event_never_recorded, True),
+                                       (_event_after_the_copy_polled, False), (_event_before_the_copy_polled, True),
+                                       (_stream_polled_after_the_copy, False)],
                          ids=lambda v: v.__name__ if callable(v) else None)
 def test_host_waits_notes_a_non_blocking_copy_read_before_a_synchronize(fn, stale):
     assert bool(_stale(fn)) == stale
+
+
+@host
+@pytest.mark.parametrize("fn", [_event_after_the_copy_polled, _stream_polled_after_the_copy],
+                         ids=lambda fn: fn.__name__)
+def test_host_waits_counts_a_polled_query_as_one_wait(fn):
+    """A query() that returns True tells the host what a synchronize() would: one wait, as on a GPU (the copy itself,
+    made with non_blocking=True, waits for nothing)."""
+    assert [wait.split(" at line")[0] for wait in _waits(fn)] == ["a stream's or an event's query() that returned True"]
+
+
+@host
+def test_explicit_synchronizations_leave_the_queries_as_they_were():
+    before = (torch.cuda.Stream.query, torch.cuda.Event.query, torch.cuda.Stream.synchronize)
+    with pytest.raises(ZeroDivisionError), nb05.explicit_synchronizations(lambda what: None):
+        assert torch.cuda.Event.query is not before[1]
+        raise ZeroDivisionError
+    assert (torch.cuda.Stream.query, torch.cuda.Event.query, torch.cuda.Stream.synchronize) == before
+
+
+@gpu
+def test_explicit_synchronizations_see_a_polled_query_once_and_a_false_one_not_at_all():
+    from utils.timing import gpu_cycles_per_second, gpu_sleep
+
+    seen: list[str] = []
+    gpu_cycles_per_second()  # calibrated before: it waits for the GPU
+    torch.cuda.synchronize()
+    with nb05.explicit_synchronizations(seen.append):
+        gpu_sleep(0.05)
+        done = torch.cuda.Event()
+        done.record()
+        assert not done.query()  # the GPU is still asleep: the host learnt nothing, and went on
+        assert seen == []
+        while not done.query():
+            pass
+    assert seen == ["an event's query() that returned True"]
 
 
 @host

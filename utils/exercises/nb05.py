@@ -252,8 +252,13 @@ def _notebooks_alike() -> list[tuple[int, int]]:
 MORE_LOOKUPS = (9, 1)
 
 
-def _cell_hint(cells: Sequence[str], got: tuple[int, int], want: tuple[int, int]) -> str:
-    """What a wrong (cell, line) most likely says about the answer (never the place itself)."""
+def _cell_hint(cells: Sequence[str], got: tuple[int, int], want: tuple[int, int],
+               early_again: Callable[[], bool] = lambda: True) -> str:
+    """What a wrong (cell, line) most likely says about the answer (never the place itself).
+
+    One cell early on the same line is the same lookup one step earlier (the step cells share one layout): a count
+    of cells from 0, or another lookup taken for the one that fails.  `early_again()` tells them apart: whether the
+    answer is one cell early again for another notebook of the same layout, whose lookup that fails is elsewhere."""
     cell, line = got
     text = cells[cell - 1].splitlines() if 1 <= cell <= len(cells) else []
     said = text[line - 1].strip() if 1 <= line <= len(text) else ""
@@ -268,7 +273,7 @@ def _cell_hint(cells: Sequence[str], got: tuple[int, int], want: tuple[int, int]
     if cell == 1:
         return ("the cells failed before a step ran: run them on a device this machine has (the first cell reads it "
                 "from the environment)")
-    if (cell, line) == (want[0] - 1, want[1]) or (cell, line) == (want[0], want[1] - 1):
+    if (cell, line) == (want[0], want[1] - 1) or ((cell, line) == (want[0] - 1, want[1]) and early_again()):
         return "count as a notebook does: the first cell is cell 1, and a cell's first line is line 1"
     if cell == want[0] and line > len(text) >= 1:
         return ("a line past the end of that cell: count each cell's lines from its own first line, not the lines of "
@@ -300,6 +305,23 @@ def _place(got: object) -> tuple[int, int] | None:
     return None if cell is None or line is None else (cell, line)
 
 
+def _early_again(yours: Callable, case: tuple[int, int]) -> bool:
+    """Whether the answer, one cell early for the notebook `case`, is one cell early on the same line again for the
+    next notebook of the same layout whose lookup that fails is elsewhere (one more call, on a wrong answer only): a
+    count of cells from 0 is, a lookup read from the text or a replay's other lookup only by chance."""
+    layout, data = case
+    want = failing_cell(layout, data)
+    other = next((d for d in range(data + 1, data + 50) if failing_cell(layout, d) != want), None)
+    if other is None:
+        return True
+    again = failing_cell(layout, other)
+    try:
+        got = _place(yours(list(failing_notebook(layout, other))))
+    except Exception:  # noqa: BLE001 -- an answer that fails there is no count of cells from 0
+        return False
+    return got == (again[0] - 1, again[1])
+
+
 def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, int]]) -> None:
     """find_failing_cell(cells) must return (cell, line) of the lookup that reads out of range, both from 1.
 
@@ -321,10 +343,10 @@ def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, 
             cell, line = place
             text = cells[cell - 1].splitlines() if 1 <= cell <= len(cells) else []
             said = f"`{text[line - 1].strip()}`" if 1 <= line <= len(text) else "(no such line)"
+            hint = "" if place == want else _cell_hint(cells, place, want, lambda: _early_again(yours, case))
             ex.expect(place == want, f"for {name} returned cell {cell}, line {line}, {said}; the lookup that fails is "
                                      f"cell {want[0]}, line {want[1]}, "
-                                     f"`{cells[want[0] - 1].splitlines()[want[1] - 1].strip()}`",
-                      _cell_hint(cells, place, want))
+                                     f"`{cells[want[0] - 1].splitlines()[want[1] - 1].strip()}`", hint)
 
         # Each case costs the answer a fresh process (about 1.5 s): MORE_LOOKUPS, then the two alike (a helper two
         # deep, a module's own forward(), a bad id drawn earlier in the text but later in time, a failure at step 2 or
@@ -380,14 +402,18 @@ class HostWaits(TorchFunctionMode):
     nonzero()); a GPU value written into a host tensor (`host[i] = loss`, copy_()); a host value copied to the
     GPU (torch.tensor(..., device="cuda"), or device=x.device of a GPU tensor x; x.new_tensor(...): the copy
     waits for the stream); and, inside counting_synchronize(), synchronize() of the device, a stream or an
-    event.  So one copy to the host counts once, however many host calls read it afterwards.  Each note says
-    what and where in `fn`'s code: "<what> at line N: `code`", in order, in `waits`.  A GPU tensor of one value
+    event, and a stream's or an event's query() that returns True (here, every one: all is done at once), after
+    which the host knows what its synchronize() would have told it (a loop that polls query() until it is True
+    counts once, as on a GPU: explicit_synchronizations).  So one copy to the host counts once, however many host
+    calls read it afterwards.  Each note says what and where in `fn`'s code: "<what> at line N: `code`", in order,
+    in `waits`.  A GPU tensor of one value
     used as an index (`index[position]` with `position = mask.int().argmax()`) is a wait too: PyTorch reads it.
 
     A copy to the host made with non_blocking=True waits for nothing, and may not have landed when the host
     reads it: a read of it before a synchronize() is noted in `stale`.  A synchronize() of the device or of a
     stream lands every copy; an event's lands only the copies queued before the event was recorded (an event
-    recorded before the copy, or never recorded, completes without it)."""
+    recorded before the copy, or never recorded, completes without it).  A query() that returns True lands what the
+    same object's synchronize() would."""
 
     READS = frozenset({"__bool__", "item", "__int__", "__float__", "__index__", "tolist", "__array__", "__format__",
                        "__repr__", "__contains__", "nonzero", "argwhere", "masked_select", "unique",
@@ -546,12 +572,17 @@ class HostWaits(TorchFunctionMode):
 
     @contextmanager
     def counting_synchronize(self) -> Iterator[None]:
-        """Inside cuda_on_cpu(): torch.cuda.synchronize(), and a stream's or an event's synchronize(), noted."""
+        """Inside cuda_on_cpu(): torch.cuda.synchronize(), and a stream's or an event's synchronize() or query()
+        (True at once), noted."""
         mode = self
 
         class Noted(InOrder):
             def synchronize(self) -> None:
                 mode.synchronized("a stream's or an event's synchronize()")
+
+            def query(self) -> bool:  # on the CPU all is done at once: True, and the host has learnt it, a wait
+                mode.synchronized("a stream's or an event's query() that returned True")
+                return True
 
             def record_event(self, event: Any = None) -> Any:
                 event = NotedEvent() if event is None else event
@@ -568,6 +599,10 @@ class HostWaits(TorchFunctionMode):
 
             def synchronize(self) -> None:
                 mode.synchronized("a stream's or an event's synchronize()", before=self.recorded)
+
+            def query(self) -> bool:
+                mode.synchronized("a stream's or an event's query() that returned True", before=self.recorded)
+                return True
 
         current = Noted()
         imitations = {"synchronize": lambda device=None: self.synchronized("torch.cuda.synchronize()"),
@@ -603,10 +638,15 @@ def _quiet() -> Iterator[None]:
 @contextmanager
 def explicit_synchronizations(seen: Callable[[str], None]) -> Iterator[None]:
     """On a GPU, `seen(what)` for each synchronize() of the device, a stream or an event (sync debug mode reports
-    none of the device's and the events'), before it runs; `seen` may raise to stop the answer there."""
+    none of the device's and the events'), before it runs; `seen` may raise to stop the answer there.  And for each
+    query() of a stream or an event that returns True, after it: the host has learnt that the GPU is done, as a
+    synchronize() would have told it, so a loop that polls query() until then waits once (sync debug mode reports no
+    query()); a query() that returns False told the host nothing, and the host went on."""
     targets: list[tuple[Any, str, str]] = [(torch.cuda, "synchronize", "torch.cuda.synchronize()"),
                                            (torch.cuda.Stream, "synchronize", "a stream's synchronize()"),
-                                           (torch.cuda.Event, "synchronize", "an event's synchronize()")]
+                                           (torch.cuda.Event, "synchronize", "an event's synchronize()"),
+                                           (torch.cuda.Stream, "query", "a stream's query() that returned True"),
+                                           (torch.cuda.Event, "query", "an event's query() that returned True")]
     if hasattr(torch, "accelerator") and hasattr(torch.accelerator, "synchronize"):
         targets.append((torch.accelerator, "synchronize", "torch.accelerator.synchronize()"))
     saved = [(owner, attribute, getattr(owner, attribute)) for owner, attribute, _ in targets]
@@ -619,9 +659,18 @@ def explicit_synchronizations(seen: Callable[[str], None]) -> Iterator[None]:
 
         return synchronize
 
+    def noting_true(original: Callable, what: str) -> Callable:
+        def query(*args: Any, **kwargs: Any) -> Any:
+            done = original(*args, **kwargs)  # cudaStreamQuery / cudaEventQuery: never a wait by itself
+            if done is True:
+                seen(what)
+            return done
+
+        return query
+
     try:
         for (owner, attribute, what), (_, _, original) in zip(targets, saved):
-            setattr(owner, attribute, noting(original, what))
+            setattr(owner, attribute, (noting_true if attribute == "query" else noting)(original, what))
         yield
     finally:
         for owner, attribute, original in saved:
@@ -658,6 +707,8 @@ INDEX_DTYPES = {"int64": torch.int64, "int32": torch.int32}
 LARGEST = {"int64": 2**63 - 1, "int32": 2**31 - 1}
 INDEX_ADD_EXAMPLES = 60
 _MANY = tuple(random.Random(1).randrange(1000) for _ in range(4096))
+_LATE_BAD = 3000  # where _MANY_ONE_BAD's only bad index is: generated indices have at most 8 entries
+_MANY_ONE_BAD = (*_MANY[:_LATE_BAD], 1000, *_MANY[_LATE_BAD + 1:])
 INDEX_ADD_CHOSEN: tuple[IndexAdd, ...] = (  # cases the check always tries, after the generated ones
     ((1000, 40), 0, (0, 5, 17, 999), "int64", "busy"),
     ((1000, 40), 1, (3, 1, 4, 1, 5, 9, 2, 6), "int64", "with"),  # 1 twice: both slices add up
@@ -667,6 +718,8 @@ INDEX_ADD_CHOSEN: tuple[IndexAdd, ...] = (  # cases the check always tries, afte
     ((1000, 40), 1, (2, 11, 40, 12, 45), "int32", "with"),  # too large for dim 1, fine for dim 0
     ((1000, 40), 0, (3, 2, -7, 1003), "int64", "busy"),  # the first bad one is negative, a later one too large
     ((1000, 40), 0, _MANY, "int64", "default"),  # 4096 valid indices: one question to the GPU, not 4096
+    ((1000, 40), 0, _MANY_ONE_BAD, "int64", "default"),  # one past the end, deep in a long index: a check of a
+    # prefix of the indices (the first 8, 64, ...) misses it, and one that reads them one by one waits 3000 times
 )
 # The waits an answer may make before it raises: whether an index is bad, where the first is, and what it is (the
 # solution asks these one by one). An answer that reads the indices one by one makes more once the first bad one is
@@ -879,13 +932,16 @@ class _LateAgainWhenIdle(TorchFunctionMode):
     def __init__(self, ms: float, spared: Any) -> None:
         super().__init__()
         self.ms, self.spared, self.seen = ms, spared.cuda_stream, set[int]()
+        # query() as it is now, before gpu_waits() (entered after this mode is made) notes every true one as the
+        # answer's wait: this mode's own questions are the check's
+        self.query = torch.cuda.Stream.query
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         from ..timing import gpu_sleep
 
         stream = torch.cuda.current_stream()
         if stream.cuda_stream != self.spared:
-            if stream.cuda_stream in self.seen and stream.query():  # query() waits for nothing
+            if stream.cuda_stream in self.seen and self.query(stream):  # query() waits for nothing
                 gpu_sleep(self.ms / 1e3, stream)  # inside the mode's handler: not seen by the mode again
             self.seen.add(stream.cuda_stream)
         return func(*args, **(kwargs or {}))
@@ -968,8 +1024,9 @@ def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: 
 
 
 def names(value: int) -> Callable[[str], bool]:
-    """Whether a message names `value` as a number of its own (1000 is not in 10005, -1 is not 1)."""
-    return lambda message: re.search(rf"(?<![\d.-]){value}(?![\d.])", message) is not None
+    """Whether a message names `value` as a number of its own (1000 is not in 10005 nor in 1000.5, -1 is not 1); a
+    sentence may end right after it ("... and it is 1000.")."""
+    return lambda message: re.search(rf"(?<![\d.-]){value}(?!\d|\.\d)", message) is not None
 
 
 def _index_add_call(case: IndexAdd) -> str:
@@ -978,8 +1035,9 @@ def _index_add_call(case: IndexAdd) -> str:
 
 
 STALE_HINT = ("a copy to the host made with non_blocking=True returns before it has landed: on a GPU the host then "
-              "reads what the buffer held before. Wait for it first (the stream's or an event's synchronize()), or "
-              "copy without non_blocking")
+              "reads what the buffer held before. Read it only once an event recorded after the copy says it is done "
+              "(its query() returns True, or its synchronize() where waiting is fine; the stream's synchronize() "
+              "does too), or copy without non_blocking")
 HINT_LAUNCH = ("on a GPU that launch ends in a device-side assert, and the process's CUDA is lost: check the indices "
                "before any operation uses them, not after it or by catching its error (on the CPU the operation "
                "raises by itself; on a GPU the host learns nothing at the launch)")
@@ -1028,7 +1086,8 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
             ex.expect(len(ran.waits) <= 1,
                       f"{call} made the host wait for the GPU {len(ran.waits)} times: " + "; ".join(ran.waits[:3]),
                       "ask the GPU one question per call, about all the indices at once: each value the host reads "
-                      "(bool(), .item(), .tolist(), .cpu(), ...) and each synchronize() waits for it")
+                      "(bool(), .item(), .tolist(), .cpu(), ...), each synchronize() and each query() that says done "
+                      "waits for it")
             return
         value = index[bad]
         ex.expect(ran.error is not None, f"{call} raised nothing: index[{bad}] = {value} is not a valid index along "
@@ -1470,13 +1529,14 @@ def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tenso
             ex.expect(not done.waits, f"{case}: on a GPU the host would wait for it {len(done.waits)} time(s); the "
                                       f"first: {done.waits[0] if done.waits else ''}",
                       "on a GPU, a value needed on the host (.item(), an `if` on a tensor, a boolean mask's size, a "
-                      "copy), or a synchronize(), makes the host wait: keep the decisions on the GPU, as tensors")
+                      "copy), a synchronize(), or a query() polled until it says done, makes the host wait: keep the "
+                      "decisions on the GPU, as tensors")
             ex.expect(not done.stale, f"{case}: {done.stale[0] if done.stale else ''}", STALE_HINT)
         else:
             ex.expect(not done.waits, f"{case}: the host waited for the GPU, {done.waits[0] if done.waits else ''}",
                       "keep everything on the GPU: stack the losses instead of .item(), torch.where or a 0/1 weight "
                       "instead of a boolean mask, and a 0/1 choice on the GPU instead of `if`; synchronize() of the "
-                      "device, a stream or an event waits too")
+                      "device, a stream or an event waits too, and so does a query() polled until it says done")
             ex.expect(done.returned_early, f"{case}: with the caller's stream busy, your loop returned only after "
                                            "the GPU had finished it", "the host waited for the GPU somewhere: "
                                                                       "polling a stream or an event waits too")

@@ -12,6 +12,7 @@ top-level function that uses torch, F and math alone.
 from __future__ import annotations
 
 import re
+import threading
 
 import torch
 import torch.nn.functional as F
@@ -26,8 +27,20 @@ def _frames(traceback_lines: list[str], file: str = "<string>") -> list[tuple[in
             re.findall(rf'File "{re.escape(file)}", line (\d+), in (\S+)', "\n".join(traceback_lines))]
 
 
+# The same cells run the same way end the same way (their ids are seeded): the answers that run them on the CPU share
+# one fresh process per notebook and joiner (the tests run the answers side by side, on threads, and each process
+# costs seconds). Every answer still runs, and reads the traceback as its own.
+_RUNS: dict[tuple[str, tuple[str, ...]], list] = {}
+_RUNS_LOCK = threading.Lock()
+
+
 def _on_cpu(cells, joiner="\n") -> list[str]:
-    return run_process(joiner.join(cells), env={"DEVICE": "cpu"}).traceback
+    with _RUNS_LOCK:
+        run = _RUNS.setdefault((joiner, tuple(cells)), [threading.Lock(), None])
+    with run[0]:
+        if run[1] is None:
+            run[1] = run_process(joiner.join(cells), env={"DEVICE": "cpu"}).traceback
+        return list(run[1])
 
 
 def _in_cell(cells, line, blank_lines=0):
@@ -92,6 +105,13 @@ def the_cell_that_reads_the_losses(cells):  # where a GPU run reports it: the ce
     return number, 1
 
 
+def first_lookup_of_the_second_step(cells):
+    """The seventeenth adversary's: reads the text, and knows step 0 is fine: the first lookup of the next step cell
+    (one cell early, on the lookup's line, where that lookup fails a step later)."""
+    lines = cells[3].splitlines()
+    return 4, next(line for line, text in enumerate(lines, 1) if "ids[" in text)
+
+
 def first_lookup_in_text(cells):  # reads the cells, runs nothing: the first lookup of the first step cell
     for number, cell in enumerate(cells, 1):
         for line, text in enumerate(cell.splitlines(), 1):
@@ -141,8 +161,10 @@ def replay_three_lookups(cells):  # the tenth adversary's: three lookups a step,
 
 
 def blocking_or_cpu(cells):  # right: CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere
-    env = {"CUDA_LAUNCH_BLOCKING": "1"} if torch.cuda.is_available() else {"DEVICE": "cpu"}
-    frames = _frames(run_process("\n".join(cells), env=env).traceback)
+    if torch.cuda.is_available():
+        frames = _frames(run_process("\n".join(cells), env={"CUDA_LAUNCH_BLOCKING": "1"}).traceback)
+    else:
+        frames = _frames(_on_cpu(cells))
     return _in_cell(cells, [line for line, function in frames if function == "<module>"][-1])
 
 
@@ -621,6 +643,93 @@ def empty_index_returns_target(target, dim, index, source):  # nothing to add: t
     return tolist_then_loop(target, dim, index, source)
 
 
+def message_ends_with_a_period(target, dim, index, source):
+    """Right (the seventeenth adversary's): the message a sentence that ends right after the value, "... 1000."."""
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if index.numel() and bool(bad.any()):
+        position = int(bad.int().argmax())
+        value = int(index[position])
+        raise IndexError(f"index_add along dim {dim} (size {size}): the first bad index is at position {position}, "
+                         f"and it is {value}.")
+    return target.index_add(dim, index, source)
+
+
+def non_blocking_copy_polled_with_an_event(target, dim, index, source):
+    """Right (the seventeenth adversary's): a non_blocking copy of the indices, an event recorded after it, polled
+    with query() until it says done (one wait, as the lecture teaches), then plain Python on the host copy."""
+    values = index.to("cpu", non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+    while not done.query():
+        pass
+    size = target.shape[dim]
+    for position, value in enumerate(values.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is outside 0..{size - 1}")
+    return target.index_add(dim, index, source)
+
+
+def non_blocking_copy_query_else_synchronize(target, dim, index, source):
+    """Right (the seventeenth adversary's): a non_blocking copy, an event recorded after it, and its synchronize()
+    only if query() says it is not done yet: one wait either way."""
+    values = index.to("cpu", non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+    if not done.query():
+        done.synchronize()
+    size = target.shape[dim]
+    bad = (values < 0) | (values >= size)
+    if values.numel() and bool(bad.any()):
+        position = int(bad.int().argmax())
+        raise IndexError(f"index[{position}] = {int(values[position])} out of range (size {size})")
+    return target.index_add(dim, index, source)
+
+
+def error_path_polls_each_index(target, dim, index, source):
+    """The seventeenth adversary's: one question when all are valid, but on the way to the error each index copied
+    with non_blocking=True and an event polled with query() until it says done: a wait per index."""
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if index.numel() and bool(bad.any()):
+        for position in range(index.numel()):
+            one = index[position:position + 1].to("cpu", non_blocking=True)
+            done = torch.cuda.Event()
+            done.record()
+            while not done.query():
+                pass
+            value = one.tolist()[0]
+            if not 0 <= value < size:
+                raise IndexError(f"index[{position}] = {value} is outside 0..{size - 1}")
+    return target.index_add(dim, index, source)
+
+
+def checks_the_first_64(target, dim, index, source):
+    """The seventeenth adversary's: only the first 64 indices checked, "to keep it cheap": a bad one later runs."""
+    size = target.shape[dim]
+    head = index[:64]
+    bad = (head < 0) | (head >= size)
+    if head.numel() and bool(bad.any()):
+        position = int(bad.int().argmax())
+        raise IndexError(f"index[{position}] = {int(head[position])} out of range (size {size})")
+    return target.index_add(dim, index, source)
+
+
+def arange_on_the_host(target, dim, index, source):
+    """The seventeenth adversary's (GPU): the first bad position as a min over torch.where(bad, arange, n), with
+    torch.arange made on the host (no device=): torch.where of a GPU mask and a host tensor raises on a GPU."""
+    size = target.shape[dim]
+    n = index.numel()
+    if n == 0:
+        return target.index_add(dim, index, source)
+    bad = (index < 0) | (index >= size)
+    first = torch.where(bad, torch.arange(n), n).min()
+    found = torch.stack([first, index.long().gather(0, first.clamp(max=n - 1).view(1))[0]]).tolist()
+    if found[0] < n:
+        raise IndexError(f"index[{found[0]}] = {found[1]} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
 # ---------------------------------------------------------------- exercise 3: train_steps_no_sync (GPU)
 def _no_sync(model, batches, lr, *, log_item=False, bool_guard=False, mask=False, guard=True, per_row_mean=False,
              guard_loss_only=False):
@@ -891,6 +1000,17 @@ def zero_moved_with_to_each_step(model, batches, lr):  # torch.zeros(()).to(x): 
     return torch.stack(losses)
 
 
+def polls_an_event_at_the_end(model, batches, lr):
+    """The seventeenth adversary's: right, then an event polled with query() until the GPU is done: the host waits
+    (once, as an event's synchronize() would)."""
+    losses = _no_sync(model, batches, lr)
+    done = torch.cuda.Event()
+    done.record()
+    while not done.query():
+        pass
+    return losses
+
+
 WRONG: dict[str, dict[str, object]] = {
     "check_find_failing_cell": {
         "a hard-coded place": hard_coded,
@@ -908,6 +1028,8 @@ WRONG: dict[str, dict[str, object]] = {
         # the tenth adversary's, passed before MORE_LOOKUPS
         "replays the draws in time, but keeps the last bad lookup of the step that fails": replay_last_of_step,
         "replays the draws in time, with three lookups a step whatever the cells say": replay_three_lookups,
+        # the seventeenth adversary's: its hint said to count cells from 1
+        "the first lookup of the step after step 0, nothing run": first_lookup_of_the_second_step,
     },
     "check_safe_index_add": {
         "no check (a device-side assert on a GPU)": no_check,
@@ -947,6 +1069,11 @@ WRONG: dict[str, dict[str, object]] = {
         # the tenth adversary's, passed before the error path's waits were counted, and an event's order kept
         "one question when all are valid, the indices read one by one before it raises": error_path_per_index,
         "a non_blocking copy waited for by an event recorded before it": event_before_copy,
+        # the seventeenth adversary's: no long index had a bad one past position 7; a polled query() was no wait
+        "only the first 64 indices checked": checks_the_first_64,
+        "one question when all are valid, then an event polled for each index before it raises":
+            error_path_polls_each_index,
+        "torch.arange made on the host, in torch.where with a GPU mask": arange_on_the_host,
     },
     "check_train_steps_no_sync": {
         "the given loop, unchanged": given_loop,
@@ -971,13 +1098,15 @@ WRONG: dict[str, dict[str, object]] = {
         "a zero made on the host and moved with .to(x) each step": zero_moved_with_to_each_step,
         # the tenth adversary's, passed before the check called the answer a second time
         "the losses written into one tensor kept between calls": one_buffer_for_every_call,
+        # the seventeenth adversary's: a GPU caught it for a busy caller only
+        "an event polled with query() at the end, until the GPU is done": polls_an_event_at_the_end,
     },
 }
 # What only a GPU shows wrong: the streams (a CPU has none); every other wrong answer fails on a CPU too
 ONLY_ON_A_GPU: dict[str, set[object]] = {
     "check_safe_index_add": {checked_on_a_side_stream_that_never_waits, read_on_the_default_stream,
                              result_on_a_side_stream, result_on_the_checks_side_stream,
-                             result_on_its_own_stream_raising_inside},
+                             result_on_its_own_stream_raising_inside, arange_on_the_host},
     "check_train_steps_no_sync": {side_stream_that_never_waits_for_the_caller},
 }
 WRONG_ON_CPU = {check: {what for what, answer in answers.items() if answer not in ONLY_ON_A_GPU.get(check, set())}
@@ -998,7 +1127,12 @@ ALSO_RIGHT = {
                                  check_and_result_on_a_side_stream_both_waits,
                              "a non_blocking copy waited for by an event recorded after it": event_after_copy,
                              "a non_blocking copy, then the current stream's synchronize()":
-                                 non_blocking_copy_and_the_current_stream},
+                                 non_blocking_copy_and_the_current_stream,
+                             "a message that ends with a period right after the value": message_ends_with_a_period,
+                             "a non_blocking copy, an event recorded after it polled with query()":
+                                 non_blocking_copy_polled_with_an_event,
+                             "a non_blocking copy, an event's synchronize() only if its query() is False":
+                                 non_blocking_copy_query_else_synchronize},
     "check_train_steps_no_sync": {"0/1 weights, p.sub_": weights_and_clamp,
                                   "the wrong answers' builder, nothing switched": _no_sync,
                                   "missing targets filled with a number through the mask (masked_fill_)":
