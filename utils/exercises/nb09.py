@@ -33,10 +33,11 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
   guard regions on both sides must stay untouched (a write past the end shows without compute-sanitizer, which
   CuPy's pool hides small overruns from), for sizes of 0, 1, odd, around multiples of the block, large and more
   than 65535 blocks of 1024 threads (a 1-D grid holds 2**31 - 1 blocks: a kernel that caps its grid must loop),
-  called from every kind of CuPy caller right behind a write of x that a window of earlier work on the caller's
-  stream delays (x holds infinity until then), and read on the caller's stream right after the call (streams the
-  answer creates or enters start late, by less than that window: a kernel there that does not wait for the
-  caller's stream reads infinity); each call has CALL_LIMIT_S.
+  called from every kind of CuPy caller right after its stream wrote x (in half the cases behind a window of
+  earlier work longer than the lateness of the answer's streams: a kernel there that does not wait for the
+  caller's stream reads the infinity x held), and read on the caller's stream right after the call (streams the
+  answer creates or enters start late: a kernel there that the caller's stream does not wait for has not run
+  yet); each call has CALL_LIMIT_S.
 """
 
 from __future__ import annotations
@@ -1119,9 +1120,19 @@ def _scale_caller(case: ScaleCase) -> str:
     return tuple(CUPY_CALLERS)[case[2] % len(CUPY_CALLERS)]
 
 
+def _scale_written_late(case: ScaleCase) -> bool:
+    """Whether the caller's stream writes x behind a window of 3 * WINDOW_MS (half the cases, from the seed, whatever
+    the caller's kind).  Two waits can be missing, and each shows in one order of the streams only: with x written
+    late, a stream of the answer's (late by WINDOW_MS) runs before x is written unless it waits for the caller's;
+    with x written at once, the caller's next work runs before that stream's kernel unless it waits for it."""
+    return case[2] // len(CUPY_CALLERS) % 2 == 0
+
+
 def _describe_scale(case: ScaleCase) -> str:
     n, a, _ = case
-    return f"scale_into(out, x, {a}) with x and out of {n} elements, called from {CUPY_CALLERS[_scale_caller(case)]}"
+    late = ", right behind a slow write of x on that stream" if _scale_written_late(case) else ""
+    return (f"scale_into(out, x, {a}) with x and out of {n} elements, called from "
+            f"{CUPY_CALLERS[_scale_caller(case)]}{late}")
 
 
 @dataclass
@@ -1135,12 +1146,12 @@ class _ScaleRun:
 
 
 def _scale_run(ex: Any, cp: Any, yours: Callable, case: ScaleCase) -> _ScaleRun:
-    """One call of yours(out, x, a) from the case's caller, right after the caller's stream wrote x, which a window
-    of 3 * WINDOW_MS queued before it delays (x holds infinity until then); out is read on the caller's stream at
-    once (a kernel queued on another stream that the caller's stream does not wait for, which widened() makes late
-    by WINDOW_MS, has not run by then), then again after a synchronize of the whole device.  The caller's window is
-    the longer one, as in _gelu_run: a stream that the answer creates, late by one window only, runs its kernel
-    before x is written unless it waits for the caller's stream."""
+    """One call of yours(out, x, a) from the case's caller, right after the caller's stream wrote x (in half the
+    cases behind a window of 3 * WINDOW_MS: x holds infinity until then, see _scale_written_late); out is read on the
+    caller's stream at once, then again after a synchronize of the whole device.  Streams the answer creates or
+    enters start late by WINDOW_MS (widened()): with x written at once, a kernel there that the caller's stream does
+    not wait for has not run when the caller reads; with x written late, one that does not wait for the caller's
+    stream has run before x was written."""
     n, a, seed = case
     large = n > SCALE_FULL
     picked = (np.concatenate([np.arange(n - 2 * GUARD, n), np.linspace(0, n - 1, 4096).astype(np.int64)])
@@ -1155,8 +1166,8 @@ def _scale_run(ex: Any, cp: Any, yours: Callable, case: ScaleCase) -> _ScaleRun:
         else:
             source = cp.asarray(np.random.default_rng(seed).normal(0.0, 10.0, n).astype(np.float32))
         where = None if picked is None else cp.asarray(picked)  # on the caller's stream, before the call
-        # The window, then x written (a copy on the GPU): nothing the host sends waits behind the window
-        cupy_sleep(3 * WINDOW_MS / 1e3)  # on the caller's stream
+        if _scale_written_late(case):  # a window, then x written (a copy on the GPU): nothing the host sends waits
+            cupy_sleep(3 * WINDOW_MS / 1e3)  # on the caller's stream
         x[...] = source
         with widened(WINDOW_MS, spare=(s,), at_creation=True), time_limit(
                 ex, CALL_LIMIT_S, _describe_scale(case), "does every loop of your function end?"):
