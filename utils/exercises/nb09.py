@@ -23,8 +23,8 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
   answer's kernel); on a GPU also a share of this GPU's own copy bandwidth (`y.copy_(x)`) on a large shape.  In
   every call, PyTorch may only allocate, view, copy or convert x and what is made from it (`_WhatPyTorchComputes`;
   what a Triton launch writes is made from x when a tensor it was given is, and an operator the answer defined
-  with `triton_op` or `custom_op` is watched as the answer's own code), and a result that a launch wrote must be
-  made from x.  On a CPU with Triton installed, the values on small shapes run through Triton's interpreter
+  with `triton_op` or `custom_op` is watched as the answer's own code; wrap_triton's higher-order operator is let
+  through to its launch), and a result that a launch wrote must be made from x.  On a CPU with Triton installed, the values on small shapes run through Triton's interpreter
   (`TRITON_INTERPRET=1`, set before the kernel is defined), each launch on guarded copies of its tensors (a write
   past a tensor FAILs instead of corrupting the heap), @triton.autotune taking its first config; without Triton the
   check says it needs it (`requires=("triton",)`).  Each call has CALL_LIMIT_S (SIGALRM: the main thread of a POSIX
@@ -58,6 +58,7 @@ from typing import Any, Self, TypeVar
 
 import numpy as np
 import torch
+from torch._ops import HigherOrderOperator
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
@@ -788,12 +789,23 @@ class _WhatPyTorchComputes:
         computed = self.computed
 
         class Mode(TorchDispatchMode):
+            # wrap_triton(kernel)[grid](...) on a GPU, outside torch.compile, launches through a higher-order operator
+            # (triton_kernel_wrapper_mutation), which refuses a dispatch mode that does not say it takes them
+            supports_higher_order_operators = True
+
             def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
                 kwargs = kwargs or {}
                 if _AT_WORK.get():
                     return func(*args, **kwargs)
                 ins = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
                 from_x = any(_storage_of(t) in tainted for t in ins)
+                if isinstance(func, HigherOrderOperator):  # its Triton launch, if any, is seen as a launch
+                    out = func(*args, **kwargs)
+                    if from_x and not func.name().startswith("triton_kernel_wrapper"):
+                        computed.append(func.name())
+                        tainted.update(_storage_of(t) for t in tree_leaves(out) if isinstance(t, torch.Tensor))
+                        tainted.discard(0)
+                    return out
                 body = _python_body(func, ins) if from_x else None
                 if body is not None:  # an operator of the answer's own: its code is watched like the answer's
                     with Mode():

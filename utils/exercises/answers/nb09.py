@@ -841,6 +841,20 @@ def _pytorch_softmax_op_body(t: torch.Tensor) -> torch.Tensor:
     return y
 
 
+def softmax_through_wrap_triton(x):
+    """Right: the launch through torch.library.wrap_triton, outside torch.compile (on a GPU a higher-order operator,
+    triton_kernel_wrapper_mutation, which refused the check's dispatch mode until it said it takes them; the
+    interpreter's kernels are returned as they are)."""
+    from torch.library import wrap_triton
+
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        wrap_triton(_softmax_kernel)[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                                              SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False)
+    return y
+
+
 def softmax_as_a_triton_op(x):
     """Right: the kernel inside an operator registered with torch.library.triton_op, launched through wrap_triton
     (the lecture's section 6; the 09 adversary of round 17: the check took the operator for PyTorch's work)."""
@@ -902,6 +916,7 @@ WRONG_SOFTMAXES = {
 }
 ALSO_RIGHT_SOFTMAXES = {
     "the kernel inside a torch.library.triton_op (the lecture's section 6)": softmax_as_a_triton_op,
+    "the launch through wrap_triton, called eagerly": softmax_through_wrap_triton,
     "exp2 with log2(e)": softmax_exp2,
     "four rows a program": softmax_four_rows_a_program,
     "an online max and sum over chunks, then a second pass": softmax_online_in_chunks,
