@@ -24,10 +24,11 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
   every call, PyTorch may only allocate, view, copy or convert x and what is made from it (`_WhatPyTorchComputes`;
   what a Triton launch writes is made from x when a tensor it was given is, and an operator the answer defined
   with `triton_op` or `custom_op` is watched as the answer's own code; wrap_triton's higher-order operator is let
-  through to its launch), and a result that a launch wrote must be made from x.  On a CPU with Triton installed, the values on small shapes run through Triton's interpreter
-  (`TRITON_INTERPRET=1`, set before the kernel is defined), each launch on guarded copies of its tensors (a write
-  past a tensor FAILs instead of corrupting the heap), @triton.autotune taking its first config; without Triton the
-  check says it needs it (`requires=("triton",)`).  Each call has CALL_LIMIT_S (SIGALRM: the main thread of a POSIX
+  through to its launch), and a result that a launch wrote must be made from x.  On a CPU with Triton installed,
+  the values on small shapes run through Triton's interpreter (`TRITON_INTERPRET=1`, set before the kernel is
+  defined), each launch on guarded copies of its tensors (a write past a tensor FAILs instead of corrupting the
+  heap), @triton.autotune taking its first config; without Triton the check says it needs it
+  (`requires=("triton",)`).  Each call has CALL_LIMIT_S (SIGALRM: the main thread of a POSIX
   process, and Python code only; a GPU kernel that never ends still hangs the synchronize after it).
 - `check_scale_into` (GPU, CuPy): the fixed kernel writes `a * x` into `out`, a view into a larger buffer whose
   guard regions on both sides must stay untouched (a write past the end shows without compute-sanitizer, which
