@@ -82,6 +82,39 @@ class Test_09_kernels:
             kept = torch.empty(4).fill_(1.0)
         assert kept.tolist() == [1.0] * 4
 
+    def test_what_a_launch_writes_from_x_is_made_from_x_and_an_answers_operator_is_watched_inside(self):
+        """The launches _counting_launches sees share _WhatPyTorchComputes's storages made from x (_taint_through): a
+        tensor given to a launch with x (or a view of x) is made from x, so PyTorch computing from it is seen, and one
+        given to a launch without anything made from x is not.  An operator the answer defined (torch.library) runs
+        its body under the watch: its moves are moves, its computing is PyTorch's; the operator's own name is never
+        taken for PyTorch's work."""
+        x, spare = torch.randn(3, 5), torch.randn(3, 5)
+        with nb09._WhatPyTorchComputes(x) as watch:
+            y, other = torch.empty(3, 5), torch.empty(3, 5)
+            with nb09._check_at_work():  # as _counting_launches runs a launch
+                nb09._taint_through((y, x[1:], 5), {"BLOCK": 8})
+                nb09._taint_through((other, spare), {})
+            torch.softmax(other, dim=-1)
+            assert watch.computed == []
+            torch.softmax(y, dim=-1)
+        assert watch.computed == ["_softmax"]
+
+        @torch.library.custom_op("course09_tests::moves", mutates_args=())
+        def moves(t: torch.Tensor) -> torch.Tensor:
+            return t.clone()
+
+        @torch.library.custom_op("course09_tests::computes", mutates_args=())
+        def computes(t: torch.Tensor) -> torch.Tensor:
+            return torch.exp(t)
+
+        with nb09._WhatPyTorchComputes(x) as watch:
+            made = moves(x)
+            torch.exp(made[:1])
+        assert watch.computed == ["exp"]  # made is made from x: the operator's outputs carry it on
+        with nb09._WhatPyTorchComputes(x) as watch:
+            computes(x)
+        assert watch.computed == ["exp"]
+
     def test_the_softmax_bar_is_measured_on_a_shape_the_task_allows(self):
         assert nb09.BIG[1] <= nb09.MAX_COLS and 0 < nb09.SHARE_BAR < 1
         assert nb09.CPU_MAX[1] > 128  # a row longer than a block of 128 on the CPU too

@@ -10,27 +10,35 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
   stream at once; no host wait; the caller's next work not late behind another stream.  Every array the answer
   allocates comes with guards and starts as NaN (`_GuardedAllocations`): nothing written just outside it, and no
   more than EAGER arrays of x's size (CuPy's operators one at a time are not one kernel of your own).  Then two
-  calls on one shape (the first result must survive the second) and one larger than a grid of 65535 blocks of 1024
-  threads covers; and one call that launches exactly one kernel (counted by CUPTI through torch.profiler, where it
-  counts: in-place operators or `x + bias` before a kernel allocate too little for the EAGER rule).  Empty x and
-  bias are views with memory behind them (a read past an empty array's end FAILs, not a lost context).  Nothing of
-  it runs on a CPU (CuPy kernels need a GPU, and NVRTC, which compiles the source,
-  needs CUDA): `cpu_checks=0`.
+  calls on one shape (the first result must survive the second) and one of more than 65535 blocks of 1024 threads
+  (a 1-D grid holds 2**31 - 1 blocks: a kernel that caps its grid must loop); and one call that launches exactly
+  one kernel (counted by CUPTI through torch.profiler, where it counts: in-place operators or `x + bias` before a
+  kernel allocate too little for the EAGER rule).  Empty x and bias are views with memory behind them (a read past
+  an empty array's end FAILs, not a lost context).  Nothing of it runs on a CPU (CuPy kernels need a GPU, and
+  NVRTC, which compiles the source, needs CUDA): `cpu_checks=0`.
 - `check_softmax_rows` (Triton): rows 0, 1 and odd, columns 1, odd, not a power of two and up to 4096, rows
   further apart than their length: within `SOFTMAX_RTOL` of a float64 softmax, and at least one launch; then two
   calls on one shape: the first result must survive the second, and with every value the answer's launches write
   replaced by NaN right after each launch, the second call's result must not be right (its values come from the
-  answer's kernel); on a GPU also a share of this GPU's own copy bandwidth (`y.copy_(x)`) on a large shape.  On a
-  CPU with Triton installed, the values on small shapes run through Triton's interpreter (`TRITON_INTERPRET=1`, set
-  before the kernel is defined), each launch on guarded copies of its tensors (a write past a tensor FAILs instead of
-  corrupting the heap), @triton.autotune taking its first config; without Triton the check says it needs it
-  (`requires=("triton",)`).  Each call has CALL_LIMIT_S (SIGALRM: the main thread of a POSIX process, and Python
-  code only; a GPU kernel that never ends still hangs the synchronize after it).
+  answer's kernel); on a GPU also a share of this GPU's own copy bandwidth (`y.copy_(x)`) on a large shape.  In
+  every call, PyTorch may only allocate, view, copy or convert x and what is made from it (`_WhatPyTorchComputes`;
+  what a Triton launch writes is made from x when a tensor it was given is, and an operator the answer defined
+  with `triton_op` or `custom_op` is watched as the answer's own code; wrap_triton's higher-order operator is let
+  through to its launch), and a result that a launch wrote must be made from x.  On a CPU with Triton installed,
+  the values on small shapes run through Triton's interpreter (`TRITON_INTERPRET=1`, set before the kernel is
+  defined), each launch on guarded copies of its tensors (a write past a tensor FAILs instead of corrupting the
+  heap), @triton.autotune taking its first config; without Triton the check says it needs it
+  (`requires=("triton",)`).  Each call has CALL_LIMIT_S (SIGALRM: the main thread of a POSIX
+  process, and Python code only; a GPU kernel that never ends still hangs the synchronize after it).
 - `check_scale_into` (GPU, CuPy): the fixed kernel writes `a * x` into `out`, a view into a larger buffer whose
   guard regions on both sides must stay untouched (a write past the end shows without compute-sanitizer, which
-  CuPy's pool hides small overruns from), for sizes of 0, 1, odd, around multiples of the block, large and larger
-  than a grid of 65535 blocks of 1024 threads covers, called from every kind of CuPy caller and read on the
-  caller's stream right after the call (streams the answer creates or enters start late); each call has CALL_LIMIT_S.
+  CuPy's pool hides small overruns from), for sizes of 0, 1, odd, around multiples of the block, large and more
+  than 65535 blocks of 1024 threads (a 1-D grid holds 2**31 - 1 blocks: a kernel that caps its grid must loop),
+  called from every kind of CuPy caller right after its stream wrote x (in half the cases behind a window of
+  earlier work longer than the lateness of the answer's streams: a kernel there that does not wait for the
+  caller's stream reads the infinity x held), and read on the caller's stream right after the call (streams the
+  answer creates or enters start late: a kernel there that the caller's stream does not wait for has not run
+  yet); each call has CALL_LIMIT_S.
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ from typing import Any, Self, TypeVar
 
 import numpy as np
 import torch
+from torch._ops import HigherOrderOperator
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
@@ -663,7 +672,8 @@ def _poison_what_changed(groups: dict[int, list[torch.Tensor]], snapshots: list[
 @contextmanager
 def _counting_launches(guarded: bool = False, poisoned: bool = False) -> Iterator[_Launches]:
     """Count the launches, `kernel[grid](...)`, of Triton kernels in the block (compiled, autotuned or interpreted:
-    each is a triton.runtime.jit.KernelInterface, whose __getitem__ makes the launch).
+    each is a triton.runtime.jit.KernelInterface, whose __getitem__ makes the launch).  Inside a _WhatPyTorchComputes
+    block, a launch given a tensor made from x makes every tensor it was given one made from x (_taint_through).
 
     `guarded` (on a CPU, where Triton's interpreter runs the kernel on the process's own memory, and a write past a
     tensor would corrupt the heap and abort Python): each launch runs on copies of its tensors' storages with guard
@@ -687,9 +697,10 @@ def _counting_launches(guarded: bool = False, poisoned: bool = False) -> Iterato
             def run(*args: Any, **kwargs: Any) -> Any:
                 seen.count += 1
                 with _check_at_work():  # the launch, and the check's own copies: not PyTorch computing from x
+                    _taint_through(args, kwargs)
+                    groups = _storages(args, kwargs)
                     if not (guarded or poisoned):
                         return launch(*args, **kwargs)
-                    groups = _storages(args, kwargs)
                     snapshots = [_storage_bytes(ts[0]).clone() for ts in groups.values()] if poisoned else []
                     kept: list[tuple] = []
                     if guarded:
@@ -731,6 +742,23 @@ MOVES = frozenset((
 # a CPU once (a CI run of 2026-11-29; the order of the tests decides what the heap holds).
 FRESH = frozenset(("empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"))
 _AT_WORK = contextvars.ContextVar("nb09_check_at_work", default=False)
+# The storages made from x (_WhatPyTorchComputes's, while its block runs; None outside one): shared with the launches
+# that _counting_launches sees, which PyTorch's dispatch does not
+_TAINTED: contextvars.ContextVar[set[int] | None] = contextvars.ContextVar("nb09_tainted", default=None)
+
+
+def _taint_through(args: tuple, kwargs: dict) -> None:
+    """A launch given a tensor made from x writes what it computes from x into the tensors it was given: each of them
+    is made from x too (by storage), so that PyTorch computing from what a kernel wrote (a softmax of the kernel's
+    copy of x, the kernel's exponentials divided by PyTorch's sums) is seen.  A tensor descriptor (Triton's
+    TensorDescriptor) counts as the tensor it describes (its `base`)."""
+    tainted = _TAINTED.get()
+    if tainted is None:
+        return
+    given = [a if isinstance(a, torch.Tensor) else getattr(a, "base", None) for a in (*args, *kwargs.values())]
+    storages = {_storage_of(t) for t in given if isinstance(t, torch.Tensor)} - {0}
+    if not tainted.isdisjoint(storages):
+        tainted.update(storages)
 
 
 @contextmanager
@@ -758,23 +786,39 @@ class _WhatPyTorchComputes:
 
     def __init__(self, x: torch.Tensor, fresh_as_nan: bool = False) -> None:
         self.computed: list[str] = []
-        tainted = {_storage_of(x)} - {0}
+        self.tainted = tainted = {_storage_of(x)} - {0}
         computed = self.computed
 
         class Mode(TorchDispatchMode):
+            # wrap_triton(kernel)[grid](...) on a GPU, outside torch.compile, launches through a higher-order operator
+            # (triton_kernel_wrapper_mutation), which refuses a dispatch mode that does not say it takes them
+            supports_higher_order_operators = True
+
             def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-                out = func(*args, **(kwargs or {}))
+                kwargs = kwargs or {}
                 if _AT_WORK.get():
+                    return func(*args, **kwargs)
+                ins = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+                from_x = any(_storage_of(t) in tainted for t in ins)
+                if isinstance(func, HigherOrderOperator):  # its Triton launch, if any, is seen as a launch
+                    out = func(*args, **kwargs)
+                    if from_x and not func.name().startswith("triton_kernel_wrapper"):
+                        computed.append(func.name())
+                        tainted.update(_storage_of(t) for t in tree_leaves(out) if isinstance(t, torch.Tensor))
+                        tainted.discard(0)
                     return out
+                body = _python_body(func, ins) if from_x else None
+                if body is not None:  # an operator of the answer's own: its code is watched like the answer's
+                    with Mode():
+                        out = body(*args, **kwargs)
+                else:
+                    out = func(*args, **kwargs)
                 if fresh_as_nan and func.overloadpacket.__name__ in FRESH and isinstance(out, torch.Tensor) and \
                         out.is_floating_point():
                     out.fill_(math.nan)  # what memory held before is no value of the answer's (see FRESH)
-                if not tainted:
-                    return out
-                ins = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
-                if any(_storage_of(t) in tainted for t in ins):
+                if from_x:
                     name = func.overloadpacket.__name__
-                    if name not in MOVES:
+                    if name not in MOVES and body is None:
                         computed.append(name)
                     tainted.update(_storage_of(t) for t in tree_leaves(out) if isinstance(t, torch.Tensor))
                     tainted.discard(0)
@@ -783,11 +827,35 @@ class _WhatPyTorchComputes:
         self.mode = Mode()
 
     def __enter__(self) -> Self:
+        self.token = _TAINTED.set(self.tainted)
         self.mode.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.mode.__exit__(*exc)
+        _TAINTED.reset(self.token)
+
+
+def _python_body(func: Any, tensors: list[torch.Tensor]) -> Callable | None:
+    """The Python function behind an operator that the answer defined with `torch.library.triton_op` (the lecture's
+    section 6) or `custom_op`, as PyTorch's dispatcher would run it for these tensors; None for PyTorch's own
+    operators and where it cannot be found (then the operator counts as PyTorch computing).  The check runs that
+    function instead of the operator, so that what it does, its Triton launches and PyTorch's operators, is judged
+    as the answer's own code."""
+    if getattr(func, "namespace", "aten") in ("aten", "prims"):
+        return None
+    try:
+        from torch._library.custom_ops import OPDEFS
+
+        opdef = OPDEFS.get(func._name)
+        if opdef is None:
+            return None
+        kernels = getattr(opdef, "_backend_fns", {})
+        kinds = {t.device.type for t in tensors}
+        found = kernels.get(kinds.pop()) if len(kinds) == 1 else None
+        return found or kernels.get(None) or opdef._init_fn
+    except Exception:  # noqa: BLE001 -- PyTorch's internals moved: the operator counts as PyTorch computing
+        return None
 
 
 @contextmanager
@@ -871,10 +939,18 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       f"{'; '.join(launches.strayed)}",
                       "each pointer moves by its own tensor's strides: which row stride did you pass for each "
                       "tensor, and which lanes does your mask let store?")
-            ex.expect(not watch.computed, f"{call}: PyTorch computed from x ({', '.join(sorted(set(watch.computed)))})"
-                      ", so part of the softmax is not your kernel's",
-                      "PyTorch may allocate the result and copy or convert x; every step of the softmax itself "
-                      "belongs in your Triton kernel")
+            ex.expect(not launches.count or not isinstance(y, torch.Tensor) or y.layout != torch.strided
+                      or y.numel() == 0 or _storage_of(y) in watch.tainted,
+                      f"{call} returned a tensor that nothing made from x was written into: no launch given x (or a "
+                      "tensor made from x) and no copy of x wrote it",
+                      "pass x (or a copy of it) to your kernel and return the tensor it writes: values computed "
+                      "outside PyTorch and Triton (NumPy on x.numpy(), Python on x.tolist()) are not your kernel's")
+            ex.expect(not watch.computed, f"{call}: PyTorch computed from x, or from what was made from x, outside "
+                      f"your kernel ({', '.join(sorted(set(watch.computed)))})",
+                      "PyTorch may allocate the result and view, copy or convert x; whatever computes from x's values "
+                      "belongs in your Triton kernel: every step of the softmax, PyTorch's work on what your kernel "
+                      "wrote, and checks of the input too (torch.isfinite(x).all() reads x once more, and its answer "
+                      "makes the host wait for the GPU)")
             return y, launches
 
         def from_a_caller(case: SoftmaxCase, x: torch.Tensor, before: torch.Tensor, call: str
@@ -992,8 +1068,9 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
         ex.expect(False, f"{call}: {wrong} of {want.numel()} values wrong, the first at row {r}, column {c}: "
                   f"{got[r, c].item():.9g} where {want[r, c].item():.9g} is right (within a relative {SOFTMAX_RTOL:g})",
                   "NaN or infinity: exp overflows unless something is subtracted first; or a lane read outside its "
-                  "row (what does your mask let load?); or x read before the caller's stream wrote it (NaN until "
-                  "then: which stream did your kernel run on?)" if not math.isfinite(
+                  "row (what does your mask let load?)" + ("; or x read before the caller's stream wrote it (NaN "
+                                                           "until then: which stream did your kernel run on?)"
+                                                           if x.is_cuda else "") if not math.isfinite(
                       got[r, c].item()) else
                   "check each row's start (its stride, not its length), the mask of the last columns (what do masked "
                   "lanes contribute to the max and to the sum?), and that every column of a long row is read")
@@ -1024,7 +1101,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "per row (or a few rows), the whole row in one block (a power of two at least as long as the row)")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=25, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=28, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------
@@ -1056,9 +1133,19 @@ def _scale_caller(case: ScaleCase) -> str:
     return tuple(CUPY_CALLERS)[case[2] % len(CUPY_CALLERS)]
 
 
+def _scale_written_late(case: ScaleCase) -> bool:
+    """Whether the caller's stream writes x behind a window of 3 * WINDOW_MS (half the cases, from the seed, whatever
+    the caller's kind).  Two waits can be missing, and each shows in one order of the streams only: with x written
+    late, a stream of the answer's (late by WINDOW_MS) runs before x is written unless it waits for the caller's;
+    with x written at once, the caller's next work runs before that stream's kernel unless it waits for it."""
+    return case[2] // len(CUPY_CALLERS) % 2 == 0
+
+
 def _describe_scale(case: ScaleCase) -> str:
     n, a, _ = case
-    return f"scale_into(out, x, {a}) with x and out of {n} elements, called from {CUPY_CALLERS[_scale_caller(case)]}"
+    late = ", right behind a slow write of x on that stream" if _scale_written_late(case) else ""
+    return (f"scale_into(out, x, {a}) with x and out of {n} elements, called from "
+            f"{CUPY_CALLERS[_scale_caller(case)]}{late}")
 
 
 @dataclass
@@ -1072,9 +1159,12 @@ class _ScaleRun:
 
 
 def _scale_run(ex: Any, cp: Any, yours: Callable, case: ScaleCase) -> _ScaleRun:
-    """One call of yours(out, x, a) from the case's caller, right after the caller's stream wrote x; out is read on
-    the caller's stream at once (a kernel queued on another stream that the caller's stream does not wait for,
-    which widened() makes late, has not run by then), then again after a synchronize of the whole device."""
+    """One call of yours(out, x, a) from the case's caller, right after the caller's stream wrote x (in half the
+    cases behind a window of 3 * WINDOW_MS: x holds infinity until then, see _scale_written_late); out is read on the
+    caller's stream at once, then again after a synchronize of the whole device.  Streams the answer creates or
+    enters start late by WINDOW_MS (widened()): with x written at once, a kernel there that the caller's stream does
+    not wait for has not run when the caller reads; with x written late, one that does not wait for the caller's
+    stream has run before x was written."""
     n, a, seed = case
     large = n > SCALE_FULL
     picked = (np.concatenate([np.arange(n - 2 * GUARD, n), np.linspace(0, n - 1, 4096).astype(np.int64)])
@@ -1085,10 +1175,13 @@ def _scale_run(ex: Any, cp: Any, yours: Callable, case: ScaleCase) -> _ScaleRun:
         out_base = cp.full(n + 2 * GUARD, SENTINEL, dtype=cp.float32)
         x, out = x_base[GUARD:GUARD + n], out_base[GUARD:GUARD + n]
         if large:  # made on the GPU: 268 MB of NumPy's normal numbers would take seconds on the host
-            x[...] = (cp.arange(n, dtype=cp.int32) % 9973).astype(cp.float32) * cp.float32(0.01) - cp.float32(50.0)
+            source = (cp.arange(n, dtype=cp.int32) % 9973).astype(cp.float32) * cp.float32(0.01) - cp.float32(50.0)
         else:
-            x[...] = cp.asarray(np.random.default_rng(seed).normal(0.0, 10.0, n).astype(np.float32))
+            source = cp.asarray(np.random.default_rng(seed).normal(0.0, 10.0, n).astype(np.float32))
         where = None if picked is None else cp.asarray(picked)  # on the caller's stream, before the call
+        if _scale_written_late(case):  # a window, then x written (a copy on the GPU): nothing the host sends waits
+            cupy_sleep(3 * WINDOW_MS / 1e3)  # on the caller's stream
+        x[...] = source
         with widened(WINDOW_MS, spare=(s,), at_creation=True), time_limit(
                 ex, CALL_LIMIT_S, _describe_scale(case), "does every loop of your function end?"):
             yours(out, x, a)
@@ -1138,8 +1231,9 @@ def check_scale_into(scale_into: Callable[[Any, Any, float], object]) -> None:
                       "launch on CuPy's current stream (the caller's), or make the caller's stream wait for the "
                       "stream your kernel ran on")
             ex.expect(run.unwritten == 0 or bad.size > 0, f"{call}: {run.unwritten} of {n} elements of out were never "
-                      f"written (they still hold {SENTINEL:g})", "how many blocks, and how many elements does each "
-                      "thread cover? (a grid's blocks have limits: a larger size needs more per thread, or a loop)")
+                      f"written (they still hold {SENTINEL:g})", "how many blocks does your launch have for n "
+                      "elements, and how many elements does each thread cover? (a grid capped at some number of "
+                      "blocks leaves the rest to a loop in each thread)")
             first = int(bad[0]) if bad.size else 0
             index = first if run.picked is None else int(run.picked[first])
             compared = "" if run.picked is None else "compared "
@@ -1148,6 +1242,10 @@ def check_scale_into(scale_into: Callable[[Any, Any, float], object]) -> None:
                       f"where {want[first] if bad.size else 0:.9g} is right",
                       f"{SENTINEL:g} is what out held before: those elements were never written (how many blocks, "
                       "and how many elements does each thread cover?)" if bad.size and run.got[first] == SENTINEL else
+                      "infinity is what x holds before the caller's stream writes it (right before the call, behind "
+                      "earlier work) and what lies just outside x: does the stream your kernel runs on wait for the "
+                      "caller's, and does each thread read its own element?" if bad.size and not np.isfinite(
+                          run.got[first]) else
                       "the kernel reads its arguments as the C types of its signature: what type does CuPy pass a "
                       "Python float or int as?")
 

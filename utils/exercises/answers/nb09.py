@@ -763,6 +763,110 @@ def softmax_kept_by_address(x):
     return _BY_ADDRESS[key].clone()
 
 
+def softmax_by_pytorch_on_a_kernels_copy(x):
+    """A Triton kernel copies x into a new tensor; PyTorch's softmax of that copy is returned (the 09 adversary of
+    round 17: what a launch writes from x is made from x, so PyTorch computing from it is seen)."""
+    rows, cols = x.shape
+    copy = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        _copy_rows_kernel[(rows,)](copy, x, x.stride(0), copy.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return torch.softmax(copy, dim=-1)
+
+
+def softmax_kernels_exponentials_divided_by_pytorch(x):
+    """The kernel writes exp(x - max) (its largest exponential is 1: divide_by_max divides by 1); PyTorch divides by
+    the row sums (the 09 adversary of round 17)."""
+    e = _softmax(x, divide_by_max=True)
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def softmax_checks_the_input_first(x):
+    """Right values, but x checked for NaN and infinity in PyTorch first: it reads x once more outside the kernel,
+    and bool() makes the host wait for the GPU (the task text allows PyTorch to allocate, view, copy, convert)."""
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("softmax_rows: x holds NaN or infinity")
+    return _softmax(x)
+
+
+def softmax_on_the_host_copied_by_a_kernel(x):
+    """NumPy computes the softmax on the host; a Triton kernel copies it into the result (x's values leave through
+    .numpy(), which no dispatch mode sees; the result is written by a launch given nothing made from x)."""
+    import numpy as np
+
+    a = x.detach().cpu().numpy().astype(np.float64)
+    if a.size:
+        a = np.exp(a - a.max(axis=-1, keepdims=True))
+        a = a / a.sum(axis=-1, keepdims=True)
+    source = torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)).to(x.device)
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        _copy_rows_kernel[(rows,)](y, source, source.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+_OPERATORS: dict[str, object] = {}
+
+
+def _operator(name, body):
+    """`body` registered once as the operator course09_answers::<name> with torch.library.triton_op (the lecture's
+    section 6), its Triton launches through wrap_triton."""
+    if name not in _OPERATORS:
+        from torch.library import triton_op
+
+        _OPERATORS[name] = triton_op(f"course09_answers::{name}", mutates_args=())(body)
+    return _OPERATORS[name]
+
+
+def _softmax_op_body(t: torch.Tensor) -> torch.Tensor:
+    from torch.library import wrap_triton
+
+    rows, cols = t.shape
+    y = torch.empty_like(t)
+    if rows:
+        wrap_triton(_softmax_kernel)[(rows,)](y, t, t.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                                              SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False)
+    return y
+
+
+def _pytorch_softmax_op_body(t: torch.Tensor) -> torch.Tensor:
+    from torch.library import wrap_triton
+
+    z = torch.softmax(t, dim=-1)
+    rows, cols = t.shape
+    y = torch.empty_like(t)
+    if rows:
+        wrap_triton(_copy_rows_kernel)[(rows,)](y, z, z.stride(0), y.stride(0), cols,
+                                                BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def softmax_through_wrap_triton(x):
+    """Right: the launch through torch.library.wrap_triton, outside torch.compile (on a GPU a higher-order operator,
+    triton_kernel_wrapper_mutation, which refused the check's dispatch mode until it said it takes them; the
+    interpreter's kernels are returned as they are)."""
+    from torch.library import wrap_triton
+
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        wrap_triton(_softmax_kernel)[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                                              SUBTRACT=True, OTHER=-math.inf, DIVIDE_BY_MAX=False)
+    return y
+
+
+def softmax_as_a_triton_op(x):
+    """Right: the kernel inside an operator registered with torch.library.triton_op, launched through wrap_triton
+    (the lecture's section 6; the 09 adversary of round 17: the check took the operator for PyTorch's work)."""
+    return _operator("softmax_rows", _softmax_op_body)(x)
+
+
+def softmax_by_pytorch_inside_a_triton_op(x):
+    """A triton_op whose body computes PyTorch's softmax and has a kernel copy it into the result: the operator's
+    body is watched as the answer's own code."""
+    return _operator("softmax_by_pytorch", _pytorch_softmax_op_body)(x)
+
+
 WRONG_SOFTMAXES = {
     # Round 13 (the 09 adversary): a finite fill for the masked lanes passed while every row's values stayed above
     # about -2000; a result kept by the tensor's address passed while no call wrote new values into an input.
@@ -803,8 +907,16 @@ WRONG_SOFTMAXES = {
     "a side stream that waits for the caller, not waited for": softmax_on_a_side_stream_no_wait,
     "returns a list of rows": softmax_returns_a_list_of_rows,
     "the rows on the grid's second axis (at most 65535 there)": softmax_rows_on_the_grids_second_axis,
+    # Round 17 (the 09 adversary): what a launch wrote from x was not taken as made from x
+    "a kernel copies x, PyTorch's softmax of the copy": softmax_by_pytorch_on_a_kernels_copy,
+    "a kernel writes the exponentials, PyTorch divides by their sums": softmax_kernels_exponentials_divided_by_pytorch,
+    "torch.isfinite(x).all() checked first: PyTorch reads x, the host waits": softmax_checks_the_input_first,
+    "NumPy's softmax on the host, copied in by a kernel": softmax_on_the_host_copied_by_a_kernel,
+    "a triton_op whose body is PyTorch's softmax, copied by a kernel": softmax_by_pytorch_inside_a_triton_op,
 }
 ALSO_RIGHT_SOFTMAXES = {
+    "the kernel inside a torch.library.triton_op (the lecture's section 6)": softmax_as_a_triton_op,
+    "the launch through wrap_triton, called eagerly": softmax_through_wrap_triton,
     "exp2 with log2(e)": softmax_exp2,
     "four rows a program": softmax_four_rows_a_program,
     "an online max and sum over chunks, then a second pass": softmax_online_in_chunks,
@@ -874,7 +986,7 @@ extern "C" __global__ void scale4(float* out, const float* x, float a, long long
         kernel(((n + 1023) // 1024,), (256,), (out, x, cp.float32(a), cp.int64(n)))
 
 
-def _scale_on_a_side_stream(wait_for_caller: bool, caller_waits: bool):
+def _scale_on_a_side_stream(wait_for_caller: bool, caller_waits: bool, host_waits: bool = False):
     def scale_into(out, x, a):
         cp = _cp()
         caller = cp.cuda.get_current_stream()
@@ -885,6 +997,8 @@ def _scale_on_a_side_stream(wait_for_caller: bool, caller_waits: bool):
             _scale_with()(out, x, a)
         if caller_waits:
             caller.wait_event(side.record())
+        if host_waits:
+            side.synchronize()
 
     return scale_into
 
@@ -946,6 +1060,12 @@ WRONG_SCALES = {
         (n + t - 1) // t, 65535)),
     "a stream of its own that waits for the caller, not waited for": _scale_on_a_side_stream(True, False),
     "a stream of its own, no waits": _scale_on_a_side_stream(False, False),
+    # Round 17 (the 09 adversary): the answer's new stream, late by one window, ran after the caller's write of x,
+    # which no window delayed (a busy caller's, as long, had started earlier)
+    "a stream of its own that does not wait for the caller; the caller waits for it": _scale_on_a_side_stream(
+        False, True),
+    "a stream of its own that does not wait for the caller; the host synchronizes it after": _scale_on_a_side_stream(
+        False, False, host_waits=True),
 }
 ALSO_RIGHT_SCALES = {
     "CuPy's multiply into out": scale_cupy,
