@@ -181,6 +181,12 @@ def reference(fn: Callable[P, R]) -> Callable[P, R]:
     of the function to reach, through a wrapper's `__closure__` or `__wrapped__`, `inspect.unwrap`,
     `__globals__` or the garbage collector (tests/test_checks.py tries them).  What a decorator below
     `@reference` keeps (`functools.cache`'s values) stays behind a wrapper that locks each call too.
+
+    What Python leaves open needs editing, not reaching: compiling the source again without its lock (as
+    good as copying the source, which a student who reads nbNN.py can always do), swapping the lock out
+    of the code (`__code__.replace`), or setting the framework's own state (its context variables, or
+    `inside_check()` in a thread of the answer's own, where no check is known).  Reading a cached value
+    (`__closure__` of a wrapper over `functools.cache`) gives the cases a check computed, not an answer.
     """
     locked = _locked_from_source(fn)
     if locked is not None and locked is inspect.unwrap(locked):
