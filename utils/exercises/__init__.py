@@ -46,6 +46,7 @@ import re
 import textwrap
 import traceback
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -398,11 +399,13 @@ def _is_cuda(device: object) -> bool:
 
 class GPUOnTheCPU(TorchFunctionMode):
     """Tensors asked for on the GPU (device="cuda", .to("cuda"), .cuda()) are made on the CPU instead;
-    `placed` holds the number of elements of each, in order."""
+    `placed` holds the number of elements of each, in order, and `made` a weak reference to each (what is
+    still alive after a call, the answer kept)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.placed: list[int] = []
+        self.made: list[weakref.ref[torch.Tensor]] = []
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = dict(kwargs or {})
@@ -419,6 +422,7 @@ class GPUOnTheCPU(TorchFunctionMode):
         result = func(*args, **kwargs)
         if to_gpu and isinstance(result, torch.Tensor):
             self.placed.append(result.numel())
+            self.made.append(weakref.ref(result))
         return result
 
 

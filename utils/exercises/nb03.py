@@ -1289,6 +1289,9 @@ def _counting_record_stream() -> Iterator[list[object]]:
 
 KEPT_HINT = ("allocate the two buffers in each call: buffers kept from one call to the next are shared by every "
              "caller, whatever stream it calls from, and their memory is never given back")
+LEAK_HINT = ("the buffers are the call's own: let them go when it returns (memory kept alive at every call is never "
+             "given back); the allocator reuses their memory safely if each stream's use of them is ordered by "
+             "events, or joined by the caller's stream at the end")
 BUFFERS_HINT = ("allocate two buffers, each of one batch, once, before the loop, and copy each batch into one of "
                 "them: copying into an existing tensor allocates nothing, while .to('cuda') makes a new one")
 
@@ -1412,6 +1415,18 @@ def check_prefetch_loop(
         ex.expect(held >= 1.5, f"allocated GPU memory for {held:.3g} batches in a call that came after others with "
                                "batches of the same shape: buffers kept from one call to the next", KEPT_HINT)
 
+        # Nothing kept after the call (round 17: every call's buffers kept in a module list never raced, since their
+        # memory was never freed, and leaked two batches a call); the outputs are dropped too.
+        torch.cuda.synchronize()
+        gc.collect()
+        allocated = torch.cuda.memory_allocated()
+        yours(batches, step, copy_stream)
+        torch.cuda.synchronize()
+        gc.collect()
+        kept = (torch.cuda.memory_allocated() - allocated) / batch_bytes
+        ex.expect(kept < 1, f"prefetch_loop({len(batches)} batches): after it returned and its outputs were dropped, "
+                            f"GPU memory for {kept:.3g} batches was still allocated", LEAK_HINT)
+
         # Faster: a step as long as a copy (or as two batches of the host's work, if longer).  One after
         # the other, each batch costs copy + step; overlapped, the copy of batch i+1 hides behind step i,
         # which saves a copy per batch but the first.  The loop must save at least half of that.
@@ -1425,7 +1440,7 @@ def check_prefetch_loop(
                               "the host (no synchronize in the loop)")
 
 
-register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=15))
+register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=16))
 
 
 def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
@@ -1461,6 +1476,10 @@ def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
         ex.expect(helds[1] >= helds[0],
                   f"made GPU tensors for {helds[0]:.3g} batches on a first call, and for {helds[1]:.3g} on a second "
                   "call with batches of the same shape: buffers kept from one call to the next", KEPT_HINT)
+        gc.collect()
+        kept = sum(n for n, made in zip(gpu.placed, gpu.made, strict=True) if n >= size and made() is not None) / size
+        ex.expect(kept < 1, f"after two calls returned and their outputs were dropped, GPU tensors for {kept:.3g} "
+                            "batches were still alive", LEAK_HINT)
 
 
 # ------------------------------------------------------------------------------------------

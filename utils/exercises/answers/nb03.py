@@ -943,6 +943,20 @@ def kept_buffers(batches, step, copy_stream):
     return double_buffer(batches, step, copy_stream, buffers=_KEPT[key])
 
 
+_KEPT_FOREVER: list[list] = []  # buffers_kept_alive_forever's buffers, every call's
+
+
+def buffers_kept_alive_forever(batches, step, copy_stream):
+    """Two buffers made in each call from copy_stream's pool, with no join of copy_stream at the end (freed, their
+    memory would go to copy_stream's next allocation while the caller's last steps still read it), "fixed" by
+    keeping every call's buffers in a module list: no race, but two batches of GPU memory leak at every call
+    (round 17's adversary)."""
+    with torch.cuda.stream(copy_stream):
+        buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
+    _KEPT_FOREVER.append(buffers)
+    return double_buffer(batches, step, copy_stream, buffers=buffers)
+
+
 _KEPT_BY_STREAM: dict[tuple, tuple] = {}  # (copy_stream, buffers), by the stream's id, shape and dtype
 
 
@@ -1055,6 +1069,8 @@ WRONG_LOOPS = {
     "two buffers and their events kept from one call to the next (module-level)": kept_buffers_and_events,
     # Round 10 (the 03 adversary): a cache per copy_stream, and record_stream where the task says events only.
     "two buffers kept for each copy_stream": buffers_kept_per_copy_stream,
+    # Round 17 (the 03 adversary): every call's buffers kept alive, so that their memory is never freed to race for.
+    "two buffers a call, every call's kept alive (a leak)": buffers_kept_alive_forever,
     "buffers from copy_stream's pool, with record_stream (the task: events only)": lambda b, s, c: two_buffers(
         b, s, c, alloc_on="copy", record_stream=True),
     "buffers copied from the first two batches, kept with record_stream (the task: events only)": (
@@ -1257,7 +1273,8 @@ WRONG_ON_CPU = {
         "last batch missing", "float32 buffers whatever the batches' dtype", "step on the batches in host memory",
         "copies two batches ahead with two buffers", "every batch copied into one GPU tensor (one allocation)",
         "two buffers kept from one call to the next (module-level)",
-        "two buffers and their events kept from one call to the next (module-level)"},
+        "two buffers and their events kept from one call to the next (module-level)",
+        "two buffers a call, every call's kept alive (a leak)", "two buffers kept for each copy_stream"},
     "check_simulate_on_gpu": set(),
 }
 ALSO_RIGHT = {
