@@ -254,9 +254,9 @@ def _references():
 def _code_of(x):
     """The code that `x` runs, if it is a function or a cache of one; else None (asking anything else for an
     attribute may run code of its own: a lazy module imports)."""
-    if isinstance(x, functools._lru_cache_wrapper):
+    if type(x) is functools._lru_cache_wrapper:  # type(), not isinstance(): that asks some objects for __class__
         x = x.__wrapped__
-    return x.__code__ if isinstance(x, types.FunctionType) else None
+    return x.__code__ if type(x) is types.FunctionType else None
 
 
 @functools.cache

@@ -650,7 +650,7 @@ def _reached_reference(name: str, how: str) -> Callable:
         elif how == "code":
             fn = types.FunctionType(ref.__code__, ref.__globals__, "mine", ref.__defaults__, ref.__closure__)
         else:
-            found[:] = found or [f for f in gc.get_objects() if isinstance(f, types.FunctionType)
+            found[:] = found or [f for f in gc.get_objects() if type(f) is types.FunctionType
                                  and f.__name__ == name and f.__code__.co_filename == ref.__code__.co_filename]
             fn = found[-1]
         return fn(*args)
