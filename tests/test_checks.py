@@ -4,12 +4,17 @@ and stream code called from every kind of caller.  Each check's own answers are 
 """
 
 import contextlib
+import functools
+import gc
 import importlib
 import inspect
 import io
+import math
 import re
 import sys
 import time
+import types
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -23,6 +28,7 @@ from utils.exercises import (
     ExerciseFailed,
     LeftForGPU,
     ReferenceLocked,
+    _Lock,
     exercise,
     inside_check,
     reference,
@@ -156,7 +162,7 @@ NOT_INTEGRAL = [3.0, np.float32(3), torch.tensor(3.0), True, np.bool_(True), tor
                 torch.tensor([1, 2]), 3 + 0j, [3]]
 REAL = [(3, 3.0), (2.5, 2.5), (Fraction(5, 2), 2.5), (np.float32(2.5), 2.5), (np.int16(-2), -2.0),
         (torch.tensor(2.5), 2.5), (torch.tensor([2.5], dtype=torch.float16), 2.5), (np.array(2.5), 2.5),
-        (float("inf"), float("inf"))]
+        (float("inf"), float("inf")), (Decimal("2.5"), 2.5), (Decimal("-Infinity"), float("-inf"))]
 NOT_REAL = [True, np.bool_(False), "2.5", None, 1j, torch.tensor([1.0, 2.0]), [2.5], np.array([2.5]), torch.tensor(1j)]
 
 
@@ -176,6 +182,12 @@ def test_integral_refuses_what_is_not_an_integer(x):
 @pytest.mark.parametrize("x, value", REAL, ids=repr)
 def test_real_takes_every_kind_of_real_number(x, value):
     assert real(x) == value and type(real(x)) is float
+
+
+@host
+@pytest.mark.parametrize("x", [float("nan"), Decimal("NaN"), Decimal("sNaN")], ids=repr)
+def test_real_keeps_a_nan_for_the_value_to_decide(x):
+    assert math.isnan(real(x))
 
 
 @host
@@ -213,6 +225,99 @@ def _catches(x):
         return _twice(x)
     except Exception:  # noqa: BLE001 -- what a student might write
         return 2 * x
+
+
+@reference
+@functools.cache
+def _cached_twice(x):
+    return 2 * x
+
+
+def _lock_in(fn):
+    """The lock a reference runs first: a constant of its code, or (a reference with decorators below
+    `@reference`) a cell of the wrapper that locks it; None for any other function."""
+    if not inspect.isfunction(fn):
+        return None
+    held = [*fn.__code__.co_consts, *(cell.cell_contents for cell in fn.__closure__ or ())]
+    return next((x for x in held if type(x) is _Lock), None)
+
+
+def _references():
+    """Every check's reference, and this module's two, by the module's name for it."""
+    modules = sorted({importlib.import_module(ex.check.__module__) for ex in REGISTRY}, key=lambda m: m.__name__)
+    for module in [*modules, sys.modules[__name__]]:
+        for name, value in vars(module).items():
+            if callable(value) and _lock_in(value) is not None and value.__module__ == module.__name__:
+                yield pytest.param(value, id=f"{module.__name__.rsplit('.', 1)[-1]}.{name}")
+
+
+def _code_of(x):
+    """The code that `x` runs, if it is a function or a cache of one; else None (asking anything else for an
+    attribute may run code of its own: a lazy module imports)."""
+    if type(x) is functools._lru_cache_wrapper:  # type(), not isinstance(): that asks some objects for __class__
+        x = x.__wrapped__
+    return x.__code__ if type(x) is types.FunctionType else None
+
+
+@functools.cache
+def _everything_alive():
+    """What the garbage collector holds, as a student's code could scan it: the functions, by their code's name."""
+    alive = {}
+    for x in gc.get_objects():
+        code = _code_of(x)
+        if code is not None:
+            alive.setdefault((code.co_filename, code.co_name), []).append(x)
+    return alive
+
+
+def _reaches(ref):
+    """Each way to a reference's code that a student could write without editing the module or the framework."""
+    yield "the reference", ref
+    for i, cell in enumerate(ref.__closure__ or ()):
+        yield f"__closure__[{i}].cell_contents", cell.cell_contents
+    yield "__wrapped__", getattr(ref, "__wrapped__", ref)
+    yield "inspect.unwrap", inspect.unwrap(ref)
+    yield "__globals__[name]", ref.__globals__.get(ref.__name__, ref)  # a wrapper's: the framework's globals
+    plain = inspect.unwrap(ref)
+    if inspect.isfunction(plain):
+        yield "types.FunctionType of its code", types.FunctionType(
+            plain.__code__, plain.__globals__, plain.__name__, plain.__defaults__, plain.__closure__)
+    seen, layer = set(), [ref]
+    for depth in range(3):  # gc.get_referents, three steps out (its globals, and what they hold, included)
+        layer = [x for y in layer for x in gc.get_referents(y) if id(x) not in seen and not seen.add(id(x))]
+        for x in layer:
+            if getattr(_code_of(x), "co_name", None) == ref.__name__:
+                yield f"gc.get_referents, {depth + 1} steps out", x
+    code = plain.__code__
+    for x in _everything_alive().get((code.co_filename, code.co_name), []):
+        yield "gc.get_objects()", x
+
+
+def _call(fn):
+    """`fn` called with its arguments, each None (a lock raises before any is read); a cache below `@reference`
+    called through to what it caches (the values it already holds are the checks' own)."""
+    fn = fn.__wrapped__ if isinstance(fn, functools._lru_cache_wrapper) else fn
+    parameters = inspect.signature(fn).parameters.values()
+    return fn(*(None for p in parameters if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY,
+                                                                                p.POSITIONAL_OR_KEYWORD)),
+              **{p.name: None for p in parameters if p.default is p.empty and p.kind is p.KEYWORD_ONLY})
+
+
+@host
+@pytest.mark.parametrize("ref", list(_references()))
+def test_no_unlocked_copy_of_a_reference_is_within_reach(ref):
+    """Round 17's adversary called `nb03.stream_rules.__closure__[0].cell_contents(program)`: the wrapper kept the
+    unlocked function in its closure.  The lock is now the reference's own first statement: every way to its code
+    that a student could write (its closure, __wrapped__, inspect.unwrap, its __globals__, a function made again
+    from its code, gc.get_referents, gc.get_objects) raises outside a check, and FAILs an answer that takes it."""
+    reached = list(_reaches(ref))
+    assert len(reached) >= 6
+    for how, fn in reached:
+        with pytest.raises(ReferenceLocked):
+            _call(fn)
+        with pytest.raises(ExerciseFailed, match="the check's own reference"), exercise("f") as ex:
+            ex.answer(_call)(fn)
+            pytest.fail(f"{how}: the answer ran the reference")
 
 
 # ---------------------------------------------------------------- no answer reachable

@@ -32,7 +32,20 @@ def test_the_program_digests_are_its_timeline():
     with inside_check():
         timeline = nb03.stream_rules(nb03.PROGRAM)
     assert timeline == answers03.PROGRAM_ANSWER
-    assert {name: nb03._kernel_seal(name, *span) for name, span in timeline.items()} == nb03.PROGRAM_SEALED
+    assert nb03._timeline_seal(timeline) == nb03.PROGRAM_SEALED
+
+
+@host
+def test_the_prediction_check_is_no_oracle_for_a_search():
+    """Round 17's adversary found each kernel's place by brute force against its own digest (5,000 tries each), and
+    the message counted the kernels out of place: one slow digest of the whole timeline now, and one message for
+    every wrong timeline whose kernels last their durations, however many kernels are off."""
+    right = answers03.PROGRAM_ANSWER
+    one_off = {**right, "report": (41, 46)}
+    all_off = {name: (start + 1, end + 1) for name, (start, end) in right.items()}
+    said = {nb03._prediction_problem(timeline) for timeline in (one_off, all_off)}
+    assert len(said) == 1 and nb03._prediction_problem(right) is None, said
+    assert nb03.SEAL_ROUNDS >= 10_000 and not hasattr(nb03, "_kernel_seal")
 
 
 def cuda_like(program):

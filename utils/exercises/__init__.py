@@ -33,14 +33,20 @@ solution, the stub, and each of those answers.
 """
 
 from __future__ import annotations
+import __future__
 
+import ast
 import contextvars
 import functools
 import importlib
 import importlib.util
+import inspect
 import pkgutil
 import re
+import textwrap
 import traceback
+import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -94,6 +100,75 @@ class ReferenceLocked(RuntimeError):
     """A check's reference was called where it gives an answer away: outside its check, or by an answer."""
 
 
+class _Lock:
+    """What a reference runs first, as its own first statement: it raises where the reference would give an answer
+    away (outside a check, or inside the answer while a check calls it), however it is called."""
+
+    __slots__ = ("module", "name")
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+
+    def __call__(self, *args: object, **kwargs: object) -> None:
+        answering = _answering.get()
+        if answering is not None:
+            answering.used_reference = f"{self.module.rsplit('.', 1)[-1]}.{self.name}"
+            raise ReferenceLocked(f"{self.name} is the check's own reference: the answer must not call it")
+        if _checking.get() is None:
+            raise ReferenceLocked(f"{self.module}.{self.name} is a check's reference: it runs inside "
+                                  "the check only (write your own; the check compares it with this one)")
+
+
+def _locked_from_source(fn: Callable[P, R]) -> Callable[P, R] | None:
+    """`fn` compiled again from its source with a `_Lock` call as its first statement, so that no unlocked copy of
+    it is left anywhere (a wrapper around `fn` kept `fn` in its closure, where an answer could call it).  The lock
+    is a constant of the function's code (as a closure cell or a global it could be swapped); the decorators
+    written below `@reference` are applied again.  None where that cannot be done (no source, no `@reference`
+    line, a function defined inside another one): `reference` then wraps `fn` instead."""
+    inner = inspect.unwrap(fn)
+    if not inspect.isfunction(inner) or inner.__closure__ or "<locals>" in inner.__qualname__:
+        return None
+    try:
+        lines, first = inspect.getsourcelines(inner)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    function = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(function, ast.FunctionDef) or function.name != inner.__name__:
+        return None
+    marked = [i for i, d in enumerate(function.decorator_list)
+              if (d.id if isinstance(d, ast.Name) else d.attr if isinstance(d, ast.Attribute) else "") == "reference"]
+    if len(marked) != 1:
+        return None
+    ast.increment_lineno(tree, first - 1)
+    function.decorator_list = function.decorator_list[marked[0] + 1:]  # those below @reference: applied to fn
+    body = function.body
+    at = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0  # docstring
+    line = body[at].lineno if at < len(body) else function.lineno
+    placeholder = ("the lock of the reference", inner.__module__, inner.__name__)  # a constant, replaced below
+    lock = ast.Expr(ast.Call(ast.Constant(placeholder), [], []))  # type: ignore[arg-type]  # a tuple is a constant
+    for node in ast.walk(lock):
+        node.lineno = node.end_lineno = line  # type: ignore[attr-defined]
+        node.col_offset = node.end_col_offset = 0  # type: ignore[attr-defined]
+    body.insert(at, lock)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)  # "'tuple' object is not callable": it is not called
+        code = compile(tree, inspect.getsourcefile(inner) or inner.__code__.co_filename, "exec",
+                       flags=inner.__code__.co_flags & __future__.annotations.compiler_flag, dont_inherit=True)
+    made: dict[str, Any] = {}
+    exec(code, inner.__globals__, made)  # noqa: S102 -- the course's own source, compiled again with its lock
+    locked = made[function.name]
+    plain = inspect.unwrap(locked)
+    consts = plain.__code__.co_consts
+    if sum(c == placeholder for c in consts if type(c) is tuple) != 1:
+        return None
+    lock_object = _Lock(inner.__module__, inner.__name__)
+    plain.__code__ = plain.__code__.replace(
+        co_consts=tuple(lock_object if type(c) is tuple and c == placeholder else c for c in consts))
+    plain.__qualname__ = inner.__qualname__
+    return locked
+
+
 def reference(fn: Callable[P, R]) -> Callable[P, R]:
     """Mark `fn` as a check's reference: it computes what an answer must return, so it runs inside a check
     only, and never inside the student's function while the check calls it.
@@ -102,21 +177,30 @@ def reference(fn: Callable[P, R]) -> Callable[P, R]:
     imports.  A reference that worked anywhere would be an answer to import (`nb08.reference_fast_loss`
     passed as `fast_loss`); locked, it raises outside a check, and a check that finds its own reference
     called by the answer FAILs.
+
+    The lock is the reference's own first statement (`_locked_from_source`): there is no unlocked copy
+    of the function to reach, through a wrapper's `__closure__` or `__wrapped__`, `inspect.unwrap`,
+    `__globals__` or the garbage collector (tests/test_checks.py tries them).  What a decorator below
+    `@reference` keeps (`functools.cache`'s values) stays behind a wrapper that locks each call too.
+
+    What Python leaves open needs editing, not reaching: compiling the source again without its lock (as
+    good as copying the source, which a student who reads nbNN.py can always do), swapping the lock out
+    of the code (`__code__.replace`), or setting the framework's own state (its context variables, or
+    `inside_check()` in a thread of the answer's own, where no check is known).  Reading a cached value
+    (`__closure__` of a wrapper over `functools.cache`) gives the cases a check computed, not an answer.
     """
+    locked = _locked_from_source(fn)
+    if locked is not None and locked is inspect.unwrap(locked):
+        return locked  # a plain function: the lock is in it, and nothing else holds it
+    inner, lock = (fn if locked is None else locked), _Lock(fn.__module__, fn.__name__)
 
     @functools.wraps(fn)
-    def locked(*args: P.args, **kwargs: P.kwargs) -> R:
-        answering = _answering.get()
-        if answering is not None:
-            answering.used_reference = f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}"
-            raise ReferenceLocked(f"{fn.__name__} is the check's own reference: the answer must not call it")
-        if _checking.get() is None:
-            raise ReferenceLocked(f"{fn.__module__}.{fn.__name__} is a check's reference: it runs inside "
-                                  "the check only (write your own; the check compares it with this one)")
-        return fn(*args, **kwargs)
+    def locking(*args: P.args, **kwargs: P.kwargs) -> R:
+        lock()
+        return inner(*args, **kwargs)
 
-    del locked.__wrapped__  # type: ignore[attr-defined]  # functools.wraps left the unlocked function there
-    return locked
+    del locking.__wrapped__  # type: ignore[attr-defined]  # functools.wraps left the unlocked function there
+    return locking
 
 
 @contextmanager
@@ -315,11 +399,13 @@ def _is_cuda(device: object) -> bool:
 
 class GPUOnTheCPU(TorchFunctionMode):
     """Tensors asked for on the GPU (device="cuda", .to("cuda"), .cuda()) are made on the CPU instead;
-    `placed` holds the number of elements of each, in order."""
+    `placed` holds the number of elements of each, in order, and `made` a weak reference to each (what is
+    still alive after a call, the answer kept)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.placed: list[int] = []
+        self.made: list[weakref.ref[torch.Tensor]] = []
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = dict(kwargs or {})
@@ -336,6 +422,7 @@ class GPUOnTheCPU(TorchFunctionMode):
         result = func(*args, **kwargs)
         if to_gpu and isinstance(result, torch.Tensor):
             self.placed.append(result.numel())
+            self.made.append(weakref.ref(result))
         return result
 
 

@@ -28,8 +28,10 @@ issues them.  Each tuple names the stream first, then what happens on it, as in 
 
 Exercise 5 (hardware queues, CUDA_DEVICE_MAX_CONNECTIONS) uses kernels only, plus a number of queues.
 
-Exercise 2's answer, the timeline of PROGRAM, is kept as a digest per kernel (`PROGRAM_SEALED`), so
-that reading this file does not give it away; the plain answers are in `answers/nb03.py`.
+Exercise 2's answer, the timeline of PROGRAM, is kept as one slow digest of the whole timeline
+(`PROGRAM_SEALED`): reading this file does not give it away, and the check says only whether a
+prediction is the timeline (and whether each kernel lasts its duration, which the program says), so
+that trying predictions against it is no shortcut; the plain answers are in `answers/nb03.py`.
 
 Without a GPU, `check_fan_out` and `check_prefetch_loop` run the answer on the CPU with the
 streams in order (`utils.exercises.cuda_on_cpu`): its values, not its races or its speed;
@@ -527,36 +529,49 @@ PROGRAM: list[Op] = [
     ("wait_stream", "logger", "compute"),
     ("kernel", "logger", "report", 5),
 ]
-# Each kernel's (start, end), as a digest (`_kernel_seal`): this file does not give the answer away.
-PROGRAM_SEALED: dict[str, str] = {
-    "load 0": "49622b124ab7a713",
-    "load 1": "a607e7411818948e",
-    "log": "b876edbd5c4c347d",
-    "step 0": "3662e5248a60fe70",
-    "step 1": "2cab3b8ac93a29ef",
-    "report": "aa4602b50fe25f8b",
-}
+# The whole timeline, as one slow digest (`_timeline_seal`): this file does not give the answer away, and the
+# check says only whether a prediction is the timeline, never which kernels or how many are off, so that trying
+# predictions against it is no quicker a way to the answer than working it out.
+PROGRAM_SEALED = "30cf3d88b73460dc"  # tests/test_exercises_03.py holds it against the reference
+SEAL_ROUNDS = 50_000  # PBKDF2 rounds of the seal: milliseconds a prediction, a search over many far longer
 
 
-def _sealed(value: object) -> str:
-    """A digest of an answer: the check compares digests, and this file holds no answer in plain form."""
-    return hashlib.sha256(repr(value).encode()).hexdigest()[:16]
+def _timeline_seal(timeline: Mapping) -> str:
+    """The digest of a whole timeline (each kernel a pair of numbers of any type, `_pair`), to the nanosecond (times
+    in ms), whatever the order of its kernels."""
+    pairs = {name: _pair(span) or (-1.0, -1.0) for name, span in timeline.items()}
+    spans = sorted((str(name), round(start * 1e6), round(end * 1e6)) for name, (start, end) in pairs.items())
+    return hashlib.pbkdf2_hmac("sha256", repr(spans).encode(), b"nb03 PROGRAM", SEAL_ROUNDS).hex()[:16]
 
 
-def _kernel_seal(name: str, start: float, end: float) -> str:
-    """The digest of one kernel's place in a timeline, to the nanosecond (times in ms)."""
-    return _sealed((name, round(start * 1e6), round(end * 1e6)))
+def _durations_problem(got: Mapping, program: Sequence[Op]) -> str | None:
+    """None if each kernel of `got` lasts its duration in `program`, else which one does not (the program is on
+    the page: this says nothing of where the kernels run)."""
+    for op in program:
+        if op[0] == "kernel":
+            start, end = _pair(got[op[2]]) or (0.0, 0.0)
+            if not _same(end - start, op[3]):
+                return (f"gives {op[2]!r} ({start:g}, {end:g}), {end - start:g} ms long; the program runs it for "
+                        f"{op[3]:g} ms")
+    return None
 
 
-def _sealed_timeline_problem(got: object, sealed: dict[str, str]) -> str | None:
-    """None if `got` places every kernel where `sealed` says, else what is wrong, without saying where they run."""
-    problem = _timeline_problem(got, list(sealed))
+def _prediction_problem(got: object) -> tuple[str, str] | None:
+    """None if `got` is PROGRAM's timeline, else what is wrong and the hint, without saying where kernels run."""
+    problem = _timeline_problem(got, _kernels(PROGRAM))
     if problem is not None:
-        return problem  # not a timeline of these kernels
+        return problem, ("return a dict with one (start_ms, end_ms) pair of numbers for each kernel of PROGRAM, "
+                         "keyed by its name as the program writes it")
     assert isinstance(got, Mapping)
-    wrong = [name for name in sealed if _kernel_seal(name, *_pair(got[name]) or (0.0, 0.0)) != sealed[name]]
-    if wrong:
-        return f"places {len(wrong)} of its {len(sealed)} kernels where the stream rules do not put them"
+    problem = _durations_problem(got, PROGRAM)
+    if problem is not None:
+        return problem, ("each pair is (start, end), both in milliseconds from the start of the program, and a "
+                         "kernel runs for exactly its duration")
+    if _timeline_seal(got) != PROGRAM_SEALED:
+        return ("is not the timeline that the stream rules give PROGRAM",
+                ("each stream runs its kernels one after another; a wait holds back only the work queued after it "
+                 "on that stream, until the event's work is done; a wait_stream, until all work queued on the "
+                 "other stream so far is done"))
     return None
 
 
@@ -564,12 +579,8 @@ def check_predicted_timeline(predicted_timeline: Callable[[], Timeline]) -> None
     """predicted_timeline() must return PROGRAM's start and end times, worked out by hand."""
     with exercise("predicted_timeline") as ex:
         got = ex.answer(predicted_timeline)()
-        problem = _sealed_timeline_problem(got, PROGRAM_SEALED)
-        ex.expect(problem is None, f"your prediction {problem}",
-                  "return a dict with one (start_ms, end_ms) pair of numbers for each kernel of PROGRAM, keyed by "
-                  "its name as the program writes it" if _timeline_problem(got, list(PROGRAM_SEALED)) else
-                  "each stream runs its kernels one after another; a wait holds back only the work queued "
-                  "after it on that stream, until the event's work is done")
+        problem = _prediction_problem(got)
+        ex.expect(problem is None, f"your prediction {problem and problem[0]}", problem[1] if problem else "")
 
 
 register(Exercise(NOTEBOOK, "predicted_timeline", check_predicted_timeline))
@@ -1278,6 +1289,9 @@ def _counting_record_stream() -> Iterator[list[object]]:
 
 KEPT_HINT = ("allocate the two buffers in each call: buffers kept from one call to the next are shared by every "
              "caller, whatever stream it calls from, and their memory is never given back")
+LEAK_HINT = ("the buffers are the call's own: let them go when it returns (memory kept alive at every call is never "
+             "given back); the allocator reuses their memory safely if each stream's use of them is ordered by "
+             "events, or joined by the caller's stream at the end")
 BUFFERS_HINT = ("allocate two buffers, each of one batch, once, before the loop, and copy each batch into one of "
                 "them: copying into an existing tensor allocates nothing, while .to('cuda') makes a new one")
 
@@ -1401,6 +1415,18 @@ def check_prefetch_loop(
         ex.expect(held >= 1.5, f"allocated GPU memory for {held:.3g} batches in a call that came after others with "
                                "batches of the same shape: buffers kept from one call to the next", KEPT_HINT)
 
+        # Nothing kept after the call (round 17: every call's buffers kept in a module list never raced, since their
+        # memory was never freed, and leaked two batches a call); the outputs are dropped too.
+        torch.cuda.synchronize()
+        gc.collect()
+        allocated = torch.cuda.memory_allocated()
+        yours(batches, step, copy_stream)
+        torch.cuda.synchronize()
+        gc.collect()
+        kept = (torch.cuda.memory_allocated() - allocated) / batch_bytes
+        ex.expect(kept < 1, f"prefetch_loop({len(batches)} batches): after it returned and its outputs were dropped, "
+                            f"GPU memory for {kept:.3g} batches was still allocated", LEAK_HINT)
+
         # Faster: a step as long as a copy (or as two batches of the host's work, if longer).  One after
         # the other, each batch costs copy + step; overlapped, the copy of batch i+1 hides behind step i,
         # which saves a copy per batch but the first.  The loop must save at least half of that.
@@ -1414,7 +1440,13 @@ def check_prefetch_loop(
                               "the host (no synchronize in the loop)")
 
 
-register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=15))
+register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=16))
+
+
+def _alive(gpu: Any, size: int) -> float:
+    """How many batches of `size` elements the GPU tensors placed so far (`GPUOnTheCPU`) of that size or more, still
+    alive, hold."""
+    return sum(n for n, made in zip(gpu.placed, gpu.made, strict=True) if n >= size and made() is not None) / size
 
 
 def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
@@ -1450,6 +1482,12 @@ def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
         ex.expect(helds[1] >= helds[0],
                   f"made GPU tensors for {helds[0]:.3g} batches on a first call, and for {helds[1]:.3g} on a second "
                   "call with batches of the same shape: buffers kept from one call to the next", KEPT_HINT)
+        kept = _alive(gpu, size)
+        if kept:  # a cycle may hold them until a collection, which takes long: only then
+            gc.collect()
+            kept = _alive(gpu, size)
+        ex.expect(kept < 1, f"after two calls returned and their outputs were dropped, GPU tensors for {kept:.3g} "
+                            "batches were still alive", LEAK_HINT)
 
 
 # ------------------------------------------------------------------------------------------

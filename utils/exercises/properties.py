@@ -23,6 +23,7 @@ files; `examples` bounds the inputs tried, and `budget_s` bounds the shrinking o
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 import operator
@@ -281,8 +282,9 @@ def integral(x: object) -> int | None:
 
 
 def real(x: object) -> float | None:
-    """`x` as a float if it is a real number of any kind (int, float, Fraction, NumPy scalar, a one-element tensor);
-    None for anything else (a bool, a complex number, a string).  NaN and infinities stay: the value decides."""
+    """`x` as a float if it is a real number of any kind (int, float, Fraction, Decimal, NumPy scalar, a one-element
+    tensor); None for anything else (a bool, a complex number, a string).  NaN and infinities stay: the value
+    decides."""
     if isinstance(x, (bool, np.bool_)):
         return None
     if isinstance(x, torch.Tensor):
@@ -291,8 +293,10 @@ def real(x: object) -> float | None:
         return float(x.item())
     if isinstance(x, np.ndarray):
         return float(x) if x.ndim == 0 and x.dtype.kind in "iuf" else None
-    if isinstance(x, (numbers.Real, np.integer, np.floating)):  # int, float, Fraction, Decimal, NumPy scalars
+    if isinstance(x, (numbers.Real, np.integer, np.floating)):  # int, float, Fraction, NumPy scalars
         return float(x)  # type: ignore[arg-type]
+    if isinstance(x, decimal.Decimal):  # a real number too, though not a numbers.Real (it does not mix with float)
+        return math.nan if x.is_nan() else float(x)  # float() refuses a signalling NaN
     return None
 
 

@@ -8,7 +8,11 @@ a GPU their checks run the answer with the streams in order; WRONG_ON_CPU says w
 
 from __future__ import annotations
 
+import decimal
 import fractions
+import gc
+import inspect
+import types
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -265,11 +269,17 @@ WRONG_PREDICTIONS = {
     "durations instead of times": {k: v[1] - v[0] for k, v in ANSWER.items()},
     "times as strings": {k: (str(v[0]), str(v[1])) for k, v in ANSWER.items()},  # the old check took float("10")
     "names without their spaces": {k.replace(" ", ""): v for k, v in ANSWER.items()},
+    # Round 17: the message counted the kernels out of place, and a unit mistake got the hint about waits.
+    "times in seconds": {k: (a / 1000, b / 1000) for k, (a, b) in ANSWER.items()},
+    "(start, duration) pairs": {k: (a, b - a) for k, (a, b) in ANSWER.items()},
+    "one kernel 1 ms late, each kernel its duration": {**ANSWER, "report": (41, 46)},
 }
 ALSO_RIGHT_PREDICTIONS = {
     "pairs as lists": {k: list(v) for k, v in ANSWER.items()},
     "NumPy floats": {k: (np.float64(v[0]), np.float32(v[1])) for k, v in ANSWER.items()},
     "a tensor of two per kernel": {k: torch.tensor(v, dtype=torch.float64) for k, v in ANSWER.items()},
+    # Round 17: properties.real() refused a Decimal, though its comment said it took one.
+    "Decimals": {k: (decimal.Decimal(a), decimal.Decimal(b)) for k, (a, b) in ANSWER.items()},
 }
 
 
@@ -624,6 +634,36 @@ def consumes_the_program(program):
     return simulator()(ops)
 
 
+def _reached_reference(name: str, how: str) -> Callable:
+    """The check's reference `nb03.<name>`, as a student who reads nb03.py might reach for it past its lock
+    (round 17: `nb03.stream_rules.__closure__[0].cell_contents(program)` ran it unlocked): unwrapped, made again
+    from its code, or found by the garbage collector.  Each must FAIL as a call of the reference."""
+
+    found: list[Callable] = []  # the garbage collector's, looked for once (a scan takes a second here)
+
+    def reached(*args):
+        from utils.exercises import nb03
+
+        ref = getattr(nb03, name)
+        if how == "unwrap":
+            fn = inspect.unwrap(ref)
+        elif how == "code":
+            fn = types.FunctionType(ref.__code__, ref.__globals__, "mine", ref.__defaults__, ref.__closure__)
+        else:
+            found[:] = found or [f for f in gc.get_objects() if type(f) is types.FunctionType
+                                 and f.__name__ == name and f.__code__.co_filename == ref.__code__.co_filename]
+            fn = found[-1]
+        return fn(*args)
+
+    return reached
+
+
+def _in_decimals(simulate: Callable) -> Callable:
+    """`simulate`'s timeline in Decimals (exact, as a student might keep times)."""
+    return lambda program: {k: (decimal.Decimal(str(a)), decimal.Decimal(str(b)))
+                            for k, (a, b) in simulate(program).items()}
+
+
 WRONG_SIMULATORS = {
     "streams ignored (one queue)": one_queue,
     "kernels of a stream all start at 0": simulator(in_order=False),
@@ -658,6 +698,11 @@ WRONG_SIMULATORS = {
     "times rounded to 0.1 ms": lambda p: {k: (round(a, 1), round(b, 1)) for k, (a, b) in simulator()(p).items()},
     "wait_stream makes both streams wait for each other": rules_with(wait_stream=_both_streams_wait),
     "the program handled stream by stream": stream_by_stream,
+    # Round 17: the reference reached past its lock; and a wrong Decimal simulator was told its times were no numbers.
+    "CHEAT: the check's stream_rules unwrapped (inspect.unwrap)": _reached_reference("stream_rules", "unwrap"),
+    "CHEAT: the check's stream_rules made again from its code": _reached_reference("stream_rules", "code"),
+    "CHEAT: the check's stream_rules found by the garbage collector": _reached_reference("stream_rules", "gc"),
+    "Decimals, a wait moves the stream back in time": _in_decimals(simulator(use_max=False)),
 }
 ALSO_RIGHT_SIMULATORS = {
     "the wrong simulators' builder, nothing broken": simulator(),
@@ -669,6 +714,7 @@ ALSO_RIGHT_SIMULATORS = {
                                               for op in p]),
     "each wait_stream a record and a wait on an event of its own": wait_stream_as_an_event_of_its_own,
     "pops the program from the front": consumes_the_program,
+    "exact Decimals": _in_decimals(simulator()),
 }
 
 
@@ -897,6 +943,20 @@ def kept_buffers(batches, step, copy_stream):
     return double_buffer(batches, step, copy_stream, buffers=_KEPT[key])
 
 
+_KEPT_FOREVER: list[list] = []  # buffers_kept_alive_forever's buffers, every call's
+
+
+def buffers_kept_alive_forever(batches, step, copy_stream):
+    """Two buffers made in each call from copy_stream's pool, with no join of copy_stream at the end (freed, their
+    memory would go to copy_stream's next allocation while the caller's last steps still read it), "fixed" by
+    keeping every call's buffers in a module list: no race, but two batches of GPU memory leak at every call
+    (round 17's adversary)."""
+    with torch.cuda.stream(copy_stream):
+        buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
+    _KEPT_FOREVER.append(buffers)
+    return double_buffer(batches, step, copy_stream, buffers=buffers)
+
+
 _KEPT_BY_STREAM: dict[tuple, tuple] = {}  # (copy_stream, buffers), by the stream's id, shape and dtype
 
 
@@ -1009,6 +1069,8 @@ WRONG_LOOPS = {
     "two buffers and their events kept from one call to the next (module-level)": kept_buffers_and_events,
     # Round 10 (the 03 adversary): a cache per copy_stream, and record_stream where the task says events only.
     "two buffers kept for each copy_stream": buffers_kept_per_copy_stream,
+    # Round 17 (the 03 adversary): every call's buffers kept alive, so that their memory is never freed to race for.
+    "two buffers a call, every call's kept alive (a leak)": buffers_kept_alive_forever,
     "buffers from copy_stream's pool, with record_stream (the task: events only)": lambda b, s, c: two_buffers(
         b, s, c, alloc_on="copy", record_stream=True),
     "buffers copied from the first two batches, kept with record_stream (the task: events only)": (
@@ -1177,6 +1239,8 @@ WRONG_QUEUE_SIMULATORS = {
     "a queue's last start kept until another stream's kernel comes": queue_start_kept_at_a_switch,
     "starts rounded to whole ms": lambda program, queues: {k: (round(a), round(a) + b - a) for k, (a, b) in
                                                            queue_simulator()(program, queues).items()},
+    "CHEAT: the check's queue_rules unwrapped (inspect.unwrap)": _reached_reference("queue_rules", "unwrap"),
+    "CHEAT: the check's queue_rules found by the garbage collector": _reached_reference("queue_rules", "gc"),
 }
 ALSO_RIGHT_QUEUE_SIMULATORS = {
     "the wrong simulators' builder, nothing broken": queue_simulator(),
@@ -1209,7 +1273,8 @@ WRONG_ON_CPU = {
         "last batch missing", "float32 buffers whatever the batches' dtype", "step on the batches in host memory",
         "copies two batches ahead with two buffers", "every batch copied into one GPU tensor (one allocation)",
         "two buffers kept from one call to the next (module-level)",
-        "two buffers and their events kept from one call to the next (module-level)"},
+        "two buffers and their events kept from one call to the next (module-level)",
+        "two buffers a call, every call's kept alive (a leak)", "two buffers kept for each copy_stream"},
     "check_simulate_on_gpu": set(),
 }
 ALSO_RIGHT = {
