@@ -162,8 +162,10 @@ NOT_INTEGRAL = [3.0, np.float32(3), torch.tensor(3.0), True, np.bool_(True), tor
                 torch.tensor([1, 2]), 3 + 0j, [3]]
 REAL = [(3, 3.0), (2.5, 2.5), (Fraction(5, 2), 2.5), (np.float32(2.5), 2.5), (np.int16(-2), -2.0),
         (torch.tensor(2.5), 2.5), (torch.tensor([2.5], dtype=torch.float16), 2.5), (np.array(2.5), 2.5),
+        (np.array([2.5]), 2.5),
         (float("inf"), float("inf")), (Decimal("2.5"), 2.5), (Decimal("-Infinity"), float("-inf"))]
-NOT_REAL = [True, np.bool_(False), "2.5", None, 1j, torch.tensor([1.0, 2.0]), [2.5], np.array([2.5]), torch.tensor(1j)]
+NOT_REAL = [True, np.bool_(False), "2.5", None, 1j, torch.tensor([1.0, 2.0]), [2.5], np.array([1.0, 2.0]),
+            np.array([[2.5]]), torch.tensor([[2.5]]), torch.tensor(1j)]
 
 
 @host

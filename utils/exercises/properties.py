@@ -283,8 +283,8 @@ def integral(x: object) -> int | None:
 
 def real(x: object) -> float | None:
     """`x` as a float if it is a real number of any kind (int, float, Fraction, Decimal, NumPy scalar, a one-element
-    tensor); None for anything else (a bool, a complex number, a string).  NaN and infinities stay: the value
-    decides."""
+    tensor or NumPy array of at most one dimension); None for anything else (a bool, a complex number, a string).
+    NaN and infinities stay: the value decides."""
     if isinstance(x, (bool, np.bool_)):
         return None
     if isinstance(x, torch.Tensor):
@@ -292,7 +292,7 @@ def real(x: object) -> float | None:
             return None
         return float(x.item())
     if isinstance(x, np.ndarray):
-        return float(x) if x.ndim == 0 and x.dtype.kind in "iuf" else None
+        return float(x.reshape(())) if x.size == 1 and x.ndim <= 1 and x.dtype.kind in "iuf" else None  # as a tensor
     if isinstance(x, (numbers.Real, np.integer, np.floating)):  # int, float, Fraction, NumPy scalars
         return float(x)  # type: ignore[arg-type]
     if isinstance(x, decimal.Decimal):  # a real number too, though not a numbers.Real (it does not mix with float)
