@@ -83,6 +83,11 @@ def test_the_reference_is_locked_outside_a_check():
     ("check_largest_batch", "a bisection over 0 .. 2**31 rows", "a search that stops short"),
     ("check_largest_batch", "a bisection over 0 .. 2**40 rows", "a search that stops short"),
     ("check_largest_batch", "float4_e2m1fn_x2 as half a byte per element", "dtype.itemsize"),
+    # the round-17 adversary's: float arithmetic got the hint of a miscount, and a search capped at 2**41 rows passed
+    ("check_storage_nbytes", "float64 arithmetic (math.fsum)", "whole numbers"),
+    ("check_largest_batch", "float32 arithmetic", "whole numbers"),
+    ("check_largest_batch", "a bisection over 0 .. 2**41 rows (the 4 TiB of an earlier round)",
+     "a search that stops short"),
 ])
 def test_a_hint_names_the_mistake_the_answer_made(check, what, hinted):
     from utils.exercises import ExerciseFailed
@@ -159,3 +164,17 @@ def test_no_generated_view_has_more_elements_than_an_int64_counts():
 
     with inside_check():
         look()
+
+
+@host
+def test_the_dtypes_are_every_one_a_view_can_have():
+    """The sub-byte integers and the bits kinds are asked about; the quantized ones, of which PyTorch makes no view from
+    a shape, strides and an offset alone (the task leaves them out), are not (the round-17 adversary's)."""
+    every = {dtype for dtype in vars(torch).values() if isinstance(dtype, torch.dtype)}
+    left_out = every - set(nb00.DTYPES)
+    assert {torch.int1, torch.uint4, torch.int7, torch.bits16, torch.bits8} <= set(nb00.DTYPES)
+    assert torch.qint8 in left_out and all(str(dtype).startswith(("torch.qint", "torch.quint")) for dtype in left_out)
+    for dtype in left_out:
+        with pytest.raises(RuntimeError):
+            torch.empty_strided((2,), (1,), dtype=dtype, device="meta")
+    assert len(nb00.DTYPE_VIEWS) == len(nb00.DTYPE_LAYERS) == nb00.DTYPE_CASES >= len(nb00.DTYPES)

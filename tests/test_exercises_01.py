@@ -270,3 +270,14 @@ def test_the_bound_on_a_loops_memory_allows_one_small_segment_and_nothing_in_the
         assert nb01.SLACK == {"large": 0, "small": nb01.block_and_segment(1)[1]} == {"large": 0, "small": 2 * 2**20}
         assert nb01.block_and_segment(2**20)[2] == "small" and nb01.block_and_segment(2**20 + 1)[2] == "large"
         assert min(nb01.block_and_segment(n)[1] for n in (2**20 + 1, 10 * 2**20 - 1, 10 * 2**20)) == 10 * 2**20
+
+
+@host
+def test_the_calls_one_after_another_get_smaller_and_repeat():
+    """run_batches_fixed's cases of calls one after another (nb01.Case): the later calls' batches are smaller than the
+    first call's largest (a reset of the peak counters at a call's start hides it), and the last two calls are alike
+    (sums kept from an earlier call of the same lengths are stale: the generator has moved on)."""
+    in_a_row = [case for case in [*nb01.GPU_CHOSEN, *nb01.CPU_CHOSEN] if len(case) == 3]
+    assert len(in_a_row) == 2
+    for lengths, _, later in in_a_row:
+        assert max(map(max, later)) < max(lengths) and later[-1] == later[-2] and len(later) >= 2

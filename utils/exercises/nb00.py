@@ -1,15 +1,16 @@
 """Checks for the exercises of notebook 00 (setup): the memory behind a view, and sizing a layer for the memory
 you have.
 
-Both are properties over generated inputs (utils/exercises/properties.py): views of any rank with a size of 0
-in any dimension, strides of 0, offsets, every dtype, up to views of exabytes; layers of any width, odd ones
-included, and budgets from nothing to terabytes.
+Both are properties over generated inputs (utils/exercises/properties.py): views of up to 8 dimensions (and one of
+10) with a size of 0 in any dimension, strides of 0, offsets, every dtype a view can have, up to views of exabytes;
+layers of any width, odd ones included, and budgets from nothing to petabytes.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Callable, Sequence
 
 import torch
@@ -19,12 +20,38 @@ from .properties import diagnose, for_all, integral, real, shown, st, time_limit
 
 NOTEBOOK = "00_setup"
 
-# Every dtype a tensor of numbers can have, the 1-byte float8 and float4 kinds and the unsigned ones included (those
-# this PyTorch has): an answer that looks bytes up in a table of the usual ones fails on the others.
-DTYPES = tuple(getattr(torch, name) for name in (
-    "uint8", "int8", "bool", "float16", "bfloat16", "int32", "float32", "int64", "float64", "complex128", "int16",
-    "uint16", "uint32", "uint64", "complex32", "complex64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
-    "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2") if hasattr(torch, name))
+# Every dtype a view can have: the usual ones first (Hypothesis shrinks towards the first), then every other dtype of
+# this PyTorch that a view can be made of (on the meta device, as the task allows): the 1-byte float8 and float4 kinds,
+# the unsigned ones, the sub-byte integers int1 ... int7 and uint1 ... uint7 (one byte per element each), the bits
+# kinds.  An answer that looks bytes up in a table of the usual ones, or counts sub-byte elements as packed bits, fails
+# on the others.  The quantized dtypes (qint8, quint8, qint32, quint4x2, quint2x4) are left out: a quantized tensor
+# needs a scale and a zero point besides its dtype, and PyTorch makes no view of one from a shape, strides and an
+# offset alone (empty_strided refuses them, on the meta device and on the CPU; as_strided of a torch.empty of one
+# fails an internal assert).
+_USUAL = ("uint8", "int8", "bool", "float16", "bfloat16", "int32", "float32", "int64", "float64", "complex128", "int16",
+          "uint16", "uint32", "uint64", "complex32", "complex64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+          "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2")
+
+
+def _viewable(dtype: torch.dtype) -> bool:
+    """Can PyTorch make a view of this dtype from a shape, strides and an offset (on the meta device)?"""
+    try:
+        with warnings.catch_warnings():  # complex32's "experimental" warning, printed once, not in the notebook
+            warnings.simplefilter("ignore")
+            torch.empty_strided((2,), (1,), dtype=dtype, device="meta")
+    except (RuntimeError, TypeError):  # a NotImplementedError is a RuntimeError
+        return False
+    return dtype.itemsize > 0
+
+
+_USUAL_DTYPES = tuple(getattr(torch, name) for name in _USUAL if hasattr(torch, name))
+DTYPES = _USUAL_DTYPES + tuple(sorted(
+    {dtype for dtype in vars(torch).values() if isinstance(dtype, torch.dtype) and dtype not in _USUAL_DTYPES
+     and _viewable(dtype)}, key=str))
+# The chosen cases ask about every dtype in turn, DTYPE_CASES of them (41 dtypes in PyTorch 2.13), so that a check
+# prints the same count of checks on every PyTorch with at most that many dtypes (the notebook's saved output).
+DTYPE_CASES = max(48, len(DTYPES))
+RANK = 8  # the most dimensions a generated view has (PyTorch's tensors can have dozens)
 LARGEST = 2**62  # bytes: the largest storage the check asks about (4 EiB; a storage's bytes are an int64)
 
 
@@ -46,10 +73,10 @@ def _dimension(small: int, large: int) -> st.SearchStrategy[int]:
 
 
 def views() -> st.SearchStrategy[View]:
-    """Views of rank 0 to 4: any size (0 included, in any dimension), stride (0 included), offset and dtype,
+    """Views of rank 0 to RANK: any size (0 included, in any dimension), stride (0 included), offset and dtype,
     with storages of at most LARGEST bytes and fewer than 2**63 elements (a tensor's numel is an int64: a view
     PyTorch cannot represent would reject an answer that asks a meta tensor, which the task allows)."""
-    rank = st.integers(0, 4)
+    rank = st.integers(0, RANK)
     view = rank.flatmap(lambda r: st.tuples(st.tuples(*[_dimension(7, 2**31) for _ in range(r)]),
                                             st.tuples(*[_dimension(9, 2**31) for _ in range(r)]),
                                             _dimension(20, 2**40), st.sampled_from(DTYPES)))
@@ -64,9 +91,19 @@ def _call(shape: tuple[int, ...], stride: tuple[int, ...], offset: int, dtype: t
 # the generated ones).
 HUGE_VIEW: View = ((2**30, 2**30), (2**30, 1), 0, torch.float32)
 
-# One view of every dtype, which the check always asks about too (Hypothesis draws about a hundred views from 22
-# dtypes, and can miss one: a table of sizes wrong only for complex32, or without bfloat16, passed then).
-DTYPE_VIEWS: list[View] = [((2, 3), (3, 1), 1, dtype) for dtype in DTYPES]
+# One view of every dtype, which the check always asks about too (Hypothesis draws about a hundred views from dozens of
+# dtypes, and can miss one: a table of sizes wrong only for complex32, or without bfloat16, passed then); after the
+# last dtype, the first ones again on another view, up to DTYPE_CASES views.
+DTYPE_VIEWS: list[View] = [((2, 3), (3, 1), 1, DTYPES[i]) if i < len(DTYPES) else
+                           ((4,), (2,), 3, DTYPES[i % len(DTYPES)]) for i in range(DTYPE_CASES)]
+# A view of more dimensions than an image batch (NCHW) or a video batch (NCDHW) has, each of them reaching further: the
+# check always asks about it (the generated views have up to RANK dimensions; an answer that unpacked four passed when
+# they had at most four).
+# A view whose storage takes 2**53 + 3 bytes, an odd number past 2**53, which no float64 holds: an answer that computes
+# in floats rounds it (the check always asks about it; the generated views seldom reach such a number).
+BEYOND_FLOATS: View = ((2, 2), (2**53, 1), 1, torch.uint8)
+MANY_DIMENSIONS: View = ((2, 3, 1, 4, 5, 2, 3, 2, 2, 3), (1000, 300, 7, 70, 13, 5, 2, 9000, 1, 40000), 11,
+                         torch.float16)
 
 # What PyTorch raises for a tensor larger than memory, or than its storage: the answer made the view to measure it.
 _TOO_LARGE = re.compile(r"allocate|out of memory|overflow|out of bounds")
@@ -102,12 +139,15 @@ def check_storage_nbytes(storage_nbytes: Callable[[tuple[int, ...], tuple[int, .
                       "bytes are a whole number: return an int (// divides whole numbers)")
             if nbytes != want:
                 hint = (diagnose(yours, ORDINARY_VIEWS, fewest_bytes, VIEW_SHORTCUTS)
-                        or _dtype_hint(yours, ORDINARY_VIEWS, fewest_bytes, view[3]) or _hint(view, nbytes))
+                        or _dtype_hint(yours, ORDINARY_VIEWS, fewest_bytes, view[3])
+                        or _rounding_hint(yours, HUGE_VIEW, fewest_bytes, nbytes, want, want // view[3].itemsize)
+                        or _hint(view, nbytes))
                 ex.expect(False, f"{call} returned {nbytes}: " +
                           ("too few: the view reaches past them" if nbytes is not None and nbytes < want else
                            "too many: a smaller storage holds the view too"), hint)
 
-        for_all(ex, views(), holds, chosen=[HUGE_VIEW, ((3, 0, 2), (5, 1, 2), 7, torch.float32), *DTYPE_VIEWS],
+        for_all(ex, views(), holds, chosen=[HUGE_VIEW, BEYOND_FLOATS, ((3, 0, 2), (5, 1, 2), 7, torch.float32),
+                                           MANY_DIMENSIONS, *DTYPE_VIEWS],
                 describe=lambda view: _call(*view))
 
 
@@ -128,6 +168,24 @@ def _dtype_hint(yours: Callable[..., object], cases: Sequence[tuple], right: Cal
         return (f"every dtype has its own bytes per element, {dtype} too: dtype.itemsize says how many (what a "
                 "tensor's element_size() reports)")
     return None
+
+
+def _rounding_hint(yours: Callable[..., object], far: tuple, right: Callable[..., int], got: int | None, want: int,
+                   elements: int) -> str | None:
+    """The hint for an answer that computed in floating point, which rounds: wrong by a sliver (a millionth, or one) on
+    a failing case of more than 2**24 elements, and within a millionth on the `far` case too.  Shrinking makes a
+    failing case as small as it can, so a mistake of another kind fails on a small case, where this is silent; a
+    search with a ceiling, or an int32 that wraps, fails by a sliver just past its limit, but is far off on `far`."""
+    if got is None or elements < 2**24 or abs(got - want) > max(1, want // 2**20):
+        return None
+    try:
+        there, far_want = integral(yours(*far)), right(*far)
+    except Exception:  # noqa: BLE001 -- an answer that raises there gets another hint
+        return None
+    if there is None or abs(there - far_want) > far_want // 2**20:
+        return None
+    return ("the numbers here are large: compute in whole numbers (int, //), exactly; a float holds 24 bits (float32) "
+            "or 53 (float64), and rounds a larger count")
 
 
 def _hint(view: View, got: int | None) -> str:
@@ -209,20 +267,23 @@ def most_rows(budget: int, d: int, dtype: torch.dtype) -> int:
 
 
 Layer = tuple[int, int, torch.dtype]
-LARGEST_BUDGET = 2**42  # bytes (4 TiB): the largest budget the check asks about
+# Bytes (8 PiB): the largest budget the check asks about, and the task says so.  Past the 4 TiB of an earlier round: a
+# search capped at 2**41 rows passed then.  Up to 2**53, a float division then floor is still exact (a right answer).
+LARGEST_BUDGET = 2**53
 
 # The far corner of the space: the largest budget, the narrowest layer, 1-byte elements: the most rows any case has
-# (2**41 - 1), which budgets and widths drawn independently seldom reach; a search with a ceiling stops short there.
+# (2**52 - 1), which budgets and widths drawn independently seldom reach; a search with a ceiling stops short there.
 MOST_ROWS_LAYER: tuple[int, int, torch.dtype] = (LARGEST_BUDGET, 1, torch.uint8)
 
 
 # One layer of every dtype, which the check always asks about too (as DTYPE_VIEWS: a bool taken as one bit passed
-# when Hypothesis drew no bool).
-DTYPE_LAYERS: list[Layer] = [(10**6 + 7, 3, dtype) for dtype in DTYPES]
+# when Hypothesis drew no bool); after the last dtype, the first ones again on another layer, up to DTYPE_CASES.
+DTYPE_LAYERS: list[Layer] = [(10**6 + 7, 3, DTYPES[i]) if i < len(DTYPES) else
+                             (3 * 10**6 + 1, 5, DTYPES[i % len(DTYPES)]) for i in range(DTYPE_CASES)]
 
 
 def layers() -> st.SearchStrategy[Layer]:
-    """(budget, d, dtype): widths from 1 (odd ones too) to 2**16, budgets from 0 bytes to a few TiB, and budgets
+    """(budget, d, dtype): widths from 1 (odd ones too) to 2**16, budgets from 0 bytes to 8 PiB, and budgets
     that the weight alone barely fits in, or misses by a byte."""
     width, dtype = st.integers(1, 2**16), st.sampled_from(DTYPES)
     anywhere = st.tuples(st.integers(0, LARGEST_BUDGET), width, dtype)
@@ -289,7 +350,7 @@ def check_largest_batch(largest_batch: Callable[[int, int, torch.dtype], int]) -
         def fits(layer: Layer) -> None:
             budget, d, dtype = layer
             call = f"largest_batch({budget}, {d}, {dtype})"
-            with time_limit(ex, limit(), call, "a budget can be terabytes: compute the rows from the bytes, "
+            with time_limit(ex, limit(), call, "a budget can be petabytes: compute the rows from the bytes, "
                             "without trying one batch size after another"):
                 got = yours(budget, d, dtype)
             b = integral(got)
@@ -302,7 +363,9 @@ def check_largest_batch(largest_batch: Callable[[int, int, torch.dtype], int]) -
                       "when even the weight does not fit, no batch does: the answer is 0, not a negative number")
             if b != want:
                 hint = (diagnose(yours, ORDINARY_LAYERS, most_rows, LAYER_SHORTCUTS)
-                        or _dtype_hint(yours, ORDINARY_LAYERS, most_rows, dtype) or _layer_hint(b, want))
+                        or _dtype_hint(yours, ORDINARY_LAYERS, most_rows, dtype)
+                        or _rounding_hint(yours, MOST_ROWS_LAYER, most_rows, b, want, budget // dtype.itemsize)
+                        or _layer_hint(b, want))
                 ex.expect(b <= want, f"{call} returned {b}: x, w and y then need {layer_bytes(b, d, dtype)} bytes, "
                                      "more than the budget", hint)
                 ex.expect(False, f"{call} returned {b}, but {b + 1} {'row fits' if b == 0 else 'rows fit'} too", hint)

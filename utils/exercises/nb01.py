@@ -243,7 +243,7 @@ def _growth_hint(warm: list[int], needs: list[int]) -> str:
     pool = block_and_segment(needs[0])[2]
     if not any(p == pool for p, _, _ in segments_made(warm)):
         return (f"each pool keeps its own segments: which tensor of the warm-up leaves a segment in the {pool} "
-                "pool?")
+                "pool, for the loop's requests there (every one of them, wherever it comes in the loop)?")
     return ("no cached segment of its pool held that request's block: a request is rounded up to a block first, "
             "and the block decides which segments can serve it; which warm-up request leaves a segment that "
             "holds every block of the loop?")
@@ -820,16 +820,23 @@ def run_batches(lengths: list[int], width: int = 4096) -> list[float]:
 GROWING_LENGTHS = [256 * k for k in range(1, 17)]  # 4 MiB ... 64 MiB batches of width 4096
 MIXED_LENGTHS = [1024, 3072, 512, 4096, 2048, 256, 3584]  # 16, 48, 8, 64, 32, 4, 56 MiB
 SEED = 2026  # PyTorch's random generators are seeded with it before each run of a loop
+# ...and then this many numbers are drawn from the generator the batches come from, as a program would have drawn some
+# before it calls the loop: an answer that draws from a generator of its own, seeded with torch.initial_seed(), draws
+# what run_batches draws only right after torch.manual_seed (the round-17 adversary's; it passed then).
+DRAWN_BEFORE = 1000
 ROWS = 2**24  # elements of the largest batch the checks make: 64 MiB of float32
 RELATIVE = 1e-5  # a sum may differ by this much, relative, from run_batches' (another order of summation)
 
 
 @contextmanager
 def _seeded(gpu: bool) -> Iterator[None]:
-    """PyTorch's generators seeded with SEED inside, as they were before outside (the student's own draws)."""
+    """PyTorch's generators seeded with SEED inside, then DRAWN_BEFORE numbers drawn from the GPU's (the CPU's for the
+    CPU part); as they were before outside (the student's own draws).  The numbers drawn are a tensor freed at once: on
+    the GPU, a block that an empty_cache() releases."""
     saved = torch.get_rng_state(), torch.cuda.get_rng_state() if gpu else None
     try:
         torch.manual_seed(SEED)
+        torch.rand(DRAWN_BEFORE, device="cuda" if gpu else "cpu")
         yield
     finally:
         torch.set_rng_state(saved[0])
@@ -856,13 +863,13 @@ def _footprint(fn: Callable[..., Any], lengths: list[int], width: int = 4096
     their most (max_memory_allocated() from the start): at least the largest batch, if the batches were PyTorch's
     and the peak counters were not reset meanwhile; and the growth of the peak reserved bytes of each pool (POOLS)."""
     require_cuda("batches_footprint()")
-    torch.cuda.synchronize()
-    torch.cuda.empty_cache()
-    torch.cuda.reset_peak_memory_stats()
-    start, allocated = torch.cuda.memory_reserved(), torch.cuda.memory_allocated()
-    before = torch.cuda.memory_stats()
-    segments = before.get("segment.all.allocated", 0)
-    with _seeded(gpu=True):
+    with _seeded(gpu=True):  # first: the block of the numbers it draws is released, and uncounted, below
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        start, allocated = torch.cuda.memory_reserved(), torch.cuda.memory_allocated()
+        before = torch.cuda.memory_stats()
+        segments = before.get("segment.all.allocated", 0)
         result = _call(fn, lengths, width)
     torch.cuda.synchronize()
     growth = torch.cuda.max_memory_reserved() - start
@@ -903,8 +910,32 @@ def _loop_text(lengths: list[int], width: int) -> str:
     return f"run_batches_fixed({shown(lengths, 60)}{'' if width == 4096 else f', {width}'})"
 
 
-def _expect_sums(ex: Checker, lengths: list[int], width: int, got: object, want: list[float]) -> None:
-    call = _loop_text(lengths, width)
+# A case is (lengths, width), one call of the answer; or (lengths, width, later): the answer called on lengths, then on
+# each of the later lengths in turn, one call after another, PyTorch's generator seeded once before the first (as
+# run_batches is, to compare).  The later calls are smaller than the first, and the last two are alike: an answer that
+# resets the peak counters at its start hides the first call's largest batch from them, and one that keeps the sums of
+# an earlier call returns them again, though the generator has moved on (the round-17 adversary's; both passed then).
+Case = tuple[list[int], int] | tuple[list[int], int, tuple[list[int], ...]]
+
+
+def _case_text(case: Case) -> str:
+    if len(case) == 2:
+        return _loop_text(*case)
+    lengths, width, later = case
+    return ", then ".join(_loop_text(loop, width) for loop in [lengths, *later]) + " (one call after another)"
+
+
+def _in_a_row(fn: Callable[..., Any], loops: list[list[int]]) -> Callable[..., list[Any]]:
+    """A function of (lengths, width) that calls fn on each of `loops` in turn (lengths aside), and returns what
+    each call returned."""
+    def calls(lengths: list[int], width: int = 4096) -> list[Any]:
+        return [_call(fn, loop, width) for loop in loops]
+    return calls
+
+
+def _expect_sums(ex: Checker, lengths: list[int], width: int, got: object, want: list[float],
+                 call: str | None = None) -> None:
+    call = call or _loop_text(lengths, width)
     sums = _sums(got)
     ex.expect(sums is not None and len(sums) == len(want),
               f"{call} returned {shown(got)}, not one sum for each of its {len(want)} batches",
@@ -918,8 +949,9 @@ def _expect_sums(ex: Checker, lengths: list[int], width: int, got: object, want:
     ex.expect(not wrong, f"{call}: the sum of batch {i} ({rows}) is {sums[i]:.7g}, where run_batches "
               f"gives {want[i]:.7g}" + (f" ({len(wrong)} of {len(want)} sums differ)" if len(wrong) > 1 else ""),
               "the sums are right, but not in their order: keep the batches in the loop's order" if reordered else
-              "each batch holds random numbers from PyTorch's generator on the GPU, drawn batch by batch: draw "
-              "every batch there, in the loop's order, with as many numbers, in float32, and sum all of it")
+              "each batch holds random numbers from PyTorch's generator on the GPU, drawn batch by batch from where "
+              "the program left it (it may have drawn numbers, or called your function, before): draw every batch "
+              "there, at every call, in the loop's order, with as many numbers, in float32, and sum all of it")
 
 
 def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[float]]) -> None:
@@ -931,7 +963,9 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
     with exercise("run_batches_fixed") as ex:
         yours = ex.answer(run_batches_fixed)
 
-        def without_growth(case: tuple[list[int], int]) -> None:
+        def without_growth(case: Case) -> None:
+            if len(case) == 3:
+                return _one_after_another(ex, yours, *case)
             lengths, width = case
             got, _, segments, held, pools = _footprint(yours, lengths, width)  # first: an answer that raises
             want, _, _ = batches_footprint(run_batches, lengths, width)  # costs less
@@ -942,9 +976,7 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
                       f"{_loop_text(lengths, width)}: PyTorch's memory statistics never saw its largest batch "
                       f"({format_bytes(largest)}) held in a tensor: at their most, the bytes in tensors rose by "
                       f"{format_bytes(held)}" + ("" if segments >= 0 else ", and the count of segments went down"),
-                      "the check reads PyTorch's caching allocator and its statistics around your function: make the "
-                      "batches as PyTorch tensors in its memory (not in another library's pool), and leave the "
-                      "statistics alone (no reset_peak_memory_stats() or reset_accumulated_memory_stats())")
+                      _HELD_HINT)
             for pool in POOLS:
                 ex.expect(pools[pool] <= alone[pool] + SLACK[pool],
                           f"{_loop_text(lengths, width)}: the allocator's {POOL_SAYS[pool]} grew by "
@@ -961,7 +993,30 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
 
         with _no_garbage_collection():
             for_all(ex, gpu_loops(), without_growth, examples=GPU_LOOPS, budget_s=5.0,
-                    chosen=GPU_CHOSEN, describe=lambda c: _loop_text(*c))
+                    chosen=GPU_CHOSEN, describe=_case_text)
+
+
+_HELD_HINT = ("the check reads PyTorch's caching allocator and its statistics around your function: make the batches "
+              "as PyTorch tensors in its memory (not in another library's pool), and leave the statistics alone (no "
+              "reset_peak_memory_stats() or reset_accumulated_memory_stats())")
+
+
+def _one_after_another(ex: Checker, yours: Callable[..., Any], lengths: list[int], width: int,
+                       later: tuple[list[int], ...]) -> None:
+    """The answer called on lengths, then on each of `later`, one call after another from one seeding: the same sums
+    as run_batches called so, and the largest batch of them all seen in PyTorch's statistics (the memory of each call
+    is the other cases' business: an answer on a side stream of its own may take another stream at each call, whose
+    cache is its own)."""
+    loops = [lengths, *later]
+    got = _footprint(_in_a_row(yours, loops), lengths, width)
+    want = batches_footprint(_in_a_row(run_batches, loops), lengths, width)[0]
+    text = _case_text((lengths, width, later))
+    for k, (loop, result, sums) in enumerate(zip(loops, got[0], want)):
+        _expect_sums(ex, loop, width, result, sums, call=f"call {k + 1} of {text}")
+    largest, held = max(map(max, loops)) * width * 4, got[3]
+    ex.expect(held >= largest, f"{text}: PyTorch's memory statistics never saw the largest batch of the first call "
+              f"({format_bytes(largest)}) held in a tensor: at their most, the bytes in tensors rose by "
+              f"{format_bytes(held)} from the first call's start", _HELD_HINT)
 
 
 # The bound, pool by pool (c10/cuda/CUDACachingAllocator.cpp, default settings; block_and_segment): the task allows
@@ -982,8 +1037,12 @@ GPU_LOOPS, CPU_LOOPS = 20, 40  # generated loops, on a GPU and on a CPU
 # one column): a per-row intermediate, batch.sum(dim=1), is then as large as the batch, and an answer that keeps one
 # beside it grows.  The generated loops (drawn from the check's fixed seed) have no batch of more than 262,144 rows, so
 # such an intermediate stays under 1 MiB there and hides in the small pool's segment.  (The third adversary's.)
-GPU_CHOSEN = [(GROWING_LENGTHS, 4096), (MIXED_LENGTHS, 4096), ([ROWS // 4, ROWS], 1)]
-register(Exercise(NOTEBOOK, "run_batches_fixed", check_batches_without_growth, gpu=True, cpu_checks=CPU_LOOPS + 1))
+# The last is one call after another (Case): 64 MiB at most in the first call, 16 MiB in the later ones.
+GPU_CHOSEN: list[Case] = [(GROWING_LENGTHS, 4096), (MIXED_LENGTHS, 4096), ([ROWS // 4, ROWS], 1),
+                          ([1024, 4096, 2048], 4096, ([512, 1024], [512, 1024]))]
+CPU_CHOSEN: list[Case] = [([5, 1, 3], 4096), ([6, 2, 5], 7, ([1, 3], [1, 3]))]
+register(Exercise(NOTEBOOK, "run_batches_fixed", check_batches_without_growth, gpu=True,
+                  cpu_checks=CPU_LOOPS + len(CPU_CHOSEN)))
 
 
 def _check_batches_on_cpu(run_batches_fixed: Callable[[list[int]], list[float]]) -> None:
@@ -994,14 +1053,16 @@ def _check_batches_on_cpu(run_batches_fixed: Callable[[list[int]], list[float]])
                     "segments (cudaMalloc calls) the loop needs")):
         yours = ex.answer(run_batches_fixed)
 
-        def same_sums(case: tuple[list[int], int]) -> None:
-            lengths, width = case
+        def same_sums(case: Case) -> None:
+            lengths, width, *later = case
+            loops = [lengths, *(later[0] if later else ())]
             with cuda_on_cpu():
                 with _seeded(gpu=False):
-                    want = run_batches(lengths, width)
+                    want = _in_a_row(run_batches, loops)(lengths, width)
                 with _seeded(gpu=False):
-                    got = _call(yours, lengths, width)
-            _expect_sums(ex, lengths, width, got, want)
+                    got = _in_a_row(yours, loops)(lengths, width)
+            for k, (loop, result, sums) in enumerate(zip(loops, got, want)):
+                call = f"call {k + 1} of {_case_text(case)}" if later else None
+                _expect_sums(ex, loop, width, result, sums, call=call)
 
-        for_all(ex, cpu_loops(), same_sums, examples=CPU_LOOPS, budget_s=2.0, chosen=[([5, 1, 3], 4096)],
-                describe=lambda c: _loop_text(*c))
+        for_all(ex, cpu_loops(), same_sums, examples=CPU_LOOPS, budget_s=2.0, chosen=CPU_CHOSEN, describe=_case_text)

@@ -67,13 +67,17 @@ def _elements_to_the_last(shape, stride, offset):
 
 
 def _bytes_from_bits(dtype):
-    """Bytes per element from finfo / iinfo bits, bool as 1: a complex dtype's finfo is its real part's."""
+    """Bytes per element from finfo / iinfo bits, bool as 1: a complex dtype's finfo is its real part's.  A dtype of
+    neither (int1 ... int7, bits16 ...: both raise TypeError) is taken as one byte."""
     if dtype == torch.bool:
         return 1
     try:
         return torch.finfo(dtype).bits // 8
     except TypeError:
-        return torch.iinfo(dtype).bits // 8
+        try:
+            return torch.iinfo(dtype).bits // 8
+        except TypeError:
+            return 1
 
 
 def bits_of_finfo(shape, stride, offset, dtype):
@@ -103,7 +107,9 @@ def meta_set(shape, stride, offset, dtype):
 
 
 def bits_with_complex_doubled(shape, stride, offset, dtype):
-    """Right: finfo / iinfo bits, a complex number as two reals, a bool as a byte."""
+    """finfo / iinfo bits, a complex number as two reals, a bool as a byte, and a dtype of neither (int1 ... int7, uint1
+    ... uint7, bits16 ...: iinfo raises TypeError for them) taken as one byte: wrong for bits16.  Right for the 22
+    dtypes the check asked about until round 17; the check asks about every dtype a view can have since."""
     if 0 in shape:
         return 0
     if dtype == torch.bool:
@@ -113,7 +119,10 @@ def bits_with_complex_doubled(shape, stride, offset, dtype):
     elif dtype.is_floating_point:
         size = torch.finfo(dtype).bits // 8
     else:
-        size = torch.iinfo(dtype).bits // 8
+        try:
+            size = torch.iinfo(dtype).bits // 8
+        except TypeError:
+            size = 1
     return _elements_to_the_last(shape, stride, offset) * size
 
 
@@ -206,7 +215,6 @@ ALSO_RIGHT_VIEWS = {
     "asks PyTorch on the meta device": on_the_meta_device,
     "NumPy's dot product": with_numpy,
     "set_ on the meta device": meta_set,
-    "finfo / iinfo bits, a complex number as two reals": bits_with_complex_doubled,
     "a one-time set-up of 2.1 s on its first call": set_up_on_the_first_call,
 }
 
@@ -288,8 +296,9 @@ _WITHOUT_HALVES = {dtype: size for dtype, size in _FULL_TABLE.items() if dtype n
 
 
 def full_table_complex32_as_8(shape, stride, offset, dtype):
-    """A table of every dtype, complex32 taken as two float32s (it is two float16s: 4 bytes)."""
-    return 0 if 0 in shape else _elements_to_the_last(shape, stride, offset) * _FULL_TABLE[dtype]
+    """A table of every usual dtype, complex32 taken as two float32s (it is two float16s: 4 bytes), any other as one
+    byte."""
+    return 0 if 0 in shape else _elements_to_the_last(shape, stride, offset) * _FULL_TABLE.get(dtype, 1)
 
 
 def table_without_complex32_and_bfloat16(shape, stride, offset, dtype):
@@ -395,7 +404,7 @@ ALSO_RIGHT_VIEWS.update({
 })
 WRONG_BATCHES.update({
     "a full table of sizes, complex32 as 8 bytes (two float32s)": lambda budget, d, dtype: max(
-        0, (budget // _FULL_TABLE[dtype] - d * d) // (2 * d)),
+        0, (budget // _FULL_TABLE.get(dtype, 1) - d * d) // (2 * d)),
     "a bool taken as one bit": lambda budget, d, dtype: max(
         0, (budget * 8 // _bits_bool_as_one(dtype) - d * d) // (2 * d)),
     "d * d in an int32 (wraps from d = 46341)": lambda budget, d, dtype: max(
@@ -410,4 +419,77 @@ ALSO_RIGHT_BATCHES.update({
     "meta tensors' nbytes for the weight and a row": _meta_bytes,
     "int64 tensors, clamped at 0": lambda budget, d, dtype: torch.clamp(
         (torch.tensor(budget) // dtype.itemsize - d * d) // (2 * d), min=0),
+})
+
+
+# Found by the round-17 adversary: the check drew views of at most 4 dimensions, from 22 dtypes, and budgets of at most
+# 4 TiB; it draws up to 8 dimensions (and always asks about a view of 10), every dtype a view can have (41 in PyTorch
+# 2.13: the sub-byte integers and the bits kinds too), and budgets up to 8 PiB now.
+_USUAL_22 = {**_FULL_TABLE, torch.complex32: 4}
+
+
+def last_four_dimensions(shape, stride, offset, dtype):
+    """Views taken as at most NCHW: the last four dimensions only, any before them ignored."""
+    return 0 if 0 in shape else _elements_to_the_last(shape[-4:], stride[-4:], offset) * dtype.itemsize
+
+
+def usual_22_others_one_byte(shape, stride, offset, dtype):
+    """A table of the 22 usual dtypes (complex32 right), any other dtype taken as one byte: wrong for bits16."""
+    return 0 if 0 in shape else _elements_to_the_last(shape, stride, offset) * _USUAL_22.get(dtype, 1)
+
+
+def sub_byte_integers_packed(shape, stride, offset, dtype):
+    """int1 ... int7 and uint1 ... uint7 counted as packed bits, rounded up to whole bytes (each takes one byte)."""
+    if 0 in shape:
+        return 0
+    bits = re.fullmatch(r"torch\.u?int([1-7])", str(dtype))
+    elements = _elements_to_the_last(shape, stride, offset)
+    return -(-elements * int(bits[1]) // 8) if bits else elements * dtype.itemsize
+
+
+def in_float64(shape, stride, offset, dtype):
+    """The count in float64 (math.fsum of float products): exact up to 2**53 only."""
+    if 0 in shape:
+        return 0
+    return int((float(offset) + 1.0 + math.fsum(float(n - 1) * float(s) for n, s in zip(shape, stride)))
+               * dtype.itemsize)
+
+
+def bytes_from_the_name_rounded_up(shape, stride, offset, dtype):
+    """Right: the bits in the dtype's name (its last number; 8 for bool and the float8 and float4 kinds, whose
+    elements are a byte each), rounded up to whole bytes, a complex number as two reals."""
+    if 0 in shape:
+        return 0
+    name = str(dtype).removeprefix("torch.")
+    numbers = re.findall(r"\d+", name)
+    bits = 8 if name == "bool" or name.startswith(("float8", "float4")) else int(numbers[-1])
+    return _elements_to_the_last(shape, stride, offset) * -(-bits // 8)
+
+
+def _float32_rows(budget, d, dtype):
+    """The rows in float32 (a torch scalar): exact up to 2**24 elements only."""
+    elements = torch.tensor(float(budget), dtype=torch.float32) / dtype.itemsize
+    return max(0, int(torch.floor((elements - d * d) / (2 * d))))
+
+
+WRONG_VIEWS.update({
+    "the last four dimensions only (NCHW at most)": last_four_dimensions,
+    "a table of the 22 usual dtypes, any other taken as one byte": usual_22_others_one_byte,
+    "sub-byte integers as packed bits (uint4 as half a byte)": sub_byte_integers_packed,
+    "finfo / iinfo bits, a complex number as two reals, others as one byte": bits_with_complex_doubled,
+    "float64 arithmetic (math.fsum)": in_float64,
+})
+ALSO_RIGHT_VIEWS.update({
+    "bits from the dtype's name, rounded up to bytes": bytes_from_the_name_rounded_up,
+})
+WRONG_BATCHES.update({
+    "a bisection over 0 .. 2**41 rows (the 4 TiB of an earlier round)": lambda budget, d, dtype: _bisect(
+        budget, d, dtype, 2**41),
+    "a table of the 22 usual dtypes, any other taken as one byte": lambda budget, d, dtype: max(
+        0, (budget // _USUAL_22.get(dtype, 1) - d * d) // (2 * d)),
+    "float32 arithmetic": _float32_rows,
+})
+ALSO_RIGHT_BATCHES.update({
+    "a bisection over 0 .. 2**53 rows (the task's largest budget)": lambda budget, d, dtype: _bisect(
+        budget, d, dtype, 2**53),
 })

@@ -951,6 +951,45 @@ WRONG_LOOPS.update({
     "sums a float16 copy": lambda lengths, width=4096: _sums(lengths, width, of=lambda b: float(b.half().sum())),
 })
 
+
+# The round-17 adversary's: the check seeded the generator right before each call, and called the answer once per
+# loop; it now draws numbers after seeding, and calls the answer on loops one after another (nb01.Case).
+def a_generator_of_its_own(lengths: list[int], width: int = 4096) -> list[float]:
+    """A generator of its own on the GPU, seeded with torch.initial_seed(), "to leave the caller's random stream alone":
+    it draws what run_batches draws only right after torch.manual_seed."""
+    generator = torch.Generator(device=torch.cuda.default_generators[0].device)  # the GPU's (the CPU's on a CPU)
+    generator.manual_seed(torch.initial_seed())
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    return [float(buffer[:n].uniform_(generator=generator).sum()) for n in lengths]
+
+
+_KEPT: dict[tuple[tuple[int, ...], int], list[float]] = {}
+
+
+def sums_kept_by_lengths(lengths: list[int], width: int = 4096) -> list[float]:
+    """The sums kept by (lengths, width), "since the loop is seeded": a second call on the same lengths returns the
+    first call's sums, though the generator has moved on."""
+    key = (tuple(lengths), width)
+    if key not in _KEPT:
+        buffer = torch.empty(max(lengths), width, device="cuda")
+        _KEPT[key] = [float(buffer[:n].uniform_().sum()) for n in lengths]
+    return list(_KEPT[key])
+
+
+def resets_the_peaks_first(lengths: list[int], width: int = 4096) -> list[float]:
+    """A right loop after torch.cuda.reset_peak_memory_stats(), "to measure from a clean start": the task says to leave
+    the statistics alone; a second call's reset hides the first call's batches from them."""
+    torch.cuda.reset_peak_memory_stats()
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    return [float(buffer[:n].uniform_().sum()) for n in lengths]
+
+
+WRONG_LOOPS.update({
+    "a generator of its own, seeded with torch.initial_seed()": a_generator_of_its_own,
+    "sums kept by lengths from an earlier call": sums_kept_by_lengths,
+    "resets the peak counters at its start": resets_the_peaks_first,
+})
+
 WRONG = {
     "check_warm_up_sizes": WRONG_WARM_UPS,
     "check_block_memory": WRONG_BLOCKS,
@@ -967,7 +1006,9 @@ WRONG_ON_CPU = {
                                      "a warm-up drawn with torch.rand (uses up draws)", "float64 draws",
                                      "stops one batch early", "sums the first row only",
                                      "a repeated length's sum reused (its draw skipped)",
-                                     "expected sums after the first batch", "sums a float16 copy"},
+                                     "expected sums after the first batch", "sums a float16 copy",
+                                     "a generator of its own, seeded with torch.initial_seed()",
+                                     "sums kept by lengths from an earlier call"},
 }
 ALSO_RIGHT = {
     "check_warm_up_sizes": ALSO_RIGHT_WARM_UPS,
