@@ -84,7 +84,9 @@ ON_A_GPU = "run this check on a GPU (Colab: Runtime → Change runtime type → 
 # What PyTorch (or utils) raises when code asks for CUDA on a machine without it.
 _NO_CUDA = re.compile(r"not compiled with CUDA|requires CUDA|needs a CUDA GPU|has no attribute '_cuda|dummy base class"
                       r"|no NVIDIA driver|No CUDA GPUs are available|Expected a cuda device, but got: cpu"
-                      r"|Cannot access accelerator device when none is available")
+                      r"|Cannot access accelerator device when none is available"
+                      r"|without ATen_cuda library"  # torch.Generator(device="cuda") in a CPU build
+                      r"|No module named 'cupy'")  # CuPy, which a CPU machine need not have
 
 
 # ------------------------------------------------------------------------------------------
