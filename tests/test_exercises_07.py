@@ -9,6 +9,7 @@ The checks themselves, against their wrong and other right answers, are tested b
 import bisect
 import copy
 import math
+import re
 
 import hypothesis
 import numpy as np
@@ -17,6 +18,7 @@ import torch
 
 from conftest import gpu, host
 from utils.exercises import Checker, ExerciseFailed, inside_check, nb07
+from utils.exercises.answers import nb07 as answers
 
 
 @pytest.fixture(scope="module", autouse=True, params=[nb07.NOTEBOOK])
@@ -65,6 +67,16 @@ def test_the_speedup_reference_is_locked():
 
     with pytest.raises(ReferenceLocked):
         nb07.speedup(*nb07.SPEEDUP_CASES[0])
+
+
+@host
+def test_a_speedup_off_in_the_seventh_digit_is_printed_with_digits_that_differ():
+    """An answer rounded to 6 significant digits fails; its message shows two different numbers."""
+    rounded = answers.WRONG_SPEEDUPS["rounded to 6 significant digits"]
+    with pytest.raises(ExerciseFailed) as failed:
+        nb07.check_predicted_speedup(rounded)
+    printed = re.search(r"predicted (\S+)x; the model of the task gives (\S+)x", str(failed.value))
+    assert printed and printed[1] != printed[2], str(failed.value)
 
 
 @host

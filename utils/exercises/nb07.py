@@ -181,8 +181,11 @@ def check_predicted_speedup(predicted_speedup: Callable[..., float]) -> None:
             call = _speedup_call(case)
             value = number(case)
             want = speedup(*case)
+            # Enough digits to show the two apart: 6 for most wrong answers; an answer off by less (one rounded
+            # to 6 digits) would print the same 6 digits twice.
+            digits = next(d for d in (6, 9, 17) if f"{value:.{d}g}" != f"{want:.{d}g}" or d == 17)
             ex.expect(finite(value) and math.isclose(value, want, rel_tol=SPEEDUP_TOLERANCE),
-                      f"{call} predicted {value:.6g}x; the model of the task gives {want:.6g}x",
+                      f"{call} predicted {value:.{digits}g}x; the model of the task gives {want:.{digits}g}x",
                       _speedup_hint(case, value, want))
 
         for_all(ex, costs(), holds, examples=SPEEDUP_EXAMPLES, chosen=SPEEDUP_CASES, describe=_speedup_call)

@@ -82,6 +82,8 @@ WRONG_SPEEDUPS = {
     # Round 10's adversary: every kernel of the grid was 1 or 4 µs, so a floor kept for short kernels only passed.
     "the floor counted for kernels under 5 µs only": lambda kernels, h, k, f, r: (
         kernels * max(h, k) / max(r, kernels * (k if k >= 5.0 else max(k, f)))),
+    # Round 17's adversary: FAILed, but the message printed both numbers with 6 digits, the same twice.
+    "rounded to 6 significant digits": lambda *costs: float(f"{_right_speedup(*costs):.6g}"),
 }
 
 ALSO_RIGHT_SPEEDUPS = {  # the old check refused the last two (a float32 result, a tensor); the new accepts all
