@@ -1119,12 +1119,13 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
         if first_off is None and g is not None and not abs(g - e32) <= allowed:
             first_off = (n, g, e32, allowed, abs(g - stale) <= allowed)
     n, g, e32, allowed, kept_batch = first_off or (0, 0.0, 0.0, 0.0, False)
-    again = (f" (its batch came in the tensors of step {n - 1}, refilled in place)" if n == len(schedule) else "")
+    again = (f", the loss of step {n - 1}'s batch: step {n} was given step {n - 1}'s tensors, refilled in place with "
+             "a new batch" if kept_batch else "")
     found.expect(first_off is None, f"{where}: step {n} (lr {schedule[n - 1] if n else 0:g}): loss {g:.7g}, eager "
                                     f"{e32:.7g} (allowed: {allowed:.1e}); the first {n - 1} matched{again}",
                  "each batch must be in the captured inputs before the replay reads it, on the stream current when "
                  "step is called" if n == 1 else
-                 "the loss is the batch of the step before's: each batch must be copied into the captured inputs, "
+                 "a graph reads the memory it was captured on: each batch must be copied into the captured inputs, "
                  "whatever its address" if kept_batch else
                  "a graph replays the exact kernels and arguments it recorded: what did it record for the "
                  "learning rate, and do the gradients start from zero at every replay?")
