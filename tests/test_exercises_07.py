@@ -9,6 +9,7 @@ The checks themselves, against their wrong and other right answers, are tested b
 import bisect
 import copy
 import math
+import re
 
 import hypothesis
 import numpy as np
@@ -17,6 +18,7 @@ import torch
 
 from conftest import gpu, host
 from utils.exercises import Checker, ExerciseFailed, inside_check, nb07
+from utils.exercises.answers import nb07 as answers
 
 
 @pytest.fixture(scope="module", autouse=True, params=[nb07.NOTEBOOK])
@@ -65,6 +67,16 @@ def test_the_speedup_reference_is_locked():
 
     with pytest.raises(ReferenceLocked):
         nb07.speedup(*nb07.SPEEDUP_CASES[0])
+
+
+@host
+def test_a_speedup_off_in_the_seventh_digit_is_printed_with_digits_that_differ():
+    """An answer rounded to 6 significant digits fails; its message shows two different numbers."""
+    rounded = answers.WRONG_SPEEDUPS["rounded to 6 significant digits"]
+    with pytest.raises(ExerciseFailed) as failed:
+        nb07.check_predicted_speedup(rounded)
+    printed = re.search(r"predicted (\S+)x; the model of the task gives (\S+)x", str(failed.value))
+    assert printed and printed[1] != printed[2], str(failed.value)
 
 
 @host
@@ -191,6 +203,25 @@ def test_the_bucket_judge_fails(calls, rows, big_error, said):
 
 
 @host
+def test_the_bucket_judge_fails_two_calls_that_made_the_host_wait_and_not_one():
+    """A host that came back after a busy caller's window once may have stalled; an answer that waits does so twice."""
+    once, twice = ([_run_call(b, seed=b) for b in (5, 6, 7)] for _ in range(2))
+    once[1].waited = True
+    _judge_buckets((8, 32), once)
+    twice[0].waited = twice[2].waited = True
+    with pytest.raises(ExerciseFailed, match=r"2 calls of run \(the first for a batch of 5 rows\) returned only after"):
+        _judge_buckets((8, 32), twice)
+
+
+@host
+def test_the_bucket_judge_says_a_wrong_result_came_from_a_refilled_tensor():
+    call = _run_call(5, out="stale")
+    call.refilled = True
+    with pytest.raises(ExerciseFailed, match="wrong rows for a batch of 5 rows \\(x was the tensor of the call before"):
+        _judge_buckets((8, 32), [_run_call(5), call])
+
+
+@host
 def test_the_bucket_judge_fails_rows_in_float64_and_a_capture_on_another_shape_or_dtype():
     """A graph captured on float64 inputs returns rows closer to float64 than float32's: right values, wrong dtype;
     a capture on the features flattened computes row_mlp's values too, but not what fn's contract gives it."""
@@ -293,6 +324,21 @@ def test_the_serve_judge_passes_the_new_weights_and_says_which_is_wrong():
     half[1].load_state_dict(old[1].state_dict())  # the new parameters with the old running statistics
     with pytest.raises(ExerciseFailed, match="does every tensor that the forward reads"):
         _judge_served([_served(1, half, new, old)])
+
+
+@host
+def test_the_serve_judge_fails_two_runs_that_made_the_host_wait_and_says_a_refilled_x_was_not_copied():
+    old, new = nb07.served_model(0, "cpu"), nb07.served_model(1, "cpu")
+    served = [_served(0, old, old, old), _served(1, new, new, old, seed=1), _served(1, new, new, old, seed=2)]
+    served[1].call.waited = True
+    assert _judge_served(served).passed >= 8
+    served[2].call.waited = True
+    with pytest.raises(ExerciseFailed, match="2 calls of run returned only after the GPU had finished"):
+        _judge_served(served)
+    stale = _served(1, lambda x: new(x.flip(0)), new, old, seed=3)  # the rows of another x
+    stale.call.refilled = True
+    with pytest.raises(ExerciseFailed, match=r"(?s)refilled in place with new values\).*even when x is the tensor"):
+        _judge_served([_served(0, old, old, old), stale])
 
 
 @host

@@ -23,6 +23,14 @@ Each check is a property over inputs that Hypothesis generates (utils/exercises/
    are called, so a step that makes the host wait for the GPU (a value read on the host, a synchronize,
    a blocking copy) is seen as the host coming back after the GPU's earlier work has ended.
 
+In exercises 2 to 4, the functions the answer returns are called from another stream than the one the answer was
+called from (the same kind of caller; the default stream stays itself), as a server that builds on one stream and
+serves requests on others calls them; a call at the end is given the tensor(s) of the call before, refilled in
+place with new values (an input whose address repeats: a reused buffer, or a freed batch's memory handed to the
+next); and before each call of a busy caller its stream is busy again, so that a call that makes the host wait for
+the GPU (exercises 2 and 3: two calls of run or more; exercise 4: any step) is seen as the host coming back after
+that work.
+
 Values are compared with a float64 run of the same arithmetic, within a few times the distance of
 eager float32 from it (notebook 06): a graph and an eager call of another shape may sum in another
 order, so the bits may differ; a stale or foreign value is off by O(1).  Every call the check makes
@@ -181,8 +189,11 @@ def check_predicted_speedup(predicted_speedup: Callable[..., float]) -> None:
             call = _speedup_call(case)
             value = number(case)
             want = speedup(*case)
+            # Enough digits to show the two apart: 6 for most wrong answers; an answer off by less (one rounded
+            # to 6 digits) would print the same 6 digits twice.
+            digits = next(d for d in (6, 9, 17) if f"{value:.{d}g}" != f"{want:.{d}g}" or d == 17)
             ex.expect(finite(value) and math.isclose(value, want, rel_tol=SPEEDUP_TOLERANCE),
-                      f"{call} predicted {value:.6g}x; the model of the task gives {want:.6g}x",
+                      f"{call} predicted {value:.{digits}g}x; the model of the task gives {want:.{digits}g}x",
                       _speedup_hint(case, value, want))
 
         for_all(ex, costs(), holds, examples=SPEEDUP_EXAMPLES, chosen=SPEEDUP_CASES, describe=_speedup_call)
@@ -314,10 +325,14 @@ WIDEN_MS = 20.0  # every stream the answer switches to starts this late
 REBUSY_MS = 10.0  # the caller's stream is busy this long before each call of a busy caller
 
 
-def _rebusy(caller: Caller) -> None:
-    """A busy caller is busy again before each call: what the check then writes for the call is written late."""
-    if caller.kind == "busy":
-        gpu_sleep(REBUSY_MS / 1e3, caller.stream)
+def _rebusy(caller: Caller) -> torch.cuda.Event | None:
+    """A busy caller is busy again before each call: what the check then writes for the call is written late.  The
+    event marks the end of that work (None: not a busy caller): a call that returns after it has passed made the host
+    wait for the GPU, as exercise 4's steps are judged."""
+    if caller.kind != "busy":
+        return None
+    gpu_sleep(REBUSY_MS / 1e3, caller.stream)
+    return caller.stream.record_event()
 
 
 def _generator(case: object) -> torch.Generator:
@@ -327,7 +342,9 @@ def _generator(case: object) -> torch.Generator:
 
 
 def _says(kind: str) -> str:
-    return f"called from {TORCH_CALLERS[kind]}"
+    if kind == "default":
+        return f"called from {TORCH_CALLERS[kind]}"
+    return f"built from {TORCH_CALLERS[kind]}, its functions called from another such stream"
 
 
 # ------------------------------------------------------------------------------------------
@@ -415,17 +432,41 @@ class _RunCall:
     error: Exception | None
     kept_stream: bool  # the caller's stream was still current after the call
     eager: int = 0  # eager calls of the check's function (or of the model's layers) during the call
+    waited: bool = False  # the call returned after the busy caller's work queued before it had ended: a host wait
+    refilled: bool = False  # x was the tensor of the call before, refilled in place with new values
 
 
-def _call_run(run: Callable, x: torch.Tensor, graphs: _GraphCalls, caller: Caller) -> _RunCall:
-    """run(x), and what the check sees of it: a copy of the result made right away, on the caller's stream."""
+def _call_run(run: Callable, x: torch.Tensor, graphs: _GraphCalls, caller: Caller,
+              busy_end: torch.cuda.Event | None = None, refilled: bool = False) -> _RunCall:
+    """run(x), and what the check sees of it: a copy of the result made right away, on the caller's stream, and
+    whether the host came back after `busy_end` (_rebusy's event, recorded before x was written) had passed."""
     given = x.clone()
     replays, captures, eager = len(graphs.replayed), graphs.captures, graphs.eager
     out, error = _call(run, x)
+    waited = busy_end is not None and bool(busy_end.query())
     kept = _restored(caller)
     first = out.detach().clone() if isinstance(out, torch.Tensor) else None
     return _RunCall(int(x.shape[0]), x, given, out, first, graphs.replayed[replays:], graphs.captures - captures,
-                    error, kept, graphs.eager - eager)
+                    error, kept, graphs.eager - eager, waited, refilled)
+
+
+def _refilled(call: _RunCall, fresh: torch.Tensor) -> torch.Tensor:
+    """The tensor `call` was given, refilled in place with `fresh`'s values, on the caller's stream (a server's input
+    buffer, or a freed batch's memory that the allocator hands the next one): an input whose address repeats with new
+    values.  `call` keeps a copy of it as it was, which the judge compares with what it was given."""
+    tensor, call.x = call.x, call.x.clone()
+    return tensor.copy_(fresh)
+
+
+# A host wait is judged over a case's calls: an answer that makes the host wait does so at every call; a host that
+# stalls once (the OS, a garbage collection) for longer than a busy caller's window (REBUSY_MS) is no such answer.
+WAITS_SEEN = 2
+
+
+def _waits_hint(function: str) -> str:
+    return (f"{function} only queues work on the caller's current stream, as PyTorch's own operations do: a "
+            "synchronize, a value of the GPU read on the host, or a copy from pageable host memory makes the host wait "
+            "for everything queued before")
 
 
 def _row_mlp64(x: torch.Tensor) -> torch.Tensor:
@@ -462,9 +503,9 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
             where = _bucket_call(case)
             _row_weights(math.prod(shape), f"cuda:{torch.cuda.current_device()}")  # now: outside the answer's captures
             gen = _generator(case)
-            with torch_caller(kind) as caller, _counting_graphs() as graphs:
+            with torch_caller(kind) as builder, _counting_graphs() as graphs:
                 run, error = _call(yours, graphs.noting_rows(row_mlp), buckets, shape)
-                kept_stream = _restored(caller)
+                kept_stream = _restored(builder)
                 ex.expect(error is None, f"{where} raised {_raised(error) if error else ''}",
                           "capture one graph per bucket, on inputs of your own of the bucket's size, before "
                           "returning run")
@@ -472,14 +513,30 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
                           "return the inner function run(x)")
                 run = ex.answer(run)  # the functions it returns are the student's too: no reference inside
                 built, rows, inputs = graphs.captures, dict(graphs.rows), dict(graphs.inputs)
+                torch.cuda.synchronize()  # the building's work is done before another stream uses what it made
                 calls = []
-                with widened(WIDEN_MS, spare=(caller.stream,)):
-                    for batch in batches:
-                        _rebusy(caller)
-                        calls.append(_call_run(run, torch.randn(batch, *shape, device="cuda", generator=gen), graphs,
-                                               caller))
-                big = _call_run(run, torch.randn(too_large, *shape, device="cuda", generator=gen), graphs, caller)
-                torch.cuda.synchronize()
+                # run is called from a stream of its own (the same kind of caller; the default stream stays itself):
+                # a run that works on the stream current when it was built races with its callers.
+                with torch_caller(kind) as caller:
+                    collecting = gc.isenabled()
+                    gc.disable()  # during the calls: a long garbage collection would look like a host wait
+                    try:
+                        with widened(WIDEN_MS, spare=(caller.stream,)):
+                            for batch in batches:
+                                busy_end = _rebusy(caller)
+                                calls.append(_call_run(run, torch.randn(batch, *shape, device="cuda", generator=gen),
+                                                       graphs, caller, busy_end))
+                            # The last batch once more, with new rows in the same tensor.
+                            busy_end = _rebusy(caller)
+                            again = _refilled(calls[-1], torch.randn(calls[-1].batch, *shape, device="cuda",
+                                                                     generator=gen))
+                            calls.append(_call_run(run, again, graphs, caller, busy_end, refilled=True))
+                    finally:
+                        if collecting:
+                            gc.enable()
+                    big = _call_run(run, torch.randn(too_large, *shape, device="cuda", generator=gen), graphs,
+                                    caller)
+                    torch.cuda.synchronize()
             _judge_buckets(ex, where, buckets, (built, rows, kept_stream), dict(graphs.rows), calls, big,
                            feature_shape=shape, inputs=inputs)
 
@@ -529,9 +586,16 @@ def _judge_buckets(ex: Checker, where: str, buckets: tuple[int, ...], building: 
     bucket_of = {c.batch: smallest_bucket(buckets, c.batch) for c in calls}
     stale = [c for c in shaped if c.first is not None
              and not _rows_right(c.first, c.given, graph_rows(c) or bucket_of[c.batch])]
-    found.expect(not stale, f"{where}: run returned wrong rows for a batch of {stale[0].batch} rows" if stale else "",
-                 "a graph reads the memory it was captured on: each new batch must be in that memory before the "
-                 "replay reads it, and the result must be complete before the caller reads it")
+    found.expect(not stale, f"{where}: run returned wrong rows for a batch of {stale[0].batch} rows"
+                 + (" (x was the tensor of the call before, refilled in place with new rows)" if stale[0].refilled
+                    else "") if stale else "",
+                 "a graph reads the memory it was captured on: each new batch must be copied into that memory before "
+                 "the replay reads it, whatever its address, and the result must be complete before the caller reads "
+                 "it, on the stream current when run is called")
+    waited = [c for c in calls if c.waited]
+    found.expect(len(waited) < WAITS_SEEN, f"{where}: {len(waited)} calls of run (the first for a batch of "
+                 f"{waited[0].batch} rows) returned only after the GPU had finished the caller's earlier work: the "
+                 "host waited for the GPU" if waited else "", _waits_hint("run"))
     overwritten = [c for c in shaped if c not in stale
                    and not _rows_right(c.out, c.given, graph_rows(c) or bucket_of[c.batch])]
     found.expect(not overwritten, f"{where}: the result returned for a batch of {overwritten[0].batch} rows had "
@@ -684,12 +748,12 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
             checkpoints = [_checkpoint(100 + n, source) for n, (source, _) in enumerate(plan, 1)]
             twins = [_twins(), *(_twins(checkpoint) for checkpoint in checkpoints)]
             torch.cuda.synchronize()
-            with torch_caller(kind) as caller, _counting_graphs() as graphs:
+            with torch_caller(kind) as builder, _counting_graphs() as graphs:
                 hooks = graphs.counting_forwards(model)  # before the answer: a private copy it makes has them too
                 example = torch.randn(rows, features, device="cuda", generator=gen)  # late, for a busy caller
                 kept = example.clone()
                 made, error = _call(yours, model, example)
-                kept_stream = [_restored(caller)]
+                kept_stream = [_restored(builder)]
                 ex.expect(error is None, f"{where}: graphed_model raised {_raised(error) if error else ''}",
                           "warm up, capture the model's forward once, and return (run, update)")
                 ex.expect(isinstance(made, tuple) and len(made) == 2 and all(callable(f) for f in made),
@@ -701,31 +765,45 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
                 served: list[_Served] = []
                 update_errors: list[tuple[int, Exception]] = []
                 captured_late = 0
+                # run and update are called from a stream of their own (the same kind of caller; the default stream
+                # stays itself): functions that work on the stream current when they were built race with callers.
+                with torch_caller(kind) as caller:
 
-                def run_once(updates: int) -> None:
-                    _rebusy(caller)
-                    call = _call_run(run, torch.randn(rows, features, device="cuda", generator=gen), graphs, caller)
-                    (twin, twin64), (original, original64) = twins[updates], twins[0]
-                    with torch.no_grad():  # cloned: nothing the check keeps is a buffer that anything overwrites
-                        served.append(_Served(updates, call, twin(call.given).clone(),
-                                              twin64(call.given.double()).clone(), original(call.given).clone(),
-                                              original64(call.given.double()).clone()))
+                    def run_once(updates: int, refill: _RunCall | None = None) -> None:
+                        busy_end = _rebusy(caller)
+                        x = torch.randn(rows, features, device="cuda", generator=gen)
+                        if refill is not None:  # new values in the tensor of the call before
+                            x = _refilled(refill, x)
+                        call = _call_run(run, x, graphs, caller, busy_end, refilled=refill is not None)
+                        (twin, twin64), (original, original64) = twins[updates], twins[0]
+                        with torch.no_grad():  # cloned: nothing the check keeps is a buffer that anything overwrites
+                            served.append(_Served(updates, call, twin(call.given).clone(),
+                                                  twin64(call.given.double()).clone(), original(call.given).clone(),
+                                                  original64(call.given.double()).clone()))
 
-                with widened(WIDEN_MS, spare=(caller.stream,)):
-                    run_once(0)
-                    for n, (source, runs) in enumerate(plan, 1):
-                        _rebusy(caller)
-                        given = {k: v.clone() for k, v in checkpoints[n - 1].items()}  # on the caller's stream, late
-                        captures = graphs.captures
-                        _, error = _call(update, given)
-                        kept_stream.append(_restored(caller))
-                        captured_late += graphs.captures - captures
-                        if error is not None:
-                            update_errors.append((n, error))
-                            break
-                        for _ in range(runs):
-                            run_once(n)
-                torch.cuda.synchronize()
+                    collecting = gc.isenabled()
+                    gc.disable()  # during the calls: a long garbage collection would look like a host wait
+                    try:
+                        with widened(WIDEN_MS, spare=(caller.stream,)):
+                            run_once(0)
+                            for n, (source, runs) in enumerate(plan, 1):
+                                _rebusy(caller)
+                                given = {k: v.clone() for k, v in checkpoints[n - 1].items()}  # the caller's, late
+                                captures = graphs.captures
+                                _, error = _call(update, given)
+                                kept_stream.append(_restored(caller))
+                                captured_late += graphs.captures - captures
+                                if error is not None:
+                                    update_errors.append((n, error))
+                                    break
+                                for _ in range(runs):
+                                    run_once(n)
+                            if not update_errors:  # the last run once more, with a new x in the same tensor
+                                run_once(served[-1].updates, refill=served[-1].call)
+                    finally:
+                        if collecting:
+                            gc.enable()
+                    torch.cuda.synchronize()
                 for hook in hooks:
                     hook.remove()
             kept_stream += [s.call.kept_stream for s in served]
@@ -767,6 +845,9 @@ def _judge_served(ex: Checker, where: str, plan: tuple[tuple[int, int], ...], co
     found.expect(not eager, f"{where}: a call of run ran the model's layers eagerly ({eager[0].call.eager} of them)"
                  if eager else "", "the replay computes the model: what run returns must be the graph's output, not "
                  "the model called again")
+    waited = [s for s in served if s.call.waited]
+    found.expect(len(waited) < WAITS_SEEN, f"{where}: {len(waited)} calls of run returned only after the GPU had "
+                 "finished the caller's earlier work: the host waited for the GPU", _waits_hint("run"))
     wrong = [s for s in shaped if s.call.first is not None and not _close(s.call.first, s.want32, s.want64)]
     first_wrong = wrong[0] if wrong else None
     found.expect(first_wrong is None, _served_problem(where, plan, first_wrong), _served_hint(first_wrong))
@@ -790,10 +871,11 @@ def _near(got: torch.Tensor, want64: torch.Tensor) -> bool:
 def _served_problem(where: str, plan: tuple[tuple[int, int], ...], wrong: _Served | None) -> str:
     if wrong is None:
         return ""
+    again = " (x was the tensor of the call before, refilled in place with new values)" if wrong.call.refilled else ""
     if wrong.updates == 0:
-        return f"{where}: before any update, run did not return model(x)"
+        return f"{where}: before any update, run did not return model(x){again}"
     return (f"{where}: after update number {wrong.updates} ({_source(plan[wrong.updates - 1][0])}), run did not "
-            "return what the model with the new weights returns")
+            f"return what the model with the new weights returns{again}")
 
 
 def _served_hint(wrong: _Served | None) -> str:
@@ -804,8 +886,12 @@ def _served_hint(wrong: _Served | None) -> str:
     if wrong.updates == 0 and _near(got, wrong.want64):
         return ("near model(x), but farther than float32's rounding: does the graph compute in the model's own "
                 "dtype, with the model's own weights and statistics?")
+    if wrong.call.refilled:
+        return ("a graph reads the memory it was captured on: each call's x must be copied into it before the replay, "
+                "even when x is the tensor of the call before with new values in it")
     if wrong.updates == 0:
-        return "a graph reads the memory it was captured on: each new x must be in that memory before the replay"
+        return ("a graph reads the memory it was captured on: each new x must be in that memory before the replay, on "
+                "the stream current when run is called")
     if _close(got, wrong.old32, wrong.old64):
         return ("run still returned what the weights it was captured with give: a graph reads the memory it "
                 "recorded, whatever tensors a module's names point to later")
@@ -926,11 +1012,11 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
     model = _mlp(seed=3)  # before the caller: its copies to the GPU make the host wait
     optimizer = torch.optim.Adam(model.parameters(), lr=LR, capturable=True)
     gen = _generator(case)
-    with torch_caller(kind) as caller, _counting_graphs() as graphs:
+    with torch_caller(kind) as builder, _counting_graphs() as graphs:
         data = [(torch.randn(32, 64, device="cuda", generator=gen), torch.randn(32, 8, device="cuda", generator=gen))
                 for _ in range(len(schedule) + 1)]
         step, error = _call(yours, model, optimizer, F.mse_loss, *data[0])
-        kept_stream = _restored(caller)
+        kept_stream = _restored(builder)
         ex.expect(error is None, f"{where}: graphed_scheduled_step raised {_raised(error) if error else ''}",
                   "warm up, then capture one training step, before returning step")
         ex.expect(callable(step), f"{where}: graphed_scheduled_step returned {what_returned(step)}, not a function",
@@ -957,23 +1043,28 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
         collecting = gc.isenabled()
         gc.disable()  # during the steps: a long garbage collection would look like a wait
         try:
-            gpu_sleep(WAIT_MS / 1e3, caller.stream)
-            busy_end = caller.stream.record_event()
-            batches = [(x.clone(), y.clone()) for x, y in data[1:]]  # written on the caller's stream, late
-            replays = len(graphs.replayed)
-            with widened(WIDEN_MS, spare=(caller.stream,)):
-                for n, ((x, y), lr) in enumerate(zip(batches, schedule), 1):
-                    loss, failure = _call(step, x, y, lr)
-                    if not waited_at and busy_end.query():
-                        waited_at = n
-                    kept_stream = _restored(caller) and kept_stream
-                    if failure is not None:
-                        break
-                    ok = isinstance(loss, torch.Tensor) and loss.is_cuda and loss.numel() == 1
-                    kept.append(loss.detach().reshape(()).double().clone() if ok else None)
-                    if not ok:
-                        returned.append(what_returned(loss))
-            torch.cuda.synchronize()
+            # step is called from a stream of its own (the same kind of caller; the default stream stays itself):
+            # a step that works on the stream current when it was built races with its callers.
+            with torch_caller(kind) as caller:
+                gpu_sleep(WAIT_MS / 1e3, caller.stream)
+                busy_end = caller.stream.record_event()
+                batches = [(x.clone(), y.clone()) for x, y in data[1:]]  # written on the caller's stream, late
+                replays = len(graphs.replayed)
+                with widened(WIDEN_MS, spare=(caller.stream,)):
+                    for n, ((x, y), lr) in enumerate(zip(batches, schedule), 1):
+                        if n == len(schedule):  # the last batch in the tensors of the step before, refilled in place
+                            x, y = batches[n - 2][0].copy_(x), batches[n - 2][1].copy_(y)
+                        loss, failure = _call(step, x, y, lr)
+                        if not waited_at and busy_end.query():
+                            waited_at = n
+                        kept_stream = _restored(caller) and kept_stream
+                        if failure is not None:
+                            break
+                        ok = isinstance(loss, torch.Tensor) and loss.is_cuda and loss.numel() == 1
+                        kept.append(loss.detach().reshape(()).double().clone() if ok else None)
+                        if not ok:
+                            returned.append(what_returned(loss))
+                torch.cuda.synchronize()
         finally:
             hook.remove()
             for handle in forwards:
@@ -1015,6 +1106,10 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
     got = [float(t.item()) if t is not None else None for t in kept]
     noise, first_off = 0.0, None
     for n, ((x, y), lr, g) in enumerate(zip(data[1:], schedule, got), 1):
+        stale = math.nan  # the last step: the loss of the step before's batch, what a step that kept that batch gives
+        if n == len(schedule):
+            with torch.no_grad():
+                stale = float(F.mse_loss(twin(data[n - 1][0]), data[n - 1][1]).item())
         for opt in (twin_optimizer, exact_optimizer):
             opt.param_groups[0]["lr"] = lr
         e32 = float(_eager_step(twin, twin_optimizer, F.mse_loss, x, y).item())
@@ -1022,11 +1117,16 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
         allowed = _allowed(e32, e64, noise)
         noise = max(noise, abs(e32 - e64))
         if first_off is None and g is not None and not abs(g - e32) <= allowed:
-            first_off = (n, g, e32, allowed)
-    n, g, e32, allowed = first_off or (0, 0.0, 0.0, 0.0)
+            first_off = (n, g, e32, allowed, abs(g - stale) <= allowed)
+    n, g, e32, allowed, kept_batch = first_off or (0, 0.0, 0.0, 0.0, False)
+    again = (f", the loss of step {n - 1}'s batch: step {n} was given step {n - 1}'s tensors, refilled in place with "
+             "a new batch" if kept_batch else "")
     found.expect(first_off is None, f"{where}: step {n} (lr {schedule[n - 1] if n else 0:g}): loss {g:.7g}, eager "
-                                    f"{e32:.7g} (allowed: {allowed:.1e}); the first {n - 1} matched",
-                 "each batch must be in the captured inputs before the replay reads it" if n == 1 else
+                                    f"{e32:.7g} (allowed: {allowed:.1e}); the first {n - 1} matched{again}",
+                 "each batch must be in the captured inputs before the replay reads it, on the stream current when "
+                 "step is called" if n == 1 else
+                 "a graph reads the memory it was captured on: each batch must be copied into the captured inputs, "
+                 "whatever its address" if kept_batch else
                  "a graph replays the exact kernels and arguments it recorded: what did it record for the "
                  "learning rate, and do the gradients start from zero at every replay?")
     if got and len(got) == len(schedule):

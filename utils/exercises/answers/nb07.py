@@ -82,6 +82,8 @@ WRONG_SPEEDUPS = {
     # Round 10's adversary: every kernel of the grid was 1 or 4 µs, so a floor kept for short kernels only passed.
     "the floor counted for kernels under 5 µs only": lambda kernels, h, k, f, r: (
         kernels * max(h, k) / max(r, kernels * (k if k >= 5.0 else max(k, f)))),
+    # Round 17's adversary: FAILed, but the message printed both numbers with 6 digits, the same twice.
+    "rounded to 6 significant digits": lambda *costs: float(f"{_right_speedup(*costs):.6g}"),
 }
 
 ALSO_RIGHT_SPEEDUPS = {  # the old check refused the last two (a float32 result, a tensor); the new accepts all
@@ -105,11 +107,14 @@ def _warm_up(fn, *args) -> None:
 def _bucketed(choose=None, capture_lazily: bool = False, copy_in: bool = True, pad: bool = True,
               rows: str = "clone", share_pool: bool = False, too_large: str = "raise", zero_padding: bool = False,
               graph: bool = True, sort: bool = True, flat_features: bool = False, largest_refused: bool = False,
-              own_stream: str = "", leave_stream: bool = False, make=torch.zeros, reused_output: bool = False):
+              own_stream: str = "", leave_stream: bool = False, make=torch.zeros, reused_output: bool = False,
+              skip_same_address: bool = False):
     """A bucketed_graphs with one thing switched: how a bucket is chosen (choose(batch, sizes)), when the
-    graphs are captured, whether the batch is copied in, padded, what is returned, what a batch larger
-    than every bucket does, whether the buckets are sorted first, the shape of the static input, the
-    stream run works on ("" the caller's; "racing": its own, without waits; "waiting": its own, with waits)."""
+    graphs are captured, whether the batch is copied in (skip_same_address: not when x has the address and shape of
+    the batch copied there last), padded, what is returned, what a batch larger than every bucket does, whether the
+    buckets are sorted first, the shape of the static input, the stream run works on ("" the caller's; "racing": its
+    own, without waits; "waiting": its own, with waits; "built": the one current when bucketed_graphs ran, without
+    waits; "default synced": the default stream, with a synchronize before and after)."""
     def smallest(batch, sizes):
         return next((s for s in sizes if s >= batch), None)
 
@@ -118,8 +123,9 @@ def _bucketed(choose=None, capture_lazily: bool = False, copy_in: bool = True, p
     def bucketed_graphs(fn, buckets, feature_shape):
         sizes = sorted(buckets) if sort else list(buckets)
         pool = torch.cuda.graph_pool_handle() if share_pool else None
-        graphs, outputs = {}, {}
+        graphs, outputs, last = {}, {}, {}
         side = torch.cuda.Stream()
+        home = torch.cuda.current_stream()
 
         def build(size):
             shape = (size, feature_shape[0]) if flat_features else (size, *feature_shape)
@@ -138,7 +144,10 @@ def _bucketed(choose=None, capture_lazily: bool = False, copy_in: bool = True, p
             torch.cuda.set_stream(side)
 
         def replayed(g, static_x, static_y, x, batch):
-            if copy_in and pad:
+            if skip_same_address and last.get(id(g)) == (x.data_ptr(), x.shape):
+                pass  # "the batch is already in place"
+            elif copy_in and pad:
+                last[id(g)] = (x.data_ptr(), x.shape)
                 static_x[:batch].copy_(x)
                 if zero_padding:
                     static_x[batch:].zero_()
@@ -180,6 +189,15 @@ def _bucketed(choose=None, capture_lazily: bool = False, copy_in: bool = True, p
                 size = batch
             if not own_stream:
                 return replayed(*graphs[size], x, batch)
+            if own_stream in ("built", "default synced"):
+                on = home if own_stream == "built" else torch.cuda.default_stream()
+                if own_stream == "default synced":
+                    torch.cuda.synchronize()
+                with torch.cuda.stream(on):
+                    out = replayed(*graphs[size], x, batch)
+                if own_stream == "default synced":
+                    torch.cuda.synchronize()
+                return out
             if own_stream == "waiting":
                 side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
@@ -282,6 +300,11 @@ WRONG_BUCKETED = {
     "captured on float64 inputs (float64 rows returned)": _bucketed(
         make=lambda shape, device: torch.zeros(shape, device=device, dtype=torch.float64)),
     "captured on the features flattened": _flattened_features,
+    # Round 17's adversary: every x the check passed stayed alive, so no two calls had one address; run was always
+    # called from the stream that built it; and nothing watched the host's waits.
+    "the copy skipped when x has the address of the batch copied last": _bucketed(skip_same_address=True),
+    "works on the stream current when it was built, without waits": _bucketed(own_stream="built"),
+    "works on the default stream, a synchronize before and after": _bucketed(own_stream="default synced"),
 }
 
 ALSO_RIGHT_BUCKETED = {
@@ -350,15 +373,21 @@ def _foreach_copy(model, state_dict):
 
 def _graphed_model(update=lambda model, state_dict: model.load_state_dict(state_dict), clone_output: bool = True,
                    own_input: bool = True, graph: bool = True, recapture: bool = False, side_update: str = "",
-                   eager_result: bool = False, patch_forward: bool = False):
+                   eager_result: bool = False, patch_forward: bool = False, skip_same_address: bool = False,
+                   stream: str = "", deferred: bool = False):
     """A graphed_model with `update` as given, and one thing switched: the output cloned or not, the input its own
     or the caller's example, a graph or not, captured again at each update, the update on a side stream
     ("racing": without waits; "waiting": with waits both ways), the result model(x) computed again eagerly after
-    the replay, model.forward replaced by run (as make_graphed_callables does)."""
+    the replay, model.forward replaced by run (as make_graphed_callables does), x not copied when it has the
+    address of the x copied last, run and update on another stream than the caller's ("built": the one current when
+    graphed_model ran, without waits; "default synced": the default stream, a synchronize before and after), the
+    update kept for the next run to apply."""
     def graphed_model(model, example):
         static_x = example.clone() if own_input else example
         captured = {}
         side = torch.cuda.Stream()
+        home = torch.cuda.current_stream()
+        last, pending = [None], []
 
         def capture():
             with torch.no_grad():
@@ -371,21 +400,48 @@ def _graphed_model(update=lambda model, state_dict: model.load_state_dict(state_
         if graph:
             capture()
 
-        def run(x):
+        def replayed(x):
             if not graph:
                 with torch.no_grad():
                     return model(x)
-            static_x.copy_(x)
+            for state_dict in pending:
+                update(model, state_dict)
+            pending.clear()
+            if not (skip_same_address and x.data_ptr() == last[0]):  # else: "x is already in place"
+                last[0] = x.data_ptr()
+                static_x.copy_(x)
             captured["graph"].replay()
             if eager_result:
                 with torch.no_grad():
                     return model(x)
             return captured["y"].clone() if clone_output else captured["y"]
 
+        def run(x):
+            if not stream:
+                return replayed(x)
+            if stream == "default synced":
+                torch.cuda.synchronize()
+            with torch.cuda.stream(home if stream == "built" else torch.cuda.default_stream()):
+                out = replayed(x)
+            if stream == "default synced":
+                torch.cuda.synchronize()
+            return out
+
         if patch_forward:
             model.forward = run  # callers keep calling model(x); a deep copy of the model shares this forward
 
         def new_weights(state_dict):
+            if deferred:
+                pending.append(state_dict)
+                return
+            if stream:
+                if stream == "default synced":
+                    torch.cuda.synchronize()
+                with torch.cuda.stream(home if stream == "built" else torch.cuda.default_stream()):
+                    update(model, state_dict)
+                if stream == "default synced":
+                    torch.cuda.synchronize()
+                return
             if side_update == "waiting":
                 side.wait_stream(torch.cuda.current_stream())
             if side_update:
@@ -497,6 +553,14 @@ WRONG_MODELS = {
     # Host checkpoints were copied to the GPU by the check with blocking copies, which drained the caller's stream
     # before every update: a buffer reused by the next update was never rewritten too early.
     "host checkpoints staged through one pinned buffer, reused": _graphed_model(_one_pinned_buffer_per_tensor()),
+    # Round 17's adversary: every x stayed alive, run was always called from the stream that built it, and nothing
+    # watched the host's waits in run.
+    "x not copied when it has the address of the x copied last": _graphed_model(skip_same_address=True),
+    "run and update on the stream current when it was built, without waits": _graphed_model(stream="built"),
+    "run and update on the default stream, a synchronize before and after": _graphed_model(stream="default synced"),
+    # Right values, but run copies the checkpoint from the host: a copy from pageable memory waits for the GPU (the
+    # chosen case of two host checkpoints from a busy caller: two runs that waited).
+    "the update kept for the next run, which copies it in from the host": _graphed_model(deferred=True),
 }
 
 ALSO_RIGHT_MODELS = {
@@ -514,10 +578,12 @@ def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, co
                     graph: bool = True, tensor: bool = True, optimizer_in_graph: bool = True,
                     recapture: bool = False, set_lr=lambda lr_t, group, lr: lr_t.fill_(lr),
                     after_replay=lambda loss, n: None, streams: str = "", zero_in_graph: bool = False,
-                    set_to_none: bool = True, warm_up_aside: bool = True):
+                    set_to_none: bool = True, warm_up_aside: bool = True, skip_same_address: bool = False):
     """A graphed_scheduled_step with one thing switched off (or, recapture: captured again at each new lr);
     `after_replay(loss, n)` runs after the n-th replay; `streams`: "" the caller's, "racing" a side stream
-    without waits, "waiting" a side stream with waits both ways, "default" the default stream."""
+    without waits, "waiting" a side stream with waits both ways, "default" the default stream, "built" the stream
+    current when graphed_scheduled_step ran, without waits; skip_same_address: a batch with the addresses of the one
+    copied last is not copied."""
     def graphed_scheduled_step(model, optimizer, loss_fn, x_example, y_example):
         group = optimizer.param_groups[0]
         lr_t = torch.tensor(group["lr"], device="cuda")
@@ -556,8 +622,9 @@ def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, co
             return g, static_loss
 
         captured = [capture()]
-        calls = [0]
+        calls, last = [0], [None]
         worker = torch.cuda.Stream()
+        home = torch.cuda.current_stream()
 
         def replay_step(x, y, lr):
             if recapture:
@@ -567,7 +634,8 @@ def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, co
                 set_lr(lr_t, group, lr)
             else:
                 group["lr"] = lr  # a Python number: the graph recorded the old one
-            if copy_data:
+            if copy_data and not (skip_same_address and last[0] == (x.data_ptr(), y.data_ptr())):
+                last[0] = (x.data_ptr(), y.data_ptr())
                 static_x.copy_(x)
                 static_y.copy_(y)
             g, static_loss = captured[0]
@@ -578,8 +646,8 @@ def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, co
 
         def step(x, y, lr):
             calls[0] += 1
-            if streams in ("racing", "waiting", "default"):
-                on = torch.cuda.default_stream() if streams == "default" else worker
+            if streams in ("racing", "waiting", "default", "built"):
+                on = torch.cuda.default_stream() if streams == "default" else home if streams == "built" else worker
                 if streams == "waiting":
                     worker.wait_stream(torch.cuda.current_stream())
                 with torch.cuda.stream(on):
@@ -679,6 +747,10 @@ WRONG_SCHEDULED_STEPS = {
     # optimizer.step(), which the new one's replays never call.
     "a new Adam loaded with a deep copy of the given one's state": _optimizer_copied,
     "the loss computed eagerly for the return, then the replay": _eager_loss_returned,
+    # Round 17's adversary: the batches stayed alive, so no two steps had one address; and step was always called
+    # from the stream that built it.
+    "a batch not copied when it has the addresses of the one copied last": _scheduled_step(skip_same_address=True),
+    "replays on the stream current when it was built, without waits": _scheduled_step(streams="built"),
 }
 
 ALSO_RIGHT_SCHEDULED_STEPS = {
