@@ -91,6 +91,8 @@ ALSO_RIGHT_SPEEDUPS = {  # the old check refused the last two (a float32 result,
     "NumPy float32 throughout": _in_float32,
     "a float32 0-d tensor": lambda *costs: torch.tensor(_right_speedup(*costs)),
     "an exact Fraction": lambda *costs: _right_speedup(*(fractions.Fraction(c) for c in costs)),
+    # Round 17's adversary: refused (properties.real took a tensor of shape (1,), not the NumPy array of that shape).
+    "a NumPy array of shape (1,)": lambda *costs: np.array([_right_speedup(*costs)]),
 }
 
 
