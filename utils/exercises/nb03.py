@@ -616,10 +616,11 @@ MAX_OPS = 20  # operations of a generated program, before the kernels that close
 
 
 def _duration(rng: random.Random) -> float:
-    """A kernel's milliseconds: whole ones, eighths (0.125 ms: a simulator that rounds its times to 0.01 ms is off,
-    and the sums of eighths are exact in binary), and now and then 0 (a kernel that takes no time)."""
+    """A kernel's milliseconds: whole ones, multiples of 2**-20 ms (about a nanosecond: a simulator that rounds
+    its times to any number of decimals that a student would choose is off, and sums of them are exact in
+    binary), and now and then 0 (a kernel that takes no time)."""
     draw = rng.random()
-    return 0 if draw < 0.1 else rng.randint(1, 160) / 8 if draw < 0.4 else rng.randint(1, 20)
+    return 0 if draw < 0.1 else rng.randint(1, 20 * 2**20) / 2**20 if draw < 0.4 else rng.randint(1, 20)
 
 
 def _named(ops: Sequence[tuple]) -> list[Op]:

@@ -696,6 +696,8 @@ WRONG_SIMULATORS = {
     # Round 5: every generated duration was a whole ms or a quarter, and rounding to 0.01 ms never changed one.
     "times rounded to 0.01 ms": lambda p: {k: (round(a, 2), round(b, 2)) for k, (a, b) in simulator()(p).items()},
     "times rounded to 0.1 ms": lambda p: {k: (round(a, 1), round(b, 1)) for k, (a, b) in simulator()(p).items()},
+    # Round 18: every generated duration was a whole ms or an eighth, exact in three decimals.
+    "times rounded to 0.001 ms": lambda p: {k: (round(a, 3), round(b, 3)) for k, (a, b) in simulator()(p).items()},
     "wait_stream makes both streams wait for each other": rules_with(wait_stream=_both_streams_wait),
     "the program handled stream by stream": stream_by_stream,
     # Round 17: the reference reached past its lock; and a wrong Decimal simulator was told its times were no numbers.
@@ -1239,6 +1241,8 @@ WRONG_QUEUE_SIMULATORS = {
     "a queue's last start kept until another stream's kernel comes": queue_start_kept_at_a_switch,
     "starts rounded to whole ms": lambda program, queues: {k: (round(a), round(a) + b - a) for k, (a, b) in
                                                            queue_simulator()(program, queues).items()},
+    "times rounded to 0.001 ms (round 18)": lambda program, queues: {
+        k: (round(a, 3), round(b, 3)) for k, (a, b) in queue_simulator()(program, queues).items()},
     "CHEAT: the check's queue_rules unwrapped (inspect.unwrap)": _reached_reference("queue_rules", "unwrap"),
     "CHEAT: the check's queue_rules found by the garbage collector": _reached_reference("queue_rules", "gc"),
 }
