@@ -250,6 +250,9 @@ def _notebooks_alike() -> list[tuple[int, int]]:
 # Five lookups a step (the notebook shown has three), and two bad ones in step 2, the step that fails: a replay that
 # assumes three lookups a step, or keeps the last bad lookup of a step, finds another place (tests/test_exercises_05.py)
 MORE_LOOKUPS = (9, 1)
+# The others fail at step 2 (cell 5); these at step 3 (cell 6) and at step 1 (cell 4): an answer that looks at the
+# first five cells alone, or from step 2 on, finds another place (round 18).
+EARLY_AND_LATE = ((0, 0), (1, 0))
 
 
 def _cell_hint(cells: Sequence[str], got: tuple[int, int], want: tuple[int, int],
@@ -325,9 +328,10 @@ def _early_again(yours: Callable, case: tuple[int, int]) -> bool:
 def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, int]]) -> None:
     """find_failing_cell(cells) must return (cell, line) of the lookup that reads out of range, both from 1.
 
-    Three chosen notebooks: MORE_LOOKUPS (five lookups a step, two of them bad in the step that fails), then two
-    that differ in their seed alone (_notebooks_alike); together they hold every kind of mistake the tests know.  The
-    check knows the place because it wrote the cells and drew their ids.
+    Five chosen notebooks: MORE_LOOKUPS (five lookups a step, two of them bad in the step that fails), two that
+    differ in their seed alone (_notebooks_alike), and the two of EARLY_AND_LATE, which fail at the last step and at
+    the first that can; together they hold every kind of mistake the tests know.  The check knows the place because
+    it wrote the cells and drew their ids.
     """
     with exercise("find_failing_cell") as ex:
         yours = ex.answer(find_failing_cell)
@@ -350,9 +354,10 @@ def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, 
 
         # Each case costs the answer a fresh process (about 1.5 s): MORE_LOOKUPS, then the two alike (a helper two
         # deep, a module's own forward(), a bad id drawn earlier in the text but later in time, a failure at step 2 or
-        # later), and no shrinking (every notebook is small).  No generated one: with one example, Hypothesis's
+        # later), then EARLY_AND_LATE, and no shrinking (every notebook is small).  No generated one: with one example, Hypothesis's
         # draw was always (0, 0), the notebook the exercise shows, which failed no wrong answer the others pass
-        for_all(ex, st.just(MORE_LOOKUPS), finds, examples=1, chosen=list(_notebooks_alike()), budget_s=0.0,
+        for_all(ex, st.just(MORE_LOOKUPS), finds, examples=1, chosen=[*_notebooks_alike(), *EARLY_AND_LATE],
+                budget_s=0.0,
                 describe=lambda case: f"nb05.failing_notebook{case}")
 
 

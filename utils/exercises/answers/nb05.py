@@ -160,6 +160,36 @@ def replay_three_lookups(cells):  # the tenth adversary's: three lookups a step,
     return _replayed(cells, lookups=3)
 
 
+def replay_from_step_2(cells):
+    """The eighteenth adversary's: replays the draws in time, but from the third step on (every notebook the check
+    chose failed there or later)."""
+    import random
+
+    setup = cells[0]
+    seed = int(re.search(r"random\.Random\((\d+)\)", setup).group(1))
+    vocab = int(re.search(r"^VOCAB = (\d+)", setup, re.MULTILINE).group(1))
+    rows = int(re.search(r"Embedding\((\d+)", setup).group(1))
+    steps = [(n, cell) for n, cell in enumerate(cells, 1) if "batch(" in cell and "def batch" not in cell]
+    lookups = int(re.search(r"ids = batch\((\d+)\)", steps[0][1]).group(1))
+    where = {int(m.group(1)): line for line, text in enumerate(steps[0][1].splitlines(), 1)
+             if (m := re.search(r"ids\[(\d+)\]", text))}
+    data = random.Random(seed)
+    drawn = [[[data.randrange(vocab) for _ in range(4)] for _ in range(lookups)] for _ in steps]
+    step, k = next(((step, k) for step in range(2, len(steps)) for k in range(lookups) if max(drawn[step][k]) >= rows),
+                   (len(steps) - 1, 0))  # none found: the last step's first lookup
+    return steps[step][0], where[k]
+
+
+def first_five_cells(cells):
+    """The eighteenth adversary's: runs the first five cells alone (the setup, the helpers, three steps), and where
+    they all pass, names cell 5's first lookup."""
+    frames = _frames(run_process("\n".join(cells[:5]), env={"DEVICE": "cpu"}).traceback)
+    module = [line for line, function in frames if function == "<module>"]
+    if module:
+        return _in_cell(cells[:5], module[-1])
+    return 5, next(line for line, text in enumerate(cells[4].splitlines(), 1) if "ids[" in text)
+
+
 def blocking_or_cpu(cells):  # right: CUDA_LAUNCH_BLOCKING=1 on a GPU, the CPU elsewhere
     if torch.cuda.is_available():
         frames = _frames(run_process("\n".join(cells), env={"CUDA_LAUNCH_BLOCKING": "1"}).traceback)
@@ -1030,6 +1060,9 @@ WRONG: dict[str, dict[str, object]] = {
         "replays the draws in time, with three lookups a step whatever the cells say": replay_three_lookups,
         # the seventeenth adversary's: its hint said to count cells from 1
         "the first lookup of the step after step 0, nothing run": first_lookup_of_the_second_step,
+        # the eighteenth adversary's: every notebook the check chose failed at step 2 (cell 5)
+        "replays the draws in time, from step 2 on": replay_from_step_2,
+        "runs the first five cells alone": first_five_cells,
     },
     "check_safe_index_add": {
         "no check (a device-side assert on a GPU)": no_check,
