@@ -354,8 +354,8 @@ def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, 
 
         # Each case costs the answer a fresh process (about 1.5 s): MORE_LOOKUPS, then the two alike (a helper two
         # deep, a module's own forward(), a bad id drawn earlier in the text but later in time, a failure at step 2 or
-        # later), then EARLY_AND_LATE, and no shrinking (every notebook is small).  No generated one: with one example, Hypothesis's
-        # draw was always (0, 0), the notebook the exercise shows, which failed no wrong answer the others pass
+        # later), then EARLY_AND_LATE, and no shrinking (every notebook is small).  No generated one: with one
+        # example, Hypothesis's draw was always (0, 0), the notebook the exercise shows
         for_all(ex, st.just(MORE_LOOKUPS), finds, examples=1, chosen=[*_notebooks_alike(), *EARLY_AND_LATE],
                 budget_s=0.0,
                 describe=lambda case: f"nb05.failing_notebook{case}")
