@@ -124,9 +124,11 @@ def _regime_grid() -> list[Costs]:
     the kernels) for a chain of 1 kernel, of a few, and of many: a rule that is wrong in one regime for some chain
     lengths only (a floor that a single kernel does not pay, a replay() call dropped for long chains) meets its case."""
     grid: list[Costs] = []
-    for kernels in (1, 7, 5000):
-        # 20 µs: a kernel longer than the 5 µs below which a rule might keep the floor (the 07 adversary's)
-        for host_us, kernel_us in ((9.0, 1.0), (1.0, 4.0), (60.0, 20.0)):
+    # 100,000 kernels: the longest chain drawn (round 18: a replay() call dropped above 65,536 kernels passed)
+    for kernels in (1, 7, 5000, 100_000):
+        # 20 µs: a kernel longer than the 5 µs below which a rule might keep the floor (the 07 adversary's); 1000 µs,
+        # longer than the 25 µs of round 18's
+        for host_us, kernel_us in ((9.0, 1.0), (1.0, 4.0), (60.0, 20.0), (9.0, 1000.0)):
             for floor_us in (kernel_us / 2, kernel_us * 2.5):
                 grid.append((kernels, host_us, kernel_us, floor_us, kernels * max(kernel_us, floor_us) / 2))
             grid.append((kernels, host_us, kernel_us, 1.25, kernels * max(kernel_us, 1.25) * 3))

@@ -84,6 +84,11 @@ WRONG_SPEEDUPS = {
         kernels * max(h, k) / max(r, kernels * (k if k >= 5.0 else max(k, f)))),
     # Round 17's adversary: FAILed, but the message printed both numbers with 6 digits, the same twice.
     "rounded to 6 significant digits": lambda *costs: float(f"{_right_speedup(*costs):.6g}"),
+    # Round 18's adversary: the grid's chains had at most 5000 kernels and its kernels at most 20 µs.
+    "the replay call ignored above 65,536 kernels": lambda kernels, h, k, f, r: (
+        kernels * max(h, k) / (max(r, kernels * max(k, f)) if kernels <= 65_536 else kernels * max(k, f))),
+    "the floor counted for kernels under 25 µs only": lambda kernels, h, k, f, r: (
+        kernels * max(h, k) / max(r, kernels * (k if k >= 25.0 else max(k, f)))),
 }
 
 ALSO_RIGHT_SPEEDUPS = {  # the old check refused the last two (a float32 result, a tensor); the new accepts all
