@@ -485,25 +485,53 @@ def _tf32_restore(saved: tuple[object, object]) -> None:
 REDUCED_PRECISION = ("allow_bf16_reduced_precision_reduction", "allow_fp16_reduced_precision_reduction")
 
 
-def _switches_saved() -> tuple[tuple[bool, ...], tuple[bool, bool]]:
-    """The reduced-precision reductions' flags, and deterministic algorithms (on, warn only)."""
+# The other float32 precision switches of PyTorch 2.9 and later, where this PyTorch has them: the generic one first
+# (setting it sets those of each backend that were left to it), then cuDNN's and oneDNN's (round 18: an answer that
+# set one of them and left it passed).
+FP32_PRECISIONS = tuple(path for path in ("fp32_precision", "cudnn.fp32_precision", "cudnn.conv.fp32_precision",
+                                          "cudnn.rnn.fp32_precision", "mkldnn.fp32_precision",
+                                          "mkldnn.matmul.fp32_precision", "mkldnn.conv.fp32_precision",
+                                          "mkldnn.rnn.fp32_precision")
+                        if hasattr(functools.reduce(getattr, path.split(".")[:-1], torch.backends),
+                                   path.rsplit(".", 1)[-1]))
+
+
+def _precision(path: str) -> object:
+    owner = functools.reduce(getattr, path.split(".")[:-1], torch.backends)
+    return getattr(owner, path.rsplit(".", 1)[-1])
+
+
+def _set_precision(path: str, value: object) -> None:
+    owner = functools.reduce(getattr, path.split(".")[:-1], torch.backends)
+    setattr(owner, path.rsplit(".", 1)[-1], value)
+
+
+Switches = tuple[tuple[bool, ...], tuple[bool, bool], tuple[object, ...]]
+
+
+def _switches_saved() -> Switches:
+    """The reduced-precision reductions' flags, deterministic algorithms (on, warn only), and FP32_PRECISIONS."""
     return (tuple(getattr(_MATMUL, name) for name in REDUCED_PRECISION),
-            (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()))
+            (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()),
+            tuple(_precision(path) for path in FP32_PRECISIONS))
 
 
-def _switches_restore(saved: tuple[tuple[bool, ...], tuple[bool, bool]]) -> None:
-    """Put back what _switches_saved read, where an answer changed it (and only there)."""
+def _switches_restore(saved: Switches) -> None:
+    """Put back what _switches_saved read, where an answer changed it (and only there), in FP32_PRECISIONS's order."""
     for name, was in zip(REDUCED_PRECISION, saved[0], strict=True):
         if getattr(_MATMUL, name) != was:
             setattr(_MATMUL, name, was)
     if _switches_saved()[1] != saved[1]:
         torch.use_deterministic_algorithms(saved[1][0], warn_only=saved[1][1])
+    for path, was in zip(FP32_PRECISIONS, saved[2], strict=True):
+        if _precision(path) != was:
+            _set_precision(path, was)
 
 
 def _settings(device: str) -> dict[str, object]:
     """PyTorch's global settings that an answer could change for everyone after it: TF32, grad mode, autocast's, the
-    default dtype, and lecture 06's reduced-precision reductions and deterministic algorithms (the 08 adversary of
-    round 17 left those changed, and passed)."""
+    default dtype, lecture 06's reduced-precision reductions and deterministic algorithms (the 08 adversary of
+    round 17 left those changed, and passed), and the other float32 precision switches (round 18's)."""
     return {f"torch.backends.cuda.matmul.{TF32_SETTING}": getattr(_MATMUL, TF32_SETTING),
             **{f"torch.backends.cuda.matmul.{name}": getattr(_MATMUL, name) for name in REDUCED_PRECISION},
             "torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled(),
@@ -513,7 +541,8 @@ def _settings(device: str) -> dict[str, object]:
             f"torch.is_autocast_enabled({device!r})": torch.is_autocast_enabled(device),
             f"torch.get_autocast_dtype({device!r})": torch.get_autocast_dtype(device),
             "torch.is_autocast_cache_enabled()": torch.is_autocast_cache_enabled(),
-            "torch.get_default_dtype()": torch.get_default_dtype()}
+            "torch.get_default_dtype()": torch.get_default_dtype(),
+            **{f"torch.backends.{path}": _precision(path) for path in FP32_PRECISIONS}}
 
 
 def _first_difference(a: Operations, b: Operations) -> str:
@@ -566,7 +595,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
     sequences = f"{more[1].shape[0] - x.shape[0]} more sequences"
     for bf16 in (False, True):
         call = f"fast_loss(..., bf16={bf16}) on {case}"
-        settings = _settings(device)
+        settings, modes = _settings(device), [m.training for m in model.modules()]
         got, ops = _recorded(yours, model, x, n, y, bf16)
         feeding = ops.feeding(got)  # before the backward() below, which frees the graph
         mixed = (f"{call} used a tensor made on the host with the batch's tensors "
@@ -597,6 +626,11 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         ex.expect(not changed, f"{call} changed its input {changed[0] if changed else ''}",
                   "the caller uses x, n and the model again: leave them as they were (no in-place operation on "
                   "them, no model.to(...))")
+        moded = [name or "the model" for (name, m), was in zip(model.named_modules(), modes, strict=True)
+                 if m.training != was]
+        ex.expect(not moded, f"{call} changed the training mode of {moded[0] if moded else ''} "
+                  "(model.train() / model.eval())",
+                  "exercise 2 trains this model after your call: leave its mode as the caller set it (round 18)")
         ex.expect(not ops.host_reads, f"{call} read a value on the host ({', '.join(ops.host_reads)})",
                   "a CUDA graph (exercise 2) replays kernels, not Python: nothing may be read or copied on the "
                   "host, and the shapes must not depend on the data")
@@ -674,6 +708,26 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   (f" (for the weights before the change it was {exact:.7g}: your value)" if stale else ""),
                   "compute from the model's weights as they are at each call: anything kept from an earlier call is "
                   "stale once the optimizer has stepped" if stale else _value_hint(bf16))
+        with torch.no_grad():  # new values in x and y, in place, as exercise 2 refills its static inputs each step
+            x.mul_(-0.5)  # (a power of 2: undone exactly below; the padding stays zeros)
+            y.copy_(y.flip(0))
+        try:
+            refilled = yours(model, x, n, y, bf16)
+            exact_refilled, bound_refilled = loss_and_bound(model, x, n, y, bf16)
+        finally:
+            with torch.no_grad():
+                x.mul_(-2.0)
+                y.copy_(y.flip(0))
+        again = float(refilled.detach()) if isinstance(refilled, torch.Tensor) and refilled.numel() == 1 else math.nan
+        off = abs(again - exact_refilled) if math.isfinite(again) else math.inf
+        stale = abs(again - exact) <= bound  # the loss of the values before the refill (round 18's adversary)
+        ex.expect(off <= bound_refilled, f"{call}, again after x and y were refilled in place with new values (as "
+                  f"exercise 2 refills its static inputs), returned {again:.7g}; the slow step's loss for the new "
+                  f"values is {exact_refilled:.7g}, off by {off:.1e}, and rounding can move it by "
+                  f"{bound_refilled:.1e} at most" + (f" (for the values before the refill it was {exact:.7g}: your "
+                                                     "value)" if stale else ""),
+                  "compute from the values the tensors hold at each call: anything kept by a tensor's identity is "
+                  "stale once the caller refills it in place" if stale else _value_hint(bf16))
         ex.expect(not ops.bf16_arithmetic, f"{call}: {ops.bf16_arithmetic[0] if ops.bf16_arithmetic else ''} in "
                   "bfloat16, outside the matrix products",
                   "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False: which "

@@ -653,6 +653,37 @@ def precomputed_step(model, data, horizon=64):
     return step, lambda: kept[:done[0]]
 
 
+# Round 18's adversary: each passed the check as it was.
+_BY_INPUT: dict = {}
+
+
+def cached_by_input(model, x, n, y, bf16):
+    """Keeps each batch's pooled mean by the identity of x (and the weights' versions, so that an optimizer step
+    recomputes the loss): stale once the caller refills x in place, as exercise 2's static input is refilled."""
+    key = (id(x), x.shape, x.device, bf16)
+    if key not in _BY_INPUT:
+        _BY_INPUT.clear()
+        _BY_INPUT[key] = (x, x.sum(1) / n[:, None])
+    return _loss(model, _BY_INPUT[key][1], y, bf16)
+
+
+def _sets_precision(path, value):
+    def answer(model, x, n, y, bf16):
+        owner, _, name = ("torch.backends." + path).rpartition(".")
+        obj = torch
+        for part in owner.split(".")[1:]:
+            obj = getattr(obj, part)
+        setattr(obj, name, value)
+        return fast_loss(model, x, n, y, bf16)
+    return answer
+
+
+def leaves_eval_mode(model, x, n, y, bf16):
+    """Switches the model to eval mode (the right loss: it has no dropout) and leaves it there."""
+    model.eval()
+    return fast_loss(model, x, n, y, bf16)
+
+
 WRONG = {
     "check_fast_loss": {
         "sets autocast's default dtype to bfloat16 and leaves it": sets_the_autocast_dtype,
@@ -707,6 +738,14 @@ WRONG = {
         "micro-batches of 256 sequences": micro_batches(256),
         "micro-batches of 128 sequences": micro_batches(128),
         "log-softmax with its normalizer detached (the right value, the wrong gradient)": detached_normalizer,
+        # round 18
+        "keeps the pooled mean by the identity of x": cached_by_input,
+        "sets torch.backends.fp32_precision to tf32 and leaves it": _sets_precision("fp32_precision", "tf32"),
+        "sets cuDNN's convolutions' fp32_precision to ieee and leaves it": _sets_precision(
+            "cudnn.conv.fp32_precision", "ieee"),
+        "sets oneDNN's matmul fp32_precision to bf16 and leaves it": _sets_precision("mkldnn.matmul.fp32_precision",
+                                                                                      "bf16"),
+        "leaves the model in eval mode": leaves_eval_mode,
     },
     "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
