@@ -523,9 +523,9 @@ def _switches_restore(saved: Switches) -> None:
             setattr(_MATMUL, name, was)
     if _switches_saved()[1] != saved[1]:
         torch.use_deterministic_algorithms(saved[1][0], warn_only=saved[1][1])
-    for path, was in zip(FP32_PRECISIONS, saved[2], strict=True):
-        if _precision(path) != was:
-            _set_precision(path, was)
+    for path, value in zip(FP32_PRECISIONS, saved[2], strict=True):
+        if _precision(path) != value:
+            _set_precision(path, value)
 
 
 def _settings(device: str) -> dict[str, object]:
