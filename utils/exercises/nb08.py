@@ -171,6 +171,11 @@ EXACT_IN_BF16 = {"to", "type", "type_as", "bfloat16", "clone", "detach", "detach
                  "minimum", "abs", "neg", "__neg__", "negative", "where", "masked_fill", "pad", "flip", "roll",
                  "repeat", "tile", "sort", "topk", "zeros_like", "ones_like", "empty_like", "full_like", "new_zeros",
                  "new_ones", "new_empty", "new_full", "fill_", "zero_", *CREATIONS}
+# Casts to bf16 (copy_ into a bf16 tensor is one), and casts back to a wider float: a value that a cast to bf16 has
+# rounded (changed) may reach a matrix product through casts and EXACT_IN_BF16's operations, and nothing else (round
+# 18: x.sum(1) rounded by .to(torch.bfloat16), then divided in float32, passed: the cast was taken for exact).
+CASTS = {"to", "type", "type_as", "bfloat16", "copy_"}
+UPCASTS = {"float", "double"}
 # A batch grown (its loss the same) must run the same operations.  It grows past the GPU's sizes (GPU_SIZES), so that a
 # loop over blocks as large as the task's own batch (64 positions, 512 sequences: one block there) runs once on the
 # smallest batch and more than once grown: growing by a few only missed blocks larger than the few (the 08 adversary
@@ -341,6 +346,20 @@ class Operations(TorchFunctionMode):
         # each bf16 matrix product's result, and the ids of the tensors it was computed from (behind casts and views)
         self.bf16_uses: list[tuple[torch.Tensor, frozenset[int]]] = []
         self._behind: dict[int, tuple[torch.Tensor, frozenset[int]]] = {}  # a cast's or view's result: its sources
+        self.cast_rounded: list[str] = []  # operations (not matrix products) that took a value a cast rounded to bf16
+        self._rounded: dict[int, torch.Tensor] = {}  # rounded to bf16 by a cast, or a view or cast of such (held)
+
+    def _note_rounding(self, name: str, given: list[torch.Tensor], out: torch.Tensor) -> None:
+        """Follow the values that a cast to bf16 rounded (CASTS): what they reach other than a matrix product."""
+        source = given[-1] if name == "copy_" and given else given[0] if given else None
+        if (name in CASTS and out.dtype == torch.bfloat16 and source is not None and source.is_floating_point()
+                and source.dtype != torch.bfloat16 and not torch.equal(out.to(source.dtype), source)):
+            self._rounded[id(out)] = out  # (the check's own comparison: not seen by this mode)
+        elif any(id(t) in self._rounded for t in given):
+            if name in CASTS or name in UPCASTS or name in EXACT_IN_BF16:
+                self._rounded[id(out)] = out
+            elif name not in MATRIX_PRODUCTS and out.is_floating_point():
+                self.cast_rounded.append(name)
 
     def _sources(self, t: torch.Tensor) -> frozenset[int]:
         return self._behind[id(t)][1] if id(t) in self._behind else frozenset({id(t)})
@@ -381,6 +400,7 @@ class Operations(TorchFunctionMode):
         if not moved and ((name in CREATIONS and ("device" not in kwargs or _names_host((), kwargs)))
                           or (given and all(id(t) in self._on_host for t in given))):
             self._on_host[id(out)] = out
+        self._note_rounding(name, given, out)
         if name in EXACT_IN_BF16 and len(given) == 1 and out is not given[0]:  # a cast or a view of one tensor
             self._behind[id(out)] = (out, self._sources(given[0]))
         if out.dtype == torch.bfloat16:
@@ -732,6 +752,10 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "bfloat16, outside the matrix products",
                   "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False: which "
                   "of your operations rounds its result to bfloat16?")
+        ex.expect(not ops.cast_rounded, f"{call}: {ops.cast_rounded[0] if ops.cast_rounded else ''} took a value that "
+                  "a cast had rounded to bfloat16, outside the matrix products",
+                  "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False: which "
+                  "of your casts rounds a value that goes on to something other than a matrix product?")
         static = _settled(yours, other, bf16, ops, lambda o: o.seen)
         warm = ops if static.seen == ops.seen else _recorded(yours, model, x, n, y, bf16)[1]
         ex.expect(static.seen == warm.seen,

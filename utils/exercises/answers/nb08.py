@@ -678,6 +678,29 @@ def _sets_precision(path, value):
     return answer
 
 
+def rounds_x_by_a_cast(model, x, n, y, bf16):
+    """Rounds the tokens to bf16 with a cast and back, then sums in float32: the rounding of bf16_sum, spelled as
+    casts, which the check took for exact."""
+    return _loss(model, (x.to(torch.bfloat16).float() if bf16 else x).sum(1) / n[:, None], y, bf16)
+
+
+def rounds_the_sums_by_a_cast(model, x, n, y, bf16):
+    """The sums over positions rounded to bf16 by a cast and back, then divided in float32 (round 18: passed)."""
+    sums = x.sum(1)
+    return _loss(model, (sums.to(torch.bfloat16).float() if bf16 else sums) / n[:, None], y, bf16)
+
+
+def pooled_mean_cast_to_bf16(model, x, n, y, bf16):
+    """Right: the pooled mean cast to bf16 before the model, which autocast's first product would round the same."""
+    pooled = x.sum(1) / n[:, None]
+    return _loss(model, pooled.to(torch.bfloat16).float() if bf16 else pooled, y, bf16)
+
+
+def lengths_cast_to_bf16(model, x, n, y, bf16):
+    """Right for the check: the lengths cast to bf16, a cast that changes no length under 257."""
+    return _loss(model, x.sum(1) / (n.to(torch.bfloat16) if bf16 else n)[:, None], y, bf16)
+
+
 def leaves_eval_mode(model, x, n, y, bf16):
     """Switches the model to eval mode (the right loss: it has no dropout) and leaves it there."""
     model.eval()
@@ -746,6 +769,8 @@ WRONG = {
         "sets oneDNN's matmul fp32_precision to bf16 and leaves it": _sets_precision("mkldnn.matmul.fp32_precision",
                                                                                       "bf16"),
         "leaves the model in eval mode": leaves_eval_mode,
+        "rounds x to bf16 with a cast, then sums in float32": rounds_x_by_a_cast,
+        "rounds the sums to bf16 with a cast, then divides in float32": rounds_the_sums_by_a_cast,
     },
     "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
@@ -780,6 +805,8 @@ WRONG = {
 WRONG_ON_CPU: dict[str, set[str]] = {"check_fast_step": set()}
 ALSO_RIGHT = {
     "check_fast_loss": {
+        "the pooled mean cast to bf16 before the model (autocast rounds it the same)": pooled_mean_cast_to_bf16,
+        "the lengths cast to bf16 (exact below 257)": lengths_cast_to_bf16,
         "adds each layer's bias by hand": bias_by_hand,
         "a masked mean": masked_mean,
         "the mean times the padded length over each length": mean_times_length,
