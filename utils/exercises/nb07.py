@@ -97,7 +97,10 @@ def _micros() -> st.SearchStrategy[float]:
     """A time in microseconds: round ones (so that the host's and the GPU's times tie now and then), and any
     from 10 ns to 10 ms."""
     return st.one_of(st.sampled_from((0.5, 1.0, 1.25, 2.0, 5.0, 9.0, 10.0, 20.0, 50.0)),
-                     st.floats(0.01, 1e4, allow_nan=False, allow_infinity=False))
+                     st.floats(0.01, 1e4, allow_nan=False, allow_infinity=False),
+                     # uniform in the logarithm: non-round times at every scale, tens of ns included (round 19: every
+                     # time under 1 ms drawn was a whole number of ns)
+                     st.floats(math.log(0.01), math.log(1e4)).map(lambda t: min(max(math.exp(t), 0.01), 1e4)))
 
 
 def _chains() -> st.SearchStrategy[int]:
@@ -135,10 +138,13 @@ def _regime_grid() -> list[Costs]:
     return grid
 
 
+SHORT = 1 / 729  # the grid's times scaled to tens of ns, none of them a whole number of ns (round 19)
 # Cases the check always asks about too: one per regime (host-bound, GPU-bound, replay-bound, floor-bound), then every
-# pair of regimes for short and long chains.
+# pair of regimes for short and long chains, and for the short chains the same with times of tens of ns.
 SPEEDUP_CASES: list[Costs] = [(2000, 9.0, 1.0, 1.25, 30.0), (2000, 20.0, 1.0, 1.25, 60.0), (100, 9.0, 50.0, 1.25, 20.0),
-                              (2, 9.0, 1.0, 1.25, 25.0), (500, 10.0, 4.0, 1.25, 15.0), *_regime_grid()]
+                              (2, 9.0, 1.0, 1.25, 25.0), (500, 10.0, 4.0, 1.25, 15.0), *_regime_grid(),
+                              *((k, h * SHORT, g * SHORT, f * SHORT, r * SHORT) for k, h, g, f, r in _regime_grid()
+                                if k <= 7)]
 
 
 def _speedup_call(case: Costs) -> str:
@@ -169,6 +175,9 @@ def _speedup_hint(case: Costs, got: float, want: float) -> str:
 def check_predicted_speedup(predicted_speedup: Callable[..., float]) -> None:
     """predicted_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us) must return the
     eager time over the graph time of one call, with calls back to back (host and GPU overlap)."""
+    # PyTorch's global state as the caller had it: a torch answer may set it (round 19: a default dtype of float64,
+    # grad mode off, left for the exercises after this one)
+    state = (torch.get_default_dtype(), torch.is_grad_enabled())
     with exercise("predicted_speedup") as ex:
         yours = ex.answer(predicted_speedup)
 
@@ -180,9 +189,19 @@ def check_predicted_speedup(predicted_speedup: Callable[..., float]) -> None:
             assert value is not None
             return value
 
+        def put_back() -> list[str]:
+            """What the answer left changed of `state` (and put back as it was)."""
+            left = [f"{name}: {was} -> {now}" for name, was, now in zip(
+                ("torch.get_default_dtype()", "torch.is_grad_enabled()"), state,
+                (torch.get_default_dtype(), torch.is_grad_enabled()), strict=True) if was != now]
+            torch.set_default_dtype(state[0])
+            torch.set_grad_enabled(state[1])
+            return left
+
         try:  # a function that returns no number, or raises, for a typical case: no input to make smaller
             number(SPEEDUP_CASES[0])
         except Exception as error:
+            put_back()
             if not isinstance(error, ExerciseFailed) and not is_stub(error):
                 error.add_note(f"predicted_speedup: your function raised this for {_speedup_call(SPEEDUP_CASES[0])}")
             raise
@@ -198,7 +217,13 @@ def check_predicted_speedup(predicted_speedup: Callable[..., float]) -> None:
                       f"{call} predicted {value:.{digits}g}x; the model of the task gives {want:.{digits}g}x",
                       _speedup_hint(case, value, want))
 
-        for_all(ex, costs(), holds, examples=SPEEDUP_EXAMPLES, chosen=SPEEDUP_CASES, describe=_speedup_call)
+        try:
+            for_all(ex, costs(), holds, examples=SPEEDUP_EXAMPLES, chosen=SPEEDUP_CASES, describe=_speedup_call)
+        finally:
+            left = put_back()
+        ex.expect(not left, f"predicted_speedup changed PyTorch's global settings ({', '.join(left)})",
+                  "leave PyTorch's settings as the caller had them: the exercises after this one make tensors and "
+                  "train with them")
 
 
 register(Exercise(NOTEBOOK, "predicted_speedup", check_predicted_speedup))

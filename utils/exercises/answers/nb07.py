@@ -50,6 +50,17 @@ def _in_float32(kernels, host_us, kernel_us, graph_floor_us, replay_us):
     return k * np.maximum(h, g) / np.maximum(r, k * np.maximum(g, f))
 
 
+def _float64_left(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    torch.set_default_dtype(torch.float64)  # "for precision", never set back
+    k, h, g, f, r = (torch.tensor(float(v)) for v in (kernels, host_us, kernel_us, graph_floor_us, replay_us))
+    return k * torch.maximum(h, g) / torch.maximum(r, k * torch.maximum(g, f))
+
+
+def _grad_off_left(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    torch.set_grad_enabled(False)  # "no autograd needed here", never set back
+    return _right_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us)
+
+
 WRONG_SPEEDUPS = {
     "host and GPU times added, not overlapped": _speedup(lambda h, k: h + k, max),
     "eager counts the host only": _speedup(lambda h, k: h, max),
@@ -89,6 +100,14 @@ WRONG_SPEEDUPS = {
         kernels * max(h, k) / (max(r, kernels * max(k, f)) if kernels <= 65_536 else kernels * max(k, f))),
     "the floor counted for kernels under 25 µs only": lambda kernels, h, k, f, r: (
         kernels * max(h, k) / max(r, kernels * (k if k >= 25.0 else max(k, f)))),
+    # Round 19's adversary: every time under 1 ms that the check drew was a whole number of ns, and no graph time was
+    # under 0.5 µs; and nothing looked at what the answer left set.
+    "times rounded to whole nanoseconds": lambda kernels, *times: _right_speedup(
+        kernels, *(round(t * 1000) for t in times)),
+    "1e-7 µs added to the graph time": lambda kernels, h, k, f, r: (
+        kernels * max(h, k) / (max(r, kernels * max(k, f)) + 1e-7)),
+    "torch's default dtype set to float64 and left": _float64_left,
+    "grad mode switched off and left": _grad_off_left,
 }
 
 ALSO_RIGHT_SPEEDUPS = {  # the old check refused the last two (a float32 result, a tensor); the new accepts all
