@@ -151,8 +151,9 @@ def test_the_queue_rules_are_queues_handing_out_kernels_in_time():
 @host
 def test_the_generated_programs_hold_what_the_rules_are_about():
     """Re-records after a wait, waits before any record, wait_streams, kernels of 0 ms and of multiples of
-    2**-20 ms (a simulator that rounds to 0.01 ms, or to 0.001 ms, is off: round 18), up to 4 streams: each in
-    many of the programs a check tries (the classes of issue 34 need them)."""
+    2**-20 ms (a simulator that rounds to 0.01 ms, or to 0.001 ms, is off: round 18), up to 6 streams, kernels
+    named like streams (round 19): each in many of the programs a check tries (the classes of issue 34 need
+    them)."""
     programs = [nb03.random_program(seed % (nb03.MAX_OPS + 1), seed) for seed in range(nb03.SEEDED)]
 
     def rerecord_after_wait(p):
@@ -184,6 +185,8 @@ def test_the_generated_programs_hold_what_the_rules_are_about():
         "kernel that rounding to 0.000001 ms changes": lambda p: any(op[0] == "kernel" and op[3] != round(op[3], 6)
                                                                      for op in p),
         "4 streams": lambda p: len(nb03._streams_of(p)) == 4,
+        "5 or 6 streams": lambda p: len(nb03._streams_of(p)) >= 5,
+        "a kernel named like a stream": lambda p: bool(set(nb03._streams_of(p)) & set(nb03._kernels(p))),
         "empty": lambda p: p == [],
     }
     counts = {what: sum(map(holds, programs)) for what, holds in kinds.items()}

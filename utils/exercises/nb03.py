@@ -623,10 +623,11 @@ def _duration(rng: random.Random) -> float:
     return 0 if draw < 0.1 else rng.randint(1, 20 * 2**20) / 2**20 if draw < 0.4 else rng.randint(1, 20)
 
 
-def _named(ops: Sequence[tuple]) -> list[Op]:
-    """Name the kernels of a generated program k0, k1, ..., in the order they are queued."""
+def _named(ops: Sequence[tuple], prefix: str = "k") -> list[Op]:
+    """Name the kernels of a generated program k0, k1, ... (or s0, s1, ..., the names of streams), in the order they
+    are queued."""
     count = itertools.count()
-    return [("kernel", op[1], f"k{next(count)}", op[2]) if op[0] == "kernel" else op for op in ops]
+    return [("kernel", op[1], f"{prefix}{next(count)}", op[2]) if op[0] == "kernel" else op for op in ops]
 
 
 def _closed(ops: list[tuple]) -> list[tuple]:
@@ -639,21 +640,21 @@ def _closed(ops: list[tuple]) -> list[tuple]:
 
 
 def random_program(size: int, seed: int) -> list[Op]:
-    """A program of `size` operations drawn from `seed` (the same ones on every machine), over 1 to 4 streams
+    """A program of `size` operations drawn from `seed` (the same ones on every machine), over 1 to 6 streams
     and 1 to 3 events: kernels, records (an event recorded again included), waits (for an event recorded
     before, later, or never) and wait_streams; each program of a seed begins the longer ones of that seed.
     The events of an odd seed have the names of streams (s0, s1, ...), and those of a seed of 2 modulo 4 the names
-    of kernels (k0, k1, ...): the task does not make names distinct, and an event is neither the stream nor the
-    kernel of the same name."""
+    of kernels (k0, k1, ...); the kernels of a seed that 3 divides have the names of streams (round 19): the task
+    does not make names distinct, and an event, a stream and a kernel of one name are three things."""
     rng = random.Random(seed)
-    streams = [f"s{i}" for i in range(rng.randint(1, 4))]
+    streams = [f"s{i}" for i in range(rng.randint(1, 6))]
     events = [f"{'s' if seed % 2 else 'k' if seed % 4 == 2 else 'e'}{i}" for i in range(rng.randint(1, 3))]
     ops: list[tuple] = []
     for _ in range(size):
         kind, stream = rng.choices(KINDS, weights=(4, 2, 2, 1))[0], rng.choice(streams)
         ops.append(("kernel", stream, _duration(rng)) if kind == "kernel" else
                    (kind, stream, rng.choice(streams if kind == "wait_stream" else events)))
-    return _named(_closed(ops))
+    return _named(_closed(ops), "s" if seed % 3 == 0 else "k")
 
 
 SEEDED = 300  # programs drawn from fixed seeds that check_simulate tries besides those Hypothesis draws (cheaper)
@@ -688,8 +689,8 @@ def _shown_program(program: Sequence[Op]) -> str:
 
 # The rules of the task, as the hints of check_simulate say them, by what a failing program holds.
 RULES = {
-    "names": "an event may have the name of a stream or of a kernel: they are different things, each with its own "
-             "time",
+    "names": "an event may have the name of a stream or of a kernel, and a kernel the name of a stream: they are "
+             "different things, each with its own time",
     "early wait": "a wait for an event not yet recorded at that point of the program does nothing: CUDA does not "
                   "look ahead to a later record",
     "re-record": "recording an event again moves it: a wait takes the event as its latest record before the wait "
@@ -714,7 +715,8 @@ def _rules_hint(program: Sequence[Op]) -> str:
         elif op[0] == "wait":
             early_wait = early_wait or op[2] not in recorded
     kinds = {op[0] for op in program}
-    shared = {op[2] for op in program if op[0] in ("record", "wait")} & {*_streams_of(program), *_kernels(program)}
+    shared = ({op[2] for op in program if op[0] in ("record", "wait")} & {*_streams_of(program), *_kernels(program)}
+              | set(_streams_of(program)) & set(_kernels(program)))
     found = [rule for rule, holds in (
         ("names", bool(shared)),
         ("early wait", early_wait), ("re-record", len(recorded) > len(set(recorded))), ("wait", "wait" in kinds),
@@ -1525,11 +1527,13 @@ SEEDED_QUEUES = 100  # cases drawn from fixed seeds that check_simulate_queues t
 
 
 def random_queue_case(size: int, seed: int) -> QueueCase:
-    """`size` kernels drawn from `seed`, over 1 to 6 streams named in any order, and 1 to 8 queues."""
+    """`size` kernels drawn from `seed`, over 1 to 6 streams named in any order, and 1 to 8 queues; the kernels of a
+    seed that 3 divides have the names of streams (s0, s1, ...: round 19)."""
     rng = random.Random(seed)
     streams = rng.sample([f"s{i}" for i in range(6)], rng.randint(1, 6))  # s3 may come before s0
     queues = rng.randint(1, 8)
-    return _named([("kernel", rng.choice(streams), _duration(rng)) for _ in range(size)]), queues
+    return _named([("kernel", rng.choice(streams), _duration(rng)) for _ in range(size)],
+                  "s" if seed % 3 == 0 else "k"), queues  # a seed that 3 divides: kernels named like streams
 
 
 def queue_cases() -> st.SearchStrategy[QueueCase]:

@@ -551,6 +551,48 @@ def one_dict_for_streams_and_events(program):
     return timeline
 
 
+def kernels_among_the_streams(program):
+    """Round 19's adversary: each kernel's end kept in the streams' dict under its own name (to look it up later): a
+    kernel named like a stream moves that stream (the old check never named a kernel like a stream)."""
+    free_at, recorded, timeline = {}, {}, {}
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = free_at.get(stream, 0.0)
+            free_at[stream] = free_at[name] = start + ms
+            timeline[name] = (start, start + ms)
+        elif op[0] == "record":
+            recorded[op[2]] = free_at.get(op[1], 0.0)
+        elif op[0] == "wait":
+            if op[2] in recorded:
+                free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
+        else:
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
+    return timeline
+
+
+def four_stream_slots(program):
+    """Round 19's adversary: the streams' times in an array of 4 slots (the examples have at most 3 streams), a fifth
+    stream and later ones sharing the last slot (the old check drew at most 4 streams)."""
+    free_at, slot, recorded, timeline = [0.0] * 4, {}, {}, {}
+    for op in program:
+        here = slot.setdefault(op[1], min(len(slot), 3))
+        if op[0] == "kernel":
+            _, _, name, ms = op
+            start = free_at[here]
+            free_at[here] = start + ms
+            timeline[name] = (start, start + ms)
+        elif op[0] == "record":
+            recorded[op[2]] = free_at[here]
+        elif op[0] == "wait":
+            if op[2] in recorded:
+                free_at[here] = max(free_at[here], recorded[op[2]])
+        else:
+            other = slot.setdefault(op[2], min(len(slot), 3))
+            free_at[here] = max(free_at[here], free_at[other])
+    return timeline
+
+
 def wait_stream_as_a_named_event(program):
     """wait_stream(stream, other) taken word for word as "record an event on other and wait for it", the event named
     after `other` among the events: it moves a real event of that name."""
@@ -698,6 +740,8 @@ WRONG_SIMULATORS = {
     "times rounded to 0.1 ms": lambda p: {k: (round(a, 1), round(b, 1)) for k, (a, b) in simulator()(p).items()},
     # Round 18: every generated duration was a whole ms or an eighth, exact in three decimals.
     "times rounded to 0.001 ms": lambda p: {k: (round(a, 3), round(b, 3)) for k, (a, b) in simulator()(p).items()},
+    "each kernel's end kept among the streams (a kernel named like a stream)": kernels_among_the_streams,
+    "four slots for the streams, a fifth and later sharing the last": four_stream_slots,
     "wait_stream makes both streams wait for each other": rules_with(wait_stream=_both_streams_wait),
     "the program handled stream by stream": stream_by_stream,
     # Round 17: the reference reached past its lock; and a wrong Decimal simulator was told its times were no numbers.
@@ -1218,6 +1262,19 @@ def queue_start_kept_at_a_switch(program, queues):
     return timeline
 
 
+def queues_kernels_among_the_streams(program, queues):
+    """Round 19's adversary: each kernel's end kept in the streams' dict under its own name (a kernel named like a
+    stream moves that stream)."""
+    queue_of, queue_start, free_at, timeline = {}, {}, {}, {}
+    for _, stream, name, ms in program:
+        queue = queue_of.setdefault(stream, len(queue_of) % queues)
+        start = max(free_at.get(stream, 0.0), queue_start.get(queue, 0.0))
+        free_at[stream] = free_at[name] = start + ms
+        queue_start[queue] = start
+        timeline[name] = (start, start + ms)
+    return timeline
+
+
 WRONG_QUEUE_SIMULATORS = {
     "hardware queues ignored (exercise 3's rules)": queue_simulator(queue_order=False),
     "a queue waits for each kernel to finish": queue_simulator(queue_waits_for_end=True),
@@ -1241,6 +1298,7 @@ WRONG_QUEUE_SIMULATORS = {
     "a queue's last start kept until another stream's kernel comes": queue_start_kept_at_a_switch,
     "starts rounded to whole ms": lambda program, queues: {k: (round(a), round(a) + b - a) for k, (a, b) in
                                                            queue_simulator()(program, queues).items()},
+    "each kernel's end kept among the streams (round 19)": queues_kernels_among_the_streams,
     "times rounded to 0.001 ms (round 18)": lambda program, queues: {
         k: (round(a, 3), round(b, 3)) for k, (a, b) in queue_simulator()(program, queues).items()},
     "CHEAT: the check's queue_rules unwrapped (inspect.unwrap)": _reached_reference("queue_rules", "unwrap"),
