@@ -8,12 +8,14 @@ The checks themselves, against their wrong and other right answers, are tested b
 import ast
 import contextlib
 import io
+import re
 from collections import defaultdict, deque
 
 import pytest
+import torch
 
 from conftest import gpu, host
-from utils.exercises import exercise, inside_check, nb03
+from utils.exercises import ExerciseFailed, exercise, inside_check, nb03
 from utils.exercises.answers import nb03 as answers03
 from utils.exercises.properties import for_all
 from utils.exercises.streams import TORCH_CALLERS, torch_callers
@@ -249,3 +251,45 @@ def test_an_error_of_the_answer_is_shown_on_the_smallest_program_that_raises_it(
     assert shown == [("wait", shown[0][1], "e0")], note
     assert raised.value.args == ("e0",)
 
+
+
+@host
+def test_a_simulator_that_keeps_results_from_earlier_calls_is_told_so():
+    """Round 19's adversary: a simulator that caches its results by the kernels' names FAILed with the hint of a
+    duration; the program with its names made new passes, and the message says what the answer kept."""
+    with pytest.raises(ExerciseFailed) as failed:
+        nb03.check_simulate(answers03.simulate_cached_by_kernels)
+    assert nb03.STALE in str(failed.value) and nb03.STALE_HINT in str(failed.value), failed.value
+
+
+@host
+def test_a_time_off_by_float32s_rounding_shows_in_the_message():
+    """Round 19's adversary: float32 times printed with 6 digits read as the rules' own interval."""
+    with pytest.raises(ExerciseFailed) as failed:
+        nb03.check_simulate(answers03.simulate_float32_tensor)
+    got, want = re.search(r"at (.+?) ms; the rules put it at (.+?) ms", str(failed.value)).groups()
+    assert got != want, failed.value
+    assert nb03._distinct((0.0, 13.87624), (0.0, 13.876241)) == ("0 to 13.87624", "0 to 13.876241")
+
+
+@host
+def test_the_cpu_parts_imitation_says_it_is_a_gpu():
+    """Round 19's adversary: under cuda_on_cpu, an answer saw a CPU (x.is_cuda, stream.device,
+    torch.cuda.is_available()) and took its CPU branch, or asked for memory the count missed; its buffers were counted
+    in elements, and its batches were not pinned.  With like_a_gpu, nothing says CPU, and the count is in bytes."""
+    from utils.exercises import cuda_on_cpu
+
+    host_tensor, available = torch.ones(4), torch.cuda.is_available
+    with cuda_on_cpu(like_a_gpu=True) as gpu:
+        assert torch.cuda.is_available() and torch.cuda.current_stream().device.type == "cuda"
+        x = torch.ones(4, device="cuda")
+        raw = torch.empty(16, dtype=torch.uint8, device=torch.cuda.Stream().device)
+        assert x.is_cuda and x.device == torch.device("cuda", 0) and x.get_device() == 0
+        assert not host_tensor.is_cuda and host_tensor.device.type == "cpu"
+        y = x * 2  # new memory made from GPU memory: on the GPU too
+        assert y.is_cuda and raw.view(torch.float32).is_cuda and not x.cpu().is_cuda and not x.to("cpu").is_cuda
+        assert x.cpu().data_ptr() != x.data_ptr()  # a copy, as from a GPU
+        assert torch.empty_like(host_tensor, device=x.device).is_cuda
+        assert not host_tensor.is_pinned() and host_tensor.pin_memory().is_pinned()
+        assert gpu.placed == [16, 16, 16, 16]  # bytes: x, raw, y, and empty_like's
+    assert torch.cuda.is_available is available

@@ -46,7 +46,6 @@ import re
 import textwrap
 import traceback
 import warnings
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -54,6 +53,7 @@ from types import TracebackType
 from typing import Any, ParamSpec, Self, TypeVar
 
 import torch
+from torch.multiprocessing.reductions import StorageWeakRef
 from torch.overrides import TorchFunctionMode
 
 from ..device import GPUUnavailableError
@@ -399,32 +399,108 @@ def _is_cuda(device: object) -> bool:
         isinstance(device, torch.device) and device.type == "cuda")
 
 
+def _is_cpu(device: object) -> bool:
+    return (isinstance(device, str) and device.startswith("cpu")) or (
+        isinstance(device, torch.device) and device.type == "cpu")
+
+
+class InOrderOnTheGPU(InOrder):
+    """An `InOrder` stream or event that says it is on the GPU (`.device` is cuda:0), as a CUDA stream does: code that
+    asks for a tensor on its stream's device (`device=stream.device`) asks for GPU memory (round 19's adversary)."""
+
+    @property
+    def device(self) -> torch.device:  # type: ignore[override]
+        return torch.device("cuda", 0)
+
+    def record_event(self, event: Any = None) -> Any:
+        return InOrderOnTheGPU() if event is None else event
+
+
+# the getters of Tensor.is_cuda and Tensor.device, as a mode sees them
+_IS_CUDA, _DEVICE = vars(torch._C.TensorBase)["is_cuda"].__get__, vars(torch._C.TensorBase)["device"].__get__
+
+
+def _tensors(values: object) -> Iterator[torch.Tensor]:
+    """The tensors among `values` (arguments: tensors, and lists or tuples of them)."""
+    for value in values if isinstance(values, (list, tuple)) else (values,):
+        if isinstance(value, torch.Tensor):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            yield from _tensors(value)
+
+
 class GPUOnTheCPU(TorchFunctionMode):
     """Tensors asked for on the GPU (device="cuda", .to("cuda"), .cuda()) are made on the CPU instead;
-    `placed` holds the number of elements of each, in order, and `made` a weak reference to each (what is
-    still alive after a call, the answer kept)."""
+    `placed` holds the bytes of each (of its storage), in order, and `made` a weak reference to each storage (what is
+    still alive after a call, the answer kept, through the tensor or any view of it).
 
-    def __init__(self) -> None:
+    `like_a_gpu`: the tensors so made say they are on the GPU (`.is_cuda`, `.device`, `.get_device()`), and so does
+    every tensor of new memory that an operation makes from one of them (`x * 2`, `torch.empty_like(x)`: counted in
+    `placed` too); `.cpu()` and `.to("cpu")` of one copy it, as on a GPU; host tensors pinned with `.pin_memory()`
+    (here a copy) say `.is_pinned()`.  An answer that branches on where its tensors are, or asks for memory on
+    `x.device`, then takes the GPU's branch and asks for GPU memory (round 19's adversary: its CPU branch was judged,
+    and its tensors on `stream.device` were never counted)."""
+
+    def __init__(self, like_a_gpu: bool = False) -> None:
         super().__init__()
+        self.like_a_gpu = like_a_gpu
         self.placed: list[int] = []
-        self.made: list[weakref.ref[torch.Tensor]] = []
+        self.made: list[StorageWeakRef] = []
+        self._gpu: dict[int, StorageWeakRef] = {}  # storage -> a weak reference to it, for the GPU's tensors
+        self._pinned: dict[int, StorageWeakRef] = {}  # the same, for host tensors pinned here
+
+    @staticmethod
+    def _holds(memory: dict[int, StorageWeakRef], tensor: torch.Tensor) -> bool:
+        ref = memory.get(tensor.untyped_storage()._cdata)
+        return ref is not None and not ref.expired()
+
+    def on_gpu(self, tensor: torch.Tensor) -> bool:
+        """Whether `tensor` is one the answer asked for on the GPU (or made from one, `like_a_gpu`)."""
+        return self._holds(self._gpu, tensor)
+
+    def _place(self, tensor: torch.Tensor) -> None:
+        storage = tensor.untyped_storage()
+        if self._holds(self._gpu, tensor):
+            return  # memory already placed: a view, or an operation that returned its input (copy_, .to of a GPU one)
+        ref = StorageWeakRef(storage)
+        self._gpu[storage._cdata] = ref
+        self.placed.append(storage.nbytes())
+        self.made.append(ref)
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = dict(kwargs or {})
         if func is torch.Tensor.record_stream:
             return None  # nothing runs later on a CPU: no stream can still be using the memory
+        if self.like_a_gpu:
+            if func == _IS_CUDA or func is torch.Tensor.get_device or func == _DEVICE:
+                gpu = self.on_gpu(args[0])
+                return gpu if func == _IS_CUDA else (0 if gpu else -1) if func is torch.Tensor.get_device else (
+                    torch.device("cuda", 0) if gpu else func(*args, **kwargs))
+            if func is torch.Tensor.is_pinned:
+                return self._holds(self._pinned, args[0])
+            if func is torch.Tensor.pin_memory:
+                pinned = args[0].clone()
+                self._pinned[pinned.untyped_storage()._cdata] = StorageWeakRef(pinned.untyped_storage())
+                return pinned
+            if (func is torch.Tensor.cpu or (func is torch.Tensor.to and (
+                    any(_is_cpu(a) for a in args[1:]) or _is_cpu(kwargs.get("device"))))) and self.on_gpu(args[0]):
+                return args[0].clone() if func is torch.Tensor.cpu else func(*args, **{**kwargs, "copy": True})
         to_gpu = func is torch.Tensor.cuda or _is_cuda(kwargs.get("device")) or any(_is_cuda(a) for a in args[1:])
         if func is torch.Tensor.cuda:
             func, args, kwargs = torch.Tensor.clone, args[:1], {}
         elif to_gpu:
             args = tuple("cpu" if _is_cuda(a) else a for a in args)
             kwargs = {k: "cpu" if _is_cuda(v) else v for k, v in kwargs.items()}
-            if func is torch.Tensor.to:
+            if func is torch.Tensor.to and not (self.like_a_gpu and self.on_gpu(args[0])):
                 kwargs["copy"] = True  # a copy, as on a GPU: .to("cpu") of a CPU tensor would be the tensor itself
+        from_gpu = self.like_a_gpu and not to_gpu and any(self.on_gpu(t) for t in _tensors(args)) and not any(
+            _is_cpu(v) for v in kwargs.values())
         result = func(*args, **kwargs)
-        if to_gpu and isinstance(result, torch.Tensor):
-            self.placed.append(result.numel())
-            self.made.append(weakref.ref(result))
+        if to_gpu or from_gpu:
+            for made in _tensors(result):
+                if to_gpu or not any(made.untyped_storage()._cdata == t.untyped_storage()._cdata
+                                     for t in _tensors(args)):
+                    self._place(made)
         return result
 
 
@@ -435,18 +511,29 @@ _IMITATED = {"synchronize": lambda device=None: None, "current_stream": lambda d
              # the GPU's generator named (torch.rand(..., generator=torch.cuda.default_generators[0])) is the CPU's
              # here, as the tensors are: on a CPU build the tuple is empty, and [0] raised an IndexError
              "default_generators": (torch.default_generator,)}
+_CURRENT_ON_THE_GPU = InOrderOnTheGPU()
+_LIKE_A_GPU = {**_IMITATED, "current_stream": lambda device=None: _CURRENT_ON_THE_GPU,
+               "default_stream": lambda device=None: _CURRENT_ON_THE_GPU, "Stream": InOrderOnTheGPU,
+               "Event": InOrderOnTheGPU, "is_available": lambda: True, "device_count": lambda: 1,
+               "current_device": lambda: 0}
 
 
 @contextmanager
-def cuda_on_cpu() -> Iterator[GPUOnTheCPU]:
+def cuda_on_cpu(like_a_gpu: bool = False) -> Iterator[GPUOnTheCPU]:
     """Run CUDA code on the CPU, in order: tensors for the GPU are made on the CPU (GPUOnTheCPU), and
     torch.cuda's streams, events and synchronize() are `InOrder`.  Values come out as on a GPU
-    without a race; races, waits of the host and speed need a GPU."""
-    saved = {name: getattr(torch.cuda, name) for name in _IMITATED}
+    without a race; races, waits of the host and speed need a GPU.
+
+    `like_a_gpu`: nothing tells the answer that it runs on a CPU (round 19's adversary: an answer that branched on
+    `x.is_cuda` or `torch.cuda.is_available()` was judged on its CPU branch): `torch.cuda.is_available()` is True,
+    the streams and events are on cuda:0, and the tensors made for the GPU, and from them, say they are there
+    (GPUOnTheCPU's `like_a_gpu`)."""
+    imitated = _LIKE_A_GPU if like_a_gpu else _IMITATED
+    saved = {name: getattr(torch.cuda, name) for name in imitated}
     try:
-        for name, imitation in _IMITATED.items():
+        for name, imitation in imitated.items():
             setattr(torch.cuda, name, imitation)
-        with GPUOnTheCPU() as mode:
+        with GPUOnTheCPU(like_a_gpu) as mode:
             yield mode
     finally:
         for name, original in saved.items():

@@ -50,7 +50,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from functools import cache, partial
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -75,6 +75,7 @@ from .properties import case_of, for_all, raised_on, real, shown, st
 from .streams import TORCH_CALLERS, Caller, torch_caller, torch_callers, widened
 
 NOTEBOOK = "03_streams_pytorch"
+R = TypeVar("R")
 
 Op = tuple
 Timeline = dict[str, tuple[float, float]]
@@ -120,6 +121,56 @@ def _at_once(ex: Any, prop: Callable[[Any], None], case: Any, describe: Callable
         raise
 
 
+def _settings() -> dict[str, object]:
+    """PyTorch's global settings that a stream function has no reason to change for its caller."""
+    return {"torch.is_grad_enabled()": torch.is_grad_enabled(),
+            "torch.get_default_dtype()": torch.get_default_dtype(),
+            "torch.get_default_device()": torch.get_default_device(),
+            "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
+            "torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled(),
+            "torch.is_deterministic_algorithms_warn_only_enabled()":
+                torch.is_deterministic_algorithms_warn_only_enabled()}
+
+
+def _restore(settings: dict[str, Any], changed: Sequence[str]) -> None:
+    """Put back the `changed` ones of `settings`."""
+    if "torch.is_grad_enabled()" in changed:
+        torch.set_grad_enabled(settings["torch.is_grad_enabled()"])
+    if "torch.get_default_dtype()" in changed:
+        torch.set_default_dtype(settings["torch.get_default_dtype()"])
+    if "torch.get_default_device()" in changed:
+        torch.set_default_device(settings["torch.get_default_device()"])
+    if "torch.get_float32_matmul_precision()" in changed:
+        torch.set_float32_matmul_precision(settings["torch.get_float32_matmul_precision()"])
+    if {"torch.are_deterministic_algorithms_enabled()", "torch.is_deterministic_algorithms_warn_only_enabled()"} & {
+            *changed}:
+        torch.use_deterministic_algorithms(settings["torch.are_deterministic_algorithms_enabled()"],
+                                           warn_only=settings["torch.is_deterministic_algorithms_warn_only_enabled()"])
+
+
+def _keeping_settings(ex: Any, yours: Callable[..., R]) -> Callable[..., R]:
+    """The answer as the check calls it: a global setting it changes (grad mode, the default dtype, ...: `_settings`)
+    is put back at once, whatever the answer did, and FAILs (round 19's adversary left grad mode off, and passed:
+    the caller's training after it would build no graph)."""
+
+    def call(*args: Any, **kwargs: Any) -> R:
+        before = _settings()
+        try:
+            result = yours(*args, **kwargs)
+        finally:
+            after = _settings()
+            changed = [name for name in before if before[name] != after[name]]
+            _restore(before, changed)
+        if changed:
+            ex.expect(False, f"{ex.name} left {changed[0]} {after[changed[0]]} after it returned (it was "
+                             f"{before[changed[0]]})",
+                      "a global setting changed inside your function changes it for the caller too, after the call: "
+                      "change none, or put it back before you return (a `with` block does)")
+        return result
+
+    return call
+
+
 def _brief(x: object) -> str:
     """What the student returned, on one line: a tensor or a list of them by its kind, anything else by its repr."""
     if isinstance(x, torch.Tensor):
@@ -152,33 +203,61 @@ def fans(callers: st.SearchStrategy[str | None]) -> st.SearchStrategy[Fan]:
     return st.tuples(callers, st.integers(1, 4), st.integers(0, 9), st.integers(-3, 9).map(float))
 
 
+# What fns[i] computes in the fans of the values, as a model's heads and a batch's metrics do (round 19's adversary:
+# with x * (i + 2) only, every output had x's shape and dtype, and whole values, exact in float16): outputs of x's
+# shape and dtype, a scalar (a loss), an int64 count (a metric), and another shape with fractions.
+HEADS: list[tuple[str, Callable[[torch.Tensor, int], torch.Tensor]]] = [
+    ("x * {k}", lambda x, k: x * k),
+    ("x.sum() * {k}", lambda x, k: x.sum() * k),
+    ("(x > 0).sum() + {k}", lambda x, k: (x > 0).sum() + k),
+    ("torch.stack((x, x * 0.1)) * {k}", lambda x, k: torch.stack((x, x * 0.1)) * k),
+]  # (x * 0.1, not x / 3: a GPU divides by a scalar as a product by its reciprocal, which may round otherwise)
+
+
+def _heads(width: int, value: float) -> list[tuple[str, Callable[[torch.Tensor], torch.Tensor]]]:
+    """The fns of a fan of the values: fns[i] is a HEADS entry (which one: from i and x's value), with k = i + 2."""
+    def head(i: int) -> tuple[str, Callable[[torch.Tensor], torch.Tensor]]:
+        what, fn = HEADS[(i + int(value) + 1) % len(HEADS)]
+        return what.format(k=i + 2), lambda x: fn(x, i + 2)
+    return [head(i) for i in range(width)]
+
+
 def _fan_call(fan: Fan) -> str:
     _, width, n, value = fan
-    return f"fan_out(x = torch.full(({n},), {value:g}), {width} fns, {width} streams)"
+    fns = ", ".join(f"lambda x: {what}" for what, _ in _heads(width, value))
+    return f"fan_out(x = torch.full(({n},), {value:g}), fns = [{fns}], {width} streams)"
 
 
-def _fan_fns(ran_on: list, count: int = FAN, busy_ms: float = 0.0) -> list[Callable[[torch.Tensor], torch.Tensor]]:
-    """The work of the fan: fns[i](x) = x * (i + 2), each noting which stream was current when it was queued, and
-    on which device x was, and first keeping that stream busy for `busy_ms`."""
+def _fan_fns(ran_on: list, count: int = FAN, busy_ms: float = 0.0,
+             value: float | None = None) -> list[Callable[[torch.Tensor], torch.Tensor]]:
+    """The work of the fan: fns[i](x) = x * (i + 2), or with `value` (x's), the heads of `_heads`; each noting which
+    stream was current when it was queued, and on which device x was, and first keeping that stream busy for
+    `busy_ms`."""
+    heads = None if value is None else _heads(count, value)
+
     def make(i: int) -> Callable[[torch.Tensor], torch.Tensor]:
         def fn(x: torch.Tensor) -> torch.Tensor:
             ran_on.append((i, torch.cuda.current_stream(), x.device.type))
             if busy_ms:
                 _sleep_ms(busy_ms)
-            return x * (i + 2)
+            return x * (i + 2) if heads is None else heads[i][1](x)
         return fn
     return [make(i) for i in range(count)]
 
 
-def _outputs_problem(outs: object, count: int, n: int, gpu: bool) -> str | None:
-    """None if `outs` is a list (or tuple) of `count` tensors of n elements (on the GPU), else what is wrong."""
+def _outputs_problem(outs: object, count: int, n: int, gpu: bool,
+                     want: Sequence[torch.Tensor] | None = None) -> str | None:
+    """None if `outs` is a list (or tuple) of `count` tensors of n elements (or shaped like `want`'s) (on the GPU),
+    else what is wrong."""
     if not isinstance(outs, (list, tuple)):
         return f"returned {_brief(outs)}, not a list of {count} outputs"
     if len(outs) != count:
         return f"returned {len(outs)} outputs for {count} fns"
     for i, out in enumerate(outs):
-        if not isinstance(out, torch.Tensor) or out.shape != (n,):
-            return f"returned {what_returned(out, device=False)} as output {i}, not a tensor shaped like x, ({n},)"
+        shape = (n,) if want is None else tuple(want[i].shape)
+        if not isinstance(out, torch.Tensor) or tuple(out.shape) != shape:
+            return (f"returned {what_returned(out, device=False)} as output {i}, not a tensor shaped like "
+                    + (f"x, {shape}" if want is None else f"fns[{i}](x), {shape}"))
         if gpu and not out.is_cuda:
             return f"returned output {i} on {out.device}, not on the GPU where fns[{i}] computed it"
     return None
@@ -208,13 +287,14 @@ def _fan_values(ex: Any, yours: Callable) -> Callable[[Fan], None]:
     def holds(fan: Fan) -> None:
         kind, width, n, value = fan
         ran_on: list = []
+        want = [fn(torch.full((n,), value)) for _, fn in _heads(width, value)]  # on the host
         with _caller(kind) as caller:
             streams = [torch.cuda.Stream() for _ in range(width)]
             x = torch.full((n,), value, device="cuda")
             torch.cuda.synchronize()  # x is ready: here only the values count (the races are checked apart)
-            outs = yours(x, _fan_fns(ran_on, width), streams)
+            outs = yours(x, _fan_fns(ran_on, width, value=value), streams)
             after = torch.cuda.current_stream()
-            problem = _outputs_problem(outs, width, n, gpu=caller is not None)
+            problem = _outputs_problem(outs, width, n, gpu=caller is not None, want=want)
             with torch.cuda.stream(None if caller is None else caller.stream):  # read as the caller reads
                 copies = [o.clone() for o in outs] if problem is None else []
         torch.cuda.synchronize()
@@ -227,9 +307,12 @@ def _fan_values(ex: Any, yours: Callable) -> Callable[[Fan], None]:
                                                           "`with torch.cuda.stream(s):` restores it at its end")
             problem = _streams_problem(ran_on, streams)
             ex.expect(problem is None, f"{call}: {problem}", "queue fns[i] while streams[i] is the current stream")
-        wrong = _wrong_outputs(copies, value)
-        ex.expect(not wrong, f"{call}: outputs {wrong} are not fns[i](x)",
-                  "each fns[i] gets x itself, and output i is what fns[i] returns")
+        wrong = [i for i, (c, w) in enumerate(zip(copies, want)) if c.dtype != w.dtype or not torch.equal(c.cpu(), w)]
+        cast = [i for i in wrong if copies[i].dtype != want[i].dtype]
+        ex.expect(not wrong, f"{call}: outputs {wrong} are not fns[i](x)" + "".join(
+            f"; output {i} is {copies[i].dtype}, fns[{i}](x) is {want[i].dtype}" for i in cast[:1]),
+                  "output i is what fns[i] returns, its dtype too: a cast, or a copy into a tensor of another dtype, "
+                  "changes it" if cast else "each fns[i] gets x itself, and output i is what fns[i] returns")
 
     return holds
 
@@ -370,7 +453,9 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
     called from any stream.
 
     Two properties, over every kind of caller (streams.TORCH_CALLERS).  Values: fans of 1 to 4 streams
-    over small x; output i is fns[i](x), queued on streams[i], as the caller reads it on its stream.
+    over small x, with fns as heads and metrics are (HEADS: outputs of x's shape and dtype, a scalar, an int64
+    count, another shape with fractions); output i is fns[i](x), its shape, dtype and values, queued on streams[i],
+    as the caller reads it on its stream.  No global setting (grad mode, the default dtype, ...) is left changed.
     Races, with FAN streams and windows made wide: each side stream in turn busy when the call comes;
     the caller's stream filling x late (a slow producer); every stream the answer queues work on
     starting late (streams.widened); every fns[i] keeping its stream busy (they must overlap); the
@@ -386,7 +471,7 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
         return _check_fan_out_on_cpu(fan_out)
     with exercise("fan_out") as ex:
         require_cuda("check_fan_out")
-        yours = ex.answer(fan_out)
+        yours = _keeping_settings(ex, ex.answer(fan_out))
         warm = torch.ones(FAN_N, device="cuda")
         [(warm * (i + 2)).clone() for i in range(FAN)]  # load the kernels, so that the host's time is fair
         gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
@@ -426,12 +511,13 @@ register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=10))
 def _check_fan_out_on_cpu(fan_out: Callable) -> None:
     """check_fan_out's values on a CPU, where the streams run in order: output i must be fns[i](x)."""
     with (exercise("fan_out") as ex,
-          ex.on_cpu("that output i is fns[i](x), for fans of 1 to 4 streams run in order on the CPU",
+          ex.on_cpu("that output i is fns[i](x), its shape, dtype and values, for fans of 1 to 4 streams run in order "
+                    "on the CPU (which says it is a GPU), and that no global setting is left changed",
                     "every kind of caller, the races (a slow producer, a busy side stream, streams that start late, "
                     "outputs freed while the caller's stream still reads them), that each fns[i] runs on "
                     "streams[i], and that the host never waits"),
-          cuda_on_cpu()):
-        holds = _fan_values(ex, ex.answer(fan_out))
+          cuda_on_cpu(like_a_gpu=True)):
+        holds = _fan_values(ex, _keeping_settings(ex, ex.answer(fan_out)))
         _at_once(ex, holds, (None, FAN, 5, 3.0), _fan_call)
         for_all(ex, fans(st.none()), holds, examples=CPU_EXAMPLES, chosen=[(None, 1, 0, 1.0), (None, 4, 7, -2.0)],
                 budget_s=0, describe=_fan_call)
@@ -488,25 +574,65 @@ def _kernels(program: Sequence[Op]) -> list[str]:
     return [op[2] for op in program if op[0] == "kernel"]
 
 
+_renames = itertools.count(1)
+
+
+def _renamed(program: Sequence[Op]) -> list[Op]:
+    """`program` with every name (of a stream, an event or a kernel) made new, by a prefix of its own (names alike
+    stay alike, and in the same order): names the answer has never seen in any earlier call, in a program that the
+    rules time as they time `program`."""
+    tag = f"run{next(_renames)}:"
+    return [tuple(tag + item if isinstance(item, str) and i else item for i, item in enumerate(op)) for op in program]
+
+
+def _stale(fails: Callable[[list[Op]], bool], program: list[Op]) -> bool:
+    """True if the answer, wrong on `program`, is right on it with its names made new (`_renamed`): what it returns
+    then depends on what it kept from its earlier calls (a cache, a mutable default argument), not on the program.
+    An error on the new names (an answer that reads its names) says nothing of the kind."""
+    try:
+        return not fails(_renamed(program))
+    except Exception:  # noqa: BLE001 -- the answer's error on new names: not a sign of what it kept
+        return False
+
+
+STALE = (" (called on this program with every name made new, never seen before, your simulator gets it right: "
+         "it returns what it kept from an earlier call)")
+STALE_HINT = ("each call simulates its own program from nothing: a result, a stream's or an event's time kept from an "
+              "earlier call (a cache, a dict as a default argument, a global) belongs to another program")
+
+
 def _expect_timeline(ex: Any, called: Callable[[], str], got: object, want: Timeline,
-                     hint: Callable[[bool], str]) -> None:
+                     hint: Callable[[bool], str], stale: Callable[[], bool] = lambda: False) -> None:
     """Expect the timeline `want`: first its kernels, each a pair of numbers, then each kernel's place.  The
     call is written, and the hint told whether the first kernel out of place starts too late, on a failure (or,
-    if that kernel does not last its duration, the rule for a duration instead)."""
+    if that kernel does not last its duration, the rule for a duration instead; or, where `stale()` says that the
+    answer's result depends on its earlier calls, STALE_HINT: round 19's adversary, a cache by the kernels' names,
+    got the hint of a duration)."""
     if not _misplaces(got, want):
         ex.expect(True, "", "")
         return
-    problem, call = _timeline_problem(got, list(want)), called()
-    ex.expect(problem is None, f"{call} {problem}",
+    problem, call, kept = _timeline_problem(got, list(want)), called(), stale()
+    ex.expect(problem is None, f"{call} {problem}" + (STALE if kept else ""), STALE_HINT if kept else
               "return a dict with one (start_ms, end_ms) pair for each kernel of the program, keyed by its name")
     assert isinstance(got, Mapping)
     differs = _first_difference(got, want)
     if differs is not None:
         name, (start, end) = differs
         (want_start, want_end) = want[name]
-        ex.expect(False, f"{call} puts {name!r} at {start:g} to {end:g} ms; the rules put it at "
-                         f"{want_start:g} to {want_end:g} ms",
+        got_ms, want_ms = _distinct((start, end), (want_start, want_end))
+        ex.expect(False, f"{call} puts {name!r} at {got_ms} ms; the rules put it at {want_ms} ms"
+                  + (STALE if kept else ""), STALE_HINT if kept else
                   hint(start > want_start) if _same(end - start, want_end - want_start) else DURATION_HINT)
+
+
+def _distinct(got: tuple[float, float], want: tuple[float, float]) -> tuple[str, str]:
+    """"a to b" for each pair, with the fewest significant digits (6 at least) that tell the two apart (round 19's
+    adversary: times off by float32's rounding read 13.8762 to 16.9969 against 13.8762 to 16.9969)."""
+    for digits in range(6, 18):
+        shown_got, shown_want = (f"{a:.{digits}g} to {b:.{digits}g}" for a, b in (got, want))
+        if shown_got != shown_want:
+            break
+    return shown_got, shown_want
 
 
 DURATION_HINT = ("each pair is (start, end) in ms, and a kernel runs for exactly its duration, a fraction of a "
@@ -847,7 +973,7 @@ def check_simulate(simulate: Callable[[Sequence[Op]], Timeline]) -> None:
                 program = _smallest(program, fails)
                 got, want = yours(list(program)), stream_rules(program)
             _expect_timeline(ex, lambda: f"simulate({_shown_program(program)})", got, want,
-                             lambda _: _rules_hint(program))
+                             lambda _: _rules_hint(program), stale=lambda: _stale(fails, program))
 
         _at_once(ex, follows_the_rules, PROGRAM, lambda program: f"simulate({_shown_program(program)})")
         for_all(ex, programs(), follows_the_rules, examples=EXAMPLES, chosen=SIMULATE_CASES + seeded(random_program),
@@ -1150,7 +1276,7 @@ def _loop_values(ex: Any, yours: Callable) -> Callable[[Loop], None]:
         seen: list = []
         with _caller(kind) as caller:
             copy_stream = torch.cuda.Stream()
-            batches = _small_batches(count, shape, dtype, pinned=caller is not None)
+            batches = _small_batches(count, shape, dtype, pinned=True)  # on a CPU, pinned as cuda_on_cpu imitates it
             want = [b * 2 for b in batches]  # on the host
             got = yours(batches, _noting(seen, lambda x: x * 2), copy_stream)
             after = torch.cuda.current_stream()
@@ -1363,7 +1489,7 @@ def check_prefetch_loop(
         return _check_prefetch_loop_on_cpu(prefetch_loop)
     with exercise("prefetch_loop") as ex:
         require_cuda("check_prefetch_loop")
-        yours = ex.answer(prefetch_loop)
+        yours = _keeping_settings(ex, ex.answer(prefetch_loop))
         gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
         holds = _loop_values(ex, yours)
         _at_once(ex, holds, ("default", BATCHES, (3, 5), torch.float32), _loop_call)
@@ -1447,23 +1573,22 @@ register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_
 
 
 def _alive(gpu: Any, size: int) -> float:
-    """How many batches of `size` elements the GPU tensors placed so far (`GPUOnTheCPU`) of that size or more, still
-    alive, hold."""
-    return sum(n for n, made in zip(gpu.placed, gpu.made, strict=True) if n >= size and made() is not None) / size
+    """How many batches of `size` bytes the GPU memory placed so far (`GPUOnTheCPU`) in blocks of that size or more,
+    still alive, holds."""
+    return sum(n for n, made in zip(gpu.placed, gpu.made, strict=True) if n >= size and not made.expired()) / size
 
 
 def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
     """check_prefetch_loop's outputs and buffers on a CPU, where copies and steps run in order."""
     with (exercise("prefetch_loop") as ex,
           ex.on_cpu("the outputs, in order, for 1 to 9 batches of any shape and dtype, and the GPU memory asked "
-                    "for in tensors of a batch's size or more (device='cuda', .to, .cuda()), with the copies and "
-                    "steps run in order on the CPU",
+                    "for in blocks of a batch's bytes or more (device='cuda', .to, .cuda(), and new tensors made from "
+                    "GPU ones), with the copies and steps run in order on the CPU",
                     "every kind of caller, that the host never waits, the races (slow copies, slow steps, a second "
-                    "call from another stream, memory in use by the caller or freed too early), the GPU tensors made "
-                    "in other ways (clone, empty_like of a GPU tensor), and the speed against copying then computing "
-                    "one batch at a time"),
-          cuda_on_cpu() as gpu):
-        yours = ex.answer(prefetch_loop)
+                    "call from another stream, memory in use by the caller or freed too early), and the speed against "
+                    "copying then computing one batch at a time"),
+          cuda_on_cpu(like_a_gpu=True) as gpu):
+        yours = _keeping_settings(ex, ex.answer(prefetch_loop))
         holds = _loop_values(ex, yours)
         _at_once(ex, holds, (None, BATCHES, (3, 5), torch.float32), _loop_call)
         chosen = [(None, 1, (1,), torch.uint8), (None, 9, (2, 3, 4), torch.float16), (None, 2, (5,), torch.int32)]
@@ -1472,18 +1597,18 @@ def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
         # small: nothing is timed; a shape of its own at every check, so that buffers kept from an earlier check
         # (the cell run again) do not count as made in this one
         cols = 32 + next(_runs) % 997
-        batches = [torch.randn(64, cols, generator=gen) for _ in range(BATCHES)]
-        size, helds = batches[0].numel(), []
+        batches = [torch.randn(64, cols, generator=gen).pin_memory() for _ in range(BATCHES)]  # imitated: a copy
+        size, helds = batches[0].numel() * batches[0].element_size(), []  # bytes, as the GPU's count
         for call in ("", " on a second call with the same batches"):
             before = len(gpu.placed)
             yours(batches, lambda x: x.sum(dim=1), torch.cuda.Stream())
-            large = [n for n in gpu.placed[before:] if n >= size]  # tensors of a batch's size or more
+            large = [n for n in gpu.placed[before:] if n >= size]  # blocks of a batch's bytes or more
             helds.append(sum(large) / size)
             ex.expect(helds[-1] <= 2,
-                      f"made GPU tensors for {helds[-1]:.3g} batches ({len(large)} of a batch's size or more) for "
-                      f"{len(batches)} batches{call}; two buffers, made once, hold 2", BUFFERS_HINT)
+                      f"made GPU memory for {helds[-1]:.3g} batches ({len(large)} blocks of a batch's bytes or more) "
+                      f"for {len(batches)} batches{call}; two buffers, made once, hold 2", BUFFERS_HINT)
         ex.expect(helds[1] >= helds[0],
-                  f"made GPU tensors for {helds[0]:.3g} batches on a first call, and for {helds[1]:.3g} on a second "
+                  f"made GPU memory for {helds[0]:.3g} batches on a first call, and for {helds[1]:.3g} on a second "
                   "call with batches of the same shape: buffers kept from one call to the next", KEPT_HINT)
         kept = _alive(gpu, size)
         if kept:  # a cycle may hold them until a collection, which takes long: only then
@@ -1595,7 +1720,8 @@ def check_simulate_queues(simulate_queues: Callable[[Sequence[Op], int], Timelin
                 case = program, queues
                 got, want = yours(list(program), queues), queue_rules(program, queues)
             _expect_timeline(ex, lambda: f"with {plural_queues(queues)}, {call(case)}", got, want,
-                             lambda late: _queues_hint(program, queues, late))
+                             lambda late: _queues_hint(program, queues, late),
+                             stale=lambda: _stale(partial(fails, queues=queues), program))
 
         _at_once(ex, follows_the_rules, QUEUE_CASES[4], call)
         for_all(ex, queue_cases(), follows_the_rules, examples=EXAMPLES, budget_s=0, describe=call,

@@ -217,6 +217,78 @@ def fan_out_keeping_the_outputs(x, fns, streams, *, until_next_call=False):
     return outs
 
 
+# Round 19's adversary: outputs of another shape or dtype than x, a CPU branch, a global setting left changed.
+def fan_out_outputs_like_x(x, fns, streams):
+    """WRONG: each output preallocated on the caller's stream as torch.empty_like(x) (so that no record_stream is
+    needed), and fns[i](x) copied into it on streams[i].  copy_ broadcasts and casts silently: a head or a metric
+    whose output is not x's shape and dtype (a scalar loss, an int count, logits of another width) comes back
+    broadcast to x's shape, or cast to x's dtype.  The check's fns are always x * (i + 2): x's shape and dtype."""
+    current = torch.cuda.current_stream()
+    outs = [torch.empty_like(x) for _ in fns]  # on the caller's stream: its pool, no record_stream
+    for s in streams:
+        s.wait_stream(current)
+    for fn, s, out in zip(fns, streams, outs):
+        with torch.cuda.stream(s):
+            out.copy_(fn(x))
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
+def fan_out_in_half(x, fns, streams):
+    """WRONG: runs every fn on x.half() ("half the bandwidth on the side streams"): each output is float16, not
+    fns[i](x) (float32 for the check's x), and rounded to 11 bits.  The check never looks at an output's dtype,
+    and its x holds whole numbers -3..9 times 2..5, exact in float16."""
+    current = torch.cuda.current_stream()
+    xh = x.half()
+    outs = []
+    for fn, s in zip(fns, streams):
+        s.wait_stream(current)
+        with torch.cuda.stream(s):
+            out = fn(xh)
+        out.record_stream(current)
+        outs.append(out)
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
+def fan_out_cpu_fallback(x, fns, streams):
+    """WRONG: a fallback for tensors off the GPU (nothing to overlap there), and a GPU path whose output list is
+    built by index with an off-by-one (output i is fns[i-1](x), the first one last).  The check's CPU part hands the
+    answer an x in host memory (cuda_on_cpu), so it judges only the fallback; the GPU path never runs on a CPU."""
+    if not x.is_cuda:
+        return [fn(x) for fn in fns]
+    current = torch.cuda.current_stream()
+    outs = [None] * len(fns)
+    for i, (fn, s) in enumerate(zip(fns, streams)):
+        s.wait_stream(current)
+        with torch.cuda.stream(s):
+            outs[i - 1] = fn(x)
+        outs[i - 1].record_stream(current)
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
+def fan_out_grad_off_left(x, fns, streams):
+    """WRONG: turns autograd off for the side streams' work with torch.set_grad_enabled(False) and never turns it on
+    again: every later computation of the caller silently builds no graph (a global setting changed and left).
+    Nothing in the check inspects grad mode (nor any other global state but the current stream)."""
+    torch.set_grad_enabled(False)
+    current = torch.cuda.current_stream()
+    outs = []
+    for fn, s in zip(fns, streams):
+        s.wait_stream(current)
+        with torch.cuda.stream(s):
+            out = fn(x)
+        out.record_stream(current)
+        outs.append(out)
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
 WRONG_FANS = {
     "no fork": lambda x, f, s: fan_out_solution(x, f, s, fork=False),
     "no join": lambda x, f, s: fan_out_solution(x, f, s, join="none"),
@@ -250,6 +322,12 @@ WRONG_FANS = {
     "no record_stream, every output kept alive (a leak)": lambda x, f, s: fan_out_keeping_the_outputs(x, f, s),
     "no record_stream, the outputs kept until the next call": lambda x, f, s: fan_out_keeping_the_outputs(
         x, f, s, until_next_call=True),
+    # round 19's adversary: the check's fns all returned x's shape and dtype, in whole numbers; the CPU part showed
+    # the answer that it ran on a CPU; and nothing watched the global settings.
+    "outputs preallocated like x, fns[i](x) copied in (shape and dtype forced to x's)": fan_out_outputs_like_x,
+    "fns run on x.half() (outputs float16)": fan_out_in_half,
+    "a CPU fallback, and an off-by-one in the GPU path": fan_out_cpu_fallback,
+    "autograd turned off and left off (set_grad_enabled(False))": fan_out_grad_off_left,
 }
 
 
@@ -706,8 +784,49 @@ def _in_decimals(simulate: Callable) -> Callable:
                             for k, (a, b) in simulate(program).items()}
 
 
+# Round 19's adversary: judged right, with a poor message: a result kept from an earlier call got the hint of a
+# duration (now: the program with its names made new passes, and the message says so), and float32's rounding
+# showed as two equal intervals (now printed with the digits that tell them apart).
+_CACHED: dict = {}
+
+
+def simulate_cached_by_kernels(program):
+    """Results cached by the kernels' names (a result kept from an earlier call): two programs with the same kernel
+    names get the first one's timeline."""
+    key = tuple(op[2] for op in program if op[0] == "kernel")
+    if key not in _CACHED:
+        _CACHED[key] = simulator()(program)
+    return dict(_CACHED[key])
+
+
+def simulate_float32_tensor(program):
+    """WRONG (lossy): the streams' times in a torch tensor of the default dtype, float32: a duration of a fraction
+    of a millisecond (k / 2**20 ms) loses its last bits once a time passes 16 ms."""
+    names = list(dict.fromkeys(n for op in program for n in ((op[1], op[2]) if op[0] == "wait_stream" else (op[1],))))
+    free = torch.zeros(len(names))
+    at = {n: i for i, n in enumerate(names)}
+    events, timeline = {}, {}
+    for op in program:
+        if op[0] == "kernel":
+            i = at[op[1]]
+            start = free[i].clone()
+            free[i] = start + op[3]
+            timeline[op[2]] = (float(start), float(free[i]))
+        elif op[0] == "record":
+            events[op[2]] = free[at[op[1]]].clone()
+        elif op[0] == "wait":
+            if op[2] in events:
+                free[at[op[1]]] = torch.maximum(free[at[op[1]]], events[op[2]])
+        else:
+            free[at[op[1]]] = torch.maximum(free[at[op[1]]], free[at[op[2]]])
+    return timeline
+
+
 WRONG_SIMULATORS = {
     "streams ignored (one queue)": one_queue,
+    # round 19's adversary (judged right; the messages were poor)
+    "results cached by the kernels' names": simulate_cached_by_kernels,
+    "times in a float32 tensor": simulate_float32_tensor,
     "kernels of a stream all start at 0": simulator(in_order=False),
     "waits ignored": ignores_waits,
     "wait_stream ignored": simulator(wait_stream=False),
@@ -1073,6 +1192,88 @@ def last_batch_missing(batches, step, copy_stream):
     return double_buffer(batches[:-1], step, copy_stream) if len(batches) > 1 else []
 
 
+# Round 19's adversary: GPU memory asked for where the CPU part showed it was a CPU; buffers of raw bytes.
+def prefetch_new_tensor_on_streams_device(batches, step, copy_stream):
+    """WRONG: a new GPU tensor for every batch (the lecture's loop, events only, no record_stream: memory for every
+    batch, and each freed into copy_stream's pool while its step may still read it), made with
+    torch.empty_like(b, device=copy_stream.device), "on the stream's device".  On the CPU, cuda_on_cpu's stream
+    is a CPU stream: the tensors are asked for on the CPU, and the memory count (device='cuda', .to, .cuda())
+    never sees them."""
+    main = torch.cuda.current_stream()
+    copy_stream.wait_stream(main)
+
+    def load(b):
+        x = torch.empty_like(b, device=copy_stream.device)
+        with torch.cuda.stream(copy_stream):
+            x.copy_(b, non_blocking=True)
+        return x, copy_stream.record_event()
+
+    outputs, upcoming = [], load(batches[0])
+    for i in range(len(batches)):
+        x, copied = upcoming
+        if i + 1 < len(batches):
+            upcoming = load(batches[i + 1])
+        main.wait_event(copied)
+        outputs.append(step(x))
+    return outputs
+
+
+def prefetch_new_tensor_is_available(batches, step, copy_stream):
+    """WRONG: a new tensor for every batch (as above), on `"cuda" if torch.cuda.is_available() else "cpu"`, the
+    usual idiom.  cuda_on_cpu imitates torch.cuda's streams, events and synchronize, not is_available (nb01's CPU
+    part does say True there): the answer takes its CPU branch, and asks for no GPU memory the check can count."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    main = torch.cuda.current_stream()
+    copy_stream.wait_stream(main)
+    outputs = []
+    for b in batches:
+        with torch.cuda.stream(copy_stream):
+            x = torch.empty(b.shape, dtype=b.dtype, device=device)
+            x.copy_(b, non_blocking=True)
+        main.wait_stream(copy_stream)
+        outputs.append(step(x))
+    return outputs
+
+
+def prefetch_byte_buffers(batches, step, copy_stream):
+    """RIGHT: the solution, with the two buffers allocated as raw bytes (uint8, numel * element_size of a batch)
+    and viewed as the batch's dtype and shape: a pattern that reuses staging memory across dtypes.  Two buffers of
+    one batch's bytes each."""
+    current = torch.cuda.current_stream()
+    b0 = batches[0]
+    nbytes = b0.numel() * b0.element_size()
+    raw = [torch.empty(nbytes, dtype=torch.uint8, device="cuda") for _ in range(2)]
+    buffers = [r.view(b0.dtype).view(b0.shape) for r in raw]
+    copied = [torch.cuda.Event() for _ in range(2)]
+    consumed = [torch.cuda.Event() for _ in range(2)]
+    copy_stream.wait_stream(current)
+
+    def load(i):
+        k = i % 2
+        copy_stream.wait_event(consumed[k])
+        with torch.cuda.stream(copy_stream):
+            buffers[k].copy_(batches[i], non_blocking=True)
+        copied[k].record(copy_stream)
+
+    outputs = []
+    load(0)
+    for i in range(len(batches)):
+        k = i % 2
+        if i + 1 < len(batches):
+            load(i + 1)
+        current.wait_event(copied[k])
+        outputs.append(step(buffers[k]))
+        consumed[k].record(current)
+    return outputs
+
+
+def prefetch_asserts_pinned(batches, step, copy_stream):
+    """RIGHT: the solution, first asserting the task's precondition (the batches are in pinned host memory: without
+    it, non_blocking copies are synchronous and nothing overlaps), with a message for the caller."""
+    assert all(b.is_pinned() for b in batches), "prefetch_loop needs batches in pinned host memory (b.pin_memory())"
+    return double_buffer(batches, step, copy_stream)
+
+
 WRONG_LOOPS = {
     "the lecture's loop (a new tensor per batch, record_stream)": lecture_loop,
     "no wait for the copy": lambda b, s, c: lecture_loop(b, s, c, wait=False),
@@ -1121,6 +1322,10 @@ WRONG_LOOPS = {
         b, s, c, alloc_on="copy", record_stream=True),
     "buffers copied from the first two batches, kept with record_stream (the task: events only)": (
         buffers_from_the_first_batches),
+    # round 19's adversary: on the CPU part's streams (device cpu) and with torch.cuda.is_available() False, these
+    # asked for no memory that it counted.
+    "a new tensor per batch, device=copy_stream.device": prefetch_new_tensor_on_streams_device,
+    "a new tensor per batch, device from torch.cuda.is_available()": prefetch_new_tensor_is_available,
 }
 
 # ---------------------------------------------------------------- exercise 5: simulate_queues (CPU)
@@ -1328,7 +1533,11 @@ WRONG = {
 # are wrong only in a race or in speed.  check_simulate_on_gpu has no CPU part (check_simulate is it).
 WRONG_ON_CPU = {
     "check_fan_out": {"a chain, not a fan", "only the last output", "three streams whatever the fan",
-                      "the outputs in reverse order"},
+                      "the outputs in reverse order",
+                      # round 19's adversary
+                      "outputs preallocated like x, fns[i](x) copied in (shape and dtype forced to x's)",
+                      "fns run on x.half() (outputs float16)", "a CPU fallback, and an off-by-one in the GPU path",
+                      "autograd turned off and left off (set_grad_enabled(False))"},
     "check_prefetch_loop": {  # a new GPU tensor per batch, one buffer overwritten before its step, a batch missing
         "the lecture's loop (a new tensor per batch, record_stream)", "no wait for the copy", "no record_stream",
         "everything on the current stream", "the copy stream waits for every step", "one buffer",
@@ -1336,7 +1545,10 @@ WRONG_ON_CPU = {
         "copies two batches ahead with two buffers", "every batch copied into one GPU tensor (one allocation)",
         "two buffers kept from one call to the next (module-level)",
         "two buffers and their events kept from one call to the next (module-level)",
-        "two buffers a call, every call's kept alive (a leak)", "two buffers kept for each copy_stream"},
+        "two buffers a call, every call's kept alive (a leak)", "two buffers kept for each copy_stream",
+        # round 19's adversary
+        "a new tensor per batch, device=copy_stream.device",
+        "a new tensor per batch, device from torch.cuda.is_available()"},
     "check_simulate_on_gpu": set(),
 }
 ALSO_RIGHT = {
@@ -1351,7 +1563,11 @@ ALSO_RIGHT = {
     "check_simulate": ALSO_RIGHT_SIMULATORS,
     "check_prefetch_loop": {"the wrong loops' double_buffer, nothing broken": double_buffer,
                             "the other loop builder, nothing switched": two_buffers,
-                            "returns a tuple": lambda b, s, c: tuple(double_buffer(b, s, c))},
+                            "returns a tuple": lambda b, s, c: tuple(double_buffer(b, s, c)),
+                            # round 19's adversary: the CPU part counted elements, not bytes, and its batches
+                            # were not pinned
+                            "two buffers as raw bytes, viewed as the batch": prefetch_byte_buffers,
+                            "asserts the task's precondition: pinned batches": prefetch_asserts_pinned},
     "check_simulate_on_gpu": {"a graph of kernels and their dependencies": graph_simulator},
     "check_simulate_queues": ALSO_RIGHT_QUEUE_SIMULATORS,
 }
