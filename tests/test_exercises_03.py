@@ -284,8 +284,8 @@ def test_the_cpu_parts_imitation_says_it_is_a_gpu():
         assert torch.cuda.is_available() and torch.cuda.current_stream().device.type == "cuda"
         x = torch.ones(4, device="cuda")
         raw = torch.empty(16, dtype=torch.uint8, device=torch.cuda.Stream().device)
-        assert x.is_cuda and x.device == torch.device("cuda", 0) and x.get_device() == 0
-        assert not host_tensor.is_cuda and host_tensor.device.type == "cpu"
+        assert x.is_cuda and not x.is_cpu and x.device == torch.device("cuda", 0) and x.get_device() == 0
+        assert not host_tensor.is_cuda and host_tensor.is_cpu and host_tensor.device.type == "cpu"
         y = x * 2  # new memory made from GPU memory: on the GPU too
         assert y.is_cuda and raw.view(torch.float32).is_cuda and not x.cpu().is_cuda and not x.to("cpu").is_cuda
         assert x.cpu().data_ptr() != x.data_ptr()  # a copy, as from a GPU

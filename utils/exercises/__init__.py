@@ -416,8 +416,8 @@ class InOrderOnTheGPU(InOrder):
         return InOrderOnTheGPU() if event is None else event
 
 
-# the getters of Tensor.is_cuda and Tensor.device, as a mode sees them
-_IS_CUDA, _DEVICE = vars(torch._C.TensorBase)["is_cuda"].__get__, vars(torch._C.TensorBase)["device"].__get__
+# the getters of Tensor.is_cuda, Tensor.is_cpu and Tensor.device, as a mode sees them
+_IS_CUDA, _IS_CPU, _DEVICE = (vars(torch._C.TensorBase)[name].__get__ for name in ("is_cuda", "is_cpu", "device"))
 
 
 def _tensors(values: object) -> Iterator[torch.Tensor]:
@@ -434,12 +434,12 @@ class GPUOnTheCPU(TorchFunctionMode):
     `placed` holds the bytes of each (of its storage), in order, and `made` a weak reference to each storage (what is
     still alive after a call, the answer kept, through the tensor or any view of it).
 
-    `like_a_gpu`: the tensors so made say they are on the GPU (`.is_cuda`, `.device`, `.get_device()`), and so does
-    every tensor of new memory that an operation makes from one of them (`x * 2`, `torch.empty_like(x)`: counted in
-    `placed` too); `.cpu()` and `.to("cpu")` of one copy it, as on a GPU; host tensors pinned with `.pin_memory()`
-    (here a copy) say `.is_pinned()`.  An answer that branches on where its tensors are, or asks for memory on
-    `x.device`, then takes the GPU's branch and asks for GPU memory (round 19's adversary: its CPU branch was judged,
-    and its tensors on `stream.device` were never counted)."""
+    `like_a_gpu`: the tensors so made say they are on the GPU (`.is_cuda`, `.is_cpu`, `.device`, `.get_device()`), and
+    so does every tensor of new memory that an operation makes from one of them (`x * 2`, `torch.empty_like(x)`:
+    counted in `placed` too); `.cpu()` and `.to("cpu")` of one copy it, as on a GPU; host tensors pinned with
+    `.pin_memory()` (here a copy) say `.is_pinned()`.  An answer that branches on where its tensors are, or asks for
+    memory on `x.device`, then takes the GPU's branch and asks for GPU memory (round 19's adversary: its CPU branch
+    was judged, and its tensors on `stream.device` were never counted)."""
 
     def __init__(self, like_a_gpu: bool = False) -> None:
         super().__init__()
@@ -472,10 +472,13 @@ class GPUOnTheCPU(TorchFunctionMode):
         if func is torch.Tensor.record_stream:
             return None  # nothing runs later on a CPU: no stream can still be using the memory
         if self.like_a_gpu:
-            if func == _IS_CUDA or func is torch.Tensor.get_device or func == _DEVICE:
+            if func == _IS_CUDA or func == _IS_CPU or func is torch.Tensor.get_device or func == _DEVICE:
                 gpu = self.on_gpu(args[0])
-                return gpu if func == _IS_CUDA else (0 if gpu else -1) if func is torch.Tensor.get_device else (
-                    torch.device("cuda", 0) if gpu else func(*args, **kwargs))
+                if func == _IS_CUDA or func == _IS_CPU:
+                    return gpu == (func == _IS_CUDA)
+                if func is torch.Tensor.get_device:
+                    return 0 if gpu else -1
+                return torch.device("cuda", 0) if gpu else func(*args, **kwargs)
             if func is torch.Tensor.is_pinned:
                 return self._holds(self._pinned, args[0])
             if func is torch.Tensor.pin_memory:
