@@ -198,6 +198,21 @@ def test_the_recorder_sees_sizes_from_values_unseen_creations_float16_and_float3
 
 
 @host
+def test_the_recorder_sees_the_hosts_waits_for_the_gpu():
+    """torch.cuda.synchronize() and a stream's or an event's synchronize(): noted before they run (on a CPU they
+    raise), and put back after."""
+    originals = [getattr(owner, name) for owner, name in nb08.WAITS]
+    ops = nb08.Operations()
+    with nb08._unseen_watched(ops):
+        for owner, name in nb08.WAITS:
+            with contextlib.suppress(Exception):
+                getattr(owner, name)() if owner is torch.cuda else getattr(owner, name)(None)
+    assert [r.split(",")[0] for r in ops.host_reads] == ["torch.cuda.synchronize", "Stream.synchronize",
+                                                          "Event.synchronize"]
+    assert [getattr(owner, name) for owner, name in nb08.WAITS] == originals
+
+
+@host
 def test_the_check_puts_back_what_a_wrong_answer_left_changed():
     """Anomaly detection, the default device, denormals and the generator: a wrong answer FAILs, and the tests after
     it find them as they were."""

@@ -488,14 +488,22 @@ def _names_host(args: tuple, kwargs: dict) -> bool:
 # 19's adversary: positions from torch.from_numpy and from torch.range passed): watched by replacing them during the
 # call.  (The legacy constructors, torch.Tensor(list) and torch.FloatTensor(...), cannot be replaced so.)
 UNSEEN_CREATIONS = ("from_numpy", "frombuffer", "from_dlpack", "range")
+# The host's waits for the GPU, which the mode does not see either, and which read no value (round 19's adversary:
+# torch.cuda.synchronize() when the batch is on a GPU, a timing leftover, would pass there): the owner of each, and
+# its name.  On a CPU an answer cannot call them (they raise), so that only a GPU runs these watches.
+WAITS = ((torch.cuda, "synchronize"), (torch.cuda.Stream, "synchronize"), (torch.cuda.Event, "synchronize"))
 
 
 @contextmanager
-def _unseen_creations_watched(ops: Operations) -> Iterator[None]:
-    """UNSEEN_CREATIONS replaced by functions that note what they make on the host (without device=) in `ops`."""
-    originals = {name: getattr(torch, name) for name in UNSEEN_CREATIONS if hasattr(torch, name)}
+def _unseen_watched(ops: Operations) -> Iterator[None]:
+    """UNSEEN_CREATIONS replaced by functions that note what they make on the host (without device=) in `ops`, and
+    WAITS by functions that note each wait among its host reads."""
+    originals: list[tuple[Any, str, Any]] = [(torch, name, getattr(torch, name)) for name in UNSEEN_CREATIONS
+                                             if hasattr(torch, name)]
+    waits: list[tuple[Any, str, Any]] = [(owner, name, getattr(owner, name)) for owner, name in WAITS
+                                         if hasattr(owner, name)]
 
-    def watched(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    def creation(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def call(*args: Any, **kwargs: Any) -> Any:
             out = original(*args, **kwargs)
@@ -505,20 +513,29 @@ def _unseen_creations_watched(ops: Operations) -> Iterator[None]:
             return out
         return call
 
-    for name, original in originals.items():
-        setattr(torch, name, watched(name, original))
+    def wait(label: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            ops.host_reads.append(f"{label}, a wait for the GPU")
+            return original(*args, **kwargs)
+        return call
+
+    for owner, name, original in originals:
+        setattr(owner, name, creation(name, original))
+    for owner, name, original in waits:
+        setattr(owner, name, wait(f"{getattr(owner, '__name__', owner)}.{name}", original))
     try:
         yield
     finally:
-        for name, original in originals.items():
-            setattr(torch, name, original)
+        for owner, name, original in (*originals, *waits):
+            setattr(owner, name, original)
 
 
 def _recorded(fn: Callable[..., object], *args: object) -> tuple[object, Operations]:
     """fn(*args), and the operations it ran; where fn took a tensor made on the host with the batch's and then
     raised a RuntimeError (a GPU refuses a CPU tensor of one dimension or more beside its own), that error in place
     of fn's result, for the check to report as the same mistake that a CPU runs through."""
-    with Operations() as ops, _unseen_creations_watched(ops):
+    with Operations() as ops, _unseen_watched(ops):
         try:
             got = fn(*args)
         except RuntimeError as error:
@@ -791,7 +808,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "exercise 2 trains this model after your call: leave its mode as the caller set it (round 18)")
         ex.expect(not ops.host_reads, f"{call} read a value on the host ({', '.join(dict.fromkeys(ops.host_reads))})",
                   "a CUDA graph (exercise 2) replays kernels, not Python: nothing may be read or copied on the "
-                  "host, and the shapes must not depend on the data")
+                  "host, nor waited for, and the shapes must not depend on the data")
         ex.expect(not ops.transfers, f"{call} copied a tensor made on the host to the batch's device "
                   f"({', '.join(ops.transfers)})",
                   "a tensor made from Python data (a list, a number, a NumPy array) is made on the host and copied, "
