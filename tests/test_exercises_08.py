@@ -21,7 +21,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 from conftest import gpu, host
 from utils import profiling
-from utils.exercises import Findings, inside_check, nb08
+from utils.exercises import ExerciseFailed, Findings, inside_check, nb08
 from utils.exercises.answers import nb08 as answers08
 
 CASES = [nb08.Batch(lengths=tuple(int(v) for v in rng.integers(1, padded + 1, size=batch)), padded=padded,
@@ -170,10 +170,61 @@ def test_the_recorder_sees_copies_from_the_host_arithmetic_in_bf16_and_cpu():
     assert nb08._recorded(answers08.positions_from_new_tensor, model, x, n, y, False)[1].transfers == [
         "new_tensor from Python data"]
     assert "cpu" in nb08._recorded(answers08.pools_on_the_host, model, x, n, y, False)[1].host_reads
-    assert nb08._recorded(answers08.divides_in_bf16, model, x, n, y, True)[1].bf16_arithmetic == ["div"]
+    assert nb08._recorded(answers08.divides_in_bf16, model, x, n, y, True)[1].bf16_arithmetic == ["div in bfloat16"]
     for right in (answers08.fast_loss, answers08.bias_by_hand, answers08.bf16_by_hand, answers08.masked_mean):
         _, ops = nb08._recorded(right, model, x, n, y, True)
         assert ops.bf16_arithmetic == [] and ops.transfers == [] and ops.host_reads == [] and ops.host_mixed == []
+
+
+@host
+def test_the_recorder_sees_sizes_from_values_unseen_creations_float16_and_float32_products():
+    """Round 19's adversary: each of these passed the check."""
+    model, x, n, y = nb08.build(nb08.COURSE_BATCH, "cpu")
+    from_numpy = torch.from_numpy
+    reads = nb08._recorded(answers08.drops_empty_sequences, model, x, n, y, False)[1].host_reads
+    assert reads and all("size comes from the values" in r for r in reads)
+    assert nb08._recorded(lambda: torch.where(n > 0))[1].host_reads  # torch.where(mask): nonzero
+    assert nb08._recorded(lambda: torch.repeat_interleave(x, n.long(), dim=0))[1].host_reads
+    total = int(n.sum())
+    assert not nb08._recorded(lambda: torch.repeat_interleave(x, n.long(), dim=0, output_size=total))[1].host_reads
+    assert not nb08._recorded(lambda: torch.where(n > 0, n, 0))[1].host_reads
+    assert nb08._recorded(answers08.mask_from_numpy_copied, model, x, n, y, False)[1].transfers == ["to"]
+    assert nb08._recorded(answers08.mask_from_torch_range, model, x, n, y, False)[1].host_mixed
+    assert torch.from_numpy is from_numpy  # put back after the call
+    assert nb08._recorded(answers08.divides_in_float16, model, x, n, y, True)[1].bf16_arithmetic[0] == "div in float16"
+    assert nb08._recorded(answers08.float32_fallback_beside_bf16, model, x, n, y, True)[1].wide_uses
+    relu_by_mask = answers08.ALSO_RIGHT["check_fast_loss"]["ReLU as a * (a > 0)"]
+    assert nb08._recorded(relu_by_mask, model, x, n, y, True)[1].bf16_arithmetic == []
+
+
+@host
+def test_the_recorder_sees_the_hosts_waits_for_the_gpu():
+    """torch.cuda.synchronize() and a stream's or an event's synchronize(): noted before they run (on a CPU they
+    raise), and put back after."""
+    originals = [getattr(owner, name) for owner, name in nb08.WAITS]
+    ops = nb08.Operations()
+    with nb08._unseen_watched(ops):
+        for owner, name in nb08.WAITS:
+            with contextlib.suppress(Exception):
+                getattr(owner, name)() if owner is torch.cuda else getattr(owner, name)(None)
+    assert [r.split(",")[0] for r in ops.host_reads] == ["torch.cuda.synchronize", "Stream.synchronize",
+                                                          "Event.synchronize"]
+    assert [getattr(owner, name) for owner, name in nb08.WAITS] == originals
+
+
+@host
+def test_the_check_puts_back_what_a_wrong_answer_left_changed():
+    """Anomaly detection, the default device, denormals and the generator: a wrong answer FAILs, and the tests after
+    it find them as they were."""
+    wrong = answers08.WRONG["check_fast_loss"]
+    state = (torch.is_anomaly_enabled(), nb08._default_device(), nb08._flushes_denormals(), torch.get_rng_state())
+    for what in ("turns anomaly detection on and leaves it", "torch.set_flush_denormal(True) left set",
+                 "torch.set_default_device(x.device) left set, device= named too",
+                 "torch.manual_seed(0) inside the loss"):
+        with pytest.raises(ExerciseFailed):
+            nb08.check_fast_loss(wrong[what])
+        assert (torch.is_anomaly_enabled(), nb08._default_device(), nb08._flushes_denormals()) == state[:3], what
+        assert torch.equal(torch.get_rng_state(), state[3]), what
 
 
 @host

@@ -54,6 +54,7 @@ import re
 import tempfile
 import time
 import warnings
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -162,19 +163,33 @@ FROM_DATA = {"tensor": 0, "as_tensor": 0, "asarray": 0, "new_tensor": 1}
 # What a bf16 tensor may go through without being rounded again (besides the matrix products): casts, views, copies,
 # selections and ReLU, which return values of their inputs.  Any other operation that returns bf16 is arithmetic in
 # bf16, however it is spelled (in place or not): a list of the rounding ones would miss one (div_ passed).
-EXACT_IN_BF16 = {"to", "type", "type_as", "bfloat16", "clone", "detach", "detach_", "contiguous", "view", "view_as",
-                 "reshape", "reshape_as", "flatten", "unflatten", "squeeze", "unsqueeze", "t", "transpose", "permute",
-                 "movedim", "swapaxes", "expand", "expand_as", "broadcast_to", "__getitem__", "__setitem__", "__get__",
-                 "gather", "index_select", "take_along_dim", "select", "narrow", "split", "chunk", "unbind", "cat",
-                 "concat", "concatenate", "stack", "copy_", "requires_grad_", "retain_grad", "relu", "relu_",
+EXACT_IN_BF16 = {"to", "type", "type_as", "bfloat16", "half", "clone", "detach", "detach_", "contiguous", "view",
+                 "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze", "unsqueeze", "t", "transpose",
+                 "permute", "movedim", "swapaxes", "expand", "expand_as", "broadcast_to", "__getitem__", "__setitem__",
+                 "__get__", "gather", "index_select", "take_along_dim", "select", "narrow", "split", "chunk", "unbind",
+                 "cat", "concat", "concatenate", "stack", "copy_", "requires_grad_", "retain_grad", "relu", "relu_",
                  "threshold", "clamp", "clip", "clamp_min", "clamp_max", "max", "amax", "maximum", "min", "amin",
                  "minimum", "abs", "neg", "__neg__", "negative", "where", "masked_fill", "pad", "flip", "roll",
                  "repeat", "tile", "sort", "topk", "zeros_like", "ones_like", "empty_like", "full_like", "new_zeros",
                  "new_ones", "new_empty", "new_full", "fill_", "zero_", *CREATIONS}
+# ...in place too, and ReLU by its other names (round 19's adversary: clamp_(min=0), masked_fill_, F.threshold, whose
+# function is _threshold, and F.hardtanh(a, 0, inf) FAILed as bf16 arithmetic)
+EXACT_IN_BF16 |= {f"{name}_" for name in EXACT_IN_BF16 if not name.endswith("_")} | {
+    "_threshold", "hardtanh", "hardtanh_", "relu6"}
+# A product by a boolean mask (a * (a > 0)) returns values of its input, or zeros: exact too
+MASK_PRODUCTS = {"mul", "mul_", "__mul__", "__rmul__", "__imul__", "multiply"}
+# Formats narrower than float32: any arithmetic outside the matrix products that returns one rounds (round 19: float16
+# division with bf16=True passed, its rounding under bf16's bound, and a sum past 65504 overflows)
+NARROW = (torch.bfloat16, torch.float16)
+# Operations whose result's size depends on the values (a boolean index, nonzero...): on a GPU the size is read on the
+# host, a wait, and a CUDA graph's capture refuses it, whatever the data happen to keep (round 19's adversary:
+# x[n > 0] passed, every drawn length being 1 or more).  Conditional ones: `_data_shaped`.
+DATA_SHAPED = {"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "_unique", "_unique2",
+               "bincount", "nonzero_numpy"}
 # Casts to bf16 (copy_ into a bf16 tensor is one), and casts back to a wider float: a value that a cast to bf16 has
 # rounded (changed) may reach a matrix product through casts and EXACT_IN_BF16's operations, and nothing else (round
 # 18: x.sum(1) rounded by .to(torch.bfloat16), then divided in float32, passed: the cast was taken for exact).
-CASTS = {"to", "type", "type_as", "bfloat16", "copy_"}
+CASTS = {"to", "type", "type_as", "bfloat16", "half", "copy_"}
 UPCASTS = {"float", "double"}
 # A batch grown (its loss the same) must run the same operations.  It grows past the GPU's sizes (GPU_SIZES), so that a
 # loop over blocks as large as the task's own batch (64 positions, 512 sequences: one block there) runs once on the
@@ -234,6 +249,10 @@ ZERO_TOKENS_BATCH = Batch(lengths=(3, 1, 4, 2), padded=5, features=2, hidden=(4,
 # One token, a large weight and a confidently wrong label: the loss as steep in the pooled input as it gets, so that
 # dividing by n plus a small constant (n + 1e-5: ~100 float32 ulps of the mean) lies outside what rounding can do
 STEEP_BATCH = Batch(lengths=(1,), padded=1, features=1, hidden=(), classes=2, scale=10.0, cancel=0.0, seed=106)
+# Real tokens past the GPU's padded length: an answer that sums the first GPU_SIZES["length"] positions only passed
+# (round 19's adversary), every generated token lying at position 40 or before
+LONG_BATCH = Batch(lengths=(GPU_SIZES["length"] + 8, 1, GPU_SIZES["length"] + 3), padded=GPU_SIZES["length"] + 8,
+                   features=3, hidden=(4,), classes=3, scale=1.0, cancel=0.0, seed=11)
 
 
 def build(case: Batch, device: str) -> tuple[torch.nn.Sequential, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -347,13 +366,14 @@ class Operations(TorchFunctionMode):
         self.bf16_uses: list[tuple[torch.Tensor, frozenset[int]]] = []
         self._behind: dict[int, tuple[torch.Tensor, frozenset[int]]] = {}  # a cast's or view's result: its sources
         self.cast_rounded: list[str] = []  # operations (not matrix products) that took a value a cast rounded to bf16
+        self.wide_uses: list[frozenset[int]] = []  # float32 or float64 matrix products: the ids behind their inputs
         self._rounded: dict[int, torch.Tensor] = {}  # rounded to bf16 by a cast, or a view or cast of such (held)
 
     def _note_rounding(self, name: str, given: list[torch.Tensor], out: torch.Tensor) -> None:
         """Follow the values that a cast to bf16 rounded (CASTS): what they reach other than a matrix product."""
         source = given[-1] if name == "copy_" and given else given[0] if given else None
-        if (name in CASTS and out.dtype == torch.bfloat16 and source is not None and source.is_floating_point()
-                and source.dtype != torch.bfloat16 and not torch.equal(out.to(source.dtype), source)):
+        if (name in CASTS and out.dtype in NARROW and source is not None and source.is_floating_point()
+                and source.dtype != out.dtype and not torch.equal(out.to(source.dtype), source)):
             self._rounded[id(out)] = out  # (the check's own comparison: not seen by this mode)
         elif any(id(t) in self._rounded for t in given):
             if name in CASTS or name in UPCASTS or name in EXACT_IN_BF16:
@@ -380,6 +400,8 @@ class Operations(TorchFunctionMode):
                                   and any(t.is_cuda for t in tensors)) or (
                                       name == "to" and _names_host(args, kwargs)):
             self.host_reads.append(name)
+        elif _data_shaped(name, args, kwargs):
+            self.host_reads.append(f"{name}, whose size comes from the values")
         if not isinstance(out, torch.Tensor):
             return out
         moved = False
@@ -397,24 +419,34 @@ class Operations(TorchFunctionMode):
                 self.transfers.append(name)
                 self._on_host.pop(id(out), None)  # flagged once, as a copy: the copy is where the batch is
                 moved = True
-        if not moved and ((name in CREATIONS and ("device" not in kwargs or _names_host((), kwargs)))
+        # made from nothing but Python or NumPy data without device= (any function: torch.from_numpy, torch.range
+        # passed, round 19), or from host-made tensors only
+        if not moved and (((name in CREATIONS or not given) and ("device" not in kwargs or _names_host((), kwargs)))
                           or (given and all(id(t) in self._on_host for t in given))):
             self._on_host[id(out)] = out
         self._note_rounding(name, given, out)
         if name in EXACT_IN_BF16 and len(given) == 1 and out is not given[0]:  # a cast or a view of one tensor
             self._behind[id(out)] = (out, self._sources(given[0]))
-        if out.dtype == torch.bfloat16:
-            if name in MATRIX_PRODUCTS:
+        if out.dtype in NARROW:
+            if name in MATRIX_PRODUCTS and out.dtype == torch.bfloat16:
                 self.bf16_products += 1
                 self.bf16_uses.append((out, frozenset().union(*(self._sources(t) for t in given))))
                 if torch.is_autocast_enabled(out.device.type) and torch.is_autocast_cache_enabled():
                     self.cached_products += 1
-            elif name not in EXACT_IN_BF16:
-                self.bf16_arithmetic.append(name)
+            elif name not in MATRIX_PRODUCTS and name not in EXACT_IN_BF16 and not (
+                    name in MASK_PRODUCTS and any(t.dtype == torch.bool for t in given)):
+                self.bf16_arithmetic.append(f"{name} in {str(out.dtype).removeprefix('torch.')}")
+        elif name in MATRIX_PRODUCTS and out.dtype in (torch.float32, torch.float64):
+            self.wide_uses.append(frozenset().union(*(self._sources(t) for t in given)))
         return out
 
     def names(self) -> list[str]:
         return [name for name, _ in self.seen]
+
+    def made_on_host(self, name: str, out: torch.Tensor) -> None:
+        """A tensor made on the host by a function this mode does not see (UNSEEN_CREATIONS)."""
+        self.seen.append((name, (tuple(out.shape),)))
+        self._on_host[id(out)] = out
 
     def feeding(self, loss: object) -> frozenset[int]:
         """The ids of the tensors (the weights, say) behind the bf16 matrix products that `loss` depends on: a bf16
@@ -429,17 +461,81 @@ class Operations(TorchFunctionMode):
         return frozenset().union(*(sources for (_, sources), g in zip(uses, grads, strict=True) if g is not None))
 
 
+def _data_shaped(name: str, args: tuple, kwargs: dict) -> bool:
+    """An operation whose result's size depends on the values (DATA_SHAPED, a boolean index, torch.where(mask),
+    repeat_interleave by a tensor without output_size=): a GPU reads that size on the host."""
+    if name in DATA_SHAPED:
+        return True
+    if name == "__getitem__" and len(args) > 1:
+        index = args[1] if isinstance(args[1], (tuple, list)) else (args[1],)
+        return any(isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8) and i.dim() > 0
+                   for i in index)
+    if name == "where":
+        return len(args) + len(kwargs) == 1
+    if name == "repeat_interleave":
+        repeats = args[1] if len(args) > 1 else kwargs.get("repeats", args[0] if len(args) == 1 else None)
+        return isinstance(repeats, torch.Tensor) and repeats.numel() > 1 and kwargs.get("output_size") is None
+    return False
+
+
 def _names_host(args: tuple, kwargs: dict) -> bool:
     """A device named as the host in so many words ("cpu"): on a CPU the batch's device is the host too, so only the
     words tell a tensor put on the host (.to("cpu"), device="cpu") from one put where the batch is."""
     return any(isinstance(d, str) and d.split(":")[0] == "cpu" for d in (*args[1:], kwargs.get("device")))
 
 
+# Functions that make a tensor on the host and that a TorchFunctionMode does not see (measured on PyTorch 2.13; round
+# 19's adversary: positions from torch.from_numpy and from torch.range passed): watched by replacing them during the
+# call.  (The legacy constructors, torch.Tensor(list) and torch.FloatTensor(...), cannot be replaced so.)
+UNSEEN_CREATIONS = ("from_numpy", "frombuffer", "from_dlpack", "range")
+# The host's waits for the GPU, which the mode does not see either, and which read no value (round 19's adversary:
+# torch.cuda.synchronize() when the batch is on a GPU, a timing leftover, would pass there): the owner of each, and
+# its name.  On a CPU an answer cannot call them (they raise), so that only a GPU runs these watches.
+WAITS = ((torch.cuda, "synchronize"), (torch.cuda.Stream, "synchronize"), (torch.cuda.Event, "synchronize"))
+
+
+@contextmanager
+def _unseen_watched(ops: Operations) -> Iterator[None]:
+    """UNSEEN_CREATIONS replaced by functions that note what they make on the host (without device=) in `ops`, and
+    WAITS by functions that note each wait among its host reads."""
+    originals: list[tuple[Any, str, Any]] = [(torch, name, getattr(torch, name)) for name in UNSEEN_CREATIONS
+                                             if hasattr(torch, name)]
+    waits: list[tuple[Any, str, Any]] = [(owner, name, getattr(owner, name)) for owner, name in WAITS
+                                         if hasattr(owner, name)]
+
+    def creation(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            out = original(*args, **kwargs)
+            if isinstance(out, torch.Tensor) and out.device.type == "cpu" and (
+                    "device" not in kwargs or _names_host((), kwargs)):
+                ops.made_on_host(name, out)
+            return out
+        return call
+
+    def wait(label: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            ops.host_reads.append(f"{label}, a wait for the GPU")
+            return original(*args, **kwargs)
+        return call
+
+    for owner, name, original in originals:
+        setattr(owner, name, creation(name, original))
+    for owner, name, original in waits:
+        setattr(owner, name, wait(f"{getattr(owner, '__name__', owner)}.{name}", original))
+    try:
+        yield
+    finally:
+        for owner, name, original in (*originals, *waits):
+            setattr(owner, name, original)
+
+
 def _recorded(fn: Callable[..., object], *args: object) -> tuple[object, Operations]:
     """fn(*args), and the operations it ran; where fn took a tensor made on the host with the batch's and then
     raised a RuntimeError (a GPU refuses a CPU tensor of one dimension or more beside its own), that error in place
     of fn's result, for the check to report as the same mistake that a CPU runs through."""
-    with Operations() as ops:
+    with Operations() as ops, _unseen_watched(ops):
         try:
             got = fn(*args)
         except RuntimeError as error:
@@ -501,8 +597,10 @@ def _tf32_restore(saved: tuple[object, object]) -> None:
 
 
 # Lecture 06's other global switches, read and written as plain booleans (PyTorch 2.13 keeps a split-K flag beside
-# each reduced-precision one: written back only where an answer changed the first)
-REDUCED_PRECISION = ("allow_bf16_reduced_precision_reduction", "allow_fp16_reduced_precision_reduction")
+# each reduced-precision one: written back only where an answer changed the first), and float16 accumulation where
+# this PyTorch has it (round 19's adversary left it on, and passed)
+REDUCED_PRECISION = ("allow_bf16_reduced_precision_reduction", "allow_fp16_reduced_precision_reduction",
+                     *(("allow_fp16_accumulation",) if hasattr(_MATMUL, "allow_fp16_accumulation") else ()))
 
 
 # The other float32 precision switches of PyTorch 2.9 and later, where this PyTorch has them: the generic one first
@@ -548,11 +646,58 @@ def _switches_restore(saved: Switches) -> None:
             _set_precision(path, value)
 
 
+def _default_device() -> object:
+    """The device that torch.set_default_device set, or None: on a CPU, torch.get_default_device() reads "cpu"
+    either way, while a mode set so stays pushed for everything after."""
+    context = getattr(getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None), "device_context", None)
+    return None if context is None else getattr(context, "device", context)
+
+
+def _flushes_denormals() -> bool:
+    """Whether torch.set_flush_denormal(True) holds (no getter: a subnormal times 1 reads 0 then)."""
+    return bool((torch.tensor([1e-40]) * 1.0)[0] == 0)
+
+
+def _rng_states(device: str) -> tuple[torch.Tensor, ...]:
+    """The global generators' states (the host's, and the GPU's on a GPU)."""
+    return (torch.get_rng_state(), *((torch.cuda.get_rng_state(),) if device == "cuda" else ()))
+
+
+def _checksum(states: Sequence[torch.Tensor]) -> str:
+    return f"state {zlib.crc32(b''.join(bytes(s.numpy()) for s in states)):08x}"
+
+
+def _state_saved(device: str) -> tuple[object, ...]:
+    """What _state_restore puts back: anomaly detection, the default device, denormals, the generators."""
+    return ((torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()), _default_device(),
+            _flushes_denormals(), _rng_states(device))
+
+
+def _state_restore(saved: tuple[object, ...], device: str) -> None:
+    """Put back what _state_saved read (an answer that changed it FAILed: the tests after it must not inherit it)."""
+    anomaly, default_device, flushes, rng = saved
+    assert isinstance(anomaly, tuple) and isinstance(rng, tuple)
+    torch.autograd.set_detect_anomaly(*anomaly)
+    if _default_device() != default_device:
+        torch.set_default_device(default_device)  # type: ignore[arg-type]
+    torch.set_flush_denormal(bool(flushes))
+    torch.set_rng_state(rng[0])
+    if device == "cuda":
+        torch.cuda.set_rng_state(rng[1])
+
+
 def _settings(device: str) -> dict[str, object]:
     """PyTorch's global settings that an answer could change for everyone after it: TF32, grad mode, autocast's, the
     default dtype, lecture 06's reduced-precision reductions and deterministic algorithms (the 08 adversary of
-    round 17 left those changed, and passed), and the other float32 precision switches (round 18's)."""
-    return {f"torch.backends.cuda.matmul.{TF32_SETTING}": getattr(_MATMUL, TF32_SETTING),
+    round 17 left those changed, and passed), and the other float32 precision switches (round 18's); anomaly
+    detection, the default device, the generators' state, denormals and the host's threads (round 19's)."""
+    return {"torch.is_anomaly_enabled()": torch.is_anomaly_enabled(),
+            "torch.is_anomaly_check_nan_enabled()": torch.is_anomaly_check_nan_enabled(),
+            "torch.set_default_device(...)": _default_device(),
+            "torch.get_rng_state()": _checksum(_rng_states(device)),
+            "torch.set_flush_denormal(...)": _flushes_denormals(),
+            "torch.get_num_threads()": torch.get_num_threads(),
+            f"torch.backends.cuda.matmul.{TF32_SETTING}": getattr(_MATMUL, TF32_SETTING),
             **{f"torch.backends.cuda.matmul.{name}": getattr(_MATMUL, name) for name in REDUCED_PRECISION},
             "torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled(),
             "torch.is_deterministic_algorithms_warn_only_enabled()":
@@ -578,7 +723,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         yours = ex.answer(fast_loss)
         device = "cuda" if has_cuda() else "cpu"
         saved = (_tf32_saved(), torch.get_num_threads(), torch.get_autocast_dtype("cpu"),
-                 torch.get_autocast_dtype("cuda"), _switches_saved())
+                 torch.get_autocast_dtype("cuda"), _switches_saved(), _state_saved(device))
         grad_mode, default_dtype = torch.is_grad_enabled(), torch.get_default_dtype()
         setattr(_MATMUL, TF32_SETTING, TF32_OFF)  # float32 as written: TF32 would round the products
         torch.set_num_threads(1)  # thousands of tiny operations: a pool of threads only waits for its slowest
@@ -590,7 +735,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
             _loss_holds(ex, yours, SMALLEST_BATCH, device)  # where shrinking ends for most wrong answers: try it first
             ex.passed = before + 1  # one case, one check, as for_all counts them
             for_all(ex, batches(), lambda case: _loss_holds(ex, yours, case, device), examples=EXAMPLES_1,
-                    chosen=[COURSE_BATCH, ZERO_TOKENS_BATCH, STEEP_BATCH], budget_s=0.5,
+                    chosen=[COURSE_BATCH, ZERO_TOKENS_BATCH, STEEP_BATCH, LONG_BATCH], budget_s=0.5,
                     describe=lambda case: f"fast_loss on {case}")
         finally:
             _tf32_restore(saved[0])
@@ -600,12 +745,16 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
             torch.set_autocast_dtype("cuda", saved[3])  # where an answer set the global default (it FAILed then)
             torch.set_grad_enabled(grad_mode)  # where an answer changed them (it FAILed then)
             torch.set_default_dtype(default_dtype)
+            _state_restore(saved[5], device)
 
 
 def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: str) -> None:
     """The property of exercise 1 for one batch, in float32 and in bf16."""
     model, x, n, y = build(case, device)
     kept = [t.clone() for t in (x, n, y, *model.parameters())]
+    for p in model.parameters():  # gradients a caller is adding up (round 19: backward() and zero_grad() inside passed)
+        p.grad = torch.full_like(p, 0.5)
+    held = [(p.grad, torch.full_like(p, 0.5)) for p in model.parameters()]
     unpadded = torch.randn(x.shape, generator=torch.Generator().manual_seed(case.seed)).to(device)
     other = (model, unpadded, torch.full_like(n, case.padded), y)
     further, more, wider = ((model, _padded_further(x), n, y), (model, *_more_sequences(x, n, y)),
@@ -646,14 +795,20 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         ex.expect(not changed, f"{call} changed its input {changed[0] if changed else ''}",
                   "the caller uses x, n and the model again: leave them as they were (no in-place operation on "
                   "them, no model.to(...))")
+        regraded = [name for (name, p), (grad, was) in zip(model.named_parameters(), held, strict=True)
+                    if p.grad is None or p.grad is not grad or not torch.equal(p.grad, was)]
+        ex.expect(not regraded, f"{call} changed the gradient that the model's {regraded[0] if regraded else ''} held "
+                  "(its .grad)",
+                  "the caller runs backward() on your loss, and may be adding up the gradients of several losses: "
+                  "return the loss and leave .grad as it was (no backward() or zero_grad() inside)")
         moded = [name or "the model" for (name, m), was in zip(model.named_modules(), modes, strict=True)
                  if m.training != was]
         ex.expect(not moded, f"{call} changed the training mode of {moded[0] if moded else ''} "
                   "(model.train() / model.eval())",
                   "exercise 2 trains this model after your call: leave its mode as the caller set it (round 18)")
-        ex.expect(not ops.host_reads, f"{call} read a value on the host ({', '.join(ops.host_reads)})",
+        ex.expect(not ops.host_reads, f"{call} read a value on the host ({', '.join(dict.fromkeys(ops.host_reads))})",
                   "a CUDA graph (exercise 2) replays kernels, not Python: nothing may be read or copied on the "
-                  "host, and the shapes must not depend on the data")
+                  "host, nor waited for, and the shapes must not depend on the data")
         ex.expect(not ops.transfers, f"{call} copied a tensor made on the host to the batch's device "
                   f"({', '.join(ops.transfers)})",
                   "a tensor made from Python data (a list, a number, a NumPy array) is made on the host and copied, "
@@ -679,6 +834,12 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "bf16=True asks for the model's matrix products in bfloat16 (torch.autocast with "
                   "dtype=torch.bfloat16: without dtype=, a GPU's autocast runs float16), bf16=False for float32 "
                   "throughout")
+        weights = {id(m.weight): name for name, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
+        wide = [weights[i] for uses in ops.wide_uses for i in uses if i in weights]
+        ex.expect(not bf16 or not wide, f"{call}: a float32 matrix product of the model's "
+                  f"{wide[0] if wide else ''}.weight beside the bf16 ones",
+                  "bf16=True asks for each of the model's matrix products in bfloat16 only: run the model once, under "
+                  "torch.autocast(..., dtype=torch.bfloat16)")
         unrounded = [f"{name}.weight" for name, m in model.named_modules()
                      if isinstance(m, torch.nn.Linear) and id(m.weight) not in feeding]
         ex.expect(not bf16 or not unrounded,
@@ -728,30 +889,34 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   (f" (for the weights before the change it was {exact:.7g}: your value)" if stale else ""),
                   "compute from the model's weights as they are at each call: anything kept from an earlier call is "
                   "stale once the optimizer has stepped" if stale else _value_hint(bf16))
-        with torch.no_grad():  # new values in x and y, in place, as exercise 2 refills its static inputs each step
-            x.mul_(-0.5)  # (a power of 2: undone exactly below; the padding stays zeros)
+        # new values in x, n and y, in place, as exercise 2 refills its static inputs each step: the sequences moved
+        # one place along (x with its lengths: n too, round 19's adversary kept 1/n by n's identity), new labels
+        with torch.no_grad():
+            x.copy_(x.roll(1, 0)).mul_(-0.5)  # (a power of 2: undone exactly below; the padding stays zeros)
+            n.copy_(n.roll(1, 0))
             y.copy_(y.flip(0))
         try:
             refilled = yours(model, x, n, y, bf16)
             exact_refilled, bound_refilled = loss_and_bound(model, x, n, y, bf16)
         finally:
             with torch.no_grad():
-                x.mul_(-2.0)
+                x.copy_(x.mul_(-2.0).roll(-1, 0))
+                n.copy_(n.roll(-1, 0))
                 y.copy_(y.flip(0))
         again = float(refilled.detach()) if isinstance(refilled, torch.Tensor) and refilled.numel() == 1 else math.nan
         off = abs(again - exact_refilled) if math.isfinite(again) else math.inf
         stale = abs(again - exact) <= bound  # the loss of the values before the refill (round 18's adversary)
-        ex.expect(off <= bound_refilled, f"{call}, again after x and y were refilled in place with new values (as "
+        ex.expect(off <= bound_refilled, f"{call}, again after x, n and y were refilled in place with new values (as "
                   f"exercise 2 refills its static inputs), returned {again:.7g}; the slow step's loss for the new "
                   f"values is {exact_refilled:.7g}, off by {off:.1e}, and rounding can move it by "
                   f"{bound_refilled:.1e} at most" + (f" (for the values before the refill it was {exact:.7g}: your "
                                                      "value)" if stale else ""),
                   "compute from the values the tensors hold at each call: anything kept by a tensor's identity is "
                   "stale once the caller refills it in place" if stale else _value_hint(bf16))
-        ex.expect(not ops.bf16_arithmetic, f"{call}: {ops.bf16_arithmetic[0] if ops.bf16_arithmetic else ''} in "
-                  "bfloat16, outside the matrix products",
+        ex.expect(not ops.bf16_arithmetic, f"{call}: {ops.bf16_arithmetic[0] if ops.bf16_arithmetic else ''}, "
+                  "outside the matrix products",
                   "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False: which "
-                  "of your operations rounds its result to bfloat16?")
+                  "of your operations rounds its result to 16 bits?")
         ex.expect(not ops.cast_rounded, f"{call}: {ops.cast_rounded[0] if ops.cast_rounded else ''} took a value that "
                   "a cast had rounded to bfloat16, outside the matrix products",
                   "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False: which "

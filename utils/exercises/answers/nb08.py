@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -707,6 +709,162 @@ def leaves_eval_mode(model, x, n, y, bf16):
     return fast_loss(model, x, n, y, bf16)
 
 
+# ---------------------------------------------------------------- round 19's adversary
+_RECIPROCALS: dict = {}
+
+
+def reciprocal_kept_by_n(model, x, n, y, bf16):
+    """round 19's adversary: 1/n computed once for the static lengths buffer, kept by n's identity: stale once the
+    caller refills n in place (exercise 2 does at every step)."""
+    key = id(n)
+    if key not in _RECIPROCALS:
+        _RECIPROCALS.clear()
+        _RECIPROCALS[key] = (n, (1.0 / n)[:, None])  # n held: its id stays unique while cached
+    return _loss(model, x.sum(1) * _RECIPROCALS[key][1], y, bf16)
+
+
+_POOLING: dict = {}
+
+
+def pooling_weights_kept_by_n(model, x, n, y, bf16):
+    """round 19's adversary: the pooling weights mask/n kept by (n's identity, the padded length)."""
+    key = (id(n), x.shape[1])
+    if key not in _POOLING:
+        _POOLING.clear()
+        mask = torch.arange(x.shape[1], device=x.device) < n[:, None]
+        _POOLING[key] = (n, (mask / n[:, None])[..., None])
+    return _loss(model, (x * _POOLING[key][1]).sum(1), y, bf16)
+
+
+def drops_empty_sequences(model, x, n, y, bf16):
+    """round 19's adversary: x[n > 0], a boolean index: its size is read on the host (nonzero), a GPU waits."""
+    keep = n > 0
+    xs, ns, ys = x[keep], n[keep], y[keep]
+    return _loss(model, xs.sum(1) / ns[:, None], ys, bf16)
+
+
+def drops_empty_sequences_masked_select(model, x, n, y, bf16):
+    """round 19's adversary: the same with nonzero, index_select and masked_select."""
+    keep = torch.nonzero(n > 0).squeeze(1)
+    xs, ns = x.index_select(0, keep), n.index_select(0, keep)
+    ys = torch.masked_select(y, n > 0)
+    return _loss(model, xs.sum(1) / ns[:, None], ys, bf16)
+
+
+def detect_anomaly_left_on(model, x, n, y, bf16):
+    """round 19's adversary: anomaly detection turned on and left on (every later backward runs checked)."""
+    torch.autograd.set_detect_anomaly(True)
+    return fast_loss(model, x, n, y, bf16)
+
+
+def anomaly_mode_entered_and_left(model, x, n, y, bf16):
+    """round 19's adversary: detect_anomaly() entered with __enter__() and never exited."""
+    torch.autograd.detect_anomaly(check_nan=True).__enter__()
+    return fast_loss(model, x, n, y, bf16)
+
+
+def reseeds_the_rng(model, x, n, y, bf16):
+    """round 19's adversary: torch.manual_seed(0) inside the loss: the caller's random numbers repeat."""
+    torch.manual_seed(0)
+    return fast_loss(model, x, n, y, bf16)
+
+
+def sets_the_default_device_and_names_it(model, x, n, y, bf16):
+    """round 19's adversary: torch.set_default_device(x.device) left set (device= named anyway)."""
+    torch.set_default_device(x.device)
+    mask = torch.arange(x.shape[1], device=x.device) < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def flushes_denormals(model, x, n, y, bf16):
+    """round 19's adversary: torch.set_flush_denormal(True) left set."""
+    torch.set_flush_denormal(True)
+    return fast_loss(model, x, n, y, bf16)
+
+
+def fp16_accumulation_left_on(model, x, n, y, bf16):
+    """round 19's adversary: torch.backends.cuda.matmul.allow_fp16_accumulation = True, left so."""
+    torch.backends.cuda.matmul.allow_fp16_accumulation = True
+    return fast_loss(model, x, n, y, bf16)
+
+
+def sets_many_threads(model, x, n, y, bf16):
+    """round 19's adversary: torch.set_num_threads(more) "for speed", left set."""
+    torch.set_num_threads(torch.get_num_threads() + 1)
+    return fast_loss(model, x, n, y, bf16)
+
+
+def backward_inside(model, x, n, y, bf16):
+    """round 19's adversary: backward() inside the loss (retain_graph): each call adds a gradient to .grad."""
+    loss = fast_loss(model, x, n, y, bf16)
+    loss.backward(retain_graph=True)
+    return loss
+
+
+def zeroes_the_gradients(model, x, n, y, bf16):
+    """round 19's adversary: model.zero_grad() inside the loss: a caller's accumulated gradients are lost."""
+    model.zero_grad(set_to_none=True)
+    return fast_loss(model, x, n, y, bf16)
+
+
+def mask_from_numpy_copied(model, x, n, y, bf16):
+    """round 19's adversary: positions from torch.from_numpy(np.arange), copied to the batch's device each call."""
+    positions = torch.from_numpy(np.arange(x.shape[1], dtype=np.float32)).to(x.device)
+    mask = positions < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def mask_from_numpy_not_copied(model, x, n, y, bf16):
+    """round 19's adversary: the same positions, not copied (a GPU raises)."""
+    positions = torch.from_numpy(np.arange(x.shape[1], dtype=np.float32))
+    mask = positions < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def mask_from_torch_range(model, x, n, y, bf16):
+    """round 19's adversary: positions from torch.range, made on the host (a GPU raises)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        positions = torch.range(0, x.shape[1] - 1)
+    mask = positions < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def divides_in_float16(model, x, n, y, bf16):
+    """round 19's adversary: with bf16=True, the sums and lengths to float16 and divided there (a sum past 65504
+    overflows)."""
+    s = x.sum(1)
+    pooled = (s.half() / n.half()[:, None]).float() if bf16 else s / n[:, None]
+    return _loss(model, pooled, y, bf16)
+
+
+def float32_fallback_beside_bf16(model, x, n, y, bf16):
+    """round 19's adversary: a float32 run of the whole model beside the bf16 one, chosen where bf16's is not
+    finite: every Linear runs in float32 too with bf16=True."""
+    pooled = x.sum(1) / n[:, None]
+    loss32 = F.cross_entropy(model(pooled), y)
+    if not bf16:
+        return loss32
+    loss16 = _loss(model, pooled, y, True)
+    return torch.where(torch.isfinite(loss16), loss16, loss32)
+
+
+def first_64_positions(model, x, n, y, bf16):
+    """round 19's adversary: sums the first 64 positions only (the GPU data's padded length)."""
+    return _loss(model, x[:, :64].sum(1) / n[:, None], y, bf16)
+
+
+def _mlp_by_hand(relu):
+    """The MLP unrolled under autocast, its ReLU spelled `relu(a)`."""
+    def answer(model, x, n, y, bf16):
+        a = x.sum(1) / n[:, None]
+        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+            for layer in model:
+                a = layer(a) if isinstance(layer, torch.nn.Linear) else relu(a)
+        return F.cross_entropy(a.float(), y)
+    return answer
+
+
 WRONG = {
     "check_fast_loss": {
         "sets autocast's default dtype to bfloat16 and leaves it": sets_the_autocast_dtype,
@@ -771,6 +929,26 @@ WRONG = {
         "leaves the model in eval mode": leaves_eval_mode,
         "rounds x to bf16 with a cast, then sums in float32": rounds_x_by_a_cast,
         "rounds the sums to bf16 with a cast, then divides in float32": rounds_the_sums_by_a_cast,
+        # round 19's adversary
+        "1/n kept by the identity of n (n refilled in place later)": reciprocal_kept_by_n,
+        "pooling weights mask/n kept by the identity of n": pooling_weights_kept_by_n,
+        "drops empty sequences by boolean indexing x[n > 0]": drops_empty_sequences,
+        "drops empty sequences with nonzero/index_select/masked_select": drops_empty_sequences_masked_select,
+        "turns anomaly detection on and leaves it": detect_anomaly_left_on,
+        "detect_anomaly() entered and never exited": anomaly_mode_entered_and_left,
+        "torch.manual_seed(0) inside the loss": reseeds_the_rng,
+        "torch.set_default_device(x.device) left set, device= named too": sets_the_default_device_and_names_it,
+        "torch.set_flush_denormal(True) left set": flushes_denormals,
+        "allow_fp16_accumulation turned on and left": fp16_accumulation_left_on,
+        "torch.set_num_threads(more) left set": sets_many_threads,
+        "calls backward() itself (retain_graph): .grad accumulates": backward_inside,
+        "model.zero_grad() inside the loss": zeroes_the_gradients,
+        "positions from torch.from_numpy(np.arange), copied with .to(x.device)": mask_from_numpy_copied,
+        "positions from torch.from_numpy(np.arange), not copied (a GPU raises)": mask_from_numpy_not_copied,
+        "positions from torch.range without device= (a GPU raises)": mask_from_torch_range,
+        "bf16=True: sums and lengths to float16, divided there": divides_in_float16,
+        "a float32 loss beside the bf16 one, chosen by torch.where(isfinite)": float32_fallback_beside_bf16,
+        "sums the first 64 positions only": first_64_positions,
     },
     "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
@@ -817,6 +995,14 @@ ALSO_RIGHT = {
         "the running sum read at each length": cumsum_at_the_length,
         "cross-entropy spelled out with one-hot labels": one_hot_cross_entropy,
         "a mask whose positions are kept from one call to the next": positions_kept,
+        # round 19's adversary: exact spellings of ReLU (in place, renamed) taken for bf16 arithmetic
+        "MLP by hand, ReLU as clamp_(min=0)": _mlp_by_hand(lambda a: a.clamp_(min=0)),
+        "MLP by hand, ReLU as clamp_min_(0)": _mlp_by_hand(lambda a: a.clamp_min_(0)),
+        "MLP by hand, ReLU as masked_fill_(a < 0, 0)": _mlp_by_hand(lambda a: a.masked_fill_(a < 0, 0)),
+        "MLP by hand, ReLU as F.threshold(inplace=True)": _mlp_by_hand(lambda a: F.threshold(a, 0.0, 0.0, True)),
+        "MLP by hand, ReLU as F.threshold(a, 0, 0)": _mlp_by_hand(lambda a: F.threshold(a, 0.0, 0.0)),
+        "MLP by hand, ReLU as F.hardtanh(a, 0, inf)": _mlp_by_hand(lambda a: F.hardtanh(a, 0.0, math.inf)),
+        "ReLU as a * (a > 0)": _mlp_by_hand(lambda a: a * (a > 0)),
     },
     "check_fast_step": {
         "the wrong answers' builder, nothing switched": _variant(),
