@@ -44,13 +44,15 @@ class Test_09_kernels:
         assert got.dtype == np.float64 and got.tolist() == [0.1 * float(v) for v in x]
 
     @pytest.mark.parametrize("case", [(0, 7, 0, 1.0, 3), (3, 5, 3, 1000.0, 2), (4, 160, 64, 10.0, 4),
-                                      (2, 3, 1, -1000.0, 8)])
+                                      (2, 3, 1, -1000.0, 8), (3, 37, 3, 1.0, 11), (1, 1, 0, 1.0, 1)])
     def test_a_softmax_case_is_the_input_its_description_names(self, case):
         rows, cols, gap, scale, _ = case
         x = nb09._softmax_input(case, "cpu")
         text = nb09._describe_softmax(case)
         assert tuple(x.shape) == (rows, cols) and x.stride(1) == 1 and f"({rows}, {cols})" in text
         assert (x.stride(0) == cols + gap) and ((f"{cols + gap} elements apart" in text) == (gap > 0))
+        start = x.storage_offset() if rows else 0  # round 19: x does not always start at its storage's start
+        assert (f"starting {start} element" in text) == (start > 0)
         assert x.numel() == 0 or x.abs().max() <= 6 * abs(scale)  # "values up to about scale"
         assert scale > 0 or (x.numel() == 0 or x.max() < 0) and "all below 0" in text
 
@@ -114,6 +116,41 @@ class Test_09_kernels:
         with nb09._WhatPyTorchComputes(x) as watch:
             computes(x)
         assert watch.computed == ["exp"]
+
+    def test_other_threads_and_host_reads_of_x_are_watched_and_put_back_after(self):
+        """Round 19: PyTorch computing from x in a thread started inside the block is seen, as is a launch's taint
+        there; x's values read through NumPy or a list are noted (not other tensors', not the check's own); after the
+        block, Tensor's methods and threading are as they were, and a thread started inside it passes operators
+        through."""
+        import threading
+
+        x, other = torch.randn(3, 5), torch.randn(3, 5)
+        before = {name: torch.Tensor.__dict__.get(name) for name in nb09.HOST_READS}
+        bootstrap = threading.Thread._bootstrap_inner
+        go, done, late = threading.Event(), threading.Event(), []
+
+        def lingering():
+            go.wait()
+            late.append(torch.exp(x))
+            done.set()
+
+        with nb09._WhatPyTorchComputes(x) as watch:
+            y = torch.empty(3, 5)
+            worker = threading.Thread(target=lambda: (x.amax(dim=1), nb09._taint_through((y, x), {})))
+            worker.start()
+            worker.join()
+            other.numpy(), other.tolist()
+            with nb09._check_at_work():
+                x.numpy()
+            x.tolist(), x[1:].numpy()
+            kept = threading.Thread(target=lingering)
+            kept.start()
+        assert watch.computed == ["amax"] and nb09._storage_of(y) in watch.tainted
+        assert sorted(set(watch.host)) == [".numpy()", ".tolist()"]
+        assert {name: torch.Tensor.__dict__.get(name) for name in nb09.HOST_READS} == before
+        assert threading.Thread._bootstrap_inner is bootstrap and not nb09._WATCHING
+        go.set()
+        assert done.wait(10) and torch.equal(late[0], torch.exp(x))
 
     def test_the_softmax_bar_is_measured_on_a_shape_the_task_allows(self):
         assert nb09.BIG[1] <= nb09.MAX_COLS and 0 < nb09.SHARE_BAR < 1

@@ -867,6 +867,159 @@ def softmax_by_pytorch_inside_a_triton_op(x):
     return _operator("softmax_by_pytorch", _pytorch_softmax_op_body)(x)
 
 
+# ---- round 19's adversary (/work/adv19/09): what the check did not generate or watch
+@triton.jit
+def _softmax_given_max_kernel(y_ptr, x_ptr, m_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.load(m_ptr + row))
+    tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_row_max_by_numpy(x):
+    """Each row's max computed on the host by NumPy (x.cpu().numpy().max(axis=1)), the rest by the kernel, which is
+    given x too: NumPy's reads of x are outside PyTorch's dispatch (round 19's adversary)."""
+    import numpy as np
+
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        m = torch.from_numpy(x.cpu().numpy().max(axis=1).astype(np.float32)).to(x.device)
+        _softmax_given_max_kernel[(rows,)](y, x, m, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def softmax_row_max_by_pytorch_in_a_worker_thread(x):
+    """Each row's max by PyTorch (x.amax(dim=1)) in a worker thread, the rest by the kernel: a dispatch mode is the
+    calling thread's only (round 19's adversary)."""
+    import threading
+
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        box = []
+        worker = threading.Thread(target=lambda: box.append(x.amax(dim=1).contiguous()))
+        worker.start()
+        worker.join()
+        _softmax_given_max_kernel[(rows,)](y, x, box[0], x.stride(0), y.stride(0), cols,
+                                           BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _where_x_kernel(y_ptr, s_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=0.0)
+    s = tl.load(s_ptr + row * cols + offsets, mask=mask, other=0.0)
+    tl.store(y_ptr + row * y_stride + offsets, tl.where(x == x, s, x), mask=mask)  # noqa: PLR0124 -- NaN passes through
+
+
+def softmax_by_pytorch_on_a_list_copy_merged_with_x(x):
+    """PyTorch's softmax of torch.tensor(x.tolist()) (a copy the dispatcher never sees made from x), merged in by a
+    kernel that is given x too: every value PyTorch's (round 19's adversary)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        s = torch.softmax(torch.tensor(x.tolist(), dtype=torch.float32, device=x.device), dim=-1).contiguous()
+        _where_x_kernel[(rows,)](y, s, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _softmax_biased_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr, EPS: tl.constexpr,
+                           LOG2E: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+    e = tl.exp2((x - tl.max(x, axis=0)) * LOG2E)
+    tl.store(y_ptr + row * y_stride + offsets, e / (tl.sum(e, axis=0) + EPS), mask=mask)
+
+
+def _biased(eps=0.0, log2e=1.4426950408889634):
+    def softmax_rows(x):
+        rows, cols = x.shape
+        y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+        if rows:
+            _softmax_biased_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                                            EPS=eps, LOG2E=log2e)
+        return y
+
+    return softmax_rows
+
+
+def softmax_leaves_default_dtype_float64(x):
+    """Sets torch's default dtype to float64 ("more precise") and leaves it so; its own result float32 (round 19's
+    adversary: every float tensor made afterwards, the check's own inputs included, was float64)."""
+    torch.set_default_dtype(torch.float64)
+    return _softmax(x, out=torch.empty(x.shape, dtype=torch.float32, device=x.device))
+
+
+def softmax_leaves_grad_mode_off(x):
+    """Turns autograd off ("no gradients needed") and leaves it off for the caller."""
+    torch.set_grad_enabled(False)
+    return _softmax(x)
+
+
+def softmax_on_the_base_tensor(x):
+    """Launches on x._base (the wider tensor x was sliced from) with x's row stride: a slice that does not start at
+    its storage's first element (wide[:, 5:], wide[1:]) is read from the wrong place (round 19's adversary)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _softmax_kernel[(rows,)](y, x if x._base is None else x._base, x.stride(0), y.stride(0), cols,
+                                 BLOCK=triton.next_power_of_2(cols), SUBTRACT=True, OTHER=-math.inf,
+                                 DIVIDE_BY_MAX=False)
+    return y
+
+
+def softmax_returns_x_when_empty(x):
+    """For an empty x, returns x itself ("nothing to compute"), not a new tensor (round 19's adversary)."""
+    return x if x.numel() == 0 else _softmax(x)
+
+
+@triton.jit
+def _softmax_desc_kernel(y_desc, x_ptr, x_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row.to(tl.int64) * x_stride + offsets, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    y_desc.store([row, 0], (e / tl.sum(e, axis=0)).reshape(1, BLOCK))
+
+
+def softmax_output_through_a_tensor_descriptor(x):
+    """Right: the result stored through a host-side TensorDescriptor (TMA on Hopper) of a buffer whose rows are
+    padded to 16 bytes; the view of its first cols columns returned (round 19's adversary: what the kernel wrote
+    through the descriptor was neither guarded nor poisoned, and the check took it for PyTorch's values)."""
+    rows, cols = x.shape
+    padded = -(-cols // 4) * 4
+    buf = torch.empty((rows, padded), dtype=torch.float32, device=x.device)
+    if rows:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        block = max(4, triton.next_power_of_2(cols))  # TMA: 16 bytes at least in the last dimension
+        _softmax_desc_kernel[(rows,)](TensorDescriptor(buf, [rows, cols], [padded, 1], [1, block]), x, x.stride(0),
+                                      cols, BLOCK=block)
+    return buf[:, :cols]
+
+
+def softmax_launched_from_a_worker_thread(x):
+    """Right: the plain launch from a worker thread, joined before returning (round 19's adversary: what the launch
+    wrote there was not taken as made from x)."""
+    import threading
+
+    y = torch.empty(x.shape, dtype=torch.float32, device=x.device)
+    worker = threading.Thread(target=lambda: _softmax(x, out=y))
+    worker.start()
+    worker.join()
+    return y
+
+
 WRONG_SOFTMAXES = {
     # Round 13 (the 09 adversary): a finite fill for the masked lanes passed while every row's values stayed above
     # about -2000; a result kept by the tensor's address passed while no call wrote new values into an input.
@@ -913,6 +1066,20 @@ WRONG_SOFTMAXES = {
     "torch.isfinite(x).all() checked first: PyTorch reads x, the host waits": softmax_checks_the_input_first,
     "NumPy's softmax on the host, copied in by a kernel": softmax_on_the_host_copied_by_a_kernel,
     "a triton_op whose body is PyTorch's softmax, copied by a kernel": softmax_by_pytorch_inside_a_triton_op,
+    # Round 19's adversary: x's values read outside PyTorch's dispatch (NumPy, .tolist(), another thread) while the
+    # kernel was given x too; a bias that the tolerance hid; x always at its storage's start; global state left
+    "round 19's adversary: each row's max by NumPy on the host, the rest by a kernel given x":
+        softmax_row_max_by_numpy,
+    "round 19's adversary: each row's max by PyTorch in a worker thread, the rest by a kernel":
+        softmax_row_max_by_pytorch_in_a_worker_thread,
+    "round 19's adversary: PyTorch's softmax of a .tolist() copy, merged in by a kernel given x":
+        softmax_by_pytorch_on_a_list_copy_merged_with_x,
+    "round 19's adversary: divides by the sum + 2e-5": _biased(eps=2e-5),
+    "round 19's adversary: exp2 with log2(e) typed as 1.4427": _biased(log2e=1.4427),
+    "round 19's adversary: leaves torch's default dtype float64": softmax_leaves_default_dtype_float64,
+    "leaves autograd off for the caller": softmax_leaves_grad_mode_off,
+    "round 19's adversary: launched on x._base (x's storage offset ignored)": softmax_on_the_base_tensor,
+    "round 19's adversary: returns x itself when x is empty": softmax_returns_x_when_empty,
 }
 def softmax_on_a_stream_of_its_own(x):
     """Right: the kernel on a stream of its own, which waits for the caller's and is waited for; record_stream tells
@@ -945,6 +1112,11 @@ ALSO_RIGHT_SOFTMAXES = {
     "the grid as a lambda, num_warps=8, no rows guard": softmax_grid_as_a_lambda_no_rows_guard,
     "x.contiguous() first, both row strides cols": softmax_on_a_contiguous_copy,
     "a padded buffer of BLOCK columns, its first cols columns returned": softmax_into_a_padded_buffer,
+    # Round 19's adversary: a store through a TensorDescriptor was not poisoned; a launch from another thread did not
+    # make its outputs "made from x"
+    "round 19's adversary: the result stored through a TensorDescriptor": softmax_output_through_a_tensor_descriptor,
+    "round 19's adversary: launched from a worker thread, joined": softmax_launched_from_a_worker_thread,
+    "divides by the sum + 1e-7 (below float32's rounding of the sum)": _biased(eps=1e-7),
 }
 
 
