@@ -34,6 +34,7 @@ import torch
 from ..device import GPUUnavailableError, has_cuda, require_cuda
 from ..formatting import format_bytes
 from . import Checker, Exercise, ExerciseFailed, cuda_on_cpu, exercise, reference, register
+from .nb03 import _keeping_settings
 from .properties import for_all, integral, real, shown, st
 
 NOTEBOOK = "01_memory"
@@ -144,12 +145,21 @@ PREDICT_CASES: list[tuple[list[int], str]] = [
 ]
 
 
+GiB = 2**30
+
+
 def _loop_sizes() -> st.SearchStrategy[int]:
     """A loop's request: near an edge (a block of 512 bytes, the pools' 1 MiB, the 10 MiB threshold, a segment's
-    multiple of 2 MiB) by up to 1 KiB either way, or anywhere from 1 byte to 256 MiB."""
-    edges = [512, 1 * MiB, 10 * MiB, *(2 * MiB * k for k in range(1, 41))]
-    near_an_edge = st.tuples(st.sampled_from(edges), st.integers(-1024, 1024)).map(lambda e: max(1, e[0] + e[1]))
-    return st.one_of(near_an_edge, st.integers(1, 4 * KiB), st.integers(1, 2 * MiB), st.integers(1, 256 * MiB))
+    multiple of 2 MiB, the 2, 4 and 8 GiB that 31, 32 and 33 bits count) by up to 1 KiB either way, as often by a
+    few bytes only; or anywhere from 1 byte to 256 MiB, or to 64 GiB (round 19's adversary: no size over 256 MiB was
+    drawn, so 32-bit arithmetic, a 32-bit mask, passed; a GPU of 80 or 141 GB holds far larger tensors).  Nothing is
+    allocated: a large size costs nothing.  A few bytes over a multiple of 2 MiB from 16 MiB up is where float32 loses
+    the request's last bytes, and its block."""
+    edges = [512, 1 * MiB, 10 * MiB, *(2 * MiB * k for k in range(1, 41)), 2 * GiB, 4 * GiB, 5 * GiB, 8 * GiB, 64 * GiB]
+    offset = st.one_of(st.integers(-1024, 1024), st.integers(-4, 4))
+    near_an_edge = st.tuples(st.sampled_from(edges), offset).map(lambda e: max(1, e[0] + e[1]))
+    return st.one_of(near_an_edge, st.integers(1, 4 * KiB), st.integers(1, 2 * MiB), st.integers(1, 256 * MiB),
+                     st.integers(1, 64 * GiB))
 
 
 def loops() -> st.SearchStrategy[list[int]]:
@@ -177,8 +187,17 @@ WARM_UP_CASES: list[list[int]] = [
     [2 * MiB, 9 * MiB, 5 * MiB],  # large requests under 10 MiB
     [40 * MiB, 8 * MiB, 30 * MiB],  # the largest comes first
     [26 * MiB + 1, 3 * MiB, 700],  # one byte over a multiple of 2 MiB
+    [5 * GiB, 3 * MiB, 700],  # more bytes than 32 bits count (round 19's adversary's)
     *_thresholds_approached(),
 ]
+
+
+def _same_requests(given: Sequence[object], sizes: Sequence[int]) -> bool:
+    """Whether the list given to the answer still holds the loop's requests, in any order."""
+    try:
+        return len(given) == len(sizes) and sorted(given) == sorted(sizes)  # type: ignore[type-var]
+    except TypeError:  # something else put in it, that does not compare with a size
+        return False
 
 
 def _warm_up(got: object) -> list[int] | None:
@@ -210,7 +229,14 @@ def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None
 
         def stops_growth_cheaply(sizes: list[int]) -> None:
             call = f"warm_up_sizes({_sizes_text(sizes)})"
-            got = yours(list(sizes))
+            given = list(sizes)
+            got = yours(given)
+            # the list given is the caller's loop: the notebook measures `warm + loop` after the call (round 19's
+            # adversary emptied it with sizes.pop(), and passed); sorting it in place keeps its requests, and is right
+            ex.expect(_same_requests(given, sizes), f"{call} changed the list it was given: the loop is "
+                      f"{shown(given)} after the call", "the list you are given is the caller's loop, which the "
+                      "notebook makes after your warm-up: read its sizes, never remove, add or replace one (work on a "
+                      "copy if you must)")
             warm = _warm_up(got)
             ex.expect(warm is not None, f"{call} returned {shown(got)}, not a list of sizes in bytes (whole numbers "
                       ">= 0)", _not_sizes_hint(got))
@@ -961,7 +987,7 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
         return _check_batches_on_cpu(run_batches_fixed)
     require_cuda("check_batches_without_growth()")
     with exercise("run_batches_fixed") as ex:
-        yours = ex.answer(run_batches_fixed)
+        yours = _keeping_settings(ex, ex.answer(run_batches_fixed))
 
         def without_growth(case: Case) -> None:
             if len(case) == 3:
@@ -1051,12 +1077,14 @@ def _check_batches_on_cpu(run_batches_fixed: Callable[[list[int]], list[float]])
           ex.on_cpu("the sums of generated loops, in order, with the batches made on the CPU",
                     "the sums of the batches drawn on the GPU, how much the reserved memory grows, and how many new "
                     "segments (cudaMalloc calls) the loop needs")):
-        yours = ex.answer(run_batches_fixed)
+        yours = _keeping_settings(ex, ex.answer(run_batches_fixed))
 
         def same_sums(case: Case) -> None:
             lengths, width, *later = case
             loops = [lengths, *(later[0] if later else ())]
-            with cuda_on_cpu():
+            # like a GPU: torch.cuda.is_available() is True and the batches say they are on cuda (round 19's adversary:
+            # an answer with a CPU fallback was judged on its CPU branch, and its GPU branch's mistakes never showed)
+            with cuda_on_cpu(like_a_gpu=True):
                 with _seeded(gpu=False):
                     want = _in_a_row(run_batches, loops)(lengths, width)
                 with _seeded(gpu=False):
