@@ -1045,7 +1045,7 @@ ALSO_RIGHT_WARM_UPS.update({
 })
 
 
-def _stack_block_memory(stack: list[_Open], push: Callable[[list[_Open], _Open], None] = list.append,
+def _stack_block_memory(stack: list[_Open], push: Callable[[list[_Open], _Open], None] = lambda s, b: s.append(b),
                         cleanup: str = "finally", inside: Callable[[], object] | None = None) -> Callable:
     """The solution's bookkeeping (open blocks' peaks kept before each reset), with a `push` of its own, a cleanup
     in a `finally` or in `except Exception` only, and a context (`inside`) the block runs in."""
