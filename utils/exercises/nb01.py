@@ -8,9 +8,11 @@ Each check is a property over inputs that Hypothesis generates (utils/exercises/
   real allocator.  The loop must need no new segment, and the warm-up reserve no more than `least_reserved`,
   the least that any warm-up can.
 - `check_block_memory` (GPU): programs of tensors made and freed, empty_cache() and blocks side by side and nested
-  three deep, or in one chain four to six deep (and a block that raises, in one it always runs); each block's
-  report against PyTorch's counters read after every step (`block_reports`), when the block ends and when the
-  program ends.  Without a GPU, the same programs on imitated counters (`ImitatedCounters`).
+  three deep, or in one chain four to twelve deep, its innermost block holding up to two (and a block that raises a
+  RuntimeError or a KeyboardInterrupt, in one it always runs); each block's report against PyTorch's counters read
+  after every step (`block_reports`), when the block ends and when the program ends; and PyTorch's global state
+  (grad mode, inference mode, autocast, default dtype and device, ...) inside each block and after it as before it.
+  Without a GPU, the same programs on imitated counters (`ImitatedCounters`), the process looking like a GPU's.
 - `check_batches_without_growth` (GPU): loops of random batches of any lengths and widths.  The batches' sums
   are values that only batches drawn on the GPU give (its random generator, seeded by the check), and the
   memory the loop reserves is measured, pool by pool, against run_batches on its largest batch alone (SLACK: none
@@ -34,6 +36,7 @@ import torch
 from ..device import GPUUnavailableError, has_cuda, require_cuda
 from ..formatting import format_bytes
 from . import Checker, Exercise, ExerciseFailed, cuda_on_cpu, exercise, reference, register
+from .nb03 import _keeping_settings, _restore, _settings
 from .properties import for_all, integral, real, shown, st
 
 NOTEBOOK = "01_memory"
@@ -144,12 +147,21 @@ PREDICT_CASES: list[tuple[list[int], str]] = [
 ]
 
 
+GiB = 2**30
+
+
 def _loop_sizes() -> st.SearchStrategy[int]:
     """A loop's request: near an edge (a block of 512 bytes, the pools' 1 MiB, the 10 MiB threshold, a segment's
-    multiple of 2 MiB) by up to 1 KiB either way, or anywhere from 1 byte to 256 MiB."""
-    edges = [512, 1 * MiB, 10 * MiB, *(2 * MiB * k for k in range(1, 41))]
-    near_an_edge = st.tuples(st.sampled_from(edges), st.integers(-1024, 1024)).map(lambda e: max(1, e[0] + e[1]))
-    return st.one_of(near_an_edge, st.integers(1, 4 * KiB), st.integers(1, 2 * MiB), st.integers(1, 256 * MiB))
+    multiple of 2 MiB, the 2, 4 and 8 GiB that 31, 32 and 33 bits count) by up to 1 KiB either way, as often by a
+    few bytes only; or anywhere from 1 byte to 256 MiB, or to 64 GiB (round 19's adversary: no size over 256 MiB was
+    drawn, so 32-bit arithmetic, a 32-bit mask, passed; a GPU of 80 or 141 GB holds far larger tensors).  Nothing is
+    allocated: a large size costs nothing.  A few bytes over a multiple of 2 MiB from 16 MiB up is where float32 loses
+    the request's last bytes, and its block."""
+    edges = [512, 1 * MiB, 10 * MiB, *(2 * MiB * k for k in range(1, 41)), 2 * GiB, 4 * GiB, 5 * GiB, 8 * GiB, 64 * GiB]
+    offset = st.one_of(st.integers(-1024, 1024), st.integers(-4, 4))
+    near_an_edge = st.tuples(st.sampled_from(edges), offset).map(lambda e: max(1, e[0] + e[1]))
+    return st.one_of(near_an_edge, st.integers(1, 4 * KiB), st.integers(1, 2 * MiB), st.integers(1, 256 * MiB),
+                     st.integers(1, 64 * GiB))
 
 
 def loops() -> st.SearchStrategy[list[int]]:
@@ -177,8 +189,17 @@ WARM_UP_CASES: list[list[int]] = [
     [2 * MiB, 9 * MiB, 5 * MiB],  # large requests under 10 MiB
     [40 * MiB, 8 * MiB, 30 * MiB],  # the largest comes first
     [26 * MiB + 1, 3 * MiB, 700],  # one byte over a multiple of 2 MiB
+    [5 * GiB, 3 * MiB, 700],  # more bytes than 32 bits count (round 19's adversary's)
     *_thresholds_approached(),
 ]
+
+
+def _same_requests(given: Sequence[object], sizes: Sequence[int]) -> bool:
+    """Whether the list given to the answer still holds the loop's requests, in any order."""
+    try:
+        return len(given) == len(sizes) and sorted(given) == sorted(sizes)  # type: ignore[type-var]
+    except TypeError:  # something else put in it, that does not compare with a size
+        return False
 
 
 def _warm_up(got: object) -> list[int] | None:
@@ -210,7 +231,14 @@ def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None
 
         def stops_growth_cheaply(sizes: list[int]) -> None:
             call = f"warm_up_sizes({_sizes_text(sizes)})"
-            got = yours(list(sizes))
+            given = list(sizes)
+            got = yours(given)
+            # the list given is the caller's loop: the notebook measures `warm + loop` after the call (round 19's
+            # adversary emptied it with sizes.pop(), and passed); sorting it in place keeps its requests, and is right
+            ex.expect(_same_requests(given, sizes), f"{call} changed the list it was given: the loop is "
+                      f"{shown(given)} after the call", "the list you are given is the caller's loop, which the "
+                      "notebook makes after your warm-up: read its sizes, never remove, add or replace one (work on a "
+                      "copy if you must)")
             warm = _warm_up(got)
             ex.expect(warm is not None, f"{call} returned {shown(got)}, not a list of sizes in bytes (whole numbers "
                       ">= 0)", _not_sizes_hint(got))
@@ -362,6 +390,14 @@ def imitated_counters() -> Iterator[ImitatedCounters]:
     }
     saved = [(module, name, getattr(module, name)) for module in (torch.cuda, torch.cuda.memory) for name in imitations
              if hasattr(module, name)]  # torch.cuda.memory has no is_available
+    # ...and PyTorch's device-generic API says a CUDA GPU is there (round 19's adversary: a right answer that asked
+    # torch.accelerator.is_available() before each call read no counter, and FAILed)
+    accelerator = {"is_available": lambda: True, "device_count": lambda: 1,
+                   "current_accelerator": lambda check_available=False: torch.device("cuda"),
+                   "current_device_index": lambda: 0}
+    saved += [(torch.accelerator, name, getattr(torch.accelerator, name)) for name in accelerator
+              if hasattr(torch.accelerator, name)]
+    imitations.update(accelerator)
     try:
         for module, name, _ in saved:
             setattr(module, name, imitations[name])
@@ -412,8 +448,10 @@ class ImitatedMemory(RealMemory):
 
 
 # A program: steps run in order, outside any block at first.  A step is ("make", nbytes), ("free", k) (the k-th
-# tensor alive, counted around; nothing when none is), ("empty_cache",), ("raise",) (a RuntimeError, caught right
-# around the block it is in: the rest of that block is skipped) or ("block", steps): the steps run in
+# tensor alive, counted around; nothing when none is), ("peak", nbytes) (a tensor made and freed at once: a peak that
+# a block's counters must keep once a nested block resets them), ("empty_cache",), ("raise",) (a RuntimeError,
+# caught right around the block it is in: the rest of that block is skipped; ("raise", "interrupt"): a
+# KeyboardInterrupt, caught so) or ("block", steps): the steps run in
 # `with block_memory() as report:`.  Resolved (`_resolved`), each tensor and each block has a name: t1, b1, ...
 Step = tuple[Any, ...]
 Program = tuple[Step, ...]
@@ -427,10 +465,13 @@ def _program_sizes() -> st.SearchStrategy[int]:
 def programs() -> st.SearchStrategy[Program]:
     """Programs of one or two blocks, each holding steps, then up to two blocks, then steps, three blocks deep (the
     steps before a nested block hold a peak that its reset hides; those after it, one that comes later); or, as
-    often, one chain of blocks four to six deep, each holding steps, one block, then steps (a peak kept only a few
-    levels up is lost further out).  One block in four raises at its end."""
+    often, one chain of blocks four to twelve deep, each holding steps, one block, then steps (a peak kept only a few
+    levels up is lost further out), its innermost block holding up to two blocks (round 19's adversary: the chains
+    stopped at six, with one block a level, and bookkeeping that kept only the five innermost open blocks passed).
+    One block in four raises at its end, half of them a KeyboardInterrupt (round 19's adversary: with only a
+    RuntimeError raised, cleaning up in `except Exception:` looked like a `finally`)."""
     step = st.one_of(st.tuples(st.just("make"), _program_sizes()), st.tuples(st.just("free"), st.integers(0, 7)),
-                     st.just(("empty_cache",)))
+                     st.tuples(st.just("peak"), _program_sizes()), st.just(("empty_cache",)))
     steps = st.lists(step, max_size=3).map(tuple)
 
     def around(blocks: st.SearchStrategy[Step]) -> st.SearchStrategy[Program]:
@@ -439,23 +480,33 @@ def programs() -> st.SearchStrategy[Program]:
     # One block in four raises after its steps (a raise ends its block, so a raise anywhere else is the same block cut
     # short); shrinking takes the raise away (0 is no raise).  Without raises in generated programs, an answer that
     # resets the peak counters when a block raises passed: only the chosen programs raised.  (The fourth adversary's.)
-    raises = st.integers(0, 3).map(lambda k: k == 3)
+    raises = st.integers(0, 7).map(lambda k: () if k < 6 else (("raise",),) if k == 6 else (("raise", "interrupt"),))
 
     def a_block(inner: st.SearchStrategy[Program]) -> st.SearchStrategy[Step]:
-        return st.tuples(inner, raises).map(lambda s: ("block", s[0] + ((("raise",),) if s[1] else ())))
+        return st.tuples(inner, raises).map(lambda s: ("block", s[0] + s[1]))
 
-    def one_level_up(nested: st.SearchStrategy[Step]) -> st.SearchStrategy[Step]:
-        return a_block(st.tuples(steps, nested, steps).map(lambda s: (*s[0], s[1], *s[2])))
+    def chain(levels: Sequence[tuple[Program, Program, Program]], bottom: Step, peak: Program) -> Step:
+        """Blocks nested in one chain, outermost first, each holding its steps before, its nested block, its steps
+        after (and its raise); the innermost level holds `bottom`, after `peak`."""
+        block = bottom
+        for k, (before, after, raised) in enumerate(reversed(levels)):
+            block = ("block", (*before, *(peak if k == 0 else ()), block, *after, *raised))
+        return block
 
+    # The level around a chain's bottom block may hold a peak larger than any other tensor of the program, right
+    # before that block: the deepest peak is then the outermost blocks' too, and a block_memory() that keeps only the
+    # few innermost open blocks' peaks loses it (round 19's adversary's deque(maxlen=5) passed: the chains stopped six
+    # deep, and the peaks of random sizes far down were seldom the outer blocks' largest).  The levels are a flat list
+    # of 3 to 10: with the bottom block, and the one it may hold, chains 4 to 12 deep.
+    large_peak = st.one_of(st.just(()), st.integers(256 * MiB, 512 * MiB).map(lambda n: (("peak", n),)))
     innermost = a_block(steps)
     middle = a_block(around(innermost))
     outer = a_block(around(middle))
     branching = st.tuples(steps, st.lists(outer, min_size=1, max_size=2).map(tuple), steps).map(
         lambda s: s[0] + s[1] + s[2])
-    chains = [innermost]
-    for _ in range(5):
-        chains.append(one_level_up(chains[-1]))
-    deep = st.tuples(steps, st.one_of(chains[3:]), steps).map(lambda s: (*s[0], s[1], *s[2]))
+    levels = st.integers(3, 10).flatmap(lambda n: st.lists(st.tuples(steps, steps, raises), min_size=n, max_size=n))
+    deep = st.tuples(steps, levels, st.one_of(innermost, middle), large_peak, steps).map(
+        lambda s: (*s[0], chain(s[1], s[2], s[3]), *s[4]))
     return st.one_of(branching, deep)
 
 
@@ -475,6 +526,9 @@ def _resolved(program: Program) -> Program:
             if step[0] == "make":
                 live.append(name("t"))
                 out.append(("make", live[-1], step[1]))
+            elif step[0] == "peak":
+                made = name("t")
+                out += [("make", made, step[1]), ("free", made)]
             elif step[0] == "free" and live:
                 out.append(("free", live.pop(step[1] % len(live))))
             elif step[0] == "empty_cache" or (step[0] == "raise" and inside):
@@ -498,7 +552,7 @@ def _program_text(ops: Program) -> str:
         elif op[0] == "empty_cache":
             parts.append("empty_cache()")
         elif op[0] == "raise":
-            parts.append("raise RuntimeError")
+            parts.append("raise KeyboardInterrupt" if op[1:] == ("interrupt",) else "raise RuntimeError")
         else:
             parts.append(f"{op[1]} {{ {_program_text(op[2])} }}" if op[2] else f"{op[1]} {{ }}")
     return "; ".join(parts)
@@ -556,6 +610,12 @@ _SWALLOWED = ("a measurement must not change what the measured code does: an exc
               "on to the code around it once the block's bookkeeping is done, not stop in block_memory()")
 _REPLACED = ("a measurement must not change what the measured code does: the exception raised in the block must go on "
              "to the code around it as it is (let it pass, or re-raise it with a bare `raise`), not another one")
+_STATE_INSIDE = ("a measurement must not change what the measured code does: the code in a `with block_memory()` must "
+                 "run under the same PyTorch settings and modes (grad mode, inference mode, autocast, default dtype) "
+                 "as without it, or its memory is not what you meant to measure")
+_STATE_AFTER = ("a measurement must not change what the measured code does, nor the code after it: put back any "
+                "PyTorch setting you changed before the block ends (a `with` block, or a finally, does), however it "
+                "ends")
 _SHARED = ("the report changed after its block ended: each block needs a report of its own, filled in when that "
            "block ends and left alone afterwards")
 
@@ -603,25 +663,59 @@ class RaisedInABlock(RuntimeError):
     """The error a program's ("raise",) step raises inside a block; the program catches it right around that block."""
 
 
+class InterruptedInABlock(KeyboardInterrupt):
+    """A program's ("raise", "interrupt") step: Ctrl-C in a block, which the program catches right around it (to stop a
+    loop cleanly); no Exception, so an answer that cleans up in `except Exception:` only leaves its bookkeeping open."""
+
+
+_IN_A_BLOCK = (RaisedInABlock, InterruptedInABlock)
+
+
+def _state() -> dict[str, object]:
+    """PyTorch's global state that the code in a block runs under, which block_memory() must leave alone: the global
+    settings (nb03's), inference mode and autocast."""
+    return {**_settings(), "torch.is_inference_mode_enabled()": torch.is_inference_mode_enabled(),
+            **{f"torch.is_autocast_enabled({device!r})": torch.is_autocast_enabled(device)
+               for device in ("cuda", "cpu")}}
+
+
+def _put_back(before: dict[str, object], block: str, where: str, changed: list[tuple[str, str, str, object, object]]
+              ) -> None:
+    """Note in `changed` the first of the global state that differs from `before` (block, "inside"/"after", what, was,
+    is), and put back what a global setting can (grad mode, dtype, ...), so that the program goes on as it was."""
+    now = _state()
+    names = [name for name in before if before[name] != now[name]]
+    if names:
+        changed.append((block, where, names[0], before[names[0]], now[names[0]]))
+        if where == "after":
+            _restore(before, [name for name in names if name in _settings()])
+            for device in ("cuda", "cpu"):
+                torch.set_autocast_enabled(device, bool(before[f"torch.is_autocast_enabled({device!r})"]))
+
+
 def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: RealMemory, trace: Trace,
-          reports: dict[str, tuple[object, tuple[int | None, ...]]], swallowed: list[tuple[str, str]]) -> None:
+          reports: dict[str, tuple[object, tuple[int | None, ...]]], swallowed: list[tuple[str, str]],
+          changed: list[tuple[str, str, str, object, object]]) -> None:
     """Run the resolved program's steps, reading the counters after each; each block's report, as it ended (none
     for a block that raised); in `swallowed`, the blocks whose exception never reached the code around them, each
     with what came out instead ("" when the answer's `with` hid it, else the other exception that it raised): the
-    program goes on after that block all the same, as if it had caught it."""
+    program goes on after that block all the same, as if it had caught it; in `changed`, the global state that
+    differed inside a block, or after it, from before it (`_put_back`: put back after it)."""
     for op in ops:
         if op[0] == "block":
+            before = _state()
             trace.append(("start", op[1], *_counters()))
             raised = False
             try:
                 with _manager(ex, block_memory) as report:
                     trace.append(("entered", op[1], *_counters()))
+                    _put_back(before, op[1], "inside", changed)
                     try:
-                        _play(ex, block_memory, op[2], memory, trace, reports, swallowed)
-                    except RaisedInABlock:
+                        _play(ex, block_memory, op[2], memory, trace, reports, swallowed, changed)
+                    except _IN_A_BLOCK:
                         raised = True
                         raise
-            except RaisedInABlock:
+            except _IN_A_BLOCK:
                 trace.append(("end", op[1]))
                 continue
             except Exception as error:  # the answer's, in place of the block's: FAILs after the program
@@ -630,6 +724,8 @@ def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: Re
                 trace.append(("end", op[1]))
                 swallowed.append((op[1], f"{type(error).__name__}: {error}"))
                 continue
+            finally:
+                _put_back(before, op[1], "after", changed)
             trace.append(("end", op[1]))
             if raised:  # not re-raised: no FAIL from here, which a `with` around it could hide too
                 swallowed.append((op[1], ""))
@@ -637,6 +733,8 @@ def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: Re
             reports[op[1]] = (report, _fields(report))
             continue
         if op[0] == "raise":
+            if op[1:] == ("interrupt",):
+                raise InterruptedInABlock("raised inside a block by the check's program (Ctrl-C)")
             raise RaisedInABlock("raised inside a block by the check's program")
         if op[0] == "make":
             memory.make(op[1], op[2])
@@ -654,16 +752,22 @@ def _blocks_report_right(ex: Checker, block_memory: Callable[[], Any], program: 
     trace: Trace = []
     reports: dict[str, tuple[object, tuple[int | None, ...]]] = {}
     swallowed: list[tuple[str, str]] = []
+    changed: list[tuple[str, str, str, object, object]] = []
     try:
-        _play(ex, block_memory, ops, memory, trace, reports, swallowed)
+        _play(ex, block_memory, ops, memory, trace, reports, swallowed, changed)
     finally:
         for name in memory.alive():
             memory.free(name)
         memory.empty_cache()
     block, instead = swallowed[0] if swallowed else ("", "")
-    ex.expect(not swallowed, f"in the program {text}: the RuntimeError raised in {block} never reached the code around "
+    ex.expect(not swallowed, f"in the program {text}: the exception raised in {block} never reached the code around "
               "it: " + (f"the `with block_memory()` raised another exception in its place ({shown(instead)})"
                         if instead else "the `with block_memory()` hid it"), _REPLACED if instead else _SWALLOWED)
+    if changed:
+        block, where, what, was, now = changed[0]
+        when = f"inside {block}" if where == "inside" else f"after {block} ended"
+        ex.expect(False, f"in the program {text}: {what} was {now} {when}, and {was} before it",
+                  _STATE_INSIDE if where == "inside" else _STATE_AFTER)
     right = block_reports(trace)
     for block, (report, when_it_ended) in reports.items():
         ex.expect(None not in when_it_ended, f"in the program {text}: the report of {block} is {shown(report)}, "
@@ -716,6 +820,14 @@ def _tensors_made_in(ops: Program, block: str, inside: bool = False) -> int:
     return count
 
 
+def _deep(levels: int, steps: Program) -> Step:
+    """`steps` in a block `levels` deep, each around the next."""
+    block: Step = ("block", steps)
+    for _ in range(levels - 1):
+        block = ("block", (block,))
+    return block
+
+
 def _chosen_programs() -> list[Program]:
     """Programs the check always runs after the generated ones (the `free` steps count the tensors alive)."""
     empty = ("empty_cache",)
@@ -746,6 +858,12 @@ def _chosen_programs() -> list[Program]:
         (block(block(make(200 * MiB), free(0), empty, block(block(make(20 * MiB), free(0))))),),
         # six deep, every block's peak in the fifth: each of the four around it must keep it
         (block(block(block(block(block(make(200 * MiB), free(0), empty, block(make(20 * MiB), free(0))))))),),
+        # ten deep, the peak in the ninth, then a block in it: each of the eight around it must keep it (round 19's
+        # adversary kept the five innermost open blocks only)
+        (_deep(9, (make(200 * MiB), free(0), block())),),
+        # a block interrupted (Ctrl-C, caught around it) after a peak in the block around it: its bookkeeping must end
+        # however it ends (round 19's adversary cleaned up in `except Exception:` only)
+        (block(make(300 * MiB), free(0), block(make(10 * MiB), ("raise", "interrupt")), make(1 * MiB), free(0)),),
         # a block that raises: the blocks around it, and those after it, report as if it had ended
         (block(make(100 * MiB), block(make(10 * MiB), ("raise",)), free(1), free(0)), block(make(30 * MiB), free(0))),
         # after a block that raised, the block around it peaks, then opens another: nothing of the raised block may
@@ -800,10 +918,10 @@ register(Exercise(NOTEBOOK, "block_memory", check_block_memory, gpu=True,
 def _check_block_memory_on_cpu(block_memory: Callable[[], AbstractContextManager[Any]]) -> None:
     """check_block_memory's programs, on imitated counters: the arithmetic of the reports, not the allocator."""
     with (exercise("block_memory") as ex,
-          ex.on_cpu("the reports of every block of generated programs, blocks nested up to six deep, with the "
+          ex.on_cpu("the reports of every block of generated programs, blocks nested up to twelve deep, with the "
                     "allocator's counters imitated (ImitatedCounters)",
                     "the same programs on PyTorch's caching allocator"),
-          cuda_on_cpu(), imitated_counters() as counters):
+          cuda_on_cpu(like_a_gpu=True), imitated_counters() as counters):  # round 19's adversary: device_count() said 0
         _blocks(ex, ex.answer(block_memory), ImitatedMemory(counters), examples=BLOCK_PROGRAMS, budget_s=2.0)
 
 
@@ -961,7 +1079,7 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
         return _check_batches_on_cpu(run_batches_fixed)
     require_cuda("check_batches_without_growth()")
     with exercise("run_batches_fixed") as ex:
-        yours = ex.answer(run_batches_fixed)
+        yours = _keeping_settings(ex, ex.answer(run_batches_fixed))
 
         def without_growth(case: Case) -> None:
             if len(case) == 3:
@@ -1051,12 +1169,14 @@ def _check_batches_on_cpu(run_batches_fixed: Callable[[list[int]], list[float]])
           ex.on_cpu("the sums of generated loops, in order, with the batches made on the CPU",
                     "the sums of the batches drawn on the GPU, how much the reserved memory grows, and how many new "
                     "segments (cudaMalloc calls) the loop needs")):
-        yours = ex.answer(run_batches_fixed)
+        yours = _keeping_settings(ex, ex.answer(run_batches_fixed))
 
         def same_sums(case: Case) -> None:
             lengths, width, *later = case
             loops = [lengths, *(later[0] if later else ())]
-            with cuda_on_cpu():
+            # like a GPU: torch.cuda.is_available() is True and the batches say they are on cuda (round 19's adversary:
+            # an answer with a CPU fallback was judged on its CPU branch, and its GPU branch's mistakes never showed)
+            with cuda_on_cpu(like_a_gpu=True):
                 with _seeded(gpu=False):
                     want = _in_a_row(run_batches, loops)(lengths, width)
                 with _seeded(gpu=False):

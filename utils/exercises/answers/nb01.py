@@ -3,6 +3,7 @@ tests: SPOILERS."""
 
 from __future__ import annotations
 
+import collections
 import itertools
 import warnings
 from collections.abc import Callable
@@ -990,6 +991,238 @@ WRONG_LOOPS.update({
     "resets the peak counters at its start": resets_the_peaks_first,
 })
 
+# ---------------------------------------------------------------- round 19's adversary
+def rounds_with_a_32_bit_mask(sizes: list[int]) -> list[int]:
+    """Wrong (round 19's adversary: the check drew no size over 256 MiB): the segment rounding written as in C with a
+    32-bit mask, `(block + 2 MiB - 1) & 0xFFE00000`; from 4 GiB - 2 MiB up the mask drops the high bits, and a loop
+    of one 5 GiB tensor gets a warm-up of 1 GiB."""
+    blocks = [_block(n) for n in sizes]
+    large = [b for b in blocks if b > MiB]
+    return ([max((max(large) + 2 * MiB - 1) & 0xFFE00000, 10 * MiB)] if large else []) + (
+        [max(b for b in blocks if b <= MiB)] if any(b <= MiB for b in blocks) else [])
+
+
+def pops_the_callers_list(sizes: list[int]) -> list[int]:
+    """Wrong (round 19's adversary: the check called the answer on a copy and never looked at it again): walks the
+    loop with `while sizes: sizes.pop()`, and so empties the caller's list: the notebook's next cell,
+    measure_reserved(warm + loop), then measures the warm-up alone.  The warm-up itself is right."""
+    largest: dict[str, int] = {}
+    while sizes:
+        n = sizes.pop()
+        pool = _pool_of(n)
+        largest[pool] = max(largest.get(pool, 0), _block(n))
+    if "large" in largest:
+        largest["large"] = max(largest["large"], 10 * MiB)
+    return list(largest.values())
+
+
+def float32_blocks(sizes: list[int]) -> list[int]:
+    """Wrong (round 19's adversary's, caught then only by a chosen loop): the blocks worked out with
+    `torch.ceil(torch.tensor(sizes) / 512) * 512`, in float32, which holds whole numbers exactly only up to 16 MiB: a
+    request a few bytes over a multiple of 2 MiB from 16 MiB up loses its last bytes, and its block."""
+    blocks = torch.clamp(torch.ceil(torch.tensor(sizes) / 512) * 512, min=512)
+    small, large = blocks[blocks <= MiB], blocks[blocks > MiB]
+    return ([int(max(large.max().item(), 10 * MiB))] if large.numel() else []) + (
+        [int(small.max().item())] if small.numel() else [])
+
+
+def numpy_int64_blocks(sizes: list[int]) -> list[int]:
+    """Right (round 19's adversary's): NumPy, vectorised, blocks on an int64 array; any small request (the smallest)
+    for the small pool."""
+    a = np.asarray(sizes, dtype=np.int64)
+    blocks = np.maximum(512, (a + 511) // 512 * 512)
+    return ([int(max(blocks[blocks > MiB].max(), 10 * MiB))] if (blocks > MiB).any() else []) + (
+        [int(blocks[blocks <= MiB].min())] if (blocks <= MiB).any() else [])
+
+
+WRONG_WARM_UPS.update({
+    "the 2 MiB rounding with a 32-bit mask (0xFFE00000)": rounds_with_a_32_bit_mask,
+    "empties the caller's list (while sizes: sizes.pop())": pops_the_callers_list,
+    "blocks worked out in float32 (torch.tensor(sizes) / 512)": float32_blocks,
+})
+ALSO_RIGHT_WARM_UPS.update({
+    "NumPy int64 blocks, vectorised": numpy_int64_blocks,
+})
+
+
+def _stack_block_memory(stack: list[_Open], push: Callable[[list[_Open], _Open], None] = lambda s, b: s.append(b),
+                        cleanup: str = "finally", inside: Callable[[], object] | None = None) -> Callable:
+    """The solution's bookkeeping (open blocks' peaks kept before each reset), with a `push` of its own, a cleanup
+    in a `finally` or in `except Exception` only, and a context (`inside`) the block runs in."""
+    def keep(blocks) -> None:
+        for b in blocks:
+            b.peak_allocated = max(b.peak_allocated, torch.cuda.max_memory_allocated())
+            b.peak_reserved = max(b.peak_reserved, torch.cuda.max_memory_reserved())
+
+    @contextmanager
+    def block_memory():
+        keep(stack)
+        torch.cuda.reset_peak_memory_stats()
+        this = _Open(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
+        this.peak_allocated, this.peak_reserved = this.start_allocated, this.start_reserved
+        push(stack, this)
+        report = Report()
+        if cleanup == "finally":
+            try:
+                if inside is None:
+                    yield report
+                else:
+                    with inside():
+                        yield report
+            finally:
+                keep([this])
+                if this in stack:
+                    stack.remove(this)
+            entry = this
+        else:
+            try:
+                yield report
+            except Exception:  # not BaseException, and no finally
+                stack.pop()
+                raise
+            entry = stack.pop()  # the report comes from the entry popped
+            keep([entry])
+        report.peak_allocated = entry.peak_allocated - entry.start_allocated
+        report.reserved_growth = entry.peak_reserved - entry.start_reserved
+    return block_memory
+
+
+def bounded_deque():
+    """Wrong (round 19's adversary: no program nested deeper than six, in one chain): the open blocks in a
+    `deque(maxlen=5)`, "so that blocks never closed cannot make it grow forever": from the sixth level in, the
+    outermost block falls out and loses the peaks that a later reset erases."""
+    return _stack_block_memory(collections.deque(maxlen=5))  # type: ignore[arg-type]
+
+
+def only_the_innermost_five() -> Callable:
+    """Wrong: the same class as a bounded deque, written as a slice: only the five innermost open blocks kept."""
+    stack: list[_Open] = []
+
+    def push(blocks: list[_Open], block: _Open) -> None:
+        blocks.append(block)
+        del blocks[:-5]
+    return _stack_block_memory(stack, push=push)
+
+
+def cleans_up_on_exception_only():
+    """Wrong (round 19's adversary: the programs raised only a RuntimeError): the stack popped in `except Exception:`,
+    no finally; a KeyboardInterrupt (Ctrl-C, caught around the block to stop a loop cleanly) leaves the block's entry
+    on the stack, and the block around it reports that entry's numbers."""
+    return _stack_block_memory([], cleanup="except Exception")
+
+
+def measures_without_autograd():
+    """Wrong (round 19's adversary: the programs made raw tensors only, and nothing watched the state the block's code
+    ran in): the block run under torch.no_grad(), "so that the measurement records no graph": a forward pass measured
+    in it keeps no graph, and its loss.backward() raises after the block."""
+    return _stack_block_memory([], inside=torch.no_grad)
+
+
+def asks_the_accelerator_first():
+    """Right (round 19's adversary's): every torch.cuda call behind torch.accelerator.is_available() (zeros without
+    one), as "asks torch.cuda.is_available() before each call" does; the CPU part imitated only the latter."""
+    return _guarded_block_memory(lambda: torch.accelerator.is_available())
+
+
+def asks_the_device_count_first():
+    """Right (round 19's adversary's): the same, guarded by torch.cuda.device_count() > 0."""
+    return _guarded_block_memory(lambda: torch.cuda.device_count() > 0)
+
+
+def _guarded_block_memory(gpu: Callable[[], bool]) -> Callable:
+    """The solution, each torch.cuda call behind `gpu()`: zeros where it says there is no GPU."""
+    open_blocks: list[_Open] = []
+
+    def counters() -> tuple[int, int, int, int]:
+        if not gpu():
+            return 0, 0, 0, 0
+        return (torch.cuda.memory_allocated(), torch.cuda.memory_reserved(), torch.cuda.max_memory_allocated(),
+                torch.cuda.max_memory_reserved())
+
+    @contextmanager
+    def block_memory():
+        _, _, held, reserved = counters()
+        for b in open_blocks:
+            b.peak_allocated, b.peak_reserved = max(b.peak_allocated, held), max(b.peak_reserved, reserved)
+        if gpu():
+            torch.cuda.reset_peak_memory_stats()
+        this = _Open(*counters()[:2])
+        this.peak_allocated, this.peak_reserved = this.start_allocated, this.start_reserved
+        open_blocks.append(this)
+        report = Report()
+        try:
+            yield report
+        finally:
+            _, _, held, reserved = counters()
+            this.peak_allocated, this.peak_reserved = max(this.peak_allocated, held), max(this.peak_reserved, reserved)
+            open_blocks.pop()
+        report.peak_allocated = this.peak_allocated - this.start_allocated
+        report.reserved_growth = this.peak_reserved - this.start_reserved
+    return block_memory
+
+
+WRONG_BLOCKS.update({
+    "open blocks in a deque(maxlen=5)": bounded_deque(),
+    "only the five innermost open blocks kept (a slice)": only_the_innermost_five(),
+    "cleans up in `except Exception` only (no finally)": cleans_up_on_exception_only(),
+    "runs the measured block under torch.no_grad()": measures_without_autograd(),
+})
+RIGHT_BLOCKS.update({
+    "guarded by torch.accelerator.is_available()": asks_the_accelerator_first(),
+    "guarded by torch.cuda.device_count() > 0": asks_the_device_count_first(),
+})
+
+
+def cpu_fallback_stale_buffer(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 19's adversary: the CPU part ran with torch.cuda.is_available() False, and judged the CPU
+    branch): plain draws without CUDA; on the GPU the largest batch drawn once, its first rows summed."""
+    if not torch.cuda.is_available():
+        return [float(torch.rand(n, width).sum()) for n in lengths]
+    buffer = torch.rand(max(lengths), width, device="cuda")
+    return [float(buffer[:n].sum()) for n in lengths]
+
+
+def cpu_fallback_sorted(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 19's adversary's): the same fallback; on the GPU the batches drawn largest first."""
+    if not torch.cuda.is_available():
+        return [float(torch.rand(n, width).sum()) for n in lengths]
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    return [float(buffer[:n].uniform_().sum()) for n in sorted(lengths, reverse=True)]
+
+
+def cpu_fallback_by_tensor(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: the same class, branched on where a tensor is (`x.is_cuda`): the GPU branch draws the largest batch
+    once."""
+    buffer = torch.rand(max(lengths), width, device="cuda")
+    if not buffer.is_cuda:
+        return [float(torch.rand(n, width).sum()) for n in lengths]
+    return [float(buffer[:n].sum()) for n in lengths]
+
+
+def leaves_autograd_off(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 19's adversary: the check restored the random generators only): the solution's buffer after
+    torch.set_grad_enabled(False), never set back: every later loss.backward() of the program raises."""
+    torch.set_grad_enabled(False)
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    return [float(buffer[:n].uniform_().sum()) for n in lengths]
+
+
+def leaves_determinism_on(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: the same class, torch.use_deterministic_algorithms(True) "for reproducible sums", never set back."""
+    torch.use_deterministic_algorithms(True)
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    return [float(buffer[:n].uniform_().sum()) for n in lengths]
+
+
+WRONG_LOOPS.update({
+    "CPU fallback; on the GPU the largest batch drawn once": cpu_fallback_stale_buffer,
+    "CPU fallback; on the GPU the batches largest first": cpu_fallback_sorted,
+    "CPU fallback by x.is_cuda; on the GPU the largest batch drawn once": cpu_fallback_by_tensor,
+    "torch.set_grad_enabled(False), left off": leaves_autograd_off,
+    "torch.use_deterministic_algorithms(True), left on": leaves_determinism_on,
+})
+
+
 WRONG = {
     "check_warm_up_sizes": WRONG_WARM_UPS,
     "check_block_memory": WRONG_BLOCKS,
@@ -1008,7 +1241,13 @@ WRONG_ON_CPU = {
                                      "a repeated length's sum reused (its draw skipped)",
                                      "expected sums after the first batch", "sums a float16 copy",
                                      "a generator of its own, seeded with torch.initial_seed()",
-                                     "sums kept by lengths from an earlier call"},
+                                     "sums kept by lengths from an earlier call",
+                                     # round 19's adversary's: a CPU shows them, imitating a GPU
+                                     "CPU fallback; on the GPU the largest batch drawn once",
+                                     "CPU fallback; on the GPU the batches largest first",
+                                     "CPU fallback by x.is_cuda; on the GPU the largest batch drawn once",
+                                     "torch.set_grad_enabled(False), left off",
+                                     "torch.use_deterministic_algorithms(True), left on"},
 }
 ALSO_RIGHT = {
     "check_warm_up_sizes": ALSO_RIGHT_WARM_UPS,
