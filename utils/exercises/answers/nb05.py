@@ -266,7 +266,7 @@ def device_set_and_put_back(cells):  # right (round 19's adversary's way): os.en
     old = os.environ.get("DEVICE")
     os.environ["DEVICE"] = "cpu"
     try:
-        return each_cell_compiled_with_its_name(cells)
+        return replay_in_time(cells)  # no process: only what it does to os.environ is the point
     finally:
         if old is None:
             os.environ.pop("DEVICE", None)
