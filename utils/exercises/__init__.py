@@ -458,6 +458,13 @@ class GPUOnTheCPU(TorchFunctionMode):
         """Whether `tensor` is one the answer asked for on the GPU (or made from one, `like_a_gpu`)."""
         return self._holds(self._gpu, tensor)
 
+    def adopt(self, *tensors: torch.Tensor) -> None:
+        """Take tensors the check made on the CPU before the mode (its inputs: a model's parameters, batches) as the
+        GPU's, as if made there: not counted in `placed` (the answer did not ask for them)."""
+        for tensor in tensors:
+            storage = tensor.untyped_storage()
+            self._gpu[storage._cdata] = StorageWeakRef(storage)
+
     def _place(self, tensor: torch.Tensor) -> None:
         storage = tensor.untyped_storage()
         if self._holds(self._gpu, tensor):

@@ -28,10 +28,12 @@ import inspect
 import json
 import marshal
 import math
+import os
 import random
 import re
 import subprocess
 import sys
+import threading
 import time
 import traceback
 import warnings
@@ -41,7 +43,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import FunctionType
+from types import FrameType, FunctionType
 from typing import Any, ClassVar
 
 import torch
@@ -55,7 +57,7 @@ from . import (
     Checker,
     Exercise,
     ExerciseFailed,
-    InOrder,
+    InOrderOnTheGPU,
     cuda_on_cpu,
     exercise,
     inside_check,
@@ -67,7 +69,152 @@ from . import (
 from .properties import for_all, integral, shown, st
 
 NOTEBOOK = "05_debugging"
+STORAGE_FILE = torch.storage.__file__  # TypedStorage's reads of one element (HostWaits)
 ROOT = Path(__file__).resolve().parents[2]  # the course's root: a fresh process imports utils from there
+
+
+# ------------------------------------------------------------------------------------------
+# The caller's state: what an answer changes for its caller, and leaves so (round 19's adversary)
+# ------------------------------------------------------------------------------------------
+def _settings() -> dict[str, object]:
+    """PyTorch's global settings that none of these functions has a reason to change for its caller."""
+    return {"torch.is_grad_enabled()": torch.is_grad_enabled(),
+            "torch.get_default_dtype()": torch.get_default_dtype(),
+            "torch.get_default_device()": torch.get_default_device(),
+            "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
+            "torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled(),
+            "torch.is_deterministic_algorithms_warn_only_enabled()":
+                torch.is_deterministic_algorithms_warn_only_enabled(),
+            "torch.is_anomaly_enabled()": torch.is_anomaly_enabled()}
+
+
+def _restore(settings: dict[str, Any], changed: Sequence[str]) -> None:
+    """Put back the `changed` ones of `settings`."""
+    if "torch.is_grad_enabled()" in changed:
+        torch.set_grad_enabled(settings["torch.is_grad_enabled()"])
+    if "torch.get_default_dtype()" in changed:
+        torch.set_default_dtype(settings["torch.get_default_dtype()"])
+    if "torch.get_default_device()" in changed:
+        torch.set_default_device(settings["torch.get_default_device()"])
+    if "torch.get_float32_matmul_precision()" in changed:
+        torch.set_float32_matmul_precision(settings["torch.get_float32_matmul_precision()"])
+    if {"torch.are_deterministic_algorithms_enabled()", "torch.is_deterministic_algorithms_warn_only_enabled()"} & {
+            *changed}:
+        torch.use_deterministic_algorithms(settings["torch.are_deterministic_algorithms_enabled()"],
+                                           warn_only=settings["torch.is_deterministic_algorithms_warn_only_enabled()"])
+    if "torch.is_anomaly_enabled()" in changed:
+        torch.set_anomaly_enabled(settings["torch.is_anomaly_enabled()"])
+
+
+SETTINGS_HINT = ("a global setting changed inside your function changes it for the caller too, after the call "
+                 "(autograd off: the caller's next backward() raises): change none, or put it back before you return "
+                 "(a `with` block does)")
+
+
+def _keeping_settings(ex: Checker, yours: Callable[..., Any]) -> Callable[..., Any]:
+    """The answer as the check calls it: a global setting it changes (grad mode, the default dtype, ...) is put back
+    at once, whatever the answer did, and FAILs: left so, the check's own reference ran under it, crashed, and the
+    answer was blamed; and the notebook's kernel kept it."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        before = _settings()
+        try:
+            return yours(*args, **kwargs)
+        finally:  # whether it returned or raised (its own error is then not the point)
+            after = _settings()
+            changed = [name for name in before if before[name] != after[name]]
+            _restore(before, changed)
+            if changed:
+                ex.expect(False, f"{ex.name} left {changed[0]} {after[changed[0]]} after it returned (it was "
+                                 f"{before[changed[0]]})", SETTINGS_HINT)
+
+    return call
+
+
+class _ThisThreadsChanges:
+    """While entered (by any thread), a call that changes os.environ (a key set or deleted) or reseeds Python's
+    global `random` (random.seed, random.setstate) notes what it changed in a set of the calling thread's, which
+    __enter__ returns: a check run side by side with others (the tests run several on threads) blames an answer only
+    for what its own thread did."""
+
+    _lock = threading.Lock()
+    _users = 0
+    _saved: ClassVar[list[tuple[Any, str, Any]]] = []
+    _seen = threading.local()
+
+    @staticmethod
+    def _targets() -> list[tuple[Any, str, Callable[..., str]]]:
+        """(owner, attribute, what a call of it changes, from its arguments)."""
+        return [(os._Environ, "__setitem__", lambda environ, key, *rest: f"os.environ[{key!r}]"),
+                (os._Environ, "__delitem__", lambda environ, key, *rest: f"os.environ[{key!r}]"),
+                (random, "seed", lambda *args: "random"), (random, "setstate", lambda *args: "random")]
+
+    def __enter__(self) -> set[str]:
+        cls = type(self)
+        with cls._lock:
+            if cls._users == 0:
+                cls._saved = [(owner, name, getattr(owner, name)) for owner, name, _ in cls._targets()]
+                for (owner, name, what), (_, _, original) in zip(cls._targets(), cls._saved, strict=True):
+                    setattr(owner, name, cls._noting(original, what))
+            cls._users += 1
+        cls._seen.changed = set()
+        return cls._seen.changed
+
+    @classmethod
+    def _noting(cls, original: Callable[..., Any], what: Callable[..., str]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            changed: set[str] = getattr(cls._seen, "changed", set())
+            changed.add(what(*args))
+            return original(*args, **kwargs)
+
+        return call
+
+    def __exit__(self, *exc: object) -> None:
+        cls = type(self)
+        cls._seen.changed = set()
+        with cls._lock:
+            cls._users -= 1
+            if cls._users == 0:
+                for owner, name, original in cls._saved:
+                    setattr(owner, name, original)
+
+
+def _keeping_the_process(ex: Checker, yours: Callable[..., Any]) -> Callable[..., Any]:
+    """The answer as the check calls it: a variable of os.environ that it sets or deletes and leaves so, or Python's
+    global `random` reseeded and left so, is put back and FAILs (round 19's adversary set CUDA_LAUNCH_BLOCKING=1 in
+    the notebook's own process: a CUDA started later in that kernel launches every kernel blocking; another replayed
+    the draws with random.seed(): every later draw of the notebook's repeats them)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        environ, state = dict(os.environ), random.getstate()
+        with _ThisThreadsChanges() as touched:
+            try:
+                result = yours(*args, **kwargs)
+            finally:
+                keys = sorted({key for key in (*environ, *os.environ) if f"os.environ[{key!r}]" in touched})
+                left = {key: os.environ.get(key) for key in keys if os.environ.get(key) != environ.get(key)}
+                for key in left:
+                    if key in environ:
+                        os.environ[key] = environ[key]
+                    else:
+                        os.environ.pop(key, None)
+                reseeded = "random" in touched and random.getstate() != state
+                if reseeded:
+                    random.setstate(state)
+        if left:
+            key, value = next(iter(left.items()))
+            ex.expect(False, f"{ex.name} left os.environ[{key!r}] " + (
+                "deleted" if value is None else f"= {value!r}") + " in the notebook's own process after it "
+                "returned (" + ("it was unset" if key not in environ else f"it was {environ[key]!r}") + ")",
+                "a variable set in os.environ stays set for the whole kernel, and for every process it starts "
+                "later: give it to the fresh process alone (run_process's env), or put it back before you return")
+        ex.expect(not reseeded, f"{ex.name} left Python's global random reseeded (random.seed or random.setstate) "
+                                "after it returned",
+                  "a seed given to the module `random` holds for the whole kernel: every later random draw of the "
+                  "notebook repeats the same numbers. Draw from a generator of your own, random.Random(seed)")
+        return result
+
+    return call
 
 
 # ------------------------------------------------------------------------------------------
@@ -334,7 +481,7 @@ def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, 
     it wrote the cells and drew their ids.
     """
     with exercise("find_failing_cell") as ex:
-        yours = ex.answer(find_failing_cell)
+        yours = _keeping_the_process(ex, ex.answer(find_failing_cell))
 
         def finds(case: tuple[int, int]) -> None:
             cells, want = failing_notebook(*case), failing_cell(*case)
@@ -433,6 +580,7 @@ class HostWaits(TorchFunctionMode):
         "to": ".to() the host", "where": "torch.where() with one argument (the positions)",
         "repeat_interleave": ".repeat_interleave() by a tensor"}
     UNREAD = frozenset({"__get__", "size", "dim", "numel", "__len__", "stride", "is_pinned", "element_size"})
+    STORAGES = frozenset({"storage", "untyped_storage", "_typed_storage"})
 
     def __init__(self, fn: Callable) -> None:
         super().__init__()
@@ -444,6 +592,7 @@ class HostWaits(TorchFunctionMode):
         self._queued: dict[int, int] = {}  # when each of them was queued: the number of such copies before it
         self.copies = 0  # non_blocking copies to the host queued so far (an event's record() keeps the number)
         self._gpu_devices: dict[int, torch.device] = {}  # x.device of GPU tensors x (the CPU's device, here), by id
+        self._gpu_storages: set[int] = set()  # the storages (_cdata) the answer took of GPU tensors
 
     def note(self, what: str) -> None:
         self.waits.append(f"{what} {_where_in(self.fn)}")
@@ -503,7 +652,12 @@ class HostWaits(TorchFunctionMode):
                 name == "new_tensor" and args and isinstance(args[0], torch.Tensor) and self.on_gpu(args[0])) or (
                 waits and self._to_a_gpu_tensor(name, args, kwargs)):
             to_gpu_copy = True
+        through_storage = name == "tensor" and not from_gpu and self._reads_a_gpu_storage()
         result = func(*args, **kwargs)
+        if name in self.STORAGES and from_gpu:
+            self._gpu_storages.add(getattr(result, "_untyped_storage", result)._cdata)
+        if through_storage:
+            return result  # a GPU storage's element, read on the host: the tensor over it is the GPU's
         # A copy to the GPU of nothing waits for nothing: PyTorch's copy_ returns before any transfer when there are
         # no elements (torch.tensor([], device="cuda"), an empty host tensor's .to(x)), and sync debug mode is silent
         if to_gpu_copy and not (isinstance(result, torch.Tensor) and result.numel() == 0):
@@ -521,6 +675,22 @@ class HostWaits(TorchFunctionMode):
                         self._queued[id(t)] = self.copies
                         self.copies += 1
         return result
+
+    def _reads_a_gpu_storage(self) -> bool:
+        """Whether this torch.tensor() is TypedStorage's own, made to read one element of a storage that the answer
+        took of a GPU tensor (`index.storage().tolist()`, `storage[i]`: torch/storage.py makes a tensor over the
+        storage and calls .item() on it, a wait per element on a GPU; round 19's adversary).  Its storage is the
+        caller's `self`, two frames up at most."""
+        frame: FrameType | None = sys._getframe(2)
+        for _ in range(3):
+            if frame is None:
+                return False
+            if frame.f_code.co_name == "_getitem" and frame.f_code.co_filename == STORAGE_FILE:
+                storage = frame.f_locals.get("self")
+                untyped = getattr(storage, "_untyped_storage", None)
+                return untyped is not None and untyped._cdata in self._gpu_storages
+            frame = frame.f_back
+        return False
 
     def _to_host(self, name: str, args: tuple, kwargs: dict) -> bool:
         """Whether the call copies to the host: .cpu(), .numpy(), or .to() a host device ("cpu", "cpu:0",
@@ -581,7 +751,7 @@ class HostWaits(TorchFunctionMode):
         (True at once), noted."""
         mode = self
 
-        class Noted(InOrder):
+        class Noted(InOrderOnTheGPU):
             def synchronize(self) -> None:
                 mode.synchronized("a stream's or an event's synchronize()")
 
@@ -610,7 +780,7 @@ class HostWaits(TorchFunctionMode):
                 return True
 
         current = Noted()
-        imitations = {"synchronize": lambda device=None: self.synchronized("torch.cuda.synchronize()"),
+        imitations: dict[str, Any] = {"synchronize": lambda device=None: self.synchronized("torch.cuda.synchronize()"),
                       "Stream": Noted, "Event": NotedEvent, "current_stream": lambda device=None: current,
                       "default_stream": lambda device=None: current}
         saved = {name: getattr(torch.cuda, name) for name in imitations}
@@ -628,8 +798,9 @@ SYNCHRONIZED = "called a synchronizing CUDA operation"  # what sync debug mode s
 
 @contextmanager
 def _quiet() -> Iterator[None]:
-    """Sync debug mode off for the block: the check's own waits are not the answer's."""
-    if not torch.cuda.is_available():
+    """Sync debug mode off for the block: the check's own waits are not the answer's.  has_cuda(), not
+    torch.cuda.is_available(): inside cuda_on_cpu(like_a_gpu=True) that says True on a CPU."""
+    if not has_cuda():
         yield
         return
     previous = torch.cuda.get_sync_debug_mode()
@@ -764,15 +935,26 @@ def index_adds(draw: Any, callers: st.SearchStrategy[str]) -> IndexAdd:
     return shape, dim, tuple(index), dtype, draw(callers)
 
 
+def _index_add_grads(case: IndexAdd) -> tuple[bool, bool]:
+    """Whether target and source require grad in this case (a third of the cases neither, a third source alone, a
+    third both): index_add's result then carries a grad_fn, and a result cut from autograd (torch.no_grad(),
+    .detach(), .data) differs from it (round 19's adversary: no case required grad)."""
+    kind = zlib.crc32(repr(case[:4]).encode()) % 3
+    return kind == 2, kind >= 1
+
+
 def _index_add_inputs(case: IndexAdd, device: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """target, source and index for a case, the same every time."""
+    """target, source and index for a case, the same every time (target and source requiring grad as
+    _index_add_grads says)."""
     shape, dim, index, dtype, _ = case
+    target_grad, source_grad = _index_add_grads(case)
     g = torch.Generator().manual_seed(zlib.crc32(repr(case[:4]).encode()))
     target = torch.randint(-64, 65, shape, generator=g).float()  # whole numbers: sums are exact in any order (a
     source_shape = list(shape)  # GPU's index_add adds repeated indices with atomics, in no fixed order)
     source_shape[dim] = len(index)
     source = torch.randint(-64, 65, source_shape, generator=g).float()
-    return target.to(device), source.to(device), torch.tensor(index, dtype=INDEX_DTYPES[dtype]).to(device)
+    return (target.to(device).requires_grad_(target_grad), source.to(device).requires_grad_(source_grad),
+            torch.tensor(index, dtype=INDEX_DTYPES[dtype]).to(device))
 
 
 class Launched(BaseException):
@@ -892,6 +1074,7 @@ class _Ran:
     stale: tuple[str, ...] = ()  # on a CPU: reads of a non_blocking copy to the host that nothing waited for
     says: str = ""  # on a GPU: who called it
     aliased: bool = False  # returned target itself, or a tensor that shares its memory
+    on_host: bool = False  # on a CPU: returned a tensor of the host's, not the GPU's (GPUOnTheCPU)
 
 
 def _aliases(out: object, target: torch.Tensor) -> bool:
@@ -910,12 +1093,18 @@ def _lost(error: BaseException) -> bool:
 
 
 def _call_index_add_on_cpu(yours: Callable, fn: Callable, args: tuple) -> _Ran:
+    """The answer on the CPU, which says it is a GPU (cuda_on_cpu(like_a_gpu=True)): the tensors say is_cuda,
+    torch.cuda.is_available() is True, and so an answer's GPU branch is the one judged (round 19's adversary:
+    `if index.is_cuda: torch._assert_async(...)`, `if torch.cuda.is_available(): torch.cuda.synchronize()`)."""
     ran = _Ran()
     target, dim = args[0], args[1]
-    with cuda_on_cpu(), Blind(size=target.shape[dim]), HostWaits(fn) as host, host.counting_synchronize():
+    with (cuda_on_cpu(like_a_gpu=True) as gpu, Blind(size=target.shape[dim]), HostWaits(fn) as host,
+          host.counting_synchronize()):
+        gpu.adopt(*(a for a in args if isinstance(a, torch.Tensor)))
         try:
             ran.out = yours(*args)
             ran.aliased = _aliases(ran.out, target)
+            ran.on_host = isinstance(ran.out, torch.Tensor) and not gpu.on_gpu(ran.out)
         except Launched as launched:
             ran.launched = str(launched)
         except Exception as error:
@@ -1036,7 +1225,10 @@ def names(value: int) -> Callable[[str], bool]:
 
 def _index_add_call(case: IndexAdd) -> str:
     shape, dim, index, dtype, _ = case
-    return f"safe_index_add(target of shape {shape}, {dim}, index={shown(list(index), 60)} ({dtype}), source)"
+    grads = {(False, False): "", (False, True): " (source requires grad)",
+             (True, True): " (target and source require grad)"}[_index_add_grads(case)]
+    return (f"safe_index_add(target of shape {shape}, {dim}, index={shown(list(index), 60)} ({dtype}), source)"
+            + grads)
 
 
 STALE_HINT = ("a copy to the host made with non_blocking=True returns before it has landed: on a GPU the host then "
@@ -1050,7 +1242,7 @@ HINT_LAUNCH = ("on a GPU that launch ends in a device-side assert, and the proce
 
 def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
     """The property, run in the fresh process on `device`: every case against first_bad and target.index_add."""
-    yours = ex.answer(fn)
+    yours = _keeping_settings(ex, ex.answer(fn))
     on_gpu = device == "cuda"
 
     def holds(case: IndexAdd) -> None:
@@ -1076,9 +1268,17 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
                       f"{call} returned {what_returned(out)}, not {what_returned(want, device=False)}",
                       "return target.index_add(dim, index, source): a new tensor, source's slices added to target's")
             assert isinstance(out, torch.Tensor)
-            ex.expect(out.device == target.device, f"{call} returned a tensor on {out.device}; target is on "
-                                                   f"{target.device}", "compute where the tensors are: a result "
-                                                                       "made elsewhere was copied there and back")
+            ex.expect(out.device == target.device and not ran.on_host,
+                      f"{call} returned a tensor on " + ("the host (the CPU)" if ran.on_host else f"{out.device}")
+                      + f"; target is on {'the GPU' if ran.on_host else target.device}",
+                      "compute where the tensors are, and return the result there: a result made elsewhere was "
+                      "copied there and back, and the caller gets it on the wrong device")
+            ex.expect(out.requires_grad == want.requires_grad,
+                      f"{call} returned a tensor " + ("cut from autograd (requires_grad False)" if want.requires_grad
+                                                      else "that requires grad")
+                      + f"; index_add's {'carries a grad_fn' if want.requires_grad else 'does not'}",
+                      "return what index_add returns, autograd and all: no torch.no_grad(), .detach() or .data "
+                      "on the result (a caller that trains through it needs its gradients)")
             ex.expect(torch.allclose(out.cpu(), want, rtol=1e-5, atol=1e-5),
                       f"{call} returned the wrong values" + (" (read on the caller's stream right after the call)"
                                                              if on_gpu else ""),
@@ -1189,9 +1389,10 @@ def check_safe_index_add(safe_index_add: Callable[[torch.Tensor, int, torch.Tens
     """
     if not has_cuda():
         with (exercise("safe_index_add") as ex,
-              ex.on_cpu("the result, target left as it was, the IndexError and its message against index_add's rule "
-                        "on generated targets and indices, no operation run on a bad index, at most one wait for "
-                        "the GPU, and no copy read before it landed",
+              ex.on_cpu("the result (its values, its device and its autograd), target left as it was, the IndexError "
+                        "and its message against index_add's rule on generated targets and indices, no operation run "
+                        "on a bad index, at most one wait for the GPU, no copy read before it landed, and no global "
+                        "setting left changed, on the CPU saying it is a GPU",
                         "every kind of caller, a busy one's indices written late: the indices read and the result "
                         "computed on the caller's stream")):
             fn = _rebuilt(_portable_or_fail(ex, safe_index_add))
@@ -1488,7 +1689,12 @@ class _GPUCalls:
 
 def _call_training_on_cpu(yours: Callable, fn: Callable, model: torch.nn.Module, batches: list,
                           plan: Training) -> _Trained:
-    with cuda_on_cpu(), HostWaits(fn) as host, host.counting_synchronize():
+    """The answer on the CPU, which says it is a GPU (cuda_on_cpu(like_a_gpu=True)): the model's parameters and the
+    batches say is_cuda, torch.cuda.is_available() is True, and so an answer's GPU branch is the one judged (round
+    19's adversary: `.item()` only `if x.is_cuda`, `if torch.cuda.is_available(): torch.cuda.synchronize()`; and a
+    right answer that kept the given loop for CPU tensors FAILed)."""
+    with cuda_on_cpu(like_a_gpu=True) as gpu, HostWaits(fn) as host, host.counting_synchronize():
+        gpu.adopt(*model.parameters(), *(t for batch in batches for t in batch))
         losses = yours(model, batches, plan.lr)
         host.returned(losses)
     return _Trained(losses, [p.detach().clone() for p in model.parameters()], tuple(host.waits), tuple(host.stale),
@@ -1498,6 +1704,9 @@ def _call_training_on_cpu(yours: Callable, fn: Callable, model: torch.nn.Module,
 NAN_HINT = ("a batch whose loss is NaN must change nothing, whatever its gradients hold (0 * NaN is NaN, and the "
             "finite gradients of a skipped batch belong to it too)")
 STEP_HINT = "one update per batch: lr times the gradient of that batch's loss alone (gradients add up until zeroed)"
+SECOND_HINT = ("each call trains with the lr it is given, from the model as it is then: keep nothing between calls (an "
+               "optimizer made by an earlier call keeps that call's lr, and its state)")
+SECOND_LR = {0.05: 0.2, 0.2: 0.01, 0.01: 0.05}  # the second call's lr, after the first's (trainings draws these)
 
 
 def _loss_hint(first: int, skipped: list[int], on_gpu: bool) -> str:
@@ -1512,8 +1721,9 @@ def _loss_hint(first: int, skipped: list[int], on_gpu: bool) -> str:
 
 
 def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tensor], device: str) -> None:
-    """The property on `device`: every generated training, against the given loop's losses and parameters."""
-    yours = ex.answer(train_steps_no_sync)
+    """The property on `device`: every generated training, against the given loop's losses and parameters, on a
+    first call and a second one (another lr, the same model)."""
+    yours = _keeping_settings(ex, ex.answer(train_steps_no_sync))
     gpu = _GPUCalls() if device == "cuda" else None
 
     def trains(plan: Training) -> None:
@@ -1545,39 +1755,57 @@ def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tenso
             ex.expect(done.returned_early, f"{case}: with the caller's stream busy, your loop returned only after "
                                            "the GPU had finished it", "the host waited for the GPU somewhere: "
                                                                       "polling a stream or an event waits too")
-        got = done.losses
-        ex.expect(isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(want.shape),
-                  f"{case}: returned {what_returned(got, device=False)}, expected a tensor of {len(batches)} losses",
-                  "return one loss per batch, as one 1-D tensor, NaN where a batch was skipped")
-        assert isinstance(got, torch.Tensor) and done.params is not None
-        got = got.detach().cpu().double()
-        bad = [i for i in range(len(want)) if not torch.allclose(got[i], want[i].double(), rtol=1e-4, atol=1e-6,
-                                                                   equal_nan=True)]
-        skipped = [i for i in range(len(want)) if want[i].isnan()]
-        ex.expect(not bad, f"{case}: the losses of batches {bad} differ: {got[bad[0]].item() if bad else 0:.5g}, "
-                           f"expected {want[bad[0]].item() if bad else 0:.5g}"
-                           + (" (read on the caller's stream right after the call)" if gpu is not None else ""),
-                  _loss_hint(bad[0] if bad else 0, skipped, gpu is not None))
-        for (name, p), q in zip(reference_model.named_parameters(), done.params):
-            ex.expect(torch.allclose(q.cpu(), p.detach().cpu(), rtol=1e-4, atol=1e-6),
-                      f"{case}: after the loop, the model's {name} differs from the given loop's"
-                      + (" (it holds NaN)" if q.isnan().any() else ""), NAN_HINT if skipped else STEP_HINT)
-        # A second call, on batches of the same length (the trained model's losses differ), must leave the losses
-        # the first returned as they were: a caller keeps each call's (the timing below concatenates those of calls
-        # for one batch each)
+        compare(case, done, want, reference_model, len(batches), "")
+        # A second call on the same model, on batches of the same length (the trained model's losses differ) and with
+        # another lr, against the given loop's second call: state kept between calls (an optimizer made by the first
+        # call, with its lr) shows there (round 19's adversary: the second call was never compared).  It must also
+        # leave the losses the first returned as they were: a caller keeps each call's (the timing below
+        # concatenates those of calls for one batch each)
         first = done.returned
         assert isinstance(first, torch.Tensor)
         kept = first.detach().clone()
+        again = replace(plan, lr=SECOND_LR[plan.lr])
         if gpu is None:
-            _call_training_on_cpu(yours, train_steps_no_sync, model, _training_batches(plan, device), plan)
+            done = _call_training_on_cpu(yours, train_steps_no_sync, model, _training_batches(plan, device), again)
         else:
             torch.cuda.synchronize()
-            yours(model, _training_batches(plan, device), plan.lr)
+            losses = yours(model, _training_batches(plan, device), again.lr)
             torch.cuda.synchronize()
+            done = _Trained(losses.detach().clone() if isinstance(losses, torch.Tensor) else losses,
+                            [p.detach().clone() for p in model.parameters()], returned=losses)
+        want = train_steps_sync(reference_model, _training_batches(plan, device), again.lr)
         ex.expect(_same(first.detach(), kept), f"{case}: a second call, on as many batches, changed the losses the "
                                                "first call had returned",
                   "return a new tensor each call (torch.stack makes one), not one kept between calls: a caller keeps "
                   "the losses of each call")
+        compare(case, done, want, reference_model, len(batches), f" on a second call with lr {again.lr}, the same "
+                                                                  "model trained on by the first")
+
+    def compare(case: str, done: _Trained, want: torch.Tensor, reference_model: torch.nn.Module, count: int,
+                which: str) -> None:
+        """A call's losses and the model's parameters after it, against the given loop's."""
+        got = done.losses
+        ex.expect(isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(want.shape),
+                  f"{case}: returned {what_returned(got, device=False)}{which}, expected a tensor of {count} losses",
+                  "return one loss per batch, as one 1-D tensor, NaN where a batch was skipped")
+        assert isinstance(got, torch.Tensor) and done.params is not None
+        ex.expect(not (isinstance(done.returned, torch.Tensor) and done.returned.requires_grad),
+                  f"{case}: returned losses that require grad{which} (they hold every step's autograd graph)",
+                  "log each loss detached (loss.detach()), as the given loop's plain numbers are: losses kept in the "
+                  "graph keep every step's graph alive for as long as the caller keeps them")
+        got = got.detach().cpu().double()
+        bad = [i for i in range(len(want)) if not torch.allclose(got[i], want[i].double(), rtol=1e-4, atol=1e-6,
+                                                                   equal_nan=True)]
+        skipped = [i for i in range(len(want)) if want[i].isnan()]
+        ex.expect(not bad, f"{case}: the losses of batches {bad} differ{which}: "
+                           f"{got[bad[0]].item() if bad else 0:.5g}, expected {want[bad[0]].item() if bad else 0:.5g}"
+                           + (" (read on the caller's stream right after the call)" if gpu is not None else ""),
+                  _loss_hint(bad[0] if bad else 0, skipped, gpu is not None) if not which else SECOND_HINT)
+        for (name, p), q in zip(reference_model.named_parameters(), done.params):
+            ex.expect(torch.allclose(q.cpu(), p.detach().cpu(), rtol=1e-4, atol=1e-6),
+                      f"{case}: after the loop{which}, the model's {name} differs from the given loop's"
+                      + (" (it holds NaN)" if q.isnan().any() else ""),
+                      SECOND_HINT if which else NAN_HINT if skipped else STEP_HINT)
 
     callers: st.SearchStrategy[str] = st.just("default")
     if gpu is not None:
@@ -1590,7 +1818,7 @@ def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tenso
             describe=str)
 
 
-TRAINING_EXAMPLES_CPU, TRAINING_EXAMPLES_GPU = 20, 16
+TRAINING_EXAMPLES_CPU, TRAINING_EXAMPLES_GPU = 12, 16
 
 
 def check_train_steps_no_sync(train_steps_no_sync: Callable[..., torch.Tensor]) -> None:
@@ -1599,9 +1827,10 @@ def check_train_steps_no_sync(train_steps_no_sync: Callable[..., torch.Tensor]) 
     torch.cuda.set_sync_debug_mode("error"), from every kind of caller, and behind a busy caller."""
     if not has_cuda():
         with (exercise("train_steps_no_sync") as ex,
-              ex.on_cpu("the losses and the parameters against the given loop's on generated models and batches, "
-                        "and no call that makes the host wait for a GPU (.item(), an `if` on a tensor, a boolean "
-                        "mask, nonzero(), a copy, synchronize())",
+              ex.on_cpu("the losses and the parameters against the given loop's on generated models and batches, on "
+                        "a first call and a second (another lr), no call that makes the host wait for a GPU (.item(), "
+                        "an `if` on a tensor, a boolean mask, nonzero(), a copy, synchronize()), and no global setting "
+                        "left changed, on the CPU saying it is a GPU",
                         "sync debug mode on the GPU, every kind of caller, and the loop run behind a busy caller: "
                         "the host must return before the GPU is done")):
             _check_trainings(ex, train_steps_no_sync, "cpu")

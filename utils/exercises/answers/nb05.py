@@ -11,6 +11,7 @@ top-level function that uses torch, F and math alone.
 
 from __future__ import annotations
 
+import random
 import re
 import threading
 
@@ -217,6 +218,60 @@ def as_numpy_integers(cells):  # right: the place as NumPy integers
 
     cell, line = replay_in_time(cells)
     return np.int64(cell), np.int32(line)
+
+
+# round 19's adversary: the place right, but a global setting of the caller's process changed and left
+def blocking_set_in_the_kernel(cells):
+    """Sets CUDA_LAUNCH_BLOCKING=1 (and DEVICE=cpu without a GPU) in os.environ of the notebook's own process, then
+    runs the cells in a child that inherits it: the notebook keeps the variables (a CUDA started later launches every
+    kernel blocking), where the exercise asks for them in the fresh process's environment."""
+    import os
+    import subprocess
+    import sys
+
+    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+    if not torch.cuda.is_available():
+        os.environ["DEVICE"] = "cpu"
+    done = subprocess.run([sys.executable, "-c", "\n".join(cells)], capture_output=True, text=True, check=False)
+    line = [int(n) for n in re.findall(r'File "<string>", line (\d+), in <module>', done.stderr)][-1]
+    for number, cell in enumerate(cells, 1):
+        length = len(cell.splitlines())
+        if line <= length:
+            return number, line
+        line -= length
+    return None
+
+
+
+# round 19's adversary: the place right, but Python's global random reseeded to the cells' seed and left so
+def replay_with_the_global_random(cells):
+    setup = cells[0]
+    seed = int(re.search(r"random\.Random\((\d+)\)", setup).group(1))
+    vocab = int(re.search(r"^VOCAB = (\d+)", setup, re.MULTILINE).group(1))
+    rows = int(re.search(r"Embedding\((\d+)", setup).group(1))
+    random.seed(seed)
+    for n, cell in enumerate(cells, 1):
+        if not cell.startswith("# step"):
+            continue
+        lines = [i for i, t in enumerate(cell.splitlines(), 1) if "ids[" in t]
+        drawn = [[random.randrange(vocab) for _ in range(4)] for _ in lines]
+        for i, ids in zip(lines, drawn, strict=True):
+            if max(ids) >= rows:
+                return n, i
+    return None
+
+def device_set_and_put_back(cells):  # right (round 19's adversary's way): os.environ changed, and put back after
+    import os
+
+    old = os.environ.get("DEVICE")
+    os.environ["DEVICE"] = "cpu"
+    try:
+        return replay_in_time(cells)  # no process: only what it does to os.environ is the point
+    finally:
+        if old is None:
+            os.environ.pop("DEVICE", None)
+        else:
+            os.environ["DEVICE"] = old
 
 
 # ---------------------------------------------------------------- exercise 2: safe_index_add (CPU or GPU)
@@ -760,6 +815,77 @@ def arange_on_the_host(target, dim, index, source):
     return target.index_add(dim, index, source)
 
 
+# round 19's adversary: the result computed and returned on the host (on a GPU: not on target's device)
+def computed_on_the_host(target, dim, index, source):
+    """Copies target, index and source to the host with non_blocking=True, one synchronize() for all three, checks
+    and computes there, and returns the host tensor: one wait, but the result is not on target's device."""
+    t = target.to("cpu", non_blocking=True)
+    i = index.to("cpu", non_blocking=True)
+    s = source.to("cpu", non_blocking=True)
+    torch.cuda.synchronize()
+    size = t.shape[dim]
+    for position, value in enumerate(i.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return t.index_add(dim, i, s)
+
+
+# round 19's adversary: the indices read element by element through their storage (a wait each on a GPU)
+def read_through_the_storage(target, dim, index, source):
+    size = target.shape[dim]
+    values = index.storage().tolist()[index.storage_offset():index.storage_offset() + index.numel()]
+    for position, value in enumerate(values):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+# round 19's adversary: autograd turned off "to save memory", never turned back on (the caller's later backward()
+# raises)
+def no_grad_left_off(target, dim, index, source):
+    torch.set_grad_enabled(False)
+    size = target.shape[dim]
+    for position, value in enumerate(index.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+# round 19's adversary: the result computed under torch.no_grad(): cut from autograd, where index_add's carries a
+# grad_fn for a target or source that requires grad
+def detached_result(target, dim, index, source):
+    size = target.shape[dim]
+    for position, value in enumerate(index.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    with torch.no_grad():
+        return target.index_add(dim, index, source)
+
+
+# round 19's adversary: a branch on the device: torch._assert_async on a GPU (a device-side assert), the checked
+# path on the CPU
+def assert_async_on_the_gpu(target, dim, index, source):
+    size = target.shape[dim]
+    if index.is_cuda:
+        torch._assert_async(((index >= 0) & (index < size)).all())
+        return target.index_add(dim, index, source)
+    for position, value in enumerate(index.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+# round 19's adversary: `if torch.cuda.is_available(): torch.cuda.synchronize()` first, then a .tolist(): two waits
+def synchronize_if_available(target, dim, index, source):
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    size = target.shape[dim]
+    for position, value in enumerate(index.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
 # ---------------------------------------------------------------- exercise 3: train_steps_no_sync (GPU)
 def _no_sync(model, batches, lr, *, log_item=False, bool_guard=False, mask=False, guard=True, per_row_mean=False,
              guard_loss_only=False):
@@ -1041,6 +1167,100 @@ def polls_an_event_at_the_end(model, batches, lr):
     return losses
 
 
+# round 19's adversary: the losses kept in the autograd graph (no .detach()): every step's graph stays alive, and
+# the caller's losses.numpy() raises
+def losses_kept_in_the_graph(model, batches, lr):
+    losses = []
+    for x, y in batches:
+        keep = y >= 0
+        loss = torch.where(keep, (model(x) - y) ** 2, 0.0).sum() / keep.sum()
+        losses.append(loss)
+        ok = ~loss.isnan()
+        model.zero_grad()
+        loss.backward(retain_graph=False)
+        with torch.no_grad():
+            for p in model.parameters():
+                p.sub_(lr * torch.where(ok, p.grad, 0.0))
+    return torch.stack(losses)
+
+
+# round 19's adversary: right, then `if torch.cuda.is_available(): torch.cuda.synchronize()`: a wait on a GPU
+def synchronize_at_the_end_if_available(model, batches, lr):
+    out = _no_sync(model, batches, lr)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return out
+
+
+# round 19's adversary: the log as Python floats for GPU tensors only (.item() a step on a GPU)
+def item_log_on_the_gpu_only(model, batches, lr):
+    losses = []
+    for x, y in batches:
+        keep = y >= 0
+        loss = torch.where(keep, (model(x) - y) ** 2, 0.0).sum() / keep.sum()
+        losses.append(loss.item() if x.is_cuda else loss.detach())
+        ok = ~loss.isnan()
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p.sub_(lr * torch.where(ok, p.grad, 0.0))
+    return torch.tensor(losses) if losses and not isinstance(losses[0], torch.Tensor) else torch.stack(losses)
+
+
+# round 19's adversary: an SGD optimizer made on the first call and kept on the model: a later call with another lr
+# steps with the first call's
+def optimizer_kept_on_the_model(model, batches, lr):
+    opt = getattr(model, "_sgd", None)
+    if opt is None:
+        opt = torch.optim.SGD(model.parameters(), lr=lr)
+        model._sgd = opt
+    losses = []
+    for x, y in batches:
+        keep = y >= 0
+        loss = torch.where(keep, (model(x) - y) ** 2, 0.0).sum() / keep.sum()
+        losses.append(loss.detach())
+        ok = ~loss.isnan()
+        opt.zero_grad()
+        loss.backward()
+        for p in model.parameters():
+            p.grad = torch.where(ok, p.grad, torch.zeros_like(p.grad))
+        opt.step()
+    return torch.stack(losses)
+
+
+# round 19's adversary: grad mode on for each forward pass and off for the update, never put back (the check's own
+# reference then crashed, and the answer was blamed)
+def grad_mode_left_off(model, batches, lr):
+    losses = []
+    for x, y in batches:
+        torch.set_grad_enabled(True)
+        keep = y >= 0
+        loss = torch.where(keep, (model(x) - y) ** 2, 0.0).sum() / keep.sum()
+        losses.append(loss.detach())
+        ok = ~loss.isnan()
+        model.zero_grad()
+        loss.backward()
+        torch.set_grad_enabled(False)
+        for p in model.parameters():
+            p.sub_(lr * torch.where(ok, p.grad, 0.0))
+    return torch.stack(losses)
+
+
+# round 19's adversary: the default dtype set to float64 "for exact losses", never put back
+def default_dtype_left_double(model, batches, lr):
+    torch.set_default_dtype(torch.float64)
+    return _no_sync(model, batches, lr)
+
+
+# round 19's adversary (right): the plain loop for CPU tensors, where nothing waits for a GPU; the loop without a
+# synchronization for GPU tensors
+def given_loop_on_the_cpu(model, batches, lr):
+    if batches and not batches[0][0].is_cuda:
+        return given_loop(model, batches, lr)
+    return _no_sync(model, batches, lr)
+
+
 WRONG: dict[str, dict[str, object]] = {
     "check_find_failing_cell": {
         "a hard-coded place": hard_coded,
@@ -1063,6 +1283,9 @@ WRONG: dict[str, dict[str, object]] = {
         # the eighteenth adversary's: every notebook the check chose failed at step 2 (cell 5)
         "replays the draws in time, from step 2 on": replay_from_step_2,
         "runs the first five cells alone": first_five_cells,
+        # round 19's adversary: the place right, the caller's os.environ left changed
+        "CUDA_LAUNCH_BLOCKING=1 set in the notebook's own os.environ, and left": blocking_set_in_the_kernel,
+        "the draws replayed with random.seed(): the global random left reseeded": replay_with_the_global_random,
     },
     "check_safe_index_add": {
         "no check (a device-side assert on a GPU)": no_check,
@@ -1107,6 +1330,14 @@ WRONG: dict[str, dict[str, object]] = {
         "one question when all are valid, then an event polled for each index before it raises":
             error_path_polls_each_index,
         "torch.arange made on the host, in torch.where with a GPU mask": arange_on_the_host,
+        # round 19's adversary: the CPU part said CPU (is_cuda, is_available()), never looked at the result's
+        # device, autograd or the caller's grad mode
+        "torch._assert_async when index.is_cuda, the checked path on the CPU": assert_async_on_the_gpu,
+        "torch.cuda.synchronize() if torch.cuda.is_available(), then a .tolist() (two waits)": synchronize_if_available,
+        "copied to the host, computed there, the host tensor returned": computed_on_the_host,
+        "the indices read through index.storage().tolist() (a wait each)": read_through_the_storage,
+        "torch.set_grad_enabled(False), never put back": no_grad_left_off,
+        "the result computed under torch.no_grad()": detached_result,
     },
     "check_train_steps_no_sync": {
         "the given loop, unchanged": given_loop,
@@ -1133,6 +1364,14 @@ WRONG: dict[str, dict[str, object]] = {
         "the losses written into one tensor kept between calls": one_buffer_for_every_call,
         # the seventeenth adversary's: a GPU caught it for a busy caller only
         "an event polled with query() at the end, until the GPU is done": polls_an_event_at_the_end,
+        # round 19's adversary: the CPU part said CPU, never looked at autograd, the caller's settings or a second
+        # call's result
+        "torch.cuda.synchronize() at the end if torch.cuda.is_available()": synchronize_at_the_end_if_available,
+        "the log as .item() when x.is_cuda": item_log_on_the_gpu_only,
+        "the losses kept in the autograd graph (no .detach())": losses_kept_in_the_graph,
+        "an SGD optimizer kept on the model from the first call (its lr)": optimizer_kept_on_the_model,
+        "grad mode turned off for the update, never put back": grad_mode_left_off,
+        "the default dtype set to float64, never put back": default_dtype_left_double,
     },
 }
 # What only a GPU shows wrong: the streams (a CPU has none); every other wrong answer fails on a CPU too
@@ -1149,7 +1388,9 @@ ALSO_RIGHT = {
                                 "each cell compiled under a name of its own, in one process":
                                     each_cell_compiled_with_its_name,
                                 "the seeded draws replayed in time, nothing run": replay_in_time,
-                                "the place as NumPy integers": as_numpy_integers},
+                                "the place as NumPy integers": as_numpy_integers,
+                                # round 19's adversary's: os.environ changed for the call, and put back
+                                "DEVICE=cpu set in os.environ, put back after": device_set_and_put_back},
     "check_safe_index_add": {"one .tolist(), then a Python loop": tolist_then_loop,
                              "nonzero() for the positions, torch.index_add": nonzero_positions,
                              "one .cpu(), then .tolist() of the copy (one transfer)": cpu_then_tolist,
@@ -1172,5 +1413,8 @@ ALSO_RIGHT = {
                                       mask_filled_with_a_number,
                                   "losses grown from torch.tensor([], device=...) with torch.cat":
                                       losses_grown_from_an_empty_device_tensor,
-                                  "losses[i] = loss into a tensor made each call": a_new_buffer_each_call},
+                                  "losses[i] = loss into a tensor made each call": a_new_buffer_each_call,
+                                  # round 19's adversary's: branched on x.is_cuda, and the CPU part said CPU
+                                  "the given loop for CPU tensors, the loop without waits for GPU ones":
+                                      given_loop_on_the_cpu},
 }
