@@ -19,14 +19,20 @@ the check's own reference, which runs inside the check only (`@reference`):
 
 from __future__ import annotations
 
+import copy
 import math
+import random
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
+import torch
 
 from ..formatting import format_time
-from . import Exercise, exercise, reference, register
-from .properties import diagnose, finite, for_all, integral, real, shown, st
+from . import Checker, Exercise, exercise, reference, register
+from .properties import diagnose, finite, for_all, hypothesis, integral, real, shown, st
+
+R = TypeVar("R")
 
 NOTEBOOK = "02_benchmarking"
 
@@ -42,6 +48,122 @@ def _number(x: float) -> str:
         return str(x)
     short = f"{x:.4g}"
     return short if float(short) == x else repr(float(x))
+
+
+# --------------------------------------------------------------------------------------------
+# What an answer leaves as it was: the caller's inputs, and the process's global state
+# --------------------------------------------------------------------------------------------
+def _default_device() -> object:
+    """The default device that torch.set_default_device pushed, or None (get_default_device() reads "cpu" for a
+    device that this machine lacks)."""
+    context = getattr(getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None), "device_context", None)
+    return None if context is None else getattr(context, "device", context)
+
+
+def _settings() -> dict[str, Any]:
+    """The global settings that a function which reads timings has no reason to change for its caller."""
+    return {"torch.get_default_dtype()": torch.get_default_dtype(),
+            "torch.is_grad_enabled()": torch.is_grad_enabled(),
+            "torch.set_default_device(...)": _default_device(),
+            "torch.get_num_threads()": torch.get_num_threads(),
+            "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
+            "torch.are_deterministic_algorithms_enabled()": (torch.are_deterministic_algorithms_enabled(),
+                                                             torch.is_deterministic_algorithms_warn_only_enabled()),
+            "np.geterr()": np.geterr()}
+
+
+def _restore(settings: dict[str, Any]) -> None:
+    """Put back the `settings` that differ now."""
+    now = _settings()
+    if now["torch.get_default_dtype()"] != settings["torch.get_default_dtype()"]:
+        torch.set_default_dtype(settings["torch.get_default_dtype()"])
+    torch.set_grad_enabled(settings["torch.is_grad_enabled()"])
+    if now["torch.set_default_device(...)"] != settings["torch.set_default_device(...)"]:
+        torch.set_default_device(settings["torch.set_default_device(...)"])
+    if now["torch.get_num_threads()"] != settings["torch.get_num_threads()"]:
+        torch.set_num_threads(settings["torch.get_num_threads()"])
+    torch.set_float32_matmul_precision(settings["torch.get_float32_matmul_precision()"])
+    if now["torch.are_deterministic_algorithms_enabled()"] != settings["torch.are_deterministic_algorithms_enabled()"]:
+        enabled, warn_only = settings["torch.are_deterministic_algorithms_enabled()"]
+        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
+    np.seterr(**settings["np.geterr()"])
+
+
+# The global random generators an answer may draw from (a bootstrap), and so advance, but not seed: seeded inside a
+# function, the caller's random numbers after each call are the same, whatever came before
+GENERATORS: dict[str, tuple[Callable[[], Any], Callable[[Any], object], Callable[[], object]]] = {
+    "NumPy's (np.random)": (np.random.get_state, np.random.set_state, np.random.random),
+    "Python's (random)": (random.getstate, random.setstate, random.random),
+    "PyTorch's (torch.manual_seed)": (torch.get_rng_state, torch.set_rng_state, lambda: torch.rand(1, device="cpu"))}
+
+
+def _states() -> dict[str, Any]:
+    return {name: get() for name, (get, _, _) in GENERATORS.items()}
+
+
+def _put(states: dict[str, Any]) -> None:
+    for name, (_, put, _) in GENERATORS.items():
+        put(states[name])
+
+
+def _same_state(x: object, y: object) -> bool:
+    """Whether two states of a generator are equal (tuples of arrays, or a tensor)."""
+    if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+        return torch.equal(x, y)
+    if isinstance(x, tuple) and isinstance(y, tuple):
+        return len(x) == len(y) and all(_same_state(u, v) for u, v in zip(x, y, strict=True))
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
+        return np.array_equal(x, y)
+    return bool(x == y)
+
+
+def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Callable[..., R]:
+    """The answer as the check calls it: a global setting it changes (the default dtype, grad mode, NumPy's error
+    handling, ...: `_settings`) is put back at once, and FAILs; the global generators' states are put back too
+    (round 19's adversary left torch's default dtype float64, and passed).  On its first `probes` calls outside
+    Hypothesis's cases (which seed the global generators themselves: the chosen cases), the answer is asked twice,
+    from two states of the generators: the states it leaves must differ, or it seeded one (round 19's adversary
+    called np.random.seed(0), and passed: its caller's random numbers after each call were the same).  (Only a few:
+    a second call costs as much as the first, and an answer that seeds seeds every time.)"""
+    left_to_probe = [probes]
+
+    def call(*args: Any, **kwargs: Any) -> R:
+        before, states = _settings(), _states()
+        twice = left_to_probe[0] > 0 and not hypothesis.currently_in_test_context()
+        left_to_probe[0] -= twice
+        if twice:
+            spare = copy.deepcopy((args, kwargs))  # for the second call: the first may change what it was given
+            for _, _, draw in GENERATORS.values():
+                draw()
+            other = _states()  # one draw on from the caller's: the second call starts there
+            _put(states)
+        try:
+            result = yours(*args, **kwargs)
+            left = again = _states()
+            if twice:
+                _put(other)
+                yours(*spare[0], **spare[1])
+                again = _states()
+        finally:
+            after = _settings()
+            _restore(before)
+            _put(states)
+        changed = [name for name in before if before[name] != after[name]]
+        if changed:
+            ex.expect(False, f"{ex.name} left {changed[0]} {after[changed[0]]} after it returned (it was "
+                      f"{before[changed[0]]})",
+                      "a global setting changed inside your function changes it for the caller too, after the call: "
+                      "change none, or put it back before you return (a `with` block does)")
+        seeded = [name for name in GENERATORS if twice and _same_state(left[name], again[name])]
+        if seeded:
+            ex.expect(False, f"{ex.name} seeds the global random generator {seeded[0]}: called twice with the same "
+                      "arguments, from two different states of that generator, it left the same state both times",
+                      "the caller's random numbers after your function would be the same after every call: draw "
+                      "from a generator of your own (np.random.default_rng, torch.Generator, random.Random), seeded "
+                      "or not")
+        return result
+
+    return call
 
 
 # --------------------------------------------------------------------------------------------
@@ -77,6 +199,9 @@ def warmup_series(length: int, steady: int, pattern: str, seed: int, noise: floa
 # seconds of a steady call, every how many outliers one is lucky): warmup_series's arguments
 Warmup = tuple[int, int, str, int, float, int, int, bool, float, int]
 EARLY, LATE = 3, 6  # the warm-up end may be found this many calls early, or late
+INPUT_HINT = ("what your function is given belongs to its caller, who may plot it or analyse it again: work on a "
+              "copy (np.sort, sorted, x.copy()), not on the caller's array or list in place (a slice of a NumPy "
+              "array is a view of it)")
 
 
 def warmups() -> st.SearchStrategy[Warmup]:
@@ -110,7 +235,7 @@ CHOSEN_WARMUPS: list[Warmup] = [(150, 10, "decaying", 0, 0.03, 37, 3, False, 1e-
 def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> None:
     """warmup_end(times) -> (k, steady): the first call of the steady state, and its typical time."""
     with exercise("warmup_end") as ex:
-        yours = ex.answer(warmup_end)
+        yours = _leaving_alone(ex, ex.answer(warmup_end))
 
         def series_call(w: Warmup) -> str:
             defaults = {"noise": 0.03, "gap": 37, "first": 3, "last": False, "steady_s": 1e-3, "lucky": 4}
@@ -122,7 +247,11 @@ def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> N
             length = w[0]
             times = warmup_series(*w)
             call = f"warmup_end({series_call(w)}), a warm-up of {length} calls ({w[2]}) then {w[1]} steady ones,"
-            got = yours(times.copy())
+            given = times.copy()
+            got = yours(given)
+            moved = int(np.sum(given != times)) if given.shape == times.shape else times.size
+            ex.expect(moved == 0, f"{call} changed the array it was given: after it returned, {moved} of its "
+                      f"{times.size} times had moved or changed", INPUT_HINT)
             pair = tuple(got) if isinstance(got, (tuple, list)) and len(got) == 2 else (None, None)  # or a list
             k, typical = integral(pair[0]), real(pair[1])
             ex.expect(k is not None and typical is not None, f"{call} returned {shown(got)}, not (first steady call, "
@@ -338,7 +467,7 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
                      "link moves is bytes, elements times that size")
 
     with exercise("crossover_batch") as ex:
-        yours = ex.answer(crossover_batch)
+        yours = _leaving_alone(ex, ex.answer(crossover_batch))
 
         def model_hint_of() -> str:
             """The model hint, or the item size's where the answer, asked on ordinary models, gives the batches of a
@@ -565,7 +694,7 @@ def _resamples_worth(yours: Callable[..., object]) -> float | None:
 def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float]]) -> None:
     """which_is_faster(a, b, confidence) -> (verdict, low, high) for median(a) / median(b)."""
     with exercise("which_is_faster") as ex:
-        yours = ex.answer(which_is_faster)
+        yours = _leaving_alone(ex, ex.answer(which_is_faster))
 
         def interval_hint(a: np.ndarray, b: np.ndarray, ratios: _Ratios, level: float, low: float, high: float) -> str:
             """What an interval that misses most likely got wrong, from where its ends fall (never the ends)."""
@@ -614,7 +743,12 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
             a, b, confidence, how = case
             level = 0.95 if confidence is None else confidence
             call = f"which_is_faster(a, b{'' if confidence is None else f', confidence={confidence:.4g}'}) for {how}"
-            got = yours(a.copy(), b.copy()) if confidence is None else yours(a.copy(), b.copy(), confidence=confidence)
+            given = a.copy(), b.copy()
+            got = yours(*given) if confidence is None else yours(*given, confidence=confidence)
+            changed = " and ".join(name for name, x, y in zip("ab", given, (a, b), strict=True)
+                                   if not np.array_equal(x, y))
+            ex.expect(not changed, f"{call} changed the runs it was given: after it returned, {changed} held other "
+                      "runs, or the same in another order", INPUT_HINT)
             three = isinstance(got, (tuple, list)) and len(got) == 3  # a list is as good as a tuple
             said, low_end, high_end = got if three else (None, None, None)
             low, high = real(low_end), real(high_end)
@@ -762,10 +896,15 @@ LOOP_SHORTCUTS: list[tuple[Callable[[list[float], float], float], str]] = [
                       "its time, not instead of it"))]
 
 
+STALE_HINT = ("your function returned what it returned for the call before, though the loop differs: the time depends "
+              "on this call's arguments, all of them (the order of the kernels, the launch time); a result kept from "
+              "an earlier call (a cache, a global, a mutable default argument) comes back where it is not right")
+
+
 def check_loop_time(loop_time: Callable[..., float]) -> None:
     """loop_time(kernels, launch): seconds from the start of the first launch until the last kernel ends."""
     with exercise("loop_time") as ex:
-        yours = ex.answer(loop_time)
+        yours = _leaving_alone(ex, ex.answer(loop_time))
 
         def call_of(loop: Loop) -> str:
             listed = _listed_compactly(loop[0])
@@ -821,17 +960,35 @@ def check_loop_time(loop_time: Callable[..., float]) -> None:
                     "short ones, and can fall behind again, several times and anywhere in the loop: does your time "
                     "follow all of that, over the whole list?")
 
-        def ends_in_time(loop: Loop) -> None:
+        def asked(loop: Loop, before: tuple[Loop, float] | None = None) -> float:
+            """The answer's seconds for `loop` (right after it was asked `before`, which it answered right)."""
             kernels, launch = loop
-            got = yours(list(kernels), launch)
+            given = list(kernels)
+            got = yours(given, launch)
+            ex.expect(given == kernels, f"{call_of(loop)} changed the list it was given: after it returned, it held "
+                      f"{shown(given)}", INPUT_HINT)
             seconds = real(got)
             ex.expect(finite(seconds), f"{call_of(loop)} returned {shown(got)}, not a number of seconds",
                       "return the seconds as a number")
             assert seconds is not None
             want = _loop_end(kernels, launch)
-            ex.expect(math.isclose(seconds, want, rel_tol=1e-6, abs_tol=1e-12),  # float32 is close enough
-                      f"{call_of(loop)} returned {format_time(seconds)}, which is not when the last kernel ends",
-                      diagnosis(seconds, want, kernels, launch))
+            if not math.isclose(seconds, want, rel_tol=1e-6, abs_tol=1e-12):  # float32 is close enough
+                after = "" if before is None else (f", asked right after {call_of(before[0])}, which returned "
+                                                   f"{format_time(before[1])}")
+                stale = before is not None and math.isclose(seconds, before[1], rel_tol=1e-6, abs_tol=1e-12)
+                ex.expect(False, f"{call_of(loop)} returned {format_time(seconds)}{after}, which is not when the last "
+                          "kernel ends", STALE_HINT if stale else diagnosis(seconds, want, kernels, launch))
+            return seconds
+
+        def ends_in_time(loop: Loop) -> None:
+            kernels, launch = loop
+            seconds = asked(loop)
+            # the same kernels with another launch time, and in the reverse order, asked right after: a result kept
+            # from an earlier call under part of its arguments (the kernels alone; the launch, the count and the
+            # total) comes back for them (round 19's adversary kept them so, and passed)
+            for other in ((kernels, 2 * launch + 1e-6), (kernels[::-1], launch)):
+                if other != loop:
+                    asked(other, (loop, seconds))
 
         for_all(ex, loops(), ends_in_time, examples=40, chosen=CHOSEN_LOOPS, budget_s=0.2, describe=call_of)
 
