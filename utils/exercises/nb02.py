@@ -22,7 +22,8 @@ from __future__ import annotations
 import copy
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import numpy as np
@@ -119,8 +120,9 @@ def _same_state(x: object, y: object) -> bool:
 
 def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Callable[..., R]:
     """The answer as the check calls it: a global setting it changes (the default dtype, grad mode, NumPy's error
-    handling, ...: `_settings`) is put back at once, and FAILs; the global generators' states are put back too
-    (round 19's adversary left torch's default dtype float64, and passed).  On its first `probes` calls outside
+    handling, ...: `_settings`) is put back at once, and FAILs (round 19's adversary left torch's default dtype
+    float64, and passed); the global generators' states are put back when the check ends (`_generators_put_back`:
+    reading them costs more than a call of most answers).  On its first `probes` calls outside
     Hypothesis's cases (which seed the global generators themselves: the chosen cases), the answer is asked twice,
     from two states of the generators: the states it leaves must differ, or it seeded one (round 19's adversary
     called np.random.seed(0), and passed: its caller's random numbers after each call were the same).  (Only a few:
@@ -128,33 +130,40 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
     left_to_probe = [probes]
 
     def call(*args: Any, **kwargs: Any) -> R:
-        before, states = _settings(), _states()
+        before = _settings()
         twice = left_to_probe[0] > 0 and not hypothesis.currently_in_test_context()
         left_to_probe[0] -= twice
-        if twice:
+        if not twice:
+            try:
+                result = yours(*args, **kwargs)
+            finally:
+                after = _settings()
+                _restore(before)
+            left = again = {}
+        else:
+            states = _states()
             spare = copy.deepcopy((args, kwargs))  # for the second call: the first may change what it was given
             for _, _, draw in GENERATORS.values():
                 draw()
             other = _states()  # one draw on from the caller's: the second call starts there
             _put(states)
-        try:
-            result = yours(*args, **kwargs)
-            left = again = _states()
-            if twice:
+            try:
+                result = yours(*args, **kwargs)
+                left = again = _states()
                 _put(other)
                 yours(*spare[0], **spare[1])
                 again = _states()
-        finally:
-            after = _settings()
-            _restore(before)
-            _put(states)
+            finally:
+                after = _settings()
+                _restore(before)
+                _put(states)
         changed = [name for name in before if before[name] != after[name]]
         if changed:
             ex.expect(False, f"{ex.name} left {changed[0]} {after[changed[0]]} after it returned (it was "
                       f"{before[changed[0]]})",
                       "a global setting changed inside your function changes it for the caller too, after the call: "
                       "change none, or put it back before you return (a `with` block does)")
-        seeded = [name for name in GENERATORS if twice and _same_state(left[name], again[name])]
+        seeded = [name for name in left if _same_state(left[name], again[name])]
         if seeded:
             ex.expect(False, f"{ex.name} seeds the global random generator {seeded[0]}: called twice with the same "
                       "arguments, from two different states of that generator, it left the same state both times",
@@ -164,6 +173,16 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
         return result
 
     return call
+
+
+@contextmanager
+def _generators_put_back() -> Iterator[None]:
+    """The global generators' states as they were before the block (a check's), whatever the answer did to them."""
+    states = _states()
+    try:
+        yield
+    finally:
+        _put(states)
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,8 +310,9 @@ def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> N
                       "the steady calls include a few disturbed and lucky ones (section 5 of the lecture): "
                       "which statistic do they not move? And is it taken over the steady calls, all of them?")
 
-        for_all(ex, warmups(), finds_the_end, examples=30, chosen=CHOSEN_WARMUPS, budget_s=0.1,
-                describe=lambda w: f"warmup_end({series_call(w)})")
+        with _generators_put_back():
+            for_all(ex, warmups(), finds_the_end, examples=30, chosen=CHOSEN_WARMUPS, budget_s=0.1,
+                    describe=lambda w: f"warmup_end({series_call(w)})")
 
 
 register(Exercise(NOTEBOOK, "warmup_end", check_warmup_end))
@@ -547,7 +567,9 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
                           (small_only_hint if wins[0] else window_hint) if loses[first - 1:batch - 1].any() else
                           f"does your search try every batch size from 1 up? If it does: {model_hint_of()}")
 
-        for_all(ex, models(), finds_the_first_win, examples=30, chosen=CHOSEN_MODELS, budget_s=0.1, describe=call_of)
+        with _generators_put_back():
+            for_all(ex, models(), finds_the_first_win, examples=30, chosen=CHOSEN_MODELS, budget_s=0.1,
+                    describe=call_of)
 
 
 register(Exercise(NOTEBOOK, "crossover_batch", check_crossover_batch))
@@ -793,8 +815,9 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
                               interval_hint(a, b, ratios, level, low, high))
                 ex.expect(ok, "", "")
 
-        for_all(ex, samples(), bounds_the_ratio, examples=20, chosen=chosen_samples(), budget_s=0.1,
-                describe=lambda case: f"which_is_faster(a, b, {case[2]}) for {case[3]}")
+        with _generators_put_back():
+            for_all(ex, samples(), bounds_the_ratio, examples=20, chosen=chosen_samples(), budget_s=0.1,
+                    describe=lambda case: f"which_is_faster(a, b, {case[2]}) for {case[3]}")
 
 
 def chosen_samples() -> list[Samples]:
@@ -1021,7 +1044,8 @@ def check_loop_time(loop_time: Callable[..., float]) -> None:
                 if other != loop:
                     asked(other, (loop, seconds))
 
-        for_all(ex, loops(), ends_in_time, examples=40, chosen=CHOSEN_LOOPS, budget_s=0.2, describe=call_of)
+        with _generators_put_back():
+            for_all(ex, loops(), ends_in_time, examples=40, chosen=CHOSEN_LOOPS, budget_s=0.2, describe=call_of)
 
 
 register(Exercise(NOTEBOOK, "loop_time", check_loop_time))
