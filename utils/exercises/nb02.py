@@ -226,13 +226,11 @@ INPUT_HINT = ("what your function is given belongs to its caller, who may plot i
 def warmups() -> st.SearchStrategy[Warmup]:
     """Warm-ups of 0 to 150 calls, then 10 to 300 steady calls (as the task allows: the warm-up can be longer than the
     steady part, where the second half of the series is warm-up), of 1 µs to 1 s each (a threshold in seconds fits
-    one function only), a third of them of 1 to 3 µs (where a margin in seconds, or times kept in float16, are off:
-    round 19's adversary), the last of them now and then disturbed, and up to one in ten of them lucky (a mean that
+    one function only), the last of them now and then disturbed, and up to one in ten of them lucky (a mean that
     keeps the fast calls is off)."""
     return st.tuples(st.integers(0, 150), st.integers(10, 300), st.sampled_from(("decaying", "autotuning")),
                      st.integers(0, 2**32 - 1), st.sampled_from((0.03, 0.01, 0.02)), st.integers(10, 60),
-                     st.integers(0, 9), st.booleans(), st.one_of(_log_uniform(1e-6, 1.0), _log_uniform(1e-6, 1.0),
-                                                                 _log_uniform(1e-6, 3e-6)), st.sampled_from((4, 1, 2)))
+                     st.integers(0, 9), st.booleans(), _log_uniform(1e-6, 1.0), st.sampled_from((4, 1, 2)))
 
 
 # Tried every time: 24 calls of autotuning as in the notebook, the lecture's one slow first call, none, a long one;
