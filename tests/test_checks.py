@@ -157,9 +157,11 @@ def test_shrinking_stops_after_its_budget_with_the_smallest_failure_found_so_far
 
 # ---------------------------------------------------------------- numbers of any type, strict values
 INTEGRAL = [(3, 3), (np.int64(3), 3), (np.uint8(3), 3), (torch.tensor(3), 3), (torch.tensor([3]), 3),
+            (np.array(3), 3), (np.array([3]), 3), (np.array([3], dtype=np.uint16), 3),  # as a tensor (round 19)
             (2**70, 2**70), (-4, -4)]
 NOT_INTEGRAL = [3.0, np.float32(3), torch.tensor(3.0), True, np.bool_(True), torch.tensor(True), "3", None,
-                torch.tensor([1, 2]), 3 + 0j, [3]]
+                torch.tensor([1, 2]), 3 + 0j, [3], np.array([3.0]), np.array([True]), np.array([1, 2]),
+                np.array([[3]]), torch.tensor([[3]])]
 REAL = [(3, 3.0), (2.5, 2.5), (Fraction(5, 2), 2.5), (np.float32(2.5), 2.5), (np.int16(-2), -2.0),
         (torch.tensor(2.5), 2.5), (torch.tensor([2.5], dtype=torch.float16), 2.5), (np.array(2.5), 2.5),
         (np.array([2.5]), 2.5),

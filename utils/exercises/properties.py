@@ -267,7 +267,8 @@ def diagnose(yours: Callable[..., object], cases: Sequence[tuple], right: Callab
 # Numbers the student returns: any type that is one
 # ------------------------------------------------------------------------------------------
 def integral(x: object) -> int | None:
-    """`x` as an int if it is an integer of any kind (int, NumPy integer, an integer tensor of one element);
+    """`x` as an int if it is an integer of any kind (int, NumPy integer, an integer tensor or NumPy array of one
+    element and at most one dimension);
     None for anything else, a bool or a float such as 3.0 included (a count is not a measurement)."""
     if isinstance(x, (bool, np.bool_)):
         return None
@@ -275,6 +276,8 @@ def integral(x: object) -> int | None:
         if x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_floating_point() or x.is_complex():
             return None
         return int(x.item())
+    if isinstance(x, np.ndarray):  # as a tensor (operator.index refuses a 1-d array of one: round 19's adversary)
+        return int(x.reshape(())) if x.size == 1 and x.ndim <= 1 and x.dtype.kind in "iu" else None
     try:
         return operator.index(x)  # type: ignore[arg-type]  # int, NumPy integers, whatever says it is one
     except TypeError:

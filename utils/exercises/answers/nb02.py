@@ -8,6 +8,7 @@ import random
 import statistics
 from collections.abc import Callable
 from itertools import accumulate
+from typing import cast
 
 import numpy as np
 import torch
@@ -1031,3 +1032,184 @@ ALSO_RIGHT = {
                         "in float32": loop_time_float32, "`if not kernels` for none": loop_time_if_not_kernels,
                         **ALSO_RIGHT_LOOP_TIME},
 }
+
+
+# ---------------------------------------------------------------- round 19's adversary (a fresh one): its answers that
+# the checks misjudged, each under the finding of its report (/work/adv19/02/report.md)
+def _answers(answers: dict[str, object], check: str) -> dict[str, Callable]:
+    """The answers to `check` in WRONG or ALSO_RIGHT, to add to."""
+    return cast(dict[str, Callable], answers[check])
+
+
+# A. side effects: the caller's input changed, a global setting changed and left
+def warmup_sorts_the_callers_array(times):
+    """round 19's adversary: the median of the steady calls by sorting them in place: `times[k:]` is a view, so the
+    caller's series comes back reordered (its steady part sorted)."""
+    k = _cluster_end(_slow(times))
+    rest = times[k:]
+    rest.sort()  # in place, in the caller's array
+    n = rest.size
+    return k, float((rest[(n - 1) // 2] + rest[n // 2]) / 2)
+
+
+def warmup_torch_default_dtype_left(times):
+    """round 19's adversary: torch's default dtype set to float64 for precision and never put back: every later
+    torch.tensor of the caller's program is float64."""
+    torch.set_default_dtype(torch.float64)
+    t = torch.tensor(np.asarray(times).tolist())
+    k = _cluster_end(_slow(t.numpy()))
+    return k, float(torch.quantile(t[k:], 0.5))
+
+
+def which_sorts_the_callers_runs(a, b, confidence=0.95):
+    """round 19's adversary: a and b sorted in place first (to take medians by index): the caller's arrays come back
+    reordered."""
+    a.sort()
+    b.sort()
+    return _verdict_and_ends(*_central(_medians_ratios(a, b, 3000, seed=5), confidence))
+
+
+def which_global_seed(a, b, confidence=0.95):
+    """round 19's adversary: np.random.seed(0) "for reproducibility", then np.random.choice: the caller's global NumPy
+    generator is reset on every call, so every random draw after it in the caller's program repeats."""
+    np.random.seed(0)
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    ratios = np.median(np.random.choice(a, (3000, a.size)), axis=1) / np.median(
+        np.random.choice(b, (3000, b.size)), axis=1)
+    return _verdict_and_ends(*_central(ratios, confidence))
+
+
+def loop_pops_the_callers_list(kernels, launch):
+    """round 19's adversary: a queue simulation that pops the kernels off the caller's list: the list is empty after
+    the call."""
+    end, i = 0.0, 0
+    while kernels:
+        kernel = kernels.pop(0)
+        i += 1
+        end = max(end, i * launch) + kernel
+    return end
+
+
+# B. results kept from earlier calls, keyed on part of the input
+def memo_on_the_kernels() -> Callable:
+    """round 19's adversary: memoized on the kernels alone: the same kernels with another launch time get the first
+    launch time's answer."""
+    memo: dict[tuple, float] = {}
+
+    def loop_time(kernels, launch):
+        key = tuple(kernels)
+        if key not in memo:
+            memo[key] = _loop_until(kernels, launch)
+        return memo[key]
+    return loop_time
+
+
+def memo_on_launch_count_and_total() -> Callable:
+    """round 19's adversary: memoized (a mutable default, say) on (launch, number of kernels, total work): the same
+    kernels in another order get the first order's time."""
+    memo: dict[tuple, float] = {}
+
+    def loop_time(kernels, launch):
+        key = (launch, len(kernels), sum(kernels))
+        if key not in memo:
+            memo[key] = _loop_until(kernels, launch)
+        return memo[key]
+    return loop_time
+
+
+# C. crossover_batch: coarse scans, and the default max_batch one short
+def step_search(step: int) -> Callable:
+    """round 19's adversary: a coarse scan (every `step`-th batch, and max_batch), then back over the batches skipped
+    before the first coarse win: a window of wins narrower than `step` between two coarse batches is missed."""
+    def crossover_batch(layer, cpu, gpu, link, max_batch=2**14):
+        grid = list(range(1, max_batch + 1, step))
+        if grid[-1] != max_batch:
+            grid.append(max_batch)
+        previous = 0
+        for b in grid:
+            if _gpu_faster(layer, cpu, gpu, link, float(b)):
+                return next(x for x in range(previous + 1, b + 1) if _gpu_faster(layer, cpu, gpu, link, float(x)))
+            previous = b
+        return None
+    return crossover_batch
+
+
+def default_one_short(layer, cpu, gpu, link, max_batch=2**14 - 1):
+    """round 19's adversary: the default max_batch one short (16383): with the default, batch 2**14 is never tried."""
+    cpu_s, gpu_s = _sides(layer, cpu, gpu, link, max_batch)
+    return _first_where(gpu_s < cpu_s)
+
+
+# D. warmup_end at steady calls of about a microsecond
+def warmup_absolute_microsecond(times):
+    """round 19's adversary: a call is slow over 1.2x the steady time plus 1 µs (the timer's resolution, in seconds):
+    for a function of a few µs the threshold is 1.5x-2x, and the last calls of a decaying warm-up count as steady."""
+    times = np.asarray(times, dtype=np.float64)
+    k = _cluster_end(times > 1.2 * np.median(times[-10:]) + 1e-6)
+    return k, float(np.median(times[k:]))
+
+
+def warmup_float16(times):
+    """round 19's adversary: the times as float16 ("timings need no more than 3 digits"): times under 61 µs are
+    subnormal in float16 and keep few digits (a 1 µs call is stored in steps of 60 ns, 6%)."""
+    t = np.asarray(times).astype(np.float16)
+    k = _cluster_end(_slow(t.astype(np.float64)))
+    return k, float(np.median(t[k:]))
+
+
+# F. right: a one-element NumPy integer array, as a one-element tensor is
+def crossover_argwhere(layer, cpu, gpu, link, max_batch=2**14):
+    """round 19's adversary, right: np.argwhere(faster)[0] + 1, the right batch as a one-element int64 array."""
+    cpu_s, gpu_s = _sides(layer, cpu, gpu, link, max_batch)
+    faster = gpu_s < cpu_s
+    return np.argwhere(faster)[0] + 1 if faster.any() else None
+
+
+def crossover_torch_nonzero(layer, cpu, gpu, link, max_batch=2**14):
+    """round 19's adversary, right: the PyTorch twin, torch.nonzero(faster)[0] + 1, a one-element int64 tensor."""
+    cpu_s, gpu_s = _sides(layer, cpu, gpu, link, max_batch)
+    faster = torch.from_numpy(gpu_s < cpu_s)
+    return torch.nonzero(faster)[0] + 1 if bool(faster.any()) else None
+
+
+def warmup_one_element_arrays(times):
+    """round 19's adversary, right: k as a one-element int64 array, the typical time np.median(..., keepdims=True)."""
+    times = np.asarray(times, dtype=np.float64)
+    k = _cluster_end(_slow(times))
+    return np.array([k]), np.median(times[k:], keepdims=True)
+
+
+def warmup_one_element_tensors(times):
+    """round 19's adversary, right: the PyTorch twin, k and the typical time as one-element tensors."""
+    times = np.asarray(times, dtype=np.float64)
+    k = _cluster_end(_slow(times))
+    return torch.tensor([k]), torch.tensor([float(np.median(times[k:]))])
+
+
+_answers(WRONG, "check_warmup_end").update({
+    "sorts the caller's array in place": warmup_sorts_the_callers_array,
+    "torch's default dtype set to float64 and left": warmup_torch_default_dtype_left,
+    "slow over 1.2x plus 1 µs": warmup_absolute_microsecond,
+    "float16 times": warmup_float16,
+})
+_answers(WRONG, "check_which_is_faster").update({
+    "sorts the caller's runs in place": which_sorts_the_callers_runs,
+    "np.random.seed(0) left": which_global_seed,
+})
+_answers(WRONG, "check_loop_time").update({
+    "pops the caller's list": loop_pops_the_callers_list,
+    "memoized on the kernels alone": memo_on_the_kernels(),
+    "memoized on launch, count and total": memo_on_launch_count_and_total(),
+})
+_answers(WRONG, "check_crossover_batch").update({
+    **{f"coarse scan by {step}, then back": step_search(step) for step in (3, 4, 5)},
+    "a default max_batch of 2**14 - 1": default_one_short,
+})
+_answers(ALSO_RIGHT, "check_crossover_batch").update({
+    "np.argwhere(faster)[0] + 1, a one-element array": crossover_argwhere,
+    "torch.nonzero(faster)[0] + 1, a one-element tensor": crossover_torch_nonzero,
+})
+_answers(ALSO_RIGHT, "check_warmup_end").update({
+    "k and the time as one-element arrays": warmup_one_element_arrays,
+    "k and the time as one-element tensors": warmup_one_element_tensors,
+})
