@@ -20,7 +20,9 @@ Presented as a full-window slideshow from a fresh kernel (lecture 04, and lectur
 click on it and Shift+Enter twice (the guides' start) run it and the imports, and then a CPU cell and a
 skipped GPU cell run without an error; the slides hide exactly the cells that the switch skips. Every
 lecture's core slides (`slides core`) are measured at 1280x720, in one browser, without running a cell,
-every plot on them included (whole, on the screen).
+every plot on them included (whole, on the screen), and then as a class without a GPU sees them run (each GPU
+cell's outputs in the reference frame): an output that shows whole on a GPU still does, and no slide grows past
+the screen.
 
 Without /usr/bin/chromium or the playwright package the tests skip, saying why; with CI set
 (CI=true), they fail instead.
@@ -52,7 +54,7 @@ import pytest
 from test_environment import OPEN, readme_blocks
 
 from conftest import ROOT, copy_course
-from tools.course import RISE, read, write
+from tools.course import RISE, SLIDE_BOTTOM_PX, read, write
 
 pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
 
@@ -626,8 +628,12 @@ ALL_SLIDES_JS = """() => {
             return {bottom: Math.round(r.bottom - top0), height: Math.round(r.height), natural: i.naturalHeight,
                     clipped: box.scrollHeight > box.clientHeight + 1};
         });
+        const outputs = [...s.querySelectorAll('.jp-CodeCell .jp-Cell-outputArea')]
+            .filter(box => box.checkVisibility() && box.childElementCount)
+            .map(box => box.scrollHeight - box.clientHeight);  // at most 1: its last line shows without a scroll
         const found = {title: (heading || cells[0] || s).innerText.trim().split('\\n')[0].slice(0, 60),
                        height: s.scrollHeight, screen, cells: cells.length, tallest: Math.max(0, ...heights), images,
+                       outputs,
                        kind: !top ? '' : top.classList.contains('jp-CodeCell') ? 'code'
                              : top.querySelector('h1') ? 'title' : 'markdown'};
         chain.forEach((e, n) => { e.style.display = saved[n][0]; e.hidden = saved[n][1]; });
@@ -650,7 +656,64 @@ CONTROLS_JS = """() => {
 # A markdown cell that tall is to be split (CONTRIBUTING): measured 2026-11-29, none is; 9 title cells and 16
 # code cells are (725 to 1,450 px).
 MAY_SCROLL = ("code", "title")
+# Without a GPU a `%%requires` cell shows the skip line and then its reference run's output in a framed, labelled
+# block (utils/cells.py): instructor review 18 of 04 found 7 ✓ lines below their output box's fold and a slide
+# past the screen once that frame stood over the committed outputs. In the page, each such cell's committed
+# outputs are put into that frame (the block's own HTML, utils.cells.reference_html), under a skip line of the
+# same text: the slides are measured again as a class without a GPU sees them, run, and no cell runs.
+NO_GPU_VIEW_JS = """(args) => {
+    let framed = 0;
+    for (const cell of document.querySelectorAll('.reveal .jp-CodeCell')) {
+        const code = cell.querySelector('.cm-content');
+        const area = cell.querySelector('.jp-OutputArea');
+        if (!code || !area || !area.childElementCount || !/^%%requires\\b/.test(code.innerText.trim())) continue;
+        const holder = document.createElement('div');
+        holder.innerHTML = args.frame;
+        const box = holder.firstElementChild;
+        for (const out of area.querySelectorAll('.jp-OutputArea-output')) box.appendChild(out);
+        const child = (inner, kind) => {
+            const c = document.createElement('div'), o = document.createElement('div');
+            c.className = 'jp-OutputArea-child'; o.className = 'jp-OutputArea-output ' + kind;
+            o.appendChild(inner); c.appendChild(o); return c;
+        };
+        const skip = document.createElement('pre');
+        skip.textContent = args.skip;
+        area.replaceChildren(child(skip, 'jp-RenderedText'), child(box, 'jp-RenderedHTMLCommon'));
+        framed += 1;
+    }
+    return framed;
+}"""
 ALL_CORE = "notebooks/all_core_slides.ipynb"  # every lecture's core slides in one slideshow, in the test's copy
+
+
+def no_gpu_frame() -> dict[str, str]:
+    """What a skipped GPU cell shows over its reference output on a laptop: the skip line (the course's
+    CPU-only PyTorch) and the framed block's HTML with its label (a reference run's, as stamped), empty."""
+    from utils.cells import _HINT, Reference, reference_html
+
+    label = ("reference output, from the course's run on NVIDIA H200 (2026-11-29, "
+             "notebooks/04_streams_cupy.ipynb):")
+    frame = reference_html(Reference([], label, "PyTorch 2.11.0+cu130, CuPy 14.2.0"))
+    return {"skip": f"skipped (needs cuda): PyTorch 2.13.0+cpu is a CPU-only build{_HINT}", "frame": frame}
+
+
+def no_gpu_problems(slides: list[dict], no_gpu: list[dict], framed: int, owners: list[str]) -> list[str]:
+    """The core slides as a class without a GPU sees them, each GPU cell run (NO_GPU_VIEW_JS): an output that
+    showed whole on a GPU still shows whole, its last line (a ✓ claim) above its box's fold, and a slide that
+    fitted the screen still fits."""
+    problems = [] if framed > 100 else [
+        f"only {framed} GPU cells framed as without a GPU: NO_GPU_VIEW_JS found too few `%%requires` cells"]
+    for owner, gpu, cpu in zip(owners, slides, no_gpu, strict=True):
+        where = f"without a GPU, notebooks/{owner}: {gpu['title']!r}"
+        hidden = [now for was, now in zip(gpu["outputs"], cpu["outputs"], strict=True) if was <= 1 < now]
+        if hidden:
+            problems.append(f"{where}: output(s) that show whole on a GPU hide {hidden} px below the box's fold "
+                            "(tools/course.py's FRAME_PX)")
+        past = cpu["height"] > cpu["screen"] - SLIDE_BOTTOM_PX
+        if gpu["height"] <= gpu["screen"] and past and not (cpu["cells"] == 1 and cpu["kind"] in MAY_SCROLL):
+            problems.append(f"{where} is {cpu['height']} px tall, past the screen ({cpu['screen']} px): "
+                            "tools/course.py's estimated_px should have cut it")
+    return problems
 
 
 def test_every_core_slide_fits_a_1280x720_screen(driver, tmp_path):
@@ -662,7 +725,8 @@ def test_every_core_slide_fits_a_1280x720_screen(driver, tmp_path):
     render are what take the time), the lectures' core cells are joined, in order, into one notebook with the
     lectures' RISE settings: a slide is laid out alone (its width the screen's), and each lecture's title
     begins a slide, so each slide measures as in its own lecture's slideshow (the cells off the core path are
-    hidden there, `display: none`: left out here)."""
+    hidden there, `display: none`: left out here). Then, in the same page, every GPU cell's outputs are framed
+    as a class without a GPU sees them run (NO_GPU_VIEW_JS) and the slides measured again (no_gpu_problems)."""
     course = copy_course(tmp_path / "course")
     subprocess.run([sys.executable, "-m", "tools.course", "slides", "core"], cwd=course, check=True,
                    capture_output=True)
@@ -692,8 +756,13 @@ def test_every_core_slide_fits_a_1280x720_screen(driver, tmp_path):
                 problems.append(f"the navigation arrows (from x={edges['arrows_left']}) cover text (to x="
                                 f"{edges['text_right']})")
                 page.screenshot(path=tmp_path / "arrows-over-text.png")
+            framed = page.evaluate(NO_GPU_VIEW_JS, no_gpu_frame())  # then as a class without a GPU sees them
+            page.wait_for_timeout(200)
+            no_gpu = page.evaluate(ALL_SLIDES_JS)
         finally:
             browser.close()
+    if len(slides) == sum(counts.values()):
+        problems += no_gpu_problems(slides, no_gpu, framed, [name for name, n in counts.items() for _ in range(n)])
     if len(slides) != sum(counts.values()):
         problems.append(f"{len(slides)} slides measured, the lectures' metadata makes {sum(counts.values())}")
     for name, count in counts.items():
