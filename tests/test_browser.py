@@ -532,11 +532,13 @@ def first_slide_and_output(nb: nbformat.NotebookNode) -> tuple[str, str]:
 
 
 # The slides on show that are taller than the slideshow and cannot scroll (RISE's `scroll` option
-# gives such a slide a scroll bar): [[their height, the slideshow's, their overflow-y], ...]
+# gives such a slide a scroll bar; PROJECTOR_CSS holds every slide to the screen, `overflow-y: auto`, so that
+# only a slide that scrolls shows one): [[their height, the slideshow's, their overflow-y], ...]
 CUT_OFF_SLIDES_JS = """() => {
     const reveal = document.querySelector('.reveal').getBoundingClientRect().height;
     return [...document.querySelectorAll('.reveal .slides section.present')]
-        .filter(s => s.scrollHeight > 1.05 * reveal && getComputedStyle(s).overflowY !== 'scroll')
+        .filter(s => s.scrollHeight > 1.05 * reveal
+                     && (!['scroll', 'auto'].includes(getComputedStyle(s).overflowY) || s.clientHeight > reveal))
         .map(s => [s.scrollHeight, Math.round(reveal), getComputedStyle(s).overflowY]);
 }"""
 

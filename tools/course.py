@@ -366,7 +366,9 @@ PROJECTOR_CSS = " ".join([
      f" {{ max-height: calc(100vh - {SLIDE_BOTTOM_PX}px); overflow-y: auto; }}"),
     # RISE's own scroll (its setScrollingSlide, on entering a slide taller than 95% of the screen) sets the slide
     # 95vh high and 20 px down: 48 px of the screen unused, and a 720 px takeaways slide cut at 684 (instructor
-    # review 18d of 04). The rule above holds every slide instead, one threshold for a slide entered and one grown.
+    # review 18d of 04). The rule above holds every slide instead, one threshold for a slide entered and one grown;
+    # and its scroll bar shows only where the slide scrolls (RISE's `scroll` showed one on a slide that fits,
+    # which a slide whose code fills the screen, entered at 708 px, is).
     (".reveal .slides section:not(:has(section))"
      " { height: auto !important; margin-top: 0 !important; overflow-y: auto !important; }"),
     # A code cell's code fills the room the screen has left (instructor review 18d of 04: run without a GPU, the
