@@ -20,7 +20,10 @@ Presented as a full-window slideshow from a fresh kernel (lecture 04, and lectur
 click on it and Shift+Enter twice (the guides' start) run it and the imports, and then a CPU cell and a
 skipped GPU cell run without an error; the slides hide exactly the cells that the switch skips. Every
 lecture's core slides (`slides core`) are measured at 1280x720, in one browser, without running a cell,
-every plot on them included (whole, on the screen).
+every plot on them included (whole, on the screen), and then as a class without a GPU sees them run (each GPU
+cell's outputs in the reference frame): an output that shows whole on a GPU still does, and no slide grows past
+the screen; and in both views a code cell's code scrolls inside its cell only where the screen is full, and
+shows at least what the slide rules count on (code_problems).
 
 Without /usr/bin/chromium or the playwright package the tests skip, saying why; with CI set
 (CI=true), they fail instead.
@@ -52,7 +55,17 @@ import pytest
 from test_environment import OPEN, readme_blocks
 
 from conftest import ROOT, copy_course
-from tools.course import RISE, read, write
+from tools.course import (
+    CODE_LINE_PX,
+    CODE_MAX_PX,
+    PLOT_CODE_MAX_PX,
+    REFERENCE_CODE_MAX_PX,
+    REFERENCE_PLOT_CODE_MAX_PX,
+    RISE,
+    SLIDE_BOTTOM_PX,
+    read,
+    write,
+)
 
 pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
 
@@ -519,11 +532,13 @@ def first_slide_and_output(nb: nbformat.NotebookNode) -> tuple[str, str]:
 
 
 # The slides on show that are taller than the slideshow and cannot scroll (RISE's `scroll` option
-# gives such a slide a scroll bar): [[their height, the slideshow's, their overflow-y], ...]
+# gives such a slide a scroll bar; PROJECTOR_CSS holds every slide to the screen, `overflow-y: auto`, so that
+# only a slide that scrolls shows one): [[their height, the slideshow's, their overflow-y], ...]
 CUT_OFF_SLIDES_JS = """() => {
     const reveal = document.querySelector('.reveal').getBoundingClientRect().height;
     return [...document.querySelectorAll('.reveal .slides section.present')]
-        .filter(s => s.scrollHeight > 1.05 * reveal && getComputedStyle(s).overflowY !== 'scroll')
+        .filter(s => s.scrollHeight > 1.05 * reveal
+                     && (!['scroll', 'auto'].includes(getComputedStyle(s).overflowY) || s.clientHeight > reveal))
         .map(s => [s.scrollHeight, Math.round(reveal), getComputedStyle(s).overflowY]);
 }"""
 
@@ -626,8 +641,17 @@ ALL_SLIDES_JS = """() => {
             return {bottom: Math.round(r.bottom - top0), height: Math.round(r.height), natural: i.naturalHeight,
                     clipped: box.scrollHeight > box.clientHeight + 1};
         });
+        const outputs = [...s.querySelectorAll('.jp-CodeCell .jp-Cell-outputArea')]
+            .filter(box => box.checkVisibility() && box.childElementCount)
+            .map(box => box.scrollHeight - box.clientHeight);  // at most 1: its last line shows without a scroll
+        // each code cell's code: its full height, the height it shows, whether its cell shows a plot
+        const codes = cells.filter(c => c.classList.contains('jp-CodeCell')).map(c => {
+            const editor = c.querySelector('.jp-InputArea-editor');
+            return [editor.scrollHeight, editor.clientHeight, !!c.querySelector('.jp-OutputArea-output img')];
+        });
         const found = {title: (heading || cells[0] || s).innerText.trim().split('\\n')[0].slice(0, 60),
                        height: s.scrollHeight, screen, cells: cells.length, tallest: Math.max(0, ...heights), images,
+                       outputs, codes, title_slide: !!s.querySelector('h1'),
                        kind: !top ? '' : top.classList.contains('jp-CodeCell') ? 'code'
                              : top.querySelector('h1') ? 'title' : 'markdown'};
         chain.forEach((e, n) => { e.style.display = saved[n][0]; e.hidden = saved[n][1]; });
@@ -650,7 +674,89 @@ CONTROLS_JS = """() => {
 # A markdown cell that tall is to be split (CONTRIBUTING): measured 2026-11-29, none is; 9 title cells and 16
 # code cells are (725 to 1,450 px).
 MAY_SCROLL = ("code", "title")
+# Without a GPU a `%%requires` cell shows the skip line and then its reference run's output in a framed, labelled
+# block (utils/cells.py): instructor review 18 of 04 found 7 ✓ lines below their output box's fold and a slide
+# past the screen once that frame stood over the committed outputs. In the page, each such cell's committed
+# outputs are put into that frame (the block's own HTML, utils.cells.reference_html), under a skip line of the
+# same text: the slides are measured again as a class without a GPU sees them, run, and no cell runs.
+NO_GPU_VIEW_JS = """(args) => {
+    let framed = 0;
+    for (const cell of document.querySelectorAll('.reveal .jp-CodeCell')) {
+        const code = cell.querySelector('.cm-content');
+        const area = cell.querySelector('.jp-OutputArea');
+        if (!code || !area || !area.childElementCount || !/^%%requires\\b/.test(code.innerText.trim())) continue;
+        const holder = document.createElement('div');
+        holder.innerHTML = args.frame;
+        const box = holder.firstElementChild;
+        for (const out of area.querySelectorAll('.jp-OutputArea-output')) box.appendChild(out);
+        const child = (inner, kind) => {
+            const c = document.createElement('div'), o = document.createElement('div');
+            c.className = 'jp-OutputArea-child'; o.className = 'jp-OutputArea-output ' + kind;
+            o.appendChild(inner); c.appendChild(o); return c;
+        };
+        const skip = document.createElement('pre');
+        skip.textContent = args.skip;
+        area.replaceChildren(child(skip, 'jp-RenderedText'), child(box, 'jp-RenderedHTMLCommon'));
+        framed += 1;
+    }
+    return framed;
+}"""
 ALL_CORE = "notebooks/all_core_slides.ipynb"  # every lecture's core slides in one slideshow, in the test's copy
+
+
+def no_gpu_frame() -> dict[str, str]:
+    """What a skipped GPU cell shows over its reference output on a laptop: the skip line (the course's
+    CPU-only PyTorch) and the framed block's HTML with its label (a reference run's, as stamped), empty."""
+    from utils.cells import _HINT, Reference, reference_html
+
+    label = ("reference output, from the course's run on NVIDIA H200 (2026-11-29, "
+             "notebooks/04_streams_cupy.ipynb):")
+    frame = reference_html(Reference([], label, "PyTorch 2.11.0+cu130, CuPy 14.2.0"))
+    return {"skip": f"skipped (needs cuda): PyTorch 2.13.0+cpu is a CPU-only build{_HINT}", "frame": frame}
+
+
+def no_gpu_problems(slides: list[dict], no_gpu: list[dict], framed: int, owners: list[str]) -> list[str]:
+    """The core slides as a class without a GPU sees them, each GPU cell run (NO_GPU_VIEW_JS): an output that
+    showed whole on a GPU still shows whole, its last line (a ✓ claim) above its box's fold, and a slide that
+    fitted the screen still fits."""
+    problems = [] if framed > 100 else [
+        f"only {framed} GPU cells framed as without a GPU: NO_GPU_VIEW_JS found too few `%%requires` cells"]
+    for owner, gpu, cpu in zip(owners, slides, no_gpu, strict=True):
+        where = f"without a GPU, notebooks/{owner}: {gpu['title']!r}"
+        hidden = [now for was, now in zip(gpu["outputs"], cpu["outputs"], strict=True) if was <= 1 < now]
+        if hidden:
+            problems.append(f"{where}: output(s) that show whole on a GPU hide {hidden} px below the box's fold "
+                            "(tools/course.py's FRAME_PX)")
+        past = cpu["height"] > cpu["screen"] - SLIDE_BOTTOM_PX
+        if gpu["height"] <= gpu["screen"] and past and not (cpu["cells"] == 1 and cpu["kind"] in MAY_SCROLL):
+            problems.append(f"{where} is {cpu['height']} px tall, past the screen ({cpu['screen']} px): "
+                            "tools/course.py's estimated_px should have cut it")
+    return problems
+
+
+def code_problems(slides: list[dict], owners: list[str], no_gpu: bool) -> list[str]:
+    """A code cell's code fills the room that its slide leaves on the screen (PROJECTOR_CSS: the slide a
+    column, its code the part that gives way): instructor review 18d of 04 found, run without a GPU, the lines
+    its slides were about below the code's fold at 13 lines while 120 to 240 px of the screen stayed unused. So
+    code scrolls inside its cell only where the slide reaches the screen's bottom; and it shows at least what
+    tools/course.py's estimated_px counts on (its REFERENCE_* or CODE_MAX_PX caps, one line spare), so that a
+    slide the rules fit does not squeeze it. The title slide (its setup cell folded, the slide scrolls) aside."""
+    problems = []
+    for owner, slide in zip(owners, slides, strict=True):
+        if slide["title_slide"]:
+            continue
+        where = f"{'without' if no_gpu else 'with'} a GPU, notebooks/{owner}: {slide['title']!r}"
+        room = slide["screen"] - SLIDE_BOTTOM_PX - slide["height"]
+        for full, shown, plot in slide["codes"]:
+            cap = ((REFERENCE_PLOT_CODE_MAX_PX if plot else REFERENCE_CODE_MAX_PX) if no_gpu
+                   else (PLOT_CODE_MAX_PX if plot else CODE_MAX_PX))
+            if full > shown + 2 and room > CODE_LINE_PX:
+                problems.append(f"{where}: code shows {shown} of {full} px, and {room} px of the screen stay "
+                                "unused under the slide (PROJECTOR_CSS: the code fills the room)")
+            if shown < min(full, cap) - CODE_LINE_PX:
+                problems.append(f"{where}: code squeezed to {shown} px of {full}, under the {cap} px the slide "
+                                "rules count on (estimated_px)")
+    return problems
 
 
 def test_every_core_slide_fits_a_1280x720_screen(driver, tmp_path):
@@ -662,7 +768,8 @@ def test_every_core_slide_fits_a_1280x720_screen(driver, tmp_path):
     render are what take the time), the lectures' core cells are joined, in order, into one notebook with the
     lectures' RISE settings: a slide is laid out alone (its width the screen's), and each lecture's title
     begins a slide, so each slide measures as in its own lecture's slideshow (the cells off the core path are
-    hidden there, `display: none`: left out here)."""
+    hidden there, `display: none`: left out here). Then, in the same page, every GPU cell's outputs are framed
+    as a class without a GPU sees them run (NO_GPU_VIEW_JS) and the slides measured again (no_gpu_problems)."""
     course = copy_course(tmp_path / "course")
     subprocess.run([sys.executable, "-m", "tools.course", "slides", "core"], cwd=course, check=True,
                    capture_output=True)
@@ -692,16 +799,25 @@ def test_every_core_slide_fits_a_1280x720_screen(driver, tmp_path):
                 problems.append(f"the navigation arrows (from x={edges['arrows_left']}) cover text (to x="
                                 f"{edges['text_right']})")
                 page.screenshot(path=tmp_path / "arrows-over-text.png")
+            framed = page.evaluate(NO_GPU_VIEW_JS, no_gpu_frame())  # then as a class without a GPU sees them
+            page.wait_for_timeout(200)
+            no_gpu = page.evaluate(ALL_SLIDES_JS)
         finally:
             browser.close()
+    if len(slides) == sum(counts.values()):
+        owners = [name for name, n in counts.items() for _ in range(n)]
+        problems += no_gpu_problems(slides, no_gpu, framed, owners)
+        problems += code_problems(slides, owners, no_gpu=False) + code_problems(no_gpu, owners, no_gpu=True)
     if len(slides) != sum(counts.values()):
         problems.append(f"{len(slides)} slides measured, the lectures' metadata makes {sum(counts.values())}")
     for name, count in counts.items():
         notebook, number, mine, slides = f"notebooks/{name}", name[:2], slides[:count], slides[count:]
         if mine and not mine[0]["title"].startswith(f"{number} · "):
             problems.append(f"{notebook}: its first slide is {mine[0]['title']!r}, not its title")
-        tall = [s for s in mine if s["height"] > s["screen"]]
-        alone = [s for s in tall if s["tallest"] > s["screen"]]  # a cell taller than the screen
+        # a slide reaches down to SLIDE_BOTTOM_PX above the screen's bottom, then scrolls (PROJECTOR_CSS): 04's
+        # takeaways, 720 px, passed a check against the screen's 720 and scrolled, its last line cut (review 18d)
+        tall = [s for s in mine if s["height"] > s["screen"] - SLIDE_BOTTOM_PX]
+        alone = [s for s in tall if s["tallest"] > s["screen"] - SLIDE_BOTTOM_PX]  # a cell taller than the room
         report.append(f"{notebook}: {len(mine)} core slides, {len(tall)} taller than {PROJECTOR}, "
                       f"{len(alone)} of them by a cell taller than the screen")
         report += [f"    {s['title']!r}: {s['height']} px ({s['cells']} cells, the tallest {s['tallest']} px, "

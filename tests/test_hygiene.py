@@ -523,3 +523,16 @@ def test_what_a_guide_quotes_from_the_reference_run_is_in_its_lectures_outputs(p
     text = re.sub(r"\s*\n\s*", " ", guide.read_text())  # a guide's sentences run over lines
     stale = stale_quotes(text, stored)
     assert not stale, f"{guide.name}: numbers quoted from the reference run that no stored output prints: {stale}"
+
+
+@pytest.mark.parametrize("guide", sorted((ROOT / "instructors").glob("*.md")), ids=lambda p: p.name)
+def test_an_instructors_guide_paces_its_short_version_row_by_row(guide):
+    """Instructor review 18 of 04: the short version's table ("| section | minutes | teach |") gives each
+    row its minutes, the short slides' cells in the parts the row names by tools/minutes.py's formula
+    (tools/course.py's teach_table; python -m tools.course sync writes them)."""
+    from tools.course import TEACH_HEADER, short_left_out, teach_table
+
+    text = guide.read_text()
+    assert TEACH_HEADER[0] not in text.split("\n"), f"{guide.name}: python -m tools.course sync"
+    assert teach_table(text, read(LECTURES / guide.with_suffix(".ipynb").name), short_left_out(guide)) == text, (
+        f"{guide.name}: its short version's minutes are not what the formula gives: python -m tools.course sync")

@@ -217,6 +217,23 @@ CODE_CHARS = 95  # a code line wraps at about 96 characters (18 px monospace in 
 # The code of a cell with a plot shows at most PLOT_CODE_MAX_PX (10 lines), so that code and plot fit the screen.
 CODE_MAX_PX, IMAGE_MAX_PX, PLOT_CODE_MAX_PX = 420, 340, 240
 TABLE_PX = 22  # a table's text (the takeaways): 24 px made four of them taller than the screen
+# Without a GPU a `%%requires` cell is skipped and shows the reference run's output in a framed block
+# (utils/cells.py): the skip line and the block's label, two lines each at 1280x720, and the block's border and
+# padding stand over the output, up to FRAME_PX (tests/test_browser.py's no-GPU view measured outputs that fit
+# on the GPU lose up to 132 px: 96 left 02's 10-line tables cut). An output that fitted OUTPUT_MAX_PX on the GPU
+# then hid its last line, the ✓ claim, below the box's fold (instructor review 18 of 04: 7 slides). So a
+# reference block's output gets FRAME_PX more, and its code gives up room (REFERENCE_CODE_MAX_PX, 13 lines: the
+# code scrolls inside the cell, the result shows whole); and a slide may use the screen down to SLIDE_BOTTOM_PX
+# from its bottom (RISE's 95vh left 36 px unused; the progress bar takes the last 4, the arrows the right margin).
+# A reference plot shows at up to REFERENCE_IMAGE_MAX_PX (the course's plots are about 378 px high: at their own
+# size; at 280 px, 04's timeline labels came out at 11-13 px), its code folded to REFERENCE_PLOT_CODE_MAX_PX
+# (8 lines). estimated_px sizes every `%%requires` cell as it shows run without a GPU, the larger of its two
+# views, its frame FRAME_LINES lines, so that a slide holds its cells run (04's section 5: two GPU cells on one
+# subslide ran 76 px past the screen).
+FRAME_PX, REFERENCE_CODE_MAX_PX, REFERENCE_IMAGE_MAX_PX, REFERENCE_PLOT_CODE_MAX_PX = 132, 324, 380, 200
+SLIDE_BOTTOM_PX = 12
+FRAME_LINES = 4  # the frame as estimated_px counts it: the skip line's two lines and the label's two
+REQUIRES = re.compile(r"^%%requires\b")  # a cell that is skipped, and shows its reference, where it cannot run
 
 
 def estimated_px(cell: nbformat.NotebookNode) -> int:
@@ -233,13 +250,17 @@ def estimated_px(cell: nbformat.NotebookNode) -> int:
                 px += MD_LINE_PX * -(-len(plain) // MD_CHARS)
         return px + CELL_PX
     out, image = 0, 0
+    reference = bool(REQUIRES.match(cell.source))  # without a GPU: framed, FRAME_PX over the output
     for output in cell.get("outputs", []):
         text = output.get("text", "") or "".join(output.get("data", {}).get("text/plain", ""))
         if "image/png" in output.get("data", {}):
-            image += IMAGE_MAX_PX
+            image += REFERENCE_IMAGE_MAX_PX if reference else IMAGE_MAX_PX
         else:
             out += CODE_LINE_PX * len(text.splitlines())
     lines = sum(max(1, -(-len(line) // CODE_CHARS)) for line in cell.source.splitlines())  # as wrapped
+    if reference:
+        code = min(CODE_LINE_PX * lines, REFERENCE_PLOT_CODE_MAX_PX if image else REFERENCE_CODE_MAX_PX)
+        return code + CELL_PX + FRAME_LINES * CODE_LINE_PX + (image if image else min(out, OUTPUT_MAX_PX))
     code = min(CODE_LINE_PX * lines, PLOT_CODE_MAX_PX if image else CODE_MAX_PX)
     return code + CELL_PX + (image if image else min(out, OUTPUT_MAX_PX))
 
@@ -300,6 +321,7 @@ def slide_types(cells: list) -> list[str]:
 # the first cell active, and RISE (following the active cell) went back to the title slide.
 HIDE_IN_SLIDES = ".jp-Notebook-footer"  # JupyterLab's "Click to add a cell." button, over the first title
 SETUP_FOLDED_PX = 120  # the setup cell's input in the slideshow, folded: it scrolls inside itself
+LEAF = ".reveal .slides section:not(:has(section)):not(:has(h1))"  # a slide of cells, not the title's
 PROJECTOR_CSS = " ".join([
     f"{HIDE_IN_SLIDES} {{ display: none !important; }}",
     # a font legible from the back of a room: text 24 px, code and outputs 18 px (JupyterLab's 14 and 13)
@@ -318,9 +340,17 @@ PROJECTOR_CSS = " ".join([
      " height: auto; object-fit: contain; }"),
     # a long code cell's code scrolls inside it from CODE_MAX_PX, so that its output starts on the screen
     f".reveal .jp-CodeCell .jp-InputArea-editor {{ max-height: {CODE_MAX_PX}px; overflow-y: auto; }}",
-    (f".reveal .jp-CodeCell:has(.jp-OutputArea-output img) .jp-InputArea-editor {{ max-height: {PLOT_CODE_MAX_PX}px; }}"
-     # without a GPU, the skip line and the reference block's label stand over the plot: it is drawn smaller
-     f" .reveal .course-reference-output img {{ max-height: {IMAGE_MAX_PX - 60}px; }}"),
+    f".reveal .jp-CodeCell:has(.jp-OutputArea-output img) .jp-InputArea-editor {{ max-height: {PLOT_CODE_MAX_PX}px; }}",
+    # without a GPU, the skip line and the reference block's label (FRAME_PX) stand over the output: the output
+    # gets that much more room, so that its last line (the ✓ claim) shows without a scroll, and the code less
+    (f".reveal .jp-Cell-outputArea:has(.course-reference-output):not(:has(img))"
+     f" {{ max-height: {OUTPUT_MAX_PX + FRAME_PX}px; }}"),
+    (f".reveal .jp-CodeCell:has(.course-reference-output) .jp-InputArea-editor"
+     f" {{ max-height: {REFERENCE_CODE_MAX_PX}px; }}"),
+    # a reference plot at about its own size, its code folded more
+    (f".reveal .jp-CodeCell:has(.course-reference-output img) .jp-InputArea-editor"
+     f" {{ max-height: {REFERENCE_PLOT_CODE_MAX_PX}px; }}"),
+    f".reveal .course-reference-output img {{ max-height: {REFERENCE_IMAGE_MAX_PX}px; }}",
     # the setup cell (on the slide of the lecture's title, its only h1): folded, it scrolls inside itself
     (".reveal .slides section:not(:has(section)):has(h1) .jp-CodeCell .jp-InputArea-editor"
      f" {{ max-height: {SETUP_FOLDED_PX - 20}px; overflow-y: auto; }}"),
@@ -330,8 +360,44 @@ PROJECTOR_CSS = " ".join([
      " word-break: break-word; overflow-wrap: anywhere; flex-shrink: 1; }"),
     # a slide that grows past the screen while on show (a cell run) scrolls: RISE sets a scroll bar only on
     # entering a slide (its setScrollingSlide; the MutationObserver that would call it again watches `.output`,
-    # classic Jupyter's class, which JupyterLab's outputs do not have). 95vh: RISE's own height for a tall slide
-    ".reveal .slides section.present:not(:has(section)) { max-height: 95vh; overflow-y: auto; }",
+    # classic Jupyter's class, which JupyterLab's outputs do not have). Down to SLIDE_BOTTOM_PX above the screen's
+    # bottom (RISE's own 95vh left ~36 px unused; the arrows stand in the right margin, the progress bar lower)
+    (".reveal .slides section:not(:has(section))"
+     f" {{ max-height: calc(100vh - {SLIDE_BOTTOM_PX}px); overflow-y: auto; }}"),
+    # RISE's own scroll (its setScrollingSlide, on entering a slide taller than 95% of the screen) sets the slide
+    # 95vh high and 20 px down: 48 px of the screen unused, and a 720 px takeaways slide cut at 684 (instructor
+    # review 18d of 04). The rule above holds every slide instead, one threshold for a slide entered and one grown;
+    # and its scroll bar shows only where the slide scrolls (RISE's `scroll` showed one on a slide that fits,
+    # which a slide whose code fills the screen, entered at 708 px, is).
+    (".reveal .slides section:not(:has(section))"
+     " { height: auto !important; margin-top: 0 !important; overflow-y: auto !important; }"),
+    # A code cell's code fills the room the screen has left (instructor review 18d of 04: run without a GPU, the
+    # frame over the reference output left the code 13 lines and the lines the slide is about below its fold,
+    # 120 to 240 px of the screen unused under the slide). A slide (all but the title's, which scrolls) is a
+    # column held to the screen (above); its code cells' code, and only that, gives way (flex-shrink) to
+    # what else the slide shows, so outputs, plots and text show whole and the code scrolls inside its cell
+    # only where the screen is full. CODE_MAX_PX and the rest above are what estimated_px counts on: the code
+    # shows at least that much where the slide rules fit the slide (tests/test_browser.py measures it).
+    # `[style*="display: block"]`: the slides reveal.js shows (it sets `display` on each), not the hidden;
+    # `.reveal-skip`: a cell off the slides (RISE hides it, `display: none`), which stays hidden.
+    # The code gives way down to the caps above at most (or its own height, if less: calc-size), where the
+    # rules fit a slide to the screen; where they do not (a plot and its code, past the screen alone), the slide
+    # scrolls as before rather than fold the code to a line (06's [25]: 31 px without a GPU, measured). A browser
+    # without calc-size (Chromium has it from 129; Firefox, Safari not yet) keeps the caps: the whole rule is
+    # inside @supports.
+    ("@supports (min-height: calc-size(max-content, size)) {"
+     f" {LEAF}[style*=\"display: block\"] {{ display: flex !important; flex-direction: column; }}"
+     f" {LEAF} > * {{ flex-shrink: 0; }}"
+     f" {LEAF} > .jp-CodeCell:not(.reveal-skip) {{ flex-shrink: 1; min-height: 0; display: flex;"
+     " flex-direction: column; }"
+     f" {LEAF} > .jp-CodeCell > * {{ flex-shrink: 0; }}"
+     f" {LEAF} > .jp-CodeCell > .jp-Cell-inputWrapper {{ flex-shrink: 1; min-height: 0; }}"
+     + "".join(f" {LEAF} .jp-CodeCell{has} .jp-InputArea-editor {{ max-height: none; overflow-y: auto;"
+               f" min-height: calc-size(max-content, min(size, {cap}px)); }}"
+               for has, cap in (("", CODE_MAX_PX), (":has(.jp-OutputArea-output img)", PLOT_CODE_MAX_PX),
+                                (":has(.course-reference-output)", REFERENCE_CODE_MAX_PX),
+                                (":has(.course-reference-output img)", REFERENCE_PLOT_CODE_MAX_PX)))
+     + " }"),
     # room on the right for reveal.js's arrows and slide number, so that they cover no text
     ".reveal .slides section { padding-right: 136px !important; box-sizing: border-box; }",
 ])
@@ -436,12 +502,66 @@ def _sync_lecture(nb: nbformat.NotebookNode, path: Path) -> None:
         cell.metadata["course"] = {**cell.metadata.get("course", {}), "path": on}
 
 
+# The short version's table in a guide ("| section | teach |": what to teach of each part) gets a column of
+# minutes (instructor review 18 of 04: with minutes for whole sections only, the short version could not be paced
+# section by section): for each row, the short slides' cells of the parts it names ("opening", "6", "12 and 13",
+# "Takeaways") by tools/minutes.py's formula, before the cuts that the row names inside a part; "–" for a row
+# that names no part of the lecture (the exercises). sync writes the column; tests/test_hygiene.py checks it.
+TEACH_HEADER = ("| section | teach |", "| section | minutes | teach |")
+TEACH_NOTE = ("*Minutes:* by the formula, the short slides' cells in the parts that the row names, before the cuts"
+              " that it names inside them (`python -m tools.course sync` writes them).")
+TEACH_ROW = re.compile(r"^\| ([^|]+?) \| (?:(?:\d+|–) \| )?(.*)$")
+
+
+def row_parts(label: str) -> list[str]:
+    """The parts (tools/minutes.py's part_minutes keys) that a row of the short version's table names."""
+    if label.lower().startswith("opening"):
+        return ["(opening)"]
+    if label.lower().startswith("takeaways"):
+        return ["takeaways"]
+    return [str(int(n)) for n in re.findall(r"\d+", label)]
+
+
+def teach_table(guide_text: str, nb: nbformat.NotebookNode, left_out: list[str]) -> str:
+    """The guide's text with its short version's table given its column of minutes (see TEACH_HEADER)."""
+    from tools.minutes import part_minutes
+
+    lines = guide_text.split("\n")
+    starts = [n for n, line in enumerate(lines) if line in TEACH_HEADER]
+    if not starts:
+        return guide_text
+    minutes = part_minutes(nb, [p == "short" for p in cell_paths(nb, left_out)])
+    at = starts[0]
+    lines[at], lines[at + 1] = TEACH_HEADER[1], "|---|---:|---|"
+    end = len(lines)
+    for n in range(at + 2, len(lines)):
+        row = TEACH_ROW.match(lines[n])
+        if not row:
+            end = n
+            break
+        parts = [p for p in row_parts(row[1]) if p in minutes]
+        total = sum(minutes[p] for p in parts)
+        shown = "–" if not parts else str(max(1, round(total))) if total else "0"
+        lines[n] = f"| {row[1]} | {shown} | {row[2]}"
+    if lines[end:end + 2][-1:] and lines[end + 1].startswith(TEACH_NOTE.split(":")[0]):
+        lines[end + 1] = TEACH_NOTE
+    else:
+        lines[end:end] = ["", TEACH_NOTE]
+    return "\n".join(lines)
+
+
 def sync_guide(guide: Path) -> bool:
-    """Rewrite an instructors' guide's table of minutes from its lecture; True if it changed."""
+    """Rewrite an instructors' guide's table of minutes from its lecture, and the minutes of its short
+    version's table (teach_table); True if it changed."""
     from tools.minutes import MINUTES_BEGIN, MINUTES_END, sections_table
 
     lecture = read(LECTURES / guide.with_suffix(".ipynb").name)
-    return _rewrite_between(guide, MINUTES_BEGIN, MINUTES_END, sections_table(lecture))
+    changed = _rewrite_between(guide, MINUTES_BEGIN, MINUTES_END, sections_table(lecture))
+    text = guide.read_text()
+    new = teach_table(text, lecture, short_left_out(guide))
+    if new != text:
+        guide.write_text(new)
+    return changed or new != text
 
 
 def sync(path: Path) -> bool:

@@ -82,6 +82,33 @@ def _walk(nb: nbformat.NotebookNode) -> list[tuple[int, str, bool, float]]:
     return parts
 
 
+def part_minutes(nb: nbformat.NotebookNode, shown: list[bool]) -> dict[str, float]:
+    """Minutes of the cells where `shown` is True, by numbered part: "(opening)" before the first numbered
+    heading, "6" from a `## 6.` or `### 6.` heading (its subsections "6.1" included) on, "takeaways" from a
+    `## Takeaways`; a `## ` heading without a number (a Part's) starts a part that no number names. The rows
+    of a guide's short-version table (tools/course.py's teach_table)."""
+    minutes: dict[str, float] = {}
+    part = "(opening)"
+    for n, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            if shown[n]:
+                minutes[part] = minutes.get(part, 0.0) + code_minutes(cell.source)
+            continue
+        if cell.cell_type != "markdown" or "reference-note" in cell.metadata.get("tags", []):
+            continue
+        for line in TIME_PARAGRAPH.sub("", cell.source).splitlines():
+            heading = re.match(r"(#{2,3}) (\S.*)", line)
+            if heading:
+                number = re.match(r"(\d+)\.", heading[2])
+                if number:
+                    part = str(int(number[1]))
+                elif heading[1] == "##":
+                    part = "takeaways" if heading[2].lower().startswith("takeaways") else heading[2]
+            if shown[n]:
+                minutes[part] = minutes.get(part, 0.0) + len(re.findall(r"\w+", line)) / WORDS_PER_MINUTE
+    return minutes
+
+
 def optional_cells(nb: nbformat.NotebookNode) -> list[bool]:
     """For each cell, whether it lies in a part marked optional (a markdown cell by its first line; a
     cell with nothing to read, by where the cell before it ended)."""
