@@ -1081,6 +1081,8 @@ WRONG_SOFTMAXES = {
     "round 19's adversary: launched on x._base (x's storage offset ignored)": softmax_on_the_base_tensor,
     "round 19's adversary: returns x itself when x is empty": softmax_returns_x_when_empty,
 }
+
+
 def softmax_on_a_stream_of_its_own(x):
     """Right: the kernel on a stream of its own, which waits for the caller's and is waited for; record_stream tells
     the allocator of each tensor's other stream.  Adversary 17: 0.25 of copy on (8192, 2048), its host work each call
