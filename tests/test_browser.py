@@ -22,7 +22,8 @@ skipped GPU cell run without an error; the slides hide exactly the cells that th
 lecture's core slides (`slides core`) are measured at 1280x720, in one browser, without running a cell,
 every plot on them included (whole, on the screen), and then as a class without a GPU sees them run (each GPU
 cell's outputs in the reference frame): an output that shows whole on a GPU still does, and no slide grows past
-the screen.
+the screen; and in both views a code cell's code scrolls inside its cell only where the screen is full, and
+shows at least what the slide rules count on (code_problems).
 
 Without /usr/bin/chromium or the playwright package the tests skip, saying why; with CI set
 (CI=true), they fail instead.
@@ -54,7 +55,17 @@ import pytest
 from test_environment import OPEN, readme_blocks
 
 from conftest import ROOT, copy_course
-from tools.course import RISE, SLIDE_BOTTOM_PX, read, write
+from tools.course import (
+    CODE_LINE_PX,
+    CODE_MAX_PX,
+    PLOT_CODE_MAX_PX,
+    REFERENCE_CODE_MAX_PX,
+    REFERENCE_PLOT_CODE_MAX_PX,
+    RISE,
+    SLIDE_BOTTOM_PX,
+    read,
+    write,
+)
 
 pytestmark = pytest.mark.host  # the same on every machine: on a GPU, only with --host-tests
 
@@ -521,11 +532,13 @@ def first_slide_and_output(nb: nbformat.NotebookNode) -> tuple[str, str]:
 
 
 # The slides on show that are taller than the slideshow and cannot scroll (RISE's `scroll` option
-# gives such a slide a scroll bar): [[their height, the slideshow's, their overflow-y], ...]
+# gives such a slide a scroll bar; PROJECTOR_CSS holds every slide to the screen, `overflow-y: auto`, so that
+# only a slide that scrolls shows one): [[their height, the slideshow's, their overflow-y], ...]
 CUT_OFF_SLIDES_JS = """() => {
     const reveal = document.querySelector('.reveal').getBoundingClientRect().height;
     return [...document.querySelectorAll('.reveal .slides section.present')]
-        .filter(s => s.scrollHeight > 1.05 * reveal && getComputedStyle(s).overflowY !== 'scroll')
+        .filter(s => s.scrollHeight > 1.05 * reveal
+                     && (!['scroll', 'auto'].includes(getComputedStyle(s).overflowY) || s.clientHeight > reveal))
         .map(s => [s.scrollHeight, Math.round(reveal), getComputedStyle(s).overflowY]);
 }"""
 
@@ -631,9 +644,14 @@ ALL_SLIDES_JS = """() => {
         const outputs = [...s.querySelectorAll('.jp-CodeCell .jp-Cell-outputArea')]
             .filter(box => box.checkVisibility() && box.childElementCount)
             .map(box => box.scrollHeight - box.clientHeight);  // at most 1: its last line shows without a scroll
+        // each code cell's code: its full height, the height it shows, whether its cell shows a plot
+        const codes = cells.filter(c => c.classList.contains('jp-CodeCell')).map(c => {
+            const editor = c.querySelector('.jp-InputArea-editor');
+            return [editor.scrollHeight, editor.clientHeight, !!c.querySelector('.jp-OutputArea-output img')];
+        });
         const found = {title: (heading || cells[0] || s).innerText.trim().split('\\n')[0].slice(0, 60),
                        height: s.scrollHeight, screen, cells: cells.length, tallest: Math.max(0, ...heights), images,
-                       outputs,
+                       outputs, codes, title_slide: !!s.querySelector('h1'),
                        kind: !top ? '' : top.classList.contains('jp-CodeCell') ? 'code'
                              : top.querySelector('h1') ? 'title' : 'markdown'};
         chain.forEach((e, n) => { e.style.display = saved[n][0]; e.hidden = saved[n][1]; });
@@ -716,6 +734,31 @@ def no_gpu_problems(slides: list[dict], no_gpu: list[dict], framed: int, owners:
     return problems
 
 
+def code_problems(slides: list[dict], owners: list[str], no_gpu: bool) -> list[str]:
+    """A code cell's code fills the room that its slide leaves on the screen (PROJECTOR_CSS: the slide a
+    column, its code the part that gives way): instructor review 18d of 04 found, run without a GPU, the lines
+    its slides were about below the code's fold at 13 lines while 120 to 240 px of the screen stayed unused. So
+    code scrolls inside its cell only where the slide reaches the screen's bottom; and it shows at least what
+    tools/course.py's estimated_px counts on (its REFERENCE_* or CODE_MAX_PX caps, one line spare), so that a
+    slide the rules fit does not squeeze it. The title slide (its setup cell folded, the slide scrolls) aside."""
+    problems = []
+    for owner, slide in zip(owners, slides, strict=True):
+        if slide["title_slide"]:
+            continue
+        where = f"{'without' if no_gpu else 'with'} a GPU, notebooks/{owner}: {slide['title']!r}"
+        room = slide["screen"] - SLIDE_BOTTOM_PX - slide["height"]
+        for full, shown, plot in slide["codes"]:
+            cap = ((REFERENCE_PLOT_CODE_MAX_PX if plot else REFERENCE_CODE_MAX_PX) if no_gpu
+                   else (PLOT_CODE_MAX_PX if plot else CODE_MAX_PX))
+            if full > shown + 2 and room > CODE_LINE_PX:
+                problems.append(f"{where}: code shows {shown} of {full} px, and {room} px of the screen stay "
+                                "unused under the slide (PROJECTOR_CSS: the code fills the room)")
+            if shown < min(full, cap) - CODE_LINE_PX:
+                problems.append(f"{where}: code squeezed to {shown} px of {full}, under the {cap} px the slide "
+                                "rules count on (estimated_px)")
+    return problems
+
+
 def test_every_core_slide_fits_a_1280x720_screen(driver, tmp_path):
     """Issue 37's projector: every lecture's core path (`python -m tools.course slides core`, in a copy), as
     committed (no cell runs), presented at 1280x720 by one JupyterLab in one browser, and every slide measured:
@@ -762,15 +805,19 @@ def test_every_core_slide_fits_a_1280x720_screen(driver, tmp_path):
         finally:
             browser.close()
     if len(slides) == sum(counts.values()):
-        problems += no_gpu_problems(slides, no_gpu, framed, [name for name, n in counts.items() for _ in range(n)])
+        owners = [name for name, n in counts.items() for _ in range(n)]
+        problems += no_gpu_problems(slides, no_gpu, framed, owners)
+        problems += code_problems(slides, owners, no_gpu=False) + code_problems(no_gpu, owners, no_gpu=True)
     if len(slides) != sum(counts.values()):
         problems.append(f"{len(slides)} slides measured, the lectures' metadata makes {sum(counts.values())}")
     for name, count in counts.items():
         notebook, number, mine, slides = f"notebooks/{name}", name[:2], slides[:count], slides[count:]
         if mine and not mine[0]["title"].startswith(f"{number} · "):
             problems.append(f"{notebook}: its first slide is {mine[0]['title']!r}, not its title")
-        tall = [s for s in mine if s["height"] > s["screen"]]
-        alone = [s for s in tall if s["tallest"] > s["screen"]]  # a cell taller than the screen
+        # a slide reaches down to SLIDE_BOTTOM_PX above the screen's bottom, then scrolls (PROJECTOR_CSS): 04's
+        # takeaways, 720 px, passed a check against the screen's 720 and scrolled, its last line cut (review 18d)
+        tall = [s for s in mine if s["height"] > s["screen"] - SLIDE_BOTTOM_PX]
+        alone = [s for s in tall if s["tallest"] > s["screen"] - SLIDE_BOTTOM_PX]  # a cell taller than the room
         report.append(f"{notebook}: {len(mine)} core slides, {len(tall)} taller than {PROJECTOR}, "
                       f"{len(alone)} of them by a cell taller than the screen")
         report += [f"    {s['title']!r}: {s['height']} px ({s['cells']} cells, the tallest {s['tallest']} px, "

@@ -321,6 +321,7 @@ def slide_types(cells: list) -> list[str]:
 # the first cell active, and RISE (following the active cell) went back to the title slide.
 HIDE_IN_SLIDES = ".jp-Notebook-footer"  # JupyterLab's "Click to add a cell." button, over the first title
 SETUP_FOLDED_PX = 120  # the setup cell's input in the slideshow, folded: it scrolls inside itself
+LEAF = ".reveal .slides section:not(:has(section)):not(:has(h1))"  # a slide of cells, not the title's
 PROJECTOR_CSS = " ".join([
     f"{HIDE_IN_SLIDES} {{ display: none !important; }}",
     # a font legible from the back of a room: text 24 px, code and outputs 18 px (JupyterLab's 14 and 13)
@@ -361,8 +362,42 @@ PROJECTOR_CSS = " ".join([
     # entering a slide (its setScrollingSlide; the MutationObserver that would call it again watches `.output`,
     # classic Jupyter's class, which JupyterLab's outputs do not have). Down to SLIDE_BOTTOM_PX above the screen's
     # bottom (RISE's own 95vh left ~36 px unused; the arrows stand in the right margin, the progress bar lower)
-    (".reveal .slides section.present:not(:has(section))"
+    (".reveal .slides section:not(:has(section))"
      f" {{ max-height: calc(100vh - {SLIDE_BOTTOM_PX}px); overflow-y: auto; }}"),
+    # RISE's own scroll (its setScrollingSlide, on entering a slide taller than 95% of the screen) sets the slide
+    # 95vh high and 20 px down: 48 px of the screen unused, and a 720 px takeaways slide cut at 684 (instructor
+    # review 18d of 04). The rule above holds every slide instead, one threshold for a slide entered and one grown;
+    # and its scroll bar shows only where the slide scrolls (RISE's `scroll` showed one on a slide that fits,
+    # which a slide whose code fills the screen, entered at 708 px, is).
+    (".reveal .slides section:not(:has(section))"
+     " { height: auto !important; margin-top: 0 !important; overflow-y: auto !important; }"),
+    # A code cell's code fills the room the screen has left (instructor review 18d of 04: run without a GPU, the
+    # frame over the reference output left the code 13 lines and the lines the slide is about below its fold,
+    # 120 to 240 px of the screen unused under the slide). A slide (all but the title's, which scrolls) is a
+    # column held to the screen (above); its code cells' code, and only that, gives way (flex-shrink) to
+    # what else the slide shows, so outputs, plots and text show whole and the code scrolls inside its cell
+    # only where the screen is full. CODE_MAX_PX and the rest above are what estimated_px counts on: the code
+    # shows at least that much where the slide rules fit the slide (tests/test_browser.py measures it).
+    # `[style*="display: block"]`: the slides reveal.js shows (it sets `display` on each), not the hidden;
+    # `.reveal-skip`: a cell off the slides (RISE hides it, `display: none`), which stays hidden.
+    # The code gives way down to the caps above at most (or its own height, if less: calc-size), where the
+    # rules fit a slide to the screen; where they do not (a plot and its code, past the screen alone), the slide
+    # scrolls as before rather than fold the code to a line (06's [25]: 31 px without a GPU, measured). A browser
+    # without calc-size (Chromium has it from 129; Firefox, Safari not yet) keeps the caps: the whole rule is
+    # inside @supports.
+    ("@supports (min-height: calc-size(max-content, size)) {"
+     f" {LEAF}[style*=\"display: block\"] {{ display: flex !important; flex-direction: column; }}"
+     f" {LEAF} > * {{ flex-shrink: 0; }}"
+     f" {LEAF} > .jp-CodeCell:not(.reveal-skip) {{ flex-shrink: 1; min-height: 0; display: flex;"
+     " flex-direction: column; }"
+     f" {LEAF} > .jp-CodeCell > * {{ flex-shrink: 0; }}"
+     f" {LEAF} > .jp-CodeCell > .jp-Cell-inputWrapper {{ flex-shrink: 1; min-height: 0; }}"
+     + "".join(f" {LEAF} .jp-CodeCell{has} .jp-InputArea-editor {{ max-height: none; overflow-y: auto;"
+               f" min-height: calc-size(max-content, min(size, {cap}px)); }}"
+               for has, cap in (("", CODE_MAX_PX), (":has(.jp-OutputArea-output img)", PLOT_CODE_MAX_PX),
+                                (":has(.course-reference-output)", REFERENCE_CODE_MAX_PX),
+                                (":has(.course-reference-output img)", REFERENCE_PLOT_CODE_MAX_PX)))
+     + " }"),
     # room on the right for reveal.js's arrows and slide number, so that they cover no text
     ".reveal .slides section { padding-right: 136px !important; box-sizing: border-box; }",
 ])
