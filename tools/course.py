@@ -543,7 +543,7 @@ def teach_table(guide_text: str, nb: nbformat.NotebookNode, left_out: list[str])
         total = sum(minutes[p] for p in parts)
         shown = "–" if not parts else str(max(1, round(total))) if total else "0"
         lines[n] = f"| {row[1]} | {shown} | {row[2]}"
-    if lines[end:end + 2][-1:] and lines[end + 1].startswith(TEACH_NOTE.split(":")[0]):
+    if end + 1 < len(lines) and lines[end + 1].startswith(TEACH_NOTE.split(":")[0]):
         lines[end + 1] = TEACH_NOTE
     else:
         lines[end:end] = ["", TEACH_NOTE]

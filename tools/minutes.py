@@ -18,6 +18,7 @@ import ast
 import re
 import sys
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import nbformat
 
@@ -56,14 +57,23 @@ def code_minutes(source: str) -> float:
     return (0 if claims else 1) + len(lines) / CODE_LINES_PER_MINUTE
 
 
-def _walk(nb: nbformat.NotebookNode) -> list[tuple[int, str, bool, float]]:
-    """(the cell's number, the `## ` section it is in, optional?, minutes) of each line of markdown and
-    each code cell, in order; a heading anywhere in a markdown cell switches at that line."""
-    parts: list[tuple[int, str, bool, float]] = []
-    section, optional_level = "(opening)", None
+class _Piece(NamedTuple):
+    """A line of markdown or a code cell, as the formula counts it."""
+    cell: int  # the cell's number
+    section: str  # the `## ` section it is in
+    optional: bool
+    minutes: float
+    part: str  # its numbered part: "(opening)", "6" (from a `## 6.` or `### 6.` heading on), "takeaways", ...
+
+
+def _walk(nb: nbformat.NotebookNode) -> list[_Piece]:
+    """Each line of markdown and each code cell, in order; a heading anywhere in a markdown cell switches at
+    that line."""
+    parts: list[_Piece] = []
+    section, optional_level, part = "(opening)", None, "(opening)"
     for n, cell in enumerate(nb.cells):
         if cell.cell_type == "code":
-            parts.append((n, section, optional_level is not None, code_minutes(cell.source)))
+            parts.append(_Piece(n, section, optional_level is not None, code_minutes(cell.source), part))
             continue
         if cell.cell_type != "markdown" or "reference-note" in cell.metadata.get("tags", []):
             continue  # the note under the setup cell (tools/course.py's reference_note) is a label, not taught
@@ -77,35 +87,25 @@ def _walk(nb: nbformat.NotebookNode) -> list[tuple[int, str, bool, float]]:
                     optional_level = level
                 if level == 2:
                     section = line.removeprefix("## ").strip()
-            parts.append((n, section, optional_level is not None,
-                          len(re.findall(r"\w+", line)) / WORDS_PER_MINUTE))
+            if numbered := re.match(r"(#{2,3}) (\S.*)", line):
+                number = re.match(r"(\d+)\.", numbered[2])
+                if number:
+                    part = str(int(number[1]))
+                elif numbered[1] == "##":
+                    part = "takeaways" if numbered[2].lower().startswith("takeaways") else numbered[2]
+            parts.append(_Piece(n, section, optional_level is not None,
+                                len(re.findall(r"\w+", line)) / WORDS_PER_MINUTE, part))
     return parts
 
 
 def part_minutes(nb: nbformat.NotebookNode, shown: list[bool]) -> dict[str, float]:
-    """Minutes of the cells where `shown` is True, by numbered part: "(opening)" before the first numbered
-    heading, "6" from a `## 6.` or `### 6.` heading (its subsections "6.1" included) on, "takeaways" from a
-    `## Takeaways`; a `## ` heading without a number (a Part's) starts a part that no number names. The rows
-    of a guide's short-version table (tools/course.py's teach_table)."""
+    """Minutes of the cells where `shown` is True, by numbered part (_Piece.part; a `## ` heading without a
+    number, a Part's, starts a part that no number names). The rows of a guide's short-version table
+    (tools/course.py's teach_table)."""
     minutes: dict[str, float] = {}
-    part = "(opening)"
-    for n, cell in enumerate(nb.cells):
-        if cell.cell_type == "code":
-            if shown[n]:
-                minutes[part] = minutes.get(part, 0.0) + code_minutes(cell.source)
-            continue
-        if cell.cell_type != "markdown" or "reference-note" in cell.metadata.get("tags", []):
-            continue
-        for line in TIME_PARAGRAPH.sub("", cell.source).splitlines():
-            heading = re.match(r"(#{2,3}) (\S.*)", line)
-            if heading:
-                number = re.match(r"(\d+)\.", heading[2])
-                if number:
-                    part = str(int(number[1]))
-                elif heading[1] == "##":
-                    part = "takeaways" if heading[2].lower().startswith("takeaways") else heading[2]
-            if shown[n]:
-                minutes[part] = minutes.get(part, 0.0) + len(re.findall(r"\w+", line)) / WORDS_PER_MINUTE
+    for piece in _walk(nb):
+        if shown[piece.cell]:
+            minutes[piece.part] = minutes.get(piece.part, 0.0) + piece.minutes
     return minutes
 
 
@@ -114,9 +114,9 @@ def optional_cells(nb: nbformat.NotebookNode) -> list[bool]:
     cell with nothing to read, by where the cell before it ended)."""
     first: dict[int, bool] = {}
     last: dict[int, bool] = {}
-    for n, _, optional, _ in _walk(nb):
-        first.setdefault(n, optional)
-        last[n] = optional
+    for piece in _walk(nb):
+        first.setdefault(piece.cell, piece.optional)
+        last[piece.cell] = piece.optional
     flags: list[bool] = []
     state = False
     for n in range(len(nb.cells)):
@@ -176,7 +176,7 @@ def long_core_cells(nb: nbformat.NotebookNode, limit: int = 25) -> list[str]:
 def lecture_minutes(nb: nbformat.NotebookNode) -> Minutes:
     """Core and optional minutes."""
     parts = _walk(nb)
-    return Minutes(sum(m for _, _, o, m in parts if not o), sum(m for _, _, o, m in parts if o))
+    return Minutes(sum(p.minutes for p in parts if not p.optional), sum(p.minutes for p in parts if p.optional))
 
 
 def section_minutes(nb: nbformat.NotebookNode) -> list[tuple[str, float, bool]]:
@@ -185,7 +185,7 @@ def section_minutes(nb: nbformat.NotebookNode) -> list[tuple[str, float, bool]]:
     order: list[str] = []
     total: dict[str, float] = {}
     core: dict[str, float] = {}
-    for _, section, optional, minutes in _walk(nb):
+    for _, section, optional, minutes, _ in _walk(nb):
         if section not in total:
             order.append(section)
             total[section], core[section] = 0.0, 0.0

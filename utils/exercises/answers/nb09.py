@@ -914,6 +914,8 @@ WRONG_SOFTMAXES = {
     "NumPy's softmax on the host, copied in by a kernel": softmax_on_the_host_copied_by_a_kernel,
     "a triton_op whose body is PyTorch's softmax, copied by a kernel": softmax_by_pytorch_inside_a_triton_op,
 }
+
+
 def softmax_on_a_stream_of_its_own(x):
     """Right: the kernel on a stream of its own, which waits for the caller's and is waited for; record_stream tells
     the allocator of each tensor's other stream.  Adversary 17: 0.25 of copy on (8192, 2048), its host work each call
