@@ -19,4 +19,4 @@ a = cp.random.standard_normal((100, 100), dtype=cp.float32)  # on CuPy's current
 with side:
     total = a.sum()  # the same race in CuPy: nothing makes `side` wait
 side.synchronize()
-print("CuPy, racy:", float(total))
+print("CuPy, racy (other data):", float(total))

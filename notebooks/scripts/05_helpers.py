@@ -59,8 +59,8 @@ def start_processes(embedding_script: str) -> tuple[dict[str, Future], Future]:
     }
     if importlib.util.find_spec("nbclient") is not None:  # section 3.1: a notebook run by a Jupyter kernel
         # ipykernel forwards descriptor 2 only outside pytest (iostream.py): the notebook may run under it (nbval)
-        started["later cell"] = utils.start_process(utils.script("05_later_cell.py"),
-                                                    unset=[*ASYNC_ENV_VARS, "PYTEST_CURRENT_TEST"], timeout=150)
+        started["three-cell notebook"] = utils.start_process(
+            utils.script("05_three_cells.py"), unset=[*ASYNC_ENV_VARS, "PYTEST_CURRENT_TEST"], timeout=150)
     started["sticky"] = utils.start_process(utils.script("05_sticky.py"), timeout=120)  # section 3
     if importlib.util.find_spec("cupy") is not None and not utils.device.shared_through_mps():  # section 3.2
         for kind in ("illegal address", "misaligned address"):

@@ -1045,7 +1045,7 @@ register(Exercise(NOTEBOOK, "pipelined", check_pipelined, gpu=True, cpu_checks=0
 # that make CuPy run every kernel there.
 STREAMS = ("null", "a", "b", "c")
 Program = tuple[tuple[Any, ...], ...]
-EXAMPLE_PROGRAM: Program = (  # the lecture's section 2, as a program
+EXAMPLE_PROGRAM: Program = (  # an example mixing section 2's patterns
     ("kernel", "k1"),
     ("with", "a", (("kernel", "k2"), ("use", "b"), ("kernel", "k3"))),
     ("kernel", "k4"),
