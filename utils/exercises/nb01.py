@@ -36,8 +36,8 @@ import torch
 from ..device import GPUUnavailableError, has_cuda, require_cuda
 from ..formatting import format_bytes
 from . import Checker, Exercise, ExerciseFailed, cuda_on_cpu, exercise, reference, register
-from .nb03 import _keeping_settings, _restore, _settings
 from .properties import for_all, integral, real, shown, st
+from .settings import SETTINGS, keeping, put_back, read
 
 NOTEBOOK = "01_memory"
 
@@ -674,7 +674,7 @@ _IN_A_BLOCK = (RaisedInABlock, InterruptedInABlock)
 def _state() -> dict[str, object]:
     """PyTorch's global state that the code in a block runs under, which block_memory() must leave alone: the global
     settings (nb03's), inference mode and autocast."""
-    return {**_settings(), "torch.is_inference_mode_enabled()": torch.is_inference_mode_enabled(),
+    return {**read(), "torch.is_inference_mode_enabled()": torch.is_inference_mode_enabled(),
             **{f"torch.is_autocast_enabled({device!r})": torch.is_autocast_enabled(device)
                for device in ("cuda", "cpu")}}
 
@@ -688,7 +688,7 @@ def _put_back(before: dict[str, object], block: str, where: str, changed: list[t
     if names:
         changed.append((block, where, names[0], before[names[0]], now[names[0]]))
         if where == "after":
-            _restore(before, [name for name in names if name in _settings()])
+            put_back({name: was for name, was in before.items() if name in SETTINGS})
             for device in ("cuda", "cpu"):
                 torch.set_autocast_enabled(device, bool(before[f"torch.is_autocast_enabled({device!r})"]))
 
@@ -1079,7 +1079,7 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
         return _check_batches_on_cpu(run_batches_fixed)
     require_cuda("check_batches_without_growth()")
     with exercise("run_batches_fixed") as ex:
-        yours = _keeping_settings(ex, ex.answer(run_batches_fixed))
+        yours = keeping(ex, ex.answer(run_batches_fixed))
 
         def without_growth(case: Case) -> None:
             if len(case) == 3:
@@ -1169,7 +1169,7 @@ def _check_batches_on_cpu(run_batches_fixed: Callable[[list[int]], list[float]])
           ex.on_cpu("the sums of generated loops, in order, with the batches made on the CPU",
                     "the sums of the batches drawn on the GPU, how much the reserved memory grows, and how many new "
                     "segments (cudaMalloc calls) the loop needs")):
-        yours = _keeping_settings(ex, ex.answer(run_batches_fixed))
+        yours = keeping(ex, ex.answer(run_batches_fixed))
 
         def same_sums(case: Case) -> None:
             lengths, width, *later = case

@@ -32,6 +32,7 @@ import torch
 from ..formatting import format_time
 from . import Checker, Exercise, exercise, reference, register
 from .properties import diagnose, finite, for_all, hypothesis, integral, real, shown, st
+from .settings import BASIC, HINT, put_back, read
 
 R = TypeVar("R")
 
@@ -54,40 +55,8 @@ def _number(x: float) -> str:
 # --------------------------------------------------------------------------------------------
 # What an answer leaves as it was: the caller's inputs, and the process's global state
 # --------------------------------------------------------------------------------------------
-def _default_device() -> object:
-    """The default device that torch.set_default_device pushed, or None (get_default_device() reads "cpu" for a
-    device that this machine lacks)."""
-    context = getattr(getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None), "device_context", None)
-    return None if context is None else getattr(context, "device", context)
-
-
-def _settings() -> dict[str, Any]:
-    """The global settings that a function which reads timings has no reason to change for its caller."""
-    return {"torch.get_default_dtype()": torch.get_default_dtype(),
-            "torch.is_grad_enabled()": torch.is_grad_enabled(),
-            "torch.set_default_device(...)": _default_device(),
-            "torch.get_num_threads()": torch.get_num_threads(),
-            "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
-            "torch.are_deterministic_algorithms_enabled()": (torch.are_deterministic_algorithms_enabled(),
-                                                             torch.is_deterministic_algorithms_warn_only_enabled()),
-            "np.geterr()": np.geterr()}
-
-
-def _restore(settings: dict[str, Any]) -> None:
-    """Put back the `settings` that differ now."""
-    now = _settings()
-    if now["torch.get_default_dtype()"] != settings["torch.get_default_dtype()"]:
-        torch.set_default_dtype(settings["torch.get_default_dtype()"])
-    torch.set_grad_enabled(settings["torch.is_grad_enabled()"])
-    if now["torch.set_default_device(...)"] != settings["torch.set_default_device(...)"]:
-        torch.set_default_device(settings["torch.set_default_device(...)"])
-    if now["torch.get_num_threads()"] != settings["torch.get_num_threads()"]:
-        torch.set_num_threads(settings["torch.get_num_threads()"])
-    torch.set_float32_matmul_precision(settings["torch.get_float32_matmul_precision()"])
-    if now["torch.are_deterministic_algorithms_enabled()"] != settings["torch.are_deterministic_algorithms_enabled()"]:
-        enabled, warn_only = settings["torch.are_deterministic_algorithms_enabled()"]
-        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
-    np.seterr(**settings["np.geterr()"])
+# The settings watched (.settings): those of every check, the host's threads, and NumPy's error handling
+SETTINGS = (*BASIC, "torch.get_num_threads()", "np.geterr()")
 
 
 # The global random generators an answer may draw from (a bootstrap), and so advance, but not seed: seeded inside a
@@ -120,7 +89,7 @@ def _same_state(x: object, y: object) -> bool:
 
 def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Callable[..., R]:
     """The answer as the check calls it: a global setting it changes (the default dtype, grad mode, NumPy's error
-    handling, ...: `_settings`) is put back at once, and FAILs (round 19's adversary left torch's default dtype
+    handling, ...: `SETTINGS`) is put back at once, and FAILs (round 19's adversary left torch's default dtype
     float64, and passed); the global generators' states are put back when the check ends (`_generators_put_back`:
     reading them costs more than a call of most answers).  On its first `probes` calls outside
     Hypothesis's cases (which seed the global generators themselves: the chosen cases), the answer is asked twice,
@@ -130,15 +99,15 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
     left_to_probe = [probes]
 
     def call(*args: Any, **kwargs: Any) -> R:
-        before = _settings()
+        before = read(SETTINGS)
         twice = left_to_probe[0] > 0 and not hypothesis.currently_in_test_context()
         left_to_probe[0] -= twice
         if not twice:
             try:
                 result = yours(*args, **kwargs)
             finally:
-                after = _settings()
-                _restore(before)
+                after = read(SETTINGS)
+                put_back(before)
             left = again = {}
         else:
             states = _states()
@@ -154,15 +123,13 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
                 yours(*spare[0], **spare[1])
                 again = _states()
             finally:
-                after = _settings()
-                _restore(before)
+                after = read(SETTINGS)
+                put_back(before)
                 _put(states)
         changed = [name for name in before if before[name] != after[name]]
         if changed:
             ex.expect(False, f"{ex.name} left {changed[0]} {after[changed[0]]} after it returned (it was "
-                      f"{before[changed[0]]})",
-                      "a global setting changed inside your function changes it for the caller too, after the call: "
-                      "change none, or put it back before you return (a `with` block does)")
+                      f"{before[changed[0]]})", HINT)
         seeded = [name for name in left if _same_state(left[name], again[name])]
         if seeded:
             ex.expect(False, f"{ex.name} seeds the global random generator {seeded[0]}: called twice with the same "

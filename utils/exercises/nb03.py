@@ -72,6 +72,7 @@ from . import (
     what_returned,
 )
 from .properties import case_of, for_all, raised_on, real, shown, st
+from .settings import keeping
 from .streams import TORCH_CALLERS, Caller, torch_caller, torch_callers, widened
 
 NOTEBOOK = "03_streams_pytorch"
@@ -119,56 +120,6 @@ def _at_once(ex: Any, prop: Callable[[Any], None], case: Any, describe: Callable
         if not (is_stub(error) or isinstance(error, (LeftForGPU, GPUUnavailableError))):
             error.add_note(f"{ex.name}: your function raised this for {describe(case_of(error, case))}")
         raise
-
-
-def _settings() -> dict[str, object]:
-    """PyTorch's global settings that a stream function has no reason to change for its caller."""
-    return {"torch.is_grad_enabled()": torch.is_grad_enabled(),
-            "torch.get_default_dtype()": torch.get_default_dtype(),
-            "torch.get_default_device()": torch.get_default_device(),
-            "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
-            "torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled(),
-            "torch.is_deterministic_algorithms_warn_only_enabled()":
-                torch.is_deterministic_algorithms_warn_only_enabled()}
-
-
-def _restore(settings: dict[str, Any], changed: Sequence[str]) -> None:
-    """Put back the `changed` ones of `settings`."""
-    if "torch.is_grad_enabled()" in changed:
-        torch.set_grad_enabled(settings["torch.is_grad_enabled()"])
-    if "torch.get_default_dtype()" in changed:
-        torch.set_default_dtype(settings["torch.get_default_dtype()"])
-    if "torch.get_default_device()" in changed:
-        torch.set_default_device(settings["torch.get_default_device()"])
-    if "torch.get_float32_matmul_precision()" in changed:
-        torch.set_float32_matmul_precision(settings["torch.get_float32_matmul_precision()"])
-    if {"torch.are_deterministic_algorithms_enabled()", "torch.is_deterministic_algorithms_warn_only_enabled()"} & {
-            *changed}:
-        torch.use_deterministic_algorithms(settings["torch.are_deterministic_algorithms_enabled()"],
-                                           warn_only=settings["torch.is_deterministic_algorithms_warn_only_enabled()"])
-
-
-def _keeping_settings(ex: Any, yours: Callable[..., R]) -> Callable[..., R]:
-    """The answer as the check calls it: a global setting it changes (grad mode, the default dtype, ...: `_settings`)
-    is put back at once, whatever the answer did, and FAILs (round 19's adversary left grad mode off, and passed:
-    the caller's training after it would build no graph)."""
-
-    def call(*args: Any, **kwargs: Any) -> R:
-        before = _settings()
-        try:
-            result = yours(*args, **kwargs)
-        finally:
-            after = _settings()
-            changed = [name for name in before if before[name] != after[name]]
-            _restore(before, changed)
-        if changed:
-            ex.expect(False, f"{ex.name} left {changed[0]} {after[changed[0]]} after it returned (it was "
-                             f"{before[changed[0]]})",
-                      "a global setting changed inside your function changes it for the caller too, after the call: "
-                      "change none, or put it back before you return (a `with` block does)")
-        return result
-
-    return call
 
 
 def _brief(x: object) -> str:
@@ -471,7 +422,7 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
         return _check_fan_out_on_cpu(fan_out)
     with exercise("fan_out") as ex:
         require_cuda("check_fan_out")
-        yours = _keeping_settings(ex, ex.answer(fan_out))
+        yours = keeping(ex, ex.answer(fan_out))
         warm = torch.ones(FAN_N, device="cuda")
         [(warm * (i + 2)).clone() for i in range(FAN)]  # load the kernels, so that the host's time is fair
         gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
@@ -517,7 +468,7 @@ def _check_fan_out_on_cpu(fan_out: Callable) -> None:
                     "outputs freed while the caller's stream still reads them), that each fns[i] runs on "
                     "streams[i], and that the host never waits"),
           cuda_on_cpu(like_a_gpu=True)):
-        holds = _fan_values(ex, _keeping_settings(ex, ex.answer(fan_out)))
+        holds = _fan_values(ex, keeping(ex, ex.answer(fan_out)))
         _at_once(ex, holds, (None, FAN, 5, 3.0), _fan_call)
         for_all(ex, fans(st.none()), holds, examples=CPU_EXAMPLES, chosen=[(None, 1, 0, 1.0), (None, 4, 7, -2.0)],
                 budget_s=0, describe=_fan_call)
@@ -1489,7 +1440,7 @@ def check_prefetch_loop(
         return _check_prefetch_loop_on_cpu(prefetch_loop)
     with exercise("prefetch_loop") as ex:
         require_cuda("check_prefetch_loop")
-        yours = _keeping_settings(ex, ex.answer(prefetch_loop))
+        yours = keeping(ex, ex.answer(prefetch_loop))
         gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
         holds = _loop_values(ex, yours)
         _at_once(ex, holds, ("default", BATCHES, (3, 5), torch.float32), _loop_call)
@@ -1588,7 +1539,7 @@ def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
                     "call from another stream, memory in use by the caller or freed too early), and the speed against "
                     "copying then computing one batch at a time"),
           cuda_on_cpu(like_a_gpu=True) as gpu):
-        yours = _keeping_settings(ex, ex.answer(prefetch_loop))
+        yours = keeping(ex, ex.answer(prefetch_loop))
         holds = _loop_values(ex, yours)
         _at_once(ex, holds, (None, BATCHES, (3, 5), torch.float32), _loop_call)
         chosen = [(None, 1, (1,), torch.uint8), (None, 9, (2, 3, 4), torch.float16), (None, 2, (5,), torch.int32)]

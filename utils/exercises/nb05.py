@@ -67,6 +67,7 @@ from . import (
     what_returned,
 )
 from .properties import for_all, integral, shown, st
+from .settings import BASIC, keeping
 
 NOTEBOOK = "05_debugging"
 STORAGE_FILE = torch.storage.__file__  # TypedStorage's reads of one element (HostWaits)
@@ -76,59 +77,18 @@ ROOT = Path(__file__).resolve().parents[2]  # the course's root: a fresh process
 # ------------------------------------------------------------------------------------------
 # The caller's state: what an answer changes for its caller, and leaves so (round 19's adversary)
 # ------------------------------------------------------------------------------------------
-def _settings() -> dict[str, object]:
-    """PyTorch's global settings that none of these functions has a reason to change for its caller."""
-    return {"torch.is_grad_enabled()": torch.is_grad_enabled(),
-            "torch.get_default_dtype()": torch.get_default_dtype(),
-            "torch.get_default_device()": torch.get_default_device(),
-            "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
-            "torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled(),
-            "torch.is_deterministic_algorithms_warn_only_enabled()":
-                torch.is_deterministic_algorithms_warn_only_enabled(),
-            "torch.is_anomaly_enabled()": torch.is_anomaly_enabled()}
-
-
-def _restore(settings: dict[str, Any], changed: Sequence[str]) -> None:
-    """Put back the `changed` ones of `settings`."""
-    if "torch.is_grad_enabled()" in changed:
-        torch.set_grad_enabled(settings["torch.is_grad_enabled()"])
-    if "torch.get_default_dtype()" in changed:
-        torch.set_default_dtype(settings["torch.get_default_dtype()"])
-    if "torch.get_default_device()" in changed:
-        torch.set_default_device(settings["torch.get_default_device()"])
-    if "torch.get_float32_matmul_precision()" in changed:
-        torch.set_float32_matmul_precision(settings["torch.get_float32_matmul_precision()"])
-    if {"torch.are_deterministic_algorithms_enabled()", "torch.is_deterministic_algorithms_warn_only_enabled()"} & {
-            *changed}:
-        torch.use_deterministic_algorithms(settings["torch.are_deterministic_algorithms_enabled()"],
-                                           warn_only=settings["torch.is_deterministic_algorithms_warn_only_enabled()"])
-    if "torch.is_anomaly_enabled()" in changed:
-        torch.set_anomaly_enabled(settings["torch.is_anomaly_enabled()"])
-
-
+# The settings watched (.settings): those of every check, and anomaly detection, which section 8 turns on
+SETTINGS = (*BASIC, "torch.is_anomaly_enabled()")
 SETTINGS_HINT = ("a global setting changed inside your function changes it for the caller too, after the call "
                  "(autograd off: the caller's next backward() raises): change none, or put it back before you return "
                  "(a `with` block does)")
 
 
 def _keeping_settings(ex: Checker, yours: Callable[..., Any]) -> Callable[..., Any]:
-    """The answer as the check calls it: a global setting it changes (grad mode, the default dtype, ...) is put back
-    at once, whatever the answer did, and FAILs: left so, the check's own reference ran under it, crashed, and the
-    answer was blamed; and the notebook's kernel kept it."""
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        before = _settings()
-        try:
-            return yours(*args, **kwargs)
-        finally:  # whether it returned or raised (its own error is then not the point)
-            after = _settings()
-            changed = [name for name in before if before[name] != after[name]]
-            _restore(before, changed)
-            if changed:
-                ex.expect(False, f"{ex.name} left {changed[0]} {after[changed[0]]} after it returned (it was "
-                                 f"{before[changed[0]]})", SETTINGS_HINT)
-
-    return call
+    """The answer as the check calls it: a global setting it changes is put back at once, whatever the answer did,
+    and FAILs: left so, the check's own reference ran under it, crashed, and the answer was blamed; and the
+    notebook's kernel kept it."""
+    return keeping(ex, yours, SETTINGS, SETTINGS_HINT)
 
 
 class _ThisThreadsChanges:

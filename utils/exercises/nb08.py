@@ -73,6 +73,7 @@ from ..formatting import format_time
 from ..timing import gpu_cycles_per_second, gpu_sleep
 from . import Checker, Exercise, Findings, LeftForGPU, exercise, reference, register, what_returned
 from .properties import for_all, st
+from .settings import default_device
 from .streams import widened
 
 NOTEBOOK = "08_profiling"
@@ -646,13 +647,6 @@ def _switches_restore(saved: Switches) -> None:
             _set_precision(path, value)
 
 
-def _default_device() -> object:
-    """The device that torch.set_default_device set, or None: on a CPU, torch.get_default_device() reads "cpu"
-    either way, while a mode set so stays pushed for everything after."""
-    context = getattr(getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None), "device_context", None)
-    return None if context is None else getattr(context, "device", context)
-
-
 def _flushes_denormals() -> bool:
     """Whether torch.set_flush_denormal(True) holds (no getter: a subnormal times 1 reads 0 then)."""
     return bool((torch.tensor([1e-40]) * 1.0)[0] == 0)
@@ -669,17 +663,17 @@ def _checksum(states: Sequence[torch.Tensor]) -> str:
 
 def _state_saved(device: str) -> tuple[object, ...]:
     """What _state_restore puts back: anomaly detection, the default device, denormals, the generators."""
-    return ((torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()), _default_device(),
+    return ((torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()), default_device(),
             _flushes_denormals(), _rng_states(device))
 
 
 def _state_restore(saved: tuple[object, ...], device: str) -> None:
     """Put back what _state_saved read (an answer that changed it FAILed: the tests after it must not inherit it)."""
-    anomaly, default_device, flushes, rng = saved
+    anomaly, device_set, flushes, rng = saved
     assert isinstance(anomaly, tuple) and isinstance(rng, tuple)
     torch.autograd.set_detect_anomaly(*anomaly)
-    if _default_device() != default_device:
-        torch.set_default_device(default_device)  # type: ignore[arg-type]
+    if default_device() != device_set:
+        torch.set_default_device(device_set)  # type: ignore[arg-type]
     torch.set_flush_denormal(bool(flushes))
     torch.set_rng_state(rng[0])
     if device == "cuda":
@@ -693,7 +687,7 @@ def _settings(device: str) -> dict[str, object]:
     detection, the default device, the generators' state, denormals and the host's threads (round 19's)."""
     return {"torch.is_anomaly_enabled()": torch.is_anomaly_enabled(),
             "torch.is_anomaly_check_nan_enabled()": torch.is_anomaly_check_nan_enabled(),
-            "torch.set_default_device(...)": _default_device(),
+            "torch.set_default_device(...)": default_device(),
             "torch.get_rng_state()": _checksum(_rng_states(device)),
             "torch.set_flush_denormal(...)": _flushes_denormals(),
             "torch.get_num_threads()": torch.get_num_threads(),

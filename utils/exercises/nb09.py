@@ -71,8 +71,8 @@ from torch.utils._pytree import tree_leaves
 from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import benchmark, cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep
 from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, reference, register, what_returned
-from .nb03 import _restore, _settings
 from .properties import for_all, shown, st, time_limit
+from .settings import put_back, read
 from .streams import CUPY_CALLERS, TORCH_CALLERS, cupy_caller, cupy_callers, torch_caller, widened
 
 NOTEBOOK = "09_kernels"
@@ -1047,13 +1047,12 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             _counting_launches), within CALL_LIMIT_S.  PyTorch's global settings (default dtype, grad mode...) are
             put back as they were, and a call that changed them FAILs (round 19's adversary: a default dtype of float64
             left set made the check's own inputs float64, and every test after it)."""
-            settings = _settings()
+            settings = read()
             try:
                 y, launches, watch = watched_call(x, call, poisoned)
             finally:
-                now = _settings()
-                changed = [name for name, was in settings.items() if now[name] != was]
-                _restore(settings, changed)
+                now = read()
+                changed = put_back(settings)
             ex.expect(not changed, f"{call} left PyTorch's global settings changed: " + ", ".join(
                 f"{name} {settings[name]} -> {now[name]}" for name in changed),
                 "a function leaves the caller's settings as it found them: set what your own tensors need on them "
