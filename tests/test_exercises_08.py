@@ -217,13 +217,13 @@ def test_the_check_puts_back_what_a_wrong_answer_left_changed():
     """Anomaly detection, the default device, denormals and the generator: a wrong answer FAILs, and the tests after
     it find them as they were."""
     wrong = answers08.WRONG["check_fast_loss"]
-    state = (torch.is_anomaly_enabled(), nb08._default_device(), nb08._flushes_denormals(), torch.get_rng_state())
+    state = (torch.is_anomaly_enabled(), nb08.default_device(), nb08._flushes_denormals(), torch.get_rng_state())
     for what in ("turns anomaly detection on and leaves it", "torch.set_flush_denormal(True) left set",
                  "torch.set_default_device(x.device) left set, device= named too",
                  "torch.manual_seed(0) inside the loss"):
         with pytest.raises(ExerciseFailed):
             nb08.check_fast_loss(wrong[what])
-        assert (torch.is_anomaly_enabled(), nb08._default_device(), nb08._flushes_denormals()) == state[:3], what
+        assert (torch.is_anomaly_enabled(), nb08.default_device(), nb08._flushes_denormals()) == state[:3], what
         assert torch.equal(torch.get_rng_state(), state[3]), what
 
 
