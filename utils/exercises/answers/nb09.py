@@ -1009,12 +1009,33 @@ def softmax_output_through_a_tensor_descriptor(x):
 
 
 def softmax_launched_from_a_worker_thread(x):
-    """Right: the plain launch from a worker thread, joined before returning (round 19's adversary: what the launch
-    wrote there was not taken as made from x)."""
+    """Wrong: the plain launch from a worker thread, joined before returning (round 19's adversary listed it as right).
+    PyTorch's current stream is the thread's own: the worker launches on the default stream, not on the caller's,
+    and reads x before a caller's side stream has written it (on the H200, 2026-11-29: NaN where 1 is right)."""
     import threading
 
     y = torch.empty(x.shape, dtype=torch.float32, device=x.device)
     worker = threading.Thread(target=lambda: _softmax(x, out=y))
+    worker.start()
+    worker.join()
+    return y
+
+
+def softmax_launched_from_a_worker_thread_on_the_callers_stream(x):
+    """Right: the same worker thread, which makes the caller's current stream its own before it launches."""
+    import threading
+
+    y = torch.empty(x.shape, dtype=torch.float32, device=x.device)
+    stream = torch.cuda.current_stream(x.device) if x.is_cuda else None
+
+    def work():
+        if stream is None:
+            _softmax(x, out=y)
+        else:
+            with torch.cuda.stream(stream):
+                _softmax(x, out=y)
+
+    worker = threading.Thread(target=work)
     worker.start()
     worker.join()
     return y
@@ -1080,6 +1101,8 @@ WRONG_SOFTMAXES = {
     "leaves autograd off for the caller": softmax_leaves_grad_mode_off,
     "round 19's adversary: launched on x._base (x's storage offset ignored)": softmax_on_the_base_tensor,
     "round 19's adversary: returns x itself when x is empty": softmax_returns_x_when_empty,
+    "launched from a worker thread, joined: the worker's current stream is not the caller's":
+        softmax_launched_from_a_worker_thread,
 }
 
 
@@ -1117,7 +1140,8 @@ ALSO_RIGHT_SOFTMAXES = {
     # Round 19's adversary: a store through a TensorDescriptor was not poisoned; a launch from another thread did not
     # make its outputs "made from x"
     "round 19's adversary: the result stored through a TensorDescriptor": softmax_output_through_a_tensor_descriptor,
-    "round 19's adversary: launched from a worker thread, joined": softmax_launched_from_a_worker_thread,
+    "a worker thread that enters the caller's current stream, joined": (
+        softmax_launched_from_a_worker_thread_on_the_callers_stream),
     "divides by the sum + 1e-7 (below float32's rounding of the sum)": _biased(eps=1e-7),
 }
 
@@ -1287,6 +1311,7 @@ WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without
         # rows longer than the CPU's (CPU_MAX), streams, more rows than a grid's second axis holds
         "an online softmax whose running sum is not rescaled when the max grows",
         "a side stream that waits for the caller, not waited for",
+        "launched from a worker thread, joined: the worker's current stream is not the caller's",
         "the rows on the grid's second axis (at most 65535 there)"},
     "check_scale_into": set(),
 }
