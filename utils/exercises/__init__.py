@@ -86,6 +86,10 @@ _NO_CUDA = re.compile(r"not compiled with CUDA|requires CUDA|needs a CUDA GPU|ha
                       r"|no NVIDIA driver|No CUDA GPUs are available|Expected a cuda device, but got: cpu"
                       r"|Cannot access accelerator device when none is available"
                       r"|without ATen_cuda library"  # torch.Generator(device="cuda") in a CPU build
+                      # torch.Event(device="cuda") and torch.Stream(device="cuda") (lecture 03's device-generic API),
+                      # and torch.cuda.nvtx's ranges, in PyTorch 2.13's CPU build (round 20's adversary: right answers
+                      # that used them were told that they raised)
+                      r"|not linked with support for cuda devices|NVTX functions not installed"
                       r"|No module named 'cupy'")  # CuPy, which a CPU machine need not have
 
 

@@ -73,7 +73,17 @@ from ..formatting import format_time
 from ..timing import gpu_cycles_per_second, gpu_sleep
 from . import Checker, Exercise, Findings, LeftForGPU, exercise, reference, register, what_returned
 from .properties import for_all, st
-from .settings import default_device
+from .settings import (
+    FP32_PRECISIONS,
+    MATMUL,
+    TF32_OFF,
+    TF32_SETTING,
+    default_device,
+    precision,
+    set_precision,
+    tf32_restore,
+    tf32_saved,
+)
 from .streams import widened
 
 NOTEBOOK = "08_profiling"
@@ -570,31 +580,10 @@ def _wider(model: torch.nn.Sequential, x: torch.Tensor) -> tuple[torch.nn.Sequen
     return torch.nn.Sequential(wide, *rest), F.pad(x, (0, MORE_FEATURES))
 
 
-_MATMUL = torch.backends.cuda.matmul
-# The float32 matmul setting, read through the API that reads without raising: PyTorch 2.9 and later raise on
-# reading the legacy allow_tf32 once fp32_precision has been set ("mix of the legacy and new APIs"), and lecture
-# 06 sets it.
-TF32_SETTING = "fp32_precision" if hasattr(_MATMUL, "fp32_precision") else "allow_tf32"
-TF32_OFF = "ieee" if TF32_SETTING == "fp32_precision" else False
-
-
-def _tf32_saved() -> tuple[object, object]:
-    """The caller's float32 matmul setting: the new API's value, and the legacy flag's where it reads."""
-    try:
-        legacy = _MATMUL.allow_tf32
-    except RuntimeError:  # set through the new API: the legacy flag no longer reads
-        legacy = None
-    return getattr(_MATMUL, TF32_SETTING), legacy
-
-
-def _tf32_restore(saved: tuple[object, object]) -> None:
-    """Put back what _tf32_saved read, the legacy flag last (an answer may have set either API meanwhile).  Measured
-    on PyTorch 2.13's CPU build, from each starting state (untouched, set with either API) and after an answer that
-    set either API: TF32 as it was, and each API reads after as it read before (untouched, the new API then reads
-    "ieee" where it read "none": TF32 off either way)."""
-    setattr(_MATMUL, TF32_SETTING, saved[0])
-    if saved[1] is not None and TF32_SETTING != "allow_tf32":
-        _MATMUL.allow_tf32 = saved[1]
+_MATMUL = MATMUL
+# The float32 matmul setting (TF32_SETTING, read through the API that reads without raising) and the other float32
+# precision switches (FP32_PRECISIONS): settings.py, which every check's `keeping` reads them with too.
+_tf32_saved, _tf32_restore, _precision, _set_precision = tf32_saved, tf32_restore, precision, set_precision
 
 
 # Lecture 06's other global switches, read and written as plain booleans (PyTorch 2.13 keeps a split-K flag beside
@@ -602,27 +591,6 @@ def _tf32_restore(saved: tuple[object, object]) -> None:
 # this PyTorch has it (round 19's adversary left it on, and passed)
 REDUCED_PRECISION = ("allow_bf16_reduced_precision_reduction", "allow_fp16_reduced_precision_reduction",
                      *(("allow_fp16_accumulation",) if hasattr(_MATMUL, "allow_fp16_accumulation") else ()))
-
-
-# The other float32 precision switches of PyTorch 2.9 and later, where this PyTorch has them: the generic one first
-# (setting it sets those of each backend that were left to it), then cuDNN's and oneDNN's (round 18: an answer that
-# set one of them and left it passed).
-FP32_PRECISIONS = tuple(path for path in ("fp32_precision", "cudnn.fp32_precision", "cudnn.conv.fp32_precision",
-                                          "cudnn.rnn.fp32_precision", "mkldnn.fp32_precision",
-                                          "mkldnn.matmul.fp32_precision", "mkldnn.conv.fp32_precision",
-                                          "mkldnn.rnn.fp32_precision")
-                        if hasattr(functools.reduce(getattr, path.split(".")[:-1], torch.backends),
-                                   path.rsplit(".", 1)[-1]))
-
-
-def _precision(path: str) -> object:
-    owner = functools.reduce(getattr, path.split(".")[:-1], torch.backends)
-    return getattr(owner, path.rsplit(".", 1)[-1])
-
-
-def _set_precision(path: str, value: object) -> None:
-    owner = functools.reduce(getattr, path.split(".")[:-1], torch.backends)
-    setattr(owner, path.rsplit(".", 1)[-1], value)
 
 
 Switches = tuple[tuple[bool, ...], tuple[bool, bool], tuple[object, ...]]

@@ -9,6 +9,8 @@ larger set (`nb08._settings`: the two TF32 APIs, autocast, the generators), buil
 """
 from __future__ import annotations
 
+import functools
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -33,22 +35,181 @@ def _set_deterministic(value: tuple[bool, bool]) -> None:
     torch.use_deterministic_algorithms(value[0], warn_only=value[1])
 
 
+# ------------------------------------------------------------------------------------------
+# Float32 precision (TF32): two APIs that PyTorch 2.9 and later keep side by side
+# ------------------------------------------------------------------------------------------
+MATMUL = torch.backends.cuda.matmul
+# The float32 matmul setting, read through the API that reads without raising: PyTorch 2.9 and later raise on
+# reading the legacy allow_tf32 once fp32_precision has been set ("mix of the legacy and new APIs"), and lecture
+# 06 sets it.
+TF32_SETTING = "fp32_precision" if hasattr(MATMUL, "fp32_precision") else "allow_tf32"
+TF32_OFF = "ieee" if TF32_SETTING == "fp32_precision" else False
+
+
+def tf32_saved() -> tuple[object, object]:
+    """The caller's float32 matmul setting: the new API's value, and the legacy flag's where it reads."""
+    try:
+        legacy = MATMUL.allow_tf32
+    except RuntimeError:  # set through the new API: the legacy flag no longer reads
+        legacy = None
+    return getattr(MATMUL, TF32_SETTING), legacy
+
+
+def tf32_restore(saved: tuple[object, object]) -> None:
+    """Put back what tf32_saved read, the legacy flag last (an answer may have set either API meanwhile).  Measured
+    on PyTorch 2.13's CPU build, from each starting state (untouched, set with either API) and after an answer that
+    set either API: TF32 as it was, and each API reads after as it read before (untouched, the new API then reads
+    "ieee" where it read "none": TF32 off either way)."""
+    setattr(MATMUL, TF32_SETTING, saved[0])
+    if saved[1] is not None and TF32_SETTING != "allow_tf32":
+        MATMUL.allow_tf32 = saved[1]
+
+
+def _owner(path: str) -> object:
+    return functools.reduce(getattr, path.split(".")[:-1], torch.backends)
+
+
+# The other float32 precision switches of PyTorch 2.9 and later, where this PyTorch has them: the generic one first
+# (setting it sets those of each backend that were left to it), then cuDNN's and oneDNN's (round 18: an answer that
+# set one of them and left it passed).
+FP32_PRECISIONS = tuple(path for path in ("fp32_precision", "cudnn.fp32_precision", "cudnn.conv.fp32_precision",
+                                          "cudnn.rnn.fp32_precision", "mkldnn.fp32_precision",
+                                          "mkldnn.matmul.fp32_precision", "mkldnn.conv.fp32_precision",
+                                          "mkldnn.rnn.fp32_precision")
+                        if hasattr(_owner(path), path.rsplit(".", 1)[-1]))
+
+
+def precision(path: str) -> object:
+    """torch.backends.<path>: precision("cudnn.conv.fp32_precision")."""
+    return getattr(_owner(path), path.rsplit(".", 1)[-1])
+
+
+def set_precision(path: str, value: object) -> None:
+    setattr(_owner(path), path.rsplit(".", 1)[-1], value)
+
+
+# Every float32 precision switch as `keeping` watches it.  Where PyTorch has the new API (2.9 and later): its switches
+# (the generic one first, then cuBLAS's, cuDNN's and oneDNN's), which read whatever was set; and the legacy getters,
+# which raise once the two APIs disagree ("mix of the legacy and new APIs", round 20's adversary: set
+# torch.backends.cuda.matmul.fp32_precision = "tf32" in an answer, and every later read() raised): read as MIXED then.
+# Both kinds are put back, the legacy ones first (`_precisions_put_back`).  Measured on PyTorch 2.13's CPU build: the
+# legacy setters also set the new switches (set_float32_matmul_precision("high") sets cuBLAS's and oneDNN's matmul
+# to "tf32"; cudnn.allow_tf32 = False sets cuDNN's conv and rnn to "none"), the new ones leave the legacy value as
+# it was, so that a state with the new switches put back but not the legacy value reads MIXED (and raises in
+# allowTF32CuBLAS on a GPU's matmul).
+MIXED = "unreadable (the legacy and the new fp32_precision API were mixed)"
+NEW_PRECISIONS = tuple(f"torch.backends.{path}" for path in (
+    *FP32_PRECISIONS[:1], *(("cuda.matmul.fp32_precision",) if TF32_SETTING == "fp32_precision" else ()),
+    *FP32_PRECISIONS[1:]))
+
+
+def _legacy(read: Callable[[], Any]) -> Callable[[], Any]:
+    def reading() -> Any:
+        try:
+            return read()
+        except RuntimeError as error:
+            if "mix of the legacy and new" not in str(error):
+                raise
+            return MIXED
+    return reading
+
+
+def _set_cudnn_tf32(value: bool) -> None:
+    torch.backends.cudnn.allow_tf32 = value
+
+
+def _set_matmul_tf32(value: bool) -> None:
+    MATMUL.allow_tf32 = value
+
+
+# The legacy getters and setters: name: how to read it, how to put it back
+LEGACY_PRECISIONS: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
+    "torch.get_float32_matmul_precision()": (_legacy(torch.get_float32_matmul_precision),
+                                             torch.set_float32_matmul_precision),
+    "torch.backends.cuda.matmul.allow_tf32": (_legacy(lambda: MATMUL.allow_tf32), _set_matmul_tf32),
+    "torch.backends.cudnn.allow_tf32": (_legacy(lambda: torch.backends.cudnn.allow_tf32), _set_cudnn_tf32),
+}
+# Each backend's legacy getters, the setter of the one value behind them, and that value's settings, to try where
+# they read MIXED before (the default first)
+_LEGACY_VALUES = ((("torch.get_float32_matmul_precision()", "torch.backends.cuda.matmul.allow_tf32"),
+                   torch.set_float32_matmul_precision, ("highest", "high", "medium")),
+                  (("torch.backends.cudnn.allow_tf32",), _set_cudnn_tf32, (True, False)))
+PRECISIONS = (*NEW_PRECISIONS, *LEGACY_PRECISIONS)
+
+
+def _new_put_back(before: dict[str, Any]) -> None:
+    for name in NEW_PRECISIONS:  # the generic one first: it sets those left to it
+        if name in before and precision(name.removeprefix("torch.backends.")) != before[name]:
+            set_precision(name.removeprefix("torch.backends."), before[name])
+
+
+def _precisions_put_back(before: dict[str, Any]) -> None:
+    """Put back the PRECISIONS of `before`: the legacy values that read, then the new switches; then, for a backend
+    whose legacy getters still read otherwise than before (they read MIXED before: the value behind them is not
+    known), the first legacy value with which they read as before, the new switches put back after it."""
+    for name, (get, put) in LEGACY_PRECISIONS.items():
+        if name in before and before[name] != MIXED and get() != before[name]:
+            put(before[name])
+    _new_put_back(before)
+    for names, put, tries in _LEGACY_VALUES:
+        names = tuple(name for name in names if name in before)
+        if any(before[name] == MIXED for name in names) and any(
+                LEGACY_PRECISIONS[name][0]() != before[name] for name in names):
+            for value in tries:
+                put(value)
+                _new_put_back(before)
+                if all(LEGACY_PRECISIONS[name][0]() == before[name] for name in names):
+                    break
+
+
+# ------------------------------------------------------------------------------------------
+# The settings
+# ------------------------------------------------------------------------------------------
+class GeneratorState:
+    """The global generators' states (the host's; the GPU's too where CUDA is initialized), as a setting's value:
+    equal where the states are, shown by a checksum."""
+
+    def __init__(self) -> None:
+        self.states = (torch.get_rng_state(), *((torch.cuda.get_rng_state(),) if torch.cuda.is_initialized() else ()))
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, GeneratorState) and len(self.states) == len(other.states)
+                and all(torch.equal(a, b) for a, b in zip(self.states, other.states, strict=True)))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return f"state {zlib.crc32(b''.join(bytes(s.numpy()) for s in self.states)):08x}"
+
+    def put_back(self) -> None:
+        torch.set_rng_state(self.states[0])
+        if len(self.states) > 1:
+            torch.cuda.set_rng_state(self.states[1])
+
+
 # name (as a message shows it): how to read it, how to put it back
 SETTINGS: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     "torch.is_grad_enabled()": (torch.is_grad_enabled, torch.set_grad_enabled),
     "torch.get_default_dtype()": (torch.get_default_dtype, torch.set_default_dtype),
     "torch.set_default_device(...)": (default_device, torch.set_default_device),
-    "torch.get_float32_matmul_precision()": (torch.get_float32_matmul_precision,
-                                             torch.set_float32_matmul_precision),
+    **{name: (functools.partial(precision, name.removeprefix("torch.backends.")),
+              functools.partial(set_precision, name.removeprefix("torch.backends."))) for name in NEW_PRECISIONS},
+    **LEGACY_PRECISIONS,
     "torch.use_deterministic_algorithms(...)": (_deterministic, _set_deterministic),
+    "torch.backends.cudnn.benchmark": (lambda: torch.backends.cudnn.benchmark,
+                                       lambda value: setattr(torch.backends.cudnn, "benchmark", value)),
+    "torch.backends.cudnn.deterministic": (lambda: torch.backends.cudnn.deterministic,
+                                           lambda value: setattr(torch.backends.cudnn, "deterministic", value)),
+    "torch.get_rng_state()": (GeneratorState, GeneratorState.put_back),
     "torch.is_anomaly_enabled()": (torch.is_anomaly_enabled, torch.set_anomaly_enabled),
     "torch.get_num_threads()": (torch.get_num_threads, torch.set_num_threads),
     "np.geterr()": (np.geterr, lambda errors: np.seterr(**errors)),
 }
 
-# What every check of a function watches; a check adds others where its answers are likely to touch them
-BASIC = ("torch.is_grad_enabled()", "torch.get_default_dtype()", "torch.set_default_device(...)",
-         "torch.get_float32_matmul_precision()", "torch.use_deterministic_algorithms(...)")
+# What every check of a function watches; a check adds others where its answers are likely to touch them.  The float32
+# precisions: the new API's first, so that a message names the switch an answer set.
+BASIC = ("torch.is_grad_enabled()", "torch.get_default_dtype()", "torch.set_default_device(...)", *PRECISIONS,
+         "torch.use_deterministic_algorithms(...)")
 
 HINT = ("a global setting changed inside your function changes it for the caller too, after the call: change none, "
         "or put it back before you return (a `with` block does)")
@@ -63,8 +224,11 @@ def put_back(before: dict[str, Any]) -> list[str]:
     """Put back those of `before` that differ now; return their names, in `before`'s order."""
     now = read(before)
     changed = [name for name in before if now[name] != before[name]]
+    if any(name in PRECISIONS for name in changed):
+        _precisions_put_back(before)
     for name in changed:
-        SETTINGS[name][1](before[name])
+        if name not in PRECISIONS:
+            SETTINGS[name][1](before[name])
     return changed
 
 
