@@ -293,3 +293,35 @@ def test_the_cpu_parts_imitation_says_it_is_a_gpu():
         assert not host_tensor.is_pinned() and host_tensor.pin_memory().is_pinned()
         assert gpu.placed == [16, 16, 16, 16]  # bytes: x, raw, y, and empty_like's
     assert torch.cuda.is_available is available
+
+
+# What an answer may do to the float32 precisions (round 20's adversary: the new API's switch, set inside fan_out, made
+# settings.read() raise, and every later check with it), from each state a caller may be in: read, and put back, as
+# it was, through both APIs (the legacy getters reading as before, raising where they raised).
+PRECISION_STATES = ['torch.set_float32_matmul_precision("high")', 'torch.backends.cuda.matmul.fp32_precision = "tf32"',
+                    'torch.backends.fp32_precision = "tf32"', 'torch.backends.cudnn.allow_tf32 = False',
+                    'torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cuda.matmul.fp32_precision = "none"']
+PRECISION_ANSWERS = [*PRECISION_STATES, 'torch.set_float32_matmul_precision("medium")',
+                     'torch.set_float32_matmul_precision("highest")', 'torch.backends.cudnn.conv.fp32_precision = "ieee"',
+                     'torch.backends.mkldnn.matmul.fp32_precision = "bf16"']
+
+
+@pytest.mark.parametrize("state", ["pass", *PRECISION_STATES])
+def test_the_float32_precisions_are_read_and_put_back_through_both_apis(state):
+    from utils.exercises import settings
+
+    def legacy() -> list[object]:
+        return [settings.LEGACY_PRECISIONS[name][0]() for name in settings.LEGACY_PRECISIONS]
+
+    fresh = settings.read()
+    try:
+        exec(state)  # noqa: S102 -- the caller's state, from the list above
+        before, readings = settings.read(), legacy()
+        for answer in PRECISION_ANSWERS:
+            exec(answer)  # noqa: S102 -- what an answer does, from the list above
+            changed = settings.put_back(before)
+            assert settings.read() == before and legacy() == readings, (state, answer, changed)
+    finally:
+        settings.put_back(fresh)
+    assert settings.read() == fresh and settings.LEGACY_PRECISIONS["torch.get_float32_matmul_precision()"][0]() != (
+        settings.MIXED)

@@ -72,7 +72,7 @@ from . import (
     what_returned,
 )
 from .properties import case_of, for_all, raised_on, real, shown, st
-from .settings import keeping
+from .settings import BASIC, keeping
 from .streams import TORCH_CALLERS, Caller, torch_caller, torch_callers, widened
 
 NOTEBOOK = "03_streams_pytorch"
@@ -136,6 +136,12 @@ def _said(caller: Caller | None) -> str:
     return "" if caller is None else f", {caller.says}"
 
 
+# What fan_out and prefetch_loop have no reason to change for their caller: settings.BASIC (its float32 precisions
+# read through both of PyTorch's APIs), and cuDNN's autotuning and determinism and the global generators (round 20's
+# adversary left cudnn.benchmark on, or called torch.manual_seed(0) at every call, and passed).
+WATCHED = (*BASIC, "torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch.get_rng_state()")
+
+
 # ------------------------------------------------------------------------------------------
 # Exercise 1 (transfer): fan out independent work to several streams, and join it
 # ------------------------------------------------------------------------------------------
@@ -146,12 +152,25 @@ FAN = 3  # the streams of the fan in the races
 FAN_N = 4 * 2**20  # elements of x and of each output in the races: 16 MiB of float32, as in race 2 of the lecture
 _values = itertools.count(1)  # each run fills x with a value of its own: stale memory never holds the right output
 
-Fan = tuple[str | None, int, int, float]  # (the caller, how many streams, x's elements, x's value)
+Fan = tuple[str | None, int, int, float, str]  # (the caller, how many streams, x's elements, x's value, x's dtype)
+# x's dtypes in the fans of the values: float32, float64 and int64 (round 20's adversary gave each fn x.float(), and
+# passed: x was always float32).  A float x requires grad, as a model's activations do (the same adversary ran the
+# fns under torch.no_grad, and passed: no output lost what the check looked at).  No float16: a GPU and a CPU may
+# round x * 0.1 in float16 differently.
+X_DTYPES = ("float32", "float64", "int64")
 
 
 def fans(callers: st.SearchStrategy[str | None]) -> st.SearchStrategy[Fan]:
-    """Fans of 1 to 4 streams, over an x of 0 to 9 elements (the value does not matter, so small ones)."""
-    return st.tuples(callers, st.integers(1, 4), st.integers(0, 9), st.integers(-3, 9).map(float))
+    """Fans of 1 to 4 streams, over an x of 0 to 9 elements (the value does not matter, so small ones, whole, so
+    that every head is exact in any order), of each of X_DTYPES."""
+    return st.tuples(callers, st.integers(1, 4), st.integers(0, 9), st.integers(-3, 9).map(float),
+                     st.sampled_from(X_DTYPES))
+
+
+def _fan_x(fan: Fan, device: str | None = None) -> torch.Tensor:
+    """The fan's x: torch.full((n,), value) of its dtype, requiring grad where it is a float."""
+    _, _, n, value, dtype = fan
+    return torch.full((n,), value, dtype=getattr(torch, dtype), device=device, requires_grad=dtype != "int64")
 
 
 # What fns[i] computes in the fans of the values, as a model's heads and a batch's metrics do (round 19's adversary:
@@ -162,6 +181,9 @@ HEADS: list[tuple[str, Callable[[torch.Tensor, int], torch.Tensor]]] = [
     ("x.sum() * {k}", lambda x, k: x.sum() * k),
     ("(x > 0).sum() + {k}", lambda x, k: (x > 0).sum() + k),
     ("torch.stack((x, x * 0.1)) * {k}", lambda x, k: torch.stack((x, x * 0.1)) * k),
+    # a matmul, as a head's Linear: autocast changes its dtype (round 20's adversary ran the fns under torch.autocast,
+    # and passed: autocast leaves the others float32)
+    ("x.float() @ x.float() * {k}", lambda x, k: x.float() @ x.float() * k),
 ]  # (x * 0.1, not x / 3: a GPU divides by a scalar as a product by its reciprocal, which may round otherwise)
 
 
@@ -174,9 +196,11 @@ def _heads(width: int, value: float) -> list[tuple[str, Callable[[torch.Tensor],
 
 
 def _fan_call(fan: Fan) -> str:
-    _, width, n, value = fan
+    _, width, n, value, dtype = fan
     fns = ", ".join(f"lambda x: {what}" for what, _ in _heads(width, value))
-    return f"fan_out(x = torch.full(({n},), {value:g}), fns = [{fns}], {width} streams)"
+    x = f"torch.full(({n},), {value:g}" + (f", dtype=torch.{dtype}" if dtype != "float32" else "") + (
+        ", requires_grad=True)" if dtype != "int64" else ")")
+    return f"fan_out(x = {x}, fns = [{fns}], {width} streams)"
 
 
 def _fan_fns(ran_on: list, count: int = FAN, busy_ms: float = 0.0,
@@ -236,12 +260,12 @@ def _fan_values(ex: Any, yours: Callable) -> Callable[[Fan], None]:
     caller on its own stream right after the call, and the caller's stream is current again."""
 
     def holds(fan: Fan) -> None:
-        kind, width, n, value = fan
+        kind, width, n, value, _ = fan
         ran_on: list = []
-        want = [fn(torch.full((n,), value)) for _, fn in _heads(width, value)]  # on the host
+        want = [fn(_fan_x(fan)) for _, fn in _heads(width, value)]  # on the host
         with _caller(kind) as caller:
             streams = [torch.cuda.Stream() for _ in range(width)]
-            x = torch.full((n,), value, device="cuda")
+            x = _fan_x(fan, "cuda")
             torch.cuda.synchronize()  # x is ready: here only the values count (the races are checked apart)
             outs = yours(x, _fan_fns(ran_on, width, value=value), streams)
             after = torch.cuda.current_stream()
@@ -258,6 +282,10 @@ def _fan_values(ex: Any, yours: Callable) -> Callable[[Fan], None]:
                                                           "`with torch.cuda.stream(s):` restores it at its end")
             problem = _streams_problem(ran_on, streams)
             ex.expect(problem is None, f"{call}: {problem}", "queue fns[i] while streams[i] is the current stream")
+        untracked = [i for i, (c, w) in enumerate(zip(copies, want)) if c.requires_grad != w.requires_grad]
+        ex.expect(not untracked, f"{call}: outputs {untracked} do not require grad, where fns[i](x) does",
+                  "output i is what fns[i] returns, its autograd history too: fns[i] run under torch.no_grad() or "
+                  "torch.inference_mode() (or its output detached or copied) gives the caller nothing to backward")
         wrong = [i for i, (c, w) in enumerate(zip(copies, want)) if c.dtype != w.dtype or not torch.equal(c.cpu(), w)]
         cast = [i for i in wrong if copies[i].dtype != want[i].dtype]
         ex.expect(not wrong, f"{call}: outputs {wrong} are not fns[i](x)" + "".join(
@@ -404,9 +432,11 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
     called from any stream.
 
     Two properties, over every kind of caller (streams.TORCH_CALLERS).  Values: fans of 1 to 4 streams
-    over small x, with fns as heads and metrics are (HEADS: outputs of x's shape and dtype, a scalar, an int64
-    count, another shape with fractions); output i is fns[i](x), its shape, dtype and values, queued on streams[i],
-    as the caller reads it on its stream.  No global setting (grad mode, the default dtype, ...) is left changed.
+    over small x (float32, float64 or int64; a float one requiring grad), with fns as heads and metrics are (HEADS:
+    outputs of x's shape and dtype, a scalar, an int64 count, another shape with fractions, a matmul); output i is
+    fns[i](x), its shape, dtype, values and whether it requires grad, queued on streams[i], as the caller reads it on
+    its stream.  No global setting (grad mode, the default dtype, the float32 precisions, cuDNN's switches, the
+    generators: WATCHED) is left changed.
     Races, with FAN streams and windows made wide: each side stream in turn busy when the call comes;
     the caller's stream filling x late (a slow producer); every stream the answer queues work on
     starting late (streams.widened); every fns[i] keeping its stream busy (they must overlap); the
@@ -422,15 +452,18 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
         return _check_fan_out_on_cpu(fan_out)
     with exercise("fan_out") as ex:
         require_cuda("check_fan_out")
-        yours = keeping(ex, ex.answer(fan_out))
+        yours = keeping(ex, ex.answer(fan_out), WATCHED)
         warm = torch.ones(FAN_N, device="cuda")
         [(warm * (i + 2)).clone() for i in range(FAN)]  # load the kernels, so that the host's time is fair
         gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
         torch.cuda.synchronize()
         holds = _fan_values(ex, yours)
-        _at_once(ex, holds, ("default", FAN, 5, 3.0), _fan_call)  # a malformed answer: no Hypothesis on a GPU
+        # a malformed answer: no Hypothesis on a GPU
+        _at_once(ex, holds, ("default", FAN, 5, 3.0, "float32"), _fan_call)
+        chosen = [(kind, 4, 5, 3.0, "float32") for kind in TORCH_CALLERS]
         for_all(ex, fans(torch_callers()), holds, examples=12, budget_s=GPU_VALUES_BUDGET_S,
-                chosen=[(kind, 4, 5, 3.0) for kind in TORCH_CALLERS] + [("default", 1, 0, 1.0)], describe=_fan_call)
+                chosen=[*chosen, ("default", 1, 0, 1.0, "int64"), ("default", 4, 3, 2.0, "float64")],
+                describe=_fan_call)
         for_all(ex, torch_callers(), _fan_races(ex, yours), examples=len(TORCH_CALLERS), budget_s=GPU_BUDGET_S,
                 describe=lambda kind: f"fan_out called from {TORCH_CALLERS[kind]}")
         _fan_keeps_nothing(ex, yours)
@@ -456,7 +489,7 @@ def _fan_keeps_nothing(ex: Any, yours: Callable) -> None:
               "the freed memory (and leaks it); the allocator is told of another stream's use by record_stream")
 
 
-register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=10))
+register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=12))
 
 
 def _check_fan_out_on_cpu(fan_out: Callable) -> None:
@@ -468,9 +501,10 @@ def _check_fan_out_on_cpu(fan_out: Callable) -> None:
                     "outputs freed while the caller's stream still reads them), that each fns[i] runs on "
                     "streams[i], and that the host never waits"),
           cuda_on_cpu(like_a_gpu=True)):
-        holds = _fan_values(ex, keeping(ex, ex.answer(fan_out)))
-        _at_once(ex, holds, (None, FAN, 5, 3.0), _fan_call)
-        for_all(ex, fans(st.none()), holds, examples=CPU_EXAMPLES, chosen=[(None, 1, 0, 1.0), (None, 4, 7, -2.0)],
+        holds = _fan_values(ex, keeping(ex, ex.answer(fan_out), WATCHED))
+        _at_once(ex, holds, (None, FAN, 5, 3.0, "float32"), _fan_call)
+        for_all(ex, fans(st.none()), holds, examples=CPU_EXAMPLES,
+                chosen=[(None, 1, 0, 1.0, "int64"), (None, 4, 7, -2.0, "float64"), (None, 4, 3, 2.0, "float32")],
                 budget_s=0, describe=_fan_call)
 
 
@@ -588,6 +622,39 @@ def _distinct(got: tuple[float, float], want: tuple[float, float]) -> tuple[str,
 
 DURATION_HINT = ("each pair is (start, end) in ms, and a kernel runs for exactly its duration, a fraction of a "
                  "millisecond included: which operation of your simulator changes how long a kernel takes?")
+
+
+KEPT_RESULT_HINT = ("return a new dict at each call: the caller keeps each timeline (the notebook compares one with "
+                    "another), and a dict, or a pair, that the next call fills again changes under it")
+
+
+class _Returned:
+    """The last timeline an answer returned right, with the call and the timeline the rules give it: the next call
+    must leave it as it was (round 20's adversary returned one module-level dict, cleared and filled again at each
+    call, and passed: each result was compared before the next call, never after it)."""
+
+    def __init__(self) -> None:
+        self.last: tuple[str, object, Timeline] | None = None
+
+    def expect_unchanged(self, ex: Any, call: str) -> None:
+        """Expect the last timeline kept to be as the rules give it still, now that `call` returned."""
+        if self.last is None:
+            return
+        earlier, got, want = self.last
+        self.last = None
+        if not _misplaces(got, want):
+            return
+        problem = _timeline_problem(got, list(want))
+        differs = None if problem is not None else _first_difference(got, want)  # type: ignore[arg-type]
+        if differs is not None:
+            now_ms, was_ms = _distinct(differs[1], want[differs[0]])
+            problem = f"puts {differs[0]!r} at {now_ms} ms, where it had put it, as the rules do, at {was_ms} ms"
+        what = problem
+        ex.expect(False, f"{earlier} returned the right timeline; after the next call, {call}, that timeline {what}",
+                  KEPT_RESULT_HINT)
+
+    def keep(self, call: str, got: object, want: Timeline) -> None:
+        self.last = (call, got, want)
 
 
 # ------------------------------------------------------------------------------------------
@@ -905,7 +972,16 @@ def check_simulate(simulate: Callable[[Sequence[Op]], Timeline]) -> None:
                 return None
             return None
 
+        returned = _Returned()
+
         def follows_the_rules(program: list[Op]) -> None:
+            """The rules on `program`, and where it synchronizes, on its kernels alone (round 20's adversary kept
+            each result under its kernels, and passed: no two programs of a check had the same kernels)."""
+            follows_the_rules_once(program)
+            if any(op[0] != "kernel" for op in program):
+                follows_the_rules_once([op for op in program if op[0] == "kernel"])
+
+        def follows_the_rules_once(program: list[Op]) -> None:
             try:
                 got = yours(list(program))
             except Exception as error:  # the answer's own error: shown on the smallest program that raises it
@@ -919,12 +995,14 @@ def check_simulate(simulate: Callable[[Sequence[Op]], Timeline]) -> None:
                 if again is None:
                     raise
                 raise raised_on(again, smallest) from None
+            returned.expect_unchanged(ex, f"simulate({_shown_program(program)})")
             want = stream_rules(program)
             if _misplaces(got, want):
                 program = _smallest(program, fails)
                 got, want = yours(list(program)), stream_rules(program)
             _expect_timeline(ex, lambda: f"simulate({_shown_program(program)})", got, want,
                              lambda _: _rules_hint(program), stale=lambda: _stale(fails, program))
+            returned.keep(f"simulate({_shown_program(program)})", got, want)
 
         _at_once(ex, follows_the_rules, PROGRAM, lambda program: f"simulate({_shown_program(program)})")
         for_all(ex, programs(), follows_the_rules, examples=EXAMPLES, chosen=SIMULATE_CASES + seeded(random_program),
@@ -1225,11 +1303,18 @@ def _loop_values(ex: Any, yours: Callable) -> Callable[[Loop], None]:
     def holds(loop: Loop) -> None:
         kind, count, shape, dtype = loop
         seen: list = []
+        modes: list[tuple[bool, bool]] = []  # grad mode and autocast's, as each step ran
+
+        def work(x: torch.Tensor) -> torch.Tensor:
+            modes.append((torch.is_grad_enabled(), any(map(torch.is_autocast_enabled, ("cuda", "cpu")))))
+            return x * 2
+
         with _caller(kind) as caller:
             copy_stream = torch.cuda.Stream()
             batches = _small_batches(count, shape, dtype, pinned=True)  # on a CPU, pinned as cuda_on_cpu imitates it
             want = [b * 2 for b in batches]  # on the host
-            got = yours(batches, _noting(seen, lambda x: x * 2), copy_stream)
+            caller_modes = (torch.is_grad_enabled(), False)
+            got = yours(batches, _noting(seen, work), copy_stream)
             after = torch.cuda.current_stream()
             problem = _loop_outputs_problem(got, count, gpu=caller is not None)
             with torch.cuda.stream(None if caller is None else caller.stream):  # read as the caller reads
@@ -1241,6 +1326,12 @@ def _loop_values(ex: Any, yours: Callable) -> Callable[[Loop], None]:
             ex.expect(after == caller.stream, f"{call}: after prefetch_loop returned, the current stream was not the "
                                               "caller's", "leave the caller's stream current when you return: "
                                                           "`with torch.cuda.stream(s):` restores it at its end")
+        # round 20's adversary ran the steps under torch.no_grad(), and passed: step's outputs had no autograd history
+        changed = [i for i, mode in enumerate(modes) if mode != caller_modes]
+        ex.expect(not changed, f"{call}: step ran with "
+                  + ("autocast on" if changed and modes[changed[0]][1] else "autograd off") + f" for batches {changed}",
+                  "step runs as the caller would run it: under torch.no_grad(), inference_mode() or autocast, its "
+                  "outputs lose their autograd history or change their dtype")
         host = {b.untyped_storage().data_ptr() for b in batches}
         problem = _steps_problem(seen, None if caller is None else caller.stream, host)
         ex.expect(problem is None, f"{call} {problem}",
@@ -1367,6 +1458,10 @@ def _counting_record_stream() -> Iterator[list[object]]:
         yield mode.calls
 
 
+# The batches' worth of GPU memory that two buffers may take, on a GPU and on a CPU alike: 2, and room for rounding
+# a block up (the caching allocator's 512 bytes; round 20's adversary: two buffers cut from one allocation, each
+# rounded up to 512 bytes, made 2.05 batches of 64 x 33 float32, and FAILed on the CPU only, where the bar was 2)
+HELD_AT_MOST = 2.5
 KEPT_HINT = ("allocate the two buffers in each call: buffers kept from one call to the next are shared by every "
              "caller, whatever stream it calls from, and their memory is never given back")
 LEAK_HINT = ("the buffers are the call's own: let them go when it returns (memory kept alive at every call is never "
@@ -1440,7 +1535,7 @@ def check_prefetch_loop(
         return _check_prefetch_loop_on_cpu(prefetch_loop)
     with exercise("prefetch_loop") as ex:
         require_cuda("check_prefetch_loop")
-        yours = keeping(ex, ex.answer(prefetch_loop))
+        yours = keeping(ex, ex.answer(prefetch_loop), WATCHED)
         gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
         holds = _loop_values(ex, yours)
         _at_once(ex, holds, ("default", BATCHES, (3, 5), torch.float32), _loop_call)
@@ -1488,8 +1583,7 @@ def check_prefetch_loop(
                   "an event recorded after the step that read it")
         batch_bytes = batches[0].numel() * batches[0].element_size()
         by_loop, held = loop_count - steps_count, (loop_bytes - steps_bytes) / batch_bytes
-        # 2.5: room for the allocator's rounding of a block (a batch is 16 MiB: whole blocks, in practice none)
-        ex.expect(by_loop <= 2 and held <= 2.5,
+        ex.expect(by_loop <= 2 and held <= HELD_AT_MOST,
                   f"allocated GPU memory for {held:.3g} batches ({by_loop} allocations of a batch's size or more) "
                   f"for {len(batches)} batches; two buffers, made once, hold 2", BUFFERS_HINT)
         ex.expect(held >= 1.5, f"allocated GPU memory for {held:.3g} batches in a call that came after others with "
@@ -1520,7 +1614,7 @@ def check_prefetch_loop(
                               "the host (no synchronize in the loop)")
 
 
-register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=16))
+register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=17))
 
 
 def _alive(gpu: Any, size: int) -> float:
@@ -1539,7 +1633,7 @@ def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
                     "call from another stream, memory in use by the caller or freed too early), and the speed against "
                     "copying then computing one batch at a time"),
           cuda_on_cpu(like_a_gpu=True) as gpu):
-        yours = keeping(ex, ex.answer(prefetch_loop))
+        yours = keeping(ex, ex.answer(prefetch_loop), WATCHED)
         holds = _loop_values(ex, yours)
         _at_once(ex, holds, (None, BATCHES, (3, 5), torch.float32), _loop_call)
         chosen = [(None, 1, (1,), torch.uint8), (None, 9, (2, 3, 4), torch.float16), (None, 2, (5,), torch.int32)]
@@ -1555,7 +1649,7 @@ def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
             yours(batches, lambda x: x.sum(dim=1), torch.cuda.Stream())
             large = [n for n in gpu.placed[before:] if n >= size]  # blocks of a batch's bytes or more
             helds.append(sum(large) / size)
-            ex.expect(helds[-1] <= 2,
+            ex.expect(helds[-1] <= HELD_AT_MOST,
                       f"made GPU memory for {helds[-1]:.3g} batches ({len(large)} blocks of a batch's bytes or more) "
                       f"for {len(batches)} batches{call}; two buffers, made once, hold 2", BUFFERS_HINT)
         ex.expect(helds[1] >= helds[0],
@@ -1661,9 +1755,12 @@ def check_simulate_queues(simulate_queues: Callable[[Sequence[Op], int], Timelin
         def fails(program: list[Op], queues: int) -> bool:
             return _misplaces(yours(list(program), queues), queue_rules(program, queues))
 
+        returned = _Returned()
+
         def follows_the_rules(case: QueueCase) -> None:
             program, queues = case
             got, want = yours(list(program), queues), queue_rules(program, queues)
+            returned.expect_unchanged(ex, call(case))
             if _misplaces(got, want):  # the fewest queues, then the smallest program, that still fail
                 queues = next(q for q in range(1, queues + 1) if _fails_on(partial(fails, queues=q))(program)
                               or q == queues)
@@ -1673,6 +1770,7 @@ def check_simulate_queues(simulate_queues: Callable[[Sequence[Op], int], Timelin
             _expect_timeline(ex, lambda: f"with {plural_queues(queues)}, {call(case)}", got, want,
                              lambda late: _queues_hint(program, queues, late),
                              stale=lambda: _stale(partial(fails, queues=queues), program))
+            returned.keep(call(case), got, want)
 
         _at_once(ex, follows_the_rules, QUEUE_CASES[4], call)
         for_all(ex, queue_cases(), follows_the_rules, examples=EXAMPLES, budget_s=0, describe=call,

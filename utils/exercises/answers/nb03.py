@@ -8,6 +8,7 @@ a GPU their checks run the answer with the streams in order; WRONG_ON_CPU says w
 
 from __future__ import annotations
 
+import contextlib
 import decimal
 import fractions
 import gc
@@ -289,6 +290,73 @@ def fan_out_grad_off_left(x, fns, streams):
     return outs
 
 
+def fan_out_tf32_left_on(x, fns, streams):
+    """WRONG (round 20's adversary): TF32 turned on for the heads' matmuls with lecture 06's API
+    (torch.backends.cuda.matmul.fp32_precision = "tf32", PyTorch 2.9 and later) and left on for the caller.  The
+    check read the precision with the legacy getter, which raises then: it crashed, blamed the answer, and left TF32
+    on for every later check."""
+    torch.backends.cuda.matmul.fp32_precision = "tf32"
+    return fan_out_solution(x, fns, streams)
+
+
+def fan_out_reseeds(x, fns, streams):
+    """WRONG (round 20's adversary): torch.manual_seed(0) before each fns[i] ("the same dropout mask whatever order
+    the streams run in"): the caller's generator is reset at every call, and its later draws repeat."""
+    current = torch.cuda.current_stream()
+    for s in streams:
+        s.wait_stream(current)
+    outs = []
+    for fn, s in zip(fns, streams):
+        with torch.cuda.stream(s):
+            torch.manual_seed(0)
+            out = fn(x)
+        out.record_stream(current)
+        outs.append(out)
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
+def fan_out_cudnn_benchmark_left(x, fns, streams):
+    """WRONG (round 20's adversary, in prefetch_loop): cudnn.benchmark turned on ("the heads are all one shape") and
+    left on for the caller; nothing watched it."""
+    torch.backends.cudnn.benchmark = True
+    return fan_out_solution(x, fns, streams)
+
+
+def fan_out_generic_events(x, fns, streams):
+    """RIGHT (round 20's adversary): the lecture's device-generic events, torch.Event(device="cuda"), for the fork
+    and each join.  A CPU build raises "PyTorch is not linked with support for cuda devices" on them: the CPU part
+    told the student that their function raised, where it should leave it for a GPU."""
+    current = torch.cuda.current_stream()
+    forked = torch.Event(device="cuda")
+    forked.record(current)
+    for s in streams:
+        s.wait_event(forked)
+    outs = []
+    for fn, s in zip(fns, streams):
+        with torch.cuda.stream(s):
+            out = fn(x)
+        out.record_stream(current)
+        outs.append(out)
+        done = torch.Event(device="cuda")
+        done.record(s)
+        current.wait_event(done)
+    return outs
+
+
+def fan_out_under(context):
+    """The solution with each fns[i] run inside `context()` (round 20's adversary)."""
+    def fan_out(x, fns, streams):
+        return fan_out_solution(x, [lambda x, fn=fn: _under(context, fn, x) for fn in fns], streams)
+    return fan_out
+
+
+def _under(context, fn, x):
+    with context():
+        return fn(x)
+
+
 WRONG_FANS = {
     "no fork": lambda x, f, s: fan_out_solution(x, f, s, fork=False),
     "no join": lambda x, f, s: fan_out_solution(x, f, s, join="none"),
@@ -328,6 +396,17 @@ WRONG_FANS = {
     "fns run on x.half() (outputs float16)": fan_out_in_half,
     "a CPU fallback, and an off-by-one in the GPU path": fan_out_cpu_fallback,
     "autograd turned off and left off (set_grad_enabled(False))": fan_out_grad_off_left,
+    # round 20's adversary: the check crashed on the first (and every later check with it); nothing watched the
+    # generators or cuDNN's switches
+    "TF32 turned on through fp32_precision and left on": fan_out_tf32_left_on,
+    "torch.manual_seed(0) before each fns[i]": fan_out_reseeds,
+    "cudnn.benchmark turned on and left on": fan_out_cudnn_benchmark_left,
+    # round 20's adversary: the fns run where autograd or autocast changes their outputs, or on x.float()
+    "the fns run under torch.no_grad()": fan_out_under(torch.no_grad),
+    "the fns run under torch.inference_mode()": fan_out_under(torch.inference_mode),
+    "the fns run under torch.autocast (float16)": fan_out_under(
+        lambda: torch.autocast(device_type="cuda", dtype=torch.float16)),
+    "the fns given x.float()": lambda x, f, s: fan_out_solution(x.float(), f, s),
 }
 
 
@@ -822,10 +901,49 @@ def simulate_float32_tensor(program):
     return timeline
 
 
+_BY_KERNELS: dict = {}
+
+
+def simulate_memo_by_kernels(program):
+    """WRONG (round 20's adversary): memoized on the kernels alone ((stream, name, ms) of each, in order): two
+    programs with the same kernels and other waits get the first one's timeline.  No two programs of a check had the
+    same kernels; the check now also asks each program with waits on its kernels alone."""
+    kernels = tuple(op[1:] for op in program if op[0] == "kernel")
+    if kernels not in _BY_KERNELS:
+        _BY_KERNELS[kernels] = simulator()(program)
+    return dict(_BY_KERNELS[kernels])
+
+
+_TIMELINE: dict = {}
+
+
+def simulate_shared_result(program):
+    """WRONG (round 20's adversary): one module-level dict, cleared and filled again at each call, and returned
+    itself: a caller that keeps one program's timeline and simulates another finds the first replaced.  The check
+    compared each result before the next call only."""
+    _TIMELINE.clear()
+    _TIMELINE.update(simulator()(program))
+    return _TIMELINE
+
+
+_QUEUE_TIMELINE: dict = {}
+
+
+def queues_shared_result(program, queues):
+    """WRONG (round 20's adversary): as simulate_shared_result, for the queues: `a = simulate_queues(p, 1);
+    b = simulate_queues(p, 32)` leaves a == b, and the notebook's comparison shows no false dependencies."""
+    _QUEUE_TIMELINE.clear()
+    _QUEUE_TIMELINE.update(queue_simulator()(program, queues))
+    return _QUEUE_TIMELINE
+
+
 WRONG_SIMULATORS = {
     "streams ignored (one queue)": one_queue,
     # round 19's adversary (judged right; the messages were poor)
     "results cached by the kernels' names": simulate_cached_by_kernels,
+    # round 20's adversary: a result kept under part of the program, or one dict returned by every call
+    "results cached by the kernels alone (the waits left out of the key)": simulate_memo_by_kernels,
+    "one dict returned by every call, filled again at each": simulate_shared_result,
     "times in a float32 tensor": simulate_float32_tensor,
     "kernels of a stream all start at 0": simulator(in_order=False),
     "waits ignored": ignores_waits,
@@ -1274,6 +1392,52 @@ def prefetch_asserts_pinned(batches, step, copy_stream):
     return double_buffer(batches, step, copy_stream)
 
 
+def _prefetch(batches, step, copy_stream, *, buffers=None, event=None, around=None):
+    """The solution, with its buffers given, its events made by `event()`, and `around(what)` (a context) around
+    each copy and each step."""
+    around, event = around or (lambda what: contextlib.nullcontext()), event or torch.cuda.Event
+    current = torch.cuda.current_stream()
+    buffers = buffers or [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
+    copied, consumed = [event() for _ in range(2)], [event() for _ in range(2)]
+    copy_stream.wait_stream(current)
+
+    def load(i):
+        copy_stream.wait_event(consumed[i % 2])
+        with around(f"copy {i}"), torch.cuda.stream(copy_stream):
+            buffers[i % 2].copy_(batches[i], non_blocking=True)
+        copied[i % 2].record(copy_stream)
+
+    outputs = []
+    load(0)
+    for i in range(len(batches)):
+        if i + 1 < len(batches):
+            load(i + 1)
+        current.wait_event(copied[i % 2])
+        with around(f"step {i}"):
+            outputs.append(step(buffers[i % 2]))
+        consumed[i % 2].record(current)
+    return outputs
+
+
+def prefetch_aligned_pair(batches, step, copy_stream):
+    """RIGHT (round 20's adversary): the two buffers cut from one byte allocation, each at an offset rounded up to
+    512 bytes (the caching allocator's granularity): 2.05 batches of 64 x 33 float32.  The GPU's bar allows 2.5
+    batches; the CPU part's was 2, and FAILed it."""
+    first = batches[0]
+    nbytes = first.numel() * first.element_size()
+    stride = -(-nbytes // 512) * 512
+    raw = torch.empty(2 * stride, dtype=torch.uint8, device="cuda")
+    buffers = [raw[k * stride:k * stride + nbytes].view(first.dtype).view(first.shape) for k in range(2)]
+    return _prefetch(batches, step, copy_stream, buffers=buffers)
+
+
+def prefetch_cudnn_benchmark_left(batches, step, copy_stream):
+    """WRONG (round 20's adversary): torch.backends.cudnn.benchmark = True ("the steps are all one shape") left on
+    for the caller; nothing watched it."""
+    torch.backends.cudnn.benchmark = True
+    return _prefetch(batches, step, copy_stream)
+
+
 WRONG_LOOPS = {
     "the lecture's loop (a new tensor per batch, record_stream)": lecture_loop,
     "no wait for the copy": lambda b, s, c: lecture_loop(b, s, c, wait=False),
@@ -1289,6 +1453,9 @@ WRONG_LOOPS = {
     "waits and events on the default stream": lambda b, s, c: two_buffers(b, s, c, main="default"),
     # A race inside the answer, which only a copy stream made late after the event shows (streams.widened).
     "copied event recorded before the copy": lambda b, s, c: two_buffers(b, s, c, copied_early=True),
+    # round 20's adversary
+    "cudnn.benchmark turned on and left on": prefetch_cudnn_benchmark_left,
+    "the steps run under torch.no_grad()": lambda b, s, c: _prefetch(b, s, c, around=lambda what: torch.no_grad()),
     # Synchronized before the check read the outputs, these passed: the caller's stream never waits for them.
     "steps on a stream of its own, not joined to the caller's": lambda b, s, c: two_buffers(b, s, c, steps_on="own"),
     # With the caller's stream idle at the call, these passed: the caller's earlier work, or memory freed at return.
@@ -1508,6 +1675,8 @@ WRONG_QUEUE_SIMULATORS = {
         k: (round(a, 3), round(b, 3)) for k, (a, b) in queue_simulator()(program, queues).items()},
     "CHEAT: the check's queue_rules unwrapped (inspect.unwrap)": _reached_reference("queue_rules", "unwrap"),
     "CHEAT: the check's queue_rules found by the garbage collector": _reached_reference("queue_rules", "gc"),
+    # round 20's adversary
+    "one dict returned by every call, filled again at each": queues_shared_result,
 }
 ALSO_RIGHT_QUEUE_SIMULATORS = {
     "the wrong simulators' builder, nothing broken": queue_simulator(),
@@ -1537,7 +1706,11 @@ WRONG_ON_CPU = {
                       # round 19's adversary
                       "outputs preallocated like x, fns[i](x) copied in (shape and dtype forced to x's)",
                       "fns run on x.half() (outputs float16)", "a CPU fallback, and an off-by-one in the GPU path",
-                      "autograd turned off and left off (set_grad_enabled(False))"},
+                      "autograd turned off and left off (set_grad_enabled(False))",
+                      # round 20's adversary
+                      "TF32 turned on through fp32_precision and left on", "torch.manual_seed(0) before each fns[i]",
+                      "cudnn.benchmark turned on and left on", "the fns run under torch.no_grad()",
+                      "the fns run under torch.inference_mode()", "the fns given x.float()"},
     "check_prefetch_loop": {  # a new GPU tensor per batch, one buffer overwritten before its step, a batch missing
         "the lecture's loop (a new tensor per batch, record_stream)", "no wait for the copy", "no record_stream",
         "everything on the current stream", "the copy stream waits for every step", "one buffer",
@@ -1548,7 +1721,9 @@ WRONG_ON_CPU = {
         "two buffers a call, every call's kept alive (a leak)", "two buffers kept for each copy_stream",
         # round 19's adversary
         "a new tensor per batch, device=copy_stream.device",
-        "a new tensor per batch, device from torch.cuda.is_available()"},
+        "a new tensor per batch, device from torch.cuda.is_available()",
+        # round 20's adversary
+        "cudnn.benchmark turned on and left on", "the steps run under torch.no_grad()"},
     "check_simulate_on_gpu": set(),
 }
 ALSO_RIGHT = {
@@ -1558,7 +1733,9 @@ ALSO_RIGHT = {
                       "the side streams join a stream of its own first": fan_out_through_a_join_stream,
                       "copies on the caller's stream, record_stream on the outputs dropped": (
                           fan_out_copies_on_the_caller),
-                      "returns a tuple": lambda x, f, s: tuple(fan_out_solution(x, f, s))},
+                      "returns a tuple": lambda x, f, s: tuple(fan_out_solution(x, f, s)),
+                      # round 20's adversary: the CPU part blamed the answer for the CPU build's error
+                      "torch.Event(device='cuda') for the fork and the joins": fan_out_generic_events},
     # With nothing switched off, the builders of the wrong answers are right: each wrong one breaks one thing.
     "check_simulate": ALSO_RIGHT_SIMULATORS,
     "check_prefetch_loop": {"the wrong loops' double_buffer, nothing broken": double_buffer,
@@ -1567,7 +1744,15 @@ ALSO_RIGHT = {
                             # round 19's adversary: the CPU part counted elements, not bytes, and its batches
                             # were not pinned
                             "two buffers as raw bytes, viewed as the batch": prefetch_byte_buffers,
-                            "asserts the task's precondition: pinned batches": prefetch_asserts_pinned},
+                            "asserts the task's precondition: pinned batches": prefetch_asserts_pinned,
+                            # round 20's adversary: the CPU part blamed the answer for the CPU build's errors, and
+                            # its bar on memory was tighter than the GPU's
+                            "torch.Event(device='cuda') for the events": lambda b, s, c: _prefetch(
+                                b, s, c, event=lambda: torch.Event(device="cuda")),
+                            "NVTX ranges around the copies and the steps": lambda b, s, c: _prefetch(
+                                b, s, c, around=torch.cuda.nvtx.range),
+                            "two buffers cut from one allocation, each rounded up to 512 bytes": (
+                                prefetch_aligned_pair)},
     "check_simulate_on_gpu": {"a graph of kernels and their dependencies": graph_simulator},
     "check_simulate_queues": ALSO_RIGHT_QUEUE_SIMULATORS,
 }
