@@ -302,7 +302,8 @@ PRECISION_STATES = ['torch.set_float32_matmul_precision("high")', 'torch.backend
                     'torch.backends.fp32_precision = "tf32"', 'torch.backends.cudnn.allow_tf32 = False',
                     'torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cuda.matmul.fp32_precision = "none"']
 PRECISION_ANSWERS = [*PRECISION_STATES, 'torch.set_float32_matmul_precision("medium")',
-                     'torch.set_float32_matmul_precision("highest")', 'torch.backends.cudnn.conv.fp32_precision = "ieee"',
+                     'torch.set_float32_matmul_precision("highest")',
+                     'torch.backends.cudnn.conv.fp32_precision = "ieee"',
                      'torch.backends.mkldnn.matmul.fp32_precision = "bf16"']
 
 
