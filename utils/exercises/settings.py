@@ -131,9 +131,10 @@ LEGACY_PRECISIONS: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] 
 }
 # Each backend's legacy getters, the setter of the one value behind them, and that value's settings, to try where
 # they read MIXED before (the default first)
-_LEGACY_VALUES = ((("torch.get_float32_matmul_precision()", "torch.backends.cuda.matmul.allow_tf32"),
-                   torch.set_float32_matmul_precision, ("highest", "high", "medium")),
-                  (("torch.backends.cudnn.allow_tf32",), _set_cudnn_tf32, (True, False)))
+_LEGACY_VALUES: tuple[tuple[tuple[str, ...], Callable[[Any], object], tuple[object, ...]], ...] = (
+    (("torch.get_float32_matmul_precision()", "torch.backends.cuda.matmul.allow_tf32"),
+     torch.set_float32_matmul_precision, ("highest", "high", "medium")),
+    (("torch.backends.cudnn.allow_tf32",), _set_cudnn_tf32, (True, False)))
 PRECISIONS = (*NEW_PRECISIONS, *LEGACY_PRECISIONS)
 
 
@@ -151,12 +152,12 @@ def _precisions_put_back(before: dict[str, Any]) -> None:
         if name in before and before[name] != MIXED and get() != before[name]:
             put(before[name])
     _new_put_back(before)
-    for names, put, tries in _LEGACY_VALUES:
-        names = tuple(name for name in names if name in before)
+    for getters, put_value, tries in _LEGACY_VALUES:
+        names = [name for name in getters if name in before]
         if any(before[name] == MIXED for name in names) and any(
                 LEGACY_PRECISIONS[name][0]() != before[name] for name in names):
             for value in tries:
-                put(value)
+                put_value(value)
                 _new_put_back(before)
                 if all(LEGACY_PRECISIONS[name][0]() == before[name] for name in names):
                     break
