@@ -298,12 +298,14 @@ def test_the_cpu_parts_imitation_says_it_is_a_gpu():
 # What an answer may do to the float32 precisions (round 20's adversary: the new API's switch, set inside fan_out, made
 # settings.read() raise, and every later check with it), from each state a caller may be in: read, and put back, as
 # it was, through both APIs (the legacy getters reading as before, raising where they raised).
-PRECISION_STATES = ['torch.set_float32_matmul_precision("high")', 'torch.backends.cuda.matmul.fp32_precision = "tf32"',
-                    'torch.backends.fp32_precision = "tf32"', 'torch.backends.cudnn.allow_tf32 = False',
+PRECISION_STATES = ['torch.set_float32_matmul_precision("high")', 'torch.set_float32_matmul_precision("medium")',
+                    'torch.backends.cuda.matmul.fp32_precision = "tf32"', 'torch.backends.fp32_precision = "tf32"',
+                    'torch.backends.cudnn.allow_tf32 = False',
                     'torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cuda.matmul.fp32_precision = "none"']
-PRECISION_ANSWERS = [*PRECISION_STATES, 'torch.set_float32_matmul_precision("medium")',
-                     'torch.set_float32_matmul_precision("highest")',
-                     'torch.backends.cudnn.conv.fp32_precision = "ieee"',
+PRECISION_ANSWERS = [*PRECISION_STATES, 'torch.set_float32_matmul_precision("highest")',
+                     'torch.backends.cuda.matmul.fp32_precision = "ieee"',
+                     'torch.backends.cuda.matmul.allow_tf32 = False',
+                     'torch.backends.fp32_precision = "ieee"', 'torch.backends.cudnn.conv.fp32_precision = "ieee"',
                      'torch.backends.mkldnn.matmul.fp32_precision = "bf16"']
 
 

@@ -145,22 +145,26 @@ def _new_put_back(before: dict[str, Any]) -> None:
 
 
 def _precisions_put_back(before: dict[str, Any]) -> None:
-    """Put back the PRECISIONS of `before`: the legacy values that read, then the new switches; then, for a backend
-    whose legacy getters still read otherwise than before (they read MIXED before: the value behind them is not
-    known), the first legacy value with which they read as before, the new switches put back after it."""
-    for name, (get, put) in LEGACY_PRECISIONS.items():
-        if name in before and before[name] != MIXED and get() != before[name]:
-            put(before[name])
+    """Put back the PRECISIONS of `before`: the new switches; then, for each backend whose legacy getters read
+    otherwise than before, the legacy value behind them, the new switches put back after it: through the first getter
+    that read before (its setter, its value), else (all read MIXED: the value is not known), the first of the values
+    with which they all read as before.  (A legacy setter sets the new switches too: cudnn.allow_tf32's, the legacy
+    matmul precision's: so one setter a backend, then the new switches again.)"""
     _new_put_back(before)
     for getters, put_value, tries in _LEGACY_VALUES:
         names = [name for name in getters if name in before]
-        if any(before[name] == MIXED for name in names) and any(
-                LEGACY_PRECISIONS[name][0]() != before[name] for name in names):
-            for value in tries:
-                put_value(value)
-                _new_put_back(before)
-                if all(LEGACY_PRECISIONS[name][0]() == before[name] for name in names):
-                    break
+
+        def as_before(names: list[str] = names) -> bool:
+            return all(LEGACY_PRECISIONS[name][0]() == before[name] for name in names)
+
+        if as_before():
+            continue
+        read = [(LEGACY_PRECISIONS[name][1], before[name]) for name in names if before[name] != MIXED]
+        for put, value in [*read[:1], *((put_value, value) for value in tries)]:
+            put(value)
+            _new_put_back(before)
+            if as_before():
+                break
 
 
 # ------------------------------------------------------------------------------------------
