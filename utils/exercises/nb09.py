@@ -17,18 +17,22 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
   an empty array's end FAILs, not a lost context).  Nothing of it runs on a CPU (CuPy kernels need a GPU, and
   NVRTC, which compiles the source, needs CUDA): `cpu_checks=0`.
 - `check_softmax_rows` (Triton): rows 0, 1 and odd, columns 1, odd, not a power of two and up to 4096, rows
-  further apart than their length: within `SOFTMAX_RTOL` (and a little more per unit below the row's max) of a
-  float64 softmax, relatively for every output, and at least one launch; then two
-  calls on one shape: the first result must survive the second, and with every value the answer's launches write
-  replaced by NaN right after each launch, the second call's result must not be right (its values come from the
-  answer's kernel); on a GPU also a share of this GPU's own copy bandwidth (`y.copy_(x)`) on a large shape.  In
-  every call, PyTorch may only allocate, view, copy or convert x and what is made from it (`_WhatPyTorchComputes`;
-  what a Triton launch writes is made from x when a tensor it was given is, and an operator the answer defined
-  with `triton_op` or `custom_op` is watched as the answer's own code; wrap_triton's higher-order operator is let
-  through to its launch), and a result that a launch wrote must be made from x; threads started during the
-  call are watched too, x's values handed outside PyTorch (`.numpy()`, `.tolist()`, DLPack, CUDA's array
-  interface) FAIL, and PyTorch's global settings (default dtype, grad mode...) must be as they were (they are put
-  back).  x often starts past its storage's first element; an empty x returned as the result is no new tensor.
+  further apart than their length: within `softmax_rtol(cols)` (and a little more per unit below the row's max) of a
+  float64 softmax, relatively for every output, and at least one launch; then three calls on one shape: every
+  earlier result must survive every later call, with every value the answer's launches write replaced by NaN right
+  after each launch the second call's result must not be right (its values come from the answer's kernel), and the
+  third call, on the second call's tensor with new values written through `x.data` (no version bump) from a caller
+  whose default dtype is float64, must return their softmax; on a GPU also a share of this GPU's own copy bandwidth
+  (`y.copy_(x)`) on a large shape.  In every call, PyTorch may only allocate, view, copy or convert x and what is
+  made from it (`_WhatPyTorchComputes`; what a Triton launch writes is made from x when a tensor it was given, at
+  the top level or inside a tuple, is, and an operator the answer defined with `triton_op`, `custom_op` or
+  torch.library's define and impl is watched as the answer's own code; wrap_triton's higher-order operator is let
+  through to its launch), and a result that a launch wrote must be made from x; threads started during the call
+  and jobs that ThreadPoolExecutor workers run during it are watched too, x's values handed outside PyTorch
+  (`.numpy()`, `.tolist()`, DLPack, CUDA's array interface) FAIL, and the global settings (default dtype, grad
+  mode, NumPy's error handling, anomaly detection, threads, flush-denormal, the default generator...) and x's
+  requires_grad must be as they were (the settings are put back).  x often starts past its storage's first element;
+  an empty x returned as the result is no new tensor.
   On a CPU with Triton installed, the values on small shapes run through Triton's interpreter
   (`TRITON_INTERPRET=1`, set before the kernel is defined), each launch on guarded copies of its tensors (a write
   past a tensor FAILs instead of corrupting the heap), @triton.autotune taking its first config; without Triton the
@@ -56,6 +60,7 @@ import traceback
 import warnings
 import zlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import thread as futures_thread
 from contextlib import ExitStack, contextmanager, nullcontext
 from copy import copy as shallow_copy
 from dataclasses import dataclass, field
@@ -65,14 +70,14 @@ from typing import Any, Self, TypeVar
 import numpy as np
 import torch
 from torch._ops import HigherOrderOperator
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
+from torch.utils._pytree import tree_leaves, tree_map
 
 from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import benchmark, cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep
 from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, reference, register, what_returned
 from .properties import for_all, shown, st, time_limit
-from .settings import put_back, read
+from .settings import BASIC, put_back, read
 from .streams import CUPY_CALLERS, TORCH_CALLERS, cupy_caller, cupy_callers, torch_caller, widened
 
 NOTEBOOK = "09_kernels"
@@ -519,7 +524,13 @@ CPU_CASES = 4  # generated cases on a CPU, besides the 5 chosen ones: the interp
 # unit of the distance d below the row's max (simulated with GPU-like 2-ulp ex2.approx and division, tree,
 # sequential and online sums, 1 to 4096 columns, scales 1 to 1000: at most 6.8e-6 + 4e-7 * d).  SOFTMAX_ATOL is
 # below float32's smallest normal number, which a GPU's exp and division flush to 0.
-SOFTMAX_RTOL, SOFTMAX_RTOL_PER_UNIT, SOFTMAX_ATOL = 1.2e-5, 4e-7, 2e-38
+# The relative bound depends on the row's length (round 20's adversary: one rtol of 1.2e-5, sized for 4096 columns,
+# let a sum + 1e-5 through on every shape a CPU checks, 160 columns or fewer, where a right kernel is within 1e-6):
+# exp's and the division's few ulps, SOFTMAX_RTOL (2e-6, about 17 float32 ulps), plus the sum's rounding, which
+# grows like sqrt(n) * eps for positive terms (lecture 06, section 2: errors that partly cancel), SOFTMAX_RTOL_SUM
+# float32 epsilons per sqrt(column): 1.22e-5 at 4096 columns (the simulation's worst, 6.8e-6, within it), 4e-6 at
+# 160, 2.2e-6 at 1.
+SOFTMAX_RTOL, SOFTMAX_RTOL_SUM, SOFTMAX_RTOL_PER_UNIT, SOFTMAX_ATOL = 2e-6, 1.35, 4e-7, 2e-38
 SOFTMAX_WINDOW_MS = 20.0  # on a GPU, the caller's stream writes x this long after the call starts: a kernel that
 # does not wait for it reads NaN
 MANY_ROWS = 65535 + 2  # more rows than a grid's second and third dimensions hold (CUDA caps them at 65535)
@@ -547,13 +558,20 @@ def softmax_reference(x: torch.Tensor) -> torch.Tensor:
     return torch.softmax(x.double(), dim=-1)
 
 
+def softmax_rtol(cols: int) -> float:
+    """The relative tolerance of a softmax over rows of `cols` columns, before the distance below the row's max."""
+    return SOFTMAX_RTOL + SOFTMAX_RTOL_SUM * float(np.finfo(np.float32).eps) * math.sqrt(max(cols, 1))
+
+
 def _softmax_right(got: torch.Tensor, x: torch.Tensor, want: torch.Tensor | None = None) -> torch.Tensor:
-    """Where `got` is softmax(x) within SOFTMAX_RTOL, plus SOFTMAX_RTOL_PER_UNIT for each unit that x lies below its
-    row's max (what rounding x - max and its product with log2(e) costs), relatively, down to SOFTMAX_ATOL."""
+    """Where `got` is softmax(x) within softmax_rtol(its columns), plus SOFTMAX_RTOL_PER_UNIT for each unit that x lies
+    below its row's max (what rounding x - max and its product with log2(e) costs), relatively, down to
+    SOFTMAX_ATOL."""
     want = softmax_reference(x) if want is None else want
     x = x.double()
     below = (x.amax(dim=-1, keepdim=True) - x) if x.numel() else x
-    bound = SOFTMAX_ATOL + want.abs() * (SOFTMAX_RTOL + SOFTMAX_RTOL_PER_UNIT * below.nan_to_num(0.0))
+    rtol = softmax_rtol(x.shape[-1])
+    bound = SOFTMAX_ATOL + want.abs() * (rtol + SOFTMAX_RTOL_PER_UNIT * below.nan_to_num(0.0))
     return (got.double() - want).abs() <= bound
 
 
@@ -649,11 +667,19 @@ def _described(a: object) -> object:
     return a if isinstance(a, torch.Tensor) else getattr(a, "base", None)
 
 
+def _launch_leaves(args: tuple, kwargs: dict) -> list[object]:
+    """A launch's arguments, those inside tuples and lists too (Triton takes tuples as kernel arguments since 3.3:
+    round 20's adversary passed `(y, x)` as one argument, which neither the guards nor the taint saw), each leaf as
+    the tensor it stands for (`_described`) where it stands for one."""
+    return [_described(a) for a in tree_leaves((args, kwargs))]
+
+
 def _storages(args: tuple, kwargs: dict) -> dict[int, list[torch.Tensor]]:
     """The tensors among a launch's arguments (a descriptor's base included: round 19's adversary, whose store
-    through a TensorDescriptor was neither guarded nor poisoned), by the storage they lie in."""
+    through a TensorDescriptor was neither guarded nor poisoned; those inside a tuple too: round 20's), by the
+    storage they lie in."""
     found: dict[int, list[torch.Tensor]] = {}
-    for a in map(_described, (*args, *kwargs.values())):
+    for a in _launch_leaves(args, kwargs):
         if isinstance(a, torch.Tensor) and a.layout == torch.strided and a.device.type != "meta":
             found.setdefault(a.untyped_storage().data_ptr(), []).append(a)
     return found
@@ -683,7 +709,10 @@ def _in_guards(groups: dict[int, list[torch.Tensor]]) -> tuple[dict[int, torch.T
 
 
 def _standing_in(stand_in: dict[int, torch.Tensor], a: object) -> object:
-    """A launch argument with its tensor replaced by its guarded stand-in (a descriptor: a copy of it whose base is)."""
+    """A launch argument with its tensors replaced by their guarded stand-ins (a descriptor: a copy of it whose base
+    is; a tuple or a list: the same kind of container, rebuilt)."""
+    if isinstance(a, (tuple, list)):
+        return tree_map(partial(_standing_in, stand_in), a)
     if isinstance(a, torch.Tensor):
         return stand_in.get(id(a), a)
     base = _described(a)
@@ -812,11 +841,11 @@ def _taint_through(args: tuple, kwargs: dict) -> None:
     """A launch given a tensor made from x writes what it computes from x into the tensors it was given: each of them
     is made from x too (by storage), so that PyTorch computing from what a kernel wrote (a softmax of the kernel's
     copy of x, the kernel's exponentials divided by PyTorch's sums) is seen.  A tensor descriptor (Triton's
-    TensorDescriptor) counts as the tensor it describes (its `base`)."""
+    TensorDescriptor) counts as the tensor it describes (its `base`), a tuple as its tensors."""
     if not _WATCHING:
         return
     tainted = _WATCHING[-1].tainted
-    given = [a if isinstance(a, torch.Tensor) else getattr(a, "base", None) for a in (*args, *kwargs.values())]
+    given = _launch_leaves(args, kwargs)
     storages = {_storage_of(t) for t in given if isinstance(t, torch.Tensor)} - {0}
     if not tainted.isdisjoint(storages):
         tainted.update(storages)
@@ -933,6 +962,20 @@ def _watch_other_threads_and_host_reads() -> list[tuple[Any, str, Any]]:
 
     patched.append((threading.Thread, "_bootstrap_inner", bootstrap))
     threading.Thread._bootstrap_inner = in_another_thread  # type: ignore[attr-defined]
+    # A job submitted to a ThreadPoolExecutor whose worker started before the block (a pool made at import, or by
+    # the notebook's trial call: round 20's adversary, each row's max by PyTorch there) runs in _InAnotherThread too
+    # (in a worker started inside the block, it runs there already)
+    item = futures_thread._WorkItem
+    run = item.__dict__.get("run")
+    if run is not None:
+        def run_watched(work: Any) -> None:
+            if isinstance(_get_current_dispatch_mode(), _InAnotherThread):
+                return run(work)
+            with _InAnotherThread():
+                return run(work)
+
+        patched.append((item, "run", run))
+        item.run = run_watched  # type: ignore[method-assign, assignment]
     for name in HOST_READS:
         own = torch.Tensor.__dict__.get(name)
         original = getattr(torch.Tensor, name, None)
@@ -964,23 +1007,59 @@ def _put_back(patched: list[tuple[Any, str, Any]]) -> None:
             setattr(owner, name, held)
 
 
+# Operators registered through torch.library's older API (torch.library.define + torch.library.impl, or a
+# torch.library.Library object's define and impl: PyTorch's tutorial before custom_op), which keeps no Python function
+# that _python_body could find: qualified name ("ns::op") -> {dispatch key: the function}.  Recorded from nb09's
+# import on (the notebook's imports cell, before the student defines anything: round 20's adversary, whose
+# operators doing exactly the worked solution's launch FAILed as "PyTorch computed").
+_LIBRARY_IMPLS: dict[str, dict[str, Callable]] = {}
+
+
+def _recording_library_impls() -> None:
+    """Wrap torch.library.Library.impl (which torch.library.impl goes through too) to record into _LIBRARY_IMPLS."""
+    library: Any = getattr(torch.library, "Library", None)
+    impl = getattr(library, "impl", None)
+    if library is None or impl is None or getattr(impl, "_nb09_records", False):
+        return
+
+    def recorded(self: Any, op_name: Any, fn: Any, dispatch_key: str = "", *args: Any, **kwargs: Any) -> Any:
+        out = impl(self, op_name, fn, dispatch_key, *args, **kwargs)
+        try:
+            if callable(fn) and not kwargs.get("with_keyset", False):
+                name = op_name if isinstance(op_name, str) else op_name.name()
+                name = (name if "::" in name else f"{self.ns}::{name}").split(".")[0]
+                _LIBRARY_IMPLS.setdefault(name, {})[dispatch_key or getattr(self, "dispatch_key", "") or ""] = fn
+        except Exception:  # noqa: BLE001, S110 -- a record missed: that operator counts as PyTorch computing, as before
+            pass
+        return out
+
+    recorded._nb09_records = True  # type: ignore[attr-defined]
+    library.impl = recorded
+
+
+_recording_library_impls()
+
+
 def _python_body(func: Any, tensors: list[torch.Tensor]) -> Callable | None:
     """The Python function behind an operator that the answer defined with `torch.library.triton_op` (the lecture's
-    section 6) or `custom_op`, as PyTorch's dispatcher would run it for these tensors; None for PyTorch's own
-    operators and where it cannot be found (then the operator counts as PyTorch computing).  The check runs that
-    function instead of the operator, so that what it does, its Triton launches and PyTorch's operators, is judged
-    as the answer's own code."""
+    section 6) or `custom_op` (or torch.library's older define and impl: _LIBRARY_IMPLS), as PyTorch's dispatcher
+    would run it for these tensors; None for PyTorch's own operators and where it cannot be found (then the operator
+    counts as PyTorch computing).  The check runs that function instead of the operator, so that what it does, its
+    Triton launches and PyTorch's operators, is judged as the answer's own code."""
     if getattr(func, "namespace", "aten") in ("aten", "prims"):
         return None
     try:
         from torch._library.custom_ops import OPDEFS
 
+        kinds = {t.device.type for t in tensors}
+        kind = kinds.pop() if len(kinds) == 1 else None
         opdef = OPDEFS.get(func._name)
         if opdef is None:
-            return None
+            impls = _LIBRARY_IMPLS.get(func._name, {})
+            keys = ((kind or "").upper(), "CompositeExplicitAutograd", "CompositeImplicitAutograd", "")
+            return next((impls[key] for key in keys if key in impls), None)
         kernels = getattr(opdef, "_backend_fns", {})
-        kinds = {t.device.type for t in tensors}
-        found = kernels.get(kinds.pop()) if len(kinds) == 1 else None
+        found = kernels.get(kind) if kind is not None else None
         return found or kernels.get(None) or opdef._init_fn
     except Exception:  # noqa: BLE001 -- PyTorch's internals moved: the operator counts as PyTorch computing
         return None
@@ -1025,6 +1104,39 @@ def _launches_are_seen(device: str) -> bool:
         return False
 
 
+# The global settings each call must leave as it found them: settings.BASIC, and those an answer here has reasons
+# to touch (round 20's adversary left each of these changed and passed: np.seterr(all="ignore") to silence the
+# interpreter's NumPy warnings, anomaly detection left on, one thread)
+WATCHED_SETTINGS = (*BASIC, "np.geterr()", "torch.is_anomaly_enabled()", "torch.get_num_threads()")
+# Two more, which settings.SETTINGS does not know: flush-denormal (round 20's adversary: torch.set_flush_denormal(True)
+# left on, the caller's 1e-40 * 1 is 0 after the call) and the default generator's state (torch.manual_seed(0) in
+# every call, "for reproducibility": a softmax draws nothing, so its state must be as it was)
+FLUSH_DENORMAL, DEFAULT_GENERATOR = "torch.set_flush_denormal(...)", "torch.get_rng_state()"
+
+
+def _local_settings() -> dict[str, Any]:
+    with _check_at_work():
+        flushes = bool((torch.tensor([1e-40], dtype=torch.float32) * 1).item() == 0.0)
+        return {FLUSH_DENORMAL: flushes, DEFAULT_GENERATOR: torch.get_rng_state()}
+
+
+def _put_back_local(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """Put back those of _local_settings() that differ now; return their names."""
+    changed = []
+    if now[FLUSH_DENORMAL] != before[FLUSH_DENORMAL]:
+        torch.set_flush_denormal(before[FLUSH_DENORMAL])
+        changed.append(FLUSH_DENORMAL)
+    if not torch.equal(now[DEFAULT_GENERATOR], before[DEFAULT_GENERATOR]):
+        torch.set_rng_state(before[DEFAULT_GENERATOR])
+        changed.append(DEFAULT_GENERATOR)
+    return changed
+
+
+def _shown_setting(value: object, state: str) -> str:
+    """A setting's value as a message shows it (a generator's state as `state`: its bytes say nothing)."""
+    return f"({state})" if isinstance(value, torch.Tensor) else str(value)
+
+
 _NO_DRIVER = ("active drivers", "cpu tensor", "Pointer argument", "outside of the scope of a kernel")
 
 
@@ -1047,14 +1159,17 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             _counting_launches), within CALL_LIMIT_S.  PyTorch's global settings (default dtype, grad mode...) are
             put back as they were, and a call that changed them FAILs (round 19's adversary: a default dtype of float64
             left set made the check's own inputs float64, and every test after it)."""
-            settings = read()
+            settings, local = read(WATCHED_SETTINGS), _local_settings()
             try:
                 y, launches, watch = watched_call(x, call, poisoned)
             finally:
-                now = read()
-                changed = put_back(settings)
-            ex.expect(not changed, f"{call} left PyTorch's global settings changed: " + ", ".join(
-                f"{name} {settings[name]} -> {now[name]}" for name in changed),
+                now, local_now = read(WATCHED_SETTINGS), _local_settings()
+                changed = put_back(settings) + _put_back_local(local, local_now)
+                settings.update(local)
+                now.update(local_now)
+            ex.expect(not changed, f"{call} left global settings changed: " + ", ".join(
+                f"{name} {_shown_setting(settings[name], 'as it was')} -> {_shown_setting(now[name], 'another state')}"
+                for name in changed),
                 "a function leaves the caller's settings as it found them: set what your own tensors need on them "
                 "(dtype=, device=), and a context manager (with torch.no_grad():) ends with its block")
             return judged(x, call, y, launches, watch)
@@ -1137,9 +1252,10 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       "for each row (or for a few rows): PyTorch's operations do not count")
             _judge_softmax(ex, call, x, before, y, seen)
 
-        # (2, 9, 0, -1e5, 8): values around -1e5, far below any finite fill a student may give masked lanes
+        # (2, 9, 0, -1e7, 8): values around -1e7, below any finite fill a student may give masked lanes (round 20's
+        # adversary: around -1e5, a fill of -1e6 passed)
         chosen = [(1, 1, 0, 1.0, 1), (3, 5, 3, 1000.0, 2), (0, 7, 0, 1.0, 3), (CPU_MAX[0], CPU_MAX[1], 64, 10.0, 4),
-                  (2, 9, 0, -1e5, 8),
+                  (2, 9, 0, -1e7, 8),
                   (2, 3, 0, -1000.0, 8)]
         if on_gpu:
             chosen += [(7, 1025, 1, 10.0, 5), (3, MAX_COLS, 64, 1000.0, 6), (301, 781, 3, 1.0, 7),
@@ -1167,23 +1283,23 @@ def _needs_a_driver(error: BaseException) -> str:
 
 
 def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
-    """Two more calls on one shape: the first result must survive the second call (a new tensor each call), and
-    with every value the answer's kernels write replaced by NaN right after their launch, the second call's result
-    must change (its values come from the answer's kernel, not from PyTorch); then a third call on the first
-    call's tensor, new values written into it: the softmax of the new values (nothing kept by the tensor's address)."""
-    first, second = OWN_CASE, (*OWN_CASE[:-1], OWN_CASE[-1] + 1)
+    """Three more calls on one shape: every earlier result must survive every later call (a new tensor each call:
+    round 20's adversary used two output tensors in turn, which the check, comparing the first result after the
+    second call only, never saw); with every value the answer's kernels write replaced by NaN right after their
+    launch, the second call's result must change (its values come from the answer's kernel, not from PyTorch); then
+    the third call on the second call's very tensor, new values written into it through `x.data`, which PyTorch's
+    version counter does not see: the softmax of the new values (nothing kept by the tensor's address, its version
+    or the tensor itself: round 20's adversary kept results by address and `x._version`, and the last call's)."""
+    first, second, third = OWN_CASE, (*OWN_CASE[:-1], OWN_CASE[-1] + 1), (*OWN_CASE[:-1], OWN_CASE[-1] + 2)
     call = _describe_softmax(first)
-    x1, x2 = _softmax_input(first, device), _softmax_input(second, device)
+    x1, x2, x3 = (_softmax_input(case, device) for case in (first, second, third))
     before1, before2 = x1.clone(), x2.clone()
     y1, _ = call_yours(x1, call)
     _judge_softmax(ex, call, x1, before1, y1)
     assert isinstance(y1, torch.Tensor)
-    kept = y1.clone()
+    kept = [y1.clone()]
     y2, _ = call_yours(x2, call + ", a second time, other values", poisoned=True)
-    ex.expect(torch.equal(y1, kept), f"{call} returned a tensor whose values changed when your function was "
-              "called again (on other values of the same shape)",
-              "return a new tensor from each call: the caller keeps each result, and the next call must not "
-              "overwrite it")
+    _kept_unchanged(ex, call, [y1], kept, "a second time")
     ex.expect(isinstance(y2, torch.Tensor) and y2.layout == torch.strided and tuple(y2.shape) == tuple(x2.shape),
               f"{call}, a second time, returned {what_returned(y2)}", "return a new tensor of x's shape")
     assert isinstance(y2, torch.Tensor)
@@ -1193,10 +1309,29 @@ def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
               f"{call}: with every value your kernel wrote replaced by NaN right after its launch, your function "
               "still returned the right softmax: the values it returns do not come from your kernel",
               "return the tensor your kernel wrote: the values must be your kernel's, not another function's")
-    x1.copy_(x2)  # new values written into the first call's tensor: a result kept by its address is stale now
-    again = x1.clone()
-    y3, _ = call_yours(x1, call + ", a third time, on the first call's tensor with new values written into it")
-    _judge_softmax(ex, call + ", on the first call's tensor with new values written into it", x1, again, y3)
+    kept.append(y2.clone())
+    with torch.no_grad():  # the check's own write: new values in the second call's tensor, its version unchanged
+        x2.data.copy_(x3)
+    again = x2.clone()
+    more = (", a third time, on the second call's tensor with new values written into it, from a caller whose "
+            "default dtype is float64")
+    dtype = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)  # a caller of its own settings (round 20's adversary: an answer that set
+    try:  # float32 as the default in every call changed nothing a caller with PyTorch's defaults could see)
+        y3, _ = call_yours(x2, call + more)
+    finally:
+        torch.set_default_dtype(dtype)
+    _kept_unchanged(ex, call, [y1, y2], kept, "a third time")
+    _judge_softmax(ex, call + more, x2, again, y3)
+
+
+def _kept_unchanged(ex: Any, call: str, results: list[torch.Tensor], kept: list[torch.Tensor], when: str) -> None:
+    """Each earlier result as it was when returned (NaN where the poisoned call left it: NaN equals NaN here)."""
+    for k, (y, was) in enumerate(zip(results, kept, strict=True)):
+        ex.expect(y.shape == was.shape and bool(torch.isclose(y, was, rtol=0, atol=0, equal_nan=True).all()),
+                  f"{call}: the result of call {k + 1} changed when your function was called {when} (on other "
+                  "values of the same shape)", "return a new tensor from each call: the caller keeps each result, "
+                  "and no later call may overwrite it")
 
 
 def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y: object, seen: object = None
@@ -1212,6 +1347,11 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
               "the result keeps x's dtype")
     ex.expect(torch.equal(x, before) and y.data_ptr() != x.data_ptr() or x.numel() == 0,
               f"{call} changed x", "write the result into a new tensor; leave x as it was")
+    # x's autograd flag too (round 20's adversary: x.requires_grad_() "so that the result can be differentiated";
+    # the caller's next in-place write into x raised, the check's own first)
+    ex.expect(x.requires_grad == before.requires_grad, f"{call} changed x: x.requires_grad is {x.requires_grad} "
+              f"after the call, {before.requires_grad} before", "leave x as it was, its requires_grad too: the "
+              "caller's next in-place write into x (x.copy_(next_batch)) raises when x is a leaf that requires grad")
     # an empty x has no values to change, and its data_ptr() may be any other tensor's: x itself, or a view of x or
     # of what x is a view of, returned is no new tensor (round 19's adversary: `if x.numel() == 0: return x`)
     ex.expect(y is not x and (y._base is None or (y._base is not x and (x._base is None or y._base is not x._base))),
@@ -1224,7 +1364,8 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
         r, c = (int(i) for i in bad.nonzero()[0])
         ex.expect(False, f"{call}: {wrong} of {want.numel()} values wrong, the first at row {r}, column {c}: "
                   f"{got[r, c].item():.9g} where {want[r, c].item():.9g} is right (within a relative "
-                  f"{SOFTMAX_RTOL:g}, plus {SOFTMAX_RTOL_PER_UNIT:g} for each unit x lies below its row's max)",
+                  f"{softmax_rtol(x.shape[-1]):.2g} for rows of {x.shape[-1]}, plus {SOFTMAX_RTOL_PER_UNIT:g} for "
+                  "each unit x lies below its row's max)",
                   "NaN or infinity: exp overflows unless something is subtracted first; or a lane read outside its "
                   "row (what does your mask let load?)" + ("; or x read before the caller's stream wrote it (NaN "
                                                            "until then: which stream did your kernel run on?)"
@@ -1232,8 +1373,9 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
                       got[r, c].item()) else
                   "check each row's start (its stride, not its length), the mask of the last columns (what do masked "
                   "lanes contribute to the max and to the sum?), and that every column of a long row is read; a "
-                  "small error on every value is a bias: each row must sum to 1 (nothing added to the sum), and "
-                  "constants such as log2(e) need all of float32's digits")
+                  "small error on every value is a bias: each row must sum to 1 (nothing added to the sum), "
+                  "constants such as log2(e) need all of float32's digits, and x - max comes first (x - (max + "
+                  "log(sum)) rounds max + log(sum) at x's magnitude: 6e-5 apart near 1000)")
 
 
 def _softmax_speed(ex: Any, yours: Callable) -> None:
@@ -1262,7 +1404,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=36, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=40, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

@@ -1041,6 +1041,237 @@ def softmax_launched_from_a_worker_thread_on_the_callers_stream(x):
     return y
 
 
+# ---- round 20's adversary (/work/adv20/09): staleness the check's order of calls did not show, a bias the one
+# tolerance hid, settings nb09 did not read, a pool thread started before the check, tensors inside tuples, and
+# operators registered through torch.library's older API
+_TURNS: dict[tuple, list] = {}
+
+
+def softmax_two_outputs_in_turn(x):
+    """Two output tensors per shape, used in turn ("no allocation per call, and the previous result survives"):
+    call k's result is overwritten by call k + 2 of the same shape (round 20's adversary: the check compared the
+    first result after the second call only)."""
+    pair = _TURNS.setdefault((tuple(x.shape), x.device), [None, None, 0])
+    turn = pair[2]
+    pair[2] = 1 - turn
+    if pair[turn] is None:
+        pair[turn] = torch.empty(x.shape, dtype=torch.float32, device=x.device)
+    return _softmax(x, out=pair[turn])
+
+
+_BY_ADDRESS_AND_VERSION: dict[tuple, torch.Tensor] = {}
+
+
+def softmax_kept_by_address_and_version(x):
+    """Results kept by (address, shape, strides, x._version), a copy returned: stale when new values arrive that
+    the version counter does not count (a write through x.data, x.numpy() or a kernel), or a new tensor lands at a
+    freed one's address (round 20's adversary: the check's only write into an input bumped the version)."""
+    key = (x.data_ptr(), tuple(x.shape), tuple(x.stride()), x._version, x.device)
+    if key not in _BY_ADDRESS_AND_VERSION:
+        _BY_ADDRESS_AND_VERSION[key] = _softmax(x)
+    return _BY_ADDRESS_AND_VERSION[key].clone()
+
+
+_LAST: list = [None, None]
+
+
+def softmax_memo_of_the_last_call(x):
+    """The last call's input and result kept: a call on the same tensor object returns a copy of the last result,
+    stale once the caller writes new values into x between two calls (round 20's adversary: the check never called
+    twice in a row on one tensor)."""
+    if _LAST[0] is not None and _LAST[0] is x:
+        return _LAST[1].clone()
+    y = _softmax(x)
+    _LAST[0], _LAST[1] = x, y.clone()
+    return y
+
+
+def softmax_silences_numpy_errors(x):
+    """np.seterr(all="ignore"), to silence the NumPy warnings of Triton's interpreter, left set for the caller
+    (round 20's adversary: nb09 did not read np.geterr())."""
+    import numpy as np
+
+    np.seterr(all="ignore")
+    return _softmax(x)
+
+
+def softmax_leaves_anomaly_detection_on(x):
+    """torch.autograd.set_detect_anomaly(True), a debugging line, left on for the caller (round 20's adversary)."""
+    torch.autograd.set_detect_anomaly(True)
+    return _softmax(x)
+
+
+def softmax_leaves_one_thread(x):
+    """torch.set_num_threads(1), left for the caller: its every CPU operator on one thread (round 20's adversary)."""
+    torch.set_num_threads(1)
+    return _softmax(x)
+
+
+def softmax_leaves_flush_denormal_on(x):
+    """torch.set_flush_denormal(True) ("denormals are slow"), left on: the caller's 1e-40 * 1 is 0 after the call
+    (round 20's adversary)."""
+    torch.set_flush_denormal(True)
+    return _softmax(x)
+
+
+def softmax_seeds_the_generator(x):
+    """torch.manual_seed(0) in every call "for reproducibility", in a function that draws nothing: the caller's
+    default generator is reset (round 20's adversary: the check's inputs have their own generator)."""
+    torch.manual_seed(0)
+    return _softmax(x)
+
+
+def softmax_sets_default_dtype_float32(x):
+    """torch.set_default_dtype(torch.float32) in every call ("the kernel is float32"): a caller whose default is
+    float64 finds it float32 (round 20's adversary: the check called only from PyTorch's defaults)."""
+    torch.set_default_dtype(torch.float32)
+    return _softmax(x)
+
+
+_POOL: list = []
+
+
+def _pool():
+    """A ThreadPoolExecutor of one worker, made once and started by a first job at import (as the notebook's trial
+    call would, before the check)."""
+    if not _POOL:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL.append(ThreadPoolExecutor(max_workers=1))
+        _POOL[0].submit(lambda: None).result()
+    return _POOL[0]
+
+
+_pool()  # its worker starts now, before any check (a pool started inside a call was watched already)
+
+
+def softmax_row_max_in_a_thread_pool(x):
+    """Each row's max by PyTorch (x.amax(dim=1)) in a pool whose worker started before the check, the rest by the
+    kernel (round 20's adversary: the check watched only threads started during a call)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        m = _pool().submit(lambda: x.amax(dim=1).contiguous()).result()
+        _softmax_given_max_kernel[(rows,)](y, x, m, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def softmax_by_pytorch_in_a_thread_pool_copied_by_a_kernel(x):
+    """torch.softmax(x) in that pool's worker, copied into y = torch.empty_like(x) by a kernel that is never given x
+    (round 20's adversary)."""
+    rows, cols = x.shape
+    y = torch.empty_like(x)
+    if rows:
+        s = _pool().submit(lambda: torch.softmax(x, dim=-1).contiguous()).result()
+        _copy_rows_kernel[(rows,)](y, s, s.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _softmax_tuple_kernel(ptrs, strides, cols, BLOCK: tl.constexpr, PAST: tl.constexpr):
+    y_ptr, x_ptr = ptrs
+    y_stride, x_stride = strides
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=offsets < cols, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=offsets < cols + PAST)
+
+
+@triton.jit
+def _softmax_log_space_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr, MAX_FIRST: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+    m = tl.max(x, axis=0)
+    log_sum = tl.log(tl.sum(tl.exp(x - m), axis=0))
+    if MAX_FIRST:
+        y = tl.exp((x - m) - log_sum)
+    else:
+        y = tl.exp(x - (m + log_sum))
+    tl.store(y_ptr + row * y_stride + offsets, y, mask=mask)
+
+
+def _softmax_log_space(max_first):
+    """exp(x - logsumexp(x)), no division.  `max_first`: (x - max) - log(sum), each value's own distance below the
+    max rounded, as the divided form's; else x - (max + log(sum)): round 20's adversary, max + log(sum) rounded at
+    x's magnitude, up to half a float32 ulp of 1000 (3e-5 relatively, simulated: 3.06e-5 on rows of 5 around 1000,
+    against 3.8e-7 in the other order), more than assert_close's float32 default (lecture 06) allows."""
+
+    def softmax_rows(x):
+        rows, cols = x.shape
+        y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+        if rows:
+            _softmax_log_space_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols,
+                                               BLOCK=triton.next_power_of_2(cols), MAX_FIRST=max_first)
+        return y
+
+    return softmax_rows
+
+@triton.jit
+def _touch_kernel(y_ptr, x_ptr):
+    pass
+
+
+def _softmax_through_a_tuple(past):
+    """The kernel given (y, x) as one tuple argument; `past`: its store mask lets that many lanes past the row, and
+    a second launch, which writes nothing, is given y and x at the top level (round 20's adversary: y was then "made
+    from x", the tuple launch ran unguarded, and its write past y's end killed the process: free(): invalid
+    pointer)."""
+
+    def softmax_rows(x):
+        rows, cols = x.shape
+        y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+        if rows:
+            _softmax_tuple_kernel[(rows,)]((y, x), (y.stride(0), x.stride(0)), cols,
+                                           BLOCK=triton.next_power_of_2(cols + past), PAST=past)
+            if past:
+                _touch_kernel[(1,)](y, x)
+        return y
+
+    return softmax_rows
+
+
+def softmax_turns_on_grad_for_x(x):
+    """x.requires_grad_() "so that the result can be differentiated", the kernel on x.detach(): the caller's next
+    in-place write into x raises (round 20's adversary: the check's own x1.copy_(x2) raised, no FAIL)."""
+    x.requires_grad_()
+    return _softmax(x.detach())
+
+
+def _library_body(x):
+    return _softmax(x, out=torch.empty(x.shape, dtype=torch.float32, device=x.device))
+
+
+_LIBRARIES: list = []
+
+
+def _library_operators():
+    """The same launch registered through torch.library's older API, twice: torch.library.define + .impl, and a
+    torch.library.Library object's define and impl (PyTorch's tutorial before custom_op); after nb09's import,
+    as in the notebook."""
+    if not _LIBRARIES:
+        torch.library.define("course09_answers_old::softmax_rows", "(Tensor x) -> Tensor")
+        torch.library.impl("course09_answers_old::softmax_rows", ["cpu", "cuda"])(_library_body)
+        lib = torch.library.Library("course09_answers_lib", "DEF")
+        lib.define("softmax_rows(Tensor x) -> Tensor")
+        lib.impl("softmax_rows", _library_body, "CompositeExplicitAutograd")
+        _LIBRARIES.append(lib)
+    return torch.ops.course09_answers_old.softmax_rows, torch.ops.course09_answers_lib.softmax_rows
+
+
+def softmax_through_torch_library_define_and_impl(x):
+    """Right: the worked solution's launch inside an operator of torch.library.define + torch.library.impl (round
+    20's adversary: it FAILed as "PyTorch computed", the operator's Python function unseen)."""
+    return _library_operators()[0](x)
+
+
+def softmax_through_a_library_object(x):
+    """Right: the same through a torch.library.Library object's define and impl (round 20's adversary)."""
+    return _library_operators()[1](x)
+
+
 WRONG_SOFTMAXES = {
     # Round 13 (the 09 adversary): a finite fill for the masked lanes passed while every row's values stayed above
     # about -2000; a result kept by the tensor's address passed while no call wrote new values into an input.
@@ -1103,6 +1334,29 @@ WRONG_SOFTMAXES = {
     "round 19's adversary: returns x itself when x is empty": softmax_returns_x_when_empty,
     "launched from a worker thread, joined: the worker's current stream is not the caller's":
         softmax_launched_from_a_worker_thread,
+    # Round 20's adversary: staleness in another order of calls, a bias below the one tolerance, settings nb09 did
+    # not read, a pool thread started before the check, a store past y through tuple arguments (the process died),
+    # x.requires_grad_() (the check's own copy_ raised)
+    "round 20's adversary: two output tensors per shape, used in turn": softmax_two_outputs_in_turn,
+    "round 20's adversary: results kept by address, shape, strides and x._version": softmax_kept_by_address_and_version,
+    "round 20's adversary: the last call's input and result kept": softmax_memo_of_the_last_call,
+    "round 20's adversary: divides by the sum + 1e-5": _biased(eps=1e-5),
+    "round 20's adversary: np.seterr(all='ignore') left set": softmax_silences_numpy_errors,
+    "round 20's adversary: anomaly detection left on": softmax_leaves_anomaly_detection_on,
+    "round 20's adversary: torch.set_num_threads(1) left set": softmax_leaves_one_thread,
+    "round 20's adversary: flush-denormal left on": softmax_leaves_flush_denormal_on,
+    "round 20's adversary: torch.manual_seed(0) in every call": softmax_seeds_the_generator,
+    "round 20's adversary: the default dtype set to float32 in every call": softmax_sets_default_dtype_float32,
+    "round 20's adversary: each row's max by PyTorch in a thread pool started before the check":
+        softmax_row_max_in_a_thread_pool,
+    "round 20's adversary: PyTorch's softmax in that pool, copied into empty_like(x) by a kernel":
+        softmax_by_pytorch_in_a_thread_pool_copied_by_a_kernel,
+    "round 20's adversary: tensors passed in a tuple, the store mask one lane past the row":
+        _softmax_through_a_tuple(past=1),
+    "round 20's adversary: x.requires_grad_() on the caller's x": softmax_turns_on_grad_for_x,
+    "round 20's adversary, judged wrong: exp(x - (max + log(sum))), rounded at x's magnitude": _softmax_log_space(
+        max_first=False),
+    "round 20's adversary (a variant): the masked lanes read as -1e6": lambda x: _softmax(x, other=-1e6),
 }
 
 
@@ -1143,6 +1397,13 @@ ALSO_RIGHT_SOFTMAXES = {
     "a worker thread that enters the caller's current stream, joined": (
         softmax_launched_from_a_worker_thread_on_the_callers_stream),
     "divides by the sum + 1e-7 (below float32's rounding of the sum)": _biased(eps=1e-7),
+    # Round 20's adversary: a launch given its tensors inside a tuple was not seen to write from x; operators of
+    # torch.library's older API counted as PyTorch computing
+    "round 20's adversary: the tensors passed to the kernel as one tuple argument": _softmax_through_a_tuple(past=0),
+    "round 20's adversary: an operator of torch.library.define + torch.library.impl":
+        softmax_through_torch_library_define_and_impl,
+    "round 20's adversary: an operator of a torch.library.Library object": softmax_through_a_library_object,
+    "exp((x - max) - log(sum)): the log-space form, the max subtracted first": _softmax_log_space(max_first=True),
 }
 
 
