@@ -59,6 +59,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from types import FunctionType
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,7 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 from torch.profiler import ProfilerActivity, profile, record_function
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from .. import profiling
 from ..device import has_cuda
@@ -171,6 +173,17 @@ MOVES = {"to", "cuda", "copy_", "type_as"}  # what copies a tensor to another de
 # arguments: made on the host and copied to the device named, at every call, with device= too (the 08 adversary of
 # round 17: torch.tensor(list(range(T)), device=x.device) passed; a CUDA graph's capture refuses the copy)
 FROM_DATA = {"tensor": 0, "as_tensor": 0, "asarray": 0, "new_tensor": 1}
+# ...and beneath the names (round 20's adversary: `0 in n`, Tensor.__contains__, read n on the host inside its own
+# Python code, unseen by a TorchFunctionMode; x.new(list) and torch.tensor(data=list) made tensors from Python data,
+# FROM_DATA's names and positions missing them): what PyTorch's dispatcher runs inside any function, seen by a
+# TorchDispatchMode.  A value read on the host, a result sized by the values, inside a function written in Python
+# (its reads are Python code, the same on any device: PyTorch's C++ reads some values on a CPU only, F.one_hot checking
+# its labels, and not on a GPU), and a tensor made from Python data (every route there, torch.tensor, as_tensor,
+# Tensor.new, new_tensor, by any argument, lifts it so).
+READ_OPS = {"_local_scalar_dense", "equal", "is_nonzero", "_assert_async"}
+SIZED_OPS = {"nonzero", "masked_select", "_unique", "_unique2", "unique_dim", "unique_consecutive", "bincount",
+             "argwhere", "nonzero_numpy"}
+LIFT_OPS = {"lift_fresh", "lift_fresh_copy"}
 # What a bf16 tensor may go through without being rounded again (besides the matrix products): casts, views, copies,
 # selections and ReLU, which return values of their inputs.  Any other operation that returns bf16 is arithmetic in
 # bf16, however it is spelled (in place or not): a list of the rounding ones would miss one (div_ passed).
@@ -353,6 +366,65 @@ def last_bias_gradient(model: torch.nn.Sequential, x: torch.Tensor, n: torch.Ten
     return (F.softmax(a, dim=1) - F.one_hot(y.detach().cpu(), a.shape[1]).double()).mean(0)
 
 
+# Every other parameter's gradient (round 20's adversary: a custom autograd.Function whose backward forgot ReLU's mask
+# had the right loss and last bias's gradient, and earlier layers' gradients off by 79% to 290%): within this share of
+# the exact gradient's L1 norm, plus this share of the L1 norm of its terms' magnitudes (what the batch's examples add
+# up to before they cancel), plus what the Linear's inputs moved by DOUBT times the slow step's rounding add, for each
+# Linear whose gradient no rounding can make jump: one with no ReLU nearer the loss holding a unit that lies within
+# that of zero (a rounding that crosses zero switches its unit, and the gradients flowing back through it).
+GRADIENT_SHARE, GRADIENT_TERMS_SHARE, DOUBT = 0.25, 0.05, 8.0
+
+
+@reference
+def exact_gradients(model: torch.nn.Sequential, x: torch.Tensor, n: torch.Tensor, y: torch.Tensor, bf16: bool
+                    ) -> list[tuple[torch.Tensor, float, bool]]:
+    """For each parameter, in model.parameters()'s order: the slow step's gradient exactly (float64, on the host);
+    GRADIENT_TERMS_SHARE of the L1 norm of its terms' magnitudes, plus what moving each Linear's inputs by DOUBT times
+    the slow step's rounding of them may add; and whether a rounding in `bf16`'s formats can make it jump (a unit of
+    a ReLU nearer the loss lies within DOUBT times the slow step's own rounding, in those formats, of zero)."""
+    xd, nd, yc = x.detach().double().cpu(), n.detach().double().cpu(), y.detach().cpu()
+    a: torch.Tensor = xd.sum(1) / nd[:, None]
+    rounded = _rounded_activations(model, x, n, bf16)
+    inputs, outputs, doubtful = [], [], []
+    linears = [m for m in model if isinstance(m, torch.nn.Linear)]
+    off = 0.0  # how far rounding may move each element of a Linear's input: DOUBT times the slow step's (ReLU moves
+    # none further); the first Linear's input, the pooled mean, rounded in float32 only (GRADIENT_SHARE covers it)
+    for k, layer in enumerate(linears):
+        w, b = layer.weight.detach().double().cpu().requires_grad_(), layer.bias.detach().double().cpu()
+        b.requires_grad_()
+        z = a @ w.T + b
+        z.retain_grad()
+        inputs.append((a.detach().abs(), off, w, b))
+        outputs.append(z)
+        if k < len(linears) - 1:
+            off = DOUBT * float((rounded[k] - z.detach()).abs().max()) if rounded[k].numel() else 0.0
+            doubtful.append(bool((z.detach().abs() <= off + 1e-30).any()))
+            a = torch.relu(z)
+    F.cross_entropy(outputs[-1], yc).backward()
+    result = []
+    for k, ((inp, moved, w, b), z) in enumerate(zip(inputs, outputs, strict=True)):
+        assert z.grad is not None and w.grad is not None and b.grad is not None
+        jumps = any(doubtful[k:])
+        terms = z.grad.abs().T @ inp  # the weight's gradient's terms, and what rounding its input may add to them
+        result.append((w.grad, float(GRADIENT_TERMS_SHARE * terms.sum() + z.grad.abs().sum() * moved * w.shape[1]),
+                       jumps))
+        result.append((b.grad, float(GRADIENT_TERMS_SHARE * z.grad.abs().sum()), jumps))
+    return result
+
+
+def _rounded_activations(model: torch.nn.Sequential, x: torch.Tensor, n: torch.Tensor, bf16: bool
+                                    ) -> list[torch.Tensor]:
+    """Each Linear's output as the slow step computes it (in bf16 under autocast where `bf16`), float64 on the host."""
+    outputs = []
+    with torch.no_grad(), torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        a = x.sum(1) / n[:, None]
+        for layer in model:
+            a = layer(a)
+            if isinstance(layer, torch.nn.Linear):
+                outputs.append(a.double().cpu())
+    return outputs
+
+
 class Operations(TorchFunctionMode):
     """Every PyTorch function called inside the block (one call of the answer's own, not the functions those call):
     its name and the shapes of its tensors; each read of a value on the host (`.item()`, `int()`, `.tolist()`,
@@ -379,18 +451,43 @@ class Operations(TorchFunctionMode):
         self.cast_rounded: list[str] = []  # operations (not matrix products) that took a value a cast rounded to bf16
         self.wide_uses: list[frozenset[int]] = []  # float32 or float64 matrix products: the ids behind their inputs
         self._rounded: dict[int, torch.Tensor] = {}  # rounded to bf16 by a cast, or a view or cast of such (held)
+        # what the dispatcher ran inside the function being called (READ_OPS, SIZED_OPS, LIFT_OPS): `_Beneath`
+        self.beneath: list[str] = []
+        self.own = False  # the recorder's own operations: not the answer's
+        self.calling = False  # inside a function that this mode sees
+        # bf16 products made without autograd (inside an autograd.Function's forward, or under no_grad), and the
+        # tensors computed from them there, with the ids behind them: where such a tensor goes on into autograd's
+        # graph (the Function's output), the result stands for the products (round 20's adversary: a right answer's
+        # Linear in bf16 as a custom Function FAILed, its products never feeding the loss by autograd)
+        self._untracked: dict[int, tuple[torch.Tensor, frozenset[int]]] = {}
 
     def _note_rounding(self, name: str, given: list[torch.Tensor], out: torch.Tensor) -> None:
         """Follow the values that a cast to bf16 rounded (CASTS): what they reach other than a matrix product."""
         source = given[-1] if name == "copy_" and given else given[0] if given else None
         if (name in CASTS and out.dtype in NARROW and source is not None and source.is_floating_point()
-                and source.dtype != out.dtype and not torch.equal(out.to(source.dtype), source)):
+                and source.dtype != out.dtype and not self._equal(out.to(source.dtype), source)):
             self._rounded[id(out)] = out  # (the check's own comparison: not seen by this mode)
         elif any(id(t) in self._rounded for t in given):
             if name in CASTS or name in UPCASTS or name in EXACT_IN_BF16:
                 self._rounded[id(out)] = out
             elif name not in MATRIX_PRODUCTS and out.is_floating_point():
                 self.cast_rounded.append(name)
+
+    def outside(self) -> None:
+        """Note the reads that the dispatcher ran outside the functions this mode sees (the legacy constructors, say)
+        among the host reads."""
+        outside = sorted(set(self.beneath) & (READ_OPS | SIZED_OPS))
+        if outside:
+            self.host_reads.append(f"{', '.join(outside)}, a read on the host")
+        self.beneath = []
+
+    def _equal(self, a: torch.Tensor, b: torch.Tensor) -> bool:
+        """torch.equal, the recorder's own: not a host read of the answer's."""
+        own, self.own = self.own, True
+        try:
+            return torch.equal(a, b)
+        finally:
+            self.own = own
 
     def _sources(self, t: torch.Tensor) -> frozenset[int]:
         return self._behind[id(t)][1] if id(t) in self._behind else frozenset({id(t)})
@@ -403,7 +500,15 @@ class Operations(TorchFunctionMode):
         if name not in MOVES and any(id(t) in self._on_host and t.dim() > 0 for t in given) and any(
                 id(t) not in self._on_host for t in given):  # noted before the call: on a GPU the call raises
             self.host_mixed.append(name)
-        out = func(*args, **kwargs)
+        self.outside()
+        self.calling = True
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            self.calling = False
+        beneath, self.beneath = set(self.beneath), []
+        if not isinstance(func, FunctionType):  # PyTorch's C++: reads of its own that depend on the device
+            beneath -= READ_OPS | SIZED_OPS
         tensors = [*given, *(t for t in (out if isinstance(out, (list, tuple)) else [out])
                              if isinstance(t, torch.Tensor))]
         self.seen.append((name, tuple(tuple(t.shape) for t in tensors)))
@@ -411,16 +516,24 @@ class Operations(TorchFunctionMode):
                                   and any(t.is_cuda for t in tensors)) or (
                                       name == "to" and _names_host(args, kwargs)):
             self.host_reads.append(name)
-        elif _data_shaped(name, args, kwargs):
+        elif _data_shaped(name, args, kwargs) or beneath & SIZED_OPS:
             self.host_reads.append(f"{name}, whose size comes from the values")
+        elif beneath & READ_OPS:
+            self.host_reads.append(f"{name}, which reads a value on the host inside ({', '.join(beneath & READ_OPS)})")
         if not isinstance(out, torch.Tensor):
             return out
         moved = False
+        # made from Python data: by the names (FROM_DATA), or by what ran beneath; where the batch is when a method of
+        # a tensor made it (x.new(list), x.new_tensor(list)), or a device was named
+        method = bool(args) and isinstance(args[0], torch.Tensor)
         data = FROM_DATA.get(name)
-        if data is not None and len(args) > data and not isinstance(args[data], torch.Tensor) and (
-                name == "new_tensor" or "device" in kwargs) and not _names_host((), kwargs):
+        lifted = beneath & LIFT_OPS or (data is not None and len(args) > data
+                                        and not isinstance(args[data], torch.Tensor))
+        if lifted and (method or "device" in kwargs) and not _names_host((), kwargs):
             self.transfers.append(f"{name} from Python data")  # made on the host, copied where the batch is
             moved = True
+        elif lifted and not method:
+            self._on_host[id(out)] = out
         if name in MOVES and given:
             source = args[1] if name == "copy_" and len(args) > 1 else given[0]
             to_device = name != "to" or "device" in kwargs or any(
@@ -436,12 +549,25 @@ class Operations(TorchFunctionMode):
                           or (given and all(id(t) in self._on_host for t in given))):
             self._on_host[id(out)] = out
         self._note_rounding(name, given, out)
-        if name in EXACT_IN_BF16 and len(given) == 1 and out is not given[0]:  # a cast or a view of one tensor
-            self._behind[id(out)] = (out, self._sources(given[0]))
+        # a cast or a view of one tensor; a cast that takes a second tensor for its dtype (to(other), type_as: round
+        # 20's adversary, a right answer FAILed) or copies into one (dst.copy_(src)) is one of its first or its source
+        behind = (args[1] if name == "copy_" and len(args) > 1 and isinstance(args[1], torch.Tensor) else
+                  given[0] if given and (len(given) == 1 or name in ("to", "type_as")) and out is not given[0]
+                  else None)
+        if name in EXACT_IN_BF16 and behind is not None:
+            self._behind[id(out)] = (out, self._sources(behind))
+        untracked = [self._untracked[id(t)][1] for t in given if id(t) in self._untracked]
+        if untracked and torch.is_grad_enabled() and out.requires_grad:  # the untracked products go on into the graph
+            self.bf16_uses.append((out, frozenset().union(*untracked)))
+        elif untracked and not torch.is_grad_enabled():
+            self._untracked[id(out)] = (out, frozenset().union(*untracked))
         if out.dtype in NARROW:
             if name in MATRIX_PRODUCTS and out.dtype == torch.bfloat16:
                 self.bf16_products += 1
-                self.bf16_uses.append((out, frozenset().union(*(self._sources(t) for t in given))))
+                sources = frozenset().union(*(self._sources(t) for t in given))
+                self.bf16_uses.append((out, sources))
+                if not torch.is_grad_enabled():
+                    self._untracked[id(out)] = (out, sources.union(*untracked))
                 if torch.is_autocast_enabled(out.device.type) and torch.is_autocast_cache_enabled():
                     self.cached_products += 1
             elif name not in MATRIX_PRODUCTS and name not in EXACT_IN_BF16 and not (
@@ -472,6 +598,28 @@ class Operations(TorchFunctionMode):
         return frozenset().union(*(sources for (_, sources), g in zip(uses, grads, strict=True) if g is not None))
 
 
+class _Beneath(TorchDispatchMode):
+    """What the dispatcher runs inside each function that `ops` records (READ_OPS, SIZED_OPS, LIFT_OPS), noted for
+    it in ops.beneath; outside any (a function that a TorchFunctionMode does not see), a read among its host reads."""
+
+    def __init__(self, ops: Operations) -> None:
+        super().__init__()
+        self.ops = ops
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
+        if not self.ops.own and name in READ_OPS | SIZED_OPS | LIFT_OPS:
+            self.ops.beneath.append(name)
+        with torch._C.DisableTorchFunction():  # an operator called here is the dispatcher's, not the answer's
+            out = func(*args, **(kwargs or {}))
+        if name in LIFT_OPS and not self.ops.calling and isinstance(out, torch.Tensor):
+            # made from Python data by a function that the mode does not see, the legacy constructors
+            # (torch.Tensor(list), torch.FloatTensor(list)): on the host (round 20's adversary copied one to the
+            # batch's device with .to(x.device), which only a GPU had caught)
+            self.ops.made_on_host("a legacy constructor from Python data", out)
+        return out
+
+
 def _data_shaped(name: str, args: tuple, kwargs: dict) -> bool:
     """An operation whose result's size depends on the values (DATA_SHAPED, a boolean index, torch.where(mask),
     repeat_interleave by a tensor without output_size=): a GPU reads that size on the host."""
@@ -497,7 +645,8 @@ def _names_host(args: tuple, kwargs: dict) -> bool:
 
 # Functions that make a tensor on the host and that a TorchFunctionMode does not see (measured on PyTorch 2.13; round
 # 19's adversary: positions from torch.from_numpy and from torch.range passed): watched by replacing them during the
-# call.  (The legacy constructors, torch.Tensor(list) and torch.FloatTensor(...), cannot be replaced so.)
+# call.  (The legacy constructors, torch.Tensor(list) and torch.FloatTensor(...), cannot be replaced so: `_Beneath`
+# sees what they make from Python data.)
 UNSEEN_CREATIONS = ("from_numpy", "frombuffer", "from_dlpack", "range")
 # The host's waits for the GPU, which the mode does not see either, and which read no value (round 19's adversary:
 # torch.cuda.synchronize() when the batch is on a GPU, a timing leftover, would pass there): the owner of each, and
@@ -546,13 +695,16 @@ def _recorded(fn: Callable[..., object], *args: object) -> tuple[object, Operati
     """fn(*args), and the operations it ran; where fn took a tensor made on the host with the batch's and then
     raised a RuntimeError (a GPU refuses a CPU tensor of one dimension or more beside its own), that error in place
     of fn's result, for the check to report as the same mistake that a CPU runs through."""
-    with Operations() as ops, _unseen_watched(ops):
+    ops = Operations()
+    with _Beneath(ops), ops, _unseen_watched(ops):
         try:
             got = fn(*args)
         except RuntimeError as error:
             if not ops.host_mixed:
                 raise
             got = error
+        finally:
+            ops.outside()
     return got, ops
 
 
@@ -615,6 +767,60 @@ def _switches_restore(saved: Switches) -> None:
             _set_precision(path, value)
 
 
+def _attribute(owner: Any, name: str) -> tuple[str, Callable[[], object], Callable[[object], None]]:
+    return (f"{owner.__name__}.{name}", lambda: getattr(owner, name), lambda value: setattr(owner, name, value))
+
+
+def _global_hooks() -> Iterator[tuple[str, dict]]:
+    """nn.Module's global hooks (register_module_forward_hook...), a dict each, by name."""
+    module = torch.nn.modules.module
+    return ((name, hooks) for name, hooks in vars(module).items()
+            if name.startswith("_global_") and name.endswith("hooks") and isinstance(hooks, dict))
+
+
+def _set_hooks(name: str, keys: object) -> None:
+    """Remove the global hooks added since `keys` were read (an answer that added one FAILed)."""
+    hooks = vars(torch.nn.modules.module)[name]
+    for key in [key for key in hooks if key not in keys]:  # type: ignore[operator]
+        del hooks[key]
+
+
+# The global switches that lecture 06 names beside TF32 and the reduced-precision flags (round 20's adversary left
+# cudnn.benchmark, cudnn.deterministic, fill_uninitialized_memory and mkldnn.enabled changed, and passed), and the
+# other process-wide switches and hooks of the same kind: read before each call and after, and put back (label, read,
+# write).  A switch this PyTorch lacks is left out.
+OTHER_SWITCHES = tuple(
+    [_attribute(torch.backends.cudnn, name) for name in ("benchmark", "deterministic", "enabled")
+     if hasattr(torch.backends.cudnn, name)]
+    + [_attribute(owner, name) for owner, name in ((torch.backends.mkldnn, "enabled"),
+                                                   (torch.backends.opt_einsum, "enabled"),
+                                                   (torch.backends.opt_einsum, "strategy"))
+       if hasattr(owner, name)]
+    + ([("torch.utils.deterministic.fill_uninitialized_memory",
+         lambda: torch.utils.deterministic.fill_uninitialized_memory,  # type: ignore[attr-defined]
+         lambda value: setattr(torch.utils.deterministic, "fill_uninitialized_memory", value))]
+       if hasattr(getattr(torch.utils, "deterministic", None), "fill_uninitialized_memory") else [])
+    + [("torch.autograd.is_multithreading_enabled()", torch.autograd.is_multithreading_enabled,
+        lambda value: torch._C._set_multithreading_enabled(bool(value)))]
+    + [(f"torch.backends.cuda.{kind}_sdp_enabled()", getattr(torch.backends.cuda, f"{kind}_sdp_enabled"),
+        getattr(torch.backends.cuda, f"enable_{kind}_sdp"))
+       for kind in ("flash", "mem_efficient", "math", "cudnn")
+       if hasattr(torch.backends.cuda, f"{kind}_sdp_enabled") and hasattr(torch.backends.cuda, f"enable_{kind}_sdp")]
+    + [(f"torch.nn.modules.module.{name}", lambda name=name: frozenset(vars(torch.nn.modules.module)[name]),
+        lambda keys, name=name: _set_hooks(name, keys)) for name, _ in _global_hooks()])
+
+
+def _others_saved() -> tuple[object, ...]:
+    return tuple(read() for _, read, _ in OTHER_SWITCHES)
+
+
+def _others_restore(saved: tuple[object, ...]) -> None:
+    """Put back what _others_saved read, where an answer changed it (and only there)."""
+    for (_, read, write), was in zip(OTHER_SWITCHES, saved, strict=True):
+        if read() != was:
+            write(was)
+
+
 def _flushes_denormals() -> bool:
     """Whether torch.set_flush_denormal(True) holds (no getter: a subnormal times 1 reads 0 then)."""
     return bool((torch.tensor([1e-40]) * 1.0)[0] == 0)
@@ -669,7 +875,8 @@ def _settings(device: str) -> dict[str, object]:
             f"torch.get_autocast_dtype({device!r})": torch.get_autocast_dtype(device),
             "torch.is_autocast_cache_enabled()": torch.is_autocast_cache_enabled(),
             "torch.get_default_dtype()": torch.get_default_dtype(),
-            **{f"torch.backends.{path}": _precision(path) for path in FP32_PRECISIONS}}
+            **{f"torch.backends.{path}": _precision(path) for path in FP32_PRECISIONS},
+            **{label: read() for label, read, _ in OTHER_SWITCHES}}
 
 
 def _first_difference(a: Operations, b: Operations) -> str:
@@ -685,7 +892,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         yours = ex.answer(fast_loss)
         device = "cuda" if has_cuda() else "cpu"
         saved = (_tf32_saved(), torch.get_num_threads(), torch.get_autocast_dtype("cpu"),
-                 torch.get_autocast_dtype("cuda"), _switches_saved(), _state_saved(device))
+                 torch.get_autocast_dtype("cuda"), _switches_saved(), _state_saved(device), _others_saved())
         grad_mode, default_dtype = torch.is_grad_enabled(), torch.get_default_dtype()
         setattr(_MATMUL, TF32_SETTING, TF32_OFF)  # float32 as written: TF32 would round the products
         torch.set_num_threads(1)  # thousands of tiny operations: a pool of threads only waits for its slowest
@@ -708,6 +915,65 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
             torch.set_grad_enabled(grad_mode)  # where an answer changed them (it FAILed then)
             torch.set_default_dtype(default_dtype)
             _state_restore(saved[5], device)
+            _others_restore(saved[6])
+
+
+def _hooks(owner: object) -> dict[str, tuple[object, ...]]:
+    """The hooks that `owner` (a module, a tensor) holds, by the attribute that holds them: their keys."""
+    return {name: tuple(hooks) for name, hooks in sorted(vars(owner).items())
+            if name.endswith("hooks") and isinstance(hooks, dict) and hooks} if isinstance(owner, torch.nn.Module) \
+        else {name: tuple(hooks) for name in ("_backward_hooks", "_post_accumulate_grad_hooks")
+              if isinstance(hooks := getattr(owner, name, None), dict) and hooks}
+
+
+def _caller_state(model: torch.nn.Module, x: torch.Tensor, n: torch.Tensor, y: torch.Tensor) -> dict[str, object]:
+    """What of the caller's x, n, y and model an answer could change besides their values (compared apart): whether
+    each tensor requires a gradient, its hooks; the model's submodules, parameters and buffers (their names), the hooks
+    of each module and of each parameter (round 20's adversary: x.requires_grad_(), a forward hook, gradient hooks and
+    a buffer left on the caller's model passed; a submodule added crashed the check)."""
+    state: dict[str, object] = {}
+    for label, t in (("x", x), ("n", n), ("y", y)):
+        state[f"{label}.requires_grad"] = t.requires_grad
+        state[f"{label}'s hooks"] = _hooks(t)
+    state["the model's submodules"] = [name for name, _ in model.named_modules()]
+    state["the model's parameters"] = [name for name, _ in model.named_parameters()]
+    state["the model's buffers"] = [name for name, _ in model.named_buffers()]
+    for name, module in model.named_modules():
+        state[f"the hooks of {name or 'the model'}"] = _hooks(module)
+    for name, p in model.named_parameters():
+        state[f"{name}.requires_grad"] = p.requires_grad
+        state[f"the hooks of {name}"] = _hooks(p)
+    return state
+
+
+def _state_changes(state: dict[str, object], now: dict[str, object]) -> list[str]:
+    return [name for name in dict.fromkeys([*state, *now]) if state.get(name) != now.get(name)]
+
+
+STATE_HINT = ("the caller uses x, n and the model again: leave them as they were (no requires_grad_(), no hooks, no "
+              "new buffers, parameters or submodules on them: a bf16 copy of the model is autocast's to make)")
+
+
+def _later_clean(ex: Checker, call: str, when: str, ops: Operations, settings: dict[str, object], device: str
+                 ) -> None:
+    """What the first call of each case must not do, on a later call too (round 20's adversary: caches revalidated
+    with torch.equal, a host read from the second call on, passed, the check looking at the first call only)."""
+    changed = [f"{name}: {was} -> {now}" for (name, was), now in
+               zip(settings.items(), _settings(device).values(), strict=True) if was != now]
+    ex.expect(not changed, f"{call}, called again ({when}), changed PyTorch's global settings "
+              f"({', '.join(changed)})", "leave PyTorch's settings as the caller had them, at every call")
+    ex.expect(not ops.host_reads, f"{call}, called again ({when}), read a value on the host "
+              f"({', '.join(dict.fromkeys(ops.host_reads))})",
+              "a CUDA graph (exercise 2) replays kernels, not Python: at no call may anything be read or copied on "
+              "the host, nor waited for (a cache checked by its values is a read at every call after the first)")
+    ex.expect(not ops.transfers and not ops.host_mixed, f"{call}, called again ({when}), copied or used a tensor "
+              f"made on the host ({', '.join([*ops.transfers, *ops.host_mixed])})", HOST_MADE_HINT)
+    ex.expect(not ops.bf16_arithmetic and not ops.cast_rounded, f"{call}, called again ({when}): "
+              f"{(ops.bf16_arithmetic or ops.cast_rounded or [''])[0]} in bf16 outside the matrix products",
+              "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False, at every "
+              "call")
+    ex.expect(not ops.cached_products, f"{call}, called again ({when}): autocast kept its cache",
+              "pass cache_enabled=False to torch.autocast, at every call")
 
 
 def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: str) -> None:
@@ -727,7 +993,9 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
     for bf16 in (False, True):
         call = f"fast_loss(..., bf16={bf16}) on {case}"
         settings, modes = _settings(device), [m.training for m in model.modules()]
+        state = _caller_state(model, x, n, y)
         got, ops = _recorded(yours, model, x, n, y, bf16)
+        restated = _state_changes(state, _caller_state(model, x, n, y))
         feeding = ops.feeding(got)  # before the backward() below, which frees the graph
         mixed = (f"{call} used a tensor made on the host with the batch's tensors "
                  f"({ops.host_mixed[0] if ops.host_mixed else ''}"
@@ -739,6 +1007,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   f"{call} returned {what_returned(got)}, not the loss",
                   "return the mean loss over the batch as a tensor of one element, as F.cross_entropy does")
         assert isinstance(got, torch.Tensor)
+        ex.expect(not restated, f"{call} changed what the caller passed ({', '.join(restated[:3])})", STATE_HINT)
         ex.expect(got.dtype == torch.float32, f"{call} returned a {got.dtype} loss",
                   "where does rounding accumulate? the loss, a reduction over the batch, stays float32 (notebook 06)"
                   if got.dtype.itemsize < 4 else "the loss in float32, as F.cross_entropy gives it for float32 logits")
@@ -830,11 +1099,23 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   f"elements) from the slow step's, {float(exact_grad.abs().sum()):.2g} in all",
                   "exercise 2 trains with backward() on this loss: its gradient must be the slow step's too, not only "
                   "its value; which part of your loss did you take out of autograd's graph?")
+        for (name, _), g, (exact_g, terms, jumps) in zip(model.named_parameters(), grads,
+                                                         exact_gradients(model, x, n, y, bf16), strict=True):
+            if jumps or g is None:
+                continue
+            off_g = float((g.detach().double().cpu() - exact_g).abs().sum())
+            ex.expect(off_g <= GRADIENT_SHARE * float(exact_g.abs().sum()) + terms,
+                      f"{call}: the loss's gradient for the model's {name} is off by {off_g:.2g} (summed over its "
+                      f"elements) from the slow step's, {float(exact_g.abs().sum()):.2g} in all",
+                      "exercise 2 trains every weight with backward() on this loss: each gradient must be the slow "
+                      "step's too; where a backward is yours, does it pass on what the forward did (ReLU's mask)?")
         with torch.no_grad():  # the weights changed in place, as an optimizer step changes them
             for p in model.parameters():
                 p.mul_(-0.5)  # (a power of 2: undone exactly below)
         try:
-            stepped = yours(model, x, n, y, bf16)
+            settings = _settings(device)
+            stepped, later = _recorded(yours, model, x, n, y, bf16)
+            _later_clean(ex, call, "after the model's weights changed in place", later, settings, device)
             exact_stepped, bound_stepped = loss_and_bound(model, x, n, y, bf16)
         finally:
             with torch.no_grad():
@@ -858,7 +1139,9 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
             n.copy_(n.roll(1, 0))
             y.copy_(y.flip(0))
         try:
-            refilled = yours(model, x, n, y, bf16)
+            settings = _settings(device)
+            refilled, later = _recorded(yours, model, x, n, y, bf16)
+            _later_clean(ex, call, "after x, n and y were refilled in place", later, settings, device)
             exact_refilled, bound_refilled = loss_and_bound(model, x, n, y, bf16)
         finally:
             with torch.no_grad():
@@ -883,28 +1166,38 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "a cast had rounded to bfloat16, outside the matrix products",
                   "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False: which "
                   "of your casts rounds a value that goes on to something other than a matrix product?")
-        static = _settled(yours, other, bf16, ops, lambda o: o.seen)
+        settings, recorded = _settings(device), list[Operations]()
+        static = _settled(yours, other, bf16, ops, lambda o: o.seen, recorded)
         warm = ops if static.seen == ops.seen else _recorded(yours, model, x, n, y, bf16)[1]
+        recorded.append(warm)
         ex.expect(static.seen == warm.seen,
                   f"{call}: the operations changed with the lengths ({_first_difference(warm, static)})",
                   "a CUDA graph needs one shape: work on the whole padded batch, whatever its lengths (zeros add "
                   "nothing to a sum)")
-        if _settled(yours, grown, bf16, warm, Operations.names).names() != warm.names():  # which: each alone
+        if _settled(yours, grown, bf16, warm, Operations.names, recorded).names() != warm.names():  # each alone
             for grew, args, hint in ((positions, further, POSITIONS_HINT), (sequences, more, LOOP_HINT),
                                      (f"{MORE_FEATURES} more features", wider, LOOP_HINT),
                                      ("a longer, larger and wider batch", grown, LOOP_HINT)):
-                longer = _settled(yours, args, bf16, warm, Operations.names)
+                longer = _settled(yours, args, bf16, warm, Operations.names, recorded)
                 ex.expect(longer.names() == warm.names(), f"{call}: {_more_operations(longer, warm)} for {grew}",
                           hint)
+        for later in recorded:
+            _later_clean(ex, call, "on the same batch again, or on a batch grown", later, settings, device)
+        restated = _state_changes(state, _caller_state(model, x, n, y))
+        ex.expect(not restated, f"{call}, called again, changed what the caller passed ({', '.join(restated[:3])})",
+                  STATE_HINT)
 
 
-def _settled(yours: Callable, args: tuple, bf16: bool, like: Operations, key: Callable[[Operations], object]
-             ) -> Operations:
+def _settled(yours: Callable, args: tuple, bf16: bool, like: Operations, key: Callable[[Operations], object],
+             recorded: list[Operations]) -> Operations:
     """The operations of yours(*args, bf16), recorded a second time where the first differ from `like`'s: an answer
     may fill a cache on its first call of a shape (a mask's positions, kept), which is no work that grows with the
-    shape (the 08 adversary of 2026-11-29: a right answer FAILed so)."""
-    first = _recorded(yours, *args, bf16)[1]
-    return first if key(first) == key(like) else _recorded(yours, *args, bf16)[1]
+    shape (the 08 adversary of 2026-11-29: a right answer FAILed so).  Each recording is added to `recorded`, for
+    what no call may do (`_later_clean`)."""
+    recorded.append(_recorded(yours, *args, bf16)[1])
+    if key(recorded[-1]) != key(like):
+        recorded.append(_recorded(yours, *args, bf16)[1])
+    return recorded[-1]
 
 
 HOST_MADE_HINT = ("make tensors where the batch is (device=x.device): on a GPU, PyTorch refuses a tensor made on "

@@ -7,6 +7,7 @@ that each differs from the right answer in that one place.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 import warnings
@@ -865,6 +866,201 @@ def _mlp_by_hand(relu):
     return answer
 
 
+# ---- round 20's adversary (each passed, or crashed the check, or a right one FAILed)
+def sets_cudnn_benchmark(model, x, n, y, bf16):
+    """round 20's adversary: cudnn.benchmark = True "for speed", left on (notebook 06: keep it False, autotuning picks
+    other kernels in each process); the check did not read cuDNN's own switches."""
+    torch.backends.cudnn.benchmark = True
+    return fast_loss(model, x, n, y, bf16)
+
+
+def sets_cudnn_deterministic(model, x, n, y, bf16):
+    """round 20's adversary: cudnn.deterministic = True, one of notebook 06's switches, left on."""
+    torch.backends.cudnn.deterministic = True
+    return fast_loss(model, x, n, y, bf16)
+
+
+def turns_off_uninitialized_fill(model, x, n, y, bf16):
+    """round 20's adversary: torch.utils.deterministic.fill_uninitialized_memory = False (notebook 06's gotcha),
+    left off."""
+    torch.utils.deterministic.fill_uninitialized_memory = False
+    return fast_loss(model, x, n, y, bf16)
+
+
+def disables_onednn(model, x, n, y, bf16):
+    """round 20's adversary: torch.backends.mkldnn.enabled = False, left off for everyone after it."""
+    torch.backends.mkldnn.enabled = False
+    return fast_loss(model, x, n, y, bf16)
+
+
+def asserts_no_empty_sequence_with_in(model, x, n, y, bf16):
+    """round 20's adversary: `assert 0 not in n`: Tensor.__contains__, Python code, reads (n == 0).any() on the host
+    inside (.item()), which the recorder did not see (only the outermost call)."""
+    assert 0 not in n, "a sequence of length 0"
+    return fast_loss(model, x, n, y, bf16)
+
+
+def positions_from_x_new(model, x, n, y, bf16):
+    """round 20's adversary: positions made with the legacy x.new(list): from Python data, copied from the host at
+    every call; FROM_DATA knew neither the name nor where its data sits."""
+    positions = x.new(list(range(x.shape[1])))
+    mask = positions < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def positions_from_data_keyword(model, x, n, y, bf16):
+    """round 20's adversary: torch.tensor(data=list, device=x.device): the data passed by keyword."""
+    positions = torch.tensor(data=list(range(x.shape[1])), device=x.device)
+    mask = positions < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def positions_from_legacy_tensor(model, x, n, y, bf16):
+    """round 20's adversary (left for a GPU then): torch.Tensor(list).to(x.device): made on the host by a legacy
+    constructor, which the recorder did not see, and copied at every call (on a CPU, a copy to the same device)."""
+    positions = torch.Tensor(list(range(x.shape[1]))).to(x.device)
+    mask = positions < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+_W16_KEPT: dict[int, tuple] = {}
+
+
+def bf16_weights_revalidated_with_equal(model, x, n, y, bf16):
+    """round 20's adversary: a copy of each weight kept and revalidated with torch.equal (a host read, a GPU wait) at
+    every call after the first; the check inspected the first call of each case only."""
+    if not bf16:
+        return fast_loss(model, x, n, y, bf16)
+    a = x.sum(1) / n[:, None]
+    for layer in model:
+        if isinstance(layer, torch.nn.Linear):
+            w = layer.weight
+            kept = _W16_KEPT.get(id(w))
+            if kept is None or not torch.equal(kept[1], w):
+                _W16_KEPT[id(w)] = (w, w.detach().clone())
+            a = F.linear(a.to(torch.bfloat16), w.to(torch.bfloat16), layer.bias.to(torch.bfloat16))
+        else:
+            a = layer(a)
+    return F.cross_entropy(a.float(), y)
+
+
+_RECIPROCAL_KEPT: list = []
+
+
+def reciprocal_revalidated_with_equal(model, x, n, y, bf16):
+    """round 20's adversary: 1/n kept for n and revalidated with torch.equal: right values, a host read at every call
+    after the first with the same n."""
+    if not (_RECIPROCAL_KEPT and _RECIPROCAL_KEPT[0] is n and torch.equal(_RECIPROCAL_KEPT[1], n)):
+        _RECIPROCAL_KEPT[:] = [n, n.clone(), (1.0 / n)[:, None]]  # n held: its id stays unique
+    return _loss(model, x.sum(1) * _RECIPROCAL_KEPT[2], y, bf16)
+
+
+def leaves_x_requiring_grad(model, x, n, y, bf16):
+    """round 20's adversary: x.requires_grad_() on the caller's batch, left so (exercise 2's in-place refill then
+    raises); the check compared x's values and dtype only."""
+    x.requires_grad_()
+    return fast_loss(model, x, n, y, bf16)
+
+
+def float_output_hook_once(model, x, n, y, bf16):
+    """round 20's adversary: a forward hook registered once on the caller's model (casting its output to float32),
+    never removed: every later forward of the model runs it."""
+    if not getattr(model, "_float_hooked", False):
+        model.register_forward_hook(lambda module, args, out: out.float())
+        model._float_hooked = True
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits, y)
+
+
+def positions_buffer_on_the_model(model, x, n, y, bf16):
+    """round 20's adversary: the positions kept as a buffer registered on the caller's model: its state_dict gains a
+    key."""
+    if "positions" not in model._buffers or model.positions.numel() != x.shape[1]:
+        model.register_buffer("positions", torch.arange(x.shape[1], device=x.device))
+    mask = model.positions < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def clips_gradients_with_hooks(model, x, n, y, bf16):
+    """round 20's adversary: a gradient-clipping hook registered (once) on each of the caller's parameters, left
+    there for every later backward."""
+    for p in model.parameters():
+        if not getattr(p, "_clipped", False):
+            p.register_hook(lambda g: g.clamp(-1.0, 1.0))
+            p._clipped = True
+    return fast_loss(model, x, n, y, bf16)
+
+
+def bf16_model_copy_attached(model, x, n, y, bf16):
+    """round 20's adversary: a bf16 copy of the model attached to the caller's model (a submodule), stale after an
+    optimizer step, backward never reaching the caller's weights: the check crashed on it (its own zip(strict=True)
+    of the parameters before and after), where it must FAIL."""
+    pooled = x.sum(1) / n[:, None]
+    if not bf16:
+        return F.cross_entropy(model(pooled), y)
+    if "bf16_copy" not in model._modules:
+        model.bf16_copy = copy.deepcopy(model).to(torch.bfloat16)
+    a = pooled.to(torch.bfloat16)
+    for layer in model.bf16_copy.children():
+        a = layer(a)
+    return F.cross_entropy(a.float(), y)
+
+
+def _mlp_cast_by_hand(cast):
+    """The MLP unrolled, each Linear's input, weight and bias cast to bf16 by `cast(tensor, a16)` (bf16=True)."""
+    def answer(model, x, n, y, bf16):
+        a = x.sum(1) / n[:, None]
+        for layer in model:
+            if isinstance(layer, torch.nn.Linear) and bf16:
+                a16 = a.to(torch.bfloat16)
+                a = F.linear(a16, cast(layer.weight, a16), cast(layer.bias, a16))
+            else:
+                a = layer(a)
+        return F.cross_entropy(a.float(), y)
+    return answer
+
+
+class _Bf16Linear(torch.autograd.Function):
+    """A Linear (and the ReLU after it, if asked) with its product in bf16, saving only the bf16 inputs: manual mixed
+    precision.  `mask_relu=False` forgets the ReLU's mask in backward (the classic bug)."""
+
+    @staticmethod
+    def forward(ctx, a, w, b, relu, mask_relu):
+        a16, w16 = a.to(torch.bfloat16), w.to(torch.bfloat16)
+        z = F.linear(a16, w16, b.to(torch.bfloat16))
+        out = torch.relu(z) if relu else z
+        ctx.save_for_backward(a16, w16, out)
+        ctx.relu, ctx.mask_relu = relu, mask_relu
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a16, w16, out = ctx.saved_tensors
+        g = g.float()
+        if ctx.relu and ctx.mask_relu:
+            g = g * (out > 0)
+        return g @ w16.float(), g.t() @ a16.float(), g.sum(0), None, None
+
+
+def _custom_function_mlp(mask_relu):
+    """round 20's adversary: the MLP's Linear(+ReLU) layers in bf16 as a custom autograd.Function (bf16=True).  With
+    the ReLU's mask in backward, right: it FAILed, its products (made with autograd off, inside the Function) never
+    counted as feeding the loss.  Without it (the classic bug), wrong: the value and the last bias's gradient right,
+    every earlier layer's gradient wrong, which the check, comparing the last bias's only, would have passed."""
+    def answer(model, x, n, y, bf16):
+        a = x.sum(1) / n[:, None]
+        layers = list(model)
+        for i, layer in enumerate(layers):
+            if isinstance(layer, torch.nn.Linear) and bf16:
+                relu = i + 1 < len(layers) and isinstance(layers[i + 1], torch.nn.ReLU)
+                a = _Bf16Linear.apply(a, layer.weight, layer.bias, relu, mask_relu)
+            elif not (isinstance(layer, torch.nn.ReLU) and bf16):  # (applied inside the Function)
+                a = layer(a)
+        return F.cross_entropy(a.float(), y)
+    return answer
+
+
 WRONG = {
     "check_fast_loss": {
         "sets autocast's default dtype to bfloat16 and leaves it": sets_the_autocast_dtype,
@@ -949,6 +1145,23 @@ WRONG = {
         "bf16=True: sums and lengths to float16, divided there": divides_in_float16,
         "a float32 loss beside the bf16 one, chosen by torch.where(isfinite)": float32_fallback_beside_bf16,
         "sums the first 64 positions only": first_64_positions,
+        # round 20's adversary
+        "torch.backends.cudnn.benchmark = True left on": sets_cudnn_benchmark,
+        "torch.backends.cudnn.deterministic = True left on": sets_cudnn_deterministic,
+        "torch.utils.deterministic.fill_uninitialized_memory = False left off": turns_off_uninitialized_fill,
+        "torch.backends.mkldnn.enabled = False left off": disables_onednn,
+        "assert 0 not in n (Tensor.__contains__ reads on the host)": asserts_no_empty_sequence_with_in,
+        "a mask's positions made with the legacy x.new(list)": positions_from_x_new,
+        "a mask's positions made with torch.tensor(data=list, device=)": positions_from_data_keyword,
+        "a mask's positions made with torch.Tensor(list).to(x.device)": positions_from_legacy_tensor,
+        "bf16 weights revalidated with torch.equal at each later call": bf16_weights_revalidated_with_equal,
+        "1/n revalidated with torch.equal at each later call": reciprocal_revalidated_with_equal,
+        "x.requires_grad_() left on the caller's batch": leaves_x_requiring_grad,
+        "a forward hook left on the caller's model": float_output_hook_once,
+        "a buffer registered on the caller's model": positions_buffer_on_the_model,
+        "gradient hooks left on the caller's parameters": clips_gradients_with_hooks,
+        "a bf16 copy of the model attached to the caller's model": bf16_model_copy_attached,
+        "a custom autograd.Function in bf16 whose backward forgets ReLU's mask": _custom_function_mlp(False),
     },
     "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
@@ -1003,6 +1216,12 @@ ALSO_RIGHT = {
         "MLP by hand, ReLU as F.threshold(a, 0, 0)": _mlp_by_hand(lambda a: F.threshold(a, 0.0, 0.0)),
         "MLP by hand, ReLU as F.hardtanh(a, 0, inf)": _mlp_by_hand(lambda a: F.hardtanh(a, 0.0, math.inf)),
         "ReLU as a * (a > 0)": _mlp_by_hand(lambda a: a * (a > 0)),
+        # round 20's adversary: casts that take a second tensor, and a custom autograd.Function, FAILed
+        "each Linear cast to bf16 by hand with type_as(a16)": _mlp_cast_by_hand(lambda t, a16: t.type_as(a16)),
+        "each Linear cast to bf16 by hand with .to(a16)": _mlp_cast_by_hand(lambda t, a16: t.to(a16)),
+        "each Linear cast to bf16 by copy_ into an empty bf16 tensor": _mlp_cast_by_hand(
+            lambda t, a16: torch.empty(t.shape, dtype=torch.bfloat16, device=t.device).copy_(t)),
+        "the Linear layers in bf16 as a custom autograd.Function": _custom_function_mlp(True),
     },
     "check_fast_step": {
         "the wrong answers' builder, nothing switched": _variant(),
