@@ -21,6 +21,34 @@ def test_the_command_runs_behind_taskset_with_the_mps_limits(tmp_path):
     assert env["CUDA_DEVICE_MAX_CONNECTIONS"] == "8"  # CUDA's default, which an MPS client lacks
 
 
+@pytest.mark.parametrize("visible, client", [("", None), ("1", "0"), ("2,3", "0,1"), ("GPU-4f2a", "0")])
+def test_the_client_gets_the_servers_numbering_of_the_visible_gpus(tmp_path, monkeypatch, visible, client):
+    # NVIDIA's MPS guide: the server renumbers the devices it was started with; a client that keeps the
+    # daemon's CUDA_VISIBLE_DEVICES=1 sees no GPU (measured on a host of two H200s, 2026-11-29)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    _, env = smaller_gpu.command_env(smaller_gpu.parse(["--", "true"]), tmp_path / "pipe", tmp_path / "log")
+    assert env.get("CUDA_VISIBLE_DEVICES", None) == (client if client is not None else visible)
+
+
+def test_a_client_that_sees_no_gpu_stops_the_run(monkeypatch, capsys):
+    # without a GPU a notebook's GPU cells skip and pass: the tool refuses to run the command instead
+    monkeypatch.setattr(smaller_gpu.shutil, "which", lambda tool: f"/usr/bin/{tool}")
+    monkeypatch.setattr(smaller_gpu.sys, "platform", "linux")
+    ran = []
+    monkeypatch.setattr(smaller_gpu.subprocess, "run",
+                        lambda command, **kw: ran.append(command) or subprocess.CompletedProcess(command, 0))
+    monkeypatch.setattr(smaller_gpu, "sees_a_gpu", lambda env: False)
+    assert smaller_gpu.main(["--", "python", "-m", "pytest"]) == 3
+    assert "sees no GPU" in capsys.readouterr().err
+    assert ["taskset", "-c", "0,1", "python", "-m", "pytest"] not in ran  # the command never ran
+    assert any(command[:1] == ["nvidia-cuda-mps-control"] for command in ran)  # and the daemon was stopped
+
+
+def test_the_probe_reads_the_driver_and_fails_without_one():
+    done = subprocess.run([sys.executable, "-c", smaller_gpu.PROBE], capture_output=True, text=True, check=False)
+    assert done.returncode != 0 or int(done.stdout) > 0  # a CPU machine: no libcuda or no device, so no GPU
+
+
 @pytest.mark.parametrize("argv, complaint", [
     ([], "give the command"),
     (["--"], "give the command"),

@@ -18,7 +18,16 @@ Multi-Process Service (MPS): it starts an MPS control daemon of its own, runs th
   queued depth-first took 49.8 ms as an MPS client against 14.0 ms without MPS, and 98 ms with
   one queue): an artefact of MPS, not of a smaller GPU;
 
-and stops the daemon afterwards, whatever the command did.  What it does NOT imitate: a T4's
+and stops the daemon afterwards, whatever the command did.  Two traps it guards against:
+
+- CUDA_VISIBLE_DEVICES set (one GPU of several): the MPS server renumbers the devices it was started
+  with, so a client that keeps the variable asks for a device the server does not have and sees no GPU
+  ("Appendix: Environment Variables" of NVIDIA's MPS guide).  The daemon keeps it; the command gets the
+  server's numbering, 0 to n-1.
+- A client that sees no GPU at all: then every GPU cell of a notebook skips and the run passes, having
+  tested nothing (measured 2026-11-29 on a host of two H200s, CUDA_VISIBLE_DEVICES=1: 243 cells "passed" in
+  43 s).  A probe through the driver (libcuda's cuDeviceGetCount, as a client of this server) runs first,
+  and without a GPU the tool stops with exit status 3 instead of running the command.  What it does NOT imitate: a T4's
 memory bandwidth (320 GB/s against the H100's 3.35 TB/s), its PCIe 3 link, its clock, and its
 missing TF32 and fast bf16 (compute capability 7.5): claims that depend on those are conditioned on
 the compute capability in the notebooks, or on quantities the same run measures.
@@ -68,7 +77,25 @@ def command_env(args: argparse.Namespace, pipe: Path, log: Path) -> tuple[list[s
         CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=f"{args.device}={args.memory}",
     )
     env.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", "8")  # a T4 process's default; MPS clients get fewer
+    visible = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    if visible:  # the server's numbering: what the daemon was started with becomes 0..n-1 for its clients
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(len(visible)))
     return ["taskset", "-c", args.cores, *args.command], env
+
+
+# How many GPUs a client of the server sees, through the driver alone (no PyTorch needed): exit status 0 if
+# one or more, 1 if none or the driver failed.
+PROBE = ("import ctypes, sys\n"
+         "cuda = ctypes.CDLL('libcuda.so.1'); count = ctypes.c_int(0)\n"
+         "ok = cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0\n"
+         "print(count.value if ok else 0); sys.exit(0 if ok and count.value > 0 else 1)")
+
+
+def sees_a_gpu(env: dict[str, str]) -> bool:
+    """Whether a process started with env (an MPS client of the running server) sees a GPU."""
+    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120,
+                          check=False)
+    return done.returncode == 0
 
 
 def main(argv: list[str]) -> int:
@@ -87,6 +114,11 @@ def main(argv: list[str]) -> int:
         print(f"MPS started: {args.sm_percent}% of the SMs, {args.memory} of device memory, cores {args.cores}",
               file=sys.stderr, flush=True)
         try:
+            if not sees_a_gpu(env):
+                print("tools.smaller_gpu: a client of this MPS server sees no GPU (CUDA_VISIBLE_DEVICES="
+                      f"{os.environ.get('CUDA_VISIBLE_DEVICES', '')!r}); not running the command, whose GPU parts "
+                      "would skip and pass", file=sys.stderr, flush=True)
+                return 3
             return subprocess.run(command, env=env, check=False).returncode
         finally:
             subprocess.run(["nvidia-cuda-mps-control"], input="quit\n", text=True, env=daemon_env, check=False)
