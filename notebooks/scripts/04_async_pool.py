@@ -64,7 +64,7 @@ def unfenced_reader() -> float:
 
 with a:
     kind = type(cp.empty(1, dtype=cp.float32).data.mem).__name__
-unfenced_reader()  # once untimed: the first call compiles the kernels, which would hold the host past the 50 ms
+unfenced_reader()  # warm-up: the first call compiles the kernels, which would hold the host past the 50 ms
 print(json.dumps({"memory": kind,
                   "reused on a": reused_on("a"),
                   "reused on b, after an event recorded on a after the free": reused_on("b after an event"),
