@@ -161,11 +161,13 @@ class _ThisThreadsChanges:
                     setattr(owner, name, original)
 
 
-def _keeping_the_process(ex: Checker, yours: Callable[..., Any]) -> Callable[..., Any]:
+def _keeping_the_process(ex: Checker, yours: Callable[..., Any], environ_too: bool = True) -> Callable[..., Any]:
     """The answer as the check calls it: a variable of os.environ that it sets or deletes and leaves so, or Python's
     global `random` reseeded and left so, is put back and FAILs (round 19's adversary set CUDA_LAUNCH_BLOCKING=1 in
     the notebook's own process: a CUDA started later in that kernel launches every kernel blocking; another replayed
-    the draws with random.seed(): every later draw of the notebook's repeats them)."""
+    the draws with random.seed(): every later draw of the notebook's repeats them); torch's generator too (round 21).
+    `environ_too` False: the generators alone (exercises 2 and 3, whose answers run in the notebook's process, where
+    PyTorch's own first import of a module may set a variable: torch.optim's set TORCHINDUCTOR_CACHE_DIR)."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
         environ, state, generator = dict(os.environ), random.getstate(), torch.default_generator.get_state()
@@ -173,7 +175,8 @@ def _keeping_the_process(ex: Checker, yours: Callable[..., Any]) -> Callable[...
             try:
                 result = yours(*args, **kwargs)
             finally:
-                keys = sorted({key for key in (*environ, *os.environ) if f"os.environ[{key!r}]" in touched})
+                keys = sorted({key for key in (*environ, *os.environ) if f"os.environ[{key!r}]" in touched}
+                              if environ_too else ())
                 left = {key: os.environ.get(key) for key in keys if os.environ.get(key) != environ.get(key)}
                 for key in left:
                     if key in environ:
@@ -1362,7 +1365,7 @@ HINT_LAUNCH = ("on a GPU that launch ends in a device-side assert, and the proce
 
 def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
     """The property, run in the fresh process on `device`: every case against first_bad and target.index_add."""
-    yours = _keeping_the_process(ex, _keeping_settings(ex, ex.answer(fn)))
+    yours = _keeping_the_process(ex, _keeping_settings(ex, ex.answer(fn)), environ_too=False)
     on_gpu = device == "cuda"
 
     def holds(case: IndexAdd) -> None:
@@ -1915,7 +1918,8 @@ def _keeping_the_model(ex: Checker, yours: Callable[..., Any]) -> Callable[..., 
 def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tensor], device: str) -> None:
     """The property on `device`: every generated training, against the given loop's losses and parameters, on a
     first call and a second one (another lr, the same model)."""
-    yours = _keeping_the_model(ex, _keeping_the_process(ex, _keeping_settings(ex, ex.answer(train_steps_no_sync))))
+    yours = _keeping_the_model(ex, _keeping_the_process(ex, _keeping_settings(ex, ex.answer(train_steps_no_sync)),
+                                                        environ_too=False))
     gpu = _GPUCalls() if device == "cuda" else None
 
     def trains(plan: Training) -> None:
