@@ -532,6 +532,22 @@ _LIKE_A_GPU = {**_IMITATED, "current_stream": lambda device=None: _CURRENT_ON_TH
                "current_device": lambda: 0}
 
 
+# torch.accelerator (PyTorch 2.6 and later), the device-generic spelling of torch.cuda's, as `like_a_gpu` imitates it:
+# through torch.cuda's names as they are at the call (so that an imitation of torch.cuda's, HostWaits' counting
+# synchronize(), counts these too).  Round 21's adversary: torch.accelerator said "no accelerator" inside
+# cuda_on_cpu(like_a_gpu=True), so an answer's `if torch.accelerator.is_available(): torch.accelerator.synchronize()`
+# was judged on a branch a GPU never takes, and a right answer's torch.accelerator.synchronize() raised.
+_ACCELERATOR = {"is_available": lambda: True,
+                "current_accelerator": lambda check_available=False: torch.device("cuda"),
+                "device_count": lambda: 1, "current_device_index": lambda: 0, "current_device_idx": lambda: 0,
+                "set_device_index": lambda device=None: None, "set_device_idx": lambda device=None: None,
+                "synchronize": lambda device=None: torch.cuda.synchronize(),
+                "current_stream": lambda device=None: torch.cuda.current_stream(),
+                "set_stream": lambda stream: torch.cuda.set_stream(stream)}
+_ACCELERATOR_IMITATED = {name: imitation for name, imitation in _ACCELERATOR.items()
+                         if hasattr(getattr(torch, "accelerator", None), name)}
+
+
 @contextmanager
 def cuda_on_cpu(like_a_gpu: bool = False) -> Iterator[GPUOnTheCPU]:
     """Run CUDA code on the CPU, in order: tensors for the GPU are made on the CPU (GPUOnTheCPU), and
@@ -540,18 +556,24 @@ def cuda_on_cpu(like_a_gpu: bool = False) -> Iterator[GPUOnTheCPU]:
 
     `like_a_gpu`: nothing tells the answer that it runs on a CPU (round 19's adversary: an answer that branched on
     `x.is_cuda` or `torch.cuda.is_available()` was judged on its CPU branch): `torch.cuda.is_available()` is True,
-    the streams and events are on cuda:0, and the tensors made for the GPU, and from them, say they are there
-    (GPUOnTheCPU's `like_a_gpu`)."""
+    and so is torch.accelerator's (round 21's adversary: it said none), the streams and events are on cuda:0, and
+    the tensors made for the GPU, and from them, say they are there (GPUOnTheCPU's `like_a_gpu`)."""
     imitated = _LIKE_A_GPU if like_a_gpu else _IMITATED
+    accelerator = _ACCELERATOR_IMITATED if like_a_gpu else {}
     saved = {name: getattr(torch.cuda, name) for name in imitated}
+    saved_accelerator = {name: getattr(torch.accelerator, name) for name in accelerator}
     try:
         for name, imitation in imitated.items():
             setattr(torch.cuda, name, imitation)
+        for name, imitation in accelerator.items():
+            setattr(torch.accelerator, name, imitation)
         with GPUOnTheCPU(like_a_gpu) as mode:
             yield mode
     finally:
         for name, original in saved.items():
             setattr(torch.cuda, name, original)
+        for name, original in saved_accelerator.items():
+            setattr(torch.accelerator, name, original)
 
 
 # ------------------------------------------------------------------------------------------

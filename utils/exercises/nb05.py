@@ -77,11 +77,17 @@ ROOT = Path(__file__).resolve().parents[2]  # the course's root: a fresh process
 # ------------------------------------------------------------------------------------------
 # The caller's state: what an answer changes for its caller, and leaves so (round 19's adversary)
 # ------------------------------------------------------------------------------------------
-# The settings watched (.settings): those of every check, and anomaly detection, which section 8 turns on
-SETTINGS = (*BASIC, "torch.is_anomaly_enabled()")
+# The settings watched (.settings): those of every check, anomaly detection, which section 8 turns on, and cuDNN's
+# switches and NumPy's error handling (round 21's adversary left cudnn.benchmark = True behind, and passed).  Not
+# the threads (the CPU part of exercise 2 sets them for itself, and the tests run its answers side by side on
+# threads) nor torch's generator, which other answers run beside this one may reseed: `_keeping_the_process` watches
+# who reseeds it, thread by thread.
+SETTINGS = (*BASIC, "torch.is_anomaly_enabled()", "torch.backends.cudnn.benchmark",
+            "torch.backends.cudnn.deterministic", "np.geterr()")
 SETTINGS_HINT = ("a global setting changed inside your function changes it for the caller too, after the call "
-                 "(autograd off: the caller's next backward() raises): change none, or put it back before you return "
-                 "(a `with` block does)")
+                 "(autograd off: the caller's next backward() raises; cudnn.benchmark on: the caller's convolutions "
+                 "are timed and chosen anew for each shape): change none, or put it back before you return (a "
+                 "`with` block does)")
 
 
 def _keeping_settings(ex: Checker, yours: Callable[..., Any]) -> Callable[..., Any]:
@@ -95,7 +101,9 @@ class _ThisThreadsChanges:
     """While entered (by any thread), a call that changes os.environ (a key set or deleted) or reseeds Python's
     global `random` (random.seed, random.setstate) notes what it changed in a set of the calling thread's, which
     __enter__ returns: a check run side by side with others (the tests run several on threads) blames an answer only
-    for what its own thread did."""
+    for what its own thread did.  torch's global generator (of the host) likewise: each call of torch.manual_seed,
+    torch.seed, torch.set_rng_state and torch.get_rng_state (or torch.random's), in order, with the state it set or
+    read, in the thread's list `torch_calls` (round 21's adversary left torch.manual_seed(0) behind)."""
 
     _lock = threading.Lock()
     _users = 0
@@ -107,7 +115,9 @@ class _ThisThreadsChanges:
         """(owner, attribute, what a call of it changes, from its arguments)."""
         return [(os._Environ, "__setitem__", lambda environ, key, *rest: f"os.environ[{key!r}]"),
                 (os._Environ, "__delitem__", lambda environ, key, *rest: f"os.environ[{key!r}]"),
-                (random, "seed", lambda *args: "random"), (random, "setstate", lambda *args: "random")]
+                (random, "seed", lambda *args: "random"), (random, "setstate", lambda *args: "random"),
+                *((owner, name, lambda *args: "torch") for owner in (torch, torch.random)
+                  for name in ("manual_seed", "seed", "set_rng_state", "get_rng_state"))]
 
     def __enter__(self) -> set[str]:
         cls = type(self)
@@ -118,20 +128,32 @@ class _ThisThreadsChanges:
                     setattr(owner, name, cls._noting(original, what))
             cls._users += 1
         cls._seen.changed = set()
+        cls._seen.torch_calls = []
         return cls._seen.changed
+
+    @classmethod
+    def torch_calls(cls) -> list[tuple[str, torch.Tensor | None]]:
+        """This thread's calls of torch's generator functions since it entered: (name, the state set or read)."""
+        return getattr(cls._seen, "torch_calls", [])
 
     @classmethod
     def _noting(cls, original: Callable[..., Any], what: Callable[..., str]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
             changed: set[str] = getattr(cls._seen, "changed", set())
             changed.add(what(*args))
-            return original(*args, **kwargs)
+            result = original(*args, **kwargs)
+            if what(*args) == "torch":
+                name = getattr(original, "__name__", "")
+                state = args[0] if name == "set_rng_state" and args else result if name == "get_rng_state" else None
+                cls.torch_calls().append((name, state.clone() if isinstance(state, torch.Tensor) else None))
+            return result
 
         return call
 
     def __exit__(self, *exc: object) -> None:
         cls = type(self)
         cls._seen.changed = set()
+        cls._seen.torch_calls = []
         with cls._lock:
             cls._users -= 1
             if cls._users == 0:
@@ -139,19 +161,22 @@ class _ThisThreadsChanges:
                     setattr(owner, name, original)
 
 
-def _keeping_the_process(ex: Checker, yours: Callable[..., Any]) -> Callable[..., Any]:
+def _keeping_the_process(ex: Checker, yours: Callable[..., Any], environ_too: bool = True) -> Callable[..., Any]:
     """The answer as the check calls it: a variable of os.environ that it sets or deletes and leaves so, or Python's
     global `random` reseeded and left so, is put back and FAILs (round 19's adversary set CUDA_LAUNCH_BLOCKING=1 in
     the notebook's own process: a CUDA started later in that kernel launches every kernel blocking; another replayed
-    the draws with random.seed(): every later draw of the notebook's repeats them)."""
+    the draws with random.seed(): every later draw of the notebook's repeats them); torch's generator too (round 21).
+    `environ_too` False: the generators alone (exercises 2 and 3, whose answers run in the notebook's process, where
+    PyTorch's own first import of a module may set a variable: torch.optim's set TORCHINDUCTOR_CACHE_DIR)."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        environ, state = dict(os.environ), random.getstate()
+        environ, state, generator = dict(os.environ), random.getstate(), torch.default_generator.get_state()
         with _ThisThreadsChanges() as touched:
             try:
                 result = yours(*args, **kwargs)
             finally:
-                keys = sorted({key for key in (*environ, *os.environ) if f"os.environ[{key!r}]" in touched})
+                keys = sorted({key for key in (*environ, *os.environ) if f"os.environ[{key!r}]" in touched}
+                              if environ_too else ())
                 left = {key: os.environ.get(key) for key in keys if os.environ.get(key) != environ.get(key)}
                 for key in left:
                     if key in environ:
@@ -161,6 +186,9 @@ def _keeping_the_process(ex: Checker, yours: Callable[..., Any]) -> Callable[...
                 reseeded = "random" in touched and random.getstate() != state
                 if reseeded:
                     random.setstate(state)
+                torch_reseeded = _torch_reseeded(_ThisThreadsChanges.torch_calls(), generator)
+                if torch_reseeded:
+                    torch.default_generator.set_state(generator)
         if left:
             key, value = next(iter(left.items()))
             ex.expect(False, f"{ex.name} left os.environ[{key!r}] " + (
@@ -172,9 +200,29 @@ def _keeping_the_process(ex: Checker, yours: Callable[..., Any]) -> Callable[...
                                 "after it returned",
                   "a seed given to the module `random` holds for the whole kernel: every later random draw of the "
                   "notebook repeats the same numbers. Draw from a generator of your own, random.Random(seed)")
+        ex.expect(not torch_reseeded, f"{ex.name} left torch's global generator reseeded (torch.manual_seed, "
+                                      "torch.seed or torch.set_rng_state) after it returned",
+                  "a seed given to torch holds for the whole kernel: every later torch.randn, dropout or shuffle of "
+                  "the notebook repeats the same numbers. Put its state back (torch.random.fork_rng() around the "
+                  "code that seeds), or draw from a torch.Generator of your own")
         return result
 
     return call
+
+
+def _torch_reseeded(calls: list[tuple[str, torch.Tensor | None]], before: torch.Tensor) -> bool:
+    """Whether this thread's calls of torch's generator functions (_ThisThreadsChanges) left it reseeded: it seeded
+    or set it, and its last such call did not set back a state it had before (the state at the call's start, or one
+    this thread read before it first seeded: fork_rng's).  Thread by thread, not by comparing the state: an answer
+    run beside this one (the tests run them side by side on threads) may draw from it or seed it meanwhile."""
+    changes = [i for i, (name, _) in enumerate(calls) if name != "get_rng_state"]
+    if not changes:
+        return False
+    name, state = calls[changes[-1]]
+    if name != "set_rng_state" or state is None:
+        return True
+    known = [before, *(read for name, read in calls[:changes[0]] if name == "get_rng_state" and read is not None)]
+    return not any(state.dtype == k.dtype and torch.equal(state, k) for k in known)
 
 
 # ------------------------------------------------------------------------------------------
@@ -441,7 +489,7 @@ def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, 
     it wrote the cells and drew their ids.
     """
     with exercise("find_failing_cell") as ex:
-        yours = _keeping_the_process(ex, ex.answer(find_failing_cell))
+        yours = _keeping_settings(ex, _keeping_the_process(ex, ex.answer(find_failing_cell)))
 
         def finds(case: tuple[int, int]) -> None:
             cells, want = failing_notebook(*case), failing_cell(*case)
@@ -514,22 +562,23 @@ class HostWaits(TorchFunctionMode):
     nonzero()); a GPU value written into a host tensor (`host[i] = loss`, copy_()); a host value copied to the
     GPU (torch.tensor(..., device="cuda"), or device=x.device of a GPU tensor x; x.new_tensor(...): the copy
     waits for the stream); and, inside counting_synchronize(), synchronize() of the device, a stream or an
-    event, and a stream's or an event's query() that returns True (here, every one: all is done at once), after
-    which the host knows what its synchronize() would have told it (a loop that polls query() until it is True
-    counts once, as on a GPU: explicit_synchronizations).  So one copy to the host counts once, however many host
-    calls read it afterwards.  Each note says what and where in `fn`'s code: "<what> at line N: `code`", in order,
-    in `waits`.  A GPU tensor of one value
-    used as an index (`index[position]` with `position = mask.int().argmax()`) is a wait too: PyTorch reads it.
+    event, and a stream's or an event's query() that returns True (here, every one after the first: the GPU is
+    not done at once), after which the host knows what its synchronize() would have told it (a loop that polls
+    query() until it is True counts once, as on a GPU: explicit_synchronizations).  So one copy to the host counts
+    once, however many host calls read it afterwards.  Each note says what and where in `fn`'s code: "<what> at
+    line N: `code`", in order, in `waits`.  A GPU tensor of one value used as an index (`index[position]` with
+    `position = mask.int().argmax()`) is a wait too: PyTorch reads it.
 
     A copy to the host made with non_blocking=True waits for nothing, and may not have landed when the host
-    reads it: a read of it before a synchronize() is noted in `stale`.  A synchronize() of the device or of a
-    stream lands every copy; an event's lands only the copies queued before the event was recorded (an event
-    recorded before the copy, or never recorded, completes without it).  A query() that returns True lands what the
-    same object's synchronize() would."""
+    reads it: a read of it before a synchronize() is noted in `stale`.  A synchronize() of the device lands every
+    copy; a stream's, the copies queued on it (and on the streams it waited for) before; an event's, those that its
+    record() followed so (an event recorded before the copy, on another stream, or never recorded, completes without
+    it: counting_synchronize).  A query() that returns True lands what the same object's synchronize() would."""
 
     READS = frozenset({"__bool__", "item", "__int__", "__float__", "__index__", "tolist", "__array__", "__format__",
                        "__repr__", "__contains__", "nonzero", "argwhere", "masked_select", "unique",
-                       "unique_consecutive", "bincount", "equal", "allclose", "is_nonzero", "tensor", "as_tensor"})
+                       "unique_consecutive", "bincount", "equal", "allclose", "is_nonzero", "tensor", "as_tensor",
+                       "asarray"})
     TO_HOST = frozenset({"cpu", "numpy"})
     SAID: ClassVar[dict[str, str]] = {  # how a message names a call; others are named `.name()`
         "__bool__": "bool() of a tensor (an `if`, `not`, `and`)", "__int__": "int() of a tensor",
@@ -537,6 +586,7 @@ class HostWaits(TorchFunctionMode):
         "__array__": "a tensor made a NumPy array", "__format__": "a tensor formatted", "__repr__": "a tensor printed",
         "__contains__": "`in` a tensor", "__getitem__": "a boolean mask", "__setitem__": "a boolean mask",
         "tensor": "torch.tensor() of GPU values", "as_tensor": "torch.as_tensor() of GPU values",
+        "asarray": "torch.asarray() of GPU values",
         "to": ".to() the host", "where": "torch.where() with one argument (the positions)",
         "repeat_interleave": ".repeat_interleave() by a tensor"}
     UNREAD = frozenset({"__get__", "size", "dim", "numel", "__len__", "stride", "is_pinned", "element_size"})
@@ -549,22 +599,46 @@ class HostWaits(TorchFunctionMode):
         self.stale: list[str] = []  # reads of a non_blocking copy to the host before anything waited for it
         self._host: dict[int, weakref.ref] = {}  # tensors on the host, by id
         self._landing: dict[int, weakref.ref] = {}  # non_blocking copies to the host, not waited for yet
-        self._queued: dict[int, int] = {}  # when each of them was queued: the number of such copies before it
+        # when and where each of them was queued: (the stream current then, the number of such copies before it)
+        self._queued: dict[int, tuple[int, int]] = {}
         self.copies = 0  # non_blocking copies to the host queued so far (an event's record() keeps the number)
+        self.stream = 0  # the key of the stream current now (counting_synchronize() keeps it; 0 outside)
+        # what each stream (by key) has waited for, of the others: stream -> (other stream -> copies before)
+        self.waited: dict[int, dict[int, int]] = {}
         self._gpu_devices: dict[int, torch.device] = {}  # x.device of GPU tensors x (the CPU's device, here), by id
         self._gpu_storages: set[int] = set()  # the storages (_cdata) the answer took of GPU tensors
 
     def note(self, what: str) -> None:
         self.waits.append(f"{what} {_where_in(self.fn)}")
 
-    def synchronized(self, what: str, before: int | None = None) -> None:
-        """A synchronize(): a wait, after which every copy has landed; an event's (`before`: the copies queued when
-        it was recorded), after which those have."""
+    def covered(self, stream: int) -> dict[int, int]:
+        """What work queued on `stream` now follows: per stream, the copies queued there before (its own, all so
+        far; another's, those it waited for through wait_event() or wait_stream())."""
+        return {**self.waited.get(stream, {}), stream: self.copies}
+
+    def waits_for(self, stream: int, covered: dict[int, int]) -> None:
+        """`stream` waits (wait_event, wait_stream) for what `covered` says."""
+        mine = self.waited.setdefault(stream, {})
+        for other, count in covered.items():
+            mine[other] = max(mine.get(other, 0), count)
+
+    def unlanded(self, covered: dict[int, int]) -> bool:
+        """Whether a copy that `covered` follows has not landed yet."""
+        return any(self._queued[key][1] < covered.get(self._queued[key][0], 0) for key in self._landing
+                   if key in self._queued)
+
+    def synchronized(self, what: str, covered: dict[int, int] | None = None) -> None:
+        """A synchronize(): a wait, after which every copy has landed; a stream's or an event's (`covered`: what
+        work queued on the stream, or at the event's record(), followed), after which those copies have: a copy
+        queued on another stream than the event's or the stream's, which that stream never waited for, has not
+        (round 21's adversary: an event recorded on the default stream, or the caller's, after a copy queued on
+        another stream, was taken to cover it)."""
         self.note(what)
-        if before is None:
+        if covered is None:
             self._landing.clear()
             return
-        for key in [key for key in self._landing if self._queued.get(key, 0) < before]:
+        for key in [key for key in self._landing if key in self._queued
+                    and self._queued[key][1] < covered.get(self._queued[key][0], 0)]:
             del self._landing[key]
 
     def _known(self, table: dict[int, weakref.ref], t: object) -> bool:
@@ -605,7 +679,8 @@ class HostWaits(TorchFunctionMode):
             self.note("a GPU tensor of one value used as an index (PyTorch reads it on the host, as .item() does)")
         elif into_host and waits:
             self.note("a GPU value copied into a host tensor")
-        elif from_gpu and (name in self.READS or sized or (to_host and waits)):
+        elif from_gpu and (name in self.READS or sized or (to_host and waits)) and not self._kept_on_the_gpu(
+                name, args, kwargs):
             self.note(self.SAID.get(name, f".{name}()"))
         elif (to_gpu and waits and not from_gpu and (name in ("tensor", "as_tensor", "asarray")
                                                      or (name in ("to", "cuda") and args))) or (
@@ -632,7 +707,7 @@ class HostWaits(TorchFunctionMode):
                     self._host[id(t)] = weakref.ref(t)
                     if (to_host or into_host) and from_gpu and not waits and not copies_nothing:
                         self._landing[id(t)] = weakref.ref(t)
-                        self._queued[id(t)] = self.copies
+                        self._queued[id(t)] = (self.stream, self.copies)
                         self.copies += 1
         return result
 
@@ -672,6 +747,15 @@ class HostWaits(TorchFunctionMode):
         return args[0].numel() > 0 and any(isinstance(x, torch.Tensor) and self.on_gpu(x)
                                            for x in (*args[1:], *kwargs.values()))
 
+    def _kept_on_the_gpu(self, name: str, args: tuple, kwargs: dict) -> bool:
+        """Whether torch.asarray() or torch.as_tensor() takes a GPU tensor as it is (no device, or a GPU's, asked):
+        no copy, no read.  Of a list of GPU tensors they read each on the host, as torch.tensor() does (round 21's
+        adversary: the losses logged through torch.asarray(list), which HostWaits did not count)."""
+        if name not in ("asarray", "as_tensor") or not args or not isinstance(args[0], torch.Tensor):
+            return False
+        device = kwargs.get("device", args[2] if name == "as_tensor" and len(args) > 2 else None)
+        return self.on_gpu(args[0]) and (device is None or _is_cuda(device) or id(device) in self._gpu_devices)
+
     def _scalar_index_on_gpu(self, index: object) -> bool:
         """Whether an index (alone or in a tuple) holds a 0-d integer tensor on the GPU: PyTorch's indexing takes it as
         a Python int (TensorIndexing.h, applySlicing: `tensor.item<int64_t>()`, then select), which copies it to the
@@ -707,17 +791,43 @@ class HostWaits(TorchFunctionMode):
 
     @contextmanager
     def counting_synchronize(self) -> Iterator[None]:
-        """Inside cuda_on_cpu(): torch.cuda.synchronize(), and a stream's or an event's synchronize() or query()
-        (True at once), noted."""
+        """Inside cuda_on_cpu(): torch.cuda.synchronize() (torch.accelerator's too), and a stream's or an event's
+        synchronize() or query(), noted; and which stream each non_blocking copy to the host was queued on.
+
+        The streams as a GPU orders them, though all runs at once here: the caller's stream is not the default one
+        (a caller inside `with torch.cuda.stream(s)`, as on a GPU); torch.cuda.stream() and set_stream() change the
+        current stream; a stream's synchronize(), or an event's recorded on it, lands the copies queued on it and
+        on the streams it waited for (wait_event, wait_stream) before, not others (round 21's adversary: an event
+        recorded on the default stream, or on the caller's, after a copy queued on another, was taken to cover it).
+        And the GPU is not done at once: the first query() of a stream, or of an event after each record(), returns
+        False (no wait; nothing learnt), the next ones True (a wait, as a synchronize()): an answer whose result
+        depends on whether the GPU was done when it asked once is judged on the branch a busy GPU takes (round
+        21's adversary: one query(), else torch._assert_async)."""
         mode = self
+        keys = iter(range(1, 1 << 30))
 
         class Noted(InOrderOnTheGPU):
-            def synchronize(self) -> None:
-                mode.synchronized("a stream's or an event's synchronize()")
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                self.key = next(keys)
+                self.asked = False
 
-            def query(self) -> bool:  # on the CPU all is done at once: True, and the host has learnt it, a wait
-                mode.synchronized("a stream's or an event's query() that returned True")
+            def synchronize(self) -> None:
+                mode.synchronized("a stream's or an event's synchronize()", mode.covered(self.key))
+
+            def query(self) -> bool:  # the first time, not done yet; then done, and the host has learnt it, a wait
+                if not self.asked:
+                    self.asked = True
+                    return False
+                mode.synchronized("a stream's or an event's query() that returned True", mode.covered(self.key))
                 return True
+
+            def wait_event(self, event: Any = None) -> None:
+                if isinstance(event, NotedEvent):
+                    mode.waits_for(self.key, event.covers)
+
+            def wait_stream(self, stream: Any = None) -> None:
+                if isinstance(stream, Noted):
+                    mode.waits_for(self.key, mode.covered(stream.key))
 
             def record_event(self, event: Any = None) -> Any:
                 event = NotedEvent() if event is None else event
@@ -725,32 +835,69 @@ class HostWaits(TorchFunctionMode):
                 return event
 
         class NotedEvent(Noted):
-            """An event: its synchronize() lands the copies queued before its last record() (none before one)."""
+            """An event: its synchronize() lands the copies that its last record() followed (none before one)."""
 
-            recorded = 0
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__()
+                self.covers: dict[int, int] = {}  # never recorded: it follows nothing
 
             def record(self, stream: object = None) -> None:
-                self.recorded = mode.copies
+                self.covers = mode.covered(stream.key if isinstance(stream, Noted) else mode.stream)
+                self.asked = False
+
+            def wait(self, stream: object = None) -> None:
+                mode.waits_for(stream.key if isinstance(stream, Noted) else mode.stream, self.covers)
 
             def synchronize(self) -> None:
-                mode.synchronized("a stream's or an event's synchronize()", before=self.recorded)
+                mode.synchronized("a stream's or an event's synchronize()", self.covers)
 
             def query(self) -> bool:
-                mode.synchronized("a stream's or an event's query() that returned True", before=self.recorded)
+                if not self.asked:
+                    self.asked = True
+                    return False
+                mode.synchronized("a stream's or an event's query() that returned True", self.covers)
                 return True
 
-        current = Noted()
+        caller, default = Noted(), Noted()
+        streams = {"current": caller}
+
+        def set_stream(stream: object = None) -> None:
+            if isinstance(stream, Noted):
+                streams["current"] = stream
+                mode.stream = stream.key
+
+        @contextmanager
+        def on_stream(stream: object = None) -> Iterator[None]:
+            before = streams["current"]
+            set_stream(stream)
+            try:
+                yield
+            finally:
+                set_stream(before)
+
         imitations: dict[str, Any] = {"synchronize": lambda device=None: self.synchronized("torch.cuda.synchronize()"),
-                      "Stream": Noted, "Event": NotedEvent, "current_stream": lambda device=None: current,
-                      "default_stream": lambda device=None: current}
+                                      "Stream": Noted, "Event": NotedEvent,
+                                      "current_stream": lambda device=None: streams["current"],
+                                      "default_stream": lambda device=None: default, "stream": on_stream,
+                                      "set_stream": set_stream}
+        accelerator = {"synchronize": lambda device=None: self.synchronized("torch.accelerator.synchronize()")} if (
+            hasattr(getattr(torch, "accelerator", None), "synchronize")) else {}
         saved = {name: getattr(torch.cuda, name) for name in imitations}
+        saved_accelerator = {name: getattr(torch.accelerator, name) for name in accelerator}
+        stream_before = mode.stream
         try:
             for name, imitation in imitations.items():
                 setattr(torch.cuda, name, imitation)
+            for name, imitation in accelerator.items():
+                setattr(torch.accelerator, name, imitation)
+            mode.stream = caller.key
             yield
         finally:
+            mode.stream = stream_before
             for name, original in saved.items():
                 setattr(torch.cuda, name, original)
+            for name, original in saved_accelerator.items():
+                setattr(torch.accelerator, name, original)
 
 
 SYNCHRONIZED = "called a synchronizing CUDA operation"  # what sync debug mode says
@@ -1177,10 +1324,26 @@ def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: 
     return ran
 
 
+# A whole number in a message, as a person writes it: plain digits, or grouped by thousands with a separator
+# (1,000; 1_000; a no-break space), each group of three digits; not a part of a decimal number (1000.5)
+_NUMBER = re.compile(r"(?<![\d.])-?(?:\d{1,3}(?:([,_\u00a0\u202f])\d{3})(?:\1\d{3})*(?!\d)|\d+)(?!\d|\.\d)")
+
+
 def names(value: int) -> Callable[[str], bool]:
     """Whether a message names `value` as a number of its own (1000 is not in 10005 nor in 1000.5, -1 is not 1); a
-    sentence may end right after it ("... and it is 1000.")."""
-    return lambda message: re.search(rf"(?<![\d.-]){value}(?!\d|\.\d)", message) is not None
+    sentence may end right after it ("... and it is 1000."), and its digits may be grouped by thousands (round 21's
+    adversary: "index[3,000] = 1,000", a message for a person, was told it did not name the index)."""
+
+    def said(message: str) -> bool:
+        for found in _NUMBER.finditer(message):
+            text = found.group(0)
+            if text.startswith("-") and found.start() > 0 and message[found.start() - 1] == "-":
+                continue
+            if int(re.sub(r"[,_\u00a0\u202f]", "", text)) == value:
+                return True
+        return False
+
+    return said
 
 
 def _index_add_call(case: IndexAdd) -> str:
@@ -1202,13 +1365,15 @@ HINT_LAUNCH = ("on a GPU that launch ends in a device-side assert, and the proce
 
 def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
     """The property, run in the fresh process on `device`: every case against first_bad and target.index_add."""
-    yours = _keeping_settings(ex, ex.answer(fn))
+    yours = _keeping_the_process(ex, _keeping_settings(ex, ex.answer(fn)), environ_too=False)
     on_gpu = device == "cuda"
 
     def holds(case: IndexAdd) -> None:
         shape, dim, index, _, kind = case
         size, bad = shape[dim], first_bad(index, shape[dim])
         target, source, indices = _index_add_inputs(case, device)
+        if size and index:
+            _called_before(case, target, indices, source)
         before = target.clone()
         args = (target, dim, indices, source)
         ran = _call_index_add_on_gpu(yours, fn, args, kind=kind) if on_gpu else _call_index_add_on_cpu(yours, fn, args)
@@ -1273,6 +1438,26 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
                   + "; ".join(ran.waits[:3]),
                   "on the way to the error too, ask the GPU a few questions (is one bad, where, what), not one per "
                   "index: a batch of thousands of indices would wait thousands of times")
+
+    def _called_before(case: IndexAdd, target: torch.Tensor, indices: torch.Tensor, source: torch.Tensor) -> None:
+        """A call before the one judged, on the very tensors of the case holding other values (every index valid,
+        target and source negated), whose result is not judged; then the case's values written into them in place,
+        as a caller that refills its buffers each step does.  State an answer keeps between calls about the tensors
+        it was given (an index tensor validated once and remembered by id: round 21's adversary) then shows."""
+        values, target_values, source_values = indices.clone(), target.detach().clone(), source.detach().clone()
+        with torch.no_grad():
+            indices.copy_((indices.long().abs() + 1) % case[0][case[1]])
+            target.neg_()
+            source.neg_()
+        args = (target, case[1], indices, source)
+        if on_gpu:
+            _call_index_add_on_gpu(yours, fn, args, kind="default")
+        else:
+            _call_index_add_on_cpu(yours, fn, args)
+        with torch.no_grad():
+            indices.copy_(values)
+            target.copy_(target_values)
+            source.copy_(source_values)
 
     callers: st.SearchStrategy[str] = st.just("default")
     if on_gpu:
@@ -1680,10 +1865,61 @@ def _loss_hint(first: int, skipped: list[int], on_gpu: bool) -> str:
                               else ""))
 
 
+def _module_state(model: torch.nn.Module) -> dict[str, object]:
+    """What a caller's model is besides its parameters' values: each module's mode (train or eval), each parameter's
+    requires_grad, its parameters and buffers (by name and shape), and its hooks."""
+    state: dict[str, object] = {}
+    for name, module in model.named_modules():
+        where = name or "the model"
+        state[f"{where}: training"] = module.training
+        state[f"{where}: hooks"] = sum(len(getattr(module, hooks, None) or {}) for hooks in (
+            "_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
+            "_state_dict_hooks", "_load_state_dict_pre_hooks"))
+    for name, p in model.named_parameters():
+        state[f"{name}: requires_grad"] = p.requires_grad
+        state[f"{name}: shape"] = tuple(p.shape)
+    for name, b in model.named_buffers():
+        state[f"{name} (a buffer): shape"] = tuple(b.shape)
+    return state
+
+
+def _keeping_the_model(ex: Checker, yours: Callable[..., Any]) -> Callable[..., Any]:
+    """The answer as the check calls it: the caller's model must come back as it was given, its parameters' values
+    aside (round 21's adversary: model.eval() and never back; the check's models have no dropout or batch norm, and
+    model.training was never compared).  A module's mode and a parameter's requires_grad are put back at once."""
+
+    def call(model: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+        before = _module_state(model)
+        modes = {name: module.training for name, module in model.named_modules()}
+        grads = {name: p.requires_grad for name, p in model.named_parameters()}
+        try:
+            return yours(model, *args, **kwargs)
+        finally:
+            after = _module_state(model)
+            changed = [key for key in before if after.get(key) != before[key]] + [
+                key for key in after if key not in before]
+            for name, module in model.named_modules():
+                if name in modes:
+                    module.training = modes[name]
+            for name, p in model.named_parameters():
+                if name in grads and p.requires_grad != grads[name]:
+                    p.requires_grad_(grads[name])
+            if changed:
+                key = changed[0]
+                ex.expect(False, f"{ex.name} left the caller's model changed after it returned: {key} "
+                                 f"{after.get(key, '(none)')} (it was {before.get(key, '(none)')})",
+                          "the model is the caller's: its mode (train() or eval()) decides what its dropout and "
+                          "batch norm do in the caller's next steps, and requires_grad what trains; change only "
+                          "its parameters' values, or put back what you change before you return")
+
+    return call
+
+
 def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tensor], device: str) -> None:
     """The property on `device`: every generated training, against the given loop's losses and parameters, on a
     first call and a second one (another lr, the same model)."""
-    yours = _keeping_settings(ex, ex.answer(train_steps_no_sync))
+    yours = _keeping_the_model(ex, _keeping_the_process(ex, _keeping_settings(ex, ex.answer(train_steps_no_sync)),
+                                                        environ_too=False))
     gpu = _GPUCalls() if device == "cuda" else None
 
     def trains(plan: Training) -> None:

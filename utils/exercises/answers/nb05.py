@@ -1261,6 +1261,168 @@ def given_loop_on_the_cpu(model, batches, lr):
     return _no_sync(model, batches, lr)
 
 
+
+# ---------------------------------------------------------------- round 21's adversary
+def _run_cells_here(cells):
+    """The cells run in THIS process, each compiled under a file name of its own, on the CPU (the device line
+    rewritten); (cell, line) of the step cell's frame in the traceback."""
+    import traceback
+
+    namespace = {"__name__": "__main__"}
+    for n, cell in enumerate(cells, 1):
+        source = cell.replace('os.environ.get("DEVICE", "cuda")', '"cpu"')
+        try:
+            exec(compile(source, f"<cell {n}>", "exec"), namespace)  # noqa: S102 -- a kernel's way
+        except Exception as error:  # noqa: BLE001
+            frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith("<cell ")]
+            return int(frames[0].filename[6:-1]), frames[0].lineno
+    raise AssertionError("no cell failed")
+
+
+def in_process_torch_seed_left(cells):
+    """Round 21's adversary: the place right, but the setup cell's torch.manual_seed(0) left in the kernel."""
+    return _run_cells_here(cells)
+
+
+def in_process_under_fork_rng(cells):
+    """Round 21's adversary's, right: the same, inside torch.random.fork_rng(): torch's generators put back."""
+    with torch.random.fork_rng():
+        return _run_cells_here(cells)
+
+
+def accelerator_synchronize_if_available(target, dim, index, source):  # two waits on a GPU
+    if torch.accelerator.is_available():
+        torch.accelerator.synchronize()
+    size = target.shape[dim]
+    for position, value in enumerate(index.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range 0..{size - 1} along dim {dim}")
+    return target.index_add(dim, index, source)
+
+
+def event_recorded_on_the_default_stream(target, dim, index, source):  # stale for a caller on another stream
+    host = index.to("cpu", non_blocking=True)
+    done = torch.cuda.Event()
+    done.record(torch.cuda.default_stream())
+    done.synchronize()
+    size = target.shape[dim]
+    for position, value in enumerate(host.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range 0..{size - 1} along dim {dim}")
+    return target.index_add(dim, index, source)
+
+
+def query_once_else_assert_async(target, dim, index, source):  # a device-side assert when the copy is late
+    host = index.to("cpu", non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+    size = target.shape[dim]
+    if done.query():
+        for position, value in enumerate(host.tolist()):
+            if not 0 <= value < size:
+                raise IndexError(f"index[{position}] = {value} is out of range 0..{size - 1} along dim {dim}")
+    else:
+        torch._assert_async(((index >= 0) & (index < size)).all())
+    return target.index_add(dim, index, source)
+
+
+def validated_index_cache(target, dim, index, source, _checked={}):  # noqa: B006 -- the mistake
+    """An index tensor validated once, remembered by id: a caller that refills it in place is never checked."""
+    size = target.shape[dim]
+    key = (id(index), size)
+    if key not in _checked:
+        for position, value in enumerate(index.tolist()):
+            if not 0 <= value < size:
+                raise IndexError(f"index[{position}] = {value} is out of range 0..{size - 1} along dim {dim}")
+        _checked[key] = index
+    return target.index_add(dim, index, source)
+
+
+def copy_on_a_side_stream_event_on_the_callers(target, dim, index, source):  # the event does not follow the copy
+    caller = torch.cuda.current_stream()
+    side = torch.cuda.Stream()
+    side.wait_stream(caller)
+    with torch.cuda.stream(side):
+        host = index.to("cpu", non_blocking=True)
+    done = torch.cuda.Event()
+    done.record(caller)
+    done.synchronize()
+    size = target.shape[dim]
+    for position, value in enumerate(host.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range 0..{size - 1} along dim {dim}")
+    return target.index_add(dim, index, source)
+
+
+def copy_on_a_side_stream_that_waits_right(target, dim, index, source):  # right: copy and event on one stream
+    caller = torch.cuda.current_stream()
+    side = torch.cuda.Stream()
+    side.wait_stream(caller)
+    with torch.cuda.stream(side):
+        host = index.to("cpu", non_blocking=True)
+        done = torch.cuda.Event()
+        done.record(side)
+    done.synchronize()
+    size = target.shape[dim]
+    for position, value in enumerate(host.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range 0..{size - 1} along dim {dim}")
+    return target.index_add(dim, index, source)
+
+
+def non_blocking_copy_and_accelerator_synchronize(target, dim, index, source):  # right: one wait, after the copy
+    host = index.to("cpu", non_blocking=True)
+    torch.accelerator.synchronize()
+    size = target.shape[dim]
+    for position, value in enumerate(host.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range 0..{size - 1} along dim {dim}")
+    return target.index_add(dim, index, source)
+
+
+def message_with_thousands_separators(target, dim, index, source):  # right: numbers grouped for a person
+    size = target.shape[dim]
+    for position, value in enumerate(index.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position:,}] = {value:,} is out of range 0..{size - 1:,} along dim {dim}")
+    return target.index_add(dim, index, source)
+
+
+def accelerator_synchronize_at_the_end(model, batches, lr):  # one wait on a GPU
+    out = _no_sync(model, batches, lr)
+    if torch.accelerator.is_available():
+        torch.accelerator.synchronize()
+    return out
+
+
+def model_left_in_eval_mode(model, batches, lr):
+    model.eval()
+    return _no_sync(model, batches, lr)
+
+
+def torch_seed_left(model, batches, lr):
+    torch.manual_seed(0)
+    return _no_sync(model, batches, lr)
+
+
+def cudnn_benchmark_left_on(model, batches, lr):
+    torch.backends.cudnn.benchmark = True
+    return _no_sync(model, batches, lr)
+
+
+def losses_through_asarray(model, batches, lr):  # each GPU loss read on the host, a host tensor returned
+    return torch.asarray([_no_sync(model, [batch], lr)[0] for batch in batches])
+
+
+def train_mode_set_and_put_back(model, batches, lr):  # right: the model's mode changed for the loop, put back
+    was = model.training
+    model.eval()
+    try:
+        return _no_sync(model, batches, lr)
+    finally:
+        model.train(was)
+
+
 WRONG: dict[str, dict[str, object]] = {
     "check_find_failing_cell": {
         "a hard-coded place": hard_coded,
@@ -1286,6 +1448,8 @@ WRONG: dict[str, dict[str, object]] = {
         # round 19's adversary: the place right, the caller's os.environ left changed
         "CUDA_LAUNCH_BLOCKING=1 set in the notebook's own os.environ, and left": blocking_set_in_the_kernel,
         "the draws replayed with random.seed(): the global random left reseeded": replay_with_the_global_random,
+        # round 21's adversary: torch's global generator was not watched
+        "cells run in the notebook's own process: torch.manual_seed(0) left reseeded": in_process_torch_seed_left,
     },
     "check_safe_index_add": {
         "no check (a device-side assert on a GPU)": no_check,
@@ -1338,6 +1502,15 @@ WRONG: dict[str, dict[str, object]] = {
         "the indices read through index.storage().tolist() (a wait each)": read_through_the_storage,
         "torch.set_grad_enabled(False), never put back": no_grad_left_off,
         "the result computed under torch.no_grad()": detached_result,
+        # round 21's adversary: torch.accelerator was not imitated, an event covered a copy of another stream, every
+        # query() said done at once, and no call reused a tensor of an earlier call
+        "torch.accelerator.synchronize() if available, then .tolist() (two waits on a GPU)":
+            accelerator_synchronize_if_available,
+        "a non_blocking copy, an event recorded on the default stream": event_recorded_on_the_default_stream,
+        "a non_blocking copy on a side stream, the event recorded on the caller's":
+            copy_on_a_side_stream_event_on_the_callers,
+        "one query(): host check if landed, else torch._assert_async": query_once_else_assert_async,
+        "an index tensor validated once, remembered by id": validated_index_cache,
     },
     "check_train_steps_no_sync": {
         "the given loop, unchanged": given_loop,
@@ -1372,6 +1545,13 @@ WRONG: dict[str, dict[str, object]] = {
         "an SGD optimizer kept on the model from the first call (its lr)": optimizer_kept_on_the_model,
         "grad mode turned off for the update, never put back": grad_mode_left_off,
         "the default dtype set to float64, never put back": default_dtype_left_double,
+        # round 21's adversary: torch.accelerator not imitated, the model's mode, torch's generator, cuDNN's switches
+        # not watched, torch.asarray not counted as a read
+        "torch.accelerator.synchronize() at the end if available": accelerator_synchronize_at_the_end,
+        "model.eval() left on the caller's model": model_left_in_eval_mode,
+        "torch.manual_seed(0) left": torch_seed_left,
+        "torch.backends.cudnn.benchmark = True left": cudnn_benchmark_left_on,
+        "the log made with torch.asarray(list of GPU losses)": losses_through_asarray,
     },
 }
 # What only a GPU shows wrong: the streams (a CPU has none); every other wrong answer fails on a CPU too
@@ -1390,7 +1570,9 @@ ALSO_RIGHT = {
                                 "the seeded draws replayed in time, nothing run": replay_in_time,
                                 "the place as NumPy integers": as_numpy_integers,
                                 # round 19's adversary's: os.environ changed for the call, and put back
-                                "DEVICE=cpu set in os.environ, put back after": device_set_and_put_back},
+                                "DEVICE=cpu set in os.environ, put back after": device_set_and_put_back,
+                                # round 21's adversary's
+                                "cells run in this process under torch.random.fork_rng": in_process_under_fork_rng},
     "check_safe_index_add": {"one .tolist(), then a Python loop": tolist_then_loop,
                              "nonzero() for the positions, torch.index_add": nonzero_positions,
                              "one .cpu(), then .tolist() of the copy (one transfer)": cpu_then_tolist,
@@ -1406,7 +1588,13 @@ ALSO_RIGHT = {
                              "a non_blocking copy, an event recorded after it polled with query()":
                                  non_blocking_copy_polled_with_an_event,
                              "a non_blocking copy, an event's synchronize() only if its query() is False":
-                                 non_blocking_copy_query_else_synchronize},
+                                 non_blocking_copy_query_else_synchronize,
+                             # round 21's adversary's
+                             "a non_blocking copy, then torch.accelerator.synchronize()":
+                                 non_blocking_copy_and_accelerator_synchronize,
+                             "the message's numbers with thousands separators": message_with_thousands_separators,
+                             "a non_blocking copy and its event on a side stream that waits for the caller's":
+                                 copy_on_a_side_stream_that_waits_right},
     "check_train_steps_no_sync": {"0/1 weights, p.sub_": weights_and_clamp,
                                   "the wrong answers' builder, nothing switched": _no_sync,
                                   "missing targets filled with a number through the mask (masked_fill_)":
@@ -1416,5 +1604,6 @@ ALSO_RIGHT = {
                                   "losses[i] = loss into a tensor made each call": a_new_buffer_each_call,
                                   # round 19's adversary's: branched on x.is_cuda, and the CPU part said CPU
                                   "the given loop for CPU tensors, the loop without waits for GPU ones":
-                                      given_loop_on_the_cpu},
+                                      given_loop_on_the_cpu,
+                                  "model.eval() for the loop, put back after": train_mode_set_and_put_back},
 }
