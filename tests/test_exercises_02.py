@@ -137,7 +137,8 @@ class Test_02_benchmarking:
         (answers02.bisection_after_batch_1, {"wins, loses, wins again", "a window of batches"}),
         (answers02.batch_1_then_bisection, {"a window of batches"}),
         (answers02.galloping, {"a window of batches"}),  # the chosen window lies between two powers of two
-        (answers02.WRONG_CROSSOVER["scans to 2**14 whatever max_batch"], {"never"}),  # the GPU first wins beyond it
+        # the GPU first wins beyond 2**14 where max_batch is less ("never"), or asked up to 2**16 (round 21's adversary)
+        (answers02.WRONG_CROSSOVER["scans to 2**14 whatever max_batch"], {"never", "from some batch on"}),
         (answers02.last_stretch, {"small batches only", "wins, loses, wins again", "a window of batches"}),
     ], ids=["never tries max_batch", "bisects", "bisects after batch 1", "batch 1, then bisects", "gallops",
             "ignores max_batch", "the last winning stretch"])
@@ -315,3 +316,86 @@ def test_a_check_module_holds_no_answer_in_plain_form(module, answers):
             except Exception:  # noqa: BLE001 -- not a function of (kernels, launch), or a locked reference
                 got = None
             assert got != pytest.approx(answers), f"{module.__name__}.{name} computes loop_time's answers"
+
+
+# ---------------------------------------------------------------- round 21's adversary: what the checks now generate
+@host
+def test_the_checks_generate_beyond_the_sizes_they_drew_before():
+    """max_batch beyond the default 2**14, loops of thousands of kernels, and the notebook's 186 runs against 187."""
+    assert sum((m[4] or 0) > nb02.MAX_BATCH for m in _models()) >= 3
+    assert any((m[4] or 0) > nb02.MAX_BATCH for m in nb02.CHOSEN_MODELS)
+    assert sum(len(kernels) >= 1000 for kernels, _ in _generated(nb02.loops(), 40)) >= 1  # and one chosen
+    assert any(len(kernels) >= 1000 for kernels, _ in nb02.CHOSEN_LOOPS)
+    assert any(a.size > 150 and b.size > 150 for a, b, _, _ in nb02.chosen_samples())
+
+
+@host
+def test_runs_spread_about_their_median_keep_it_to_the_last_bit():
+    """which_is_faster's re-ask: the runs other than the middle ones further from the median, the median the same."""
+    for a, b, _, _ in nb02.chosen_samples():
+        for x in (a, b):
+            spread = nb02._spread(x)
+            assert np.median(spread) == np.median(x) and (spread > 0).all()
+            assert x.size < 3 or np.std(np.log(spread)) > np.std(np.log(x))
+
+
+@host
+def test_a_process_setting_left_changed_fails_and_is_put_back():
+    """The warnings filters, NumPy's and torch's print options, the decimal context, the recursion limit: each left
+    changed FAILs, and the check puts it back."""
+    import decimal
+    import re
+    import sys
+    import warnings
+
+    import torch
+
+    from utils.exercises import settings
+
+    changes = {"warnings.filters": lambda: warnings.simplefilter("ignore"),
+               "np.get_printoptions()": lambda: np.set_printoptions(precision=3),
+               "torch.set_printoptions(...)": lambda: torch.set_printoptions(precision=2),
+               "decimal.getcontext()": lambda: setattr(decimal.getcontext(), "prec", 50),
+               "sys.getrecursionlimit()": lambda: sys.setrecursionlimit(sys.getrecursionlimit() + 1000)}
+    assert set(changes) == set(settings.PROCESS)
+    for name, change in changes.items():
+        before = settings.read(settings.PROCESS)
+
+        def loop_time(kernels, launch, change=change):
+            change()
+            return answers02.loop_time_closed_form(kernels, launch)
+
+        with pytest.raises(ExerciseFailed, match=f"left {re.escape(name)} "):
+            nb02.check_loop_time(loop_time)
+        assert settings.read(settings.PROCESS) == before, name
+
+
+@host
+def test_a_seed_is_seen_where_it_is_made():
+    """np.random.seed(), torch.seed(), random.seed(0), made on the first call only, FAIL; a state saved, the generator
+    seeded, and the state set back, PASSes."""
+    import random
+
+    import torch
+
+    def seeding_once(seed_it):
+        done = []
+
+        def loop_time(kernels, launch):
+            if not done:
+                seed_it()
+                done.append(True)
+            return answers02.loop_time_closed_form(kernels, launch)
+        return loop_time
+
+    for seed_it in (lambda: np.random.seed(), lambda: torch.seed(), lambda: random.seed(0)):
+        with pytest.raises(ExerciseFailed, match="seeds the global random generator"):
+            nb02.check_loop_time(seeding_once(seed_it))
+
+    def put_back(kernels, launch):
+        state = np.random.get_state()
+        np.random.seed(0)
+        np.random.random()
+        np.random.set_state(state)
+        return answers02.loop_time_closed_form(kernels, launch)
+    nb02.check_loop_time(put_back)

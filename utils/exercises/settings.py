@@ -9,7 +9,10 @@ larger set (`nb08._settings`: the two TF32 APIs, autocast, the generators), buil
 """
 from __future__ import annotations
 
+import decimal
 import functools
+import sys
+import warnings
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -192,6 +195,62 @@ class GeneratorState:
             torch.cuda.set_rng_state(self.states[1])
 
 
+# ------------------------------------------------------------------------------------------
+# The Python process's own state: warnings filters, print options, the decimal context, the recursion limit
+# ------------------------------------------------------------------------------------------
+class WarningFilters(tuple):
+    """warnings.filters as a setting's value: a copy of the list, shown short (how many, and the first)."""
+
+    def __str__(self) -> str:
+        if not self:
+            return "[no filters]"
+        action, message, category, module, _ = self[0]
+        what = ", ".join([getattr(category, "__name__", str(category)), *(f"{name} {pattern.pattern!r}" for name,
+                          pattern in (("message", message), ("module", module)) if pattern is not None)])
+        return f"[{len(self)} filters, the first {action!r} for {what}]"
+
+
+def _filters() -> WarningFilters:
+    return WarningFilters(warnings.filters)
+
+
+def _set_filters(value: WarningFilters) -> None:
+    warnings.filters[:] = list(value)  # type: ignore[index]  # a list at run time; typeshed says Sequence
+    getattr(warnings, "_filters_mutated", lambda: None)()  # the cache of which warnings were shown, now stale
+
+
+class DecimalContext:
+    """The current decimal context as a setting's value: the object (decimal.setcontext may replace it) and what it
+    sets (precision, rounding, exponents, traps), not its flags (which any arithmetic raises)."""
+
+    FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
+
+    def __init__(self) -> None:
+        self.context = decimal.getcontext()
+        self.values = (*(getattr(self.context, name) for name in self.FIELDS),
+                       tuple(sorted(trap.__name__ for trap, on in self.context.traps.items() if on)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DecimalContext) and self.values == other.values
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return ", ".join(f"{name}={value}" for name, value in zip((*self.FIELDS, "traps"), self.values, strict=True))
+
+    def put_back(self) -> None:
+        decimal.setcontext(self.context)
+        for name, value in zip(self.FIELDS, self.values, strict=False):
+            setattr(self.context, name, value)
+        for trap in self.context.traps:
+            self.context.traps[trap] = trap.__name__ in self.values[-1]
+
+
+def _torch_print_options() -> dict[str, Any]:
+    return {name: getattr(torch._tensor_str.PRINT_OPTS, name)
+            for name in ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")}
+
+
 # name (as a message shows it): how to read it, how to put it back
 SETTINGS: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     "torch.is_grad_enabled()": (torch.is_grad_enabled, torch.set_grad_enabled),
@@ -209,12 +268,23 @@ SETTINGS: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     "torch.is_anomaly_enabled()": (torch.is_anomaly_enabled, torch.set_anomaly_enabled),
     "torch.get_num_threads()": (torch.get_num_threads, torch.set_num_threads),
     "np.geterr()": (np.geterr, lambda errors: np.seterr(**errors)),
+    # the Python process's (round 21's adversary left each changed in an answer of notebook 02, and passed)
+    "warnings.filters": (_filters, _set_filters),
+    "np.get_printoptions()": (np.get_printoptions, lambda options: np.set_printoptions(**options)),
+    "torch.set_printoptions(...)": (_torch_print_options, lambda options: torch.set_printoptions(**options)),
+    "decimal.getcontext()": (DecimalContext, DecimalContext.put_back),
+    "sys.getrecursionlimit()": (sys.getrecursionlimit, sys.setrecursionlimit),
 }
 
 # What every check of a function watches; a check adds others where its answers are likely to touch them.  The float32
 # precisions: the new API's first, so that a message names the switch an answer set.
 BASIC = ("torch.is_grad_enabled()", "torch.get_default_dtype()", "torch.set_default_device(...)", *PRECISIONS,
          "torch.use_deterministic_algorithms(...)")
+
+# The Python process's state that an answer may change by the way (warnings silenced, print options for a debugging
+# print, a decimal precision, a recursion limit raised): cheap to read, for the checks of plain Python and NumPy
+PROCESS = ("warnings.filters", "np.get_printoptions()", "torch.set_printoptions(...)", "decimal.getcontext()",
+           "sys.getrecursionlimit()")
 
 HINT = ("a global setting changed inside your function changes it for the caller too, after the call: change none, "
         "or put it back before you return (a `with` block does)")

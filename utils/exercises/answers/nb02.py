@@ -3,9 +3,12 @@ tests: SPOILERS."""
 
 from __future__ import annotations
 
+import decimal
 import math
 import random
 import statistics
+import sys
+import warnings
 from collections.abc import Callable
 from itertools import accumulate
 from typing import cast
@@ -1212,4 +1215,212 @@ _answers(ALSO_RIGHT, "check_crossover_batch").update({
 _answers(ALSO_RIGHT, "check_warmup_end").update({
     "k and the time as one-element arrays": warmup_one_element_arrays,
     "k and the time as one-element tensors": warmup_one_element_tensors,
+})
+
+
+# ---------------------------------------------------------------- round 21's adversary (a fresh one): its answers
+# that the checks misjudged, each under the finding of its report (/work/adv21/02/report.md)
+def _bootstrap_drawn_by(a, b, confidence, draw) -> tuple[str, float, float]:
+    """The bootstrap with run numbers from `draw(size, resamples)`, 3000 resamples."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    ratios = np.median(a[draw(a.size, 3000)], axis=1) / np.median(b[draw(b.size, 3000)], axis=1)
+    return _verdict_and_ends(*_central(ratios, confidence))
+
+
+# A. right: the global generators drawn from, never seeded (the probe started its second call one draw on from the
+# first, and rejection samplers' two streams met: both calls left the same state, and these FAILed now and then)
+def which_global_choice(a, b, confidence=0.95):
+    """round 21's adversary, right: np.random.choice from NumPy's global generator, never seeded."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    ratios = np.median(np.random.choice(a, (3000, a.size)), axis=1) / np.median(
+        np.random.choice(b, (3000, b.size)), axis=1)
+    return _verdict_and_ends(*_central(ratios, confidence))
+
+
+def which_global_randint(a, b, confidence=0.95):
+    """round 21's adversary, right: np.random.randint from NumPy's global generator, never seeded, 2500 resamples."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    ratios = np.median(a[np.random.randint(0, a.size, (2500, a.size))], axis=1) / np.median(
+        b[np.random.randint(0, b.size, (2500, b.size))], axis=1)
+    return _verdict_and_ends(*_central(ratios, confidence))
+
+
+def which_python_randrange(a, b, confidence=0.95):
+    """round 21's adversary, right: random.randrange from Python's global generator, never seeded, and
+    statistics.median, 2000 resamples."""
+    a, b = [float(x) for x in a], [float(x) for x in b]
+
+    def median_of_resample(x):
+        n = len(x)
+        return statistics.median([x[random.randrange(n)] for _ in range(n)])
+
+    ratios = sorted(median_of_resample(a) / median_of_resample(b) for _ in range(2000))
+    return _verdict_and_ends(*np.quantile(ratios, [(1 - confidence) / 2, (1 + confidence) / 2]))
+
+
+# B1. the caller's generator reseeded: from entropy, or with a constant on the first call only
+def which_reseeds_from_entropy(a, b, confidence=0.95):
+    """round 21's adversary: np.random.seed() "for fresh randomness each call": the caller's own seed is thrown
+    away, its random numbers after the call are not those its seed gives."""
+    np.random.seed()
+    return _bootstrap_drawn_by(a, b, confidence, lambda n, k: np.random.randint(0, n, (k, n)))
+
+
+def which_torch_seed(a, b, confidence=0.95):
+    """round 21's adversary: torch.seed() taken for a getter: it reseeds PyTorch's global generator from entropy."""
+    _ = torch.seed()
+    return _bootstrap_drawn_by(a, b, confidence, lambda n, k: torch.randint(0, n, (k, n)).numpy())
+
+
+def which_seeds_once() -> Callable:
+    """round 21's adversary: np.random.seed(0) on the first call only ("seed once, for reproducibility"), inside
+    Hypothesis's cases (which put the global generators back around each) and so never probed."""
+    seeded = [False]
+
+    def which_is_faster(a, b, confidence=0.95):
+        if not seeded[0]:
+            np.random.seed(0)
+            seeded[0] = True
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        ratios = np.median(np.random.choice(a, (3000, a.size)), axis=1) / np.median(
+            np.random.choice(b, (3000, b.size)), axis=1)
+        return _verdict_and_ends(*_central(ratios, confidence))
+    return which_is_faster
+
+
+# B2. a setting of the Python process changed and left
+def warmup_silences_warnings(times):
+    """round 21's adversary: warnings.filterwarnings("ignore") to hide "Mean of empty slice", never put back."""
+    warnings.filterwarnings("ignore")
+    k = _cluster_end(_slow(times))
+    return k, float(np.median(np.asarray(times)[k:]))
+
+
+def warmup_print_options_left(times):
+    """round 21's adversary: np.set_printoptions(precision=3, suppress=True) for a debugging print, left."""
+    np.set_printoptions(precision=3, suppress=True)
+    k = _cluster_end(_slow(times))
+    return k, float(np.median(np.asarray(times)[k:]))
+
+
+def crossover_silences_warnings(layer, cpu, gpu, link, max_batch=2**14):
+    """round 21's adversary: warnings.simplefilter("ignore") to hide an overflow warning, left for the caller."""
+    warnings.simplefilter("ignore")
+    cpu_s, gpu_s = _sides(layer, cpu, gpu, link, max_batch)
+    return _first_where(gpu_s < cpu_s)
+
+
+def loop_recursive_limit_raised(kernels, launch):
+    """round 21's adversary: a recursion on the kernels, sys.setrecursionlimit raised for long loops and left."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(kernels) + 100_000))
+
+    def end(i):
+        return 0.0 if i < 0 else max(end(i - 1), (i + 1) * launch) + kernels[i]
+    return end(len(kernels) - 1)
+
+
+def loop_decimal_context_left(kernels, launch):
+    """round 21's adversary: Decimal arithmetic with decimal.getcontext().prec = 50 set and left: the caller's own
+    Decimal arithmetic after the call runs at another precision."""
+    decimal.getcontext().prec = 50
+    end, step = decimal.Decimal(0), decimal.Decimal(launch)
+    for i, kernel in enumerate(kernels):
+        end = max(end, (i + 1) * step) + decimal.Decimal(kernel)
+    return float(end)
+
+
+# B3. the caller's array made read-only
+def warmup_freezes_the_callers_array(times):
+    """round 21's adversary: times.setflags(write=False) "so that nothing here can change it", never undone: the
+    caller's next times[i] = ... raises."""
+    times.setflags(write=False)
+    k = _cluster_end(_slow(times))
+    return k, float(np.median(times[k:]))
+
+
+# B4. right only up to the sizes the checks drew
+def crossover_table_of_the_default_size(layer, cpu, gpu, link, max_batch=2**14):
+    """round 21's adversary: the batches tabulated as np.arange(1, 2**14 + 1), the default, cut at max_batch: asked
+    up to 2**16, a crossover beyond 16384 is None."""
+    cpu_s, gpu_s = _sides(layer, cpu, gpu, link, 2**14)
+    return _first_where((gpu_s < cpu_s)[:max_batch])
+
+
+def loop_recursive(kernels, launch):
+    """round 21's adversary: the end of kernel i by recursion on i: a loop of 1000 kernels or more (one training
+    step) raises RecursionError."""
+    def end(i):
+        return 0.0 if i < 0 else max(end(i - 1), (i + 1) * launch) + kernels[i]
+    return end(len(kernels) - 1)
+
+
+def which_resample_capped_at_64(a, b, confidence=0.95):
+    """round 21's adversary: each resample draws at most 64 runs ("enough for a median"), an m-out-of-n bootstrap:
+    for the notebook's 186 blocks the interval is 1.7x too wide."""
+    rng = np.random.default_rng()
+    return _bootstrap_drawn_by(a, b, confidence, lambda n, k: rng.integers(0, n, (k, min(n, 64))))
+
+
+# B5. results kept from an earlier call under a key coarser than the arguments
+def loop_memo_rounded_to_microseconds() -> Callable:
+    """round 21's adversary: memoized on the kernels and the launch rounded to whole microseconds."""
+    memo: dict[tuple, float] = {}
+
+    def loop_time(kernels, launch):
+        key = (tuple(round(k * 1e6) for k in kernels), round(launch * 1e6))
+        if key not in memo:
+            memo[key] = _loop_until(kernels, launch)
+        return memo[key]
+    return loop_time
+
+
+def which_memo_on_the_medians() -> Callable:
+    """round 21's adversary: memoized on (median(a), median(b), confidence), "the interval is about the medians"."""
+    memo: dict[tuple, tuple] = {}
+
+    def which_is_faster(a, b, confidence=0.95):
+        key = (float(np.median(a)), float(np.median(b)), confidence)
+        if key not in memo:
+            rng = np.random.default_rng()
+            memo[key] = _bootstrap_drawn_by(a, b, confidence, lambda n, k: rng.integers(0, n, (k, n)))
+        return memo[key]
+    return which_is_faster
+
+
+# C. right by a literal reading of the task's former text ("slow calls come alone, at least ten calls apart"): the
+# task now says the ten calls are between noise calls, the first of which may come soon after the warm-up
+def warmup_ten_apart_literally(times):
+    """round 21's adversary: slow calls within nine of each other are one cluster (the warm-up's, at the start)."""
+    times = np.asarray(times, dtype=np.float64)
+    k = min(_cluster_end(_slow(times), 9), times.size - 10)
+    return k, float(np.median(times[k:]))
+
+
+_answers(WRONG, "check_warmup_end").update({
+    "warnings.filterwarnings('ignore') left": warmup_silences_warnings,
+    "np.set_printoptions left": warmup_print_options_left,
+    "the caller's array made read-only": warmup_freezes_the_callers_array,
+    "slow calls within nine of each other one cluster (the task's former text)": warmup_ten_apart_literally,
+})
+_answers(WRONG, "check_crossover_batch").update({
+    "warnings.simplefilter('ignore') left": crossover_silences_warnings,
+    "batches tabulated up to the default 2**14 only": crossover_table_of_the_default_size,
+})
+_answers(WRONG, "check_which_is_faster").update({
+    "np.random.seed() from entropy": which_reseeds_from_entropy,
+    "torch.seed() taken for a getter": which_torch_seed,
+    "np.random.seed(0) on the first call only": which_seeds_once(),
+    "memoized on the medians": which_memo_on_the_medians(),
+    "resamples capped at 64 runs": which_resample_capped_at_64,
+})
+_answers(WRONG, "check_loop_time").update({
+    "memoized on times rounded to microseconds": loop_memo_rounded_to_microseconds(),
+    "recursion (RecursionError from 1000 kernels)": loop_recursive,
+    "recursion, sys.setrecursionlimit left": loop_recursive_limit_raised,
+    "decimal precision left at 50": loop_decimal_context_left,
+})
+_answers(ALSO_RIGHT, "check_which_is_faster").update({
+    "np.random.choice, never seeded": which_global_choice,
+    "np.random.randint, never seeded": which_global_randint,
+    "random.randrange, never seeded": which_python_randrange,
 })
