@@ -1322,6 +1322,38 @@ def positions_as_a_default_argument(model, x, n, y, bf16,
     return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
 
 
+def pooled_without_grad(model, x, n, y, bf16):
+    """round 21's adversary: RIGHT. The pooled mean under torch.no_grad() (x needs no gradient), the model with
+    autograd."""
+    with torch.no_grad():
+        pooled = x.sum(1) / n[:, None]
+    return _loss(model, pooled, y, bf16)
+
+
+def functional_call_model(model, x, n, y, bf16):
+    """round 21's adversary: RIGHT. The model run through torch.func.functional_call with its own parameters (a
+    stateless call)."""
+    params = dict(model.named_parameters())
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = torch.func.functional_call(model, params, (x.sum(1) / n[:, None],))
+    return F.cross_entropy(logits.float(), y)
+
+
+def nanmean_over_real_positions(model, x, n, y, bf16):
+    """round 21's adversary: RIGHT. The padding marked NaN (from the lengths, not the values: real tokens of zeros
+    stay), then nanmean."""
+    real = torch.arange(x.shape[1], device=x.device) < n[:, None]
+    pooled = x.masked_fill(~real[..., None], float("nan")).nanmean(1)
+    return _loss(model, pooled, y, bf16)
+
+
+def cudnn_tf32_off_legacy(model, x, n, y, bf16):
+    """round 21's adversary: WRONG (a global setting changed and left): torch.backends.cudnn.allow_tf32 = False "for
+    exact float32", left (lecture 06's legacy switch for cuDNN)."""
+    torch.backends.cudnn.allow_tf32 = False
+    return _f21(model, x, n, y, bf16)
+
+
 # ---- round 21's adversary, exercise 2 (judged on a GPU only: the lead runs them)
 def _solution_variant(replacements):
     """The course's own solution_step, its source edited in exactly the places named (each edit applies once)."""
@@ -1556,6 +1588,7 @@ WRONG = {
         "np.random.seed(0) inside": seeds_numpy,
         "mkldnn.deterministic = True left": mkldnn_deterministic_left_on,
         "torch.device(x.device).__enter__() never exited": device_context_entered_and_left_open,
+        "cudnn.allow_tf32 = False (the legacy switch) left": cudnn_tf32_off_legacy,
         "the loop over positions run in a worker thread pool": loop_in_a_worker_thread,
         "int(n.max()) truncation in a helper thread": truncates_in_a_worker_thread,
         "a backward hook that reads on the host (finite guard)": guards_backward_with_a_host_read,
@@ -1639,6 +1672,9 @@ ALSO_RIGHT = {
         "ReLU as F.leaky_relu(a, 0.0)": _mlp_by_hand(lambda a: F.leaky_relu(a, 0.0)),
         "activation checkpointing (use_reentrant=False: saved-tensor hooks pushed and popped)": checkpointed_model,
         "autocast by the function API, restored in finally": autocast_by_the_function_api,
+        "the pooled mean under torch.no_grad()": pooled_without_grad,
+        "the model through torch.func.functional_call": functional_call_model,
+        "padding marked NaN from the lengths, then nanmean": nanmean_over_real_positions,
         "ReLU as torch.fmax(a, 0) on bf16 activations": _mlp_by_hand(
             lambda a: a.clamp(0) if a.dtype != torch.bfloat16 else torch.fmax(a, a.new_zeros(()))),
     },
