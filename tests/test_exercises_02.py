@@ -352,7 +352,7 @@ def test_a_process_setting_left_changed_fails_and_is_put_back():
 
     from utils.exercises import settings
 
-    changes = {"warnings.filters": lambda: warnings.simplefilter("ignore"),
+    changes = {"warnings.simplefilter(...)": lambda: warnings.simplefilter("ignore"),
                "np.get_printoptions()": lambda: np.set_printoptions(precision=3),
                "torch.set_printoptions(...)": lambda: torch.set_printoptions(precision=2),
                "decimal.getcontext()": lambda: setattr(decimal.getcontext(), "prec", 50),

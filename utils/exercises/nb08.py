@@ -51,9 +51,12 @@ import functools
 import itertools
 import math
 import re
+import sys
 import tempfile
+import threading
 import time
 import warnings
+import weakref
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -78,13 +81,18 @@ from .properties import for_all, st
 from .settings import (
     FP32_PRECISIONS,
     MATMUL,
+    PROCESS_WIDE,
     TF32_OFF,
     TF32_SETTING,
     default_device,
     precision,
+    put_back,
     set_precision,
     tf32_restore,
     tf32_saved,
+)
+from .settings import (
+    read as read_settings,
 )
 from .streams import widened
 
@@ -221,6 +229,10 @@ UPCASTS = {"float", "double"}
 # of round 17: blocks of 64 positions, micro-batches of 128 and of 256 sequences passed)
 MORE_PADDING = 3  # positions of zeros added to a batch at least, and up to more than GPU_SIZES["length"] in all
 MORE_FEATURES = 2  # features of zeros (with zero weights) added to a batch
+# ...and the model grown where the batch does not reach (round 21's adversary: cross-entropy with a Python loop over
+# the classes passed, the classes never grown): classes whose logits lie far below (zero weights, a bias of
+# -UNLIKELY), and hidden units of zero weights in and out (the loss the same, or as near as makes no difference)
+MORE_CLASSES, MORE_HIDDEN, UNLIKELY = 3, 2, 1e4
 
 
 @dataclass(frozen=True)
@@ -373,6 +385,7 @@ def last_bias_gradient(model: torch.nn.Sequential, x: torch.Tensor, n: torch.Ten
 # Linear whose gradient no rounding can make jump: one with no ReLU nearer the loss holding a unit that lies within
 # that of zero (a rounding that crosses zero switches its unit, and the gradients flowing back through it).
 GRADIENT_SHARE, GRADIENT_TERMS_SHARE, DOUBT = 0.25, 0.05, 8.0
+SOFTMAX_ROUNDING = 4.0  # ulps of 1 that float32 may move each element of softmax(logits) - one_hot(y) by
 
 
 @reference
@@ -401,14 +414,24 @@ def exact_gradients(model: torch.nn.Sequential, x: torch.Tensor, n: torch.Tensor
             doubtful.append(bool((z.detach().abs() <= off + 1e-30).any()))
             a = torch.relu(z)
     F.cross_entropy(outputs[-1], yc).backward()
+    # float32's own rounding of softmax(logits) - one_hot(y), SOFTMAX_ROUNDING ulps of 1 per logit (a right answer's
+    # error where a label is near certain, p = 1 - 4e-8: the exact gradient smaller than that), carried back through
+    # each Linear's |weights| and ReLU's mask: an absolute floor under each gradient's relative tolerance (round 21's
+    # adversary: the course's own solution FAILed on a drawn batch, off by 1.9e-8 in a gradient of 3.9e-8)
+    floors: list[torch.Tensor] = []
+    err = torch.full_like(outputs[-1], SOFTMAX_ROUNDING * EPS32 / outputs[-1].shape[0])
+    for k in range(len(linears) - 1, -1, -1):
+        floors.insert(0, err)
+        inp, _, w, _ = inputs[k]
+        err = (err @ w.detach().abs()) * (inp > 0)
     result = []
     for k, ((inp, moved, w, b), z) in enumerate(zip(inputs, outputs, strict=True)):
         assert z.grad is not None and w.grad is not None and b.grad is not None
         jumps = any(doubtful[k:])
         terms = z.grad.abs().T @ inp  # the weight's gradient's terms, and what rounding its input may add to them
-        result.append((w.grad, float(GRADIENT_TERMS_SHARE * terms.sum() + z.grad.abs().sum() * moved * w.shape[1]),
-                       jumps))
-        result.append((b.grad, float(GRADIENT_TERMS_SHARE * z.grad.abs().sum()), jumps))
+        result.append((w.grad, float(GRADIENT_TERMS_SHARE * terms.sum() + z.grad.abs().sum() * moved * w.shape[1]
+                                     + (floors[k].T @ inp).sum()), jumps))
+        result.append((b.grad, float(GRADIENT_TERMS_SHARE * z.grad.abs().sum() + floors[k].sum()), jumps))
     return result
 
 
@@ -425,6 +448,26 @@ def _rounded_activations(model: torch.nn.Sequential, x: torch.Tensor, n: torch.T
     return outputs
 
 
+# The tensors that the check gave an answer (its batches, its models' parameters and buffers) or that a recorded call of
+# the answer made, kept while they live: a tensor on the host that a call takes and that is none of these came from
+# outside the calls, made when the answer's module was imported or its function defined (round 21's adversary: an arange
+# kept as a module's constant, or as a default argument, passed on a CPU, where the recorder knew only the host tensors
+# made during a call; on a GPU each is a copy from the host, or a RuntimeError beside the batch)
+_KNOWN: weakref.WeakValueDictionary[int, torch.Tensor] = weakref.WeakValueDictionary()
+_IN_BACKWARD = [0]  # inside `_backward_of`: the engine hands a backward tensors that no recorded call made
+
+
+def _know(*values: object) -> None:
+    """Note the tensors among `values` (in lists and tuples, and a module's parameters and buffers) in _KNOWN."""
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            _KNOWN[id(value)] = value
+        elif isinstance(value, torch.nn.Module):
+            _know(*value.parameters(), *value.buffers())
+        elif isinstance(value, (list, tuple)):
+            _know(*value)
+
+
 class Operations(TorchFunctionMode):
     """Every PyTorch function called inside the block (one call of the answer's own, not the functions those call):
     its name and the shapes of its tensors; each read of a value on the host (`.item()`, `int()`, `.tolist()`,
@@ -439,6 +482,7 @@ class Operations(TorchFunctionMode):
         super().__init__()
         self.seen: list[tuple[str, tuple[tuple[int, ...], ...]]] = []
         self.host_reads: list[str] = []
+        self.threads: list[str] = []  # threads the answer started: work this thread-local mode cannot see (round 21)
         self.transfers: list[str] = []
         self.bf16_products = 0
         self.cached_products = 0  # bf16 products under an autocast that keeps its cache (cache_enabled=True)
@@ -461,14 +505,33 @@ class Operations(TorchFunctionMode):
         # Linear in bf16 as a custom Function FAILed, its products never feeding the loss by autograd)
         self._untracked: dict[int, tuple[torch.Tensor, frozenset[int]]] = {}
 
-    def _note_rounding(self, name: str, given: list[torch.Tensor], out: torch.Tensor) -> None:
-        """Follow the values that a cast to bf16 rounded (CASTS): what they reach other than a matrix product."""
+    def _exact_by_value(self, func: Any, wide: tuple[tuple, dict], out: torch.Tensor) -> bool:
+        """Whether `func`, which returned the narrow `out`, rounded nothing: run again in float32 on the float32 copies
+        of its inputs (`wide`), autocast off, it gives out's values exactly (NaN where out holds NaN).  Round 21's
+        adversary: exact spellings of ReLU by other names, a * (a > 0).type_as(a), (a + a.abs()) / 2,
+        F.leaky_relu(a, 0.0), torch.fmax(a, 0), FAILed as bf16 arithmetic, the names allowed being a list."""
+        own, self.own = self.own, True
+        try:
+            with torch.no_grad(), torch.autocast(out.device.type, enabled=False):
+                ref = func(*wide[0], **wide[1])
+                if not isinstance(ref, torch.Tensor) or ref.shape != out.shape or not ref.is_floating_point():
+                    return False
+                got, ref = out.detach().double(), ref.double()
+                return bool(((got == ref) | (got.isnan() & ref.isnan())).all())
+        except Exception:  # noqa: BLE001 (what float32 refuses is no evidence of exactness)
+            return False
+        finally:
+            self.own = own
+
+    def _note_rounding(self, name: str, given: list[torch.Tensor], out: torch.Tensor, exact: bool = False) -> None:
+        """Follow the values that a cast to bf16 rounded (CASTS): what they reach other than a matrix product (an
+        operation that returns a narrow format and rounds nothing, `exact`, passes them on)."""
         source = given[-1] if name == "copy_" and given else given[0] if given else None
         if (name in CASTS and out.dtype in NARROW and source is not None and source.is_floating_point()
                 and source.dtype != out.dtype and not self._equal(out.to(source.dtype), source)):
             self._rounded[id(out)] = out  # (the check's own comparison: not seen by this mode)
         elif any(id(t) in self._rounded for t in given):
-            if name in CASTS or name in UPCASTS or name in EXACT_IN_BF16:
+            if name in CASTS or name in UPCASTS or name in EXACT_IN_BF16 or exact:
                 self._rounded[id(out)] = out
             elif name not in MATRIX_PRODUCTS and out.is_floating_point():
                 self.cast_rounded.append(name)
@@ -497,10 +560,18 @@ class Operations(TorchFunctionMode):
         name = getattr(func, "__name__", str(func))
         given = [t for a in (*args, *kwargs.values())
                  for t in (a if isinstance(a, (list, tuple)) else [a]) if isinstance(t, torch.Tensor)]
+        if not _IN_BACKWARD[0]:  # a tensor on the host from outside the calls: made there (_KNOWN)
+            for t in given:
+                if t.device.type == "cpu" and _KNOWN.get(id(t)) is not t and id(t) not in self._on_host:
+                    self._on_host[id(t)] = t
         if name not in MOVES and any(id(t) in self._on_host and t.dim() > 0 for t in given) and any(
                 id(t) not in self._on_host for t in given):  # noted before the call: on a GPU the call raises
             self.host_mixed.append(name)
         self.outside()
+        # an operation outside the allowed ones that takes a narrow float: judged by value (`_exact_by_value`), from
+        # float32 copies of its inputs taken before it runs (an in-place one changes them)
+        wide = (_widened(args, kwargs) if name not in MATRIX_PRODUCTS and name not in EXACT_IN_BF16
+                and any(t.dtype in NARROW for t in given) else None)
         self.calling = True
         try:
             out = func(*args, **kwargs)
@@ -511,6 +582,7 @@ class Operations(TorchFunctionMode):
             beneath -= READ_OPS | SIZED_OPS
         tensors = [*given, *(t for t in (out if isinstance(out, (list, tuple)) else [out])
                              if isinstance(t, torch.Tensor))]
+        _know(out)
         self.seen.append((name, tuple(tuple(t.shape) for t in tensors)))
         if name in HOST_READS or (isinstance(out, torch.Tensor) and out.device.type == "cpu"
                                   and any(t.is_cuda for t in tensors)) or (
@@ -548,7 +620,9 @@ class Operations(TorchFunctionMode):
         if not moved and (((name in CREATIONS or not given) and ("device" not in kwargs or _names_host((), kwargs)))
                           or (given and all(id(t) in self._on_host for t in given))):
             self._on_host[id(out)] = out
-        self._note_rounding(name, given, out)
+        exact = (wide is not None and isinstance(out, torch.Tensor) and out.dtype in NARROW
+                 and self._exact_by_value(func, wide, out))
+        self._note_rounding(name, given, out, exact)
         # a cast or a view of one tensor; a cast that takes a second tensor for its dtype (to(other), type_as: round
         # 20's adversary, a right answer FAILed) or copies into one (dst.copy_(src)) is one of its first or its source
         behind = (args[1] if name == "copy_" and len(args) > 1 and isinstance(args[1], torch.Tensor) else
@@ -570,7 +644,7 @@ class Operations(TorchFunctionMode):
                     self._untracked[id(out)] = (out, sources.union(*untracked))
                 if torch.is_autocast_enabled(out.device.type) and torch.is_autocast_cache_enabled():
                     self.cached_products += 1
-            elif name not in MATRIX_PRODUCTS and name not in EXACT_IN_BF16 and not (
+            elif name not in MATRIX_PRODUCTS and name not in EXACT_IN_BF16 and not exact and not (
                     name in MASK_PRODUCTS and any(t.dtype == torch.bool for t in given)):
                 self.bf16_arithmetic.append(f"{name} in {str(out.dtype).removeprefix('torch.')}")
         elif name in MATRIX_PRODUCTS and out.dtype in (torch.float32, torch.float64):
@@ -620,6 +694,19 @@ class _Beneath(TorchDispatchMode):
         return out
 
 
+def _widened(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """args and kwargs with each narrow float tensor (NARROW) copied to float32, and every other tensor copied (an
+    in-place operation run on them changes the copies only), detached: for `Operations._exact_by_value`."""
+    def wide(a: Any) -> Any:
+        if isinstance(a, torch.Tensor):
+            with torch._C.DisableTorchFunction():
+                return a.detach().float() if a.dtype in NARROW else a.detach().clone()
+        if isinstance(a, (list, tuple)):
+            return type(a)(wide(b) for b in a)
+        return a
+    return tuple(wide(a) for a in args), {key: wide(a) for key, a in kwargs.items()}
+
+
 def _data_shaped(name: str, args: tuple, kwargs: dict) -> bool:
     """An operation whose result's size depends on the values (DATA_SHAPED, a boolean index, torch.where(mask),
     repeat_interleave by a tensor without output_size=): a GPU reads that size on the host."""
@@ -656,8 +743,9 @@ WAITS = ((torch.cuda, "synchronize"), (torch.cuda.Stream, "synchronize"), (torch
 
 @contextmanager
 def _unseen_watched(ops: Operations) -> Iterator[None]:
-    """UNSEEN_CREATIONS replaced by functions that note what they make on the host (without device=) in `ops`, and
-    WAITS by functions that note each wait among its host reads."""
+    """UNSEEN_CREATIONS replaced by functions that note what they make on the host (without device=) in `ops`,
+    WAITS by functions that note each wait among its host reads, and threading.Thread.start by one that notes each
+    thread that the calling thread starts (not PyTorch's own) in ops.threads."""
     originals: list[tuple[Any, str, Any]] = [(torch, name, getattr(torch, name)) for name in UNSEEN_CREATIONS
                                              if hasattr(torch, name)]
     waits: list[tuple[Any, str, Any]] = [(owner, name, getattr(owner, name)) for owner, name in WAITS
@@ -680,7 +768,19 @@ def _unseen_watched(ops: Operations) -> Iterator[None]:
             return original(*args, **kwargs)
         return call
 
+    started, caller = threading.Thread.start, threading.get_ident()
+
+    @functools.wraps(started)
+    def start(thread: threading.Thread, *args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() == caller and not _started_by_torch():
+            ops.threads.append(getattr(thread, "name", "a thread"))
+        return started(thread, *args, **kwargs)
+
+    threading.Thread.start = start  # type: ignore[method-assign,assignment]
+    originals.append((threading.Thread, "start", started))
     for owner, name, original in originals:
+        if owner is threading.Thread:
+            continue
         setattr(owner, name, creation(name, original))
     for owner, name, original in waits:
         setattr(owner, name, wait(f"{getattr(owner, '__name__', owner)}.{name}", original))
@@ -691,11 +791,27 @@ def _unseen_watched(ops: Operations) -> Iterator[None]:
             setattr(owner, name, original)
 
 
+# Modules whose frames start threads for those who call them (a thread pool's): looked through for the code that asked
+THREADING = ("threading", "concurrent.futures", "concurrent.futures.thread", "concurrent.futures._base",
+             "multiprocessing.pool")
+
+
+def _started_by_torch() -> bool:
+    """Whether the code that asked for the thread being started (the first frame outside the threading modules) is
+    PyTorch's own (torch.compile's pool of compile workers), not the answer's."""
+    frame: Any = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "") in THREADING:
+        frame = frame.f_back
+    module = frame.f_globals.get("__name__", "") if frame is not None else ""
+    return module == "torch" or module.startswith("torch.")
+
+
 def _recorded(fn: Callable[..., object], *args: object) -> tuple[object, Operations]:
     """fn(*args), and the operations it ran; where fn took a tensor made on the host with the batch's and then
     raised a RuntimeError (a GPU refuses a CPU tensor of one dimension or more beside its own), that error in place
     of fn's result, for the check to report as the same mistake that a CPU runs through."""
     ops = Operations()
+    _know(*args)
     with _Beneath(ops), ops, _unseen_watched(ops):
         try:
             got = fn(*args)
@@ -730,6 +846,36 @@ def _wider(model: torch.nn.Sequential, x: torch.Tensor) -> tuple[torch.nn.Sequen
         wide.weight.copy_(F.pad(first.weight, (0, MORE_FEATURES)))
         wide.bias.copy_(first.bias)
     return torch.nn.Sequential(wide, *rest), F.pad(x, (0, MORE_FEATURES))
+
+
+def _more_classes(model: torch.nn.Sequential) -> torch.nn.Sequential:
+    """MORE_CLASSES more outputs of the last Linear, of zero weights and a bias of -UNLIKELY (no label is one)."""
+    *rest, last = list(model)
+    assert isinstance(last, torch.nn.Linear)
+    wide = torch.nn.Linear(last.in_features, last.out_features + MORE_CLASSES, device=last.weight.device)
+    with torch.no_grad():
+        wide.weight.copy_(F.pad(last.weight, (0, 0, 0, MORE_CLASSES)))
+        wide.bias.copy_(F.pad(last.bias, (0, MORE_CLASSES), value=-UNLIKELY))
+    return torch.nn.Sequential(*rest, wide)
+
+
+def _more_hidden(model: torch.nn.Sequential) -> torch.nn.Sequential:
+    """MORE_HIDDEN more units in the first hidden layer, of zero weights in and out (a model without one: as it is)."""
+    layers = list(model)
+    at = [k for k, m in enumerate(layers) if isinstance(m, torch.nn.Linear)]
+    if len(at) < 2:
+        return model
+    first, second = layers[at[0]], layers[at[1]]
+    assert isinstance(first, torch.nn.Linear) and isinstance(second, torch.nn.Linear)
+    into = torch.nn.Linear(first.in_features, first.out_features + MORE_HIDDEN, device=first.weight.device)
+    out = torch.nn.Linear(second.in_features + MORE_HIDDEN, second.out_features, device=second.weight.device)
+    with torch.no_grad():
+        into.weight.copy_(F.pad(first.weight, (0, 0, 0, MORE_HIDDEN)))
+        into.bias.copy_(F.pad(first.bias, (0, MORE_HIDDEN)))
+        out.weight.copy_(F.pad(second.weight, (0, MORE_HIDDEN)))
+        out.bias.copy_(second.bias)
+    layers[at[0]], layers[at[1]] = into, out
+    return torch.nn.Sequential(*layers)
 
 
 _MATMUL = MATMUL
@@ -876,7 +1022,8 @@ def _settings(device: str) -> dict[str, object]:
             "torch.is_autocast_cache_enabled()": torch.is_autocast_cache_enabled(),
             "torch.get_default_dtype()": torch.get_default_dtype(),
             **{f"torch.backends.{path}": _precision(path) for path in FP32_PRECISIONS},
-            **{label: read() for label, read, _ in OTHER_SWITCHES}}
+            **{label: read() for label, read, _ in OTHER_SWITCHES},
+            **read_settings(PROCESS_WIDE)}  # other backends', hooks, profiler, warnings, generators (round 21)
 
 
 def _first_difference(a: Operations, b: Operations) -> str:
@@ -892,7 +1039,8 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         yours = ex.answer(fast_loss)
         device = "cuda" if has_cuda() else "cpu"
         saved = (_tf32_saved(), torch.get_num_threads(), torch.get_autocast_dtype("cpu"),
-                 torch.get_autocast_dtype("cuda"), _switches_saved(), _state_saved(device), _others_saved())
+                 torch.get_autocast_dtype("cuda"), _switches_saved(), _state_saved(device), _others_saved(),
+                 read_settings(PROCESS_WIDE))
         grad_mode, default_dtype = torch.is_grad_enabled(), torch.get_default_dtype()
         setattr(_MATMUL, TF32_SETTING, TF32_OFF)  # float32 as written: TF32 would round the products
         torch.set_num_threads(1)  # thousands of tiny operations: a pool of threads only waits for its slowest
@@ -916,6 +1064,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
             torch.set_default_dtype(default_dtype)
             _state_restore(saved[5], device)
             _others_restore(saved[6])
+            put_back(saved[7])  # type: ignore[arg-type]
 
 
 def _hooks(owner: object) -> dict[str, tuple[object, ...]]:
@@ -930,7 +1079,8 @@ def _caller_state(model: torch.nn.Module, x: torch.Tensor, n: torch.Tensor, y: t
     """What of the caller's x, n, y and model an answer could change besides their values (compared apart): whether
     each tensor requires a gradient, its hooks; the model's submodules, parameters and buffers (their names), the hooks
     of each module and of each parameter (round 20's adversary: x.requires_grad_(), a forward hook, gradient hooks and
-    a buffer left on the caller's model passed; a submodule added crashed the check)."""
+    a buffer left on the caller's model passed; a submodule added crashed the check), and each module's own
+    attributes (round 21's: model.forward replaced)."""
     state: dict[str, object] = {}
     for label, t in (("x", x), ("n", n), ("y", y)):
         state[f"{label}.requires_grad"] = t.requires_grad
@@ -940,6 +1090,8 @@ def _caller_state(model: torch.nn.Module, x: torch.Tensor, n: torch.Tensor, y: t
     state["the model's buffers"] = [name for name, _ in model.named_buffers()]
     for name, module in model.named_modules():
         state[f"the hooks of {name or 'the model'}"] = _hooks(module)
+        # its own attributes (round 21's adversary: model.forward wrapped in autocast, left on the caller's model)
+        state[f"the attributes of {name or 'the model'}"] = sorted(vars(module))
     for name, p in model.named_parameters():
         state[f"{name}.requires_grad"] = p.requires_grad
         state[f"the hooks of {name}"] = _hooks(p)
@@ -951,7 +1103,14 @@ def _state_changes(state: dict[str, object], now: dict[str, object]) -> list[str
 
 
 STATE_HINT = ("the caller uses x, n and the model again: leave them as they were (no requires_grad_(), no hooks, no "
-              "new buffers, parameters or submodules on them: a bf16 copy of the model is autocast's to make)")
+              "new buffers, parameters, submodules or attributes such as a wrapped forward on them: a bf16 copy of "
+              "the model is autocast's to make)")
+
+
+# round 21's adversary: the loop over positions, and int(n.max()), moved into worker threads, passed unseen
+THREAD_HINT = ("a CUDA graph (exercise 2) records the kernels of the thread that captures, and a thread's work is "
+               "host-side Python, launched and joined at every call: do the whole computation in one call's tensor "
+               "operations, in the calling thread")
 
 
 def _later_clean(ex: Checker, call: str, when: str, ops: Operations, settings: dict[str, object], device: str
@@ -962,6 +1121,8 @@ def _later_clean(ex: Checker, call: str, when: str, ops: Operations, settings: d
                zip(settings.items(), _settings(device).values(), strict=True) if was != now]
     ex.expect(not changed, f"{call}, called again ({when}), changed PyTorch's global settings "
               f"({', '.join(changed)})", "leave PyTorch's settings as the caller had them, at every call")
+    ex.expect(not ops.threads, f"{call}, called again ({when}), started a thread ({', '.join(ops.threads[:3])})",
+              THREAD_HINT)
     ex.expect(not ops.host_reads, f"{call}, called again ({when}), read a value on the host "
               f"({', '.join(dict.fromkeys(ops.host_reads))})",
               "a CUDA graph (exercise 2) replays kernels, not Python: at no call may anything be read or copied on "
@@ -987,10 +1148,13 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
     other = (model, unpadded, torch.full_like(n, case.padded), y)
     further, more, wider = ((model, _padded_further(x), n, y), (model, *_more_sequences(x, n, y)),
                             (*_wider(model, x), n, y))
-    grown = (*_wider(model, _padded_further(more[1])), *more[2:])  # all three at once
+    classes, hidden = (_more_classes(model), x, n, y), (_more_hidden(model), x, n, y)
+    grown = (*_wider(_more_hidden(_more_classes(model)), _padded_further(more[1])), *more[2:])  # all at once
     positions = f"{further[1].shape[1] - x.shape[1]} more padded positions"
     sequences = f"{more[1].shape[0] - x.shape[0]} more sequences"
-    for bf16 in (False, True):
+    # bf16=False after bf16=True too, on the same model (round 21's adversary: bf16 latched by a bf16=True call, a set
+    # of the models' ids or model.forward wrapped in autocast, passed, every bf16=False call coming first)
+    for bf16 in ((False, True) if case.seed % 2 == 0 else (True, False)):
         call = f"fast_loss(..., bf16={bf16}) on {case}"
         settings, modes = _settings(device), [m.training for m in model.modules()]
         state = _caller_state(model, x, n, y)
@@ -1037,6 +1201,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         ex.expect(not moded, f"{call} changed the training mode of {moded[0] if moded else ''} "
                   "(model.train() / model.eval())",
                   "exercise 2 trains this model after your call: leave its mode as the caller set it (round 18)")
+        ex.expect(not ops.threads, f"{call} started a thread ({', '.join(ops.threads[:3])})", THREAD_HINT)
         ex.expect(not ops.host_reads, f"{call} read a value on the host ({', '.join(dict.fromkeys(ops.host_reads))})",
                   "a CUDA graph (exercise 2) replays kernels, not Python: nothing may be read or copied on the "
                   "host, nor waited for, and the shapes must not depend on the data")
@@ -1049,13 +1214,34 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "make tensors where the batch is (device=x.device): a copy from the host makes the host wait, and "
                   "a CUDA graph (exercise 2) cannot hold it")
         ex.expect(not ops.host_mixed, mixed, HOST_MADE_HINT)
+        # a second loss, of another batch, made before the first one's backward (round 21's adversary: the pooled
+        # mean written into a buffer kept from call to call passed, the check running each backward before the next
+        # call; a caller that adds up the gradients of several losses got an error, or the gradient of the last)
+        _, beside = _recorded(yours, *other, bf16)
         params = [p for _, p in model.named_parameters()]
         grads: Sequence[torch.Tensor | None] = [None] * len(params)
+        backward = Operations()  # the backward recorded too (round 21's adversary: a hook reading on the host, and
+        # a custom Function's backward looping over positions, passed: exercise 2 captures the backward as well)
         try:
-            grads = torch.autograd.grad(got.sum(), params, allow_unused=True)
+            grads, backward = _recorded(_backward_of, got, params)  # type: ignore[assignment]
             untrained = [name for (name, _), g in zip(model.named_parameters(), grads, strict=True) if g is None]
         except RuntimeError as error:
+            ex.expect("inplace" not in str(error) and "in-place" not in str(error),
+                      f"{call}: backward() on its loss raised once it had been called again, on another batch "
+                      f"({str(error).splitlines()[0][:120]})",
+                      "the caller may hold several losses before backward() (adding up their gradients): nothing "
+                      "that one call's loss depends on may be overwritten by the next call (a buffer kept from call "
+                      "to call)")
             untrained = [f"any weight (backward() raised: {str(error).splitlines()[0][:100]})"]
+        ex.expect(not backward.threads, f"{call}: the loss's backward started a thread "
+                  f"({', '.join(backward.threads[:3])})", THREAD_HINT)
+        ex.expect(not backward.host_reads, f"{call}: the loss's backward read a value on the host "
+                  f"({', '.join(dict.fromkeys(backward.host_reads))})",
+                  "exercise 2 captures backward() in the CUDA graph too: a hook or a backward of yours may not read a "
+                  "value on the host, nor wait for the GPU, nor make a shape from the data")
+        ex.expect(not backward.transfers and not backward.host_mixed, f"{call}: the loss's backward copied or used a "
+                  f"tensor made on the host ({', '.join([*backward.transfers, *backward.host_mixed])})",
+                  HOST_MADE_HINT)
         ex.expect(not untrained, f"{call}: no gradient reaches the model's {untrained[0] if untrained else ''}",
                   "exercise 2 trains every weight with backward() on this loss: compute it from the weights themselves "
                   "(a cast such as .to(torch.bfloat16) passes the gradient on; .detach() and torch.no_grad() cut it)")
@@ -1167,19 +1353,30 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False: which "
                   "of your casts rounds a value that goes on to something other than a matrix product?")
         settings, recorded = _settings(device), list[Operations]()
-        static = _settled(yours, other, bf16, ops, lambda o: o.seen, recorded)
+        static = _settled(yours, other, bf16, ops, lambda o: o.seen, recorded, beside)
         warm = ops if static.seen == ops.seen else _recorded(yours, model, x, n, y, bf16)[1]
         recorded.append(warm)
         ex.expect(static.seen == warm.seen,
                   f"{call}: the operations changed with the lengths ({_first_difference(warm, static)})",
                   "a CUDA graph needs one shape: work on the whole padded batch, whatever its lengths (zeros add "
                   "nothing to a sum)")
-        if _settled(yours, grown, bf16, warm, Operations.names, recorded).names() != warm.names():  # each alone
+        # the grown batches with their backward: the operations of the call and of its backward (`backward`, above)
+        both, warm_both = _WithBackward(yours), Operations()
+        warm_both.seen = [*warm.seen, *backward.seen]
+        largest = _settled(both, grown, bf16, warm_both, Operations.names, recorded)
+        if largest.names() != warm_both.names():  # the batch itself in one recording too, as the grown ones (a
+            # backward recorded apart ran some bookkeeping of its own: activation checkpointing's, round 21)
+            warm_both = _recorded(both, model, x, n, y, bf16)[1]
+            recorded.append(warm_both)
+        if largest.names() != warm_both.names():
             for grew, args, hint in ((positions, further, POSITIONS_HINT), (sequences, more, LOOP_HINT),
                                      (f"{MORE_FEATURES} more features", wider, LOOP_HINT),
-                                     ("a longer, larger and wider batch", grown, LOOP_HINT)):
-                longer = _settled(yours, args, bf16, warm, Operations.names, recorded)
-                ex.expect(longer.names() == warm.names(), f"{call}: {_more_operations(longer, warm)} for {grew}",
+                                     (f"{MORE_CLASSES} more classes", classes, LOOP_HINT),
+                                     (f"{MORE_HIDDEN} more hidden units", hidden, LOOP_HINT),
+                                     ("a longer, larger and wider batch and model", grown, LOOP_HINT)):  # each alone
+                longer = _settled(both, args, bf16, warm_both, Operations.names, recorded)
+                ex.expect(longer.names() == warm_both.names(),
+                          f"{call}: {_more_operations(longer, warm_both)} for {grew}",
                           hint)
         for later in recorded:
             _later_clean(ex, call, "on the same batch again, or on a batch grown", later, settings, device)
@@ -1188,13 +1385,44 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   STATE_HINT)
 
 
+def _backward_of(loss: torch.Tensor, params: list[torch.Tensor]) -> Sequence[torch.Tensor | None]:
+    """The gradients of loss.sum() for `params`, as backward() would give them, from autograd's engine itself: a
+    TorchFunctionMode that saw torch.autograd.grad would run it whole with the mode off, so that `_recorded` would see
+    nothing of a backward of the answer's own, nor of its hooks (PyTorch 2.13's autograd.grad, less its checks)."""
+    total = loss.sum()
+    run = getattr(torch.autograd.graph, "_engine_run_backward", None)
+    _IN_BACKWARD[0] += 1
+    try:
+        if run is None:
+            return torch.autograd.grad(total, params, allow_unused=True)
+        return run((total,), (torch.ones_like(total),), False, False, tuple(params), True, accumulate_grad=False)
+    finally:
+        _IN_BACKWARD[0] -= 1
+
+
+class _WithBackward:
+    """The answer as the grown batches' comparison calls it: its loss, then that loss's backward, in one recording
+    (a loop in a backward of the answer's own grows with the batch too: round 21's adversary)."""
+
+    def __init__(self, yours: Callable[..., object]) -> None:
+        self.yours = yours
+
+    def __call__(self, model: torch.nn.Module, *args: object) -> object:
+        got = self.yours(model, *args)
+        with torch._C.DisableTorchFunction():  # the check's own question, not recorded
+            trains = isinstance(got, torch.Tensor) and got.requires_grad
+        if trains:
+            _backward_of(got, list(model.parameters()))  # type: ignore[arg-type]
+        return got
+
+
 def _settled(yours: Callable, args: tuple, bf16: bool, like: Operations, key: Callable[[Operations], object],
-             recorded: list[Operations]) -> Operations:
-    """The operations of yours(*args, bf16), recorded a second time where the first differ from `like`'s: an answer
-    may fill a cache on its first call of a shape (a mask's positions, kept), which is no work that grows with the
-    shape (the 08 adversary of 2026-11-29: a right answer FAILed so).  Each recording is added to `recorded`, for
-    what no call may do (`_later_clean`)."""
-    recorded.append(_recorded(yours, *args, bf16)[1])
+             recorded: list[Operations], first: Operations | None = None) -> Operations:
+    """The operations of yours(*args, bf16) (`first` where they were recorded already), recorded a second time where
+    the first differ from `like`'s: an answer may fill a cache on its first call of a shape (a mask's positions,
+    kept), which is no work that grows with the shape (the 08 adversary of 2026-11-29: a right answer FAILed so).
+    Each recording is added to `recorded`, for what no call may do (`_later_clean`)."""
+    recorded.append(first if first is not None else _recorded(yours, *args, bf16)[1])
     if key(recorded[-1]) != key(like):
         recorded.append(_recorded(yours, *args, bf16)[1])
     return recorded[-1]
@@ -1204,7 +1432,7 @@ HOST_MADE_HINT = ("make tensors where the batch is (device=x.device): on a GPU, 
                   "the host beside the batch's, and a copy of it to the GPU makes the host wait, which a CUDA graph "
                   "(exercise 2) cannot hold")
 POSITIONS_HINT = "one reduction over the padded positions: no Python loop of tiny kernels"
-LOOP_HINT = ("one operation works on the whole batch, every sequence and every feature at once: no Python loop of "
+LOOP_HINT = ("one operation works on the whole batch, every sequence, feature and class at once: no Python loop of "
              "small kernels")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import decimal
 import functools
+import random
 import sys
 import warnings
 import zlib
@@ -198,27 +199,6 @@ class GeneratorState:
 # ------------------------------------------------------------------------------------------
 # The Python process's own state: warnings filters, print options, the decimal context, the recursion limit
 # ------------------------------------------------------------------------------------------
-class WarningFilters(tuple):
-    """warnings.filters as a setting's value: a copy of the list, shown short (how many, and the first)."""
-
-    def __str__(self) -> str:
-        if not self:
-            return "[no filters]"
-        action, message, category, module, _ = self[0]
-        what = ", ".join([getattr(category, "__name__", str(category)), *(f"{name} {pattern.pattern!r}" for name,
-                          pattern in (("message", message), ("module", module)) if pattern is not None)])
-        return f"[{len(self)} filters, the first {action!r} for {what}]"
-
-
-def _filters() -> WarningFilters:
-    return WarningFilters(warnings.filters)
-
-
-def _set_filters(value: WarningFilters) -> None:
-    warnings.filters[:] = list(value)  # type: ignore[index]  # a list at run time; typeshed says Sequence
-    getattr(warnings, "_filters_mutated", lambda: None)()  # the cache of which warnings were shown, now stale
-
-
 class DecimalContext:
     """The current decimal context as a setting's value: the object (decimal.setcontext may replace it) and what it
     sets (precision, rounding, exponents, traps), not its flags (which any arithmetic raises)."""
@@ -269,12 +249,124 @@ SETTINGS: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     "torch.get_num_threads()": (torch.get_num_threads, torch.set_num_threads),
     "np.geterr()": (np.geterr, lambda errors: np.seterr(**errors)),
     # the Python process's (round 21's adversary left each changed in an answer of notebook 02, and passed)
-    "warnings.filters": (_filters, _set_filters),
     "np.get_printoptions()": (np.get_printoptions, lambda options: np.set_printoptions(**options)),
     "torch.set_printoptions(...)": (_torch_print_options, lambda options: torch.set_printoptions(**options)),
     "decimal.getcontext()": (DecimalContext, DecimalContext.put_back),
     "sys.getrecursionlimit()": (sys.getrecursionlimit, sys.setrecursionlimit),
 }
+
+# ------------------------------------------------------------------------------------------
+# Process-wide state beyond PyTorch's flags (round 21's 08 adversary left each of these changed, and passed: the
+# check read an allowlist of switches): other backends' switches, autograd's saved-tensor hooks, the profiler, the
+# warnings filters, NumPy's and Python's generators
+# ------------------------------------------------------------------------------------------
+def _saved_tensor_hooks() -> object:
+    """The innermost saved-tensor hooks pushed (save_on_cpu(), saved_tensors_hooks()), or None."""
+    return torch._C._autograd._top_saved_tensors_default_hooks(False)
+
+
+def _pop_saved_tensor_hooks(top: object) -> None:
+    """Pop the saved-tensor hooks pushed over `top` (an answer that entered save_on_cpu() and never left it)."""
+    for _ in range(64):
+        if _saved_tensor_hooks() is None or _saved_tensor_hooks() == top:
+            return
+        torch._C._autograd._pop_saved_tensors_default_hooks()
+
+
+def _stop_profiler(running: bool) -> None:
+    """Stop the autograd profiler that an answer started and left running (torch.profiler.profile().start())."""
+    if not running and torch._C._autograd._profiler_enabled():
+        torch._C._autograd._disable_profiler()
+
+
+def _pop_function_modes(depth: int) -> None:
+    """Pop the function modes pushed over `depth` and left pushed (an answer that entered torch.device(...) and never
+    left it: every tensor made after it, anywhere, landed on that device)."""
+    while torch._C._len_torch_function_stack() > depth:
+        torch._C._pop_torch_function_stack()
+
+
+def _catch_all_filters() -> tuple[tuple[object, ...], ...]:
+    """The warnings filters that take every warning (simplefilter("ignore") or ("error")): what a library's import may
+    add, a filter for its own messages, is not among them."""
+    return tuple(f for f in warnings.filters
+                 if f[1] is None and f[2] is Warning and f[3] is None)
+
+
+def _filters_put_back(before: tuple[tuple[object, ...], ...]) -> None:
+    warnings.filters[:] = [f for f in warnings.filters  # type: ignore[index]
+                           if not (f[1] is None and f[2] is Warning and f[3] is None) or f in before]
+    mutated = getattr(warnings, "_filters_mutated", None) or getattr(
+        __import__("_warnings"), "_filters_mutated", None)
+    if mutated is not None:
+        mutated()
+
+
+class NumpyGeneratorState:
+    """NumPy's global generator's state (np.random.seed), as a setting's value: equal where the states are."""
+
+    def __init__(self) -> None:
+        self.state: Any = np.random.get_state()
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, NumpyGeneratorState) and self.state[0] == other.state[0]
+                and np.array_equal(self.state[1], other.state[1]) and tuple(self.state[2:]) == tuple(other.state[2:]))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return f"state {zlib.crc32(bytes(self.state[1])):08x} at {self.state[2]}"
+
+    def put_back(self) -> None:
+        np.random.set_state(self.state)
+
+
+class PythonGeneratorState:
+    """Python's `random` generator's state, as a setting's value."""
+
+    def __init__(self) -> None:
+        self.state = random.getstate()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PythonGeneratorState) and self.state == other.state
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return f"state {zlib.crc32(repr(self.state).encode()):08x}"
+
+    def put_back(self) -> None:
+        random.setstate(self.state)
+
+
+def _attribute_setting(owner: Any, name: str) -> tuple[Callable[[], Any], Callable[[Any], object]]:
+    return (lambda: getattr(owner, name)), (lambda value: setattr(owner, name, value))
+
+
+PROCESS_WIDE: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
+    **({"torch.backends.mha.get_fastpath_enabled()": (torch.backends.mha.get_fastpath_enabled,
+                                                      torch.backends.mha.set_fastpath_enabled)}
+       if hasattr(torch.backends, "mha") else {}),
+    **({"torch.backends.nnpack.set_flags(...)": (torch._C._get_nnpack_enabled, torch._C._set_nnpack_enabled)}
+       if hasattr(torch._C, "_get_nnpack_enabled") else {}),
+    **({"torch.backends.mkldnn.deterministic": (torch._C._get_mkldnn_deterministic,
+                                                torch._C._set_mkldnn_deterministic)}
+       if hasattr(torch._C, "_get_mkldnn_deterministic") else {}),
+    **({"torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed()": (
+        torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed,
+        torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp)}
+       if hasattr(torch.backends.cuda, "fp16_bf16_reduction_math_sdp_allowed") else {}),
+    **{f"torch.backends.cuda.{name}()": (getattr(torch.backends.cuda, name), getattr(torch.backends.cuda, name))
+       for name in ("preferred_blas_library", "preferred_linalg_library") if hasattr(torch.backends.cuda, name)},
+    "torch.autograd.graph.saved_tensors_hooks (save_on_cpu...)": (_saved_tensor_hooks, _pop_saved_tensor_hooks),
+    "the autograd profiler (torch.profiler.profile().start())": (torch._C._autograd._profiler_enabled, _stop_profiler),
+    "torch's function-mode stack (torch.device(...).__enter__()...)": (torch._C._len_torch_function_stack,
+                                                                        _pop_function_modes),
+    "warnings.simplefilter(...)": (_catch_all_filters, _filters_put_back),
+    "np.random.get_state()": (NumpyGeneratorState, NumpyGeneratorState.put_back),
+    "random.getstate()": (PythonGeneratorState, PythonGeneratorState.put_back),
+}
+SETTINGS.update(PROCESS_WIDE)
 
 # What every check of a function watches; a check adds others where its answers are likely to touch them.  The float32
 # precisions: the new API's first, so that a message names the switch an answer set.
@@ -283,7 +375,7 @@ BASIC = ("torch.is_grad_enabled()", "torch.get_default_dtype()", "torch.set_defa
 
 # The Python process's state that an answer may change by the way (warnings silenced, print options for a debugging
 # print, a decimal precision, a recursion limit raised): cheap to read, for the checks of plain Python and NumPy
-PROCESS = ("warnings.filters", "np.get_printoptions()", "torch.set_printoptions(...)", "decimal.getcontext()",
+PROCESS = ("warnings.simplefilter(...)", "np.get_printoptions()", "torch.set_printoptions(...)", "decimal.getcontext()",
            "sys.getrecursionlimit()")
 
 HINT = ("a global setting changed inside your function changes it for the caller too, after the call: change none, "

@@ -7,6 +7,7 @@ that each differs from the right answer in that one place.
 
 from __future__ import annotations
 
+import concurrent.futures
 import copy
 import math
 import time
@@ -1061,6 +1062,418 @@ def _custom_function_mlp(mask_relu):
     return answer
 
 
+
+# ---- round 21's adversary (each passed, or a right one FAILed)
+def _f21(model, x, n, y, bf16):
+    """The solution, as round 21's adversary's answers call it."""
+    return fast_loss(model, x, n, y, bf16)
+
+
+def autocast_forward_patched_on_model(model, x, n, y, bf16):
+    """round 21's adversary: WRONG. Wraps the caller's model.forward with autocast once ("decorate forward", the
+    AMP/DataParallel recipe) and leaves it there: from the first bf16=True call on, every later model(...) of the caller
+    -- a bf16=False call of fast_loss, an evaluation -- runs its products in bf16. A module's instance attribute
+    (forward) is no hook, parameter, buffer or submodule."""
+    if bf16 and not getattr(model, "_autocast_wrapped", False):
+        model.forward = torch.autocast(x.device.type, dtype=torch.bfloat16, cache_enabled=False)(model.forward)
+        model._autocast_wrapped = True
+    logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits.float(), y)
+
+
+def bf16_latched_per_model(model, x, n, y, bf16):
+    """round 21's adversary: WRONG. Remembers which models were ever asked for bf16 (a set of ids, "the model is in bf16
+    mode now") and keeps running them in bf16 afterwards, even when called with bf16=False."""
+    if bf16:
+        _BF16_MODELS.add(id(model))
+    return _loss(model, x.sum(1) / n[:, None], y, bf16 or id(model) in _BF16_MODELS)
+
+
+_BF16_MODELS: set[int] = set()
+
+
+def silences_all_warnings(model, x, n, y, bf16):
+    """round 21's adversary: WRONG (a global setting changed and left): warnings.simplefilter("ignore") to hide
+    autocast's warning, left on for the whole process -- every later warning (PyTorch's deprecations, the profiler's) is
+    lost."""
+    warnings.simplefilter("ignore")
+    return _f21(model, x, n, y, bf16)
+
+
+def allows_reduced_math_sdp(model, x, n, y, bf16):
+    """round 21's adversary: WRONG (a global setting of notebook 06's kind changed and left): reduced-precision
+    reductions in the math SDPA kernel turned on, left."""
+    torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True)
+    return _f21(model, x, n, y, bf16)
+
+
+def disables_mha_fastpath(model, x, n, y, bf16):
+    """round 21's adversary: WRONG (a global setting changed and left): torch.backends.mha.set_fastpath_enabled(False),
+    left."""
+    torch.backends.mha.set_fastpath_enabled(False)
+    return _f21(model, x, n, y, bf16)
+
+
+def disables_nnpack(model, x, n, y, bf16):
+    """round 21's adversary: WRONG (a global setting changed and left): torch.backends.nnpack.set_flags(False), left."""
+    torch.backends.nnpack.set_flags(False)
+    return _f21(model, x, n, y, bf16)
+
+
+def saved_tensors_to_host_left_on(model, x, n, y, bf16):
+    """round 21's adversary: WRONG. torch.autograd.graph.save_on_cpu() entered "to save GPU memory" and never exited:
+    every later forward of the process copies its saved tensors to the host (and back in backward)."""
+    torch.autograd.graph.save_on_cpu().__enter__()
+    return _f21(model, x, n, y, bf16)
+
+
+_PROFILER: list = []
+
+
+def profiler_left_running(model, x, n, y, bf16):
+    """round 21's adversary: WRONG (notebook 08's own tool left on): a torch.profiler started inside the function while
+    timing it (prof.start()), its stop() forgotten: every later operation of the process is recorded (memory and time
+    grow without end), and exercise 2's check, which profiles, cannot start its own."""
+    if not _PROFILER:
+        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+        prof.start()
+        _PROFILER.append(prof)
+    return _f21(model, x, n, y, bf16)
+
+
+def seeds_numpy(model, x, n, y, bf16):
+    """round 21's adversary: WRONG (a global generator reseeded): np.random.seed(0) "for reproducibility" inside the
+    function: the caller's NumPy random numbers repeat after every call (the check reads torch's generators only)."""
+    np.random.seed(0)
+    return _f21(model, x, n, y, bf16)
+
+
+def mkldnn_deterministic_left_on(model, x, n, y, bf16):
+    """round 21's adversary: WRONG (a global setting changed and left): torch.backends.mkldnn.deterministic = True,
+    oneDNN's deterministic switch (notebook 06's kind), left on."""
+    torch.backends.mkldnn.deterministic = True
+    return _f21(model, x, n, y, bf16)
+
+
+def device_context_entered_and_left_open(model, x, n, y, bf16):
+    """round 21's adversary: WRONG (global state): `torch.device(x.device).__enter__()` "so the arange lands where the
+    batch is", never exited: a DeviceContext mode stays pushed on PyTorch's mode stack, and every tensor made without
+    device= after the call, anywhere in the process, lands on the batch's device (on a GPU: the caller's host tensors go
+    to the GPU). The check reads torch.set_default_device's global, not the mode stack."""
+    torch.device(x.device).__enter__()
+    mask = torch.arange(x.shape[1]) < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def loop_in_a_worker_thread(model, x, n, y, bf16):
+    """round 21's adversary: WRONG. The slow step's loop over positions, "parallelized" in a thread pool: each
+    position's slice added in worker threads. Still a kernel per position (and a host-side join); the check's recorder
+    is a TorchFunctionMode, which is thread-local: nothing a worker thread runs is seen."""
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        parts = list(pool.map(lambda t: x[:, t], range(x.shape[1])))
+        pooled = pool.submit(lambda: sum(parts, torch.zeros_like(x[:, 0]))).result()
+    return _loss(model, pooled / n[:, None], y, bf16)
+
+
+def truncates_in_a_worker_thread(model, x, n, y, bf16):
+    """round 21's adversary: WRONG. The slow step's pooling, int(n.max()) cut included, moved into a helper thread (the
+    host read and the data-dependent shape both happen there): a wait for the GPU and a shape that follows the data,
+    unseen by a thread-local mode."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pooled = pool.submit(lambda: x[:, :int(n.max())].sum(1) / n[:, None]).result()
+    return _loss(model, pooled, y, bf16)
+
+
+def _finite_or_zero(g):
+    # a "skip the bad step" guard, as fp16 loss scaling does it: a host read (bool) at every backward
+    return g if bool(torch.isfinite(g).all()) else torch.zeros_like(g)
+
+
+
+def guards_backward_with_a_host_read(model, x, n, y, bf16):
+    """round 21's adversary: WRONG. A "safe mixed precision" guard: a hook on the logits that zeroes a non-finite
+    gradient, decided with bool(torch.isfinite(g).all()) -- a value read on the host (a GPU wait; a CUDA graph's capture
+    refuses it) at every backward(). The forward is clean; the check never records the backward."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    logits = logits.float()
+    logits.register_hook(_finite_or_zero)
+    return F.cross_entropy(logits, y)
+
+
+class _PooledLinear(torch.autograd.Function):
+    """The first Linear with its weight gradient accumulated by a Python loop over the positions (x itself never
+    pooled before the product): right numbers, a loop of tiny kernels that grows with the padding, in backward."""
+
+    @staticmethod
+    def forward(ctx, x, n, w, b, bf16):
+        ctx.save_for_backward(x, n)
+        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+            return F.linear(x.sum(1) / n[:, None], w, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, n = ctx.saved_tensors
+        g = g.float()
+        gw = torch.zeros(g.shape[1], x.shape[2], dtype=g.dtype, device=g.device)
+        scaled = g / n[:, None]
+        for t in range(x.shape[1]):  # one small matrix product per position
+            gw = gw + scaled.t() @ x[:, t]
+        return None, None, gw, g.sum(0), None
+
+
+def loops_in_backward(model, x, n, y, bf16):
+    """round 21's adversary: WRONG. The first Linear as a custom autograd.Function whose backward keeps the slow step's
+    loop over the positions (one matrix product per position): the forward has no loop, the backward launches a kernel
+    per padded position. The check compares the forward's operations only."""
+    layers = list(model)
+    a = _PooledLinear.apply(x, n, layers[0].weight, layers[0].bias, bf16)
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        for layer in layers[1:]:
+            a = layer(a)
+    return F.cross_entropy(a.float(), y)
+
+
+def cross_entropy_looped_over_classes(model, x, n, y, bf16):
+    """round 21's adversary: WRONG (the task: no loop). Cross-entropy spelled out with a Python loop over the classes to
+    pick each label's logit: a tiny kernel per class; the check grows the padding, the batch and the features, never the
+    classes, so the loop stays unseen."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    logits = logits.float()
+    picked = torch.zeros_like(logits[:, 0])
+    for c in range(logits.shape[1]):
+        picked = picked + logits[:, c] * (y == c)
+    return (torch.logsumexp(logits, 1) - picked).mean()
+
+
+_POOLED_BUFFERS: dict = {}
+
+
+def pools_into_a_kept_buffer(model, x, n, y, bf16):
+    """round 21's adversary: WRONG (a stale buffer). "No allocation per call, as a CUDA graph wants": the pooled mean
+    written into one buffer per shape (torch.sum(..., out=buf), then div_), kept from call to call and fed to the model.
+    The float32 first Linear saves that buffer for its weight's gradient, so the next call overwrites what the previous
+    loss's backward needs: a caller that adds up two losses before backward() (gradient accumulation) gets a
+    RuntimeError (a tensor modified in place). The check runs backward() on each loss before the next call."""
+    key = (tuple(x.shape), x.device)
+    buf = _POOLED_BUFFERS.get(key)
+    if buf is None:
+        buf = _POOLED_BUFFERS[key] = torch.empty(x.shape[0], x.shape[2], device=x.device)
+    torch.sum(x, 1, out=buf)
+    buf.div_(n[:, None])
+    return _loss(model, buf, y, bf16)
+
+
+def checkpointed_model(model, x, n, y, bf16):
+    """round 21's adversary: RIGHT. The model under activation checkpointing (use_reentrant=False): recomputed in
+    backward, same loss and gradients."""
+    import torch.utils.checkpoint as cp
+
+    def run(p):
+        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+            return model(p)
+    logits = cp.checkpoint(run, x.sum(1) / n[:, None], use_reentrant=False)
+    return F.cross_entropy(logits.float(), y)
+
+
+def autocast_by_the_function_api(model, x, n, y, bf16):
+    """round 21's adversary: RIGHT. Autocast's state set by the function API (set_autocast_enabled/dtype/cache) and put
+    back in finally."""
+    dev = x.device.type
+    saved = (torch.is_autocast_enabled(dev), torch.get_autocast_dtype(dev), torch.is_autocast_cache_enabled())
+    pooled = x.sum(1) / n[:, None]
+    try:
+        if bf16:
+            torch.set_autocast_enabled(dev, True)
+            torch.set_autocast_dtype(dev, torch.bfloat16)
+            torch.set_autocast_cache_enabled(False)
+        logits = model(pooled)
+    finally:
+        torch.set_autocast_enabled(dev, saved[0])
+        torch.set_autocast_dtype(dev, saved[1])
+        torch.set_autocast_cache_enabled(saved[2])
+    return F.cross_entropy(logits.float(), y)
+
+
+_HOST_POSITIONS = torch.arange(4096)  # made once, at import, on the host
+
+
+def positions_from_a_module_constant(model, x, n, y, bf16):
+    """round 21's adversary: WRONG: a module-level arange made once on the host, sliced and copied with .to(x.device) at
+    every call (a copy from the host: a wait, and a CUDA graph's capture refuses it). The recorder knows host-made
+    tensors only when they are made during the call; on a CPU the .to() is a copy to the same device."""
+    mask = _HOST_POSITIONS[:x.shape[1]].to(x.device) < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def positions_from_a_module_constant_not_copied(model, x, n, y, bf16):
+    """round 21's adversary: WRONG: the same host-made module constant compared with n as it is: a GPU raises (a CPU
+    tensor beside CUDA ones); on a CPU it runs, and the recorder does not know the constant was made on the host."""
+    mask = _HOST_POSITIONS[:x.shape[1]] < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def positions_as_a_default_argument(model, x, n, y, bf16,
+                                    positions=torch.arange(4096, dtype=torch.float32)):  # noqa: B008 (the mistake)
+    """round 21's adversary: WRONG: the positions as a default argument (made once, on the host), copied to the batch's
+    device each call."""
+    mask = positions[:x.shape[1]].to(x.device) < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def pooled_without_grad(model, x, n, y, bf16):
+    """round 21's adversary: RIGHT. The pooled mean under torch.no_grad() (x needs no gradient), the model with
+    autograd."""
+    with torch.no_grad():
+        pooled = x.sum(1) / n[:, None]
+    return _loss(model, pooled, y, bf16)
+
+
+def functional_call_model(model, x, n, y, bf16):
+    """round 21's adversary: RIGHT. The model run through torch.func.functional_call with its own parameters (a
+    stateless call)."""
+    params = dict(model.named_parameters())
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = torch.func.functional_call(model, params, (x.sum(1) / n[:, None],))
+    return F.cross_entropy(logits.float(), y)
+
+
+def nanmean_over_real_positions(model, x, n, y, bf16):
+    """round 21's adversary: RIGHT. The padding marked NaN (from the lengths, not the values: real tokens of zeros
+    stay), then nanmean."""
+    real = torch.arange(x.shape[1], device=x.device) < n[:, None]
+    pooled = x.masked_fill(~real[..., None], float("nan")).nanmean(1)
+    return _loss(model, pooled, y, bf16)
+
+
+def cudnn_tf32_off_legacy(model, x, n, y, bf16):
+    """round 21's adversary: WRONG (a global setting changed and left): torch.backends.cudnn.allow_tf32 = False "for
+    exact float32", left (lecture 06's legacy switch for cuDNN)."""
+    torch.backends.cudnn.allow_tf32 = False
+    return _f21(model, x, n, y, bf16)
+
+
+# ---- round 21's adversary, exercise 2 (judged on a GPU only: the lead runs them)
+def _solution_variant(replacements):
+    """The course's own solution_step, its source edited in exactly the places named (each edit applies once)."""
+    import inspect
+    import sys
+    source = inspect.getsource(solution_step)
+    for old, new in replacements:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    namespace = dict(vars(sys.modules[__name__]))
+    exec(compile(source, "<solution_step variant>", "exec"), namespace)  # noqa: S102 (the course's own source)
+    return namespace["solution_step"]
+
+
+def private_stream_without_entry_wait(model, data):
+    """round 21's adversary: WRONG (a wait missing in one direction). The whole step runs on the answer's own stream; at
+    the end of each call the caller's stream waits for it (so the caller sees the new weights and losses), but at the
+    start the private stream never waits for the caller's stream: work the caller queued before step() -- new weights
+    loaded, a learning-rate change, its own reads of the weights -- is not ordered before the step. The check queues
+    nothing on the caller's stream that the step must see, and its snapshot of step k (microseconds) always beats the
+    update of step k+1 (after its forward and backward), so the race never shows; the late run only delays the private
+    stream further."""
+    private = torch.cuda.Stream()
+    private.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(private):
+        step0, losses0 = solution_step(model, data)
+    torch.cuda.current_stream().wait_stream(private)
+
+    def step():
+        caller = torch.cuda.current_stream()
+        with torch.cuda.stream(private):  # missing: private.wait_stream(caller)
+            step0()
+        caller.wait_stream(private)
+
+    def losses():
+        caller = torch.cuda.current_stream()
+        with torch.cuda.stream(private):
+            got = losses0()
+        caller.wait_stream(private)
+        return got
+
+    return step, losses
+
+
+def leaves_its_stream_current(model, data):
+    """round 21's adversary: WRONG (global state: the caller's current stream). step() switches to the answer's stream
+    with torch.cuda.set_stream(private) (ordered after the caller's stream) and never switches back: everything the
+    caller queues after step() goes to the answer's stream, no longer ordered with the caller's own earlier or later
+    work on its stream. The check restores the current stream itself after each caller and never compares it; its own
+    snapshots and clones simply follow onto the answer's stream, and its end event, recorded on the caller's stream,
+    then no longer measures the GPU's time of the run."""
+    private = torch.cuda.Stream()
+    private.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(private):
+        step0, losses0 = solution_step(model, data)
+    torch.cuda.current_stream().wait_stream(private)
+
+    def step():
+        private.wait_stream(torch.cuda.current_stream())
+        torch.cuda.set_stream(private)  # never restored
+        step0()
+
+    def losses():
+        private.wait_stream(torch.cuda.current_stream())
+        torch.cuda.set_stream(private)
+        return losses0()
+
+    return step, losses
+
+
+def storage_copy_without_wait(model, data):
+    """round 21's adversary: WRONG (a missing wait the check cannot widen). The course's solution with the step's wait
+    for its batch's copy left out (as the course's no_copy_wait), and the copy spelled as a byte copy of per-batch
+    pinned storages, dst.untyped_storage().copy_(src.untyped_storage(), non_blocking=True), on the side stream. The late
+    run makes a stream late at the first *torch function* queued on it (a TorchFunctionMode); a storage's copy_ is not
+    one, nor are event records and graph replays, so the copy stream is never made late and the race stays as narrow as
+    in the first run."""
+    build = _solution_variant([
+        ("    staged = [torch.empty_like(t) for t in static]\n",
+         ("    staged = [torch.empty_like(t) for t in static]\n"
+          "    per_batch = [[t[j].clone().pin_memory() for j in range(len(t))] for t in host]\n")),
+        ("                    dst.copy_(src[i % len(src)], non_blocking=not copy_on_default)\n",
+         ("                    dst.untyped_storage().copy_(per_batch[k][i % len(src)].untyped_storage(),\n"
+          "                                                non_blocking=True)\n")),
+    ])
+    return build(model, data, no_copy_wait=True)
+
+
+def event_recorded_before_the_copy(model, data):
+    """round 21's adversary: WRONG (an event recorded too early). The copy stream records its `copied` event before
+    queuing the copies: the step waits on an event that fires as soon as the stream reaches it, not when the batch has
+    landed."""
+    build = _solution_variant([
+        ("            for k, (dst, src) in enumerate(zip(staged, host, strict=True)):\n",
+         ("            copied.record(stream)\n"
+          "            for k, (dst, src) in enumerate(zip(staged, host, strict=True)):\n")),
+        (("                    dst.copy_(src[i % len(src)], non_blocking=not copy_on_default)\n"
+          "            copied.record(stream)\n"),
+         "                    dst.copy_(src[i % len(src)], non_blocking=not copy_on_default)\n"),
+    ])
+    return build(model, data)
+
+
+def takes_the_batch_only_if_landed(model, data):
+    """round 21's adversary: WRONG (a result that depends on the GPU's speed). "Never wait": the step asks
+    copied.query() and takes the staged batch only if its copy has already landed, otherwise trains on the batch it
+    already holds (the previous one). On a fast, idle GPU every copy has landed and the losses are right; behind any
+    queue they are not."""
+    build = _solution_variant([
+        (("            if not no_copy_wait:  # without it, the step reads the staged batch while its copy may still be "
+          "running\n                main.wait_event(copied)\n"),
+         "            fresh = copied.query()  # no wait: the batch is taken only if its copy has landed\n"),
+        (("            else:\n                for dst, src in zip(static, staged, strict=True):\n"
+          "                    dst.copy_(src)\n"),
+         ("            elif fresh:\n                for dst, src in zip(static, staged, strict=True):\n"
+          "                    dst.copy_(src)\n")),
+    ])
+    return build(model, data)
+
+
 WRONG = {
     "check_fast_loss": {
         "sets autocast's default dtype to bfloat16 and leaves it": sets_the_autocast_dtype,
@@ -1162,6 +1575,29 @@ WRONG = {
         "gradient hooks left on the caller's parameters": clips_gradients_with_hooks,
         "a bf16 copy of the model attached to the caller's model": bf16_model_copy_attached,
         "a custom autograd.Function in bf16 whose backward forgets ReLU's mask": _custom_function_mlp(False),
+        # round 21's adversary: state latched by a bf16=True call, and process-wide state left changed
+        "model.forward wrapped with autocast on the first bf16 call, left on the caller's model":
+            autocast_forward_patched_on_model,
+        "bf16 latched per model (a set of ids)": bf16_latched_per_model,
+        "warnings.simplefilter('ignore') left": silences_all_warnings,
+        "allow_fp16_bf16_reduction_math_sdp(True) left": allows_reduced_math_sdp,
+        "mha fastpath disabled and left": disables_mha_fastpath,
+        "nnpack disabled and left": disables_nnpack,
+        "save_on_cpu() entered and never exited": saved_tensors_to_host_left_on,
+        "a torch.profiler started and never stopped": profiler_left_running,
+        "np.random.seed(0) inside": seeds_numpy,
+        "mkldnn.deterministic = True left": mkldnn_deterministic_left_on,
+        "torch.device(x.device).__enter__() never exited": device_context_entered_and_left_open,
+        "cudnn.allow_tf32 = False (the legacy switch) left": cudnn_tf32_off_legacy,
+        "the loop over positions run in a worker thread pool": loop_in_a_worker_thread,
+        "int(n.max()) truncation in a helper thread": truncates_in_a_worker_thread,
+        "a backward hook that reads on the host (finite guard)": guards_backward_with_a_host_read,
+        "the loop over positions kept in a custom backward": loops_in_backward,
+        "cross-entropy with a Python loop over the classes": cross_entropy_looped_over_classes,
+        "the pooled mean written into a buffer kept from call to call": pools_into_a_kept_buffer,
+        "positions from a module-level host arange, copied with .to(x.device)": positions_from_a_module_constant,
+        "positions from a module-level host arange, not copied": positions_from_a_module_constant_not_copied,
+        "positions as a host-made default argument": positions_as_a_default_argument,
     },
     "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
@@ -1190,6 +1626,13 @@ WRONG = {
         "keeps the last 32 losses only (the check runs 40 steps)": _variant(history=32),
         "the step's kernels never wait for the copy of their batch": _variant(no_copy_wait=True),
         "trains every step in make_fast_step, step() only copies the stored weights": precomputed_step,
+        # round 21's adversary (not yet run on a GPU: the first three were expected to PASS the round-20 check)
+        "a private stream that the caller waits for, but that never waits for the caller":
+            private_stream_without_entry_wait,
+        "torch.cuda.set_stream(private) in step(), never restored": leaves_its_stream_current,
+        "the batch copied as untyped storages, no wait for the copy": storage_copy_without_wait,
+        "the copied event recorded before the copies": event_recorded_before_the_copy,
+        "the batch taken only if copied.query() says it landed": takes_the_batch_only_if_landed,
     },
 }
 # without a GPU the check of the fast step runs nothing, so nothing fails there
@@ -1222,6 +1665,18 @@ ALSO_RIGHT = {
         "each Linear cast to bf16 by copy_ into an empty bf16 tensor": _mlp_cast_by_hand(
             lambda t, a16: torch.empty(t.shape, dtype=torch.bfloat16, device=t.device).copy_(t)),
         "the Linear layers in bf16 as a custom autograd.Function": _custom_function_mlp(True),
+        # round 21's adversary: more exact spellings of ReLU, FAILed as bf16 arithmetic (judged by name, not value)
+        "ReLU as a * (a > 0).type_as(a)": _mlp_by_hand(lambda a: a * (a > 0).type_as(a)),
+        "ReLU as a * (a > 0).to(a.dtype)": _mlp_by_hand(lambda a: a * (a > 0).to(a.dtype)),
+        "ReLU as (a + |a|) / 2": _mlp_by_hand(lambda a: (a + a.abs()) / 2),
+        "ReLU as F.leaky_relu(a, 0.0)": _mlp_by_hand(lambda a: F.leaky_relu(a, 0.0)),
+        "activation checkpointing (use_reentrant=False: saved-tensor hooks pushed and popped)": checkpointed_model,
+        "autocast by the function API, restored in finally": autocast_by_the_function_api,
+        "the pooled mean under torch.no_grad()": pooled_without_grad,
+        "the model through torch.func.functional_call": functional_call_model,
+        "padding marked NaN from the lengths, then nanmean": nanmean_over_real_positions,
+        "ReLU as torch.fmax(a, 0) on bf16 activations": _mlp_by_hand(
+            lambda a: a.clamp(0) if a.dtype != torch.bfloat16 else torch.fmax(a, a.new_zeros(()))),
     },
     "check_fast_step": {
         "the wrong answers' builder, nothing switched": _variant(),
