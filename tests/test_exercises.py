@@ -80,13 +80,29 @@ def _unmet_named(what: str) -> bool:
     return bool(missing([what]))
 
 
+def _known_misjudged(ex: Exercise, what: str) -> list:
+    """A strict xfail on a GPU for an answer listed in its answers module's MISJUDGED_ON_A_GPU: a gap the GPU showed
+    and no session has fixed yet.  Strict, so that the check's fix fails the test until the entry is removed."""
+    reason = ex._answers("MISJUDGED_ON_A_GPU").get(what)
+    return [pytest.mark.xfail(utils.has_cuda(), reason=f"known on a GPU: {reason}", strict=True)] if reason else []
+
+
 def _cases():
     for ex in REGISTRY:
         marks = ([gpu] if ex.gpu else []) + _unmet(ex)
         for what, answer in ex.wrong.items():
-            yield pytest.param(ex, "wrong", what, answer, marks=marks, id=f"{ex.key}: wrong: {what}")
+            yield pytest.param(ex, "wrong", what, answer, marks=marks + _known_misjudged(ex, what),
+                               id=f"{ex.key}: wrong: {what}")
         for what, answer in ex.also_right.items():
-            yield pytest.param(ex, "right", what, answer, marks=marks, id=f"{ex.key}: also right: {what}")
+            yield pytest.param(ex, "right", what, answer, marks=marks + _known_misjudged(ex, what),
+                               id=f"{ex.key}: also right: {what}")
+
+
+def test_every_answer_known_misjudged_on_a_gpu_is_an_answer_of_its_check():
+    """MISJUDGED_ON_A_GPU names answers by their labels: a label that matches none (renamed, removed) marks nothing."""
+    stray = [f"{ex.key}: {what}" for ex in REGISTRY for what in ex._answers("MISJUDGED_ON_A_GPU")
+             if what not in ex.wrong and what not in ex.also_right]
+    assert not stray, f"MISJUDGED_ON_A_GPU lists answers that no WRONG or ALSO_RIGHT has: {stray}"
 
 
 # Checks whose every answer runs in fresh processes (scripts that crash on purpose, a child process

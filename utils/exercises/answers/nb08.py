@@ -1686,3 +1686,18 @@ ALSO_RIGHT = {
         "the optimizer's step after the replay, outside the graph": _variant(eager_optimizer=True),
     },
 }
+
+# Answers the checks misjudge on a GPU, known and not yet fixed: the tests expect them to be misjudged there (a strict
+# xfail, so that the fix turns them into failures to remove from here).  Judged on the H200, 2026-11-29 (round 21's
+# adversary); the check's GPU part was not changed after, for want of GPU time in that session.
+MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
+    "check_fast_step": {
+        "a private stream that the caller waits for, but that never waits for the caller":
+            "PASSed on the H200: the check's caller never writes the batch on its own stream before the call",
+        "torch.cuda.set_stream(private) in step(), never restored":
+            "PASSed on the H200: the current stream after the call is not compared with the caller's",
+    },
+    "check_fast_loss": {
+        "np.random.seed(0) inside": "misjudged on the H200 (judged right on the CPU); the outcome was not kept",
+    },
+}
