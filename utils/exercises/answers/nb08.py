@@ -1585,7 +1585,7 @@ WRONG = {
         "nnpack disabled and left": disables_nnpack,
         "save_on_cpu() entered and never exited": saved_tensors_to_host_left_on,
         "a torch.profiler started and never stopped": profiler_left_running,
-        "np.random.seed(0) inside": seeds_numpy,  # PASSes where the caller's generator was just seeded with 0
+        "np.random.seed(0) inside": seeds_numpy,
         "mkldnn.deterministic = True left": mkldnn_deterministic_left_on,
         "torch.device(x.device).__enter__() never exited": device_context_entered_and_left_open,
         "cudnn.allow_tf32 = False (the legacy switch) left": cudnn_tf32_off_legacy,
