@@ -339,10 +339,6 @@ class PythonGeneratorState:
         random.setstate(self.state)
 
 
-def _attribute_setting(owner: Any, name: str) -> tuple[Callable[[], Any], Callable[[Any], object]]:
-    return (lambda: getattr(owner, name)), (lambda value: setattr(owner, name, value))
-
-
 PROCESS_WIDE: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     **({"torch.backends.mha.get_fastpath_enabled()": (torch.backends.mha.get_fastpath_enabled,
                                                       torch.backends.mha.set_fastpath_enabled)}
