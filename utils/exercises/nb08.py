@@ -1480,6 +1480,8 @@ HIDDEN = 0.5  # the share of the copies' time that ran under the step's kernels,
 NEGLIGIBLE = 0.05  # copies left outside the kernels that take less than this share of the kernels' time pass
 BLOCKED_CALL_S = 1e-3  # a call that only queues work and lasts this long was blocked by a full queue
 LATE_MS = 5.0  # the second run: each step, every stream but the caller's starts this late (longer than a step)
+CALLER_BUSY_MS = 4 * LATE_MS  # the second run: the caller's stream before a step, longer than a late step takes
+CALLER_BUSY_STEPS = 2  # ... before each caller's first two steps (one caller of each kind)
 WORK_SHARE = 0.25  # the kernels the steps queue, at least this share of the eager bf16 step's kernel time a step
 
 
@@ -1538,7 +1540,9 @@ def as_losses(returned: object) -> list[float] | None:
 
 COUNT_HINT = "losses() returns every step's loss so far, one per step, as a tensor on the GPU"
 LATE_HINT = ("on the GPU, what makes the kernels that read a batch start only once its copy has landed, whichever "
-             "stream copied it?")
+             "stream copied it, and only after the work the caller queued on its current stream before the call?")
+STREAM_HINT = ("the current stream belongs to the caller: a step that works on a stream of its own enters it with "
+               "`with torch.cuda.stream(s):`, which puts the caller's back")
 LOSSES_HINT = ("each step must read the batch it is given, and losses() what each step computed: a graph reads the "
                "memory it captured")
 
@@ -1671,6 +1675,12 @@ def hidden_share(copies: profiling.CopyOverlap) -> float:
     """The share of the copies' time that ran under kernels, of what the kernels could cover (1.0: all of it)."""
     coverable = min(copies.copies, copies.kernels)
     return copies.both / coverable if coverable > 0 else 0.0
+
+
+def judge_streams(found: Findings, switched: Sequence[str]) -> None:
+    """Every call leaves the caller's stream current."""
+    found.expect(not switched, f"{len(switched)} calls left another stream current than their caller's (the first: "
+                 f"{switched[0] if switched else ''})", STREAM_HINT)
 
 
 def judge_clean(found: Findings, seen: Seen, slow_launches: float) -> None:
@@ -1845,6 +1855,16 @@ def _as_read(returned: object) -> object:
     return returned
 
 
+def _rewrite(params: Sequence[torch.Tensor], row: torch.Tensor) -> None:
+    """Write `row` (a `_snapshot`) back into the parameters, on the current stream (no wait): the values they hold
+    once the stream's earlier work is done, written again (a caller's own use of the model, in stream order)."""
+    at = 0
+    with torch.no_grad():
+        for p in params:
+            p.copy_(row[at:at + p.numel()].view(p.shape))
+            at += p.numel()
+
+
 @dataclass
 class AnswerRun:
     weights: torch.Tensor
@@ -1853,6 +1873,7 @@ class AnswerRun:
     gpu_s: float
     trace: profiling.Trace
     calls: list[str]
+    switched: list[str]  # the calls after which the current stream was not the caller's
 
 
 def _answer_run(step: Callable[[], object], losses: Callable[[], object], params: Sequence[torch.Tensor],
@@ -1861,14 +1882,21 @@ def _answer_run(step: Callable[[], object], losses: Callable[[], object], params
 
     With `late_ms`, in each step every stream other than the caller's starts `late_ms` late on the GPU, from the
     first operation the step queues there (`streams.widened`): a step's kernels that do not wait for the copy
-    of their batch read the memory before the copy lands.  Without `traced`, the run is profiled all the same, but
-    its trace is not exported (an empty one is returned)."""
+    of their batch read the memory before the copy lands.  Also with it, before each caller's first
+    CALLER_BUSY_STEPS steps, the caller's own stream spins CALLER_BUSY_MS and then writes the parameters again with
+    the values they hold (`_rewrite`): a step that does not wait for its caller's stream updates them during the
+    spin, and the write undoes the update (round 21's adversary: a private stream that the caller waited for, but
+    that never waited for the caller, passed).  Without `traced`, the run is profiled all the same, but its trace is
+    not exported (an empty one is returned).  After every call, the current stream is compared with the caller's
+    (round 21's: `torch.cuda.set_stream(private)` in step(), never undone, passed); the caller's is made current
+    again."""
     weights = torch.empty(steps + 1, given.numel(), device="cuda")
     weights[0].copy_(given)
     gpu_cycles_per_second()  # calibrated before: it waits for the GPU
     streams, sides = _every_stream(), [torch.cuda.Stream() for _ in CALLERS]
     returned: list[tuple[int, str, object]] = []
     calls: list[str] = []
+    switched: list[str] = []
     torch.cuda.synchronize()
     with _profiled() as prof:
         with record_function(HEAD_START_RANGE):
@@ -1877,22 +1905,34 @@ def _answer_run(step: Callable[[], object], losses: Callable[[], object], params
         previous, done = torch.cuda.default_stream(), 0
         for (kind, who), side in zip(CALLERS, sides, strict=True):
             with _caller(kind, previous, side) as previous:
-                for _ in range(steps // len(CALLERS)):
+                for turn in range(steps // len(CALLERS)):
                     calls.append(f"step {done + 1} (called from {who})")
+                    if late_ms and turn < CALLER_BUSY_STEPS:
+                        gpu_sleep(CALLER_BUSY_MS / 1e3)
+                        _rewrite(params, weights[done])
                     with record_function(STEP_RANGE), widened(late_ms, spare=(previous,)) if late_ms else nullcontext():
                         step()
+                    _same_stream(previous, calls[-1], switched)
                     done += 1
                     _snapshot(params, weights[done])
                 calls.append(f"losses() after step {done} (called from {who})")
                 with record_function(LOSSES_RANGE):
                     got = losses()
+                _same_stream(previous, calls[-1], switched)
                 returned.append((done, who, _as_read(got)))
         host_s = time.perf_counter() - began
         end = torch.cuda.Event(enable_timing=True)
         end.record(previous)
         torch.cuda.synchronize()
     trace = _trace_of(prof) if traced else {"traceEvents": []}
-    return AnswerRun(weights, returned, host_s, start.elapsed_time(end) / 1e3, trace, calls)
+    return AnswerRun(weights, returned, host_s, start.elapsed_time(end) / 1e3, trace, calls, switched)
+
+
+def _same_stream(caller: torch.cuda.Stream, call: str, switched: list[str]) -> None:
+    """Note `call` in `switched` if it left a stream other than the caller's current, and make the caller's current."""
+    if torch.cuda.current_stream() != caller:
+        switched.append(call)
+        torch.cuda.set_stream(caller)
 
 
 def check_fast_step(make_fast_step: Callable[..., tuple[Callable[[], object], Callable[[], object]]]) -> None:
@@ -1910,12 +1950,15 @@ def check_fast_step(make_fast_step: Callable[..., tuple[Callable[[], object], Ca
 
         found = Findings()
         judge_correct(found, run.weights, run.returned, slow, bf16, names, numels)
+        judge_streams(found, run.switched)
         found.report(ex)  # a wrong answer's speed means nothing: stop here
         seen = read_run(run.trace, run.calls)
         if not seen.wait:  # a host that waited fails below at once: a second run of a polling answer costs as much
             late, found = _late_run(ex, yours), Findings()  # again (each query() is a call in the profile)
             judge_correct(found, late.weights, late.returned, slow, bf16, names, numels)
-            late_by = f"with every stream but the caller's started {LATE_MS:g} ms late in each step (a second run)"
+            late_by = (f"with every stream but the caller's started {LATE_MS:g} ms late in each step, and each "
+                       f"caller's stream busy {CALLER_BUSY_MS:g} ms before its first {CALLER_BUSY_STEPS} steps, then "
+                       f"writing the parameters their own values (a second run)")
             found.failed = [(f"{late_by}: {problem}", LATE_HINT) for problem, _ in found.failed]
             found.report(ex)
         found = Findings()

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import decimal
 import functools
+import inspect
 import random
 import sys
 import warnings
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import numpy as np
@@ -411,3 +413,104 @@ def keeping(ex: Any, yours: Callable[..., R], names: Sequence[str] = BASIC, hint
                                  f"{before[changed[0]]})", hint)
 
     return call
+
+
+# ------------------------------------------------------------------------------------------
+# The global random generators: an answer may draw from them (a bootstrap), and so advance them, but not seed them
+# ------------------------------------------------------------------------------------------
+# Seeded inside a function, the caller's random numbers after each call are the same, whatever came before.  Each:
+# how to read its state, how to put it back, and its functions that seed it or set its state (module, attribute),
+# which `seeding_watched` watches during a call of the answer.  (The SETTINGS above hold the same states as values
+# for `keeping`: NumpyGeneratorState, PythonGeneratorState and GeneratorState, which adds the GPU's.)
+GENERATORS: dict[str, tuple[Callable[[], Any], Callable[[Any], object], tuple[tuple[Any, str], ...]]] = {
+    "NumPy's (np.random)": (np.random.get_state, np.random.set_state,
+                            ((np.random, "seed"), (np.random, "set_state"), (np.random.mtrand, "seed"),
+                             (np.random.mtrand, "set_state"))),
+    "Python's (random)": (random.getstate, random.setstate, ((random, "seed"), (random, "setstate"))),
+    "PyTorch's (torch.manual_seed)": (torch.get_rng_state, torch.set_rng_state, (
+        (torch, "manual_seed"), (torch, "seed"), (torch, "set_rng_state"), (torch.random, "manual_seed"),
+        (torch.random, "seed"), (torch.random, "set_rng_state")))}
+
+
+def generator_states() -> dict[str, Any]:
+    """The states of the global generators (`GENERATORS`), by name."""
+    return {name: get() for name, (get, _, _) in GENERATORS.items()}
+
+
+def put_generator_states(states: dict[str, Any]) -> None:
+    for name, (_, put, _) in GENERATORS.items():
+        put(states[name])
+
+
+def same_state(x: object, y: object) -> bool:
+    """Whether two states of a generator are equal (tuples of arrays, or a tensor)."""
+    if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+        return torch.equal(x, y)
+    if isinstance(x, tuple) and isinstance(y, tuple):
+        return len(x) == len(y) and all(same_state(u, v) for u, v in zip(x, y, strict=True))
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
+        return np.array_equal(x, y)
+    return bool(x == y)
+
+
+@contextmanager
+def seeding_watched(seeded: dict[str, list[Any]], answers: Iterable[Callable[..., Any]] = ()) -> Iterator[None]:
+    """During the block, each function that seeds a global generator or sets its state (`GENERATORS`) records in
+    `seeded`, for its generator: the name of the first called and the generator's state just before it, and whether
+    the last one called seeds (rather than sets a state); put back after the block.  (Round 21's adversary reseeded
+    from entropy, np.random.seed() and torch.seed(), or seeded on the first call only, and passed a probe that
+    compares the states left: a seed is seen where it is made, whatever it seeds with.)
+
+    The functions are watched where their modules hold them and, for each of `answers`, where the answer's own module
+    (or notebook) holds them by name: `from numpy.random import seed` binds the function itself there, and a watch
+    on the module's attribute alone never sees it called (round 21's adversary of 02, reseeding from entropy)."""
+    patched: list[tuple[Any, str, Any]] = []  # (object, name, original): setattr, or a dict's item where it is one
+
+    def watching(generator: str, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def seeding(*args: Any, **kwargs: Any) -> Any:
+            if generator not in seeded:
+                seeded[generator] = [name, GENERATORS[generator][0](), True]
+            seeded[generator][2] = "seed" in name.rsplit(".", 1)[-1].lower()
+            return original(*args, **kwargs)
+        return seeding
+
+    namespaces = [getattr(inspect.unwrap(answer), "__globals__", None) for answer in answers]
+    try:
+        watchers: dict[int, Callable[..., Any]] = {}
+        for generator, (_, _, seeders) in GENERATORS.items():
+            for module, name in seeders:
+                original = getattr(module, name, None)
+                if original is None:
+                    continue
+                public = f"{'np.random' if module is np.random.mtrand else module.__name__}.{name}"
+                watcher = watchers.setdefault(id(original), watching(generator, public, original))
+                patched.append((module, name, original))
+                setattr(module, name, watcher)
+                for namespace in namespaces:
+                    if not isinstance(namespace, dict):
+                        continue
+                    for key, value in list(namespace.items()):
+                        if value is original:
+                            patched.append((namespace, key, original))
+                            namespace[key] = watcher
+        yield
+    finally:
+        for owner, name, original in reversed(patched):
+            if isinstance(owner, dict):
+                owner[name] = original
+            else:
+                setattr(owner, name, original)
+
+
+def not_put_back(seeded: dict[str, list[Any]]) -> list[str]:
+    """The generators that the answer seeded or set (`seeding_watched`) and left otherwise than before: seeded last
+    (a state put back has to be set: a seed that happens to give the state before, Hypothesis's own, still seeds),
+    or set to another state than before."""
+    return [name for name, (_, state, seeded_last) in seeded.items()
+            if seeded_last or not same_state(GENERATORS[name][0](), state)]
+
+
+SEED_HINT = ("the caller's random numbers after your function would be the same after every call, or no longer those "
+             "its own seed gives: draw from a generator of your own (np.random.default_rng, torch.Generator, "
+             "random.Random), seeded or not")
