@@ -235,6 +235,46 @@ def test_no_check_crashes_on_a_malformed_answer(ex, what, request):
     assert re.match(r"^FAIL .+\n     hint: \S", str(error)), error
 
 
+# A wrong answer no one listed, made from the course's own solution: it returns the right values, and leaves one
+# process-wide setting changed for its caller (round 23's adversaries found four checks that watched none: 00's,
+# 04's as_meant, 07's predicted_speedup, and a short list in 09's).  Every check a CPU judges must FAIL it, with a hint,
+# on the first call that leaves it: generated from every solution, so a check written later is held to it too.
+LEFT_CHANGED = {
+    "np.set_printoptions(precision=2)": lambda: np.set_printoptions(precision=2),
+    "torch.set_grad_enabled(False)": lambda: torch.set_grad_enabled(False),
+    "torch.set_default_dtype(torch.float64)": lambda: torch.set_default_dtype(torch.float64),
+    "warnings.simplefilter('ignore')": lambda: __import__("warnings").simplefilter("ignore"),
+}
+
+
+def _leaving(solution, change):
+    def answer(*args, **kwargs):
+        result = solution(*args, **kwargs)
+        change()
+        return result
+    return answer
+
+
+@pytest.mark.parametrize("ex, change", [pytest.param(ex, change, id=f"{ex.key}: {change}")
+                                        for ex in REGISTRY if not ex.gpu and ex.key not in SIDE_BY_SIDE
+                                        for change in LEFT_CHANGED])
+def test_every_check_fails_its_solution_when_it_leaves_a_setting_changed(ex, change):
+    from utils.exercises import settings
+
+    before = settings.read(settings.SETTINGS)
+    (solution,) = definitions_of(SOLUTIONS / f"{ex.notebook}.ipynb", [ex.name])
+    try:
+        ex.check(_leaving(solution, LEFT_CHANGED[change]))
+        error = None
+    except Exception as raised:  # noqa: BLE001 -- judged below
+        error = raised
+    finally:
+        left = settings.put_back(before)
+    assert isinstance(error, ExerciseFailed), f"the check did not FAIL an answer that leaves {change}: {error!r}"
+    assert re.match(r"^FAIL .+\n     hint: \S", str(error)), error
+    assert not left, f"the check left {left} changed after it FAILed"
+
+
 @host
 def test_every_check_cell_is_registered_and_every_registered_check_has_its_cell():
     cells = list(_check_cells())
