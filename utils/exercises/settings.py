@@ -12,6 +12,7 @@ from __future__ import annotations
 import decimal
 import functools
 import inspect
+import logging
 import random
 import sys
 import warnings
@@ -228,6 +229,16 @@ class DecimalContext:
             self.context.traps[trap] = trap.__name__ in self.values[-1]
 
 
+def _logging_switches() -> tuple[int, int]:
+    """logging.disable's level and the root logger's level: what silences every logger of the process."""
+    return logging.root.manager.disable, logging.root.level
+
+
+def _logging_put_back(value: tuple[int, int]) -> None:
+    logging.disable(value[0])
+    logging.root.setLevel(value[1])
+
+
 def _torch_print_options() -> dict[str, Any]:
     return {name: getattr(torch._tensor_str.PRINT_OPTS, name)
             for name in ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")}
@@ -255,6 +266,8 @@ SETTINGS: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     "torch.set_printoptions(...)": (_torch_print_options, lambda options: torch.set_printoptions(**options)),
     "decimal.getcontext()": (DecimalContext, DecimalContext.put_back),
     "sys.getrecursionlimit()": (sys.getrecursionlimit, sys.setrecursionlimit),
+    # round 22's 09 adversary: logging.disable(logging.WARNING) "to quiet Triton", left for the caller
+    "logging.disable(...)": (_logging_switches, _logging_put_back),
 }
 
 # ------------------------------------------------------------------------------------------
@@ -374,7 +387,7 @@ BASIC = ("torch.is_grad_enabled()", "torch.get_default_dtype()", "torch.set_defa
 # The Python process's state that an answer may change by the way (warnings silenced, print options for a debugging
 # print, a decimal precision, a recursion limit raised): cheap to read, for the checks of plain Python and NumPy
 PROCESS = ("warnings.simplefilter(...)", "np.get_printoptions()", "torch.set_printoptions(...)", "decimal.getcontext()",
-           "sys.getrecursionlimit()")
+           "sys.getrecursionlimit()", "logging.disable(...)")
 
 HINT = ("a global setting changed inside your function changes it for the caller too, after the call: change none, "
         "or put it back before you return (a `with` block does)")
