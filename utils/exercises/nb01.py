@@ -822,8 +822,8 @@ def _blocks_report_right(ex: Checker, block_memory: Callable[[], Any], program: 
         for name in memory.alive():
             memory.free(name)
         memory.empty_cache()
-        now = read(AROUND_A_PROGRAM)
-        changed += [("", "program", name, was, now[name]) for name, was in generators.items() if now[name] != was]
+        after = read(AROUND_A_PROGRAM)
+        changed += [("", "program", name, was, after[name]) for name, was in generators.items() if after[name] != was]
         put_back(generators)
     block, instead = swallowed[0] if swallowed else ("", "")
     ex.expect(not swallowed, f"in the program {text}: the exception raised in {block} never reached the code around "

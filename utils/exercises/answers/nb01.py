@@ -1228,7 +1228,7 @@ def floats_in_place(sizes: list[int]) -> list[int]:
     """Wrong (round 22's adversary: the check compared the caller's list by value only): "normalises" the caller's
     loop in place to floats (sizes[:] = ...); the values compare equal, but the notebook then makes
     torch.empty(4194304.0, dtype=torch.uint8) for `warm + loop`, a TypeError.  The warm-up itself is right."""
-    sizes[:] = [float(n) for n in sizes]
+    sizes[:] = [float(n) for n in sizes]  # type: ignore[misc]
     return [int(n) for n in least_warm_up([int(n) for n in sizes])]
 
 
