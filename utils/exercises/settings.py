@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import decimal
 import functools
+import gc
 import inspect
 import logging
+import os
 import random
+import re
 import sys
 import warnings
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import torch
@@ -378,6 +381,73 @@ PROCESS_WIDE: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     "random.getstate()": (PythonGeneratorState, PythonGeneratorState.put_back),
 }
 SETTINGS.update(PROCESS_WIDE)
+
+
+# ------------------------------------------------------------------------------------------
+# The interpreter's garbage collector, and the caching allocator's configuration (round 22's 01 adversary turned the
+# collector off inside a measured block, and left expandable segments on, and passed): in SETTINGS, in no group; the
+# checks that want them name them (nb01)
+# ------------------------------------------------------------------------------------------
+ALLOC_CONF = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF")  # the allocator's environment variables, new and old
+
+
+class AllocatorSettings:
+    """The caching allocator's configuration as a setting's value: the settings string last given to it
+    (torch._C._accelerator_getAllocatorSettings, where this PyTorch has it; torch.cuda.memory._set_allocator_settings
+    sets it), and the environment variables it is read from (a process this one starts reads them too).  Equal where
+    the keys set are, a key set to its default (expandable_segments:False) as if not set: an answer that turned
+    expandable segments on and off again left the allocator as it was.  (A key set and then left out of a later
+    string stays set in the allocator, where the last string no longer shows it: not seen.  A key with no default
+    here, roundup_power2_divisions say, is put back only where the string before named it.)"""
+
+    DEFAULTS: ClassVar[dict[str, str]] = {"expandable_segments": "False"}
+
+    def __init__(self) -> None:
+        getter = getattr(torch._C, "_accelerator_getAllocatorSettings", None)
+        self.string = getter() if getter else None
+        self.environment = tuple(os.environ.get(name) for name in ALLOC_CONF)
+
+    @classmethod
+    def _keys(cls, string: object) -> frozenset[tuple[str, str]]:
+        pairs = re.findall(r"([^,:\[\]]+):(\[[^\]]*\]|[^,]*)", str(string or ""))
+        return frozenset((key.strip(), value.strip().lower()) for key, value in pairs
+                         if cls.DEFAULTS.get(key.strip(), "").lower() != value.strip().lower())
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, AllocatorSettings) and self.environment == other.environment
+                and self._keys(self.string) == self._keys(other.string))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return ", ".join([repr(self.string), *(f"{name}={value!r}" for name, value in zip(ALLOC_CONF, self.environment,
+                                                                                           strict=True) if value)])
+
+    def put_back(self) -> None:
+        """Put back the environment variables, and the settings string: the keys set since, that it does not name,
+        to their defaults first (the allocator keeps a key that a later string does not name)."""
+        for name, value in zip(ALLOC_CONF, self.environment, strict=True):
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        setter = getattr(torch._C, "_accelerator_setAllocatorSettings", None)
+        now = AllocatorSettings()
+        if setter is None or now == self:
+            return
+        named = {key for key, _ in self._keys(self.string)}
+        defaults = [f"{key}:{value}" for key, value in self.DEFAULTS.items()
+                    if key not in named and key in str(now.string)]
+        if defaults:
+            setter(",".join(defaults))
+        if self.string:
+            setter(self.string)
+
+
+SETTINGS.update({
+    "gc.isenabled()": (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
+    "the caching allocator's settings (PYTORCH_ALLOC_CONF...)": (AllocatorSettings, AllocatorSettings.put_back),
+})
 
 # What every check of a function watches; a check adds others where its answers are likely to touch them.  The float32
 # precisions: the new API's first, so that a message names the switch an answer set.
