@@ -136,7 +136,7 @@ def _said(caller: Caller | None) -> str:
     return "" if caller is None else f", {caller.says}"
 
 
-# What fan_out and prefetch_loop have no reason to change for their caller: settings.BASIC (its float32 precisions
+# What every answer of this notebook has no reason to change for its caller: settings.BASIC (its float32 precisions
 # read through both of PyTorch's APIs), and cuDNN's autotuning and determinism and the global generators (round 20's
 # adversary left cudnn.benchmark on, or called torch.manual_seed(0) at every call, and passed); and every other
 # process-wide setting that settings.py reads, not a list of those found so far (round 22's adversary left anomaly
@@ -787,7 +787,7 @@ def _prediction_problem(got: object) -> tuple[str, str] | None:
 def check_predicted_timeline(predicted_timeline: Callable[[], Timeline]) -> None:
     """predicted_timeline() must return PROGRAM's start and end times, worked out by hand."""
     with exercise("predicted_timeline") as ex:
-        got = ex.answer(predicted_timeline)()
+        got = keeping(ex, ex.answer(predicted_timeline), WATCHED)()
         problem = _prediction_problem(got)
         ex.expect(problem is None, f"your prediction {problem and problem[0]}", problem[1] if problem else "")
 
@@ -1022,7 +1022,7 @@ def check_simulate(simulate: Callable[[Sequence[Op]], Timeline]) -> None:
     compared with the check's own simulator (`stream_rules`) on generated programs, and on a failure, on the
     smallest program found that still fails."""
     with exercise("simulate") as ex:
-        yours = ex.answer(simulate)
+        yours = keeping(ex, ex.answer(simulate), WATCHED)
 
         def fails(program: list[Op]) -> bool:
             return _misplaces(yours(list(program)), stream_rules(program))
@@ -1868,7 +1868,7 @@ def check_simulate_queues(simulate_queues: Callable[[Sequence[Op], int], Timelin
     hardware queues' rule, for any program of kernels and any number of queues: compared with the check's own
     simulator (`queue_rules`) on generated cases."""
     with exercise("simulate_queues") as ex:
-        yours = ex.answer(simulate_queues)
+        yours = keeping(ex, ex.answer(simulate_queues), WATCHED)
 
         def call(case: QueueCase) -> str:
             return f"simulate_queues({_shown_program(case[0])}, {case[1]})"

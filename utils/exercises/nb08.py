@@ -83,6 +83,7 @@ from .properties import for_all, st
 from .settings import (
     FP32_PRECISIONS,
     MATMUL,
+    PROCESS,
     PROCESS_WIDE,
     TF32_OFF,
     TF32_SETTING,
@@ -1025,7 +1026,9 @@ def _settings(device: str) -> dict[str, object]:
             "torch.get_default_dtype()": torch.get_default_dtype(),
             **{f"torch.backends.{path}": _precision(path) for path in FP32_PRECISIONS},
             **{label: read() for label, read, _ in OTHER_SWITCHES},
-            **read_settings(PROCESS_WIDE)}  # other backends', hooks, profiler, warnings, generators (round 21)
+            # other backends', hooks, profiler, warnings, generators (round 21); the Python process's own: print
+            # options, the decimal context, logging, the recursion limit (round 23's test of every check)
+            **read_settings((*PROCESS_WIDE, *PROCESS))}
 
 
 def _first_difference(a: Operations, b: Operations) -> str:
@@ -1042,7 +1045,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         device = "cuda" if has_cuda() else "cpu"
         saved = (_tf32_saved(), torch.get_num_threads(), torch.get_autocast_dtype("cpu"),
                  torch.get_autocast_dtype("cuda"), _switches_saved(), _state_saved(device), _others_saved(),
-                 read_settings(PROCESS_WIDE))
+                 read_settings((*PROCESS_WIDE, *PROCESS)))
         grad_mode, default_dtype = torch.is_grad_enabled(), torch.get_default_dtype()
         setattr(_MATMUL, TF32_SETTING, TF32_OFF)  # float32 as written: TF32 would round the products
         torch.set_num_threads(1)  # thousands of tiny operations: a pool of threads only waits for its slowest
