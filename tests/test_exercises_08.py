@@ -695,7 +695,7 @@ def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(mon
             monkeypatch.setattr(torch.cuda, "set_stream", lambda stream: None)
             monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
             nb08.check_fast_step(_eager_step)
-            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 11 checks passed"
+            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 12 checks passed"
             with pytest.raises(exercises.ExerciseFailed, match="step 5's update of 0.weight differs from the slow "
                                                                 "step's by 100%"):
                 nb08.check_fast_step(lambda model, data: _eager_step(model, data, "stops after 4 steps"))

@@ -1399,12 +1399,14 @@ def _softmax_three_pass_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, CHUNK: tl
 
 
 def softmax_three_passes_in_chunks_of_32(x):
-    """Right: three passes over the row in chunks of 32 columns (max, sum, write): the sum accumulated one chunk at a
-    time, as far from a tree as a CPU's rows allow."""
+    """Right: three passes over the row in chunks (max, sum, write): the sum accumulated one chunk at a time.  Chunks
+    of 32 columns on a CPU, as far from a tree as its rows allow; of 1024 on a GPU, where 32 columns reached 0.21 of
+    the H200's copy bandwidth, under the check's bar (too slow by the task: 2026-11-29)."""
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
-        _softmax_three_pass_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, CHUNK=32)
+        _softmax_three_pass_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols,
+                                            CHUNK=32 if x.device.type == "cpu" else 1024)
     return y
 
 
@@ -1563,7 +1565,8 @@ ALSO_RIGHT_SOFTMAXES = {
     "exp((x - max) - log(sum)): the log-space form, the max subtracted first": _softmax_log_space(max_first=True),
     "round 22's adversary: tl.softmax inside the kernel": softmax_tl_softmax,
     "round 22's adversary: two kernels, each row's max and sum, then the values": softmax_two_kernels,
-    "round 22's adversary (a variant): three passes over chunks of 32 columns": softmax_three_passes_in_chunks_of_32,
+    "round 22's adversary (a variant): three passes over chunks of columns (32 on a CPU, 1024 on a GPU)":
+        softmax_three_passes_in_chunks_of_32,
     "round 22's adversary: warnings silenced inside a warnings.catch_warnings() block":
         softmax_warnings_silenced_inside_a_with_block,
 }
@@ -1720,6 +1723,99 @@ ALSO_RIGHT_SCALES = {
 }
 
 
+# ---------------------------------------------------------------- round 22's adversary, judged on the H200
+# (its fixer's GPU file, run on 2026-11-29 against the checks as fixed; the gaps are marked in MISJUDGED_ON_A_GPU)
+def gelu_on_a_pool_of_two_streams(x, bias):
+    """Wrong by the task ("run the kernel on the current stream"), though free of races: a side stream taken from a
+    round-robin pool of two, waits in both directions, the result allocated on the caller's stream.  The adversary
+    called it right; the H200 FAILed it as the task says (the caller's next work waited behind the pool's stream)."""
+    cp = _cp()
+    pool = _kernels.setdefault("pool of two", [cp.cuda.Stream(non_blocking=True) for _ in range(2)])
+    turn = _kernels.setdefault("pool turn", [0])
+    side = pool[turn[0] % 2]
+    turn[0] += 1
+    caller = cp.cuda.get_current_stream()
+    y = cp.empty(x.shape, dtype=x.dtype)
+    side.wait_event(caller.record())
+    with side:
+        _elementwise("gelu_pool", "T x, T b", "T y", _GELU)(x, bias, y)
+    caller.wait_event(side.record())
+    return y
+
+
+def scale_event_recorded_before_the_launch(out, x, a):
+    """Wrong: a side stream that waits for the caller, and an event the caller waits on, recorded on the side stream
+    before the kernel is queued there: the caller's next work may read `out` before the kernel writes it."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    side = cp.cuda.Stream(non_blocking=True)
+    side.wait_event(caller.record())
+    done = side.record()  # too early
+    n = x.size
+    if n:
+        _raw("scale_early", r"""
+extern "C" __global__ void scale_early(float* out, const float* x, float a, long long n) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a * x[i];
+}""")(((n + 255) // 256,), (256,), (out, x, cp.float32(a), cp.int64(n)), stream=side)
+    caller.wait_event(done)
+
+
+def scale_int_index(out, x, a):
+    """Wrong: the bound fixed, but the index and n declared `int`: past 2**31 elements i wraps negative, passes
+    `i < n`, and writes before `out` (the lecture's own question)."""
+    cp = _cp()
+    n = x.size
+    if n:
+        _raw("scale_int", r"""
+extern "C" __global__ void scale_int(float* out, const float* x, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a * x[i];
+}""")(((n + 255) // 256,), (256,), (out, x, cp.float32(a), cp.int32(n)))
+
+
+@triton.jit
+def _softmax_int32_rows_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)  # int32: row * x_stride wraps past 2**31 elements
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    v = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_int32_row_offsets(x):
+    """Wrong: the lecture's kernel without `.to(tl.int64)` on the program id: `row * x_stride` is computed in 32 bits
+    and wraps once x holds more than 2**31 elements, which the task allows."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _softmax_int32_rows_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+WRONG_GELUS["round 22's adversary: a pool of two side streams, both waits (not the current stream)"] = \
+    gelu_on_a_pool_of_two_streams
+WRONG_SCALES["round 22's adversary: the done-event recorded before the launch"] = scale_event_recorded_before_the_launch
+WRONG_SCALES["round 22's adversary: an int index and an int n (wraps past 2**31 elements)"] = scale_int_index
+WRONG_SOFTMAXES["round 22's adversary: 32-bit row offsets (no .to(tl.int64))"] = softmax_int32_row_offsets
+
+# Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
+# 2026-11-29.
+MISJUDGED_ON_A_GPU = {
+    "check_scale_into": {
+        "round 22's adversary: the done-event recorded before the launch":
+            "PASSed on the H200: a stream the answer creates is made late at its creation (CuPy's launches cannot be "
+            "patched), so an event recorded after that delay is as late as the kernel",
+        "round 22's adversary: an int index and an int n (wraps past 2**31 elements)":
+            "PASSed on the H200: the check's largest size is about 2**26 elements",
+    },
+    "check_softmax_rows": {
+        "round 22's adversary: 32-bit row offsets (no .to(tl.int64))":
+            "PASSed on the H200: the check never draws a tensor past 2**31 elements",
+    },
+}
+
 WRONG = {
     "check_bias_gelu": WRONG_GELUS,
     "check_softmax_rows": WRONG_SOFTMAXES,
@@ -1737,7 +1833,8 @@ WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without
         "launched from a worker thread, joined: the worker's current stream is not the caller's",
         "the rows on the grid's second axis (at most 65535 there)",
         "round 22's adversary: at most 8 programs, the rows past 8 never written",
-        "round 22's adversary: BLOCK fixed at 256 columns"},
+        "round 22's adversary: BLOCK fixed at 256 columns",
+        "round 22's adversary: 32-bit row offsets (no .to(tl.int64))"},
     "check_scale_into": set(),
 }
 ALSO_RIGHT = {
