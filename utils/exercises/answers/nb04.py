@@ -2949,6 +2949,26 @@ def pipe_async_pool_for_good(chunks, compute, copy_stream):  # round 23's advers
     return pipeline(chunks, compute, copy_stream)
 
 
+def pipe_float32_buffers_raw_bytes(chunks, compute, copy_stream):  # round 23's adversary's float32 buffers ("the
+    cp = _cp()                                                         # examples are float32"), copied as raw bytes
+    current = cp.cuda.get_current_stream()                             # (set() would refuse another dtype)
+    buffers = [cp.empty(h.shape, cp.float32) for h in chunks]
+    copy_stream.wait_event(current.record())
+    copied = []
+    for h, d in zip(chunks, buffers):
+        d.data.copy_from_host_async(h.ctypes.data, d.nbytes, stream=copy_stream)
+        copied.append(copy_stream.record())
+    results = []
+    for d, e in zip(buffers, copied):
+        current.wait_event(e)
+        results.append(compute(d))
+    return results
+
+
+def pipe_ring_of_128(chunks, compute, copy_stream):  # round 23's adversary: 128 buffers per shape and dtype, more than
+    return pipe_ring_of_buffers(chunks, compute, copy_stream, size=128)  # the kept calls' 69 chunks
+
+
 WRONG_SUMS |= {
     "cp.nansum (adversary 23)": sum_nansum,
     "a one-element x returned as a view of x (adversary 23)": sum_one_element_is_itself,
@@ -2964,6 +2984,8 @@ WRONG_SCALES |= {
 }
 WRONG_PIPELINES |= {
     "MemoryAsyncPool set as CuPy's allocator for good (adversary 23)": pipe_async_pool_for_good,
+    "float32 buffers whatever the chunks' dtype (adversary 23)": pipe_float32_buffers_raw_bytes,
+    "a ring of 128 buffers per shape kept across calls (adversary 23)": pipe_ring_of_128,
 }
 WRONG_AS_MEANT |= {
     "the recursion limit raised for good (adversary 23)": as_meant_recursion_limit_raised,
