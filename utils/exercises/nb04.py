@@ -1023,9 +1023,10 @@ def _pipelines_kept(ex: Any, cp: Any, yours: Callable, copy_stream: Any) -> None
     entered with `with`, each of 3 chunks with slow computes (WINDOW_MS each, before they read their chunk), each
     while the earlier calls' computes still wait to read; the fourth from another side stream, of KEPT_CHUNKS chunks
     with quick computes, while the second and third calls' computes still wait to read.  Each call's results must hold
-    its own chunks' sums once the GPU is done (buffers that one call keeps for the next, a ring of fewer than
-    KEPT_CHUNKS + 9 in all, and frees or writes again there while the earlier computes still read them, are
-    overwritten; a later caller on another stream orders nothing with the earlier callers' computes).
+    its own chunks' sums once the GPU is done (buffers that one call keeps for the next, a ring that comes round
+    within the fourth call's chunks while the second call's computes still wait, and frees or writes again there while
+    the earlier computes still read them, are overwritten; a later caller on another stream orders nothing with the
+    earlier callers' computes).
 
     First a call with no chunks (it frees what an answer kept from the checks before) and CuPy's pool emptied of
     free blocks: the memory that the second call frees is then the only free memory of its size on its stream."""
