@@ -18,6 +18,7 @@ import os
 import random
 import re
 import sys
+import threading
 import warnings
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -273,6 +274,19 @@ SETTINGS: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     "logging.disable(...)": (_logging_switches, _logging_put_back),
 }
 
+
+def _thread_stack_size() -> int:
+    """threading.stack_size(), read without changing it: called without a size, it sets the default (0) and returns
+    what was set before (CPython's _thread.stack_size), so the size read is set again."""
+    size = threading.stack_size()
+    threading.stack_size(size)
+    return size
+
+
+# round 23's adversary of 04: the deep-recursion recipe (threading.stack_size(256 MiB), a worker thread) left the
+# stack size set, and passed: every thread the caller starts after it reserves that much
+SETTINGS["threading.stack_size()"] = (_thread_stack_size, threading.stack_size)
+
 # ------------------------------------------------------------------------------------------
 # Process-wide state beyond PyTorch's flags (round 21's 08 adversary left each of these changed, and passed: the
 # check read an allowlist of switches): other backends' switches, autograd's saved-tensor hooks, the profiler, the
@@ -457,7 +471,29 @@ BASIC = ("torch.is_grad_enabled()", "torch.get_default_dtype()", "torch.set_defa
 # The Python process's state that an answer may change by the way (warnings silenced, print options for a debugging
 # print, a decimal precision, a recursion limit raised): cheap to read, for the checks of plain Python and NumPy
 PROCESS = ("warnings.simplefilter(...)", "np.get_printoptions()", "torch.set_printoptions(...)", "decimal.getcontext()",
-           "sys.getrecursionlimit()", "logging.disable(...)")
+           "sys.getrecursionlimit()", "logging.disable(...)", "threading.stack_size()")
+
+
+# CuPy's memory allocator (round 23's adversary of 04 set cp.cuda.set_allocator(None), or a MemoryAsyncPool's, in an
+# answer and passed: every later CuPy allocation of the program went through it).  Read only by checks that have
+# imported CuPy already (`CUPY`): reading imports it.  (The pinned-memory allocator has no getter in CuPy 14.)
+def _cupy_allocator() -> object:
+    import cupy
+
+    return cupy.cuda.get_allocator()
+
+
+def _set_cupy_allocator(allocator: object) -> None:
+    import cupy
+
+    try:
+        cupy.cuda.set_allocator(allocator)
+    except ValueError:  # inside a `using_allocator` block the answer entered and never left: the global one stands
+        pass
+
+
+SETTINGS["cupy.cuda.get_allocator()"] = (_cupy_allocator, _set_cupy_allocator)
+CUPY = ("cupy.cuda.get_allocator()",)
 
 HINT = ("a global setting changed inside your function changes it for the caller too, after the call: change none, "
         "or put it back before you return (a `with` block does)")
