@@ -17,7 +17,7 @@ import sys
 import warnings
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, TypeVar
 
 import numpy as np
@@ -397,17 +397,27 @@ def put_back(before: dict[str, Any]) -> list[str]:
     return changed
 
 
-def keeping(ex: Any, yours: Callable[..., R], names: Sequence[str] = BASIC, hint: str = HINT) -> Callable[..., R]:
+def keeping(ex: Any, yours: Callable[..., R], names: Sequence[str] = BASIC, hint: str = HINT,
+            seeds: bool = False) -> Callable[..., R]:
     """The answer as the check calls it: a setting of `names` that it changes is put back at once, whether it
-    returned or raised, and FAILs (`ex.expect`), naming the first one changed."""
+    returned or raised, and FAILs (`ex.expect`), naming the first one changed.  With `seeds`, a global generator
+    seeded or set during the call (`seeding_watched`) and not put back FAILs first, with SEED_HINT (round 23: a
+    check of notebook 07 watches every setting, the generators' states among them, and says a seed is one)."""
 
     def call(*args: Any, **kwargs: Any) -> R:
         before = read(names)
+        seeded: dict[str, list[Any]] = {}
         try:
-            return yours(*args, **kwargs)
+            with seeding_watched(seeded, (yours,)) if seeds else nullcontext():
+                return yours(*args, **kwargs)
         finally:
             after = read(names)
+            unrestored = not_put_back(seeded)
             changed = put_back(before)
+            if unrestored:
+                ex.expect(False, f"{ex.name} seeds the global random generator {unrestored[0]}: it called "
+                                 f"{seeded[unrestored[0]][0]}(...), and did not set that generator's state back as "
+                                 "it was before", SEED_HINT)
             if changed:
                 ex.expect(False, f"{ex.name} left {changed[0]} {after[changed[0]]} after it returned (it was "
                                  f"{before[changed[0]]})", hint)
