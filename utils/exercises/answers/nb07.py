@@ -75,6 +75,10 @@ def _tf32_flags_on() -> None:
     torch.backends.cudnn.allow_tf32 = True
 
 
+def _fp16_reductions_off() -> None:
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False  # "exact sums", for the whole process
+
+
 def _seeded_each_call() -> None:
     np.random.seed(0)  # "reproducible", every call
 
@@ -147,7 +151,8 @@ WRONG_SPEEDUPS = {
     "grad mode switched off and left": _grad_off_left,
     # Round 23's adversary: the right number, and a process-wide setting switched and left (the check watched the
     # default dtype and grad mode only): TF32 through either API, deterministic algorithms, anomaly detection, the
-    # default device.  Found while fixing them: the same with one thread, or the NumPy generator seeded.
+    # default device.  Found while fixing them: the same with one thread, the NumPy generator seeded, or a flag that
+    # settings.py did not know (cuBLAS's reduced-precision reductions, added to its PROCESS_WIDE).
     "TF32 matmul turned on and left (set_float32_matmul_precision)": _left_changed(
         lambda: torch.set_float32_matmul_precision("high")),
     "TF32 flags (backends.cuda.matmul.allow_tf32) turned on and left": _left_changed(_tf32_flags_on),
@@ -156,6 +161,7 @@ WRONG_SPEEDUPS = {
     "default device set to cuda and left": _left_changed(lambda: torch.set_default_device("cuda")),
     "torch's threads set to one and left": _left_changed(lambda: torch.set_num_threads(1)),
     "NumPy's global generator seeded at every call": _left_changed(_seeded_each_call),
+    "cuBLAS's float16 reductions in reduced precision turned off and left": _left_changed(_fp16_reductions_off),
 }
 
 ALSO_RIGHT_SPEEDUPS = {  # the old check refused the last two (a float32 result, a tensor); the new accepts all
