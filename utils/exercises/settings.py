@@ -22,7 +22,7 @@ import threading
 import warnings
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -386,6 +386,14 @@ PROCESS_WIDE: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
        if hasattr(torch.backends.cuda, "fp16_bf16_reduction_math_sdp_allowed") else {}),
     **{f"torch.backends.cuda.{name}()": (getattr(torch.backends.cuda, name), getattr(torch.backends.cuda, name))
        for name in ("preferred_blas_library", "preferred_linalg_library") if hasattr(torch.backends.cuda, name)},
+    # cuBLAS's reduced-precision reductions (and float16 accumulation where this PyTorch has it) and cuDNN's switch,
+    # plain booleans (round 23's adversary of 07 named them among what an answer "for speed" may leave changed)
+    **{f"torch.backends.cuda.matmul.{name}": (functools.partial(getattr, MATMUL, name),
+                                               functools.partial(setattr, MATMUL, name))
+       for name in ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction",
+                    "allow_fp16_accumulation") if hasattr(MATMUL, name)},
+    "torch.backends.cudnn.enabled": (lambda: torch.backends.cudnn.enabled,
+                                     lambda value: setattr(torch.backends.cudnn, "enabled", value)),
     "torch.autograd.graph.saved_tensors_hooks (save_on_cpu...)": (_saved_tensor_hooks, _pop_saved_tensor_hooks),
     "the autograd profiler (torch.profiler.profile().start())": (torch._C._autograd._profiler_enabled, _stop_profiler),
     "torch's function-mode stack (torch.device(...).__enter__()...)": (torch._C._len_torch_function_stack,
@@ -516,17 +524,27 @@ def put_back(before: dict[str, Any]) -> list[str]:
     return changed
 
 
-def keeping(ex: Any, yours: Callable[..., R], names: Sequence[str] = BASIC, hint: str = HINT) -> Callable[..., R]:
+def keeping(ex: Any, yours: Callable[..., R], names: Sequence[str] = BASIC, hint: str = HINT,
+            seeds: bool = False) -> Callable[..., R]:
     """The answer as the check calls it: a setting of `names` that it changes is put back at once, whether it
-    returned or raised, and FAILs (`ex.expect`), naming the first one changed."""
+    returned or raised, and FAILs (`ex.expect`), naming the first one changed.  With `seeds`, a global generator
+    seeded or set during the call (`seeding_watched`) and not put back FAILs first, with SEED_HINT (round 23: a
+    check of notebook 07 watches every setting, the generators' states among them, and says a seed is one)."""
 
     def call(*args: Any, **kwargs: Any) -> R:
         before = read(names)
+        seeded: dict[str, list[Any]] = {}
         try:
-            return yours(*args, **kwargs)
+            with seeding_watched(seeded, (yours,)) if seeds else nullcontext():
+                return yours(*args, **kwargs)
         finally:
             after = read(names)
+            unrestored = not_put_back(seeded)
             changed = put_back(before)
+            if unrestored:
+                ex.expect(False, f"{ex.name} seeds the global random generator {unrestored[0]}: it called "
+                                 f"{seeded[unrestored[0]][0]}(...), and did not set that generator's state back as "
+                                 "it was before", SEED_HINT)
             if changed:
                 ex.expect(False, f"{ex.name} left {changed[0]} {after[changed[0]]} after it returned (it was "
                                  f"{before[changed[0]]})", hint)
