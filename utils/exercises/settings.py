@@ -471,6 +471,17 @@ SETTINGS.update({
     "the caching allocator's settings (PYTORCH_ALLOC_CONF...)": (AllocatorSettings, AllocatorSettings.put_back),
 })
 
+
+def flushes_denormals() -> bool:
+    """Whether torch.set_flush_denormal(True) is on in this thread (no getter: float32's 1e-40 times 1 is 0 then)."""
+    return bool((torch.tensor([1e-40], dtype=torch.float32, device="cpu") * 1).item() == 0.0)
+
+
+# Flush-denormal, which no getter reads (round 23's adversary of 06 turned it on in an answer and left it, and passed;
+# nb09 reads it in its own words): in SETTINGS, for the checks that name it
+FLUSH_DENORMAL = "torch.set_flush_denormal(...)"
+SETTINGS[FLUSH_DENORMAL] = (flushes_denormals, torch.set_flush_denormal)
+
 # What every check of a function watches; a check adds others where its answers are likely to touch them.  The float32
 # precisions: the new API's first, so that a message names the switch an answer set.
 BASIC = ("torch.is_grad_enabled()", "torch.get_default_dtype()", "torch.set_default_device(...)", *PRECISIONS,
