@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import torch
+from torch._subclasses.fake_tensor import is_fake
 
 from ..device import GPUUnavailableError
 from . import STUB_MESSAGE, Checker, ExerciseFailed, LeftForGPU, is_stub
@@ -266,14 +267,23 @@ def diagnose(yours: Callable[..., object], cases: Sequence[tuple], right: Callab
 # ------------------------------------------------------------------------------------------
 # Numbers the student returns: any type that is one
 # ------------------------------------------------------------------------------------------
+def valueless(x: torch.Tensor) -> bool:
+    """A tensor with a shape and no values: on the meta device, or a FakeTensor (its .item() raises, or makes a value
+    up).  Round 23's adversary returned a 0-d meta tensor: the check's own .item() raised, and the note said the
+    answer had."""
+    return x.is_meta or x.device.type == "meta" or is_fake(x)
+
+
 def integral(x: object) -> int | None:
     """`x` as an int if it is an integer of any kind (int, NumPy integer, an integer tensor or NumPy array of one
     element and at most one dimension);
-    None for anything else, a bool or a float such as 3.0 included (a count is not a measurement)."""
+    None for anything else, a bool or a float such as 3.0 included (a count is not a measurement), and a tensor
+    without values (`valueless`: a meta tensor has a shape and no number)."""
     if isinstance(x, (bool, np.bool_)):
         return None
     if isinstance(x, torch.Tensor):
-        if x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_floating_point() or x.is_complex():
+        if (valueless(x) or x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_floating_point()
+                or x.is_complex()):
             return None
         return int(x.item())
     if isinstance(x, np.ndarray):  # as a tensor (operator.index refuses a 1-d array of one: round 19's adversary)
@@ -286,12 +296,12 @@ def integral(x: object) -> int | None:
 
 def real(x: object) -> float | None:
     """`x` as a float if it is a real number of any kind (int, float, Fraction, Decimal, NumPy scalar, a one-element
-    tensor or NumPy array of at most one dimension); None for anything else (a bool, a complex number, a string).
-    NaN and infinities stay: the value decides."""
+    tensor or NumPy array of at most one dimension); None for anything else (a bool, a complex number, a string, a
+    tensor without values).  NaN and infinities stay: the value decides."""
     if isinstance(x, (bool, np.bool_)):
         return None
     if isinstance(x, torch.Tensor):
-        if x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_complex():
+        if valueless(x) or x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_complex():
             return None
         return float(x.item())
     if isinstance(x, np.ndarray):
