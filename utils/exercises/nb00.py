@@ -95,7 +95,8 @@ def _leaving_alone(ex: Checker, answer: Callable[..., R]) -> Callable[..., R]:
 def _not_a_number(got: object, unit: str) -> tuple[str, str]:
     """What the check says of a result that `integral` refuses, and its hint."""
     if isinstance(got, torch.Tensor) and valueless(got):
-        return (f"a tensor without values (on the {got.device.type} device), not a number of {unit}",
+        where = "on the meta device" if got.is_meta else type(got).__name__
+        return (f"a tensor without values ({where}), not a number of {unit}",
                 "a tensor on the meta device has a shape and no values: compute the number itself, and return an int")
     if real(got) is None:
         return f"not a number of {unit}", f"return the number of {unit}, an int"
