@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import torch
+from torch._subclasses.fake_tensor import is_fake
 
 from ..device import GPUUnavailableError
 from . import STUB_MESSAGE, Checker, ExerciseFailed, LeftForGPU, is_stub
@@ -285,14 +286,23 @@ def _device_scalar(x: object, kinds: str) -> object:
     return value if isinstance(value, (numbers.Real, np.number)) and not isinstance(value, (bool, np.bool_)) else None
 
 
+def valueless(x: torch.Tensor) -> bool:
+    """A tensor with a shape and no values: on the meta device, or a FakeTensor (its .item() raises, or makes a value
+    up).  Round 23's adversary returned a 0-d meta tensor: the check's own .item() raised, and the note said the
+    answer had."""
+    return x.is_meta or x.device.type == "meta" or is_fake(x)
+
+
 def integral(x: object) -> int | None:
     """`x` as an int if it is an integer of any kind (int, NumPy integer, an integer tensor or NumPy array of one
     element and at most one dimension);
-    None for anything else, a bool or a float such as 3.0 included (a count is not a measurement)."""
+    None for anything else, a bool or a float such as 3.0 included (a count is not a measurement), and a tensor
+    without values (`valueless`: a meta tensor has a shape and no number)."""
     if isinstance(x, (bool, np.bool_)):
         return None
     if isinstance(x, torch.Tensor):
-        if x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_floating_point() or x.is_complex():
+        if (valueless(x) or x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_floating_point()
+                or x.is_complex()):
             return None
         return int(x.item())
     if isinstance(x, np.ndarray):  # as a tensor (operator.index refuses a 1-d array of one: round 19's adversary)
@@ -308,12 +318,12 @@ def integral(x: object) -> int | None:
 
 def real(x: object) -> float | None:
     """`x` as a float if it is a real number of any kind (int, float, Fraction, Decimal, NumPy scalar, a one-element
-    tensor or NumPy array of at most one dimension); None for anything else (a bool, a complex number, a string).
-    NaN and infinities stay: the value decides."""
+    tensor or NumPy array of at most one dimension); None for anything else (a bool, a complex number, a string, a
+    tensor without values).  NaN and infinities stay: the value decides."""
     if isinstance(x, (bool, np.bool_)):
         return None
     if isinstance(x, torch.Tensor):
-        if x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_complex():
+        if valueless(x) or x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_complex():
             return None
         return float(x.item())
     if isinstance(x, np.ndarray):

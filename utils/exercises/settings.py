@@ -523,9 +523,10 @@ def read(names: Iterable[str] = BASIC) -> dict[str, Any]:
     return {name: SETTINGS[name][0]() for name in names}
 
 
-def put_back(before: dict[str, Any]) -> list[str]:
-    """Put back those of `before` that differ now; return their names, in `before`'s order."""
-    now = read(before)
+def put_back(before: dict[str, Any], now: dict[str, Any] | None = None) -> list[str]:
+    """Put back those of `before` that differ now (`now`: as read just now, where the caller has read them); return
+    their names, in `before`'s order."""
+    now = read(before) if now is None else now
     changed = [name for name in before if now[name] != before[name]]
     if any(name in PRECISIONS for name in changed):
         _precisions_put_back(before)
@@ -551,7 +552,7 @@ def keeping(ex: Any, yours: Callable[..., R], names: Sequence[str] = BASIC, hint
         finally:
             after = read(names)
             unrestored = not_put_back(seeded)
-            changed = put_back(before)
+            changed = put_back(before, after)
             if unrestored:
                 ex.expect(False, f"{ex.name} seeds the global random generator {unrestored[0]}: it called "
                                  f"{seeded[unrestored[0]][0]}(...), and did not set that generator's state back as "
