@@ -77,7 +77,7 @@ from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import benchmark, cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep
 from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, reference, register, what_returned
 from .properties import for_all, shown, st, time_limit
-from .settings import BASIC, SETTINGS, put_back, read
+from .settings import BASIC, SEED_HINT, SETTINGS, not_put_back, put_back, read, seeding_watched
 from .streams import CUPY_CALLERS, TORCH_CALLERS, cupy_caller, cupy_callers, torch_caller, widened
 
 NOTEBOOK = "09_kernels"
@@ -1178,13 +1178,20 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             put back as they were, and a call that changed them FAILs (round 19's adversary: a default dtype of float64
             left set made the check's own inputs float64, and every test after it)."""
             settings, local = read(WATCHED_SETTINGS), _local_settings()
+            # a seed is seen where it is made: the state left may equal the one before (a caller's generator just
+            # seeded with 0 stays so after random.seed(0): one order of the tests passed it)
+            seeded: dict[str, list[Any]] = {}
             try:
-                y, launches, watch = watched_call(x, call, poisoned)
+                with seeding_watched(seeded, (softmax_rows,)):
+                    y, launches, watch = watched_call(x, call, poisoned)
             finally:
                 now, local_now = read(WATCHED_SETTINGS), _local_settings()
                 changed = put_back(settings) + _put_back_local(local, local_now)
                 settings.update(local)
                 now.update(local_now)
+                reseeded = not_put_back(seeded)
+            ex.expect(not reseeded, f"{call} seeds the global random generator {reseeded[0] if reseeded else ''}: it "
+                      f"called {seeded[reseeded[0]][0] if reseeded else ''}(...), and did not set it back", SEED_HINT)
             ex.expect(not changed, f"{call} left global settings changed: " + ", ".join(
                 f"{name} {_shown_setting(settings[name], 'as it was')} -> {_shown_setting(now[name], 'another state')}"
                 for name in changed),

@@ -494,24 +494,37 @@ PROCESS = ("warnings.simplefilter(...)", "np.get_printoptions()", "torch.set_pri
 
 
 # CuPy's memory allocator (round 23's adversary of 04 set cp.cuda.set_allocator(None), or a MemoryAsyncPool's, in an
-# answer and passed: every later CuPy allocation of the program went through it).  Read only by checks that have
-# imported CuPy already (`CUPY`): reading imports it.  (The pinned-memory allocator has no getter in CuPy 14.)
-def _cupy_allocator() -> object:
-    import cupy
+# answer and passed: every later CuPy allocation of the program went through it).  (The pinned-memory allocator has
+# no getter in CuPy 14.)
+class CupyAllocator:
+    """CuPy's current allocator as a setting's value, read without importing CuPy: where CuPy is not imported (a
+    machine without it, a check of PyTorch code) it reads None, which equals any allocator (an answer that imports
+    CuPy for the first time finds its default); checks of CuPy code import it first (`CUPY`)."""
 
-    return cupy.cuda.get_allocator()
+    def __init__(self) -> None:
+        cupy = sys.modules.get("cupy")
+        self.allocator = None if cupy is None else cupy.cuda.get_allocator()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CupyAllocator) and (
+            self.allocator is None or other.allocator is None or self.allocator == other.allocator)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return repr(self.allocator)
+
+    def put_back(self) -> None:
+        cupy = sys.modules.get("cupy")
+        if cupy is None or self.allocator is None:
+            return
+        try:
+            cupy.cuda.set_allocator(self.allocator)
+        except ValueError:  # inside a `using_allocator` block the answer entered and never left: the global one stands
+            pass
 
 
-def _set_cupy_allocator(allocator: object) -> None:
-    import cupy
-
-    try:
-        cupy.cuda.set_allocator(allocator)
-    except ValueError:  # inside a `using_allocator` block the answer entered and never left: the global one stands
-        pass
-
-
-SETTINGS["cupy.cuda.get_allocator()"] = (_cupy_allocator, _set_cupy_allocator)
+SETTINGS["cupy.cuda.get_allocator()"] = (CupyAllocator, CupyAllocator.put_back)
 CUPY = ("cupy.cuda.get_allocator()",)
 
 HINT = ("a global setting changed inside your function changes it for the caller too, after the call: change none, "
