@@ -2215,7 +2215,11 @@ def pipe_one_big_buffer(chunks, compute, copy_stream):
 
 
 def pipe_interleaved_use(chunks, compute, copy_stream):
-    """copies queued one ahead of the computes, switching with use() (copy i+1 queued before compute i)."""
+    """Wrong, though the course listed it as right until round 23: copies queued one ahead of the computes, switching
+    with use() (copy i+1 queued before compute i).  Each chunk's GPU buffer comes from copy_stream's pool, and is
+    dropped once its compute is queued on the caller's stream: the pool hands that memory to a later upload on
+    copy_stream, which waits for no compute until the call ends, while the compute may still read it.  The H200
+    FAILed it (2026-11-29) once round 23's check ran a call of 1024 chunks, where the pool comes round."""
     cp = _cp()
     caller = cp.cuda.get_current_stream()
     copy_stream.wait_event(caller.record())
@@ -2683,7 +2687,6 @@ _ADV10_ALSO_RIGHT: dict[str, dict[str, Any]] = {
         "copy_stream's pool, copy_stream joins the computes before returning": pipe_copy_stream_pool_then_join_back,
         "two buffers in turn with events": pipe_double_buffer_with_events,
         "one big buffer, copy_from_host_async, views": pipe_one_big_buffer,
-        "copies one ahead of the computes, use() switches": pipe_interleaved_use,
         "buffers kept between calls, guarded by the last call's event": pipe_kept_buffers_guarded,
         "(reference-like) buffers from the caller's pool": pipe_right,
     },
@@ -2991,6 +2994,9 @@ WRONG_AS_MEANT |= {
     "the recursion limit raised for good (adversary 23)": as_meant_recursion_limit_raised,
     "threading.stack_size raised for good (adversary 23)": as_meant_deep_recursion_thread,
 }
+
+WRONG_PIPELINES["copies one ahead of the computes, use() switches (a dropped chunk's memory reused on copy_stream)"] = \
+    pipe_interleaved_use
 
 WRONG: dict[str, dict[str, Any]] = {
     "check_sum_on_stream": WRONG_SUMS,
