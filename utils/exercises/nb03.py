@@ -44,7 +44,6 @@ import gc
 import hashlib
 import itertools
 import math
-import os
 import random
 import time
 import weakref
@@ -514,7 +513,7 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
         return _check_fan_out_on_cpu(fan_out)
     with exercise("fan_out") as ex:
         require_cuda("check_fan_out")
-        yours = _from_fresh_generators(keeping(ex, ex.answer(fan_out), WATCHED))
+        yours = keeping(ex, ex.answer(fan_out), WATCHED)
         warm = torch.ones(FAN_N, device="cuda")
         [(warm * (i + 2)).clone() for i in range(FAN)]  # load the kernels, so that the host's time is fair
         gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
@@ -783,26 +782,6 @@ def _prediction_problem(got: object) -> tuple[str, str] | None:
                  "on that stream, until the event's work is done; a wait_stream, until all work queued on the "
                  "other stream so far is done"))
     return None
-
-
-def _from_fresh_generators(call: Callable[..., R]) -> Callable[..., R]:
-    """`call` (an answer wrapped by `keeping`) from generators in a state of the check's own, drawn from os.urandom;
-    the caller's put back after.  On the H200 (2026-11-29), torch.cuda.manual_seed(0) inside fan_out PASSed in a full
-    test run: an earlier test's torch.manual_seed(0) had left the GPU's generator in the state that seed gives, so the
-    state the answer left was the state before."""
-
-    def fresh(*args: Any, **kwargs: Any) -> R:
-        cpu = torch.get_rng_state()
-        gpu = torch.cuda.get_rng_state() if torch.cuda.is_initialized() else None
-        torch.manual_seed(int.from_bytes(os.urandom(8), "little") % 2**63)  # the host's and every GPU's
-        try:
-            return call(*args, **kwargs)
-        finally:
-            torch.set_rng_state(cpu)
-            if gpu is not None:
-                torch.cuda.set_rng_state(gpu)
-
-    return fresh
 
 
 def check_predicted_timeline(predicted_timeline: Callable[[], Timeline]) -> None:
@@ -1652,7 +1631,7 @@ def check_prefetch_loop(
         return _check_prefetch_loop_on_cpu(prefetch_loop)
     with exercise("prefetch_loop") as ex:
         require_cuda("check_prefetch_loop")
-        yours = _from_fresh_generators(keeping(ex, ex.answer(prefetch_loop), WATCHED))
+        yours = keeping(ex, ex.answer(prefetch_loop), WATCHED)
         gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
         holds = _loop_values(ex, yours)
         _at_once(ex, holds, ("default", BATCHES, (3, 5), torch.float32), _loop_call)
