@@ -1796,7 +1796,9 @@ def softmax_int32_row_offsets(x):
 
 WRONG_GELUS["round 22's adversary: a pool of two side streams, both waits (not the current stream)"] = \
     gelu_on_a_pool_of_two_streams
-WRONG_SCALES["round 22's adversary: the done-event recorded before the launch"] = scale_event_recorded_before_the_launch
+# Not in WRONG: scale_event_recorded_before_the_launch PASSed on the H200 once (its stream is made late at creation,
+# CuPy's launches cannot be patched, so the early event is late too) and FAILed once in a later run: a race the check
+# catches at times only, which no test can hold either way (2026-11-29).
 WRONG_SCALES["round 22's adversary: an int index and an int n (wraps past 2**31 elements)"] = scale_int_index
 WRONG_SOFTMAXES["round 22's adversary: 32-bit row offsets (no .to(tl.int64))"] = softmax_int32_row_offsets
 
@@ -1804,9 +1806,6 @@ WRONG_SOFTMAXES["round 22's adversary: 32-bit row offsets (no .to(tl.int64))"] =
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
     "check_scale_into": {
-        "round 22's adversary: the done-event recorded before the launch":
-            "PASSed on the H200: a stream the answer creates is made late at its creation (CuPy's launches cannot be "
-            "patched), so an event recorded after that delay is as late as the kernel",
         "round 22's adversary: an int index and an int n (wraps past 2**31 elements)":
             "PASSed on the H200: the check's largest size is about 2**26 elements",
     },
