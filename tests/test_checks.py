@@ -156,18 +156,38 @@ def test_shrinking_stops_after_its_budget_with_the_smallest_failure_found_so_far
 
 
 # ---------------------------------------------------------------- numbers of any type, strict values
+class _OnAGpu:
+    """What real() and integral() see of a CuPy array, on any machine: the CUDA array interface and item() (round
+    23's adversary: a right answer of notebook 07 in CuPy returned a 0-d cupy.ndarray, refused as not a number)."""
+
+    def __init__(self, value: object) -> None:
+        self.host = np.asarray(value)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return {"shape": self.host.shape, "typestr": self.host.dtype.str, "data": (0, True), "version": 3}
+
+    def item(self) -> object:
+        return self.host.item()
+
+    def __repr__(self) -> str:
+        return f"_OnAGpu({self.host!r})"
+
+
 INTEGRAL = [(3, 3), (np.int64(3), 3), (np.uint8(3), 3), (torch.tensor(3), 3), (torch.tensor([3]), 3),
             (np.array(3), 3), (np.array([3]), 3), (np.array([3], dtype=np.uint16), 3),  # as a tensor (round 19)
-            (2**70, 2**70), (-4, -4)]
+            (2**70, 2**70), (-4, -4), (_OnAGpu(3), 3), (_OnAGpu([3]), 3), (_OnAGpu(np.uint8(3)), 3)]
 NOT_INTEGRAL = [3.0, np.float32(3), torch.tensor(3.0), True, np.bool_(True), torch.tensor(True), "3", None,
                 torch.tensor([1, 2]), 3 + 0j, [3], np.array([3.0]), np.array([True]), np.array([1, 2]),
-                np.array([[3]]), torch.tensor([[3]])]
+                np.array([[3]]), torch.tensor([[3]]), _OnAGpu(3.0), _OnAGpu(True), _OnAGpu([1, 2]), _OnAGpu([[3]])]
 REAL = [(3, 3.0), (2.5, 2.5), (Fraction(5, 2), 2.5), (np.float32(2.5), 2.5), (np.int16(-2), -2.0),
         (torch.tensor(2.5), 2.5), (torch.tensor([2.5], dtype=torch.float16), 2.5), (np.array(2.5), 2.5),
         (np.array([2.5]), 2.5),
-        (float("inf"), float("inf")), (Decimal("2.5"), 2.5), (Decimal("-Infinity"), float("-inf"))]
+        (float("inf"), float("inf")), (Decimal("2.5"), 2.5), (Decimal("-Infinity"), float("-inf")),
+        (_OnAGpu(2.5), 2.5), (_OnAGpu([np.float32(2.5)]), 2.5), (_OnAGpu(-2), -2.0)]
 NOT_REAL = [True, np.bool_(False), "2.5", None, 1j, torch.tensor([1.0, 2.0]), [2.5], np.array([1.0, 2.0]),
-            np.array([[2.5]]), torch.tensor([[2.5]]), torch.tensor(1j)]
+            np.array([[2.5]]), torch.tensor([[2.5]]), torch.tensor(1j), _OnAGpu(True), _OnAGpu(1j), _OnAGpu([1.0, 2.0]),
+            _OnAGpu([[2.5]])]
 
 
 @host
@@ -198,6 +218,16 @@ def test_real_keeps_a_nan_for_the_value_to_decide(x):
 @pytest.mark.parametrize("x", NOT_REAL, ids=repr)
 def test_real_refuses_what_is_not_a_real_number(x):
     assert real(x) is None
+
+
+@gpu
+def test_real_and_integral_take_a_cupy_scalar():
+    """A CuPy array of one element, 0-d or 1-d, is a number: what the CPU's _OnAGpu imitates (round 23)."""
+    import cupy as cp
+
+    assert real(cp.asarray(2.5)) == 2.5 and type(real(cp.asarray([2.5], dtype=cp.float32))) is float
+    assert integral(cp.asarray(3)) == 3 and integral(cp.asarray([3], dtype=cp.uint8)) == 3
+    assert real(cp.asarray([1.0, 2.0])) is None and integral(cp.asarray(3.0)) is None and real(cp.asarray(True)) is None
 
 
 @host

@@ -235,6 +235,49 @@ def test_no_check_crashes_on_a_malformed_answer(ex, what, request):
     assert re.match(r"^FAIL .+\n     hint: \S", str(error)), error
 
 
+# A wrong answer no one listed, made from the course's own solution: it returns the right values, and leaves one
+# process-wide setting changed for its caller (round 23's adversaries found four checks that watched none: 00's,
+# 04's as_meant, 07's predicted_speedup, and a short list in 09's).  Every check a CPU judges must FAIL it, with a hint,
+# on the first call that leaves it (a GPU check, in the part a CPU runs): generated from every solution, so a check
+# written later is held to it too.
+LEFT_CHANGED = {
+    "np.set_printoptions(precision=2)": lambda: np.set_printoptions(precision=2),
+    "torch.set_grad_enabled(False)": lambda: torch.set_grad_enabled(False),
+    "torch.set_default_dtype(torch.float64)": lambda: torch.set_default_dtype(torch.float64),
+    "warnings.simplefilter('ignore')": lambda: __import__("warnings").simplefilter("ignore"),
+}
+
+
+def _leaving(solution, change):
+    def answer(*args, **kwargs):
+        result = solution(*args, **kwargs)
+        change()
+        return result
+    return answer
+
+
+@pytest.mark.parametrize("ex, change", [pytest.param(ex, change, marks=_unmet(ex), id=f"{ex.key}: {change}")
+                                        for ex in REGISTRY if ex.key not in SIDE_BY_SIDE
+                                        and (not ex.gpu or CPU_PART.get(ex.key)) for change in LEFT_CHANGED])
+def test_every_check_fails_its_solution_when_it_leaves_a_setting_changed(ex, change):
+    from utils.exercises import settings
+
+    (solution,) = definitions_of(SOLUTIONS / f"{ex.notebook}.ipynb", [ex.name])  # its cells may seed, set TF32
+    before = settings.read(settings.SETTINGS)
+    try:
+        ex.check(_leaving(solution, LEFT_CHANGED[change]))
+        error = None
+    except Exception as raised:  # noqa: BLE001 -- judged below
+        error = raised
+    finally:
+        left = settings.put_back(before)
+    assert isinstance(error, ExerciseFailed), f"the check did not FAIL an answer that leaves {change}: {error!r}"
+    assert re.match(r"^FAIL .+\n     hint: \S", str(error)), error
+    # (the float32 matmul precision may read "ieee" where it read "none": TF32 off either way, settings.tf32_restore)
+    left = [name for name in left if name not in settings.PRECISIONS]
+    assert not left, f"the check left {left} changed after it FAILed"
+
+
 @host
 def test_every_check_cell_is_registered_and_every_registered_check_has_its_cell():
     cells = list(_check_cells())

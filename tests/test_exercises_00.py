@@ -4,6 +4,7 @@ The checks themselves, against their wrong and other right answers, are tested b
 """
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -157,11 +158,18 @@ def test_a_table_without_some_dtypes_raises_its_key_error_on_one_of_them():
 
 @host
 def test_no_generated_view_has_more_elements_than_an_int64_counts():
-    """A meta tensor (which the task allows) cannot have 2**63 elements: such a view would FAIL a right answer."""
+    """A meta tensor (which the task allows) cannot have 2**63 elements, nor sizes whose product passes an int64 before
+    a size of 0 (PyTorch multiplies them in order): such a view would FAIL a right answer.  Each generated view is
+    made on the meta device, as a right answer may make it (round 23: far views drew (1, 2**18, 2**23, 2**23, 0))."""
     @settings(max_examples=1000, database=None, derandomize=True)
     @given(nb00.views())
     def look(view):
         assert math.prod(view[0]) < 2**63, view
+        if max(view[0], default=0) >= 2**16:  # (the others have fewer than 2**63 elements before any size of 0)
+            with warnings.catch_warnings():  # complex32's "experimental" warning
+                warnings.simplefilter("ignore")
+                made = torch.empty_strided(view[0], view[1], dtype=view[3], device="meta")
+            assert made.numel() == math.prod(view[0]), view
 
     with inside_check():
         look()
@@ -179,3 +187,35 @@ def test_the_dtypes_are_every_one_a_view_can_have():
         with pytest.raises(RuntimeError):
             torch.empty_strided((2,), (1,), dtype=dtype, device="meta")
     assert len(nb00.DTYPE_VIEWS) == len(nb00.DTYPE_LAYERS) == nb00.DTYPE_CASES >= len(nb00.DTYPES)
+
+
+@host
+def test_a_whole_decimal_fails_as_a_decimal_not_as_a_float():
+    """Round 23's adversary returned the Decimal that // gives: the task asks for an int (a Decimal rounds to its
+    context's precision, as a float rounds), and the message named it a float."""
+    import decimal
+
+    from utils.exercises import ExerciseFailed
+
+    def decimal_rows(budget, d, dtype):
+        with decimal.localcontext() as context:
+            context.prec = 60
+            return max(decimal.Decimal(0), (decimal.Decimal(budget) // dtype.itemsize - d * d) // (2 * d))
+
+    with pytest.raises(ExerciseFailed) as failed:
+        nb00.check_largest_batch(decimal_rows)
+    assert "a Decimal, not an int: return an int" in str(failed.value), failed.value
+
+
+@host
+@pytest.mark.parametrize("answer", ["meta_made_the_default_device", "meta_device_context_entered"])
+def test_a_meta_device_left_by_an_answer_is_put_back_for_the_next_check(answer):
+    """Round 23's adversary: an answer left the meta device the default (or torch.device("meta") entered), the check
+    PASSed it, and the next check crashed on a right answer's torch.tensor(budget) (a meta tensor has no value)."""
+    from utils.exercises import ExerciseFailed
+    from utils.exercises.answers import nb00 as answers00
+
+    with pytest.raises(ExerciseFailed, match="after it returned"):
+        nb00.check_storage_nbytes(getattr(answers00, answer))
+    assert torch.zeros(1).device.type == "cpu"
+    nb00.check_largest_batch(answers00.ALSO_RIGHT["check_largest_batch"]["int64 tensors, clamped at 0"])

@@ -341,11 +341,13 @@ def test_runs_spread_about_their_median_keep_it_to_the_last_bit():
 
 @host
 def test_a_process_setting_left_changed_fails_and_is_put_back():
-    """The warnings filters, NumPy's and torch's print options, the decimal context, the recursion limit: each left
-    changed FAILs, and the check puts it back."""
+    """The warnings filters, NumPy's and torch's print options, the decimal context, the recursion limit, logging's
+    switches, threading's stack size: each left changed FAILs, and the check puts it back."""
     import decimal
+    import logging
     import re
     import sys
+    import threading
     import warnings
 
     import torch
@@ -356,7 +358,9 @@ def test_a_process_setting_left_changed_fails_and_is_put_back():
                "np.get_printoptions()": lambda: np.set_printoptions(precision=3),
                "torch.set_printoptions(...)": lambda: torch.set_printoptions(precision=2),
                "decimal.getcontext()": lambda: setattr(decimal.getcontext(), "prec", 50),
-               "sys.getrecursionlimit()": lambda: sys.setrecursionlimit(sys.getrecursionlimit() + 1000)}
+               "sys.getrecursionlimit()": lambda: sys.setrecursionlimit(sys.getrecursionlimit() + 1000),
+               "logging.disable(...)": lambda: logging.disable(logging.WARNING),  # round 22's 09 adversary
+               "threading.stack_size()": lambda: threading.stack_size(2**21)}  # round 23's 04 adversary
     assert set(changes) == set(settings.PROCESS)
     for name, change in changes.items():
         before = settings.read(settings.PROCESS)

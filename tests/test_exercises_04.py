@@ -6,6 +6,7 @@ test here is parametrized by the registration it serves, so that `-k 04_streams_
 """
 
 
+import numpy as np
 import pytest
 import torch
 
@@ -415,6 +416,12 @@ def test_pytorch_work_notes_arithmetic_and_not_the_hand_overs(ex):
         t * 3.0, 3.0 * t, t.mul(2.0), torch.mul(t, 2.0), t.clone().mul_(2.0), torch.ops.aten.mul.Tensor(t, t)
     assert noted.computed == ["torch.Tensor.mul", "torch.Tensor.mul", "torch.Tensor.mul", "torch.mul",
                               "torch.Tensor.mul_", "aten.mul.Tensor"]
+    with nb04._PyTorchWork() as noted:  # grad mode: no arithmetic (left changed, the check's settings guard names it)
+        with torch.no_grad():
+            pass
+        torch.set_grad_enabled(False)
+        torch.set_grad_enabled(True)
+    assert noted.computed == []
 
 
 @host
@@ -432,9 +439,30 @@ def test_a_generated_case_scales_negative_values_by_zero(ex):
     seed = zlib.crc32(f"{ex.name}:check_cupy_scale_on_current_stream.<locals>.holds".encode())
     hypothesis.seed(seed)(_settings(nb04.GPU_CASES, shrink=True)(hypothesis.given(nb04._scale_cases())(
         lambda case: cases.append(case))))()
-    zeros = [case for case in cases if case[5] == 0.0
-             and (torch.randint(-1000, 1000, case[3], generator=torch.Generator().manual_seed(case[6])) < 0).any()]
+    zeros = [case for case in cases if case[5] == 0.0 and (nb04._scale_values(*case[3:4], *case[6:8]) < 0).any()]
     assert len(cases) == nb04.GPU_CASES and zeros, cases
+
+
+@host
+def test_the_values_hold_fractions_nan_and_inf_exact_under_every_factor():
+    """Round 23's adversary: cp.nansum, cp.nan_to_num and a kernel that truncates t to integers passed, on values that
+    held no NaN, no infinity and (exercise 2) no fraction.  x's and t's values now hold fractions, and one NaN or inf
+    where a case says so; each sum and product stays exact (NaN equal to NaN), so the checks compare with ==."""
+    import math
+
+    for special, value in nb04.SPECIALS.items():
+        for shape in ((), (1,), (3, 0), (1000,), (37, 29)):
+            x = nb04._sum_values(shape, 5, special)
+            assert x.dtype == np.float64 and x.shape == shape
+            assert int(np.isnan(x).sum() + np.isinf(x).sum()) == (x.size > 0 and value is not None)
+            total = float(x.sum())
+            assert nb04._same_number(total, float(np.sort(x.ravel())[::-1].sum()))  # in any order
+            assert nb04._same_number(total, value) if x.size and value is not None else math.isfinite(total)
+        t = nb04._scale_values((333, 130), 5, special)
+        assert t.dtype == torch.float32 and (t[t.isfinite()] % 1 != 0).any()
+        for factor in nb04.FACTORS:
+            assert nb04._same_values((t * factor).double(), t.double() * factor).all(), (special, factor)
+    assert not nb04._same_number(None, 0.0) and not nb04._same_number(1.0, math.nan)
 
 
 # ---------------------------------------------------------------- the machinery of the GPU checks

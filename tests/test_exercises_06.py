@@ -474,3 +474,28 @@ class Test06_precision:
             getattr(nb06, check)(answer)
         hint = str(failed.value).split("hint:")[1]
         assert any(h in hint for h in ((hinted,) if isinstance(hinted, str) else hinted)), failed.value
+
+    @host
+    def test_a_plateau_of_cancelling_terms_errs_past_any_sqrt_n_bound_that_catches_bfloat16(self):
+        """The chosen "plateau" dot product at 2**20 (round 23's adversary: c sqrt(n) eps for products that cancel with
+        no term far out PASSed for c up to 30): its terms cancel (|x . y| < sum|x_i y_i| / 4), no term is 1000 times the
+        median, and a running float32 sum errs by more than 80 sqrt(n) eps sum|x_i y_i| (80: the largest C whose
+        sqrt(n) bound still catches half of the bfloat16 inputs at n = 256), within the guarantee."""
+        n = nb06.DOT_LONGEST
+        x, y = (t[0] for t in nb06.Dot("plateau", n, 0.1, 1.0, 0).inputs())
+        products = x.double() * y.double()
+        exact, terms = float(products.sum()), float(products.abs().sum())
+        error = abs(_sequential_result(x, y) - exact)
+        assert abs(exact) < terms / 4
+        assert float(products.abs().max()) < 1000 * float(products.abs().median())
+        assert 80 * math.sqrt(n) * EPS32 * terms < error <= _gamma(n) * terms
+
+    @pytest.mark.parametrize("check", ["check_rms", "check_stable_variance"])
+    def test_a_result_on_another_device_fails_and_does_not_crash_the_check(self, check):
+        """A result returned on another device than x's (round 23's adversary, on a GPU: x.cuda() and the result left
+        there crashed both checks with a cross-device subtraction): FAIL, naming the device.  The meta device stands in
+        for a GPU on a machine without one."""
+        right = {"check_rms": lambda x: x.float().pow(2).mean(-1).sqrt().half(),
+                 "check_stable_variance": lambda x: (x - x.mean(-1, keepdim=True)).square().mean(-1)}[check]
+        with pytest.raises(ExerciseFailed, match="returned a tensor on meta"):
+            getattr(nb06, check)(lambda x: right(x).to("meta"))

@@ -41,6 +41,7 @@ import functools
 import importlib
 import importlib.util
 import inspect
+import itertools
 import pkgutil
 import re
 import textwrap
@@ -403,6 +404,13 @@ def _is_cuda(device: object) -> bool:
         isinstance(device, torch.device) and device.type == "cuda")
 
 
+def _is_index(device: object) -> bool:
+    """A device given as an int (torch.cuda.current_device(), `device=0`): the accelerator's, the GPU's here (round
+    22's adversary: `torch.empty(..., device=torch.cuda.current_device())` raised on the CPU build, and the CPU part
+    skipped itself)."""
+    return type(device) is int
+
+
 def _is_cpu(device: object) -> bool:
     return (isinstance(device, str) and device.startswith("cpu")) or (
         isinstance(device, torch.device) and device.type == "cpu")
@@ -450,6 +458,7 @@ class GPUOnTheCPU(TorchFunctionMode):
         self.like_a_gpu = like_a_gpu
         self.placed: list[int] = []
         self.made: list[StorageWeakRef] = []
+        self._index: dict[int, int] = {}  # storage -> its place in `placed`, which grows with it (`_grown`)
         self._gpu: dict[int, StorageWeakRef] = {}  # storage -> a weak reference to it, for the GPU's tensors
         self._pinned: dict[int, StorageWeakRef] = {}  # the same, for host tensors pinned here
 
@@ -475,8 +484,19 @@ class GPUOnTheCPU(TorchFunctionMode):
             return  # memory already placed: a view, or an operation that returned its input (copy_, .to of a GPU one)
         ref = StorageWeakRef(storage)
         self._gpu[storage._cdata] = ref
+        self._index[storage._cdata] = len(self.placed)
         self.placed.append(storage.nbytes())
         self.made.append(ref)
+
+    def _grown(self, tensors: Iterator[torch.Tensor]) -> None:
+        """Count the memory of GPU tensors whose storage grew after it was placed (round 22's adversary: made with
+        torch.empty(0, device="cuda"), then `resize_`, `resize_as_` or an `out=` that resizes, each was counted at 0
+        bytes): a storage's entry in `placed` is the most it has held."""
+        for tensor in tensors:
+            storage = tensor.untyped_storage()
+            index = self._index.get(storage._cdata)
+            if index is not None and self._holds(self._gpu, tensor) and storage.nbytes() > self.placed[index]:
+                self.placed[index] = storage.nbytes()
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = dict(kwargs or {})
@@ -499,12 +519,14 @@ class GPUOnTheCPU(TorchFunctionMode):
             if (func is torch.Tensor.cpu or (func is torch.Tensor.to and (
                     any(_is_cpu(a) for a in args[1:]) or _is_cpu(kwargs.get("device"))))) and self.on_gpu(args[0]):
                 return args[0].clone() if func is torch.Tensor.cpu else func(*args, **{**kwargs, "copy": True})
-        to_gpu = func is torch.Tensor.cuda or _is_cuda(kwargs.get("device")) or any(_is_cuda(a) for a in args[1:])
+        index_to = func is torch.Tensor.to and len(args) > 1 and _is_index(args[1])  # x.to(0)
+        to_gpu = (func is torch.Tensor.cuda or _is_cuda(kwargs.get("device")) or _is_index(kwargs.get("device"))
+                  or index_to or any(_is_cuda(a) for a in args[1:]))
         if func is torch.Tensor.cuda:
             func, args, kwargs = torch.Tensor.clone, args[:1], {}
         elif to_gpu:
-            args = tuple("cpu" if _is_cuda(a) else a for a in args)
-            kwargs = {k: "cpu" if _is_cuda(v) else v for k, v in kwargs.items()}
+            args = tuple("cpu" if _is_cuda(a) or (index_to and i == 1) else a for i, a in enumerate(args))
+            kwargs = {k: "cpu" if _is_cuda(v) or (k == "device" and _is_index(v)) else v for k, v in kwargs.items()}
             if func is torch.Tensor.to and not (self.like_a_gpu and self.on_gpu(args[0])):
                 kwargs["copy"] = True  # a copy, as on a GPU: .to("cpu") of a CPU tensor would be the tensor itself
         from_gpu = self.like_a_gpu and not to_gpu and any(self.on_gpu(t) for t in _tensors(args)) and not any(
@@ -515,13 +537,26 @@ class GPUOnTheCPU(TorchFunctionMode):
                 if to_gpu or not any(made.untyped_storage()._cdata == t.untyped_storage()._cdata
                                      for t in _tensors(args)):
                     self._place(made)
+        if self._index:
+            self._grown(itertools.chain(_tensors(args), _tensors(list(kwargs.values())), _tensors(result)))
         return result
+
+
+class _OnTheDevice(nullcontext):
+    """torch.cuda.device(...) and torch.cuda.device_of(...) on a machine of one GPU, the one current already."""
+
+    def __init__(self, device: object = None) -> None:
+        super().__init__()
+        self.idx = 0
 
 
 _CURRENT = InOrder()
 _IMITATED = {"synchronize": lambda device=None: None, "current_stream": lambda device=None: _CURRENT,
              "default_stream": lambda device=None: _CURRENT, "stream": lambda stream=None: nullcontext(),
              "set_stream": lambda stream=None: None, "Stream": InOrder, "Event": InOrder,
+             # the one GPU is current already (round 22's adversary: `with torch.cuda.device(x.device):` raised the
+             # CPU build's "compiled without CUDA support", blamed on the answer)
+             "device": _OnTheDevice, "device_of": _OnTheDevice,
              # the GPU's generator named (torch.rand(..., generator=torch.cuda.default_generators[0])) is the CPU's
              # here, as the tensors are: on a CPU build the tuple is empty, and [0] raised an IndexError
              "default_generators": (torch.default_generator,)}

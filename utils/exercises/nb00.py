@@ -12,11 +12,14 @@ import math
 import re
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
+import numpy as np
 import torch
 
-from . import Exercise, exercise, is_stub, reference, register
-from .properties import diagnose, for_all, integral, real, shown, st, time_limit
+from . import Checker, Exercise, exercise, is_stub, reference, register
+from .properties import diagnose, for_all, integral, real, shown, st, time_limit, valueless
+from .settings import BASIC, GENERATORS, PROCESS, SEED_HINT, SETTINGS, keeping, not_put_back, seeding_watched
 
 NOTEBOOK = "00_setup"
 
@@ -54,6 +57,54 @@ DTYPE_CASES = max(48, len(DTYPES))
 RANK = 8  # the most dimensions a generated view has (PyTorch's tensors can have dozens)
 LARGEST = 2**62  # bytes: the largest storage the check asks about (4 EiB; a storage's bytes are an int64)
 
+R = TypeVar("R")
+
+# What neither function has any reason to change for its caller: every setting that settings.py knows (round 23's
+# adversary left the default device meta, torch.device("meta") entered, the default dtype float64, grad mode off,
+# warnings silenced, print options, a decimal precision, a recursion limit, and passed: these checks called the answer
+# bare, and every later cell and check ran under them), BASIC first (the default device before the function-mode stack
+# it sits on).  The global generators' states are not compared (an answer may draw from them): seeding one is watched
+# instead (settings.seeding_watched, as nb02's checks do).
+_GENERATOR_STATES = ("torch.get_rng_state()", "np.random.get_state()", "random.getstate()")
+WATCHED = (*BASIC, *PROCESS, *(name for name in SETTINGS if name not in (*BASIC, *PROCESS, *_GENERATOR_STATES)))
+
+
+def _leaving_alone(ex: Checker, answer: Callable[..., R]) -> Callable[..., R]:
+    """The answer as the checks call it: a setting of WATCHED that it changes is put back at once and FAILs
+    (settings.keeping); a global generator that it seeds, or whose state it sets, and leaves otherwise than before,
+    is put back and FAILs."""
+    kept = keeping(ex, ex.answer(answer), WATCHED)
+
+    def call(*args: Any) -> R:
+        seeded: dict[str, list[Any]] = {}
+        try:
+            with seeding_watched(seeded, (answer,)):
+                return kept(*args)
+        finally:
+            unrestored = not_put_back(seeded)
+            for name, (_, state, _) in seeded.items():  # as before the first seeding call
+                GENERATORS[name][1](state)
+            if unrestored:
+                ex.expect(False, f"{ex.name} seeds the global random generator {unrestored[0]}: it called "
+                          f"{seeded[unrestored[0]][0]}(...), and did not set that generator's state back as it was "
+                          "before", SEED_HINT)
+
+    return call
+
+
+def _not_a_number(got: object, unit: str) -> tuple[str, str]:
+    """What the check says of a result that `integral` refuses, and its hint."""
+    if isinstance(got, torch.Tensor) and valueless(got):
+        where = "on the meta device" if got.is_meta else type(got).__name__
+        return (f"a tensor without values ({where}), not a number of {unit}",
+                "a tensor on the meta device has a shape and no values: compute the number itself, and return an int")
+    if real(got) is None:
+        return f"not a number of {unit}", f"return the number of {unit}, an int"
+    kind = ("a float" if isinstance(got, (float, np.floating, torch.Tensor, np.ndarray)) else
+            f"a {type(got).__name__}, not an int")
+    return (f"{kind}: return an int",
+            f"{unit} are a whole number: return an int (// divides whole numbers; int(x) converts a whole x)")
+
 
 # ---------------------------------------------------------------- exercise 1: the memory behind a view
 View = tuple[tuple[int, ...], tuple[int, ...], int, torch.dtype]
@@ -67,20 +118,53 @@ def fewest_bytes(shape: tuple[int, ...], stride: tuple[int, ...], offset: int, d
     return (offset + 1 + sum((n - 1) * s for n, s in zip(shape, stride))) * dtype.itemsize
 
 
-def _dimension(small: int, large: int) -> st.SearchStrategy[int]:
-    """A size, stride or offset: mostly small ones (0, 1, 2, odd ones), some up to `large`."""
+# Where a number of fixed width stops being exact: 2**24 (a float32's significand), 2**31 and 2**32 (an int32, a
+# uint32), 2**53 (a float64's significand): just below each, at it, and just past it (odd).
+EDGES = tuple(2**k + j for k in (24, 31, 32, 53) for j in (-1, 0, 1))
+
+
+def _dimension(small: int, large: int, far: bool) -> st.SearchStrategy[int]:
+    """A size, stride or offset: mostly small ones (0, 1, 2, odd ones), and some up to `large`; in a `far` view, of
+    `large`'s own magnitude, or at the EDGES up to `large`, instead.  (Round 23's adversary: what st.integers(0, large)
+    drew stayed far below `large`, the largest offset drawn was 55,981,300 of 2**40, and an offset kept in an int32,
+    or its bytes in a float32, passed.)"""
+    if far:
+        return st.one_of(st.integers(0, small), st.integers(large >> 8, large),
+                         st.integers(0, large >> 8).map(lambda below: large - below),  # Hypothesis draws near the least
+                         st.sampled_from([edge for edge in EDGES if edge <= large]))
     return st.one_of(st.integers(0, small), st.integers(0, large))
+
+
+OFFSET = 2**58  # elements: the largest offset a far view has (of 16-byte elements, a storage of 4 EiB, LARGEST)
 
 
 def views() -> st.SearchStrategy[View]:
     """Views of rank 0 to RANK: any size (0 included, in any dimension), stride (0 included), offset and dtype,
     with storages of at most LARGEST bytes and fewer than 2**63 elements (a tensor's numel is an int64: a view
-    PyTorch cannot represent would reject an answer that asks a meta tensor, which the task allows)."""
-    rank = st.integers(0, RANK)
-    view = rank.flatmap(lambda r: st.tuples(st.tuples(*[_dimension(7, 2**31) for _ in range(r)]),
-                                            st.tuples(*[_dimension(9, 2**31) for _ in range(r)]),
-                                            _dimension(20, 2**40), st.sampled_from(DTYPES)))
-    return view.filter(lambda v: fewest_bytes(*v) <= LARGEST and math.prod(v[0]) < 2**63)
+    PyTorch cannot represent would reject an answer that asks a meta tensor, which the task allows).  Half of them
+    ordinary, half far: sizes, strides and offsets near the top of their range, or at the EDGES (counts past 2**53
+    in every dtype; ordinary ones of 8 dimensions seldom stay within LARGEST bytes with many such numbers)."""
+    def of_rank(r: int, far: bool) -> st.SearchStrategy[View]:
+        return st.tuples(st.tuples(*[_dimension(7, 2**31, far) for _ in range(r)]),
+                         st.tuples(*[_dimension(9, 2**31, far) for _ in range(r)]),
+                         _dimension(20, OFFSET if far else 2**40, far), st.sampled_from(DTYPES))
+
+    view = st.tuples(st.integers(0, RANK), st.booleans()).flatmap(lambda rank_far: of_rank(*rank_far))
+    return view.filter(lambda v: fewest_bytes(*v) <= LARGEST and _counted(v[0]))
+
+
+def _counted(shape: tuple[int, ...]) -> bool:
+    """Can PyTorch count the elements of this shape?  It multiplies the sizes in order and refuses a product past an
+    int64 ("numel: integer multiplication overflow") before it meets a size of 0: (2**31, 2**31, 2**31, 0) has no
+    element, and no meta tensor."""
+    elements = 1
+    for size in shape:
+        elements *= size
+        if elements == 0:
+            return True
+        if elements >= 2**63:
+            return False
+    return True
 
 
 def _call(shape: tuple[int, ...], stride: tuple[int, ...], offset: int, dtype: torch.dtype) -> str:
@@ -104,6 +188,14 @@ DTYPE_VIEWS: list[View] = [((2, 3), (3, 1), 1, DTYPES[i]) if i < len(DTYPES) els
 BEYOND_FLOATS: View = ((2, 2), (2**53, 1), 1, torch.uint8)
 MANY_DIMENSIONS: View = ((2, 3, 1, 4, 5, 2, 3, 2, 2, 3), (1000, 300, 7, 70, 13, 5, 2, 9000, 1, 40000), 11,
                          torch.float16)
+# Views at the edges of fixed-width numbers, which the check always asks about too (round 23's adversary: the chosen
+# views past 2**53 were one of uint8 and one of an exact power of two, and no offset reached 2**31): an odd offset
+# past 2**31 (an int32 wraps), one past 2**24 (a float32 rounds its bytes), one past 2**53 of 2-byte elements, and
+# BEYOND_FLOATS in dtypes of 2, 4, 8 and 16 bytes (finfo(dtype).bits / 8 is a float: the count then is one too).
+EDGE_VIEWS: list[View] = [((), (), 2**31 + 1, torch.uint8), ((3,), (5,), 2**24 + 1, torch.uint8),
+                          ((2,), (3,), 2**53 + 1, torch.float16),
+                          *((*BEYOND_FLOATS[:3], dtype) for dtype in (torch.float16, torch.float32, torch.float64,
+                                                                       torch.complex128))]
 
 # What PyTorch raises for a tensor larger than memory, or than its storage: the answer made the view to measure it.
 _TOO_LARGE = re.compile(r"allocate|out of memory|overflow|out of bounds")
@@ -112,7 +204,7 @@ _TOO_LARGE = re.compile(r"allocate|out of memory|overflow|out of bounds")
 def check_storage_nbytes(storage_nbytes: Callable[[tuple[int, ...], tuple[int, ...], int, torch.dtype], int]) -> None:
     """storage_nbytes(shape, stride, offset, dtype) must return the fewest bytes of storage that hold the view."""
     with exercise("storage_nbytes") as ex:
-        yours, limit = ex.answer(storage_nbytes), _limits()
+        yours, limit = _leaving_alone(ex, storage_nbytes), _limits()
 
         def holds(view: View) -> None:
             call = _call(*view)
@@ -134,20 +226,22 @@ def check_storage_nbytes(storage_nbytes: Callable[[tuple[int, ...], tuple[int, .
                           f"PyTorch cannot make every tensor of every dtype ({view[3]} included): compute the bytes "
                           "from the shape, the strides, the offset and the dtype, without making a tensor")
             nbytes, want = integral(got), fewest_bytes(*view)
-            ex.expect(nbytes is not None, f"{call} returned {shown(got)}, " +
-                      ("a float: return an int" if real(got) is not None else "not a number of bytes"),
-                      "bytes are a whole number: return an int (// divides whole numbers)")
+            if nbytes is None:
+                problem, hint = _not_a_number(got, "bytes")
+                ex.expect(False, f"{call} returned {shown(got)}, {problem}", hint)
             if nbytes != want:
                 hint = (diagnose(yours, ORDINARY_VIEWS, fewest_bytes, VIEW_SHORTCUTS)
                         or _dtype_hint(yours, ORDINARY_VIEWS, fewest_bytes, view[3])
                         or _rounding_hint(yours, HUGE_VIEW, fewest_bytes, nbytes, want, want // view[3].itemsize)
+                        or _large_hint(yours, ORDINARY_VIEWS, fewest_bytes,
+                                       max(view[2], *view[0], *view[1], want // view[3].itemsize))
                         or _hint(view, nbytes))
                 ex.expect(False, f"{call} returned {nbytes}: " +
                           ("too few: the view reaches past them" if nbytes is not None and nbytes < want else
                            "too many: a smaller storage holds the view too"), hint)
 
         for_all(ex, views(), holds, chosen=[HUGE_VIEW, BEYOND_FLOATS, ((3, 0, 2), (5, 1, 2), 7, torch.float32),
-                                           MANY_DIMENSIONS, *DTYPE_VIEWS],
+                                           MANY_DIMENSIONS, *EDGE_VIEWS, *DTYPE_VIEWS],
                 describe=lambda view: _call(*view))
 
 
@@ -186,6 +280,24 @@ def _rounding_hint(yours: Callable[..., object], far: tuple, right: Callable[...
         return None
     return ("the numbers here are large: compute in whole numbers (int, //), exactly; a float holds 24 bits (float32) "
             "or 53 (float64), and rounds a larger count")
+
+
+def _large_hint(yours: Callable[..., object], cases: Sequence[tuple], right: Callable[..., object],
+                largest: int) -> str | None:
+    """The hint for an answer right on every one of the ordinary `cases` and wrong on a case with a number of
+    `largest`, past 2**24: it computes in a number of fixed width, which wraps (an int32 past 2**31, a uint32 past
+    2**32) or rounds (a float32 past 2**24) there (round 23's adversary: an offset in an int32, d * d in a uint32, got
+    the hint of a miscount)."""
+    if largest < 2**24:
+        return None
+    try:
+        if not all(integral(yours(*case)) == right(*case) for case in cases):
+            return None
+    except Exception:  # noqa: BLE001 -- an answer that raises here gets another hint
+        return None
+    return ("the numbers here are large: compute in Python ints (int, //), exact at any size; a number of fixed width "
+            "is not: an int32 wraps past 2**31, a uint32 past 2**32, a float32 rounds past 2**24, a float64 past "
+            "2**53")
 
 
 def _hint(view: View, got: int | None) -> str:
@@ -270,10 +382,17 @@ Layer = tuple[int, int, torch.dtype]
 # Bytes (8 PiB): the largest budget the check asks about, and the task says so.  Past the 4 TiB of an earlier round: a
 # search capped at 2**41 rows passed then.  Up to 2**53, a float division then floor is still exact (a right answer).
 LARGEST_BUDGET = 2**53
+WIDEST = 2**26  # the widest layer drawn: its weight, 2**52 elements, fits in the largest budget (1-byte elements)
 
 # The far corner of the space: the largest budget, the narrowest layer, 1-byte elements: the most rows any case has
 # (2**52 - 1), which budgets and widths drawn independently seldom reach; a search with a ceiling stops short there.
 MOST_ROWS_LAYER: tuple[int, int, torch.dtype] = (LARGEST_BUDGET, 1, torch.uint8)
+
+
+# Wide layers, which the check always asks about too (round 23's adversary: no width of 2**16 or more was asked): at
+# 2**16, past it, and the widest with the largest budget.
+WIDE_LAYERS: list[Layer] = [(2**40, 2**16, torch.uint8), (10**12, 70000, torch.float32),
+                            (LARGEST_BUDGET, WIDEST, torch.uint8)]
 
 
 # One layer of every dtype, which the check always asks about too (as DTYPE_VIEWS: a bool taken as one bit passed
@@ -282,12 +401,23 @@ DTYPE_LAYERS: list[Layer] = [(10**6 + 7, 3, DTYPES[i]) if i < len(DTYPES) else
                              (3 * 10**6 + 1, 5, DTYPES[i % len(DTYPES)]) for i in range(DTYPE_CASES)]
 
 
+# Widths where d * d stops being exact in a number of fixed width (2**24 in a float32, 2**31 in an int32, 2**32 in a
+# uint32), just below and past each: drawn now and then (round 23's adversary: the widths drawn stopped at 65535, and
+# d * d in a uint32, which wraps from d = 2**16, passed).
+WIDTH_EDGES = (4096, 4097, 46340, 46341, 2**16 - 1, 2**16, 2**16 + 1)
+
+
+def _widths(widest: int) -> st.SearchStrategy[int]:
+    return st.one_of(st.integers(1, 2**16), st.integers(2**16, widest), st.sampled_from(WIDTH_EDGES))
+
+
 def layers() -> st.SearchStrategy[Layer]:
-    """(budget, d, dtype): widths from 1 (odd ones too) to 2**16, budgets from 0 bytes to 8 PiB, and budgets
-    that the weight alone barely fits in, or misses by a byte."""
-    width, dtype = st.integers(1, 2**16), st.sampled_from(DTYPES)
-    anywhere = st.tuples(st.integers(0, LARGEST_BUDGET), width, dtype)
-    near_an_edge = st.tuples(width, dtype, st.integers(0, 64), st.integers(-2, 2)).map(
+    """(budget, d, dtype): widths from 1 (odd ones too) to WIDEST, budgets from 0 bytes to 8 PiB, and budgets
+    that the weight alone barely fits in, or misses by a byte (widths up to 2**24 there: the budget stays within 8
+    PiB in every dtype)."""
+    dtype = st.sampled_from(DTYPES)
+    anywhere = st.tuples(st.integers(0, LARGEST_BUDGET), _widths(WIDEST), dtype)
+    near_an_edge = st.tuples(_widths(2**24), dtype, st.integers(0, 64), st.integers(-2, 2)).map(
         lambda case: (max(0, layer_bytes(case[2], case[0], case[1]) + case[3]), case[0], case[1]))
     return st.one_of(near_an_edge, anywhere)
 
@@ -321,6 +451,8 @@ LAYER_SHORTCUTS: list[tuple[Callable[..., object], str]] = [
      "every element takes this dtype's bytes, the weight's too"),
     (lambda budget, d, dtype: max(0, (_elements(budget, dtype) - 2 * d * d) // (2 * d)),
      "the weight w is one tensor: count it once"),
+    (lambda budget, d, dtype: _elements(budget, dtype) // (3 * d),
+     "the weight w has d * d elements, not b * d as x and y: count every tensor once, at its own shape"),
     (lambda budget, d, dtype: max(0, (_elements(budget, dtype) - d * d) // (2 * d) - 1),
      "the largest batch that fits, not one row fewer: round down once"),
     (lambda budget, d, dtype: max(0, (_elements(budget, dtype) - d * d - 1) // (2 * d)),
@@ -345,7 +477,7 @@ def check_largest_batch(largest_batch: Callable[[int, int, torch.dtype], int]) -
     """largest_batch(budget_bytes, d, dtype) must return the largest b for which x (b, d), w (d, d) and
     y = x @ w (b, d) fit in the budget together (0 when none does)."""
     with exercise("largest_batch") as ex:
-        yours, limit = ex.answer(largest_batch), _limits()
+        yours, limit = _leaving_alone(ex, largest_batch), _limits()
 
         def fits(layer: Layer) -> None:
             budget, d, dtype = layer
@@ -354,9 +486,9 @@ def check_largest_batch(largest_batch: Callable[[int, int, torch.dtype], int]) -
                             "without trying one batch size after another"):
                 got = yours(budget, d, dtype)
             b = integral(got)
-            ex.expect(b is not None, f"{call} returned {shown(got)}, " +
-                      ("a float: return an int" if real(got) is not None else "not a number of rows"),
-                      "a batch has a whole number of rows: return an int (// divides whole numbers)")
+            if b is None:
+                problem, hint = _not_a_number(got, "rows")
+                ex.expect(False, f"{call} returned {shown(got)}, {problem}", hint)
             assert b is not None
             want = most_rows(budget, d, dtype)
             ex.expect(b >= 0, f"{call} returned {b}, a negative batch",
@@ -365,13 +497,17 @@ def check_largest_batch(largest_batch: Callable[[int, int, torch.dtype], int]) -
                 hint = (diagnose(yours, ORDINARY_LAYERS, most_rows, LAYER_SHORTCUTS)
                         or _dtype_hint(yours, ORDINARY_LAYERS, most_rows, dtype)
                         or _rounding_hint(yours, MOST_ROWS_LAYER, most_rows, b, want, budget // dtype.itemsize)
+                        # (too many: a search capped short of the rows, right on every ordinary layer too, gives
+                        # too few, and gets the hint of a search)
+                        or (_large_hint(yours, ORDINARY_LAYERS, most_rows, max(budget // dtype.itemsize, d * d))
+                            if b > want else None)
                         or _layer_hint(b, want))
                 ex.expect(b <= want, f"{call} returned {b}: x, w and y then need {layer_bytes(b, d, dtype)} bytes, "
                                      "more than the budget", hint)
                 ex.expect(False, f"{call} returned {b}, but {b + 1} {'row fits' if b == 0 else 'rows fit'} too", hint)
 
         for_all(ex, layers(), fits, chosen=[(12 * 2**30, 4096, torch.float32), (3 * 2**20, 1024, torch.float32),
-                                            MOST_ROWS_LAYER, *DTYPE_LAYERS],
+                                            MOST_ROWS_LAYER, *WIDE_LAYERS, *DTYPE_LAYERS],
                 describe=lambda layer: f"largest_batch({layer[0]}, {layer[1]}, {layer[2]})")
 
 

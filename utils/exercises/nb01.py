@@ -25,6 +25,7 @@ an answer cannot (they raise outside a check, and an answer that calls one FAILs
 from __future__ import annotations
 
 import gc
+import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -195,9 +196,12 @@ WARM_UP_CASES: list[list[int]] = [
 
 
 def _same_requests(given: Sequence[object], sizes: Sequence[int]) -> bool:
-    """Whether the list given to the answer still holds the loop's requests, in any order."""
+    """Whether the list given to the answer still holds the loop's requests, in any order, as the ints they were
+    (round 22's adversary replaced them in place with equal floats, and passed: the notebook's torch.empty(4194304.0)
+    for `warm + loop` then raises)."""
     try:
-        return len(given) == len(sizes) and sorted(given) == sorted(sizes)  # type: ignore[type-var]
+        return (len(given) == len(sizes) and all(type(n) is type(m) for n, m in zip(given, sizes, strict=True))
+                and sorted(given) == sorted(sizes))  # type: ignore[type-var]
     except TypeError:  # something else put in it, that does not compare with a size
         return False
 
@@ -223,11 +227,16 @@ def _not_sizes_hint(got: object) -> str:
     return "return the sizes as numbers of bytes, one per tensor"
 
 
+# Every process-wide setting (.settings.SETTINGS): a warm-up's arithmetic has no reason to change any of them (round
+# 22's adversary set PYTORCH_CUDA_ALLOC_CONF in warm_up_sizes, and passed: nothing was read around the call)
+WATCHED = tuple(SETTINGS)
+
+
 def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None:
     """warm_up_sizes(sizes) must give tensors to make and free before the loop so that the loop needs no
     new segment, reserving no more than any warm-up must."""
     with exercise("warm_up_sizes") as ex:
-        yours = ex.answer(warm_up_sizes)
+        yours = keeping(ex, ex.answer(warm_up_sizes), names=WATCHED)
 
         def stops_growth_cheaply(sizes: list[int]) -> None:
             call = f"warm_up_sizes({_sizes_text(sizes)})"
@@ -237,8 +246,8 @@ def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None
             # adversary emptied it with sizes.pop(), and passed); sorting it in place keeps its requests, and is right
             ex.expect(_same_requests(given, sizes), f"{call} changed the list it was given: the loop is "
                       f"{shown(given)} after the call", "the list you are given is the caller's loop, which the "
-                      "notebook makes after your warm-up: read its sizes, never remove, add or replace one (work on a "
-                      "copy if you must)")
+                      "notebook makes after your warm-up: read its sizes, never remove, add or replace one, not even "
+                      "with an equal number of another type (work on a copy if you must)")
             warm = _warm_up(got)
             ex.expect(warm is not None, f"{call} returned {shown(got)}, not a list of sizes in bytes (whole numbers "
                       ">= 0)", _not_sizes_hint(got))
@@ -305,49 +314,73 @@ class ImitatedCounters:
     """PyTorch's memory counters of one GPU, imitated on the CPU for check_block_memory's CPU part.
 
     The check makes and frees tensors by their size: each tensor is allocated as a block of whole 512 bytes (the
-    bytes asked for are the "requested" ones); a freed tensor's memory stays cached (reserved) and serves later
-    requests that fit in it, until empty_cache().  Enough for the check's programs, not a model of the allocator
+    bytes asked for are the "requested" ones), in a segment of its pool with room enough for it (the free bytes of a
+    segment counted together: no fragmentation), else in a new segment of the allocator's size (2 MiB in the small
+    pool, 20 MiB for a block under 10 MiB, else the block rounded up to 2 MiB), which stays reserved until
+    empty_cache() releases it once nothing is allocated in it: the reserved bytes are whole segments, as a GPU's are
+    (round 22's adversary: they grew 512 bytes at a time, which no GPU reports, and a right answer that rounded the
+    growth to whole 2 MiB, a no-op on a GPU, FAILed).  Enough for the check's programs, not a model of the allocator
     (that is `model_reserved`).
     """
 
+    WHAT = ("allocated", "requested", "reserved")
+    POOLS = ("all", "large_pool", "small_pool")
+
     def __init__(self) -> None:
-        self.allocated = self.reserved = self.cached = self.peak_allocated = self.peak_reserved = 0
-        self.requested = self.peak_requested = 0
+        self.now = dict.fromkeys(itertools.product(self.WHAT, self.POOLS), 0)  # (what, pool): bytes
+        self.peak = dict(self.now)
+        self.segments: list[list[Any]] = []  # [pool, size, bytes allocated in it]
 
-    def make(self, nbytes: int) -> None:
+    def _add(self, what: str, pool: str, nbytes: int) -> None:
+        for key in ((what, "all"), (what, f"{pool}_pool")):
+            self.now[key] += nbytes
+            self.peak[key] = max(self.peak[key], self.now[key])
+
+    allocated = property(lambda self: self.now["allocated", "all"])
+    reserved = property(lambda self: self.now["reserved", "all"])
+    requested = property(lambda self: self.now["requested", "all"])
+    peak_allocated = property(lambda self: self.peak["allocated", "all"])
+    peak_reserved = property(lambda self: self.peak["reserved", "all"])
+
+    def make(self, nbytes: int) -> list[Any]:
+        """Allocate a tensor of `nbytes`; the segment it is in (to free it from)."""
         block = -(-nbytes // 512) * 512
-        self.allocated += block
-        self.requested += nbytes
-        if self.cached >= block:
-            self.cached -= block
+        pool = "small" if block <= MiB else "large"
+        room = [s for s in self.segments if s[0] == pool and s[1] - s[2] >= block]
+        if room:
+            segment = min(room, key=lambda s: s[1] - s[2])
         else:
-            self.reserved += block  # a new segment
-        self.peak_allocated, self.peak_reserved, self.peak_requested = (
-            max(self.peak_allocated, self.allocated), max(self.peak_reserved, self.reserved),
-            max(self.peak_requested, self.requested))
+            size = 2 * MiB if pool == "small" else 20 * MiB if block < 10 * MiB else -(-block // (2 * MiB)) * 2 * MiB
+            segment = [pool, size, 0]
+            self.segments.append(segment)
+            self._add("reserved", pool, size)
+        segment[2] += block
+        self._add("allocated", pool, block)
+        self._add("requested", pool, nbytes)
+        return segment
 
-    def free(self, nbytes: int) -> None:
-        block = -(-nbytes // 512) * 512
-        self.allocated -= block
-        self.requested -= nbytes
-        self.cached += block
+    def free(self, nbytes: int, segment: list[Any]) -> None:
+        segment[2] -= -(-nbytes // 512) * 512
+        self._add("allocated", segment[0], -(-(-nbytes // 512) * 512))
+        self._add("requested", segment[0], -nbytes)
 
     def empty_cache(self) -> None:
-        self.reserved -= self.cached
-        self.cached = 0
+        for segment in self.segments:
+            if segment[2] == 0:
+                self._add("reserved", segment[0], -segment[1])
+        self.segments = [s for s in self.segments if s[2] > 0]
 
     def reset_peaks(self) -> None:
-        self.peak_allocated, self.peak_reserved, self.peak_requested = self.allocated, self.reserved, self.requested
+        self.peak = dict(self.now)
 
     def stats(self) -> dict[str, int]:
-        """memory_stats()'s counters of all the pools: allocated, active (the same here: one stream), requested
-        and reserved bytes; any other key is left for a GPU."""
+        """memory_stats()'s counters of all the pools and of each (round 22's adversary: a block_memory() that read
+        the large pool's only was left for a GPU): allocated, active (the same here: one stream), requested and
+        reserved bytes; any other key is left for a GPU."""
         stats = _ImitatedStats()
-        for what, now, peak in (("allocated", self.allocated, self.peak_allocated),
-                                ("active", self.allocated, self.peak_allocated),
-                                ("requested", self.requested, self.peak_requested),
-                                ("reserved", self.reserved, self.peak_reserved)):
-            stats[f"{what}_bytes.all.current"], stats[f"{what}_bytes.all.peak"] = now, peak
+        for (what, pool), now in self.now.items():
+            for name in (what, "active") if what == "allocated" else (what,):
+                stats[f"{name}_bytes.{pool}.current"], stats[f"{name}_bytes.{pool}.peak"] = now, self.peak[what, pool]
         return stats
 
     def nested_stats(self) -> dict[str, Any]:
@@ -431,14 +464,13 @@ class ImitatedMemory(RealMemory):
 
     def __init__(self, counters: ImitatedCounters) -> None:
         super().__init__()
-        self.counters, self.sizes = counters, dict[str, int]()
+        self.counters, self.sizes = counters, dict[str, tuple[int, list[Any]]]()
 
     def make(self, name: str, nbytes: int) -> None:
-        self.counters.make(nbytes)
-        self.sizes[name] = nbytes
+        self.sizes[name] = nbytes, self.counters.make(nbytes)
 
     def free(self, name: str) -> None:
-        self.counters.free(self.sizes.pop(name))
+        self.counters.free(*self.sizes.pop(name))
 
     def empty_cache(self) -> None:
         self.counters.empty_cache()
@@ -498,7 +530,10 @@ def programs() -> st.SearchStrategy[Program]:
     # few innermost open blocks' peaks loses it (round 19's adversary's deque(maxlen=5) passed: the chains stopped six
     # deep, and the peaks of random sizes far down were seldom the outer blocks' largest).  The levels are a flat list
     # of 3 to 10: with the bottom block, and the one it may hold, chains 4 to 12 deep.
-    large_peak = st.one_of(st.just(()), st.integers(256 * MiB, 512 * MiB).map(lambda n: (("peak", n),)))
+    # ...or of 2 to 5 GiB (round 22's adversary: no block held 2 GiB, and reports in np.int32 passed; nothing is
+    # allocated on the CPU part, and on a GPU one such tensor fits a T4's 15 GB).
+    large_peak = st.one_of(st.just(()), st.one_of(st.integers(256 * MiB, 512 * MiB), st.integers(2 * GiB, 5 * GiB)).map(
+        lambda n: (("peak", n),)))
     innermost = a_block(steps)
     middle = a_block(around(innermost))
     outer = a_block(around(middle))
@@ -611,11 +646,15 @@ _SWALLOWED = ("a measurement must not change what the measured code does: an exc
 _REPLACED = ("a measurement must not change what the measured code does: the exception raised in the block must go on "
              "to the code around it as it is (let it pass, or re-raise it with a bare `raise`), not another one")
 _STATE_INSIDE = ("a measurement must not change what the measured code does: the code in a `with block_memory()` must "
-                 "run under the same PyTorch settings and modes (grad mode, inference mode, autocast, default dtype) "
-                 "as without it, or its memory is not what you meant to measure")
+                 "run under the same settings and modes (grad mode, inference mode, autocast, default dtype, threads, "
+                 "random generators, garbage collector) as without it, or its memory is not what you meant to "
+                 "measure")
 _STATE_AFTER = ("a measurement must not change what the measured code does, nor the code after it: put back any "
                 "PyTorch setting you changed before the block ends (a `with` block, or a finally, does), however it "
                 "ends")
+_CHANGED_AT_END = ("a measurement must leave alone what it measures: block_memory() made, freed or emptied something "
+                   "when the block ended, so the code after the block (and the blocks around it) finds PyTorch's "
+                   "memory otherwise than without the measurement")
 _SHARED = ("the report changed after its block ended: each block needs a report of its own, filled in when that "
            "block ends and left alone afterwards")
 
@@ -671,10 +710,17 @@ class InterruptedInABlock(KeyboardInterrupt):
 _IN_A_BLOCK = (RaisedInABlock, InterruptedInABlock)
 
 
+# The settings read around each block: all but NumPy's and Python's generators, which are slow to read (120 and 30 us
+# where all the others take 80), and are read around each program instead (`_blocks_report_right`)
+AROUND_A_PROGRAM = ("np.random.get_state()", "random.getstate()")
+BLOCK_WATCHED = tuple(name for name in SETTINGS if name not in AROUND_A_PROGRAM)
+
+
 def _state() -> dict[str, object]:
-    """PyTorch's global state that the code in a block runs under, which block_memory() must leave alone: the global
-    settings (nb03's), inference mode and autocast."""
-    return {**read(), "torch.is_inference_mode_enabled()": torch.is_inference_mode_enabled(),
+    """The global state that the code in a block runs under, which block_memory() must leave alone: every process-wide
+    setting (.settings.SETTINGS: round 22's adversary turned the garbage collector off in a block, seeded PyTorch's
+    generator or set its threads, and passed, where only the BASIC ones were read), inference mode and autocast."""
+    return {**read(BLOCK_WATCHED), "torch.is_inference_mode_enabled()": torch.is_inference_mode_enabled(),
             **{f"torch.is_autocast_enabled({device!r})": torch.is_autocast_enabled(device)
                for device in ("cuda", "cpu")}}
 
@@ -693,6 +739,20 @@ def _put_back(before: dict[str, object], block: str, where: str, changed: list[t
                 torch.set_autocast_enabled(device, bool(before[f"torch.is_autocast_enabled({device!r})"]))
 
 
+def _left_alone(last: tuple[int, int] | None, block: str, changed: list[tuple[str, str, str, object, object]]) -> None:
+    """Note in `changed` a memory counter that block_memory()'s end changed: read just before the block's `with` ended
+    (`last`, None where it never entered) and just after (round 22's adversary emptied the cache there, and passed:
+    nothing was read between a block's last step and its end)."""
+    if last is None:
+        return
+    now = _counters()
+    for what, was, is_ in zip(("torch.cuda.memory_allocated()", "torch.cuda.memory_reserved()"), last, now,
+                              strict=True):
+        if was != is_:
+            changed.append((block, "end", what, was, is_))
+            return
+
+
 def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: RealMemory, trace: Trace,
           reports: dict[str, tuple[object, tuple[int | None, ...]]], swallowed: list[tuple[str, str]],
           changed: list[tuple[str, str, str, object, object]]) -> None:
@@ -705,7 +765,7 @@ def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: Re
         if op[0] == "block":
             before = _state()
             trace.append(("start", op[1], *_counters()))
-            raised = False
+            raised, last = False, None
             try:
                 with _manager(ex, block_memory) as report:
                     trace.append(("entered", op[1], *_counters()))
@@ -713,8 +773,9 @@ def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: Re
                     try:
                         _play(ex, block_memory, op[2], memory, trace, reports, swallowed, changed)
                     except _IN_A_BLOCK:
-                        raised = True
+                        raised, last = True, _counters()
                         raise
+                    last = _counters()
             except _IN_A_BLOCK:
                 trace.append(("end", op[1]))
                 continue
@@ -726,6 +787,7 @@ def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: Re
                 continue
             finally:
                 _put_back(before, op[1], "after", changed)
+                _left_alone(last, op[1], changed)
             trace.append(("end", op[1]))
             if raised:  # not re-raised: no FAIL from here, which a `with` around it could hide too
                 swallowed.append((op[1], ""))
@@ -753,19 +815,26 @@ def _blocks_report_right(ex: Checker, block_memory: Callable[[], Any], program: 
     reports: dict[str, tuple[object, tuple[int | None, ...]]] = {}
     swallowed: list[tuple[str, str]] = []
     changed: list[tuple[str, str, str, object, object]] = []
+    generators = read(AROUND_A_PROGRAM)
     try:
         _play(ex, block_memory, ops, memory, trace, reports, swallowed, changed)
     finally:
         for name in memory.alive():
             memory.free(name)
         memory.empty_cache()
+        after = read(AROUND_A_PROGRAM)
+        changed += [("", "program", name, was, after[name]) for name, was in generators.items() if after[name] != was]
+        put_back(generators)
     block, instead = swallowed[0] if swallowed else ("", "")
     ex.expect(not swallowed, f"in the program {text}: the exception raised in {block} never reached the code around "
               "it: " + (f"the `with block_memory()` raised another exception in its place ({shown(instead)})"
                         if instead else "the `with block_memory()` hid it"), _REPLACED if instead else _SWALLOWED)
     if changed:
         block, where, what, was, now = changed[0]
-        when = f"inside {block}" if where == "inside" else f"after {block} ended"
+        if where == "end":
+            ex.expect(False, f"in the program {text}: {what} was {_size_text(now)} right after {block} ended, and "  # type: ignore[arg-type]
+                      f"{_size_text(was)} right before its end", _CHANGED_AT_END)  # type: ignore[arg-type]
+        when = {"inside": f"inside {block}", "after": f"after {block} ended", "program": "after the program"}[where]
         ex.expect(False, f"in the program {text}: {what} was {now} {when}, and {was} before it",
                   _STATE_INSIDE if where == "inside" else _STATE_AFTER)
     right = block_reports(trace)
@@ -874,6 +943,9 @@ def _chosen_programs() -> list[Program]:
         # a block raises after its own peak, freed and given back: the block around it must still get that peak, and
         # nothing done when a block raises (a reset of the counters, say) may lose it (the fourth adversary's)
         (block(make(8 * MiB), block(make(300 * MiB), free(1), empty, ("raise",)), free(0)),),
+        # a block that holds more than 32 bits count (4 GiB + 256 MiB), one around it: a report in a 32-bit integer,
+        # signed or not, wraps (round 22's adversary's np.int32 reports passed; no block held 2 GiB)
+        (block(make(8 * MiB), block(make(4 * GiB + 256 * MiB), free(1)), free(0)),),
     ]
 
 
@@ -1072,6 +1144,11 @@ def _expect_sums(ex: Checker, lengths: list[int], width: int, got: object, want:
               "there, at every call, in the loop's order, with as many numbers, in float32, and sum all of it")
 
 
+# Every process-wide setting but PyTorch's generators, which the batches are drawn from (round 22's adversary left the
+# host's threads at 1, or expandable segments on, and passed: `keeping` read the BASIC settings only)
+LOOP_WATCHED = tuple(name for name in SETTINGS if name != "torch.get_rng_state()")
+
+
 def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[float]]) -> None:
     """run_batches_fixed(lengths) must return what run_batches does, reserving no more than its largest batch alone
     needs, in at most three new segments."""
@@ -1079,7 +1156,7 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
         return _check_batches_on_cpu(run_batches_fixed)
     require_cuda("check_batches_without_growth()")
     with exercise("run_batches_fixed") as ex:
-        yours = keeping(ex, ex.answer(run_batches_fixed))
+        yours = keeping(ex, ex.answer(run_batches_fixed), names=LOOP_WATCHED)
 
         def without_growth(case: Case) -> None:
             if len(case) == 3:
@@ -1169,7 +1246,7 @@ def _check_batches_on_cpu(run_batches_fixed: Callable[[list[int]], list[float]])
           ex.on_cpu("the sums of generated loops, in order, with the batches made on the CPU",
                     "the sums of the batches drawn on the GPU, how much the reserved memory grows, and how many new "
                     "segments (cudaMalloc calls) the loop needs")):
-        yours = keeping(ex, ex.answer(run_batches_fixed))
+        yours = keeping(ex, ex.answer(run_batches_fixed), names=LOOP_WATCHED)
 
         def same_sums(case: Case) -> None:
             lengths, width, *later = case

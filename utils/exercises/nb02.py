@@ -34,7 +34,19 @@ import torch
 from ..formatting import format_time
 from . import Checker, Exercise, exercise, reference, register
 from .properties import diagnose, finite, for_all, hypothesis, integral, real, shown, st
-from .settings import BASIC, HINT, PROCESS, put_back, read
+from .settings import (
+    BASIC,
+    HINT,
+    PROCESS,
+    SEED_HINT,
+    generator_states,
+    not_put_back,
+    put_back,
+    put_generator_states,
+    read,
+    same_state,
+    seeding_watched,
+)
 
 R = TypeVar("R")
 
@@ -69,81 +81,8 @@ def _unrelated(seed: int) -> dict[str, Any]:
             "PyTorch's (torch.manual_seed)": torch.Generator().manual_seed(seed).get_state()}
 
 
-# The global random generators an answer may draw from (a bootstrap), and so advance, but not seed: seeded inside a
-# function, the caller's random numbers after each call are the same, whatever came before.  Each: how to read its
-# state, how to put it back, and its functions that seed it or set its state (module, attribute), which the check
-# watches during each call of the answer.
-GENERATORS: dict[str, tuple[Callable[[], Any], Callable[[Any], object], tuple[tuple[Any, str], ...]]] = {
-    "NumPy's (np.random)": (np.random.get_state, np.random.set_state,
-                            ((np.random, "seed"), (np.random, "set_state"))),
-    "Python's (random)": (random.getstate, random.setstate, ((random, "seed"), (random, "setstate"))),
-    "PyTorch's (torch.manual_seed)": (torch.get_rng_state, torch.set_rng_state, (
-        (torch, "manual_seed"), (torch, "seed"), (torch, "set_rng_state"), (torch.random, "manual_seed"),
-        (torch.random, "seed"), (torch.random, "set_rng_state")))}
 # Two sets of unrelated states for the probe's second call (the second where the caller's is the first)
 UNRELATED = (_unrelated(12345), _unrelated(54321))
-
-
-def _states() -> dict[str, Any]:
-    return {name: get() for name, (get, _, _) in GENERATORS.items()}
-
-
-def _put(states: dict[str, Any]) -> None:
-    for name, (_, put, _) in GENERATORS.items():
-        put(states[name])
-
-
-def _same_state(x: object, y: object) -> bool:
-    """Whether two states of a generator are equal (tuples of arrays, or a tensor)."""
-    if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
-        return torch.equal(x, y)
-    if isinstance(x, tuple) and isinstance(y, tuple):
-        return len(x) == len(y) and all(_same_state(u, v) for u, v in zip(x, y, strict=True))
-    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
-        return np.array_equal(x, y)
-    return bool(x == y)
-
-
-@contextmanager
-def _seeding_watched(seeded: dict[str, list[Any]]) -> Iterator[None]:
-    """During the block, each function that seeds a global generator or sets its state (`GENERATORS`) records in
-    `seeded`, for its generator: the name of the first called and the generator's state just before it, and whether
-    the last one called seeds (rather than sets a state); put back after the block.  (Round 21's adversary reseeded
-    from entropy, np.random.seed() and torch.seed(), or seeded on the first call only, and passed a probe that
-    compares the states left: a seed is seen where it is made, whatever it seeds with.)"""
-    patched: list[tuple[Any, str, Any]] = []
-
-    def watching(generator: str, module: Any, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
-        def seeding(*args: Any, **kwargs: Any) -> Any:
-            if generator not in seeded:
-                seeded[generator] = [f"{module.__name__}.{name}", GENERATORS[generator][0](), True]
-            seeded[generator][2] = "seed" in name.lower()
-            return original(*args, **kwargs)
-        return seeding
-
-    try:
-        for generator, (_, _, seeders) in GENERATORS.items():
-            for module, name in seeders:
-                original = getattr(module, name)
-                patched.append((module, name, original))
-                setattr(module, name, watching(generator, module, name, original))
-        yield
-    finally:
-        for module, name, original in reversed(patched):
-            setattr(module, name, original)
-
-
-def _not_put_back(seeded: dict[str, list[Any]]) -> list[str]:
-    """The generators that the answer seeded or set (`_seeding_watched`) and left otherwise than before: seeded last
-    (a state put back has to be set: a seed that happens to give the state before, Hypothesis's own, still seeds),
-    or set to another state than before."""
-    return [name for name, (_, state, seeded_last) in seeded.items()
-            if seeded_last or not _same_state(GENERATORS[name][0](), state)]
-
-
-SEED_HINT = ("the caller's random numbers after your function would be the same after every call, or no longer those "
-             "its own seed gives: draw from a generator of your own (np.random.default_rng, torch.Generator, "
-             "random.Random), seeded or not")
 
 
 def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Callable[..., R]:
@@ -152,7 +91,8 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
     default dtype float64, and passed); the global generators' states are put back when the check ends
     (`_generators_put_back`: reading them costs more than a call of most answers).  A function that seeds a global
     generator or sets its state, called during any call, FAILs unless the answer put the state back as it was
-    before that first call (`_seeding_watched`).  And on its first `probes` calls outside Hypothesis's cases (which
+    before that first call (`settings.seeding_watched`, which also sees a seeding function imported by name).  And on
+    its first `probes` calls outside Hypothesis's cases (which
     seed the global generators themselves: the chosen cases), the answer is asked twice, from the caller's states
     and from unrelated ones (seeded apart: one draw apart, a rejection sampler's two streams meet, and a right answer
     failed, round 21's adversary): the states it leaves must differ, or it seeded one through a way not watched
@@ -165,42 +105,42 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
         twice = left_to_probe[0] > 0 and not hypothesis.currently_in_test_context()
         left_to_probe[0] -= twice
         seeded: dict[str, list[Any]] = {}
-        not_put_back: list[str] = []
+        unrestored: list[str] = []
         if not twice:
             try:
-                with _seeding_watched(seeded):
+                with seeding_watched(seeded, (yours,)):
                     result = yours(*args, **kwargs)
-                not_put_back = _not_put_back(seeded)
+                unrestored = not_put_back(seeded)
             finally:
                 after = read(SETTINGS)
                 put_back(before)
             left = again = {}
         else:
-            states = _states()
+            states = generator_states()
             spare = copy.deepcopy((args, kwargs))  # for the second call: the first may change what it was given
             other = next(unrelated for unrelated in UNRELATED
-                         if not any(_same_state(states[name], unrelated[name]) for name in states))
+                         if not any(same_state(states[name], unrelated[name]) for name in states))
             try:
-                with _seeding_watched(seeded):
+                with seeding_watched(seeded, (yours,)):
                     result = yours(*args, **kwargs)
-                not_put_back = _not_put_back(seeded)
-                left = again = _states()
-                _put(other)
+                unrestored = not_put_back(seeded)
+                left = again = generator_states()
+                put_generator_states(other)
                 yours(*spare[0], **spare[1])
-                again = _states()
+                again = generator_states()
             finally:
                 after = read(SETTINGS)
                 put_back(before)
-                _put(states)
+                put_generator_states(states)
         changed = [name for name in before if before[name] != after[name]]
         if changed:
             ex.expect(False, f"{ex.name} left {changed[0]} {after[changed[0]]} after it returned (it was "
                       f"{before[changed[0]]})", HINT)
-        if not_put_back:
-            ex.expect(False, f"{ex.name} seeds the global random generator {not_put_back[0]}: it called "
-                      f"{seeded[not_put_back[0]][0]}(...), and did not set that generator's state back as it was "
+        if unrestored:
+            ex.expect(False, f"{ex.name} seeds the global random generator {unrestored[0]}: it called "
+                      f"{seeded[unrestored[0]][0]}(...), and did not set that generator's state back as it was "
                       "before", SEED_HINT)
-        seeded_alike = [name for name in left if _same_state(left[name], again[name])]
+        seeded_alike = [name for name in left if same_state(left[name], again[name])]
         if seeded_alike:
             ex.expect(False, f"{ex.name} seeds the global random generator {seeded_alike[0]}: called twice with the "
                       "same arguments, from two unrelated states of that generator, it left the same state both "
@@ -213,11 +153,11 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
 @contextmanager
 def _generators_put_back() -> Iterator[None]:
     """The global generators' states as they were before the block (a check's), whatever the answer did to them."""
-    states = _states()
+    states = generator_states()
     try:
         yield
     finally:
-        _put(states)
+        put_generator_states(states)
 
 
 # --------------------------------------------------------------------------------------------

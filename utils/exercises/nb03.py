@@ -46,6 +46,7 @@ import itertools
 import math
 import random
 import time
+import warnings
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -72,7 +73,7 @@ from . import (
     what_returned,
 )
 from .properties import case_of, for_all, raised_on, real, shown, st
-from .settings import BASIC, keeping
+from .settings import BASIC, PROCESS, PROCESS_WIDE, keeping
 from .streams import TORCH_CALLERS, Caller, torch_caller, torch_callers, widened
 
 NOTEBOOK = "03_streams_pytorch"
@@ -136,10 +137,15 @@ def _said(caller: Caller | None) -> str:
     return "" if caller is None else f", {caller.says}"
 
 
-# What fan_out and prefetch_loop have no reason to change for their caller: settings.BASIC (its float32 precisions
+# What every answer of this notebook has no reason to change for its caller: settings.BASIC (its float32 precisions
 # read through both of PyTorch's APIs), and cuDNN's autotuning and determinism and the global generators (round 20's
-# adversary left cudnn.benchmark on, or called torch.manual_seed(0) at every call, and passed).
-WATCHED = (*BASIC, "torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch.get_rng_state()")
+# adversary left cudnn.benchmark on, or called torch.manual_seed(0) at every call, and passed); and every other
+# process-wide setting that settings.py reads, not a list of those found so far (round 22's adversary left anomaly
+# detection on, or torch.set_num_threads(1), and passed): autograd's and the threads', NumPy's errors, the Python
+# process's (PROCESS) and other backends', hooks, the profiler, the function-mode stack, the generators (PROCESS_WIDE).
+WATCHED = tuple(dict.fromkeys((
+    *BASIC, "torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch.get_rng_state()",
+    "torch.is_anomaly_enabled()", "torch.get_num_threads()", "np.geterr()", *PROCESS, *PROCESS_WIDE)))
 
 
 # ------------------------------------------------------------------------------------------
@@ -152,24 +158,41 @@ FAN = 3  # the streams of the fan in the races
 FAN_N = 4 * 2**20  # elements of x and of each output in the races: 16 MiB of float32, as in race 2 of the lecture
 _values = itertools.count(1)  # each run fills x with a value of its own: stale memory never holds the right output
 
-Fan = tuple[str | None, int, int, float, str]  # (the caller, how many streams, x's elements, x's value, x's dtype)
+# (the caller, how many streams, x's elements, x's value, x's dtype[, the caller's grad mode: GRAD_MODES, "grad" if
+# left out])
+Fan = tuple[Any, ...]
 # x's dtypes in the fans of the values: float32, float64 and int64 (round 20's adversary gave each fn x.float(), and
 # passed: x was always float32).  A float x requires grad, as a model's activations do (the same adversary ran the
 # fns under torch.no_grad, and passed: no output lost what the check looked at).  No float16: a GPU and a CPU may
 # round x * 0.1 in float16 differently.
 X_DTYPES = ("float32", "float64", "int64")
+# The caller's autograd mode around the call (round 22's adversary ran each fn, or each step, under
+# torch.enable_grad(), and passed: every caller had grad on, so that a mode forced on looked like the caller's): on,
+# as a training step; off, as an evaluation loop; inference mode.
+GRAD_MODES: dict[str, Callable[[], AbstractContextManager[Any]]] = {
+    "grad": nullcontext, "no_grad": torch.no_grad, "inference_mode": torch.inference_mode}
+
+
+def _grad_mode(case: tuple) -> str:
+    """The caller's grad mode of a fan or a loop: its last item where it has one, else "grad"."""
+    return case[-1] if isinstance(case[-1], str) and case[-1] in GRAD_MODES else "grad"
+
+
+def _under(mode: str) -> str:
+    """", called under torch.no_grad()", or nothing for a caller with grad on."""
+    return "" if mode == "grad" else f", called under torch.{mode}()"
 
 
 def fans(callers: st.SearchStrategy[str | None]) -> st.SearchStrategy[Fan]:
     """Fans of 1 to 4 streams, over an x of 0 to 9 elements (the value does not matter, so small ones, whole, so
-    that every head is exact in any order), of each of X_DTYPES."""
+    that every head is exact in any order), of each of X_DTYPES, called in each of GRAD_MODES."""
     return st.tuples(callers, st.integers(1, 4), st.integers(0, 9), st.integers(-3, 9).map(float),
-                     st.sampled_from(X_DTYPES))
+                     st.sampled_from(X_DTYPES), st.sampled_from(tuple(GRAD_MODES)))
 
 
 def _fan_x(fan: Fan, device: str | None = None) -> torch.Tensor:
     """The fan's x: torch.full((n,), value) of its dtype, requiring grad where it is a float."""
-    _, _, n, value, dtype = fan
+    _, _, n, value, dtype = fan[:5]
     return torch.full((n,), value, dtype=getattr(torch, dtype), device=device, requires_grad=dtype != "int64")
 
 
@@ -196,11 +219,11 @@ def _heads(width: int, value: float) -> list[tuple[str, Callable[[torch.Tensor],
 
 
 def _fan_call(fan: Fan) -> str:
-    _, width, n, value, dtype = fan
+    _, width, n, value, dtype = fan[:5]
     fns = ", ".join(f"lambda x: {what}" for what, _ in _heads(width, value))
     x = f"torch.full(({n},), {value:g}" + (f", dtype=torch.{dtype}" if dtype != "float32" else "") + (
         ", requires_grad=True)" if dtype != "int64" else ")")
-    return f"fan_out(x = {x}, fns = [{fns}], {width} streams)"
+    return f"fan_out(x = {x}, fns = [{fns}], {width} streams){_under(_grad_mode(fan))}"
 
 
 def _fan_fns(ran_on: list, count: int = FAN, busy_ms: float = 0.0,
@@ -260,18 +283,23 @@ def _fan_values(ex: Any, yours: Callable) -> Callable[[Fan], None]:
     caller on its own stream right after the call, and the caller's stream is current again."""
 
     def holds(fan: Fan) -> None:
-        kind, width, n, value, _ = fan
+        kind, width, n, value, _ = fan[:5]
+        mode = _grad_mode(fan)
         ran_on: list = []
-        want = [fn(_fan_x(fan)) for _, fn in _heads(width, value)]  # on the host
+        x_host = _fan_x(fan)
+        with GRAD_MODES[mode]():
+            want = [fn(x_host) for _, fn in _heads(width, value)]  # on the host
         with _caller(kind) as caller:
             streams = [torch.cuda.Stream() for _ in range(width)]
             x = _fan_x(fan, "cuda")
             torch.cuda.synchronize()  # x is ready: here only the values count (the races are checked apart)
-            outs = yours(x, _fan_fns(ran_on, width, value=value), streams)
-            after = torch.cuda.current_stream()
-            problem = _outputs_problem(outs, width, n, gpu=caller is not None, want=want)
-            with torch.cuda.stream(None if caller is None else caller.stream):  # read as the caller reads
-                copies = [o.clone() for o in outs] if problem is None else []
+            with GRAD_MODES[mode]():  # the caller's grad mode, around the call and its reads
+                outs = yours(x, _fan_fns(ran_on, width, value=value), streams)
+                after = torch.cuda.current_stream()
+                problem = _outputs_problem(outs, width, n, gpu=caller is not None, want=want)
+                tracked = [o.requires_grad for o in outs] if problem is None else []
+                with torch.cuda.stream(None if caller is None else caller.stream):  # read as the caller reads
+                    copies = [o.clone() for o in outs] if problem is None else []
         torch.cuda.synchronize()
         call = _fan_call(fan) + _said(caller)
         ex.expect(problem is None, f"{call}: fan_out {problem}",
@@ -282,10 +310,22 @@ def _fan_values(ex: Any, yours: Callable) -> Callable[[Fan], None]:
                                                           "`with torch.cuda.stream(s):` restores it at its end")
             problem = _streams_problem(ran_on, streams)
             ex.expect(problem is None, f"{call}: {problem}", "queue fns[i] while streams[i] is the current stream")
-        untracked = [i for i, (c, w) in enumerate(zip(copies, want)) if c.requires_grad != w.requires_grad]
-        ex.expect(not untracked, f"{call}: outputs {untracked} do not require grad, where fns[i](x) does",
+        untracked = [i for i, (t, w) in enumerate(zip(tracked, want)) if t != w.requires_grad]
+        forced = [i for i in untracked if tracked[i]]
+        ex.expect(not untracked, f"{call}: outputs {untracked} " + (
+            "require grad, where fns[i](x) does not" if forced else "do not require grad, where fns[i](x) does"),
+                  "fns[i] runs as the caller would run it: under the caller's torch.no_grad() or inference_mode() it "
+                  "records no autograd graph, and torch.enable_grad() inside fan_out records one the caller did not "
+                  "ask for" if forced else
                   "output i is what fns[i] returns, its autograd history too: fns[i] run under torch.no_grad() or "
                   "torch.inference_mode() (or its output detached or copied) gives the caller nothing to backward")
+        lost = _gradients_lost(x, copies, x_host, want) if mode == "grad" and not untracked else []
+        ex.expect(not lost, f"{call}: a backward through outputs {[i for i, _ in lost]} gives x " + (
+            "no gradient, where one through fns[i](x) gives x one" if lost and lost[0][1] else
+            "another gradient than one through fns[i](x)"),
+                  "output i is what fns[i] returns, its autograd history too, back to x: fns[i] given a new leaf "
+                  "(x.detach(), then requires_grad_()), or its output marked requires_grad_() after a no_grad, "
+                  "requires grad but gives the caller's backward no way to x")
         wrong = [i for i, (c, w) in enumerate(zip(copies, want)) if c.dtype != w.dtype or not torch.equal(c.cpu(), w)]
         cast = [i for i in wrong if copies[i].dtype != want[i].dtype]
         ex.expect(not wrong, f"{call}: outputs {wrong} are not fns[i](x)" + "".join(
@@ -294,6 +334,33 @@ def _fan_values(ex: Any, yours: Callable) -> Callable[[Fan], None]:
                   "changes it" if cast else "each fns[i] gets x itself, and output i is what fns[i] returns")
 
     return holds
+
+
+def _gradients_lost(x: torch.Tensor, copies: Sequence[torch.Tensor], x_host: torch.Tensor,
+                    want: Sequence[torch.Tensor]) -> list[tuple[int, bool]]:
+    """The outputs i (with True where x gets no gradient at all) through which a backward gives x another gradient
+    than one through fns[i](x) gives x_host: the outputs' autograd history, not its flag (round 22's adversary gave
+    each stream x.detach().requires_grad_(), and passed: every output required grad, and none reached x)."""
+    lost = []
+    for i, (c, w) in enumerate(zip(copies, want, strict=True)):
+        if not (w.requires_grad and c.requires_grad):
+            continue  # the flags are compared apart
+        with warnings.catch_warnings():
+            # PyTorch warns when a leaf's AccumulateGrad node was made on another stream than the gradient now comes
+            # from (autograd/input_buffer.cpp): here by design, the outputs come from the answer's side streams and
+            # the check asks again; on the H200 (2026-11-29) the warning, with the machine's path, landed in
+            # solutions/03's stored output and would in every student's
+            warnings.filterwarnings("ignore", message="The AccumulateGrad node's stream does not match")
+            (wanted,) = torch.autograd.grad(w.sum(), x_host, allow_unused=True, retain_graph=True)
+            (got,) = torch.autograd.grad(c.sum(), x, allow_unused=True, retain_graph=True)
+        torch.cuda.synchronize()
+        if got is None or wanted is None:
+            if (got is None) != (wanted is None):
+                lost.append((i, got is None))
+        elif got.shape != wanted.shape or not torch.allclose(got.cpu().to(wanted.dtype), wanted, rtol=1e-5,
+                                                             atol=1e-6):
+            lost.append((i, False))
+    return lost
 
 
 def _fan_race(ex: Any, yours: Callable, kind: str, slow: int | str) -> None:
@@ -434,9 +501,10 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
     Two properties, over every kind of caller (streams.TORCH_CALLERS).  Values: fans of 1 to 4 streams
     over small x (float32, float64 or int64; a float one requiring grad), with fns as heads and metrics are (HEADS:
     outputs of x's shape and dtype, a scalar, an int64 count, another shape with fractions, a matmul); output i is
-    fns[i](x), its shape, dtype, values and whether it requires grad, queued on streams[i], as the caller reads it on
-    its stream.  No global setting (grad mode, the default dtype, the float32 precisions, cuDNN's switches, the
-    generators: WATCHED) is left changed.
+    fns[i](x), its shape, dtype, values, whether it requires grad and the gradient a backward through it gives x,
+    queued on streams[i], as the caller reads it on its stream, for a caller with autograd on, off (torch.no_grad())
+    or in inference mode.  No global setting (grad mode, the default dtype, the float32 precisions, cuDNN's switches,
+    anomaly detection, the threads, the generators, ...: WATCHED) is left changed.
     Races, with FAN streams and windows made wide: each side stream in turn busy when the call comes;
     the caller's stream filling x late (a slow producer); every stream the answer queues work on
     starting late (streams.widened); every fns[i] keeping its stream busy (they must overlap); the
@@ -462,7 +530,8 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
         _at_once(ex, holds, ("default", FAN, 5, 3.0, "float32"), _fan_call)
         chosen = [(kind, 4, 5, 3.0, "float32") for kind in TORCH_CALLERS]
         for_all(ex, fans(torch_callers()), holds, examples=12, budget_s=GPU_VALUES_BUDGET_S,
-                chosen=[*chosen, ("default", 1, 0, 1.0, "int64"), ("default", 4, 3, 2.0, "float64")],
+                chosen=[*chosen, ("default", 1, 0, 1.0, "int64"), ("default", 4, 3, 2.0, "float64"),
+                        ("default", 4, 3, 2.0, "float32", "no_grad"), ("with", 3, 2, 1.0, "float64", "inference_mode")],
                 describe=_fan_call)
         for_all(ex, torch_callers(), _fan_races(ex, yours), examples=len(TORCH_CALLERS), budget_s=GPU_BUDGET_S,
                 describe=lambda kind: f"fan_out called from {TORCH_CALLERS[kind]}")
@@ -489,14 +558,16 @@ def _fan_keeps_nothing(ex: Any, yours: Callable) -> None:
               "the freed memory (and leaks it); the allocator is told of another stream's use by record_stream")
 
 
-register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=12))
+register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=15))
 
 
 def _check_fan_out_on_cpu(fan_out: Callable) -> None:
     """check_fan_out's values on a CPU, where the streams run in order: output i must be fns[i](x)."""
     with (exercise("fan_out") as ex,
-          ex.on_cpu("that output i is fns[i](x), its shape, dtype and values, for fans of 1 to 4 streams run in order "
-                    "on the CPU (which says it is a GPU), and that no global setting is left changed",
+          ex.on_cpu("that output i is fns[i](x), its shape, dtype and values, whether it requires grad and the "
+                    "gradient a backward through it gives x, for fans of 1 to 4 streams run in order on the CPU (which "
+                    "says it is a GPU), called with autograd on, off or in inference mode, and that no global setting "
+                    "is left changed",
                     "every kind of caller, the races (a slow producer, a busy side stream, streams that start late, "
                     "outputs freed while the caller's stream still reads them), that each fns[i] runs on "
                     "streams[i], and that the host never waits"),
@@ -504,7 +575,8 @@ def _check_fan_out_on_cpu(fan_out: Callable) -> None:
         holds = _fan_values(ex, keeping(ex, ex.answer(fan_out), WATCHED))
         _at_once(ex, holds, (None, FAN, 5, 3.0, "float32"), _fan_call)
         for_all(ex, fans(st.none()), holds, examples=CPU_EXAMPLES,
-                chosen=[(None, 1, 0, 1.0, "int64"), (None, 4, 7, -2.0, "float64"), (None, 4, 3, 2.0, "float32")],
+                chosen=[(None, 1, 0, 1.0, "int64"), (None, 4, 7, -2.0, "float64"), (None, 4, 3, 2.0, "float32"),
+                        (None, 4, 3, 2.0, "float32", "no_grad"), (None, 3, 2, 1.0, "float64", "inference_mode")],
                 budget_s=0, describe=_fan_call)
 
 
@@ -722,7 +794,7 @@ def _prediction_problem(got: object) -> tuple[str, str] | None:
 def check_predicted_timeline(predicted_timeline: Callable[[], Timeline]) -> None:
     """predicted_timeline() must return PROGRAM's start and end times, worked out by hand."""
     with exercise("predicted_timeline") as ex:
-        got = ex.answer(predicted_timeline)()
+        got = keeping(ex, ex.answer(predicted_timeline), WATCHED)()
         problem = _prediction_problem(got)
         ex.expect(problem is None, f"your prediction {problem and problem[0]}", problem[1] if problem else "")
 
@@ -957,7 +1029,7 @@ def check_simulate(simulate: Callable[[Sequence[Op]], Timeline]) -> None:
     compared with the check's own simulator (`stream_rules`) on generated programs, and on a failure, on the
     smallest program found that still fails."""
     with exercise("simulate") as ex:
-        yours = ex.answer(simulate)
+        yours = keeping(ex, ex.answer(simulate), WATCHED)
 
         def fails(program: list[Op]) -> bool:
             return _misplaces(yours(list(program)), stream_rules(program))
@@ -1212,18 +1284,21 @@ BATCHES, ROWS, COLS = 8, 2048, 2048  # the races: 8 batches of 16 MiB in pinned 
 LOOP_DTYPES = (torch.float32, torch.float16, torch.int32, torch.uint8)
 _runs = itertools.count(1)
 
-Loop = tuple[str | None, int, tuple[int, ...], torch.dtype]  # (the caller, how many batches, their shape, dtype)
+# (the caller, how many batches, their shape, dtype[, the caller's grad mode: GRAD_MODES, "grad" if left out])
+Loop = tuple[Any, ...]
 
 
 def loops(callers: st.SearchStrategy[str | None]) -> st.SearchStrategy[Loop]:
-    """1 to 9 batches of one shape (1 to 3 dimensions, small) and one dtype."""
+    """1 to 9 batches of one shape (1 to 3 dimensions, small) and one dtype, called in each of GRAD_MODES."""
     shape = st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple)
-    return st.tuples(callers, st.integers(1, 9), shape, st.sampled_from(LOOP_DTYPES))
+    return st.tuples(callers, st.integers(1, 9), shape, st.sampled_from(LOOP_DTYPES),
+                     st.sampled_from(tuple(GRAD_MODES)))
 
 
 def _loop_call(loop: Loop) -> str:
-    _, count, shape, dtype = loop
-    return f"prefetch_loop({count} batch{'es' * (count != 1)} of shape {shape}, {dtype}, step, copy_stream)"
+    _, count, shape, dtype = loop[:4]
+    return (f"prefetch_loop({count} batch{'es' * (count != 1)} of shape {shape}, {dtype}, step, copy_stream)"
+            + _under(_grad_mode(loop)))
 
 
 LARGE = ("allocation.large_pool.allocated", "allocated_bytes.large_pool.allocated")  # running count, running bytes
@@ -1296,29 +1371,40 @@ def _noting(seen: list, work: Callable[[torch.Tensor], torch.Tensor],
     return step
 
 
-def _loop_values(ex: Any, yours: Callable) -> Callable[[Loop], None]:
+def _loop_values(ex: Any, yours: Callable, gpu: Any = None) -> Callable[[Loop], None]:
     """The property of any loop, from any caller: output i is step(batch i), step runs on the caller's stream on
-    the GPU, and the caller reads the outputs on its stream right after the call."""
+    the GPU, and the caller reads the outputs on its stream right after the call.  On a CPU (`gpu`, cuda_on_cpu's
+    GPUOnTheCPU), the GPU memory the loop asks for too, besides the steps', at every size drawn (round 22's adversary
+    made a new tensor per batch for batches under 1000 elements, and passed: memory was counted on larger ones
+    only)."""
 
     def holds(loop: Loop) -> None:
-        kind, count, shape, dtype = loop
+        kind, count, shape, dtype = loop[:4]
+        mode = _grad_mode(loop)
         seen: list = []
         modes: list[tuple[bool, bool]] = []  # grad mode and autocast's, as each step ran
+        by_steps: set[int] = set()  # the places in gpu.placed of the memory the steps asked for
 
         def work(x: torch.Tensor) -> torch.Tensor:
             modes.append((torch.is_grad_enabled(), any(map(torch.is_autocast_enabled, ("cuda", "cpu")))))
-            return x * 2
+            first = len(gpu.placed) if gpu is not None else 0
+            out = x * 2
+            by_steps.update(range(first, len(gpu.placed) if gpu is not None else 0))
+            return out
 
         with _caller(kind) as caller:
             copy_stream = torch.cuda.Stream()
             batches = _small_batches(count, shape, dtype, pinned=True)  # on a CPU, pinned as cuda_on_cpu imitates it
             want = [b * 2 for b in batches]  # on the host
-            caller_modes = (torch.is_grad_enabled(), False)
-            got = yours(batches, _noting(seen, work), copy_stream)
-            after = torch.cuda.current_stream()
-            problem = _loop_outputs_problem(got, count, gpu=caller is not None)
-            with torch.cuda.stream(None if caller is None else caller.stream):  # read as the caller reads
-                copies = [g.clone() for g in got] if problem is None else []  # type: ignore[union-attr]
+            placed = len(gpu.placed) if gpu is not None else 0
+            with GRAD_MODES[mode]():  # the caller's grad mode, around the call and its reads
+                caller_modes = (torch.is_grad_enabled(), False)
+                got = yours(batches, _noting(seen, work), copy_stream)
+                called = len(gpu.placed) if gpu is not None else 0  # what the call made, not the reads below
+                after = torch.cuda.current_stream()
+                problem = _loop_outputs_problem(got, count, gpu=caller is not None)
+                with torch.cuda.stream(None if caller is None else caller.stream):  # read as the caller reads
+                    copies = [g.clone() for g in got] if problem is None else []  # type: ignore[union-attr]
         torch.cuda.synchronize()
         call = _loop_call(loop) + _said(caller)
         ex.expect(problem is None, f"{call} {problem}", "append step(x) for every batch, in order, and return the list")
@@ -1327,11 +1413,22 @@ def _loop_values(ex: Any, yours: Callable) -> Callable[[Loop], None]:
                                               "caller's", "leave the caller's stream current when you return: "
                                                           "`with torch.cuda.stream(s):` restores it at its end")
         # round 20's adversary ran the steps under torch.no_grad(), and passed: step's outputs had no autograd history
-        changed = [i for i, mode in enumerate(modes) if mode != caller_modes]
-        ex.expect(not changed, f"{call}: step ran with "
-                  + ("autocast on" if changed and modes[changed[0]][1] else "autograd off") + f" for batches {changed}",
+        # round 22's adversary ran them under torch.enable_grad(), and passed: every caller had grad on
+        changed = [i for i, ran in enumerate(modes) if ran != caller_modes]
+        ex.expect(not changed, f"{call}: step ran with " + (
+            "autocast on" if changed and modes[changed[0]][1] else
+            "autograd on" if changed and modes[changed[0]][0] else "autograd off") + f" for batches {changed}",
                   "step runs as the caller would run it: under torch.no_grad(), inference_mode() or autocast, its "
-                  "outputs lose their autograd history or change their dtype")
+                  "outputs lose their autograd history or change their dtype; under torch.enable_grad(), a caller "
+                  "with autograd off gets graphs it did not ask for")
+        if gpu is not None and count > 2:
+            # The memory the loop asked for, the steps' left out, in blocks of a batch's bytes or more, each rounded
+            # up as the GPU's allocator rounds it (512 bytes: two buffers cut from one allocation hold 2 batches)
+            size = math.prod(shape) * batches[0].element_size()
+            blocks = [n for i, n in enumerate(gpu.placed[placed:called], placed) if i not in by_steps and n >= size]
+            held = sum(map(_rounded, blocks)) / _rounded(size)
+            ex.expect(held <= HELD_AT_MOST, f"{call}: made GPU memory for {held:.3g} batches ({len(blocks)} blocks of "
+                                            f"a batch's bytes or more); two buffers, made once, hold 2", BUFFERS_HINT)
         host = {b.untyped_storage().data_ptr() for b in batches}
         problem = _steps_problem(seen, None if caller is None else caller.stream, host)
         ex.expect(problem is None, f"{call} {problem}",
@@ -1344,6 +1441,11 @@ def _loop_values(ex: Any, yours: Callable) -> Callable[[Loop], None]:
                   else "output i is step(batch i on the GPU): which buffer holds batch i when step reads it?")
 
     return holds
+
+
+def _rounded(nbytes: int) -> int:
+    """`nbytes` as the GPU's caching allocator asks for them: rounded up to a multiple of 512."""
+    return -(-nbytes // 512) * 512
 
 
 def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str, float],
@@ -1514,11 +1616,12 @@ def check_prefetch_loop(
     copying and computing one after the other.
 
     Two properties over every kind of caller (streams.TORCH_CALLERS).  Values: 1 to 9 small batches of
-    any shape and dtype; output i is step(batch i), each step on the caller's stream with its batch in
-    GPU memory, as the caller reads them on its stream.  Then, from a busy caller, the host does not
-    wait: the loop returns before the caller's earlier work is done.  Races, with 8 batches of 16 MiB:
-    slow copies (every stream the loop queues work on starts late) and slow steps (with a second call of
-    the loop from another stream while the steps still run, and memory the loop frees, handed out again
+    any shape and dtype, from a caller with autograd on, off or in inference mode (each step runs in the caller's
+    mode; on a CPU, the GPU memory the loop asks for is counted there too); output i is step(batch i), each step on
+    the caller's stream with its batch in GPU memory, as the caller reads them on its stream.  Then, from a busy
+    caller, the host does not wait: the loop returns before the caller's earlier work is done.  Races, with 8
+    batches of 16 MiB: slow copies (every stream the loop queues work on starts late) and slow steps (with a second
+    call of the loop from another stream while the steps still run, and memory the loop frees, handed out again
     on copy_stream at once), with the caller's earlier work on the memory the buffers get (late, for a
     busy caller).  Then, from the default stream: the GPU memory the loop allocates, in batches (blocks of a
     batch's size or more, counted and summed: one tensor of every batch is one allocation, but not two
@@ -1541,7 +1644,9 @@ def check_prefetch_loop(
         _at_once(ex, holds, ("default", BATCHES, (3, 5), torch.float32), _loop_call)
         for_all(ex, loops(torch_callers()), holds, examples=12, budget_s=GPU_VALUES_BUDGET_S,
                 chosen=[(kind, BATCHES, (3, 5), torch.float32) for kind in TORCH_CALLERS]
-                + [("default", 1, (1,), torch.uint8), ("with", 9, (2, 3, 4), torch.float16)], describe=_loop_call)
+                + [("default", 1, (1,), torch.uint8), ("with", 9, (2, 3, 4), torch.float16),
+                   ("default", 3, (2, 2), torch.float32, "no_grad"), ("with", 4, (1,), torch.uint8, "inference_mode")],
+                describe=_loop_call)
 
         def copy_all(batches: Sequence[torch.Tensor]) -> list[torch.Tensor]:
             return [b.to("cuda", non_blocking=True) for b in batches]
@@ -1614,7 +1719,7 @@ def check_prefetch_loop(
                               "the host (no synchronize in the loop)")
 
 
-register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=17))
+register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=20))
 
 
 def _alive(gpu: Any, size: int) -> float:
@@ -1626,17 +1731,19 @@ def _alive(gpu: Any, size: int) -> float:
 def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
     """check_prefetch_loop's outputs and buffers on a CPU, where copies and steps run in order."""
     with (exercise("prefetch_loop") as ex,
-          ex.on_cpu("the outputs, in order, for 1 to 9 batches of any shape and dtype, and the GPU memory asked "
-                    "for in blocks of a batch's bytes or more (device='cuda', .to, .cuda(), and new tensors made from "
+          ex.on_cpu("the outputs, in order, for 1 to 9 batches of any shape and dtype, from a caller with autograd "
+                    "on, off or in inference mode, and the GPU memory asked for (at every size drawn) in blocks of a "
+                    "batch's bytes or more (device='cuda', .to, .cuda(), and new tensors made from "
                     "GPU ones), with the copies and steps run in order on the CPU",
                     "every kind of caller, that the host never waits, the races (slow copies, slow steps, a second "
                     "call from another stream, memory in use by the caller or freed too early), and the speed against "
                     "copying then computing one batch at a time"),
           cuda_on_cpu(like_a_gpu=True) as gpu):
         yours = keeping(ex, ex.answer(prefetch_loop), WATCHED)
-        holds = _loop_values(ex, yours)
+        holds = _loop_values(ex, yours, gpu)
         _at_once(ex, holds, (None, BATCHES, (3, 5), torch.float32), _loop_call)
-        chosen = [(None, 1, (1,), torch.uint8), (None, 9, (2, 3, 4), torch.float16), (None, 2, (5,), torch.int32)]
+        chosen = [(None, 1, (1,), torch.uint8), (None, 9, (2, 3, 4), torch.float16), (None, 2, (5,), torch.int32),
+                  (None, 3, (2, 2), torch.float32, "no_grad"), (None, 4, (1,), torch.uint8, "inference_mode")]
         for_all(ex, loops(st.none()), holds, examples=CPU_EXAMPLES, chosen=chosen, budget_s=0, describe=_loop_call)
         gen = torch.Generator().manual_seed(1000)
         # small: nothing is timed; a shape of its own at every check, so that buffers kept from an earlier check
@@ -1706,6 +1813,23 @@ def random_queue_case(size: int, seed: int) -> QueueCase:
                   "s" if seed % 3 == 0 else "k"), queues  # a seed that 3 divides: kernels named like streams
 
 
+def many_streams_queue_case(size: int, seed: int) -> QueueCase:
+    """A case of 17 to 40 streams over 17 to 32 queues, drawn from `seed`: each stream, in a shuffled order, queues 1
+    to 3 kernels in a row (depth-first: a stream's second kernel starts late, and holds back what its queue gets
+    next), then `size` kernels more on any of them (round 22's adversary capped the queues at 16, and passed: no case
+    had more than 16 streams over more than 16 queues)."""
+    rng = random.Random(seed)
+    streams = [f"s{i}" for i in range(rng.randint(17, 40))]
+    rng.shuffle(streams)
+    queues = rng.randint(17, 32)
+    ops = [("kernel", stream, _duration(rng)) for stream in streams for _ in range(rng.randint(1, 3))]
+    ops += [("kernel", rng.choice(streams), _duration(rng)) for _ in range(size)]
+    return _named(ops), queues
+
+
+MANY_STREAMS = 20  # cases of many_streams_queue_case that check_simulate_queues tries
+
+
 def queue_cases() -> st.SearchStrategy[QueueCase]:
     """Generated cases: Hypothesis draws the size and the seed, and shrinks a failing case's size."""
     return st.tuples(st.integers(0, MAX_OPS), st.integers(0, 2**32 - 1)).map(lambda case: random_queue_case(*case))
@@ -1722,6 +1846,10 @@ QUEUE_CASES: list[QueueCase] = [
       ("kernel", "log", "write", 1)], 2),
     *[(queues_experiment(order), queues) for order in ("depth-first", "breadth-first") for queues in (1, 8, 32)],
 ]
+# More streams than 16 over more queues than 16 (round 22), tried last: the lecture's experiment, and generated cases
+MANY_STREAMS_CASES: list[QueueCase] = [
+    (queues_experiment("depth-first", streams=streams, per_stream=2), queues) for streams, queues in
+    ((20, 17), (40, 32), (33, 32))]
 
 
 def plural_queues(queues: int) -> str:
@@ -1747,7 +1875,7 @@ def check_simulate_queues(simulate_queues: Callable[[Sequence[Op], int], Timelin
     hardware queues' rule, for any program of kernels and any number of queues: compared with the check's own
     simulator (`queue_rules`) on generated cases."""
     with exercise("simulate_queues") as ex:
-        yours = ex.answer(simulate_queues)
+        yours = keeping(ex, ex.answer(simulate_queues), WATCHED)
 
         def call(case: QueueCase) -> str:
             return f"simulate_queues({_shown_program(case[0])}, {case[1]})"
@@ -1774,7 +1902,8 @@ def check_simulate_queues(simulate_queues: Callable[[Sequence[Op], int], Timelin
 
         _at_once(ex, follows_the_rules, QUEUE_CASES[4], call)
         for_all(ex, queue_cases(), follows_the_rules, examples=EXAMPLES, budget_s=0, describe=call,
-                chosen=QUEUE_CASES + seeded(random_queue_case, SEEDED_QUEUES))
+                chosen=QUEUE_CASES + seeded(random_queue_case, SEEDED_QUEUES) + MANY_STREAMS_CASES
+                + seeded(many_streams_queue_case, MANY_STREAMS))
 
 
 register(Exercise(NOTEBOOK, "simulate_queues", check_simulate_queues))

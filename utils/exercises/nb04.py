@@ -36,7 +36,18 @@ from torch.overrides import TorchFunctionMode, resolve_name
 
 from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep, timer
-from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, is_stub, reference, register, what_returned
+from . import (
+    Exercise,
+    ExerciseFailed,
+    Findings,
+    LeftForGPU,
+    exercise,
+    is_stub,
+    reference,
+    register,
+    settings,
+    what_returned,
+)
 from .properties import for_all, shown, st
 from .streams import (
     CUPY_CALLERS,
@@ -56,6 +67,14 @@ TRIES = 3  # a case that a slow or busy host spoiled is tried again, with window
 GPU_CASES = 4  # generated cases of a GPU check, besides its chosen ones (every kind of caller): each costs ~0.3 s
 GPU_BUDGET_S = 3.0  # seconds of shrinking a GPU check's failing case
 KEPT_CALLS = 65  # calls in a row whose results the caller keeps, all compared at the end: more than any ring of outputs
+# chunks of pipelined's fourth kept call: round 23's adversary kept a ring of 128 buffers, more than 65 chunks in all
+KEPT_CHUNKS = 1024
+# The process-wide settings an answer has no reason to change (round 23's adversary left the recursion limit raised,
+# threading's stack size, CuPy's allocator switched, grad mode off, and passed: nb04 watched none): read before each
+# call of an answer (exercise 4: before and after each run of thousands of calls), put back after it, and a change
+# FAILs, naming it (`settings.keeping`)
+KEPT_SETTINGS = (*settings.BASIC, *settings.PROCESS)
+KEPT_SETTINGS_GPU = (*KEPT_SETTINGS, *settings.CUPY)
 
 
 def _cupy(what: str) -> Any:
@@ -143,17 +162,27 @@ def _shapes(largest: int) -> st.SearchStrategy[tuple[int, ...]]:
 # ------------------------------------------------------------------------------------------
 # Exercise 1: a sum on a worker stream, between a producer and its caller
 # ------------------------------------------------------------------------------------------
-SumCase = tuple[str, tuple[int, ...], int]  # (the kind of caller, the shape of x, the seed of its values)
+# (the kind of caller, the shape of x, the seed of its values, what one of them is instead: "" (nothing), "nan", "inf")
+SumCase = tuple[str, tuple[int, ...], int, str]
 SUM_LARGEST = 2**20  # elements of x (float64: 8 MiB)
+# One value of x made NaN or an infinity, in some cases: x.sum() propagates both (round 23's adversary summed with
+# cp.nansum and passed: x held no NaN once written)
+SPECIALS = {"": None, "nan": math.nan, "inf": math.inf}
 
 
 def _sum_cases() -> st.SearchStrategy[SumCase]:
-    return st.tuples(cupy_callers(), _shapes(SUM_LARGEST), st.integers(0, 2**32 - 1))
+    return st.tuples(cupy_callers(), _shapes(SUM_LARGEST), st.integers(0, 2**32 - 1), st.sampled_from(list(SPECIALS)))
 
 
 def _describe_sum(case: SumCase) -> str:
-    kind, shape, _ = case
-    return f"sum_on_stream(x of shape {shape}, ready, s), called from {CUPY_CALLERS[kind]}"
+    kind, shape, _, special = case
+    holding = f" holding a {'NaN' if special == 'nan' else 'value inf'} among its values" if special else ""
+    return f"sum_on_stream(x of shape {shape}{holding}, ready, s), called from {CUPY_CALLERS[kind]}"
+
+
+def _same_number(a: float | None, b: float) -> bool:
+    """a == b, NaN equal to NaN."""
+    return a is not None and (a == b or (math.isnan(a) and math.isnan(b)))
 
 
 @dataclass
@@ -169,6 +198,7 @@ class _SumRun:
     in_time: float | None  # what a third stream read from it once a sum queued on s had run (and nothing later)
     s_free_ms: float  # when s's earlier work ended, on the GPU's clock (from the call)
     caller_on_ms: float  # when the caller's stream went on past what the answer made it wait for
+    aliases_x: bool  # the result is a view of x (its memory is x's, which the producer writes again)
 
 
 def _one_number(cp: Any, x: object) -> bool:
@@ -238,7 +268,8 @@ def _sum_run(cp: Any, yours: Callable, case: SumCase, x: Any, source: Any, s: An
     cp.cuda.Device().synchronize()
     return _SumRun(result, spoiled, waited, c, current_after, top_before, top_after,
                    float(seen) if usable else None, float(in_time) if usable else None,
-                   cp.cuda.get_elapsed_time(zero, s_free), cp.cuda.get_elapsed_time(zero, caller_on))
+                   cp.cuda.get_elapsed_time(zero, s_free), cp.cuda.get_elapsed_time(zero, caller_on),
+                   usable and bool(cp.may_share_memory(result, x)))
 
 
 def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
@@ -258,7 +289,7 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
         return
     with exercise("sum_on_stream") as ex:
         cp = _cupy("check_sum_on_stream")
-        yours = ex.answer(sum_on_stream)
+        yours = settings.keeping(ex, ex.answer(sum_on_stream), KEPT_SETTINGS_GPU)
         cupy_cycles_per_second()  # calibrate cupy_sleep now: it waits for the GPU
         s, producer, probe = (cp.cuda.Stream(non_blocking=True) for _ in range(3))
         warm = cp.arange(5, dtype=cp.float64)  # a first call: CuPy compiles the answer's kernels, which holds the host
@@ -266,8 +297,8 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
         cp.cuda.Device().synchronize()
 
         def holds(case: SumCase) -> None:
-            _, shape, seed = case
-            values = _sum_values(shape, seed)
+            _, shape, seed, special = case
+            values = _sum_values(shape, seed, special)
             want = float(values.sum())  # exact in any order (_sum_values)
             source = cp.asarray(values)
             with _queued_on(cp, producer):
@@ -280,17 +311,23 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
             _judge_sum(ex, cp, case, run, want)
 
         shapes = {"null": (1000,), "with": (37, 29), "use": (), "busy": (SUM_LARGEST,)}
-        every_caller = [(kind, shapes[kind], _seed("sum", kind)) for kind in CUPY_CALLERS]
-        every_caller.append(("with", (3, 0), _seed("sum", "empty")))
+        every_caller = [(kind, shapes[kind], _seed("sum", kind), "") for kind in CUPY_CALLERS]
+        every_caller += [("with", (3, 0), _seed("sum", "empty"), ""), ("null", (1,), _seed("sum", "one"), ""),
+                         ("use", (1000,), _seed("sum", "nan"), "nan"), ("with", (37, 29), _seed("sum", "inf"), "inf")]
         for_all(ex, _sum_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_sum)
         _sums_kept(ex, cp, yours, s, producer)
 
 
-def _sum_values(shape: tuple[int, ...], seed: int) -> np.ndarray:
+def _sum_values(shape: tuple[int, ...], seed: int, special: str = "") -> np.ndarray:
     """x's values: multiples of 2**-10 in [-1024, 1024), so that every partial sum of up to 2**20 of them is exact in
-    float64 (at most 40 significant bits), in any order; a sum in float32 rounds, one in integers drops fractions."""
-    return np.asarray(np.random.default_rng(seed).integers(-2**20, 2**20, shape) / 1024)  # 0-d: an array too
+    float64 (at most 40 significant bits), in any order; a sum in float32 rounds, one in integers drops fractions.
+    With a `special`, one of them (where x has any) is NaN or inf instead (`SPECIALS`)."""
+    rng = np.random.default_rng(seed)
+    values = np.array(rng.integers(-2**20, 2**20, shape) / 1024, dtype=np.float64)  # 0-d: an array too
+    if SPECIALS[special] is not None and values.size:
+        values.flat[int(rng.integers(values.size))] = SPECIALS[special]
+    return values
 
 
 def _sums_kept(ex: Any, cp: Any, yours: Callable, s: Any, producer: Any) -> None:
@@ -317,7 +354,7 @@ def _sums_kept(ex: Any, cp: Any, yours: Callable, s: Any, producer: Any) -> None
         xs = [sources[0].copy(), sources[1].copy()]
     cp.cuda.Device().synchronize()
 
-    def in_a_row() -> list:
+    def in_a_row() -> tuple[list[float | None], int, int]:
         caller = cp.cuda.get_current_stream()
         cp.get_default_memory_pool().free_all_blocks()
         cupy_sleep(WINDOW_MS / 1e3)  # the caller's stream reads each result only after the later calls
@@ -332,9 +369,13 @@ def _sums_kept(ex: Any, cp: Any, yours: Callable, s: Any, producer: Any) -> None
                     cp.copyto(x, source)
             results.append(yours(x, producer.record(), s))
         cp.cuda.Device().synchronize()
-        return [float(r.reshape(())) if _one_number(cp, r) else None for r in results]
+        values = [float(r.reshape(())) if _one_number(cp, r) else None for r in results]
+        pool = cp.get_default_memory_pool()  # the results' memory, given back once the caller drops them (below)
+        held, owned = pool.used_bytes(), sum(r.nbytes for r in results if _one_number(cp, r))
+        del results
+        return values, owned, held - pool.used_bytes()
 
-    got = _in_a_fresh_thread(in_a_row)
+    got, owned, freed = _in_a_fresh_thread(in_a_row)
     wrong = [k for k, (have, want) in enumerate(zip(got, wants)) if have != want]
     stale = [k for k in wrong if got[k] in wants[k % 2:k:2]]  # the sum of values its x held before (an earlier x)
     first = wrong[0] if wrong else 0
@@ -350,6 +391,15 @@ def _sums_kept(ex: Any, cp: Any, yours: Callable, s: Any, producer: Any) -> None
               "read it (CuPy's pool hands freed memory back to its stream at once: CuPy has no record_stream); and "
               "memory from the caller's stream's pool may still be in use by work queued there, which s does not "
               "wait for")
+    # A ring of outputs larger than KEPT_CALLS (round 23's adversary: 256) writes no kept result again here, but keeps
+    # every output it returned: once the caller drops the results, their memory does not go back to CuPy's pool.
+    ex.expect(freed >= owned,
+              f"sum_on_stream called {KEPT_CALLS} times in a row, every result kept, then all dropped by the caller: "
+              f"{freed} bytes went back to CuPy's pool, fewer than the results' {owned}: your function keeps the "
+              "arrays it returned",
+              "the result is the caller's, as long as it likes and no longer: an output that your function keeps and "
+              "writes again (in turn with others, however many) changes a result that a caller may still hold. "
+              "Return the new array that each sum gives")
 
 
 def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> None:
@@ -364,6 +414,9 @@ def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> No
     ex.expect(result.dtype == np.float64,
               f"{call} returned a CuPy array of dtype {result.dtype}, expected x's dtype, float64",
               "x.sum() keeps x's dtype: a narrower float rounds the sum, an integer type drops the fractions")
+    ex.expect(not run.aliases_x, f"{call} returned a view of x (x's own memory)",  # round 23's adversary: x.reshape(())
+              "x is the producer's: it writes x again, and the caller keeps your result as long as it likes. Return "
+              "the new array that the sum gives, whatever x's size")
     ex.expect(not run.waited,
               f"{call}: with every stream late, the call kept the host waiting for the GPU",
               "order the streams on the GPU only (events and wait_event): synchronize(), float(), .get() and "
@@ -378,14 +431,15 @@ def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> No
               f"{call}: your function changed CuPy's stack of `with` blocks (a `with` block entered now would end "
               f"on {run.top_after}, not on {run.top_before})",
               "leave every `with` block you enter, once: enter and exit belong together")
-    if run.seen != want:
+    if not _same_number(run.seen, want):
         unwritten = run.seen is not None and math.isnan(run.seen)
-        settled = run.seen is not None and run.seen == run.in_time  # a later reader read the same wrong value
+        settled = run.seen is not None and _same_number(run.in_time, run.seen)  # a later reader read the same value
         ex.expect(False, f"{call}: the caller's stream read {run.seen} right after the call, expected {want}",
                   "NaN is what x held before the producer wrote it: the sum ran before the event `ready`. Which "
                   "stream must wait for it, before the sum is queued?" if unwritten else
                   "a third stream read the same value later: the sum itself differs from x.sum(), which is exact "
-                  "here (x's values are multiples of 2**-10). What did your function sum, and in which dtype?"
+                  "here (x's values are multiples of 2**-10), and NaN or inf wherever x holds one (x.sum() propagates "
+                  "both). What did your function sum, and in which dtype?"
                   if settled else
                   "the caller's stream read the result before the sum on s had written it: which stream must wait "
                   "for which, after the sum is queued?")
@@ -394,7 +448,7 @@ def _judge_sum(ex: Any, cp: Any, case: SumCase, run: _SumRun, want: float) -> No
               f"work was done: it did not run on s",
               "queue the sum on s itself: work queued on s runs after what s already holds, work on any other "
               "stream does not, whatever events it waits for")
-    ex.expect(run.in_time == want,
+    ex.expect(_same_number(run.in_time, want),
               f"{call}: the sum was not written when a sum queued on s would have been, with the caller's stream, "
               f"the null stream and any stream of your own late (it read {run.in_time})",
               "the sum must run on s as soon as the producer's `ready` and s's earlier work allow: queue it on s "
@@ -409,10 +463,10 @@ register(Exercise(NOTEBOOK, "sum_on_stream", check_sum_on_stream, gpu=True, cpu_
 # Exercise 2: a CuPy kernel on the caller's PyTorch stream
 # ------------------------------------------------------------------------------------------
 # (PyTorch caller, CuPy's current stream, the caller drops t after the call, the shape of t, t transposed, factor,
-# the seed of t's values)
-ScaleCase = tuple[str, str, bool, tuple[int, ...], bool, float, int]
+# the seed of t's values, what one of them is instead: `SPECIALS`)
+ScaleCase = tuple[str, str, bool, tuple[int, ...], bool, float, int, str]
 SCALE_LARGEST = 2**20  # elements of t (float32: 4 MiB)
-FACTORS = (3.0, -0.5, 0.25, 2.0, 1.0, -1.0, 0.0)  # exact in float32 on whole numbers below 2**10
+FACTORS = (3.0, -0.5, 0.25, 2.0, 1.0, -1.0, 0.0)  # exact in float32 on t's values (`_scale_values`)
 
 
 def _scale_cases() -> st.SearchStrategy[ScaleCase]:
@@ -420,12 +474,29 @@ def _scale_cases() -> st.SearchStrategy[ScaleCase]:
     shape = st.one_of(st.tuples(st.one_of(small, st.integers(1, SCALE_LARGEST))),
                       st.tuples(st.one_of(small, st.integers(1, 1024)), st.one_of(small, st.integers(1, 1024))))
     return st.tuples(torch_callers(), cupy_callers(), st.booleans(), shape, st.booleans(), st.sampled_from(FACTORS),
-                     st.integers(0, 2**32 - 1))
+                     st.integers(0, 2**32 - 1), st.sampled_from(list(SPECIALS)))
+
+
+def _scale_values(shape: tuple[int, ...], seed: int, special: str = "") -> torch.Tensor:
+    """t's values: multiples of 1/8 in [-1024, 1024) (fractions: round 23's adversary truncated t to integers, and
+    passed on whole numbers), exact in float32 times every factor; with a `special`, one of them is NaN or inf."""
+    generator = torch.Generator().manual_seed(seed)
+    values = torch.randint(-2**13, 2**13, shape, generator=generator).float() / 8
+    value = SPECIALS[special]
+    if value is not None:
+        values.view(-1)[int(torch.randint(values.numel(), (), generator=generator))] = value
+    return values
+
+
+def _same_values(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Where a == b, NaN equal to NaN (elementwise)."""
+    return (a == b) | (a.isnan() & b.isnan())
 
 
 def _describe_scale(case: ScaleCase) -> str:
-    torch_kind, cupy_kind, drops, shape, transposed, factor, _ = case
+    torch_kind, cupy_kind, drops, shape, transposed, factor, _, special = case
     t = f"t of shape {shape}{' (a transposed view)' if transposed and len(shape) == 2 else ''}"
+    t += f" holding a {'NaN' if special == 'nan' else 'value inf'} among its values" if special else ""
     return (f"cupy_scale_on_current_stream({t}, {factor}) called from {TORCH_CALLERS[torch_kind]}, with CuPy's "
             f"current stream {CUPY_CALLERS[cupy_kind]}{', and t dropped right after the call' if drops else ''}")
 
@@ -445,6 +516,9 @@ _HAND_OVERS = {
     "torch.Tensor.copy_", "torch.Tensor.to", "torch.Tensor.float", "torch.Tensor.cuda", "torch.Tensor.record_stream",
     "torch.Tensor.untyped_storage", "torch.Tensor.__repr__", "torch.Tensor.__format__", "torch.Tensor.__hash__",
     "torch.Tensor.is_conj", "torch.Tensor.is_neg",
+    # grad mode (torch.no_grad(), set_grad_enabled) computes nothing; left changed, `settings.keeping` names it (round
+    # 23's adversary left it off, and the FAIL said "PyTorch computed")
+    "_set_grad_enabled", "torch._C._set_grad_enabled", "torch.set_grad_enabled",
     # views and copies: no arithmetic either
     *(f"torch{where}.{name}" for where in ("", ".Tensor") for name in ("permute", "transpose", "t", "squeeze",
                                                                         "unsqueeze", "swapaxes", "movedim", "clone")),
@@ -501,7 +575,7 @@ def _scale_run(cp: Any, yours: Callable, case: ScaleCase, source: torch.Tensor, 
     work on or enters with CuPy (`widened`).  CuPy work queued on any of them, however well ordered, makes the
     caller's next work late; CuPy work not ordered after the producer reads NaN.
     """
-    torch_kind, cupy_kind, drops, shape, transposed, factor, _ = case
+    torch_kind, cupy_kind, drops, shape, transposed, factor, *_ = case
     transposed = transposed and len(shape) == 2
     w = window_ms / 1e3
     torch.cuda.synchronize()
@@ -574,7 +648,7 @@ def check_cupy_scale_on_current_stream(
         return
     with exercise("cupy_scale_on_current_stream") as ex:
         cp = _cupy("check_cupy_scale_on_current_stream")
-        yours = ex.answer(cupy_scale_on_current_stream)
+        yours = settings.keeping(ex, ex.answer(cupy_scale_on_current_stream), KEPT_SETTINGS_GPU)
         gpu_cycles_per_second()  # calibrate both sleeps now: they wait for the GPU
         cupy_cycles_per_second()
         warm = torch.ones(SCALE_LARGEST, device="cuda")  # a first call: CuPy compiles its kernels, the pools fill
@@ -583,9 +657,8 @@ def check_cupy_scale_on_current_stream(
         torch.cuda.synchronize()
 
         def holds(case: ScaleCase) -> None:
-            *_, shape, _, factor, seed = case
-            generator = torch.Generator().manual_seed(seed)
-            values = torch.randint(-1000, 1000, shape, generator=generator).float()
+            *_, shape, _, factor, seed, special = case
+            values = _scale_values(shape, seed, special)
             source, want = values.cuda(), (values * factor).cuda()
             for k in range(TRIES):
                 window_ms = WINDOW_MS * 2**k
@@ -596,14 +669,18 @@ def check_cupy_scale_on_current_stream(
 
         cupy_kinds = [kind for kind in CUPY_CALLERS if kind != "null"]
         every_caller: list[ScaleCase] = [
-            (torch_kind, cupy_kind, drops, (4096,), False, 3.0, _seed("scale", torch_kind, cupy_kind))
+            (torch_kind, cupy_kind, drops, (4096,), False, 3.0, _seed("scale", torch_kind, cupy_kind), "")
             for i, torch_kind in enumerate(TORCH_CALLERS)
             for cupy_kind, drops in (("null", i % 2 == 0), (cupy_kinds[i % 3], i % 2 == 1))]
         every_caller += [  # a transposed view (its elements are not in the order of its shape), the factor 1.0, and
             # the factor 0.0 on negative values too (factor * t holds -0.0 there, and 0.0 elsewhere)
-            ("with", "use", False, (333, 130), True, -0.5, _seed("scale", "transposed")),
-            ("default", "null", False, (4096,), False, 1.0, _seed("scale", "factor 1")),
-            ("set_stream", "with", False, (4096,), False, 0.0, _seed("scale", "factor 0")),
+            ("with", "use", False, (333, 130), True, -0.5, _seed("scale", "transposed"), ""),
+            ("default", "null", False, (4096,), False, 1.0, _seed("scale", "factor 1"), ""),
+            ("set_stream", "with", False, (4096,), False, 0.0, _seed("scale", "factor 0"), ""),
+            # NaN and an infinity, which factor * t keeps (0.0 * inf is NaN)
+            ("with", "null", False, (4096,), False, -0.5, _seed("scale", "nan"), "nan"),
+            ("default", "use", False, (64, 64), False, 0.0, _seed("scale", "inf"), "inf"),
+            ("set_stream", "null", False, (4096,), False, 3.0, _seed("scale", "inf 3"), "inf"),
         ]
         for_all(ex, _scale_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_scale)
@@ -684,7 +761,7 @@ def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor,
     found.expect(not run.stack_moved, f"{call}: the call changed CuPy's stack of `with` blocks",
                  "leave every `with` block you enter, once: enter and exit belong together")
     if run.seen is not None:
-        bad = run.seen.double() != want.double()
+        bad = ~_same_values(run.seen.double(), want.double())
         # and zeros of the other sign: 0.0 * t is -0.0 where t < 0, which == takes for 0.0 (zeros_like is not 0.0 * t)
         signs = (run.seen == 0) & (want == 0) & (torch.signbit(run.seen) != torch.signbit(want))
         if not bool(bad.any()) and bool(signs.any()):
@@ -696,16 +773,21 @@ def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor,
                          "of your result computed from t by CuPy's kernel?")
         wrong = int(bad.sum())
         example = run.seen[bad][0].item() if wrong else 0.0
+        # the result read again once the GPU is done holds the same wrong values: CuPy computed them so
+        settled = wrong and bool(_same_values(run.out.detach().double()[bad], run.seen.double()[bad]).all())
         found.expect(wrong == 0,
                      f"{call}: the caller's stream read {wrong} of {want.numel()} values wrong (for example "
-                     f"{example:g})",
+                     f"{example:g} where factor * t is {want[bad][0].item() if wrong else 0.0:g})",
+                     "factor * t keeps NaN and infinities (IEEE 754), and t's fractions: the result, read again once "
+                     "the GPU was done, holds the same values. What did your kernel compute, and from what?"
+                     if settled and not math.isnan(example) else
                      "NaN is what t held before the producer wrote it: CuPy read t before that. Which stream was "
                      "CuPy's work queued on, and what ordered it after the producer?" if math.isnan(example) else
                      "the caller read the result before CuPy had written it, or after its memory went to someone "
                      "else: which stream was CuPy's work queued on, what ordered it with the caller's stream, and "
                      "what keeps the result's memory alive?")
     if run.input_after is not None:
-        found.expect(torch.equal(run.input_after, source), f"{call}: the input tensor was changed",
+        found.expect(bool(_same_values(run.input_after, source).all()), f"{call}: the input tensor was changed",
                      "return a new tensor; leave the caller's input as it was")
     found.expect(run.late_ms <= window_ms / 2,
                  f"{call}: the caller's next work ran {run.late_ms:.0f} ms after the producer's write, behind work "
@@ -725,29 +807,32 @@ register(Exercise(NOTEBOOK, "cupy_scale_on_current_stream", check_cupy_scale_on_
 # ------------------------------------------------------------------------------------------
 ROWS, COLS, NCHUNKS = 2048, 2048, 8  # chunks of 16 MiB (float32): the chosen cases and the timed run
 TRIALS = ("slow copies", "slow computes", "earlier work")
-PipeCase = tuple[str, str, int, tuple[int, int]]  # (the kind of caller, the trial, how many chunks, a chunk's shape)
+# (the kind of caller, the trial, how many chunks, a chunk's shape, the chunks' dtype: float64 too, as the task names
+# none: round 23's adversary made its buffers float32 and passed)
+PipeCase = tuple[str, str, int, tuple[int, int], str]
 
 
 def _pipe_cases() -> st.SearchStrategy[PipeCase]:
     """Every caller and trial; from no chunk to NCHUNKS, of odd shapes and small ones."""
     shape = st.tuples(st.one_of(st.integers(1, 9), st.integers(1, 64)), st.one_of(st.integers(1, 9),
                                                                                    st.integers(1, 300)))
-    return st.tuples(cupy_callers(), st.sampled_from(TRIALS), st.integers(0, NCHUNKS), shape)
+    return st.tuples(cupy_callers(), st.sampled_from(TRIALS), st.integers(0, NCHUNKS), shape,
+                     st.sampled_from(("float32", "float64")))
 
 
 def _describe_pipe(case: PipeCase) -> str:
-    kind, trial, n, shape = case
-    return (f"pipelined({n} chunks of shape {shape}, compute, copy_stream) with {trial}, called from "
+    kind, trial, n, shape, dtype = case
+    return (f"pipelined({n} chunks of shape {shape}, {dtype}, compute, copy_stream) with {trial}, called from "
             f"{CUPY_CALLERS[kind]}")
 
 
 def _pinned_chunks(base: np.ndarray, n: int, offset: int) -> list[np.ndarray]:
-    """n pinned host arrays, different in each run: chunk i is base + 16 * i + offset."""
+    """n pinned host arrays of base's dtype, different in each run: chunk i is base + 16 * i + offset."""
     import cupyx
 
     chunks = []
     for i in range(n):
-        h = cupyx.empty_pinned(base.shape, dtype=np.float32)
+        h = cupyx.empty_pinned(base.shape, dtype=base.dtype)
         np.add(base, 16 * i + offset, out=h)
         chunks.append(h)
     return chunks
@@ -813,11 +898,11 @@ def _pipe_run(cp: Any, yours: Callable, case: PipeCase, copy_stream: Any, comput
     """
     import cupyx
 
-    kind, trial, n, shape = case
+    kind, trial, n, shape, dtype = case
     w = window_ms / 1e3
-    base = np.random.default_rng(_seed("pipe", case)).integers(0, 16, shape).astype(np.float32)
+    base = np.random.default_rng(_seed("pipe", case)).integers(0, 16, shape).astype(dtype)
     chunks = _pinned_chunks(base, n, offset)
-    poison = cupyx.empty_pinned(shape, dtype=np.float32) if trial == "slow computes" else None
+    poison = cupyx.empty_pinned(shape, dtype=dtype) if trial == "slow computes" else None
     if poison is not None:
         poison[...] = math.nan  # what copy_stream's next user copies
     compute.ms = per_chunk_ms if trial == "slow computes" else 0.0
@@ -835,7 +920,7 @@ def _pipe_run(cp: Any, yours: Callable, case: PipeCase, copy_stream: Any, comput
                 window_end = copy_stream.record()
         if trial == "earlier work":  # the caller's stream still reads `victim` when its memory is freed
             cp.get_default_memory_pool().free_all_blocks()
-            victim = cp.empty(shape, dtype=cp.float32)
+            victim = cp.empty(shape, dtype=dtype)
             victim.set(base)
             cupy_sleep(w)
             earlier = victim.sum(axis=1)
@@ -878,7 +963,7 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
         return
     with exercise("pipelined") as ex:
         cp = _cupy("check_pipelined")
-        yours = ex.answer(pipelined)
+        yours = settings.keeping(ex, ex.answer(pipelined), KEPT_SETTINGS_GPU)
         copy_stream = cp.cuda.Stream(non_blocking=True)
         compute = _Compute(cp)
 
@@ -914,7 +999,9 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
                     break
             _judge_pipe(ex, cp, case, run, window_ms)
 
-        every_caller = [(kind, trial, NCHUNKS, (ROWS, COLS)) for kind in CUPY_CALLERS for trial in TRIALS]
+        every_caller = [(kind, trial, NCHUNKS, (ROWS, COLS), "float32") for kind in CUPY_CALLERS for trial in TRIALS]
+        every_caller += [("use", "slow copies", 3, (37, 300), "float64"),  # chunks of another dtype
+                         ("with", "earlier work", 2, (64, 9), "float64")]
         for_all(ex, _pipe_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_pipe)
         _pipelines_kept(ex, cp, yours, copy_stream)
@@ -934,18 +1021,19 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
 def _pipelines_kept(ex: Any, cp: Any, yours: Callable, copy_stream: Any) -> None:
     """Four calls in a row, from a fresh thread: the first two from the null stream and the third from a side stream
     entered with `with`, each of 3 chunks with slow computes (WINDOW_MS each, before they read their chunk), each
-    while the earlier calls' computes still wait to read; the fourth from another side stream, of KEPT_CALLS - 5
-    chunks with quick computes, while the second and third calls' computes still wait to read.  Each call's results
-    must hold its own chunks' sums once the GPU is done (buffers that one call keeps for the next, a ring of fewer than
-    KEPT_CALLS in all, and frees or writes again there while the earlier computes still read them, are overwritten; a
-    later caller on another stream orders nothing with the earlier callers' computes).
+    while the earlier calls' computes still wait to read; the fourth from another side stream, of KEPT_CHUNKS chunks
+    with quick computes, while the second and third calls' computes still wait to read.  Each call's results must hold
+    its own chunks' sums once the GPU is done (buffers that one call keeps for the next, a ring that comes round
+    within the fourth call's chunks while the second call's computes still wait, and frees or writes again there while
+    the earlier computes still read them, are overwritten; a later caller on another stream orders nothing with the
+    earlier callers' computes).
 
     First a call with no chunks (it frees what an answer kept from the checks before) and CuPy's pool emptied of
     free blocks: the memory that the second call frees is then the only free memory of its size on its stream."""
     shape = (16, 64)
     base = np.random.default_rng(_seed("pipe", "kept")).integers(0, 16, shape).astype(np.float32)
     chunks = [_pinned_chunks(base, 3, 1000 + 100 * k) for k in range(3)]
-    chunks.append(_pinned_chunks(base, KEPT_CALLS - 5, 1300))  # every chunk's values its own: 16 apart, from 1300
+    chunks.append(_pinned_chunks(base, KEPT_CHUNKS, 1300))  # every chunk's values its own: 16 apart, from 1300
     compute, quick = _Compute(cp, WINDOW_MS), _Compute(cp)
     side, other_side = cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
     cp.cuda.Device().synchronize()
@@ -967,7 +1055,7 @@ def _pipelines_kept(ex: Any, cp: Any, yours: Callable, copy_stream: Any) -> None
     ex.expect(not any(bad),
               f"pipelined called four times in a row (chunks of shape {shape}; the first two calls from the null "
               f"stream and the third from a side stream, 3 chunks each with slow computes; the fourth from another "
-              f"side stream, {KEPT_CALLS - 5} chunks): once the GPU was done, the results of chunks {bad[0]} of the "
+              f"side stream, {KEPT_CHUNKS} chunks): once the GPU was done, the results of chunks {bad[0]} of the "
               f"first call, {bad[1]} of the second, {bad[2]} of the third and {shown(bad[3], 80)} of the fourth were "
               "wrong",
               "each call came while the earlier calls' computes still had to read their buffers: memory freed while "
@@ -978,7 +1066,7 @@ def _pipelines_kept(ex: Any, cp: Any, yours: Callable, copy_stream: Any) -> None
 
 
 def _judge_pipe(ex: Any, cp: Any, case: PipeCase, run: _PipeRun, window_ms: float) -> None:
-    call, (_, trial, n, _) = _describe_pipe(case), case
+    call, (_, trial, n, _, _) = _describe_pipe(case), case
     ex.expect(len(run.called_on) == n and all(on == run.caller for on in run.called_on),
               f"{call}: compute was called {len(run.called_on)} times, on "
               f"{sorted({str(on) for on in run.called_on}) or 'no stream'}; expected {n} calls, all on the caller's "
@@ -986,10 +1074,11 @@ def _judge_pipe(ex: Any, cp: Any, case: PipeCase, run: _PipeRun, window_ms: floa
               "call compute(x) once per chunk, on the stream that was current when your function was called: "
               "a `with` block ends on the stream below it on CuPy's stack, not on one the caller made current "
               "with use()")
-    other = sorted({f"{dtype} {shape}" for dtype, shape in run.given if (dtype, shape) != (np.float32, case[3])})
+    chunk = (np.dtype(case[4]), case[3])
+    other = sorted({f"{dtype} {shape}" for dtype, shape in run.given if (dtype, shape) != chunk})
     ex.expect(not other,
               f"{call}: compute was called on arrays of {', '.join(other)}; expected the chunks as they are "
-              f"(float32, shape {case[3]})",
+              f"({case[4]}, shape {case[3]})",
               "compute gets each chunk on the GPU as it is: the same dtype and shape as the host array")
     bad = _wrong_chunks(run.got, run.chunks, cp)
     ex.expect(not isinstance(bad, str), f"{call} {bad}", "return compute(x) of every chunk, in order")
@@ -1481,13 +1570,14 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
     `DEEP_AND_BACK`), then on generated ones (`programs()`: `with` blocks nested at any depth, use() anywhere), shrunk
     to the smallest that fails."""
     with exercise("as_meant") as ex:
-        yours = ex.answer(as_meant)
+        answer = ex.answer(as_meant)
+        yours = settings.keeping(ex, answer, KEPT_SETTINGS)
 
-        def rewrite(program: Program) -> object:
+        def rewrite(program: Program, call: Callable[[Program], object] = yours) -> object:
             """Your program for `program`, with an error of yours noted with the program it came from."""
             try:
                 with _cupy_streams_switched() as switched:
-                    got = yours(program)
+                    got = call(program)
             except ExerciseFailed:
                 raise
             except Exception as error:
@@ -1534,7 +1624,8 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
         def judged_in_order(fixed: Sequence[Program]) -> None:
             """Each of `fixed` judged in order (on CuPy, in one thread): the first that fails is named."""
             passed = ex.passed
-            rewritten = [rewrite(program) for program in fixed]
+            # the settings read before the run and after it, not at each call (thousands: 90 us a call)
+            rewritten = settings.keeping(ex, lambda: [rewrite(program, answer) for program in fixed], KEPT_SETTINGS)()
             well_formed = []  # CuPy runs the answer's programs up to the first that is not one (judged() names it)
             for program, got in zip(fixed, rewritten):
                 as_program = _as_program(got)

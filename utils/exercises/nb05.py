@@ -67,7 +67,7 @@ from . import (
     what_returned,
 )
 from .properties import for_all, integral, shown, st
-from .settings import BASIC, keeping
+from .settings import BASIC, PROCESS, keeping
 
 NOTEBOOK = "05_debugging"
 STORAGE_FILE = torch.storage.__file__  # TypedStorage's reads of one element (HostWaits)
@@ -90,11 +90,13 @@ SETTINGS_HINT = ("a global setting changed inside your function changes it for t
                  "`with` block does)")
 
 
-def _keeping_settings(ex: Checker, yours: Callable[..., Any]) -> Callable[..., Any]:
+def _keeping_settings(ex: Checker, yours: Callable[..., Any], alone: bool = False) -> Callable[..., Any]:
     """The answer as the check calls it: a global setting it changes is put back at once, whatever the answer did,
     and FAILs: left so, the check's own reference ran under it, crashed, and the answer was blamed; and the
-    notebook's kernel kept it."""
-    return keeping(ex, yours, SETTINGS, SETTINGS_HINT)
+    notebook's kernel kept it.  `alone`: a check whose answers the tests never run side by side watches the Python
+    process's own state too (warnings filters, print options, ...: settings.PROCESS; round 23's test of every check
+    left them changed, and exercise 3 passed), which another answer on another thread could change meanwhile."""
+    return keeping(ex, yours, (*SETTINGS, *PROCESS) if alone else SETTINGS, SETTINGS_HINT)
 
 
 class _ThisThreadsChanges:
@@ -1918,8 +1920,8 @@ def _keeping_the_model(ex: Checker, yours: Callable[..., Any]) -> Callable[..., 
 def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tensor], device: str) -> None:
     """The property on `device`: every generated training, against the given loop's losses and parameters, on a
     first call and a second one (another lr, the same model)."""
-    yours = _keeping_the_model(ex, _keeping_the_process(ex, _keeping_settings(ex, ex.answer(train_steps_no_sync)),
-                                                        environ_too=False))
+    yours = _keeping_the_model(ex, _keeping_the_process(
+        ex, _keeping_settings(ex, ex.answer(train_steps_no_sync), alone=True), environ_too=False))
     gpu = _GPUCalls() if device == "cuda" else None
 
     def trains(plan: Training) -> None:

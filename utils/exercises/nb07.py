@@ -71,6 +71,7 @@ from . import (
     what_returned,
 )
 from .properties import finite, for_all, real, shown, st
+from .settings import SETTINGS, keeping, put_back, read
 from .streams import TORCH_CALLERS, Caller, torch_caller, torch_callers, widened
 
 NOTEBOOK = "07_cuda_graphs"
@@ -172,14 +173,21 @@ def _speedup_hint(case: Costs, got: float, want: float) -> str:
             "what, then, sets the length of one call, eagerly and replayed?")
 
 
+# Every process-wide setting that settings.py knows (round 23's adversary turned on TF32 through either API,
+# deterministic algorithms or anomaly detection, or set the default device to cuda, left it so, and passed: the check
+# watched the default dtype and grad mode only; the exercises after this one compute and train under such a setting).
+# The global generators' states among them: a model of five numbers has no use for a random number.
+SPEEDUP_WATCHED = tuple(SETTINGS)
+
+
 def check_predicted_speedup(predicted_speedup: Callable[..., float]) -> None:
     """predicted_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us) must return the
     eager time over the graph time of one call, with calls back to back (host and GPU overlap)."""
-    # PyTorch's global state as the caller had it: a torch answer may set it (round 19: a default dtype of float64,
-    # grad mode off, left for the exercises after this one)
-    state = (torch.get_default_dtype(), torch.is_grad_enabled())
+    # the process's settings as the caller had them: each call must leave them so (`settings.keeping`), and so must the
+    # whole check (a setting changed after a call returned, by a thread the answer started, is seen at the end)
+    state = read(SPEEDUP_WATCHED)
     with exercise("predicted_speedup") as ex:
-        yours = ex.answer(predicted_speedup)
+        yours = keeping(ex, ex.answer(predicted_speedup), SPEEDUP_WATCHED, seeds=True)
 
         def number(case: Costs) -> float:
             got = yours(*case)
@@ -189,19 +197,10 @@ def check_predicted_speedup(predicted_speedup: Callable[..., float]) -> None:
             assert value is not None
             return value
 
-        def put_back() -> list[str]:
-            """What the answer left changed of `state` (and put back as it was)."""
-            left = [f"{name}: {was} -> {now}" for name, was, now in zip(
-                ("torch.get_default_dtype()", "torch.is_grad_enabled()"), state,
-                (torch.get_default_dtype(), torch.is_grad_enabled()), strict=True) if was != now]
-            torch.set_default_dtype(state[0])
-            torch.set_grad_enabled(state[1])
-            return left
-
         try:  # a function that returns no number, or raises, for a typical case: no input to make smaller
             number(SPEEDUP_CASES[0])
         except Exception as error:
-            put_back()
+            put_back(state)
             if not isinstance(error, ExerciseFailed) and not is_stub(error):
                 error.add_note(f"predicted_speedup: your function raised this for {_speedup_call(SPEEDUP_CASES[0])}")
             raise
@@ -220,10 +219,13 @@ def check_predicted_speedup(predicted_speedup: Callable[..., float]) -> None:
         try:
             for_all(ex, costs(), holds, examples=SPEEDUP_EXAMPLES, chosen=SPEEDUP_CASES, describe=_speedup_call)
         finally:
-            left = put_back()
-        ex.expect(not left, f"predicted_speedup changed PyTorch's global settings ({', '.join(left)})",
-                  "leave PyTorch's settings as the caller had them: the exercises after this one make tensors and "
-                  "train with them")
+            now = read(SPEEDUP_WATCHED)
+            left = put_back(state)
+        first = left[0] if left else ""
+        ex.expect(not left, f"predicted_speedup changed {first} while the check ran: {now.get(first)} (it was "
+                  f"{state.get(first)})",
+                  "leave the process's settings as the caller had them: the exercises after this one make tensors "
+                  "and train with them")
 
 
 register(Exercise(NOTEBOOK, "predicted_speedup", check_predicted_speedup))

@@ -77,7 +77,7 @@ from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import benchmark, cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep
 from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, reference, register, what_returned
 from .properties import for_all, shown, st, time_limit
-from .settings import BASIC, put_back, read
+from .settings import BASIC, SEED_HINT, SETTINGS, not_put_back, put_back, read, seeding_watched
 from .streams import CUPY_CALLERS, TORCH_CALLERS, cupy_caller, cupy_callers, torch_caller, widened
 
 NOTEBOOK = "09_kernels"
@@ -531,6 +531,14 @@ CPU_CASES = 4  # generated cases on a CPU, besides the 5 chosen ones: the interp
 # float32 epsilons per sqrt(column): 1.22e-5 at 4096 columns (the simulation's worst, 6.8e-6, within it), 4e-6 at
 # 160, 2.2e-6 at 1.
 SOFTMAX_RTOL, SOFTMAX_RTOL_SUM, SOFTMAX_RTOL_PER_UNIT, SOFTMAX_ATOL = 2e-6, 1.35, 4e-7, 2e-38
+# Each row's sum, against 1 (round 22's adversary: e / (sum + 1e-6), every value 1e-6 low, 8 float32 epsilons, within
+# the per-value floor of 2e-6 that exp's and the division's few ulps need): the errors of each value's own exp and
+# division are independent and average out in the row's sum (the exps of the sum are the numerators' own: theirs
+# cancel), while the sum's rounding, one factor for the whole row, does not.  So a row's sum may differ from 1 by
+# the sum's rounding (SOFTMAX_RTOL_SUM epsilons per sqrt(column), as above) plus SOFTMAX_SUM_EPS epsilons for the
+# division and what remains of exp's errors: 6.4e-7 on a row of 1 column, whose right softmax is exactly 1, where
+# a bias of 1e-6 is 1e-6 (the sum is at least 1, and 1 where one value dominates the row).
+SOFTMAX_SUM_EPS = 4.0
 SOFTMAX_WINDOW_MS = 20.0  # on a GPU, the caller's stream writes x this long after the call starts: a kernel that
 # does not wait for it reads NaN
 MANY_ROWS = 65535 + 2  # more rows than a grid's second and third dimensions hold (CUDA caps them at 65535)
@@ -561,6 +569,11 @@ def softmax_reference(x: torch.Tensor) -> torch.Tensor:
 def softmax_rtol(cols: int) -> float:
     """The relative tolerance of a softmax over rows of `cols` columns, before the distance below the row's max."""
     return SOFTMAX_RTOL + SOFTMAX_RTOL_SUM * float(np.finfo(np.float32).eps) * math.sqrt(max(cols, 1))
+
+
+def softmax_sum_tol(cols: int) -> float:
+    """How far from 1 a right float32 softmax's row of `cols` columns may sum (see SOFTMAX_SUM_EPS)."""
+    return float(np.finfo(np.float32).eps) * (SOFTMAX_SUM_EPS + SOFTMAX_RTOL_SUM * math.sqrt(max(cols, 1)))
 
 
 def _softmax_right(got: torch.Tensor, x: torch.Tensor, want: torch.Tensor | None = None) -> torch.Tensor:
@@ -1104,14 +1117,19 @@ def _launches_are_seen(device: str) -> bool:
         return False
 
 
-# The global settings each call must leave as it found them: settings.BASIC, and those an answer here has reasons
-# to touch (round 20's adversary left each of these changed and passed: np.seterr(all="ignore") to silence the
-# interpreter's NumPy warnings, anomaly detection left on, one thread)
-WATCHED_SETTINGS = (*BASIC, "np.geterr()", "torch.is_anomaly_enabled()", "torch.get_num_threads()")
-# Two more, which settings.SETTINGS does not know: flush-denormal (round 20's adversary: torch.set_flush_denormal(True)
-# left on, the caller's 1e-40 * 1 is 0 after the call) and the default generator's state (torch.manual_seed(0) in
-# every call, "for reproducibility": a softmax draws nothing, so its state must be as it was)
+# Two settings that settings.SETTINGS does not know, or that nb09 reads its own way: flush-denormal (round 20's
+# adversary: torch.set_flush_denormal(True) left on, the caller's 1e-40 * 1 is 0 after the call) and the default
+# generator's state (torch.manual_seed(0) in every call, "for reproducibility": a softmax draws nothing, so its state
+# must be as it was)
 FLUSH_DENORMAL, DEFAULT_GENERATOR = "torch.set_flush_denormal(...)", "torch.get_rng_state()"
+# The global settings each call must leave as it found them: settings.BASIC first (a message names the first one
+# changed), then every other setting settings.SETTINGS reads and puts back, this PyTorch's and the process's (round
+# 20's adversary left np.seterr(all="ignore"), anomaly detection and one thread, each set and passed; round 22's, a
+# hand-picked list read, left warnings silenced, logging disabled, NumPy's and Python's generators reseeded, print
+# options, cuDNN's benchmark flag and a torch.device(...) context entered and never left, and passed: what one
+# answer may touch by the way, another touches too)
+WATCHED_SETTINGS = tuple(dict.fromkeys((*BASIC, "np.geterr()", "torch.is_anomaly_enabled()", "torch.get_num_threads()",
+                                        *(name for name in SETTINGS if name != DEFAULT_GENERATOR))))
 
 
 def _local_settings() -> dict[str, Any]:
@@ -1160,13 +1178,20 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             put back as they were, and a call that changed them FAILs (round 19's adversary: a default dtype of float64
             left set made the check's own inputs float64, and every test after it)."""
             settings, local = read(WATCHED_SETTINGS), _local_settings()
+            # a seed is seen where it is made: the state left may equal the one before (a caller's generator just
+            # seeded with 0 stays so after random.seed(0): one order of the tests passed it)
+            seeded: dict[str, list[Any]] = {}
             try:
-                y, launches, watch = watched_call(x, call, poisoned)
+                with seeding_watched(seeded, (softmax_rows,)):
+                    y, launches, watch = watched_call(x, call, poisoned)
             finally:
                 now, local_now = read(WATCHED_SETTINGS), _local_settings()
                 changed = put_back(settings) + _put_back_local(local, local_now)
                 settings.update(local)
                 now.update(local_now)
+                reseeded = not_put_back(seeded)
+            ex.expect(not reseeded, f"{call} seeds the global random generator {reseeded[0] if reseeded else ''}: it "
+                      f"called {seeded[reseeded[0]][0] if reseeded else ''}(...), and did not set it back", SEED_HINT)
             ex.expect(not changed, f"{call} left global settings changed: " + ", ".join(
                 f"{name} {_shown_setting(settings[name], 'as it was')} -> {_shown_setting(now[name], 'another state')}"
                 for name in changed),
@@ -1376,6 +1401,15 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
                   "small error on every value is a bias: each row must sum to 1 (nothing added to the sum), "
                   "constants such as log2(e) need all of float32's digits, and x - max comes first (x - (max + "
                   "log(sum)) rounds max + log(sum) at x's magnitude: 6e-5 apart near 1000)")
+    if got.numel():  # every value within its tolerance: each row's sum, within the sum's own (SOFTMAX_SUM_EPS)
+        off = (got.sum(dim=-1) - want.sum(dim=-1)).abs()
+        r = int(off.argmax())
+        tol = softmax_sum_tol(x.shape[-1])
+        ex.expect(not bool(off[r] > tol), f"{call}: row {r} sums to {got[r].sum().item():.9g}, {off[r].item():.2g} "
+                  f"from 1, where a right float32 softmax of rows of {x.shape[-1]} sums to 1 within {tol:.2g}: every "
+                  "value of the row is off the same way", "a small error shared by every value of a row is a bias: "
+                  "each row must sum to 1, so nothing may be added to the sum (after the max is subtracted, the sum "
+                  "is at least 1: nothing to guard against)")
 
 
 def _softmax_speed(ex: Any, yours: Callable) -> None:
@@ -1404,7 +1438,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=40, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=45, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

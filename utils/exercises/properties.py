@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import torch
+from torch._subclasses.fake_tensor import is_fake
 
 from ..device import GPUUnavailableError
 from . import STUB_MESSAGE, Checker, ExerciseFailed, LeftForGPU, is_stub
@@ -266,18 +267,49 @@ def diagnose(yours: Callable[..., object], cases: Sequence[tuple], right: Callab
 # ------------------------------------------------------------------------------------------
 # Numbers the student returns: any type that is one
 # ------------------------------------------------------------------------------------------
+def _device_scalar(x: object, kinds: str) -> object:
+    """An array on a GPU of another library (CuPy: a 0-d or one-element array, what CuPy code returns where NumPy code
+    returns a NumPy scalar; round 23's adversary: refused as not a number), as a Python number read back to the host:
+    one element, at most one dimension, of a dtype kind of `kinds` (the array interface's typestr); else None.  (A
+    torch tensor is not one: it is read as a tensor.)"""
+    interface = getattr(x, "__cuda_array_interface__", None)
+    if not isinstance(interface, dict):
+        return None
+    shape = tuple(interface.get("shape", ()))
+    typestr = str(interface.get("typestr", ""))
+    if len(shape) > 1 or math.prod(shape) != 1 or typestr[1:2] not in tuple(kinds):
+        return None
+    try:
+        value = x.item()  # type: ignore[attr-defined]  # CuPy's: a Python number, copied to the host
+    except Exception:  # noqa: BLE001 -- an array that cannot be read on the host is no number here
+        return None
+    return value if isinstance(value, (numbers.Real, np.number)) and not isinstance(value, (bool, np.bool_)) else None
+
+
+def valueless(x: torch.Tensor) -> bool:
+    """A tensor with a shape and no values: on the meta device, or a FakeTensor (its .item() raises, or makes a value
+    up).  Round 23's adversary returned a 0-d meta tensor: the check's own .item() raised, and the note said the
+    answer had."""
+    return x.is_meta or x.device.type == "meta" or is_fake(x)
+
+
 def integral(x: object) -> int | None:
     """`x` as an int if it is an integer of any kind (int, NumPy integer, an integer tensor or NumPy array of one
     element and at most one dimension);
-    None for anything else, a bool or a float such as 3.0 included (a count is not a measurement)."""
+    None for anything else, a bool or a float such as 3.0 included (a count is not a measurement), and a tensor
+    without values (`valueless`: a meta tensor has a shape and no number)."""
     if isinstance(x, (bool, np.bool_)):
         return None
     if isinstance(x, torch.Tensor):
-        if x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_floating_point() or x.is_complex():
+        if (valueless(x) or x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_floating_point()
+                or x.is_complex()):
             return None
         return int(x.item())
     if isinstance(x, np.ndarray):  # as a tensor (operator.index refuses a 1-d array of one: round 19's adversary)
         return int(x.reshape(())) if x.size == 1 and x.ndim <= 1 and x.dtype.kind in "iu" else None
+    on_gpu = _device_scalar(x, "iu")
+    if on_gpu is not None:
+        return int(on_gpu)  # type: ignore[call-overload]
     try:
         return operator.index(x)  # type: ignore[arg-type]  # int, NumPy integers, whatever says it is one
     except TypeError:
@@ -286,12 +318,12 @@ def integral(x: object) -> int | None:
 
 def real(x: object) -> float | None:
     """`x` as a float if it is a real number of any kind (int, float, Fraction, Decimal, NumPy scalar, a one-element
-    tensor or NumPy array of at most one dimension); None for anything else (a bool, a complex number, a string).
-    NaN and infinities stay: the value decides."""
+    tensor or NumPy array of at most one dimension); None for anything else (a bool, a complex number, a string, a
+    tensor without values).  NaN and infinities stay: the value decides."""
     if isinstance(x, (bool, np.bool_)):
         return None
     if isinstance(x, torch.Tensor):
-        if x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_complex():
+        if valueless(x) or x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_complex():
             return None
         return float(x.item())
     if isinstance(x, np.ndarray):
@@ -300,7 +332,8 @@ def real(x: object) -> float | None:
         return float(x)  # type: ignore[arg-type]
     if isinstance(x, decimal.Decimal):  # a real number too, though not a numbers.Real (it does not mix with float)
         return math.nan if x.is_nan() else float(x)  # float() refuses a signalling NaN
-    return None
+    on_gpu = _device_scalar(x, "iuf")
+    return None if on_gpu is None else float(on_gpu)  # type: ignore[arg-type]
 
 
 def finite(x: float | None) -> bool:

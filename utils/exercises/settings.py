@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import decimal
 import functools
+import gc
+import inspect
+import logging
+import os
 import random
+import re
 import sys
+import threading
 import warnings
 import zlib
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import torch
@@ -226,6 +233,16 @@ class DecimalContext:
             self.context.traps[trap] = trap.__name__ in self.values[-1]
 
 
+def _logging_switches() -> tuple[int, int]:
+    """logging.disable's level and the root logger's level: what silences every logger of the process."""
+    return logging.root.manager.disable, logging.root.level
+
+
+def _logging_put_back(value: tuple[int, int]) -> None:
+    logging.disable(value[0])
+    logging.root.setLevel(value[1])
+
+
 def _torch_print_options() -> dict[str, Any]:
     return {name: getattr(torch._tensor_str.PRINT_OPTS, name)
             for name in ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")}
@@ -253,7 +270,22 @@ SETTINGS: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     "torch.set_printoptions(...)": (_torch_print_options, lambda options: torch.set_printoptions(**options)),
     "decimal.getcontext()": (DecimalContext, DecimalContext.put_back),
     "sys.getrecursionlimit()": (sys.getrecursionlimit, sys.setrecursionlimit),
+    # round 22's 09 adversary: logging.disable(logging.WARNING) "to quiet Triton", left for the caller
+    "logging.disable(...)": (_logging_switches, _logging_put_back),
 }
+
+
+def _thread_stack_size() -> int:
+    """threading.stack_size(), read without changing it: called without a size, it sets the default (0) and returns
+    what was set before (CPython's _thread.stack_size), so the size read is set again."""
+    size = threading.stack_size()
+    threading.stack_size(size)
+    return size
+
+
+# round 23's adversary of 04: the deep-recursion recipe (threading.stack_size(256 MiB), a worker thread) left the
+# stack size set, and passed: every thread the caller starts after it reserves that much
+SETTINGS["threading.stack_size()"] = (_thread_stack_size, threading.stack_size)
 
 # ------------------------------------------------------------------------------------------
 # Process-wide state beyond PyTorch's flags (round 21's 08 adversary left each of these changed, and passed: the
@@ -339,10 +371,6 @@ class PythonGeneratorState:
         random.setstate(self.state)
 
 
-def _attribute_setting(owner: Any, name: str) -> tuple[Callable[[], Any], Callable[[Any], object]]:
-    return (lambda: getattr(owner, name)), (lambda value: setattr(owner, name, value))
-
-
 PROCESS_WIDE: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     **({"torch.backends.mha.get_fastpath_enabled()": (torch.backends.mha.get_fastpath_enabled,
                                                       torch.backends.mha.set_fastpath_enabled)}
@@ -358,6 +386,14 @@ PROCESS_WIDE: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
        if hasattr(torch.backends.cuda, "fp16_bf16_reduction_math_sdp_allowed") else {}),
     **{f"torch.backends.cuda.{name}()": (getattr(torch.backends.cuda, name), getattr(torch.backends.cuda, name))
        for name in ("preferred_blas_library", "preferred_linalg_library") if hasattr(torch.backends.cuda, name)},
+    # cuBLAS's reduced-precision reductions (and float16 accumulation where this PyTorch has it) and cuDNN's switch,
+    # plain booleans (round 23's adversary of 07 named them among what an answer "for speed" may leave changed)
+    **{f"torch.backends.cuda.matmul.{name}": (functools.partial(getattr, MATMUL, name),
+                                               functools.partial(setattr, MATMUL, name))
+       for name in ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction",
+                    "allow_fp16_accumulation") if hasattr(MATMUL, name)},
+    "torch.backends.cudnn.enabled": (lambda: torch.backends.cudnn.enabled,
+                                     lambda value: setattr(torch.backends.cudnn, "enabled", value)),
     "torch.autograd.graph.saved_tensors_hooks (save_on_cpu...)": (_saved_tensor_hooks, _pop_saved_tensor_hooks),
     "the autograd profiler (torch.profiler.profile().start())": (torch._C._autograd._profiler_enabled, _stop_profiler),
     "torch's function-mode stack (torch.device(...).__enter__()...)": (torch._C._len_torch_function_stack,
@@ -368,6 +404,84 @@ PROCESS_WIDE: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
 }
 SETTINGS.update(PROCESS_WIDE)
 
+
+# ------------------------------------------------------------------------------------------
+# The interpreter's garbage collector, and the caching allocator's configuration (round 22's 01 adversary turned the
+# collector off inside a measured block, and left expandable segments on, and passed): in SETTINGS, in no group; the
+# checks that want them name them (nb01)
+# ------------------------------------------------------------------------------------------
+ALLOC_CONF = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF")  # the allocator's environment variables, new and old
+
+
+class AllocatorSettings:
+    """The caching allocator's configuration as a setting's value: the settings string last given to it
+    (torch._C._accelerator_getAllocatorSettings, where this PyTorch has it; torch.cuda.memory._set_allocator_settings
+    sets it), and the environment variables it is read from (a process this one starts reads them too).  Equal where
+    the keys set are, a key set to its default (expandable_segments:False) as if not set: an answer that turned
+    expandable segments on and off again left the allocator as it was.  (A key set and then left out of a later
+    string stays set in the allocator, where the last string no longer shows it: not seen.  A key with no default
+    here, roundup_power2_divisions say, is put back only where the string before named it.)"""
+
+    DEFAULTS: ClassVar[dict[str, str]] = {"expandable_segments": "False"}
+
+    def __init__(self) -> None:
+        getter = getattr(torch._C, "_accelerator_getAllocatorSettings", None)
+        self.string = getter() if getter else None
+        self.environment = tuple(os.environ.get(name) for name in ALLOC_CONF)
+
+    @classmethod
+    def _keys(cls, string: object) -> frozenset[tuple[str, str]]:
+        pairs = re.findall(r"([^,:\[\]]+):(\[[^\]]*\]|[^,]*)", str(string or ""))
+        return frozenset((key.strip(), value.strip().lower()) for key, value in pairs
+                         if cls.DEFAULTS.get(key.strip(), "").lower() != value.strip().lower())
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, AllocatorSettings) and self.environment == other.environment
+                and self._keys(self.string) == self._keys(other.string))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return ", ".join([repr(self.string), *(f"{name}={value!r}" for name, value in zip(ALLOC_CONF, self.environment,
+                                                                                           strict=True) if value)])
+
+    def put_back(self) -> None:
+        """Put back the environment variables, and the settings string: the keys set since, that it does not name,
+        to their defaults first (the allocator keeps a key that a later string does not name)."""
+        for name, value in zip(ALLOC_CONF, self.environment, strict=True):
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        setter = getattr(torch._C, "_accelerator_setAllocatorSettings", None)
+        now = AllocatorSettings()
+        if setter is None or now == self:
+            return
+        named = {key for key, _ in self._keys(self.string)}
+        defaults = [f"{key}:{value}" for key, value in self.DEFAULTS.items()
+                    if key not in named and key in str(now.string)]
+        if defaults:
+            setter(",".join(defaults))
+        if self.string:
+            setter(self.string)
+
+
+SETTINGS.update({
+    "gc.isenabled()": (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
+    "the caching allocator's settings (PYTORCH_ALLOC_CONF...)": (AllocatorSettings, AllocatorSettings.put_back),
+})
+
+
+def flushes_denormals() -> bool:
+    """Whether torch.set_flush_denormal(True) is on in this thread (no getter: float32's 1e-40 times 1 is 0 then)."""
+    return bool((torch.tensor([1e-40], dtype=torch.float32, device="cpu") * 1).item() == 0.0)
+
+
+# Flush-denormal, which no getter reads (round 23's adversary of 06 turned it on in an answer and left it, and passed;
+# nb09 reads it in its own words): in SETTINGS, for the checks that name it
+FLUSH_DENORMAL = "torch.set_flush_denormal(...)"
+SETTINGS[FLUSH_DENORMAL] = (flushes_denormals, torch.set_flush_denormal)
+
 # What every check of a function watches; a check adds others where its answers are likely to touch them.  The float32
 # precisions: the new API's first, so that a message names the switch an answer set.
 BASIC = ("torch.is_grad_enabled()", "torch.get_default_dtype()", "torch.set_default_device(...)", *PRECISIONS,
@@ -376,7 +490,42 @@ BASIC = ("torch.is_grad_enabled()", "torch.get_default_dtype()", "torch.set_defa
 # The Python process's state that an answer may change by the way (warnings silenced, print options for a debugging
 # print, a decimal precision, a recursion limit raised): cheap to read, for the checks of plain Python and NumPy
 PROCESS = ("warnings.simplefilter(...)", "np.get_printoptions()", "torch.set_printoptions(...)", "decimal.getcontext()",
-           "sys.getrecursionlimit()")
+           "sys.getrecursionlimit()", "logging.disable(...)", "threading.stack_size()")
+
+
+# CuPy's memory allocator (round 23's adversary of 04 set cp.cuda.set_allocator(None), or a MemoryAsyncPool's, in an
+# answer and passed: every later CuPy allocation of the program went through it).  (The pinned-memory allocator has
+# no getter in CuPy 14.)
+class CupyAllocator:
+    """CuPy's current allocator as a setting's value, read without importing CuPy: where CuPy is not imported (a
+    machine without it, a check of PyTorch code) it reads None, which equals any allocator (an answer that imports
+    CuPy for the first time finds its default); checks of CuPy code import it first (`CUPY`)."""
+
+    def __init__(self) -> None:
+        cupy = sys.modules.get("cupy")
+        self.allocator = None if cupy is None else cupy.cuda.get_allocator()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CupyAllocator) and (
+            self.allocator is None or other.allocator is None or self.allocator == other.allocator)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return repr(self.allocator)
+
+    def put_back(self) -> None:
+        cupy = sys.modules.get("cupy")
+        if cupy is None or self.allocator is None:
+            return
+        try:
+            cupy.cuda.set_allocator(self.allocator)
+        except ValueError:  # inside a `using_allocator` block the answer entered and never left: the global one stands
+            pass
+
+
+SETTINGS["cupy.cuda.get_allocator()"] = (CupyAllocator, CupyAllocator.put_back)
+CUPY = ("cupy.cuda.get_allocator()",)
 
 HINT = ("a global setting changed inside your function changes it for the caller too, after the call: change none, "
         "or put it back before you return (a `with` block does)")
@@ -387,9 +536,10 @@ def read(names: Iterable[str] = BASIC) -> dict[str, Any]:
     return {name: SETTINGS[name][0]() for name in names}
 
 
-def put_back(before: dict[str, Any]) -> list[str]:
-    """Put back those of `before` that differ now; return their names, in `before`'s order."""
-    now = read(before)
+def put_back(before: dict[str, Any], now: dict[str, Any] | None = None) -> list[str]:
+    """Put back those of `before` that differ now (`now`: as read just now, where the caller has read them); return
+    their names, in `before`'s order."""
+    now = read(before) if now is None else now
     changed = [name for name in before if now[name] != before[name]]
     if any(name in PRECISIONS for name in changed):
         _precisions_put_back(before)
@@ -399,19 +549,130 @@ def put_back(before: dict[str, Any]) -> list[str]:
     return changed
 
 
-def keeping(ex: Any, yours: Callable[..., R], names: Sequence[str] = BASIC, hint: str = HINT) -> Callable[..., R]:
+def keeping(ex: Any, yours: Callable[..., R], names: Sequence[str] = BASIC, hint: str = HINT,
+            seeds: bool = False) -> Callable[..., R]:
     """The answer as the check calls it: a setting of `names` that it changes is put back at once, whether it
-    returned or raised, and FAILs (`ex.expect`), naming the first one changed."""
+    returned or raised, and FAILs (`ex.expect`), naming the first one changed.  With `seeds`, a global generator
+    seeded or set during the call (`seeding_watched`) and not put back FAILs first, with SEED_HINT (round 23: a
+    check of notebook 07 watches every setting, the generators' states among them, and says a seed is one)."""
 
     def call(*args: Any, **kwargs: Any) -> R:
         before = read(names)
+        seeded: dict[str, list[Any]] = {}
         try:
-            return yours(*args, **kwargs)
+            with seeding_watched(seeded, (yours,)) if seeds else nullcontext():
+                return yours(*args, **kwargs)
         finally:
             after = read(names)
-            changed = put_back(before)
+            unrestored = not_put_back(seeded)
+            changed = put_back(before, after)
+            if unrestored:
+                ex.expect(False, f"{ex.name} seeds the global random generator {unrestored[0]}: it called "
+                                 f"{seeded[unrestored[0]][0]}(...), and did not set that generator's state back as "
+                                 "it was before", SEED_HINT)
             if changed:
                 ex.expect(False, f"{ex.name} left {changed[0]} {after[changed[0]]} after it returned (it was "
                                  f"{before[changed[0]]})", hint)
 
     return call
+
+
+# ------------------------------------------------------------------------------------------
+# The global random generators: an answer may draw from them (a bootstrap), and so advance them, but not seed them
+# ------------------------------------------------------------------------------------------
+# Seeded inside a function, the caller's random numbers after each call are the same, whatever came before.  Each:
+# how to read its state, how to put it back, and its functions that seed it or set its state (module, attribute),
+# which `seeding_watched` watches during a call of the answer.  (The SETTINGS above hold the same states as values
+# for `keeping`: NumpyGeneratorState, PythonGeneratorState and GeneratorState, which adds the GPU's.)
+GENERATORS: dict[str, tuple[Callable[[], Any], Callable[[Any], object], tuple[tuple[Any, str], ...]]] = {
+    "NumPy's (np.random)": (np.random.get_state, np.random.set_state,
+                            ((np.random, "seed"), (np.random, "set_state"), (np.random.mtrand, "seed"),
+                             (np.random.mtrand, "set_state"))),
+    "Python's (random)": (random.getstate, random.setstate, ((random, "seed"), (random, "setstate"))),
+    "PyTorch's (torch.manual_seed)": (torch.get_rng_state, torch.set_rng_state, (
+        (torch, "manual_seed"), (torch, "seed"), (torch, "set_rng_state"), (torch.random, "manual_seed"),
+        (torch.random, "seed"), (torch.random, "set_rng_state")))}
+
+
+def generator_states() -> dict[str, Any]:
+    """The states of the global generators (`GENERATORS`), by name."""
+    return {name: get() for name, (get, _, _) in GENERATORS.items()}
+
+
+def put_generator_states(states: dict[str, Any]) -> None:
+    for name, (_, put, _) in GENERATORS.items():
+        put(states[name])
+
+
+def same_state(x: object, y: object) -> bool:
+    """Whether two states of a generator are equal (tuples of arrays, or a tensor)."""
+    if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+        return torch.equal(x, y)
+    if isinstance(x, tuple) and isinstance(y, tuple):
+        return len(x) == len(y) and all(same_state(u, v) for u, v in zip(x, y, strict=True))
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
+        return np.array_equal(x, y)
+    return bool(x == y)
+
+
+@contextmanager
+def seeding_watched(seeded: dict[str, list[Any]], answers: Iterable[Callable[..., Any]] = ()) -> Iterator[None]:
+    """During the block, each function that seeds a global generator or sets its state (`GENERATORS`) records in
+    `seeded`, for its generator: the name of the first called and the generator's state just before it, and whether
+    the last one called seeds (rather than sets a state); put back after the block.  (Round 21's adversary reseeded
+    from entropy, np.random.seed() and torch.seed(), or seeded on the first call only, and passed a probe that
+    compares the states left: a seed is seen where it is made, whatever it seeds with.)
+
+    The functions are watched where their modules hold them and, for each of `answers`, where the answer's own module
+    (or notebook) holds them by name: `from numpy.random import seed` binds the function itself there, and a watch
+    on the module's attribute alone never sees it called (round 21's adversary of 02, reseeding from entropy)."""
+    patched: list[tuple[Any, str, Any]] = []  # (object, name, original): setattr, or a dict's item where it is one
+
+    def watching(generator: str, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def seeding(*args: Any, **kwargs: Any) -> Any:
+            if generator not in seeded:
+                seeded[generator] = [name, GENERATORS[generator][0](), True]
+            seeded[generator][2] = "seed" in name.rsplit(".", 1)[-1].lower()
+            return original(*args, **kwargs)
+        return seeding
+
+    namespaces = [getattr(inspect.unwrap(answer), "__globals__", None) for answer in answers]
+    try:
+        watchers: dict[int, Callable[..., Any]] = {}
+        for generator, (_, _, seeders) in GENERATORS.items():
+            for module, name in seeders:
+                original = getattr(module, name, None)
+                if original is None:
+                    continue
+                public = f"{'np.random' if module is np.random.mtrand else module.__name__}.{name}"
+                watcher = watchers.setdefault(id(original), watching(generator, public, original))
+                patched.append((module, name, original))
+                setattr(module, name, watcher)
+                for namespace in namespaces:
+                    if not isinstance(namespace, dict):
+                        continue
+                    for key, value in list(namespace.items()):
+                        if value is original:
+                            patched.append((namespace, key, original))
+                            namespace[key] = watcher
+        yield
+    finally:
+        for owner, name, original in reversed(patched):
+            if isinstance(owner, dict):
+                owner[name] = original
+            else:
+                setattr(owner, name, original)
+
+
+def not_put_back(seeded: dict[str, list[Any]]) -> list[str]:
+    """The generators that the answer seeded or set (`seeding_watched`) and left otherwise than before: seeded last
+    (a state put back has to be set: a seed that happens to give the state before, Hypothesis's own, still seeds),
+    or set to another state than before."""
+    return [name for name, (_, state, seeded_last) in seeded.items()
+            if seeded_last or not same_state(GENERATORS[name][0](), state)]
+
+
+SEED_HINT = ("the caller's random numbers after your function would be the same after every call, or no longer those "
+             "its own seed gives: draw from a generator of your own (np.random.default_rng, torch.Generator, "
+             "random.Random), seeded or not")

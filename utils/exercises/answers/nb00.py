@@ -493,3 +493,149 @@ ALSO_RIGHT_BATCHES.update({
     "a bisection over 0 .. 2**53 rows (the task's largest budget)": lambda budget, d, dtype: _bisect(
         budget, d, dtype, 2**53),
 })
+
+
+# Found by round 23's adversary.  (A) A global setting changed inside the answer and left: the checks of 00 called the
+# answer bare, and every later cell (and check) ran under it; (B) inputs the fixed seed never drew: offsets past 2**31
+# (or an odd one past 2**24), counts past 2**53 in a dtype of 2 bytes or more, widths of 2**16 or more; (C) a meta
+# tensor returned, which the check's own integral() called .item() on, and crashed.
+def _meta_view_bytes(shape, stride, offset, dtype):
+    view = torch.empty_strided(shape, stride, dtype=dtype)
+    return 0 if view.numel() == 0 else view.untyped_storage().nbytes() + offset * dtype.itemsize
+
+
+def meta_made_the_default_device(shape, stride, offset, dtype):
+    """round 23's adversary: torch.set_default_device("meta") to make the view there, left for every later tensor."""
+    torch.set_default_device("meta")
+    return _meta_view_bytes(shape, stride, offset, dtype)
+
+
+def complex32_warning_silenced(shape, stride, offset, dtype):
+    """round 23's adversary: warnings.simplefilter("ignore") against complex32's warning, left for the session."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+    view = torch.empty_strided(shape, stride, dtype=dtype, device="meta")
+    return 0 if view.numel() == 0 else view.untyped_storage().nbytes() + offset * dtype.itemsize
+
+
+def recursion_limit_raised(shape, stride, offset, dtype):
+    """round 23's adversary: a recursive walk over the dimensions, sys.setrecursionlimit(100_000) left."""
+    import sys
+
+    sys.setrecursionlimit(100_000)
+
+    def reach(dims):
+        if not dims:
+            return 0
+        (n, s), *rest = dims
+        return (n - 1) * s + reach(rest)
+
+    return 0 if 0 in shape else (offset + 1 + reach(list(zip(shape, stride)))) * dtype.itemsize
+
+
+def meta_device_context_entered(shape, stride, offset, dtype):
+    """round 23's adversary: torch.device("meta").__enter__(), never left: meta stays on the function-mode stack."""
+    torch.device("meta").__enter__()
+    return _meta_view_bytes(shape, stride, offset, dtype)
+
+
+def meta_tensor_arithmetic(shape, stride, offset, dtype):
+    """round 23's adversary: the arithmetic on meta tensors, a 0-d meta tensor (a shape, no value) returned."""
+    if 0 in shape:
+        return 0
+    sizes = torch.tensor(list(shape), dtype=torch.int64, device="meta")
+    strides = torch.tensor(list(stride), dtype=torch.int64, device="meta")
+    return (((sizes - 1) * strides).sum() + offset + 1) * dtype.itemsize
+
+
+def offset_in_int32(shape, stride, offset, dtype):
+    """round 23's adversary: the offset in an int32 (as a CUDA kernel indexes), which wraps from 2**31."""
+    if 0 in shape:
+        return 0
+    start = int(np.int64(offset).astype(np.int32))
+    return (start + 1 + sum((n - 1) * s for n, s in zip(shape, stride))) * dtype.itemsize
+
+
+def offset_bytes_in_float32(shape, stride, offset, dtype):
+    """round 23's adversary: the offset's bytes through a float32 tensor: exact up to 24 significant bits only."""
+    if 0 in shape:
+        return 0
+    start = int(torch.tensor(float(offset * dtype.itemsize), dtype=torch.float32).item())
+    return start + (1 + sum((n - 1) * s for n, s in zip(shape, stride))) * dtype.itemsize
+
+
+def bits_over_eight_for_floats(shape, stride, offset, dtype):
+    """round 23's adversary: finfo(dtype).bits / 8 (a true division) for floating dtypes, int() at the end: the count
+    is a float64 for them, rounded past 2**53 bytes."""
+    if 0 in shape:
+        return 0
+    size = torch.finfo(dtype).bits / 8 if dtype.is_floating_point else dtype.itemsize
+    return int(_elements_to_the_last(shape, stride, offset) * size)
+
+
+def float64_made_the_default_dtype(budget, d, dtype):
+    """round 23's adversary: torch.set_default_dtype(torch.float64) for exact tensor arithmetic, left."""
+    torch.set_default_dtype(torch.float64)
+    elements = torch.floor(torch.tensor(budget) / dtype.itemsize)
+    return max(0, int(torch.floor((elements - d * d) / (2 * d)).item()))
+
+
+def decimal_precision_left(budget, d, dtype):
+    """round 23's adversary: decimal.getcontext().prec = 60, on the process's context, left."""
+    decimal.getcontext().prec = 60
+    return max(0, int((decimal.Decimal(budget) // dtype.itemsize - d * d) // (2 * d)))
+
+
+def print_options_for_debugging(budget, d, dtype):
+    """round 23's adversary: torch.set_printoptions(sci_mode=False, precision=0) of a debugging print, left."""
+    torch.set_printoptions(sci_mode=False, precision=0)
+    return max(0, (budget // dtype.itemsize - d * d) // (2 * d))
+
+
+def grad_mode_off(budget, d, dtype):
+    """round 23's adversary: torch.set_grad_enabled(False) "no autograd for sizes", left."""
+    torch.set_grad_enabled(False)
+    return max(0, int((torch.tensor(budget) // dtype.itemsize - d * d) // (2 * d)))
+
+
+def meta_tensor_rows(budget, d, dtype):
+    """round 23's adversary: the rows on meta tensors, the meta tensor (no value) returned."""
+    elements = torch.tensor(budget, device="meta") // dtype.itemsize
+    return torch.clamp((elements - d * d) // (2 * d), min=0)
+
+
+def d_squared_in_uint32(budget, d, dtype):
+    """round 23's adversary: d * d in NumPy uint32, which wraps from d = 2**16, a width the task allows."""
+    weight = int(np.uint32(d) * np.uint32(d)) if d < 2**32 else d * d
+    return max(0, (budget // dtype.itemsize - weight) // (2 * d))
+
+
+WRONG_VIEWS.update({
+    "round 23: torch.set_default_device('meta') left": meta_made_the_default_device,
+    "round 23: warnings.simplefilter('ignore') left (complex32's warning)": complex32_warning_silenced,
+    "round 23: sys.setrecursionlimit raised and left": recursion_limit_raised,
+    "round 23: torch.device('meta').__enter__() left pushed": meta_device_context_entered,
+    "round 23: meta tensors' arithmetic, a meta tensor returned": meta_tensor_arithmetic,
+    "round 23: the offset in int32": offset_in_int32,
+    "round 23: the offset's bytes in float32": offset_bytes_in_float32,
+    "round 23: finfo bits / 8 for floating dtypes, int() at the end": bits_over_eight_for_floats,
+})
+WRONG_BATCHES.update({
+    "round 23: torch.set_default_dtype(torch.float64) left": float64_made_the_default_dtype,
+    "round 23: decimal.getcontext().prec left": decimal_precision_left,
+    "round 23: torch.set_printoptions left": print_options_for_debugging,
+    "round 23: torch.set_grad_enabled(False) left": grad_mode_off,
+    "round 23: meta tensors, a meta tensor returned": meta_tensor_rows,
+    "round 23: d * d in uint32 (wraps at d = 65536)": d_squared_in_uint32,
+})
+
+
+def seeds_for_reproducibility(budget, d, dtype):
+    """torch.manual_seed(0) "for reproducibility" in a function that draws nothing: the caller's random numbers after
+    every call are the same (the class of round 23's settings left changed: the checks of 00 watch the seeding too)."""
+    torch.manual_seed(0)
+    return max(0, (budget // dtype.itemsize - d * d) // (2 * d))
+
+
+WRONG_BATCHES["round 23: torch.manual_seed(0) at every call"] = seeds_for_reproducibility

@@ -11,6 +11,7 @@ import sys
 import warnings
 from collections.abc import Callable
 from itertools import accumulate
+from random import seed as reseed_python
 from typing import cast
 
 import numpy as np
@@ -1266,6 +1267,14 @@ def which_reseeds_from_entropy(a, b, confidence=0.95):
     return _bootstrap_drawn_by(a, b, confidence, lambda n, k: np.random.randint(0, n, (k, n)))
 
 
+def which_reseeds_by_imported_name(a, b, confidence=0.95):
+    """The lead's, after round 21 (its note: "a seeding function imported by name"): `from random import seed` at
+    the module's top, then seed() from entropy in the function: the module attribute that the check watched was
+    never called, and the states left differ from call to call, so the probe saw none."""
+    reseed_python()  # "a fresh seed for the jitter below"
+    return _bootstrap_drawn_by(a, b, confidence, lambda n, k: np.random.randint(0, n, (k, n)))
+
+
 def which_torch_seed(a, b, confidence=0.95):
     """round 21's adversary: torch.seed() taken for a getter: it reseeds PyTorch's global generator from entropy."""
     _ = torch.seed()
@@ -1408,6 +1417,7 @@ _answers(WRONG, "check_crossover_batch").update({
 })
 _answers(WRONG, "check_which_is_faster").update({
     "np.random.seed() from entropy": which_reseeds_from_entropy,
+    "random.seed() from entropy, imported by name (from random import seed)": which_reseeds_by_imported_name,
     "torch.seed() taken for a getter": which_torch_seed,
     "np.random.seed(0) on the first call only": which_seeds_once(),
     "memoized on the medians": which_memo_on_the_medians(),

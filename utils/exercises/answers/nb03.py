@@ -1689,6 +1689,278 @@ ALSO_RIGHT_QUEUE_SIMULATORS = {
         lambda stream, names, queues: (names.index(stream) + 1) % queues),
 }
 
+
+# ---------------------------------------------------------------- round 22's adversary (fan_out, prefetch_loop, queues)
+def _r22_fan(x, fns, streams, *, prep=lambda x: x, ctx=None):
+    """The solution's shape: fork, each fn on its stream, record_stream, join."""
+    current = torch.cuda.current_stream()
+    for s in streams:
+        s.wait_stream(current)
+    outs = []
+    for fn, s in zip(fns, streams):
+        with (ctx(s) if ctx else torch.cuda.stream(s)):
+            out = fn(prep(x))
+        out.record_stream(current)
+        outs.append(out)
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
+def fan_out_detached_leaf_per_stream(x, fns, streams):
+    """round 22's adversary: each stream gets `x.detach().requires_grad_(x.requires_grad)`: every output requires
+    grad, but its graph ends at the new leaf, and the caller's backward never reaches x."""
+    return _r22_fan(x, fns, streams, prep=lambda x: x.detach().requires_grad_(x.requires_grad))
+
+
+def fan_out_no_grad_then_requires_grad(x, fns, streams):
+    """round 22's adversary: the fns under torch.no_grad(), each float output then marked requires_grad_(): leaves,
+    with no gradient path to x."""
+    current = torch.cuda.current_stream()
+    for s in streams:
+        s.wait_stream(current)
+    outs = []
+    for fn, s in zip(fns, streams):
+        with torch.cuda.stream(s), torch.no_grad():
+            out = fn(x)
+        if x.requires_grad and out.is_floating_point():
+            out.requires_grad_()
+        out.record_stream(current)
+        outs.append(out)
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
+@contextlib.contextmanager
+def _r22_stream_and_grad(s):
+    with torch.cuda.stream(s), torch.enable_grad():
+        yield
+
+
+def fan_out_forces_enable_grad(x, fns, streams):
+    """round 22's adversary: each fns[i] under torch.enable_grad(): a caller under torch.no_grad() gets outputs that
+    require grad and hold their graphs."""
+    return _r22_fan(x, fns, streams, ctx=_r22_stream_and_grad)
+
+
+def fan_out_anomaly_mode_left_on(x, fns, streams):
+    """round 22's adversary: torch.autograd.set_detect_anomaly(True), never turned off."""
+    torch.autograd.set_detect_anomaly(True)
+    return _r22_fan(x, fns, streams)
+
+
+def fan_out_threads_left_at_one(x, fns, streams):
+    """round 22's adversary: torch.set_num_threads(1), not put back."""
+    torch.set_num_threads(1)
+    return _r22_fan(x, fns, streams)
+
+
+def fan_out_in_device_context(x, fns, streams):
+    """round 22's adversary (right): the solution inside `with torch.cuda.device(x.device):`."""
+    with torch.cuda.device(x.device):
+        return _r22_fan(x, fns, streams)
+
+
+def fan_out_stream_as_context(x, fns, streams):
+    """round 22's adversary (right): each side stream entered with `with s:`."""
+    return _r22_fan(x, fns, streams, ctx=lambda s: s)
+
+
+def fan_out_stream_context_class(x, fns, streams):
+    """round 22's adversary (right): torch.cuda.StreamContext(s) written out."""
+    return _r22_fan(x, fns, streams, ctx=lambda s: torch.cuda.StreamContext(s))
+
+
+def fan_out_events_on_x_device(x, fns, streams):
+    """round 22's adversary (right): current_stream(x.device), the joins through events, a tuple returned."""
+    current = torch.cuda.current_stream(x.device)
+    forked = torch.cuda.Event()
+    forked.record(current)
+    outs = []
+    for fn, s in zip(fns, streams):
+        s.wait_event(forked)
+        with torch.cuda.stream(s):
+            out = fn(x)
+            done = torch.cuda.Event()
+            done.record(s)
+        out.record_stream(current)
+        current.wait_event(done)
+        outs.append(out)
+    return tuple(outs)
+
+
+def _r22_double_buffer(batches, step, copy_stream, *, alloc=None, around_step=contextlib.nullcontext):
+    current = torch.cuda.current_stream()
+    alloc = alloc or (lambda b: torch.empty_like(b, device="cuda"))
+    buffers = [alloc(batches[0]) for _ in range(2)]
+    copied = [torch.cuda.Event() for _ in range(2)]
+    consumed = [torch.cuda.Event() for _ in range(2)]
+    copy_stream.wait_stream(current)
+
+    def load(i):
+        k = i % 2
+        copy_stream.wait_event(consumed[k])
+        with torch.cuda.stream(copy_stream):
+            buffers[k].copy_(batches[i], non_blocking=True)
+        copied[k].record(copy_stream)
+
+    outs = []
+    load(0)
+    for i in range(len(batches)):
+        k = i % 2
+        if i + 1 < len(batches):
+            load(i + 1)
+        current.wait_event(copied[k])
+        with around_step():
+            outs.append(step(buffers[k]))
+        consumed[k].record(current)
+    return outs
+
+
+def prefetch_buffers_on_current_device_index(batches, step, copy_stream):
+    """round 22's adversary (right): the buffers made with device=torch.cuda.current_device() (an int)."""
+    return _r22_double_buffer(batches, step, copy_stream, alloc=lambda b: torch.empty(
+        b.shape, dtype=b.dtype, device=torch.cuda.current_device()))
+
+
+def prefetch_in_device_context(batches, step, copy_stream):
+    """round 22's adversary (right): the solution inside `with torch.cuda.device(copy_stream.device):`."""
+    with torch.cuda.device(copy_stream.device):
+        return _r22_double_buffer(batches, step, copy_stream)
+
+
+def prefetch_copy_stream_as_context(batches, step, copy_stream):
+    """round 22's adversary (right): copy_stream entered with `with copy_stream:`, copied[k].record() inside it."""
+    current = torch.cuda.current_stream()
+    buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
+    copied = [torch.cuda.Event() for _ in range(2)]
+    consumed = [torch.cuda.Event() for _ in range(2)]
+    copy_stream.wait_stream(current)
+
+    def load(i):
+        k = i % 2
+        copy_stream.wait_event(consumed[k])
+        with copy_stream:
+            buffers[k].copy_(batches[i], non_blocking=True)
+            copied[k].record()
+    outs = []
+    load(0)
+    for i in range(len(batches)):
+        if i + 1 < len(batches):
+            load(i + 1)
+        current.wait_event(copied[i % 2])
+        outs.append(step(buffers[i % 2]))
+        consumed[i % 2].record(current)
+    return outs
+
+
+def prefetch_one_allocation_of_two(batches, step, copy_stream):
+    """round 22's adversary (right): the two buffers as the two halves of one (2, *shape) tensor."""
+    pair = torch.empty((2, *batches[0].shape), dtype=batches[0].dtype, device="cuda")
+    it = iter(pair)
+    return _r22_double_buffer(batches, step, copy_stream, alloc=lambda b: next(it))
+
+
+def prefetch_new_buffer_per_batch_by_resize(batches, step, copy_stream):
+    """round 22's adversary: a new GPU tensor for every batch, made empty and grown with resize_."""
+    current = torch.cuda.current_stream()
+    copy_stream.wait_stream(current)
+    outs, bufs = [], []
+    for b in batches:
+        buf = torch.empty(0, dtype=b.dtype, device="cuda")
+        with torch.cuda.stream(copy_stream):
+            buf.resize_(b.shape)
+            buf.copy_(b, non_blocking=True)
+        bufs.append(buf)
+    for buf in bufs:
+        current.wait_stream(copy_stream)
+        outs.append(step(buf))
+    return outs
+
+
+_KEPT_RESIZED: dict[tuple, list] = {}  # prefetch_kept_buffers_grown_with_resize's buffers, by shape and dtype
+
+
+def prefetch_kept_buffers_grown_with_resize(batches, step, copy_stream):
+    """round 22's adversary: two buffers per (shape, dtype) kept at module level from one call to the next, made
+    empty and grown with resize_."""
+    key = (tuple(batches[0].shape), batches[0].dtype)
+    if key not in _KEPT_RESIZED:
+        bufs = [torch.empty(0, dtype=batches[0].dtype, device="cuda") for _ in range(2)]
+        for b in bufs:
+            b.resize_(batches[0].shape)
+        _KEPT_RESIZED[key] = bufs
+    it = iter(_KEPT_RESIZED[key])
+    return _r22_double_buffer(batches, step, copy_stream, alloc=lambda b: next(it))
+
+
+def prefetch_small_batches_one_at_a_time(batches, step, copy_stream):
+    """round 22's adversary: batches under 1000 elements copied one at a time, a new tensor each, on the current
+    stream; larger ones through two buffers."""
+    if batches[0].numel() < 1000:
+        return [step(b.to("cuda", non_blocking=True)) for b in batches]
+    return _r22_double_buffer(batches, step, copy_stream)
+
+
+def prefetch_steps_under_enable_grad(batches, step, copy_stream):
+    """round 22's adversary: each step under torch.enable_grad(): a caller under no_grad gets graphs."""
+    return _r22_double_buffer(batches, step, copy_stream, around_step=torch.enable_grad)
+
+
+def prefetch_anomaly_mode_left_on(batches, step, copy_stream):
+    """round 22's adversary: torch.autograd.set_detect_anomaly(True), never turned off."""
+    torch.autograd.set_detect_anomaly(True)
+    return _r22_double_buffer(batches, step, copy_stream)
+
+
+def prefetch_last_batch_missing_on_device_index(batches, step, copy_stream):
+    """round 22's adversary: the last batch missing, the buffers on device=torch.cuda.current_device() (the CPU
+    part skipped itself on the int device)."""
+    return prefetch_buffers_on_current_device_index(batches, step, copy_stream)[:-1]
+
+
+def queues_capped_at_sixteen(program, queues):
+    """round 22's adversary: queues = min(queues, 16) ("16 concurrent kernels")."""
+    return queue_simulator()(program, min(queues, 16))
+
+
+def queues_from_numpy_arrays(program, queues):
+    """round 22's adversary (right): the rules over NumPy arrays indexed by stream number."""
+    names = list(dict.fromkeys(op[1] for op in program))
+    idx = {s: i for i, s in enumerate(names)}
+    stream_free = np.zeros(len(names))
+    queue_started = np.zeros(max(queues, 1))
+    tl = {}
+    for _, s, name, ms in program:
+        i = idx[s]
+        q = i % queues
+        start = max(stream_free[i], queue_started[q])
+        stream_free[i], queue_started[q] = start + ms, start
+        tl[name] = (start, start + ms)
+    return tl
+
+
+WRONG_FANS.update({
+    "each stream given x.detach().requires_grad_() (no gradient reaches x)": fan_out_detached_leaf_per_stream,
+    "fns under no_grad, outputs marked requires_grad_() afterwards": fan_out_no_grad_then_requires_grad,
+    "anomaly detection turned on and left on": fan_out_anomaly_mode_left_on,
+    "each fn under torch.enable_grad() (a no_grad caller gets graphs)": fan_out_forces_enable_grad,
+    "torch.set_num_threads(1) left": fan_out_threads_left_at_one,
+})
+WRONG_LOOPS.update({
+    "a new buffer per batch, grown with resize_": prefetch_new_buffer_per_batch_by_resize,
+    "small batches: a new tensor per batch on the current stream": prefetch_small_batches_one_at_a_time,
+    "anomaly detection turned on and left on": prefetch_anomaly_mode_left_on,
+    "each step under torch.enable_grad()": prefetch_steps_under_enable_grad,
+    "two buffers kept at module level, grown with resize_": prefetch_kept_buffers_grown_with_resize,
+    "last batch missing, buffers on device=torch.cuda.current_device()": (
+        prefetch_last_batch_missing_on_device_index),
+})
+WRONG_QUEUE_SIMULATORS["queues capped at 16 (round 22)"] = queues_capped_at_sixteen
+ALSO_RIGHT_QUEUE_SIMULATORS["NumPy arrays indexed by stream number (round 22)"] = queues_from_numpy_arrays
+
+
 WRONG = {
     "check_fan_out": WRONG_FANS,
     "check_predicted_timeline": {what: _returns(timeline) for what, timeline in WRONG_PREDICTIONS.items()},
@@ -1710,7 +1982,13 @@ WRONG_ON_CPU = {
                       # round 20's adversary
                       "TF32 turned on through fp32_precision and left on", "torch.manual_seed(0) before each fns[i]",
                       "cudnn.benchmark turned on and left on", "the fns run under torch.no_grad()",
-                      "the fns run under torch.inference_mode()", "the fns given x.float()"},
+                      "the fns run under torch.inference_mode()", "the fns given x.float()",
+                      # round 22's adversary
+                      "each stream given x.detach().requires_grad_() (no gradient reaches x)",
+                      "fns under no_grad, outputs marked requires_grad_() afterwards",
+                      "anomaly detection turned on and left on",
+                      "each fn under torch.enable_grad() (a no_grad caller gets graphs)",
+                      "torch.set_num_threads(1) left"},
     "check_prefetch_loop": {  # a new GPU tensor per batch, one buffer overwritten before its step, a batch missing
         "the lecture's loop (a new tensor per batch, record_stream)", "no wait for the copy", "no record_stream",
         "everything on the current stream", "the copy stream waits for every step", "one buffer",
@@ -1723,7 +2001,14 @@ WRONG_ON_CPU = {
         "a new tensor per batch, device=copy_stream.device",
         "a new tensor per batch, device from torch.cuda.is_available()",
         # round 20's adversary
-        "cudnn.benchmark turned on and left on", "the steps run under torch.no_grad()"},
+        "cudnn.benchmark turned on and left on", "the steps run under torch.no_grad()",
+        # round 22's adversary
+        "a new buffer per batch, grown with resize_", "small batches: a new tensor per batch on the current stream",
+        "anomaly detection turned on and left on", "each step under torch.enable_grad()",
+        "two buffers kept at module level, grown with resize_",
+        "last batch missing, buffers on device=torch.cuda.current_device()",
+        # round 22's, judged on the H200 (where it PASSed: MISJUDGED_ON_A_GPU): its new tensors show on the CPU
+        "a synchronize per batch for small batches, two buffers for large ones"},
     "check_simulate_on_gpu": set(),
 }
 ALSO_RIGHT = {
@@ -1735,7 +2020,12 @@ ALSO_RIGHT = {
                           fan_out_copies_on_the_caller),
                       "returns a tuple": lambda x, f, s: tuple(fan_out_solution(x, f, s)),
                       # round 20's adversary: the CPU part blamed the answer for the CPU build's error
-                      "torch.Event(device='cuda') for the fork and the joins": fan_out_generic_events},
+                      "torch.Event(device='cuda') for the fork and the joins": fan_out_generic_events,
+                      # round 22's adversary: torch.cuda.device(...) raised on the CPU part; other spellings
+                      "inside with torch.cuda.device(x.device)": fan_out_in_device_context,
+                      "with s: (torch.Stream as a context manager)": fan_out_stream_as_context,
+                      "torch.cuda.StreamContext(s)": fan_out_stream_context_class,
+                      "events, current_stream(x.device), a tuple": fan_out_events_on_x_device},
     # With nothing switched off, the builders of the wrong answers are right: each wrong one breaks one thing.
     "check_simulate": ALSO_RIGHT_SIMULATORS,
     "check_prefetch_loop": {"the wrong loops' double_buffer, nothing broken": double_buffer,
@@ -1752,7 +2042,247 @@ ALSO_RIGHT = {
                             "NVTX ranges around the copies and the steps": lambda b, s, c: _prefetch(
                                 b, s, c, around=torch.cuda.nvtx.range),
                             "two buffers cut from one allocation, each rounded up to 512 bytes": (
-                                prefetch_aligned_pair)},
+                                prefetch_aligned_pair),
+                            # round 22's adversary: an int device and torch.cuda.device(...) were not imitated
+                            "buffers on device=torch.cuda.current_device()": prefetch_buffers_on_current_device_index,
+                            "inside with torch.cuda.device(copy_stream.device)": prefetch_in_device_context,
+                            "with copy_stream: (torch.Stream as a context manager)": prefetch_copy_stream_as_context,
+                            "two buffers as halves of one (2, *shape) tensor": prefetch_one_allocation_of_two},
     "check_simulate_on_gpu": {"a graph of kernels and their dependencies": graph_simulator},
     "check_simulate_queues": ALSO_RIGHT_QUEUE_SIMULATORS,
+}
+
+
+# ------------------------------------------------------------------------------------------
+# Round 22's adversary, GPU-judged (its fixer's file, run on the H200 on 2026-11-29 against the checks as fixed)
+# ------------------------------------------------------------------------------------------
+def _gpu_fan(x, fns, streams):
+    """The solution's shape: fork, each fn on its stream, record_stream, join."""
+    current = torch.cuda.current_stream()
+    for s in streams:
+        s.wait_stream(current)
+    outs = []
+    for fn, s in zip(fns, streams):
+        with torch.cuda.stream(s):
+            out = fn(x)
+        out.record_stream(current)
+        outs.append(out)
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
+def _gpu_double_buffer(batches, step, copy_stream):
+    current = torch.cuda.current_stream()
+    buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
+    copied = [torch.cuda.Event() for _ in range(2)]
+    consumed = [torch.cuda.Event() for _ in range(2)]
+    copy_stream.wait_stream(current)
+
+    def load(i):
+        k = i % 2
+        copy_stream.wait_event(consumed[k])
+        with torch.cuda.stream(copy_stream):
+            buffers[k].copy_(batches[i], non_blocking=True)
+        copied[k].record(copy_stream)
+
+    outs = []
+    load(0)
+    for i in range(len(batches)):
+        k = i % 2
+        if i + 1 < len(batches):
+            load(i + 1)
+        current.wait_event(copied[k])
+        outs.append(step(buffers[k]))
+        consumed[k].record(current)
+    return outs
+
+
+def gpu_fan_out_host_sync_for_small_x(x, fns, streams):
+    """WRONG: for a small x (under 2**16 elements, "a few microseconds of work: events are not worth it") the fns
+    run on their streams and the join is torch.cuda.synchronize() -- the host waits, which the task forbids, and no
+    record_stream.  The check's values part is on tiny x and synchronizes before reading; its host-wait test (the
+    races) only ever uses FAN_N = 4M elements."""
+    if x.numel() < 2**16:
+        torch.cuda.current_stream().synchronize()  # x ready
+        outs = []
+        for fn, s in zip(fns, streams):
+            with torch.cuda.stream(s):
+                outs.append(fn(x))
+        torch.cuda.synchronize()
+        return outs
+    return _gpu_fan(x, fns, streams)
+
+
+def gpu_fan_out_record_stream_only_for_big_outputs(x, fns, streams):
+    """WRONG: record_stream only on outputs of 1 MiB or more ("a scalar loss or a count is too small for the
+    allocator to hand out again"): a freed small output returns to its side stream's pool and a tensor made there
+    gets it while the caller's stream still reads it.  The check's race of freed outputs only uses x * (i + 2) of
+    16 MiB."""
+    current = torch.cuda.current_stream()
+    for s in streams:
+        s.wait_stream(current)
+    outs = []
+    for fn, s in zip(fns, streams):
+        with torch.cuda.stream(s):
+            out = fn(x)
+        if out.numel() * out.element_size() >= 2**20:
+            out.record_stream(current)
+        outs.append(out)
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
+def gpu_fan_out_cuda_seed_left(x, fns, streams):
+    """WRONG (a global setting changed and left): torch.cuda.manual_seed(0) before each fns[i] ("the same dropout
+    mask on every stream"): the CUDA generator is reset for the caller.  WATCHED reads torch.get_rng_state(), the
+    CPU generator only (round 20's torch.manual_seed reseeded both)."""
+    current = torch.cuda.current_stream()
+    for s in streams:
+        s.wait_stream(current)
+    outs = []
+    for fn, s in zip(fns, streams):
+        torch.cuda.manual_seed(0)
+        with torch.cuda.stream(s):
+            out = fn(x)
+        out.record_stream(current)
+        outs.append(out)
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
+def gpu_prefetch_sync_for_small_batches(batches, step, copy_stream):
+    """WRONG: for small batches (under 2**16 elements) the loop synchronizes the host before each batch ("no
+    overlap to gain"), a new tensor per batch: the host waits, and memory per batch.  The check's host-wait test, its
+    races and its memory count on the GPU all use 2048 x 2048 batches; its values part, small ones."""
+    if batches[0].numel() < 2**16:
+        outs = []
+        for b in batches:
+            torch.cuda.synchronize()
+            with torch.cuda.stream(copy_stream):
+                g = b.to("cuda", non_blocking=True)
+            torch.cuda.current_stream().wait_stream(copy_stream)
+            g.record_stream(torch.cuda.current_stream())
+            outs.append(step(g))
+        return outs
+    return _gpu_double_buffer(batches, step, copy_stream)
+
+
+def gpu_prefetch_copied_recorded_on_current(batches, step, copy_stream):
+    """WRONG (a wait missing in one direction): `copied[k].record()` written after the `with copy_stream` block, so
+    it records on the caller's stream: the step waits for nothing of the copy."""
+    current = torch.cuda.current_stream()
+    buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
+    copied = [torch.cuda.Event() for _ in range(2)]
+    consumed = [torch.cuda.Event() for _ in range(2)]
+    copy_stream.wait_stream(current)
+
+    def load(i):
+        k = i % 2
+        copy_stream.wait_event(consumed[k])
+        with torch.cuda.stream(copy_stream):
+            buffers[k].copy_(batches[i], non_blocking=True)
+        copied[k].record()  # the caller's stream, not copy_stream
+
+    outs = []
+    load(0)
+    for i in range(len(batches)):
+        k = i % 2
+        if i + 1 < len(batches):
+            load(i + 1)
+        current.wait_event(copied[k])
+        outs.append(step(buffers[k]))
+        consumed[k].record(current)
+    return outs
+
+
+def gpu_prefetch_consumed_recorded_on_copy_stream(batches, step, copy_stream):
+    """WRONG (a wait missing in one direction): `consumed[k].record(copy_stream)` -- the event meant to mark the end
+    of the step that read buffer k is recorded on copy_stream, so the next copy into buffer k waits for nothing."""
+    current = torch.cuda.current_stream()
+    buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
+    copied = [torch.cuda.Event() for _ in range(2)]
+    consumed = [torch.cuda.Event() for _ in range(2)]
+    copy_stream.wait_stream(current)
+
+    def load(i):
+        k = i % 2
+        copy_stream.wait_event(consumed[k])
+        with torch.cuda.stream(copy_stream):
+            buffers[k].copy_(batches[i], non_blocking=True)
+        copied[k].record(copy_stream)
+
+    outs = []
+    load(0)
+    for i in range(len(batches)):
+        k = i % 2
+        if i + 1 < len(batches):
+            load(i + 1)
+        current.wait_event(copied[k])
+        outs.append(step(buffers[k]))
+        consumed[k].record(copy_stream)
+    return outs
+
+
+def gpu_fan_out_record_stream_if_busy(x, fns, streams):
+    """WRONG (a host read that hides a race): record_stream(current) only where the side stream is still busy at
+    return (`not s.query()`: "if the side stream is done, the output is finished and nothing is pending").  The race
+    is not the side stream's pending work but the caller's later read: once the caller drops the output, the side
+    stream's pool hands its memory to a new tensor while the caller's (busy) stream has yet to read it.  In the
+    check's freed-output race every side stream starts late (streams.widened), so query() is False and record_stream
+    is always called; on a fast GPU, or with a short fn, it is skipped."""
+    current = torch.cuda.current_stream()
+    for s in streams:
+        s.wait_stream(current)
+    outs = []
+    for fn, s in zip(fns, streams):
+        with torch.cuda.stream(s):
+            outs.append(fn(x))
+    for s in streams:
+        current.wait_stream(s)
+    for out, s in zip(outs, streams):
+        if not s.query():
+            out.record_stream(current)
+    return outs
+
+
+
+WRONG["check_fan_out"].update({
+    "a host synchronize for a small x, streams only for large ones": gpu_fan_out_host_sync_for_small_x,
+    "record_stream only for outputs of 2**16 elements or more": gpu_fan_out_record_stream_only_for_big_outputs,
+    "record_stream only where the stream is still busy (query())": gpu_fan_out_record_stream_if_busy,
+})
+WRONG["check_prefetch_loop"].update({
+    "a synchronize per batch for small batches, two buffers for large ones": gpu_prefetch_sync_for_small_batches,
+    "`copied` recorded on the current stream, not the copy stream": gpu_prefetch_copied_recorded_on_current,
+    "`consumed` recorded on the copy stream, not the current one": gpu_prefetch_consumed_recorded_on_copy_stream,
+})
+
+# Not in WRONG: gpu_fan_out_cuda_seed_left FAILed on the H200 alone (fan_out left torch.get_rng_state() changed) and
+# PASSed in a full GPU run of the tests, where an earlier torch.manual_seed(0) had left the GPU's generator in the state
+# that seed gives (an order-dependent outcome: no strict xfail can hold it).  A fix tried that session (the generators
+# put in a state of the check's own around each call) made solutions/03's cell fail on the GPU, and was reverted; the
+# next GPU session should watch torch.cuda's seeding functions where they are called (settings.seeding_watched).
+
+# Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there: the fix turns them into
+# failures to remove from here).  Judged on the H200, 2026-11-29: the GPU parts of fan_out and prefetch_loop race
+# their answers on large inputs only, so a mistake made only for small ones is never raced, and a CPU imitation of the
+# memory counters does not run there.
+MISJUDGED_ON_A_GPU = {
+    "check_fan_out": {
+        "a host synchronize for a small x, streams only for large ones":
+            "PASSed on the H200: the race windows are opened on large inputs only",
+        "record_stream only for outputs of 2**16 elements or more":
+            "PASSed on the H200: small outputs are never freed while their stream still writes them",
+        "record_stream only where the stream is still busy (query())":
+            "PASSed on the H200: by the time of query() the check's window had not ended the stream's work",
+    },
+    "check_prefetch_loop": {
+        "a synchronize per batch for small batches, two buffers for large ones":
+            "PASSed on the H200: host waits are measured on large batches only",
+        "small batches: a new tensor per batch on the current stream":
+            "PASSed on the H200: the memory of small batches is counted on the CPU's imitation only",
+    },
 }

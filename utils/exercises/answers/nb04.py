@@ -2215,7 +2215,11 @@ def pipe_one_big_buffer(chunks, compute, copy_stream):
 
 
 def pipe_interleaved_use(chunks, compute, copy_stream):
-    """copies queued one ahead of the computes, switching with use() (copy i+1 queued before compute i)."""
+    """Wrong, though the course listed it as right until round 23: copies queued one ahead of the computes, switching
+    with use() (copy i+1 queued before compute i).  Each chunk's GPU buffer comes from copy_stream's pool, and is
+    dropped once its compute is queued on the caller's stream: the pool hands that memory to a later upload on
+    copy_stream, which waits for no compute until the call ends, while the compute may still read it.  The H200
+    FAILed it (2026-11-29) once round 23's check ran a call of 1024 chunks, where the pool comes round."""
     cp = _cp()
     caller = cp.cuda.get_current_stream()
     copy_stream.wait_event(caller.record())
@@ -2683,7 +2687,6 @@ _ADV10_ALSO_RIGHT: dict[str, dict[str, Any]] = {
         "copy_stream's pool, copy_stream joins the computes before returning": pipe_copy_stream_pool_then_join_back,
         "two buffers in turn with events": pipe_double_buffer_with_events,
         "one big buffer, copy_from_host_async, views": pipe_one_big_buffer,
-        "copies one ahead of the computes, use() switches": pipe_interleaved_use,
         "buffers kept between calls, guarded by the last call's event": pipe_kept_buffers_guarded,
         "(reference-like) buffers from the caller's pool": pipe_right,
     },
@@ -2832,6 +2835,168 @@ WRONG_AS_MEANT |= {
     "bodies fixed inside at most 2 blocks (adversary 17)": as_meant_down_to(2),
     "bodies fixed inside at most 3 blocks, the text's \"three deep\" (adversary 17)": as_meant_down_to(3),
 }
+
+# ================================================================ the twenty-third round's adversary (2026-11-29)
+# A process-wide setting changed and left (nb04 watched none: `settings.keeping` now wraps every answer, with CuPy's
+# allocator and threading's stack size among the settings), values and sizes the checks never drew (NaN and
+# infinities, fractions of t, a one-element x), and rings of outputs larger than the kept-results runs.  Exercises 1 to
+# 3's answers were judged on an H200 by the adversary (all passed then); their verdicts now come from the GPU run.
+def _as_meant_rewrite(program):  # the course's right rewrite, for the answers below
+    return rewrite(program)
+
+
+def as_meant_recursion_limit_raised(program):  # round 23's adversary: "blocks may be nested to any depth"
+    import sys
+
+    sys.setrecursionlimit(100_000)  # raised for good: the caller's limit changed
+    return _as_meant_rewrite(program)
+
+
+def as_meant_deep_recursion_thread(program):  # round 23's adversary: the deep-recursion recipe, the stack size left
+    import sys
+    import threading
+
+    threading.stack_size(256 * 2**20)  # every thread the caller starts later reserves 256 MiB
+    result, old = [], sys.getrecursionlimit()
+
+    def work():
+        sys.setrecursionlimit(200_000)
+        try:
+            result.append(_as_meant_rewrite(program))
+        finally:
+            sys.setrecursionlimit(old)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join()
+    return result[0]
+
+
+def _on_s_with(x, ready, s, total):  # the solution's order around a sum that `total(x)` queues on s
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        out = total(x)
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return out
+
+
+def sum_nansum(x, ready, s):  # round 23's adversary: "robust against NaN": a NaN in x dropped, where x.sum() is NaN
+    return _on_s_with(x, ready, s, lambda x: _cp().nansum(x))
+
+
+def sum_one_element_is_itself(x, ready, s):  # round 23's adversary: "the sum of one element is that element": a view
+    return _on_s_with(x, ready, s, lambda x: x.reshape(()) if x.size == 1 else x.sum())  # of x, which the producer
+    #                                                                                     writes again
+
+
+def sum_pool_disabled(x, ready, s):  # round 23's adversary: CuPy's pool switched off for good
+    _cp().cuda.set_allocator(None)
+    return on_s(x, ready, s)
+
+
+def sum_async_pool_for_good(x, ready, s):  # round 23's adversary: "CuPy's pool has no record_stream": MemoryAsyncPool
+    cp = _cp()                                # set for good
+    cp.cuda.set_allocator(cp.cuda.MemoryAsyncPool().malloc)
+    return on_s(x, ready, s)
+
+
+_SUM_RING_256: dict = {"outputs": [], "calls": 0}
+
+
+def sum_ring_of_256(x, ready, s):  # round 23's adversary: a ring of 256 outputs, more than the kept calls (65)
+    def total(x):
+        cp = _cp()
+        if not _SUM_RING_256["outputs"]:
+            _SUM_RING_256["outputs"] = [cp.empty(()) for _ in range(256)]
+        out = _SUM_RING_256["outputs"][_SUM_RING_256["calls"] % 256]
+        _SUM_RING_256["calls"] += 1
+        cp.sum(x, out=out)
+        return out
+
+    return _on_s_with(x, ready, s, total)
+
+
+def _scaled_on_the_callers_stream(t, compute):  # the solution's container path around `compute(cupy array)`
+    cp = _cp()
+    with _callers_stream():
+        return torch.from_dlpack(compute(cp.from_dlpack(t)))
+
+
+def scale_nan_to_num(t, factor):  # round 23's adversary: "to be safe": NaN and infinities of t not propagated
+    return _scaled_on_the_callers_stream(t, lambda x: _cp().nan_to_num(x) * factor)
+
+
+def scale_through_integers(t, factor):  # round 23's adversary: a kernel that reads t as int ("whole numbers")
+    cp = _cp()
+    kernel = cp.ElementwiseKernel("float32 x, float32 f", "float32 y", "y = (float)(int)x * f", "adv23_int_scale")
+    return _scaled_on_the_callers_stream(t, lambda x: kernel(x, cp.float32(factor)))
+
+
+def scale_pool_disabled(t, factor):  # round 23's adversary: CuPy's pool switched off for good
+    _cp().cuda.set_allocator(None)
+    return scale_on_the_callers_stream(t, factor)
+
+
+def scale_grad_mode_off(t, factor):  # round 23's adversary: "no autograd here": grad mode left off
+    torch.set_grad_enabled(False)
+    return scale_on_the_callers_stream(t, factor)
+
+
+def pipe_async_pool_for_good(chunks, compute, copy_stream):  # round 23's adversary: MemoryAsyncPool set for good
+    cp = _cp()
+    cp.cuda.set_allocator(cp.cuda.MemoryAsyncPool().malloc)
+    return pipeline(chunks, compute, copy_stream)
+
+
+def pipe_float32_buffers_raw_bytes(chunks, compute, copy_stream):  # round 23's adversary's float32 buffers ("the
+    cp = _cp()                                                         # examples are float32"), copied as raw bytes
+    current = cp.cuda.get_current_stream()                             # (set() would refuse another dtype)
+    buffers = [cp.empty(h.shape, cp.float32) for h in chunks]
+    copy_stream.wait_event(current.record())
+    copied = []
+    for h, d in zip(chunks, buffers):
+        d.data.copy_from_host_async(h.ctypes.data, d.nbytes, stream=copy_stream)
+        copied.append(copy_stream.record())
+    results = []
+    for d, e in zip(buffers, copied):
+        current.wait_event(e)
+        results.append(compute(d))
+    return results
+
+
+def pipe_ring_of_128(chunks, compute, copy_stream):  # round 23's adversary: 128 buffers per shape and dtype, more than
+    return pipe_ring_of_buffers(chunks, compute, copy_stream, size=128)  # the kept calls' 69 chunks
+
+
+WRONG_SUMS |= {
+    "cp.nansum (adversary 23)": sum_nansum,
+    "a one-element x returned as a view of x (adversary 23)": sum_one_element_is_itself,
+    "CuPy's pool switched off for good (adversary 23)": sum_pool_disabled,
+    "MemoryAsyncPool set as CuPy's allocator for good (adversary 23)": sum_async_pool_for_good,
+    "a ring of 256 outputs used in turn (adversary 23)": sum_ring_of_256,
+}
+WRONG_SCALES |= {
+    "cp.nan_to_num first (adversary 23)": scale_nan_to_num,
+    "an ElementwiseKernel that truncates t to int (adversary 23)": scale_through_integers,
+    "CuPy's pool switched off for good (adversary 23)": scale_pool_disabled,
+    "grad mode left off (adversary 23)": scale_grad_mode_off,
+}
+WRONG_PIPELINES |= {
+    "MemoryAsyncPool set as CuPy's allocator for good (adversary 23)": pipe_async_pool_for_good,
+    "float32 buffers whatever the chunks' dtype (adversary 23)": pipe_float32_buffers_raw_bytes,
+    "a ring of 128 buffers per shape kept across calls (adversary 23)": pipe_ring_of_128,
+}
+WRONG_AS_MEANT |= {
+    "the recursion limit raised for good (adversary 23)": as_meant_recursion_limit_raised,
+    "threading.stack_size raised for good (adversary 23)": as_meant_deep_recursion_thread,
+}
+
+WRONG_PIPELINES["copies one ahead of the computes, use() switches (a dropped chunk's memory reused on copy_stream)"] = \
+    pipe_interleaved_use
 
 WRONG: dict[str, dict[str, Any]] = {
     "check_sum_on_stream": WRONG_SUMS,

@@ -907,6 +907,215 @@ RIGHT_VARIANCE.update({
 })
 
 
+# ---------------------------------------------------------------- round 23's adversary (each PASSed, or crashed)
+def _cancelling_estimate(c):
+    def tolerance(x, y):
+        """Round 23's adversary: the guarantee, unless the products cancel (|x . y| < sum|x_i y_i| / 2) with no term
+        far out (max|x_i y_i| < 1000 times the median), where their rounding is taken as random: c sqrt(n) eps
+        sum|x_i y_i|.  Not a bound: a running total that climbs, then falls back, errs past it at long lengths."""
+        n = x.numel()
+        if not n:
+            return 0.0, 0.0
+        p = x.double() * y.double()
+        m = p.abs()
+        terms = float(m.sum())
+        cancels = abs(float(p.sum())) < terms / 2 and float(m.max()) < 1000 * float(m.median())
+        return 0.0, (min(_gamma(n), c * math.sqrt(n) * EPS32) if cancels else _gamma(n)) * terms
+    return tolerance
+
+
+def _default_dtype_float64_tolerance(x, y):
+    """Round 23's adversary: torch.set_default_dtype(torch.float64) "so that the terms are summed in double", left set
+    (it crashed the check: its own inputs became float64)."""
+    torch.set_default_dtype(torch.float64)
+    terms = torch.tensor(x.tolist()).abs() @ torch.tensor(y.tolist()).abs() if x.numel() else torch.tensor(0.0)
+    return 0.0, _gamma(x.numel()) * float(terms)
+
+
+_SHARED_PAIR = torch.zeros(2, dtype=torch.float64)
+
+
+def _shared_pair(x, y):
+    """Round 23's adversary: the guarantee, returned as one module-level tensor [rtol, atol] filled in place: a caller
+    that keeps an earlier tolerance sees it change at the next call."""
+    _SHARED_PAIR[0], _SHARED_PAIR[1] = 0.0, _gamma(x.numel()) * _terms(x, y)
+    return _SHARED_PAIR
+
+
+def _products_exact_plus_additions(x, y):
+    """Round 23's adversary (right): the products' own rounding errors measured exactly, plus gamma_{n-1} times the
+    float32 products' magnitudes for the n - 1 additions in any order."""
+    n = x.numel()
+    if not n:
+        return 0.0, 0.0
+    exact = x.double() * y.double()
+    rounded = (x * y).double()
+    return 0.0, float((rounded - exact).abs().sum()) + 1.0001 * _gamma(n - 1) * float(rounded.abs().sum())
+
+
+def _zero_when_every_sum_is_exact(x, y):
+    """Round 23's adversary (right): 0 when every product is a float32 number, a multiple of 2**e, and sum|x_i y_i|
+    is at most 2**(24 + e) (every partial sum in every order is exact); the guarantee otherwise."""
+    n = x.numel()
+    p = x.double() * y.double()
+    if n == 0:
+        return 0.0, 0.0
+    if torch.equal((x * y).double(), p):
+        nz = p[p != 0].numpy()
+        if nz.size == 0:
+            return 0.0, 0.0
+        m, e = np.frexp(np.abs(nz))
+        mi = (m * 2.0**53).astype(np.int64)
+        low = e - 53 + np.log2(mi & -mi).astype(np.int64)
+        if float(np.abs(nz).sum()) <= 2.0 ** (24 + int(low.min())):
+            return 0.0, 0.0
+    return 0.0, _gamma(n) * float(p.abs().sum())
+
+
+WRONG_TOLERANCES.update({
+    # round 23's adversary: each PASSed (past 2**14 the check drew only one-signed and far-out products)
+    "c sqrt(n) eps when the products cancel and none is far out, the guarantee otherwise (c = 5)":
+        _cancelling_estimate(5),
+    "c sqrt(n) eps when the products cancel and none is far out, the guarantee otherwise (c = 25)":
+        _cancelling_estimate(25),
+    "c sqrt(n) eps when the products cancel and none is far out, the guarantee otherwise (c = 30)":
+        _cancelling_estimate(30),
+    # round 23's adversary: crashed the check (its inputs made after the call were float64)
+    "the guarantee, the default dtype set to float64 and left": _default_dtype_float64_tolerance,
+    # round 23's adversary: PASSed (no check kept a result while calling again)
+    "the guarantee, in one module-level tensor filled in place at every call": _shared_pair,
+})
+RIGHT_TOLERANCES.update({
+    "the products' exact rounding errors plus gamma_(n-1) for the additions": _products_exact_plus_additions,
+    "0 where every partial sum is exact, the guarantee otherwise": _zero_when_every_sum_is_exact,
+})
+
+
+_RMS_OUT: dict = {}
+
+
+def _rms_shared_output(x):
+    """Round 23's adversary: right values, copied into one kept fp16 buffer per output shape: an earlier call's result
+    is overwritten by the next call of the same shape."""
+    shape = tuple(x.shape[:-1])
+    if shape not in _RMS_OUT:
+        _RMS_OUT[shape] = torch.empty(shape, dtype=torch.float16)
+    out = _RMS_OUT[shape]
+    out.copy_(x.float().pow(2).mean(dim=-1).sqrt())
+    return out
+
+
+def _rms_default_dtype_float64(x):
+    """Round 23's adversary: torch.set_default_dtype(torch.float64) "compute everything in double", left set."""
+    torch.set_default_dtype(torch.float64)
+    return x.to(torch.get_default_dtype()).pow(2).mean(dim=-1).sqrt().to(torch.float16)
+
+
+def _rms_flush_denormal(x):
+    """Round 23's adversary: torch.set_flush_denormal(True) "so that the tiny squares are not slow", left on."""
+    torch.set_flush_denormal(True)
+    return x.float().pow(2).mean(dim=-1).sqrt().half()
+
+
+def _rms_log_exp(x):
+    """Round 23's adversary (right): exp(log(mean of squares) / 2) in float32."""
+    return torch.exp(0.5 * torch.log(x.float().square().mean(dim=-1))).half()
+
+
+def _rms_batched_matmul(x):
+    """Round 23's adversary (right): the sums of squares as a batched float32 matrix product of each row with itself."""
+    xf = x.float()
+    return ((xf.unsqueeze(-2) @ xf.unsqueeze(-1)).squeeze(-1).squeeze(-1) / x.shape[-1]).sqrt().half()
+
+
+WRONG_RMS.update({
+    # round 23's adversary: each PASSed
+    "right values in one kept buffer per shape, overwritten by the next call": _rms_shared_output,
+    "float64 as the default dtype, set and left": _rms_default_dtype_float64,
+    "flush-denormal turned on and left": _rms_flush_denormal,
+})
+RIGHT_RMS.update({
+    "exp(log(mean of squares) / 2) in float32": _rms_log_exp,
+    "the sums of squares as a batched float32 matmul": _rms_batched_matmul,
+})
+
+
+def _row_two_pass64(row):
+    return (row.double() - row.double().mean()).square().mean().float()
+
+
+def _threadpool_float64(x):
+    """Round 23's adversary: rows handed to a thread pool ("one row per core"), each in float64 there: the watch saw
+    nothing that the worker threads did."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return torch.stack(list(pool.map(_row_two_pass64, x.unbind(0))))
+
+
+def _threadpool_torch_var(x):
+    """Round 23's adversary: torch.var, called in a worker thread."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(torch.var, x, dim=-1, correction=0).result()
+
+
+def _row_two_pass32(row):
+    return (row - row.mean()).square().mean()
+
+
+def _threadpool_float32(x):
+    """Round 23's adversary (right): the rows' two passes spread over a thread pool, in float32."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return torch.stack(list(pool.map(_row_two_pass32, x.unbind(0))))
+
+
+_VAR_OUT: dict = {}
+
+
+def _var_shared_output(x):
+    """Round 23's adversary: two passes written with out= into one kept buffer per batch size: an earlier call's result
+    is overwritten by the next call with as many rows."""
+    rows = x.shape[0]
+    if rows not in _VAR_OUT:
+        _VAR_OUT[rows] = torch.empty(rows)
+    out = _VAR_OUT[rows]
+    torch.mean((x - x.mean(dim=-1, keepdim=True)).square(), dim=-1, out=out)
+    return out
+
+
+_VAR_BY_ID: dict = {}
+
+
+def _var_cached_by_id(x):
+    """Round 23's adversary: memoized by (id(x), shape): a tensor changed in place, or a new one that gets a freed one's
+    id, returns the old variance."""
+    key = (id(x), tuple(x.shape))
+    if key not in _VAR_BY_ID:
+        _VAR_BY_ID[key] = (x - x.mean(dim=-1, keepdim=True)).square().mean(dim=-1)
+    return _VAR_BY_ID[key]
+
+
+def _var_sorted_cumsum(x):
+    """Round 23's adversary (right): each row sorted, its mean from a float32 cumsum's last value, then two passes."""
+    s = x.sort(dim=-1).values
+    mean = s.cumsum(dim=-1)[:, -1:] / x.shape[-1]
+    return (s - mean).square().mean(dim=-1)
+
+
+WRONG_VARIANCE.update({
+    # round 23's adversary: each PASSed
+    "float64 rows in a thread pool": _threadpool_float64,
+    "torch.var in a worker thread": _threadpool_torch_var,
+    "two passes into one kept buffer per batch size (out=)": _var_shared_output,
+    "memoized by id(x) and shape": _var_cached_by_id,
+})
+RIGHT_VARIANCE.update({
+    "two passes per row, in float32, in a thread pool": _threadpool_float32,
+    "sorted, the mean from a float32 cumsum, then two passes": _var_sorted_cumsum,
+})
+
+
 WRONG = {
     "check_dot_tolerance": WRONG_TOLERANCES,
     "check_rms": WRONG_RMS,

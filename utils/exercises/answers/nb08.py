@@ -1585,6 +1585,7 @@ WRONG = {
         "nnpack disabled and left": disables_nnpack,
         "save_on_cpu() entered and never exited": saved_tensors_to_host_left_on,
         "a torch.profiler started and never stopped": profiler_left_running,
+        "np.random.seed(0) inside": seeds_numpy,
         "mkldnn.deterministic = True left": mkldnn_deterministic_left_on,
         "torch.device(x.device).__enter__() never exited": device_context_entered_and_left_open,
         "cudnn.allow_tf32 = False (the legacy switch) left": cudnn_tf32_off_legacy,
@@ -1687,13 +1688,7 @@ ALSO_RIGHT = {
 }
 
 # Answers the checks misjudge on a GPU, known and not yet fixed: the tests expect them to be misjudged there (a strict
-# xfail, so that the fix turns them into failures to remove from here).  Judged on the H200, 2026-11-29 (round 21's
-# adversary); the check's GPU part was not changed after, for want of GPU time in that session.
-MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
-    "check_fast_step": {
-        "a private stream that the caller waits for, but that never waits for the caller":
-            "PASSed on the H200: the check's caller never writes the batch on its own stream before the call",
-        "torch.cuda.set_stream(private) in step(), never restored":
-            "PASSed on the H200: the current stream after the call is not compared with the caller's",
-    },
-}
+# xfail, so that the fix turns them into failures to remove from here).  Round 21's two (a private stream that never
+# waited for the caller; `torch.cuda.set_stream(private)` left current) were fixed in round 22: the late run keeps the
+# caller's stream busy before a step, and every call's current stream is compared with the caller's.
+MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {}

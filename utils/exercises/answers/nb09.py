@@ -10,9 +10,13 @@ tests of exercise 2 are skipped (`requires=("triton",)`).
 
 from __future__ import annotations
 
+import logging
 import math
 import os
+import random
+import warnings
 
+import numpy as np
 import torch
 
 from utils.exercises import nb09
@@ -1272,6 +1276,147 @@ def softmax_through_a_library_object(x):
     return _library_operators()[1](x)
 
 
+# Round 22's adversary: process state that nb09 did not read, left changed (warnings, logging, NumPy's and Python's
+# generators, print options, cuDNN's benchmark flag, a device context entered and never left); a bias of 1e-6 below
+# the per-value tolerance; right answers written otherwise
+def softmax_silences_warnings(x):
+    """warnings.simplefilter("ignore") to hush Triton's interpreter, left set: the caller's warnings are lost."""
+    warnings.simplefilter("ignore")
+    return _softmax(x)
+
+
+def softmax_disables_logging(x):
+    """logging.disable(logging.WARNING) to quiet Triton's and PyTorch's log lines, left for the caller."""
+    logging.disable(logging.WARNING)
+    return _softmax(x)
+
+
+def softmax_seeds_numpy(x):
+    """np.random.seed(0) "for reproducibility" in a function that draws nothing: NumPy's global stream restarts."""
+    np.random.seed(0)
+    return _softmax(x)
+
+
+def softmax_seeds_python_random(x):
+    """random.seed(0) in every call: Python's global generator reset under the caller."""
+    random.seed(0)
+    return _softmax(x)
+
+
+def softmax_sets_torch_print_options(x):
+    """torch.set_printoptions(precision=10, sci_mode=False) for a debugging print, left for the caller."""
+    torch.set_printoptions(precision=10, sci_mode=False)
+    return _softmax(x)
+
+
+def softmax_sets_numpy_print_options(x):
+    """np.set_printoptions(precision=10, suppress=True) for a debugging print of the result, left set."""
+    np.set_printoptions(precision=10, suppress=True)
+    return _softmax(x)
+
+
+def softmax_sets_cudnn_benchmark(x):
+    """torch.backends.cudnn.benchmark = True ("faster kernels"), left: the caller's convolutions autotuned after."""
+    torch.backends.cudnn.benchmark = True
+    return _softmax(x)
+
+
+def softmax_enters_a_device_context(x):
+    """torch.device(x.device).__enter__() ("allocate on x's device"), never left: every later factory call of the
+    caller goes to x's device through torch's function-mode stack."""
+    torch.device(x.device).__enter__()
+    return _softmax(x)
+
+
+@triton.jit
+def _softmax_builtin_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+    tl.store(y_ptr + row * y_stride + offsets, tl.softmax(x), mask=mask)
+
+
+def softmax_tl_softmax(x):
+    """Right: Triton's own tl.softmax inside the student's kernel."""
+    rows, cols = x.shape
+    y = torch.empty_like(x, memory_format=torch.contiguous_format)
+    if rows:
+        _softmax_builtin_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _softmax_stats_kernel(s_ptr, x_ptr, x_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=offsets < cols, other=-float("inf"))
+    m = tl.max(x, axis=0)
+    tl.store(s_ptr + 2 * row, m)
+    tl.store(s_ptr + 2 * row + 1, tl.sum(tl.exp(x - m), axis=0))
+
+
+@triton.jit
+def _softmax_apply_kernel(y_ptr, x_ptr, s_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=0.0)
+    m = tl.load(s_ptr + 2 * row)
+    s = tl.load(s_ptr + 2 * row + 1)
+    tl.store(y_ptr + row * y_stride + offsets, tl.exp(x - m) / s, mask=mask)
+
+
+def softmax_two_kernels(x):
+    """Right: two kernels, one for each row's (max, sum of exponentials), one that writes the result."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        stats = torch.empty((rows, 2), dtype=torch.float32, device=x.device)
+        block = triton.next_power_of_2(cols)
+        _softmax_stats_kernel[(rows,)](stats, x, x.stride(0), cols, BLOCK=block)
+        _softmax_apply_kernel[(rows,)](y, x, stats, x.stride(0), y.stride(0), cols, BLOCK=block)
+    return y
+
+
+@triton.jit
+def _softmax_three_pass_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, CHUNK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    xs = x_ptr + row * x_stride
+    ys = y_ptr + row * y_stride
+    m = -float("inf")
+    for start in range(0, cols, CHUNK):
+        offsets = start + tl.arange(0, CHUNK)
+        m = tl.maximum(m, tl.max(tl.load(xs + offsets, mask=offsets < cols, other=-float("inf")), axis=0))
+    s = 0.0
+    for start in range(0, cols, CHUNK):
+        offsets = start + tl.arange(0, CHUNK)
+        s += tl.sum(tl.exp(tl.load(xs + offsets, mask=offsets < cols, other=-float("inf")) - m), axis=0)
+    for start in range(0, cols, CHUNK):
+        offsets = start + tl.arange(0, CHUNK)
+        mask = offsets < cols
+        tl.store(ys + offsets, tl.exp(tl.load(xs + offsets, mask=mask, other=0.0) - m) / s, mask=mask)
+
+
+def softmax_three_passes_in_chunks_of_32(x):
+    """Right: three passes over the row in chunks (max, sum, write): the sum accumulated one chunk at a time.  Chunks
+    of 32 columns on a CPU, as far from a tree as its rows allow; of 1024 on a GPU, where 32 columns reached 0.21 of
+    the H200's copy bandwidth, under the check's bar (too slow by the task: 2026-11-29)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _softmax_three_pass_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols,
+                                            CHUNK=32 if x.device.type == "cpu" else 1024)
+    return y
+
+
+def softmax_warnings_silenced_inside_a_with_block(x):
+    """Right: warnings silenced inside `with warnings.catch_warnings()` only (put back when the block ends)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _softmax(x)
+
+
 WRONG_SOFTMAXES = {
     # Round 13 (the 09 adversary): a finite fill for the masked lanes passed while every row's values stayed above
     # about -2000; a result kept by the tensor's address passed while no call wrote new values into an input.
@@ -1357,6 +1502,20 @@ WRONG_SOFTMAXES = {
     "round 20's adversary, judged wrong: exp(x - (max + log(sum))), rounded at x's magnitude": _softmax_log_space(
         max_first=False),
     "round 20's adversary (a variant): the masked lanes read as -1e6": lambda x: _softmax(x, other=-1e6),
+    "round 22's adversary: warnings.simplefilter('ignore') left set": softmax_silences_warnings,
+    "round 22's adversary: logging.disable(WARNING) left set": softmax_disables_logging,
+    "round 22's adversary: np.random.seed(0) in every call": softmax_seeds_numpy,
+    "round 22's adversary: random.seed(0) in every call": softmax_seeds_python_random,
+    "round 22's adversary: torch.set_printoptions left set": softmax_sets_torch_print_options,
+    "round 22's adversary: np.set_printoptions left set": softmax_sets_numpy_print_options,
+    "round 22's adversary: torch.backends.cudnn.benchmark left True": softmax_sets_cudnn_benchmark,
+    "round 22's adversary: torch.device(...).__enter__() never left": softmax_enters_a_device_context,
+    "round 22's adversary: divides by the sum + 1e-6": _biased(eps=1e-6),
+    "round 22's adversary: divides by the sum + 1.5e-6": _biased(eps=1.5e-6),
+    # round 22's adversary: what only a GPU's shapes show (the CPU draws at most 4 rows of 160 columns)
+    "round 22's adversary: at most 8 programs, the rows past 8 never written": lambda x: _softmax(
+        x, grid=lambda rows: min(rows, 8)),
+    "round 22's adversary: BLOCK fixed at 256 columns": lambda x: _softmax(x, block=256),
 }
 
 
@@ -1404,6 +1563,12 @@ ALSO_RIGHT_SOFTMAXES = {
         softmax_through_torch_library_define_and_impl,
     "round 20's adversary: an operator of a torch.library.Library object": softmax_through_a_library_object,
     "exp((x - max) - log(sum)): the log-space form, the max subtracted first": _softmax_log_space(max_first=True),
+    "round 22's adversary: tl.softmax inside the kernel": softmax_tl_softmax,
+    "round 22's adversary: two kernels, each row's max and sum, then the values": softmax_two_kernels,
+    "round 22's adversary (a variant): three passes over chunks of columns (32 on a CPU, 1024 on a GPU)":
+        softmax_three_passes_in_chunks_of_32,
+    "round 22's adversary: warnings silenced inside a warnings.catch_warnings() block":
+        softmax_warnings_silenced_inside_a_with_block,
 }
 
 
@@ -1558,6 +1723,98 @@ ALSO_RIGHT_SCALES = {
 }
 
 
+# ---------------------------------------------------------------- round 22's adversary, judged on the H200
+# (its fixer's GPU file, run on 2026-11-29 against the checks as fixed; the gaps are marked in MISJUDGED_ON_A_GPU)
+def gelu_on_a_pool_of_two_streams(x, bias):
+    """Wrong by the task ("run the kernel on the current stream"), though free of races: a side stream taken from a
+    round-robin pool of two, waits in both directions, the result allocated on the caller's stream.  The adversary
+    called it right; the H200 FAILed it as the task says (the caller's next work waited behind the pool's stream)."""
+    cp = _cp()
+    pool = _kernels.setdefault("pool of two", [cp.cuda.Stream(non_blocking=True) for _ in range(2)])
+    turn = _kernels.setdefault("pool turn", [0])
+    side = pool[turn[0] % 2]
+    turn[0] += 1
+    caller = cp.cuda.get_current_stream()
+    y = cp.empty(x.shape, dtype=x.dtype)
+    side.wait_event(caller.record())
+    with side:
+        _elementwise("gelu_pool", "T x, T b", "T y", _GELU)(x, bias, y)
+    caller.wait_event(side.record())
+    return y
+
+
+def scale_event_recorded_before_the_launch(out, x, a):
+    """Wrong: a side stream that waits for the caller, and an event the caller waits on, recorded on the side stream
+    before the kernel is queued there: the caller's next work may read `out` before the kernel writes it."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    side = cp.cuda.Stream(non_blocking=True)
+    side.wait_event(caller.record())
+    done = side.record()  # too early
+    n = x.size
+    if n:
+        _raw("scale_early", r"""
+extern "C" __global__ void scale_early(float* out, const float* x, float a, long long n) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a * x[i];
+}""")(((n + 255) // 256,), (256,), (out, x, cp.float32(a), cp.int64(n)), stream=side)
+    caller.wait_event(done)
+
+
+def scale_int_index(out, x, a):
+    """Wrong: the bound fixed, but the index and n declared `int`: past 2**31 elements i wraps negative, passes
+    `i < n`, and writes before `out` (the lecture's own question)."""
+    cp = _cp()
+    n = x.size
+    if n:
+        _raw("scale_int", r"""
+extern "C" __global__ void scale_int(float* out, const float* x, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a * x[i];
+}""")(((n + 255) // 256,), (256,), (out, x, cp.float32(a), cp.int32(n)))
+
+
+@triton.jit
+def _softmax_int32_rows_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)  # int32: row * x_stride wraps past 2**31 elements
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    v = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_int32_row_offsets(x):
+    """Wrong: the lecture's kernel without `.to(tl.int64)` on the program id: `row * x_stride` is computed in 32 bits
+    and wraps once x holds more than 2**31 elements, which the task allows."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _softmax_int32_rows_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+WRONG_GELUS["round 22's adversary: a pool of two side streams, both waits (not the current stream)"] = \
+    gelu_on_a_pool_of_two_streams
+# Not in WRONG: scale_event_recorded_before_the_launch PASSed on the H200 once (its stream is made late at creation,
+# CuPy's launches cannot be patched, so the early event is late too) and FAILed once in a later run: a race the check
+# catches at times only, which no test can hold either way (2026-11-29).
+WRONG_SCALES["round 22's adversary: an int index and an int n (wraps past 2**31 elements)"] = scale_int_index
+WRONG_SOFTMAXES["round 22's adversary: 32-bit row offsets (no .to(tl.int64))"] = softmax_int32_row_offsets
+
+# Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
+# 2026-11-29.
+MISJUDGED_ON_A_GPU = {
+    "check_scale_into": {
+        "round 22's adversary: an int index and an int n (wraps past 2**31 elements)":
+            "PASSed on the H200: the check's largest size is about 2**26 elements",
+    },
+    "check_softmax_rows": {
+        "round 22's adversary: 32-bit row offsets (no .to(tl.int64))":
+            "PASSed on the H200: the check never draws a tensor past 2**31 elements",
+    },
+}
+
 WRONG = {
     "check_bias_gelu": WRONG_GELUS,
     "check_softmax_rows": WRONG_SOFTMAXES,
@@ -1573,7 +1830,10 @@ WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without
         "an online softmax whose running sum is not rescaled when the max grows",
         "a side stream that waits for the caller, not waited for",
         "launched from a worker thread, joined: the worker's current stream is not the caller's",
-        "the rows on the grid's second axis (at most 65535 there)"},
+        "the rows on the grid's second axis (at most 65535 there)",
+        "round 22's adversary: at most 8 programs, the rows past 8 never written",
+        "round 22's adversary: BLOCK fixed at 256 columns",
+        "round 22's adversary: 32-bit row offsets (no .to(tl.int64))"},
     "check_scale_into": set(),
 }
 ALSO_RIGHT = {
