@@ -14,11 +14,13 @@ import contextlib
 import dataclasses
 import importlib
 import io
+import random
 import re
 import shutil
 import sys
 import threading
 import types
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -174,6 +176,13 @@ def test_exercise(ex: Exercise, kind, what, answer, request, capsys):
     if ex.key in SIDE_BY_SIDE:
         outcome = request.getfixturevalue("side_by_side_outcomes")[ex.key, what]
     else:
+        # The global generators start each test from a state of its own, fixed by its id: an answer that draws from
+        # them unseeded (a right bootstrap, 02) is judged on the same draws in every run and order; without it, one
+        # CI run in many drew a resample the check's tolerance refused (2026-11-29).  A seed no answer uses.
+        seed = zlib.crc32(request.node.nodeid.encode())
+        random.seed(seed)
+        np.random.seed(seed)
+        torch.manual_seed(seed)
         try:
             ex.check(answer)
             outcome = Outcome(capsys.readouterr().out, None)
