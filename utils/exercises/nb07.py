@@ -71,7 +71,7 @@ from . import (
     what_returned,
 )
 from .properties import finite, for_all, real, shown, st
-from .settings import SETTINGS, keeping, put_back, read
+from .settings import BASIC, SETTINGS, keeping, put_back, read
 from .streams import TORCH_CALLERS, Caller, torch_caller, torch_callers, widened
 
 NOTEBOOK = "07_cuda_graphs"
@@ -525,7 +525,7 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
     with exercise("bucketed_graphs") as ex:
         require_cuda("check_bucketed_graphs")
         gpu_cycles_per_second()  # calibrated now: calibrating waits for the GPU
-        yours = ex.answer(bucketed_graphs)
+        yours = keeping(ex, ex.answer(bucketed_graphs), BASIC)
 
         def holds(case: BucketCase) -> None:
             buckets, shape, batches, too_large, kind = case
@@ -540,7 +540,7 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
                           "returning run")
                 ex.expect(callable(run), f"{where} returned {what_returned(run)}, not a function",
                           "return the inner function run(x)")
-                run = ex.answer(run)  # the functions it returns are the student's too: no reference inside
+                run = keeping(ex, ex.answer(run), BASIC)  # the student's too: no reference inside
                 built, rows, inputs = graphs.captures, dict(graphs.rows), dict(graphs.inputs)
                 torch.cuda.synchronize()  # the building's work is done before another stream uses what it made
                 calls = []
@@ -764,7 +764,7 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
     with exercise("graphed_model") as ex:
         require_cuda("check_graphed_model")
         gpu_cycles_per_second()
-        yours = ex.answer(graphed_model)
+        yours = keeping(ex, ex.answer(graphed_model), BASIC)
 
         def holds(case: ServeCase) -> None:
             kind, rows, plan = case
@@ -788,7 +788,7 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
                 ex.expect(isinstance(made, tuple) and len(made) == 2 and all(callable(f) for f in made),
                           f"{where}: graphed_model returned {what_returned(made)}, not two functions",
                           "return the pair (run, update)")
-                run, update = (ex.answer(f) for f in made)
+                run, update = (keeping(ex, ex.answer(f), BASIC) for f in made)
                 built = graphs.captures
                 torch.cuda.synchronize()
                 served: list[_Served] = []
@@ -1025,12 +1025,32 @@ def check_graphed_scheduled_step(
     with exercise("graphed_scheduled_step") as ex:
         require_cuda("check_graphed_scheduled_step")
         gpu_cycles_per_second()
-        yours = ex.answer(graphed_scheduled_step)
+        # Each call of the answer, and of the function it returns, must leave the BASIC settings as it found them
+        # (round 23's adversary turned TF32 on before the capture and left it on, and passed: the check's eager twins
+        # then ran under TF32 too); the same for exercises 2 and 3.
+        yours = keeping(ex, ex.answer(graphed_scheduled_step), BASIC)
 
         def holds(case: StepCase) -> None:
             _step_holds(ex, yours, case)
 
         for_all(ex, step_cases(), holds, examples=4, chosen=STEP_CASES, budget_s=4.0, describe=_step_call)
+
+
+def _hyperparameters(optimizer: torch.optim.Optimizer) -> list[dict[str, object]]:
+    """Each param group's settings but its parameters and learning rate (round 23's adversary changed Adam's eps in the
+    caller's optimizer before capturing, and passed: the check's twins copy the param groups after the answer ran)."""
+    return [{key: value for key, value in group.items() if key not in ("params", "lr")}
+            for group in optimizer.param_groups]
+
+
+def _same(a: object, b: object) -> bool:
+    """Whether two hyperparameters are equal (tuples like Adam's betas, tensors, numbers)."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
+                and bool(torch.equal(a.detach().cpu(), b.detach().cpu())))
+    if isinstance(a, tuple | list) and isinstance(b, tuple | list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
@@ -1044,13 +1064,22 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
     with torch_caller(kind) as builder, _counting_graphs() as graphs:
         data = [(torch.randn(32, 64, device="cuda", generator=gen), torch.randn(32, 8, device="cuda", generator=gen))
                 for _ in range(len(schedule) + 1)]
+        settings = _hyperparameters(optimizer)
         step, error = _call(yours, model, optimizer, F.mse_loss, *data[0])
         kept_stream = _restored(builder)
+        now = _hyperparameters(optimizer)
+        changed = next(((key, was, mine.get(key)) for group, mine in zip(settings, now, strict=False)
+                        for key, was in group.items() if not _same(mine.get(key), was)),
+                       None if len(now) == len(settings) else ("param groups", len(settings), len(now)))
+        ex.expect(changed is None, f"{where}: graphed_scheduled_step changed the caller's optimizer's {changed[0]} "
+                                   f"from {changed[1]!r} to {changed[2]!r}" if changed else "",
+                  "train with the optimizer's settings as the caller gave them (only the learning rate may become a "
+                  "tensor the graph reads): the caller chose them")
         ex.expect(error is None, f"{where}: graphed_scheduled_step raised {_raised(error) if error else ''}",
                   "warm up, then capture one training step, before returning step")
         ex.expect(callable(step), f"{where}: graphed_scheduled_step returned {what_returned(step)}, not a function",
                   "return the inner function step(x, y, lr)")
-        step = ex.answer(step)
+        step = keeping(ex, ex.answer(step), BASIC)
         built = graphs.captures
         torch.cuda.synchronize()
         ex.expect(all(bool(p.isfinite().all()) for p in model.parameters()),

@@ -88,6 +88,7 @@ from .settings import (
     TF32_OFF,
     TF32_SETTING,
     default_device,
+    flushes_denormals,
     precision,
     put_back,
     set_precision,
@@ -970,11 +971,6 @@ def _others_restore(saved: tuple[object, ...]) -> None:
             write(was)
 
 
-def _flushes_denormals() -> bool:
-    """Whether torch.set_flush_denormal(True) holds (no getter: a subnormal times 1 reads 0 then)."""
-    return bool((torch.tensor([1e-40]) * 1.0)[0] == 0)
-
-
 def _rng_states(device: str) -> tuple[torch.Tensor, ...]:
     """The global generators' states (the host's, and the GPU's on a GPU)."""
     return (torch.get_rng_state(), *((torch.cuda.get_rng_state(),) if device == "cuda" else ()))
@@ -987,7 +983,7 @@ def _checksum(states: Sequence[torch.Tensor]) -> str:
 def _state_saved(device: str) -> tuple[object, ...]:
     """What _state_restore puts back: anomaly detection, the default device, denormals, the generators."""
     return ((torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()), default_device(),
-            _flushes_denormals(), _rng_states(device))
+            flushes_denormals(), _rng_states(device))
 
 
 def _state_restore(saved: tuple[object, ...], device: str) -> None:
@@ -1012,7 +1008,7 @@ def _settings(device: str) -> dict[str, object]:
             "torch.is_anomaly_check_nan_enabled()": torch.is_anomaly_check_nan_enabled(),
             "torch.set_default_device(...)": default_device(),
             "torch.get_rng_state()": _checksum(_rng_states(device)),
-            "torch.set_flush_denormal(...)": _flushes_denormals(),
+            "torch.set_flush_denormal(...)": flushes_denormals(),
             "torch.get_num_threads()": torch.get_num_threads(),
             f"torch.backends.cuda.matmul.{TF32_SETTING}": getattr(_MATMUL, TF32_SETTING),
             **{f"torch.backends.cuda.matmul.{name}": getattr(_MATMUL, name) for name in REDUCED_PRECISION},

@@ -1117,11 +1117,10 @@ def _launches_are_seen(device: str) -> bool:
         return False
 
 
-# Two settings that settings.SETTINGS does not know, or that nb09 reads its own way: flush-denormal (round 20's
-# adversary: torch.set_flush_denormal(True) left on, the caller's 1e-40 * 1 is 0 after the call) and the default
-# generator's state (torch.manual_seed(0) in every call, "for reproducibility": a softmax draws nothing, so its state
-# must be as it was)
-FLUSH_DENORMAL, DEFAULT_GENERATOR = "torch.set_flush_denormal(...)", "torch.get_rng_state()"
+# The default generator's state, which nb09 reads its own way (torch.manual_seed(0) in every call, "for
+# reproducibility": a softmax draws nothing, so its state must be as it was; the GPU's too, in SETTINGS, is left out).
+# Flush-denormal (round 20's adversary: torch.set_flush_denormal(True) left on) is one of SETTINGS.
+DEFAULT_GENERATOR = "torch.get_rng_state()"
 # The global settings each call must leave as it found them: settings.BASIC first (a message names the first one
 # changed), then every other setting settings.SETTINGS reads and puts back, this PyTorch's and the process's (round
 # 20's adversary left np.seterr(all="ignore"), anomaly detection and one thread, each set and passed; round 22's, a
@@ -1134,20 +1133,15 @@ WATCHED_SETTINGS = tuple(dict.fromkeys((*BASIC, "np.geterr()", "torch.is_anomaly
 
 def _local_settings() -> dict[str, Any]:
     with _check_at_work():
-        flushes = bool((torch.tensor([1e-40], dtype=torch.float32) * 1).item() == 0.0)
-        return {FLUSH_DENORMAL: flushes, DEFAULT_GENERATOR: torch.get_rng_state()}
+        return {DEFAULT_GENERATOR: torch.get_rng_state()}
 
 
 def _put_back_local(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
-    """Put back those of _local_settings() that differ now; return their names."""
-    changed = []
-    if now[FLUSH_DENORMAL] != before[FLUSH_DENORMAL]:
-        torch.set_flush_denormal(before[FLUSH_DENORMAL])
-        changed.append(FLUSH_DENORMAL)
-    if not torch.equal(now[DEFAULT_GENERATOR], before[DEFAULT_GENERATOR]):
-        torch.set_rng_state(before[DEFAULT_GENERATOR])
-        changed.append(DEFAULT_GENERATOR)
-    return changed
+    """Put back the default generator's state where it differs now; return its name then."""
+    if torch.equal(now[DEFAULT_GENERATOR], before[DEFAULT_GENERATOR]):
+        return []
+    torch.set_rng_state(before[DEFAULT_GENERATOR])
+    return [DEFAULT_GENERATOR]
 
 
 def _shown_setting(value: object, state: str) -> str:

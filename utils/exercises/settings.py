@@ -416,7 +416,8 @@ ALLOC_CONF = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF")  # the allocator'
 class AllocatorSettings:
     """The caching allocator's configuration as a setting's value: the settings string last given to it
     (torch._C._accelerator_getAllocatorSettings, where this PyTorch has it; torch.cuda.memory._set_allocator_settings
-    sets it), and the environment variables it is read from (a process this one starts reads them too).  Equal where
+    sets it), the environment variables it is read from (a process this one starts reads them too), and where CUDA is
+    initialized the configuration the CUDA allocator's snapshot reports (`_effective`).  Equal where
     the keys set are, a key set to its default (expandable_segments:False) as if not set: an answer that turned
     expandable segments on and off again left the allocator as it was.  (A key set and then left out of a later
     string stays set in the allocator, where the last string no longer shows it: not seen.  A key with no default
@@ -428,6 +429,24 @@ class AllocatorSettings:
         getter = getattr(torch._C, "_accelerator_getAllocatorSettings", None)
         self.string = getter() if getter else None
         self.environment = tuple(os.environ.get(name) for name in ALLOC_CONF)
+        self.effective = self._effective()
+
+    @staticmethod
+    def _effective() -> tuple[tuple[str, str], ...] | None:
+        """The CUDA allocator's configuration as its snapshot reports it (`torch.cuda.memory._snapshot()`'s
+        "allocator_settings": expandable segments, max split size, ...), where CUDA is initialized; without the string
+        it was last given.  On the H200 (PyTorch 2.11) `torch.cuda.memory._set_allocator_settings` changed these and
+        left the getter's string as it was (an answer that left expandable segments on PASSed)."""
+        try:
+            if not torch.cuda.is_initialized():
+                return None
+            settings = torch.cuda.memory._snapshot().get("allocator_settings")
+        except Exception:  # noqa: BLE001 -- a build without CUDA (torch.cuda imitated on a CPU), no snapshots
+            return None
+        if not isinstance(settings, dict):
+            return None
+        return tuple(sorted((str(key), repr(value)) for key, value in settings.items()
+                            if key not in ALLOC_CONF))
 
     @classmethod
     def _keys(cls, string: object) -> frozenset[tuple[str, str]]:
@@ -437,13 +456,16 @@ class AllocatorSettings:
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, AllocatorSettings) and self.environment == other.environment
-                and self._keys(self.string) == self._keys(other.string))
+                and self._keys(self.string) == self._keys(other.string)
+                and (self.effective is None or other.effective is None or self.effective == other.effective))
 
     __hash__ = None  # type: ignore[assignment]
 
     def __str__(self) -> str:
-        return ", ".join([repr(self.string), *(f"{name}={value!r}" for name, value in zip(ALLOC_CONF, self.environment,
-                                                                                           strict=True) if value)])
+        effective = dict(self.effective or ())
+        shown = [f"expandable_segments={effective['expandable_segments']}"] * ("expandable_segments" in effective)
+        return ", ".join([repr(self.string), *shown, *(f"{name}={value!r}" for name, value in
+                                                       zip(ALLOC_CONF, self.environment, strict=True) if value)])
 
     def put_back(self) -> None:
         """Put back the environment variables, and the settings string: the keys set since, that it does not name,
@@ -453,17 +475,30 @@ class AllocatorSettings:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-        setter = getattr(torch._C, "_accelerator_setAllocatorSettings", None)
         now = AllocatorSettings()
-        if setter is None or now == self:
+        if now == self:
             return
+        setters = [setter for setter in (getattr(torch._C, "_accelerator_setAllocatorSettings", None),) if setter]
+        if now.effective is not None:  # CUDA's own setter too: on 2.11 the one _set_allocator_settings calls
+            setters.append(self._set_cuda)
         named = {key for key, _ in self._keys(self.string)}
         defaults = [f"{key}:{value}" for key, value in self.DEFAULTS.items()
                     if key not in named and key in str(now.string)]
-        if defaults:
-            setter(",".join(defaults))
-        if self.string:
-            setter(self.string)
+        was = dict(self.effective or ())
+        if "expandable_segments" in was and was != dict(now.effective or ()):
+            defaults = [item for item in defaults if not item.startswith("expandable_segments:")]
+            defaults.append(f"expandable_segments:{was['expandable_segments'] == 'True'}")
+        for setter in setters:
+            if defaults:
+                setter(",".join(defaults))
+            if self.string:
+                setter(self.string)
+
+    @staticmethod
+    def _set_cuda(string: str) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # deprecated for the accelerator's setter in later versions
+            torch.cuda.memory._set_allocator_settings(string)
 
 
 SETTINGS.update({

@@ -1448,10 +1448,6 @@ MISJUDGED_ON_A_GPU = {
         "round 22's adversary: an event recorded before the sum is queued":
             "PASSed on the H200: the check makes the answer's own streams late, never the caller's, so the sum "
             "always ends before the next draw",
-        "expandable segments turned on, left on":
-            "PASSed on the H200 (PyTorch 2.11): the allocator's settings are read through "
-            "torch._C._accelerator_getAllocatorSettings, which 2.13's CPU build has; on 2.11 it most likely reads "
-            "nothing or not what _set_allocator_settings set (not verified)",
     },
 }
 

@@ -1114,6 +1114,13 @@ def ss_eps_changed(model, optimizer, loss_fn, x_example, y_example):
     return _scheduled(model, optimizer, loss_fn, x_example, y_example)
 
 
+def ss_tf32_for_speed(model, optimizer, loss_fn, x_example, y_example):
+    """Wrong (a global setting changed and left): TF32 matmuls turned on for the process "for speed" before the
+    warm-up and the capture, and never turned off: every float32 matmul of the caller's after it runs in TF32."""
+    torch.backends.cuda.matmul.allow_tf32 = True
+    return _scheduled(model, optimizer, loss_fn, x_example, y_example)
+
+
 WRONG_SCHEDULED_STEPS = {
     "the learning rate a Python number (frozen at capture)": _scheduled_step(lr_tensor=False),
     "a tensor learning rate, never updated": _scheduled_step(set_lr=lambda lr_t, group, lr: None),
@@ -1146,6 +1153,8 @@ WRONG_SCHEDULED_STEPS = {
     # non_blocking; the caller's Adam eps changed (the twins copy the param groups after the answer ran).
     "the learning rate through one pinned host scalar, reused": ss_one_pinned_lr,
     "Adam's eps changed in the caller's optimizer": ss_eps_changed,
+    # Round 23's adversary (GPU): TF32 turned on for the process before the capture and left on
+    "TF32 turned on before the capture and left": ss_tf32_for_speed,
 }
 
 ALSO_RIGHT_SCHEDULED_STEPS = {
@@ -1186,9 +1195,5 @@ MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
     "check_graphed_model": {
         "an update skipped when its tensors have the last checkpoint's addresses": "each checkpoint is given as fresh "
                                                                                    "clones: no addresses repeat",
-    },
-    "check_graphed_scheduled_step": {
-        "Adam's eps changed in the caller's optimizer": "the twins are built from the optimizer's state_dict after "
-                                                       "the answer ran, its param groups included",
     },
 }
