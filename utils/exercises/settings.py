@@ -463,7 +463,7 @@ class AllocatorSettings:
 
     def __str__(self) -> str:
         effective = dict(self.effective or ())
-        shown = [f"expandable_segments={effective['expandable_segments']}"] * ("expandable_segments" in effective)
+        shown = [f"expandable_segments={value}" for key, value in effective.items() if key == "expandable_segments"]
         return ", ".join([repr(self.string), *shown, *(f"{name}={value!r}" for name, value in
                                                        zip(ALLOC_CONF, self.environment, strict=True) if value)])
 
