@@ -254,6 +254,12 @@ LEFT_CHANGED = {
     "torch.set_grad_enabled(False)": lambda: torch.set_grad_enabled(False),
     "torch.set_default_dtype(torch.float64)": lambda: torch.set_default_dtype(torch.float64),
     "warnings.simplefilter('ignore')": lambda: __import__("warnings").simplefilter("ignore"),
+    # Round 24's adversaries (02, 05) left these changed, and passed checks that watched a hand-picked list
+    "gc.disable()": lambda: __import__("gc").disable(),
+    "torch.set_flush_denormal(True)": lambda: torch.set_flush_denormal(True),
+    "torch.set_num_threads(1)": lambda: torch.set_num_threads(1),
+    "torch.backends.cudnn.benchmark = True": lambda: setattr(torch.backends.cudnn, "benchmark", True),
+    "np.seterr(all='ignore')": lambda: np.seterr(all="ignore"),
 }
 
 

@@ -73,7 +73,7 @@ from . import (
     what_returned,
 )
 from .properties import case_of, for_all, raised_on, real, shown, st
-from .settings import BASIC, PROCESS, PROCESS_WIDE, keeping
+from .settings import BASIC, EVERY, keeping
 from .streams import TORCH_CALLERS, Caller, torch_caller, torch_callers, widened
 
 NOTEBOOK = "03_streams_pytorch"
@@ -143,9 +143,7 @@ def _said(caller: Caller | None) -> str:
 # process-wide setting that settings.py reads, not a list of those found so far (round 22's adversary left anomaly
 # detection on, or torch.set_num_threads(1), and passed): autograd's and the threads', NumPy's errors, the Python
 # process's (PROCESS) and other backends', hooks, the profiler, the function-mode stack, the generators (PROCESS_WIDE).
-WATCHED = tuple(dict.fromkeys((
-    *BASIC, "torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch.get_rng_state()",
-    "torch.is_anomaly_enabled()", "torch.get_num_threads()", "np.geterr()", *PROCESS, *PROCESS_WIDE)))
+WATCHED = tuple(dict.fromkeys((*BASIC, *EVERY)))  # (round 24: the collector and flush-denormal, left changed, passed)
 
 
 # ------------------------------------------------------------------------------------------

@@ -73,7 +73,7 @@ KEPT_CHUNKS = 1024
 # threading's stack size, CuPy's allocator switched, grad mode off, and passed: nb04 watched none): read before each
 # call of an answer (exercise 4: before and after each run of thousands of calls), put back after it, and a change
 # FAILs, naming it (`settings.keeping`)
-KEPT_SETTINGS = (*settings.BASIC, *settings.PROCESS)
+KEPT_SETTINGS = tuple(dict.fromkeys((*settings.BASIC, *settings.EVERY)))  # every one (round 24's generated test)
 KEPT_SETTINGS_GPU = (*KEPT_SETTINGS, *settings.CUPY)
 
 

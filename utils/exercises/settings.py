@@ -562,6 +562,11 @@ class CupyAllocator:
 SETTINGS["cupy.cuda.get_allocator()"] = (CupyAllocator, CupyAllocator.put_back)
 CUPY = ("cupy.cuda.get_allocator()",)
 
+# Every setting above: what a check watches unless it has a reason to leave one out (round 24: checks that watched a
+# hand-picked list passed answers that left the collector off, flush-denormal on, one thread, cuDNN's benchmark on or
+# NumPy's errors ignored; tests/test_exercises.py's generated wrong answers leave each of them changed)
+EVERY = tuple(SETTINGS)
+
 HINT = ("a global setting changed inside your function changes it for the caller too, after the call: change none, "
         "or put it back before you return (a `with` block does)")
 
