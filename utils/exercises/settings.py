@@ -183,14 +183,16 @@ def _precisions_put_back(before: dict[str, Any]) -> None:
 # ------------------------------------------------------------------------------------------
 class GeneratorState:
     """The global generators' states (the host's; the GPU's too where CUDA is initialized), as a setting's value:
-    equal where the states are, shown by a checksum."""
+    equal where the states both read are (a call that initialized CUDA, a right answer's first GPU work, found the
+    GPU's generator in its first state: on the H200 such answers FAILed as if they had changed it), shown by a
+    checksum."""
 
     def __init__(self) -> None:
         self.states = (torch.get_rng_state(), *((torch.cuda.get_rng_state(),) if torch.cuda.is_initialized() else ()))
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, GeneratorState) and len(self.states) == len(other.states)
-                and all(torch.equal(a, b) for a, b in zip(self.states, other.states, strict=True)))
+        return isinstance(other, GeneratorState) and all(
+            torch.equal(a, b) for a, b in zip(self.states, other.states, strict=False))
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -562,6 +564,13 @@ class CupyAllocator:
 SETTINGS["cupy.cuda.get_allocator()"] = (CupyAllocator, CupyAllocator.put_back)
 CUPY = ("cupy.cuda.get_allocator()",)
 
+# Sync debug mode (round 24's adversaries of 05 and 08 left it "warn" or "error", and passed): read through PyTorch's C
+# functions, as torch.cuda.get_sync_debug_mode would after initializing CUDA (a read must not initialize it); a build
+# without CUDA has neither
+if hasattr(torch._C, "_cuda_get_sync_debug_mode"):
+    SETTINGS["torch.cuda.set_sync_debug_mode(...)"] = (torch._C._cuda_get_sync_debug_mode,
+                                                       torch._C._cuda_set_sync_debug_mode)
+
 # Every setting above: what a check watches unless it has a reason to leave one out (round 24: checks that watched a
 # hand-picked list passed answers that left the collector off, flush-denormal on, one thread, cuDNN's benchmark on or
 # NumPy's errors ignored; tests/test_exercises.py's generated wrong answers leave each of them changed)
@@ -624,12 +633,13 @@ def keeping(ex: Any, yours: Callable[..., R], names: Sequence[str] = BASIC, hint
 # how to read its state, how to put it back, and its functions that seed it or set its state (module, attribute),
 # which `seeding_watched` watches during a call of the answer.  (The SETTINGS above hold the same states as values
 # for `keeping`: NumpyGeneratorState, PythonGeneratorState and GeneratorState, which adds the GPU's.)
+TORCH_GENERATOR = "PyTorch's (torch.manual_seed)"
 GENERATORS: dict[str, tuple[Callable[[], Any], Callable[[Any], object], tuple[tuple[Any, str], ...]]] = {
     "NumPy's (np.random)": (np.random.get_state, np.random.set_state,
                             ((np.random, "seed"), (np.random, "set_state"), (np.random.mtrand, "seed"),
                              (np.random.mtrand, "set_state"))),
     "Python's (random)": (random.getstate, random.setstate, ((random, "seed"), (random, "setstate"))),
-    "PyTorch's (torch.manual_seed)": (torch.get_rng_state, torch.set_rng_state, (
+    TORCH_GENERATOR: (torch.get_rng_state, torch.set_rng_state, (
         (torch, "manual_seed"), (torch, "seed"), (torch, "set_rng_state"), (torch.random, "manual_seed"),
         (torch.random, "seed"), (torch.random, "set_rng_state")))}
 
@@ -678,6 +688,7 @@ def seeding_watched(seeded: dict[str, list[Any]], answers: Iterable[Callable[...
         return seeding
 
     namespaces = [getattr(inspect.unwrap(answer), "__globals__", None) for answer in answers]
+    torch_at_start = torch.get_rng_state()
     try:
         watchers: dict[int, Callable[..., Any]] = {}
         for generator, (_, _, seeders) in GENERATORS.items():
@@ -698,11 +709,41 @@ def seeding_watched(seeded: dict[str, list[Any]], answers: Iterable[Callable[...
                             namespace[key] = watcher
         yield
     finally:
+        _seen_through_the_generator_object(seeded, torch_at_start)
         for owner, name, original in reversed(patched):
             if isinstance(owner, dict):
                 owner[name] = original
             else:
                 setattr(owner, name, original)
+
+
+def _fresh(state: torch.Tensor) -> bool:
+    """Whether a state of PyTorch's CPU generator is the one its own seed gives, with nothing drawn since."""
+    generator = torch.Generator()
+    generator.set_state(state)
+    return torch.equal(torch.Generator().manual_seed(generator.initial_seed()).get_state(), state)
+
+
+def _seen_through_the_generator_object(seeded: dict[str, list[Any]], at_start: torch.Tensor) -> None:
+    """What the watch of module functions misses on PyTorch's generator, which the methods of the generator object
+    reach (torch.default_generator.manual_seed(0), .set_state(...)): a C type, whose methods cannot be patched (round
+    24's adversary of 02).  The generator's state keeps the seed it was last given (initial_seed), which drawing
+    never changes: a new seed and another state than at the start is a seeding not put back; and a state equal to
+    the one before a watched seeding, where that state was not the fresh state of its own seed, was put back (by
+    .set_state), whichever call came last."""
+    now = torch.get_rng_state()
+    entry = seeded.get(TORCH_GENERATOR)
+    if entry is None:
+        if torch.initial_seed() != _seed_of(at_start) and not torch.equal(now, at_start):
+            seeded[TORCH_GENERATOR] = ["torch.default_generator.manual_seed", at_start, True]
+    elif entry[2] and torch.equal(now, entry[1]) and not _fresh(entry[1]):
+        entry[2] = False
+
+
+def _seed_of(state: torch.Tensor) -> int:
+    generator = torch.Generator()
+    generator.set_state(state)
+    return generator.initial_seed()
 
 
 def not_put_back(seeded: dict[str, list[Any]]) -> list[str]:
