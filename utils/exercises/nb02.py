@@ -7,25 +7,33 @@ around them.  Each is a property over generated inputs (utils/exercises/properti
 the check's own reference, which runs inside the check only (`@reference`):
 
 - warmup_end: series of 10 to 450 calls whose warm-up (none, or up to 150 calls, longer than the steady part
-  too) decays or autotunes, and whose steady calls have isolated outliers; the generator knows where its
-  warm-up ends.
+  too) decays or autotunes, and whose steady calls (varying by 1% to 3%, and 5% in two chosen ones) have isolated
+  outliers; the generator knows where its warm-up ends.  The chosen ones asked again with the same array refilled
+  in place.
 - crossover_batch: cost models where the GPU never wins, wins from the first batch, from some batch on,
   only at small batches, over a window of batches only, or first at `max_batch` itself or just beyond it, for
   `max_batch` from 1 to 2**17.
 - which_is_faster: two samples of 1 to 80 runs each (and the notebook's 186 against 187), of unequal sizes, with
   ties and outliers, listed in any order, at any confidence, against the exact bootstrap distribution of the ratio
-  of the medians; the chosen ones asked again with their runs spread about the same medians.
+  of the medians; the chosen ones asked again with their runs spread about the same medians, and the first at
+  another confidence.
 - loop_time: up to 60 kernels of any durations (zero included), any time per launch; and loops of 1000 to 5000
-  kernels, asked again with every time 0.1% longer.
+  kernels, asked again with every time 0.1% longer; the chosen ones asked again with the same list, one kernel
+  appended in place.
+
+Every call of an answer leaves every process-wide setting that .settings knows as it was (the global generators
+drawn from, never seeded), and what the call before it returned as it was.
 """
 
 from __future__ import annotations
 
 import copy
+import decimal
 import math
 import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from fractions import Fraction
 from typing import Any, TypeVar
 
 import numpy as np
@@ -35,9 +43,7 @@ from ..formatting import format_time
 from . import Checker, Exercise, exercise, reference, register
 from .properties import diagnose, finite, for_all, hypothesis, integral, real, shown, st
 from .settings import (
-    BASIC,
     HINT,
-    PROCESS,
     SEED_HINT,
     generator_states,
     not_put_back,
@@ -47,6 +53,7 @@ from .settings import (
     same_state,
     seeding_watched,
 )
+from .settings import SETTINGS as EVERY_SETTING
 
 R = TypeVar("R")
 
@@ -69,9 +76,13 @@ def _number(x: float) -> str:
 # --------------------------------------------------------------------------------------------
 # What an answer leaves as it was: the caller's inputs, and the process's global state
 # --------------------------------------------------------------------------------------------
-# The settings watched (.settings): those of every check, the host's threads, NumPy's error handling, and the Python
-# process's own (warnings filters, print options, the decimal context, the recursion limit: round 21's adversary)
-SETTINGS = (*BASIC, "torch.get_num_threads()", "np.geterr()", *PROCESS)
+# The settings watched: every one that .settings knows (round 24's adversary left the collector off or its thresholds
+# raised, cuDNN's benchmark flag on, flush-denormal on, warnings.warn replaced, matplotlib's rcParams set, and passed:
+# the check read an allowlist; flush-denormal left on even crashed Hypothesis's next float draw), but the global
+# generators' states: an answer may draw from them (a bootstrap, unseeded, is right), which advances them; a seed is
+# watched where it is made (`seeding_watched`, and the probe below)
+GENERATOR_STATES = ("torch.get_rng_state()", "np.random.get_state()", "random.getstate()")
+SETTINGS = tuple(name for name in EVERY_SETTING if name not in GENERATOR_STATES)
 
 
 def _unrelated(seed: int) -> dict[str, Any]:
@@ -99,6 +110,7 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
     (round 19's adversary called np.random.seed(0), and passed: its caller's random numbers after each call were the
     same).  (Only a few: a second call costs as much as the first, and an answer that seeds seeds every time.)"""
     left_to_probe = [probes]
+    kept: list[tuple[Any, Any]] = []  # the result of the call before, and what it read then (`_as_read`)
 
     def call(*args: Any, **kwargs: Any) -> R:
         before = read(SETTINGS)
@@ -145,9 +157,39 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
             ex.expect(False, f"{ex.name} seeds the global random generator {seeded_alike[0]}: called twice with the "
                       "same arguments, from two unrelated states of that generator, it left the same state both "
                       "times", SEED_HINT)
+        # what the call before returned reads as it did: a result the caller keeps is not a buffer that the next call
+        # writes again (round 24's adversary returned one module-level array, or views of it, every call, and passed)
+        if kept and _as_read(kept[0][0]) != kept[0][1]:
+            ex.expect(False, f"{ex.name} changed what it had returned before: the result of one call, "
+                      f"{shown(kept[0][0])} now, read otherwise before the next call", KEPT_HINT)
+        kept[:] = [(result, _as_read(result))]
         return result
 
     return call
+
+
+KEPT_HINT = ("a result belongs to the caller, who may keep it while asking again (the notebook compares two in a "
+             "row): return a new object each call, not an array your function writes again (a global buffer, a view "
+             "of one, an out= argument)")
+IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), Fraction, decimal.Decimal, np.generic)
+
+
+def _as_read(value: object) -> object:
+    """What a result holds, to compare after a later call: its arrays' and tensors' bytes, its containers' items, as
+    they are now (immutable numbers and strings cannot change: left out)."""
+    if isinstance(value, IMMUTABLE):
+        return None
+    if isinstance(value, (tuple, list)):
+        return type(value), tuple(_as_read(item) for item in value)
+    if isinstance(value, np.ndarray):
+        return "array", value.dtype.str, value.shape, value.tobytes() if value.dtype != object else repr(value)
+    if isinstance(value, torch.Tensor):
+        held = value.detach().cpu().contiguous().reshape(-1)
+        return "tensor", str(held.dtype), tuple(value.shape), held.view(torch.uint8).numpy().tobytes()
+    try:
+        return repr(value)
+    except Exception:  # noqa: BLE001 -- an object that cannot show itself: not compared
+        return None
 
 
 @contextmanager
@@ -203,6 +245,11 @@ FLAGS_HINT = ("what your function is given belongs to its caller: leave it as it
               "makes the caller's own array read-only): to protect what you work on, copy it and set the copy's")
 
 
+IDENTITY_HINT = ("your function returned what it returned before for the same object, though the caller had changed "
+                 "what it holds in place: a result kept under the object's identity (id(), `is`) comes back for other "
+                 "values; what you return depends on the values you are given now")
+
+
 def warmups() -> st.SearchStrategy[Warmup]:
     """Warm-ups of 0 to 150 calls, then 10 to 300 steady calls (as the task allows: the warm-up can be longer than the
     steady part, where the second half of the series is warm-up), of 1 µs to 1 s each (a threshold in seconds fits
@@ -220,7 +267,11 @@ def warmups() -> st.SearchStrategy[Warmup]:
 # task allows before the fewest steady calls (150 then 10, 120 then 15, the last disturbed), where most of the series,
 # its second half too, is warm-up; and steady calls of about 1 µs after a long warm-up (150 calls decaying to 1.5x:
 # a margin of a microsecond added to the threshold takes 20 of them for steady), and of 1.1 µs (float16 keeps times
-# that small in steps of 60 ns: its median is 2.5% off): round 19's adversary.
+# that small in steps of 60 ns: its median is 2.5% off): round 19's adversary.  And steady calls that vary by 5%, as
+# the notebook's own runs and many GPUs' do, after the notebook's warm-up and after a decaying one: a threshold for
+# slow of 10% over the steady time is crossed by chance all along them (round 24's adversary, which passed: the steady
+# calls drawn varied by 3% at most).  (Not among the drawn noises: a right answer of the course, a score of slow calls
+# less fast ones, ends late on about one series in sixty at 5%.)
 CHOSEN_WARMUPS: list[Warmup] = [(150, 10, "decaying", 0, 0.03, 37, 3, False, 1e-3, 4),
                                 (120, 15, "autotuning", 5, 0.03, 37, 3, True, 1e-3, 4),
                                 (24, 24, "autotuning", 0, 0.03, 37, 3, False, 1e-3, 4),
@@ -232,7 +283,9 @@ CHOSEN_WARMUPS: list[Warmup] = [(150, 10, "decaying", 0, 0.03, 37, 3, False, 1e-
                                 (80, 80, "autotuning", 47, 0.03, 37, 3, False, 1e-3, 4),
                                 (20, 280, "decaying", 49, 0.05, 37, 3, False, 1.5e-6, 4),
                                 (150, 100, "decaying", 0, 0.03, 37, 3, False, 1e-6, 4),
-                                (30, 100, "decaying", 195, 0.03, 37, 3, False, 1.1e-6, 4)]
+                                (30, 100, "decaying", 195, 0.03, 37, 3, False, 1.1e-6, 4),
+                                (24, 200, "autotuning", 15, 0.05, 37, 3, False, 1e-3, 4),
+                                (60, 150, "decaying", 4, 0.05, 37, 3, False, 1e-3, 4)]
 
 
 def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> None:
@@ -247,10 +300,24 @@ def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> N
             return f"nb02.warmup_series({w[0]}, {w[1]}, {w[2]!r}, {w[3]}{options})"
 
         def finds_the_end(w: Warmup) -> None:
-            length = w[0]
             times = warmup_series(*w)
-            call = f"warmup_end({series_call(w)}), a warm-up of {length} calls ({w[2]}) then {w[1]} steady ones,"
             given = times.copy()
+            typical = judged(w, times, given)
+            if not hypothesis.currently_in_test_context():
+                # a chosen case asked again with the same array refilled in place, every time twice as long (as a
+                # caller refills its buffer with new measurements): a result kept under the array's identity comes
+                # back for it (round 24's adversary cached under id(times), and passed: each call had a new array)
+                given[:] = 2 * times
+                judged(w, 2 * times, given, typical)
+
+        def judged(w: Warmup, times: np.ndarray, given: np.ndarray, before: float | None = None) -> float:
+            """Judge the answer's (k, steady) for `times`, given as `given` (asked `before`: the same array, refilled
+            in place, for which it returned that typical time)."""
+            length = w[0]
+            call = f"warmup_end({series_call(w)}), a warm-up of {length} calls ({w[2]}) then {w[1]} steady ones,"
+            if before is not None:
+                call = (f"warmup_end(times) for times = {series_call(w)} asked, then refilled in place with every time "
+                        "twice as long (times[:] = 2 * times) and asked again,")
             got = yours(given)
             moved = int(np.sum(given != times)) if given.shape == times.shape else times.size
             ex.expect(moved == 0, f"{call} changed the array it was given: after it returned, {moved} of its "
@@ -286,9 +353,10 @@ def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> N
             typicals = [float(np.median(times[start:])) for start in starts]
             off = min(abs(typical / want - 1) for want in typicals)
             ex.expect(off < 0.02, f"{call} says a steady call takes {format_time(typical)}, {off:.0%} away from the "
-                      "typical steady call",
+                      "typical steady call", IDENTITY_HINT if before is not None and typical == before else
                       "the steady calls include a few disturbed and lucky ones (section 5 of the lecture): "
                       "which statistic do they not move? And is it taken over the steady calls, all of them?")
+            return typical
 
         with _generators_put_back():
             for_all(ex, warmups(), finds_the_end, examples=30, chosen=CHOSEN_WARMUPS, budget_s=0.1,
@@ -723,6 +791,13 @@ SAME_INTERVAL_HINT = ("asked for runs spread twice as far from the same medians,
                       "default argument) under part of the runs only; the interval depends on every run")
 
 
+FIRST_SAMPLES = "a clearly faster, 40 runs against 25"  # the first chosen case (at 0.95), asked again at this one:
+OTHER_CONFIDENCE = 0.5
+SAME_LEVEL_HINT = ("asked for the same runs at another confidence, your function returned the very interval it "
+                   "returned before: it was kept from an earlier call (a cache, a global, a mutable default argument) "
+                   "under the runs alone; the interval depends on the confidence too")
+
+
 def _spread(x: np.ndarray) -> np.ndarray:
     """The runs other than the middle one (two, for an even count) spread twice as far from the median, in ratio:
     m * (x / m)**2; np.median stays the same to the last bit (the middle runs keep their values and places)."""
@@ -792,9 +867,16 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
                 again = (f"{how}, then with the runs other than the middle ones spread twice as far (in ratio) "
                          "from the same medians: a' = m * (a / m)**2, m = np.median(a), b' alike")
                 judged((_spread(a), _spread(b), confidence, again), first)
+                if how == FIRST_SAMPLES:
+                    # and the same runs at another confidence: an interval kept under the runs alone comes back for it
+                    # (round 24's adversary, which passed: the confidence was never changed alone)
+                    judged((a, b, OTHER_CONFIDENCE, f"{how}, asked right after at confidence 0.95"), first,
+                           SAME_LEVEL_HINT)
 
-        def judged(case: Samples, earlier: tuple[float, float] | None = None) -> tuple[float, float]:
-            """Judge the answer's interval for `case` (asked right after one for which it returned `earlier`)."""
+        def judged(case: Samples, earlier: tuple[float, float] | None = None,
+                   same_hint: str = SAME_INTERVAL_HINT) -> tuple[float, float]:
+            """Judge the answer's interval for `case` (asked right after one for which it returned `earlier`: the
+            very same interval again gets `same_hint`)."""
             a, b, confidence, how = case
             level = 0.95 if confidence is None else confidence
             call = f"which_is_faster(a, b{'' if confidence is None else f', confidence={confidence:.4g}'}) for {how}"
@@ -829,7 +911,7 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
                               f"{(under if under > share else at_most):.1%} of the bootstrap's ratios "
                               f"median(a*) / median(b*) lie below its {end} end; below the {end} end of a "
                               f"{100 * level:.4g}% interval lie {share:.1%}",
-                              SAME_INTERVAL_HINT if earlier == (low, high) else
+                              same_hint if earlier == (low, high) else
                               interval_hint(a, b, ratios, level, low, high))
                 ex.expect(ok, "", "")
             return low, high
@@ -853,7 +935,7 @@ def chosen_samples() -> list[Samples]:
     lucky[7] = 0.5e-3  # one run much faster than the rest
     noisy = spread(1.0e-3, 0.05, 30)
     return [
-        (spread(1.0e-3, 0.02, 40), spread(1.2e-3, 0.02, 25), None, "a clearly faster, 40 runs against 25"),
+        (spread(1.0e-3, 0.02, 40), spread(1.2e-3, 0.02, 25), None, FIRST_SAMPLES),
         (outliers, spread(1.1e-3, 0.01, 45), None, "a faster, every fifth run of a disturbed"),
         (lucky, spread(1.0e-3, 0.01, 40), 0.9, "b faster, a had one lucky run"),
         (noisy, rng.permutation(noisy) * 1.003, 0.99, "0.3% apart, 5% noise"),
@@ -1066,19 +1148,26 @@ def check_loop_time(loop_time: Callable[..., float]) -> None:
             return seconds is not None and math.isclose(seconds, _loop_end(kernels, launch),
                                                         rel_tol=_tolerance(kernels), abs_tol=1e-12)
 
-        def asked(loop: Loop, before: tuple[Loop, float] | None = None) -> float:
-            """The answer's seconds for `loop` (right after it was asked `before`, which it answered right)."""
+        def asked(loop: Loop, before: tuple[Loop, float] | None = None, given: list[float] | None = None,
+                  how: str = "") -> float:
+            """The answer's seconds for `loop` (right after it was asked `before`, which it answered right), given as
+            `given` (the list asked before, changed in place to `loop`'s kernels, as `how` says) or a new list."""
             kernels, launch = loop
-            given = list(kernels)
+            given = list(kernels) if given is None else given
             try:
                 got = yours(given, launch)
             except RecursionError:
                 ex.expect(False, f"{call_of(loop)} raised RecursionError ({len(kernels)} kernels)", DEPTH_HINT)
                 raise
-            # each message written only where it is shown: a loop of thousands of kernels takes long to write
-            ex.expect(given == kernels, "", "") if given == kernels else ex.expect(
-                False, f"{call_of(loop)} changed the list it was given: after it returned, it held {shown(given)}",
-                INPUT_HINT)
+            # each message written only where it is shown: a loop of thousands of kernels takes long to write; the
+            # same values of other types are another list too (round 24's adversary turned the caller's floats into
+            # Fractions in place, which compare equal, and passed)
+            same = given == kernels and list(map(type, given)) == list(map(type, kernels))
+            ex.expect(True, "", "") if same else ex.expect(
+                False, f"{call_of(loop)} changed the list it was given: after it returned, it held " + (
+                    shown(given) if given != kernels else "the same values, of other types: " + ", ".join(
+                        f"{type(y).__name__} {y!r} for {type(x).__name__} {x!r}" for x, y in
+                        zip(kernels, given, strict=True) if type(x) is not type(y))[:300]), INPUT_HINT)
             seconds = real(got)
             ex.expect(True, "", "") if finite(seconds) else ex.expect(
                 False, f"{call_of(loop)} returned {shown(got)}, not a number of seconds",
@@ -1089,14 +1178,23 @@ def check_loop_time(loop_time: Callable[..., float]) -> None:
                 after = "" if before is None else (f", asked right after {call_of(before[0])}, which returned "
                                                    f"{format_time(before[1])}")
                 kept = before is not None and seconds == before[1]  # the very time of the loop asked before
+                after += how
                 ex.expect(False, f"{call_of(loop)} returned {format_time(seconds)}{after}, which is not when the last "
-                          "kernel ends", SAME_TIME_HINT if kept else STALE_HINT if right_when_new(loop) else
-                          diagnosis(seconds, want, kernels, launch))
+                          "kernel ends", (IDENTITY_HINT if how else SAME_TIME_HINT) if kept else STALE_HINT
+                          if right_when_new(loop) else diagnosis(seconds, want, kernels, launch))
             return seconds
 
         def ends_in_time(loop: Loop) -> None:
             kernels, launch = loop
-            seconds = asked(loop)
+            given = list(kernels)
+            seconds = asked(loop, given=given)
+            if not hypothesis.currently_in_test_context():
+                # a chosen loop asked again with the same list, one kernel longer (kernels.append(...), as a caller
+                # builds its loop): a result kept under the list's identity comes back for it (round 24's adversary
+                # cached under id(kernels), and passed: each call had a new list)
+                given.append(kernels[-1] if kernels and kernels[-1] > 0 else 1e-6)
+                asked((list(given), launch), (loop, seconds), given,
+                      ": the same list, one kernel appended in place (kernels.append(...))")
             # the same kernels with another launch time, and in the reverse order, asked right after: a result kept
             # from an earlier call under part of its arguments (the kernels alone; the launch, the count and the
             # total) comes back for them (round 19's adversary kept them so, and passed)

@@ -564,6 +564,103 @@ class CupyAllocator:
 SETTINGS["cupy.cuda.get_allocator()"] = (CupyAllocator, CupyAllocator.put_back)
 CUPY = ("cupy.cuda.get_allocator()",)
 
+
+# ------------------------------------------------------------------------------------------
+# Round 24's adversary of 02 left each of these changed in an answer, and passed (the check read an allowlist): the
+# collector's thresholds (gc.set_threshold(100_000) "so that it does not pause the bootstrap"), warnings.warn replaced
+# by a function that drops every warning (a well-known recipe: the filters stay as they were), and matplotlib's
+# rcParams set for a debugging plot.  In SETTINGS, in no group: the checks that watch every setting see them.
+# ------------------------------------------------------------------------------------------
+def _gc_threshold_put_back(thresholds: tuple[int, ...]) -> None:
+    gc.set_threshold(*thresholds)
+
+
+class WarningFunctions:
+    """The functions of `warnings` that every warning of the process goes through, as a setting's value: equal where
+    they are the same functions; shown by those replaced since this module was imported."""
+
+    NAMES = ("warn", "warn_explicit", "showwarning", "formatwarning")
+
+    def __init__(self) -> None:
+        self.functions = tuple(getattr(warnings, name, None) for name in self.NAMES)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WarningFunctions) and all(
+            x is y for x, y in zip(self.functions, other.functions, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        replaced = [f"warnings.{name} = {getattr(function, '__qualname__', function)}" for name, function, original
+                    in zip(self.NAMES, self.functions, _PYTHONS_WARNING_FUNCTIONS.functions, strict=True)
+                    if function is not original]
+        return ", ".join(replaced) if replaced else "as Python has them"
+
+    def put_back(self) -> None:
+        for name, function in zip(self.NAMES, self.functions, strict=True):
+            if function is not None and getattr(warnings, name, None) is not function:
+                setattr(warnings, name, function)
+
+
+_PYTHONS_WARNING_FUNCTIONS = WarningFunctions()
+
+
+class MatplotlibParams:
+    """matplotlib.rcParams as a setting's value, read without importing matplotlib (None where it is not imported:
+    then the values it starts with, rcParamsOrig, once it is), the backend left out (importing pyplot resolves it).
+    Read from the dict itself: rcParams["backend"] read through its getter would resolve the backend."""
+
+    IGNORED = frozenset({"backend", "backend_fallback"})
+
+    def __init__(self) -> None:
+        self.params = self._params("rcParams")
+
+    @classmethod
+    def _params(cls, name: str) -> dict[str, Any] | None:
+        matplotlib = sys.modules.get("matplotlib")
+        params = getattr(matplotlib, name, None)
+        if params is None:
+            return None
+        copied = dict.copy(params)  # the dict's own copy: quick, and no getter of RcParams runs
+        for key in cls.IGNORED:
+            copied.pop(key, None)
+        return copied
+
+    def _or_original(self) -> dict[str, Any] | None:
+        return self.params if self.params is not None else self._params("rcParamsOrig")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MatplotlibParams):
+            return False
+        mine, theirs = self._or_original(), other._or_original()
+        if mine is None or theirs is None:
+            return True
+        try:
+            return bool(mine == theirs)
+        except Exception:  # noqa: BLE001 -- a value whose == does not give a truth value: compared as written
+            return repr(mine) == repr(theirs)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        params, original = self._or_original() or {}, self._params("rcParamsOrig") or {}
+        changed = {key: value for key, value in params.items() if original.get(key) != value}
+        return f"with {changed}" if changed else "as matplotlib starts"
+
+    def put_back(self) -> None:
+        matplotlib, params = sys.modules.get("matplotlib"), self._or_original()
+        if matplotlib is None or params is None:
+            return
+        now = self._params("rcParams") or {}
+        matplotlib.rcParams.update({key: value for key, value in params.items() if now.get(key) != value})
+
+
+SETTINGS.update({
+    "gc.get_threshold()": (gc.get_threshold, _gc_threshold_put_back),
+    "warnings.warn (the module's functions)": (WarningFunctions, WarningFunctions.put_back),
+    "matplotlib.rcParams": (MatplotlibParams, MatplotlibParams.put_back),
+})
+
 # Sync debug mode (round 24's adversaries of 05 and 08 left it "warn" or "error", and passed): read through PyTorch's C
 # functions, as torch.cuda.get_sync_debug_mode would after initializing CUDA (a read must not initialize it); a build
 # without CUDA has neither

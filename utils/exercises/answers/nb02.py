@@ -4,12 +4,14 @@ tests: SPOILERS."""
 from __future__ import annotations
 
 import decimal
+import gc
 import math
 import random
 import statistics
 import sys
 import warnings
 from collections.abc import Callable
+from fractions import Fraction
 from itertools import accumulate
 from random import seed as reseed_python
 from typing import cast
@@ -1433,4 +1435,274 @@ _answers(ALSO_RIGHT, "check_which_is_faster").update({
     "np.random.choice, never seeded": which_global_choice,
     "np.random.randint, never seeded": which_global_randint,
     "random.randrange, never seeded": which_python_randrange,
+})
+
+
+# ---------------------------------------------------------------- round 24's adversary (a fresh one): its answers
+# that the checks misjudged, each under the finding of its report (/work/adv24/02/report.md)
+def _r24_warmup(times) -> tuple[int, float]:
+    """The solution's rule (a rolling median of 5 against the median of the last ten calls), 1.2x for slow."""
+    times = np.asarray(times, dtype=float)
+    steady = np.median(times[-10:])
+    medians = np.array([np.median(times[i:i + 5]) for i in range(times.size - 4)])
+    slow = np.flatnonzero(medians > 1.2 * steady)
+    k = int(slow[-1]) + 1 if slow.size else 0
+    while k < times.size - 10 and times[k] > 1.2 * steady:
+        k += 1
+    return k, float(np.median(times[k:]))
+
+
+def _r24_crossover(layer, cpu, gpu, link, max_batch):
+    cpu_s, gpu_s = _sides(layer, cpu, gpu, link, max_batch)
+    return _first_where(gpu_s < cpu_s)
+
+
+def _r24_ratios(a, b, resamples: int = 3000, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return (np.median(a[rng.integers(0, a.size, (resamples, a.size))], axis=1)
+            / np.median(b[rng.integers(0, b.size, (resamples, b.size))], axis=1))
+
+
+def _r24_loop(kernels, launch) -> float:
+    end = 0.0
+    for i, kernel in enumerate(kernels):
+        end = max(end, (i + 1) * launch) + kernel
+    return end
+
+
+# 1. a result that aliases a buffer the next call overwrites (the caller who keeps two results sees the second twice)
+_R24_LOOP_OUT = np.zeros(1)
+_R24_ENDS = np.zeros(2)
+_R24_STEADY = np.zeros(1)
+_R24_BATCH = np.zeros(1, dtype=np.int64)
+
+
+def loop_reused_out_buffer(kernels, launch):
+    """round 24's adversary: "no allocation per call": the end written into a module-level one-element array, and
+    that array returned: after t1 = loop_time(k1, l); t2 = loop_time(k2, l), t1 holds t2's time."""
+    _R24_LOOP_OUT[0] = _r24_loop(kernels, launch)
+    return _R24_LOOP_OUT
+
+
+def which_reused_out_buffer(a, b, confidence=0.95):
+    """round 24's adversary: the ends written by np.quantile(..., out=) into a module-level buffer and returned as
+    views of it: the ends of a comparison the caller kept change to those of the next (the notebook asks two)."""
+    np.quantile(_r24_ratios(a, b), [(1 - confidence) / 2, (1 + confidence) / 2], out=_R24_ENDS)
+    verdict = "a" if _R24_ENDS[1] < 1 else "b" if _R24_ENDS[0] > 1 else "unclear"
+    return verdict, _R24_ENDS[:1], _R24_ENDS[1:]
+
+
+def warmup_reused_out_buffer(times):
+    """round 24's adversary: the typical time written into a module-level one-element array and returned: the
+    caller's earlier (k, steady) pairs all show the latest call's steady time."""
+    k, steady = _r24_warmup(times)
+    _R24_STEADY[0] = steady
+    return k, _R24_STEADY
+
+
+def crossover_reused_out_buffer(layer, cpu, gpu, link, max_batch=2**14):
+    """round 24's adversary: the batch written into a module-level one-element int64 array and returned (None where
+    the GPU never wins): every batch the caller kept becomes the latest one."""
+    batch = _r24_crossover(layer, cpu, gpu, link, max_batch)
+    if batch is None:
+        return None
+    _R24_BATCH[0] = batch
+    return _R24_BATCH
+
+
+# 2. a result kept under a key the check never repeats: the object's identity (the caller changes it in place and
+# asks again), or all the arguments but one (the confidence)
+_R24_WARMUP_SEEN: dict[int, tuple] = {}
+_R24_LOOPS: dict[int, tuple] = {}
+_R24_INTERVALS: dict[tuple, tuple] = {}
+
+
+def warmup_cached_by_identity(times):
+    """round 24's adversary: the result kept under id(times) (the array kept alive in the cache): a caller that
+    refills its buffer in place (times[:] = new measurements) and asks again gets the first answer back."""
+    seen = _R24_WARMUP_SEEN.get(id(times))
+    if seen is not None and seen[0] is times:
+        return seen[1]
+    result = _r24_warmup(times)
+    _R24_WARMUP_SEEN[id(times)] = (times, result)
+    return result
+
+
+def loop_cached_by_identity(kernels, launch):
+    """round 24's adversary: the time kept under id(kernels) and the launch (the list kept alive in the cache): a
+    caller that builds its loop by kernels.append(...) and asks again gets the shorter loop's time back."""
+    entry = _R24_LOOPS.get(id(kernels))
+    if entry is not None and entry[0] is kernels and entry[1] == launch:
+        return entry[2]
+    seconds = _r24_loop(kernels, launch)
+    _R24_LOOPS[id(kernels)] = (kernels, launch, seconds)
+    return seconds
+
+
+def which_cache_ignores_confidence(a, b, confidence=0.95):
+    """round 24's adversary: the interval kept under the sorted runs, not under the confidence: asked for the same
+    runs at 50% after 95%, it returns the 95% interval."""
+    key = (np.sort(np.asarray(a, dtype=float)).tobytes(), np.sort(np.asarray(b, dtype=float)).tobytes())
+    if key not in _R24_INTERVALS:
+        _R24_INTERVALS[key] = _verdict_and_ends(*_central(_r24_ratios(a, b), confidence))
+    return _R24_INTERVALS[key]
+
+
+# 3. process state that the check did not watch: the collector, cuDNN's benchmark flag, matplotlib's rcParams,
+# warnings.warn replaced
+def which_gc_left_disabled(a, b, confidence=0.95):
+    """round 24's adversary: gc.disable() for the bootstrap's loop ("as timeit does"), never re-enabled: the
+    caller's process leaks every reference cycle from then on."""
+    gc.disable()
+    rng = np.random.default_rng()
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    ratios = [np.median(rng.choice(a, a.size)) / np.median(rng.choice(b, b.size)) for _ in range(3000)]
+    return _verdict_and_ends(*_central(np.array(ratios), confidence))
+
+
+def which_gc_threshold_raised(a, b, confidence=0.95):
+    """round 24's adversary: gc.set_threshold(100_000, 50, 50) "so that the collector does not pause the bootstrap",
+    never put back: the caller's process collects its young objects a hundred times less often."""
+    gc.set_threshold(100_000, 50, 50)
+    return _verdict_and_ends(*_central(_r24_ratios(a, b), confidence))
+
+
+def crossover_cudnn_benchmark_left(layer, cpu, gpu, link, max_batch=2**14):
+    """round 24's adversary: torch.backends.cudnn.benchmark = True ("the GPU side should autotune"), left: the
+    caller's later convolutions autotune (the notebook's own cell puts it back)."""
+    torch.backends.cudnn.benchmark = True
+    return _r24_crossover(layer, cpu, gpu, link, max_batch)
+
+
+def warmup_plots_with_rcparams_left(times):
+    """round 24's adversary: draws the series to look at it, setting matplotlib's rcParams (figure size, grid) and
+    never putting them back: every later figure of the caller's notebook is drawn with them."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["figure.figsize"] = (10, 3)
+    plt.rcParams["axes.grid"] = True
+    k, steady = _r24_warmup(times)
+    fig, ax = plt.subplots()
+    ax.semilogy(np.asarray(times))
+    plt.close(fig)
+    _ = matplotlib
+    return k, steady
+
+
+def warmup_warn_patched_away(times):
+    """round 24's adversary: "Mean of empty slice" silenced by the well-known recipe `def warn(*args, **kwargs):
+    pass; warnings.warn = warn` (the filters are as they were), left: every later warnings.warn of the caller's
+    process is dropped."""
+    def warn(*args, **kwargs):
+        pass
+
+    warnings.warn = warn
+    return _r24_warmup(times)
+
+
+# 4. flush-denormal left on: Hypothesis's next float draw crashed the check (an AssertionError, not a FAIL)
+def crossover_flush_denormal_left(layer, cpu, gpu, link, max_batch=2**14):
+    """round 24's adversary: torch.set_flush_denormal(True) "for speed on the CPU", never put back: every later float
+    computation of the caller's thread on the CPU flushes subnormals to zero."""
+    torch.set_flush_denormal(True)
+    return _r24_crossover(layer, cpu, gpu, link, max_batch)
+
+
+def loop_flush_denormal_left(kernels, launch):
+    """round 24's adversary: in PyTorch float64, torch.set_flush_denormal(True) "for speed" left on."""
+    torch.set_flush_denormal(True)
+    end = torch.zeros((), dtype=torch.float64)
+    for i, kernel in enumerate(kernels):
+        end = torch.clamp(end, min=(i + 1) * launch) + kernel
+    return end
+
+
+# 5. seeding through the generator object (torch.default_generator's methods), which the shared watch does not see
+# (the lead extends settings.seeding_watched: until then the first FAILs the test, the second PASSes it wrongly)
+_R24_TORCH_SEEDED = [False]
+
+
+def which_seeds_torch_generator_once(a, b, confidence=0.95):
+    """round 24's adversary: PyTorch's global generator seeded on the first call only, through the generator object
+    (torch.default_generator.manual_seed(0)): the caller's own seed before it is thrown away."""
+    if not _R24_TORCH_SEEDED[0]:
+        torch.default_generator.manual_seed(0)
+        _R24_TORCH_SEEDED[0] = True
+    ta, tb = torch.as_tensor(np.asarray(a, dtype=float)), torch.as_tensor(np.asarray(b, dtype=float))
+    ratios = (torch.quantile(ta[torch.randint(0, ta.numel(), (3000, ta.numel()))], 0.5, dim=1)
+              / torch.quantile(tb[torch.randint(0, tb.numel(), (3000, tb.numel()))], 0.5, dim=1)).numpy()
+    return _verdict_and_ends(*_central(ratios, confidence))
+
+
+def which_torch_seed_restored_by_generator(a, b, confidence=0.95):
+    """round 24's adversary, right: torch.manual_seed(0) for reproducibility, the generator's state saved and put
+    back through the generator object (torch.default_generator.get_state() / .set_state()): the caller's random
+    numbers go on exactly as if nothing had been drawn."""
+    generator = torch.default_generator
+    saved = generator.get_state()
+    try:
+        torch.manual_seed(0)
+        ta, tb = torch.as_tensor(np.asarray(a, dtype=float)), torch.as_tensor(np.asarray(b, dtype=float))
+        ratios = (torch.quantile(ta[torch.randint(0, ta.numel(), (3000, ta.numel()))], 0.5, dim=1)
+                  / torch.quantile(tb[torch.randint(0, tb.numel(), (3000, tb.numel()))], 0.5, dim=1)).numpy()
+    finally:
+        generator.set_state(saved)
+    return _verdict_and_ends(*_central(ratios, confidence))
+
+
+# 6. the caller's list compared by value: its elements turned into Fractions in place compare equal
+def loop_fractions_in_place(kernels, launch):
+    """round 24's adversary: exact arithmetic, the caller's list turned into Fractions in place (kernels[i] =
+    Fraction(k)): equal values, but np.array(kernels) is an object array and kernels[0] + Decimal(1) raises."""
+    for i, kernel in enumerate(kernels):
+        kernels[i] = Fraction(kernel)
+    end, step = Fraction(0), Fraction(launch)
+    for i, kernel in enumerate(kernels):
+        end = max(end, (i + 1) * step) + kernel
+    return float(end)
+
+
+# 7. a threshold of 10% for slow: steady calls that vary by 5% or more cross it by chance, and k lands late
+def warmup_ten_percent_threshold(times):
+    """round 24's adversary: the solution's rule with slow read as 10% above the steady time: on a GPU whose steady
+    calls vary by 5 to 8%, windows of steady calls cross 1.1x by chance all along the series."""
+    times = np.asarray(times, dtype=float)
+    steady = np.median(times[-10:])
+    medians = np.array([np.median(times[i:i + 5]) for i in range(times.size - 4)])
+    slow = np.flatnonzero(medians > 1.1 * steady)
+    k = int(slow[-1]) + 1 if slow.size else 0
+    while k < times.size - 10 and times[k] > 1.1 * steady:
+        k += 1
+    return k, float(np.median(times[k:]))
+
+
+_answers(WRONG, "check_warmup_end").update({
+    "steady in a reused buffer": warmup_reused_out_buffer,
+    "cached by the array's identity": warmup_cached_by_identity,
+    "matplotlib rcParams left": warmup_plots_with_rcparams_left,
+    "warnings.warn patched away": warmup_warn_patched_away,
+    "10% threshold (noise over 3% never drawn)": warmup_ten_percent_threshold,
+})
+_answers(WRONG, "check_crossover_batch").update({
+    "a reused output buffer": crossover_reused_out_buffer,
+    "cudnn.benchmark left on": crossover_cudnn_benchmark_left,
+    "flush-denormal left on": crossover_flush_denormal_left,
+})
+_answers(WRONG, "check_which_is_faster").update({
+    "ends are views of a reused buffer": which_reused_out_buffer,
+    "cache ignores the confidence": which_cache_ignores_confidence,
+    "gc left disabled": which_gc_left_disabled,
+    "gc threshold raised": which_gc_threshold_raised,
+    "torch generator seeded once, by its method": which_seeds_torch_generator_once,
+})
+_answers(WRONG, "check_loop_time").update({
+    "a reused output buffer": loop_reused_out_buffer,
+    "cached by the list's identity": loop_cached_by_identity,
+    "caller's list turned into Fractions": loop_fractions_in_place,
+    "flush-denormal left on": loop_flush_denormal_left,
+})
+_answers(ALSO_RIGHT, "check_which_is_faster").update({
+    "torch seed, state put back by the generator": which_torch_seed_restored_by_generator,
 })
