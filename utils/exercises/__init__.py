@@ -441,6 +441,19 @@ def _tensors(values: object) -> Iterator[torch.Tensor]:
             yield from _tensors(value)
 
 
+def _storage(tensor: torch.Tensor) -> Any:
+    """The untyped storage that holds `tensor`'s memory, through functorch's wrappers (torch.func.grad, vjp, vmap:
+    a TensorWrapper has no storage of its own, and round 24's adversary's answer written with torch.func crashed the
+    CPU part, blamed on the answer); None for a tensor that has none (sparse, nested)."""
+    functorch = torch._C._functorch
+    while functorch.is_functorch_wrapped_tensor(tensor):
+        tensor = functorch.get_unwrapped(tensor)
+    try:
+        return tensor.untyped_storage()
+    except (NotImplementedError, RuntimeError):
+        return None
+
+
 class GPUOnTheCPU(TorchFunctionMode):
     """Tensors asked for on the GPU (device="cuda", .to("cuda"), .cuda()) are made on the CPU instead;
     `placed` holds the bytes of each (of its storage), in order, and `made` a weak reference to each storage (what is
@@ -464,7 +477,8 @@ class GPUOnTheCPU(TorchFunctionMode):
 
     @staticmethod
     def _holds(memory: dict[int, StorageWeakRef], tensor: torch.Tensor) -> bool:
-        ref = memory.get(tensor.untyped_storage()._cdata)
+        storage = _storage(tensor)
+        ref = None if storage is None else memory.get(storage._cdata)
         return ref is not None and not ref.expired()
 
     def on_gpu(self, tensor: torch.Tensor) -> bool:
@@ -475,12 +489,13 @@ class GPUOnTheCPU(TorchFunctionMode):
         """Take tensors the check made on the CPU before the mode (its inputs: a model's parameters, batches) as the
         GPU's, as if made there: not counted in `placed` (the answer did not ask for them)."""
         for tensor in tensors:
-            storage = tensor.untyped_storage()
-            self._gpu[storage._cdata] = StorageWeakRef(storage)
+            storage = _storage(tensor)
+            if storage is not None:
+                self._gpu[storage._cdata] = StorageWeakRef(storage)
 
     def _place(self, tensor: torch.Tensor) -> None:
-        storage = tensor.untyped_storage()
-        if self._holds(self._gpu, tensor):
+        storage = _storage(tensor)
+        if storage is None or self._holds(self._gpu, tensor):
             return  # memory already placed: a view, or an operation that returned its input (copy_, .to of a GPU one)
         ref = StorageWeakRef(storage)
         self._gpu[storage._cdata] = ref
@@ -493,8 +508,8 @@ class GPUOnTheCPU(TorchFunctionMode):
         torch.empty(0, device="cuda"), then `resize_`, `resize_as_` or an `out=` that resizes, each was counted at 0
         bytes): a storage's entry in `placed` is the most it has held."""
         for tensor in tensors:
-            storage = tensor.untyped_storage()
-            index = self._index.get(storage._cdata)
+            storage = _storage(tensor)
+            index = None if storage is None else self._index.get(storage._cdata)
             if index is not None and self._holds(self._gpu, tensor) and storage.nbytes() > self.placed[index]:
                 self.placed[index] = storage.nbytes()
 
@@ -534,8 +549,9 @@ class GPUOnTheCPU(TorchFunctionMode):
         result = func(*args, **kwargs)
         if to_gpu or from_gpu:
             for made in _tensors(result):
-                if to_gpu or not any(made.untyped_storage()._cdata == t.untyped_storage()._cdata
-                                     for t in _tensors(args)):
+                storage = _storage(made)
+                if to_gpu or storage is None or not any(
+                        storage._cdata == getattr(_storage(t), "_cdata", None) for t in _tensors(args)):
                     self._place(made)
         if self._index:
             self._grown(itertools.chain(_tensors(args), _tensors(list(kwargs.values())), _tensors(result)))

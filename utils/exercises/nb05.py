@@ -64,10 +64,11 @@ from . import (
     is_stub,
     reference,
     register,
+    settings,
     what_returned,
 )
 from .properties import for_all, integral, shown, st
-from .settings import BASIC, PROCESS, keeping
+from .settings import BASIC, keeping
 
 NOTEBOOK = "05_debugging"
 STORAGE_FILE = torch.storage.__file__  # TypedStorage's reads of one element (HostWaits)
@@ -90,13 +91,48 @@ SETTINGS_HINT = ("a global setting changed inside your function changes it for t
                  "`with` block does)")
 
 
+# Every process-wide setting that settings.py knows, for the checks of exercises 2 and 3 (round 24's adversary left
+# print options, a catch-all warnings filter, flush-denormal, gc off or one thread behind, and passed: the list above
+# was fixed, and exercise 2's had no PROCESS at all).  Not the global generators' states: an answer may draw from them
+# (and answers run beside it may), and who seeds them is watched where it is done (`_keeping_the_process`, and
+# settings.seeding_watched for exercise 3).  Exercise 2's CPU part, whose answers the tests run side by side on threads
+# (each check setting the threads for itself), watches all but the threads, one answer's call at a time
+# (`_ONE_CALL_AT_A_TIME`): another's call, of a wrong answer, would change the process's settings under it.
+GENERATOR_STATES = ("torch.get_rng_state()", "np.random.get_state()", "random.getstate()")
+EVERY_SETTING = tuple(name for name in settings.SETTINGS if name not in GENERATOR_STATES)
+BESIDE_OTHERS = tuple(name for name in EVERY_SETTING if name != "torch.get_num_threads()")
+_ONE_CALL_AT_A_TIME = threading.Lock()
+
+
 def _keeping_settings(ex: Checker, yours: Callable[..., Any], alone: bool = False) -> Callable[..., Any]:
     """The answer as the check calls it: a global setting it changes is put back at once, whatever the answer did,
     and FAILs: left so, the check's own reference ran under it, crashed, and the answer was blamed; and the
-    notebook's kernel kept it.  `alone`: a check whose answers the tests never run side by side watches the Python
-    process's own state too (warnings filters, print options, ...: settings.PROCESS; round 23's test of every check
-    left them changed, and exercise 3 passed), which another answer on another thread could change meanwhile."""
-    return keeping(ex, yours, (*SETTINGS, *PROCESS) if alone else SETTINGS, SETTINGS_HINT)
+    notebook's kernel kept it.  `alone`: a check whose answers the tests never run side by side (exercise 3, and
+    exercise 2 in its fresh process) watches every setting (EVERY_SETTING), and who seeds NumPy's generator too;
+    else (exercise 1, and exercise 2's CPU part) the answer's calls, one at a time across threads, keep BESIDE_OTHERS
+    (exercise 1: its own list; its calls take seconds, and its answers change nothing of the process)."""
+    if alone:
+        return keeping(ex, yours, EVERY_SETTING, SETTINGS_HINT, seeds=True)
+    kept = keeping(ex, yours, BESIDE_OTHERS, SETTINGS_HINT)
+
+    def one_at_a_time(*args: Any, **kwargs: Any) -> Any:
+        with _ONE_CALL_AT_A_TIME:
+            return kept(*args, **kwargs)
+
+    return one_at_a_time
+
+
+def _settings_kept(ex: Checker, answer: Callable[..., Any], alone: bool) -> Callable[[Callable[[], Any]], Any]:
+    """For the CPU parts: run(call) runs call(), a call of the answer with the check's modes around it, under
+    `_keeping_settings`: the settings read outside the modes (read inside, each tensor of a read went through them,
+    and the check took twice as long).  Wrapped as the answer: a seeding function that the answer's module imports by
+    name is watched there too (settings.seeding_watched)."""
+
+    @functools.wraps(answer)
+    def run(call: Callable[[], Any]) -> Any:
+        return call()
+
+    return _keeping_settings(ex, run, alone=alone)
 
 
 class _ThisThreadsChanges:
@@ -412,6 +448,21 @@ MORE_LOOKUPS = (9, 1)
 EARLY_AND_LATE = ((0, 0), (1, 0))
 
 
+def _drawn_early_and_late() -> list[tuple[int, int]]:
+    """A notebook that fails at the last step, and one that fails at the first that can, as EARLY_AND_LATE, but of
+    layouts drawn afresh for each check (from the system's entropy, not the caller's generators): round 24's adversary
+    answered the five fixed notebooks from a table keyed by their seed, the places read off the FAIL messages, and
+    passed.  A notebook no one saw before the check ran holds an answer to the rule, not to the notebooks."""
+    found: dict[int, tuple[int, int]] = {}
+    layout = random.SystemRandom().randrange(10**6, 10**9)
+    while len(found) < 2:
+        step = _first_bad_lookup(layout, 0)[0]
+        if step in (1, STEPS - 1):
+            found.setdefault(step, (layout, 0))
+        layout += 1
+    return [found[STEPS - 1], found[1]]
+
+
 def _cell_hint(cells: Sequence[str], got: tuple[int, int], want: tuple[int, int],
                early_again: Callable[[], bool] = lambda: True) -> str:
     """What a wrong (cell, line) most likely says about the answer (never the place itself).
@@ -486,12 +537,13 @@ def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, 
     """find_failing_cell(cells) must return (cell, line) of the lookup that reads out of range, both from 1.
 
     Five chosen notebooks: MORE_LOOKUPS (five lookups a step, two of them bad in the step that fails), two that
-    differ in their seed alone (_notebooks_alike), and the two of EARLY_AND_LATE, which fail at the last step and at
-    the first that can; together they hold every kind of mistake the tests know.  The check knows the place because
+    differ in their seed alone (_notebooks_alike), and two like EARLY_AND_LATE, which fail at the last step and at
+    the first that can, of layouts drawn afresh (`_drawn_early_and_late`); together they hold every kind of mistake
+    the tests know.  The check knows the place because
     it wrote the cells and drew their ids.
     """
     with exercise("find_failing_cell") as ex:
-        yours = _keeping_settings(ex, _keeping_the_process(ex, ex.answer(find_failing_cell)))
+        yours = keeping(ex, _keeping_the_process(ex, ex.answer(find_failing_cell)), SETTINGS, SETTINGS_HINT)
 
         def finds(case: tuple[int, int]) -> None:
             cells, want = failing_notebook(*case), failing_cell(*case)
@@ -511,9 +563,9 @@ def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, 
 
         # Each case costs the answer a fresh process (about 1.5 s): MORE_LOOKUPS, then the two alike (a helper two
         # deep, a module's own forward(), a bad id drawn earlier in the text but later in time, a failure at step 2 or
-        # later), then EARLY_AND_LATE, and no shrinking (every notebook is small).  No generated one: with one
-        # example, Hypothesis's draw was always (0, 0), the notebook the exercise shows
-        for_all(ex, st.just(MORE_LOOKUPS), finds, examples=1, chosen=[*_notebooks_alike(), *EARLY_AND_LATE],
+        # later), then two like EARLY_AND_LATE drawn afresh, and no shrinking (every notebook is small).  None drawn
+        # by Hypothesis: with one example, its draw was always (0, 0), the notebook the exercise shows
+        for_all(ex, st.just(MORE_LOOKUPS), finds, examples=1, chosen=[*_notebooks_alike(), *_drawn_early_and_late()],
                 budget_s=0.0,
                 describe=lambda case: f"nb05.failing_notebook{case}")
 
@@ -1365,10 +1417,35 @@ HINT_LAUNCH = ("on a GPU that launch ends in a device-side assert, and the proce
                "raises by itself; on a GPU the host learns nothing at the launch)")
 
 
-def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
-    """The property, run in the fresh process on `device`: every case against first_bad and target.index_add."""
-    yours = _keeping_the_process(ex, _keeping_settings(ex, ex.answer(fn)), environ_too=False)
+HINT_INPUTS = ("leave the caller's index and source as they were, on both paths: they are the caller's (a batch it "
+               "fixes and tries again, or uses once more), not yours to repair or reuse: work on a copy")
+
+
+def _same_gradients(out: torch.Tensor, target: torch.Tensor, dim: int, indices: torch.Tensor,
+                    source: torch.Tensor) -> bool:
+    """Whether a backward() through `out` gives target and source (those of them that require grad) the gradients
+    that a backward through target.index_add(dim, indices, source) gives them (round 24's adversary computed the
+    result detached, then marked it requires_grad_(): the flag was all the check compared)."""
+    leaves = [t for t in (target, source) if t.requires_grad]
+    g = torch.Generator().manual_seed(len(leaves))
+    upstream = torch.randint(-8, 9, tuple(out.shape), generator=g).to(device=out.device, dtype=out.dtype)
+    try:
+        got = torch.autograd.grad(out, leaves, upstream, allow_unused=True)
+    except Exception:  # noqa: BLE001 -- a result that autograd cannot take back to them gives them nothing
+        return False
+    # index_add's own: upstream for target, and for source upstream's slices at the indices
+    want = [upstream if t is target else upstream.index_select(dim, indices.long()) for t in leaves]
+    return all(a is not None and a.shape == b.shape and torch.allclose(a.cpu(), b.cpu()) for a, b in zip(got, want))
+
+
+def _check_index_adds(ex: Checker, fn: Callable, device: str, alone: bool = False) -> None:
+    """The property, run in the fresh process on `device` (`alone`), or here on a CPU: every case against first_bad
+    and target.index_add."""
     on_gpu = device == "cuda"
+    answer = ex.answer(fn)
+    watched = _settings_kept(ex, answer, alone)  # on a CPU, around the modes; on a GPU the answer alone is watched
+    yours = _keeping_the_process(ex, _keeping_settings(ex, answer, alone=alone) if on_gpu else answer,
+                                 environ_too=False)
 
     def holds(case: IndexAdd) -> None:
         shape, dim, index, _, kind = case
@@ -1376,13 +1453,18 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
         target, source, indices = _index_add_inputs(case, device)
         if size and index:
             _called_before(case, target, indices, source)
-        before = target.clone()
+        before, index_before, source_before = target.clone(), indices.clone(), source.detach().clone()
         args = (target, dim, indices, source)
-        ran = _call_index_add_on_gpu(yours, fn, args, kind=kind) if on_gpu else _call_index_add_on_cpu(yours, fn, args)
+        ran = (_call_index_add_on_gpu(yours, fn, args, kind=kind) if on_gpu
+               else watched(lambda: _call_index_add_on_cpu(yours, fn, args)))
         call = _index_add_call(case) + (f", {ran.says}" if on_gpu else "")
         message = (str(ran.error).splitlines() or [""])[0][:200]
         raised = f"{type(ran.error).__name__}: {message}"
         kept = torch.equal(target, before)
+        # the caller's index and source too (round 24's adversary "repaired" the caller's index in place, clamped,
+        # before it raised, and passed: only target was compared)
+        others = [name for name, now, then in (("index", indices, index_before), ("source", source, source_before))
+                  if not torch.equal(now.detach(), then)]
         ex.expect(ran.launched is None, f"{call} ran {ran.launched}", HINT_LAUNCH)
         ex.expect(not ran.stale, f"{call}: {ran.stale[0] if ran.stale else ''}", STALE_HINT)
         if bad is None:
@@ -1412,9 +1494,18 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
                       "index_add adds slice i of source into slice index[i] of a copy of target (indices that repeat "
                       "add up), on the stream that is current when your function is called")
             ex.expect(kept, f"{call} changed target", "index_add returns a new tensor; index_add_ changes target")
+            ex.expect(not others, f"{call} changed the {' and '.join(others)} it was given", HINT_INPUTS)
             ex.expect(not ran.aliased, f"{call} returned target itself (or a view of it), not a new tensor",
                       "index_add returns a new tensor, even when there is nothing to add: a caller that writes into "
                       "the result would change its target")
+            if want.requires_grad:
+                ex.expect(_same_gradients(out, target, dim, indices, source),
+                          f"{call} returned a tensor that requires grad, but a backward() through it does not give "
+                          f"{' and '.join(n for n, t in (('target', target), ('source', source)) if t.requires_grad)} "
+                          "the gradients that index_add's result gives",
+                          "return what index_add returns, its grad_fn and all: requires_grad_() on a result computed "
+                          "without autograd makes a new leaf, and the caller's backward() never reaches target or "
+                          "source")
             ex.expect(len(ran.waits) <= 1,
                       f"{call} made the host wait for the GPU {len(ran.waits)} times: " + "; ".join(ran.waits[:3]),
                       "ask the GPU one question per call, about all the indices at once: each value the host reads "
@@ -1435,6 +1526,7 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
                   "say where the first bad index is (its position in index, from 0) and what it is: the error is for a "
                   "person, who has to find it in a batch")
         ex.expect(kept, f"{call} changed target before it raised", "leave target as it was: raise before any work")
+        ex.expect(not others, f"{call} changed the {' and '.join(others)} it was given, before it raised", HINT_INPUTS)
         ex.expect(len(ran.waits) <= ERROR_PATH_WAITS,
                   f"{call} made the host wait for the GPU {len(ran.waits)} times before it raised: "
                   + "; ".join(ran.waits[:3]),
@@ -1455,7 +1547,7 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str) -> None:
         if on_gpu:
             _call_index_add_on_gpu(yours, fn, args, kind="default")
         else:
-            _call_index_add_on_cpu(yours, fn, args)
+            watched(lambda: _call_index_add_on_cpu(yours, fn, args))
         with torch.no_grad():
             indices.copy_(values)
             target.copy_(target_values)
@@ -1489,7 +1581,7 @@ def index_add_child() -> None:
 
             gpu_cycles_per_second()  # calibrated now: widened() spins streams with it
         with inside_check("safe_index_add"):
-            _check_index_adds(ex, fn, device)
+            _check_index_adds(ex, fn, device, alone=True)
         report["passed"] = ex.passed
     except ExerciseFailed as failed:
         report["failed"] = str(failed)
@@ -1892,6 +1984,7 @@ def _keeping_the_model(ex: Checker, yours: Callable[..., Any]) -> Callable[..., 
 
     def call(model: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
         before = _module_state(model)
+        tensors = {**dict(model.named_parameters()), **dict(model.named_buffers())}
         modes = {name: module.training for name, module in model.named_modules()}
         grads = {name: p.requires_grad for name, p in model.named_parameters()}
         try:
@@ -1900,6 +1993,8 @@ def _keeping_the_model(ex: Checker, yours: Callable[..., Any]) -> Callable[..., 
             after = _module_state(model)
             changed = [key for key in before if after.get(key) != before[key]] + [
                 key for key in after if key not in before]
+            now = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+            replaced = [name for name, tensor in tensors.items() if now.get(name) is not tensor]
             for name, module in model.named_modules():
                 if name in modes:
                     module.training = modes[name]
@@ -1913,6 +2008,12 @@ def _keeping_the_model(ex: Checker, yours: Callable[..., Any]) -> Callable[..., 
                           "the model is the caller's: its mode (train() or eval()) decides what its dropout and "
                           "batch norm do in the caller's next steps, and requires_grad what trains; change only "
                           "its parameters' values, or put back what you change before you return")
+            if replaced:
+                ex.expect(False, f"{ex.name} replaced the caller's {replaced[0]} with another tensor (the model holds "
+                                 "a new object there after it returned)",
+                          "update the parameters in place (p -= ..., p.copy_(...), under torch.no_grad()): the "
+                          "caller's optimizer, hooks and tied weights hold the tensors the model had, and would go on "
+                          "with tensors the model no longer uses")
 
     return call
 
@@ -1920,24 +2021,32 @@ def _keeping_the_model(ex: Checker, yours: Callable[..., Any]) -> Callable[..., 
 def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tensor], device: str) -> None:
     """The property on `device`: every generated training, against the given loop's losses and parameters, on a
     first call and a second one (another lr, the same model)."""
-    yours = _keeping_the_model(ex, _keeping_the_process(
-        ex, _keeping_settings(ex, ex.answer(train_steps_no_sync), alone=True), environ_too=False))
     gpu = _GPUCalls() if device == "cuda" else None
+    answer = ex.answer(train_steps_no_sync)
+    watched = _settings_kept(ex, answer, alone=True)  # on a CPU, around the modes; on a GPU the answer alone is watched
+    yours = _keeping_the_model(ex, _keeping_the_process(
+        ex, _keeping_settings(ex, answer, alone=True) if gpu is not None else answer, environ_too=False))
 
     def trains(plan: Training) -> None:
         model, batches = _training_model(plan, device), _training_batches(plan, device)
         reference_model = _training_model(plan, device)
         if gpu is None:  # the answer first: an answer that raises costs no reference
-            done = _call_training_on_cpu(yours, train_steps_no_sync, model, batches, plan)
+            done = watched(lambda: _call_training_on_cpu(yours, train_steps_no_sync, model, batches, plan))
             want = train_steps_sync(reference_model, _training_batches(plan, device), plan.lr)
         else:  # the reference first: it warms up what the answer's first call would wait for (cuBLAS, autograd)
             want = train_steps_sync(reference_model, _training_batches(plan, device), plan.lr)
             done = gpu.call(yours, train_steps_no_sync, model, batches, plan)
         case = f"for {plan}" + (f", {done.says}" if gpu is not None else "")
         given = _training_batches(plan, device)  # as the answer got them (a busy caller's answer got copies)
-        ex.expect(all(_same(x, x0) and _same(y, y0) for (x, y), (x0, y0) in zip(batches, given, strict=True)),
-                  f"{case}: changed the batches it was given", "leave the caller's batches as they were (no in-place "
-                  "change of x or y): the caller may train on them again, as the timing below does")
+        # the list itself too: an answer that pops, appends to or clears it crashed the comparison (round 24)
+        ex.expect(isinstance(batches, list) and len(batches) == len(given) and all(
+                      isinstance(b, tuple) and len(b) == 2 and _same(b[0], x0) and _same(b[1], y0)
+                      for b, (x0, y0) in zip(batches, given)),
+                  f"{case}: changed the batches it was given" + (
+                      f" (the list holds {len(batches)} of its {len(given)} batches)"
+                      if isinstance(batches, list) and len(batches) != len(given) else ""),
+                  "leave the caller's batches as they were (no in-place change of x or y, nor of the list: no pop, "
+                  "append or sort): the caller may train on them again, as the timing below does")
         if gpu is None:
             ex.expect(not done.waits, f"{case}: on a GPU the host would wait for it {len(done.waits)} time(s); the "
                                       f"first: {done.waits[0] if done.waits else ''}",
@@ -1964,11 +2073,18 @@ def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tenso
         kept = first.detach().clone()
         again = replace(plan, lr=SECOND_LR[plan.lr])
         if gpu is None:
-            done = _call_training_on_cpu(yours, train_steps_no_sync, model, _training_batches(plan, device), again)
+            done = watched(lambda: _call_training_on_cpu(yours, train_steps_no_sync, model,
+                                                         _training_batches(plan, device), again))
         else:
             torch.cuda.synchronize()
+            mode = torch.cuda.get_sync_debug_mode()  # the first call ran under _sync_errors, which put its mode back
             losses = yours(model, _training_batches(plan, device), again.lr)
             torch.cuda.synchronize()
+            left = torch.cuda.get_sync_debug_mode()
+            torch.cuda.set_sync_debug_mode(mode)
+            ex.expect(left == mode, f"{case}: a second call left torch.cuda's sync debug mode {left} after it returned "
+                                    f"(it was {mode})", SETTINGS_HINT + " (torch.cuda.set_sync_debug_mode too: every "
+                                    "later synchronization of the caller warns or raises)")
             done = _Trained(losses.detach().clone() if isinstance(losses, torch.Tensor) else losses,
                             [p.detach().clone() for p in model.parameters()], returned=losses)
         want = train_steps_sync(reference_model, _training_batches(plan, device), again.lr)

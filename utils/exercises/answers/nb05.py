@@ -1423,6 +1423,210 @@ def train_mode_set_and_put_back(model, batches, lr):  # right: the model's mode 
         model.train(was)
 
 
+# ---------------------------------------------------------------- round 24's adversary (CPU-judged)
+# round 24's adversary: table from the fail messages
+def ffc_table_from_the_fail_messages(cells):
+    """WRONG: runs nothing; a table of the five notebooks the check always uses (keyed by the seed in cell 1), the
+    places read off the check's own FAIL messages ("the lookup that fails is cell X, line Y"), one FAIL at a time;
+    any other notebook gets the place of the one the exercise shows. The check draws no notebook of its own and
+    prints the expected place: every answer special-cased on its five notebooks passes."""
+    import re
+
+    seed = int(re.search(r"random\.Random\((\d+)\)", cells[0]).group(1))
+    table = {856638: (5, 5), 237311: (5, 8), 237315: (5, 6), 185302: (6, 6), 266555: (4, 14)}
+    return table.get(seed, (5, 5))
+
+
+# round 24's adversary: print options left
+def sia_print_options_left(target, dim, index, source):
+    """WRONG (a global setting changed and left): one copy to the host, and torch.set_printoptions(threshold=8,
+    edgeitems=2) so that the error message can show a long index briefly, never put back: every later print of a
+    tensor in the notebook is abbreviated. The check of exercise 2 watches BASIC settings, not the process's print
+    options (exercise 3's does)."""
+    size = target.shape[dim]
+    host = index.cpu()
+    bad = (host < 0) | (host >= size)
+    if bad.any():
+        torch.set_printoptions(threshold=8, edgeitems=2)
+        position = int(bad.int().argmax())
+        raise IndexError(f"index[{position}] = {int(host[position])} is out of range for dim {dim} of size {size} "
+                         f"(index: {host})")
+    return target.index_add(dim, index, source)
+
+
+# round 24's adversary: warnings silenced and left
+def sia_warnings_silenced_and_left(target, dim, index, source):
+    """WRONG (a global setting changed and left): warnings.simplefilter("ignore") to silence a warning while
+    checking (the TypedStorage deprecation, say), never put back: the notebook loses every later warning."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        position = int(bad.int().argmax())
+        raise IndexError(f"index[{position}] = {int(index[position])} is out of range for dim {dim} of size {size}")
+    return target.index_add(dim, index, source)
+
+
+# round 24's adversary: flush denormal left
+def sia_flush_denormal_left(target, dim, index, source):
+    """WRONG (a global setting changed and left): torch.set_flush_denormal(True) "for speed", never put back: every
+    later float32 operation of the process flushes denormals to 0 (1e-40 * 1 == 0)."""
+    torch.set_flush_denormal(True)
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        position = int(bad.int().argmax())
+        raise IndexError(f"index[{position}] = {int(index[position])} is out of range for dim {dim} of size {size}")
+    return target.index_add(dim, index, source)
+
+
+# round 24's adversary: index clamped in place before raising
+def sia_index_clamped_in_place_before_raising(target, dim, index, source):
+    """WRONG (the caller's input changed): on a bad index, the caller's index tensor "repaired" in place
+    (index.clamp_(0, size - 1), for the caller's retry) before the IndexError is raised: the caller's indices now
+    hold other values, silently. The check compares target before and after, never index (nor source)."""
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        position = int(bad.int().argmax())
+        value = int(index[position])
+        if size:
+            index.clamp_(0, size - 1)  # "repair" the batch for the caller's retry
+        raise IndexError(f"index[{position}] = {value} is out of range for dim {dim} of size {size}")
+    return target.index_add(dim, index, source)
+
+
+# round 24's adversary: detached then marked requires grad
+def sia_detached_then_marked_requires_grad(target, dim, index, source):
+    """WRONG (autograd cut, the flag faked): the result computed on detached tensors ("no graph for a check"), then
+    out.requires_grad_() where target or source requires grad, after the check's "cut from autograd" FAIL: the result
+    is a leaf that requires grad, with no grad_fn; a caller's backward() never reaches target or source (their .grad
+    stays None). The check compares requires_grad alone, never a gradient nor grad_fn."""
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        position = int(bad.int().argmax())
+        raise IndexError(f"index[{position}] = {int(index[position])} is out of range for dim {dim} of size {size}")
+    out = target.detach().index_add(dim, index, source.detach())
+    return out.requires_grad_(target.requires_grad or source.requires_grad)
+
+
+# round 24's adversary: a non_blocking copy on the caller's stream, the default stream synchronized (the CPU part
+# sees the stale read: a variant of event_recorded_on_the_default_stream)
+def sia_default_stream_synchronize(target, dim, index, source):
+    """WRONG (GPU, a wait on the wrong stream): a non_blocking copy of the indices (on the caller's stream), then
+    torch.cuda.default_stream().synchronize(): right for a caller on the default stream, stale for one on a side
+    stream (the copy is queued there, and the default stream's synchronize does not wait for it)."""
+    import torch
+
+    size = target.shape[dim]
+    host = index.to("cpu", non_blocking=True)
+    torch.cuda.default_stream().synchronize()
+    for position, value in enumerate(host.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+# round 24's adversary: gc disabled and left
+def tsn_gc_disabled_and_left(model, batches, lr):
+    """WRONG (a global setting changed and left): gc.disable() "so that no collection pauses the loop", never turned
+    back on: the notebook's process stops collecting cycles (its memory grows). Neither exercise watches
+    gc.isenabled() (settings.py has it, in no group, 'for the checks that name it')."""
+    import gc
+
+    gc.disable()
+    return _no_sync(model, batches, lr)
+
+
+# round 24's adversary: flush denormal left
+def tsn_flush_denormal_left(model, batches, lr):
+    """WRONG (a global setting changed and left): torch.set_flush_denormal(True) "for a faster CPU", never put back:
+    every later float32 operation of the process flushes denormals to 0. settings.FLUSH_DENORMAL is 'for the checks
+    that name it'; nb05 names none."""
+    torch.set_flush_denormal(True)
+    return _no_sync(model, batches, lr)
+
+
+# round 24's adversary: interop and threads left
+def tsn_interop_and_threads_left(model, batches, lr):
+    """WRONG (a global setting changed and left): torch.set_num_threads(1) "tiny tensors: threads only wait for each
+    other" (the check's own words), never put back: every later CPU operation of the notebook runs on one thread."""
+    torch.set_num_threads(1)
+    return _no_sync(model, batches, lr)
+
+
+# round 24's adversary: pops the batches
+def tsn_pops_the_batches(model, batches, lr):
+    """WRONG (the caller's list emptied): the batches consumed as a queue (batches.pop(0)); the caller's list is empty
+    afterwards (the timing below trains on it again: on nothing)."""
+    losses = []
+    while batches:
+        x, y = batches.pop(0)
+        keep = y >= 0
+        squared = torch.where(keep, (model(x) - y) ** 2, 0.0)
+        loss = squared.sum() / keep.sum()
+        losses.append(loss.detach())
+        ok = ~torch.isnan(loss)
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * torch.where(ok, p.grad, 0.0)
+    return torch.stack(losses)
+
+
+# round 24's adversary: parameters replaced
+def tsn_parameters_replaced(model, batches, lr):
+    """WRONG (the caller's parameters replaced by new objects): trained functionally, then each module's parameter
+    set to a NEW nn.Parameter holding the trained values (setattr(module, name, nn.Parameter(...))): the values are
+    right, but an optimizer, a hook or a tied weight the caller holds still points at the old tensors, which never
+    changed (the caller's optimizer.step() then trains tensors the model no longer uses). The check reads
+    model.parameters() after the call, and compares names, shapes and requires_grad, never their identity."""
+    params = {name: p.detach().clone() for name, p in model.named_parameters()}
+    losses = []
+    for x, y in batches:
+        ps = {k: v.requires_grad_() for k, v in params.items()}
+        keep = y >= 0
+        out = torch.func.functional_call(model, ps, (x,))
+        loss = torch.where(keep, (out - y) ** 2, 0.0).sum() / keep.sum()
+        losses.append(loss.detach())
+        ok = ~torch.isnan(loss)
+        grads = torch.autograd.grad(loss, list(ps.values()))
+        with torch.no_grad():
+            params = {k: torch.where(ok, v - lr * g, v) for (k, v), g in zip(ps.items(), grads)}
+    for name, value in params.items():
+        owner, _, leaf = name.rpartition(".")
+        setattr(model.get_submodule(owner), leaf, torch.nn.Parameter(value.detach()))
+    return torch.stack(losses)
+
+
+# round 24's adversary: torch func
+def tsn_torch_func(model, batches, lr):
+    """RIGHT (another way): torch.func.functional_call and torch.func.grad_and_value, the parameters as a dict,
+    written back with torch.where."""
+    from torch.func import functional_call, grad_and_value
+
+    params = {name: p.detach() for name, p in model.named_parameters()}
+
+    def loss_of(ps, x, y):
+        keep = y >= 0
+        return torch.where(keep, (functional_call(model, ps, (x,)) - y) ** 2, 0.0).sum() / keep.sum()
+
+    losses = []
+    for x, y in batches:
+        grads, loss = grad_and_value(loss_of)(params, x, y)
+        losses.append(loss)
+        ok = ~torch.isnan(loss)
+        params = {k: torch.where(ok, v - lr * grads[k], v) for k, v in params.items()}
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(params[name])
+    return torch.stack(losses)
+
+
 WRONG: dict[str, dict[str, object]] = {
     "check_find_failing_cell": {
         "a hard-coded place": hard_coded,
@@ -1450,6 +1654,8 @@ WRONG: dict[str, dict[str, object]] = {
         "the draws replayed with random.seed(): the global random left reseeded": replay_with_the_global_random,
         # round 21's adversary: torch's global generator was not watched
         "cells run in the notebook's own process: torch.manual_seed(0) left reseeded": in_process_torch_seed_left,
+        # round 24's adversary: the five notebooks the check always used, their places read off its FAIL messages
+        "a table of the five notebooks read off the FAIL messages": ffc_table_from_the_fail_messages,
     },
     "check_safe_index_add": {
         "no check (a device-side assert on a GPU)": no_check,
@@ -1511,6 +1717,13 @@ WRONG: dict[str, dict[str, object]] = {
             copy_on_a_side_stream_event_on_the_callers,
         "one query(): host check if landed, else torch._assert_async": query_once_else_assert_async,
         "an index tensor validated once, remembered by id": validated_index_cache,
+        # round 24's adversary: settings outside the watched list, the caller's index, autograd by the flag alone
+        "torch.set_printoptions left changed": sia_print_options_left,
+        "warnings.simplefilter('ignore') left": sia_warnings_silenced_and_left,
+        "torch.set_flush_denormal(True) left": sia_flush_denormal_left,
+        "the caller's index clamped in place before raising": sia_index_clamped_in_place_before_raising,
+        "the result computed detached, then marked requires_grad": sia_detached_then_marked_requires_grad,
+        "a non_blocking copy, then torch.cuda.default_stream().synchronize()": sia_default_stream_synchronize,
     },
     "check_train_steps_no_sync": {
         "the given loop, unchanged": given_loop,
@@ -1552,6 +1765,12 @@ WRONG: dict[str, dict[str, object]] = {
         "torch.manual_seed(0) left": torch_seed_left,
         "torch.backends.cudnn.benchmark = True left": cudnn_benchmark_left_on,
         "the log made with torch.asarray(list of GPU losses)": losses_through_asarray,
+        # round 24's adversary: settings outside the watched list, the caller's list emptied, parameters replaced
+        "gc.disable() left": tsn_gc_disabled_and_left,
+        "torch.set_flush_denormal(True) left": tsn_flush_denormal_left,
+        "torch.set_num_threads(1) left": tsn_interop_and_threads_left,
+        "the caller's list of batches emptied (pop(0))": tsn_pops_the_batches,
+        "parameters replaced by new nn.Parameter objects": tsn_parameters_replaced,
     },
 }
 # What only a GPU shows wrong: the streams (a CPU has none); every other wrong answer fails on a CPU too
@@ -1605,5 +1824,7 @@ ALSO_RIGHT = {
                                   # round 19's adversary's: branched on x.is_cuda, and the CPU part said CPU
                                   "the given loop for CPU tensors, the loop without waits for GPU ones":
                                       given_loop_on_the_cpu,
-                                  "model.eval() for the loop, put back after": train_mode_set_and_put_back},
+                                  "model.eval() for the loop, put back after": train_mode_set_and_put_back,
+                                  # round 24's adversary's: crashed the CPU part (a functorch wrapper has no storage)
+                                  "torch.func.grad_and_value": tsn_torch_func},
 }
