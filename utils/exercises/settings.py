@@ -731,6 +731,7 @@ def keeping(ex: Any, yours: Callable[..., R], names: Sequence[str] = BASIC, hint
 # which `seeding_watched` watches during a call of the answer.  (The SETTINGS above hold the same states as values
 # for `keeping`: NumpyGeneratorState, PythonGeneratorState and GeneratorState, which adds the GPU's.)
 TORCH_GENERATOR = "PyTorch's (torch.manual_seed)"
+REPRODUCED = "seeded, to the state it had before"  # a seeded-last mark (truthy) of `seeding_watched`
 GENERATORS: dict[str, tuple[Callable[[], Any], Callable[[Any], object], tuple[tuple[Any, str], ...]]] = {
     "NumPy's (np.random)": (np.random.get_state, np.random.set_state,
                             ((np.random, "seed"), (np.random, "set_state"), (np.random.mtrand, "seed"),
@@ -781,7 +782,10 @@ def seeding_watched(seeded: dict[str, list[Any]], answers: Iterable[Callable[...
             if generator not in seeded:
                 seeded[generator] = [name, GENERATORS[generator][0](), True]
             seeded[generator][2] = "seed" in name.rsplit(".", 1)[-1].lower()
-            return original(*args, **kwargs)
+            result = original(*args, **kwargs)
+            if seeded[generator][2] and same_state(GENERATORS[generator][0](), seeded[generator][1]):
+                seeded[generator][2] = REPRODUCED  # the seed gave the state before again (see _seen_through_...)
+            return result
         return seeding
 
     namespaces = [getattr(inspect.unwrap(answer), "__globals__", None) for answer in answers]
@@ -814,26 +818,19 @@ def seeding_watched(seeded: dict[str, list[Any]], answers: Iterable[Callable[...
                 setattr(owner, name, original)
 
 
-def _fresh(state: torch.Tensor) -> bool:
-    """Whether a state of PyTorch's CPU generator is the one its own seed gives, with nothing drawn since."""
-    generator = torch.Generator()
-    generator.set_state(state)
-    return torch.equal(torch.Generator().manual_seed(generator.initial_seed()).get_state(), state)
-
-
 def _seen_through_the_generator_object(seeded: dict[str, list[Any]], at_start: torch.Tensor) -> None:
     """What the watch of module functions misses on PyTorch's generator, which the methods of the generator object
     reach (torch.default_generator.manual_seed(0), .set_state(...)): a C type, whose methods cannot be patched (round
     24's adversary of 02).  The generator's state keeps the seed it was last given (initial_seed), which drawing
     never changes: a new seed and another state than at the start is a seeding not put back; and a state equal to
     the one before a watched seeding, where that state was not the fresh state of its own seed, was put back (by
-    .set_state), whichever call came last."""
+    .set_state), unless that seeding itself gave it (`REPRODUCED`: a caller that had just seeded with the same seed)."""
     now = torch.get_rng_state()
     entry = seeded.get(TORCH_GENERATOR)
     if entry is None:
         if torch.initial_seed() != _seed_of(at_start) and not torch.equal(now, at_start):
             seeded[TORCH_GENERATOR] = ["torch.default_generator.manual_seed", at_start, True]
-    elif entry[2] and torch.equal(now, entry[1]) and not _fresh(entry[1]):
+    elif entry[2] is True and torch.equal(now, entry[1]):
         entry[2] = False
 
 
