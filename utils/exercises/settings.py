@@ -582,10 +582,11 @@ class DynamoConfig:
         elif unset is not None and isinstance(entries, dict):  # what a user set (PyTorch 2.11 and 2.13): the options'
             # own records, read in microseconds (get_config_copy() builds every option's value: a millisecond)
             self.changed = {name: value for name, entry in entries.items()
-                            if (value := entry.user_override.get(unset)) is not unset}
+                            if (value := entry.user_override.get(unset)) is not unset and not name.startswith("_")}
         else:
             self.changed = {name: value for name, value in config.get_config_copy().items()
-                            if not config._is_default(name)}
+                            if not config._is_default(name) and not name.startswith("_")}
+        # (private options left out: inductor's first compile sets _save_config_ignore itself, PyTorch 2.13)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, DynamoConfig) and self.changed == other.changed
