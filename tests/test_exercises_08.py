@@ -222,13 +222,13 @@ def test_the_check_puts_back_what_a_wrong_answer_left_changed():
     """Anomaly detection, the default device, denormals and the generator: a wrong answer FAILs, and the tests after
     it find them as they were."""
     wrong = answers08.WRONG["check_fast_loss"]
-    state = (torch.is_anomaly_enabled(), nb08.default_device(), nb08._flushes_denormals(), torch.get_rng_state())
+    state = (torch.is_anomaly_enabled(), nb08.default_device(), nb08.flushes_denormals(), torch.get_rng_state())
     for what in ("turns anomaly detection on and leaves it", "torch.set_flush_denormal(True) left set",
                  "torch.set_default_device(x.device) left set, device= named too",
                  "torch.manual_seed(0) inside the loss"):
         with pytest.raises(ExerciseFailed):
             nb08.check_fast_loss(wrong[what])
-        assert (torch.is_anomaly_enabled(), nb08.default_device(), nb08._flushes_denormals()) == state[:3], what
+        assert (torch.is_anomaly_enabled(), nb08.default_device(), nb08.flushes_denormals()) == state[:3], what
         assert torch.equal(torch.get_rng_state(), state[3]), what
 
 
@@ -695,7 +695,7 @@ def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(mon
             monkeypatch.setattr(torch.cuda, "set_stream", lambda stream: None)
             monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
             nb08.check_fast_step(_eager_step)
-            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 12 checks passed"
+            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 14 checks passed"
             with pytest.raises(exercises.ExerciseFailed, match="step 5's update of 0.weight differs from the slow "
                                                                 "step's by 100%"):
                 nb08.check_fast_step(lambda model, data: _eager_step(model, data, "stops after 4 steps"))

@@ -47,7 +47,9 @@ are not yet measured on a GPU with this run.
 from __future__ import annotations
 
 import bisect
+import copy
 import functools
+import inspect
 import itertools
 import math
 import os
@@ -81,6 +83,7 @@ from ..timing import gpu_cycles_per_second, gpu_sleep
 from . import Checker, Exercise, Findings, LeftForGPU, exercise, reference, register, what_returned
 from .properties import for_all, st
 from .settings import (
+    EVERY,
     FP32_PRECISIONS,
     MATMUL,
     PROCESS,
@@ -89,6 +92,7 @@ from .settings import (
     TF32_SETTING,
     default_device,
     flushes_denormals,
+    keeping,
     precision,
     put_back,
     set_precision,
@@ -268,13 +272,13 @@ class Batch:
 
 def batches() -> st.SearchStrategy[Batch]:
     """Batches of 1 to 9 sequences of any lengths (1 and the padded length included) padded to 1 to 40 positions,
-    MLPs of one to four layers, logits scaled from 0.01 to 10 times, sums whose large terms cancel, and real
-    tokens of zeros."""
+    MLPs of one to four layers, logits scaled from 0.01 to 100 times (round 24's adversary: an unstable cross-entropy
+    passed, no logit gap above ~8.6 ever drawn), sums whose large terms cancel, and real tokens of zeros."""
     padded = st.integers(1, 40)
     return padded.flatmap(lambda length: st.builds(
         Batch, lengths=st.lists(st.integers(1, length), min_size=1, max_size=9).map(tuple), padded=st.just(length),
         features=st.integers(1, 12), hidden=st.lists(st.integers(1, 16), max_size=3).map(tuple),
-        classes=st.integers(2, 10), scale=st.sampled_from([1.0, 0.01, 10.0]),
+        classes=st.integers(2, 10), scale=st.sampled_from([1.0, 0.01, 10.0, 100.0]),
         cancel=st.sampled_from([0.0, 2.0**10, 2.0**14]), seed=st.integers(0, 2**16), zeros=st.booleans()))
 
 
@@ -293,6 +297,13 @@ STEEP_BATCH = Batch(lengths=(1,), padded=1, features=1, hidden=(), classes=2, sc
 # (round 19's adversary), every generated token lying at position 40 or before
 LONG_BATCH = Batch(lengths=(GPU_SIZES["length"] + 8, 1, GPU_SIZES["length"] + 3), padded=GPU_SIZES["length"] + 8,
                    features=3, hidden=(4,), classes=3, scale=1.0, cancel=0.0, seed=11)
+
+
+# Large logits, chosen (round 24's adversary: cross-entropy by hand with exp() and no max subtracted, -log(softmax +
+# 1e-8), and logits clamped to [-30, 30] passed, the largest gap between a row's max logit and its label's being 8.55):
+# a row's max above 88.7 (exp() overflows float32) and labels 30 and more below their row's max
+LARGE_LOGITS_BATCH = Batch(lengths=(1, 2, 1, 3), padded=3, features=4, hidden=(), classes=5, scale=100.0, cancel=0.0,
+                           seed=3)
 
 
 def build(case: Batch, device: str) -> tuple[torch.nn.Sequential, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -487,6 +498,7 @@ class Operations(TorchFunctionMode):
         self.seen: list[tuple[str, tuple[tuple[int, ...], ...]]] = []
         self.host_reads: list[str] = []
         self.threads: list[str] = []  # threads the answer started: work this thread-local mode cannot see (round 21)
+        self.settings_left: list[str] = []  # settings the call left changed that the check's own hides (`_recorded`)
         self.transfers: list[str] = []
         self.bf16_products = 0
         self.cached_products = 0  # bf16 products under an autocast that keeps its cache (cache_enabled=True)
@@ -690,6 +702,16 @@ class _Beneath(TorchDispatchMode):
             self.ops.beneath.append(name)
         with torch._C.DisableTorchFunction():  # an operator called here is the dispatcher's, not the answer's
             out = func(*args, **(kwargs or {}))
+        if not self.ops.own:
+            # made during the call, whether the mode saw the function or not (round 24's adversary: torch.vmap's and
+            # a TorchScript function's results were taken for tensors made before the call, on the host); and outside
+            # any function the mode sees (TorchScript's interpreter), the operator itself among the operations (a
+            # loop over positions inside @torch.jit.script passed, unseen: 0 operations); not the engine's backward
+            _know(out)
+            if not self.ops.calling and not _IN_BACKWARD[0] and name not in LIFT_OPS:
+                shapes = tuple(tuple(t.shape) for t in (*args, *(out if isinstance(out, (list, tuple)) else [out]))
+                               if isinstance(t, torch.Tensor))
+                self.ops.seen.append((f"aten.{name}", shapes))
         if name in LIFT_OPS and not self.ops.calling and isinstance(out, torch.Tensor):
             # made from Python data by a function that the mode does not see, the legacy constructors
             # (torch.Tensor(list), torch.FloatTensor(list)): on the host (round 20's adversary copied one to the
@@ -728,10 +750,25 @@ def _data_shaped(name: str, args: tuple, kwargs: dict) -> bool:
     return False
 
 
+# Where the check put the batch (check_fast_loss sets it): a device named is the host only where the batch is elsewhere
+_BATCH_DEVICE = ["cuda"]
+
+
+def _is_host(d: object) -> bool:
+    """Whether `d` names the host: a string ("cpu", "cpu:0") or a torch.device (torch.device("cpu"),
+    torch.get_default_device()): round 24's adversary passed with a device object, known by the string only."""
+    try:
+        return isinstance(d, (str, torch.device)) and torch.device(d).type == "cpu"
+    except (RuntimeError, TypeError, ValueError):
+        return False
+
+
 def _names_host(args: tuple, kwargs: dict) -> bool:
-    """A device named as the host in so many words ("cpu"): on a CPU the batch's device is the host too, so only the
-    words tell a tensor put on the host (.to("cpu"), device="cpu") from one put where the batch is."""
-    return any(isinstance(d, str) and d.split(":")[0] == "cpu" for d in (*args[1:], kwargs.get("device")))
+    """A device named as the host (.to("cpu"), device=torch.device("cpu")) while the batch is elsewhere.  On a CPU the
+    batch's device is the host too, and nothing tells device="cpu" from device=x.device.type or the notebook's
+    `device` (round 24's adversary: both right, both FAILed on a CPU): there the check runs the answer once on another
+    device, PyTorch's meta device, which refuses what a GPU refuses (`_elsewhere`)."""
+    return _BATCH_DEVICE[0] != "cpu" and any(_is_host(d) for d in (*args[1:], kwargs.get("device")))
 
 
 # Functions that make a tensor on the host and that a TorchFunctionMode does not see (measured on PyTorch 2.13; round
@@ -810,13 +847,48 @@ def _started_by_torch() -> bool:
     return module == "torch" or module.startswith("torch.")
 
 
+# The caller's number of host threads (check_fast_loss sets it): what torch.get_num_threads() reads during a call of the
+# answer, and what its torch.set_num_threads() sets, the check's own work running in one thread (round 24: an answer
+# that left torch.set_num_threads(1) passed, one being the check's own setting; running the answer with the caller's
+# threads instead made each case several times slower on a shared machine)
+_CALLER_THREADS: list[int] = []
+
+
+@contextmanager
+def _threads_as_the_callers(ops: Operations) -> Iterator[None]:
+    """During the block, torch.get_num_threads() and torch.set_num_threads() read and set the caller's number (not the
+    check's); a number left otherwise than the caller's noted in ops.settings_left."""
+    if not _CALLER_THREADS:
+        yield
+        return
+    caller, seen = _CALLER_THREADS[-1], [_CALLER_THREADS[-1]]
+    get, put = torch.get_num_threads, torch.set_num_threads
+
+    @functools.wraps(get)
+    def get_num_threads() -> int:
+        return seen[0]
+
+    @functools.wraps(put)
+    def set_num_threads(number: int) -> None:
+        seen[0] = int(number)
+
+    torch.get_num_threads, torch.set_num_threads = get_num_threads, set_num_threads  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        torch.get_num_threads, torch.set_num_threads = get, put
+        if seen[0] != caller:
+            ops.settings_left.append(f"torch.get_num_threads(): {caller} -> {seen[0]}")
+
+
 def _recorded(fn: Callable[..., object], *args: object) -> tuple[object, Operations]:
     """fn(*args), and the operations it ran; where fn took a tensor made on the host with the batch's and then
     raised a RuntimeError (a GPU refuses a CPU tensor of one dimension or more beside its own), that error in place
-    of fn's result, for the check to report as the same mistake that a CPU runs through."""
+    of fn's result, for the check to report as the same mistake that a CPU runs through.  The caller's number of
+    threads as fn sees it (`_threads_as_the_callers`)."""
     ops = Operations()
     _know(*args)
-    with _Beneath(ops), ops, _unseen_watched(ops):
+    with _threads_as_the_callers(ops), _Beneath(ops), ops, _unseen_watched(ops):
         try:
             got = fn(*args)
         except RuntimeError as error:
@@ -1004,7 +1076,7 @@ def _settings(device: str) -> dict[str, object]:
     default dtype, lecture 06's reduced-precision reductions and deterministic algorithms (the 08 adversary of
     round 17 left those changed, and passed), and the other float32 precision switches (round 18's); anomaly
     detection, the default device, the generators' state, denormals and the host's threads (round 19's)."""
-    return {"torch.is_anomaly_enabled()": torch.is_anomaly_enabled(),
+    own = {"torch.is_anomaly_enabled()": torch.is_anomaly_enabled(),
             "torch.is_anomaly_check_nan_enabled()": torch.is_anomaly_check_nan_enabled(),
             "torch.set_default_device(...)": default_device(),
             "torch.get_rng_state()": _checksum(_rng_states(device)),
@@ -1021,10 +1093,15 @@ def _settings(device: str) -> dict[str, object]:
             "torch.is_autocast_cache_enabled()": torch.is_autocast_cache_enabled(),
             "torch.get_default_dtype()": torch.get_default_dtype(),
             **{f"torch.backends.{path}": _precision(path) for path in FP32_PRECISIONS},
-            **{label: read() for label, read, _ in OTHER_SWITCHES},
-            # other backends', hooks, profiler, warnings, generators (round 21); the Python process's own: print
-            # options, the decimal context, logging, the recursion limit (round 23's test of every check)
-            **read_settings((*PROCESS_WIDE, *PROCESS))}
+            **{label: read() for label, read, _ in OTHER_SWITCHES}}
+    # other backends', hooks, profiler, warnings, generators (round 21); the Python process's own: print options, the
+    # decimal context, logging, the recursion limit (round 23's test of every check); every other setting settings.py
+    # reads (round 24's adversary left the collector off, NumPy's errors ignored, "warn always" on and torch.compile's
+    # recompile limit raised, and passed): those not read above under the same name
+    return {**own, **read_settings(name for name in WATCHED if name not in own)}
+
+
+WATCHED = tuple(dict.fromkeys((*PROCESS_WIDE, *PROCESS, *EVERY)))
 
 
 def _first_difference(a: Operations, b: Operations) -> str:
@@ -1041,8 +1118,10 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         device = "cuda" if has_cuda() else "cpu"
         saved = (_tf32_saved(), torch.get_num_threads(), torch.get_autocast_dtype("cpu"),
                  torch.get_autocast_dtype("cuda"), _switches_saved(), _state_saved(device), _others_saved(),
-                 read_settings((*PROCESS_WIDE, *PROCESS)))
+                 read_settings(WATCHED))
         grad_mode, default_dtype = torch.is_grad_enabled(), torch.get_default_dtype()
+        _BATCH_DEVICE[0] = device
+        _CALLER_THREADS.append(saved[1])
         setattr(_MATMUL, TF32_SETTING, TF32_OFF)  # float32 as written: TF32 would round the products
         torch.set_num_threads(1)  # thousands of tiny operations: a pool of threads only waits for its slowest
         # autocast's default dtype is float16 on a GPU and bfloat16 on a CPU: as a GPU's here, so that an autocast
@@ -1060,9 +1139,11 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
             _loss_holds(ex, yours, SMALLEST_BATCH, device)  # where shrinking ends for most wrong answers: try it first
             ex.passed = before + 1  # one case, one check, as for_all counts them
             for_all(ex, batches(), lambda case: _loss_holds(ex, yours, case, device), examples=EXAMPLES_1,
-                    chosen=[COURSE_BATCH, ZERO_TOKENS_BATCH, STEEP_BATCH, LONG_BATCH], budget_s=0.5,
+                    chosen=[COURSE_BATCH, ZERO_TOKENS_BATCH, STEEP_BATCH, LONG_BATCH, LARGE_LOGITS_BATCH],
+                    budget_s=0.5,
                     describe=lambda case: f"fast_loss on {case}")
         finally:
+            _CALLER_THREADS.pop()
             _tf32_restore(saved[0])
             _switches_restore(saved[4])  # where an answer changed them (it FAILed then)
             torch.set_num_threads(saved[1])
@@ -1126,7 +1207,7 @@ def _later_clean(ex: Checker, call: str, when: str, ops: Operations, settings: d
     """What the first call of each case must not do, on a later call too (round 20's adversary: caches revalidated
     with torch.equal, a host read from the second call on, passed, the check looking at the first call only)."""
     changed = [f"{name}: {was} -> {now}" for (name, was), now in
-               zip(settings.items(), _settings(device).values(), strict=True) if was != now]
+               zip(settings.items(), _settings(device).values(), strict=True) if was != now] + ops.settings_left
     ex.expect(not changed, f"{call}, called again ({when}), changed PyTorch's global settings "
               f"({', '.join(changed)})", "leave PyTorch's settings as the caller had them, at every call")
     ex.expect(not ops.threads, f"{call}, called again ({when}), started a thread ({', '.join(ops.threads[:3])})",
@@ -1148,6 +1229,7 @@ def _later_clean(ex: Checker, call: str, when: str, ops: Operations, settings: d
 def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: str) -> None:
     """The property of exercise 1 for one batch, in float32 and in bf16."""
     model, x, n, y = build(case, device)
+    large = case.scale >= LARGE_LOGITS_BATCH.scale  # a wrong value's hint: the cross-entropy's stability
     kept = [t.clone() for t in (x, n, y, *model.parameters())]
     for p in model.parameters():  # gradients a caller is adding up (round 19: backward() and zero_grad() inside passed)
         p.grad = torch.full_like(p, 0.5)
@@ -1174,7 +1256,8 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                  f"{': ' + str(got).splitlines()[0][:120] if isinstance(got, RuntimeError) else ''})")
         ex.expect(not isinstance(got, RuntimeError), mixed, HOST_MADE_HINT)
         changed_settings = [f"{name}: {was} -> {now}" for (name, was), now in
-                            zip(settings.items(), _settings(device).values(), strict=True) if was != now]
+                            zip(settings.items(), _settings(device).values(), strict=True) if was != now
+                            ] + ops.settings_left
         ex.expect(isinstance(got, torch.Tensor) and got.numel() == 1 and got.is_floating_point(),
                   f"{call} returned {what_returned(got)}, not the loss",
                   "return the mean loss over the batch as a tensor of one element, as F.cross_entropy does")
@@ -1282,7 +1365,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         ex.expect(abs(loss - exact) <= bound,
                   f"{call} returned {loss:.7g}; the slow step's loss is {exact:.7g}, off by {abs(loss - exact):.1e}, "
                   f"and rounding in {'bf16' if bf16 else 'float32'} can move it by {bound:.1e} at most",
-                  _value_hint(bf16))
+                  _value_hint(bf16, large))
         # the gradient once the value is right (a wrong value moves it too: its hint comes first)
         last = [m for m in model if isinstance(m, torch.nn.Linear)][-1].bias
         grad = next(g for p, g in zip(params, grads, strict=True) if p is last)
@@ -1325,7 +1408,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   f"{exact_stepped:.7g}, off by {off:.1e}, and rounding can move it by {bound_stepped:.1e} at most" +
                   (f" (for the weights before the change it was {exact:.7g}: your value)" if stale else ""),
                   "compute from the model's weights as they are at each call: anything kept from an earlier call is "
-                  "stale once the optimizer has stepped" if stale else _value_hint(bf16))
+                  "stale once the optimizer has stepped" if stale else _value_hint(bf16, large))
         # new values in x, n and y, in place, as exercise 2 refills its static inputs each step: the sequences moved
         # one place along (x with its lengths: n too, round 19's adversary kept 1/n by n's identity), new labels
         with torch.no_grad():
@@ -1351,7 +1434,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   f"{bound_refilled:.1e} at most" + (f" (for the values before the refill it was {exact:.7g}: your "
                                                      "value)" if stale else ""),
                   "compute from the values the tensors hold at each call: anything kept by a tensor's identity is "
-                  "stale once the caller refills it in place" if stale else _value_hint(bf16))
+                  "stale once the caller refills it in place" if stale else _value_hint(bf16, large))
         ex.expect(not ops.bf16_arithmetic, f"{call}: {ops.bf16_arithmetic[0] if ops.bf16_arithmetic else ''}, "
                   "outside the matrix products",
                   "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False: which "
@@ -1391,6 +1474,107 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         restated = _state_changes(state, _caller_state(model, x, n, y))
         ex.expect(not restated, f"{call}, called again, changed what the caller passed ({', '.join(restated[:3])})",
                   STATE_HINT)
+        # the caller's state otherwise than the defaults, and (on a CPU) the batch elsewhere than the host: on the
+        # smallest and the chosen cases, one mode a case (the run's time about as it was)
+        if case in PROBED_CASES and bf16 == (case.seed % 2 == 0):
+            _callers_state_kept(ex, yours, call, model, x, n, y, bf16, device)
+            if device == "cpu":
+                _elsewhere(ex, yours, call, model, x, n, y, bf16)
+
+
+def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, model: torch.nn.Sequential,
+                        x: torch.Tensor, n: torch.Tensor, y: torch.Tensor, bf16: bool, device: str) -> None:
+    """A caller whose state is not the defaults (round 24's adversary: model.train(), requires_grad_(True) on every
+    parameter and torch.set_grad_enabled(True), forced inside, passed, the check calling with a model in training mode,
+    every parameter trainable, grad mode on): the model in eval mode, its first layer frozen, the call under
+    torch.no_grad(), an evaluation's; what the call finds is what the caller finds after it."""
+    modes = [m.training for m in model.modules()]
+    first = next(m for m in model if isinstance(m, torch.nn.Linear))
+    model.eval()
+    first.requires_grad_(False)
+    where = "with the model in eval mode, its first layer frozen (requires_grad_(False)), under torch.no_grad()"
+    try:
+        with torch.no_grad():
+            settings, state = _settings(device), _caller_state(model, x, n, y)
+            evaluating = [m.training for m in model.modules()]
+            _, ops = _recorded(yours, model, x, n, y, bf16)
+            changed = [f"{name}: {was} -> {now}" for (name, was), now in
+                       zip(settings.items(), _settings(device).values(), strict=True) if was != now
+                       ] + ops.settings_left
+            restated = _state_changes(state, _caller_state(model, x, n, y))
+            moded = [name or "the model" for (name, m), was in zip(model.named_modules(), evaluating, strict=True)
+                     if m.training != was]
+    finally:
+        torch.set_grad_enabled(True)  # as the check calls (an answer that changed it FAILs below)
+        for m, was in zip(model.modules(), modes, strict=True):
+            m.training = was
+        first.requires_grad_(True)
+    ex.expect(not changed, f"{call}, called {where}, changed PyTorch's global settings ({', '.join(changed)})",
+              "leave PyTorch's settings as the caller had them: grad mode too (a caller's torch.no_grad() evaluation "
+              "would record graphs after your call); a `with` block puts a setting back")
+    ex.expect(not moded, f"{call}, called {where}, changed the training mode of {moded[0] if moded else ''}",
+              "leave the model's mode as the caller set it (round 18): a caller evaluates in eval mode")
+    ex.expect(not restated, f"{call}, called {where}, changed what the caller passed ({', '.join(restated[:3])})",
+              "leave the model as the caller set it: a frozen layer stays frozen (no requires_grad_() on its "
+              "parameters; autograd reaches the weights that require a gradient without it)")
+
+
+# What the meta device says where an answer mixes a tensor on the host with the batch's, or copies to the host
+ELSEWHERE_ERRORS = ("is not on the expected device cpu", "devices, meta and cpu", "devices, cpu and meta",
+                    "Cannot copy out of meta tensor")
+
+
+# The cases where the caller's state is not the defaults (`_callers_state_kept`) and, on a CPU, where the answer runs on
+# the meta device too (`_elsewhere`, 10 ms a call): the smallest and the chosen ones, both modes among them (a mode a
+# case, by its seed's parity): what these catch is no matter of shapes
+PROBED_CASES = (SMALLEST_BATCH, COURSE_BATCH, ZERO_TOKENS_BATCH, STEEP_BATCH, LONG_BATCH, LARGE_LOGITS_BATCH)
+
+
+class _AutocastOnMeta(torch.amp.autocast):
+    """torch.autocast, the meta device as the host's (autocast knows no "meta", the batch's device type there)."""
+
+    def __init__(self, device_type: str, *args: Any, **kwargs: Any) -> None:
+        super().__init__("cpu" if device_type == "meta" else device_type, *args, **kwargs)
+
+
+def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torch.nn.Sequential, x: torch.Tensor,
+               n: torch.Tensor, y: torch.Tensor, bf16: bool) -> None:
+    """On a CPU, the answer called once more with the batch and a copy of the model on PyTorch's meta device (shapes,
+    no values), as a GPU's stand-in: where it makes a tensor on the host and uses it with the batch's (device="cpu",
+    device=torch.get_default_device()), or copies to the host (.to(torch.device("cpu"))), the meta device refuses it
+    as a GPU does; where it names the batch's own device (x.device, x.device.type, the notebook's global `device`, read
+    as "meta" here), it runs.  Only those refusals count: any other error on the meta device tells nothing."""
+    meta = [t.detach().to("meta") for t in (x, n, y)]
+    twin = copy.deepcopy(model).to("meta")
+    patched: list[tuple[Any, str, Any]] = [(owner, "autocast", owner.autocast) for owner in (torch, torch.amp)]
+    namespace = getattr(inspect.unwrap(yours), "__globals__", None)
+    if isinstance(namespace, dict) and "device" in namespace and _is_host(namespace["device"]):
+        patched.append((namespace, "device", namespace["device"]))  # the notebook's: where it puts the batch
+    refused = ""
+    settings = read_settings(WATCHED)
+    try:
+        for owner, name, _ in patched:
+            if isinstance(owner, dict):
+                owner[name] = "meta"
+            else:
+                setattr(owner, name, _AutocastOnMeta)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yours(twin, *meta[:2], meta[2], bf16)
+    except Exception as error:  # noqa: BLE001 -- only the device's refusals are judged
+        text = str(error)
+        refused = text.splitlines()[0][:120] if any(words in text for words in ELSEWHERE_ERRORS) else ""
+    finally:
+        for owner, name, original in patched:
+            if isinstance(owner, dict):
+                owner[name] = original
+            else:
+                setattr(owner, name, original)
+        put_back(settings)
+    ex.expect(not refused, f"{call}, with the batch on another device than the host (PyTorch's meta device, as a "
+              f"GPU's stand-in), used or made a tensor on the host ({refused})",
+              "make tensors where the batch is (device=x.device) and compute there: on a GPU, PyTorch refuses a "
+              "tensor made on the host beside the batch's, and a copy to the host makes the host wait")
 
 
 def _backward_of(loss: torch.Tensor, params: list[torch.Tensor]) -> Sequence[torch.Tensor | None]:
@@ -1451,7 +1635,13 @@ def _more_operations(longer: Operations, ops: Operations) -> str:
     return f"other operations ({differ[0][0]} against {differ[0][1]})" if differ else "the same operations"
 
 
-def _value_hint(bf16: bool) -> str:
+def _value_hint(bf16: bool, large: bool = False) -> str:
+    """The hint of a wrong value; `large`: on a batch of large logits (round 24's adversary: an unstable cross-entropy
+    passed where no logit gap above ~8.6 was drawn)."""
+    if large:
+        return ("with logits this large (rows whose labels lie 30 and more below their max), is your cross-entropy "
+                "still exact? exp() overflows past 88.7, and an epsilon or a clamp caps the loss: the log-sum-exp "
+                "with each row's max subtracted does neither")
     if bf16:
         return ("where does bf16's rounding accumulate, and what do the positions of a sequence add up to? "
                 "(notebook 06: under autocast, reductions stay float32)")
@@ -1976,8 +2166,16 @@ def _made(ex: Checker, yours: Callable[..., object], *, again: bool) -> tuple[
     named = _parameters(model)
     params: list[torch.Tensor] = list(model.parameters())
     given = torch.cat([p.detach().reshape(-1) for p in params])
-    made: Any = yours(model, data)
+    kept = [t.clone() for t in data]
+    # every setting watched around make_fast_step (round 24's adversary: TF32 and the sync debug mode "error" left on
+    # by it, unread: expected to PASS and to crash the check's own reads), the generators' states left out (a warm-up
+    # or a graph's capture may draw from them); GPU only, to be verified there
+    made: Any = keeping(ex, yours, STEP_WATCHED)(model, data)
     torch.cuda.set_stream(torch.cuda.default_stream())  # whatever the answer left current: the check calls anew
+    changed = [name for name, t, was in zip(("tokens", "lengths", "labels"), data, kept, strict=True)
+               if t.dtype != was.dtype or t.shape != was.shape or not torch.equal(t, was)]
+    ex.expect(not changed, f"make_fast_step changed the caller's data ({', '.join(changed)})",
+              "the data set is the caller's: read it, copy it, but leave it as it was (no in-place operation on it)")
     ex.expect(isinstance(made, tuple) and len(made) == 2 and all(callable(f) for f in made),
               f"make_fast_step returned {what_returned(made)}, not two functions" +
               (", when called a second time" if again else ""),
@@ -1986,6 +2184,10 @@ def _made(ex: Checker, yours: Callable[..., object], *, again: bool) -> tuple[
     step, losses = (ex.answer(f) for f in made)
     torch.cuda.synchronize()
     return step, losses, params, given, named
+
+
+STEP_WATCHED = tuple(name for name in EVERY
+                     if name not in ("torch.get_rng_state()", "np.random.get_state()", "random.getstate()"))
 
 
 def _late_run(ex: Checker, yours: Callable[..., object]) -> AnswerRun:

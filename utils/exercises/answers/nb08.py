@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import copy
+import gc
 import math
 import time
 import warnings
@@ -1474,6 +1475,138 @@ def takes_the_batch_only_if_landed(model, data):
     return build(model, data)
 
 
+# ---------------------------------------------------------------- round 24's adversary (exercise 1, on the CPU)
+# the notebook's own global (cell 4 of 08_profiling.ipynb): "cuda" on a GPU machine, "cpu" without one
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _r24_logits(model, x, n, bf16):
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        return model(x.sum(1) / n[:, None]).float()
+
+
+def naive_softmax(model, x, n, y, bf16):
+    """Wrong (round 24's adversary: the check never drew a logit gap above ~8.6): cross-entropy by hand with exp() and
+    no max subtracted, NaN for any logit above 88.7 (logits [100, 0], label 0: the slow step's loss is 0)."""
+    e = _r24_logits(model, x, n, bf16).exp()
+    return -(e.gather(1, y[:, None]).squeeze(1) / e.sum(1)).log().mean()
+
+
+def log_of_softmax_plus_eps(model, x, n, y, bf16):
+    """Wrong (round 24's adversary): -log(softmax + 1e-8), the loss of a confidently wrong sequence capped at 18.4."""
+    return -(F.softmax(_r24_logits(model, x, n, bf16), 1) + 1e-8).log().gather(1, y[:, None]).mean()
+
+
+def clamps_the_logits(model, x, n, y, bf16):
+    """Wrong (round 24's adversary): logits clamped to [-30, 30] "against overflow": off past a logit of 30."""
+    return F.cross_entropy(_r24_logits(model, x, n, bf16).clamp(-30.0, 30.0), y)
+
+
+def mask_on_default_device(model, x, n, y, bf16):
+    """Wrong (round 24's adversary): the mask's positions made on torch.get_default_device(), the host unless the
+    caller set a default device (a GPU raises beside the batch); the check knew the host only by the string "cpu"."""
+    mask = torch.arange(x.shape[1], device=torch.get_default_device()) < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+_R24_HOST = torch.device("cpu")
+
+
+def pools_on_host_by_device_object(model, x, n, y, bf16):
+    """Wrong (round 24's adversary): pooled on the host with .to(torch.device("cpu")) (the known x.to("cpu") FAILed)."""
+    pooled = x.to(_R24_HOST).sum(1) / n.to(_R24_HOST)[:, None]
+    return _loss(model, pooled.to(x.device), y, bf16)
+
+
+def forces_train_mode(model, x, n, y, bf16):
+    """Wrong (round 24's adversary): model.train() at the top; the check only passed models in training mode."""
+    model.train()
+    return fast_loss(model, x, n, y, bf16)
+
+
+def unfreezes_every_parameter(model, x, n, y, bf16):
+    """Wrong (round 24's adversary): requires_grad_(True) on every parameter: a layer the caller froze trains again."""
+    for p in model.parameters():
+        p.requires_grad_(True)
+    return fast_loss(model, x, n, y, bf16)
+
+
+def forces_grad_mode_on(model, x, n, y, bf16):
+    """Wrong (round 24's adversary): torch.set_grad_enabled(True) as a call: a caller's no_grad() evaluation records
+    graphs from then on (the check only called with grad mode on)."""
+    torch.set_grad_enabled(True)
+    return fast_loss(model, x, n, y, bf16)
+
+
+def turns_the_garbage_collector_off(model, x, n, y, bf16):
+    """Wrong (round 24's adversary): gc.disable(), left off."""
+    gc.disable()
+    return fast_loss(model, x, n, y, bf16)
+
+
+def numpy_errors_silenced(model, x, n, y, bf16):
+    """Wrong (round 24's adversary): np.seterr(all="ignore"), left set."""
+    np.seterr(all="ignore")
+    return fast_loss(model, x, n, y, bf16)
+
+
+def warns_always(model, x, n, y, bf16):
+    """Wrong (round 24's adversary): torch.set_warn_always(True), left on."""
+    torch.set_warn_always(True)
+    return fast_loss(model, x, n, y, bf16)
+
+
+def raises_dynamo_recompile_limit(model, x, n, y, bf16):
+    """Wrong (round 24's adversary): torch._dynamo.config.recompile_limit raised to 1024 and left."""
+    import torch._dynamo
+    torch._dynamo.config.recompile_limit = 1024
+    return fast_loss(model, x, n, y, bf16)
+
+
+def mask_on_device_type(model, x, n, y, bf16):
+    """Right (round 24's adversary: FAILed on a CPU, the string "cpu" taken for the host): the mask made with
+    device=x.device.type, the spelling the task gives for autocast."""
+    mask = torch.arange(x.shape[1], device=x.device.type) < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def mask_on_notebook_device(model, x, n, y, bf16):
+    """Right (round 24's adversary: FAILed on a CPU): the mask made with device=device, the notebook's own global (cell
+    4), where the notebook puts the batch."""
+    mask = torch.arange(x.shape[1], device=device) < n[:, None]
+    return _loss(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def vmap_per_sequence_mean(model, x, n, y, bf16):
+    """Right (round 24's adversary: FAILed on a CPU, vmap's result unseen by the recorder and taken for a tensor made
+    on the host): each sequence's mean, vectorized with torch.vmap."""
+    return _loss(model, torch.vmap(lambda xi, ni: xi.sum(0) / ni)(x, n), y, bf16)
+
+
+@torch.jit.script
+def _r24_scripted_mean(x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+    return x.sum(1) / n.unsqueeze(1)
+
+
+def torchscript_mean(model, x, n, y, bf16):
+    """Right (round 24's adversary: FAILed on a CPU, for the same reason): the pooled mean in a TorchScript helper."""
+    return _loss(model, _r24_scripted_mean(x, n), y, bf16)
+
+
+@torch.jit.script
+def _r24_scripted_loop(x: torch.Tensor) -> torch.Tensor:
+    pooled = torch.zeros_like(x[:, 0])
+    for t in range(x.shape[1]):  # the slow step's loop over positions, inside TorchScript
+        pooled = pooled + x[:, t]
+    return pooled
+
+
+def torchscript_loop(model, x, n, y, bf16):
+    """Wrong (round 24's adversary: the recorder saw none of TorchScript's operations; it FAILed on a CPU only as "made
+    on the host"): the slow step's loop over positions moved into a @torch.jit.script helper."""
+    return _loss(model, _r24_scripted_loop(x) / n[:, None], y, bf16)
+
+
 WRONG = {
     "check_fast_loss": {
         "sets autocast's default dtype to bfloat16 and leaves it": sets_the_autocast_dtype,
@@ -1598,6 +1731,21 @@ WRONG = {
         "positions from a module-level host arange, copied with .to(x.device)": positions_from_a_module_constant,
         "positions from a module-level host arange, not copied": positions_from_a_module_constant_not_copied,
         "positions as a host-made default argument": positions_as_a_default_argument,
+        # round 24's adversary: large logits never drawn, the host named by a device object, the caller's state only
+        # ever the defaults, settings nb08 did not read, a loop inside TorchScript
+        "cross-entropy by hand, exp() without the max subtracted (NaN past a logit of 88.7)": naive_softmax,
+        "-log(softmax + 1e-8): the loss capped at 18.4": log_of_softmax_plus_eps,
+        "logits clamped to [-30, 30] before cross-entropy": clamps_the_logits,
+        "a mask made on torch.get_default_device() (the host)": mask_on_default_device,
+        "pooled on the host with .to(torch.device('cpu'))": pools_on_host_by_device_object,
+        "model.train() forced inside": forces_train_mode,
+        "requires_grad_(True) forced on every parameter": unfreezes_every_parameter,
+        "torch.set_grad_enabled(True) left": forces_grad_mode_on,
+        "gc.disable() left": turns_the_garbage_collector_off,
+        "np.seterr(all='ignore') left": numpy_errors_silenced,
+        "torch.set_warn_always(True) left": warns_always,
+        "torch._dynamo.config.recompile_limit raised and left": raises_dynamo_recompile_limit,
+        "the loop over positions inside @torch.jit.script": torchscript_loop,
     },
     "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
@@ -1677,6 +1825,11 @@ ALSO_RIGHT = {
         "padding marked NaN from the lengths, then nanmean": nanmean_over_real_positions,
         "ReLU as torch.fmax(a, 0) on bf16 activations": _mlp_by_hand(
             lambda a: a.clamp(0) if a.dtype != torch.bfloat16 else torch.fmax(a, a.new_zeros(()))),
+        # round 24's adversary: FAILed on a CPU (a device named "cpu" taken for the host; results the recorder missed)
+        "a mask made with device=x.device.type": mask_on_device_type,
+        "a mask made with the notebook's global `device`": mask_on_notebook_device,
+        "each sequence's mean by torch.vmap": vmap_per_sequence_mean,
+        "the pooled mean in a TorchScript helper": torchscript_mean,
     },
     "check_fast_step": {
         "the wrong answers' builder, nothing switched": _variant(),
