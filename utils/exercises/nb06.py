@@ -182,13 +182,14 @@ def _landed_large(ex: Checker, call: Callable[[torch.Tensor], object], make: Cal
                   pinned: list[bool]) -> None:
     """Where a result lay in pinned memory: three larger inputs (other values each time, as a pinned buffer may hold
     an earlier call's), each result read at once (`_landed`), the answer called with every stream it queues work on
-    made late by LANDED_LATE_MS (`streams.widened`): on the H200 the GPU finished an 8192 x 8192 input's work before
-    the host's first read, and an answer that never waited for its copy back PASSed (round 23's adversary's).  `call`
-    is the answer without the settings' reads around it (host work between its return and the first read)."""
+    made late by LANDED_LATE_MS (`streams.widened`), x in pinned memory: on the H200 the GPU finished an 8192 x 8192
+    input's work before the host's first read, and an answer that never waited for its copy back PASSed (round 23's
+    adversary's).  `call` is the answer without the settings' reads around it (host work between its return and the
+    first read)."""
     if not pinned[0]:
         return
     for draw in range(3):
-        x = make(draw)
+        x = make(draw).pin_memory()  # pinned: its copy to the GPU does not hold the host until the late stream runs
         with widened(LANDED_LATE_MS):
             got = call(x)
         _landed(ex, got, f"an input of shape {tuple(x.shape)} (its values from torch.randn, seed {draw})", pinned)

@@ -9,6 +9,7 @@ larger set (`nb08._settings`: the two TF32 APIs, autocast, the generators), buil
 """
 from __future__ import annotations
 
+import contextvars
 import decimal
 import functools
 import gc
@@ -510,8 +511,10 @@ SETTINGS.update({
 
 
 def flushes_denormals() -> bool:
-    """Whether torch.set_flush_denormal(True) is on in this thread (no getter: float32's 1e-40 times 1 is 0 then)."""
-    return bool((torch.tensor([1e-40], dtype=torch.float32, device="cpu") * 1).item() == 0.0)
+    """Whether torch.set_flush_denormal(True) is on in this thread (no getter: float32's 1e-40 times 1 is 0 then).
+    Computed with NumPy, which the thread's flag flushes too: no PyTorch operation, which a check that watches the
+    operations an answer runs would see (on the H200, 04's check of CuPy work took the read for PyTorch work)."""
+    return bool(np.multiply(np.array([1e-40], dtype=np.float32), np.float32(1.0))[0] == 0)
 
 
 # Flush-denormal, which no getter reads (round 23's adversary of 06 turned it on in an answer and left it, and passed;
@@ -680,7 +683,8 @@ class DynamoConfig:
         elif unset is not None and isinstance(entries, dict):  # what a user set (PyTorch 2.11 and 2.13): the options'
             # own records, read in microseconds (get_config_copy() builds every option's value: a millisecond)
             self.changed = {name: value for name, entry in entries.items()
-                            if (value := entry.user_override.get(unset)) is not unset and not name.startswith("_")}
+                            if not name.startswith("_") and (value := _override(entry, unset)) is not unset
+                            and not _same_option(value, entry.default)}
         else:
             self.changed = {name: value for name, value in config.get_config_copy().items()
                             if not config._is_default(name) and not name.startswith("_")}
@@ -698,16 +702,24 @@ class DynamoConfig:
         config = sys.modules.get(self.MODULE)
         if config is None:
             return
-        unset = getattr(sys.modules.get("torch.utils._config_module"), "_UNSET_SENTINEL", None)
         for name in {*DynamoConfig().changed, *self.changed}:
-            if name in self.changed:
-                setattr(config, name, self.changed[name])
-            elif unset is not None:  # not set by a user, as before (what __delattr__ does, less hiding the option)
-                config._config[name].user_override.set(unset)
-                config._hash_dirty_var.set(True)
-                config._mark_get_dict_dirty(name)
-            else:
-                setattr(config, name, config._config[name].default)
+            # the value before, or the default (which the read above counts as unchanged): through the module's own
+            # __setattr__, the same in every version (PyTorch 2.11 keeps a user's value in an attribute, 2.13 in a
+            # ContextVar: on the H200, 2.11, a read through .get() raised AttributeError in every check)
+            setattr(config, name, self.changed.get(name, config._config[name].default))
+
+
+def _override(entry: Any, unset: object) -> object:
+    """A torch config option's user-set value (`unset` where none): a ContextVar's (PyTorch 2.13) or an attribute's."""
+    value = entry.user_override
+    return value.get(unset) if isinstance(value, contextvars.ContextVar) else value
+
+
+def _same_option(value: object, default: object) -> bool:
+    try:
+        return bool(value == default)
+    except Exception:  # noqa: BLE001 -- a value whose == gives no truth value: not the default
+        return False
 
 
 def _sync_debug_mode() -> int:
