@@ -73,7 +73,7 @@ from . import (
     what_returned,
 )
 from .properties import case_of, for_all, raised_on, real, shown, st
-from .settings import BASIC, EVERY, keeping
+from .settings import BASIC, EVERY, PROCESS, PROCESS_WIDE, keeping
 from .streams import TORCH_CALLERS, Caller, torch_caller, torch_callers, widened
 
 NOTEBOOK = "03_streams_pytorch"
@@ -144,6 +144,11 @@ def _said(caller: Caller | None) -> str:
 # detection on, or torch.set_num_threads(1), and passed): autograd's and the threads', NumPy's errors, the Python
 # process's (PROCESS) and other backends', hooks, the profiler, the function-mode stack, the generators (PROCESS_WIDE).
 WATCHED = tuple(dict.fromkeys((*BASIC, *EVERY)))  # (round 24: the collector and flush-denormal, left changed, passed)
+# prefetch_loop's GPU part reads the settings it read before round 24 (with every setting, 6 of its right answers
+# FAILed on the H200, 2026-11-30; the cause was not separated: the allocator's snapshot is the likeliest)
+WATCHED_GPU = tuple(dict.fromkeys((
+    *BASIC, "torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch.get_rng_state()",
+    "torch.is_anomaly_enabled()", "torch.get_num_threads()", "np.geterr()", *PROCESS, *PROCESS_WIDE)))
 
 
 # ------------------------------------------------------------------------------------------
@@ -1636,7 +1641,7 @@ def check_prefetch_loop(
         return _check_prefetch_loop_on_cpu(prefetch_loop)
     with exercise("prefetch_loop") as ex:
         require_cuda("check_prefetch_loop")
-        yours = keeping(ex, ex.answer(prefetch_loop), WATCHED)
+        yours = keeping(ex, ex.answer(prefetch_loop), WATCHED_GPU)
         gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
         holds = _loop_values(ex, yours)
         _at_once(ex, holds, ("default", BATCHES, (3, 5), torch.float32), _loop_call)
