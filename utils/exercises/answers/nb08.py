@@ -1607,6 +1607,55 @@ def torchscript_loop(model, x, n, y, bf16):
     return _loss(model, _r24_scripted_loop(x) / n[:, None], y, bf16)
 
 
+# Round 24's adversary of 08 (GPU-only answers, judged on the H200 on 2026-11-30)
+def tf32_on_in_make_fast_step(model, data):
+    """WRONG (a global setting changed and left; lecture 06's first rule, which check_fast_loss enforces). The
+    course's solution, with torch.backends.cuda.matmul.fp32_precision = "tf32" (and cuDNN's) set "for speed" in
+    make_fast_step and never put back: every float32 product of the caller's program after it is rounded to TF32.
+    Judged on the H200 (2026-11-30): FAIL, the setting named."""
+    torch.backends.cuda.matmul.fp32_precision = "tf32"
+    torch.backends.cudnn.conv.fp32_precision = "tf32"
+    return solution_step(model, data)
+
+
+def sync_debug_error_left_in_make_fast_step(model, data):
+    """WRONG (a global setting changed and left). make_fast_step ends with torch.cuda.set_sync_debug_mode("error"), so
+    that "any synchronization in step() raises" (notebook 05, section 7), and never sets "default" back.  step() and
+    losses() never synchronize, so the answer itself runs; the check's own code after make_fast_step does (the slow
+    reference's loss.item(), as_losses' .cpu()).  Judged on the H200 (2026-11-30): FAIL, the setting named (the
+    check crashed before)."""
+    made = solution_step(model, data)
+    torch.cuda.set_sync_debug_mode("error")
+    return made
+
+
+def divides_the_callers_tokens_in_place(model, data):
+    """WRONG (the caller's data changed). "One-time work in make_fast_step": the tokens divided by their lengths in
+    place (tokens.div_(lengths)), so that a step only sums; the lengths passed to fast_loss are then ones.  The
+    losses and updates are the slow step's (within rounding), but the caller's `data` now holds other tokens.
+    Judged on the H200 (2026-11-30): FAIL."""
+    tokens, lengths, labels = data
+    tokens.div_(lengths[..., None, None].float())  # in place, on the caller's host tensor
+    return solution_step(model, (tokens, torch.ones_like(lengths), labels))
+
+
+def consumed_recorded_before_the_copy(model, data):
+    """WRONG (an event recorded too early, the other direction from round 21's `copied`). The step records `consumed`
+    (the event the copy stream waits for before overwriting the staged batch) right after its wait for `copied`, before
+    its own device-to-device copy out of the staged buffer: the next batch's H2D copy may start writing the staged
+    buffer while this step is still reading it.  The first run's race window is the few microseconds of the D2D copy;
+    the late run makes the copy stream late (5 ms), which closes the window.  On the H200 (2026-11-30): PASS,
+    misjudged (a race the check cannot widen: it would need the caller's stream made late *after* the record, as
+    late_at_each_entry does for CuPy)."""
+    build = _solution_variant([
+        ("            consumed.record(main)\n            if deferred:\n", "            if deferred:\n"),
+        ("            if resident:\n                for dst, src in zip(static, host, strict=True):\n",
+         ("            consumed.record(main)  # too early: the staged batch is read by the copies below\n"
+          "            if resident:\n                for dst, src in zip(static, host, strict=True):\n")),
+    ])
+    return build(model, data)
+
+
 WRONG = {
     "check_fast_loss": {
         "sets autocast's default dtype to bfloat16 and leaves it": sets_the_autocast_dtype,
@@ -1781,6 +1830,11 @@ WRONG = {
         "the batch copied as untyped storages, no wait for the copy": storage_copy_without_wait,
         "the copied event recorded before the copies": event_recorded_before_the_copy,
         "the batch taken only if copied.query() says it landed": takes_the_batch_only_if_landed,
+        # round 24's adversary's (judged on the H200)
+        "TF32 turned on in make_fast_step and left": tf32_on_in_make_fast_step,
+        "sync debug mode 'error' set in make_fast_step and left": sync_debug_error_left_in_make_fast_step,
+        "the caller's tokens divided by their lengths in place": divides_the_callers_tokens_in_place,
+        "consumed recorded before the step's copy out of the staged buffer": consumed_recorded_before_the_copy,
     },
 }
 # without a GPU the check of the fast step runs nothing, so nothing fails there
@@ -1844,4 +1898,10 @@ ALSO_RIGHT = {
 # xfail, so that the fix turns them into failures to remove from here).  Round 21's two (a private stream that never
 # waited for the caller; `torch.cuda.set_stream(private)` left current) were fixed in round 22: the late run keeps the
 # caller's stream busy before a step, and every call's current stream is compared with the caller's.
-MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {}
+MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
+    "check_fast_step": {
+        "consumed recorded before the step's copy out of the staged buffer":
+            "PASSed on the H200 (2026-11-30): the late run makes the copy stream late, which closes the window; the "
+            "caller's stream would have to be made late after the record",
+    },
+}
