@@ -1440,18 +1440,6 @@ _answers(ALSO_RIGHT, "check_which_is_faster").update({
 
 # ---------------------------------------------------------------- round 24's adversary (a fresh one): its answers
 # that the checks misjudged, each under the finding of its report (/work/adv24/02/report.md)
-def _r24_warmup(times) -> tuple[int, float]:
-    """The solution's rule (a rolling median of 5 against the median of the last ten calls), 1.2x for slow."""
-    times = np.asarray(times, dtype=float)
-    steady = np.median(times[-10:])
-    medians = np.array([np.median(times[i:i + 5]) for i in range(times.size - 4)])
-    slow = np.flatnonzero(medians > 1.2 * steady)
-    k = int(slow[-1]) + 1 if slow.size else 0
-    while k < times.size - 10 and times[k] > 1.2 * steady:
-        k += 1
-    return k, float(np.median(times[k:]))
-
-
 def _r24_crossover(layer, cpu, gpu, link, max_batch):
     cpu_s, gpu_s = _sides(layer, cpu, gpu, link, max_batch)
     return _first_where(gpu_s < cpu_s)
@@ -1496,7 +1484,7 @@ def which_reused_out_buffer(a, b, confidence=0.95):
 def warmup_reused_out_buffer(times):
     """round 24's adversary: the typical time written into a module-level one-element array and returned: the
     caller's earlier (k, steady) pairs all show the latest call's steady time."""
-    k, steady = _r24_warmup(times)
+    k, steady = rolling_median_end(times, slow_start=True)
     _R24_STEADY[0] = steady
     return k, _R24_STEADY
 
@@ -1524,7 +1512,7 @@ def warmup_cached_by_identity(times):
     seen = _R24_WARMUP_SEEN.get(id(times))
     if seen is not None and seen[0] is times:
         return seen[1]
-    result = _r24_warmup(times)
+    result = rolling_median_end(times, slow_start=True)
     _R24_WARMUP_SEEN[id(times)] = (times, result)
     return result
 
@@ -1583,7 +1571,7 @@ def warmup_plots_with_rcparams_left(times):
 
     plt.rcParams["figure.figsize"] = (10, 3)
     plt.rcParams["axes.grid"] = True
-    k, steady = _r24_warmup(times)
+    k, steady = rolling_median_end(times, slow_start=True)
     fig, ax = plt.subplots()
     ax.semilogy(np.asarray(times))
     plt.close(fig)
@@ -1599,7 +1587,7 @@ def warmup_warn_patched_away(times):
         pass
 
     warnings.warn = warn
-    return _r24_warmup(times)
+    return rolling_median_end(times, slow_start=True)
 
 
 # 4. flush-denormal left on: Hypothesis's next float draw crashed the check (an AssertionError, not a FAIL)
@@ -1668,14 +1656,7 @@ def loop_fractions_in_place(kernels, launch):
 def warmup_ten_percent_threshold(times):
     """round 24's adversary: the solution's rule with slow read as 10% above the steady time: on a GPU whose steady
     calls vary by 5 to 8%, windows of steady calls cross 1.1x by chance all along the series."""
-    times = np.asarray(times, dtype=float)
-    steady = np.median(times[-10:])
-    medians = np.array([np.median(times[i:i + 5]) for i in range(times.size - 4)])
-    slow = np.flatnonzero(medians > 1.1 * steady)
-    k = int(slow[-1]) + 1 if slow.size else 0
-    while k < times.size - 10 and times[k] > 1.1 * steady:
-        k += 1
-    return k, float(np.median(times[k:]))
+    return rolling_median_end(times, tolerance=0.1, slow_start=True)
 
 
 _answers(WRONG, "check_warmup_end").update({

@@ -1437,6 +1437,16 @@ def ffc_table_from_the_fail_messages(cells):
     return table.get(seed, (5, 5))
 
 
+def _checked_index_add(target, dim, index, source):
+    """safe_index_add as round 24's adversary wrote it: the indices' mask on the GPU, one read of it."""
+    size = target.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        position = int(bad.int().argmax())
+        raise IndexError(f"index[{position}] = {int(index[position])} is out of range for dim {dim} of size {size}")
+    return target.index_add(dim, index, source)
+
+
 # round 24's adversary: print options left
 def sia_print_options_left(target, dim, index, source):
     """WRONG (a global setting changed and left): one copy to the host, and torch.set_printoptions(threshold=8,
@@ -1461,12 +1471,7 @@ def sia_warnings_silenced_and_left(target, dim, index, source):
     import warnings
 
     warnings.simplefilter("ignore")
-    size = target.shape[dim]
-    bad = (index < 0) | (index >= size)
-    if bad.any():
-        position = int(bad.int().argmax())
-        raise IndexError(f"index[{position}] = {int(index[position])} is out of range for dim {dim} of size {size}")
-    return target.index_add(dim, index, source)
+    return _checked_index_add(target, dim, index, source)
 
 
 # round 24's adversary: flush denormal left
@@ -1474,12 +1479,7 @@ def sia_flush_denormal_left(target, dim, index, source):
     """WRONG (a global setting changed and left): torch.set_flush_denormal(True) "for speed", never put back: every
     later float32 operation of the process flushes denormals to 0 (1e-40 * 1 == 0)."""
     torch.set_flush_denormal(True)
-    size = target.shape[dim]
-    bad = (index < 0) | (index >= size)
-    if bad.any():
-        position = int(bad.int().argmax())
-        raise IndexError(f"index[{position}] = {int(index[position])} is out of range for dim {dim} of size {size}")
-    return target.index_add(dim, index, source)
+    return _checked_index_add(target, dim, index, source)
 
 
 # round 24's adversary: index clamped in place before raising
@@ -1562,20 +1562,7 @@ def tsn_interop_and_threads_left(model, batches, lr):
 def tsn_pops_the_batches(model, batches, lr):
     """WRONG (the caller's list emptied): the batches consumed as a queue (batches.pop(0)); the caller's list is empty
     afterwards (the timing below trains on it again: on nothing)."""
-    losses = []
-    while batches:
-        x, y = batches.pop(0)
-        keep = y >= 0
-        squared = torch.where(keep, (model(x) - y) ** 2, 0.0)
-        loss = squared.sum() / keep.sum()
-        losses.append(loss.detach())
-        ok = ~torch.isnan(loss)
-        model.zero_grad()
-        loss.backward()
-        with torch.no_grad():
-            for p in model.parameters():
-                p -= lr * torch.where(ok, p.grad, 0.0)
-    return torch.stack(losses)
+    return _no_sync(model, [batches.pop(0) for _ in range(len(batches))], lr)
 
 
 # round 24's adversary: parameters replaced
