@@ -92,3 +92,23 @@ def test_without_a_gpu_what_a_cpu_can_see_fails_and_the_rest_is_left_for_a_gpu(e
         assert re.match(rf"^FAIL {re.escape(ex.title)}: .+\n     hint: \S", str(outcome.error)), outcome.error
     else:
         _left_for_a_gpu(ex, outcome)
+
+
+def test_reading_every_setting_runs_no_method_of_matplotlibs_rcparams(monkeypatch):
+    """Every check reads settings.EVERY around each call of the answer, matplotlib's rcParams among them.  That read
+    must not go through RcParams' own methods: its getter of "backend" imports pyplot (which a student's first plot
+    should do, not a check), and copying through them made a read about 80 times slower (dict.copy does that for a
+    dict subclass that defines __iter__; measured 2026-11-30)."""
+    import matplotlib
+
+    from utils.exercises import settings
+
+    called = []
+    rc = type(matplotlib.rcParams)
+    for name in ("__getitem__", "__iter__", "keys", "items"):
+        original = getattr(rc, name)
+        monkeypatch.setattr(rc, name, lambda self, *args, _name=name, _original=original: (
+            called.append(_name), _original(self, *args))[1])
+    before = settings.read(settings.EVERY)
+    assert settings.read(settings.EVERY) == before
+    assert not called, f"a settings read called RcParams.{called[0]}"
