@@ -244,6 +244,20 @@ def bindings(stmt: ast.stmt) -> list[tuple[str, object, set[str]]]:
     return []
 
 
+# A statement's bindings, or its canonical tree and words where it binds nothing, by the statement (kept alive here, so
+# that its id is not reused): the trees of utils/ are cached by their contents (_module_tree), and each stamp check
+# walked every statement again (about one second a notebook on a 2-core machine, twenty notebooks a test run).
+_STATEMENTS: dict[int, tuple[ast.stmt, list[tuple[str, object, set[str]]], tuple[object, set[str]]]] = {}
+
+
+def _statement(stmt: ast.stmt) -> tuple[list[tuple[str, object, set[str]]], tuple[object, set[str]]]:
+    known = _STATEMENTS.get(id(stmt))
+    if known is None or known[0] is not stmt:
+        bound = bindings(stmt)
+        known = _STATEMENTS[id(stmt)] = (stmt, bound, ((), set()) if bound else (canonical(stmt), words(stmt)))
+    return known[1], known[2]
+
+
 def _imported_by_package(folder: Path) -> set[str] | None:
     """The stems of the top-level modules of `folder` that its `__init__.py` imports, directly or
     through another such module; None where `folder` is not a package (then every module counts)."""
@@ -290,12 +304,12 @@ def reachable_code(folder: Path, mentioned: set[str], number: str | None,
             counted.append((module, "", data))
             continue
         for stmt in tree.body:
-            bound = bindings(stmt)
+            bound, unbound = _statement(stmt)
             for name, code, mentions in bound:
                 binding.setdefault(name, []).append((module, code, mentions))
             if not bound:
-                counted.append((module, "", canonical(stmt)))
-                wanted |= words(stmt)
+                counted.append((module, "", unbound[0]))
+                wanted |= unbound[1]
     frontier = wanted & binding.keys()
     reached = set(frontier)
     while frontier:
