@@ -1,10 +1,11 @@
 """Make the repository's root importable (utils, tools) for every test."""
 
+import contextlib
 import linecache
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,20 @@ UNTIMED: dict[str, Untimed] = {}
 # Each may hold a CUDA context: under tools.smaller_gpu (2 cores, MPS), 16 answers of 3 processes each
 # beside 8 notebooks failed ("CUDA-capable device(s) is/are busy or unavailable", "out of memory").
 AT_ONCE = max(2, min(8, len(os.sched_getaffinity(0))))
+
+
+@contextlib.contextmanager
+def verdict_only() -> Iterator[None]:
+    """Checks run without shrinking (utils.exercises.properties.SHRINKING) inside: for the tests that ask only whether
+    a check PASSes or FAILs an answer.  The verdict comes from the cases drawn, before any shrinking; shrinking finds
+    a smaller failing case for the student's message (up to 20 s of it after each wrong answer's first failure)."""
+    from utils.exercises import properties
+
+    before, properties.SHRINKING = properties.SHRINKING, False
+    try:
+        yield
+    finally:
+        properties.SHRINKING = before
 
 
 def untimed(needed_by: Callable[[pytest.Item], bool]):

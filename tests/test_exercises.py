@@ -30,7 +30,7 @@ import pytest
 import torch
 
 import utils
-from conftest import AT_ONCE, ROOT, cpu_only, definitions_of, gpu, host, named, untimed
+from conftest import AT_ONCE, ROOT, cpu_only, definitions_of, gpu, host, named, untimed, verdict_only
 from tools import make_exercises
 from tools.course import EXERCISES, SOLUTIONS, exercises_name, lecture_name, notebooks, read
 from tools.make_exercises import (
@@ -164,7 +164,7 @@ def side_by_side_outcomes(items):
     cases = [(ex, what, answer) for ex in REGISTRY if ex.key in keys
              for what, answer in (ex.wrong | ex.also_right | _malformed(ex)).items()]
     prints = _PrintsOfEachThread(sys.stdout)
-    with contextlib.redirect_stdout(prints), ThreadPoolExecutor(AT_ONCE) as pool:
+    with contextlib.redirect_stdout(prints), verdict_only(), ThreadPoolExecutor(AT_ONCE) as pool:
         futures = {(ex.key, what): pool.submit(_outcome, prints, ex.check, answer) for ex, what, answer in cases}
         return {key: future.result() for key, future in futures.items()}
 
@@ -184,7 +184,8 @@ def test_exercise(ex: Exercise, kind, what, answer, request, capsys):
         np.random.seed(seed)
         torch.manual_seed(seed)
         try:
-            ex.check(answer)
+            with verdict_only():
+                ex.check(answer)
             outcome = Outcome(capsys.readouterr().out, None)
         except Exception as error:  # noqa: BLE001 -- judged below, as for the answers run side by side
             outcome = Outcome(capsys.readouterr().out, error)
@@ -662,7 +663,7 @@ def _on_this_cpu(ex: Exercise, answer) -> Outcome:
     before = _torch_cuda_now()
     printed = io.StringIO()
     try:
-        with contextlib.redirect_stdout(printed):
+        with contextlib.redirect_stdout(printed), verdict_only():
             ex.check(answer)
         error = None
     except Exception as raised:  # noqa: BLE001 -- judged by the tests
