@@ -517,6 +517,12 @@ class GPUOnTheCPU(TorchFunctionMode):
         kwargs = dict(kwargs or {})
         if func is torch.Tensor.record_stream:
             return None  # nothing runs later on a CPU: no stream can still be using the memory
+        if kwargs.get("pin_memory"):  # torch.empty(k, pin_memory=True): a CPU build has no pinned memory (round 26's
+            del kwargs["pin_memory"]  # adversary: its RuntimeError was blamed on a right answer); pinned, as imitated
+            pinned = self.__torch_function__(func, types, args, kwargs)
+            if self.like_a_gpu and isinstance(pinned, torch.Tensor):
+                self._pinned[pinned.untyped_storage()._cdata] = StorageWeakRef(pinned.untyped_storage())
+            return pinned
         if self.like_a_gpu:
             if func == _IS_CUDA or func == _IS_CPU or func is torch.Tensor.get_device or func == _DEVICE:
                 gpu = self.on_gpu(args[0])

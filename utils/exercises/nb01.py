@@ -24,15 +24,18 @@ an answer cannot (they raise outside a check, and an answer that calls one FAILs
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import itertools
 import math
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy as np
 import torch
+from torch.overrides import TorchFunctionMode
 
 from ..device import GPUUnavailableError, has_cuda, require_cuda
 from ..formatting import format_bytes
@@ -193,6 +196,18 @@ WARM_UP_CASES: list[list[int]] = [
     [5 * GiB, 3 * MiB, 700],  # more bytes than 32 bits count (round 19's adversary's)
     *_thresholds_approached(),
 ]
+WARM_UP_IN_A_ROW: list[tuple[list[int], ...]] = [
+    # Loops called one right after the other, judged each: each pair shares what a lossy digest of a loop keeps (its
+    # total, its length, its largest request, its pools, its first request) but needs another warm-up, so that a
+    # warm-up kept from an earlier call under such a key is wrong for one of them (round 26's adversary's memo keyed
+    # by the total bytes passed: no two loops the check tried shared a total).  Only the blocks of each pool decide the
+    # warm-up: the small pool's presence, and the large pool's largest block.
+    ([12 * MiB], [4 * MiB, 8 * MiB]),  # the total
+    ([2 * MiB, 2 * MiB], [4 * MiB - 512, 512]),  # the total and the length
+    ([12 * MiB, 2 * MiB, 2 * MiB], [12 * MiB, 4 * MiB - 512, 512]),  # the total, the length and the largest
+    ([12 * MiB, 4 * MiB], [14 * MiB, 2 * MiB]),  # the total, the length, the pools, and the first request's pool
+    ([24 * MiB, 700], [24 * MiB, 2 * MiB, 700], [24 * MiB]),  # the largest, the first, the pools of the first
+]
 
 
 def _same_requests(given: Sequence[object], sizes: Sequence[int]) -> bool:
@@ -206,13 +221,28 @@ def _same_requests(given: Sequence[object], sizes: Sequence[int]) -> bool:
         return False
 
 
+def _a_size_for_torch(n: object) -> bool:
+    """Whether the notebook's next cell, measure_reserved(warm + loop), can make a tensor of `n` bytes:
+    torch.empty(n, dtype=torch.uint8), here on the meta device (nothing allocated).  Round 26's adversary returned
+    each size as a 1-element NumPy array, a whole number to integral(), which torch.empty refuses (a 1-element torch
+    tensor, or a NumPy integer, it takes)."""
+    try:
+        torch.empty(n, dtype=torch.uint8, device="meta")  # type: ignore[call-overload]
+    except (TypeError, ValueError, RuntimeError):
+        return False
+    return True
+
+
 def _warm_up(got: object) -> list[int] | None:
-    """The warm-up's sizes as ints, if the answer returned a list of whole numbers >= 0 (of any integer type; a
-    tensor of 0 bytes is made and freed, and asks the allocator for nothing)."""
+    """The warm-up's sizes as ints, if the answer returned a list of whole numbers >= 0 (of any integer type that
+    torch.empty takes, as the notebook's next cell does; a tensor of 0 bytes is made and freed, and asks the
+    allocator for nothing)."""
     if not isinstance(got, list):
         return None
     sizes = [integral(n) for n in got]
-    return sizes if all(n is not None and n >= 0 for n in sizes) else None  # type: ignore[return-value]
+    if not all(n is not None and n >= 0 for n in sizes):
+        return None
+    return sizes if all(map(_a_size_for_torch, got)) else None  # type: ignore[return-value]
 
 
 def _not_sizes_hint(got: object) -> str:
@@ -221,6 +251,12 @@ def _not_sizes_hint(got: object) -> str:
         return ("return a list (the notebook adds the loop to it: warm + loop) of the byte sizes of the tensors to "
                 "make and free, in order")
     if all(integral(n) is not None for n in got):
+        if all(integral(n) >= 0 for n in got):  # type: ignore[operator]
+            odd = next((n for n in got if not _a_size_for_torch(n)), None)
+            if odd is not None:
+                return (f"the notebook makes a tensor of each size of `warm + loop` with torch.empty(size), which "
+                        f"cannot take a {type(odd).__module__}.{type(odd).__qualname__} holding a number: return each "
+                        "size as a plain integer (int)")
         return "a tensor cannot have fewer than 0 bytes: which size did you work out below 0?"
     if all(real(n) is not None for n in got):
         return "a size in bytes is a whole number: return ints (// divides whole numbers)"
@@ -238,8 +274,13 @@ def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None
     with exercise("warm_up_sizes") as ex:
         yours = keeping(ex, ex.answer(warm_up_sizes), names=WATCHED)
 
-        def stops_growth_cheaply(sizes: list[int]) -> None:
-            call = f"warm_up_sizes({_sizes_text(sizes)})"
+        def stops_growth_cheaply(case: list[int] | tuple[list[int], ...]) -> None:
+            loops = case if isinstance(case, tuple) else (case,)
+            for k, sizes in enumerate(loops):
+                one_loop(sizes, "" if k == 0 else f" (called right after {_warm_up_case_text(loops[:k])})")
+
+        def one_loop(sizes: list[int], after: str) -> None:
+            call = f"warm_up_sizes({_sizes_text(sizes)}){after}"
             given = list(sizes)
             got = yours(given)
             # the list given is the caller's loop: the notebook measures `warm + loop` after the call (round 19's
@@ -253,14 +294,21 @@ def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None
                       ">= 0)", _not_sizes_hint(got))
             assert warm is not None
             needs = loop_needs(warm, sizes)
-            ex.expect(not needs, _growth_problem(call, warm, needs), _growth_hint(warm, needs))
+            again = " (and your function was just called on another loop: does it keep anything from a call?)" * bool(
+                after)
+            ex.expect(not needs, _growth_problem(call, warm, needs), _growth_hint(warm, needs) + again)
             reserved, least = model_reserved(warm), least_reserved(sizes)
             ex.expect(reserved <= least, f"{call} returned {_sizes_text(warm)}: it stops the loop's growth but "
                       f"reserves {_size_text(reserved)}, more than the least that a warm-up for this loop can reserve",
-                      _reserved_hint(warm, sizes))
+                      _reserved_hint(warm, sizes) + again)
 
-        for_all(ex, loops(), stops_growth_cheaply, chosen=WARM_UP_CASES,
-                describe=lambda sizes: f"warm_up_sizes({_sizes_text(sizes)})")
+        cases: list[list[int] | tuple[list[int], ...]] = [*WARM_UP_CASES, *WARM_UP_IN_A_ROW]
+        for_all(ex, loops(), stops_growth_cheaply, chosen=cases, describe=_warm_up_case_text)
+
+
+def _warm_up_case_text(case: list[int] | tuple[list[int], ...]) -> str:
+    loops = case if isinstance(case, tuple) else (case,)
+    return ", then ".join(f"warm_up_sizes({_sizes_text(sizes)})" for sizes in loops)
 
 
 register(Exercise(NOTEBOOK, "warm_up_sizes", check_warm_up_sizes))
@@ -445,9 +493,23 @@ class RealMemory:
 
     def __init__(self) -> None:
         self.tensors: dict[str, torch.Tensor] = {}
+        self.cycles: list[weakref.ref[_InACycle]] = []
 
     def make(self, name: str, nbytes: int) -> None:
         self.tensors[name] = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+
+    def garbage(self, name: str, nbytes: int) -> None:
+        """A tensor made, put in a reference cycle and dropped: garbage that only a collection frees."""
+        self.cycles.append(weakref.ref(_InACycle(torch.empty(nbytes, dtype=torch.uint8, device="cuda"))))
+
+    def drop_garbage(self) -> None:
+        """Free the garbage that no collection freed, without one (a collection takes tens of milliseconds)."""
+        for ref in self.cycles:
+            held = ref()
+            if held is not None:
+                held.me = None  # the cycle broken: freed when `held` goes
+            del held
+        self.cycles.clear()
 
     def free(self, name: str) -> None:
         del self.tensors[name]
@@ -459,6 +521,14 @@ class RealMemory:
         return list(self.tensors)
 
 
+class _InACycle:
+    """What a program holds in a reference cycle: its own `me`, and a tensor (or its imitation)."""
+
+    def __init__(self, payload: object) -> None:
+        self.payload = payload
+        self.me: _InACycle | None = self
+
+
 class ImitatedMemory(RealMemory):
     """The same steps on an `ImitatedCounters`, for the CPU part of check_block_memory."""
 
@@ -468,6 +538,12 @@ class ImitatedMemory(RealMemory):
 
     def make(self, name: str, nbytes: int) -> None:
         self.sizes[name] = nbytes, self.counters.make(nbytes)
+
+    def garbage(self, name: str, nbytes: int) -> None:
+        """The imitated tensor is freed in the counters when its cycle is collected (or dropped)."""
+        held = _InACycle(name)
+        weakref.finalize(held, self.counters.free, nbytes, self.counters.make(nbytes))
+        self.cycles.append(weakref.ref(held))
 
     def free(self, name: str) -> None:
         self.counters.free(*self.sizes.pop(name))
@@ -483,8 +559,11 @@ class ImitatedMemory(RealMemory):
 # tensor alive, counted around; nothing when none is), ("peak", nbytes) (a tensor made and freed at once: a peak that
 # a block's counters must keep once a nested block resets them), ("empty_cache",), ("raise",) (a RuntimeError,
 # caught right around the block it is in: the rest of that block is skipped; ("raise", "interrupt"): a
-# KeyboardInterrupt, caught so) or ("block", steps): the steps run in
-# `with block_memory() as report:`.  Resolved (`_resolved`), each tensor and each block has a name: t1, b1, ...
+# KeyboardInterrupt, caught so; ("raise", "cancel"): a CancelledError, a BaseException), ("garbage", nbytes) (a tensor
+# made, put in a reference cycle and dropped: alive until a collection, which the program never runs) or ("block",
+# steps) (the steps run in `with block_memory() as report:`) or ("block", steps, early) (the manager made first,
+# `m = block_memory()`, then the `early` steps, then `with m as report:`, as round 26's adversary's class that read the
+# start in its __init__ shows wrong).  Resolved (`_resolved`), each tensor and each block has a name: t1, b1, ...
 Step = tuple[Any, ...]
 Program = tuple[Step, ...]
 
@@ -503,8 +582,13 @@ def programs() -> st.SearchStrategy[Program]:
     One block in four raises at its end, half of them a KeyboardInterrupt (round 19's adversary: with only a
     RuntimeError raised, cleaning up in `except Exception:` looked like a `finally`)."""
     step = st.one_of(st.tuples(st.just("make"), _program_sizes()), st.tuples(st.just("free"), st.integers(0, 7)),
-                     st.tuples(st.just("peak"), _program_sizes()), st.just(("empty_cache",)))
+                     st.tuples(st.just("peak"), _program_sizes()), st.just(("empty_cache",)),
+                     # round 26's adversary: gc.collect() in block_memory() passed, no program held garbage
+                     st.tuples(st.just("garbage"), _program_sizes()))
     steps = st.lists(step, max_size=3).map(tuple)
+    # One block in four is made before the steps that come right before its `with` (round 26's adversary: a class
+    # that read the start in its __init__ passed, each manager was entered the moment it was made)
+    early = st.one_of(st.just(()), st.just(()), st.just(()), st.lists(step, min_size=1, max_size=2).map(tuple))
 
     def around(blocks: st.SearchStrategy[Step]) -> st.SearchStrategy[Program]:
         return st.tuples(steps, st.lists(blocks, max_size=2).map(tuple), steps).map(lambda s: s[0] + s[1] + s[2])
@@ -512,10 +596,14 @@ def programs() -> st.SearchStrategy[Program]:
     # One block in four raises after its steps (a raise ends its block, so a raise anywhere else is the same block cut
     # short); shrinking takes the raise away (0 is no raise).  Without raises in generated programs, an answer that
     # resets the peak counters when a block raises passed: only the chosen programs raised.  (The fourth adversary's.)
-    raises = st.integers(0, 7).map(lambda k: () if k < 6 else (("raise",),) if k == 6 else (("raise", "interrupt"),))
+    # A RuntimeError, a KeyboardInterrupt or a CancelledError (round 26's adversary cleaned up in
+    # `except (Exception, KeyboardInterrupt)`, and passed).
+    kinds = ((("raise",),), (("raise", "interrupt"),), (("raise", "cancel"),))
+    raises = st.integers(0, 11).map(lambda k: () if k < 9 else kinds[k - 9])
 
     def a_block(inner: st.SearchStrategy[Program]) -> st.SearchStrategy[Step]:
-        return st.tuples(inner, raises).map(lambda s: ("block", s[0] + s[1]))
+        return st.tuples(inner, raises, early).map(lambda s: ("block", s[0] + s[1], s[2]) if s[2] else
+                                                   ("block", s[0] + s[1]))
 
     def chain(levels: Sequence[tuple[Program, Program, Program]], bottom: Step, peak: Program) -> Step:
         """Blocks nested in one chain, outermost first, each holding its steps before, its nested block, its steps
@@ -561,6 +649,8 @@ def _resolved(program: Program) -> Program:
             if step[0] == "make":
                 live.append(name("t"))
                 out.append(("make", live[-1], step[1]))
+            elif step[0] == "garbage":
+                out.append(("garbage", name("t"), step[1]))
             elif step[0] == "peak":
                 made = name("t")
                 out += [("make", made, step[1]), ("free", made)]
@@ -570,7 +660,8 @@ def _resolved(program: Program) -> Program:
                 out.append(step)
             elif step[0] == "block":
                 block = name("b")
-                out.append(("block", block, resolve(step[1], inside=True)))
+                early = resolve(step[2], inside) if len(step) > 2 else ()
+                out.append(("block", block, resolve(step[1], inside=True), *((early,) if early else ())))
         return tuple(out)
 
     return resolve(program)
@@ -584,12 +675,16 @@ def _program_text(ops: Program) -> str:
             parts.append(f"{op[1]} = {_size_text(op[2])}")
         elif op[0] == "free":
             parts.append(f"del {op[1]}")
+        elif op[0] == "garbage":
+            parts.append(f"{op[1]} = {_size_text(op[2])} in a reference cycle; del {op[1]}")
         elif op[0] == "empty_cache":
             parts.append("empty_cache()")
         elif op[0] == "raise":
-            parts.append("raise KeyboardInterrupt" if op[1:] == ("interrupt",) else "raise RuntimeError")
+            parts.append({("interrupt",): "raise KeyboardInterrupt", ("cancel",): "raise CancelledError"}.get(
+                op[1:], "raise RuntimeError"))
         else:
-            parts.append(f"{op[1]} {{ {_program_text(op[2])} }}" if op[2] else f"{op[1]} {{ }}")
+            made = f"{op[1]} = block_memory(); {_program_text(op[3])}; with {op[1]} " if len(op) > 3 else f"{op[1]} "
+            parts.append(made + (f"{{ {_program_text(op[2])} }}" if op[2] else "{ }"))
     return "; ".join(parts)
 
 
@@ -637,7 +732,8 @@ _RELEASED = "the block released what it reserved before it ended: a value read a
 _OUTER = ("a block nested in this one (at any depth) reset PyTorch's counters after this block's peak: where must "
           "that peak be kept, and when, so that this block still knows it at its end?")
 _CHANGED = ("more than the block itself held, and block_memory() changed the counters when the block started (it "
-            "made, freed or emptied something): a measurement must leave alone what it measures")
+            "made, freed or emptied something: a garbage collection frees too): a measurement must leave alone what "
+            "it measures")
 _UNIT = "far less than the block held, by a round factor: in which unit does the report count?"
 _BLOCKS = ("a little less than the block held: the allocator holds a tensor in a block of whole 512 bytes, and the "
            "bytes held in tensors are counted in blocks, as torch.cuda.memory_allocated() counts them")
@@ -653,16 +749,34 @@ _STATE_AFTER = ("a measurement must not change what the measured code does, nor 
                 "PyTorch setting you changed before the block ends (a `with` block, or a finally, does), however it "
                 "ends")
 _CHANGED_AT_END = ("a measurement must leave alone what it measures: block_memory() made, freed or emptied something "
-                   "when the block ended, so the code after the block (and the blocks around it) finds PyTorch's "
-                   "memory otherwise than without the measurement")
+                   "(a garbage collection frees too) when the block ended, so the code after the block (and the "
+                   "blocks around it) finds PyTorch's memory otherwise than without the measurement")
 _SHARED = ("the report changed after its block ended: each block needs a report of its own, filled in when that "
            "block ends and left alone afterwards")
 
 _FIELDS = ("peak_allocated", "reserved_growth")
 
 
+def _whole(x: object) -> int | None:
+    """A count of bytes: an integer of any kind, or a float of at least 53 bits of mantissa (float, np.float64, a
+    float64 tensor of one element) that holds a whole number (round 26's adversary: peaks kept in a float64 NumPy array
+    were refused; the task asks for two numbers, and float64 holds every count of bytes of a GPU exactly).  A float32
+    (or narrower) is no count of bytes: it holds whole numbers exactly up to 2**24 only."""
+    n = integral(x)
+    if n is not None or real(x) is None:
+        return n
+    if isinstance(x, torch.Tensor):
+        precise = x.dtype in (torch.float64,)
+    elif isinstance(x, (np.ndarray, np.generic)):
+        precise = x.dtype.kind == "f" and np.finfo(x.dtype).nmant >= 52
+    else:
+        precise = isinstance(x, float)
+    value = real(x)
+    return int(value) if precise and value is not None and math.isfinite(value) and value == int(value) else None
+
+
 def _fields(report: object) -> tuple[int | None, ...]:
-    return tuple(integral(getattr(report, field, None)) for field in _FIELDS)
+    return tuple(_whole(getattr(report, field, None)) for field in _FIELDS)
 
 
 def _peak_before_a_nested_block(trace: Trace, block: str, field: int) -> bool:
@@ -707,7 +821,13 @@ class InterruptedInABlock(KeyboardInterrupt):
     loop cleanly); no Exception, so an answer that cleans up in `except Exception:` only leaves its bookkeeping open."""
 
 
-_IN_A_BLOCK = (RaisedInABlock, InterruptedInABlock)
+class CancelledInABlock(asyncio.CancelledError):
+    """A program's ("raise", "cancel") step: a task cancelled in a block, the cancellation caught right around it.  A
+    BaseException, neither an Exception nor a KeyboardInterrupt (round 26's adversary cleaned up in `except (Exception,
+    KeyboardInterrupt):`, and passed: the programs raised those two only)."""
+
+
+_IN_A_BLOCK = (RaisedInABlock, InterruptedInABlock, CancelledInABlock)
 
 
 # The settings read around each block: all but NumPy's and Python's generators, which are slow to read (120 and 30 us
@@ -764,20 +884,25 @@ def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: Re
     for op in ops:
         if op[0] == "block":
             before = _state()
-            trace.append(("start", op[1], *_counters()))
-            raised, last = False, None
+            raised, last, thrown = False, None, None
             try:
-                with _manager(ex, block_memory) as report:
+                if len(op) > 3:  # made, then the steps before its `with`: "at the start" is when the `with` is reached
+                    manager = _manager(ex, block_memory)
+                    _play(ex, block_memory, op[3], memory, trace, reports, swallowed, changed)
+                trace.append(("start", op[1], *_counters()))
+                with manager if len(op) > 3 else _manager(ex, block_memory) as report:
                     trace.append(("entered", op[1], *_counters()))
                     _put_back(before, op[1], "inside", changed)
                     try:
                         _play(ex, block_memory, op[2], memory, trace, reports, swallowed, changed)
-                    except _IN_A_BLOCK:
-                        raised, last = True, _counters()
+                    except _IN_A_BLOCK as error:
+                        raised, last, thrown = True, _counters(), error
                         raise
                     last = _counters()
-            except _IN_A_BLOCK:
+            except _IN_A_BLOCK as error:
                 trace.append(("end", op[1]))
+                if error is not thrown:  # a new exception of the same type (round 26's adversary's copy passed)
+                    swallowed.append((op[1], f"{type(error).__name__}: {error}, another exception of the same type"))
                 continue
             except Exception as error:  # the answer's, in place of the block's: FAILs after the program
                 if not raised or isinstance(error, ExerciseFailed):
@@ -797,9 +922,13 @@ def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: Re
         if op[0] == "raise":
             if op[1:] == ("interrupt",):
                 raise InterruptedInABlock("raised inside a block by the check's program (Ctrl-C)")
+            if op[1:] == ("cancel",):
+                raise CancelledInABlock("raised inside a block by the check's program (a task cancelled)")
             raise RaisedInABlock("raised inside a block by the check's program")
         if op[0] == "make":
             memory.make(op[1], op[2])
+        elif op[0] == "garbage":
+            memory.garbage(op[1], op[2])
         elif op[0] == "free":
             memory.free(op[1])
         else:
@@ -821,6 +950,7 @@ def _blocks_report_right(ex: Checker, block_memory: Callable[[], Any], program: 
     finally:
         for name in memory.alive():
             memory.free(name)
+        memory.drop_garbage()
         memory.empty_cache()
         after = read(AROUND_A_PROGRAM)
         changed += [("", "program", name, was, after[name]) for name, was in generators.items() if after[name] != was]
@@ -841,7 +971,8 @@ def _blocks_report_right(ex: Checker, block_memory: Callable[[], Any], program: 
     for block, (report, when_it_ended) in reports.items():
         ex.expect(None not in when_it_ended, f"in the program {text}: the report of {block} is {shown(report)}, "
                   "without whole numbers of bytes in peak_allocated and reserved_growth",
-                  "bytes are whole numbers: report each as an integer (int, or any integer type)"
+                  "bytes are whole numbers: report each as an integer (int, or any integer type; a float32 holds "
+                  "whole numbers exactly only up to 2**24)"
                   if all(real(getattr(report, field, None)) is not None for field in _FIELDS) else
                   "yield an object whose fields peak_allocated and reserved_growth are filled in when the block ends")
         for field, (name, got, want) in enumerate(zip(_FIELDS, when_it_ended, right[block])):
@@ -946,13 +1077,26 @@ def _chosen_programs() -> list[Program]:
         # a block that holds more than 32 bits count (4 GiB + 256 MiB), one around it: a report in a 32-bit integer,
         # signed or not, wraps (round 22's adversary's np.int32 reports passed; no block held 2 GiB)
         (block(make(8 * MiB), block(make(4 * GiB + 256 * MiB), free(1)), free(0)),),
+        # round 26's adversary's: a block cancelled (a BaseException, caught
+        # around it) after a peak in the block around it; and a manager made before the steps that come before its
+        # `with` (a tensor made and a peak, which are not that block's: "at the start" is when the `with` is reached)
+        (block(make(300 * MiB), free(0), block(make(10 * MiB), ("raise", "cancel")), make(1 * MiB), free(0)),),
+        (block(make(8 * MiB), ("block", (make(10 * MiB), free(1)), (make(30 * MiB), ("peak", 200 * MiB))), free(0)),
+         free(0)),
     ]
 
 
+# The program the check runs first, before the generated ones: garbage in reference cycles before a block and in it
+# (round 26's adversary's gc.collect() when a block starts lowers its start, and one when it ends lowers the counters
+# after it); first, because an answer that collects takes a third of a second at each block.
+GARBAGE_FIRST: Program = (("garbage", 8 * MiB), ("block", (("make", 30 * MiB), ("free", 0))), ("garbage", 2 * MiB),
+                          ("block", (("garbage", 1 * MiB), ("block", (("make", 4 * MiB),)))))
+
+
 def _blocks(ex: Checker, block_memory: Callable[[], Any], memory: RealMemory, examples: int, budget_s: float) -> None:
-    """The property over generated programs, then the chosen ones."""
+    """The property over the first program, the generated ones, then the chosen ones."""
     for_all(ex, programs(), lambda program: _blocks_report_right(ex, block_memory, program, memory),
-            examples=examples, chosen=_chosen_programs(), budget_s=budget_s,
+            examples=examples, chosen=_chosen_programs(), budget_s=budget_s, first=[GARBAGE_FIRST],
             describe=lambda program: f"the program {_program_text(_resolved(program))}")
 
 
@@ -971,6 +1115,20 @@ def _no_garbage_collection() -> Iterator[None]:
         gc.enable()
 
 
+@contextmanager
+def _collector_off() -> Iterator[None]:
+    """No automatic garbage collection (its first threshold out of reach), the collector still enabled, as it was
+    afterwards: the programs' garbage stays until a block_memory() collects it, and an answer that turns the collector
+    off is still seen (`_state`).  Without the collection that _no_garbage_collection runs first (a third of a second
+    in a test process): the imitated counters count only the programs' own tensors, which no earlier garbage holds."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(2**30, *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
 def check_block_memory(block_memory: Callable[[], AbstractContextManager[Any]]) -> None:
     """block_memory() must report a block's peak allocated bytes and reserved growth beyond its start, also when
     blocks are nested, however deep."""
@@ -984,7 +1142,7 @@ def check_block_memory(block_memory: Callable[[], AbstractContextManager[Any]]) 
 
 BLOCK_PROGRAMS = 50  # generated programs, on a GPU and on a CPU
 register(Exercise(NOTEBOOK, "block_memory", check_block_memory, gpu=True,
-                  cpu_checks=BLOCK_PROGRAMS + len(_chosen_programs())))
+                  cpu_checks=BLOCK_PROGRAMS + len(_chosen_programs()) + 1))  # and GARBAGE_FIRST
 
 
 def _check_block_memory_on_cpu(block_memory: Callable[[], AbstractContextManager[Any]]) -> None:
@@ -993,7 +1151,8 @@ def _check_block_memory_on_cpu(block_memory: Callable[[], AbstractContextManager
           ex.on_cpu("the reports of every block of generated programs, blocks nested up to twelve deep, with the "
                     "allocator's counters imitated (ImitatedCounters)",
                     "the same programs on PyTorch's caching allocator"),
-          cuda_on_cpu(like_a_gpu=True), imitated_counters() as counters):  # round 19's adversary: device_count() said 0
+          cuda_on_cpu(like_a_gpu=True), imitated_counters() as counters,  # round 19's adversary: device_count() said 0
+          _collector_off()):  # no collection but an answer's frees the programs' garbage (GARBAGE_FIRST)
         _blocks(ex, ex.answer(block_memory), ImitatedMemory(counters), examples=BLOCK_PROGRAMS, budget_s=2.0)
 
 
@@ -1041,17 +1200,20 @@ def _call(fn: Callable[..., Any], lengths: list[int], width: int) -> Any:
 def batches_footprint(fn: Callable[..., Any], lengths: list[int], width: int = 4096) -> tuple[Any, int, int]:
     """Run fn(lengths, width) from an empty cache, PyTorch's generators seeded with SEED: (its results, growth of
     the peak reserved bytes, new segments).  The generators are as they were before, afterwards."""
-    return _footprint(fn, lengths, width)[:3]
+    return _footprint(fn, lengths, width)[:3]  # type: ignore[return-value]
 
 
 POOLS = ("large", "small")  # the caching allocator's pools: blocks over 1 MiB, and blocks of 1 MiB or less
 
 
 def _footprint(fn: Callable[..., Any], lengths: list[int], width: int = 4096
-               ) -> tuple[Any, int, int, int, dict[str, int]]:
+               ) -> tuple[Any, int, int, int, dict[str, int], torch.Tensor, Any]:
     """batches_footprint's (results, growth, new segments), how far the bytes held in PyTorch's tensors rose at
     their most (max_memory_allocated() from the start): at least the largest batch, if the batches were PyTorch's
-    and the peak counters were not reset meanwhile; and the growth of the peak reserved bytes of each pool (POOLS)."""
+    and the peak counters were not reset meanwhile; the growth of the peak reserved bytes of each pool (POOLS); the
+    GPU's generator state right after the call (round 26's adversary: a memo that drew nothing on a hit left it
+    elsewhere, unseen); and the results as the caller reads them right after the call on its own stream
+    (`_read_now`), before the synchronize of the whole GPU below."""
     require_cuda("batches_footprint()")
     with _seeded(gpu=True):  # first: the block of the numbers it draws is released, and uncounted, below
         torch.cuda.synchronize()
@@ -1061,6 +1223,8 @@ def _footprint(fn: Callable[..., Any], lengths: list[int], width: int = 4096
         before = torch.cuda.memory_stats()
         segments = before.get("segment.all.allocated", 0)
         result = _call(fn, lengths, width)
+        read_now = _read_now(result)
+        state = torch.cuda.get_rng_state()
     torch.cuda.synchronize()
     growth = torch.cuda.max_memory_reserved() - start
     held = torch.cuda.max_memory_allocated() - allocated
@@ -1069,7 +1233,19 @@ def _footprint(fn: Callable[..., Any], lengths: list[int], width: int = 4096
     pools = {pool: after.get(f"reserved_bytes.{pool}_pool.peak", 0) - before.get(f"reserved_bytes.{pool}_pool.current",
                                                                                   0) for pool in POOLS}
     torch.cuda.empty_cache()
-    return result, growth, new_segments, held, pools
+    return result, growth, new_segments, held, pools, state, read_now
+
+
+def _read_now(result: object) -> object:
+    """The results as the caller reads them right after the call: each GPU tensor (the result, or an item of a list or
+    tuple) copied to the host on the caller's current stream, which waits for nothing else (round 26's adversary's
+    sums made on a side stream that the caller's stream never waited for passed: the check synchronized the whole GPU
+    before it read them).  Anything else as it is."""
+    def now(x: object) -> object:
+        return x.cpu() if isinstance(x, torch.Tensor) and x.is_cuda else x
+    if isinstance(result, (list, tuple)):
+        return [now(x) for x in result]
+    return now(result)
 
 
 def gpu_loops() -> st.SearchStrategy[tuple[list[int], int]]:
@@ -1084,13 +1260,14 @@ def cpu_loops() -> st.SearchStrategy[tuple[list[int], int]]:
 
 
 def _sums(got: object) -> list[float] | None:
-    """The sums an answer returned, as floats: a list or tuple of real numbers of any type, or a 1-D tensor or
-    array of them."""
+    """The sums an answer returned, as floats: a sequence of real numbers of any type (a list, a tuple, an
+    array.array, a deque: round 26's adversary's array.array and deque of the right sums were refused), or a 1-D
+    tensor or array of them."""
     if isinstance(got, (torch.Tensor, np.ndarray)):
         if got.ndim != 1:
             return None
         got = list(got)
-    if not isinstance(got, (list, tuple)):
+    if not isinstance(got, Sequence) or isinstance(got, (str, bytes, bytearray, memoryview)):
         return None
     sums = [real(x) for x in got]
     return None if None in sums else sums  # type: ignore[return-value]
@@ -1128,7 +1305,12 @@ def _expect_sums(ex: Checker, lengths: list[int], width: int, got: object, want:
     call = call or _loop_text(lengths, width)
     sums = _sums(got)
     ex.expect(sums is not None and len(sums) == len(want),
-              f"{call} returned {shown(got)}, not one sum for each of its {len(want)} batches",
+              f"{call} returned {shown(got)}, " + (
+                  f"a {got.ndim}-D array of shape {tuple(got.shape)}, whose items are arrays, not numbers"
+                  if isinstance(got, (torch.Tensor, np.ndarray)) and got.ndim > 1 else
+                  "one number, not a sequence of them" if isinstance(got, (torch.Tensor, np.ndarray)) else
+                  f"{len(sums)} sums for its {len(want)} batches" if sums is not None else
+                  "not a sequence of numbers"),
               "return a list with one number per batch, in the loop's order")
     assert sums is not None
     wrong = [i for i, (s, w) in enumerate(zip(sums, want)) if not math.isclose(s, w, rel_tol=RELATIVE)]
@@ -1142,6 +1324,34 @@ def _expect_sums(ex: Checker, lengths: list[int], width: int, got: object, want:
               "each batch holds random numbers from PyTorch's generator on the GPU, drawn batch by batch from where "
               "the program left it (it may have drawn numbers, or called your function, before): draw every batch "
               "there, at every call, in the loop's order, with as many numbers, in float32, and sum all of it")
+
+
+def _expect_read_now(ex: Checker, call: str, got: object, read_now: object) -> None:
+    """The sums read on the caller's stream right after the call are the ones read after a synchronize of the whole
+    GPU: nothing that makes them is left on a stream that the caller's stream does not wait for."""
+    now, later = _sums(read_now), _sums(got)
+    if now is None or later is None or len(now) != len(later):
+        return
+    differ = [i for i, (a, b) in enumerate(zip(now, later)) if not (a == b or (math.isnan(a) and math.isnan(b)))]
+    i = differ[0] if differ else 0
+    ex.expect(not differ, f"{call}: the sum of batch {i} read on the caller's stream right after the call is "
+              f"{now[i]:.7g}, and {later[i]:.7g} once the whole GPU has synchronized", _RACE_HINT)
+
+
+_RACE_HINT = ("the caller reads your results on its own stream, as soon as your function returns: whatever makes them "
+              "on another stream must be waited for by the caller's stream (wait_stream, or an event it waits on) "
+              "before you return them")
+
+
+def _expect_generator(ex: Checker, call: str, state: torch.Tensor, want: torch.Tensor) -> None:
+    """PyTorch's generator (the GPU's; the CPU's on the CPU part) is where run_batches leaves it after the same
+    calls: the program draws on from it (round 26's adversary's sums kept by the generator's state passed: a repeated
+    call drew nothing, and nothing read the generator after a call)."""
+    ex.expect(torch.equal(state, want), f"after {call}, PyTorch's random generator is not where run_batches leaves "
+              "it: the random numbers the program draws next differ",
+              "the program goes on drawing from the generator after your function: draw every batch, at every call, "
+              "as many numbers as run_batches, and nothing else from it (a result kept from an earlier call draws "
+              "nothing)")
 
 
 # Every process-wide setting but PyTorch's generators, which the batches are drawn from (round 22's adversary left the
@@ -1162,10 +1372,12 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
             if len(case) == 3:
                 return _one_after_another(ex, yours, *case)
             lengths, width = case
-            got, _, segments, held, pools = _footprint(yours, lengths, width)  # first: an answer that raises
-            want, _, _ = batches_footprint(run_batches, lengths, width)  # costs less
+            got, _, segments, held, pools, state, read_now = _footprint(yours, lengths, width)  # first: an answer
+            want, *_, want_state, _ = _footprint(run_batches, lengths, width)  # that raises costs less
             alone = _footprint(run_batches, [max(lengths)], width)[4]
             _expect_sums(ex, lengths, width, got, want)
+            _expect_read_now(ex, _loop_text(lengths, width), got, read_now)
+            _expect_generator(ex, _loop_text(lengths, width), state, want_state)
             largest = max(lengths) * width * 4
             ex.expect(held >= largest and segments >= 0,
                       f"{_loop_text(lengths, width)}: PyTorch's memory statistics never saw its largest batch "
@@ -1204,10 +1416,11 @@ def _one_after_another(ex: Checker, yours: Callable[..., Any], lengths: list[int
     cache is its own)."""
     loops = [lengths, *later]
     got = _footprint(_in_a_row(yours, loops), lengths, width)
-    want = batches_footprint(_in_a_row(run_batches, loops), lengths, width)[0]
+    want, *_, want_state, _ = _footprint(_in_a_row(run_batches, loops), lengths, width)
     text = _case_text((lengths, width, later))
     for k, (loop, result, sums) in enumerate(zip(loops, got[0], want)):
         _expect_sums(ex, loop, width, result, sums, call=f"call {k + 1} of {text}")
+    _expect_generator(ex, text, got[5], want_state)
     largest, held = max(map(max, loops)) * width * 4, got[3]
     ex.expect(held >= largest, f"{text}: PyTorch's memory statistics never saw the largest batch of the first call "
               f"({format_bytes(largest)}) held in a tensor: at their most, the bytes in tensors rose by "
@@ -1228,22 +1441,46 @@ SMALL_SEGMENT = 2 * MiB  # kSmallBuffer in CUDACachingAllocator.cpp: each segmen
 SLACK = {"large": 0, "small": SMALL_SEGMENT}
 POOL_SAYS = {"large": "large pool (blocks over 1 MiB)", "small": "small pool (blocks of 1 MiB or less)"}
 GPU_LOOPS, CPU_LOOPS = 20, 40  # generated loops, on a GPU and on a CPU
-# The loops the GPU part always tries after the generated ones.  The last is narrow and long (16 and 64 MiB batches of
+# The loops the GPU part always tries after the generated ones.  The third is narrow and long (16 and 64 MiB batches of
 # one column): a per-row intermediate, batch.sum(dim=1), is then as large as the batch, and an answer that keeps one
 # beside it grows.  The generated loops (drawn from the check's fixed seed) have no batch of more than 262,144 rows, so
 # such an intermediate stays under 1 MiB there and hides in the small pool's segment.  (The third adversary's.)
-# The last is one call after another (Case): 64 MiB at most in the first call, 16 MiB in the later ones.
+# The fourth is one call after another (Case): 64 MiB at most in the first call, 16 MiB in the later ones.  The last is
+# the second again, from the same seeding: a result kept from the earlier case draws nothing, and leaves the generator
+# elsewhere (round 26's adversary's memo keyed by the generator's state).
 GPU_CHOSEN: list[Case] = [(GROWING_LENGTHS, 4096), (MIXED_LENGTHS, 4096), ([ROWS // 4, ROWS], 1),
-                          ([1024, 4096, 2048], 4096, ([512, 1024], [512, 1024]))]
-CPU_CHOSEN: list[Case] = [([5, 1, 3], 4096), ([6, 2, 5], 7, ([1, 3], [1, 3]))]
+                          ([1024, 4096, 2048], 4096, ([512, 1024], [512, 1024])), (MIXED_LENGTHS, 4096)]
+# The first loop twice, each from the same seeding: a result kept from the earlier case draws nothing (round 26's
+# adversary's memo keyed by the generator's state; the GPU part's last loop, the same).
+CPU_CHOSEN: list[Case] = [([5, 1, 3], 4096), ([6, 2, 5], 7, ([1, 3], [1, 3])), ([5, 1, 3], 4096)]
 register(Exercise(NOTEBOOK, "run_batches_fixed", check_batches_without_growth, gpu=True,
                   cpu_checks=CPU_LOOPS + len(CPU_CHOSEN)))
+
+
+class _DrawsApart(TorchFunctionMode):
+    """The CPU part's imitation of a GPU's generator, whose numbers depend on how the draws are split into calls:
+    on a GPU each call of a random op starts at a new Philox offset (rounded up per thread), so that one draw of n rows
+    and n draws of one row give other numbers; the CPU's generator (mt19937) is sequential, and gives the same.  Here
+    each call of a random op on the default generator (the GPU's, imitated) skips one number after it draws (round 26's
+    adversary's batches drawn 8 rows at a time, or one row at a time, passed the CPU part)."""
+
+    DRAWS = frozenset({"rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm", "normal",
+                       "bernoulli", "multinomial", "poisson", "uniform_", "normal_", "random_", "bernoulli_",
+                       "exponential_", "geometric_", "log_normal_", "cauchy_"})
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        if getattr(func, "__name__", "") in self.DRAWS and kwargs.get("generator") in (None, torch.default_generator):
+            torch.empty(1).uniform_()  # the next call's numbers start further on, as a new Philox offset does
+        return result
 
 
 def _check_batches_on_cpu(run_batches_fixed: Callable[[list[int]], list[float]]) -> None:
     """check_batches_without_growth's sums, with the batches made on the CPU: the values, not the memory."""
     with (exercise("run_batches_fixed") as ex,
-          ex.on_cpu("the sums of generated loops, in order, with the batches made on the CPU",
+          ex.on_cpu("the sums of generated loops, in order, with the batches made on the CPU (each random op's call "
+                    "starting further on in the generator, as on a GPU), and where the generator is left",
                     "the sums of the batches drawn on the GPU, how much the reserved memory grows, and how many new "
                     "segments (cudaMalloc calls) the loop needs")):
         yours = keeping(ex, ex.answer(run_batches_fixed), names=LOOP_WATCHED)
@@ -1254,12 +1491,15 @@ def _check_batches_on_cpu(run_batches_fixed: Callable[[list[int]], list[float]])
             # like a GPU: torch.cuda.is_available() is True and the batches say they are on cuda (round 19's adversary:
             # an answer with a CPU fallback was judged on its CPU branch, and its GPU branch's mistakes never showed)
             with cuda_on_cpu(like_a_gpu=True):
-                with _seeded(gpu=False):
+                with _seeded(gpu=False), _DrawsApart():
                     want = _in_a_row(run_batches, loops)(lengths, width)
-                with _seeded(gpu=False):
+                    want_state = torch.get_rng_state()
+                with _seeded(gpu=False), _DrawsApart():
                     got = _in_a_row(yours, loops)(lengths, width)
+                    state = torch.get_rng_state()
             for k, (loop, result, sums) in enumerate(zip(loops, got, want)):
                 call = f"call {k + 1} of {_case_text(case)}" if later else None
                 _expect_sums(ex, loop, width, result, sums, call=call)
+            _expect_generator(ex, _case_text(case), state, want_state)
 
         for_all(ex, cpu_loops(), same_sums, examples=CPU_LOOPS, budget_s=2.0, chosen=CPU_CHOSEN, describe=_case_text)

@@ -137,8 +137,10 @@ def case_of(error: BaseException, case: T) -> T:
 
 
 def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None], *, examples: int = EXAMPLES,
-            chosen: Sequence[T] = (), budget_s: float = BUDGET_S, describe: Callable[[T], str] = repr) -> None:
-    """Check `prop(case)` for `examples` cases drawn from `cases`, then for the `chosen` ones.
+            chosen: Sequence[T] = (), budget_s: float = BUDGET_S, describe: Callable[[T], str] = repr,
+            first: Sequence[T] = ()) -> None:
+    """Check `prop(case)` for `examples` cases drawn from `cases`, then for the `chosen` ones (and before all, the
+    `first` ones: small cases on which a slow wrong answer fails at once, not after many generated ones).
 
     `prop` raises ExerciseFailed (through `ex.expect`) when the answer is wrong for that case.  Each case
     that passes counts as one check passed.  On a failure, Hypothesis shrinks the case to the smallest
@@ -179,6 +181,8 @@ def for_all(ex: Checker, cases: st.SearchStrategy[T], prop: Callable[[T], None],
     test = hypothesis.seed(seed)(_settings(examples, shrink=budget_s > 0)(hypothesis.given(cases)(run)))
     stands: BaseException | None = None  # the failure to raise, outside the handlers (see _alone)
     try:
+        for case in first:
+            run(case)
         test()  # generated cases first: a failure among them is shrunk (Hypothesis's explicit examples are not)
         for case in chosen:
             run(case)

@@ -3,7 +3,9 @@ tests: SPOILERS."""
 
 from __future__ import annotations
 
+import array
 import collections
+import gc
 import itertools
 import warnings
 from collections.abc import Callable
@@ -1075,9 +1077,10 @@ def _stack_block_memory(stack: list[_Open], push: Callable[[list[_Open], _Open],
                     stack.remove(this)
             entry = this
         else:
+            caught = (Exception, KeyboardInterrupt) if "KeyboardInterrupt" in cleanup else Exception
             try:
                 yield report
-            except Exception:  # not BaseException, and no finally
+            except caught:  # not BaseException, and no finally
                 stack.pop()
                 raise
             entry = stack.pop()  # the report comes from the entry popped
@@ -1441,6 +1444,227 @@ WRONG_LOOPS.update({
     "round 22's adversary: sum(dtype=torch.float64), a float64 copy of each batch": float64_sums_of_one_buffer,
 })
 
+
+# ---------------------------------------------------------------- round 26's adversary (/work/adv26/01)
+def _r26_right_warm(sizes: list[int]) -> list[int]:
+    small = [_block(n) for n in sizes if _block(n) <= MiB]
+    large = [_block(n) for n in sizes if _block(n) > MiB]
+    return ([max(max(large), 10 * MiB)] if large else []) + ([max(small)] if small else [])
+
+
+def warm_numpy_slices(sizes: list[int]) -> list:
+    """Wrong (round 26's adversary: 1-element NumPy arrays as sizes): each pool's largest block taken as
+    `np.sort(blocks[mask])[-1:]`, a 1-element 1-D ndarray, which the notebook's next cell, measure_reserved(warm +
+    loop), cannot give torch.empty (a TypeError), though integral() counts it a whole number."""
+    b = np.maximum(512, (np.asarray(sizes, dtype=np.int64) + 511) // 512 * 512)
+    out = []
+    large = np.sort(b[b > MiB])[-1:]
+    if large.size:
+        out.append(np.maximum(large, 10 * MiB))
+    small = np.sort(b[b <= MiB])[-1:]
+    if small.size:
+        out.append(small)
+    return out
+
+
+_R26_BY_TOTAL: dict[int, list[int]] = {}
+
+
+def warm_memo_by_total(sizes: list[int]) -> list[int]:
+    """Wrong (round 26's adversary: memoised on the total bytes): two loops with the same total get the same warm-up,
+    [12 MiB] then [4 MiB, 8 MiB] (10 MiB would do for the second) or [2 MiB, 2 MiB] then [4 MiB - 512, 512] (no
+    small-pool tensor): a result kept from an earlier call under a lossy key."""
+    key = sum(sizes)
+    if key not in _R26_BY_TOTAL:
+        _R26_BY_TOTAL[key] = _r26_right_warm(sizes)
+    return list(_R26_BY_TOTAL[key])
+
+
+WRONG_WARM_UPS.update({
+    "round 26's adversary: 1-element NumPy arrays as sizes (np.sort(...)[-1:])": warm_numpy_slices,
+    "round 26's adversary: memoised on the total bytes": warm_memo_by_total,
+})
+
+
+def _r26_bookkeeping(on_start: Callable[[], object] | None = None, on_end: Callable[[], object] | None = None,
+                     reraise: Callable[[BaseException], object] | None = None,
+                     cleanup: type[BaseException] | tuple[type[BaseException], ...] = BaseException,
+                     number: Callable[[int], object] = int) -> Callable:
+    """Round 26's adversary's bookkeeping (open blocks' peaks kept before every reset, a `finally`), with hooks."""
+    import types
+
+    open_blocks: list[list[int]] = []
+
+    def keep(blocks: list[list[int]]) -> None:
+        a, r = torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()
+        for b in blocks:
+            b[2], b[3] = max(b[2], a), max(b[3], r)
+
+    def leave(me: list[int]) -> None:
+        keep([me])
+        del open_blocks[next(i for i, b in enumerate(open_blocks) if b is me)]
+
+    @contextmanager
+    def block_memory():
+        if on_start:
+            on_start()
+        keep(open_blocks)
+        torch.cuda.reset_peak_memory_stats()
+        me = [torch.cuda.memory_allocated(), torch.cuda.memory_reserved()]
+        me += me
+        open_blocks.append(me)
+        report = types.SimpleNamespace(peak_allocated=0, reserved_growth=0)
+        ok = False
+        try:
+            yield report
+            ok = True
+        except cleanup as error:
+            leave(me)
+            if reraise is not None:
+                reraise(error)
+            raise
+        finally:
+            if ok:
+                leave(me)
+        report.peak_allocated, report.reserved_growth = number(me[2] - me[0]), number(me[3] - me[1])
+        if on_end:
+            on_end()
+    return block_memory
+
+
+def _r26_annotate(error: BaseException) -> None:
+    raise type(error)(f"{error} (raised inside a measured block)") from error
+
+
+class _StartsAtCreation:
+    """Wrong (round 26's adversary): block_memory as a class whose __init__ reads the start and resets the counters:
+    `m = block_memory(); x = torch.empty(...); with m:` counts x as the block's ("at the start" is when the `with` line
+    is reached)."""
+
+    open_blocks: ClassVar[list[_StartsAtCreation]] = []
+
+    def __init__(self) -> None:
+        import types
+
+        a, r = torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()
+        for b in self.open_blocks:
+            b.peak = [max(b.peak[0], a), max(b.peak[1], r)]
+        torch.cuda.reset_peak_memory_stats()
+        self.start = [torch.cuda.memory_allocated(), torch.cuda.memory_reserved()]
+        self.peak: list[int] = list(self.start)
+        self.report = types.SimpleNamespace(peak_allocated=0, reserved_growth=0)
+
+    def __enter__(self):
+        self.open_blocks.append(self)
+        return self.report
+
+    def __exit__(self, *exc: object) -> None:
+        a, r = torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()
+        self.peak = [max(self.peak[0], a), max(self.peak[1], r)]
+        self.open_blocks.remove(self)
+        for b in self.open_blocks:  # hands the peak on to the blocks around it
+            b.peak = [max(b.peak[0], self.peak[0]), max(b.peak[1], self.peak[1])]
+        self.report.peak_allocated = self.peak[0] - self.start[0]
+        self.report.reserved_growth = self.peak[1] - self.start[1]
+
+
+WRONG_BLOCKS.update({
+    # round 26's adversary's: the check told the block's exception by its type, not by identity
+    "round 26's adversary: re-raises a same-type copy of the block's exception": _r26_bookkeeping(
+        reraise=_r26_annotate),
+    # round 26's adversary's: no program held garbage in reference cycles
+    "round 26's adversary: gc.collect() when a block starts": _r26_bookkeeping(on_start=gc.collect),
+    "round 26's adversary: gc.collect() when a block ends": _r26_bookkeeping(on_end=gc.collect),
+    # round 26's adversary's: the programs raised a RuntimeError and a KeyboardInterrupt only (its own answer left
+    # the entry of a cancelled block in its list, but took each block's entry out by identity: every report right)
+    "round 26's adversary: cleans up in except (Exception, KeyboardInterrupt), no finally": _stack_block_memory(
+        [], cleanup="except (Exception, KeyboardInterrupt)"),
+    # round 26's adversary's: every manager was entered the moment it was made
+    "round 26's adversary: reads the start and resets in __init__, not __enter__": _StartsAtCreation,
+})
+RIGHT_BLOCKS.update({
+    # round 26's adversary's: whole numbers of bytes in float64 were refused ("two numbers")
+    "round 26's adversary: peaks in float64 (np.float64 reports)": _r26_bookkeeping(number=np.float64),
+})
+
+
+def chunked_rows(lengths: list[int], width: int = 4096, chunk: int = 8) -> list[float]:
+    """Wrong (round 26's adversary: each batch drawn 8 rows at a time into a small buffer): on a GPU each draw is its
+    own Philox call, so the batch's numbers are not torch.rand(n, width)'s; the CPU part's sequential generator gave
+    the same numbers, until it imitated the GPU's split draws."""
+    buf = torch.empty(min(chunk, max(lengths)), width, device="cuda")
+    sums = []
+    for n in lengths:
+        total = 0.0
+        for start in range(0, n, chunk):
+            rows = min(chunk, n - start)
+            total += float(buf[:rows].uniform_().sum())
+        sums.append(total)
+    return sums
+
+
+def row_by_row(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 26's adversary): chunked_rows one row at a time."""
+    return chunked_rows(lengths, width, chunk=1)
+
+
+_R26_BY_STATE: dict[tuple, list[float]] = {}
+
+
+def memo_by_generator_state(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 26's adversary: memoised on the generator's state): the sums are right, but a hit draws nothing,
+    so the caller's generator is not advanced: the program's next random numbers differ from run_batches'."""
+    try:
+        state = torch.cuda.get_rng_state()
+    except Exception:  # noqa: BLE001 -- the CPU part: the GPU's generator is the CPU's there
+        state = torch.get_rng_state()
+    key = (bytes(state.numpy()), tuple(lengths), width)
+    if key not in _R26_BY_STATE:
+        buf = torch.empty(max(lengths), width, device="cuda")
+        _R26_BY_STATE[key] = [float(buf[:n].uniform_().sum()) for n in lengths]
+    return list(_R26_BY_STATE[key])
+
+
+def _r26_right_sums(lengths: list[int], width: int) -> list[float]:
+    buf = torch.empty(max(lengths), width, device="cuda")
+    return [float(buf[:n].uniform_().sum()) for n in lengths]
+
+
+def sums_in_array_array(lengths: list[int], width: int = 4096) -> array.array:
+    """Right (round 26's adversary): the solution's loop, the sums in an array.array('d')."""
+    return array.array("d", _r26_right_sums(lengths, width))
+
+
+def sums_in_a_deque(lengths: list[int], width: int = 4096) -> collections.deque:
+    """Right (round 26's adversary): the solution's loop, the sums in a collections.deque."""
+    return collections.deque(_r26_right_sums(lengths, width))
+
+
+def sums_through_pinned_host_memory(lengths: list[int], width: int = 4096) -> list[float]:
+    """Right (round 26's adversary): each 0-d sum copied with non_blocking=True into one pinned host tensor made with
+    torch.empty(k, pin_memory=True), one synchronize of the caller's stream, then .tolist() (the CPU part did not
+    imitate a factory's pin_memory=True, and blamed the answer for the CPU build's RuntimeError)."""
+    buf = torch.empty(max(lengths), width, device="cuda")
+    host = torch.empty(len(lengths), pin_memory=True)
+    for i, n in enumerate(lengths):
+        host[i:i + 1].copy_(buf[:n].uniform_().sum().reshape(1), non_blocking=True)
+    torch.cuda.current_stream().synchronize()
+    return host.tolist()
+
+
+WRONG_LOOPS.update({
+    "round 26's adversary: draws each batch 8 rows at a time": chunked_rows,
+    "round 26's adversary: draws each batch one row at a time": row_by_row,
+    "round 26's adversary: memoised on the generator's state (no draw on a hit)": memo_by_generator_state,
+})
+ALSO_RIGHT_LOOPS_R26 = {
+    "round 26's adversary: sums in an array.array('d')": sums_in_array_array,
+    "round 26's adversary: sums in a collections.deque": sums_in_a_deque,
+    "round 26's adversary: sums copied into a pinned host tensor (pin_memory=True), one synchronize":
+        sums_through_pinned_host_memory,
+}
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
@@ -1477,7 +1701,13 @@ WRONG_ON_CPU = {
                                      "torch.set_grad_enabled(False), left off",
                                      "torch.use_deterministic_algorithms(True), left on",
                                      # round 22's adversary's
-                                     "torch.set_num_threads(1), left", "expandable segments turned on, left on"},
+                                     "torch.set_num_threads(1), left", "expandable segments turned on, left on",
+                                     # round 26's adversary's: the CPU part imitates the GPU's split draws, and reads
+                                     # the generator after each call
+                                     "draws every batch at once",
+                                     "round 26's adversary: draws each batch 8 rows at a time",
+                                     "round 26's adversary: draws each batch one row at a time",
+                                     "round 26's adversary: memoised on the generator's state (no draw on a hit)"},
 }
 ALSO_RIGHT = {
     "check_warm_up_sizes": ALSO_RIGHT_WARM_UPS,
@@ -1490,6 +1720,7 @@ ALSO_RIGHT = {
         # the second adversary's
         "the warm-up and the loop on a side stream": on_a_side_stream,
         "the GPU's default generator named": names_the_default_generator,
+        **ALSO_RIGHT_LOOPS_R26,
     },
     "check_block_memory": RIGHT_BLOCKS,
 }
