@@ -374,6 +374,18 @@ class InOrder(torch.Stream):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
 
+    # Each stream or event is itself, as CUDA's are (round 26's adversary: as CPU streams, every imitated stream
+    # compared and hashed equal to every other and to the current one, so a right answer's dict keyed by stream kept
+    # one entry, and its guard "distinct streams, none the current one" raised); the current stream is one object.
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+    def __hash__(self) -> int:
+        return id(self)
+
     def wait_event(self, event: object = None) -> None:
         pass
 
@@ -423,6 +435,11 @@ class InOrderOnTheGPU(InOrder):
     @property
     def device(self) -> torch.device:  # type: ignore[override]
         return torch.device("cuda", 0)
+
+    @property
+    def device_index(self) -> int:  # type: ignore[override]
+        """0, the GPU's (round 26's adversary: a CPU stream's -1 made torch.device("cuda", s.device_index) raise)."""
+        return 0
 
     def record_event(self, event: Any = None) -> Any:
         return InOrderOnTheGPU() if event is None else event
@@ -573,9 +590,35 @@ class _OnTheDevice(nullcontext):
 
 
 _CURRENT = InOrder()
-_IMITATED = {"synchronize": lambda device=None: None, "current_stream": lambda device=None: _CURRENT,
-             "default_stream": lambda device=None: _CURRENT, "stream": lambda stream=None: nullcontext(),
-             "set_stream": lambda stream=None: None, "Stream": InOrder, "Event": InOrder,
+# The stream made current inside cuda_on_cpu (torch.cuda.stream(s), set_stream(s)), None for the default one: each
+# imitated stream being itself (InOrder.__eq__), the current stream is the one the code entered, as on a GPU.
+_ENTERED: list[Any] = [None]
+
+
+@contextmanager
+def _in_stream(stream: Any = None) -> Iterator[None]:
+    """torch.cuda.stream(stream) imitated: `stream` current for the block (None: nothing changes)."""
+    before = _ENTERED[0]
+    if stream is not None:
+        _ENTERED[0] = stream
+    try:
+        yield
+    finally:
+        _ENTERED[0] = before
+
+
+def _current(default: Any) -> Any:
+    return default if _ENTERED[0] is None else _ENTERED[0]
+
+
+def _set_stream(stream: Any = None) -> None:
+    if stream is not None:
+        _ENTERED[0] = stream
+
+
+_IMITATED = {"synchronize": lambda device=None: None, "current_stream": lambda device=None: _current(_CURRENT),
+             "default_stream": lambda device=None: _CURRENT, "stream": _in_stream,
+             "set_stream": _set_stream, "Stream": InOrder, "Event": InOrder,
              # the one GPU is current already (round 22's adversary: `with torch.cuda.device(x.device):` raised the
              # CPU build's "compiled without CUDA support", blamed on the answer)
              "device": _OnTheDevice, "device_of": _OnTheDevice,
@@ -583,7 +626,7 @@ _IMITATED = {"synchronize": lambda device=None: None, "current_stream": lambda d
              # here, as the tensors are: on a CPU build the tuple is empty, and [0] raised an IndexError
              "default_generators": (torch.default_generator,)}
 _CURRENT_ON_THE_GPU = InOrderOnTheGPU()
-_LIKE_A_GPU = {**_IMITATED, "current_stream": lambda device=None: _CURRENT_ON_THE_GPU,
+_LIKE_A_GPU = {**_IMITATED, "current_stream": lambda device=None: _current(_CURRENT_ON_THE_GPU),
                "default_stream": lambda device=None: _CURRENT_ON_THE_GPU, "Stream": InOrderOnTheGPU,
                "Event": InOrderOnTheGPU, "is_available": lambda: True, "device_count": lambda: 1,
                "current_device": lambda: 0}
@@ -619,6 +662,7 @@ def cuda_on_cpu(like_a_gpu: bool = False) -> Iterator[GPUOnTheCPU]:
     accelerator = _ACCELERATOR_IMITATED if like_a_gpu else {}
     saved = {name: getattr(torch.cuda, name) for name in imitated}
     saved_accelerator = {name: getattr(torch.accelerator, name) for name in accelerator}
+    entered = _ENTERED[0]
     try:
         for name, imitation in imitated.items():
             setattr(torch.cuda, name, imitation)
@@ -631,6 +675,7 @@ def cuda_on_cpu(like_a_gpu: bool = False) -> Iterator[GPUOnTheCPU]:
             setattr(torch.cuda, name, original)
         for name, original in saved_accelerator.items():
             setattr(torch.accelerator, name, original)
+        _ENTERED[0] = entered
 
 
 # ------------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from functools import cache, partial
 from typing import Any, TypeVar
 
@@ -164,16 +164,78 @@ _values = itertools.count(1)  # each run fills x with a value of its own: stale 
 # (the caller, how many streams, x's elements, x's value, x's dtype[, the caller's grad mode: GRAD_MODES, "grad" if
 # left out])
 Fan = tuple[Any, ...]
-# x's dtypes in the fans of the values: float32, float64 and int64 (round 20's adversary gave each fn x.float(), and
-# passed: x was always float32).  A float x requires grad, as a model's activations do (the same adversary ran the
-# fns under torch.no_grad, and passed: no output lost what the check looked at).  No float16: a GPU and a CPU may
-# round x * 0.1 in float16 differently.
-X_DTYPES = ("float32", "float64", "int64")
+# x's dtypes in the fans of the values: float32, float64 and int64 at first (round 20's adversary gave each fn
+# x.float(), and passed: x was always float32).  A float x requires grad, as a model's activations do (the same
+# adversary ran the fns under torch.no_grad, and passed: no output lost what the check looked at).  16-bit floats and
+# narrow integers too (round 26's adversary gave the fns a float16 x as x.float(), an int32 x as x.long(), and passed:
+# neither branch ever ran); a GPU and a CPU may round x * 0.1 in 16 bits differently, so 16-bit outputs are compared
+# within their precision (SIXTEEN_BITS), their dtype exactly.
+X_DTYPES = ("float32", "float64", "int64", "float16", "bfloat16", "int32", "int8")
+SIXTEEN_BITS = {torch.float16: 2**-10, torch.bfloat16: 2**-7}  # a 16-bit float's relative spacing
+
+
+def _autocast() -> AbstractContextManager[Any]:
+    """A mixed-precision caller: autocast on for CUDA and for the CPU (where the check computes what fns[i](x) gives,
+    and where cuda_on_cpu runs the answer: _cuda_autocast_on_cpu), to float16 both."""
+    stack = ExitStack()
+    for device in ("cuda", "cpu"):
+        with warnings.catch_warnings():  # a CPU build: "CUDA is not available. Disabling" (the CPU's is on)
+            warnings.simplefilter("ignore")
+            stack.enter_context(torch.autocast(device, dtype=torch.float16))
+    return stack
+
+
+def _modes_now() -> tuple[bool, bool, bool]:
+    """Autograd's mode, and autocast's for CUDA and for the CPU, now."""
+    return torch.is_grad_enabled(), torch.is_autocast_enabled("cuda"), torch.is_autocast_enabled("cpu")
+
+
+def _changed_mode(ran: tuple[bool, bool, bool], caller: tuple[bool, bool, bool]) -> str:
+    """What a callback ran with that its caller did not: "autocast off", "autograd on", ..."""
+    if ran[1:] != caller[1:]:
+        return "autocast " + ("on" if any(r and not c for r, c in zip(ran[1:], caller[1:])) else "off")
+    return "autograd " + ("on" if ran[0] else "off")
+
+
+class _CudaAutocast(torch.amp.autocast):
+    """torch.autocast("cuda", ...) as the CPU runs it inside cuda_on_cpu: the CPU's autocast, float16 by default as
+    CUDA's (round 26's adversary turned a caller's CUDA autocast off around each fn, and passed: on a CPU build
+    torch.autocast("cuda") disables itself, so no caller could run under it)."""
+
+    def __init__(self, device_type: str, dtype: torch.dtype | None = None, enabled: bool = True,
+                 cache_enabled: bool | None = None) -> None:
+        if device_type == "cuda":
+            device_type, dtype = "cpu", dtype or torch.float16
+        super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+@contextmanager
+def _cuda_autocast_on_cpu() -> Iterator[None]:
+    """For the block, torch.autocast, torch.amp.autocast and torch.cuda.amp.autocast on "cuda" are the CPU's."""
+    import torch.cuda.amp as cuda_amp
+
+    saved = torch.autocast, torch.amp.autocast, cuda_amp.autocast
+
+    def cuda_amp_autocast(enabled: bool = True, dtype: torch.dtype = torch.float16,
+                          cache_enabled: bool = True) -> _CudaAutocast:
+        return _CudaAutocast("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    torch.autocast = torch.amp.autocast = _CudaAutocast  # type: ignore[misc]
+    cuda_amp.autocast = cuda_amp_autocast  # type: ignore[assignment, misc]
+    try:
+        yield
+    finally:
+        torch.autocast, torch.amp.autocast, cuda_amp.autocast = saved  # type: ignore[misc]
+
+
 # The caller's autograd mode around the call (round 22's adversary ran each fn, or each step, under
 # torch.enable_grad(), and passed: every caller had grad on, so that a mode forced on looked like the caller's): on,
-# as a training step; off, as an evaluation loop; inference mode.
+# as a training step; off, as an evaluation loop; inference mode; autocast, as a mixed-precision training step.
 GRAD_MODES: dict[str, Callable[[], AbstractContextManager[Any]]] = {
-    "grad": nullcontext, "no_grad": torch.no_grad, "inference_mode": torch.inference_mode}
+    "grad": nullcontext, "no_grad": torch.no_grad, "inference_mode": torch.inference_mode,
+    # and a mixed-precision caller, autograd on (round 26's adversary turned autocast off around each fn or step, and
+    # passed: no caller ran under autocast, so only autocast turned on could show)
+    "autocast": _autocast}
 
 
 def _grad_mode(case: tuple) -> str:
@@ -183,6 +245,8 @@ def _grad_mode(case: tuple) -> str:
 
 def _under(mode: str) -> str:
     """", called under torch.no_grad()", or nothing for a caller with grad on."""
+    if mode == "autocast":
+        return ", called under torch.autocast('cuda', dtype=torch.float16)"
     return "" if mode == "grad" else f", called under torch.{mode}()"
 
 
@@ -196,7 +260,8 @@ def fans(callers: st.SearchStrategy[str | None]) -> st.SearchStrategy[Fan]:
 def _fan_x(fan: Fan, device: str | None = None) -> torch.Tensor:
     """The fan's x: torch.full((n,), value) of its dtype, requiring grad where it is a float."""
     _, _, n, value, dtype = fan[:5]
-    return torch.full((n,), value, dtype=getattr(torch, dtype), device=device, requires_grad=dtype != "int64")
+    dtype = getattr(torch, dtype)
+    return torch.full((n,), value, dtype=dtype, device=device, requires_grad=dtype.is_floating_point)
 
 
 # What fns[i] computes in the fans of the values, as a model's heads and a batch's metrics do (round 19's adversary:
@@ -225,20 +290,22 @@ def _fan_call(fan: Fan) -> str:
     _, width, n, value, dtype = fan[:5]
     fns = ", ".join(f"lambda x: {what}" for what, _ in _heads(width, value))
     x = f"torch.full(({n},), {value:g}" + (f", dtype=torch.{dtype}" if dtype != "float32" else "") + (
-        ", requires_grad=True)" if dtype != "int64" else ")")
+        ", requires_grad=True)" if getattr(torch, dtype).is_floating_point else ")")
     return f"fan_out(x = {x}, fns = [{fns}], {width} streams){_under(_grad_mode(fan))}"
 
 
-def _fan_fns(ran_on: list, count: int = FAN, busy_ms: float = 0.0,
-             value: float | None = None) -> list[Callable[[torch.Tensor], torch.Tensor]]:
+def _fan_fns(ran_on: list, count: int = FAN, busy_ms: float = 0.0, value: float | None = None,
+             modes: list | None = None) -> list[Callable[[torch.Tensor], torch.Tensor]]:
     """The work of the fan: fns[i](x) = x * (i + 2), or with `value` (x's), the heads of `_heads`; each noting which
-    stream was current when it was queued, and on which device x was, and first keeping that stream busy for
-    `busy_ms`."""
+    stream was current when it was queued, and on which device x was (and in `modes`, autograd's and autocast's
+    modes: _modes_now), and first keeping that stream busy for `busy_ms`."""
     heads = None if value is None else _heads(count, value)
 
     def make(i: int) -> Callable[[torch.Tensor], torch.Tensor]:
         def fn(x: torch.Tensor) -> torch.Tensor:
             ran_on.append((i, torch.cuda.current_stream(), x.device.type))
+            if modes is not None:
+                modes.append((i, _modes_now()))
             if busy_ms:
                 _sleep_ms(busy_ms)
             return x * (i + 2) if heads is None else heads[i][1](x)
@@ -292,12 +359,14 @@ def _fan_values(ex: Any, yours: Callable) -> Callable[[Fan], None]:
         x_host = _fan_x(fan)
         with GRAD_MODES[mode]():
             want = [fn(x_host) for _, fn in _heads(width, value)]  # on the host
+        modes: list[tuple[int, tuple[bool, bool, bool]]] = []
         with _caller(kind) as caller:
             streams = [torch.cuda.Stream() for _ in range(width)]
             x = _fan_x(fan, "cuda")
             torch.cuda.synchronize()  # x is ready: here only the values count (the races are checked apart)
             with GRAD_MODES[mode]():  # the caller's grad mode, around the call and its reads
-                outs = yours(x, _fan_fns(ran_on, width, value=value), streams)
+                caller_modes = _modes_now()
+                outs = yours(x, _fan_fns(ran_on, width, value=value, modes=modes), streams)
                 after = torch.cuda.current_stream()
                 problem = _outputs_problem(outs, width, n, gpu=caller is not None, want=want)
                 tracked = [o.requires_grad for o in outs] if problem is None else []
@@ -307,6 +376,18 @@ def _fan_values(ex: Any, yours: Callable) -> Callable[[Fan], None]:
         call = _fan_call(fan) + _said(caller)
         ex.expect(problem is None, f"{call}: fan_out {problem}",
                   "return a list of the outputs of fns[0], fns[1], ..., in order, as each fns[i] returns it")
+        # round 26's adversary ran each fns[i] twice (a warm-up first), and passed: no check counted the calls
+        calls = [sum(j == i for j, _, _ in ran_on) for i in range(width)]
+        again = [i for i, n in enumerate(calls) if n != 1]
+        ex.expect(not again, f"{call}: fan_out called fns[{again[0] if again else 0}] "
+                             f"{calls[again[0]] if again else 0} times",
+                  "call each fns[i] once, on streams[i]: a second call doubles its work, and a fn with side effects "
+                  "(a running statistic, a generator) applies them twice")
+        changed = [(i, ran) for i, ran in modes if ran != caller_modes]
+        ex.expect(not changed, f"{call}: fns{sorted({i for i, _ in changed})} ran with " + (
+            _changed_mode(changed[0][1], caller_modes) if changed else ""),
+                  "fns[i] runs as the caller would run it: under the caller's torch.no_grad(), inference_mode() or "
+                  "autocast; a mode turned on or off inside fan_out changes what fns[i] returns")
         if caller is not None:
             ex.expect(after == caller.stream, f"{call}: after fan_out returned, the current stream was not the "
                                               "caller's", "leave the caller's stream current when you return: "
@@ -329,7 +410,7 @@ def _fan_values(ex: Any, yours: Callable) -> Callable[[Fan], None]:
                   "output i is what fns[i] returns, its autograd history too, back to x: fns[i] given a new leaf "
                   "(x.detach(), then requires_grad_()), or its output marked requires_grad_() after a no_grad, "
                   "requires grad but gives the caller's backward no way to x")
-        wrong = [i for i, (c, w) in enumerate(zip(copies, want)) if c.dtype != w.dtype or not torch.equal(c.cpu(), w)]
+        wrong = [i for i, (c, w) in enumerate(zip(copies, want)) if c.dtype != w.dtype or not _equal(c.cpu(), w)]
         cast = [i for i in wrong if copies[i].dtype != want[i].dtype]
         ex.expect(not wrong, f"{call}: outputs {wrong} are not fns[i](x)" + "".join(
             f"; output {i} is {copies[i].dtype}, fns[{i}](x) is {want[i].dtype}" for i in cast[:1]),
@@ -337,6 +418,13 @@ def _fan_values(ex: Any, yours: Callable) -> Callable[[Fan], None]:
                   "changes it" if cast else "each fns[i] gets x itself, and output i is what fns[i] returns")
 
     return holds
+
+
+def _equal(got: torch.Tensor, want: torch.Tensor) -> bool:
+    """got == want, exactly, or for 16-bit floats within two of their spacings (a GPU may round otherwise)."""
+    if want.dtype not in SIXTEEN_BITS or got.dtype != want.dtype or got.shape != want.shape:
+        return torch.equal(got, want)
+    return torch.allclose(got.float(), want.float(), rtol=2 * SIXTEEN_BITS[want.dtype], atol=0.0, equal_nan=True)
 
 
 def _gradients_lost(x: torch.Tensor, copies: Sequence[torch.Tensor], x_host: torch.Tensor,
@@ -360,7 +448,8 @@ def _gradients_lost(x: torch.Tensor, copies: Sequence[torch.Tensor], x_host: tor
         if got is None or wanted is None:
             if (got is None) != (wanted is None):
                 lost.append((i, got is None))
-        elif got.shape != wanted.shape or not torch.allclose(got.cpu().to(wanted.dtype), wanted, rtol=1e-5,
+        elif got.shape != wanted.shape or not torch.allclose(got.cpu().to(wanted.dtype), wanted,
+                                                             rtol=2 * SIXTEEN_BITS.get(wanted.dtype, 5e-6),
                                                              atol=1e-6):
             lost.append((i, False))
     return lost
@@ -501,13 +590,14 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
     """fan_out(x, fns, streams) must return [fns[i](x) queued on streams[i]], safely, without host waits,
     called from any stream.
 
-    Two properties, over every kind of caller (streams.TORCH_CALLERS).  Values: fans of 1 to 4 streams
-    over small x (float32, float64 or int64; a float one requiring grad), with fns as heads and metrics are (HEADS:
-    outputs of x's shape and dtype, a scalar, an int64 count, another shape with fractions, a matmul); output i is
-    fns[i](x), its shape, dtype, values, whether it requires grad and the gradient a backward through it gives x,
-    queued on streams[i], as the caller reads it on its stream, for a caller with autograd on, off (torch.no_grad())
-    or in inference mode.  No global setting (grad mode, the default dtype, the float32 precisions, cuDNN's switches,
-    anomaly detection, the threads, the generators, ...: WATCHED) is left changed.
+    Two properties, over every kind of caller (streams.TORCH_CALLERS).  Values: fans of 1 to 4 streams over small x
+    (X_DTYPES: 32-, 64- and 16-bit floats, a float one requiring grad, and integers of 8 to 64 bits), with fns as
+    heads and metrics are (HEADS: outputs of x's shape and dtype, a scalar, an int64 count, another shape with
+    fractions, a matmul); output i is fns[i](x), its shape, dtype, values, whether it requires grad and the gradient
+    a backward through it gives x, queued on streams[i] (each fns[i] called once, in the caller's autograd and
+    autocast modes), as the caller reads it on its stream, for a caller with autograd on, off (torch.no_grad()), in
+    inference mode or under autocast.  No global setting (grad mode, the default dtype, the float32 precisions,
+    cuDNN's switches, anomaly detection, the threads, the generators, ...: WATCHED) is left changed.
     Races, with FAN streams and windows made wide: each side stream in turn busy when the call comes;
     the caller's stream filling x late (a slow producer); every stream the answer queues work on
     starting late (streams.widened); every fns[i] keeping its stream busy (they must overlap); the
@@ -534,7 +624,8 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
         chosen = [(kind, 4, 5, 3.0, "float32") for kind in TORCH_CALLERS]
         for_all(ex, fans(torch_callers()), holds, examples=12, budget_s=GPU_VALUES_BUDGET_S,
                 chosen=[*chosen, ("default", 1, 0, 1.0, "int64"), ("default", 4, 3, 2.0, "float64"),
-                        ("default", 4, 3, 2.0, "float32", "no_grad"), ("with", 3, 2, 1.0, "float64", "inference_mode")],
+                        ("default", 4, 3, 2.0, "float32", "no_grad"), ("with", 3, 2, 1.0, "float64", "inference_mode"),
+                        ("default", 4, 3, 2.0, "float16"), ("with", 4, 3, 2.0, "int32", "autocast")],
                 describe=_fan_call)
         for_all(ex, torch_callers(), _fan_races(ex, yours), examples=len(TORCH_CALLERS), budget_s=GPU_BUDGET_S,
                 describe=lambda kind: f"fan_out called from {TORCH_CALLERS[kind]}")
@@ -561,25 +652,26 @@ def _fan_keeps_nothing(ex: Any, yours: Callable) -> None:
               "the freed memory (and leaks it); the allocator is told of another stream's use by record_stream")
 
 
-register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=15))
+register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=18))
 
 
 def _check_fan_out_on_cpu(fan_out: Callable) -> None:
     """check_fan_out's values on a CPU, where the streams run in order: output i must be fns[i](x)."""
     with (exercise("fan_out") as ex,
           ex.on_cpu("that output i is fns[i](x), its shape, dtype and values, whether it requires grad and the "
-                    "gradient a backward through it gives x, for fans of 1 to 4 streams run in order on the CPU (which "
-                    "says it is a GPU), called with autograd on, off or in inference mode, and that no global setting "
-                    "is left changed",
+                    "gradient a backward through it gives x, that each fns[i] is called once, in the caller's modes, "
+                    "for fans of 1 to 4 streams run in order on the CPU (which says it is a GPU), called with autograd "
+                    "on, off, in inference mode or under autocast, and that no global setting is left changed",
                     "every kind of caller, the races (a slow producer, a busy side stream, streams that start late, "
                     "outputs freed while the caller's stream still reads them), that each fns[i] runs on "
                     "streams[i], and that the host never waits"),
-          cuda_on_cpu(like_a_gpu=True)):
+          cuda_on_cpu(like_a_gpu=True), _cuda_autocast_on_cpu()):
         holds = _fan_values(ex, keeping(ex, ex.answer(fan_out), WATCHED))
         _at_once(ex, holds, (None, FAN, 5, 3.0, "float32"), _fan_call)
         for_all(ex, fans(st.none()), holds, examples=CPU_EXAMPLES,
-                chosen=[(None, 1, 0, 1.0, "int64"), (None, 4, 7, -2.0, "float64"), (None, 4, 3, 2.0, "float32"),
-                        (None, 4, 3, 2.0, "float32", "no_grad"), (None, 3, 2, 1.0, "float64", "inference_mode")],
+                chosen=[(None, 1, 0, 1.0, "int64"), (None, 4, 7, -2.0, "float64"), (None, 4, 3, 2.0, "float16"),
+                        (None, 4, 3, 2.0, "int32", "no_grad"), (None, 3, 2, 1.0, "bfloat16", "inference_mode"),
+                        (None, 4, 3, 2.0, "int8", "autocast")],
                 budget_s=0, describe=_fan_call)
 
 
@@ -876,7 +968,8 @@ def random_program(size: int, seed: int) -> list[Op]:
     return _named(_closed(ops), "s" if seed % 3 == 0 else "k")
 
 
-SEEDED = 300  # programs drawn from fixed seeds that check_simulate tries besides those Hypothesis draws (cheaper)
+SEEDED = 290  # programs drawn from fixed seeds that check_simulate tries besides those Hypothesis draws (cheaper;
+# 300 before round 26: the programs tried in reverse cost about as much as the 10 left out)
 EXAMPLES = 10  # programs that Hypothesis draws (small ones first: the empty program, one operation, ...)
 
 
@@ -971,6 +1064,10 @@ SIMULATE_CASES: list[list[Op]] = [
 ]
 
 
+CHOSEN = {tuple(program) for program in SIMULATE_CASES if program is not PROGRAM}
+REVERSED = 16  # one program in 16 of the others is also tried in reverse order (each call costs the check's time)
+
+
 def _misplaces(got: object, want: Timeline) -> bool:
     """True if `got` is not the timeline `want` (not a timeline of its kernels, or one kernel elsewhere)."""
     try:
@@ -1048,13 +1145,19 @@ def check_simulate(simulate: Callable[[Sequence[Op]], Timeline]) -> None:
             return None
 
         returned = _Returned()
+        tried = itertools.count()
 
         def follows_the_rules(program: list[Op]) -> None:
             """The rules on `program`, and where it synchronizes, on its kernels alone (round 20's adversary kept
-            each result under its kernels, and passed: no two programs of a check had the same kernels)."""
+            each result under its kernels, and passed: no two programs of a check had the same kernels); and, for
+            the chosen programs and one in REVERSED of the others, on its operations in reverse order (round 26's
+            adversary kept each result under frozenset(program), and passed: no two programs of a check held the
+            same operations in orders that time them otherwise)."""
             follows_the_rules_once(program)
             if any(op[0] != "kernel" for op in program):
                 follows_the_rules_once([op for op in program if op[0] == "kernel"])
+            if len(program) > 1 and (tuple(program) in CHOSEN or next(tried) % REVERSED == REVERSED - 1):
+                follows_the_rules_once(program[::-1])
 
         def follows_the_rules_once(program: list[Op]) -> None:
             try:
@@ -1284,7 +1387,8 @@ register(Exercise(NOTEBOOK, "simulate", check_simulate_on_gpu, gpu=True, label="
 # Exercise 4: the prefetching loop
 # ------------------------------------------------------------------------------------------
 BATCHES, ROWS, COLS = 8, 2048, 2048  # the races: 8 batches of 16 MiB in pinned host memory
-LOOP_DTYPES = (torch.float32, torch.float16, torch.int32, torch.uint8)
+# (round 26's adversary copied float64 batches into float32 buffers, and passed: no batch was float64)
+LOOP_DTYPES = (torch.float32, torch.float16, torch.int32, torch.uint8, torch.float64, torch.int64, torch.bfloat16)
 _runs = itertools.count(1)
 
 # (the caller, how many batches, their shape, dtype[, the caller's grad mode: GRAD_MODES, "grad" if left out])
@@ -1292,7 +1396,8 @@ Loop = tuple[Any, ...]
 
 
 def loops(callers: st.SearchStrategy[str | None]) -> st.SearchStrategy[Loop]:
-    """1 to 9 batches of one shape (1 to 3 dimensions, small) and one dtype, called in each of GRAD_MODES."""
+    """1 to 9 batches of one shape (1 to 3 dimensions, small) and one dtype (LOOP_DTYPES), called in each of
+    GRAD_MODES."""
     shape = st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple)
     return st.tuples(callers, st.integers(1, 9), shape, st.sampled_from(LOOP_DTYPES),
                      st.sampled_from(tuple(GRAD_MODES)))
@@ -1385,11 +1490,11 @@ def _loop_values(ex: Any, yours: Callable, gpu: Any = None) -> Callable[[Loop], 
         kind, count, shape, dtype = loop[:4]
         mode = _grad_mode(loop)
         seen: list = []
-        modes: list[tuple[bool, bool]] = []  # grad mode and autocast's, as each step ran
+        modes: list[tuple[bool, bool, bool]] = []  # autograd's mode and autocast's, as each step ran (_modes_now)
         by_steps: set[int] = set()  # the places in gpu.placed of the memory the steps asked for
 
         def work(x: torch.Tensor) -> torch.Tensor:
-            modes.append((torch.is_grad_enabled(), any(map(torch.is_autocast_enabled, ("cuda", "cpu")))))
+            modes.append(_modes_now())
             first = len(gpu.placed) if gpu is not None else 0
             out = x * 2
             by_steps.update(range(first, len(gpu.placed) if gpu is not None else 0))
@@ -1401,7 +1506,7 @@ def _loop_values(ex: Any, yours: Callable, gpu: Any = None) -> Callable[[Loop], 
             want = [b * 2 for b in batches]  # on the host
             placed = len(gpu.placed) if gpu is not None else 0
             with GRAD_MODES[mode]():  # the caller's grad mode, around the call and its reads
-                caller_modes = (torch.is_grad_enabled(), False)
+                caller_modes = _modes_now()
                 got = yours(batches, _noting(seen, work), copy_stream)
                 called = len(gpu.placed) if gpu is not None else 0  # what the call made, not the reads below
                 after = torch.cuda.current_stream()
@@ -1417,10 +1522,14 @@ def _loop_values(ex: Any, yours: Callable, gpu: Any = None) -> Callable[[Loop], 
                                                           "`with torch.cuda.stream(s):` restores it at its end")
         # round 20's adversary ran the steps under torch.no_grad(), and passed: step's outputs had no autograd history
         # round 22's adversary ran them under torch.enable_grad(), and passed: every caller had grad on
+        # round 26's adversary ran a warm-up step first (step called count + 1 times), and passed: no check counted
+        ex.expect(len(seen) == count, f"{call}: prefetch_loop called step {len(seen)} times for {count} "
+                                      f"batch{'es' * (count != 1)}",
+                  "call step once per batch: a step is the caller's work (an optimizer's update, a metric), and a "
+                  "warm-up or a second call applies it again")
         changed = [i for i, ran in enumerate(modes) if ran != caller_modes]
         ex.expect(not changed, f"{call}: step ran with " + (
-            "autocast on" if changed and modes[changed[0]][1] else
-            "autograd on" if changed and modes[changed[0]][0] else "autograd off") + f" for batches {changed}",
+            _changed_mode(modes[changed[0]], caller_modes) if changed else "") + f" for batches {changed}",
                   "step runs as the caller would run it: under torch.no_grad(), inference_mode() or autocast, its "
                   "outputs lose their autograd history or change their dtype; under torch.enable_grad(), a caller "
                   "with autograd off gets graphs it did not ask for")
@@ -1618,17 +1727,16 @@ def check_prefetch_loop(
     timing and whoever calls it, with two GPU buffers (not a new tensor per batch), and faster than
     copying and computing one after the other.
 
-    Two properties over every kind of caller (streams.TORCH_CALLERS).  Values: 1 to 9 small batches of
-    any shape and dtype, from a caller with autograd on, off or in inference mode (each step runs in the caller's
-    mode; on a CPU, the GPU memory the loop asks for is counted there too); output i is step(batch i), each step on
-    the caller's stream with its batch in GPU memory, as the caller reads them on its stream.  Then, from a busy
-    caller, the host does not wait: the loop returns before the caller's earlier work is done.  Races, with 8
-    batches of 16 MiB: slow copies (every stream the loop queues work on starts late) and slow steps (with a second
-    call of the loop from another stream while the steps still run, and memory the loop frees, handed out again
-    on copy_stream at once), with the caller's earlier work on the memory the buffers get (late, for a
-    busy caller).  Then, from the default stream: the GPU memory the loop allocates, in batches (blocks of a
-    batch's size or more, counted and summed: one tensor of every batch is one allocation, but not two
-    buffers), and the speed.
+    Two properties over every kind of caller (streams.TORCH_CALLERS).  Values: 1 to 9 small batches of any shape and
+    dtype, from a caller with autograd on, off, in inference mode or under autocast (step runs once per batch, in
+    the caller's modes; on a CPU, the GPU memory the loop asks for is counted there too); output i is step(batch i),
+    each step on the caller's stream with its batch in GPU memory, as the caller reads them on its stream.  Then,
+    from a busy caller, the host does not wait: the loop returns before the caller's earlier work is done.  Races,
+    with 8 batches of 16 MiB: slow copies (every stream the loop queues work on starts late) and slow steps (with a
+    second call of the loop from another stream while the steps still run, and memory the loop frees, handed out
+    again on copy_stream at once), with the caller's earlier work on the memory the buffers get (late, for a busy
+    caller).  Then, from the default stream: the GPU memory the loop allocates, in batches (blocks of a batch's size
+    or more, counted and summed: one tensor of every batch is one allocation, but not two buffers), and the speed.
 
     Durations and the bar for "faster" come from what the check measures on this machine: a copy's
     time on this GPU's link (copy_ms), and the host's time to queue one batch of your loop (host_ms).
@@ -1648,7 +1756,8 @@ def check_prefetch_loop(
         for_all(ex, loops(torch_callers()), holds, examples=12, budget_s=GPU_VALUES_BUDGET_S,
                 chosen=[(kind, BATCHES, (3, 5), torch.float32) for kind in TORCH_CALLERS]
                 + [("default", 1, (1,), torch.uint8), ("with", 9, (2, 3, 4), torch.float16),
-                   ("default", 3, (2, 2), torch.float32, "no_grad"), ("with", 4, (1,), torch.uint8, "inference_mode")],
+                   ("default", 3, (2, 2), torch.float32, "no_grad"), ("with", 4, (1,), torch.uint8, "inference_mode"),
+                   ("default", 3, (2, 2), torch.float64), ("with", 3, (2, 3), torch.int64, "autocast")],
                 describe=_loop_call)
 
         def copy_all(batches: Sequence[torch.Tensor]) -> list[torch.Tensor]:
@@ -1722,7 +1831,7 @@ def check_prefetch_loop(
                               "the host (no synchronize in the loop)")
 
 
-register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=20))
+register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=22))
 
 
 def _alive(gpu: Any, size: int) -> float:
@@ -1734,19 +1843,21 @@ def _alive(gpu: Any, size: int) -> float:
 def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
     """check_prefetch_loop's outputs and buffers on a CPU, where copies and steps run in order."""
     with (exercise("prefetch_loop") as ex,
-          ex.on_cpu("the outputs, in order, for 1 to 9 batches of any shape and dtype, from a caller with autograd "
-                    "on, off or in inference mode, and the GPU memory asked for (at every size drawn) in blocks of a "
+          ex.on_cpu("the outputs, in order, for 1 to 9 batches of any shape and dtype, step called once per batch "
+                    "in the caller's modes, from a caller with autograd on, off, in inference mode or under autocast, "
+                    "and the GPU memory asked for (at every size drawn) in blocks of a "
                     "batch's bytes or more (device='cuda', .to, .cuda(), and new tensors made from "
                     "GPU ones), with the copies and steps run in order on the CPU",
                     "every kind of caller, that the host never waits, the races (slow copies, slow steps, a second "
                     "call from another stream, memory in use by the caller or freed too early), and the speed against "
                     "copying then computing one batch at a time"),
-          cuda_on_cpu(like_a_gpu=True) as gpu):
+          cuda_on_cpu(like_a_gpu=True) as gpu, _cuda_autocast_on_cpu()):
         yours = keeping(ex, ex.answer(prefetch_loop), WATCHED)
         holds = _loop_values(ex, yours, gpu)
         _at_once(ex, holds, (None, BATCHES, (3, 5), torch.float32), _loop_call)
         chosen = [(None, 1, (1,), torch.uint8), (None, 9, (2, 3, 4), torch.float16), (None, 2, (5,), torch.int32),
-                  (None, 3, (2, 2), torch.float32, "no_grad"), (None, 4, (1,), torch.uint8, "inference_mode")]
+                  (None, 3, (2, 2), torch.float64, "no_grad"), (None, 4, (1,), torch.bfloat16, "inference_mode"),
+                  (None, 3, (2, 3), torch.int64, "autocast")]
         for_all(ex, loops(st.none()), holds, examples=CPU_EXAMPLES, chosen=chosen, budget_s=0, describe=_loop_call)
         gen = torch.Generator().manual_seed(1000)
         # small: nothing is timed; a shape of its own at every check, so that buffers kept from an earlier check

@@ -1962,6 +1962,244 @@ WRONG_QUEUE_SIMULATORS["queues capped at 16 (round 22)"] = queues_capped_at_sixt
 ALSO_RIGHT_QUEUE_SIMULATORS["NumPy arrays indexed by stream number (round 22)"] = queues_from_numpy_arrays
 
 
+# ------------------------------------------------------------------------------------------
+# Round 26's adversary (/work/adv26/03): the solutions written out again, with its hooks
+# ------------------------------------------------------------------------------------------
+def _r26_fan_out(x, fns, streams, *, prep=lambda x: x):
+    """The solution of exercise 1: fork, fns[i](prep(x)) on streams[i], record_stream(current), join."""
+    current = torch.cuda.current_stream()
+    for s in streams:
+        s.wait_stream(current)
+    outs = []
+    for fn, s in zip(fns, streams):
+        with torch.cuda.stream(s):
+            out = fn(prep(x))
+        out.record_stream(current)
+        outs.append(out)
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
+def _r26_prefetch(batches, step, copy_stream, *, make_buffer=None, events=None, warm_up=False, enter=None):
+    """The solution of exercise 4, with hooks: make_buffer(batch) makes one buffer; events() gives (copied, consumed);
+    warm_up: one extra step on buffer 0 before the loop; enter(stream): a context that makes `stream` current."""
+    current = torch.cuda.current_stream()
+    make_buffer = make_buffer or (lambda b: torch.empty_like(b, device="cuda"))
+    buffers = [make_buffer(batches[0]) for _ in range(2)]
+    copied, consumed = events() if events else ([torch.cuda.Event() for _ in range(2)],
+                                               [torch.cuda.Event() for _ in range(2)])
+    enter = enter or torch.cuda.stream
+    copy_stream.wait_stream(current)
+
+    def load(i):
+        k = i % 2
+        copy_stream.wait_event(consumed[k])
+        with enter(copy_stream):
+            buffers[k].copy_(batches[i], non_blocking=True)
+        copied[k].record(copy_stream)
+
+    outputs = []
+    load(0)
+    if warm_up:  # "the first call of step compiles / autotunes: do it before the timed loop"
+        current.wait_event(copied[0])
+        step(buffers[0])
+        consumed[0].record(current)
+    for i in range(len(batches)):
+        k = i % 2
+        if i + 1 < len(batches):
+            load(i + 1)
+        current.wait_event(copied[k])
+        outputs.append(step(buffers[k]))
+        consumed[k].record(current)
+    return outputs
+
+
+def fan_out_half_inputs_upcast(x, fns, streams):
+    """WRONG: "16-bit activations are computed in float32 on the side streams, for accuracy": a float16 or bfloat16 x
+    is given to every fn as x.float(), so output i is float32 where fns[i](x) is float16 (and twice the memory).  The
+    check's fans draw x in float32, float64 and int64 only (float16 left out on purpose: a GPU and a CPU may round
+    x * 0.1 differently), so the branch never runs."""
+    half = x.dtype in (torch.float16, torch.bfloat16)
+    return _r26_fan_out(x, fns, streams, prep=(lambda t: t.float()) if half else (lambda t: t))
+
+
+def fan_out_small_ints_widened(x, fns, streams):
+    """WRONG: "integer inputs are widened to int64 so that sums and counts cannot overflow": an int32, int16, int8 or
+    uint8 x reaches every fn as x.long(), so x * k, x.sum() * k ... come back int64 where fns[i](x) is int32 (or
+    uint8...).  The check's only integer dtype is int64, for which .long() changes nothing."""
+    narrow = not x.is_floating_point() and not x.is_complex() and x.dtype not in (torch.int64, torch.bool)
+    return _r26_fan_out(x, fns, streams, prep=(lambda t: t.long()) if narrow else (lambda t: t))
+
+
+def fan_out_autocast_off(x, fns, streams):
+    """WRONG: each fns[i] run under torch.autocast("cuda", enabled=False) ("the heads in full precision on the side
+    streams"): a caller under autocast gets float32 matmul heads where fns[i](x) in its context gives float16.  The
+    mirror of round 20's (fns forced under autocast): the check's callers run with grad on, off or in inference mode,
+    never under autocast, so turning the caller's autocast off is never seen."""
+    def under(fn):
+        def run(t):
+            with torch.autocast("cuda", enabled=False):
+                return fn(t)
+        return run
+    return _r26_fan_out(x, [under(fn) for fn in fns], streams)
+
+
+def fan_out_warm_up_each_stream(x, fns, streams):
+    """WRONG: each fns[i] run twice on streams[i], the first output thrown away ("the first cuBLAS call on a new
+    stream sets up its handle and workspace: warm each stream up before the real run"): every fn's work is done twice,
+    and a fn with side effects (a metric that accumulates, a running statistic, dropout's generator) is applied twice.
+    No check counts the calls of a fn: ran_on is searched only for a call on another stream than streams[i]."""
+    current = torch.cuda.current_stream()
+    for s in streams:
+        s.wait_stream(current)
+    outs = []
+    for fn, s in zip(fns, streams):
+        with torch.cuda.stream(s):
+            fn(x)  # warm-up
+            out = fn(x)
+        out.record_stream(current)
+        outs.append(out)
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
+def prefetch_warm_up_step(batches, step, copy_stream):
+    """WRONG: a warm-up call of `step` on batch 0 before the loop ("the first call compiles and autotunes; keep it
+    out of the steady state"), its output thrown away: step runs len(batches) + 1 times, twice on batch 0.  A real
+    step (an optimizer update, a metric that accumulates, a counter) is applied twice.  The task asks for
+    [step(batch) for each batch]; no check counts the calls of step (the CPU's `seen`, the GPU's `seen` and `ran_on`
+    are only searched for a wrong stream or host memory), and the extra step is on the caller's stream, on a buffer
+    in GPU memory, and its output is allocated inside step, so no memory count sees it either."""
+    return _r26_prefetch(batches, step, copy_stream, warm_up=True)
+
+
+def prefetch_float64_into_float32_buffers(batches, step, copy_stream):
+    """WRONG: "a GPU computes float64 at a fraction of its float32 speed, and float32 halves the bytes over the link":
+    float64 batches are copied into float32 buffers, so step sees (and returns) float32 where step(batch on the GPU)
+    is float64.  The check's batches are float32, float16, int32 or uint8: never float64 (nor int64, bfloat16, bool)."""
+    def make(b):
+        dtype = torch.float32 if b.dtype == torch.float64 else b.dtype
+        return torch.empty(b.shape, dtype=dtype, device="cuda")
+    return _r26_prefetch(batches, step, copy_stream, make_buffer=make)
+
+
+def prefetch_autocast_off(batches, step, copy_stream):
+    """WRONG: each step under torch.autocast("cuda", enabled=False) ("the steps in full precision"): a caller under
+    autocast (a mixed-precision training loop) gets float32 steps.  The check's `modes` compares each step's autocast
+    with the caller's, but the caller's is always off (caller_modes = (grad, False)): only autocast turned on shows."""
+    def off(x):
+        with torch.autocast("cuda", enabled=False):
+            return step(x)
+    return _r26_prefetch(batches, off, copy_stream)
+
+
+def _r26_rules(program):
+    free_at, recorded, timeline = {}, {}, {}
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = free_at.get(stream, 0.0)
+            free_at[stream] = start + ms
+            timeline[name] = (start, start + ms)
+        elif op[0] == "record":
+            recorded[op[2]] = free_at.get(op[1], 0.0)
+        elif op[0] == "wait":
+            if op[2] in recorded:
+                free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
+        elif op[0] == "wait_stream":
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
+    return timeline
+
+
+_R26_BY_OPERATIONS: dict = {}
+
+
+def simulate_memo_by_set_of_operations(program):
+    """WRONG: memoized on frozenset(program) ("a list is not hashable; a frozenset of the tuples is"): two programs
+    with the same operations in another order share one timeline, though order is the whole point (a wait before a
+    record does nothing, after it it waits).  The check's _stale rename test runs only after a failure."""
+    key = frozenset(program)
+    if key not in _R26_BY_OPERATIONS:
+        _R26_BY_OPERATIONS[key] = _r26_rules(program)
+    return dict(_R26_BY_OPERATIONS[key])
+
+
+def fan_out_checks_stream_devices(x, fns, streams):
+    """RIGHT: the solution, after a sanity check that every stream is on x's GPU (`s.device_index` against
+    `x.device.index`, both 0 on a one-GPU machine), raising a ValueError for a stream of another GPU.  On the CPU the
+    check's streams (`InOrderOnTheGPU`) say `.device` is cuda:0 but `.device_index` is -1 (it overrides `device`
+    only), so the sanity check raises, and the check reports it as the answer's own error."""
+    for i, s in enumerate(streams):
+        if s.device_index != x.device.index:
+            raise ValueError(f"streams[{i}] is on cuda:{s.device_index}, x on {x.device}")
+    return _r26_fan_out(x, fns, streams)
+
+
+def fan_out_outputs_by_stream(x, fns, streams):
+    """RIGHT: each output kept under its stream in a dict (stream -> output), the record_stream and the join done over
+    the dict's items, the outputs returned in the order of `streams` (distinct streams, as the task's are).  On the
+    CPU every imitated stream (InOrderOnTheGPU) hashes and compares equal to every other, so the dict holds one entry
+    and every output is the last fn's: the CPU part FAILs a right answer on its values."""
+    current = torch.cuda.current_stream()
+    for s in streams:
+        s.wait_stream(current)
+    by_stream = {}
+    for fn, s in zip(fns, streams):
+        with torch.cuda.stream(s):
+            by_stream[s] = fn(x)
+    for s, out in by_stream.items():
+        out.record_stream(current)
+        current.wait_stream(s)
+    return [by_stream[s] for s in streams]
+
+
+def fan_out_distinct_streams_asserted(x, fns, streams):
+    """RIGHT: the solution after a guard: the streams must be distinct and none of them the caller's current stream
+    ("fns on the caller's own stream would not overlap, and a stream twice would serialize"), a ValueError otherwise.
+    On a GPU the check's streams are made after entering the caller, distinct.  On the CPU every imitated stream
+    equals every other (and the current one), so the guard raises, blamed on the answer."""
+    current = torch.cuda.current_stream()
+    if len(set(streams)) != len(streams) or any(s == current for s in streams):
+        raise ValueError("fan_out needs distinct side streams, none of them the current stream")
+    return _r26_fan_out(x, fns, streams)
+
+
+def prefetch_buffers_on_streams_device_index(batches, step, copy_stream):
+    """RIGHT: the buffers made on the copy stream's GPU, written out as torch.device("cuda", copy_stream.device_index)
+    (a multi-GPU habit).  On a GPU device_index is 0.  On the CPU the check's InOrderOnTheGPU stream overrides
+    `.device` (cuda:0) but not `.device_index`, which reads -1: torch.device("cuda", -1) raises "Device index must not
+    be negative", a message the CPU part does not take for "needs a GPU", and the check blames the answer."""
+    device = torch.device("cuda", copy_stream.device_index)
+    return _r26_prefetch(batches, step, copy_stream, make_buffer=lambda b: torch.empty_like(b, device=device))
+
+
+def prefetch_guard_copy_stream_is_not_current(batches, step, copy_stream):
+    """RIGHT: the solution after a guard: copy_stream must not be the caller's current stream ("then copies and steps
+    would be serialized: nothing to prefetch"), a ValueError otherwise.  On the CPU the imitated copy_stream equals
+    the imitated current stream, so the guard raises, blamed on the answer."""
+    if copy_stream == torch.cuda.current_stream():
+        raise ValueError("copy_stream is the current stream: nothing would overlap")
+    return _r26_prefetch(batches, step, copy_stream)
+
+
+# round 26's adversary: x of 16-bit floats and narrow integers were never drawn, no caller ran under autocast, no
+# check counted the calls of fns[i] or of step, and no program was checked against the same operations reordered
+WRONG_FANS.update({
+    "float16/bfloat16 x given to the fns as x.float() (round 26)": fan_out_half_inputs_upcast,
+    "int32/int16/int8/uint8 x given to the fns as x.long() (round 26)": fan_out_small_ints_widened,
+    "each fn under torch.autocast('cuda', enabled=False) (round 26)": fan_out_autocast_off,
+    "each fn run twice on its stream, a warm-up first (round 26)": fan_out_warm_up_each_stream,
+})
+WRONG_LOOPS.update({
+    "a warm-up step on batch 0 before the loop (round 26)": prefetch_warm_up_step,
+    "float64 batches copied into float32 buffers (round 26)": prefetch_float64_into_float32_buffers,
+    "each step under torch.autocast('cuda', enabled=False) (round 26)": prefetch_autocast_off,
+})
+WRONG_SIMULATORS["memoized on frozenset(program), order ignored (round 26)"] = simulate_memo_by_set_of_operations
+
+
 WRONG = {
     "check_fan_out": WRONG_FANS,
     "check_predicted_timeline": {what: _returns(timeline) for what, timeline in WRONG_PREDICTIONS.items()},
@@ -1989,7 +2227,13 @@ WRONG_ON_CPU = {
                       "fns under no_grad, outputs marked requires_grad_() afterwards",
                       "anomaly detection turned on and left on",
                       "each fn under torch.enable_grad() (a no_grad caller gets graphs)",
-                      "torch.set_num_threads(1) left"},
+                      "torch.set_num_threads(1) left",
+                      # round 26's adversary (and round 20's autocast, which the CPU's autocast now shows)
+                      "the fns run under torch.autocast (float16)",
+                      "float16/bfloat16 x given to the fns as x.float() (round 26)",
+                      "int32/int16/int8/uint8 x given to the fns as x.long() (round 26)",
+                      "each fn under torch.autocast('cuda', enabled=False) (round 26)",
+                      "each fn run twice on its stream, a warm-up first (round 26)"},
     "check_prefetch_loop": {  # a new GPU tensor per batch, one buffer overwritten before its step, a batch missing
         "the lecture's loop (a new tensor per batch, record_stream)", "no wait for the copy", "no record_stream",
         "everything on the current stream", "the copy stream waits for every step", "one buffer",
@@ -2009,7 +2253,11 @@ WRONG_ON_CPU = {
         "two buffers kept at module level, grown with resize_",
         "last batch missing, buffers on device=torch.cuda.current_device()",
         # round 22's, judged on the H200 (where it PASSed: MISJUDGED_ON_A_GPU): its new tensors show on the CPU
-        "a synchronize per batch for small batches, two buffers for large ones"},
+        "a synchronize per batch for small batches, two buffers for large ones",
+        # round 26's adversary
+        "a warm-up step on batch 0 before the loop (round 26)",
+        "float64 batches copied into float32 buffers (round 26)",
+        "each step under torch.autocast('cuda', enabled=False) (round 26)"},
     "check_simulate_on_gpu": set(),
 }
 ALSO_RIGHT = {
@@ -2026,7 +2274,13 @@ ALSO_RIGHT = {
                       "inside with torch.cuda.device(x.device)": fan_out_in_device_context,
                       "with s: (torch.Stream as a context manager)": fan_out_stream_as_context,
                       "torch.cuda.StreamContext(s)": fan_out_stream_context_class,
-                      "events, current_stream(x.device), a tuple": fan_out_events_on_x_device},
+                      "events, current_stream(x.device), a tuple": fan_out_events_on_x_device,
+                      # round 26's adversary: the CPU's imitated streams all compared equal, device_index -1
+                      "the solution after checking s.device_index == x.device.index (round 26)": (
+                          fan_out_checks_stream_devices),
+                      "outputs kept in a dict keyed by stream (round 26)": fan_out_outputs_by_stream,
+                      "a guard: distinct streams, none the current one (round 26)": (
+                          fan_out_distinct_streams_asserted)},
     # With nothing switched off, the builders of the wrong answers are right: each wrong one breaks one thing.
     "check_simulate": ALSO_RIGHT_SIMULATORS,
     "check_prefetch_loop": {"the wrong loops' double_buffer, nothing broken": double_buffer,
@@ -2048,7 +2302,12 @@ ALSO_RIGHT = {
                             "buffers on device=torch.cuda.current_device()": prefetch_buffers_on_current_device_index,
                             "inside with torch.cuda.device(copy_stream.device)": prefetch_in_device_context,
                             "with copy_stream: (torch.Stream as a context manager)": prefetch_copy_stream_as_context,
-                            "two buffers as halves of one (2, *shape) tensor": prefetch_one_allocation_of_two},
+                            "two buffers as halves of one (2, *shape) tensor": prefetch_one_allocation_of_two,
+                            # round 26's adversary: the CPU's imitated streams compared equal, device_index -1
+                            "buffers on torch.device('cuda', copy_stream.device_index) (round 26)": (
+                                prefetch_buffers_on_streams_device_index),
+                            "a guard: copy_stream is not the current stream (round 26)": (
+                                prefetch_guard_copy_stream_is_not_current)},
     "check_simulate_on_gpu": {"a graph of kernels and their dependencies": graph_simulator},
     "check_simulate_queues": ALSO_RIGHT_QUEUE_SIMULATORS,
 }
