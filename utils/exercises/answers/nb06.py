@@ -1116,6 +1116,158 @@ RIGHT_VARIANCE.update({
 })
 
 
+
+# ---------------------------------------------------------------- round 26's adversary (each PASSed, or FAILed right)
+_DOT_MEMO_ENDS: dict = {}
+
+
+def _dot_memo_ends(x, y):
+    """Round 26's adversary: the guarantee, memoized by the length and both ends of x and y (a cheap fingerprint of "the
+    same vectors"): two vectors that agree at both ends and differ in between get the first one's tolerance."""
+    n = x.numel()
+    key = (n, float(x[0]), float(x[-1]), float(y[0]), float(y[-1])) if n else (0,)
+    if key not in _DOT_MEMO_ENDS:
+        _DOT_MEMO_ENDS[key] = (0.0, _gamma(n) * _terms(x, y))
+    return _DOT_MEMO_ENDS[key]
+
+
+_DOT_MEMO_SUMS: dict = {}
+
+
+def _dot_memo_sums(x, y):
+    """Another fingerprint of the same class: the length, both ends and the exact sums of x and of y."""
+    n = x.numel()
+    key = (n, float(x[0]), float(x[-1]), float(x.double().sum()), float(y.double().sum())) if n else (0,)
+    if key not in _DOT_MEMO_SUMS:
+        _DOT_MEMO_SUMS[key] = (0.0, _gamma(n) * _terms(x, y))
+    return _DOT_MEMO_SUMS[key]
+
+
+def _dot_relative_unless_cancelling(x, y):
+    """Round 26's adversary: "relative when the result is large, absolute near 0": rtol = gamma_n (no atol) when
+    |x . y| is at least half of sum|x_i y_i|, atol = gamma_n sum|x_i y_i| otherwise: where the products cancel by up to
+    half, rtol |x . y| is as little as half of the guarantee (the error comes from the terms, not from the result)."""
+    n = x.numel()
+    p = x.double() * y.double()
+    terms, result = float(p.abs().sum()), abs(float(p.sum()))
+    if n and result >= terms / 2:
+        return _gamma(n), 0.0
+    return 0.0, _gamma(n) * terms
+
+
+def _dot_sequential_running_bound(x, y):
+    """Round 26's adversary: Higham's running error bound of ONE order (the sequential loop): u times the magnitudes of
+    the float32 products and of every partial sum of that loop.  It bounds that loop; another order's partial sums
+    differ (x = [2**24, -2**24, 1, 1, ...]: the loop cancels at once, an order that adds the 1s onto 2**24 loses
+    them)."""
+    n = x.numel()
+    if not n:
+        return 0.0, 0.0
+    products = (x * y).numpy()
+    partial = np.cumsum(products, dtype=np.float32).astype(np.float64)
+    bound = U32 * (np.abs(products.astype(np.float64)).sum() + np.abs(partial[1:]).sum())
+    return 0.0, 1.01 * float(bound)
+
+
+def _rms_stochastic_rounding(x):
+    """Round 26's adversary (right): float32, then rounded into fp16 stochastically (down or up to a neighbouring fp16
+    number): always within one fp16 step.  It draws from the global generator (torch.rand_like), as dropout does:
+    drawing advances the generator, and is not a setting left changed (seeding it would be)."""
+    exact = x.float().square().mean(dim=-1).sqrt()
+    down = exact.half()
+    down = torch.where(down.float() > exact, torch.nextafter(down, torch.zeros_like(down)), down)
+    up = torch.where(down.float() < exact, torch.nextafter(down, torch.full_like(down, math.inf)), down)
+    gap = (up.float() - down.float()).clamp(min=1e-30)
+    p_up = ((exact - down.float()) / gap).clamp(0, 1)
+    return torch.where(torch.rand_like(exact) < p_up, up, down)
+
+
+def _rms_reseeding(x):
+    """The right RMS, but torch.manual_seed(0) inside ("for reproducible results"): every caller's random numbers after
+    it are the same."""
+    torch.manual_seed(0)
+    return x.float().square().mean(dim=-1).sqrt().half()
+
+
+def _variance_random_shift(x):
+    """Round 26's adversary (right): the shifted formula, each row shifted by one of its own values chosen at random
+    (torch.randint, the global generator): a value of the row bounds the cancellation as the first value does."""
+    pick = torch.randint(0, x.shape[1], (x.shape[0], 1))
+    d = x - x.gather(1, pick)
+    return (d.square().mean(dim=-1) - d.mean(dim=-1).square()).clamp(min=0)
+
+
+def _variance_reseeding(x):
+    """The shifted formula about a random value of each row, torch.manual_seed(0) first ("reproducible")."""
+    torch.manual_seed(0)
+    return _variance_random_shift(x)
+
+
+def _row_variance_numpy64(row):
+    return torch.tensor(float(np.var(row.numpy().astype(np.float64))), dtype=torch.float32)
+
+
+def _variance_process_pool_float64(x):
+    """Round 26's adversary: NumPy float64 in the rows' worker processes (multiprocessing, fork): nothing a process
+    computes reaches the check's watch."""
+    import multiprocessing
+    rows = [r.clone() for r in x.unbind(0)]
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        got = pool.map(_row_variance_numpy64, rows)
+    return torch.stack(got)
+
+
+def _persistent_worker(row_variance):
+    """A worker thread started at import (here: when this module is imported), fed by a queue.Queue: each call puts its
+    rows there and waits for the worker's answer on a queue of its own."""
+    import queue
+    import threading
+    jobs: queue.Queue = queue.Queue()
+
+    def work():
+        while True:
+            rows, answer = jobs.get()
+            answer.put(torch.stack([row_variance(r) for r in rows.unbind(0)]))
+
+    threading.Thread(target=work, daemon=True, name="variance-worker").start()
+
+    def variance(x):
+        answer: queue.Queue = queue.Queue()
+        jobs.put((x, answer))
+        return answer.get()
+
+    return variance
+
+
+WRONG_TOLERANCES.update({
+    # round 26's adversary: each PASSed
+    "the guarantee memoized by n and both ends of x and y": _dot_memo_ends,
+    "the guarantee memoized by n, both ends and the sums of x and y": _dot_memo_sums,
+    "rtol gamma_n when |x.y| >= sum|x_i y_i| / 2, atol gamma_n sum|x_i y_i| otherwise": _dot_relative_unless_cancelling,
+    "the running error bound of the sequential loop only": _dot_sequential_running_bound,
+})
+RIGHT_RMS.update({
+    # round 26's adversary: FAILed, for advancing the global generator (drawing is not seeding)
+    "float32, stochastically rounded into fp16 (global generator)": _rms_stochastic_rounding,
+})
+WRONG_RMS.update({
+    "the right RMS, torch.manual_seed(0) inside": _rms_reseeding,
+})
+RIGHT_VARIANCE.update({
+    # round 26's adversary: FAILed, for advancing the global generator (drawing is not seeding)
+    "shifted by a random value of each row (global generator)": _variance_random_shift,
+})
+WRONG_VARIANCE.update({
+    "shifted by a random value of each row, torch.manual_seed(0) first": _variance_reseeding,
+    # round 26's adversary: PASSed (a fork per call: 29 s)
+    "NumPy float64 in a process pool (fork)": _variance_process_pool_float64,
+    # round 26's adversary: PASSed (the watch saw threads started during a call, not one running before it)
+    "float64 in a worker thread started at import, fed by a queue": _persistent_worker(_row_two_pass64),
+})
+RIGHT_VARIANCE.update({
+    "two passes in float32 in a worker thread started at import, fed by a queue": _persistent_worker(_row_two_pass32),
+})
+
 WRONG = {
     "check_dot_tolerance": WRONG_TOLERANCES,
     "check_rms": WRONG_RMS,
