@@ -188,3 +188,48 @@ class Test_09_kernels:
                 first = cell.source.splitlines()[0]
                 assert first.startswith("%%requires") and "triton" in first.split(), f"cell {n}: {first}"
 
+
+    def test_the_settings_guard_sees_a_filter_of_one_category_and_a_named_loggers_level(self):
+        """Round 26's adversary: warnings.filterwarnings("ignore", category=RuntimeWarning) and the logger "torch" set
+        to ERROR, each left, passed (the guard read simplefilter's catch-alls and the root logger only).  Each is now
+        a changed setting, put back; a filter for a library's own category or message is not one."""
+        import logging
+        import warnings
+
+        from utils.exercises import settings
+
+        names = ("warnings.simplefilter(...)", "logging.disable(...)")
+        before = settings.read(names)
+        torch_level, fresh = logging.getLogger("torch").level, "course09_tests.a_logger_made_now"
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=np.exceptions.RankWarning)  # NumPy's own category
+            warnings.filterwarnings("ignore", message="a library's own message", category=UserWarning)
+            logging.getLogger(fresh)  # made, no level set
+            assert settings.read(names) == before
+            warnings.filterwarnings("ignore", category=RuntimeWarning)
+            logging.getLogger("torch").setLevel(logging.ERROR)
+            logging.getLogger(fresh).setLevel(logging.CRITICAL)
+            assert settings.put_back(before) == list(names)
+            assert settings.read(names) == before
+            assert not any(f[2] is RuntimeWarning and f[1] is None and f[3] is None for f in warnings.filters)
+        assert logging.getLogger("torch").level == torch_level and logging.getLogger(fresh).level == logging.NOTSET
+
+    def test_a_launch_through_run_or_a_launcher_kept_from_before_is_counted_and_guarded(self):
+        """Round 26's adversary: `kernel.run(..., grid=...)` and a launcher `kernel[grid]` made outside the block
+        were not counted (a right answer FAILed), nor guarded (a store past y went unseen); a kernel's warmup is no
+        launch."""
+        pytest.importorskip("triton")
+        from utils.exercises.answers import nb09 as answers
+
+        if torch.cuda.is_available():
+            pytest.skip("the guards are the CPU's")
+        x = torch.randn(2, 5)
+        y = torch.empty(2, 5)
+        launcher = answers._marker_past_the_end_kernel[(1,)]  # made before the block
+        with nb09._counting_launches(guarded=True) as seen:
+            answers._softmax_kernel.run(y, x, 5, 5, 5, BLOCK=8, SUBTRACT=True, OTHER=-float("inf"),
+                                        DIVIDE_BY_MAX=False, grid=(2,), warmup=False)
+            launcher(y, 10)
+        assert seen.count == 2 and len(seen.strayed) == 1 and "after its end" in seen.strayed[0]
+        torch.testing.assert_close(y, torch.softmax(x, dim=-1))
+        assert not nb09._COUNTING

@@ -65,11 +65,13 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from copy import copy as shallow_copy
 from dataclasses import dataclass, field
 from functools import partial
+from types import FunctionType
 from typing import Any, Self, TypeVar
 
 import numpy as np
 import torch
 from torch._ops import HigherOrderOperator
+from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
 from torch.utils._pytree import tree_leaves, tree_map
 
@@ -558,6 +560,7 @@ SHARE_BAR = 0.3
 GUARD_BYTES = 16384  # on a CPU, the least guard around each storage a launch gets (see _counting_launches)
 CALL_LIMIT_S = 120.0  # one call of the answer (a first call on a GPU compiles: seconds); past it, a FAIL
 OWN_CASE = (3, 37, 3, 1.0, 11)  # the shape of _softmax_new_and_own's calls
+KEPT_CALLS = 12  # more calls on OWN_CASE's shape where an answer keeps its results: reuse in turn up to 14 apart shows
 
 
 @reference
@@ -766,62 +769,109 @@ def _poison_what_changed(groups: dict[int, list[torch.Tensor]], snapshots: list[
         elements.masked_fill_(changed, math.nan)
 
 
+# The _counting_launches blocks running (the innermost last), for every thread: a launch counts into the innermost's
+# record, read when the kernel runs (round 26's adversary: a record bound when the grid was, `kernel[grid]`, missed
+# a launcher kept from an earlier call and every `kernel.run(..., grid=...)`, so that a right answer FAILed and a
+# store past y, or PyTorch's softmax of what such a launch copied, passed).  Each: (record, guarded, poisoned).
+_COUNTING: list[tuple[_Launches, bool, bool]] = []
+_IN_A_LAUNCH = threading.local()  # .running: a counted launch runs in this thread (a launcher's inner run is in one)
+
+
+def _launched(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """launch(*args, **kwargs), counted, tainted, guarded and poisoned as the innermost _counting_launches block
+    asks; as it is where none runs, or inside a counted launch (an autotuner's or a heuristic's run of its kernel)."""
+    if not _COUNTING or getattr(_IN_A_LAUNCH, "running", False):
+        return launch(*args, **kwargs)
+    seen, guarded, poisoned = _COUNTING[-1]
+    _IN_A_LAUNCH.running = True
+    try:
+        seen.count += 1
+        with _check_at_work():  # the launch, and the check's own copies: not PyTorch computing from x
+            _taint_through(args, kwargs)
+            groups = _storages(args, kwargs)
+            if not (guarded or poisoned):
+                return launch(*args, **kwargs)
+            snapshots = [_storage_bytes(ts[0]).clone() for ts in groups.values()] if poisoned else []
+            kept: list[tuple] = []
+            if guarded:
+                stand_in, kept = _in_guards(groups)
+                args = tuple(_standing_in(stand_in, a) for a in args)
+                kwargs = {k: _standing_in(stand_in, v) for k, v in kwargs.items()}
+            try:
+                return launch(*args, **kwargs)
+            finally:
+                _out_of_guards(kept, seen, seen.count)
+                if poisoned:
+                    _poison_what_changed(groups, snapshots)
+    finally:
+        _IN_A_LAUNCH.running = False
+
+
+def _launch_patches() -> list[tuple[type, str, Callable]]:
+    """What _counting_launches patches: (class, name, what it held).  The `run` of every kind of Triton kernel
+    (triton.runtime.jit.KernelInterface's subclasses: JITFunction, the interpreter's InterpretedFunction, Autotuner,
+    Heuristics), where every launch goes (`kernel[grid](...)` calls it, when the kernel runs: a launcher kept from
+    an earlier call too) and `kernel.run(..., grid=...)` itself; the `__getitem__` of the kernel interface (a Triton
+    whose launcher bypassed `run` would still be seen) and of a compiled kernel (`kernel.warmup(...)`, then
+    `compiled[grid](...)`: Triton's softmax tutorial)."""
+    from triton.runtime.jit import KernelInterface
+
+    try:
+        from triton.compiler.compiler import CompiledKernel
+    except ImportError:
+        CompiledKernel = None
+    kinds: list[type] = []
+    todo: list[type] = [KernelInterface]
+    while todo:
+        kind = todo.pop()
+        if kind not in kinds:
+            kinds.append(kind)
+            todo.extend(kind.__subclasses__())
+    found = [(kind, "run", kind.__dict__["run"]) for kind in kinds
+             if kind is not KernelInterface and isinstance(kind.__dict__.get("run"), FunctionType)]
+    return found + [(cls, "__getitem__", cls.__dict__["__getitem__"]) for cls in (KernelInterface, CompiledKernel)
+                    if cls is not None and "__getitem__" in cls.__dict__]
+
+
+def _counted(name: str, original: Callable) -> Callable:
+    if name == "run":
+        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if kwargs.get("warmup"):  # compiles, launches nothing
+                return original(self, *args, **kwargs)
+            return _launched(partial(original, self), args, kwargs)
+
+        return run
+
+    def counted(self: Any, grid: Any) -> Any:
+        launch = original(self, grid)
+        return lambda *args, **kwargs: _launched(launch, args, kwargs)
+
+    return counted
+
+
 @contextmanager
 def _counting_launches(guarded: bool = False, poisoned: bool = False) -> Iterator[_Launches]:
-    """Count the launches, `kernel[grid](...)`, of Triton kernels in the block (compiled, autotuned or interpreted:
-    each is a triton.runtime.jit.KernelInterface, whose __getitem__ makes the launch).  Inside a _WhatPyTorchComputes
-    block, a launch given a tensor made from x makes every tensor it was given one made from x (_taint_through).
+    """Count the launches of Triton kernels in the block (compiled, autotuned or interpreted; `kernel[grid](...)`,
+    `kernel.run(..., grid=...)`, a launcher kept from before: see _launch_patches), from any thread.  Inside a
+    _WhatPyTorchComputes block, a launch given a tensor made from x makes every tensor it was given one made from x
+    (_taint_through).
 
     `guarded` (on a CPU, where Triton's interpreter runs the kernel on the process's own memory, and a write past a
     tensor would corrupt the heap and abort Python): each launch runs on copies of its tensors' storages with guard
     bytes on both sides; writes into the guards are noted in `strayed`, the rest is copied back.  `poisoned`: after
     each launch, every element that it changed in a floating tensor it was given becomes NaN, so a result whose
     values come from the answer's kernel comes out NaN, and one that PyTorch computed does not."""
-    from triton.runtime.jit import KernelInterface
-
-    try:  # a kernel compiled ahead of its launch (`kernel.warmup(...)`, Triton's softmax tutorial) launches itself
-        from triton.compiler.compiler import CompiledKernel
-    except ImportError:
-        CompiledKernel = None
     seen = _Launches()
-    patched = [(cls, cls.__dict__["__getitem__"]) for cls in (KernelInterface, CompiledKernel)
-               if cls is not None and "__getitem__" in cls.__dict__]
-
-    def counting(original: Callable) -> Callable:
-        def counted(self: Any, grid: Any) -> Any:
-            launch = original(self, grid)
-
-            def run(*args: Any, **kwargs: Any) -> Any:
-                seen.count += 1
-                with _check_at_work():  # the launch, and the check's own copies: not PyTorch computing from x
-                    _taint_through(args, kwargs)
-                    groups = _storages(args, kwargs)
-                    if not (guarded or poisoned):
-                        return launch(*args, **kwargs)
-                    snapshots = [_storage_bytes(ts[0]).clone() for ts in groups.values()] if poisoned else []
-                    kept: list[tuple] = []
-                    if guarded:
-                        stand_in, kept = _in_guards(groups)
-                        args = tuple(_standing_in(stand_in, a) for a in args)
-                        kwargs = {k: _standing_in(stand_in, v) for k, v in kwargs.items()}
-                    try:
-                        return launch(*args, **kwargs)
-                    finally:
-                        _out_of_guards(kept, seen, seen.count)
-                        if poisoned:
-                            _poison_what_changed(groups, snapshots)
-
-            return run
-
-        return counted
-
-    for cls, original in patched:
-        cls.__getitem__ = counting(original)  # type: ignore[method-assign]
+    patched = _launch_patches() if not _COUNTING else []
+    for cls, name, original in patched:
+        setattr(cls, name, _counted(name, original))
+    _COUNTING.append((seen, guarded, poisoned))
     try:
         yield seen
     finally:
-        for cls, original in patched:
-            cls.__getitem__ = original  # type: ignore[method-assign]
+        del _COUNTING[next(i for i, (record, _, _) in enumerate(_COUNTING) if record is seen)]
+        for cls, name, original in reversed(patched):
+            setattr(cls, name, original)
 
 
 # What PyTorch may do with x (or what it made from x) inside a right answer: allocate, view, copy, convert, pad,
@@ -1342,6 +1392,17 @@ def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
         torch.set_default_dtype(dtype)
     _kept_unchanged(ex, call, [y1, y2], kept, "a third time")
     _judge_softmax(ex, call + more, x2, again, y3)
+    # Where the answer keeps its results (the third's storage outlives the check's last reference to it), KEPT_CALLS
+    # more calls, each earlier result compared after each (round 26's adversary: three output tensors in turn passed
+    # three calls; an answer that keeps nothing costs no call more)
+    left = StorageWeakRef(y3.untyped_storage())
+    del y3
+    if left.expired():
+        return
+    for k in range(4, 4 + KEPT_CALLS):
+        x = _softmax_input((*OWN_CASE[:-1], OWN_CASE[-1] + k), device)
+        call_yours(x, f"{call}, call {k}, on other values")
+        _kept_unchanged(ex, call, [y1, y2], kept, f"{k} times")
 
 
 def _kept_unchanged(ex: Any, call: str, results: list[torch.Tensor], kept: list[torch.Tensor], when: str) -> None:
@@ -1364,6 +1425,13 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
     assert isinstance(y, torch.Tensor)
     ex.expect(y.dtype == torch.float32, f"{call} returned a {y.dtype} tensor, expected float32",
               "the result keeps x's dtype")
+    # y's autograd state (round 26's adversary: y.requires_grad_(), or the work under torch.inference_mode(): the
+    # caller's next in-place write into y raised, and autograd could not use y)
+    state = "an inference tensor" if y.is_inference() else "a tensor that requires grad, for an x that requires " \
+        "none" if y.requires_grad and not before.requires_grad else ""
+    ex.expect(not state, f"{call} returned {state}",
+              "return a plain tensor, as PyTorch's own operations do for such an x: the caller may write into it in "
+              "place and use it where autograd records (what do requires_grad and inference mode make of a tensor?)")
     ex.expect(torch.equal(x, before) and y.data_ptr() != x.data_ptr() or x.numel() == 0,
               f"{call} changed x", "write the result into a new tensor; leave x as it was")
     # x's autograd flag too (round 20's adversary: x.requires_grad_() "so that the result can be differentiated";
@@ -1432,7 +1500,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=45, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=47, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

@@ -236,14 +236,26 @@ class DecimalContext:
             self.context.traps[trap] = trap.__name__ in self.values[-1]
 
 
-def _logging_switches() -> tuple[int, int]:
-    """logging.disable's level and the root logger's level: what silences every logger of the process."""
-    return logging.root.manager.disable, logging.root.level
+def _logging_switches() -> tuple[int, int, tuple[tuple[str, int, bool], ...]]:
+    """logging.disable's level, the root logger's level, and each named logger's level and `disabled` flag where one
+    is set: what silences every logger of the process, or a library's (round 26's 09 adversary: the loggers "torch"
+    and "triton" set to ERROR, left so, and passed).  A logger made during the call (getLogger) sets nothing."""
+    named = tuple(sorted((name, logger.level, logger.disabled)
+                         for name, logger in list(logging.root.manager.loggerDict.items())
+                         if isinstance(logger, logging.Logger) and (logger.level or logger.disabled)))
+    return logging.root.manager.disable, logging.root.level, named
 
 
-def _logging_put_back(value: tuple[int, int]) -> None:
+def _logging_put_back(value: tuple[int, int, tuple[tuple[str, int, bool], ...]]) -> None:
     logging.disable(value[0])
     logging.root.setLevel(value[1])
+    named = {name: (level, disabled) for name, level, disabled in value[2]}
+    for name, logger in list(logging.root.manager.loggerDict.items()):
+        if isinstance(logger, logging.Logger):
+            level, disabled = named.get(name, (logging.NOTSET, False))
+            if logger.level != level:
+                logger.setLevel(level)
+            logger.disabled = disabled
 
 
 def _torch_print_options() -> dict[str, Any]:
@@ -321,16 +333,24 @@ def _pop_function_modes(depth: int) -> None:
         torch._C._pop_torch_function_stack()
 
 
+def _catches_all(f: tuple[object, ...]) -> bool:
+    """A warnings filter for every warning of a category of Python's own (Warning, UserWarning, RuntimeWarning...),
+    whatever its message and module: simplefilter("ignore"), or filterwarnings("ignore", category=RuntimeWarning)
+    (round 26's 09 adversary: a filter of one category, left set, silenced every NumPy overflow of the caller, and
+    passed).  What a library's import may add, a filter for its own messages, its own modules or its own category
+    (SymPy's, NumPy's RankWarning), is not among them."""
+    return f[1] is None and f[3] is None and isinstance(f[2], type) and f[2].__module__ == "builtins"
+
+
 def _catch_all_filters() -> tuple[tuple[object, ...], ...]:
-    """The warnings filters that take every warning (simplefilter("ignore") or ("error")): what a library's import may
-    add, a filter for its own messages, is not among them."""
-    return tuple(f for f in warnings.filters
-                 if f[1] is None and f[2] is Warning and f[3] is None)
+    """The warnings filters that take every warning of a category of Python's own (see _catches_all)."""
+    return tuple(f for f in warnings.filters if _catches_all(f))
 
 
 def _filters_put_back(before: tuple[tuple[object, ...], ...]) -> None:
     warnings.filters[:] = [f for f in warnings.filters  # type: ignore[index]
-                           if not (f[1] is None and f[2] is Warning and f[3] is None) or f in before]
+                           if not _catches_all(f) or f in before]
+    warnings.filters[:0] = [f for f in before if f not in warnings.filters]  # type: ignore[index]  # one removed
     mutated = getattr(warnings, "_filters_mutated", None) or getattr(
         __import__("_warnings"), "_filters_mutated", None)
     if mutated is not None:

@@ -1802,6 +1802,143 @@ WRONG_GELUS["round 22's adversary: a pool of two side streams, both waits (not t
 WRONG_SCALES["round 22's adversary: an int index and an int n (wraps past 2**31 elements)"] = scale_int_index
 WRONG_SOFTMAXES["round 22's adversary: 32-bit row offsets (no .to(tl.int64))"] = softmax_int32_row_offsets
 
+# ---------------------------------------------------------------- round 26's adversary (softmax_rows, on a CPU too)
+@triton.jit
+def _where_kernel(y_ptr, s_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    v = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=0.0)
+    s = tl.load(s_ptr + row * cols + offsets, mask=mask, other=0.0)
+    tl.store(y_ptr + row * y_stride + offsets, tl.where(v != 12345.0, s, s), mask=mask)  # x read, s stored
+
+
+@triton.jit
+def _marker_past_the_end_kernel(y_ptr, end):
+    tl.store(y_ptr + end, 1.0)  # a "done" marker, one element past y's last row
+
+
+def softmax_hushes_runtime_warnings(x):
+    """Wrong: warnings.filterwarnings("ignore", category=RuntimeWarning) "for the interpreter's NumPy warnings", left
+    set: every RuntimeWarning of the caller (NumPy's overflow, a division by zero) is lost after the first call."""
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
+    return _softmax(x)
+
+
+def softmax_hushes_user_warnings(x):
+    """Wrong: warnings.filterwarnings("ignore", category=UserWarning), left set."""
+    warnings.filterwarnings("ignore", category=UserWarning)
+    return _softmax(x)
+
+
+def softmax_quiets_the_torch_and_triton_loggers(x):
+    """Wrong: the loggers "torch" and "triton" set to ERROR "to quiet them", left so: the caller's warnings from
+    either library are lost after the first call."""
+    logging.getLogger("torch").setLevel(logging.ERROR)
+    logging.getLogger("triton").setLevel(logging.ERROR)
+    return _softmax(x)
+
+
+def softmax_by_pytorch_on_a_copy_made_by_run(x):
+    """Wrong: a kernel launched by JITFunction.run(..., grid=...) copies x into z, PyTorch's softmax of z, and a
+    kernel[grid] given (y, s, x) copies that softmax into y."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if not rows:
+        return y
+    block = triton.next_power_of_2(cols)
+    z = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    _copy_rows_kernel.run(z, x, x.stride(0), z.stride(0), cols, BLOCK=block, grid=(rows,), warmup=False)
+    s = torch.softmax(z, dim=-1)
+    _where_kernel[(rows,)](y, s, x, x.stride(0), y.stride(0), cols, BLOCK=block)
+    return y
+
+
+def softmax_with_a_run_launch_marking_past_the_end(x):
+    """Wrong: the lecture's launch, then a leftover debugging launch through .run that stores a marker one element
+    past y's last row (into memory y does not own; y's values stay right).  (The adversary's own leftover stored,
+    one lane past each row, what it had loaded there: bytes unchanged, which no check can see.)"""
+    rows = x.shape[0]
+    y = _softmax(x)
+    if rows:
+        _marker_past_the_end_kernel.run(y, rows * y.stride(0), grid=(1,), warmup=False)
+    return y
+
+
+_RING: dict[tuple, list] = {}
+
+
+def softmax_ring_of_three_outputs(x):
+    """Wrong: three output tensors per shape, used in turn: call k's result is overwritten by call k + 3 of the same
+    shape (round 20's two in turn, one longer)."""
+    ring = _RING.setdefault((tuple(x.shape), x.device), [None, None, None, 0])
+    turn = ring[3] % 3
+    ring[3] += 1
+    if ring[turn] is None:
+        ring[turn] = torch.empty(x.shape, dtype=torch.float32, device=x.device)
+    return _softmax(x, out=ring[turn])
+
+
+def softmax_result_requires_grad(x):
+    """Wrong: y.requires_grad_() on the result "so that it can be differentiated" (there is no backward): the
+    caller's next in-place write into y raises, and its backward computes nothing through the softmax."""
+    return _softmax(x).requires_grad_()
+
+
+def softmax_in_inference_mode(x):
+    """Wrong: the whole function under torch.inference_mode() ("faster"): y is an inference tensor, which the
+    caller can neither update in place nor use in anything autograd records."""
+    with torch.inference_mode():
+        return _softmax(x)
+
+
+def softmax_through_run(x):
+    """Right: the kernel launched by JITFunction.run(..., grid=..., warmup=False), what kernel[grid](...) calls."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _softmax_kernel.run(y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols), SUBTRACT=True,
+                            OTHER=-math.inf, DIVIDE_BY_MAX=False, grid=(rows,), warmup=False)
+    return y
+
+
+_LAUNCHERS: dict[int, object] = {}
+
+
+def softmax_launcher_kept_per_row_count(x):
+    """Right: the launcher `kernel[(rows,)]` made once per row count and kept, then called with this call's
+    tensors."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        launch = _LAUNCHERS.get(rows)
+        if launch is None:
+            launch = _LAUNCHERS[rows] = _softmax_kernel[(rows,)]
+        launch(y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols), SUBTRACT=True,
+               OTHER=-math.inf, DIVIDE_BY_MAX=False)
+    return y
+
+
+WRONG_SOFTMAXES.update({
+    "round 26's adversary: warnings.filterwarnings('ignore', category=RuntimeWarning) left set":
+        softmax_hushes_runtime_warnings,
+    "round 26's adversary: warnings.filterwarnings('ignore', category=UserWarning) left set":
+        softmax_hushes_user_warnings,
+    "round 26's adversary: the loggers 'torch' and 'triton' set to ERROR, left so":
+        softmax_quiets_the_torch_and_triton_loggers,
+    "round 26's adversary: PyTorch's softmax of a copy that a .run launch made":
+        softmax_by_pytorch_on_a_copy_made_by_run,
+    "round 26's adversary: a leftover .run launch storing a marker past y's end":
+        softmax_with_a_run_launch_marking_past_the_end,
+    "round 26's adversary: three output tensors per shape, used in turn": softmax_ring_of_three_outputs,
+    "round 26's adversary: the result requires grad": softmax_result_requires_grad,
+    "round 26's adversary: the result an inference tensor": softmax_in_inference_mode,
+})
+ALSO_RIGHT_SOFTMAXES.update({
+    "round 26's adversary: launched by JITFunction.run(..., grid=...)": softmax_through_run,
+    "round 26's adversary: the launcher kernel[(rows,)] kept per row count": softmax_launcher_kept_per_row_count,
+})
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
