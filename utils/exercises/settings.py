@@ -821,7 +821,7 @@ class Environment:
         first = _ENVIRONMENT_AT_IMPORT.items
         changed = sorted(key for key in {*self.items, *first} if self.items.get(key) != first.get(key))
         return ", ".join(f"{os.fsdecode(key)}={os.fsdecode(self.items[key])!r}" if key in self.items
-                         else f"{os.fsdecode(key)} unset" for key in changed) or "as the process started"
+                         else f"{os.fsdecode(key)} unset" for key in changed) or "as the checks found it"
 
     def put_back(self) -> None:
         decode = os.fsdecode if hasattr(os.environ, "_data") else str
@@ -883,7 +883,7 @@ class LoggerLevels:
     def __str__(self) -> str:
         """The levels set otherwise than when this module was imported."""
         return ", ".join(f"{name}: {logging.getLevelName(self.levels[name])}"
-                         for name in self._differ(_LOGGER_LEVELS_AT_IMPORT)) or "as they were"
+                         for name in self._differ(_LOGGER_LEVELS_AT_IMPORT)) or "as the checks found them"
 
     def put_back(self) -> None:
         for name in self._differ(LoggerLevels()):
