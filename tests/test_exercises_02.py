@@ -358,7 +358,8 @@ def test_a_process_setting_left_changed_fails_and_is_put_back():
                "np.get_printoptions()": lambda: np.set_printoptions(precision=3),
                "torch.set_printoptions(...)": lambda: torch.set_printoptions(precision=2),
                "decimal.getcontext()": lambda: setattr(decimal.getcontext(), "prec", 50),
-               "sys.getrecursionlimit()": lambda: sys.setrecursionlimit(sys.getrecursionlimit() + 1000),
+               # + 1500: not to 2000 from 1000 (Inductor's own raise, no change once it is imported: settings.py)
+               "sys.getrecursionlimit()": lambda: sys.setrecursionlimit(sys.getrecursionlimit() + 1500),
                "logging.disable(...)": lambda: logging.disable(logging.WARNING),  # round 22's 09 adversary
                "threading.stack_size()": lambda: threading.stack_size(2**21)}  # round 23's 04 adversary
     assert set(changes) == set(settings.PROCESS)

@@ -70,6 +70,37 @@ def test_the_speedup_reference_is_locked():
 
 
 @host
+def test_a_right_answer_whose_compile_raises_the_recursion_limit_as_inductor_does_passes(monkeypatch):
+    """Round 26's adversary: torch.compile's first compile of a process (a cold cache) raises the recursion limit to
+    2000 (torch/_inductor/compile_fx.py), and a right answer that compiles FAILed, and PASSed with the cache warm.
+    The compile itself costs about 20 s here (answers._torch_compiled, run by hand with a fresh
+    TORCHINDUCTOR_CACHE_DIR: PASS); this runs Inductor's line, with compile_fx imported.  A limit raised otherwise, or
+    lowered, still FAILs."""
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "torch._inductor.compile_fx", types.ModuleType("torch._inductor.compile_fx"))
+    limit = sys.getrecursionlimit()
+
+    def compiles(*costs):
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 2000))  # what compile_fx does, once a process
+        return answers._right_speedup(*costs)
+
+    def raises(*costs):
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 2000) + 500)
+        return answers._right_speedup(*costs)
+
+    try:
+        sys.setrecursionlimit(1000)
+        nb07.check_predicted_speedup(compiles)
+        sys.setrecursionlimit(1000)
+        with pytest.raises(ExerciseFailed, match="sys.getrecursionlimit"):
+            nb07.check_predicted_speedup(raises)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+@host
 def test_a_speedup_off_in_the_seventh_digit_is_printed_with_digits_that_differ():
     """An answer rounded to 6 significant digits fails; its message shows two different numbers."""
     rounded = answers.WRONG_SPEEDUPS["rounded to 6 significant digits"]

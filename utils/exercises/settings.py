@@ -263,6 +263,33 @@ def _torch_print_options() -> dict[str, Any]:
             for name in ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")}
 
 
+class RecursionLimit:
+    """sys.getrecursionlimit() as a setting's value: equal where the limits are, or where one is 2000 and the other
+    lower while Inductor's compile_fx is imported: its first compile of a process raises the limit so itself
+    (torch/_inductor/compile_fx.py, `sys.setrecursionlimit(max(sys.getrecursionlimit(), 2000))`, skipped on a cache
+    hit), and a right answer that compiles FAILed with the cache cold and PASSed with it warm (round 26's adversary
+    of 07)."""
+
+    INDUCTORS = 2000
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = sys.getrecursionlimit() if limit is None else limit
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RecursionLimit):
+            return False
+        return self.limit == other.limit or (
+            max(self.limit, other.limit) == self.INDUCTORS and "torch._inductor.compile_fx" in sys.modules)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return str(self.limit)
+
+    def put_back(self) -> None:
+        sys.setrecursionlimit(self.limit)
+
+
 # name (as a message shows it): how to read it, how to put it back
 SETTINGS: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     "torch.is_grad_enabled()": (torch.is_grad_enabled, torch.set_grad_enabled),
@@ -284,7 +311,7 @@ SETTINGS: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     "np.get_printoptions()": (np.get_printoptions, lambda options: np.set_printoptions(**options)),
     "torch.set_printoptions(...)": (_torch_print_options, lambda options: torch.set_printoptions(**options)),
     "decimal.getcontext()": (DecimalContext, DecimalContext.put_back),
-    "sys.getrecursionlimit()": (sys.getrecursionlimit, sys.setrecursionlimit),
+    "sys.getrecursionlimit()": (RecursionLimit, RecursionLimit.put_back),
     # round 22's 09 adversary: logging.disable(logging.WARNING) "to quiet Triton", left for the caller
     "logging.disable(...)": (_logging_switches, _logging_put_back),
 }
@@ -333,23 +360,32 @@ def _pop_function_modes(depth: int) -> None:
         torch._C._pop_torch_function_stack()
 
 
-def _catches_all(f: tuple[object, ...]) -> bool:
-    """A warnings filter for every warning of a category of Python's own (Warning, UserWarning, RuntimeWarning...),
-    whatever its message and module: simplefilter("ignore"), or filterwarnings("ignore", category=RuntimeWarning)
-    (round 26's 09 adversary: a filter of one category, left set, silenced every NumPy overflow of the caller, and
-    passed).  What a library's import may add, a filter for its own messages, its own modules or its own category
-    (SymPy's, NumPy's RankWarning), is not among them."""
-    return f[1] is None and f[3] is None and isinstance(f[2], type) and f[2].__module__ == "builtins"
+def _takes_every(f: tuple[Any, ...]) -> bool:
+    """Whether a warnings filter takes every warning of its category, from every module: simplefilter("ignore"),
+    ("error", RuntimeWarning), filterwarnings("ignore", category=UserWarning) or (message=".*") (round 26's adversary
+    of 07 left the last three, and passed: only a category of Warning and no message were read), a category of
+    Python's own.  What a library's import may add, a filter for its own messages, its own modules or its own
+    category (importing SymPy adds ('once', SymPyDeprecationWarning)), is not among them."""
+    return (f[3] is None and (f[1] is None or f[1].match("") is not None)
+            and getattr(f[2], "__module__", None) == "builtins")
+
+
+class _Filters(tuple):  # type: ignore[type-arg]
+    """The filters `_catch_all_filters` reads, shown briefly (action, message pattern, category), newest first."""
+
+    def __str__(self) -> str:
+        shown = [f"({f[0]!r}, {getattr(f[1], 'pattern', f[1])!r}, {f[2].__name__})" for f in self[:3]]
+        return f"[{', '.join(shown)}{', ...' if len(self) > 3 else ''}]"
 
 
 def _catch_all_filters() -> tuple[tuple[object, ...], ...]:
-    """The warnings filters that take every warning of a category of Python's own (see _catches_all)."""
-    return tuple(f for f in warnings.filters if _catches_all(f))
+    """The warnings filters that take every warning of a category (`_takes_every`)."""
+    return _Filters(f for f in warnings.filters if _takes_every(f))
 
 
 def _filters_put_back(before: tuple[tuple[object, ...], ...]) -> None:
     warnings.filters[:] = [f for f in warnings.filters  # type: ignore[index]
-                           if not _catches_all(f) or f in before]
+                           if not _takes_every(f) or f in before]
     warnings.filters[:0] = [f for f in before if f not in warnings.filters]  # type: ignore[index]  # one removed
     mutated = getattr(warnings, "_filters_mutated", None) or getattr(
         __import__("_warnings"), "_filters_mutated", None)
@@ -725,7 +761,7 @@ class DynamoConfig:
         config = sys.modules.get(self.MODULE)
         if config is None:
             return
-        for name in {*DynamoConfig().changed, *self.changed}:
+        for name in {*type(self)().changed, *self.changed}:
             # the value before, or the default (which the read above counts as unchanged): through the module's own
             # __setattr__, the same in every version (PyTorch 2.11 keeps a user's value in an attribute, 2.13 in a
             # ContextVar: on the H200, 2.11, a read through .get() raised AttributeError in every check)
@@ -757,6 +793,86 @@ SETTINGS.update({
     "torch.is_warn_always_enabled()": (torch.is_warn_always_enabled, torch.set_warn_always),
     # notebook 05's tool, set inside an answer "to prove it never synchronizes" and left (round 24's adversary of 08)
     "torch.cuda.get_sync_debug_mode()": (_sync_debug_mode, lambda mode: torch.cuda.set_sync_debug_mode(mode)),
+})
+
+
+
+# ------------------------------------------------------------------------------------------
+# Round 26's adversary of 07 left each of these changed in an answer, and passed (settings.py did not know them): the
+# environment (CUDA_LAUNCH_BLOCKING, CUBLAS_WORKSPACE_CONFIG: CUDA and cuBLAS read them when they start, and every
+# process started after reads them too), the working directory, CPU autocast, oneDNN, Inductor's options (and a
+# logger's level: the "logging.disable(...)" entry reads it).  In SETTINGS, in no group (EVERY holds them).
+# ------------------------------------------------------------------------------------------
+class InductorConfig(DynamoConfig):
+    """torch._inductor.config's options that differ from their defaults (freezing, fallback_random, ...), read as
+    DynamoConfig reads Dynamo's, without importing it."""
+
+    MODULE = "torch._inductor.config"
+
+
+class Environment:
+    """os.environ as a setting's value, read from its own dict of bytes (a copy in microseconds; dict(os.environ)
+    decodes every item), but the variables that PyTorch's compiler and Triton set for their own use (measured on
+    PyTorch 2.13: a first torch.compile sets TORCHINDUCTOR_CACHE_DIR and _TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR;
+    torch/_inductor and triton set TRITON_CACHE_DIR, TRITON_PTXAS_PATH, KMP_DUPLICATE_LIB_OK, CUDA_HOME, ...)."""
+
+    OWN = ("TORCHINDUCTOR_", "_TORCHINDUCTOR_", "TRITON_", "TORCH_WARM_POOL", "KMP_DUPLICATE_LIB_OK", "CUDA_HOME",
+           "CPLUS_INCLUDE_PATH")
+    _OWN = tuple(os.fsencode(name) for name in OWN) if hasattr(os.environ, "_data") else OWN
+
+    def __init__(self) -> None:
+        self.every: dict[Any, Any] = dict(getattr(os.environ, "_data", None) or os.environ)  # the OWN left in
+
+    @property
+    def items(self) -> dict[Any, Any]:
+        return {key: value for key, value in self.every.items() if not key.startswith(self._OWN)}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Environment) and (self.every == other.every or self.items == other.items)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        """The variables set otherwise than when this module was imported."""
+        first = _ENVIRONMENT_AT_IMPORT.items
+        changed = sorted(key for key in {*self.items, *first} if self.items.get(key) != first.get(key))
+        return ", ".join(f"{os.fsdecode(key)}={os.fsdecode(self.items[key])!r}" if key in self.items
+                         else f"{os.fsdecode(key)} unset" for key in changed) or "as the checks found it"
+
+    def put_back(self) -> None:
+        decode = os.fsdecode if hasattr(os.environ, "_data") else str
+        now = Environment().items
+        for key in now.keys() - self.items.keys():
+            os.environ.pop(decode(key), None)
+        for key, value in self.items.items():
+            if now.get(key) != value:
+                os.environ[decode(key)] = decode(value)
+
+
+_ENVIRONMENT_AT_IMPORT = Environment()
+
+
+def _autocast() -> tuple[object, ...]:
+    """Autocast's global switches: enabled and its dtype, on the CPU and on CUDA, and its cache."""
+    return (torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu"), torch.is_autocast_enabled("cuda"),
+            torch.get_autocast_dtype("cuda"), torch.is_autocast_cache_enabled())
+
+
+def _autocast_put_back(value: tuple[Any, ...]) -> None:
+    torch.set_autocast_enabled("cpu", value[0])
+    torch.set_autocast_dtype("cpu", value[1])
+    torch.set_autocast_enabled("cuda", value[2])
+    torch.set_autocast_dtype("cuda", value[3])
+    torch.set_autocast_cache_enabled(value[4])
+
+
+SETTINGS.update({
+    "os.environ": (Environment, Environment.put_back),
+    "os.getcwd()": (os.getcwd, os.chdir),
+    "torch.is_autocast_enabled(...), torch.get_autocast_dtype(...)": (_autocast, _autocast_put_back),
+    **({"torch.backends.mkldnn.enabled": (torch._C._get_mkldnn_enabled, torch._C._set_mkldnn_enabled)}
+       if hasattr(torch._C, "_get_mkldnn_enabled") else {}),
+    "torch._inductor.config (freezing...)": (InductorConfig, InductorConfig.put_back),
 })
 
 # Every setting above: what a check watches unless it has a reason to leave one out (round 24: checks that watched a

@@ -102,6 +102,132 @@ def _with_float32_precision(kernels, host_us, kernel_us, graph_floor_us, replay_
         return kernels * torch.maximum(h, g) / torch.maximum(r, kernels * torch.maximum(g, f))
 
 
+# Round 26's adversary of 07: the right number, and what it returns, keeps or leaves set was wrong
+_STATIC_RESULT = torch.zeros((), dtype=torch.float64)
+
+
+def _static_result_tensor(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """One 0-d tensor for every result, filled in place and returned itself (a CUDA graph's static output, in the
+    wrong place): `a = f(*one); b = f(*other)` leaves a == b."""
+    _STATIC_RESULT.fill_(_right_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us))
+    return _STATIC_RESULT
+
+
+_STATIC_ARRAY = np.zeros(1)
+
+
+def _static_result_array(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """The same in NumPy: np.divide(..., out=) into one array of shape (1,), returned itself."""
+    eager = np.multiply(kernels, np.maximum(host_us, kernel_us))
+    graph = np.maximum(replay_us, np.multiply(kernels, np.maximum(kernel_us, graph_floor_us)))
+    return np.divide(eager, graph, out=_STATIC_ARRAY)
+
+
+def _user_warnings_ignored() -> None:
+    __import__("warnings").filterwarnings("ignore", category=UserWarning)  # "hide torch.tensor(tensor)'s warning"
+
+
+def _runtime_warnings_raise() -> None:
+    __import__("warnings").simplefilter("error", RuntimeWarning)  # "catch divisions by zero"
+
+
+def _every_warning_ignored_by_message() -> None:
+    __import__("warnings").filterwarnings("ignore", message=".*")  # a forum recipe: every warning silenced
+
+
+def _environ(name: str, value: str) -> Callable[[], None]:
+    def change() -> None:
+        __import__("os").environ[name] = value
+    return change
+
+
+def _chdir_to_a_log_folder() -> None:
+    import os
+    import tempfile
+
+    if not os.getcwd().startswith(tempfile.gettempdir()):
+        os.chdir(tempfile.mkdtemp(prefix="speedups-"))
+
+
+def _mkldnn_off() -> None:
+    torch.backends.mkldnn.enabled = False  # type: ignore[assignment]  # "exact CPU arithmetic"
+
+
+def _torch_logger_silenced() -> None:
+    __import__("logging").getLogger("torch").setLevel(__import__("logging").ERROR)
+
+
+def _cpu_autocast_on() -> None:
+    torch.set_autocast_dtype("cpu", torch.bfloat16)
+    torch.set_autocast_enabled("cpu", True)  # "mixed precision, for speed"
+
+
+def _inductor_options_set() -> None:
+    import torch._inductor.config as inductor
+
+    inductor.fallback_random = True
+    inductor.freezing = True  # "for inference"
+
+
+_MEMO: dict[str, float] = {}
+
+
+def _memo_by_rounded_key(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """Memoized "because floats make bad keys" under times written with 4 significant digits: two cases whose times
+    agree to 4 digits share one result."""
+    key = f"{kernels}|" + "|".join(f"{t:.4g}" for t in (host_us, kernel_us, graph_floor_us, replay_us))
+    if key not in _MEMO:
+        _MEMO[key] = _right_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us)
+    return _MEMO[key]
+
+
+_CALLS = [0]
+
+
+def _replay_dropped_after_a_warmup(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """The model for 150 calls, then the per-kernel ratio alone ("long sweeps are of long chains")."""
+    _CALLS[0] += 1
+    if _CALLS[0] <= 150:
+        return _right_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us)
+    return max(host_us, kernel_us) / max(kernel_us, graph_floor_us)
+
+
+_COMPILED: list[Callable[..., torch.Tensor]] = []
+
+
+def _torch_compiled(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """Right: the model of one float64 tensor, torch.compile'd (Inductor) on the first call, its cache off so that
+    each run compiles as a student's first run does (Inductor's compile_fx raises the recursion limit to 2000: round
+    26's adversary, FAILed with the cache cold).  Not in ALSO_RIGHT_SPEEDUPS (a cold compile costs about 20 s here):
+    run by hand, it PASSes."""
+    if not _COMPILED:
+        import torch._inductor.config as inductor
+
+        def model(t):
+            k, h, g, f, r = t.unbind()
+            return k * torch.maximum(h, g) / torch.maximum(r, k * torch.maximum(g, f))
+
+        compiled = torch.compile(model, dynamic=False)
+
+        def cold(t):
+            with inductor.patch(force_disable_caches=True):
+                return compiled(t)
+        _COMPILED.append(cold)
+    t = torch.tensor([kernels, host_us, kernel_us, graph_floor_us, replay_us], dtype=torch.float64)
+    return _COMPILED[0](t)
+
+
+def _random_phase_simulation(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """Right: the steady period simulated from a random phase drawn from Python's `random`, never seeded (the result
+    does not depend on the phase)."""
+    import random
+
+    phase = random.random() * max(host_us, kernel_us)
+    eager = (phase + kernels * max(host_us, kernel_us)) - phase
+    graph = (phase + max(replay_us, kernels * max(kernel_us, graph_floor_us))) - phase
+    return eager / graph
+
+
 WRONG_SPEEDUPS = {
     "host and GPU times added, not overlapped": _speedup(lambda h, k: h + k, max),
     "eager counts the host only": _speedup(lambda h, k: h, max),
@@ -162,6 +288,25 @@ WRONG_SPEEDUPS = {
     "torch's threads set to one and left": _left_changed(lambda: torch.set_num_threads(1)),
     "NumPy's global generator seeded at every call": _left_changed(_seeded_each_call),
     "cuBLAS's float16 reductions in reduced precision turned off and left": _left_changed(_fp16_reductions_off),
+    # Round 26's adversary: the result in one buffer that the next call overwrites (the check read each result at once
+    # and never again); a setting that settings.py did not know, left changed (warnings filters of one category or a
+    # message pattern, os.environ, the working directory, CPU autocast, oneDNN, the torch logger, Inductor's options);
+    # and a result kept from an earlier call (a memo under rounded times; the model for the first 150 calls only).
+    "the result in one static 0-d tensor, returned itself": _static_result_tensor,
+    "the result in one static NumPy array (out=), returned itself": _static_result_array,
+    "UserWarning silenced for the process (filterwarnings category=UserWarning)": _left_changed(
+        _user_warnings_ignored),
+    "RuntimeWarning turned into errors for the process": _left_changed(_runtime_warnings_raise),
+    "every warning silenced with a message pattern (message='.*')": _left_changed(_every_warning_ignored_by_message),
+    "os.environ['CUDA_LAUNCH_BLOCKING'] = '1' left": _left_changed(_environ("CUDA_LAUNCH_BLOCKING", "1")),
+    "os.environ['CUBLAS_WORKSPACE_CONFIG'] left": _left_changed(_environ("CUBLAS_WORKSPACE_CONFIG", ":4096:8")),
+    "torch.backends.mkldnn.enabled = False left": _left_changed(_mkldnn_off),
+    "os.chdir() into a log folder, left": _left_changed(_chdir_to_a_log_folder),
+    "the 'torch' logger's level raised to ERROR and left": _left_changed(_torch_logger_silenced),
+    "CPU autocast (bfloat16) switched on and left": _left_changed(_cpu_autocast_on),
+    "torch._inductor.config options set and left": _left_changed(_inductor_options_set),
+    "memoized under times rounded to 4 digits": _memo_by_rounded_key,
+    "the replay() term dropped after 150 calls": _replay_dropped_after_a_warmup,
 }
 
 ALSO_RIGHT_SPEEDUPS = {  # the old check refused the last two (a float32 result, a tensor); the new accepts all
@@ -174,6 +319,10 @@ ALSO_RIGHT_SPEEDUPS = {  # the old check refused the last two (a float32 result,
     # Round 23's fix watches every process-wide setting: one set inside and put back is no change.
     "the default dtype float64 for the computation, put back": _float64_put_back,
     "no_grad and cuDNN's flags in with blocks": _with_float32_precision,
+    # Round 26's adversary: drawing from Python's `random` unseeded (settings.py: drawing is allowed, seeding is not).
+    # Its torch.compile'd answer (_torch_compiled, above) is not here: its cold compile costs about 20 s of the CPU
+    # suite; tests/test_exercises_07.py runs Inductor's raise of the recursion limit without it.
+    "simulated from a random phase (draws from random, never seeds)": _random_phase_simulation,
 }
 
 
