@@ -321,20 +321,42 @@ def _pop_function_modes(depth: int) -> None:
         torch._C._pop_torch_function_stack()
 
 
-def _catch_all_filters() -> tuple[tuple[object, ...], ...]:
-    """The warnings filters that take every warning (simplefilter("ignore") or ("error")): what a library's import may
-    add, a filter for its own messages, is not among them."""
-    return tuple(f for f in warnings.filters
-                 if f[1] is None and f[2] is Warning and f[3] is None)
+def _silences_a_category(f: tuple[object, ...]) -> bool:
+    """A warnings filter for every warning of one of Python's categories (simplefilter("ignore"),
+    filterwarnings("ignore", category=UserWarning), a message pattern that matches every message), from any module:
+    what a library's import may add, a filter for its own messages, its own modules or its own category (NumPy's
+    RankWarning, SymPy's deprecations), is not one."""
+    message = f[1]
+    return (f[3] is None and getattr(f[2], "__module__", None) == "builtins"
+            and (message is None or bool(message.match("") and message.match("any message"))))  # type: ignore[attr-defined]
 
 
-def _filters_put_back(before: tuple[tuple[object, ...], ...]) -> None:
-    warnings.filters[:] = [f for f in warnings.filters  # type: ignore[index]
-                           if not (f[1] is None and f[2] is Warning and f[3] is None) or f in before]
-    mutated = getattr(warnings, "_filters_mutated", None) or getattr(
-        __import__("_warnings"), "_filters_mutated", None)
-    if mutated is not None:
-        mutated()
+class WarningFilters:
+    """The warnings filters of whole categories (`_silences_a_category`) as a setting's value, in their order (round
+    26's adversary of 00: filterwarnings("ignore", category=UserWarning) left passed a watch of the catch-all ones
+    only); put back as the whole list was, with the filters of a library's messages added since kept, in front."""
+
+    def __init__(self) -> None:
+        self.filters = list(warnings.filters)
+        self.categories = tuple(f for f in self.filters if _silences_a_category(f))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WarningFilters) and self.categories == other.categories
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        shown = [f"{f[0]} {getattr(f[2], '__name__', f[2])}" + ("" if f[1] is None else f" {f[1].pattern!r}")  # type: ignore[attr-defined]
+                 for f in self.categories]
+        return f"[{', '.join(shown)}]"
+
+    def put_back(self) -> None:
+        warnings.filters[:] = [f for f in warnings.filters  # type: ignore[index]
+                               if f not in self.filters and not _silences_a_category(f)] + self.filters
+        mutated = getattr(warnings, "_filters_mutated", None) or getattr(
+            __import__("_warnings"), "_filters_mutated", None)
+        if mutated is not None:
+            mutated()
 
 
 class NumpyGeneratorState:
@@ -401,7 +423,7 @@ PROCESS_WIDE: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     "the autograd profiler (torch.profiler.profile().start())": (torch._C._autograd._profiler_enabled, _stop_profiler),
     "torch's function-mode stack (torch.device(...).__enter__()...)": (torch._C._len_torch_function_stack,
                                                                         _pop_function_modes),
-    "warnings.simplefilter(...)": (_catch_all_filters, _filters_put_back),
+    "warnings.simplefilter(...)": (WarningFilters, WarningFilters.put_back),
     "np.random.get_state()": (NumpyGeneratorState, NumpyGeneratorState.put_back),
     "random.getstate()": (PythonGeneratorState, PythonGeneratorState.put_back),
 }
@@ -734,6 +756,180 @@ SETTINGS.update({
     "torch.is_warn_always_enabled()": (torch.is_warn_always_enabled, torch.set_warn_always),
     # notebook 05's tool, set inside an answer "to prove it never synchronizes" and left (round 24's adversary of 08)
     "torch.cuda.get_sync_debug_mode()": (_sync_debug_mode, lambda mode: torch.cuda.set_sync_debug_mode(mode)),
+})
+
+
+# ------------------------------------------------------------------------------------------
+# The interpreter's and the operating system's state of the process (round 26's adversary of 04 left each changed in
+# an answer, and passed: os.environ's CUPY_CUDA_PER_THREAD_DEFAULT_STREAM set, the stack rlimit raised, the switch
+# interval lowered, sys.path grown by one entry a call): in SETTINGS, in no group (EVERY holds them).  Each reads in a
+# microsecond or less but the rlimits (a system call each, 2.5 us here): about 15 us in all, of read(EVERY)'s ~1 ms.
+# ------------------------------------------------------------------------------------------
+class _Differences:
+    """A setting's value that is a collection (variables, paths, limits): equal where `_differ` finds nothing; two
+    values compared unequal keep what differs, and show that alone (a message names the variable, not 40 of them)."""
+
+    shown: tuple[str, ...] = ()
+
+    def _differ(self, other: Any) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def _show(self, what: str) -> str:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return False
+        differ = self._differ(other)
+        if differ:
+            self.shown = other.shown = differ  # type: ignore[attr-defined]
+        return not differ
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return ", ".join(self._show(what) for what in self.shown) or "as it was"
+
+
+# Variables that PyTorch and Triton set themselves, the first time a module of theirs is imported, code compiled or
+# profiled (torch._dynamo's import sets TORCHINDUCTOR_CACHE_DIR, a compile _TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR,
+# the profiler TEARDOWN_CUPTI: an answer that compiles first set none of them; found by grep in torch/ and triton/),
+# pytest's, and the allocator's (a setting of their own): not watched, nor any name that starts with "_"
+LIBRARY_VARIABLES = frozenset({
+    *ALLOC_CONF, "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TRITON_PTXAS_PATH", "TRITON_LIBDEVICE_PATH",
+    "TRITON_WARMUP_COMPILER_WORKER", "TORCH_WARM_POOL", "TEARDOWN_CUPTI", "DISABLE_CUPTI_LAZY_REINIT",
+    "CUDA_MODULE_LOADING", "KMP_DUPLICATE_LIB_OK", "CUDA_HOME", "PATH", "CPLUS_INCLUDE_PATH", "JAX_PLATFORMS",
+    "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER"})
+
+
+class EnvironmentVariables(_Differences):
+    """os.environ as a setting's value (read as the bytes it keeps, a dict copy: a microsecond), but LIBRARY_VARIABLES
+    and names that start with "_"."""
+
+    def __init__(self) -> None:
+        data = getattr(os.environ, "_data", None)
+        self.data: dict[Any, Any] = dict(data) if isinstance(data, dict) else dict(os.environ)
+
+    @staticmethod
+    def _text(key: Any) -> str:
+        return os.fsdecode(key) if isinstance(key, bytes) else str(key)
+
+    def _value(self, name: str) -> str | None:
+        value = self.data.get(os.fsencode(name), self.data.get(name))
+        return None if value is None else self._text(value)
+
+    def _differ(self, other: EnvironmentVariables) -> tuple[str, ...]:
+        if self.data == other.data:
+            return ()
+        names = {self._text(key) for key in {*self.data, *other.data} if self.data.get(key) != other.data.get(key)}
+        return tuple(sorted(name for name in names if name not in LIBRARY_VARIABLES and not name.startswith("_")))
+
+    def _show(self, name: str) -> str:
+        value = self._value(name)
+        return f"{name} unset" if value is None else f"{name}={value!r}"
+
+    def put_back(self) -> None:
+        for name in EnvironmentVariables()._differ(self):
+            value = self._value(name)
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _library_path(entry: object) -> bool:
+    """An entry of sys.path that a library's import adds (its vendored packages: torch.utils.cpp_extension adds
+    setuptools/_vendor): one inside an installation's site-packages."""
+    return isinstance(entry, str) and ("site-packages" in entry or "dist-packages" in entry)
+
+
+class ImportPath(_Differences):
+    """sys.path as a setting's value, but the entries libraries add (`_library_path`)."""
+
+    def __init__(self) -> None:
+        self.path = tuple(sys.path)
+
+    def _differ(self, other: ImportPath) -> tuple[str, ...]:
+        if self.path == other.path:
+            return ()
+        mine, theirs = ([p for p in path if not _library_path(p)] for path in (self.path, other.path))
+        if mine == theirs:
+            return ()
+        added = [p for p in {*mine, *theirs} if mine.count(p) != theirs.count(p)]
+        return ("entries", *sorted(map(str, added))[:1])
+
+    def _show(self, what: str) -> str:
+        mine = [p for p in self.path if not _library_path(p)]
+        return f"{len(mine)} entries" if what == "entries" else f"{mine.count(what)} of {what!r}"
+
+    def put_back(self) -> None:
+        sys.path[:] = [*self.path, *(p for p in sys.path if _library_path(p) and p not in self.path)]
+
+
+try:
+    import resource
+except ImportError:  # not on Windows
+    resource = None  # type: ignore[assignment]
+# The limits read, by name (the stack's, open files', memory's, core files': a microsecond each): those this system has
+RESOURCE_LIMITS = tuple((name, getattr(resource, name)) for name in (
+    "RLIMIT_STACK", "RLIMIT_NOFILE", "RLIMIT_AS", "RLIMIT_CORE")
+    if resource is not None and hasattr(resource, name))
+
+
+class ResourceLimits(_Differences):
+    """The process's resource limits (resource.getrlimit: the stack's, open files', memory's, core files'), as a
+    setting's value: a process the caller starts later inherits them (and a thread its stack size, from the stack's)."""
+
+    def __init__(self) -> None:
+        self.limits = {name: resource.getrlimit(limit) for name, limit in RESOURCE_LIMITS}
+
+    def _differ(self, other: ResourceLimits) -> tuple[str, ...]:
+        return tuple(name for name in self.limits if self.limits[name] != other.limits.get(name))
+
+    def _show(self, name: str) -> str:
+        return f"{name} {self.limits.get(name)}"
+
+    def put_back(self) -> None:
+        for name in ResourceLimits()._differ(self):
+            try:
+                resource.setrlimit(dict(RESOURCE_LIMITS)[name], self.limits[name])
+            except (ValueError, OSError):  # a hard limit lowered: only a privileged process raises it again
+                pass
+
+
+def _working_directory() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # removed meanwhile
+        return None
+
+
+def _working_directory_put_back(path: str | None) -> None:
+    if path is not None:
+        os.chdir(path)
+
+
+def _tracing() -> tuple[object, object]:
+    return sys.gettrace(), sys.getprofile()
+
+
+def _tracing_put_back(value: tuple[Any, Any]) -> None:
+    sys.settrace(value[0])
+    sys.setprofile(value[1])
+
+
+SETTINGS.update({
+    "os.environ": (EnvironmentVariables, EnvironmentVariables.put_back),
+    "sys.path": (ImportPath, ImportPath.put_back),
+    "resource.getrlimit(...)": (ResourceLimits, ResourceLimits.put_back),
+    "sys.getswitchinterval()": (sys.getswitchinterval, sys.setswitchinterval),
+    "os.getcwd()": (_working_directory, _working_directory_put_back),
+    "sys.gettrace(), sys.getprofile()": (_tracing, _tracing_put_back),
+    **({"sys.get_int_max_str_digits()": (sys.get_int_max_str_digits, sys.set_int_max_str_digits)}
+       if hasattr(sys, "get_int_max_str_digits") else {}),
+    # logging.basicConfig() without a level adds a handler to the root logger, and leaves its level as it was
+    "logging.root.handlers": (lambda: tuple(logging.root.handlers),
+                              lambda handlers: logging.root.handlers.__setitem__(slice(None), list(handlers))),
 })
 
 # Every setting above: what a check watches unless it has a reason to leave one out (round 24: checks that watched a
