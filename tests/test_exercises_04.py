@@ -259,11 +259,25 @@ def test_the_deep_programs_nest_and_come_back_out(ex):
     def depth(program):
         return max((1 + depth(s[2]) for s in program if s[0] == "with"), default=0)
 
-    assert [depth(p) for p in nb04.DEEP_AND_BACK] == [*range(4, 13), 64]
+    assert [depth(p) for p in nb04.DEEP_AND_BACK] == [*range(4, 13), 64, 300]
     assert nb04._on_one_line(nb04.deep_and_back(2)) == "with a: {with b: {k1}; k2}; k3"
     with inside_check():
         for program in nb04.DEEP_AND_BACK:
             assert len(set(nb04.stream_rules(program).values())) == 4  # every stream, null last
+
+
+@serving("as_meant")
+def test_the_long_program_has_bodies_longer_than_the_recursion_limit(ex):
+    """The chosen long program (round 26's adversary recursed once a statement): a body longer than Python's
+    recursion limit at the top, and one inside a block, each with a use() needed in every stretch."""
+    import sys
+
+    program = nb04.LONG_PROGRAM
+    inner = [s[2] for s in program if s[0] == "with" and len(s[2]) > 10]
+    assert len(program) > sys.getrecursionlimit() and len(inner) == 1 and len(inner[0]) > sys.getrecursionlimit()
+    assert nb04._on_one_line(program).endswith("(2801 statements in all)")
+    with inside_check():
+        assert nb04.fewest_uses(program) == 2 * 200 * 2  # each stretch: one after each of its two ends
 
 
 @host

@@ -1250,13 +1250,18 @@ def as_code(program: Program) -> str:
     return "\n".join(lines)
 
 
-def _on_one_line(program: Program) -> str:
-    """The program in one line, for a message: `k1; with a: {k2; b.use()}; k3`."""
+def _on_one_line(program: Program, longest: int = 1200) -> str:
+    """The program in one line, for a message: `k1; with a: {k2; b.use()}; k3`; one longer than `longest` characters
+    (the chosen long and deep ones, `LONG_PROGRAM`, `DEEP_AND_BACK`'s last) cut, with its number of statements."""
     def line(body: Program) -> str:
         return "; ".join(s[1] if s[0] == "kernel" else f"{s[1]}.use()" if s[0] == "use" else
                          f"with {s[1]}: {{{line(s[2])}}}" for s in body)
 
-    return line(program)
+    def statements(body: Program) -> int:
+        return sum(1 + (statements(s[2]) if s[0] == "with" else 0) for s in body)
+
+    text = line(program)
+    return text if len(text) <= longest else f"{text[:300]} ... ({statements(program)} statements in all)"
 
 
 def _kernels(program: Program) -> list[str]:
@@ -1452,9 +1457,27 @@ def deep_and_back(depth: int) -> Program:
 
 # Deeper than the small programs, and than most generated ones, and each ends every block on the way back out (a
 # generated program seldom does): stacks bounded at fewer than 12 entries fail on the first of these that is deeper.
-# The last is far deeper than any generated program (at most 12 lines): a stack bounded at 12 to 63 entries, with the
-# null stream once it runs empty, is right for every program up to 12 deep, and wrong for it.
-DEEP_AND_BACK: tuple[Program, ...] = tuple(deep_and_back(depth) for depth in (*range(4, 13), 64))
+# The last two are far deeper than any generated program (at most 12 lines): a stack bounded at 12 to 63 entries, with
+# the null stream once it runs empty, is right for every program up to 12 deep, and wrong for the first; one bounded
+# at 64 to 299 (round 26's adversary: a deque of 64, "plenty"; 100, 128 and 256 are as round) for the second.  (300
+# blocks: the solution's recursion takes one frame a block, well within Python's limit of 1000.)
+DEEP_AND_BACK: tuple[Program, ...] = tuple(deep_and_back(depth) for depth in (*range(4, 13), 64, 300))
+
+
+def long_program(repeats: int) -> Program:
+    """A program as long as a loop unrolled: `repeats` times a stretch that needs a use() (b.use(); a block; a kernel;
+    an empty block; two kernels), and in its middle a `with c:` block whose body is as long: a body of thousands of
+    statements, at the top and inside a block (an answer that recurses once a statement runs out of Python's stack)."""
+    stretch: Program = (("use", "b"), ("with", "a", (("kernel",),)), ("kernel",), ("with", "c", ()), ("kernel",),
+                        ("kernel",))
+    half = stretch * (repeats // 2)
+    return _numbered((*half, ("with", "c", stretch * repeats), *half))
+
+
+# Round 26's adversary recursed once a statement of a body (`first, *rest = body`), and passed: no body of the check
+# was longer than a few dozen statements, where the task bounds no program's length.  1200 statements at the top and
+# as many inside a block: more than Python's recursion limit (1000) in each.
+LONG_PROGRAM: Program = long_program(200)
 
 
 def the_rule_at_each_level(depth: int) -> Program:
@@ -1562,6 +1585,11 @@ def _added_uses(got: Program, given: Program) -> int | None:
     return added if i == len(given) else None
 
 
+DEPTH_HINT = ("a program may be thousands of statements long, and its blocks nested hundreds deep: a recursion one "
+              "call deeper for each statement of a body runs out of Python's stack. Walk a body's statements in a "
+              "loop, and go one call deeper for each block only")
+
+
 def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
     """as_meant(program) must return the program with use() lines added, as few as can do it, so that CuPy (run in a
     fresh thread: it starts on the null stream) queues each kernel on the stream the author meant (`meant_streams`:
@@ -1570,8 +1598,9 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
     Compared with CuPy (`streams_of`: CuPy itself where it runs, its rules elsewhere) and with `fewest_uses` on every
     small program (`small_programs()`, fewest lines first: the first that fails is named), then on generated larger
     ones, then on chosen larger ones (`AT_EACH_LEVEL`: the rule needed twice in a stretch, inside up to 12 blocks;
-    `DEEP_AND_BACK`), then on generated ones (`programs()`: `with` blocks nested at any depth, use() anywhere), shrunk
-    to the smallest that fails."""
+    `DEEP_AND_BACK`, up to 300 blocks deep; `LONG_PROGRAM`, bodies of 1200 statements: a RecursionError there FAILs),
+    then on generated ones (`programs()`: `with` blocks nested at any depth, use() anywhere), shrunk to the smallest
+    that fails."""
     with exercise("as_meant") as ex:
         answer = ex.answer(as_meant)
         yours = settings.keeping(ex, answer, KEPT_SETTINGS)
@@ -1582,6 +1611,10 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
                 with _cupy_streams_switched() as switched:
                     got = call(program)
             except ExerciseFailed:
+                raise
+            except RecursionError:  # a body thousands of statements long, or blocks hundreds deep (round 26)
+                ex.expect(False, f"for the program `{_on_one_line(program)}`, your function raised RecursionError",
+                          DEPTH_HINT)
                 raise
             except Exception as error:
                 if not is_stub(error):
@@ -1644,7 +1677,7 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
         judged_in_order(small_programs())
         # then the chosen larger ones, before the generated ones: a rule applied down to some depth only, or a stack
         # bounded, fails here at once, on the first program that goes deeper (no generated program to shrink)
-        judged_in_order([EXAMPLE_PROGRAM, DEEP_PROGRAM, *AT_EACH_LEVEL, *DEEP_AND_BACK])
+        judged_in_order([EXAMPLE_PROGRAM, DEEP_PROGRAM, *AT_EACH_LEVEL, *DEEP_AND_BACK, LONG_PROGRAM])
         for_all(ex, programs(), lambda program: judged(program, rewrite(program)), examples=30,
                 describe=_on_one_line)
 

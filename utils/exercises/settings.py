@@ -796,60 +796,175 @@ SETTINGS.update({
 })
 
 
+# ------------------------------------------------------------------------------------------
+# The interpreter's and the operating system's state of the process (round 26's adversary of 04 left each changed in
+# an answer, and passed: os.environ's CUPY_CUDA_PER_THREAD_DEFAULT_STREAM set, the stack rlimit raised, the switch
+# interval lowered, sys.path grown by one entry a call; the adversary of 07: CUDA_LAUNCH_BLOCKING and
+# CUBLAS_WORKSPACE_CONFIG set, which CUDA and cuBLAS read when they start, the working directory, CPU autocast, oneDNN,
+# Inductor's options): in SETTINGS, in no group (EVERY holds them).  Each reads in a
+# microsecond or less but the rlimits (a system call each, 2.5 us here): about 15 us in all, of read(EVERY)'s ~1 ms.
+# ------------------------------------------------------------------------------------------
+class _Differences:
+    """A setting's value that is a collection (variables, paths, limits): equal where `_differ` finds nothing; two
+    values compared unequal keep what differs, and show that alone (a message names the variable, not 40 of them)."""
 
-# ------------------------------------------------------------------------------------------
-# Round 26's adversary of 07 left each of these changed in an answer, and passed (settings.py did not know them): the
-# environment (CUDA_LAUNCH_BLOCKING, CUBLAS_WORKSPACE_CONFIG: CUDA and cuBLAS read them when they start, and every
-# process started after reads them too), the working directory, CPU autocast, oneDNN, Inductor's options (and a
-# logger's level: the "logging.disable(...)" entry reads it).  In SETTINGS, in no group (EVERY holds them).
-# ------------------------------------------------------------------------------------------
+    shown: tuple[str, ...] = ()
+
+    def _differ(self, other: Any) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def _show(self, what: str) -> str:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return False
+        differ = self._differ(other)
+        if differ:
+            self.shown = other.shown = differ  # type: ignore[attr-defined]
+        return not differ
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return ", ".join(self._show(what) for what in self.shown) or "as it was"
+
+
+# Variables that PyTorch and Triton set themselves, the first time a module of theirs is imported, code compiled or
+# profiled (torch._dynamo's import sets TORCHINDUCTOR_CACHE_DIR, a compile _TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR,
+# the profiler TEARDOWN_CUPTI: an answer that compiles first set none of them; found by grep in torch/ and triton/),
+# pytest's, and the allocator's (a setting of their own): not watched, nor any name that starts with "_"
+LIBRARY_VARIABLES = frozenset({
+    *ALLOC_CONF, "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TRITON_PTXAS_PATH", "TRITON_LIBDEVICE_PATH",
+    "TRITON_WARMUP_COMPILER_WORKER", "TORCH_WARM_POOL", "TEARDOWN_CUPTI", "DISABLE_CUPTI_LAZY_REINIT",
+    "CUDA_MODULE_LOADING", "KMP_DUPLICATE_LIB_OK", "CUDA_HOME", "PATH", "CPLUS_INCLUDE_PATH", "JAX_PLATFORMS",
+    "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER"})
+# and every variable of Inductor's and Triton's own (a first torch.compile sets more of them: measured on PyTorch 2.13)
+LIBRARY_PREFIXES = ("TORCHINDUCTOR_", "TRITON_")
+
+
+class EnvironmentVariables(_Differences):
+    """os.environ as a setting's value (read as the bytes it keeps, a dict copy: a microsecond), but LIBRARY_VARIABLES
+    and names that start with "_"."""
+
+    def __init__(self) -> None:
+        data = getattr(os.environ, "_data", None)
+        self.data: dict[Any, Any] = dict(data) if isinstance(data, dict) else dict(os.environ)
+
+    @staticmethod
+    def _text(key: Any) -> str:
+        return os.fsdecode(key) if isinstance(key, bytes) else str(key)
+
+    def _value(self, name: str) -> str | None:
+        value = self.data.get(os.fsencode(name), self.data.get(name))
+        return None if value is None else self._text(value)
+
+    def _differ(self, other: EnvironmentVariables) -> tuple[str, ...]:
+        if self.data == other.data:
+            return ()
+        names = {self._text(key) for key in {*self.data, *other.data} if self.data.get(key) != other.data.get(key)}
+        return tuple(sorted(name for name in names if name not in LIBRARY_VARIABLES
+                            and not name.startswith(("_", *LIBRARY_PREFIXES))))
+
+    def _show(self, name: str) -> str:
+        value = self._value(name)
+        return f"{name} unset" if value is None else f"{name}={value!r}"
+
+    def put_back(self) -> None:
+        for name in EnvironmentVariables()._differ(self):
+            value = self._value(name)
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _library_path(entry: object) -> bool:
+    """An entry of sys.path that a library's import adds (its vendored packages: torch.utils.cpp_extension adds
+    setuptools/_vendor): one inside an installation's site-packages."""
+    return isinstance(entry, str) and ("site-packages" in entry or "dist-packages" in entry)
+
+
+class ImportPath(_Differences):
+    """sys.path as a setting's value, but the entries libraries add (`_library_path`)."""
+
+    def __init__(self) -> None:
+        self.path = tuple(sys.path)
+
+    def _differ(self, other: ImportPath) -> tuple[str, ...]:
+        if self.path == other.path:
+            return ()
+        mine, theirs = ([p for p in path if not _library_path(p)] for path in (self.path, other.path))
+        if mine == theirs:
+            return ()
+        added = [p for p in {*mine, *theirs} if mine.count(p) != theirs.count(p)]
+        return ("entries", *sorted(map(str, added))[:1])
+
+    def _show(self, what: str) -> str:
+        mine = [p for p in self.path if not _library_path(p)]
+        return f"{len(mine)} entries" if what == "entries" else f"{mine.count(what)} of {what!r}"
+
+    def put_back(self) -> None:
+        sys.path[:] = [*self.path, *(p for p in sys.path if _library_path(p) and p not in self.path)]
+
+
+try:
+    import resource
+except ImportError:  # not on Windows
+    resource = None  # type: ignore[assignment]
+# The limits read, by name (the stack's, open files', memory's, core files': a microsecond each): those this system has
+RESOURCE_LIMITS = tuple((name, getattr(resource, name)) for name in (
+    "RLIMIT_STACK", "RLIMIT_NOFILE", "RLIMIT_AS", "RLIMIT_CORE")
+    if resource is not None and hasattr(resource, name))
+
+
+class ResourceLimits(_Differences):
+    """The process's resource limits (resource.getrlimit: the stack's, open files', memory's, core files'), as a
+    setting's value: a process the caller starts later inherits them (and a thread its stack size, from the stack's)."""
+
+    def __init__(self) -> None:
+        self.limits = {name: resource.getrlimit(limit) for name, limit in RESOURCE_LIMITS}
+
+    def _differ(self, other: ResourceLimits) -> tuple[str, ...]:
+        return tuple(name for name in self.limits if self.limits[name] != other.limits.get(name))
+
+    def _show(self, name: str) -> str:
+        return f"{name} {self.limits.get(name)}"
+
+    def put_back(self) -> None:
+        for name in ResourceLimits()._differ(self):
+            try:
+                resource.setrlimit(dict(RESOURCE_LIMITS)[name], self.limits[name])
+            except (ValueError, OSError):  # a hard limit lowered: only a privileged process raises it again
+                pass
+
+
+def _working_directory() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # removed meanwhile
+        return None
+
+
+def _working_directory_put_back(path: str | None) -> None:
+    if path is not None:
+        os.chdir(path)
+
+
+def _tracing() -> tuple[object, object]:
+    return sys.gettrace(), sys.getprofile()
+
+
+def _tracing_put_back(value: tuple[Any, Any]) -> None:
+    sys.settrace(value[0])
+    sys.setprofile(value[1])
+
+
 class InductorConfig(DynamoConfig):
     """torch._inductor.config's options that differ from their defaults (freezing, fallback_random, ...), read as
     DynamoConfig reads Dynamo's, without importing it."""
 
     MODULE = "torch._inductor.config"
-
-
-class Environment:
-    """os.environ as a setting's value, read from its own dict of bytes (a copy in microseconds; dict(os.environ)
-    decodes every item), but the variables that PyTorch's compiler and Triton set for their own use (measured on
-    PyTorch 2.13: a first torch.compile sets TORCHINDUCTOR_CACHE_DIR and _TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR;
-    torch/_inductor and triton set TRITON_CACHE_DIR, TRITON_PTXAS_PATH, KMP_DUPLICATE_LIB_OK, CUDA_HOME, ...)."""
-
-    OWN = ("TORCHINDUCTOR_", "_TORCHINDUCTOR_", "TRITON_", "TORCH_WARM_POOL", "KMP_DUPLICATE_LIB_OK", "CUDA_HOME",
-           "CPLUS_INCLUDE_PATH")
-    _OWN = tuple(os.fsencode(name) for name in OWN) if hasattr(os.environ, "_data") else OWN
-
-    def __init__(self) -> None:
-        self.every: dict[Any, Any] = dict(getattr(os.environ, "_data", None) or os.environ)  # the OWN left in
-
-    @property
-    def items(self) -> dict[Any, Any]:
-        return {key: value for key, value in self.every.items() if not key.startswith(self._OWN)}
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Environment) and (self.every == other.every or self.items == other.items)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __str__(self) -> str:
-        """The variables set otherwise than when this module was imported."""
-        first = _ENVIRONMENT_AT_IMPORT.items
-        changed = sorted(key for key in {*self.items, *first} if self.items.get(key) != first.get(key))
-        return ", ".join(f"{os.fsdecode(key)}={os.fsdecode(self.items[key])!r}" if key in self.items
-                         else f"{os.fsdecode(key)} unset" for key in changed) or "as the checks found it"
-
-    def put_back(self) -> None:
-        decode = os.fsdecode if hasattr(os.environ, "_data") else str
-        now = Environment().items
-        for key in now.keys() - self.items.keys():
-            os.environ.pop(decode(key), None)
-        for key, value in self.items.items():
-            if now.get(key) != value:
-                os.environ[decode(key)] = decode(value)
-
-
-_ENVIRONMENT_AT_IMPORT = Environment()
 
 
 def _autocast() -> tuple[object, ...]:
@@ -867,12 +982,17 @@ def _autocast_put_back(value: tuple[Any, ...]) -> None:
 
 
 SETTINGS.update({
-    "os.environ": (Environment, Environment.put_back),
-    "os.getcwd()": (os.getcwd, os.chdir),
-    "torch.is_autocast_enabled(...), torch.get_autocast_dtype(...)": (_autocast, _autocast_put_back),
-    **({"torch.backends.mkldnn.enabled": (torch._C._get_mkldnn_enabled, torch._C._set_mkldnn_enabled)}
-       if hasattr(torch._C, "_get_mkldnn_enabled") else {}),
-    "torch._inductor.config (freezing...)": (InductorConfig, InductorConfig.put_back),
+    "os.environ": (EnvironmentVariables, EnvironmentVariables.put_back),
+    "sys.path": (ImportPath, ImportPath.put_back),
+    "resource.getrlimit(...)": (ResourceLimits, ResourceLimits.put_back),
+    "sys.getswitchinterval()": (sys.getswitchinterval, sys.setswitchinterval),
+    "os.getcwd()": (_working_directory, _working_directory_put_back),
+    "sys.gettrace(), sys.getprofile()": (_tracing, _tracing_put_back),
+    **({"sys.get_int_max_str_digits()": (sys.get_int_max_str_digits, sys.set_int_max_str_digits)}
+       if hasattr(sys, "get_int_max_str_digits") else {}),
+    # logging.basicConfig() without a level adds a handler to the root logger, and leaves its level as it was
+    "logging.root.handlers": (lambda: tuple(logging.root.handlers),
+                              lambda handlers: logging.root.handlers.__setitem__(slice(None), list(handlers))),
 })
 
 # Every setting above: what a check watches unless it has a reason to leave one out (round 24: checks that watched a

@@ -2995,6 +2995,83 @@ WRONG_AS_MEANT |= {
     "threading.stack_size raised for good (adversary 23)": as_meant_deep_recursion_thread,
 }
 
+# ================================================================ the twenty-sixth round's adversary (2026-11-30)
+# Process state that `settings.keeping` did not read (os.environ, the stack rlimit, the switch interval, sys.path, a
+# warnings filter for one category), and sizes the check never drew (a long body; a stack deeper than 64 blocks).
+def as_meant_environment_left(program):  # round 26's adversary: "make sure the thread starts on the null stream"
+    import os
+
+    os.environ["CUPY_CUDA_PER_THREAD_DEFAULT_STREAM"] = "0"  # left set for the caller and every process it starts
+    return _as_meant_rewrite(program)
+
+
+def as_meant_stack_rlimit_raised(program):  # round 26's adversary: the deep-recursion recipe, the rlimit left
+    import resource
+    import sys
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_STACK, (hard, hard))  # every later thread and child: as large as allowed
+    else:  # (a machine whose soft limit is its hard one already: lowered, which is as much a change)
+        resource.setrlimit(resource.RLIMIT_STACK, (2**26 if soft == resource.RLIM_INFINITY else soft // 2, hard))
+    old = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(max(old, 10_000))
+        return _as_meant_rewrite(program)
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def as_meant_switch_interval(program):  # round 26's adversary: "the check calls it in a thread": the GIL kept longer
+    import sys
+
+    sys.setswitchinterval(1e-6)  # left for the whole process: every thread switches 5000 times as often
+    return _as_meant_rewrite(program)
+
+
+def as_meant_sys_path_grown(program):  # round 26's adversary: the course's root put on sys.path at every call
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # one entry more a call, thousands over the check
+    return _as_meant_rewrite(program)
+
+
+def as_meant_warnings_category_silenced(program):  # round 26's adversary: two categories silenced for good
+    warnings.simplefilter("ignore", UserWarning)  # the usual way to silence a library's warning, left for the caller
+    warnings.simplefilter("ignore", DeprecationWarning)
+    return _as_meant_rewrite(program)
+
+
+def as_meant_recursive_over_statements(program):  # round 26's adversary: one Python frame per statement of a body
+    def walk(body, meant, on, top):  # (a body of about a thousand statements raises RecursionError)
+        if not body:
+            return ()
+        first, *rest = body
+        if first[0] == "kernel":
+            if on != meant:
+                return (("use", meant), first, *walk(rest, meant, meant, top))
+            return (first, *walk(rest, meant, on, top))
+        if first[0] == "use":
+            return (first, *walk(rest, first[1], first[1], top))
+        inner = walk(list(first[2]), first[1], first[1], first[1])
+        return (("with", first[1], inner), *walk(rest, meant, top, top))
+
+    return walk(list(program), "null", "null", "null")
+
+
+WRONG_AS_MEANT |= {
+    "os.environ's CUPY_CUDA_PER_THREAD_DEFAULT_STREAM set and left (adversary 26)": as_meant_environment_left,
+    "the stack rlimit changed and left (adversary 26)": as_meant_stack_rlimit_raised,
+    "sys.setswitchinterval changed and left (adversary 26)": as_meant_switch_interval,
+    "sys.path grown by one entry a call (adversary 26)": as_meant_sys_path_grown,
+    "warnings of two categories silenced for good (adversary 26)": as_meant_warnings_category_silenced,
+    "recursion over the statements of a body (adversary 26)": as_meant_recursive_over_statements,
+    # round 26's adversary's variant: a bound of 64 passed, the check's deepest program being 64 blocks deep
+    "CuPy's stack in a deque of 64 entries (adversary 26)":
+        lambda p: rewrite(p, put="after the block", stack_size=64),
+}
+
 WRONG_PIPELINES["copies one ahead of the computes, use() switches (a dropped chunk's memory reused on copy_stream)"] = \
     pipe_interleaved_use
 
