@@ -990,6 +990,10 @@ SETTINGS.update({
     "sys.gettrace(), sys.getprofile()": (_tracing, _tracing_put_back),
     **({"sys.get_int_max_str_digits()": (sys.get_int_max_str_digits, sys.set_int_max_str_digits)}
        if hasattr(sys, "get_int_max_str_digits") else {}),
+    "torch.is_autocast_enabled(...), torch.get_autocast_dtype(...)": (_autocast, _autocast_put_back),
+    **({"torch.backends.mkldnn.enabled": (torch._C._get_mkldnn_enabled, torch._C._set_mkldnn_enabled)}
+       if hasattr(torch._C, "_get_mkldnn_enabled") else {}),
+    "torch._inductor.config (freezing...)": (InductorConfig, InductorConfig.put_back),
     # logging.basicConfig() without a level adds a handler to the root logger, and leaves its level as it was
     "logging.root.handlers": (lambda: tuple(logging.root.handlers),
                               lambda handlers: logging.root.handlers.__setitem__(slice(None), list(handlers))),
