@@ -23,7 +23,7 @@ import threading
 import warnings
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -321,20 +321,58 @@ def _pop_function_modes(depth: int) -> None:
         torch._C._pop_torch_function_stack()
 
 
-def _catch_all_filters() -> tuple[tuple[object, ...], ...]:
-    """The warnings filters that take every warning (simplefilter("ignore") or ("error")): what a library's import may
-    add, a filter for its own messages, is not among them."""
-    return tuple(f for f in warnings.filters
-                 if f[1] is None and f[2] is Warning and f[3] is None)
+def _pop_dispatch_modes(depth: int) -> None:
+    """Leave the dispatch modes entered over `depth` and left entered (round 26's adversary of 00: FakeTensorMode()
+    .__enter__(), never left: every tensor made after it was a FakeTensor without values), each through its own
+    __exit__ (FakeTensorMode's puts back what its __enter__ set besides the stack), else popped."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    for _ in range(64):
+        if torch._C._len_torch_dispatch_stack() <= depth:
+            return
+        length = torch._C._len_torch_dispatch_stack()
+        with suppress(Exception):  # a mode whose __exit__ fails: popped as it is, below
+            _get_current_dispatch_mode().__exit__(None, None, None)  # type: ignore[union-attr]
+        if torch._C._len_torch_dispatch_stack() >= length:
+            torch._C._pop_torch_dispatch_stack()
 
 
-def _filters_put_back(before: tuple[tuple[object, ...], ...]) -> None:
-    warnings.filters[:] = [f for f in warnings.filters  # type: ignore[index]
-                           if not (f[1] is None and f[2] is Warning and f[3] is None) or f in before]
-    mutated = getattr(warnings, "_filters_mutated", None) or getattr(
-        __import__("_warnings"), "_filters_mutated", None)
-    if mutated is not None:
-        mutated()
+def _silences_a_category(f: tuple[object, ...]) -> bool:
+    """A warnings filter for every warning of one of Python's categories (simplefilter("ignore"),
+    filterwarnings("ignore", category=UserWarning), a message pattern that matches every message), from any module:
+    what a library's import may add, a filter for its own messages, its own modules or its own category (NumPy's
+    RankWarning, SymPy's deprecations), is not one."""
+    message = f[1]
+    return (f[3] is None and getattr(f[2], "__module__", None) == "builtins"
+            and (message is None or bool(message.match("") and message.match("any message"))))  # type: ignore[attr-defined]
+
+
+class WarningFilters:
+    """The warnings filters of whole categories (`_silences_a_category`) as a setting's value, in their order (round
+    26's adversary of 00: filterwarnings("ignore", category=UserWarning) left passed a watch of the catch-all ones
+    only); put back as the whole list was, with the filters of a library's messages added since kept, in front."""
+
+    def __init__(self) -> None:
+        self.filters = list(warnings.filters)
+        self.categories = tuple(f for f in self.filters if _silences_a_category(f))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WarningFilters) and self.categories == other.categories
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        shown = [f"{f[0]} {getattr(f[2], '__name__', f[2])}" + ("" if f[1] is None else f" {f[1].pattern!r}")  # type: ignore[attr-defined]
+                 for f in self.categories]
+        return f"[{', '.join(shown)}]"
+
+    def put_back(self) -> None:
+        warnings.filters[:] = [f for f in warnings.filters  # type: ignore[index]
+                               if f not in self.filters and not _silences_a_category(f)] + self.filters
+        mutated = getattr(warnings, "_filters_mutated", None) or getattr(
+            __import__("_warnings"), "_filters_mutated", None)
+        if mutated is not None:
+            mutated()
 
 
 class NumpyGeneratorState:
@@ -401,7 +439,9 @@ PROCESS_WIDE: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     "the autograd profiler (torch.profiler.profile().start())": (torch._C._autograd._profiler_enabled, _stop_profiler),
     "torch's function-mode stack (torch.device(...).__enter__()...)": (torch._C._len_torch_function_stack,
                                                                         _pop_function_modes),
-    "warnings.simplefilter(...)": (_catch_all_filters, _filters_put_back),
+    "torch's dispatch-mode stack (FakeTensorMode().__enter__()...)": (torch._C._len_torch_dispatch_stack,
+                                                                       _pop_dispatch_modes),
+    "warnings.simplefilter(...)": (WarningFilters, WarningFilters.put_back),
     "np.random.get_state()": (NumpyGeneratorState, NumpyGeneratorState.put_back),
     "random.getstate()": (PythonGeneratorState, PythonGeneratorState.put_back),
 }

@@ -659,13 +659,28 @@ def meta_userwarnings_silenced(shape, stride, offset, dtype):
     return _meta_storage_bytes(shape, stride, offset, dtype)
 
 
-def fake_tensor_mode_left_entered(shape, stride, offset, dtype):
-    """round 26's adversary: FakeTensorMode().__enter__() (a dispatch mode: tensors without memory), never left: every
-    later tensor of the session is a FakeTensor."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
+def _counting_mode():
+    """A dispatch mode that counts the operations it sees (an op counter, the kind of torch.utils._python_dispatch's
+    modes; FakeTensorMode is one too, whose first construction takes seconds: round 26's adversary entered one)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
 
-    FakeTensorMode().__enter__()
-    return 0 if 0 in shape else _meta_storage_bytes(shape, stride, offset, dtype, device=None)
+    class Counting(TorchDispatchMode):
+        operations = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Counting.operations += 1
+            return func(*args, **(kwargs or {}))
+
+    return Counting()
+
+
+def dispatch_mode_left_entered(shape, stride, offset, dtype):
+    """round 26's adversary: a dispatch mode entered with __enter__() (FakeTensorMode, "tensors without memory", in
+    its answer; an op counter here, entered after the count: the first operation through a Python dispatch mode
+    imports for seconds), never left: every later operation of the session goes through it."""
+    nbytes = 0 if 0 in shape else _elements_to_the_last(shape, stride, offset) * dtype.itemsize
+    _counting_mode().__enter__()
+    return nbytes
 
 
 def ten_dimensions_at_most(shape, stride, offset, dtype):
@@ -722,13 +737,10 @@ def meta_rows_userwarnings_silenced(budget, d, dtype):
     return _meta_bytes(budget, d, dtype)
 
 
-def fake_mode_rows(budget, d, dtype):
-    """round 26's adversary: FakeTensorMode entered to size the weight without memory, left pushed."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    FakeTensorMode().__enter__()
-    weight = torch.empty(d, d, dtype=dtype).nbytes
-    return max(0, (budget - weight) // (2 * d * dtype.itemsize))
+def dispatch_mode_rows(budget, d, dtype):
+    """round 26's adversary: a dispatch mode (FakeTensorMode in its answer) entered, left pushed (as above)."""
+    _counting_mode().__enter__()
+    return max(0, (budget // dtype.itemsize - d * d) // (2 * d))
 
 
 def decimal_rows(budget, d, dtype):
@@ -739,7 +751,7 @@ def decimal_rows(budget, d, dtype):
 
 WRONG_VIEWS.update({
     "round 26: warnings.filterwarnings('ignore', category=UserWarning) left": meta_userwarnings_silenced,
-    "round 26: FakeTensorMode().__enter__() left pushed": fake_tensor_mode_left_entered,
+    "round 26: a dispatch mode (FakeTensorMode's kind) left pushed": dispatch_mode_left_entered,
     "round 26: at most 10 dimensions (fixed arrays)": ten_dimensions_at_most,
     "round 26: the farthest of all 2**rank corners": every_corner,
 })
@@ -750,7 +762,7 @@ ALSO_RIGHT_VIEWS.update({
 WRONG_BATCHES.update({
     "round 26: floor(x + 1e-8) against float error": floor_with_an_epsilon,
     "round 26: warnings.simplefilter('ignore', UserWarning) left": meta_rows_userwarnings_silenced,
-    "round 26: FakeTensorMode().__enter__() left pushed": fake_mode_rows,
+    "round 26: a dispatch mode (FakeTensorMode's kind) left pushed": dispatch_mode_rows,
 })
 ALSO_RIGHT_BATCHES.update({
     "round 26: Decimal arithmetic, a Decimal returned": decimal_rows,
