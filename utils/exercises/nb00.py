@@ -412,9 +412,10 @@ MOST_ROWS_LAYER: tuple[int, int, torch.dtype] = (LARGEST_BUDGET, 1, torch.uint8)
 # 2**16, past it, and the widest with the largest budget.
 WIDE_LAYERS: list[Layer] = [(2**40, 2**16, torch.uint8), (10**12, 70000, torch.float32),
                             (LARGEST_BUDGET, WIDEST, torch.uint8),
-                            # a byte short of 5 rows of width 9 * 10**7 (round 26's adversary: rows within 1e-8 of a
-                            # whole number, which a float rounded up by an epsilon makes whole)
-                            (2 * 5 * 9 * 10**7 + (9 * 10**7) ** 2 - 1, 9 * 10**7, torch.uint8)]
+                            # a byte short of 5 rows of the widest width near an edge, 94906201 (round 26's
+                            # adversary: rows within 1e-8 of a whole number, which a float rounded up by an epsilon
+                            # makes whole; here within 1 / (2 d), 5.3e-9, the least any width within 8 PiB has)
+                            (2 * 5 * 94906201 + 94906201**2 - 1, 94906201, torch.uint8)]
 
 
 # One layer of every dtype, which the check always asks about too (as DTYPE_VIEWS: a bool taken as one bit passed
@@ -433,24 +434,26 @@ def _widths(widest: int) -> st.SearchStrategy[int]:
     return st.one_of(st.integers(1, 2**16), st.integers(2**16, widest), st.sampled_from(WIDTH_EDGES))
 
 
-def _near_an_edge(dtype: torch.dtype) -> st.SearchStrategy[Layer]:
-    """Layers of `dtype` whose budget fits x, w and y of up to 64 rows exactly, or misses by a byte or two: widths up
-    to the widest whose 64 rows still fit in LARGEST_BUDGET bytes of this dtype (round 26's adversary: they stopped at
-    2**24, where a row is more than 1e-8 of the rows' quotient, and floor(x + 1e-8) passed; widths of 1-byte elements
-    reach 9.4 * 10**7 within 8 PiB)."""
-    widest = math.isqrt(LARGEST_BUDGET // dtype.itemsize) - 64
-    widths = st.one_of(_widths(widest), st.integers(0, widest // 2).map(lambda below: widest - below))  # (the top
-    # half too: Hypothesis draws near the least, and drew one width past 5 * 10**7 in a hundred layers)
-    return st.tuples(widths, st.integers(0, 64), st.integers(-2, 2)).map(
-        lambda case: (max(0, layer_bytes(case[1], case[0], dtype) + case[2]), case[0], dtype))
+WIDEST_AT_AN_EDGE = math.isqrt(LARGEST_BUDGET) - 64  # 1-byte elements: 64 rows of this width and its weight fit
+
+
+def _at_an_edge(d: int, dtype: torch.dtype, rows: int, off: int) -> Layer:
+    """A budget that fits x, w and y of `rows` rows exactly, `off` bytes from it, of width `d` or, where its 64 rows
+    would pass LARGEST_BUDGET in this dtype, of the widest width whose 64 rows do not."""
+    d = min(d, math.isqrt(LARGEST_BUDGET // dtype.itemsize) - 64)
+    return max(0, layer_bytes(rows, d, dtype) + off), d, dtype
 
 
 def layers() -> st.SearchStrategy[Layer]:
     """(budget, d, dtype): widths from 1 (odd ones too) to WIDEST, budgets from 0 bytes to 8 PiB, and budgets
-    that x, w and y barely fit in, or miss by a byte (widths up to the widest that fits within 8 PiB there)."""
+    that x, w and y of up to 64 rows barely fit in, or miss by a byte or two, up to the widest width that fits in 8
+    PiB (round 26's adversary: these stopped at widths of 2**24, where a row is more than 1e-8 of the rows'
+    quotient, and floor(x + 1e-8) passed; 1-byte elements reach widths of 9.4 * 10**7 within 8 PiB)."""
     dtype = st.sampled_from(DTYPES)
     anywhere = st.tuples(st.integers(0, LARGEST_BUDGET), _widths(WIDEST), dtype)
-    return st.one_of(dtype.flatmap(_near_an_edge), anywhere)
+    near_an_edge = st.tuples(_widths(WIDEST_AT_AN_EDGE), dtype, st.integers(0, 64), st.integers(-2, 2)).map(
+        lambda case: _at_an_edge(*case))
+    return st.one_of(near_an_edge, anywhere)
 
 
 # Layers on which the usual mistakes give numbers of their own (diagnose: the hint for a failing answer); the fourth
