@@ -325,15 +325,17 @@ def _hint(view: View, got: int | None) -> str:
 CALL_SECONDS = 2.0  # one call of an answer: arithmetic takes microseconds; a search through every index never ends
 # An answer's call may pay a one-time cost that is no search: an import inside the function, PyTorch's lazy set-up
 # (torch._prims_common's first call takes 1.3 s on an idle CPU), on a loaded machine more.  The first call gets
-# FIRST_CALL_SECONDS; so does every later call until one of them has taken more than CALL_SECONDS (round 26's
-# adversary: a lazy import on the first view past 2**31, not on the first call, which Hypothesis makes the simplest
-# view, FAILed as a search that never ends).  A search still FAILs: its first long call, after FIRST_CALL_SECONDS.
+# FIRST_CALL_SECONDS; every later call gets LATER_ONE_TIME_SECONDS until one of them has taken more than CALL_SECONDS
+# (round 26's adversary: a lazy import on the first view past 2**31, not on the first call, which Hypothesis makes the
+# simplest view, FAILed as a search that never ends).  A search still FAILs: its first long call, after
+# LATER_ONE_TIME_SECONDS (shorter than the first call's: each answer that never returns costs the suite that long).
 FIRST_CALL_SECONDS = 10.0
+LATER_ONE_TIME_SECONDS = 4.0
 
 
 class _Limits:
-    """The time limit of each call of an answer in turn (`timed`): FIRST_CALL_SECONDS for the first call, and for
-    each later one until one of them has run past CALL_SECONDS; CALL_SECONDS after that."""
+    """The time limit of each call of an answer in turn (`timed`): FIRST_CALL_SECONDS for the first call,
+    LATER_ONE_TIME_SECONDS for each later one until one of them has run past CALL_SECONDS, CALL_SECONDS after that."""
 
     def __init__(self) -> None:
         self.calls, self.spare = 0, True
@@ -342,7 +344,8 @@ class _Limits:
     def timed(self, ex: Checker, call: str, hint: str) -> Iterator[None]:
         self.calls += 1
         first, started = self.calls == 1, time.perf_counter()
-        with time_limit(ex, FIRST_CALL_SECONDS if first or self.spare else CALL_SECONDS, call, hint):
+        limit = FIRST_CALL_SECONDS if first else LATER_ONE_TIME_SECONDS if self.spare else CALL_SECONDS
+        with time_limit(ex, limit, call, hint):
             yield
         if not first and time.perf_counter() - started > CALL_SECONDS:
             self.spare = False
