@@ -176,10 +176,12 @@ class _OnAGpu:
 
 INTEGRAL = [(3, 3), (np.int64(3), 3), (np.uint8(3), 3), (torch.tensor(3), 3), (torch.tensor([3]), 3),
             (np.array(3), 3), (np.array([3]), 3), (np.array([3], dtype=np.uint16), 3),  # as a tensor (round 19)
-            (2**70, 2**70), (-4, -4), (_OnAGpu(3), 3), (_OnAGpu([3]), 3), (_OnAGpu(np.uint8(3)), 3)]
+            (2**70, 2**70), (-4, -4), (_OnAGpu(3), 3), (_OnAGpu([3]), 3), (_OnAGpu(np.uint8(3)), 3),
+            (Decimal(3), 3), (Decimal("3.0"), 3), (Decimal("1E+3"), 1000), (Fraction(6, 2), 3)]  # exact (round 26)
 NOT_INTEGRAL = [3.0, np.float32(3), torch.tensor(3.0), True, np.bool_(True), torch.tensor(True), "3", None,
                 torch.tensor([1, 2]), 3 + 0j, [3], np.array([3.0]), np.array([True]), np.array([1, 2]),
-                np.array([[3]]), torch.tensor([[3]]), _OnAGpu(3.0), _OnAGpu(True), _OnAGpu([1, 2]), _OnAGpu([[3]])]
+                np.array([[3]]), torch.tensor([[3]]), _OnAGpu(3.0), _OnAGpu(True), _OnAGpu([1, 2]), _OnAGpu([[3]]),
+                Decimal("2.5"), Decimal("NaN"), Decimal("sNaN"), Decimal("Infinity"), Fraction(5, 2)]
 REAL = [(3, 3.0), (2.5, 2.5), (Fraction(5, 2), 2.5), (np.float32(2.5), 2.5), (np.int16(-2), -2.0),
         (torch.tensor(2.5), 2.5), (torch.tensor([2.5], dtype=torch.float16), 2.5), (np.array(2.5), 2.5),
         (np.array([2.5]), 2.5),

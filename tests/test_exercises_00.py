@@ -190,9 +190,10 @@ def test_the_dtypes_are_every_one_a_view_can_have():
 
 
 @host
-def test_a_whole_decimal_fails_as_a_decimal_not_as_a_float():
-    """Round 23's adversary returned the Decimal that // gives: the task asks for an int (a Decimal rounds to its
-    context's precision, as a float rounds), and the message named it a float."""
+def test_a_decimal_passes_where_its_value_is_whole_and_fails_as_a_decimal_where_not():
+    """Round 23's adversary returned the Decimal that // gives, and the message named it a float; round 26's returned
+    the exact Decimal of the right count, and was refused: liberal in types, strict in values (a whole Decimal is the
+    count; one of another value, or not whole, is not)."""
     import decimal
 
     from utils.exercises import ExerciseFailed
@@ -202,9 +203,10 @@ def test_a_whole_decimal_fails_as_a_decimal_not_as_a_float():
             context.prec = 60
             return max(decimal.Decimal(0), (decimal.Decimal(budget) // dtype.itemsize - d * d) // (2 * d))
 
+    nb00.check_largest_batch(decimal_rows)
     with pytest.raises(ExerciseFailed) as failed:
-        nb00.check_largest_batch(decimal_rows)
-    assert "a Decimal, not an int: return an int" in str(failed.value), failed.value
+        nb00.check_largest_batch(lambda budget, d, dtype: decimal_rows(budget, d, dtype) + decimal.Decimal("0.5"))
+    assert "a Decimal that is not a whole number: return an int" in str(failed.value), failed.value
 
 
 @host

@@ -306,11 +306,16 @@ def valueless(x: torch.Tensor) -> bool:
 
 def integral(x: object) -> int | None:
     """`x` as an int if it is an integer of any kind (int, NumPy integer, an integer tensor or NumPy array of one
-    element and at most one dimension);
+    element and at most one dimension), or an exact number whose value is a whole one (a Decimal or a Fraction: round
+    26's adversary of 00 returned the Decimal that exact Decimal arithmetic gives, and was refused);
     None for anything else, a bool or a float such as 3.0 included (a count is not a measurement), and a tensor
     without values (`valueless`: a meta tensor has a shape and no number)."""
     if isinstance(x, (bool, np.bool_)):
         return None
+    if isinstance(x, decimal.Decimal):
+        return int(x) if x.is_finite() and x == x.to_integral_value() else None
+    if isinstance(x, numbers.Rational) and not isinstance(x, numbers.Integral):  # a Fraction
+        return int(x.numerator) if x.denominator == 1 else None
     if isinstance(x, torch.Tensor):
         if (valueless(x) or x.numel() != 1 or x.dim() > 1 or x.dtype == torch.bool or x.is_floating_point()
                 or x.is_complex()):

@@ -23,7 +23,7 @@ import threading
 import warnings
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -360,6 +360,22 @@ def _pop_function_modes(depth: int) -> None:
         torch._C._pop_torch_function_stack()
 
 
+def _pop_dispatch_modes(depth: int) -> None:
+    """Leave the dispatch modes entered over `depth` and left entered (round 26's adversary of 00: FakeTensorMode()
+    .__enter__(), never left: every tensor made after it was a FakeTensor without values), each through its own
+    __exit__ (FakeTensorMode's puts back what its __enter__ set besides the stack), else popped."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    for _ in range(64):
+        if torch._C._len_torch_dispatch_stack() <= depth:
+            return
+        length = torch._C._len_torch_dispatch_stack()
+        with suppress(Exception):  # a mode whose __exit__ fails: popped as it is, below
+            _get_current_dispatch_mode().__exit__(None, None, None)  # type: ignore[union-attr]
+        if torch._C._len_torch_dispatch_stack() >= length:
+            torch._C._pop_torch_dispatch_stack()
+
+
 def _takes_every(f: tuple[Any, ...]) -> bool:
     """Whether a warnings filter takes every warning of its category, from every module: simplefilter("ignore"),
     ("error", RuntimeWarning), filterwarnings("ignore", category=UserWarning) or (message=".*") (round 26's adversary
@@ -457,6 +473,8 @@ PROCESS_WIDE: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     "the autograd profiler (torch.profiler.profile().start())": (torch._C._autograd._profiler_enabled, _stop_profiler),
     "torch's function-mode stack (torch.device(...).__enter__()...)": (torch._C._len_torch_function_stack,
                                                                         _pop_function_modes),
+    "torch's dispatch-mode stack (FakeTensorMode().__enter__()...)": (torch._C._len_torch_dispatch_stack,
+                                                                       _pop_dispatch_modes),
     "warnings.simplefilter(...)": (_catch_all_filters, _filters_put_back),
     "np.random.get_state()": (NumpyGeneratorState, NumpyGeneratorState.put_back),
     "random.getstate()": (PythonGeneratorState, PythonGeneratorState.put_back),

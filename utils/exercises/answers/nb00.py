@@ -639,3 +639,131 @@ def seeds_for_reproducibility(budget, d, dtype):
 
 
 WRONG_BATCHES["round 23: torch.manual_seed(0) at every call"] = seeds_for_reproducibility
+
+
+# Found by round 26's adversary.  (A) Process-wide state left changed that the checks did not watch: a warnings filter
+# for a whole category (only catch-all filters were watched), a dispatch mode left pushed (only the function-mode stack
+# was watched); (B) inputs never asked: views of more than 10 dimensions, exact fits of layers wider than 2**24; (C)
+# right answers refused: an exact Decimal returned, a one-time cost paid on a later call than the first.
+def _meta_storage_bytes(shape, stride, offset, dtype, device="meta"):
+    view = torch.empty_strided(shape, stride, dtype=dtype, device=device)
+    return 0 if view.numel() == 0 else view.untyped_storage().nbytes() + offset * dtype.itemsize
+
+
+def meta_userwarnings_silenced(shape, stride, offset, dtype):
+    """round 26's adversary: warnings.filterwarnings("ignore", category=UserWarning) against complex32's warning,
+    left: every UserWarning of the session is silenced after the call."""
+    import warnings
+
+    warnings.filterwarnings("ignore", category=UserWarning)
+    return _meta_storage_bytes(shape, stride, offset, dtype)
+
+
+def _counting_mode():
+    """A dispatch mode that counts the operations it sees (an op counter, the kind of torch.utils._python_dispatch's
+    modes; FakeTensorMode is one too, whose first construction takes seconds: round 26's adversary entered one)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Counting(TorchDispatchMode):
+        operations = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Counting.operations += 1
+            return func(*args, **(kwargs or {}))
+
+    return Counting()
+
+
+def dispatch_mode_left_entered(shape, stride, offset, dtype):
+    """round 26's adversary: a dispatch mode entered with __enter__() (FakeTensorMode, "tensors without memory", in
+    its answer; an op counter here, entered after the count: the first operation through a Python dispatch mode
+    imports for seconds), never left: every later operation of the session goes through it."""
+    nbytes = 0 if 0 in shape else _elements_to_the_last(shape, stride, offset) * dtype.itemsize
+    _counting_mode().__enter__()
+    return nbytes
+
+
+def ten_dimensions_at_most(shape, stride, offset, dtype):
+    """round 26's adversary: fixed arrays of 10 dimensions (a CUDA kernel's MAX_DIMS), dimensions past 10 dropped."""
+    if 0 in shape:
+        return 0
+    return _elements_to_the_last(shape[:10], stride[:10], offset) * dtype.itemsize
+
+
+def every_corner(shape, stride, offset, dtype):
+    """round 26's adversary: the farthest of the view's 2**rank corners: right, and exponential in the rank (a view of
+    40 dimensions never returns)."""
+    import itertools
+
+    if 0 in shape:
+        return 0
+    far = max((offset + sum(i * s for i, s in zip(corner, stride))
+               for corner in itertools.product(*[(0, n - 1) for n in shape])), default=offset)
+    return (far + 1) * dtype.itemsize
+
+
+def decimal_bytes(shape, stride, offset, dtype):
+    """round 26's adversary: exact Decimal arithmetic (28 digits: every count here has at most 19), a Decimal of a
+    whole number returned."""
+    if 0 in shape:
+        return 0
+    last = decimal.Decimal(offset) + sum(decimal.Decimal(n - 1) * s for n, s in zip(shape, stride))
+    return (last + 1) * dtype.itemsize
+
+
+_LARGE_SET_UP: list[bool] = []
+
+
+def set_up_on_the_first_large_view(shape, stride, offset, dtype):
+    """round 26's adversary: a one-time cost of 2.1 s on the first view whose numbers pass 2**31 (a lazy import for
+    large numbers, sympy's say), not on the answer's first call."""
+    if max((offset, *shape, *stride), default=0) >= 2**31 and not _LARGE_SET_UP:
+        time.sleep(2.1)
+        _LARGE_SET_UP.append(True)
+    return 0 if 0 in shape else _elements_to_the_last(shape, stride, offset) * dtype.itemsize
+
+
+def floor_with_an_epsilon(budget, d, dtype):
+    """round 26's adversary: float division, then floor(x + 1e-8) "against float error": one row too many where the
+    exact quotient is within 1e-8 below a whole number (widths past 5 * 10**7, a budget a byte short of a fit)."""
+    return max(0, math.floor((budget / dtype.itemsize - d * d) / (2 * d) + 1e-8))
+
+
+def meta_rows_userwarnings_silenced(budget, d, dtype):
+    """round 26's adversary: meta tensors' nbytes, warnings.simplefilter("ignore", UserWarning) left."""
+    import warnings
+
+    warnings.simplefilter("ignore", UserWarning)
+    return _meta_bytes(budget, d, dtype)
+
+
+def dispatch_mode_rows(budget, d, dtype):
+    """round 26's adversary: a dispatch mode (FakeTensorMode in its answer) entered, left pushed (as above)."""
+    _counting_mode().__enter__()
+    return max(0, (budget // dtype.itemsize - d * d) // (2 * d))
+
+
+def decimal_rows(budget, d, dtype):
+    """round 26's adversary: exact Decimal arithmetic, a Decimal of a whole number returned."""
+    rest = decimal.Decimal(budget) // dtype.itemsize - d * d
+    return decimal.Decimal(0) if rest < 0 else rest // (2 * d)
+
+
+WRONG_VIEWS.update({
+    "round 26: warnings.filterwarnings('ignore', category=UserWarning) left": meta_userwarnings_silenced,
+    "round 26: a dispatch mode (FakeTensorMode's kind) left pushed": dispatch_mode_left_entered,
+    "round 26: at most 10 dimensions (fixed arrays)": ten_dimensions_at_most,
+    "round 26: the farthest of all 2**rank corners": every_corner,
+})
+ALSO_RIGHT_VIEWS.update({
+    "round 26: Decimal arithmetic, a Decimal returned": decimal_bytes,
+    "round 26: a one-time set-up of 2.1 s on the first view past 2**31": set_up_on_the_first_large_view,
+})
+WRONG_BATCHES.update({
+    "round 26: floor(x + 1e-8) against float error": floor_with_an_epsilon,
+    "round 26: warnings.simplefilter('ignore', UserWarning) left": meta_rows_userwarnings_silenced,
+    "round 26: a dispatch mode (FakeTensorMode's kind) left pushed": dispatch_mode_rows,
+})
+ALSO_RIGHT_BATCHES.update({
+    "round 26: Decimal arithmetic, a Decimal returned": decimal_rows,
+})
