@@ -357,8 +357,12 @@ def _fan_values(ex: Any, yours: Callable) -> Callable[[Fan], None]:
         mode = _grad_mode(fan)
         ran_on: list = []
         x_host = _fan_x(fan)
+        # on the host; under autocast, on the device the answer runs on: autocast's lists of operations differ by
+        # device (on CUDA, x.sum() of float16 is float32; on the H200, 2026-11-30, every right answer FAILed against
+        # a reference computed under the CPU's autocast)
+        x_ref = _fan_x(fan, "cuda") if mode == "autocast" else x_host
         with GRAD_MODES[mode]():
-            want = [fn(x_host) for _, fn in _heads(width, value)]  # on the host
+            want = [fn(x_ref).cpu() for _, fn in _heads(width, value)]
         modes: list[tuple[int, tuple[bool, bool, bool]]] = []
         with _caller(kind) as caller:
             streams = [torch.cuda.Stream() for _ in range(width)]
