@@ -162,7 +162,10 @@ def test_build_can_hold_real_tokens_of_zeros_that_n_counts():
 
 
 @host
-def test_the_recorder_sees_copies_from_the_host_arithmetic_in_bf16_and_cpu():
+def test_the_recorder_sees_copies_from_the_host_arithmetic_in_bf16_and_cpu(monkeypatch):
+    monkeypatch.setattr(nb08, "_BATCH_DEVICE", ["cpu"])
+    # the batch is on the CPU, as check_fast_loss sets it there (alone, this test FAILed: it had counted on an earlier
+    # test's check to have set it, and _names_host reads a device="cpu" as the host only where the batch is not)
     model, x, n, y = nb08.build(nb08.SMALLEST_BATCH, "cpu")
     assert nb08._recorded(answers08.host_made_mask, model, x, n, y, False)[1].transfers == ["to"]
     assert nb08._recorded(answers08.masked_mean, model, x, n, y, False)[1].transfers == []  # made with device=
