@@ -1293,7 +1293,9 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                           ) -> tuple[object, object, _Launches, str]:
             """On a GPU: yours(x) from a PyTorch caller of the case's kind, right after the caller's stream wrote
             x (NaN until then, behind a window of earlier work); the result read on the caller's stream at once
-            (a kernel on another stream that the caller's stream does not wait for has not run by then)."""
+            (a kernel on another stream that the caller's stream does not wait for has not run by then).  The
+            current stream after the call must be the caller's (round 26's adversary: torch.cuda.set_stream(side)
+            left current; the check read y on the current stream, the side one, in order behind the kernel)."""
             kind = tuple(TORCH_CALLERS)[case[-1] % len(TORCH_CALLERS)]
             x.fill_(math.nan)
             gpu_cycles_per_second()  # calibrated now (it waits for the GPU), not inside the window
@@ -1303,8 +1305,15 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                 gpu_sleep(SOFTMAX_WINDOW_MS / 1e3)  # on the caller's stream
                 x.copy_(before)
                 y, launches = call_yours(x, call)
-                seen = y.clone() if isinstance(y, torch.Tensor) and y.layout == torch.strided else y
+                left = torch.cuda.current_stream()
+                with torch.cuda.stream(caller.stream):  # read on the caller's stream, whichever is current now
+                    seen = y.clone() if isinstance(y, torch.Tensor) and y.layout == torch.strided else y
             torch.cuda.synchronize()
+            ex.expect(left.cuda_stream == caller.stream.cuda_stream, f"{call}: the call changed PyTorch's current "
+                      "CUDA stream: the caller's stream was no longer current after it",
+                      "leave the caller's current stream as you found it: a stream of your own is entered with "
+                      "`with torch.cuda.stream(s):`, which ends with its block, and the caller's stream waits for it "
+                      "before you return")
             return y, seen, launches, call
 
         def holds(case: SoftmaxCase) -> None:

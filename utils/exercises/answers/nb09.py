@@ -1939,6 +1939,63 @@ ALSO_RIGHT_SOFTMAXES.update({
     "round 26's adversary: the launcher kernel[(rows,)] kept per row count": softmax_launcher_kept_per_row_count,
 })
 
+# ---------------------------------------------------------------- round 26's adversary (softmax_rows, GPU only)
+def softmax_leaves_its_side_stream_current(x):
+    """Wrong (GPU only): a side stream that waits for the caller's, made current with torch.cuda.set_stream(side) so
+    that the launch goes there, and left current: the caller's own stream never waits for the kernel.  Round 26's
+    adversary, judged on the H200: PASSed, the check read y on whatever stream was current after the call (the side
+    stream, in order behind the kernel); the check now reads y on the caller's stream and FAILs a call that leaves
+    another stream current.  On a CPU there are no streams: the plain launch."""
+    if not x.is_cuda:
+        return _softmax(x)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    torch.cuda.set_stream(side)
+    return _softmax(x)
+
+
+_GRAPHS_PER_SHAPE: dict = {}
+
+
+def softmax_cuda_graph_per_shape(x):
+    """Wrong (GPU only), though each replay is ordered on the caller's stream: the launch captured once per (shape,
+    row stride) in a CUDA graph with one static input and one static output for every caller; each call copies x
+    in, replays on the caller's current stream (CUDAGraph.replay launches there, so it does follow the caller's
+    earlier work) and returns a clone of the static output.  Nothing orders a call from one stream after the last
+    call's replay and clone on another: two callers on two streams with no host wait between them race on the
+    static input and output (the second's copy can land before the first's replay reads it).  Also, from the second
+    call of a shape on, the kernel is no launch of this call (the poisoned call of the check sees the replay's
+    values unpoisoned).  Round 26's adversary called it right; judged on the H200, the check FAILed it (a values
+    message, from a caller inside `with torch.cuda.stream(s):`): the verdict stands.  On a CPU: the plain launch."""
+    if not x.is_cuda or x.shape[0] == 0:
+        return _softmax(x)
+    key = (tuple(x.shape), x.stride(0))
+    entry = _GRAPHS_PER_SHAPE.get(key)
+    if entry is None:
+        sx = torch.empty_like(x)
+        sx.copy_(x)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            sy = _softmax(sx)  # warm-up: compiles
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            _softmax(sx, out=sy)
+        entry = _GRAPHS_PER_SHAPE[key] = (graph, sx, sy)
+    graph, sx, sy = entry
+    sx.copy_(x)
+    graph.replay()
+    return sy.clone()
+
+
+WRONG_SOFTMAXES.update({
+    "round 26's adversary: a side stream made current by torch.cuda.set_stream and left":
+        softmax_leaves_its_side_stream_current,
+    "round 26's adversary: a CUDA graph per shape, one static input and output for every caller":
+        softmax_cuda_graph_per_shape,
+})
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
@@ -1970,7 +2027,9 @@ WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without
         "the rows on the grid's second axis (at most 65535 there)",
         "round 22's adversary: at most 8 programs, the rows past 8 never written",
         "round 22's adversary: BLOCK fixed at 256 columns",
-        "round 22's adversary: 32-bit row offsets (no .to(tl.int64))"},
+        "round 22's adversary: 32-bit row offsets (no .to(tl.int64))",
+        "round 26's adversary: a side stream made current by torch.cuda.set_stream and left",
+        "round 26's adversary: a CUDA graph per shape, one static input and output for every caller"},
     "check_scale_into": set(),
 }
 ALSO_RIGHT = {
