@@ -23,6 +23,7 @@ import itertools
 import math
 import threading
 import time
+import warnings
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -51,6 +52,7 @@ from . import (
 from .properties import for_all, shown, st
 from .streams import (
     CUPY_CALLERS,
+    CUPY_CALLERS_MORE,
     TORCH_CALLERS,
     cupy_caller,
     cupy_callers,
@@ -78,6 +80,47 @@ KEPT_SETTINGS = tuple(dict.fromkeys((*settings.BASIC, *settings.EVERY)))  # ever
 # setting read there, the solution of cupy_scale_on_current_stream was taken for PyTorch work and pipelined's for too
 # slow, 2026-11-30)
 KEPT_SETTINGS_GPU = (*settings.BASIC, *settings.PROCESS, *settings.CUPY)
+# Every kind of CuPy caller the GPU checks call from: CUPY_CALLERS (drawn, and chosen), and CUPY_CALLERS_MORE (chosen
+# only: round 26's adversary of 04 made the caller's stream current again only when it was not the null stream, and
+# passed: no caller had the null stream current under another stream on CuPy's stack)
+ALL_CUPY_CALLERS = {**CUPY_CALLERS, **CUPY_CALLERS_MORE}
+
+
+def _shown_filter(f: tuple[Any, ...]) -> str:
+    return (f"({f[0]!r}, message={getattr(f[1], 'pattern', f[1])!r}, {getattr(f[2], '__name__', f[2])}, "
+            f"module={getattr(f[3], 'pattern', f[3])!r})")
+
+
+def _filters_kept_in_order(ex: Any, yours: Callable[..., R]) -> Callable[..., R]:
+    """The answer as the GPU checks call it (inside `settings.keeping`): warnings.filters in another order after the
+    call FAILs, and is put back.  The settings' warnings watch reads the filters that take a whole category; a filter
+    added again (filterwarnings and simplefilter put it first, even where it is already in the list) goes ahead of the
+    filters that came before it, and silences what they let through: round 26's adversary of 04 added
+    ("ignore", DeprecationWarning), which Python's defaults hold already, and passed (outside pytest it is the first
+    whole-category filter: the watch read the same ones), where the process's deprecations of __main__ were shown.
+    A library's own new filters (an import's) leave the order of the others as it was."""
+
+    def call(*args: Any, **kwargs: Any) -> R:
+        before = list(warnings.filters)
+        try:
+            return yours(*args, **kwargs)
+        finally:
+            after = list(warnings.filters)
+            if after != before:
+                now = [f for f in after if f in before]
+                was = [f for f in before if f in after]
+                if now != was:
+                    moved = next(f for f, g in zip(now, was) if f != g)
+                    warnings.filters[:] = [f for f in after if f not in before] + before  # type: ignore[index]
+                    mutated = getattr(warnings, "_filters_mutated", None) or getattr(
+                        __import__("_warnings"), "_filters_mutated", None)
+                    if mutated is not None:
+                        mutated()
+                    ex.expect(False, f"{ex.name} left warnings.filters in another order after it returned: the "
+                                     f"filter {_shown_filter(moved)} now comes before filters it came after (adding "
+                                     "a filter again puts it first)", settings.HINT)
+
+    return call
 
 
 def _cupy(what: str) -> Any:
@@ -180,7 +223,7 @@ def _sum_cases() -> st.SearchStrategy[SumCase]:
 def _describe_sum(case: SumCase) -> str:
     kind, shape, _, special = case
     holding = f" holding a {'NaN' if special == 'nan' else 'value inf'} among its values" if special else ""
-    return f"sum_on_stream(x of shape {shape}{holding}, ready, s), called from {CUPY_CALLERS[kind]}"
+    return f"sum_on_stream(x of shape {shape}{holding}, ready, s), called from {ALL_CUPY_CALLERS[kind]}"
 
 
 def _same_number(a: float | None, b: float) -> bool:
@@ -292,7 +335,7 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
         return
     with exercise("sum_on_stream") as ex:
         cp = _cupy("check_sum_on_stream")
-        yours = settings.keeping(ex, ex.answer(sum_on_stream), KEPT_SETTINGS_GPU)
+        yours = settings.keeping(ex, _filters_kept_in_order(ex, ex.answer(sum_on_stream)), KEPT_SETTINGS_GPU)
         cupy_cycles_per_second()  # calibrate cupy_sleep now: it waits for the GPU
         s, producer, probe = (cp.cuda.Stream(non_blocking=True) for _ in range(3))
         warm = cp.arange(5, dtype=cp.float64)  # a first call: CuPy compiles the answer's kernels, which holds the host
@@ -316,7 +359,8 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
         shapes = {"null": (1000,), "with": (37, 29), "use": (), "busy": (SUM_LARGEST,)}
         every_caller = [(kind, shapes[kind], _seed("sum", kind), "") for kind in CUPY_CALLERS]
         every_caller += [("with", (3, 0), _seed("sum", "empty"), ""), ("null", (1,), _seed("sum", "one"), ""),
-                         ("use", (1000,), _seed("sum", "nan"), "nan"), ("with", (37, 29), _seed("sum", "inf"), "inf")]
+                         ("use", (1000,), _seed("sum", "nan"), "nan"), ("with", (37, 29), _seed("sum", "inf"), "inf"),
+                         ("null_in_with", (1000,), _seed("sum", "null in with"), "")]
         for_all(ex, _sum_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_sum)
         _sums_kept(ex, cp, yours, s, producer)
@@ -501,7 +545,7 @@ def _describe_scale(case: ScaleCase) -> str:
     t = f"t of shape {shape}{' (a transposed view)' if transposed and len(shape) == 2 else ''}"
     t += f" holding a {'NaN' if special == 'nan' else 'value inf'} among its values" if special else ""
     return (f"cupy_scale_on_current_stream({t}, {factor}) called from {TORCH_CALLERS[torch_kind]}, with CuPy's "
-            f"current stream {CUPY_CALLERS[cupy_kind]}{', and t dropped right after the call' if drops else ''}")
+            f"current stream {ALL_CUPY_CALLERS[cupy_kind]}{', and t dropped right after the call' if drops else ''}")
 
 
 # What an answer may ask of PyTorch: shapes, views, memory and the hand-overs; no arithmetic (CuPy computes).
@@ -651,7 +695,8 @@ def check_cupy_scale_on_current_stream(
         return
     with exercise("cupy_scale_on_current_stream") as ex:
         cp = _cupy("check_cupy_scale_on_current_stream")
-        yours = settings.keeping(ex, ex.answer(cupy_scale_on_current_stream), KEPT_SETTINGS_GPU)
+        yours = settings.keeping(ex, _filters_kept_in_order(ex, ex.answer(cupy_scale_on_current_stream)),
+                                 KEPT_SETTINGS_GPU)
         gpu_cycles_per_second()  # calibrate both sleeps now: they wait for the GPU
         cupy_cycles_per_second()
         warm = torch.ones(SCALE_LARGEST, device="cuda")  # a first call: CuPy compiles its kernels, the pools fill
@@ -684,6 +729,8 @@ def check_cupy_scale_on_current_stream(
             ("with", "null", False, (4096,), False, -0.5, _seed("scale", "nan"), "nan"),
             ("default", "use", False, (64, 64), False, 0.0, _seed("scale", "inf"), "inf"),
             ("set_stream", "null", False, (4096,), False, 3.0, _seed("scale", "inf 3"), "inf"),
+            # CuPy's null stream current under another stream on CuPy's stack
+            ("set_stream", "null_in_with", False, (4096,), False, 3.0, _seed("scale", "null in with"), ""),
         ]
         for_all(ex, _scale_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_scale)
@@ -826,7 +873,7 @@ def _pipe_cases() -> st.SearchStrategy[PipeCase]:
 def _describe_pipe(case: PipeCase) -> str:
     kind, trial, n, shape, dtype = case
     return (f"pipelined({n} chunks of shape {shape}, {dtype}, compute, copy_stream) with {trial}, called from "
-            f"{CUPY_CALLERS[kind]}")
+            f"{ALL_CUPY_CALLERS[kind]}")
 
 
 def _pinned_chunks(base: np.ndarray, n: int, offset: int) -> list[np.ndarray]:
@@ -848,7 +895,8 @@ def _wrong_chunks(got: object, chunks: Sequence[np.ndarray], cp: Any) -> list[in
                f"expected a list of {len(chunks)} results"
     bad = []
     for i, (g, h) in enumerate(zip(got, chunks)):
-        if not isinstance(g, cp.ndarray) or not np.array_equal(cp.asnumpy(g), h.sum(axis=1)):
+        want = h.sum(axis=1)  # np.array_equal ignores dtypes (round 26's adversary: float64 results rounded to float32)
+        if not isinstance(g, cp.ndarray) or g.dtype != want.dtype or not np.array_equal(cp.asnumpy(g), want):
             bad.append(i)
     return bad
 
@@ -966,7 +1014,7 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
         return
     with exercise("pipelined") as ex:
         cp = _cupy("check_pipelined")
-        yours = settings.keeping(ex, ex.answer(pipelined), KEPT_SETTINGS_GPU)
+        yours = settings.keeping(ex, _filters_kept_in_order(ex, ex.answer(pipelined)), KEPT_SETTINGS_GPU)
         copy_stream = cp.cuda.Stream(non_blocking=True)
         compute = _Compute(cp)
 
@@ -1004,7 +1052,8 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
 
         every_caller = [(kind, trial, NCHUNKS, (ROWS, COLS), "float32") for kind in CUPY_CALLERS for trial in TRIALS]
         every_caller += [("use", "slow copies", 3, (37, 300), "float64"),  # chunks of another dtype
-                         ("with", "earlier work", 2, (64, 9), "float64")]
+                         ("with", "earlier work", 2, (64, 9), "float64"),
+                         ("null_in_with", "slow copies", 3, (64, 9), "float32")]  # the null stream under another
         for_all(ex, _pipe_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_pipe)
         _pipelines_kept(ex, cp, yours, copy_stream)
@@ -1085,6 +1134,9 @@ def _judge_pipe(ex: Any, cp: Any, case: PipeCase, run: _PipeRun, window_ms: floa
               "compute gets each chunk on the GPU as it is: the same dtype and shape as the host array")
     bad = _wrong_chunks(run.got, run.chunks, cp)
     ex.expect(not isinstance(bad, str), f"{call} {bad}", "return compute(x) of every chunk, in order")
+    dtypes = sorted({str(g.dtype) for g in run.got if isinstance(g, cp.ndarray) and g.dtype != np.dtype(case[4])})
+    ex.expect(not dtypes, f"{call} returned results of dtype {', '.join(dtypes)}; compute's results are {case[4]}",
+              "return what compute(x) returns for each chunk, as it is: no array of another dtype gathers them")
     ex.expect(run.current_after == run.caller,
               f"{call}: your function left {run.current_after} as CuPy's current stream instead of the caller's "
               f"{run.caller}",
@@ -1412,9 +1464,15 @@ _STREAM_HINTS = {
 }
 
 
+_ABSENT = object()
+
+
 @contextmanager
 def _cupy_streams_switched() -> Iterator[list]:
-    """Notes each `with s:` and `s.use()` on CuPy's streams during the block (where CuPy can run)."""
+    """Notes each `with s:` and `s.use()` on CuPy's streams during the block (where CuPy can run); and, as a string
+    naming it, each of CuPy's stream methods and functions that the block replaced (put back at the end: round 26's
+    adversary of 04 gave cupy.cuda.Stream PyTorch's rule, and left it so: CuPy then ran its unchanged programs as
+    meant)."""
     switched: list = []
     if not has_cupy():
         yield switched
@@ -1432,10 +1490,23 @@ def _cupy_streams_switched() -> Iterator[list]:
         switched.append(self)
         return use(self)
 
+    # (read from the module's dict: no attribute of CuPy's that warns is touched)
+    owners = [base, *(vars(cupy.cuda.stream)[name] for name in ("Stream", "ExternalStream")
+                      if isinstance(vars(cupy.cuda.stream).get(name), type))]
+    places = [(owner, name) for owner in owners for name in ("__enter__", "__exit__", "use")]
+    places += [(cupy.cuda, "get_current_stream"), (cupy.cuda.stream, "get_current_stream")]
     base.__enter__, base.use = noted_enter, noted_use
+    kept = [vars(owner).get(name, _ABSENT) for owner, name in places]  # base's two: the noting ones
     try:
         yield switched
     finally:
+        for (owner, name), was in zip(places, kept):
+            if vars(owner).get(name, _ABSENT) is not was:
+                switched.append(f"{getattr(owner, '__qualname__', owner.__name__)}.{name}")
+                if was is _ABSENT:
+                    delattr(owner, name)
+                else:
+                    setattr(owner, name, was)
         base.__enter__, base.use = enter, use
 
 
@@ -1621,6 +1692,12 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
                     error.add_note(f"as_meant: your function raised this for the program `{_on_one_line(program)}` "
                                    "(the small programs come first, fewest lines first)")
                 raise
+            replaced = [str(place) for place in switched if isinstance(place, str)]
+            ex.expect(not replaced, f"for the program `{_on_one_line(program)}`, your function replaced CuPy's "
+                                    f"{', '.join(replaced)} (the check put {'it' if len(replaced) == 1 else 'them'} "
+                                    "back)",
+                      "the program runs on CuPy as CuPy is, for the caller too: leave CuPy's streams as they are, and "
+                      "add use() lines to the program")
             ex.expect(not switched, f"for the program `{_on_one_line(program)}`, your function switched CuPy's "
                                     "streams itself",
                       "work it out from CuPy's rules, without running the program: the check runs your program on "

@@ -43,6 +43,13 @@ CUPY_CALLERS = {
     "use": "a CuPy stream made current with `s.use()`",
     "busy": "a CuPy stream still busy with earlier work",
 }
+# A kind of CuPy caller that only the checks naming it call from (notebook 04's; not drawn by `cupy_callers()`): CuPy's
+# null stream current, made so with use() inside a `with c:` block, so that c, not the null stream, is on top of CuPy's
+# stack (round 26's adversary of 04 made the caller's stream current again only when it was not the null stream: a
+# `with` block of the answer ends on c, and every other kind of caller passed)
+CUPY_CALLERS_MORE = {
+    "null_in_with": "CuPy's null stream, made current with `Stream.null.use()` inside a `with s:` block",
+}
 BUSY_MS = 40.0  # how long a busy caller's earlier work keeps its stream busy
 
 
@@ -70,7 +77,8 @@ class Caller:
     @property
     def says(self) -> str:
         """"called from a side stream entered with ...", for a message."""
-        return "called from " + (TORCH_CALLERS if self.library == "torch" else CUPY_CALLERS)[self.kind]
+        return "called from " + (TORCH_CALLERS if self.library == "torch" else {**CUPY_CALLERS, **CUPY_CALLERS_MORE})[
+            self.kind]
 
     def current_now(self) -> dict[str, Any]:
         """The current stream of PyTorch (and of CuPy, where it is installed) now."""
@@ -120,16 +128,21 @@ def torch_caller(kind: str, busy_ms: float = BUSY_MS) -> Iterator[Caller]:
 
 @contextmanager
 def cupy_caller(kind: str, busy_ms: float = BUSY_MS) -> Iterator[Caller]:
-    """Be a CuPy caller of `kind` (a key of CUPY_CALLERS) for the block, and restore CuPy's current stream
-    afterwards, whatever the answer did to it (`use()` included)."""
+    """Be a CuPy caller of `kind` (a key of CUPY_CALLERS or CUPY_CALLERS_MORE) for the block, and restore CuPy's
+    current stream afterwards, whatever the answer did to it (`use()` included)."""
     import cupy
 
     before = cupy.cuda.get_current_stream()
-    stream = cupy.cuda.Stream.null if kind == "null" else cupy.cuda.Stream(non_blocking=True)
+    stream = cupy.cuda.Stream.null if kind in ("null", "null_in_with") else cupy.cuda.Stream(non_blocking=True)
     try:
         if kind == "use":
             stream.use()
             yield Caller("cupy", kind, stream)
+            return
+        if kind == "null_in_with":
+            with cupy.cuda.Stream(non_blocking=True):  # on top of CuPy's stack...
+                stream.use()  # ...and the null stream current
+                yield Caller("cupy", kind, stream)
             return
         with stream:
             busy_end = None
