@@ -16,7 +16,9 @@ Each check is a property over inputs that Hypothesis generates (utils/exercises/
 - `check_batches_without_growth` (GPU): loops of random batches of any lengths and widths.  The batches' sums
   are values that only batches drawn on the GPU give (its random generator, seeded by the check), and the
   memory the loop reserves is measured, pool by pool, against run_batches on its largest batch alone (SLACK: none
-  in the large pool, one 2 MiB segment in the small one).  Without a GPU, the sums, with the batches made on the CPU.
+  in the large pool, one 2 MiB segment in the small one).  The answer's side streams start late, and so does each
+  of its first operations on the caller's stream (`_made_late`): a wait missing between them shows in the sums.
+  Without a GPU, the sums, with the batches made on the CPU.
 
 The allocator's model and the search it allows are the checks' references (`@reference`): a check uses them,
 an answer cannot (they raise outside a check, and an answer that calls one FAILs).
@@ -39,9 +41,11 @@ from torch.overrides import TorchFunctionMode
 
 from ..device import GPUUnavailableError, has_cuda, require_cuda
 from ..formatting import format_bytes
+from ..timing import gpu_cycles_per_second, gpu_sleep
 from . import Checker, Exercise, ExerciseFailed, cuda_on_cpu, exercise, reference, register
 from .properties import for_all, integral, real, shown, st
 from .settings import SETTINGS, keeping, put_back, read
+from .streams import widened
 
 NOTEBOOK = "01_memory"
 
@@ -1323,7 +1327,8 @@ def _expect_sums(ex: Checker, lengths: list[int], width: int, got: object, want:
               "the sums are right, but not in their order: keep the batches in the loop's order" if reordered else
               "each batch holds random numbers from PyTorch's generator on the GPU, drawn batch by batch from where "
               "the program left it (it may have drawn numbers, or called your function, before): draw every batch "
-              "there, at every call, in the loop's order, with as many numbers, in float32, and sum all of it")
+              "there, at every call, in the loop's order, with as many numbers, in float32, and sum all of it (a "
+              "batch on another stream: not overwritten before its sum has read it)")
 
 
 def _expect_read_now(ex: Checker, call: str, got: object, read_now: object) -> None:
@@ -1365,8 +1370,9 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
     if not has_cuda():
         return _check_batches_on_cpu(run_batches_fixed)
     require_cuda("check_batches_without_growth()")
+    gpu_cycles_per_second()  # calibrated now, not inside a measured call: _made_late's streams spin with it
     with exercise("run_batches_fixed") as ex:
-        yours = keeping(ex, ex.answer(run_batches_fixed), names=LOOP_WATCHED)
+        yours = keeping(ex, _made_late(ex.answer(run_batches_fixed)), names=LOOP_WATCHED)
 
         def without_growth(case: Case) -> None:
             if len(case) == 3:
@@ -1401,6 +1407,45 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
         with _no_garbage_collection():
             for_all(ex, gpu_loops(), without_growth, examples=GPU_LOOPS, budget_s=5.0,
                     chosen=GPU_CHOSEN, describe=_case_text)
+
+
+# How late the GPU part makes the answer's streams (_made_late): each stream but the caller's, once a call; and each
+# of the first operations the answer queues on the caller's stream (a right answer loses at most 100 x 0.5 ms a call).
+SIDE_LATE_MS = 30.0
+CALLER_LATE_MS, CALLER_LATE_OPS = 0.5, 100
+
+
+class _CallerLate(TorchFunctionMode):
+    """Each of the first `ops` PyTorch operations the answer queues on the caller's stream starts `ms` late (a sleep,
+    utils.gpu_sleep, queued before it; the host never waits here).  A sum the caller's stream runs after waiting for a
+    draw on a side stream then runs `ms` after that draw, while a next draw that waits for nothing (or for an event
+    recorded before the sum was queued) overwrites the shared buffer first (round 22's and round 26's adversaries'
+    side stream that waited for the caller's once, before the loop, or for an event recorded too early: both passed
+    on the H200, the caller's stream never late)."""
+
+    def __init__(self, ms: float, ops: int, caller: Any) -> None:
+        super().__init__()
+        self.ms, self.left, self.caller = ms, ops, caller.cuda_stream
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        if (self.left > 0 and torch.cuda.current_stream().cuda_stream == self.caller
+                and not torch.cuda.is_current_stream_capturing()):  # a sleep queued now would be in every replay
+            self.left -= 1
+            gpu_sleep(self.ms / 1e3)  # inside the mode's handler: not seen by the mode again
+        return func(*args, **(kwargs or {}))
+
+
+def _made_late(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """fn as the GPU part calls it: every stream it queues work on but the caller's starts SIDE_LATE_MS late, once a
+    call (streams.widened), and each of its first CALLER_LATE_OPS operations on the caller's stream CALLER_LATE_MS
+    late (_CallerLate).  Sums left on a side stream that the caller's stream never waits for are then unwritten when
+    the caller reads them right after the call (_read_now; round 26's adversary's passed on the H200: the side
+    stream had finished first).  Only sleeps are queued: no memory, no draw; a right answer only waits longer."""
+    def late(*args: Any, **kwargs: Any) -> Any:
+        caller = torch.cuda.current_stream()
+        with widened(SIDE_LATE_MS, spare=(caller,)), _CallerLate(CALLER_LATE_MS, CALLER_LATE_OPS, caller):
+            return fn(*args, **kwargs)
+    return late
 
 
 _HELD_HINT = ("the check reads PyTorch's caching allocator and its statistics around your function: make the batches "

@@ -814,6 +814,30 @@ SETTINGS.update({
 })
 
 
+def _memory_fraction() -> float:
+    """torch.cuda.get_per_process_memory_fraction() where CUDA is initialized, else 1.0 (the allocator's own value
+    where none was set: no cap)."""
+    get = getattr(torch._C, "_cuda_getMemoryFraction", None)  # none in a CPU build (torch.cuda imitated there)
+    return float(get(torch.cuda.current_device())) if get is not None and torch.cuda.is_initialized() else 1.0
+
+
+def _history_recorded() -> bool:
+    """Whether the caching allocator records its history (torch.cuda.memory._record_memory_history), where CUDA is
+    initialized, else False (the default)."""
+    get = getattr(torch._C, "_cuda_isHistoryEnabled", None)  # none in a CPU build
+    return bool(get()) if get is not None and torch.cuda.is_initialized() else False
+
+
+# The caching allocator's cap and its history recording (round 26's adversary of 01 set either inside an answer and
+# left it, and passed on the H200: every later allocation of the process was capped, or recorded with its stack)
+SETTINGS.update({
+    "torch.cuda.get_per_process_memory_fraction()": (
+        _memory_fraction, lambda fraction: torch.cuda.set_per_process_memory_fraction(fraction)),
+    "torch.cuda.memory._record_memory_history(...)": (
+        _history_recorded, lambda on: torch.cuda.memory._record_memory_history("all" if on else None)),
+})
+
+
 # ------------------------------------------------------------------------------------------
 # The interpreter's and the operating system's state of the process (round 26's adversary of 04 left each changed in
 # an answer, and passed: os.environ's CUPY_CUDA_PER_THREAD_DEFAULT_STREAM set, the stack rlimit raised, the switch

@@ -1665,15 +1665,94 @@ ALSO_RIGHT_LOOPS_R26 = {
 }
 
 
+# Round 26's adversary, judged on the H200 (AF26-01-gpu.py, 2026-11-30)
+def sums_left_on_a_side_stream(lengths: list[int], width: int = 4096) -> list[torch.Tensor]:
+    """Wrong (round 26's adversary, judged on the H200: PASSed, the side stream had finished before the caller read
+    the sums): 0-d sums made on a side stream that the caller's stream never waits for; the caller reads them
+    unwritten once that stream is late (nb01._made_late)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        buf = torch.empty(max(lengths), width, device="cuda")
+        return [buf[:n].uniform_().sum() for n in lengths]
+
+
+def waits_once_before_the_loop(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 26's adversary, judged on the H200: PASSed, the caller's stream never late): draws on a side stream
+    into one buffer, sums on the caller's stream, the side stream waiting for the caller's once, before the loop: the
+    draw of batch k+1 overwrites the buffer while the sum of batch k has yet to read it, once the caller's stream is
+    late (nb01._CallerLate)."""
+    side = torch.cuda.Stream()
+    caller = torch.cuda.current_stream()
+    buf = torch.empty(max(lengths), width, device="cuda")
+    side.wait_stream(caller)
+    sums = []
+    for n in lengths:
+        with torch.cuda.stream(side):
+            buf[:n].uniform_()
+        caller.wait_stream(side)
+        sums.append(buf[:n].sum())
+    return [float(s) for s in sums]
+
+
+def memory_fraction_left_set(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 26's adversary, judged on the H200: PASSed, no setting read the cap):
+    torch.cuda.set_per_process_memory_fraction(...) set, and left so for every later allocation of the process."""
+    total = torch.cuda.get_device_properties(0).total_memory
+    torch.cuda.set_per_process_memory_fraction(min(1.0, (torch.cuda.memory_reserved() + 256 * MiB
+                                                         + max(lengths) * width * 4) / total))
+    return _r26_right_sums(lengths, width)
+
+
+def records_memory_history(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 26's adversary, judged on the H200: PASSed, no setting read it): the allocator's history
+    recording (torch.cuda.memory._record_memory_history) turned on, and left on."""
+    torch.cuda.memory._record_memory_history(max_entries=100_000)
+    return _r26_right_sums(lengths, width)
+
+
+def copies_sums_to_pinned_unsynced(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 26's adversary, judged on the H200: FAILed, as it should): each sum copied with non_blocking=True
+    into pinned host memory, read with .tolist() without a synchronize."""
+    buf = torch.empty(max(lengths), width, device="cuda")
+    host = torch.zeros(len(lengths), pin_memory=True)
+    for i, n in enumerate(lengths):
+        host[i:i + 1].copy_(buf[:n].uniform_().sum().reshape(1), non_blocking=True)
+    return host.tolist()
+
+
+def side_stream_with_event_right(lengths: list[int], width: int = 4096) -> list[torch.Tensor]:
+    """Right (round 26's adversary, judged on the H200: PASSed): the loop on a side stream that waits for the caller's
+    stream first; the caller's stream waits for an event recorded after the sums, and record_stream for the caller."""
+    caller = torch.cuda.current_stream()
+    side = torch.cuda.Stream()
+    side.wait_stream(caller)
+    with torch.cuda.stream(side):
+        buf = torch.empty(max(lengths), width, device="cuda")
+        sums = [buf[:n].uniform_().sum() for n in lengths]
+        done = torch.cuda.Event()
+        done.record()
+    caller.wait_event(done)
+    for s in sums:
+        s.record_stream(caller)
+    return sums
+
+
+WRONG_LOOPS.update({
+    "round 26's adversary: sums left on a side stream, the caller's stream never waits": sums_left_on_a_side_stream,
+    "round 26's adversary: the side stream waits for the caller once, before the loop": waits_once_before_the_loop,
+    "round 26's adversary: set_per_process_memory_fraction left set": memory_fraction_left_set,
+    "round 26's adversary: memory history recording left on": records_memory_history,
+    "round 26's adversary: non_blocking copies into pinned memory read without a synchronize":
+        copies_sums_to_pinned_unsynced,
+})
+ALSO_RIGHT_LOOPS_R26["round 26's adversary: side stream, event, record_stream"] = side_stream_with_event_right
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
-# 2026-11-29.
-MISJUDGED_ON_A_GPU = {
-    "check_batches_without_growth": {
-        "round 22's adversary: an event recorded before the sum is queued":
-            "PASSed on the H200: the check makes the answer's own streams late, never the caller's, so the sum "
-            "always ends before the next draw",
-    },
-}
+# 2026-11-29.  (Round 22's "an event recorded before the sum is queued" was here: the caller's stream is now made late
+# before each of its first operations, nb01._CallerLate, and the next draw overwrites the buffer first.)
+MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {}
 
 WRONG = {
     "check_warm_up_sizes": WRONG_WARM_UPS,
