@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures.thread import _WorkItem
@@ -48,6 +49,7 @@ import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from ..timing import gpu_cycles_per_second, gpu_sleep
 from . import Checker, Exercise, ExerciseFailed, exercise, is_stub, reference, register, settings
 from .properties import finite, for_all, real, shown, st
 from .streams import widened
@@ -274,8 +276,7 @@ def _landed(ex: Checker, got: object, case: object, pinned: list[bool]) -> None:
     must hold its values when the function returns, as after every GPU stream is done (round 23's adversary copied the
     result back on a side stream and returned without waiting, and passed on an H200).  Read at once, then after
     torch.cuda.synchronize(); `pinned` records that a pinned result was seen (for a larger case)."""
-    if not (isinstance(got, torch.Tensor) and got.device.type == "cpu" and torch.cuda.is_initialized()
-            and got.is_pinned()):
+    if not (isinstance(got, torch.Tensor) and got.device.type == "cpu" and _cuda_in_use() and got.is_pinned()):
         return
     pinned[:] = [True]
     first = got.clone()
@@ -285,19 +286,65 @@ def _landed(ex: Checker, got: object, case: object, pinned: list[bool]) -> None:
               "was done)", LANDED_HINT)
 
 
+def _cuda_in_use() -> bool:
+    """PyTorch's CUDA is started, or CuPy is imported where a GPU is: then PyTorch's CUDA is started here, for until it
+    starts, is_pinned() is False for every tensor (round 26's adversary computed in CuPy alone, returned CuPy's pinned
+    memory, cupyx.empty_pinned, still being written, and PASSed on the H200: its result was never read twice)."""
+    if torch.cuda.is_initialized():
+        return True
+    if "cupy" not in sys.modules or not torch.cuda.is_available():
+        return False
+    torch.empty(0, device="cuda")  # starts PyTorch's CUDA (a CUDA factory initializes the device)
+    return True
+
+
+@contextmanager
+def _late_after_events(ms: float) -> Iterator[None]:
+    """For the block, each event recorded on a PyTorch stream (torch.cuda.Event.record, and so Stream.record_event) is
+    followed there by a spin of `ms`: work the answer queues on that stream after the event (its copy back into pinned
+    memory, say) ends `ms` after the event, so a wait on an event recorded too early shows (round 26's adversary waited
+    on an event recorded before its copy back, and PASSed on the H200: the copy of 8192 values ended before the check's
+    first read).  A right answer, which records its event after its work, loses `ms` of GPU time per record, after the
+    event: nothing it waits for comes later.  Not after the event of a wait_stream: the stream waited for would then
+    be late behind it, and a host read there (a sync of that stream) would wait for the other stream's work too."""
+    gpu_cycles_per_second()  # calibrated here, not inside the answer (the calibration waits for the GPU)
+    event_class, stream_class = torch.cuda.Event, torch.cuda.Stream
+    record, wait_stream = event_class.record, stream_class.wait_stream
+    quiet = [False]
+
+    def late_record(self: Any, stream: Any = None) -> None:
+        record(self, stream)
+        if not quiet[0] and not torch.cuda.is_current_stream_capturing():  # (a sleep captured would sleep each replay)
+            gpu_sleep(ms / 1e3, torch.cuda.current_stream() if stream is None else stream)
+
+    def quiet_wait_stream(self: Any, stream: Any) -> None:
+        quiet[0] = True
+        try:
+            wait_stream(self, stream)
+        finally:
+            quiet[0] = False
+
+    event_class.record, stream_class.wait_stream = late_record, quiet_wait_stream  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        event_class.record, stream_class.wait_stream = record, wait_stream  # type: ignore[method-assign]
+
+
 def _landed_large(ex: Checker, call: Callable[[torch.Tensor], object], make: Callable[[int], torch.Tensor],
                   pinned: list[bool]) -> None:
     """Where a result lay in pinned memory: three larger inputs (other values each time, as a pinned buffer may hold
     an earlier call's), each result read at once (`_landed`), the answer called with every stream it queues work on
-    made late by LANDED_LATE_MS (`streams.widened`), x in pinned memory: on the H200 the GPU finished an 8192 x 8192
+    made late by LANDED_LATE_MS (`streams.widened`), and so is the work after each event it records on a stream
+    (`_late_after_events`), x in pinned memory: on the H200 the GPU finished an 8192 x 8192
     input's work before the host's first read, and an answer that never waited for its copy back PASSed (round 23's
-    adversary's).  `call` is the answer without the settings' reads around it (host work between its return and the
-    first read)."""
+    adversary's), and one that waited on an event recorded before its copy back (round 26's).  `call` is the answer
+    without the settings' reads around it (host work between its return and the first read)."""
     if not pinned[0]:
         return
     for draw in range(3):
         x = make(draw).pin_memory()  # pinned: its copy to the GPU does not hold the host until the late stream runs
-        with widened(LANDED_LATE_MS):
+        with widened(LANDED_LATE_MS), _late_after_events(LANDED_LATE_MS):
             got = call(x)
         _landed(ex, got, f"an input of shape {tuple(x.shape)} (its values from torch.randn, seed {draw})", pinned)
 

@@ -8,6 +8,8 @@ import math
 import numpy as np
 import torch
 
+from ...device import has_cuda
+
 EPS32 = torch.finfo(torch.float32).eps  # 2**-23
 U32 = EPS32 / 2  # float32's unit of rounding
 TERMS = 2 / math.pi  # E|x * y| for independent N(0, 1) x and y
@@ -1267,6 +1269,99 @@ WRONG_VARIANCE.update({
 RIGHT_VARIANCE.update({
     "two passes in float32 in a worker thread started at import, fed by a queue": _persistent_worker(_row_two_pass32),
 })
+
+# ---------------------------------------------------------------- round 26's adversary, judged on the H200
+# (GPU-only answers: /work/notes/AF26-06-gpu.py, run on 2026-11-30; a CPU cannot run them, so they are answers of the
+# checks where a GPU is only: tests/test_exercises.py runs every answer here on a CPU too)
+def _rms_cupy_to_pinned(synchronized: bool):
+    """The RMS in float32 in CuPy, on a non-blocking stream of its own, copied back into CuPy's pinned host memory
+    (cupyx.empty_pinned) with blocking=False; returned through torch.from_numpy, the stream synchronized first or
+    not.  PyTorch's CUDA is never started."""
+
+    def rms(x):
+        import cupy
+        import cupyx
+
+        stream = cupy.cuda.Stream(non_blocking=True)
+        with stream:
+            xg = cupy.asarray(x.numpy()).astype(cupy.float32)
+            r = cupy.sqrt(cupy.mean(xg * xg, axis=-1)).astype(cupy.float16)
+            out = cupyx.empty_pinned(r.shape, dtype=np.float16)
+            r.get(out=out, stream=stream, blocking=False)
+        if synchronized:
+            stream.synchronize()
+        return torch.from_numpy(out)
+
+    return rms
+
+
+def _rms_event_recorded_before_copy(x):
+    """The RMS on the GPU, copied back with non_blocking=True into pinned memory after waiting on an event recorded
+    BEFORE that copy was queued: the wait covers the kernels, not the copy."""
+    xg = x.cuda()
+    r = xg.float().square().mean(dim=-1).sqrt().half()
+    done = torch.cuda.Event()
+    done.record()
+    out = torch.empty(r.shape, dtype=r.dtype, pin_memory=True)
+    out.copy_(r, non_blocking=True)
+    done.synchronize()
+    return out
+
+
+def _variance_event_recorded_before_copy(x):
+    """Two passes in float32 on the GPU, copied back into pinned memory with non_blocking=True after an event
+    recorded before the copy; the function waits on that event only."""
+    xg = x.cuda()
+    v = (xg - xg.mean(dim=-1, keepdim=True)).square().mean(dim=-1)
+    done = torch.cuda.Event()
+    done.record()
+    out = torch.empty(v.shape, dtype=v.dtype, pin_memory=True)
+    out.copy_(v, non_blocking=True)
+    done.synchronize()
+    return out
+
+
+def _variance_wait_one_direction(x):
+    """x copied to the GPU on the caller's stream with non_blocking=True from pinned memory, the two passes on a side
+    stream that never waits for that copy; the result comes back with a plain .cpu() (safe): the kernels may read x
+    before it has landed."""
+    side = torch.cuda.Stream()
+    xg = x.pin_memory().to("cuda", non_blocking=True)
+    with torch.cuda.stream(side):
+        v = (xg - xg.mean(dim=-1, keepdim=True)).square().mean(dim=-1)
+        out = v.cpu()
+    return out
+
+
+# Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
+# 2026-11-30.
+MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {}
+if has_cuda():
+    WRONG_RMS.update({
+        # round 26's adversary, judged on the H200: PASSed (CuPy alone never started PyTorch's CUDA, and is_pinned()
+        # is False until it starts: the pinned result was never read twice); _landed now starts it where CuPy is in use
+        "CuPy, copied back into cupyx.empty_pinned with blocking=False, never waited for": _rms_cupy_to_pinned(False),
+        # round 26's adversary, judged on the H200: PASSed (the copy of 8192 values ended before the first read); the
+        # large step now makes the work after each recorded event late
+        "a non_blocking copy into pinned memory after an event the function waits on": _rms_event_recorded_before_copy,
+    })
+    RIGHT_RMS.update({
+        # round 26's adversary, judged on the H200: PASSed (right), before the check read CuPy's pinned results at all
+        "CuPy, copied back into cupyx.empty_pinned, its stream synchronized": _rms_cupy_to_pinned(True),
+    })
+    WRONG_VARIANCE.update({
+        # round 26's adversary, judged on the H200: PASSed (as the RMS's); fixed as the RMS's
+        "two passes on the GPU, a non_blocking copy into pinned memory after an event the function waits on":
+            _variance_event_recorded_before_copy,
+        # round 26's adversary, judged on the H200: PASSed; left open (MISJUDGED_ON_A_GPU)
+        "two passes on a side stream that never waits for x's non_blocking copy": _variance_wait_one_direction,
+    })
+    MISJUDGED_ON_A_GPU["check_stable_variance"] = {
+        "two passes on a side stream that never waits for x's non_blocking copy":
+            "PASSed on the H200: the check races an answer's streams only where its result lies in pinned memory "
+            "(the large step), and compares no values there; this one returns a plain .cpu(), and its small inputs "
+            "land before the side stream reads them",
+    }
 
 WRONG = {
     "check_dot_tolerance": WRONG_TOLERANCES,
