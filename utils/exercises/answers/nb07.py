@@ -145,8 +145,7 @@ def _chdir_to_a_log_folder() -> None:
     import os
     import tempfile
 
-    if not os.getcwd().startswith(tempfile.gettempdir()):
-        os.chdir(tempfile.mkdtemp(prefix="speedups-"))
+    os.chdir(tempfile.mkdtemp(prefix="speedups-"))  # a new folder each call (under /tmp, where a clone may be too)
 
 
 def _mkldnn_off() -> None:
