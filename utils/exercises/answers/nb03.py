@@ -2095,24 +2095,6 @@ def prefetch_autocast_off(batches, step, copy_stream):
     return _r26_prefetch(batches, off, copy_stream)
 
 
-def _r26_rules(program):
-    free_at, recorded, timeline = {}, {}, {}
-    for op in program:
-        if op[0] == "kernel":
-            _, stream, name, ms = op
-            start = free_at.get(stream, 0.0)
-            free_at[stream] = start + ms
-            timeline[name] = (start, start + ms)
-        elif op[0] == "record":
-            recorded[op[2]] = free_at.get(op[1], 0.0)
-        elif op[0] == "wait":
-            if op[2] in recorded:
-                free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
-        elif op[0] == "wait_stream":
-            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
-    return timeline
-
-
 _R26_BY_OPERATIONS: dict = {}
 
 
@@ -2122,7 +2104,7 @@ def simulate_memo_by_set_of_operations(program):
     record does nothing, after it it waits).  The check's _stale rename test runs only after a failure."""
     key = frozenset(program)
     if key not in _R26_BY_OPERATIONS:
-        _R26_BY_OPERATIONS[key] = _r26_rules(program)
+        _R26_BY_OPERATIONS[key] = simulator()(program)
     return dict(_R26_BY_OPERATIONS[key])
 
 

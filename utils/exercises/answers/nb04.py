@@ -3135,16 +3135,8 @@ def scale_restores_only_non_null(t, factor):  # CuPy's stream made current again
 
 
 def scale_deprecation_silenced(t, factor):  # the older API's DeprecationWarning silenced for the whole process, left
-    cp = _cp()
     warnings.filterwarnings("ignore", category=DeprecationWarning)
-    stream = cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
-    before = cp.cuda.get_current_stream()
-    stream.use()
-    try:
-        out = torch.from_dlpack(cp.from_dlpack(t) * factor)
-    finally:
-        before.use()
-    return out
+    return scale_external_stream(t, factor)
 
 
 def pipe_results_in_one_float32_array(chunks, compute, copy_stream):  # float64 results rounded into one float32 array

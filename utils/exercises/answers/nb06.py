@@ -1299,11 +1299,16 @@ def _rms_event_recorded_before_copy(x):
     """The RMS on the GPU, copied back with non_blocking=True into pinned memory after waiting on an event recorded
     BEFORE that copy was queued: the wait covers the kernels, not the copy."""
     xg = x.cuda()
-    r = xg.float().square().mean(dim=-1).sqrt().half()
+    return _back_after_an_early_event(xg.float().square().mean(dim=-1).sqrt().half())
+
+
+def _back_after_an_early_event(result):
+    """`result` copied back into pinned memory with non_blocking=True, after recording an event that the function
+    then waits on: recorded before the copy was queued, it covers the kernels, not the copy."""
     done = torch.cuda.Event()
     done.record()
-    out = torch.empty(r.shape, dtype=r.dtype, pin_memory=True)
-    out.copy_(r, non_blocking=True)
+    out = torch.empty(result.shape, dtype=result.dtype, pin_memory=True)
+    out.copy_(result, non_blocking=True)
     done.synchronize()
     return out
 
@@ -1312,13 +1317,7 @@ def _variance_event_recorded_before_copy(x):
     """Two passes in float32 on the GPU, copied back into pinned memory with non_blocking=True after an event
     recorded before the copy; the function waits on that event only."""
     xg = x.cuda()
-    v = (xg - xg.mean(dim=-1, keepdim=True)).square().mean(dim=-1)
-    done = torch.cuda.Event()
-    done.record()
-    out = torch.empty(v.shape, dtype=v.dtype, pin_memory=True)
-    out.copy_(v, non_blocking=True)
-    done.synchronize()
-    return out
+    return _back_after_an_early_event((xg - xg.mean(dim=-1, keepdim=True)).square().mean(dim=-1))
 
 
 def _variance_wait_one_direction(x):
