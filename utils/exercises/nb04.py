@@ -517,7 +517,7 @@ FACTORS = (3.0, -0.5, 0.25, 2.0, 1.0, -1.0, 0.0)  # exact in float32 on t's valu
 
 
 def _scale_cases() -> st.SearchStrategy[ScaleCase]:
-    small = st.integers(1, 9)
+    small = st.integers(0, 9)  # 0: an empty t (round 26's adversary returned an empty t itself, and passed)
     shape = st.one_of(st.tuples(st.one_of(small, st.integers(1, SCALE_LARGEST))),
                       st.tuples(st.one_of(small, st.integers(1, 1024)), st.one_of(small, st.integers(1, 1024))))
     return st.tuples(torch_callers(), cupy_callers(), st.booleans(), shape, st.booleans(), st.sampled_from(FACTORS),
@@ -530,7 +530,7 @@ def _scale_values(shape: tuple[int, ...], seed: int, special: str = "") -> torch
     generator = torch.Generator().manual_seed(seed)
     values = torch.randint(-2**13, 2**13, shape, generator=generator).float() / 8
     value = SPECIALS[special]
-    if value is not None:
+    if value is not None and values.numel():
         values.view(-1)[int(torch.randint(values.numel(), (), generator=generator))] = value
     return values
 
@@ -601,6 +601,7 @@ def _cupy_stream_of(cp: Any, stream: torch.cuda.Stream) -> Any:
 class _ScaleRun:
     out: Any  # what the answer returned
     t_ptr: int  # where t's elements are
+    shares_t: bool  # the result is t, or a view of t's memory (an empty t has no address: its storage is compared)
     computed: list[str]  # PyTorch functions the answer computed with
     spoiled: bool  # the host took too long, or the result came late: try again with longer windows
     waited: bool  # the call kept the host past half a window, or past the producer's window: the host waited
@@ -653,6 +654,9 @@ def _scale_run(cp: Any, yours: Callable, case: ScaleCase, source: torch.Tensor, 
         stack_moved = _stack_top(cp) != top_before
         torch.cuda.set_stream(c)  # the caller's next work, on its own stream
         t_ptr = t.data_ptr()
+        shares_t = isinstance(out, torch.Tensor) and (
+            out is t or (t_ptr != 0 and out.data_ptr() == t_ptr)
+            or out.untyped_storage()._cdata == t.untyped_storage()._cdata)
         if drops:  # ...drops t, and takes memory of its size: PyTorch's, and CuPy's on the caller's stream
             del t, base
             held = [torch.full(shape, -1.0, device="cuda") for _ in range(2)]
@@ -671,8 +675,8 @@ def _scale_run(cp: Any, yours: Callable, case: ScaleCase, source: torch.Tensor, 
     held = None
     late_ms = written.elapsed_time(consumed)
     input_after = kept.clone() if kept is not None else None
-    return _ScaleRun(out, t_ptr, pytorch_work.computed, spoiled or late_ms > window_ms / 2, waited, torch_after,
-                     cupy_moved, stack_moved, seen if usable else None, input_after, late_ms, c)
+    return _ScaleRun(out, t_ptr, shares_t, pytorch_work.computed, spoiled or late_ms > window_ms / 2, waited,
+                     torch_after, cupy_moved, stack_moved, seen if usable else None, input_after, late_ms, c)
 
 
 def check_cupy_scale_on_current_stream(
@@ -731,6 +735,9 @@ def check_cupy_scale_on_current_stream(
             ("set_stream", "null", False, (4096,), False, 3.0, _seed("scale", "inf 3"), "inf"),
             # CuPy's null stream current under another stream on CuPy's stack
             ("set_stream", "null_in_with", False, (4096,), False, 3.0, _seed("scale", "null in with"), ""),
+            # an empty t, and one with no columns: factor * t is a new empty tensor all the same
+            ("with", "use", False, (0,), False, 3.0, _seed("scale", "empty"), ""),
+            ("default", "null", True, (5, 0), True, -0.5, _seed("scale", "no columns"), ""),
         ]
         for_all(ex, _scale_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_scale)
@@ -796,7 +803,7 @@ def _judge_scale(ex: Any, case: ScaleCase, run: _ScaleRun, source: torch.Tensor,
     found = Findings()
     found.expect(not run.computed, f"{call}: PyTorch computed ({', '.join(sorted(set(run.computed)))})",
                  "the work is CuPy's: hand the tensor to CuPy without a copy, compute there, and hand the result back")
-    found.expect(out.data_ptr() != run.t_ptr, f"{call} returned t's own memory",
+    found.expect(not run.shares_t, f"{call} returned t's own memory",
                  "return a new tensor; leave the caller's input as it was")
     found.expect(not run.waited,
                  f"{call}: with the producer's {window_ms:.0f} ms of earlier work queued, and every other stream "

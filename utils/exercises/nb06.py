@@ -349,6 +349,19 @@ def _landed_large(ex: Checker, call: Callable[[torch.Tensor], object], make: Cal
         _landed(ex, got, f"an input of shape {tuple(x.shape)} (its values from torch.randn, seed {draw})", pinned)
 
 
+CALLER_BUSY_MS = 5.0  # the caller's stream is busy this long before each call, where CUDA is in use
+
+
+def _caller_busy() -> None:
+    """Where CUDA is in use, keep the caller's current stream busy for CALLER_BUSY_MS before a call: the answer's work
+    queued there (a copy of x to the GPU) runs late, and work on another stream that does not wait for it reads memory
+    not yet written (round 26's adversary copied x on the caller's stream and computed on a side stream that never
+    waited, and PASSed on the H200: its small inputs landed before the side stream read them).  A right answer loses
+    CALLER_BUSY_MS at its .cpu()."""
+    if _cuda_in_use():
+        gpu_sleep(CALLER_BUSY_MS / 1e3)
+
+
 LANDED_LATE_MS = 20.0  # far longer than the host's return and first read (tens of microseconds)
 
 
@@ -1052,6 +1065,7 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
 
         def judged(case: Activations, x: torch.Tensor, again: str = "") -> None:
             before = x.clone()
+            _caller_busy()
             got = yours(x)
             _landed(ex, got, case, pinned)
             results.unchanged(ex, case)
@@ -1412,6 +1426,7 @@ def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor
 
         def judged(case: Readings, x: torch.Tensor, again: str = "") -> None:
             before = x.clone()
+            _caller_busy()
             got, watch = yours(x, case.n <= WATCHED_BELOW_UP_TO)
             _landed(ex, got, case, pinned)
             results.unchanged(ex, case)

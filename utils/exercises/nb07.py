@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import itertools
 import math
 import zlib
 from collections.abc import Callable, Iterator
@@ -433,6 +434,24 @@ def _rebusy(caller: Caller) -> torch.cuda.Event | None:
     return caller.stream.record_event()
 
 
+@contextmanager
+def _turn(n: int, kind: str, first: Caller) -> Iterator[Caller]:
+    """The caller of a case's call number `n`: `first` for an even `n`; for an odd one another caller of the same kind,
+    on a stream of its own (the default stream stays itself), which waits for `first`'s earlier work, and for whose
+    work `first` waits afterwards, as an application that calls from two streams in turn orders them.  A function that
+    keeps queuing on the stream of its first caller (round 26's adversary of 07) then reads what the second caller
+    writes late, before it is written."""
+    if n % 2 == 0 or kind == "default":
+        yield first
+        return
+    with torch_caller(kind, busy_ms=REBUSY_MS) as other:
+        other.stream.wait_stream(first.stream)
+        if kind != "busy":  # busy: torch_caller made it so; any other kind has earlier work too, so that it is late
+            gpu_sleep(REBUSY_MS / 1e3, other.stream)
+        yield other
+    first.stream.wait_stream(other.stream)
+
+
 def _generator(case: object) -> torch.Generator:
     """The data of one case, drawn on the GPU from a seed of its own: memory that a race reads too early holds
     an earlier case's data, never this one's."""
@@ -620,15 +639,17 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
                     gc.disable()  # during the calls: a long garbage collection would look like a host wait
                     try:
                         with widened(WIDEN_MS, spare=(caller.stream,)):
-                            for batch in batches:
-                                busy_end = _rebusy(caller)
-                                calls.append(_call_run(run, torch.randn(batch, *shape, device="cuda", generator=gen),
-                                                       graphs, caller, busy_end))
+                            for n, batch in enumerate(batches):
+                                with _turn(n, kind, caller) as now:
+                                    busy_end = _rebusy(now)
+                                    calls.append(_call_run(run, torch.randn(batch, *shape, device="cuda",
+                                                                            generator=gen), graphs, now, busy_end))
                             # The last batch once more, with new rows in the same tensor.
-                            busy_end = _rebusy(caller)
-                            again = _refilled(calls[-1], torch.randn(calls[-1].batch, *shape, device="cuda",
-                                                                     generator=gen))
-                            calls.append(_call_run(run, again, graphs, caller, busy_end, refilled=True))
+                            with _turn(len(batches), kind, caller) as now:
+                                busy_end = _rebusy(now)
+                                again = _refilled(calls[-1], torch.randn(calls[-1].batch, *shape, device="cuda",
+                                                                         generator=gen))
+                                calls.append(_call_run(run, again, graphs, now, busy_end, refilled=True))
                     finally:
                         if collecting:
                             gc.enable()
@@ -792,10 +813,28 @@ def _serve_call(case: ServeCase) -> str:
     return f"graphed_model(model, example of {rows} rows), {_says(kind)}, then {updates}"
 
 
-def _checkpoint(seed: int, source: int) -> dict[str, torch.Tensor]:
+def _checkpoint(seed: int, source: int, before: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+    """The weights of `served_model(seed)`, in `SOURCES[source]`'s device and dtype.  Given `before` (the weights
+    loaded before, on the host), about half of each floating tensor's entries, drawn from the seed, keep the values
+    they had there (the first entry among them or not): a fine-tune leaves many weights as they were, and an update
+    that skips a tensor by a sample of its values (round 26's adversary of 07 compared the first entries) loads too
+    little."""
     device, dtype = SOURCES[source]
-    return {k: (v.to(device, dtype) if v.is_floating_point() else v.to(device))
-            for k, v in served_model(seed, "cpu").state_dict().items()}
+    drawn = served_model(seed, "cpu").state_dict()
+    if before is not None:
+        gen = torch.Generator().manual_seed(seed)
+        drawn = {k: torch.where(torch.rand(v.shape, generator=gen) < 0.5, before[k].to(v.dtype), v)
+                 if v.is_floating_point() else v for k, v in drawn.items()}
+    return {k: (v.to(device, dtype) if v.is_floating_point() else v.to(device)) for k, v in drawn.items()}
+
+
+def _checkpoints(plan: tuple[tuple[int, int], ...]) -> list[dict[str, torch.Tensor]]:
+    """A checkpoint for each update of `plan`, each sharing about half of its entries with the weights before it."""
+    made, before = [], served_model(0, "cpu").state_dict()
+    for n, (source, _) in enumerate(plan, 1):
+        made.append(_checkpoint(100 + n, source, before))
+        before = {k: v.cpu() for k, v in made[-1].items()}
+    return made
 
 
 def _twins(checkpoint: dict[str, torch.Tensor] | None = None) -> tuple[torch.nn.Module, torch.nn.Module]:
@@ -843,7 +882,7 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
             model = served_model(0)  # before the caller: its copies to the GPU make the host wait
             # The checkpoints, and eager twins with each one loaded, before the caller too: a copy to the GPU from
             # the host makes the host wait for the caller's stream, which would close every race across updates.
-            checkpoints = [_checkpoint(100 + n, source) for n, (source, _) in enumerate(plan, 1)]
+            checkpoints = _checkpoints(plan)
             twins = [_twins(), *(_twins(checkpoint) for checkpoint in checkpoints)]
             torch.cuda.synchronize()
             with torch_caller(kind) as builder, _counting_graphs() as graphs:
@@ -867,12 +906,15 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
                 # stays itself): functions that work on the stream current when they were built race with callers.
                 with torch_caller(kind) as caller:
 
+                    turns = itertools.count()  # run's and update's calls, in order: every other one from `caller`
+
                     def run_once(updates: int, refill: _RunCall | None = None) -> None:
-                        busy_end = _rebusy(caller)
-                        x = torch.randn(rows, features, device="cuda", generator=gen)
-                        if refill is not None:  # new values in the tensor of the call before
-                            x = _refilled(refill, x)
-                        call = _call_run(run, x, graphs, caller, busy_end, refilled=refill is not None)
+                        with _turn(next(turns), kind, caller) as now:
+                            busy_end = _rebusy(now)
+                            x = torch.randn(rows, features, device="cuda", generator=gen)
+                            if refill is not None:  # new values in the tensor of the call before
+                                x = _refilled(refill, x)
+                            call = _call_run(run, x, graphs, now, busy_end, refilled=refill is not None)
                         (twin, twin64), (original, original64) = twins[updates], twins[0]
                         with torch.no_grad():  # cloned: nothing the check keeps is a buffer that anything overwrites
                             served.append(_Served(updates, call, twin(call.given).clone(),
@@ -885,12 +927,13 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
                         with widened(WIDEN_MS, spare=(caller.stream,)):
                             run_once(0)
                             for n, (source, runs) in enumerate(plan, 1):
-                                _rebusy(caller)
-                                given = {k: v.clone() for k, v in checkpoints[n - 1].items()}  # the caller's, late
-                                captures = graphs.captures
-                                _, error = _call(update, given)
-                                kept_stream.append(_restored(caller))
-                                captured_late += graphs.captures - captures
+                                with _turn(next(turns), kind, caller) as now:
+                                    _rebusy(now)
+                                    given = {k: v.clone() for k, v in checkpoints[n - 1].items()}  # the caller's, late
+                                    captures = graphs.captures
+                                    _, error = _call(update, given)
+                                    kept_stream.append(_restored(now))
+                                    captured_late += graphs.captures - captures
                                 if error is not None:
                                     update_errors.append((n, error))
                                     break
@@ -1039,11 +1082,22 @@ def _allowed(float32: float, float64: float, noise: float) -> float:
     return 4 * max(noise, abs(float32 - float64)) + 16 * EPS32 * abs(float64)
 
 
+def _param_groups(model: torch.nn.Module, groups: int) -> Any:
+    """The parameters of `model` for its optimizer: one group, or two (the weights with weight decay, the biases
+    without, as training code often does; round 26's adversary of 07 put the learning-rate tensor in the first
+    group only, and passed while the check's optimizer had one)."""
+    if groups == 1:
+        return model.parameters()
+    named = list(model.named_parameters())
+    return [{"params": [p for name, p in named if name.endswith("weight")], "weight_decay": 1e-2},
+            {"params": [p for name, p in named if not name.endswith("weight")], "weight_decay": 0.0}]
+
+
 def _snapshot(model: torch.nn.Module, optimizer: torch.optim.Optimizer, dtype: torch.dtype,
-              capturable: bool) -> tuple[torch.nn.Module, torch.optim.Optimizer]:
-    """An eager copy of the model and of the Adam optimizer's state, in `dtype`."""
+              capturable: bool, groups: int) -> tuple[torch.nn.Module, torch.optim.Optimizer]:
+    """An eager copy of the model and of the Adam optimizer's state (in `groups` param groups), in `dtype`."""
     twin = copy.deepcopy(model).to(dtype)
-    twin_optimizer = torch.optim.Adam(twin.parameters(), lr=LR, capturable=capturable)
+    twin_optimizer = torch.optim.Adam(_param_groups(twin, groups), lr=LR, capturable=capturable)
     state = copy.deepcopy(optimizer.state_dict())
     for group in state["param_groups"]:
         group["lr"] = LR  # the answer may hold it in a tensor; the twins are given each rate as a number
@@ -1062,20 +1116,22 @@ def _steps_taken(optimizer: torch.optim.Optimizer) -> list[float | None]:
             for group in optimizer.param_groups for p in group["params"]]
 
 
-StepCase = tuple[str, tuple[float, ...]]  # the caller, the learning rate of each step
+StepCase = tuple[str, tuple[float, ...], int]  # the caller, the learning rate of each step, the param groups
 
 
 def step_cases() -> st.SearchStrategy[StepCase]:
-    return st.tuples(torch_callers(), st.lists(st.sampled_from(RATES), min_size=2, max_size=12).map(tuple))
+    return st.tuples(torch_callers(), st.lists(st.sampled_from(RATES), min_size=2, max_size=12).map(tuple),
+                     st.sampled_from((1, 2)))
 
 
-STEP_CASES: list[StepCase] = [("busy", SCHEDULE), ("set_stream", SCHEDULE[:6])]
+STEP_CASES: list[StepCase] = [("busy", SCHEDULE, 2), ("set_stream", SCHEDULE[:6], 1)]
 
 
 def _step_call(case: StepCase) -> str:
-    kind, schedule = case
-    return (f"graphed_scheduled_step(...), then {len(schedule)} steps with the learning rates "
-            f"{', '.join(f'{lr:g}' for lr in schedule)}, {_says(kind)}")
+    kind, schedule, groups = case
+    return (f"graphed_scheduled_step(...) with an optimizer of {groups} param group{'s' if groups > 1 else ''}, "
+            f"then {len(schedule)} steps with the learning rates {', '.join(f'{lr:g}' for lr in schedule)}, "
+            f"{_says(kind)}")
 
 
 def check_graphed_scheduled_step(
@@ -1124,11 +1180,11 @@ def _same(a: object, b: object) -> bool:
 
 def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
     """One case of exercise 4's check: build, the steps of `case`'s schedule from its caller, then judge."""
-    kind, schedule = case
+    kind, schedule, groups = case
     where = _step_call(case)
     found = Findings()
     model = _mlp(seed=3)  # before the caller: its copies to the GPU make the host wait
-    optimizer = torch.optim.Adam(model.parameters(), lr=LR, capturable=True)
+    optimizer = torch.optim.Adam(_param_groups(model, groups), lr=LR, capturable=True)
     gen = _generator(case)
     with torch_caller(kind) as builder, _counting_graphs() as graphs:
         data = [(torch.randn(32, 64, device="cuda", generator=gen), torch.randn(32, 8, device="cuda", generator=gen))
@@ -1156,8 +1212,8 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
                   "the warm-up trains on the example batch: is it there, on the GPU, when the warm-up reads it?")
         # The state the steps start from, whatever the warm-up did: an eager float32 twin with the same
         # optimizer settings, and a float64 one (plain Adam) that measures float32's rounding.
-        twin, twin_optimizer = _snapshot(model, optimizer, torch.float32, capturable=True)
-        exact, exact_optimizer = _snapshot(model, optimizer, torch.float64, capturable=False)
+        twin, twin_optimizer = _snapshot(model, optimizer, torch.float32, capturable=True, groups=groups)
+        exact, exact_optimizer = _snapshot(model, optimizer, torch.float64, capturable=False, groups=groups)
         steps_before = _steps_taken(optimizer)
         eager_steps: list[int] = []  # optimizer.step() called by step(x, y, lr): outside any graph
         hook = optimizer.register_step_pre_hook(lambda *args: eager_steps.append(1))
@@ -1179,18 +1235,22 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
                 replays = len(graphs.replayed)
                 with widened(WIDEN_MS, spare=(caller.stream,)):
                     for n, ((x, y), lr) in enumerate(zip(batches, schedule), 1):
-                        if n == len(schedule):  # the last batch in the tensors of the step before, refilled in place
-                            x, y = batches[n - 2][0].copy_(x), batches[n - 2][1].copy_(y)
-                        loss, failure = _call(step, x, y, lr)
-                        if not waited_at and busy_end.query():
-                            waited_at = n
-                        kept_stream = _restored(caller) and kept_stream
-                        if failure is not None:
-                            break
-                        ok = isinstance(loss, torch.Tensor) and loss.is_cuda and loss.numel() == 1
-                        kept.append(loss.detach().reshape(()).double().clone() if ok else None)
-                        if not ok:
-                            returned.append(what_returned(loss))
+                        with _turn(n - 1, kind, caller) as turn:
+                            if turn is not caller:  # the other caller's batch, written on its stream, late
+                                _rebusy(turn)
+                                x, y = x.clone(), y.clone()
+                            if n == len(schedule):  # the last batch in the tensors of the step before, refilled
+                                x, y = batches[n - 2][0].copy_(x), batches[n - 2][1].copy_(y)
+                            loss, failure = _call(step, x, y, lr)
+                            if not waited_at and busy_end.query():
+                                waited_at = n
+                            kept_stream = _restored(turn) and kept_stream
+                            if failure is not None:
+                                break
+                            ok = isinstance(loss, torch.Tensor) and loss.is_cuda and loss.numel() == 1
+                            kept.append(loss.detach().reshape(()).double().clone() if ok else None)
+                            if not ok:
+                                returned.append(what_returned(loss))
                 torch.cuda.synchronize()
         finally:
             hook.remove()
@@ -1238,7 +1298,8 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
             with torch.no_grad():
                 stale = float(F.mse_loss(twin(data[n - 1][0]), data[n - 1][1]).item())
         for opt in (twin_optimizer, exact_optimizer):
-            opt.param_groups[0]["lr"] = lr
+            for group in opt.param_groups:
+                group["lr"] = lr
         e32 = float(_eager_step(twin, twin_optimizer, F.mse_loss, x, y).item())
         e64 = float(_eager_step(exact, exact_optimizer, F.mse_loss, x.double(), y.double()).item())
         allowed = _allowed(e32, e64, noise)

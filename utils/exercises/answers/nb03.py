@@ -2374,7 +2374,23 @@ WRONG["check_fan_out"].update({
     "record_stream only for outputs of 2**16 elements or more": gpu_fan_out_record_stream_only_for_big_outputs,
     "record_stream only where the stream is still busy (query())": gpu_fan_out_record_stream_if_busy,
 })
+def prefetch_gc_disabled_left(batches, step, copy_stream):
+    """Wrong: gc.disable() before the loop ("no collector pause while the host queues"), never enabled again."""
+    gc.disable()
+    return double_buffer(batches, step, copy_stream)
+
+
+def prefetch_sync_debug_mode_left(batches, step, copy_stream):
+    """Wrong: torch.cuda.set_sync_debug_mode("warn") ("warn me if the loop blocks the host"), left on: every later
+    implicit synchronization of the caller's program warns."""
+    torch.cuda.set_sync_debug_mode("warn")
+    return double_buffer(batches, step, copy_stream)
+
+
 WRONG["check_prefetch_loop"].update({
+    # round 26's adversary (GPU): PASSed on the H200 while the GPU part watched a shorter list of settings
+    "gc.disable() before the loop, left (round 26)": prefetch_gc_disabled_left,
+    "torch.cuda.set_sync_debug_mode('warn'), left (round 26)": prefetch_sync_debug_mode_left,
     "a synchronize per batch for small batches, two buffers for large ones": gpu_prefetch_sync_for_small_batches,
     "`copied` recorded on the current stream, not the copy stream": gpu_prefetch_copied_recorded_on_current,
     "`consumed` recorded on the copy stream, not the current one": gpu_prefetch_consumed_recorded_on_copy_stream,

@@ -3236,7 +3236,7 @@ WRONG_SCALES |= {  # round 26's adversary, judged on the H200: all three PASSed
     # fixed: outside pytest the filter is Python's own default, moved first: the whole-category filters read the same;
     # the GPU checks now watch the order of warnings.filters
     "the older API's DeprecationWarning silenced for the process, left (adversary 26)": scale_deprecation_silenced,
-    # left open (MISJUDGED_ON_A_GPU): the check draws no empty tensor
+    # fixed: the check draws empty tensors, and compares an empty result's storage with t's (no pointer to compare)
     "an empty t returned as it came (adversary 26)": scale_empty_returns_t,
 }
 WRONG_PIPELINES |= {  # round 26's adversary, judged on the H200: both PASSed
@@ -3254,14 +3254,7 @@ WRONG_AS_MEANT["CuPy's Stream taught PyTorch's rule, the program unchanged (adve
     as_meant_cupy_taught_pytorchs_rule
 
 # Answers that a GPU judged wrongly, no fix closed yet: a strict xfail on a GPU (tests/test_exercises.py)
-MISJUDGED_ON_A_GPU = {
-    "check_cupy_scale_on_current_stream": {
-        "an empty t returned as it came (adversary 26)":
-            "PASSed on the H200 (round 26): the check draws no empty tensor (shapes of 1 to 2**20 elements); an empty "
-            "tensor handed to CuPy through DLPack has no memory (a null pointer), so a right answer's result cannot be "
-            "told from t by its pointer, and empty hand-overs between PyTorch and CuPy are not verified here",
-    },
-}
+MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {}
 
 WRONG: dict[str, dict[str, Any]] = {
     "check_sum_on_stream": WRONG_SUMS,

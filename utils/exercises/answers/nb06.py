@@ -1352,15 +1352,10 @@ if has_cuda():
         # round 26's adversary, judged on the H200: PASSed (as the RMS's); fixed as the RMS's
         "two passes on the GPU, a non_blocking copy into pinned memory after an event the function waits on":
             _variance_event_recorded_before_copy,
-        # round 26's adversary, judged on the H200: PASSed; left open (MISJUDGED_ON_A_GPU)
+        # round 26's adversary, judged on the H200: PASSed (its small inputs landed before the side stream read them);
+        # the caller's stream is now busy before each call where CUDA is in use
         "two passes on a side stream that never waits for x's non_blocking copy": _variance_wait_one_direction,
     })
-    MISJUDGED_ON_A_GPU["check_stable_variance"] = {
-        "two passes on a side stream that never waits for x's non_blocking copy":
-            "PASSed on the H200: the check races an answer's streams only where its result lies in pinned memory "
-            "(the large step), and compares no values there; this one returns a plain .cpu(), and its small inputs "
-            "land before the side stream reads them",
-    }
 
 WRONG = {
     "check_dot_tolerance": WRONG_TOLERANCES,

@@ -335,6 +335,18 @@ def _warm_up(fn, *args) -> None:
     torch.cuda.current_stream().wait_stream(side)
 
 
+def _first_callers(first: list) -> torch.cuda.Stream:
+    """The stream current at the first call, kept in `first` (round 26's adversary of 07: a server bound for good to
+    the stream of its first caller, "the serving stream", with no waits: its later callers' data race with it)."""
+    if not first:
+        first.append(torch.cuda.current_stream())
+    return first[0]
+
+
+def _stream_of(stream: str, home: torch.cuda.Stream, first: list) -> torch.cuda.Stream:
+    return home if stream == "built" else _first_callers(first) if stream == "first" else torch.cuda.default_stream()
+
+
 def _bucketed(choose=None, capture_lazily: bool = False, copy_in: bool = True, pad: bool = True,
               rows: str = "clone", share_pool: bool = False, too_large: str = "raise", zero_padding: bool = False,
               graph: bool = True, sort: bool = True, flat_features: bool = False, largest_refused: bool = False,
@@ -356,7 +368,7 @@ def _bucketed(choose=None, capture_lazily: bool = False, copy_in: bool = True, p
         pool = torch.cuda.graph_pool_handle() if share_pool else None
         graphs, outputs, last = {}, {}, {}
         side = torch.cuda.Stream()
-        home = torch.cuda.current_stream()
+        home, first = torch.cuda.current_stream(), []
 
         def build(size):
             shape = (size, feature_shape[0]) if flat_features else (size, *feature_shape)
@@ -420,8 +432,9 @@ def _bucketed(choose=None, capture_lazily: bool = False, copy_in: bool = True, p
                 size = batch
             if not own_stream:
                 return replayed(*graphs[size], x, batch)
-            if own_stream in ("built", "default synced"):
-                on = home if own_stream == "built" else torch.cuda.default_stream()
+            if own_stream in ("built", "first", "default synced"):
+                on = home if own_stream == "built" else _first_callers(first) if own_stream == "first" else \
+                    torch.cuda.default_stream()
                 if own_stream == "default synced":
                     torch.cuda.synchronize()
                 with torch.cuda.stream(on):
@@ -642,6 +655,8 @@ WRONG_BUCKETED = {
     "the copy skipped when x has the address of the batch copied last": _bucketed(skip_same_address=True),
     "works on the stream current when it was built, without waits": _bucketed(own_stream="built"),
     "works on the default stream, a synchronize before and after": _bucketed(own_stream="default synced"),
+    # Round 26's adversary (GPU): run called from one stream per case, so one bound to its first caller's stream PASSed
+    "works on the stream of its first caller, for good, without waits": _bucketed(own_stream="first"),
     # Round 23's adversary (GPU; not yet run on one): a memo keyed on (address, shape, _version), which the check's
     # refill (copy_, a version bump) never meets; an event recorded after the copy, before the replay; the rows copied
     # on a stream the caller never waits for.
@@ -731,7 +746,7 @@ def _graphed_model(update=lambda model, state_dict: model.load_state_dict(state_
         static_x = example.clone() if own_input else example
         captured = {}
         side = torch.cuda.Stream()
-        home = torch.cuda.current_stream()
+        home, first = torch.cuda.current_stream(), []
         last, pending = [None], []
 
         def capture():
@@ -766,7 +781,7 @@ def _graphed_model(update=lambda model, state_dict: model.load_state_dict(state_
                 return replayed(x)
             if stream == "default synced":
                 torch.cuda.synchronize()
-            with torch.cuda.stream(home if stream == "built" else torch.cuda.default_stream()):
+            with torch.cuda.stream(_stream_of(stream, home, first)):
                 out = replayed(x)
             if stream == "default synced":
                 torch.cuda.synchronize()
@@ -782,7 +797,7 @@ def _graphed_model(update=lambda model, state_dict: model.load_state_dict(state_
             if stream:
                 if stream == "default synced":
                     torch.cuda.synchronize()
-                with torch.cuda.stream(home if stream == "built" else torch.cuda.default_stream()):
+                with torch.cuda.stream(_stream_of(stream, home, first)):
                     update(model, state_dict)
                 if stream == "default synced":
                     torch.cuda.synchronize()
@@ -980,6 +995,16 @@ def gm_update_via_pinned_nonblocking_fresh(model, example):
     return run, update
 
 
+def _skip_if_first_value_kept(model, state_dict):
+    """Wrong: copies only the tensors whose first value changed ("skip what did not change"); a fine-tune that kept a
+    tensor's first value leaves that whole tensor old.  It reads a value of each tensor on the host."""
+    with torch.no_grad():
+        for name, tensor in model.state_dict().items():
+            new = state_dict[name].to(tensor.device, tensor.dtype)
+            if bool(new.reshape(-1)[0] != tensor.reshape(-1)[0]):
+                tensor.copy_(new)
+
+
 WRONG_MODELS = {
     "the given code: parameters rebound, buffers never updated": _graphed_model(_given_update),
     "parameters copied in place, buffers never updated": _graphed_model(_params_in_place),
@@ -1010,6 +1035,10 @@ WRONG_MODELS = {
     "x not copied when it has the address of the x copied last": _graphed_model(skip_same_address=True),
     "run and update on the stream current when it was built, without waits": _graphed_model(stream="built"),
     "run and update on the default stream, a synchronize before and after": _graphed_model(stream="default synced"),
+    # Round 26's adversary (GPU): run and update called from one stream per case; independent checkpoints (no value
+    # kept from the weights before), so an update that skips a tensor whose first value did not change PASSed
+    "run and update on the stream of their first caller, for good, without waits": _graphed_model(stream="first"),
+    "update skips each tensor whose first value did not change": _graphed_model(_skip_if_first_value_kept),
     # Right values, but run copies the checkpoint from the host: a copy from pageable memory waits for the GPU (the
     # chosen case of two host checkpoints from a busy caller: two runs that waited).
     "the update kept for the next run, which copies it in from the host": _graphed_model(deferred=True),
@@ -1036,7 +1065,7 @@ ALSO_RIGHT_MODELS = {
 # ---------------------------------------------------------------- exercise 4: graphed_scheduled_step (GPU)
 def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, copy_data: bool = True,
                     graph: bool = True, tensor: bool = True, optimizer_in_graph: bool = True,
-                    recapture: bool = False, set_lr=lambda lr_t, group, lr: lr_t.fill_(lr),
+                    recapture: bool = False, set_lr=lambda lr_t, groups, lr: lr_t.fill_(lr),
                     after_replay=lambda loss, n: None, streams: str = "", zero_in_graph: bool = False,
                     set_to_none: bool = True, warm_up_aside: bool = True, skip_same_address: bool = False):
     """A graphed_scheduled_step with one thing switched off (or, recapture: captured again at each new lr);
@@ -1045,13 +1074,15 @@ def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, co
     current when graphed_scheduled_step ran, without waits; skip_same_address: a batch with the addresses of the one
     copied last is not copied."""
     def graphed_scheduled_step(model, optimizer, loss_fn, x_example, y_example):
-        group = optimizer.param_groups[0]
-        lr_t = torch.tensor(group["lr"], device="cuda")
+        groups = optimizer.param_groups  # the check's optimizer may have two
+        lr_t = torch.tensor(groups[0]["lr"], device="cuda")
         if lr_tensor:
-            group["lr"] = lr_t  # the captured step reads it from GPU memory at every replay
+            for group in groups:
+                group["lr"] = lr_t  # the captured step reads it from GPU memory at every replay
         if not graph:
             def eager_step(x, y, lr):
-                group["lr"] = lr
+                for group in groups:
+                    group["lr"] = lr
                 optimizer.zero_grad(set_to_none=True)
                 loss = loss_fn(model(x), y)
                 loss.backward()
@@ -1084,16 +1115,18 @@ def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, co
         captured = [capture()]
         calls, last = [0], [None]
         worker = torch.cuda.Stream()
-        home = torch.cuda.current_stream()
+        home, first = torch.cuda.current_stream(), []
 
         def replay_step(x, y, lr):
             if recapture:
-                group["lr"] = lr
+                for group in groups:
+                    group["lr"] = lr
                 captured[0] = capture()  # a new graph with the new number: warm-up steps and all
             elif lr_tensor:
-                set_lr(lr_t, group, lr)
+                set_lr(lr_t, groups, lr)
             else:
-                group["lr"] = lr  # a Python number: the graph recorded the old one
+                for group in groups:
+                    group["lr"] = lr  # a Python number: the graph recorded the old one
             if copy_data and not (skip_same_address and last[0] == (x.data_ptr(), y.data_ptr())):
                 last[0] = (x.data_ptr(), y.data_ptr())
                 static_x.copy_(x)
@@ -1106,8 +1139,9 @@ def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, co
 
         def step(x, y, lr):
             calls[0] += 1
-            if streams in ("racing", "waiting", "default", "built"):
-                on = torch.cuda.default_stream() if streams == "default" else home if streams == "built" else worker
+            if streams in ("racing", "waiting", "default", "built", "first"):
+                on = torch.cuda.default_stream() if streams == "default" else home if streams == "built" else \
+                    _first_callers(first) if streams == "first" else worker
                 if streams == "waiting":
                     worker.wait_stream(torch.cuda.current_stream())
                 with torch.cuda.stream(on):
@@ -1132,8 +1166,9 @@ def _logged_every_fourth(loss, n):
         print(f"step {n}: loss {loss.item():.4f}", end="\r")
 
 
-def _new_lr_tensor(lr_t, group, lr):
-    group["lr"] = torch.full((), lr, device="cuda")  # a new tensor: the graph reads the old one's memory
+def _new_lr_tensor(lr_t, groups, lr):
+    for group in groups:
+        group["lr"] = torch.full((), lr, device="cuda")  # a new tensor: the graph reads the old one's memory
 
 
 def _optimizer_copied(model, optimizer, loss_fn, x_example, y_example):
@@ -1269,9 +1304,22 @@ def ss_tf32_for_speed(model, optimizer, loss_fn, x_example, y_example):
     return _scheduled(model, optimizer, loss_fn, x_example, y_example)
 
 
+def ss_first_group_only(model, optimizer, loss_fn, x_example, y_example):
+    """Wrong: the learning-rate tensor goes into param_groups[0] only ("the optimizer's learning rate"); any other group
+    keeps the Python float it had, which the graph records."""
+    lr = torch.tensor(optimizer.param_groups[0]["lr"], device="cuda")
+    optimizer.param_groups[0]["lr"] = lr
+    step = _captured_step(model, optimizer, loss_fn, x_example, y_example)
+
+    def scheduled(x, y, new_lr):
+        lr.fill_(new_lr)
+        return step(x, y)
+    return scheduled
+
+
 WRONG_SCHEDULED_STEPS = {
     "the learning rate a Python number (frozen at capture)": _scheduled_step(lr_tensor=False),
-    "a tensor learning rate, never updated": _scheduled_step(set_lr=lambda lr_t, group, lr: None),
+    "a tensor learning rate, never updated": _scheduled_step(set_lr=lambda lr_t, groups, lr: None),
     "captured again at every step": _scheduled_step(recapture=True),
     "gradients of the warm-up kept at capture": _scheduled_step(zero_before_capture=False),
     "the data never copied in": _scheduled_step(copy_data=False),
@@ -1283,7 +1331,7 @@ WRONG_SCHEDULED_STEPS = {
     "synchronizes after the replay": _scheduled_step(after_replay=lambda loss, n: torch.cuda.synchronize()),
     "prints the loss every fourth step": _scheduled_step(after_replay=_logged_every_fourth),
     "the learning rate copied in from a host tensor (the copy waits)": _scheduled_step(
-        set_lr=lambda lr_t, group, lr: lr_t.copy_(torch.tensor(lr))),
+        set_lr=lambda lr_t, groups, lr: lr_t.copy_(torch.tensor(lr))),
     "a new learning-rate tensor at every step": _scheduled_step(set_lr=_new_lr_tensor),
     "replays on a stream of its own, without waiting": _scheduled_step(streams="racing"),
     "replays on the default stream": _scheduled_step(streams="default"),
@@ -1297,6 +1345,9 @@ WRONG_SCHEDULED_STEPS = {
     # from the stream that built it.
     "a batch not copied when it has the addresses of the one copied last": _scheduled_step(skip_same_address=True),
     "replays on the stream current when it was built, without waits": _scheduled_step(streams="built"),
+    # Round 26's adversary (GPU): step called from one stream per case; the check's Adam had one param group
+    "replays on the stream of its first caller, for good, without waits": _scheduled_step(streams="first"),
+    "the learning-rate tensor in the first param group only": ss_first_group_only,
     # Round 23's adversary (GPU; not yet run on one): one pinned host scalar rewritten at every step and copied
     # non_blocking; the caller's Adam eps changed (the twins copy the param groups after the answer ran).
     "the learning rate through one pinned host scalar, reused": ss_one_pinned_lr,
@@ -1308,7 +1359,7 @@ WRONG_SCHEDULED_STEPS = {
 ALSO_RIGHT_SCHEDULED_STEPS = {
     "the wrong answers' builder, nothing switched off": _scheduled_step(),
     "the learning rate copied in from a GPU tensor": _scheduled_step(
-        set_lr=lambda lr_t, group, lr: lr_t.copy_(torch.full((), lr, device="cuda"))),
+        set_lr=lambda lr_t, groups, lr: lr_t.copy_(torch.full((), lr, device="cuda"))),
     "replays on a stream of its own, with waits both ways": _scheduled_step(streams="waiting"),
     "the gradients zeroed inside the graph": _scheduled_step(zero_in_graph=True),
     "the warm-up on the caller's stream": _scheduled_step(warm_up_aside=False),
