@@ -857,8 +857,11 @@ def _counting_launches(guarded: bool = False, poisoned: bool = False) -> Iterato
     (_taint_through).
 
     `guarded` (on a CPU, where Triton's interpreter runs the kernel on the process's own memory, and a write past a
-    tensor would corrupt the heap and abort Python): each launch runs on copies of its tensors' storages with guard
-    bytes on both sides; writes into the guards are noted in `strayed`, the rest is copied back.  `poisoned`: after
+    tensor would corrupt the heap and abort Python; on a GPU, in the poisoned call: round 26's adversary stored a
+    marker one element past y's end from a leftover launch, and PASSed on the H200, where nothing guarded the caching
+    allocator's blocks): each launch runs on copies of its tensors' storages with guard bytes on both sides; writes
+    into the guards are noted in `strayed` (read on the host: the host waits for each launch), the rest is copied
+    back.  `poisoned`: after
     each launch, every element that it changed in a floating tensor it was given becomes NaN, so a result whose
     values come from the answer's kernel comes out NaN, and one that PyTorch computed does not."""
     seen = _Launches()
@@ -1246,7 +1249,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
         def watched_call(x: torch.Tensor, call: str, poisoned: bool) -> tuple[object, _Launches, Any]:
             try:
                 with ExitStack() as stack:
-                    launches = stack.enter_context(_counting_launches(guarded=not on_gpu, poisoned=poisoned)
+                    launches = stack.enter_context(_counting_launches(guarded=not on_gpu or poisoned, poisoned=poisoned)
                                                    if counted else nullcontext(_Launches()))
                     if not on_gpu:
                         stack.enter_context(_autotune_without_timing())
