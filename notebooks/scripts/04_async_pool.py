@@ -18,7 +18,7 @@ if sys.argv[2] == "async":
 a, b = cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
 N = 2**22  # 16 MiB of float32
 utils.timing.cupy_cycles_per_second()  # calibrate cupy_sleep now: it waits for the GPU
-cp.ones(4, dtype=cp.float32).sum()  # compile the kernels used below
+cp.ones(N, dtype=cp.float32).sum()  # compile the kernels used below, at their size (a sum's block size depends on it)
 
 
 def reused_on(where: str) -> bool:
