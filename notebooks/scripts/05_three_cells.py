@@ -2,11 +2,12 @@
 
 Prints, as JSON, for each cell whether it raised and what it wrote to stdout and stderr ("cells"), and
 what the kernel process wrote to its own error output ("kernel stderr": what a terminal that started
-Jupyter shows, ipykernel's copy of descriptor 2 included): where the error surfaces, and where the
-GPU's assertion text lands, in a real kernel (ipykernel) that dies.
+Jupyter shows, ipykernel's copy of descriptor 2 included), and the ipykernel version installed here ("ipykernel"):
+where the error surfaces, and where the GPU's assertion text lands, in a real kernel (ipykernel) that dies.
 """
 import json
 import tempfile
+from importlib.metadata import PackageNotFoundError, version
 
 import nbformat
 from nbclient import NotebookClient
@@ -37,4 +38,8 @@ for cell in nb.cells:
         elif out.output_type == "error":
             error = f"{out.ename}: {out.evalue.splitlines()[0] if out.evalue else ''}"
     report.append({"error": error, **streams})
-print(json.dumps({"cells": report, "kernel stderr": kernel_text}))
+try:
+    ipykernel_version = version("ipykernel")  # this environment's: nbclient's python3 kernel normally runs from it
+except PackageNotFoundError:
+    ipykernel_version = "not installed here"
+print(json.dumps({"cells": report, "kernel stderr": kernel_text, "ipykernel": ipykernel_version}))
