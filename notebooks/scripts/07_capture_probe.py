@@ -14,7 +14,7 @@ def capture_probe() -> dict:
     """Try captures that break, in this (fresh) process; return what each raised, as text."""
     def first_line(err) -> str:
         lines = [line for line in str(err).splitlines() if line.strip()]
-        return f"{type(err).__name__}: {lines[0] if lines else ''}"[:160]
+        return f"{type(err).__name__}: {lines[0] if lines else ''}"[:240]
 
     def still_works() -> bool:
         """After a failed capture: can this process still capture and replay?"""
