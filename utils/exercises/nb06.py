@@ -884,8 +884,8 @@ def rms_inputs() -> dict[str, torch.Tensor]:
     scales = torch.logspace(-4, 4, 64)[:, None]
     return {
         "values about 1": base.half(),
-        "values about 1e4 (their squares are over 65504)": (base * 1e4).clamp(-6e4, 6e4).half(),
-        "values about 1e-4 (their squares are under fp16's smallest number)": (base * 1e-4).half(),
+        "values about 1e4": (base * 1e4).clamp(-6e4, 6e4).half(),
+        "values about 1e-4": (base * 1e-4).half(),
         "rows from 1e-4 to 1e4": (base * scales).clamp(-6e4, 6e4).half(),
         "a padding row of zeros": torch.cat([torch.zeros(1, 1024), base[1:]]).half(),
     }
