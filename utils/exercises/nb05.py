@@ -1848,6 +1848,9 @@ class BatchNorm(torch.nn.Module):
     variance, which update the running statistics; in eval mode by the running statistics.  (BatchNorm1d itself took
     about 0.1 s a call on PyTorch's CPU build, which looks for cuDNN each time: the CPU suite could not afford it.)"""
 
+    running_mean: torch.Tensor
+    running_var: torch.Tensor
+
     def __init__(self, features: int) -> None:
         super().__init__()
         self.weight = torch.nn.Parameter(torch.ones(features))
