@@ -482,7 +482,10 @@ def _stream_polled_after_the_copy():
 
 
 @host
-@pytest.mark.parametrize("fn, stale", [(_non_blocking_read_at_once, True), (_non_blocking_copy_into_read_at_once, True),
+# A non_blocking copy_ into pageable host memory (torch.empty without pin_memory) has landed when copy_ returns:
+# cudaMemcpyAsync to pageable memory returns once the copy is done (round 27's adversary; a wait, not a stale read)
+@pytest.mark.parametrize("fn, stale", [(_non_blocking_read_at_once, True),
+                                       (_non_blocking_copy_into_read_at_once, False),
                                        (_non_blocking_then_synchronize, False), (_non_blocking_shape_only, False),
                                        (_event_recorded_before_the_copy, True), (_event_recorded_after_the_copy, False),
                                        (_event_of_record_event_after_the_copy, False), (_event_never_recorded, True),

@@ -25,6 +25,7 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import io
 import json
 import marshal
 import math
@@ -40,7 +41,7 @@ import warnings
 import weakref
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType, FunctionType
@@ -53,6 +54,7 @@ from torch.overrides import TorchFunctionMode
 from ..device import has_cuda
 from ..processes import run_process
 from . import (
+    _NO_CUDA,
     STUB_MESSAGE,
     Checker,
     Exercise,
@@ -102,24 +104,66 @@ GENERATOR_STATES = ("torch.get_rng_state()", "np.random.get_state()", "random.ge
 EVERY_SETTING = tuple(name for name in settings.SETTINGS if name not in GENERATOR_STATES)
 BESIDE_OTHERS = tuple(name for name in EVERY_SETTING if name != "torch.get_num_threads()")
 _ONE_CALL_AT_A_TIME = threading.Lock()
+# Exercise 1's: all but the recursion limit too, which Hypothesis raises while it runs a property (another check's,
+# on another thread, during one of exercise 1's calls of seconds: its right answers FAILed, round 27)
+FIRST_WATCHES = tuple(name for name in BESIDE_OTHERS if name != "sys.getrecursionlimit()")
 
 
-def _keeping_settings(ex: Checker, yours: Callable[..., Any], alone: bool = False) -> Callable[..., Any]:
+def _keeping_settings(ex: Checker, yours: Callable[..., Any], alone: bool = False,
+                      names: Sequence[str] = BESIDE_OTHERS) -> Callable[..., Any]:
     """The answer as the check calls it: a global setting it changes is put back at once, whatever the answer did,
     and FAILs: left so, the check's own reference ran under it, crashed, and the answer was blamed; and the
     notebook's kernel kept it.  `alone`: a check whose answers the tests never run side by side (exercise 3, and
     exercise 2 in its fresh process) watches every setting (EVERY_SETTING), and who seeds NumPy's generator too;
     else (exercise 1, and exercise 2's CPU part) the answer's calls, one at a time across threads, keep BESIDE_OTHERS
-    (exercise 1: its own list; its calls take seconds, and its answers change nothing of the process)."""
+    (round 27: exercise 1 watched its own short list, "its answers change nothing of the process"; one that ran a
+    script from a temporary directory left the kernel's working directory there, deleted)."""
     if alone:
-        return keeping(ex, yours, EVERY_SETTING, SETTINGS_HINT, seeds=True)
-    kept = keeping(ex, yours, BESIDE_OTHERS, SETTINGS_HINT)
+        kept = keeping(ex, yours, EVERY_SETTING, SETTINGS_HINT, seeds=True)
+
+        def with_streams(*args: Any, **kwargs: Any) -> Any:
+            with _streams_of_the_check():
+                return kept(*args, **kwargs)
+
+        return with_streams
+    kept = keeping(ex, yours, names, SETTINGS_HINT)
 
     def one_at_a_time(*args: Any, **kwargs: Any) -> Any:
-        with _ONE_CALL_AT_A_TIME:
+        with _ONE_CALL_AT_A_TIME, _streams_of_the_check():
             return kept(*args, **kwargs)
 
     return one_at_a_time
+
+
+class _Forwarding(io.TextIOBase):
+    """A stream that writes to another: what sys.stdout and sys.stderr are while the check calls an answer."""
+
+    def __init__(self, to: Any) -> None:
+        super().__init__()
+        self.to = to
+
+    def write(self, text: str) -> int:
+        return self.to.write(text)
+
+    def flush(self) -> None:
+        self.to.flush()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty(), fileno()... of the stream it writes to
+        return getattr(self.to, name)
+
+
+@contextmanager
+def _streams_of_the_check() -> Iterator[None]:
+    """sys.stdout and sys.stderr replaced by streams of the check's own (writing to them) around a call, as a notebook's
+    kernel replaces them (round 27's adversary swapped sys.stderr and "restored" sys.__stderr__: in a notebook, the
+    kernel's terminal; where the caller's stderr was sys.__stderr__ already, nothing showed).  Inside _keeping_settings'
+    lock: another thread's check reads them."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Forwarding(saved[0]), _Forwarding(saved[1])
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def _settings_kept(ex: Checker, answer: Callable[..., Any], alone: bool) -> Callable[[Callable[[], Any]], Any]:
@@ -448,19 +492,22 @@ MORE_LOOKUPS = (9, 1)
 EARLY_AND_LATE = ((0, 0), (1, 0))
 
 
+# A notebook that fails at step 1 (cell 4) whose setup cell (its seed) is that of the first of _notebooks_alike(),
+# (816, 0), which fails elsewhere (cell 5): round 27's adversary kept each place by the first cell between calls, and
+# no two notebooks the check gave shared one (the pair alike shares its step cells, and a cache keyed by them FAILs)
+SAME_SETUP = (2775, 70)
+
+
 def _drawn_early_and_late() -> list[tuple[int, int]]:
-    """A notebook that fails at the last step, and one that fails at the first that can, as EARLY_AND_LATE, but of
-    layouts drawn afresh for each check (from the system's entropy, not the caller's generators): round 24's adversary
-    answered the five fixed notebooks from a table keyed by their seed, the places read off the FAIL messages, and
-    passed.  A notebook no one saw before the check ran holds an answer to the rule, not to the notebooks."""
-    found: dict[int, tuple[int, int]] = {}
+    """A notebook that fails at the last step, of a layout drawn afresh for each check (from the system's entropy, not
+    the caller's generators): round 24's adversary answered the five fixed notebooks from a table keyed by their seed,
+    the places read off the FAIL messages, and passed.  A notebook no one saw before the check ran holds an answer to
+    the rule, not to the notebooks.  Then one that fails at the first step that can, as EARLY_AND_LATE: SAME_SETUP,
+    whose setup cell the check gave before (round 27)."""
     layout = random.SystemRandom().randrange(10**6, 10**9)
-    while len(found) < 2:
-        step = _first_bad_lookup(layout, 0)[0]
-        if step in (1, STEPS - 1):
-            found.setdefault(step, (layout, 0))
+    while _first_bad_lookup(layout, 0)[0] != STEPS - 1:
         layout += 1
-    return [found[STEPS - 1], found[1]]
+    return [(layout, 0), SAME_SETUP]
 
 
 def _cell_hint(cells: Sequence[str], got: tuple[int, int], want: tuple[int, int],
@@ -537,13 +584,17 @@ def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, 
     """find_failing_cell(cells) must return (cell, line) of the lookup that reads out of range, both from 1.
 
     Five chosen notebooks: MORE_LOOKUPS (five lookups a step, two of them bad in the step that fails), two that
-    differ in their seed alone (_notebooks_alike), and two like EARLY_AND_LATE, which fail at the last step and at
-    the first that can, of layouts drawn afresh (`_drawn_early_and_late`); together they hold every kind of mistake
+    differ in their seed alone (_notebooks_alike), and two like EARLY_AND_LATE, which fail at the last step (of a
+    layout drawn afresh) and at the first that can (SAME_SETUP: the setup cell of one alike; `_drawn_early_and_late`);
+    together they hold every kind of mistake
     the tests know.  The check knows the place because
     it wrote the cells and drew their ids.
     """
     with exercise("find_failing_cell") as ex:
-        yours = keeping(ex, _keeping_the_process(ex, ex.answer(find_failing_cell)), SETTINGS, SETTINGS_HINT)
+        # every setting but the threads, one call at a time (round 27's adversary: an answer that changed into a
+        # temporary directory and left the kernel there, or swapped sys.stderr and "restored" it to sys.__stderr__,
+        # passed a check that watched SETTINGS alone)
+        yours = _keeping_settings(ex, _keeping_the_process(ex, ex.answer(find_failing_cell)), names=FIRST_WATCHES)
 
         def finds(case: tuple[int, int]) -> None:
             cells, want = failing_notebook(*case), failing_cell(*case)
@@ -563,8 +614,9 @@ def check_find_failing_cell(find_failing_cell: Callable[[list[str]], tuple[int, 
 
         # Each case costs the answer a fresh process (about 1.5 s): MORE_LOOKUPS, then the two alike (a helper two
         # deep, a module's own forward(), a bad id drawn earlier in the text but later in time, a failure at step 2 or
-        # later), then two like EARLY_AND_LATE drawn afresh, and no shrinking (every notebook is small).  None drawn
-        # by Hypothesis: with one example, its draw was always (0, 0), the notebook the exercise shows
+        # later), then two like EARLY_AND_LATE (one drawn afresh, one sharing a setup cell given before), and no
+        # shrinking (every notebook is small).  None drawn by Hypothesis: with one example, its draw was always
+        # (0, 0), the notebook the exercise shows
         for_all(ex, st.just(MORE_LOOKUPS), finds, examples=1, chosen=[*_notebooks_alike(), *_drawn_early_and_late()],
                 budget_s=0.0,
                 describe=lambda case: f"nb05.failing_notebook{case}")
@@ -715,6 +767,12 @@ class HostWaits(TorchFunctionMode):
         from_gpu = any(isinstance(t, torch.Tensor) and self.on_gpu(t) for t in leaves)
         to_gpu = name == "cuda" or any(_is_cuda(x) or id(x) in self._gpu_devices for x in leaves)
         waits = not kwargs.get("non_blocking", False) and not (name == "copy_" and len(args) > 2 and args[2])
+        if (not waits and name == "copy_" and isinstance(args[0], torch.Tensor) and not self.on_gpu(args[0])
+                and not args[0].is_pinned()):
+            # into pageable host memory, cudaMemcpyAsync returns once the copy has landed (CUDA's "API
+            # synchronization behavior"): a wait, and no copy left landing (round 27's adversary: a right answer
+            # that read such a copy at once FAILed as a stale read).  .to("cpu", non_blocking=True) pins its result.
+            waits = True
         to_host = self._to_host(name, args, kwargs)
         into_host = (name in ("__setitem__", "copy_") and isinstance(args[0], torch.Tensor)
                      and not self.on_gpu(args[0]) and from_gpu)  # a GPU value written into a host tensor
@@ -733,6 +791,9 @@ class HostWaits(TorchFunctionMode):
             self.note("a GPU tensor of one value used as an index (PyTorch reads it on the host, as .item() does)")
         elif into_host and waits:
             self.note("a GPU value copied into a host tensor")
+        elif self._number_on_gpu(name, args, kwargs):
+            self.note(f"a GPU tensor given to {name}() where it takes a number (PyTorch reads it on the host, as "
+                      ".item() does)")
         elif from_gpu and (name in self.READS or sized or (to_host and waits)) and not self._kept_on_the_gpu(
                 name, args, kwargs):
             self.note(self.SAID.get(name, f".{name}()"))
@@ -809,6 +870,22 @@ class HostWaits(TorchFunctionMode):
             return False
         device = kwargs.get("device", args[2] if name == "as_tensor" and len(args) > 2 else None)
         return self.on_gpu(args[0]) and (device is None or _is_cuda(device) or id(device) in self._gpu_devices)
+
+    def _number_on_gpu(self, name: str, args: tuple, kwargs: dict) -> bool:
+        """Whether a GPU tensor is given where PyTorch takes a Python number (a Scalar): `alpha=` and `beta=` (add,
+        sub, addmm...), addcmul's and addcdiv's `value=`, torch.arange's ends and step, torch.full's value.  PyTorch's
+        argument parser turns it into a number with .item(), in C++: a wait, which sync debug mode reports (round 27's
+        adversary: p.sub_(grad, alpha=lr * ok), a 0-d GPU tensor, a wait per parameter per step, passed)."""
+        def gpu(x: object) -> bool:
+            return isinstance(x, torch.Tensor) and self.on_gpu(x)
+
+        if gpu(kwargs.get("alpha")) or gpu(kwargs.get("beta")):
+            return True
+        if name in ("addcmul", "addcmul_", "addcdiv", "addcdiv_") and gpu(kwargs.get("value")):
+            return True
+        if name == "arange":
+            return any(gpu(x) for x in (*args, kwargs.get("start"), kwargs.get("end"), kwargs.get("step")))
+        return name == "full" and any(gpu(x) for x in (*args[1:2], kwargs.get("fill_value")))
 
     def _scalar_index_on_gpu(self, index: object) -> bool:
         """Whether an index (alone or in a tuple) holds a 0-d integer tensor on the GPU: PyTorch's indexing takes it as
@@ -1236,6 +1313,7 @@ class _Ran:
     says: str = ""  # on a GPU: who called it
     aliased: bool = False  # returned target itself, or a tensor that shares its memory
     on_host: bool = False  # on a CPU: returned a tensor of the host's, not the GPU's (GPUOnTheCPU)
+    stream_left: bool = False  # another stream current after the call than the caller's (on a CPU: a side one's)
 
 
 def _aliases(out: object, target: torch.Tensor) -> bool:
@@ -1253,23 +1331,37 @@ def _lost(error: BaseException) -> bool:
     return type(error).__name__ == "AcceleratorError" or "device-side assert" in str(error)
 
 
-def _call_index_add_on_cpu(yours: Callable, fn: Callable, args: tuple) -> _Ran:
+STREAM_LEFT_HINT = ("the current stream is the caller's: a stream you make current (torch.cuda.set_stream) must be "
+                    "the caller's again when you return, the one current when you were called, not the default "
+                    "stream (`with torch.cuda.stream(side):` puts it back)")
+
+
+def _call_index_add_on_cpu(yours: Callable, fn: Callable, args: tuple, side: bool = False) -> _Ran:
     """The answer on the CPU, which says it is a GPU (cuda_on_cpu(like_a_gpu=True)): the tensors say is_cuda,
     torch.cuda.is_available() is True, and so an answer's GPU branch is the one judged (round 19's adversary:
-    `if index.is_cuda: torch._assert_async(...)`, `if torch.cuda.is_available(): torch.cuda.synchronize()`)."""
+    `if index.is_cuda: torch._assert_async(...)`, `if torch.cuda.is_available(): torch.cuda.synchronize()`).
+    `side`: called from an (imitated) side stream, which must be current again after the call (`stream_left`)."""
     ran = _Ran()
     target, dim = args[0], args[1]
     with (cuda_on_cpu(like_a_gpu=True) as gpu, Blind(size=target.shape[dim]), HostWaits(fn) as host,
           host.counting_synchronize()):
         gpu.adopt(*(a for a in args if isinstance(a, torch.Tensor)))
+        caller = torch.cuda.Stream() if side else None
         try:
-            ran.out = yours(*args)
+            with torch.cuda.stream(caller) if caller is not None else nullcontext():
+                try:
+                    ran.out = yours(*args)
+                finally:
+                    ran.stream_left = caller is not None and torch.cuda.current_stream() != caller
             ran.aliased = _aliases(ran.out, target)
             ran.on_host = isinstance(ran.out, torch.Tensor) and not gpu.on_gpu(ran.out)
         except Launched as launched:
             ran.launched = str(launched)
         except Exception as error:
-            if is_stub(error) or isinstance(error, ExerciseFailed):
+            # CUDA that the CPU cannot follow (torch.Event / torch.Stream of the device-generic API, NVTX ranges): not
+            # the answer's own error but the CPU's; through to ex.on_cpu, which leaves the rest for a GPU (round 27's
+            # adversary: right answers that used them FAILed as "raised RuntimeError", as lecture 03's did in round 20)
+            if is_stub(error) or isinstance(error, ExerciseFailed) or _NO_CUDA.search(str(error)):
                 raise
             ran.error = error
     ran.waits, ran.stale = tuple(host.waits), tuple(host.stale)
@@ -1365,6 +1457,7 @@ def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: 
                 if _lost(error):
                     raise DeviceLost(str(error).splitlines()[0][:200]) from None
                 ran.error = error
+        ran.stream_left = torch.cuda.current_stream() != caller.stream  # round 27: set_stream(default_stream())
         ran.aliased = _aliases(ran.out, target)  # before the clone below: pointers only, no wait
         if isinstance(ran.out, torch.Tensor) and ran.out.is_cuda:
             ran.out = ran.out.clone()  # on the caller's stream, at once: as the caller would use it
@@ -1466,6 +1559,8 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str, alone: bool = Fals
         others = [name for name, now, then in (("index", indices, index_before), ("source", source, source_before))
                   if not torch.equal(now.detach(), then)]
         ex.expect(ran.launched is None, f"{call} ran {ran.launched}", HINT_LAUNCH)
+        ex.expect(not ran.stream_left, f"{call}: returned with another stream current than the caller's",
+                  STREAM_LEFT_HINT)
         ex.expect(not ran.stale, f"{call}: {ran.stale[0] if ran.stale else ''}", STALE_HINT)
         if bad is None:
             ex.expect(ran.error is None, f"{call} raised {raised}",
@@ -1546,8 +1641,11 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str, alone: bool = Fals
         args = (target, case[1], indices, source)
         if on_gpu:
             _call_index_add_on_gpu(yours, fn, args, kind="default")
-        else:
-            watched(lambda: _call_index_add_on_cpu(yours, fn, args))
+        else:  # from a side stream (round 27's adversary "put back" set_stream(default_stream()); no call read it)
+            ran = watched(lambda: _call_index_add_on_cpu(yours, fn, args, side=True))
+            ex.expect(not ran.stream_left, f"{_index_add_call(case)}, called from a side stream (`with "
+                                           "torch.cuda.stream(s):`), returned with another stream current",
+                      STREAM_LEFT_HINT)
         with torch.no_grad():
             indices.copy_(values)
             target.copy_(target_values)
@@ -1745,6 +1843,32 @@ class TwoHeads(torch.nn.Module):
         return torch.cat([self.first(x[:, :self.features]), self.second(x[:, self.features:])], dim=1)
 
 
+class BatchNorm(torch.nn.Module):
+    """Batch normalization as torch.nn.BatchNorm1d does it, in plain operations: in train mode by the batch's mean and
+    variance, which update the running statistics; in eval mode by the running statistics.  (BatchNorm1d itself took
+    about 0.1 s a call on PyTorch's CPU build, which looks for cuDNN each time: the CPU suite could not afford it.)"""
+
+    running_mean: torch.Tensor
+    running_var: torch.Tensor
+
+    def __init__(self, features: int) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(features))
+        self.bias = torch.nn.Parameter(torch.zeros(features))
+        self.register_buffer("running_mean", torch.zeros(features))
+        self.register_buffer("running_var", torch.ones(features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.training:
+            mean, var = x.mean(dim=0), x.var(dim=0, unbiased=False)
+            with torch.no_grad():
+                self.running_mean.mul_(0.9).add_(0.1 * mean)
+                self.running_var.mul_(0.9).add_(0.1 * var)
+        else:
+            mean, var = self.running_mean, self.running_var
+        return (x - mean) / torch.sqrt(var + 1e-5) * self.weight + self.bias
+
+
 ACTIVATIONS: dict[str, Callable[[], torch.nn.Module]] = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU,
                                                           "hardtanh": torch.nn.Hardtanh}
 TARGETS = {"some": "targets missing at random", "all": "every target", "none": "no target", "nan": "a NaN input"}
@@ -1763,32 +1887,48 @@ class Training:
     lr: float
     seed: int
     caller: str = "default"
+    # Round 27's adversary: every model came in train mode, with no module whose forward depends on the mode, and
+    # with .grad None (a mode changed for the loop, and zero_grad() after the step, not before the backward, passed)
+    mode: str = "train"  # the caller's model in train() or eval() mode ("batch norm" depends on it)
+    grads: bool = False  # the model comes with gradients in .grad (the caller ran a backward() before)
 
     def __str__(self) -> str:
         inputs = self.features * (2 if self.model == "two heads" else 1)
         shape = {"linear": f"a linear model {inputs} -> {self.outputs}",
                  "mlp": f"a model {inputs} -> {self.hidden} ({self.activation}) -> {self.outputs}",
+                 "batch norm": f"a model {inputs} -> {self.hidden} (nb05.BatchNorm, {self.activation}) -> "
+                               f"{self.outputs}",
                  "two heads": f"two linear heads, each of {self.features} of the {inputs} inputs"}[self.model]
         batches = ", ".join(f"{rows} row{'s' if rows > 1 else ''} ({TARGETS[kind]})" for rows, kind in self.batches)
-        return f"{shape}, lr {self.lr}, seed {self.seed}; batches: {batches}"
+        state = (f", in {self.mode} mode" if self.mode != "train" or self.model == "batch norm" else "") + (
+            ", with gradients in .grad from an earlier backward()" if self.grads else "")
+        return f"{shape}{state}, lr {self.lr}, seed {self.seed}; batches: {batches}"
 
 
 @st.composite
 def trainings(draw: Any, callers: st.SearchStrategy[str]) -> Training:
-    """Linear models, models with a hidden layer, and two heads on separate features; one to three outputs; one to
-    five batches of one to eight rows, each with targets missing at random, every target or none, or a NaN input
-    in a row whose targets are all there; targets of 0 among them."""
-    model = draw(st.sampled_from(["linear", "mlp", "two heads"]))
+    """Linear models, models with a hidden layer (batch norm in one of them), and two heads on separate features; one
+    to three outputs; in train or eval mode, with or without gradients left in .grad; one to five batches of one to
+    eight rows (two or more for batch norm in train mode), each with targets missing at random, every target or none,
+    or a NaN input in a row whose targets are all there; targets of 0 among them."""
+    model = draw(st.sampled_from(["linear", "mlp", "batch norm", "two heads"]))
     outputs = 2 if model == "two heads" else draw(st.integers(1, 3))
-    batch = st.tuples(st.integers(1, 8), st.sampled_from(list(TARGETS)))
+    mode = draw(st.sampled_from(["train", "eval"]))
+    batch = st.tuples(st.integers(2 if model == "batch norm" and mode == "train" else 1, 8),
+                      st.sampled_from(list(TARGETS)))
     return Training(model, draw(st.integers(1, 4)), outputs, draw(st.integers(1, 4)),
                     draw(st.sampled_from(list(ACTIVATIONS))), tuple(draw(st.lists(batch, min_size=1, max_size=5))),
-                    draw(st.sampled_from([0.05, 0.2, 0.01])), draw(st.integers(0, 2**16)), draw(callers))
+                    draw(st.sampled_from([0.05, 0.2, 0.01])), draw(st.integers(0, 2**16)), draw(callers),
+                    mode, draw(st.booleans()))
 
 
 TRAINING_CHOSEN = (  # after the generated ones: a NaN in one head's features, and a batch without targets first
     Training("two heads", 2, 2, 1, "tanh", ((4, "some"), (3, "nan"), (5, "all")), 0.2, 1, "with"),
     Training("mlp", 3, 2, 3, "tanh", ((3, "none"), (4, "nan"), (6, "some"), (2, "all")), 0.05, 2, "busy"),
+    # round 27's adversary: batch norm in eval mode and in train mode, gradients left in .grad
+    Training("batch norm", 2, 1, 3, "relu", ((4, "some"), (3, "nan"), (5, "all")), 0.05, 3, "default", "eval",
+             True),
+    Training("batch norm", 2, 2, 3, "tanh", ((4, "all"), (3, "nan"), (5, "some")), 0.2, 4, "with", "train", True),
 )
 
 
@@ -1799,12 +1939,22 @@ def _training_model(plan: Training, device: str) -> torch.nn.Module:
         elif plan.model == "mlp":
             model = torch.nn.Sequential(torch.nn.Linear(plan.features, plan.hidden), ACTIVATIONS[plan.activation](),
                                         torch.nn.Linear(plan.hidden, plan.outputs))
+        elif plan.model == "batch norm":
+            model = torch.nn.Sequential(torch.nn.Linear(plan.features, plan.hidden), BatchNorm(plan.hidden),
+                                        ACTIVATIONS[plan.activation](), torch.nn.Linear(plan.hidden, plan.outputs))
         else:
             model = TwoHeads(plan.features)
     g = torch.Generator().manual_seed(plan.seed)
     with torch.no_grad():
         for p in model.parameters():
             p.copy_(torch.randn(p.shape, generator=g) * 0.5)
+        for b in model.buffers():
+            if b.is_floating_point():  # batch norm's running statistics: as after some training
+                b.copy_(torch.rand(b.shape, generator=g) + 0.5)
+    model.train(plan.mode == "train")
+    if plan.grads:
+        for p in model.parameters():
+            p.grad = torch.randn(p.shape, generator=g)
     return model.to(device)
 
 
@@ -1878,6 +2028,8 @@ class _Trained:
     says: str = ""
     returned_early: bool = True
     returned: object = None  # the losses as the answer returned them (not a copy): a later call must leave them be
+    buffers: list[torch.Tensor] | None = None  # the model's buffers after the call (batch norm's running statistics)
+    stream_left: bool = False  # another stream current after the call than the caller's (on a CPU: a side one's)
 
 
 class _GPUCalls:
@@ -1916,6 +2068,7 @@ class _GPUCalls:
                     done.waits = (f"{what} at {_where_it_synced(error, fn)}",)
                 if synced and not done.waits:
                     done.waits = (f"{synced[0]} (your function caught the error sync debug mode raised)",)
+            done.stream_left = torch.cuda.current_stream() != caller.stream  # round 27: set_stream(default_stream())
             self.host_seconds = time.perf_counter() - started  # the next busy caller waits ten times as long
             done.returned_early = caller.busy_end is None or not caller.busy_end.query()
             done.returned = done.losses
@@ -1927,17 +2080,24 @@ class _GPUCalls:
 
 
 def _call_training_on_cpu(yours: Callable, fn: Callable, model: torch.nn.Module, batches: list,
-                          plan: Training) -> _Trained:
+                          plan: Training, side: bool = False) -> _Trained:
     """The answer on the CPU, which says it is a GPU (cuda_on_cpu(like_a_gpu=True)): the model's parameters and the
     batches say is_cuda, torch.cuda.is_available() is True, and so an answer's GPU branch is the one judged (round
     19's adversary: `.item()` only `if x.is_cuda`, `if torch.cuda.is_available(): torch.cuda.synchronize()`; and a
-    right answer that kept the given loop for CPU tensors FAILed)."""
+    right answer that kept the given loop for CPU tensors FAILed).  `side`: called from an (imitated) side stream
+    entered with `with torch.cuda.stream(s):`, which must be current again when the answer returns (round 27's
+    adversary ran the loop on a stream of its own and "put back" torch.cuda.set_stream(torch.cuda.default_stream())):
+    `stream_left` says it was not."""
     with cuda_on_cpu(like_a_gpu=True) as gpu, HostWaits(fn) as host, host.counting_synchronize():
-        gpu.adopt(*model.parameters(), *(t for batch in batches for t in batch))
-        losses = yours(model, batches, plan.lr)
+        gpu.adopt(*model.parameters(), *model.buffers(), *(p.grad for p in model.parameters() if p.grad is not None),
+                  *(t for batch in batches for t in batch))
+        caller = torch.cuda.Stream() if side else None
+        with torch.cuda.stream(caller) if caller is not None else nullcontext():
+            losses = yours(model, batches, plan.lr)
+            left = caller is not None and torch.cuda.current_stream() != caller
         host.returned(losses)
     return _Trained(losses, [p.detach().clone() for p in model.parameters()], tuple(host.waits), tuple(host.stale),
-                    returned=losses)
+                    returned=losses, buffers=[b.detach().clone() for b in model.buffers()], stream_left=left)
 
 
 NAN_HINT = ("a batch whose loss is NaN must change nothing, whatever its gradients hold (0 * NaN is NaN, and the "
@@ -1972,6 +2132,9 @@ def _module_state(model: torch.nn.Module) -> dict[str, object]:
     for name, p in model.named_parameters():
         state[f"{name}: requires_grad"] = p.requires_grad
         state[f"{name}: shape"] = tuple(p.shape)
+        # its own hooks (p.register_hook, register_post_accumulate_grad_hook): round 27's adversary left one on each
+        state[f"{name}: hooks"] = sum(len(getattr(p, hooks, None) or {}) for hooks in (
+            "_backward_hooks", "_post_accumulate_grad_hooks"))
     for name, b in model.named_buffers():
         state[f"{name} (a buffer): shape"] = tuple(b.shape)
     return state
@@ -2037,6 +2200,8 @@ def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tenso
             want = train_steps_sync(reference_model, _training_batches(plan, device), plan.lr)
             done = gpu.call(yours, train_steps_no_sync, model, batches, plan)
         case = f"for {plan}" + (f", {done.says}" if gpu is not None else "")
+        ex.expect(not done.stream_left, f"{case}: returned with another stream current than the caller's",
+                  STREAM_LEFT_HINT)
         given = _training_batches(plan, device)  # as the answer got them (a busy caller's answer got copies)
         # the list itself too: an answer that pops, appends to or clears it crashed the comparison (round 24)
         ex.expect(isinstance(batches, list) and len(batches) == len(given) and all(
@@ -2074,7 +2239,10 @@ def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tenso
         again = replace(plan, lr=SECOND_LR[plan.lr])
         if gpu is None:
             done = watched(lambda: _call_training_on_cpu(yours, train_steps_no_sync, model,
-                                                         _training_batches(plan, device), again))
+                                                         _training_batches(plan, device), again, side=True))
+            ex.expect(not done.stream_left, f"{case}: called a second time from a side stream (`with "
+                                            "torch.cuda.stream(s):`), it returned with another stream current",
+                      STREAM_LEFT_HINT)
         else:
             torch.cuda.synchronize()
             mode = torch.cuda.get_sync_debug_mode()  # the first call ran under _sync_errors, which put its mode back
@@ -2116,10 +2284,16 @@ def _check_trainings(ex: Checker, train_steps_no_sync: Callable[..., torch.Tenso
                            + (" (read on the caller's stream right after the call)" if gpu is not None else ""),
                   _loss_hint(bad[0] if bad else 0, skipped, gpu is not None) if not which else SECOND_HINT)
         for (name, p), q in zip(reference_model.named_parameters(), done.params):
-            ex.expect(torch.allclose(q.cpu(), p.detach().cpu(), rtol=1e-4, atol=1e-6),
+            ex.expect(torch.allclose(q.cpu(), p.detach().cpu(), rtol=1e-4, atol=1e-6, equal_nan=True),
                       f"{case}: after the loop{which}, the model's {name} differs from the given loop's"
                       + (" (it holds NaN)" if q.isnan().any() else ""),
                       SECOND_HINT if which else NAN_HINT if skipped else STEP_HINT)
+        for (name, b), c in zip(reference_model.named_buffers(), done.buffers or ()):
+            ex.expect(_same(c.cpu().double(), b.detach().cpu().double()),
+                      f"{case}: after the loop{which}, the model's buffer {name} differs from the given loop's",
+                      "run the model's forward once per batch, in the mode the caller left it in (train() or "
+                      "eval()): batch norm normalizes by the batch in train mode, updates its running statistics "
+                      "there, and uses them in eval mode")
 
     callers: st.SearchStrategy[str] = st.just("default")
     if gpu is not None:

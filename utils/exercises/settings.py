@@ -1023,6 +1023,51 @@ def _autocast_put_back(value: tuple[Any, ...]) -> None:
     torch.set_autocast_cache_enabled(value[4])
 
 
+class ModuleGlobalHooks(tuple):  # type: ignore[type-arg]
+    """nn.Module's global hooks (torch.nn.modules.module.register_module_forward_hook...): the keys of each of its
+    `_global_...` dicts, by name.  Round 27's adversary of 05 registered a NaN probe for every module of the process
+    and left it (nb08 watched them on its own; no shared list did)."""
+
+    @staticmethod
+    def _dicts() -> list[tuple[str, dict]]:
+        return sorted((name, hooks) for name, hooks in vars(torch.nn.modules.module).items()
+                      if name.startswith("_global_") and isinstance(hooks, dict))
+
+    def __new__(cls) -> ModuleGlobalHooks:  # noqa: PYI034 -- read as a setting: no arguments, a new tuple
+        return super().__new__(cls, ((name, frozenset(hooks)) for name, hooks in cls._dicts()))
+
+    def __repr__(self) -> str:
+        return f"{sum(len(keys) for name, keys in self if name.endswith('hooks'))} global module hook(s)"
+
+    @classmethod
+    def put_back(cls, before: ModuleGlobalHooks) -> None:
+        """Remove the hooks added since `before` was read."""
+        kept = dict(before)
+        for name, hooks in cls._dicts():
+            for key in [key for key in hooks if key not in kept.get(name, ())]:
+                del hooks[key]
+
+
+class _Streams(tuple):  # type: ignore[type-arg]
+    """(sys.stdout, sys.stderr), compared by identity, shown by what each is."""
+
+    def __repr__(self) -> str:
+        def shown(stream: object, name: str) -> str:
+            if stream is getattr(sys, f"__{name}__"):
+                return f"sys.__{name}__"
+            label = getattr(stream, "name", None)
+            return f"{type(stream).__name__} object" + (f" {label!r}" if isinstance(label, str) else "")
+        return f"({shown(self[0], 'stdout')}, {shown(self[1], 'stderr')})"
+
+
+def _streams() -> tuple[object, object]:
+    return _Streams((sys.stdout, sys.stderr))
+
+
+def _streams_put_back(value: tuple[Any, Any]) -> None:
+    sys.stdout, sys.stderr = value
+
+
 SETTINGS.update({
     "os.environ": (EnvironmentVariables, EnvironmentVariables.put_back),
     "sys.path": (ImportPath, ImportPath.put_back),
@@ -1039,6 +1084,13 @@ SETTINGS.update({
     # logging.basicConfig() without a level adds a handler to the root logger, and leaves its level as it was
     "logging.root.handlers": (lambda: tuple(logging.root.handlers),
                               lambda handlers: logging.root.handlers.__setitem__(slice(None), list(handlers))),
+    # round 27's adversary of 05: sys.stderr swapped to capture a traceback, "restored" to sys.__stderr__ (in a
+    # notebook, the kernel's terminal: the cell's stream lost); nn.Module's global hooks registered and left
+    "sys.stdout, sys.stderr": (_streams, _streams_put_back),
+    "torch.nn.modules.module's global hooks (register_module_forward_hook...)":
+        (ModuleGlobalHooks, ModuleGlobalHooks.put_back),
+    "torch.autograd.is_multithreading_enabled()": (torch.autograd.is_multithreading_enabled,
+                                                   lambda value: torch._C._set_multithreading_enabled(bool(value))),
 })
 
 # Every setting above: what a check watches unless it has a reason to leave one out (round 24: checks that watched a

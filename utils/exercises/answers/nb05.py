@@ -1414,7 +1414,8 @@ def losses_through_asarray(model, batches, lr):  # each GPU loss read on the hos
     return torch.asarray([_no_sync(model, [batch], lr)[0] for batch in batches])
 
 
-def train_mode_set_and_put_back(model, batches, lr):  # right: the model's mode changed for the loop, put back
+def train_mode_set_and_put_back(model, batches, lr):  # wrong (round 27): eval() for the loop, put back
+    # (batch norm in train mode then normalizes by its running statistics, and updates none)
     was = model.training
     model.eval()
     try:
@@ -1614,6 +1615,256 @@ def tsn_torch_func(model, batches, lr):
     return torch.stack(losses)
 
 
+# round 27's adversary's answers of exercise 1
+def _adv27_place_of(cells, traceback_text, file_pattern):
+    """(cell, line) from the last `<module>` frame of `file_pattern` in a traceback of the cells joined with "\\n"."""
+    frames = re.findall(rf'File "{file_pattern}", line (\d+), in <module>', traceback_text)
+    line = int(frames[-1])
+    for number, cell in enumerate(cells, 1):
+        if line <= len(cell.splitlines()):
+            return number, line
+        line -= len(cell.splitlines())
+    raise AssertionError("past the last cell")
+
+
+def ffc_cwd_left_in_a_deleted_temp_dir(cells):
+    """WRONG (round 27's adversary: the working directory changed and left): the cells written to a script in a
+    temporary directory, os.chdir() into it, run there in a fresh process: the place is right, but the kernel is left
+    in that directory, which the `with` block deletes (every relative path of the notebook after it fails)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        os.chdir(folder)
+        with open("notebook.py", "w") as script:
+            script.write("\n".join(cells))
+        done = subprocess.run([sys.executable, "notebook.py"], env={**os.environ, "DEVICE": "cpu"},
+                              capture_output=True, text=True, check=False)
+    return _adv27_place_of(cells, done.stderr, r"[^\"]*notebook\.py")
+
+
+def ffc_stderr_restored_to_the_dunder(cells):
+    """WRONG (round 27's adversary: the caller's sys.stderr replaced): the cells run in this process under fork_rng,
+    the traceback captured by swapping sys.stderr for a buffer, then "restored" with sys.stderr = sys.__stderr__ (in
+    a notebook, the kernel's terminal, not the cell's stream)."""
+    import io
+    import sys
+    import traceback
+
+    with torch.random.fork_rng():
+        namespace = {"__name__": "__main__"}
+        code = "\n".join(cells).replace('os.environ.get("DEVICE", "cuda")', '"cpu"')
+        sys.stderr = captured = io.StringIO()
+        try:
+            exec(compile(code, "<cells>", "exec"), namespace)  # noqa: S102
+        except Exception:  # noqa: BLE001
+            traceback.print_exc()
+        finally:
+            sys.stderr = sys.__stderr__
+    return _adv27_place_of(cells, captured.getvalue(), "<cells>")
+
+
+_ADV27_PLACES_BY_SETUP: dict[str, tuple[int, int]] = {}
+
+
+def ffc_cached_by_the_setup_cell(cells):
+    """WRONG (round 27's adversary: a result kept from an earlier call): the cells run in a fresh process on the CPU,
+    each place kept by the first cell ("where the seed is"): a later notebook with the same setup cell and other
+    step cells gets the earlier one's place."""
+    if cells[0] not in _ADV27_PLACES_BY_SETUP:
+        done = run_process("\n".join(cells), env={"DEVICE": "cpu"})
+        _ADV27_PLACES_BY_SETUP[cells[0]] = _adv27_place_of(cells, "\n".join(done.traceback), "<string>")
+    return _ADV27_PLACES_BY_SETUP[cells[0]]
+
+
+# round 27's adversary's answers of exercise 2
+def sia_side_stream_restored_to_the_default(target, dim, index, source):
+    """WRONG (round 27's adversary: the caller's current stream changed and left): the solution on a side stream that
+    waits for the caller's, made current with torch.cuda.set_stream(), "put back" with
+    torch.cuda.set_stream(torch.cuda.default_stream()): a caller on a side stream goes on with the default stream."""
+    caller = torch.cuda.current_stream()
+    side = torch.cuda.Stream()
+    side.wait_stream(caller)
+    torch.cuda.set_stream(side)
+    try:
+        size = target.shape[dim]
+        bad = (index < 0) | (index >= size)
+        if bad.any():
+            position = int(bad.int().argmax())
+            raise IndexError(f"index[{position}] = {int(index[position])} is out of range for dimension {dim} "
+                             f"of size {size}")
+        out = target.index_add(dim, index, source)
+    finally:
+        torch.cuda.set_stream(torch.cuda.default_stream())
+        torch.cuda.current_stream().wait_stream(side)
+    return out
+
+
+def sia_device_generic_event(target, dim, index, source):
+    """RIGHT (round 27's adversary's): one summary copied with non_blocking=True, waited for with the device-generic
+    torch.Event recorded after the copy (the CPU cannot make one: left for a GPU)."""
+    size = target.shape[dim]
+    if index.numel() == 0:
+        return target.index_add(dim, index, source)
+    bad = (index < 0) | (index >= size)
+    position = bad.int().argmax()
+    summary = torch.stack([bad.any().long(), position.long(), index.long().gather(0, position.view(1))[0]])
+    host = summary.to("cpu", non_blocking=True)
+    landed = torch.Event(device=index.device)
+    landed.record()
+    landed.synchronize()
+    any_bad, where, value = host.tolist()
+    if any_bad:
+        raise IndexError(f"index[{where}] = {value} is out of range for dimension {dim} of size {size}")
+    return target.index_add(dim, index, source)
+
+
+def sia_nvtx_ranges(target, dim, index, source):
+    """RIGHT (round 27's adversary's): the solution inside torch.cuda.nvtx ranges (the CPU build has no NVTX: left
+    for a GPU)."""
+    size = target.shape[dim]
+    with torch.cuda.nvtx.range("safe_index_add: check"):
+        bad = (index < 0) | (index >= size)
+        if bad.any():
+            position = int(bad.int().argmax())
+            raise IndexError(f"index[{position}] = {int(index[position])} is out of range for dimension {dim} "
+                             f"of size {size}")
+    with torch.cuda.nvtx.range("safe_index_add: add"):
+        return target.index_add(dim, index, source)
+
+
+def tsn_side_stream_restored_to_the_default(model, batches, lr):
+    """WRONG (round 27's adversary: the caller's current stream changed and left): the loop on a side stream made
+    current with torch.cuda.set_stream(), then torch.cuda.set_stream(torch.cuda.default_stream())."""
+    caller = torch.cuda.current_stream()
+    side = torch.cuda.Stream()
+    side.wait_stream(caller)
+    torch.cuda.set_stream(side)
+    try:
+        result = _no_sync(model, batches, lr)
+    finally:
+        torch.cuda.set_stream(torch.cuda.default_stream())
+        torch.cuda.current_stream().wait_stream(side)
+    return result
+
+
+_ADV27_NAN_SEEN: list[torch.Tensor] = []
+
+
+def _adv27_note_nan(module, inputs, output):
+    if isinstance(output, torch.Tensor):
+        _ADV27_NAN_SEEN.append(torch.isnan(output).any())
+
+
+def tsn_global_nan_hook_left(model, batches, lr):
+    """WRONG (round 27's adversary: a global forward hook registered for every module of the process, never
+    removed)."""
+    torch.nn.modules.module.register_module_forward_hook(_adv27_note_nan)
+    return _no_sync(model, batches, lr)
+
+
+def sia_pageable_non_blocking_copy(target, dim, index, source):
+    """RIGHT (round 27's adversary's): one summary copied with non_blocking=True into a PAGEABLE host tensor and read
+    at once: into pageable memory cudaMemcpyAsync returns once the copy has landed (one wait, no stale read)."""
+    size = target.shape[dim]
+    if index.numel() == 0:
+        return target.index_add(dim, index, source)
+    bad = (index < 0) | (index >= size)
+    position = bad.int().argmax()
+    summary = torch.stack([bad.any().long(), position.long(), index.long().gather(0, position.view(1))[0]])
+    host = torch.empty(3, dtype=torch.long)
+    host.copy_(summary, non_blocking=True)
+    any_bad, where, value = host.tolist()
+    if any_bad:
+        raise IndexError(f"index[{where}] = {value} is out of range for dimension {dim} of size {size}")
+    return target.index_add(dim, index, source)
+
+
+# round 27's adversary's answers of exercise 3
+def _adv27_step(model, x, y):
+    keep = y >= 0
+    loss = torch.where(keep, (model(x) - y) ** 2, 0.0).sum() / keep.sum()
+    return loss, ~torch.isnan(loss)
+
+
+def tsn_zero_grad_after_the_step(model, batches, lr):
+    """WRONG (round 27's adversary: a stale buffer, the caller's gradients): model.zero_grad() after each update
+    instead of before each backward(); a model that comes in with gradients gets them added into its first update."""
+    losses = []
+    for x, y in batches:
+        loss, ok = _adv27_step(model, x, y)
+        losses.append(loss.detach())
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * torch.where(ok, p.grad, 0.0)
+        model.zero_grad()
+    return torch.stack(losses)
+
+
+def tsn_train_mode_for_the_loop(model, batches, lr):
+    """WRONG (round 27's adversary): model.train() for the loop, put back after: a caller's model in eval mode (batch
+    norm's statistics frozen) is trained by the given loop in eval mode."""
+    was = model.training
+    model.train()
+    try:
+        losses = []
+        for x, y in batches:
+            loss, ok = _adv27_step(model, x, y)
+            losses.append(loss.detach())
+            model.zero_grad()
+            loss.backward()
+            with torch.no_grad():
+                for p in model.parameters():
+                    p -= lr * torch.where(ok, p.grad, 0.0)
+        return torch.stack(losses)
+    finally:
+        model.train(was)
+
+
+_ADV27_LAST_OK: list[torch.Tensor] = []
+
+
+def _adv27_skip_if_nan(grad):
+    return torch.where(_ADV27_LAST_OK[-1], grad, 0.0)
+
+
+def tsn_gradient_hooks_left(model, batches, lr):
+    """WRONG (round 27's adversary: tensor hooks left on the caller's parameters): the skip done by p.register_hook on
+    each parameter, never removed: every later backward() of the caller runs them."""
+    for p in model.parameters():
+        p.register_hook(_adv27_skip_if_nan)
+    losses = []
+    for x, y in batches:
+        loss, ok = _adv27_step(model, x, y)
+        _ADV27_LAST_OK.append(ok)
+        losses.append(loss.detach())
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * p.grad
+    return torch.stack(losses)
+
+
+def tsn_step_scaled_through_alpha(model, batches, lr):
+    """WRONG (round 27's adversary: a wait per parameter per step, hidden in an argument): the skip as a 0/1 factor in
+    the update's alpha, p.sub_(torch.nan_to_num(p.grad), alpha=lr * ok): alpha is a Scalar, and PyTorch reads the 0-d
+    GPU tensor on the host (.item(), in C++)."""
+    losses = []
+    for x, y in batches:
+        loss, ok = _adv27_step(model, x, y)
+        losses.append(loss.detach())
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p.sub_(torch.nan_to_num(p.grad), alpha=lr * ok)
+    return torch.stack(losses)
+
+
 WRONG: dict[str, dict[str, object]] = {
     "check_find_failing_cell": {
         "a hard-coded place": hard_coded,
@@ -1643,6 +1894,11 @@ WRONG: dict[str, dict[str, object]] = {
         "cells run in the notebook's own process: torch.manual_seed(0) left reseeded": in_process_torch_seed_left,
         # round 24's adversary: the five notebooks the check always used, their places read off its FAIL messages
         "a table of the five notebooks read off the FAIL messages": ffc_table_from_the_fail_messages,
+        # round 27's adversary: exercise 1 watched a short list of settings, and no two notebooks shared a setup cell
+        "the script run from a temporary directory, os.chdir() into it left (deleted)":
+            ffc_cwd_left_in_a_deleted_temp_dir,
+        "in-process run, sys.stderr swapped and 'restored' to sys.__stderr__": ffc_stderr_restored_to_the_dunder,
+        "each place kept by the setup cell (the seed) between calls": ffc_cached_by_the_setup_cell,
     },
     "check_safe_index_add": {
         "no check (a device-side assert on a GPU)": no_check,
@@ -1711,6 +1967,8 @@ WRONG: dict[str, dict[str, object]] = {
         "the caller's index clamped in place before raising": sia_index_clamped_in_place_before_raising,
         "the result computed detached, then marked requires_grad": sia_detached_then_marked_requires_grad,
         "a non_blocking copy, then torch.cuda.default_stream().synchronize()": sia_default_stream_synchronize,
+        # round 27's adversary: no call read the current stream after the answer returned
+        "a side stream; set_stream(default_stream()) to 'put back'": sia_side_stream_restored_to_the_default,
     },
     "check_train_steps_no_sync": {
         "the given loop, unchanged": given_loop,
@@ -1758,6 +2016,15 @@ WRONG: dict[str, dict[str, object]] = {
         "torch.set_num_threads(1) left": tsn_interop_and_threads_left,
         "the caller's list of batches emptied (pop(0))": tsn_pops_the_batches,
         "parameters replaced by new nn.Parameter objects": tsn_parameters_replaced,
+        # round 27's adversary: every model came in train mode with .grad None, no module's forward depended on the
+        # mode, and the parameters' own hooks were not counted (was ALSO_RIGHT before the check drew batch norm)
+        "model.eval() for the loop, put back after": train_mode_set_and_put_back,
+        "model.train() for the loop, put back after": tsn_train_mode_for_the_loop,
+        "model.zero_grad() after each update, not before each backward()": tsn_zero_grad_after_the_step,
+        "the skip as a gradient hook on each parameter, left on it": tsn_gradient_hooks_left,
+        "a side stream; set_stream(default_stream()) to 'put back'": tsn_side_stream_restored_to_the_default,
+        "a global forward hook (NaN probe) registered and left": tsn_global_nan_hook_left,
+        "the skip as alpha=lr * ok (a 0-d GPU tensor read as a number)": tsn_step_scaled_through_alpha,
     },
 }
 # What only a GPU shows wrong: the streams (a CPU has none); every other wrong answer fails on a CPU too
@@ -1800,7 +2067,12 @@ ALSO_RIGHT = {
                                  non_blocking_copy_and_accelerator_synchronize,
                              "the message's numbers with thousands separators": message_with_thousands_separators,
                              "a non_blocking copy and its event on a side stream that waits for the caller's":
-                                 copy_on_a_side_stream_that_waits_right},
+                                 copy_on_a_side_stream_that_waits_right,
+                             # round 27's adversary's: FAILed as "raised RuntimeError" on a CPU, not left for a GPU
+                             "one summary waited for with torch.Event (device-generic)": sia_device_generic_event,
+                             "the solution inside torch.cuda.nvtx ranges": sia_nvtx_ranges,
+                             "a non_blocking copy into pageable memory (returns once landed)":
+                                 sia_pageable_non_blocking_copy},
     "check_train_steps_no_sync": {"0/1 weights, p.sub_": weights_and_clamp,
                                   "the wrong answers' builder, nothing switched": _no_sync,
                                   "missing targets filled with a number through the mask (masked_fill_)":
@@ -1811,7 +2083,8 @@ ALSO_RIGHT = {
                                   # round 19's adversary's: branched on x.is_cuda, and the CPU part said CPU
                                   "the given loop for CPU tensors, the loop without waits for GPU ones":
                                       given_loop_on_the_cpu,
-                                  "model.eval() for the loop, put back after": train_mode_set_and_put_back,
-                                  # round 24's adversary's: crashed the CPU part (a functorch wrapper has no storage)
-                                  "torch.func.grad_and_value": tsn_torch_func},
+                                  # round 24's adversary's: crashed the CPU part (a functorch wrapper has no storage).
+                                  # Round 27's adversary: not right for every model (a frozen parameter is trained;
+                                  # batch norm in train mode raises under grad_and_value): kept out of the dicts
+                                  },
 }
