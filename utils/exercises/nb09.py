@@ -807,7 +807,7 @@ def _read_patches() -> list[tuple[type, str, Callable]]:
     """What _counting_launches patches to see a guarded launch's loads: the interpreter's, where Triton has one."""
     try:
         from triton.runtime.interpreter import InterpreterBuilder
-    except ImportError:
+    except Exception:  # noqa: BLE001 -- no interpreter in this Triton (or it cannot load): nothing to watch
         return []
     load = InterpreterBuilder.__dict__.get("create_masked_load")
     return [(InterpreterBuilder, "create_masked_load", load)] if isinstance(load, FunctionType) else []
@@ -870,11 +870,13 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
                 args = tuple(_standing_in(stand_in, a) for a in args)
                 kwargs = {k: _standing_in(stand_in, v) for k, v in kwargs.items()}
             outside = [0]
-            _READS.append(([(c.data_ptr() + g, c.data_ptr() + g + o.numel()) for o, c, g in kept], outside))
+            if guarded:  # the loads are judged where the storages are guarded copies
+                _READS.append(([(c.data_ptr() + g, c.data_ptr() + g + o.numel()) for o, c, g in kept], outside))
             try:
                 return launch(*args, **kwargs)
             finally:
-                _READS.pop()
+                if guarded:
+                    _READS.pop()
                 if outside[0]:
                     seen.read_outside.append(f"launch {seen.count} loaded {outside[0]} element"
                                              f"{'s' * (outside[0] != 1)} outside the memory of its tensor arguments")
