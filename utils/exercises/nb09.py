@@ -612,13 +612,32 @@ def _describe_softmax(case: SoftmaxCase) -> str:
     view = f" (rows {cols + gap} elements apart: a slice of a wider tensor)" if gap else ""
     view += f" (starting {start} element{'s' * (start != 1)} into its storage)" if start else ""
     values = f"values around {scale:g}, all below 0" if scale < 0 else f"values up to about {scale:g}"
+    if scale == -math.inf:
+        values = (f"values up to about 1, the first {_masked_columns(cols)} of each row and one more -inf (a masked "
+                  "row, as attention's causal masks make)")
     return f"softmax_rows(x of shape ({rows}, {cols}){view}, {values})"
+
+
+def _masked_columns(cols: int) -> int:
+    """How many columns lead each row with -inf in a case of scale -inf: two thirds of the row, longer than any chunk
+    an online softmax plausibly takes at a time, and at least one finite value left."""
+    return min(2 * cols // 3, cols - 1)
 
 
 def _softmax_input(case: SoftmaxCase, device: str) -> torch.Tensor:
     rows, cols, gap, scale, seed = case
     row, column = _softmax_start(case)
-    wide = torch.randn(row + rows, cols + gap, generator=torch.Generator().manual_seed(seed)) * (abs(scale) / 3)
+    generator = torch.Generator().manual_seed(seed)
+    if scale == -math.inf:  # a masked row (round 27's adversary: an online softmax that started its max at -inf
+        # computed -inf - (-inf) = NaN for a row whose first chunk was all -inf; x never held a non-finite value)
+        wide = torch.randn(row + rows, cols + gap, generator=generator)
+        x = wide[row:, column:column + cols]
+        x[:, :_masked_columns(cols)] = -math.inf
+        if cols > 2:  # one more, a lone one among the finite values
+            x[:, int(torch.randint(_masked_columns(cols), cols, (1,), generator=generator))] = -math.inf
+            x[:, -1] = x[:, -1].nan_to_num(neginf=0.0)  # (the last column stays finite)
+        return wide.to(device)[row:, column:column + cols]
+    wide = torch.randn(row + rows, cols + gap, generator=generator) * (abs(scale) / 3)
     if scale < 0:  # every value far below 0 (3 standard deviations from `scale` stay below 0)
         wide = (wide + scale).clamp(max=scale / 10)
     return wide.to(device)[row:, column:column + cols]
@@ -670,6 +689,7 @@ class _Launches:
 
     count: int = 0
     strayed: list[str] = field(default_factory=list)  # writes outside the tensors a launch was given (guarded)
+    read_outside: list[str] = field(default_factory=list)  # loads outside them (guarded, Triton's interpreter)
 
 
 def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
@@ -753,6 +773,46 @@ def _out_of_guards(kept: list[tuple], seen: _Launches, n: int) -> None:
         original.copy_(copy[guard:guard + nbytes])
 
 
+# The memory a guarded launch may read (Triton's interpreter, on a CPU): the storages of the tensors it was given, as
+# [start, end) addresses of their guarded copies, and a count of the elements it loaded outside them.  Round 27's
+# adversary: a load without a mask (or without the row mask, or a grid of rows + 1) read the guard bytes past x,
+# threw them away and passed: the guards saw writes only.  On a GPU such a read can leave the allocation (an illegal
+# address: the process's CUDA context is lost); the interpreter's loads are seen before they read.
+_READS: list[tuple[list[tuple[int, int]], list[int]]] = []
+
+
+def _load_watched(original: Callable) -> Callable:
+    """InterpreterBuilder.create_masked_load (every load of an interpreted kernel: tl.load, a descriptor's, an atomic
+    one), counting into the innermost _READS the active lanes whose element lies outside the launch's storages."""
+    def create_masked_load(self: Any, ptrs: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
+        if _READS:
+            ranges, outside = _READS[-1]
+            try:
+                addresses = np.asarray(ptrs.data).astype(np.uint64, copy=False)
+                active = np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape)
+                size = max(int(getattr(ptrs.get_element_ty(), "primitive_bitwidth", 8)) // 8, 1)
+                wanted = addresses[active]
+                inside = np.zeros(wanted.shape, dtype=bool)
+                for start, end in ranges:
+                    inside |= (wanted >= start) & (wanted + size <= end)
+                outside[0] += int((~inside).sum())
+            except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the load is not judged
+                pass
+        return original(self, ptrs, mask, *args, **kwargs)
+
+    return create_masked_load
+
+
+def _read_patches() -> list[tuple[type, str, Callable]]:
+    """What _counting_launches patches to see a guarded launch's loads: the interpreter's, where Triton has one."""
+    try:
+        from triton.runtime.interpreter import InterpreterBuilder
+    except Exception:  # noqa: BLE001 -- no interpreter in this Triton (or it cannot load): nothing to watch
+        return []
+    load = InterpreterBuilder.__dict__.get("create_masked_load")
+    return [(InterpreterBuilder, "create_masked_load", load)] if isinstance(load, FunctionType) else []
+
+
 def _poison_what_changed(groups: dict[int, list[torch.Tensor]], snapshots: list[torch.Tensor]) -> None:
     """Replace with NaN every element of a floating storage that the launch changed."""
     for tensors, before in zip(groups.values(), snapshots, strict=True):
@@ -777,7 +837,19 @@ _COUNTING: list[tuple[_Launches, bool, bool]] = []
 _IN_A_LAUNCH = threading.local()  # .running: a counted launch runs in this thread (a launcher's inner run is in one)
 
 
+# What runs right after the next counted launch returns, once: another caller's call (_softmax_two_callers)
+_BETWEEN: list[Callable[[], None]] = []
+
+
 def _launched(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """_launched_once, then what _BETWEEN holds, if anything (once)."""
+    out = _launched_once(launch, args, kwargs)
+    if _BETWEEN and _COUNTING and not getattr(_IN_A_LAUNCH, "running", False):
+        _BETWEEN.pop()()
+    return out
+
+
+def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """launch(*args, **kwargs), counted, tainted, guarded and poisoned as the innermost _counting_launches block
     asks; as it is where none runs, or inside a counted launch (an autotuner's or a heuristic's run of its kernel)."""
     if not _COUNTING or getattr(_IN_A_LAUNCH, "running", False):
@@ -797,9 +869,17 @@ def _launched(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
                 stand_in, kept = _in_guards(groups)
                 args = tuple(_standing_in(stand_in, a) for a in args)
                 kwargs = {k: _standing_in(stand_in, v) for k, v in kwargs.items()}
+            outside = [0]
+            if guarded:  # the loads are judged where the storages are guarded copies
+                _READS.append(([(c.data_ptr() + g, c.data_ptr() + g + o.numel()) for o, c, g in kept], outside))
             try:
                 return launch(*args, **kwargs)
             finally:
+                if guarded:
+                    _READS.pop()
+                if outside[0]:
+                    seen.read_outside.append(f"launch {seen.count} loaded {outside[0]} element"
+                                             f"{'s' * (outside[0] != 1)} outside the memory of its tensor arguments")
                 _out_of_guards(kept, seen, seen.count)
                 if poisoned:
                     _poison_what_changed(groups, snapshots)
@@ -868,13 +948,17 @@ def _counting_launches(guarded: bool = False, poisoned: bool = False) -> Iterato
     patched = _launch_patches() if not _COUNTING else []
     for cls, name, original in patched:
         setattr(cls, name, _counted(name, original))
+    reads = _read_patches() if not _COUNTING else []  # inert but in a guarded launch
+    for cls, name, original in reads:
+        setattr(cls, name, _load_watched(original))
+    patched += reads
     _COUNTING.append((seen, guarded, poisoned))
     try:
         yield seen
     finally:
         del _COUNTING[next(i for i, (record, _, _) in enumerate(_COUNTING) if record is seen)]
         for cls, name, original in reversed(patched):
-            setattr(cls, name, original)
+            setattr(cls, name, original)  # (the interpreter's load too)
 
 
 # What PyTorch may do with x (or what it made from x) inside a right answer: allocate, view, copy, convert, pad,
@@ -1202,6 +1286,18 @@ def _shown_setting(value: object, state: str) -> str:
     return f"({state})" if isinstance(value, torch.Tensor) else str(value)
 
 
+# What x is, besides its values, that a call must leave as it was (round 27's adversary: an in-place kernel on x, x
+# copied back with x.copy_(saved), bumped x's version; `x.data = x.contiguous()` and x.set_(...) made x a copy, no
+# longer a view of the caller's wider tensor; the check compared x's values alone).  A Triton write bumps no version:
+# the values of a kernel's writes into x are poisoned instead (the second call of _softmax_new_and_own).
+X_IS = ("storage", "storage offset", "strides", "version (in-place operations)")
+
+
+def _what_x_is(x: torch.Tensor) -> tuple[object, ...]:
+    with _check_at_work():
+        return (_storage_of(x), x.storage_offset(), tuple(x.stride()), x._version)
+
+
 _NO_DRIVER = ("active drivers", "cpu tensor", "Pointer argument", "outside of the scope of a kernel")
 
 
@@ -1225,6 +1321,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             put back as they were, and a call that changed them FAILs (round 19's adversary: a default dtype of float64
             left set made the check's own inputs float64, and every test after it)."""
             settings, local = read(WATCHED_SETTINGS), _local_settings()
+            was = _what_x_is(x)
             # a seed is seen where it is made: the state left may equal the one before (a caller's generator just
             # seeded with 0 stays so after random.seed(0): one order of the tests passed it)
             seeded: dict[str, list[Any]] = {}
@@ -1244,6 +1341,12 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                 for name in changed),
                 "a function leaves the caller's settings as it found them: set what your own tensors need on them "
                 "(dtype=, device=), and a context manager (with torch.no_grad():) ends with its block")
+            now_x = _what_x_is(x)
+            ex.expect(now_x == was, f"{call} changed x: its " + ", ".join(
+                f"{what} {a} -> {b}" for what, a, b in zip(X_IS, was, now_x, strict=True) if a != b),
+                "leave x itself as it was, not only its values: an in-place operation on x, even one that writes its "
+                "values back, counts as a change of x (autograd refuses a saved tensor changed so, and another reader "
+                "of x sees the change meanwhile), and `x.data = ...` or `x.set_(...)` make x another tensor's view")
             return judged(x, call, y, launches, watch)
 
         def watched_call(x: torch.Tensor, call: str, poisoned: bool) -> tuple[object, _Launches, Any]:
@@ -1273,6 +1376,11 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       f"{'; '.join(launches.strayed)}",
                       "each pointer moves by its own tensor's strides: which row stride did you pass for each "
                       "tensor, and which lanes does your mask let store?")
+            ex.expect(not launches.read_outside, f"{call}: your kernel read outside the tensors it was given: "
+                      f"{'; '.join(launches.read_outside)} (on a GPU, a read past the end of an allocation can stop "
+                      "the process: an illegal memory access)",
+                      "a lane whose value you throw away still reads its address: mask every load (`mask=` and "
+                      "`other=` for the lanes past the row, and the rows past the last one), not only the store")
             ex.expect(not watch.host, f"{call}: your function read x's values (or those of what was made from x) "
                       f"outside PyTorch and your kernel ({', '.join(sorted(set(watch.host)))})",
                       "every step of the softmax belongs in your Triton kernel: NumPy on x.numpy(), Python on "
@@ -1334,9 +1442,11 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             _judge_softmax(ex, call, x, before, y, seen)
 
         # (2, 9, 0, -1e7, 8): values around -1e7, below any finite fill a student may give masked lanes (round 20's
-        # adversary: around -1e5, a fill of -1e6 passed)
+        # adversary: around -1e5, a fill of -1e6 passed); (2, 9, 0, -1e37, 8): around -1e37, where float32 ends
+        # (round 27's: a fill of -1e9 passed, and the class "a finite fill" was open below -2.3e7); (2, 100, 3,
+        # -inf, 12): masked rows, -inf in x (round 27's: an online softmax gave NaN for a row whose first 16 were)
         chosen = [(1, 1, 0, 1.0, 1), (3, 5, 3, 1000.0, 2), (0, 7, 0, 1.0, 3), (CPU_MAX[0], CPU_MAX[1], 64, 10.0, 4),
-                  (2, 9, 0, -1e7, 8),
+                  (2, 9, 0, -1e7, 8), (2, 9, 0, -1e37, 8), (2, 100, 3, -math.inf, 12),
                   (2, 3, 0, -1000.0, 8)]
         if on_gpu:
             chosen += [(7, 1025, 1, 10.0, 5), (3, MAX_COLS, 64, 1000.0, 6), (301, 781, 3, 1.0, 7),
@@ -1345,6 +1455,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                 budget_s=GPU_BUDGET_S if on_gpu else 0.5, describe=_describe_softmax)
         if counted:
             _softmax_new_and_own(ex, call_yours, device)
+            _softmax_two_callers(ex, call_yours, yours, device)
         if not on_gpu:
             raise LeftForGPU(f"the values on {ex.passed} small shapes, through Triton's interpreter, that each "
                              "result is a new tensor and that its values come from your kernel",
@@ -1379,6 +1490,9 @@ def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
     _judge_softmax(ex, call, x1, before1, y1)
     assert isinstance(y1, torch.Tensor)
     kept = [y1.clone()]
+    # The caller keeps the first result's memory, not the tensor (round 27's adversary reused its output when
+    # sys.getrefcount said nobody held it: a caller's `.detach()` or `.numpy()` of it holds the memory, not the tensor)
+    y1 = y1.detach()
     y2, _ = call_yours(x2, call + ", a second time, other values", poisoned=True)
     _kept_unchanged(ex, call, [y1], kept, "a second time")
     ex.expect(isinstance(y2, torch.Tensor) and y2.layout == torch.strided and tuple(y2.shape) == tuple(x2.shape),
@@ -1411,10 +1525,57 @@ def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
     del y3
     if left.expired():
         return
+    dropped = [left]
     for k in range(4, 4 + KEPT_CALLS):
         x = _softmax_input((*OWN_CASE[:-1], OWN_CASE[-1] + k), device)
-        call_yours(x, f"{call}, call {k}, on other values")
+        y, _ = call_yours(x, f"{call}, call {k}, on other values")
         _kept_unchanged(ex, call, [y1, y2], kept, f"{k} times")
+        if isinstance(y, torch.Tensor) and y.layout == torch.strided:
+            dropped.append(StorageWeakRef(y.untyped_storage()))
+        del y
+    # Every result the check dropped still in memory, none reused: the answer keeps them all (round 27's adversary
+    # appended each to a module-level list: on a GPU, memory that only grows)
+    alive = sum(not ref.expired() for ref in dropped)
+    ex.expect(alive < len(dropped), f"{call}: the memory of every one of the {len(dropped)} results the caller "
+              "dropped is still held after your function returned", "a result's memory belongs to the caller: once "
+              "the caller drops it, nothing of yours may keep it (a list or a cache of results grows with every call)")
+
+
+def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device: str) -> None:
+    """A call on OWN_CASE's shape with another caller's whole call, on the same shape, made right after its first
+    launch: what two threads, or two streams that nothing orders, do when they call at once.  Both results must be
+    right (round 27's adversary kept each row's max and sum in a scratch buffer per row count, written by one kernel
+    and read by the next: the other caller's statistics replaced the first's in between).  The other call runs as
+    the answer's own code would from another caller: its launches as they are (the same shape passed the guarded
+    calls before), PyTorch's operators unwatched."""
+    first, other = ((*OWN_CASE[:-1], OWN_CASE[-1] + k) for k in (20, 21))
+    x, x_other = _softmax_input(first, device), _softmax_input(other, device)
+    before, before_other = x.clone(), x_other.clone()
+    results: list[object] = []
+
+    def another_caller() -> None:
+        _IN_A_LAUNCH.running = True
+        try:
+            with _check_at_work():
+                results.append(yours(x_other))
+        finally:
+            _IN_A_LAUNCH.running = False
+
+    call = f"{_describe_softmax(first)}, with another caller's call on x of the same shape made between its launches"
+    _BETWEEN.append(another_caller)
+    try:
+        y, _ = call_yours(x, call)
+    finally:
+        _BETWEEN.clear()
+    theirs = results[0] if results else None
+    for what, got, xs in (("the first caller's", y, x), ("the other caller's", theirs, x_other)):
+        ex.expect(not isinstance(got, torch.Tensor) or got.shape != xs.shape or bool(_softmax_right(got, xs).all()),
+                  f"{call}: {what} result is wrong", "two callers at once (two threads, or two streams that nothing "
+                  "orders) each need their own memory: whatever one call writes and a later launch of it reads (a "
+                  "buffer kept from call to call) is another caller's too")
+    _judge_softmax(ex, call, x, before, y)
+    if theirs is not None:
+        _judge_softmax(ex, call + " (the other caller's)", x_other, before_other, theirs)
 
 
 def _kept_unchanged(ex: Any, call: str, results: list[torch.Tensor], kept: list[torch.Tensor], when: str) -> None:
@@ -1512,7 +1673,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=47, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=79, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

@@ -382,7 +382,9 @@ def _takes_every(f: tuple[Any, ...]) -> bool:
     of 07 left the last three, and passed: only a category of Warning and no message were read), a category of
     Python's own.  What a library's import may add, a filter for its own messages, its own modules or its own
     category (importing SymPy adds ('once', SymPyDeprecationWarning)), is not among them."""
-    return (f[3] is None and (f[1] is None or f[1].match("") is not None)
+    # (a filter by module too, for a builtin category: round 27's adversary of 09 left filterwarnings("ignore",
+    # module="triton"), and passed: every warning of Triton's modules lost to the caller)
+    return ((f[1] is None or f[1].match("") is not None)
             and getattr(f[2], "__module__", None) == "builtins")
 
 
@@ -390,7 +392,8 @@ class _Filters(tuple):  # type: ignore[type-arg]
     """The filters `_catch_all_filters` reads, shown briefly (action, message pattern, category), newest first."""
 
     def __str__(self) -> str:
-        shown = [f"({f[0]!r}, {getattr(f[1], 'pattern', f[1])!r}, {f[2].__name__})" for f in self[:3]]
+        shown = [f"({f[0]!r}, {getattr(f[1], 'pattern', f[1])!r}, {f[2].__name__}"
+                 + (f", module={getattr(f[3], 'pattern', f[3])!r})" if f[3] else ")") for f in self[:3]]
         return f"[{', '.join(shown)}{', ...' if len(self) > 3 else ''}]"
 
 
@@ -881,8 +884,10 @@ LIBRARY_VARIABLES = frozenset({
     "TRITON_WARMUP_COMPILER_WORKER", "TORCH_WARM_POOL", "TEARDOWN_CUPTI", "DISABLE_CUPTI_LAZY_REINIT",
     "CUDA_MODULE_LOADING", "KMP_DUPLICATE_LIB_OK", "CUDA_HOME", "PATH", "CPLUS_INCLUDE_PATH", "JAX_PLATFORMS",
     "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER"})
-# and every variable of Inductor's and Triton's own (a first torch.compile sets more of them: measured on PyTorch 2.13)
-LIBRARY_PREFIXES = ("TORCHINDUCTOR_", "TRITON_")
+# and every variable of Inductor's own (a first torch.compile sets more of them: measured on PyTorch 2.13).  Triton's
+# are watched but those above (round 27's adversary of 09 left TRITON_DEBUG=1 set, and passed: every TRITON_ name was
+# skipped; the TRITON_ names that PyTorch and Triton set themselves, found by grep in torch/ and triton/, are above)
+LIBRARY_PREFIXES = ("TORCHINDUCTOR_",)
 
 
 class EnvironmentVariables(_Differences):
@@ -1068,7 +1073,43 @@ def _streams_put_back(value: tuple[Any, Any]) -> None:
     sys.stdout, sys.stderr = value
 
 
+# triton.knobs' options that a user set (Triton 3.4 and later): round 27's adversary of 09 left
+# triton.knobs.runtime.debug = True, and passed.  Those PyTorch sets itself (Inductor's compile: nvidia.libdevice_path;
+# Triton's warm-up pool: cache.dir) are not watched
+LIBRARY_KNOBS = frozenset({"nvidia.libdevice_path", "cache.dir"})
+
+
+class TritonKnobs:
+    """The options of triton.knobs' groups (runtime, compilation, cache...) set by assignment, as a setting's value
+    (each group keeps those in its own __dict__: a microsecond), where triton.knobs is imported."""
+
+    def __init__(self) -> None:
+        module = sys.modules.get("triton.knobs")
+        self.groups = {name: group for name, group in (vars(module).items() if module is not None else ())
+                       if type(group).__name__.endswith("_knobs") and isinstance(getattr(group, "__dict__", None),
+                                                                                  dict)}
+        self.set = {f"{name}.{option}": value for name, group in self.groups.items()
+                    for option, value in vars(group).items() if f"{name}.{option}" not in LIBRARY_KNOBS}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TritonKnobs) and self.set.keys() == other.set.keys() and all(
+            self.set[k] is other.set[k] or _same_option(self.set[k], other.set[k]) for k in self.set)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return ", ".join(f"{name}={value!r}" for name, value in sorted(self.set.items())) or "none set"
+
+    def put_back(self) -> None:
+        for name, group in TritonKnobs().groups.items():
+            options = vars(group)
+            for option in [o for o in options if f"{name}.{o}" not in LIBRARY_KNOBS]:
+                del options[option]
+            options.update({k.split(".", 1)[1]: v for k, v in self.set.items() if k.split(".", 1)[0] == name})
+
+
 SETTINGS.update({
+    "triton.knobs": (TritonKnobs, TritonKnobs.put_back),
     "os.environ": (EnvironmentVariables, EnvironmentVariables.put_back),
     "sys.path": (ImportPath, ImportPath.put_back),
     "resource.getrlimit(...)": (ResourceLimits, ResourceLimits.put_back),

@@ -529,8 +529,9 @@ def _softmax_variant_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.co
     elif MODE == "float64":  # computed in float64
         x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf")).to(tl.float64)
         e = tl.exp(x - tl.max(x, axis=0))
-    else:  # -1e30 for the masked lanes, and a multiplication by 1 / sum
-        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-1e30)
+    else:  # -inf for the masked lanes, and a multiplication by 1 / sum (round 27: a finite fill, -1e30 here once,
+        # is wrong for a row whose values lie below it; the check draws values around -1e37)
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
         e = tl.exp(x - tl.max(x, axis=0))
         e = e * (1.0 / tl.sum(e, axis=0))
     if MODE != "times the inverse":
@@ -1543,7 +1544,7 @@ ALSO_RIGHT_SOFTMAXES = {
     "four rows a program": softmax_four_rows_a_program,
     "an online max and sum over chunks, then a second pass": softmax_online_in_chunks,
     "computed in float64 inside the kernel": _variant("float64"),
-    "-1e30 for the masked lanes, times the inverse of the sum": _variant("times the inverse"),
+    "-inf for the masked lanes, times the inverse of the sum": _variant("times the inverse"),
     "y = torch.empty_like(x) (contiguous for a slice of a wider tensor)": _variant("float64", like=True),
     "@triton.autotune over num_warps": softmax_autotuned,
     "a persistent grid, 4 programs per SM, striding over the rows": softmax_persistent_grid,
@@ -1996,6 +1997,352 @@ WRONG_SOFTMAXES.update({
         softmax_cuda_graph_per_shape,
 })
 
+# ---------------------------------------------------------------- round 27's adversary (softmax_rows, on a CPU)
+# (/work/adv27/09/answers.py: each passed the check, PART on a CPU, before the fixes of this round)
+@triton.jit
+def _r27_ref_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+    x = x - tl.max(x, axis=0)
+    e = tl.exp(x)
+    tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def _r27_reference_solution(x):
+    """Right: the worked solution (a control)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    if rows:
+        _r27_ref_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+# ======================================================================================================
+# check_softmax_rows, judged on a CPU (Triton's interpreter): WRONG answers
+# ======================================================================================================
+@triton.jit
+def _r27_unmasked_load_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_stride + offsets)  # no mask: BLOCK lanes read, up to BLOCK - cols past the row
+    x = tl.where(mask, x, -float("inf"))  # ... and the lanes past the row thrown away afterwards
+    x = x - tl.max(x, axis=0)
+    e = tl.exp(x)
+    tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_unmasked_load_then_where(x):
+    """WRONG: the load has no mask (the lanes past the row are thrown away afterwards with tl.where, and the store is
+    masked): every row reads up to BLOCK - cols elements past its end, and the last row past the end of x's memory
+    (the notebook's own discussion: "the mask does two jobs: no lane reads past the row").  On a GPU that read can
+    leave the allocation (an illegal address, the process's CUDA context lost) for a last row that ends at a
+    caching-allocator segment's end; the check guards writes only (its stand-ins' guards are read-only to it)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r27_unmasked_load_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _r27_rows_block_kernel(y_ptr, x_ptr, rows, x_stride, y_stride, cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    r = (tl.program_id(0) * ROWS + tl.arange(0, ROWS)).to(tl.int64)[:, None]
+    c = tl.arange(0, BLOCK)[None, :]
+    cmask = c < cols
+    x = tl.load(x_ptr + r * x_stride + c, mask=cmask, other=-float("inf"))  # rows past the last one read too
+    e = tl.exp(x - tl.max(x, axis=1)[:, None])
+    y = e / tl.sum(e, axis=1)[:, None]
+    tl.store(y_ptr + r * y_stride + c, y, mask=(r < rows) & cmask)  # ... but not stored
+
+
+def softmax_four_rows_load_without_row_mask(x):
+    """WRONG: four rows a program (a 2-D block), the row mask only on the store: the last program reads up to three
+    whole rows past x's last row (past x's memory), whose values it then drops.  Right values; an out-of-bounds read
+    of up to 3 * x.stride(0) elements that the check cannot see (only writes into the guards are)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r27_rows_block_kernel[(triton.cdiv(rows, 4),)](y, x, rows, x.stride(0), y.stride(0), cols, ROWS=4,
+                                                   BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def softmax_one_program_too_many_spare_row(x):
+    """WRONG: a grid of rows + 1 programs (an off-by-one), "fixed" after the check said it wrote outside y by giving
+    y a spare row: the extra program reads the row after x's last one (outside x's memory; for an empty x, its row
+    0) and writes the spare row; the result is the view of the first `rows`."""
+    rows, cols = x.shape
+    buf = torch.empty((rows + 1, cols), dtype=torch.float32, device=x.device)
+    _r27_ref_kernel[(rows + 1,)](buf, x, x.stride(0), buf.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return buf[:rows]
+
+
+@triton.jit
+def _r27_online_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, CHUNK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    m = -float("inf")
+    s = 0.0
+    for k in range(0, cols, CHUNK):  # one pass: the running max, the sum rescaled when the max grows
+        offsets = k + tl.arange(0, CHUNK)
+        v = tl.load(x_ptr + row * x_stride + offsets, mask=offsets < cols, other=-float("inf"))
+        new = tl.maximum(m, tl.max(v, axis=0))
+        s = s * tl.exp(m - new) + tl.sum(tl.exp(v - new), axis=0)  # -inf - -inf: NaN while every value was -inf
+        m = new
+    for k in range(0, cols, CHUNK):
+        offsets = k + tl.arange(0, CHUNK)
+        v = tl.load(x_ptr + row * x_stride + offsets, mask=offsets < cols, other=-float("inf"))
+        tl.store(y_ptr + row * y_stride + offsets, tl.exp(v - m) / s, mask=offsets < cols)
+
+
+def softmax_online_nan_after_a_masked_chunk(x):
+    """WRONG: the online softmax the notebook's closing question points to (running max, the sum rescaled by
+    exp(m_old - m_new)), over chunks of 16 columns, with m starting at -inf and no guard: a row whose first 16
+    values are -inf (a masked attention row: causal masks give exactly that) gets exp(-inf - (-inf)) = NaN in its
+    sum, and every value of the row comes out NaN, where torch.softmax gives the right distribution.  The check never
+    draws -inf (nor any non-finite value) in x."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r27_online_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, CHUNK=16)
+    return y
+
+
+@triton.jit
+def _r27_fill_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr, FILL: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=FILL)
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_masked_lanes_minus_1e9(x):
+    """WRONG: the masked lanes read as -1e9, attention code's usual "minus infinity": a row whose values all lie
+    below about -1e9 (legal float32) takes its max from the padding, and every value comes out 0 (or the padding's
+    share).  Round 20's -1e6 was answered with a case around -1e7 (values down to about -2.3e7): any finite fill
+    below that still passes, so the class "a finite fill" stays open (and ALSO_RIGHT calls -1e30 right)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r27_fill_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols), FILL=-1e9)
+    return y
+
+
+@triton.jit
+def _r27_inplace_kernel(x_ptr, x_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(x_ptr + row * x_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_in_place_then_x_put_back(x):
+    """WRONG: an in-place kernel run on the caller's x ("leave x as it was": x is saved first and copied back after
+    the result is cloned out).  During the call x holds the softmax (another stream or thread reading x then reads
+    it), and x.copy_(saved) bumps x's version counter: a caller whose x is a tensor autograd saved (x = h.detach()
+    with h = torch.exp(z)) gets "one of the variables needed for gradient computation has been modified by an
+    inplace operation" on its next backward.  The check compares x's values after the call only."""
+    rows, cols = x.shape
+    saved = x.clone()
+    if rows:
+        _r27_inplace_kernel[(rows,)](x, x.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    y = x.clone()
+    x.copy_(saved)
+    return y
+
+
+_r27_LAST_OUT: dict = {}
+
+
+def softmax_reuses_output_when_unreferenced(x):
+    """WRONG: one output per shape, reused when sys.getrefcount says nobody else holds the tensor object ("no
+    allocation per call, and a result the caller still holds is never overwritten"): a caller that kept what shares
+    the result's memory without referencing the tensor object (probs = softmax_rows(x).detach(), or .numpy(), or
+    .data: none of them holds the tensor, unlike a view, whose _base does) gets it overwritten by the next call.  The
+    check keeps each result itself, never only something sharing its memory."""
+    import sys
+
+    rows, cols = x.shape
+    key = (rows, cols)
+    y = _r27_LAST_OUT.get(key)
+    if y is None or sys.getrefcount(y) > 3:  # the dict's reference, `y`, and getrefcount's argument
+        y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+        _r27_LAST_OUT[key] = y
+    if rows:
+        _r27_ref_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+_r27_STATS: dict = {}
+
+
+@triton.jit
+def _r27_stats_kernel(s_ptr, x_ptr, x_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * x_stride + offsets, mask=offsets < cols, other=-float("inf"))
+    m = tl.max(v, axis=0)
+    tl.store(s_ptr + 2 * row, m)
+    tl.store(s_ptr + 2 * row + 1, tl.sum(tl.exp(v - m), axis=0))
+
+
+@triton.jit
+def _r27_apply_kernel(y_ptr, x_ptr, s_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    v = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+    m = tl.load(s_ptr + 2 * row)
+    s = tl.load(s_ptr + 2 * row + 1)
+    tl.store(y_ptr + row * y_stride + offsets, tl.exp(v - m) / s, mask=mask)
+
+
+def softmax_two_kernels_shared_scratch(x):
+    """WRONG: two kernels (each row's max and sum, then the values), the row statistics in a scratch buffer made once
+    per row count and kept ("no allocation per call"): two callers at once (two threads; on a GPU two streams, which
+    nothing orders) write the same scratch, and one gets the other's statistics.  The check never calls the answer
+    from two callers at once (round 26's CUDA graph with static buffers is the same class, and was caught only by
+    accident of its replays)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        key = (rows, x.device)
+        s = _r27_STATS.get(key)
+        if s is None:
+            s = _r27_STATS[key] = torch.empty(2 * rows, dtype=torch.float32, device=x.device)
+        block = triton.next_power_of_2(cols)
+        _r27_stats_kernel[(rows,)](s, x, x.stride(0), cols, BLOCK=block)
+        _r27_apply_kernel[(rows,)](y, x, s, x.stride(0), y.stride(0), cols, BLOCK=block)
+    return y
+
+
+def softmax_sets_triton_debug(x):
+    """WRONG: os.environ["TRITON_DEBUG"] = "1" "to catch the out-of-bounds accesses the check complained about",
+    left set: every Triton kernel the caller compiles afterwards is built in debug mode (device asserts and overflow
+    checks on, slower).  The check watches os.environ but leaves out every TRITON_ and TORCHINDUCTOR_ variable
+    (LIBRARY_PREFIXES: the ones Triton and Inductor set themselves), so any knob a student sets there passes."""
+    os.environ["TRITON_DEBUG"] = "1"
+    return _r27_reference_solution(x)
+
+
+def softmax_sets_triton_knob(x):
+    """WRONG: triton.knobs.runtime.debug = True (Triton 3.4+'s Python switch for the same), left set: the knobs of
+    triton.knobs are read by no check at all."""
+    try:
+        triton.knobs.runtime.debug = True
+    except AttributeError:
+        pass
+    return _r27_reference_solution(x)
+
+
+def softmax_hushes_triton_module_warnings(x):
+    """WRONG: warnings.filterwarnings("ignore", module="triton") to hush the interpreter's NumPy warnings, left set:
+    every warning Triton's modules raise for the caller afterwards is lost.  The check watches only filters that
+    take a whole category from every module (_takes_every), so a filter by module (or by a non-builtin category, or
+    by message) passes."""
+    import warnings
+
+    warnings.filterwarnings("ignore", module="triton")
+    return _r27_reference_solution(x)
+
+
+
+
+
+_r27_HISTORY: list = []
+
+
+def softmax_keeps_every_result(x):
+    """WRONG: every result appended to a module-level list (a debugging leftover, "to inspect them later"): the memory
+    of every result ever returned is never freed (on a GPU, the caching allocator runs out after enough calls).  The
+    check notices that the results outlive the call (StorageWeakRef) only to make more calls and compare earlier
+    results; it never asks whether a result is freed once the caller drops it."""
+    y = _r27_reference_solution(x)
+    _r27_HISTORY.append(y)
+    return y
+
+
+@triton.jit
+def _max_off_by_one_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    v = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+    m = tl.max(tl.where(offsets < cols - 1, v, -float("inf")), axis=0)  # off by one: the last column left out
+    m = tl.where(cols == 1, tl.max(v, axis=0), m)  # (a row of one column: its only value)
+    e = tl.exp(v - m)
+    tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_max_leaves_out_the_last_column(x):
+    """WRONG: an off-by-one in the max's mask (offsets < cols - 1): the row's last value is left out of the max.  By
+    shift invariance the values stay right unless the last value exceeds every other one by more than ~88, where
+    its exp(v - m) overflows float32 to inf and the row comes out NaN (x = [[0, 100]])."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _max_off_by_one_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def softmax_makes_the_callers_x_contiguous(x):
+    """WRONG: `x.data = x.contiguous()` ("the kernel wants contiguous rows"), on the caller's tensor: x's values stay
+    the same, but x is no longer the view it was: its storage, strides and offset are a new copy's, so the caller's
+    wider tensor and x stop sharing memory (a write into one no longer shows in the other), and the copy's memory
+    lives as long as x.  The check compares x's values after the call (torch.equal), never its storage, strides or
+    offset."""
+    rows, cols = x.shape
+    if not x.is_contiguous():
+        x.data = x.contiguous()
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r27_ref_kernel[(rows,)](y, x, cols, cols, cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def softmax_sets_x_to_a_contiguous_copy(x):
+    """WRONG: the same through x.set_(x.contiguous()) (set_ is among the operators the check lets PyTorch run)."""
+    rows, cols = x.shape
+    if not x.is_contiguous():
+        x.set_(x.contiguous())
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r27_ref_kernel[(rows,)](y, x, cols, cols, cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+WRONG_SOFTMAXES.update({
+    "round 27's adversary: the load without a mask, the lanes past the row dropped by tl.where (reads past x)":
+        softmax_unmasked_load_then_where,
+    "round 27's adversary: four rows a program, the row mask on the store only (reads rows past x)":
+        softmax_four_rows_load_without_row_mask,
+    "round 27's adversary: a grid of rows + 1 programs, y given a spare row (reads the row after x's last)":
+        softmax_one_program_too_many_spare_row,
+    "round 27's adversary: an online softmax over chunks of 16, NaN for a row whose first chunk is all -inf":
+        softmax_online_nan_after_a_masked_chunk,
+    "round 27's adversary: the masked lanes read as -1e9 (a row below -1e9 takes its max from the padding)":
+        softmax_masked_lanes_minus_1e9,
+    "round 27's adversary: an in-place kernel on the caller's x, x copied back afterwards":
+        softmax_in_place_then_x_put_back,
+    "round 27's adversary: one output per shape, reused when sys.getrefcount says nobody holds it":
+        softmax_reuses_output_when_unreferenced,
+    "round 27's adversary: two kernels, the row statistics in a scratch kept per row count":
+        softmax_two_kernels_shared_scratch,
+    "round 27's adversary: os.environ['TRITON_DEBUG'] = '1' left set": softmax_sets_triton_debug,
+    "round 27's adversary: triton.knobs.runtime.debug = True left set": softmax_sets_triton_knob,
+    "round 27's adversary: warnings.filterwarnings('ignore', module='triton') left set":
+        softmax_hushes_triton_module_warnings,
+    "round 27's adversary: every result appended to a module-level list (never freed)": softmax_keeps_every_result,
+    "round 27's adversary: x.data = x.contiguous() on the caller's x": softmax_makes_the_callers_x_contiguous,
+    "round 27's adversary: x.set_(x.contiguous()) on the caller's x": softmax_sets_x_to_a_contiguous_copy,
+})
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
@@ -2019,7 +2366,8 @@ WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without
     "check_softmax_rows": set(WRONG_SOFTMAXES) - {
         # the GPU's speed bar
         "one launch per row, from Python", "a persistent grid of 2 programs: right values, 2 SMs busy",
-        "an online softmax over chunks of 64 columns: right values, below the speed bar",
+        # (not "an online softmax over chunks of 64 columns": its max starts at -inf, and a masked row, -inf in its
+        # first 64 columns, comes out NaN, which the CPU sees since round 27)
         # rows longer than the CPU's (CPU_MAX), streams, more rows than a grid's second axis holds
         "an online softmax whose running sum is not rescaled when the max grows",
         "a side stream that waits for the caller, not waited for",
