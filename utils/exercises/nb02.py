@@ -45,6 +45,7 @@ from .properties import diagnose, finite, for_all, hypothesis, integral, real, s
 from .settings import (
     HINT,
     SEED_HINT,
+    TORCH_GENERATOR,
     generator_states,
     not_put_back,
     put_back,
@@ -94,6 +95,17 @@ def _unrelated(seed: int) -> dict[str, Any]:
 
 # Two sets of unrelated states for the probe's second call (the second where the caller's is the first)
 UNRELATED = (_unrelated(12345), _unrelated(54321))
+FAR = 2**18  # draws apart: no rejection sampler's two streams meet after so many
+
+
+def _far_along(state: torch.Tensor) -> torch.Tensor:
+    """PyTorch's generator's `state` advanced by FAR draws: the same seed (initial_seed), far from the caller's
+    state.  Round 27's adversary rewound the global generator to its own seed on every call
+    (g.manual_seed(g.initial_seed())), and passed: from another seed's state the rewind leaves another state."""
+    generator = torch.Generator()
+    generator.set_state(state)
+    torch.rand(FAR, generator=generator)
+    return generator.get_state()
 
 
 def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Callable[..., R]:
@@ -110,7 +122,7 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
     (round 19's adversary called np.random.seed(0), and passed: its caller's random numbers after each call were the
     same).  (Only a few: a second call costs as much as the first, and an answer that seeds seeds every time.)"""
     left_to_probe = [probes]
-    kept: list[tuple[Any, Any]] = []  # the result of the call before, and what it read then (`_as_read`)
+    kept: list[tuple[Any, Any]] = []  # each earlier result that can change, and what it read then (`_as_read`)
 
     def call(*args: Any, **kwargs: Any) -> R:
         before = read(SETTINGS)
@@ -130,8 +142,9 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
         else:
             states = generator_states()
             spare = copy.deepcopy((args, kwargs))  # for the second call: the first may change what it was given
-            other = next(unrelated for unrelated in UNRELATED
-                         if not any(same_state(states[name], unrelated[name]) for name in states))
+            other = dict(next(unrelated for unrelated in UNRELATED
+                              if not any(same_state(states[name], unrelated[name]) for name in states)))
+            other[TORCH_GENERATOR] = _far_along(states[TORCH_GENERATOR])
             try:
                 with seeding_watched(seeded, (yours,)):
                     result = yours(*args, **kwargs)
@@ -155,14 +168,19 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
         seeded_alike = [name for name in left if same_state(left[name], again[name])]
         if seeded_alike:
             ex.expect(False, f"{ex.name} seeds the global random generator {seeded_alike[0]}: called twice with the "
-                      "same arguments, from two unrelated states of that generator, it left the same state both "
+                      "same arguments, from two states of that generator far apart, it left the same state both "
                       "times", SEED_HINT)
-        # what the call before returned reads as it did: a result the caller keeps is not a buffer that the next call
-        # writes again (round 24's adversary returned one module-level array, or views of it, every call, and passed)
-        if kept and _as_read(kept[0][0]) != kept[0][1]:
-            ex.expect(False, f"{ex.name} changed what it had returned before: the result of one call, "
-                      f"{shown(kept[0][0])} now, read otherwise before the next call", KEPT_HINT)
-        kept[:] = [(result, _as_read(result))]
+        # what every earlier call returned reads as it did: a result the caller keeps is not a buffer that a later call
+        # writes again (round 24's adversary returned one module-level array, or views of it, every call, and passed;
+        # round 27's wrote a ring of four buffers in turn, and passed a watch of the call before only).  Only results
+        # that can change are kept (arrays, tensors, lists: a few bytes each here)
+        for held, read_then in kept:
+            if _as_read(held) != read_then:
+                ex.expect(False, f"{ex.name} changed what it had returned before: the result of an earlier call, "
+                          f"{shown(held)} now, read otherwise when it was returned", KEPT_HINT)
+        read_now = _as_read(result)
+        if _can_change(read_now):
+            kept.append((result, read_now))
         return result
 
     return call
@@ -190,6 +208,13 @@ def _as_read(value: object) -> object:
         return repr(value)
     except Exception:  # noqa: BLE001 -- an object that cannot show itself: not compared
         return None
+
+
+def _can_change(read: object) -> bool:
+    """Whether a result read by `_as_read` holds anything that can change (an array, a tensor, an object's repr)."""
+    if isinstance(read, tuple) and read and isinstance(read[0], type):  # a tuple's or a list's items
+        return read[0] is list or any(_can_change(item) for item in read[1])
+    return read is not None
 
 
 @contextmanager
@@ -792,7 +817,12 @@ SAME_INTERVAL_HINT = ("asked for runs spread twice as far from the same medians,
 
 
 FIRST_SAMPLES = "a clearly faster, 40 runs against 25"  # the first chosen case (at 0.95), asked again at this one:
-OTHER_CONFIDENCE = 0.5
+OTHER_CONFIDENCE = 0.9
+REFLECTED_SAMPLES = "5 noisy runs against 7"  # asked again, reflected in place (`bounds_the_ratio`)
+SAME_REFLECTED_HINT = ("asked again for the same arrays, refilled in place with other runs of the same count, "
+                       "medians and spread, your function returned the very interval it returned before: it was kept "
+                       "from an earlier call (a cache, a global) under the arrays' identities or a summary of the "
+                       "runs; the interval depends on every run, as the arrays hold them now")
 SAME_LEVEL_HINT = ("asked for the same runs at another confidence, your function returned the very interval it "
                    "returned before: it was kept from an earlier call (a cache, a global, a mutable default argument) "
                    "under the runs alone; the interval depends on the confidence too")
@@ -858,8 +888,9 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
                     "of the lecture)")
 
         def bounds_the_ratio(case: Samples) -> None:
-            first = judged(case)
             a, b, confidence, how = case
+            given = a.copy(), b.copy()
+            first = judged(case, given=given)
             if not hypothesis.currently_in_test_context() and a.size + b.size <= 200:
                 # a chosen case, asked again with its runs spread about the same medians: an interval kept from an
                 # earlier call under a summary of the runs (their medians: round 21's adversary, which passed) comes
@@ -869,18 +900,30 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
                 judged((_spread(a), _spread(b), confidence, again), first)
                 if how == FIRST_SAMPLES:
                     # and the same runs at another confidence: an interval kept under the runs alone comes back for it
-                    # (round 24's adversary, which passed: the confidence was never changed alone)
+                    # (round 24's adversary, which passed: the confidence was never changed alone; round 27's kept it
+                    # under the confidence rounded to one decimal, and passed at 0.5: 0.9 rounds as 0.95 does)
                     judged((a, b, OTHER_CONFIDENCE, f"{how}, asked right after at confidence 0.95"), first,
                            SAME_LEVEL_HINT)
+            if how == REFLECTED_SAMPLES:
+                # and the same arrays refilled in place with their runs reflected about their medians: the same sizes,
+                # medians and spreads (std), another interval: one kept under the arrays' identities or under a summary
+                # of the runs comes back for it (round 27's adversary kept them so, and passed: every call had new
+                # arrays, and each repeat changed the spread)
+                for x, held in zip((a, b), given, strict=True):
+                    held[:] = 2 * np.median(x) - x
+                again = (f"{how}, asked, then the same arrays refilled in place with their runs reflected about their "
+                         "medians (a[:] = 2 * np.median(a) - a, b alike) and asked again")
+                judged((2 * np.median(a) - a, 2 * np.median(b) - b, confidence, again), first, SAME_REFLECTED_HINT,
+                       given)
 
-        def judged(case: Samples, earlier: tuple[float, float] | None = None,
-                   same_hint: str = SAME_INTERVAL_HINT) -> tuple[float, float]:
-            """Judge the answer's interval for `case` (asked right after one for which it returned `earlier`: the
-            very same interval again gets `same_hint`)."""
+        def judged(case: Samples, earlier: tuple[float, float] | None = None, same_hint: str = SAME_INTERVAL_HINT,
+                   given: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, float]:
+            """Judge the answer's interval for `case`, given as `given` (copies, where None), asked right after one
+            for which it returned `earlier`: the very same interval again gets `same_hint`."""
             a, b, confidence, how = case
             level = 0.95 if confidence is None else confidence
             call = f"which_is_faster(a, b{'' if confidence is None else f', confidence={confidence:.4g}'}) for {how}"
-            given = a.copy(), b.copy()
+            given = (a.copy(), b.copy()) if given is None else given
             got = yours(*given) if confidence is None else yours(*given, confidence=confidence)
             changed = " and ".join(name for name, x, y in zip("ab", given, (a, b), strict=True)
                                    if not np.array_equal(x, y))
@@ -941,7 +984,7 @@ def chosen_samples() -> list[Samples]:
         (noisy, rng.permutation(noisy) * 1.003, 0.99, "0.3% apart, 5% noise"),
         (np.sort(spread(1.0e-3, 0.05, 30)), np.sort(spread(1.01e-3, 0.05, 30)), None, "30 runs each, both sorted"),
         (np.array([0.6, 0.9, 1.0, 1.3, 1.8]) * 1e-3, np.array([1.2, 0.8, 1.6, 1.1, 0.9, 2.0, 1.4]) * 1e-3, 0.5,
-         "5 noisy runs against 7"),
+         REFLECTED_SAMPLES),
         # an even number of runs spread widely: a median other than np.median's (the geometric mean of the two middle
         # runs, one of them alone) moves the 80% interval's ends past the wobble allowed
         (np.array([1.0, 2.0, 30.0, 40.0]) * 1e-5, np.array([20.0]) * 1e-5, 0.8, "4 widely spread runs against 1"),
