@@ -236,7 +236,8 @@ def warmup_series(length: int, steady: int, pattern: str, seed: int, noise: floa
 
     The warm-up's calls are slow together (at least 1.3x the steady time, and its last five all
     slow): "decaying" slows from 20x down to 1.5x, "autotuning" tries algorithms, a quarter of them
-    as fast as the steady state.  The steady calls vary by `noise` (lognormal), and from the steady
+    as fast as the steady state ("autotuning, a fast stretch": nine in a row of them, a quarter of the way in, where
+    the warm-up has 20 calls or more).  The steady calls vary by `noise` (lognormal), and from the steady
     call `first` on, every `gap`-th (at least ten apart) is disturbed (3x to 10x) or, every `lucky`-th of them,
     lucky (0.6x); with `last`, the last call is disturbed too (and the others stay ten calls away from it).
     """
@@ -246,6 +247,8 @@ def warmup_series(length: int, steady: int, pattern: str, seed: int, noise: floa
         slow = np.geomspace(20.0, 1.5, length) if length else np.empty(0)
     else:
         slow = np.where(rng.random(length) < 0.25, 1.0, rng.uniform(1.3, 8.0, length))
+        if pattern == "autotuning, a fast stretch" and length >= 20:
+            slow[length // 4:length // 4 + 9] = 1.0  # nine candidates as fast as the steady state in a row
         slow[-5:] = rng.uniform(1.3, 8.0, min(5, length))
     times = base.copy()
     times[:length] *= slow
@@ -310,7 +313,8 @@ CHOSEN_WARMUPS: list[Warmup] = [(150, 10, "decaying", 0, 0.03, 37, 3, False, 1e-
                                 (150, 100, "decaying", 0, 0.03, 37, 3, False, 1e-6, 4),
                                 (30, 100, "decaying", 195, 0.03, 37, 3, False, 1.1e-6, 4),
                                 (24, 200, "autotuning", 15, 0.05, 37, 3, False, 1e-3, 4),
-                                (60, 150, "decaying", 4, 0.05, 37, 3, False, 1e-3, 4)]
+                                (60, 150, "decaying", 4, 0.05, 37, 3, False, 1e-3, 4),
+                                (40, 60, "autotuning, a fast stretch", 8, 0.03, 37, 3, False, 1e-3, 4)]
 
 
 def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> None:
@@ -334,12 +338,26 @@ def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> N
                 # back for it (round 24's adversary cached under id(times), and passed: each call had a new array)
                 given[:] = 2 * times
                 judged(w, 2 * times, given, typical)
+                # and the same times in another order, the steady calls' disturbed ones moved to the end of the
+                # warm-up, which they lengthen: the same size, median and spread (std), another end (round 27's
+                # adversary kept k under those summaries, and passed: every repeat changed the median)
+                length = w[0]
+                disturbed = np.flatnonzero(times[length:] > 2 * np.median(times[length:])) + length
+                if disturbed.size > EARLY:
+                    moved = np.concatenate([times[:length], times[disturbed], np.delete(times[length:],
+                                                                                        disturbed - length)])
+                    judged(w, moved, moved.copy(), length=length + disturbed.size,
+                           how=(f"warmup_end(t) for t = {series_call(w)} with its {disturbed.size} disturbed steady "
+                                "calls moved to the end of the warm-up (the same times in another order), a warm-up "
+                                f"of {length + disturbed.size} calls,"))
 
-        def judged(w: Warmup, times: np.ndarray, given: np.ndarray, before: float | None = None) -> float:
+        def judged(w: Warmup, times: np.ndarray, given: np.ndarray, before: float | None = None,
+                   length: int | None = None, how: str | None = None) -> float:
             """Judge the answer's (k, steady) for `times`, given as `given` (asked `before`: the same array, refilled
-            in place, for which it returned that typical time)."""
-            length = w[0]
-            call = f"warmup_end({series_call(w)}), a warm-up of {length} calls ({w[2]}) then {w[1]} steady ones,"
+            in place, for which it returned that typical time), whose warm-up has `length` calls (w's, where None),
+            asked as `how` says (w's call, where None)."""
+            length = w[0] if length is None else length
+            call = how or f"warmup_end({series_call(w)}), a warm-up of {length} calls ({w[2]}) then {w[1]} steady ones,"
             if before is not None:
                 call = (f"warmup_end(times) for times = {series_call(w)} asked, then refilled in place with every time "
                         "twice as long (times[:] = 2 * times) and asked again,")
@@ -554,7 +572,12 @@ CHOSEN_MODELS: list[Model] = [
     ((1024, 1024, 4), (40e9, 20e12), (3e12, 44.25e12, 104.649e-6), 50e9, None),
     ((256, 256, 4), (50e9, 1e12), (3e12, 50e12, 1.4334e-3), 50e9, None),
     ((256, 256, 4), (50e9, 1e12), (3e12, 50e12, 3e-3), 50e9, 2**16),
+    ((4096, 4096, 4), (92165900000.0, 943779000000000.0), (3e12, 1128390000000000.0, 0.00072388), 100e9, None),
+    ((4096, 4096, 4), (178571000000.0, 1828570000000000.0), (3e12, 1626350000000000.0, 0.00037156), 200e9, None),
 ]
+# (the last two: windows of batches 1071 to 2256 and 2074 to 4379, clear in float32 at their first wins: a search
+# that tries every batch up to 2**10 or 2**11 and then bisects, as if the GPU stayed faster once faster, finds none;
+# round 27's adversary, which passed: every window drawn or chosen started at batch 32 or below)
 
 
 # Models on which the model of an answer that ignores the item size (elements for bytes) gives batches of its own: a
@@ -568,6 +591,26 @@ def _in_elements(layer: tuple[int, int, int], cpu: tuple[float, float], gpu: tup
                  max_batch: int | None) -> int | None:
     """The first win of a model whose items are taken as one byte each (the item size ignored)."""
     return _first_win(((layer[0], layer[1], 1), cpu, gpu, link, max_batch))
+
+
+CROSSOVER_KEPT_HINT = ("the batch depends on every argument, the CPU's too: one kept from an earlier call (a cache, a "
+                      "global, a mutable default argument) under part of them comes back for another model")
+
+
+def _one_changed(model: Model, turn: int) -> Model | None:
+    """The model with one of the CPU, the GPU, the link (the `turn`-th, in turn, then the others) four times faster
+    or slower, the first where the GPU's first win moves; None where none moves it."""
+    layer, cpu, gpu, link, max_batch = model
+    first = _first_win(model)
+    for k in range(3):
+        for scale in (4.0, 0.25):
+            which = (turn + k) % 3
+            changed: Model = (layer, (cpu[0] * scale, cpu[1] * scale) if which == 0 else cpu,
+                              (gpu[0] * scale, gpu[1] * scale, gpu[2]) if which == 1 else gpu,
+                              link * scale if which == 2 else link, max_batch)
+            if _first_win(changed) != first:
+                return changed
+    return None
 
 
 def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
@@ -620,18 +663,34 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
             return "does your search try every batch size from 1 up?"
 
         def finds_the_first_win(model: Model) -> None:
+            first = judged(model)
+            if not hypothesis.currently_in_test_context():
+                # a chosen model asked again with one of the CPU, the GPU or the link changed alone, where the first
+                # win moves: a batch kept under part of the arguments comes back for it (round 27's adversary kept it
+                # under all but the CPU, "the CPU is this machine's", and passed: no two models differed in it alone)
+                changed = _one_changed(model, CHOSEN_MODELS.index(model) if model in CHOSEN_MODELS else 0)
+                if changed is not None:
+                    judged(changed, (model, first))
+
+        def judged(model: Model, before: tuple[Model, int | None] | None = None) -> int | None:
+            """Judge the answer's batch for `model` (asked right after `before`, the model with one argument
+            otherwise, and the batch the answer returned for it), and return it."""
             call, last = call_of(model), model[4] or MAX_BATCH
             got = yours(*model[:4]) if model[4] is None else yours(*model)
             margins = _margins(model)
             wins, loses = margins > TIE, margins < -TIE
             batch = integral(got)
+            if before is not None and (got is None or batch is not None) and batch == before[1]:
+                ex.expect(batch == _first_win(model), f"{call} returned {batch}, as it did for "
+                          f"{call_of(before[0])} asked right before it, but the GPU's first win is elsewhere here",
+                          CROSSOVER_KEPT_HINT)
             ex.expect(got is None or batch is not None, f"{call} returned {shown(got)}, not a batch size or None",
                       "return the batch size as an int, or None if the GPU is never faster up to max_batch")
             if batch is None:
                 if wins.any():
                     ex.expect(False, f"{call} returned None, but the GPU is faster at a batch from 1 to {last}",
                               none_hint(model, wins))
-                return
+                return None
             ex.expect(1 <= batch <= last, f"{call} returned {batch}, not a batch size from 1 to {last}",
                       "return a batch size from 1 to max_batch, or None if the GPU is faster at none of them")
             if loses[batch - 1]:
@@ -645,6 +704,7 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
                 ex.expect(False, f"{call} returned {batch}, but the GPU is faster at a smaller batch",
                           (small_only_hint if wins[0] else window_hint) if loses[first - 1:batch - 1].any() else
                           f"does your search try every batch size from 1 up? If it does: {model_hint_of()}")
+            return batch
 
         with _generators_put_back():
             for_all(ex, models(), finds_the_first_win, examples=30, chosen=CHOSEN_MODELS, budget_s=0.1,
@@ -1041,12 +1101,15 @@ def _long_loop(draw: tuple[int, int, float]) -> Loop:
 # Tried every time: the usual shapes; and two backlogs with an idle stretch between them (the GPU catches up after the
 # first long kernel, idles, and falls behind again), in a short loop and in one of 16 kernels whose busy stretches
 # come after the tenth (a model that stays behind once behind, or follows the first kernels only, misses them); and a
-# loop of 3000 kernels (one training step: a recursion once a kernel runs out of Python's stack).
+# loop of 3000 kernels (one training step: a recursion once a kernel runs out of Python's stack); and a long kernel in
+# the middle of 20 short ones, swapped there with a short one in place (`_middle_swap`: round 27's adversary), its
+# times multiples of 2**-20 s (about 1 µs), whose sum is the same in any order.
 CHOSEN_LOOPS: list[Loop] = [([1e-6, 100e-6, 1e-6, 1e-6, 50e-6], 10e-6), ([1e-6] * 9 + [100e-6], 10e-6),
                             ([100e-6] + [1e-6] * 9, 10e-6), ([3e-3], 5e-6), ([], 5e-6), ([0.0] * 3 + [100e-6], 10e-6),
                             ([100e-6] + [1e-6] * 20 + [100e-6], 10e-6),
                             ([1e-6] * 4 + [50e-6] + [2e-6] * 5 + [1e-6, 50e-6, 100e-6, 50e-6, 2e-6, 50e-6], 10e-6),
-                            _long_loop((3000, 21, 5e-6))]
+                            _long_loop((3000, 21, 5e-6)),
+                            ([2**-19] * 8 + [2**-20, 2**-20, 105 * 2**-20, 2**-20] + [2**-19] * 8, 10e-6)]
 
 
 def _listed_compactly(kernels: list[float]) -> str:
@@ -1119,6 +1182,24 @@ def _tolerance(kernels: list[float]) -> float:
 
 DEPTH_HINT = ("a loop can have thousands of kernels (one training step does), and a recursion as deep as the loop is "
               "long runs out of Python's stack: follow the kernels in a loop instead")
+
+
+def _middle_swap(kernels: list[float], launch: float) -> tuple[int, int] | None:
+    """Two kernels of the loop's middle (none of its first or last eight, where it has more than 17), one of the three
+    longest and one of the three shortest there, whose swap changes when the loop ends the most; None where none
+    does (a GPU that stays behind to the end adds up the kernels, in any order)."""
+    n = len(kernels)
+    low, high = (8, n - 8) if n > 17 else (0, n)
+    order = sorted(range(low, high), key=lambda i: kernels[i])
+    end, best, pair = _loop_end(kernels, launch), 0.0, None
+    for i in order[-3:]:
+        for j in order[:3]:
+            swapped = list(kernels)
+            swapped[i], swapped[j] = swapped[j], swapped[i]
+            change = abs(_loop_end(swapped, launch) - end)
+            if change > best:
+                best, pair = change, (min(i, j), max(i, j))
+    return pair
 
 
 def check_loop_time(loop_time: Callable[..., float]) -> None:
@@ -1236,8 +1317,18 @@ def check_loop_time(loop_time: Callable[..., float]) -> None:
                 # builds its loop): a result kept under the list's identity comes back for it (round 24's adversary
                 # cached under id(kernels), and passed: each call had a new list)
                 given.append(kernels[-1] if kernels and kernels[-1] > 0 else 1e-6)
-                asked((list(given), launch), (loop, seconds), given,
-                      ": the same list, one kernel appended in place (kernels.append(...))")
+                appended = (list(given), launch)
+                longer = asked(appended, (loop, seconds), given,
+                               ": the same list, one kernel appended in place (kernels.append(...))")
+                # and two kernels of its middle swapped in place: the same list, length, total and ends, another time
+                # (round 27's adversary kept the time under the list's identity and length, or under the launch, the
+                # count, the total and the first and last eight kernels, and passed)
+                swap = _middle_swap(appended[0], launch)
+                if swap is not None:
+                    i, j = swap
+                    given[i], given[j] = given[j], given[i]
+                    asked((list(given), launch), (appended, longer), given,
+                          f": the same list, its kernels {i} and {j} then swapped in place")
             # the same kernels with another launch time, and in the reverse order, asked right after: a result kept
             # from an earlier call under part of its arguments (the kernels alone; the launch, the count and the
             # total) comes back for them (round 19's adversary kept them so, and passed)
