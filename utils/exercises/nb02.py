@@ -7,22 +7,23 @@ around them.  Each is a property over generated inputs (utils/exercises/properti
 the check's own reference, which runs inside the check only (`@reference`):
 
 - warmup_end: series of 10 to 450 calls whose warm-up (none, or up to 150 calls, longer than the steady part
-  too) decays or autotunes, and whose steady calls (varying by 1% to 3%, and 5% in two chosen ones) have isolated
-  outliers; the generator knows where its warm-up ends.  The chosen ones asked again with the same array refilled
-  in place.
+  too) decays or autotunes (nine fast calls in a row, in a chosen one), and whose steady calls (varying by 1% to 3%,
+  and 5% in two chosen ones) have isolated outliers; the generator knows where its warm-up ends.  The chosen ones
+  asked again with the same array refilled in place, and with their disturbed calls moved to the warm-up's end.
 - crossover_batch: cost models where the GPU never wins, wins from the first batch, from some batch on,
-  only at small batches, over a window of batches only, or first at `max_batch` itself or just beyond it, for
-  `max_batch` from 1 to 2**17.
+  only at small batches, over a window of batches only (two of them beyond 2**10), or first at `max_batch` itself or
+  just beyond it, for `max_batch` from 1 to 2**17; the chosen ones asked again with the CPU, the GPU or the link
+  changed alone.
 - which_is_faster: two samples of 1 to 80 runs each (and the notebook's 186 against 187), of unequal sizes, with
   ties and outliers, listed in any order, at any confidence, against the exact bootstrap distribution of the ratio
-  of the medians; the chosen ones asked again with their runs spread about the same medians, and the first at
-  another confidence.
+  of the medians; the chosen ones asked again with their runs spread about the same medians, the first at another
+  confidence, and one with its arrays refilled in place with the runs reflected about their medians.
 - loop_time: up to 60 kernels of any durations (zero included), any time per launch; and loops of 1000 to 5000
   kernels, asked again with every time 0.1% longer; the chosen ones asked again with the same list, one kernel
-  appended in place.
+  appended in place, then two of its middle kernels swapped in place.
 
 Every call of an answer leaves every process-wide setting that .settings knows as it was (the global generators
-drawn from, never seeded), and what the call before it returned as it was.
+drawn from, never seeded), and what every call before it returned as it was.
 """
 
 from __future__ import annotations
@@ -114,11 +115,12 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
     default dtype float64, and passed); the global generators' states are put back when the check ends
     (`_generators_put_back`: reading them costs more than a call of most answers).  A function that seeds a global
     generator or sets its state, called during any call, FAILs unless the answer put the state back as it was
-    before that first call (`settings.seeding_watched`, which also sees a seeding function imported by name).  And on
-    its first `probes` calls outside Hypothesis's cases (which
-    seed the global generators themselves: the chosen cases), the answer is asked twice, from the caller's states
-    and from unrelated ones (seeded apart: one draw apart, a rejection sampler's two streams meet, and a right answer
-    failed, round 21's adversary): the states it leaves must differ, or it seeded one through a way not watched
+    before that first call, or when the call began (`settings.seeding_watched`, which also sees a seeding function
+    imported by name).  And on its first `probes` calls outside Hypothesis's cases (which seed the global generators
+    themselves: the chosen cases), the answer is asked twice, from the caller's states and from unrelated ones
+    (seeded apart: one draw apart, a rejection sampler's two streams meet, and a right answer failed, round 21's
+    adversary; PyTorch's: the caller's seed, far along, `_far_along`, round 27's): the states it leaves must differ,
+    or it seeded one through a way not watched
     (round 19's adversary called np.random.seed(0), and passed: its caller's random numbers after each call were the
     same).  (Only a few: a second call costs as much as the first, and an answer that seeds seeds every time.)"""
     left_to_probe = [probes]

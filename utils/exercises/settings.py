@@ -1189,8 +1189,9 @@ def same_state(x: object, y: object) -> bool:
 @contextmanager
 def seeding_watched(seeded: dict[str, list[Any]], answers: Iterable[Callable[..., Any]] = ()) -> Iterator[None]:
     """During the block, each function that seeds a global generator or sets its state (`GENERATORS`) records in
-    `seeded`, for its generator: the name of the first called and the generator's state just before it, and whether
-    the last one called seeds (rather than sets a state); put back after the block.  (Round 21's adversary reseeded
+    `seeded`, for its generator: the name of the first called and the generator's state just before it (or, once a
+    state is set back as it was when the block began, that state: round 27), and whether the last one called seeds
+    (rather than sets a state); put back after the block.  (Round 21's adversary reseeded
     from entropy, np.random.seed() and torch.seed(), or seeded on the first call only, and passed a probe that
     compares the states left: a seed is seen where it is made, whatever it seeds with.)
 
