@@ -674,26 +674,29 @@ def _gc_freeze_put_back(count: int) -> None:
             gc.freeze()
 
 
-def matplotlib_backend() -> str | None:
+OWN_BACKEND = "the one matplotlib chooses itself"
+
+
+def matplotlib_backend() -> str:
     """The backend chosen by matplotlib.use(...) (or by IPython's %matplotlib), read from the dict itself without
-    importing matplotlib; None where matplotlib is not imported or its backend is the one it resolved on its own
+    importing matplotlib; OWN_BACKEND where matplotlib is not imported or its backend is the one it resolved on its own
     (rcParams' equals rcParamsOrig's: importing pyplot and making a figure resolves it, which no answer is to blame
     for).  Round 27's adversary of 02 called matplotlib.use("Agg") to save a plot and left it: every later figure of
     the notebook shows nowhere; MatplotlibParams leaves the backend out."""
     matplotlib = sys.modules.get("matplotlib")
     params, original = getattr(matplotlib, "rcParams", None), getattr(matplotlib, "rcParamsOrig", None)
     if not isinstance(params, dict) or not isinstance(original, dict):
-        return None
+        return OWN_BACKEND
     backend = dict.get(params, "backend")
-    return None if backend is dict.get(original, "backend") or backend == dict.get(original, "backend") else str(
-        backend)
+    return OWN_BACKEND if backend is dict.get(original, "backend") or backend == dict.get(original, "backend") else (
+        str(backend))
 
 
-def _matplotlib_backend_put_back(backend: str | None) -> None:
+def _matplotlib_backend_put_back(backend: str) -> None:
     matplotlib = sys.modules.get("matplotlib")
     if matplotlib is None or matplotlib_backend() == backend:
         return
-    if backend is None:  # the one it resolves on its own, as before
+    if backend == OWN_BACKEND:  # the one it resolves on its own, as before
         dict.__setitem__(matplotlib.rcParams, "backend", dict.get(matplotlib.rcParamsOrig, "backend"))
     else:
         with suppress(Exception):
