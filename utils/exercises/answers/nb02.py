@@ -2353,7 +2353,7 @@ def _loop_closed_form_tensor(k: torch.Tensor, launch: float) -> torch.Tensor:
     return before[-1] + k[-1] + torch.cummax(starts, 0).values[-1]
 
 
-_LOOP_COMPILED = []
+_LOOP_COMPILED: list = []
 
 
 def loop_torch_compiled(kernels, launch):
