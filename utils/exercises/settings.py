@@ -382,10 +382,22 @@ def _takes_every(f: tuple[Any, ...]) -> bool:
     of 07 left the last three, and passed: only a category of Warning and no message were read), a category of
     Python's own.  What a library's import may add, a filter for its own messages, its own modules or its own
     category (importing SymPy adds ('once', SymPyDeprecationWarning)), is not among them."""
-    # (a filter by module too, for a builtin category: round 27's adversary of 09 left filterwarnings("ignore",
-    # module="triton"), and passed: every warning of Triton's modules lost to the caller)
+    # (a filter by module too, for a builtin category, whatever the module: round 27's adversary of 02 narrowed one to
+    # NumPy's modules, and the one of 09 left filterwarnings("ignore", module="triton"); both passed)
     return ((f[1] is None or f[1].match("") is not None)
             and getattr(f[2], "__module__", None) == "builtins")
+
+
+# The libraries whose warnings a caller relies on (round 27's adversary of 02 silenced NumPy's RuntimeWarnings with
+# filterwarnings("ignore", category=RuntimeWarning, module="numpy"), and passed: a filter narrowed to modules was not
+# read).  No import adds a filter of a builtin category for their modules (PyTorch's own is for its TracerWarning)
+CALLERS_LIBRARIES = ("numpy", "numpy._core._methods", "numpy.core._methods", "torch", "torch.nn.functional", "cupy")
+
+
+def _for_the_callers_libraries(module: object) -> bool:
+    """Whether a filter's module pattern takes the warnings of one of CALLERS_LIBRARIES' modules."""
+    match = getattr(module, "match", None)
+    return match is not None and any(match(name) is not None for name in CALLERS_LIBRARIES)
 
 
 class _Filters(tuple):  # type: ignore[type-arg]
@@ -655,6 +667,45 @@ def _gc_threshold_put_back(thresholds: tuple[int, ...]) -> None:
     gc.set_threshold(*thresholds)
 
 
+def _gc_freeze_put_back(count: int) -> None:
+    """The collector's frozen objects as `count` says: none unfrozen by gc.unfreeze() (round 27's adversary of 02
+    called gc.freeze() for speed and left it: every object alive then is never collected again).  A count above
+    zero before can only be approximated: every object is frozen again."""
+    if gc.get_freeze_count() != count:
+        gc.unfreeze()
+        if count:
+            gc.freeze()
+
+
+OWN_BACKEND = "the one matplotlib chooses itself"
+
+
+def matplotlib_backend() -> str:
+    """The backend chosen by matplotlib.use(...) (or by IPython's %matplotlib), read from the dict itself without
+    importing matplotlib; OWN_BACKEND where matplotlib is not imported or its backend is the one it resolved on its own
+    (rcParams' equals rcParamsOrig's: importing pyplot and making a figure resolves it, which no answer is to blame
+    for).  Round 27's adversary of 02 called matplotlib.use("Agg") to save a plot and left it: every later figure of
+    the notebook shows nowhere; MatplotlibParams leaves the backend out."""
+    matplotlib = sys.modules.get("matplotlib")
+    params, original = getattr(matplotlib, "rcParams", None), getattr(matplotlib, "rcParamsOrig", None)
+    if not isinstance(params, dict) or not isinstance(original, dict):
+        return OWN_BACKEND
+    backend = dict.get(params, "backend")
+    return OWN_BACKEND if backend is dict.get(original, "backend") or backend == dict.get(original, "backend") else (
+        str(backend))
+
+
+def _matplotlib_backend_put_back(backend: str) -> None:
+    matplotlib = sys.modules.get("matplotlib")
+    if matplotlib is None or matplotlib_backend() == backend:
+        return
+    if backend == OWN_BACKEND:  # the one it resolves on its own, as before
+        dict.__setitem__(matplotlib.rcParams, "backend", dict.get(matplotlib.rcParamsOrig, "backend"))
+    else:
+        with suppress(Exception):
+            matplotlib.use(backend)
+
+
 class WarningFunctions:
     """The functions of `warnings` that every warning of the process goes through, as a setting's value: equal where
     they are the same functions; shown by those replaced since this module was imported."""
@@ -740,6 +791,8 @@ class MatplotlibParams:
 
 SETTINGS.update({
     "gc.get_threshold()": (gc.get_threshold, _gc_threshold_put_back),
+    "gc.get_freeze_count()": (gc.get_freeze_count, _gc_freeze_put_back),
+    "matplotlib.use(...)": (matplotlib_backend, _matplotlib_backend_put_back),
     "warnings.warn (the module's functions)": (WarningFunctions, WarningFunctions.put_back),
     "matplotlib.rcParams": (MatplotlibParams, MatplotlibParams.put_back),
 })
@@ -1232,8 +1285,9 @@ def same_state(x: object, y: object) -> bool:
 @contextmanager
 def seeding_watched(seeded: dict[str, list[Any]], answers: Iterable[Callable[..., Any]] = ()) -> Iterator[None]:
     """During the block, each function that seeds a global generator or sets its state (`GENERATORS`) records in
-    `seeded`, for its generator: the name of the first called and the generator's state just before it, and whether
-    the last one called seeds (rather than sets a state); put back after the block.  (Round 21's adversary reseeded
+    `seeded`, for its generator: the name of the first called and the generator's state just before it (or, once a
+    state is set back as it was when the block began, that state: round 27), and whether the last one called seeds
+    (rather than sets a state); put back after the block.  (Round 21's adversary reseeded
     from entropy, np.random.seed() and torch.seed(), or seeded on the first call only, and passed a probe that
     compares the states left: a seed is seen where it is made, whatever it seeds with.)
 
@@ -1249,13 +1303,20 @@ def seeding_watched(seeded: dict[str, list[Any]], answers: Iterable[Callable[...
                 seeded[generator] = [name, GENERATORS[generator][0](), True]
             seeded[generator][2] = "seed" in name.rsplit(".", 1)[-1].lower()
             result = original(*args, **kwargs)
-            if seeded[generator][2] and same_state(GENERATORS[generator][0](), seeded[generator][1]):
+            now = GENERATORS[generator][0]()
+            if seeded[generator][2] and same_state(now, seeded[generator][1]):
                 seeded[generator][2] = REPRODUCED  # the seed gave the state before again (see _seen_through_...)
+            elif not seeded[generator][2] and same_state(now, at_start[generator]):
+                # a state set back as it was when the block began, after drawing (round 27's adversary of 02: state =
+                # np.random.get_state(), draws, np.random.set_state(state), or torch.random.fork_rng, was taken for a
+                # seed: the state was recorded at the first watched call, after the draws): as put back as that
+                seeded[generator][1] = at_start[generator]
             return result
         return seeding
 
     namespaces = [getattr(inspect.unwrap(answer), "__globals__", None) for answer in answers]
-    torch_at_start = torch.get_rng_state()
+    at_start = generator_states()  # each generator's state as the block begins (a few µs each)
+    torch_at_start = at_start[TORCH_GENERATOR]
     try:
         watchers: dict[int, Callable[..., Any]] = {}
         for generator, (_, _, seeders) in GENERATORS.items():
@@ -1298,6 +1359,8 @@ def _seen_through_the_generator_object(seeded: dict[str, list[Any]], at_start: t
             seeded[TORCH_GENERATOR] = ["torch.default_generator.manual_seed", at_start, True]
     elif entry[2] is True and torch.equal(now, entry[1]):
         entry[2] = False
+    elif entry[2] is True and torch.equal(now, at_start):  # put back as it was when the block began (round 27)
+        entry[1:] = [at_start, False]
 
 
 def _seed_of(state: torch.Tensor) -> int:

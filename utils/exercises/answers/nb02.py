@@ -1687,3 +1687,742 @@ _answers(WRONG, "check_loop_time").update({
 _answers(ALSO_RIGHT, "check_which_is_faster").update({
     "torch seed, state put back by the generator": which_torch_seed_restored_by_generator,
 })
+
+
+# ---------------------------------------------------------------- round 27's adversary: its answers (copied from
+# /work/adv27/02/answers.py), the misjudged ones registered below under the finding of its report
+
+# =====================================================================================================================
+# Shared pieces: the course's solutions, as plain helpers (not answers)
+# =====================================================================================================================
+def _warmup_k(times: np.ndarray) -> int:
+    """The solution's k: after the last slow window of 5 (median over 1.2x the median of the last ten), and after the
+    slow calls at the very start."""
+    steady = np.median(times[-10:])
+    window = 5
+    medians = np.array([np.median(times[i:i + window]) for i in range(times.size - window + 1)])
+    slow = np.flatnonzero(medians > 1.2 * steady)
+    k = int(slow[-1]) + 1 if slow.size else 0
+    while k < times.size - 10 and times[k] > 1.2 * steady:
+        k += 1
+    return k
+
+
+def _crossover_faster(layer, cpu, gpu, link, max_batch) -> np.ndarray:
+    """Whether the GPU is faster, at each batch from 1 to max_batch (the solution's model)."""
+    n_in, n_out, itemsize = layer
+    batch = np.arange(1, max_batch + 1, dtype=np.float64)
+
+    def floor(bandwidth, flop_rate):
+        nbytes = itemsize * (batch * n_in + n_in * n_out + batch * n_out)
+        return np.maximum(nbytes / bandwidth, 2 * batch * n_in * n_out / flop_rate)
+
+    crossing = itemsize * batch * (n_in + n_out) / link
+    return gpu[2] + crossing + floor(gpu[0], gpu[1]) < floor(cpu[0], cpu[1])
+
+
+def _bootstrap_ends(a, b, confidence, rng, resamples: int = 4000) -> tuple[float, float]:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    medians_a = np.median(a[rng.integers(0, a.size, (resamples, a.size))], axis=1)
+    medians_b = np.median(b[rng.integers(0, b.size, (resamples, b.size))], axis=1)
+    low, high = np.quantile(medians_a / medians_b, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(low), float(high)
+
+
+def _verdict(low: float, high: float) -> str:
+    return "a" if high < 1 else "b" if low > 1 else "unclear"
+
+
+def _loop_end(kernels, launch) -> float:
+    end = 0.0
+    for i, kernel in enumerate(kernels):
+        end = max(end, (i + 1) * launch) + kernel
+    return end
+
+
+# =====================================================================================================================
+# 1. Results in a ring of output buffers (as a GPU pipeline keeps): the check compares only the result of the call just
+#    before (double buffering fails: the probe's extra call flips which buffer comes next; a ring of four does not)
+# =====================================================================================================================
+_WARMUP_RING = [np.zeros(1) for _ in range(4)]
+_WARMUP_TURN = [0]
+
+
+def warmup_ring_buffers(times):
+    """WRONG: "a ring of output buffers, so that the results of the last calls stay valid while the next is
+    computed" (a GPU pipeline's habit): the typical time is written into one of four module-level one-element arrays,
+    in turn, and that array returned.  After s = [warmup_end(t)[1] for t in five_series], s[0] holds the fifth
+    series' steady time: a result the caller kept changes under it four calls later."""
+    times = np.asarray(times, dtype=np.float64)
+    k = _warmup_k(times)
+    out = _WARMUP_RING[_WARMUP_TURN[0]]
+    _WARMUP_TURN[0] = (_WARMUP_TURN[0] + 1) % 4
+    out[0] = np.median(times[k:])
+    return k, out
+
+
+_CROSS_RING = [np.zeros(1, dtype=np.int64) for _ in range(4)]
+_CROSS_TURN = [0]
+
+
+def crossover_ring_buffers(layer, cpu, gpu, link, max_batch=2**14):
+    """WRONG: the batch written into one of four module-level one-element int64 arrays, in turn (a ring of output
+    buffers), and that array returned: the batch the caller kept four calls ago becomes the latest one's (a table
+    of crossovers over five layers, built in a loop, shows the fifth's batch in its first row)."""
+    faster = _crossover_faster(layer, cpu, gpu, link, max_batch)
+    if not faster.any():
+        return None
+    out = _CROSS_RING[_CROSS_TURN[0]]
+    _CROSS_TURN[0] = (_CROSS_TURN[0] + 1) % 4
+    out[0] = int(np.argmax(faster)) + 1
+    return out
+
+
+_WHICH_RING = [np.zeros(2) for _ in range(4)]
+_WHICH_TURN = [0]
+
+
+def which_ring_buffers(a, b, confidence=0.95):
+    """WRONG: the ends written by np.quantile(..., out=) into one of four module-level buffers, in turn (a ring of
+    output buffers), and returned as 0-d views of it: the interval of a comparison changes to that of the comparison
+    asked four calls later (a student who compares five pairs in a loop and prints the list at the end sees the
+    fifth's ends in the first row)."""
+    rng = np.random.default_rng()
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    ratios = (np.median(a[rng.integers(0, a.size, (4000, a.size))], axis=1)
+              / np.median(b[rng.integers(0, b.size, (4000, b.size))], axis=1))
+    out = _WHICH_RING[_WHICH_TURN[0]]
+    _WHICH_TURN[0] = (_WHICH_TURN[0] + 1) % 4
+    np.quantile(ratios, [(1 - confidence) / 2, (1 + confidence) / 2], out=out)
+    return _verdict(float(out[0]), float(out[1])), out[0:1].reshape(()), out[1:2].reshape(())
+
+
+_LOOP_RING = [np.zeros(1) for _ in range(4)]
+_LOOP_TURN = [0]
+
+
+def loop_ring_buffers(kernels, launch):
+    """WRONG: the end written into one of four module-level one-element arrays, in turn (a ring of output buffers),
+    and that array returned: after times = [loop_time(k, l) for k in five_loops], times[0] holds the fifth's."""
+    out = _LOOP_RING[_LOOP_TURN[0]]
+    _LOOP_TURN[0] = (_LOOP_TURN[0] + 1) % 4
+    out[0] = _loop_end(kernels, launch)
+    return out
+
+
+# =====================================================================================================================
+# 2. Results kept under a lossy fingerprint of the arguments that the check's own variations never collide on
+# =====================================================================================================================
+_WARMUP_MEMO: dict = {}
+
+
+def warmup_memo_on_summaries(times):
+    """WRONG: memoized under a cheap fingerprint of the series ("hashing every time is slow"): its length, median and
+    standard deviation.  Two series with the same length, median and spread but the warm-up elsewhere (the same
+    times in another order: a warm-up at the start, or the same slow calls scattered as noise) get the first one's
+    k.  The check asks again with the array refilled at twice the times (every summary changes), never with the
+    same times reordered."""
+    times = np.asarray(times, dtype=np.float64)
+    key = (times.size, float(np.median(times)), float(np.std(times)))
+    if key not in _WARMUP_MEMO:
+        k = _warmup_k(times)
+        _WARMUP_MEMO[key] = (k, float(np.median(times[k:])))
+    return _WARMUP_MEMO[key]
+
+
+_WHICH_MEMO: dict = {}
+
+
+def which_memo_on_summaries(a, b, confidence=0.95):
+    """WRONG: memoized (the bootstrap is slow) under what the student takes to decide a bootstrap interval: each
+    sample's size, median and standard deviation, and the confidence.  Two samples with those equal but another shape
+    (where the runs lie around the median) get the first one's interval: a = [16, 17, 18, 19, 26] * 2**-14 and its
+    reflection about the median, [20, 19, 18, 17, 10] * 2**-14, against the same b, get (0.85, 1.44) both, where
+    the second's own is (0.56, 1.11).  The check's repeat (the runs spread twice as far about the same medians)
+    changes the standard deviation, so it never meets a stale entry."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    key = (a.size, float(np.median(a)), float(np.std(a)), b.size, float(np.median(b)), float(np.std(b)),
+           float(confidence))
+    if key not in _WHICH_MEMO:
+        low, high = _bootstrap_ends(a, b, confidence, np.random.default_rng())
+        _WHICH_MEMO[key] = (_verdict(low, high), low, high)
+    return _WHICH_MEMO[key]
+
+
+_LOOP_MEMO: dict = {}
+
+
+def loop_memo_on_fingerprint(kernels, launch):
+    """WRONG: memoized under a fingerprint of the loop ("a training step's list of thousands is slow to hash"): the
+    launch, the count, the total, and the first and last eight kernels.  A loop that differs in the middle only (the
+    same kernels, two of them swapped in the middle: the GPU falls behind elsewhere) gets the first one's time.  The
+    check's repeats (another launch, the list reversed, every time 0.1% longer, one kernel appended) each change the
+    fingerprint."""
+    key = (float(launch), len(kernels), float(sum(kernels)), tuple(kernels[:8]), tuple(kernels[-8:]))
+    if key not in _LOOP_MEMO:
+        _LOOP_MEMO[key] = _loop_end(kernels, launch)
+    return _LOOP_MEMO[key]
+
+
+_LOOP_BY_LIST: dict = {}
+
+
+def loop_memo_by_identity_and_length(kernels, launch):
+    """WRONG: the time kept under the list's identity, its length and the launch (the list kept alive in the cache so
+    that its id is not reused): "a list the caller appends to is recognized by its length".  A caller that changes a
+    kernel in place (kernels[3] = 50e-6, to see what a longer kernel costs) and asks again gets the old time.  The
+    check changes a list in place only by appending, which changes the length."""
+    key = (id(kernels), len(kernels), float(launch))
+    if key not in _LOOP_BY_LIST:
+        _LOOP_BY_LIST[key] = (kernels, _loop_end(kernels, launch))
+    return _LOOP_BY_LIST[key][1]
+
+
+_WHICH_BY_ARRAYS: dict = {}
+
+
+def which_memo_by_identity(a, b, confidence=0.95):
+    """WRONG: the interval kept under the arrays' identities and the confidence (the arrays kept alive in the cache, so
+    that their ids are not reused): "the notebook asks again for the same runs".  A caller that refills its arrays
+    in place with new measurements (a[:] = new_runs; one buffer per implementation) and asks again gets the old
+    interval.  The check gives every call fresh copies, and never changes an array in place between two calls."""
+    key = (id(a), id(b), float(confidence))
+    if key not in _WHICH_BY_ARRAYS:
+        low, high = _bootstrap_ends(a, b, confidence, np.random.default_rng())
+        _WHICH_BY_ARRAYS[key] = (a, b, (_verdict(low, high), low, high))
+    return _WHICH_BY_ARRAYS[key][2]
+
+
+_WHICH_BY_RUNS: dict = {}
+
+
+def which_memo_confidence_rounded(a, b, confidence=0.95):
+    """WRONG: memoized under the runs themselves (their bytes) and the confidence rounded to one decimal ("floats
+    make bad keys"): asked for the same runs at 90% and then at 95% (round(0.95, 1) is 0.9: 0.95 is stored as
+    0.94999...), the caller gets the 90% interval back for 95%.  The check asks the same runs at another confidence
+    once, 0.95 then 0.5, which round apart."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    key = (a.tobytes(), b.tobytes(), round(float(confidence), 1))
+    if key not in _WHICH_BY_RUNS:
+        low, high = _bootstrap_ends(a, b, confidence, np.random.default_rng())
+        _WHICH_BY_RUNS[key] = (_verdict(low, high), low, high)
+    return _WHICH_BY_RUNS[key]
+
+
+def loop_equal_kernels_shortcut(kernels, launch):
+    """WRONG: the lecture's pace for a loop of equal calls, the slower side of the totals, taken where every kernel is
+    the same; the solution's loop otherwise.  Equal kernels still wait for the first launch (or leave the last
+    kernel after the last launch): L + n k where k >= L, n L + k where k < L."""
+    if kernels and all(kernel == kernels[0] for kernel in kernels):
+        return max(len(kernels) * launch, float(sum(kernels)))
+    return _loop_end(kernels, launch)
+
+
+_CROSSOVERS: dict = {}
+
+
+def crossover_memo_without_the_cpu(layer, cpu, gpu, link, max_batch=2**14):
+    """WRONG: the crossover memoized under the layer, the GPU, the link and max_batch, not the CPU ("the CPU is this
+    machine's: it does not change between calls"): asked for the same layer, GPU and link with another CPU (the
+    notebook measures rates("cpu") afresh; a laptop against a server), it returns the first CPU's batch."""
+    key = (tuple(layer), tuple(gpu), link, max_batch)
+    if key not in _CROSSOVERS:
+        faster = _crossover_faster(layer, cpu, gpu, link, max_batch)
+        _CROSSOVERS[key] = int(np.argmax(faster)) + 1 if faster.any() else None
+    return _CROSSOVERS[key]
+
+
+_CPU_FLOORS: dict = {}
+
+
+def crossover_cpu_floors_cached(layer, cpu, gpu, link, max_batch=2**14):
+    """WRONG: the CPU's floors kept per layer and max_batch ("the CPU is this machine's: it does not change between
+    calls"), the GPU's side computed each call: asked for the same layer with another CPU (the notebook's cell
+    measures rates("cpu") afresh; another machine), it compares against the first CPU's times."""
+    n_in, n_out, itemsize = layer
+    batch = np.arange(1, max_batch + 1, dtype=np.float64)
+
+    def floor(bandwidth, flop_rate):
+        nbytes = itemsize * (batch * n_in + n_in * n_out + batch * n_out)
+        return np.maximum(nbytes / bandwidth, 2 * batch * n_in * n_out / flop_rate)
+
+    key = (tuple(layer), max_batch)
+    if key not in _CPU_FLOORS:
+        _CPU_FLOORS[key] = floor(*cpu)
+    crossing = itemsize * batch * (n_in + n_out) / link
+    faster = gpu[2] + crossing + floor(gpu[0], gpu[1]) < _CPU_FLOORS[key]
+    return int(np.argmax(faster)) + 1 if faster.any() else None
+
+
+# =====================================================================================================================
+# 3. Global state left changed, of kinds the watch does not read
+# =====================================================================================================================
+def warmup_numpy_warnings_silenced(times):
+    """WRONG: "Mean of empty slice" and "invalid value encountered" silenced for NumPy with
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module="numpy"), never put back: every RuntimeWarning
+    that NumPy raises in the caller's process afterwards (overflow, divide by zero, invalid value) is dropped.  The
+    watch reads only filters that take a category from every module."""
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module="numpy")
+    times = np.asarray(times, dtype=np.float64)
+    k = _warmup_k(times)
+    return k, float(np.median(times[k:]))
+
+
+def which_torch_generator_rewound(a, b, confidence=0.95):
+    """WRONG: "reproducible resamples without choosing a seed": PyTorch's global generator rewound to the start of
+    its own seed, through the generator object (torch.default_generator.manual_seed(torch.initial_seed())), then the
+    resamples drawn from it.  After every call the caller's torch.rand(...) repeats the same numbers: its generator
+    is back at its seed's first state.  The watch of the generator object looks for a new seed; this one is the same."""
+    generator = torch.default_generator
+    generator.manual_seed(generator.initial_seed())
+    x, y = torch.as_tensor(np.asarray(a, dtype=np.float64)), torch.as_tensor(np.asarray(b, dtype=np.float64))
+    resamples = 4000
+    medians_a = torch.quantile(x[torch.randint(0, x.numel(), (resamples, x.numel()))], 0.5, dim=1)
+    medians_b = torch.quantile(y[torch.randint(0, y.numel(), (resamples, y.numel()))], 0.5, dim=1)
+    ends = torch.quantile(medians_a / medians_b,
+                          torch.tensor([(1 - confidence) / 2, (1 + confidence) / 2], dtype=torch.float64))
+    low, high = float(ends[0]), float(ends[1])
+    return _verdict(low, high), low, high
+
+
+# =====================================================================================================================
+# 4. Computations right on every input the check draws, wrong on inputs the task allows
+# =====================================================================================================================
+def warmup_first_quiet_window(times):
+    """WRONG: the warm-up ends at the first window of 10 calls holding at most one slow call (the task: "after it,
+    slow calls come alone, at least ten calls apart"), slow meaning over 1.2x the median of the last ten; the typical
+    time the median from there.  A warm-up with a stretch of 9 fast calls in it (an autotuner trying several fast
+    algorithms in a row, which the task allows: "it may have fast calls in between") ends at that stretch, before
+    its last slow calls.  The check's autotuning warm-ups have a fast call one time in four (a run of 9 fast calls
+    has a chance of 4e-6 per place), and its longest chosen run is 6."""
+    times = np.asarray(times, dtype=np.float64)
+    slow = times > 1.2 * np.median(times[-10:])
+    window = 10
+    k = 0
+    while k + window <= times.size - 10 and slow[k:k + window].sum() > 1:
+        k += 1
+    while k < times.size - 10 and slow[k]:  # a slow call at the start of the window is still the warm-up's
+        k += 1
+    return k, float(np.median(times[k:]))
+
+
+def crossover_scan_then_bisect(layer, cpu, gpu, link, max_batch=2**14):
+    """WRONG: every batch up to 1024 tried; beyond it ("the margin is linear there, both sides are bandwidth- or
+    compute-bound"), bisection for the first win, as if the GPU, once faster beyond 1024, stayed faster.  A window of
+    wins beyond 1024 that closes before max_batch is missed."""
+    scan = min(max_batch, 1024)
+    faster = _crossover_faster(layer, cpu, gpu, link, scan)
+    if faster.any():
+        return int(np.argmax(faster)) + 1
+    if max_batch <= scan:
+        return None
+
+    def wins(batch: int) -> bool:
+        return bool(_crossover_faster(layer, cpu, gpu, link, batch)[-1])
+
+    if not wins(max_batch):
+        return None
+    lo, hi = scan, max_batch  # loses at lo, wins at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if wins(mid) else (mid, hi)
+    return hi
+
+
+def which_difference_over_median_b(a, b, confidence=0.95):
+    """WRONG: the bootstrap of the difference of the medians, median(a*) - median(b*), turned into a ratio by the
+    observed median(b): 1 + diff / median(b).  The uncertainty of b's median enters as if it were a's scale: the
+    interval is off when the ratio is far from 1."""
+    rng = np.random.default_rng()
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    diffs = (np.median(a[rng.integers(0, a.size, (4000, a.size))], axis=1)
+             - np.median(b[rng.integers(0, b.size, (4000, b.size))], axis=1))
+    low, high = 1 + np.quantile(diffs, [(1 - confidence) / 2, (1 + confidence) / 2]) / np.median(b)
+    return _verdict(float(low), float(high)), float(low), float(high)
+
+
+def warmup_plot_backend_left(times):
+    """WRONG: draws the series to a file to look at it (matplotlib.use("Agg") "so that no window pops up", then
+    plt.savefig), and never puts the backend back: every later figure of the caller's notebook is drawn by Agg and
+    shown nowhere (plt.show() does nothing; an inline notebook shows no more plots).  The watch of matplotlib's
+    rcParams leaves the backend out."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    times = np.asarray(times, dtype=np.float64)
+    k = _warmup_k(times)
+    figure, axes = plt.subplots()
+    axes.semilogy(times)
+    axes.axvline(k)
+    figure.savefig("/tmp/warmup_end_last.png")
+    plt.close(figure)
+    return k, float(np.median(times[k:]))
+
+
+def which_gc_frozen(a, b, confidence=0.95):
+    """WRONG: gc.freeze() before the bootstrap ("so that the collector does not scan the thousands of resampled arrays
+    again and again", a documented speed-up) and never gc.unfreeze(): every object of the caller's process at that
+    moment moves to the permanent generation, and a reference cycle among them is never collected again (a leak that
+    grows with every call).  The watch reads gc.isenabled() and gc.get_threshold(), not gc.get_freeze_count()."""
+    import gc
+
+    gc.freeze()
+    low, high = _bootstrap_ends(a, b, confidence, np.random.default_rng())
+    return _verdict(low, high), low, high
+
+
+def which_outliers_dropped(a, b, confidence=0.95):
+    """WRONG: the disturbed runs dropped first ("section 5: a run over twice the median is another process, not the
+    implementation"), then the bootstrap of the medians of what is left: the interval is for another statistic, and
+    too narrow and shifted where many runs are disturbed (the median is already robust: dropping runs moves it)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    a, b = a[a <= 2 * np.median(a)], b[b <= 2 * np.median(b)]
+    low, high = _bootstrap_ends(a, b, confidence, np.random.default_rng())
+    return _verdict(low, high), low, high
+
+
+def which_practical_margin(a, b, confidence=0.95):
+    """WRONG: the verdict with a margin of practical equivalence: 'a' only when the whole interval lies below 0.99,
+    'b' only above 1.01 ("1% is noise"); the task's verdict follows from the interval against 1 exactly."""
+    low, high = _bootstrap_ends(a, b, confidence, np.random.default_rng())
+    return ("a" if high < 0.99 else "b" if low > 1.01 else "unclear"), low, high
+
+
+def crossover_fma_on_gpu(layer, cpu, gpu, link, max_batch=2**14):
+    """WRONG: a multiply-add counted as two FLOPs on the CPU, but as one on the GPU ("its FMA units do both in one
+    instruction"): the GPU's FLOP time halved.  The task counts a multiply-add as two FLOPs on both sides (and a
+    FLOP rate, an FMA's two included, is quoted so)."""
+    n_in, n_out, itemsize = layer
+    batch = np.arange(1, max_batch + 1, dtype=np.float64)
+    nbytes = itemsize * (batch * n_in + n_in * n_out + batch * n_out)
+    cpu_s = np.maximum(nbytes / cpu[0], 2 * batch * n_in * n_out / cpu[1])
+    gpu_s = gpu[2] + itemsize * batch * (n_in + n_out) / link + np.maximum(nbytes / gpu[0],
+                                                                            batch * n_in * n_out / gpu[1])
+    faster = gpu_s < cpu_s
+    return int(np.argmax(faster)) + 1 if faster.any() else None
+
+
+def crossover_x_not_read_on_gpu(layer, cpu, gpu, link, max_batch=2**14):
+    """WRONG: on the GPU, x is not read from memory ("it just arrived over the link, it is in the cache") and y not
+    written (it goes straight back): the GPU's floor moves W only.  The task reads x and W once and writes y once on
+    each side."""
+    n_in, n_out, itemsize = layer
+    batch = np.arange(1, max_batch + 1, dtype=np.float64)
+    cpu_s = np.maximum(itemsize * (batch * n_in + n_in * n_out + batch * n_out) / cpu[0],
+                       2 * batch * n_in * n_out / cpu[1])
+    gpu_s = gpu[2] + itemsize * batch * (n_in + n_out) / link + np.maximum(itemsize * n_in * n_out / gpu[0],
+                                                                            2 * batch * n_in * n_out / gpu[1])
+    faster = gpu_s < cpu_s
+    return int(np.argmax(faster)) + 1 if faster.any() else None
+
+
+def which_textbook_se_for_large_samples(a, b, confidence=0.95):
+    """WRONG: the bootstrap for small samples, but for large ones ("over 200 runs in all, the bootstrap is slow, and
+    the median is normal by then") the textbook standard error of a median, 1.2533 * std / sqrt(n), and the delta
+    method for the log of the ratio.  That standard error holds for normal runs only: with disturbed runs (3x to 20x,
+    one in ten) the standard deviation explodes and the interval is several times too wide.  The check's only large
+    samples (186 against 187 blocks) are clean, 5% noise and no outliers: there it is close."""
+    from statistics import NormalDist
+
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.size + b.size <= 200:
+        low, high = _bootstrap_ends(a, b, confidence, np.random.default_rng())
+        return _verdict(low, high), low, high
+    ma, mb = float(np.median(a)), float(np.median(b))
+    se = math.hypot(1.2533 * a.std(ddof=1) / math.sqrt(a.size) / ma, 1.2533 * b.std(ddof=1) / math.sqrt(b.size) / mb)
+    z = NormalDist().inv_cdf((1 + confidence) / 2)
+    low, high = ma / mb * math.exp(-z * se), ma / mb * math.exp(z * se)
+    return _verdict(low, high), low, high
+
+
+def which_interval_arithmetic(a, b, confidence=0.95):
+    """WRONG: a bootstrap interval for each median on its own, at the confidence asked, then the ratio's interval by
+    interval arithmetic, (low_a / high_b, high_a / low_b): the ends of two intervals are not the ends of the ratio's
+    (both tails at once are rarer than either): far too wide where both samples vary."""
+    rng = np.random.default_rng()
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    q = [(1 - confidence) / 2, (1 + confidence) / 2]
+    low_a, high_a = np.quantile(np.median(a[rng.integers(0, a.size, (4000, a.size))], axis=1), q)
+    low_b, high_b = np.quantile(np.median(b[rng.integers(0, b.size, (4000, b.size))], axis=1), q)
+    low, high = float(low_a / high_b), float(high_a / low_b)
+    return _verdict(low, high), low, high
+
+
+# =====================================================================================================================
+# Right answers written differently
+# =====================================================================================================================
+_RANKS: dict = {}
+
+
+def _median_ranks(n: int, role: str, resamples: int = 4000) -> tuple[np.ndarray, np.ndarray]:
+    """For samples of n runs: the sorted positions of the two middle values of `resamples` bootstrap resamples, drawn
+    once per n and per role ("a" or "b": two samples of one size must not share their resamples, which would pair
+    them) (counts from a multinomial, their cumulative sums searched) and kept: the resample's median is then
+    (sorted[lo] + sorted[hi]) / 2, whatever the values."""
+    if (n, role) not in _RANKS:
+        rng = np.random.default_rng()
+        counts = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples)
+        cumulative = np.cumsum(counts, axis=1)
+        lo = np.argmax(cumulative >= (n + 1) // 2, axis=1)  # the ((n + 1) // 2)-th smallest, counted from 1
+        hi = np.argmax(cumulative >= n // 2 + 1, axis=1)  # the (n // 2 + 1)-th smallest
+        _RANKS[n, role] = (lo, hi)
+    return _RANKS[n, role]
+
+
+def which_rank_tables(a, b, confidence=0.95):
+    """RIGHT: another algorithm and a cache that keeps nothing of the values: the bootstrap's resamples drawn once per
+    sample size (and role: a's and b's apart), as multinomial counts over the sorted runs, and kept as the ranks of
+    their middle values; each call
+    sorts the runs (a copy) and reads its medians off those ranks.  A fixed set of resamples per size is a fixed seed,
+    which the task allows."""
+    sa, sb = np.sort(np.asarray(a, dtype=np.float64)), np.sort(np.asarray(b, dtype=np.float64))
+    la, ha = _median_ranks(sa.size, "a")
+    lb, hb = _median_ranks(sb.size, "b")
+    ratios = ((sa[la] + sa[ha]) / 2) / ((sb[lb] + sb[hb]) / 2)
+    low, high = np.quantile(ratios, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return _verdict(float(low), float(high)), float(low), float(high)
+
+
+def which_numpy_state_put_back(a, b, confidence=0.95):
+    """RIGHT: "leave the caller's random numbers alone": the resamples drawn from NumPy's global generator, unseeded,
+    and its state saved before and set back after (np.random.get_state / set_state): the caller's generator is left
+    exactly as it was, as if nothing had been drawn (no seed made: two calls from two states give two bootstraps)."""
+    state = np.random.get_state()
+    try:
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        medians_a = np.median(a[np.random.randint(0, a.size, (3000, a.size))], axis=1)
+        medians_b = np.median(b[np.random.randint(0, b.size, (3000, b.size))], axis=1)
+    finally:
+        np.random.set_state(state)
+    low, high = np.quantile(medians_a / medians_b, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return _verdict(float(low), float(high)), float(low), float(high)
+
+
+def which_torch_fork_rng_unseeded(a, b, confidence=0.95):
+    """RIGHT: PyTorch's documented way to draw without touching the caller's generator: the resamples drawn, unseeded,
+    inside torch.random.fork_rng(), which sets the CPU generator's state back as it was on leaving."""
+    x, y = torch.as_tensor(np.asarray(a, dtype=np.float64)), torch.as_tensor(np.asarray(b, dtype=np.float64))
+    with torch.random.fork_rng(devices=[]):
+        ia = torch.randint(0, x.numel(), (3000, x.numel()))
+        ib = torch.randint(0, y.numel(), (3000, y.numel()))
+    medians_a = torch.quantile(x[ia], 0.5, dim=1)
+    medians_b = torch.quantile(y[ib], 0.5, dim=1)
+    ends = torch.quantile(medians_a / medians_b,
+                          torch.tensor([(1 - confidence) / 2, (1 + confidence) / 2], dtype=torch.float64))
+    low, high = float(ends[0]), float(ends[1])
+    return _verdict(low, high), low, high
+
+
+def which_torch_generator_object_put_back(a, b, confidence=0.95):
+    """RIGHT: the same as which_torch_fork_rng_unseeded, the state saved and set back through the generator object
+    (torch.default_generator.get_state() / .set_state(...)) instead of fork_rng (torch.set_rng_state): the caller's
+    generator is left as it was.  The control for class 3: the same behaviour, another spelling."""
+    x, y = torch.as_tensor(np.asarray(a, dtype=np.float64)), torch.as_tensor(np.asarray(b, dtype=np.float64))
+    generator = torch.default_generator
+    state = generator.get_state()
+    try:
+        ia = torch.randint(0, x.numel(), (3000, x.numel()))
+        ib = torch.randint(0, y.numel(), (3000, y.numel()))
+    finally:
+        generator.set_state(state)
+    ends = torch.quantile(torch.quantile(x[ia], 0.5, dim=1) / torch.quantile(y[ib], 0.5, dim=1),
+                          torch.tensor([(1 - confidence) / 2, (1 + confidence) / 2], dtype=torch.float64))
+    low, high = float(ends[0]), float(ends[1])
+    return _verdict(low, high), low, high
+
+
+def which_python_random_put_back(a, b, confidence=0.95):
+    """RIGHT: plain Python: random.choices from the global generator, its state saved (random.getstate) and set back
+    after (random.setstate), statistics.median (the mean of the two middle values, as np.median), 2000 resamples,
+    the ends by index into the sorted ratios."""
+    import random
+    import statistics
+
+    state = random.getstate()
+    try:
+        ratios = sorted(statistics.median(random.choices(list(a), k=len(a)))
+                        / statistics.median(random.choices(list(b), k=len(b))) for _ in range(2000))
+    finally:
+        random.setstate(state)
+    low = ratios[round((1 - confidence) / 2 * (len(ratios) - 1))]
+    high = ratios[round((1 + confidence) / 2 * (len(ratios) - 1))]
+    return _verdict(low, high), float(low), float(high)
+
+
+def _exact_median_law(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The values that the median of a bootstrap resample of x takes, and their probabilities, from the order
+    statistics of n draws: with F(v) the share of runs at most v, the k-th smallest of n draws is at most v when at
+    least k draws are (a binomial tail); an even n averages the (n/2)-th and the next: for two values v_i < v_j,
+    exactly n/2 draws at most v_i (one at it) and the rest at least v_j (one at it); the rest of P(n/2-th = v_i) has
+    both at v_i."""
+    x = np.sort(np.asarray(x, dtype=np.float64))
+    n = x.size
+    values, counts = np.unique(x, return_counts=True)
+    p = counts / n
+    upto = np.cumsum(p)
+    below = upto - p
+    logs = [math.lgamma(j + 1) for j in range(n + 1)]
+
+    def tail(k: int, q: float) -> float:  # P(Binomial(n, q) >= k)
+        if q <= 0:
+            return 0.0 if k > 0 else 1.0
+        if q >= 1:
+            return 1.0
+        return float(sum(math.exp(logs[n] - logs[j] - logs[n - j] + j * math.log(q) + (n - j) * math.log1p(-q))
+                         for j in range(k, n + 1)))
+
+    if n % 2:
+        k = (n + 1) // 2
+        return values, np.diff([0.0] + [tail(k, q) for q in upto])
+    m = n // 2
+    ways = math.exp(logs[n] - logs[m] - logs[n - m])  # C(n, m)
+    medians: dict[float, float] = {}
+    for i in range(values.size):
+        at_i = tail(m, upto[i]) - tail(m, below[i])  # P(the m-th smallest draw is values[i])
+        low_part = upto[i] ** m - below[i] ** m  # m draws at most values[i], one of them at it
+        paired = 0.0
+        for j in range(i + 1, values.size):
+            # the (m+1)-th smallest is values[j]: the other n - m draws at least values[j], one of them at it
+            both = ways * low_part * ((1 - below[j]) ** (n - m) - (1 - upto[j]) ** (n - m))
+            mid = (values[i] + values[j]) / 2
+            medians[mid] = medians.get(mid, 0.0) + both
+            paired += both
+        medians[values[i]] = medians.get(values[i], 0.0) + max(at_i - paired, 0.0)  # both middle draws at values[i]
+    keys = np.array(sorted(medians))
+    return keys, np.array([medians[k] for k in keys])
+
+
+def which_exact_bootstrap(a, b, confidence=0.95):
+    """RIGHT: no resampling at all: the bootstrap's ratio of medians has an exact law (the limit of infinitely many
+    resamples); each median's law from order statistics (`_exact_median_law`), and the ends are the quantiles of
+    the ratio, found by bisection on the ratio's distribution function, P(M_a <= r M_b) = sum_j P(M_b = v_j)
+    P(M_a <= r v_j): the smallest r where it reaches (1 - confidence) / 2, and where it reaches (1 + confidence) / 2."""
+    va, pa = _exact_median_law(a)
+    vb, pb = _exact_median_law(b)
+    ca = np.cumsum(pa)
+
+    def cdf(r: float) -> float:
+        at = np.searchsorted(va, r * vb, side="right")
+        return float((pb * np.where(at > 0, ca[np.maximum(at - 1, 0)], 0.0)).sum())
+
+    def quantile(q: float) -> float:
+        lo, hi = va[0] / vb[-1] * (1 - 1e-12), va[-1] / vb[0] * (1 + 1e-12)
+        for _ in range(200):
+            mid = math.sqrt(lo * hi)
+            lo, hi = (lo, mid) if cdf(mid) >= q else (mid, hi)
+            if hi / lo - 1 < 1e-13:
+                break
+        return hi
+
+    low, high = quantile((1 - confidence) / 2), quantile((1 + confidence) / 2)
+    return _verdict(low, high), low, high
+
+
+def crossover_long_double(layer, cpu, gpu, link, max_batch=2**14):
+    """RIGHT: the model in NumPy's long double (80-bit on x86), the first win by np.flatnonzero, a Python int."""
+    n_in, n_out, itemsize = (np.longdouble(v) for v in layer)
+    batch = np.arange(1, max_batch + 1, dtype=np.longdouble)
+    cpu_l, gpu_l, link_l = [np.longdouble(v) for v in cpu], [np.longdouble(v) for v in gpu], np.longdouble(link)
+
+    def floor(bandwidth, flop_rate):
+        return np.maximum(itemsize * (batch * n_in + n_in * n_out + batch * n_out) / bandwidth,
+                          2 * batch * n_in * n_out / flop_rate)
+
+    gpu_s = gpu_l[2] + itemsize * batch * (n_in + n_out) / link_l + floor(gpu_l[0], gpu_l[1])
+    wins = np.flatnonzero(gpu_s < floor(cpu_l[0], cpu_l[1]))
+    return int(wins[0]) + 1 if wins.size else None
+
+
+def loop_running_max(kernels, launch):
+    """RIGHT: another algorithm, vectorized: with S the prefix sums of the kernels, kernel i ends at
+    S[i] + max over j <= i of ((j + 1) launch - S[j - 1]) (the latest launch the chain from j waited for): a running
+    maximum (np.maximum.accumulate), the last one returned as a NumPy float64."""
+    k = np.asarray(kernels, dtype=np.float64)
+    if k.size == 0:
+        return np.float64(0.0)
+    before = np.concatenate([[0.0], np.cumsum(k)[:-1]])  # S[j - 1]: the kernels before j
+    waits = np.maximum.accumulate((np.arange(1, k.size + 1) * launch) - before)
+    return np.float64(before[-1] + k[-1] + waits[-1])
+
+
+def _loop_closed_form_tensor(k: torch.Tensor, launch: float) -> torch.Tensor:
+    before = torch.cat([k.new_zeros(1), torch.cumsum(k, 0)[:-1]])
+    starts = torch.arange(1, k.numel() + 1, dtype=k.dtype, device=k.device) * launch - before
+    return before[-1] + k[-1] + torch.cummax(starts, 0).values[-1]
+
+
+_LOOP_COMPILED: list = []
+
+
+def loop_torch_compiled(kernels, launch):
+    """RIGHT: the closed form (prefix sums, a running maximum) in PyTorch float64, wrapped in torch.compile (the eager
+    backend: Dynamo's tracing, no C++ compiler needed), dynamic shapes; a 0-d tensor returned."""
+    if not _LOOP_COMPILED:
+        _LOOP_COMPILED.append(torch.compile(_loop_closed_form_tensor, backend="eager", dynamic=True))
+    if len(kernels) == 0:
+        return torch.zeros((), dtype=torch.float64)
+    return _LOOP_COMPILED[0](torch.tensor(list(kernels), dtype=torch.float64), float(launch))
+
+
+def loop_fraction_exact(kernels, launch):
+    """RIGHT: exact arithmetic on a copy (Fractions of the floats given), the end returned as a Fraction."""
+    end, step = Fraction(0), Fraction(launch)
+    for i, kernel in enumerate(kernels):
+        end = max(end, (i + 1) * step) + Fraction(kernel)
+    return end
+
+
+def warmup_from_the_end(times):
+    """RIGHT: another algorithm: walk back from the end, the steady time the median of the last ten calls; a slow
+    call (over 1.25x) with another slow call within 5 calls before it, or with only slow calls before it, belongs to
+    the warm-up: k is one past the last such call.  The typical time: the mean of the steady calls within 15% of
+    their median (a mean that outliers, slow or lucky, do not move)."""
+    times = np.asarray(times, dtype=np.float64)
+    slow = times > 1.25 * np.median(times[-10:])
+    k = 0
+    for i in range(times.size - 1, -1, -1):
+        if slow[i] and (slow[max(0, i - 5):i].any() or slow[:i].all()):
+            k = i + 1
+            break
+    steady = times[k:]
+    near = steady[np.abs(steady / np.median(steady) - 1) < 0.15]
+    return k, float(near.mean())
+
+
+# round 27's adversary: 1. a result in a ring of four buffers (the kept-result watch looked back one call only)
+# 2. a result kept under a key that the check's repeats never hit (summaries, identity, rounded confidence, no CPU)
+# 3. the seeding watch: a rewind of torch's generator to its own seed (wrong); states put back after drawing (right)
+# 4. process state left that the watch did not read (NumPy's warnings by module, matplotlib's backend, gc.freeze)
+# 5. inputs never generated (a warm-up with nine fast calls in a row; a window of wins far above 2**10)
+_answers(WRONG, "check_warmup_end").update({
+    "round 27: typical time in a ring of four buffers": warmup_ring_buffers,
+    "round 27: memoized on (size, median, std)": warmup_memo_on_summaries,
+    "round 27: NumPy's RuntimeWarnings silenced by module, left": warmup_numpy_warnings_silenced,
+    "round 27: matplotlib.use('Agg') left": warmup_plot_backend_left,
+    "round 27: the first window of 10 calls with at most one slow": warmup_first_quiet_window,
+})
+_answers(WRONG, "check_crossover_batch").update({
+    "round 27: batch in a ring of four buffers": crossover_ring_buffers,
+    "round 27: scan to 1024, then bisect": crossover_scan_then_bisect,
+    "round 27: memoized without the CPU": crossover_memo_without_the_cpu,
+})
+_answers(WRONG, "check_which_is_faster").update({
+    "round 27: ends in a ring of four buffers": which_ring_buffers,
+    "round 27: memoized on (size, median, std) of each": which_memo_on_summaries,
+    "round 27: memoized on the arrays' identities": which_memo_by_identity,
+    "round 27: memoized with the confidence rounded to one decimal": which_memo_confidence_rounded,
+    "round 27: torch's generator rewound to its own seed": which_torch_generator_rewound,
+    "round 27: gc.freeze() left": which_gc_frozen,
+})
+_answers(WRONG, "check_loop_time").update({
+    "round 27: end in a ring of four buffers": loop_ring_buffers,
+    "round 27: memoized on a fingerprint (ends, count, total)": loop_memo_on_fingerprint,
+    "round 27: memoized on the list's identity and length": loop_memo_by_identity_and_length,
+})
+_answers(ALSO_RIGHT, "check_which_is_faster").update({
+    "round 27: NumPy's global generator, its state put back": which_numpy_state_put_back,
+    "round 27: torch.random.fork_rng, unseeded": which_torch_fork_rng_unseeded,
+    "round 27: Python's random, its state put back": which_python_random_put_back,
+})
