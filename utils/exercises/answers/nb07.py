@@ -344,6 +344,8 @@ def _first_callers(first: list) -> torch.cuda.Stream:
 
 
 def _stream_of(stream: str, home: torch.cuda.Stream, first: list) -> torch.cuda.Stream:
+    """The stream an answer built to work elsewhere than on its caller's uses: "built" the one current when it was
+    built, "first" the one of its first caller, any other the default stream."""
     return home if stream == "built" else _first_callers(first) if stream == "first" else torch.cuda.default_stream()
 
 
@@ -433,8 +435,7 @@ def _bucketed(choose=None, capture_lazily: bool = False, copy_in: bool = True, p
             if not own_stream:
                 return replayed(*graphs[size], x, batch)
             if own_stream in ("built", "first", "default synced"):
-                on = home if own_stream == "built" else _first_callers(first) if own_stream == "first" else \
-                    torch.cuda.default_stream()
+                on = _stream_of(own_stream, home, first)
                 if own_stream == "default synced":
                     torch.cuda.synchronize()
                 with torch.cuda.stream(on):
