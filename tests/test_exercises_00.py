@@ -245,3 +245,28 @@ def test_a_meta_device_left_by_an_answer_is_put_back_for_the_next_check(answer):
     assert torch.zeros(1).device.type == "cpu"
     nb00.check_largest_batch(answers00.ALSO_RIGHT["check_largest_batch"]["int64 tensors, clamped at 0"])
 
+
+@host
+def test_a_cuda_device_left_current_fails_and_is_put_back(monkeypatch):
+    """Round 32's adversary: torch.cuda.set_device(the last GPU) left current, on a machine of 2 or more GPUs, passed:
+    the current device is a setting now, which the checks of 00 watch (every setting).  No GPU here: torch.cuda's
+    current device is imitated (a CPU build never starts CUDA, and its current device reads 0, as a GPU's does before
+    CUDA starts); only this setting is read (the others of CUDA would ask the CPU build for a GPU)."""
+    from utils.exercises import ExerciseFailed, exercise, settings
+
+    name = "torch.cuda.current_device()"
+    assert name in nb00.WATCHED
+    assert settings.read([name]) == {name: 0}
+    current = [0]
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: current[0])
+    monkeypatch.setattr(torch.cuda, "set_device", lambda device: current.__setitem__(0, device))
+
+    def switched(budget, d, dtype):
+        torch.cuda.set_device(1)
+        return max(0, (budget // dtype.itemsize - d * d) // (2 * d))
+
+    left = r"left torch\.cuda\.current_device\(\) 1 after it returned \(it was 0\)"
+    with pytest.raises(ExerciseFailed, match=left), exercise("largest_batch") as ex:
+        settings.keeping(ex, switched, [name])(100, 2, torch.uint8)
+    assert current == [0]
