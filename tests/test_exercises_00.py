@@ -99,6 +99,20 @@ def test_a_hint_names_the_mistake_the_answer_made(check, what, hinted):
     assert hinted in str(failed.value).split("hint:")[1], failed.value
 
 
+@host
+def test_a_float_wrong_in_the_dtype_of_the_most_elements_alone_gets_no_hint_of_a_dtype():
+    """Round 32's adversary: rows divided in float32 are wrong on the ordinary layers in uint8 alone (the dtype of the
+    most elements per byte: the largest counts), and got the hint of a dtype's bytes per element (the check's hint now
+    names the float); a miscount of a dtype's bytes is wrong on small numbers too, and still gets it."""
+    from utils.exercises.answers.nb00 import WRONG, rows_divided_in_float32
+
+    half_a_byte = WRONG["check_largest_batch"]["float4_e2m1fn_x2 as half a byte per element"]
+    with inside_check():
+        assert nb00._dtype_hint(rows_divided_in_float32, nb00.ORDINARY_LAYERS, nb00.most_rows, torch.uint8) is None
+        assert "itemsize" in nb00._dtype_hint(half_a_byte, nb00.ORDINARY_LAYERS, nb00.most_rows,
+                                              torch.float4_e2m1fn_x2)
+
+
 def _scalar_element_size(shape, stride, offset, dtype):
     """The element size read from a scalar of the dtype: PyTorch cannot store a scalar of float4_e2m1fn_x2."""
     reach = sum((n - 1) * s for n, s in zip(shape, stride))
@@ -133,15 +147,24 @@ def test_a_tensor_that_pytorch_cannot_make_gets_the_hint_of_an_unmakeable_dtype(
 def test_each_check_asks_about_every_dtype(check):
     from utils.exercises.answers.nb00 import ALSO_RIGHT
 
-    asked = set()
+    asked, kinds = set(), set()
     right = next(iter(ALSO_RIGHT[check].values()))
 
     def answer(*args):
         asked.add(args[-1])
+        if check == "check_storage_nbytes" and 0 not in args[0] and args[2]:  # a view with elements, at an offset
+            kinds.add((len(args[0]), math.prod(args[0]) == 1, args[-1].itemsize))
         return right(*args)
 
     getattr(nb00, check)(answer)
     assert set(nb00.DTYPES) - asked == set()
+    # Round 32's adversary: views of rank 0 were asked only in 1-byte dtypes, views of one element of rank 1 or more
+    # never, of rank 1 only in 1, 2 and 4 bytes, of ranks 4 to 8 in 1 byte (or empty): a shortcut for one kind of view
+    # that miscounts a size of element passed.  Each rank from 0 to RANK, and one element at ranks 1 and 2, each at an
+    # offset other than 0, is asked in every size of element.
+    if check == "check_storage_nbytes":
+        every = [(rank, rank == 0) for rank in range(nb00.RANK + 1)] + [(1, True), (2, True)]
+        assert {(*kind, size) for kind in every for size in (1, 2, 4, 8, 16)} - kinds == set()
 
 
 @host
@@ -221,3 +244,29 @@ def test_a_meta_device_left_by_an_answer_is_put_back_for_the_next_check(answer):
         nb00.check_storage_nbytes(getattr(answers00, answer))
     assert torch.zeros(1).device.type == "cpu"
     nb00.check_largest_batch(answers00.ALSO_RIGHT["check_largest_batch"]["int64 tensors, clamped at 0"])
+
+
+@host
+def test_a_cuda_device_left_current_fails_and_is_put_back(monkeypatch):
+    """Round 32's adversary: torch.cuda.set_device(the last GPU) left current, on a machine of 2 or more GPUs, passed:
+    the current device is a setting now, which the checks of 00 watch (every setting).  No GPU here: torch.cuda's
+    current device is imitated (a CPU build never starts CUDA, and its current device reads 0, as a GPU's does before
+    CUDA starts); only this setting is read (the others of CUDA would ask the CPU build for a GPU)."""
+    from utils.exercises import ExerciseFailed, exercise, settings
+
+    name = "torch.cuda.current_device()"
+    assert name in nb00.WATCHED
+    assert settings.read([name]) == {name: 0}
+    current = [0]
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: current[0])
+    monkeypatch.setattr(torch.cuda, "set_device", lambda device: current.__setitem__(0, device))
+
+    def switched(budget, d, dtype):
+        torch.cuda.set_device(1)
+        return max(0, (budget // dtype.itemsize - d * d) // (2 * d))
+
+    left = r"left torch\.cuda\.current_device\(\) 1 after it returned \(it was 0\)"
+    with pytest.raises(ExerciseFailed, match=left), exercise("largest_batch") as ex:
+        settings.keeping(ex, switched, [name])(100, 2, torch.uint8)
+    assert current == [0]

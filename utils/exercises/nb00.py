@@ -9,6 +9,7 @@ layers of any width, odd ones included, and budgets from nothing to petabytes.
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 import re
 import time
@@ -149,6 +150,7 @@ def views() -> st.SearchStrategy[View]:
     PyTorch cannot represent would reject an answer that asks a meta tensor, which the task allows).  Half of them
     ordinary, half far: sizes, strides and offsets near the top of their range, or at the EDGES (counts past 2**53
     in every dtype; ordinary ones of 8 dimensions seldom stay within LARGEST bytes with many such numbers)."""
+    @functools.cache  # one strategy of each rank, made (and validated by Hypothesis) once: the same draws, faster
     def of_rank(r: int, far: bool) -> st.SearchStrategy[View]:
         return st.tuples(st.tuples(*[_dimension(7, 2**31, far) for _ in range(r)]),
                          st.tuples(*[_dimension(9, 2**31, far) for _ in range(r)]),
@@ -206,6 +208,24 @@ EDGE_VIEWS: list[View] = [((), (), 2**31 + 1, torch.uint8), ((3,), (5,), 2**24 +
                           ((2,), (3,), 2**53 + 1, torch.float16),
                           *((*BEYOND_FLOATS[:3], dtype) for dtype in (torch.float16, torch.float32, torch.float64,
                                                                        torch.complex128))]
+# Each kind of view in each size of element, which the check always asks about too (round 32's adversary: Hypothesis
+# drew views of rank 0 only of 1-byte dtypes, no nonempty view of rank 1 or more whose sizes are all 1, views of rank 1
+# only of 1, 2 and 4 bytes, of rank 4 and 5 only of 1 byte; DTYPE_VIEWS asks about every dtype on views of rank 1 and 2
+# only.  A shortcut for one kind of view that counts elements, or the offset in bytes, or forgets the offset, or looks
+# the size of an element up in a table, passed): a view of every rank from 0 to RANK (rank 2: DTYPE_VIEWS), and views
+# of one element of ranks 1, 2 and 4, each at an offset other than 0, in a dtype of every size of element (of each
+# size, the dtypes in turn).
+VIEW_KINDS: list[tuple[tuple[int, ...], tuple[int, ...], int]] = [
+    ((), (), 3),  # a 0-d view, x[i, j]
+    ((1,), (4,), 10), ((1, 1), (7, 1), 5), ((1, 1, 1, 1), (24, 8, 2, 1), 9),  # one element: x[i:i+1, j:j+1]
+    ((5,), (2,), 1), ((4,), (0,), 6),  # a slice, x[1::2]; an expanded one
+    ((2, 3, 4), (0, 4, 1), 7), ((2, 3, 2, 2), (12, 1, 6, 3), 2),  # a broadcast; NCHW in channels-last order
+    ((2, 1, 3, 2, 2), (24, 12, 4, 2, 1), 4), ((2, 2, 1, 2, 3, 2), (50, 20, 9, 6, 2, 1), 8),
+    ((2,) * 7, (64, 1, 32, 2, 16, 4, 8), 3), ((3, 1, 2, 2, 1, 2, 2, 2), (100, 1, 40, 0, 7, 10, 3, 1), 6)]
+ELEMENT_SIZES = sorted({dtype.itemsize for dtype in DTYPES})
+_OF_SIZE = {size: [dtype for dtype in DTYPES if dtype.itemsize == size] for size in ELEMENT_SIZES}
+KIND_VIEWS: list[View] = [(*kind, _OF_SIZE[size][i % len(_OF_SIZE[size])])
+                          for i, kind in enumerate(VIEW_KINDS) for size in ELEMENT_SIZES]
 
 # What PyTorch raises for a tensor larger than memory, or than its storage: the answer made the view to measure it.
 _TOO_LARGE = re.compile(r"allocate|out of memory|overflow|out of bounds")
@@ -245,33 +265,58 @@ def check_storage_nbytes(storage_nbytes: Callable[[tuple[int, ...], tuple[int, .
                         or _rounding_hint(yours, HUGE_VIEW, fewest_bytes, nbytes, want, want // view[3].itemsize)
                         or _large_hint(yours, ORDINARY_VIEWS, fewest_bytes,
                                        max(view[2], *view[0], *view[1], want // view[3].itemsize))
+                        or (diagnose(yours, _in_every_size(view), fewest_bytes, VIEW_SHORTCUTS)
+                            if 0 not in view[0] else None)
                         or _hint(view, nbytes))
                 ex.expect(False, f"{call} returned {nbytes}: " +
                           ("too few: the view reaches past them" if nbytes is not None and nbytes < want else
                            "too many: a smaller storage holds the view too"), hint)
 
         for_all(ex, views(), holds, chosen=[HUGE_VIEW, BEYOND_FLOATS, ((3, 0, 2), (5, 1, 2), 7, torch.float32),
-                                           MANY_DIMENSIONS, DOZENS_OF_DIMENSIONS, *EDGE_VIEWS, *DTYPE_VIEWS],
+                                           MANY_DIMENSIONS, DOZENS_OF_DIMENSIONS, *EDGE_VIEWS, *DTYPE_VIEWS,
+                                           *KIND_VIEWS],
                 describe=lambda view: _call(*view))
+
+
+def _in_every_size(view: View) -> list[View]:
+    """The failing view in a dtype of every size of element: where the answer is right on the ordinary views and
+    wrong on a kind of view of its own (a 0-d one, one element: round 32's adversary), the mistake it makes there.
+    (Not for a view without elements: there several shortcuts give what an answer that counts its offset gives.)"""
+    return [(*view[:3], _OF_SIZE[size][0]) for size in ELEMENT_SIZES]
 
 
 def _dtype_hint(yours: Callable[..., object], cases: Sequence[tuple], right: Callable[..., object],
                 dtype: torch.dtype) -> str | None:
     """The hint for an answer that is right on `cases` in every one of a few dtypes of several bytes, and wrong on
     them in `dtype`: it counts that dtype's bytes per element wrong (a table, the bits of finfo, a number in the
-    dtype's name).  Every one: right in one dtype can be a coincidence (rows rounded to a multiple of 8)."""
-    def right_in(other: torch.dtype) -> bool:
+    dtype's name).  Every one: right in one dtype can be a coincidence (rows rounded to a multiple of 8).  And wrong
+    in `dtype` on a case of small numbers: an answer that computes in float32 is wrong on the large cases in the dtype
+    of the most elements per byte only (round 32's adversary: it got this hint for uint8)."""
+    def right_in(other: torch.dtype, small: bool = False) -> bool:
         recast = [(*case[:-1], other) for case in cases]
         try:
-            return all(integral(yours(*case)) == right(*case) for case in recast)
+            return all(integral(yours(*case)) == right(*case) for case in recast if not small or _small(case, right))
         except Exception:  # noqa: BLE001 -- an answer that raises here is not right here
             return False
 
     if all(right_in(other) for other in (torch.float32, torch.int64, torch.float16) if other != dtype) and not (
-            right_in(dtype)):
+            right_in(dtype, small=True)):
         return (f"every dtype has its own bytes per element, {dtype} too: dtype.itemsize says how many (what a "
                 "tensor's element_size() reports)")
     return None
+
+
+def _small(case: tuple, right: Callable[..., object]) -> bool:
+    """Are the numbers of `case`, and its right result, small enough for any float to hold them (under 2**24)?"""
+    def numbers(x: object) -> Iterator[int]:
+        if isinstance(x, tuple):
+            for item in x:
+                yield from numbers(item)
+        elif isinstance(x, int):
+            yield x
+
+    result = right(*case)
+    return all(n < 2**24 for n in numbers((*case[:-1], result if isinstance(result, int) else 0)))
 
 
 def _rounding_hint(yours: Callable[..., object], far: tuple, right: Callable[..., int], got: int | None, want: int,

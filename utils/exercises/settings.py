@@ -870,6 +870,17 @@ SETTINGS.update({
 })
 
 
+def _current_device() -> int:
+    """torch.cuda.current_device() where CUDA is initialized, else 0: the device CUDA makes current as it starts
+    (reading it would start CUDA; torch.cuda.set_device starts it), so an answer that started CUDA changed nothing."""
+    return torch.cuda.current_device() if torch.cuda.is_initialized() else 0
+
+
+# The current CUDA device (round 32's adversary of 00: torch.cuda.set_device(the last GPU) "the free one", to ask its
+# memory, left: on a machine of 2 or more GPUs every later cell allocates and launches there)
+SETTINGS["torch.cuda.current_device()"] = (_current_device, lambda device: torch.cuda.set_device(device))
+
+
 def _memory_fraction() -> float:
     """torch.cuda.get_per_process_memory_fraction() where CUDA is initialized, else 1.0 (the allocator's own value
     where none was set: no cap)."""

@@ -767,3 +767,67 @@ WRONG_BATCHES.update({
 ALSO_RIGHT_BATCHES.update({
     "round 26: Decimal arithmetic, a Decimal returned": decimal_rows,
 })
+
+
+# Found by round 32's adversary: the check drew some kinds of view only in some sizes of element (a view of rank 0 only
+# of 1-byte dtypes; no nonempty view of rank 1 or more whose sizes are all 1; views of rank 1 only of 1, 2 and 4 bytes,
+# of rank 4 and 5 only of 1 byte), and asked about every dtype on views of rank 1 and 2 only: a branch for one kind of
+# view that miscounts a size of element passed.  It asks about each kind of view in each size of element now.
+def _right_bytes(shape, stride, offset, dtype):
+    return 0 if 0 in shape else _elements_to_the_last(shape, stride, offset) * dtype.itemsize
+
+
+def scalar_shortcut_in_elements(shape, stride, offset, dtype):
+    """round 32's adversary: a shortcut for a 0-d view ("one element after `offset` of them") that counts elements,
+    not bytes: right for 1-byte dtypes only."""
+    if not shape:
+        return offset + 1
+    return _right_bytes(shape, stride, offset, dtype)
+
+
+def one_element_offset_in_bytes(shape, stride, offset, dtype):
+    """round 32's adversary: a shortcut for a view of one element (x[i, j], x[i:i+1, j:j+1], a 0-d view): its offset
+    taken as bytes, plus the element's bytes: right for 1-byte dtypes only."""
+    if 0 in shape:
+        return 0
+    if math.prod(shape) == 1:
+        return offset + dtype.itemsize
+    return _right_bytes(shape, stride, offset, dtype)
+
+
+def one_element_no_offset(shape, stride, offset, dtype):
+    """round 32's adversary: a view of one element of rank 1 or more "needs one element": the elements before it
+    forgotten (wrong in every dtype, where the offset is not 0)."""
+    if shape and math.prod(shape) == 1:
+        return dtype.itemsize
+    return _right_bytes(shape, stride, offset, dtype)
+
+
+def rank1_fast_path_size_table(shape, stride, offset, dtype):
+    """round 32's adversary: a fast path for 1-d views (slices, x[::k]) with the bytes per element from a table of
+    the 1- and 2-byte sizes, any other taken as 4 (wrong for every 1-d view of 8 or 16 bytes per element)."""
+    if 0 in shape:
+        return 0
+    if len(shape) == 1:
+        size = {1: 1, 2: 2}.get(dtype.itemsize, 4)
+        return (offset + 1 + (shape[0] - 1) * stride[0]) * size
+    return _right_bytes(shape, stride, offset, dtype)
+
+
+WRONG_VIEWS.update({
+    "round 32: a 0-d shortcut counting elements, not bytes": scalar_shortcut_in_elements,
+    "round 32: a one-element shortcut with the offset in bytes": one_element_offset_in_bytes,
+    "round 32: a one-element (rank >= 1) shortcut forgetting the offset": one_element_no_offset,
+    "round 32: a 1-d fast path with a table of 1/2/4-byte sizes": rank1_fast_path_size_table,
+})
+
+
+def rows_divided_in_float32(budget, d, dtype):
+    """round 32's adversary: the rows divided on a float32 tensor, exact up to 2**24 elements only: it FAILed, with the
+    hint of a dtype's bytes per element (on the ordinary layers, its error showed in uint8 alone, the dtype of the most
+    elements per byte); the hint names the float now (tests/test_exercises_00.py: its verdict was right already, so it
+    is no WRONG entry)."""
+    x = torch.tensor(budget // dtype.itemsize - d * d, dtype=torch.float64)
+    rows = torch.div(x.to(torch.float32), 2 * d, rounding_mode="floor")
+    return max(0, int(rows.item()))
+
