@@ -24,7 +24,7 @@ import torch
 
 from . import Checker, Exercise, exercise, is_stub, reference, register
 from .properties import diagnose, for_all, integral, real, shown, st, time_limit, valueless
-from .settings import BASIC, GENERATORS, PROCESS, SEED_HINT, SETTINGS, keeping, not_put_back, seeding_watched
+from .settings import BASIC, PROCESS, SEED_HINT, SETTINGS, generator_entry, keeping, not_put_back, seeding_watched
 
 NOTEBOOK = "00_setup"
 
@@ -88,7 +88,7 @@ def _leaving_alone(ex: Checker, answer: Callable[..., R]) -> Callable[..., R]:
         finally:
             unrestored = not_put_back(seeded)
             for name, (_, state, _) in seeded.items():  # as before the first seeding call
-                GENERATORS[name][1](state)
+                generator_entry(name)[1](state)
             if unrestored:
                 ex.expect(False, f"{ex.name} seeds the global random generator {unrestored[0]}: it called "
                           f"{seeded[unrestored[0]][0]}(...), and did not set that generator's state back as it was "

@@ -33,7 +33,7 @@ import decimal
 import math
 import random
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from fractions import Fraction
 from typing import Any, TypeVar
 
@@ -56,6 +56,7 @@ from .settings import (
     seeding_watched,
 )
 from .settings import SETTINGS as EVERY_SETTING
+from .streams import _LateStreams
 
 R = TypeVar("R")
 
@@ -109,6 +110,23 @@ def _far_along(state: torch.Tensor) -> torch.Tensor:
     return generator.get_state()
 
 
+# How late each stream other than the caller's starts, where an answer queues CUDA work on it (`_late_side_streams`)
+LATE_MS = 20.0
+
+
+def _late_side_streams() -> AbstractContextManager[object]:
+    """Where CUDA is initialized (an answer that works on the GPU started it in an earlier call), each stream other
+    than the caller's current one that the answer queues PyTorch work on starts LATE_MS late (streams.widened's
+    mode): a CUDA result computed there that the caller's stream is not made to wait for is read by the check, on
+    the caller's stream and with no synchronize of the device, before it is written (round 27's adversary of 02
+    returned a 0-d CUDA tensor computed on a side stream of its own, without a wait, and passed: its few small
+    kernels had long finished when the check read it).  A right answer that waits loses LATE_MS a call.  Nothing on
+    a machine without CUDA, or before CUDA starts (never started here)."""
+    if not torch.cuda.is_initialized():
+        return nullcontext()
+    return _LateStreams(LATE_MS, {torch.cuda.current_stream().cuda_stream})
+
+
 def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Callable[..., R]:
     """The answer as the check calls it: a global setting it changes (the default dtype, grad mode, NumPy's error
     handling, the warnings filters, ...: `SETTINGS`) is put back at once, and FAILs (round 19's adversary left torch's
@@ -134,7 +152,7 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
         unrestored: list[str] = []
         if not twice:
             try:
-                with seeding_watched(seeded, (yours,)):
+                with seeding_watched(seeded, (yours,)), _late_side_streams():
                     result = yours(*args, **kwargs)
                 unrestored = not_put_back(seeded)
             finally:
@@ -148,12 +166,13 @@ def _leaving_alone(ex: Checker, yours: Callable[..., R], probes: int = 2) -> Cal
                               if not any(same_state(states[name], unrelated[name]) for name in states)))
             other[TORCH_GENERATOR] = _far_along(states[TORCH_GENERATOR])
             try:
-                with seeding_watched(seeded, (yours,)):
+                with seeding_watched(seeded, (yours,)), _late_side_streams():
                     result = yours(*args, **kwargs)
                 unrestored = not_put_back(seeded)
                 left = again = generator_states()
                 put_generator_states(other)
-                yours(*spare[0], **spare[1])
+                with _late_side_streams():
+                    yours(*spare[0], **spare[1])
                 again = generator_states()
             finally:
                 after = read(SETTINGS)

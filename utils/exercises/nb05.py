@@ -1082,13 +1082,59 @@ def explicit_synchronizations(seen: Callable[[str], None]) -> Iterator[None]:
 
         return query
 
+    # PyTorch's device-generic torch.Event and torch.Stream (torch.accelerator.current_stream() returns one) are C
+    # types whose methods cannot be patched (round 27's adversary of 05 synchronized a torch.Event, or polled
+    # torch.accelerator.current_stream().query(), before a host read, and passed): for the block, torch.Event and
+    # torch.Stream are subclasses of theirs whose synchronize() and query() are noted as above, and
+    # torch.accelerator.current_stream() returns the current stream as such a subclass (the same stream)
+    generic = {name: _noting_generic(getattr(torch, name), noting, noting_true) for name in ("Event", "Stream")
+               if isinstance(getattr(torch, name, None), type)}
+    current = getattr(getattr(torch, "accelerator", None), "current_stream", None)
+    generic_saved = [(torch, name, getattr(torch, name)) for name in generic]
+    if current is not None and "Stream" in generic:
+        generic_saved.append((torch.accelerator, "current_stream", current))
+
+    def current_stream(*args: Any, **kwargs: Any) -> Any:
+        stream = current(*args, **kwargs)  # type: ignore[misc]  # patched in only where it exists
+        try:
+            return generic["Stream"](stream_id=stream.stream_id, device_index=stream.device_index,
+                                     device_type=stream.device_type)
+        except Exception:  # noqa: BLE001 -- a stream that cannot be rebuilt from its ids: as it came
+            return stream
+
     try:
         for (owner, attribute, what), (_, _, original) in zip(targets, saved):
             setattr(owner, attribute, (noting_true if attribute == "query" else noting)(original, what))
+        for name, subclass in generic.items():
+            setattr(torch, name, subclass)
+        if current is not None and "Stream" in generic:
+            torch.accelerator.current_stream = current_stream
         yield
     finally:
-        for owner, attribute, original in saved:
+        for owner, attribute, original in [*saved, *generic_saved]:
             setattr(owner, attribute, original)
+
+
+def _noting_generic(base: type, noting: Callable, noting_true: Callable) -> type:
+    """A subclass of torch.Event or torch.Stream (`base`) whose synchronize() and query() go through `noting` and
+    `noting_true` (explicit_synchronizations), named as `base` is."""
+    what = f"a torch.{base.__name__}'s"
+    synchronize = noting(base.synchronize, f"{what} synchronize()")  # type: ignore[attr-defined]
+    query = noting_true(base.query, f"{what} query() that returned True")  # type: ignore[attr-defined]
+
+    class Alike(type(base)):  # type: ignore[misc]
+        """isinstance and issubclass as for `base` (a torch.cuda.Stream is a torch.Stream still, for PyTorch's own
+        checks, Dynamo's among them, while the subclass stands in for torch.Stream)."""
+
+        def __instancecheck__(cls, instance: object) -> bool:
+            return isinstance(instance, base)
+
+        def __subclasscheck__(cls, subclass: type) -> bool:
+            return issubclass(subclass, base)
+
+    return Alike(base.__name__, (base,), {"synchronize": lambda self: synchronize(self),
+                                          "query": lambda self: query(self), "__module__": base.__module__,
+                                          "__doc__": base.__doc__})
 
 
 @contextmanager

@@ -79,7 +79,18 @@ from ..device import has_cuda, has_cupy, require_cuda, require_cupy
 from ..timing import benchmark, cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep
 from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, reference, register, what_returned
 from .properties import for_all, shown, st, time_limit
-from .settings import BASIC, SEED_HINT, SETTINGS, not_put_back, put_back, read, seeding_watched
+from .settings import (
+    BASIC,
+    CUPY_ALLOCATORS,
+    CUPY_STREAM,
+    SEED_HINT,
+    SETTINGS,
+    keeping,
+    not_put_back,
+    put_back,
+    read,
+    seeding_watched,
+)
 from .streams import CUPY_CALLERS, TORCH_CALLERS, cupy_caller, cupy_callers, torch_caller, widened
 
 NOTEBOOK = "09_kernels"
@@ -156,6 +167,14 @@ GELU_LARGEST = 2**20  # elements of x
 # covers (67,107,840 elements): 16385 x 4096 float32, 268 MB for x and as much for the result
 GELU_TWICE = (33, 1000)
 GELU_LARGE = (16385, 4096)
+# more rows than a grid's second dimension holds (65535 blocks), few columns (round 27's adversary put the rows on
+# blockIdx.y: x of 70000 rows cannot launch; the check's most rows were 16385): 2 MB of float32
+GELU_MANY_ROWS = (65535 + 2, 8)
+# What the CuPy checks read around each call of the answer, besides what they check themselves (the current stream
+# after the call): CuPy's allocators, device and pinned (round 27's adversary of 09 left set_allocator(None), a
+# MemoryAsyncPool's malloc, and passed: these checks read no setting), and CuPy's current stream of the answer's
+# thread (round 27: Stream.null.use() left, in scale_into, passed)
+CUPY_KEPT = (*CUPY_ALLOCATORS, CUPY_STREAM)
 GUARD_BYTE = 0xA5
 ALLOC_GUARD = 512  # bytes on each side of every array the answer allocates (_GuardedAllocations); CuPy's pool aligns
 EAGER = 4  # more arrays of x's size than this, allocated in one call: CuPy's operators one at a time
@@ -318,7 +337,7 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
         return
     with exercise("bias_gelu") as ex:
         cp = _cupy("check_bias_gelu")
-        yours = ex.answer(bias_gelu)
+        yours = keeping(ex, ex.answer(bias_gelu), CUPY_KEPT)
         cupy_cycles_per_second()  # calibrate the sleeps now: they wait for the GPU
         for dtype in TOLERANCES:  # first calls: the kernels compile (CuPy's, per dtype and layout), the pool fills
             transposed = " (a transposed view)"
@@ -348,7 +367,8 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
                                   for i, kind in enumerate(CUPY_CALLERS) for layout in LAYOUTS[i % 3:i % 3 + 1]]
         chosen += [("null", None, 0, "float32", "contiguous", False, 1), ("with", 0, 7, "float64", "strided", True, 2),
                    ("busy", 1, GELU_LARGEST + 1, "float32", "contiguous", False, 3),
-                   ("use", 1023, 1025, "float64", "transposed", True, 4)]
+                   ("use", 1023, 1025, "float64", "transposed", True, 4), ("with", *GELU_MANY_ROWS, "float32",
+                                                                           "contiguous", False, 5)]
         for_all(ex, _gelu_cases(), holds, examples=GPU_CASES, chosen=chosen, budget_s=GPU_BUDGET_S,
                 describe=_describe_gelu)
         _gelu_twice_and_large(ex, cp, yours)
@@ -387,18 +407,25 @@ def _kernels_launched(cp: Any, call: Callable[[], object]) -> int | None:
 
 
 def _gelu_one_kernel(ex: Any, cp: Any, yours: Callable) -> None:
-    """One call on GELU_COUNTED (after a first call on the same shape, so that nothing compiles): it must launch
-    exactly one kernel.  CuPy's operators in place, or `x + bias` before a kernel, allocate no more than a fused
-    kernel does, so the EAGER rule cannot see them; the kernel count does.  Skipped where CUPTI does not count."""
-    rng = np.random.default_rng(_seed("gelu kernels"))
-    x = cp.asarray(rng.normal(0.0, 3.0, GELU_COUNTED).astype(np.float32))
-    bias = cp.asarray(rng.normal(0.0, 1.0, GELU_COUNTED[-1:]).astype(np.float32))
-    _in_a_fresh_thread(partial(yours, x, bias))
-    launched = _in_a_fresh_thread(partial(_kernels_launched, cp, partial(yours, x, bias)))
-    if launched is None:
-        return
+    """One call on GELU_COUNTED, float32 and float64 (after a first call on the same shape, so that nothing compiles):
+    it must launch exactly one kernel (the task asks for one kernel of the student's own for both dtypes: round 27's
+    adversary fused float32 only and ran ten CuPy operators in place for float64, and passed).  CuPy's operators in
+    place, or `x + bias` before a kernel, allocate no more than a fused kernel does, so the EAGER rule cannot see
+    them; the kernel count does.  Skipped where CUPTI does not count."""
+    for dtype in (np.float32, np.float64):
+        rng = np.random.default_rng(_seed("gelu kernels"))
+        x = cp.asarray(rng.normal(0.0, 3.0, GELU_COUNTED).astype(dtype))
+        bias = cp.asarray(rng.normal(0.0, 1.0, GELU_COUNTED[-1:]).astype(dtype))
+        _in_a_fresh_thread(partial(yours, x, bias))
+        launched = _in_a_fresh_thread(partial(_kernels_launched, cp, partial(yours, x, bias)))
+        if launched is None:
+            return
+        _one_kernel_expected(ex, launched, np.dtype(dtype).name)
+
+
+def _one_kernel_expected(ex: Any, launched: int, dtype: str) -> None:
     cols = GELU_COUNTED[1]
-    ex.expect(launched == 1, f"bias_gelu(x of shape {GELU_COUNTED}, float32, bias of shape ({cols},)) launched "
+    ex.expect(launched == 1, f"bias_gelu(x of shape {GELU_COUNTED}, {dtype}, bias of shape ({cols},)) launched "
               f"{launched} GPU kernels (counted by CUPTI, through torch.profiler)",
               "the task is one kernel of your own (cp.ElementwiseKernel or cp.RawKernel) that computes the whole "
               "formula for each element: every CuPy operator, x + bias too, is a kernel of its own")
@@ -1685,7 +1712,9 @@ SENTINEL = -12345.0  # what the guard regions hold
 FACTORS = (1.5, -0.75, 3.0, 0.1, 2.5)
 SCALE_RTOL = 2.5e-7  # two float32 ulps against the float64 product: a rounded first, or not
 SCALE_FULL = 2**21  # up to this size, every element of out is compared; beyond, the last ones and a spread of others
-SCALE_LARGE = 65535 * 1024 + 257  # more than a grid capped at 65535 blocks of 1024 threads covers: 268 MB a buffer
+# more than a grid capped at 65535 blocks of 1024 threads covers, or at 65536 (round 27's adversary capped it at 2**16,
+# "the grid limit", and passed the earlier 65535 * 1024 + 257): 268 MB a buffer, about 1.3 GB for the case in all
+SCALE_LARGE = 65536 * 1024 + 257
 
 
 @reference
@@ -1778,7 +1807,7 @@ def check_scale_into(scale_into: Callable[[Any, Any, float], object]) -> None:
         return
     with exercise("scale_into") as ex:
         cp = _cupy("check_scale_into")
-        yours = ex.answer(scale_into)
+        yours = keeping(ex, ex.answer(scale_into), CUPY_KEPT)
         cupy_cycles_per_second()  # calibrate the sleeps now: they wait for the GPU
 
         def holds(case: ScaleCase) -> None:

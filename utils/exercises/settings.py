@@ -632,7 +632,7 @@ class CupyAllocator:
 
     def __init__(self) -> None:
         cupy = sys.modules.get("cupy")
-        self.allocator = None if cupy is None else cupy.cuda.get_allocator()
+        self.allocator = None if cupy is None else _outside_using_allocator(cupy.cuda.get_allocator)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, CupyAllocator) and (
@@ -648,9 +648,28 @@ class CupyAllocator:
         if cupy is None or self.allocator is None:
             return
         try:
-            cupy.cuda.set_allocator(self.allocator)
+            _outside_using_allocator(lambda: cupy.cuda.set_allocator(self.allocator))
         except ValueError:  # inside a `using_allocator` block the answer entered and never left: the global one stands
             pass
+
+
+def _outside_using_allocator(do: Callable[[], R]) -> R:
+    """do() with this thread's `using_allocator` allocator set aside (cupy/cuda/memory.pyx: get_allocator() returns it
+    inside such a block, in place of the global one that set_allocator sets, and set_allocator raises there): the
+    global allocator is what the process keeps after the call (round 27's adversary of 09 set
+    cp.cuda.set_allocator(None), and a MemoryAsyncPool's, and passed: nb09's CuPy checks read no setting, and their
+    calls inside using_allocator read the check's own allocator)."""
+    memory = sys.modules.get("cupy.cuda.memory")
+    get: Callable[[], Any] | None = getattr(memory, "_get_thread_local_allocator", None)
+    put: Callable[[Any], object] | None = getattr(memory, "_set_thread_local_allocator", None)
+    held = get() if get is not None else None
+    if held is None or put is None:
+        return do()
+    put(None)
+    try:
+        return do()
+    finally:
+        put(held)
 
 
 SETTINGS["cupy.cuda.get_allocator()"] = (CupyAllocator, CupyAllocator.put_back)
@@ -1311,10 +1330,10 @@ def seeding_watched(seeded: dict[str, list[Any]], answers: Iterable[Callable[...
         @functools.wraps(original)
         def seeding(*args: Any, **kwargs: Any) -> Any:
             if generator not in seeded:
-                seeded[generator] = [name, GENERATORS[generator][0](), True]
+                seeded[generator] = [name, getters[generator](), True]
             seeded[generator][2] = "seed" in name.rsplit(".", 1)[-1].lower()
             result = original(*args, **kwargs)
-            now = GENERATORS[generator][0]()
+            now = getters[generator]()
             if seeded[generator][2] and same_state(now, seeded[generator][1]):
                 seeded[generator][2] = REPRODUCED  # the seed gave the state before again (see _seen_through_...)
             elif not seeded[generator][2] and same_state(now, at_start[generator]):
@@ -1326,11 +1345,16 @@ def seeding_watched(seeded: dict[str, list[Any]], answers: Iterable[Callable[...
         return seeding
 
     namespaces = [getattr(inspect.unwrap(answer), "__globals__", None) for answer in answers]
-    at_start = generator_states()  # each generator's state as the block begins (a few µs each)
+    # the GPU's generators too, where they exist now (CUDA initialized, CuPy's random module imported: round 27's
+    # GPU-only adversaries seeded them with torch.cuda.manual_seed(_all) and cupy.random.seed, and passed)
+    device = _device_seeders()
+    getters = {**{name: entry[0] for name, entry in GENERATORS.items()},
+               **{name: DEVICE_GENERATORS[name][0] for name in device}}
+    at_start = {**generator_states(), **{name: getters[name]() for name in device}}  # as the block begins (µs each)
     torch_at_start = at_start[TORCH_GENERATOR]
     try:
         watchers: dict[int, Callable[..., Any]] = {}
-        for generator, (_, _, seeders) in GENERATORS.items():
+        for generator, seeders in [*((g, entry[2]) for g, entry in GENERATORS.items()), *device.items()]:
             for module, name in seeders:
                 original = getattr(module, name, None)
                 if original is None:
@@ -1385,9 +1409,248 @@ def not_put_back(seeded: dict[str, list[Any]]) -> list[str]:
     (a state put back has to be set: a seed that happens to give the state before, Hypothesis's own, still seeds),
     or set to another state than before."""
     return [name for name, (_, state, seeded_last) in seeded.items()
-            if seeded_last or not same_state(GENERATORS[name][0](), state)]
+            if seeded_last or not same_state(generator_entry(name)[0](), state)]
 
 
 SEED_HINT = ("the caller's random numbers after your function would be the same after every call, or no longer those "
              "its own seed gives: draw from a generator of your own (np.random.default_rng, torch.Generator, "
              "random.Random), seeded or not")
+
+
+# ------------------------------------------------------------------------------------------
+# The GPU's state that an answer leaves for its caller: the CUDA generators, CuPy's generator, the current streams of
+# PyTorch and CuPy, and CuPy's pinned-memory allocator (round 27's GPU-only adversaries of 02, 05 and 09 left
+# torch.cuda.manual_seed(0), torch.cuda.manual_seed_all(0), cupy.random.seed(0), a side stream made current with
+# torch.cuda.set_stream or a CuPy stream's use(), Stream.null.use() and cupy.cuda.set_pinned_memory_allocator(None),
+# and passed on the H200: nothing read them).  Each is read only where it exists and is initialized: nothing here
+# initializes CUDA or imports CuPy (a check of CPU code on a CPU reads "not there", which equals anything).
+# ------------------------------------------------------------------------------------------
+CUDA_GENERATOR = "the GPU's (torch.cuda.manual_seed)"
+CUPY_GENERATOR = "CuPy's (cupy.random)"
+# the functions that seed the CUDA generators or set their states (torch.cuda and torch.cuda.random hold the same
+# ones; torch.manual_seed and torch.seed, watched for PyTorch's generator, call torch.cuda.manual_seed_all too)
+CUDA_SEEDERS = ("manual_seed", "manual_seed_all", "seed", "seed_all", "set_rng_state", "set_rng_state_all")
+# CuPy's (cupy/random/_generator.py: seed() reseeds the device's RandomState in place, reset_states() drops them all,
+# set_random_state(rs) replaces one; cupy.random holds the same functions).  Not RandomState.seed: its __init__ calls
+# it, and a first draw makes one
+CUPY_SEEDERS = ("seed", "reset_states", "set_random_state")
+
+
+def _cuda_generator_states() -> tuple[torch.Tensor, ...] | None:
+    """Every CUDA generator's state (host tensors: the seed and the offset), where CUDA is initialized, else None."""
+    if not torch.cuda.is_initialized():
+        return None
+    return tuple(torch.cuda.get_rng_state_all())
+
+
+def _cuda_generator_put_back(states: tuple[torch.Tensor, ...] | None) -> None:
+    if states is not None and torch.cuda.is_initialized():
+        torch.cuda.set_rng_state_all(list(states))
+
+
+def _cupy_random_states() -> tuple[tuple[int, object], ...] | None:
+    """CuPy's global generators, by device: the RandomState objects themselves (CuPy keeps no readable state: a seed
+    in place is seen where it is made, `seeding_watched`), where cupy.random is imported, else None."""
+    module = sys.modules.get("cupy.random._generator")
+    states = getattr(module, "_random_states", None)
+    return None if not isinstance(states, dict) else tuple(sorted(states.items(), key=lambda item: item[0]))
+
+
+def _cupy_random_put_back(states: tuple[tuple[int, object], ...] | None) -> None:
+    module = sys.modules.get("cupy.random._generator")
+    if states is not None and module is not None:
+        module._random_states = dict(states)  # type: ignore[attr-defined]
+
+
+# The GPU's generators: how to read each one's state and how to put it back (as GENERATORS; their seeding functions,
+# which exist only where CUDA is initialized or CuPy imported, come from `_device_seeders`)
+DEVICE_GENERATORS: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
+    CUDA_GENERATOR: (_cuda_generator_states, _cuda_generator_put_back),
+    CUPY_GENERATOR: (_cupy_random_states, _cupy_random_put_back),
+}
+
+
+def _device_seeders() -> dict[str, tuple[tuple[Any, str], ...]]:
+    """The GPU's generators that exist now, and their seeding functions (module, attribute): CUDA's where CUDA is
+    initialized (never initialized here: the first call of an answer that starts it is not watched, the next ones
+    are), CuPy's where cupy.random is imported."""
+    found: dict[str, tuple[tuple[Any, str], ...]] = {}
+    if torch.cuda.is_initialized():
+        homes = [torch.cuda, *(m for m in (sys.modules.get("torch.cuda.random"),) if m is not None)]
+        found[CUDA_GENERATOR] = tuple((m, name) for m in homes for name in CUDA_SEEDERS if hasattr(m, name))
+    homes = [m for m in (sys.modules.get("cupy.random"), sys.modules.get("cupy.random._generator")) if m is not None]
+    if homes:
+        found[CUPY_GENERATOR] = tuple((m, name) for m in homes for name in CUPY_SEEDERS if hasattr(m, name))
+    return found
+
+
+def generator_entry(name: str) -> tuple[Callable[[], Any], Callable[[Any], object], tuple[tuple[Any, str], ...]]:
+    """GENERATORS[name], or the GPU generator `name`'s (without its seeding functions)."""
+    if name in GENERATORS:
+        return GENERATORS[name]
+    get, put = DEVICE_GENERATORS[name]
+    return get, put, ()
+
+
+class TorchCurrentStream:
+    """PyTorch's current CUDA stream (torch.cuda.current_stream(): torch.cuda.set_stream and
+    torch.accelerator.set_stream set it), as a setting's value, where CUDA is initialized; None where it is not.  A
+    call that started CUDA found its default stream current: None equals the default stream (and None)."""
+
+    def __init__(self) -> None:
+        self.stream = torch.cuda.current_stream() if torch.cuda.is_initialized() else None
+
+    @staticmethod
+    def _is_default(stream: Any) -> bool:
+        return bool(stream == torch.cuda.default_stream(stream.device))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TorchCurrentStream):
+            return False
+        if self.stream is None or other.stream is None:
+            known = self.stream if self.stream is not None else other.stream
+            return known is None or self._is_default(known)
+        return bool(self.stream == other.stream)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        if self.stream is None:
+            return "the default stream (CUDA not started)"
+        return "the default stream" if self._is_default(self.stream) else (
+            f"a side stream (0x{self.stream.cuda_stream:x})")
+
+    def put_back(self) -> None:
+        if torch.cuda.is_initialized():
+            torch.cuda.set_stream(self.stream if self.stream is not None else torch.cuda.default_stream())
+
+
+_CUPY_DEVICE: list[bool] = []  # whether CuPy finds a GPU (asked once, where CuPy is imported)
+
+
+def _cupy_with_a_device() -> Any:
+    """The cupy module where it is imported and finds a GPU, else None (never imports it)."""
+    cupy = sys.modules.get("cupy")
+    if cupy is None:
+        return None
+    if not _CUPY_DEVICE:
+        try:
+            _CUPY_DEVICE.append(cupy.cuda.runtime.getDeviceCount() > 0)
+        except Exception:  # noqa: BLE001 -- CuPy without a driver or a GPU
+            _CUPY_DEVICE.append(False)
+    return cupy if _CUPY_DEVICE[0] else None
+
+
+# the pointers of CuPy's default streams: the legacy null stream, and cudaStreamPerThread (where
+# CUPY_CUDA_PER_THREAD_DEFAULT_STREAM is set)
+CUPY_DEFAULT_STREAMS = (0, 2)
+
+
+class CupyCurrentStream:
+    """CuPy's current stream in this thread (cupy.cuda.get_current_stream(): a stream's use() or `with` sets it), as
+    a setting's value, compared by pointer as CuPy compares streams; None where CuPy is not imported or has no GPU,
+    which equals a default stream (a call that imported CuPy found it current) and None."""
+
+    def __init__(self) -> None:
+        cupy = _cupy_with_a_device()
+        try:
+            self.stream = None if cupy is None else cupy.cuda.get_current_stream()
+        except Exception:  # noqa: BLE001 -- no current device
+            self.stream = None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CupyCurrentStream):
+            return False
+        if self.stream is None or other.stream is None:
+            known = self.stream if self.stream is not None else other.stream
+            return known is None or getattr(known, "ptr", None) in CUPY_DEFAULT_STREAMS
+        return bool(self.stream.ptr == other.stream.ptr)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        if self.stream is None:
+            return "the default stream (CuPy not imported, or no GPU)"
+        ptr = self.stream.ptr
+        return "the null stream" if ptr in CUPY_DEFAULT_STREAMS else f"a stream of its own (0x{ptr:x})"
+
+    def put_back(self) -> None:
+        cupy = _cupy_with_a_device()
+        if cupy is None:
+            return
+        (self.stream if self.stream is not None else cupy.cuda.Stream.null).use()
+
+
+# CuPy has no getter of its pinned-memory allocator (cupy/cuda/pinned_memory.pyx keeps it in a C variable): the
+# setter is wrapped, once, where CuPy is imported, and what it set last is the value read
+PINNED_OWN = "CuPy's own pool (cupy.get_default_pinned_memory_pool().malloc)"
+UNPOOLED = "None (no pool: each pinned allocation from the driver)"
+_PINNED: dict[str, Any] = {}  # "original": CuPy's setter; "set": what the wrapped setter set last
+
+
+def _pinned_watched(cupy: Any) -> bool:
+    """Wrap cupy.cuda.set_pinned_memory_allocator (where cupy.cuda and cupy.cuda.pinned_memory hold it) once."""
+    if "original" in _PINNED:
+        return True
+    module = sys.modules.get("cupy.cuda.pinned_memory")
+    original = getattr(module, "set_pinned_memory_allocator", None)
+    if original is None:
+        return False
+    _PINNED["original"] = original
+
+    def set_pinned_memory_allocator(allocator: Any = None) -> None:
+        original(allocator)
+        _PINNED["set"] = UNPOOLED if allocator is None else allocator
+
+    set_pinned_memory_allocator.__doc__ = getattr(original, "__doc__", None)
+    for owner in (getattr(cupy, "cuda", None), module):
+        if getattr(owner, "set_pinned_memory_allocator", None) is original:
+            owner.set_pinned_memory_allocator = set_pinned_memory_allocator  # type: ignore[union-attr]
+    return True
+
+
+class CupyPinnedAllocator:
+    """CuPy's pinned-memory allocator, as the wrapped setter last set it (PINNED_OWN: CuPy's own pool, as CuPy's import
+    sets it), where CuPy is imported; None where it is not, which equals anything."""
+
+    def __init__(self) -> None:
+        cupy = sys.modules.get("cupy")
+        self.allocator: Any = None
+        if cupy is not None and _pinned_watched(cupy):
+            allocator = _PINNED.get("set", PINNED_OWN)
+            with suppress(Exception):
+                if allocator == cupy.get_default_pinned_memory_pool().malloc:
+                    allocator = PINNED_OWN
+            self.allocator = allocator
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CupyPinnedAllocator) and (
+            self.allocator is None or other.allocator is None or self.allocator is other.allocator
+            or _same_option(self.allocator, other.allocator))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return "(CuPy not imported)" if self.allocator is None else str(self.allocator)
+
+    def put_back(self) -> None:
+        cupy = sys.modules.get("cupy")
+        if cupy is None or self.allocator is None or "original" not in _PINNED:
+            return
+        allocator = (cupy.get_default_pinned_memory_pool().malloc if self.allocator is PINNED_OWN else
+                     None if self.allocator is UNPOOLED else self.allocator)
+        _PINNED["original"](allocator)
+        _PINNED["set"] = self.allocator
+
+
+TORCH_STREAM = "torch.cuda.current_stream()"
+CUPY_STREAM = "cupy.cuda.get_current_stream()"
+CUPY_PINNED = "cupy.cuda.set_pinned_memory_allocator(...)"
+SETTINGS.update({
+    TORCH_STREAM: (TorchCurrentStream, TorchCurrentStream.put_back),
+    CUPY_STREAM: (CupyCurrentStream, CupyCurrentStream.put_back),
+    CUPY_PINNED: (CupyPinnedAllocator, CupyPinnedAllocator.put_back),
+})
+EVERY = tuple(SETTINGS)
+# CuPy's process-wide allocators (the device's and the pinned one), for the checks of CuPy code
+CUPY_ALLOCATORS = ("cupy.cuda.get_allocator()", CUPY_PINNED)
