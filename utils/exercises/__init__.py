@@ -91,7 +91,10 @@ _NO_CUDA = re.compile(r"not compiled with CUDA|requires CUDA|needs a CUDA GPU|ha
                       # and torch.cuda.nvtx's ranges, in PyTorch 2.13's CPU build (round 20's adversary: right answers
                       # that used them were told that they raised)
                       r"|not linked with support for cuda devices|NVTX functions not installed"
-                      r"|No module named 'cupy'")  # CuPy, which a CPU machine need not have
+                      r"|No module named 'cupy'"  # CuPy, which a CPU machine need not have
+                      # a torch.cuda function given an imitated stream, where it checks its type (round 32's adversary
+                      # of 01: `from torch.cuda import caching_allocator_alloc` raised this, blamed on a right answer)
+                      r"|Invalid type for stream argument")
 
 
 # ------------------------------------------------------------------------------------------
@@ -410,6 +413,20 @@ class InOrder(torch.Stream):
     def elapsed_time(self, end: object) -> float:
         raise GPUUnavailableError("Event.elapsed_time() needs a CUDA GPU: a CPU has no GPU time to read")
 
+    # The rest of torch.cuda.Stream's surface (round 32's adversary of 01: a right answer that kept a side stream per
+    # caller, keyed by `current_stream().cuda_stream`, raised an AttributeError, blamed on it): the stream's handle, an
+    # int of its own (the default stream's is 0, as CUDA's legacy default stream's), and its priority (the default).
+    @property
+    def cuda_stream(self) -> int:
+        return 0 if self is _CURRENT or self is _CURRENT_ON_THE_GPU else id(self)
+
+    @property
+    def priority(self) -> int:
+        return 0
+
+    def __cuda_stream__(self) -> tuple[int, int]:
+        return 0, self.cuda_stream
+
 
 def _is_cuda(device: object) -> bool:
     return (isinstance(device, str) and device.startswith("cuda")) or (
@@ -626,6 +643,23 @@ _IMITATED = {"synchronize": lambda device=None: None, "current_stream": lambda d
              # here, as the tensors are: on a CPU build the tuple is empty, and [0] raised an IndexError
              "default_generators": (torch.default_generator,)}
 _CURRENT_ON_THE_GPU = InOrderOnTheGPU()
+# Raw blocks of the imitated GPU's memory (torch.cuda.caching_allocator_alloc), by their address: tensors asked for on
+# the GPU, so made on the CPU and counted as the GPU's (GPUOnTheCPU), alive until caching_allocator_delete or the end
+# of cuda_on_cpu (round 32's adversary of 01: a right warm-up done with them raised a TypeError, blamed on it).
+_RAW_BLOCKS: dict[int, torch.Tensor] = {}
+
+
+def _raw_alloc(size: int, device: object = None, stream: object = None) -> int:
+    block = torch.empty(max(int(size), 1), dtype=torch.uint8, device="cuda")
+    _RAW_BLOCKS[block.data_ptr()] = block
+    return block.data_ptr()
+
+
+def _raw_delete(mem_ptr: int) -> None:
+    _RAW_BLOCKS.pop(mem_ptr, None)
+
+
+_IMITATED.update({"caching_allocator_alloc": _raw_alloc, "caching_allocator_delete": _raw_delete})
 _LIKE_A_GPU = {**_IMITATED, "current_stream": lambda device=None: _current(_CURRENT_ON_THE_GPU),
                "default_stream": lambda device=None: _CURRENT_ON_THE_GPU, "Stream": InOrderOnTheGPU,
                "Event": InOrderOnTheGPU, "is_available": lambda: True, "device_count": lambda: 1,
@@ -676,6 +710,8 @@ def cuda_on_cpu(like_a_gpu: bool = False) -> Iterator[GPUOnTheCPU]:
         for name, original in saved_accelerator.items():
             setattr(torch.accelerator, name, original)
         _ENTERED[0] = entered
+        if torch.cuda.caching_allocator_alloc is not _raw_alloc:  # the outermost cuda_on_cpu has ended
+            _RAW_BLOCKS.clear()
 
 
 # ------------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ Each check is a property over inputs that Hypothesis generates (utils/exercises/
   segments; the warm-up and the loop after it are played on `model_reserved`, a model of PyTorch's caching
   allocator for this case (each tensor freed before the next), which tests/test_exercises.py holds against the
   real allocator.  The loop must need no new segment, and the warm-up reserve no more than `least_reserved`,
-  the least that any warm-up can.
+  the least that any warm-up can; each call's list its caller's own (none returned twice, none changed by a later
+  call); called as where a GPU is (`_as_on_a_gpu`).
 - `check_block_memory` (GPU): programs of tensors made and freed, empty_cache() and blocks side by side and nested
   three deep, or in one chain four to twelve deep, its innermost block holding up to two (and a block that raises a
   RuntimeError or a KeyboardInterrupt, in one it always runs); each block's report against PyTorch's counters read
@@ -18,7 +19,8 @@ Each check is a property over inputs that Hypothesis generates (utils/exercises/
   memory the loop reserves is measured, pool by pool, against run_batches on its largest batch alone (SLACK: none
   in the large pool, one 2 MiB segment in the small one).  The answer's side streams start late, and so does each
   of its first operations on the caller's stream (`_made_late`): a wait missing between them shows in the sums.
-  Without a GPU, the sums, with the batches made on the CPU.
+  The list of lengths is as it was after each call.  Without a GPU, the sums, with the batches made on the CPU
+  (some of thousands of rows), and the current stream after each call.
 
 The allocator's model and the search it allows are the checks' references (`@reference`): a check uses them,
 an answer cannot (they raise outside a check, and an answer that calls one FAILs).
@@ -211,6 +213,12 @@ WARM_UP_IN_A_ROW: list[tuple[list[int], ...]] = [
     ([12 * MiB, 2 * MiB, 2 * MiB], [12 * MiB, 4 * MiB - 512, 512]),  # the total, the length and the largest
     ([12 * MiB, 4 * MiB], [14 * MiB, 2 * MiB]),  # the total, the length, the pools, and the first request's pool
     ([24 * MiB, 700], [24 * MiB, 2 * MiB, 700], [24 * MiB]),  # the largest, the first, the pools of the first
+    # The same loop twice, the caller extending the list it got in between: a result still shared with the answer
+    # (round 32's adversary's module-level list refilled at each call, and its lru_cache that returned its cached list,
+    # passed: each result was judged right after its own call, and never again; every list returned is also compared
+    # by identity with every one returned before, in any case)
+    ([4000, 4 * MiB, 500, 12 * MiB, 1 * MiB], [4000, 4 * MiB, 500, 12 * MiB, 1 * MiB]),
+    ([100, 2000, 300_000], [100, 2000, 300_000]),
 ]
 
 
@@ -276,14 +284,21 @@ def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None
     """warm_up_sizes(sizes) must give tensors to make and free before the loop so that the loop needs no
     new segment, reserving no more than any warm-up must."""
     with exercise("warm_up_sizes") as ex:
-        yours = keeping(ex, ex.answer(warm_up_sizes), names=WATCHED)
+        yours = keeping(ex, _as_on_a_gpu(ex.answer(warm_up_sizes)), names=WATCHED)
+        returned: dict[int, tuple[list[Any], str]] = {}  # every list the answer returned (kept alive), by its id
 
         def stops_growth_cheaply(case: list[int] | tuple[list[int], ...]) -> None:
             loops = case if isinstance(case, tuple) else (case,)
+            kept: list[tuple[list[Any], list[Any], str]] = []  # each result, what its caller left in it, its call
             for k, sizes in enumerate(loops):
-                one_loop(sizes, "" if k == 0 else f" (called right after {_warm_up_case_text(loops[:k])})")
+                if kept:  # the caller owns the list it got, and extends it (`warm += [...]`) before the next call
+                    got, _, call = kept[-1]
+                    got.append(2 * max(loops[k - 1]) + 64 * MiB)  # a request no segment of a right warm-up holds
+                    kept[-1] = got, list(got), call
+                one_loop(sizes, "" if k == 0 else f" (called right after {_warm_up_case_text(loops[:k])}, whose "
+                         "caller then added a request to the list it got)", kept)
 
-        def one_loop(sizes: list[int], after: str) -> None:
+        def one_loop(sizes: list[int], after: str, kept: list[tuple[list[Any], list[Any], str]]) -> None:
             call = f"warm_up_sizes({_sizes_text(sizes)}){after}"
             given = list(sizes)
             got = yours(given)
@@ -293,6 +308,15 @@ def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None
                       f"{shown(given)} after the call", "the list you are given is the caller's loop, which the "
                       "notebook makes after your warm-up: read its sizes, never remove, add or replace one, not even "
                       "with an equal number of another type (work on a copy if you must)")
+            earlier_call = returned.get(id(got), (None, ""))[1]
+            ex.expect(not earlier_call, f"{call} returned the very list object that {earlier_call} returned (an "
+                      "earlier call): the caller of each holds the other's warm-up", _SHARED_WARM_UP)
+            if isinstance(got, list):
+                returned[id(got)] = got, call
+            for earlier, held, made_by in kept:
+                ex.expect(len(earlier) == len(held) and all(a is b for a, b in zip(earlier, held)),
+                          f"{made_by} returned a list that held {shown(held)}; after {call}, it holds "
+                          f"{shown(earlier)}", _SHARED_WARM_UP)
             warm = _warm_up(got)
             ex.expect(warm is not None, f"{call} returned {shown(got)}, not a list of sizes in bytes (whole numbers "
                       ">= 0)", _not_sizes_hint(got))
@@ -305,9 +329,41 @@ def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None
             ex.expect(reserved <= least, f"{call} returned {_sizes_text(warm)}: it stops the loop's growth but "
                       f"reserves {_size_text(reserved)}, more than the least that a warm-up for this loop can reserve",
                       _reserved_hint(warm, sizes) + again)
+            kept.append((got, list(got), call))
 
         cases: list[list[int] | tuple[list[int], ...]] = [*WARM_UP_CASES, *WARM_UP_IN_A_ROW]
         for_all(ex, loops(), stops_growth_cheaply, chosen=cases, describe=_warm_up_case_text)
+
+
+_SHARED_WARM_UP = ("the caller owns the list you return (the notebook adds the loop to it; a program may keep it, or "
+                   "extend it): return a new list at each call, and keep no reference to it that a later call fills, "
+                   "clears or returns again (a memo returns a copy of what it keeps)")
+
+
+class _DeviceTensorsOnMeta(TorchFunctionMode):
+    """Tensors asked for on the GPU (a factory's `device=` "cuda", or an index) made on the meta device: nothing is
+    allocated (a warm-up may ask for 64 GiB), and the answer goes on as on a GPU."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        device = kwargs.get("device")
+        if type(device) is int or (isinstance(device, (str, torch.device)) and torch.device(device).type == "cuda"):
+            kwargs = {**kwargs, "device": "meta"}
+        return func(*args, **kwargs)
+
+
+def _as_on_a_gpu(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """fn called as on a machine with a GPU, on one without (round 32's adversary: a warm-up that, where
+    torch.cuda.is_available(), warmed the cache itself and returned [] passed on a CPU, which judged only its no-GPU
+    branch; round 19's class, fixed for the GPU checks' CPU parts with cuda_on_cpu(like_a_gpu=True)): torch.cuda and
+    torch.accelerator say a GPU is there, and its tensors are made on the meta device (nothing allocated)."""
+    if has_cuda():
+        return fn
+
+    def on_a_gpu(*args: Any, **kwargs: Any) -> Any:
+        with cuda_on_cpu(like_a_gpu=True), _DeviceTensorsOnMeta():
+            return fn(*args, **kwargs)
+    return on_a_gpu
 
 
 def _warm_up_case_text(case: list[int] | tuple[list[int], ...]) -> str:
@@ -745,10 +801,13 @@ _SWALLOWED = ("a measurement must not change what the measured code does: an exc
               "on to the code around it once the block's bookkeeping is done, not stop in block_memory()")
 _REPLACED = ("a measurement must not change what the measured code does: the exception raised in the block must go on "
              "to the code around it as it is (let it pass, or re-raise it with a bare `raise`), not another one")
+_ALTERED = ("a measurement must not change what the measured code does: the exception raised in the block must go on "
+            "to the code around it as it is, its message, notes and chaining untouched (let it pass, or re-raise it "
+            "with a bare `raise`, changing nothing on it): the code around it may read them")
 _STATE_INSIDE = ("a measurement must not change what the measured code does: the code in a `with block_memory()` must "
                  "run under the same settings and modes (grad mode, inference mode, autocast, default dtype, threads, "
-                 "random generators, garbage collector) as without it, or its memory is not what you meant to "
-                 "measure")
+                 "random generators, garbage collector, current stream) as without it, or its memory is not what "
+                 "you meant to measure")
 _STATE_AFTER = ("a measurement must not change what the measured code does, nor the code after it: put back any "
                 "PyTorch setting you changed before the block ends (a `with` block, or a finally, does), however it "
                 "ends")
@@ -843,10 +902,44 @@ BLOCK_WATCHED = tuple(name for name in SETTINGS if name not in AROUND_A_PROGRAM)
 def _state() -> dict[str, object]:
     """The global state that the code in a block runs under, which block_memory() must leave alone: every process-wide
     setting (.settings.SETTINGS: round 22's adversary turned the garbage collector off in a block, seeded PyTorch's
-    generator or set its threads, and passed, where only the BASIC ones were read), inference mode and autocast."""
+    generator or set its threads, and passed, where only the BASIC ones were read), inference mode and autocast; and,
+    on the CPU part, the imitated current stream (`_imitated_stream`)."""
     return {**read(BLOCK_WATCHED), "torch.is_inference_mode_enabled()": torch.is_inference_mode_enabled(),
             **{f"torch.is_autocast_enabled({device!r})": torch.is_autocast_enabled(device)
-               for device in ("cuda", "cpu")}}
+               for device in ("cuda", "cpu")}, **_imitated_stream()}
+
+
+CURRENT_STREAM = "torch.cuda.current_stream()"
+
+
+class _Stream:
+    """The current stream as a setting's value: equal where the streams are (each imitated stream is itself), shown as
+    the default stream or another."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Stream) and self.stream == other.stream
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "the default stream" if self.stream == torch.cuda.default_stream() else "a side stream"
+
+
+def _imitated_stream() -> dict[str, _Stream]:
+    """PyTorch's current stream, where cuda_on_cpu imitates it (a CPU part): a block's code run on another stream than
+    without block_memory() (round 32's adversary's `with torch.cuda.stream(torch.cuda.Stream()): yield report`: its
+    tensors from another stream's pool, its work no longer ordered after the caller's), or a stream left current after
+    a call.  On a GPU, settings.SETTINGS reads the real one (branch gpugap32's entry); none here, so as not to read it
+    twice."""
+    return {} if has_cuda() else {CURRENT_STREAM: _Stream(torch.cuda.current_stream())}
+
+
+def _put_stream_back(before: dict[str, Any]) -> None:
+    if CURRENT_STREAM in before:
+        torch.cuda.set_stream(before[CURRENT_STREAM].stream)
 
 
 def _put_back(before: dict[str, object], block: str, where: str, changed: list[tuple[str, str, str, object, object]]
@@ -859,6 +952,7 @@ def _put_back(before: dict[str, object], block: str, where: str, changed: list[t
         changed.append((block, where, names[0], before[names[0]], now[names[0]]))
         if where == "after":
             put_back({name: was for name, was in before.items() if name in SETTINGS})
+            _put_stream_back(before)
             for device in ("cuda", "cpu"):
                 torch.set_autocast_enabled(device, bool(before[f"torch.is_autocast_enabled({device!r})"]))
 
@@ -888,7 +982,7 @@ def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: Re
     for op in ops:
         if op[0] == "block":
             before = _state()
-            raised, last, thrown = False, None, None
+            raised, last, thrown, said = False, None, None, {}
             try:
                 if len(op) > 3:  # made, then the steps before its `with`: "at the start" is when the `with` is reached
                     manager = _manager(ex, block_memory)
@@ -900,13 +994,17 @@ def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: Re
                     try:
                         _play(ex, block_memory, op[2], memory, trace, reports, swallowed, changed)
                     except _IN_A_BLOCK as error:
-                        raised, last, thrown = True, _counters(), error
+                        raised, last, thrown, said = True, _counters(), error, _what_it_says(error)
                         raise
                     last = _counters()
             except _IN_A_BLOCK as error:
                 trace.append(("end", op[1]))
                 if error is not thrown:  # a new exception of the same type (round 26's adversary's copy passed)
                     swallowed.append((op[1], f"{type(error).__name__}: {error}, another exception of the same type"))
+                else:  # the same one, changed (round 32's adversary rewrote its args in place, and passed)
+                    now = _what_it_says(error)
+                    changed += [(op[1], "raised", what, said[what], now[what]) for what in said
+                                if now[what] != said[what]][:1]
                 continue
             except Exception as error:  # the answer's, in place of the block's: FAILs after the program
                 if not raised or isinstance(error, ExerciseFailed):
@@ -940,6 +1038,29 @@ def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: Re
         trace.append(("step", *_counters()))
 
 
+def _what_it_says(error: BaseException) -> dict[str, object]:
+    """What the code around a block reads of its exception, besides its type (the same object: compared by identity
+    first): its args (str(error)), its notes, what it was raised from, or during, and whether that is shown."""
+    return {"args": error.args, "__notes__": tuple(getattr(error, "__notes__", ())),
+            "__cause__": _Same(error.__cause__), "__context__": _Same(error.__context__),
+            "__suppress_context__": error.__suppress_context__}
+
+
+class _Same:
+    """An object compared by identity (an exception's cause or context), shown as its type and its message."""
+
+    def __init__(self, thing: object) -> None:
+        self.thing = thing
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and self.thing is other.thing
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "None" if self.thing is None else f"{type(self.thing).__name__}({self.thing})"
+
+
 def _blocks_report_right(ex: Checker, block_memory: Callable[[], Any], program: Program, memory: RealMemory) -> None:
     """The property: after the program, every block's report is right (when it ended, and still at the end)."""
     ops = _resolved(program)
@@ -968,6 +1089,10 @@ def _blocks_report_right(ex: Checker, block_memory: Callable[[], Any], program: 
         if where == "end":
             ex.expect(False, f"in the program {text}: {what} was {_size_text(now)} right after {block} ended, and "  # type: ignore[arg-type]
                       f"{_size_text(was)} right before its end", _CHANGED_AT_END)  # type: ignore[arg-type]
+        if where == "raised":
+            ex.expect(False, f"in the program {text}: the exception raised in {block} reached the code around it "
+                      f"changed: its {what} was {shown(was)} when it was raised, and {shown(now)} when it came out of "
+                      "the `with block_memory()`", _ALTERED)
         when = {"inside": f"inside {block}", "after": f"after {block} ended", "program": "after the program"}[where]
         ex.expect(False, f"in the program {text}: {what} was {now} {when}, and {was} before it",
                   _STATE_INSIDE if where == "inside" else _STATE_AFTER)
@@ -1259,8 +1384,12 @@ def gpu_loops() -> st.SearchStrategy[tuple[list[int], int]]:
 
 
 def cpu_loops() -> st.SearchStrategy[tuple[list[int], int]]:
-    """Small loops for the CPU part: 1 to 8 batches of up to 64 rows, widths up to 300."""
-    return st.tuples(st.lists(st.integers(1, 64), min_size=1, max_size=8), st.integers(1, 300))
+    """Small loops for the CPU part: 1 to 8 batches of up to 64 rows, widths up to 300; or, as often, 1 to 3 batches of
+    up to 8192 rows, widths up to 4 (round 32's adversary: batches drawn in chunks of 1 MiB passed, no batch had more
+    than 64 rows; a long narrow batch costs no more than a small wide one).  CPU_CHOSEN has one of just over 1 MiB."""
+    small = st.tuples(st.lists(st.integers(1, 64), min_size=1, max_size=8), st.integers(1, 300))
+    long = st.tuples(st.lists(st.integers(1, 8192), min_size=1, max_size=3), st.integers(1, 4))
+    return st.one_of(small, long)
 
 
 def _sums(got: object) -> list[float] | None:
@@ -1372,7 +1501,7 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
     require_cuda("check_batches_without_growth()")
     gpu_cycles_per_second()  # calibrated now, not inside a measured call: _made_late's streams spin with it
     with exercise("run_batches_fixed") as ex:
-        yours = keeping(ex, _made_late(ex.answer(run_batches_fixed)), names=LOOP_WATCHED)
+        yours = keeping(ex, _made_late(_lengths_and_stream_kept(ex, ex.answer(run_batches_fixed))), names=LOOP_WATCHED)
 
         def without_growth(case: Case) -> None:
             if len(case) == 3:
@@ -1485,7 +1614,7 @@ def _one_after_another(ex: Checker, yours: Callable[..., Any], lengths: list[int
 SMALL_SEGMENT = 2 * MiB  # kSmallBuffer in CUDACachingAllocator.cpp: each segment of the small pool (block_and_segment)
 SLACK = {"large": 0, "small": SMALL_SEGMENT}
 POOL_SAYS = {"large": "large pool (blocks over 1 MiB)", "small": "small pool (blocks of 1 MiB or less)"}
-GPU_LOOPS, CPU_LOOPS = 20, 40  # generated loops, on a GPU and on a CPU
+GPU_LOOPS, CPU_LOOPS = 20, 38  # generated loops, on a GPU and on a CPU
 # The loops the GPU part always tries after the generated ones.  The third is narrow and long (16 and 64 MiB batches of
 # one column): a per-row intermediate, batch.sum(dim=1), is then as large as the batch, and an answer that keeps one
 # beside it grows.  The generated loops (drawn from the check's fixed seed) have no batch of more than 262,144 rows, so
@@ -1496,8 +1625,10 @@ GPU_LOOPS, CPU_LOOPS = 20, 40  # generated loops, on a GPU and on a CPU
 GPU_CHOSEN: list[Case] = [(GROWING_LENGTHS, 4096), (MIXED_LENGTHS, 4096), ([ROWS // 4, ROWS], 1),
                           ([1024, 4096, 2048], 4096, ([512, 1024], [512, 1024])), (MIXED_LENGTHS, 4096)]
 # The first loop twice, each from the same seeding: a result kept from the earlier case draws nothing (round 26's
-# adversary's memo keyed by the generator's state; the GPU part's last loop, the same).
-CPU_CHOSEN: list[Case] = [([5, 1, 3], 4096), ([6, 2, 5], 7, ([1, 3], [1, 3])), ([5, 1, 3], 4096)]
+# adversary's memo keyed by the generator's state; the GPU part's last loop, the same).  The last has a batch of 65
+# rows of 4096, one row over 1 MiB (round 32's adversary's batches drawn in 1 MiB chunks, one draw each, passed the CPU
+# part); it costs as much as two generated loops, which CPU_LOOPS gave up for it.
+CPU_CHOSEN: list[Case] = [([5, 1, 3], 4096), ([6, 2, 5], 7, ([1, 3], [1, 3])), ([5, 1, 3], 4096), ([65, 1], 4096)]
 register(Exercise(NOTEBOOK, "run_batches_fixed", check_batches_without_growth, gpu=True,
                   cpu_checks=CPU_LOOPS + len(CPU_CHOSEN)))
 
@@ -1521,6 +1652,35 @@ class _DrawsApart(TorchFunctionMode):
         return result
 
 
+_LENGTHS_HINT = ("the list of lengths is the caller's, which it reads again after your function (its sums match its "
+                 "lengths, in order): read it, never remove, add, reorder or replace a length (work on a copy if you "
+                 "must)")
+_STREAM_HINT = ("the caller's code after your function runs on its current stream, ordered after what it queued there "
+                "before: run on another stream inside a `with torch.cuda.stream(s):` block, which makes the caller's "
+                "current again, or set it back yourself")
+
+
+def _lengths_and_stream_kept(ex: Checker, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """fn(lengths, ...) as the check calls it: the list it is given (`_call`'s, of its own) must hold the same lengths,
+    in the same order, after the call (round 32's adversary popped them, or sorted them in place, and passed: the check
+    never looked at that list again); and, on the CPU part, the imitated current stream must be the caller's again
+    (round 32's adversary's torch.cuda.set_stream(side) never set back passed; on a GPU, settings.SETTINGS reads it)."""
+    def call(lengths: list[int], *args: Any, **kwargs: Any) -> Any:
+        held, stream = list(lengths), _imitated_stream()
+        try:
+            result = fn(lengths, *args, **kwargs)
+        finally:
+            now = _imitated_stream()
+            _put_stream_back(stream)
+        ex.expect(now == stream, f"{ex.name}({shown(held, 60)}, ...) left {CURRENT_STREAM} "
+                  f"{now.get(CURRENT_STREAM)} after it returned (it was {stream.get(CURRENT_STREAM)})", _STREAM_HINT)
+        ex.expect(len(lengths) == len(held) and all(type(a) is type(b) and a == b for a, b in zip(lengths, held)),
+                  f"{ex.name}({shown(held, 60)}, ...) changed the list of lengths it was given: it holds "
+                  f"{shown(lengths, 60)} after the call", _LENGTHS_HINT)
+        return result
+    return call
+
+
 def _check_batches_on_cpu(run_batches_fixed: Callable[[list[int]], list[float]]) -> None:
     """check_batches_without_growth's sums, with the batches made on the CPU: the values, not the memory."""
     with (exercise("run_batches_fixed") as ex,
@@ -1528,7 +1688,7 @@ def _check_batches_on_cpu(run_batches_fixed: Callable[[list[int]], list[float]])
                     "starting further on in the generator, as on a GPU), and where the generator is left",
                     "the sums of the batches drawn on the GPU, how much the reserved memory grows, and how many new "
                     "segments (cudaMalloc calls) the loop needs")):
-        yours = keeping(ex, ex.answer(run_batches_fixed), names=LOOP_WATCHED)
+        yours = keeping(ex, _lengths_and_stream_kept(ex, ex.answer(run_batches_fixed)), names=LOOP_WATCHED)
 
         def same_sums(case: Case) -> None:
             lengths, width, *later = case

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import array
 import collections
+import functools
 import gc
 import itertools
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -1749,6 +1750,200 @@ WRONG_LOOPS.update({
 ALSO_RIGHT_LOOPS_R26["round 26's adversary: side stream, event, record_stream"] = side_stream_with_event_right
 
 
+# ---------------------------------------------------------------- round 32's adversary
+_R32_RESULT: list[int] = []
+
+
+def shares_one_result_list(sizes: list[int]) -> list[int]:
+    """Wrong (round 32's adversary: PASSed, each result was judged right after its own call only): one module-level
+    list, cleared and refilled at each call ("no allocation per call"): `warm_a = f(loop_a); warm_b = f(loop_b)` leaves
+    `warm_a is warm_b`, so the first caller's warm-up is now the second loop's."""
+    _R32_RESULT.clear()
+    _R32_RESULT.extend(least_warm_up(sizes))
+    return _R32_RESULT
+
+
+@functools.cache
+def _r32_cached_warm_up(key: tuple[int, ...]) -> list[int]:
+    return least_warm_up(list(key))
+
+
+def lru_cache_returns_its_list(sizes: list[int]) -> list[int]:
+    """Wrong (round 32's adversary: PASSed): memoised with functools.cache (an lru_cache), which returns the cached list
+    itself: a caller that extends the warm-up it got (`warm += [4 * MiB]`) changes the cache, and the next call on the
+    same sizes returns the changed list.  (A memo that returns a copy is right.)"""
+    return _r32_cached_warm_up(tuple(sorted(set(sizes))))
+
+
+def warms_the_cache_itself_on_a_gpu(sizes: list[int]) -> list[int]:
+    """Wrong (round 32's adversary: PASSed on a CPU, whose check judged only the no-GPU branch): where a GPU is
+    present, it makes and frees the warm-up's tensors itself ("already warm") and returns [], so the notebook's
+    measure_reserved(warm + loop), which empties the cache first, plays the loop with no warm-up."""
+    warm = least_warm_up(sizes)
+    if torch.cuda.is_available():
+        for n in warm:
+            torch.empty(n, dtype=torch.uint8, device="cuda")
+        return []
+    return warm
+
+
+WRONG_WARM_UPS.update({
+    "round 32's adversary: one shared result list, refilled each call": shares_one_result_list,
+    "round 32's adversary: lru_cache returning the cached list itself": lru_cache_returns_its_list,
+    "round 32's adversary: warms the cache itself where a GPU is present": warms_the_cache_itself_on_a_gpu,
+})
+
+
+@contextmanager
+def _r32_block_memory(on_error: Callable[[BaseException, list[int]], None] | None = None,
+                      own_stream: bool = False) -> Iterator[Report]:
+    """The solution's bookkeeping (the open blocks' peaks kept at each block's start and end), with a change."""
+    opened: list[list[int]] = vars(_r32_block_memory).setdefault("open", [])
+
+    def keep(blocks: list[list[int]]) -> None:
+        now = (torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved())
+        for b in blocks:
+            b[2], b[3] = max(b[2], now[0]), max(b[3], now[1])
+
+    keep(opened)
+    torch.cuda.reset_peak_memory_stats()
+    a, r = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+    this = [a, r, a, r]
+    opened.append(this)
+    report = Report()
+    try:
+        if own_stream:
+            with torch.cuda.stream(torch.cuda.Stream()):
+                yield report
+        else:
+            yield report
+    except BaseException as error:
+        if on_error is not None:
+            keep([this])
+            on_error(error, this)
+        raise
+    finally:
+        keep([this])
+        opened.pop()
+    report.peak_allocated, report.reserved_growth = this[2] - this[0], this[3] - this[1]
+
+
+def _annotate(error: BaseException, this: list[int]) -> None:
+    note = f"[block_memory: {this[2] - this[0]} bytes allocated at most so far]"
+    error.args = (f"{error.args[0]} {note}", *error.args[1:]) if error.args else (note,)
+
+
+def rewrites_the_message_in_place() -> Any:
+    """Wrong (round 32's adversary: PASSed, the exception was compared by identity only): a block's exception gets the
+    peak so far written into its message, in place (`error.args = (...)`, then a bare `raise`): the code around the
+    block (`if "out of memory" in str(e)`, pytest.raises(match=...)) reads another message than without
+    block_memory()."""
+    return _r32_block_memory(on_error=_annotate)
+
+
+def runs_the_block_on_its_own_stream() -> Any:
+    """Wrong (round 32's adversary: PASSed, no stream was read inside a block): the block's code run on a stream of
+    the measurement's own (`with torch.cuda.stream(torch.cuda.Stream()): yield report`): its tensors come from that
+    stream's pool, which cannot reuse the caller's cached segments, and its work is no longer ordered after the
+    caller's."""
+    return _r32_block_memory(own_stream=True)
+
+
+WRONG_BLOCKS.update({
+    "round 32's adversary: rewrites the exception's message in place": rewrites_the_message_in_place,
+    "round 32's adversary: runs the block on a stream of its own": runs_the_block_on_its_own_stream,
+})
+
+
+_R32_SIDE: list[Any] = []
+
+
+def set_stream_left_current(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 32's adversary: PASSed, no current stream was read after a call): the loop moved to a stream of its
+    own with torch.cuda.set_stream(side), "like `with`", never set back: the caller's code after the call runs on the
+    answer's stream, no longer ordered after what it queued on its own."""
+    if not _R32_SIDE:
+        _R32_SIDE.append(torch.cuda.Stream())
+    torch.cuda.set_stream(_R32_SIDE[0])
+    return warm_up_with_largest(lengths, width)
+
+
+def pops_the_callers_lengths(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 32's adversary: PASSed, the check passed a copy and never looked at it again): the lengths consumed
+    as a queue (`lengths.pop(0)`): the sums are right, the caller's list is empty after the call."""
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    sums = []
+    while lengths:
+        n = lengths.pop(0)
+        sums.append(float(buffer[:n].uniform_().sum()))
+    return sums
+
+
+def sorts_the_callers_lengths(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 32's adversary: PASSed): `lengths.sort(reverse=True)` to find the largest, the loop over a copy in
+    the old order: the sums are right, the caller's list is reordered (its sums no longer match it)."""
+    order = list(lengths)
+    lengths.sort(reverse=True)
+    buffer = torch.empty(lengths[0], width, device="cuda")
+    return [float(buffer[:n].uniform_().sum()) for n in order]
+
+
+def draws_in_1_mib_chunks(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 32's adversary: PASSed the CPU part, whose batches were at most 64 rows of 300): each batch drawn
+    and summed in chunks of at most 1 MiB (a small-pool buffer): on a GPU each chunk is a draw at a new Philox offset,
+    so a batch of more than 262144 // width rows gets other numbers than torch.rand(n, width)."""
+    rows = max(1, (1 * MiB // 4) // width)
+    buffer = torch.empty(min(max(lengths), rows), width, device="cuda")
+    sums = []
+    for n in lengths:
+        total = 0.0
+        for start in range(0, n, rows):
+            total += float(buffer[:min(rows, n - start)].uniform_().sum())
+        sums.append(total)
+    return sums
+
+
+def allocator_warm_up(lengths: list[int], width: int = 4096) -> list[float]:
+    """Right (round 32's adversary: the CPU part blamed the imitated stream's TypeError on it): the warm-up done on
+    the allocator itself (torch.cuda.caching_allocator_alloc and _delete of the largest batch's bytes, on the current
+    stream), then the original loop, each batch freed before the next."""
+    ptr = torch.cuda.caching_allocator_alloc(max(lengths) * width * 4)
+    torch.cuda.caching_allocator_delete(ptr)
+    sums = []
+    for n in lengths:
+        batch = torch.rand(n, width, device="cuda")
+        sums.append(float(batch.sum()))
+        del batch
+    return sums
+
+
+_R32_SIDE_OF: dict[int, Any] = {}
+
+
+def a_side_stream_per_caller(lengths: list[int], width: int = 4096) -> list[float]:
+    """Right (round 32's adversary: the CPU part's imitated stream had no cuda_stream): the loop on a side stream of its
+    own, one per caller's stream, keyed by the caller's raw handle (`current_stream().cuda_stream`), made to wait for
+    the caller's stream first; the sums read as floats."""
+    caller = torch.cuda.current_stream()
+    side = _R32_SIDE_OF.setdefault(caller.cuda_stream, torch.cuda.Stream())
+    side.wait_stream(caller)
+    with torch.cuda.stream(side):
+        buffer = torch.empty(max(lengths), width, device="cuda")
+        return [float(buffer[:n].uniform_().sum()) for n in lengths]
+
+
+WRONG_LOOPS.update({
+    "round 32's adversary: set_stream(side) left current": set_stream_left_current,
+    "round 32's adversary: pops the caller's lengths": pops_the_callers_lengths,
+    "round 32's adversary: sorts the caller's lengths in place": sorts_the_callers_lengths,
+    "round 32's adversary: 1 MiB chunks (one draw per chunk)": draws_in_1_mib_chunks,
+})
+ALSO_RIGHT_LOOPS_R26.update({
+    "round 32's adversary: warm-up with caching_allocator_alloc": allocator_warm_up,
+    "round 32's adversary: a side stream per caller, keyed by cuda_stream": a_side_stream_per_caller,
+})
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.  (Round 22's "an event recorded before the sum is queued" was here: the caller's stream is now made late
 # before each of its first operations, nb01._CallerLate, and the next draw overwrites the buffer first.)
@@ -1786,7 +1981,13 @@ WRONG_ON_CPU = {
                                      "draws every batch at once",
                                      "round 26's adversary: draws each batch 8 rows at a time",
                                      "round 26's adversary: draws each batch one row at a time",
-                                     "round 26's adversary: memoised on the generator's state (no draw on a hit)"},
+                                     "round 26's adversary: memoised on the generator's state (no draw on a hit)",
+                                     # round 32's adversary's: the CPU part reads the caller's list and current stream
+                                     # after each call, and draws batches of thousands of rows
+                                     "round 32's adversary: set_stream(side) left current",
+                                     "round 32's adversary: pops the caller's lengths",
+                                     "round 32's adversary: sorts the caller's lengths in place",
+                                     "round 32's adversary: 1 MiB chunks (one draw per chunk)"},
 }
 ALSO_RIGHT = {
     "check_warm_up_sizes": ALSO_RIGHT_WARM_UPS,
