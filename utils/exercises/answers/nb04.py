@@ -2694,7 +2694,6 @@ _ADV10_ALSO_RIGHT: dict[str, dict[str, Any]] = {
         "(reference-like) use() before the kernel": as_meant_right,
         "use() right after the block's end": as_meant_use_right_after_end,
         "explicit stack, lists": as_meant_explicit_stack,
-        "both stream maps first, then the differences": as_meant_by_difference,
     },
 }
 
@@ -3252,6 +3251,154 @@ ALSO_RIGHT_PIPELINES["copies one ahead of the computes, no switch of the current
 # CuPy's stream methods replaced during a call, FAILs, and puts them back
 WRONG_AS_MEANT["CuPy's Stream taught PyTorch's rule, the program unchanged (adversary 26)"] = \
     as_meant_cupy_taught_pytorchs_rule
+
+# ================================================================ the thirty-second round's adversary (2026-11-30)
+# Kernel names the check never drew (repeated, or not numbered in line order), programs without kernels, stream names
+# that are not the interned literals, and a stack bounded past the deepest chosen program: all five PASSed.
+def as_meant_fixes_by_kernel_name(program):  # round 32's adversary: the fixes noted by kernel name, {name: stream}
+    fixes = {}  # (a name launched twice gets the use() before both: `k; b.use(); with a: {}; k` runs the first on b)
+
+    def find(body, meant, top):
+        on = meant
+        for st in body:
+            if st[0] == "kernel" and on != meant:
+                fixes[st[1]] = meant
+                on = meant
+            elif st[0] == "use":
+                meant = on = st[1]
+            elif st[0] == "with":
+                find(st[2], st[1], st[1])
+                on = top
+
+    def put(body):
+        out = []
+        for st in body:
+            if st[0] == "kernel" and st[1] in fixes:
+                out.append(("use", fixes[st[1]]))
+            out.append(("with", st[1], put(st[2])) if st[0] == "with" else st)
+        return tuple(out)
+
+    find(program, "null", "null")
+    return put(program)
+
+
+def as_meant_indexed_by_kernel_number(program):  # round 32's adversary: the fix of kernel kN kept at index N - 1
+    kernels = []  # (names not numbered in line order put the use() before the wrong kernel; "matmul" raises)
+
+    def count(body):
+        for st in body:
+            if st[0] == "kernel":
+                kernels.append(st[1])
+            elif st[0] == "with":
+                count(st[2])
+
+    count(program)
+    need = [None] * (len(kernels) + 1)
+    order = iter(range(len(kernels)))
+
+    def find(body, meant, top):
+        on = meant
+        for st in body:
+            if st[0] == "kernel":
+                i = next(order)  # position in line order
+                if on != meant:
+                    need[i] = meant
+                    on = meant
+            elif st[0] == "use":
+                meant = on = st[1]
+            elif st[0] == "with":
+                find(st[2], st[1], st[1])
+                on = top
+
+    find(program, "null", "null")
+
+    def put(body):
+        out = []
+        for st in body:
+            if st[0] == "kernel":
+                fix = need[int(st[1][1:]) - 1]  # "k7" -> index 6
+                if fix is not None:
+                    out.append(("use", fix))
+            out.append(("with", st[1], put(st[2])) if st[0] == "with" else st)
+        return tuple(out)
+
+    return put(program)
+
+
+def as_meant_nothing_to_run(program):  # round 32's adversary: "no kernel, nothing to run": its blocks and use() dropped
+    def has_kernel(body):
+        return any(st[0] == "kernel" or (st[0] == "with" and has_kernel(st[2])) for st in body)
+
+    return _as_meant_rewrite(program) if has_kernel(program) else ()
+
+
+def as_meant_streams_compared_by_identity(program):  # round 32's adversary: the solution with `is not` for `!=`
+    def rewrite_body(body, meant, top):  # (a "null" that is not the interned literal, read from a file or built with
+        out, on = [], meant              # str methods, gets a use() where CuPy already runs the kernel as meant)
+        for st in body:
+            if st[0] == "kernel" and on is not meant:
+                out.append(("use", meant))
+                on = meant
+            if st[0] == "use":
+                meant = on = st[1]
+            if st[0] == "with":
+                out.append(("with", st[1], rewrite_body(st[2], st[1], st[1])))
+                on = top
+            else:
+                out.append(st)
+        return tuple(out)
+
+    return rewrite_body(program, "null", "null")
+
+
+def as_meant_iterative_stack_512(program):  # round 32's adversary: iterative, CuPy's stack a deque of 512 entries
+    stack = collections.deque(["null"], maxlen=512)  # ("more than Python could nest anyway": a block more than 511
+    out_top = []                                     # deep ends on the null stream, not on the stack's top)
+    frames = [[program, 0, out_top, "null", "null"]]  # body, index, out, meant, on
+    while frames:
+        f = frames[-1]
+        body, i, out, meant, on = f
+        if i == len(body):
+            frames.pop()
+            if frames and stack:
+                stack.pop()
+            if frames:
+                frames[-1][4] = stack[-1] if stack else "null"
+            continue
+        st = body[i]
+        f[1] += 1
+        if st[0] == "kernel":
+            if on != meant:
+                out.append(("use", meant))
+                f[4] = meant
+            out.append(st)
+        elif st[0] == "use":
+            f[3] = f[4] = st[1]
+            out.append(st)
+        else:
+            inner = []
+            out.append(("with", st[1], inner))
+            stack.append(st[1])
+            frames.append([st[2], 0, inner, st[1], st[1]])
+
+    def freeze(body):
+        return tuple(("with", s[1], freeze(s[2])) if s[0] == "with" else s for s in body)
+
+    return freeze(out_top)
+
+
+WRONG_AS_MEANT |= {
+    "the fixes noted by kernel name, a use() before every kernel of that name (adversary 32)":
+        as_meant_fixes_by_kernel_name,
+    "the fixes indexed by the kernel's number, int(name[1:]) (adversary 32)": as_meant_indexed_by_kernel_number,
+    "a program without kernels returned as () (adversary 32)": as_meant_nothing_to_run,
+    "the streams compared by identity, `is not` (adversary 32)": as_meant_streams_compared_by_identity,
+    "iterative, CuPy's stack a deque of 512 entries (adversary 32)": as_meant_iterative_stack_512,
+}
+# round 32's adversary: round 10's "both stream maps first" keys the author's streams by kernel name (the last
+# kernel of a name wins): wrong for a kernel launched twice, which the check now draws
+WRONG_AS_MEANT["the author's streams keyed by kernel name, then the differences (adversary 10, 32)"] = \
+    as_meant_by_difference
 
 # Answers that a GPU judged wrongly, no fix closed yet: a strict xfail on a GPU (tests/test_exercises.py)
 MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {}
