@@ -1765,6 +1765,28 @@ def _each_kernel(program: Program, names: Sequence[str]) -> Program:
     return program if len(set(names)) == len(names) else _numbered(program)
 
 
+# For each program: its kernels' names (`_kernels`), the program as the references name its kernels (`_each_kernel`),
+# the stream its author meant for each kernel, and the fewest use() lines
+_Expected = tuple[tuple[str, ...], Program, dict[str, str], int]
+_KEPT: dict[int, tuple[Sequence[Program], list[_Expected]]] = {}
+
+
+def _expectations(programs: Sequence[Program], keep: bool = False) -> list[_Expected]:
+    """`_Expected` for each of `programs`; with `keep`, kept for the next call with the same object (the check's own
+    cached lists, judged again at every call: the small programs, and those as read)."""
+    kept = _KEPT.get(id(programs))
+    if kept is not None and kept[0] is programs:
+        return kept[1]
+    made = []
+    for program in programs:
+        names = tuple(_kernels(program))
+        given = _each_kernel(program, names)
+        made.append((names, given, meant_streams(given), fewest_uses(program)))
+    if keep:
+        _KEPT[id(programs)] = (programs, made)
+    return made
+
+
 DEPTH_HINT = ("a program may be thousands of statements long, and its blocks nested thousands deep: a recursion one "
               "call deeper for each statement of a body runs out of Python's stack. Walk a body's statements in a "
               "loop, and go one call deeper for each block only")
@@ -1786,6 +1808,7 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
     with exercise("as_meant") as ex:
         answer = ex.answer(as_meant)
         yours = settings.keeping(ex, answer, KEPT_SETTINGS)
+        cupy_here = has_cupy()
 
         def expect(ok: bool, problem: Callable[[], str], hint: str) -> None:
             """ex.expect, with the problem written only when there is one (thousands of programs, each a message)."""
@@ -1794,8 +1817,11 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
         def rewrite(program: Program, call: Callable[[Program], object] = yours) -> object:
             """Your program for `program`, with an error of yours noted with the program it came from."""
             try:
-                with _cupy_streams_switched() as switched:
-                    got = call(program)
+                if cupy_here:
+                    with _cupy_streams_switched() as switched:
+                        got = call(program)
+                else:  # (nothing to watch: thousands of calls)
+                    switched, got = [], call(program)
             except ExerciseFailed:
                 raise
             except RecursionError:  # a body thousands of statements long, or blocks thousands deep (rounds 26, 32)
@@ -1820,9 +1846,9 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
             return got
 
         def judged(program: Program, got: object, on_cupy: Mapping[str, str] | None = None,
-                   read: tuple[Program | None, int | None] | None = None, names: Sequence[str] | None = None) -> None:
+                   read: tuple[Program | None, int | None] | None = None, expected: _Expected | None = None) -> None:
             """`on_cupy`: CuPy's streams for the kernels of `got` (`_each_kernel`'s names); `read`: `got` as a
-            program, and the use() lines it adds (`_read_back`); `names`: `_kernels(program)`; where known already."""
+            program, and the use() lines it adds (`_read_back`); `expected`: `_expectations`; where known already."""
             rewritten, added = _read_back(got, program) if read is None else read
             expect(rewritten is not None,
                    lambda: f"for the program `{_on_one_line(program)}`, as_meant returned {shown(got)}; expected a "
@@ -1836,9 +1862,8 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
             assert added is not None
             # each kernel judged by its place, whatever its name: a name may come more than once (`_as_read`); the
             # answer's kernels are the program's, in the same order (`_added_uses`)
-            names = _kernels(program) if names is None else names
-            given, yours_named = _each_kernel(program, names), _each_kernel(rewritten, names)
-            want = meant_streams(given)
+            names, given, want, fewest = _expectations([program])[0] if expected is None else expected
+            yours_named = rewritten if given is program else _numbered(rewritten)
             have = streams_of(yours_named) if on_cupy is None else on_cupy
             wrong = [k for k in (names if given is program else _kernels(given)) if have[k] != want[k]]
             if wrong:
@@ -1850,33 +1875,33 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
                                  f"meant {want[first]}" + (f" ({len(wrong)} kernels elsewhere)" if len(wrong) > 1 else
                                                            ""),
                           _STREAM_HINTS[_last_change(yours_named)[first]])
-            fewest = fewest_uses(program)
             expect(added <= fewest,
                    lambda: f"for the program `{_on_one_line(program)}`, you returned `{_on_one_line(rewritten)}`: "
                            f"{added} use() {'line' if added == 1 else 'lines'} added, where {fewest} can do it",
                    "after the end of which blocks does CuPy's stack already give back the stream the author "
                    "meant? And is a kernel still to come there before the stream changes again?")
 
-        def judged_in_order(fixed: Sequence[Program]) -> None:
-            """Each of `fixed` judged in order (on CuPy, in one thread): the first that fails is named."""
+        def judged_in_order(fixed: Sequence[Program], keep: bool = False) -> None:
+            """Each of `fixed` judged in order (on CuPy, in one thread): the first that fails is named.  `keep`: what
+            the author meant, kept for the next call (`_expectations`: the check's own cached lists)."""
             passed = ex.passed
             # the settings read before the run and after it, not at each call (thousands: 90 us a call)
             rewritten = settings.keeping(ex, lambda: [rewrite(program, answer) for program in fixed], KEPT_SETTINGS)()
             read = [_read_back(got, program) for program, got in zip(fixed, rewritten)]
-            names = [tuple(_kernels(program)) for program in fixed]  # (tuples: the GC soon stops tracking them)
+            expected = _expectations(fixed, keep)
             well_formed = []  # CuPy runs the answer's programs up to the first that is not one (judged() names it)
-            for (as_program, added), its_names in zip(read, names):
+            for program, (as_program, added), (_, given, _, _) in zip(fixed, read, expected):
                 if as_program is None or added is None:
                     break
-                well_formed.append(_each_kernel(as_program, its_names))
+                well_formed.append(as_program if given is program else _numbered(as_program))
             on_cupy = streams_of_each(well_formed)
             for k, (program, got) in enumerate(zip(fixed, rewritten)):
-                judged(program, got, on_cupy[k] if k < len(on_cupy) else None, read[k], names[k])
+                judged(program, got, on_cupy[k] if k < len(on_cupy) else None, read[k], expected[k])
             ex.passed = passed + len(fixed)  # one check a program, as for_all counts them
 
         judged(SMALLEST_PROGRAM, rewrite(SMALLEST_PROGRAM))  # first, alone: an unfinished answer says TODO at once
-        judged_in_order(small_programs())
-        judged_in_order(read_programs())  # then as read from a file: kernel names repeated, strings not interned
+        judged_in_order(small_programs(), keep=True)
+        judged_in_order(read_programs(), keep=True)  # as read from a file: kernel names repeated, new strings
         # then the chosen larger ones, before the generated ones: a rule applied down to some depth only, or a stack
         # bounded, fails here at once, on the first program that goes deeper (no generated program to shrink)
         judged_in_order([EXAMPLE_PROGRAM, DEEP_PROGRAM, *AT_EACH_LEVEL, *DEEP_AND_BACK, LONG_PROGRAM,
