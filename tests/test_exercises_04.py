@@ -79,6 +79,8 @@ def test_the_rules_are_cupys(ex):
         by_cupy = nb04.cupy_runs_each(programs)
         differ = [nb04._on_one_line(p) for p, streams in zip(programs, by_cupy) if streams != nb04.stream_rules(p)]
         assert nb04.cupy_runs(nb04.EXAMPLE_PROGRAM) == BY_HAND[0][1]
+        with nb04._recursion_room(3000):  # deeper than Python's recursion limit, as the check runs it
+            assert nb04.cupy_runs(nb04.DEEPEST) == nb04.stream_rules(nb04.DEEPEST)
     assert differ == [] and len(programs) > 2800
 
 
@@ -162,11 +164,13 @@ def _generated(seed, examples):
 def test_the_small_programs_are_every_program_of_three_lines(ex):
     """Every program of up to three lines (each line a `with`, an end or a use(), a kernel after it or not) is among
     the small programs, once its streams other than null are named a, b, c in the order of their first use (the
-    names do not change what runs where); the check tries them first, so a FAIL names the first that fails."""
+    names do not change what runs where); the check tries them first, so a FAIL names the first that fails.  Those
+    without a kernel too, the empty one first (round 32's adversary dropped their blocks and use() lines)."""
     import itertools
 
     small = set(nb04.small_programs())
     assert len(small) == len(nb04.small_programs()) > 2000 and nb04.small_programs()[0] == nb04.SMALLEST_PROGRAM
+    assert nb04.small_programs()[1] == () and (("use", "a"), ("with", "b", (("use", "c"),))) in small
     # a block's end followed by a use() or a `with` before the next kernel, after a use() that the end does not give
     # back: answers that add a use() there whenever anything, or a kernel anywhere, follows passed while an end was
     # always followed by a kernel
@@ -178,7 +182,7 @@ def test_the_small_programs_are_every_program_of_three_lines(ex):
         for lines in itertools.product(nb04._KINDS, repeat=n):
             for kernels in itertools.product((False, True), repeat=n):
                 program = nb04._from_lines(False, list(zip(lines, kernels)))
-                assert not nb04._kernels(program) or _named_in_order(program) in small, program
+                assert _named_in_order(program) in small, program
 
 
 def _named_in_order(program):
@@ -261,9 +265,60 @@ def test_the_deep_programs_nest_and_come_back_out(ex):
 
     assert [depth(p) for p in nb04.DEEP_AND_BACK] == [*range(4, 13), 64, 300]
     assert nb04._on_one_line(nb04.deep_and_back(2)) == "with a: {with b: {k1}; k2}; k3"
+    assert nb04.deep_and_back(5) == nb04._numbered(nb04.deep_and_back(5))  # its kernels k1, k2, ... in line order
     with inside_check():
         for program in nb04.DEEP_AND_BACK:
             assert len(set(nb04.stream_rules(program).values())) == 4  # every stream, null last
+
+
+@host
+@serving("as_meant")
+def test_the_deepest_program_is_judged_with_room_to_recurse(ex):
+    """The deepest chosen program (round 32's adversary: CuPy's stack in a deque of 512, iterative) is deeper than
+    Python's recursion limit and than the bounds taken from it; the check raises the limit for it, by ROOM_A_BLOCK
+    frames a block (the solution recurses one frame a block), and puts it back."""
+    import sys
+
+    from utils.exercises.answers import nb04 as answers
+
+    limit = sys.getrecursionlimit()
+    with nb04._recursion_room(3000), inside_check():
+        assert sys.getrecursionlimit() == limit + 3000 * nb04.ROOM_A_BLOCK
+        depth, body = 0, nb04.DEEPEST
+        while any(s[0] == "with" for s in body):
+            depth, body = depth + 1, next(s[2] for s in body if s[0] == "with")
+        assert depth == 3000 and len(nb04._kernels(nb04.DEEPEST)) == depth + 1  # deeper than a deque of 2048
+        assert nb04.fewest_uses(nb04.DEEPEST) == 0
+        # its streams come out right, with 88 use() lines where none is needed
+        assert nb04._added_uses(answers.as_meant_iterative_stack_512(nb04.DEEPEST), nb04.DEEPEST) > 0
+    assert sys.getrecursionlimit() == limit
+    seen = []
+
+    def notes_the_limit(program):
+        seen.append(sys.getrecursionlimit())
+        return answers.as_meant_right(program)
+
+    ex.check(notes_the_limit)
+    assert max(seen) == limit + 3000 * nb04.ROOM_A_BLOCK and sys.getrecursionlimit() == limit
+
+
+@host
+@serving("as_meant")
+def test_programs_as_read_name_kernels_again_and_hold_new_strings(ex):
+    """`_as_read` (round 32's adversary keyed its fixes by kernel name, and compared streams with `is`): kernels named
+    again from the last, two to a name; every string of two characters or more a new object, equal to the old."""
+    program = nb04._as_read(nb04.EXAMPLE_PROGRAM)
+    assert program == nb04._as_read(program)
+    assert nb04._on_one_line(program) == "k4; with a: {k3; b.use(); k3}; k2; b.use(); k2; with a: {k1}; k1"
+    assert nb04._numbered(program) == nb04.EXAMPLE_PROGRAM
+    null = nb04._as_read((("use", "null"), ("kernel", "k1"), ("kernel", "k2")))
+    assert null[0][1] == "null" and null[0][1] is not "null" and null[0][0] is not "use"  # noqa: F632
+    assert null[1][1] == null[2][1] == "k1" and null[1][1] is not null[2][1]
+    assert nb04._each_kernel(program, nb04._kernels(program)) == nb04.EXAMPLE_PROGRAM
+    assert nb04._each_kernel(nb04.DEEP_PROGRAM, nb04._kernels(nb04.DEEP_PROGRAM)) is nb04.DEEP_PROGRAM
+    read = nb04.read_programs()
+    assert len(read) > 500 and all(len(set(nb04._kernels(p))) < len(nb04._kernels(p)) for p in read)
+    assert nb04._as_read(nb04._numbered((("use", "a"), ("kernel",), ("with", "b", ()), ("kernel",)))) in read
 
 
 @serving("as_meant")
@@ -283,7 +338,8 @@ def test_the_long_program_has_bodies_longer_than_the_recursion_limit(ex):
 @host
 @serving("as_meant")
 def test_an_error_of_the_answer_names_the_program(ex):
-    """An answer that raises on one of the small programs (tried before for_all) gets a note naming that program."""
+    """An answer that raises on one of the small programs (tried before for_all) gets a note naming that program (the
+    first with a block: `with null: {}`, programs without kernels among them since round 32)."""
     def raises_at_an_end(program):
         if any(s[0] == "with" for s in program):
             raise IndexError("pop from an empty stack")
@@ -291,7 +347,7 @@ def test_an_error_of_the_answer_names_the_program(ex):
 
     with pytest.raises(IndexError) as raised:
         ex.check(raises_at_an_end)
-    assert any("as_meant: your function raised this for the program `with null: {k1}`" in note
+    assert any("as_meant: your function raised this for the program `with null: {}`" in note
                for note in raised.value.__notes__), raised.value.__notes__
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextvars
 import itertools
 import math
+import sys
 import threading
 import time
 import warnings
@@ -1226,6 +1227,42 @@ def _numbered(program: Program) -> Program:
     return number(program)
 
 
+def _kernel_names(program: Program) -> list[str]:
+    """The names of the program's kernels, in the order of their lines."""
+    names: list[str] = []
+
+    def add(body: Program) -> None:
+        for s in body:
+            if s[0] == "kernel":
+                names.append(s[1])
+            elif s[0] == "with":
+                add(s[2])
+
+    add(program)
+    return names
+
+
+def _fresh(text: str) -> str:
+    """A string equal to `text`, and a new object (but for one character: CPython keeps one object for each)."""
+    return "".join(list(text))
+
+
+def _as_read(program: Program) -> Program:
+    """The program as if read from a file: every string in it a new object (round 32's adversary compared streams
+    with `is`, and passed: every program's "null" was the interned literal of the answer's own code), and its kernels
+    named again from the last, two to a name (..., k2, k2, k1, k1: round 32's adversary kept its fixes by kernel name,
+    or at the index a name's number gives, and passed: every program's kernels were k1, k2, ... in line order, where
+    the task names no rule, and a real program launches one kernel many times)."""
+    names = iter(f"k{(n + 1) // 2}" for n in range(len(_kernel_names(program)), 0, -1))
+
+    def read(body: Program) -> Program:
+        return tuple((_fresh(s[0]), _fresh(next(names))) if s[0] == "kernel" else
+                     (_fresh(s[0]), _fresh(s[1]), read(s[2])) if s[0] == "with" else
+                     (_fresh(s[0]), _fresh(s[1])) for s in body)
+
+    return read(program)
+
+
 # A program is drawn as a flat list of lines, which Hypothesis draws and shrinks fast: each is the end of the
 # innermost open `with` block (nothing when none is open), the start of a `with` block, or a use(), and each may be
 # followed by a kernel, which sees the stream that line made current.  The end of a block may be followed by none:
@@ -1324,7 +1361,22 @@ def _on_one_line(program: Program, longest: int = 1200) -> str:
 
 
 def _kernels(program: Program) -> list[str]:
-    return [s[1] for s in program if s[0] == "kernel"] + [k for s in program if s[0] == "with" for k in _kernels(s[2])]
+    """The names of the program's kernels: those of its body first, then each block's (one list, appended to: a
+    list made for each block and copied into the one around it took a time of the depth squared)."""
+    names: list[str] = []
+
+    def add(body: Program) -> None:
+        blocks = []
+        for s in body:
+            if s[0] == "kernel":
+                names.append(s[1])
+            elif s[0] == "with":
+                blocks.append(s[2])
+        for block in blocks:
+            add(block)
+
+    add(program)
+    return names
 
 
 @reference
@@ -1415,7 +1467,8 @@ def small_programs(every: int = 3, observed: int = 4) -> tuple[Program, ...]:
     every program of `observed` lines with a kernel after each line but an end, which is followed by one or not (so
     that a use() or a `with` may come between a block's end and the next kernel), in order of their number of lines
     (the streams named in the order of their first use): a few thousand, which cover every way of nesting three
-    blocks."""
+    blocks.  Programs without a kernel too, the empty one first (round 32's adversary returned () for them, its
+    blocks and use() lines dropped: none was judged)."""
     programs, seen = [SMALLEST_PROGRAM], {SMALLEST_PROGRAM}
     for n in range(1, observed + 1):
         for lines in itertools.product(_KINDS, repeat=n):
@@ -1424,10 +1477,18 @@ def small_programs(every: int = 3, observed: int = 4) -> tuple[Program, ...]:
             after = [(False, True) if n <= every or line[0] == "end" else (True,) for line in lines]
             for kernels in itertools.product(*after):
                 program = _from_lines(False, list(zip(lines, kernels)))
-                if program not in seen and _kernels(program):
+                if program not in seen:
                     seen.add(program)
                     programs.append(program)
     return tuple(programs)
+
+
+@cache
+def read_programs() -> tuple[Program, ...]:
+    """The small programs of up to three lines with two kernels or more, and the example, as read from a file
+    (`_as_read`: kernels named again, two to a name, from the last; every string a new object)."""
+    return tuple(_as_read(p) for p in (*small_programs(every=3, observed=3), EXAMPLE_PROGRAM, DEEP_PROGRAM)
+                 if len(_kernel_names(p)) > 1)
 
 
 @reference
@@ -1527,10 +1588,10 @@ DEEP_PROGRAM: Program = _numbered((
 def deep_and_back(depth: int) -> Program:
     """`depth` blocks nested (a, b, c, a, b, ...), a kernel in the innermost and one after each block's end: a model
     that keeps fewer than `depth` entries of CuPy's stack (a bounded deque) forgets where some end goes back to."""
-    block: Program = (("kernel",),)
+    block: Program = (("kernel", "k1"),)  # its kernels in line order: the innermost first, then one after each end
     for level in range(depth, 0, -1):
-        block = (("with", STREAMS[1 + (level - 1) % 3], block), ("kernel",))
-    return _numbered(block)
+        block = (("with", STREAMS[1 + (level - 1) % 3], block), ("kernel", f"k{depth - level + 2}"))
+    return block
 
 
 # Deeper than the small programs, and than most generated ones, and each ends every block on the way back out (a
@@ -1540,6 +1601,24 @@ def deep_and_back(depth: int) -> Program:
 # at 64 to 299 (round 26's adversary: a deque of 64, "plenty"; 100, 128 and 256 are as round) for the second.  (300
 # blocks: the solution's recursion takes one frame a block, well within Python's limit of 1000.)
 DEEP_AND_BACK: tuple[Program, ...] = tuple(deep_and_back(depth) for depth in (*range(4, 13), 64, 300))
+# Round 32's adversary kept CuPy's stack in a deque of 512 ("more than Python could nest anyway"), iterative, and
+# passed: nested tuples are built as deep as one likes in a loop, and the task says "nested to any depth".  Deeper than
+# Python's recursion limit (1000) and the bounds a student takes from it (512, 1000, 1024, 2048): judged with the limit
+# raised by `ROOM_A_BLOCK` frames a block (`_recursion_room`), so that an answer that recurses a few frames a block
+# (the solution: one) has the room, and the check's own references too; put back after.
+DEEPEST: Program = deep_and_back(3000)
+ROOM_A_BLOCK = 8
+
+
+@contextmanager
+def _recursion_room(depth: int) -> Iterator[None]:
+    """Python's recursion limit raised by ROOM_A_BLOCK frames for each of `depth` blocks, put back at the end."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + ROOM_A_BLOCK * depth)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def long_program(repeats: int) -> Program:
@@ -1570,6 +1649,16 @@ def the_rule_at_each_level(depth: int) -> Program:
         return (("use", used), inner, ("kernel",), ("with", own, ()), ("kernel",))
 
     return _numbered(body(0))
+
+
+# Kernels named as a program's author may name them (round 32's adversary parsed the number of `k7`): names that are
+# no k and a number, one launched more than once, and numbers not in line order.
+NAMED_OTHERWISE: tuple[Program, ...] = (
+    (("kernel", "k"), ("use", "b"), ("with", "a", ()), ("kernel", "k")),
+    (("kernel", "k2"), ("use", "b"), ("with", "a", ()), ("kernel", "k1")),
+    (("kernel", "matmul"), ("use", "b"), ("with", "a", (("kernel", "relu"),)), ("kernel", "matmul"),
+     ("with", "c", (("use", "a"), ("with", "b", ()), ("kernel", "x = x + 1"))), ("kernel", "relu")),
+)
 
 
 # The rule needed inside 0 to 12 blocks, twice in each stretch: fixed-depth loops and a first fix taken for the last
@@ -1663,7 +1752,42 @@ def _added_uses(got: Program, given: Program) -> int | None:
     return added if i == len(given) else None
 
 
-DEPTH_HINT = ("a program may be thousands of statements long, and its blocks nested hundreds deep: a recursion one "
+def _read_back(got: object, given: Program) -> tuple[Program | None, int | None]:
+    """`got` as a program (None where it is not one), and how many use() lines it adds to `given` (None where it
+    changes more)."""
+    program = _as_program(got)
+    return program, None if program is None else _added_uses(program, given)
+
+
+def _each_kernel(program: Program, names: Sequence[str]) -> Program:
+    """The program itself where no two of its kernels' `names` are one; else the program with its kernels named k1,
+    k2, ... in line order, as every program is that `_as_read` did not name (the references give a stream a name)."""
+    return program if len(set(names)) == len(names) else _numbered(program)
+
+
+# For each program: its kernels' names (`_kernels`), the program as the references name its kernels (`_each_kernel`),
+# the stream its author meant for each kernel, and the fewest use() lines
+_Expected = tuple[tuple[str, ...], Program, dict[str, str], int]
+_KEPT: dict[int, tuple[Sequence[Program], list[_Expected]]] = {}
+
+
+def _expectations(programs: Sequence[Program], keep: bool = False) -> list[_Expected]:
+    """`_Expected` for each of `programs`; with `keep`, kept for the next call with the same object (the check's own
+    cached lists, judged again at every call: the small programs, and those as read)."""
+    kept = _KEPT.get(id(programs))
+    if kept is not None and kept[0] is programs:
+        return kept[1]
+    made = []
+    for program in programs:
+        names = tuple(_kernels(program))
+        given = _each_kernel(program, names)
+        made.append((names, given, meant_streams(given), fewest_uses(program)))
+    if keep:
+        _KEPT[id(programs)] = (programs, made)
+    return made
+
+
+DEPTH_HINT = ("a program may be thousands of statements long, and its blocks nested thousands deep: a recursion one "
               "call deeper for each statement of a body runs out of Python's stack. Walk a body's statements in a "
               "loop, and go one call deeper for each block only")
 
@@ -1673,24 +1797,34 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
     fresh thread: it starts on the null stream) queues each kernel on the stream the author meant (`meant_streams`:
     a `with` block's end gives back the stream current at its start).
 
-    Compared with CuPy (`streams_of`: CuPy itself where it runs, its rules elsewhere) and with `fewest_uses` on every
-    small program (`small_programs()`, fewest lines first: the first that fails is named), then on generated larger
-    ones, then on chosen larger ones (`AT_EACH_LEVEL`: the rule needed twice in a stretch, inside up to 12 blocks;
-    `DEEP_AND_BACK`, up to 300 blocks deep; `LONG_PROGRAM`, bodies of 1200 statements: a RecursionError there FAILs),
-    then on generated ones (`programs()`: `with` blocks nested at any depth, use() anywhere), shrunk to the smallest
-    that fails."""
+    Compared with CuPy (`streams_of`: CuPy itself where it runs, its rules elsewhere) and with `fewest_uses`, each
+    kernel by its place, on every small program (`small_programs()`, fewest lines first: the first that fails is
+    named; those without kernels too), then on those as read from a file (`read_programs()`: kernel names repeated,
+    strings not the interned literals), then on chosen larger ones (`AT_EACH_LEVEL`: the rule needed twice in a
+    stretch, inside up to 12 blocks; `DEEP_AND_BACK`, up to 300 blocks deep; `LONG_PROGRAM`, bodies of 1200
+    statements: a RecursionError there FAILs; `NAMED_OTHERWISE`; `DEEPEST`, 3000 blocks deep, with the recursion limit
+    raised for it), then on generated ones (`programs()`: `with` blocks nested at any depth, use() anywhere), shrunk
+    to the smallest that fails."""
     with exercise("as_meant") as ex:
         answer = ex.answer(as_meant)
         yours = settings.keeping(ex, answer, KEPT_SETTINGS)
+        cupy_here = has_cupy()
+
+        def expect(ok: bool, problem: Callable[[], str], hint: str) -> None:
+            """ex.expect, with the problem written only when there is one (thousands of programs, each a message)."""
+            ex.expect(ok, "" if ok else problem(), hint)
 
         def rewrite(program: Program, call: Callable[[Program], object] = yours) -> object:
             """Your program for `program`, with an error of yours noted with the program it came from."""
             try:
-                with _cupy_streams_switched() as switched:
-                    got = call(program)
+                if cupy_here:
+                    with _cupy_streams_switched() as switched:
+                        got = call(program)
+                else:  # (nothing to watch: thousands of calls)
+                    switched, got = [], call(program)
             except ExerciseFailed:
                 raise
-            except RecursionError:  # a body thousands of statements long, or blocks hundreds deep (round 26)
+            except RecursionError:  # a body thousands of statements long, or blocks thousands deep (rounds 26, 32)
                 ex.expect(False, f"for the program `{_on_one_line(program)}`, your function raised RecursionError",
                           DEPTH_HINT)
                 raise
@@ -1700,68 +1834,80 @@ def check_as_meant(as_meant: Callable[[Program], Program]) -> None:
                                    "(the small programs come first, fewest lines first)")
                 raise
             replaced = [str(place) for place in switched if isinstance(place, str)]
-            ex.expect(not replaced, f"for the program `{_on_one_line(program)}`, your function replaced CuPy's "
-                                    f"{', '.join(replaced)} (the check put {'it' if len(replaced) == 1 else 'them'} "
-                                    "back)",
-                      "the program runs on CuPy as CuPy is, for the caller too: leave CuPy's streams as they are, and "
-                      "add use() lines to the program")
-            ex.expect(not switched, f"for the program `{_on_one_line(program)}`, your function switched CuPy's "
-                                    "streams itself",
-                      "work it out from CuPy's rules, without running the program: the check runs your program on "
-                      "CuPy to compare")
+            expect(not replaced, lambda: f"for the program `{_on_one_line(program)}`, your function replaced CuPy's "
+                                         f"{', '.join(replaced)} (the check put "
+                                         f"{'it' if len(replaced) == 1 else 'them'} back)",
+                   "the program runs on CuPy as CuPy is, for the caller too: leave CuPy's streams as they are, and "
+                   "add use() lines to the program")
+            expect(not switched, lambda: f"for the program `{_on_one_line(program)}`, your function switched CuPy's "
+                                         "streams itself",
+                   "work it out from CuPy's rules, without running the program: the check runs your program on "
+                   "CuPy to compare")
             return got
 
-        def judged(program: Program, got: object, on_cupy: Mapping[str, str] | None = None) -> None:
-            code = _on_one_line(program)
-            rewritten = _as_program(got)
-            ex.expect(rewritten is not None,
-                      f"for the program `{code}`, as_meant returned {shown(got)}; expected a program like the one "
-                      "given (nested tuples)",
-                      'return the given program with statements ("use", stream) added to its bodies')
+        def judged(program: Program, got: object, on_cupy: Mapping[str, str] | None = None,
+                   read: tuple[Program | None, int | None] | None = None, expected: _Expected | None = None) -> None:
+            """`on_cupy`: CuPy's streams for the kernels of `got` (`_each_kernel`'s names); `read`: `got` as a
+            program, and the use() lines it adds (`_read_back`); `expected`: `_expectations`; where known already."""
+            rewritten, added = _read_back(got, program) if read is None else read
+            expect(rewritten is not None,
+                   lambda: f"for the program `{_on_one_line(program)}`, as_meant returned {shown(got)}; expected a "
+                           "program like the one given (nested tuples)",
+                   'return the given program with statements ("use", stream) added to its bodies')
             assert rewritten is not None
-            added = _added_uses(rewritten, program)
-            ex.expect(added is not None,
-                      f"for the program `{code}`, as_meant returned `{_on_one_line(rewritten)}`, which changes more "
-                      "than use() lines",
-                      "keep every kernel, use() and `with` block of the program, in its place; only add use() lines")
+            expect(added is not None,
+                   lambda: f"for the program `{_on_one_line(program)}`, as_meant returned "
+                           f"`{_on_one_line(rewritten)}`, which changes more than use() lines",
+                   "keep every kernel, use() and `with` block of the program, in its place; only add use() lines")
             assert added is not None
-            want = meant_streams(program)
-            have = streams_of(rewritten) if on_cupy is None else on_cupy
-            wrong = [k for k in _kernels(program) if have[k] != want[k]]
+            # each kernel judged by its place, whatever its name: a name may come more than once (`_as_read`); the
+            # answer's kernels are the program's, in the same order (`_added_uses`)
+            names, given, want, fewest = _expectations([program])[0] if expected is None else expected
+            yours_named = rewritten if given is program else _numbered(rewritten)
+            have = streams_of(yours_named) if on_cupy is None else on_cupy
+            wrong = [k for k in (names if given is program else _kernels(given)) if have[k] != want[k]]
             if wrong:
                 first = wrong[0]
-                ex.expect(False, f"for the program `{code}`, you returned `{_on_one_line(rewritten)}`: CuPy queues "
-                                 f"{first} on {have[first]}, and the author meant {want[first]}" +
-                                 (f" ({len(wrong)} kernels elsewhere)" if len(wrong) > 1 else ""),
-                          _STREAM_HINTS[_last_change(rewritten)[first]])
-            fewest = fewest_uses(program)
-            ex.expect(added <= fewest,
-                      f"for the program `{code}`, you returned `{_on_one_line(rewritten)}`: {added} use() "
-                      f"{'line' if added == 1 else 'lines'} added, where {fewest} can do it",
-                      "after the end of which blocks does CuPy's stack already give back the stream the author "
-                      "meant? And is a kernel still to come there before the stream changes again?")
+                name = first if given is program else (
+                    f"{_kernel_names(program)[int(first[1:]) - 1]} (kernel {first[1:]} in line order)")
+                ex.expect(False, f"for the program `{_on_one_line(program)}`, you returned "
+                                 f"`{_on_one_line(rewritten)}`: CuPy queues {name} on {have[first]}, and the author "
+                                 f"meant {want[first]}" + (f" ({len(wrong)} kernels elsewhere)" if len(wrong) > 1 else
+                                                           ""),
+                          _STREAM_HINTS[_last_change(yours_named)[first]])
+            expect(added <= fewest,
+                   lambda: f"for the program `{_on_one_line(program)}`, you returned `{_on_one_line(rewritten)}`: "
+                           f"{added} use() {'line' if added == 1 else 'lines'} added, where {fewest} can do it",
+                   "after the end of which blocks does CuPy's stack already give back the stream the author "
+                   "meant? And is a kernel still to come there before the stream changes again?")
 
-        def judged_in_order(fixed: Sequence[Program]) -> None:
-            """Each of `fixed` judged in order (on CuPy, in one thread): the first that fails is named."""
+        def judged_in_order(fixed: Sequence[Program], keep: bool = False) -> None:
+            """Each of `fixed` judged in order (on CuPy, in one thread): the first that fails is named.  `keep`: what
+            the author meant, kept for the next call (`_expectations`: the check's own cached lists)."""
             passed = ex.passed
             # the settings read before the run and after it, not at each call (thousands: 90 us a call)
             rewritten = settings.keeping(ex, lambda: [rewrite(program, answer) for program in fixed], KEPT_SETTINGS)()
+            read = [_read_back(got, program) for program, got in zip(fixed, rewritten)]
+            expected = _expectations(fixed, keep)
             well_formed = []  # CuPy runs the answer's programs up to the first that is not one (judged() names it)
-            for program, got in zip(fixed, rewritten):
-                as_program = _as_program(got)
-                if as_program is None or _added_uses(as_program, program) is None:
+            for program, (as_program, added), (_, given, _, _) in zip(fixed, read, expected):
+                if as_program is None or added is None:
                     break
-                well_formed.append(as_program)
+                well_formed.append(as_program if given is program else _numbered(as_program))
             on_cupy = streams_of_each(well_formed)
             for k, (program, got) in enumerate(zip(fixed, rewritten)):
-                judged(program, got, on_cupy[k] if k < len(on_cupy) else None)
+                judged(program, got, on_cupy[k] if k < len(on_cupy) else None, read[k], expected[k])
             ex.passed = passed + len(fixed)  # one check a program, as for_all counts them
 
         judged(SMALLEST_PROGRAM, rewrite(SMALLEST_PROGRAM))  # first, alone: an unfinished answer says TODO at once
-        judged_in_order(small_programs())
+        judged_in_order(small_programs(), keep=True)
+        judged_in_order(read_programs(), keep=True)  # as read from a file: kernel names repeated, new strings
         # then the chosen larger ones, before the generated ones: a rule applied down to some depth only, or a stack
         # bounded, fails here at once, on the first program that goes deeper (no generated program to shrink)
-        judged_in_order([EXAMPLE_PROGRAM, DEEP_PROGRAM, *AT_EACH_LEVEL, *DEEP_AND_BACK, LONG_PROGRAM])
+        judged_in_order([EXAMPLE_PROGRAM, DEEP_PROGRAM, *AT_EACH_LEVEL, *DEEP_AND_BACK, LONG_PROGRAM,
+                         *NAMED_OTHERWISE])
+        with _recursion_room(3000):
+            judged_in_order([DEEPEST])
         for_all(ex, programs(), lambda program: judged(program, rewrite(program)), examples=30,
                 describe=_on_one_line)
 

@@ -2694,7 +2694,6 @@ _ADV10_ALSO_RIGHT: dict[str, dict[str, Any]] = {
         "(reference-like) use() before the kernel": as_meant_right,
         "use() right after the block's end": as_meant_use_right_after_end,
         "explicit stack, lists": as_meant_explicit_stack,
-        "both stream maps first, then the differences": as_meant_by_difference,
     },
 }
 
@@ -3253,8 +3252,358 @@ ALSO_RIGHT_PIPELINES["copies one ahead of the computes, no switch of the current
 WRONG_AS_MEANT["CuPy's Stream taught PyTorch's rule, the program unchanged (adversary 26)"] = \
     as_meant_cupy_taught_pytorchs_rule
 
+# ================================================================ the thirty-second round's adversary (2026-11-30)
+# Kernel names the check never drew (repeated, or not numbered in line order), programs without kernels, stream names
+# that are not the interned literals, and a stack bounded past the deepest chosen program: all five PASSed.
+def as_meant_fixes_by_kernel_name(program):  # round 32's adversary: the fixes noted by kernel name, {name: stream}
+    fixes = {}  # (a name launched twice gets the use() before both: `k; b.use(); with a: {}; k` runs the first on b)
+
+    def find(body, meant, top):
+        on = meant
+        for st in body:
+            if st[0] == "kernel" and on != meant:
+                fixes[st[1]] = meant
+                on = meant
+            elif st[0] == "use":
+                meant = on = st[1]
+            elif st[0] == "with":
+                find(st[2], st[1], st[1])
+                on = top
+
+    def put(body):
+        out = []
+        for st in body:
+            if st[0] == "kernel" and st[1] in fixes:
+                out.append(("use", fixes[st[1]]))
+            out.append(("with", st[1], put(st[2])) if st[0] == "with" else st)
+        return tuple(out)
+
+    find(program, "null", "null")
+    return put(program)
+
+
+def as_meant_indexed_by_kernel_number(program):  # round 32's adversary: the fix of kernel kN kept at index N - 1
+    kernels = []  # (names not numbered in line order put the use() before the wrong kernel; "matmul" raises)
+
+    def count(body):
+        for st in body:
+            if st[0] == "kernel":
+                kernels.append(st[1])
+            elif st[0] == "with":
+                count(st[2])
+
+    count(program)
+    need = [None] * (len(kernels) + 1)
+    order = iter(range(len(kernels)))
+
+    def find(body, meant, top):
+        on = meant
+        for st in body:
+            if st[0] == "kernel":
+                i = next(order)  # position in line order
+                if on != meant:
+                    need[i] = meant
+                    on = meant
+            elif st[0] == "use":
+                meant = on = st[1]
+            elif st[0] == "with":
+                find(st[2], st[1], st[1])
+                on = top
+
+    find(program, "null", "null")
+
+    def put(body):
+        out = []
+        for st in body:
+            if st[0] == "kernel":
+                fix = need[int(st[1][1:]) - 1]  # "k7" -> index 6
+                if fix is not None:
+                    out.append(("use", fix))
+            out.append(("with", st[1], put(st[2])) if st[0] == "with" else st)
+        return tuple(out)
+
+    return put(program)
+
+
+def as_meant_nothing_to_run(program):  # round 32's adversary: "no kernel, nothing to run": its blocks and use() dropped
+    def has_kernel(body):
+        return any(st[0] == "kernel" or (st[0] == "with" and has_kernel(st[2])) for st in body)
+
+    return _as_meant_rewrite(program) if has_kernel(program) else ()
+
+
+def as_meant_streams_compared_by_identity(program):  # round 32's adversary: the solution with `is not` for `!=`
+    def rewrite_body(body, meant, top):  # (a "null" that is not the interned literal, read from a file or built with
+        out, on = [], meant              # str methods, gets a use() where CuPy already runs the kernel as meant)
+        for st in body:
+            if st[0] == "kernel" and on is not meant:
+                out.append(("use", meant))
+                on = meant
+            if st[0] == "use":
+                meant = on = st[1]
+            if st[0] == "with":
+                out.append(("with", st[1], rewrite_body(st[2], st[1], st[1])))
+                on = top
+            else:
+                out.append(st)
+        return tuple(out)
+
+    return rewrite_body(program, "null", "null")
+
+
+def as_meant_iterative_stack_512(program):  # round 32's adversary: iterative, CuPy's stack a deque of 512 entries
+    stack = collections.deque(["null"], maxlen=512)  # ("more than Python could nest anyway": a block more than 511
+    out_top = []                                     # deep ends on the null stream, not on the stack's top)
+    frames = [[program, 0, out_top, "null", "null"]]  # body, index, out, meant, on
+    while frames:
+        f = frames[-1]
+        body, i, out, meant, on = f
+        if i == len(body):
+            frames.pop()
+            if frames and stack:
+                stack.pop()
+            if frames:
+                frames[-1][4] = stack[-1] if stack else "null"
+            continue
+        st = body[i]
+        f[1] += 1
+        if st[0] == "kernel":
+            if on != meant:
+                out.append(("use", meant))
+                f[4] = meant
+            out.append(st)
+        elif st[0] == "use":
+            f[3] = f[4] = st[1]
+            out.append(st)
+        else:
+            inner = []
+            out.append(("with", st[1], inner))
+            stack.append(st[1])
+            frames.append([st[2], 0, inner, st[1], st[1]])
+
+    def freeze(body):
+        return tuple(("with", s[1], freeze(s[2])) if s[0] == "with" else s for s in body)
+
+    return freeze(out_top)
+
+
+WRONG_AS_MEANT |= {
+    "the fixes noted by kernel name, a use() before every kernel of that name (adversary 32)":
+        as_meant_fixes_by_kernel_name,
+    "the fixes indexed by the kernel's number, int(name[1:]) (adversary 32)": as_meant_indexed_by_kernel_number,
+    "a program without kernels returned as () (adversary 32)": as_meant_nothing_to_run,
+    "the streams compared by identity, `is not` (adversary 32)": as_meant_streams_compared_by_identity,
+    "iterative, CuPy's stack a deque of 512 entries (adversary 32)": as_meant_iterative_stack_512,
+}
+# round 32's adversary: round 10's "both stream maps first" keys the author's streams by kernel name (the last
+# kernel of a name wins): wrong for a kernel launched twice, which the check now draws
+WRONG_AS_MEANT["the author's streams keyed by kernel name, then the differences (adversary 10, 32)"] = \
+    as_meant_by_difference
+
+# ---------------------------------------------------------------- round 32's adversary: exercises 1 to 3, not run by it
+# (no GPU) nor by its fixer: judged real by reading (/work/notes/AF32-04.md); their verdicts come from the GPU run
+def sum_done_recorded_by_default(x, ready, s):
+    """WRONG (a wait missing in one direction).  The join's event is made up front and recorded with
+    `done.record()` after the caller's stream is current again: Event.record() with no stream records on the
+    *current* stream, the caller's, so the caller waits for its own work and never for the sum on s."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    done = cp.cuda.Event(disable_timing=True)
+    s.wait_event(ready)
+    with s:
+        total = x.sum()
+    caller.use()
+    done.record()  # meant: on s; records on the caller's stream
+    caller.wait_event(done)
+    return total
+
+
+def sum_fast_path_when_ready(x, ready, s):
+    """WRONG (a result that depends on the GPU's speed).  "If the producer has already finished there is nothing to
+    wait for: skip the worker": when `ready.done` at the call, the sum is queued on the caller's stream (its memory
+    from the caller's pool, behind the caller's earlier work); otherwise the solution's way.  The task: the sum on s,
+    whatever the producer's progress."""
+    cp = _cp()
+    if ready.done:
+        return x.sum()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        total = x.sum()
+        done = s.record()
+    caller.use()
+    caller.wait_event(done)
+    return total
+
+
+def sum_join_inside_block(x, ready, s):
+    """WRONG (the join on the wrong stream).  The caller's stream restored by use() at the end, but the join written
+    inside `with s:` as `cp.cuda.get_current_stream().wait_event(s.record())`: the current stream there is s, so s
+    waits for itself and the caller's stream never waits for the sum."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    s.wait_event(ready)
+    with s:
+        total = x.sum()
+        cp.cuda.get_current_stream().wait_event(s.record())  # the "caller" here is s
+    caller.use()
+    return total
+
+
+def sum_waits_only_when_pending(x, ready, s):
+    """RIGHT.  Each wait queued only when its event is still pending (Event.done is a query: the host does not
+    wait): a completed `ready` means x is written, a completed `done` means the sum is, so skipping either wait
+    changes no order that matters."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    if not ready.done:
+        s.wait_event(ready)
+    with s:
+        total = x.sum()
+        done = s.record()
+    caller.use()
+    if not done.done:
+        caller.wait_event(done)
+    return total
+
+
+def scale_in_float64_rounded_back(t, factor):
+    """WRONG (a rounding the check's values never show).  Computed in float64 and rounded back to float32:
+    float32(x * factor) with factor a double, where factor * t in PyTorch (and CuPy's float32 kernel) multiplies by
+    float32(factor).  For factor 0.1 or 1/3 the two differ in about 20% and 33% of the elements (checked on the CPU
+    with torch); every factor the check draws (3, -0.5, 0.25, 2, 1, -1, 0) is exact in float32, and t's values are
+    multiples of 1/8, so both roundings agree there."""
+    cp = _cp()
+    caller = _adv26_callers_cupy_stream(cp)
+    before = cp.cuda.get_current_stream()
+    with caller:
+        x = cp.from_dlpack(t)
+        out = torch.from_dlpack((x.astype(cp.float64) * factor).astype(cp.float32))
+    before.use()
+    return out
+
+
+_WRAPPERS: dict = {}
+
+
+def scale_stream_wrappers_cached(t, factor):
+    """RIGHT.  CuPy's wrapper of PyTorch's current stream made once per CUDA stream handle and kept in a dict
+    (`from_external` at each call is what the solution does; the handle is what matters, and a handle reused by a
+    later PyTorch stream is the same CUDA stream to wrap)."""
+    cp = _cp()
+    current = torch.cuda.current_stream()
+    key = (current.device.index, current.cuda_stream)
+    if key not in _WRAPPERS:
+        _WRAPPERS[key] = _adv26_callers_cupy_stream(cp)
+    before = cp.cuda.get_current_stream()
+    with _WRAPPERS[key]:
+        out = torch.from_dlpack(cp.from_dlpack(t) * factor)
+    before.use()
+    return out
+
+
+def pipe_fork_from_the_null_stream(chunks, compute, copy_stream):
+    """WRONG (an implicit wait hides the race).  The fork's event recorded on the null stream instead of the current
+    one: `copy_stream.wait_event(cp.cuda.Stream.null.record())`.  The legacy null stream waits for every blocking
+    stream's earlier work, so for a caller on the null stream or on a blocking cp.cuda.Stream() the fork happens to
+    cover the caller's work; for a caller on a non_blocking stream (or a per-thread default stream) it covers nothing,
+    and copy_stream overwrites memory the caller's queued work still reads."""
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    buffers = [cp.empty(h.shape, h.dtype) for h in chunks]
+    copy_stream.wait_event(cp.cuda.Stream.null.record())
+    copied = []
+    for h, d in zip(chunks, buffers):
+        d.set(h, stream=copy_stream)
+        copied.append(copy_stream.record())
+    results = []
+    for d, event in zip(buffers, copied):
+        current.wait_event(event)
+        results.append(compute(d))
+    return results
+
+
+def pipe_events_recorded_by_default(chunks, compute, copy_stream):
+    """WRONG (a wait missing in one direction).  One Event per chunk made up front, recorded with `event.record()`
+    right after each `d.set(h, stream=copy_stream)`: record() with no stream records on the current stream, so each
+    compute waits for an event on its own stream, and never for its copy."""
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    buffers = [cp.empty(h.shape, h.dtype) for h in chunks]
+    events = [cp.cuda.Event(disable_timing=True) for _ in chunks]
+    copy_stream.wait_event(current.record())
+    for h, d, event in zip(chunks, buffers, events):
+        d.set(h, stream=copy_stream)
+        event.record()  # meant: on copy_stream
+    results = []
+    for d, event in zip(buffers, events):
+        current.wait_event(event)
+        results.append(compute(d))
+    return results
+
+
+def pipe_fork_then_allocate(chunks, compute, copy_stream):
+    """RIGHT.  The fork recorded on the current stream first, the buffers allocated on it afterwards: the event
+    follows every piece of work queued before the call, and a block freed before the call is read only by such work,
+    so copies that wait for the event never overwrite memory still being read."""
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    copy_stream.wait_event(current.record())
+    buffers = [cp.empty(h.shape, h.dtype) for h in chunks]
+    copied = []
+    for h, d in zip(chunks, buffers):
+        d.set(h, stream=copy_stream)
+        copied.append(copy_stream.record())
+    results = []
+    for d, event in zip(buffers, copied):
+        current.wait_event(event)
+        results.append(compute(d))
+    return results
+
+
+def pipe_fork_after_the_copies(chunks, compute, copy_stream):
+    """WRONG (a wait one step late).  The fork written after the copy loop ("copy_stream must wait for the caller"):
+    `copy_stream.wait_event(current.record())` then orders only copy_stream's *later* work, and every copy, already
+    queued, may overwrite memory that the caller's earlier work still reads."""
+    cp = _cp()
+    current = cp.cuda.get_current_stream()
+    buffers = [cp.empty(h.shape, h.dtype) for h in chunks]
+    copied = []
+    for h, d in zip(chunks, buffers):
+        d.set(h, stream=copy_stream)
+        copied.append(copy_stream.record())
+    copy_stream.wait_event(current.record())  # too late: the copies are queued already
+    results = []
+    for d, event in zip(buffers, copied):
+        current.wait_event(event)
+        results.append(compute(d))
+    return results
+
+
+WRONG_SUMS |= {
+    "the join's event recorded by record()'s default, the caller's stream (adversary 32)": sum_done_recorded_by_default,
+    "on the caller's stream when ready is already done (adversary 32)": sum_fast_path_when_ready,
+    "the join written inside `with s:`, s waits for itself (adversary 32)": sum_join_inside_block,
+}
+ALSO_RIGHT_SUMS["each wait queued only while its event is pending (adversary 32)"] = sum_waits_only_when_pending
+WRONG_SCALES["in float64, rounded back to float32 (adversary 32)"] = scale_in_float64_rounded_back
+ALSO_RIGHT_SCALES["CuPy's wrappers of PyTorch's streams cached by handle (adversary 32)"] = scale_stream_wrappers_cached
+WRONG_PIPELINES |= {
+    "the fork recorded on the null stream (adversary 32)": pipe_fork_from_the_null_stream,
+    "copy events recorded by record()'s default, the current stream (adversary 32)": pipe_events_recorded_by_default,
+    "the fork queued after the copies (adversary 32)": pipe_fork_after_the_copies,
+}
+ALSO_RIGHT_PIPELINES["the fork first, then the buffers allocated on the current stream (adversary 32)"] = \
+    pipe_fork_then_allocate
+
 # Answers that a GPU judged wrongly, no fix closed yet: a strict xfail on a GPU (tests/test_exercises.py)
-MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {}
+MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
+    # round 32's adversary, by reading: FACTORS are all exact in float32 on t's values, so float32(x * double(factor))
+    # equals factor * t there; a factor such as 0.1 or 1/3 (GPU-only code: for a GPU session) would show it
+    "check_cupy_scale_on_current_stream": {
+        "in float64, rounded back to float32 (adversary 32)": "no factor the check draws rounds differently in float64",
+    },
+}
 
 WRONG: dict[str, dict[str, Any]] = {
     "check_sum_on_stream": WRONG_SUMS,
