@@ -684,7 +684,7 @@ def _fan_keeps_nothing(ex: Any, yours: Callable) -> None:
               "the freed memory (and leaks it); the allocator is told of another stream's use by record_stream")
 
 
-register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=20))
+register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=18))
 
 
 def _one_thread_for_a_large_x(holds: Callable[[Fan], None]) -> Callable[[Fan], None]:
@@ -717,7 +717,8 @@ def _check_fan_out_on_cpu(fan_out: Callable) -> None:
           cuda_on_cpu(like_a_gpu=True), _cuda_autocast_on_cpu()):
         holds = _one_thread_for_a_large_x(_fan_values(ex, keeping(ex, ex.answer(fan_out), WATCHED)))
         _at_once(ex, holds, (None, FAN, 5, LOSSY["float32"][1], "float32"), _fan_call)  # the heads of 3.0's
-        for_all(ex, fans(st.none()), holds, examples=CPU_EXAMPLES,
+        # two draws fewer than CPU_EXAMPLES: the time of round 32's two chosen fans (a large x, an int64 beyond int32)
+        for_all(ex, fans(st.none()), holds, examples=CPU_EXAMPLES - 2,
                 chosen=[(None, 1, 0, 1.0, "int64"), (None, 4, 7, LOSSY["float64"][1], "float64"),
                         (None, 4, 3, 2.0, "float16"), (None, 4, 3, LOSSY["int32"][0], "int32", "no_grad"),
                         (None, 3, 2, 1.0, "bfloat16", "inference_mode"), (None, 4, 3, 2.0, "int8", "autocast"),
