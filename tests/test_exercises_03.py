@@ -328,3 +328,23 @@ def test_the_float32_precisions_are_read_and_put_back_through_both_apis(state):
         settings.put_back(fresh)
     assert settings.read() == fresh and settings.LEGACY_PRECISIONS["torch.get_float32_matmul_precision()"][0]() != (
         settings.MIXED)
+
+
+@host
+def test_the_handler_that_logging_info_adds_to_a_root_logger_without_one_is_no_change(monkeypatch):
+    """Round 32's adversary: logging.info() calls basicConfig() itself where the root logger has no handler, and every
+    check blamed the answer for that handler (in a fresh process; pytest's own handlers hid it here).  An explicit
+    basicConfig() of a format of its own is still a change."""
+    import logging
+
+    from utils.exercises import settings
+
+    monkeypatch.setattr(logging.root, "handlers", [])
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        nb03.check_prefetch_loop(answers03.prefetch_logs_its_calls)  # the CPU part, or the whole check on a GPU
+    assert not printed.getvalue().startswith(("FAIL", "TODO")) and len(logging.root.handlers) == 1, printed.getvalue()
+    monkeypatch.setattr(logging.root, "handlers", [])
+    before = settings.read(["logging.root.handlers"])
+    logging.basicConfig(format="%(levelname)s %(message)s")
+    assert settings.put_back(before) == ["logging.root.handlers"] and logging.root.handlers == []

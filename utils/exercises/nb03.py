@@ -49,7 +49,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
 from functools import cache, partial
 from typing import Any, TypeVar
 
@@ -250,11 +250,31 @@ def _under(mode: str) -> str:
     return "" if mode == "grad" else f", called under torch.{mode}()"
 
 
+# Values of x that a narrower dtype changes (round 32's adversary gave the fns an int64 x as x.int(), or a float x
+# through bfloat16, and passed: x held whole numbers from -3 to 9, exact in every dtype): an int64 x beyond int32 (and
+# beyond float32's 24 bits), an int32 x beyond float32's 24 bits, a float32 x of 9 or 10 significant bits (beyond
+# bfloat16's 8), a float64 x of 25 (beyond float32's 24).  Each keeps every head exact in any order of its sums (a
+# GPU's and a CPU's alike): an integer that float32 rounds rounds to a power of two times a small one, and a float's
+# squares and their sums over 9 elements need 24 bits at most.
+LOSSY: dict[str, tuple[float, ...]] = {
+    "int64": (2**40 + 5, -(2**33) - 7), "int32": (2**26 + 3, -(2**25) - 1),
+    "float32": (1 + 2**-9, -2.5 - 2**-8), "float64": (1 + 2**-24, -3 - 2**-23)}
+LARGE_X = 2**16  # x's elements in a fan the CPU part always tries (round 32's adversary gave the fns a float32 x of
+# 2**16 elements or more as x.half(), and passed: x had 9 elements at most), of a value float16 rounds (12 bits)
+
+
+def _x_values(dtype: str) -> st.SearchStrategy[float]:
+    """x's value for a fan of `dtype`: a whole one from -3 to 9, or one of LOSSY's for that dtype."""
+    whole = st.integers(-3, 9).map(float)
+    return st.one_of(whole, st.sampled_from(LOSSY[dtype])) if dtype in LOSSY else whole
+
+
 def fans(callers: st.SearchStrategy[str | None]) -> st.SearchStrategy[Fan]:
-    """Fans of 1 to 4 streams, over an x of 0 to 9 elements (the value does not matter, so small ones, whole, so
-    that every head is exact in any order), of each of X_DTYPES, called in each of GRAD_MODES."""
-    return st.tuples(callers, st.integers(1, 4), st.integers(0, 9), st.integers(-3, 9).map(float),
-                     st.sampled_from(X_DTYPES), st.sampled_from(tuple(GRAD_MODES)))
+    """Fans of 1 to 4 streams, over an x of 0 to 9 elements (all of one value: a whole one, or one that a narrower
+    dtype changes, LOSSY, each head exact in any order), of each of X_DTYPES, called in each of GRAD_MODES."""
+    x = st.sampled_from(X_DTYPES).flatmap(lambda dtype: st.tuples(_x_values(dtype), st.just(dtype)))
+    return st.tuples(callers, st.integers(1, 4), st.integers(0, 9), x, st.sampled_from(tuple(GRAD_MODES))).map(
+        lambda fan: (*fan[:3], *fan[3], fan[4]))
 
 
 def _fan_x(fan: Fan, device: str | None = None) -> torch.Tensor:
@@ -286,10 +306,15 @@ def _heads(width: int, value: float) -> list[tuple[str, Callable[[torch.Tensor],
     return [head(i) for i in range(width)]
 
 
+def _number(value: float) -> str:
+    """A value of x as Python reads it back, exactly: 3, 1099511627781, 1.001953125."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
 def _fan_call(fan: Fan) -> str:
     _, width, n, value, dtype = fan[:5]
     fns = ", ".join(f"lambda x: {what}" for what, _ in _heads(width, value))
-    x = f"torch.full(({n},), {value:g}" + (f", dtype=torch.{dtype}" if dtype != "float32" else "") + (
+    x = f"torch.full(({n},), {_number(value)}" + (f", dtype=torch.{dtype}" if dtype != "float32" else "") + (
         ", requires_grad=True)" if getattr(torch, dtype).is_floating_point else ")")
     return f"fan_out(x = {x}, fns = [{fns}], {width} streams){_under(_grad_mode(fan))}"
 
@@ -595,7 +620,8 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
     called from any stream.
 
     Two properties, over every kind of caller (streams.TORCH_CALLERS).  Values: fans of 1 to 4 streams over small x
-    (X_DTYPES: 32-, 64- and 16-bit floats, a float one requiring grad, and integers of 8 to 64 bits), with fns as
+    (X_DTYPES: 32-, 64- and 16-bit floats, a float one requiring grad, and integers of 8 to 64 bits; of values that
+    a narrower dtype changes, LOSSY, too; on a CPU, an x of LARGE_X elements too), with fns as
     heads and metrics are (HEADS: outputs of x's shape and dtype, a scalar, an int64 count, another shape with
     fractions, a matmul); output i is fns[i](x), its shape, dtype, values, whether it requires grad and the gradient
     a backward through it gives x, queued on streams[i] (each fns[i] called once, in the caller's autograd and
@@ -629,7 +655,9 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
         for_all(ex, fans(torch_callers()), holds, examples=12, budget_s=GPU_VALUES_BUDGET_S,
                 chosen=[*chosen, ("default", 1, 0, 1.0, "int64"), ("default", 4, 3, 2.0, "float64"),
                         ("default", 4, 3, 2.0, "float32", "no_grad"), ("with", 3, 2, 1.0, "float64", "inference_mode"),
-                        ("default", 4, 3, 2.0, "float16"), ("with", 4, 3, 2.0, "int32", "autocast")],
+                        ("default", 4, 3, 2.0, "float16"), ("with", 4, 3, 2.0, "int32", "autocast"),
+                        # values that a narrower dtype changes (round 32): exact in any order of a sum, as above
+                        ("default", 4, 3, LOSSY["int64"][0], "int64"), ("with", 4, 5, LOSSY["float32"][0], "float32")],
                 describe=_fan_call)
         for_all(ex, torch_callers(), _fan_races(ex, yours), examples=len(TORCH_CALLERS), budget_s=GPU_BUDGET_S,
                 describe=lambda kind: f"fan_out called from {TORCH_CALLERS[kind]}")
@@ -659,6 +687,23 @@ def _fan_keeps_nothing(ex: Any, yours: Callable) -> None:
 register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=18))
 
 
+def _one_thread_for_a_large_x(holds: Callable[[Fan], None]) -> Callable[[Fan], None]:
+    """`holds`, run on one of PyTorch's CPU threads for a fan of LARGE_X elements or more (an operation on 2**16
+    elements runs on every thread, and took 30 ms instead of 0.02 on two cores that other processes kept busy)."""
+
+    def on_one_thread(fan: Fan) -> None:
+        if fan[2] < LARGE_X:
+            return holds(fan)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return holds(fan)
+        finally:
+            torch.set_num_threads(threads)
+
+    return on_one_thread
+
+
 def _check_fan_out_on_cpu(fan_out: Callable) -> None:
     """check_fan_out's values on a CPU, where the streams run in order: output i must be fns[i](x)."""
     with (exercise("fan_out") as ex,
@@ -670,12 +715,15 @@ def _check_fan_out_on_cpu(fan_out: Callable) -> None:
                     "outputs freed while the caller's stream still reads them), that each fns[i] runs on "
                     "streams[i], and that the host never waits"),
           cuda_on_cpu(like_a_gpu=True), _cuda_autocast_on_cpu()):
-        holds = _fan_values(ex, keeping(ex, ex.answer(fan_out), WATCHED))
-        _at_once(ex, holds, (None, FAN, 5, 3.0, "float32"), _fan_call)
-        for_all(ex, fans(st.none()), holds, examples=CPU_EXAMPLES,
-                chosen=[(None, 1, 0, 1.0, "int64"), (None, 4, 7, -2.0, "float64"), (None, 4, 3, 2.0, "float16"),
-                        (None, 4, 3, 2.0, "int32", "no_grad"), (None, 3, 2, 1.0, "bfloat16", "inference_mode"),
-                        (None, 4, 3, 2.0, "int8", "autocast")],
+        holds = _one_thread_for_a_large_x(_fan_values(ex, keeping(ex, ex.answer(fan_out), WATCHED)))
+        _at_once(ex, holds, (None, FAN, 5, LOSSY["float32"][1], "float32"), _fan_call)  # the heads of 3.0's
+        # two draws fewer than CPU_EXAMPLES: the time of round 32's two chosen fans (a large x, an int64 beyond int32)
+        for_all(ex, fans(st.none()), holds, examples=CPU_EXAMPLES - 2,
+                chosen=[(None, 1, 0, 1.0, "int64"), (None, 4, 7, LOSSY["float64"][1], "float64"),
+                        (None, 4, 3, 2.0, "float16"), (None, 4, 3, LOSSY["int32"][0], "int32", "no_grad"),
+                        (None, 3, 2, 1.0, "bfloat16", "inference_mode"), (None, 4, 3, 2.0, "int8", "autocast"),
+                        # values that a narrower dtype changes (LOSSY: round 32), and a large x, float16 rounding it
+                        (None, 4, 3, LOSSY["int64"][0], "int64"), (None, 4, LARGE_X, 1 + 2**-11, "float32", "no_grad")],
                 budget_s=0, describe=_fan_call)
 
 
@@ -828,6 +876,44 @@ class _Returned:
         self.last = (call, got, want)
 
 
+def _differs(got: object, want: Timeline) -> str:
+    """How the timeline `got` differs from `want`, for a message: "puts 'a' at 0 to 2 ms; the rules put it at ..."."""
+    problem = _timeline_problem(got, list(want))
+    differs = None if problem is not None else _first_difference(got, want)  # type: ignore[arg-type]
+    if differs is not None:
+        got_ms, want_ms = _distinct(differs[1], want[differs[0]])
+        problem = f"puts {differs[0]!r} at {got_ms} ms; the rules put it at {want_ms} ms"
+    return problem or "is not the rules' timeline"
+
+
+# A caller's program changed in place between two calls (round 32's adversary cached each result under id(program),
+# the list kept with it, and passed: every call had a new list), and a caller's changes to a timeline it got (round
+# 32's adversary returned the very dict it kept under the program, and passed: no caller changed one)
+KERNELS_IN_PLACE = "the list of the call before, its kernels alone left in it in place (program[:] = kernels)"
+REVERSED_IN_PLACE = "the list of the call before, its operations then reversed in place (program.reverse())"
+IN_PLACE_HINT = ("a caller may change its program in place and simulate it again (program.append(op), as a notebook "
+                 "cell builds one): a result kept under the list itself (its id, the list object) belongs to what the "
+                 "list held then; simulate each call's program from nothing")
+EDITS = "each pair set to (-1, -1) where it can be set in place, then the dict cleared"
+EDITED_HINT = ("return a new dict, of new pairs, at each call: the caller owns the timeline it gets and may change it "
+               "(drop a kernel, shift its times to compare them with a measurement); a dict or a pair that your "
+               "simulator keeps and returns again carries those changes into its later results")
+DEPTH_HINT = ("a program can hold thousands of operations (a trace of one training step does), and a recursion as "
+              "deep as the program is long runs out of Python's stack: follow the operations in a loop instead")
+_DEEP = object()  # what a call returned that raised RecursionError
+
+
+def _edited(timeline: object) -> None:
+    """What a caller may do to a timeline it got: each pair set to (-1, -1) in place, where a pair can be (a list, an
+    array), then the dict cleared (a read-only mapping, and tuples, stay as they are)."""
+    with suppress(Exception):
+        pairs = list(timeline.values()) if isinstance(timeline, Mapping) else []
+        for pair in pairs:
+            with suppress(Exception):
+                pair[0], pair[1] = -1.0, -1.0
+        timeline.clear()  # type: ignore[attr-defined]
+
+
 # ------------------------------------------------------------------------------------------
 # Exercises 2 and 3: predict a timeline, then write the simulator
 # ------------------------------------------------------------------------------------------
@@ -954,22 +1040,60 @@ def _closed(ops: list[tuple]) -> list[tuple]:
     return ops + [("kernel", stream, 1) for stream, waits in waiting.items() if waits]
 
 
-def random_program(size: int, seed: int) -> list[Op]:
+def random_program(size: int, seed: int, streams: tuple[int, int] = (1, 6),
+                   events: tuple[int, int] = (1, 3)) -> list[Op]:
     """A program of `size` operations drawn from `seed` (the same ones on every machine), over 1 to 6 streams
-    and 1 to 3 events: kernels, records (an event recorded again included), waits (for an event recorded
-    before, later, or never) and wait_streams; each program of a seed begins the longer ones of that seed.
+    and 1 to 3 events (or as many as `streams` and `events` say, at least and at most): kernels, records (an event
+    recorded again included), waits (for an event recorded before, later, or never) and wait_streams; each program of
+    a seed begins the longer ones of that seed.
     The events of an odd seed have the names of streams (s0, s1, ...), and those of a seed of 2 modulo 4 the names
     of kernels (k0, k1, ...); the kernels of a seed that 3 divides have the names of streams (round 19): the task
     does not make names distinct, and an event, a stream and a kernel of one name are three things."""
     rng = random.Random(seed)
-    streams = [f"s{i}" for i in range(rng.randint(1, 6))]
-    events = [f"{'s' if seed % 2 else 'k' if seed % 4 == 2 else 'e'}{i}" for i in range(rng.randint(1, 3))]
+    names = [f"s{i}" for i in range(rng.randint(*streams))]
+    marks = [f"{'s' if seed % 2 else 'k' if seed % 4 == 2 else 'e'}{i}" for i in range(rng.randint(*events))]
     ops: list[tuple] = []
     for _ in range(size):
-        kind, stream = rng.choices(KINDS, weights=(4, 2, 2, 1))[0], rng.choice(streams)
+        kind, stream = rng.choices(KINDS, weights=(4, 2, 2, 1))[0], rng.choice(names)
         ops.append(("kernel", stream, _duration(rng)) if kind == "kernel" else
-                   (kind, stream, rng.choice(streams if kind == "wait_stream" else events)))
+                   (kind, stream, rng.choice(names if kind == "wait_stream" else marks)))
     return _named(_closed(ops), "s" if seed % 3 == 0 else "k")
+
+
+# Programs of many events (round 32's adversary kept 4 events, the least recently recorded evicted by a fifth, and
+# passed: every program held 1 to 3 events), and long programs (its simulator recursed once per operation, and passed:
+# no program held more than 20 operations and their closing kernels; a trace of a training step holds thousands).
+MANY_EVENTS = 12  # programs of many_events_program that check_simulate tries
+LONG_OPS = 3000  # operations of a long program, before its closing kernels
+
+
+def many_events_program(size: int, seed: int) -> list[Op]:
+    """5 + `size` events, drawn from `seed`: each recorded once after a kernel of one of 1 to 3 busy streams, then
+    waited for, in a shuffled order, by a stream of its own that then runs a kernel (every wait holds that kernel
+    back: a simulator that forgets any event, the earliest recorded or another, is off)."""
+    rng = random.Random(seed)
+    busy = [f"s{i}" for i in range(rng.randint(1, 3))]
+    events = [f"e{i}" for i in range(5 + size)]
+    ops: list[tuple] = []
+    for event in events:
+        stream = rng.choice(busy)
+        ops += [("kernel", stream, rng.randint(1, 20)), ("record", stream, event)]
+    rng.shuffle(events)
+    for i, event in enumerate(events):
+        ops += [("wait", f"w{i}", event), ("kernel", f"w{i}", _duration(rng) or 1)]
+    return _named(ops)
+
+
+@cache
+def long_program(seed: int) -> list[Op]:
+    """A program of LONG_OPS operations (and its closing kernels) drawn from `seed`: seed 0 over 100 to 300 streams and
+    as many events (a table of a few hundred slots overflows), any other over 1 to 6 streams and 1 to 3 events (each
+    stream's chain of kernels hundreds long)."""
+    wide = (100, 300) if seed == 0 else None
+    return random_program(LONG_OPS, 7919 + seed, *((wide, wide) if wide else ()))
+
+
+LONG_SEEDS = (0,)
 
 
 SEEDED = 290  # programs drawn from fixed seeds that check_simulate tries besides those Hypothesis draws (cheaper;
@@ -993,14 +1117,24 @@ def programs() -> st.SearchStrategy[list[Op]]:
     return st.tuples(st.integers(0, MAX_OPS), st.integers(0, 2**32 - 1)).map(lambda case: random_program(*case))
 
 
+SHOWN_OPS = 80  # a longer program is shown by its name, or by its length and first operations
+
+
 def _shown_program(program: Sequence[Op]) -> str:
-    """A program, for a message: its name if it is the exercise's or the lecture's, else its operations."""
-    if list(program) == PROGRAM:
+    """A program, for a message: its name if it is the exercise's or the lecture's, else its operations (a long one:
+    its name, or its length and first operations)."""
+    if len(program) == len(PROGRAM) and list(program) == PROGRAM:
         return "nb03.PROGRAM"
     for order in ("depth-first", "breadth-first"):
-        if list(program) == queues_experiment(order):
+        if len(program) == 64 and list(program) == queues_experiment(order):  # 16 streams of 4 kernels
             return f"nb03.queues_experiment({order!r})"
-    return repr(list(program))
+    if len(program) <= SHOWN_OPS:
+        return repr(list(program))
+    for seed in LONG_SEEDS:
+        whole = long_program(seed)
+        if list(program) == whole[:len(program)]:
+            return f"nb03.long_program({seed})" + ("" if len(program) == len(whole) else f"[:{len(program)}]")
+    return f"[{', '.join(map(repr, program[:3]))}, ...] ({len(program)} operations)"
 
 
 # The rules of the task, as the hints of check_simulate say them, by what a failing program holds.
@@ -1097,8 +1231,13 @@ def _fails_on(fails: Callable[[list[Op]], bool]) -> Callable[[list[Op]], bool]:
 def _smallest(program: list[Op], fails: Callable[[list[Op]], bool]) -> list[Op]:
     """A smaller program on which the answer still fails: each operation that the failure does not need left out
     (twice over), then each kernel made 1 ms, and the kernels named k0, k1, ... again, where the failure stays.
-    The message then shows what matters."""
+    The message then shows what matters.  A long program is first cut to a beginning that still fails (halving, in
+    a few calls), and shown so if that is still long (each operation left out in turn would take too long)."""
     still = _fails_on(fails)
+    if len(program) > SHRINKS_AT_MOST:
+        program = _failing_beginning(program, still)
+        if len(program) > SHRINKS_AT_MOST:
+            return program
     for _ in range(2):
         i = 0
         while i < len(program):
@@ -1115,6 +1254,21 @@ def _smallest(program: list[Op], fails: Callable[[list[Op]], bool]) -> list[Op]:
     program = renamed if renamed != program and still(renamed) else program
     renamed = _events_renamed(program)
     return renamed if renamed != program and still(renamed) else program
+
+
+SHRINKS_AT_MOST = 200  # operations of a program that _smallest makes smaller one operation at a time
+
+
+def _failing_beginning(program: list[Op], still: Callable[[list[Op]], bool]) -> list[Op]:
+    """A beginning of `program` (which fails) that still fails, found by halving: program[:hi] fails throughout."""
+    lo, hi = 0, len(program)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if still(program[:mid]):
+            hi = mid
+        else:
+            lo = mid
+    return program[:hi]
 
 
 def _events_renamed(program: list[Op]) -> list[Op]:
@@ -1156,16 +1310,42 @@ def check_simulate(simulate: Callable[[Sequence[Op]], Timeline]) -> None:
             each result under its kernels, and passed: no two programs of a check had the same kernels); and, for
             the chosen programs and one in REVERSED of the others, on its operations in reverse order (round 26's
             adversary kept each result under frozenset(program), and passed: no two programs of a check held the
-            same operations in orders that time them otherwise)."""
-            follows_the_rules_once(program)
+            same operations in orders that time them otherwise).  All in one list, changed in place between the
+            calls, as a caller's (round 32's adversary kept each result under the list's identity, and passed: every
+            call had a new list); and, for the same programs, asked again after the caller changed the timeline it
+            got (round 32's adversary returned the dict it kept, and passed: no caller changed one)."""
+            given = list(program)
+            again = len(program) > 1 and (tuple(program) in CHOSEN or next(tried) % REVERSED == REVERSED - 1)
+            got = follows_the_rules_once(program, given)
+            if again:
+                asked_after_an_edit(program, given, got)
             if any(op[0] != "kernel" for op in program):
-                follows_the_rules_once([op for op in program if op[0] == "kernel"])
-            if len(program) > 1 and (tuple(program) in CHOSEN or next(tried) % REVERSED == REVERSED - 1):
-                follows_the_rules_once(program[::-1])
+                follows_the_rules_once([op for op in program if op[0] == "kernel"], given, KERNELS_IN_PLACE)
+            if again:
+                follows_the_rules_once(program[::-1], given, REVERSED_IN_PLACE)
 
-        def follows_the_rules_once(program: list[Op]) -> None:
+        def asked_after_an_edit(program: list[Op], given: list[Op], got: object) -> None:
+            """simulate(program) again, once the caller has changed the timeline it got (`_edited`)."""
+            _edited(got)
+            returned.last = None  # the check's own change: not the answer's
+            call = f"simulate({_shown_program(program)})"
+            given[:] = program
+            again, want = yours(given), stream_rules(program)
+            if _misplaces(again, want):
+                ex.expect(False, f"{call} returned the right timeline; the caller then changed it ({EDITS}), and "
+                                 f"{call} again, on the same program, returned a timeline that {_differs(again, want)}",
+                          EDITED_HINT)
+            returned.keep(call, again, want)
+
+        def follows_the_rules_once(program: list[Op], given: list[Op], how: str = "") -> object:
+            """The rules on `program`, given in the list `given` (the list of the call before, changed in place as
+            `how` says, if it says anything): what the answer returned."""
+            given[:] = program
+            got: object
             try:
-                got = yours(list(program))
+                got = yours(given)
+            except RecursionError:  # a recursion once an operation (round 32): a long program runs out of stack
+                got = _DEEP
             except Exception as error:  # the answer's own error: shown on the smallest program that raises it
                 if is_stub(error):
                     raise
@@ -1177,18 +1357,28 @@ def check_simulate(simulate: Callable[[Sequence[Op]], Timeline]) -> None:
                 if again is None:
                     raise
                 raise raised_on(again, smallest) from None
+            if got is _DEEP:
+                ex.expect(False, f"simulate({_shown_program(program)}) raised RecursionError ({len(program)} "
+                                 "operations)", DEPTH_HINT)
             returned.expect_unchanged(ex, f"simulate({_shown_program(program)})")
             want = stream_rules(program)
             if _misplaces(got, want):
+                if how and not _fails_on(fails)(program):  # right on a new list of the same operations
+                    ex.expect(False, f"simulate({_shown_program(program)}), given {how}, returned a timeline that "
+                                     f"{_differs(got, want)}; given a new list of the same operations, your simulator "
+                                     "gets it right: it returned what it kept under the list it was given",
+                          IN_PLACE_HINT)
                 program = _smallest(program, fails)
                 got, want = yours(list(program)), stream_rules(program)
             _expect_timeline(ex, lambda: f"simulate({_shown_program(program)})", got, want,
                              lambda _: _rules_hint(program), stale=lambda: _stale(fails, program))
             returned.keep(f"simulate({_shown_program(program)})", got, want)
+            return got
 
         _at_once(ex, follows_the_rules, PROGRAM, lambda program: f"simulate({_shown_program(program)})")
-        for_all(ex, programs(), follows_the_rules, examples=EXAMPLES, chosen=SIMULATE_CASES + seeded(random_program),
-                budget_s=0,
+        for_all(ex, programs(), follows_the_rules, examples=EXAMPLES, budget_s=0,
+                chosen=SIMULATE_CASES + seeded(many_events_program, MANY_EVENTS)
+                + [long_program(seed) for seed in LONG_SEEDS] + seeded(random_program),
                 describe=lambda program: f"simulate({_shown_program(program)})")
 
 
@@ -1441,9 +1631,19 @@ def _shifted(batches: list[torch.Tensor]) -> list[torch.Tensor]:
 
 
 def _small_batches(count: int, shape: tuple[int, ...], dtype: torch.dtype, pinned: bool) -> list[torch.Tensor]:
-    """`count` batches of whole numbers below 100 (exact in every dtype, doubled too), new ones at every call."""
+    """`count` batches, new ones at every call, of values that a narrower dtype changes, and that doubling keeps
+    exact: floats drawn with every bit of their mantissa (randn in float32, or float64 for float64 batches, then cast),
+    integers up to half their dtype's range (beyond int32 and float64's 53 bits for int64, beyond float32's 24 bits for
+    int32).  Round 32's adversary copied float32 batches as bfloat16, or int64 ones as int32, into buffers of the right
+    dtype, and passed: the batches were whole numbers below 100, exact in every dtype."""
     gen = torch.Generator().manual_seed(next(_runs))
-    batches = [torch.randint(0, 100, shape, generator=gen).to(dtype) for _ in range(count)]
+    if dtype.is_floating_point:
+        drawn = torch.float64 if dtype == torch.float64 else torch.float32
+        batches = [(torch.randn(shape, generator=gen, dtype=drawn) * 8).to(dtype) for _ in range(count)]
+    else:
+        high = torch.iinfo(dtype).max // 2
+        low = 0 if torch.iinfo(dtype).min == 0 else -high
+        batches = [torch.randint(low, high, shape, generator=gen, dtype=torch.int64).to(dtype) for _ in range(count)]
     return [b.pin_memory() for b in batches] if pinned else batches
 
 
@@ -1551,10 +1751,17 @@ def _loop_values(ex: Any, yours: Callable, gpu: Any = None) -> Callable[[Loop], 
                   "step runs on the caller's current stream, on a batch that the copy stream has put in GPU memory")
         bad = [i for i, (c, w) in enumerate(zip(copies, want)) if c.dtype != w.dtype or c.shape != w.shape
                or not torch.equal(c.cpu(), w)]
+        reshaped = any(copies[i].dtype != want[i].dtype or copies[i].shape != want[i].shape for i in bad)
+        # outputs of no batch at all: the values changed on their way (round 32: a batch cast to a narrower dtype
+        # before its copy into a buffer of the right one), not a buffer read before or after its batch was there
+        altered = not reshaped and not any(torch.equal(copies[i].cpu(), w) for i in bad for w in want)
         ex.expect(not bad, f"{call}: the outputs of batches {bad} are not step(batch)",
                   "a buffer of another dtype or shape than the batches changes them: make the buffers like the "
-                  "batches" if any(copies[i].dtype != want[i].dtype or copies[i].shape != want[i].shape for i in bad)
-                  else "output i is step(batch i on the GPU): which buffer holds batch i when step reads it?")
+                  "batches" if reshaped else
+                  "each batch reaches step as the caller filled it, every bit of it: a conversion on its way to the "
+                  "GPU changes its values, even into a buffer of the batch's own dtype"
+                  if altered else
+                  "output i is step(batch i on the GPU): which buffer holds batch i when step reads it?")
 
     return holds
 
@@ -1932,14 +2139,15 @@ def random_queue_case(size: int, seed: int) -> QueueCase:
 
 
 def many_streams_queue_case(size: int, seed: int) -> QueueCase:
-    """A case of 17 to 40 streams over 17 to 32 queues, drawn from `seed`: each stream, in a shuffled order, queues 1
+    """A case of 17 to 80 streams over 17 to 72 queues, drawn from `seed`: each stream, in a shuffled order, queues 1
     to 3 kernels in a row (depth-first: a stream's second kernel starts late, and holds back what its queue gets
     next), then `size` kernels more on any of them (round 22's adversary capped the queues at 16, and passed: no case
-    had more than 16 streams over more than 16 queues)."""
+    had more than 16 streams over more than 16 queues; round 32's capped them at 32, the hardware's most, and passed:
+    no case had more than 32 queues; the task's rules have no most)."""
     rng = random.Random(seed)
-    streams = [f"s{i}" for i in range(rng.randint(17, 40))]
+    streams = [f"s{i}" for i in range(rng.randint(17, 80))]
     rng.shuffle(streams)
-    queues = rng.randint(17, 32)
+    queues = rng.randint(17, 72)
     ops = [("kernel", stream, _duration(rng)) for stream in streams for _ in range(rng.randint(1, 3))]
     ops += [("kernel", rng.choice(streams), _duration(rng)) for _ in range(size)]
     return _named(ops), queues
@@ -1964,10 +2172,12 @@ QUEUE_CASES: list[QueueCase] = [
       ("kernel", "log", "write", 1)], 2),
     *[(queues_experiment(order), queues) for order in ("depth-first", "breadth-first") for queues in (1, 8, 32)],
 ]
-# More streams than 16 over more queues than 16 (round 22), tried last: the lecture's experiment, and generated cases
+# More streams than 16 over more queues than 16 (round 22), and than 32 over more than 32 (round 32), tried last: the
+# lecture's experiment, and generated cases
 MANY_STREAMS_CASES: list[QueueCase] = [
     (queues_experiment("depth-first", streams=streams, per_stream=2), queues) for streams, queues in
-    ((20, 17), (40, 32), (33, 32))]
+    ((20, 17), (40, 32), (33, 32), (40, 40), (130, 128))]
+CHOSEN_QUEUES = {(tuple(program), queues) for program, queues in QUEUE_CASES + MANY_STREAMS_CASES}
 
 
 def plural_queues(queues: int) -> str:
@@ -2002,11 +2212,39 @@ def check_simulate_queues(simulate_queues: Callable[[Sequence[Op], int], Timelin
             return _misplaces(yours(list(program), queues), queue_rules(program, queues))
 
         returned = _Returned()
+        tried = itertools.count()
 
         def follows_the_rules(case: QueueCase) -> None:
+            """The rules on `case`; and, for the chosen cases and one in REVERSED of the others, asked again once the
+            caller changed the timeline it got, and on the same list, its kernels reversed in place (round 32's
+            adversary kept each result under (id(program), queues), and passed: every call had a new list)."""
             program, queues = case
-            got, want = yours(list(program), queues), queue_rules(program, queues)
+            given = list(program)
+            again = len(program) > 1 and ((tuple(program), queues) in CHOSEN_QUEUES
+                                          or next(tried) % REVERSED == REVERSED - 1)
+            got = follows_the_rules_once(program, queues, given)
+            if again:
+                _edited(got)
+                returned.last = None  # the check's own change: not the answer's
+                given[:] = program
+                asked, want = yours(given, queues), queue_rules(program, queues)
+                ex.expect(not _misplaces(asked, want), f"{call(case)} returned the right timeline; the caller then "
+                          f"changed it ({EDITS}), and {call(case)} again, on the same program, returned a timeline "
+                          f"that {_differs(asked, want) if _misplaces(asked, want) else ''}", EDITED_HINT)
+                returned.keep(call(case), asked, want)
+                follows_the_rules_once(program[::-1], queues, given, REVERSED_IN_PLACE)
+
+        def follows_the_rules_once(program: list[Op], queues: int, given: list[Op], how: str = "") -> object:
+            """The rules on (program, queues), given in the list `given` (the list of the call before, changed in
+            place as `how` says, if it says anything): what the answer returned."""
+            case = program, queues
+            given[:] = program
+            got, want = yours(given, queues), queue_rules(program, queues)
             returned.expect_unchanged(ex, call(case))
+            if _misplaces(got, want) and how and not _fails_on(partial(fails, queues=queues))(program):
+                ex.expect(False, f"{call(case)}, given {how}, returned a timeline that {_differs(got, want)}; given "
+                                 "a new list of the same kernels, your simulator gets it right: it returned what it "
+                                 "kept under the list it was given", IN_PLACE_HINT)
             if _misplaces(got, want):  # the fewest queues, then the smallest program, that still fail
                 queues = next(q for q in range(1, queues + 1) if _fails_on(partial(fails, queues=q))(program)
                               or q == queues)
@@ -2017,6 +2255,7 @@ def check_simulate_queues(simulate_queues: Callable[[Sequence[Op], int], Timelin
                              lambda late: _queues_hint(program, queues, late),
                              stale=lambda: _stale(partial(fails, queues=queues), program))
             returned.keep(call(case), got, want)
+            return got
 
         _at_once(ex, follows_the_rules, QUEUE_CASES[4], call)
         for_all(ex, queue_cases(), follows_the_rules, examples=EXAMPLES, budget_s=0, describe=call,

@@ -290,6 +290,40 @@ class RecursionLimit:
         sys.setrecursionlimit(self.limit)
 
 
+class RootHandlers:
+    """The root logger's handlers as a setting's value: equal where the handlers are, or where one has none and the
+    other only the handler that the logging module's own functions (logging.info, logging.debug...) add to a root
+    logger without one, once a process (their basicConfig(): a StreamHandler on sys.stderr, in BASIC_FORMAT).  Round
+    32's adversary of 03 logged with logging.info(), changed no setting, and FAILed in a fresh process, PASSing where
+    anything earlier had logged."""
+
+    def __init__(self, handlers: tuple[logging.Handler, ...] | None = None) -> None:
+        self.handlers = tuple(logging.root.handlers) if handlers is None else handlers
+
+    @staticmethod
+    def _implicit(handlers: tuple[logging.Handler, ...]) -> bool:
+        """True if `handlers` is the one handler that logging's module-level functions add to a root without one."""
+        if len(handlers) != 1 or type(handlers[0]) is not logging.StreamHandler:
+            return False
+        handler, formatter = handlers[0], handlers[0].formatter
+        return (handler.stream is sys.stderr and handler.level == logging.NOTSET and not handler.filters
+                and formatter is not None and formatter._fmt == logging.BASIC_FORMAT and formatter.datefmt is None)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RootHandlers):
+            return False
+        mine, theirs = self.handlers, other.handlers
+        return mine == theirs or (not mine and self._implicit(theirs)) or (not theirs and self._implicit(mine))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self.handlers)
+
+    def put_back(self) -> None:
+        logging.root.handlers[:] = list(self.handlers)
+
+
 # name (as a message shows it): how to read it, how to put it back
 SETTINGS: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
     "torch.is_grad_enabled()": (torch.is_grad_enabled, torch.set_grad_enabled),
@@ -1205,9 +1239,9 @@ SETTINGS.update({
     **({"torch.backends.mkldnn.enabled": (torch._C._get_mkldnn_enabled, torch._C._set_mkldnn_enabled)}
        if hasattr(torch._C, "_get_mkldnn_enabled") else {}),
     "torch._inductor.config (freezing...)": (InductorConfig, InductorConfig.put_back),
-    # logging.basicConfig() without a level adds a handler to the root logger, and leaves its level as it was
-    "logging.root.handlers": (lambda: tuple(logging.root.handlers),
-                              lambda handlers: logging.root.handlers.__setitem__(slice(None), list(handlers))),
+    # logging.basicConfig() without a level adds a handler to the root logger, and leaves its level as it was (but for
+    # the handler that logging.info() and its kin add themselves: RootHandlers)
+    "logging.root.handlers": (RootHandlers, RootHandlers.put_back),
     # round 27's adversary of 05: sys.stderr swapped to capture a traceback, "restored" to sys.__stderr__ (in a
     # notebook, the kernel's terminal: the cell's stream lost); nn.Module's global hooks registered and left
     "sys.stdout, sys.stderr": (_streams, _streams_put_back),

@@ -13,8 +13,10 @@ import decimal
 import fractions
 import gc
 import inspect
+import logging
 import types
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import numpy as np
 import torch
@@ -2398,6 +2400,276 @@ WRONG["check_prefetch_loop"].update({
     "`consumed` recorded on the copy stream, not the current one": gpu_prefetch_consumed_recorded_on_copy_stream,
 })
 
+
+# ------------------------------------------------------------------------------------------
+# Round 32's adversary (CPU-judged): results kept under the list's identity or shared with the caller, a recursion
+# per operation, a capacity of events or queues, and x or the batches narrowed on their way (values the checks never
+# drew); and right answers that log through the logging module's own functions
+# ------------------------------------------------------------------------------------------
+def _r32_rules(program):
+    """Exercise 3's solution (the stream rules), as round 32's adversary wrote it."""
+    free_at, recorded, timeline = {}, {}, {}
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = free_at.get(stream, 0.0)
+            free_at[stream] = start + ms
+            timeline[name] = (start, start + ms)
+        elif op[0] == "record":
+            recorded[op[2]] = free_at.get(op[1], 0.0)
+        elif op[0] == "wait":
+            if op[2] in recorded:
+                free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
+        elif op[0] == "wait_stream":
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
+    return timeline
+
+
+def _r32_queue_rules(program, queues):
+    """Exercise 5's solution, as round 32's adversary wrote it."""
+    queue_of, stream_free, queue_started, timeline = {}, {}, {}, {}
+    for _, stream, name, ms in program:
+        q = queue_of.setdefault(stream, len(queue_of) % queues)
+        start = max(stream_free.get(stream, 0.0), queue_started.get(q, 0.0))
+        stream_free[stream], queue_started[q] = start + ms, start
+        timeline[name] = (start, start + ms)
+    return timeline
+
+
+_R32_BY_LIST: dict = {}
+
+
+def simulate_cached_by_list_identity(program):
+    """WRONG (round 32's adversary: a result kept under the list itself): cached under id(program), the list kept
+    with it and compared with `is`: a caller who builds a program in place (program.append(op), then simulate(program)
+    again) gets the timeline of what the list held at the first call.  The check passed a new list at every call."""
+    hit = _R32_BY_LIST.get(id(program))
+    if hit is not None and hit[0] is program:
+        return dict(hit[1])
+    timeline = _r32_rules(program)
+    _R32_BY_LIST[id(program)] = (program, timeline)
+    return dict(timeline)
+
+
+_R32_MEMO: dict = {}
+
+
+def simulate_memo_returns_the_cached_dict(program):
+    """WRONG (round 32's adversary: a result shared with the caller): memoized on tuple(program), the cached dict
+    itself returned: a caller who edits one timeline (drops a kernel, shifts its times) changes what every later call
+    on that program returns.  The check never edited a timeline it was given."""
+    key = tuple(program)
+    if key not in _R32_MEMO:
+        _R32_MEMO[key] = _r32_rules(program)
+    return _R32_MEMO[key]
+
+
+def simulate_recursive(program, _state=None):
+    """WRONG (round 32's adversary: a recursion one call deep per operation): right on every program of up to ~990
+    operations, RecursionError beyond; the check's programs held at most 20 operations and their closing kernels."""
+    free_at, recorded, timeline = _state or ({}, {}, {})
+    if not program:
+        return timeline
+    op = program[0]
+    if op[0] == "kernel":
+        start = free_at.get(op[1], 0.0)
+        free_at[op[1]] = start + op[3]
+        timeline[op[2]] = (start, start + op[3])
+    elif op[0] == "record":
+        recorded[op[2]] = free_at.get(op[1], 0.0)
+    elif op[0] == "wait" and op[2] in recorded:
+        free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
+    elif op[0] == "wait_stream":
+        free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
+    return simulate_recursive(program[1:], (free_at, recorded, timeline))
+
+
+def simulate_four_event_slots(program):
+    """WRONG (round 32's adversary: a capacity of events): the events' times in 4 slots, the least recently recorded
+    evicted by a fifth: a wait for an evicted event does nothing.  The generated programs held 1 to 3 events."""
+    free_at, timeline = {}, {}
+    recorded: dict = {}
+    for op in program:
+        if op[0] == "kernel":
+            start = free_at.get(op[1], 0.0)
+            free_at[op[1]] = start + op[3]
+            timeline[op[2]] = (start, start + op[3])
+        elif op[0] == "record":
+            recorded.pop(op[2], None)
+            recorded[op[2]] = free_at.get(op[1], 0.0)
+            if len(recorded) > 4:
+                del recorded[next(iter(recorded))]
+        elif op[0] == "wait" and op[2] in recorded:
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
+        elif op[0] == "wait_stream":
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
+    return timeline
+
+
+def simulate_read_only_view(program):
+    """RIGHT (round 32's adversary): the timeline returned as a read-only types.MappingProxyType."""
+    return types.MappingProxyType(_r32_rules(program))
+
+
+def simulate_logs_its_calls(program):
+    """RIGHT (round 32's adversary): logging.info(...) at each call, with the logging module's own function: on a
+    process whose root logger has no handler yet, the stdlib then calls basicConfig() itself, once."""
+    logging.info("simulating %d operations", len(program))  # noqa: LOG015 -- the root logger's function, on purpose
+    return _r32_rules(program)
+
+
+_R32_QUEUES_BY_LIST: dict = {}
+
+
+def queues_cached_by_list_identity(program, queues):
+    """WRONG (round 32's adversary): as simulate_cached_by_list_identity, keyed by (id(program), queues)."""
+    hit = _R32_QUEUES_BY_LIST.get((id(program), queues))
+    if hit is not None and hit[0] is program:
+        return dict(hit[1])
+    timeline = _r32_queue_rules(program, queues)
+    _R32_QUEUES_BY_LIST[(id(program), queues)] = (program, timeline)
+    return dict(timeline)
+
+
+def queues_capped_at_32(program, queues):
+    """WRONG (round 32's adversary; the class of round 22's cap at 16): queues = min(queues, 32) ("the hardware has
+    at most 32 connections"): the task's rules have no cap, and the check drew at most 32 queues."""
+    return _r32_queue_rules(program, min(queues, 32))
+
+
+def _r32_fan(x, fns, streams, *, prep=lambda x, i: x, post=lambda out, x: out):
+    """Exercise 1's solution, fns[i] given prep(x, i), its output passed through post(out, x) on streams[i]."""
+    current = torch.cuda.current_stream()
+    for s in streams:
+        s.wait_stream(current)
+    outs = []
+    for i, (fn, s) in enumerate(zip(fns, streams)):
+        with torch.cuda.stream(s):
+            out = post(fn(prep(x, i)), x)
+        out.record_stream(current)
+        outs.append(out)
+    for s in streams:
+        current.wait_stream(s)
+    return outs
+
+
+def fan_out_int64_as_int32(x, fns, streams):
+    """WRONG (round 32's adversary): an int64 x given to the fns as x.int(), int32 outputs widened back: values over
+    2**31 wrap.  The check's x held -3 to 9."""
+    return _r32_fan(x, fns, streams, prep=lambda x, i: x.int() if x.dtype == torch.int64 else x,
+                    post=lambda out, x: out.long() if x.dtype == torch.int64 and out.dtype == torch.int32 else out)
+
+
+def fan_out_large_x_in_half(x, fns, streams):
+    """WRONG (round 32's adversary): a float32 x of 2**16 elements or more given to the fns as x.half(), float16
+    outputs cast back: 13 bits of mantissa lost.  The check's values used x of 0 to 9 elements."""
+    def large(x):
+        return x.dtype == torch.float32 and x.numel() >= 2**16
+
+    return _r32_fan(x, fns, streams, prep=lambda x, i: x.half() if large(x) else x,
+                    post=lambda out, x: out.float() if large(x) and out.dtype == torch.float16 else out)
+
+
+def fan_out_x_through_bfloat16(x, fns, streams):
+    """WRONG (round 32's adversary): each fn given a float x round-tripped through bfloat16 (differentiable: x still
+    gets its gradient): 8 bits of mantissa.  The check's x held whole numbers from -3 to 9, exact in bfloat16."""
+    return _r32_fan(x, fns, streams, prep=lambda x, i: x.bfloat16().to(x.dtype) if x.dtype.is_floating_point else x)
+
+
+def fan_out_logs_its_calls(x, fns, streams):
+    """RIGHT (round 32's adversary): exercise 1's solution with logging.debug(...), the logging module's function."""
+    logging.debug("fan_out over %d streams", len(streams))  # noqa: LOG015 -- the root logger's function, on purpose
+    return _r32_fan(x, fns, streams)
+
+
+def _r32_loop(batches, step, copy_stream, *, staged=lambda b: b):
+    """Exercise 4's solution; staged(batch): what is copied into the buffer (the batch itself, right)."""
+    current = torch.cuda.current_stream()
+    buffers = [torch.empty_like(batches[0], device="cuda") for _ in range(2)]
+    copied = [torch.cuda.Event() for _ in range(2)]
+    consumed = [torch.cuda.Event() for _ in range(2)]
+    copy_stream.wait_stream(current)
+
+    def load(i):
+        k = i % 2
+        copy_stream.wait_event(consumed[k])
+        with torch.cuda.stream(copy_stream):
+            buffers[k].copy_(staged(batches[i]), non_blocking=True)
+        copied[k].record(copy_stream)
+
+    outputs = []
+    load(0)
+    for i in range(len(batches)):
+        k = i % 2
+        if i + 1 < len(batches):
+            load(i + 1)
+        current.wait_event(copied[k])
+        outputs.append(step(buffers[k]))
+        consumed[k].record(current)
+    return outputs
+
+
+def prefetch_float32_over_the_link_as_bfloat16(batches, step, copy_stream):
+    """WRONG (round 32's adversary): a float32 batch sent as bfloat16 into the float32 buffer ("halve the bytes over
+    PCIe"): right dtype and shape, 8 bits of mantissa.  The check's small batches were whole numbers under 100."""
+    return _r32_loop(batches, step, copy_stream,
+                     staged=lambda b: b.to(torch.bfloat16) if b.dtype == torch.float32 else b)
+
+
+def prefetch_int64_over_the_link_as_int32(batches, step, copy_stream):
+    """WRONG (round 32's adversary): an int64 batch sent as int32 into the int64 buffer ("labels fit in int32"):
+    values over 2**31 wrap.  The check's small batches were whole numbers under 100."""
+    return _r32_loop(batches, step, copy_stream,
+                     staged=lambda b: b.to(torch.int32) if b.dtype == torch.int64 else b)
+
+
+def prefetch_logs_its_calls(batches, step, copy_stream):
+    """RIGHT (round 32's adversary): exercise 4's solution with logging.debug(...), the logging module's function."""
+    logging.debug("prefetching %d batches", len(batches))  # noqa: LOG015 -- the root logger's function, on purpose
+    return _r32_loop(batches, step, copy_stream)
+
+
+WRONG["check_simulate"].update({
+    # round 32's adversary: a cache under the list's identity never hit (a new list at every call)
+    "cached under id(program), the list kept (round 32)": simulate_cached_by_list_identity,
+    # round 32's adversary: no check edited a timeline it was given, then asked again
+    "memoized on tuple(program), the cached dict itself returned (round 32)": simulate_memo_returns_the_cached_dict,
+    # round 32's adversary: no program was longer than 20 operations and its closing kernels
+    "recursive on program[1:] (round 32)": simulate_recursive,
+    # round 32's adversary: the generated programs held 1 to 3 events
+    "four event slots, least recently recorded evicted (round 32)": simulate_four_event_slots,
+})
+WRONG["check_simulate_queues"].update({
+    # round 32's adversary: as for simulate, and no case had more than 32 queues
+    "cached under (id(program), queues), the list kept (round 32)": queues_cached_by_list_identity,
+    "queues capped at 32 (round 32)": queues_capped_at_32,
+})
+WRONG["check_fan_out"].update({
+    # round 32's adversary: x was torch.full((n,), v) of a whole v from -3 to 9, and 9 elements at most
+    "int64 x given to the fns as int32, outputs widened back (round 32)": fan_out_int64_as_int32,
+    "float32 x of 2**16 elements or more given as float16 (round 32)": fan_out_large_x_in_half,
+    "x round-tripped through bfloat16 for the fns (round 32)": fan_out_x_through_bfloat16,
+})
+WRONG["check_prefetch_loop"].update({
+    # round 32's adversary: the small batches were whole numbers under 100, exact in every dtype
+    "float32 batches sent as bfloat16 into float32 buffers (round 32)": prefetch_float32_over_the_link_as_bfloat16,
+    "int64 batches sent as int32 into int64 buffers (round 32)": prefetch_int64_over_the_link_as_int32,
+})
+WRONG_ON_CPU["check_fan_out"] |= {"int64 x given to the fns as int32, outputs widened back (round 32)",
+                                  "float32 x of 2**16 elements or more given as float16 (round 32)",
+                                  "x round-tripped through bfloat16 for the fns (round 32)"}
+WRONG_ON_CPU["check_prefetch_loop"] |= {"float32 batches sent as bfloat16 into float32 buffers (round 32)",
+                                        "int64 batches sent as int32 into int64 buffers (round 32)"}
+# Round 32's adversary: the logging module's own functions call basicConfig() on a root logger without a handler, and
+# every check blamed the answer for that handler (settings.RootHandlers; pytest's handlers hide it here, and
+# tests/test_exercises_03.py runs prefetch_logs_its_calls from a root logger without one).  simulate_logs_its_calls and
+# simulate_read_only_view PASS too, and are left out of ALSO_RIGHT: a test of check_simulate costs seconds.
+cast(dict, ALSO_RIGHT["check_fan_out"])["logging.debug at each call, the logging module's function (round 32)"] = (
+    fan_out_logs_its_calls)
+cast(dict, ALSO_RIGHT["check_prefetch_loop"])[
+    "logging.debug at each call, the logging module's function (round 32)"] = prefetch_logs_its_calls
+
+
 # Not in WRONG: torch.cuda.manual_seed(0) before each fn (round 22's adversary) FAILed on the H200 alone (fan_out left
 # torch.get_rng_state() changed) and PASSed in a full GPU run of the tests, where an earlier torch.manual_seed(0) had
 # left the GPU's generator in the state that seed gives (an order-dependent outcome: no strict xfail can hold it).  A
@@ -2417,6 +2689,10 @@ MISJUDGED_ON_A_GPU = {
             "PASSed on the H200: small outputs are never freed while their stream still writes them",
         "record_stream only where the stream is still busy (query())":
             "PASSed on the H200: by the time of query() the check's window had not ended the stream's work",
+        # round 32's: FAILs on the CPU; expected to PASS on a GPU (not run there yet), whose values part compares an x
+        # of 9 elements at most, exactly (a large x's sums are not exact in any order), and whose races' x is whole
+        "float32 x of 2**16 elements or more given as float16 (round 32)":
+            "expected on a GPU: its values part draws no x of 2**16 elements, and its races' values are exact in half",
     },
     "check_prefetch_loop": {
         "a synchronize per batch for small batches, two buffers for large ones":
