@@ -54,7 +54,7 @@ class Test06_precision:
 
 
     @host
-    @pytest.mark.parametrize("kind", nb06.DOT_KINDS)
+    @pytest.mark.parametrize("kind", (*nb06.DOT_KINDS, "apart", "met"))
     @pytest.mark.parametrize("n", [0, 1, 17, 100])
     def test_a_dot_products_description_is_the_code_that_makes_it(self, kind, n):
         """A failure names its input as code a student can run: that code makes the very x and y the check used."""
@@ -318,18 +318,99 @@ class Test06_precision:
         (lambda x: torch.ops.aten._local_scalar_dense(x[0, 0]), ("left_torch", "_local_scalar_dense")),
         (lambda x: x.bfloat16(), ("narrow", "bfloat16")),
         (lambda x: hasattr(x, "__cuda_array_interface__"), ("left_torch", "__cuda_array_interface__")),
+        (lambda x: x.view(torch.int32).numpy(), ("left_torch", "numpy")),
+        (lambda x: (x * 2**10).long().contiguous().reshape(-1)[:4].tolist(), ("left_torch", "tolist")),
+        (lambda x: torch.empty(x.shape, dtype=torch.int32).copy_(x).sum().item(), ("left_torch", "item")),
+        (lambda x: x.untyped_storage().tolist(), ("left_torch", "untyped_storage")),
     ], ids=["aten.var.correction", "aten.std_mean", "native_layer_norm", "group_norm", "np.from_dlpack",
-            "aten._local_scalar_dense", "bfloat16", "__cuda_array_interface__"])
+            "aten._local_scalar_dense", "bfloat16", "__cuda_array_interface__", "int32 view", "long", "copy_ to int32",
+            "untyped_storage"])
     def test_the_operation_watch_sees_what_computes_a_variance_or_leaves_float32(self, call, seen):
         """OperationWatch names an operator overload by its name before the '.', counts every normalization as a
         library variance, and DLPack and item's kernel as leaving torch (each passed the old check); and the CUDA
         array interface, through which cupy.asarray reads a CUDA tensor (adversary 06, round 2: a float64 CuPy
-        variance was unseen; here a CPU tensor only asks for it, which is what the watch records)."""
+        variance was unseen; here a CPU tensor only asks for it, which is what the watch records); and an integer
+        tensor made from x's values or bits, and x's storage, leaving torch (adversary 06, round 32)."""
         watch = nb06.OperationWatch()
         with watch:
             call(torch.randn(3, 5) + 1e4)
         what, name = seen
         assert name in getattr(watch, what), vars(watch)
+
+    @host
+    @pytest.mark.parametrize("call", [
+        lambda x: x.argmax(dim=-1).tolist(),
+        lambda x: int((x > 1e4).sum()),
+        lambda x: x.sort(dim=-1).indices[0, 0].item(),
+        lambda x: len(torch.nonzero(x > 0).tolist()),
+    ], ids=["argmax", "a count", "sort's indices", "nonzero"])
+    def test_positions_and_counts_of_a_float_tensor_may_leave_torch(self, call):
+        """An integer tensor of positions or counts (argmax, a sum of a comparison, sort's indices) holds no values of
+        x: a right answer may read it into Python (adversary 06, round 32's fix counts the integers that carry x)."""
+        watch = nb06.OperationWatch()
+        with watch:
+            call(torch.randn(3, 5) + 1e4)
+        assert not watch.left_torch, vars(watch.seen)
+
+    @host
+    def test_a_thread_of_the_low_level_module_is_watched(self):
+        """A thread started by _thread.start_new_thread, the caller waiting on a _thread lock, runs under the watch
+        (adversary 06, round 32: torch.var there PASSed)."""
+        import _thread
+
+        watch = nb06.OperationWatch()
+        done = _thread.allocate_lock()
+        done.acquire()
+
+        def work():
+            try:
+                torch.var(torch.randn(3, 5), dim=-1)
+            finally:
+                done.release()
+
+        with watch, nb06._in_new_threads(watch):
+            _thread.start_new_thread(work, ())
+            done.acquire()
+        assert "var" in watch.library, vars(watch.seen)
+
+    @host
+    def test_the_rearranged_rows_share_every_float32_sum_and_not_their_results(self):
+        """The again steps' rows, then the same rows in another order (adversary 06, round 32: a result kept by the
+        bits of x's float32 sum PASSed): every float32 sum of the values, of their magnitudes and of their squares is
+        the same, and the variances and RMS of the rows are not in the same order."""
+        pairs = [(nb06.Readings(17, nb06.RAMPS, False, 0).tensor(),
+                  nb06.Readings(17, nb06.RAMPS[1:] + nb06.RAMPS[:1], False, 0).tensor()),
+                 (nb06.Given(nb06.GIVEN_ROWS).tensor().float(),
+                  nb06.Given(nb06.GIVEN_ROWS[1:] + nb06.GIVEN_ROWS[:1]).tensor().float())]
+        for x, y in pairs:
+            for f in (lambda t: t.sum(), lambda t: t.abs().sum(), lambda t: t.square().sum()):
+                assert torch.equal(f(x), f(y))
+            with inside_check():
+                assert not torch.equal(nb06.variance_exact(x), nb06.variance_exact(y))
+                assert not torch.equal(nb06.rms_exact(x), nb06.rms_exact(y))
+        made: dict = {"torch": torch}
+        exec(str(nb06.Given(nb06.GIVEN_ROWS)), made)  # noqa: S102 -- the check's own description of its input
+        assert torch.equal(made["x"], nb06.Given(nb06.GIVEN_ROWS).tensor())
+
+    @host
+    def test_a_generator_state_set_back_at_each_call_repeats_and_drawing_does_not(self):
+        """settings.Repeats (adversary 06, round 32: a state saved at import, set back at each call, PASSed): with a
+        draw of the caller's before each call, a state after a call equal to one after an earlier call is a state set
+        back; drawing, or drawing nothing, never repeats."""
+        from utils.exercises import settings
+
+        saved = torch.get_rng_state()
+        try:
+            for answer, repeats_at in ((lambda: torch.rand(3), None), (lambda: None, None),
+                                       (lambda: (torch.set_rng_state(saved), torch.rand(3)), 1)):
+                repeats, seen = settings.Repeats(), []
+                for _ in range(3):
+                    repeats.draw()
+                    answer()
+                    seen.append(repeats.repeated())
+                assert seen.index(True) == repeats_at if repeats_at is not None else not any(seen), seen
+        finally:
+            torch.set_rng_state(saved)
 
     @host
     @pytest.mark.parametrize("hidden", [
@@ -383,6 +464,18 @@ class Test06_precision:
         dropped = (first - first.mean(dim=-1, keepdim=True)).square().mean(dim=-1)
         assert bool(((dropped.double() - exact).abs() > allowed).any())
         assert bool((x.square().mean(dim=-1) - x.mean(dim=-1).square() < 0).any())
+
+    @host
+    def test_rows_past_8192_values_catch_a_tail_dropped_past_the_last_whole_chunk_of_8192(self):
+        """The chosen rows of 12287 values (adversary 06, round 32: chunks of 8192, the tail dropped, PASSed rows of
+        5003): two passes over the first 8192 values are off by more than allowed."""
+        x = nb06.Readings(nb06.VARIANCE_WIDE, (nb06.Row("ramp", 0.0, 1.0), nb06.Row("outlier last", 0.0, 1.0)), False,
+                          nb06.VARIANCE_WIDE).tensor()
+        with inside_check():
+            exact, allowed = nb06.variance_exact(x), nb06.variance_allowed(x)
+        first = x[:, :8192]
+        dropped = (first - first.mean(dim=-1, keepdim=True)).square().mean(dim=-1)
+        assert bool(((dropped.double() - exact).abs() > allowed).all())
 
     @host
     def test_one_product_of_length_1_errs_by_almost_u_of_itself(self):

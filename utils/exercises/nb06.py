@@ -13,16 +13,18 @@ Each is a property over inputs that Hypothesis generates (utils/exercises/proper
   orders (sequential, backwards, shuffled, strided slices as a GPU's threads, torch.dot, torch.sum, a matrix
   product): the tolerance must accept every one against the exact value, and, for random inputs of length up
   to 256, reject at least half of the results whose inputs were rounded to bfloat16 (of 256 draws at 256); asked
-  again for vectors of the same length, ends and sums, and far larger terms between, a tolerance kept from the call
-  before FAILs.
-- `check_rms`: fp16 tensors of 1 to 4 dimensions (sizes of 0 and odd ones, transposed and strided views),
+  again for vectors of the same length, ends and sums, and far larger terms between, or for the same values of x and
+  of y paired otherwise, a tolerance kept from the call before FAILs.
+- `check_rms`: fp16 tensors of 1 to 4 dimensions (sizes of 0 and odd ones, transposed and strided views, views
+  from their storage's second element on, 8193 rows),
   rows from fp16's smallest numbers to its largest, rows of zeros, and thousands of short rows of ordinary
   values (some with their RMS just above a power of 2, where fp16 rounds the result most), rows of 10007 values and
   one of 2**17 (small values whose squares fp16 loses, together more than its rounding): the RMS over the last
   dimension, in fp16, within fp16's rounding of the exact one.
 - `check_stable_variance`: float32 rows of any width (odd ones included), means up to 1e6, spreads down to
   0, rows whose rounding errors add up (equal values, ramps, sorted values, an outlier first or last), and
-  many short rows, and wide ones (up to 5003 values), of large means and small spreads: the population variance of
+  many short rows (4097 in a batch), and wide ones (up to 12287 values), of large means and small spreads, views from
+  their storage's second element on: the population variance of
   each row, computed in float32 (no float64, NumPy, CuPy, Python floats, torch.var or normalization, seen at the
   torch-function level and, in short rows, at the dispatcher, in threads the answer starts too, and in a thread it
   feeds through a queue; work sent to another process FAILs), within what float32 sums can cost, and never negative.
@@ -30,16 +32,22 @@ Each is a property over inputs that Hypothesis generates (utils/exercises/proper
 Every check also FAILs an answer that leaves a global setting changed (settings.keeping: the default dtype, grad mode,
 flush-denormal, ...) or seeds a global random generator (drawing from one is allowed), a result that changes when the
 answer is called again (a buffer kept between calls), and, for the RMS and the variance, a result on another device than
-x, one that is stale for a tensor changed in place or new in a freed one's place (a result kept by id), or, where CUDA
-is in use, one in pinned memory still being written.
+x, one that is stale for a tensor changed in place or new in a freed one's place (a result kept by id), or for the same
+values with the rows in another order (a result kept by a fingerprint of the values), or, where CUDA is in use, one in
+pinned memory still being written.  The variance's watch counts an integer tensor made from x's values (x.view(
+torch.int32)) that leaves torch as x leaving, and a storage's bytes too; a thread of _thread.start_new_thread is
+watched as threading's are.  And PyTorch's generator left after a call as after an earlier one (set back, whatever the
+answer drew) FAILs as a seed does.
 """
 
 from __future__ import annotations
 
+import _thread
 import functools
 import math
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures.thread import _WorkItem
 from contextlib import contextmanager
@@ -98,7 +106,9 @@ RESULT_HINT = ("return a new result at each call: a caller keeps what one call r
                "a list filled in place) changes it under them")
 AGAIN_HINT = ("the result must follow the values the function is given at each call: a result kept from an earlier "
               "call and found again by the tensor's id(), data_ptr() or shape is stale once the values change (a "
-              "tensor changed in place keeps its id, and a new one may get a freed one's id and memory)")
+              "tensor changed in place keeps its id, and a new one may get a freed one's id and memory), and one found "
+              "by a fingerprint of its values (a sum, a norm) is stale for other values that share it (the same rows "
+              "in another order)")
 LANDED_HINT = ("a copy to the host with non_blocking=True returns before the values arrive: the caller reads the "
                "tensor at once, so wait for the copy (the stream's synchronize(), or a plain .cpu()) before returning")
 
@@ -162,9 +172,12 @@ def _in_new_threads(watch: OperationWatch) -> Iterator[None]:
     wakes during it from a wait on a threading.Condition over a plain lock (queue.Queue's get, Event's wait, a
     Semaphore: Condition._acquire_restore, where it wakes) gets a watch too, from then on (round 26's adversary: a
     worker thread started at import, fed by a queue, computed in float64, and PASSed); it records nothing once the
-    block ends.  What it still does not see: native threads (torch.jit.fork), and a thread running before the block
-    that waits otherwise (a queue.SimpleQueue, a lock's acquire, polling: multiprocessing's ThreadPool, for one)."""
-    patched: list[tuple[type, str, Callable[..., Any]]] = []
+    block ends.  Threads started by the low-level module (_thread.start_new_thread, and threading's own name for it)
+    get one too (round 32's adversary: torch.var in one, PASSed).  What it still does not see: native threads
+    (torch.jit.fork), _thread's function bound to another name before the block (from _thread import
+    start_new_thread), and a thread running before the block that waits otherwise (a queue.SimpleQueue, a lock's
+    acquire, polling: multiprocessing's ThreadPool, for one)."""
+    patched: list[tuple[Any, str, Callable[..., Any]]] = []
     watched_threads = {threading.get_ident()}
 
     def watch_in(owner: type, name: str) -> None:
@@ -197,10 +210,37 @@ def _in_new_threads(watch: OperationWatch) -> Iterator[None]:
         patched.append((owner, name, original))
         setattr(owner, name, woken)
 
+    def watch_started(owner: Any, name: str) -> None:
+        original = getattr(owner, name, None)
+        if original is None:
+            return
+
+        @functools.wraps(original)
+        def started(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+            if isinstance(getattr(function, "__self__", None), threading.Thread):  # threading's own: watched there
+                return original(function, *args, **kwargs)
+
+            @functools.wraps(function)
+            def watched(*inner: Any, **named: Any) -> Any:
+                watched_threads.add(threading.get_ident())
+                with watch.in_thread():
+                    return function(*inner, **named)
+
+            return original(watched, *args, **kwargs)
+
+        patched.append((owner, name, original))
+        setattr(owner, name, started)
+
     try:
         watch_in(threading.Thread, "_bootstrap_inner")
         watch_in(_WorkItem, "run")
         watch_woken(threading.Condition, "_acquire_restore")
+        # threads of the low-level module under threading (round 32's adversary: torch.var, and float64, in a thread of
+        # _thread.start_new_thread, the caller waiting on a _thread lock, PASSed: neither bootstrap nor Condition)
+        for owner in (_thread, threading):
+            for name in ("start_new_thread", "start_new", "start_joinable_thread", "_start_new_thread",
+                         "_start_joinable_thread"):
+                watch_started(owner, name)
         yield
     finally:
         for owner, name, original in reversed(patched):
@@ -269,6 +309,25 @@ def _again(judged: Callable[..., object], first: T, second: T, third: T) -> None
     del x
     x = fresh.clone()
     judged(third, x, "called with a new tensor, made once the tensor of the call before was freed")
+
+
+REARRANGED = "called again with the values of the call before, its rows in another order (a new tensor)"
+
+
+def _rearranged(judged: Callable[..., None], first: object, second: object) -> None:
+    """The answer called on `first`'s tensor, then on a new tensor of the same values, its rows in another order
+    (`second`'s): a result kept under a fingerprint of the whole tensor (its shape and strides, a sum of its values,
+    of their squares, its sorted values) is stale there (round 32's adversary kept the RMS under the bits of x's float32
+    sum, and passed: no call had the values of the call before, rearranged).  Their values are such that every float32
+    sum of them, or of their squares, is exact, in any order: a fingerprint of sums is the same."""
+    judged(first, first.tensor())  # type: ignore[attr-defined]
+    judged(second, second.tensor(), REARRANGED)  # type: ignore[attr-defined]
+
+
+BATCHED_ROWS = 2**13 + 1  # rows past any batch of a power of 2 up to 8192 (the RMS check's)
+# (the variance's: past the notebook's batches of 4096 rows; an answer that computes each row apart, in a thread pool
+# say, takes 3 s more of CPU time for 8193 rows)
+BATCHED_VARIANCES = 2**12 + 1
 
 
 def _landed(ex: Checker, got: object, case: object, pinned: list[bool]) -> None:
@@ -416,7 +475,9 @@ class Dot(NamedTuple):
     shuffled or strided, loses or doubles each: a bound from the partial sums of one order fails it, round 26's
     adversary); quiet: x_0 = x_{n-1} = a, zeros between, y_i = b, and twin: the same ends, the terms between
     +-TWIN (1 + seed) a in turn (the same length, ends and sum as quiet, and terms far larger: the check's again
-    step, which asks for quiet, then twins, round 26's adversary).
+    step, which asks for quiet, then twins, round 26's adversary); apart: x_0 = a and y_{n-1} = b, zeros else (every
+    product 0), and met: x_{n-1} = a, the same y (the same values of x and of y, paired otherwise: one product a b,
+    which rounds: the again step's too, round 32's adversary).
     """
 
     kind: str
@@ -471,6 +532,11 @@ class Dot(NamedTuple):
             x[k + 1:n - k:2] = over
             x[:k], x[n - k:] = step, -step
             return x.expand(draws, n), torch.ones(draws, n, dtype=f32)
+        if self.kind in ("apart", "met"):
+            x, y = torch.zeros(n, dtype=f32), torch.zeros(n, dtype=f32)
+            if n:
+                x[0 if self.kind == "apart" else -1], y[-1] = a, b
+            return x.expand(draws, n), y.expand(draws, n)
         if self.kind in ("cancelled", "quiet", "twin"):
             x = torch.full((n,), a, dtype=f32)
             if self.kind == "cancelled":
@@ -516,6 +582,9 @@ class Dot(NamedTuple):
         if self.kind == "cancelled":
             return (f"x = torch.full(({n},), {a!r}); x[:1], x[1:2] = {a * 2.0**24!r}, {-a * 2.0**24!r}; "
                     f"y = torch.full(({n},), {b!r})")
+        if self.kind in ("apart", "met"):
+            return (f"x = torch.zeros({n}); x[{0 if self.kind == 'apart' else -1}] = {a!r}; y = torch.zeros({n}); "
+                    f"y[-1] = {b!r}") if n else "x = torch.zeros(0); y = torch.zeros(0)"
         if self.kind in ("quiet", "twin"):
             c = TWIN * (1 + self.seed) * a
             twins = f"; x[1:{n - 1}:2], x[2:{n - 1}:2] = {c!r}, {-c!r}" if self.kind == "twin" else ""
@@ -721,8 +790,8 @@ def _catch_hint(case: Dot, tolerance: Callable[[Dot, torch.Tensor, torch.Tensor]
 
 
 DOT_AGAIN_HINT = ("the tolerance must follow the values of x and y at each call: one kept from an earlier call and "
-                  "found again by a fingerprint of the vectors (their length, first or last values, a sum, an id()) is "
-                  "stale for vectors that share it and differ elsewhere")
+                  "found again by a fingerprint of the vectors (their length, first or last values, a sum, a norm, an "
+                  "id()) is stale for vectors that share it and differ elsewhere, or pair their values otherwise")
 DOT_AGAIN_N = 2**12  # the again step's length: a quiet dot product, then two twins of it (Dot)
 
 
@@ -801,12 +870,16 @@ def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tu
 
         # the settings read and put back around each case, not each call (reading them costs more than most answers)
         # (wrapping the answer: a seeding function its module imports by name is watched there too)
-        each_accepted = settings.keeping(ex, functools.wraps(yours)(each), WATCHED_SETTINGS, seeds=True)
+        # (and PyTorch's generator left as after an earlier call, with a draw of the caller's between: settings.Repeats)
+        repeats = settings.Repeats()
+        each_accepted = settings.keeping(ex, functools.wraps(yours)(each), WATCHED_SETTINGS, seeds=True,
+                                         repeats=repeats)
 
         _simplest_first(ex, each_accepted, Dots(("full",), 1, 1.0, 1.0, 0))
 
         # called again on vectors that share a fingerprint with the call before (the length, both ends, the sums of x
-        # and of y) and differ between their ends, with terms far larger: a quiet dot product, then two twins of it
+        # and of y) and differ between their ends, with terms far larger: a quiet dot product, then two twins of it;
+        # and on vectors of the values of the call before, paired otherwise (apart, then met)
         # (round 26's adversary kept the tolerance of the first call under (n, x[0], x[-1], y[0], y[-1]), and passed:
         # no two calls shared its key); before the generated cases, where such an answer FAILs at once
         def again(_: None) -> None:
@@ -821,9 +894,18 @@ def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tu
                 before = accepted(case, x, y, "called again for x and y of the same length, ends and sums as the call "
                                   "before, and other values between the ends (it returned the same tolerance)",
                                   None if before == elsewhere else before)
+            # then the values of x and of y of a call again, each vector's, paired otherwise: x's value first, then
+            # last, where y's is (round 32's adversary kept the tolerance under a fingerprint of x and of y taken
+            # apart, their lengths, sums of magnitudes and largest values, and passed)
+            before = None
+            for kind in ("apart", "met"):
+                case = Dot(kind, DOT_AGAIN_N, 0.1, 0.7, 0)
+                x, y = (t[0].contiguous() for t in case.inputs())
+                before = accepted(case, x, y, "called again for x and y of the same values as the call before, x's "
+                                  "paired with other values of y (it returned the same tolerance)", before)
 
         passed = ex.passed
-        settings.keeping(ex, functools.wraps(yours)(again), WATCHED_SETTINGS, seeds=True)(None)
+        settings.keeping(ex, functools.wraps(yours)(again), WATCHED_SETTINGS, seeds=True, repeats=repeats)(None)
         ex.passed = passed + 1
 
         for_all(ex, dots(), each_accepted, describe=str, examples=DOT_EXAMPLES, budget_s=SHRINKING_S, chosen=[
@@ -900,7 +982,8 @@ class Activations(NamedTuple):
     special: str  # "", or a first row of "zeros", of fp16's "largest" values, of "subnormal" ones, or "one large" 1.0
     # among values of 1.7e-4 (the others' squares, however the row is scaled to its largest value, are below fp16's
     # smallest number: only a wide row, 2**17 values, makes them count for more than fp16's rounding of the RMS)
-    layout: str  # "contiguous", "transposed" (its last two dimensions swapped in memory), "strided" (every other)
+    layout: str  # "contiguous", "transposed" (its last two dimensions swapped in memory), "strided" (every other),
+    # "offset" (contiguous, from the second element of its storage on: x[1:] of a longer tensor, round 32's adversary)
     seed: int
     # each row scaled so that its RMS lies just above a power of 2, where fp16's rounding of the result is largest
     # relative to it (2**-11): the result's own rounding then takes half of what is allowed, and an answer whose other
@@ -927,6 +1010,8 @@ class Activations(NamedTuple):
             return x.transpose(-1, -2).contiguous().transpose(-1, -2)
         if self.layout == "strided":
             return torch.stack([x, torch.zeros_like(x)], dim=-1).flatten(-2)[..., ::2]
+        if self.layout == "offset":
+            return _past_the_first(x)
         return x
 
     def __str__(self) -> str:
@@ -936,9 +1021,20 @@ class Activations(NamedTuple):
                    "subnormal": ", the first of ±2**-20 (below fp16's normal numbers)",
                    "one large": ", the first of ±1.7e-4 but one 1.0 in the middle"}[self.special]
         viewed = self.layout == "strided" or (self.layout == "transposed" and len(self.shape) >= 2)
-        layout = f", a {self.layout} view" if viewed else ""
+        layout = (f", a {self.layout} view" if viewed else
+                  ", a view from its storage's second element on" if self.layout == "offset" else "")
         at = ", each row's RMS just above a power of 2" if self.at_powers_of_2 else ""
         return f"an fp16 tensor of shape {self.shape} (rows of {scales}{at}{special}{layout})"
+
+
+def _past_the_first(x: torch.Tensor) -> torch.Tensor:
+    """x's values in a view of the same strides that starts at its storage's second element, after a 1 (a slice x[1:]
+    of a longer tensor): an answer that reads x's storage from its start (as_strided with offset 0, data_ptr()
+    arithmetic of the base) reads other values (round 32's adversary: no view with a storage offset was drawn)."""
+    storage = torch.ones(x.numel() + 1, dtype=x.dtype)
+    view = storage.as_strided(x.shape, x.stride(), 1)  # (x is dense: contiguous, or a transpose of contiguous)
+    view.copy_(x)
+    return view
 
 
 def activations() -> st.SearchStrategy[Activations]:
@@ -951,7 +1047,7 @@ def activations() -> st.SearchStrategy[Activations]:
     return st.builds(lambda shape, e, f, special, layout, seed: Activations(shape, min(e, f), max(e, f), special,
                                                                             layout, seed),
                      shape, exponent, exponent, st.sampled_from(("", "zeros", "largest", "subnormal")),
-                     st.sampled_from(("contiguous", "transposed", "strided")), st.integers(0, 2**16))
+                     st.sampled_from(("contiguous", "transposed", "strided", "offset")), st.integers(0, 2**16))
 
 
 @reference
@@ -973,6 +1069,22 @@ def _row(x: torch.Tensor, index: tuple[int, ...]) -> str:
         return f"{name} = {[float(v) for v in row]}"
     return f"{name} ({row.numel()} values, the largest {float(row.abs().max()):.3g} in magnitude)"
 
+
+class Given(NamedTuple):
+    """An fp16 tensor of the rows given: `str()` is the code that makes it."""
+
+    rows: tuple[tuple[float, ...], ...]
+
+    def tensor(self) -> torch.Tensor:
+        return torch.tensor(self.rows, dtype=torch.float16)
+
+    def __str__(self) -> str:
+        return f"x = torch.tensor({[list(row) for row in self.rows]}, dtype=torch.float16)"
+
+
+# Rows of the RMS check's again step, then the same rows in another order (`_rearranged`): fp16 and float32 hold their
+# values, and float32 their sums, exactly
+GIVEN_ROWS = ((1.0, 2.0, 3.0, 4.0, 5.0), (30.0, 40.0, 50.0, 60.0, 70.0), (0.5, 0.25, 0.75, 1.0, 8.0))
 
 PROBE_ROW = (3.0, 4.0, 12.0)  # fp16 holds these, their squares and their sum exactly: the RMS is sqrt(169 / 3)
 
@@ -1060,7 +1172,7 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
     fp16, within fp16's rounding of the exact value, for values whose squares overflow or underflow fp16."""
     with exercise("rms") as ex, _generators_kept():
         answer = ex.answer(rms)
-        yours = settings.keeping(ex, answer, WATCHED_SETTINGS, seeds=True)
+        yours = settings.keeping(ex, answer, WATCHED_SETTINGS, seeds=True, repeats=settings.Repeats())
         results, pinned = _tensor_results(), [False]
 
         def judged(case: Activations, x: torch.Tensor, again: str = "") -> None:
@@ -1120,8 +1232,8 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
 
         _simplest_first(ex, holds, Activations((1,), 0.0, 0.0, "", "contiguous", 0))
         for_all(ex, activations(), holds, describe=str, examples=EXAMPLES, budget_s=SHRINKING_S, chosen=[
-            Activations((3, 4, 7), 4.0, 4.0, "", "contiguous", 1), Activations((0, 5), 0.0, 0.0, "", "contiguous", 2),
-            Activations((1000,), -4.0, -4.0, "", "contiguous", 3),
+            Activations((3, 4, 7), 4.0, 4.0, "", "transposed", 1), Activations((0, 5), 0.0, 0.0, "", "contiguous", 2),
+            Activations((1000,), -4.0, -4.0, "", "offset", 3),  # (a view from its storage's second element on)
             # rows wider than any drawn (and than 1024, 2048, 4096, 8192): an answer that reads the first values only,
             # or drops a row's tail past its last whole chunk, shows (under 32768 values)
             Activations((3, 10007), -1.0, 1.0, "", "contiguous", 8),
@@ -1136,12 +1248,16 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
             # each batch, where rows of any RMS show it in one of 10**5
             Activations((4095, 8), -1.0, 3.0, "", "contiguous", 6, True),
             Activations((3276, 10), -1.0, 3.0, "", "contiguous", 7, True),
+            # more rows than any batch of a power of 2 up to 8192 holds (round 32's adversary: rows in batches of
+            # min(rows, 8192), the last partial batch never computed, PASSed: 6553 rows at most), two values each
+            Activations((BATCHED_ROWS, 2), -1.0, 1.0, "", "contiguous", 10),
             # last (the cases above name more specific mistakes), one row of 2**17 values, 1.7e-4 but one 1.0: squares
             # in fp16 after the row is scaled to its largest value (by a power of 2, exactly) are 0 for all but one, and
             # 2**17 of them are 0.4% of the sum (the RMS is off by 1.9 times fp16's rounding)
             Activations((1, 2**17), 0.0, 0.0, "one large", "contiguous", 9)])
         passed = ex.passed  # called again on a tensor changed in place, and on a new one in a freed one's place
         _again(judged, *(Activations((4, 33), -1.0 + k, 1.0 + k, "", "contiguous", 21 + k) for k in range(3)))
+        _rearranged(judged, Given(GIVEN_ROWS), Given(GIVEN_ROWS[1:] + GIVEN_ROWS[:1]))
         _landed_large(ex, answer, lambda draw: (torch.randn(8192, 8192, generator=torch.Generator().manual_seed(draw))
                                                 * (draw + 1)).half(), pinned)
         ex.passed = passed + 1
@@ -1155,6 +1271,10 @@ register(Exercise(NOTEBOOK, "rms", check_rms))
 # ------------------------------------------------------------------------------------------
 VARIANCE_SLACK = 2  # times the error that float32 sums of n terms may make in any order (variance_allowed)
 VARIANCE_WIDEST = 2**10
+# The widest chosen rows: past 8192 values, 2**k - 1 past the last whole chunk of 2**k for every k up to 13 (a dropped
+# tail of 4095 values past 8192); wider rows (the notebook's have 2**16) would cost an answer that loops over the
+# columns in Python (Welford's update) seconds more
+VARIANCE_WIDE = 2**13 + 2**12 - 1
 # OperationWatch watches the dispatcher too (where torch._C.DisableTorchFunction() does not hide a call) in rows of up
 # to this many values: the simplest case, first, and most generated ones (an answer that turns torch-function handling
 # off does so there too); in wider rows it would double the time of an answer that loops over a row's columns
@@ -1166,7 +1286,16 @@ LIBRARY_VARIANCE = frozenset({"var", "std", "var_mean", "std_mean", "cov", "corr
 NORMALIZATIONS = ("layer_norm", "batch_norm", "group_norm", "instance_norm")
 # to Python floats or NumPy (np.from_dlpack calls __dlpack__; torch.ops.aten._local_scalar_dense is item's kernel)
 LEAVES_TORCH = frozenset({"item", "tolist", "numpy", "__array__", "__float__", "__complex__", "__dlpack__",
-                          "_local_scalar_dense"})
+                          "_local_scalar_dense", "__int__", "__index__",
+                          "untyped_storage", "storage", "_typed_storage"})  # a storage's bytes leave unseen (round 32)
+# Operations whose integer results are positions or counts, not the values of their floating-point inputs (and, for
+# those that return values and positions, the positions after the values): the rest, given a tensor that carries
+# floats, carry them into an integer result (x.view(torch.int32), (x * 2**20).long(), copy_ into an integer tensor:
+# round 32's adversary took x's bits to NumPy through x.view(torch.int32).numpy(), which was not counted)
+POSITIONS = frozenset({"argmax", "argmin", "argsort", "nonzero", "argwhere", "nonzero_static", "bucketize",
+                       "searchsorted", "count_nonzero", "bincount", "frexp", "size", "stride"})
+VALUES_THEN_POSITIONS = frozenset({"sort", "msort", "topk", "kthvalue", "max", "min", "median", "nanmedian", "mode",
+                                   "cummax", "cummin", "unique", "unique_consecutive", "_unique2", "unique_dim"})
 # CuPy and Numba read a CUDA tensor through this property, which reaches a TorchFunctionMode as its __get__
 CUDA_ARRAY_INTERFACE = torch.Tensor.__dict__["__cuda_array_interface__"]
 FLOAT64 = (torch.float64, torch.complex128)
@@ -1226,16 +1355,24 @@ class Readings(NamedTuple):
     rows: tuple[Row, ...]
     transposed: bool  # stored column by column (x.T.contiguous().T): the same values, another layout
     seed: int
+    offset: bool = False  # a view from its storage's second element on (`_past_the_first`; round 32's adversary)
 
     def tensor(self) -> torch.Tensor:
         rng = np.random.default_rng(self.seed)
         values = np.array([row.values(self.n, rng) for row in self.rows]).reshape(len(self.rows), self.n)
         x = torch.from_numpy(values.astype(np.float32))
-        return x.T.contiguous().T if self.transposed else x
+        x = x.T.contiguous().T if self.transposed else x
+        return _past_the_first(x) if self.offset else x
 
     def __str__(self) -> str:
-        layout = ", stored column by column" if self.transposed else ""
+        layout = (", stored column by column" if self.transposed else "") + (
+            ", a view from its storage's second element on" if self.offset else "")
         return f"a float32 batch of shape {(len(self.rows), self.n)}{layout}"
+
+
+# Rows of the variance check's again step, then in another order (`_rearranged`): ramps of 17 values, k/8 of the
+# spread from the mean: their values, sums and squares are exact in float32
+RAMPS = (Row("ramp", 40.0, 8.0), Row("ramp", -20.0, 16.0), Row("ramp", 0.0, 4.0))
 
 
 def readings() -> st.SearchStrategy[Readings]:
@@ -1246,7 +1383,7 @@ def readings() -> st.SearchStrategy[Readings]:
     spread = st.one_of(st.integers(-6, 6).map(lambda e: 10.0 ** (e / 2)), st.just(0.0))
     row = st.builds(Row, st.sampled_from(ROW_SHAPES), mean, spread)
     return st.builds(Readings, _length(1, VARIANCE_WIDEST), st.lists(row, min_size=1, max_size=4).map(tuple),
-                     st.booleans(), st.integers(0, 2**16))
+                     st.booleans(), st.integers(0, 2**16), st.booleans())
 
 
 @reference
@@ -1290,6 +1427,16 @@ class _Records:
         self.narrow: list[str] = []
         self.elsewhere: list[str] = []  # work sent to another process (`_in_this_process`)
         self.live = True  # False once the call is over: a watch left in a thread records nothing more
+        # integer tensors that carry a floating-point tensor's values or bits (see POSITIONS), by id (a weak reference
+        # each: a tensor compares elementwise, so no WeakSet; an id reused by a new tensor is not its)
+        self.carrying: dict[int, weakref.ref[torch.Tensor]] = {}
+
+    def carries(self, tensor: torch.Tensor) -> bool:
+        """Whether a tensor holds floating-point values, or an integer tensor made from them (their bits, say)."""
+        if tensor.is_floating_point() or tensor.is_complex():
+            return True
+        kept = self.carrying.get(id(tensor))
+        return kept is not None and kept() is tensor
 
     def record(self, func: Callable, args: tuple, result: object) -> None:
         if not self.live:
@@ -1300,10 +1447,25 @@ class _Records:
             self.float64.append(name)
         if any(isinstance(r, torch.Tensor) and r.dtype in NARROW for r in results):
             self.narrow.append(name)
-        if name in LEAVES_TORCH and args and isinstance(args[0], torch.Tensor) and args[0].is_floating_point():
+        if name not in POSITIONS:
+            integers = [r for r in (results[:1] if name in VALUES_THEN_POSITIONS else results)
+                        if isinstance(r, torch.Tensor) and r.dtype != torch.bool
+                        and not (r.is_floating_point() or r.is_complex())]
+            if integers and any(self.carries(a) for a in _tensors(args)):
+                self.carrying.update((id(r), weakref.ref(r)) for r in integers)
+        if name in LEAVES_TORCH and args and isinstance(args[0], torch.Tensor) and self.carries(args[0]):
             self.left_torch.append(name)
         if name in LIBRARY_VARIANCE or any(kind in name for kind in NORMALIZATIONS):
             self.library.append(name)
+
+
+def _tensors(args: tuple) -> Iterator[torch.Tensor]:
+    """The tensors among an operation's arguments, and in its lists of them (torch.cat's)."""
+    for arg in args:
+        if isinstance(arg, torch.Tensor):
+            yield arg
+        elif isinstance(arg, (tuple, list)):
+            yield from (a for a in arg if isinstance(a, torch.Tensor))
 
 
 class _DispatchWatch(TorchDispatchMode):
@@ -1421,7 +1583,7 @@ def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor
                 return answer(x), watch
 
         # the settings read and put back outside the watch (reading flush-denormal takes a tensor's item())
-        yours = settings.keeping(ex, watched, WATCHED_SETTINGS, seeds=True)
+        yours = settings.keeping(ex, watched, WATCHED_SETTINGS, seeds=True, repeats=settings.Repeats())
         results, pinned = _tensor_results(), [False]
 
         def judged(case: Readings, x: torch.Tensor, again: str = "") -> None:
@@ -1454,7 +1616,11 @@ def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor
         for_all(ex, readings(), holds, describe=str, examples=EXAMPLES, budget_s=SHRINKING_S, chosen=[
             Readings(4096, (Row("normal", 1e4, 1.0), Row("outlier first", 1e4, 1.0), Row("outlier last", 0.0, 1.0)),
                      False, 0),
-            Readings(1000, (Row("constant", 1e4, 0.0), Row("normal", 0.0, 1.0)), True, 1),
+            Readings(1000, (Row("constant", 1e4, 0.0), Row("normal", 0.0, 1.0)), True, 1, True),
+            # more rows than any batch of a power of 2 up to 4096 holds, as many as the notebook's 4096 and one more
+            # (round 32's adversary: rows in batches of min(rows, 1024), the last partial batch left 0, PASSed: 128
+            # rows at most)
+            Readings(2, (Row("normal", 1e3, 1.0),) * BATCHED_VARIANCES, False, 2),
             # short rows of large means and small spreads, many of them: the fewer the values, the less float32's sums
             # may err, so a shift by a number off the mean by far more than the spread (the mean rounded to bfloat16,
             # say) shows, in a row or two of each batch
@@ -1473,10 +1639,14 @@ def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor
             # values)
             Readings(5003, (Row("outlier last", 0.0, 1.0), Row("ramp", 0.0, 1.0), Row("sorted", 1.0, 1.0),
                             Row("constant", 1e4, 0.0), Row("constant", -3.7, 0.0), Row("constant", 0.003162, 0.0)),
-                     False, 5003)])
+                     False, 5003),
+            # and rows wider than 8192, each a third past the last whole chunk of 8192 (a ramp's last third: round 32's
+            # adversary dropped the tail past chunks of 8192, and passed rows of 5003) (under 32768 values)
+            Readings(VARIANCE_WIDE, (Row("ramp", 0.0, 1.0), Row("outlier last", 0.0, 1.0)), False, VARIANCE_WIDE)])
         passed = ex.passed  # called again on a tensor changed in place, and on a new one in a freed one's place
         _again(judged, *(Readings(16, (Row("normal", 10.0 * k, 1.0 + k), Row("ramp", -3.0, 2.0 + k)), False, 21 + k)
                          for k in range(3)))
+        _rearranged(judged, *(Readings(17, rows, False, 0) for rows in (RAMPS, RAMPS[1:] + RAMPS[:1])))
         _landed_large(ex, answer, lambda draw: 1e3 + torch.randn(
             8192, 8192, generator=torch.Generator().manual_seed(draw)) * (draw + 1), pinned)
         ex.passed = passed + 1

@@ -9,6 +9,7 @@ larger set (`nb08._settings`: the two TF32 APIs, autocast, the generators), buil
 """
 from __future__ import annotations
 
+import collections
 import contextvars
 import decimal
 import functools
@@ -518,6 +519,11 @@ PROCESS_WIDE: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
                     "allow_fp16_accumulation") if hasattr(MATMUL, name)},
     "torch.backends.cudnn.enabled": (lambda: torch.backends.cudnn.enabled,
                                      lambda value: setattr(torch.backends.cudnn, "enabled", value)),
+    # einsum's contraction order (round 32's adversary of 06 turned opt_einsum off "so that einsum sums in a fixed
+    # order", set its strategy, and left both: plain attributes of the module, no check watched them)
+    **{f"torch.backends.opt_einsum.{name}": (functools.partial(getattr, torch.backends.opt_einsum, name),
+                                            functools.partial(setattr, torch.backends.opt_einsum, name))
+       for name in ("enabled", "strategy")},
     "torch.autograd.graph.saved_tensors_hooks (save_on_cpu...)": (_saved_tensor_hooks, _pop_saved_tensor_hooks),
     "the autograd profiler (torch.profiler.profile().start())": (torch._C._autograd._profiler_enabled, _stop_profiler),
     "torch's function-mode stack (torch.device(...).__enter__()...)": (torch._C._len_torch_function_stack,
@@ -1279,21 +1285,27 @@ def put_back(before: dict[str, Any], now: dict[str, Any] | None = None) -> list[
 
 
 def keeping(ex: Any, yours: Callable[..., R], names: Sequence[str] = BASIC, hint: str = HINT,
-            seeds: bool = False) -> Callable[..., R]:
+            seeds: bool = False, repeats: Repeats | None = None) -> Callable[..., R]:
     """The answer as the check calls it: a setting of `names` that it changes is put back at once, whether it
     returned or raised, and FAILs (`ex.expect`), naming the first one changed.  With `seeds`, a global generator
     seeded or set during the call (`seeding_watched`) and not put back FAILs first, with SEED_HINT (round 23: a
-    check of notebook 07 watches every setting, the generators' states among them, and says a seed is one)."""
+    check of notebook 07 watches every setting, the generators' states among them, and says a seed is one); with
+    `repeats` too, PyTorch's generator left after a call as after an earlier one (`Repeats`)."""
 
     def call(*args: Any, **kwargs: Any) -> R:
         before = read(names)
         seeded: dict[str, list[Any]] = {}
+        if repeats is not None:
+            repeats.draw()
         try:
             with seeding_watched(seeded, (yours,)) if seeds else nullcontext():
                 return yours(*args, **kwargs)
         finally:
             after = read(names)
             unrestored = not_put_back(seeded)
+            if not unrestored and repeats is not None and repeats.repeated():
+                seeded[TORCH_GENERATOR] = ["torch.default_generator.set_state", None, True]
+                unrestored = [TORCH_GENERATOR]
             changed = put_back(before, after)
             if unrestored:
                 ex.expect(False, f"{ex.name} seeds the global random generator {unrestored[0]}: it called "
@@ -1430,6 +1442,30 @@ def _seen_through_the_generator_object(seeded: dict[str, list[Any]], at_start: t
         entry[2] = False
     elif entry[2] is True and torch.equal(now, at_start):  # put back as it was when the block began (round 27)
         entry[1:] = [at_start, False]
+
+
+class Repeats:
+    """PyTorch's generator after each call of an answer, the caller drawing from it before each (`draw`): a state after
+    a call equal to the state after an earlier one (of the last KEPT) was set back by the answer, whatever it drew, and
+    the caller's random numbers after each call are the same: `repeated` (round 32's adversary of 06 set a state saved
+    at import, of the process's own initial seed, through torch.default_generator.set_state, at each call, drew from
+    it, and passed: no seed, and no state of another initial seed).  A check that uses it puts the generators' states
+    back when it ends (its draws are the caller's)."""
+
+    KEPT = 8
+
+    def __init__(self) -> None:
+        self.after: collections.deque[torch.Tensor] = collections.deque(maxlen=self.KEPT)
+
+    @staticmethod
+    def draw() -> None:
+        torch.rand(1, dtype=torch.float32, device="cpu")  # as a caller draws between two calls
+
+    def repeated(self) -> bool:
+        now = torch.get_rng_state()
+        seen = any(torch.equal(now, state) for state in self.after)
+        self.after.append(now)
+        return seen
 
 
 def _seed_of(state: torch.Tensor) -> int:

@@ -1270,6 +1270,199 @@ RIGHT_VARIANCE.update({
     "two passes in float32 in a worker thread started at import, fed by a queue": _persistent_worker(_row_two_pass32),
 })
 
+# ---------------------------------------------------------------- round 32's adversary (each PASSed)
+_DOT_MEMO_NORMS: dict = {}
+
+
+def _dot_memo_norms(x, y):
+    """Round 32's adversary: the guarantee, kept under a fingerprint of x and of y taken apart (n, sum|x|, sum|y|,
+    max|x|, max|y|): vectors that share it and pair their values otherwise get a stale tolerance (x = [0.1, 0] and
+    y = [0, 0.7] give (0, 0), then x = [0, 0.1] with the same y gets (0, 0) again, and 0.1 * 0.7 rounds)."""
+    key = (x.numel(), float(x.abs().sum()), float(y.abs().sum()),
+           float(x.abs().max()) if x.numel() else 0.0, float(y.abs().max()) if y.numel() else 0.0)
+    if key not in _DOT_MEMO_NORMS:
+        _DOT_MEMO_NORMS[key] = guaranteed(x, y)
+    return _DOT_MEMO_NORMS[key]
+
+
+_RMS_MEMO_SUM: dict = {}
+
+
+def _rms_memo_by_sum(x):
+    """Round 32's adversary: the right RMS, kept under (shape, strides, the bits of x's float32 sum): the same values
+    with the rows in another order share the key, and get the RMS in the old order."""
+    key = (tuple(x.shape), tuple(x.stride()), x.float().sum().view(torch.int32).item())
+    if key not in _RMS_MEMO_SUM:
+        _RMS_MEMO_SUM[key] = x.float().pow(2).mean(dim=-1).sqrt().to(x.dtype)
+    return _RMS_MEMO_SUM[key].clone()
+
+
+def _rms_storage_offset_ignored(x):
+    """Round 32's adversary: the right RMS of x read through torch.as_strided from its storage's first element
+    (storage offset 0): wrong for a sliced view, x[1:] say, which the task allows."""
+    base = torch.as_strided(x, x.shape, x.stride(), 0)
+    return base.float().pow(2).mean(dim=-1).sqrt().to(x.dtype)
+
+
+def _rms_row_batches_tail_zero(x):
+    """Round 32's adversary: the rows in batches of min(rows, 8192), the loop stopping at the last whole batch: past
+    8192 rows the last ones' RMS stays 0."""
+    flat = x.reshape(-1, x.shape[-1])
+    rows = flat.shape[0]
+    out = torch.zeros(rows, dtype=x.dtype)
+    size = max(min(rows, 8192), 1)
+    for i in range(0, rows - rows % size, size):
+        out[i:i + size] = flat[i:i + size].float().pow(2).mean(dim=-1).sqrt().to(x.dtype)
+    return out.reshape(x.shape[:-1])
+
+
+def _rms_einsum_opt_einsum_off(x):
+    """Round 32's adversary: the right RMS by einsum, torch.backends.opt_einsum.enabled = False ("so that einsum sums
+    in a fixed order") set and left (where opt_einsum is not installed, enabled is False already: flipped, so that the
+    change shows there too), and its strategy set to "greedy"."""
+    torch.backends.opt_einsum.enabled = not torch.backends.opt_einsum.is_available()
+    torch.backends.opt_einsum.strategy = "greedy"
+    xf = x.float()
+    return (torch.einsum("...d,...d->...", xf, xf) / x.shape[-1]).sqrt().to(x.dtype)
+
+
+_STATE_AT_IMPORT = torch.get_rng_state()
+
+
+def _rms_generator_state_reset(x):
+    """Round 32's adversary: "reproducible" stochastic rounding: torch.default_generator.set_state(a state saved at
+    import) at each call, then the right float32 RMS rounded into fp16 up or down by torch.rand: every caller's random
+    numbers after a call are the same (the saved state keeps the process's initial seed)."""
+    torch.default_generator.set_state(_STATE_AT_IMPORT)
+    r = x.float().pow(2).mean(dim=-1).sqrt()
+    down = r.half()
+    up = torch.nextafter(down, torch.tensor(float("inf"), dtype=torch.float16))
+    below = torch.where(down.float() > r, torch.nextafter(down, torch.tensor(0.0, dtype=torch.float16)), down)
+    lo = torch.where(down.float() > r, below, down)
+    hi = torch.where(down.float() > r, down, up)
+    span = hi.float() - lo.float()
+    p = torch.where(span > 0, (r - lo.float()) / torch.where(span > 0, span, torch.ones_like(span)),
+                    torch.zeros_like(r))
+    return torch.where(torch.rand(r.shape) < p, hi, lo)
+
+
+def _variance_numpy_via_int_view(x):
+    """Round 32's adversary: x's bits through x.view(torch.int32).numpy(), read back as float32 by NumPy, np.var in
+    float64."""
+    bits = x.contiguous().view(torch.int32).numpy()
+    values = bits.view(np.float32).astype(np.float64)
+    return torch.from_numpy(values.var(axis=-1).astype(np.float32))
+
+
+def _variance_float64_via_int_view(x):
+    """Round 32's adversary: x's bits through x.view(torch.int32).tolist(), unpacked by struct into Python floats, two
+    passes by math.fsum (float64)."""
+    import struct
+    out = []
+    for row in x.contiguous().view(torch.int32).tolist():
+        values = [struct.unpack("<f", struct.pack("<i", bits))[0] for bits in row]
+        mean = math.fsum(values) / len(values)
+        out.append(math.fsum((v - mean) ** 2 for v in values) / len(values))
+    return torch.tensor(out, dtype=torch.float32)
+
+
+def _variance_numpy_via_storage_bytes(x):
+    """Round 32's adversary: x's bytes through x.contiguous().untyped_storage().tolist(), read as float32 by NumPy,
+    np.var in float64 (a storage's methods are no tensor operation)."""
+    rows, n = x.shape
+    raw = bytes(x.contiguous().untyped_storage().tolist())
+    values = np.frombuffer(raw, dtype=np.float32)[:rows * n].reshape(rows, n).astype(np.float64)
+    return torch.from_numpy(values.var(axis=-1).astype(np.float32))
+
+
+def _in_a_raw_thread(work):
+    """`work(x)` in a thread started by _thread.start_new_thread (under threading: it never runs
+    threading.Thread._bootstrap_inner), the caller waiting on a _thread lock (no threading.Condition)."""
+
+    def variance(x):
+        import _thread
+        done = _thread.allocate_lock()
+        done.acquire()
+        box = []
+
+        def run():
+            try:
+                box.append(work(x))
+            finally:
+                done.release()
+
+        _thread.start_new_thread(run, ())
+        done.acquire()
+        return box[0]
+
+    return variance
+
+
+def _two_pass_float64(x):
+    xd = x.double()
+    return (xd - xd.mean(dim=-1, keepdim=True)).square().mean(dim=-1).float()
+
+
+def _variance_storage_offset_ignored(x):
+    """Round 32's adversary: two passes over x read through torch.as_strided from its storage's first element: wrong
+    for a sliced view, x[1:] say."""
+    return two_pass(torch.as_strided(x, x.shape, x.stride(), 0))
+
+
+def _variance_row_batches_tail_zero(x):
+    """Round 32's adversary: the rows in batches of min(rows, 1024), the loop stopping at the last whole batch: past
+    1024 rows (the notebook's inputs have 4096) the last rows' variance stays 0."""
+    rows = x.shape[0]
+    out = torch.zeros(rows, dtype=torch.float32)
+    size = min(rows, 1024)
+    for i in range(0, rows - rows % size, size):
+        out[i:i + size] = two_pass(x[i:i + size])
+    return out
+
+
+def _variance_chunks_8192_tail_dropped(x):
+    """Round 32's adversary: chunks of min(n, 8192) columns merged (Chan), the tail past the last whole chunk dropped:
+    right for rows of up to 8192 values (the notebook's have 2**16)."""
+    rows, n = x.shape
+    size = min(n, 8192)
+    chunks = x[:, :n // size * size].reshape(rows, n // size, size)
+    means = chunks.mean(dim=-1)
+    within = (chunks - means[..., None]).square().mean(dim=-1)
+    return within.mean(dim=-1) + (means - means.mean(dim=-1, keepdim=True)).square().mean(dim=-1)
+
+
+WRONG_TOLERANCES.update({
+    # round 32's adversary: PASSed (the again step's vectors shared a fingerprint of x and y together, not apart)
+    "the guarantee memoized by n, sum|x|, sum|y|, max|x| and max|y|": _dot_memo_norms,
+})
+WRONG_RMS.update({
+    # round 32's adversary: PASSed (no call had the values of the call before in another order)
+    "the right RMS memoized by shape, strides and the bits of the float32 sum": _rms_memo_by_sum,
+    # round 32's adversary: PASSed (no view with a storage offset was drawn)
+    "the right RMS of x read from its storage's first element (as_strided, offset 0)": _rms_storage_offset_ignored,
+    # round 32's adversary: PASSed (at most 6553 rows)
+    "rows in batches of min(rows, 8192), the last partial batch left 0": _rms_row_batches_tail_zero,
+    # round 32's adversary: PASSed (torch.backends.opt_einsum was not watched)
+    "einsum, torch.backends.opt_einsum.enabled and strategy changed and left": _rms_einsum_opt_einsum_off,
+    # round 32's adversary: PASSed (a state of the same initial seed, set back through the generator object)
+    "stochastic rounding, torch.default_generator.set_state(a state saved at import) at each call":
+        _rms_generator_state_reset,
+})
+WRONG_VARIANCE.update({
+    # round 32's adversary: PASSed (numpy() and tolist() were counted for floating-point tensors only)
+    "NumPy float64 through x.view(torch.int32).numpy()": _variance_numpy_via_int_view,
+    "Python floats through x.view(torch.int32).tolist() and struct": _variance_float64_via_int_view,
+    "NumPy float64 through the bytes of untyped_storage().tolist()": _variance_numpy_via_storage_bytes,
+    # round 32's adversary: PASSed (a thread of _thread.start_new_thread never runs threading's bootstrap)
+    "torch.var in a _thread.start_new_thread worker": _in_a_raw_thread(lambda x: torch.var(x, dim=-1, correction=0)),
+    "float64 two passes in a _thread.start_new_thread worker": _in_a_raw_thread(_two_pass_float64),
+    # round 32's adversary: PASSed (no view with a storage offset was drawn)
+    "two passes over x read from its storage's first element (as_strided, offset 0)": _variance_storage_offset_ignored,
+    # round 32's adversary: PASSed (at most 128 rows, and 5003 values in a row)
+    "rows in batches of min(rows, 1024), the last partial batch left 0": _variance_row_batches_tail_zero,
+    "chunks of min(n, 8192) merged, the tail past the last whole chunk dropped": _variance_chunks_8192_tail_dropped,
+})
+
 # ---------------------------------------------------------------- round 26's adversary, judged on the H200
 # (GPU-only answers: /work/notes/AF26-06-gpu.py, run on 2026-11-30; a CPU cannot run them, so they are answers of the
 # checks where a GPU is only: tests/test_exercises.py runs every answer here on a CPU too)
