@@ -233,7 +233,7 @@ def _random_phase_simulation(kernels, host_us, kernel_us, graph_floor_us, replay
 # cut at the longest chain the check drew
 def _mpmath_precision_left(kernels, host_us, kernel_us, graph_floor_us, replay_us):
     """round 32's adversary: "exact" arithmetic with mpmath, its global precision raised to 50 digits, left."""
-    import mpmath
+    import mpmath  # type: ignore[import-untyped]
 
     mpmath.mp.dps = 50  # "exact enough", for the whole process
     k, h, g, f, r = (mpmath.mpf(v) for v in (kernels, host_us, kernel_us, graph_floor_us, replay_us))
@@ -260,7 +260,7 @@ def _compile_stance_left(kernels, host_us, kernel_us, graph_floor_us, replay_us)
 def _sympy_printing_left(kernels, host_us, kernel_us, graph_floor_us, replay_us):
     """round 32's adversary: the model derived with SymPy, sympy.init_printing() "to show it nicely": sys.displayhook
     (in a notebook, IPython's formatters) replaced for the process."""
-    import sympy
+    import sympy  # type: ignore[import-untyped]
 
     sympy.init_printing()
     k, h, g, f, r = sympy.symbols("k h g f r", positive=True)
