@@ -167,11 +167,11 @@ SPEEDUP_CASES: list[Costs] = [(2000, 9.0, 1.0, 1.25, 30.0), (2000, 20.0, 1.0, 1.
                                 if k <= 7)]
 
 
-# Asked after the chosen cases: a chain 20 times the longest drawn, bound by its replay() call, and bound by its floor with a
-# replay() call of half its GPU time (round 32's adversary simulated calls kernel by kernel, cut at 100,000 kernels "to
-# bound the time", and passed: the grid's longest chain was the longest drawn, 100,000).  A rule that changes above
-# some chain length shorter than these meets them whatever the draw: any cut-off, in the first; one below half of it,
-# in the second.  (Not among SPEEDUP_CASES: tests/test_exercises_07.py simulates those call by call.)
+# Asked after the chosen cases: a chain 20 times the longest drawn, bound by its replay() call, and bound by its floor
+# with a replay() call of half its GPU time (round 32's adversary simulated calls kernel by kernel, cut at 100,000
+# kernels "to bound the time", and passed: the grid's longest chain was the longest drawn, 100,000).  A rule that
+# changes above some chain length shorter than these meets them whatever the draw: any cut-off, in the first; one below
+# half of it, in the second.  (Not among SPEEDUP_CASES: tests/test_exercises_07.py simulates those call by call.)
 SPEEDUP_LONG: list[Costs] = [(LONGEST_CHAIN, 9.0, 1.0, 1.25, LONGEST_CHAIN * 1.25 * 2.7),
                              (LONGEST_CHAIN, 1.0, 3.0, 7.0, LONGEST_CHAIN * 7.0 / 2)]
 
