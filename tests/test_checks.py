@@ -184,12 +184,14 @@ NOT_INTEGRAL = [3.0, np.float32(3), torch.tensor(3.0), True, np.bool_(True), tor
                 Decimal("2.5"), Decimal("NaN"), Decimal("sNaN"), Decimal("Infinity"), Fraction(5, 2)]
 REAL = [(3, 3.0), (2.5, 2.5), (Fraction(5, 2), 2.5), (np.float32(2.5), 2.5), (np.int16(-2), -2.0),
         (torch.tensor(2.5), 2.5), (torch.tensor([2.5], dtype=torch.float16), 2.5), (np.array(2.5), 2.5),
-        (np.array([2.5]), 2.5),
+        (np.array([2.5]), 2.5), (np.array(Fraction(5, 2), dtype=object), 2.5),  # round 32's adversary of 07
+        (np.array([Decimal("2.5")], dtype=object), 2.5),
         (float("inf"), float("inf")), (Decimal("2.5"), 2.5), (Decimal("-Infinity"), float("-inf")),
         (_OnAGpu(2.5), 2.5), (_OnAGpu([np.float32(2.5)]), 2.5), (_OnAGpu(-2), -2.0)]
 NOT_REAL = [True, np.bool_(False), "2.5", None, 1j, torch.tensor([1.0, 2.0]), [2.5], np.array([1.0, 2.0]),
             np.array([[2.5]]), torch.tensor([[2.5]]), torch.tensor(1j), _OnAGpu(True), _OnAGpu(1j), _OnAGpu([1.0, 2.0]),
-            _OnAGpu([[2.5]])]
+            _OnAGpu([[2.5]]), np.array("2.5", dtype=object), np.array(True, dtype=object),
+            np.array([Fraction(1), Fraction(2)], dtype=object), np.array([[Fraction(5, 2)]], dtype=object)]
 
 
 @host

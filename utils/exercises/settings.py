@@ -412,15 +412,19 @@ def _pop_dispatch_modes(depth: int) -> None:
 
 
 def _takes_every(f: tuple[Any, ...]) -> bool:
-    """Whether a warnings filter takes every warning of its category, from every module: simplefilter("ignore"),
-    ("error", RuntimeWarning), filterwarnings("ignore", category=UserWarning) or (message=".*") (round 26's adversary
-    of 07 left the last three, and passed: only a category of Warning and no message were read), a category of
-    Python's own.  What a library's import may add, a filter for its own messages, its own modules or its own
-    category (importing SymPy adds ('once', SymPyDeprecationWarning)), is not among them."""
+    """Whether a warnings filter takes every warning of its category (or those with one message: round 32), from
+    every module: simplefilter("ignore"), ("error", RuntimeWarning), filterwarnings("ignore", category=UserWarning)
+    or (message=".*") (round 26's adversary of 07 left the last three, and passed: only a category of Warning and no
+    message were read), a category of Python's own.  What a library's import may add, a filter for its own modules
+    or its own category (importing SymPy adds ('once', SymPyDeprecationWarning)), is not among them."""
     # (a filter by module too, for a builtin category, whatever the module: round 27's adversary of 02 narrowed one to
-    # NumPy's modules, and the one of 09 left filterwarnings("ignore", module="triton"); both passed)
-    return ((f[1] is None or f[1].match("") is not None)
-            and getattr(f[2], "__module__", None) == "builtins")
+    # NumPy's modules, and the one of 09 left filterwarnings("ignore", module="triton"); both passed.  And one narrowed
+    # to a message, where it applies in every module or in the caller's libraries': round 32's adversary of 07 left
+    # filterwarnings("ignore", message="To copy construct from a tensor"), PyTorch's UserWarning, and passed.  The
+    # filters of that kind that libraries add, NumPy's "numpy.dtype size changed" and PyTorch's, are there before any
+    # check: read before and after a call, they are no change)
+    return (getattr(f[2], "__module__", None) == "builtins"
+            and (f[1] is None or f[1].match("") is not None or f[3] is None or _for_the_callers_libraries(f[3])))
 
 
 # The libraries whose warnings a caller relies on (round 27's adversary of 02 silenced NumPy's RuntimeWarnings with
@@ -867,20 +871,7 @@ class DynamoConfig:
     MODULE = "torch._dynamo.config"
 
     def __init__(self) -> None:
-        config = sys.modules.get(self.MODULE)
-        unset = getattr(sys.modules.get("torch.utils._config_module"), "_UNSET_SENTINEL", None)
-        entries = getattr(config, "_config", None)
-        if config is None:
-            self.changed: dict[str, Any] = {}
-        elif unset is not None and isinstance(entries, dict):  # what a user set (PyTorch 2.11 and 2.13): the options'
-            # own records, read in microseconds (get_config_copy() builds every option's value: a millisecond)
-            self.changed = {name: value for name, entry in entries.items()
-                            if not name.startswith("_") and (value := _override(entry, unset)) is not unset
-                            and not _same_option(value, entry.default)}
-        else:
-            self.changed = {name: value for name, value in config.get_config_copy().items()
-                            if not config._is_default(name) and not name.startswith("_")}
-        # (private options left out: inductor's first compile sets _save_config_ignore itself, PyTorch 2.13)
+        self.changed = _options_set(sys.modules.get(self.MODULE))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, DynamoConfig) and self.changed == other.changed
@@ -891,14 +882,35 @@ class DynamoConfig:
         return ", ".join(f"{name}={value!r}" for name, value in sorted(self.changed.items())) or "the defaults"
 
     def put_back(self) -> None:
-        config = sys.modules.get(self.MODULE)
-        if config is None:
-            return
-        for name in {*type(self)().changed, *self.changed}:
-            # the value before, or the default (which the read above counts as unchanged): through the module's own
-            # __setattr__, the same in every version (PyTorch 2.11 keeps a user's value in an attribute, 2.13 in a
-            # ContextVar: on the H200, 2.11, a read through .get() raised AttributeError in every check)
-            setattr(config, name, self.changed.get(name, config._config[name].default))
+        _options_put_back(sys.modules.get(self.MODULE), self.changed)
+
+
+def _options_set(config: Any) -> dict[str, Any]:
+    """The options of a torch config module (torch.utils._config_module.ConfigModule: torch._dynamo.config...) that
+    differ from their defaults; none where the module is not imported."""
+    unset = getattr(sys.modules.get("torch.utils._config_module"), "_UNSET_SENTINEL", None)
+    entries = getattr(config, "_config", None)
+    if config is None:
+        return {}
+    if unset is not None and isinstance(entries, dict):  # what a user set (PyTorch 2.11 and 2.13): the options'
+        # own records, read in microseconds (get_config_copy() builds every option's value: a millisecond)
+        return {name: value for name, entry in entries.items()
+                if not name.startswith("_") and (value := _override(entry, unset)) is not unset
+                and not _same_option(value, entry.default)}
+    return {name: value for name, value in config.get_config_copy().items()
+            if not config._is_default(name) and not name.startswith("_")}
+    # (private options left out: inductor's first compile sets _save_config_ignore itself, PyTorch 2.13)
+
+
+def _options_put_back(config: Any, changed: dict[str, Any]) -> None:
+    """Set the options of `config` as `changed` (read by _options_set) says, every other to its default."""
+    if config is None:
+        return
+    for name in {*_options_set(config), *changed}:
+        # the value before, or the default (which the read above counts as unchanged): through the module's own
+        # __setattr__, the same in every version (PyTorch 2.11 keeps a user's value in an attribute, 2.13 in a
+        # ContextVar: on the H200, 2.11, a read through .get() raised AttributeError in every check)
+        setattr(config, name, changed.get(name, config._config[name].default))
 
 
 def _override(entry: Any, unset: object) -> object:
@@ -1256,6 +1268,239 @@ SETTINGS.update({
     "torch.autograd.is_multithreading_enabled()": (torch.autograd.is_multithreading_enabled,
                                                    lambda value: torch._C._set_multithreading_enabled(bool(value))),
 })
+
+# ------------------------------------------------------------------------------------------
+# Round 32's adversary of 07 left each of these changed in an answer, and passed (SETTINGS did not hold them): mpmath's
+# global precision (the twin of the decimal context), the compiler's stance (torch.compiler.set_stance), sys.displayhook
+# (sympy.init_printing()), threading.excepthook, the collector's debug flags, the process's CPU affinity, the inter-op
+# threads.  Read in the same sweep: the interpreter's every hook (sys.*hook, threading's hooks), every torch config
+# module (not only Dynamo's and Inductor's), and the switches its probe found unread (NumPy's error callback,
+# opt_einsum, the SDPA backends, filling uninitialized memory, TorchScript's fusers).  In SETTINGS, in no group (EVERY
+# holds them): about 40 us more a read of them all, of read(EVERY)'s ~400 us here.
+# ------------------------------------------------------------------------------------------
+class MpmathContext:
+    """mpmath's global context (mpmath.mp: its precision in bits, which mp.dps sets too, its pretty printing, its
+    complex trap) as a setting's value, read without importing mpmath: where it is not imported, the values an import
+    gives (an answer that imports it first finds them)."""
+
+    FRESH = (53, False, False)
+
+    def __init__(self) -> None:
+        mp = getattr(sys.modules.get("mpmath"), "mp", None)
+        self.values = self.FRESH if mp is None else (getattr(mp, "prec", None), getattr(mp, "pretty", None),
+                                                     getattr(mp, "trap_complex", None))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MpmathContext) and self.values == other.values
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return "prec={}, pretty={}, trap_complex={}".format(*self.values)
+
+    def put_back(self) -> None:
+        mp = getattr(sys.modules.get("mpmath"), "mp", None)
+        if mp is not None:
+            mp.prec, mp.pretty, mp.trap_complex = self.values
+
+
+class CompilerStance:
+    """torch.compiler.set_stance's stance (torch._dynamo.eval_frame._stance: "force_eager" makes every torch.compile
+    of the process run eagerly) as a setting's value, read without importing Dynamo: where it is not imported, the
+    default stance."""
+
+    MODULE = "torch._dynamo.eval_frame"
+
+    def __init__(self) -> None:
+        stance = getattr(sys.modules.get(self.MODULE), "_stance", None)
+        self.stance = stance
+        self.values = ("default", False, None) if stance is None else (
+            getattr(stance, "stance", None), getattr(stance, "skip_guard_eval_unsafe", None),
+            getattr(stance, "backend", None))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CompilerStance) and self.values == other.values
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return repr(self.values[0]) + (f", backend={self.values[2]!r}" if self.values[2] is not None else "")
+
+    def put_back(self) -> None:
+        module = sys.modules.get(self.MODULE)
+        if module is None:
+            return
+        if self.stance is not None:
+            module._stance = self.stance  # type: ignore[attr-defined]  # as set_stance sets it, without its guard
+        else:
+            module._stance = type(module._stance)()  # type: ignore[attr-defined]  # the default stance
+
+
+# The interpreter's hooks that every later display, uncaught error, breakpoint() or thread of the process goes through
+HOOKS = (("sys", "displayhook"), ("sys", "excepthook"), ("sys", "unraisablehook"), ("sys", "breakpointhook"),
+         ("threading", "excepthook"))
+
+
+class InterpreterHooks(tuple):  # type: ignore[type-arg]
+    """sys's hooks, threading.excepthook, and the trace and profile functions that threading gives every new thread
+    (threading.settrace, threading.setprofile), compared by identity, shown by those that differ from Python's own."""
+
+    def __new__(cls) -> InterpreterHooks:  # noqa: PYI034 -- read as a setting: no arguments, a new tuple
+        modules = {"sys": sys, "threading": threading}
+        return super().__new__(cls, (*(getattr(modules[module], name, None) for module, name in HOOKS),
+                                     getattr(threading, "_trace_hook", None),
+                                     getattr(threading, "_profile_hook", None)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, InterpreterHooks) and len(self) == len(other) and all(
+            x is y for x, y in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        names = [f"{module}.{name}" for module, name in HOOKS] + ["threading.settrace", "threading.setprofile"]
+        own = [getattr(sys, "__displayhook__", None), getattr(sys, "__excepthook__", None),
+               getattr(sys, "__unraisablehook__", None), getattr(sys, "__breakpointhook__", None),
+               getattr(threading, "__excepthook__", None), None, None]
+        changed = [f"{name} = {getattr(hook, '__qualname__', type(hook).__name__)}"
+                   for name, hook, python in zip(names, self, own, strict=True) if hook is not python]
+        return ", ".join(changed) or "Python's own"
+
+    def put_back(self) -> None:
+        modules = {"sys": sys, "threading": threading}
+        for (module, name), hook in zip(HOOKS, self, strict=False):
+            if hook is not None and getattr(modules[module], name, None) is not hook:
+                setattr(modules[module], name, hook)
+        trace, profile = self[-2:]
+        if getattr(threading, "_trace_hook", None) is not trace:
+            threading.settrace(trace)  # type: ignore[arg-type]
+        if getattr(threading, "_profile_hook", None) is not profile:
+            threading.setprofile(profile)  # type: ignore[arg-type]
+
+
+_CONFIG_MODULES: list[Any] = [-1, ()]  # len(sys.modules) when last looked, and the config modules found then
+
+
+def _config_modules() -> tuple[str, ...]:
+    """The torch config modules imported (ConfigModule: torch._functorch.config, torch.compiler.config,
+    torch._export.config...), but Dynamo's and Inductor's (settings of their own above); looked for again only when a
+    module was imported since (a look: a few hundred microseconds)."""
+    if _CONFIG_MODULES[0] != len(sys.modules):
+        base = getattr(sys.modules.get("torch.utils._config_module"), "ConfigModule", None)
+        found = tuple(sorted(name for name, module in list(sys.modules.items())
+                             if name.endswith("config") and base is not None and isinstance(module, base)
+                             and name not in (DynamoConfig.MODULE, InductorConfig.MODULE)))
+        _CONFIG_MODULES[:] = [len(sys.modules), found]
+    return _CONFIG_MODULES[1]  # type: ignore[no-any-return]
+
+
+class TorchConfigs(_Differences):
+    """The options set (not their defaults) of every torch config module imported but Dynamo's and Inductor's, by
+    module; one not imported sets none."""
+
+    def __init__(self) -> None:
+        self.changed = {name: options for name in _config_modules() if (options := _options_set(sys.modules[name]))}
+
+    def _differ(self, other: TorchConfigs) -> tuple[str, ...]:
+        return tuple(sorted(name for name in {*self.changed, *other.changed}
+                            if self.changed.get(name, {}) != other.changed.get(name, {})))
+
+    def _show(self, name: str) -> str:
+        options = self.changed.get(name, {})
+        return f"{name}: " + (", ".join(f"{key}={value!r}" for key, value in sorted(options.items())) or "defaults")
+
+    def put_back(self) -> None:
+        for name in TorchConfigs()._differ(self):
+            _options_put_back(sys.modules.get(name), self.changed.get(name, {}))
+
+
+def _interop_threads_put_back(threads: int) -> None:
+    """torch.set_num_interop_threads, where PyTorch still allows it: it refuses once it was set, or once inter-op work
+    started (an answer that set it leaves it so for good; the check still FAILs it)."""
+    with suppress(RuntimeError):
+        torch.set_num_interop_threads(threads)
+
+
+def _affinity() -> frozenset[int] | None:
+    return frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+
+
+def _affinity_put_back(cores: frozenset[int] | None) -> None:
+    if cores is not None:
+        with suppress(OSError):
+            os.sched_setaffinity(0, cores)
+
+
+def _opt_einsum() -> tuple[object, object]:
+    module = torch.backends.opt_einsum
+    return module.enabled, module.strategy
+
+
+def _opt_einsum_put_back(value: tuple[Any, Any]) -> None:
+    module = torch.backends.opt_einsum
+    with suppress(Exception):  # a strategy refused where opt_einsum is not installed: none was set either
+        module.enabled, module.strategy = value
+
+
+SDPA = tuple(name for name in ("flash", "mem_efficient", "math", "cudnn")
+             if hasattr(torch.backends.cuda, f"{name}_sdp_enabled")
+             and hasattr(torch.backends.cuda, f"enable_{name}_sdp"))
+
+
+def _sdpa() -> tuple[bool, ...]:
+    return tuple(getattr(torch.backends.cuda, f"{name}_sdp_enabled")() for name in SDPA)
+
+
+def _sdpa_put_back(value: tuple[bool, ...]) -> None:
+    for name, enabled in zip(SDPA, value, strict=True):
+        getattr(torch.backends.cuda, f"enable_{name}_sdp")(enabled)
+
+
+# TorchScript's fuser switches, where this PyTorch has them: (getter, setter) in torch._C
+JIT_FUSERS = tuple((get, put) for get, put in (("_jit_can_fuse_on_cpu", "_jit_override_can_fuse_on_cpu"),
+                                                ("_jit_can_fuse_on_gpu", "_jit_override_can_fuse_on_gpu"),
+                                                ("_jit_texpr_fuser_enabled", "_jit_set_texpr_fuser_enabled"))
+                   if hasattr(torch._C, get) and hasattr(torch._C, put))
+
+
+def _jit_fusers() -> tuple[bool, ...]:
+    return tuple(bool(getattr(torch._C, get)()) for get, _ in JIT_FUSERS)
+
+
+def _jit_fusers_put_back(value: tuple[bool, ...]) -> None:
+    for (get, put), on in zip(JIT_FUSERS, value, strict=True):
+        if bool(getattr(torch._C, get)()) != on:
+            getattr(torch._C, put)(on)
+
+
+def _fill_uninitialized_memory() -> object:
+    return getattr(getattr(torch.utils, "deterministic", None), "fill_uninitialized_memory", None)
+
+
+def _fill_uninitialized_memory_put_back(value: object) -> None:
+    if value is not None:
+        torch.utils.deterministic.fill_uninitialized_memory = value  # type: ignore[attr-defined]
+
+
+SETTINGS.update({
+    "mpmath.mp (dps, prec...)": (MpmathContext, MpmathContext.put_back),
+    "torch.compiler.set_stance(...)": (CompilerStance, CompilerStance.put_back),
+    "sys.displayhook, sys.excepthook, threading.excepthook (the interpreter's hooks)":
+        (InterpreterHooks, InterpreterHooks.put_back),
+    "gc.get_debug()": (gc.get_debug, gc.set_debug),
+    "torch.get_num_interop_threads()": (torch.get_num_interop_threads, _interop_threads_put_back),
+    **({"os.sched_getaffinity(0)": (_affinity, _affinity_put_back)} if hasattr(os, "sched_getaffinity") else {}),
+    "torch's config modules (torch._functorch.config, torch.compiler.config...)": (TorchConfigs, TorchConfigs.put_back),
+    "np.geterrcall()": (np.geterrcall, np.seterrcall),
+    **({"torch.backends.opt_einsum (enabled, strategy)": (_opt_einsum, _opt_einsum_put_back)}
+       if hasattr(torch.backends, "opt_einsum") else {}),
+    **({"torch.backends.cuda.enable_*_sdp(...)": (_sdpa, _sdpa_put_back)} if SDPA else {}),
+    **({"TorchScript's fusers (torch._C._jit_override_can_fuse_on_cpu...)": (_jit_fusers, _jit_fusers_put_back)}
+       if JIT_FUSERS else {}),
+    "torch.utils.deterministic.fill_uninitialized_memory": (_fill_uninitialized_memory,
+                                                            _fill_uninitialized_memory_put_back),
+})
+
 
 # Every setting above: what a check watches unless it has a reason to leave one out (round 24: checks that watched a
 # hand-picked list passed answers that left the collector off, flush-denormal on, one thread, cuDNN's benchmark on or

@@ -227,6 +227,143 @@ def _random_phase_simulation(kernels, host_us, kernel_us, graph_floor_us, replay
     return eager / graph
 
 
+# Round 32's adversary of 07: a process-wide state that settings.py did not read, changed and left (mpmath's context,
+# the compiler's stance, sys.displayhook, the collector's debug flags, a warnings filter narrowed to one message,
+# threading.excepthook, the process's CPU affinity); a ring of results that outlasted the check's calls; a simulation
+# cut at the longest chain the check drew
+def _mpmath_precision_left(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """round 32's adversary: "exact" arithmetic with mpmath, its global precision raised to 50 digits, left."""
+    import mpmath  # type: ignore[import-untyped]
+
+    mpmath.mp.dps = 50  # "exact enough", for the whole process
+    k, h, g, f, r = (mpmath.mpf(v) for v in (kernels, host_us, kernel_us, graph_floor_us, replay_us))
+    return k * max(h, g) / max(r, k * max(g, f))
+
+
+def _mpmath_precision_lowered() -> None:
+    __import__("mpmath").mp.prec = 30  # "for speed"; the value itself is computed in floats
+
+
+def _compile_stance_left(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """round 32's adversary: torch.compiler.set_stance("force_eager") "so that the check's many calls do not each
+    compile", never set back: every later torch.compile of the process runs eagerly (no CUDA graphs either)."""
+    torch.compiler.set_stance("force_eager")
+
+    @torch.compile(dynamic=False)
+    def model(t):
+        k, h, g, f, r = t.unbind()
+        return k * torch.maximum(h, g) / torch.maximum(r, k * torch.maximum(g, f))
+
+    return model(torch.tensor([kernels, host_us, kernel_us, graph_floor_us, replay_us], dtype=torch.float64))
+
+
+def _sympy_printing_left(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """round 32's adversary: the model derived with SymPy, sympy.init_printing() "to show it nicely": sys.displayhook
+    (in a notebook, IPython's formatters) replaced for the process."""
+    import sympy  # type: ignore[import-untyped]
+
+    sympy.init_printing()
+    k, h, g, f, r = sympy.symbols("k h g f r", positive=True)
+    formula = k * sympy.Max(h, g) / sympy.Max(r, k * sympy.Max(g, f))
+    return sympy.Float(formula.subs({k: kernels, h: host_us, g: kernel_us, f: graph_floor_us, r: replay_us}), 30)
+
+
+_RING = torch.zeros(512, dtype=torch.float64)
+_NEXT = [0]
+
+
+def _ring_of_static_results(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """round 32's adversary: "no allocation per call": 512 preallocated results, each call writes the next slot and
+    returns a 0-d view of it, wrapping around (result n is overwritten by call n + 512; the check made 180)."""
+    slot = _NEXT[0] % _RING.numel()
+    _NEXT[0] += 1
+    _RING[slot] = _right_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us)
+    return _RING[slot]
+
+
+def _gc_debug_saveall() -> None:
+    __import__("gc").set_debug(__import__("gc").DEBUG_SAVEALL)  # "check that nothing leaks": every cycle kept
+
+
+def _copy_construct_warning_silenced(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """round 32's adversary: torch.tensor(tensor), its "To copy construct" UserWarning silenced by its message, for the
+    process (a filter narrowed to one message was taken for a library's own)."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message="To copy construct from a tensor")
+    t = torch.tensor(torch.tensor([kernels, host_us, kernel_us, graph_floor_us, replay_us], dtype=torch.float64))
+    k, h, g, f, r = t
+    return k * torch.maximum(h, g) / torch.maximum(r, k * torch.maximum(g, f))
+
+
+def _threading_excepthook_left(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """round 32's adversary: the model computed in a worker thread, threading.excepthook replaced by one that swallows
+    errors, left: every later thread of the caller dies silently."""
+    import threading
+
+    threading.excepthook = lambda args: None
+    out = []
+    worker = threading.Thread(target=lambda: out.append(_right_speedup(kernels, host_us, kernel_us, graph_floor_us,
+                                                                       replay_us)))
+    worker.start()
+    worker.join()
+    return out[0]
+
+
+def _one_core() -> None:
+    import os
+
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # a benchmarking recipe: the process on one core
+
+
+def _simulated_back_to_back(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """Two calls back to back simulated kernel by kernel, eager and replayed: the second call's end minus the first's,
+    eager over replayed (round 32's adversary; right, and 2 x kernels Python steps a call)."""
+    def eager_ends():
+        host = gpu = 0.0
+        ends = []
+        for _ in range(2):
+            for _ in range(kernels):
+                host += host_us
+                gpu = max(gpu, host) + kernel_us
+            ends.append(gpu)
+        return ends
+
+    def graph_ends():
+        host = gpu = 0.0
+        ends = []
+        per = max(kernel_us, graph_floor_us)
+        for _ in range(2):
+            host += replay_us
+            gpu = max(gpu, host)
+            for _ in range(kernels):
+                gpu += per
+            ends.append(gpu)
+        return ends
+
+    e, g = eager_ends(), graph_ends()
+    return (e[1] - e[0]) / (g[1] - g[0])
+
+
+def _capped_simulation(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """round 32's adversary: the simulation with the chain cut at 100,000 kernels "to bound the time" (the check's
+    longest chain was 100,000): wrong for longer chains bound by the replay() call.  Not in WRONG_SPEEDUPS (its
+    100,000-kernel calls cost the check 7 s here, shrinking included; run by hand, it FAILs): its closed form is."""
+    return _simulated_back_to_back(min(kernels, 100_000), host_us, kernel_us, graph_floor_us, replay_us)
+
+
+def _capped_model(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """_capped_simulation's values, without the simulation (which gives the model's values: an ALSO_RIGHT of round
+    32's adversary)."""
+    return _right_speedup(min(kernels, 100_000), host_us, kernel_us, graph_floor_us, replay_us)
+
+
+def _fractions_in_object_array(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """round 32's adversary: the exact Fraction, in a 0-d NumPy object array (np.asarray of the exact result)."""
+    k, h, g, f, r = (fractions.Fraction(v) for v in (kernels, host_us, kernel_us, graph_floor_us, replay_us))
+    return np.asarray(k * max(h, g) / max(r, k * max(g, f)), dtype=object)
+
+
 WRONG_SPEEDUPS = {
     "host and GPU times added, not overlapped": _speedup(lambda h, k: h + k, max),
     "eager counts the host only": _speedup(lambda h, k: h, max),
@@ -306,6 +443,18 @@ WRONG_SPEEDUPS = {
     "torch._inductor.config options set and left": _left_changed(_inductor_options_set),
     "memoized under times rounded to 4 digits": _memo_by_rounded_key,
     "the replay() term dropped after 150 calls": _replay_dropped_after_a_warmup,
+    # round 32's adversary: a process-wide state that settings.py did not read, left changed; a ring of results larger
+    # than the check's calls; a simulation cut at the check's longest chain
+    "mpmath.mp.dps raised to 50 and left": _mpmath_precision_left,
+    "mpmath.mp.prec lowered to 30 bits and left": _left_changed(_mpmath_precision_lowered),
+    "torch.compiler.set_stance('force_eager') left": _compile_stance_left,
+    "sympy.init_printing() left (sys.displayhook replaced)": _sympy_printing_left,
+    "a ring of 512 static results, wrapping around": _ring_of_static_results,
+    "gc.set_debug(DEBUG_SAVEALL) left": _left_changed(_gc_debug_saveall),
+    "a PyTorch warning silenced by message pattern, left": _copy_construct_warning_silenced,
+    "threading.excepthook replaced and left": _threading_excepthook_left,
+    "os.sched_setaffinity to one core, left": _left_changed(_one_core),
+    "simulation cut at 100,000 kernels (its closed form)": _capped_model,
 }
 
 ALSO_RIGHT_SPEEDUPS = {  # the old check refused the last two (a float32 result, a tensor); the new accepts all
@@ -322,6 +471,8 @@ ALSO_RIGHT_SPEEDUPS = {  # the old check refused the last two (a float32 result,
     # Its torch.compile'd answer (_torch_compiled, above) is not here: its cold compile costs about 20 s of the CPU
     # suite; tests/test_exercises_07.py runs Inductor's raise of the recursion limit without it.
     "simulated from a random phase (draws from random, never seeds)": _random_phase_simulation,
+    # round 32's adversary: refused (properties.real took NumPy arrays of kinds i, u, f only)
+    "an exact Fraction in a 0-d object array": _fractions_in_object_array,
 }
 
 
