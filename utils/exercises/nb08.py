@@ -564,12 +564,11 @@ class Operations(TorchFunctionMode):
         reach other than a matrix product (an operation that returns a narrow format and rounds nothing, `exact`,
         passes them on).  `written`: `out` is a tensor that the operation wrote (__setitem__, in place, out=) and
         may be a view: the tensor it views is marked too."""
-        passes = name in CASTS or (name in EXACT_IN_BF16 and name not in SHAPE_ONLY)
-        if passes and out.dtype in NARROW and any(
+        if out.dtype in NARROW and (name in CASTS or (name in EXACT_IN_BF16 and name not in SHAPE_ONLY)) and any(
                 t is not out and t.is_floating_point() and t.dtype != out.dtype and not self._holds(out.dtype, t)
                 for t in given):
             self._mark(out, written)
-        elif any(self._is_rounded(t) for t in given):
+        elif self._rounded and any(self._is_rounded(t) for t in given):
             if name in CASTS or name in UPCASTS or name in EXACT_IN_BF16 or exact:
                 self._mark(out, written)
             elif name not in MATRIX_PRODUCTS and out.is_floating_point():
@@ -1146,8 +1145,8 @@ def _settings(device: str) -> dict[str, object]:
     # decimal context, logging, the recursion limit (round 23's test of every check); every other setting settings.py
     # reads (round 24's adversary left the collector off, NumPy's errors ignored, "warn always" on and torch.compile's
     # recompile limit raised, and passed): those not read above under the same name
-    # (PyTorch's functions and classes, replaced: read around each mode of a case instead, `_loss_holds`, a fifth of a
-    # millisecond a read)
+    # (PyTorch's functions and classes, replaced: read around each case instead, `_loss_holds`, a fifth of a millisecond
+    # a read)
     return {**own, **read_settings(name for name in WATCHED if name not in own and name != TORCH_FUNCTIONS)}
 
 
@@ -1294,9 +1293,9 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
     sequences = f"{more[1].shape[0] - x.shape[0]} more sequences"
     # bf16=False after bf16=True too, on the same model (round 21's adversary: bf16 latched by a bf16=True call, a set
     # of the models' ids or model.forward wrapped in autocast, passed, every bf16=False call coming first)
+    library = read_settings((TORCH_FUNCTIONS,))  # compared after the case's calls, below
     for bf16 in ((False, True) if case.seed % 2 == 0 else (True, False)):
         call = f"fast_loss(..., bf16={bf16}) on {case}"
-        library = read_settings((TORCH_FUNCTIONS,))
         settings, modes = _settings(device), [m.training for m in model.modules()]
         state = _caller_state(model, x, n, y)
         got, ops = _recorded(yours, model, x, n, y, bf16)
@@ -1526,21 +1525,22 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         restated = _state_changes(state, _caller_state(model, x, n, y))
         ex.expect(not restated, f"{call}, called again, changed what the caller passed ({', '.join(restated[:3])})",
                   STATE_HINT)
-        # PyTorch's own functions and classes, replaced during the calls of this mode and left so (round 32's
-        # adversary: torch.nn.Linear.forward replaced by one under autocast, set by the last call's bf16; every Linear
-        # of the process after it ran in bf16): put back when the check ends
-        replaced = read_settings((TORCH_FUNCTIONS,))
-        ex.expect(replaced == library, f"{call}, and the calls after it, replaced PyTorch's own functions and left "
-                  f"them so ({replaced[TORCH_FUNCTIONS]})",
-                  "a function or class of PyTorch replaced inside yours is replaced for all the code after it (every "
-                  "model's layers, the caller's, the optimizer's): change the computation in your own function, not "
-                  "in the library")
         # the caller's state otherwise than the defaults, and (on a CPU) the batch elsewhere than the host: on the
         # smallest and the chosen cases, one mode a case (the run's time about as it was)
         if case in PROBED_CASES and bf16 == (case.seed % 2 == 0):
             _callers_state_kept(ex, yours, call, model, x, n, y, bf16, device)
             if device == "cpu":
                 _elsewhere(ex, yours, call, model, x, n, y, bf16)
+    # PyTorch's own functions and classes, replaced during the case's calls and left so (round 32's adversary:
+    # torch.nn.Linear.forward replaced by one under autocast, switched by the last call's bf16: every Linear of the
+    # process after it ran in bf16): read around each case (a fifth of a millisecond a read), put back when the check
+    # ends
+    replaced = read_settings((TORCH_FUNCTIONS,))
+    ex.expect(replaced == library, f"fast_loss on {case}, called with bf16=False and bf16=True, replaced PyTorch's own "
+              f"functions and left them so ({replaced[TORCH_FUNCTIONS]})",
+              "a function or class of PyTorch replaced inside yours is replaced for all the code after it (every "
+              "model's layers, the caller's, the optimizer's): change the computation in your own function, not in "
+              "the library")
 
 
 def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, model: torch.nn.Sequential,
