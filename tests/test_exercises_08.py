@@ -765,3 +765,61 @@ def test_a_seed_inside_the_answer_is_seen_whatever_the_callers_generator_was():
     with pytest.raises(ExerciseFailed):
         nb08.check_fast_loss(answers08.seeds_numpy)
     assert np.array_equal(np.random.get_state()[1], before[1])  # the caller's state, put back
+
+
+@host
+def test_the_recorder_follows_a_rounding_to_bf16_by_any_route_and_sees_dlpack_and_tensors_of_tensors(monkeypatch):
+    """Round 32's adversary: roundings to bf16 written by __setitem__ (which returns None), out= and as_tensor(dtype=)
+    went unseen, and so did a rounded value written into a float32 buffer; np.from_dlpack(n) read n unseen; and
+    as_tensor/asarray of the batch's own tensors were taken for tensors made on the host.  Each route a few
+    microseconds: the recorder alone, not the check."""
+    monkeypatch.setattr(nb08, "_BATCH_DEVICE", ["cpu"])
+    model, x, n, y = nb08.build(nb08.SMALLEST_BATCH, "cpu")
+    s = x.sum(1) + 0.1  # no bf16 holds it
+
+    def into(write):
+        def rounds(*_):
+            buf = torch.empty(s.shape, dtype=torch.bfloat16)
+            write(buf)
+            return buf.float() / n[:, None]
+        return rounds
+
+    routes = {"__setitem__": into(lambda buf: buf.__setitem__(slice(None), s)),
+              "a view's __setitem__": into(lambda buf: buf[:, :].__setitem__(Ellipsis, s)),
+              "cat(out=)": into(lambda buf: torch.cat([s], out=buf)),
+              "a view's copy_": into(lambda buf: buf[:, :].copy_(s)),
+              "as_tensor(dtype=)": lambda *_: torch.as_tensor(s, dtype=torch.bfloat16).float() / n[:, None],
+              "tensor(dtype=)": lambda *_: torch.tensor(s, dtype=torch.bfloat16).float() / n[:, None],
+              "a cast laundered by __setitem__": lambda *_: (wide := torch.empty_like(s)).__setitem__(
+                  slice(None), s.to(torch.bfloat16)) or wide / n[:, None]}
+    for route, rounds in routes.items():
+        assert nb08._recorded(rounds)[1].cast_rounded == ["div"], route
+    exact = into(lambda buf: buf.__setitem__(slice(None), n[:, None].expand_as(buf)))  # lengths: bf16 holds them
+    assert nb08._recorded(exact)[1].cast_rounded == []
+    assert nb08._recorded(lambda *_: torch.zeros_like(s, dtype=torch.bfloat16).float() + s)[1].cast_rounded == []
+    assert nb08._recorded(lambda: np.from_dlpack(n.detach()))[1].host_reads
+    assert not nb08._recorded(lambda: torch.from_dlpack(n) + 1)[1].host_reads
+    for right in (answers08.lengths_as_tensor, answers08.labels_as_tensor, answers08.lengths_asarray,
+                  answers08.lengths_as_tensor_then_to):
+        _, ops = nb08._recorded(right, model, x, n, y, False)
+        assert ops.host_mixed == [] and ops.transfers == [], right.__name__
+    copied = nb08._recorded(lambda: torch.as_tensor(torch.arange(3), device=x.device) < n[:, None])[1]
+    assert copied.transfers == ["as_tensor"]  # a host-made tensor given with device=: a copy from the host
+
+
+def test_a_library_function_replaced_and_left_is_a_setting_and_is_put_back():
+    """Round 32's adversary left torch.nn.Linear.forward replaced: settings.TORCH_FUNCTIONS sees it, and puts it back
+    (and what PyTorch's own code puts there, torch.compile's wrappers, is none of it)."""
+    from utils.exercises import settings
+
+    before = settings.read((settings.TORCH_FUNCTIONS,))
+    forward = torch.nn.Linear.forward
+    try:
+        torch.nn.Linear.forward = answers08._r32_linear_forward
+        torch.nn.ReLU.extra_method = lambda self: None
+        now = settings.read((settings.TORCH_FUNCTIONS,))
+        assert now != before and "torch.nn.Linear.forward" in str(now[settings.TORCH_FUNCTIONS])
+    finally:
+        assert settings.put_back(before) == [settings.TORCH_FUNCTIONS]
+    assert torch.nn.Linear.forward is forward and not hasattr(torch.nn.ReLU, "extra_method")
+    assert settings.read((settings.TORCH_FUNCTIONS,)) == before

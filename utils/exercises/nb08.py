@@ -90,6 +90,7 @@ from .settings import (
     PROCESS_WIDE,
     TF32_OFF,
     TF32_SETTING,
+    TORCH_FUNCTIONS,
     default_device,
     flushes_denormals,
     keeping,
@@ -179,11 +180,20 @@ MATRIX_PRODUCTS = {"linear", "matmul", "__matmul__", "__rmatmul__", "mm", "addmm
                    "einsum", "mv", "addmv", "dot", "vdot", "inner", "tensordot", "bilinear"}
 # print(t), f"{t}" and torch.allclose read values on the host too
 HOST_READS = {"item", "tolist", "numpy", "cpu", "__int__", "__float__", "__bool__", "__index__", "__complex__",
-              "__array__", "__format__", "__repr__", "__str__", "allclose", "equal", "is_nonzero"}
+              "__array__", "__format__", "__repr__", "__str__", "allclose", "equal", "is_nonzero",
+              # ...and a tensor's storage, whose values Python reads without any operation of PyTorch's (round 32's
+              # adversary: the reads of a storage, or of a DLPack export, went unseen)
+              "untyped_storage", "storage", "_typed_storage"}
+# A tensor's memory handed to another library by DLPack: on the host (NumPy's from_dlpack, the CPU standing in for the
+# GPU) a read of its values there, unless torch.from_dlpack takes it (round 32's adversary: `np.from_dlpack(n) > 0`
+# PASSed on a CPU; on a GPU NumPy refuses device memory)
+EXPORTS = {"__dlpack__"}
 # Functions that make a tensor from nothing: without device=, on the host
 CREATIONS = {"arange", "tensor", "as_tensor", "zeros", "ones", "full", "empty", "linspace", "logspace", "eye", "rand",
              "randn", "randint", "randperm", "asarray", "scalar_tensor", "empty_strided", "tril_indices",
              "triu_indices"}
+# ...except those of FROM_DATA given a tensor: as_tensor, asarray and tensor return it (or a cast or copy of it) where
+# it is (round 32's adversary: `n = torch.as_tensor(n, dtype=x.dtype)` FAILed as "made on the host")
 MOVES = {"to", "cuda", "copy_", "type_as"}  # what copies a tensor to another device
 # Functions that make a tensor from Python data (a list, a number, a NumPy array), and where the data sits in their
 # arguments: made on the host and copied to the device named, at every call, with device= too (the 08 adversary of
@@ -231,6 +241,13 @@ DATA_SHAPED = {"nonzero", "argwhere", "masked_select", "unique", "unique_consecu
 # 18: x.sum(1) rounded by .to(torch.bfloat16), then divided in float32, passed: the cast was taken for exact).
 CASTS = {"to", "type", "type_as", "bfloat16", "half", "copy_"}
 UPCASTS = {"float", "double"}
+# ...and any other operation that passes values on (EXACT_IN_BF16's) into a narrow tensor from a wider float that the
+# narrow format cannot hold rounds as a cast does, whether it returns that tensor or writes it (round 32's adversary:
+# `buf[:] = s`, torch.cat([s], out=buf) and torch.as_tensor(s, dtype=torch.bfloat16) rounded the sums, unseen; and a
+# rounded value written into a float32 buffer by __setitem__, which returns None, lost its mark).  Not these, which
+# take a tensor for its shape, dtype or device only, never its values:
+SHAPE_ONLY = {"zeros_like", "ones_like", "empty_like", "full_like", "new_zeros", "new_ones", "new_empty", "new_full",
+              "zero_", *(CREATIONS - set(FROM_DATA))}
 # A batch grown (its loss the same) must run the same operations.  It grows past the GPU's sizes (GPU_SIZES), so that a
 # loop over blocks as large as the task's own batch (64 positions, 512 sequences: one block there) runs once on the
 # smallest batch and more than once grown: growing by a few only missed blocks larger than the few (the 08 adversary
@@ -514,6 +531,7 @@ class Operations(TorchFunctionMode):
         # what the dispatcher ran inside the function being called (READ_OPS, SIZED_OPS, LIFT_OPS): `_Beneath`
         self.beneath: list[str] = []
         self.own = False  # the recorder's own operations: not the answer's
+        self.importing = 0  # inside torch.from_dlpack (`_unseen_watched`): its __dlpack__ call is no export
         self.calling = False  # inside a function that this mode sees
         # bf16 products made without autograd (inside an autograd.Function's forward, or under no_grad), and the
         # tensors computed from them there, with the ids behind them: where such a tensor goes on into autograd's
@@ -539,18 +557,41 @@ class Operations(TorchFunctionMode):
         finally:
             self.own = own
 
-    def _note_rounding(self, name: str, given: list[torch.Tensor], out: torch.Tensor, exact: bool = False) -> None:
-        """Follow the values that a cast to bf16 rounded (CASTS): what they reach other than a matrix product (an
-        operation that returns a narrow format and rounds nothing, `exact`, passes them on)."""
-        source = given[-1] if name == "copy_" and given else given[0] if given else None
-        if (name in CASTS and out.dtype in NARROW and source is not None and source.is_floating_point()
-                and source.dtype != out.dtype and not self._equal(out.to(source.dtype), source)):
-            self._rounded[id(out)] = out  # (the check's own comparison: not seen by this mode)
-        elif any(id(t) in self._rounded for t in given):
+    def _note_rounding(self, name: str, given: list[torch.Tensor], out: torch.Tensor, exact: bool = False,
+                       written: bool = False) -> None:
+        """Follow the values that a rounding to a narrow format changed: a cast (CASTS), or any operation that passes
+        values on (EXACT_IN_BF16 but SHAPE_ONLY) into the narrow `out` from a wider float that it cannot hold; what they
+        reach other than a matrix product (an operation that returns a narrow format and rounds nothing, `exact`,
+        passes them on).  `written`: `out` is a tensor that the operation wrote (__setitem__, in place, out=) and
+        may be a view: the tensor it views is marked too."""
+        if out.dtype in NARROW and (name in CASTS or (name in EXACT_IN_BF16 and name not in SHAPE_ONLY)) and any(
+                t is not out and t.is_floating_point() and t.dtype != out.dtype and not self._holds(out.dtype, t)
+                for t in given):
+            self._mark(out, written)
+        elif self._rounded and any(self._is_rounded(t) for t in given):
             if name in CASTS or name in UPCASTS or name in EXACT_IN_BF16 or exact:
-                self._rounded[id(out)] = out
+                self._mark(out, written)
             elif name not in MATRIX_PRODUCTS and out.is_floating_point():
                 self.cast_rounded.append(name)
+
+    def _mark(self, t: torch.Tensor, written: bool) -> None:
+        self._rounded[id(t)] = t
+        if written and t._base is not None:  # a write into a view writes the tensor it views
+            self._rounded[id(t._base)] = t._base
+
+    def _is_rounded(self, t: torch.Tensor) -> bool:
+        return id(t) in self._rounded or (t._base is not None and id(t._base) in self._rounded)
+
+    def _holds(self, dtype: torch.dtype, t: torch.Tensor) -> bool:
+        """Whether `dtype` holds every value of `t` exactly (NaN as NaN): the recorder's own operations."""
+        own, self.own = self.own, True
+        try:
+            with torch.no_grad():
+                wide = t.detach()
+                back = wide.to(dtype).to(wide.dtype)
+                return bool(((back == wide) | (back.isnan() & wide.isnan())).all())
+        finally:
+            self.own = own
 
     def outside(self) -> None:
         """Note the reads that the dispatcher ran outside the functions this mode sees (the legacy constructors, say)
@@ -559,14 +600,6 @@ class Operations(TorchFunctionMode):
         if outside:
             self.host_reads.append(f"{', '.join(outside)}, a read on the host")
         self.beneath = []
-
-    def _equal(self, a: torch.Tensor, b: torch.Tensor) -> bool:
-        """torch.equal, the recorder's own: not a host read of the answer's."""
-        own, self.own = self.own, True
-        try:
-            return torch.equal(a, b)
-        finally:
-            self.own = own
 
     def _sources(self, t: torch.Tensor) -> frozenset[int]:
         return self._behind[id(t)][1] if id(t) in self._behind else frozenset({id(t)})
@@ -600,7 +633,9 @@ class Operations(TorchFunctionMode):
                              if isinstance(t, torch.Tensor))]
         _know(out)
         self.seen.append((name, tuple(tuple(t.shape) for t in tensors)))
-        if name in HOST_READS or (isinstance(out, torch.Tensor) and out.device.type == "cpu"
+        if name in EXPORTS and not self.importing and given and given[0].device.type == "cpu":
+            self.host_reads.append(f"{name}, its memory handed to another library (NumPy reads it on the host)")
+        elif name in HOST_READS or (isinstance(out, torch.Tensor) and out.device.type == "cpu"
                                   and any(t.is_cuda for t in tensors)) or (
                                       name == "to" and _names_host(args, kwargs)):
             self.host_reads.append(name)
@@ -609,6 +644,8 @@ class Operations(TorchFunctionMode):
         elif beneath & READ_OPS:
             self.host_reads.append(f"{name}, which reads a value on the host inside ({', '.join(beneath & READ_OPS)})")
         if not isinstance(out, torch.Tensor):
+            if name == "__setitem__" and args and isinstance(args[0], torch.Tensor):  # written, not returned
+                self._note_rounding(name, given, args[0], written=True)
             return out
         moved = False
         # made from Python data: by the names (FROM_DATA), or by what ran beneath; where the batch is when a method of
@@ -622,10 +659,15 @@ class Operations(TorchFunctionMode):
             moved = True
         elif lifted and not method:
             self._on_host[id(out)] = out
-        if name in MOVES and given:
+        # ...and a tensor given to as_tensor, asarray or tensor (FROM_DATA) with a device named is one of MOVES too: a
+        # host-made one is copied there
+        of_a_tensor = data is not None and isinstance(
+            args[data] if len(args) > data else kwargs.get("data", kwargs.get("obj")), torch.Tensor)
+        if (name in MOVES or (of_a_tensor and data == 0)) and given:
             source = args[1] if name == "copy_" and len(args) > 1 else given[0]
-            to_device = name != "to" or "device" in kwargs or any(
-                isinstance(a, (torch.device, str, torch.Tensor)) for a in args[1:])
+            to_device = (name != "to" or "device" in kwargs or any(
+                isinstance(a, (torch.device, str, torch.Tensor)) for a in args[1:])) if name in MOVES else (
+                "device" in kwargs or any(isinstance(a, (torch.device, str)) for a in args[1:]))
             on_host = id(source) in self._on_host or (source.device.type == "cpu" and out.device.type != "cpu")
             if to_device and on_host:
                 self.transfers.append(name)
@@ -633,12 +675,13 @@ class Operations(TorchFunctionMode):
                 moved = True
         # made from nothing but Python or NumPy data without device= (any function: torch.from_numpy, torch.range
         # passed, round 19), or from host-made tensors only
-        if not moved and (((name in CREATIONS or not given) and ("device" not in kwargs or _names_host((), kwargs)))
+        if not moved and ((((name in CREATIONS and not of_a_tensor) or not given)
+                           and ("device" not in kwargs or _names_host((), kwargs)))
                           or (given and all(id(t) in self._on_host for t in given))):
             self._on_host[id(out)] = out
         exact = (wide is not None and isinstance(out, torch.Tensor) and out.dtype in NARROW
                  and self._exact_by_value(func, wide, out))
-        self._note_rounding(name, given, out, exact)
+        self._note_rounding(name, given, out, exact, written=name.endswith("_") or "out" in kwargs)
         # a cast or a view of one tensor; a cast that takes a second tensor for its dtype (to(other), type_as: round
         # 20's adversary, a right answer FAILed) or copies into one (dst.copy_(src)) is one of its first or its source
         behind = (args[1] if name == "copy_" and len(args) > 1 and isinstance(args[1], torch.Tensor) else
@@ -795,7 +838,11 @@ def _unseen_watched(ops: Operations) -> Iterator[None]:
     def creation(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def call(*args: Any, **kwargs: Any) -> Any:
-            out = original(*args, **kwargs)
+            ops.importing += 1
+            try:
+                out = original(*args, **kwargs)
+            finally:
+                ops.importing -= 1
             if isinstance(out, torch.Tensor) and out.device.type == "cpu" and (
                     "device" not in kwargs or _names_host((), kwargs)):
                 ops.made_on_host(name, out)
@@ -1098,7 +1145,9 @@ def _settings(device: str) -> dict[str, object]:
     # decimal context, logging, the recursion limit (round 23's test of every check); every other setting settings.py
     # reads (round 24's adversary left the collector off, NumPy's errors ignored, "warn always" on and torch.compile's
     # recompile limit raised, and passed): those not read above under the same name
-    return {**own, **read_settings(name for name in WATCHED if name not in own)}
+    # (PyTorch's functions and classes, replaced: read around each case instead, `_loss_holds`, a fifth of a millisecond
+    # a read)
+    return {**own, **read_settings(name for name in WATCHED if name not in own and name != TORCH_FUNCTIONS)}
 
 
 WATCHED = tuple(dict.fromkeys((*PROCESS_WIDE, *PROCESS, *EVERY)))
@@ -1244,6 +1293,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
     sequences = f"{more[1].shape[0] - x.shape[0]} more sequences"
     # bf16=False after bf16=True too, on the same model (round 21's adversary: bf16 latched by a bf16=True call, a set
     # of the models' ids or model.forward wrapped in autocast, passed, every bf16=False call coming first)
+    library = read_settings((TORCH_FUNCTIONS,))  # compared after the case's calls, below
     for bf16 in ((False, True) if case.seed % 2 == 0 else (True, False)):
         call = f"fast_loss(..., bf16={bf16}) on {case}"
         settings, modes = _settings(device), [m.training for m in model.modules()]
@@ -1440,9 +1490,10 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False: which "
                   "of your operations rounds its result to 16 bits?")
         ex.expect(not ops.cast_rounded, f"{call}: {ops.cast_rounded[0] if ops.cast_rounded else ''} took a value that "
-                  "a cast had rounded to bfloat16, outside the matrix products",
+                  "a cast or a copy had rounded to bfloat16, outside the matrix products",
                   "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False: which "
-                  "of your casts rounds a value that goes on to something other than a matrix product?")
+                  "of your casts, or copies into a bf16 tensor (buf[:] = t, out=, as_tensor(dtype=)), rounds a value "
+                  "that goes on to something other than a matrix product?")
         settings, recorded = _settings(device), list[Operations]()
         static = _settled(yours, other, bf16, ops, lambda o: o.seen, recorded, beside)
         warm = ops if static.seen == ops.seen else _recorded(yours, model, x, n, y, bf16)[1]
@@ -1480,6 +1531,16 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
             _callers_state_kept(ex, yours, call, model, x, n, y, bf16, device)
             if device == "cpu":
                 _elsewhere(ex, yours, call, model, x, n, y, bf16)
+    # PyTorch's own functions and classes, replaced during the case's calls and left so (round 32's adversary:
+    # torch.nn.Linear.forward replaced by one under autocast, switched by the last call's bf16: every Linear of the
+    # process after it ran in bf16): read around each case (a fifth of a millisecond a read), put back when the check
+    # ends
+    replaced = read_settings((TORCH_FUNCTIONS,))
+    ex.expect(replaced == library, f"fast_loss on {case}, called with bf16=False and bf16=True, replaced PyTorch's own "
+              f"functions and left them so ({replaced[TORCH_FUNCTIONS]})",
+              "a function or class of PyTorch replaced inside yours is replaced for all the code after it (every "
+              "model's layers, the caller's, the optimizer's): change the computation in your own function, not in "
+              "the library")
 
 
 def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, model: torch.nn.Sequential,

@@ -1189,6 +1189,96 @@ class ModuleGlobalHooks(tuple):  # type: ignore[type-arg]
                 del hooks[key]
 
 
+# PyTorch's own functions and classes, which an answer may replace ("monkeypatch") and leave so: round 32's adversary of
+# 08 set torch.nn.Linear.forward to one that runs under autocast, and every Linear of the process after it ran in bf16
+# (the checks compared the settings and each module's own attributes, never the classes').  Watched: torch's and
+# torch.nn.functional's functions and classes, and the functions, properties and descriptors of torch.Tensor,
+# nn.Parameter, autograd.Function, autocast and every nn.Module class of torch.nn.  Not torch.optim's classes (the
+# first optimizer of a kind wraps its class's step() for the profiler), nor torch's generator functions, which the
+# checks watch themselves (`seeding_watched`, nb05's: from threads beside a read here).
+_TORCH_DIRECTORY = os.path.dirname(torch.__file__) + os.sep
+_GENERATOR_FUNCTIONS = frozenset({"manual_seed", "seed", "set_rng_state", "get_rng_state", "initial_seed"})
+
+
+def _behaviour(value: object) -> bool:
+    """A function, a class, or a descriptor that runs code (what a replacement changes the behaviour of)."""
+    return callable(value) or isinstance(value, (property, classmethod, staticmethod))
+
+
+def _pytorchs_own(value: object) -> bool:
+    """Whether `value` is a Python function of PyTorch's own code (its code object's file in torch's directory): the
+    wrappers PyTorch installs itself when first used (torch._dynamo's of nn.Module.__init__, of torch.manual_seed).
+    An answer's replacement, made with functools.wraps or not, has its own code."""
+    value = getattr(value, "__func__", getattr(value, "fget", value))
+    code = getattr(value, "__code__", None)
+    return code is not None and code.co_filename.startswith(_TORCH_DIRECTORY)
+
+
+class TorchFunctions:
+    """PyTorch's functions and classes (OWNERS) as a setting's value: a copy of each one's namespace, equal where every
+    function, class and descriptor is the same object (or one that PyTorch's own code put there), and no class holds
+    one more; shown by those replaced since this module was imported."""
+
+    OWNERS: ClassVar[dict[str, Any]] = {}  # by the name an answer writes: "torch.nn.Linear"
+
+    def __init__(self) -> None:
+        self.held = [vars(owner).copy() for owner in self.OWNERS.values()]
+
+    def replaced(self, other: TorchFunctions) -> list[tuple[Any, str, object]]:
+        """What `other` held that `self` holds otherwise, in OWNERS' order: (owner, name, `other`'s value, _ABSENT
+        for one `self` added to a class)."""
+        found: list[tuple[Any, str, object]] = []
+        for owner, was, now in zip(self.OWNERS.values(), other.held, self.held, strict=True):
+            try:
+                if was == now:  # the usual case, at C speed (each value compared by identity first)
+                    continue
+            except Exception:  # noqa: BLE001, S110 -- a value whose == raises: compared one by one below
+                pass
+            found += [(owner, name, value) for name, value in was.items()
+                      if _behaviour(value) and not (owner is torch and name in _GENERATOR_FUNCTIONS)
+                      and now.get(name, _ABSENT) is not value and not _pytorchs_own(now.get(name))]
+            if isinstance(owner, type):
+                found += [(owner, name, _ABSENT) for name, value in now.items()
+                          if name not in was and _behaviour(value) and not _pytorchs_own(value)]
+        return found
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TorchFunctions):
+            return False
+        try:
+            if self.held == other.held:  # the usual case, at C speed (each value compared by identity first)
+                return True
+        except Exception:  # noqa: BLE001, S110 -- a value whose == raises: compared one by one below
+            pass
+        return not self.replaced(other) and not other.replaced(self)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        labels = {id(owner): label for label, owner in self.OWNERS.items()}
+        replaced = [f"{labels[id(owner)]}.{name}" for owner, name, _ in self.replaced(_TORCH_AS_IMPORTED)]
+        return (f"{', '.join(replaced[:3])}{' ...' if len(replaced) > 3 else ''} replaced" if replaced
+                else "as PyTorch has them")
+
+    def put_back(self) -> None:
+        """Put back what `self` held, where an answer replaced or removed it, and remove what it added to a class."""
+        for owner, name, value in TorchFunctions().replaced(self):
+            if value is _ABSENT:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
+
+
+_ABSENT = object()
+TorchFunctions.OWNERS = {
+    "torch": torch, "torch.nn.functional": torch.nn.functional, "torch.Tensor": torch.Tensor,
+    "torch.autograd.Function": torch.autograd.Function, "torch.autocast": torch.amp.autocast,
+    **{f"torch.nn.{name}": value for name, value in vars(torch.nn).items()
+       if isinstance(value, type) and issubclass(value, (torch.nn.Module, torch.nn.Parameter))}}
+_TORCH_AS_IMPORTED = TorchFunctions()
+TORCH_FUNCTIONS = "PyTorch's functions and classes (torch.nn.Linear.forward = ...)"  # its name in SETTINGS
+
+
 class _Streams(tuple):  # type: ignore[type-arg]
     """(sys.stdout, sys.stderr), compared by identity, shown by what each is."""
 
@@ -1268,6 +1358,8 @@ SETTINGS.update({
         (ModuleGlobalHooks, ModuleGlobalHooks.put_back),
     "torch.autograd.is_multithreading_enabled()": (torch.autograd.is_multithreading_enabled,
                                                    lambda value: torch._C._set_multithreading_enabled(bool(value))),
+    # round 32's adversary of 08: torch.nn.Linear.forward replaced, and left so
+    TORCH_FUNCTIONS: (TorchFunctions, TorchFunctions.put_back),
 })
 
 # ------------------------------------------------------------------------------------------

@@ -1656,6 +1656,289 @@ def consumed_recorded_before_the_copy(model, data):
     return build(model, data)
 
 
+# ---- round 32's adversary, exercise 1 (fast_loss): roundings to bf16 the recorder did not follow, a host read through
+# DLPack, tensors of tensors taken for host-made ones, and a library class patched and left
+def _r32_tail(model, pooled, y, bf16):
+    """The solution's tail (autocast's model, float32 cross-entropy), as round 32's adversary's answers call it."""
+    with torch.autocast(pooled.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y)
+
+
+def sums_rounded_into_a_bf16_buffer(model, x, n, y, bf16):
+    """round 32's adversary: WRONG. With bf16=True, each sequence's sum stored into a bf16 buffer (`buf[:] = s`, which
+    returns None) and divided in float32: `rounds_the_sums_by_a_cast` done by __setitem__ instead of a cast."""
+    s = x.sum(1)
+    if bf16:
+        buf = torch.empty_like(s, dtype=torch.bfloat16)
+        buf[:] = s
+        s = buf.float()
+    return _r32_tail(model, s / n[:, None], y, bf16)
+
+
+def cast_sums_laundered_through_float32_buffer(model, x, n, y, bf16):
+    """round 32's adversary: WRONG. The sums cast to bf16 (a cast the recorder marks), written into a float32 buffer
+    by __setitem__ (which it did not follow), then divided in float32."""
+    s = x.sum(1)
+    if bf16:
+        wide = torch.empty_like(s)
+        wide[:] = s.to(torch.bfloat16)
+        s = wide
+    return _r32_tail(model, s / n[:, None], y, bf16)
+
+
+def sums_rounded_by_as_tensor(model, x, n, y, bf16):
+    """round 32's adversary: WRONG. The sums rounded to bf16 by torch.as_tensor(s, dtype=torch.bfloat16,
+    device=x.device) (a creation, taken for exact), then divided in float32."""
+    s = x.sum(1)
+    if bf16:
+        s = torch.as_tensor(s, dtype=torch.bfloat16, device=x.device).float()
+    return _r32_tail(model, s / n[:, None], y, bf16)
+
+
+def sums_rounded_by_cat_out(model, x, n, y, bf16):
+    """round 32's adversary: WRONG. The sums rounded to bf16 by torch.cat into a bf16 out= buffer."""
+    s = x.sum(1)
+    if bf16:
+        buf = torch.empty_like(s, dtype=torch.bfloat16)
+        torch.cat([s], out=buf)
+        s = buf.float()
+    return _r32_tail(model, s / n[:, None], y, bf16)
+
+
+def guards_lengths_by_a_dlpack_read(model, x, n, y, bf16):
+    """round 32's adversary: WRONG. A guard against empty sequences that reads n on the host through DLPack at every
+    call (`assert (np.from_dlpack(n) > 0).all()`): on a GPU NumPy cannot even take device memory."""
+    assert (np.from_dlpack(n.detach()) > 0).all(), "a sequence of length 0"
+    return _r32_tail(model, x.sum(1) / n[:, None], y, bf16)
+
+
+_R32_LINEAR_BF16 = [False]
+_R32_LINEAR_FORWARD = torch.nn.Linear.forward
+
+
+def _r32_linear_forward(self, a):
+    if _R32_LINEAR_BF16[0]:
+        with torch.autocast(a.device.type, dtype=torch.bfloat16, cache_enabled=False):
+            return _R32_LINEAR_FORWARD(self, a)
+    return _R32_LINEAR_FORWARD(self, a)
+
+
+def patches_the_linear_class(model, x, n, y, bf16):
+    """round 32's adversary: WRONG (a library class patched and left). torch.nn.Linear.forward replaced by one that
+    runs under autocast when a module-level flag is set, the flag set from `bf16` at each call: after a bf16=True call
+    every Linear of the process runs in bf16.  The check compared each module's own attributes, never its class's."""
+    torch.nn.Linear.forward = _r32_linear_forward
+    _R32_LINEAR_BF16[0] = bf16
+    logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits.float(), y)
+
+
+def lengths_as_tensor(model, x, n, y, bf16):
+    """round 32's adversary: RIGHT. `n = torch.as_tensor(n, dtype=x.dtype)`, a defensive "make sure n is float": n
+    itself, where it is (FAILed: as_tensor's result taken for a tensor made on the host)."""
+    n = torch.as_tensor(n, dtype=x.dtype)
+    return _r32_tail(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def labels_as_tensor(model, x, n, y, bf16):
+    """round 32's adversary: RIGHT. `y = torch.as_tensor(y, dtype=torch.long)`: y itself, where it is."""
+    y = torch.as_tensor(y, dtype=torch.long)
+    return _r32_tail(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def lengths_asarray(model, x, n, y, bf16):
+    """round 32's adversary: RIGHT. torch.asarray(n, dtype=x.dtype): n itself, on its own device."""
+    n = torch.asarray(n, dtype=x.dtype)
+    return _r32_tail(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def lengths_as_tensor_then_to(model, x, n, y, bf16):
+    """round 32's adversary: RIGHT. torch.as_tensor(n).to(x.dtype): n itself, on its own device."""
+    n = torch.as_tensor(n).to(x.dtype)
+    return _r32_tail(model, x.sum(1) / n[:, None], y, bf16)
+
+
+# ---- round 32's adversary, exercise 2 (make_fast_step: judged on a GPU only, not yet run there; the lead runs them)
+def _r32_fast_loss(model, x, n, y, bf16):
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits.float(), y)
+
+
+def _r32_step_builder(model, data, *, fresh_staging=False, pin_each_step=False, consumed_on_default=False,
+                      main_waits_default=False, loss_on_copy_stream=False, wait_stream=False, double_buffer=False):
+    """The notebook's solution (graph, staged prefetch, two events), with one change switched on by a flag."""
+    opt = torch.optim.SGD(model.parameters(), lr=nb08.LR, foreach=True)
+    tokens, lengths, labels = data
+    if pin_each_step:
+        host = (tokens, lengths.float(), labels)  # pinned batch by batch, in step()
+    else:
+        host = (tokens.pin_memory(), lengths.float().pin_memory(), labels.pin_memory())
+    static = [t[0].to("cuda", copy=True) for t in host]
+    nbuf = 2 if double_buffer else 1
+    staged = [[torch.empty_like(t) for t in static] for _ in range(nbuf)]
+    copy_stream = torch.cuda.Stream()
+    copied = [torch.cuda.Event() for _ in range(nbuf)]
+    consumed = [torch.cuda.Event() for _ in range(nbuf)]
+    kept, state = torch.zeros(4096, device="cuda"), {"count": 0, "staged": None}
+
+    def train():
+        loss = _r32_fast_loss(model, *static, bf16=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    saved = [p.detach().clone() for p in model.parameters()]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            train()
+    torch.cuda.current_stream().wait_stream(side)
+    opt.zero_grad(set_to_none=True)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_loss = train()
+    with torch.no_grad():
+        for p, s in zip(model.parameters(), saved):
+            p.copy_(s)
+
+    def source(t, i):
+        b = t[i % len(t)]
+        return b.pin_memory() if pin_each_step else b
+
+    def prefetch(i):
+        k = i % nbuf
+        with torch.cuda.stream(copy_stream):
+            if fresh_staging:  # a new buffer each step: "no reuse, so no event needed"
+                state["staged"] = [source(src, i).to("cuda", non_blocking=True) for src in host]
+            else:
+                copy_stream.wait_event(consumed[k])
+                for dst, src in zip(staged[k], host):
+                    dst.copy_(source(src, i), non_blocking=True)
+                state["staged"] = staged[k]
+            copied[k].record(copy_stream)
+
+    def step():
+        count = state["count"]
+        k = count % nbuf
+        main = torch.cuda.current_stream()
+        if main_waits_default:
+            torch.cuda.default_stream().wait_event(copied[k])
+        elif wait_stream:
+            main.wait_stream(copy_stream)
+        else:
+            main.wait_event(copied[k])
+        for dst, src in zip(static, state["staged"]):
+            dst.copy_(src)
+        consumed[k].record(torch.cuda.default_stream() if consumed_on_default else main)
+        graph.replay()
+        if loss_on_copy_stream:
+            with torch.cuda.stream(copy_stream):
+                kept[count % len(kept)].copy_(static_loss)
+        else:
+            kept[count % len(kept)].copy_(static_loss)
+        prefetch(count + 1)
+        state["count"] = count + 1
+
+    prefetch(0)
+    return step, lambda: kept[:min(state["count"], len(kept))]
+
+
+def fresh_staging_without_record_stream(model, data):
+    """round 32's adversary (GPU only, not yet judged): WRONG (a stale buffer, the allocator's): each prefetch allocates
+    its staged batch anew on the copy stream and drops the last one, with no `consumed` wait and no record_stream(main):
+    the caching allocator hands the freed block to a later copy on the copy stream while the step's stream may still be
+    copying out of it."""
+    return _r32_step_builder(model, data, fresh_staging=True)
+
+
+def pins_each_batch_in_step(model, data):
+    """round 32's adversary (GPU only, not yet judged): WRONG (one-time work done at every call): each batch pinned
+    inside step() (pin_memory() of pageable memory: a host memcpy of the batch per step, cudaHostAlloc the first times);
+    the values are right, the task says pinning is make_fast_step's one-time work."""
+    return _r32_step_builder(model, data, pin_each_step=True)
+
+
+def consumed_recorded_on_the_default_stream(model, data):
+    """round 32's adversary (GPU only, not yet judged): WRONG (a wait missing in one direction): `consumed` recorded on
+    torch.cuda.default_stream(), not the caller's current stream: for a side-stream caller the copy stream waits for
+    nothing of the step's copy out of the staged buffer, and may overwrite it while the caller's stream reads it."""
+    return _r32_step_builder(model, data, consumed_on_default=True)
+
+
+def default_stream_waits_for_the_copy(model, data):
+    """round 32's adversary (GPU only, not yet judged): WRONG (a wait on the wrong stream): the default stream waits for
+    `copied`, the caller's stream does not: a side-stream caller reads the staged batch before its copy lands."""
+    return _r32_step_builder(model, data, main_waits_default=True)
+
+
+def loss_kept_on_the_copy_stream(model, data):
+    """round 32's adversary (GPU only, not yet judged): WRONG (work queued on a stream that did not wait): each step's
+    loss copied into the history on the copy stream, which waited for nothing of the replay: it reads the graph's loss
+    before the replay writes it (the last step's), or after, depending on the GPU's speed."""
+    return _r32_step_builder(model, data, loss_on_copy_stream=True)
+
+
+def waits_for_the_copy_stream(model, data):
+    """round 32's adversary (GPU only, not yet judged): RIGHT: main.wait_stream(copy_stream) in place of
+    wait_event(copied): at that point the copy stream holds the batch's copy only."""
+    return _r32_step_builder(model, data, wait_stream=True)
+
+
+def double_buffered_staging(model, data):
+    """round 32's adversary (GPU only, not yet judged): RIGHT: two staging buffers used in turn, each with its own
+    `copied` and `consumed` events."""
+    return _r32_step_builder(model, data, double_buffer=True)
+
+
+def resident_with_a_device_counter(model, data):
+    """round 32's adversary (GPU only, not yet judged): RIGHT (another algorithm): the whole data set on the GPU, and
+    the batch picked inside the graph by a step counter kept on the GPU (index_select, then the counter advanced modulo
+    the batches): no copy from the host, no Python state per step but the history's index."""
+    opt = torch.optim.SGD(model.parameters(), lr=nb08.LR, foreach=True)
+    tokens, lengths, labels = data
+    dev = [tokens.cuda(), lengths.float().cuda(), labels.cuda()]
+    batches = dev[0].shape[0]
+    index = torch.zeros(1, dtype=torch.long, device="cuda")
+    kept = torch.zeros(4096, device="cuda")
+
+    def train():
+        x, n, y = (t.index_select(0, index).squeeze(0) for t in dev)
+        loss = _r32_fast_loss(model, x, n, y, bf16=True)
+        loss.backward()
+        opt.step()
+        index.add_(1).remainder_(batches)
+        return loss
+
+    saved = [p.detach().clone() for p in model.parameters()]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            train()
+    torch.cuda.current_stream().wait_stream(side)
+    opt.zero_grad(set_to_none=True)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_loss = train()
+    with torch.no_grad():
+        for p, s in zip(model.parameters(), saved):
+            p.copy_(s)
+        index.zero_()
+    count = [0]
+
+    def step():
+        graph.replay()
+        kept[count[0] % len(kept)].copy_(static_loss)
+        count[0] += 1
+
+    return step, lambda: kept[:min(count[0], len(kept))]
+
+
 WRONG = {
     "check_fast_loss": {
         "sets autocast's default dtype to bfloat16 and leaves it": sets_the_autocast_dtype,
@@ -1795,6 +2078,14 @@ WRONG = {
         "torch.set_warn_always(True) left": warns_always,
         "torch._dynamo.config.recompile_limit raised and left": raises_dynamo_recompile_limit,
         "the loop over positions inside @torch.jit.script": torchscript_loop,
+        # round 32's adversary: roundings to bf16 by __setitem__, out= and as_tensor, a read through DLPack, a class
+        # patched and left
+        "sums rounded into a bf16 buffer by __setitem__": sums_rounded_into_a_bf16_buffer,
+        "sums cast to bf16 and laundered through a float32 buffer": cast_sums_laundered_through_float32_buffer,
+        "sums rounded by torch.as_tensor(dtype=bf16)": sums_rounded_by_as_tensor,
+        "sums rounded by torch.cat(out=bf16 buffer)": sums_rounded_by_cat_out,
+        "a guard that reads n through DLPack": guards_lengths_by_a_dlpack_read,
+        "torch.nn.Linear.forward patched, bf16 flag left set": patches_the_linear_class,
     },
     "check_fast_step": {
         "graph reads stale inputs (static = batch rebinds)": _variant(stale=True),
@@ -1835,6 +2126,12 @@ WRONG = {
         "sync debug mode 'error' set in make_fast_step and left": sync_debug_error_left_in_make_fast_step,
         "the caller's tokens divided by their lengths in place": divides_the_callers_tokens_in_place,
         "consumed recorded before the step's copy out of the staged buffer": consumed_recorded_before_the_copy,
+        # round 32's adversary's (not yet run on a GPU)
+        "fresh staging tensors each step, no record_stream, no consumed event": fresh_staging_without_record_stream,
+        "each batch pinned inside step() (one-time work at every call)": pins_each_batch_in_step,
+        "consumed recorded on the default stream, not the caller's": consumed_recorded_on_the_default_stream,
+        "the default stream waits for the copy, not the caller's": default_stream_waits_for_the_copy,
+        "each step's loss copied into the history on the copy stream": loss_kept_on_the_copy_stream,
     },
 }
 # without a GPU the check of the fast step runs nothing, so nothing fails there
@@ -1884,6 +2181,11 @@ ALSO_RIGHT = {
         "a mask made with the notebook's global `device`": mask_on_notebook_device,
         "each sequence's mean by torch.vmap": vmap_per_sequence_mean,
         "the pooled mean in a TorchScript helper": torchscript_mean,
+        # round 32's adversary: FAILed on a CPU (as_tensor/asarray of a tensor taken for a tensor made on the host)
+        "n = torch.as_tensor(n, dtype=x.dtype)": lengths_as_tensor,
+        "y = torch.as_tensor(y, dtype=torch.long)": labels_as_tensor,
+        "n = torch.asarray(n, dtype=x.dtype)": lengths_asarray,
+        "torch.as_tensor(n).to(x.dtype)": lengths_as_tensor_then_to,
     },
     "check_fast_step": {
         "the wrong answers' builder, nothing switched": _variant(),
@@ -1891,6 +2193,10 @@ ALSO_RIGHT = {
         "a list of each step's loss, stacked by losses()": _variant(list_of_losses=True),
         "copies each step's own batch on the side stream, at the start of the step": _variant(copy_current_batch=True),
         "the optimizer's step after the replay, outside the graph": _variant(eager_optimizer=True),
+        # round 32's adversary's (not yet run on a GPU)
+        "main.wait_stream(copy_stream) instead of the copied event": waits_for_the_copy_stream,
+        "double-buffered staging, events per buffer": double_buffered_staging,
+        "the data set resident, the batch picked in the graph by a device counter": resident_with_a_device_counter,
     },
 }
 
