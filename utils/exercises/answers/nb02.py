@@ -2045,10 +2045,11 @@ def warmup_plot_backend_left(times):
     """WRONG: draws the series to a file to look at it (matplotlib.use("Agg") "so that no window pops up", then
     plt.savefig), and never puts the backend back: every later figure of the caller's notebook is drawn by Agg and
     shown nowhere (plt.show() does nothing; an inline notebook shows no more plots).  The watch of matplotlib's
-    rcParams leaves the backend out."""
+    rcParams leaves the backend out.  (Where the process already runs Agg, as a test run that an earlier test switched
+    may, it takes the PDF backend: the same mistake, and a change the check can see.)"""
     import matplotlib
 
-    matplotlib.use("Agg")
+    matplotlib.use("pdf" if matplotlib.get_backend().lower() == "agg" else "Agg")
     import matplotlib.pyplot as plt
 
     times = np.asarray(times, dtype=np.float64)
