@@ -2406,23 +2406,8 @@ WRONG["check_prefetch_loop"].update({
 # per operation, a capacity of events or queues, and x or the batches narrowed on their way (values the checks never
 # drew); and right answers that log through the logging module's own functions
 # ------------------------------------------------------------------------------------------
-def _r32_rules(program):
-    """Exercise 3's solution (the stream rules), as round 32's adversary wrote it."""
-    free_at, recorded, timeline = {}, {}, {}
-    for op in program:
-        if op[0] == "kernel":
-            _, stream, name, ms = op
-            start = free_at.get(stream, 0.0)
-            free_at[stream] = start + ms
-            timeline[name] = (start, start + ms)
-        elif op[0] == "record":
-            recorded[op[2]] = free_at.get(op[1], 0.0)
-        elif op[0] == "wait":
-            if op[2] in recorded:
-                free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
-        elif op[0] == "wait_stream":
-            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
-    return timeline
+# Exercise 3's solution (the stream rules), which round 32's adversary's answers build on: the module's own simulator
+_r32_rules = simulator()
 
 
 def _r32_queue_rules(program, queues):
