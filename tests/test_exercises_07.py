@@ -340,10 +340,10 @@ def _in_float64(model, made={}):  # noqa: B006 -- a cache of the float64 copies,
     return made[id(model)][1]
 
 
-def _judge_served(served, plan=((1, 1),)):
+def _judge_served(served, plan=((1, 1),), model_changed=()):
     ex = Checker("graphed_model")
     with inside_check():
-        nb07._judge_served(ex, "graphed_model(...)", plan, (1, 0, True), served, [], True)
+        nb07._judge_served(ex, "graphed_model(...)", plan, (1, 0, True), served, [], True, model_changed)
     return ex
 
 
@@ -390,6 +390,22 @@ def test_the_serve_judge_says_a_result_off_by_another_dtypes_rounding_is_near():
         _judge_served([_served(0, lambda x: old(x) + 1e-3, old, old)])
     with pytest.raises(ExerciseFailed, match="each new x must be in that memory"):
         _judge_served([_served(0, lambda x: old(x.flip(0)), old, old)])
+
+
+@host
+def test_the_serve_judge_refuses_float64_results_and_a_caller_s_model_changed():
+    """Round 32's adversary of 07 served model.double()'s results (close to float64's, so close enough), or turned the
+    caller's model's gradients off, and PASSed on the H200."""
+    old = nb07.served_model(0, "cpu")
+    wide = _in_float64(old)
+    with pytest.raises(ExerciseFailed, match="returned torch.float64; the model's output is torch.float32"):
+        _judge_served([_served(0, lambda x: wide(x.double()), old, old)])
+    changed = [f"{name} {was} became {now}" for (name, was), (_, now) in
+               zip(nb07._model_tensors(old), nb07._model_tensors(copy.deepcopy(old).requires_grad_(False)),
+                   strict=True) if was != now]
+    assert changed, "requires_grad_(False) shows in the model's tensors"
+    with pytest.raises(ExerciseFailed, match="the caller's model had changed: 0.weight"):
+        _judge_served([_served(0, old, old, old)], model_changed=changed)
 
 
 @host

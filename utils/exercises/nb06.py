@@ -50,7 +50,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures.thread import _WorkItem
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, NamedTuple, Self, TypeVar
 
 import numpy as np
@@ -60,7 +60,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from ..timing import gpu_cycles_per_second, gpu_sleep
 from . import Checker, Exercise, ExerciseFailed, exercise, is_stub, reference, register, settings
 from .properties import finite, for_all, real, shown, st
-from .streams import widened
+from .streams import torch_caller, widened
 
 NOTEBOOK = "06_precision"
 T = TypeVar("T")
@@ -422,6 +422,51 @@ def _caller_busy() -> None:
 
 
 LANDED_LATE_MS = 20.0  # far longer than the host's return and first read (tens of microseconds)
+CALLER_LATE_MS = 200.0  # the answer's own work made late (`_from_every_caller`): longer than a wait with a time limit
+CALLER_HINT = ("called from a stream other than the default one, the result is wrong: the caller's current stream is "
+               "where x's copy to the GPU (and the caller's earlier work) is queued, and work queued on another stream "
+               "(the default stream named, or a stream of yours that never waits) does not wait for it. Queue the work "
+               "on the current stream, or make your stream wait for it")
+
+
+class _LateAfterFirstGPUResult(torch.overrides.TorchFunctionMode):
+    """The first PyTorch call of the block whose result is a tensor on a GPU (the answer's copy of x there, as a rule)
+    is followed by a spin of `ms` on the current stream: the work queued there after it ends `ms` later than the host's
+    return from that call.  A blocking copy of x to the GPU waits for the caller's earlier work, so a busy caller alone
+    leaves the answer's own work as quick as ever."""
+
+    def __init__(self, ms: float) -> None:
+        super().__init__()
+        self.ms, self.done = ms, False
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        result = func(*args, **(kwargs or {}))
+        if (not self.done and isinstance(result, torch.Tensor) and result.device.type == "cuda"
+                and not torch.cuda.is_current_stream_capturing()):
+            self.done = True
+            gpu_sleep(self.ms / 1e3)  # inside the mode's handler: not seen by the mode again
+        return result
+
+
+def _from_every_caller(judged: Callable[..., None], cases: Iterator[Any]) -> None:
+    """Where CUDA is in use, the answer called once more from each kind of PyTorch caller but the default stream
+    (streams.TORCH_CALLERS), a case of its own each (`judged(case, x, caller=...)`): inside `with
+    torch.cuda.stream(s):`, after torch.cuda.set_stream(s), and on a side stream still busy with earlier work; every
+    stream but the caller's starts LANDED_LATE_MS late (`streams.widened`: a wait missing between the answer's streams
+    shows in its values), and for the busy caller the work after the answer's first GPU result is CALLER_LATE_MS late
+    (a wait with a time limit ends before it).  Round 32's adversary, on the H200: x copied to the GPU on the current
+    stream and the work queued on torch.cuda.default_stream() named; a side stream whose result the caller's .cpu()
+    never waited for; a result in pinned memory waited for by polling an event for at most 50 ms: each PASSed, every
+    call from the default stream, the answer's own streams on time (they FAILed in a fresh process only, where the
+    first kernels load late)."""
+    if not _cuda_in_use():
+        return
+    gpu_cycles_per_second()  # calibrated here, not inside the answer (the calibration waits for the GPU)
+    for kind, case in zip(("with", "set_stream", "busy"), cases, strict=False):
+        x = case.tensor()
+        with torch_caller(kind) as caller, widened(LANDED_LATE_MS, spare=(caller.stream,)), (
+                _LateAfterFirstGPUResult(CALLER_LATE_MS) if kind == "busy" else nullcontext()):
+            judged(case, x, caller=caller.says)
 
 
 # ------------------------------------------------------------------------------------------
@@ -1175,7 +1220,7 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
         yours = settings.keeping(ex, answer, WATCHED_SETTINGS, seeds=True, repeats=settings.Repeats())
         results, pinned = _tensor_results(), [False]
 
-        def judged(case: Activations, x: torch.Tensor, again: str = "") -> None:
+        def judged(case: Activations, x: torch.Tensor, again: str = "", caller: str = "") -> None:
             before = x.clone()
             _caller_busy()
             got = yours(x)
@@ -1221,11 +1266,12 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
                 results.keep(case, got)
                 return
             index = _worst(error - allowed)
-            ex.expect(False, (f"{again}: " if again else "") + f"for {case}, {_row(x, index)}: returned "
-                      f"{float(got64[index]):.6g}, the exact RMS is {float(want[index]):.6g}" + (
+            ex.expect(False, (f"{again or caller}: " if again or caller else "") + f"for {case}, {_row(x, index)}: "
+                      f"returned {float(got64[index]):.6g}, the exact RMS is {float(want[index]):.6g}" + (
                           f" (a relative error of {float(error[index] / want[index]):.1e}, more than fp16's rounding, "
                           "2**-10)" if want[index] > 0 else ""),
-                      AGAIN_HINT if again else _rms_hint(yours, x[index], float(got64[index]), float(want[index])))
+                      AGAIN_HINT if again else CALLER_HINT if caller else
+                      _rms_hint(yours, x[index], float(got64[index]), float(want[index])))
 
         def holds(case: Activations) -> None:
             judged(case, case.tensor())
@@ -1258,6 +1304,8 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
         passed = ex.passed  # called again on a tensor changed in place, and on a new one in a freed one's place
         _again(judged, *(Activations((4, 33), -1.0 + k, 1.0 + k, "", "contiguous", 21 + k) for k in range(3)))
         _rearranged(judged, Given(GIVEN_ROWS), Given(GIVEN_ROWS[1:] + GIVEN_ROWS[:1]))
+        _from_every_caller(judged, (Activations((4, 33), -1.0 + k, 2.0 + k, "", "contiguous", 31 + k)
+                                    for k in range(3)))
         _landed_large(ex, answer, lambda draw: (torch.randn(8192, 8192, generator=torch.Generator().manual_seed(draw))
                                                 * (draw + 1)).half(), pinned)
         ex.passed = passed + 1
@@ -1586,7 +1634,7 @@ def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor
         yours = settings.keeping(ex, watched, WATCHED_SETTINGS, seeds=True, repeats=settings.Repeats())
         results, pinned = _tensor_results(), [False]
 
-        def judged(case: Readings, x: torch.Tensor, again: str = "") -> None:
+        def judged(case: Readings, x: torch.Tensor, again: str = "", caller: str = "") -> None:
             before = x.clone()
             _caller_busy()
             got, watch = yours(x, case.n <= WATCHED_BELOW_UP_TO)
@@ -1601,11 +1649,12 @@ def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor
                 worst = int(got.argmin())
             row, value = case.rows[worst], float(got[worst])
             if not bool((error <= allowed).all()) or value < 0:
-                ex.expect(False, (f"{again}: " if again else "") + f"for {case}, row {worst} ({row}, seed "
-                          f"{case.seed}): returned {value:.6g}, the exact variance is {float(exact[worst]):.6g}, "
+                ex.expect(False, (f"{again or caller}: " if again or caller else "") + f"for {case}, row {worst} "
+                          f"({row}, seed {case.seed}): returned {value:.6g}, the exact variance is "
+                          f"{float(exact[worst]):.6g}, "
                           f"{float(error[worst]):.2g} away (allowed: {float(allowed[worst]):.2g}"
                           + (", but never a negative variance)" if value < 0 else ")"),
-                          AGAIN_HINT if again else
+                          AGAIN_HINT if again else CALLER_HINT if caller else
                           _accuracy_hint(x[worst], value, float(exact[worst]), float(allowed[worst]), watch))
             results.keep(case, got)
 
@@ -1647,6 +1696,8 @@ def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor
         _again(judged, *(Readings(16, (Row("normal", 10.0 * k, 1.0 + k), Row("ramp", -3.0, 2.0 + k)), False, 21 + k)
                          for k in range(3)))
         _rearranged(judged, *(Readings(17, rows, False, 0) for rows in (RAMPS, RAMPS[1:] + RAMPS[:1])))
+        _from_every_caller(judged, (Readings(16, (Row("normal", 5.0 * k, 1.0 + k), Row("ramp", -2.0, 1.0 + k)), False,
+                                             31 + k) for k in range(3)))
         _landed_large(ex, answer, lambda draw: 1e3 + torch.randn(
             8192, 8192, generator=torch.Generator().manual_seed(draw)) * (draw + 1), pinned)
         ex.passed = passed + 1

@@ -48,7 +48,7 @@ import gc
 import itertools
 import math
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
@@ -75,6 +75,7 @@ from . import (
 from .properties import finite, for_all, real, shown, st
 from .settings import (
     BASIC,
+    HINT,
     SEED_HINT,
     SETTINGS,
     generator_states,
@@ -212,6 +213,31 @@ def _speedup_hint(case: Costs, got: float, want: float) -> str:
 # made (`seeds=True`), and the states are put back when the check ends, as nb02's checks do.
 GENERATOR_STATES = ("torch.get_rng_state()", "np.random.get_state()", "random.getstate()")
 SPEEDUP_WATCHED = tuple(name for name in SETTINGS if name not in GENERATOR_STATES)
+GPU_CHECKS_WATCHED = SPEEDUP_WATCHED  # the GPU checks' too, read once around the whole check (`_every_setting_kept`)
+
+
+@contextmanager
+def _every_setting_kept(ex: Checker) -> Iterator[None]:
+    """Every setting of GPU_CHECKS_WATCHED read when a GPU check starts and when it ends: one left changed FAILs, named,
+    and is put back.  Read around the whole check, not around each call (BASIC is, with `keeping`): read around each
+    call, the reads would fall inside the timed windows and the captures.  Round 32's adversary of 07 left
+    cudnn.benchmark on, cudnn.enabled off, the collector disabled, or sync debug mode on 'warn', and PASSed on the
+    H200: the three GPU checks watched BASIC alone."""
+    before = read(GPU_CHECKS_WATCHED)
+    failing = False
+    try:
+        yield
+    except BaseException:
+        failing = True
+        raise
+    finally:
+        after = read(GPU_CHECKS_WATCHED)
+        changed = put_back(before, after)
+        if changed and not failing:
+            ex.expect(False, f"{ex.name} left {changed[0]} {after[changed[0]]} after it returned (it was "
+                             f"{before[changed[0]]})", HINT)
+
+
 AGAIN_NUDGE = 3e-5  # relative: far above the tolerance (1e-6), within the 4 or 5 digits that a rounded memo keeps
 
 
@@ -656,7 +682,7 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
                                           "too large refused, from every kind of caller: CUDA graphs exist on "
                                           "a GPU only"):
         return
-    with exercise("bucketed_graphs") as ex:
+    with exercise("bucketed_graphs") as ex, _every_setting_kept(ex):
         require_cuda("check_bucketed_graphs")
         gpu_cycles_per_second()  # calibrated now: calibrating waits for the GPU
         yours = keeping(ex, ex.answer(bucketed_graphs), BASIC)
@@ -915,7 +941,7 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
                                         "of every dtype, on the GPU and on the host, against eager PyTorch, "
                                         "from every kind of caller: CUDA graphs exist on a GPU only"):
         return
-    with exercise("graphed_model") as ex:
+    with exercise("graphed_model") as ex, _every_setting_kept(ex):
         require_cuda("check_graphed_model")
         gpu_cycles_per_second()
         yours = keeping(ex, ex.answer(graphed_model), BASIC)
@@ -931,6 +957,7 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
             checkpoints = _checkpoints(plan)
             twins = [_twins(), *(_twins(checkpoint) for checkpoint in checkpoints)]
             torch.cuda.synchronize()
+            tensors_were = _model_tensors(model)
             with torch_caller(kind) as builder, _counting_graphs() as graphs:
                 hooks = graphs.counting_forwards(model)  # before the answer: a private copy it makes has them too
                 example = torch.randn(rows, features, device="cuda", generator=gen)  # late, for a busy caller
@@ -994,17 +1021,32 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
                 for hook in hooks:
                     hook.remove()
             kept_stream += [s.call.kept_stream for s in served]
+            changed = [f"{name} {was} became {now}" for (name, was), (_, now)
+                       in zip(tensors_were, _model_tensors(model), strict=False) if was != now]
             _judge_served(ex, where, plan, (built, captured_late, all(kept_stream)), served, update_errors,
-                          torch.equal(example, kept))
+                          torch.equal(example, kept), changed)
 
         for_all(ex, serve_cases(), holds, examples=6, chosen=SERVE_CASES, budget_s=4.0, describe=_serve_call)
 
 
+def _model_tensors(model: torch.nn.Module) -> list[tuple[str, tuple[object, ...]]]:
+    """Each parameter's and buffer's dtype, device and requires_grad, by name: the caller's model as it stands."""
+    return [(name, (t.dtype, t.device, t.requires_grad))
+            for name, t in [*model.named_parameters(), *model.named_buffers()]]
+
+
 def _judge_served(ex: Checker, where: str, plan: tuple[tuple[int, int], ...], counts: tuple[int, int, bool],
-                  served: list[_Served], update_errors: list[tuple[int, Exception]], example_kept: bool) -> None:
+                  served: list[_Served], update_errors: list[tuple[int, Exception]], example_kept: bool,
+                  model_changed: Sequence[str] = ()) -> None:
     """Every sub-check of one case: `counts` holds the graphs captured by building and by the updates, and
-    whether the caller's stream stayed current after every call."""
+    whether the caller's stream stayed current after every call; `model_changed`: what became of the caller's model's
+    tensors (dtype, device, requires_grad), if anything (round 32's adversary converted it with model.double(), or
+    turned its gradients off, and PASSed on the H200)."""
     found = Findings()
+    found.expect(not model_changed, f"{where}: after the calls, the caller's model had changed: {model_changed[0]}"
+                 if model_changed else "", "graphed_model may copy the model or capture it as it is, but the caller's "
+                 "model stays as it was for its other uses (training it, saving it): a conversion (.double(), .half()) "
+                 "or requires_grad_(False) on the model given changes it for all of them")
     built, captured_late, kept_stream = counts
     found.expect(kept_stream, f"{where}: after a call of yours, another stream than the caller's was current",
                  LEFT_STREAM)
@@ -1022,6 +1064,10 @@ def _judge_served(ex: Checker, where: str, plan: tuple[tuple[int, int], ...], co
     answered = [s for s in served if s.call.error is None]
     shaped = [s for s in answered if isinstance(s.call.out, torch.Tensor) and s.call.out.device == s.call.x.device
               and s.call.out.shape == s.want64.shape]
+    typed = [s for s in shaped if s.call.out.dtype != s.want32.dtype]
+    found.expect(not typed, f"{where}: run returned {typed[0].call.out.dtype}; the model's output is "
+                 f"{typed[0].want32.dtype}" if typed else "", "the graph computes what the model computes, in its own "
+                 "dtype: the caller goes on with the output in the dtype its model gives")
     found.expect(len(shaped) == len(answered), f"{where}: run returned "
                  f"{what_returned(next(s.call.out for s in answered if s not in shaped))}, not the model's output"
                  if len(shaped) < len(answered) else "", "return the model's output for x, as a tensor on the GPU")
@@ -1193,7 +1239,7 @@ def check_graphed_scheduled_step(
                        "the host's waits for the GPU, from every kind of caller: CUDA graphs and capturable Adam "
                        "exist on a GPU only"):
         return
-    with exercise("graphed_scheduled_step") as ex:
+    with exercise("graphed_scheduled_step") as ex, _every_setting_kept(ex):
         require_cuda("check_graphed_scheduled_step")
         gpu_cycles_per_second()
         # Each call of the answer, and of the function it returns, must leave the BASIC settings as it found them

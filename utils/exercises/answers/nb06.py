@@ -1550,6 +1550,192 @@ if has_cuda():
         "two passes on a side stream that never waits for x's non_blocking copy": _variance_wait_one_direction,
     })
 
+
+# Round 32's adversary of 06, the answers only a GPU judges (H200, 2026-11-30): two wrong answers PASSed there, each for
+# the RMS and the variance (the work on torch.cuda.default_stream() named, x copied on the caller's; a pinned result
+# waited for by polling an event for at most 50 ms), and the check now calls from every kind of caller
+# (`_from_every_caller`); the other wrong answers FAILed there, and the right ones PASSed, before that change
+def _r32_gpu_rms(xg):
+    return xg.float().pow(2).mean(dim=-1).sqrt().half()
+
+
+def _r32_gpu_var(xg):
+    return (xg - xg.mean(dim=-1, keepdim=True)).square().mean(dim=-1)
+
+
+def _r32_gpu_rms_caller_never_waits(x):
+    """WRONG: the side stream waits for the caller's stream (one direction), computes there; but .cpu() is queued on
+    the caller's stream after the block, and the caller's stream never waits for the side stream: the copy back can
+    read the result before the side stream's kernels wrote it (a wait missing in the other direction)."""
+    cur = torch.cuda.current_stream()
+    s = torch.cuda.Stream()
+    xg = x.cuda()
+    s.wait_stream(cur)
+    with torch.cuda.stream(s):
+        out = _r32_gpu_rms(xg)
+    return out.cpu()
+
+
+def _r32_gpu_var_caller_never_waits(x):
+    """WRONG: the same for the variance: the side stream waits for the caller, the caller's .cpu() does not wait for
+    the side stream."""
+    cur = torch.cuda.current_stream()
+    s = torch.cuda.Stream()
+    xg = x.cuda()
+    s.wait_stream(cur)
+    with torch.cuda.stream(s):
+        out = _r32_gpu_var(xg)
+    return out.cpu()
+
+
+def _r32_gpu_rms_sync_wrong_stream(x):
+    """WRONG: copied back with non_blocking=True into pinned memory on a side stream, then the CALLER's stream is
+    synchronized (torch.cuda.current_stream().synchronize() after the `with` block), not the side stream that does the
+    copy."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        out = _r32_gpu_rms(x.cuda()).to("cpu", non_blocking=True)
+    torch.cuda.current_stream().synchronize()
+    return out
+
+
+def _r32_gpu_rms_default_stream_compute(x):
+    """WRONG (only for a caller on a side stream): x copied to the GPU on the caller's current stream, the kernels
+    and the copy back queued on torch.cuda.default_stream() explicitly, with no wait between the two: from a caller on
+    the default stream (the only caller nb06's checks use) they are one stream, so it PASSes; a caller inside
+    `with torch.cuda.stream(s):` races (the compute reads x before its copy lands)."""
+    xg = torch.empty(x.shape, dtype=x.dtype, device="cuda")
+    xg.copy_(x.pin_memory(), non_blocking=True)  # on the caller's current stream
+    with torch.cuda.stream(torch.cuda.default_stream()):
+        return _r32_gpu_rms(xg).cpu()
+
+
+def _r32_gpu_var_default_stream_compute(x):
+    """WRONG (only for a caller on a side stream): as _r32_gpu_rms_default_stream_compute, for the variance."""
+    xg = torch.empty(x.shape, dtype=x.dtype, device="cuda")
+    xg.copy_(x.pin_memory(), non_blocking=True)
+    with torch.cuda.stream(torch.cuda.default_stream()):
+        return _r32_gpu_var(xg).cpu()
+
+
+def _r32_gpu_rms_polls_with_timeout(x):
+    """WRONG (depends on the GPU's speed): copied back into pinned memory with non_blocking=True, then an event on that
+    stream polled with query() for at most 50 ms ("never hang"): it returns pinned memory still being written whenever
+    the GPU is busier than 50 ms (the check's late streams add 20 ms: it waits long enough there, and PASSes)."""
+    import time
+    out = _r32_gpu_rms(x.cuda()).to("cpu", non_blocking=True)
+    ev = torch.cuda.Event()
+    ev.record()
+    deadline = time.perf_counter() + 0.05
+    while not ev.query() and time.perf_counter() < deadline:
+        time.sleep(1e-4)
+    return out
+
+
+def _r32_gpu_var_polls_with_timeout(x):
+    """WRONG (depends on the GPU's speed): as _r32_gpu_rms_polls_with_timeout, for the variance."""
+    import time
+    out = _r32_gpu_var(x.cuda()).to("cpu", non_blocking=True)
+    ev = torch.cuda.Event()
+    ev.record()
+    deadline = time.perf_counter() + 0.05
+    while not ev.query() and time.perf_counter() < deadline:
+        time.sleep(1e-4)
+    return out
+
+
+def _r32_gpu_var_no_record_stream(x):
+    """WRONG (a freed block reused while a side stream still reads it): x copied to the GPU on the caller's stream,
+    the side stream waits and computes from it; x's GPU copy is dropped without record_stream, and a scratch tensor
+    of the same size is then made and filled on the caller's stream: the caching allocator hands it x's block while the
+    side stream may not have read x yet."""
+    cur = torch.cuda.current_stream()
+    s = torch.cuda.Stream()
+    xg = x.cuda()
+    s.wait_stream(cur)
+    with torch.cuda.stream(s):
+        mean = xg.mean(dim=-1, keepdim=True)
+        d = xg - mean
+    del xg
+    scratch = torch.empty(x.shape, dtype=x.dtype, device="cuda")
+    scratch.fill_(0.0)
+    with torch.cuda.stream(s):
+        out = d.square().mean(dim=-1)
+    cur.wait_stream(s)
+    del scratch
+    return out.cpu()
+
+
+def _r32_gpu_rms_all_on_private_stream(x):
+    """RIGHT (another stream than the caller's): everything on a private stream, the copy in, the kernels and a
+    blocking .cpu() there: x is host memory, so nothing depends on the caller's stream, and .cpu() waits for the
+    private stream."""
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        return _r32_gpu_rms(x.cuda()).cpu()
+
+
+def _r32_gpu_rms_cupy_on_torch_stream(x):
+    """RIGHT: CuPy in float32 on PyTorch's current stream (cupy.cuda.ExternalStream), copied back with a blocking
+    cupy.asnumpy on that stream."""
+    import cupy
+    stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    with stream:
+        xg = cupy.asarray(x.contiguous().numpy())
+        out = cupy.sqrt(cupy.mean(xg.astype(cupy.float32) ** 2, axis=-1)).astype(cupy.float16)
+        host = cupy.asnumpy(out, stream=stream)
+    stream.synchronize()
+    return torch.from_numpy(np.ascontiguousarray(host)).reshape(x.shape[:-1])
+
+
+def _r32_gpu_var_both_waits_pinned(x):
+    """RIGHT: side stream waits for the caller, computes, copies back non_blocking into pinned memory, records an event
+    AFTER the copy, and the function synchronizes that event."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        xg = x.cuda(non_blocking=True)
+        out = _r32_gpu_var(xg).to("cpu", non_blocking=True)
+        ev = torch.cuda.Event()
+        ev.record(s)
+    ev.synchronize()
+    return out
+
+
+if has_cuda():
+    WRONG_RMS.update({
+        "round 32: side stream waits for the caller, the caller's .cpu() never waits for it":
+            _r32_gpu_rms_caller_never_waits,
+        "round 32: non_blocking copy back on a side stream, the caller's stream synchronized":
+            _r32_gpu_rms_sync_wrong_stream,
+        "round 32: compute on torch.cuda.default_stream(), x copied on the caller's stream, no wait":
+            _r32_gpu_rms_default_stream_compute,
+        "round 32: pinned result, an event polled for at most 50 ms":
+            _r32_gpu_rms_polls_with_timeout,
+    })
+    RIGHT_RMS.update({
+        "round 32: everything on a private stream, blocking .cpu() there":
+            _r32_gpu_rms_all_on_private_stream,
+        "round 32: CuPy on PyTorch's current stream (ExternalStream), blocking asnumpy":
+            _r32_gpu_rms_cupy_on_torch_stream,
+    })
+    WRONG_VARIANCE.update({
+        "round 32: side stream waits for the caller, the caller's .cpu() never waits for it":
+            _r32_gpu_var_caller_never_waits,
+        "round 32: compute on torch.cuda.default_stream(), x copied on the caller's stream, no wait":
+            _r32_gpu_var_default_stream_compute,
+        "round 32: pinned result, an event polled for at most 50 ms":
+            _r32_gpu_var_polls_with_timeout,
+        "round 32: x's GPU copy freed without record_stream while the side stream reads it":
+            _r32_gpu_var_no_record_stream,
+    })
+    RIGHT_VARIANCE.update({
+        "round 32: both waits, pinned copy back, event recorded after the copy":
+            _r32_gpu_var_both_waits_pinned,
+    })
+
+
 WRONG = {
     "check_dot_tolerance": WRONG_TOLERANCES,
     "check_rms": WRONG_RMS,

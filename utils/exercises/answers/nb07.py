@@ -1521,6 +1521,340 @@ ALSO_RIGHT_SCHEDULED_STEPS = {
 }
 
 
+# Round 32's adversary of 07, the answers of its GPU checks (judged on the H200, 2026-11-30, calls T and U): the
+# settings left changed and the caller's model changed PASSed in call T; the checks now read every setting around the
+# whole check and look at the model after it (`_every_setting_kept`, `_model_tensors`), and these FAIL (call U).  Three
+# still PASS: MISJUDGED_ON_A_GPU, below
+def _r32_capture(fn, static_in, side=None):
+    """Warm up on a side stream, then capture fn(static_in) on it; (graph, static_out)."""
+    side = side or torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn(static_in)
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=side):
+        out = fn(static_in)
+    return g, out
+
+
+def _r32_buckets(fn, buckets, feature_shape):
+    graphs = {}
+    side = torch.cuda.Stream()
+    for size in sorted(buckets):
+        static_x = torch.zeros(size, *feature_shape, device="cuda")
+        g, static_y = _r32_capture(fn, static_x, side)
+        graphs[size] = (g, static_x, static_y)
+    return graphs
+
+
+def _r32_pick(graphs, batch):
+    size = next((s for s in sorted(graphs) if s >= batch), None)
+    if size is None:
+        raise ValueError(f"a batch of {batch} rows is larger than every bucket")
+    return graphs[size]
+
+
+def _r32_bg_side_stream_no_record_stream(fn, buckets, feature_shape):
+    """Wrong (memory handed to another stream too early): replays on a stream of its own with waits both ways (the
+    course's right "waiting" variant), but without out.record_stream(caller): the result is allocated from the side
+    stream's pool, so when the caller drops it, the caching allocator may give the block to the next run's clone on the
+    side stream while a kernel the caller queued on ITS stream (or, with two callers in turn, on the other caller's
+    stream, which the side stream does not wait for) still reads it.  The check keeps every result alive until it has
+    judged all calls, so no block is ever reused: expected to PASS."""
+    graphs = _r32_buckets(fn, buckets, feature_shape)
+    side = torch.cuda.Stream()
+
+    def run(x):
+        g, static_x, static_y = _r32_pick(graphs, x.shape[0])
+        caller = torch.cuda.current_stream()
+        side.wait_stream(caller)
+        with torch.cuda.stream(side):
+            static_x[: x.shape[0]].copy_(x)
+            g.replay()
+            out = static_y[: x.shape[0]].clone()
+        caller.wait_stream(side)
+        return out  # no out.record_stream(caller), no x.record_stream(side)
+    return run
+
+
+def _r32_bg_gc_disabled_for_capture(fn, buckets, feature_shape):
+    """Wrong (a global setting changed and left): gc.disable() "so that a collection cannot run during a capture"
+    (a collection mid-capture frees tensors whose memory the graph may reuse: a common worry), never re-enabled.  The
+    GPU checks watch the BASIC settings only (grad mode, dtype, device, TF32, determinism); and the check's own
+    `collecting = gc.isenabled()`, read after the answer returned, then leaves the collector off after the check."""
+    import gc
+
+    gc.disable()
+    graphs = _r32_buckets(fn, buckets, feature_shape)
+
+    def run(x):
+        g, static_x, static_y = _r32_pick(graphs, x.shape[0])
+        static_x[: x.shape[0]].copy_(x)
+        g.replay()
+        return static_y[: x.shape[0]].clone()
+    return run
+
+
+def _r32_bg_noncontiguous_unsafe_copy(fn, buckets, feature_shape):
+    """Wrong (a special case of the inputs the check draws: every x is a fresh contiguous torch.randn): copies the
+    batch in through flat views, `static_x.view(-1)[:n].copy_(x.view(-1))`: a transposed or sliced batch (x[:, ::2],
+    a row-major view of a column-major buffer) makes x.view(-1) raise, where the task takes any (batch, *features)
+    tensor.  Expected to PASS (the check never gives a non-contiguous x)."""
+    graphs = _r32_buckets(fn, buckets, feature_shape)
+
+    def run(x):
+        g, static_x, static_y = _r32_pick(graphs, x.shape[0])
+        static_x.view(-1)[: x.numel()].copy_(x.view(-1))
+        g.replay()
+        return static_y[: x.shape[0]].clone()
+    return run
+
+
+def _r32_bg_cudnn_benchmark_left(fn, buckets, feature_shape):
+    """Wrong (a global setting changed and left): torch.backends.cudnn.benchmark = True before the warm-ups "so that
+    the captured kernels are the fastest" (a real recipe), never set back: every later convolution of the caller's
+    process autotunes (nondeterministic algorithm choice, memory spikes).  Not in BASIC: expected to PASS."""
+    torch.backends.cudnn.benchmark = True
+    graphs = _r32_buckets(fn, buckets, feature_shape)
+
+    def run(x):
+        g, static_x, static_y = _r32_pick(graphs, x.shape[0])
+        static_x[: x.shape[0]].copy_(x)
+        g.replay()
+        return static_y[: x.shape[0]].clone()
+    return run
+
+
+def _r32_served(model, example):
+    static_x = example.clone()
+    with torch.no_grad():
+        g, static_y = _r32_capture(model, static_x)
+    return g, static_x, static_y
+
+
+def _r32_gm_cudnn_disabled_left(model, example):
+    """Wrong (a global setting changed and left): torch.backends.cudnn.enabled = False "cuDNN's batch norm is not
+    safe to capture" (a misbelief), left so: every convolution and RNN of the caller's process afterwards runs without
+    cuDNN (several times slower).  BatchNorm1d then runs PyTorch's native kernel: same values.  Not in BASIC: expected
+    to PASS."""
+    torch.backends.cudnn.enabled = False
+    g, static_x, static_y = _r32_served(model, example)
+
+    def run(x):
+        static_x.copy_(x)
+        g.replay()
+        return static_y.clone()
+    return run, lambda state_dict: model.load_state_dict(state_dict)
+
+
+def _r32_gm_served_in_float64(model, example):
+    """Wrong (the caller's model changed and left; a result of the wrong dtype): model.double() "for precision", the
+    graph captured in float64, run returning float64 rows.  The values are nearer float64 than eager float32's, so
+    within the check's tolerance; the check compares shape and device of run's result, not its dtype (exercise 2's
+    does), and never looks at the caller's model after: its weights are float64 now, and the caller's own
+    model(x) with float32 x raises a dtype error.  Expected to PASS."""
+    model.double()
+    static_x = example.double()
+    with torch.no_grad():
+        g, static_y = _r32_capture(model, static_x)
+
+    def run(x):
+        static_x.copy_(x)
+        g.replay()
+        return static_y.clone()
+    return run, lambda state_dict: model.load_state_dict(state_dict)
+
+
+def _r32_gm_requires_grad_off_left(model, example):
+    """Wrong (the caller's model changed and left): model.requires_grad_(False) "so that the capture records no
+    autograd" instead of torch.no_grad(), never set back: the caller's model is frozen for good (a fine-tune of it
+    afterwards trains nothing, silently: backward() raises only if no input requires grad).  Values right; the check
+    never inspects the model's flags.  Expected to PASS."""
+    model.requires_grad_(False)
+    static_x = example.clone()
+    g, static_y = _r32_capture(model, static_x)
+
+    def run(x):
+        static_x.copy_(x)
+        g.replay()
+        return static_y.clone()
+    return run, lambda state_dict: model.load_state_dict(state_dict)
+
+
+def _r32_gm_update_on_side_stream_no_record_stream(model, example):
+    """Right (a probe; another stream, with waits both ways): update stages each host tensor of the checkpoint
+    through a fresh pinned buffer copied with non_blocking=True on a stream of its own, which waits for the caller's
+    stream first, and for which the caller's stream waits after.  Every block the side stream reads (the caller's GPU
+    checkpoint tensors, the fresh pinned buffers) is either kept by the caching host allocator until its copy ran, or
+    freed to the caller's stream's pool, whose later work is ordered after the wait: right.  Expected to PASS."""
+    g, static_x, static_y = _r32_served(model, example)
+    side = torch.cuda.Stream()
+
+    def run(x):
+        static_x.copy_(x)
+        g.replay()
+        return static_y.clone()
+
+    def update(state_dict):
+        caller = torch.cuda.current_stream()
+        side.wait_stream(caller)
+        with torch.cuda.stream(side), torch.no_grad():
+            for name, t in model.state_dict().items():
+                value = state_dict[name]
+                if not value.is_cuda:
+                    value = value.to(t.dtype).pin_memory()
+                t.copy_(value, non_blocking=True)
+        caller.wait_stream(side)
+    return run, update
+
+
+def _r32_ss_gc_disabled_left(model, optimizer, loss_fn, x_example, y_example):
+    """Wrong (a global setting changed and left): gc.disable() before the warm-up and the capture, never enabled again.
+    The check reads `collecting = gc.isenabled()` after the answer built its step, so it leaves the collector off too;
+    BASIC does not hold gc.isenabled().  Expected to PASS."""
+    import gc
+
+    gc.disable()
+    return _r32_scheduled(model, optimizer, loss_fn, x_example, y_example)
+
+
+def _r32_ss_sync_debug_mode_left(model, optimizer, loss_fn, x_example, y_example):
+    """Wrong (a global setting changed and left): torch.cuda.set_sync_debug_mode("warn") "to prove that step never
+    synchronizes" (notebook 05's tool), left on: every synchronizing call of the caller's process afterwards warns.
+    Not in BASIC (nb08 watches it; nb07's GPU checks do not).  Expected to PASS."""
+    torch.cuda.set_sync_debug_mode("warn")
+    return _r32_scheduled(model, optimizer, loss_fn, x_example, y_example)
+
+
+def _r32_ss_lr_tensor_float64(model, optimizer, loss_fn, x_example, y_example):
+    """Right (another dtype): the learning rate held in a float64 0-d GPU tensor "so that 3e-4 is exact", filled in
+    place at every step.  Capturable Adam's foreach path mixes it with float32 state; if PyTorch refuses or the
+    rounding differs from the float32 twin's Python float by more than the tolerance, a right answer FAILs."""
+    return _r32_scheduled(model, optimizer, loss_fn, x_example, y_example, lr_dtype=torch.float64)
+
+
+def _r32_ss_lr_set_after_replay(model, optimizer, loss_fn, x_example, y_example):
+    """Wrong (the wait... the order of work in one direction): step fills the learning rate AFTER the replay, "ready
+    for the next step": step n trains with step n-1's rate.  Losses of step n do not depend on rate n, only the next
+    ones and the final parameters do: expected to FAIL from step 2 (a probe of the loss-only comparison)."""
+    return _r32_scheduled(model, optimizer, loss_fn, x_example, y_example, fill_after=True)
+
+
+def _r32_scheduled(model, optimizer, loss_fn, x_example, y_example, lr_dtype=None, fill_after=False):
+    lr = torch.tensor(optimizer.param_groups[0]["lr"], device="cuda", dtype=lr_dtype or torch.get_default_dtype())
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    static_x, static_y = x_example.clone(), y_example.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            optimizer.zero_grad(set_to_none=True)
+            loss_fn(model(static_x), static_y).backward()
+            optimizer.step()
+    torch.cuda.current_stream().wait_stream(side)
+    optimizer.zero_grad(set_to_none=True)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        static_loss = loss_fn(model(static_x), static_y)
+        static_loss.backward()
+        optimizer.step()
+
+    def step(x, y, new_lr):
+        if not fill_after:
+            lr.fill_(new_lr)
+        static_x.copy_(x)
+        static_y.copy_(y)
+        graph.replay()
+        if fill_after:
+            lr.fill_(new_lr)
+        return static_loss
+    return step
+
+
+def _r32_bg_output_ring_per_bucket(fn, buckets, feature_shape):
+    """Wrong (a stale buffer, past the number of calls the check makes): "no allocation per request": each bucket owns
+    a ring of 32 output buffers, and run copies the rows into the next one and returns a view of it, round-robin.
+    Result n of a bucket is overwritten by that bucket's call n + 32: a server whose client holds more than 32
+    results (a batch of requests gathered before sending) sees its early results change.  The check re-reads every
+    result after all calls, but a case makes at most about 16 calls, and at most a few per bucket (the course's own
+    one-buffer-per-bucket answer FAILs).  Expected to PASS."""
+    graphs = _r32_buckets(fn, buckets, feature_shape)
+    rings = {id(g): ([torch.empty_like(static_y) for _ in range(32)], [0]) for g, _, static_y in graphs.values()}
+
+    def run(x):
+        g, static_x, static_y = _r32_pick(graphs, x.shape[0])
+        static_x[: x.shape[0]].copy_(x)
+        g.replay()
+        ring, at = rings[id(g)]
+        out = ring[at[0] % len(ring)][: x.shape[0]]
+        at[0] += 1
+        return out.copy_(static_y[: x.shape[0]])
+    return run
+
+
+def _r32_ss_event_before_replay(model, optimizer, loss_fn, x_example, y_example):
+    """Wrong (an event recorded too early): step works on a stream of its own that waits for the caller, and the
+    caller's stream waits on an event recorded after the copies and the rate's fill, BEFORE the replay ("the inputs
+    are in place: the caller may go on"): the loss the caller then reads, and the next step's copies into the graph's
+    inputs (on the caller's stream... on the side stream, ordered) race with the replay.  Expected to FAIL (the check
+    reads the loss on the caller's stream at once; the side stream starts 20 ms late)."""
+    graph_step = _r32_scheduled(model, optimizer, loss_fn, x_example, y_example)
+    side = torch.cuda.Stream()
+
+    def step(x, y, new_lr):
+        caller = torch.cuda.current_stream()
+        side.wait_stream(caller)
+        with torch.cuda.stream(side):
+            ready = side.record_event()  # too early: before the fill, the copies and the replay
+            loss = graph_step(x, y, new_lr)
+        caller.wait_event(ready)
+        return loss
+    return step
+
+
+WRONG_BUCKETED.update({
+    "round 32: side stream, waits both ways, no record_stream":
+        _r32_bg_side_stream_no_record_stream,
+    "round 32: gc.disable() for the captures, left":
+        _r32_bg_gc_disabled_for_capture,
+    "round 32: flat views for the copy-in (x.view(-1))":
+        _r32_bg_noncontiguous_unsafe_copy,
+    "round 32: cudnn.benchmark turned on and left":
+        _r32_bg_cudnn_benchmark_left,
+    "round 32: a ring of 32 output buffers per bucket":
+        _r32_bg_output_ring_per_bucket,
+})
+WRONG_MODELS.update({
+    "round 32: cudnn.enabled = False, left":
+        _r32_gm_cudnn_disabled_left,
+    "round 32: model.double(), float64 results":
+        _r32_gm_served_in_float64,
+    "round 32: model.requires_grad_(False), left":
+        _r32_gm_requires_grad_off_left,
+})
+ALSO_RIGHT_MODELS.update({
+    "round 32: update on a side stream, pinned staging, waits both ways":
+        _r32_gm_update_on_side_stream_no_record_stream,
+})
+WRONG_SCHEDULED_STEPS.update({
+    "round 32: gc.disable() before capture, left":
+        _r32_ss_gc_disabled_left,
+    "round 32: set_sync_debug_mode('warn') left":
+        _r32_ss_sync_debug_mode_left,
+    "round 32: learning rate filled after the replay":
+        _r32_ss_lr_set_after_replay,
+    "round 32: event recorded before the replay":
+        _r32_ss_event_before_replay,
+})
+ALSO_RIGHT_SCHEDULED_STEPS.update({
+    "round 32: float64 learning-rate tensor":
+        _r32_ss_lr_tensor_float64,
+})
+
+
 WRONG = {
     "check_predicted_speedup": WRONG_SPEEDUPS,
     "check_bucketed_graphs": WRONG_BUCKETED,
@@ -1549,3 +1883,11 @@ MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
                                                                                    "clones: no addresses repeat",
     },
 }
+# Round 32's adversary's, PASSed on the H200 (calls T and U): every x the check gives is contiguous; a case makes fewer
+# calls per bucket than a ring of 32 buffers holds; every x and result is kept alive to the end, so no memory that
+# another stream still reads is freed and handed out again
+MISJUDGED_ON_A_GPU["check_bucketed_graphs"].update({
+    "round 32: flat views for the copy-in (x.view(-1))": "every batch the check gives is contiguous",
+    "round 32: a ring of 32 output buffers per bucket": "no bucket is called 32 times in a case",
+    "round 32: side stream, waits both ways, no record_stream": "the check keeps every x and result alive to the end",
+})

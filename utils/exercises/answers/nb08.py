@@ -1895,9 +1895,9 @@ def double_buffered_staging(model, data):
 
 
 def resident_with_a_device_counter(model, data):
-    """round 32's adversary (GPU only, not yet judged): RIGHT (another algorithm): the whole data set on the GPU, and
-    the batch picked inside the graph by a step counter kept on the GPU (index_select, then the counter advanced modulo
-    the batches): no copy from the host, no Python state per step but the history's index."""
+    """round 32's adversary (GPU only; unregistered, see ALSO_RIGHT): RIGHT (another algorithm): the whole data set on
+    the GPU, and the batch picked inside the graph by a step counter kept on the GPU (index_select, then the counter
+    advanced modulo the batches): no copy from the host, no Python state per step but the history's index."""
     opt = torch.optim.SGD(model.parameters(), lr=nb08.LR, foreach=True)
     tokens, lengths, labels = data
     dev = [tokens.cuda(), lengths.float().cuda(), labels.cuda()]
@@ -2193,10 +2193,12 @@ ALSO_RIGHT = {
         "a list of each step's loss, stacked by losses()": _variant(list_of_losses=True),
         "copies each step's own batch on the side stream, at the start of the step": _variant(copy_current_batch=True),
         "the optimizer's step after the replay, outside the graph": _variant(eager_optimizer=True),
-        # round 32's adversary's (not yet run on a GPU)
+        # round 32's adversary's (both PASS on the H200, 2026-11-30)
         "main.wait_stream(copy_stream) instead of the copied event": waits_for_the_copy_stream,
         "double-buffered staging, events per buffer": double_buffered_staging,
-        "the data set resident, the batch picked in the graph by a device counter": resident_with_a_device_counter,
+        # (round 32's resident_with_a_device_counter, above, is left out: on the H200, calls T and U, its replays
+        # raised a device-side assert inside the check's profiled run, which leaves the process's CUDA unusable, and
+        # the next test failed on it; whether the answer or the check is wrong there is not yet known)
     },
 }
 
