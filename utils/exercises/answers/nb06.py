@@ -1551,10 +1551,11 @@ if has_cuda():
     })
 
 
-# Round 32's adversary of 06, the answers only a GPU judges (H200, 2026-11-30): two wrong answers PASSed there, each for
-# the RMS and the variance (the work on torch.cuda.default_stream() named, x copied on the caller's; a pinned result
-# waited for by polling an event for at most 50 ms), and the check now calls from every kind of caller
-# (`_from_every_caller`); the other wrong answers FAILed there, and the right ones PASSed, before that change
+# Round 32's adversary of 06, the answers only a GPU judges (H200, 2026-11-30).  Each in a fresh process (call S), two
+# wrong answers PASSed, each for the RMS and the variance (the work on torch.cuda.default_stream() named, x copied on
+# the caller's; a pinned result waited for by polling an event for at most 50 ms); in pytest's one process (call T)
+# the other wrong answers PASSed too, their streams on time.  The check now calls from every kind of caller, the
+# answer's other streams late (`_from_every_caller`): every wrong answer FAILs and every right one PASSes (call U)
 def _r32_gpu_rms(xg):
     return xg.float().pow(2).mean(dim=-1).sqrt().half()
 
@@ -1603,8 +1604,8 @@ def _r32_gpu_rms_sync_wrong_stream(x):
 def _r32_gpu_rms_default_stream_compute(x):
     """WRONG (only for a caller on a side stream): x copied to the GPU on the caller's current stream, the kernels
     and the copy back queued on torch.cuda.default_stream() explicitly, with no wait between the two: from a caller on
-    the default stream (the only caller nb06's checks use) they are one stream, so it PASSes; a caller inside
-    `with torch.cuda.stream(s):` races (the compute reads x before its copy lands)."""
+    the default stream they are one stream; a caller inside `with torch.cuda.stream(s):` races (the compute reads x
+    before its copy lands).  PASSed on the H200 while every call came from the default stream (call S)."""
     xg = torch.empty(x.shape, dtype=x.dtype, device="cuda")
     xg.copy_(x.pin_memory(), non_blocking=True)  # on the caller's current stream
     with torch.cuda.stream(torch.cuda.default_stream()):
@@ -1622,7 +1623,7 @@ def _r32_gpu_var_default_stream_compute(x):
 def _r32_gpu_rms_polls_with_timeout(x):
     """WRONG (depends on the GPU's speed): copied back into pinned memory with non_blocking=True, then an event on that
     stream polled with query() for at most 50 ms ("never hang"): it returns pinned memory still being written whenever
-    the GPU is busier than 50 ms (the check's late streams add 20 ms: it waits long enough there, and PASSes)."""
+    the GPU is busier than 50 ms.  PASSed on the H200 while the check's late streams added 20 ms only (call S)."""
     import time
     out = _r32_gpu_rms(x.cuda()).to("cpu", non_blocking=True)
     ev = torch.cuda.Event()

@@ -1562,7 +1562,7 @@ def _r32_bg_side_stream_no_record_stream(fn, buckets, feature_shape):
     stream's pool, so when the caller drops it, the caching allocator may give the block to the next run's clone on the
     side stream while a kernel the caller queued on ITS stream (or, with two callers in turn, on the other caller's
     stream, which the side stream does not wait for) still reads it.  The check keeps every result alive until it has
-    judged all calls, so no block is ever reused: expected to PASS."""
+    judged all calls, so no block is ever reused: PASSes on the H200 (calls T and U; in MISJUDGED_ON_A_GPU)."""
     graphs = _r32_buckets(fn, buckets, feature_shape)
     side = torch.cuda.Stream()
 
@@ -1581,9 +1581,9 @@ def _r32_bg_side_stream_no_record_stream(fn, buckets, feature_shape):
 
 def _r32_bg_gc_disabled_for_capture(fn, buckets, feature_shape):
     """Wrong (a global setting changed and left): gc.disable() "so that a collection cannot run during a capture"
-    (a collection mid-capture frees tensors whose memory the graph may reuse: a common worry), never re-enabled.  The
-    GPU checks watch the BASIC settings only (grad mode, dtype, device, TF32, determinism); and the check's own
-    `collecting = gc.isenabled()`, read after the answer returned, then leaves the collector off after the check."""
+    (a collection mid-capture frees tensors whose memory the graph may reuse: a common worry), never re-enabled.
+    PASSed on the H200 while the GPU checks watched BASIC only (call T); FAILs since they read every setting around
+    the whole check (call U)."""
     import gc
 
     gc.disable()
@@ -1601,7 +1601,7 @@ def _r32_bg_noncontiguous_unsafe_copy(fn, buckets, feature_shape):
     """Wrong (a special case of the inputs the check draws: every x is a fresh contiguous torch.randn): copies the
     batch in through flat views, `static_x.view(-1)[:n].copy_(x.view(-1))`: a transposed or sliced batch (x[:, ::2],
     a row-major view of a column-major buffer) makes x.view(-1) raise, where the task takes any (batch, *features)
-    tensor.  Expected to PASS (the check never gives a non-contiguous x)."""
+    tensor.  PASSes on the H200 (calls T and U: the check never gives a non-contiguous x; in MISJUDGED_ON_A_GPU)."""
     graphs = _r32_buckets(fn, buckets, feature_shape)
 
     def run(x):
@@ -1615,7 +1615,9 @@ def _r32_bg_noncontiguous_unsafe_copy(fn, buckets, feature_shape):
 def _r32_bg_cudnn_benchmark_left(fn, buckets, feature_shape):
     """Wrong (a global setting changed and left): torch.backends.cudnn.benchmark = True before the warm-ups "so that
     the captured kernels are the fastest" (a real recipe), never set back: every later convolution of the caller's
-    process autotunes (nondeterministic algorithm choice, memory spikes).  Not in BASIC: expected to PASS."""
+    process autotunes (nondeterministic algorithm choice, memory spikes).
+    PASSed on the H200 while the GPU checks watched BASIC only (call T); FAILs since they read every setting around
+    the whole check (call U)."""
     torch.backends.cudnn.benchmark = True
     graphs = _r32_buckets(fn, buckets, feature_shape)
 
@@ -1637,8 +1639,9 @@ def _r32_served(model, example):
 def _r32_gm_cudnn_disabled_left(model, example):
     """Wrong (a global setting changed and left): torch.backends.cudnn.enabled = False "cuDNN's batch norm is not
     safe to capture" (a misbelief), left so: every convolution and RNN of the caller's process afterwards runs without
-    cuDNN (several times slower).  BatchNorm1d then runs PyTorch's native kernel: same values.  Not in BASIC: expected
-    to PASS."""
+    cuDNN (several times slower).  BatchNorm1d then runs PyTorch's native kernel: same values.
+    PASSed on the H200 while the GPU checks watched BASIC only (call T); FAILs since they read every setting around
+    the whole check (call U)."""
     torch.backends.cudnn.enabled = False
     g, static_x, static_y = _r32_served(model, example)
 
@@ -1654,7 +1657,8 @@ def _r32_gm_served_in_float64(model, example):
     graph captured in float64, run returning float64 rows.  The values are nearer float64 than eager float32's, so
     within the check's tolerance; the check compares shape and device of run's result, not its dtype (exercise 2's
     does), and never looks at the caller's model after: its weights are float64 now, and the caller's own
-    model(x) with float32 x raises a dtype error.  Expected to PASS."""
+    model(x) with float32 x raises a dtype error.  PASSed on the H200 (call T); FAILs since the check reads run's
+    dtype and the model's tensors (call U)."""
     model.double()
     static_x = example.double()
     with torch.no_grad():
@@ -1671,7 +1675,8 @@ def _r32_gm_requires_grad_off_left(model, example):
     """Wrong (the caller's model changed and left): model.requires_grad_(False) "so that the capture records no
     autograd" instead of torch.no_grad(), never set back: the caller's model is frozen for good (a fine-tune of it
     afterwards trains nothing, silently: backward() raises only if no input requires grad).  Values right; the check
-    never inspects the model's flags.  Expected to PASS."""
+    never inspected the model's flags: PASSed on the H200
+    (call T); FAILs since it reads the model's tensors after the calls (call U)."""
     model.requires_grad_(False)
     static_x = example.clone()
     g, static_y = _r32_capture(model, static_x)
@@ -1688,7 +1693,8 @@ def _r32_gm_update_on_side_stream_no_record_stream(model, example):
     through a fresh pinned buffer copied with non_blocking=True on a stream of its own, which waits for the caller's
     stream first, and for which the caller's stream waits after.  Every block the side stream reads (the caller's GPU
     checkpoint tensors, the fresh pinned buffers) is either kept by the caching host allocator until its copy ran, or
-    freed to the caller's stream's pool, whose later work is ordered after the wait: right.  Expected to PASS."""
+    freed to the caller's stream's pool, whose later work is ordered after the wait: right.
+    PASSes on the H200 (calls T and U)."""
     g, static_x, static_y = _r32_served(model, example)
     side = torch.cuda.Stream()
 
@@ -1713,7 +1719,9 @@ def _r32_gm_update_on_side_stream_no_record_stream(model, example):
 def _r32_ss_gc_disabled_left(model, optimizer, loss_fn, x_example, y_example):
     """Wrong (a global setting changed and left): gc.disable() before the warm-up and the capture, never enabled again.
     The check reads `collecting = gc.isenabled()` after the answer built its step, so it leaves the collector off too;
-    BASIC does not hold gc.isenabled().  Expected to PASS."""
+    BASIC does not hold gc.isenabled().
+    PASSed on the H200 while the GPU checks watched BASIC only (call T); FAILs since they read every setting around
+    the whole check (call U)."""
     import gc
 
     gc.disable()
@@ -1723,7 +1731,8 @@ def _r32_ss_gc_disabled_left(model, optimizer, loss_fn, x_example, y_example):
 def _r32_ss_sync_debug_mode_left(model, optimizer, loss_fn, x_example, y_example):
     """Wrong (a global setting changed and left): torch.cuda.set_sync_debug_mode("warn") "to prove that step never
     synchronizes" (notebook 05's tool), left on: every synchronizing call of the caller's process afterwards warns.
-    Not in BASIC (nb08 watches it; nb07's GPU checks do not).  Expected to PASS."""
+    PASSed on the H200 while the GPU checks watched BASIC only (call T); FAILs since they read every setting around
+    the whole check (call U)."""
     torch.cuda.set_sync_debug_mode("warn")
     return _r32_scheduled(model, optimizer, loss_fn, x_example, y_example)
 
@@ -1731,14 +1740,15 @@ def _r32_ss_sync_debug_mode_left(model, optimizer, loss_fn, x_example, y_example
 def _r32_ss_lr_tensor_float64(model, optimizer, loss_fn, x_example, y_example):
     """Right (another dtype): the learning rate held in a float64 0-d GPU tensor "so that 3e-4 is exact", filled in
     place at every step.  Capturable Adam's foreach path mixes it with float32 state; if PyTorch refuses or the
-    rounding differs from the float32 twin's Python float by more than the tolerance, a right answer FAILs."""
+    rounding differs from the float32 twin's Python float by more than the tolerance, a right answer FAILs.
+    PASSes on the H200 (calls T and U)."""
     return _r32_scheduled(model, optimizer, loss_fn, x_example, y_example, lr_dtype=torch.float64)
 
 
 def _r32_ss_lr_set_after_replay(model, optimizer, loss_fn, x_example, y_example):
     """Wrong (the wait... the order of work in one direction): step fills the learning rate AFTER the replay, "ready
     for the next step": step n trains with step n-1's rate.  Losses of step n do not depend on rate n, only the next
-    ones and the final parameters do: expected to FAIL from step 2 (a probe of the loss-only comparison)."""
+    ones and the final parameters do: FAILs on the H200 (calls T and U; a probe of the loss-only comparison)."""
     return _r32_scheduled(model, optimizer, loss_fn, x_example, y_example, fill_after=True)
 
 
@@ -1780,7 +1790,8 @@ def _r32_bg_output_ring_per_bucket(fn, buckets, feature_shape):
     Result n of a bucket is overwritten by that bucket's call n + 32: a server whose client holds more than 32
     results (a batch of requests gathered before sending) sees its early results change.  The check re-reads every
     result after all calls, but a case makes at most about 16 calls, and at most a few per bucket (the course's own
-    one-buffer-per-bucket answer FAILs).  Expected to PASS."""
+    one-buffer-per-bucket answer FAILs).  PASSes on the H200 (calls T and U; in
+    MISJUDGED_ON_A_GPU)."""
     graphs = _r32_buckets(fn, buckets, feature_shape)
     rings = {id(g): ([torch.empty_like(static_y) for _ in range(32)], [0]) for g, _, static_y in graphs.values()}
 
@@ -1799,8 +1810,8 @@ def _r32_ss_event_before_replay(model, optimizer, loss_fn, x_example, y_example)
     """Wrong (an event recorded too early): step works on a stream of its own that waits for the caller, and the
     caller's stream waits on an event recorded after the copies and the rate's fill, BEFORE the replay ("the inputs
     are in place: the caller may go on"): the loss the caller then reads, and the next step's copies into the graph's
-    inputs (on the caller's stream... on the side stream, ordered) race with the replay.  Expected to FAIL (the check
-    reads the loss on the caller's stream at once; the side stream starts 20 ms late)."""
+    inputs (on the caller's stream... on the side stream, ordered) race with the replay.  FAILs on the H200 (calls T and
+    U: the check reads the loss on the caller's stream at once; the side stream starts 20 ms late)."""
     graph_step = _r32_scheduled(model, optimizer, loss_fn, x_example, y_example)
     side = torch.cuda.Stream()
 

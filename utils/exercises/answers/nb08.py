@@ -1848,7 +1848,7 @@ def _r32_step_builder(model, data, *, fresh_staging=False, pin_each_step=False, 
 
 
 def fresh_staging_without_record_stream(model, data):
-    """round 32's adversary (GPU only, not yet judged): WRONG (a stale buffer, the allocator's): each prefetch allocates
+    """round 32's adversary (GPU only, H200: FAIL): WRONG (a stale buffer, the allocator's): each prefetch allocates
     its staged batch anew on the copy stream and drops the last one, with no `consumed` wait and no record_stream(main):
     the caching allocator hands the freed block to a later copy on the copy stream while the step's stream may still be
     copying out of it."""
@@ -1856,87 +1856,42 @@ def fresh_staging_without_record_stream(model, data):
 
 
 def pins_each_batch_in_step(model, data):
-    """round 32's adversary (GPU only, not yet judged): WRONG (one-time work done at every call): each batch pinned
+    """round 32's adversary (GPU only, H200: FAIL): WRONG (one-time work done at every call): each batch pinned
     inside step() (pin_memory() of pageable memory: a host memcpy of the batch per step, cudaHostAlloc the first times);
     the values are right, the task says pinning is make_fast_step's one-time work."""
     return _r32_step_builder(model, data, pin_each_step=True)
 
 
 def consumed_recorded_on_the_default_stream(model, data):
-    """round 32's adversary (GPU only, not yet judged): WRONG (a wait missing in one direction): `consumed` recorded on
+    """round 32's adversary (GPU only, H200: FAIL): WRONG (a wait missing in one direction): `consumed` recorded on
     torch.cuda.default_stream(), not the caller's current stream: for a side-stream caller the copy stream waits for
     nothing of the step's copy out of the staged buffer, and may overwrite it while the caller's stream reads it."""
     return _r32_step_builder(model, data, consumed_on_default=True)
 
 
 def default_stream_waits_for_the_copy(model, data):
-    """round 32's adversary (GPU only, not yet judged): WRONG (a wait on the wrong stream): the default stream waits for
+    """round 32's adversary (GPU only, H200: FAIL): WRONG (a wait on the wrong stream): the default stream waits for
     `copied`, the caller's stream does not: a side-stream caller reads the staged batch before its copy lands."""
     return _r32_step_builder(model, data, main_waits_default=True)
 
 
 def loss_kept_on_the_copy_stream(model, data):
-    """round 32's adversary (GPU only, not yet judged): WRONG (work queued on a stream that did not wait): each step's
+    """round 32's adversary (GPU only, H200: FAIL): WRONG (work queued on a stream that did not wait): each step's
     loss copied into the history on the copy stream, which waited for nothing of the replay: it reads the graph's loss
     before the replay writes it (the last step's), or after, depending on the GPU's speed."""
     return _r32_step_builder(model, data, loss_on_copy_stream=True)
 
 
 def waits_for_the_copy_stream(model, data):
-    """round 32's adversary (GPU only, not yet judged): RIGHT: main.wait_stream(copy_stream) in place of
+    """round 32's adversary (GPU only; PASSed on the H200, call T): RIGHT: main.wait_stream(copy_stream) in place of
     wait_event(copied): at that point the copy stream holds the batch's copy only."""
     return _r32_step_builder(model, data, wait_stream=True)
 
 
 def double_buffered_staging(model, data):
-    """round 32's adversary (GPU only, not yet judged): RIGHT: two staging buffers used in turn, each with its own
-    `copied` and `consumed` events."""
+    """round 32's adversary (GPU only; PASSed on the H200, call T): RIGHT: two staging buffers used in turn, each with
+    its own `copied` and `consumed` events."""
     return _r32_step_builder(model, data, double_buffer=True)
-
-
-def resident_with_a_device_counter(model, data):
-    """round 32's adversary (GPU only; unregistered, see ALSO_RIGHT): RIGHT (another algorithm): the whole data set on
-    the GPU, and the batch picked inside the graph by a step counter kept on the GPU (index_select, then the counter
-    advanced modulo the batches): no copy from the host, no Python state per step but the history's index."""
-    opt = torch.optim.SGD(model.parameters(), lr=nb08.LR, foreach=True)
-    tokens, lengths, labels = data
-    dev = [tokens.cuda(), lengths.float().cuda(), labels.cuda()]
-    batches = dev[0].shape[0]
-    index = torch.zeros(1, dtype=torch.long, device="cuda")
-    kept = torch.zeros(4096, device="cuda")
-
-    def train():
-        x, n, y = (t.index_select(0, index).squeeze(0) for t in dev)
-        loss = _r32_fast_loss(model, x, n, y, bf16=True)
-        loss.backward()
-        opt.step()
-        index.add_(1).remainder_(batches)
-        return loss
-
-    saved = [p.detach().clone() for p in model.parameters()]
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            opt.zero_grad(set_to_none=True)
-            train()
-    torch.cuda.current_stream().wait_stream(side)
-    opt.zero_grad(set_to_none=True)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        static_loss = train()
-    with torch.no_grad():
-        for p, s in zip(model.parameters(), saved):
-            p.copy_(s)
-        index.zero_()
-    count = [0]
-
-    def step():
-        graph.replay()
-        kept[count[0] % len(kept)].copy_(static_loss)
-        count[0] += 1
-
-    return step, lambda: kept[:min(count[0], len(kept))]
 
 
 WRONG = {
@@ -2196,9 +2151,10 @@ ALSO_RIGHT = {
         # round 32's adversary's (both PASS on the H200, 2026-11-30)
         "main.wait_stream(copy_stream) instead of the copied event": waits_for_the_copy_stream,
         "double-buffered staging, events per buffer": double_buffered_staging,
-        # (round 32's resident_with_a_device_counter, above, is left out: on the H200, calls T and U, its replays
-        # raised a device-side assert inside the check's profiled run, which leaves the process's CUDA unusable, and
-        # the next test failed on it; whether the answer or the check is wrong there is not yet known)
+        # (round 32's "the data set resident, the batch picked in the graph by a device counter",
+        # resident_with_a_device_counter in commit 9c910ea, is left out: on the H200, calls T and U, its replays raised
+        # a device-side assert inside the check's profiled run, which leaves the process's CUDA unusable, and the next
+        # test failed on it; whether the answer or the check is wrong there is not yet known)
     },
 }
 
