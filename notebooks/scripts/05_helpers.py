@@ -108,7 +108,7 @@ def plot_waits(cost: dict, title: str) -> None:
 
     factors = sorted(cost)
     medians = [statistics.median(cost[f]) for f in factors]
-    fig, ax = plt.subplots(figsize=(8, 3.4))
+    _, ax = plt.subplots(figsize=(8, 3.4))
     ax.errorbar(factors, medians, yerr=[[m - cost[f][0] for m, f in zip(medians, factors)],
                                         [cost[f][-1] - m for m, f in zip(medians, factors)]],
                 fmt="o-", capsize=4, label="measured: median of the turns, and their range")
