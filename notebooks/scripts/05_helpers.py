@@ -66,7 +66,7 @@ def start_processes(embedding_script: str) -> tuple[dict[str, Future], Future]:
         for kind in ("illegal address", "misaligned address"):
             started[kind] = utils.start_process(utils.script("05_kernel_faults.py"), kind, timeout=120)
     started["torch._assert_async"] = utils.start_process(utils.script("05_assert_async.py"),
-                                                         unset=ASYNC_ENV_VARS, timeout=120)  # section 3.3
+                                                         unset=ASYNC_ENV_VARS, timeout=120)  # section 3.4
     started["DSA variables"] = utils.start_process(  # section 4
         embedding_script, env={"TORCH_USE_CUDA_DSA": "1", "PYTORCH_USE_CUDA_DSA": "1"},
         unset=["CUDA_LAUNCH_BLOCKING"], timeout=120)
