@@ -895,14 +895,6 @@ def _options_set(config: Any) -> dict[str, Any]:
         return {}
     if unset is not None and isinstance(entries, dict):  # what a user set (PyTorch 2.11 and 2.13): the options'
         # own records, read in microseconds (get_config_copy() builds every option's value: a millisecond)
-        variables = _context_variables(entries)
-        if variables is not None:  # PyTorch 2.13: each option's ContextVar; only those set are in the context
-            found = {}
-            for variable, value in contextvars.copy_context().items():
-                hit = variables.get(variable)
-                if hit is not None and value is not unset and not _same_option(value, hit[1].default):
-                    found[hit[0]] = value
-            return found
         return {name: value for name, entry in entries.items()
                 if not name.startswith("_") and (value := _override(entry, unset)) is not unset
                 and not _same_option(value, entry.default)}
@@ -920,25 +912,6 @@ def _options_put_back(config: Any, changed: dict[str, Any]) -> None:
         # __setattr__, the same in every version (PyTorch 2.11 keeps a user's value in an attribute, 2.13 in a
         # ContextVar: on the H200, 2.11, a read through .get() raised AttributeError in every check)
         setattr(config, name, changed.get(name, config._config[name].default))
-
-
-_VARIABLES: dict[int, tuple[dict[str, Any], int, dict[Any, tuple[str, Any]] | None]] = {}
-
-
-def _context_variables(entries: dict[str, Any]) -> dict[Any, tuple[str, Any]] | None:
-    """{ContextVar: (name, entry)} of a config module's public options where each keeps a user's value in a ContextVar
-    (PyTorch 2.13), else None (2.11: an attribute); kept per module while its options stay as many.  Why: the options
-    of Inductor's config alone are 625 (PyTorch 2.13), and reading each of them at every settings read took about a
-    third of a check's time on a CPU (cProfile of 08's check_fast_loss, 2026-11-30); the context holds the variables
-    that were set, a few."""
-    kept = _VARIABLES.get(id(entries))
-    if kept is None or kept[0] is not entries or kept[1] != len(entries):
-        public = [(name, entry) for name, entry in entries.items() if not name.startswith("_")]
-        variables = ({entry.user_override: (name, entry) for name, entry in public}
-                     if public and all(isinstance(entry.user_override, contextvars.ContextVar) for _, entry in public)
-                     else None)
-        kept = _VARIABLES[id(entries)] = (entries, len(entries), variables)
-    return kept[2]
 
 
 def _override(entry: Any, unset: object) -> object:
