@@ -536,3 +536,29 @@ def test_an_instructors_guide_paces_its_short_version_row_by_row(guide):
     assert TEACH_HEADER[0] not in text.split("\n"), f"{guide.name}: python -m tools.course sync"
     assert teach_table(text, read(LECTURES / guide.with_suffix(".ipynb").name), short_left_out(guide)) == text, (
         f"{guide.name}: its short version's minutes are not what the formula gives: python -m tools.course sync")
+
+
+DRAWS = re.compile(r"plt\.(show|subplots|figure|plot)\(|\bplot_\w+\(|\.savefig\(")
+
+
+def figureless_plot_cells(nb: nbformat.NotebookNode) -> list[int]:
+    """The code cells that draw (pyplot, a plot_ helper, savefig) but store no figure among their outputs."""
+    return [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and DRAWS.search(c.source)
+            and not any("image/png" in o.get("data", {}) for o in c.get("outputs", []))]
+
+
+@pytest.mark.parametrize("path", notebooks(LECTURES, SOLUTIONS), ids=ids)
+def test_a_cell_that_draws_stores_its_figure(path):
+    """A reference run whose kernels drew nothing (2026-11-30: MPLBACKEND=Agg reached nbval's kernels, and five figures
+    of 06, 08 and solutions 03 were stamped away) must not land: students, the slides and the website show the stored
+    outputs."""
+    assert not figureless_plot_cells(read(path)), "cells that draw but store no figure: run it again without MPLBACKEND"
+
+
+def test_a_figureless_plot_cell_is_found():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("plt.plot(x)\nplt.show()"),
+                                         nbformat.v4.new_code_cell("utils.plot_timings(t)"),
+                                         nbformat.v4.new_code_cell("print(1)")])
+    shown = {"image/png": "iVBOR", "text/plain": "<Figure>"}
+    nb.cells[1].outputs = [nbformat.v4.new_output("display_data", data=shown)]
+    assert figureless_plot_cells(nb) == [0]
