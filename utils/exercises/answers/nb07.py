@@ -1675,8 +1675,8 @@ def _r32_gm_requires_grad_off_left(model, example):
     """Wrong (the caller's model changed and left): model.requires_grad_(False) "so that the capture records no
     autograd" instead of torch.no_grad(), never set back: the caller's model is frozen for good (a fine-tune of it
     afterwards trains nothing, silently: backward() raises only if no input requires grad).  Values right; the check
-    never inspected the model's flags: PASSed on the H200
-    (call T); FAILs since it reads the model's tensors after the calls (call U)."""
+    never inspected the model's flags: PASSed on the H200 (call T); FAILs since it reads the model's
+    tensors after the calls (call U)."""
     model.requires_grad_(False)
     static_x = example.clone()
     g, static_y = _r32_capture(model, static_x)
