@@ -474,3 +474,66 @@ def test_each_checkpoint_keeps_about_half_of_the_entries_before_it_and_changes_t
             firsts_kept += int(t.reshape(-1)[0] == before[name].reshape(-1)[0].to(t.dtype))
         before = {k: v.cpu() for k, v in checkpoint.items()}
     assert firsts_kept > 0  # an update that looks at first entries skips some tensor
+
+
+# ---------------------------------------------------------------- exercises 2 and 3: a burst of results held at once
+def _ring_burst(n_results: int, ring: int | None, batch: int = 5) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """`_held_results`'s (input, held result) pairs for an answer whose results are its own (ring None) or
+    views of a ring of `ring` buffers, round-robin: what the caller holds of result k is then the result of the
+    last call to write its buffer."""
+    gen = torch.Generator().manual_seed(35)
+    given = [torch.randn(batch, 4, generator=gen) for _ in range(n_results)]
+    rows = [nb07.row_mlp(x) for x in given]
+    if ring is None:
+        return list(zip(given, rows, strict=True))
+    last = {k % ring: rows[k] for k in range(n_results)}  # each buffer holds the last result written into it
+    return [(x, last[k % ring]) for k, x in enumerate(given)]
+
+
+@host
+@pytest.mark.parametrize("ring", [1, 16, 32, nb07.RING_CALLS - 1])
+def test_the_bucket_judge_fails_results_handed_out_from_a_ring_of_buffers(ring):
+    """Round 32's ring of 32 output buffers per bucket and round 35's ring of 16 PASSed on the H200: a case called run
+    at most 8 times.  A burst of RING_CALLS results held at once wraps every ring smaller than that."""
+    burst = _ring_burst(nb07.RING_CALLS, ring)
+    said = rf"of {nb07.RING_CALLS} results of run held at once \(batches of 5 rows\), result 1 had changed"
+    with pytest.raises(ExerciseFailed, match=said):
+        _judge_buckets_with_burst((8, 32), burst)
+    assert _judge_buckets_with_burst((8, 32), _ring_burst(nb07.RING_CALLS, None)).passed >= 10
+
+
+def _judge_buckets_with_burst(buckets, burst):
+    ex = Checker("bucketed_graphs")
+    graph_of = {b: 100 + b for b in buckets}
+    calls = [_run_call(5)]
+    calls[0].replayed = [graph_of[8]]
+    big = nb07._RunCall(max(buckets) + 1, torch.zeros(1), torch.zeros(1), None, None, [], 0, TOO_LARGE, True)
+    rows = {g: b for b, g in graph_of.items()}
+    with inside_check():
+        nb07._judge_buckets(ex, "bucketed_graphs(...)", buckets, (len(buckets), dict(rows), True), rows, calls, big,
+                            feature_shape=(4,), inputs={g: ((n, 4), torch.float32) for g, n in rows.items()},
+                            burst=burst)
+    return ex
+
+
+@host
+@pytest.mark.parametrize("ring", [1, 16, nb07.RING_CALLS - 1])
+def test_the_serve_judge_fails_results_handed_out_from_a_ring_of_buffers(ring):
+    """Round 35's adversary of 07: graphed_model's run returning one of a ring of 16 output buffers (a case made at
+    most 8 calls of run)."""
+    old = nb07.served_model(0, "cpu")
+    gen = torch.Generator().manual_seed(35)
+    with torch.no_grad():
+        given = [torch.randn(3, nb07.SERVED[0], generator=gen) for _ in range(nb07.RING_CALLS)]
+        want = [(old(x), _in_float64(old)(x.double())) for x in given]
+        last = {k % ring: want[k][0] for k in range(len(given))}
+        ringed = [(last[k % ring], *want[k]) for k in range(len(given))]
+        own = [(w32.clone(), w32, w64) for w32, w64 in want]
+    ex = Checker("graphed_model")
+    with inside_check():
+        nb07._judge_served(ex, "graphed_model(...)", ((1, 1),), (1, 0, True), [_served(0, old, old, old)], [], True,
+                           (), own)
+    said = rf"of {nb07.RING_CALLS} results of run held at once, result 1 had changed"
+    with pytest.raises(ExerciseFailed, match=said), inside_check():
+        nb07._judge_served(Checker("graphed_model"), "graphed_model(...)", ((1, 1),), (1, 0, True),
+                           [_served(0, old, old, old)], [], True, (), ringed)

@@ -73,3 +73,49 @@ def start_processes(embedding_script: str) -> tuple[dict[str, Future], Future]:
     # section 5 (optional) asks whether compute-sanitizer can check a program here: it runs one, so ask now
     sanitizer_check = ThreadPoolExecutor(max_workers=1).submit(utils.sanitizer_status)
     return started, sanitizer_check
+
+
+def time_waits(train, factors, steps: int = 30, turns: int = 5) -> tuple[float, dict]:
+    """Section 7: `train(steps, wait, gpu_work)` timed with and without its waits, in turns, with extra GPU work a
+    step of each factor times the host's time a step (measured first: no waits, no extra work).  Returns that host
+    time and {(factor, wait): [seconds a step, one per turn]}."""
+    import statistics
+
+    utils.timing.gpu_cycles_per_second()  # gpu_sleep's one-time calibration, before anything is timed
+
+    def per_step(wait: bool, gpu_work: float) -> float:
+        with utils.timer(verbose=False) as elapsed:
+            train(steps, wait, gpu_work)
+        return elapsed.seconds / steps
+
+    for wait in (True, False):
+        per_step(wait, 1e-4)  # warm-up
+    host = statistics.median(per_step(False, 0.0) for _ in range(5))
+    timed: dict = {(f, wait): [] for f in factors for wait in (True, False)}
+    for turn in range(turns):
+        for f in factors:
+            for wait in ((True, False) if turn % 2 else (False, True)):  # which goes first alternates
+                timed[f, wait].append(per_step(wait, f * host))
+    return host, timed
+
+
+def plot_waits(cost: dict, title: str) -> None:
+    """Section 7's plot: for each factor, the per-turn ratios with/without (sorted): their median, their range, and
+    (host + GPU) / max(host, GPU), the ratio if host and GPU took turns with the waits and overlapped without."""
+    import statistics
+
+    import matplotlib.pyplot as plt
+
+    factors = sorted(cost)
+    medians = [statistics.median(cost[f]) for f in factors]
+    _, ax = plt.subplots(figsize=(8, 3.4))
+    ax.errorbar(factors, medians, yerr=[[m - cost[f][0] for m, f in zip(medians, factors)],
+                                        [cost[f][-1] - m for m, f in zip(medians, factors)]],
+                fmt="o-", capsize=4, label="measured: median of the turns, and their range")
+    ax.plot(factors, [(1 + f) / max(1.0, f) for f in factors], "k--", label="(host + GPU) / max(host, GPU)")
+    ax.axhline(1.0, color="grey", linewidth=1)
+    ax.set_xlabel("extra GPU work a step, in multiples of the host's time a step")
+    ax.set_ylabel("time with the waits / without")
+    ax.set_title(title)
+    ax.legend(loc="upper right")
+    plt.show()

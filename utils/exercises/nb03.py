@@ -684,7 +684,7 @@ def _fan_keeps_nothing(ex: Any, yours: Callable) -> None:
               "the freed memory (and leaks it); the allocator is told of another stream's use by record_stream")
 
 
-register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=18))
+register(Exercise(NOTEBOOK, "fan_out", check_fan_out, gpu=True, cpu_checks=19))
 
 
 def _one_thread_for_a_large_x(holds: Callable[[Fan], None]) -> Callable[[Fan], None]:
@@ -710,12 +710,14 @@ def _check_fan_out_on_cpu(fan_out: Callable) -> None:
           ex.on_cpu("that output i is fns[i](x), its shape, dtype and values, whether it requires grad and the "
                     "gradient a backward through it gives x, that each fns[i] is called once, in the caller's modes, "
                     "for fans of 1 to 4 streams run in order on the CPU (which says it is a GPU), called with autograd "
-                    "on, off, in inference mode or under autocast, and that no global setting is left changed",
+                    "on, off, in inference mode or under autocast, that no global setting is left changed, and that "
+                    "nothing keeps the outputs alive once the caller drops them",
                     "every kind of caller, the races (a slow producer, a busy side stream, streams that start late, "
                     "outputs freed while the caller's stream still reads them), that each fns[i] runs on "
                     "streams[i], and that the host never waits"),
           cuda_on_cpu(like_a_gpu=True), _cuda_autocast_on_cpu()):
-        holds = _one_thread_for_a_large_x(_fan_values(ex, keeping(ex, ex.answer(fan_out), WATCHED)))
+        yours = keeping(ex, ex.answer(fan_out), WATCHED)
+        holds = _one_thread_for_a_large_x(_fan_values(ex, yours))
         _at_once(ex, holds, (None, FAN, 5, LOSSY["float32"][1], "float32"), _fan_call)  # the heads of 3.0's
         # two draws fewer than CPU_EXAMPLES: the time of round 32's two chosen fans (a large x, an int64 beyond int32)
         for_all(ex, fans(st.none()), holds, examples=CPU_EXAMPLES - 2,
@@ -725,6 +727,9 @@ def _check_fan_out_on_cpu(fan_out: Callable) -> None:
                         # values that a narrower dtype changes (LOSSY: round 32), and a large x, float16 rounding it
                         (None, 4, 3, LOSSY["int64"][0], "int64"), (None, 4, LARGE_X, 1 + 2**-11, "float32", "no_grad")],
                 budget_s=0, describe=_fan_call)
+        # weak references need no GPU (round 35's adversary: an answer that cached its outputs got PART here, and the
+        # list of what needed a GPU did not name this)
+        _fan_keeps_nothing(ex, yours)
 
 
 # ------------------------------------------------------------------------------------------
@@ -2203,6 +2208,11 @@ def _queues_hint(program: Sequence[Op], queues: int, too_late: bool) -> str:
             "kernel queued before it in its hardware queue; which streams share a queue here?")
 
 
+# Round 35's adversary popped each kernel off the caller's list and PASSed; cell 25 passes one list three times
+KEPT_PROGRAM_HINT = ("the caller keeps its program after your call (the notebook simulates one list with 1, 8 and 32 "
+                     "queues): read the list you are given, and leave it as it was")
+
+
 def check_simulate_queues(simulate_queues: Callable[[Sequence[Op], int], Timeline]) -> None:
     """simulate_queues(program, queues) must return each kernel's (start, end) under the stream rules and the
     hardware queues' rule, for any program of kernels and any number of queues: compared with the check's own
@@ -2245,6 +2255,8 @@ def check_simulate_queues(simulate_queues: Callable[[Sequence[Op], int], Timelin
             case = program, queues
             given[:] = program
             got, want = yours(given, queues), queue_rules(program, queues)
+            ex.expect(given == program, f"{call(case)} changed the list it was given: after the call it held "
+                      f"{len(given)} operations, not the program's {len(program)} in their order", KEPT_PROGRAM_HINT)
             returned.expect_unchanged(ex, call(case))
             if _misplaces(got, want) and how and not _fails_on(partial(fails, queues=queues))(program):
                 ex.expect(False, f"{call(case)}, given {how}, returned a timeline that {_differs(got, want)}; given "

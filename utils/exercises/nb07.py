@@ -625,6 +625,33 @@ class _RunCall:
     refilled: bool = False  # x was the tensor of the call before, refilled in place with new values
 
 
+# A burst of calls of run, every result held by the caller: an answer that hands out one of a ring of output buffers
+# fewer than this overwrites an early result within the burst (round 32's ring of 32 per bucket and round 35's ring
+# of 16 PASSed on the H200: a case called run at most 8 times, and each bucket fewer)
+RING_CALLS = 72
+
+
+def _held_results(run: Callable, make_x: Callable[[], torch.Tensor],
+                  caller: Caller) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """RING_CALLS calls of run on new inputs, back to back from the caller's stream, each result held as returned:
+    (a copy of the input as given, the result) of each call, until one raises or returns no tensor (the case's other
+    calls judge those)."""
+    held: list[tuple[torch.Tensor, torch.Tensor]] = []
+    for _ in range(RING_CALLS):
+        x = make_x()
+        given = x.clone()
+        out, error = _call(run, x)
+        _restored(caller)
+        if error is not None or not isinstance(out, torch.Tensor):
+            break
+        held.append((given, out))
+    return held
+
+
+RING_HINT = ("each replay overwrites the graph's output, and a buffer of yours that run hands out again is overwritten "
+             "too: what run returns must be the caller's own, however many results the caller holds")
+
+
 def _call_run(run: Callable, x: torch.Tensor, graphs: _GraphCalls, caller: Caller,
               busy_end: torch.cuda.Event | None = None, refilled: bool = False) -> _RunCall:
     """run(x), and what the check sees of it: a copy of the result made right away, on the caller's stream, and
@@ -727,19 +754,22 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
                             gc.enable()
                     big = _call_run(run, torch.randn(too_large, *shape, device="cuda", generator=gen), graphs,
                                     caller)
+                    burst = _held_results(
+                        run, lambda: torch.randn(batches[0], *shape, device="cuda", generator=gen), caller)
                     torch.cuda.synchronize()
             _judge_buckets(ex, where, buckets, (built, rows, kept_stream), dict(graphs.rows), calls, big,
-                           feature_shape=shape, inputs=inputs)
+                           feature_shape=shape, inputs=inputs, burst=burst)
 
         for_all(ex, bucket_cases(), holds, examples=8, chosen=BUCKET_CASES, budget_s=4.0, describe=_bucket_call)
 
 
 def _judge_buckets(ex: Checker, where: str, buckets: tuple[int, ...], building: tuple[int, dict[int, int], bool],
                    rows: dict[int, int], calls: list[_RunCall], big: _RunCall, *, feature_shape: tuple[int, ...],
-                   inputs: dict[int, tuple[tuple[int, ...], torch.dtype]]) -> None:
+                   inputs: dict[int, tuple[tuple[int, ...], torch.dtype]],
+                   burst: Sequence[tuple[torch.Tensor, torch.Tensor]] = ()) -> None:
     """Every sub-check of one case: `building` is what building saw (captures, their rows, the caller's stream
     current after it), `rows` the rows of every graph captured, by its id; `inputs` the shape and dtype of fn's
-    input in each capture of building, by the graph's id."""
+    input in each capture of building, by the graph's id; `burst`, `_held_results`'s inputs and held results."""
     found = Findings()
     built, rows_built, kept_stream = building
     captured = sorted(rows_built.values())
@@ -792,6 +822,12 @@ def _judge_buckets(ex: Checker, where: str, buckets: tuple[int, ...], building: 
     found.expect(not overwritten, f"{where}: the result returned for a batch of {overwritten[0].batch} rows had "
                  "changed by the time the later calls were done" if overwritten else "",
                  "each replay overwrites the graph's output: what run returns must be the caller's own")
+    ring = next((n for n, (given, out) in enumerate(burst)
+                 if out.shape == (given.shape[0], OUTPUTS) and out.dtype == torch.float32
+                 and not _rows_right(out, given, smallest_bucket(buckets, given.shape[0]))), None)
+    found.expect(ring is None, f"{where}: of {len(burst)} results of run held at once (batches of "
+                 f"{burst[0][0].shape[0] if burst else 0} rows), result {(ring or 0) + 1} had changed by the time "
+                 "the later calls were done", RING_HINT)
     changed = [c.batch for c in calls if not torch.equal(c.x, c.given)]
     found.expect(not changed, f"{where}: run changed its input x (a batch of {changed[0] if changed else 0} rows)",
                  "copy the batch into the graph's own input; leave the caller's tensor alone")
@@ -1017,14 +1053,19 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
                     finally:
                         if collecting:
                             gc.enable()
+                    burst = [] if update_errors else _held_results(
+                        run, lambda: torch.randn(rows, features, device="cuda", generator=gen), caller)
                     torch.cuda.synchronize()
                 for hook in hooks:
                     hook.remove()
             kept_stream += [s.call.kept_stream for s in served]
             changed = [f"{name} {was} became {now}" for (name, was), (_, now)
                        in zip(tensors_were, _model_tensors(model), strict=False) if was != now]
+            with torch.no_grad():  # the burst's results against the weights loaded last
+                twin, twin64 = twins[served[-1].updates]
+                held = [(out, twin(given), twin64(given.double())) for given, out in burst]
             _judge_served(ex, where, plan, (built, captured_late, all(kept_stream)), served, update_errors,
-                          torch.equal(example, kept), changed)
+                          torch.equal(example, kept), changed, held)
 
         for_all(ex, serve_cases(), holds, examples=6, chosen=SERVE_CASES, budget_s=4.0, describe=_serve_call)
 
@@ -1037,7 +1078,8 @@ def _model_tensors(model: torch.nn.Module) -> list[tuple[str, tuple[object, ...]
 
 def _judge_served(ex: Checker, where: str, plan: tuple[tuple[int, int], ...], counts: tuple[int, int, bool],
                   served: list[_Served], update_errors: list[tuple[int, Exception]], example_kept: bool,
-                  model_changed: Sequence[str] = ()) -> None:
+                  model_changed: Sequence[str] = (),
+                  burst: Sequence[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = ()) -> None:
     """Every sub-check of one case: `counts` holds the graphs captured by building and by the updates, and
     whether the caller's stream stayed current after every call; `model_changed`: what became of the caller's model's
     tensors (dtype, device, requires_grad), if anything (round 32's adversary converted it with model.double(), or
@@ -1087,6 +1129,10 @@ def _judge_served(ex: Checker, where: str, plan: tuple[tuple[int, int], ...], co
     overwritten = [s for s in shaped if s not in wrong and not _close(s.call.out, s.want32, s.want64)]
     found.expect(not overwritten, f"{where}: a result of run had changed by the time the later calls were done",
                  "each replay overwrites the graph's output: what run returns must be the caller's own")
+    ring = next((n for n, (out, want32, want64) in enumerate(burst)
+                 if out.shape == want64.shape and out.dtype == want32.dtype and not _close(out, want32, want64)), None)
+    found.expect(ring is None, f"{where}: of {len(burst)} results of run held at once, result {(ring or 0) + 1} had "
+                 "changed by the time the later calls were done", RING_HINT)
     found.expect(all(torch.equal(s.call.x, s.call.given) for s in served), f"{where}: run changed its input x",
                  "copy x into the graph's own input; leave the caller's tensor alone")
     found.expect(example_kept, f"{where}: after the calls, the caller's example holds other values",

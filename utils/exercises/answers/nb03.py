@@ -1961,6 +1961,24 @@ WRONG_LOOPS.update({
         prefetch_last_batch_missing_on_device_index),
 })
 WRONG_QUEUE_SIMULATORS["queues capped at 16 (round 22)"] = queues_capped_at_sixteen
+
+
+def queues_consuming_the_program(program, queues):
+    """Wrong (a side effect on the caller's data): pops each kernel off the caller's list, reading it as a queue; the
+    timeline is right, but the caller's program is empty afterwards, and the notebook simulates one program with 1, 8
+    and 32 queues (cell 25 raised "max() arg is an empty sequence").  Round 35's adversary: PASSed, every call was
+    given a fresh list."""
+    order, stream_end, last_start, out = {}, {}, {}, {}
+    while program:
+        _, stream, name, ms = program.pop(0)
+        q = order.setdefault(stream, len(order) % queues)
+        start = max(stream_end.get(stream, 0.0), last_start.get(q, 0.0))
+        out[name] = (start, start + ms)
+        stream_end[stream], last_start[q] = start + ms, start
+    return out
+
+
+WRONG_QUEUE_SIMULATORS["pops each kernel off the caller's list (round 35)"] = queues_consuming_the_program
 ALSO_RIGHT_QUEUE_SIMULATORS["NumPy arrays indexed by stream number (round 22)"] = queues_from_numpy_arrays
 
 
@@ -2197,6 +2215,9 @@ WRONG = {
 # are wrong only in a race or in speed.  check_simulate_on_gpu has no CPU part (check_simulate is it).
 WRONG_ON_CPU = {
     "check_fan_out": {"a chain, not a fan", "only the last output", "three streams whatever the fan",
+                      # weak references need no GPU (round 35)
+                      "no record_stream, every output kept alive (a leak)",
+                      "no record_stream, the outputs kept until the next call",
                       "the outputs in reverse order",
                       # round 19's adversary
                       "outputs preallocated like x, fns[i](x) copied in (shape and dtype forced to x's)",

@@ -3598,11 +3598,6 @@ ALSO_RIGHT_PIPELINES["the fork first, then the buffers allocated on the current 
 
 # Answers that a GPU judged wrongly, no fix closed yet: a strict xfail on a GPU (tests/test_exercises.py)
 MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
-    # round 32's adversary, by reading: FACTORS are all exact in float32 on t's values, so float32(x * double(factor))
-    # equals factor * t there; a factor such as 0.1 or 1/3 (GPU-only code: for a GPU session) would show it
-    "check_cupy_scale_on_current_stream": {
-        "in float64, rounded back to float32 (adversary 32)": "no factor the check draws rounds differently in float64",
-    },
     # round 32's adversary, on the H200 (call Q): PASSed.  When `ready` has already passed, the sum on the caller's
     # stream is ordered after it anyway; the check's cases never reach this branch while it matters
     "check_sum_on_stream": {

@@ -1675,8 +1675,8 @@ def _r32_gm_requires_grad_off_left(model, example):
     """Wrong (the caller's model changed and left): model.requires_grad_(False) "so that the capture records no
     autograd" instead of torch.no_grad(), never set back: the caller's model is frozen for good (a fine-tune of it
     afterwards trains nothing, silently: backward() raises only if no input requires grad).  Values right; the check
-    never inspected the model's flags: PASSed on the H200 (call T); FAILs since it reads the model's
-    tensors after the calls (call U)."""
+    never inspected the model's flags: PASSed on the H200
+    (call T); FAILs since it reads the model's tensors after the calls (call U)."""
     model.requires_grad_(False)
     static_x = example.clone()
     g, static_y = _r32_capture(model, static_x)
@@ -1838,7 +1838,26 @@ WRONG_BUCKETED.update({
     "round 32: a ring of 32 output buffers per bucket":
         _r32_bg_output_ring_per_bucket,
 })
+def _r35_gm_ring_of_16_outputs(model, example):
+    """Wrong (a stale buffer, past the calls a case made): "no allocation per request": run copies the graph's output
+    into the next of a ring of 16 buffers of its own and returns it; the 17th call overwrites the first result, which
+    the task says is the caller's own.  Round 35's adversary predicted it PASSes (a case called run at most 8 times);
+    the check now holds RING_CALLS results of run at once."""
+    g, static_x, static_y = _r32_served(model, example)
+    ring, turn = [torch.empty_like(static_y) for _ in range(16)], [0]
+
+    def run(x):
+        static_x.copy_(x)
+        g.replay()
+        out = ring[turn[0] % len(ring)]
+        turn[0] += 1
+        return out.copy_(static_y)
+    return run, lambda state_dict: model.load_state_dict(state_dict)
+
+
 WRONG_MODELS.update({
+    "round 35: run returns one of a ring of 16 output buffers":
+        _r35_gm_ring_of_16_outputs,
     "round 32: cudnn.enabled = False, left":
         _r32_gm_cudnn_disabled_left,
     "round 32: model.double(), float64 results":
@@ -1899,6 +1918,5 @@ MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
 # another stream still reads is freed and handed out again
 MISJUDGED_ON_A_GPU["check_bucketed_graphs"].update({
     "round 32: flat views for the copy-in (x.view(-1))": "every batch the check gives is contiguous",
-    "round 32: a ring of 32 output buffers per bucket": "no bucket is called 32 times in a case",
     "round 32: side stream, waits both ways, no record_stream": "the check keeps every x and result alive to the end",
 })
