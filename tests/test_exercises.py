@@ -746,3 +746,26 @@ def test_simulate_on_the_gpu_compares_with_the_measured_durations():
     worst = max(abs(a - b) for name, (start, end) in PROGRAM_ANSWER.items()
                 for a, b in zip((start, end), ignores_waits(nb03.PROGRAM)[name]))
     assert worst == 10 and nb03.allowed_difference_ms(6, gap_ms=0.1, late_ms=0.0) < worst / 3
+
+
+def test_simulate_on_the_gpu_asks_the_stream_rules_before_the_gpu(monkeypatch):
+    """Round 35's adversary: a wait_stream that ignores the other stream's waits is right on the notebook's
+    program, the only one the GPU runs, and passed check_simulate_on_gpu; the check now asks the chosen programs
+    first.  Here the GPU is faked away: a wrong simulator must FAIL before it runs, a right one must reach it."""
+    from utils.exercises import ExerciseFailed, nb03
+    from utils.exercises.answers.nb03 import WRONG_SIMULATORS, simulator
+
+    class ReachedTheGPU(Exception):
+        pass
+
+    def no_gpu(*_args, **_kwargs):
+        raise ReachedTheGPU
+
+    monkeypatch.setattr(nb03, "has_cuda", lambda: True)
+    monkeypatch.setattr(nb03, "require_cuda", lambda *_: None)
+    monkeypatch.setattr(nb03, "_run_in_time", no_gpu)
+    wrong = WRONG_SIMULATORS["wait_stream waits for the other stream's last kernel, not for its waits"]
+    with pytest.raises(ExerciseFailed, match="wait_stream"):
+        nb03.check_simulate_on_gpu(wrong)
+    with pytest.raises(ReachedTheGPU):
+        nb03.check_simulate_on_gpu(simulator())

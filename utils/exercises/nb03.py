@@ -1203,6 +1203,8 @@ SIMULATE_CASES: list[list[Op]] = [
      ("wait", "c", "a"), ("kernel", "c", "k4", 1)],  # an event with the name of a stream
     [("kernel", "s1", "a", 3), ("wait", "s2", "a"), ("kernel", "s2", "b", 1), ("kernel", "s1", "c", 2),
      ("record", "s1", "a"), ("wait", "s3", "a"), ("kernel", "s3", "d", 1)],  # an event with the name of a kernel
+    [("kernel", "s1", "a", 4), ("record", "s1", "e"), ("wait", "s2", "e"), ("wait_stream", "s3", "s2"),
+     ("kernel", "s3", "b", 1)],  # wait_stream on a stream whose only work is a wait (round 35's adversary)
     PROGRAM,
 ]
 
@@ -1549,6 +1551,14 @@ def check_simulate_on_gpu(simulate: Callable[[Sequence[Op]], Timeline], program:
         problem = _timeline_problem(yours(list(program)), kernels)
         ex.expect(problem is None, f"simulate {problem}",
                   "return one (start, end) pair for each kernel of the program")
+        # the GPU runs one program; the stream rules first, on the check's chosen programs (round 35's adversary: a
+        # wait_stream that ignored the other stream's waits was right on the notebook's program, and passed here)
+        def follows_the_rules(case: list[Op]) -> None:
+            _expect_timeline(ex, lambda: f"simulate({_shown_program(case)})", yours(list(case)), stream_rules(case),
+                             lambda _: _rules_hint(case))
+
+        for case in SIMULATE_CASES:
+            follows_the_rules(case)
         for _ in range(TRIES):
             measured, late_ms = _run_in_time(program)
             allowed = allowed_difference_ms(len(kernels), dependency_gap_ms(), late_ms)

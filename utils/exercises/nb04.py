@@ -1073,6 +1073,7 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
         for_all(ex, _pipe_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_pipe)
         _pipelines_kept(ex, cp, yours, copy_stream)
+        _last_copy_overlaps(ex, cp, yours, copy_stream)
 
         # Faster: computes as long as a copy (or as two chunks of the host's work, if longer).  One after
         # the other, each chunk costs copy + compute; overlapped, the copy of chunk i+1 hides behind
@@ -1086,6 +1087,59 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
             describe=("copying then computing one chunk at a time", "the copies with the computes"),
             hint="the copy of chunk i+1 belongs on copy_stream while compute works on chunk i, and the host must never "
                  "wait"), KEPT_SETTINGS)()
+
+
+@dataclass
+class _WritesTheLastChunk(_Compute):
+    """A slow `compute` that, once it has read the chunk before the last, writes other values into the last chunk's
+    host memory, on the current stream: a copy of the last chunk that overlaps that compute read the chunk's own
+    values; one queued after it reads the new ones."""
+
+    last: Any = None  # the last chunk (pinned host memory)
+    new_values: Any = None  # on the GPU: what the compute before it writes there
+    n: int = 0
+
+    def __call__(self, x: Any) -> Any:
+        result = super().__call__(x)
+        if len(self.called_on) == self.n - 1:  # this was the chunk before the last
+            self.cp.cuda.runtime.memcpyAsync(self.last.ctypes.data, self.new_values.data.ptr, self.last.nbytes,
+                                             self.cp.cuda.runtime.memcpyDeviceToHost,
+                                             self.cp.cuda.get_current_stream().ptr)
+        return result
+
+
+def _last_copy_overlaps(ex: Any, cp: Any, yours: Callable, copy_stream: Any) -> None:
+    """The copy of the last chunk overlaps the compute of the chunk before it (round 35's adversary copied the last
+    chunk on the caller's stream, after that compute, and passed: every other chunk overlapped, which saved more than
+    half of a perfect overlap, and its values were right).  From every kind of caller, 4 chunks with slow computes
+    (WINDOW_MS each, before they read their chunk); the third compute then writes other values into the last chunk's
+    host memory, on the caller's stream: a copy on copy_stream, which waits for nothing after that compute's start,
+    has read the chunk by then."""
+    shape, n = (16, 64), 4
+    base = np.random.default_rng(_seed("pipe", "last")).integers(0, 16, shape).astype(np.float32)
+    for kind, who in ALL_CUPY_CALLERS.items():
+        chunks = _pinned_chunks(base, n, 2000)
+        want, new_values = chunks[-1].sum(axis=1), cp.asarray(chunks[-1] + 1000)
+        compute = _WritesTheLastChunk(cp, WINDOW_MS, last=chunks[-1], new_values=new_values, n=n)
+        cp.cuda.Device().synchronize()
+
+        def call(kind: str = kind, compute: _WritesTheLastChunk = compute, chunks: list = chunks) -> object:
+            with cupy_caller(kind):
+                got = yours(chunks, compute, copy_stream)
+            cp.cuda.Device().synchronize()
+            return got
+
+        got = _in_a_fresh_thread(call)
+        last = got[-1] if isinstance(got, (list, tuple)) and len(got) == n else None
+        read_late = isinstance(last, cp.ndarray) and np.array_equal(cp.asnumpy(last), want + 1000 * shape[1])
+        ex.expect(not read_late,
+                  f"pipelined({n} chunks of shape {shape}, slow computes), called from {who}: the copy of the last "
+                  "chunk ran only after the compute of the chunk before it (that compute then wrote other "
+                  "values into the last chunk's host memory, and your result of the last chunk holds those)",
+                  "every chunk's copy belongs on copy_stream, the last one too: it then runs while compute works on "
+                  "the chunk before it")
+        if read_late:
+            return
 
 
 def _pipelines_kept(ex: Any, cp: Any, yours: Callable, copy_stream: Any) -> None:

@@ -2206,7 +2206,11 @@ WRONG = {
     "check_fan_out": WRONG_FANS,
     "check_predicted_timeline": {what: _returns(timeline) for what, timeline in WRONG_PREDICTIONS.items()},
     "check_simulate": WRONG_SIMULATORS,
-    "check_simulate_on_gpu": {"waits ignored": ignores_waits},
+    "check_simulate_on_gpu": {"waits ignored": ignores_waits,
+                              # round 35's adversary: right on the notebook's program, the only one the GPU ran
+                              "wait_stream waits for the other stream's last kernel, not for its waits":
+                                  WRONG_SIMULATORS["wait_stream waits for the other stream's last kernel, not for its "
+                                                   "waits"]},
     "check_prefetch_loop": WRONG_LOOPS,
     "check_simulate_queues": WRONG_QUEUE_SIMULATORS,
 }
@@ -2315,7 +2319,8 @@ ALSO_RIGHT = {
                                 prefetch_buffers_on_streams_device_index),
                             "a guard: copy_stream is not the current stream (round 26)": (
                                 prefetch_guard_copy_stream_is_not_current)},
-    "check_simulate_on_gpu": {"a graph of kernels and their dependencies": graph_simulator},
+    "check_simulate_on_gpu": {"a graph of kernels and their dependencies": graph_simulator,
+                              "the wrong simulators' builder, nothing broken": simulator()},
     "check_simulate_queues": ALSO_RIGHT_QUEUE_SIMULATORS,
 }
 

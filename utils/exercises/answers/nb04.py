@@ -2813,7 +2813,7 @@ def pipe_ring_of_buffers(chunks, compute, copy_stream, size=16):  # buffers per 
     copy_stream.wait_event(current.record())
     results = []
     for h in chunks:
-        ring = _PIPE_RING.setdefault((h.shape, h.dtype.str), {"buffers": [], "calls": 0})
+        ring = _PIPE_RING.setdefault((size, h.shape, h.dtype.str), {"buffers": [], "calls": 0})  # a ring per size
         if len(ring["buffers"]) < size:
             ring["buffers"].append(cp.empty(h.shape, h.dtype))
         g = ring["buffers"][ring["calls"] % size]
@@ -3595,6 +3595,17 @@ WRONG_PIPELINES |= {
 }
 ALSO_RIGHT_PIPELINES["the fork first, then the buffers allocated on the current stream (adversary 32)"] = \
     pipe_fork_then_allocate
+
+
+def pipe_last_chunk_on_the_callers_stream(chunks, compute, copy_stream):
+    """Round 35's adversary: every chunk but the last through the pipeline; the last copied on the caller's stream,
+    so its copy waits for the compute before it.  Right values, and more than half of the overlap: it PASSed."""
+    if not chunks:
+        return []
+    return [*pipeline(chunks[:-1], compute, copy_stream), compute(_cp().asarray(chunks[-1]))]
+
+
+WRONG_PIPELINES["the last chunk copied on the caller's stream (adversary 35)"] = pipe_last_chunk_on_the_callers_stream
 
 # Answers that a GPU judged wrongly, no fix closed yet: a strict xfail on a GPU (tests/test_exercises.py)
 MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
