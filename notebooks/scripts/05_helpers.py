@@ -108,7 +108,7 @@ def plot_waits(cost: dict, title: str) -> None:
 
     factors = sorted(cost)
     medians = [statistics.median(cost[f]) for f in factors]
-    _, ax = plt.subplots(figsize=(8, 3.4))
+    fig, ax = plt.subplots(figsize=(8, 4.2))
     ax.errorbar(factors, medians, yerr=[[m - cost[f][0] for m, f in zip(medians, factors)],
                                         [cost[f][-1] - m for m, f in zip(medians, factors)]],
                 fmt="o-", capsize=4, label="measured: median of the turns, and their range")
@@ -117,5 +117,6 @@ def plot_waits(cost: dict, title: str) -> None:
     ax.set_xlabel("extra GPU work a step, in multiples of the host's time a step")
     ax.set_ylabel("time with the waits / without")
     ax.set_title(title)
-    ax.legend(loc="upper right")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1, frameon=False)  # below: not over the peak
+    fig.tight_layout()
     plt.show()
