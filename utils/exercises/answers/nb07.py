@@ -1838,6 +1838,8 @@ WRONG_BUCKETED.update({
     "round 32: a ring of 32 output buffers per bucket":
         _r32_bg_output_ring_per_bucket,
 })
+
+
 def _r35_gm_ring_of_16_outputs(model, example):
     """Wrong (a stale buffer, past the calls a case made): "no allocation per request": run copies the graph's output
     into the next of a ring of 16 buffers of its own and returns it; the 17th call overwrites the first result, which
