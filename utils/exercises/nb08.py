@@ -1793,6 +1793,9 @@ LATE_HINT = ("on the GPU, what makes the kernels that read a batch start only on
              "stream copied it, and only after the work the caller queued on its current stream before the call?")
 STREAM_HINT = ("the current stream belongs to the caller: a step that works on a stream of its own enters it with "
                "`with torch.cuda.stream(s):`, which puts the caller's back")
+FIRST_LOSS_HINT = ("step 1's loss comes from the weights the model was given and the first batch, before any update "
+                   "or reuse: if the batch is the first, the arithmetic differs from the slow step's by more than bf16 "
+                   "matrix products explain (check_fast_loss, on this GPU, judges your loss function alone)")
 LOSSES_HINT = ("each step must read the batch it is given, and losses() what each step computed: a graph reads the "
                "memory it captured")
 
@@ -1811,7 +1814,7 @@ def _wrong_losses(returned: Sequence[tuple[int, str, object]], slow: torch.Tenso
             k = bad[0]
             problem = (f"{call} gave step {k + 1}'s loss as {losses[k]:.6f}; the slow step's was "
                        f"{float(slow[k]):.6f} ({float(gaps[k]):.1e} relative; tolerance {tolerance:.1e})")
-            return problem, LOSSES_HINT
+            return problem, (FIRST_LOSS_HINT if k == 0 else LOSSES_HINT)
     return "", ""
 
 

@@ -374,9 +374,13 @@ def float32_pooling_product(model, x, n, y, bf16):
     return _loss(model, torch.bmm(weights[:, None, :], x).squeeze(1), y, bf16)  # outside autocast: float32
 
 
-# Not among the answers: the loss computed inside autocast.  Its verdict depends on the device's autocast: it PASSed
-# on the CPU build (torch 2.13) and FAILed on an H200 (torch 2.11, 2026-11-28: off by 6.8e-4 against a bound of
-# 2.6e-5, for an MLP 1 -> 2), where the layers' outputs come out of autocast in bf16.
+# Not among exercise 1's answers: the loss computed inside autocast.  Its verdict depends on the device's autocast:
+# AutocastCPU has a float32 kernel for aten::cross_entropy_loss and AutocastCUDA none (torch 2.13:
+# torch._C._dispatch_has_kernel_for_dispatch_key), so on a GPU cross_entropy decomposes into
+# log_softmax(logits, dim, logits.dtype) (cross_entropy_loss_symint, aten/src/ATen/native/LossNLL.cpp): the
+# log-probabilities of bf16 logits come out in bf16.  It PASSed on the CPU build (torch 2.13) and FAILed on an H200
+# (torch 2.11, 2026-11-28: off by 6.8e-4 against a bound of 2.6e-5, for an MLP 1 -> 2).  Exercise 2 (GPU only)
+# lists it among its wrong answers.
 def loss_inside_autocast(model, x, n, y, bf16):
     with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
         return F.cross_entropy(model(x.sum(1) / n[:, None]), y)  # cross_entropy is on autocast's float32 list
@@ -475,7 +479,7 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
                   half_updates=False, waits_for_whole_step=False, pageable=False, synchronizes_copy_stream=False,
                   default_stream_only=False, warmup_kept=False, loss_before_replay=False, resident=False,
                   list_of_losses=False, no_consumed_event=False, copy_current_batch=False, eager_optimizer=False,
-                  history=4096, no_copy_wait=False, poll_pause_s=1e-4):
+                  history=4096, no_copy_wait=False, poll_pause_s=1e-4, autocast_loss=False):
     """The notebook's solution, with one wrong turn (or one other right way) switched on by a flag."""
     if bf16_weights:
         model.to(torch.bfloat16)
@@ -499,7 +503,7 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
     count, pending = 0, False
 
     def train(update=True):
-        loss = fast_loss(model, *static, bf16=True)
+        loss = (loss_inside_autocast if autocast_loss else fast_loss)(model, *static, bf16=True)
         loss.backward()
         if update and not no_update:
             opt.step()
@@ -2068,6 +2072,10 @@ WRONG = {
         "prefetches without waiting for the step to take the staged batch (a race)": _variant(no_consumed_event=True),
         "keeps the last 32 losses only (the check runs 40 steps)": _variant(history=32),
         "the step's kernels never wait for the copy of their batch": _variant(no_copy_wait=True),
+        # round 39's adversary (2026-11-30), following the exercise's text of then ("losses such as cross_entropy run
+        # in float32"): on a GPU cross_entropy is not on autocast's float32 list, and its log-softmax ran in bf16;
+        # step 1's loss on the H200 was 2.303558 against the slow step's 2.303837 (tolerance 2.8e-5 relative)
+        "the loss computed inside autocast (on a GPU, a bf16 log-softmax)": _variant(autocast_loss=True),
         "trains every step in make_fast_step, step() only copies the stored weights": precomputed_step,
         # round 21's adversary (not yet run on a GPU: the first three were expected to PASS the round-20 check)
         "a private stream that the caller waits for, but that never waits for the caller":
