@@ -800,29 +800,49 @@ def _out_of_guards(kept: list[tuple], seen: _Launches, n: int) -> None:
         original.copy_(copy[guard:guard + nbytes])
 
 
-# The memory a guarded launch may read (Triton's interpreter, on a CPU): the storages of the tensors it was given, as
-# [start, end) addresses of their guarded copies, and a count of the elements it loaded outside them.  Round 27's
-# adversary: a load without a mask (or without the row mask, or a grid of rows + 1) read the guard bytes past x,
-# threw them away and passed: the guards saw writes only.  On a GPU such a read can leave the allocation (an illegal
-# address: the process's CUDA context is lost); the interpreter's loads are seen before they read.
-_READS: list[tuple[list[tuple[int, int]], list[int]]] = []
+# The memory a guarded launch may touch (Triton's interpreter, on a CPU): the storages of the tensors it was given, as
+# [start, end) addresses inside their guarded copies; the guarded copies themselves; a count of the elements it
+# loaded outside the storages; and a count of those it stored outside the guarded copies.  Round 27's adversary: a
+# load without a mask (or without the row mask, or a grid of rows + 1) read the guard bytes past x, threw them away
+# and passed: the guards saw writes only.  On a GPU such a read can leave the allocation (an illegal address: the
+# process's CUDA context is lost); the interpreter's loads are seen before they read.  Round 44's adversary: a grid of
+# columns, not rows, stored rows far past y's guard, into the process's heap (the Python process aborted, "corrupted
+# double-linked list", with no verdict): a lane whose element lies outside every guarded copy neither loads nor stores
+# here, and is counted.
+_READS: list[tuple[list[tuple[int, int]], list[tuple[int, int]], list[int], list[int]]] = []
+
+
+def _lanes(ptrs: Any, mask: Any, ranges: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(the active lanes of a masked access, which of them lie wholly inside one of `ranges`), as the pointers' shape."""
+    addresses = np.asarray(ptrs.data).astype(np.uint64, copy=False)
+    active = np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape)
+    size = max(int(getattr(ptrs.get_element_ty(), "primitive_bitwidth", 8)) // 8, 1)
+    inside = np.zeros(addresses.shape, dtype=bool)
+    for start, end in ranges:
+        inside |= (addresses >= start) & (addresses + size <= end)
+    return active, inside
+
+
+def _kept_inside(mask: Any, active: np.ndarray, safe: np.ndarray) -> Any:
+    """The access's mask with the lanes outside the guarded copies turned off (the same mask where none is)."""
+    if not (active & ~safe).any():
+        return mask
+    from triton.runtime.interpreter import TensorHandle
+
+    return TensorHandle(np.ascontiguousarray(active & safe), mask.dtype)
 
 
 def _load_watched(original: Callable) -> Callable:
     """InterpreterBuilder.create_masked_load (every load of an interpreted kernel: tl.load, a descriptor's, an atomic
-    one), counting into the innermost _READS the active lanes whose element lies outside the launch's storages."""
+    one), counting into the innermost _READS the active lanes whose element lies outside the launch's storages, and
+    loading none outside the guarded copies."""
     def create_masked_load(self: Any, ptrs: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
         if _READS:
-            ranges, outside = _READS[-1]
+            storages, copies, outside, _ = _READS[-1]
             try:
-                addresses = np.asarray(ptrs.data).astype(np.uint64, copy=False)
-                active = np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape)
-                size = max(int(getattr(ptrs.get_element_ty(), "primitive_bitwidth", 8)) // 8, 1)
-                wanted = addresses[active]
-                inside = np.zeros(wanted.shape, dtype=bool)
-                for start, end in ranges:
-                    inside |= (wanted >= start) & (wanted + size <= end)
-                outside[0] += int((~inside).sum())
+                active, inside = _lanes(ptrs, mask, storages)
+                outside[0] += int((active & ~inside).sum())
+                mask = _kept_inside(mask, active, _lanes(ptrs, mask, copies)[1])
             except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the load is not judged
                 pass
         return original(self, ptrs, mask, *args, **kwargs)
@@ -830,14 +850,37 @@ def _load_watched(original: Callable) -> Callable:
     return create_masked_load
 
 
-def _read_patches() -> list[tuple[type, str, Callable]]:
-    """What _counting_launches patches to see a guarded launch's loads: the interpreter's, where Triton has one."""
+def _store_watched(original: Callable) -> Callable:
+    """InterpreterBuilder.create_masked_store (tl.store, a descriptor's, an atomic one): a lane whose element lies
+    outside the launch's guarded copies stores nothing, and is counted into the innermost _READS (stores inside the
+    guards are seen by _out_of_guards)."""
+    def create_masked_store(self: Any, ptrs: Any, value: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
+        if _READS:
+            _, copies, _, wrote = _READS[-1]
+            try:
+                active, safe = _lanes(ptrs, mask, copies)
+                wrote[0] += int((active & ~safe).sum())
+                mask = _kept_inside(mask, active, safe)
+            except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the store is not judged
+                pass
+        return original(self, ptrs, value, mask, *args, **kwargs)
+
+    return create_masked_store
+
+
+def _read_patches() -> list[tuple[type, str, Callable, Callable]]:
+    """What _counting_launches patches to see a guarded launch's loads and stores: the interpreter's, where Triton
+    has one, each with what it held and its watcher."""
     try:
         from triton.runtime.interpreter import InterpreterBuilder
     except Exception:  # noqa: BLE001 -- no interpreter in this Triton (or it cannot load): nothing to watch
         return []
-    load = InterpreterBuilder.__dict__.get("create_masked_load")
-    return [(InterpreterBuilder, "create_masked_load", load)] if isinstance(load, FunctionType) else []
+    found = []
+    for name, watcher in (("create_masked_load", _load_watched), ("create_masked_store", _store_watched)):
+        held = InterpreterBuilder.__dict__.get(name)
+        if isinstance(held, FunctionType):
+            found.append((InterpreterBuilder, name, held, watcher))
+    return found
 
 
 def _poison_what_changed(groups: dict[int, list[torch.Tensor]], snapshots: list[torch.Tensor]) -> None:
@@ -896,9 +939,10 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
                 stand_in, kept = _in_guards(groups)
                 args = tuple(_standing_in(stand_in, a) for a in args)
                 kwargs = {k: _standing_in(stand_in, v) for k, v in kwargs.items()}
-            outside = [0]
-            if guarded:  # the loads are judged where the storages are guarded copies
-                _READS.append(([(c.data_ptr() + g, c.data_ptr() + g + o.numel()) for o, c, g in kept], outside))
+            outside, wrote = [0], [0]
+            if guarded:  # the loads and stores are judged where the storages are guarded copies
+                _READS.append(([(c.data_ptr() + g, c.data_ptr() + g + o.numel()) for o, c, g in kept],
+                               [(c.data_ptr(), c.data_ptr() + c.numel()) for _, c, _ in kept], outside, wrote))
             try:
                 return launch(*args, **kwargs)
             finally:
@@ -907,6 +951,9 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
                 if outside[0]:
                     seen.read_outside.append(f"launch {seen.count} loaded {outside[0]} element"
                                              f"{'s' * (outside[0] != 1)} outside the memory of its tensor arguments")
+                if wrote[0]:
+                    seen.strayed.append(f"launch {seen.count} stored {wrote[0]} element{'s' * (wrote[0] != 1)} "
+                                        "past the guards of its tensor arguments (not written: the check kept them)")
                 _out_of_guards(kept, seen, seen.count)
                 if poisoned:
                     _poison_what_changed(groups, snapshots)
@@ -976,9 +1023,9 @@ def _counting_launches(guarded: bool = False, poisoned: bool = False) -> Iterato
     for cls, name, original in patched:
         setattr(cls, name, _counted(name, original))
     reads = _read_patches() if not _COUNTING else []  # inert but in a guarded launch
-    for cls, name, original in reads:
-        setattr(cls, name, _load_watched(original))
-    patched += reads
+    for cls, name, original, watcher in reads:
+        setattr(cls, name, watcher(original))
+    patched += [(cls, name, original) for cls, name, original, _ in reads]
     _COUNTING.append((seen, guarded, poisoned))
     try:
         yield seen

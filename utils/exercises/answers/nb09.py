@@ -199,6 +199,20 @@ extern "C" __global__ void course09_gelu_loop_{t}(const {t}* x, const {t}* b, {t
 """
 
 
+def gelu_int_index(x, bias):
+    """Wrong past 2**31 elements: the index, n and cols declared `int` (Python ints passed as int32), so i wraps
+    negative there (round 44's adversary; the check never draws a tensor that large: MISJUDGED_ON_A_GPU)."""
+    cp = _cp()
+    t = "float" if x.dtype == cp.float32 else "double"
+    kernel = _raw(f"course09_gelu_int_{t}", _RAW_GELU.format(t=t, cmp="<").replace("long long", "int")
+                  .replace("(int)blockIdx", "blockIdx").replace(f"course09_gelu_{t}", f"course09_gelu_int_{t}"))
+    x, bias = cp.ascontiguousarray(x), cp.ascontiguousarray(bias)
+    y = cp.empty(x.shape, dtype=x.dtype)
+    if x.size:
+        kernel(((x.size + 255) // 256,), (256,), (x, bias, y, cp.int32(x.size), cp.int32(max(1, bias.size))))
+    return y
+
+
 def _raw_gelu(x, bias, *, cmp="<", threads=256, blocks=None, loop=False, empty_too=False):
     """A RawKernel over contiguous copies of x and bias: one thread an element, `if (i {cmp} n)`; or (`loop`) a
     grid-stride loop.  `empty_too`: launched for an empty x as well (no `n == 0` guard)."""
@@ -403,6 +417,11 @@ def _softmax_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr,
     else:
         y = e / tl.sum(e, axis=0)
     tl.store(y_ptr + row * y_stride + offsets, y, mask=mask)
+
+
+def softmax_grid_of_columns(x):
+    """Wrong: one program per column, not per row (right for square x only)."""
+    return _softmax(x, grid=lambda rows: x.shape[1])
 
 
 def _softmax(x, *, block=None, subtract=True, other=-math.inf, divide_by_max=False, x_stride=None, grid=None,
@@ -2332,6 +2351,9 @@ if not has_cuda():
         "round 27's adversary: a grid of rows + 1 programs, y given a spare row (reads the row after x's last)":
             softmax_one_program_too_many_spare_row,
     })
+WRONG_GELUS["round 44's adversary: the index, n and cols declared int (wraps past 2**31 elements)"] = gelu_int_index
+WRONG_SOFTMAXES["round 44's adversary: a grid of columns, not rows (stored rows far past y's guard: the interpreter "
+                "aborted the process before it stopped such stores)"] = softmax_grid_of_columns
 WRONG_SOFTMAXES.update({
     "round 27's adversary: an online softmax over chunks of 16, NaN for a row whose first chunk is all -inf":
         softmax_online_nan_after_a_masked_chunk,
@@ -2356,6 +2378,11 @@ WRONG_SOFTMAXES.update({
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
+    "check_bias_gelu": {
+        "round 44's adversary: the index, n and cols declared int (wraps past 2**31 elements)":
+            "expected to PASS on a GPU, as its twins of scale_into and softmax_rows did: the check's largest x has "
+            "about 2**26 elements",
+    },
     "check_scale_into": {
         "round 22's adversary: an int index and an int n (wraps past 2**31 elements)":
             "PASSed on the H200: the check's largest size is about 2**26 elements",
