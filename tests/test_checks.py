@@ -590,3 +590,15 @@ def test_diagnose_names_the_shortcut_that_gives_the_answers_numbers_on_ordinary_
     assert diagnose(lambda a, b: a * b, cases, right, shortcuts) == "multiply?"
     assert diagnose(lambda a, b: a * b + (a == 5), cases, right, shortcuts) is None  # matches on one case only
     assert diagnose(lambda a, b: 1 / 0, cases, right, shortcuts) is None
+
+
+@host
+def test_a_cuda_error_that_ends_the_process_fails_with_a_hint_to_restart():
+    """Round 44's adversary: a kernel's illegal address on the H200 escaped check_softmax_rows as PyTorch's own
+    AcceleratorError; any check now FAILs it, says the process must restart, and lets other errors through."""
+    from utils.exercises import ExerciseFailed, exercise
+
+    with pytest.raises(ExerciseFailed, match=r"^FAIL x: .*restart the kernel.*\n     hint: "), exercise("x"):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+    with pytest.raises(ValueError), exercise("x"):
+        raise ValueError("not CUDA's")

@@ -169,12 +169,30 @@ def side_by_side_outcomes(items):
         return {key: future.result() for key, future in futures.items()}
 
 
+def _in_a_process_of_its_own(ex: Exercise, kind: str, what: str) -> Outcome:
+    """The check run on one answer in a fresh Python process, for an answer that ends the CUDA context of the process
+    it runs in (ENDS_THE_PROCESS_ON_A_GPU in its answers module): the verdict it printed, as an Outcome."""
+    nb, check = f"nb{ex.notebook[:2]}", ex.check.__name__
+    table = "WRONG" if kind == "wrong" else "ALSO_RIGHT"
+    code = (f"from utils.exercises import {nb}, ExerciseFailed\nfrom utils.exercises.answers import {nb} as answers\n"
+            f"try:\n    {nb}.{check}(answers.{table}[{check!r}][{what!r}])\nexcept ExerciseFailed as failed:\n"
+            f"    print(failed)\n")
+    done = utils.run_process(code, timeout=600)
+    printed = done.stdout
+    failed = re.search(rf"^FAIL {re.escape(ex.title)}: .*", printed, re.MULTILINE | re.DOTALL)
+    if failed:
+        return Outcome(printed[:failed.start()], ExerciseFailed(failed.group(0).rstrip()))
+    return Outcome(printed, None if done.returncode == 0 else RuntimeError(done.stderr[-2000:]))
+
+
 @pytest.mark.parametrize("ex, kind, what, answer", list(_cases()))
 def test_exercise(ex: Exercise, kind, what, answer, request, capsys):
     """Every other right answer PASSes; every wrong answer FAILs with a hint (and no traceback of its
     own: ExerciseFailed)."""
     if ex.key in SIDE_BY_SIDE:
         outcome = request.getfixturevalue("side_by_side_outcomes")[ex.key, what]
+    elif utils.has_cuda() and what in ex._answers("ENDS_THE_PROCESS_ON_A_GPU"):
+        outcome = _in_a_process_of_its_own(ex, kind, what)
     else:
         # The global generators start each test from a state of its own, fixed by its id: an answer that draws from
         # them unseeded (a right bootstrap, 02) is judged on the same draws in every run and order; without it, one

@@ -334,9 +334,33 @@ def exercise(name: str) -> Iterator[Checker]:
             print(f"skipped (needs cuda): {name}: no part of this check could run on the CPU\n"
                   f"     needs a GPU: {left.needs}\n     {ON_A_GPU}")
         return
+    except Exception as error:
+        if isinstance(error, ExerciseFailed) or not lost_the_gpu(error):
+            raise
+        raise ExerciseFailed(
+            f"FAIL {name}: a CUDA error that this process cannot recover from ({str(error).splitlines()[0]}): every "
+            "later CUDA call of this process fails too; restart the kernel (Jupyter: Kernel, Restart Kernel) and run "
+            "the cells above again\n     hint: an illegal address is a load or store outside the memory a kernel was "
+            "given: which addresses can each program or thread reach (the grid's size, the masks, the strides)? "
+            "compute-sanitizer (notebook 05) names the kernel and the address; a device-side assert is a kernel's own "
+            "check, such as an index out of range") from None
     finally:
         _checking.reset(token)
     print(f"PASS {name}: {checker.passed} checks passed")
+
+
+# A sticky CUDA error (an illegal or misaligned address, a launch failure): the process's CUDA context is lost
+# (notebook 05, section 3).  Round 44's adversary: a Triton softmax over columns, not rows, stored rows past y on the
+# H200, and the check raised the AcceleratorError itself, not a FAIL with a hint.
+_STICKY = re.compile(r"illegal memory access|illegal address|misaligned address|unspecified launch failure|"
+                     r"device-side assert|"
+                     r"CUDA_ERROR_ILLEGAL|cudaErrorIllegal|cudaErrorMisaligned|cudaErrorLaunchFailure")
+
+
+def lost_the_gpu(error: BaseException) -> bool:
+    """Whether `error` is a CUDA error that ends the process's use of the GPU (PyTorch's AcceleratorError, or a
+    driver's or Triton's error naming one)."""
+    return type(error).__name__ == "AcceleratorError" or bool(_STICKY.search(str(error)))
 
 
 def _raised_by(tb: TracebackType | None) -> str:

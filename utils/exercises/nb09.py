@@ -813,7 +813,7 @@ _READS: list[tuple[list[tuple[int, int]], list[tuple[int, int]], list[int], list
 
 
 def _lanes(ptrs: Any, mask: Any, ranges: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-    """(the active lanes of a masked access, which of them lie wholly inside one of `ranges`), as the pointers' shape."""
+    """(the active lanes of a masked access, which of them lie wholly inside one of `ranges`)."""
     addresses = np.asarray(ptrs.data).astype(np.uint64, copy=False)
     active = np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape)
     size = max(int(getattr(ptrs.get_element_ty(), "primitive_bitwidth", 8)) // 8, 1)

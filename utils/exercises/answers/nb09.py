@@ -2393,6 +2393,15 @@ MISJUDGED_ON_A_GPU = {
     },
 }
 
+# Answers whose kernel ends the CUDA context of the process it runs in, on a GPU (an illegal address): the check
+# FAILs them with a hint to restart, and the tests judge each in a fresh process (tests/test_exercises.py).
+ENDS_THE_PROCESS_ON_A_GPU = {
+    "check_softmax_rows": {
+        "round 44's adversary: a grid of columns, not rows (stored rows far past y's guard: the interpreter aborted "
+        "the process before it stopped such stores)": "an illegal memory access on the H200 (2026-11-30)",
+    },
+}
+
 WRONG = {
     "check_bias_gelu": WRONG_GELUS,
     "check_softmax_rows": WRONG_SOFTMAXES,
