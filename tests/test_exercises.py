@@ -169,15 +169,27 @@ def side_by_side_outcomes(items):
         return {key: future.result() for key, future in futures.items()}
 
 
+_ONE_ANSWER = """
+import sys
+from importlib import import_module
+
+from utils.exercises import ExerciseFailed
+
+nb, check, table, what = sys.argv[1:]
+answer = getattr(import_module(f"utils.exercises.answers.{nb}"), table)[check][what]
+try:
+    getattr(import_module(f"utils.exercises.{nb}"), check)(answer)
+except ExerciseFailed as failed:
+    print(failed)
+"""
+
+
 def _in_a_process_of_its_own(ex: Exercise, kind: str, what: str) -> Outcome:
     """The check run on one answer in a fresh Python process, for an answer that ends the CUDA context of the process
     it runs in (ENDS_THE_PROCESS_ON_A_GPU in its answers module): the verdict it printed, as an Outcome."""
     nb, check = f"nb{ex.notebook[:2]}", ex.check.__name__
     table = "WRONG" if kind == "wrong" else "ALSO_RIGHT"
-    code = (f"from utils.exercises import {nb}, ExerciseFailed\nfrom utils.exercises.answers import {nb} as answers\n"
-            f"try:\n    {nb}.{check}(answers.{table}[{check!r}][{what!r}])\nexcept ExerciseFailed as failed:\n"
-            f"    print(failed)\n")
-    done = utils.run_process(code, timeout=600)
+    done = utils.run_process(_ONE_ANSWER, nb, check, table, what, timeout=600)
     printed = done.stdout
     failed = re.search(rf"^FAIL {re.escape(ex.title)}: .*", printed, re.MULTILINE | re.DOTALL)
     if failed:
