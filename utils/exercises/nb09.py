@@ -880,7 +880,7 @@ def _read_patches() -> list[tuple[type, str, Callable, Callable]]:
         held = InterpreterBuilder.__dict__.get(name)
         if isinstance(held, FunctionType):
             found.append((InterpreterBuilder, name, held, watcher))
-    return found
+    return found  # type: ignore[return-value]  # list is invariant: mypy infers the tuples narrower than the annotation
 
 
 def _poison_what_changed(groups: dict[int, list[torch.Tensor]], snapshots: list[torch.Tensor]) -> None:
