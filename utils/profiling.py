@@ -51,7 +51,7 @@ HOST_CALLS = ("cuda_runtime", "cuda_driver")
 # Host calls that can block until the GPU catches up (a copy to or from pageable memory does, too).
 WAITS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy",
          "cudaMemcpyAsync")
-# Host calls that queue kernels: one cudaGraphLaunch queues a whole graph.
+# Host calls that queue kernels (a graph's launch among them).
 LAUNCHES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel", "cuLaunchKernel",
             "cuLaunchKernelEx", "cudaGraphLaunch")
 # Host calls that wait for the GPU whatever they take: synchronizations, and copies of the synchronous API.
@@ -246,7 +246,7 @@ def launches_per_range(trace: Trace | str | os.PathLike[str], name: str) -> list
     """For each `record_function(name)` range: how many kernel launches (`LAUNCHES`) the host made in it.
 
     Counted by time, on every host thread: backward runs on autograd's own thread, inside the range
-    of the thread that called `.backward()`.  A CUDA graph's replay counts as one launch.
+    of the thread that called `.backward()`.
     """
     trace = load_trace(trace)
     calls = [span(e)[0] for e in events(trace, *HOST_CALLS) if call_name(e) in LAUNCHES]
@@ -255,7 +255,7 @@ def launches_per_range(trace: Trace | str | os.PathLike[str], name: str) -> list
 
 def kernels_per_range(trace: Trace | str | os.PathLike[str], name: str) -> list[int]:
     """For each `record_function(name)` range: how many GPU kernels the host calls made in it queued
-    (matched by their correlation id: a graph's kernels belong to its cudaGraphLaunch)."""
+    (matched by their correlation id)."""
     trace = load_trace(trace)
     queued: dict[int, int] = {}
     for e in events(trace, "kernel"):

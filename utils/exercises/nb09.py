@@ -833,9 +833,11 @@ def _kept_inside(mask: Any, active: np.ndarray, safe: np.ndarray) -> Any:
 
 
 def _load_watched(original: Callable) -> Callable:
-    """InterpreterBuilder.create_masked_load (every load of an interpreted kernel: tl.load, a descriptor's, an atomic
-    one), counting into the innermost _READS the active lanes whose element lies outside the launch's storages, and
-    loading none outside the guarded copies."""
+    """InterpreterBuilder.create_masked_load (the loads of an interpreted kernel: tl.load, a descriptor's, and in
+    Triton 3.9 tl.atomic_load; not tl.atomic_add or tl.atomic_cas, whose interpreter calls bypass it: round 46's
+    engineer ran the softmax over columns with tl.atomic_add, and the process aborted as before), counting into the
+    innermost _READS the active lanes whose element lies outside the launch's storages, and loading none outside the
+    guarded copies."""
     def create_masked_load(self: Any, ptrs: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
         if _READS:
             storages, copies, outside, _ = _READS[-1]
@@ -851,7 +853,8 @@ def _load_watched(original: Callable) -> Callable:
 
 
 def _store_watched(original: Callable) -> Callable:
-    """InterpreterBuilder.create_masked_store (tl.store, a descriptor's, an atomic one): a lane whose element lies
+    """InterpreterBuilder.create_masked_store (tl.store, a descriptor's, and in Triton 3.9 tl.atomic_store; not the
+    read-modify-write atomics: see _load_watched): a lane whose element lies
     outside the launch's guarded copies stores nothing, and is counted into the innermost _READS (stores inside the
     guards are seen by _out_of_guards)."""
     def create_masked_store(self: Any, ptrs: Any, value: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
