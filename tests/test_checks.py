@@ -602,3 +602,46 @@ def test_a_cuda_error_that_ends_the_process_fails_with_a_hint_to_restart():
         raise RuntimeError("CUDA error: an illegal memory access was encountered")
     with pytest.raises(ValueError), exercise("x"):
         raise ValueError("not CUDA's")
+
+
+class _CodedError(RuntimeError):
+    """An error that carries a CUDA error code, as PyTorch's AcceleratorError may (its error_code)."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.error_code = code
+
+
+@pytest.mark.parametrize(("message", "code", "sticky"), [
+    ("CUDA error: an illegal memory access was encountered", None, True),
+    ("CUDA error: misaligned address", None, True),
+    ("CUDA error: unspecified launch failure", None, True),
+    ("CUDA error: device-side assert triggered", None, True),
+    ("CUDA error: an illegal instruction was encountered", None, True),
+    ("cudaErrorIllegalAddress: an illegal memory access was encountered", None, True),
+    ("CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure", None, True),
+    ("CUDA error: invalid configuration argument", None, False),
+    ("CUDA error: out of memory", None, False),
+    ("CUDA error: invalid argument", None, False),
+    ("CUDA error: something", 700, True),
+    ("CUDA error: something", 719, True),
+    ("CUDA error: an illegal memory access was encountered", 9, False),  # the code decides where there is one
+    ("CUDA error: invalid configuration argument", 9, False),
+])
+def test_only_a_sticky_cuda_error_is_read_as_the_gpu_lost(message: str, code: int | None, sticky: bool) -> None:
+    """Round 46's engineer: PyTorch raises AcceleratorError for every CUDA error that reaches C10_CUDA_CHECK, and the
+    check read each as the process's GPU lost ("restart the kernel", an illegal address's hint).  Only the codes that
+    the CUDA runtime's reference calls sticky are; a non-sticky error goes through as the error it is."""
+    from utils.exercises import ExerciseFailed, exercise, lost_the_gpu
+
+    error = RuntimeError(message) if code is None else _CodedError(message, code)
+    accelerator = getattr(torch, "AcceleratorError", None)
+    if accelerator is not None and code is None:
+        error = accelerator(message)
+    assert lost_the_gpu(error) is sticky
+    if sticky:
+        with pytest.raises(ExerciseFailed, match="restart the kernel"), exercise("x"):
+            raise error
+    else:
+        with pytest.raises(type(error)), exercise("x"):
+            raise error

@@ -214,6 +214,28 @@ class Test_09_kernels:
             assert not any(f[2] is RuntimeWarning and f[1] is None and f[3] is None for f in warnings.filters)
         assert logging.getLogger("torch").level == torch_level and logging.getLogger(fresh).level == logging.NOTSET
 
+    def test_an_atomic_outside_the_guards_neither_runs_nor_goes_unseen(self):
+        """Round 46's engineer: Triton's interpreter runs tl.atomic_add and tl.atomic_cas through its own calls, not
+        through the masked load and store the guarded launch watched, and an atomic far past y's guard aborted the
+        Python process.  Each atomic lane outside the guarded copies is now skipped and counted as a store outside
+        (and a load outside the storages); the lanes inside run."""
+        pytest.importorskip("triton")
+        from utils.exercises.answers import nb09 as answers
+
+        if torch.cuda.is_available():
+            pytest.skip("the guards are the CPU's")
+        far = 1 << 22  # elements past y: far past any guard, into the process's heap were it not stopped
+        flags = torch.zeros(4, dtype=torch.int32)
+        y = torch.zeros(4)
+        with nb09._counting_launches(guarded=True) as seen:
+            answers._cas_at_kernel[(1,)](flags, 3, far)  # lane 0 inside, lane 1 far past the end
+            answers._add_at_kernel[(1,)](y, 2, far)
+        assert seen.count == 2 and not nb09._COUNTING
+        assert flags.tolist() == [0, 0, 0, 7] and y.tolist() == [0.0, 0.0, 1.5, 0.0]
+        wrote = [s for s in seen.strayed if "past the guards" in s or "outside" in s]
+        assert len(wrote) == 2 and all("stored 1 element" in s for s in wrote), seen.strayed
+        assert len(seen.read_outside) == 2, seen.read_outside
+
     def test_a_launch_through_run_or_a_launcher_kept_from_before_is_counted_and_guarded(self):
         """Round 26's adversary: `kernel.run(..., grid=...)` and a launcher `kernel[grid]` made outside the block
         were not counted (a right answer FAILed), nor guarded (a store past y went unseen); a kernel's warmup is no

@@ -351,16 +351,32 @@ def exercise(name: str) -> Iterator[Checker]:
 
 # A sticky CUDA error (an illegal or misaligned address, a launch failure): the process's CUDA context is lost
 # (notebook 05, section 3).  Round 44's adversary: a Triton softmax over columns, not rows, stored rows past y on the
-# H200, and the check raised the AcceleratorError itself, not a FAIL with a hint.
-_STICKY = re.compile(r"illegal memory access|illegal address|misaligned address|unspecified launch failure|"
-                     r"device-side assert|"
-                     r"CUDA_ERROR_ILLEGAL|cudaErrorIllegal|cudaErrorMisaligned|cudaErrorLaunchFailure")
+# H200, and the check raised the AcceleratorError itself, not a FAIL with a hint.  Which errors are sticky: the CUDA
+# runtime's reference says of these codes, and of no others, "This leaves the process in an inconsistent state and any
+# further CUDA work will return the same error" (cudaError_t: 700 illegal address, 702 launch timeout, 710 assert,
+# 714 hardware stack error, 715 illegal instruction, 716 misaligned address, 717 invalid address space, 718 invalid
+# program counter, 719 launch failure).  Round 46's engineer: PyTorch raises AcceleratorError for every CUDA error that
+# reaches C10_CUDA_CHECK ("invalid configuration argument" too), so the class alone does not say the GPU is lost; the
+# code where the error carries one, else the error's text (PyTorch's "CUDA error: <the runtime's string>", CuPy's
+# and the driver's names).
+STICKY_CODES = frozenset((700, 702, 710, 714, 715, 716, 717, 718, 719))
+_STICKY = re.compile(r"illegal memory access|illegal address|illegal instruction|misaligned address|"
+                     r"unspecified launch failure|device-side assert|launch timed out|invalid program counter|"
+                     r"hardware stack error|not supported on global/shared address space|"
+                     r"CUDA_ERROR_(ILLEGAL|MISALIGNED|LAUNCH_FAILED|LAUNCH_TIMEOUT|ASSERT|HARDWARE_STACK|INVALID_PC|"
+                     r"INVALID_ADDRESS_SPACE)|"
+                     r"cudaError(Illegal|Misaligned|LaunchFailure|LaunchTimeout|Assert|HardwareStack|InvalidPc|"
+                     r"InvalidAddressSpace)")
 
 
 def lost_the_gpu(error: BaseException) -> bool:
-    """Whether `error` is a CUDA error that ends the process's use of the GPU (PyTorch's AcceleratorError, or a
-    driver's or Triton's error naming one)."""
-    return type(error).__name__ == "AcceleratorError" or bool(_STICKY.search(str(error)))
+    """Whether `error` is a CUDA error that ends the process's use of the GPU: a sticky one (STICKY_CODES), by its
+    code where it carries one (`error_code`), else by its text (PyTorch's AcceleratorError, CuPy's, the driver's or
+    Triton's errors name it)."""
+    code = getattr(error, "error_code", None)
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code in STICKY_CODES
+    return bool(_STICKY.search(str(error)))
 
 
 def _raised_by(tb: TracebackType | None) -> str:

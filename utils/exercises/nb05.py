@@ -64,6 +64,7 @@ from . import (
     exercise,
     inside_check,
     is_stub,
+    lost_the_gpu,
     reference,
     register,
     settings,
@@ -1373,10 +1374,6 @@ def _aliases(out: object, target: torch.Tensor) -> bool:
     return out.untyped_storage().data_ptr() == target.untyped_storage().data_ptr()
 
 
-def _lost(error: BaseException) -> bool:
-    return type(error).__name__ == "AcceleratorError" or "device-side assert" in str(error)
-
-
 STREAM_LEFT_HINT = ("the current stream is the caller's: a stream you make current (torch.cuda.set_stream) must be "
                     "the caller's again when you return, the one current when you were called, not the default "
                     "stream (`with torch.cuda.stream(side):` puts it back)")
@@ -1500,7 +1497,7 @@ def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: 
             except Exception as error:
                 if is_stub(error) or isinstance(error, ExerciseFailed):
                     raise
-                if _lost(error):
+                if lost_the_gpu(error):
                     raise DeviceLost(str(error).splitlines()[0][:200]) from None
                 ran.error = error
         ran.stream_left = torch.cuda.current_stream() != caller.stream  # round 27: set_stream(default_stream())
@@ -1511,7 +1508,7 @@ def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: 
     try:
         torch.cuda.synchronize()
     except Exception as error:
-        if _lost(error):
+        if lost_the_gpu(error):
             raise DeviceLost(str(error).splitlines()[0][:200]) from None
         raise
     return ran
@@ -1890,9 +1887,12 @@ class TwoHeads(torch.nn.Module):
 
 
 class BatchNorm(torch.nn.Module):
-    """Batch normalization as torch.nn.BatchNorm1d does it, in plain operations: in train mode by the batch's mean and
-    variance, which update the running statistics; in eval mode by the running statistics.  (BatchNorm1d itself took
-    about 0.1 s a call on PyTorch's CPU build, which looks for cuDNN each time: the CPU suite could not afford it.)"""
+    """Batch normalization much as torch.nn.BatchNorm1d does it, in plain operations: in train mode by the batch's mean
+    and (biased) variance, which update the running statistics; in eval mode by the running statistics.  One
+    difference: BatchNorm1d updates its running variance with the batch's unbiased variance, this one with the biased
+    (and so accepts a batch of one row, which BatchNorm1d refuses in train mode); the check compares an answer with
+    the same model trained by the reference loop, so the two agree whichever is used.  (BatchNorm1d itself took about
+    0.1 s a call on PyTorch's CPU build, which looks for cuDNN each time: the CPU suite could not afford it.)"""
 
     running_mean: torch.Tensor
     running_var: torch.Tensor

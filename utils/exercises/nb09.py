@@ -812,15 +812,20 @@ def _out_of_guards(kept: list[tuple], seen: _Launches, n: int) -> None:
 _READS: list[tuple[list[tuple[int, int]], list[tuple[int, int]], list[int], list[int]]] = []
 
 
-def _lanes(ptrs: Any, mask: Any, ranges: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-    """(the active lanes of a masked access, which of them lie wholly inside one of `ranges`)."""
+def _lanes(ptrs: Any, mask: Any, *range_sets: list[tuple[int, int]]) -> tuple[np.ndarray, ...]:
+    """(the active lanes of a masked access, and for each of `range_sets`, which lanes lie wholly inside one of its
+    [start, end) ranges).  `mask` None: every lane is active (an atomic compare-and-swap has no mask)."""
     addresses = np.asarray(ptrs.data).astype(np.uint64, copy=False)
-    active = np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape)
+    active = (np.ones(addresses.shape, dtype=bool) if mask is None
+              else np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape))
     size = max(int(getattr(ptrs.get_element_ty(), "primitive_bitwidth", 8)) // 8, 1)
-    inside = np.zeros(addresses.shape, dtype=bool)
-    for start, end in ranges:
-        inside |= (addresses >= start) & (addresses + size <= end)
-    return active, inside
+    insides = []
+    for ranges in range_sets:
+        inside = np.zeros(addresses.shape, dtype=bool)
+        for start, end in ranges:
+            inside |= (addresses >= start) & (addresses + size <= end)
+        insides.append(inside)
+    return (active, *insides)
 
 
 def _kept_inside(mask: Any, active: np.ndarray, safe: np.ndarray) -> Any:
@@ -834,17 +839,15 @@ def _kept_inside(mask: Any, active: np.ndarray, safe: np.ndarray) -> Any:
 
 def _load_watched(original: Callable) -> Callable:
     """InterpreterBuilder.create_masked_load (the loads of an interpreted kernel: tl.load, a descriptor's, and in
-    Triton 3.9 tl.atomic_load; not tl.atomic_add or tl.atomic_cas, whose interpreter calls bypass it: round 46's
-    engineer ran the softmax over columns with tl.atomic_add, and the process aborted as before), counting into the
-    innermost _READS the active lanes whose element lies outside the launch's storages, and loading none outside the
-    guarded copies."""
+    Triton 3.9 tl.atomic_load), counting into the innermost _READS the active lanes whose element lies outside the
+    launch's storages, and loading none outside the guarded copies."""
     def create_masked_load(self: Any, ptrs: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
         if _READS:
             storages, copies, outside, _ = _READS[-1]
             try:
-                active, inside = _lanes(ptrs, mask, storages)
+                active, inside, safe = _lanes(ptrs, mask, storages, copies)
                 outside[0] += int((active & ~inside).sum())
-                mask = _kept_inside(mask, active, _lanes(ptrs, mask, copies)[1])
+                mask = _kept_inside(mask, active, safe)
             except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the load is not judged
                 pass
         return original(self, ptrs, mask, *args, **kwargs)
@@ -853,10 +856,9 @@ def _load_watched(original: Callable) -> Callable:
 
 
 def _store_watched(original: Callable) -> Callable:
-    """InterpreterBuilder.create_masked_store (tl.store, a descriptor's, and in Triton 3.9 tl.atomic_store; not the
-    read-modify-write atomics: see _load_watched): a lane whose element lies
-    outside the launch's guarded copies stores nothing, and is counted into the innermost _READS (stores inside the
-    guards are seen by _out_of_guards)."""
+    """InterpreterBuilder.create_masked_store (tl.store, a descriptor's, and in Triton 3.9 tl.atomic_store): a lane
+    whose element lies outside the launch's guarded copies stores nothing, and is counted into the innermost _READS
+    (stores inside the guards are seen by _out_of_guards)."""
     def create_masked_store(self: Any, ptrs: Any, value: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
         if _READS:
             _, copies, _, wrote = _READS[-1]
@@ -871,15 +873,73 @@ def _store_watched(original: Callable) -> Callable:
     return create_masked_store
 
 
-def _read_patches() -> list[tuple[type, str, Callable, Callable]]:
-    """What _counting_launches patches to see a guarded launch's loads and stores: the interpreter's, where Triton
-    has one, each with what it held and its watcher."""
+def _count_read_and_write(ptrs: Any, mask: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """For an atomic, which reads and writes: count its active lanes outside the storages as loads outside, and those
+    outside the guarded copies as stores outside, into the innermost _READS; return (the active lanes, those inside
+    the guarded copies) where some active lane lies outside them (None: all may run, or no launch is watched)."""
+    if not _READS:
+        return None
+    storages, copies, outside, wrote = _READS[-1]
+    active, inside, safe = _lanes(ptrs, mask, storages, copies)
+    outside[0] += int((active & ~inside).sum())
+    wrote[0] += int((active & ~safe).sum())
+    return None if not (active & ~safe).any() else (active, safe)
+
+
+def _rmw_watched(original: Callable) -> Callable:
+    """InterpreterBuilder.create_atomic_rmw (tl.atomic_add, _max, _min, _and, _or, _xor, _xchg), which in Triton 3.6
+    and 3.9 reads and writes through `_interpreter.atomic_rmw`, not through the masked load and store above.  Round
+    46's engineer: the softmax over columns with tl.atomic_add in place of tl.store aborted the Python process
+    ("corrupted double-linked list") where the store's FAILed.  A lane outside the guarded copies does nothing here
+    and is counted, as a store's is."""
+    def create_atomic_rmw(self: Any, op: Any, ptrs: Any, value: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            lanes = _count_read_and_write(ptrs, mask)
+            if lanes is not None:
+                mask = _kept_inside(mask, *lanes)
+        except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the atomic is not judged
+            pass
+        return original(self, op, ptrs, value, mask, *args, **kwargs)
+
+    return create_atomic_rmw
+
+
+def _cas_watched(original: Callable) -> Callable:
+    """InterpreterBuilder.create_atomic_cas (tl.atomic_cas, through `_interpreter.atomic_cas`, and with no mask): a
+    lane outside the guarded copies compares and swaps on a scratch element of its own instead, and is counted."""
+    def create_atomic_cas(self: Any, ptrs: Any, cmp: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
+        scratch = None
+        try:
+            lanes = _count_read_and_write(ptrs, None)
+            if lanes is not None:
+                from triton.runtime.interpreter import TensorHandle
+
+                safe = lanes[1]
+                addresses = np.array(ptrs.data, dtype=np.uint64)
+                scratch = np.zeros(addresses.size + 1, dtype=np.uint64)  # 8 bytes a lane, 8-aligned
+                lanes = np.arange(addresses.size, dtype=np.uint64).reshape(addresses.shape)
+                own = np.uint64(scratch.ctypes.data) + lanes * np.uint64(8)
+                ptrs = TensorHandle(np.where(safe, addresses, own).astype(np.asarray(ptrs.data).dtype), ptrs.dtype)
+        except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the atomic is not judged
+            pass
+        try:
+            return original(self, ptrs, cmp, value, *args, **kwargs)
+        finally:
+            del scratch  # held until the swap has run
+
+    return create_atomic_cas
+
+
+def _access_patches() -> list[tuple[type, str, Callable, Callable]]:
+    """What _counting_launches patches to see a guarded launch's loads, stores and atomics: the interpreter's, where
+    Triton has one, each with what it held and its watcher."""
     try:
         from triton.runtime.interpreter import InterpreterBuilder
     except Exception:  # noqa: BLE001 -- no interpreter in this Triton (or it cannot load): nothing to watch
         return []
     found = []
-    for name, watcher in (("create_masked_load", _load_watched), ("create_masked_store", _store_watched)):
+    for name, watcher in (("create_masked_load", _load_watched), ("create_masked_store", _store_watched),
+                          ("create_atomic_rmw", _rmw_watched), ("create_atomic_cas", _cas_watched)):
         held = InterpreterBuilder.__dict__.get(name)
         if isinstance(held, FunctionType):
             found.append((InterpreterBuilder, name, held, watcher))
@@ -1025,7 +1085,7 @@ def _counting_launches(guarded: bool = False, poisoned: bool = False) -> Iterato
     patched = _launch_patches() if not _COUNTING else []
     for cls, name, original in patched:
         setattr(cls, name, _counted(name, original))
-    reads = _read_patches() if not _COUNTING else []  # inert but in a guarded launch
+    reads = _access_patches() if not _COUNTING else []  # inert but in a guarded launch
     for cls, name, original, watcher in reads:
         setattr(cls, name, watcher(original))
     patched += [(cls, name, original) for cls, name, original, _ in reads]

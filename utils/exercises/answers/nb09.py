@@ -424,6 +424,39 @@ def softmax_grid_of_columns(x):
     return _softmax(x, grid=lambda rows: x.shape[1])
 
 
+@triton.jit
+def _softmax_atomic_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.atomic_add(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)  # into zeros: a store
+
+
+@triton.jit
+def _cas_at_kernel(flags_ptr, at, far):
+    """tests/test_exercises_09.py: a compare-and-swap on flags[at] and on one element `far` past it."""
+    lanes = tl.arange(0, 2)
+    tl.atomic_cas(flags_ptr + at + lanes * far, tl.zeros((2,), tl.int32), tl.full((2,), 7, tl.int32))
+
+
+@triton.jit
+def _add_at_kernel(y_ptr, at, far):
+    """tests/test_exercises_09.py: an atomic add of 1.5 into y[at] and into one element `far` past it."""
+    lanes = tl.arange(0, 2)
+    tl.atomic_add(y_ptr + at + lanes * far, tl.full((2,), 1.5, tl.float32))
+
+
+def softmax_grid_of_columns_atomic_add(x):
+    """Wrong: one program per column, not per row, each adding its row into a zeroed y (right for square x only)."""
+    rows, cols = x.shape
+    y = torch.zeros((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _softmax_atomic_kernel[(cols,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
 def _softmax(x, *, block=None, subtract=True, other=-math.inf, divide_by_max=False, x_stride=None, grid=None,
              out=None, dtype=torch.float32):
     rows, cols = x.shape
@@ -2354,6 +2387,9 @@ if not has_cuda():
 WRONG_GELUS["round 44's adversary: the index, n and cols declared int (wraps past 2**31 elements)"] = gelu_int_index
 WRONG_SOFTMAXES["round 44's adversary: a grid of columns, not rows (stored rows far past y's guard: the interpreter "
                 "aborted the process before it stopped such stores)"] = softmax_grid_of_columns
+WRONG_SOFTMAXES["round 46's engineer: the grid of columns with tl.atomic_add in place of tl.store (the interpreter's "
+                "atomics went round the watched loads and stores, and the process aborted)"] = \
+    softmax_grid_of_columns_atomic_add
 WRONG_SOFTMAXES.update({
     "round 27's adversary: an online softmax over chunks of 16, NaN for a row whose first chunk is all -inf":
         softmax_online_nan_after_a_masked_chunk,
@@ -2399,6 +2435,9 @@ ENDS_THE_PROCESS_ON_A_GPU = {
     "check_softmax_rows": {
         "round 44's adversary: a grid of columns, not rows (stored rows far past y's guard: the interpreter aborted "
         "the process before it stopped such stores)": "an illegal memory access on the H200 (2026-11-30)",
+        "round 46's engineer: the grid of columns with tl.atomic_add in place of tl.store (the interpreter's "
+        "atomics went round the watched loads and stores, and the process aborted)":
+            "the same grid as the answer above: not yet run on a GPU",
     },
 }
 
