@@ -1796,10 +1796,10 @@ STREAM_HINT = ("the current stream belongs to the caller: a step that works on a
 # Round 46's engineer: a wrong step 1 does not tell the arithmetic from the data flow (a loss kept before the replay
 # computed it, or one buffer read for every step, is wrong at step 1 too), so the hint names both.
 FIRST_LOSS_HINT = ("step 1's loss comes from the weights the model was given and the first batch: either the "
-                   "arithmetic differs from the slow step's by more than bf16 matrix products explain (check_fast_loss, "
-                   "on this GPU, judges your loss function alone), or the value losses() returned is not the one step "
-                   "1 computed (read before the step wrote it, or written over since: a graph reads and writes the "
-                   "memory it captured)")
+                   "arithmetic differs from the slow step's by more than bf16 matrix products explain "
+                   "(check_fast_loss, on this GPU, judges your loss function alone), or the value losses() returned "
+                   "is not the one step 1 computed (read before the step wrote it, or written over since: a graph "
+                   "reads and writes the memory it captured)")
 LOSSES_HINT = ("each step must read the batch it is given, and losses() what each step computed: a graph reads the "
                "memory it captured")
 
