@@ -917,8 +917,8 @@ def _cas_watched(original: Callable) -> Callable:
                 safe = lanes[1]
                 addresses = np.array(ptrs.data, dtype=np.uint64)
                 scratch = np.zeros(addresses.size + 1, dtype=np.uint64)  # 8 bytes a lane, 8-aligned
-                lanes = np.arange(addresses.size, dtype=np.uint64).reshape(addresses.shape)
-                own = np.uint64(scratch.ctypes.data) + lanes * np.uint64(8)
+                lane = np.arange(addresses.size, dtype=np.uint64).reshape(addresses.shape)
+                own = np.uint64(scratch.ctypes.data) + lane * np.uint64(8)
                 ptrs = TensorHandle(np.where(safe, addresses, own).astype(np.asarray(ptrs.data).dtype), ptrs.dtype)
         except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the atomic is not judged
             pass
