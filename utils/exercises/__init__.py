@@ -351,14 +351,16 @@ def exercise(name: str) -> Iterator[Checker]:
 
 # A sticky CUDA error (an illegal or misaligned address, a launch failure): the process's CUDA context is lost
 # (notebook 05, section 3).  Round 44's adversary: a Triton softmax over columns, not rows, stored rows past y on the
-# H200, and the check raised the AcceleratorError itself, not a FAIL with a hint.  Which errors are sticky: the CUDA
-# runtime's reference says of these codes, and of no others, "This leaves the process in an inconsistent state and any
-# further CUDA work will return the same error" (cudaError_t: 700 illegal address, 702 launch timeout, 710 assert,
-# 714 hardware stack error, 715 illegal instruction, 716 misaligned address, 717 invalid address space, 718 invalid
-# program counter, 719 launch failure).  Round 46's engineer: PyTorch raises AcceleratorError for every CUDA error that
-# reaches C10_CUDA_CHECK ("invalid configuration argument" too), so the class alone does not say the GPU is lost; the
-# code where the error carries one, else the error's text (PyTorch's "CUDA error: <the runtime's string>", CuPy's
-# and the driver's names).
+# H200, and the check raised the AcceleratorError itself, not a FAIL with a hint.  Which errors are sticky: those a
+# kernel can raise among the codes of which the CUDA runtime's reference (cudaError_t) says "This leaves the process in
+# an inconsistent state and any further CUDA work will return the same error" (700 illegal address, 702 launch
+# timeout, 714 hardware stack error, 715 illegal instruction, 716 misaligned address, 717 invalid address space, 718
+# invalid program counter, 719 launch failure), and 710, a device-side assert ("The device cannot be used again ... To
+# continue using CUDA, the process must be terminated and relaunched").  Left out: 911, an error of a device outside
+# CUDA, which the reference words as the first group and no student's kernel raises (round 59's engineer).  Round
+# 46's engineer: PyTorch raises AcceleratorError for every CUDA error that reaches C10_CUDA_CHECK ("invalid
+# configuration argument" too), so the class alone does not say the GPU is lost; the code where the error carries one,
+# else the error's text (PyTorch's "CUDA error: <the runtime's string>", CuPy's and the driver's names).
 STICKY_CODES = frozenset((700, 702, 710, 714, 715, 716, 717, 718, 719))
 _STICKY = re.compile(r"illegal memory access|illegal address|illegal instruction|misaligned address|"
                      r"unspecified launch failure|device-side assert|launch timed out|invalid program counter|"

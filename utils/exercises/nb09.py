@@ -1511,8 +1511,9 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                    ) -> tuple[object, _Launches]:
             ex.expect(not launches.strayed, f"{call}: your kernel wrote outside the tensors it was given: "
                       f"{'; '.join(launches.strayed)}",
-                      "each pointer moves by its own tensor's strides: which row stride did you pass for each "
-                      "tensor, and which lanes does your mask let store?")
+                      "which rows can your programs reach (the grid's size, and what program_id stands for), how "
+                      "far does each pointer move (its own tensor's row stride), and which lanes does your mask let "
+                      "store?")
             ex.expect(not launches.read_outside, f"{call}: your kernel read outside the tensors it was given: "
                       f"{'; '.join(launches.read_outside)} (on a GPU, a read past the end of an allocation can stop "
                       "the process: an illegal memory access)",
