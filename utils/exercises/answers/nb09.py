@@ -2437,7 +2437,8 @@ ENDS_THE_PROCESS_ON_A_GPU = {
         "the process before it stopped such stores)": "an illegal memory access on the H200 (2026-11-30)",
         "round 46's engineer: the grid of columns with tl.atomic_add in place of tl.store (the interpreter's "
         "atomics went round the watched loads and stores, and the process aborted)":
-            "the same grid as the answer above: FAILed in a fresh process on the H200 (2026-11-30, call M)",
+            "the same grid as the answer above: judged FAIL in a fresh process on the H200 (2026-11-30, call M; "
+            "the log keeps no message, so whether the GPU was lost there is not recorded)",
     },
 }
 
