@@ -389,6 +389,7 @@ class _GraphCalls:
     capturing: Any = None  # the graph being captured now
     graphs: list[Any] = field(default_factory=list)  # every graph captured: kept alive, so that ids stay unique
     eager: int = 0  # calls of the check's function, or forwards of the model's layers, outside any capture
+    eager_before_capture: int = 0  # of those, the ones made before the first capture began (a warm-up)
 
     def noting_rows(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tensor], torch.Tensor]:
         """fn, noting the rows of its input when it is called during a capture, and counting its eager calls."""
@@ -423,6 +424,8 @@ def _counting_graphs() -> Iterator[_GraphCalls]:
 
     def counted_begin(self: Any, *args: Any, **kwargs: Any) -> Any:
         calls.captures += 1
+        if calls.captures == 1:
+            calls.eager_before_capture = calls.eager
         calls.capturing = self
         calls.graphs.append(self)
         return begin(self, *args, **kwargs)
@@ -727,6 +730,13 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
                           "returning run")
                 ex.expect(callable(run), f"{where} returned {what_returned(run)}, not a function",
                           "return the inner function run(x)")
+                # Round 66's adversary: captures with no warm-up PASSed, though the task asks for one (section 4's
+                # rule); at least one call of fn outside a capture must come before the first capture.
+                ex.expect(graphs.captures == 0 or graphs.eager_before_capture > 0,
+                          f"{where} began its first capture before it had called fn once outside a capture",
+                          "section 4's rule: warm up before you capture, on the side stream you capture on (a "
+                          "first call may allocate memory, choose kernels or set up a library, which a capture must "
+                          "not record)")
                 run = keeping(ex, ex.answer(run), BASIC)  # the student's too: no reference inside
                 built, rows, inputs = graphs.captures, dict(graphs.rows), dict(graphs.inputs)
                 torch.cuda.synchronize()  # the building's work is done before another stream uses what it made
