@@ -832,8 +832,8 @@ def _judge_buckets(ex: Checker, where: str, buckets: tuple[int, ...], building: 
     found.expect(not overwritten, f"{where}: the result returned for a batch of {overwritten[0].batch} rows had "
                  "changed by the time the later calls were done" if overwritten else "",
                  "each replay overwrites the graph's output: what run returns must be the caller's own")
-    ring = next((n for n, (given, out) in enumerate(burst)
-                 if out.shape == (given.shape[0], OUTPUTS) and out.dtype == torch.float32
+    ring = next((n for n, (given, out) in enumerate(burst)  # (a result on the host is misshaped's: above)
+                 if out.shape == (given.shape[0], OUTPUTS) and out.dtype == torch.float32 and out.device == given.device
                  and not _rows_right(out, given, smallest_bucket(buckets, given.shape[0]))), None)
     found.expect(ring is None, f"{where}: of {len(burst)} results of run held at once (batches of "
                  f"{burst[0][0].shape[0] if burst else 0} rows), result {(ring or 0) + 1} had changed by the time "
