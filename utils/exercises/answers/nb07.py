@@ -1923,11 +1923,6 @@ MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
 # calls per bucket than a ring of 32 buffers holds; every x and result is kept alive to the end, so no memory that
 # another stream still reads is freed and handed out again
 MISJUDGED_ON_A_GPU["check_bucketed_graphs"].update({
-    # H200, 2026-11-30 (call R): not a PASS but a crash: the burst's comparison (_judge_buckets' `ring`) compares a
-    # result held on the host with the GPU's rows and raises a device mismatch, where the misshaped result should
-    # FAIL; the one-line fix (out.device == given.device) is on branch pending-07-burst-device, waiting for a GPU
-    # to restamp solutions 07
-    "the rows returned on the host (.cpu())": "the check raises a device mismatch instead of FAILing it",
     "round 32: flat views for the copy-in (x.view(-1))": "every batch the check gives is contiguous",
     "round 32: side stream, waits both ways, no record_stream": "the check keeps every x and result alive to the end",
 })
