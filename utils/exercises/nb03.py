@@ -1909,6 +1909,8 @@ LEAK_HINT = ("the buffers are the call's own: let them go when it returns (memor
              "events, or joined by the caller's stream at the end")
 BUFFERS_HINT = ("allocate two buffers, each of one batch, once, before the loop, and copy each batch into one of "
                 "them: copying into an existing tensor allocates nothing, while .to('cuda') makes a new one")
+TWO_HINT = ("with one buffer the next batch's copy must wait until the step has read the buffer, so copies and "
+            "steps take turns: the copy stream fills one buffer while the step reads the other")
 
 
 def _loop_host_waits(ex: Any, yours: Callable, batches: list[torch.Tensor]) -> None:
@@ -2030,8 +2032,10 @@ def check_prefetch_loop(
         ex.expect(by_loop <= 2 and held <= HELD_AT_MOST,
                   f"allocated GPU memory for {held:.3g} batches ({by_loop} allocations of a batch's size or more) "
                   f"for {len(batches)} batches; two buffers, made once, hold 2", BUFFERS_HINT)
+        # (round 73's adversary: one buffer, right values, no overlap, got the hint about buffers kept between calls)
         ex.expect(held >= 1.5, f"allocated GPU memory for {held:.3g} batches in a call that came after others with "
-                               "batches of the same shape: buffers kept from one call to the next", KEPT_HINT)
+                               "batches of the same shape: fewer than two buffers, or buffers kept from one call to "
+                               "the next", f"{TWO_HINT}; and {KEPT_HINT}")
 
         # Nothing kept after the call (round 17: every call's buffers kept in a module list never raced, since their
         # memory was never freed, and leaked two batches a call); the outputs are dropped too.
@@ -2062,7 +2066,7 @@ def check_prefetch_loop(
                  "synchronize in the loop)"), WATCHED)()
 
 
-register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=22))
+register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=23))
 
 
 def _alive(gpu: Any, size: int) -> float:
@@ -2101,6 +2105,9 @@ def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
             yours(batches, lambda x: x.sum(dim=1), torch.cuda.Stream())
             large = [n for n in gpu.placed[before:] if n >= size]  # blocks of a batch's bytes or more
             helds.append(sum(large) / size)
+            if not call:  # the first call: its buffers are new (round 73's adversary: one buffer got PART)
+                ex.expect(helds[-1] >= 1.5, f"made GPU memory for {helds[-1]:.3g} batches ({len(large)} blocks of a "
+                          f"batch's bytes or more) for {len(batches)} batches: fewer than two buffers", TWO_HINT)
             ex.expect(helds[-1] <= HELD_AT_MOST,
                       f"made GPU memory for {helds[-1]:.3g} batches ({len(large)} blocks of a batch's bytes or more) "
                       f"for {len(batches)} batches{call}; two buffers, made once, hold 2", BUFFERS_HINT)

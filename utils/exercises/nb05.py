@@ -1536,6 +1536,17 @@ def names(value: int) -> Callable[[str], bool]:
     return said
 
 
+_POSITION = re.compile(r"(?:\b(?:index|indices|idx)\s*\[\s*|\bposition\s+(?:is\s+)?)(-?\d{1,3}(?:,\d{3})+|-?\d+)\b",
+                       re.IGNORECASE)
+
+
+def marks_position(position: int) -> Callable[[str], bool]:
+    """Whether every number a message marks as a position (`index[5]`, `position 5`) is `position` (round 74's
+    adversary: "index[1] = 5" for the value 5 at position 1 named both numbers, the other way round)."""
+    return lambda message: all(int(found.group(1).replace(",", "")) == position
+                               for found in _POSITION.finditer(message))
+
+
 def _index_add_call(case: IndexAdd) -> str:
     shape, dim, index, dtype, _ = case
     grads = {(False, False): "", (False, True): " (source requires grad)",
@@ -1663,6 +1674,10 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str, alone: bool = Fals
                   f"index[{bad}] = {value}",
                   "say where the first bad index is (its position in index, from 0) and what it is: the error is for a "
                   "person, who has to find it in a batch")
+        ex.expect(marks_position(bad)(message),
+                  f"{call} raised IndexError('{message}'), which gives as the position a number other than {bad}: the "
+                  f"first bad index is index[{bad}] = {value}",
+                  "index[i] = v says that position i of index holds the value v: the position goes in the brackets")
         ex.expect(kept, f"{call} changed target before it raised", "leave target as it was: raise before any work")
         ex.expect(not others, f"{call} changed the {' and '.join(others)} it was given, before it raised", HINT_INPUTS)
         ex.expect(len(ran.waits) <= ERROR_PATH_WAITS,

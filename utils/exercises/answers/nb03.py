@@ -1441,6 +1441,21 @@ def prefetch_cudnn_benchmark_left(batches, step, copy_stream):
     return _prefetch(batches, step, copy_stream)
 
 
+def one_buffer_in_turn(batches, step, copy_stream):
+    """WRONG (round 73's adversary): one buffer, each copy after the step that read it: right values, but copies and
+    steps take turns. It got PART on a CPU, and the GPU's hint spoke of buffers kept from one call to the next."""
+    main = torch.cuda.current_stream()
+    buffer = torch.empty_like(batches[0], device="cuda")
+    outputs = []
+    for batch in batches:
+        copy_stream.wait_stream(main)  # the step that read the buffer has run
+        with torch.cuda.stream(copy_stream):
+            buffer.copy_(batch, non_blocking=True)
+        main.wait_stream(copy_stream)
+        outputs.append(step(buffer))
+    return outputs
+
+
 WRONG_LOOPS = {
     "the lecture's loop (a new tensor per batch, record_stream)": lecture_loop,
     "no wait for the copy": lambda b, s, c: lecture_loop(b, s, c, wait=False),
@@ -1448,6 +1463,7 @@ WRONG_LOOPS = {
     "double buffer, no wait for the copy": lambda b, s, c: double_buffer(b, s, c, wait_copied=False),
     "double buffer, overwrites a buffer still read": lambda b, s, c: double_buffer(b, s, c, wait_consumed=False),
     "one buffer": lambda b, s, c: double_buffer(b, s, c, nbuffers=1),
+    "one buffer, each copy after the step that read it (round 73)": one_buffer_in_turn,
     "everything on the current stream": all_on_current,
     "the copy stream waits for every step": fork_every_batch,
     "two buffers, the copy stream waits for every step": double_buffer_serial,
@@ -2669,7 +2685,8 @@ WRONG["check_prefetch_loop"].update({
 WRONG_ON_CPU["check_fan_out"] |= {"int64 x given to the fns as int32, outputs widened back (round 32)",
                                   "float32 x of 2**16 elements or more given as float16 (round 32)",
                                   "x round-tripped through bfloat16 for the fns (round 32)"}
-WRONG_ON_CPU["check_prefetch_loop"] |= {"float32 batches sent as bfloat16 into float32 buffers (round 32)",
+WRONG_ON_CPU["check_prefetch_loop"] |= {"one buffer, each copy after the step that read it (round 73)",
+                                        "float32 batches sent as bfloat16 into float32 buffers (round 32)",
                                         "int64 batches sent as int32 into int64 buffers (round 32)"}
 # Round 32's adversary: the logging module's own functions call basicConfig() on a root logger without a handler, and
 # every check blamed the answer for that handler (settings.RootHandlers; pytest's handlers hide it here, and

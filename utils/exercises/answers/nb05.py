@@ -728,6 +728,16 @@ def empty_index_returns_target(target, dim, index, source):  # nothing to add: t
     return tolist_then_loop(target, dim, index, source)
 
 
+def position_and_value_swapped(target, dim, index, source):
+    """WRONG (round 74's adversary): "index[1] = 5" for the value 5 at position 1: both numbers named, each in the
+    other's place (the check looked for the two numbers anywhere in the message)."""
+    size = target.shape[dim]
+    for position, value in enumerate(index.tolist()):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{value}] = {position} is out of range for dimension {dim} of size {size}")
+    return target.index_add(dim, index, source)
+
+
 def message_ends_with_a_period(target, dim, index, source):
     """Right (the seventeenth adversary's): the message a sentence that ends right after the value, "... 1000."."""
     size = target.shape[dim]
@@ -1901,6 +1911,7 @@ WRONG: dict[str, dict[str, object]] = {
         "each place kept by the setup cell (the seed) between calls": ffc_cached_by_the_setup_cell,
     },
     "check_safe_index_add": {
+        "the position and the value swapped in the message (round 74)": position_and_value_swapped,
         "no check (a device-side assert on a GPU)": no_check,
         "checks the upper bound only": upper_bound_only,
         "allows negative indices down to -size": counts_from_the_end,

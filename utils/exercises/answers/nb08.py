@@ -1359,6 +1359,29 @@ def cudnn_tf32_off_legacy(model, x, n, y, bf16):
     return _f21(model, x, n, y, bf16)
 
 
+def cudnn_tf32_put_back_to_the_default(model, x, n, y, bf16):
+    """WRONG (round 74's adversary): TF32 off for the call, then both legacy switches set to PyTorch's defaults
+    (cuDNN's True), not to the caller's values: it passed while every case started from the defaults."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    loss = _f21(model, x, n, y, bf16)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = True
+    return loss
+
+
+def matmul_precision_saved_by_the_legacy_getter(model, x, n, y, bf16):
+    """WRONG (round 74's adversary wrote it as right): saved with get_float32_matmul_precision() and put back with
+    set_float32_matmul_precision(), TF32 off in between. The pair does not give back a per-backend "none" (which follows
+    its parent): the switches come back "ieee", and a later change of the parent no longer reaches them."""
+    saved = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("highest")
+    try:
+        return _f21(model, x, n, y, bf16)
+    finally:
+        torch.set_float32_matmul_precision(saved)
+
+
 # ---- round 21's adversary, exercise 2 (judged on a GPU only: the lead runs them)
 def _solution_variant(replacements):
     """The course's own solution_step, its source edited in exactly the places named (each edit applies once)."""
@@ -2013,6 +2036,10 @@ WRONG = {
         "mkldnn.deterministic = True left": mkldnn_deterministic_left_on,
         "torch.device(x.device).__enter__() never exited": device_context_entered_and_left_open,
         "cudnn.allow_tf32 = False (the legacy switch) left": cudnn_tf32_off_legacy,
+        "both TF32 switches put back to PyTorch's defaults, not the caller's (round 74)":
+            cudnn_tf32_put_back_to_the_default,
+        "get/set_float32_matmul_precision around the call: per-backend 'none' comes back 'ieee' (round 74)":
+            matmul_precision_saved_by_the_legacy_getter,
         "the loop over positions run in a worker thread pool": loop_in_a_worker_thread,
         "int(n.max()) truncation in a helper thread": truncates_in_a_worker_thread,
         "a backward hook that reads on the host (finite guard)": guards_backward_with_a_host_read,
