@@ -31,7 +31,8 @@ LEFT_CHANGED = {
     # Round 24's adversaries (02, 05) left these changed, and passed checks that watched a hand-picked list
     "gc.disable()": lambda: __import__("gc").disable(),
     "torch.set_flush_denormal(True)": lambda: torch.set_flush_denormal(True),
-    "torch.set_num_threads(1)": lambda: torch.set_num_threads(1),
+    # another count than the caller's (one that is 1 already would change nothing)
+    "torch.set_num_threads(1)": lambda: torch.set_num_threads(1 if torch.get_num_threads() != 1 else 2),
     "torch.backends.cudnn.benchmark = True": lambda: setattr(torch.backends.cudnn, "benchmark", True),
     "np.seterr(all='ignore')": lambda: np.seterr(all="ignore"),
 }

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,36 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     # pyproject.toml: on a GPU, tests that time kernels must not share the GPU or the host with others.
     if _workers_wanted(args):
         args[:] = ["-n", "2", "--dist", "loadscope", *args]
+
+
+# The exercise modules' tests, one work unit per notebook for xdist's loadscope (the rest of a module stays one
+# unit): as one unit, tests/test_exercises.py kept one worker busy for over half the run (2026-11-30). Notebook 05's
+# stay with the rest of tests/test_exercises.py: they and the untouched exercises' Run All read the session's untimed
+# jobs (tests/conftest.py), which the first test that needs one starts, all of them, in the worker it runs in.
+SPLIT_BY_NOTEBOOK = {"tests/test_exercises.py": {"05_debugging"}, "tests/test_exercises_more.py": set()}
+_NOTEBOOK_PARAM = re.compile(r"\[(\d\d_[a-z0-9_]+)[:\]-]")
+
+
+def work_unit(nodeid: str) -> str:
+    """xdist's loadscope unit of a test: its module (or class), as xdist's, but a notebook's exercise tests apart."""
+    scope = nodeid.rsplit("::", 1)[0]
+    kept = SPLIT_BY_NOTEBOOK.get(scope)
+    found = _NOTEBOOK_PARAM.search(nodeid) if kept is not None else None
+    return f"{scope}::{found.group(1)}" if found and found.group(1) not in kept else scope
+
+
+@pytest.hookimpl(optionalhook=True)  # without xdist (-p no:xdist) no such hook exists
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """xdist's loadscope with `work_unit`'s units (xdist's documented hook for a scheduler of one's own)."""
+    if config.getoption("dist", None) != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByNotebook(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return ByNotebook(config, log)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
