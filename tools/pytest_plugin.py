@@ -78,8 +78,10 @@ def work_unit(nodeid: str) -> str:
     """xdist's loadscope unit of a test: its module (or class), as xdist's, but a notebook's exercise tests apart."""
     scope = nodeid.rsplit("::", 1)[0]
     kept = SPLIT_BY_NOTEBOOK.get(scope)
-    found = _NOTEBOOK_PARAM.search(nodeid) if kept is not None else None
-    return f"{scope}::{found.group(1)}" if found and found.group(1) not in kept else scope
+    found = _NOTEBOOK_PARAM.search(nodeid)
+    if kept is None or found is None or found.group(1) in kept:
+        return scope
+    return f"{scope}::{found.group(1)}"
 
 
 @pytest.hookimpl(optionalhook=True)  # without xdist (-p no:xdist) no such hook exists
@@ -87,7 +89,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """xdist's loadscope with `work_unit`'s units (xdist's documented hook for a scheduler of one's own)."""
     if config.getoption("dist", None) != "loadscope":
         return None
-    from xdist.scheduler import LoadScopeScheduling
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
     class ByNotebook(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
