@@ -29,6 +29,7 @@ them but checks nothing; this keeps one execution for both.
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import os
 import re
@@ -74,6 +75,13 @@ SPLIT_BY_NOTEBOOK = {"tests/test_exercises.py": {"05_debugging"}, "tests/test_ex
 _NOTEBOOK_PARAM = re.compile(r"\[(\d\d_[a-z0-9_]+)[:\]-]")
 
 
+# The longest units, started first (the slowest of one worker's run beside eight helpers, 2026-11-30: the live slides
+# 75 s, the rest of test_exercises.py with 05's fresh processes and the untouched exercises' Run All 60 s or more, the
+# browser tests 112 s in all, 08's fast_loss answers 46 s): the browser units mostly wait, the others compute.
+FIRST = ("tests/test_browser_live.py", "tests/test_exercises.py", "tests/test_browser.py",
+         "tests/test_exercises.py::08_profiling")
+
+
 def work_unit(nodeid: str) -> str:
     """xdist's loadscope unit of a test: its module (or class), as xdist's, but a notebook's exercise tests apart."""
     scope = nodeid.rsplit("::", 1)[0]
@@ -94,6 +102,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     class ByNotebook(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
+
+        def schedule(self) -> None:
+            """xdist hands out units by their number of tests, most first: the browser tests, few and the longest, came
+            last, both workers mostly waiting on Chromium and kernels. FIRST's units go first, the rest as xdist orders
+            them (every worker's collection reordered alike, which xdist checks)."""
+            if self.collection is None and self.registered_collections:
+                tests = collections.Counter(work_unit(n) for n in next(iter(self.registered_collections.values())))
+                rank = {unit: place for place, unit in enumerate(FIRST)}
+                for node, collected in self.registered_collections.items():
+                    self.registered_collections[node] = sorted(
+                        collected, key=lambda n: (rank.get(work_unit(n), len(FIRST)), -tests[work_unit(n)]))
+                self.config.option.loadscopereorder = False  # the order above, as it stands
+            super().schedule()
 
     return ByNotebook(config, log)
 
