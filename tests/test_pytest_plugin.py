@@ -98,3 +98,26 @@ def test_no_cell_from_the_third_on_runs_beside_a_kernel_start(tmp_path, monkeypa
                           str(tmp_path)], plugins=[recorder])
     assert status == 0
     assert len(recorder.seen) == 3 and all(recorder.seen.values()), recorder.seen  # each notebook's Cell 3 alone
+
+
+def test_the_exercise_modules_are_split_by_notebook_for_xdist():
+    unit = pytest_plugin.work_unit
+    assert unit("tests/test_exercises.py::test_exercise[08_profiling:check_fast_loss: wrong: x]") == \
+        "tests/test_exercises.py::08_profiling"
+    assert unit("tests/test_exercises_more.py::test_x[09_kernels:check_softmax_rows: y]") == \
+        "tests/test_exercises_more.py::09_kernels"
+    # 05's stay with the rest of the module (they share its untimed jobs), as do tests of no notebook
+    assert unit("tests/test_exercises.py::test_exercise[05_debugging:check_find_failing_cell: wrong: x]") == \
+        "tests/test_exercises.py"
+    assert unit("tests/test_exercises.py::test_exercises_are_up_to_date") == "tests/test_exercises.py"
+    assert unit("tests/test_checks.py::test_x[00_setup:a]") == "tests/test_checks.py"  # other modules whole
+    assert unit("notebooks/06_precision.ipynb::Cell 3") == "notebooks/06_precision.ipynb"
+
+
+def test_xdist_hands_out_the_longest_units_first():
+    queue = pytest_plugin._FirstAhead()
+    for unit in ("tests/test_checks.py", "tests/test_exercises.py::08_profiling", "tests/test_browser.py",
+                 "notebooks/00_setup.ipynb", "tests/test_exercises.py", "tests/test_browser_live.py"):  # by tests
+        queue[unit] = {}
+    assert list(queue) == [*pytest_plugin.FIRST, "tests/test_checks.py", "notebooks/00_setup.ipynb"]
+    assert queue.popitem(last=False)[0] == "tests/test_browser_live.py"

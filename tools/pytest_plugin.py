@@ -103,20 +103,24 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
 
-        def schedule(self) -> None:
-            """xdist hands out units by their number of tests, most first: the browser tests, few and the longest, came
-            last, both workers mostly waiting on Chromium and kernels. FIRST's units go first, the rest as xdist orders
-            them (every worker's collection reordered alike, which xdist checks)."""
-            if self.collection is None and self.registered_collections:
-                tests = collections.Counter(work_unit(n) for n in next(iter(self.registered_collections.values())))
-                rank = {unit: place for place, unit in enumerate(FIRST)}
-                for node, collected in self.registered_collections.items():
-                    self.registered_collections[node] = sorted(
-                        collected, key=lambda n: (rank.get(work_unit(n), len(FIRST)), -tests[work_unit(n)]))
-                self.config.option.loadscopereorder = False  # the order above, as it stands
-            super().schedule()
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.workqueue = _FirstAhead()  # xdist fills it, then hands its units out from the front
 
     return ByNotebook(config, log)
+
+
+class _FirstAhead(collections.OrderedDict):
+    """xdist's queue of work units, which it fills ordered by their number of tests, most first: the browser tests,
+    few and the longest, came last, both workers mostly waiting on Chromium and kernels. FIRST's units go in front, in
+    FIRST's order; the others keep xdist's. (Only the queue is reordered: xdist sends a worker its tests as positions in
+    the collection, which must stay as every worker collected it.)"""
+
+    def __setitem__(self, unit: str, tests: Any) -> None:
+        super().__setitem__(unit, tests)
+        if unit in FIRST:
+            for first in sorted((u for u in self if u in FIRST), key=FIRST.index, reverse=True):
+                self.move_to_end(first, last=False)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
