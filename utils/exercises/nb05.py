@@ -1529,22 +1529,30 @@ def names(value: int) -> Callable[[str], bool]:
             text = found.group(0)
             if text.startswith("-") and found.start() > 0 and message[found.start() - 1] == "-":
                 continue
-            if int(re.sub(r"[,_\u00a0\u202f]", "", text)) == value:
+            if _value_of(text) == value:
                 return True
         return False
 
     return said
 
 
-_POSITION = re.compile(r"(?:\b(?:index|indices|idx)\s*\[\s*|\bposition\s+(?:is\s+)?)(-?\d{1,3}(?:,\d{3})+|-?\d+)\b",
-                       re.IGNORECASE)
+_POSITION = re.compile(r"\b(?:(?:index|indices|idx)\s*\[\s*|position\s+(?:is\s+)?)", re.IGNORECASE)  # then a number
+
+
+def _value_of(number: str) -> int:
+    """A number as _NUMBER found it, its thousands separators dropped."""
+    return int(re.sub(r"[,_\u00a0\u202f]", "", number))
 
 
 def marks_position(position: int) -> Callable[[str], bool]:
     """Whether every number a message marks as a position (`index[5]`, `position 5`) is `position` (round 74's
     adversary: "index[1] = 5" for the value 5 at position 1 named both numbers, the other way round)."""
-    return lambda message: all(int(found.group(1).replace(",", "")) == position
-                               for found in _POSITION.finditer(message))
+
+    def marked(message: str) -> bool:
+        numbers = (_NUMBER.match(message, marker.end()) for marker in _POSITION.finditer(message))
+        return all(_value_of(number.group(0)) == position for number in numbers if number)
+
+    return marked
 
 
 def _index_add_call(case: IndexAdd) -> str:
