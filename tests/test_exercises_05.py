@@ -160,6 +160,28 @@ def test_first_bad_agrees_with_index_adds_own_check_on_the_cpu(case):
 
 
 @host
+@pytest.mark.parametrize("message, said", [
+    ("index[1] = 5 is out of range for 5 rows", (1, 5)),
+    ("idx[1]=5", (1, 5)),
+    ("indices[ 1 ] == 5", (1, 5)),
+    ("index[1] is 5, outside 0..4", (1, 5)),
+    ("index[1]: 5 is not in 0..4", (1, 5)),
+    ("index[1] = tensor(5)", (1, 5)),
+    ("index[3,000] = 1,000 along dim 0", (3000, 1000)),
+    ("index[2] = -1 (index_add does not count from the end)", (2, -1)),
+    ("target of shape [5, 3]: index[0] = 7 is out of range", (0, 7)),
+    ("index[0] = 0 is out of range 0..-1 (2 bad; the last is at position 1)", (0, 0)),
+    ("bad index: entry 5 holds 1", None),
+    ("index 1 holds 5", None),
+    ("index[1] = 5.5", None),
+    ("index[1, 2] = 5", None),
+])
+def test_subscript_reads_the_first_index_p_equals_v_of_a_message(message, said):
+    """The task's one form for the first bad index (round 76's adversary: free wording hides which number is the
+    position)."""
+    assert nb05.subscript(message) == said
+
+
 def test_an_answer_that_fails_on_an_empty_index_is_told_so():
     from utils.exercises.answers.nb05 import min_and_max_items
 

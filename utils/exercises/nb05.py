@@ -1519,40 +1519,27 @@ def _call_index_add_on_gpu(yours: Callable, fn: Callable, args: tuple, *, kind: 
 _NUMBER = re.compile(r"(?<![\d.])-?(?:\d{1,3}(?:([,_\u00a0\u202f])\d{3})(?:\1\d{3})*(?!\d)|\d+)(?!\d|\.\d)")
 
 
-def names(value: int) -> Callable[[str], bool]:
-    """Whether a message names `value` as a number of its own (1000 is not in 10005 nor in 1000.5, -1 is not 1); a
-    sentence may end right after it ("... and it is 1000."), and its digits may be grouped by thousands (round 21's
-    adversary: "index[3,000] = 1,000", a message for a person, was told it did not name the index)."""
-
-    def said(message: str) -> bool:
-        for found in _NUMBER.finditer(message):
-            text = found.group(0)
-            if text.startswith("-") and found.start() > 0 and message[found.start() - 1] == "-":
-                continue
-            if _value_of(text) == value:
-                return True
-        return False
-
-    return said
-
-
-_POSITION = re.compile(r"\b(?:(?:index|indices|idx)\s*\[\s*|position\s+(?:is\s+)?)", re.IGNORECASE)  # then a number
-
-
 def _value_of(number: str) -> int:
     """A number as _NUMBER found it, its thousands separators dropped."""
     return int(re.sub(r"[,_\u00a0\u202f]", "", number))
 
 
-def marks_position(position: int) -> Callable[[str], bool]:
-    """Whether every number a message marks as a position (`index[5]`, `position 5`) is `position` (round 74's
-    adversary: "index[1] = 5" for the value 5 at position 1 named both numbers, the other way round)."""
+# The form the task asks for, `index[P] = V`: a name, P in brackets, then `=`, `==`, `:` or `is`, then V (or V as a
+# tensor prints it, `tensor(5)`).  Round 76's adversary: in free wording ("entry 5 holds 1") no reading of a message
+# can tell which number is the position, so the task names this one form, and the check reads its first instance.
+_OPENS = re.compile(r"\w\s*\[\s*")
+_BETWEEN = re.compile(r"\s*\]\s*(?:==?|:|is\b)\s*(?:tensor\(\s*)?")
 
-    def marked(message: str) -> bool:
-        numbers = (_NUMBER.match(message, marker.end()) for marker in _POSITION.finditer(message))
-        return all(_value_of(number.group(0)) == position for number in numbers if number)
 
-    return marked
+def subscript(message: str) -> tuple[int, int] | None:
+    """(P, V) of the first `name[P] = V` in a message, or None where it has none."""
+    for opened in _OPENS.finditer(message):
+        position = _NUMBER.match(message, opened.end())
+        between = position and _BETWEEN.match(message, position.end())
+        value = between and _NUMBER.match(message, between.end())
+        if position and value:
+            return _value_of(position.group(0)), _value_of(value.group(0))
+    return None
 
 
 def _index_add_call(case: IndexAdd) -> str:
@@ -1677,15 +1664,18 @@ def _check_index_adds(ex: Checker, fn: Callable, device: str, alone: bool = Fals
         ex.expect(isinstance(ran.error, IndexError), f"{call} raised {raised}",
                   "raise IndexError yourself (an assert disappears under python -O, and a RuntimeError from an "
                   "operation is not one a caller can tell from others)")
-        ex.expect(names(bad)(message) and names(value)(message),
-                  f"{call} raised IndexError('{message}'), which does not name the first bad index, "
+        said = subscript(message)
+        ex.expect(said is not None,
+                  f"{call} raised IndexError('{message}'), which does not write the first bad index as "
                   f"index[{bad}] = {value}",
-                  "say where the first bad index is (its position in index, from 0) and what it is: the error is for a "
-                  "person, who has to find it in a batch")
-        ex.expect(marks_position(bad)(message),
-                  f"{call} raised IndexError('{message}'), which gives as the position a number other than {bad}: the "
-                  f"first bad index is index[{bad}] = {value}",
-                  "index[i] = v says that position i of index holds the value v: the position goes in the brackets")
+                  "say where the first bad index is and what it is, in the form the task asks for: index[i] = v, "
+                  "position i of index (from 0) holding the value v; the error is for a person, who has to find it "
+                  "in a batch")
+        ex.expect(said is None or said == (bad, value),
+                  f"{call} raised IndexError('{message}'), which says index[{said[0] if said else ''}] = "
+                  f"{said[1] if said else ''}: the first bad index is index[{bad}] = {value}",
+                  "index[i] = v says that position i of index (counted from 0) holds the value v: the position goes "
+                  "in the brackets, and the first bad one is the one to name")
         ex.expect(kept, f"{call} changed target before it raised", "leave target as it was: raise before any work")
         ex.expect(not others, f"{call} changed the {' and '.join(others)} it was given, before it raised", HINT_INPUTS)
         ex.expect(len(ran.waits) <= ERROR_PATH_WAITS,

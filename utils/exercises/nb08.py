@@ -1302,6 +1302,9 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         call = f"fast_loss(..., bf16={bf16}) on {case}"
         settings, modes = _settings(device), [m.training for m in model.modules()]
         state = _caller_state(model, x, n, y)
+        # An in-place write that leaves the values as they were (x.mul_(1.0), n.clamp_(min=1)) still writes the
+        # caller's tensor (round 76's adversary): its version counter says so where the values cannot
+        versions = [t._version for t in (x, n, y, *model.parameters())]
         got, ops = _recorded(yours, model, x, n, y, bf16)
         restated = _state_changes(state, _caller_state(model, x, n, y))
         feeding = ops.feeding(got)  # before the backward() below, which frees the graph
@@ -1332,6 +1335,10 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                                                                     model.named_parameters())),
                                                      kept, (x, n, y, *model.parameters()), strict=True)
                    if before.dtype != now.dtype or not torch.equal(before, now)]
+        changed += [name for name, version, now in zip(("x", "n", "y", *(f"model's {p}" for p, _ in
+                                                                       model.named_parameters())),
+                                                       versions, (x, n, y, *model.parameters()), strict=True)
+                    if now._version != version and name not in changed]
         ex.expect(not changed, f"{call} changed its input {changed[0] if changed else ''}",
                   "the caller uses x, n and the model again: leave them as they were (no in-place operation on "
                   "them, no model.to(...))")

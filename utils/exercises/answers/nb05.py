@@ -405,7 +405,7 @@ def nonzero_positions(target, dim, index, source):  # right: nonzero waits once,
     positions = ((index < 0) | (index >= size)).nonzero()
     if len(positions):
         first = int(positions[0, 0])
-        raise IndexError(f"position {first}: {int(index[first])} is not in 0..{size - 1}")
+        raise IndexError(f"index[{first}]: {int(index[first])} is not in 0..{size - 1}")
     return torch.index_add(target, dim, index, source)
 
 
@@ -739,14 +739,59 @@ def position_and_value_swapped(target, dim, index, source):
 
 
 def message_ends_with_a_period(target, dim, index, source):
-    """Right (the seventeenth adversary's): the message a sentence that ends right after the value, "... 1000."."""
+    """Right (the seventeenth adversary's): the message a sentence that ends right after the value, "... = 1000."."""
     size = target.shape[dim]
     bad = (index < 0) | (index >= size)
     if index.numel() and bool(bad.any()):
         position = int(bad.int().argmax())
         value = int(index[position])
-        raise IndexError(f"index_add along dim {dim} (size {size}): the first bad index is at position {position}, "
-                         f"and it is {value}.")
+        raise IndexError(f"index_add along dim {dim} (size {size}): the first bad index is index[{position}] = "
+                         f"{value}.")
+    return target.index_add(dim, index, source)
+
+
+def free_wording_swapped(target, dim, index, source):
+    """Wrong (round 76's adversary): free wording, the two numbers swapped, "entry 5 holds 1" for 5 at position 1;
+    no message in free wording says which number is the position: the task asks for index[P] = V."""
+    size = target.shape[dim]
+    values = index.tolist()
+    for position, value in enumerate(values):
+        if not 0 <= value < size:
+            raise IndexError("bad index: entry {} holds {} (valid 0..{})".format(value, position, size - 1))
+    return target.index_add(dim, index, source)
+
+
+def free_wording_right_order(target, dim, index, source):
+    """Wrong by the task's form (round 76's adversary wrote it as right): "entry 1 holds 5", the numbers in the
+    right order but not as index[P] = V, which alone says which is the position."""
+    size = target.shape[dim]
+    values = index.tolist()
+    for position, value in enumerate(values):
+        if not 0 <= value < size:
+            raise IndexError(f"bad index: entry #{position} holds {value}; valid is 0..{size - 1}")
+    return target.index_add(dim, index, source)
+
+
+def message_names_the_last_bad_position_too(target, dim, index, source):
+    """Right (round 76's adversary): index[P] = V for the first bad index, then the last bad one's position as
+    well (round 74's rule read every marked number as the position and rejected it)."""
+    size = target.shape[dim]
+    values = index.tolist()
+    bad = [p for p, v in enumerate(values) if not 0 <= v < size]
+    if bad:
+        raise IndexError(f"index[{bad[0]}] = {values[bad[0]]} is out of range 0..{size - 1} "
+                         f"({len(bad)} bad; the last is at position {bad[-1]})")
+    return target.index_add(dim, index, source)
+
+
+def message_counts_from_one_as_well(target, dim, index, source):
+    """Right (round 76's adversary): index[P] = V, then the position counted from 1 for a person who counts so."""
+    size = target.shape[dim]
+    values = index.tolist()
+    for position, value in enumerate(values):
+        if not 0 <= value < size:
+            raise IndexError(f"index[{position}] = {value} is out of range 0..{size - 1} "
+                             f"(0-based; that is position {position + 1} counting from 1)")
     return target.index_add(dim, index, source)
 
 
@@ -1912,6 +1957,8 @@ WRONG: dict[str, dict[str, object]] = {
     },
     "check_safe_index_add": {
         "the position and the value swapped in the message (round 74)": position_and_value_swapped,
+        "free wording, the numbers swapped: entry 5 holds 1 (round 76)": free_wording_swapped,
+        "free wording, not index[P] = V: entry #1 holds 5 (round 76)": free_wording_right_order,
         "no check (a device-side assert on a GPU)": no_check,
         "checks the upper bound only": upper_bound_only,
         "allows negative indices down to -size": counts_from_the_end,
@@ -2069,6 +2116,9 @@ ALSO_RIGHT = {
                              "a non_blocking copy, then the current stream's synchronize()":
                                  non_blocking_copy_and_the_current_stream,
                              "a message that ends with a period right after the value": message_ends_with_a_period,
+                             # round 76's adversary's: FAILed by round 74's rule, which read every marked number
+                             "index[P] = V, then the last bad position too": message_names_the_last_bad_position_too,
+                             "index[P] = V, then the position counted from 1 too": message_counts_from_one_as_well,
                              "a non_blocking copy, an event recorded after it polled with query()":
                                  non_blocking_copy_polled_with_an_event,
                              "a non_blocking copy, an event's synchronize() only if its query() is False":
