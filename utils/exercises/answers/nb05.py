@@ -757,7 +757,7 @@ def free_wording_swapped(target, dim, index, source):
     values = index.tolist()
     for position, value in enumerate(values):
         if not 0 <= value < size:
-            raise IndexError("bad index: entry {} holds {} (valid 0..{})".format(value, position, size - 1))
+            raise IndexError(f"bad index: entry {value} holds {position} (valid 0..{size - 1})")
     return target.index_add(dim, index, source)
 
 
