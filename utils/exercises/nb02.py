@@ -596,7 +596,14 @@ CHOSEN_MODELS: list[Model] = [
     ((4096, 4096, 4), (92165900000.0, 943779000000000.0), (3e12, 1128390000000000.0, 0.00072388), 100e9, None),
     ((4096, 4096, 4), (178571000000.0, 1828570000000000.0), (3e12, 1626350000000000.0, 0.00037156), 200e9, None),
 ]
-# (the last two: windows of batches 1071 to 2256 and 2074 to 4379, clear in float32 at their first wins: a search
+# Models whose every number is a whole number or a sum of powers of 2, where the two sides take exactly the same
+# time at one batch, in any order of the arithmetic (round 75's adversary: "GPU time <= CPU time" passed, since TIE
+# lets either side have a batch where they are closer than that): there, "faster" is strict.  The first ties at 2 and
+# the GPU wins from 3 on (the CPU 2b + 1 seconds, the GPU b + 3); the second ties at 1 and the GPU never wins
+EXACT_TIES: list[Model] = [((1, 1, 1), (1.0, 1.0), (4.0, 1e9, 2.75), 4.0, 8),
+                           ((1, 1, 1), (1.0, 1.0), (3.0, 1e9, 0.0), 1.0, 4)]
+CHOSEN_MODELS += EXACT_TIES
+# (the last two before the ties: windows of batches 1071 to 2256 and 2074 to 4379, clear in float32 at their first wins: a search
 # that tries every batch up to 2**10 or 2**11 and then bisects, as if the GPU stayed faster once faster, finds none;
 # round 27's adversary, which passed: every window drawn or chosen started at batch 32 or below)
 
@@ -721,6 +728,9 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
                           "the GPU is faster from the next batch on: is yours the last batch at which the CPU is "
                           f"faster (the task asks for the first at which the GPU is)? If not: {model_hint_of()}"
                           if batch < last and wins[batch] and not wins[:batch].any() else model_hint_of())
+            if model in EXACT_TIES and margins[batch - 1] == 0.0:
+                ex.expect(False, f"{call} returned {batch}, but at that batch the GPU and the CPU take exactly the same "
+                          "time", "the task asks for the first batch at which the GPU is faster: a tie is not a win")
             first = int(np.argmax(wins)) + 1  # the GPU's first win: one exists, since it wins at `batch` or near it
             if wins[:batch - 1].any():
                 ex.expect(False, f"{call} returned {batch}, but the GPU is faster at a smaller batch",

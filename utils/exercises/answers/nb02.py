@@ -2427,3 +2427,23 @@ _answers(ALSO_RIGHT, "check_which_is_faster").update({
     "round 27: torch.random.fork_rng, unseeded": which_torch_fork_rng_unseeded,
     "round 27: Python's random, its state put back": which_python_random_put_back,
 })
+
+
+def crossover_faster_or_equal(layer, cpu, gpu, link, max_batch=2**14):
+    """Wrong (round 75's adversary): the first batch at which the GPU is as fast as the CPU or faster: a tie is
+    not a win (EXACT_TIES)."""
+    n_in, n_out, itemsize = layer
+
+    def floor(batch, bandwidth, rate):
+        return max(itemsize * (batch * n_in + n_in * n_out + batch * n_out) / bandwidth,
+                   2 * batch * n_in * n_out / rate)
+
+    for batch in range(1, max_batch + 1):
+        if gpu[2] + itemsize * batch * (n_in + n_out) / link + floor(batch, gpu[0], gpu[1]) <= floor(batch, *cpu):
+            return batch
+    return None
+
+
+_answers(WRONG, "check_crossover_batch").update({
+    "round 75: the GPU as fast or faster (<=)": crossover_faster_or_equal,
+})
