@@ -603,8 +603,8 @@ CHOSEN_MODELS: list[Model] = [
 EXACT_TIES: list[Model] = [((1, 1, 1), (1.0, 1.0), (4.0, 1e9, 2.75), 4.0, 8),
                            ((1, 1, 1), (1.0, 1.0), (3.0, 1e9, 0.0), 1.0, 4)]
 CHOSEN_MODELS += EXACT_TIES
-# (the last two before the ties: windows of batches 1071 to 2256 and 2074 to 4379, clear in float32 at their first wins: a search
-# that tries every batch up to 2**10 or 2**11 and then bisects, as if the GPU stayed faster once faster, finds none;
+# (the last two before the ties: windows of batches 1071 to 2256 and 2074 to 4379, clear in float32 at their first
+# wins: a search that tries every batch up to 2**10 or 2**11 and then bisects, as if the GPU stayed faster once faster, finds none;
 # round 27's adversary, which passed: every window drawn or chosen started at batch 32 or below)
 
 
@@ -729,8 +729,8 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
                           f"faster (the task asks for the first at which the GPU is)? If not: {model_hint_of()}"
                           if batch < last and wins[batch] and not wins[:batch].any() else model_hint_of())
             if model in EXACT_TIES and margins[batch - 1] == 0.0:
-                ex.expect(False, f"{call} returned {batch}, but at that batch the GPU and the CPU take exactly the same "
-                          "time", "the task asks for the first batch at which the GPU is faster: a tie is not a win")
+                ex.expect(False, f"{call} returned {batch}, but at that batch the GPU and the CPU take exactly the "
+                          "same time", "the task asks for the first batch at which the GPU is faster: a tie is not a win")
             first = int(np.argmax(wins)) + 1  # the GPU's first win: one exists, since it wins at `batch` or near it
             if wins[:batch - 1].any():
                 ex.expect(False, f"{call} returned {batch}, but the GPU is faster at a smaller batch",
