@@ -604,8 +604,8 @@ EXACT_TIES: list[Model] = [((1, 1, 1), (1.0, 1.0), (4.0, 1e9, 2.75), 4.0, 8),
                            ((1, 1, 1), (1.0, 1.0), (3.0, 1e9, 0.0), 1.0, 4)]
 CHOSEN_MODELS += EXACT_TIES
 # (the last two before the ties: windows of batches 1071 to 2256 and 2074 to 4379, clear in float32 at their first
-# wins: a search that tries every batch up to 2**10 or 2**11 and then bisects, as if the GPU stayed faster once faster, finds none;
-# round 27's adversary, which passed: every window drawn or chosen started at batch 32 or below)
+# wins: a search that tries every batch up to 2**10 or 2**11 and then bisects, as if the GPU stayed faster once
+# faster, finds none; round 27's adversary, which passed: every window drawn or chosen started at batch 32 or below)
 
 
 # Models on which the model of an answer that ignores the item size (elements for bytes) gives batches of its own: a
