@@ -730,7 +730,8 @@ def check_crossover_batch(crossover_batch: Callable[..., int | None]) -> None:
                           if batch < last and wins[batch] and not wins[:batch].any() else model_hint_of())
             if model in EXACT_TIES and margins[batch - 1] == 0.0:
                 ex.expect(False, f"{call} returned {batch}, but at that batch the GPU and the CPU take exactly the "
-                          "same time", "the task asks for the first batch at which the GPU is faster: a tie is not a win")
+                          "same time",
+                          "the task asks for the first batch at which the GPU is faster: a tie is not a win")
             first = int(np.argmax(wins)) + 1  # the GPU's first win: one exists, since it wins at `batch` or near it
             if wins[:batch - 1].any():
                 ex.expect(False, f"{call} returned {batch}, but the GPU is faster at a smaller batch",
