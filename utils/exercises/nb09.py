@@ -376,6 +376,7 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
 
 
 GELU_COUNTED = (33, 1000)  # the shape (float32, contiguous) on which the kernels of one call are counted
+GELU_AGAIN = 8  # calls after the first on the same shape, whose result must survive them all (a ring of 8 shows)
 
 
 def _kernels_launched(cp: Any, call: Callable[[], object]) -> int | None:
@@ -412,32 +413,34 @@ def _gelu_one_kernel(ex: Any, cp: Any, yours: Callable) -> None:
     adversary fused float32 only and ran ten CuPy operators in place for float64, and passed).  CuPy's operators in
     place, or `x + bias` before a kernel, allocate no more than a fused kernel does, so the EAGER rule cannot see
     them; the kernel count does.  Skipped where CUPTI does not count."""
-    for dtype in (np.float32, np.float64):
+    # a 1-D x too (round 78's adversary: CuPy's operators for 1-D x, the kernel for 2-D only, passed)
+    for shape, dtype in ((GELU_COUNTED, np.float32), (GELU_COUNTED, np.float64), (GELU_COUNTED[-1:], np.float32),
+                         (GELU_COUNTED[-1:], np.float64)):
         rng = np.random.default_rng(_seed("gelu kernels"))
-        x = cp.asarray(rng.normal(0.0, 3.0, GELU_COUNTED).astype(dtype))
-        bias = cp.asarray(rng.normal(0.0, 1.0, GELU_COUNTED[-1:]).astype(dtype))
+        x = cp.asarray(rng.normal(0.0, 3.0, shape).astype(dtype))
+        bias = cp.asarray(rng.normal(0.0, 1.0, shape[-1:]).astype(dtype))
         _in_a_fresh_thread(partial(yours, x, bias))
         launched = _in_a_fresh_thread(partial(_kernels_launched, cp, partial(yours, x, bias)))
         if launched is None:
             return
-        _one_kernel_expected(ex, launched, np.dtype(dtype).name)
+        _one_kernel_expected(ex, launched, np.dtype(dtype).name, shape)
 
 
-def _one_kernel_expected(ex: Any, launched: int, dtype: str) -> None:
-    cols = GELU_COUNTED[1]
-    ex.expect(launched == 1, f"bias_gelu(x of shape {GELU_COUNTED}, {dtype}, bias of shape ({cols},)) launched "
+def _one_kernel_expected(ex: Any, launched: int, dtype: str, shape: tuple[int, ...] = GELU_COUNTED) -> None:
+    cols = shape[-1]
+    ex.expect(launched == 1, f"bias_gelu(x of shape {shape}, {dtype}, bias of shape ({cols},)) launched "
               f"{launched} GPU kernels (counted by CUPTI, through torch.profiler)",
               "the task is one kernel of your own (cp.ElementwiseKernel or cp.RawKernel) that computes the whole "
               "formula for each element: every CuPy operator, x + bias too, is a kernel of its own")
 
 
 def _gelu_twice_and_large(ex: Any, cp: Any, yours: Callable) -> None:
-    """Two calls on GELU_TWICE (float32): the first result must survive the second call (a new array each call);
+    """1 + GELU_AGAIN calls on GELU_TWICE (float32): the first result must survive the others (a new array each call);
     and one call on GELU_LARGE, more elements than a grid capped at 65535 blocks of 1024 threads covers: every
     element written (the answer's arrays start as NaN: _GuardedAllocations) and the last rows and a spread of others
     right.  Called from CuPy's null stream, in a fresh thread; the values are read after a synchronize."""
     rng = np.random.default_rng(_seed("gelu twice"))
-    firsts = [rng.normal(0.0, 3.0, GELU_TWICE).astype(np.float32) for _ in range(2)]
+    firsts = [rng.normal(0.0, 3.0, GELU_TWICE).astype(np.float32) for _ in range(2 + GELU_AGAIN)]
     b = rng.normal(0.0, 1.0, GELU_TWICE[-1:]).astype(np.float32)
     rows, cols = GELU_LARGE
     n = rows * cols
@@ -446,7 +449,8 @@ def _gelu_twice_and_large(ex: Any, cp: Any, yours: Callable) -> None:
     def twice() -> tuple[Any, Any]:
         first = yours(cp.asarray(firsts[0]), cp.asarray(b))
         kept = first.copy() if isinstance(first, cp.ndarray) else None
-        yours(cp.asarray(firsts[1]), cp.asarray(b))
+        for again in firsts[1:]:  # more calls than two (round 78's adversary: two arrays per shape, in turn, passed)
+            yours(cp.asarray(again), cp.asarray(b))
         cp.cuda.Device().synchronize()
         return (first.get() if kept is not None else None), (kept.get() if kept is not None else None)
 

@@ -2411,6 +2411,95 @@ WRONG_SOFTMAXES.update({
 })
 
 
+# ---------------------------------------------------------------- round 78's adversary (a fresh one), judged on
+# the H200 (call Z1, 2026-12-01): the two of bias_gelu and the softmax PASSed there, the scale_into FAILed (its
+# author had it right); the check of bias_gelu now calls 1 + GELU_AGAIN times on one shape and counts the kernels of
+# a 1-D x too
+_GELU_RINGS: dict = {}
+
+
+def gelu_two_outputs_in_turn(x, bias):
+    """Wrong: two output arrays per shape and dtype, used in turn: the result of a call is overwritten two calls
+    later (the check called twice, and compared the first result after the second only)."""
+    cp = _cp()
+    key = (x.shape, x.dtype.str)
+    ring = _GELU_RINGS.setdefault(key, [cp.empty(x.shape, x.dtype), cp.empty(x.shape, x.dtype), 0])
+    y = ring[ring[2]]
+    ring[2] ^= 1
+    _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias, y)
+    return y
+
+
+def gelu_operators_for_a_1d_x(x, bias):
+    """Wrong: one kernel for a 2-D x, CuPy's operators in place for a 1-D one (ten kernels, two arrays: the kernel
+    count ran on a 2-D x only)."""
+    cp = _cp()
+    if x.ndim != 1:
+        return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias)
+    v = x + bias
+    t = v * v
+    t *= v
+    t *= 0.044715
+    t += v
+    t *= 0.7978845608028654
+    cp.tanh(t, out=t)
+    t += 1
+    t *= v
+    t *= 0.5
+    return t
+
+
+def scale_on_a_stream_of_its_own_entered(out, x, a):
+    """Wrong for a caller that made its stream current with `use()`: a stream of its own, ordered after the
+    caller's and waited for by it (events both ways), but entered with `with`, whose exit makes current the stream
+    below it on CuPy's stack (`_ThreadLocal.pop_stream` in cupy/cuda/stream.pyx, v14.2.0): the caller comes back on
+    the null stream (FAILed on the H200, call Z1; its author had it right)."""
+    cp = _cp()
+    caller = cp.cuda.get_current_stream()
+    side = cp.cuda.Stream(non_blocking=True)
+    side.wait_event(caller.record())
+    n = x.size
+    with side:
+        if n:
+            _raw("scale_entered", r"""
+extern "C" __global__ void scale_entered(float* out, const float* x, float a, long long n) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a * x[i];
+}""")(((n + 255) // 256,), (256,), (out, x, cp.float32(a), cp.int64(n)))
+    caller.wait_event(side.record())
+
+
+@triton.jit
+def _softmax_unmasked_load_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    v = tl.load(x_ptr + row * x_stride + offsets)  # no mask: reads past the row's end
+    v = tl.where(mask, v, -float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_unmasked_load(x):
+    """Wrong: loads a whole block of each row without a mask (past the row's end, and past the tensor's at the last
+    row), then sets the lanes past the row to -inf with tl.where: the values are right, the reads are not."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _softmax_unmasked_load_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols,
+                                               BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+WRONG_GELUS.update({
+    "round 78's adversary: two output arrays per shape, used in turn": gelu_two_outputs_in_turn,
+    "round 78's adversary: CuPy's operators for a 1-D x, the kernel for 2-D only": gelu_operators_for_a_1d_x,
+})
+WRONG_SCALES["round 78's adversary: a stream of its own, events both ways, entered with `with`"] = \
+    scale_on_a_stream_of_its_own_entered
+WRONG_SOFTMAXES["round 78's adversary: an unmasked load, the lanes past the row set by tl.where"] = \
+    softmax_unmasked_load
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
@@ -2426,6 +2515,10 @@ MISJUDGED_ON_A_GPU = {
     "check_softmax_rows": {
         "round 22's adversary: 32-bit row offsets (no .to(tl.int64))":
             "PASSed on the H200: the check never draws a tensor past 2**31 elements",
+        "round 78's adversary: an unmasked load, the lanes past the row set by tl.where":
+            "PASSed on the H200 (call Z1, 2026-12-01): a read past the row lands in memory the process owns and "
+            "faults nothing, and tl.where drops what it read; the interpreter on a CPU sees the read (FAIL), and "
+            "compute-sanitizer would",
     },
 }
 
