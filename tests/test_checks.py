@@ -578,6 +578,22 @@ def test_a_call_that_never_returns_fails_after_its_time_limit_without_shrinking(
     assert len(calls) == 1 and time.perf_counter() - started < 5
 
 
+
+@host
+def test_a_cpu_time_limit_counts_the_processs_cpu_not_the_clock():
+    """With cpu=True the limit is CPU seconds: a call that spins past it FAILs; one that waits (as a call does on a
+    machine busy with other processes) as long on the clock, using no CPU, does not."""
+    from utils.exercises.properties import TooSlow, time_limit
+
+    with exercise("f") as ex, time_limit(ex, 0.2, "waits()", "compute it", cpu=True):
+        time.sleep(0.6)
+    with pytest.raises(TooSlow, match=r"FAIL f: spins\(\) ran for more than 0.2 s of CPU time without returning"), \
+            exercise("f") as ex:
+        started = time.perf_counter()
+        with time_limit(ex, 0.2, "spins()", "compute it", cpu=True):
+            while time.perf_counter() - started < 30:
+                pass
+
 @host
 def test_diagnose_names_the_shortcut_that_gives_the_answers_numbers_on_ordinary_cases():
     from utils.exercises.properties import diagnose

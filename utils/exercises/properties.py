@@ -223,29 +223,39 @@ class TooSlow(ExerciseFailed):
 
 
 @contextmanager
-def time_limit(ex: Checker, seconds: float, call: str, hint: str) -> Iterator[None]:
+def time_limit(ex: Checker, seconds: float, call: str, hint: str, cpu: bool = False) -> Iterator[None]:
     """FAIL (TooSlow) if the block runs longer than `seconds`: a search that tries every value of a range the task
-    allows to be huge otherwise never returns, and the student sees neither PASS nor FAIL.
+    allows to be huge otherwise never returns, and the student sees neither PASS nor FAIL.  With `cpu`, seconds of
+    the process's CPU time (user and system), not of the clock: a machine busy with other work (a 2-core CI runner,
+    a laptop compiling) then stretches no call past its limit (a run beside eight busy processes failed two right
+    answers of 00 on the clock's 4 s, 2026-12-01); only for work on the CPU (a wait for a GPU may spend none).
 
-    Python has no way to stop a thread from outside, so the limit is a SIGALRM timer, which only the main thread of
-    a POSIX process can set (JupyterLab and Colab run a cell there); elsewhere (Windows, a thread) the block runs
-    without a limit, and a call that returns late still FAILs.
+    Python has no way to stop a thread from outside, so the limit is a timer signal (SIGALRM, or SIGPROF with
+    `cpu`), which only the main thread of a POSIX process can set (JupyterLab and Colab run a cell there); elsewhere
+    (Windows, a thread) the block runs without a limit, and a call that returns late still FAILs.
     """
-    def too_slow(*_: object) -> None:
-        raise TooSlow(f"FAIL {ex.name}: {call} ran for more than {seconds:g} s without returning\n     hint: {hint}")
+    unit = " of CPU time" if cpu else ""
 
-    alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    def too_slow(*_: object) -> None:
+        raise TooSlow(f"FAIL {ex.name}: {call} ran for more than {seconds:g} s{unit} without returning\n     hint: "
+                      f"{hint}")
+
+    timer: int = getattr(signal, "ITIMER_PROF" if cpu else "ITIMER_REAL", -1)
+    signum: int = getattr(signal, "SIGPROF" if cpu else "SIGALRM", -1)
+    clock = time.process_time if cpu else time.perf_counter
+    alarm = (hasattr(signal, "setitimer") and timer != -1 and signum != -1
+             and threading.current_thread() is threading.main_thread())
     if alarm:
-        previous = signal.signal(signal.SIGALRM, too_slow)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-    started = time.perf_counter()
+        previous = signal.signal(signum, too_slow)
+        signal.setitimer(timer, seconds)
+    started = clock()
     try:
         yield
     finally:
         if alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-    if time.perf_counter() - started > seconds:
+            signal.setitimer(timer, 0)
+            signal.signal(signum, previous)
+    if clock() - started > seconds:
         too_slow()
 
 
