@@ -2433,20 +2433,9 @@ def gelu_two_outputs_in_turn(x, bias):
 def gelu_operators_for_a_1d_x(x, bias):
     """Wrong: one kernel for a 2-D x, CuPy's operators in place for a 1-D one (ten kernels, two arrays: the kernel
     count ran on a 2-D x only)."""
-    cp = _cp()
-    if x.ndim != 1:
-        return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias)
-    v = x + bias
-    t = v * v
-    t *= v
-    t *= 0.044715
-    t += v
-    t *= 0.7978845608028654
-    cp.tanh(t, out=t)
-    t += 1
-    t *= v
-    t *= 0.5
-    return t
+    if x.ndim == 1:
+        return gelu_cupy_operators_in_place(x, bias)
+    return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias)
 
 
 def scale_on_a_stream_of_its_own_entered(out, x, a):
