@@ -670,7 +670,7 @@ def _eager_step(model, data, wrong=""):
         kept.append(loss.detach())
         done[0] += 1
 
-    return step, lambda: torch.stack(kept)
+    return step, (lambda: kept) if wrong == "its own list" else lambda: torch.stack(kept)
 
 
 @contextlib.contextmanager
@@ -697,7 +697,11 @@ def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(mon
         with exercises.cuda_on_cpu():
             monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
             nb08.check_fast_step(_eager_step)
-            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 14 checks passed"
+            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 15 checks passed"
+            # round 100: losses() handing out the list it keeps appending to (a result kept by its caller grows)
+            with pytest.raises(exercises.ExerciseFailed, match=r"losses\(\) after step 2 \(called from .*\) returned 2 "
+                                                                r"losses; by the end of the run the same object held 8"):
+                nb08.check_fast_step(lambda model, data: _eager_step(model, data, "its own list"))
             with pytest.raises(exercises.ExerciseFailed, match="step 5's update of 0.weight differs from the slow "
                                                                 "step's by 100%"):
                 nb08.check_fast_step(lambda model, data: _eager_step(model, data, "stops after 4 steps"))

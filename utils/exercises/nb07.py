@@ -1303,10 +1303,27 @@ def check_graphed_scheduled_step(
         # then ran under TF32 too); the same for exercises 2 and 3.
         yours = keeping(ex, ex.answer(graphed_scheduled_step), BASIC)
 
+        _first_calls(yours)
+
         def holds(case: StepCase) -> None:
             _step_holds(ex, yours, case)
 
         for_all(ex, step_cases(), holds, examples=4, chosen=STEP_CASES, budget_s=4.0, describe=_step_call)
+
+
+def _first_calls(yours: Callable) -> None:
+    """One build and two steps of the answer, not judged: what only a process's first call costs lands here, not in a
+    judged step, whose host time against the caller's WAIT_MS of earlier work tells a wait.  Round 100's adversary
+    filled the learning rate with CuPy, on the caller's stream, right: CuPy compiling its fill kernel at that first
+    use took longer than WAIT_MS, and the check read it as a wait of the host (FAIL on an H200)."""
+    model = _mlp(seed=4)
+    optimizer = torch.optim.Adam(_param_groups(model, 1), lr=LR, capturable=True)
+    x, y = torch.randn(32, 64, device="cuda"), torch.randn(32, 8, device="cuda")
+    step, error = _call(yours, model, optimizer, F.mse_loss, x, y)
+    for lr in RATES[:2]:
+        if error is None and callable(step):
+            _, error = _call(step, x, y, lr)
+    torch.cuda.synchronize()
 
 
 def _hyperparameters(optimizer: torch.optim.Optimizer) -> list[dict[str, object]]:
@@ -1379,6 +1396,12 @@ def _step_holds(ex: Checker, yours: Callable, case: StepCase) -> None:
             with torch_caller(kind) as caller:
                 gpu_sleep(WAIT_MS / 1e3, caller.stream)
                 busy_end = caller.stream.record_event()
+                if kind != "default":
+                    # PyTorch's default stream busy for the whole schedule: CuPy's null stream is that stream, and no
+                    # hook sees CuPy's work queued there (`widened` makes late only the streams it can see). Round
+                    # 100's adversary filled the learning rate with CuPy there, unordered with a side-stream caller,
+                    # and passed: the fill ran on an idle stream before the replay read it.
+                    gpu_sleep((WAIT_MS + WIDEN_MS * len(schedule)) / 1e3, torch.cuda.default_stream())
                 batches = [(x.clone(), y.clone()) for x, y in data[1:]]  # written on the caller's stream, late
                 replays = len(graphs.replayed)
                 with widened(WIDEN_MS, spare=(caller.stream,)):

@@ -64,7 +64,7 @@ import weakref
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FunctionType
 from typing import Any
@@ -2142,6 +2142,7 @@ class AnswerRun:
     trace: profiling.Trace
     calls: list[str]
     switched: list[str]  # the calls after which the current stream was not the caller's
+    changed_later: list[str] = field(default_factory=list)  # losses() calls whose result changed later
 
 
 def _answer_run(step: Callable[[], object], losses: Callable[[], object], params: Sequence[torch.Tensor],
@@ -2163,6 +2164,7 @@ def _answer_run(step: Callable[[], object], losses: Callable[[], object], params
     gpu_cycles_per_second()  # calibrated before: it waits for the GPU
     streams, sides = _every_stream(), [torch.cuda.Stream() for _ in CALLERS]
     returned: list[tuple[int, str, object]] = []
+    held: list[object] = []  # what each losses() call returned, kept as a caller may keep it
     calls: list[str] = []
     switched: list[str] = []
     torch.cuda.synchronize()
@@ -2188,12 +2190,42 @@ def _answer_run(step: Callable[[], object], losses: Callable[[], object], params
                     got = losses()
                 _same_stream(previous, calls[-1], switched)
                 returned.append((done, who, _as_read(got)))
+                held.append(got)
         host_s = time.perf_counter() - began
         end = torch.cuda.Event(enable_timing=True)
         end.record(previous)
         torch.cuda.synchronize()
     trace = _trace_of(prof) if traced else {"traceEvents": []}
-    return AnswerRun(weights, returned, host_s, start.elapsed_time(end) / 1e3, trace, calls, switched)
+    # Round 100's adversary returned its own history list, which later steps kept appending to: a caller that kept
+    # the result of losses() after step 10 held 40 losses by the end, and the check, which copied each result at once,
+    # passed it.  Each result is read again now, once every step has run.
+    changed_later = [f"losses() after step {done} (called from {who}) returned {_count_losses(read)} losses; by the "
+                     f"end of the run the same object held {_count_losses(_as_read(got))}"
+                     if _count_losses(read) != _count_losses(_as_read(got)) else
+                     f"losses() after step {done} (called from {who}): the values it returned changed later"
+                     for (done, who, read), got in zip(returned, held, strict=True)
+                     if not _same_read(read, _as_read(got))]
+    return AnswerRun(weights, returned, host_s, start.elapsed_time(end) / 1e3, trace, calls, switched, changed_later)
+
+
+def _count_losses(read: object) -> int | str:
+    """How many losses a losses() result holds as read (`_as_read`): its elements, or '?' for anything else."""
+    if isinstance(read, torch.Tensor):
+        return read.numel()
+    if isinstance(read, list):
+        return sum(v.numel() if isinstance(v, torch.Tensor) else 1 for v in read)
+    return "?"
+
+
+def _same_read(a: object, b: object) -> bool:
+    """Whether two reads of a losses() result (`_as_read`) hold the same values, NaN equal to NaN."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(torch.equal(a.isnan(), b.isnan())) and bool(
+            torch.equal(a.nan_to_num(), b.nan_to_num()))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_read(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and (a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a)
+                                              and math.isnan(b)))
 
 
 def _same_stream(caller: torch.cuda.Stream, call: str, switched: list[str]) -> None:
@@ -2219,6 +2251,9 @@ def check_fast_step(make_fast_step: Callable[..., tuple[Callable[[], object], Ca
         found = Findings()
         judge_correct(found, run.weights, run.returned, slow, bf16, names, numels)
         judge_streams(found, run.switched)
+        found.expect(not run.changed_later, "; ".join(run.changed_later[:1]),
+                     "the caller keeps what losses() returns: later steps must not change it (return a new list, or "
+                     "a tensor that later steps do not write)")
         found.report(ex)  # a wrong answer's speed means nothing: stop here
         seen = read_run(run.trace, run.calls)
         if not seen.wait:  # a host that waited fails below at once: a second run of a polling answer costs as much

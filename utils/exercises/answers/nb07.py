@@ -1253,6 +1253,24 @@ ALSO_RIGHT_MODELS = {
 }
 
 
+def _cupy_fill_on_the_callers_stream(lr_t, lr):
+    """CuPy fills the learning rate on the caller's PyTorch stream, wrapped as CuPy's current stream (notebook 04)."""
+    import cupy
+
+    caller = torch.cuda.current_stream()
+    wrapped = (cupy.cuda.Stream.from_external(caller) if hasattr(cupy.cuda.Stream, "from_external")
+               and hasattr(caller, "__cuda_stream__") else cupy.cuda.ExternalStream(caller.cuda_stream))
+    with wrapped:
+        cupy.from_dlpack(lr_t).fill(lr)
+
+
+def _cupy_fill(lr_t, lr):
+    """CuPy fills the learning rate on CuPy's current stream: its null stream unless the caller made one current."""
+    import cupy
+
+    cupy.from_dlpack(lr_t).fill(lr)
+
+
 # ---------------------------------------------------------------- exercise 4: graphed_scheduled_step (GPU)
 def _scheduled_step(lr_tensor: bool = True, zero_before_capture: bool = True, copy_data: bool = True,
                     graph: bool = True, tensor: bool = True, optimizer_in_graph: bool = True,
@@ -1545,10 +1563,15 @@ WRONG_SCHEDULED_STEPS = {
     "Adam's eps changed in the caller's optimizer": ss_eps_changed,
     # Round 23's adversary (GPU): TF32 turned on for the process before the capture and left on
     "TF32 turned on before the capture and left": ss_tf32_for_speed,
+    "the learning rate filled by CuPy on its current stream (the null stream: PyTorch's default), unordered with a "
+    "side-stream caller (round 100)": _scheduled_step(set_lr=lambda lr_t, groups, lr: _cupy_fill(lr_t, lr)),
 }
 
 ALSO_RIGHT_SCHEDULED_STEPS = {
     "the wrong answers' builder, nothing switched off": _scheduled_step(),
+    "the learning rate filled by CuPy on the caller's stream, wrapped (round 100: its first fill, compiled in the "
+    "first step, was read as a wait)": _scheduled_step(
+        set_lr=lambda lr_t, groups, lr: _cupy_fill_on_the_callers_stream(lr_t, lr)),
     "the learning rate copied in from a GPU tensor": _scheduled_step(
         set_lr=lambda lr_t, groups, lr: lr_t.copy_(torch.full((), lr, device="cuda"))),
     "replays on a stream of its own, with waits both ways": _scheduled_step(streams="waiting"),

@@ -634,6 +634,19 @@ def _variant(**flags):
     return lambda model, data: solution_step(model, data, **flags)
 
 
+def live_history(model, data):
+    """Round 100's adversary: losses() hands out one list of its own, refilled at each call, so a list returned after
+    step 10 holds 40 losses by the end (the check copied each result at once, and passed it)."""
+    step, losses0 = solution_step(model, data)
+    history: list = []
+
+    def losses():
+        history[:] = list(losses0().unbind())
+        return history
+
+    return step, losses
+
+
 def precomputed_step(model, data, horizon=64):
     """Trains `horizon` steps eagerly inside make_fast_step, keeping every loss and weight; step() only copies the
     next stored weights into the model (the training moved out of step(): right values, and nothing to time)."""
@@ -2087,6 +2100,7 @@ WRONG = {
         "polls the copy's event with no pause (a query() call after another)": polls_without_a_pause,
         "torch.cuda.synchronize() every eighth step": _variant(sync_every=8),
         "losses() returns the losses copied to the host": _variant(losses_on_host=True),
+        "losses() returns one list of its own, which later calls refill (round 100)": live_history,
         "lengths and labels on a side stream, the tokens on the step's own": _variant(tiny_side_copy=True),
         "the first layer left out of the optimizer": _variant(frozen_first_layer=True),
         "every other step without the optimizer's step": _variant(half_updates=True),
