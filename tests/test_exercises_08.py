@@ -699,8 +699,9 @@ def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(mon
             nb08.check_fast_step(_eager_step)
             assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 15 checks passed"
             # round 100: losses() handing out the list it keeps appending to (a result kept by its caller grows)
-            with pytest.raises(exercises.ExerciseFailed, match=r"losses\(\) after step 2 \(called from .*\) returned 2 "
-                                                                r"losses; by the end of the run the same object held 8"):
+            with pytest.raises(exercises.ExerciseFailed, match=r"losses\(\) after step 2 \(called from .*\) "
+                                                                r"returned 2 losses; by the end of the run the same "
+                                                                r"object held 8"):
                 nb08.check_fast_step(lambda model, data: _eager_step(model, data, "its own list"))
             with pytest.raises(exercises.ExerciseFailed, match="step 5's update of 0.weight differs from the slow "
                                                                 "step's by 100%"):
