@@ -464,23 +464,6 @@ def cpu_then_tolist(target, dim, index, source):  # right: one copy to the host,
     return target.index_add(dim, index, source)
 
 
-def checked_by_cupy(target, dim, index, source):
-    """Round 100's adversary (labelled wrong by its author; PASSed on the H200, call AE): the range test by CuPy on
-    CuPy's current stream.  Right: cupy.from_dlpack hands CuPy's stream (the null stream, PyTorch's default) to the
-    tensor's __dlpack__, which makes that stream wait for the caller's, so the test reads the index as written."""
-    size = target.shape[dim]
-    if not index.is_cuda:
-        return cpu_then_tolist(target, dim, index, source)
-    import cupy
-
-    flat = cupy.from_dlpack(index.reshape(-1))
-    bad = (flat < 0) | (flat >= size)
-    if bool(bad.any()):
-        position = int(bad.argmax())
-        raise IndexError(f"index[{position}] = {int(flat[position])}: not in 0..{size - 1}")
-    return target.index_add(dim, index, source)
-
-
 def subclass_of_index_error(target, dim, index, source):  # right: an IndexError of its own kind
     class IndexOutOfRange(IndexError):
         pass
@@ -2125,8 +2108,6 @@ ALSO_RIGHT = {
                              "nonzero() for the positions, torch.index_add": nonzero_positions,
                              "one .cpu(), then .tolist() of the copy (one transfer)": cpu_then_tolist,
                              "raises a subclass of IndexError": subclass_of_index_error,
-                             "the range test by CuPy on its current stream, ordered by DLPack (round 100)":
-                                 checked_by_cupy,
                              "nonzero() for the positions, then their .tolist()": nonzero_then_tolist,
                              "checked on a side stream of its own that waits for the caller's": side_stream_that_waits,
                              "the check and the result on a side stream, with waits both ways":
