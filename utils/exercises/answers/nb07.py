@@ -1257,10 +1257,9 @@ def _cupy_fill_on_the_callers_stream(lr_t, lr):
     """CuPy fills the learning rate on the caller's PyTorch stream, wrapped as CuPy's current stream (notebook 04)."""
     import cupy
 
-    caller = torch.cuda.current_stream()
-    wrapped = (cupy.cuda.Stream.from_external(caller) if hasattr(cupy.cuda.Stream, "from_external")
-               and hasattr(caller, "__cuda_stream__") else cupy.cuda.ExternalStream(caller.cuda_stream))
-    with wrapped:
+    from .nb04 import _cupy_stream_of  # notebook 04's wrapping of PyTorch's stream for CuPy
+
+    with _cupy_stream_of(torch.cuda.current_stream()):
         cupy.from_dlpack(lr_t).fill(lr)
 
 
