@@ -689,7 +689,7 @@ def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(mon
     monkeypatch.setattr(exercises.InOrder, "priority_range", staticmethod(lambda: (0, -1)), raising=False)
     monkeypatch.setattr(exercises.InOrder, "cuda_stream", property(id), raising=False)
     for name, value in {"has_cuda": lambda: True, "sizes": lambda device: nb08.CPU_SIZES, "STEPS": 8, "SPEEDUP": 0,
-                        "gpu_sleep": lambda seconds, stream=None: None, "gpu_cycles_per_second": lambda: 1e9,
+                        "gpu_sleep": lambda seconds, stream=None: None, "calibrate_sleeps": lambda: None,
                         "_profiled": _no_profile, "_trace_of": lambda prof: {"traceEvents": []}}.items():
         monkeypatch.setattr(nb08, name, value)
     nb08._references.cache_clear()

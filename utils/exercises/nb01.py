@@ -43,11 +43,11 @@ from torch.overrides import TorchFunctionMode
 
 from ..device import GPUUnavailableError, has_cuda, require_cuda
 from ..formatting import format_bytes
-from ..timing import gpu_cycles_per_second, gpu_sleep
+from ..timing import gpu_sleep
 from . import Checker, Exercise, ExerciseFailed, cuda_on_cpu, exercise, reference, register
 from .properties import for_all, integral, real, shown, st
 from .settings import SETTINGS, keeping, put_back, read
-from .streams import widened
+from .streams import calibrate_sleeps, widened
 
 NOTEBOOK = "01_memory"
 
@@ -1499,7 +1499,7 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
     if not has_cuda():
         return _check_batches_on_cpu(run_batches_fixed)
     require_cuda("check_batches_without_growth()")
-    gpu_cycles_per_second()  # calibrated now, not inside a measured call: _made_late's streams spin with it
+    calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
     with exercise("run_batches_fixed") as ex:
         yours = keeping(ex, _made_late(_lengths_and_stream_kept(ex, ex.answer(run_batches_fixed))), names=LOOP_WATCHED)
 

@@ -60,7 +60,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..device import GPUUnavailableError, has_cuda, require_cuda
 from ..plotting import Interval, StreamTimeline, plot_timeline
-from ..timing import gpu_cycles_per_second, gpu_sleep, timer
+from ..timing import gpu_sleep, timer
 from . import (
     Exercise,
     ExerciseFailed,
@@ -74,7 +74,7 @@ from . import (
 )
 from .properties import case_of, for_all, raised_on, real, shown, st
 from .settings import BASIC, EVERY, keeping
-from .streams import TORCH_CALLERS, Caller, torch_caller, torch_callers, widened
+from .streams import TORCH_CALLERS, Caller, calibrate_sleeps, torch_caller, torch_callers, widened
 
 NOTEBOOK = "03_streams_pytorch"
 R = TypeVar("R")
@@ -646,7 +646,7 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
         yours = keeping(ex, ex.answer(fan_out), WATCHED)
         warm = torch.ones(FAN_N, device="cuda")
         [(warm * (i + 2)).clone() for i in range(FAN)]  # load the kernels, so that the host's time is fair
-        gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
+        calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
         torch.cuda.synchronize()
         holds = _fan_values(ex, yours)
         # a malformed answer: no Hypothesis on a GPU
@@ -1416,7 +1416,7 @@ def _run_gated(program: Sequence[Op], gate_ms: float) -> tuple[list[Interval], f
     Returns the intervals, that lateness, and the host's time to queue the program, in ms.
     """
     require_cuda("run_on_gpu()")
-    gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
+    calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
     torch.cuda.synchronize()
     names = _streams_of(program)
     gate = torch.cuda.Stream()
@@ -1979,7 +1979,7 @@ def check_prefetch_loop(
         require_cuda("check_prefetch_loop")
         bare = ex.answer(prefetch_loop)  # timed alone, below
         yours = keeping(ex, bare, WATCHED_GPU)
-        gpu_cycles_per_second()  # calibrate gpu_sleep now: it waits for the GPU
+        calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
         holds = _loop_values(ex, yours)
         _at_once(ex, holds, ("default", BATCHES, (3, 5), torch.float32), _loop_call)
         for_all(ex, loops(torch_callers()), holds, examples=12, budget_s=GPU_VALUES_BUDGET_S,

@@ -37,7 +37,7 @@ import torch
 from torch.overrides import TorchFunctionMode, resolve_name
 
 from ..device import has_cuda, has_cupy, require_cuda, require_cupy
-from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep, timer
+from ..timing import cupy_sleep, gpu_sleep, timer
 from . import (
     Exercise,
     ExerciseFailed,
@@ -55,6 +55,7 @@ from .streams import (
     CUPY_CALLERS,
     CUPY_CALLERS_MORE,
     TORCH_CALLERS,
+    calibrate_sleeps,
     cupy_caller,
     cupy_callers,
     late_at_each_entry,
@@ -337,7 +338,7 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
     with exercise("sum_on_stream") as ex:
         cp = _cupy("check_sum_on_stream")
         yours = settings.keeping(ex, _filters_kept_in_order(ex, ex.answer(sum_on_stream)), KEPT_SETTINGS_GPU)
-        cupy_cycles_per_second()  # calibrate cupy_sleep now: it waits for the GPU
+        calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
         s, producer, probe = (cp.cuda.Stream(non_blocking=True) for _ in range(3))
         warm = cp.arange(5, dtype=cp.float64)  # a first call: CuPy compiles the answer's kernels, which holds the host
         _in_a_fresh_thread(lambda: yours(warm, cp.cuda.Stream.null.record(), s))
@@ -707,8 +708,7 @@ def check_cupy_scale_on_current_stream(
         cp = _cupy("check_cupy_scale_on_current_stream")
         yours = settings.keeping(ex, _filters_kept_in_order(ex, ex.answer(cupy_scale_on_current_stream)),
                                  KEPT_SETTINGS_GPU)
-        gpu_cycles_per_second()  # calibrate both sleeps now: they wait for the GPU
-        cupy_cycles_per_second()
+        calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
         warm = torch.ones(SCALE_LARGEST, device="cuda")  # a first call: CuPy compiles its kernels, the pools fill
         torch.cuda.synchronize()
         _in_a_fresh_thread(lambda: yours(warm, 3.0))
@@ -1040,7 +1040,7 @@ def check_pipelined(pipelined: Callable[[Sequence[np.ndarray], Callable[[Any], A
         base = np.random.default_rng(4).integers(0, 16, (ROWS, COLS)).astype(np.float32)
         chunks = _pinned_chunks(base, NCHUNKS, 0)
         sequential(chunks)  # warm-up: kernels, the pool's first allocations
-        cupy_cycles_per_second()  # calibrate cupy_sleep now: it waits for the GPU
+        calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
         copy_ms = _cupy_elapsed_ms(lambda: [cp.asarray(h) for h in chunks]) / NCHUNKS
 
         def host_ms_per_chunk() -> float:

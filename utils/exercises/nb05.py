@@ -1731,9 +1731,9 @@ def index_add_child() -> None:
     ex = Checker("safe_index_add")
     try:
         if device == "cuda":
-            from ..timing import gpu_cycles_per_second
+            from .streams import calibrate_sleeps
 
-            gpu_cycles_per_second()  # calibrated now: widened() spins streams with it
+            calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
         with inside_check("safe_index_add"):
             _check_index_adds(ex, fn, device, alone=True)
         report["passed"] = ex.passed
@@ -2383,9 +2383,9 @@ def check_train_steps_no_sync(train_steps_no_sync: Callable[..., torch.Tensor]) 
             _check_trainings(ex, train_steps_no_sync, "cpu")
         return
     with exercise("train_steps_no_sync") as ex:
-        from ..timing import gpu_cycles_per_second
+        from .streams import calibrate_sleeps
 
-        gpu_cycles_per_second()  # calibrated now: the busy callers and widened() spin streams with it
+        calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
         _check_trainings(ex, train_steps_no_sync, "cuda")
 
 

@@ -57,10 +57,10 @@ import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..timing import gpu_cycles_per_second, gpu_sleep
+from ..timing import gpu_sleep
 from . import Checker, Exercise, ExerciseFailed, exercise, is_stub, reference, register, settings
 from .properties import finite, for_all, real, shown, st
-from .streams import torch_caller, widened
+from .streams import calibrate_sleeps, torch_caller, widened
 
 NOTEBOOK = "06_precision"
 T = TypeVar("T")
@@ -366,7 +366,7 @@ def _late_after_events(ms: float) -> Iterator[None]:
     first read).  A right answer, which records its event after its work, loses `ms` of GPU time per record, after the
     event: nothing it waits for comes later.  Not after the event of a wait_stream: the stream waited for would then
     be late behind it, and a host read there (a sync of that stream) would wait for the other stream's work too."""
-    gpu_cycles_per_second()  # calibrated here, not inside the answer (the calibration waits for the GPU)
+    calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
     event_class, stream_class = torch.cuda.Event, torch.cuda.Stream
     record, wait_stream = event_class.record, stream_class.wait_stream
     quiet = [False]
@@ -461,7 +461,7 @@ def _from_every_caller(judged: Callable[..., None], cases: Iterator[Any]) -> Non
     first kernels load late)."""
     if not _cuda_in_use():
         return
-    gpu_cycles_per_second()  # calibrated here, not inside the answer (the calibration waits for the GPU)
+    calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
     for kind, case in zip(("with", "set_stream", "busy"), cases, strict=False):
         x = case.tensor()
         with torch_caller(kind) as caller, widened(LANDED_LATE_MS, spare=(caller.stream,)), (

@@ -59,7 +59,7 @@ import torch
 import torch.nn.functional as F
 
 from ..device import has_cuda, require_cuda
-from ..timing import cupy_cycles_per_second, gpu_cycles_per_second, gpu_sleep
+from ..timing import gpu_sleep
 from . import (
     Checker,
     Exercise,
@@ -86,7 +86,7 @@ from .settings import (
     read,
     seeding_watched,
 )
-from .streams import TORCH_CALLERS, Caller, torch_caller, torch_callers, widened
+from .streams import TORCH_CALLERS, Caller, calibrate_sleeps, torch_caller, torch_callers, widened
 
 NOTEBOOK = "07_cuda_graphs"
 EPS32 = torch.finfo(torch.float32).eps
@@ -714,7 +714,7 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
         return
     with exercise("bucketed_graphs") as ex, _every_setting_kept(ex):
         require_cuda("check_bucketed_graphs")
-        _calibrate_sleeps()  # now: calibrating waits for the GPU
+        calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
         yours = keeping(ex, ex.answer(bucketed_graphs), BASIC)
 
         def holds(case: BucketCase) -> None:
@@ -989,7 +989,7 @@ def check_graphed_model(graphed_model: Callable[..., Any]) -> None:
         return
     with exercise("graphed_model") as ex, _every_setting_kept(ex):
         require_cuda("check_graphed_model")
-        _calibrate_sleeps()
+        calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
         yours = keeping(ex, ex.answer(graphed_model), BASIC)
 
         def holds(case: ServeCase) -> None:
@@ -1297,31 +1297,19 @@ def check_graphed_scheduled_step(
         return
     with exercise("graphed_scheduled_step") as ex, _every_setting_kept(ex):
         require_cuda("check_graphed_scheduled_step")
-        gpu_cycles_per_second()
+        calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
         # Each call of the answer, and of the function it returns, must leave the BASIC settings as it found them
         # (round 23's adversary turned TF32 on before the capture and left it on, and passed: the check's eager twins
         # then ran under TF32 too); the same for exercises 2 and 3.
         yours = keeping(ex, ex.answer(graphed_scheduled_step), BASIC)
 
         _first_calls(yours)
-        _calibrate_sleeps()
+        calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
 
         def holds(case: StepCase) -> None:
             _step_holds(ex, yours, case)
 
         for_all(ex, step_cases(), holds, examples=4, chosen=STEP_CASES, budget_s=4.0, describe=_step_call)
-
-
-def _calibrate_sleeps() -> None:
-    """Both libraries' sleeps calibrated now, outside any timed step: widened() sleeps on a CuPy stream that an answer
-    enters, and a first cupy_sleep calibrates, waiting for the GPU.  Round 100: a right answer that filled the learning
-    rate with CuPy on the caller's stream FAILed as a host wait, the check's own calibration inside its second step."""
-    gpu_cycles_per_second()
-    try:
-        import cupy  # noqa: F401  -- installed with the GPU extras; without it no answer enters a CuPy stream
-    except ImportError:
-        return
-    cupy_cycles_per_second()
 
 
 def _first_calls(yours: Callable) -> None:

@@ -79,7 +79,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from .. import profiling
 from ..device import has_cuda
 from ..formatting import format_time
-from ..timing import gpu_cycles_per_second, gpu_sleep
+from ..timing import gpu_sleep
 from . import Checker, Exercise, Findings, LeftForGPU, exercise, reference, register, what_returned
 from .properties import for_all, st
 from .settings import (
@@ -103,7 +103,7 @@ from .settings import (
 from .settings import (
     read as read_settings,
 )
-from .streams import widened
+from .streams import calibrate_sleeps, widened
 
 NOTEBOOK = "08_profiling"
 
@@ -2161,7 +2161,7 @@ def _answer_run(step: Callable[[], object], losses: Callable[[], object], params
     again."""
     weights = torch.empty(steps + 1, given.numel(), device="cuda")
     weights[0].copy_(given)
-    gpu_cycles_per_second()  # calibrated before: it waits for the GPU
+    calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
     streams, sides = _every_stream(), [torch.cuda.Stream() for _ in CALLERS]
     returned: list[tuple[int, str, object]] = []
     held: list[object] = []  # what each losses() call returned, kept as a caller may keep it

@@ -76,7 +76,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatc
 from torch.utils._pytree import tree_leaves, tree_map
 
 from ..device import has_cuda, has_cupy, require_cuda, require_cupy
-from ..timing import benchmark, cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep
+from ..timing import benchmark, cupy_sleep, gpu_sleep
 from . import Exercise, ExerciseFailed, Findings, LeftForGPU, exercise, reference, register, what_returned
 from .properties import for_all, shown, st, time_limit
 from .settings import (
@@ -91,7 +91,7 @@ from .settings import (
     read,
     seeding_watched,
 )
-from .streams import CUPY_CALLERS, TORCH_CALLERS, cupy_caller, cupy_callers, torch_caller, widened
+from .streams import CUPY_CALLERS, TORCH_CALLERS, calibrate_sleeps, cupy_caller, cupy_callers, torch_caller, widened
 
 NOTEBOOK = "09_kernels"
 R = TypeVar("R")
@@ -338,7 +338,7 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
     with exercise("bias_gelu") as ex:
         cp = _cupy("check_bias_gelu")
         yours = keeping(ex, ex.answer(bias_gelu), CUPY_KEPT)
-        cupy_cycles_per_second()  # calibrate the sleeps now: they wait for the GPU
+        calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
         for dtype in TOLERANCES:  # first calls: the kernels compile (CuPy's, per dtype and layout), the pool fills
             transposed = " (a transposed view)"
             for x, what in ((cp.ones((3, 5), dtype=dtype), ""), (cp.ones((5, 3), dtype=dtype).T, transposed),
@@ -591,6 +591,7 @@ SHARE_BAR = 0.3
 GUARD_BYTES = 16384  # on a CPU, the least guard around each storage a launch gets (see _counting_launches)
 CALL_LIMIT_S = 120.0  # one call of the answer (a first call on a GPU compiles: seconds); past it, a FAIL
 OWN_CASE = (3, 37, 3, 1.0, 11)  # the shape of _softmax_new_and_own's calls
+OTHER_CALLER_S = 10.0  # _softmax_two_callers: how long the first caller waits for the other's call (OWN_CASE's shape)
 KEPT_CALLS = 12  # more calls on OWN_CASE's shape where an answer keeps its results: reuse in turn up to 14 apart shows
 
 
@@ -1551,7 +1552,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             left current; the check read y on the current stream, the side one, in order behind the kernel)."""
             kind = tuple(TORCH_CALLERS)[case[-1] % len(TORCH_CALLERS)]
             x.fill_(math.nan)
-            gpu_cycles_per_second()  # calibrated now (it waits for the GPU), not inside the window
+            calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
             torch.cuda.synchronize()
             with torch_caller(kind) as caller:
                 call = f"{call}, {caller.says}, right after that stream wrote x"
@@ -1694,22 +1695,45 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
     x, x_other = _softmax_input(first, device), _softmax_input(other, device)
     before, before_other = x.clone(), x_other.clone()
     results: list[object] = []
+    threads: list[threading.Thread] = []
 
-    def another_caller() -> None:
+    def another_caller(stream: object) -> None:
         _IN_A_LAUNCH.running = True
         try:
+            if stream is not None:
+                torch.cuda.set_stream(stream)  # type: ignore[arg-type]  # the first caller's: x_other was written there
             with _check_at_work():
                 results.append(yours(x_other))
+        except Exception as error:  # noqa: BLE001 -- judged below: no result
+            results.append(error)
         finally:
             _IN_A_LAUNCH.running = False
 
+    def between() -> None:
+        # In a thread of its own (round 100's adversary: a right answer that holds a threading.Lock around its launch
+        # waited forever for itself when the other call ran in the first caller's thread), waited for: a call that is
+        # not back in OTHER_CALLER_S waits for the first caller (a lock), which goes on, and is joined after it.
+        stream = torch.cuda.current_stream() if device != "cpu" else None
+        thread = threading.Thread(target=another_caller, args=(stream,), daemon=True)
+        thread.start()
+        thread.join(OTHER_CALLER_S)
+        threads.append(thread)
+
     call = f"{_describe_softmax(first)}, with another caller's call on x of the same shape made between its launches"
-    _BETWEEN.append(another_caller)
+    _BETWEEN.append(between)
     try:
         y, _ = call_yours(x, call)
     finally:
         _BETWEEN.clear()
-    theirs = results[0] if results else None
+        for thread in threads:
+            thread.join(OTHER_CALLER_S)
+    theirs = results[0] if results and not isinstance(results[0], Exception) else None
+    ex.expect(not threads or bool(results), f"{call}: the other caller's call had not returned "
+              f"{2 * OTHER_CALLER_S:g} s after it started",
+              "two callers at once: does a call of yours wait for something only another call can release?")
+    ex.expect(not (results and isinstance(results[0], Exception)),
+              f"{call}: the other caller's call raised {results[0]!r}" if results else "",
+              "two callers at once: each call must work on its own, whatever the other is doing")
     for what, got, xs in (("the first caller's", y, x), ("the other caller's", theirs, x_other)):
         ex.expect(not isinstance(got, torch.Tensor) or got.shape != xs.shape or bool(_softmax_right(got, xs).all()),
                   f"{call}: {what} result is wrong", "two callers at once (two threads, or two streams that nothing "
@@ -1815,7 +1839,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=79, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=81, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------
@@ -1923,7 +1947,7 @@ def check_scale_into(scale_into: Callable[[Any, Any, float], object]) -> None:
     with exercise("scale_into") as ex:
         cp = _cupy("check_scale_into")
         yours = keeping(ex, ex.answer(scale_into), CUPY_KEPT)
-        cupy_cycles_per_second()  # calibrate the sleeps now: they wait for the GPU
+        calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
 
         def holds(case: ScaleCase) -> None:
             n, a, _ = case

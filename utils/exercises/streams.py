@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ..timing import cupy_sleep, gpu_sleep
+from ..timing import cupy_cycles_per_second, cupy_sleep, gpu_cycles_per_second, gpu_sleep
 from .properties import st
 
 # What each kind of caller is, in a message: "called from a side stream entered with ..."
@@ -152,6 +152,17 @@ def cupy_caller(kind: str, busy_ms: float = BUSY_MS) -> Iterator[Caller]:
             yield Caller("cupy", kind, stream, busy_end)
     finally:
         before.use()
+
+
+def calibrate_sleeps() -> None:
+    """Both libraries' sleeps calibrated now, before a check's timed or widened calls: widened() spins PyTorch streams
+    with gpu_sleep and CuPy streams (an answer's, entered or made current) with cupy_sleep, and the first call of each
+    calibrates, waiting for the GPU.  Inside a judged call that wait would read as the answer's own host wait (round
+    100: a right answer filling a learning rate with CuPy on the caller's stream FAILed 07's graphed step so).  Every
+    check that uses widened() calls this first, so an answer that enters a CuPy stream meets no calibration."""
+    gpu_cycles_per_second()
+    if _cupy_or_none() is not None:  # installed with the GPU extras; without it no answer enters a CuPy stream
+        cupy_cycles_per_second()
 
 
 # ------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import logging
 import math
 import os
 import random
+import threading
 import warnings
 
 import numpy as np
@@ -1991,7 +1992,18 @@ WRONG_SOFTMAXES.update({
     "round 26's adversary: the result requires grad": softmax_result_requires_grad,
     "round 26's adversary: the result an inference tensor": softmax_in_inference_mode,
 })
+_ONE_AT_A_TIME = threading.Lock()
+
+
+def softmax_under_a_lock(x):
+    """Round 100's adversary: a threading.Lock (not re-entrant) held around the launch, so that two threads take
+    turns.  Right; the check called the other caller in the first caller's own thread, where it waited for itself."""
+    with _ONE_AT_A_TIME:
+        return _softmax(x)
+
+
 ALSO_RIGHT_SOFTMAXES.update({
+    "round 100's adversary: a threading.Lock around the launch": softmax_under_a_lock,
     "round 26's adversary: launched by JITFunction.run(..., grid=...)": softmax_through_run,
     "round 26's adversary: the launcher kernel[(rows,)] kept per row count": softmax_launcher_kept_per_row_count,
 })
