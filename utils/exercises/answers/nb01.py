@@ -1944,6 +1944,55 @@ ALSO_RIGHT_LOOPS_R26.update({
 })
 
 
+# Round 113's adversary (its answers 7 and 12)
+def resets_the_counts_not_the_peaks():
+    """Wrong: keeps every open block's peaks, as a right answer does, but resets with
+    torch.cuda.reset_accumulated_memory_stats(), which zeroes the counts of allocations and frees and leaves the peak
+    counters as they were: every block reads the process's peak since the last real reset.  The CPU part's imitated
+    counters once lacked that function (the answer's call raised there, and the CPU part left it to a GPU)."""
+    open_blocks = list[_Open]()
+
+    @contextmanager
+    def block_memory():
+        for block in open_blocks:
+            block.peak_allocated = max(block.peak_allocated, torch.cuda.max_memory_allocated())
+            block.peak_reserved = max(block.peak_reserved, torch.cuda.max_memory_reserved())
+        torch.cuda.reset_accumulated_memory_stats()  # the counts, not the peaks
+        block = _Open(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
+        block.peak_allocated, block.peak_reserved = block.start_allocated, block.start_reserved
+        open_blocks.append(block)
+        report = Report()
+        try:
+            yield report
+        finally:
+            block.peak_allocated = max(block.peak_allocated, torch.cuda.max_memory_allocated())
+            block.peak_reserved = max(block.peak_reserved, torch.cuda.max_memory_reserved())
+            open_blocks.remove(block)
+        report.peak_allocated = block.peak_allocated - block.start_allocated
+        report.reserved_growth = block.peak_reserved - block.start_reserved
+    return block_memory
+
+
+def warm_up_one_row_short(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong: warms the cache up with one row fewer than the largest batch.  Almost everywhere the same segment: the
+    allocator rounds a request of 10 MiB or more up to 2 MiB, and one row less rounds up to the same size.  Not where
+    the largest batch is one row past such an edge: 640 rows of 4096 floats are 10 MiB, a segment of their own, and
+    641 need a new one of 12 MiB (the check's GPU part now draws loops at those edges, nb01.gpu_loops)."""
+    if lengths:
+        torch.empty(max(lengths) - 1, width, device="cuda")
+    sums = []
+    for n in lengths:
+        batch = torch.rand(n, width, device="cuda")
+        sums.append(float(batch.sum()))
+        del batch
+    return sums
+
+
+WRONG_BLOCKS["round 113's adversary: resets the counts (reset_accumulated_memory_stats), not the peaks"] = \
+    resets_the_counts_not_the_peaks()
+WRONG_LOOPS["round 113's adversary: the warm-up one row short of the largest batch"] = warm_up_one_row_short
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.  (Round 22's "an event recorded before the sum is queued" was here: the caller's stream is now made late
 # before each of its first operations, nb01._CallerLate, and the next draw overwrites the buffer first.)
