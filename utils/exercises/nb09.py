@@ -722,6 +722,7 @@ class _Launches:
     count: int = 0
     strayed: list[str] = field(default_factory=list)  # writes outside the tensors a launch was given (guarded)
     read_outside: list[str] = field(default_factory=list)  # loads outside them (guarded, Triton's interpreter)
+    shared: list[str] = field(default_factory=list)  # elements that two programs of one launch stored (interpreter)
 
 
 def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
@@ -815,6 +816,12 @@ def _out_of_guards(kept: list[tuple], seen: _Launches, n: int) -> None:
 # double-linked list", with no verdict): a lane whose element lies outside every guarded copy neither loads nor stores
 # here, and is counted.
 _READS: list[tuple[list[tuple[int, int]], list[tuple[int, int]], list[int], list[int]]] = []
+# Beside each _READS entry, the stores of the guarded launch: (the program that stored, the addresses it stored).  The
+# interpreter runs a launch's programs one after the other, in the grid's order; a GPU runs them in no fixed order.  An
+# element two programs store is right on the CPU only if the right program happens to store last (round 113's
+# adversary: rows stored whole from a padded block, the row's tail past its end over the next row's head, which the
+# next program, run later, stored again; on a GPU the order is a race).
+_STORES: list[list[tuple[tuple[int, int, int], np.ndarray]]] = []
 
 
 def _lanes(ptrs: Any, mask: Any, *range_sets: list[tuple[int, int]]) -> tuple[np.ndarray, ...]:
@@ -870,6 +877,9 @@ def _store_watched(original: Callable) -> Callable:
             try:
                 active, safe = _lanes(ptrs, mask, copies)
                 wrote[0] += int((active & ~safe).sum())
+                if _STORES:
+                    _STORES[-1].append((tuple(getattr(self, "grid_idx", None) or (0, 0, 0)),
+                                        np.asarray(ptrs.data).astype(np.uint64, copy=False)[active & safe].ravel()))
                 mask = _kept_inside(mask, active, safe)
             except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the store is not judged
                 pass
@@ -987,6 +997,17 @@ def _launched(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     return out
 
 
+def _stored_by_two(stores: list[tuple[tuple[int, int, int], np.ndarray]]) -> int:
+    """How many addresses two programs or more stored (one program storing an address twice is its own business)."""
+    owner: dict[int, tuple[int, int, int]] = {}
+    shared: set[int] = set()
+    for program, addresses in stores:
+        for address in np.unique(addresses).tolist():
+            if owner.setdefault(address, program) != program:
+                shared.add(address)
+    return len(shared)
+
+
 def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """launch(*args, **kwargs), counted, tainted, guarded and poisoned as the innermost _counting_launches block
     asks; as it is where none runs, or inside a counted launch (an autotuner's or a heuristic's run of its kernel)."""
@@ -1011,11 +1032,16 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
             if guarded:  # the loads and stores are judged where the storages are guarded copies
                 _READS.append(([(c.data_ptr() + g, c.data_ptr() + g + o.numel()) for o, c, g in kept],
                                [(c.data_ptr(), c.data_ptr() + c.numel()) for _, c, _ in kept], outside, wrote))
+                _STORES.append([])
             try:
                 return launch(*args, **kwargs)
             finally:
                 if guarded:
                     _READS.pop()
+                    shared = _stored_by_two(_STORES.pop())
+                    if shared:
+                        seen.shared.append(f"launch {seen.count}: {shared} element{'s' * (shared != 1)} stored by "
+                                           "two of its programs or more")
                 if outside[0]:
                     seen.read_outside.append(f"launch {seen.count} loaded {outside[0]} element"
                                              f"{'s' * (outside[0] != 1)} outside the memory of its tensor arguments")
@@ -1519,6 +1545,12 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       "which rows can your programs reach (the grid's size, and what program_id stands for), how "
                       "far does each pointer move (its own tensor's row stride), and which lanes does your mask let "
                       "store?")
+            ex.expect(not launches.shared, f"{call}: more than one program of your kernel stored the same elements "
+                      f"({'; '.join(launches.shared)}): Triton's interpreter runs programs one after the other, and "
+                      "the last store happened to be right here; on a GPU the programs of a launch run in no fixed "
+                      "order",
+                      "which elements does each program store? Each element of y should be stored by one program "
+                      "alone: look at what a store's mask lets through past the end of a program's own row")
             ex.expect(not launches.read_outside, f"{call}: your kernel read outside the tensors it was given: "
                       f"{'; '.join(launches.read_outside)} (on a GPU, a read past the end of an allocation can stop "
                       "the process: an illegal memory access)",
@@ -1839,7 +1871,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=81, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=85, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

@@ -2501,6 +2501,35 @@ WRONG_SCALES["round 78's adversary: a stream of its own, events both ways, enter
 WRONG_SOFTMAXES["round 78's adversary: an unmasked load, the lanes past the row set by tl.where"] = \
     softmax_unmasked_load
 
+# ---------------------------------------------------------------- round 113's adversary (softmax_rows, on a CPU too)
+@triton.jit
+def _softmax_store_unmasked_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offsets = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row.to(tl.int64) * x_stride + offsets, mask=offsets < cols, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row.to(tl.int64) * y_stride + offsets, e / tl.sum(e, axis=0))  # every lane: 0 past the row
+
+
+def softmax_store_unmasked_into_spare_room(x):
+    """Wrong: the store has no mask, and y lies in a buffer with room for the last row's tail, so nothing is written
+    outside the tensors: each program writes zeros over the head of the next row, which the next program, run after it
+    by Triton's interpreter, writes again.  On a GPU the programs of a launch run in no fixed order (the check now
+    counts the elements two programs store)."""
+    rows, cols = x.shape
+    block = triton.next_power_of_2(max(cols, 1))
+    room = torch.empty(rows * cols + block, dtype=torch.float32, device=x.device)
+    y = room[:rows * cols].view(rows, cols)
+    if rows and cols:
+        _softmax_store_unmasked_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=block)
+    return y
+
+
+WRONG_SOFTMAXES["round 113's adversary: an unmasked store into a buffer with room past the last row (zeros over the "
+                "next row's head, right only in the interpreter's program order)"] = \
+    softmax_store_unmasked_into_spare_room
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
