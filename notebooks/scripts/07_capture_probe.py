@@ -1,7 +1,8 @@
 """Notebook 07, section 8: captures that break, each tried in this fresh process.
 
 Prints, as JSON, what each capture raised, what the raised error hid (`err.__context__`), where the
-failed capture left the current stream, and whether the process could still capture and replay.
+failed capture left the current stream, and whether the process could still capture and replay (tested
+after the current stream was set back to the default one).
 """
 import contextlib
 import io
@@ -17,7 +18,7 @@ def capture_probe() -> dict:
         return f"{type(err).__name__}: {lines[0] if lines else ''}"[:240]
 
     def still_works() -> bool:
-        """After a failed capture: can this process still capture and replay?"""
+        """After a failed capture (and, in attempt, the current stream set back): can it still capture and replay?"""
         try:
             x = torch.arange(4.0, device="cuda")
             graph = torch.cuda.CUDAGraph()
@@ -45,7 +46,7 @@ def capture_probe() -> dict:
         # Where does the failed capture leave the current stream?  Put it back on the default one.
         result["stream left"] = torch.cuda.current_stream() != torch.cuda.default_stream()
         torch.cuda.set_stream(torch.cuda.default_stream())
-        result["survived"] = still_works()
+        result["survived"] = still_works()  # after the reset above, not without it
         return result
 
     report = {"torch": torch.__version__}
