@@ -1919,6 +1919,19 @@ def _r35_gm_ring_of_16_outputs(model, example):
     return run, lambda state_dict: model.load_state_dict(state_dict)
 
 
+def _by_position(model, state_dict):
+    """Wrong: the checkpoint's tensors copied into the model's in the order each dict lists them, not by name (round
+    113's adversary: right while every checkpoint kept the model's order; the check's now come in an order of their
+    own, as a dict from names to tensors may)."""
+    with torch.no_grad():
+        for t, v in zip(model.state_dict().values(), state_dict.values()):
+            t.copy_(v)
+
+
+WRONG_MODELS["round 113's adversary: the checkpoint copied by position, not by name"] = \
+    _graphed_model(update=_by_position)
+
+
 WRONG_MODELS.update({
     "round 35: run returns one of a ring of 16 output buffers":
         _r35_gm_ring_of_16_outputs,

@@ -2530,6 +2530,62 @@ WRONG_SOFTMAXES["round 113's adversary: an unmasked store into a buffer with roo
     softmax_store_unmasked_into_spare_room
 
 
+def softmax_pytorch_when_large(x):
+    """Wrong: PyTorch's softmax above 2**24 elements ("faster there"), the kernel below: the check's speed was
+    PyTorch's, and its values right (round 113's adversary; the large call is now poisoned too, and its values must
+    come from the answer's kernel)."""
+    if x.numel() > 2**24:
+        return torch.softmax(x, dim=-1)
+    return _softmax(x)
+
+
+WRONG_SOFTMAXES["round 113's adversary: PyTorch's softmax above 2**24 elements, the kernel below"] = \
+    softmax_pytorch_when_large
+
+_BLOCKING: list = []  # two blocking CuPy streams of the answers below, made once
+
+
+def _two_blocking_streams() -> list:
+    if not _BLOCKING:
+        _BLOCKING.extend(_cp().cuda.Stream() for _ in range(2))  # blocking: they wait for the null stream, and it
+    return _BLOCKING  # for them, but a non-blocking caller's stream neither
+
+
+def gelu_large_on_two_blocking_streams(x, bias):
+    """Wrong: above 2**24 elements, half the rows on each of two blocking streams of its own, no waits either way
+    (round 113's adversary): right from the null stream, which blocking streams wait for and which waits for them;
+    from a non-blocking caller's stream, x is read before that stream wrote it, and y handed back before it is
+    written.  The check's large call now comes from a busy CuPy stream."""
+    if x.size <= 2**24:
+        return gelu_computed_in_double(x, bias)
+    y = _cp().empty(x.shape, x.dtype)
+    half = x.shape[0] // 2
+    for stream, rows in zip(_two_blocking_streams(), (slice(0, half), slice(half, None))):
+        with stream:
+            y[rows] = gelu_computed_in_double(x[rows], bias)
+    return y
+
+
+_SCALE_RIGHT = _scale_with()
+
+
+def scale_large_on_two_blocking_streams(out, x, a):
+    """Wrong, as gelu_large_on_two_blocking_streams: above 2**24 elements, each half on a blocking stream of its own
+    (round 113's adversary; the check's large case came from the null stream, and now from a busy CuPy stream)."""
+    if x.size <= 2**24:
+        return _SCALE_RIGHT(out, x, a)
+    half = x.size // 2
+    for stream, part in zip(_two_blocking_streams(), (slice(0, half), slice(half, None))):
+        with stream:
+            _SCALE_RIGHT(out[part], x[part], a)
+
+
+WRONG_GELUS["round 113's adversary: above 2**24 elements, two blocking streams of its own, no waits"] = \
+    gelu_large_on_two_blocking_streams
+WRONG_SCALES["round 113's adversary: above 2**24 elements, two blocking streams of its own, no waits"] = \
+    scale_large_on_two_blocking_streams
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
@@ -2586,7 +2642,8 @@ WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without
         "round 22's adversary: BLOCK fixed at 256 columns",
         "round 22's adversary: 32-bit row offsets (no .to(tl.int64))",
         "round 26's adversary: a side stream made current by torch.cuda.set_stream and left",
-        "round 26's adversary: a CUDA graph per shape, one static input and output for every caller"},
+        "round 26's adversary: a CUDA graph per shape, one static input and output for every caller",
+        "round 113's adversary: PyTorch's softmax above 2**24 elements, the kernel below"},
     "check_scale_into": set(),
 }
 # Right values from every caller's stream, but on the H200 (calls T and V, 2026-11-30) it reached 0.29 of the copy's
