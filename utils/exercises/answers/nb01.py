@@ -196,10 +196,11 @@ def _block_memory(peak_allocated: Callable[[_Open], int] = lambda b: b.peak_allo
                   kept: Callable[[list[_Open]], list[_Open]] = lambda open_blocks: open_blocks,
                   number: Callable[[int], object] = lambda n: n, shared: Report | None = None,
                   end: Callable[[list[_Open], _Open], object] = lambda open_blocks, block: open_blocks.remove(block),
-                  ) -> Callable:
+                  reset_with: str = "reset_peak_memory_stats") -> Callable:
     """A block_memory that keeps the open blocks' peaks through a nested block's reset, built from (possibly
     wrong) formulas and with parts of it switchable: when to reset, which peaks to keep and for which of the open
-    blocks, what type of number to report, one report for every block, which block leaves the list at the end."""
+    blocks, what type of number to report, one report for every block, which block leaves the list at the end, which
+    of torch.cuda's resets it calls (by name: the CPU part's imitation replaces torch.cuda's functions as it runs)."""
     open_blocks = list[_Open]()
 
     def keep_peaks(blocks: list[_Open]) -> None:
@@ -215,7 +216,7 @@ def _block_memory(peak_allocated: Callable[[_Open], int] = lambda b: b.peak_allo
             block.peak_allocated = block.peak_allocated if keep_allocated else allocated
             block.peak_reserved = block.peak_reserved if keep_reserved else reserved
         if reset(open_blocks):
-            torch.cuda.reset_peak_memory_stats()
+            getattr(torch.cuda, reset_with)()
         block = _Open(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
         block.peak_allocated, block.peak_reserved = block.start_allocated, block.start_reserved
         open_blocks.append(block)
@@ -1945,34 +1946,6 @@ ALSO_RIGHT_LOOPS_R26.update({
 
 
 # Round 113's adversary (its answers 7 and 12)
-def resets_the_counts_not_the_peaks():
-    """Wrong: keeps every open block's peaks, as a right answer does, but resets with
-    torch.cuda.reset_accumulated_memory_stats(), which zeroes the counts of allocations and frees and leaves the peak
-    counters as they were: every block reads the process's peak since the last real reset.  The CPU part's imitated
-    counters once lacked that function (the answer's call raised there, and the CPU part left it to a GPU)."""
-    open_blocks = list[_Open]()
-
-    @contextmanager
-    def block_memory():
-        for block in open_blocks:
-            block.peak_allocated = max(block.peak_allocated, torch.cuda.max_memory_allocated())
-            block.peak_reserved = max(block.peak_reserved, torch.cuda.max_memory_reserved())
-        torch.cuda.reset_accumulated_memory_stats()  # the counts, not the peaks
-        block = _Open(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
-        block.peak_allocated, block.peak_reserved = block.start_allocated, block.start_reserved
-        open_blocks.append(block)
-        report = Report()
-        try:
-            yield report
-        finally:
-            block.peak_allocated = max(block.peak_allocated, torch.cuda.max_memory_allocated())
-            block.peak_reserved = max(block.peak_reserved, torch.cuda.max_memory_reserved())
-            open_blocks.remove(block)
-        report.peak_allocated = block.peak_allocated - block.start_allocated
-        report.reserved_growth = block.peak_reserved - block.start_reserved
-    return block_memory
-
-
 def warm_up_one_row_short(lengths: list[int], width: int = 4096) -> list[float]:
     """Wrong: warms the cache up with one row fewer than the largest batch.  Almost everywhere the same segment: the
     allocator rounds a request of 10 MiB or more up to 2 MiB, and one row less rounds up to the same size.  Not where
@@ -1988,8 +1961,12 @@ def warm_up_one_row_short(lengths: list[int], width: int = 4096) -> list[float]:
     return sums
 
 
+# Round 113's adversary kept every open block's peaks, as a right answer does, but reset with
+# reset_accumulated_memory_stats(), which zeroes the counts of allocations and frees and leaves the peaks: every block
+# reads the process's peak since the last real reset.  The CPU part's imitated counters once lacked that function (the
+# answer's call raised there, and the CPU part left it to a GPU).
 WRONG_BLOCKS["round 113's adversary: resets the counts (reset_accumulated_memory_stats), not the peaks"] = \
-    resets_the_counts_not_the_peaks()
+    _block_memory(reset_with="reset_accumulated_memory_stats")
 WRONG_LOOPS["round 113's adversary: the warm-up one row short of the largest batch"] = warm_up_one_row_short
 
 
