@@ -1711,12 +1711,18 @@ def _loop_values(ex: Any, yours: Callable, gpu: Any = None) -> Callable[[Loop], 
         seen: list = []
         modes: list[tuple[bool, bool, bool]] = []  # autograd's mode and autocast's, as each step ran (_modes_now)
         by_steps: set[int] = set()  # the places in gpu.placed of the memory the steps asked for
+        tracked: list[bool] = []  # whether each output step returned requires grad (it does where the caller's mode
+        # records: step multiplies by a parameter, as a model's forward does)
 
         def work(x: torch.Tensor) -> torch.Tensor:
             modes.append(_modes_now())
             first = len(gpu.placed) if gpu is not None else 0
-            out = x * 2
+            if x.is_floating_point():
+                out = x * torch.full((), 2.0, dtype=x.dtype, device=x.device, requires_grad=True)
+            else:
+                out = x * 2
             by_steps.update(range(first, len(gpu.placed) if gpu is not None else 0))
+            tracked.append(out.requires_grad)
             return out
 
         with _caller(kind) as caller:
@@ -1746,6 +1752,11 @@ def _loop_values(ex: Any, yours: Callable, gpu: Any = None) -> Callable[[Loop], 
                                       f"batch{'es' * (count != 1)}",
                   "call step once per batch: a step is the caller's work (an optimizer's update, a metric), and a "
                   "warm-up or a second call applies it again")
+        # round 133's adversary returned [y.detach() for y in outputs], and passed: no step's output required grad
+        cut = [i for i, (g, r) in enumerate(zip(got or [], tracked)) if problem is None and r and not g.requires_grad]
+        ex.expect(not cut, f"{call}: the outputs for batches {cut} do not require grad, though step's did",
+                  "return what step returned: a step's output carries its autograd history (a caller's loss.backward() "
+                  "goes through it); .detach(), .data or a copy made without autograd cuts it")
         changed = [i for i, ran in enumerate(modes) if ran != caller_modes]
         ex.expect(not changed, f"{call}: step ran with " + (
             _changed_mode(modes[changed[0]], caller_modes) if changed else "") + f" for batches {changed}",
@@ -2066,7 +2077,7 @@ def check_prefetch_loop(
                  "synchronize in the loop)"), WATCHED)()
 
 
-register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=23))
+register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=24))
 
 
 def _alive(gpu: Any, size: int) -> float:

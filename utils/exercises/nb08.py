@@ -1801,7 +1801,9 @@ def as_losses(returned: object) -> list[float] | None:
 
 COUNT_HINT = "losses() returns every step's loss so far, one per step, as a tensor on the GPU"
 LATE_HINT = ("on the GPU, what makes the kernels that read a batch start only once its copy has landed, whichever "
-             "stream copied it, and only after the work the caller queued on its current stream before the call?")
+             "stream copied it, and only after the work the caller queued on its current stream before the call? "
+             "And does each step read the model's weights as they are when it is called (a copy of them made "
+             "earlier, such as the bf16 casts an autocast with its cache on keeps, is stale)?")
 STREAM_HINT = ("the current stream belongs to the caller: a step that works on a stream of its own enters it with "
                "`with torch.cuda.stream(s):`, which puts the caller's back")
 # Round 46's engineer: a wrong step 1 does not tell the arithmetic from the data flow (a loss kept before the replay
@@ -2261,7 +2263,8 @@ def check_fast_step(make_fast_step: Callable[..., tuple[Callable[[], object], Ca
             judge_correct(found, late.weights, late.returned, slow, bf16, names, numels)
             late_by = (f"with every stream but the caller's started {LATE_MS:g} ms late in each step, and each "
                        f"caller's stream busy {CALLER_BUSY_MS:g} ms before its first {CALLER_BUSY_STEPS} steps, then "
-                       f"writing the parameters their own values (a second run)")
+                       f"writing the parameters their own values (a second run, whose parameters were negated while "
+                       f"make_fast_step ran and given their values back, in place, before the first step)")
             found.failed = [(f"{late_by}: {problem}", LATE_HINT) for problem, _ in found.failed]
             found.report(ex)
         found = Findings()
@@ -2284,8 +2287,20 @@ def _made(ex: Checker, yours: Callable[..., object], *, again: bool) -> tuple[
     # every setting watched around make_fast_step (round 24's adversary: TF32 and the sync debug mode "error" left on
     # by it, unread: expected to PASS and to crash the check's own reads), the generators' states left out (a warm-up
     # or a graph's capture may draw from them); GPU only, to be verified there
+    if again:  # the parameters negated while make_fast_step runs, then the given values written back in place, as a
+        # caller loading a checkpoint into a model does: a step must train the weights as they are when it is called
+        # (round 113's adversary captured under an autocast that kept its cache: the graph read the bf16 copies its
+        # warm-up had cast, and passed; on the H200, 2026-12-01, a replay after weight.mul_(2) differed from a fresh
+        # call by 2.33, of outputs up to 4.59, and by 0 with the cache off: a Linear captured inside the autocast, its
+        # weight doubled after the capture; the answer is registered, cached_autocast)
+        with torch.no_grad():
+            for p in params:
+                p.neg_()
     made: Any = keeping(ex, yours, STEP_WATCHED)(model, data)
     torch.cuda.set_stream(torch.cuda.default_stream())  # whatever the answer left current: the check calls anew
+    if again:
+        torch.cuda.synchronize()  # make_fast_step's own work done (whichever streams it used), then the caller's write
+        _rewrite(params, given)
     changed = [name for name, t, was in zip(("tokens", "lengths", "labels"), data, kept, strict=True)
                if t.dtype != was.dtype or t.shape != was.shape or not torch.equal(t, was)]
     ex.expect(not changed, f"make_fast_step changed the caller's data ({', '.join(changed)})",

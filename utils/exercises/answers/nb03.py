@@ -2729,3 +2729,13 @@ MISJUDGED_ON_A_GPU = {
             "PASSed on the H200: the memory of small batches is counted on the CPU's imitation only",
     },
 }
+
+
+def prefetch_outputs_detached(batches, step, copy_stream):
+    """Wrong (round 133's adversary): each output detached "so that the graph is not kept": a caller's loss.backward()
+    through a step's output no longer reaches the step's parameters (the check's step had none until then)."""
+    return [y.detach() for y in double_buffer(batches, step, copy_stream)]
+
+
+WRONG["check_prefetch_loop"]["outputs detached from autograd (round 133)"] = prefetch_outputs_detached
+WRONG_ON_CPU["check_prefetch_loop"].add("outputs detached from autograd (round 133)")

@@ -290,6 +290,14 @@ def shifted_by_first_value(x):
     return y.square().mean(dim=-1) - y.mean(dim=-1).square()
 
 
+def shifted_by_value_at(x, at):
+    """Wrong (round 133's adversary): the shifted formula, each row shifted by its value at one fixed place (`at`: -1,
+    the last; None, the middle), which cancels as the first value's shift does when the far value sits there."""
+    at = x.shape[-1] // 2 if at is None else at % x.shape[-1]
+    y = x - x[:, at:at + 1]
+    return y.square().mean(dim=-1) - y.mean(dim=-1).square()
+
+
 def shifted_by_median(x):
     """Right: the shifted formula, each row shifted by its median (a value of the row, near its mean)."""
     y = x - x.median(dim=-1, keepdim=True).values
@@ -530,6 +538,9 @@ WRONG_VARIANCE = {
     "shifted by each row's first value": shifted_by_first_value,
     "shifted by each row's smallest value": shifted_by_smallest,
     "shifted by each row's largest value": shifted_by_largest,
+    # round 133's adversary: the same shift by a value at another fixed place
+    "shifted by each row's last value": lambda x: shifted_by_value_at(x, -1),
+    "shifted by each row's middle value": lambda x: shifted_by_value_at(x, None),
 }
 RIGHT_VARIANCE = {
     "shifted by each row's median": shifted_by_median,
