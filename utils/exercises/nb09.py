@@ -591,6 +591,8 @@ SHARE_BAR = 0.3
 GUARD_BYTES = 16384  # on a CPU, the least guard around each storage a launch gets (see _counting_launches)
 CALL_LIMIT_S = 120.0  # one call of the answer (a first call on a GPU compiles: seconds); past it, a FAIL
 OWN_CASE = (3, 37, 3, 1.0, 11)  # the shape of _softmax_new_and_own's calls
+WIDER_GAP = 64  # its fourth call: the same shape, rows 101 elements apart
+FAR_BELOW = -2e4  # masked rows whose finite values lie this far below 0 (a seed of 3 mod 4: `_softmax_input`)
 OTHER_CALLER_S = 10.0  # _softmax_two_callers: how long the first caller waits for the other's call (OWN_CASE's shape)
 KEPT_CALLS = 12  # more calls on OWN_CASE's shape where an answer keeps its results: reuse in turn up to 14 apart shows
 
@@ -645,7 +647,8 @@ def _describe_softmax(case: SoftmaxCase) -> str:
     view += f" (starting {start} element{'s' * (start != 1)} into its storage)" if start else ""
     values = f"values around {scale:g}, all below 0" if scale < 0 else f"values up to about {scale:g}"
     if scale == -math.inf:
-        values = (f"values up to about 1, the first {_masked_columns(cols)} of each row and one more -inf (a masked "
+        around = f"values around {FAR_BELOW:g}" if case[-1] % 4 == 3 else "values up to about 1"
+        values = (f"{around}, the first {_masked_columns(cols)} of each row and one more -inf (a masked "
                   "row, as attention's causal masks make)")
     return f"softmax_rows(x of shape ({rows}, {cols}){view}, {values})"
 
@@ -663,11 +666,13 @@ def _softmax_input(case: SoftmaxCase, device: str) -> torch.Tensor:
     if scale == -math.inf:  # a masked row (round 27's adversary: an online softmax that started its max at -inf
         # computed -inf - (-inf) = NaN for a row whose first chunk was all -inf; x never held a non-finite value)
         wide = torch.randn(row + rows, cols + gap, generator=generator)
+        if seed % 4 == 3:  # finite values far below 0 (round 133's adversary filled -inf with -1e4, and passed)
+            wide += FAR_BELOW
         x = wide[row:, column:column + cols]
         x[:, :_masked_columns(cols)] = -math.inf
         if cols > 2:  # one more, a lone one among the finite values
             x[:, int(torch.randint(_masked_columns(cols), cols, (1,), generator=generator))] = -math.inf
-            x[:, -1] = x[:, -1].nan_to_num(neginf=0.0)  # (the last column stays finite)
+            x[:, -1] = x[:, -1].nan_to_num(neginf=FAR_BELOW if seed % 4 == 3 else 0.0)  # (it stays finite)
         return wide.to(device)[row:, column:column + cols]
     wide = torch.randn(row + rows, cols + gap, generator=generator) * (abs(scale) / 3)
     if scale < 0:  # every value far below 0 (3 standard deviations from `scale` stay below 0)
@@ -1619,10 +1624,11 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
         # (2, 9, 0, -1e7, 8): values around -1e7, below any finite fill a student may give masked lanes (round 20's
         # adversary: around -1e5, a fill of -1e6 passed); (2, 9, 0, -1e37, 8): around -1e37, where float32 ends
         # (round 27's: a fill of -1e9 passed, and the class "a finite fill" was open below -2.3e7); (2, 100, 3,
-        # -inf, 12): masked rows, -inf in x (round 27's: an online softmax gave NaN for a row whose first 16 were)
+        # -inf, 12): masked rows, -inf in x (round 27's: an online softmax gave NaN for a row whose first 16 were);
+        # (2, 40, 1, -inf, 15): masked rows whose finite values lie near FAR_BELOW (round 133's: -inf read as -1e4)
         chosen = [(1, 1, 0, 1.0, 1), (3, 5, 3, 1000.0, 2), (0, 7, 0, 1.0, 3), (CPU_MAX[0], CPU_MAX[1], 64, 10.0, 4),
                   (2, 9, 0, -1e7, 8), (2, 9, 0, -1e37, 8), (2, 100, 3, -math.inf, 12),
-                  (2, 3, 0, -1000.0, 8)]
+                  (2, 3, 0, -1000.0, 8), (2, 40, 1, -math.inf, 15)]
         if on_gpu:
             chosen += [(7, 1025, 1, 10.0, 5), (3, MAX_COLS, 64, 1000.0, 6), (301, 781, 3, 1.0, 7),
                        (MANY_ROWS, 3, 1, 1.0, 9)]
@@ -1693,6 +1699,15 @@ def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
         torch.set_default_dtype(dtype)
     _kept_unchanged(ex, call, [y1, y2], kept, "a third time")
     _judge_softmax(ex, call + more, x2, again, y3)
+    # the same shape again, its rows farther apart (round 133's adversary kept each shape's row stride from its first
+    # call, and passed: every later call on a shape had that shape's gap)
+    wider = (*OWN_CASE[:2], WIDER_GAP, *OWN_CASE[3:-1], OWN_CASE[-1] + 3)
+    x4 = _softmax_input(wider, device)
+    before4 = x4.clone()
+    said = _describe_softmax(wider) + f", after three calls on rows {OWN_CASE[1] + OWN_CASE[2]} elements apart"
+    y4, _ = call_yours(x4, said)
+    _judge_softmax(ex, said, x4, before4, y4)
+    del y4
     # Where the answer keeps its results (the third's storage outlives the check's last reference to it), KEPT_CALLS
     # more calls, each earlier result compared after each (round 26's adversary: three output tensors in turn passed
     # three calls; an answer that keeps nothing costs no call more)
@@ -1871,7 +1886,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=85, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=102, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

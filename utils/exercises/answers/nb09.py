@@ -580,6 +580,11 @@ def _softmax_variant_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.co
     elif MODE == "mean":  # the row's mean subtracted
         x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=0.0)
         e = tl.where(mask, tl.exp(x - tl.sum(x, axis=0) / cols), 0.0)
+    elif MODE == "-inf as -1e4":  # round 133's adversary: -inf replaced by -1e4 "to avoid NaN" (wrong for a row whose
+        # finite values lie below about -1e4: the filled lanes then dominate)
+        x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+        x = tl.where(mask & (x == -float("inf")), -10000.0, x)
+        e = tl.exp(x - tl.max(x, axis=0))
     elif MODE == "float64":  # computed in float64
         x = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf")).to(tl.float64)
         e = tl.exp(x - tl.max(x, axis=0))
@@ -603,6 +608,16 @@ def _variant(mode, *, x_stride=None, like=False):
         return y
 
     return softmax_rows
+
+
+_STRIDE_BY_SHAPE: dict = {}
+
+
+def softmax_stride_kept_per_shape(x):
+    """Wrong (round 133's adversary): x's row stride read at the first call on each shape and kept: a later x of that
+    shape whose rows lie farther apart is read at the old stride."""
+    stride = _STRIDE_BY_SHAPE.setdefault(tuple(x.shape), x.stride(0))
+    return _variant("plain", x_stride=lambda _: stride)(x)
 
 
 def softmax_in_place(x):
@@ -1498,6 +1513,9 @@ WRONG_SOFTMAXES = {
     "launches its kernel, returns PyTorch's softmax": softmax_launched_then_pytorchs,
     "one output tensor per shape, overwritten by the next call": softmax_into_one_tensor_per_shape,
     "y = torch.empty_like(x), but x's row stride passed for y": softmax_y_stride_taken_from_x,
+    # round 133's adversary: a shape's row stride kept from its first call; -inf filled with a finite -1e4
+    "x's row stride kept per shape from the first call": softmax_stride_kept_per_shape,
+    "-inf replaced by -1e4 (wrong where the finite values lie below it)": _variant("-inf as -1e4"),
     "one launch per row, from Python": softmax_one_launch_per_row,
     "a persistent grid of 2 programs: right values, 2 SMs busy": softmax_persistent_grid_of_2,
     "an online softmax over chunks of 64 columns: right values, below the speed bar":
