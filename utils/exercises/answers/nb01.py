@@ -910,9 +910,10 @@ ALSO_RIGHT_WARM_UPS.update({
 
 
 def _sums(lengths: list[int], width: int, of: Callable[[torch.Tensor], float] = lambda b: float(b.sum()),
-          dtype: torch.dtype = torch.float32) -> list[float]:
-    """A warm-up of the largest batch (torch.empty: no draw), then each batch drawn, summed by `of` and freed."""
-    torch.empty(max(lengths), width, device="cuda", dtype=dtype)
+          dtype: torch.dtype = torch.float32, rows: Callable[[int], int] = lambda largest: largest) -> list[float]:
+    """A warm-up of `rows(the largest batch)` rows (torch.empty: no draw), then each batch drawn, summed by `of` and
+    freed."""
+    torch.empty(rows(max(lengths)), width, device="cuda", dtype=dtype)
     sums = []
     for n in lengths:
         batch = torch.rand(n, width, device="cuda", dtype=dtype)
@@ -1951,14 +1952,7 @@ def warm_up_one_row_short(lengths: list[int], width: int = 4096) -> list[float]:
     allocator rounds a request of 10 MiB or more up to 2 MiB, and one row less rounds up to the same size.  Not where
     the largest batch is one row past such an edge: 640 rows of 4096 floats are 10 MiB, a segment of their own, and
     641 need a new one of 12 MiB (the check's GPU part now draws loops at those edges, nb01.gpu_loops)."""
-    if lengths:
-        torch.empty(max(lengths) - 1, width, device="cuda")
-    sums = []
-    for n in lengths:
-        batch = torch.rand(n, width, device="cuda")
-        sums.append(float(batch.sum()))
-        del batch
-    return sums
+    return _sums(lengths, width, rows=lambda largest: largest - 1) if lengths else []
 
 
 # Round 113's adversary kept every open block's peaks, as a right answer does, but reset with
