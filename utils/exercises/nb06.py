@@ -1045,11 +1045,13 @@ class Activations(NamedTuple):
             rms = np.sqrt(np.mean(values * values, axis=-1, keepdims=True))
             wanted = 2.0 ** np.floor(np.log2(np.where(rms > 0, rms, 1.0))) * (1 + 2.0**-10)
             values = np.clip(values * np.where(rms > 0, wanted / np.where(rms > 0, rms, 1.0), 1.0), -largest, largest)
-        if rows and self.special:
-            first = {"zeros": 0.0, "largest": largest, "subnormal": 2.0**-20, "one large": 1.7e-4}[self.special]
+        if rows and self.special == "one large":  # every row: the 1.0 first, last, in the middle, then drawn
+            values[:] = 1.7e-4 * np.where(rng.random((rows, width)) < 0.5, -1, 1)
+            at = [0, width - 1, width // 2, *rng.integers(0, width, max(rows - 3, 0))][:rows]
+            values[np.arange(rows), at] = 1.0
+        elif rows and self.special:
+            first = {"zeros": 0.0, "largest": largest, "subnormal": 2.0**-20}[self.special]
             values[0] = first * np.where(rng.random(width) < 0.5, -1, 1)
-            if self.special == "one large":
-                values[0, width // 2] = 1.0
         x = torch.from_numpy(values).half().reshape(self.shape)
         if self.layout == "transposed" and len(self.shape) >= 2:
             return x.transpose(-1, -2).contiguous().transpose(-1, -2)
@@ -1064,7 +1066,8 @@ class Activations(NamedTuple):
                   else f"scale {10**self.smallest:.2g}")
         special = {"": "", "zeros": ", the first a row of zeros", "largest": ", the first of ±65504",
                    "subnormal": ", the first of ±2**-20 (below fp16's normal numbers)",
-                   "one large": ", the first of ±1.7e-4 but one 1.0 in the middle"}[self.special]
+                   "one large": ", each of ±1.7e-4 but one 1.0: first in row 0, last in row 1, in the middle in row 2, "
+                                "at a drawn place in row 3"}[self.special]
         viewed = self.layout == "strided" or (self.layout == "transposed" and len(self.shape) >= 2)
         layout = (f", a {self.layout} view" if viewed else
                   ", a view from its storage's second element on" if self.layout == "offset" else "")
@@ -1166,6 +1169,22 @@ def _unseen(yours: Callable[[torch.Tensor], object], width: int) -> tuple[int, f
     return None
 
 
+def _in_order(yours: Callable[[torch.Tensor], object], row: torch.Tensor, want: float) -> float | None:
+    """What the answer returns for `row`'s values with its largest moved to the end (the same RMS), if that is within
+    the rule where the row as given was not: a sum whose result depends on the order of its terms, a float32 running
+    total; None otherwise, or where the answer raises."""
+    if row.numel() < 2 or row.dim() != 1:
+        return None
+    largest = int(row.abs().argmax())
+    moved = torch.cat([row[:largest], row[largest + 1:], row[largest:largest + 1]])
+    try:
+        got = yours(moved)
+        value = float(got.double().reshape(-1)[0]) if isinstance(got, torch.Tensor) and got.numel() == 1 else None
+    except Exception:  # noqa: BLE001 -- only a hint depends on it; the answer has failed already
+        return None
+    return value if value is not None and abs(value - want) <= RMS_RELATIVE_ERROR * want else None
+
+
 OVERFLOW_ROW = (300.0, 400.0)  # fp16 holds these, not their squares (over 65504): the RMS is sqrt(125000)
 
 
@@ -1201,6 +1220,12 @@ def _rms_hint(yours: Callable[[torch.Tensor], object], row: torch.Tensor, got: f
         return (f"for a row of {row.numel()} zeros but one power of 2 at position {position} (fp16 holds it, its "
                 f"square and their mean), it returns {value:.4g}, and the RMS is {exact:.4g}: not a matter of "
                 "precision. Does it read every value of the last dimension, however wide the row is?")
+    ordered = _in_order(yours, row, want)
+    if ordered is not None:
+        return (f"the same values with the largest moved to the end of the row give {ordered:.6g}, within fp16's "
+                f"rounding of {want:.6g}; in their own order, {got:.6g}. A float32 running total that already holds a "
+                "large square drops every later square below half of its step: how does your sum add the "
+                f"{row.numel()} squares, and does the order matter to it (section 2)?")
     if got == 0:
         return ("squares of values below about 2.4e-4 are below fp16's smallest number: they become 0 before "
                 "any sum sees them") + _overflows(yours)
@@ -1300,7 +1325,7 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
             # last (the cases above name more specific mistakes), one row of 2**17 values, 1.7e-4 but one 1.0: squares
             # in fp16 after the row is scaled to its largest value (by a power of 2, exactly) are 0 for all but one, and
             # 2**17 of them are 0.4% of the sum (the RMS is off by 1.9 times fp16's rounding)
-            Activations((1, 2**17), 0.0, 0.0, "one large", "contiguous", 9)])
+            Activations((4, 2**17), 0.0, 0.0, "one large", "contiguous", 9)])
         passed = ex.passed  # called again on a tensor changed in place, and on a new one in a freed one's place
         _again(judged, *(Activations((4, 33), -1.0 + k, 1.0 + k, "", "contiguous", 21 + k) for k in range(3)))
         _rearranged(judged, Given(GIVEN_ROWS), Given(GIVEN_ROWS[1:] + GIVEN_ROWS[:1]))

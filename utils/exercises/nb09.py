@@ -52,6 +52,7 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
 from __future__ import annotations
 
 import contextvars
+import gc
 import linecache
 import math
 import threading
@@ -372,6 +373,7 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
         for_all(ex, _gelu_cases(), holds, examples=GPU_CASES, chosen=chosen, budget_s=GPU_BUDGET_S,
                 describe=_describe_gelu)
         _gelu_twice_and_large(ex, cp, yours)
+        _gelu_keeps_nothing(ex, cp, yours)
         _gelu_one_kernel(ex, cp, yours)
 
 
@@ -424,6 +426,38 @@ def _gelu_one_kernel(ex: Any, cp: Any, yours: Callable) -> None:
         if launched is None:
             return
         _one_kernel_expected(ex, launched, np.dtype(dtype).name, shape)
+
+
+GELU_KEPT = (29, 1003)  # float64, a shape no other call of the check has: what a call on it keeps in CuPy's pool
+
+
+def _gelu_keeps_nothing(ex: Any, cp: Any, yours: Callable) -> None:
+    """One call on GELU_KEPT (float64, first calls on that shape and dtype: a buffer kept per shape or dtype is made
+    in it), its result dropped: CuPy's pool must then hold no more than before.  A buffer the answer keeps from call
+    to call (a scratch array its kernel writes, then a copy returned) is every caller's: two calls in flight on two
+    streams that nothing orders write it at once (round 113's class, which no timing of the check's can make show
+    reliably: the other call must land between the first's kernel and its copy).  A buffer kept from the check's
+    earlier calls, or made outside CuPy's pool, is not seen here."""
+    rng = np.random.default_rng(_seed("gelu kept"))
+    x = cp.asarray(rng.normal(0.0, 3.0, GELU_KEPT))
+    bias = cp.asarray(rng.normal(0.0, 1.0, GELU_KEPT[-1:]))
+    pool = cp.get_default_memory_pool()
+
+    def call() -> int:
+        cp.cuda.Device().synchronize()
+        before = pool.used_bytes()
+        out = yours(x, bias)
+        cp.cuda.Device().synchronize()
+        del out
+        gc.collect()
+        return pool.used_bytes() - before
+
+    kept = _in_a_fresh_thread(call)
+    ex.expect(kept < x.nbytes, f"bias_gelu(x of shape {GELU_KEPT}, float64, bias of shape ({GELU_KEPT[-1]},)): after "
+              f"it returned and its result was dropped, CuPy's pool held {kept} bytes more than before the call (x "
+              f"has {x.nbytes})", "two callers at once (two threads, or two streams that nothing orders) each need "
+              "their own memory: an array your function keeps from call to call, and its kernel writes, is every "
+              "caller's")
 
 
 def _one_kernel_expected(ex: Any, launched: int, dtype: str, shape: tuple[int, ...] = GELU_COUNTED) -> None:
@@ -592,7 +626,7 @@ GUARD_BYTES = 16384  # on a CPU, the least guard around each storage a launch ge
 CALL_LIMIT_S = 120.0  # one call of the answer (a first call on a GPU compiles: seconds); past it, a FAIL
 OWN_CASE = (3, 37, 3, 1.0, 11)  # the shape of _softmax_new_and_own's calls
 WIDER_GAP = 64  # its fourth call: the same shape, rows 101 elements apart
-FAR_BELOW = -2e4  # masked rows whose finite values lie this far below 0 (a seed of 3 mod 4: `_softmax_input`)
+FAR_BELOW = -2e4  # masked rows whose finite values lie this far below 0 (one seed in four: `_masked_shift`)
 OTHER_CALLER_S = 10.0  # _softmax_two_callers: how long the first caller waits for the other's call (OWN_CASE's shape)
 KEPT_CALLS = 12  # more calls on OWN_CASE's shape where an answer keeps its results: reuse in turn up to 14 apart shows
 
@@ -647,7 +681,7 @@ def _describe_softmax(case: SoftmaxCase) -> str:
     view += f" (starting {start} element{'s' * (start != 1)} into its storage)" if start else ""
     values = f"values around {scale:g}, all below 0" if scale < 0 else f"values up to about {scale:g}"
     if scale == -math.inf:
-        around = f"values around {FAR_BELOW:g}" if case[-1] % 4 == 3 else "values up to about 1"
+        around = f"values around {FAR_BELOW:g}" if _masked_shift(case[-1]) else "values up to about 1"
         values = (f"{around}, the first {_masked_columns(cols)} of each row and one more -inf (a masked "
                   "row, as attention's causal masks make)")
     return f"softmax_rows(x of shape ({rows}, {cols}){view}, {values})"
@@ -659,6 +693,12 @@ def _masked_columns(cols: int) -> int:
     return min(2 * cols // 3, cols - 1)
 
 
+def _masked_shift(seed: int) -> float:
+    """Where a masked case's finite values lie: near FAR_BELOW for one seed in four (round 133's adversary filled -inf
+    with -1e4, and passed), near 0 otherwise."""
+    return FAR_BELOW if seed % 4 == 3 else 0.0
+
+
 def _softmax_input(case: SoftmaxCase, device: str) -> torch.Tensor:
     rows, cols, gap, scale, seed = case
     row, column = _softmax_start(case)
@@ -666,13 +706,12 @@ def _softmax_input(case: SoftmaxCase, device: str) -> torch.Tensor:
     if scale == -math.inf:  # a masked row (round 27's adversary: an online softmax that started its max at -inf
         # computed -inf - (-inf) = NaN for a row whose first chunk was all -inf; x never held a non-finite value)
         wide = torch.randn(row + rows, cols + gap, generator=generator)
-        if seed % 4 == 3:  # finite values far below 0 (round 133's adversary filled -inf with -1e4, and passed)
-            wide += FAR_BELOW
+        wide += _masked_shift(seed)
         x = wide[row:, column:column + cols]
         x[:, :_masked_columns(cols)] = -math.inf
         if cols > 2:  # one more, a lone one among the finite values
             x[:, int(torch.randint(_masked_columns(cols), cols, (1,), generator=generator))] = -math.inf
-            x[:, -1] = x[:, -1].nan_to_num(neginf=FAR_BELOW if seed % 4 == 3 else 0.0)  # (it stays finite)
+            x[:, -1] = x[:, -1].nan_to_num(neginf=_masked_shift(seed))  # (it stays finite)
         return wide.to(device)[row:, column:column + cols]
     wide = torch.randn(row + rows, cols + gap, generator=generator) * (abs(scale) / 3)
     if scale < 0:  # every value far below 0 (3 standard deviations from `scale` stay below 0)

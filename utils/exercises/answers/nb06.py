@@ -227,8 +227,6 @@ RIGHT_RMS = {
                                          / math.sqrt(x.shape[-1])).to(x.dtype),
     "float64 inside": lambda x: x.double().square().mean(-1).sqrt().to(x.dtype),
     "NumPy in float32": rms_numpy,
-    "einsum": lambda x: (torch.einsum("...d,...d->...", x.float(), x.float())
-                                              / x.shape[-1]).sqrt().to(x.dtype),
     "scaled by each row's largest value, with a guard for zeros": rms_guarded_scale,
     "scaled by each row's largest value in fp16, the rest in float32": rms_scaled_in_fp16_then_float32,
 }
@@ -1060,6 +1058,30 @@ WRONG_RMS.update({
 })
 RIGHT_RMS.update({
     "exp(log(mean of squares) / 2) in float32": _rms_log_exp,
+})
+
+
+def _rms_column_loop(x):
+    """Round 133's adversary (wrong): a float32 running total over the columns, one column after another: once it
+    holds a large square, every later square below half of its step is lost (a row of 2**17 values of 1.7e-4 and one
+    1.0 first: 2.0e-3 off, two fp16 steps)."""
+    total = torch.zeros(x.shape[:-1], dtype=torch.float32, device=x.device)
+    for j in range(x.shape[-1]):
+        total += x[..., j].float() ** 2
+    return (total / x.shape[-1]).sqrt().half()
+
+
+def _rms_einsum(x):
+    """The sums of squares by einsum, in float32."""
+    return (torch.einsum("...d,...d->...", x.float(), x.float()) / x.shape[-1]).sqrt().to(x.dtype)
+
+
+WRONG_RMS["a float32 running total over the columns, the squares added one after another"] = _rms_column_loop
+# A row's sum of squares as a product of the row with itself: on a CPU, torch 2.13's einsum and batched matmul add
+# the squares of a row in its order, as the running total above does (the row whose 1.0 comes first: 2.0e-3 off, the
+# same value as the loop's), and so err past the task's rule; on a GPU they are judged as right (on the H200).
+(RIGHT_RMS if has_cuda() else WRONG_RMS).update({
+    "einsum": _rms_einsum,
     "the sums of squares as a batched float32 matmul": _rms_batched_matmul,
 })
 

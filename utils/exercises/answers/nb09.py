@@ -2608,6 +2608,25 @@ WRONG_SCALES["round 113's adversary: above 2**24 elements, two blocking streams 
     scale_large_on_two_blocking_streams
 
 
+_GELU_SCRATCH: dict = {}
+
+
+def gelu_scratch_per_shape(x, bias):
+    """Wrong (round 113's class): the kernel writes a scratch array kept per shape and dtype, and a copy of it is
+    returned: one kernel, a new array each call, right from one caller at a time; two calls in flight on two streams
+    that nothing orders write the same scratch."""
+    cp = _cp()
+    key = (x.shape, x.dtype.str)
+    if key not in _GELU_SCRATCH:
+        _GELU_SCRATCH[key] = cp.empty(x.shape, dtype=x.dtype)
+    scratch = _GELU_SCRATCH[key]
+    _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias, scratch)
+    return scratch.copy()
+
+
+WRONG_GELUS["round 113's class: a scratch array kept per shape, its copy returned"] = gelu_scratch_per_shape
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
