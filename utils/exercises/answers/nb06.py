@@ -1065,10 +1065,10 @@ def _rms_column_loop(x):
     """Round 133's adversary (wrong): a float32 running total over the columns, one column after another: once it
     holds a large square, every later square below half of its step is lost (a row of 2**17 values of 1.7e-4 and one
     1.0 first: 2.0e-3 off, two fp16 steps)."""
-    total = torch.zeros(x.shape[:-1], dtype=torch.float32, device=x.device)
-    for j in range(x.shape[-1]):
-        total += x[..., j].float() ** 2
-    return (total / x.shape[-1]).sqrt().half()
+    squares = x.float().square().cpu().numpy()
+    total = np.cumsum(squares, axis=-1, dtype=np.float32)[..., -1]  # each partial sum rounded to float32, in order: the
+    # loop `for j in range(d): total += x[..., j].float() ** 2`, without its Python loop over 2**17 columns
+    return torch.from_numpy(np.asarray(total / np.float32(x.shape[-1]))).sqrt().half().to(x.device)
 
 
 def _rms_einsum(x):
@@ -1077,12 +1077,13 @@ def _rms_einsum(x):
 
 
 WRONG_RMS["a float32 running total over the columns, the squares added one after another"] = _rms_column_loop
-# A row's sum of squares as a product of the row with itself: on a CPU, torch 2.13's einsum and batched matmul add
-# the squares of a row in its order, as the running total above does (the row whose 1.0 comes first: 2.0e-3 off, the
-# same value as the loop's), and so err past the task's rule; on a GPU they are judged as right (on the H200).
-(RIGHT_RMS if has_cuda() else WRONG_RMS).update({
-    "einsum": _rms_einsum,
-    "the sums of squares as a batched float32 matmul": _rms_batched_matmul,
+# A row's sum of squares as a product of the row with itself: torch's einsum and batched matmul of CPU tensors add the
+# squares of a row in its order, as the running total above does (the check's tensors are on the CPU): on the row whose
+# 1.0 comes first, 2.0e-3 off, the loop's value to the last digit, with torch 2.13 here and 2.11 on the H200's host
+# (call AU): past the task's rule.
+WRONG_RMS.update({
+    "einsum (its sums of a CPU tensor's rows add in order)": _rms_einsum,
+    "the sums of squares as a batched float32 matmul (in order, as einsum's)": _rms_batched_matmul,
 })
 
 
