@@ -787,6 +787,11 @@ def _data_shaped(name: str, args: tuple, kwargs: dict) -> bool:
                    for i in index)
     if name == "where":
         return len(args) + len(kwargs) == 1
+    if name == "one_hot":  # without num_classes (-1), its width is the labels' max + 1, read on the host on any device
+        # (ATen's one_hot: `self.max().item()`; round 65's adversary's F.one_hot(y) passed: reads inside PyTorch's C++
+        # are set aside, as one_hot with num_classes reads its labels on a CPU only)
+        classes = args[1] if len(args) > 1 else kwargs.get("num_classes", -1)
+        return not isinstance(classes, int) or classes < 0
     if name == "repeat_interleave":
         repeats = args[1] if len(args) > 1 else kwargs.get("repeats", args[0] if len(args) == 1 else None)
         return isinstance(repeats, torch.Tensor) and repeats.numel() > 1 and kwargs.get("output_size") is None

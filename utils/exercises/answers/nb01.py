@@ -2024,3 +2024,14 @@ ALSO_RIGHT = {
     },
     "check_block_memory": RIGHT_BLOCKS,
 }
+
+
+def width_capped(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 65's adversary): one buffer, but of at most 4096 columns, the notebook's width: a wider batch is
+    drawn and summed short (the CPU part tried no width over 300 but 4096 until then)."""
+    buffer = torch.empty(max(lengths), min(width, 4096), device="cuda")
+    return [float(buffer[:n].uniform_().sum()) for n in lengths]
+
+
+WRONG_LOOPS["the buffer's width capped at 4096 columns"] = width_capped
+WRONG_ON_CPU["check_batches_without_growth"].add("the buffer's width capped at 4096 columns")

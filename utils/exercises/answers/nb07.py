@@ -1962,6 +1962,28 @@ ALSO_RIGHT_SCHEDULED_STEPS.update({
 })
 
 
+def _speedup_leaving(setter, value):
+    """Wrong (round 65's adversary of 07): the right formula, after `setter(value)`, a process-wide switch of PyTorch
+    changed and left so."""
+    def predicted_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+        setter(value)
+        return _right_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us)
+
+    return predicted_speedup
+
+
+# each where this PyTorch has the switch and a getter for it (the checks watch it there: utils.exercises.settings)
+_SWITCHES = (
+    ("autograd's AccumulateGrad stream-mismatch warning turned off and left (as the warning's text suggests)",
+     "warn_on_accumulate_grad_stream_mismatch", False),
+    ("autograd's stale-capture-stream override turned on and left", "override_stale_capture_stream", True))
+WRONG_SPEEDUPS.update({label: _speedup_leaving(getattr(torch.autograd.graph, f"set_{name}"), value)
+                       for label, name, value in _SWITCHES
+                       if hasattr(torch.autograd.graph, f"set_{name}") and hasattr(torch._C, f"_{name}")})
+WRONG_SPEEDUPS["torch._logging.set_logs(recompiles=True) left"] = _speedup_leaving(
+    lambda on: torch._logging.set_logs(recompiles=on), True)
+
+
 WRONG = {
     "check_predicted_speedup": WRONG_SPEEDUPS,
     "check_bucketed_graphs": WRONG_BUCKETED,

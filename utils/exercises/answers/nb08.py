@@ -2228,3 +2228,27 @@ MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
             "caller's stream would have to be made late after the record",
     },
 }
+
+
+def one_hot_without_classes(model, x, n, y, bf16):
+    """Wrong (round 65's adversary): the cross-entropy through F.one_hot(y) without num_classes, whose width is the
+    labels' max + 1: read on the host at every call, on any device (and too narrow where the batch lacks the last
+    class); passed, as reads inside PyTorch's own operators were set aside."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(dim=1) / n[:, None])
+    z = logits.float()
+    onehot = F.one_hot(y).to(z.dtype)
+    return -(torch.log_softmax(z, dim=1)[:, :onehot.shape[1]] * onehot).sum(dim=1).mean()
+
+
+def one_hot_with_classes(model, x, n, y, bf16):
+    """Right (round 65's adversary): the cross-entropy through F.one_hot(y, num_classes=...), its width known."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(dim=1) / n[:, None])
+    z = logits.float()
+    onehot = F.one_hot(y, num_classes=z.shape[1]).to(z.dtype)
+    return -(torch.log_softmax(z, dim=1) * onehot).sum(dim=1).mean()
+
+
+WRONG["check_fast_loss"]["one_hot(y) without num_classes: its width read on the host"] = one_hot_without_classes
+ALSO_RIGHT["check_fast_loss"]["one_hot(y, num_classes=...), log_softmax of float32 logits"] = one_hot_with_classes
