@@ -1651,7 +1651,7 @@ GPU_CHOSEN: list[Case] = [(GROWING_LENGTHS, 4096), (MIXED_LENGTHS, 4096), ([ROWS
 # rows of 4096, one row over 1 MiB (round 32's adversary's batches drawn in 1 MiB chunks, one draw each, passed the CPU
 # part); it costs as much as two generated loops, which CPU_LOOPS gave up for it.
 CPU_CHOSEN: list[Case] = [([5, 1, 3], 4096), ([6, 2, 5], 7, ([1, 3], [1, 3])), ([5, 1, 3], 4096), ([65, 1], 4096),
-                          ([2, 1], 4097)]  # wider than 4096 (round 65's adversary: a width capped at 4096 passed the CPU part)
+                          ([2, 1], 4097)]  # wider than 4096 (round 65's adversary: a width capped there passed)
 register(Exercise(NOTEBOOK, "run_batches_fixed", check_batches_without_growth, gpu=True,
                   cpu_checks=CPU_LOOPS + len(CPU_CHOSEN)))
 
