@@ -1641,11 +1641,13 @@ GPU_LOOPS, CPU_LOOPS = 20, 38  # generated loops, on a GPU and on a CPU
 # one column): a per-row intermediate, batch.sum(dim=1), is then as large as the batch, and an answer that keeps one
 # beside it grows.  The generated loops (drawn from the check's fixed seed) have no batch of more than 262,144 rows, so
 # such an intermediate stays under 1 MiB there and hides in the small pool's segment.  (The third adversary's.)
-# The fourth is one call after another (Case): 64 MiB at most in the first call, 16 MiB in the later ones.  The last is
+# The fourth is one call after another (Case): 64 MiB at most in the first call, 16 MiB in the later ones.  The fifth is
 # the second again, from the same seeding: a result kept from the earlier case draws nothing, and leaves the generator
 # elsewhere (round 26's adversary's memo keyed by the generator's state).
 GPU_CHOSEN: list[Case] = [(GROWING_LENGTHS, 4096), (MIXED_LENGTHS, 4096), ([ROWS // 4, ROWS], 1),
-                          ([1024, 4096, 2048], 4096, ([512, 1024], [512, 1024])), (MIXED_LENGTHS, 4096)]
+                          ([1024, 4096, 2048], 4096, ([512, 1024], [512, 1024])), (MIXED_LENGTHS, 4096),
+                          ([5, 1, 3], 4097)]  # wider than 4096 (round 65's adversary: a width capped at 4096 passed on
+# the H200, call AV: none of the widths generated from the check's seed is over 4096)
 # The first loop twice, each from the same seeding: a result kept from the earlier case draws nothing (round 26's
 # adversary's memo keyed by the generator's state; the GPU part's last loop, the same).  The last has a batch of 65
 # rows of 4096, one row over 1 MiB (round 32's adversary's batches drawn in 1 MiB chunks, one draw each, passed the CPU

@@ -2301,10 +2301,12 @@ def _made(ex: Checker, yours: Callable[..., object], *, again: bool) -> tuple[
         with torch.no_grad():
             for p in params:
                 p.neg_()
-    made: Any = keeping(ex, yours, STEP_WATCHED)(model, data)
-    torch.cuda.set_stream(torch.cuda.default_stream())  # whatever the answer left current: the check calls anew
-    if again:
-        torch.cuda.synchronize()  # make_fast_step's own work done (whichever streams it used), then the caller's write
+    caller = torch.cuda.default_stream()  # (the check's own stream, current here: the answer is called from it)
+    with _LateAfterCapture(LATE_MS, caller) if again else nullcontext():
+        made: Any = keeping(ex, yours, STEP_WATCHED)(model, data)
+    torch.cuda.set_stream(caller)  # whatever the answer left current: the check calls anew
+    if again:  # the caller's write, queued on its stream at once: what make_fast_step left queued elsewhere must be
+        # ordered before it by the answer (a side stream's work after the capture is late: _LateAfterCapture)
         _rewrite(params, given)
     changed = [name for name, t, was in zip(("tokens", "lengths", "labels"), data, kept, strict=True)
                if t.dtype != was.dtype or t.shape != was.shape or not torch.equal(t, was)]
@@ -2318,6 +2320,30 @@ def _made(ex: Checker, yours: Callable[..., object], *, again: bool) -> tuple[
     step, losses = (ex.answer(f) for f in made)
     torch.cuda.synchronize()
     return step, losses, params, given, named
+
+
+class _LateAfterCapture(TorchFunctionMode):
+    """While make_fast_step runs in the late run: after each capture the answer makes, the first PyTorch operation on
+    each stream other than the caller's starts `ms` late on the GPU, so that work the answer leaves queued on a side
+    stream after its capture (undoing its warm-up, a first copy) ends after whatever the caller queues next on its own
+    stream, unless the answer orders it before (round 65's adversary: the warm-up undone on the side stream after the
+    capture, never joined to the caller's stream, passed: the check synchronized after make_fast_step).  A capture
+    synchronizes the device before it starts (torch.cuda.graph), so work queued before it is done by then."""
+
+    def __init__(self, ms: float, caller: torch.cuda.Stream) -> None:
+        super().__init__()
+        self.ms, self.caller, self.captured, self.made_late = ms, caller.cuda_stream, False, set[int]()
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        if torch.cuda.is_current_stream_capturing():  # a sleep queued now would be recorded in the graph
+            self.captured = True
+            self.made_late.clear()  # each stream late again after this capture
+        else:
+            stream = torch.cuda.current_stream().cuda_stream
+            if self.captured and stream != self.caller and stream not in self.made_late:
+                self.made_late.add(stream)
+                gpu_sleep(self.ms / 1e3, torch.cuda.current_stream())  # inside the handler: unseen by the mode
+        return func(*args, **(kwargs or {}))
 
 
 STEP_WATCHED = tuple(name for name in EVERY

@@ -480,7 +480,8 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
                   half_updates=False, waits_for_whole_step=False, pageable=False, synchronizes_copy_stream=False,
                   default_stream_only=False, warmup_kept=False, loss_before_replay=False, resident=False,
                   list_of_losses=False, no_consumed_event=False, copy_current_batch=False, eager_optimizer=False,
-                  history=4096, no_copy_wait=False, poll_pause_s=1e-4, autocast_loss=False, cached_autocast=False):
+                  history=4096, no_copy_wait=False, poll_pause_s=1e-4, autocast_loss=False, cached_autocast=False,
+                  undo_on_side: bool | str = False):
     """The notebook's solution, with one wrong turn (or one other right way) switched on by a flag."""
     if bf16_weights:
         model.to(torch.bfloat16)
@@ -535,10 +536,12 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
         with torch.cuda.graph(no_step):
             no_step_loss = train(update=False)
         graphs.append(no_step)
-    if not warmup_kept:
-        with torch.no_grad():
+    if not warmup_kept:  # undo_on_side: on the side stream, after the capture (joined to the caller's if "joined")
+        with torch.no_grad(), torch.cuda.stream(side) if undo_on_side else contextlib.nullcontext():
             for p, s in zip(params, saved, strict=True):
                 p.copy_(s)
+        if undo_on_side == "joined":
+            torch.cuda.current_stream().wait_stream(side)
 
     main_of = [torch.cuda.current_stream()]  # the stream of the latest step
 
@@ -2252,3 +2255,11 @@ def one_hot_with_classes(model, x, n, y, bf16):
 
 WRONG["check_fast_loss"]["one_hot(y) without num_classes: its width read on the host"] = one_hot_without_classes
 ALSO_RIGHT["check_fast_loss"]["one_hot(y, num_classes=...), log_softmax of float32 logits"] = one_hot_with_classes
+
+
+# Round 65's adversary: the warm-up undone on the side stream after the capture, never joined to the caller's stream,
+# passed (the check synchronized after make_fast_step; the late run now makes a side stream late after a capture)
+WRONG["check_fast_step"]["the warm-up undone on the side stream after the capture, never joined"] = _variant(
+    undo_on_side=True)
+ALSO_RIGHT["check_fast_step"]["the warm-up undone on the side stream after the capture, joined to the caller's"] = \
+    _variant(undo_on_side="joined")
