@@ -1745,6 +1745,8 @@ LAUNCH_RATIO = 0.25  # the solution: 1 launch a step (one cudaGraphLaunch) again
 HIDDEN = 0.5  # the share of the copies' time that ran under the step's kernels, of what kernels could cover
 NEGLIGIBLE = 0.05  # copies left outside the kernels that take less than this share of the kernels' time pass
 BLOCKED_CALL_S = 1e-3  # a call that only queues work and lasts this long was blocked by a full queue
+AFTER_CAPTURE_MS = 100.0  # the second run: make_fast_step's side streams after a capture start this late (far more
+# than the host takes from the answer's last work to the caller's next write: the settings' reads between them)
 LATE_MS = 5.0  # the second run: each step, every stream but the caller's starts this late (longer than a step)
 CALLER_BUSY_MS = 4 * LATE_MS  # the second run: the caller's stream before a step, longer than a late step takes
 CALLER_BUSY_STEPS = 2  # ... before each caller's first two steps (one caller of each kind)
@@ -2302,12 +2304,20 @@ def _made(ex: Checker, yours: Callable[..., object], *, again: bool) -> tuple[
             for p in params:
                 p.neg_()
     caller = torch.cuda.default_stream()  # (the check's own stream, current here: the answer is called from it)
-    with _LateAfterCapture(LATE_MS, caller) if again else nullcontext():
+    with _LateAfterCapture(AFTER_CAPTURE_MS, caller) if again else nullcontext():
         made: Any = keeping(ex, yours, STEP_WATCHED)(model, data)
     torch.cuda.set_stream(caller)  # whatever the answer left current: the check calls anew
     if again:  # the caller's write, queued on its stream at once: what make_fast_step left queued elsewhere must be
         # ordered before it by the answer (a side stream's work after the capture is late: _LateAfterCapture)
         _rewrite(params, given)
+        torch.cuda.synchronize()
+        now = torch.cat([p.detach().reshape(-1) for p in params])
+        ex.expect(now.dtype != given.dtype or torch.equal(now, given),
+                  f"after make_fast_step returned, the caller wrote the model's weights on its stream; once every "
+                  f"stream had finished, {int((now != given).sum())} of {now.numel()} weights held other values: "
+                  "work that make_fast_step left queued on another stream wrote them after the caller's write",
+                  "when make_fast_step returns, what it queued on other streams must come before "
+                  "whatever the caller queues next on its own (the caller's stream waits for them)")
     changed = [name for name, t, was in zip(("tokens", "lengths", "labels"), data, kept, strict=True)
                if t.dtype != was.dtype or t.shape != was.shape or not torch.equal(t, was)]
     ex.expect(not changed, f"make_fast_step changed the caller's data ({', '.join(changed)})",
