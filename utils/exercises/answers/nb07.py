@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import nb07
+from ..settings import SETTINGS
 
 
 # ---------------------------------------------------------------- exercise 1: predicted_speedup (CPU)
@@ -1972,14 +1973,13 @@ def _speedup_leaving(setter, value):
     return predicted_speedup
 
 
-# each where this PyTorch has the switch and a getter for it (the checks watch it there: utils.exercises.settings)
+# each where the checks watch the switch (utils.exercises.settings: where this PyTorch has a getter for it)
 _SWITCHES = (
     ("autograd's AccumulateGrad stream-mismatch warning turned off and left (as the warning's text suggests)",
      "warn_on_accumulate_grad_stream_mismatch", False),
     ("autograd's stale-capture-stream override turned on and left", "override_stale_capture_stream", True))
 WRONG_SPEEDUPS.update({label: _speedup_leaving(getattr(torch.autograd.graph, f"set_{name}"), value)
-                       for label, name, value in _SWITCHES
-                       if hasattr(torch.autograd.graph, f"set_{name}") and hasattr(torch._C, f"_{name}")})
+                       for label, name, value in _SWITCHES if f"torch.autograd.graph.{name}(...)" in SETTINGS})
 WRONG_SPEEDUPS["torch._logging.set_logs(recompiles=True) left"] = _speedup_leaving(
     lambda on: torch._logging.set_logs(recompiles=on), True)
 

@@ -2233,28 +2233,22 @@ MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
 }
 
 
-def one_hot_without_classes(model, x, n, y, bf16):
-    """Wrong (round 65's adversary): the cross-entropy through F.one_hot(y) without num_classes, whose width is the
-    labels' max + 1: read on the host at every call, on any device (and too narrow where the batch lacks the last
-    class); passed, as reads inside PyTorch's own operators were set aside."""
-    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
-        logits = model(x.sum(dim=1) / n[:, None])
-    z = logits.float()
-    onehot = F.one_hot(y).to(z.dtype)
-    return -(torch.log_softmax(z, dim=1)[:, :onehot.shape[1]] * onehot).sum(dim=1).mean()
+def _one_hot_loss(num_classes: bool):
+    """Round 65's adversary: the cross-entropy through F.one_hot(y), with num_classes (right) or without it (wrong: its
+    width is the labels' max + 1, read on the host at every call on any device, and too narrow where the batch lacks
+    the last class; it passed, as reads inside PyTorch's own operators were set aside)."""
+    def fast_loss(model, x, n, y, bf16):
+        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+            logits = model(x.sum(dim=1) / n[:, None])
+        z = logits.float()
+        onehot = (F.one_hot(y, num_classes=z.shape[1]) if num_classes else F.one_hot(y)).to(z.dtype)
+        return -(torch.log_softmax(z, dim=1)[:, :onehot.shape[1]] * onehot).sum(dim=1).mean()
+
+    return fast_loss
 
 
-def one_hot_with_classes(model, x, n, y, bf16):
-    """Right (round 65's adversary): the cross-entropy through F.one_hot(y, num_classes=...), its width known."""
-    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
-        logits = model(x.sum(dim=1) / n[:, None])
-    z = logits.float()
-    onehot = F.one_hot(y, num_classes=z.shape[1]).to(z.dtype)
-    return -(torch.log_softmax(z, dim=1) * onehot).sum(dim=1).mean()
-
-
-WRONG["check_fast_loss"]["one_hot(y) without num_classes: its width read on the host"] = one_hot_without_classes
-ALSO_RIGHT["check_fast_loss"]["one_hot(y, num_classes=...), log_softmax of float32 logits"] = one_hot_with_classes
+WRONG["check_fast_loss"]["one_hot(y) without num_classes: its width read on the host"] = _one_hot_loss(False)
+ALSO_RIGHT["check_fast_loss"]["one_hot(y, num_classes=...), log_softmax of float32 logits"] = _one_hot_loss(True)
 
 
 # Round 65's adversary: the warm-up undone on the side stream after the capture, never joined to the caller's stream,
