@@ -103,7 +103,7 @@ from .settings import (
 from .settings import (
     read as read_settings,
 )
-from .streams import calibrate_sleeps, widened
+from .streams import _LateStreams, calibrate_sleeps, widened
 
 NOTEBOOK = "08_profiling"
 
@@ -2375,27 +2375,25 @@ def _made(ex: Checker, yours: Callable[..., object], *, again: bool) -> tuple[
     return step, losses, params, given, named
 
 
-class _LateAfterCapture(TorchFunctionMode):
+class _LateAfterCapture(_LateStreams):
     """While make_fast_step runs in the late run: after each capture the answer makes, the first PyTorch operation on
-    each stream other than the caller's starts `ms` late on the GPU, so that work the answer leaves queued on a side
-    stream after its capture (undoing its warm-up, a first copy) ends after whatever the caller queues next on its own
-    stream, unless the answer orders it before (round 65's adversary: the warm-up undone on the side stream after the
-    capture, never joined to the caller's stream, passed: the check synchronized after make_fast_step).  A capture
-    synchronizes the device before it starts (torch.cuda.graph), so work queued before it is done by then."""
+    each stream other than the caller's starts `ms` late on the GPU (streams.widened's rule, re-armed by each capture),
+    so that work the answer leaves queued on a side stream after its capture (undoing its warm-up, a first copy) ends
+    after whatever the caller queues next on its own stream, unless the answer orders it before (round 65's adversary:
+    the warm-up undone on the side stream after the capture, never joined to the caller's stream, passed: the check
+    synchronized after make_fast_step).  A capture synchronizes the device before it starts (torch.cuda.graph), so
+    work queued before it is done by then."""
 
     def __init__(self, ms: float, caller: torch.cuda.Stream) -> None:
-        super().__init__()
-        self.ms, self.caller, self.captured, self.made_late = ms, caller.cuda_stream, False, set[int]()
+        super().__init__(ms, {caller.cuda_stream})
+        self.captured = False
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-        if torch.cuda.is_current_stream_capturing():  # a sleep queued now would be recorded in the graph
+        if torch.cuda.is_current_stream_capturing():
             self.captured = True
             self.made_late.clear()  # each stream late again after this capture
-        else:
-            stream = torch.cuda.current_stream().cuda_stream
-            if self.captured and stream != self.caller and stream not in self.made_late:
-                self.made_late.add(stream)
-                gpu_sleep(self.ms / 1e3, torch.cuda.current_stream())  # inside the handler: unseen by the mode
+        elif self.captured:
+            return super().__torch_function__(func, types, args, kwargs)
         return func(*args, **(kwargs or {}))
 
 
