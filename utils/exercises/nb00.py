@@ -208,6 +208,10 @@ EDGE_VIEWS: list[View] = [((), (), 2**31 + 1, torch.uint8), ((3,), (5,), 2**24 +
                           ((2,), (3,), 2**53 + 1, torch.float16),
                           *((*BEYOND_FLOATS[:3], dtype) for dtype in (torch.float16, torch.float32, torch.float64,
                                                                        torch.complex128))]
+# Expanded views of more elements times bytes than 2**63 counts, which the check always asks about too (round 65's
+# adversary: NumPy's as_strided and byte_bounds measured every view asked, and raise "array is too big" on these):
+# 2**62 elements of 0 stride take one element's bytes, and so do 2**31 x 2**31.
+EXPANDED_HUGE: list[View] = [((2**31, 2**31), (0, 0), 0, torch.float32), ((2**62,), (0,), 0, torch.float64)]
 # Each kind of view in each size of element, which the check always asks about too (round 32's adversary: Hypothesis
 # drew views of rank 0 only of 1-byte dtypes, no nonempty view of rank 1 or more whose sizes are all 1, views of rank 1
 # only of 1, 2 and 4 bytes, of rank 4 and 5 only of 1 byte; DTYPE_VIEWS asks about every dtype on views of rank 1 and 2
@@ -228,7 +232,7 @@ KIND_VIEWS: list[View] = [(*kind, _OF_SIZE[size][i % len(_OF_SIZE[size])])
                           for i, kind in enumerate(VIEW_KINDS) for size in ELEMENT_SIZES]
 
 # What PyTorch raises for a tensor larger than memory, or than its storage: the answer made the view to measure it.
-_TOO_LARGE = re.compile(r"allocate|out of memory|overflow|out of bounds")
+_TOO_LARGE = re.compile(r"allocate|out of memory|overflow|out of bounds|too big")
 
 
 def check_storage_nbytes(storage_nbytes: Callable[[tuple[int, ...], tuple[int, ...], int, torch.dtype], int]) -> None:
@@ -244,11 +248,12 @@ def check_storage_nbytes(storage_nbytes: Callable[[tuple[int, ...], tuple[int, .
             try:
                 with limits.timed(ex, call, slow):
                     got = yours(*view)
-            except (RuntimeError, MemoryError) as error:  # the answer made a tensor, to measure it or its dtype
+            except (RuntimeError, MemoryError, ValueError) as error:  # the answer made a tensor (or an array: NumPy
+                # raises ValueError, "array is too big"), to measure it or its dtype
                 if is_stub(error):  # (a NotImplementedError is a RuntimeError: PyTorch's, "fill_out" not
                     raise           # implemented for float4, gets the hint below; the stub's is a TODO)
                 got = error
-            if isinstance(got, (RuntimeError, MemoryError)):
+            if isinstance(got, (RuntimeError, MemoryError, ValueError)):
                 too_large = isinstance(got, MemoryError) or _TOO_LARGE.search(str(got))
                 ex.expect(False, f"{call} raised {type(got).__name__}: {str(got).splitlines()[0][:100]}",
                           "a view can span more bytes than any machine has: compute the bytes from the shape, "
@@ -273,7 +278,8 @@ def check_storage_nbytes(storage_nbytes: Callable[[tuple[int, ...], tuple[int, .
                            "too many: a smaller storage holds the view too"), hint)
 
         for_all(ex, views(), holds, chosen=[HUGE_VIEW, BEYOND_FLOATS, ((3, 0, 2), (5, 1, 2), 7, torch.float32),
-                                           MANY_DIMENSIONS, DOZENS_OF_DIMENSIONS, *EDGE_VIEWS, *DTYPE_VIEWS,
+                                           MANY_DIMENSIONS, DOZENS_OF_DIMENSIONS, *EDGE_VIEWS, *EXPANDED_HUGE,
+                                           *DTYPE_VIEWS,
                                            *KIND_VIEWS],
                 describe=lambda view: _call(*view))
 

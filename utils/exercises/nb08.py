@@ -103,7 +103,7 @@ from .settings import (
 from .settings import (
     read as read_settings,
 )
-from .streams import calibrate_sleeps, widened
+from .streams import _LateStreams, calibrate_sleeps, widened
 
 NOTEBOOK = "08_profiling"
 
@@ -1611,7 +1611,44 @@ class _AutocastOnMeta(torch.amp.autocast):
     """torch.autocast, the meta device as the host's (autocast knows no "meta", the batch's device type there)."""
 
     def __init__(self, device_type: str, *args: Any, **kwargs: Any) -> None:
+        _NAMED_META[0] += device_type == "meta"
         super().__init__("cpu" if device_type == "meta" else device_type, *args, **kwargs)
+
+
+@contextmanager
+def _as_if_cuda() -> Iterator[None]:
+    """During the block, torch.cuda.is_available() says True: an answer that picks the batch's device type from it
+    ("cuda" if torch.cuda.is_available() else "cpu") picks what it would beside a GPU's batch (round 65's adversary's
+    right answer), and its autocast for "cuda", disabled on a machine without one, is not taken for the host's."""
+    original = torch.cuda.is_available
+    torch.cuda.is_available = lambda: True
+    try:
+        yield
+    finally:
+        torch.cuda.is_available = original
+
+
+_NAMED_META = [0]  # autocasts the meta rerun entered naming the batch's device ("meta"), by `_AutocastOnMeta`
+
+
+@contextmanager
+def _autocasts_named(named: list[tuple[str, bool]]) -> Iterator[None]:
+    """During the block, each autocast made (torch.autocast, torch.amp.autocast, torch.cpu.amp.autocast: every one is a
+    torch.amp.autocast) noted in `named` as (the device type it runs on, whether it is enabled), with "meta" for one
+    that named the batch's device in the meta rerun (`_AutocastOnMeta`, which runs it on "cpu")."""
+    base = torch.amp.autocast_mode.autocast
+    original = base.__init__
+
+    def noting(self: Any, device_type: str, *args: Any, **kwargs: Any) -> None:
+        meta, _NAMED_META[0] = _NAMED_META[0], 0
+        original(self, device_type, *args, **kwargs)
+        named.append(("meta" if meta else device_type, bool(getattr(self, "_enabled", True))))
+
+    base.__init__ = noting  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        base.__init__ = original  # type: ignore[method-assign]
 
 
 def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torch.nn.Sequential, x: torch.Tensor,
@@ -1628,6 +1665,7 @@ def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torc
     if isinstance(namespace, dict) and "device" in namespace and _is_host(namespace["device"]):
         patched.append((namespace, "device", namespace["device"]))  # the notebook's: where it puts the batch
     refused = ""
+    named: list[tuple[str, bool]] = []
     settings = read_settings(WATCHED)
     try:
         for owner, name, _ in patched:
@@ -1635,7 +1673,7 @@ def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torc
                 owner[name] = "meta"
             else:
                 setattr(owner, name, _AutocastOnMeta)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _autocasts_named(named), _as_if_cuda():
             warnings.simplefilter("ignore")
             yours(twin, *meta[:2], meta[2], bf16)
     except Exception as error:  # noqa: BLE001 -- only the device's refusals are judged
@@ -1648,6 +1686,11 @@ def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torc
             else:
                 setattr(owner, name, original)
         put_back(settings)
+    host = sorted({device for device, enabled in named if enabled and device == "cpu"})
+    ex.expect(not (bf16 and host), f"{call}, with the batch on another device than the host (PyTorch's meta device, "
+              "as a GPU's stand-in), entered an autocast for the host (\"cpu\"): on a GPU it would leave every matrix "
+              "product in float32 (round 65's adversary: torch.autocast(\"cpu\", ...), torch.cpu.amp.autocast)",
+              "autocast works on one device type, the one it names: name the batch's (x.device.type)")
     ex.expect(not refused, f"{call}, with the batch on another device than the host (PyTorch's meta device, as a "
               f"GPU's stand-in), used or made a tensor on the host ({refused})",
               "make tensors where the batch is (device=x.device) and compute there: on a GPU, PyTorch refuses a "
@@ -2332,27 +2375,25 @@ def _made(ex: Checker, yours: Callable[..., object], *, again: bool) -> tuple[
     return step, losses, params, given, named
 
 
-class _LateAfterCapture(TorchFunctionMode):
+class _LateAfterCapture(_LateStreams):
     """While make_fast_step runs in the late run: after each capture the answer makes, the first PyTorch operation on
-    each stream other than the caller's starts `ms` late on the GPU, so that work the answer leaves queued on a side
-    stream after its capture (undoing its warm-up, a first copy) ends after whatever the caller queues next on its own
-    stream, unless the answer orders it before (round 65's adversary: the warm-up undone on the side stream after the
-    capture, never joined to the caller's stream, passed: the check synchronized after make_fast_step).  A capture
-    synchronizes the device before it starts (torch.cuda.graph), so work queued before it is done by then."""
+    each stream other than the caller's starts `ms` late on the GPU (streams.widened's rule, re-armed by each capture),
+    so that work the answer leaves queued on a side stream after its capture (undoing its warm-up, a first copy) ends
+    after whatever the caller queues next on its own stream, unless the answer orders it before (round 65's adversary:
+    the warm-up undone on the side stream after the capture, never joined to the caller's stream, passed: the check
+    synchronized after make_fast_step).  A capture synchronizes the device before it starts (torch.cuda.graph), so
+    work queued before it is done by then."""
 
     def __init__(self, ms: float, caller: torch.cuda.Stream) -> None:
-        super().__init__()
-        self.ms, self.caller, self.captured, self.made_late = ms, caller.cuda_stream, False, set[int]()
+        super().__init__(ms, {caller.cuda_stream})
+        self.captured = False
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-        if torch.cuda.is_current_stream_capturing():  # a sleep queued now would be recorded in the graph
+        if torch.cuda.is_current_stream_capturing():
             self.captured = True
             self.made_late.clear()  # each stream late again after this capture
-        else:
-            stream = torch.cuda.current_stream().cuda_stream
-            if self.captured and stream != self.caller and stream not in self.made_late:
-                self.made_late.add(stream)
-                gpu_sleep(self.ms / 1e3, torch.cuda.current_stream())  # inside the handler: unseen by the mode
+        elif self.captured:
+            return super().__torch_function__(func, types, args, kwargs)
         return func(*args, **(kwargs or {}))
 
 

@@ -627,6 +627,7 @@ CALL_LIMIT_S = 120.0  # one call of the answer (a first call on a GPU compiles: 
 OWN_CASE = (3, 37, 3, 1.0, 11)  # the shape of _softmax_new_and_own's calls
 WIDER_GAP = 64  # its fourth call: the same shape, rows 101 elements apart
 FAR_BELOW = -2e4  # masked rows whose finite values lie this far below 0 (one seed in four: `_masked_shift`)
+OTHER_SHIFT = 200.0  # _softmax_two_callers: the other caller's values lie this far above the first's
 OTHER_CALLER_S = 10.0  # _softmax_two_callers: how long the first caller waits for the other's call (OWN_CASE's shape)
 KEPT_CALLS = 12  # more calls on OWN_CASE's shape where an answer keeps its results: reuse in turn up to 14 apart shows
 
@@ -1779,6 +1780,8 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
     calls before), PyTorch's operators unwatched."""
     first, other = ((*OWN_CASE[:-1], OWN_CASE[-1] + k) for k in (20, 21))
     x, x_other = _softmax_input(first, device), _softmax_input(other, device)
+    x_other.add_(OTHER_SHIFT)  # in place: the view stays a view (round 65's adversary: a max kept between launches,
+    # replaced by the other caller's of values alike, changed no softmax, which no shift of a row changes)
     before, before_other = x.clone(), x_other.clone()
     results: list[object] = []
     threads: list[threading.Thread] = []

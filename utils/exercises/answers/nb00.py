@@ -831,3 +831,25 @@ def rows_divided_in_float32(budget, d, dtype):
     rows = torch.div(x.to(torch.float32), 2 * d, rounding_mode="floor")
     return max(0, int(rows.item()))
 
+
+
+def numpy_byte_bounds(shape, stride, offset, dtype):
+    """Wrong (round 65's adversary): NumPy measures the view (as_strided over one element of the same size, nothing
+    read, then byte_bounds): right wherever NumPy can make the view, an error where its elements times their bytes
+    pass 2**63 (an expanded view of 2**62 elements: "array is too big")."""
+    import numpy as np
+    from numpy.lib.stride_tricks import as_strided
+    try:
+        from numpy.lib.array_utils import byte_bounds
+    except ImportError:  # NumPy before 2.0
+        byte_bounds = np.byte_bounds
+    size = dtype.itemsize
+    if any(n == 0 for n in shape):
+        return 0
+    view = as_strided(np.zeros(1, dtype=f"V{size}"), shape=tuple(shape), strides=tuple(s * size for s in stride))
+    low, high = byte_bounds(view)
+    return offset * size + (high - low)
+
+
+WRONG_VIEWS["NumPy measures the view (as_strided, byte_bounds): too big for NumPy past 2**63 bytes"] = \
+    numpy_byte_bounds

@@ -2035,3 +2035,20 @@ def width_capped(lengths: list[int], width: int = 4096) -> list[float]:
 
 WRONG_LOOPS["the buffer's width capped at 4096 columns"] = width_capped
 WRONG_ON_CPU["check_batches_without_growth"].add("the buffer's width capped at 4096 columns")
+
+
+def _warm_up_rounding_to_512(rounded):
+    """Wrong (round 65's adversary): the two pools' rule, but each request rounded to 512 bytes by `rounded` before
+    the pool is chosen (the allocator rounds up): 1 MiB + 1 byte, rounded down or to the nearest, counts as small."""
+    def warm_up_sizes(sizes: list[int]) -> list[int]:
+        large = [s for s in sizes if rounded(s) > MiB]
+        return ([max(max(large), 10 * MiB)] if large else []) + ([512] if any(rounded(s) <= MiB for s in sizes) else [])
+
+    return warm_up_sizes
+
+
+WRONG_WARM_UPS.update({
+    "requests rounded down to 512 bytes before the pool is chosen": _warm_up_rounding_to_512(lambda s: s // 512 * 512),
+    "requests rounded to the nearest 512 bytes before the pool is chosen":
+        _warm_up_rounding_to_512(lambda s: (s + 256) // 512 * 512),
+})

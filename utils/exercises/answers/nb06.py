@@ -1792,3 +1792,11 @@ ALSO_RIGHT = {
     "check_rms": RIGHT_RMS,
     "check_stable_variance": RIGHT_VARIANCE,
 }
+
+
+WRONG_VARIANCE.update({  # round 65's adversary: each passed (torch.masked's var and std are Python: no banned name)
+    "torch.masked.var(x, -1, unbiased=False) (a library's variance)":
+        lambda x: torch.masked.var(x, -1, unbiased=False),
+    "torch.masked.std(x, -1, unbiased=False) squared (a library's variance)":
+        lambda x: torch.masked.std(x, -1, unbiased=False).square(),
+})

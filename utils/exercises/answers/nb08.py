@@ -2257,3 +2257,27 @@ WRONG["check_fast_step"]["the warm-up undone on the side stream after the captur
     undo_on_side=True)
 ALSO_RIGHT["check_fast_step"]["the warm-up undone on the side stream after the capture, joined to the caller's"] = \
     _variant(undo_on_side="joined")
+
+
+def _pooled_then(autocast_of):
+    """The plain loss (the pooled mean, the model under the autocast `autocast_of(bf16)` gives, float32 logits)."""
+    def fast_loss(model, x, n, y, bf16):
+        pooled = x.sum(dim=1) / n[:, None]
+        with autocast_of(bf16):
+            logits = model(pooled)
+        return F.cross_entropy(logits.float(), y)
+
+    return fast_loss
+
+
+# Round 65's adversary: each passed (on a CPU the batch is on the host, and the check's meta rerun, its GPU stand-in,
+# judged only what the device refused: an autocast for the host leaves a GPU's products in float32)
+WRONG["check_fast_loss"].update({
+    "torch.autocast(\"cpu\", ...) hard-coded": _pooled_then(
+        lambda bf16: torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16, cache_enabled=False)),
+    "torch.cpu.amp.autocast (the host's only)": _pooled_then(
+        lambda bf16: torch.cpu.amp.autocast(enabled=bf16, dtype=torch.bfloat16, cache_enabled=False)),
+})
+ALSO_RIGHT["check_fast_loss"]["autocast's device type from torch.cuda.is_available(), inline"] = _pooled_then(
+    lambda bf16: torch.autocast("cuda" if torch.cuda.is_available() else "cpu", dtype=torch.bfloat16, enabled=bf16,
+                                cache_enabled=False))

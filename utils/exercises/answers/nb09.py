@@ -2308,6 +2308,43 @@ def softmax_two_kernels_shared_scratch(x):
     return y
 
 
+@triton.jit
+def _r65_max_kernel(m_ptr, x_ptr, x_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * x_stride + offsets, mask=offsets < cols, other=-float("inf"))
+    tl.store(m_ptr + row, tl.max(v, axis=0))
+
+
+@triton.jit
+def _r65_apply_kernel(y_ptr, x_ptr, m_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    e = tl.exp(tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf")) - tl.load(m_ptr + row))
+    tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+_r65_MAX: dict = {}
+
+
+def softmax_two_kernels_shared_max(x):
+    """WRONG (round 65's adversary): as softmax_two_kernels_shared_scratch, but only each row's max kept between the
+    two launches: a softmax is the same whatever a row is shifted by, so another caller's maxima of values alike did no
+    visible harm (the check's other caller had values of the same scale; now they lie 200 above)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        key = (rows, x.device)
+        m = _r65_MAX.get(key)
+        if m is None:
+            m = _r65_MAX[key] = torch.empty(rows, dtype=torch.float32, device=x.device)
+        block = triton.next_power_of_2(cols)
+        _r65_max_kernel[(rows,)](m, x, x.stride(0), cols, BLOCK=block)
+        _r65_apply_kernel[(rows,)](y, x, m, x.stride(0), y.stride(0), cols, BLOCK=block)
+    return y
+
+
 def softmax_sets_triton_debug(x):
     """WRONG: os.environ["TRITON_DEBUG"] = "1" "to catch the out-of-bounds accesses the check complained about",
     left set: every Triton kernel the caller compiles afterwards is built in debug mode (device asserts and overflow
@@ -2431,6 +2468,8 @@ WRONG_SOFTMAXES.update({
         softmax_reuses_output_when_unreferenced,
     "round 27's adversary: two kernels, the row statistics in a scratch kept per row count":
         softmax_two_kernels_shared_scratch,
+    "round 65's adversary: two kernels, each row's max alone kept per row count":
+        softmax_two_kernels_shared_max,
     "round 27's adversary: os.environ['TRITON_DEBUG'] = '1' left set": softmax_sets_triton_debug,
     "round 27's adversary: triton.knobs.runtime.debug = True left set": softmax_sets_triton_knob,
     "round 27's adversary: warnings.filterwarnings('ignore', module='triton') left set":
