@@ -210,8 +210,13 @@ def _shapes(largest: int) -> st.SearchStrategy[tuple[int, ...]]:
 # ------------------------------------------------------------------------------------------
 # Exercise 1: a sum on a worker stream, between a producer and its caller
 # ------------------------------------------------------------------------------------------
-# (the kind of caller, the shape of x, the seed of its values, what one of them is instead: "" (nothing), "nan", "inf")
-SumCase = tuple[str, tuple[int, ...], int, str]
+# (the kind of caller, the shape of x, the seed of its values, what one of them is instead: "" (nothing), "nan", "inf",
+# x's layout: "contiguous", or a view that is not: "transposed" (x.T of an array of the reversed shape), "strided"
+# (every other element of its last dimension); round 66's adversary: x.ravel() before the wait for `ready` (a copy of
+# a non-contiguous x, queued on the caller's stream, reads x before the producer's write) passed: every x was
+# contiguous, where ravel() copies nothing)
+SumCase = tuple[str, tuple[int, ...], int, str, str]
+LAYOUTS = ("contiguous", "transposed", "strided")
 SUM_LARGEST = 2**20  # elements of x (float64: 8 MiB)
 # One value of x made NaN or an infinity, in some cases: x.sum() propagates both (round 23's adversary summed with
 # cp.nansum and passed: x held no NaN once written)
@@ -219,13 +224,24 @@ SPECIALS = {"": None, "nan": math.nan, "inf": math.inf}
 
 
 def _sum_cases() -> st.SearchStrategy[SumCase]:
-    return st.tuples(cupy_callers(), _shapes(SUM_LARGEST), st.integers(0, 2**32 - 1), st.sampled_from(list(SPECIALS)))
+    return st.tuples(cupy_callers(), _shapes(SUM_LARGEST), st.integers(0, 2**32 - 1), st.sampled_from(list(SPECIALS)),
+                     st.sampled_from(LAYOUTS))
 
 
 def _describe_sum(case: SumCase) -> str:
-    kind, shape, _, special = case
+    kind, shape, _, special, layout = case
     holding = f" holding a {'NaN' if special == 'nan' else 'value inf'} among its values" if special else ""
-    return f"sum_on_stream(x of shape {shape}{holding}, ready, s), called from {ALL_CUPY_CALLERS[kind]}"
+    view = {"contiguous": "", "transposed": ", a transposed view", "strided": ", a view of every other element"}[layout]
+    return f"sum_on_stream(x of shape {shape}{view}{holding}, ready, s), called from {ALL_CUPY_CALLERS[kind]}"
+
+
+def _laid_out(cp: Any, shape: tuple[int, ...], layout: str) -> Any:
+    """x, NaN everywhere, of `shape` and `layout` (`SumCase`): a view where the layout is not contiguous."""
+    if layout == "transposed":
+        return cp.full(shape[::-1], math.nan).T
+    if layout == "strided" and shape:
+        return cp.full((*shape[:-1], 2 * shape[-1]), math.nan)[..., ::2]
+    return cp.full(shape, math.nan)
 
 
 def _same_number(a: float | None, b: float) -> bool:
@@ -345,12 +361,12 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
         cp.cuda.Device().synchronize()
 
         def holds(case: SumCase) -> None:
-            _, shape, seed, special = case
+            _, shape, seed, special, layout = case
             values = _sum_values(shape, seed, special)
             want = float(values.sum())  # exact in any order (_sum_values)
             source = cp.asarray(values)
             with _queued_on(cp, producer):
-                x = cp.full(shape, math.nan)  # x's memory is the producer's, as a data loader's would be
+                x = _laid_out(cp, shape, layout)  # x's memory is the producer's, as a data loader's would be
             for k in range(TRIES):
                 window_ms = WINDOW_MS * 2**k
                 run = _in_a_fresh_thread(partial(_sum_run, cp, yours, case, x, source, s, producer, probe, window_ms))
@@ -359,10 +375,14 @@ def check_sum_on_stream(sum_on_stream: Callable[[Any, Any, Any], Any]) -> None:
             _judge_sum(ex, cp, case, run, want)
 
         shapes = {"null": (1000,), "with": (37, 29), "use": (), "busy": (SUM_LARGEST,)}
-        every_caller = [(kind, shapes[kind], _seed("sum", kind), "") for kind in CUPY_CALLERS]
-        every_caller += [("with", (3, 0), _seed("sum", "empty"), ""), ("null", (1,), _seed("sum", "one"), ""),
-                         ("use", (1000,), _seed("sum", "nan"), "nan"), ("with", (37, 29), _seed("sum", "inf"), "inf"),
-                         ("null_in_with", (1000,), _seed("sum", "null in with"), "")]
+        layouts = {"null": "contiguous", "with": "transposed", "use": "contiguous", "busy": "strided"}
+        every_caller = [(kind, shapes[kind], _seed("sum", kind), "", layouts.get(kind, "strided"))
+                        for kind in CUPY_CALLERS]
+        every_caller += [("with", (3, 0), _seed("sum", "empty"), "", "contiguous"),
+                         ("null", (1,), _seed("sum", "one"), "", "contiguous"),
+                         ("use", (1000,), _seed("sum", "nan"), "nan", "strided"),
+                         ("with", (37, 29), _seed("sum", "inf"), "inf", "contiguous"),
+                         ("null_in_with", (1000,), _seed("sum", "null in with"), "", "contiguous")]
         for_all(ex, _sum_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,
                 describe=_describe_sum)
         _sums_kept(ex, cp, yours, s, producer)
@@ -524,7 +544,8 @@ INEXACT_FACTORS = (0.1, 1 / 3)
 
 def _scale_cases() -> st.SearchStrategy[ScaleCase]:
     small = st.integers(0, 9)  # 0: an empty t (round 26's adversary returned an empty t itself, and passed)
-    shape = st.one_of(st.tuples(st.one_of(small, st.integers(1, SCALE_LARGEST))),
+    # a 0-d t too (round 66's adversary: PyTorch's own t * factor for a 0-d t only passed: no shape was 0-d)
+    shape = st.one_of(st.tuples(), st.tuples(st.one_of(small, st.integers(1, SCALE_LARGEST))),
                       st.tuples(st.one_of(small, st.integers(1, 1024)), st.one_of(small, st.integers(1, 1024))))
     return st.tuples(torch_callers(), cupy_callers(), st.booleans(), shape, st.booleans(), st.sampled_from(FACTORS),
                      st.integers(0, 2**32 - 1), st.sampled_from(list(SPECIALS)))
@@ -743,8 +764,9 @@ def check_cupy_scale_on_current_stream(
             ("set_stream", "null", False, (4096,), False, 3.0, _seed("scale", "inf 3"), "inf"),
             # CuPy's null stream current under another stream on CuPy's stack
             ("set_stream", "null_in_with", False, (4096,), False, 3.0, _seed("scale", "null in with"), ""),
-            # an empty t, and one with no columns: factor * t is a new empty tensor all the same
+            # an empty t, and one with no columns: factor * t is a new empty tensor all the same; a 0-d t
             ("with", "use", False, (0,), False, 3.0, _seed("scale", "empty"), ""),
+            ("default", "with", True, (), False, -0.5, _seed("scale", "0-d"), ""),
             ("default", "null", True, (5, 0), True, -0.5, _seed("scale", "no columns"), ""),
         ]
         for_all(ex, _scale_cases(), holds, examples=GPU_CASES, chosen=every_caller, budget_s=GPU_BUDGET_S,

@@ -1790,6 +1790,7 @@ NEGLIGIBLE = 0.05  # copies left outside the kernels that take less than this sh
 BLOCKED_CALL_S = 1e-3  # a call that only queues work and lasts this long was blocked by a full queue
 AFTER_CAPTURE_MS = 100.0  # the second run: make_fast_step's side streams after a capture start this late (far more
 # than the host takes from the answer's last work to the caller's next write: the settings' reads between them)
+LOAD_MS = 300.0  # the first run: the caller's write of the weights lands this long after make_fast_step is called
 LATE_MS = 5.0  # the second run: each step, every stream but the caller's starts this late (longer than a step)
 CALLER_BUSY_MS = 4 * LATE_MS  # the second run: the caller's stream before a step, longer than a late step takes
 CALLER_BUSY_STEPS = 2  # ... before each caller's first two steps (one caller of each kind)
@@ -2347,6 +2348,18 @@ def _made(ex: Checker, yours: Callable[..., object], *, again: bool) -> tuple[
             for p in params:
                 p.neg_()
     caller = torch.cuda.default_stream()  # (the check's own stream, current here: the answer is called from it)
+    if not again:  # the first run: the caller's stream still busy writing the weights when make_fast_step is called,
+        # as after a checkpoint loaded in place, non-blocking: they hold other values (negated) until LOAD_MS after the
+        # call; make_fast_step must see the written ones, as every step must (round 66's adversary: a set-up on a side
+        # stream that never waited for the caller's snapshotted the old weights, warmed up on them, and wrote them
+        # back after the capture; it passed).  (A set-up that takes longer than LOAD_MS on the host before it reads
+        # the weights goes unseen: no right answer can FAIL for it.)
+        with torch.no_grad():
+            for p in params:
+                p.neg_()
+        torch.cuda.synchronize()
+        gpu_sleep(LOAD_MS / 1e3)
+        _rewrite(params, given)
     with _LateAfterCapture(AFTER_CAPTURE_MS, caller) if again else nullcontext():
         made: Any = keeping(ex, yours, STEP_WATCHED)(model, data)
     torch.cuda.set_stream(caller)  # whatever the answer left current: the check calls anew

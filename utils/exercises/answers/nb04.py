@@ -3636,3 +3636,24 @@ for _kept, _theirs in ((WRONG, _ADV10_WRONG), (ALSO_RIGHT, _ADV10_ALSO_RIGHT)):
     for _check, _answers in _theirs.items():  # a name already taken gets the round's mark
         _kept[_check] |= {f"{what} (adversary 10)" if what in _kept[_check] else what: answer
                           for what, answer in _answers.items()}
+
+
+# Round 66's adversary: each PASSed on the H200 (call AY) while every x was contiguous and no t was 0-d
+def sum_of_a_flat_copy(x, ready, s):
+    """x.ravel() before the wait: for a non-contiguous x it is a copy, queued on the caller's stream, which reads x
+    before the producer writes it; the sum itself is the solution's."""
+    return on_s(x.ravel(), ready, s)
+
+
+def sum_of_x_as_it_is(x, ready, s):  # the same sum over x as it is, a view or not: right
+    return on_s(x, ready, s).reshape(())
+
+
+def scale_zero_d_by_pytorch(t, factor):
+    """PyTorch's own t * factor for a 0-d t ("one number is not worth a CuPy kernel"), CuPy otherwise."""
+    return t * factor if t.dim() == 0 else scale_on_the_callers_stream(t, factor)
+
+
+WRONG_SUMS["x.ravel() before the wait for ready: a copy of a view on the caller's stream"] = sum_of_a_flat_copy
+ALSO_RIGHT_SUMS["the sum of x as it is, whatever its strides, reshaped to ()"] = sum_of_x_as_it_is
+WRONG_SCALES["PyTorch's t * factor for a 0-d t only"] = scale_zero_d_by_pytorch

@@ -481,7 +481,7 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
                   default_stream_only=False, warmup_kept=False, loss_before_replay=False, resident=False,
                   list_of_losses=False, no_consumed_event=False, copy_current_batch=False, eager_optimizer=False,
                   history=4096, no_copy_wait=False, poll_pause_s=1e-4, autocast_loss=False, cached_autocast=False,
-                  undo_on_side: bool | str = False):
+                  undo_on_side: bool | str = False, setup_on_side: bool | str = False):
     """The notebook's solution, with one wrong turn (or one other right way) switched on by a flag."""
     if bf16_weights:
         model.to(torch.bfloat16)
@@ -514,11 +514,18 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
             opt.step()
         return loss
 
-    saved = [p.detach().clone() for p in params]
+    side = torch.cuda.Stream()
+    if setup_on_side:  # the snapshot taken on the side stream, which waits for the caller's first if "waits"
+        if setup_on_side == "waits":
+            side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            saved = [p.detach().clone() for p in params]
+    else:
+        saved = [p.detach().clone() for p in params]
     outer = torch.autocast("cuda", dtype=torch.bfloat16) if cached_autocast else contextlib.nullcontext()
     outer.__enter__()  # cached_autocast: around the warm-up and the capture, its cache on
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
+    if setup_on_side is not True:  # (the flag is also a string)
+        side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         for _ in range(3):
             opt.zero_grad(set_to_none=True)
@@ -2257,6 +2264,14 @@ WRONG["check_fast_step"]["the warm-up undone on the side stream after the captur
     undo_on_side=True)
 ALSO_RIGHT["check_fast_step"]["the warm-up undone on the side stream after the capture, joined to the caller's"] = \
     _variant(undo_on_side="joined")
+
+# Round 66's adversary: a set-up whose side stream never waited for the caller's before it snapshotted the weights and
+# warmed up on them passed (the weights were written when make_fast_step was called; the first run now leaves the
+# caller's write of them queued behind LOAD_MS)
+WRONG["check_fast_step"]["the snapshot and the warm-up on a side stream that never waits for the caller's"] = _variant(
+    setup_on_side=True)
+ALSO_RIGHT["check_fast_step"]["the snapshot and the warm-up on a side stream that waits for the caller's"] = _variant(
+    setup_on_side="waits")
 
 
 def _pooled_then(autocast_of):
