@@ -2350,10 +2350,13 @@ def _made(ex: Checker, yours: Callable[..., object], *, again: bool) -> tuple[
     caller = torch.cuda.default_stream()  # (the check's own stream, current here: the answer is called from it)
     if not again:  # the first run: the caller's stream still busy writing the weights when make_fast_step is called,
         # as after a checkpoint loaded in place, non-blocking: they hold other values (negated) until LOAD_MS after the
-        # call; make_fast_step must see the written ones, as every step must (round 66's adversary: a set-up on a side
-        # stream that never waited for the caller's snapshotted the old weights, warmed up on them, and wrote them
-        # back after the capture; it passed).  (A set-up that takes longer than LOAD_MS on the host before it reads
-        # the weights goes unseen: no right answer can FAIL for it.)
+        # call; make_fast_step must see the written ones, as every step must.  Round 66's adversary (a set-up on a side
+        # stream that never waits for the caller's snapshots the old weights and writes them back after the capture)
+        # still PASSed with it on the H200 (calls BA, BB, 2026-12-01; MISJUDGED_ON_A_GPU): the snapshot there read the
+        # written weights.  Not separated why; CUDA's programming guide lists a device memory allocation (the first
+        # blocks of a new stream's pool) and a page-locked host allocation among the operations that serialize
+        # streams.  (A set-up that takes longer than LOAD_MS on the host before it reads the weights goes unseen too:
+        # no right answer can FAIL for it.)
         with torch.no_grad():
             for p in params:
                 p.neg_()

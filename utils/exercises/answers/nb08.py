@@ -486,6 +486,13 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
     if bf16_weights:
         model.to(torch.bfloat16)
     params = list(model.parameters())
+    side = torch.cuda.Stream()
+    if setup_on_side:  # the snapshot taken first, on the side stream, which waits for the caller's if "waits" (later,
+        # the blocking copy of batch 0 below makes the host wait for the caller's stream: the warm-up sees its writes)
+        if setup_on_side == "waits":
+            side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            saved = [p.detach().clone() for p in params]
     opt = torch.optim.SGD(params[2:] if frozen_first_layer else params, lr=nb08.LR, foreach=True)
     tokens, lengths, labels = data
     if resident:  # the whole data set on the GPU: no copy from the host at all
@@ -514,13 +521,7 @@ def solution_step(model, data, *, stale=False, every_other=False, no_update=Fals
             opt.step()
         return loss
 
-    side = torch.cuda.Stream()
-    if setup_on_side:  # the snapshot taken on the side stream, which waits for the caller's first if "waits"
-        if setup_on_side == "waits":
-            side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            saved = [p.detach().clone() for p in params]
-    else:
+    if not setup_on_side:
         saved = [p.detach().clone() for p in params]
     outer = torch.autocast("cuda", dtype=torch.bfloat16) if cached_autocast else contextlib.nullcontext()
     outer.__enter__()  # cached_autocast: around the warm-up and the capture, its cache on
@@ -2233,6 +2234,10 @@ ALSO_RIGHT = {
 # caller's stream busy before a step, and every call's current stream is compared with the caller's.
 MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
     "check_fast_step": {
+        "the snapshot and the warm-up on a side stream that never waits for the caller's":
+            "PASSed on the H200 (calls BA, BB, 2026-12-01), as round 66's adversary's own did, with the caller's write "
+            "of the weights queued 300 ms behind a spin when make_fast_step was called: the snapshot read the written "
+            "weights. Not separated why (a new stream's first allocation, or a page-locked one, may serialize streams)",
         "consumed recorded before the step's copy out of the staged buffer":
             "PASSed on the H200 (2026-11-30): the late run makes the copy stream late, which closes the window; the "
             "caller's stream would have to be made late after the record",
@@ -2266,8 +2271,8 @@ ALSO_RIGHT["check_fast_step"]["the warm-up undone on the side stream after the c
     _variant(undo_on_side="joined")
 
 # Round 66's adversary: a set-up whose side stream never waited for the caller's before it snapshotted the weights and
-# warmed up on them passed (the weights were written when make_fast_step was called; the first run now leaves the
-# caller's write of them queued behind LOAD_MS)
+# warmed up on them passed (the weights were written when make_fast_step was called); the first run now leaves the
+# caller's write of them queued behind LOAD_MS, and the wrong one still PASSed on the H200 (MISJUDGED_ON_A_GPU)
 WRONG["check_fast_step"]["the snapshot and the warm-up on a side stream that never waits for the caller's"] = _variant(
     setup_on_side=True)
 ALSO_RIGHT["check_fast_step"]["the snapshot and the warm-up on a side stream that waits for the caller's"] = _variant(
