@@ -238,6 +238,25 @@ STATE_JS = f"""path => {{
 RAN = re.compile(r"^\[\d+\]:$")
 
 
+QUEUE_TRIES = 5
+
+
+def queue_cell(page, cell) -> bool:
+    """Click the cell's prompt until JupyterLab marks the cell active (`jp-mod-active`), then Shift+Enter, until its
+    prompt leaves `[ ]:` (queued or run); at most QUEUE_TRIES times.  A CI run on a loaded machine (2026-12-01) clicked
+    and pressed once, and the setup cell's prompt still read `[ ]:` after RUN_ALL_S: the key never reached it.  A
+    press is tried again only while the cell is still active and unqueued, so no other cell runs instead."""
+    prompt = cell.locator(".jp-InputPrompt")
+    for _ in range(QUEUE_TRIES):
+        prompt.click(timeout=ACTION_MS)
+        if not wait_until(lambda: "jp-mod-active" in (cell.get_attribute("class") or ""), 5):
+            continue
+        page.keyboard.press("Shift+Enter")
+        if wait_until(lambda: prompt.inner_text().strip() != "[ ]:", 10):
+            return True
+    return False
+
+
 def wait_until(condition, timeout_s: float, interval_s: float = 0.25):
     """Poll `condition` until it returns something truthy (returned) or `timeout_s` passes (None)."""
     deadline = time.monotonic() + timeout_s
@@ -951,8 +970,7 @@ def test_a_skipped_gpu_cell_shows_its_reference_as_a_marked_block_in_light_and_d
             panel = page.locator(f'[id="{page.evaluate(f"path => ({PANEL_JS})(path).id", LECTURE)}"]')
             code = panel.locator(".jp-CodeCell")
             for n in (0, text_cell, plot_cell):  # the setup cell first: it imports utils, which skips GPU cells
-                code.nth(n).locator(".jp-InputPrompt").click()
-                page.keyboard.press("Shift+Enter")
+                assert queue_cell(page, code.nth(n)), f"code cell {n}: {QUEUE_TRIES} tries did not queue it"
                 ran = wait_until(lambda n=n: RAN.match(code.nth(n).locator(".jp-InputPrompt").inner_text().strip()),
                                  RUN_ALL_S)
                 assert ran, f"code cell {n} did not run: {code.nth(n).locator('.jp-InputPrompt').inner_text()}"
