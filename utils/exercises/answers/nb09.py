@@ -2295,16 +2295,22 @@ def softmax_two_kernels_shared_scratch(x):
     nothing orders) write the same scratch, and one gets the other's statistics.  The check never calls the answer
     from two callers at once (round 26's CUDA graph with static buffers is the same class, and was caught only by
     accident of its replays)."""
+    return _two_launches_kept(x, _r27_STATS, 2, _r27_stats_kernel, _r27_apply_kernel)
+
+
+def _two_launches_kept(x, kept, per_row, first, second):
+    """A softmax in two launches, `first` writing `per_row` statistics of each row into a scratch that `kept` holds
+    per row count and device (made once, never per call), `second` reading them to write y."""
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
         key = (rows, x.device)
-        s = _r27_STATS.get(key)
+        s = kept.get(key)
         if s is None:
-            s = _r27_STATS[key] = torch.empty(2 * rows, dtype=torch.float32, device=x.device)
+            s = kept[key] = torch.empty(per_row * rows, dtype=torch.float32, device=x.device)
         block = triton.next_power_of_2(cols)
-        _r27_stats_kernel[(rows,)](s, x, x.stride(0), cols, BLOCK=block)
-        _r27_apply_kernel[(rows,)](y, x, s, x.stride(0), y.stride(0), cols, BLOCK=block)
+        first[(rows,)](s, x, x.stride(0), cols, BLOCK=block)
+        second[(rows,)](y, x, s, x.stride(0), y.stride(0), cols, BLOCK=block)
     return y
 
 
@@ -2332,17 +2338,7 @@ def softmax_two_kernels_shared_max(x):
     """WRONG (round 65's adversary): as softmax_two_kernels_shared_scratch, but only each row's max kept between the
     two launches: a softmax is the same whatever a row is shifted by, so another caller's maxima of values alike did no
     visible harm (the check's other caller had values of the same scale; now they lie 200 above)."""
-    rows, cols = x.shape
-    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
-    if rows:
-        key = (rows, x.device)
-        m = _r65_MAX.get(key)
-        if m is None:
-            m = _r65_MAX[key] = torch.empty(rows, dtype=torch.float32, device=x.device)
-        block = triton.next_power_of_2(cols)
-        _r65_max_kernel[(rows,)](m, x, x.stride(0), cols, BLOCK=block)
-        _r65_apply_kernel[(rows,)](y, x, m, x.stride(0), y.stride(0), cols, BLOCK=block)
-    return y
+    return _two_launches_kept(x, _r65_MAX, 1, _r65_max_kernel, _r65_apply_kernel)
 
 
 def softmax_sets_triton_debug(x):
