@@ -2301,3 +2301,34 @@ WRONG["check_fast_loss"].update({
 ALSO_RIGHT["check_fast_loss"]["autocast's device type from torch.cuda.is_available(), inline"] = _pooled_then(
     lambda bf16: torch.autocast("cuda" if torch.cuda.is_available() else "cpu", dtype=torch.bfloat16, enabled=bf16,
                                 cache_enabled=False))
+
+
+# Round 67's adversary: a float32 precision turned down for the call only, the caller's value put back in `finally`:
+# both passed, the settings read before and after each call only (the check now reads them at each float32 product)
+def _precision_for_the_call(path, value):
+    """fast_loss with torch.backends.<path> set to `value` during the call, put back after: TF32 ("TF32 makes float32
+    products fast, and I leave no setting changed"), or oneDNN's bf16 for float32 products on a CPU.  With bf16=False
+    the task asks for the slow step's float32 arithmetic, without TF32: oneDNN's bf16 moved the course batch's loss by
+    2.5e-6 on a CPU with AMX (under the value bound, 4.7e-5), TF32 changes nothing on a CPU."""
+    owner_path, _, name = path.rpartition(".")
+
+    def fast_loss_(model, x, n, y, bf16):
+        owner = torch.backends
+        for part in owner_path.split("."):
+            owner = getattr(owner, part)
+        was = getattr(owner, name)
+        setattr(owner, name, value)
+        try:
+            return fast_loss(model, x, n, y, bf16)
+        finally:
+            setattr(owner, name, was)
+
+    return fast_loss_
+
+
+WRONG["check_fast_loss"].update({
+    "TF32 switched on for the call, put back in finally (round 67)": _precision_for_the_call(
+        "cuda.matmul.fp32_precision", "tf32"),
+    "oneDNN's bf16 for float32 products switched on for the call, put back in finally (round 67)":
+        _precision_for_the_call("mkldnn.matmul.fp32_precision", "bf16"),
+})
