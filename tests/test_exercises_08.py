@@ -263,6 +263,21 @@ def test_from_a_caller_whose_float32_products_run_lower_a_right_answer_passes_an
 
 
 @host
+@pytest.mark.parametrize("what, says, hint", [
+    ("the pooled mean kept until x's or n's version counter changes (round 67)", "differ between calls on two batches",
+     "whatever earlier calls did"),
+    ("torch.masked.mean over the real positions: its identity made from Python data (round 67)",
+     r"tensor from Python data, inside torch\.masked", "a function of PyTorch's that you call")],
+    ids=["a cache", "a library's host tensor"])
+def test_a_right_rejection_names_what_it_saw(what, says, hint):
+    """Round 67's adversary: a pooled mean kept by version counter was told that its operations changed with the
+    lengths (on a batch of one length), and torch.masked.mean was asked about a torch.tensor that it never wrote."""
+    printed = io.StringIO()
+    with pytest.raises(ExerciseFailed, match=rf"{says}(.|\n)*hint: .*{hint}"), contextlib.redirect_stdout(printed):
+        nb08.check_fast_loss(answers08.WRONG["check_fast_loss"][what])
+
+
+@host
 def test_the_recorder_sees_the_hosts_waits_for_the_gpu():
     """torch.cuda.synchronize() and a stream's or an event's synchronize(): noted before they run (on a CPU they
     raise), and put back after."""

@@ -493,6 +493,17 @@ _KNOWN: weakref.WeakValueDictionary[int, torch.Tensor] = weakref.WeakValueDictio
 _IN_BACKWARD = [0]  # inside `_backward_of`: the engine hands a backward tensors that no recorded call made
 
 
+def _library_caller() -> str | None:
+    """The module of PyTorch's own Python code that called the function being recorded, or None where other code (the
+    answer's) did: round 67's adversary's torch.masked.mean made its reduction's identity with torch.tensor(0,
+    device=) at each call, and the hint asked the student about a torch.tensor they never wrote."""
+    frame: Any = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") in (__name__, "torch.overrides"):
+        frame = frame.f_back
+    module = frame.f_globals.get("__name__", "") if frame is not None else ""
+    return module if module == "torch" or module.startswith("torch.") else None
+
+
 def _know(*values: object) -> None:
     """Note the tensors among `values` (in lists and tuples, and a module's parameters and buffers) in _KNOWN."""
     for value in values:
@@ -695,7 +706,8 @@ class Operations(TorchFunctionMode):
         lifted = beneath & LIFT_OPS or (data is not None and len(args) > data
                                         and not isinstance(args[data], torch.Tensor))
         if lifted and (method or "device" in kwargs) and not _names_host((), kwargs):
-            self.transfers.append(f"{name} from Python data")  # made on the host, copied where the batch is
+            library = _library_caller()  # where PyTorch's own Python code made it, the student wrote no such call
+            self.transfers.append(f"{name} from Python data" + (f", inside {library}" if library else ""))
             moved = True
         elif lifted and not method:
             self._on_host[id(out)] = out
@@ -1423,6 +1435,10 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "host, nor waited for, and the shapes must not depend on the data")
         ex.expect(not ops.transfers, f"{call} copied a tensor made on the host to the batch's device "
                   f"({', '.join(ops.transfers)})",
+                  "a function of PyTorch's that you call makes a tensor from Python data at each call, on the host, "
+                  "and copies it where the batch is: the copy is your call's all the same (the host waits, and a "
+                  "CUDA graph, exercise 2, cannot hold it); which operations do that function's work on the "
+                  "batch's own tensors?" if any(", inside torch" in t for t in ops.transfers) else
                   "a tensor made from Python data (a list, a number, a NumPy array) is made on the host and copied, "
                   "device= or not: which functions fill a tensor where the batch is? A copy from the host makes the "
                   "host wait, and a CUDA graph (exercise 2) cannot hold it" if any("Python data" in t for t in
@@ -1575,9 +1591,12 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         warm = ops if static.seen == ops.seen else _recorded(yours, model, x, n, y, bf16)[1]
         recorded.append(warm)
         ex.expect(static.seen == warm.seen,
-                  f"{call}: the operations changed with the lengths ({_first_difference(warm, static)})",
-                  "a CUDA graph needs one shape: work on the whole padded batch, whatever its lengths (zeros add "
-                  "nothing to a sum)")
+                  f"{call}: the operations differ between calls on two batches of one shape, this one and one of "
+                  f"other values, every sequence full length ({_first_difference(warm, static)})",
+                  "a CUDA graph (exercise 2) records one call's operations and replays them for every batch: run the "
+                  "same operations at every call, whatever the lengths (work on the whole padded batch: zeros add "
+                  "nothing to a sum) and whatever earlier calls did (work that a call skips because an earlier one "
+                  "kept its result is missing from every replay)")
         # the grown batches with their backward: the operations of the call and of its backward (`backward`, above)
         both, warm_both = _WithBackward(yours), Operations()
         warm_both.seen = [*warm.seen, *backward.seen]
