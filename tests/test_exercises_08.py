@@ -205,6 +205,78 @@ def test_the_recorder_sees_sizes_from_values_unseen_creations_float16_and_float3
     assert nb08._recorded(relu_by_mask, model, x, n, y, True)[1].bf16_arithmetic == []
 
 
+TF32_FOR_THE_CALL = "TF32 switched on for the call, put back in finally (round 67)"
+BF16_FOR_THE_CALL = "oneDNN's bf16 for float32 products switched on for the call, put back in finally (round 67)"
+
+
+@host
+def test_the_recorder_sees_float32_products_run_at_a_precision_lowered_during_the_call():
+    """Round 67's adversary: TF32, and oneDNN's bf16, switched on for the call and put back in `finally` passed, the
+    settings read before and after each call only.  Each float32 product run while one reads lower than when the call
+    began is noted, in the backward too; a precision the caller set, or one the call raised, is no finding."""
+    from utils.exercises import settings
+
+    model, x, n, y = nb08.build(nb08.COURSE_BATCH, "cpu")  # four Linear layers
+    wrong = answers08.WRONG["check_fast_loss"]
+    fresh = settings.read()
+    try:
+        for what, switch in ((TF32_FOR_THE_CALL, "cuda.matmul"), (BF16_FOR_THE_CALL, "mkldnn.matmul")):
+            lowered = nb08._recorded(wrong[what], model, x, n, y, False)[1].lowered
+            assert len(lowered) == 4 and all(f"torch.backends.{switch}.fp32_precision read" in r for r in lowered), \
+                lowered
+            assert not nb08._recorded(wrong[what], model, x, n, y, True)[1].lowered  # bf16 products: no float32 ones
+            assert settings.read() == fresh
+        # in the backward, before the products of the gradients: a hook that sets torch.backends.mkldnn.fp32_precision
+        # (on PyTorch 2.13 its setter writes the generic switch, which oneDNN's matmul inherits)
+        logits = model(x.sum(1) / n[:, None])
+        logits.register_hook(lambda grad: nb08.set_precision("mkldnn.fp32_precision", "bf16"))
+        loss = F.cross_entropy(logits, y)
+        assert len(nb08._recorded(nb08._backward_of, loss, list(model.parameters()))[1].lowered) >= 4
+        settings.put_back(fresh)
+        raised = answers08._precision_for_the_call("mkldnn.matmul.fp32_precision", "ieee")
+        assert not nb08._recorded(raised, model, x, n, y, False)[1].lowered
+        torch.set_float32_matmul_precision("medium")  # the caller's: TF32 and oneDNN's bf16 on before the call
+        assert not nb08._recorded(answers08.fast_loss, model, x, n, y, False)[1].lowered
+    finally:
+        settings.put_back(fresh)
+
+
+@host
+@pytest.mark.parametrize("state", ['torch.set_float32_matmul_precision("medium")',
+                                   'torch.backends.fp32_precision = "bf16"'])
+def test_from_a_caller_whose_float32_products_run_lower_a_right_answer_passes_and_the_state_stays(state):
+    """The check judges what a call changes: a caller's own precision (lecture 06's "medium" reaches oneDNN's
+    products, on this CPU rounded to bf16) is the caller's, and comes back as it was."""
+    from utils.exercises import settings
+
+    fresh = settings.read()
+    try:
+        exec(state)  # noqa: S102 -- the caller's state, from the list above
+        before = settings.read()
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            nb08.check_fast_loss(answers08.fast_loss)
+        assert printed.getvalue().startswith("PASS fast_loss"), printed.getvalue()
+        assert settings.read() == before
+    finally:
+        settings.put_back(fresh)
+
+
+@host
+@pytest.mark.parametrize("what, says, hint", [
+    ("the pooled mean kept until x's or n's version counter changes (round 67)", "differ between calls on two batches",
+     "whatever earlier calls did"),
+    ("torch.masked.mean over the real positions: its identity made from Python data (round 67)",
+     r"tensor from Python data, inside torch\.masked", "a function of PyTorch's that you call")],
+    ids=["a cache", "a library's host tensor"])
+def test_a_right_rejection_names_what_it_saw(what, says, hint):
+    """Round 67's adversary: a pooled mean kept by version counter was told that its operations changed with the
+    lengths (on a batch of one length), and torch.masked.mean was asked about a torch.tensor that it never wrote."""
+    printed = io.StringIO()
+    with pytest.raises(ExerciseFailed, match=rf"{says}(.|\n)*hint: .*{hint}"), contextlib.redirect_stdout(printed):
+        nb08.check_fast_loss(answers08.WRONG["check_fast_loss"][what])
+
+
 @host
 def test_the_recorder_sees_the_hosts_waits_for_the_gpu():
     """torch.cuda.synchronize() and a stream's or an event's synchronize(): noted before they run (on a CPU they

@@ -178,6 +178,10 @@ BF16_ROUNDING = 2.0**-8  # bf16 keeps 8 significant bits: rounding to nearest mo
 EXAMPLES_1 = 20
 MATRIX_PRODUCTS = {"linear", "matmul", "__matmul__", "__rmatmul__", "mm", "addmm", "bmm", "baddbmm", "addbmm",
                    "einsum", "mv", "addmv", "dot", "vdot", "inner", "tensordot", "bilinear"}
+# ...and as PyTorch's dispatcher runs them, beneath those names (measured on PyTorch 2.13: F.linear is addmm, @ is mm,
+# einsum bmm, inner, tensordot and multi_dot mm, F.bilinear _trilinear): where `_Beneath` reads the precision that each
+# float32 product runs in (`_float32_precisions`), whatever function of PyTorch's the answer reached it through
+GEMMS = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot", "_addmm_activation", "_trilinear"}
 # print(t), f"{t}" and torch.allclose read values on the host too
 HOST_READS = {"item", "tolist", "numpy", "cpu", "__int__", "__float__", "__bool__", "__index__", "__complex__",
               "__array__", "__format__", "__repr__", "__str__", "allclose", "equal", "is_nonzero",
@@ -489,6 +493,17 @@ _KNOWN: weakref.WeakValueDictionary[int, torch.Tensor] = weakref.WeakValueDictio
 _IN_BACKWARD = [0]  # inside `_backward_of`: the engine hands a backward tensors that no recorded call made
 
 
+def _library_caller() -> str | None:
+    """The module of PyTorch's own Python code that called the function being recorded, or None where other code (the
+    answer's) did: round 67's adversary's torch.masked.mean made its reduction's identity with torch.tensor(0,
+    device=) at each call, and the hint asked the student about a torch.tensor they never wrote."""
+    frame: Any = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") in (__name__, "torch.overrides"):
+        frame = frame.f_back
+    module = frame.f_globals.get("__name__", "") if frame is not None else ""
+    return module if module == "torch" or module.startswith("torch.") else None
+
+
 def _know(*values: object) -> None:
     """Note the tensors among `values` (in lists and tuples, and a module's parameters and buffers) in _KNOWN."""
     for value in values:
@@ -498,6 +513,30 @@ def _know(*values: object) -> None:
             _know(*value.parameters(), *value.buffers())
         elif isinstance(value, (list, tuple)):
             _know(*value)
+
+
+# The switches that set the precision a float32 matrix product runs in: cuBLAS's (a GPU's) and oneDNN's (a CPU's).  On
+# PyTorch 2.9 and later each reads as it resolves what it inherits (its backend's "all", then the generic
+# torch.backends.fp32_precision; "none" where nothing is set: IEEE), so that reading the two tells what a product runs
+# in, whichever switch set it (measured on PyTorch 2.13's CPU build: torch.backends.fp32_precision = "bf16", oneDNN's
+# own switch, or set_float32_matmul_precision("medium") each made oneDNN's read "bf16", and F.linear's products of
+# 64x128 by 128x128 off by 0.11 against 1.8e-5); before 2.9, set_float32_matmul_precision's one value stands behind
+# both (TF32 for "high" and "medium" on a GPU, oneDNN's bf16 for "medium").  Round 67's adversary: TF32, and oneDNN's
+# bf16, turned on for the call and put back in `finally` passed, the settings being read before and after each call
+# only; bf16's rounding moved the course batch's loss by 2.5e-6, under the bound of 4.7e-5, whose term for the
+# cross-entropy's own float32 rounding alone (8 epsilons of the loss and the largest logit) is 2.4e-6 there: no bound
+# that every right float32 answer keeps to can tell the two apart by the value (the solution is off by 8.6e-8).  Both
+# switches on either device: the same code runs on the other, and the check on a CPU stands for the student's GPU.
+_PRODUCT_PRECISIONS = ((("cuda.matmul.fp32_precision",) if TF32_SETTING == "fp32_precision" else ())
+                       + tuple(path for path in FP32_PRECISIONS if path == "mkldnn.matmul.fp32_precision"))
+FULL_PRECISION = ("ieee", "none", "highest")  # the values of these switches that keep float32 products in float32
+
+
+def _float32_precisions() -> dict[str, str]:
+    """The switches that set the precision of a float32 matrix product, as they read now (_PRODUCT_PRECISIONS)."""
+    if _PRODUCT_PRECISIONS:
+        return {f"torch.backends.{path}": str(precision(path)) for path in _PRODUCT_PRECISIONS}
+    return {"torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision()}
 
 
 class Operations(TorchFunctionMode):
@@ -538,6 +577,18 @@ class Operations(TorchFunctionMode):
         # graph (the Function's output), the result stands for the products (round 20's adversary: a right answer's
         # Linear in bf16 as a custom Function FAILed, its products never feeding the loss by autograd)
         self._untracked: dict[int, tuple[torch.Tensor, frozenset[int]]] = {}
+        # the float32 precision switches as the call found them (`_recorded` makes the recorder just before it), and
+        # the float32 matrix products that ran while one of them read lower than that (`note_precision`)
+        self.precisions = _float32_precisions()
+        self.lowered: list[str] = []
+
+    def note_precision(self, name: str) -> None:
+        """A float32 matrix product (`name`, as the dispatcher runs it) ran: note each precision switch that reads
+        lower than it did when the call began (TF32, oneDNN's bf16)."""
+        for switch, value in _float32_precisions().items():
+            was = self.precisions.get(switch)
+            if value != was and value not in FULL_PRECISION:
+                self.lowered.append(f"{name} while {switch} read {value!r}, {was!r} when the call began")
 
     def _exact_by_value(self, func: Any, wide: tuple[tuple, dict], out: torch.Tensor) -> bool:
         """Whether `func`, which returned the narrow `out`, rounded nothing: run again in float32 on the float32 copies
@@ -655,7 +706,8 @@ class Operations(TorchFunctionMode):
         lifted = beneath & LIFT_OPS or (data is not None and len(args) > data
                                         and not isinstance(args[data], torch.Tensor))
         if lifted and (method or "device" in kwargs) and not _names_host((), kwargs):
-            self.transfers.append(f"{name} from Python data")  # made on the host, copied where the batch is
+            library = _library_caller()  # where PyTorch's own Python code made it, the student wrote no such call
+            self.transfers.append(f"{name} from Python data" + (f", inside {library}" if library else ""))
             moved = True
         elif lifted and not method:
             self._on_host[id(out)] = out
@@ -745,6 +797,8 @@ class _Beneath(TorchDispatchMode):
             self.ops.beneath.append(name)
         with torch._C.DisableTorchFunction():  # an operator called here is the dispatcher's, not the answer's
             out = func(*args, **(kwargs or {}))
+        if name in GEMMS and not self.ops.own and isinstance(out, torch.Tensor) and out.dtype == torch.float32:
+            self.ops.note_precision(name)
         if not self.ops.own:
             # made during the call, whether the mode saw the function or not (round 24's adversary: torch.vmap's and
             # a TorchScript function's results were taken for tensors made before the call, on the host); and outside
@@ -1249,6 +1303,21 @@ def _state_changes(state: dict[str, object], now: dict[str, object]) -> list[str
     return [name for name in dict.fromkeys([*state, *now]) if state.get(name) != now.get(name)]
 
 
+# round 67's adversary: TF32, or oneDNN's bf16, switched on for the call and put back in `finally`
+PRECISION_HINT = ("bf16=False asks for the slow step's arithmetic, float32 products in float32 (no TF32), and "
+                  "bf16=True for everything but the model's products as with bf16=False: a lower precision switched "
+                  "on for the call rounds the inputs of every float32 product that runs while it holds (TF32 keeps 10 "
+                  "bits of their mantissas, oneDNN's bf16 7), even when the setting is put back after: in which "
+                  "precision do your float32 products run?")
+
+
+def _lowered(ops: Operations) -> str:
+    """How many float32 matrix products `ops` ran at a lower precision than its call began with, and the first."""
+    count = len(ops.lowered)
+    return (f"{count} float32 matrix product{'s' if count > 1 else ''} ran at a lower precision than the call began "
+            f"with ({ops.lowered[0] if ops.lowered else ''})")
+
+
 STATE_HINT = ("the caller uses x, n and the model again: leave them as they were (no requires_grad_(), no hooks, no "
               "new buffers, parameters, submodules or attributes such as a wrapped forward on them: a bf16 copy of "
               "the model is autocast's to make)")
@@ -1268,6 +1337,7 @@ def _later_clean(ex: Checker, call: str, when: str, ops: Operations, settings: d
                zip(settings.items(), _settings(device).values(), strict=True) if was != now] + ops.settings_left
     ex.expect(not changed, f"{call}, called again ({when}), changed PyTorch's global settings "
               f"({', '.join(changed)})", "leave PyTorch's settings as the caller had them, at every call")
+    ex.expect(not ops.lowered, f"{call}, called again ({when}): {_lowered(ops)}", PRECISION_HINT)
     ex.expect(not ops.threads, f"{call}, called again ({when}), started a thread ({', '.join(ops.threads[:3])})",
               THREAD_HINT)
     ex.expect(not ops.host_reads, f"{call}, called again ({when}), read a value on the host "
@@ -1333,6 +1403,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         ex.expect(not changed_settings, f"{call} changed PyTorch's global settings ({', '.join(changed_settings)})",
                   "leave PyTorch's settings as the caller had them: they hold for all the code that runs after yours "
                   "(TF32, for one, rounds every float32 matrix product on a GPU)")
+        ex.expect(not ops.lowered, f"{call}: {_lowered(ops)}", PRECISION_HINT)
         ex.expect(got.requires_grad, f"{call} returned a loss that does not depend on the model's weights",
                   "exercise 2 calls backward() on this loss: compute it from model(...), without .detach(), "
                   ".item() or torch.no_grad()")
@@ -1364,6 +1435,10 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "host, nor waited for, and the shapes must not depend on the data")
         ex.expect(not ops.transfers, f"{call} copied a tensor made on the host to the batch's device "
                   f"({', '.join(ops.transfers)})",
+                  "a function of PyTorch's that you call makes a tensor from Python data at each call, on the host, "
+                  "and copies it where the batch is: the copy is your call's all the same (the host waits, and a "
+                  "CUDA graph, exercise 2, cannot hold it); which operations do that function's work on the "
+                  "batch's own tensors?" if any(", inside torch" in t for t in ops.transfers) else
                   "a tensor made from Python data (a list, a number, a NumPy array) is made on the host and copied, "
                   "device= or not: which functions fill a tensor where the batch is? A copy from the host makes the "
                   "host wait, and a CUDA graph (exercise 2) cannot hold it" if any("Python data" in t for t in
@@ -1396,6 +1471,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   f"({', '.join(dict.fromkeys(backward.host_reads))})",
                   "exercise 2 captures backward() in the CUDA graph too: a hook or a backward of yours may not read a "
                   "value on the host, nor wait for the GPU, nor make a shape from the data")
+        ex.expect(not backward.lowered, f"{call}: in the loss's backward, {_lowered(backward)}", PRECISION_HINT)
         ex.expect(not backward.transfers and not backward.host_mixed, f"{call}: the loss's backward copied or used a "
                   f"tensor made on the host ({', '.join([*backward.transfers, *backward.host_mixed])})",
                   HOST_MADE_HINT)
@@ -1515,9 +1591,12 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         warm = ops if static.seen == ops.seen else _recorded(yours, model, x, n, y, bf16)[1]
         recorded.append(warm)
         ex.expect(static.seen == warm.seen,
-                  f"{call}: the operations changed with the lengths ({_first_difference(warm, static)})",
-                  "a CUDA graph needs one shape: work on the whole padded batch, whatever its lengths (zeros add "
-                  "nothing to a sum)")
+                  f"{call}: the operations differ between calls on two batches of one shape, this one and one of "
+                  f"other values, every sequence full length ({_first_difference(warm, static)})",
+                  "a CUDA graph (exercise 2) records one call's operations and replays them for every batch: run the "
+                  "same operations at every call, whatever the lengths (work on the whole padded batch: zeros add "
+                  "nothing to a sum) and whatever earlier calls did (work that a call skips because an earlier one "
+                  "kept its result is missing from every replay)")
         # the grown batches with their backward: the operations of the call and of its backward (`backward`, above)
         both, warm_both = _WithBackward(yours), Operations()
         warm_both.seen = [*warm.seen, *backward.seen]

@@ -2301,3 +2301,59 @@ WRONG["check_fast_loss"].update({
 ALSO_RIGHT["check_fast_loss"]["autocast's device type from torch.cuda.is_available(), inline"] = _pooled_then(
     lambda bf16: torch.autocast("cuda" if torch.cuda.is_available() else "cpu", dtype=torch.bfloat16, enabled=bf16,
                                 cache_enabled=False))
+
+
+# Round 67's adversary: a float32 precision turned down for the call only, the caller's value put back in `finally`:
+# both passed, the settings read before and after each call only (the check now reads them at each float32 product)
+def _precision_for_the_call(path, value):
+    """fast_loss with torch.backends.<path> set to `value` during the call, put back after: TF32 ("TF32 makes float32
+    products fast, and I leave no setting changed"), or oneDNN's bf16 for float32 products on a CPU.  With bf16=False
+    the task asks for the slow step's float32 arithmetic, without TF32: oneDNN's bf16 moved the course batch's loss by
+    2.5e-6 on a CPU with AMX (under the value bound, 4.7e-5), TF32 changes nothing on a CPU."""
+    owner_path, _, name = path.rpartition(".")
+
+    def fast_loss_(model, x, n, y, bf16):
+        owner = torch.backends
+        for part in owner_path.split("."):
+            owner = getattr(owner, part)
+        was = getattr(owner, name)
+        setattr(owner, name, value)
+        try:
+            return fast_loss(model, x, n, y, bf16)
+        finally:
+            setattr(owner, name, was)
+
+    return fast_loss_
+
+
+def pooled_cached_by_version(model, x, n, y, bf16):
+    """Round 67's adversary (a right rejection whose hint blamed the lengths): the pooled mean kept, and recomputed only
+    when x's or n's version counter says they were written.  No host read, and a refill in place is seen; but exercise
+    2 warms up on its static inputs and then captures with no write in between, so the capture hits the cache, and the
+    graph holds no pooling: every replay trains on the warm-up batch's mean."""
+    key, version = (id(x), id(n)), (x._version, n._version)
+    hit = _POOLED_BY_VERSION.get(key)
+    if hit is None or hit[0] is not x or hit[1] is not n or hit[2] != version:
+        hit = _POOLED_BY_VERSION[key] = (x, n, version, x.sum(1) / n[:, None])
+    return _loss(model, hit[3], y, bf16)
+
+
+_POOLED_BY_VERSION: dict = {}
+
+
+def masked_mean_api(model, x, n, y, bf16):
+    """Round 67's adversary (a right rejection whose hint asked about a torch.tensor the answer never wrote):
+    torch.masked.mean over the real positions makes its reduction's identity with torch.tensor(0, device=) at each
+    call (torch/masked/_ops.py, PyTorch 2.13), a copy from the host that a CUDA graph's capture cannot hold."""
+    real = torch.arange(x.shape[1], device=x.device) < n[:, None]
+    return _loss(model, torch.masked.mean(x, dim=1, mask=real[..., None].expand_as(x)), y, bf16)
+
+
+WRONG["check_fast_loss"].update({
+    "TF32 switched on for the call, put back in finally (round 67)": _precision_for_the_call(
+        "cuda.matmul.fp32_precision", "tf32"),
+    "oneDNN's bf16 for float32 products switched on for the call, put back in finally (round 67)":
+        _precision_for_the_call("mkldnn.matmul.fp32_precision", "bf16"),
+    "the pooled mean kept until x's or n's version counter changes (round 67)": pooled_cached_by_version,
+    "torch.masked.mean over the real positions: its identity made from Python data (round 67)": masked_mean_api,
+})
