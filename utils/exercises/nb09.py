@@ -17,13 +17,14 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
   an empty array's end FAILs, not a lost context).  Nothing of it runs on a CPU (CuPy kernels need a GPU, and
   NVRTC, which compiles the source, needs CUDA): `cpu_checks=0`.
 - `check_softmax_rows` (Triton): rows 0, 1 and odd, columns 1, odd, not a power of two and up to 4096, rows
-  further apart than their length: within `softmax_rtol(cols)` (and a little more per unit below the row's max) of a
-  float64 softmax, relatively for every output, and at least one launch; then three calls on one shape: every
-  earlier result must survive every later call, with every value the answer's launches write replaced by NaN right
-  after each launch the second call's result must not be right (its values come from the answer's kernel), and the
-  third call, on the second call's tensor with new values written through `x.data` (no version bump) from a caller
-  whose default dtype is float64, must return their softmax; on a GPU also a share of this GPU's own copy bandwidth
-  (`y.copy_(x)`) on a large shape.  In every call, PyTorch may only allocate, view, copy or convert x and what is
+  further apart than their length, each case from a caller whose default dtype is float64 (FLOAT64_CALLER): a
+  float32 result within `softmax_rtol(cols)` (and a little more per unit below the row's max) of a float64 softmax,
+  relatively for every output, and at least one launch; then three calls on one shape: every earlier result must
+  survive every later call, with every value the answer's launches write replaced by NaN right after each launch the
+  second call's result must not be right (its values come from the answer's kernel), and the third call, on the
+  second call's tensor with new values written through `x.data` (no version bump) from a caller whose default dtype
+  is float64, must return their softmax; on a GPU also a share of this GPU's own copy bandwidth (`y.copy_(x)`) on a
+  large shape.  In every call, PyTorch may only allocate, view, copy or convert x and what is
   made from it (`_WhatPyTorchComputes`; what a Triton launch writes is made from x when a tensor it was given, at
   the top level or inside a tuple, is, and an operator the answer defined with `triton_op`, `custom_op` or
   torch.library's define and impl is watched as the answer's own code; wrap_triton's higher-order operator is let
@@ -630,12 +631,30 @@ FAR_BELOW = -2e4  # masked rows whose finite values lie this far below 0 (one se
 OTHER_SHIFT = 200.0  # _softmax_two_callers: the other caller's values lie this far above the first's
 OTHER_CALLER_S = 10.0  # _softmax_two_callers: how long the first caller waits for the other's call (OWN_CASE's shape)
 KEPT_CALLS = 12  # more calls on OWN_CASE's shape where an answer keeps its results: reuse in turn up to 14 apart shows
+# Every case of the property is called from a caller whose default dtype is float64 (adversary 106: a result made
+# without dtype= for an empty x alone, `torch.empty(x.shape, device=x.device)`, was float64 there, and passed: the
+# float64 caller was the third call of _softmax_new_and_own, never on an empty shape).  Under float32, PyTorch's
+# default, a tensor made without dtype= is float32 by chance; under float64, any branch of the answer that makes its
+# result so shows, on whichever shape the property reaches it.  The other calls (_softmax_new_and_own's first,
+# second and fourth, _softmax_two_callers) keep PyTorch's default.
+FLOAT64_CALLER = ", from a caller whose default dtype is float64"
 
 
 @reference
 def softmax_reference(x: torch.Tensor) -> torch.Tensor:
     """Softmax over the last dimension, in float64."""
     return torch.softmax(x.double(), dim=-1)
+
+
+@contextmanager
+def _default_dtype(dtype: torch.dtype) -> Iterator[None]:
+    """PyTorch's default dtype `dtype` inside the block, as a caller of its own settings has it; put back after."""
+    was = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(was)
 
 
 def softmax_rtol(cols: int) -> float:
@@ -1620,13 +1639,19 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       "makes the host wait for the GPU)")
             return y, launches
 
+        def call_from_a_float64_caller(x: torch.Tensor, call: str) -> tuple[object, _Launches]:
+            """call_yours(x), from a caller whose default dtype is float64 (FLOAT64_CALLER)."""
+            with _default_dtype(torch.float64):
+                return call_yours(x, call)
+
         def from_a_caller(case: SoftmaxCase, x: torch.Tensor, before: torch.Tensor, call: str
                           ) -> tuple[object, object, _Launches, str]:
-            """On a GPU: yours(x) from a PyTorch caller of the case's kind, right after the caller's stream wrote
-            x (NaN until then, behind a window of earlier work); the result read on the caller's stream at once
-            (a kernel on another stream that the caller's stream does not wait for has not run by then).  The
-            current stream after the call must be the caller's (round 26's adversary: torch.cuda.set_stream(side)
-            left current; the check read y on the current stream, the side one, in order behind the kernel)."""
+            """On a GPU: yours(x) from a PyTorch caller of the case's kind (its default dtype float64), right after
+            the caller's stream wrote x (NaN until then, behind a window of earlier work); the result read on the
+            caller's stream at once (a kernel on another stream that the caller's stream does not wait for has not
+            run by then).  The current stream after the call must be the caller's (round 26's adversary:
+            torch.cuda.set_stream(side) left current; the check read y on the current stream, the side one, in
+            order behind the kernel)."""
             kind = tuple(TORCH_CALLERS)[case[-1] % len(TORCH_CALLERS)]
             x.fill_(math.nan)
             calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
@@ -1635,7 +1660,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                 call = f"{call}, {caller.says}, right after that stream wrote x"
                 gpu_sleep(SOFTMAX_WINDOW_MS / 1e3)  # on the caller's stream
                 x.copy_(before)
-                y, launches = call_yours(x, call)
+                y, launches = call_from_a_float64_caller(x, call)
                 left = torch.cuda.current_stream()
                 with torch.cuda.stream(caller.stream):  # read on the caller's stream, whichever is current now
                     seen = y.clone() if isinstance(y, torch.Tensor) and y.layout == torch.strided else y
@@ -1650,11 +1675,11 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
         def holds(case: SoftmaxCase) -> None:
             x = _softmax_input(case, device)
             before = x.clone()
-            call = _describe_softmax(case)
+            call = _describe_softmax(case) + FLOAT64_CALLER
             if on_gpu:
                 y, seen, launches, call = from_a_caller(case, x, before, call)
             else:
-                y, launches = call_yours(x, call)
+                y, launches = call_from_a_float64_caller(x, call)
                 seen = y
             ex.expect(not counted or launches.count > 0 or case[0] == 0, f"{call} launched no Triton kernel",
                       "the task is a Triton kernel of your own, launched as softmax_kernel[grid](...) with a program "
@@ -1673,7 +1698,8 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             chosen += [(7, 1025, 1, 10.0, 5), (3, MAX_COLS, 64, 1000.0, 6), (301, 781, 3, 1.0, 7),
                        (MANY_ROWS, 3, 1, 1.0, 9)]
         for_all(ex, _softmax_cases(on_gpu), holds, examples=12 if on_gpu else CPU_CASES, chosen=chosen,
-                budget_s=GPU_BUDGET_S if on_gpu else 0.5, describe=_describe_softmax)
+                budget_s=GPU_BUDGET_S if on_gpu else 0.5,
+                describe=lambda case: _describe_softmax(case) + FLOAT64_CALLER)
         if counted:
             _softmax_new_and_own(ex, call_yours, device)
             _softmax_two_callers(ex, call_yours, yours, device)
@@ -1852,7 +1878,8 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
               f"{x.device}", "return a new tensor of x's shape, on x's device, that your kernel wrote")
     assert isinstance(y, torch.Tensor)
     ex.expect(y.dtype == torch.float32, f"{call} returned a {y.dtype} tensor, expected float32",
-              "the result keeps x's dtype")
+              "the result keeps x's dtype, on every path of your function: a tensor made without dtype= takes the "
+              "caller's default dtype, which need not be float32")
     # y's autograd state (round 26's adversary: y.requires_grad_(), or the work under torch.inference_mode(): the
     # caller's next in-place write into y raised, and autograd could not use y)
     state = "an inference tensor" if y.is_inference() else "a tensor that requires grad, for an x that requires " \
