@@ -28,6 +28,54 @@ class Test_09_kernels:
         want = torch.nn.functional.gelu(torch.from_numpy(x + bias), approximate="tanh").numpy()
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
+    def test_the_float64_gelu_bound_takes_right_float64_forms_and_no_step_through_float(self):
+        """nb09.GELU_F64_EPS, derived in its comment from what float64 arithmetic can miss by: on the check's chosen
+        float64 case (a million values), right float64 forms of GELU stay inside it; a step through float breaks it on
+        most values (adversary 106: tanhf in a body templated on T passed assert_close's float64 default, 1e-7, which
+        is float32's own precision)."""
+        case = ("use", 1023, 1025, "float64", "transposed", True, 4)  # check_bias_gelu's chosen float64 case
+        x, bias = nb09._gelu_values(case)
+        with inside_check():
+            want = nb09.gelu_reference(x, bias)
+        v = x + bias
+        c, a = 0.7978845608028654, 0.044715
+
+        def gelu(v, z=lambda v: c * (v + a * v * v * v), tanh=np.tanh):
+            return 0.5 * v * (1.0 + tanh(z(v)))
+
+        def ulps(t, k):  # t moved k ulps up (k < 0: down)
+            for _ in range(abs(k)):
+                t = np.nextafter(t, np.inf if k > 0 else -np.inf)
+            return t
+
+        right = {
+            "the reference's order": gelu(v),
+            "v (1 + 0.044715 v^2)": gelu(v, z=lambda v: c * v * (1.0 + a * v * v)),
+            "the cube as a power": gelu(v, z=lambda v: c * (v + a * np.power(v, 3))),
+            "the sigmoid form": v / (1.0 + np.exp(-2.0 * c * (v + a * v * v * v))),
+            "tanh 2 ulps up": gelu(v, tanh=lambda z: ulps(np.tanh(z), 2)),
+            "tanh 2 ulps down, z 4 up": gelu(v, z=lambda v: ulps(c * (v + a * v * v * v), 4),
+                                             tanh=lambda z: ulps(np.tanh(z), -2)),
+        }
+        for what, got in right.items():
+            assert not nb09.gelu_outside(got, x, bias, want, "float64").any(), what
+        f32 = np.float32
+        through_float = {
+            "tanh in float (tanhf)": gelu(v, tanh=lambda z: np.tanh(z.astype(f32)).astype(np.float64)),
+            "v in float": gelu(v.astype(f32).astype(np.float64)),
+            "sqrt(2/pi) in float": gelu(v, z=lambda v: float(f32(c)) * (v + a * v * v * v)),
+            "the result rounded to float": gelu(v).astype(f32).astype(np.float64),
+            "all in float": gelu(v.astype(f32), z=lambda v: f32(c) * (v + f32(a) * v * v * v)).astype(np.float64),
+        }
+        for what, got in through_float.items():
+            assert nb09.gelu_outside(got, x, bias, want, "float64").mean() > 0.85, what  # 0.90 to 0.98 here
+        # float32 inputs keep assert_close's tolerance: the float computation is right there
+        x32, b32 = x.astype(f32), bias.astype(f32)
+        with inside_check():
+            want32 = nb09.gelu_reference(x32, b32)
+        got32 = gelu((x32 + b32), z=lambda v: f32(c) * (v + f32(a) * v * v * v))
+        assert got32.dtype == f32 and not nb09.gelu_outside(got32, x32, b32, want32, "float32").any()
+
     def test_the_softmax_reference_is_a_softmax_in_float64(self):
         x = torch.randn(4, 9, generator=torch.Generator().manual_seed(1)) * 300
         with inside_check():

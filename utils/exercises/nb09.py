@@ -6,7 +6,8 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
 - `check_bias_gelu` (GPU, CuPy): shapes of 0, 1, odd and large sizes, float32 and float64, contiguous,
   transposed and strided views, called from every kind of CuPy caller (utils/exercises/streams.py) right behind a
   write on the caller's stream that a window of earlier work delays, with every other stream late (those the answer
-  creates too): values within assert_close's default tolerance of the dtype (lecture 06), read by the caller's
+  creates too): values within assert_close's default tolerance for float32 (lecture 06), and for float64 within what
+  float64 arithmetic can miss by (GELU_F64_EPS: a step through float is far outside it), read by the caller's
   stream at once; no host wait; the caller's next work not late behind another stream.  Every array the answer
   allocates comes with guards and starts as NaN (`_GuardedAllocations`): nothing written just outside it, and no
   more than EAGER arrays of x's size (CuPy's operators one at a time are not one kernel of your own).  Then two
@@ -101,8 +102,31 @@ WINDOW_MS = 40.0  # how long the checks keep a stream busy (at first: see TRIES)
 TRIES = 3  # a case that a slow or busy host spoiled is tried again, with windows twice as long
 GPU_CASES = 6  # generated cases of a GPU check, besides its chosen ones
 GPU_BUDGET_S = 3.0  # seconds of shrinking a GPU check's failing case
-# assert_close's default tolerances (lecture 06, section 6: torch.testing's table), by dtype: (rtol, atol)
-TOLERANCES = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+GELU_DTYPES = ("float32", "float64")
+# bias_gelu's values against the float64 reference, for float32 inputs: assert_close's default tolerance (lecture 06,
+# section 6: torch.testing's table), (rtol, atol)
+GELU_FLOAT32 = (1.3e-6, 1e-5)
+# ...and for float64 inputs: what float64 arithmetic can miss by, GELU_F64_EPS epsilons of float64 (eps = 2**-52)
+# times |v| + |gelu(v)|, v = x + bias.  Not assert_close's float64 default (rtol = atol = 1e-7), which is about
+# float32's own precision (its epsilon, 1.2e-7): a body templated on T that calls tanhf computes tanh in float for
+# float64 inputs and passed within it (adversary 106, on the H200).  The bound, with u = eps / 2 (a rounding's
+# relative error at most; doubles in [0.5, 1) lie u apart, so an ulp of t is u at most): a right float64 computation
+# of gelu(v) = 0.5 v (1 + t), t = tanh(z), z = c (v + 0.044715 v^3), errs by at most
+#   - in z: 5 roundings and the two constants' own, no cancellation (v and v^3 share a sign): |dz| <= 7u |z|, which
+#     moves t by sech(z)^2 |dz| <= 7u * max |z| sech(z)^2 = 7u * 0.45 = 3.2u;
+#   - in t itself: a math library's double tanh errs by a few ulps; 4 allowed, each at most u below 1: 4u;
+#   - in 1 + t: one rounding, u (the sum lies below 2);  so 1 + t within 8.2u, and 0.5 v (1 + t) within 4.1u |v|,
+#   - plus the last product's rounding (0.5 v is exact): u |g|.
+# The sigmoid form, v / (1 + exp(-2z)), errs less where 1 + t cancels (v below 0), at most 2.1u |v| + 2u |g| (exp's
+# relative error 2 |z| |dz| times sigmoid(2z) sigmoid(-2z), whose product with |z| is at most 0.11).  So a right
+# answer and the reference differ by at most 8.2u |v| + 2u |g| (both err), 4.1 eps |v| + eps |g|: GELU_F64_EPS = 16
+# allows about 4 times that, for other orders of the formula (v (1 + 0.044715 v^2), pow(v, 3), FMA contractions).
+# Simulated on the check's own float64 values (x ~ N(0, 3), bias ~ N(0, 1), a million of them), right forms (the
+# reference's order, v (1 + 0.044715 v^2), the sigmoid form, tanh off by 2 ulps, z off by 4) stayed within 1 eps
+# times |v| + |g|; a step through float (float's epsilon is 2**29 times float64's) broke the bound on 90% of the
+# values (sqrt(2/pi) in float) to 98% (everything in float), tanh in float on 97%; the old bound, 1e-7, on 1% at
+# most (tests/test_exercises_09.py).
+GELU_F64_EPS = 16.0
 
 
 def _seed(*parts: object) -> int:
@@ -221,10 +245,31 @@ def gelu_reference(x: np.ndarray, bias: np.ndarray) -> np.ndarray:
     return 0.5 * v * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v**3)))
 
 
+def gelu_outside(got: np.ndarray, x: np.ndarray, bias: np.ndarray, want: np.ndarray, dtype: str) -> np.ndarray:
+    """Where `got` (any dtype) lies outside the tolerance of the inputs' dtype around `want`, the reference of x and
+    bias: for float32, assert_close's default (GELU_FLOAT32); for float64, GELU_F64_EPS epsilons of float64 times
+    |v| + |want|, v = x + bias (NaN is outside)."""
+    off = np.abs(got.astype(np.float64) - want)
+    if dtype == "float32":
+        rtol, atol = GELU_FLOAT32
+        return ~(off <= atol + rtol * np.abs(want))
+    v = x.astype(np.float64) + bias.astype(np.float64)
+    return ~(off <= GELU_F64_EPS * float(np.finfo(np.float64).eps) * (np.abs(v) + np.abs(want)))
+
+
+def _gelu_tolerance(dtype: str) -> str:
+    """The tolerance of `dtype`'s inputs, as a failure names it."""
+    if dtype == "float32":
+        rtol, atol = GELU_FLOAT32
+        return f"assert_close's float32 tolerance (rtol {rtol:g}, atol {atol:g})"
+    return (f"{GELU_F64_EPS:g} float64 epsilons times |v| + |gelu(v)| (v = x + bias: what float64 arithmetic can "
+            "miss by)")
+
+
 def _gelu_cases() -> st.SearchStrategy[GeluCase]:
     small = st.integers(0, 9)
     return st.tuples(cupy_callers(), st.one_of(st.none(), small, st.integers(1, 256)),
-                     st.one_of(small, st.integers(1, 4096)), st.sampled_from(tuple(TOLERANCES)),
+                     st.one_of(small, st.integers(1, 4096)), st.sampled_from(GELU_DTYPES),
                      st.sampled_from(LAYOUTS), st.booleans(), st.integers(0, 2**32 - 1))
 
 
@@ -330,8 +375,9 @@ def _gelu_run(cp: Any, yours: Callable, case: GeluCase, sources: tuple[Any, Any]
 
 def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
     """bias_gelu(x, bias) must return GELU's tanh form of x + bias (bias over the last dimension) as a new CuPy
-    array of x's shape and dtype, within assert_close's default tolerance of that dtype, computed on CuPy's
-    current stream without making the host wait."""
+    array of x's shape and dtype, within assert_close's default tolerance for float32 and within GELU_F64_EPS
+    epsilons of float64 times |v| + |gelu(v)| for float64, computed on CuPy's current stream without making the host
+    wait."""
     if _left_for_a_gpu("bias_gelu", "CuPy on a GPU: float32 and float64 inputs of sizes 0, 1, odd and large, "
                                     "transposed and strided, from every kind of CuPy caller behind a slow write on "
                                     "its stream: the values against a float64 reference, no wait of the host, and "
@@ -341,7 +387,7 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
         cp = _cupy("check_bias_gelu")
         yours = keeping(ex, ex.answer(bias_gelu), CUPY_KEPT)
         calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
-        for dtype in TOLERANCES:  # first calls: the kernels compile (CuPy's, per dtype and layout), the pool fills
+        for dtype in GELU_DTYPES:  # first calls: the kernels compile (CuPy's, per dtype and layout), the pool fills
             transposed = " (a transposed view)"
             for x, what in ((cp.ones((3, 5), dtype=dtype), ""), (cp.ones((5, 3), dtype=dtype).T, transposed),
                             (cp.ones(5, dtype=dtype), "")):
@@ -363,7 +409,7 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
                 run = _in_a_fresh_thread(partial(_gelu_run, cp, yours, case, sources, window_ms))
                 if not run.spoiled:
                     break
-            _judge_gelu(ex, cp, case, run, x, gelu_reference(x, bias), window_ms)
+            _judge_gelu(ex, cp, case, run, (x, bias), gelu_reference(x, bias), window_ms)
 
         chosen: list[GeluCase] = [(kind, 33, 1000, "float32", layout, i % 2 == 1, _seed("gelu", kind, layout))
                                   for i, kind in enumerate(CUPY_CALLERS) for layout in LAYOUTS[i % 3:i % 3 + 1]]
@@ -519,17 +565,17 @@ def _gelu_twice_and_large(ex: Any, cp: Any, yours: Callable) -> None:
               f"{n} elements, and how many elements does each thread cover? (a grid capped at some number of "
               "blocks leaves the rest to a loop in each thread)")
     want = gelu_reference(xs, bs)
-    rtol, atol = TOLERANCES["float32"]
-    bad = np.flatnonzero(~(np.abs(got.astype(np.float64) - want) <= atol + rtol * np.abs(want)))
+    bad = np.flatnonzero(gelu_outside(got, xs, bs, want, "float32"))
     ex.expect(bad.size == 0, f"{call}: element {picked[bad[0]] if bad.size else 0} of the result is "
               f"{got[bad[0]] if bad.size else 0:.9g} where {want[bad[0]] if bad.size else 0:.9g} is right ({bad.size} "
               f"of the {picked.size} elements compared are wrong)",
               "compare the last elements' indices with the first ones': does every thread compute its own?")
 
 
-def _judge_gelu(ex: Any, cp: Any, case: GeluCase, run: _GeluRun, x: np.ndarray, want: np.ndarray,
-                window_ms: float) -> None:
+def _judge_gelu(ex: Any, cp: Any, case: GeluCase, run: _GeluRun, inputs: tuple[np.ndarray, np.ndarray],
+                want: np.ndarray, window_ms: float) -> None:
     call, out, dtype = _describe_gelu(case), run.out, case[3]
+    x, bias = inputs
     ex.expect(isinstance(out, cp.ndarray) and out.shape == want.shape,
               f"{call} returned {shown(out) if not isinstance(out, cp.ndarray) else f'an array of shape {out.shape}'}"
               f", expected a CuPy array of shape {want.shape}",
@@ -551,21 +597,24 @@ def _judge_gelu(ex: Any, cp: Any, case: GeluCase, run: _GeluRun, x: np.ndarray, 
                  "the task is one kernel of your own (cp.ElementwiseKernel or cp.RawKernel) that computes the whole "
                  "formula for each element: x read once, the result written once")
     if run.seen is not None:
-        rtol, atol = TOLERANCES[dtype]
-        bad = ~(np.abs(run.seen.astype(np.float64) - want) <= atol + rtol * np.abs(want))
+        bad = gelu_outside(run.seen, x, bias, want, dtype)
         wrong = int(bad.sum())
         example = float(run.seen[bad].flat[0]) if wrong else 0.0
         expected = float(want[bad].flat[0]) if wrong else 0.0
+        digits = 9 if dtype == "float32" else 17
         found.expect(wrong == 0, f"{call}: the caller's stream read {wrong} of {want.size} values outside "
-                     f"assert_close's {dtype} tolerance (rtol {rtol:g}, atol {atol:g}) of the float64 reference (for "
-                     f"example {example:.9g} where {expected:.9g} is right)",
+                     f"{_gelu_tolerance(dtype)} of the float64 reference (for example {example:.{digits}g} where "
+                     f"{expected:.{digits}g} is right)",
                      "NaN is what x or bias held before the caller's stream wrote them, and what each array your "
                      "function allocates holds until written: which stream did your kernel run on, and does it write "
                      "every element?" if math.isnan(example) else
                      "infinity is what the caller's buffer held before it read your result: your kernel had not run "
                      "yet on the caller's stream" if math.isinf(example) else
                      "compare with the formula term by term (the cube, the constants, tanh, the bias along the last "
-                     "dimension, each element's own index in a view), and compute in the inputs' precision")
+                     "dimension, each element's own index in a view), and compute in the inputs' precision" + (
+                         ": for float64, every step in double (a math function by its plain name, tanh, not tanhf; "
+                         "constants with all of a double's 17 significant digits; no float on the way)"
+                         if dtype == "float64" else ""))
     found.expect(run.late_ms <= window_ms / 2,
                  f"{call}: the caller's next work ran {run.late_ms:.0f} ms after its write, behind work queued on "
                  "another stream", "launch the kernel on CuPy's current stream, the caller's: any other stream ties "

@@ -2697,6 +2697,11 @@ WRONG_SOFTMAXES.update({
     "adversary 106: the result made without dtype= on every call (the caller's default dtype)":
         softmax_in_the_callers_default_dtype,
 })
+# tanhf in a body templated on T: for float64 inputs tanh is computed in float (about 1e-7 relative), within
+# assert_close's float64 default, which the check used (PASS on the H200); the check's float64 bound is now what
+# float64 arithmetic can miss by (nb09.GELU_F64_EPS)
+WRONG_GELUS["adversary 106: tanhf in a body templated on T (tanh in float for float64)"] = _gelu_with(
+    _GELU.replace("tanh(", "tanhf("), "gelu_tanhf")
 
 
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
