@@ -104,6 +104,21 @@ class Test_09_kernels:
         assert x.numel() == 0 or x.abs().max() <= 6 * abs(scale)  # "values up to about scale"
         assert scale > 0 or (x.numel() == 0 or x.max() < 0) and "all below 0" in text
 
+    @pytest.mark.parametrize("a", nb09.FACTORS, ids=repr)
+    def test_a_scale_case_names_its_factor_as_the_code_that_makes_it(self, a):
+        """A caller's a of every kind (adversary 106: a kernel declared `double a`, given a as it came, passed while
+        every a was a Python float): the description shows it as Python code that makes the same value of the same
+        type, `np.float32(0.1)` or `2`."""
+        shown = nb09._shown_factor(a)
+        made = eval(shown, {"np": np})  # the description's own text, made again
+        assert type(made) is type(a) and made == a and f"scale_into(out, x, {shown}) " in nb09._describe_scale(
+            (5, a, 0))
+
+    def test_the_chosen_scale_cases_hold_every_kind_of_factor(self):
+        kinds = {type(a) for a in nb09.FACTORS}
+        assert {int, float, np.float32, np.float64, np.int64} <= kinds
+        assert {type(a) for n, a, _ in nb09.SCALE_CHOSEN if n} == kinds
+
     @pytest.mark.parametrize("case", [("null", None, 0, "float32", "contiguous", False, 1),
                                       ("use", 3, 5, "float64", "transposed", True, 4),
                                       ("with", 2, 9, "float32", "strided", False, 2)])

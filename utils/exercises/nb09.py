@@ -40,15 +40,15 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
   past a tensor FAILs instead of corrupting the heap), @triton.autotune taking its first config; without Triton the
   check says it needs it (`requires=("triton",)`).  Each call has CALL_LIMIT_S (SIGALRM: the main thread of a POSIX
   process, and Python code only; a GPU kernel that never ends still hangs the synchronize after it).
-- `check_scale_into` (GPU, CuPy): the fixed kernel writes `a * x` into `out`, a view into a larger buffer whose
-  guard regions on both sides must stay untouched (a write past the end shows without compute-sanitizer, which
-  CuPy's pool hides small overruns from), for sizes of 0, 1, odd, around multiples of the block, large and more
-  than 65535 blocks of 1024 threads (a 1-D grid holds 2**31 - 1 blocks: a kernel that caps its grid must loop),
-  called from every kind of CuPy caller right after its stream wrote x (in half the cases behind a window of
-  earlier work longer than the lateness of the answer's streams: a kernel there that does not wait for the
-  caller's stream reads the infinity x held), and read on the caller's stream right after the call (streams the
-  answer creates or enters start late: a kernel there that the caller's stream does not wait for has not run
-  yet); each call has CALL_LIMIT_S.
+- `check_scale_into` (GPU, CuPy): the fixed kernel writes `a * x` into `out` (`a` a Python float or int, or a NumPy
+  scalar: FACTORS), `out` a view into a larger buffer whose guard regions on both sides must stay untouched (a write
+  past the end shows without compute-sanitizer, which CuPy's pool hides small overruns from), for sizes of 0, 1,
+  odd, around multiples of the block, large and more than 65535 blocks of 1024 threads (a 1-D grid holds 2**31 - 1
+  blocks: a kernel that caps its grid must loop), called from every kind of CuPy caller right after its stream
+  wrote x (in half the cases behind a window of earlier work longer than the lateness of the answer's streams: a
+  kernel there that does not wait for the caller's stream reads the infinity x held), and read on the caller's
+  stream right after the call (streams the answer creates or enters start late: a kernel there that the caller's
+  stream does not wait for has not run yet); each call has CALL_LIMIT_S.
 """
 
 from __future__ import annotations
@@ -2010,19 +2010,35 @@ register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_ch
 # ------------------------------------------------------------------------------------------
 # Exercise 3: a RawKernel's bounds bug, found and fixed
 # ------------------------------------------------------------------------------------------
-ScaleCase = tuple[int, float, int]  # (n, a, seed)
+Factor = float | np.floating[Any] | np.integer[Any]  # a real number as a caller passes it (FACTORS)
+ScaleCase = tuple[int, Factor, int]  # (n, a, seed)
 GUARD = 4096  # elements of each guard region: more than a block of 1024 threads writes, twice
 SENTINEL = -12345.0  # what the guard regions hold
-FACTORS = (1.5, -0.75, 3.0, 0.1, 2.5)
+# a, as a caller may pass a real number: the checks are liberal in types, strict in values (CONTRIBUTING, "How a check
+# decides").  Adversary 106's kernel declared `double a` and was given a as it came, and passed: every a was a Python
+# float, which CuPy passes as a double.  CuPy passes a Python int as an int64 and a NumPy scalar as its own type
+# (np.float32: 4 bytes), and a kernel reads each as the type its signature declares (cupy/_core/_scalar.pyx, CScalar;
+# cupy/cuda/function.pyx, _pointer; v14.2.0): each case's a is one of these kinds, and the chosen cases hold every
+# kind.  No 0-d array: CuPy's own operators, which the task lets an answer use in place of the kernel, refuse a 0-d
+# NumPy array (CScalar raises 'Unsupported type'), and a 0-d CuPy array lives on the GPU (its value on the host is
+# a copy that waits for the GPU).
+FACTORS = (1.5, -0.75, 3.0, 0.1, 2.5, 2, -3, np.float32(0.1), np.float32(-2.5), np.float64(1.25), np.int64(3),
+           np.int32(-2))
 SCALE_RTOL = 2.5e-7  # two float32 ulps against the float64 product: a rounded first, or not
 SCALE_FULL = 2**21  # up to this size, every element of out is compared; beyond, the last ones and a spread of others
 # more than a grid capped at 65535 blocks of 1024 threads covers, or at 65536 (round 27's adversary capped it at 2**16,
 # "the grid limit", and passed the earlier 65535 * 1024 + 257): 268 MB a buffer, about 1.3 GB for the case in all
 SCALE_LARGE = 65536 * 1024 + 257
+# check_scale_into's chosen cases: every kind of a (FACTORS) on a size of 1 or more; seed 11: a busy caller (round
+# 113's adversary split the large case over two blocking streams of its own, no waits, and passed from the null
+# stream, seed 8)
+SCALE_CHOSEN: list[ScaleCase] = [
+    (0, 1.5, 1), (1, -3, 2), (255, np.float32(0.1), 3), (256, np.int64(3), 4), (257, np.float64(1.25), 5),
+    (511, np.int32(-2), 6), (2**20 + 1, -0.75, 7), (SCALE_LARGE, 2.5, 11)]
 
 
 @reference
-def scale_reference(x: np.ndarray, a: float) -> np.ndarray:
+def scale_reference(x: np.ndarray, a: Factor) -> np.ndarray:
     """a * x, in float64."""
     return float(a) * x.astype(np.float64)
 
@@ -2046,10 +2062,15 @@ def _scale_written_late(case: ScaleCase) -> bool:
     return case[2] // len(CUPY_CALLERS) % 2 == 0
 
 
+def _shown_factor(a: object) -> str:
+    """a as Python code that makes it: `2`, `1.5`, `np.float32(0.1)`."""
+    return f"np.{type(a).__name__}({a})" if isinstance(a, np.generic) else repr(a)
+
+
 def _describe_scale(case: ScaleCase) -> str:
     n, a, _ = case
     late = ", right behind a slow write of x on that stream" if _scale_written_late(case) else ""
-    return (f"scale_into(out, x, {a}) with x and out of {n} elements, called from "
+    return (f"scale_into(out, x, {_shown_factor(a)}) with x and out of {n} elements, called from "
             f"{CUPY_CALLERS[_scale_caller(case)]}{late}")
 
 
@@ -2102,9 +2123,10 @@ def _scale_run(ex: Any, cp: Any, yours: Callable, case: ScaleCase) -> _ScaleRun:
     return _ScaleRun(got, read(), (x if where is None else x[where]).get(), picked, guards, unwritten)
 
 
-def check_scale_into(scale_into: Callable[[Any, Any, float], object]) -> None:
-    """scale_into(out, x, a) must write a * x into out (float32, 1-D, n elements, out a view into a larger array),
-    and nothing outside out, on CuPy's current stream (the caller reads out on its stream right after the call)."""
+def check_scale_into(scale_into: Callable[[Any, Any, Any], object]) -> None:
+    """scale_into(out, x, a) must write a * x into out (float32, 1-D, n elements, out a view into a larger array; a
+    any real number: a Python float or int, or a NumPy scalar), and nothing outside out, on CuPy's current stream (the
+    caller reads out on its stream right after the call)."""
     if _left_for_a_gpu("scale_into", "CuPy on a GPU: sizes of 0, 1, odd, around multiples of the block and large, "
                                      "out a view into a larger array whose guard regions must stay untouched, and "
                                      "the values against a float64 reference, read on the caller's stream"):
@@ -2152,12 +2174,10 @@ def check_scale_into(scale_into: Callable[[Any, Any, float], object]) -> None:
                       "caller's, and does each thread read its own element?" if bad.size and not np.isfinite(
                           run.got[first]) else
                       "the kernel reads its arguments as the C types of its signature: what type does CuPy pass a "
-                      "Python float or int as?")
+                      "Python float, a Python int or a NumPy scalar (np.float32, np.int64) as, and what does your "
+                      "signature declare?")
 
-        chosen = [(0, 1.5, 1), (1, -0.75, 2), (255, 3.0, 3), (256, 0.1, 4), (257, 2.5, 5), (511, 1.5, 6),
-                  (2**20 + 1, -0.75, 7), (SCALE_LARGE, 2.5, 11)]  # 11: a busy caller (round 113's adversary split
-        # the large case over two blocking streams of its own, no waits, and passed from the null stream, seed 8)
-        for_all(ex, _scale_cases(), holds, examples=24, chosen=chosen, budget_s=GPU_BUDGET_S,
+        for_all(ex, _scale_cases(), holds, examples=24, chosen=SCALE_CHOSEN, budget_s=GPU_BUDGET_S,
                 describe=_describe_scale)
 
 

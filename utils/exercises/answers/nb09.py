@@ -2702,6 +2702,23 @@ WRONG_SOFTMAXES.update({
 # float64 arithmetic can miss by (nb09.GELU_F64_EPS)
 WRONG_GELUS["adversary 106: tanhf in a body templated on T (tanh in float for float64)"] = _gelu_with(
     _GELU.replace("tanh(", "tanhf("), "gelu_tanhf")
+# a kernel declared `double a`, given a as it came: right for a Python float (CuPy passes a double), wrong for a
+# Python int (an int64) or a NumPy scalar of another type (np.float32: 4 bytes); PASSed on the H200 when every a the
+# check passed was a Python float.  Its right twin, float(a) passed, is "a computed in double" (ALSO_RIGHT_SCALES)
+WRONG_SCALES["adversary 106: a kernel's `double a` given a as it came (an int or a NumPy scalar read as a double)"] = \
+    _scale_with(a_type="double", pass_a=lambda a: a)
+
+
+def scale_blocks_and_n_as_numpy_ints(out, x, a):
+    """Right (adversary 106): the fixed kernel, its grid computed by NumPy (np.ceil(n / 256) as an np.int64) and n
+    passed as an np.int64, a as np.float32(a)."""
+    n = np.int64(x.size)
+    blocks = np.int64(np.ceil(n / 256))
+    if blocks:
+        _raw("scale", _scale_source("i < n"))((blocks,), (256,), (out, x, np.float32(a), n))
+
+
+ALSO_RIGHT_SCALES["adversary 106: the grid and n as NumPy ints, a as np.float32(a)"] = scale_blocks_and_n_as_numpy_ints
 
 
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
