@@ -28,6 +28,54 @@ class Test_09_kernels:
         want = torch.nn.functional.gelu(torch.from_numpy(x + bias), approximate="tanh").numpy()
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
+    def test_the_float64_gelu_bound_takes_right_float64_forms_and_no_step_through_float(self):
+        """nb09.GELU_F64_EPS, derived in its comment from what float64 arithmetic can miss by: on the check's chosen
+        float64 case (a million values), right float64 forms of GELU stay inside it; a step through float breaks it on
+        most values (adversary 106: tanhf in a body templated on T passed assert_close's float64 default, 1e-7, which
+        is float32's own precision)."""
+        case = ("use", 1023, 1025, "float64", "transposed", True, 4)  # check_bias_gelu's chosen float64 case
+        x, bias = nb09._gelu_values(case)
+        with inside_check():
+            want = nb09.gelu_reference(x, bias)
+        v = x + bias
+        c, a = 0.7978845608028654, 0.044715
+
+        def gelu(v, z=lambda v: c * (v + a * v * v * v), tanh=np.tanh):
+            return 0.5 * v * (1.0 + tanh(z(v)))
+
+        def ulps(t, k):  # t moved k ulps up (k < 0: down)
+            for _ in range(abs(k)):
+                t = np.nextafter(t, np.inf if k > 0 else -np.inf)
+            return t
+
+        right = {
+            "the reference's order": gelu(v),
+            "v (1 + 0.044715 v^2)": gelu(v, z=lambda v: c * v * (1.0 + a * v * v)),
+            "the cube as a power": gelu(v, z=lambda v: c * (v + a * np.power(v, 3))),
+            "the sigmoid form": v / (1.0 + np.exp(-2.0 * c * (v + a * v * v * v))),
+            "tanh 2 ulps up": gelu(v, tanh=lambda z: ulps(np.tanh(z), 2)),
+            "tanh 2 ulps down, z 4 up": gelu(v, z=lambda v: ulps(c * (v + a * v * v * v), 4),
+                                             tanh=lambda z: ulps(np.tanh(z), -2)),
+        }
+        for what, got in right.items():
+            assert not nb09.gelu_outside(got, x, bias, want, "float64").any(), what
+        f32 = np.float32
+        through_float = {
+            "tanh in float (tanhf)": gelu(v, tanh=lambda z: np.tanh(z.astype(f32)).astype(np.float64)),
+            "v in float": gelu(v.astype(f32).astype(np.float64)),
+            "sqrt(2/pi) in float": gelu(v, z=lambda v: float(f32(c)) * (v + a * v * v * v)),
+            "the result rounded to float": gelu(v).astype(f32).astype(np.float64),
+            "all in float": gelu(v.astype(f32), z=lambda v: f32(c) * (v + f32(a) * v * v * v)).astype(np.float64),
+        }
+        for what, got in through_float.items():
+            assert nb09.gelu_outside(got, x, bias, want, "float64").mean() > 0.85, what  # 0.90 to 0.98 here
+        # float32 inputs keep assert_close's tolerance: the float computation is right there
+        x32, b32 = x.astype(f32), bias.astype(f32)
+        with inside_check():
+            want32 = nb09.gelu_reference(x32, b32)
+        got32 = gelu((x32 + b32), z=lambda v: f32(c) * (v + f32(a) * v * v * v))
+        assert got32.dtype == f32 and not nb09.gelu_outside(got32, x32, b32, want32, "float32").any()
+
     def test_the_softmax_reference_is_a_softmax_in_float64(self):
         x = torch.randn(4, 9, generator=torch.Generator().manual_seed(1)) * 300
         with inside_check():
@@ -55,6 +103,21 @@ class Test_09_kernels:
         assert (f"starting {start} element" in text) == (start > 0)
         assert x.numel() == 0 or x.abs().max() <= 6 * abs(scale)  # "values up to about scale"
         assert scale > 0 or (x.numel() == 0 or x.max() < 0) and "all below 0" in text
+
+    @pytest.mark.parametrize("a", nb09.FACTORS, ids=repr)
+    def test_a_scale_case_names_its_factor_as_the_code_that_makes_it(self, a):
+        """A caller's a of every kind (adversary 106: a kernel declared `double a`, given a as it came, passed while
+        every a was a Python float): the description shows it as Python code that makes the same value of the same
+        type, `np.float32(0.1)` or `2`."""
+        shown = nb09._shown_factor(a)
+        made = eval(shown, {"np": np})  # the description's own text, made again
+        assert type(made) is type(a) and made == a and f"scale_into(out, x, {shown}) " in nb09._describe_scale(
+            (5, a, 0))
+
+    def test_the_chosen_scale_cases_hold_every_kind_of_factor(self):
+        kinds = {type(a) for a in nb09.FACTORS}
+        assert {int, float, np.float32, np.float64, np.int64} <= kinds
+        assert {type(a) for n, a, _ in nb09.SCALE_CHOSEN if n} == kinds
 
     @pytest.mark.parametrize("case", [("null", None, 0, "float32", "contiguous", False, 1),
                                       ("use", 3, 5, "float64", "transposed", True, 4),

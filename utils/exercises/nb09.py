@@ -6,7 +6,8 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
 - `check_bias_gelu` (GPU, CuPy): shapes of 0, 1, odd and large sizes, float32 and float64, contiguous,
   transposed and strided views, called from every kind of CuPy caller (utils/exercises/streams.py) right behind a
   write on the caller's stream that a window of earlier work delays, with every other stream late (those the answer
-  creates too): values within assert_close's default tolerance of the dtype (lecture 06), read by the caller's
+  creates too): values within assert_close's default tolerance for float32 (lecture 06), and for float64 within what
+  float64 arithmetic can miss by (GELU_F64_EPS: a step through float is far outside it), read by the caller's
   stream at once; no host wait; the caller's next work not late behind another stream.  Every array the answer
   allocates comes with guards and starts as NaN (`_GuardedAllocations`): nothing written just outside it, and no
   more than EAGER arrays of x's size (CuPy's operators one at a time are not one kernel of your own).  Then two
@@ -17,13 +18,14 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
   an empty array's end FAILs, not a lost context).  Nothing of it runs on a CPU (CuPy kernels need a GPU, and
   NVRTC, which compiles the source, needs CUDA): `cpu_checks=0`.
 - `check_softmax_rows` (Triton): rows 0, 1 and odd, columns 1, odd, not a power of two and up to 4096, rows
-  further apart than their length: within `softmax_rtol(cols)` (and a little more per unit below the row's max) of a
-  float64 softmax, relatively for every output, and at least one launch; then three calls on one shape: every
-  earlier result must survive every later call, with every value the answer's launches write replaced by NaN right
-  after each launch the second call's result must not be right (its values come from the answer's kernel), and the
-  third call, on the second call's tensor with new values written through `x.data` (no version bump) from a caller
-  whose default dtype is float64, must return their softmax; on a GPU also a share of this GPU's own copy bandwidth
-  (`y.copy_(x)`) on a large shape.  In every call, PyTorch may only allocate, view, copy or convert x and what is
+  further apart than their length, each case from a caller whose default dtype is float64 (FLOAT64_CALLER): a
+  float32 result within `softmax_rtol(cols)` (and a little more per unit below the row's max) of a float64 softmax,
+  relatively for every output, and at least one launch; then three calls on one shape: every earlier result must
+  survive every later call, with every value the answer's launches write replaced by NaN right after each launch the
+  second call's result must not be right (its values come from the answer's kernel), and the third call, on the
+  second call's tensor with new values written through `x.data` (no version bump) from a caller whose default dtype
+  is float64, must return their softmax; on a GPU also a share of this GPU's own copy bandwidth (`y.copy_(x)`) on a
+  large shape.  In every call, PyTorch may only allocate, view, copy or convert x and what is
   made from it (`_WhatPyTorchComputes`; what a Triton launch writes is made from x when a tensor it was given, at
   the top level or inside a tuple, is, and an operator the answer defined with `triton_op`, `custom_op` or
   torch.library's define and impl is watched as the answer's own code; wrap_triton's higher-order operator is let
@@ -38,15 +40,15 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
   past a tensor FAILs instead of corrupting the heap), @triton.autotune taking its first config; without Triton the
   check says it needs it (`requires=("triton",)`).  Each call has CALL_LIMIT_S (SIGALRM: the main thread of a POSIX
   process, and Python code only; a GPU kernel that never ends still hangs the synchronize after it).
-- `check_scale_into` (GPU, CuPy): the fixed kernel writes `a * x` into `out`, a view into a larger buffer whose
-  guard regions on both sides must stay untouched (a write past the end shows without compute-sanitizer, which
-  CuPy's pool hides small overruns from), for sizes of 0, 1, odd, around multiples of the block, large and more
-  than 65535 blocks of 1024 threads (a 1-D grid holds 2**31 - 1 blocks: a kernel that caps its grid must loop),
-  called from every kind of CuPy caller right after its stream wrote x (in half the cases behind a window of
-  earlier work longer than the lateness of the answer's streams: a kernel there that does not wait for the
-  caller's stream reads the infinity x held), and read on the caller's stream right after the call (streams the
-  answer creates or enters start late: a kernel there that the caller's stream does not wait for has not run
-  yet); each call has CALL_LIMIT_S.
+- `check_scale_into` (GPU, CuPy): the fixed kernel writes `a * x` into `out` (`a` a Python float or int, or a NumPy
+  scalar: FACTORS), `out` a view into a larger buffer whose guard regions on both sides must stay untouched (a write
+  past the end shows without compute-sanitizer, which CuPy's pool hides small overruns from), for sizes of 0, 1,
+  odd, around multiples of the block, large and more than 65535 blocks of 1024 threads (a 1-D grid holds 2**31 - 1
+  blocks: a kernel that caps its grid must loop), called from every kind of CuPy caller right after its stream
+  wrote x (in half the cases behind a window of earlier work longer than the lateness of the answer's streams: a
+  kernel there that does not wait for the caller's stream reads the infinity x held), and read on the caller's
+  stream right after the call (streams the answer creates or enters start late: a kernel there that the caller's
+  stream does not wait for has not run yet); each call has CALL_LIMIT_S.
 """
 
 from __future__ import annotations
@@ -100,8 +102,31 @@ WINDOW_MS = 40.0  # how long the checks keep a stream busy (at first: see TRIES)
 TRIES = 3  # a case that a slow or busy host spoiled is tried again, with windows twice as long
 GPU_CASES = 6  # generated cases of a GPU check, besides its chosen ones
 GPU_BUDGET_S = 3.0  # seconds of shrinking a GPU check's failing case
-# assert_close's default tolerances (lecture 06, section 6: torch.testing's table), by dtype: (rtol, atol)
-TOLERANCES = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+GELU_DTYPES = ("float32", "float64")
+# bias_gelu's values against the float64 reference, for float32 inputs: assert_close's default tolerance (lecture 06,
+# section 6: torch.testing's table), (rtol, atol)
+GELU_FLOAT32 = (1.3e-6, 1e-5)
+# ...and for float64 inputs: what float64 arithmetic can miss by, GELU_F64_EPS epsilons of float64 (eps = 2**-52)
+# times |v| + |gelu(v)|, v = x + bias.  Not assert_close's float64 default (rtol = atol = 1e-7), which is about
+# float32's own precision (its epsilon, 1.2e-7): a body templated on T that calls tanhf computes tanh in float for
+# float64 inputs and passed within it (adversary 106, on the H200).  The bound, with u = eps / 2 (a rounding's
+# relative error at most; doubles in [0.5, 1) lie u apart, so an ulp of t is u at most): a right float64 computation
+# of gelu(v) = 0.5 v (1 + t), t = tanh(z), z = c (v + 0.044715 v^3), errs by at most
+#   - in z: 5 roundings and the two constants' own, no cancellation (v and v^3 share a sign): |dz| <= 7u |z|, which
+#     moves t by sech(z)^2 |dz| <= 7u * max |z| sech(z)^2 = 7u * 0.45 = 3.2u;
+#   - in t itself: a math library's double tanh errs by a few ulps; 4 allowed, each at most u below 1: 4u;
+#   - in 1 + t: one rounding, u (the sum lies below 2);  so 1 + t within 8.2u, and 0.5 v (1 + t) within 4.1u |v|,
+#   - plus the last product's rounding (0.5 v is exact): u |g|.
+# The sigmoid form, v / (1 + exp(-2z)), errs less where 1 + t cancels (v below 0), at most 2.1u |v| + 2u |g| (exp's
+# relative error 2 |z| |dz| times sigmoid(2z) sigmoid(-2z), whose product with |z| is at most 0.11).  So a right
+# answer and the reference differ by at most 8.2u |v| + 2u |g| (both err), 4.1 eps |v| + eps |g|: GELU_F64_EPS = 16
+# allows about 4 times that, for other orders of the formula (v (1 + 0.044715 v^2), pow(v, 3), FMA contractions).
+# Simulated on the check's own float64 values (x ~ N(0, 3), bias ~ N(0, 1), a million of them), right forms (the
+# reference's order, v (1 + 0.044715 v^2), the sigmoid form, tanh off by 2 ulps, z off by 4) stayed within 1 eps
+# times |v| + |g|; a step through float (float's epsilon is 2**29 times float64's) broke the bound on 90% of the
+# values (sqrt(2/pi) in float) to 98% (everything in float), tanh in float on 97%; the old bound, 1e-7, on 1% at
+# most (tests/test_exercises_09.py).
+GELU_F64_EPS = 16.0
 
 
 def _seed(*parts: object) -> int:
@@ -220,10 +245,31 @@ def gelu_reference(x: np.ndarray, bias: np.ndarray) -> np.ndarray:
     return 0.5 * v * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v**3)))
 
 
+def gelu_outside(got: np.ndarray, x: np.ndarray, bias: np.ndarray, want: np.ndarray, dtype: str) -> np.ndarray:
+    """Where `got` (any dtype) lies outside the tolerance of the inputs' dtype around `want`, the reference of x and
+    bias: for float32, assert_close's default (GELU_FLOAT32); for float64, GELU_F64_EPS epsilons of float64 times
+    |v| + |want|, v = x + bias (NaN is outside)."""
+    off = np.abs(got.astype(np.float64) - want)
+    if dtype == "float32":
+        rtol, atol = GELU_FLOAT32
+        return ~(off <= atol + rtol * np.abs(want))
+    v = x.astype(np.float64) + bias.astype(np.float64)
+    return ~(off <= GELU_F64_EPS * float(np.finfo(np.float64).eps) * (np.abs(v) + np.abs(want)))
+
+
+def _gelu_tolerance(dtype: str) -> str:
+    """The tolerance of `dtype`'s inputs, as a failure names it."""
+    if dtype == "float32":
+        rtol, atol = GELU_FLOAT32
+        return f"assert_close's float32 tolerance (rtol {rtol:g}, atol {atol:g})"
+    return (f"{GELU_F64_EPS:g} float64 epsilons times |v| + |gelu(v)| (v = x + bias: what float64 arithmetic can "
+            "miss by)")
+
+
 def _gelu_cases() -> st.SearchStrategy[GeluCase]:
     small = st.integers(0, 9)
     return st.tuples(cupy_callers(), st.one_of(st.none(), small, st.integers(1, 256)),
-                     st.one_of(small, st.integers(1, 4096)), st.sampled_from(tuple(TOLERANCES)),
+                     st.one_of(small, st.integers(1, 4096)), st.sampled_from(GELU_DTYPES),
                      st.sampled_from(LAYOUTS), st.booleans(), st.integers(0, 2**32 - 1))
 
 
@@ -329,8 +375,9 @@ def _gelu_run(cp: Any, yours: Callable, case: GeluCase, sources: tuple[Any, Any]
 
 def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
     """bias_gelu(x, bias) must return GELU's tanh form of x + bias (bias over the last dimension) as a new CuPy
-    array of x's shape and dtype, within assert_close's default tolerance of that dtype, computed on CuPy's
-    current stream without making the host wait."""
+    array of x's shape and dtype, within assert_close's default tolerance for float32 and within GELU_F64_EPS
+    epsilons of float64 times |v| + |gelu(v)| for float64, computed on CuPy's current stream without making the host
+    wait."""
     if _left_for_a_gpu("bias_gelu", "CuPy on a GPU: float32 and float64 inputs of sizes 0, 1, odd and large, "
                                     "transposed and strided, from every kind of CuPy caller behind a slow write on "
                                     "its stream: the values against a float64 reference, no wait of the host, and "
@@ -340,7 +387,7 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
         cp = _cupy("check_bias_gelu")
         yours = keeping(ex, ex.answer(bias_gelu), CUPY_KEPT)
         calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
-        for dtype in TOLERANCES:  # first calls: the kernels compile (CuPy's, per dtype and layout), the pool fills
+        for dtype in GELU_DTYPES:  # first calls: the kernels compile (CuPy's, per dtype and layout), the pool fills
             transposed = " (a transposed view)"
             for x, what in ((cp.ones((3, 5), dtype=dtype), ""), (cp.ones((5, 3), dtype=dtype).T, transposed),
                             (cp.ones(5, dtype=dtype), "")):
@@ -362,7 +409,7 @@ def check_bias_gelu(bias_gelu: Callable[[Any, Any], Any]) -> None:
                 run = _in_a_fresh_thread(partial(_gelu_run, cp, yours, case, sources, window_ms))
                 if not run.spoiled:
                     break
-            _judge_gelu(ex, cp, case, run, x, gelu_reference(x, bias), window_ms)
+            _judge_gelu(ex, cp, case, run, (x, bias), gelu_reference(x, bias), window_ms)
 
         chosen: list[GeluCase] = [(kind, 33, 1000, "float32", layout, i % 2 == 1, _seed("gelu", kind, layout))
                                   for i, kind in enumerate(CUPY_CALLERS) for layout in LAYOUTS[i % 3:i % 3 + 1]]
@@ -518,17 +565,17 @@ def _gelu_twice_and_large(ex: Any, cp: Any, yours: Callable) -> None:
               f"{n} elements, and how many elements does each thread cover? (a grid capped at some number of "
               "blocks leaves the rest to a loop in each thread)")
     want = gelu_reference(xs, bs)
-    rtol, atol = TOLERANCES["float32"]
-    bad = np.flatnonzero(~(np.abs(got.astype(np.float64) - want) <= atol + rtol * np.abs(want)))
+    bad = np.flatnonzero(gelu_outside(got, xs, bs, want, "float32"))
     ex.expect(bad.size == 0, f"{call}: element {picked[bad[0]] if bad.size else 0} of the result is "
               f"{got[bad[0]] if bad.size else 0:.9g} where {want[bad[0]] if bad.size else 0:.9g} is right ({bad.size} "
               f"of the {picked.size} elements compared are wrong)",
               "compare the last elements' indices with the first ones': does every thread compute its own?")
 
 
-def _judge_gelu(ex: Any, cp: Any, case: GeluCase, run: _GeluRun, x: np.ndarray, want: np.ndarray,
-                window_ms: float) -> None:
+def _judge_gelu(ex: Any, cp: Any, case: GeluCase, run: _GeluRun, inputs: tuple[np.ndarray, np.ndarray],
+                want: np.ndarray, window_ms: float) -> None:
     call, out, dtype = _describe_gelu(case), run.out, case[3]
+    x, bias = inputs
     ex.expect(isinstance(out, cp.ndarray) and out.shape == want.shape,
               f"{call} returned {shown(out) if not isinstance(out, cp.ndarray) else f'an array of shape {out.shape}'}"
               f", expected a CuPy array of shape {want.shape}",
@@ -550,21 +597,24 @@ def _judge_gelu(ex: Any, cp: Any, case: GeluCase, run: _GeluRun, x: np.ndarray, 
                  "the task is one kernel of your own (cp.ElementwiseKernel or cp.RawKernel) that computes the whole "
                  "formula for each element: x read once, the result written once")
     if run.seen is not None:
-        rtol, atol = TOLERANCES[dtype]
-        bad = ~(np.abs(run.seen.astype(np.float64) - want) <= atol + rtol * np.abs(want))
+        bad = gelu_outside(run.seen, x, bias, want, dtype)
         wrong = int(bad.sum())
         example = float(run.seen[bad].flat[0]) if wrong else 0.0
         expected = float(want[bad].flat[0]) if wrong else 0.0
+        digits = 9 if dtype == "float32" else 17
         found.expect(wrong == 0, f"{call}: the caller's stream read {wrong} of {want.size} values outside "
-                     f"assert_close's {dtype} tolerance (rtol {rtol:g}, atol {atol:g}) of the float64 reference (for "
-                     f"example {example:.9g} where {expected:.9g} is right)",
+                     f"{_gelu_tolerance(dtype)} of the float64 reference (for example {example:.{digits}g} where "
+                     f"{expected:.{digits}g} is right)",
                      "NaN is what x or bias held before the caller's stream wrote them, and what each array your "
                      "function allocates holds until written: which stream did your kernel run on, and does it write "
                      "every element?" if math.isnan(example) else
                      "infinity is what the caller's buffer held before it read your result: your kernel had not run "
                      "yet on the caller's stream" if math.isinf(example) else
                      "compare with the formula term by term (the cube, the constants, tanh, the bias along the last "
-                     "dimension, each element's own index in a view), and compute in the inputs' precision")
+                     "dimension, each element's own index in a view), and compute in the inputs' precision" + (
+                         ": for float64, every step in double (a math function by its plain name, tanh, not tanhf; "
+                         "constants with all of a double's 17 significant digits; no float on the way)"
+                         if dtype == "float64" else ""))
     found.expect(run.late_ms <= window_ms / 2,
                  f"{call}: the caller's next work ran {run.late_ms:.0f} ms after its write, behind work queued on "
                  "another stream", "launch the kernel on CuPy's current stream, the caller's: any other stream ties "
@@ -630,12 +680,30 @@ FAR_BELOW = -2e4  # masked rows whose finite values lie this far below 0 (one se
 OTHER_SHIFT = 200.0  # _softmax_two_callers: the other caller's values lie this far above the first's
 OTHER_CALLER_S = 10.0  # _softmax_two_callers: how long the first caller waits for the other's call (OWN_CASE's shape)
 KEPT_CALLS = 12  # more calls on OWN_CASE's shape where an answer keeps its results: reuse in turn up to 14 apart shows
+# Every case of the property is called from a caller whose default dtype is float64 (adversary 106: a result made
+# without dtype= for an empty x alone, `torch.empty(x.shape, device=x.device)`, was float64 there, and passed: the
+# float64 caller was the third call of _softmax_new_and_own, never on an empty shape).  Under float32, PyTorch's
+# default, a tensor made without dtype= is float32 by chance; under float64, any branch of the answer that makes its
+# result so shows, on whichever shape the property reaches it.  The other calls (_softmax_new_and_own's first,
+# second and fourth, _softmax_two_callers) keep PyTorch's default.
+FLOAT64_CALLER = ", from a caller whose default dtype is float64"
 
 
 @reference
 def softmax_reference(x: torch.Tensor) -> torch.Tensor:
     """Softmax over the last dimension, in float64."""
     return torch.softmax(x.double(), dim=-1)
+
+
+@contextmanager
+def _default_dtype(dtype: torch.dtype) -> Iterator[None]:
+    """PyTorch's default dtype `dtype` inside the block, as a caller of its own settings has it; put back after."""
+    was = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(was)
 
 
 def softmax_rtol(cols: int) -> float:
@@ -1620,13 +1688,19 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       "makes the host wait for the GPU)")
             return y, launches
 
+        def call_from_a_float64_caller(x: torch.Tensor, call: str) -> tuple[object, _Launches]:
+            """call_yours(x), from a caller whose default dtype is float64 (FLOAT64_CALLER)."""
+            with _default_dtype(torch.float64):
+                return call_yours(x, call)
+
         def from_a_caller(case: SoftmaxCase, x: torch.Tensor, before: torch.Tensor, call: str
                           ) -> tuple[object, object, _Launches, str]:
-            """On a GPU: yours(x) from a PyTorch caller of the case's kind, right after the caller's stream wrote
-            x (NaN until then, behind a window of earlier work); the result read on the caller's stream at once
-            (a kernel on another stream that the caller's stream does not wait for has not run by then).  The
-            current stream after the call must be the caller's (round 26's adversary: torch.cuda.set_stream(side)
-            left current; the check read y on the current stream, the side one, in order behind the kernel)."""
+            """On a GPU: yours(x) from a PyTorch caller of the case's kind (its default dtype float64), right after
+            the caller's stream wrote x (NaN until then, behind a window of earlier work); the result read on the
+            caller's stream at once (a kernel on another stream that the caller's stream does not wait for has not
+            run by then).  The current stream after the call must be the caller's (round 26's adversary:
+            torch.cuda.set_stream(side) left current; the check read y on the current stream, the side one, in
+            order behind the kernel)."""
             kind = tuple(TORCH_CALLERS)[case[-1] % len(TORCH_CALLERS)]
             x.fill_(math.nan)
             calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
@@ -1635,7 +1709,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                 call = f"{call}, {caller.says}, right after that stream wrote x"
                 gpu_sleep(SOFTMAX_WINDOW_MS / 1e3)  # on the caller's stream
                 x.copy_(before)
-                y, launches = call_yours(x, call)
+                y, launches = call_from_a_float64_caller(x, call)
                 left = torch.cuda.current_stream()
                 with torch.cuda.stream(caller.stream):  # read on the caller's stream, whichever is current now
                     seen = y.clone() if isinstance(y, torch.Tensor) and y.layout == torch.strided else y
@@ -1650,11 +1724,11 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
         def holds(case: SoftmaxCase) -> None:
             x = _softmax_input(case, device)
             before = x.clone()
-            call = _describe_softmax(case)
+            call = _describe_softmax(case) + FLOAT64_CALLER
             if on_gpu:
                 y, seen, launches, call = from_a_caller(case, x, before, call)
             else:
-                y, launches = call_yours(x, call)
+                y, launches = call_from_a_float64_caller(x, call)
                 seen = y
             ex.expect(not counted or launches.count > 0 or case[0] == 0, f"{call} launched no Triton kernel",
                       "the task is a Triton kernel of your own, launched as softmax_kernel[grid](...) with a program "
@@ -1673,7 +1747,8 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             chosen += [(7, 1025, 1, 10.0, 5), (3, MAX_COLS, 64, 1000.0, 6), (301, 781, 3, 1.0, 7),
                        (MANY_ROWS, 3, 1, 1.0, 9)]
         for_all(ex, _softmax_cases(on_gpu), holds, examples=12 if on_gpu else CPU_CASES, chosen=chosen,
-                budget_s=GPU_BUDGET_S if on_gpu else 0.5, describe=_describe_softmax)
+                budget_s=GPU_BUDGET_S if on_gpu else 0.5,
+                describe=lambda case: _describe_softmax(case) + FLOAT64_CALLER)
         if counted:
             _softmax_new_and_own(ex, call_yours, device)
             _softmax_two_callers(ex, call_yours, yours, device)
@@ -1852,7 +1927,8 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
               f"{x.device}", "return a new tensor of x's shape, on x's device, that your kernel wrote")
     assert isinstance(y, torch.Tensor)
     ex.expect(y.dtype == torch.float32, f"{call} returned a {y.dtype} tensor, expected float32",
-              "the result keeps x's dtype")
+              "the result keeps x's dtype, on every path of your function: a tensor made without dtype= takes the "
+              "caller's default dtype, which need not be float32")
     # y's autograd state (round 26's adversary: y.requires_grad_(), or the work under torch.inference_mode(): the
     # caller's next in-place write into y raised, and autograd could not use y)
     state = "an inference tensor" if y.is_inference() else "a tensor that requires grad, for an x that requires " \
@@ -1934,19 +2010,35 @@ register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_ch
 # ------------------------------------------------------------------------------------------
 # Exercise 3: a RawKernel's bounds bug, found and fixed
 # ------------------------------------------------------------------------------------------
-ScaleCase = tuple[int, float, int]  # (n, a, seed)
+Factor = float | np.floating[Any] | np.integer[Any]  # a real number as a caller passes it (FACTORS)
+ScaleCase = tuple[int, Factor, int]  # (n, a, seed)
 GUARD = 4096  # elements of each guard region: more than a block of 1024 threads writes, twice
 SENTINEL = -12345.0  # what the guard regions hold
-FACTORS = (1.5, -0.75, 3.0, 0.1, 2.5)
+# a, as a caller may pass a real number: the checks are liberal in types, strict in values (CONTRIBUTING, "How a check
+# decides").  Adversary 106's kernel declared `double a` and was given a as it came, and passed: every a was a Python
+# float, which CuPy passes as a double.  CuPy passes a Python int as an int64 and a NumPy scalar as its own type
+# (np.float32: 4 bytes), and a kernel reads each as the type its signature declares (cupy/_core/_scalar.pyx, CScalar;
+# cupy/cuda/function.pyx, _pointer; v14.2.0): each case's a is one of these kinds, and the chosen cases hold every
+# kind.  No 0-d array: CuPy's own operators, which the task lets an answer use in place of the kernel, refuse a 0-d
+# NumPy array (CScalar raises 'Unsupported type'), and a 0-d CuPy array lives on the GPU (its value on the host is
+# a copy that waits for the GPU).
+FACTORS = (1.5, -0.75, 3.0, 0.1, 2.5, 2, -3, np.float32(0.1), np.float32(-2.5), np.float64(1.25), np.int64(3),
+           np.int32(-2))
 SCALE_RTOL = 2.5e-7  # two float32 ulps against the float64 product: a rounded first, or not
 SCALE_FULL = 2**21  # up to this size, every element of out is compared; beyond, the last ones and a spread of others
 # more than a grid capped at 65535 blocks of 1024 threads covers, or at 65536 (round 27's adversary capped it at 2**16,
 # "the grid limit", and passed the earlier 65535 * 1024 + 257): 268 MB a buffer, about 1.3 GB for the case in all
 SCALE_LARGE = 65536 * 1024 + 257
+# check_scale_into's chosen cases: every kind of a (FACTORS) on a size of 1 or more; seed 11: a busy caller (round
+# 113's adversary split the large case over two blocking streams of its own, no waits, and passed from the null
+# stream, seed 8)
+SCALE_CHOSEN: list[ScaleCase] = [
+    (0, 1.5, 1), (1, -3, 2), (255, np.float32(0.1), 3), (256, np.int64(3), 4), (257, np.float64(1.25), 5),
+    (511, np.int32(-2), 6), (2**20 + 1, -0.75, 7), (SCALE_LARGE, 2.5, 11)]
 
 
 @reference
-def scale_reference(x: np.ndarray, a: float) -> np.ndarray:
+def scale_reference(x: np.ndarray, a: Factor) -> np.ndarray:
     """a * x, in float64."""
     return float(a) * x.astype(np.float64)
 
@@ -1970,10 +2062,15 @@ def _scale_written_late(case: ScaleCase) -> bool:
     return case[2] // len(CUPY_CALLERS) % 2 == 0
 
 
+def _shown_factor(a: object) -> str:
+    """a as Python code that makes it: `2`, `1.5`, `np.float32(0.1)`."""
+    return f"np.{type(a).__name__}({a})" if isinstance(a, np.generic) else repr(a)
+
+
 def _describe_scale(case: ScaleCase) -> str:
     n, a, _ = case
     late = ", right behind a slow write of x on that stream" if _scale_written_late(case) else ""
-    return (f"scale_into(out, x, {a}) with x and out of {n} elements, called from "
+    return (f"scale_into(out, x, {_shown_factor(a)}) with x and out of {n} elements, called from "
             f"{CUPY_CALLERS[_scale_caller(case)]}{late}")
 
 
@@ -2026,9 +2123,10 @@ def _scale_run(ex: Any, cp: Any, yours: Callable, case: ScaleCase) -> _ScaleRun:
     return _ScaleRun(got, read(), (x if where is None else x[where]).get(), picked, guards, unwritten)
 
 
-def check_scale_into(scale_into: Callable[[Any, Any, float], object]) -> None:
-    """scale_into(out, x, a) must write a * x into out (float32, 1-D, n elements, out a view into a larger array),
-    and nothing outside out, on CuPy's current stream (the caller reads out on its stream right after the call)."""
+def check_scale_into(scale_into: Callable[[Any, Any, Any], object]) -> None:
+    """scale_into(out, x, a) must write a * x into out (float32, 1-D, n elements, out a view into a larger array; a
+    any real number: a Python float or int, or a NumPy scalar), and nothing outside out, on CuPy's current stream (the
+    caller reads out on its stream right after the call)."""
     if _left_for_a_gpu("scale_into", "CuPy on a GPU: sizes of 0, 1, odd, around multiples of the block and large, "
                                      "out a view into a larger array whose guard regions must stay untouched, and "
                                      "the values against a float64 reference, read on the caller's stream"):
@@ -2076,12 +2174,10 @@ def check_scale_into(scale_into: Callable[[Any, Any, float], object]) -> None:
                       "caller's, and does each thread read its own element?" if bad.size and not np.isfinite(
                           run.got[first]) else
                       "the kernel reads its arguments as the C types of its signature: what type does CuPy pass a "
-                      "Python float or int as?")
+                      "Python float, a Python int or a NumPy scalar (np.float32, np.int64) as, and what does your "
+                      "signature declare?")
 
-        chosen = [(0, 1.5, 1), (1, -0.75, 2), (255, 3.0, 3), (256, 0.1, 4), (257, 2.5, 5), (511, 1.5, 6),
-                  (2**20 + 1, -0.75, 7), (SCALE_LARGE, 2.5, 11)]  # 11: a busy caller (round 113's adversary split
-        # the large case over two blocking streams of its own, no waits, and passed from the null stream, seed 8)
-        for_all(ex, _scale_cases(), holds, examples=24, chosen=chosen, budget_s=GPU_BUDGET_S,
+        for_all(ex, _scale_cases(), holds, examples=24, chosen=SCALE_CHOSEN, budget_s=GPU_BUDGET_S,
                 describe=_describe_scale)
 
 

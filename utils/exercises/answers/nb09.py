@@ -2662,6 +2662,65 @@ def gelu_scratch_per_shape(x, bias):
 WRONG_GELUS["round 113's class: a scratch array kept per shape, its copy returned"] = gelu_scratch_per_shape
 
 
+# ---------------------------------------------------------------- adversary 106 (round 67), judged on this CPU and
+# on the H200 (PyTorch 2.11, CuPy 14.2, Triton 3.6): the classes the checks misjudged, each closed by construction
+def softmax_empty_in_the_callers_default_dtype(x):
+    """Wrong (adversary 106): an empty x gets `torch.empty(x.shape, device=x.device)`, no dtype= on that path alone
+    (the main one allocates with dtype=x.dtype): a caller whose default dtype is float64 gets a float64 result, and
+    the task asks float32.  PARTed on the CPU: the check's one float64-default caller called on a non-empty shape;
+    every case of the property now comes from such a caller."""
+    if x.shape[0] == 0:
+        return torch.empty(x.shape, device=x.device)
+    return _softmax(x)
+
+
+def softmax_empty_as_torch_empty_of_its_shape(x):
+    """Wrong (adversary 106): an empty x gets `torch.empty(0, cols)`, neither dtype nor device: float64 for a caller
+    whose default dtype is float64 (PARTed on the CPU, as the one above), a CPU tensor for an x on a GPU (which the
+    check FAILed there)."""
+    if x.shape[0] == 0:
+        return torch.empty(0, x.shape[1])
+    return _softmax(x)
+
+
+def softmax_in_the_callers_default_dtype(x):
+    """Wrong (adversary 106's control): y made with `torch.empty(x.shape, device=x.device)` on every call (FAILed:
+    the third call of the new-and-own calls came from a float64-default caller)."""
+    return _softmax(x, out=torch.empty(x.shape, device=x.device))
+
+
+WRONG_SOFTMAXES.update({
+    "adversary 106: an empty x's result made without dtype= (the caller's default dtype)":
+        softmax_empty_in_the_callers_default_dtype,
+    "adversary 106: an empty x's result torch.empty(0, cols), neither dtype nor device":
+        softmax_empty_as_torch_empty_of_its_shape,
+    "adversary 106: the result made without dtype= on every call (the caller's default dtype)":
+        softmax_in_the_callers_default_dtype,
+})
+# tanhf in a body templated on T: for float64 inputs tanh is computed in float (about 1e-7 relative), within
+# assert_close's float64 default, which the check used (PASS on the H200); the check's float64 bound is now what
+# float64 arithmetic can miss by (nb09.GELU_F64_EPS)
+WRONG_GELUS["adversary 106: tanhf in a body templated on T (tanh in float for float64)"] = _gelu_with(
+    _GELU.replace("tanh(", "tanhf("), "gelu_tanhf")
+# a kernel declared `double a`, given a as it came: right for a Python float (CuPy passes a double), wrong for a
+# Python int (an int64) or a NumPy scalar of another type (np.float32: 4 bytes); PASSed on the H200 when every a the
+# check passed was a Python float.  Its right twin, float(a) passed, is "a computed in double" (ALSO_RIGHT_SCALES)
+WRONG_SCALES["adversary 106: a kernel's `double a` given a as it came (an int or a NumPy scalar read as a double)"] = \
+    _scale_with(a_type="double", pass_a=lambda a: a)
+
+
+def scale_blocks_and_n_as_numpy_ints(out, x, a):
+    """Right (adversary 106): the fixed kernel, its grid computed by NumPy (np.ceil(n / 256) as an np.int64) and n
+    passed as an np.int64, a as np.float32(a)."""
+    n = np.int64(x.size)
+    blocks = np.int64(np.ceil(n / 256))
+    if blocks:
+        _raw("scale", _scale_source("i < n"))((blocks,), (256,), (out, x, np.float32(a), n))
+
+
+ALSO_RIGHT_SCALES["adversary 106: the grid and n as NumPy ints, a as np.float32(a)"] = scale_blocks_and_n_as_numpy_ints
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
