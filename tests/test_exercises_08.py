@@ -116,6 +116,25 @@ def test_build_pads_with_zeros_and_its_cancelling_values_cancel():
     assert [type(m).__name__ for m in model] == ["Linear"] and model[0].weight.shape == (2, 2)
 
 
+
+@host
+def test_the_calls_from_other_streams_write_values_whose_loss_a_stale_read_cannot_give():
+    """On a GPU the check calls fast_loss from other callers' streams (nb08._from_other_streams), each writing new
+    values into x, n and y right before the call: an answer that reads x before the write returns the loss of the
+    values before it, and a caller that reads the loss before the answer wrote it may find the other caller's.  On
+    the course batch, in the mode it is probed in (bf16=False: its seed is odd), each lies far outside the bound."""
+    case = nb08.COURSE_BATCH
+    assert case in nb08.PROBED_CASES and case.seed % 2 == 1
+    model, x, n, y = nb08.build(case, "cpu")
+    with inside_check():
+        before, _ = nb08.loss_and_bound(model, x, n, y, False)
+        written = [nb08.loss_and_bound(model, *nb08._refilled(x, n, y, scale, shift), False)
+                   for scale, shift in nb08.STREAM_REFILLS]
+    assert len(written) == len(nb08.STREAM_CALLERS)
+    for k, (exact, bound) in enumerate(written):
+        others = [before] + [e for j, (e, _) in enumerate(written) if j != k]
+        assert all(abs(exact - other) > 20 * bound for other in others), (exact, bound, others)
+
 @host
 def test_the_recorder_sees_host_reads_bf16_products_and_loops():
     model, x, n, y = nb08.build(nb08.SMALLEST_BATCH, "cpu")

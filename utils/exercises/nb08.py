@@ -10,7 +10,11 @@ weight (the last bias with the slow step's gradient), inputs and PyTorch's globa
 matrix products only when asked (each Linear's, and the loss computed from them), no other arithmetic in bf16
 (anything but casts, views and selections that returns bf16), and the same operations whatever the lengths and
 however long the padding, large the batch or wide the features, grown past the GPU's sizes (no value read on the
-host, no tensor copied there from the host or made from Python data, no loop).
+host, no tensor copied there from the host or made from Python data, no loop).  On a GPU, the course batch also
+from other callers' streams (`_from_other_streams`): PyTorch's default stream and a side stream made current, each
+busy right before it writes new values into x, n and y, the loss and its gradient read on it right after (every other
+stream the answer queues work on starting late, `streams.widened`); from the side stream, the default stream busy
+longer, which no work of the call may wait for.
 
 Exercise 2, `make_fast_step(model, data)` (GPU) -> `(step, losses)`: `step()` trains one step on the
 next batch, `losses()` returns every loss so far as a tensor on the GPU.  The check runs its own slow
@@ -1626,6 +1630,8 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
             _callers_state_kept(ex, yours, call, model, x, n, y, bf16, device)
             if device == "cpu":
                 _elsewhere(ex, yours, call, model, x, n, y, bf16)
+            elif case == COURSE_BATCH:  # bf16=False (its seed is odd): a stale loss lies far outside the bound
+                _from_other_streams(ex, yours, call, model, x, n, y, bf16)
     # PyTorch's own functions and classes, replaced during the case's calls and left so (round 32's adversary:
     # torch.nn.Linear.forward replaced by one under autocast, switched by the last call's bf16: every Linear of the
     # process after it ran in bf16): read around each case (a fifth of a millisecond a read), put back when the check
@@ -1673,6 +1679,127 @@ def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, mo
     ex.expect(not restated, f"{call}, called {where}, changed what the caller passed ({', '.join(restated[:3])})",
               "leave the model as the caller set it: a frozen layer stays frozen (no requires_grad_() on its "
               "parameters; autograd reaches the weights that require a gradient without it)")
+
+
+
+# Exercise 1 from other callers' streams, on a GPU (round 67's adversary: the whole loss on a private stream that never
+# waited for the caller's, nor the caller's for it, and the pooling done by CuPy on its current stream, the legacy null
+# stream, both PASSed on the H200, the check calling from the default stream only, idle).  Exercise 2 captures
+# fast_loss on the caller's current stream: its work must run there, in that stream's order.
+STREAM_CALLERS = {"default": "PyTorch's default stream",
+                  "set_stream": "a side stream made current with `torch.cuda.set_stream(s)`"}
+CALLER_SPIN_MS = 30.0  # the caller's stream busy at least this long right before it writes x, n and y
+# (scale, shift) of `_refilled` for each caller: new values whose loss differs from the values before the write, and
+# from the other caller's (where a caller reads the loss's memory before the answer writes it, it may hold the last)
+STREAM_REFILLS = ((-0.5, 1), (0.25, 2))
+STREAMS_HINT = ("exercise 2 captures fast_loss into a CUDA graph on the caller's current stream, and a caller writes "
+                "x, n and y on that stream right before the call and reads the loss and its gradients on it right "
+                "after: on which stream does your work run, and does it wait for what the caller queued before the "
+                "call, and the caller's stream for it?")
+DEFAULT_STREAM_HINT = ("exercise 2 captures fast_loss on the caller's current stream (torch.cuda.current_stream()), "
+                       "and a CUDA graph holds only the work queued there, or on streams that wait for it: which "
+                       "stream does each library you call queue its work on? CuPy's current stream is its own "
+                       "setting, the legacy default stream unless you change it, not PyTorch's current stream")
+
+
+def _refilled(x: torch.Tensor, n: torch.Tensor, y: torch.Tensor, scale: float, shift: int
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """New values for x, n and y, as exercise 2 refills its static inputs: the sequences moved `shift` places along
+    (with their lengths), x times `scale` (a power of 2: exact; the padding stays zeros), the labels moved and
+    reversed."""
+    return x.roll(shift, 0).mul(scale), n.roll(shift, 0), y.roll(shift, 0).flip(0)
+
+
+def _from_other_streams(ex: Checker, yours: Callable[..., object], call: str, model: torch.nn.Sequential,
+                        x: torch.Tensor, n: torch.Tensor, y: torch.Tensor, bf16: bool) -> None:
+    """On a GPU, the answer called as exercise 2 calls it, from each of STREAM_CALLERS: the caller's stream busy
+    (a spin of CALLER_SPIN_MS at least) right before it writes new values into its x, n and y there, the call,
+    then the loss and its last bias's gradient read on the caller's stream right after, against the slow step's
+    for the new values.  During the call every other stream that the answer queues PyTorch work on starts a third
+    of the spin late (`streams.widened`): work that does not wait for the caller's stream reads x before the write
+    (the values before it, which give another loss), and a caller that does not wait for that work reads the loss
+    before it is written.  From the side stream, PyTorch's default stream (the legacy null stream) is kept busy
+    for longer than the caller's work needs (a side stream of PyTorch's does not wait for it): the loss must be
+    ready on the caller's stream before that spin ends, so no part of the work waited for the default stream
+    (CuPy's current stream unless set: DLPack orders CuPy's work with the caller's, so only the wait shows)."""
+    calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
+    params: list[torch.Tensor] = list(model.parameters())
+    last = [m for m in model if isinstance(m, torch.nn.Linear)][-1].bias
+    at = next(k for k, p in enumerate(params) if p is last)
+    before_exact, before_bound = loss_and_bound(model, x, n, y, bf16)
+    before = torch.cuda.current_stream()
+    for (kind, who), (scale, shift) in zip(STREAM_CALLERS.items(), STREAM_REFILLS, strict=True):
+        with torch.no_grad():
+            new = _refilled(x, n, y, scale, shift)
+            mine = [t.clone() for t in (x, n, y)]  # the caller's x, n, y: the values before the write
+        exact, bound = loss_and_bound(model, *new, bf16)
+        exact_grad = last_bias_gradient(model, *new)
+        stream = torch.cuda.default_stream() if kind == "default" else torch.cuda.Stream()
+        where = (f"{call}, called from {who} while that stream was still busy with earlier work, right after the "
+                 "caller wrote new values into x, n and y there")
+        torch.cuda.synchronize()
+        try:
+            torch.cuda.set_stream(stream)
+            # a call and its backward on this stream first (their memory cached for this stream: no allocation from
+            # the device in the calls below, which might wait for the GPU), timed: the spins must outlast their host
+            # time
+            began = time.perf_counter()
+            warm = yours(model, *mine, bf16)
+            if isinstance(warm, torch.Tensor) and warm.requires_grad:
+                _backward_of(warm, params)
+            host_s = time.perf_counter() - began
+            del warm
+            torch.cuda.synchronize()
+            spin_s = max(CALLER_SPIN_MS / 1e3, 2 * host_s)
+            default_end = None
+            if kind != "default":  # the default stream busy past the end of the caller's work
+                gpu_sleep(2 * spin_s + 4 * host_s, torch.cuda.default_stream())
+                default_end = torch.cuda.Event()
+                default_end.record(torch.cuda.default_stream())
+            gpu_sleep(spin_s, stream)  # the caller's earlier work
+            with torch.no_grad():
+                for t, value in zip(mine, new, strict=True):
+                    t.copy_(value)
+            with widened(spin_s / 3 * 1e3, spare=(stream,)):
+                got = yours(model, *mine, bf16)
+            switched = torch.cuda.current_stream() != stream
+            torch.cuda.set_stream(stream)  # where the answer left another stream current (it FAILs below)
+            ok = isinstance(got, torch.Tensor) and got.numel() == 1 and got.requires_grad
+            read = grad = None
+            if isinstance(got, torch.Tensor) and ok:  # read on the caller's stream, right after the call
+                read = got.detach().reshape(()).clone()
+                last_grad = _backward_of(got, params)[at]
+                grad = last_grad.detach().clone() if last_grad is not None else None
+            done = torch.cuda.Event()
+            done.record(stream)
+            done.synchronize()
+            waited = default_end is not None and default_end.query()  # the default stream's spin ended first
+            torch.cuda.synchronize()
+        finally:
+            torch.cuda.set_stream(before)
+        ex.expect(not switched, f"{where}, left another stream current",
+                  "the caller's current stream is the caller's setting: leave it as you found it (a `with` block "
+                  "puts it back)")
+        ex.expect(ok, f"{where}, returned {what_returned(got)}, not a loss that backward() can use",
+                  STREAMS_HINT)
+        assert read is not None
+        loss = float(read)
+        off = abs(loss - exact) if math.isfinite(loss) else math.inf
+        stale = abs(loss - before_exact) <= before_bound
+        ex.expect(off <= bound, f"{where}, returned {loss:.7g} (read on the caller's stream right after the "
+                  f"call); the slow step's loss for the new values is {exact:.7g}, off by {off:.1e}, and rounding "
+                  f"can move it by {bound:.1e} at most" +
+                  (f" (for the values before the write it was {before_exact:.7g}: your value, computed before the "
+                   "caller's stream had written them)" if stale else ""), STREAMS_HINT)
+        off_grad = float((grad.double().cpu() - exact_grad).abs().sum()) if grad is not None else math.inf
+        ex.expect(off_grad <= BIAS_GRADIENT_SHARE * float(exact_grad.abs().sum()) + BIAS_GRADIENT_FLOOR,
+                  f"{where}: the loss's gradient for the last layer's bias, read on the caller's stream right after "
+                  f"backward(), is off by {off_grad:.2g} (summed over its elements) from the slow step's for the new "
+                  f"values, {float(exact_grad.abs().sum()):.2g} in all", STREAMS_HINT)
+        ex.expect(not waited, f"{where}, PyTorch's default stream busy meanwhile with longer work: the loss was "
+                  "ready on the caller's stream only after the default stream's work had ended, so part of the "
+                  "call's work ran on the default stream (the legacy null stream), or waited for it",
+                  DEFAULT_STREAM_HINT)
 
 
 # What the meta device says where an answer mixes a tensor on the host with the batch's, or copies to the host
