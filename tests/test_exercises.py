@@ -89,15 +89,36 @@ def _known_misjudged(ex: Exercise, what: str) -> list:
     return [pytest.mark.xfail(utils.has_cuda(), reason=f"known on a GPU: {reason}", strict=True)] if reason else []
 
 
+def _needs_a_gpu(ex: Exercise, what: str) -> list:
+    """For an answer of a check that runs on a CPU too, which itself needs a GPU to run at all (a CUDA stream, CuPy:
+    its answers module's NEEDS_A_GPU names it, with what else it needs): the marks that run it on a GPU only."""
+    from utils.cells import missing
+
+    needs = ex._answers("NEEDS_A_GPU")
+    if ex.gpu or what not in needs:
+        return []
+    reason = missing(list(needs[what])) if needs[what] else None
+    return [gpu] + ([pytest.mark.skip(reason=reason)] if reason else [])
+
+
 def _cases():
     for ex in REGISTRY:
         marks = ([gpu] if ex.gpu else []) + _unmet(ex)
         for what, answer in ex.wrong.items():
-            yield pytest.param(ex, "wrong", what, answer, marks=marks + _known_misjudged(ex, what),
+            yield pytest.param(ex, "wrong", what, answer,
+                               marks=marks + _needs_a_gpu(ex, what) + _known_misjudged(ex, what),
                                id=f"{ex.key}: wrong: {what}")
         for what, answer in ex.also_right.items():
-            yield pytest.param(ex, "right", what, answer, marks=marks + _known_misjudged(ex, what),
+            yield pytest.param(ex, "right", what, answer,
+                               marks=marks + _needs_a_gpu(ex, what) + _known_misjudged(ex, what),
                                id=f"{ex.key}: also right: {what}")
+
+
+def test_every_answer_that_needs_a_gpu_is_an_answer_of_its_check():
+    """NEEDS_A_GPU names answers by their labels: a label that matches none (renamed, removed) marks nothing."""
+    stray = [f"{ex.key}: {what}" for ex in REGISTRY for what in ex._answers("NEEDS_A_GPU")
+             if what not in ex.wrong and what not in ex.also_right]
+    assert not stray, f"NEEDS_A_GPU lists answers that no WRONG or ALSO_RIGHT has: {stray}"
 
 
 def test_every_answer_known_misjudged_on_a_gpu_is_an_answer_of_its_check():

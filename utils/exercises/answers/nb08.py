@@ -2357,3 +2357,69 @@ WRONG["check_fast_loss"].update({
     "the pooled mean kept until x's or n's version counter changes (round 67)": pooled_cached_by_version,
     "torch.masked.mean over the real positions: its identity made from Python data (round 67)": masked_mean_api,
 })
+
+
+# Round 67's adversary, judged on the H200 (PyTorch 2.11, CuPy 14.2): both wrong ones PASSed, the check calling from the
+# default stream only, idle.  The check now calls from other callers' streams, each busy right before it writes x, n
+# and y (nb08._from_other_streams).  Each needs a GPU to run at all (a CUDA stream, CuPy): NEEDS_A_GPU, below.
+_PRIVATE_STREAMS: dict = {}
+
+
+def _private_stream(device):
+    """The answer's own stream for `device`, made once."""
+    if device not in _PRIVATE_STREAMS:
+        _PRIVATE_STREAMS[device] = torch.cuda.Stream(device)
+    return _PRIVATE_STREAMS[device]
+
+
+def side_stream_without_waits(model, x, n, y, bf16):
+    """"Notebook 03: work on a stream of my own overlaps with the caller's": the whole loss on a private stream that
+    never waits for the caller's stream (where x, n and y were just written), and that the caller's never waits for
+    (the loss and its backward are read there).  A race an idle caller's stream never shows; in exercise 2's capture
+    the private stream is not captured at all."""
+    with torch.cuda.stream(_private_stream(x.device)):
+        return fast_loss(model, x, n, y, bf16)
+
+
+def side_stream_with_waits(model, x, n, y, bf16):
+    """The pooling on a private stream, ordered both ways: it waits for the caller's stream, the caller's waits for
+    it, and the pooled mean is marked as used on the caller's (record_stream).  Right, and capturable (a fork and a
+    join of the capturing stream)."""
+    caller = torch.cuda.current_stream(x.device)
+    private = _private_stream(x.device)
+    private.wait_stream(caller)
+    with torch.cuda.stream(private):
+        pooled = x.sum(1) / n[:, None]
+    caller.wait_stream(private)
+    pooled.record_stream(caller)
+    return _loss(model, pooled, y, bf16)
+
+
+def pooled_by_cupy(model, x, n, y, bf16):
+    """"The pooling is no PyTorch operation the check can count: CuPy does it on the GPU, zero-copy through DLPack."
+    CuPy queues it on its own current stream, the legacy default stream, not on the caller's: DLPack orders the two
+    (each side's export makes the other's stream wait), so the values are right in eager code, but the work waits for
+    whatever the default stream holds, and exercise 2's capture, on the caller's stream, cannot hold it."""
+    import cupy as cp
+
+    pooled = cp.from_dlpack(x.detach()).sum(axis=1) / cp.from_dlpack(n.detach())[:, None]
+    return _loss(model, torch.from_dlpack(pooled), y, bf16)
+
+
+WRONG["check_fast_loss"].update({
+    "the whole loss on a private stream, no wait either way (round 67)": side_stream_without_waits,
+    "the pooling by CuPy through DLPack, on CuPy's current stream (round 67)": pooled_by_cupy,
+})
+ALSO_RIGHT["check_fast_loss"]["the pooling on a private stream, waits both ways and record_stream (round 67)"] = \
+    side_stream_with_waits
+
+# Answers of a check that runs on a CPU too, which need a GPU to run at all, by check: label -> what else they need
+# (a requirement of utils.cells.missing).  tests/test_exercises.py runs them on a GPU only.  (WRONG_ON_CPU names the
+# wrong answers that a GPU check's CPU part can see; check_fast_loss is no GPU check: a CPU runs all of its answers.)
+NEEDS_A_GPU: dict[str, dict[str, tuple[str, ...]]] = {
+    "check_fast_loss": {
+        "the whole loss on a private stream, no wait either way (round 67)": (),
+        "the pooling by CuPy through DLPack, on CuPy's current stream (round 67)": ("cupy",),
+        "the pooling on a private stream, waits both ways and record_stream (round 67)": (),
+    },
+}
