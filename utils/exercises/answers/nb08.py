@@ -2233,6 +2233,14 @@ ALSO_RIGHT = {
 # waited for the caller; `torch.cuda.set_stream(private)` left current) were fixed in round 22: the late run keeps the
 # caller's stream busy before a step, and every call's current stream is compared with the caller's.
 MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
+    "check_fast_loss": {
+        "the pooling by CuPy through DLPack, on CuPy's current stream (round 67)":
+            "DLPack orders CuPy's work with PyTorch's current stream both ways (torch/_tensor.py __dlpack__, "
+            "cupy/_core/core.pyx __dlpack__), so its values are right from every caller; what is wrong is where it "
+            "runs (the legacy null stream, which exercise 2's capture cannot hold). A test of that (the default stream "
+            "kept busy past the call, from a side-stream caller) FAILed every right answer on the H200 (call BG, "
+            "2026-12-01), cause not separated, and was taken out",
+    },
     "check_fast_step": {
         "the snapshot and the warm-up on a side stream that never waits for the caller's":
             "PASSed on the H200 (calls BA, BB, 2026-12-01), as round 66's adversary's own did, with the caller's write "
