@@ -57,6 +57,7 @@ import contextvars
 import gc
 import linecache
 import math
+import signal
 import threading
 import time
 import traceback
@@ -337,6 +338,13 @@ def _gelu_run(cp: Any, yours: Callable, case: GeluCase, sources: tuple[Any, Any]
     caller's) and every stream the answer enters are late by 3 windows."""
     kind, _, _, dtype, _, _, _ = case
     w = window_ms / 1e3
+    # First, in this thread, a call from another caller, on a stream of its own (adversary 108: the caller's stream
+    # looked up once per thread, threading.local, and every later kernel launched there, passed where each judged
+    # call was its thread's first: a caller that calls on one stream and then on another in one thread gets its
+    # second kernel on the first stream)
+    with cp.cuda.Stream(non_blocking=True) as earlier:
+        yours(cp.ones((2, 5), dtype=dtype), cp.ones(5, dtype=dtype))
+    earlier.synchronize()
     cp.cuda.Device().synchronize()
     with cupy_caller(kind, busy_ms=window_ms) as caller:
         s = caller.stream
@@ -679,6 +687,8 @@ WIDER_GAP = 64  # its fourth call: the same shape, rows 101 elements apart
 FAR_BELOW = -2e4  # masked rows whose finite values lie this far below 0 (one seed in four: `_masked_shift`)
 OTHER_SHIFT = 200.0  # _softmax_two_callers: the other caller's values lie this far above the first's
 OTHER_CALLER_S = 10.0  # _softmax_two_callers: how long the first caller waits for the other's call (OWN_CASE's shape)
+SAME_THREAD_S = 3.0  # _softmax_one_thread_two_streams on a CPU: how long the second call may take inside the first
+TWO_STREAMS_WINDOW_MS = 200.0  # _softmax_one_thread_two_streams on a GPU: how long the first call's later work waits
 KEPT_CALLS = 12  # more calls on OWN_CASE's shape where an answer keeps its results: reuse in turn up to 14 apart shows
 # Every case of the property is called from a caller whose default dtype is float64 (adversary 106: a result made
 # without dtype= for an empty x alone, `torch.empty(x.shape, device=x.device)`, was float64 there, and passed: the
@@ -836,6 +846,7 @@ class _Launches:
     strayed: list[str] = field(default_factory=list)  # writes outside the tensors a launch was given (guarded)
     read_outside: list[str] = field(default_factory=list)  # loads outside them (guarded, Triton's interpreter)
     shared: list[str] = field(default_factory=list)  # elements that two programs of one launch stored (interpreter)
+    crossed: list[str] = field(default_factory=list)  # elements one program stored and another loaded (interpreter)
 
 
 def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
@@ -935,6 +946,10 @@ _READS: list[tuple[list[tuple[int, int]], list[tuple[int, int]], list[int], list
 # adversary: rows stored whole from a padded block, the row's tail past its end over the next row's head, which the
 # next program, run later, stored again; on a GPU the order is a race).
 _STORES: list[list[tuple[tuple[int, int, int], np.ndarray]]] = []
+# Beside each, its loads, as (program, addresses): an element one program loads and another program of the same launch
+# stores is read in the interpreter's order only (adversary 108: one launch of 2 * rows programs, the first half
+# storing each row's max and sum, the second half loading them; on a GPU the second half may run first)
+_LOADED: list[list[tuple[tuple[int, int, int], np.ndarray]]] = []
 
 
 def _lanes(ptrs: Any, mask: Any, *range_sets: list[tuple[int, int]]) -> tuple[np.ndarray, ...]:
@@ -972,6 +987,9 @@ def _load_watched(original: Callable) -> Callable:
             try:
                 active, inside, safe = _lanes(ptrs, mask, storages, copies)
                 outside[0] += int((active & ~inside).sum())
+                if _LOADED:
+                    _LOADED[-1].append((tuple(getattr(self, "grid_idx", None) or (0, 0, 0)),
+                                        np.asarray(ptrs.data).astype(np.uint64, copy=False)[active & safe].ravel()))
                 mask = _kept_inside(mask, active, safe)
             except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the load is not judged
                 pass
@@ -1121,6 +1139,24 @@ def _stored_by_two(stores: list[tuple[tuple[int, int, int], np.ndarray]]) -> int
     return len(shared)
 
 
+def _loaded_from_another(stores: list[tuple[tuple[int, int, int], np.ndarray]],
+                         loads: list[tuple[tuple[int, int, int], np.ndarray]]) -> int:
+    """How many addresses a program loaded that another program of the same launch stored (before or after it: the
+    interpreter's order is one of many a GPU may run)."""
+    owner: dict[int, tuple[int, int, int]] = {}
+    for program, addresses in stores:
+        for address in np.unique(addresses).tolist():
+            owner.setdefault(address, program)
+    if not owner:
+        return 0
+    crossed: set[int] = set()
+    for program, addresses in loads:
+        for address in np.unique(addresses).tolist():
+            if owner.get(address, program) != program:
+                crossed.add(address)
+    return len(crossed)
+
+
 def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """launch(*args, **kwargs), counted, tainted, guarded and poisoned as the innermost _counting_launches block
     asks; as it is where none runs, or inside a counted launch (an autotuner's or a heuristic's run of its kernel)."""
@@ -1146,12 +1182,18 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
                 _READS.append(([(c.data_ptr() + g, c.data_ptr() + g + o.numel()) for o, c, g in kept],
                                [(c.data_ptr(), c.data_ptr() + c.numel()) for _, c, _ in kept], outside, wrote))
                 _STORES.append([])
+                _LOADED.append([])
             try:
                 return launch(*args, **kwargs)
             finally:
                 if guarded:
                     _READS.pop()
-                    shared = _stored_by_two(_STORES.pop())
+                    stores = _STORES.pop()
+                    shared = _stored_by_two(stores)
+                    crossed = _loaded_from_another(stores, _LOADED.pop())
+                    if crossed:
+                        seen.crossed.append(f"launch {seen.count}: {crossed} element{'s' * (crossed != 1)} stored by "
+                                            "one of its programs and loaded by another")
                     if shared:
                         seen.shared.append(f"launch {seen.count}: {shared} element{'s' * (shared != 1)} stored by "
                                            "two of its programs or more")
@@ -1289,6 +1331,14 @@ def _check_at_work() -> Iterator[None]:
         yield
     finally:
         _AT_WORK.reset(token)
+
+
+def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether a and b share one storage (its StorageImpl, not its address: two empty storages both lie at 0)."""
+    try:
+        return bool(a.untyped_storage()._cdata == b.untyped_storage()._cdata)
+    except (RuntimeError, NotImplementedError, AttributeError):
+        return False
 
 
 def _storage_of(t: torch.Tensor) -> int:
@@ -1664,6 +1714,12 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       "order",
                       "which elements does each program store? Each element of y should be stored by one program "
                       "alone: look at what a store's mask lets through past the end of a program's own row")
+            ex.expect(not launches.crossed, f"{call}: a program of your kernel loaded what another program of the "
+                      f"same launch stored ({'; '.join(launches.crossed)}): Triton's interpreter runs programs one "
+                      "after the other, in the grid's order, so the store came first here; on a GPU the programs of "
+                      "a launch run in no fixed order, and the load may come first",
+                      "programs of one launch cannot pass values to each other: what one program computes (a row's "
+                      "max and sum) is used by that program, or by a later launch, which starts after this one ends")
             ex.expect(not launches.read_outside, f"{call}: your kernel read outside the tensors it was given: "
                       f"{'; '.join(launches.read_outside)} (on a GPU, a read past the end of an allocation can stop "
                       "the process: an illegal memory access)",
@@ -1752,6 +1808,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
         if counted:
             _softmax_new_and_own(ex, call_yours, device)
             _softmax_two_callers(ex, call_yours, yours, device)
+            _softmax_one_thread_two_streams(ex, call_yours, yours, device)
         if not on_gpu:
             raise LeftForGPU(f"the values on {ex.passed} small shapes, through Triton's interpreter, that each "
                              "result is a new tensor and that its values come from your kernel",
@@ -1908,6 +1965,104 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
         _judge_softmax(ex, call + " (the other caller's)", x_other, before_other, theirs)
 
 
+class _SecondCallStopped(BaseException):
+    """_softmax_one_thread_two_streams: the second call, made inside the first, did not return in SAME_THREAD_S."""
+
+
+@contextmanager
+def _stopped_after(seconds: float) -> Iterator[bool]:
+    """Raise _SecondCallStopped in the block after `seconds` (SIGALRM; a Lock's acquire is interrupted too), the timer
+    of an enclosing time_limit put back afterwards, less the time spent.  Yields False, and runs nothing, where no
+    timer can be set (not the main thread, or no setitimer)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield False
+        return
+
+    def stop(*_: object) -> None:
+        raise _SecondCallStopped
+
+    left, _ = signal.getitimer(signal.ITIMER_REAL)
+    started = time.perf_counter()
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if left:
+            signal.setitimer(signal.ITIMER_REAL, max(left - (time.perf_counter() - started), 1e-3))
+
+
+def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callable, device: str) -> None:
+    """One thread, two calls in flight (adversary 108: a scratch buffer kept per thread, `threading.local`, which
+    _softmax_two_callers, whose other call comes from a thread of its own, never shared).  A caller that calls on one
+    stream and then, at once, on another (lectures 03 and 04) has both calls' work queued: the second call's kernels
+    may run while the first's later work still waits.  On a GPU: right after the first call's first launch, a sleep
+    of TWO_STREAMS_WINDOW_MS is queued on its stream (no code of the answer runs there), so its later work waits;
+    then, from the same thread, the second call on a new stream that waits for nothing.  On a CPU, where the
+    interpreter runs each launch at once: the second call made in the same thread right after the first call's
+    first launch, before the rest of the first call runs; a second call that is not back in SAME_THREAD_S (round
+    100's adversary: a threading.Lock held around the launch waits for itself, which no caller in one thread can
+    make happen) is stopped, and judges nothing.  Both results must be right."""
+    first, other = ((*OWN_CASE[:-1], OWN_CASE[-1] + k) for k in (22, 23))
+    x, x_other = _softmax_input(first, device), _softmax_input(other, device)
+    x_other.add_(OTHER_SHIFT)
+    before, before_other = x.clone(), x_other.clone()
+    on_gpu = device != "cpu"
+    results: list[object] = []
+    stopped: list[bool] = []
+    if on_gpu:
+        calibrate_sleeps()
+        torch.cuda.synchronize()  # x_other written: the second call's stream need wait for nothing
+
+        def between() -> None:
+            gpu_sleep(TWO_STREAMS_WINDOW_MS / 1e3)  # on the first call's stream, behind its first launch
+    else:
+        def between() -> None:
+            _IN_A_LAUNCH.running = True  # its launches as they are (the same shape passed the guarded calls)
+            try:
+                with _check_at_work(), _stopped_after(SAME_THREAD_S) as timed:
+                    if timed:
+                        results.append(yours(x_other))
+            except _SecondCallStopped:
+                stopped.append(True)
+            except Exception as error:  # noqa: BLE001 -- judged below: no result
+                results.append(error)
+            finally:
+                _IN_A_LAUNCH.running = False
+
+    call = (f"{_describe_softmax(first)}, then from the same thread at once a second call on x of the same shape, "
+            + ("on another stream, the first call's later work still queued behind earlier work on its stream"
+               if on_gpu else "made right after the first call's first launch (as its later work would wait on a "
+               "GPU's stream)"))
+    _BETWEEN.append(between)
+    try:
+        y, _ = call_yours(x, call)
+    finally:
+        _BETWEEN.clear()
+    if on_gpu:
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            theirs, _ = call_yours(x_other, call + " (the second call)")
+        torch.cuda.synchronize()
+    else:
+        theirs = results[0] if results and not isinstance(results[0], Exception) else None
+        ex.expect(not (results and isinstance(results[0], Exception)),
+                  f"{call}: the second call raised {results[0]!r}" if results else "",
+                  "two calls in flight from one thread: each call must work on its own")
+        if stopped or not results:  # nothing to judge the first call against
+            return
+    for what, got, xs in (("the first call's", y, x), ("the second call's", theirs, x_other)):
+        ex.expect(not isinstance(got, torch.Tensor) or got.shape != xs.shape or bool(_softmax_right(got, xs).all()),
+                  f"{call}: {what} result is wrong", "two calls in flight from one thread (one stream, then another, "
+                  "with nothing between them) each need their own memory: a buffer kept from call to call, even one "
+                  "kept per thread, is the other call's too; allocate what a call writes in that call")
+    _judge_softmax(ex, call, x, before, y)
+    if isinstance(theirs, torch.Tensor):
+        _judge_softmax(ex, call + " (the second call)", x_other, before_other, theirs)
+
+
 def _kept_unchanged(ex: Any, call: str, results: list[torch.Tensor], kept: list[torch.Tensor], when: str) -> None:
     """Each earlier result as it was when returned (NaN where the poisoned call left it: NaN equals NaN here)."""
     for k, (y, was) in enumerate(zip(results, kept, strict=True)):
@@ -1945,8 +2100,12 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
               "caller's next in-place write into x (x.copy_(next_batch)) raises when x is a leaf that requires grad")
     # an empty x has no values to change, and its data_ptr() may be any other tensor's: x itself, or a view of x or
     # of what x is a view of, returned is no new tensor (round 19's adversary: `if x.numel() == 0: return x`)
-    ex.expect(y is not x and (y._base is None or (y._base is not x and (x._base is None or y._base is not x._base))),
-              f"{call} returned x itself (or a view of it), not a new tensor",
+    # and x's storage itself, whatever tensor holds it (adversary 108: `x.detach()` for an empty x, whose _base is
+    # None and whose data_ptr() the test above skips: the same storage and version counter, so that the caller's
+    # in-place write into y changed x's version)
+    ex.expect(y is not x and (y._base is None or (y._base is not x and (x._base is None or y._base is not x._base)))
+              and not _same_storage(x, y),
+              f"{call} returned x itself (or a view of it, or a tensor on x's storage), not a new tensor",
               "return a new tensor, for an empty x too: the caller keeps both, and may change one of them")
     got = (seen if isinstance(seen, torch.Tensor) else y).double()
     bad = ~_softmax_right(got, x, want)
@@ -2004,7 +2163,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=102, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=134, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

@@ -2721,6 +2721,278 @@ def scale_blocks_and_n_as_numpy_ints(out, x, a):
 ALSO_RIGHT_SCALES["adversary 106: the grid and n as NumPy ints, a as np.float32(a)"] = scale_blocks_and_n_as_numpy_ints
 
 
+# ---------------------------------------------------------------- adversary 108 (round 67, second adversary of the
+# 09 checks; /work/rev67/reports/adv108.md): one thread calling on two streams, programs of one launch read in order,
+# an empty x's result on x's storage, the caller's CuPy stream cached per thread
+@triton.jit
+def _stats_kernel(s_ptr, x_ptr, x_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    m = tl.max(x, axis=0)
+    tl.store(s_ptr + 2 * row, m)
+    tl.store(s_ptr + 2 * row + 1, tl.sum(tl.exp(x - m), axis=0))
+
+
+@triton.jit
+def _apply_kernel(y_ptr, s_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=0.0)
+    m = tl.load(s_ptr + 2 * row)
+    s = tl.load(s_ptr + 2 * row + 1)
+    tl.store(y_ptr + row * y_row_stride + offs, tl.exp(x - m) / s, mask=mask)
+
+
+_PER_THREAD = threading.local()
+
+
+def softmax_stats_scratch_per_thread(x):
+    """Wrong (adversary 108): two kernels, each row's (max, sum) into a (rows, 2) buffer kept per thread and row count
+    (threading.local), then the values.  One thread that calls on one stream and then on another has both calls'
+    statistics in one buffer: the first call's second kernel may read the second call's.  PARTed on the CPU: the
+    other caller of _softmax_two_callers ran in a thread of its own, with a buffer of its own."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        cache = _PER_THREAD.__dict__.setdefault("stats", {})
+        key = (rows, str(x.device))
+        if key not in cache:
+            cache[key] = torch.empty((rows, 2), dtype=torch.float32, device=x.device)
+        stats = cache[key]
+        block = triton.next_power_of_2(cols)
+        _stats_kernel[(rows,)](stats, x, x.stride(0), cols, BLOCK=block)
+        _apply_kernel[(rows,)](y, stats, x, x.stride(0), y.stride(0), cols, BLOCK=block)
+    return y
+
+
+def softmax_staged_per_thread_then_cloned(x):
+    """Wrong (adversary 108): the kernel writes a staging buffer kept per thread and shape, and a clone of it is
+    returned: from one thread on two streams, each clone reads whichever call wrote last."""
+    rows, cols = x.shape
+    if rows == 0:
+        return torch.empty((0, cols), dtype=torch.float32, device=x.device)
+    cache = _PER_THREAD.__dict__.setdefault("staging", {})
+    key = (rows, cols, str(x.device))
+    if key not in cache:
+        cache[key] = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    return _softmax(x, out=cache[key]).clone()
+
+
+def softmax_stats_scratch_per_call(x):
+    """Right (adversary 108's twin): the two kernels above, the (rows, 2) statistics allocated in each call."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        stats = torch.empty((rows, 2), dtype=torch.float32, device=x.device)
+        block = triton.next_power_of_2(cols)
+        _stats_kernel[(rows,)](stats, x, x.stride(0), cols, BLOCK=block)
+        _apply_kernel[(rows,)](y, stats, x, x.stride(0), y.stride(0), cols, BLOCK=block)
+    return y
+
+
+@triton.jit
+def _two_phase_kernel(y_ptr, s_ptr, x_ptr, rows, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    if pid < rows:  # the first `rows` programs: each row's statistics
+        row = pid.to(tl.int64)
+        x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+        m = tl.max(x, axis=0)
+        tl.store(s_ptr + 2 * row, m)
+        tl.store(s_ptr + 2 * row + 1, tl.sum(tl.exp(x - m), axis=0))
+    else:  # the next `rows` programs: the values, from the statistics the first ones stored
+        row = (pid - rows).to(tl.int64)
+        m = tl.load(s_ptr + 2 * row)
+        s = tl.load(s_ptr + 2 * row + 1)
+        x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=0.0)
+        tl.store(y_ptr + row * y_row_stride + offs, tl.exp(x - m) / s, mask=mask)
+
+
+def softmax_one_launch_stats_then_values(x):
+    """Wrong (adversary 108): one launch of 2 * rows programs, the first half storing each row's max and sum into a
+    scratch tensor of the call, the second half loading them: on a GPU the programs of a launch run in no fixed
+    order.  PARTed on the CPU: Triton's interpreter runs them in the grid's order; the check now flags an element one
+    program of a launch stores and another loads."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        stats = torch.empty((rows, 2), dtype=torch.float32, device=x.device)
+        _two_phase_kernel[(2 * rows,)](y, stats, x, rows, x.stride(0), y.stride(0), cols,
+                                       BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def softmax_empty_returns_x_detach(x):
+    """Wrong (adversary 108): an empty x gets `x.detach()`, x's storage and version counter under another tensor
+    (its _base None): the caller's in-place write into the result changes x's version.  PARTed on the CPU: the check
+    looked at `y is not x` and `_base` only; it now compares storages."""
+    if x.shape[0] == 0:
+        return x.detach()
+    return _softmax(x)
+
+
+@triton.jit
+def _max_combine(a, b):
+    return tl.maximum(a, b)
+
+
+@triton.jit
+def _add_combine(a, b):
+    return a + b
+
+
+@triton.jit
+def _reduce_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.reduce(x, 0, _max_combine))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.reduce(e, 0, _add_combine), mask=mask)
+
+
+def softmax_by_tl_reduce_combine(x):
+    """Right (adversary 108): tl.reduce with combine functions of its own (tl.maximum, +)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _reduce_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.heuristics({"BLOCK": lambda args: triton.next_power_of_2(args["cols"])})
+@triton.jit
+def _heuristic_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_block_from_triton_heuristics(x):
+    """Right (adversary 108): BLOCK computed by @triton.heuristics at launch (a launch through Heuristics)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _heuristic_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols)
+    return y
+
+
+WRONG_SOFTMAXES.update({
+    "adversary 108: a statistics buffer kept per thread (threading.local), two kernels":
+        softmax_stats_scratch_per_thread,
+    "adversary 108: a staging buffer kept per thread and shape, its clone returned":
+        softmax_staged_per_thread_then_cloned,
+    "adversary 108: one launch, its first half of programs storing what its second half loads":
+        softmax_one_launch_stats_then_values,
+    "adversary 108: an empty x's result x.detach() (x's storage)": softmax_empty_returns_x_detach,
+})
+ALSO_RIGHT_SOFTMAXES.update({
+    "adversary 108: two kernels, the statistics allocated in each call": softmax_stats_scratch_per_call,
+    "adversary 108: tl.reduce with combine functions of its own": softmax_by_tl_reduce_combine,
+    "adversary 108: BLOCK from @triton.heuristics": softmax_block_from_triton_heuristics,
+})
+
+_GELU_THREAD = threading.local()
+
+
+def gelu_stream_cached_per_thread(x, bias):
+    """Wrong (adversary 108, GPU only): CuPy's current stream looked up once per thread (threading.local) and the
+    kernel launched there, whatever stream is current at a later call: a caller that calls on one stream and then on
+    another in the same thread gets its second kernel on the first stream.  Expected to PASS on a GPU before this
+    round: every judged call came from a fresh thread; _gelu_run now calls the answer once on another stream, in the
+    judged call's thread, first."""
+    cp = _cp()
+    stream = _GELU_THREAD.__dict__.setdefault("stream", cp.cuda.get_current_stream())
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        return _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias)
+    finally:
+        before.use()
+
+
+_TEMPLATE_GELU = r"""
+template<typename T>
+__global__ void course09_gelu_t(const T* x, const T* b, T* y, long long n, long long cols) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        T v = x[i] + b[i % cols];
+        y[i] = T(0.5) * v * (T(1) + tanh(T(0.7978845608028654) * (v + T(0.044715) * v * v * v)));
+    }
+}
+"""
+
+
+def gelu_rawmodule_cpp_template(x, bias):
+    """Right (adversary 108, GPU only; its verdict there not yet seen): one C++ template, instantiated for float and
+    double through RawModule's name_expressions, on contiguous copies of x and bias, the result C-ordered."""
+    cp = _cp()
+    if "tmpl" not in _kernels:
+        _kernels["tmpl"] = cp.RawModule(code=_TEMPLATE_GELU,
+                                        name_expressions=("course09_gelu_t<float>", "course09_gelu_t<double>"))
+    xc, bc = cp.ascontiguousarray(x), cp.ascontiguousarray(bias)
+    y = cp.empty(x.shape, dtype=x.dtype)
+    n = x.size
+    if n:
+        ctype = "float" if x.dtype == cp.float32 else "double"
+        kernel = _kernels["tmpl"].get_function(f"course09_gelu_t<{ctype}>")
+        kernel(((n + 255) // 256,), (256,), (xc, bc, y, cp.int64(n), cp.int64(x.shape[-1])))
+    return y
+
+
+def gelu_elementwise_into_empty_like(x, bias):
+    """Right (adversary 108, GPU only; its verdict there not yet seen): `cp.empty_like(x)` (F-ordered for a
+    transposed x) passed as the ElementwiseKernel's output."""
+    y = _cp().empty_like(x)
+    _elementwise("gelu", "T x, T b", "T y", _GELU)(x, bias, y)
+    return y
+
+
+WRONG_GELUS["adversary 108: the caller's CuPy stream looked up once per thread"] = gelu_stream_cached_per_thread
+ALSO_RIGHT_GELUS.update({
+    "adversary 108: a C++ template through RawModule's name_expressions": gelu_rawmodule_cpp_template,
+    "adversary 108: the result cp.empty_like(x), the ElementwiseKernel's output": gelu_elementwise_into_empty_like,
+})
+
+_SCALE_THREAD = threading.local()
+
+
+def scale_stream_cached_per_thread(out, x, a):
+    """Wrong (adversary 108's control, GPU only): the caller's CuPy stream looked up once per thread, the kernel
+    launched there.  check_scale_into calls from one thread with every kind of caller, so it is expected to FAIL."""
+    cp = _cp()
+    stream = _SCALE_THREAD.__dict__.setdefault("stream", cp.cuda.get_current_stream())
+    n = x.size
+    if n:
+        with nb09._queued_on(cp, stream):
+            _raw("scale", _scale_source("i < n"))(((n + 255) // 256,), (256,), (out, x, np.float32(a), np.int64(n)))
+
+
+def scale_kernel_per_type_of_a(out, x, a):
+    """Right (adversary 108, GPU only; its verdict there not yet seen): `a` declared as the C type CuPy passes
+    (np.asarray(a)[()]: float, double, long long or int), one kernel per type, the product rounded once."""
+    value = np.asarray(a)[()]
+    ctype = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.int64): "long long",
+             np.dtype(np.int32): "int"}.get(value.dtype)
+    if ctype is None:
+        value, ctype = np.float64(value), "double"
+    source = _scale_source("i < n", a_type=ctype).replace("out[i] = a * x[i]", "out[i] = (float)(a * x[i])")
+    n = x.size
+    if n:
+        _raw("scale", source)(((n + 255) // 256,), (256,), (out, x, value, np.int64(n)))
+
+
+WRONG_SCALES["adversary 108: the caller's CuPy stream looked up once per thread"] = scale_stream_cached_per_thread
+ALSO_RIGHT_SCALES["adversary 108: a declared as the C type CuPy passes, one kernel per type"] = \
+    scale_kernel_per_type_of_a
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
