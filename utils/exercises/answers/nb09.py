@@ -2993,6 +2993,35 @@ ALSO_RIGHT_SCALES["adversary 108: a declared as the C type CuPy passes, one kern
     scale_kernel_per_type_of_a
 
 
+# Round 67's second adversary: row starts hinted 16-byte aligned (tl.multiple_of), which the task does not promise
+# (rows "may lie further apart", x.stride(0) >= cols, any stride).  The interpreter ignores hints: a CPU cannot see it;
+# on the H200 (call BH, 2026-12-01) it PASSed: a generated shape seldom has what vectorizing needs (cols a multiple of
+# 16, x's start aligned) beside a row stride that is not a multiple of 4 elements.  A chosen case of that shape is
+# the fix; it changes nb09.py, and so solutions 09's stamp.
+@triton.jit
+def _rows_hinted_aligned(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.max_contiguous(tl.multiple_of(tl.arange(0, BLOCK), BLOCK), BLOCK)
+    keep = offs < cols
+    x_row = x_ptr + tl.multiple_of(row * x_row_stride, 16)  # a promise the caller never made
+    y_row = y_ptr + tl.multiple_of(row * y_row_stride, 16)
+    v = tl.load(x_row + offs, mask=keep, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_row + offs, e / tl.sum(e, axis=0), mask=keep)
+
+
+def softmax_rows_hinted_aligned(x):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _rows_hinted_aligned[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+ALIGNED_ROWS = "round 67's second adversary: every row's start hinted 16-byte aligned (tl.multiple_of)"
+WRONG_SOFTMAXES[ALIGNED_ROWS] = softmax_rows_hinted_aligned
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
@@ -3009,6 +3038,8 @@ MISJUDGED_ON_A_GPU = {
             "PASSed on the H200: the check's largest size is about 2**26 elements",
     },
     "check_softmax_rows": {
+        ALIGNED_ROWS: "PASSed on the H200 (call BH, 2026-12-01): no generated shape had aligned, vectorizable rows "
+                      "beside a misaligned row stride",
         "round 113's adversary: PyTorch's softmax above 2**24 elements, the kernel below":
             "PASSed on the H200 (call AJ, 2026-12-01): the speed call's values are compared on 64 rows and no launch "
             "is required there; a poisoned large call FAILed right answers too (calls AK, AM), so it was taken out",
@@ -3056,7 +3087,8 @@ WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without
         "round 22's adversary: 32-bit row offsets (no .to(tl.int64))",
         "round 26's adversary: a side stream made current by torch.cuda.set_stream and left",
         "round 26's adversary: a CUDA graph per shape, one static input and output for every caller",
-        "round 113's adversary: PyTorch's softmax above 2**24 elements, the kernel below"},
+        "round 113's adversary: PyTorch's softmax above 2**24 elements, the kernel below",
+        ALIGNED_ROWS},  # the interpreter ignores hints
     "check_scale_into": set(),
 }
 # Right values from every caller's stream, but on the H200 (calls T and V, 2026-11-30) it reached 0.29 of the copy's
