@@ -1716,7 +1716,10 @@ def _from_other_streams(ex: Checker, yours: Callable[..., object], call: str, mo
     (the values before it, which give another loss), and a caller that does not wait for that work reads the loss
     before it is written.  (Whether part of the work waited for PyTorch's default stream, the legacy null stream that
     CuPy's work goes to unless set, is not judged: on the H200, call BG, 2026-12-01, every right answer's loss was
-    ready on a side-stream caller only after a spin on the default stream had ended, cause not separated.)"""
+    ready on a side-stream caller only after a spin on the default stream had ended; PyTorch warned in that run that
+    the parameters' AccumulateGrad nodes, made on the default stream and kept alive, did not match the backward's
+    stream (torch/csrc/autograd/input_buffer.cpp), the likely cause: this check's own backward, not the answer's
+    work.  Gradients taken without AccumulateGrad, torch.autograd.grad, would test it.)"""
     calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
     params: list[torch.Tensor] = list(model.parameters())
     last = [m for m in model if isinstance(m, torch.nn.Linear)][-1].bias

@@ -2239,7 +2239,9 @@ MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
             "cupy/_core/core.pyx __dlpack__), so its values are right from every caller; what is wrong is where it "
             "runs (the legacy null stream, which exercise 2's capture cannot hold). A test of that (the default stream "
             "kept busy past the call, from a side-stream caller) FAILed every right answer on the H200 (call BG, "
-            "2026-12-01), cause not separated, and was taken out",
+            "2026-12-01), likely through the check's own backward (PyTorch warned that the parameters' "
+            "AccumulateGrad nodes, kept from calls on the default stream, did not match the backward's stream), "
+            "and was taken out",
     },
     "check_fast_step": {
         "the snapshot and the warm-up on a side stream that never waits for the caller's":
