@@ -3022,6 +3022,233 @@ ALIGNED_ROWS = "round 67's second adversary: every row's start hinted 16-byte al
 WRONG_SOFTMAXES[ALIGNED_ROWS] = softmax_rows_hinted_aligned
 
 
+# ---------------------------------------------------------------- round 67's third adversary of the 09 checks
+# (/work/rev67/reports/adv109.md, judged on this CPU with Triton 3.9's interpreter; not yet on a GPU): programs of one
+# launch that pass values through atomics, a split row whose last program combines, ticket counters kept across
+# calls, @triton.autotune over BLOCK, a scratch kept per stream.  The check misjudges all six on a CPU
+# (MISJUDGED_ON_A_CPU, below); fixing them changes nb09.py, and so solutions 09's stamp.
+@triton.jit
+def _stats_by_atomics_kernel(y_ptr, s_ptr, x_ptr, rows, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    if pid < rows:  # first half: each row's max and sum, published with atomics
+        row = pid.to(tl.int64)
+        x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+        m = tl.max(x, axis=0)
+        tl.atomic_add(s_ptr + 2 * row, m)  # into zeros: an atomic store (the interpreter has no float atomic_xchg)
+        tl.atomic_add(s_ptr + 2 * row + 1, tl.sum(tl.exp(x - m), axis=0))
+    else:  # second half: the values, from what the first half published
+        row = (pid - rows).to(tl.int64)
+        m = tl.load(s_ptr + 2 * row)
+        s = tl.load(s_ptr + 2 * row + 1)
+        x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=0.0)
+        tl.store(y_ptr + row * y_row_stride + offs, tl.exp(x - m) / s, mask=mask)
+
+
+def softmax_one_launch_stats_by_atomic_add(x):
+    """Wrong (round 67's third adversary): adversary 108's one launch of 2 * rows programs, "fixed" after its FAIL
+    ("a program of your kernel loaded what another program of the same launch stored") by publishing each row's max
+    and sum with tl.atomic_add into a zeroed scratch.  The student thought atomics are how programs share memory
+    safely; an atomic makes a write indivisible, not early: on a GPU nothing runs the first half before the second,
+    which may read zeros.  PARTs on a CPU: the interpreter runs the grid in order, and the check's atomic watcher
+    records neither the atomic store nor its reader."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        stats = torch.zeros((rows, 2), dtype=torch.float32, device=x.device)
+        _stats_by_atomics_kernel[(2 * rows,)](y, stats, x, rows, x.stride(0), y.stride(0), cols,
+                                              BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _spin_kernel(y_ptr, s_ptr, flag_ptr, x_ptr, rows, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    if pid < rows:
+        row = pid.to(tl.int64)
+        x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+        m = tl.max(x, axis=0)
+        tl.atomic_add(s_ptr + 2 * row, m)  # into zeros
+        tl.atomic_add(s_ptr + 2 * row + 1, tl.sum(tl.exp(x - m), axis=0))
+        tl.atomic_xchg(flag_ptr + row, 1)  # release: the statistics are out
+    else:
+        row = (pid - rows).to(tl.int64)
+        ready = tl.atomic_add(flag_ptr + row, 0)
+        while ready == 0:  # wait for the statistics' program (acquire)
+            ready = tl.atomic_add(flag_ptr + row, 0)
+        m = tl.atomic_add(s_ptr + 2 * row, 0.0)
+        s = tl.atomic_add(s_ptr + 2 * row + 1, 0.0)
+        x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=0.0)
+        tl.store(y_ptr + row * y_row_stride + offs, tl.exp(x - m) / s, mask=mask)
+
+
+def softmax_one_launch_spin_wait_on_a_flag(x):
+    """Wrong (round 67's third adversary): one launch of 2 * rows programs, the second half spin-waiting on a per-row
+    flag that the first half sets with tl.atomic_xchg, then reading the statistics with atomics.  The student thought
+    acquire/release makes a grid barrier; CUDA promises no forward progress between the blocks of a launch that is
+    not cooperative: a waiting block that holds an SM while the block it waits for cannot start never ends.  PARTs on
+    a CPU: the interpreter runs the grid in order, and the check records no atomic; on a GPU blocks start in order in
+    practice, so it may pass there too."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        stats = torch.zeros((rows, 2), dtype=torch.float32, device=x.device)
+        flags = torch.zeros((rows,), dtype=torch.int32, device=x.device)
+        _spin_kernel[(2 * rows,)](y, stats, flags, x, rows, x.stride(0), y.stride(0), cols,
+                                  BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _split_last_combines_kernel(y_ptr, part_ptr, count_ptr, x_ptr, x_row_stride, y_row_stride, cols,
+                                SPLIT: tl.constexpr, CHUNK: tl.constexpr, BLOCK: tl.constexpr,
+                                MODULO: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    part = tl.program_id(1)
+    offs = part * CHUNK + tl.arange(0, CHUNK)
+    x = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    m = tl.max(x, axis=0)
+    # a chunk past the row's end is all -inf: its sum is 0 and its max never wins
+    s = tl.sum(tl.where(x == -float("inf"), 0.0, tl.exp(x - m)), axis=0)
+    slot = part_ptr + (row * SPLIT + part) * 2
+    if MODULO:  # the kept counters' kernel: partials published by atomics into the call's zeros
+        tl.atomic_add(slot, m)
+        tl.atomic_add(slot + 1, s)
+    else:
+        tl.store(slot, m)
+        tl.store(slot + 1, s)
+    ticket = tl.atomic_add(count_ptr + row, 1)  # sem="acq_rel" (Triton's default): my partials are out
+    if MODULO:
+        ticket = ticket % SPLIT
+    if ticket == SPLIT - 1:  # the last program of this row: the others' partials are out; combine, write the row
+        ks = tl.arange(0, SPLIT)
+        if MODULO:
+            ms = tl.atomic_add(part_ptr + (row * SPLIT + ks) * 2, tl.zeros((SPLIT,), tl.float32))
+            ss = tl.atomic_add(part_ptr + (row * SPLIT + ks) * 2 + 1, tl.zeros((SPLIT,), tl.float32))
+        else:
+            ms = tl.load(part_ptr + (row * SPLIT + ks) * 2)
+            ss = tl.load(part_ptr + (row * SPLIT + ks) * 2 + 1)
+        big = tl.max(ms, axis=0)
+        total = tl.sum(tl.where(ms == -float("inf"), 0.0, ss * tl.exp(ms - big)), axis=0)
+        cols_ = tl.arange(0, BLOCK)
+        mask = cols_ < cols
+        xr = tl.load(x_ptr + row * x_row_stride + cols_, mask=mask, other=-float("inf"))
+        tl.store(y_ptr + row * y_row_stride + cols_, tl.exp(xr - big) / total, mask=mask)
+
+
+_KEPT_COUNTERS: dict = {}
+
+
+def _split_softmax(x, counters, modulo):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        split = 4
+        parts = torch.zeros((rows, split, 2), dtype=torch.float32, device=x.device)
+        _split_last_combines_kernel[(rows, split)](y, parts, counters(rows, x.device), x, x.stride(0), y.stride(0),
+                                                   cols, SPLIT=split,
+                                                   CHUNK=triton.next_power_of_2(triton.cdiv(cols, split)),
+                                                   BLOCK=triton.next_power_of_2(cols), MODULO=modulo)
+    return y
+
+
+def softmax_split_row_last_program_combines(x):
+    """Right (round 67's third adversary): a split reduction, "the last program to finish combines" (CUDA's
+    threadFenceReduction sample; the semaphore of Triton's split-K matmuls): a grid (rows, 4), each program stores
+    its quarter row's (max, sum) into a scratch of the call, then takes a ticket with tl.atomic_add on a zeroed
+    counter of the call (sem="acq_rel": release for its stores, acquire for the others'); the program that draws the
+    last ticket loads the four pairs, combines them and writes the row.  No order of programs assumed.  FAILed on a
+    CPU: the check flags every element one program stores and another loads, whatever atomic orders them."""
+    return _split_softmax(x, lambda rows, device: torch.zeros((rows,), dtype=torch.int32, device=device), False)
+
+
+def _kept_counters(rows, device):
+    """One zeroed counter per (row count, device), made at the first call and kept."""
+    return _KEPT_COUNTERS.setdefault((rows, str(device)), torch.zeros((rows,), dtype=torch.int32, device=device))
+
+
+def softmax_split_row_counters_kept_across_calls(x):
+    """Wrong (round 67's third adversary): the split reduction with its partials published by atomics, and its ticket
+    counters made once per row count and kept ("no memset per call"): never reset, the last program of a row is the
+    one whose ticket is 3 modulo 4.  Two calls whose launches overlap on a GPU (two streams at once) draw tickets
+    from the same counters: one call combines the other's partials, or combines before its own are out.  PARTs on a
+    CPU: the check puts the other call between launches, and this answer has one launch."""
+    return _split_softmax(x, _kept_counters, True)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (4096, 1024, 256, 64)], key=["cols"])
+@triton.jit
+def _autotuned_block_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_autotuned_over_block(x):
+    """Wrong (round 67's third adversary): "let the autotuner pick the block": @triton.autotune over BLOCK in (4096,
+    1024, 256, 64) and a kernel that reads one block of each row.  The autotuner keeps the fastest config, not a
+    right one (triton/runtime/autotuner.py: `builtins.min(timings, key=timings.get)`): for 100 columns BLOCK=64 reads
+    64 of them.  PARTs on a CPU: the check times every config alike there, so the first, BLOCK=4096, runs."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _autotuned_block_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols)
+    return y
+
+
+_STREAM_SCRATCH: dict = {}
+_STREAM_LOCK = threading.RLock()
+
+
+def softmax_scratch_per_stream_under_an_rlock(x):
+    """Right (round 67's third adversary): two kernels (adversary 108's: statistics, then values), the (rows, 2)
+    statistics kept per (device, current stream, rows), as the caching allocator reuses memory on the stream that
+    used it, under an RLock held for the whole call.  On a GPU two threads are serialized by the lock and ordered by
+    their stream, and one thread on two streams has two buffers; on a CPU every launch ends before the call goes on.
+    FAILed on a CPU: the check emulates a second stream by a second call made inside the first, from the same thread,
+    between its launches, where the answer cannot tell the streams apart (the RLock is re-entered, the key is the
+    same)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if not rows:
+        return y
+    stream = torch.cuda.current_stream(x.device).cuda_stream if x.is_cuda else None
+    with _STREAM_LOCK:
+        key = (str(x.device), stream, rows)
+        stats = _STREAM_SCRATCH.get(key)
+        if stats is None:
+            stats = _STREAM_SCRATCH[key] = torch.empty((rows, 2), dtype=torch.float32, device=x.device)
+        block = triton.next_power_of_2(cols)
+        _stats_kernel[(rows,)](stats, x, x.stride(0), cols, BLOCK=block)
+        _apply_kernel[(rows,)](y, stats, x, x.stride(0), y.stride(0), cols, BLOCK=block)
+    return y
+
+
+THIRD = "round 67's third adversary: "
+ATOMIC_STATS = THIRD + "one launch, its second half loading the statistics its first half tl.atomic_add-ed"
+SPIN_WAIT = THIRD + "one launch, its second half spin-waiting on a flag its first half sets"
+KEPT_COUNTERS = THIRD + "a split row's ticket counters kept across calls (the last program by ticket % 4)"
+AUTOTUNED_BLOCK = THIRD + "@triton.autotune over BLOCK (4096 to 64), one block of each row read"
+LAST_COMBINES = THIRD + "a split row, the program drawing the last tl.atomic_add ticket combines the partials"
+PER_STREAM = THIRD + "the statistics kept per (device, stream, rows) under an RLock held for the call"
+WRONG_SOFTMAXES.update({
+    ATOMIC_STATS: softmax_one_launch_stats_by_atomic_add,
+    SPIN_WAIT: softmax_one_launch_spin_wait_on_a_flag,
+    KEPT_COUNTERS: softmax_split_row_counters_kept_across_calls,
+    AUTOTUNED_BLOCK: softmax_autotuned_over_block,
+})
+ALSO_RIGHT_SOFTMAXES.update({
+    LAST_COMBINES: softmax_split_row_last_program_combines,
+    PER_STREAM: softmax_scratch_per_stream_under_an_rlock,
+})
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
@@ -3049,6 +3276,27 @@ MISJUDGED_ON_A_GPU = {
             "PASSed on the H200 (call Z1, 2026-12-01): a read past the row lands in memory the process owns and "
             "faults nothing, and tl.where drops what it read; the interpreter on a CPU sees the read (FAIL), and "
             "compute-sanitizer would",
+    },
+}
+
+# Answers the checks misjudge on a CPU (Triton's interpreter), known and not yet fixed: a strict xfail where there is
+# no GPU, a non-strict one on a GPU until one judges them there.  Round 67's third adversary
+# (/work/rev67/reports/adv109.md; nb09.py's lines as of commit b09c961), judged with Triton 3.9's interpreter,
+# 2026-12-01.
+MISJUDGED_ON_A_CPU: dict[str, dict[str, str]] = {
+    "check_softmax_rows": {
+        ATOMIC_STATS: "PARTed: _rmw_watched (nb09.py:1035) records nothing into _STORES or _LOADED, so "
+                      "_loaded_from_another (1142) never sees the atomic store its second half loads",
+        SPIN_WAIT: "PARTed: the interpreter runs the grid in order, so the wait ends, and _rmw_watched records no "
+                   "atomic read or write; nothing sees a program that waits on another program of its launch",
+        KEPT_COUNTERS: "PARTed: the concurrency tests put the other call between launches (_BETWEEN, nb09.py:1120), "
+                       "and its one launch runs whole; nothing sees a buffer kept from one call's launch to the next's",
+        AUTOTUNED_BLOCK: "PARTed: _autotune_without_timing (nb09.py:1550) times every config 0, so Triton's min picks "
+                         "config 0 (BLOCK=4096), and the configs that read part of a row never run",
+        LAST_COMBINES: "FAILed: _loaded_from_another (nb09.py:1142) flags every element one program stores and "
+                       "another loads, even when an acq_rel tl.atomic_add ticket orders them",
+        PER_STREAM: "FAILed: _softmax_one_thread_two_streams (nb09.py:1997) makes the second call inside the first, "
+                    "in the same thread, where the answer sees the same (stream-less) key and re-enters its RLock",
     },
 }
 
