@@ -2722,29 +2722,9 @@ ALSO_RIGHT_SCALES["adversary 106: the grid and n as NumPy ints, a as np.float32(
 
 
 # ---------------------------------------------------------------- adversary 108 (round 67, second adversary of the
-# 09 checks; /work/rev67/reports/adv108.md): one thread calling on two streams, programs of one launch read in order,
+# 09 checks): one thread calling on two streams, programs of one launch read in order,
 # an empty x's result on x's storage, the caller's CuPy stream cached per thread
-@triton.jit
-def _stats_kernel(s_ptr, x_ptr, x_row_stride, cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    offs = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
-    m = tl.max(x, axis=0)
-    tl.store(s_ptr + 2 * row, m)
-    tl.store(s_ptr + 2 * row + 1, tl.sum(tl.exp(x - m), axis=0))
-
-
-@triton.jit
-def _apply_kernel(y_ptr, s_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    offs = tl.arange(0, BLOCK)
-    mask = offs < cols
-    x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=0.0)
-    m = tl.load(s_ptr + 2 * row)
-    s = tl.load(s_ptr + 2 * row + 1)
-    tl.store(y_ptr + row * y_row_stride + offs, tl.exp(x - m) / s, mask=mask)
-
-
+# (the two kernels of `softmax_two_kernels` above: each row's max and sum, then the values)
 _PER_THREAD = threading.local()
 
 
@@ -2762,8 +2742,8 @@ def softmax_stats_scratch_per_thread(x):
             cache[key] = torch.empty((rows, 2), dtype=torch.float32, device=x.device)
         stats = cache[key]
         block = triton.next_power_of_2(cols)
-        _stats_kernel[(rows,)](stats, x, x.stride(0), cols, BLOCK=block)
-        _apply_kernel[(rows,)](y, stats, x, x.stride(0), y.stride(0), cols, BLOCK=block)
+        _softmax_stats_kernel[(rows,)](stats, x, x.stride(0), cols, BLOCK=block)
+        _softmax_apply_kernel[(rows,)](y, x, stats, x.stride(0), y.stride(0), cols, BLOCK=block)
     return y
 
 
@@ -2787,8 +2767,8 @@ def softmax_stats_scratch_per_call(x):
     if rows:
         stats = torch.empty((rows, 2), dtype=torch.float32, device=x.device)
         block = triton.next_power_of_2(cols)
-        _stats_kernel[(rows,)](stats, x, x.stride(0), cols, BLOCK=block)
-        _apply_kernel[(rows,)](y, stats, x, x.stride(0), y.stride(0), cols, BLOCK=block)
+        _softmax_stats_kernel[(rows,)](stats, x, x.stride(0), cols, BLOCK=block)
+        _softmax_apply_kernel[(rows,)](y, x, stats, x.stride(0), y.stride(0), cols, BLOCK=block)
     return y
 
 
@@ -3023,7 +3003,7 @@ WRONG_SOFTMAXES[ALIGNED_ROWS] = softmax_rows_hinted_aligned
 
 
 # ---------------------------------------------------------------- round 67's third adversary of the 09 checks
-# (/work/rev67/reports/adv109.md, judged on this CPU with Triton 3.9's interpreter; not yet on a GPU): programs of one
+# (judged on this CPU with Triton 3.9's interpreter; not yet on a GPU): programs of one
 # launch that pass values through atomics, a split row whose last program combines, ticket counters kept across
 # calls, @triton.autotune over BLOCK, a scratch kept per stream.  The check misjudges all six on a CPU
 # (MISJUDGED_ON_A_CPU, below); fixing them changes nb09.py, and so solutions 09's stamp.
@@ -3225,8 +3205,8 @@ def softmax_scratch_per_stream_under_an_rlock(x):
         if stats is None:
             stats = _STREAM_SCRATCH[key] = torch.empty((rows, 2), dtype=torch.float32, device=x.device)
         block = triton.next_power_of_2(cols)
-        _stats_kernel[(rows,)](stats, x, x.stride(0), cols, BLOCK=block)
-        _apply_kernel[(rows,)](y, stats, x, x.stride(0), y.stride(0), cols, BLOCK=block)
+        _softmax_stats_kernel[(rows,)](stats, x, x.stride(0), cols, BLOCK=block)
+        _softmax_apply_kernel[(rows,)](y, x, stats, x.stride(0), y.stride(0), cols, BLOCK=block)
     return y
 
 
@@ -3281,7 +3261,7 @@ MISJUDGED_ON_A_GPU = {
 
 # Answers the checks misjudge on a CPU (Triton's interpreter), known and not yet fixed: a strict xfail where there is
 # no GPU, a non-strict one on a GPU until one judges them there.  Round 67's third adversary
-# (/work/rev67/reports/adv109.md; nb09.py's lines as of commit b09c961), judged with Triton 3.9's interpreter,
+# (nb09.py's lines as of commit b09c961), judged with Triton 3.9's interpreter,
 # 2026-12-01.
 MISJUDGED_ON_A_CPU: dict[str, dict[str, str]] = {
     "check_softmax_rows": {
