@@ -13,7 +13,8 @@ however long the padding, large the batch or wide the features, grown past the G
 host, no tensor copied there from the host or made from Python data, no loop).  On a GPU, the course batch also
 from other callers' streams (`_from_other_streams`): PyTorch's default stream and a side stream made current, each
 busy right before it writes new values into x, n and y, the loss and its gradient read on it right after (every other
-stream the answer queues work on starting late, `streams.widened`).
+stream the answer queues work on starting late, `streams.widened`); from the side stream, the default stream busy
+longer, which no work of the call may wait for.
 
 Exercise 2, `make_fast_step(model, data)` (GPU) -> `(step, losses)`: `step()` trains one step on the
 next batch, `losses()` returns every loss so far as a tensor on the GPU.  The check runs its own slow
@@ -1683,8 +1684,8 @@ def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, mo
 
 # Exercise 1 from other callers' streams, on a GPU (round 67's adversary: the whole loss on a private stream that never
 # waited for the caller's, nor the caller's for it, and the pooling done by CuPy on its current stream, the legacy null
-# stream, both PASSed on the H200, the check calling from the default stream only, idle; the CuPy one still does:
-# answers/nb08.py's MISJUDGED_ON_A_GPU).  Exercise 2 captures
+# stream, both PASSed on the H200, the check calling from the default stream only, idle; both FAIL since call BI,
+# 2026-12-01).  Exercise 2 captures
 # fast_loss on the caller's current stream: its work must run there, in that stream's order.
 STREAM_CALLERS = {"default": "PyTorch's default stream",
                   "set_stream": "a side stream made current with `torch.cuda.set_stream(s)`"}
@@ -1696,6 +1697,10 @@ STREAMS_HINT = ("exercise 2 captures fast_loss into a CUDA graph on the caller's
                 "x, n and y on that stream right before the call and reads the loss and its gradients on it right "
                 "after: on which stream does your work run, and does it wait for what the caller queued before the "
                 "call, and the caller's stream for it?")
+DEFAULT_STREAM_HINT = ("exercise 2 captures fast_loss on the caller's current stream (torch.cuda.current_stream()), "
+                       "and a CUDA graph holds only the work queued there, or on streams that wait for it: which "
+                       "stream does each library you call queue its work on? CuPy's current stream is its own "
+                       "setting, the legacy default stream unless you change it, not PyTorch's current stream")
 
 
 def _refilled(x: torch.Tensor, n: torch.Tensor, y: torch.Tensor, scale: float, shift: int
@@ -1714,16 +1719,14 @@ def _from_other_streams(ex: Checker, yours: Callable[..., object], call: str, mo
     for the new values.  During the call every other stream that the answer queues PyTorch work on starts a third
     of the spin late (`streams.widened`): work that does not wait for the caller's stream reads x before the write
     (the values before it, which give another loss), and a caller that does not wait for that work reads the loss
-    before it is written.  (Whether part of the work waited for PyTorch's default stream, the legacy null stream that
-    CuPy's work goes to unless set, is not judged: on the H200, call BG, 2026-12-01, every right answer's loss was
-    ready on a side-stream caller only after a spin on the default stream had ended; PyTorch warned in that run that
-    the parameters' AccumulateGrad nodes, made on the default stream and kept alive, did not match the backward's
-    stream (torch/csrc/autograd/input_buffer.cpp), the likely cause: this check's own backward, not the answer's
-    work.  Gradients taken without AccumulateGrad, torch.autograd.grad, would test it.)"""
+    before it is written.  From the side stream, PyTorch's default stream (the legacy null stream, CuPy's current
+    stream unless set) is kept busy for longer than the caller's work needs (a side stream of PyTorch's does not wait
+    for it): the loss and its gradient must be ready on the caller's stream before that spin ends, so no part of the
+    work waited for the default stream.  Each caller gets its own copy of the model, made on its stream: autograd runs
+    a leaf's AccumulateGrad node, and ends the backward, on the stream that node was made on (PyTorch's warning in
+    torch/csrc/autograd/input_buffer.cpp), and the course model's nodes, made and kept alive on the default stream,
+    made this check's own backward wait for the default stream (call BG, 2026-12-01: every right answer FAILed)."""
     calibrate_sleeps()  # both libraries' sleeps, now: calibrating waits for the GPU
-    params: list[torch.Tensor] = list(model.parameters())
-    last = [m for m in model if isinstance(m, torch.nn.Linear)][-1].bias
-    at = next(k for k, p in enumerate(params) if p is last)
     before_exact, before_bound = loss_and_bound(model, x, n, y, bf16)
     before = torch.cuda.current_stream()
     for (kind, who), (scale, shift) in zip(STREAM_CALLERS.items(), STREAM_REFILLS, strict=True):
@@ -1738,23 +1741,32 @@ def _from_other_streams(ex: Checker, yours: Callable[..., object], call: str, mo
         torch.cuda.synchronize()
         try:
             torch.cuda.set_stream(stream)
+            theirs = copy.deepcopy(model)  # this caller's model: its AccumulateGrad nodes made on its stream
+            params: list[torch.Tensor] = list(theirs.parameters())
+            last = [m for m in theirs if isinstance(m, torch.nn.Linear)][-1].bias
+            at = next(k for k, p in enumerate(params) if p is last)
             # a call and its backward on this stream first (their memory cached for this stream: no allocation from
             # the device in the calls below, which might wait for the GPU), timed: the spins must outlast their host
             # time
             began = time.perf_counter()
-            warm = yours(model, *mine, bf16)
+            warm = yours(theirs, *mine, bf16)
             if isinstance(warm, torch.Tensor) and warm.requires_grad:
                 _backward_of(warm, params)
             host_s = time.perf_counter() - began
             del warm
             torch.cuda.synchronize()
             spin_s = max(CALLER_SPIN_MS / 1e3, 2 * host_s)
+            default_end = None
+            if kind != "default":  # the default stream busy past the end of the caller's work
+                gpu_sleep(2 * spin_s + 4 * host_s, torch.cuda.default_stream())
+                default_end = torch.cuda.Event()
+                default_end.record(torch.cuda.default_stream())
             gpu_sleep(spin_s, stream)  # the caller's earlier work
             with torch.no_grad():
                 for t, value in zip(mine, new, strict=True):
                     t.copy_(value)
             with widened(spin_s / 3 * 1e3, spare=(stream,)):
-                got = yours(model, *mine, bf16)
+                got = yours(theirs, *mine, bf16)
             switched = torch.cuda.current_stream() != stream
             torch.cuda.set_stream(stream)  # where the answer left another stream current (it FAILs below)
             ok = isinstance(got, torch.Tensor) and got.numel() == 1 and got.requires_grad
@@ -1766,6 +1778,7 @@ def _from_other_streams(ex: Checker, yours: Callable[..., object], call: str, mo
             done = torch.cuda.Event()
             done.record(stream)
             done.synchronize()
+            waited = default_end is not None and default_end.query()  # the default stream's spin ended first
             torch.cuda.synchronize()
         finally:
             torch.cuda.set_stream(before)
@@ -1788,6 +1801,10 @@ def _from_other_streams(ex: Checker, yours: Callable[..., object], call: str, mo
                   f"{where}: the loss's gradient for the last layer's bias, read on the caller's stream right after "
                   f"backward(), is off by {off_grad:.2g} (summed over its elements) from the slow step's for the new "
                   f"values, {float(exact_grad.abs().sum()):.2g} in all", STREAMS_HINT)
+        ex.expect(not waited, f"{where}, PyTorch's default stream busy meanwhile with longer work: the loss and its "
+                  "gradient were ready on the caller's stream only after the default stream's work had ended, so part "
+                  "of the call's work ran on the default stream (the legacy null stream), or waited for it",
+                  DEFAULT_STREAM_HINT)
 
 
 # What the meta device says where an answer mixes a tensor on the host with the batch's, or copies to the host

@@ -2233,16 +2233,6 @@ ALSO_RIGHT = {
 # waited for the caller; `torch.cuda.set_stream(private)` left current) were fixed in round 22: the late run keeps the
 # caller's stream busy before a step, and every call's current stream is compared with the caller's.
 MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
-    "check_fast_loss": {
-        "the pooling by CuPy through DLPack, on CuPy's current stream (round 67)":
-            "DLPack orders CuPy's work with PyTorch's current stream both ways (torch/_tensor.py __dlpack__, "
-            "cupy/_core/core.pyx __dlpack__), so its values are right from every caller; what is wrong is where it "
-            "runs (the legacy null stream, which exercise 2's capture cannot hold). A test of that (the default stream "
-            "kept busy past the call, from a side-stream caller) FAILed every right answer on the H200 (call BG, "
-            "2026-12-01), likely through the check's own backward (PyTorch warned that the parameters' "
-            "AccumulateGrad nodes, kept from calls on the default stream, did not match the backward's stream), "
-            "and was taken out",
-    },
     "check_fast_step": {
         "the snapshot and the warm-up on a side stream that never waits for the caller's":
             "PASSed on the H200 (calls BA, BB, 2026-12-01), as round 66's adversary's own did, with the caller's write "
@@ -2409,7 +2399,8 @@ def pooled_by_cupy(model, x, n, y, bf16):
     """"The pooling is no PyTorch operation the check can count: CuPy does it on the GPU, zero-copy through DLPack."
     CuPy queues it on its own current stream, the legacy default stream, not on the caller's: DLPack orders the two
     (each side's export makes the other's stream wait), so the values are right in eager code, but the work waits for
-    whatever the default stream holds, and exercise 2's capture, on the caller's stream, cannot hold it."""
+    whatever the default stream holds, and exercise 2's capture, on the caller's stream, cannot hold it.  FAILs on the
+    H200 since the check keeps the default stream busy past the call from a side-stream caller (call BI, 2026-12-01)."""
     import cupy as cp
 
     pooled = cp.from_dlpack(x.detach()).sum(axis=1) / cp.from_dlpack(n.detach())[:, None]
