@@ -991,7 +991,7 @@ def _kept_inside(mask: Any, active: np.ndarray, safe: np.ndarray) -> Any:
 def _recorded(builder: Any, kind: str, ptrs: Any, lanes: np.ndarray, sem: Any = None) -> None:
     """Note an access of the running program into the innermost _ACCESSES (its lanes inside the guarded copies); stop
     a program that has run PROGRAM_LIMIT_S (_ProgramWaits)."""
-    if time.perf_counter() - _PROGRAM_STARTED[0] > PROGRAM_LIMIT_S:
+    if time.process_time() - _PROGRAM_STARTED[0] > PROGRAM_LIMIT_S:
         raise _ProgramWaits
     if not _ACCESSES:
         return
@@ -1112,7 +1112,8 @@ class _ProgramWaits(BaseException):
 # half's never ended: CUDA promises no forward progress between the blocks of one launch).  A right split reduction
 # ("the last program to draw a tl.atomic_add ticket combines"; CUDA's threadFenceReduction) is right in any order.
 _GRID_REVERSED: list[bool] = []
-# When the running program started (set_grid_idx), for PROGRAM_LIMIT_S
+# When the running program started (set_grid_idx), in the process's CPU seconds (a busy machine stretches a clock's
+# seconds, not the CPU a program uses; a program that spins uses CPU), for PROGRAM_LIMIT_S
 _PROGRAM_STARTED = [math.inf]
 # What runs once when the first half of the programs of the next counted launch are done (the first of two), in the
 # interpreter (else right after the launch, as _BETWEEN): another caller's call (_softmax_two_callers).  In the middle,
@@ -1137,7 +1138,7 @@ def _grid_watched(original: Callable) -> Callable:
                 self.grid_dim, self.grid_idx = dim, idx
         if _GRID_REVERSED and _GRID_REVERSED[-1]:
             x, y, z = nx - 1 - x, ny - 1 - y, nz - 1 - z
-        _PROGRAM_STARTED[0] = time.perf_counter()
+        _PROGRAM_STARTED[0] = time.process_time()
         return original(self, x, y, z)
 
     return set_grid_idx
@@ -1804,7 +1805,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                     watch = stack.enter_context(_WhatPyTorchComputes(x, fresh_as_nan=poisoned))
                     y = yours(x)
             except _ProgramWaits:
-                ex.expect(False, f"{call}: a program of your kernel ran for more than {PROGRAM_LIMIT_S:g} s: it "
+                ex.expect(False, f"{call}: a program of your kernel ran for more than {PROGRAM_LIMIT_S:g} s of CPU: it "
                           "waits for something that only another program of the same launch can do",
                           "programs of one launch run in no fixed order and cannot wait on each other: a GPU runs "
                           "as many at once as fit, and promises a waiting program no progress of the others (it "
