@@ -58,6 +58,7 @@ import gc
 import linecache
 import math
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -688,6 +689,13 @@ FAR_BELOW = -2e4  # masked rows whose finite values lie this far below 0 (one se
 OTHER_SHIFT = 200.0  # _softmax_two_callers: the other caller's values lie this far above the first's
 OTHER_CALLER_S = 10.0  # _softmax_two_callers: how long the first caller waits for the other's call (OWN_CASE's shape)
 SAME_THREAD_S = 3.0  # _softmax_one_thread_two_streams on a CPU: how long the second call may take inside the first
+STUCK_S = 0.5  # _softmax_one_thread_two_streams on a CPU: a second call found this long on one bytecode of one frame
+# waits (a threading.Lock that its own first call holds): stopped, as at SAME_THREAD_S (round 100's adversary and round
+# 67's third's RLock waited the whole 3 s there, and _softmax_two_callers' 10 s before it: 13 s and 10 s of the tests)
+OTHER_STUCK_S = 1.0  # _softmax_two_callers: the other caller's thread found this long on one bytecode of one frame
+# waits for the first caller (a lock): the first goes on (a thread can also wait for the CPU: longer than STUCK_S)
+PROGRAM_LIMIT_S = 2.0  # on a CPU, how long one program of a guarded launch may run (one of at most CPU_MAX[1]
+# columns takes milliseconds in the interpreter): past it, it waits for something (another program of its launch)
 TWO_STREAMS_WINDOW_MS = 200.0  # _softmax_one_thread_two_streams on a GPU: how long the first call's later work waits
 KEPT_CALLS = 12  # more calls on OWN_CASE's shape where an answer keeps its results: reuse in turn up to 14 apart shows
 # Every case of the property is called from a caller whose default dtype is float64 (adversary 106: a result made
@@ -940,16 +948,19 @@ def _out_of_guards(kept: list[tuple], seen: _Launches, n: int) -> None:
 # double-linked list", with no verdict): a lane whose element lies outside every guarded copy neither loads nor stores
 # here, and is counted.
 _READS: list[tuple[list[tuple[int, int]], list[tuple[int, int]], list[int], list[int]]] = []
-# Beside each _READS entry, the stores of the guarded launch: (the program that stored, the addresses it stored).  The
-# interpreter runs a launch's programs one after the other, in the grid's order; a GPU runs them in no fixed order.  An
-# element two programs store is right on the CPU only if the right program happens to store last (round 113's
-# adversary: rows stored whole from a padded block, the row's tail past its end over the next row's head, which the
-# next program, run later, stored again; on a GPU the order is a race).
-_STORES: list[list[tuple[tuple[int, int, int], np.ndarray]]] = []
-# Beside each, its loads, as (program, addresses): an element one program loads and another program of the same launch
-# stores is read in the interpreter's order only (adversary 108: one launch of 2 * rows programs, the first half
-# storing each row's max and sum, the second half loading them; on a GPU the second half may run first)
-_LOADED: list[list[tuple[tuple[int, int, int], np.ndarray]]] = []
+# Beside each _READS entry, the accesses of the guarded launch, in the order they ran: (the program, its kind: "load",
+# "store" or "atomic", the addresses, and for an atomic whether it acquires and whether it releases).  The interpreter
+# runs a launch's programs one after the other; a GPU runs them in no fixed order.  An element two programs store is
+# right on the CPU only if the right program happens to store last (round 113's adversary: rows stored whole from a
+# padded block, the row's tail past its end over the next row's head, which the next program, run later, stored
+# again; on a GPU the order is a race).  An element one program reads (a load, or an atomic) and another program of
+# the same launch writes (a store, or an atomic) is read in the interpreter's order only (adversary 108: one launch of
+# 2 * rows programs, the first half storing each row's max and sum, the second half loading them; round 67's third
+# adversary: the same with the first half's writes made by tl.atomic_add), unless an atomic orders the two: see
+# _judged_accesses (round 67's third adversary: a split row whose last program, by an acq_rel tl.atomic_add ticket,
+# combines the others' partials, is right).
+Access = tuple[tuple[int, int, int], str, np.ndarray, bool, bool]
+_ACCESSES: list[list[Access]] = []
 
 
 def _lanes(ptrs: Any, mask: Any, *range_sets: list[tuple[int, int]]) -> tuple[np.ndarray, ...]:
@@ -977,6 +988,19 @@ def _kept_inside(mask: Any, active: np.ndarray, safe: np.ndarray) -> Any:
     return TensorHandle(np.ascontiguousarray(active & safe), mask.dtype)
 
 
+def _recorded(builder: Any, kind: str, ptrs: Any, lanes: np.ndarray, sem: Any = None) -> None:
+    """Note an access of the running program into the innermost _ACCESSES (its lanes inside the guarded copies); stop
+    a program that has run PROGRAM_LIMIT_S (_ProgramWaits)."""
+    if time.process_time() - _PROGRAM_STARTED[0] > PROGRAM_LIMIT_S:
+        raise _ProgramWaits
+    if not _ACCESSES:
+        return
+    name = str(getattr(sem, "name", sem) or "").upper()  # tl.atomic_*'s sem: ACQUIRE_RELEASE unless the kernel says
+    _ACCESSES[-1].append((tuple(getattr(builder, "grid_idx", None) or (0, 0, 0)), kind,
+                          np.asarray(ptrs.data).astype(np.uint64, copy=False)[lanes].ravel(),
+                          "ACQUIRE" in name, "RELEASE" in name))
+
+
 def _load_watched(original: Callable) -> Callable:
     """InterpreterBuilder.create_masked_load (the loads of an interpreted kernel: tl.load, a descriptor's, and in
     Triton 3.9 tl.atomic_load), counting into the innermost _READS the active lanes whose element lies outside the
@@ -987,9 +1011,7 @@ def _load_watched(original: Callable) -> Callable:
             try:
                 active, inside, safe = _lanes(ptrs, mask, storages, copies)
                 outside[0] += int((active & ~inside).sum())
-                if _LOADED:
-                    _LOADED[-1].append((tuple(getattr(self, "grid_idx", None) or (0, 0, 0)),
-                                        np.asarray(ptrs.data).astype(np.uint64, copy=False)[active & safe].ravel()))
+                _recorded(self, "load", ptrs, active & safe)
                 mask = _kept_inside(mask, active, safe)
             except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the load is not judged
                 pass
@@ -1008,9 +1030,7 @@ def _store_watched(original: Callable) -> Callable:
             try:
                 active, safe = _lanes(ptrs, mask, copies)
                 wrote[0] += int((active & ~safe).sum())
-                if _STORES:
-                    _STORES[-1].append((tuple(getattr(self, "grid_idx", None) or (0, 0, 0)),
-                                        np.asarray(ptrs.data).astype(np.uint64, copy=False)[active & safe].ravel()))
+                _recorded(self, "store", ptrs, active & safe)
                 mask = _kept_inside(mask, active, safe)
             except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the store is not judged
                 pass
@@ -1019,16 +1039,18 @@ def _store_watched(original: Callable) -> Callable:
     return create_masked_store
 
 
-def _count_read_and_write(ptrs: Any, mask: Any) -> tuple[np.ndarray, np.ndarray] | None:
+def _count_read_and_write(builder: Any, ptrs: Any, mask: Any, sem: Any) -> tuple[np.ndarray, np.ndarray] | None:
     """For an atomic, which reads and writes: count its active lanes outside the storages as loads outside, and those
-    outside the guarded copies as stores outside, into the innermost _READS; return (the active lanes, those inside
-    the guarded copies) where some active lane lies outside them (None: all may run, or no launch is watched)."""
+    outside the guarded copies as stores outside, into the innermost _READS, and record its lanes inside them (a read
+    and a write at once, with its memory order) into _ACCESSES; return (the active lanes, those inside the guarded
+    copies) where some active lane lies outside them (None: all may run, or no launch is watched)."""
     if not _READS:
         return None
     storages, copies, outside, wrote = _READS[-1]
     active, inside, safe = _lanes(ptrs, mask, storages, copies)
     outside[0] += int((active & ~inside).sum())
     wrote[0] += int((active & ~safe).sum())
+    _recorded(builder, "atomic", ptrs, active & safe, sem)
     return None if not (active & ~safe).any() else (active, safe)
 
 
@@ -1040,7 +1062,7 @@ def _rmw_watched(original: Callable) -> Callable:
     and is counted, as a store's is."""
     def create_atomic_rmw(self: Any, op: Any, ptrs: Any, value: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
         try:
-            lanes = _count_read_and_write(ptrs, mask)
+            lanes = _count_read_and_write(self, ptrs, mask, args[0] if args else kwargs.get("sem"))
             if lanes is not None:
                 mask = _kept_inside(mask, *lanes)
         except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the atomic is not judged
@@ -1056,7 +1078,7 @@ def _cas_watched(original: Callable) -> Callable:
     def create_atomic_cas(self: Any, ptrs: Any, cmp: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
         scratch = None
         try:
-            lanes = _count_read_and_write(ptrs, None)
+            lanes = _count_read_and_write(self, ptrs, None, args[0] if args else kwargs.get("sem"))
             if lanes is not None:
                 from triton.runtime.interpreter import TensorHandle
 
@@ -1076,6 +1098,52 @@ def _cas_watched(original: Callable) -> Callable:
     return create_atomic_cas
 
 
+class _ProgramWaits(BaseException):
+    """A program of a guarded launch ran past PROGRAM_LIMIT_S (raised from its next access: see _recorded)."""
+
+
+# How the interpreter's grid runs, on a CPU (_grid_watched): the innermost last; True: each launch's programs in
+# reversed order, the last program first.  The interpreter (triton/runtime/interpreter.py, GridExecutor.__call__, in
+# Triton 3.6 and 3.9) runs a launch's programs one after the other, `for x in range(grid[0]): for y ...: for z ...`,
+# each after `interpreter_builder.set_grid_idx(x, y, z)`; a GPU runs them in no fixed order, at once or not.  Reversing
+# the order turns every pair of programs around: a result that one order made right and the other makes wrong
+# depends on the order (round 67's third adversary: a one-launch softmax whose second half read the statistics that
+# its first half published by tl.atomic_add read zeros, and one whose second half spin-waited for a flag of the first
+# half's never ended: CUDA promises no forward progress between the blocks of one launch).  A right split reduction
+# ("the last program to draw a tl.atomic_add ticket combines"; CUDA's threadFenceReduction) is right in any order.
+_GRID_REVERSED: list[bool] = []
+# When the running program started (set_grid_idx), in the process's CPU seconds (a busy machine stretches a clock's
+# seconds, not the CPU a program uses; a program that spins uses CPU), for PROGRAM_LIMIT_S
+_PROGRAM_STARTED = [math.inf]
+# What runs once when the first half of the programs of the next counted launch are done (the first of two), in the
+# interpreter (else right after the launch, as _BETWEEN): another caller's call (_softmax_two_callers).  In the middle,
+# not after the first program: a grid (rows, parts) of OWN_CASE's 3 rows has a row's programs on both sides of it
+# (round 67's third adversary's kept ticket counters: its 37 columns in 4 parts of 16 leave the fourth part empty,
+# and a call made after the first program changed no row)
+_INSIDE: list[Callable[[], None]] = []
+
+
+def _grid_watched(original: Callable) -> Callable:
+    """InterpreterBuilder.set_grid_idx, which picks the program that runs next: in reversed order where _GRID_REVERSED
+    says so; the start of the program noted (_PROGRAM_STARTED); _INSIDE's call made when the first half of the
+    programs ran, the interpreter's grid put back after it (another launch sets it)."""
+    def set_grid_idx(self: Any, x: int, y: int, z: int) -> Any:
+        nx, ny, nz = self.grid_dim
+        if (_INSIDE and (x * ny + y) * nz + z == max((nx * ny * nz) // 2, 1) and _COUNTING
+                and getattr(_IN_A_LAUNCH, "running", False)):
+            dim, idx = getattr(self, "grid_dim", None), getattr(self, "grid_idx", None)
+            try:
+                _INSIDE.pop()()
+            finally:
+                self.grid_dim, self.grid_idx = dim, idx
+        if _GRID_REVERSED and _GRID_REVERSED[-1]:
+            x, y, z = nx - 1 - x, ny - 1 - y, nz - 1 - z
+        _PROGRAM_STARTED[0] = time.process_time()
+        return original(self, x, y, z)
+
+    return set_grid_idx
+
+
 def _access_patches() -> list[tuple[type, str, Callable, Callable]]:
     """What _counting_launches patches to see a guarded launch's loads, stores and atomics: the interpreter's, where
     Triton has one, each with what it held and its watcher."""
@@ -1085,7 +1153,8 @@ def _access_patches() -> list[tuple[type, str, Callable, Callable]]:
         return []
     found = []
     for name, watcher in (("create_masked_load", _load_watched), ("create_masked_store", _store_watched),
-                          ("create_atomic_rmw", _rmw_watched), ("create_atomic_cas", _cas_watched)):
+                          ("create_atomic_rmw", _rmw_watched), ("create_atomic_cas", _cas_watched),
+                          ("set_grid_idx", _grid_watched)):
         held = InterpreterBuilder.__dict__.get(name)
         if isinstance(held, FunctionType):
             found.append((InterpreterBuilder, name, held, watcher))
@@ -1123,38 +1192,62 @@ _BETWEEN: list[Callable[[], None]] = []
 def _launched(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """_launched_once, then what _BETWEEN holds, if anything (once)."""
     out = _launched_once(launch, args, kwargs)
-    if _BETWEEN and _COUNTING and not getattr(_IN_A_LAUNCH, "running", False):
-        _BETWEEN.pop()()
+    for then in (_INSIDE, _BETWEEN):  # _INSIDE's call, where no second program of the launch made it
+        if then and _COUNTING and not getattr(_IN_A_LAUNCH, "running", False):
+            then.pop()()
     return out
 
 
-def _stored_by_two(stores: list[tuple[tuple[int, int, int], np.ndarray]]) -> int:
-    """How many addresses two programs or more stored (one program storing an address twice is its own business)."""
+def _judged_accesses(accesses: list[Access]) -> tuple[int, int]:
+    """(how many addresses two programs or more stored, plainly: one program storing an address twice is its own
+    business, and atomics are made to share; how many addresses a program read, by a load or an atomic, that another
+    program of the same launch wrote, by a store or an atomic, with no atomic to order the two).
+
+    Read and write are ordered where one program, after its access, releases (an atomic whose sem releases: Triton's
+    default acq_rel does) an address that the other program, before its own access, acquires from it: the release
+    first, in the interpreter's run (CUDA's threadFenceReduction, Triton's split-K semaphore: each program stores its
+    part, then draws a ticket with tl.atomic_add; the one that draws the last ticket loads the others' parts).  Two
+    atomics on one address never race.  Whether a read sees the write, and not what was there before it, is left to
+    the interpreter's order, which _GRID_REVERSED turns around."""
+    writes: dict[int, list[tuple[tuple[int, int, int], int, bool]]] = {}
     owner: dict[int, tuple[int, int, int]] = {}
     shared: set[int] = set()
-    for program, addresses in stores:
-        for address in np.unique(addresses).tolist():
-            if owner.setdefault(address, program) != program:
+    acquires: dict[tuple[int, int, int], list[tuple[int, set[int]]]] = {}
+    releases: dict[tuple[int, int, int], list[tuple[int, set[int]]]] = {}
+    for seq, (program, kind, addresses, acquire, release) in enumerate(accesses):
+        unique = np.unique(addresses).tolist()
+        if kind == "atomic":
+            for orders, flag in ((acquires, acquire), (releases, release)):
+                if flag:
+                    orders.setdefault(program, []).append((seq, set(unique)))
+        if kind == "load":
+            continue
+        for address in unique:
+            writes.setdefault(address, []).append((program, seq, kind == "atomic"))
+            if kind == "store" and owner.setdefault(address, program) != program:
                 shared.add(address)
-    return len(shared)
 
+    def ordered(first: tuple[int, int, int], done: int, then: tuple[int, int, int], starts: int) -> bool:
+        """Whether `first`, after its access at `done`, releases what `then` acquires before its access at
+        `starts`, the release first."""
+        return any(released < taken <= starts and common & took
+                   for released, common in releases.get(first, []) if released >= done
+                   for taken, took in acquires.get(then, []))
 
-def _loaded_from_another(stores: list[tuple[tuple[int, int, int], np.ndarray]],
-                         loads: list[tuple[tuple[int, int, int], np.ndarray]]) -> int:
-    """How many addresses a program loaded that another program of the same launch stored (before or after it: the
-    interpreter's order is one of many a GPU may run)."""
-    owner: dict[int, tuple[int, int, int]] = {}
-    for program, addresses in stores:
-        for address in np.unique(addresses).tolist():
-            owner.setdefault(address, program)
-    if not owner:
-        return 0
     crossed: set[int] = set()
-    for program, addresses in loads:
-        for address in np.unique(addresses).tolist():
-            if owner.get(address, program) != program:
-                crossed.add(address)
-    return len(crossed)
+    if writes:
+        for seq, (program, kind, addresses, _, _) in enumerate(accesses):
+            if kind == "store":
+                continue
+            for address in np.unique(addresses).tolist():
+                for writer, wrote, atomic in writes.get(address, []):
+                    if writer == program or (atomic and kind == "atomic"):
+                        continue
+                    if not (ordered(writer, wrote, program, seq) if wrote < seq
+                            else ordered(program, seq, writer, wrote)):
+                        crossed.add(address)
+                        break
+    return len(shared), len(crossed)
 
 
 def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
@@ -1181,19 +1274,17 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
             if guarded:  # the loads and stores are judged where the storages are guarded copies
                 _READS.append(([(c.data_ptr() + g, c.data_ptr() + g + o.numel()) for o, c, g in kept],
                                [(c.data_ptr(), c.data_ptr() + c.numel()) for _, c, _ in kept], outside, wrote))
-                _STORES.append([])
-                _LOADED.append([])
+                _ACCESSES.append([])
             try:
                 return launch(*args, **kwargs)
             finally:
                 if guarded:
                     _READS.pop()
-                    stores = _STORES.pop()
-                    shared = _stored_by_two(stores)
-                    crossed = _loaded_from_another(stores, _LOADED.pop())
+                    accesses = _ACCESSES.pop()  # not judged where the launch was stopped (a program waiting)
+                    shared, crossed = _judged_accesses(accesses) if sys.exc_info()[1] is None else (0, 0)
                     if crossed:
-                        seen.crossed.append(f"launch {seen.count}: {crossed} element{'s' * (crossed != 1)} stored by "
-                                            "one of its programs and loaded by another")
+                        seen.crossed.append(f"launch {seen.count}: {crossed} element{'s' * (crossed != 1)} written "
+                                            "by one of its programs and read by another, no atomic ordering the two")
                     if shared:
                         seen.shared.append(f"launch {seen.count}: {shared} element{'s' * (shared != 1)} stored by "
                                            "two of its programs or more")
@@ -1547,23 +1638,38 @@ def _python_body(func: Any, tensors: list[torch.Tensor]) -> Callable | None:
 
 
 @contextmanager
-def _autotune_without_timing() -> Iterator[None]:
-    """On a CPU: @triton.autotune picks its first config instead of timing each (timing needs a GPU driver, which
-    Triton's interpreter has not), so an autotuned kernel runs through the interpreter too."""
+def _autotune_without_timing(choice: int, configs: list[int]) -> Iterator[None]:
+    """On a CPU: @triton.autotune picks its config number `choice` (modulo its number of configs) instead of timing
+    each (timing needs a GPU driver, which Triton's interpreter has not), at every launch (its cache of choices
+    emptied first), so an autotuned kernel runs through the interpreter too; each autotuner's number of configs is
+    appended to `configs`.  The check calls again with each config (round 67's third adversary: an autotuner over
+    BLOCK from 4096 down to 64 columns, one block of each row read, passed with its first config alone; on a GPU the
+    autotuner keeps the fastest config, `builtins.min(timings, key=timings.get)` in triton/runtime/autotuner.py,
+    not a right one)."""
     try:
         from triton.runtime.autotuner import Autotuner
     except ImportError:
         yield
         return
-    bench = Autotuner.__dict__.get("_bench")
-    if bench is None:
+    bench, run = Autotuner.__dict__.get("_bench"), Autotuner.__dict__.get("run")
+    if bench is None or run is None:
         yield
         return
-    Autotuner._bench = lambda self, *args, config, **meta: [0.0, 0.0, 0.0]  # type: ignore[method-assign]
+
+    def timed(self: Any, *args: Any, config: Any, **meta: Any) -> list[float]:
+        chosen = self.configs.index(config) == choice % len(self.configs) if config in self.configs else False
+        return [0.0 if chosen else 1.0] * 3
+
+    def tuned(self: Any, *args: Any, **kwargs: Any) -> Any:
+        self.cache.clear()
+        configs.append(len(self.configs))
+        return run(self, *args, **kwargs)
+
+    Autotuner._bench, Autotuner.run = timed, tuned  # type: ignore[method-assign]
     try:
         yield
     finally:
-        Autotuner._bench = bench  # type: ignore[method-assign]
+        Autotuner._bench, Autotuner.run = bench, run  # type: ignore[method-assign]
 
 
 def _launches_are_seen(device: str) -> bool:
@@ -1646,7 +1752,10 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
         device = "cuda" if on_gpu else "cpu"
         counted = _launches_are_seen(device)
 
-        def call_yours(x: torch.Tensor, call: str, poisoned: bool = False) -> tuple[object, _Launches]:
+        tuned: list[int] = []  # each autotuned launch's number of configs (on a CPU)
+
+        def call_yours(x: torch.Tensor, call: str, poisoned: bool = False, reverse: bool = False, config: int = 0,
+                       guarded: bool | None = None) -> tuple[object, _Launches]:
             """yours(x), its launches counted (on a CPU: run on guarded copies of their tensors, see
             _counting_launches), within CALL_LIMIT_S.  PyTorch's global settings (default dtype, grad mode...) are
             put back as they were, and a call that changed them FAILs (round 19's adversary: a default dtype of float64
@@ -1658,7 +1767,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             seeded: dict[str, list[Any]] = {}
             try:
                 with seeding_watched(seeded, (softmax_rows,)):
-                    y, launches, watch = watched_call(x, call, poisoned)
+                    y, launches, watch = watched_call(x, call, poisoned, reverse, config, guarded)
             finally:
                 now, local_now = read(WATCHED_SETTINGS), _local_settings()
                 changed = put_back(settings) + _put_back_local(local, local_now)
@@ -1680,17 +1789,29 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                 "of x sees the change meanwhile), and `x.data = ...` or `x.set_(...)` make x another tensor's view")
             return judged(x, call, y, launches, watch)
 
-        def watched_call(x: torch.Tensor, call: str, poisoned: bool) -> tuple[object, _Launches, Any]:
+        def watched_call(x: torch.Tensor, call: str, poisoned: bool, reverse: bool, config: int,
+                         guarded: bool | None) -> tuple[object, _Launches, Any]:
+            guarded = not on_gpu or poisoned if guarded is None else guarded
             try:
                 with ExitStack() as stack:
-                    launches = stack.enter_context(_counting_launches(guarded=not on_gpu or poisoned, poisoned=poisoned)
+                    launches = stack.enter_context(_counting_launches(guarded=guarded, poisoned=poisoned)
                                                    if counted else nullcontext(_Launches()))
                     if not on_gpu:
-                        stack.enter_context(_autotune_without_timing())
+                        stack.enter_context(_autotune_without_timing(config, tuned))
+                        _GRID_REVERSED.append(reverse)
+                        stack.callback(_GRID_REVERSED.pop)
                     stack.enter_context(time_limit(ex, CALL_LIMIT_S, call, "does every loop of your function and "
                                                    "your kernel end?"))
                     watch = stack.enter_context(_WhatPyTorchComputes(x, fresh_as_nan=poisoned))
                     y = yours(x)
+            except _ProgramWaits:
+                ex.expect(False, f"{call}: a program of your kernel ran for more than {PROGRAM_LIMIT_S:g} s of CPU: it "
+                          "waits for something that only another program of the same launch can do",
+                          "programs of one launch run in no fixed order and cannot wait on each other: a GPU runs "
+                          "as many at once as fit, and promises a waiting program no progress of the others (it "
+                          "may hold the place the awaited one needs); what a program needs from the others comes "
+                          "from an earlier launch, which ends before the next one starts")
+                raise
             except Exception as error:  # raised again unless it is Triton's, on a CPU
                 if not on_gpu and any(s in str(error) for s in _NO_DRIVER):
                     raise LeftForGPU("nothing: Triton compiled the kernel for a GPU", _needs_a_driver(error)) from None
@@ -1714,12 +1835,13 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       "order",
                       "which elements does each program store? Each element of y should be stored by one program "
                       "alone: look at what a store's mask lets through past the end of a program's own row")
-            ex.expect(not launches.crossed, f"{call}: a program of your kernel loaded what another program of the "
-                      f"same launch stored ({'; '.join(launches.crossed)}): Triton's interpreter runs programs one "
-                      "after the other, in the grid's order, so the store came first here; on a GPU the programs of "
-                      "a launch run in no fixed order, and the load may come first",
-                      "programs of one launch cannot pass values to each other: what one program computes (a row's "
-                      "max and sum) is used by that program, or by a later launch, which starts after this one ends")
+            ex.expect(not launches.crossed, f"{call}: a program of your kernel read what another program of the "
+                      f"same launch wrote ({'; '.join(launches.crossed)}): Triton's interpreter runs programs one "
+                      "after the other, so the write came first here; on a GPU the programs of a launch run in no "
+                      "fixed order, and the read may come first (an atomic write is indivisible, not early)",
+                      "programs of one launch run in no fixed order and cannot wait on each other: what one program "
+                      "computes (a row's max and sum) is used by that program, or by a later launch, which starts "
+                      "after this one ends")
             ex.expect(not launches.read_outside, f"{call}: your kernel read outside the tensors it was given: "
                       f"{'; '.join(launches.read_outside)} (on a GPU, a read past the end of an allocation can stop "
                       "the process: an illegal memory access)",
@@ -1744,10 +1866,11 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       "makes the host wait for the GPU)")
             return y, launches
 
-        def call_from_a_float64_caller(x: torch.Tensor, call: str) -> tuple[object, _Launches]:
+        def call_from_a_float64_caller(x: torch.Tensor, call: str, reverse: bool = False, config: int = 0
+                                       ) -> tuple[object, _Launches]:
             """call_yours(x), from a caller whose default dtype is float64 (FLOAT64_CALLER)."""
             with _default_dtype(torch.float64):
-                return call_yours(x, call)
+                return call_yours(x, call, reverse=reverse, config=config)
 
         def from_a_caller(case: SoftmaxCase, x: torch.Tensor, before: torch.Tensor, call: str
                           ) -> tuple[object, object, _Launches, str]:
@@ -1781,15 +1904,43 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             x = _softmax_input(case, device)
             before = x.clone()
             call = _describe_softmax(case) + FLOAT64_CALLER
+            # on a CPU, the cases of an even seed run each launch's programs last to first (see _GRID_REVERSED)
+            reverse = not on_gpu and case[-1] % 2 == 0
             if on_gpu:
                 y, seen, launches, call = from_a_caller(case, x, before, call)
             else:
-                y, launches = call_from_a_float64_caller(x, call)
+                del tuned[:]
+                y, launches = call_yours_reversed(x, call, reverse)
                 seen = y
             ex.expect(not counted or launches.count > 0 or case[0] == 0, f"{call} launched no Triton kernel",
                       "the task is a Triton kernel of your own, launched as softmax_kernel[grid](...) with a program "
                       "for each row (or for a few rows): PyTorch's operations do not count")
             _judge_softmax(ex, call, x, before, y, seen)
+            for config in range(1, max(tuned, default=1)):  # every config an autotuner may keep, on the same x
+                said = f"{call}, with config {config + 1} of your @triton.autotune's {max(tuned)} kept"
+                y, _ = call_from_a_float64_caller(x, said, reverse, config)
+                ex.expect(not isinstance(y, torch.Tensor) or y.shape != x.shape or bool(_softmax_right(y, x).all()),
+                          f"{said}: the result is wrong", "an autotuner keeps the fastest config, not a right one: "
+                          "every config it may choose must give the right softmax, on every shape (a block narrower "
+                          "than the row leaves columns unread)")
+                _judge_softmax(ex, said, x, before, y)
+
+        def call_yours_reversed(x: torch.Tensor, call: str, reverse: bool) -> tuple[object, _Launches]:
+            """On a CPU: the call with each launch's programs in reversed order where `reverse` says so; a wrong result
+            there whose call in the grid's order is right FAILs with what the order changed."""
+            said = call + (", the programs of each launch run last to first" if reverse else "")
+            y, launches = call_from_a_float64_caller(x, said, reverse)
+            if not reverse or not isinstance(y, torch.Tensor) or y.shape != x.shape or bool(_softmax_right(y, x).all()):
+                return y, launches
+            again, _ = call_from_a_float64_caller(x, call)
+            ex.expect(not isinstance(again, torch.Tensor) or again.shape != x.shape
+                      or not bool(_softmax_right(again, x).all()),
+                      f"{said}: the result is wrong, and right with the programs run in the grid's order: your kernel "
+                      "depends on the order its programs run in",
+                      "programs of one launch run in no fixed order and cannot wait on each other: a value one "
+                      "program writes and another reads (even through an atomic, which makes a write indivisible, not "
+                      "early) comes from an earlier launch, which ends before the next one starts")
+            return y, launches
 
         # (2, 9, 0, -1e7, 8): values around -1e7, below any finite fill a student may give masked lanes (round 20's
         # adversary: around -1e5, a fill of -1e6 passed); (2, 9, 0, -1e37, 8): around -1e37, where float32 ends
@@ -1805,15 +1956,17 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
         for_all(ex, _softmax_cases(on_gpu), holds, examples=12 if on_gpu else CPU_CASES, chosen=chosen,
                 budget_s=GPU_BUDGET_S if on_gpu else 0.5,
                 describe=lambda case: _describe_softmax(case) + FLOAT64_CALLER)
+        seen_on_cpu = None
         if counted:
             _softmax_new_and_own(ex, call_yours, device)
             _softmax_two_callers(ex, call_yours, yours, device)
-            _softmax_one_thread_two_streams(ex, call_yours, yours, device)
+            seen_on_cpu = _softmax_one_thread_two_streams(ex, call_yours, yours, device)
         if not on_gpu:
             raise LeftForGPU(f"the values on {ex.passed} small shapes, through Triton's interpreter, that each "
                              "result is a new tensor and that its values come from your kernel",
                              f"the kernel compiled for a GPU: shapes up to {MAX_COLS} columns, and its speed against "
-                             f"this GPU's copy bandwidth on a {BIG[0]} x {BIG[1]} tensor")
+                             f"this GPU's copy bandwidth on a {BIG[0]} x {BIG[1]} tensor"
+                             + (f"; and {seen_on_cpu}" if seen_on_cpu else ""))
         _softmax_speed(ex, yours)
 
 
@@ -1903,9 +2056,29 @@ def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
               "the caller drops it, nothing of yours may keep it (a list or a cache of results grows with every call)")
 
 
+def _joined_unless_waiting(thread: threading.Thread, seconds: float) -> None:
+    """thread.join(seconds), given up early where the thread stays OTHER_STUCK_S on one bytecode of one frame (it
+    waits: a lock the caller holds)."""
+    started = last_seen = time.perf_counter()
+    last: tuple[Any, int] | None = None
+    while thread.is_alive() and time.perf_counter() - started < seconds:
+        thread.join(0.05)
+        frame = sys._current_frames().get(thread.ident or -1)  # the one way to see where another thread is
+        here = (frame, frame.f_lasti) if frame is not None else None
+        now = time.perf_counter()
+        if here is None or last is None or here[0] is not last[0] or here[1] != last[1]:
+            last, last_seen = here, now
+        elif now - last_seen >= OTHER_STUCK_S:
+            return
+        del frame
+
+
 def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device: str) -> None:
     """A call on OWN_CASE's shape with another caller's whole call, on the same shape, made right after its first
-    launch: what two threads, or two streams that nothing orders, do when they call at once.  Both results must be
+    launch (on a CPU, after the first program of its first launch, the first call's launches unguarded, so that what
+    the two share in memory is shared: round 67's third adversary kept the tickets of a split row's tl.atomic_add
+    counters from call to call, which two calls whose launches overlap draw from both): what two threads, or two
+    streams that nothing orders, do when they call at once.  Both results must be
     right (round 27's adversary kept each row's max and sum in a scratch buffer per row count, written by one kernel
     and read by the next: the other caller's statistics replaced the first's in between).  The other call runs as
     the answer's own code would from another caller: its launches as they are (the same shape passed the guarded
@@ -1937,20 +2110,24 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
         stream = torch.cuda.current_stream() if device != "cpu" else None
         thread = threading.Thread(target=another_caller, args=(stream,), daemon=True)
         thread.start()
-        thread.join(OTHER_CALLER_S)
+        _joined_unless_waiting(thread, OTHER_CALLER_S)
         threads.append(thread)
 
-    call = f"{_describe_softmax(first)}, with another caller's call on x of the same shape made between its launches"
-    _BETWEEN.append(between)
+    on_gpu = device != "cpu"
+    call = (f"{_describe_softmax(first)}, with another caller's call on x of the same shape made "
+            + ("between its launches" if on_gpu
+               else "while its first launch runs (after the first half of its programs)"))
+    (_BETWEEN if on_gpu else _INSIDE).append(between)
     try:
-        y, _ = call_yours(x, call)
+        y, _ = call_yours(x, call, guarded=None if on_gpu else False)
     finally:
         _BETWEEN.clear()
+        _INSIDE.clear()
         for thread in threads:
             thread.join(OTHER_CALLER_S)
     theirs = results[0] if results and not isinstance(results[0], Exception) else None
     ex.expect(not threads or bool(results), f"{call}: the other caller's call had not returned "
-              f"{2 * OTHER_CALLER_S:g} s after it started",
+              f"{OTHER_CALLER_S:g} s after the first call's end",
               "two callers at once: does a call of yours wait for something only another call can release?")
     ex.expect(not (results and isinstance(results[0], Exception)),
               f"{call}: the other caller's call raised {results[0]!r}" if results else "",
@@ -1971,20 +2148,28 @@ class _SecondCallStopped(BaseException):
 
 @contextmanager
 def _stopped_after(seconds: float) -> Iterator[bool]:
-    """Raise _SecondCallStopped in the block after `seconds` (SIGALRM; a Lock's acquire is interrupted too), the timer
+    """Raise _SecondCallStopped in the block after `seconds`, or once it has stayed STUCK_S on one bytecode of one frame
+    (a Lock's acquire that waits for its own thread; SIGALRM every 0.1 s, which interrupts the acquire), the timer
     of an enclosing time_limit put back afterwards, less the time spent.  Yields False, and runs nothing, where no
     timer can be set (not the main thread, or no setitimer)."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield False
         return
 
-    def stop(*_: object) -> None:
-        raise _SecondCallStopped
+    last: list[Any] = [None, -1, time.perf_counter()]  # the frame, its bytecode, since when
+
+    def stop(_: int, frame: Any) -> None:
+        now = time.perf_counter()
+        if frame is not last[0] or frame.f_lasti != last[1]:
+            last[:] = frame, frame.f_lasti if frame is not None else -1, now
+        if now - started >= seconds or now - last[2] >= STUCK_S:
+            last[0] = None
+            raise _SecondCallStopped
 
     left, _ = signal.getitimer(signal.ITIMER_REAL)
     started = time.perf_counter()
     previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, 0.1, 0.1)  # a look every 0.1 s
     try:
         yield True
     finally:
@@ -1994,7 +2179,7 @@ def _stopped_after(seconds: float) -> Iterator[bool]:
             signal.setitimer(signal.ITIMER_REAL, max(left - (time.perf_counter() - started), 1e-3))
 
 
-def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callable, device: str) -> None:
+def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callable, device: str) -> str | None:
     """One thread, two calls in flight (adversary 108: a scratch buffer kept per thread, `threading.local`, which
     _softmax_two_callers, whose other call comes from a thread of its own, never shared).  A caller that calls on one
     stream and then, at once, on another (lectures 03 and 04) has both calls' work queued: the second call's kernels
@@ -2004,7 +2189,8 @@ def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callab
     interpreter runs each launch at once: the second call made in the same thread right after the first call's
     first launch, before the rest of the first call runs; a second call that is not back in SAME_THREAD_S (round
     100's adversary: a threading.Lock held around the launch waits for itself, which no caller in one thread can
-    make happen) is stopped, and judges nothing.  Both results must be right."""
+    make happen) is stopped, and judges nothing.  Both results must be right; on a CPU, a wrong one is left for a GPU
+    (returned: what the CPU saw)."""
     first, other = ((*OWN_CASE[:-1], OWN_CASE[-1] + k) for k in (22, 23))
     x, x_other = _softmax_input(first, device), _softmax_input(other, device)
     x_other.add_(OTHER_SHIFT)
@@ -2052,7 +2238,18 @@ def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callab
                   f"{call}: the second call raised {results[0]!r}" if results else "",
                   "two calls in flight from one thread: each call must work on its own")
         if stopped or not results:  # nothing to judge the first call against
-            return
+            return None
+        # A CPU has no stream: a second call from the same thread inside the first is the GPU's second stream
+        # emulated, which no answer on a CPU can tell from its first call's (round 67's third adversary: scratch kept
+        # per (device, current stream, rows), right on a GPU, has one key on a CPU, as a buffer kept per thread has).
+        # A wrong result here is left for a GPU, with what the CPU saw.
+        wrong = [what for what, got, xs in (("first", y, x), ("second", theirs, x_other))
+                 if isinstance(got, torch.Tensor) and got.shape == xs.shape and not bool(_softmax_right(got, xs).all())]
+        if wrong:
+            return (f"two calls in flight from one thread on two streams (on this CPU, which has no streams, a second "
+                    f"call made inside the first, from the same thread, made the {' and '.join(wrong)} call's result "
+                    "wrong: a buffer kept from call to call, even one kept per thread, is the other stream's call's "
+                    "too)")
     for what, got, xs in (("the first call's", y, x), ("the second call's", theirs, x_other)):
         ex.expect(not isinstance(got, torch.Tensor) or got.shape != xs.shape or bool(_softmax_right(got, xs).all()),
                   f"{call}: {what} result is wrong", "two calls in flight from one thread (one stream, then another, "
@@ -2061,6 +2258,7 @@ def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callab
     _judge_softmax(ex, call, x, before, y)
     if isinstance(theirs, torch.Tensor):
         _judge_softmax(ex, call + " (the second call)", x_other, before_other, theirs)
+    return None
 
 
 def _kept_unchanged(ex: Any, call: str, results: list[torch.Tensor], kept: list[torch.Tensor], when: str) -> None:

@@ -3006,7 +3006,7 @@ WRONG_SOFTMAXES[ALIGNED_ROWS] = softmax_rows_hinted_aligned
 # (judged on this CPU with Triton 3.9's interpreter; not yet on a GPU): programs of one
 # launch that pass values through atomics, a split row whose last program combines, ticket counters kept across
 # calls, @triton.autotune over BLOCK, a scratch kept per stream.  The check misjudges all six on a CPU
-# (MISJUDGED_ON_A_CPU, below); fixing them changes nb09.py, and so solutions 09's stamp.
+# (they were MISJUDGED_ON_A_CPU until round 68 fixed the check).
 @triton.jit
 def _stats_by_atomics_kernel(y_ptr, s_ptr, x_ptr, rows, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
@@ -3031,8 +3031,8 @@ def softmax_one_launch_stats_by_atomic_add(x):
     ("a program of your kernel loaded what another program of the same launch stored") by publishing each row's max
     and sum with tl.atomic_add into a zeroed scratch.  The student thought atomics are how programs share memory
     safely; an atomic makes a write indivisible, not early: on a GPU nothing runs the first half before the second,
-    which may read zeros.  PARTs on a CPU: the interpreter runs the grid in order, and the check's atomic watcher
-    records neither the atomic store nor its reader."""
+    which may read zeros.  PARTed on a CPU until the check recorded atomics (its plain loads of the atomic writes,
+    with no atomic to order them, FAIL now)."""
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
@@ -3069,9 +3069,9 @@ def softmax_one_launch_spin_wait_on_a_flag(x):
     """Wrong (round 67's third adversary): one launch of 2 * rows programs, the second half spin-waiting on a per-row
     flag that the first half sets with tl.atomic_xchg, then reading the statistics with atomics.  The student thought
     acquire/release makes a grid barrier; CUDA promises no forward progress between the blocks of a launch that is
-    not cooperative: a waiting block that holds an SM while the block it waits for cannot start never ends.  PARTs on
-    a CPU: the interpreter runs the grid in order, and the check records no atomic; on a GPU blocks start in order in
-    practice, so it may pass there too."""
+    not cooperative: a waiting block that holds an SM while the block it waits for cannot start never ends.  PARTed on
+    a CPU while the interpreter ran the grid in order only; it FAILs since half the cases run it reversed (the wait
+    never ends).  On a GPU blocks start in order in practice, so it may pass there."""
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
@@ -3141,7 +3141,7 @@ def softmax_split_row_last_program_combines(x):
     its quarter row's (max, sum) into a scratch of the call, then takes a ticket with tl.atomic_add on a zeroed
     counter of the call (sem="acq_rel": release for its stores, acquire for the others'); the program that draws the
     last ticket loads the four pairs, combines them and writes the row.  No order of programs assumed.  FAILed on a
-    CPU: the check flags every element one program stores and another loads, whatever atomic orders them."""
+    CPU until the check let an acquire/release atomic order a load of another program's store."""
     return _split_softmax(x, lambda rows, device: torch.zeros((rows,), dtype=torch.int32, device=device), False)
 
 
@@ -3154,8 +3154,9 @@ def softmax_split_row_counters_kept_across_calls(x):
     """Wrong (round 67's third adversary): the split reduction with its partials published by atomics, and its ticket
     counters made once per row count and kept ("no memset per call"): never reset, the last program of a row is the
     one whose ticket is 3 modulo 4.  Two calls whose launches overlap on a GPU (two streams at once) draw tickets
-    from the same counters: one call combines the other's partials, or combines before its own are out.  PARTs on a
-    CPU: the check puts the other call between launches, and this answer has one launch."""
+    from the same counters: one call combines the other's partials, or combines before its own are out.  PARTed on
+    a CPU while the check put the other call between launches (this answer has one launch); it FAILs since the other
+    call runs in the middle of the first call's launch."""
     return _split_softmax(x, _kept_counters, True)
 
 
@@ -3174,7 +3175,8 @@ def softmax_autotuned_over_block(x):
     """Wrong (round 67's third adversary): "let the autotuner pick the block": @triton.autotune over BLOCK in (4096,
     1024, 256, 64) and a kernel that reads one block of each row.  The autotuner keeps the fastest config, not a
     right one (triton/runtime/autotuner.py: `builtins.min(timings, key=timings.get)`): for 100 columns BLOCK=64 reads
-    64 of them.  PARTs on a CPU: the check times every config alike there, so the first, BLOCK=4096, runs."""
+    64 of them.  PARTed on a CPU while the check timed every config alike (the first, BLOCK=4096, ran); it FAILs
+    since the check runs every config."""
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
@@ -3191,9 +3193,9 @@ def softmax_scratch_per_stream_under_an_rlock(x):
     statistics kept per (device, current stream, rows), as the caching allocator reuses memory on the stream that
     used it, under an RLock held for the whole call.  On a GPU two threads are serialized by the lock and ordered by
     their stream, and one thread on two streams has two buffers; on a CPU every launch ends before the call goes on.
-    FAILed on a CPU: the check emulates a second stream by a second call made inside the first, from the same thread,
-    between its launches, where the answer cannot tell the streams apart (the RLock is re-entered, the key is the
-    same)."""
+    FAILed on a CPU while the check FAILed a wrong result of its second call made inside the first, from the same
+    thread (the GPU's second stream emulated), where no answer can tell the streams apart (the RLock is re-entered,
+    the key is the same): on a CPU that is left for a GPU now."""
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if not rows:
@@ -3260,25 +3262,11 @@ MISJUDGED_ON_A_GPU = {
 }
 
 # Answers the checks misjudge on a CPU (Triton's interpreter), known and not yet fixed: a strict xfail where there is
-# no GPU, a non-strict one on a GPU until one judges them there.  Round 67's third adversary
-# (nb09.py's lines as of commit b09c961), judged with Triton 3.9's interpreter,
-# 2026-12-01.
-MISJUDGED_ON_A_CPU: dict[str, dict[str, str]] = {
-    "check_softmax_rows": {
-        ATOMIC_STATS: "PARTed: _rmw_watched (nb09.py:1035) records nothing into _STORES or _LOADED, so "
-                      "_loaded_from_another (1142) never sees the atomic store its second half loads",
-        SPIN_WAIT: "PARTed: the interpreter runs the grid in order, so the wait ends, and _rmw_watched records no "
-                   "atomic read or write; nothing sees a program that waits on another program of its launch",
-        KEPT_COUNTERS: "PARTed: the concurrency tests put the other call between launches (_BETWEEN, nb09.py:1120), "
-                       "and its one launch runs whole; nothing sees a buffer kept from one call's launch to the next's",
-        AUTOTUNED_BLOCK: "PARTed: _autotune_without_timing (nb09.py:1550) times every config 0, so Triton's min picks "
-                         "config 0 (BLOCK=4096), and the configs that read part of a row never run",
-        LAST_COMBINES: "FAILed: _loaded_from_another (nb09.py:1142) flags every element one program stores and "
-                       "another loads, even when an acq_rel tl.atomic_add ticket orders them",
-        PER_STREAM: "FAILed: _softmax_one_thread_two_streams (nb09.py:1997) makes the second call inside the first, "
-                    "in the same thread, where the answer sees the same (stream-less) key and re-enters its RLock",
-    },
-}
+# no GPU, a non-strict one on a GPU until one judges them there.  None now: round 67's third adversary's six (judged
+# with Triton 3.9's interpreter, 2026-12-01) are judged right since the check records atomics, runs half its cases'
+# grids in reversed order, makes the other caller's call inside the first call's launch, and runs every autotuned
+# config.
+MISJUDGED_ON_A_CPU: dict[str, dict[str, str]] = {}
 
 # Answers whose kernel ends the CUDA context of the process it runs in, on a GPU (an illegal address): the check
 # FAILs them with a hint to restart, and the tests judge each in a fresh process (tests/test_exercises.py).
@@ -3316,6 +3304,10 @@ WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without
         "round 26's adversary: a side stream made current by torch.cuda.set_stream and left",
         "round 26's adversary: a CUDA graph per shape, one static input and output for every caller",
         "round 113's adversary: PyTorch's softmax above 2**24 elements, the kernel below",
+        # a buffer kept per thread: on a CPU, which has no streams, one thread's two calls in flight are left for a
+        # GPU (scratch kept per stream, right, is the same there: round 67's third adversary)
+        "adversary 108: a statistics buffer kept per thread (threading.local), two kernels",
+        "adversary 108: a staging buffer kept per thread and shape, its clone returned",
         ALIGNED_ROWS},  # the interpreter ignores hints
     "check_scale_into": set(),
 }
