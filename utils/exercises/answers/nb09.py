@@ -3003,7 +3003,7 @@ WRONG_SOFTMAXES[ALIGNED_ROWS] = softmax_rows_hinted_aligned
 
 
 # ---------------------------------------------------------------- round 67's third adversary of the 09 checks
-# (judged on this CPU with Triton 3.9's interpreter; not yet on a GPU): programs of one
+# (judged on this CPU with Triton 3.9's interpreter, and on the H200 in call BK, 2026-12-01): programs of one
 # launch that pass values through atomics, a split row whose last program combines, ticket counters kept across
 # calls, @triton.autotune over BLOCK, a scratch kept per stream.  The check misjudges all six on a CPU
 # (they were MISJUDGED_ON_A_CPU until round 68 fixed the check).
@@ -3247,6 +3247,10 @@ MISJUDGED_ON_A_GPU = {
             "PASSed on the H200: the check's largest size is about 2**26 elements",
     },
     "check_softmax_rows": {
+        KEPT_COUNTERS: "PASSed on the H200 (call BK, 2026-12-01): its one launch per call never ran beside another "
+                       "call's there (the other caller's call comes after the first call's launch; one thread's second "
+                       "stream after the first call's launch was queued); on a CPU the other call is made in the "
+                       "middle of the first launch's programs, and it FAILs",
         ALIGNED_ROWS: "PASSed on the H200 (call BH, 2026-12-01): no generated shape had aligned, vectorizable rows "
                       "beside a misaligned row stride",
         "round 113's adversary: PyTorch's softmax above 2**24 elements, the kernel below":
