@@ -3005,8 +3005,8 @@ WRONG_SOFTMAXES[ALIGNED_ROWS] = softmax_rows_hinted_aligned
 # ---------------------------------------------------------------- round 67's third adversary of the 09 checks
 # (judged on this CPU with Triton 3.9's interpreter, and on the H200 in call BK, 2026-12-01): programs of one
 # launch that pass values through atomics, a split row whose last program combines, ticket counters kept across
-# calls, @triton.autotune over BLOCK, a scratch kept per stream.  The check misjudges all six on a CPU
-# (they were MISJUDGED_ON_A_CPU until round 68 fixed the check).
+# calls, @triton.autotune over BLOCK, a scratch kept per stream.  The check misjudged all six on a CPU until round
+# 68 fixed it; on the H200 it misjudges the kept counters (MISJUDGED_ON_A_GPU, below).
 @triton.jit
 def _stats_by_atomics_kernel(y_ptr, s_ptr, x_ptr, rows, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
