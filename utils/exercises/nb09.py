@@ -2144,10 +2144,10 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
     first call's launches unguarded, so that what the two share in memory is shared: round 67's third adversary kept
     the tickets of a split row's tl.atomic_add counters from call to call, which two calls whose launches overlap
     draw from both): what two threads, or two streams that nothing orders, do when they call at once.  Both results
-    must be right (round 27's adversary kept each row's max and sum in a scratch buffer per row count, written by one kernel
-    and read by the next: the other caller's statistics replaced the first's in between).  The other call runs as
-    the answer's own code would from another caller: its launches as they are (the same shape passed the guarded
-    calls before), PyTorch's operators unwatched."""
+    must be right (round 27's adversary kept each row's max and sum in a scratch buffer per row count, written by
+    one kernel and read by the next: the other caller's statistics replaced the first's in between).  The other call
+    runs as the answer's own code would from another caller: its launches as they are (the same shape passed the
+    guarded calls before), PyTorch's operators unwatched."""
     first, other = ((*OWN_CASE[:-1], OWN_CASE[-1] + k) for k in (20, 21))
     x, x_other = _softmax_input(first, device), _softmax_input(other, device)
     x_other.add_(OTHER_SHIFT)  # in place: the view stays a view (round 65's adversary: a max kept between launches,
