@@ -855,6 +855,7 @@ class _Launches:
     read_outside: list[str] = field(default_factory=list)  # loads outside them (guarded, Triton's interpreter)
     shared: list[str] = field(default_factory=list)  # elements that two programs of one launch stored (interpreter)
     crossed: list[str] = field(default_factory=list)  # elements one program stored and another loaded (interpreter)
+    into_x: list[str] = field(default_factory=list)  # writes into the storage x lies in (interpreter)
 
 
 def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
@@ -1034,7 +1035,9 @@ def _store_watched(original: Callable) -> Callable:
                 mask = _kept_inside(mask, active, safe)
             except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the store is not judged
                 pass
-        return original(self, ptrs, value, mask, *args, **kwargs)
+        out = original(self, ptrs, value, mask, *args, **kwargs)
+        _other_call_inside(self)
+        return out
 
     return create_masked_store
 
@@ -1067,7 +1070,9 @@ def _rmw_watched(original: Callable) -> Callable:
                 mask = _kept_inside(mask, *lanes)
         except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the atomic is not judged
             pass
-        return original(self, op, ptrs, value, mask, *args, **kwargs)
+        out = original(self, op, ptrs, value, mask, *args, **kwargs)
+        _other_call_inside(self)
+        return out
 
     return create_atomic_rmw
 
@@ -1091,9 +1096,11 @@ def _cas_watched(original: Callable) -> Callable:
         except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the atomic is not judged
             pass
         try:
-            return original(self, ptrs, cmp, value, *args, **kwargs)
+            out = original(self, ptrs, cmp, value, *args, **kwargs)
         finally:
             del scratch  # held until the swap has run
+        _other_call_inside(self)
+        return out
 
     return create_atomic_cas
 
@@ -1115,27 +1122,49 @@ _GRID_REVERSED: list[bool] = []
 # When the running program started (set_grid_idx), in the process's CPU seconds (a busy machine stretches a clock's
 # seconds, not the CPU a program uses; a program that spins uses CPU), for PROGRAM_LIMIT_S
 _PROGRAM_STARTED = [math.inf]
-# What runs once when the first half of the programs of the next counted launch are done (the first of two), in the
-# interpreter (else right after the launch, as _BETWEEN): another caller's call (_softmax_two_callers).  In the middle,
-# not after the first program: a grid (rows, parts) of OWN_CASE's 3 rows has a row's programs on both sides of it
-# (round 67's third adversary's kept ticket counters: its 37 columns in 4 parts of 16 leave the fourth part empty,
-# and a call made after the first program changed no row)
-_INSIDE: list[Callable[[], None]] = []
+# Another caller's call (_softmax_two_callers), made inside the programs of the first call's launches, in the
+# interpreter: in each program of each counted launch of the arming thread, right after the program's first write (a
+# store or an atomic), at most OTHER_CALLS_INSIDE times a call.  Inside a program, not between two programs: round
+# 68's adversary kept a workspace per shape that each program wrote and read back (a write and a read of one program
+# are never split by a call made between programs).  After every program's first write, in every launch: round 67's
+# third adversary kept a split row's ticket counters across calls, and round 68's escaped a call made at one point
+# of one launch (a one-program launch in front of the split one; a grid rounded up so that the middle program began
+# a row): a kept counter is off its start after a row's first ticket, until its last.
+@dataclass
+class _OtherCalls:
+    call: Callable[[], None]
+    thread: int  # the first caller's thread (the other call's own launches make none)
+    made: int = 0
+    programs: set = field(default_factory=set)  # (launch, program) pairs that made theirs
+
+
+_INSIDE: list[_OtherCalls] = []
+OTHER_CALLS_INSIDE = 16
+
+
+def _other_call_inside(builder: Any) -> None:
+    """_INSIDE's call, after the first write of the running program (see _INSIDE), the interpreter's grid put back
+    after it (another launch sets it)."""
+    if not (_INSIDE and _COUNTING and getattr(_IN_A_LAUNCH, "running", False)):
+        return
+    other = _INSIDE[-1]
+    key = (_COUNTING[-1][0].count, tuple(getattr(builder, "grid_idx", None) or (0, 0, 0)))
+    if threading.get_ident() != other.thread or key in other.programs or other.made >= OTHER_CALLS_INSIDE:
+        return
+    other.programs.add(key)
+    other.made += 1
+    dim, idx = getattr(builder, "grid_dim", None), getattr(builder, "grid_idx", None)
+    try:
+        other.call()
+    finally:
+        builder.grid_dim, builder.grid_idx = dim, idx
 
 
 def _grid_watched(original: Callable) -> Callable:
     """InterpreterBuilder.set_grid_idx, which picks the program that runs next: in reversed order where _GRID_REVERSED
-    says so; the start of the program noted (_PROGRAM_STARTED); _INSIDE's call made when the first half of the
-    programs ran, the interpreter's grid put back after it (another launch sets it)."""
+    says so; the start of the program noted (_PROGRAM_STARTED)."""
     def set_grid_idx(self: Any, x: int, y: int, z: int) -> Any:
         nx, ny, nz = self.grid_dim
-        if (_INSIDE and (x * ny + y) * nz + z == max((nx * ny * nz) // 2, 1) and _COUNTING
-                and getattr(_IN_A_LAUNCH, "running", False)):
-            dim, idx = getattr(self, "grid_dim", None), getattr(self, "grid_idx", None)
-            try:
-                _INSIDE.pop()()
-            finally:
-                self.grid_dim, self.grid_idx = dim, idx
         if _GRID_REVERSED and _GRID_REVERSED[-1]:
             x, y, z = nx - 1 - x, ny - 1 - y, nz - 1 - z
         _PROGRAM_STARTED[0] = time.process_time()
@@ -1183,6 +1212,11 @@ def _poison_what_changed(groups: dict[int, list[torch.Tensor]], snapshots: list[
 # store past y, or PyTorch's softmax of what such a launch copied, passed).  Each: (record, guarded, poisoned).
 _COUNTING: list[tuple[_Launches, bool, bool]] = []
 _IN_A_LAUNCH = threading.local()  # .running: a counted launch runs in this thread (a launcher's inner run is in one)
+# The storage of the x being judged (its untyped storage's data_ptr, the innermost last): a guarded launch that writes
+# into it, anywhere, is noted in `into_x` (round 68's adversary: x's row as the kernel's scratch, its values stored
+# back before the program ended, which x compared after the call never shows; and each row's statistics stored into
+# the elements after it, the caller's wider tensor's, outside x's view)
+_X_STORAGE: list[int] = []
 
 
 # What runs right after the next counted launch returns, once: another caller's call (_softmax_two_callers)
@@ -1192,10 +1226,29 @@ _BETWEEN: list[Callable[[], None]] = []
 def _launched(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """_launched_once, then what _BETWEEN holds, if anything (once)."""
     out = _launched_once(launch, args, kwargs)
-    for then in (_INSIDE, _BETWEEN):  # _INSIDE's call, where no second program of the launch made it
-        if then and _COUNTING and not getattr(_IN_A_LAUNCH, "running", False):
-            then.pop()()
+    if not _COUNTING or getattr(_IN_A_LAUNCH, "running", False):
+        return out
+    if _INSIDE and not _INSIDE[-1].made and _INSIDE[-1].thread == threading.get_ident():
+        _INSIDE[-1].made += 1  # where no program of the launch wrote (or the interpreter was not watched)
+        _INSIDE[-1].call()
+    if _BETWEEN:
+        _BETWEEN.pop()()
     return out
+
+
+def _writes_into_x(groups: dict[int, list[torch.Tensor]], kept: list[tuple], accesses: list[Access]) -> int:
+    """How many addresses of x's storage (the whole storage, x's view or not: see _X_STORAGE) a guarded launch wrote,
+    by a store or an atomic."""
+    if not _X_STORAGE or _X_STORAGE[-1] not in groups:
+        return 0
+    original, copy, guard = kept[list(groups).index(_X_STORAGE[-1])]
+    start = copy.data_ptr() + guard
+    end = start + original.numel()
+    written: set[int] = set()
+    for _, kind, addresses, _, _ in accesses:
+        if kind != "load":
+            written.update(a for a in np.unique(addresses).tolist() if start <= a < end)
+    return len(written)
 
 
 def _judged_accesses(accesses: list[Access]) -> tuple[int, int]:
@@ -1288,6 +1341,9 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
                     if shared:
                         seen.shared.append(f"launch {seen.count}: {shared} element{'s' * (shared != 1)} stored by "
                                            "two of its programs or more")
+                    into = _writes_into_x(groups, kept, accesses)
+                    if into:
+                        seen.into_x.append(f"launch {seen.count}: {into} element{'s' * (into != 1)}")
                 if outside[0]:
                     seen.read_outside.append(f"launch {seen.count} loaded {outside[0]} element"
                                              f"{'s' * (outside[0] != 1)} outside the memory of its tensor arguments")
@@ -1800,6 +1856,9 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                         stack.enter_context(_autotune_without_timing(config, tuned))
                         _GRID_REVERSED.append(reverse)
                         stack.callback(_GRID_REVERSED.pop)
+                        if x.numel():
+                            _X_STORAGE.append(x.untyped_storage().data_ptr())
+                            stack.callback(_X_STORAGE.pop)
                     stack.enter_context(time_limit(ex, CALL_LIMIT_S, call, "does every loop of your function and "
                                                    "your kernel end?"))
                     watch = stack.enter_context(_WhatPyTorchComputes(x, fresh_as_nan=poisoned))
@@ -1842,6 +1901,12 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       "programs of one launch run in no fixed order and cannot wait on each other: what one program "
                       "computes (a row's max and sum) is used by that program, or by a later launch, which starts "
                       "after this one ends")
+            if not on_gpu:  # (the interpreter's record: a GPU's count of checks stays as it was)
+                ex.expect(not launches.into_x, f"{call}: your kernel wrote into x's memory, or into the tensor x is a "
+                          f"view of ({'; '.join(launches.into_x)}), even if what was there is back by the end",
+                          "x is the caller's, and so is the tensor it is a slice of: write the result, and anything "
+                          "else your kernel keeps, into memory of your own (another reader of x may read it while your "
+                          "kernel runs)")
             ex.expect(not launches.read_outside, f"{call}: your kernel read outside the tensors it was given: "
                       f"{'; '.join(launches.read_outside)} (on a GPU, a read past the end of an allocation can stop "
                       "the process: an illegal memory access)",
@@ -2075,14 +2140,14 @@ def _joined_unless_waiting(thread: threading.Thread, seconds: float) -> None:
 
 def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device: str) -> None:
     """A call on OWN_CASE's shape with another caller's whole call, on the same shape, made right after its first
-    launch (on a CPU, after the first program of its first launch, the first call's launches unguarded, so that what
-    the two share in memory is shared: round 67's third adversary kept the tickets of a split row's tl.atomic_add
-    counters from call to call, which two calls whose launches overlap draw from both): what two threads, or two
-    streams that nothing orders, do when they call at once.  Both results must be
-    right (round 27's adversary kept each row's max and sum in a scratch buffer per row count, written by one kernel
-    and read by the next: the other caller's statistics replaced the first's in between).  The other call runs as
-    the answer's own code would from another caller: its launches as they are (the same shape passed the guarded
-    calls before), PyTorch's operators unwatched."""
+    launch (on a CPU, inside each program of each of its launches, after the program's first write: see _INSIDE; the
+    first call's launches unguarded, so that what the two share in memory is shared: round 67's third adversary kept
+    the tickets of a split row's tl.atomic_add counters from call to call, which two calls whose launches overlap
+    draw from both): what two threads, or two streams that nothing orders, do when they call at once.  Both results
+    must be right (round 27's adversary kept each row's max and sum in a scratch buffer per row count, written by
+    one kernel and read by the next: the other caller's statistics replaced the first's in between).  The other call
+    runs as the answer's own code would from another caller: its launches as they are (the same shape passed the
+    guarded calls before), PyTorch's operators unwatched."""
     first, other = ((*OWN_CASE[:-1], OWN_CASE[-1] + k) for k in (20, 21))
     x, x_other = _softmax_input(first, device), _softmax_input(other, device)
     x_other.add_(OTHER_SHIFT)  # in place: the view stays a view (round 65's adversary: a max kept between launches,
@@ -2112,12 +2177,17 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
         thread.start()
         _joined_unless_waiting(thread, OTHER_CALLER_S)
         threads.append(thread)
+        if thread.is_alive() and _INSIDE:  # it waits for the first caller (a lock): the calls after it would too
+            _INSIDE[-1].made = OTHER_CALLS_INSIDE
 
     on_gpu = device != "cpu"
     call = (f"{_describe_softmax(first)}, with another caller's call on x of the same shape made "
             + ("between its launches" if on_gpu
-               else "while its first launch runs (after the first half of its programs)"))
-    (_BETWEEN if on_gpu else _INSIDE).append(between)
+               else "inside the programs of its launches (in each, after its first write)"))
+    if on_gpu:
+        _BETWEEN.append(between)
+    else:
+        _INSIDE.append(_OtherCalls(between, threading.get_ident()))
     try:
         y, _ = call_yours(x, call, guarded=None if on_gpu else False)
     finally:
@@ -2125,13 +2195,17 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
         _INSIDE.clear()
         for thread in threads:
             thread.join(OTHER_CALLER_S)
-    theirs = results[0] if results and not isinstance(results[0], Exception) else None
-    ex.expect(not threads or bool(results), f"{call}: the other caller's call had not returned "
+    raised = next((r for r in results if isinstance(r, Exception)), None)
+    ex.expect(len(results) == len(threads), f"{call}: the other caller's call had not returned "
               f"{OTHER_CALLER_S:g} s after the first call's end",
               "two callers at once: does a call of yours wait for something only another call can release?")
-    ex.expect(not (results and isinstance(results[0], Exception)),
-              f"{call}: the other caller's call raised {results[0]!r}" if results else "",
+    ex.expect(raised is None, f"{call}: the other caller's call raised {raised!r}",
               "two callers at once: each call must work on its own, whatever the other is doing")
+    theirs = results[0] if results and raised is None else None
+    wrong = next((r for r in results if isinstance(r, torch.Tensor) and r.shape == x_other.shape
+                  and not bool(_softmax_right(r, x_other).all())), None)
+    if wrong is not None:
+        theirs = wrong
     for what, got, xs in (("the first caller's", y, x), ("the other caller's", theirs, x_other)):
         ex.expect(not isinstance(got, torch.Tensor) or got.shape != xs.shape or bool(_softmax_right(got, xs).all()),
                   f"{call}: {what} result is wrong", "two callers at once (two threads, or two streams that nothing "
@@ -2361,7 +2435,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=134, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=140, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

@@ -3231,6 +3231,359 @@ ALSO_RIGHT_SOFTMAXES.update({
 })
 
 
+# ---------------------------------------------------------------- round 68's adversary of the 09 checks
+# (adversary 110, judged on this CPU with Triton 3.9's interpreter, 2026-12-01; each docstring is the adversary's,
+# with its prediction for the check before round 68's fix): a workspace kept per shape and used inside one program;
+# kept ticket counters behind a one-program launch, or in a grid rounded up; x's own row as scratch, put back; row
+# statistics stored into the elements after each row of x (the caller's wider tensor); a side stream without
+# record_stream (GPU only).  The check accepted the first five on a CPU until it made the other caller's call inside
+# every program of every launch (after the program's first write) and FAILed any write into x's storage.
+# ------------------------------------------------------------------------------------------------ a control
+@triton.jit
+def _r68_plain_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r68_control_one_row_per_program(x):
+    """check_softmax_rows.  The lecture's row reduction, one program per row, y allocated each call.
+    EXPECTED: RIGHT (a control: the judge itself works)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r68_plain_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+# ------------------------------------------- class 1: a workspace kept across calls, used inside one program
+@triton.jit
+def _r68_workspace_kernel(y_ptr, ws_ptr, x_ptr, x_row_stride, y_row_stride, ws_row_stride, cols,
+                      CHUNK: tl.constexpr):
+    """Three passes over the row in chunks (rows longer than a block: the notebook's closing question): the max; the
+    exponentials, stashed in the workspace's row and summed; the workspace's row divided by the sum into y."""
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * x_row_stride
+    w_row = ws_ptr + row * ws_row_stride
+    y_row = y_ptr + row * y_row_stride
+    offs = tl.arange(0, CHUNK)
+    m = tl.full((CHUNK,), -float("inf"), tl.float32)
+    for start in range(0, cols, CHUNK):
+        v = tl.load(x_row + start + offs, mask=start + offs < cols, other=-float("inf"))
+        m = tl.maximum(m, v)
+    big = tl.max(m, axis=0)
+    acc = tl.zeros((CHUNK,), tl.float32)
+    for start in range(0, cols, CHUNK):
+        keep = start + offs < cols
+        v = tl.load(x_row + start + offs, mask=keep, other=-float("inf"))
+        e = tl.exp(v - big)
+        tl.store(w_row + start + offs, e, mask=keep)  # stashed: pass 3 need not compute exp again
+        acc += e
+    total = tl.sum(acc, axis=0)
+    for start in range(0, cols, CHUNK):
+        keep = start + offs < cols
+        e = tl.load(w_row + start + offs, mask=keep, other=0.0)
+        tl.store(y_row + start + offs, e / total, mask=keep)
+
+
+_R68_WORKSPACES: dict = {}
+
+
+def r68_workspace_kept_per_shape_one_launch(x):
+    """check_softmax_rows.  "Computing exp twice is wasteful: pass 2 stashes the exponentials in a workspace, pass 3
+    reads them back.  The workspace is allocated once per (device, rows, cols) and kept: no allocation per call.
+    It is not the 'buffer kept from call to call' the task warns about: one launch, and each program writes its
+    own row of the workspace before it reads it back, so no later launch reads another call's data."
+    Why wrong: two callers at once (two threads, or two streams that nothing orders: the task's own words) run two
+    launches at the same time on a GPU; program r of one call stores its exponentials into the same workspace row
+    as program r of the other, and each reads back the other's.  The state is shared between calls; only the
+    window is shorter (one program's life instead of the gap between two launches).
+    EXPECTED: WRONG.  The check's other caller runs between two programs of the first call's launch (on a CPU,
+    `_grid_watched` calls _INSIDE from set_grid_idx) or after the launch (on a GPU, and on the caller's stream), never
+    inside a program: predicted PART on a CPU, PASS on a GPU."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        key = (str(x.device), rows, cols)
+        ws = _R68_WORKSPACES.get(key)
+        if ws is None:
+            ws = _R68_WORKSPACES[key] = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+        _r68_workspace_kernel[(rows,)](y, ws, x, x.stride(0), y.stride(0), ws.stride(0), cols, CHUNK=64)
+    return y
+
+
+def r68_workspace_per_call_one_launch(x):
+    """check_softmax_rows.  The twin of the answer above with the workspace allocated in each call.
+    EXPECTED: RIGHT."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        ws = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+        _r68_workspace_kernel[(rows,)](y, ws, x, x.stride(0), y.stride(0), ws.stride(0), cols, CHUNK=64)
+    return y
+
+
+# --------------------------- class 2: state kept across calls in one launch, the check's mid-launch call escaped
+@triton.jit
+def _r68_split_kernel(y_ptr, part_ptr, count_ptr, x_ptr, rows, x_row_stride, y_row_stride, cols,
+                  SPLIT: tl.constexpr, CHUNK: tl.constexpr, BLOCK: tl.constexpr):
+    """A split row: program (row, part) publishes its chunk's (max, sum) by atomics, draws a ticket; the program whose
+    ticket is the row's last (modulo SPLIT: the counters are never reset) combines and writes the row."""
+    row = tl.program_id(0).to(tl.int64)
+    part = tl.program_id(1)
+    if row < rows:
+        offs = part * CHUNK + tl.arange(0, CHUNK)
+        v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+        m = tl.max(v, axis=0)
+        s = tl.sum(tl.where(v == -float("inf"), 0.0, tl.exp(v - m)), axis=0)
+        slot = part_ptr + (row * SPLIT + part) * 2
+        tl.atomic_max(slot, m)  # into -inf: the init launch's
+        tl.atomic_add(slot + 1, s)  # into 0
+        ticket = tl.atomic_add(count_ptr + row, 1) % SPLIT  # acq_rel: my partials are out
+        if ticket == SPLIT - 1:
+            ks = tl.arange(0, SPLIT)
+            ms = tl.atomic_add(part_ptr + (row * SPLIT + ks) * 2, tl.zeros((SPLIT,), tl.float32))
+            ss = tl.atomic_add(part_ptr + (row * SPLIT + ks) * 2 + 1, tl.zeros((SPLIT,), tl.float32))
+            big = tl.max(ms, axis=0)
+            total = tl.sum(tl.where(ms == -float("inf"), 0.0, ss * tl.exp(ms - big)), axis=0)
+            c = tl.arange(0, BLOCK)
+            keep = c < cols
+            xr = tl.load(x_ptr + row * x_row_stride + c, mask=keep, other=-float("inf"))
+            tl.store(y_ptr + row * y_row_stride + c, tl.exp(xr - big) / total, mask=keep)
+
+
+@triton.jit
+def _r68_init_parts_kernel(part_ptr, n, BLOCK: tl.constexpr):
+    """(max, sum) pairs set to (-inf, 0): the neutral elements of tl.atomic_max and tl.atomic_add."""
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(part_ptr + i, tl.where(i % 2 == 0, -float("inf"), 0.0), mask=i < n)
+
+
+_R68_COUNTERS: dict = {}
+
+
+def _r68_kept_counters(rows, device):
+    key = (rows, str(device))
+    if key not in _R68_COUNTERS:
+        _R68_COUNTERS[key] = torch.zeros((rows,), dtype=torch.int32, device=device)
+    return _R68_COUNTERS[key]
+
+
+def _r68_split_softmax(x, grid_rows, init_kernel):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        split = 4
+        parts = torch.empty((rows, split, 2), dtype=torch.float32, device=x.device)
+        n = parts.numel()
+        if init_kernel:
+            _r68_init_parts_kernel[(triton.cdiv(n, 1024),)](parts, n, BLOCK=1024)
+        else:  # PyTorch fills them: nothing made from x
+            parts[..., 0].fill_(-float("inf"))
+            parts[..., 1].zero_()
+        _r68_split_kernel[(grid_rows(rows), split)](y, parts, _r68_kept_counters(rows, x.device), x, rows, x.stride(0),
+                                                y.stride(0), cols, SPLIT=split,
+                                                CHUNK=triton.next_power_of_2(triton.cdiv(cols, split)),
+                                                BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def r68_kept_counters_after_an_init_launch(x):
+    """check_softmax_rows.  "A split row needs its partials' slots at (-inf, 0) for atomic_max and atomic_add:
+    torch.full cannot fill two values at once, so a small kernel of mine initializes them (one program of 1024
+    lanes).  The tickets count on forever (ticket % SPLIT picks the last), so the counters are kept per row count:
+    no memset per call."  This is round 67's third adversary's kept counters (registered: FAILs on a CPU since the
+    check calls the other caller in the middle of the first call's first launch) with an init launch in front.
+    Why wrong: two calls whose split launches overlap on a GPU draw tickets from the same counters: one combines
+    the other's partials, or before its own are out.
+    EXPECTED: WRONG.  The check's mid-launch call (`_INSIDE`) fires in the first counted launch only, at its
+    program max(n // 2, 1): a one-program launch never reaches it, and `_launched` then calls it after that
+    launch, between the init and the split launch, where the counters are all at multiples of SPLIT.
+    Predicted PART on a CPU (PASS on a GPU, as the registered kept counters)."""
+    return _r68_split_softmax(x, lambda rows: rows, True)
+
+
+def r68_kept_counters_grid_rounded_to_a_power_of_two(x):
+    """check_softmax_rows.  The kept counters above with a grid of next_power_of_2(rows) x SPLIT programs ("grids
+    in powers of two, like BLOCK"; the programs past the last row do nothing), the partials' slots filled by
+    PyTorch (no init launch: the split launch is the first).  EXPECTED: WRONG, as above.  With OWN_CASE's 3 rows
+    the grid is 4 x 4, whose middle program (index 8, where _grid_watched makes the other call) is the first of
+    row 2: rows 0 and 1 are done, every counter at a multiple of SPLIT, so the other call disturbs nothing.
+    Predicted PART on a CPU (PASS on a GPU)."""
+    return _r68_split_softmax(x, triton.next_power_of_2, False)
+
+
+@triton.jit
+def _r68_split_fresh_kernel(y_ptr, part_ptr, count_ptr, x_ptr, x_row_stride, y_row_stride, cols,
+                        SPLIT: tl.constexpr, CHUNK: tl.constexpr, BLOCK: tl.constexpr, SEM: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    part = tl.program_id(1)
+    offs = part * CHUNK + tl.arange(0, CHUNK)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    m = tl.max(v, axis=0)
+    s = tl.sum(tl.where(v == -float("inf"), 0.0, tl.exp(v - m)), axis=0)
+    slot = part_ptr + (row * SPLIT + part) * 2
+    tl.store(slot, m)
+    tl.store(slot + 1, s)
+    ticket = tl.atomic_add(count_ptr + row, 1, sem=SEM)
+    if ticket == SPLIT - 1:
+        ks = tl.arange(0, SPLIT)
+        ms = tl.load(part_ptr + (row * SPLIT + ks) * 2)
+        ss = tl.load(part_ptr + (row * SPLIT + ks) * 2 + 1)
+        big = tl.max(ms, axis=0)
+        total = tl.sum(tl.where(ms == -float("inf"), 0.0, ss * tl.exp(ms - big)), axis=0)
+        c = tl.arange(0, BLOCK)
+        keep = c < cols
+        xr = tl.load(x_ptr + row * x_row_stride + c, mask=keep, other=-float("inf"))
+        tl.store(y_ptr + row * y_row_stride + c, tl.exp(xr - big) / total, mask=keep)
+
+
+def _r68_split_fresh(sem):
+    def softmax_rows(x):
+        rows, cols = x.shape
+        y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+        if rows:
+            split = 4
+            parts = torch.empty((rows, split, 2), dtype=torch.float32, device=x.device)
+            counts = torch.zeros((rows,), dtype=torch.int32, device=x.device)
+            _r68_split_fresh_kernel[(rows, split)](y, parts, counts, x, x.stride(0), y.stride(0), cols, SPLIT=split,
+                                               CHUNK=triton.next_power_of_2(triton.cdiv(cols, split)),
+                                               BLOCK=triton.next_power_of_2(cols), SEM=sem)
+        return y
+
+    return softmax_rows
+
+
+r68_split_ticket_relaxed = _r68_split_fresh("relaxed")
+r68_split_ticket_relaxed.__doc__ = """check_softmax_rows.  A split row, the last ticket's program combining, the
+ticket drawn with sem="relaxed" ("I need the count, not a fence: relaxed is the fast one").  Why wrong: a relaxed
+atomic orders nothing: the last program's loads of the others' partials may see stale values (CUDA's
+threadFenceReduction needs its __threadfence()).  EXPECTED: WRONG (a control of the check's atomics bookkeeping:
+predicted FAIL, 'read what another program wrote, no atomic ordering the two')."""
+
+r68_split_ticket_release_only = _r68_split_fresh("release")
+r68_split_ticket_release_only.__doc__ = """check_softmax_rows.  The same with sem="release" ("my partials must be
+out before my ticket"): the drawing program that combines does not acquire, so its loads of the others' partials
+may be served before the ticket (no acquire fence).  EXPECTED: WRONG (predicted FAIL, as the relaxed one)."""
+
+
+# ------------------------------------------------- class 3: an in-place write into x, undone by the same kernel
+@triton.jit
+def _r68_x_as_scratch_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x_row = x_ptr + row * x_row_stride
+    v = tl.load(x_row + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(x_row + offs, e, mask=mask)  # x's own row as the scratch of the exponentials
+    e = tl.load(x_row + offs, mask=mask, other=0.0)
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+    tl.store(x_row + offs, v, mask=mask)  # and x's values put back, bit for bit, before the program ends
+
+
+def r68_x_row_as_scratch_put_back_by_the_kernel(x):
+    """check_softmax_rows.  "The exponentials go through x's own row as scratch (no buffer to allocate); the kernel
+    keeps x's values in registers and writes them back before it ends, so x is as it was when my function
+    returns: same values, same storage, same strides, same version."
+    Why wrong: the task says "no in-place operation on it, even one undone": while the kernel runs, x holds
+    exponentials; another reader of x at the same time (another stream's kernel, the other caller of the same
+    batch) reads them.
+    EXPECTED: WRONG.  The check compares x's values, storage, strides and version before and after (_what_x_is,
+    _judge_softmax), and poisons in the second call only the bytes a launch *changed* (_poison_what_changed):
+    this launch changes none.  Its guarded launches record every store's address (_recorded) but never ask
+    whether a store lands in x.  Predicted PART on a CPU, PASS on a GPU."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r68_x_as_scratch_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _r68_gap_scratch_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x_row = x_ptr + row * x_row_stride
+    v = tl.load(x_row + offs, mask=mask, other=-float("inf"))
+    m = tl.max(v, axis=0)
+    e = tl.exp(v - m)
+    s = tl.sum(e, axis=0)
+    # the row's statistics into the spare room after the row: x.stride(0) >= cols + 2 here
+    tl.store(x_row + cols + tl.arange(0, 2), tl.where(tl.arange(0, 2) == 0, m, s))
+    st = tl.load(x_row + cols + tl.arange(0, 2))
+    s2 = tl.sum(tl.where(tl.arange(0, 2) == 1, st, 0.0), axis=0)
+    tl.store(y_ptr + row * y_row_stride + offs, e / s2, mask=mask)
+
+
+def r68_statistics_in_the_gap_between_xs_rows(x):
+    """check_softmax_rows.  "x is a slice of a wider tensor whose rows are x.stride(0) apart: the elements between
+    the end of a row and the start of the next are not x's, so my kernel may keep each row's (max, sum) there
+    when there is room (x.stride(0) >= cols + 2); else the plain kernel."
+    Why wrong: those elements are the caller's wider tensor's (the task: leave x as it was, its memory too); the
+    caller's other columns are overwritten.
+    EXPECTED: WRONG.  The check compares x's own elements (torch.equal(x, before)), not the storage around them;
+    the guarded copy is copied back whole (_out_of_guards).  Predicted PART on a CPU (PASS on a GPU): the gap cases
+    are gap 3 and 64 (gap 1 has no room)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        block = triton.next_power_of_2(cols)
+        room = x.untyped_storage().nbytes() // 4 - (x.storage_offset() + (rows - 1) * x.stride(0) + cols)
+        if x.stride(0) >= cols + 2 and room >= 2:  # room after every row, the last one's too
+            _r68_gap_scratch_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=block)
+        else:
+            _r68_plain_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=block)
+    return y
+
+
+# ----------------------------------------------------------------- class 4 (GPU only): a side stream, no record
+def r68_side_stream_no_record_stream(x):
+    """check_softmax_rows.  "A stream of my own, ordered both ways: it waits for the caller's stream (x is written
+    there), and the caller's stream waits for it (the result is read there)."  y is allocated inside the side
+    stream's block, and neither y.record_stream(caller) nor x.record_stream(side) is called.
+    Why wrong (PyTorch's CUDA semantics, "Stream semantics of backward passes" / Tensor.record_stream): y's block
+    belongs to the side stream; when the caller drops y while its stream still has work queued that reads y, the
+    allocator hands the block to the next side-stream allocation (the next call's y) at once, and the next
+    kernel overwrites it before the caller's queued reads ran.  x, likewise, may be freed and reused by the caller
+    while the side stream still reads it.  The registered right twin ("on a stream of its own, waits both ways")
+    calls record_stream for both.
+    EXPECTED: WRONG (GPU only; on a CPU it is the plain launch).  Predicted PASS on a GPU: the check reads y on the
+    caller's stream right after the call, and never drops a result with reads of it still queued."""
+    if x.device.type != "cuda":
+        return r68_control_one_row_per_program(x)
+    caller = torch.cuda.current_stream(x.device)
+    side = torch.cuda.Stream(x.device)
+    side.wait_stream(caller)
+    with torch.cuda.stream(side):
+        y = r68_control_one_row_per_program(x)
+    caller.wait_stream(side)
+    return y
+
+R68 = "round 68's adversary: "
+WRONG_SOFTMAXES.update({
+    R68 + "a workspace kept per shape, written and read back inside each program":
+        r68_workspace_kept_per_shape_one_launch,
+    R68 + "kept ticket counters, a one-program init launch in front": r68_kept_counters_after_an_init_launch,
+    R68 + "kept ticket counters, a grid of next_power_of_2(rows) rows":
+        r68_kept_counters_grid_rounded_to_a_power_of_two,
+    R68 + "a split row's ticket drawn with sem='relaxed'": r68_split_ticket_relaxed,
+    R68 + "a split row's ticket drawn with sem='release'": r68_split_ticket_release_only,
+    R68 + "x's row as the kernel's scratch, its values stored back": r68_x_row_as_scratch_put_back_by_the_kernel,
+    R68 + "each row's max and sum stored after the row, in x's wider tensor": r68_statistics_in_the_gap_between_xs_rows,
+    R68 + "a side stream waited for both ways, no record_stream": r68_side_stream_no_record_stream,
+})
+ALSO_RIGHT_SOFTMAXES.update({
+    R68 + "the lecture's kernel, one program a row (a control)": r68_control_one_row_per_program,
+    R68 + "a workspace allocated in each call, written and read back inside each program":
+        r68_workspace_per_call_one_launch,
+})
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
@@ -3251,6 +3604,20 @@ MISJUDGED_ON_A_GPU = {
                        "call's there (the other caller's call comes after the first call's launch; one thread's second "
                        "stream after the first call's launch was queued); on a CPU the other call is made in the "
                        "middle of the first launch's programs, and it FAILs",
+        R68 + "a workspace kept per shape, written and read back inside each program":
+            "expected to PASS on a GPU (not yet judged there): the other caller's call comes after the first call's "
+            "launch, and this answer has one; on a CPU the call is made inside each program, and it FAILs",
+        R68 + "kept ticket counters, a one-program init launch in front":
+            "expected to PASS on a GPU, as the kept counters of round 67's third adversary did (not yet judged there)",
+        R68 + "x's row as the kernel's scratch, its values stored back":
+            "expected to PASS on a GPU (not yet judged there): x is compared before and after the call only; the "
+            "interpreter sees the stores into x (FAIL)",
+        R68 + "each row's max and sum stored after the row, in x's wider tensor":
+            "expected to PASS on a GPU (not yet judged there): x's own elements are compared, not its whole storage; "
+            "the interpreter sees the stores into x's storage (FAIL)",
+        R68 + "a side stream waited for both ways, no record_stream":
+            "expected to PASS on a GPU (not yet judged there): the check reads y at once and never drops a result "
+            "whose reads are still queued on the caller's stream",
         ALIGNED_ROWS: "PASSed on the H200 (call BH, 2026-12-01): no generated shape had aligned, vectorizable rows "
                       "beside a misaligned row stride",
         "round 113's adversary: PyTorch's softmax above 2**24 elements, the kernel below":
@@ -3312,7 +3679,9 @@ WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without
         # GPU (scratch kept per stream, right, is the same there: round 67's third adversary)
         "adversary 108: a statistics buffer kept per thread (threading.local), two kernels",
         "adversary 108: a staging buffer kept per thread and shape, its clone returned",
-        ALIGNED_ROWS},  # the interpreter ignores hints
+        ALIGNED_ROWS,  # the interpreter ignores hints
+        # no stream on a CPU: there it is the plain launch
+        R68 + "a side stream waited for both ways, no record_stream"},
     "check_scale_into": set(),
 }
 # Right values from every caller's stream, but on the H200 (calls T and V, 2026-11-30) it reached 0.29 of the copy's
