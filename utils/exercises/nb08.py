@@ -802,7 +802,7 @@ class Operations(TorchFunctionMode):
                 return frozenset() if moves else frozenset().union(
                     *(sources for (_, sources), g in zip(uses, grads, strict=True) if g is not None))
             still = [k for k, (g, m) in enumerate(zip(grads, moving, strict=True)) if g is not None and not m]
-            total = sum(out.float().sum() for out, m in zip(outs, moving, strict=True) if m)
+            total = torch.stack([out.float().sum() for out, m in zip(outs, moving, strict=True) if m]).sum()
             behind = torch.autograd.grad(total, [outs[k] for k in still], allow_unused=True,
                                          retain_graph=True) if still else ()
         except RuntimeError:  # a graph autograd cannot walk twice: backward() on it FAILs below, with its error
@@ -2051,8 +2051,8 @@ class _WithBackward:
         return got
 
 
-OVERWRITTEN_HINT = ("the caller may hold several losses before backward() (adding up their gradients): nothing that one "
-                    "call's loss depends on may be overwritten by the next call (a buffer kept from call to call)")
+OVERWRITTEN_HINT = ("the caller may hold several losses before backward() (adding up their gradients): nothing that "
+                    "one call's loss depends on may be overwritten by the next call (a buffer kept from call to call)")
 
 
 def _backward_raised(ex: Checker, call: str, both: _WithBackward) -> None:
