@@ -2624,3 +2624,35 @@ NEEDS_A_GPU["check_fast_loss"].update({
     "round 68's adversary (the class): a torch.Event polled with query() in a loop": (),
     "round 68's adversary: the pooling by CuPy on PyTorch's current stream (ExternalStream)": ("cupy",),
 })
+
+
+# The meta rerun judges only what its own call makes on the host (round 68): what a host-named cache still shows there
+_HOST_NAMED_BY_LENGTH: dict = {}
+_HOST_NAMED_ONCE: list = []
+
+
+def positions_cached_on_the_host_by_length(model, x, n, y, bf16):
+    """An arange cached by padded length, made with device="cpu": on a GPU it meets the batch's tensors from the host.
+    The meta rerun's longer batch misses the cache, and the arange it makes there is judged."""
+    t = x.shape[1]
+    if t not in _HOST_NAMED_BY_LENGTH:
+        _HOST_NAMED_BY_LENGTH[t] = torch.arange(t, device="cpu")
+    real = _HOST_NAMED_BY_LENGTH[t] < n[:, None]
+    return _loss(model, (x * real[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def positions_sliced_from_one_kept_on_the_host(model, x, n, y, bf16):
+    """One arange of 4096 positions made once with device="cpu", sliced at each call: the slice, made by the rerun's
+    own call, is judged there."""
+    if not _HOST_NAMED_ONCE:
+        _HOST_NAMED_ONCE.append(torch.arange(4096, device="cpu"))
+    real = _HOST_NAMED_ONCE[0][:x.shape[1]] < n[:, None]
+    return _loss(model, (x * real[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+WRONG["check_fast_loss"].update({
+    "round 68 (the class): an arange cached by padded length, made with device=\"cpu\"":
+        positions_cached_on_the_host_by_length,
+    "round 68 (the class): one arange kept, made with device=\"cpu\", sliced at each call":
+        positions_sliced_from_one_kept_on_the_host,
+})
