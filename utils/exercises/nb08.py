@@ -7,14 +7,16 @@ size, padded length and lengths, MLPs of one to four layers, logits from tiny to
 large values cancel, real tokens of zeros): the loss within the most that rounding can move it (a first-order
 bound from the format actually used, as in notebook 06), a float32 loss whose backward() reaches every
 weight (the last bias with the slow step's gradient), inputs and PyTorch's global settings left as they were, bf16
-matrix products only when asked (each Linear's, and the loss computed from them), no other arithmetic in bf16
+matrix products only when asked (each Linear's, the loss computed from them with a gradient that is not zero, and no
+float32 arithmetic on the weights beside them), no other arithmetic in bf16
 (anything but casts, views and selections that returns bf16), and the same operations whatever the lengths and
 however long the padding, large the batch or wide the features, grown past the GPU's sizes (no value read on the
 host, no tensor copied there from the host or made from Python data, no loop).  On a GPU, the course batch also
 from other callers' streams (`_from_other_streams`): PyTorch's default stream and a side stream made current, each
 busy right before it writes new values into x, n and y, the loss and its gradient read on it right after (every other
-stream the answer queues work on starting late, `streams.widened`); from the side stream, the default stream busy
-longer, which no work of the call may wait for.
+stream the answer queues work on starting late, `streams.widened`), in both modes: the loss as the same call gives it
+with the caller's stream idle, and the call back before the caller's earlier work ends (no wait on the host, by any
+API); from the side stream, the default stream busy longer, which no work of the call may wait for.
 
 Exercise 2, `make_fast_step(model, data)` (GPU) -> `(step, losses)`: `step()` trains one step on the
 next batch, `losses()` returns every loss so far as a tensor on the GPU.  The check runs its own slow
@@ -569,7 +571,9 @@ class Operations(TorchFunctionMode):
         self.bf16_uses: list[tuple[torch.Tensor, frozenset[int]]] = []
         self._behind: dict[int, tuple[torch.Tensor, frozenset[int]]] = {}  # a cast's or view's result: its sources
         self.cast_rounded: list[str] = []  # operations (not matrix products) that took a value a cast rounded to bf16
-        self.wide_uses: list[frozenset[int]] = []  # float32 or float64 matrix products: the ids behind their inputs
+        # float32 or float64 arithmetic (a matrix product or any other, not a cast or a view): its name, and the ids
+        # behind its inputs
+        self.wide_uses: list[tuple[str, frozenset[int]]] = []
         self._rounded: dict[int, torch.Tensor] = {}  # rounded to bf16 by a cast, or a view or cast of such (held)
         # what the dispatcher ran inside the function being called (READ_OPS, SIZED_OPS, LIFT_OPS): `_Beneath`
         self.beneath: list[str] = []
@@ -743,7 +747,7 @@ class Operations(TorchFunctionMode):
         behind = (args[1] if name == "copy_" and len(args) > 1 and isinstance(args[1], torch.Tensor) else
                   given[0] if given and (len(given) == 1 or name in ("to", "type_as")) and out is not given[0]
                   else None)
-        if name in EXACT_IN_BF16 and behind is not None:
+        if (name in EXACT_IN_BF16 or name in UPCASTS) and behind is not None:
             self._behind[id(out)] = (out, self._sources(behind))
         untracked = [self._untracked[id(t)][1] for t in given if id(t) in self._untracked]
         if untracked and torch.is_grad_enabled() and out.requires_grad:  # the untracked products go on into the graph
@@ -762,8 +766,11 @@ class Operations(TorchFunctionMode):
             elif name not in MATRIX_PRODUCTS and name not in EXACT_IN_BF16 and not exact and not (
                     name in MASK_PRODUCTS and any(t.dtype == torch.bool for t in given)):
                 self.bf16_arithmetic.append(f"{name} in {str(out.dtype).removeprefix('torch.')}")
-        elif name in MATRIX_PRODUCTS and out.dtype in (torch.float32, torch.float64):
-            self.wide_uses.append(frozenset().union(*(self._sources(t) for t in given)))
+        elif out.dtype in (torch.float32, torch.float64) and name not in EXACT_IN_BF16 and name not in UPCASTS:
+            # any float32 or float64 arithmetic, not only a matrix product's name (round 68's adversary: each Linear
+            # written as (a.unsqueeze(1) * W).sum(-1) + b in float32, beside the bf16 products, passed); the casts and
+            # views of EXACT_IN_BF16 and UPCASTS pass their sources on (`_behind`) to the arithmetic that follows
+            self.wide_uses.append((name, frozenset().union(*(self._sources(t) for t in given))))
         return out
 
     def names(self) -> list[str]:
@@ -774,17 +781,36 @@ class Operations(TorchFunctionMode):
         self.seen.append((name, (tuple(out.shape),)))
         self._on_host[id(out)] = out
 
-    def feeding(self, loss: object) -> frozenset[int]:
+    def feeding(self, loss: object, weights: Sequence[torch.Tensor] = ()) -> frozenset[int]:
         """The ids of the tensors (the weights, say) behind the bf16 matrix products that `loss` depends on: a bf16
-        product computed beside the loss, and not used for it, does not count."""
+        product computed beside the loss, and not used for it, does not count; nor does one whose gradient is zero
+        (round 68's adversary: `loss32 + 0.0 * loss16` passed, a zero gradient being a gradient), unless the loss
+        moves with it through a product whose gradient is not zero (a ReLU whose every unit is off sends a zero
+        gradient back), or the loss's gradient for the model's `weights` is zero too (a softmax saturated in float32):
+        there autograd's graph alone tells."""
         uses = [(out, sources) for out, sources in self.bf16_uses if out.requires_grad]
         if not isinstance(loss, torch.Tensor) or not loss.requires_grad or not uses:
             return frozenset()
+        outs = [out for out, _ in uses]
         try:
-            grads = torch.autograd.grad(loss.sum(), [out for out, _ in uses], allow_unused=True, retain_graph=True)
+            grads = torch.autograd.grad(loss.sum(), outs, allow_unused=True, retain_graph=True)
+            moving = [g is not None and bool(g.detach().ne(0).any()) for g in grads]
+            if not any(moving):
+                trained = [w for w in weights if w.requires_grad]
+                moves = trained and any(g is not None and bool(g.detach().ne(0).any()) for g in torch.autograd.grad(
+                    loss.sum(), trained, allow_unused=True, retain_graph=True))
+                return frozenset() if moves else frozenset().union(
+                    *(sources for (_, sources), g in zip(uses, grads, strict=True) if g is not None))
+            still = [k for k, (g, m) in enumerate(zip(grads, moving, strict=True)) if g is not None and not m]
+            total = torch.stack([out.float().sum() for out, m in zip(outs, moving, strict=True) if m]).sum()
+            behind = torch.autograd.grad(total, [outs[k] for k in still], allow_unused=True,
+                                         retain_graph=True) if still else ()
         except RuntimeError:  # a graph autograd cannot walk twice: backward() on it FAILs below, with its error
             return frozenset().union(*(sources for _, sources in uses))
-        return frozenset().union(*(sources for (_, sources), g in zip(uses, grads, strict=True) if g is not None))
+        fed = [m for m in moving]
+        for k, g in zip(still, behind, strict=True):
+            fed[k] = g is not None
+        return frozenset().union(*(sources for (_, sources), f in zip(uses, fed, strict=True) if f))
 
 
 class _Beneath(TorchDispatchMode):
@@ -885,7 +911,13 @@ UNSEEN_CREATIONS = ("from_numpy", "frombuffer", "from_dlpack", "range")
 # The host's waits for the GPU, which the mode does not see either, and which read no value (round 19's adversary:
 # torch.cuda.synchronize() when the batch is on a GPU, a timing leftover, would pass there): the owner of each, and
 # its name.  On a CPU an answer cannot call them (they raise), so that only a GPU runs these watches.
-WAITS = ((torch.cuda, "synchronize"), (torch.cuda.Stream, "synchronize"), (torch.cuda.Event, "synchronize"))
+# ...and the device-generic torch.accelerator.synchronize, and the polls of a CUDA stream's or event's progress,
+# `query` (round 68's adversary: `while not ev.query(): pass`, a wait by another name; and a capture refuses the
+# query of a capturing stream's work).  torch.Stream's and torch.Event's own methods (what torch.accelerator's
+# current_stream() returns) cannot be replaced, being an immutable type's: the calls from a busy caller's stream
+# catch a wait through them, or through anything else (`_from_other_streams`, `blocked`).
+WAITS = ((torch.cuda, "synchronize"), (torch.cuda.Stream, "synchronize"), (torch.cuda.Event, "synchronize"),
+         (torch.accelerator, "synchronize"), (torch.cuda.Stream, "query"), (torch.cuda.Event, "query"))
 
 
 @contextmanager
@@ -915,7 +947,8 @@ def _unseen_watched(ops: Operations) -> Iterator[None]:
     def wait(label: str, original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def call(*args: Any, **kwargs: Any) -> Any:
-            ops.host_reads.append(f"{label}, a wait for the GPU")
+            ops.host_reads.append(f"{label}, " + ("a read of the GPU's progress on the host" if label.endswith(".query")
+                                                  else "a wait for the GPU"))
             return original(*args, **kwargs)
         return call
 
@@ -1386,7 +1419,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         versions = [t._version for t in (x, n, y, *model.parameters())]
         got, ops = _recorded(yours, model, x, n, y, bf16)
         restated = _state_changes(state, _caller_state(model, x, n, y))
-        feeding = ops.feeding(got)  # before the backward() below, which frees the graph
+        feeding = ops.feeding(got, list(model.parameters()))  # before the backward() below, which frees the graph
         mixed = (f"{call} used a tensor made on the host with the batch's tensors "
                  f"({ops.host_mixed[0] if ops.host_mixed else ''}"
                  f"{': ' + str(got).splitlines()[0][:120] if isinstance(got, RuntimeError) else ''})")
@@ -1464,10 +1497,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         except RuntimeError as error:
             ex.expect("inplace" not in str(error) and "in-place" not in str(error),
                       f"{call}: backward() on its loss raised once it had been called again, on another batch "
-                      f"({str(error).splitlines()[0][:120]})",
-                      "the caller may hold several losses before backward() (adding up their gradients): nothing "
-                      "that one call's loss depends on may be overwritten by the next call (a buffer kept from call "
-                      "to call)")
+                      f"({str(error).splitlines()[0][:120]})", OVERWRITTEN_HINT)
             untrained = [f"any weight (backward() raised: {str(error).splitlines()[0][:100]})"]
         ex.expect(not backward.threads, f"{call}: the loss's backward started a thread "
                   f"({', '.join(backward.threads[:3])})", THREAD_HINT)
@@ -1489,9 +1519,9 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "dtype=torch.bfloat16: without dtype=, a GPU's autocast runs float16), bf16=False for float32 "
                   "throughout")
         weights = {id(m.weight): name for name, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
-        wide = [weights[i] for uses in ops.wide_uses for i in uses if i in weights]
-        ex.expect(not bf16 or not wide, f"{call}: a float32 matrix product of the model's "
-                  f"{wide[0] if wide else ''}.weight beside the bf16 ones",
+        wide = [f"{weights[i]}.weight ({name})" for name, uses in ops.wide_uses for i in uses if i in weights]
+        ex.expect(not bf16 or not wide, f"{call}: float32 arithmetic on the model's {wide[0] if wide else ''} "
+                  "beside the bf16 matrix products",
                   "bf16=True asks for each of the model's matrix products in bfloat16 only: run the model once, under "
                   "torch.autocast(..., dtype=torch.bfloat16)")
         unrounded = [f"{name}.weight" for name, m in model.named_modules()
@@ -1605,10 +1635,12 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         both, warm_both = _WithBackward(yours), Operations()
         warm_both.seen = [*warm.seen, *backward.seen]
         largest = _settled(both, grown, bf16, warm_both, Operations.names, recorded)
+        _backward_raised(ex, call, both)
         if largest.names() != warm_both.names():  # the batch itself in one recording too, as the grown ones (a
             # backward recorded apart ran some bookkeeping of its own: activation checkpointing's, round 21)
             warm_both = _recorded(both, model, x, n, y, bf16)[1]
             recorded.append(warm_both)
+            _backward_raised(ex, call, both)
         if largest.names() != warm_both.names():
             for grew, args, hint in ((positions, further, POSITIONS_HINT), (sequences, more, LOOP_HINT),
                                      (f"{MORE_FEATURES} more features", wider, LOOP_HINT),
@@ -1616,6 +1648,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                                      (f"{MORE_HIDDEN} more hidden units", hidden, LOOP_HINT),
                                      ("a longer, larger and wider batch and model", grown, LOOP_HINT)):  # each alone
                 longer = _settled(both, args, bf16, warm_both, Operations.names, recorded)
+                _backward_raised(ex, call, both)
                 ex.expect(longer.names() == warm_both.names(),
                           f"{call}: {_more_operations(longer, warm_both)} for {grew}",
                           hint)
@@ -1630,8 +1663,10 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
             _callers_state_kept(ex, yours, call, model, x, n, y, bf16, device)
             if device == "cpu":
                 _elsewhere(ex, yours, call, model, x, n, y, bf16)
-            elif case == COURSE_BATCH:  # bf16=False (its seed is odd): a stale loss lies far outside the bound
-                _from_other_streams(ex, yours, call, model, x, n, y, bf16)
+        if device != "cpu" and case == COURSE_BATCH:  # in both modes: exercise 2 calls with bf16=True (round 68's
+            # adversary: the model on a private stream never joined, with bf16=True only, passed, this ran in the
+            # course batch's one probed mode, bf16=False)
+            _from_other_streams(ex, yours, call, model, x, n, y, bf16)
     # PyTorch's own functions and classes, replaced during the case's calls and left so (round 32's adversary:
     # torch.nn.Linear.forward replaced by one under autocast, switched by the last call's bf16: every Linear of the
     # process after it ran in bf16): read around each case (a fifth of a millisecond a read), put back when the check
@@ -1722,7 +1757,11 @@ def _from_other_streams(ex: Checker, yours: Callable[..., object], call: str, mo
     before it is written.  From the side stream, PyTorch's default stream (the legacy null stream, CuPy's current
     stream unless set) is kept busy for longer than the caller's work needs (a side stream of PyTorch's does not wait
     for it): the loss and its gradient must be ready on the caller's stream before that spin ends, so no part of the
-    work waited for the default stream.  Each caller gets its own copy of the model, made on its stream: autograd runs
+    work waited for the default stream.  And the call must return while the caller's earlier work still runs (the spin
+    outlasts twice the host time of a call and its backward): one that returns only after it, twice, waited on the
+    host (round 68's adversary: torch.accelerator's stream's synchronize() and a poll of query() in a loop passed,
+    unwatched).  In both modes (exercise 2 calls with bf16=True).  Each caller gets its own copy of the model, made on
+    its stream: autograd runs
     a leaf's AccumulateGrad node, and ends the backward, on the stream that node was made on (PyTorch's warning in
     torch/csrc/autograd/input_buffer.cpp), and the course model's nodes, made and kept alive on the default stream,
     made this check's own backward wait for the default stream (call BG, 2026-12-01: every right answer FAILed)."""
@@ -1762,11 +1801,14 @@ def _from_other_streams(ex: Checker, yours: Callable[..., object], call: str, mo
                 default_end = torch.cuda.Event()
                 default_end.record(torch.cuda.default_stream())
             gpu_sleep(spin_s, stream)  # the caller's earlier work
+            spun = torch.cuda.Event()  # the end of the caller's earlier work (before its write of x, n and y)
+            spun.record(stream)
             with torch.no_grad():
                 for t, value in zip(mine, new, strict=True):
                     t.copy_(value)
             with widened(spin_s / 3 * 1e3, spare=(stream,)):
                 got = yours(theirs, *mine, bf16)
+                blocked = spun.query()  # the call returned only once the caller's earlier work had ended
             switched = torch.cuda.current_stream() != stream
             torch.cuda.set_stream(stream)  # where the answer left another stream current (it FAILs below)
             ok = isinstance(got, torch.Tensor) and got.numel() == 1 and got.requires_grad
@@ -1780,6 +1822,27 @@ def _from_other_streams(ex: Checker, yours: Callable[..., object], call: str, mo
             done.synchronize()
             waited = default_end is not None and default_end.query()  # the default stream's spin ended first
             torch.cuda.synchronize()
+            # the answer's own value for the same values, called again with the caller's stream idle: with bf16=True
+            # the bound is wider than the move of the loss that the write makes (on the course batch, 0.0027 against
+            # 0.023), so that a value read before the write, or before the answer's work had written it, lies inside
+            # the bound; it lies far from this value (the same code on the same values)
+            idle = yours(theirs, *mine, bf16)
+            own = (float(idle.detach().reshape(())) if isinstance(idle, torch.Tensor) and idle.numel() == 1
+                   else math.nan)
+            del idle
+            torch.cuda.synchronize()
+            if blocked and not switched:  # once more, the same write and call: a host that was late by chance (a
+                # pause of its own as long as the spin) is not late twice
+                gpu_sleep(spin_s, stream)
+                spun = torch.cuda.Event()
+                spun.record(stream)
+                with torch.no_grad():
+                    for t, value in zip(mine, new, strict=True):
+                        t.copy_(value)
+                again = yours(theirs, *mine, bf16)
+                blocked = spun.query()
+                del again
+                torch.cuda.synchronize()
         finally:
             torch.cuda.set_stream(before)
         ex.expect(not switched, f"{where}, left another stream current",
@@ -1787,6 +1850,12 @@ def _from_other_streams(ex: Checker, yours: Callable[..., object], call: str, mo
                   "puts it back)")
         ex.expect(ok, f"{where}, returned {what_returned(got)}, not a loss that backward() can use",
                   STREAMS_HINT)
+        ex.expect(not blocked, f"{where}, returned only once the caller's earlier work had ended on the GPU (twice): "
+                  "the call waited on the host for the GPU (a synchronize by any API, a poll of an event's or a "
+                  "stream's query() in a loop, a value read)",
+                  "a CUDA graph (exercise 2) replays kernels, not Python: your call may queue work on the caller's "
+                  "stream, never wait for it on the host; the stream's own order already runs your kernels after the "
+                  "caller's")
         assert read is not None
         loss = float(read)
         off = abs(loss - exact) if math.isfinite(loss) else math.inf
@@ -1796,6 +1865,11 @@ def _from_other_streams(ex: Checker, yours: Callable[..., object], call: str, mo
                   f"can move it by {bound:.1e} at most" +
                   (f" (for the values before the write it was {before_exact:.7g}: your value, computed before the "
                    "caller's stream had written them)" if stale else ""), STREAMS_HINT)
+        apart = abs(exact - before_exact) / 2  # halfway between the values before and after the write
+        ex.expect(math.isfinite(own) and abs(loss - own) <= apart, f"{where}, returned {loss:.7g} (read on the "
+                  f"caller's stream right after the call); called again on the same values with that stream idle, it "
+                  f"returned {own:.7g}: the first value was read before your work had written it, or computed from x, "
+                  f"n and y before the caller's write (their loss moved by {2 * apart:.1e} there)", STREAMS_HINT)
         off_grad = float((grad.double().cpu() - exact_grad).abs().sum()) if grad is not None else math.inf
         ex.expect(off_grad <= BIAS_GRADIENT_SHARE * float(exact_grad.abs().sum()) + BIAS_GRADIENT_FLOOR,
                   f"{where}: the loss's gradient for the last layer's bias, read on the caller's stream right after "
@@ -1862,14 +1936,45 @@ def _autocasts_named(named: list[tuple[str, bool]]) -> Iterator[None]:
         base.__init__ = original  # type: ignore[method-assign]
 
 
+# The meta rerun's batch: this many padded positions more than the batch's, a length that no call of the check used
+# (the grown batches reach one past GPU_SIZES["length"]): a cache keyed by the shape misses there, and what the call
+# makes for it is judged (`_elsewhere`)
+ELSEWHERE_PADDING = 2 * GPU_SIZES["length"] + 1
+
+
+class _KeptWhereTheBatchIs(TorchDispatchMode):
+    """In the meta rerun (`_elsewhere`): a tensor on the host that an earlier call of the answer made (_KNOWN), met
+    with the meta batch's, taken to the meta device first.  On a CPU the batch is on the host, and a tensor that an
+    earlier call made with device=x.device and kept (an arange of positions cached by length) is on the host too:
+    on a GPU it would be where the batch is (round 68's adversary's right answer FAILed, the hint telling it to do
+    what it did).  Only what the rerun's own call makes on the host is judged."""
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        leaves = [*args, *kwargs.values()]
+        leaves = [t for a in leaves for t in (a if isinstance(a, (list, tuple)) else [a])]
+        if any(isinstance(t, torch.Tensor) and t.device.type == "meta" for t in leaves):
+            def there(a: Any) -> Any:
+                if isinstance(a, torch.Tensor) and a.device.type == "cpu" and a.dim() > 0 and _KNOWN.get(id(a)) is a:
+                    return a.to("meta")
+                if isinstance(a, (list, tuple)):
+                    return type(a)(there(b) for b in a)
+                return a
+            args, kwargs = tuple(there(a) for a in args), {key: there(a) for key, a in kwargs.items()}
+        return func(*args, **kwargs)
+
+
 def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torch.nn.Sequential, x: torch.Tensor,
                n: torch.Tensor, y: torch.Tensor, bf16: bool) -> None:
     """On a CPU, the answer called once more with the batch and a copy of the model on PyTorch's meta device (shapes,
     no values), as a GPU's stand-in: where it makes a tensor on the host and uses it with the batch's (device="cpu",
     device=torch.get_default_device()), or copies to the host (.to(torch.device("cpu"))), the meta device refuses it
     as a GPU does; where it names the batch's own device (x.device, x.device.type, the notebook's global `device`, read
-    as "meta" here), it runs.  Only those refusals count: any other error on the meta device tells nothing."""
-    meta = [t.detach().to("meta") for t in (x, n, y)]
+    as "meta" here), it runs.  Only those refusals count: any other error on the meta device tells nothing.  The
+    meta batch is ELSEWHERE_PADDING positions longer (a cache keyed by the shape misses), and a tensor that an earlier
+    call made and kept is taken where the batch is (`_KeptWhereTheBatchIs`): only what this call makes is judged."""
+    meta = [x.new_empty((x.shape[0], x.shape[1] + ELSEWHERE_PADDING, *x.shape[2:]), device="meta"),
+            *(t.detach().to("meta") for t in (n, y))]
     twin = copy.deepcopy(model).to("meta")
     patched: list[tuple[Any, str, Any]] = [(owner, "autocast", owner.autocast) for owner in (torch, torch.amp)]
     namespace = getattr(inspect.unwrap(yours), "__globals__", None)
@@ -1884,7 +1989,7 @@ def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torc
                 owner[name] = "meta"
             else:
                 setattr(owner, name, _AutocastOnMeta)
-        with warnings.catch_warnings(), _autocasts_named(named), _as_if_cuda():
+        with warnings.catch_warnings(), _autocasts_named(named), _as_if_cuda(), _KeptWhereTheBatchIs():
             warnings.simplefilter("ignore")
             yours(twin, *meta[:2], meta[2], bf16)
     except Exception as error:  # noqa: BLE001 -- only the device's refusals are judged
@@ -1925,18 +2030,39 @@ def _backward_of(loss: torch.Tensor, params: list[torch.Tensor]) -> Sequence[tor
 
 class _WithBackward:
     """The answer as the grown batches' comparison calls it: its loss, then that loss's backward, in one recording
-    (a loop in a backward of the answer's own grows with the batch too: round 21's adversary)."""
+    (a loop in a backward of the answer's own grows with the batch too: round 21's adversary).  A backward that
+    raises is noted in `raised` (its first line), for the check to FAIL with (round 68's adversary: a loss returned in
+    a tensor kept from call to call, written with copy_, chained each call's graph onto the last one's, freed by its
+    backward, and the check ended in a traceback of its own)."""
 
     def __init__(self, yours: Callable[..., object]) -> None:
         self.yours = yours
+        self.raised: list[str] = []
 
     def __call__(self, model: torch.nn.Module, *args: object) -> object:
         got = self.yours(model, *args)
         with torch._C.DisableTorchFunction():  # the check's own question, not recorded
             trains = isinstance(got, torch.Tensor) and got.requires_grad
         if trains:
-            _backward_of(got, list(model.parameters()))  # type: ignore[arg-type]
+            try:
+                _backward_of(got, list(model.parameters()))  # type: ignore[arg-type]
+            except RuntimeError as error:
+                self.raised.append(str(error).strip().splitlines()[0][:120] if str(error).strip() else "RuntimeError")
         return got
+
+
+OVERWRITTEN_HINT = ("the caller may hold several losses before backward() (adding up their gradients): nothing that "
+                    "one call's loss depends on may be overwritten by the next call (a buffer kept from call to call)")
+
+
+def _backward_raised(ex: Checker, call: str, both: _WithBackward) -> None:
+    """FAIL where a backward that `both` ran raised (`_WithBackward.raised`)."""
+    error = both.raised[0] if both.raised else ""
+    ex.expect(not both.raised, f"{call}: backward() on its loss raised, on a batch grown or on the same batch again, "
+              f"after earlier calls and their backward ({error})",
+              OVERWRITTEN_HINT if any(words in error for words in ("inplace", "in-place", "second time")) else
+              "exercise 2 calls backward() on this loss at every step: compute it afresh at each call, from the "
+              "model(...) of that call, so that its backward runs on any batch the task allows")
 
 
 def _settled(yours: Callable, args: tuple, bf16: bool, like: Operations, key: Callable[[Operations], object],

@@ -2424,3 +2424,235 @@ NEEDS_A_GPU: dict[str, dict[str, tuple[str, ...]]] = {
         "the pooling on a private stream, waits both ways and record_stream (round 67)": (),
     },
 }
+
+
+# ---------------------------------------------------------------- round 68's adversary (exercise 1)
+# Judged on a CPU before the fix: two wrong answers PASSed (float32 arithmetic on the weights not spelled as a matrix
+# product went unrecorded, and a zero gradient counted as the loss coming from the bf16 products), a right one FAILed
+# (an arange cached by length, made with device=x.device, refused by the meta rerun: the cache held the CPU's), and
+# one ended in a traceback of the check's own (a backward of the grown batches, unguarded).  Predicted on a GPU: the
+# stream callers ran in bf16=False only, torch.accelerator's stream and a poll of query() went unwatched.
+_POSITIONS_BY_LENGTH: dict = {}
+_KEPT_OUTPUT: dict = {}
+_COMPILED_MEAN: list = []
+
+
+def positions_cached_by_length(model, x, n, y, bf16):
+    """An arange of positions made once per padded length, on the batch's device (device=x.device), kept in a dict
+    keyed by the length alone (one device per notebook): right, made before exercise 2's capture and only read."""
+    t = x.shape[1]
+    if t not in _POSITIONS_BY_LENGTH:
+        _POSITIONS_BY_LENGTH[t] = torch.arange(t, device=x.device)
+    real = _POSITIONS_BY_LENGTH[t] < n[:, None]
+    return _loss(model, (x * real[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def _mlp_float32_by_hand(model, a):
+    """The model in float32, each Linear spelled as a broadcast product and a sum (no matrix product's name)."""
+    for layer in model:
+        a = (a.unsqueeze(1) * layer.weight).sum(-1) + layer.bias if isinstance(layer, torch.nn.Linear) else layer(a)
+    return a
+
+
+def straight_through_float32_value(model, x, n, y, bf16):
+    """With bf16=True, the value of a float32 forward written by hand (under no_grad) and the gradient of the bf16 one
+    (`exact.detach() + (low - low.detach())`): the value is not computed from the bf16 products, and every weight runs
+    in float32 arithmetic beside them."""
+    pooled = x.sum(1) / n[:, None]
+    if not bf16:
+        return _loss(model, pooled, y, False)
+    low = _loss(model, pooled, y, True)
+    with torch.no_grad():
+        exact = F.cross_entropy(_mlp_float32_by_hand(model, pooled), y)
+    return exact + (low - low.detach())
+
+
+def float32_by_hand_plus_zero_times_bf16(model, x, n, y, bf16):
+    """With bf16=True, the loss (value and gradient) of a float32 MLP written by hand, plus 0.0 times the bf16 one: the
+    bf16 products sit in the loss's graph with a zero gradient."""
+    pooled = x.sum(1) / n[:, None]
+    if not bf16:
+        return _loss(model, pooled, y, False)
+    return F.cross_entropy(_mlp_float32_by_hand(model, pooled), y) + 0.0 * _loss(model, pooled, y, True)
+
+
+def float16_loss_plus_zero_times_bf16(model, x, n, y, bf16):
+    """Not the adversary's (the check's fix, a zero gradient, alone catches it): with bf16=True, the loss of the model
+    under a float16 autocast (no float32 arithmetic on the weights, no bf16 product), plus 0.0 times the bf16 one."""
+    pooled = x.sum(1) / n[:, None]
+    if not bf16:
+        return _loss(model, pooled, y, False)
+    with torch.autocast(x.device.type, dtype=torch.float16, cache_enabled=False):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y) + 0.0 * _loss(model, pooled, y, True)
+
+
+def log_softmax_to_float32(model, x, n, y, bf16):
+    """log_softmax(dtype=torch.float32) of the logits, bf16 or not: the cast is exact, the log-softmax in float32."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    return F.nll_loss(torch.log_softmax(logits, dim=1, dtype=torch.float32), y)
+
+
+def loss_in_a_kept_output(model, x, n, y, bf16):
+    """The loss returned in a 0-d tensor kept from call to call ("static, as in a graph"), written with copy_: a caller
+    that holds two losses finds the first one overwritten, and each call's graph chained onto the last one's."""
+    out = _KEPT_OUTPUT.get(x.device)
+    if out is None:
+        out = _KEPT_OUTPUT[x.device] = torch.empty((), device=x.device)
+    return out.copy_(fast_loss(model, x, n, y, bf16))
+
+
+def compiled_pooling(model, x, n, y, bf16):
+    """The pooling through torch.compile(dynamic=True): one fused kernel for the sum and the division."""
+    if not _COMPILED_MEAN:
+        _COMPILED_MEAN.append(torch.compile(lambda x, n: x.sum(1) / n[:, None], dynamic=True))
+    return _loss(model, _COMPILED_MEAN[0](x, n), y, bf16)
+
+
+def mask_on_the_models_device(model, x, n, y, bf16):
+    """The mask's positions made where the model's weights are (device=next(model.parameters()).device)."""
+    real = torch.arange(x.shape[1], device=next(model.parameters()).device) < n[:, None]
+    return _loss(model, (x * real[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def bf16_model_on_a_private_stream_no_join(model, x, n, y, bf16):
+    """With bf16=True only (the mode exercise 2 uses), the model on a private stream that waits for the caller's, and
+    that the caller's never waits for: the caller reads the loss before it is written."""
+    if not (bf16 and x.is_cuda):
+        return fast_loss(model, x, n, y, bf16)
+    pooled = x.sum(1) / n[:, None]
+    private = _private_stream(x.device)
+    private.wait_stream(torch.cuda.current_stream(x.device))
+    with torch.cuda.stream(private):
+        return _loss(model, pooled, y, True)
+
+
+def private_stream_no_join(model, x, n, y, bf16):
+    """The whole loss on a private stream that waits for the caller's on entry; the caller's never waits for it."""
+    private = _private_stream(x.device)
+    private.wait_stream(torch.cuda.current_stream(x.device))
+    with torch.cuda.stream(private):
+        return fast_loss(model, x, n, y, bf16)
+
+
+def private_stream_no_entry_wait(model, x, n, y, bf16):
+    """The whole loss on a private stream that the caller's waits for at the end (the loss marked as used there), but
+    that never waits for the caller's before it reads x, n and y."""
+    caller = torch.cuda.current_stream(x.device)
+    private = _private_stream(x.device)
+    with torch.cuda.stream(private):
+        loss = fast_loss(model, x, n, y, bf16)
+    caller.wait_stream(private)
+    loss.record_stream(caller)
+    return loss
+
+
+def syncs_through_torch_accelerator(model, x, n, y, bf16):
+    """torch.accelerator.current_stream(x.device).synchronize() "to be sure the pooled mean is ready": a host wait at
+    every call, through a torch.Stream, whose methods no check can replace."""
+    pooled = x.sum(1) / n[:, None]
+    torch.accelerator.current_stream(x.device).synchronize()
+    return _loss(model, pooled, y, bf16)
+
+
+def polls_the_callers_stream(model, x, n, y, bf16):
+    """No synchronize: an event recorded on the caller's stream, polled with query() until the pooled mean is done."""
+    pooled = x.sum(1) / n[:, None]
+    done = torch.cuda.Event()
+    done.record(torch.cuda.current_stream(x.device))
+    while not done.query():
+        pass
+    return _loss(model, pooled, y, bf16)
+
+
+def polls_a_generic_event(model, x, n, y, bf16):
+    """The same poll through the device-generic torch.Event, whose query() no check can replace."""
+    pooled = x.sum(1) / n[:, None]
+    done = torch.Event(device=x.device)
+    done.record(torch.accelerator.current_stream(x.device))
+    while not done.query():
+        pass
+    return _loss(model, pooled, y, bf16)
+
+
+def cupy_pooling_on_torchs_current_stream(model, x, n, y, bf16):
+    """The pooling by CuPy through DLPack, inside cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+    on the caller's stream, in its order."""
+    import cupy as cp
+
+    stream = torch.cuda.current_stream(x.device)
+    with cp.cuda.ExternalStream(stream.cuda_stream, x.device.index or 0):
+        pooled = cp.from_dlpack(x.detach()).sum(axis=1) / cp.from_dlpack(n.detach())[:, None]
+        pooled = torch.from_dlpack(pooled)
+    return _loss(model, pooled, y, bf16)
+
+
+WRONG["check_fast_loss"].update({
+    "round 68's adversary: bf16=True, a float32 forward's value, the bf16 one's gradient (straight-through)":
+        straight_through_float32_value,
+    "round 68's adversary: bf16=True, a float32 MLP by hand, plus 0.0 times the bf16 loss":
+        float32_by_hand_plus_zero_times_bf16,
+    "round 68's adversary (the class): bf16=True, a float16 autocast's loss, plus 0.0 times the bf16 loss":
+        float16_loss_plus_zero_times_bf16,
+    "round 68's adversary: the loss written with copy_ into a tensor kept from call to call": loss_in_a_kept_output,
+    "round 68's adversary: the model on a private stream never joined, with bf16=True only":
+        bf16_model_on_a_private_stream_no_join,
+    "round 68's adversary: the whole loss on a private stream, waited for on entry, never joined":
+        private_stream_no_join,
+    "round 68's adversary: the whole loss on a private stream, joined, never waiting for the caller's":
+        private_stream_no_entry_wait,
+    "round 68's adversary: torch.accelerator.current_stream().synchronize()": syncs_through_torch_accelerator,
+    "round 68's adversary: an event on the caller's stream polled with query() in a loop": polls_the_callers_stream,
+    "round 68's adversary (the class): a torch.Event polled with query() in a loop": polls_a_generic_event,
+})
+ALSO_RIGHT["check_fast_loss"].update({
+    "round 68's adversary: an arange of positions cached by padded length, made with device=x.device":
+        positions_cached_by_length,
+    "round 68's adversary: log_softmax(dtype=torch.float32) of the logits": log_softmax_to_float32,
+    "round 68's adversary: the pooling through torch.compile(dynamic=True)": compiled_pooling,
+    "round 68's adversary: the mask made on the model's device": mask_on_the_models_device,
+    "round 68's adversary: the pooling by CuPy on PyTorch's current stream (ExternalStream)":
+        cupy_pooling_on_torchs_current_stream,
+})
+NEEDS_A_GPU["check_fast_loss"].update({
+    "round 68's adversary: the model on a private stream never joined, with bf16=True only": (),
+    "round 68's adversary: the whole loss on a private stream, waited for on entry, never joined": (),
+    "round 68's adversary: the whole loss on a private stream, joined, never waiting for the caller's": (),
+    "round 68's adversary: torch.accelerator.current_stream().synchronize()": (),
+    "round 68's adversary: an event on the caller's stream polled with query() in a loop": (),
+    "round 68's adversary (the class): a torch.Event polled with query() in a loop": (),
+    "round 68's adversary: the pooling by CuPy on PyTorch's current stream (ExternalStream)": ("cupy",),
+})
+
+
+# The meta rerun judges only what its own call makes on the host (round 68): what a host-named cache still shows there
+_HOST_NAMED_BY_LENGTH: dict = {}
+_HOST_NAMED_ONCE: list = []
+
+
+def positions_cached_on_the_host_by_length(model, x, n, y, bf16):
+    """An arange cached by padded length, made with device="cpu": on a GPU it meets the batch's tensors from the host.
+    The meta rerun's longer batch misses the cache, and the arange it makes there is judged."""
+    t = x.shape[1]
+    if t not in _HOST_NAMED_BY_LENGTH:
+        _HOST_NAMED_BY_LENGTH[t] = torch.arange(t, device="cpu")
+    real = _HOST_NAMED_BY_LENGTH[t] < n[:, None]
+    return _loss(model, (x * real[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def positions_sliced_from_one_kept_on_the_host(model, x, n, y, bf16):
+    """One arange of 4096 positions made once with device="cpu", sliced at each call: the slice, made by the rerun's
+    own call, is judged there."""
+    if not _HOST_NAMED_ONCE:
+        _HOST_NAMED_ONCE.append(torch.arange(4096, device="cpu"))
+    real = _HOST_NAMED_ONCE[0][:x.shape[1]] < n[:, None]
+    return _loss(model, (x * real[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+WRONG["check_fast_loss"].update({
+    "round 68 (the class): an arange cached by padded length, made with device=\"cpu\"":
+        positions_cached_on_the_host_by_length,
+    "round 68 (the class): one arange kept, made with device=\"cpu\", sliced at each call":
+        positions_sliced_from_one_kept_on_the_host,
+})
