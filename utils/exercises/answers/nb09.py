@@ -3605,19 +3605,21 @@ MISJUDGED_ON_A_GPU = {
                        "stream after the first call's launch was queued); on a CPU the other call is made in the "
                        "middle of the first launch's programs, and it FAILs",
         R68 + "a workspace kept per shape, written and read back inside each program":
-            "expected to PASS on a GPU (not yet judged there): the other caller's call comes after the first call's "
-            "launch, and this answer has one; on a CPU the call is made inside each program, and it FAILs",
+            "PASSed on the H200 (call BL, 2026-12-01): the other caller's call comes after the first call's launch, "
+            "and this answer has one; on a CPU the call is made inside each program, and it FAILs",
         R68 + "kept ticket counters, a one-program init launch in front":
-            "expected to PASS on a GPU, as the kept counters of round 67's third adversary did (not yet judged there)",
-        R68 + "x's row as the kernel's scratch, its values stored back":
-            "expected to PASS on a GPU (not yet judged there): x is compared before and after the call only; the "
-            "interpreter sees the stores into x (FAIL)",
-        R68 + "each row's max and sum stored after the row, in x's wider tensor":
-            "expected to PASS on a GPU (not yet judged there): x's own elements are compared, not its whole storage; "
-            "the interpreter sees the stores into x's storage (FAIL)",
+            "PASSed on the H200 (call BL, 2026-12-01), as the kept counters of round 67's third adversary did: no "
+            "two calls' launches ran side by side there",
+        R68 + "kept ticket counters, a grid of next_power_of_2(rows) rows":
+            "PASSed on the H200 (call BL, 2026-12-01), as the other kept counters did",
+        R68 + "a split row's ticket drawn with sem='relaxed'":
+            "PASSed on the H200 (call BL, 2026-12-01): an ordering a relaxed atomic does not promise held in every "
+            "run there; the interpreter's record of atomics FAILs it on a CPU",
+        R68 + "a split row's ticket drawn with sem='release'":
+            "PASSed on the H200 (call BL, 2026-12-01): as with sem='relaxed', the missing acquire went unseen there",
         R68 + "a side stream waited for both ways, no record_stream":
-            "expected to PASS on a GPU (not yet judged there): the check reads y at once and never drops a result "
-            "whose reads are still queued on the caller's stream",
+            "PASSed on the H200 (call BL, 2026-12-01): the check reads y at once and never drops a "
+            "result whose reads are still queued on the caller's stream",
         ALIGNED_ROWS: "PASSed on the H200 (call BH, 2026-12-01): no generated shape had aligned, vectorizable rows "
                       "beside a misaligned row stride",
         "round 113's adversary: PyTorch's softmax above 2**24 elements, the kernel below":
