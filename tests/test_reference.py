@@ -10,7 +10,7 @@ import textwrap
 import nbformat
 import pytest
 
-from conftest import ROOT
+from conftest import INNER, ROOT
 from tools import fingerprint, reference
 from tools.course import notebooks, read
 from tools.fingerprint import UTILS, code_hash, utils_hash
@@ -254,7 +254,7 @@ def test_exercises_of_keeps_the_exercise_tests_of_those_notebooks_alone():
         with pytest.MonkeyPatch.context() as mp:
             mp.chdir(ROOT)
             status = pytest.main(["tests/test_exercises.py", "tests/test_timing.py", "--collect-only", "-q",
-                                  "--host-tests", "--rootdir", str(ROOT), *options], plugins=[seen])
+                                  "--host-tests", "--rootdir", str(ROOT), *INNER, *options], plugins=[seen])
         assert status == 0, f"the collection with {options} failed"
         return seen.ids
 
@@ -285,7 +285,7 @@ def _stamp_in_a_fresh_session(tmp_path, cells):
         mp.setattr(reference, "GpuMemorySampler", FakeSampler)
         mp.setattr(reference, "ROOT", tmp_path)
         status = pytest_.main(["-p", "tools.pytest_plugin", "--stamp", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                               "--nbval-lax", "--nbval-current-env",
+                               *INNER, "--nbval-lax", "--nbval-current-env",
                                "--rootdir", str(tmp_path), str(path)])
     return read(path), status
 
