@@ -7,6 +7,7 @@ import re
 import nbformat
 import pytest
 
+from conftest import INNER
 from tools import pytest_plugin
 
 pytestmark = pytest.mark.host
@@ -68,7 +69,7 @@ def test_each_notebook_gets_a_kernel_of_its_own_started_ahead_in_its_folder(tmp_
     _notebook(tmp_path / "a" / "1.ipynb", fresh, here.format("a"), "x = 1", "assert x == 1")
     _notebook(tmp_path / "b" / "2.ipynb", fresh, here.format("b"), "x = 2")
     _notebook(tmp_path / "b" / "3.ipynb", fresh, here.format("b"))
-    status = pytest.main(["-p", "tools.pytest_plugin", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+    status = pytest.main(["-p", "tools.pytest_plugin", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *INNER,
                           "--nbval-lax", "--nbval-current-env", "--rootdir", str(tmp_path),
                           str(tmp_path / "a"), str(tmp_path / "b")])
     out = capsys.readouterr().out
@@ -93,7 +94,7 @@ def test_no_cell_from_the_third_on_runs_beside_a_kernel_start(tmp_path, monkeypa
     for name in ("a", "b", "c"):
         _notebook(tmp_path / f"{name}.ipynb", "x = 0", "y = 1", "z = 2", "import time\ntime.sleep(0.01)")
     recorder = _Recorder()
-    status = pytest.main(["-p", "tools.pytest_plugin", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+    status = pytest.main(["-p", "tools.pytest_plugin", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *INNER,
                           "--nbval-lax", "--nbval-current-env", "--rootdir", str(tmp_path), "-k", "Cell and 3",
                           str(tmp_path)], plugins=[recorder])
     assert status == 0

@@ -4,15 +4,13 @@ a stamp follows what the code does, not how it is written."""
 import json
 import re
 import shutil
-import subprocess
 import sys
 import textwrap
-from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
 import pytest
 
-from conftest import ROOT
+from conftest import INNER, ROOT
 from tools import fingerprint, reference
 from tools.course import notebooks, read
 from tools.fingerprint import UTILS, code_hash, utils_hash
@@ -241,14 +239,26 @@ def test_stale_takes_the_solutions_of_stale_lectures(monkeypatch):
 
 def test_exercises_of_keeps_the_exercise_tests_of_those_notebooks_alone():
     """`update` after a change to lecture 04 runs 04's exercise tests, no other notebook's, and every other test."""
-    def collected(*options):
-        done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_exercises.py", "tests/test_timing.py",
-                               "--collect-only", "-q", "--host-tests", *options],
-                              cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
-        return [line for line in done.stdout.splitlines() if "::" in line]
+    # Collected in this process, as `pytest --collect-only -q` lists them (the tests that remain after the plugin's
+    # deselection): its modules are imported already, so a collection costs its parametrization alone, where a fresh
+    # `python -m pytest --collect-only` process spent seconds of CPU importing torch and the checks (2026-12-01).
+    class Collected:
+        def __init__(self):
+            self.ids: list[str] = []
 
-    with ThreadPoolExecutor(2) as pool:  # two collections side by side: each spends seconds importing
-        every, only = pool.map(lambda options: collected(*options), [(), ("--exercises-of", "04_streams_cupy")])
+        def pytest_collection_finish(self, session):
+            self.ids = [item.nodeid for item in session.items]
+
+    def collected(*options):
+        seen = Collected()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.chdir(ROOT)
+            status = pytest.main(["tests/test_exercises.py", "tests/test_timing.py", "--collect-only", "-q",
+                                  "--host-tests", "--rootdir", str(ROOT), *INNER, *options], plugins=[seen])
+        assert status == 0, f"the collection with {options} failed"
+        return seen.ids
+
+    every, only = collected(), collected("--exercises-of", "04_streams_cupy")
     exercise_tests = [t for t in every if re.search(r"\[\d\d_\w+:", t) or "test_run_all_on_an_untouched" in t]
     assert any("04_streams_cupy" in t for t in exercise_tests) and any("05_debugging" in t for t in exercise_tests)
     assert set(only) == {t for t in every if t not in exercise_tests or "04_streams_cupy" in t}
@@ -275,7 +285,7 @@ def _stamp_in_a_fresh_session(tmp_path, cells):
         mp.setattr(reference, "GpuMemorySampler", FakeSampler)
         mp.setattr(reference, "ROOT", tmp_path)
         status = pytest_.main(["-p", "tools.pytest_plugin", "--stamp", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                               "--nbval-lax", "--nbval-current-env",
+                               *INNER, "--nbval-lax", "--nbval-current-env",
                                "--rootdir", str(tmp_path), str(path)])
     return read(path), status
 
