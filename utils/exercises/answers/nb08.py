@@ -2656,3 +2656,221 @@ WRONG["check_fast_loss"].update({
     "round 68 (the class): one arange kept, made with device=\"cpu\", sliced at each call":
         positions_sliced_from_one_kept_on_the_host,
 })
+
+
+# ---------------------------------------------------------------- round 68's second adversary (exercise 1)
+# Fourteen answers (report adv113), judged on a CPU against the check as of 3ece4d6/add817a: one wrong answer PASSed
+# (the sums truncated to bf16's bits: MISJUDGED_ON_A_CPU); two wrong ones FAILed for another reason than theirs (a host
+# tensor), and are expected to PASS on a GPU (MISJUDGED_ON_A_GPU).  The adversary ran those two once more as its "GPU"
+# answers: here each is registered once, and runs on both machines.  Two more need a GPU to run at all (NEEDS_A_GPU).
+R68B = "round 68's second adversary: "
+_R68B_KEPT: dict = {}
+
+
+def _r68b_logits(model, pooled, bf16):
+    with torch.autocast(pooled.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        return model(pooled)
+
+
+def _r68b_loss(model, pooled, y, bf16):
+    return F.cross_entropy(_r68b_logits(model, pooled, bf16).float(), y)
+
+
+def float32_value_from_a_deepcopy(model, x, n, y, bf16):
+    """"The bf16 gradient trains well enough, but the loss I log should be exact": with bf16=True, the value of the
+    float32 loss of copy.deepcopy(model) (so that the model's own graph stays bf16-only), with the bf16 loss's gradient
+    (`exact.detach() + (low - low.detach())`).  Wrong: the value is not computed from the bf16 products, the class of
+    round 68's straight_through_float32_value, by a copy whose weights the recorder cannot trace to the model's (a
+    Parameter is built by torch.Tensor._make_subclass, which no TorchFunctionMode sees; nb08.py's `_behind`, at
+    lines 747-751, follows casts and views only).  On a CPU it FAILs for another reason: the copy's weights are host
+    tensors no recorded call made, and the hint speaks of a tensor made on the host (nb08.py:673, 677); on a GPU they
+    are CUDA tensors, and it is expected to PASS (with the copy marked known, it PASSes on a CPU too)."""
+    pooled = x.sum(1) / n[:, None]
+    low = _r68b_loss(model, pooled, y, bf16)
+    if not bf16:
+        return low
+    exact = F.cross_entropy(copy.deepcopy(model)(pooled), y)
+    return exact.detach() + (low - low.detach())
+
+
+def float32_value_from_rebuilt_parameters(model, x, n, y, bf16):
+    """The same float32 value with the bf16 gradient, the weights taken as new Parameters (nn.Parameter(p.detach()))
+    through torch.func.functional_call: wrong for the same reason, unseen for the same reason (the new Parameters carry
+    ids of their own).  On a CPU it FAILs for another reason, the host-tensor hint (nb08.py:673, 677); expected to PASS
+    on a GPU."""
+    pooled = x.sum(1) / n[:, None]
+    low = _r68b_loss(model, pooled, y, bf16)
+    if not bf16:
+        return low
+    params = {k: torch.nn.Parameter(v.detach()) for k, v in model.named_parameters()}
+    exact = F.cross_entropy(torch.func.functional_call(model, params, (pooled,)), y)
+    return exact.detach() + (low - low.detach())
+
+
+def sums_truncated_to_bf16_by_bits(model, x, n, y, bf16):
+    """"The GPU rounds to bf16 anyway, so I emulate it cheaply": with bf16=True, each sum over positions keeps only
+    bf16's 8 significant bits, by a mask on its bits (`s.view(torch.int32) & -65536`, viewed back as float32), before
+    the division in float32.  Wrong: the task keeps everything but the model's matrix products as with bf16=False, and
+    the truncation rounds toward zero, a bias a cast (to nearest) lacks: the class of rounds_the_sums_by_a_cast.  It
+    PASSes on a CPU (MISJUDGED_ON_A_CPU): no dtype narrower than float32 ever appears, so no rounding is noted, and its
+    error lies within the value's bf16 bound."""
+    s = x.sum(1)
+    if bf16:
+        s = (s.view(torch.int32) & -65536).view(torch.float32)
+    return _r68b_loss(model, s / n[:, None], y, bf16)
+
+
+def sums_rounded_through_float8(model, x, n, y, bf16):
+    """"Lower precision is the point, and float8 is the newest format": with bf16=True, the pooled mean rounded through
+    float8_e4m3fn (3 significant bits) and back.  Wrong: a rounding outside the products, in a format that nb08.py's
+    NARROW does not name; only the value test catches it (off by 3.7e-3 against a bound of 2.5e-3 on a CPU), so a
+    format whose rounding stays within the bound would not be (the answer above)."""
+    pooled = x.sum(1) / n[:, None]
+    if bf16 and hasattr(torch, "float8_e4m3fn"):
+        pooled = pooled.to(torch.float8_e4m3fn).float()
+    return _r68b_loss(model, pooled, y, bf16)
+
+
+def average_pool_rescaled(model, x, n, y, bf16):
+    """"One reduction": avg_pool1d over the whole padded length gives the sum over T, times T/n the sum over n.  Right:
+    another algorithm, one kernel, a static shape."""
+    t = x.shape[1]
+    mean = F.avg_pool1d(x.transpose(1, 2), kernel_size=t).squeeze(-1)
+    return _r68b_loss(model, mean * (t / n)[:, None], y, bf16)
+
+
+def pooling_in_float64(model, x, n, y, bf16):
+    """"To be safe": the sum and the division in float64, then float32 for the model.  Right: never less exact than
+    the slow step."""
+    return _r68b_loss(model, (x.double().sum(1) / n.double()[:, None]).float(), y, bf16)
+
+
+def padding_zeroed_by_a_0d_host_scalar(model, x, n, y, bf16):
+    """The padding zeroed with torch.where(mask, x, torch.zeros(())): a 0-d tensor made on the host, the exception the
+    task allows.  Right."""
+    real = torch.arange(x.shape[1], device=x.device) < n[:, None]
+    kept = torch.where(real[..., None], x, torch.zeros(()))
+    return _r68b_loss(model, kept.sum(1) / n[:, None], y, bf16)
+
+
+def autocast_by_position(model, x, n, y, bf16):
+    """torch.autocast(device_type, dtype, enabled, cache_enabled), every argument by position.  Right."""
+    pooled = x.sum(1) / n[:, None]
+    with torch.autocast(x.device.type, torch.bfloat16, bf16, False):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y)
+
+
+def bias_added_in_float32(model, x, n, y, bf16):
+    """"Only the matrix products in bf16": each Linear's product F.linear(a, weight) under autocast, its bias added
+    after it in float32 (more exact than autocast's addmm, which adds it in bf16).  Right."""
+    a = x.sum(1) / n[:, None]
+    for layer in model:
+        if isinstance(layer, torch.nn.Linear):
+            with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+                a = F.linear(a, layer.weight)
+            a = a.float() + layer.bias
+        else:
+            a = layer(a)
+    return F.cross_entropy(a, y)
+
+
+def cross_entropy_with_a_detached_max(model, x, n, y, bf16):
+    """The cross-entropy by hand, the stable way: the row max detached (its gradient cancels exactly), the log-sum-exp
+    of the shifted logits, minus the label's logit.  Right."""
+    logits = _r68b_logits(model, x.sum(1) / n[:, None], bf16).float()
+    m = logits.max(1, keepdim=True).values.detach()
+    lse = (logits - m).exp().sum(1).log() + m.squeeze(1)
+    return (lse - logits.gather(1, y[:, None]).squeeze(1)).mean()
+
+
+def stream_cached_at_the_first_call(model, x, n, y, bf16):
+    """"I keep the stream my work runs on, taken at the first call, and order it both ways with whoever calls me":
+    from a later caller on another stream, the work runs on the first caller's stream (the check's default stream),
+    not the caller's, which exercise 2's capture on a side stream cannot hold.  Wrong; expected to FAIL on a GPU
+    through the check's callers from other streams (nb08._from_other_streams).  Needs a GPU (a CUDA stream)."""
+    caller = torch.cuda.current_stream(x.device)
+    mine = _R68B_KEPT.setdefault("stream", caller)
+    mine.wait_stream(caller)
+    with torch.cuda.stream(mine):
+        loss = _r68b_loss(model, x.sum(1) / n[:, None], y, bf16)
+    caller.wait_stream(mine)
+    loss.record_stream(caller)
+    return loss
+
+
+def _r68b_pooling_kernel():
+    """A Triton kernel: one program per (sequence, block of features), a loop over the padded positions."""
+    if "triton" not in _R68B_KEPT:
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def pool(x_ptr, n_ptr, out_ptr, T, F_, BLOCK: tl.constexpr):
+            row = tl.program_id(0)
+            cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+            keep = cols < F_
+            acc = tl.zeros([BLOCK], dtype=tl.float32)
+            for t in range(T):
+                acc += tl.load(x_ptr + row * T * F_ + t * F_ + cols, mask=keep, other=0.0)
+            tl.store(out_ptr + row * F_ + cols, acc / tl.load(n_ptr + row), mask=keep)
+
+        _R68B_KEPT["triton"] = pool
+    return _R68B_KEPT["triton"]
+
+
+def triton_pooling(model, x, n, y, bf16):
+    """"The pooling as one Triton kernel (lecture 09), on PyTorch's current stream": the check sees no PyTorch
+    operation for it but the torch.empty of its output (device=x.device); x needs no gradient, so the kernel needs no
+    backward.  Right; expected to PASS on a GPU, the first compile falling in the check's first, idle call.  Needs a
+    GPU (and Triton)."""
+    b, t, f = x.shape
+    out = torch.empty(b, f, device=x.device, dtype=torch.float32)
+    block = 64
+    _r68b_pooling_kernel()[(b, (f + block - 1) // block)](x.contiguous(), n, out, t, f, BLOCK=block)
+    return _r68b_loss(model, out, y, bf16)
+
+
+WRONG["check_fast_loss"].update({
+    R68B + "bf16=True, the float32 value of a deepcopy of the model, the bf16 loss's gradient":
+        float32_value_from_a_deepcopy,
+    R68B + "bf16=True, the float32 value through functional_call with nn.Parameter(p.detach()), the bf16 gradient":
+        float32_value_from_rebuilt_parameters,
+    R68B + "bf16=True, the sums truncated to bf16's 8 significant bits by a mask on their bits":
+        sums_truncated_to_bf16_by_bits,
+    R68B + "bf16=True, the pooled mean rounded through float8_e4m3fn": sums_rounded_through_float8,
+    R68B + "the stream taken at the first call, kept, ordered both ways with the caller's":
+        stream_cached_at_the_first_call,
+})
+ALSO_RIGHT["check_fast_loss"].update({
+    R68B + "avg_pool1d over the padded length, times T/n": average_pool_rescaled,
+    R68B + "the pooling in float64, then float32": pooling_in_float64,
+    R68B + "the padding zeroed by torch.where with a 0-d host tensor": padding_zeroed_by_a_0d_host_scalar,
+    R68B + "torch.autocast with every argument by position": autocast_by_position,
+    R68B + "each Linear's product under autocast, its bias added in float32": bias_added_in_float32,
+    R68B + "the cross-entropy by hand with a detached row max": cross_entropy_with_a_detached_max,
+    R68B + "the pooling as one Triton kernel on PyTorch's current stream": triton_pooling,
+})
+NEEDS_A_GPU["check_fast_loss"].update({
+    R68B + "the stream taken at the first call, kept, ordered both ways with the caller's": (),
+    R68B + "the pooling as one Triton kernel on PyTorch's current stream": ("triton",),
+})
+MISJUDGED_ON_A_GPU["check_fast_loss"] = {
+    R68B + "bf16=True, the float32 value of a deepcopy of the model, the bf16 loss's gradient":
+        "expected to PASS on a GPU (not yet judged there): the copy's Parameters are made by torch.Tensor."
+        "_make_subclass, which the recorder does not see, so its float32 products carry no weight of the model "
+        "(nb08.py:747-751, 773); on a CPU the copy's host tensors FAIL it with the host-tensor hint (nb08.py:673, 677)",
+    R68B + "bf16=True, the float32 value through functional_call with nn.Parameter(p.detach()), the bf16 gradient":
+        "expected to PASS on a GPU (not yet judged there): the new Parameters are made by torch.Tensor."
+        "_make_subclass, which the recorder does not see, so their float32 products carry no weight of the model "
+        "(nb08.py:747-751, 773); on a CPU their host tensors FAIL it with the host-tensor hint (nb08.py:673, 677)",
+}
+# A gap a CPU showed and no session has fixed yet (tests/test_exercises.py: a strict xfail on a CPU)
+MISJUDGED_ON_A_CPU: dict[str, dict[str, str]] = {
+    "check_fast_loss": {
+        R68B + "bf16=True, the sums truncated to bf16's 8 significant bits by a mask on their bits":
+            "PASSed on a CPU (adversary 113, 2026-12-01): a rounding is noted only into a dtype of NARROW "
+            "(nb08.py:243; _note_rounding, nb08.py:626), and view(torch.int32), & and view(torch.float32) never "
+            "make one; the truncation (at most 2u) lies within the bf16 bound of the first Linear's inputs",
+    },
+}
