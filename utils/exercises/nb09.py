@@ -1007,6 +1007,8 @@ def _load_watched(original: Callable) -> Callable:
     Triton 3.9 tl.atomic_load), counting into the innermost _READS the active lanes whose element lies outside the
     launch's storages, and loading none outside the guarded copies."""
     def create_masked_load(self: Any, ptrs: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
+        if _INSIDE:
+            _other_call_before_read_back(self, ptrs, mask)
         if _READS:
             storages, copies, outside, _ = _READS[-1]
             try:
@@ -1026,6 +1028,7 @@ def _store_watched(original: Callable) -> Callable:
     whose element lies outside the launch's guarded copies stores nothing, and is counted into the innermost _READS
     (stores inside the guards are seen by _out_of_guards)."""
     def create_masked_store(self: Any, ptrs: Any, value: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
+        given = mask
         if _READS:
             _, copies, _, wrote = _READS[-1]
             try:
@@ -1036,7 +1039,7 @@ def _store_watched(original: Callable) -> Callable:
             except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the store is not judged
                 pass
         out = original(self, ptrs, value, mask, *args, **kwargs)
-        _other_call_inside(self)
+        _other_call_inside(self, ptrs, given)
         return out
 
     return create_masked_store
@@ -1123,41 +1126,96 @@ _GRID_REVERSED: list[bool] = []
 # seconds, not the CPU a program uses; a program that spins uses CPU), for PROGRAM_LIMIT_S
 _PROGRAM_STARTED = [math.inf]
 # Another caller's call (_softmax_two_callers), made inside the programs of the first call's launches, in the
-# interpreter: in each program of each counted launch of the arming thread, right after the program's first write (a
-# store or an atomic), at most OTHER_CALLS_INSIDE times a call.  Inside a program, not between two programs: round
-# 68's adversary kept a workspace per shape that each program wrote and read back (a write and a read of one program
-# are never split by a call made between programs).  After every program's first write, in every launch: round 67's
-# third adversary kept a split row's ticket counters across calls, and round 68's escaped a call made at one point
-# of one launch (a one-program launch in front of the split one; a grid rounded up so that the middle program began
-# a row): a kept counter is off its start after a row's first ticket, until its last.
+# interpreter: in each program of each counted launch, right after the program's first write (a store or an atomic),
+# and right before its first load of an address it stored, at most OTHER_CALLS_INSIDE times a call.  Inside a
+# program, not between two programs: round 68's adversary kept a workspace per shape that each program wrote and read
+# back (a write and a read of one program are never split by a call made between programs).  After every program's
+# first write, in every launch: round 67's third adversary kept a split row's ticket counters across calls, and round
+# 68's escaped a call made at one point of one launch (a one-program launch in front of the split one; a grid
+# rounded up so that the middle program began a row): a kept counter is off its start after a row's first ticket,
+# until its last.
+# Made from whichever thread runs the call's launches (round 68's second adversary: an answer that made its launches
+# from a worker thread it joined escaped a call made only on the first caller's thread, and passed with no other call
+# made); none while one is being made (the other call's own launches, from any thread, make none).  Also right before
+# a program's first load of an address that it stored earlier (round 68's second adversary: a harmless first write,
+# the row's max saved or y zeroed, then a workspace kept per shape stashed and read back, after the one call).
 @dataclass
 class _OtherCalls:
     call: Callable[[], None]
-    thread: int  # the first caller's thread (the other call's own launches make none)
     made: int = 0
-    programs: set = field(default_factory=set)  # (launch, program) pairs that made theirs
+    busy: bool = False  # the other call is being made (its launches make none)
+    programs: set = field(default_factory=set)  # (kind, launch, program) triples that made theirs
+    stored: dict = field(default_factory=dict)  # (launch, program): the addresses it stored, until its read-back call
 
 
 _INSIDE: list[_OtherCalls] = []
 OTHER_CALLS_INSIDE = 16
 
 
-def _other_call_inside(builder: Any) -> None:
-    """_INSIDE's call, after the first write of the running program (see _INSIDE), the interpreter's grid put back
-    after it (another launch sets it)."""
+def _inside_now(builder: Any) -> tuple[_OtherCalls, tuple] | None:
+    """(_INSIDE's innermost, the running (launch, program)) where an other call may be made now (see _INSIDE)."""
     if not (_INSIDE and _COUNTING and getattr(_IN_A_LAUNCH, "running", False)):
-        return
+        return None
     other = _INSIDE[-1]
-    key = (_COUNTING[-1][0].count, tuple(getattr(builder, "grid_idx", None) or (0, 0, 0)))
-    if threading.get_ident() != other.thread or key in other.programs or other.made >= OTHER_CALLS_INSIDE:
-        return
-    other.programs.add(key)
+    if other.busy or other.made >= OTHER_CALLS_INSIDE:
+        return None
+    return other, (_COUNTING[-1][0].count, tuple(getattr(builder, "grid_idx", None) or (0, 0, 0)))
+
+
+def _make_other_call(other: _OtherCalls, builder: Any) -> None:
+    """other's call, the interpreter's grid put back after it (another launch sets it)."""
     other.made += 1
+    other.busy = True
     dim, idx = getattr(builder, "grid_dim", None), getattr(builder, "grid_idx", None)
     try:
         other.call()
     finally:
+        other.busy = False
         builder.grid_dim, builder.grid_idx = dim, idx
+
+
+def _other_call_inside(builder: Any, ptrs: Any = None, mask: Any = None) -> None:
+    """_INSIDE's call, after the first write of the running program (see _INSIDE); the addresses a store wrote (ptrs
+    and mask given) noted for _other_call_before_read_back."""
+    now = _inside_now(builder)
+    if now is None:
+        return
+    other, key = now
+    if ptrs is not None and ("read", *key) not in other.programs:
+        try:
+            addresses = np.asarray(ptrs.data).astype(np.uint64, copy=False)
+            active = (np.ones(addresses.shape, dtype=bool) if mask is None
+                      else np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape))
+            other.stored.setdefault(key, []).append(addresses[active].ravel().copy())
+        except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: no read-back call
+            pass
+    if ("write", *key) in other.programs:
+        return
+    other.programs.add(("write", *key))
+    _make_other_call(other, builder)
+
+
+def _other_call_before_read_back(builder: Any, ptrs: Any, mask: Any) -> None:
+    """_INSIDE's call, right before the running program's first load of an address that it stored earlier (see
+    _INSIDE): a write and its read-back inside one program split by another caller's call."""
+    now = _inside_now(builder)
+    if now is None:
+        return
+    other, key = now
+    stored = other.stored.get(key)
+    if not stored or ("read", *key) in other.programs:
+        return
+    try:
+        addresses = np.asarray(ptrs.data).astype(np.uint64, copy=False)
+        active = (np.ones(addresses.shape, dtype=bool) if mask is None
+                  else np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape))
+        if not np.isin(addresses[active], np.concatenate(stored)).any():
+            return
+    except Exception:  # noqa: BLE001 -- a Triton whose handles differ: no read-back call
+        return
+    other.programs.add(("read", *key))
+    del other.stored[key]
+    _make_other_call(other, builder)
 
 
 def _grid_watched(original: Callable) -> Callable:
@@ -1228,9 +1286,13 @@ def _launched(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     out = _launched_once(launch, args, kwargs)
     if not _COUNTING or getattr(_IN_A_LAUNCH, "running", False):
         return out
-    if _INSIDE and not _INSIDE[-1].made and _INSIDE[-1].thread == threading.get_ident():
+    if _INSIDE and not _INSIDE[-1].made and not _INSIDE[-1].busy:  # from any thread (see _INSIDE)
         _INSIDE[-1].made += 1  # where no program of the launch wrote (or the interpreter was not watched)
-        _INSIDE[-1].call()
+        _INSIDE[-1].busy = True
+        try:
+            _INSIDE[-1].call()
+        finally:
+            _INSIDE[-1].busy = False
     if _BETWEEN:
         _BETWEEN.pop()()
     return out
@@ -2183,11 +2245,13 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
     on_gpu = device != "cpu"
     call = (f"{_describe_softmax(first)}, with another caller's call on x of the same shape made "
             + ("between its launches" if on_gpu
-               else "inside the programs of its launches (in each, after its first write)"))
+               else "inside the programs of its launches (in each, after its first write, and before its first load of "
+                  "what it stored)"))
+    inside = _OtherCalls(between)
     if on_gpu:
         _BETWEEN.append(between)
     else:
-        _INSIDE.append(_OtherCalls(between, threading.get_ident()))
+        _INSIDE.append(inside)
     try:
         y, _ = call_yours(x, call, guarded=None if on_gpu else False)
     finally:
@@ -2195,6 +2259,12 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
         _INSIDE.clear()
         for thread in threads:
             thread.join(OTHER_CALLER_S)
+    # No other call made (round 68's second adversary: launches from a thread the probe did not follow passed 0 == 0)
+    if not on_gpu:  # (on a GPU, _BETWEEN's call follows any counted launch, from any thread)
+        ex.expect(inside.made > 0, f"{call}: no other caller's call could be made during it (no launch of yours ran "
+                  "where the check could see it)", "two callers at once: a call's work must be launches the caller "
+                  "can see run (a kernel launched from your function, or from a thread it joins), each call with its "
+                  "own memory")
     raised = next((r for r in results if isinstance(r, Exception)), None)
     ex.expect(len(results) == len(threads), f"{call}: the other caller's call had not returned "
               f"{OTHER_CALLER_S:g} s after the first call's end",
@@ -2253,6 +2323,28 @@ def _stopped_after(seconds: float) -> Iterator[bool]:
             signal.setitimer(signal.ITIMER_REAL, max(left - (time.perf_counter() - started), 1e-3))
 
 
+def _second_call_in_a_thread(call: Callable[[], None], stopped: list[bool]) -> None:
+    """call() in a thread of its own, waited for SAME_THREAD_S at most (no timer can stop a call off the main thread:
+    _stopped_after); `stopped` noted where it has not returned (it waits: a lock its caller holds)."""
+    def run() -> None:
+        _IN_A_LAUNCH.running = True
+        try:
+            call()
+        except Exception as error:  # noqa: BLE001 -- kept for the caller: no result
+            failures.append(error)
+        finally:
+            _IN_A_LAUNCH.running = False
+
+    failures: list[Exception] = []
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    _joined_unless_waiting(thread, SAME_THREAD_S)
+    if thread.is_alive():
+        stopped.append(True)
+    elif failures:
+        raise failures[0]
+
+
 def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callable, device: str) -> str | None:
     """One thread, two calls in flight (adversary 108: a scratch buffer kept per thread, `threading.local`, which
     _softmax_two_callers, whose other call comes from a thread of its own, never shared).  A caller that calls on one
@@ -2285,6 +2377,8 @@ def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callab
                 with _check_at_work(), _stopped_after(SAME_THREAD_S) as timed:
                     if timed:
                         results.append(yours(x_other))
+                    else:  # a launch from a worker thread: the second call from it, in a thread of its own, waited for
+                        _second_call_in_a_thread(lambda: results.append(yours(x_other)), stopped)
             except _SecondCallStopped:
                 stopped.append(True)
             except Exception as error:  # noqa: BLE001 -- judged below: no result
@@ -2311,8 +2405,11 @@ def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callab
         ex.expect(not (results and isinstance(results[0], Exception)),
                   f"{call}: the second call raised {results[0]!r}" if results else "",
                   "two calls in flight from one thread: each call must work on its own")
-        if stopped or not results:  # nothing to judge the first call against
+        if stopped:  # nothing to judge the first call against
             return None
+        ex.expect(bool(results), f"{call}: no second call could be made during it (no launch of yours ran where "
+                  "the check could see it)", "two calls in flight from one thread: a call's work must be launches "
+                  "the caller can see run (a kernel launched from your function, or from a thread it joins)")
         # A CPU has no stream: a second call from the same thread inside the first is the GPU's second stream
         # emulated, which no answer on a CPU can tell from its first call's (round 67's third adversary: scratch kept
         # per (device, current stream, rows), right on a GPU, has one key on a CPU, as a buffer kept per thread has).
@@ -2435,7 +2532,7 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=140, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=142, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ tests of exercise 2 are skipped (`requires=("triton",)`).
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import math
 import os
@@ -3584,6 +3585,312 @@ ALSO_RIGHT_SOFTMAXES.update({
 })
 
 
+# ---------------------------------------------------------------- round 68's second adversary of the 09 checks
+# (adversary 112, judged on this CPU with Triton 3.9's interpreter, 2026-12-01; each docstring is the adversary's, with
+# its prediction for the check before the fix): the launches made from a worker thread that the other-caller probes
+# did not follow (a statistics buffer kept per row count); a harmless first write in each program (the row's max saved
+# per call, or y zeroed), then a workspace kept per shape, stashed and read back; each row's max by NumPy on the bytes
+# of x's storage (ctypes); a large result kept by address and version (GPU only).  The check accepted the first three
+# wrong ones on a CPU until it made the other caller's call from whichever thread runs the launches (a FAIL where none
+# could be made) and also right before a program's first load of an address it stored.
+# ------------------------------------------------------------------------------------------------ a control
+@triton.jit
+def _r68b_plain(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r68b_control_plain(x):
+    """check_softmax_rows.  The lecture's row reduction, one program per row, y allocated each call.
+    EXPECTED: RIGHT (a control: the judge works)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r68b_plain[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+# ------------------------------ class A: the launches made from a worker thread (the concurrency probes key on the
+# caller's thread), with state kept across calls
+@triton.jit
+def _r68b_stats(s_ptr, x_ptr, x_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    m = tl.max(v, axis=0)
+    tl.store(s_ptr + 2 * row, m)
+    tl.store(s_ptr + 2 * row + 1, tl.sum(tl.exp(v - m), axis=0))
+
+
+@triton.jit
+def _r68b_apply(y_ptr, x_ptr, s_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    m = tl.load(s_ptr + 2 * row)
+    s = tl.load(s_ptr + 2 * row + 1)
+    tl.store(y_ptr + row * y_row_stride + offs, tl.exp(v - m) / s, mask=mask)
+
+
+_R68B_STATS: dict = {}
+
+
+def _r68b_two_launches(x, stats):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        block = triton.next_power_of_2(cols)
+        _r68b_stats[(rows,)](stats, x, x.stride(0), cols, BLOCK=block)
+        _r68b_apply[(rows,)](y, x, stats, x.stride(0), y.stride(0), cols, BLOCK=block)
+    return y
+
+
+def _r68b_in_worker(work):
+    """Run `work()` in a worker thread started for this call, on the caller's current stream (as the registered right
+    answer "a worker thread that enters the caller's current stream, joined" does), and join it."""
+    stream = torch.cuda.current_stream() if torch.cuda.is_available() else None
+    out: list = []
+
+    def job():
+        if stream is None:
+            out.append(work())
+        else:
+            with torch.cuda.stream(stream):
+                out.append(work())
+
+    worker = threading.Thread(target=job)
+    worker.start()
+    worker.join()
+    return out[0]
+
+
+def r68b_worker_thread_stats_kept_per_row_count(x):
+    """check_softmax_rows.  "Triton's launch overhead is host work: I hand the launches to a worker thread, on the
+    caller's stream, and join it (the registered right answer's pattern).  Two kernels, each row's (max, sum) first;
+    the (rows, 2) statistics buffer is made once per row count and kept: no allocation per call."
+    The buffer is shared by every caller: two threads (or two streams) calling at once write the same statistics, and
+    one call's second launch reads the other's (the registered round 27's "two kernels, the row statistics in a
+    scratch kept per row count" FAILs).  The worker thread changes nothing of that: it only moves the launches to
+    another thread, which the check's other-caller probes do not follow (nb09.py: _other_call_inside returns where
+    `threading.get_ident() != other.thread`; _launched likewise; _stopped_after yields False off the main thread).
+    EXPECTED: WRONG."""
+    key = (x.shape[0], x.device)
+    if key not in _R68B_STATS:
+        _R68B_STATS[key] = torch.empty((max(x.shape[0], 1), 2), dtype=torch.float32, device=x.device)
+    stats = _R68B_STATS[key]
+    return _r68b_in_worker(lambda: _r68b_two_launches(x, stats))
+
+
+def r68b_worker_thread_stats_per_call(x):
+    """check_softmax_rows.  The twin of the answer above with the statistics allocated in each call (a control: the
+    worker thread alone must not fail).  EXPECTED: RIGHT."""
+    stats = torch.empty((max(x.shape[0], 1), 2), dtype=torch.float32, device=x.device)
+    return _r68b_in_worker(lambda: _r68b_two_launches(x, stats))
+
+
+def r68b_stats_kept_per_row_count_no_worker(x):
+    """check_softmax_rows.  The first answer without the worker thread (a control: the kept buffer alone is caught).
+    EXPECTED: WRONG."""
+    key = (x.shape[0], x.device)
+    if key not in _R68B_STATS:
+        _R68B_STATS[key] = torch.empty((max(x.shape[0], 1), 2), dtype=torch.float32, device=x.device)
+    return _r68b_two_launches(x, _R68B_STATS[key])
+
+
+# ---------------------- class B: a harmless first write in each program, then a kept workspace written and read back
+@triton.jit
+def _r68b_three_pass(y_ptr, m_ptr, ws_ptr, x_ptr, x_row_stride, y_row_stride, ws_row_stride, cols,
+                     CHUNK: tl.constexpr):
+    """Chunked three passes (rows longer than a block: the notebook's closing question): pass 1 the row's max, saved
+    (as flash attention saves its row statistics for a backward); pass 2 the exponentials, stashed in the workspace
+    and summed; pass 3 the stash divided by the sum, into y."""
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * x_row_stride
+    w_row = ws_ptr + row * ws_row_stride
+    y_row = y_ptr + row * y_row_stride
+    offs = tl.arange(0, CHUNK)
+    mm = tl.full((CHUNK,), -float("inf"), tl.float32)
+    for start in range(0, cols, CHUNK):
+        v = tl.load(x_row + start + offs, mask=start + offs < cols, other=-float("inf"))
+        mm = tl.maximum(mm, v)
+    big = tl.max(mm, axis=0)
+    tl.store(m_ptr + row, big)
+    acc = tl.zeros((CHUNK,), tl.float32)
+    for start in range(0, cols, CHUNK):
+        mask = start + offs < cols
+        v = tl.load(x_row + start + offs, mask=mask, other=-float("inf"))
+        e = tl.exp(v - big)
+        tl.store(w_row + start + offs, e, mask=mask)
+        acc += e
+    total = tl.sum(acc, axis=0)
+    for start in range(0, cols, CHUNK):
+        mask = start + offs < cols
+        e = tl.load(w_row + start + offs, mask=mask, other=0.0)
+        tl.store(y_row + start + offs, e / total, mask=mask)
+
+
+_R68B_WS: dict = {}
+
+
+def _r68b_chunked(x, workspace):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    row_max = torch.empty((max(rows, 1),), dtype=torch.float32, device=x.device)  # per call: the saved statistics
+    if rows:
+        ws = workspace(rows, cols)
+        chunk = 32 if x.device.type == "cpu" else 1024
+        _r68b_three_pass[(rows,)](y, row_max, ws, x, x.stride(0), y.stride(0), ws.stride(0), cols, CHUNK=chunk)
+    return y
+
+
+def r68b_max_saved_first_then_workspace_kept(x):
+    """check_softmax_rows.  "The exponentials are computed once and stashed in a workspace (exp twice is wasteful);
+    the workspace is made once per shape and kept (no allocation per call).  Each row's max is saved per call, as
+    flash attention keeps its row statistics."  Two callers at once (two threads, two streams) share the workspace:
+    program r of one call stashes its exponentials in row r, program r of the other overwrites them, and one reads
+    back the other's (round 68's adversary's workspace answer, now FAILed on a CPU).  Here each program's first write
+    is the per-call max; the check's other call is made right after a program's first write only (nb09.py
+    _other_call_inside: once per (launch, program)), so it runs before the workspace is written, never between the
+    stash and its read-back.  EXPECTED: WRONG."""
+    def workspace(rows, cols):
+        key = (rows, cols, x.device)
+        if key not in _R68B_WS:
+            _R68B_WS[key] = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+        return _R68B_WS[key]
+
+    return _r68b_chunked(x, workspace)
+
+
+def r68b_max_saved_first_workspace_per_call(x):
+    """check_softmax_rows.  The twin with the workspace allocated in each call (a control).  EXPECTED: RIGHT."""
+    return _r68b_chunked(x, lambda rows, cols: torch.empty((rows, cols), dtype=torch.float32, device=x.device))
+
+
+@triton.jit
+def _r68b_zero_first(y_ptr, ws_ptr, x_ptr, x_row_stride, y_row_stride, ws_row_stride, cols, CHUNK: tl.constexpr):
+    """y's row zeroed first ("torch.empty holds garbage"), then the exponentials stashed in the kept workspace, then
+    divided into y."""
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * x_row_stride
+    w_row = ws_ptr + row * ws_row_stride
+    y_row = y_ptr + row * y_row_stride
+    offs = tl.arange(0, CHUNK)
+    for start in range(0, cols, CHUNK):
+        tl.store(y_row + start + offs, tl.zeros((CHUNK,), tl.float32), mask=start + offs < cols)
+    mm = tl.full((CHUNK,), -float("inf"), tl.float32)
+    for start in range(0, cols, CHUNK):
+        v = tl.load(x_row + start + offs, mask=start + offs < cols, other=-float("inf"))
+        mm = tl.maximum(mm, v)
+    big = tl.max(mm, axis=0)
+    acc = tl.zeros((CHUNK,), tl.float32)
+    for start in range(0, cols, CHUNK):
+        mask = start + offs < cols
+        v = tl.load(x_row + start + offs, mask=mask, other=-float("inf"))
+        e = tl.exp(v - big)
+        tl.store(w_row + start + offs, e, mask=mask)
+        acc += e
+    total = tl.sum(acc, axis=0)
+    for start in range(0, cols, CHUNK):
+        mask = start + offs < cols
+        e = tl.load(w_row + start + offs, mask=mask, other=0.0)
+        tl.store(y_row + start + offs, e / total, mask=mask)
+
+
+def r68b_y_zeroed_first_then_workspace_kept(x):
+    """check_softmax_rows.  "torch.empty holds garbage, so my kernel zeroes y's row first"; then as above: the
+    exponentials stashed in a workspace kept per shape and read back.  The same race as above, hidden by the same
+    first write (the zeroing store).  EXPECTED: WRONG."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        key = ("zero", rows, cols, x.device)
+        if key not in _R68B_WS:
+            _R68B_WS[key] = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+        ws = _R68B_WS[key]
+        chunk = 32 if x.device.type == "cpu" else 1024
+        _r68b_zero_first[(rows,)](y, ws, x, x.stride(0), y.stride(0), ws.stride(0), cols, CHUNK=chunk)
+    return y
+
+
+# ------------------------------------- class C: x's values read on the host through its storage, not the tensor
+def r68b_row_max_by_numpy_through_the_storage(x):
+    """check_softmax_rows.  "The check said my function read x's values with x.numpy(); I read the storage's bytes
+    instead": each row's max by NumPy on the bytes of x's untyped storage (ctypes.string_at, np.frombuffer), the rest
+    by a kernel given x and the maxima.  Every row's max is computed on the host, outside the kernel (the registered
+    round 19's "each row's max by NumPy on the host" FAILs: `.numpy()` is watched; UntypedStorage's own methods are
+    not, nb09.py HOST_READS).  EXPECTED: WRONG."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows == 0:
+        return y
+    host = x.untyped_storage().cpu()  # the storage itself on a CPU; a copy to the host on a GPU
+    raw = ctypes.string_at(host.data_ptr(), host.nbytes())  # its bytes
+    flat = np.frombuffer(raw, dtype=np.float32)
+    start, stride = x.storage_offset(), x.stride(0)
+    idx = start + np.arange(rows)[:, None] * stride + np.arange(cols)[None, :]
+    maxima = torch.from_numpy(flat[idx].max(axis=1).astype(np.float32).copy()).to(x.device)
+    stats = torch.empty((rows, 2), dtype=torch.float32, device=x.device)
+    stats[:, 0] = maxima
+    _r68b_sum_given_max[(rows,)](stats, x, x.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    _r68b_apply[(rows,)](y, x, stats, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _r68b_sum_given_max(s_ptr, x_ptr, x_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    m = tl.load(s_ptr + 2 * row)
+    tl.store(s_ptr + 2 * row + 1, tl.sum(tl.exp(v - m), axis=0))
+
+
+# ------------------------------------- class D (GPU): work skipped after the first call, on large inputs only
+_R68B_MEMO: dict = {}
+
+
+def r68b_large_results_memoized_by_address_and_version(x):
+    """check_softmax_rows.  "Benchmarks call me again and again on the same big tensor: above 2**22 elements I keep
+    the result by (address, shape, strides, x._version) and return a copy when it comes again."  Stale when new
+    values arrive without a version bump (x.data.copy_, a kernel's write, another library through DLPack: the
+    registered "results kept by address, shape, strides and x._version" FAILs on the check's small third call), and
+    the speed the check measures is a copy's.  The check's staleness calls are on OWN_CASE's small shape, and the
+    large shape (BIG) is called only by _softmax_speed, whose values are compared on the first call alone.
+    EXPECTED: WRONG (GPU: predicted PASS; on a CPU it is the plain kernel)."""
+    if x.numel() < 2**22:
+        return r68b_control_plain(x)
+    key = (x.data_ptr(), tuple(x.shape), tuple(x.stride()), x._version, x.device)
+    if key not in _R68B_MEMO:
+        _R68B_MEMO.clear()
+        _R68B_MEMO[key] = r68b_control_plain(x)
+    return _R68B_MEMO[key].clone()
+
+R68B = "round 68's second adversary: "
+WRONG_SOFTMAXES.update({
+    R68B + "launches from a joined worker thread, the row statistics kept per row count":
+        r68b_worker_thread_stats_kept_per_row_count,
+    R68B + "the row statistics kept per row count, no worker thread": r68b_stats_kept_per_row_count_no_worker,
+    R68B + "each row's max saved per call first, then a workspace kept per shape read back":
+        r68b_max_saved_first_then_workspace_kept,
+    R68B + "y's row zeroed first, then a workspace kept per shape read back": r68b_y_zeroed_first_then_workspace_kept,
+    R68B + "each row's max by NumPy on the bytes of x's storage (ctypes)": r68b_row_max_by_numpy_through_the_storage,
+    R68B + "above 2**22 elements, a result kept by address, shape, strides and version":
+        r68b_large_results_memoized_by_address_and_version,
+})
+ALSO_RIGHT_SOFTMAXES.update({
+    R68B + "the lecture's kernel, one program a row (a control)": r68b_control_plain,
+    R68B + "launches from a joined worker thread, the row statistics allocated in each call":
+        r68b_worker_thread_stats_per_call,
+    R68B + "each row's max saved first, a workspace allocated in each call read back":
+        r68b_max_saved_first_workspace_per_call,
+})
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
@@ -3631,6 +3938,14 @@ MISJUDGED_ON_A_GPU = {
             "PASSed on the H200 (call Z1, 2026-12-01): a read past the row lands in memory the process owns and "
             "faults nothing, and tl.where drops what it read; the interpreter on a CPU sees the read (FAIL), and "
             "compute-sanitizer would",
+        R68B + "each row's max saved per call first, then a workspace kept per shape read back":
+            "expected to PASS on a GPU (not yet judged there): one launch a call, as round 68's workspace kept per "
+            "shape, which PASSed on the H200 (call BL): the other caller's call comes after the first call's launch",
+        R68B + "y's row zeroed first, then a workspace kept per shape read back":
+            "expected to PASS on a GPU (not yet judged there): one launch a call, as its twin above",
+        R68B + "above 2**22 elements, a result kept by address, shape, strides and version":
+            "expected to PASS on a GPU (not yet judged there): the large shape is called only by the speed test, "
+            "whose values are compared on its first call alone; the timed calls time a copy",
     },
 }
 
@@ -3639,7 +3954,14 @@ MISJUDGED_ON_A_GPU = {
 # with Triton 3.9's interpreter, 2026-12-01) are judged right since the check records atomics, runs half its cases'
 # grids in reversed order, makes the other caller's call inside the first call's launch, and runs every autotuned
 # config.
-MISJUDGED_ON_A_CPU: dict[str, dict[str, str]] = {}
+MISJUDGED_ON_A_CPU: dict[str, dict[str, str]] = {
+    "check_softmax_rows": {
+        R68B + "each row's max by NumPy on the bytes of x's storage (ctypes)":
+            "PART on a CPU (2026-12-01): the host reads watched are the tensor's (numpy, tolist, __array__, dlpack, "
+            "the CUDA array interface: HOST_READS); x.untyped_storage() and ctypes.string_at on its data_ptr() read "
+            "x's values on the host unseen",
+    },
+}
 
 # Answers whose kernel ends the CUDA context of the process it runs in, on a GPU (an illegal address): the check
 # FAILs them with a hint to restart, and the tests judge each in a fresh process (tests/test_exercises.py).
@@ -3683,7 +4005,9 @@ WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without
         "adversary 108: a staging buffer kept per thread and shape, its clone returned",
         ALIGNED_ROWS,  # the interpreter ignores hints
         # no stream on a CPU: there it is the plain launch
-        R68 + "a side stream waited for both ways, no record_stream"},
+        R68 + "a side stream waited for both ways, no record_stream",
+        # below 2**22 elements (every CPU case) it is the plain kernel
+        R68B + "above 2**22 elements, a result kept by address, shape, strides and version"},
     "check_scale_into": set(),
 }
 # Right values from every caller's stream, but on the H200 (calls T and V, 2026-11-30) it reached 0.29 of the copy's
@@ -3691,6 +4015,8 @@ WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without
 # where the interpreter runs it (a CPU with Triton), not on a GPU, until someone looks at whether it or the bar is wrong
 if has_cuda():
     del ALSO_RIGHT_SOFTMAXES["a worker thread that enters the caller's current stream, joined"]
+    # the same thread started at each call (round 68's second adversary's control): judged on a CPU only, as above
+    del ALSO_RIGHT_SOFTMAXES[R68B + "launches from a joined worker thread, the row statistics allocated in each call"]
 
 ALSO_RIGHT = {
     "check_bias_gelu": ALSO_RIGHT_GELUS,
