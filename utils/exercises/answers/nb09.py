@@ -3907,6 +3907,9 @@ MISJUDGED_ON_A_GPU = {
             "PASSed on the H200: the check's largest size is about 2**26 elements",
     },
     "check_softmax_rows": {
+        SPIN_WAIT: "not FAILed on the H200 (call BN, 2026-12-01): its test failed there, and the step's time ran out "
+                   "before pytest's summary kept the reason; its adversary expected it to PASS on a GPU, where blocks "
+                   "start in grid order in practice (a CPU runs the grid reversed and stops the waiting program)",
         KEPT_COUNTERS: "PASSed on the H200 (call BK, 2026-12-01): its one launch per call never ran beside another "
                        "call's there (the other caller's call comes after the first call's launch; one thread's second "
                        "stream after the first call's launch was queued); on a CPU the other call is made in the "
@@ -3939,12 +3942,12 @@ MISJUDGED_ON_A_GPU = {
             "faults nothing, and tl.where drops what it read; the interpreter on a CPU sees the read (FAIL), and "
             "compute-sanitizer would",
         R68B + "each row's max saved per call first, then a workspace kept per shape read back":
-            "expected to PASS on a GPU (not yet judged there): one launch a call, as round 68's workspace kept per "
-            "shape, which PASSed on the H200 (call BL): the other caller's call comes after the first call's launch",
+            "PASSed on the H200 (call BN, 2026-12-01), as expected: one launch a call, as round 68's workspace kept "
+            "per shape, which PASSed there in call BL: the other caller's call comes after the first call's launch",
         R68B + "y's row zeroed first, then a workspace kept per shape read back":
-            "expected to PASS on a GPU (not yet judged there): one launch a call, as its twin above",
+            "PASSed on the H200 (call BN, 2026-12-01), as expected: one launch a call, as its twin above",
         R68B + "above 2**22 elements, a result kept by address, shape, strides and version":
-            "expected to PASS on a GPU (not yet judged there): the large shape is called only by the speed test, "
+            "PASSed on the H200 (call BN, 2026-12-01), as expected: the large shape is called only by the speed test, "
             "whose values are compared on its first call alone; the timed calls time a copy",
     },
 }
