@@ -3594,49 +3594,12 @@ ALSO_RIGHT_SOFTMAXES.update({
 # wrong ones on a CPU until it made the other caller's call from whichever thread runs the launches (a FAIL where none
 # could be made) and also right before a program's first load of an address it stored.
 # ------------------------------------------------------------------------------------------------ a control
-@triton.jit
-def _r68b_plain(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    offs = tl.arange(0, BLOCK)
-    mask = offs < cols
-    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
-    e = tl.exp(v - tl.max(v, axis=0))
-    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
-
-
-def r68b_control_plain(x):
-    """check_softmax_rows.  The lecture's row reduction, one program per row, y allocated each call.
-    EXPECTED: RIGHT (a control: the judge works)."""
-    rows, cols = x.shape
-    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
-    if rows:
-        _r68b_plain[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
-    return y
+# (its control is round 68's first adversary's, r68_control_one_row_per_program: the same kernel and answer)
 
 
 # ------------------------------ class A: the launches made from a worker thread (the concurrency probes key on the
 # caller's thread), with state kept across calls
-@triton.jit
-def _r68b_stats(s_ptr, x_ptr, x_row_stride, cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    offs = tl.arange(0, BLOCK)
-    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
-    m = tl.max(v, axis=0)
-    tl.store(s_ptr + 2 * row, m)
-    tl.store(s_ptr + 2 * row + 1, tl.sum(tl.exp(v - m), axis=0))
-
-
-@triton.jit
-def _r68b_apply(y_ptr, x_ptr, s_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    offs = tl.arange(0, BLOCK)
-    mask = offs < cols
-    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
-    m = tl.load(s_ptr + 2 * row)
-    s = tl.load(s_ptr + 2 * row + 1)
-    tl.store(y_ptr + row * y_row_stride + offs, tl.exp(v - m) / s, mask=mask)
-
-
+# the two launches are the module's own two softmax kernels (_softmax_stats_kernel, _softmax_apply_kernel)
 _R68B_STATS: dict = {}
 
 
@@ -3645,8 +3608,8 @@ def _r68b_two_launches(x, stats):
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
         block = triton.next_power_of_2(cols)
-        _r68b_stats[(rows,)](stats, x, x.stride(0), cols, BLOCK=block)
-        _r68b_apply[(rows,)](y, x, stats, x.stride(0), y.stride(0), cols, BLOCK=block)
+        _softmax_stats_kernel[(rows,)](stats, x, x.stride(0), cols, BLOCK=block)
+        _softmax_apply_kernel[(rows,)](y, x, stats, x.stride(0), y.stride(0), cols, BLOCK=block)
     return y
 
 
@@ -3837,7 +3800,7 @@ def r68b_row_max_by_numpy_through_the_storage(x):
     stats = torch.empty((rows, 2), dtype=torch.float32, device=x.device)
     stats[:, 0] = maxima
     _r68b_sum_given_max[(rows,)](stats, x, x.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
-    _r68b_apply[(rows,)](y, x, stats, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    _softmax_apply_kernel[(rows,)](y, x, stats, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
     return y
 
 
@@ -3863,11 +3826,11 @@ def r68b_large_results_memoized_by_address_and_version(x):
     large shape (BIG) is called only by _softmax_speed, whose values are compared on the first call alone.
     EXPECTED: WRONG (GPU: predicted PASS; on a CPU it is the plain kernel)."""
     if x.numel() < 2**22:
-        return r68b_control_plain(x)
+        return r68_control_one_row_per_program(x)
     key = (x.data_ptr(), tuple(x.shape), tuple(x.stride()), x._version, x.device)
     if key not in _R68B_MEMO:
         _R68B_MEMO.clear()
-        _R68B_MEMO[key] = r68b_control_plain(x)
+        _R68B_MEMO[key] = r68_control_one_row_per_program(x)
     return _R68B_MEMO[key].clone()
 
 R68B = "round 68's second adversary: "
@@ -3883,7 +3846,7 @@ WRONG_SOFTMAXES.update({
         r68b_large_results_memoized_by_address_and_version,
 })
 ALSO_RIGHT_SOFTMAXES.update({
-    R68B + "the lecture's kernel, one program a row (a control)": r68b_control_plain,
+    R68B + "the lecture's kernel, one program a row (a control)": r68_control_one_row_per_program,
     R68B + "launches from a joined worker thread, the row statistics allocated in each call":
         r68b_worker_thread_stats_per_call,
     R68B + "each row's max saved first, a workspace allocated in each call read back":
