@@ -697,6 +697,18 @@ OTHER_STUCK_S = 1.0  # _softmax_two_callers: the other caller's thread found thi
 PROGRAM_LIMIT_S = 2.0  # on a CPU, how long one program of a guarded launch may run (one of at most CPU_MAX[1]
 # columns takes milliseconds in the interpreter): past it, it waits for something (another program of its launch)
 TWO_STREAMS_WINDOW_MS = 200.0  # _softmax_one_thread_two_streams on a GPU: how long the first call's later work waits
+# _softmax_released_together on a GPU: the shapes, the pairs of calls on each, and how long the gate holds both calls'
+# launches.  Measured on the H200 (2026-12-01; calls BO and BQ, .gpu/overlap.py and overlap2.py), pairs whose second
+# call waited on a side stream for the event after the sleep, while the first sat right behind the sleep: three
+# answers' kept ticket counters gave a wrong result in 20, 31 and 31 of 32 pairs on (16, 4096), 24, 0 and 2 on
+# (64, 4096) (10, 4 and 8 wrong results of 20 in call BO), 0 to 13 on (2, 4096), (3, 37) and (528, 1024); three
+# answers' workspaces kept per shape in 32 of 32 on (528, 1024), none on the other shapes; with both calls on side
+# streams waiting for the event, the counters 0 to 3 of 32; with the second call not held (it ran while the first
+# waited), nothing; the right answers tried (a workspace, statistics or counters allocated in each call: four in call
+# BO, three in BQ), nothing.
+RELEASED_SHAPES = ((16, MAX_COLS), (64, MAX_COLS), (528, 1024))
+RELEASED_PAIRS = 16
+RELEASED_WINDOW_MS = 5.0  # longer than the host needs to queue both calls (~0.1 ms for a plain launch)
 KEPT_CALLS = 12  # more calls on OWN_CASE's shape where an answer keeps its results: reuse in turn up to 14 apart shows
 # Every case of the property is called from a caller whose default dtype is float64 (adversary 106: a result made
 # without dtype= for an empty x alone, `torch.empty(x.shape, device=x.device)`, was float64 there, and passed: the
@@ -744,6 +756,12 @@ def _softmax_right(got: torch.Tensor, x: torch.Tensor, want: torch.Tensor | None
     rtol = softmax_rtol(x.shape[-1])
     bound = SOFTMAX_ATOL + want.abs() * (rtol + SOFTMAX_RTOL_PER_UNIT * below.nan_to_num(0.0))
     return (got.double() - want).abs() <= bound
+
+
+def _wrong_of_x_shape(got: object, x: torch.Tensor) -> bool:
+    """A tensor of x's shape whose values are not x's softmax (what is no tensor, or of another shape, is judged by
+    _judge_softmax, with its own message)."""
+    return isinstance(got, torch.Tensor) and got.shape == x.shape and not bool(_softmax_right(got, x).all())
 
 
 def _softmax_cases(on_gpu: bool) -> st.SearchStrategy[SoftmaxCase]:
@@ -2046,7 +2064,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             for config in range(1, max(tuned, default=1)):  # every config an autotuner may keep, on the same x
                 said = f"{call}, with config {config + 1} of your @triton.autotune's {max(tuned)} kept"
                 y, _ = call_from_a_float64_caller(x, said, reverse, config)
-                ex.expect(not isinstance(y, torch.Tensor) or y.shape != x.shape or bool(_softmax_right(y, x).all()),
+                ex.expect(not _wrong_of_x_shape(y, x),
                           f"{said}: the result is wrong", "an autotuner keeps the fastest config, not a right one: "
                           "every config it may choose must give the right softmax, on every shape (a block narrower "
                           "than the row leaves columns unread)")
@@ -2057,7 +2075,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             there whose call in the grid's order is right FAILs with what the order changed."""
             said = call + (", the programs of each launch run last to first" if reverse else "")
             y, launches = call_from_a_float64_caller(x, said, reverse)
-            if not reverse or not isinstance(y, torch.Tensor) or y.shape != x.shape or bool(_softmax_right(y, x).all()):
+            if not reverse or not _wrong_of_x_shape(y, x):
                 return y, launches
             again, _ = call_from_a_float64_caller(x, call)
             ex.expect(not isinstance(again, torch.Tensor) or again.shape != x.shape
@@ -2088,11 +2106,14 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             _softmax_new_and_own(ex, call_yours, device)
             _softmax_two_callers(ex, call_yours, yours, device)
             seen_on_cpu = _softmax_one_thread_two_streams(ex, call_yours, yours, device)
+            if on_gpu:
+                _softmax_released_together(ex, call_yours, yours)
         if not on_gpu:
             raise LeftForGPU(f"the values on {ex.passed} small shapes, through Triton's interpreter, that each "
                              "result is a new tensor and that its values come from your kernel",
                              f"the kernel compiled for a GPU: shapes up to {MAX_COLS} columns, and its speed against "
-                             f"this GPU's copy bandwidth on a {BIG[0]} x {BIG[1]} tensor"
+                             f"this GPU's copy bandwidth on a {BIG[0]} x {BIG[1]} tensor, and two calls whose "
+                             "kernels run at the same time on two streams"
                              + (f"; and {seen_on_cpu}" if seen_on_cpu else ""))
         _softmax_speed(ex, yours)
 
@@ -2183,21 +2204,37 @@ def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
               "the caller drops it, nothing of yours may keep it (a list or a cache of results grows with every call)")
 
 
+class _SameSpot:
+    """Whether a thread stays `limit` seconds on one bytecode of one frame (it waits: a lock), from the frames seen."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit, self.where, self.since = limit, None, time.perf_counter()
+
+    def stuck(self, frame: Any) -> bool:
+        now = time.perf_counter()
+        if frame is None or self.where is None or frame is not self.where[0] or frame.f_lasti != self.where[1]:
+            self.where, self.since = ((frame, frame.f_lasti) if frame is not None else None), now
+            return False
+        return now - self.since >= self.limit
+
+    def forget(self) -> None:
+        """Drop the frame held (a frame keeps its locals alive)."""
+        self.where = None
+
+
 def _joined_unless_waiting(thread: threading.Thread, seconds: float) -> None:
     """thread.join(seconds), given up early where the thread stays OTHER_STUCK_S on one bytecode of one frame (it
     waits: a lock the caller holds)."""
-    started = last_seen = time.perf_counter()
-    last: tuple[Any, int] | None = None
+    started = time.perf_counter()
+    spot = _SameSpot(OTHER_STUCK_S)
     while thread.is_alive() and time.perf_counter() - started < seconds:
         thread.join(0.05)
         frame = sys._current_frames().get(thread.ident or -1)  # the one way to see where another thread is
-        here = (frame, frame.f_lasti) if frame is not None else None
-        now = time.perf_counter()
-        if here is None or last is None or here[0] is not last[0] or here[1] != last[1]:
-            last, last_seen = here, now
-        elif now - last_seen >= OTHER_STUCK_S:
+        if spot.stuck(frame):
+            spot.forget()
             return
         del frame
+    spot.forget()
 
 
 def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device: str) -> None:
@@ -2272,12 +2309,11 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
     ex.expect(raised is None, f"{call}: the other caller's call raised {raised!r}",
               "two callers at once: each call must work on its own, whatever the other is doing")
     theirs = results[0] if results and raised is None else None
-    wrong = next((r for r in results if isinstance(r, torch.Tensor) and r.shape == x_other.shape
-                  and not bool(_softmax_right(r, x_other).all())), None)
+    wrong = next((r for r in results if _wrong_of_x_shape(r, x_other)), None)
     if wrong is not None:
         theirs = wrong
     for what, got, xs in (("the first caller's", y, x), ("the other caller's", theirs, x_other)):
-        ex.expect(not isinstance(got, torch.Tensor) or got.shape != xs.shape or bool(_softmax_right(got, xs).all()),
+        ex.expect(not _wrong_of_x_shape(got, xs),
                   f"{call}: {what} result is wrong", "two callers at once (two threads, or two streams that nothing "
                   "orders) each need their own memory: whatever one call writes and a later launch of it reads (a "
                   "buffer kept from call to call) is another caller's too")
@@ -2300,14 +2336,11 @@ def _stopped_after(seconds: float) -> Iterator[bool]:
         yield False
         return
 
-    last: list[Any] = [None, -1, time.perf_counter()]  # the frame, its bytecode, since when
+    spot = _SameSpot(STUCK_S)
 
     def stop(_: int, frame: Any) -> None:
-        now = time.perf_counter()
-        if frame is not last[0] or frame.f_lasti != last[1]:
-            last[:] = frame, frame.f_lasti if frame is not None else -1, now
-        if now - started >= seconds or now - last[2] >= STUCK_S:
-            last[0] = None
+        if spot.stuck(frame) or time.perf_counter() - started >= seconds:
+            spot.forget()
             raise _SecondCallStopped
 
     left, _ = signal.getitimer(signal.ITIMER_REAL)
@@ -2415,14 +2448,14 @@ def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callab
         # per (device, current stream, rows), right on a GPU, has one key on a CPU, as a buffer kept per thread has).
         # A wrong result here is left for a GPU, with what the CPU saw.
         wrong = [what for what, got, xs in (("first", y, x), ("second", theirs, x_other))
-                 if isinstance(got, torch.Tensor) and got.shape == xs.shape and not bool(_softmax_right(got, xs).all())]
+                 if _wrong_of_x_shape(got, xs)]
         if wrong:
             return (f"two calls in flight from one thread on two streams (on this CPU, which has no streams, a second "
                     f"call made inside the first, from the same thread, made the {' and '.join(wrong)} call's result "
                     "wrong: a buffer kept from call to call, even one kept per thread, is the other stream's call's "
                     "too)")
     for what, got, xs in (("the first call's", y, x), ("the second call's", theirs, x_other)):
-        ex.expect(not isinstance(got, torch.Tensor) or got.shape != xs.shape or bool(_softmax_right(got, xs).all()),
+        ex.expect(not _wrong_of_x_shape(got, xs),
                   f"{call}: {what} result is wrong", "two calls in flight from one thread (one stream, then another, "
                   "with nothing between them) each need their own memory: a buffer kept from call to call, even one "
                   "kept per thread, is the other call's too; allocate what a call writes in that call")
@@ -2430,6 +2463,50 @@ def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callab
     if isinstance(theirs, torch.Tensor):
         _judge_softmax(ex, call + " (the second call)", x_other, before_other, theirs)
     return None
+
+
+def _softmax_released_together(ex: Any, call_yours: Callable, yours: Callable) -> None:
+    """On a GPU: two calls whose kernels run at the same time (round 67's third adversary's and round 68's kept
+    ticket counters and kept workspaces have one launch a call, which no other call came between: they PASSed on
+    the H200 in calls BK, BL and BN).  Each pair: a sleep of RELEASED_WINDOW_MS on the caller's stream and an event
+    after it; the first call on the caller's stream, right behind the sleep, and the second on a side stream that
+    waits for the event: both calls' launches queued behind the same gate, started together when it opens.
+    RELEASED_PAIRS pairs on each of RELEASED_SHAPES, each shape's first call judged in full first (a first call
+    compiles); both results of each pair must be right."""
+    side = torch.cuda.Stream()
+    for k, (rows, cols) in enumerate(RELEASED_SHAPES):
+        first, other = (rows, cols, 0, 1.0, 30 + 2 * k), (rows, cols, 0, 1.0, 31 + 2 * k)
+        x, x_other = _softmax_input(first, "cuda"), _softmax_input(other, "cuda")
+        x_other.add_(OTHER_SHIFT)
+        before = x.clone()
+        call = (f"{_describe_softmax(first)} and a second call on x of the same shape from a side stream, both "
+                "calls' kernels held behind one event and started together")
+        y, _ = call_yours(x, call + " (its first call, alone)")
+        _judge_softmax(ex, call + " (its first call, alone)", x, before, y)
+        calibrate_sleeps()
+        torch.cuda.synchronize()
+        for pair in range(RELEASED_PAIRS):
+            gpu_sleep(RELEASED_WINDOW_MS / 1e3)
+            gate = torch.cuda.Event()
+            gate.record()
+            results: list[object] = []
+            try:
+                with _check_at_work():
+                    results.append(yours(x))
+                    side.wait_event(gate)
+                    with torch.cuda.stream(side):
+                        results.append(yours(x_other))
+            except Exception as error:  # noqa: BLE001 -- judged below: the same shape passed alone
+                ex.expect(False, f"{call}: pair {pair + 1} raised {error!r}",
+                          "two calls at once (two streams that nothing orders): each call must work on its own")
+            torch.cuda.synchronize()
+            wrong = [what for what, got, xs in (("first", results[0], x), ("second", results[1], x_other))
+                     if not isinstance(got, torch.Tensor) or got.shape != xs.shape
+                     or not bool(_softmax_right(got, xs).all())]
+            ex.expect(not wrong, f"{call}: the {' and '.join(wrong)} call's result was wrong in pair {pair + 1} of "
+                      f"{RELEASED_PAIRS}", "two calls whose kernels run at the same time (two streams that nothing "
+                      "orders) each need their own memory: counters or a workspace kept from call to call are the "
+                      "other call's too, while both run; allocate what a call's kernel writes in that call")
 
 
 def _kept_unchanged(ex: Any, call: str, results: list[torch.Tensor], kept: list[torch.Tensor], when: str) -> None:

@@ -2746,8 +2746,14 @@ def pooling_in_float64(model, x, n, y, bf16):
 
 
 def padding_zeroed_by_a_0d_host_scalar(model, x, n, y, bf16):
-    """The padding zeroed with torch.where(mask, x, torch.zeros(())): a 0-d tensor made on the host, the exception the
-    task allows.  Right."""
+    """The padding zeroed with torch.where(mask, x, torch.zeros(())): a 0-d tensor made on the host, which the student
+    took for the exception the task allows (a host scalar that an operation reads as a number).  Wrong on a GPU:
+    torch.where copies a 0-d operand on another device to the output's device first (`where_self_out`,
+    aten/src/ATen/native/TensorCompare.cpp: "allow CPU scalars on non-cpu device", `other_.to(device)`), and a copy
+    from the host without non_blocking waits for the stream (`copy_kernel_cuda`, aten/src/ATen/native/cuda/Copy.cu:
+    `memcpy_and_sync`, a cudaStreamSynchronize).  Submitted as right by round 68's second adversary;
+    FAILed on the H200 (calls BN and BP, 2026-12-01) with "returned only once the caller's earlier work ended".  On a
+    CPU there is no copy and it is right, so it runs on a GPU only."""
     real = torch.arange(x.shape[1], device=x.device) < n[:, None]
     kept = torch.where(real[..., None], x, torch.zeros(()))
     return _r68b_loss(model, kept.sum(1) / n[:, None], y, bf16)
@@ -2841,11 +2847,11 @@ WRONG["check_fast_loss"].update({
     R68B + "bf16=True, the pooled mean rounded through float8_e4m3fn": sums_rounded_through_float8,
     R68B + "the stream taken at the first call, kept, ordered both ways with the caller's":
         stream_cached_at_the_first_call,
+    R68B + "the padding zeroed by torch.where with a 0-d host tensor": padding_zeroed_by_a_0d_host_scalar,
 })
 ALSO_RIGHT["check_fast_loss"].update({
     R68B + "avg_pool1d over the padded length, times T/n": average_pool_rescaled,
     R68B + "the pooling in float64, then float32": pooling_in_float64,
-    R68B + "the padding zeroed by torch.where with a 0-d host tensor": padding_zeroed_by_a_0d_host_scalar,
     R68B + "torch.autocast with every argument by position": autocast_by_position,
     R68B + "each Linear's product under autocast, its bias added in float32": bias_added_in_float32,
     R68B + "the cross-entropy by hand with a detached row max": cross_entropy_with_a_detached_max,
@@ -2854,6 +2860,7 @@ ALSO_RIGHT["check_fast_loss"].update({
 NEEDS_A_GPU["check_fast_loss"].update({
     R68B + "the stream taken at the first call, kept, ordered both ways with the caller's": (),
     R68B + "the pooling as one Triton kernel on PyTorch's current stream": ("triton",),
+    R68B + "the padding zeroed by torch.where with a 0-d host tensor": (),
 })
 MISJUDGED_ON_A_GPU["check_fast_loss"] = {
     R68B + "bf16=True, the float32 value of a deepcopy of the model, the bf16 loss's gradient":
@@ -2864,10 +2871,6 @@ MISJUDGED_ON_A_GPU["check_fast_loss"] = {
         "PASSed on the H200 (call BN, 2026-12-01), as predicted: the new Parameters are made by torch.Tensor."
         "_make_subclass, which the recorder does not see, so their float32 products carry no weight of the model "
         "(nb08.py:747-751, 773); on a CPU their host tensors FAIL it with the host-tensor hint (nb08.py:673, 677)",
-    R68B + "the padding zeroed by torch.where with a 0-d host tensor":
-        "FAILed on the H200 (call BN, 2026-12-01), a right answer rejected there (it PASSes on a CPU); the step's time "
-        "ran out before pytest's summary, so the check's message was not kept: likely its rule against tensors made on "
-        "the host, which a 0-d tensor used as a scalar does not break",
 }
 # A gap a CPU showed and no session has fixed yet (tests/test_exercises.py: a strict xfail on a CPU)
 MISJUDGED_ON_A_CPU: dict[str, dict[str, str]] = {

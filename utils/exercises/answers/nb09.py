@@ -3007,7 +3007,7 @@ WRONG_SOFTMAXES[ALIGNED_ROWS] = softmax_rows_hinted_aligned
 # (judged on this CPU with Triton 3.9's interpreter, and on the H200 in call BK, 2026-12-01): programs of one
 # launch that pass values through atomics, a split row whose last program combines, ticket counters kept across
 # calls, @triton.autotune over BLOCK, a scratch kept per stream.  The check misjudged all six on a CPU until round
-# 68 fixed it; on the H200 it misjudges the kept counters (MISJUDGED_ON_A_GPU, below).
+# 68 fixed it; on the H200 the kept counters FAIL since the check starts two calls' launches together (call BQ).
 @triton.jit
 def _stats_by_atomics_kernel(y_ptr, s_ptr, x_ptr, rows, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
@@ -3304,7 +3304,9 @@ def r68_workspace_kept_per_shape_one_launch(x):
     window is shorter (one program's life instead of the gap between two launches).
     EXPECTED: WRONG.  The check's other caller runs between two programs of the first call's launch (on a CPU,
     `_grid_watched` calls _INSIDE from set_grid_idx) or after the launch (on a GPU, and on the caller's stream), never
-    inside a program: predicted PART on a CPU, PASS on a GPU."""
+    inside a program: predicted PART on a CPU, PASS on a GPU.  Judged: FAIL on a CPU since round 68's fix (the other
+    call inside each program); PASSed on the H200 (call BL) until the check started two calls' launches together
+    (`_softmax_released_together`): FAILs there since (call BQ, 2026-12-01)."""
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
@@ -3403,7 +3405,8 @@ def r68_kept_counters_after_an_init_launch(x):
     EXPECTED: WRONG.  The check's mid-launch call (`_INSIDE`) fires in the first counted launch only, at its
     program max(n // 2, 1): a one-program launch never reaches it, and `_launched` then calls it after that
     launch, between the init and the split launch, where the counters are all at multiples of SPLIT.
-    Predicted PART on a CPU (PASS on a GPU, as the registered kept counters)."""
+    Predicted PART on a CPU (PASS on a GPU, as the registered kept counters).  Judged: PASSed on the H200 (call BL)
+    until the check started two calls' launches together (`_softmax_released_together`, call BQ, 2026-12-01)."""
     return _r68_split_softmax(x, lambda rows: rows, True)
 
 
@@ -3413,7 +3416,8 @@ def r68_kept_counters_grid_rounded_to_a_power_of_two(x):
     PyTorch (no init launch: the split launch is the first).  EXPECTED: WRONG, as above.  With OWN_CASE's 3 rows
     the grid is 4 x 4, whose middle program (index 8, where _grid_watched makes the other call) is the first of
     row 2: rows 0 and 1 are done, every counter at a multiple of SPLIT, so the other call disturbs nothing.
-    Predicted PART on a CPU (PASS on a GPU)."""
+    Predicted PART on a CPU (PASS on a GPU).  Judged: PASSed on the H200 (call BL) until the check started two calls'
+    launches together (`_softmax_released_together`: FAILs there since call BQ, 2026-12-01)."""
     return _r68_split_softmax(x, triton.next_power_of_2, False)
 
 
@@ -3870,21 +3874,9 @@ MISJUDGED_ON_A_GPU = {
             "PASSed on the H200: the check's largest size is about 2**26 elements",
     },
     "check_softmax_rows": {
-        SPIN_WAIT: "not FAILed on the H200 (call BN, 2026-12-01): its test failed there, and the step's time ran out "
-                   "before pytest's summary kept the reason; its adversary expected it to PASS on a GPU, where blocks "
-                   "start in grid order in practice (a CPU runs the grid reversed and stops the waiting program)",
-        KEPT_COUNTERS: "PASSed on the H200 (call BK, 2026-12-01): its one launch per call never ran beside another "
-                       "call's there (the other caller's call comes after the first call's launch; one thread's second "
-                       "stream after the first call's launch was queued); on a CPU the other call is made in the "
-                       "middle of the first launch's programs, and it FAILs",
-        R68 + "a workspace kept per shape, written and read back inside each program":
-            "PASSed on the H200 (call BL, 2026-12-01): the other caller's call comes after the first call's launch, "
-            "and this answer has one; on a CPU the call is made inside each program, and it FAILs",
-        R68 + "kept ticket counters, a one-program init launch in front":
-            "PASSed on the H200 (call BL, 2026-12-01), as the kept counters of round 67's third adversary did: no "
-            "two calls' launches ran side by side there",
-        R68 + "kept ticket counters, a grid of next_power_of_2(rows) rows":
-            "PASSed on the H200 (call BL, 2026-12-01), as the other kept counters did",
+        SPIN_WAIT: "PASSed on the H200 (call BP, 2026-12-01; 223 checks, 0.61 of copy): its programs started in grid "
+                   "order there, so each waiting program of the second half found its flag set; a CPU runs the grid "
+                   "reversed for even seeds and stops the waiting program (FAIL)",
         R68 + "a split row's ticket drawn with sem='relaxed'":
             "PASSed on the H200 (call BL, 2026-12-01): an ordering a relaxed atomic does not promise held in every "
             "run there; the interpreter's record of atomics FAILs it on a CPU",
@@ -3904,11 +3896,6 @@ MISJUDGED_ON_A_GPU = {
             "PASSed on the H200 (call Z1, 2026-12-01): a read past the row lands in memory the process owns and "
             "faults nothing, and tl.where drops what it read; the interpreter on a CPU sees the read (FAIL), and "
             "compute-sanitizer would",
-        R68B + "each row's max saved per call first, then a workspace kept per shape read back":
-            "PASSed on the H200 (call BN, 2026-12-01), as expected: one launch a call, as round 68's workspace kept "
-            "per shape, which PASSed there in call BL: the other caller's call comes after the first call's launch",
-        R68B + "y's row zeroed first, then a workspace kept per shape read back":
-            "PASSed on the H200 (call BN, 2026-12-01), as expected: one launch a call, as its twin above",
         R68B + "above 2**22 elements, a result kept by address, shape, strides and version":
             "PASSed on the H200 (call BN, 2026-12-01), as expected: the large shape is called only by the speed test, "
             "whose values are compared on its first call alone; the timed calls time a copy",
