@@ -2600,6 +2600,16 @@ def _softmax_speed(ex: Any, yours: Callable) -> None:
         share = max(share, copy / took)
         if share >= SHARE_BAR:
             break
+    if _launches_are_seen("cuda"):  # once more on the x just timed (round 68's second adversary: a result kept by x's
+        # address, shape, strides and version above 2**22 elements gave the timed calls a kept tensor, no kernel)
+        with _counting_launches() as seen:
+            yours(x)
+        torch.cuda.synchronize()
+        ex.expect(seen.count > 0, f"softmax_rows(x of shape {BIG}), called again on the x it was just timed on, "
+                  "launched no Triton kernel: it gave back what an earlier call kept, and the time measured was not "
+                  "your kernel's", "each call computes its result with a launch of your kernel: a result kept from "
+                  "an earlier call (by x's address, shape, strides or version) is the same tensor another caller "
+                  "holds, or stale once x's memory changes in a way the key does not see")
     print(f"softmax_rows on a {BIG[0]} x {BIG[1]} float32 tensor: {share:.2f} of this GPU's copy bandwidth "
           f"(y.copy_(x) moves the same bytes); the bar is {SHARE_BAR}")
     ex.expect(share >= SHARE_BAR, f"softmax_rows reached {share:.2f} of this GPU's copy bandwidth on a "

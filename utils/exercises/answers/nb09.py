@@ -3828,7 +3828,8 @@ def r68b_large_results_memoized_by_address_and_version(x):
     registered "results kept by address, shape, strides and x._version" FAILs on the check's small third call), and
     the speed the check measures is a copy's.  The check's staleness calls are on OWN_CASE's small shape, and the
     large shape (BIG) is called only by _softmax_speed, whose values are compared on the first call alone.
-    EXPECTED: WRONG (GPU: predicted PASS; on a CPU it is the plain kernel)."""
+    EXPECTED: WRONG (GPU: predicted PASS; on a CPU it is the plain kernel).  PASSed on the H200 (calls BN, BP) until
+    _softmax_speed called it once more on the x it had just timed and required a launch there."""
     if x.numel() < 2**22:
         return r68_control_one_row_per_program(x)
     key = (x.data_ptr(), tuple(x.shape), tuple(x.stride()), x._version, x.device)
@@ -3896,9 +3897,6 @@ MISJUDGED_ON_A_GPU = {
             "PASSed on the H200 (call Z1, 2026-12-01): a read past the row lands in memory the process owns and "
             "faults nothing, and tl.where drops what it read; the interpreter on a CPU sees the read (FAIL), and "
             "compute-sanitizer would",
-        R68B + "above 2**22 elements, a result kept by address, shape, strides and version":
-            "PASSed on the H200 (call BN, 2026-12-01), as expected: the large shape is called only by the speed test, "
-            "whose values are compared on its first call alone; the timed calls time a copy",
     },
 }
 
