@@ -2208,7 +2208,8 @@ class _SameSpot:
     """Whether a thread stays `limit` seconds on one bytecode of one frame (it waits: a lock), from the frames seen."""
 
     def __init__(self, limit: float) -> None:
-        self.limit, self.where, self.since = limit, None, time.perf_counter()
+        self.limit, self.since = limit, time.perf_counter()
+        self.where: tuple[Any, int] | None = None
 
     def stuck(self, frame: Any) -> bool:
         now = time.perf_counter()
