@@ -3154,8 +3154,8 @@ MISJUDGED_ON_A_CPU["check_fast_loss"].update({
         "cast_rounded, and the pack hook's cast reaches nothing in the forward (_note_rounding, nb08.py:619-631); the "
         "gradients' 25 % share (nb08.py:407, 429) is ~10^3 times bf16's rounding",
     R69 + "a hook rounds the logits' gradient to bf16, in both modes":
-        "PASSed on a CPU (adversary 115, 2026-12-01), class A: the cast runs in the backward, whose bf16_arithmetic and "
-        "cast_rounded are never tested (nb08.py:1495, 1502-1512); the gradients' 25 % share (nb08.py:407, 429) is "
+        "PASSed on a CPU (adversary 115, 2026-12-01), class A: the cast runs in the backward, whose bf16_arithmetic "
+        "and cast_rounded are never tested (nb08.py:1495, 1502-1512); the gradients' 25 % share (nb08.py:407, 429) is "
         "~10^3 times bf16's rounding",
     R69 + "bf16 products whenever grad mode is off":
         "PASSed on a CPU (adversary 115, 2026-12-01), class B: the only call under torch.no_grad(), in "
