@@ -2881,3 +2881,292 @@ MISJUDGED_ON_A_CPU: dict[str, dict[str, str]] = {
             "make one; the truncation (at most 2u) lies within the bf16 bound of the first Linear's inputs",
     },
 }
+
+
+# ---------------------------------------------------------------- round 69's adversary (exercises 1 and 2)
+# Eighteen answers (report adv115), sixteen to check_fast_loss and two to check_fast_step, judged on a CPU against the
+# check as of d2018c8: all seven right ones PASS, and five wrong ones PASS (MISJUDGED_ON_A_CPU), in three classes no
+# earlier round registered.  The check is left as it is here (a change to nb08.py stales lecture 08's stamp); the fix
+# is planned for a session with GPU time, and these are the plans (each verified against nb08.py at d2018c8):
+# - A, a rounding inside the backward (a bf16 saved-tensors hook; a hook rounding the logits' gradient to bf16): the
+#   backward is recorded (nb08.py:1495) but only its threads, host reads, lowered precision and transfers are tested
+#   (nb08.py:1502-1512); its bf16_arithmetic and cast_rounded are collected and never read, and the pack hook's cast
+#   in the forward reaches nothing there (_note_rounding, nb08.py:619-631).  The gradients' tolerance, 25 % of each
+#   gradient's L1 norm plus terms (nb08.py:407, 429), is ~10^3 times bf16's rounding.  Fix: test the backward's
+#   recording as the forward's (not backward.bf16_arithmetic, not backward.cast_rounded), in both modes; with
+#   bf16=True autocast's own bf16 backward of its products stays allowed, while a cast to bf16 of a float32 gradient
+#   or of a saved float32 tensor must not be (a cast in a hook: a CASTS entry into NARROW from a float32 input while the
+#   backward runs).  Or, with bf16=False, a gradient tolerance from float32's rounding (the float32 solution's error is
+#   ~10^-4 of the present share on the course batch, the two answers' 2e3-2e4 times the solution's).
+# - B, another computation for a caller of another kind (bf16 products under torch.no_grad(), x.mean(1) in eval mode):
+#   _callers_state_kept (nb08.py:1682-1715), the only call in eval mode or under no_grad, discards the loss it gets
+#   (nb08.py:1697, `_, ops = _recorded(...)`) and tests settings, modes and the caller's state only.  Fix: keep the
+#   loss, compare it with loss_and_bound(model, x, n, y, bf16) (the model's value does not depend on its mode: Linear
+#   and ReLU only), and apply _loss_holds's tests of `ops` there too (the bf16 product count, `wanted == 0` with
+#   bf16=False; bf16_arithmetic, cast_rounded, host_reads, transfers); no gradient needed.
+# - C, float16 matrix products: a product that returns float16 is counted nowhere: the bf16 count takes bfloat16 only
+#   (nb08.py:758), the narrow-arithmetic branch skips every MATRIX_PRODUCTS name (nb08.py:766), and autocast casts the
+#   weights inside the dispatcher, so no float32 arithmetic on them reaches wide_uses (nb08.py:769-773).  Fix: in
+#   Operations.__torch_function__, note a matrix product returning a NARROW dtype other than bfloat16 (a list of its
+#   own) and FAIL on it in both modes: the task asks for bf16 products with bf16=True and float32 throughout otherwise.
+# Five need a GPU to run at all (NEEDS_A_GPU; the two of check_fast_step, a GPU check, run on a GPU only anyway).
+# torch.mm(a16, w16, out_dtype=torch.float32) is WRONG by the task text, though not for its float32 output (the task
+# asks for products "in bfloat16" and a loss within the bound; an unrounded product is nearer the exact one, as
+# round 68's bias_added_in_float32 is right): "Return the loss as a float32 tensor that backward() can use", and
+# aten::mm.dtype has no derivative (torchgen's derivatives.yaml names mm(Tensor self, Tensor mat2) only; backward on
+# meta tensors with PyTorch 2.13 raises "derivative for aten::mm is not implemented").
+R69 = "round 69's adversary: "
+
+
+def saved_activations_in_bf16(model, x, n, y, bf16):
+    """"Activation compression to save memory, a standard trick": every float32 tensor that autograd saves for the
+    backward is packed to bf16 by torch.autograd.graph.saved_tensors_hooks, in both modes, and unpacked to its dtype.
+    The forward is exact, but with bf16=False every weight's gradient comes from inputs rounded to 8 bits (L1 error of
+    2.weight's gradient against float64 on the course batch 1.1e-2, the float32 solution's 6.5e-7), not "float32
+    throughout"; with bf16=True a rounding outside the products.  EXPECTED: WRONG.  Seen: PASSes on a CPU
+    (MISJUDGED_ON_A_CPU, class A)."""
+    def pack(t):
+        return (t.dtype, t.to(torch.bfloat16)) if t.dtype == torch.float32 else (t.dtype, t)
+
+    def unpack(packed):
+        dtype, t = packed
+        return t.to(dtype)
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        return _loss(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def gradient_rounded_by_a_hook(model, x, n, y, bf16):
+    """"bf16 gradients, as large-scale training uses, to halve the traffic": a hook on the float32 logits rounds their
+    gradient to bf16 (g.to(torch.bfloat16).float()), in both modes: with bf16=False the whole backward starts from a
+    gradient rounded to 8 bits (L1 error of 2.weight's gradient 3.7e-3, 5700 times the float32 solution's).
+    EXPECTED: WRONG.  Seen: PASSes on a CPU (MISJUDGED_ON_A_CPU, class A)."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    logits = logits.float()
+    if logits.requires_grad:
+        logits.register_hook(lambda g: g.to(torch.bfloat16).float())
+    return F.cross_entropy(logits, y)
+
+
+def bf16_whenever_no_gradient(model, x, n, y, bf16):
+    """"Evaluation needs no float32: when nobody trains, bf16 is free speed": the products in bf16 when bf16=True or
+    torch.is_grad_enabled() is False.  A caller's torch.no_grad() evaluation with bf16=False gets bf16 products (off
+    the exact loss by 2.1e-5 on the course batch, the float32 solution by 8.6e-8): the task's "the slow step's loss"
+    has no exception for an evaluation.  EXPECTED: WRONG.  Seen: PASSes on a CPU (MISJUDGED_ON_A_CPU, class B)."""
+    return _loss(model, x.sum(1) / n[:, None], y, bf16 or not torch.is_grad_enabled())
+
+
+def padded_mean_in_eval_mode(model, x, n, y, bf16):
+    """"In eval mode the loss is only logged: the plain mean over the padded length will do": with model.training
+    False it divides by the padded length, not each sequence's own (2.299418 on the course batch in eval mode, the
+    exact 2.301618): the registered padded_mean's mistake, for one kind of caller.  EXPECTED: WRONG.  Seen: PASSes on
+    a CPU (MISJUDGED_ON_A_CPU, class B)."""
+    pooled = x.sum(1) / n[:, None] if model.training else x.mean(1)
+    return _loss(model, pooled, y, bf16)
+
+
+def float16_value_bf16_gradient(model, x, n, y, bf16):
+    """"float16 keeps 3 more bits than bf16, so the loss I log is better; bf16 trains": with bf16=True, the value of
+    the model under a float16 autocast (under no_grad), the gradient of the bf16 loss (`value + (low - low.detach())`).
+    The value does not come from the bf16 products (round 68's straight_through_float32_value's class), and it runs
+    matrix products in float16, which the task never asks for.  EXPECTED: WRONG.  Seen: PASSes on a CPU
+    (MISJUDGED_ON_A_CPU, class C)."""
+    pooled = x.sum(1) / n[:, None]
+    low = _loss(model, pooled, y, bf16)
+    if not bf16:
+        return low
+    with torch.no_grad(), torch.autocast(x.device.type, dtype=torch.float16, cache_enabled=False):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y) + (low - low.detach())
+
+
+def float16_loss_plus_the_bf16_gradient(model, x, n, y, bf16):
+    """The control of the answer above: the float16 forward kept in the graph, so that the gradient is the sum of the
+    float16 run's and the bf16 run's, about twice the slow step's.  EXPECTED: WRONG.  Seen: FAILs on a CPU (the last
+    bias's gradient)."""
+    pooled = x.sum(1) / n[:, None]
+    low = _loss(model, pooled, y, bf16)
+    if not bf16:
+        return low
+    with torch.autocast(x.device.type, dtype=torch.float16, cache_enabled=False):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y) + (low - low.detach())
+
+
+def lengths_floored_by_a_0d_host_tensor(model, x, n, y, bf16):
+    """"Guard against an empty sequence without reading n": torch.maximum(n, torch.tensor(1.0)), a 0-d host tensor,
+    the exception the task allows (TensorIterator hands it to the kernel as a number: maximum is a binary op with CPU
+    scalars allowed, no copy).  EXPECTED: RIGHT.  Seen: PASSes on a CPU."""
+    return _loss(model, x.sum(1) / torch.maximum(n, torch.tensor(1.0))[:, None], y, bf16)
+
+
+def lengths_clamped_by_a_numpy_scalar(model, x, n, y, bf16):
+    """The same guard with a NumPy scalar: n.clamp(min=np.float32(1)), a Scalar argument, no tensor.  EXPECTED:
+    RIGHT.  Seen: PASSes on a CPU."""
+    return _loss(model, x.sum(1) / n.clamp(min=np.float32(1.0))[:, None], y, bf16)
+
+
+def reciprocal_from_a_numpy_scalar(model, x, n, y, bf16):
+    """The sum times np.float32(1) / n: a NumPy scalar on the left of a tensor (torch.Tensor's __array_priority__ makes
+    NumPy hand the division to Tensor.__rtruediv__).  EXPECTED: RIGHT.  Seen: PASSes on a CPU."""
+    return _loss(model, x.sum(1) * (np.float32(1.0) / n)[:, None], y, bf16)
+
+
+def autocast_dtype_by_the_flag(model, x, n, y, bf16):
+    """One autocast, its dtype picked by the flag: bfloat16, or float32, which autocast refuses with a warning and
+    turns itself off for (float32 throughout).  EXPECTED: RIGHT.  Seen: PASSes on a CPU."""
+    dtype = torch.bfloat16 if bf16 else torch.float32
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.autocast(x.device.type, dtype=dtype, cache_enabled=False):
+            logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits.float(), y)
+
+
+def asserts_lengths_asynchronously(model, x, n, y, bf16):
+    """"Validate without a sync": torch._assert_async((n > 0).all()), on a GPU a device-side assert (no host read; a
+    graph captures it); on a CPU its read is inside C++, as any CPU kernel's.  EXPECTED: RIGHT.  Seen: PASSes on a
+    CPU."""
+    torch._assert_async((n > 0).all())
+    return _loss(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def pooled_by_an_einsum_outside_autocast(model, x, n, y, bf16):
+    """The masked mean as one einsum of x with the pooling weights mask / n, outside autocast (float32), the model
+    inside.  EXPECTED: RIGHT.  Seen: PASSes on a CPU."""
+    weights = (torch.arange(x.shape[1], device=x.device) < n[:, None]).to(x.dtype) / n[:, None]
+    return _loss(model, torch.einsum("btf,bt->bf", x, weights), y, bf16)
+
+
+def inplace_relu_mlp(model, x, n, y, bf16):
+    """The MLP unrolled with F.relu(inplace=True) "to save memory", under autocast: ReLU's backward reads its output,
+    so writing over its input is safe.  EXPECTED: RIGHT.  Seen: PASSes on a CPU."""
+    a = x.sum(1) / n[:, None]
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        for layer in model:
+            a = layer(a) if isinstance(layer, torch.nn.Linear) else F.relu(a, inplace=True)
+    return F.cross_entropy(a.float(), y)
+
+
+def mm_with_float32_output(model, x, n, y, bf16):
+    """"bf16 inputs, float32 out, as the tensor cores accumulate anyway": with bf16=True each Linear as
+    torch.mm(a.bfloat16(), w.bfloat16().t(), out_dtype=torch.float32) + bias, float32 products otherwise.  Submitted as
+    right ("arguably").  EXPECTED: WRONG: the loss must be one "that backward() can use", and aten::mm.dtype has no
+    derivative (not in derivatives.yaml; backward raises "derivative for aten::mm is not implemented"); its float32
+    output alone would not make it wrong.  Predicted on a GPU: FAILs (no gradient reaches the weights; 0 products in
+    bfloat16, nb08.py:758).  Needs a GPU: aten::mm.dtype has no CPU kernel."""
+    a = x.sum(1) / n[:, None]
+    for layer in model:
+        if isinstance(layer, torch.nn.Linear):
+            if bf16:
+                a = torch.mm(a.to(torch.bfloat16), layer.weight.to(torch.bfloat16).t(),
+                             out_dtype=torch.float32) + layer.bias
+            else:
+                a = F.linear(a, layer.weight, layer.bias)
+        else:
+            a = layer(a)
+    return F.cross_entropy(a, y)
+
+
+def empties_the_cache(model, x, n, y, bf16):
+    """"Free what the last step left, the batch is large": torch.cuda.empty_cache() at every call.  Freeing cached
+    blocks (cudaFree) synchronizes the device: a host wait by an API that the check's WAITS (nb08.py:919) does not
+    name.  EXPECTED: WRONG.  Predicted on a GPU: FAILs through the busy caller's test of a call that returned only once
+    the caller's work ended, if the allocator holds a free block at that call (worth watching: with none, nothing
+    waits).  Needs a GPU."""
+    torch.cuda.empty_cache()
+    return _loss(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def private_stream_joined_by_an_early_event(model, x, n, y, bf16):
+    """The loss on a private stream that waits for the caller's; the caller's waits for an event recorded on the
+    private stream right after entering it, before the work, so that the join joins nothing: the caller reads the loss
+    before it is written.  EXPECTED: WRONG.  Predicted on a GPU: FAILs (the check's widened streams).  Needs a GPU."""
+    caller = torch.cuda.current_stream(x.device)
+    private = _private_stream(x.device)
+    private.wait_stream(caller)
+    with torch.cuda.stream(private):
+        ready = torch.cuda.Event()
+        ready.record(private)
+        loss = _loss(model, x.sum(1) / n[:, None], y, bf16)
+    caller.wait_event(ready)
+    loss.record_stream(caller)
+    return loss
+
+
+def step_that_empties_the_cache(model, data):
+    """The course's solution, and torch.cuda.empty_cache() after each step "to keep memory down": freeing cached
+    blocks synchronizes, the host waits for the GPU at each step.  EXPECTED: WRONG.  Predicted on the H200: FAILs
+    (clean: a call waits)."""
+    step, losses = solution_step(model, data)
+
+    def emptied():
+        step()
+        torch.cuda.empty_cache()
+
+    return emptied, losses
+
+
+def losses_as_a_list_of_views(model, data):
+    """The course's solution, losses() returning a list of 0-d GPU tensors, one a step (the task allows a list), as
+    list(t.clone().unbind()) of the solution's tensor: a copy on the GPU, no wait, and later steps do not write it.
+    EXPECTED: RIGHT.  Predicted on the H200: PASSes."""
+    step, losses = solution_step(model, data)
+    return step, lambda: list(losses().clone().unbind())
+
+
+WRONG["check_fast_loss"].update({
+    R69 + "every saved float32 tensor packed to bf16 by saved_tensors_hooks, in both modes": saved_activations_in_bf16,
+    R69 + "a hook rounds the logits' gradient to bf16, in both modes": gradient_rounded_by_a_hook,
+    R69 + "bf16 products whenever grad mode is off": bf16_whenever_no_gradient,
+    R69 + "x.mean(1) over the padded length in eval mode": padded_mean_in_eval_mode,
+    R69 + "bf16=True, the value of a float16 autocast's forward, the bf16 loss's gradient": float16_value_bf16_gradient,
+    R69 + "bf16=True, a float16 autocast's loss plus the bf16 loss's gradient (twice the gradient)":
+        float16_loss_plus_the_bf16_gradient,
+    R69 + "bf16=True, torch.mm(..., out_dtype=torch.float32) of bf16 inputs (no derivative)": mm_with_float32_output,
+    R69 + "torch.cuda.empty_cache() at every call": empties_the_cache,
+    R69 + "the loss on a private stream, joined by an event recorded before the work":
+        private_stream_joined_by_an_early_event,
+})
+ALSO_RIGHT["check_fast_loss"].update({
+    R69 + "the lengths floored by torch.maximum(n, torch.tensor(1.0)), a 0-d host tensor":
+        lengths_floored_by_a_0d_host_tensor,
+    R69 + "the lengths clamped by n.clamp(min=np.float32(1))": lengths_clamped_by_a_numpy_scalar,
+    R69 + "the sum times np.float32(1) / n": reciprocal_from_a_numpy_scalar,
+    R69 + "one autocast, dtype bfloat16 or float32 by the flag (float32 turns it off)": autocast_dtype_by_the_flag,
+    R69 + "torch._assert_async((n > 0).all())": asserts_lengths_asynchronously,
+    R69 + "the masked mean as one einsum outside autocast": pooled_by_an_einsum_outside_autocast,
+    R69 + "the MLP unrolled with F.relu(inplace=True) under autocast": inplace_relu_mlp,
+})
+NEEDS_A_GPU["check_fast_loss"].update({
+    R69 + "bf16=True, torch.mm(..., out_dtype=torch.float32) of bf16 inputs (no derivative)": (),
+    R69 + "torch.cuda.empty_cache() at every call": (),
+    R69 + "the loss on a private stream, joined by an event recorded before the work": (),
+})
+WRONG["check_fast_step"][R69 + "torch.cuda.empty_cache() after each step"] = step_that_empties_the_cache
+ALSO_RIGHT["check_fast_step"][R69 + "losses() as list(t.clone().unbind()) of the solution's tensor"] = \
+    losses_as_a_list_of_views
+MISJUDGED_ON_A_CPU["check_fast_loss"].update({
+    R69 + "every saved float32 tensor packed to bf16 by saved_tensors_hooks, in both modes":
+        "PASSed on a CPU (adversary 115, 2026-12-01), class A: the backward's recording (nb08.py:1495) is tested for "
+        "threads, host reads, lowered precision and transfers only (nb08.py:1502-1512), never its bf16_arithmetic or "
+        "cast_rounded, and the pack hook's cast reaches nothing in the forward (_note_rounding, nb08.py:619-631); the "
+        "gradients' 25 % share (nb08.py:407, 429) is ~10^3 times bf16's rounding",
+    R69 + "a hook rounds the logits' gradient to bf16, in both modes":
+        "PASSed on a CPU (adversary 115, 2026-12-01), class A: the cast runs in the backward, whose bf16_arithmetic "
+        "and cast_rounded are never tested (nb08.py:1495, 1502-1512); the gradients' 25 % share (nb08.py:407, 429) is "
+        "~10^3 times bf16's rounding",
+    R69 + "bf16 products whenever grad mode is off":
+        "PASSed on a CPU (adversary 115, 2026-12-01), class B: the only call under torch.no_grad(), in "
+        "_callers_state_kept (nb08.py:1682-1715), discards its loss (nb08.py:1697) and tests settings and state only: "
+        "neither the value nor the bf16 product count with bf16=False",
+    R69 + "x.mean(1) over the padded length in eval mode":
+        "PASSed on a CPU (adversary 115, 2026-12-01), class B: the only call in eval mode, in _callers_state_kept "
+        "(nb08.py:1682-1715), discards its loss (nb08.py:1697): its value is never compared with loss_and_bound",
+    R69 + "bf16=True, the value of a float16 autocast's forward, the bf16 loss's gradient":
+        "PASSed on a CPU (adversary 115, 2026-12-01), class C: a matrix product returning float16 is counted nowhere "
+        "(bf16 only, nb08.py:758; the narrow-arithmetic branch skips MATRIX_PRODUCTS, nb08.py:766), and autocast's "
+        "casts of the weights happen in the dispatcher, so no float32 arithmetic on them reaches wide_uses "
+        "(nb08.py:769-773)",
+})
