@@ -3859,6 +3859,436 @@ ALSO_RIGHT_SOFTMAXES.update({
 })
 
 
+# ---------------------------------------------------------------- round 69's adversary of the 09 checks
+# (adversary 114, judged on this CPU with Triton 3.9's interpreter, 2026-12-01; each docstring is the adversary's
+# student's reasoning, why, and EXPECTED, with what the check did before its fix): every program of a split row writing
+# the whole row by tl.atomic_xchg (the last writer wins); a split row's ticket drawn with scope="cta"; a kept workspace
+# read back by tl.atomic_xchg; an autotuner keyed on rows alone; the extra programs of a rounded-up grid clamped onto
+# the last row (right: identical stores).  The check accepted the first four wrong ones on a CPU, and FAILed the last
+# right one, until it judged non-commutative atomics as stores and by the values written, kept an atomic's scope, made
+# the other caller's call before an atomic's read-back too, and kept the autotuner's choices per key across a check.
+R69_SPLIT = 2
+
+
+@triton.jit
+def _r69_xchg_all_write_kernel(y_ptr, part_ptr, x_ptr, x_row_stride, y_row_stride, cols,
+                               SPLIT: tl.constexpr, CHUNK: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    part = tl.program_id(1)
+    offs = part * CHUNK + tl.arange(0, CHUNK)
+    keep = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=keep, other=-float("inf"))
+    m = tl.max(v, axis=0)
+    s = tl.sum(tl.where(keep & (v > -float("inf")), tl.exp(v - m), 0.0), axis=0)
+    s = tl.where(m == -float("inf"), 0.0, s)
+    bits = part_ptr.to(tl.pointer_type(tl.int32))
+    slot = (row * SPLIT + part) * 2
+    # my partial (max, sum) published atomically (a float's bits: the interpreter has no float atomic_xchg)
+    tl.atomic_xchg(bits + slot, m.to(tl.int32, bitcast=True))
+    tl.atomic_xchg(bits + slot + 1, s.to(tl.int32, bitcast=True))
+    # every partial of my row read atomically ("an atomic read sees the latest value")
+    ks = tl.arange(0, SPLIT)
+    ms = tl.atomic_add(part_ptr + (row * SPLIT + ks) * 2, tl.zeros((SPLIT,), tl.float32))
+    ss = tl.atomic_add(part_ptr + (row * SPLIT + ks) * 2 + 1, tl.zeros((SPLIT,), tl.float32))
+    big = tl.max(ms, axis=0)
+    total = tl.sum(tl.where(ms == -float("inf"), 0.0, ss * tl.exp(ms - big)), axis=0)
+    c = tl.arange(0, BLOCK)
+    mask = c < cols
+    xr = tl.load(x_ptr + row * x_row_stride + c, mask=mask, other=-float("inf"))
+    out = tl.exp(xr - big) / total
+    ybits = y_ptr.to(tl.pointer_type(tl.int32))
+    tl.atomic_xchg(ybits + row * y_row_stride + c, out.to(tl.int32, bitcast=True), mask=mask)
+
+
+def r69_split_every_program_writes_the_row_by_xchg(x):
+    """check_softmax_rows.  "Long rows want more than one program per row.  Each of the SPLIT programs of a row
+    publishes its chunk's (max, sum) with tl.atomic_xchg, reads all the row's partials back with atomics, combines
+    them and writes the whole row.  Several programs write the same row, but with atomic_xchg, and the program that
+    finishes last has seen every partial, so the row ends up right."
+    Why wrong: the programs of a launch run at once and in no fixed order; the program whose atomic_xchg of the row
+    lands last need not be the one that read every partial (program 0 reads before program 1 publishes, program 1
+    publishes, reads and writes the row, then program 0's stale row lands): the last writer wins, a race.  In any
+    order of one program after another (the interpreter's, forward or reversed) the last program has seen every
+    partial, so the result is right.  An exchange, unlike an add or a max, does not commute.
+    EXPECTED: WRONG.  PART on a CPU before the check judged two programs' exchanges of one address as two stores."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        parts = torch.empty((rows, R69_SPLIT, 2), dtype=torch.float32, device=x.device)
+        parts[..., 0].fill_(-math.inf)
+        parts[..., 1].zero_()
+        chunk = triton.next_power_of_2(triton.cdiv(cols, R69_SPLIT))
+        _r69_xchg_all_write_kernel[(rows, R69_SPLIT)](y, parts, x, x.stride(0), y.stride(0), cols, SPLIT=R69_SPLIT,
+                                                      CHUNK=chunk, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _r69_ticket_kernel(y_ptr, part_ptr, count_ptr, x_ptr, x_row_stride, y_row_stride, cols, SPLIT: tl.constexpr,
+                       CHUNK: tl.constexpr, BLOCK: tl.constexpr, CTA: tl.constexpr, XCHG: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    part = tl.program_id(1)
+    offs = part * CHUNK + tl.arange(0, CHUNK)
+    keep = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=keep, other=-float("inf"))
+    m = tl.max(v, axis=0)
+    s = tl.sum(tl.where(keep & (v > -float("inf")), tl.exp(v - m), 0.0), axis=0)
+    s = tl.where(m == -float("inf"), 0.0, s)
+    slot = (row * SPLIT + part) * 2
+    if XCHG:
+        bits = part_ptr.to(tl.pointer_type(tl.int32))
+        tl.atomic_xchg(bits + slot, m.to(tl.int32, bitcast=True))
+        tl.atomic_xchg(bits + slot + 1, s.to(tl.int32, bitcast=True))
+    else:
+        tl.store(part_ptr + slot, m)
+        tl.store(part_ptr + slot + 1, s)
+    if CTA:
+        ticket = tl.atomic_add(count_ptr + row, 1, sem="acq_rel", scope="cta")
+    else:
+        ticket = tl.atomic_add(count_ptr + row, 1, sem="acq_rel")
+    if ticket == SPLIT - 1:
+        ks = tl.arange(0, SPLIT)
+        ms = tl.load(part_ptr + (row * SPLIT + ks) * 2)
+        ss = tl.load(part_ptr + (row * SPLIT + ks) * 2 + 1)
+        big = tl.max(ms, axis=0)
+        total = tl.sum(tl.where(ms == -float("inf"), 0.0, ss * tl.exp(ms - big)), axis=0)
+        c = tl.arange(0, BLOCK)
+        mask = c < cols
+        xr = tl.load(x_ptr + row * x_row_stride + c, mask=mask, other=-float("inf"))
+        tl.store(y_ptr + row * y_row_stride + c, tl.exp(xr - big) / total, mask=mask)
+
+
+def _r69_ticket_softmax(x, cta, xchg):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        parts = torch.zeros((rows, R69_SPLIT, 2), dtype=torch.float32, device=x.device)
+        counts = torch.zeros((rows,), dtype=torch.int32, device=x.device)
+        chunk = triton.next_power_of_2(triton.cdiv(cols, R69_SPLIT))
+        _r69_ticket_kernel[(rows, R69_SPLIT)](y, parts, counts, x, x.stride(0), y.stride(0), cols, SPLIT=R69_SPLIT,
+                                              CHUNK=chunk, BLOCK=triton.next_power_of_2(cols), CTA=cta, XCHG=xchg)
+    return y
+
+
+def r69_split_ticket_scope_cta(x):
+    """check_softmax_rows.  The registered right split row (the program drawing the last tl.atomic_add ticket
+    combines), every buffer allocated per call, sem="acq_rel" as the check's hint asks, but the ticket drawn with
+    scope="cta": "the counter belongs to my row, and each program is one CTA: the narrowest scope is the cheapest".
+    Why wrong: an atomic's acquire and release order memory only for the threads inside its scope; the programs of a
+    row are different CTAs (blocks), so the last program's acquire does not make the others' partials (plain stores)
+    visible to it (Triton's tl.atomic_add docstring: scope "cta" is the thread block; PTX ISA, "Memory Consistency
+    Model", scopes: https://docs.nvidia.com/cuda/parallel-thread-execution/).
+    EXPECTED: WRONG.  PART on a CPU before the check kept an atomic's scope beside its sem (it took acquire and release
+    from sem alone); on a GPU it may well pass, as the registered relaxed and release tickets do."""
+    return _r69_ticket_softmax(x, cta=True, xchg=False)
+
+
+def r69_split_ticket_partials_by_xchg(x):
+    """check_softmax_rows.  The right split row with each program's partials published by tl.atomic_xchg (as bits)
+    instead of plain stores, the ticket acq_rel at the GPU's scope (the default), the last ticket's program reading
+    the partials with plain loads.  Right: each writer's ticket releases after its exchanges, and the reader's ticket
+    acquires before its loads; each partial's slot is one program's.  EXPECTED: RIGHT."""
+    return _r69_ticket_softmax(x, cta=False, xchg=True)
+
+
+@triton.jit
+def _r69_stash_xchg_kernel(y_ptr, ws_ptr, x_ptr, x_row_stride, y_row_stride, ws_row_stride, cols,
+                           CHUNK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * x_row_stride
+    w_row = ws_ptr + row * ws_row_stride
+    y_row = y_ptr + row * y_row_stride
+    wbits = w_row.to(tl.pointer_type(tl.int32))
+    offs = tl.arange(0, CHUNK)
+    for start in range(0, cols, CHUNK):  # y zeroed: torch.empty holds garbage
+        tl.store(y_row + start + offs, tl.zeros((CHUNK,), tl.float32), mask=start + offs < cols)
+    mm = tl.full((CHUNK,), -float("inf"), tl.float32)
+    for start in range(0, cols, CHUNK):
+        v = tl.load(x_row + start + offs, mask=start + offs < cols, other=-float("inf"))
+        mm = tl.maximum(mm, v)
+    big = tl.max(mm, axis=0)
+    acc = tl.zeros((CHUNK,), tl.float32)
+    for start in range(0, cols, CHUNK):
+        mask = start + offs < cols
+        v = tl.load(x_row + start + offs, mask=mask, other=-float("inf"))
+        e = tl.exp(v - big)
+        tl.store(w_row + start + offs, e, mask=mask)
+        acc += e
+    total = tl.sum(acc, axis=0)
+    for start in range(0, cols, CHUNK):
+        mask = start + offs < cols
+        e = tl.atomic_xchg(wbits + start + offs, tl.zeros((CHUNK,), tl.int32), mask=mask).to(tl.float32,
+                                                                                              bitcast=True)
+        tl.store(y_row + start + offs, e / total, mask=mask)
+
+
+_R69_WS: dict = {}
+
+
+def r69_workspace_kept_read_back_by_xchg(x):
+    """check_softmax_rows.  "exp is computed once and stashed in a workspace kept per shape; the last pass reads the
+    stash back with tl.atomic_xchg(w, 0), which hands me the value and leaves the workspace zeroed for the next call,
+    so no call ever sees another's leftovers."  Why wrong: two callers at once (two threads, two streams) share the
+    workspace between the stash and its read-back (round 68's second adversary's kept workspace, registered above).
+    EXPECTED: WRONG.  PART on a CPU before the check made the other caller's call before an atomic's read-back too (its
+    hook was in the masked load alone)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        key = (rows, cols, str(x.device))
+        if key not in _R69_WS:
+            _R69_WS[key] = torch.zeros((rows, cols), dtype=torch.float32, device=x.device)
+        ws = _R69_WS[key]
+        chunk = 32 if x.device.type == "cpu" else 1024
+        _r69_stash_xchg_kernel[(rows,)](y, ws, x, x.stride(0), y.stride(0), ws.stride(0), cols, CHUNK=chunk)
+    return y
+
+
+@triton.jit
+def _r69_max_kernel(m_ptr, x_ptr, x_row_stride, cols, CHUNK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.program_id(1) * CHUNK + tl.arange(0, CHUNK)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    tl.atomic_max(m_ptr + row, tl.max(v, axis=0))
+
+
+@triton.jit
+def _r69_sum_kernel(s_ptr, m_ptr, x_ptr, x_row_stride, cols, CHUNK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.program_id(1) * CHUNK + tl.arange(0, CHUNK)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    tl.atomic_add(s_ptr + row, tl.sum(tl.exp(v - tl.load(m_ptr + row)), axis=0))
+
+
+@triton.jit
+def _r69_div_kernel(y_ptr, s_ptr, m_ptr, x_ptr, x_row_stride, y_row_stride, cols, CHUNK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.program_id(1) * CHUNK + tl.arange(0, CHUNK)
+    keep = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=keep, other=-float("inf"))
+    e = tl.exp(v - tl.load(m_ptr + row)) / tl.load(s_ptr + row)
+    tl.store(y_ptr + row * y_row_stride + offs, e, mask=keep)
+
+
+def r69_three_split_launches_sum_in_torch_empty(x):
+    """check_softmax_rows.  Three launches over (rows, column chunks): atomic_max into a -inf-filled max, atomic_add
+    of the exponentials into the sums, then the values.  The sums come from torch.empty ("atomic_add accumulates; the
+    buffer is new").  Why wrong: torch.empty holds whatever the memory held; the sums start from garbage.
+    EXPECTED: WRONG (FAILed on a CPU already: a case whose garbage start showed)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        chunk = 32 if x.device.type == "cpu" else 1024
+        grid = (rows, triton.cdiv(cols, chunk))
+        m = torch.full((rows,), -math.inf, dtype=torch.float32, device=x.device)
+        s = torch.empty((rows,), dtype=torch.float32, device=x.device)
+        _r69_max_kernel[grid](m, x, x.stride(0), cols, CHUNK=chunk)
+        _r69_sum_kernel[grid](s, m, x, x.stride(0), cols, CHUNK=chunk)
+        _r69_div_kernel[grid](y, s, m, x, x.stride(0), y.stride(0), cols, CHUNK=chunk)
+    return y
+
+
+def _r69_prune_narrow(configs, named_args, **kwargs):
+    cols = named_args["cols"]
+    kept = [c for c in configs if c.kwargs["BLOCK"] >= cols]
+    return kept or configs[-1:]
+
+
+_R69_CONFIGS = [triton.Config({"BLOCK": b}) for b in (64, 256, 1024, 4096)]
+
+
+def _r69_row_kernel_body(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, rows, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+_r69_tuned_by_rows = triton.autotune(configs=_R69_CONFIGS, key=["rows"], prune_configs_by={
+    "early_config_prune": _r69_prune_narrow})(triton.jit(_r69_row_kernel_body))
+_r69_tuned_by_cols = triton.autotune(configs=_R69_CONFIGS, key=["cols"], prune_configs_by={
+    "early_config_prune": _r69_prune_narrow})(triton.jit(_r69_row_kernel_body))
+
+
+def _r69_tuned(kernel, x):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, rows)
+    return y
+
+
+def r69_autotuned_block_pruned_key_rows(x):
+    """check_softmax_rows.  "@triton.autotune over BLOCK (64 to 4096), the configs narrower than the row pruned
+    (early_config_prune), so every config it may pick reads the whole row; key=['rows'], since the grid is what
+    tuning depends on."  Why wrong: the autotuner keeps its choice per key (triton/runtime/autotuner.py,
+    Autotuner.run: `if key not in self.cache:` prune, time, keep); a later call with the same row count and longer
+    rows reuses a BLOCK chosen (and pruned) for shorter ones, and reads only part of the row.
+    EXPECTED: WRONG.  PART on a CPU while the check emptied the autotuner's cache at every launch (each launch pruned
+    for its own columns)."""
+    return _r69_tuned(_r69_tuned_by_rows, x)
+
+
+def r69_autotuned_block_pruned_key_cols(x):
+    """check_softmax_rows.  The twin keyed by cols: every kept choice was pruned for the same row length.
+    EXPECTED: RIGHT."""
+    return _r69_tuned(_r69_tuned_by_cols, x)
+
+
+@triton.jit
+def _r69_clamped_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, rows, cols, BLOCK: tl.constexpr):
+    row = tl.minimum(tl.program_id(0), rows - 1).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r69_grid_rounded_up_programs_clamped_to_the_last_row(x):
+    """check_softmax_rows.  "The grid is rounded up to a multiple of 8 programs (fewer distinct launch shapes); a
+    program past the last row clamps its row to the last one (tl.minimum) instead of returning: it recomputes the last
+    row and stores the same values again."  Every store of an element holds the same, right value, whichever program
+    stores last, on a GPU too: redundant work, not a race on the result.  The task asks for the right softmax, not for
+    each element stored by one program.
+    EXPECTED: RIGHT.  FAILed on a CPU ("the last store happened to be right here", untrue: every store was right) until
+    the check counted an element stored by two programs only where their last stores there differ."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r69_clamped_kernel[(triton.cdiv(rows, 8) * 8,)](y, x, x.stride(0), y.stride(0), rows, cols,
+                                                        BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _r69_stash_kernel(y_ptr, ws_ptr, x_ptr, x_row_stride, y_row_stride, ws_row_stride, cols, CHUNK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * x_row_stride
+    w_row = ws_ptr + row * ws_row_stride
+    y_row = y_ptr + row * y_row_stride
+    offs = tl.arange(0, CHUNK)
+    mm = tl.full((CHUNK,), -float("inf"), tl.float32)
+    for start in range(0, cols, CHUNK):
+        v = tl.load(x_row + start + offs, mask=start + offs < cols, other=-float("inf"))
+        mm = tl.maximum(mm, v)
+    big = tl.max(mm, axis=0)
+    acc = tl.zeros((CHUNK,), tl.float32)
+    for start in range(0, cols, CHUNK):
+        mask = start + offs < cols
+        v = tl.load(x_row + start + offs, mask=mask, other=-float("inf"))
+        e = tl.exp(v - big)
+        tl.store(w_row + start + offs, e, mask=mask)
+        acc += e
+    total = tl.sum(acc, axis=0)
+    for start in range(0, cols, CHUNK):
+        mask = start + offs < cols
+        e = tl.load(w_row + start + offs, mask=mask, other=0.0)
+        tl.store(y_row + start + offs, e / total, mask=mask)
+
+
+_R69_POOL: dict = {}
+_R69_POOL_LOCK = threading.Lock()
+
+
+def r69_workspace_pool_given_back_on_return(x):
+    """check_softmax_rows.  "A workspace per call costs an allocation; I keep a pool per shape: a call takes a free
+    workspace (or makes one), and puts it back when it returns.  Two callers at once never share one: the one in use
+    is not in the pool."  Why wrong on a GPU: returning from the function is not the kernel's end; the next call (from
+    another stream) takes the same workspace while the first call's kernel still runs (PyTorch's caching allocator
+    hands a block back per stream, record_stream for another one; a pool of the host's does not).  On a CPU every
+    launch has ended when the function returns: right there.
+    EXPECTED: WRONG (a GPU's to judge: predicted FAIL by _softmax_released_together; the CPU part PARTs, rightly)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        key = (rows, cols, str(x.device))
+        with _R69_POOL_LOCK:
+            free = _R69_POOL.setdefault(key, [])
+            ws = free.pop() if free else torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+        try:
+            chunk = 32 if x.device.type == "cpu" else 1024
+            _r69_stash_kernel[(rows,)](y, ws, x, x.stride(0), y.stride(0), ws.stride(0), cols, CHUNK=chunk)
+        finally:
+            with _R69_POOL_LOCK:
+                _R69_POOL[key].append(ws)
+    return y
+
+
+def r69_gelu_out_allocated_by_empty_like_x(x, bias):
+    """check_bias_gelu.  `y = cp.empty_like(x)`, then the ElementwiseKernel writes into y.  For a transposed x,
+    empty_like keeps x's (Fortran) order: y is a new F-ordered array, every value right.  The task asks for a new CuPy
+    array of x's shape and dtype: its layout is free.  EXPECTED: RIGHT (predicted PASS on a GPU)."""
+    y = _cp().empty_like(x)
+    _elementwise("gelu_into", "T x, T b", "T y", _GELU)(x, bias, y)
+    return y
+
+
+def r69_gelu_bias_read_as_float32(x, bias):
+    """check_bias_gelu.  An ElementwiseKernel with fixed types `T x, float32 b` ("bias is small"): for a float64 x,
+    bias is cast to float32 first, one rounding of v = x + b in float: outside GELU_F64_EPS.
+    EXPECTED: WRONG (predicted FAIL on a GPU, on float64)."""
+    return _elementwise("gelu_b32", "T x, float32 b", "T y", _GELU)(x, bias.astype(_cp().float32, copy=False))
+
+
+_R69_SCALE_SRC = r"""
+extern "C" __global__ void scale(float* out, const float* x, float a, long long n) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = a * x[i];
+    }
+}
+"""
+
+
+def r69_scale_a_rounded_through_float16(out, x, a):
+    """check_scale_into.  The bug fixed (`i < n`, enough blocks, none for n == 0), `a` passed as cp.float16(a) ("a
+    scale factor needs no precision").  Why wrong: a rounds to float16's 11 bits: the product is off by up to 5e-4
+    relatively.  EXPECTED: WRONG (predicted FAIL on a GPU)."""
+    cp = _cp()
+    n = x.size
+    if n == 0:
+        return
+    _raw("scale", _R69_SCALE_SRC)(((n + 255) // 256,), (256,), (out, x, cp.float32(cp.float16(a)), cp.int64(n)))
+
+
+def r69_scale_n_read_from_out_size(out, x, a):
+    """check_scale_into.  The bug fixed, n taken as `out.size` rather than x's (equal, by the task), the grid from a
+    NumPy integer (np.int64 arithmetic).  EXPECTED: RIGHT (predicted PASS on a GPU)."""
+    cp = _cp()
+    n = np.int64(out.size)
+    if n == 0:
+        return
+    _raw("scale", _R69_SCALE_SRC)((int((n + 255) // 256),), (256,), (out, x, cp.float32(a), cp.int64(n)))
+
+
+R69 = "round 69's adversary: "
+R69_POOL = R69 + "a workspace pool per shape, each given back when the function returns (not when its kernel ends)"
+WRONG_SOFTMAXES.update({
+    R69 + "every program of a split row writes the whole row by tl.atomic_xchg (the last writer wins)":
+        r69_split_every_program_writes_the_row_by_xchg,
+    R69 + "a split row's acq_rel ticket drawn with scope='cta'": r69_split_ticket_scope_cta,
+    R69 + "a workspace kept per shape, read back by tl.atomic_xchg(w, 0)": r69_workspace_kept_read_back_by_xchg,
+    R69 + "three split launches, the sums accumulated into torch.empty": r69_three_split_launches_sum_in_torch_empty,
+    R69 + "@triton.autotune over BLOCK, the narrow configs pruned, key=['rows']": r69_autotuned_block_pruned_key_rows,
+    R69_POOL: r69_workspace_pool_given_back_on_return,
+})
+ALSO_RIGHT_SOFTMAXES.update({
+    R69 + "a split row's partials published by tl.atomic_xchg, an acq_rel ticket":
+        r69_split_ticket_partials_by_xchg,
+    R69 + "@triton.autotune over BLOCK, the narrow configs pruned, key=['cols']": r69_autotuned_block_pruned_key_cols,
+    R69 + "the grid rounded up to 8 programs, the extra ones clamped onto the last row (identical stores)":
+        r69_grid_rounded_up_programs_clamped_to_the_last_row,
+})
+WRONG_GELUS[R69 + "the bias read as float32 (`T x, float32 b`)"] = r69_gelu_bias_read_as_float32
+ALSO_RIGHT_GELUS[R69 + "the result allocated by cp.empty_like(x) (x's order kept)"] = \
+    r69_gelu_out_allocated_by_empty_like_x
+WRONG_SCALES[R69 + "a passed through cp.float16"] = r69_scale_a_rounded_through_float16
+ALSO_RIGHT_SCALES[R69 + "n read from out.size as a NumPy int"] = r69_scale_n_read_from_out_size
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
@@ -3958,7 +4388,9 @@ WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without
         # no stream on a CPU: there it is the plain launch
         R68 + "a side stream waited for both ways, no record_stream",
         # below 2**22 elements (every CPU case) it is the plain kernel
-        R68B + "above 2**22 elements, a result kept by address, shape, strides and version"},
+        R68B + "above 2**22 elements, a result kept by address, shape, strides and version",
+        # a host's pool given back when the function returns: on a CPU the kernel has ended by then (right there)
+        R69_POOL},
     "check_scale_into": set(),
 }
 # Right values from every caller's stream, but on the H200 (calls T and V, 2026-11-30) it reached 0.29 of the copy's
