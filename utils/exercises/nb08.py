@@ -513,6 +513,12 @@ class Operations(TorchFunctionMode):
         self.bf16_uses: list[tuple[torch.Tensor, frozenset[int]]] = []
         self._behind: dict[int, tuple[torch.Tensor, frozenset[int]]] = {}  # a cast's or view's result: its sources
         self.cast_rounded: list[str] = []  # operations (not matrix products) that took a value a cast rounded to bf16
+        # operations that took or returned a 16-bit float, named with its format (bf16=False allows none, and neither
+        # mode float16: round 69's adversary's bf16 saved tensors and bf16 gradient hooks with bf16=False, and a float16
+        # value beside the bf16 gradient, passed, these being judged by the 16-bit results of arithmetic other than
+        # bf16 matrix products only)
+        self.narrow: list[str] = []
+        self.float16: list[str] = []
         # float32 or float64 arithmetic (a matrix product or any other, not a cast or a view): its name, and the ids
         # behind its inputs
         self.wide_uses: list[tuple[str, frozenset[int]]] = []
@@ -634,6 +640,11 @@ class Operations(TorchFunctionMode):
                              if isinstance(t, torch.Tensor))]
         _know(out)
         self.seen.append((name, tuple(tuple(t.shape) for t in tensors)))
+        formats = sorted({str(t.dtype).removeprefix("torch.") for t in tensors if t.dtype in NARROW})
+        if formats:
+            self.narrow.append(f"{name} ({', '.join(formats)})")
+            if "float16" in formats:
+                self.float16.append(name)
         if name in EXPORTS and not self.importing and given and given[0].device.type == "cpu":
             self.host_reads.append(f"{name}, its memory handed to another library (NumPy reads it on the host)")
         elif name in HOST_READS or (isinstance(out, torch.Tensor) and out.device.type == "cpu"
@@ -1448,6 +1459,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "exercise 2 captures backward() in the CUDA graph too: a hook or a backward of yours may not read a "
                   "value on the host, nor wait for the GPU, nor make a shape from the data")
         ex.expect(not backward.lowered, f"{call}: in the loss's backward, {_lowered(backward)}", PRECISION_HINT)
+        _no_16_bit_floats_but_bf16s(ex, call, bf16, ops, backward)
         ex.expect(not backward.transfers and not backward.host_mixed, f"{call}: the loss's backward copied or used a "
                   f"tensor made on the host ({', '.join([*backward.transfers, *backward.host_mixed])})",
                   HOST_MADE_HINT)
@@ -1636,7 +1648,7 @@ def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, mo
         with torch.no_grad():
             settings, state = _settings(device), _caller_state(model, x, n, y)
             evaluating = [m.training for m in model.modules()]
-            _, ops = _recorded(yours, model, x, n, y, bf16)
+            got, ops = _recorded(yours, model, x, n, y, bf16)
             changed = [f"{name}: {was} -> {now}" for (name, was), now in
                        zip(settings.items(), _settings(device).values(), strict=True) if was != now
                        ] + ops.settings_left
@@ -1656,6 +1668,32 @@ def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, mo
     ex.expect(not restated, f"{call}, called {where}, changed what the caller passed ({', '.join(restated[:3])})",
               "leave the model as the caller set it: a frozen layer stays frozen (no requires_grad_() on its "
               "parameters; autograd reaches the weights that require a gradient without it)")
+    # the loss itself, and how it was computed (round 69's adversary: bf16 products whenever grad mode was off, and the
+    # padded mean in eval mode, passed: this call's loss was never read)
+    exact, bound = loss_and_bound(model, x, n, y, bf16)
+    value = float(got.detach()) if isinstance(got, torch.Tensor) and got.numel() == 1 else math.nan
+    off = abs(value - exact) if math.isfinite(value) else math.inf
+    ex.expect(off <= bound, f"{call}, called {where}, returned {value:.7g}; the slow step's loss is {exact:.7g}, off "
+              f"by {off:.1e}, and rounding can move it by {bound:.1e} at most",
+              "an evaluation (eval mode, torch.no_grad()) asks for the same loss, computed the same way: does your "
+              "function change what it computes with the caller's mode?")
+    _no_16_bit_floats_but_bf16s(ex, f"{call}, called {where}", bf16, ops)
+    ex.expect(not ops.bf16_arithmetic and not ops.cast_rounded, f"{call}, called {where}: "
+              f"{(ops.bf16_arithmetic or ops.cast_rounded or [''])[0]} in bf16 outside the matrix products",
+              "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False, whatever "
+              "the caller's mode")
+
+
+def _no_16_bit_floats_but_bf16s(ex: Checker, call: str, bf16: bool, *recorded: Operations) -> None:
+    """No float16 in the operations `recorded` (a call, its backward); with bf16=False, no 16-bit float at all."""
+    halves = [name for ops in recorded for name in ops.float16]
+    ex.expect(not halves, f"{call}: {halves[0] if halves else ''} in float16 (in the call or in its loss's backward)",
+              "bf16=True asks for bfloat16, and float16 is another 16-bit format (5 exponent bits to bf16's 8): "
+              "torch.autocast takes the format as dtype=")
+    narrow = [name for ops in recorded for name in ops.narrow]
+    ex.expect(bf16 or not narrow, f"{call}, bf16=False: {narrow[0] if narrow else ''} (in the call or in its loss's "
+              "backward)", "bf16=False asks for float32 throughout: the forward, the backward, and what a hook saves "
+              "for the backward or does to a gradient; which of your operations makes or takes a 16-bit float?")
 
 
 

@@ -2923,8 +2923,8 @@ def saved_activations_in_bf16(model, x, n, y, bf16):
     backward is packed to bf16 by torch.autograd.graph.saved_tensors_hooks, in both modes, and unpacked to its dtype.
     The forward is exact, but with bf16=False every weight's gradient comes from inputs rounded to 8 bits (L1 error of
     2.weight's gradient against float64 on the course batch 1.1e-2, the float32 solution's 6.5e-7), not "float32
-    throughout"; with bf16=True a rounding outside the products.  EXPECTED: WRONG.  Seen: PASSes on a CPU
-    (MISJUDGED_ON_A_CPU, class A)."""
+    throughout"; with bf16=True a rounding outside the products.  EXPECTED: WRONG.  Seen: PASSed on a CPU
+    (class A) until round 69's fix; FAILs since."""
     def pack(t):
         return (t.dtype, t.to(torch.bfloat16)) if t.dtype == torch.float32 else (t.dtype, t)
 
@@ -2940,7 +2940,7 @@ def gradient_rounded_by_a_hook(model, x, n, y, bf16):
     """"bf16 gradients, as large-scale training uses, to halve the traffic": a hook on the float32 logits rounds their
     gradient to bf16 (g.to(torch.bfloat16).float()), in both modes: with bf16=False the whole backward starts from a
     gradient rounded to 8 bits (L1 error of 2.weight's gradient 3.7e-3, 5700 times the float32 solution's).
-    EXPECTED: WRONG.  Seen: PASSes on a CPU (MISJUDGED_ON_A_CPU, class A)."""
+    EXPECTED: WRONG.  Seen: PASSed on a CPU (class A) until round 69's fix; FAILs since."""
     with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
         logits = model(x.sum(1) / n[:, None])
     logits = logits.float()
@@ -2953,15 +2953,16 @@ def bf16_whenever_no_gradient(model, x, n, y, bf16):
     """"Evaluation needs no float32: when nobody trains, bf16 is free speed": the products in bf16 when bf16=True or
     torch.is_grad_enabled() is False.  A caller's torch.no_grad() evaluation with bf16=False gets bf16 products (off
     the exact loss by 2.1e-5 on the course batch, the float32 solution by 8.6e-8): the task's "the slow step's loss"
-    has no exception for an evaluation.  EXPECTED: WRONG.  Seen: PASSes on a CPU (MISJUDGED_ON_A_CPU, class B)."""
+    has no exception for an evaluation.  EXPECTED: WRONG.  Seen: PASSed on a CPU (class B) until round 69's fix;
+    FAILs since."""
     return _loss(model, x.sum(1) / n[:, None], y, bf16 or not torch.is_grad_enabled())
 
 
 def padded_mean_in_eval_mode(model, x, n, y, bf16):
     """"In eval mode the loss is only logged: the plain mean over the padded length will do": with model.training
     False it divides by the padded length, not each sequence's own (2.299418 on the course batch in eval mode, the
-    exact 2.301618): the registered padded_mean's mistake, for one kind of caller.  EXPECTED: WRONG.  Seen: PASSes on
-    a CPU (MISJUDGED_ON_A_CPU, class B)."""
+    exact 2.301618): the registered padded_mean's mistake, for one kind of caller.  EXPECTED: WRONG.  Seen: PASSed on
+    a CPU (class B) until round 69's fix; FAILs since."""
     pooled = x.sum(1) / n[:, None] if model.training else x.mean(1)
     return _loss(model, pooled, y, bf16)
 
@@ -2970,8 +2971,8 @@ def float16_value_bf16_gradient(model, x, n, y, bf16):
     """"float16 keeps 3 more bits than bf16, so the loss I log is better; bf16 trains": with bf16=True, the value of
     the model under a float16 autocast (under no_grad), the gradient of the bf16 loss (`value + (low - low.detach())`).
     The value does not come from the bf16 products (round 68's straight_through_float32_value's class), and it runs
-    matrix products in float16, which the task never asks for.  EXPECTED: WRONG.  Seen: PASSes on a CPU
-    (MISJUDGED_ON_A_CPU, class C)."""
+    matrix products in float16, which the task never asks for.  EXPECTED: WRONG.  Seen: PASSed on a CPU
+    (class C) until round 69's fix; FAILs since."""
     pooled = x.sum(1) / n[:, None]
     low = _loss(model, pooled, y, bf16)
     if not bf16:
@@ -3147,26 +3148,6 @@ NEEDS_A_GPU["check_fast_loss"].update({
 WRONG["check_fast_step"][R69 + "torch.cuda.empty_cache() after each step"] = step_that_empties_the_cache
 ALSO_RIGHT["check_fast_step"][R69 + "losses() as list(t.clone().unbind()) of the solution's tensor"] = \
     losses_as_a_list_of_views
-MISJUDGED_ON_A_CPU["check_fast_loss"].update({
-    R69 + "every saved float32 tensor packed to bf16 by saved_tensors_hooks, in both modes":
-        "PASSed on a CPU (adversary 115, 2026-12-01), class A: the backward's recording (nb08.py:1495) is tested for "
-        "threads, host reads, lowered precision and transfers only (nb08.py:1502-1512), never its bf16_arithmetic or "
-        "cast_rounded, and the pack hook's cast reaches nothing in the forward (_note_rounding, nb08.py:619-631); the "
-        "gradients' 25 % share (nb08.py:407, 429) is ~10^3 times bf16's rounding",
-    R69 + "a hook rounds the logits' gradient to bf16, in both modes":
-        "PASSed on a CPU (adversary 115, 2026-12-01), class A: the cast runs in the backward, whose bf16_arithmetic "
-        "and cast_rounded are never tested (nb08.py:1495, 1502-1512); the gradients' 25 % share (nb08.py:407, 429) is "
-        "~10^3 times bf16's rounding",
-    R69 + "bf16 products whenever grad mode is off":
-        "PASSed on a CPU (adversary 115, 2026-12-01), class B: the only call under torch.no_grad(), in "
-        "_callers_state_kept (nb08.py:1682-1715), discards its loss (nb08.py:1697) and tests settings and state only: "
-        "neither the value nor the bf16 product count with bf16=False",
-    R69 + "x.mean(1) over the padded length in eval mode":
-        "PASSed on a CPU (adversary 115, 2026-12-01), class B: the only call in eval mode, in _callers_state_kept "
-        "(nb08.py:1682-1715), discards its loss (nb08.py:1697): its value is never compared with loss_and_bound",
-    R69 + "bf16=True, the value of a float16 autocast's forward, the bf16 loss's gradient":
-        "PASSed on a CPU (adversary 115, 2026-12-01), class C: a matrix product returning float16 is counted nowhere "
-        "(bf16 only, nb08.py:758; the narrow-arithmetic branch skips MATRIX_PRODUCTS, nb08.py:766), and autocast's "
-        "casts of the weights happen in the dispatcher, so no float32 arithmetic on them reaches wide_uses "
-        "(nb08.py:769-773)",
-})
+# The five that PASSed on a CPU (classes A to C, above) FAIL since round 69's fixes: a 16-bit float anywhere in the call
+# or its backward with bf16=False, float16 in either mode (`_no_16_bit_floats_but_bf16s`), and the evaluating caller's
+# loss compared and its operations judged (`_callers_state_kept`).
