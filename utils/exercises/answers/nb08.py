@@ -3148,6 +3148,10 @@ NEEDS_A_GPU["check_fast_loss"].update({
 WRONG["check_fast_step"][R69 + "torch.cuda.empty_cache() after each step"] = step_that_empties_the_cache
 ALSO_RIGHT["check_fast_step"][R69 + "losses() as list(t.clone().unbind()) of the solution's tensor"] = \
     losses_as_a_list_of_views
+MISJUDGED_ON_A_GPU["check_fast_loss"][R69 + "torch.cuda.empty_cache() at every call"] = (
+    "PASSed on the H200 (call BS, 2026-12-01; 26 checks): no call of it was seen to wait for the GPU there; the "
+    "caching allocator's empty_cache frees only the cached blocks no tensor holds, and whether any were free at the "
+    "check's calls, the run does not show")
 # The five that PASSed on a CPU (classes A to C, above) FAIL since round 69's fixes: a 16-bit float anywhere in the call
 # or its backward with bf16=False, float16 in either mode (`_no_16_bit_floats_but_bf16s`), and the evaluating caller's
 # loss compared and its operations judged (`_callers_state_kept`).

@@ -2588,7 +2588,8 @@ def softmax_pytorch_when_large(x):
     """Wrong: PyTorch's softmax above 2**24 elements ("faster there"), the kernel below: the check's speed is
     PyTorch's, and its values right (round 113's adversary).  Misjudged on a GPU, known: a poisoned call on the large
     shape FAILed 13 to 15 right answers too on the H200 (calls AK and AM, 2026-12-01: which ones changed from run to
-    run, cause not found), so it is not in the check."""
+    run, cause not found), so it is not in the check.  FAILs on the H200 since the speed test calls the answer once
+    more on the x it timed and requires a launch there (call BS, 2026-12-01)."""
     if x.numel() > 2**24:
         return torch.softmax(x, dim=-1)
     return _softmax(x)
@@ -4316,11 +4317,12 @@ MISJUDGED_ON_A_GPU = {
         R68 + "a side stream waited for both ways, no record_stream":
             "PASSed on the H200 (call BL, 2026-12-01): the check reads y at once and never drops a "
             "result whose reads are still queued on the caller's stream",
+        R69 + "a split row's acq_rel ticket drawn with scope='cta'":
+            "PASSed on the H200 (call BS, 2026-12-01), as its adversary thought it might: the ordering a block-scoped "
+            "ticket does not promise between blocks held there, as with the relaxed and release-only tickets; the "
+            "interpreter's record of atomics, with their scope, FAILs it on a CPU",
         ALIGNED_ROWS: "PASSed on the H200 (call BH, 2026-12-01): no generated shape had aligned, vectorizable rows "
                       "beside a misaligned row stride",
-        "round 113's adversary: PyTorch's softmax above 2**24 elements, the kernel below":
-            "PASSed on the H200 (call AJ, 2026-12-01): the speed call's values are compared on 64 rows and no launch "
-            "is required there; a poisoned large call FAILed right answers too (calls AK, AM), so it was taken out",
         "round 22's adversary: 32-bit row offsets (no .to(tl.int64))":
             "PASSed on the H200: the check never draws a tensor past 2**31 elements",
         "round 78's adversary: an unmasked load, the lanes past the row set by tl.where":
