@@ -4290,6 +4290,342 @@ WRONG_SCALES[R69 + "a passed through cp.float16"] = r69_scale_a_rounded_through_
 ALSO_RIGHT_SCALES[R69 + "n read from out.size as a NumPy int"] = r69_scale_n_read_from_out_size
 
 
+# ---------------------------------------------------------------- round 69's second adversary of the 09 checks
+# (adversary 116, judged on this CPU with Triton 3.9's interpreter, 2026-12-01, the checks as of 7233656; each docstring
+# is the adversary's student's reasoning, why, and EXPECTED, with the verdict seen).  Exercise 2: one ticket counter for
+# the whole launch (the programs' order assumed row-major); a ticket drawn before the partials, which are published and
+# read back by atomics; an autotuned kernel adding into its arguments without reset_to_zero (and its twin with it); the
+# arrival count read by tl.atomic_load(sem="acquire") (right).  On this CPU the check PARTs the three wrong ones and
+# FAILs the right one (MISJUDGED_ON_A_CPU, below); the checks are not changed in the round that registered them (a
+# change to utils/exercises/nb09.py makes solutions 09's stamp stale).  Exercises 1 and 3: strides divided by 4 for
+# every dtype (and its twin by the itemsize); a call skipped when it repeats the last one's addresses (and a right one).
+#
+# The fix, per class, for the next session (verified 2026-12-01 against Triton 3.9's interpreter and nb09.py):
+# A. the programs' order assumed row-major: the interpreter runs a grid with axis 0 outermost
+#    (triton/runtime/interpreter.py, the `for x in range(grid[0])` loop of the launch), and _grid_watched's only other
+#    order is its exact reverse, so the programs of a row always run one after the other.  Add a third order, axis 0
+#    fastest (as a GPU hands out blockIdx.x), or a seeded shuffle of the program ids, in set_grid_idx, for some cases.
+# B. an atomic that reads another program's atomic write is judged never to race: _judged_accesses skips it
+#    (`if writer == program or (atomic and kind == "atomic"): continue`).  Skip only where neither access's returned
+#    value is used (commuting updates leave the same final value); an atomic whose result the program reads (here
+#    atomic_add(slot, 0)) is judged as a load against the other program's write, with the same release/acquire order.
+#    The interpreter runs each program to its end, so the program holding the last ticket always ran last: the ticket
+#    drawn first is only caught by the ordering record, not by the values.
+# C. an autotuner's benchmark runs repeated on the real arguments: _autotune_without_timing's `timed` stands in for
+#    Autotuner._bench and runs nothing.  Let it run the config once or twice through the original _bench's kernel_call
+#    (config.pre_hook, self.pre_hook, which does reset_to_zero and restore_value, the run, post_hook) before it
+#    returns its timings, so side effects on the arguments add up as on a GPU.
+# D. tl.atomic_load / tl.atomic_store recorded as plain loads and stores: Triton 3.9's interpreter implements
+#    InterpreterBuilder.create_atomic_load by create_masked_load and create_atomic_store by create_masked_store, and
+#    _access_patches watches only create_masked_load/store, create_atomic_rmw/cas and set_grid_idx.  Patch
+#    create_atomic_load and create_atomic_store too (where the builder has them, Triton 3.7 and later) and record them
+#    as atomics with their sem and scope (a load acquires, a store releases), before the masked load or store they call.
+R69B = "round 69's second adversary: "
+R69B_SPLIT = 4
+
+
+def _r69b_split_sizes(cols: int) -> tuple[int, int]:
+    return triton.next_power_of_2(triton.cdiv(cols, R69B_SPLIT)), triton.next_power_of_2(cols)
+
+
+@triton.jit
+def _r69b_ticket_first_kernel(y_ptr, part_ptr, count_ptr, x_ptr, x_row_stride, y_row_stride, cols,
+                              SPLIT: tl.constexpr, CHUNK: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    part = tl.program_id(1)
+    ticket = tl.atomic_add(count_ptr + row, 1)  # drawn first: who started last, not who finished last
+    offs = part * CHUNK + tl.arange(0, CHUNK)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    m = tl.max(v, axis=0)
+    s = tl.sum(tl.where(v == -float("inf"), 0.0, tl.exp(v - m)), axis=0)
+    slot = part_ptr + (row * SPLIT + part) * 2
+    tl.atomic_max(slot, m)
+    tl.atomic_add(slot + 1, s)
+    if ticket == SPLIT - 1:
+        ks = tl.arange(0, SPLIT)
+        ms = tl.atomic_add(part_ptr + (row * SPLIT + ks) * 2, tl.zeros((SPLIT,), tl.float32))
+        ss = tl.atomic_add(part_ptr + (row * SPLIT + ks) * 2 + 1, tl.zeros((SPLIT,), tl.float32))
+        big = tl.max(ms, axis=0)
+        total = tl.sum(tl.where(ms == -float("inf"), 0.0, ss * tl.exp(ms - big)), axis=0)
+        c = tl.arange(0, BLOCK)
+        keep = c < cols
+        xr = tl.load(x_ptr + row * x_row_stride + c, mask=keep, other=-float("inf"))
+        tl.store(y_ptr + row * y_row_stride + c, tl.exp(xr - big) / total, mask=keep)
+
+
+def r69b_ticket_drawn_before_the_partials(x):
+    """check_softmax_rows.  "Long rows are split over 4 programs; each takes a ticket as it starts, computes its chunk's
+    (max, sum), publishes them with tl.atomic_max / tl.atomic_add (atomics: no race), and the program holding the last
+    ticket combines the partials (read back atomically, atomic_add(slot, 0)) and writes the row.  Counters and slots
+    are allocated in each call."  Why wrong: the ticket says which program started last, not which finished last; on a
+    GPU the holder of the last ticket may read a slot before a slower program's atomics landed there, and reads
+    (-inf, 0) for that chunk.  Drawn after the partials, the ticket would be right.
+    EXPECTED: WRONG.  PART on a CPU (2026-12-01): an atomic read of another program's atomic write is never judged, and
+    the interpreter runs each program to its end (MISJUDGED_ON_A_CPU); on a GPU the race window is narrow."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        parts = torch.empty((rows, R69B_SPLIT, 2), dtype=torch.float32, device=x.device)
+        parts[..., 0].fill_(-math.inf)
+        parts[..., 1].zero_()
+        counts = torch.zeros((rows,), dtype=torch.int32, device=x.device)
+        chunk, block = _r69b_split_sizes(cols)
+        _r69b_ticket_first_kernel[(rows, R69B_SPLIT)](y, parts, counts, x, x.stride(0), y.stride(0), cols,
+                                                      SPLIT=R69B_SPLIT, CHUNK=chunk, BLOCK=block)
+    return y
+
+
+@triton.jit
+def _r69b_one_counter_kernel(y_ptr, part_ptr, count_ptr, x_ptr, x_row_stride, y_row_stride, cols,
+                             SPLIT: tl.constexpr, CHUNK: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    part = tl.program_id(1)
+    offs = part * CHUNK + tl.arange(0, CHUNK)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    m = tl.max(v, axis=0)
+    s = tl.sum(tl.where(v == -float("inf"), 0.0, tl.exp(v - m)), axis=0)
+    slot = part_ptr + (row * SPLIT + part) * 2
+    tl.store(slot, m)
+    tl.store(slot + 1, s)
+    ticket = tl.atomic_add(count_ptr, 1)  # acq_rel, after the partials: one counter for the whole launch
+    if ticket % SPLIT == SPLIT - 1:  # "every SPLIT tickets complete a row": mine
+        ks = tl.arange(0, SPLIT)
+        ms = tl.load(part_ptr + (row * SPLIT + ks) * 2)
+        ss = tl.load(part_ptr + (row * SPLIT + ks) * 2 + 1)
+        big = tl.max(ms, axis=0)
+        total = tl.sum(tl.where(ms == -float("inf"), 0.0, ss * tl.exp(ms - big)), axis=0)
+        c = tl.arange(0, BLOCK)
+        keep = c < cols
+        xr = tl.load(x_ptr + row * x_row_stride + c, mask=keep, other=-float("inf"))
+        tl.store(y_ptr + row * y_row_stride + c, tl.exp(xr - big) / total, mask=keep)
+
+
+def r69b_one_counter_for_the_launch(x):
+    """check_softmax_rows.  "A split row needs a ticket counter; instead of one per row I keep one int for the whole
+    launch (allocated in each call): the programs of a row draw 4 tickets, so every 4th ticket finishes a row, and its
+    holder combines its own row's partials (its ticket is drawn after its partials are out)."  Why wrong: 4 consecutive
+    tickets come from one row only if the rows' programs run one row after the other.  A GPU runs a launch's programs
+    in no fixed order (it hands out blockIdx.x, program_id(0), fastest): the holder of every 4th ticket may belong to a
+    row whose partials are not all out, and some rows are never combined.  Run on a CPU with axis 0 fastest, the
+    answer is off by 0.0115 on a 3 x 37 x (the adversary's order_demo.py; 1.5e-8 row-major).
+    EXPECTED: WRONG.  PART on a CPU (2026-12-01): the check runs the programs row-major or in exactly the reverse order,
+    both of which keep a row's programs together (MISJUDGED_ON_A_CPU)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        parts = torch.empty((rows, R69B_SPLIT, 2), dtype=torch.float32, device=x.device)
+        count = torch.zeros((1,), dtype=torch.int32, device=x.device)
+        chunk, block = _r69b_split_sizes(cols)
+        _r69b_one_counter_kernel[(rows, R69B_SPLIT)](y, parts, count, x, x.stride(0), y.stride(0), cols,
+                                                     SPLIT=R69B_SPLIT, CHUNK=chunk, BLOCK=block)
+    return y
+
+
+@triton.jit
+def _r69b_row_max_kernel(m_ptr, x_ptr, x_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    c = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * x_row_stride + c, mask=c < cols, other=-float("inf"))
+    tl.store(m_ptr + row, tl.max(v, axis=0))
+
+
+def _r69b_sum_kernel_body(s_ptr, m_ptr, x_ptr, x_row_stride, cols, CHUNK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.program_id(1) * CHUNK + tl.arange(0, CHUNK)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    m = tl.load(m_ptr + row)
+    tl.atomic_add(s_ptr + row, tl.sum(tl.where(v == -float("inf"), 0.0, tl.exp(v - m)), axis=0))
+
+
+_R69B_WARPS = [triton.Config({}, num_warps=w) for w in (1, 2, 4)]
+_r69b_sum_tuned = triton.autotune(configs=_R69B_WARPS, key=["cols"])(triton.jit(_r69b_sum_kernel_body))
+_r69b_sum_tuned_reset = triton.autotune(configs=_R69B_WARPS, key=["cols"], reset_to_zero=["s_ptr"])(
+    triton.jit(_r69b_sum_kernel_body))
+
+
+@triton.jit
+def _r69b_write_kernel(y_ptr, x_ptr, m_ptr, s_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    c = tl.arange(0, BLOCK)
+    keep = c < cols
+    v = tl.load(x_ptr + row * x_row_stride + c, mask=keep, other=-float("inf"))
+    tl.store(y_ptr + row * y_row_stride + c, tl.exp(v - tl.load(m_ptr + row)) / tl.load(s_ptr + row), mask=keep)
+
+
+def _r69b_summed_by_atomics(x, sum_kernel):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        m = torch.empty((rows,), dtype=torch.float32, device=x.device)
+        s = torch.zeros((rows,), dtype=torch.float32, device=x.device)  # zeroed in each call: the sums add up here
+        block = triton.next_power_of_2(cols)
+        chunk = min(block, 32)
+        _r69b_row_max_kernel[(rows,)](m, x, x.stride(0), cols, BLOCK=block)
+        sum_kernel[(rows, triton.cdiv(cols, chunk))](s, m, x, x.stride(0), cols, CHUNK=chunk)
+        _r69b_write_kernel[(rows,)](y, x, m, s, x.stride(0), y.stride(0), cols, BLOCK=block)
+    return y
+
+
+def r69b_autotuned_accumulation_without_reset_to_zero(x):
+    """check_softmax_rows.  "Three kernels: each row's max; the sum of the exponentials in chunks of 32 columns,
+    each chunk's part added into a zeroed per-call `s` by tl.atomic_add (autotuned over num_warps 1, 2, 4, key cols,
+    to be fast); then the values."  Why wrong: on a GPU, the first call for each new `cols` makes @triton.autotune
+    time every config by running the kernel on this call's own arguments, many times each
+    (triton/runtime/autotuner.py, Autotuner._bench: kernel_call runs self.fn.run(*args), timed by do_bench): `s`
+    adds up every run, and the values come out far too small.  Triton's remedy, in autotune's docstring:
+    "reset_to_zero: a list of argument names whose value will be reset to zero before evaluating any configs" (the
+    twin below).  With the real _bench put back and do_bench calling the kernel 3 times, the interpreter's first
+    call is off by 0.264 (the adversary's bench_demo.py).
+    EXPECTED: WRONG.  PART on a CPU (2026-12-01): the check's stand-in for _bench runs nothing
+    (MISJUDGED_ON_A_CPU)."""
+    return _r69b_summed_by_atomics(x, _r69b_sum_tuned)
+
+
+def r69b_autotuned_accumulation_with_reset_to_zero(x):
+    """check_softmax_rows.  The twin above with reset_to_zero=["s_ptr"]: the autotuner zeroes `s` before each config's
+    benchmark runs, and once more before the real run (Autotuner.run: self.pre_hook(full_nargs, reset_only=True)).
+    EXPECTED: RIGHT in its values (PART on a CPU, 2026-12-01).  On a GPU its speed is to be seen: x read three times
+    and 64 programs of 32 columns each per row of the timed shape."""
+    return _r69b_summed_by_atomics(x, _r69b_sum_tuned_reset)
+
+
+@triton.jit
+def _r69b_count_then_read_kernel(y_ptr, part_ptr, count_ptr, x_ptr, x_row_stride, y_row_stride, cols,
+                                 SPLIT: tl.constexpr, CHUNK: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    part = tl.program_id(1)
+    offs = part * CHUNK + tl.arange(0, CHUNK)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    m = tl.max(v, axis=0)
+    s = tl.sum(tl.where(v == -float("inf"), 0.0, tl.exp(v - m)), axis=0)
+    slot = part_ptr + (row * SPLIT + part) * 2
+    tl.store(slot, m)
+    tl.store(slot + 1, s)
+    tl.atomic_add(count_ptr + row, 1, sem="release")  # my partials are out
+    arrived = tl.atomic_load(count_ptr + row, sem="acquire")  # how many are out now
+    if arrived == SPLIT:  # all out: combine (whoever sees SPLIT writes the same bits)
+        ks = tl.arange(0, SPLIT)
+        ms = tl.load(part_ptr + (row * SPLIT + ks) * 2)
+        ss = tl.load(part_ptr + (row * SPLIT + ks) * 2 + 1)
+        big = tl.max(ms, axis=0)
+        total = tl.sum(tl.where(ms == -float("inf"), 0.0, ss * tl.exp(ms - big)), axis=0)
+        c = tl.arange(0, BLOCK)
+        keep = c < cols
+        xr = tl.load(x_ptr + row * x_row_stride + c, mask=keep, other=-float("inf"))
+        tl.store(y_ptr + row * y_row_stride + c, tl.exp(xr - big) / total, mask=keep)
+
+
+def r69b_count_read_by_atomic_load_acquire(x):
+    """check_softmax_rows.  "Each program of a split row stores its chunk's (max, sum), adds 1 to the row's counter
+    (sem='release'), then reads the counter with tl.atomic_load(sem='acquire'); a program that sees all 4 arrived
+    combines and writes the row."  Right: the acquire load that reads 4 reads the last of the release read-modify-writes
+    on the counter, whose release sequence holds all the earlier ones, so every partial is visible to it; the last
+    adder always sees 4, and another program that sees 4 too stores the very same bits.  Counters and slots are
+    allocated in each call.  tl.atomic_load is in Triton 3.9 (the CPU's pin), not in every Triton: registered only
+    where triton.language has it.
+    EXPECTED: RIGHT.  FAILed on a CPU (2026-12-01, "14 elements written by one of its programs and read by another, no
+    atomic ordering the two", on a (2, 1) x): the interpreter's atomic_load is its masked load, recorded as a plain one
+    (MISJUDGED_ON_A_CPU)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        parts = torch.empty((rows, R69B_SPLIT, 2), dtype=torch.float32, device=x.device)
+        counts = torch.zeros((rows,), dtype=torch.int32, device=x.device)
+        chunk, block = _r69b_split_sizes(cols)
+        _r69b_count_then_read_kernel[(rows, R69B_SPLIT)](y, parts, counts, x, x.stride(0), y.stride(0), cols,
+                                                         SPLIT=R69B_SPLIT, CHUNK=chunk, BLOCK=block)
+    return y
+
+
+_R69B_GELU = r"""
+extern "C" __global__ void gelu_strided(const {T}* x, const {T}* bias, {T}* y, long long rows, long long cols,
+                                        long long xs0, long long xs1, long long bs) {{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= rows * cols) return;
+    long long r = i / cols, c = i % cols;
+    {T} v = x[r * xs0 + c * xs1] + bias[c * bs];
+    y[i] = ({T})0.5 * v * (({T})1 + tanh(({T})0.7978845608028654 * (v + ({T})0.044715 * v * v * v)));
+}}
+"""
+
+
+def _r69b_gelu_strided(x, bias, unit):
+    cp = _cp()
+    kernel = _raw("gelu_strided", _R69B_GELU.format(T="float" if x.dtype == cp.float32 else "double"))
+    x2 = x.reshape(1, -1) if x.ndim == 1 else x
+    rows, cols = x2.shape
+    y = cp.empty((rows, cols), dtype=x.dtype)
+    n = rows * cols
+    if n:
+        size = unit or x.itemsize
+        strides = (x2.strides[0] // size, x2.strides[1] // size, bias.strides[0] // size)
+        kernel(((n + 255) // 256,), (256,), (x2, bias, y, cp.int64(rows), cp.int64(cols), *map(cp.int64, strides)))
+    return y.reshape(x.shape)
+
+
+def r69b_gelu_strides_in_floats(x, bias):
+    """check_bias_gelu.  "A RawKernel that takes the strides, so no copies for views: CuPy gives strides in bytes,
+    divide by 4 for elements."  Why wrong: a float64 element has 8 bytes; every float64 input is read at twice its
+    strides (wrong values, reads past the arrays).  EXPECTED: WRONG (predicted FAIL on a GPU, on the first float64
+    case; not run on a CPU: the check needs a GPU and CuPy)."""
+    return _r69b_gelu_strided(x, bias, 4)
+
+
+def r69b_gelu_strides_in_elements(x, bias):
+    """check_bias_gelu.  The twin: strides divided by x.itemsize, no copies, any layout, the kernel on the current
+    stream.  EXPECTED: RIGHT (predicted PASS on a GPU; not run on a CPU)."""
+    return _r69b_gelu_strided(x, bias, None)
+
+
+_R69B_LAST_SCALE: dict = {}
+
+
+def r69b_scale_skips_a_repeated_call(out, x, a):
+    """check_scale_into.  "The bug fixed (`i < n`, enough blocks, none for n == 0); and a call with the same out, x
+    and a as the last one has nothing new to write, so it is skipped (a memo of the last call's pointers)."  Why
+    wrong: x's values may have changed in place since (the caller wrote x), and out may have been overwritten: the
+    memo keys on addresses, not values, and CuPy's pool hands the same addresses out again.  EXPECTED: WRONG (on a GPU,
+    FAIL only where the check repeats the last call's addresses, n and a with new values; not run on a CPU)."""
+    cp = _cp()
+    n = out.size
+    key = (out.data.ptr, x.data.ptr, n, float(a))
+    if _R69B_LAST_SCALE.get("key") == key:
+        return
+    _R69B_LAST_SCALE["key"] = key
+    if n:
+        _raw("scale", _R69_SCALE_SRC)(((n + 255) // 256,), (256,), (out, x, cp.float32(a), cp.int64(n)))
+
+
+def r69b_scale_a_through_numpy_float32(out, x, a):
+    """check_scale_into.  The bug fixed; `a` converted by np.float32(a) (a NumPy scalar, which CuPy passes as its 4
+    bytes), the grid -(-n // 256) blocks.  EXPECTED: RIGHT (predicted PASS on a GPU; not run on a CPU)."""
+    cp = _cp()
+    n = out.size
+    if n:
+        _raw("scale", _R69_SCALE_SRC)((-(-n // 256),), (256,), (out, x, np.float32(a), cp.int64(n)))
+
+
+R69B_ATOMIC_LOAD = R69B + "a split row's arrivals counted (release), the count read by tl.atomic_load(sem='acquire')"
+WRONG_SOFTMAXES.update({
+    R69B + "a split row's ticket drawn before its partials, published and read back by atomics":
+        r69b_ticket_drawn_before_the_partials,
+    R69B + "one ticket counter for the whole launch, every 4th ticket combines its own row":
+        r69b_one_counter_for_the_launch,
+    R69B + "@triton.autotune over num_warps, sums added by tl.atomic_add into an argument, no reset_to_zero":
+        r69b_autotuned_accumulation_without_reset_to_zero,
+})
+ALSO_RIGHT_SOFTMAXES[R69B + "@triton.autotune over num_warps, sums added by tl.atomic_add, reset_to_zero=['s_ptr']"] = \
+    r69b_autotuned_accumulation_with_reset_to_zero
+if hasattr(tl, "atomic_load"):  # Triton 3.9 has it (the CPU's pin); a Triton without it fails to compile the kernel
+    ALSO_RIGHT_SOFTMAXES[R69B_ATOMIC_LOAD] = r69b_count_read_by_atomic_load_acquire
+WRONG_GELUS[R69B + "a strided RawKernel, the strides divided by 4 (float32's bytes) for every dtype"] = \
+    r69b_gelu_strides_in_floats
+ALSO_RIGHT_GELUS[R69B + "a strided RawKernel, the strides divided by x.itemsize"] = r69b_gelu_strides_in_elements
+WRONG_SCALES[R69B + "a call skipped when it repeats the last one's out, x, n and a (a memo by address)"] = \
+    r69b_scale_skips_a_repeated_call
+ALSO_RIGHT_SCALES[R69B + "a passed as np.float32(a), the grid -(-n // 256)"] = r69b_scale_a_through_numpy_float32
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
@@ -4343,8 +4679,26 @@ MISJUDGED_ON_A_CPU: dict[str, dict[str, str]] = {
             "PART on a CPU (2026-12-01): the host reads watched are the tensor's (numpy, tolist, __array__, dlpack, "
             "the CUDA array interface: HOST_READS); x.untyped_storage() and ctypes.string_at on its data_ptr() read "
             "x's values on the host unseen",
+        R69B + "a split row's ticket drawn before its partials, published and read back by atomics":
+            "PART on a CPU (2026-12-01): utils/exercises/nb09.py:1417 (_judged_accesses, `if writer == program or "
+            "(atomic and kind == \"atomic\"): continue`) never judges an atomic read of another program's atomic "
+            "write (here atomic_add(slot, 0) reading the others' atomic_max/atomic_add), and the interpreter runs each "
+            "program to its end, so the last ticket's holder ran after every other",
+        R69B + "one ticket counter for the whole launch, every 4th ticket combines its own row":
+            "PART on a CPU (2026-12-01): the interpreter runs the grid with axis 0 outermost and nb09.py:1281 "
+            "(_grid_watched) only reverses that order, so the 4 programs of a row always draw 4 consecutive tickets; a "
+            "GPU hands out program_id(0) fastest",
+        R69B + "@triton.autotune over num_warps, sums added by tl.atomic_add into an argument, no reset_to_zero":
+            "PART on a CPU (2026-12-01): nb09.py:1838-1840 (_autotune_without_timing's `timed`) stands in for "
+            "Autotuner._bench and runs nothing, so the benchmark's runs never add into the call's own `s` as on a GPU",
     },
 }
+if R69B_ATOMIC_LOAD in ALSO_RIGHT_SOFTMAXES:
+    MISJUDGED_ON_A_CPU["check_softmax_rows"][R69B_ATOMIC_LOAD] = (
+        "FAIL on a CPU (2026-12-01): Triton 3.9's interpreter implements create_atomic_load by create_masked_load, "
+        "which nb09.py:1054 (_load_watched) records as a plain \"load\" with no sem; _access_patches "
+        "(nb09.py:1288-1300) watches no create_atomic_load, so the acquire is lost and the counter and partials look "
+        "unordered")
 
 # Answers whose kernel ends the CUDA context of the process it runs in, on a GPU (an illegal address): the check
 # FAILs them with a hint to restart, and the tests judge each in a fresh process (tests/test_exercises.py).
