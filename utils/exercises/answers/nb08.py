@@ -3198,6 +3198,23 @@ MISJUDGED_ON_A_GPU["check_fast_loss"][R69 + "torch.cuda.empty_cache() at every c
 R69B = "round 69's second adversary: "
 
 
+def _loss_with_saved_tensors_scaled(model, x, n, y, bf16, peak, encode):
+    """The loss with every float32 tensor autograd saves stored as encode(t / scale), scale = its largest magnitude /
+    peak, and turned back into float32 times scale for the backward (the two 8-bit activation compressions below)."""
+    def pack(t):
+        if t.dtype != torch.float32:
+            return None, t
+        scale = t.detach().abs().amax().clamp(min=1e-30) / peak
+        return scale, encode(t.detach() / scale)
+
+    def unpack(packed):
+        scale, t = packed
+        return t if scale is None else t.to(torch.float32) * scale
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        return _loss(model, x.sum(1) / n[:, None], y, bf16)
+
+
 def saved_tensors_in_float8(model, x, n, y, bf16):
     """"FP8 activation compression (torchao, COAT) saves memory": every float32 tensor autograd saves is packed by
     saved_tensors_hooks to float8_e4m3fn with a per-tensor scale (amax / 448), unpacked to float32, in both modes.  The
@@ -3205,18 +3222,7 @@ def saved_tensors_in_float8(model, x, n, y, bf16):
     error over the parameters 0.13 on the course batch with bf16=False, the solution's 2.6e-7): not the slow step's
     gradient, not float32 throughout.  Round 69's saved_activations_in_bf16 in a format that NARROW does not name.
     EXPECTED: WRONG.  Seen: PASSes on a CPU (class D)."""
-    def pack(t):
-        if t.dtype != torch.float32:
-            return None, t
-        scale = t.detach().abs().amax().clamp(min=1e-30) / 448.0
-        return scale, (t.detach() / scale).to(torch.float8_e4m3fn)
-
-    def unpack(packed):
-        scale, t = packed
-        return t if scale is None else t.to(torch.float32) * scale
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
-        return _loss(model, x.sum(1) / n[:, None], y, bf16)
+    return _loss_with_saved_tensors_scaled(model, x, n, y, bf16, 448.0, lambda t: t.to(torch.float8_e4m3fn))
 
 
 def saved_tensors_in_int8(model, x, n, y, bf16):
@@ -3224,18 +3230,7 @@ def saved_tensors_in_int8(model, x, n, y, bf16):
     (round(t / amax * 127)), dequantized in the backward; integer and float32 arithmetic only.  The largest relative L1
     error of a gradient on the course batch with bf16=False is 0.24, about 10^6 times the solution's.  EXPECTED: WRONG.
     Seen: PASSes on a CPU (class D)."""
-    def pack(t):
-        if t.dtype != torch.float32:
-            return None, t
-        scale = t.detach().abs().amax().clamp(min=1e-30) / 127.0
-        return scale, torch.round(t.detach() / scale).to(torch.int8)
-
-    def unpack(packed):
-        scale, t = packed
-        return t if scale is None else t.to(torch.float32) * scale
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
-        return _loss(model, x.sum(1) / n[:, None], y, bf16)
+    return _loss_with_saved_tensors_scaled(model, x, n, y, bf16, 127.0, lambda t: torch.round(t).to(torch.int8))
 
 
 def logits_gradient_quantized_to_8_bits(model, x, n, y, bf16):

@@ -3672,22 +3672,19 @@ def r68b_stats_kept_per_row_count_no_worker(x):
 
 # ---------------------- class B: a harmless first write in each program, then a kept workspace written and read back
 @triton.jit
-def _r68b_three_pass(y_ptr, m_ptr, ws_ptr, x_ptr, x_row_stride, y_row_stride, ws_row_stride, cols,
-                     CHUNK: tl.constexpr):
-    """Chunked three passes (rows longer than a block: the notebook's closing question): pass 1 the row's max, saved
-    (as flash attention saves its row statistics for a backward); pass 2 the exponentials, stashed in the workspace
-    and summed; pass 3 the stash divided by the sum, into y."""
-    row = tl.program_id(0).to(tl.int64)
-    x_row = x_ptr + row * x_row_stride
-    w_row = ws_ptr + row * ws_row_stride
-    y_row = y_ptr + row * y_row_stride
-    offs = tl.arange(0, CHUNK)
+def _chunked_row_max(x_row, offs, cols, CHUNK: tl.constexpr):
+    """A row's max, CHUNK columns at a time (the stash kernels' first pass)."""
     mm = tl.full((CHUNK,), -float("inf"), tl.float32)
     for start in range(0, cols, CHUNK):
         v = tl.load(x_row + start + offs, mask=start + offs < cols, other=-float("inf"))
         mm = tl.maximum(mm, v)
-    big = tl.max(mm, axis=0)
-    tl.store(m_ptr + row, big)
+    return tl.max(mm, axis=0)
+
+
+@triton.jit
+def _stash_then_divide(x_row, w_row, y_row, big, offs, cols, CHUNK: tl.constexpr):
+    """The exponentials below the row's max stashed in the workspace's row and summed, then read back, divided by the
+    sum, into y's row (the stash kernels' last two passes)."""
     acc = tl.zeros((CHUNK,), tl.float32)
     for start in range(0, cols, CHUNK):
         mask = start + offs < cols
@@ -3700,6 +3697,22 @@ def _r68b_three_pass(y_ptr, m_ptr, ws_ptr, x_ptr, x_row_stride, y_row_stride, ws
         mask = start + offs < cols
         e = tl.load(w_row + start + offs, mask=mask, other=0.0)
         tl.store(y_row + start + offs, e / total, mask=mask)
+
+
+@triton.jit
+def _r68b_three_pass(y_ptr, m_ptr, ws_ptr, x_ptr, x_row_stride, y_row_stride, ws_row_stride, cols,
+                     CHUNK: tl.constexpr):
+    """Chunked three passes (rows longer than a block: the notebook's closing question): pass 1 the row's max, saved
+    (as flash attention saves its row statistics for a backward); pass 2 the exponentials, stashed in the workspace
+    and summed; pass 3 the stash divided by the sum, into y."""
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * x_row_stride
+    w_row = ws_ptr + row * ws_row_stride
+    y_row = y_ptr + row * y_row_stride
+    offs = tl.arange(0, CHUNK)
+    big = _chunked_row_max(x_row, offs, cols, CHUNK)
+    tl.store(m_ptr + row, big)
+    _stash_then_divide(x_row, w_row, y_row, big, offs, cols, CHUNK)
 
 
 _R68B_WS: dict = {}
@@ -3750,23 +3763,8 @@ def _r68b_zero_first(y_ptr, ws_ptr, x_ptr, x_row_stride, y_row_stride, ws_row_st
     offs = tl.arange(0, CHUNK)
     for start in range(0, cols, CHUNK):
         tl.store(y_row + start + offs, tl.zeros((CHUNK,), tl.float32), mask=start + offs < cols)
-    mm = tl.full((CHUNK,), -float("inf"), tl.float32)
-    for start in range(0, cols, CHUNK):
-        v = tl.load(x_row + start + offs, mask=start + offs < cols, other=-float("inf"))
-        mm = tl.maximum(mm, v)
-    big = tl.max(mm, axis=0)
-    acc = tl.zeros((CHUNK,), tl.float32)
-    for start in range(0, cols, CHUNK):
-        mask = start + offs < cols
-        v = tl.load(x_row + start + offs, mask=mask, other=-float("inf"))
-        e = tl.exp(v - big)
-        tl.store(w_row + start + offs, e, mask=mask)
-        acc += e
-    total = tl.sum(acc, axis=0)
-    for start in range(0, cols, CHUNK):
-        mask = start + offs < cols
-        e = tl.load(w_row + start + offs, mask=mask, other=0.0)
-        tl.store(y_row + start + offs, e / total, mask=mask)
+    big = _chunked_row_max(x_row, offs, cols, CHUNK)
+    _stash_then_divide(x_row, w_row, y_row, big, offs, cols, CHUNK)
 
 
 def r68b_y_zeroed_first_then_workspace_kept(x):
@@ -4171,23 +4169,8 @@ def _r69_stash_kernel(y_ptr, ws_ptr, x_ptr, x_row_stride, y_row_stride, ws_row_s
     w_row = ws_ptr + row * ws_row_stride
     y_row = y_ptr + row * y_row_stride
     offs = tl.arange(0, CHUNK)
-    mm = tl.full((CHUNK,), -float("inf"), tl.float32)
-    for start in range(0, cols, CHUNK):
-        v = tl.load(x_row + start + offs, mask=start + offs < cols, other=-float("inf"))
-        mm = tl.maximum(mm, v)
-    big = tl.max(mm, axis=0)
-    acc = tl.zeros((CHUNK,), tl.float32)
-    for start in range(0, cols, CHUNK):
-        mask = start + offs < cols
-        v = tl.load(x_row + start + offs, mask=mask, other=-float("inf"))
-        e = tl.exp(v - big)
-        tl.store(w_row + start + offs, e, mask=mask)
-        acc += e
-    total = tl.sum(acc, axis=0)
-    for start in range(0, cols, CHUNK):
-        mask = start + offs < cols
-        e = tl.load(w_row + start + offs, mask=mask, other=0.0)
-        tl.store(y_row + start + offs, e / total, mask=mask)
+    big = _chunked_row_max(x_row, offs, cols, CHUNK)
+    _stash_then_divide(x_row, w_row, y_row, big, offs, cols, CHUNK)
 
 
 _R69_POOL: dict = {}
