@@ -2750,6 +2750,7 @@ class _ScaleRun:
     picked: np.ndarray | None  # the elements compared (None: all)
     guards: np.ndarray  # both guard regions, as the caller's stream read them
     unwritten: int  # elements of out that still hold SENTINEL, as the caller's stream read them
+    again: np.ndarray | None = None  # out after a second call on the same out and x, x negated (None: large)
 
 
 def _scale_run(ex: Any, cp: Any, yours: Callable, case: ScaleCase) -> _ScaleRun:
@@ -2788,7 +2789,20 @@ def _scale_run(ex: Any, cp: Any, yours: Callable, case: ScaleCase) -> _ScaleRun:
             guards = cp.concatenate([out_base[:GUARD], out_base[GUARD + n:]]).get()
             unwritten = int(cp.count_nonzero(out == SENTINEL))
     cp.cuda.Device().synchronize()
-    return _ScaleRun(got, read(), (x if where is None else x[where]).get(), picked, guards, unwritten)
+    run = _ScaleRun(got, read(), (x if where is None else x[where]).get(), picked, guards, unwritten)
+    if large or not n:
+        return run
+    # The same call again, on the same out and x (so the same addresses, n and a), after the caller's stream wrote new
+    # values into x: a result kept from the last call (round 69's second adversary's memo by address) shows here.
+    with cupy_caller(_scale_caller(case), busy_ms=WINDOW_MS) as caller:
+        cp.negative(x, out=x)  # on the caller's stream, as the caller's own next write
+        with widened(WINDOW_MS, spare=(caller.stream,), at_creation=True), time_limit(
+                ex, CALL_LIMIT_S, _describe_scale(case) + ", called again", "does every loop of your function end?"):
+            yours(out, x, a)
+        with _queued_on(cp, caller.stream):
+            run.again = out.get()
+    cp.cuda.Device().synchronize()
+    return run
 
 
 def check_scale_into(scale_into: Callable[[Any, Any, Any], object]) -> None:
@@ -2844,6 +2858,16 @@ def check_scale_into(scale_into: Callable[[Any, Any, Any], object]) -> None:
                       "the kernel reads its arguments as the C types of its signature: what type does CuPy pass a "
                       "Python float, a Python int or a NumPy scalar (np.float32, np.int64) as, and what does your "
                       "signature declare?")
+
+            if run.again is not None and not bad.size:
+                kept = np.flatnonzero(~(np.abs(run.again.astype(np.float64) + want) <= SCALE_RTOL * np.abs(want)))
+                at = int(kept[0]) if kept.size else 0
+                ex.expect(kept.size == 0,
+                          f"{call}, then called again with the same out, x and a after the caller wrote -x into x: "
+                          f"{kept.size} of {n} elements of out wrong after the second call, the first out[{at}] = "
+                          f"{run.again[at]:.9g}, where {-want[at]:.9g} is right",
+                          "each call must compute out from the values x holds now: the same addresses can hold new "
+                          "values (the caller writes x in place, and CuPy's pool hands freed memory out again)")
 
         for_all(ex, _scale_cases(), holds, examples=24, chosen=SCALE_CHOSEN, budget_s=GPU_BUDGET_S,
                 describe=_describe_scale)
