@@ -3195,6 +3195,10 @@ MISJUDGED_ON_A_GPU["check_fast_loss"][R69 + "torch.cuda.empty_cache() at every c
 #   Linear+ReLU whose backward divides by the batch again; loss scaling by 1024 below the head, never undone) FAILs
 #   only on a drawn MLP where some hidden unit lies far from zero (here 6→1→3→8→3, 6→1→3→8→2 on 9 sequences: 4.bias).
 #   Fix: one fixed bf16=True case with a hidden layer whose units all lie far from zero.
+# Round 70 fixed D (a float32-sized gradient tolerance with bf16=False, `exact_gradients`), F (the evaluating call's
+# bf16 products and weights, and that call in both modes on every probed case) and E (FAR_FROM_ZERO_BATCH); G is
+# left (MISJUDGED_ON_A_CPU): a FakeTensorMode tensor on "cuda" reads is_cuda True in this CPU build, but any
+# indexing of it (n[:, None]) raises "PyTorch is not linked with support for cuda devices", so no answer runs there.
 R69B = "round 69's second adversary: "
 
 
@@ -3221,7 +3225,7 @@ def saved_tensors_in_float8(model, x, n, y, bf16):
     forward is exact; every gradient comes from activations rounded to 3 significant bits (the largest relative L1
     error over the parameters 0.13 on the course batch with bf16=False, the solution's 2.6e-7): not the slow step's
     gradient, not float32 throughout.  Round 69's saved_activations_in_bf16 in a format that NARROW does not name.
-    EXPECTED: WRONG.  Seen: PASSes on a CPU (class D)."""
+    EXPECTED: WRONG.  Seen: PASSed on a CPU (class D); FAILs since round 70's fix (float32's gradient tolerance)."""
     return _loss_with_saved_tensors_scaled(model, x, n, y, bf16, 448.0, lambda t: t.to(torch.float8_e4m3fn))
 
 
@@ -3229,7 +3233,7 @@ def saved_tensors_in_int8(model, x, n, y, bf16):
     """"ActNN-style 8-bit activation compression": each saved float32 tensor quantized to int8 with a per-tensor scale
     (round(t / amax * 127)), dequantized in the backward; integer and float32 arithmetic only.  The largest relative L1
     error of a gradient on the course batch with bf16=False is 0.24, about 10^6 times the solution's.  EXPECTED: WRONG.
-    Seen: PASSes on a CPU (class D)."""
+    Seen: PASSed on a CPU (class D); FAILs since round 70's fix."""
     return _loss_with_saved_tensors_scaled(model, x, n, y, bf16, 127.0, lambda t: torch.round(t).to(torch.int8))
 
 
@@ -3237,7 +3241,7 @@ def logits_gradient_quantized_to_8_bits(model, x, n, y, bf16):
     """"8-bit gradients, as distributed training compresses them": a hook on the float32 logits quantizes their
     gradient to 255 levels of its largest magnitude by float32 round(), in both modes: with bf16=False the whole
     backward starts from a gradient rounded to 8 bits (largest relative L1 error 0.029 on the course batch), and no
-    narrow dtype appears.  EXPECTED: WRONG.  Seen: PASSes on a CPU (class D)."""
+    narrow dtype appears.  EXPECTED: WRONG.  Seen: PASSed on a CPU (class D); FAILs since round 70's fix."""
     with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
         logits = model(x.sum(1) / n[:, None])
     logits = logits.float()
@@ -3274,7 +3278,8 @@ def fused_hidden_layers_averaged_twice(model, x, n, y, bf16):
     whose backward averages the weight's and bias's gradients over the batch a second time: every hidden layer's
     gradient is 1/B of the slow step's; the last Linear, under autocast, and the value are right.  bf16=False: the
     solution.  EXPECTED: WRONG.  Seen: FAILs on a CPU, only on a drawn MLP (6→1→3→8→3 on 9 sequences, 4.bias):
-    with bf16=True the hidden layers' gradients are marked as able to jump, unchecked on the fixed cases (class E)."""
+    with bf16=True the hidden layers' gradients are marked as able to jump, unchecked on the fixed cases (class E);
+    since round 70, on FAR_FROM_ZERO_BATCH too."""
     if not bf16:
         return _loss(model, x.sum(1) / n[:, None], y, False)
     a, layers, i = x.sum(1) / n[:, None], list(model), 0
@@ -3307,7 +3312,8 @@ def loss_scaled_below_the_head_never_unscaled(model, x, n, y, bf16):
     """"Mixed precision needs loss scaling so that small gradients survive": with bf16=True the gradient entering the
     model's body (below the last Linear) is multiplied by 1024 and never divided back: every hidden layer's gradient is
     1024 times the slow step's; the value and the last Linear's gradients are right.  bf16=False: the solution.
-    EXPECTED: WRONG.  Seen: FAILs on a CPU, only on a drawn MLP (6→1→3→8→2 on 9 sequences, 4.bias; class E)."""
+    EXPECTED: WRONG.  Seen: FAILs on a CPU, only on a drawn MLP (6→1→3→8→2 on 9 sequences, 4.bias; class E); since
+    round 70, on FAR_FROM_ZERO_BATCH too."""
     a, layers = x.sum(1) / n[:, None], list(model)
     linears = [k for k, m in enumerate(layers) if isinstance(m, torch.nn.Linear)]
     with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
@@ -3322,20 +3328,22 @@ def float32_for_evaluation_under_no_grad(model, x, n, y, bf16):
     """"Validation metrics in full precision, bf16 is for training speed": with bf16=True the products run in bf16
     only while grad mode is on; a caller's torch.no_grad() evaluation gets float32 products.  The task's bf16=True asks
     for the model's matrix products in bfloat16, whatever the caller's mode (round 69's bf16_whenever_no_gradient,
-    mirrored).  EXPECTED: WRONG.  Seen: PASSes on a CPU (class F)."""
+    mirrored).  EXPECTED: WRONG.  Seen: PASSed on a CPU (class F); FAILs since round 70's fix (the evaluating call's
+    bf16 product count)."""
     return _loss(model, x.sum(1) / n[:, None], y, bf16 and torch.is_grad_enabled())
 
 
 def float32_in_eval_mode(model, x, n, y, bf16):
-    """The same keyed on the module's mode: bf16 products only while model.training.  EXPECTED: WRONG.  Seen: PASSes
-    on a CPU (class F)."""
+    """The same keyed on the module's mode: bf16 products only while model.training.  EXPECTED: WRONG.  Seen: PASSed
+    on a CPU (class F); FAILs since round 70's fix."""
     return _loss(model, x.sum(1) / n[:, None], y, bf16 and model.training)
 
 
 def padded_mean_for_a_bf16_evaluation(model, x, n, y, bf16):
     """"The fast path under no_grad is only for logging: the plain mean over the padded length will do": with
     bf16=True and grad mode off it divides by the padded length (round 69's padded_mean_in_eval_mode, for one mode).
-    EXPECTED: WRONG.  Seen: PASSes on a CPU (class F: the bf16=True probes are one sequence of length 1, unpadded)."""
+    EXPECTED: WRONG.  Seen: PASSed on a CPU (class F: the bf16=True probes were one sequence of length 1, unpadded);
+    FAILs since round 70's fix (the evaluating call in both modes, LONG_BATCH's value)."""
     pooled = x.mean(1) if bf16 and not torch.is_grad_enabled() else x.sum(1) / n[:, None]
     return _loss(model, pooled, y, bf16)
 
@@ -3468,30 +3476,6 @@ NEEDS_A_GPU["check_fast_loss"].update({
     R69B + "the whole loss on a private stream, waits both ways and record_stream": (),
 })
 MISJUDGED_ON_A_CPU["check_fast_loss"].update({
-    R69B + "every saved float32 tensor packed to float8_e4m3fn with a scale, in both modes":
-        "PASSed on a CPU (adversary 117, 2026-12-01): round 69's `_no_16_bit_floats_but_bf16s` (nb08.py:1687-1700) "
-        "flags only a dtype of NARROW = (bfloat16, float16) (nb08.py:185, 643-646), and float8_e4m3fn is none; the "
-        "gradients' error (0.13 of their L1 norm at most) lies within GRADIENT_SHARE = 0.25 (nb08.py:371, 1510-1519)",
-    R69B + "every saved float32 tensor quantized to int8 with a scale, in both modes":
-        "PASSed on a CPU (adversary 117, 2026-12-01): int8 is no dtype of NARROW (nb08.py:185, 643-646), so "
-        "`_no_16_bit_floats_but_bf16s` (nb08.py:1687-1700) sees nothing; the gradients' error (0.24 of their L1 norm "
-        "at most) lies within GRADIENT_SHARE = 0.25 (nb08.py:371, 1510-1519)",
-    R69B + "a hook quantizes the logits' gradient to 255 levels by float32 round(), in both modes":
-        "PASSed on a CPU (adversary 117, 2026-12-01): float32 round() makes no narrow dtype for "
-        "`_no_16_bit_floats_but_bf16s` (nb08.py:1687-1700) to see; the gradients' error (0.029 of their L1 norm at "
-        "most) lies within GRADIENT_SHARE = 0.25 (nb08.py:371, 1510-1519)",
-    R69B + "bf16=True, float32 products under torch.no_grad()":
-        "PASSed on a CPU (adversary 117, 2026-12-01): `_callers_state_kept` (nb08.py:1636-1684) tests with bf16=True "
-        "no product count and no dtype (`_no_16_bit_floats_but_bf16s` flags 16-bit floats with bf16=False only, "
-        "nb08.py:1694), and float32 products lie within the bf16 bound of its value test (nb08.py:1676)",
-    R69B + "bf16=True, float32 products in eval mode":
-        "PASSed on a CPU (adversary 117, 2026-12-01): `_callers_state_kept` (nb08.py:1636-1684), the only call in eval "
-        "mode, tests with bf16=True no product count and no dtype (nb08.py:1694), and float32 products lie within the "
-        "bf16 bound of its value test (nb08.py:1676)",
-    R69B + "bf16=True, x.mean(1) over the padded length under torch.no_grad()":
-        "PASSed on a CPU (adversary 117, 2026-12-01): the evaluating call runs with bf16=True only on the probed cases "
-        "of even seed (nb08.py:1616, 1872), SMALLEST_BATCH and STEEP_BATCH, one sequence of length 1 padded to 1 "
-        "(nb08.py:256, 264), where the padded mean is the right one",
     R69B + "autocast's device type \"cuda\" if x.is_cuda else \"cpu\"":
         "FAILed on a CPU (adversary 117, 2026-12-01): the meta rerun (`_elsewhere`, nb08.py:1947-1993), a GPU's "
         "stand-in, hands a meta batch whose is_cuda is False, so the answer names \"cpu\" there, which it never would "
