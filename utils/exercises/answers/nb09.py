@@ -4278,9 +4278,10 @@ ALSO_RIGHT_SCALES[R69 + "n read from out.size as a NumPy int"] = r69_scale_n_rea
 # is the adversary's student's reasoning, why, and EXPECTED, with the verdict seen).  Exercise 2: one ticket counter for
 # the whole launch (the programs' order assumed row-major); a ticket drawn before the partials, which are published and
 # read back by atomics; an autotuned kernel adding into its arguments without reset_to_zero (and its twin with it); the
-# arrival count read by tl.atomic_load(sem="acquire") (right).  On this CPU the check PARTs the three wrong ones and
-# FAILs the right one (MISJUDGED_ON_A_CPU, below); the checks are not changed in the round that registered them (a
-# change to utils/exercises/nb09.py makes solutions 09's stamp stale).  Exercises 1 and 3: strides divided by 4 for
+# arrival count read by tl.atomic_load(sem="acquire") (right).  On this CPU the check PARTed the three wrong ones and
+# FAILed the right one; the checks were not changed in the round that registered them (a change to
+# utils/exercises/nb09.py makes solutions 09's stamp stale).  Fixed in round 70 (fix09), by the plans below: each is
+# judged as EXPECTED on the CPU.  Exercises 1 and 3: strides divided by 4 for
 # every dtype (and its twin by the itemsize); a call skipped when it repeats the last one's addresses (and a right one).
 #
 # The fix, per class, for the next session (verified 2026-12-01 against Triton 3.9's interpreter and nb09.py):
@@ -4343,8 +4344,10 @@ def r69b_ticket_drawn_before_the_partials(x):
     are allocated in each call."  Why wrong: the ticket says which program started last, not which finished last; on a
     GPU the holder of the last ticket may read a slot before a slower program's atomics landed there, and reads
     (-inf, 0) for that chunk.  Drawn after the partials, the ticket would be right.
-    EXPECTED: WRONG.  PART on a CPU (2026-12-01): an atomic read of another program's atomic write is never judged, and
-    the interpreter runs each program to its end (MISJUDGED_ON_A_CPU); on a GPU the race window is narrow."""
+    EXPECTED: WRONG.  PART on a CPU (2026-12-01): an atomic read of another program's atomic write was never judged,
+    and the interpreter runs each program to its end; FAILed on a CPU since round 70 (an atomic read, tl.atomic_add(p,
+    0) whose result is kept, is ordered as a load is, not by itself and the write: _judged_accesses).  On a GPU the race
+    window is narrow."""
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
@@ -4391,8 +4394,9 @@ def r69b_one_counter_for_the_launch(x):
     in no fixed order (it hands out blockIdx.x, program_id(0), fastest): the holder of every 4th ticket may belong to a
     row whose partials are not all out, and some rows are never combined.  Run on a CPU with axis 0 fastest, the
     answer is off by 0.0115 on a 3 x 37 x (the adversary's order_demo.py; 1.5e-8 row-major).
-    EXPECTED: WRONG.  PART on a CPU (2026-12-01): the check runs the programs row-major or in exactly the reverse order,
-    both of which keep a row's programs together (MISJUDGED_ON_A_CPU)."""
+    EXPECTED: WRONG.  PART on a CPU (2026-12-01): the check ran the programs row-major or in exactly the reverse order,
+    both of which keep a row's programs together; FAILed on a CPU since round 70 (a quarter of the cases run the
+    programs with axis 0 fastest: GRID_ORDERS)."""
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
@@ -4459,16 +4463,16 @@ def r69b_autotuned_accumulation_without_reset_to_zero(x):
     "reset_to_zero: a list of argument names whose value will be reset to zero before evaluating any configs" (the
     twin below).  With the real _bench put back and do_bench calling the kernel 3 times, the interpreter's first
     call is off by 0.264 (the adversary's bench_demo.py).
-    EXPECTED: WRONG.  PART on a CPU (2026-12-01): the check's stand-in for _bench runs nothing
-    (MISJUDGED_ON_A_CPU)."""
+    EXPECTED: WRONG.  PART on a CPU (2026-12-01): the check's stand-in for _bench ran nothing; FAILed on a CPU since
+    round 70 (each config benchmarked runs once, through _bench's kernel call: _autotune_without_timing)."""
     return _r69b_summed_by_atomics(x, _r69b_sum_tuned)
 
 
 def r69b_autotuned_accumulation_with_reset_to_zero(x):
     """check_softmax_rows.  The twin above with reset_to_zero=["s_ptr"]: the autotuner zeroes `s` before each config's
     benchmark runs, and once more before the real run (Autotuner.run: self.pre_hook(full_nargs, reset_only=True)).
-    EXPECTED: RIGHT in its values (PART on a CPU, 2026-12-01).  On a GPU its speed is to be seen: x read three times
-    and 64 programs of 32 columns each per row of the timed shape."""
+    EXPECTED: RIGHT in its values (PART on a CPU, 2026-12-01, and since round 70 with the benchmark's runs).  On a GPU
+    its speed is to be seen: x read three times and 64 programs of 32 columns each per row of the timed shape."""
     return _r69b_summed_by_atomics(x, _r69b_sum_tuned_reset)
 
 
@@ -4507,8 +4511,8 @@ def r69b_count_read_by_atomic_load_acquire(x):
     allocated in each call.  tl.atomic_load is in Triton 3.9 (the CPU's pin), not in every Triton: registered only
     where triton.language has it.
     EXPECTED: RIGHT.  FAILed on a CPU (2026-12-01, "14 elements written by one of its programs and read by another, no
-    atomic ordering the two", on a (2, 1) x): the interpreter's atomic_load is its masked load, recorded as a plain one
-    (MISJUDGED_ON_A_CPU)."""
+    atomic ordering the two", on a (2, 1) x): the interpreter's atomic_load is its masked load, recorded as a plain
+    one; PART on a CPU since round 70 (tl.atomic_load recorded with its sem: _atomic_watched)."""
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
@@ -4655,33 +4659,17 @@ MISJUDGED_ON_A_GPU = {
 # no GPU, a non-strict one on a GPU until one judges them there.  None now: round 67's third adversary's six (judged
 # with Triton 3.9's interpreter, 2026-12-01) are judged right since the check records atomics, runs half its cases'
 # grids in reversed order, makes the other caller's call inside the first call's launch, and runs every autotuned
-# config.
+# config; round 69's second adversary's four since round 70 (the programs run with axis 0 fastest in a quarter of the
+# cases, atomic reads ordered as loads, the autotuner's benchmark runs made, tl.atomic_load and tl.atomic_store
+# recorded with their sem).
 MISJUDGED_ON_A_CPU: dict[str, dict[str, str]] = {
     "check_softmax_rows": {
         R68B + "each row's max by NumPy on the bytes of x's storage (ctypes)":
             "PART on a CPU (2026-12-01): the host reads watched are the tensor's (numpy, tolist, __array__, dlpack, "
             "the CUDA array interface: HOST_READS); x.untyped_storage() and ctypes.string_at on its data_ptr() read "
             "x's values on the host unseen",
-        R69B + "a split row's ticket drawn before its partials, published and read back by atomics":
-            "PART on a CPU (2026-12-01): utils/exercises/nb09.py:1417 (_judged_accesses, `if writer == program or "
-            "(atomic and kind == \"atomic\"): continue`) never judges an atomic read of another program's atomic "
-            "write (here atomic_add(slot, 0) reading the others' atomic_max/atomic_add), and the interpreter runs each "
-            "program to its end, so the last ticket's holder ran after every other",
-        R69B + "one ticket counter for the whole launch, every 4th ticket combines its own row":
-            "PART on a CPU (2026-12-01): the interpreter runs the grid with axis 0 outermost and nb09.py:1281 "
-            "(_grid_watched) only reverses that order, so the 4 programs of a row always draw 4 consecutive tickets; a "
-            "GPU hands out program_id(0) fastest",
-        R69B + "@triton.autotune over num_warps, sums added by tl.atomic_add into an argument, no reset_to_zero":
-            "PART on a CPU (2026-12-01): nb09.py:1838-1840 (_autotune_without_timing's `timed`) stands in for "
-            "Autotuner._bench and runs nothing, so the benchmark's runs never add into the call's own `s` as on a GPU",
     },
 }
-if R69B_ATOMIC_LOAD in ALSO_RIGHT_SOFTMAXES:
-    MISJUDGED_ON_A_CPU["check_softmax_rows"][R69B_ATOMIC_LOAD] = (
-        "FAIL on a CPU (2026-12-01): Triton 3.9's interpreter implements create_atomic_load by create_masked_load, "
-        "which nb09.py:1054 (_load_watched) records as a plain \"load\" with no sem; _access_patches "
-        "(nb09.py:1288-1300) watches no create_atomic_load, so the acquire is lost and the counter and partials look "
-        "unordered")
 
 # Answers whose kernel ends the CUDA context of the process it runs in, on a GPU (an illegal address): the check
 # FAILs them with a hint to restart, and the tests judge each in a fresh process (tests/test_exercises.py).
