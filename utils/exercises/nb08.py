@@ -1990,6 +1990,60 @@ class _KeptWhereTheBatchIs(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
+class _FirstAutocast(Exception):
+    """Raised by the probe's autocast (`_autocast_beside_a_gpus_batch`): the device type it names is all it wants."""
+
+
+def _read_by_the_answer() -> bool:
+    """Whether the attribute read two frames up comes from outside PyTorch's own Python (its meta kernels read a
+    tensor's device too, and must see the meta device they compute on)."""
+    return not str(sys._getframe(2).f_globals.get("__name__", "")).startswith("torch")
+
+
+class _ReadsAsCuda(torch.Tensor):
+    """The probe's batch: a meta tensor whose is_cuda and device, read by the answer's code, say "cuda"; results of
+    operations on it are plain meta tensors."""
+
+    __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
+
+    @property
+    def is_cuda(self) -> bool:  # type: ignore[override]
+        return _read_by_the_answer() or bool(torch.Tensor.is_cuda.__get__(self))  # type: ignore[attr-defined]
+
+    @property
+    def device(self) -> torch.device:  # type: ignore[override]
+        return torch.device("cuda") if _read_by_the_answer() else torch.Tensor.device.__get__(self)
+
+
+def _autocast_beside_a_gpus_batch(yours: Callable[..., object], model: torch.nn.Module, x: torch.Tensor,
+                                  n: torch.Tensor, y: torch.Tensor, bf16: bool) -> str | None:
+    """The device type of the first autocast the answer enters when its (meta) batch says it is on a GPU
+    (`_ReadsAsCuda`, torch.cuda.is_available() True), or None where it raised before entering one.  The meta rerun's
+    batch reads as neither host nor GPU: an answer that spells the batch's device for the course's two devices ("cuda"
+    if x.is_cuda else "cpu", or from x.device.type == "cuda") names "cpu" there, which beside a GPU's batch it never
+    would (round 69's second adversary's right answers FAILed).  Only the name is asked: the probe stops there."""
+    base = torch.amp.autocast_mode.autocast
+    original = base.__init__
+    seen: list[str] = []
+
+    def first(self: Any, device_type: str, *args: Any, **kwargs: Any) -> None:
+        seen.append(device_type)
+        raise _FirstAutocast
+
+    settings = read_settings(WATCHED)
+    base.__init__ = first  # type: ignore[method-assign]
+    try:
+        with warnings.catch_warnings(), _as_if_cuda(), _KeptWhereTheBatchIs():
+            warnings.simplefilter("ignore")
+            yours(model, x.as_subclass(_ReadsAsCuda), n, y, bf16)
+    except Exception:  # noqa: BLE001, S110 -- _FirstAutocast, or an error before any autocast: only the name counts
+        pass
+    finally:
+        base.__init__ = original  # type: ignore[method-assign]
+        put_back(settings)
+    return seen[0] if seen else None
+
+
 def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torch.nn.Sequential, x: torch.Tensor,
                n: torch.Tensor, y: torch.Tensor, bf16: bool) -> None:
     """On a CPU, the answer called once more with the batch and a copy of the model on PyTorch's meta device (shapes,
@@ -2029,6 +2083,8 @@ def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torc
                 setattr(owner, name, original)
         put_back(settings)
     host = sorted({device for device, enabled in named if enabled and device == "cpu"})
+    if bf16 and host and _autocast_beside_a_gpus_batch(yours, twin, meta[0], meta[1], meta[2], bf16) == "cuda":
+        host = []  # the "cpu" came from the batch's device: beside a GPU's batch the answer names "cuda"
     ex.expect(not (bf16 and host), f"{call}, with the batch on another device than the host (PyTorch's meta device, "
               "as a GPU's stand-in), entered an autocast for the host (\"cpu\"): on a GPU it would leave every matrix "
               "product in float32 (round 65's adversary: torch.autocast(\"cpu\", ...), torch.cpu.amp.autocast)",

@@ -3196,9 +3196,12 @@ MISJUDGED_ON_A_GPU["check_fast_loss"][R69 + "torch.cuda.empty_cache() at every c
 #   only on a drawn MLP where some hidden unit lies far from zero (here 6→1→3→8→3, 6→1→3→8→2 on 9 sequences: 4.bias).
 #   Fix: one fixed bf16=True case with a hidden layer whose units all lie far from zero.
 # Round 70 fixed D (a float32-sized gradient tolerance with bf16=False, `exact_gradients`), F (the evaluating call's
-# bf16 products and weights, and that call in both modes on every probed case) and E (FAR_FROM_ZERO_BATCH); G is
-# left (MISJUDGED_ON_A_CPU): a FakeTensorMode tensor on "cuda" reads is_cuda True in this CPU build, but any
-# indexing of it (n[:, None]) raises "PyTorch is not linked with support for cuda devices", so no answer runs there.
+# bf16 products and weights, and that call in both modes on every probed case) and E (FAR_FROM_ZERO_BATCH); and G
+# otherwise than planned: a FakeTensorMode tensor on "cuda" reads is_cuda True in this CPU build, but any indexing of
+# it (n[:, None]) raises "PyTorch is not linked with support for cuda devices"; so where the meta rerun sees an
+# autocast for "cpu", `_autocast_beside_a_gpus_batch` calls the answer once more with a meta batch whose is_cuda and
+# device, read by the answer's own code, say "cuda" (`_ReadsAsCuda`), and stops it at its first autocast: "cuda" there
+# means the "cpu" came from the batch's device.
 R69B = "round 69's second adversary: "
 
 
@@ -3350,16 +3353,17 @@ def padded_mean_for_a_bf16_evaluation(model, x, n, y, bf16):
 
 def autocast_device_from_is_cuda(model, x, n, y, bf16):
     """The autocast's device type written "cuda" if x.is_cuda else "cpu": the batch's device, spelled for the two
-    devices the course has; right on a CPU and on a GPU.  EXPECTED: RIGHT.  Seen: FAILs on a CPU (class G: the meta
-    rerun's batch reads is_cuda False, and the answer's autocast for "cpu" is taken for the host's)."""
+    devices the course has; right on a CPU and on a GPU.  EXPECTED: RIGHT.  Seen: FAILed on a CPU until round 70
+    (class G: the meta rerun's batch reads is_cuda False, and the answer's autocast for "cpu" was taken for the
+    host's); PASSes since `_autocast_beside_a_gpus_batch` asks again with a batch that reads as a GPU's."""
     with torch.autocast("cuda" if x.is_cuda else "cpu", dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
         logits = model(x.sum(1) / n[:, None])
     return F.cross_entropy(logits.float(), y)
 
 
 def autocast_device_from_device_type_compare(model, x, n, y, bf16):
-    """The same as "cuda" if x.device.type == "cuda" else "cpu".  EXPECTED: RIGHT.  Seen: FAILs on a CPU (class G:
-    the meta batch's device.type is "meta")."""
+    """The same as "cuda" if x.device.type == "cuda" else "cpu".  EXPECTED: RIGHT.  Seen: FAILed on a CPU until round 70
+    (class G: the meta batch's device.type is "meta"); PASSes since `_autocast_beside_a_gpus_batch`."""
     kind = "cuda" if x.device.type == "cuda" else "cpu"
     with torch.autocast(kind, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
         logits = model(x.sum(1) / n[:, None])
@@ -3474,15 +3478,4 @@ NEEDS_A_GPU["check_fast_loss"].update({
     R69B + "the model on a private stream, the loss handed back by .to(x.device, non_blocking=True), no join": (),
     R69B + "cupy.cuda.Device().synchronize() at every call": ("cupy",),
     R69B + "the whole loss on a private stream, waits both ways and record_stream": (),
-})
-MISJUDGED_ON_A_CPU["check_fast_loss"].update({
-    R69B + "autocast's device type \"cuda\" if x.is_cuda else \"cpu\"":
-        "FAILed on a CPU (adversary 117, 2026-12-01): the meta rerun (`_elsewhere`, nb08.py:1947-1993), a GPU's "
-        "stand-in, hands a meta batch whose is_cuda is False, so the answer names \"cpu\" there, which it never would "
-        "beside a GPU's batch, and nb08.py:1985-1990 takes it for an autocast for the host; `_as_if_cuda` "
-        "(nb08.py:1884) patches torch.cuda.is_available only",
-    R69B + "autocast's device type \"cuda\" if x.device.type == \"cuda\" else \"cpu\"":
-        "FAILed on a CPU (adversary 117, 2026-12-01): the meta rerun (`_elsewhere`, nb08.py:1947-1993) hands a batch "
-        "whose device.type is \"meta\", so the answer names \"cpu\" there, which it never would beside a GPU's batch, "
-        "and nb08.py:1985-1990 takes it for an autocast for the host",
 })
