@@ -1,13 +1,14 @@
 """Notebook 08, appendix A6: section 4's timer against section 5's plain runs, in a process that starts clean.
 
-    python 08_timer_vs_runs.py COURSE_ROOT profile|none
+    python 08_timer_vs_runs.py COURSE_ROOT SCRATCH profiles|none
 
 Times section 4's `tiny_chain` both ways, taking turns, five rounds: `utils.benchmark` (CUDA events around blocks of
 calls, each block after an untimed call) and ten calls on the host's clock from an idle GPU to an idle GPU (section 5's
-`steps_time`). Then, with "profile", records one profile of ten calls (CPU and CUDA activities, as section 5's), and
-with "none" runs the same ten calls without one; then five rounds again. Prints, as JSON, seconds a call:
-{"before": {"timer": [...], "runs": [...]}, "after": {...}}. A fresh process, so that no earlier profile of the
-notebook's own process (which may leave CUPTI attached) and no earlier work sits under the first rounds.
+`steps_time`). Then, with "profiles", five profiles of ten calls each (CPU and CUDA activities), each exported to a
+trace in SCRATCH, as section 5's `overhead` does; with "none", the same fifty calls without a profile; then five
+rounds again. Prints, as JSON, seconds a call: {"before": {"timer": [...], "runs": [...]}, "after": {...}}. A fresh
+process, so that no earlier profile of the notebook's own process (which may leave CUPTI attached: the environment
+variable TEARDOWN_CUPTI, pytorch#144455) and no earlier work sits under the first rounds.
 """
 
 import json
@@ -53,10 +54,12 @@ v = torch.ones(5, device="cuda")
 tiny_chain(v)
 torch.cuda.synchronize()
 before = rounds()
-if sys.argv[2] == "profile":
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+for i in range(5):
+    if sys.argv[3] == "profiles":
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
+            runs()
+        p.export_chrome_trace(f"{sys.argv[2]}/08_fresh_{i}.json.gz")
+    else:
         runs()
-else:
-    runs()
 after = rounds()
 print(json.dumps({"before": before, "after": after}))
