@@ -4888,18 +4888,14 @@ MISJUDGED_ON_A_GPU = {
 # grids in reversed order, makes the other caller's call inside the first call's launch, and runs every autotuned
 # config; round 69's second adversary's four since round 70 (the programs run with axis 0 fastest in a quarter of the
 # cases, atomic reads ordered as loads, the autotuner's benchmark runs made, tl.atomic_load and tl.atomic_store
-# recorded with their sem).
+# recorded with their sem); round 70's adversary's two since fix09d (each autotuned launch, an autotuner and a key,
+# takes each of its other configs while the others keep their first).
 MISJUDGED_ON_A_CPU: dict[str, dict[str, str]] = {
     "check_softmax_rows": {
         R68B + "each row's max by NumPy on the bytes of x's storage (ctypes)":
             "PART on a CPU (2026-12-01): the host reads watched are the tensor's (numpy, tolist, __array__, dlpack, "
             "the CUDA array interface: HOST_READS); x.untyped_storage() and ctypes.string_at on its data_ptr() read "
             "x's values on the host unseen",
-        R70_TWO_TUNERS:
-            "PART on a CPU (2026-12-01): every autotuner was given config k at once; the two autotuners' choices "
-            "never differed",
-        R70_TWO_PHASES:
-            "PART on a CPU (2026-12-01): every key of the autotuner was given config k at once",
     },
 }
 
