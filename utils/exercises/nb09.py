@@ -1939,13 +1939,30 @@ def _python_body(func: Any, tensors: list[torch.Tensor]) -> Callable | None:
         return None
 
 
+class _KeysSeen(dict):
+    """An autotuner's cache (config by key) that keeps the key last looked up in it: Autotuner.run asks `if key not in
+    self.cache:` before it benchmarks the configs, so the stand-in for the benchmark knows which key it chooses for."""
+
+    looked_up: Any = None
+
+    def __contains__(self, key: object) -> bool:
+        self.looked_up = key
+        return super().__contains__(key)
+
+
 @contextmanager
-def _autotune_without_timing(choice: int, configs: list[int], kept: dict) -> Iterator[None]:
+def _autotune_without_timing(choice: int | tuple[tuple[int, Any], int], configs: list[tuple[int, Any, int, str]],
+                             kept: dict) -> Iterator[None]:
     """On a CPU: @triton.autotune picks its config number `choice` (modulo its number of configs) instead of timing
     each (timing needs a GPU driver, which Triton's interpreter has not), so an autotuned kernel runs through the
-    interpreter too; each autotuner's number of configs is appended to `configs`.  Its choices are kept per key as a
-    GPU keeps them (`if key not in self.cache:` in Autotuner.run), in `kept`, one cache for each `choice`, across the
-    calls of a check: a choice pruned and made for one case is the choice of every later case with the same key (round
+    interpreter too; each autotuned launch appends (id of its autotuner, its key, its number of configs, its kernel's
+    name) to `configs`.  A `choice` of ((id, key), k) gives config k to that autotuner for that key alone and config 0
+    to every other (autotuner, key): on a GPU each autotuner, and each key of one, keeps the config it timed fastest,
+    independently of the others (round 70's adversary: two kernels autotuned over the same BLOCKs, each counting a
+    row's chunks by its own BLOCK, and one kernel with a PHASE constexpr in its key launched for each phase, passed
+    while config k went to every autotuner and key at once).  Its choices are kept per key as a GPU keeps them (`if
+    key not in self.cache:` in Autotuner.run), in `kept`, one cache for each `choice`, across the calls of a check: a
+    choice pruned and made for one case is the choice of every later case with the same key (round
     69's adversary: the configs narrower than the row pruned, key=["rows"], passed while the cache was emptied at
     every launch; on a GPU a later call of as many rows and longer ones reuses the narrow block).  The check calls
     again with each config (round 67's third adversary: an autotuner over BLOCK from 4096 down to 64 columns, one
@@ -1968,8 +1985,19 @@ def _autotune_without_timing(choice: int, configs: list[int], kept: dict) -> Ite
         yield
         return
 
+    def pick(self: Any) -> int:
+        if isinstance(choice, int):
+            return choice
+        (who, key), k = choice
+        seen = getattr(self.cache, "looked_up", None)
+        try:
+            same = bool(key == seen)
+        except Exception:  # noqa: BLE001 -- a key holding tensors: the same objects or not
+            same = key is seen
+        return k if who == id(self) and same else 0
+
     def timed(self: Any, *args: Any, config: Any, **meta: Any) -> list[float]:
-        chosen = self.configs.index(config) == choice % len(self.configs) if config in self.configs else False
+        chosen = self.configs.index(config) == pick(self) % len(self.configs) if config in self.configs else False
         timing = [0.0 if chosen else 1.0] * 3
 
         def run_once(kernel_call: Callable[[], Any], *_: Any, **__: Any) -> list[float]:
@@ -1993,13 +2021,16 @@ def _autotune_without_timing(choice: int, configs: list[int], kept: dict) -> Ite
         return out if isinstance(out, list) and any(math.isinf(t) for t in out) else timing
 
     def tuned(self: Any, *args: Any, **kwargs: Any) -> Any:
-        configs.append(len(self.configs))
         held = self.cache
-        self.cache = kept.setdefault(id(self), (self, {}))[1].setdefault(choice % max(len(self.configs), 1), {})
+        which = choice % max(len(self.configs), 1) if isinstance(choice, int) else choice
+        self.cache = cache = kept.setdefault(id(self), (self, {}))[1].setdefault(which, _KeysSeen())
         try:
             return run(self, *args, **kwargs)
         finally:
             self.cache = held
+            name = getattr(getattr(self, "base_fn", None), "__name__", None) or "your kernel"
+            configs.append((id(self), cache.looked_up, len(self.configs), name))
+            cache.looked_up = None
 
     Autotuner._bench, Autotuner.run = timed, tuned  # type: ignore[method-assign]
     try:
@@ -2071,6 +2102,11 @@ def _what_x_is(x: torch.Tensor) -> tuple[object, ...]:
         return (_storage_of(x), x.storage_offset(), tuple(x.stride()), x._version)
 
 
+AUTOTUNED_HINT = ("an autotuner keeps the fastest config, not a right one: every config it may choose must give the "
+                  "right softmax, on every shape (a block narrower than the row leaves columns unread); and it times "
+                  "each config by running your kernel on the call's own arguments, so what a kernel adds into an "
+                  "argument adds up (@triton.autotune's reset_to_zero)")
+
 _NO_DRIVER = ("active drivers", "cpu tensor", "Pointer argument", "outside of the scope of a kernel")
 
 
@@ -2088,10 +2124,10 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
         device = "cuda" if on_gpu else "cpu"
         counted = _launches_are_seen(device)
 
-        tuned: list[int] = []  # each autotuned launch's number of configs (on a CPU)
+        tuned: list[tuple[int, Any, int, str]] = []  # each autotuned launch: autotuner, key, configs (on a CPU)
         choices: dict = {}  # what each autotuner chose, per config pass and key, through the check (on a CPU)
 
-        def call_yours(x: torch.Tensor, call: str, poisoned: bool = False, order: str = "", config: int = 0,
+        def call_yours(x: torch.Tensor, call: str, poisoned: bool = False, order: str = "", config: Any = 0,
                        guarded: bool | None = None) -> tuple[object, _Launches]:
             """yours(x), its launches counted (on a CPU: run on guarded copies of their tensors, see
             _counting_launches), within CALL_LIMIT_S.  PyTorch's global settings (default dtype, grad mode...) are
@@ -2126,7 +2162,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                 "of x sees the change meanwhile), and `x.data = ...` or `x.set_(...)` make x another tensor's view")
             return judged(x, call, y, launches, watch)
 
-        def watched_call(x: torch.Tensor, call: str, poisoned: bool, order: str, config: int,
+        def watched_call(x: torch.Tensor, call: str, poisoned: bool, order: str, config: Any,
                          guarded: bool | None) -> tuple[object, _Launches, Any]:
             guarded = not on_gpu or poisoned if guarded is None else guarded
             try:
@@ -2214,7 +2250,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       "makes the host wait for the GPU)")
             return y, launches
 
-        def call_from_a_float64_caller(x: torch.Tensor, call: str, order: str = "", config: int = 0
+        def call_from_a_float64_caller(x: torch.Tensor, call: str, order: str = "", config: Any = 0
                                        ) -> tuple[object, _Launches]:
             """call_yours(x), from a caller whose default dtype is float64 (FLOAT64_CALLER)."""
             with _default_dtype(torch.float64):
@@ -2265,16 +2301,25 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       "the task is a Triton kernel of your own, launched as softmax_kernel[grid](...) with a program "
                       "for each row (or for a few rows): PyTorch's operations do not count")
             _judge_softmax(ex, call, x, before, y, seen)
-            for config in range(1, max(tuned, default=1)):  # every config an autotuner may keep, on the same x
-                said = f"{call}, with config {config + 1} of your @triton.autotune's {max(tuned)} kept"
+            launched = {(who, key): (n, name) for who, key, n, name in tuned if n > 1}  # each (autotuner, key)
+            most = max((n for n, _ in launched.values()), default=1)
+            for config in range(1, most):  # every config an autotuner may keep, on the same x
+                said = f"{call}, with config {config + 1} of your @triton.autotune's {most} kept"
                 y, _ = call_from_a_float64_caller(x, said, order, config)
-                ex.expect(not _wrong_of_x_shape(y, x),
-                          f"{said}: the result is wrong", "an autotuner keeps the fastest config, not a right one: "
-                          "every config it may choose must give the right softmax, on every shape (a block narrower "
-                          "than the row leaves columns unread); and it times each config by running your kernel on "
-                          "the call's own arguments, so what a kernel adds into an argument adds up "
-                          "(@triton.autotune's reset_to_zero)")
+                ex.expect(not _wrong_of_x_shape(y, x), f"{said}: the result is wrong", AUTOTUNED_HINT)
                 _judge_softmax(ex, said, x, before, y)
+            # two autotuned launches or more: each, in turn, on each of its other configs, the others on their first
+            # (each autotuner, and each key of one, keeps its own choice on a GPU: round 70's adversary)
+            for at, (launch, (n, name)) in enumerate(launched.items() if len(launched) > 1 else ()):
+                for config in range(1, n):
+                    said = (f"{call}, with config {config + 1} of {n} kept by your autotuned launch {at + 1} of "
+                            f"{len(launched)} ({name}), config 1 by the others")
+                    y, _ = call_from_a_float64_caller(x, said, order, (launch, config))
+                    ex.expect(not _wrong_of_x_shape(y, x), f"{said}: the result is wrong", AUTOTUNED_HINT + (
+                        "; each @triton.autotune, and each key of one, keeps its own fastest config, whatever "
+                        "another keeps: launches whose configs must agree (the chunks one writes and another "
+                        "reads) need one value given to both, not two choices"))
+                    _judge_softmax(ex, said, x, before, y)
 
         def call_yours_reordered(x: torch.Tensor, call: str, order: str) -> tuple[object, _Launches]:
             """On a CPU: the call with each launch's programs in the order named (GRID_ORDERS); a wrong result there

@@ -4618,6 +4618,228 @@ WRONG_SCALES[R69B + "a call skipped when it repeats the last one's out, x, n and
 ALSO_RIGHT_SCALES[R69B + "a passed as np.float32(a), the grid -(-n // 256)"] = r69b_scale_a_through_numpy_float32
 
 
+# ---------------------------------------------------------------- round 70's adversary of the 09 checks
+# (adversary 118, judged on this CPU with Triton 3.9's interpreter, 2026-12-01, the checks as of 6c956b6, the merge of
+# fix09-r70; each docstring is the adversary's student's reasoning, why, and EXPECTED, with the verdict seen).
+# Exercise 2 only: a split row whose two launches are autotuned apart (two kernels, each under its own
+# @triton.autotune; one kernel whose key holds a PHASE constexpr), the configs of the two required to agree (PARTed,
+# wrong: fixed in round 70, fix09d, by the cross pattern of check_softmax_rows, below); a control with one autotuned
+# launch (FAILed); the twin that reads every slot of a pre-filled buffer (right); three layouts the task leaves free
+# (right).
+R70 = "round 70's adversary: "
+_R70_CHUNKS = [triton.Config({"BLOCK": 64}, num_warps=2), triton.Config({"BLOCK": 256}, num_warps=4)]
+_R70_MIN_BLOCK = 64
+
+
+def _r70_partials_body(p_ptr, x_ptr, x_stride, cols, NCH, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    c = tl.program_id(1)
+    offs = c * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * x_stride + offs, mask=offs < cols, other=-float("inf"))
+    m = tl.max(v, axis=0)
+    s = tl.sum(tl.where(v == -float("inf"), 0.0, tl.exp(v - m)), axis=0)
+    tl.store(p_ptr + (row * NCH + c) * 2, m)
+    tl.store(p_ptr + (row * NCH + c) * 2 + 1, s)
+
+
+def _r70_apply_body(y_ptr, x_ptr, p_ptr, x_stride, y_stride, cols, NCH, READ_ALL: tl.constexpr,
+                    BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    c = tl.program_id(1)
+    # the partials of the row: one per chunk of BLOCK columns (READ_ALL: every slot of the buffer, filled or not)
+    n = NCH if READ_ALL else tl.cdiv(cols, BLOCK)
+    big = tl.load(p_ptr + row * NCH * 2)
+    for j in range(1, n):
+        big = tl.maximum(big, tl.load(p_ptr + (row * NCH + j) * 2))
+    total = 0.0
+    for j in range(n):
+        mj = tl.load(p_ptr + (row * NCH + j) * 2)
+        sj = tl.load(p_ptr + (row * NCH + j) * 2 + 1)
+        total += tl.where(mj == -float("inf"), 0.0, sj * tl.exp(mj - big))
+    offs = c * BLOCK + tl.arange(0, BLOCK)
+    keep = offs < cols
+    v = tl.load(x_ptr + row * x_stride + offs, mask=keep, other=-float("inf"))
+    tl.store(y_ptr + row * y_stride + offs, tl.exp(v - big) / total, mask=keep)
+
+
+_r70_partials_tuned = triton.autotune(configs=_R70_CHUNKS, key=["cols"])(triton.jit(_r70_partials_body))
+_r70_apply_tuned = triton.autotune(configs=_R70_CHUNKS, key=["cols"])(triton.jit(_r70_apply_body))
+_r70_apply_fixed = triton.jit(_r70_apply_body)
+# the twin's kernel 1: its benchmark runs (every config, on the call's own arguments) put the partials back after each
+_r70_partials_tuned_restored = triton.autotune(configs=_R70_CHUNKS, key=["cols"], restore_value=["p_ptr"])(
+    triton.jit(_r70_partials_body))
+
+
+def _r70_split(x, filled, read_all, apply_block=None):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows == 0:
+        return y
+    nch = triton.cdiv(cols, _R70_MIN_BLOCK)  # room for the narrowest config's chunks
+    p = torch.empty((rows, nch, 2), dtype=torch.float32, device=x.device)
+    if filled:  # slots no chunk writes hold (-inf, 0): they add nothing to the max or the sum
+        p[:, :, 0].fill_(-math.inf)
+        p[:, :, 1].fill_(0.0)
+    partials = _r70_partials_tuned_restored if filled else _r70_partials_tuned
+    partials[lambda meta: (rows, triton.cdiv(cols, meta["BLOCK"]))](p, x, x.stride(0), cols, nch)
+    if apply_block is None:
+        _r70_apply_tuned[lambda meta: (rows, triton.cdiv(cols, meta["BLOCK"]))](
+            y, x, p, x.stride(0), y.stride(0), cols, nch, READ_ALL=read_all)
+    else:
+        _r70_apply_fixed[(rows, triton.cdiv(cols, apply_block))](
+            y, x, p, x.stride(0), y.stride(0), cols, nch, READ_ALL=read_all, BLOCK=apply_block)
+    return y
+
+
+def r70_two_autotuners_chunk_count_from_own_block(x):
+    """check_softmax_rows.  "A split row, fast on long rows: kernel 1 stores each chunk's max and sum, kernel 2
+    combines the row's cdiv(cols, BLOCK) partials and writes its chunk; both autotuned over the same BLOCK configs
+    (64, 256), so they use the same chunks."  Why wrong: each @triton.autotune times its own configs and keeps its own
+    fastest (triton/runtime/autotuner.py, Autotuner.run: `self.cache[key] = builtins.min(timings, key=timings.get)`),
+    independently of the other; on a GPU kernel 1 may keep BLOCK=64 and kernel 2 BLOCK=256: kernel 2 then combines 1
+    partial of 3 (off by 97 on a 3 x 150 x * 10, the kernels launched by hand with those blocks on the CPU), or, the
+    other way round, reads slots nobody wrote (torch.empty's bytes).
+    EXPECTED: WRONG.  PART on a CPU (2026-12-01, 143 checks): the check's stand-in for the autotuners gave every
+    autotuner config k at once (only the diagonal of the configs' product ran); FAILed on a CPU since round 70 (fix09d:
+    a call with two autotuned launches or more runs again with each launch, in turn, on each of its other configs while
+    the others keep their first)."""
+    return _r70_split(x, filled=False, read_all=False)
+
+
+def r70_two_autotuners_every_slot_read(x):
+    """check_softmax_rows.  The twin: the same split row, the partials buffer filled with (-inf, 0) in each call and
+    kernel 2 reading every slot of it (as many as the narrowest config's chunks), kernel 1's autotuner given
+    restore_value=["p_ptr"] (its benchmark runs every config on this call's own buffer: a BLOCK=64 run leaves partials
+    in slots a later BLOCK=256 run does not overwrite; without restore_value the check rightly FAILed the adversary's
+    first version, at config 2): whatever BLOCK each autotuner keeps, the row's max and sum are right.
+    EXPECTED: RIGHT (PART on a CPU, 2026-12-01, and since round 70 with each launch's configs crossed with the
+    other's).  Its speed on a GPU is unmeasured: each program of kernel 2 reads 32 slots of partials on BIG's rows."""
+    return _r70_split(x, filled=True, read_all=True)
+
+
+def r70_autotuned_partials_fixed_apply_block(x):
+    """check_softmax_rows.  A control of the check's reach: kernel 1 autotuned over BLOCK (64, 256), kernel 2 fixed at
+    BLOCK=64 and reading cdiv(cols, 64) partials ("kernel 1 keeps 64").  Why wrong: the autotuner may keep 256, and
+    kernel 2 reads slots kernel 1 never wrote.  EXPECTED: WRONG.  FAILed on a CPU (2026-12-01, at config 2 of 2: one
+    autotuner's every config was already run)."""
+    return _r70_split(x, filled=False, read_all=False, apply_block=64)
+
+
+_r70_partials_jit = triton.jit(_r70_partials_body)
+_r70_apply_jit = triton.jit(_r70_apply_body)
+
+
+@triton.autotune(configs=_R70_CHUNKS, key=["cols", "PHASE"])
+@triton.jit
+def _r70_phased_kernel(y_ptr, x_ptr, p_ptr, x_stride, y_stride, cols, NCH, PHASE: tl.constexpr, BLOCK: tl.constexpr):
+    if PHASE == 0:
+        _r70_partials_jit(p_ptr, x_ptr, x_stride, cols, NCH, BLOCK)
+    else:
+        _r70_apply_jit(y_ptr, x_ptr, p_ptr, x_stride, y_stride, cols, NCH, False, BLOCK)
+
+
+def r70_one_autotuner_two_phases_in_its_key(x):
+    """check_softmax_rows.  "One kernel, two launches (PHASE 0: each chunk's partials; PHASE 1: combine the row's
+    cdiv(cols, BLOCK) partials and write), autotuned once: the same kernel, so the same BLOCK."  Why wrong: the key
+    holds PHASE (key=["cols", "PHASE"]), so each phase is a key of its own in the autotuner's cache (Autotuner.run:
+    `if key not in self.cache:`), timed and chosen on its own: on a GPU phase 0 may keep 64 and phase 1 256.
+    EXPECTED: WRONG.  PART on a CPU (2026-12-01): config k was given to every key of every autotuner at once; FAILed on
+    a CPU since round 70 (fix09d: each (autotuner, key) launched is a launch of its own for the cross pattern)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows == 0:
+        return y
+    nch = triton.cdiv(cols, _R70_MIN_BLOCK)
+    p = torch.empty((rows, nch, 2), dtype=torch.float32, device=x.device)
+    for phase in (0, 1):
+        _r70_phased_kernel[lambda meta: (rows, triton.cdiv(cols, meta["BLOCK"]))](
+            y, x, p, x.stride(0), y.stride(0), cols, nch, PHASE=phase)
+    return y
+
+
+@triton.jit
+def _r70_strided_out_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, y_col_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    c = tl.arange(0, BLOCK)
+    keep = c < cols
+    v = tl.load(x_ptr + row * x_row_stride + c, mask=keep, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + c * y_col_stride, e / tl.sum(e, axis=0), mask=keep)
+
+
+def r70_result_column_major(x):
+    """check_softmax_rows.  "The next layer reads y by columns: return it column-major, y = torch.empty(cols,
+    rows).t(); the kernel stores with y's two strides."  The task asks for a new float32 tensor of x's shape with the
+    softmax's values; its strides are free.  EXPECTED: RIGHT in its values (PART on a CPU, 2026-12-01).  Its speed on
+    a GPU is unmeasured: each program stores its row across y's columns, `rows` floats apart (32768 on BIG)."""
+    rows, cols = x.shape
+    y = torch.empty((cols, rows), dtype=torch.float32, device=x.device).t()
+    if rows:
+        _r70_strided_out_kernel[(rows,)](y, x, x.stride(0), y.stride(0), y.stride(1), cols,
+                                         BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _r70_padded_in_kernel(y_ptr, xp_ptr, xp_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    c = tl.arange(0, BLOCK)
+    v = tl.load(xp_ptr + row * xp_row_stride + c)  # every lane in bounds: the padding is -inf
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + c, e / tl.sum(e, axis=0), mask=c < cols)
+
+
+def r70_input_padded_with_minus_inf(x):
+    """check_softmax_rows.  "Pad each row to BLOCK with -inf (F.pad: a copy, which the task allows), so the kernel's
+    load needs no mask; exp(-inf - max) = 0 adds nothing."  EXPECTED: RIGHT (PART on a CPU, 2026-12-01)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        block = triton.next_power_of_2(cols)
+        xp = torch.nn.functional.pad(x, (0, block - cols), value=-math.inf)
+        _r70_padded_in_kernel[(rows,)](y, xp, xp.stride(0), y.stride(0), cols, BLOCK=block)
+    return y
+
+
+@triton.jit
+def _r70_bits_kernel(y_ptr, xb_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    c = tl.arange(0, BLOCK)
+    keep = c < cols
+    b = tl.load(xb_ptr + row * x_row_stride + c, mask=keep, other=0)
+    v = tl.where(keep, b.to(tl.float32, bitcast=True), -float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + c, e / tl.sum(e, axis=0), mask=keep)
+
+
+def r70_x_read_as_int32_bits(x):
+    """check_softmax_rows.  "From a kernel that loads raw words": x.view(torch.int32) passed to the kernel, bitcast back
+    to float32 in it: a view, nothing computed outside the kernel.  EXPECTED: RIGHT (PART on a CPU, 2026-12-01)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r70_bits_kernel[(rows,)](y, x.view(torch.int32), x.stride(0), y.stride(0), cols,
+                                  BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+R70_TWO_TUNERS = R70 + "a split row, two kernels each autotuned over BLOCK, each counting chunks by its own BLOCK"
+R70_TWO_PHASES = R70 + "a split row, one kernel autotuned over BLOCK, a PHASE constexpr in its key, a launch a phase"
+WRONG_SOFTMAXES.update({
+    R70_TWO_TUNERS: r70_two_autotuners_chunk_count_from_own_block,
+    R70_TWO_PHASES: r70_one_autotuner_two_phases_in_its_key,
+    R70 + "a split row, the partials' kernel autotuned over BLOCK, the combining kernel's BLOCK fixed at 64":
+        r70_autotuned_partials_fixed_apply_block,
+})
+ALSO_RIGHT_SOFTMAXES.update({
+    R70 + "a split row, two autotuned kernels, partials pre-filled with (-inf, 0), every slot read, restore_value":
+        r70_two_autotuners_every_slot_read,
+    R70 + "the result column-major, torch.empty(cols, rows).t(), stored through y's two strides":
+        r70_result_column_major,
+    R70 + "x padded with -inf by F.pad (a copy), an unmasked load": r70_input_padded_with_minus_inf,
+    R70 + "x passed as x.view(torch.int32), bitcast back to float32 in the kernel": r70_x_read_as_int32_bits,
+})
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
@@ -4666,7 +4888,8 @@ MISJUDGED_ON_A_GPU = {
 # grids in reversed order, makes the other caller's call inside the first call's launch, and runs every autotuned
 # config; round 69's second adversary's four since round 70 (the programs run with axis 0 fastest in a quarter of the
 # cases, atomic reads ordered as loads, the autotuner's benchmark runs made, tl.atomic_load and tl.atomic_store
-# recorded with their sem).
+# recorded with their sem); round 70's adversary's two since fix09d (each autotuned launch, an autotuner and a key,
+# takes each of its other configs while the others keep their first).
 MISJUDGED_ON_A_CPU: dict[str, dict[str, str]] = {
     "check_softmax_rows": {
         R68B + "each row's max by NumPy on the bytes of x's storage (ctypes)":
@@ -4699,6 +4922,7 @@ WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without
     "check_softmax_rows": set(WRONG_SOFTMAXES) - {
         # the GPU's speed bar
         "one launch per row, from Python", "a persistent grid of 2 programs: right values, 2 SMs busy",
+        R69B_TOO_SLOW,  # (right values: three kernels and 64 atomic adds a row)
         # (not "an online softmax over chunks of 64 columns": its max starts at -inf, and a masked row, -inf in its
         # first 64 columns, comes out NaN, which the CPU sees since round 27)
         # rows longer than the CPU's (CPU_MAX), streams, more rows than a grid's second axis holds
