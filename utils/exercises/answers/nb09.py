@@ -4604,10 +4604,9 @@ WRONG_SOFTMAXES.update({
 })
 # Right in its values (PASSes on a CPU), too slow on a GPU: 0.09 of the H200's copy bandwidth on 32768 x 2048 where
 # exercise 2 asks for 0.3 (call BT, 2026-12-01): three kernels and 64 atomic adds a row.  Wrong by the task's speed
-# bar, which only a GPU runs.
+# bar, which only a GPU runs (so it is among WRONG_ON_CPU's exclusions, below).
 R69B_TOO_SLOW = R69B + "@triton.autotune over num_warps, sums added by tl.atomic_add, reset_to_zero=['s_ptr']"
 WRONG_SOFTMAXES[R69B_TOO_SLOW] = r69b_autotuned_accumulation_with_reset_to_zero
-NEEDS_A_GPU: dict[str, dict[str, tuple[str, ...]]] = {"check_softmax_rows": {R69B_TOO_SLOW: ()}}
 if hasattr(tl, "atomic_load"):  # Triton 3.9 has it (the CPU's pin); a Triton without it fails to compile the kernel
     ALSO_RIGHT_SOFTMAXES[R69B_ATOMIC_LOAD] = r69b_count_read_by_atomic_load_acquire
 WRONG_GELUS[R69B + "a strided RawKernel, the strides divided by 4 (float32's bytes) for every dtype"] = \
