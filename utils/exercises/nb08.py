@@ -803,7 +803,8 @@ class Operations(TorchFunctionMode):
 
 
 # The operators (as the dispatcher names them) that return values of their inputs, or make a tensor: outside the
-# functions the recorder sees, a narrow result of any other is arithmetic in its format unless exact by value (`_Beneath`)
+# functions the recorder sees, a narrow result of any other is arithmetic in its format unless exact by value
+# (`_Beneath.unseen`)
 EXACT_BENEATH = EXACT_IN_BF16 | GEMMS | MATRIX_PRODUCTS | LIFT_OPS | {
     "_to_copy", "_copy_from", "_copy_from_and_resize", "alias", "as_strided", "_unsafe_view", "_reshape_alias", "slice",
     "index", "_unsafe_index", "index_put", "index_put_", "slice_scatter", "select_scatter", "empty_strided",

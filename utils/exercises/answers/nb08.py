@@ -3493,9 +3493,9 @@ NEEDS_A_GPU["check_fast_loss"].update({
 #   made a vector behind which no weight stood: float32 products on its slices were no weight's.
 # Round 70's second fix: outside the functions the recorder sees (and outside the backward), `_Beneath` judges each
 # narrow result as `Operations` does (bf16 arithmetic unless a cast, a view, a matrix product, or exact by value) and
-# notes a copy of a tensor on the host to another device; the meta rerun (`_elsewhere`) notes a copy from the host to the
-# meta device (`_KeptWhereTheBatchIs`); and an operation of EXACT_IN_BF16 or UPCASTS of several tensors passes on the
-# sources of them all.
+# notes a copy of a tensor on the host to another device; the meta rerun (`_elsewhere`) notes a copy from the host to
+# the meta device (`_KeptWhereTheBatchIs`); and an operation of EXACT_IN_BF16 or UPCASTS of several tensors passes on
+# the sources of them all.
 R70 = "round 70's adversary: "
 
 
