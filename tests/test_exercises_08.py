@@ -233,6 +233,25 @@ def test_the_recorder_sees_sizes_from_values_unseen_creations_float16_and_float3
     assert nb08._recorded(relu_by_mask, model, x, n, y, True)[1].bf16_arithmetic == []
 
 
+@host
+def test_the_recorder_judges_torchscripts_operators_and_follows_the_weights_through_cat():
+    """Round 70's adversary: inside @torch.jit.script, whose interpreter runs operators no TorchFunctionMode sees, a
+    division in bf16 and an arange made on the host and copied to the batch's device passed (`_Beneath` noted their
+    names only); and the weights flattened by parameters_to_vector (torch.cat of their views) stood behind nothing."""
+    model, x, n, y = nb08.build(nb08.COURSE_BATCH, "cpu")
+    arithmetic = nb08._recorded(answers08.scripted_division_in_bf16, model, x, n, y, True)[1].bf16_arithmetic
+    assert arithmetic and arithmetic[0].startswith("aten.div in bfloat16")
+    assert nb08._recorded(answers08.torchscript_mean, model, x, n, y, True)[1].bf16_arithmetic == []
+    # a copy from the host to another device (the meta device here; a GPU's on a GPU)
+    assert nb08._recorded(answers08._r70_scripted_real_positions, x.to("meta"), n.to("meta"))[1].transfers
+    assert not nb08._recorded(answers08._r70_scripted_real_positions, x, n)[1].transfers
+    weights = {id(m.weight) for m in model if isinstance(m, torch.nn.Linear)}
+    uses = nb08._recorded(answers08.float32_value_via_parameters_to_vector, model, x, n, y, True)[1].wide_uses
+    assert weights <= frozenset().union(*(ids for _, ids in uses))
+    uses = nb08._recorded(answers08.fast_loss, model, x, n, y, True)[1].wide_uses  # the pooling, the loss: no weight
+    assert uses and not weights & frozenset().union(*(ids for _, ids in uses))
+
+
 TF32_FOR_THE_CALL = "TF32 switched on for the call, put back in finally (round 67)"
 BF16_FOR_THE_CALL = "oneDNN's bf16 for float32 products switched on for the call, put back in finally (round 67)"
 
@@ -295,11 +314,14 @@ def test_from_a_caller_whose_float32_products_run_lower_a_right_answer_passes_an
     ("the pooled mean kept until x's or n's version counter changes (round 67)", "differ between calls on two batches",
      "whatever earlier calls did"),
     ("torch.masked.mean over the real positions: its identity made from Python data (round 67)",
-     r"tensor from Python data, inside torch\.masked", "a function of PyTorch's that you call")],
-    ids=["a cache", "a library's host tensor"])
+     r"tensor from Python data, inside torch\.masked", "a function of PyTorch's that you call"),
+    (answers08.R70 + "bf16 copies of the weights kept until a weight's version counter changes",
+     "under torch.no_grad.*none of 0.weight", "a bf16 copy kept from an earlier call")],
+    ids=["a cache", "a library's host tensor", "a cache of bf16 weights"])
 def test_a_right_rejection_names_what_it_saw(what, says, hint):
     """Round 67's adversary: a pooled mean kept by version counter was told that its operations changed with the
-    lengths (on a batch of one length), and torch.masked.mean was asked about a torch.tensor that it never wrote."""
+    lengths (on a batch of one length), and torch.masked.mean was asked about a torch.tensor that it never wrote;
+    round 70's: bf16 copies of the weights kept by version were told about the caller's mode."""
     printed = io.StringIO()
     with pytest.raises(ExerciseFailed, match=rf"{says}(.|\n)*hint: .*{hint}"), contextlib.redirect_stdout(printed):
         nb08.check_fast_loss(answers08.WRONG["check_fast_loss"][what])

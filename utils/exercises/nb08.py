@@ -193,6 +193,9 @@ DATA_SHAPED = {"nonzero", "argwhere", "masked_select", "unique", "unique_consecu
 # 18: x.sum(1) rounded by .to(torch.bfloat16), then divided in float32, passed: the cast was taken for exact).
 CASTS = {"to", "type", "type_as", "bfloat16", "half", "copy_"}
 UPCASTS = {"float", "double"}
+# Of EXACT_IN_BF16's operations that take two tensors, those whose second gives only a dtype or a shape: the result
+# stands for the first alone (`Operations._behind`)
+FIRST_ONLY = {"to", "type_as", "view_as", "expand_as", "reshape_as"}
 # ...and any other operation that passes values on (EXACT_IN_BF16's) into a narrow tensor from a wider float that the
 # narrow format cannot hold rounds as a cast does, whether it returns that tensor or writes it (round 32's adversary:
 # `buf[:] = s`, torch.cat([s], out=buf) and torch.as_tensor(s, dtype=torch.bfloat16) rounded the sums, unseen; and a
@@ -719,12 +722,16 @@ class Operations(TorchFunctionMode):
                  and self._exact_by_value(func, wide, out))
         self._note_rounding(name, given, out, exact, written=name.endswith("_") or "out" in kwargs)
         # a cast or a view of one tensor; a cast that takes a second tensor for its dtype (to(other), type_as: round
-        # 20's adversary, a right answer FAILed) or copies into one (dst.copy_(src)) is one of its first or its source
-        behind = (args[1] if name == "copy_" and len(args) > 1 and isinstance(args[1], torch.Tensor) else
-                  given[0] if given and (len(given) == 1 or name in ("to", "type_as")) and out is not given[0]
-                  else None)
-        if (name in EXACT_IN_BF16 or name in UPCASTS) and behind is not None:
-            self._behind[id(out)] = (out, self._sources(behind))
+        # 20's adversary, a right answer FAILed) or copies into one (dst.copy_(src)) is one of its first or its source;
+        # one that takes a second tensor for its shape only (view_as, expand_as, reshape_as) is one of its first; any
+        # other of several tensors (cat, stack, where...) is one of them all (round 70's adversary: the weights
+        # flattened by parameters_to_vector, torch.cat of their views, made a vector behind which no weight stood, and
+        # float32 products on its slices passed as no weight's)
+        behind = ([args[1]] if name == "copy_" and len(args) > 1 and isinstance(args[1], torch.Tensor) else
+                  [] if not given or out is given[0] else
+                  [given[0]] if len(given) == 1 or name in FIRST_ONLY else [t for t in given if t is not out])
+        if (name in EXACT_IN_BF16 or name in UPCASTS) and behind:
+            self._behind[id(out)] = (out, frozenset().union(*(self._sources(t) for t in behind)))
         untracked = [self._untracked[id(t)][1] for t in given if id(t) in self._untracked]
         if untracked and torch.is_grad_enabled() and out.requires_grad:  # the untracked products go on into the graph
             self.bf16_uses.append((out, frozenset().union(*untracked)))
@@ -795,9 +802,20 @@ class Operations(TorchFunctionMode):
         return frozenset().union(*(sources for (_, sources), f in zip(uses, fed, strict=True) if f))
 
 
+# The operators (as the dispatcher names them) that return values of their inputs, or make a tensor: outside the
+# functions the recorder sees, a narrow result of any other is arithmetic in its format unless exact by value
+# (`_Beneath.unseen`)
+EXACT_BENEATH = EXACT_IN_BF16 | GEMMS | MATRIX_PRODUCTS | LIFT_OPS | {
+    "_to_copy", "_copy_from", "_copy_from_and_resize", "alias", "as_strided", "_unsafe_view", "_reshape_alias", "slice",
+    "index", "_unsafe_index", "index_put", "index_put_", "slice_scatter", "select_scatter", "empty_strided",
+    "new_empty_strided", "fill", "constant_pad_nd", "scalar_tensor"}
+COPIES_BENEATH = {"_to_copy": 0, "copy_": 1, "_copy_from": 0}  # an operator that copies, and its source's place
+
+
 class _Beneath(TorchDispatchMode):
     """What the dispatcher runs inside each function that `ops` records (READ_OPS, SIZED_OPS, LIFT_OPS), noted for
-    it in ops.beneath; outside any (a function that a TorchFunctionMode does not see), a read among its host reads."""
+    it in ops.beneath; outside any (a function that a TorchFunctionMode does not see), a read among its host reads,
+    and the forward's rules for formats and copies (`unseen`)."""
 
     def __init__(self, ops: Operations) -> None:
         super().__init__()
@@ -805,10 +823,17 @@ class _Beneath(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
+        kwargs = kwargs or {}
         if not self.ops.own and name in READ_OPS | SIZED_OPS | LIFT_OPS:
             self.ops.beneath.append(name)
+        unseen = not self.ops.own and not self.ops.calling and not _IN_BACKWARD[0]
+        wide = (_widened(args, kwargs) if unseen and name not in EXACT_BENEATH and any(
+            isinstance(t, torch.Tensor) and t.dtype in NARROW for a in (*args, *kwargs.values())
+            for t in (a if isinstance(a, (list, tuple)) else [a])) else None)
         with torch._C.DisableTorchFunction():  # an operator called here is the dispatcher's, not the answer's
-            out = func(*args, **(kwargs or {}))
+            out = func(*args, **kwargs)
+            if unseen:
+                self.unseen(name, func, args, kwargs, out, wide)
         if name in GEMMS and not self.ops.own and isinstance(out, torch.Tensor) and out.dtype == torch.float32:
             self.ops.note_precision(name)
         if not self.ops.own:
@@ -827,6 +852,30 @@ class _Beneath(TorchDispatchMode):
             # batch's device with .to(x.device), which only a GPU had caught)
             self.ops.made_on_host("a legacy constructor from Python data", out)
         return out
+
+    def unseen(self, name: str, func: Any, args: tuple, kwargs: dict, out: object, wide: tuple | None) -> None:
+        """An operator run outside any function the recorder sees (TorchScript's interpreter runs them so), judged
+        as `Operations` judges a function: its 16-bit formats (ops.narrow), a narrow result of arithmetic other than
+        the matrix products (EXACT_BENEATH; or exact by value, from `wide`, float32 copies of its inputs taken before
+        it ran), and a copy of a tensor on the host to another device (round 70's adversary: the pooled mean divided in
+        bf16, and positions made by torch.arange on the host and copied by .to(x.device), inside @torch.jit.script,
+        passed, this mode noting names and shapes only)."""
+        tensors = [t for a in (*args, *kwargs.values(), out) for t in (a if isinstance(a, (list, tuple)) else [a])
+                   if isinstance(t, torch.Tensor)]
+        formats = sorted({str(t.dtype).removeprefix("torch.") for t in tensors if t.dtype in NARROW})
+        if formats:
+            self.ops.narrow.append(f"aten.{name} ({', '.join(formats)})")
+        results = [t for t in (out if isinstance(out, (list, tuple)) else [out]) if isinstance(t, torch.Tensor)]
+        if name not in EXACT_BENEATH and any(t.dtype in NARROW for t in results) and not (
+                wide is not None and isinstance(out, torch.Tensor) and self.ops._exact_by_value(func, wide, out)):
+            narrow = next(t.dtype for t in results if t.dtype in NARROW)
+            self.ops.bf16_arithmetic.append(f"aten.{name} in {str(narrow).removeprefix('torch.')}, unseen "
+                                            "by name (inside TorchScript?)")
+        at = COPIES_BENEATH.get(name)
+        source = args[at] if at is not None and len(args) > at else None
+        if isinstance(source, torch.Tensor) and source.device.type == "cpu" and any(
+                t.device.type != "cpu" for t in results):
+            self.ops.transfers.append(f"aten.{name} of a tensor on the host, unseen by name (inside TorchScript?)")
 
 
 def _widened(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -1682,6 +1731,7 @@ def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, mo
         with torch.no_grad():
             settings, state = _settings(device), _caller_state(model, x, n, y)
             evaluating = [m.training for m in model.modules()]
+            earlier = set(_KNOWN.keys())  # the tensors that earlier calls made, and the check's own
             got, ops = _recorded(yours, model, x, n, y, bf16)
             changed = [f"{name}: {was} -> {now}" for (name, was), now in
                        zip(settings.items(), _settings(device).values(), strict=True) if was != now
@@ -1719,9 +1769,17 @@ def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, mo
     sources = frozenset().union(*(s for _, s in ops.bf16_uses))
     unrounded = [f"{name}.weight" for name, m in model.named_modules()
                  if isinstance(m, torch.nn.Linear) and id(m.weight) not in sources]
+    # ...a product of bf16 copies that an earlier call made and kept is a cast this call skipped (round 70's adversary:
+    # copies kept until a weight's version changed got the hint about the caller's mode)
+    params = {id(p) for p in model.parameters()}
+    kept = ops.bf16_products >= used and any(i in earlier and i not in params and _KNOWN.get(i) is not None
+                                             for i in sources)
     ex.expect(not bf16 or (ops.bf16_products >= used and not unrounded),
               f"{call}, called {where}: {ops.bf16_products} matrix products in bfloat16 for the model's {used} Linear "
               f"layers{', none of ' + unrounded[0] if unrounded else ''}",
+              "bf16=True asks for each call's matrix products of the weights as they are at that call: a bf16 copy "
+              "kept from an earlier call is a cast that a call skips, so a CUDA graph captured right after a call "
+              "holds none (the task's reason for cache_enabled=False)" if kept else
               "bf16=True asks for the model's matrix products in bfloat16 whatever the caller's mode: an evaluation "
               "(eval mode, torch.no_grad()) asks for the same loss, computed the same way")
     ex.expect(not ops.bf16_arithmetic and not ops.cast_rounded, f"{call}, called {where}: "
@@ -1973,10 +2031,24 @@ class _KeptWhereTheBatchIs(TorchDispatchMode):
     with the meta batch's, taken to the meta device first.  On a CPU the batch is on the host, and a tensor that an
     earlier call made with device=x.device and kept (an arange of positions cached by length) is on the host too:
     on a GPU it would be where the batch is (round 68's adversary's right answer FAILed, the hint telling it to do
-    what it did).  Only what the rerun's own call makes on the host is judged."""
+    what it did).  Only what the rerun's own call makes on the host is judged: its copies from the host to the meta
+    device too, noted in `copied` (round 70's adversary: positions made by torch.arange on the host and copied by
+    .to(x.device) inside @torch.jit.script passed, the copy being allowed)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.copied: list[str] = []
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
+        name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
+        at = COPIES_BENEATH.get(name)
+        source = args[at] if at is not None and len(args) > at else None
+        if isinstance(source, torch.Tensor) and source.device.type == "cpu" and _KNOWN.get(id(source)) is not source:
+            out = func(*args, **kwargs)
+            if isinstance(out, torch.Tensor) and out.device.type == "meta":
+                self.copied.append(f"aten.{name} of a tensor made on the host to the batch's device")
+            return out
         leaves = [*args, *kwargs.values()]
         leaves = [t for a in leaves for t in (a if isinstance(a, (list, tuple)) else [a])]
         if any(isinstance(t, torch.Tensor) and t.device.type == "meta" for t in leaves):
@@ -2062,6 +2134,7 @@ def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torc
         patched.append((namespace, "device", namespace["device"]))  # the notebook's: where it puts the batch
     refused = ""
     named: list[tuple[str, bool]] = []
+    kept = _KeptWhereTheBatchIs()
     settings = read_settings(WATCHED)
     try:
         for owner, name, _ in patched:
@@ -2069,7 +2142,7 @@ def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torc
                 owner[name] = "meta"
             else:
                 setattr(owner, name, _AutocastOnMeta)
-        with warnings.catch_warnings(), _autocasts_named(named), _as_if_cuda(), _KeptWhereTheBatchIs():
+        with warnings.catch_warnings(), _autocasts_named(named), _as_if_cuda(), kept:
             warnings.simplefilter("ignore")
             yours(twin, *meta[:2], meta[2], bf16)
     except Exception as error:  # noqa: BLE001 -- only the device's refusals are judged
@@ -2082,6 +2155,7 @@ def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torc
             else:
                 setattr(owner, name, original)
         put_back(settings)
+    refused = refused or (kept.copied[0] if kept.copied else "")
     host = sorted({device for device, enabled in named if enabled and device == "cpu"})
     if bf16 and host and _autocast_beside_a_gpus_batch(yours, twin, meta[0], meta[1], meta[2], bf16) == "cuda":
         host = []  # the "cpu" came from the batch's device: beside a GPU's batch the answer names "cuda"
