@@ -3706,3 +3706,9 @@ ALSO_RIGHT["check_fast_loss"].update({
 })
 WRONG["check_fast_step"][R70 + "the solution's step with the pooled mean divided in bf16 inside TorchScript"] = \
     step_with_scripted_bf16_division
+MISJUDGED_ON_A_GPU["check_fast_step"][
+    R70 + "the solution's step with the pooled mean divided in bf16 inside TorchScript"] = (
+    "PASSed on the H200 (call BX, 2026-12-02; 16 checks, 11.2x faster than the slow step): check_fast_step judges the "
+    "step's values within its tolerances and its launches, and the bf16 division (off by up to 4.5e-3 of the pooled "
+    "mean, adversary 119) lies within them; check_fast_loss's operation record, which FAILs the same division inside "
+    "TorchScript since round 70 (`_Beneath`'s unseen operators), is not applied to the step")

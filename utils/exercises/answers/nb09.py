@@ -4711,8 +4711,9 @@ def r70_two_autotuners_every_slot_read(x):
     restore_value=["p_ptr"] (its benchmark runs every config on this call's own buffer: a BLOCK=64 run leaves partials
     in slots a later BLOCK=256 run does not overwrite; without restore_value the check rightly FAILed the adversary's
     first version, at config 2): whatever BLOCK each autotuner keeps, the row's max and sum are right.
-    EXPECTED: RIGHT (PART on a CPU, 2026-12-01, and since round 70 with each launch's configs crossed with the
-    other's).  Its speed on a GPU is unmeasured: each program of kernel 2 reads 32 slots of partials on BIG's rows."""
+    EXPECTED: right in its values (PART on a CPU, 2026-12-01, and since round 70 with each launch's configs crossed
+    with the other's), WRONG on a GPU by the speed bar: each program of kernel 2 reads 32 slots of partials on BIG's
+    rows, 0.13 of the H200's copy bandwidth (call BX, 2026-12-02) where exercise 2 asks for 0.3."""
     return _r70_split(x, filled=True, read_all=True)
 
 
@@ -4769,8 +4770,9 @@ def _r70_strided_out_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, y_col_stri
 def r70_result_column_major(x):
     """check_softmax_rows.  "The next layer reads y by columns: return it column-major, y = torch.empty(cols,
     rows).t(); the kernel stores with y's two strides."  The task asks for a new float32 tensor of x's shape with the
-    softmax's values; its strides are free.  EXPECTED: RIGHT in its values (PART on a CPU, 2026-12-01).  Its speed on
-    a GPU is unmeasured: each program stores its row across y's columns, `rows` floats apart (32768 on BIG)."""
+    softmax's values; its strides are free.  EXPECTED: right in its values (PART on a CPU, 2026-12-01), WRONG on a
+    GPU by the speed bar: each program stores its row across y's columns, `rows` floats apart (32768 on BIG), 0.10 of
+    the H200's copy bandwidth (call BX, 2026-12-02) where exercise 2 asks for 0.3."""
     rows, cols = x.shape
     y = torch.empty((cols, rows), dtype=torch.float32, device=x.device).t()
     if rows:
@@ -4830,11 +4832,16 @@ WRONG_SOFTMAXES.update({
     R70 + "a split row, the partials' kernel autotuned over BLOCK, the combining kernel's BLOCK fixed at 64":
         r70_autotuned_partials_fixed_apply_block,
 })
+# Right in their values (PASS on a CPU), too slow on a GPU: below exercise 2's 0.3 of the copy bandwidth on 32768 x
+# 2048 on the H200 (call BX, 2026-12-02): the every-slot twin 0.13 (32 partial slots read by each program), the
+# column-major result 0.10 (each row stored 32768 floats apart).  Wrong by the task's speed bar, which only a GPU
+# runs (so among WRONG_ON_CPU's exclusions, below).
+R70_SLOT_READER = (R70 + "a split row, two autotuned kernels, partials pre-filled with (-inf, 0), every slot read, "
+                   "restore_value")
+R70_COLUMN_MAJOR = R70 + "the result column-major, torch.empty(cols, rows).t(), stored through y's two strides"
+WRONG_SOFTMAXES.update({R70_SLOT_READER: r70_two_autotuners_every_slot_read,
+                        R70_COLUMN_MAJOR: r70_result_column_major})
 ALSO_RIGHT_SOFTMAXES.update({
-    R70 + "a split row, two autotuned kernels, partials pre-filled with (-inf, 0), every slot read, restore_value":
-        r70_two_autotuners_every_slot_read,
-    R70 + "the result column-major, torch.empty(cols, rows).t(), stored through y's two strides":
-        r70_result_column_major,
     R70 + "x padded with -inf by F.pad (a copy), an unmasked load": r70_input_padded_with_minus_inf,
     R70 + "x passed as x.view(torch.int32), bitcast back to float32 in the kernel": r70_x_read_as_int32_bits,
 })
@@ -4922,6 +4929,7 @@ WRONG_ON_CPU: dict[str, set[str]] = {  # exercises 1 and 3 check nothing without
         # the GPU's speed bar
         "one launch per row, from Python", "a persistent grid of 2 programs: right values, 2 SMs busy",
         R69B_TOO_SLOW,  # (right values: three kernels and 64 atomic adds a row)
+        R70_SLOT_READER, R70_COLUMN_MAJOR,  # (right values: 0.13 and 0.10 of the copy on the H200)
         # (not "an online softmax over chunks of 64 columns": its max starts at -inf, and a masked row, -inf in its
         # first 64 columns, comes out NaN, which the CPU sees since round 27)
         # rows longer than the CPU's (CPU_MAX), streams, more rows than a grid's second axis holds
