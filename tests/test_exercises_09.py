@@ -318,3 +318,20 @@ class Test_09_kernels:
         assert seen.count == 2 and len(seen.strayed) == 1 and "after its end" in seen.strayed[0]
         torch.testing.assert_close(y, torch.softmax(x, dim=-1))
         assert not nb09._COUNTING
+
+
+def test_the_ncu_probe_launches_the_lectures_own_kernels():
+    """tools/ncu_probe_09.py profiles lecture 09's kernels: each kernel of its source is, character for character, in
+    one of the lecture's code cells (so a change to a kernel there cannot leave the probe measuring another)."""
+    import re
+
+    import nbformat
+
+    from tools import ncu_probe_09
+
+    lecture = nbformat.read(LECTURES / "09_kernels.ipynb", as_version=4)
+    code = "\n".join(c.source for c in lecture.cells if c.cell_type == "code")
+    kernels = re.findall(r'extern "C" __global__ void \w+\(.*?\n}', ncu_probe_09.RAW, flags=re.DOTALL)
+    assert len(kernels) == 4
+    for kernel in kernels:
+        assert kernel in code, kernel.splitlines()[0]
