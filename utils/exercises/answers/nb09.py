@@ -4313,15 +4313,36 @@ def _r69b_split_sizes(cols: int) -> tuple[int, int]:
 
 
 @triton.jit
+def _r69b_chunk_partial(x_ptr, row, part, x_row_stride, cols, CHUNK: tl.constexpr):
+    """One program's chunk of a split row: its (max, sum of exp(v - max)), the split answers' first step."""
+    offs = part * CHUNK + tl.arange(0, CHUNK)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    m = tl.max(v, axis=0)
+    return m, tl.sum(tl.where(v == -float("inf"), 0.0, tl.exp(v - m)), axis=0)
+
+
+@triton.jit
+def _r69b_combine_and_write(y_ptr, part_ptr, x_ptr, row, x_row_stride, y_row_stride, cols, SPLIT: tl.constexpr,
+                            BLOCK: tl.constexpr):
+    """A row's SPLIT partials read back by plain loads, combined, and the row's softmax written."""
+    ks = tl.arange(0, SPLIT)
+    ms = tl.load(part_ptr + (row * SPLIT + ks) * 2)
+    ss = tl.load(part_ptr + (row * SPLIT + ks) * 2 + 1)
+    big = tl.max(ms, axis=0)
+    total = tl.sum(tl.where(ms == -float("inf"), 0.0, ss * tl.exp(ms - big)), axis=0)
+    c = tl.arange(0, BLOCK)
+    keep = c < cols
+    xr = tl.load(x_ptr + row * x_row_stride + c, mask=keep, other=-float("inf"))
+    tl.store(y_ptr + row * y_row_stride + c, tl.exp(xr - big) / total, mask=keep)
+
+
+@triton.jit
 def _r69b_ticket_first_kernel(y_ptr, part_ptr, count_ptr, x_ptr, x_row_stride, y_row_stride, cols,
                               SPLIT: tl.constexpr, CHUNK: tl.constexpr, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     part = tl.program_id(1)
     ticket = tl.atomic_add(count_ptr + row, 1)  # drawn first: who started last, not who finished last
-    offs = part * CHUNK + tl.arange(0, CHUNK)
-    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
-    m = tl.max(v, axis=0)
-    s = tl.sum(tl.where(v == -float("inf"), 0.0, tl.exp(v - m)), axis=0)
+    m, s = _r69b_chunk_partial(x_ptr, row, part, x_row_stride, cols, CHUNK)
     slot = part_ptr + (row * SPLIT + part) * 2
     tl.atomic_max(slot, m)
     tl.atomic_add(slot + 1, s)
@@ -4366,24 +4387,13 @@ def _r69b_one_counter_kernel(y_ptr, part_ptr, count_ptr, x_ptr, x_row_stride, y_
                              SPLIT: tl.constexpr, CHUNK: tl.constexpr, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     part = tl.program_id(1)
-    offs = part * CHUNK + tl.arange(0, CHUNK)
-    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
-    m = tl.max(v, axis=0)
-    s = tl.sum(tl.where(v == -float("inf"), 0.0, tl.exp(v - m)), axis=0)
+    m, s = _r69b_chunk_partial(x_ptr, row, part, x_row_stride, cols, CHUNK)
     slot = part_ptr + (row * SPLIT + part) * 2
     tl.store(slot, m)
     tl.store(slot + 1, s)
     ticket = tl.atomic_add(count_ptr, 1)  # acq_rel, after the partials: one counter for the whole launch
     if ticket % SPLIT == SPLIT - 1:  # "every SPLIT tickets complete a row": mine
-        ks = tl.arange(0, SPLIT)
-        ms = tl.load(part_ptr + (row * SPLIT + ks) * 2)
-        ss = tl.load(part_ptr + (row * SPLIT + ks) * 2 + 1)
-        big = tl.max(ms, axis=0)
-        total = tl.sum(tl.where(ms == -float("inf"), 0.0, ss * tl.exp(ms - big)), axis=0)
-        c = tl.arange(0, BLOCK)
-        keep = c < cols
-        xr = tl.load(x_ptr + row * x_row_stride + c, mask=keep, other=-float("inf"))
-        tl.store(y_ptr + row * y_row_stride + c, tl.exp(xr - big) / total, mask=keep)
+        _r69b_combine_and_write(y_ptr, part_ptr, x_ptr, row, x_row_stride, y_row_stride, cols, SPLIT, BLOCK)
 
 
 def r69b_one_counter_for_the_launch(x):
@@ -4482,25 +4492,14 @@ def _r69b_count_then_read_kernel(y_ptr, part_ptr, count_ptr, x_ptr, x_row_stride
                                  SPLIT: tl.constexpr, CHUNK: tl.constexpr, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     part = tl.program_id(1)
-    offs = part * CHUNK + tl.arange(0, CHUNK)
-    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
-    m = tl.max(v, axis=0)
-    s = tl.sum(tl.where(v == -float("inf"), 0.0, tl.exp(v - m)), axis=0)
+    m, s = _r69b_chunk_partial(x_ptr, row, part, x_row_stride, cols, CHUNK)
     slot = part_ptr + (row * SPLIT + part) * 2
     tl.store(slot, m)
     tl.store(slot + 1, s)
     tl.atomic_add(count_ptr + row, 1, sem="release")  # my partials are out
     arrived = tl.atomic_load(count_ptr + row, sem="acquire")  # how many are out now
     if arrived == SPLIT:  # all out: combine (whoever sees SPLIT writes the same bits)
-        ks = tl.arange(0, SPLIT)
-        ms = tl.load(part_ptr + (row * SPLIT + ks) * 2)
-        ss = tl.load(part_ptr + (row * SPLIT + ks) * 2 + 1)
-        big = tl.max(ms, axis=0)
-        total = tl.sum(tl.where(ms == -float("inf"), 0.0, ss * tl.exp(ms - big)), axis=0)
-        c = tl.arange(0, BLOCK)
-        keep = c < cols
-        xr = tl.load(x_ptr + row * x_row_stride + c, mask=keep, other=-float("inf"))
-        tl.store(y_ptr + row * y_row_stride + c, tl.exp(xr - big) / total, mask=keep)
+        _r69b_combine_and_write(y_ptr, part_ptr, x_ptr, row, x_row_stride, y_row_stride, cols, SPLIT, BLOCK)
 
 
 def r69b_count_read_by_atomic_load_acquire(x):
