@@ -252,6 +252,20 @@ def test_the_recorder_judges_torchscripts_operators_and_follows_the_weights_thro
     assert uses and not weights & frozenset().union(*(ids for _, ids in uses))
 
 
+
+def test_the_steps_arithmetic_sees_bf16_arithmetic_outside_the_backward_and_not_the_solutions():
+    """Exercise 2's step under `_StepArithmetic` (check_fast_step's last run, on a GPU; here fast_loss and its
+    backward on a CPU, under the CPU's autocast): round 70's adversary's step, the solution's with the pooled mean
+    divided in bf16 inside TorchScript, PASSed on the H200 (its error within the step's tolerances of values).  The
+    solution's loss and its backward (which sums the bias gradients of bf16 products in bf16) note nothing."""
+    model, x, n, y = nb08.build(nb08.COURSE_BATCH, "cpu")
+    for answer, expected in ((answers08.scripted_division_in_bf16, ["aten.div in bfloat16"]),
+                             (answers08.fast_loss, []), (answers08.torchscript_mean, [])):
+        mode = nb08._StepArithmetic()
+        with mode:
+            answer(model, x, n, y, True).backward()
+        assert mode.arithmetic == expected, answer.__name__
+
 TF32_FOR_THE_CALL = "TF32 switched on for the call, put back in finally (round 67)"
 BF16_FOR_THE_CALL = "oneDNN's bf16 for float32 products switched on for the call, put back in finally (round 67)"
 

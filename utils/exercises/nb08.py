@@ -575,20 +575,10 @@ class Operations(TorchFunctionMode):
                 self.lowered.append(f"{name} while {switch} read {value!r}, {was!r} when the call began")
 
     def _exact_by_value(self, func: Any, wide: tuple[tuple, dict], out: torch.Tensor) -> bool:
-        """Whether `func`, which returned the narrow `out`, rounded nothing: run again in float32 on the float32 copies
-        of its inputs (`wide`), autocast off, it gives out's values exactly (NaN where out holds NaN).  Round 21's
-        adversary: exact spellings of ReLU by other names, a * (a > 0).type_as(a), (a + a.abs()) / 2,
-        F.leaky_relu(a, 0.0), torch.fmax(a, 0), FAILed as bf16 arithmetic, the names allowed being a list."""
+        """`_rounds_nothing`, its own operations not recorded."""
         own, self.own = self.own, True
         try:
-            with torch.no_grad(), torch.autocast(out.device.type, enabled=False):
-                ref = func(*wide[0], **wide[1])
-                if not isinstance(ref, torch.Tensor) or ref.shape != out.shape or not ref.is_floating_point():
-                    return False
-                got, ref = out.detach().double(), ref.double()
-                return bool(((got == ref) | (got.isnan() & ref.isnan())).all())
-        except Exception:  # noqa: BLE001 (what float32 refuses is no evidence of exactness)
-            return False
+            return _rounds_nothing(func, wide, out)
         finally:
             self.own = own
 
@@ -876,6 +866,56 @@ class _Beneath(TorchDispatchMode):
         if isinstance(source, torch.Tensor) and source.device.type == "cpu" and any(
                 t.device.type != "cpu" for t in results):
             self.ops.transfers.append(f"aten.{name} of a tensor on the host, unseen by name (inside TorchScript?)")
+
+
+def _rounds_nothing(func: Any, wide: tuple[tuple, dict], out: torch.Tensor) -> bool:
+    """Whether `func`, which returned the narrow `out`, rounded nothing: run again in float32 on the float32 copies
+    of its inputs (`wide`), autocast off, it gives out's values exactly (NaN where out holds NaN).  Round 21's
+    adversary: exact spellings of ReLU by other names, a * (a > 0).type_as(a), (a + a.abs()) / 2,
+    F.leaky_relu(a, 0.0), torch.fmax(a, 0), FAILed as bf16 arithmetic, the names allowed being a list."""
+    try:
+        with torch.no_grad(), torch.autocast(out.device.type, enabled=False):
+            ref = func(*wide[0], **wide[1])
+            if not isinstance(ref, torch.Tensor) or ref.shape != out.shape or not ref.is_floating_point():
+                return False
+            got, ref = out.detach().double(), ref.double()
+            return bool(((got == ref) | (got.isnan() & ref.isnan())).all())
+    except Exception:  # noqa: BLE001 (what float32 refuses is no evidence of exactness)
+        return False
+
+
+class _StepArithmetic(TorchDispatchMode):
+    """Exercise 1's rule for formats applied to exercise 2's step, whose loss is fast_loss with bf16=True: the
+    operators that return a 16-bit float (NARROW) other than casts, views, selections and the matrix products
+    (EXACT_BENEATH), and that rounded something (`_rounds_nothing`), noted in `arithmetic`.  Not in autograd's
+    backward (there the graph task id is not -1: the backward of a bf16 product sums its bias gradient in bf16, as
+    PyTorch's own does), and not while a stream captures (judging by value reads a result on the host, which a
+    capture refuses: a warm-up runs the captured code eagerly first).  Round 70's adversary: the solution's step with
+    the pooled mean divided in bf16 inside TorchScript PASSed on the H200 (call BX, 2026-12-02), its error within the
+    step's tolerances of values."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arithmetic: list[str] = []
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
+        judged = (name not in EXACT_BENEATH and torch._C._current_graph_task_id() == -1
+                  and not (torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()))
+        # copies of the inputs before an operator that may write a narrow one (in place, out=); with none narrow,
+        # the inputs are as they were after it
+        wide = _widened(args, kwargs) if judged and any(
+            isinstance(t, torch.Tensor) and t.dtype in NARROW for a in (*args, *kwargs.values())
+            for t in (a if isinstance(a, (list, tuple)) else [a])) else None
+        out = func(*args, **kwargs)
+        if judged:
+            results = [t for t in (out if isinstance(out, (list, tuple)) else [out])
+                       if isinstance(t, torch.Tensor) and t.dtype in NARROW]
+            if results and not (isinstance(out, torch.Tensor) and _rounds_nothing(
+                    func, wide if wide is not None else _widened(args, kwargs), out)):
+                self.arithmetic.append(f"aten.{name} in {str(results[0].dtype).removeprefix('torch.')}")
+        return out
 
 
 def _widened(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -2816,6 +2856,35 @@ def check_fast_step(make_fast_step: Callable[..., tuple[Callable[[], object], Ca
         judge_fast(found, slow_s, max(run.host_s - seen.blocked, run.gpu_s) / STEPS)  # blocked: the GPU's pace
         judge_clean(found, seen, slow_launches)
         found.report(ex)
+        arithmetic = _step_arithmetic(ex, yours)
+        more = f" and {len(arithmetic) - 1} more" if len(arithmetic) > 1 else ""
+        ex.expect(not arithmetic, f"step() (on a fresh model, outside the backward): "
+                  f"{arithmetic[0] if arithmetic else ''}{more}",
+                  "the step's loss is exercise 1's fast_loss with bf16=True: bf16 matrix products, and no other "
+                  "arithmetic in bf16 (an operation that rounds its result to bf16, inside TorchScript too)")
+
+
+def _step_arithmetic(ex: Checker, yours: Callable[..., object]) -> list[str]:
+    """make_fast_step on a fresh model and data, then two steps and losses(), under `_StepArithmetic`: its notes.  An
+    answer that raises under it, or a setting it changes, is judged by the runs before (this run judges formats only:
+    an exception here is the mode's, e.g. a library refusing a dispatch mode, not the answer's)."""
+    saved = _switches_saved()
+    mode = _StepArithmetic()
+    caller = torch.cuda.current_stream()
+    try:
+        with mode:
+            made: Any = yours(make_model("cuda"), make_data("cuda"))
+            step, losses = made
+            for _ in range(2):
+                step()
+            losses()
+        torch.cuda.synchronize()
+    except Exception:  # noqa: BLE001 (see the docstring)
+        return []
+    finally:
+        torch.cuda.set_stream(caller)
+        _switches_restore(saved)
+    return mode.arithmetic
 
 
 def _made(ex: Checker, yours: Callable[..., object], *, again: bool) -> tuple[

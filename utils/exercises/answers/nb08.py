@@ -3677,7 +3677,7 @@ def step_with_scripted_bf16_division(model, data):
     and capture: the graph holds it).  EXPECTED: WRONG (bf16 arithmetic outside the products).  Predicted on a GPU
     (adversary 119): PASSes, check_fast_step judging the losses and updates only within 8x/4x eager bf16's gap, and a
     division in bf16 moves the pooled mean by about 2^-9 relative: exercise 2's check leans on exercise 1's for the
-    precision rule.  A GPU run tells."""
+    precision rule.  It did PASS there (call BX); `_StepArithmetic` now judges the step's formats."""
     global fast_loss
     saved = fast_loss
     fast_loss = scripted_division_in_bf16
@@ -3706,9 +3706,7 @@ ALSO_RIGHT["check_fast_loss"].update({
 })
 WRONG["check_fast_step"][R70 + "the solution's step with the pooled mean divided in bf16 inside TorchScript"] = \
     step_with_scripted_bf16_division
-MISJUDGED_ON_A_GPU["check_fast_step"][
-    R70 + "the solution's step with the pooled mean divided in bf16 inside TorchScript"] = (
-    "PASSed on the H200 (call BX, 2026-12-02; 16 checks, 11.2x faster than the slow step): check_fast_step judges the "
-    "step's values within its tolerances and its launches, and the bf16 division (off by up to 4.5e-3 of the pooled "
-    "mean, adversary 119) lies within them; check_fast_loss's operation record, which FAILs the same division inside "
-    "TorchScript since round 70 (`_Beneath`'s unseen operators), is not applied to the step")
+# It PASSed on the H200 (call BX, 2026-12-02; 16 checks, 11.2x faster than the slow step): check_fast_step judged the
+# step's values within its tolerances, and the bf16 division (off by up to 4.5e-3 of the pooled mean, adversary 119)
+# lay within them.  Since then the check's last run applies exercise 1's rule for formats to the step
+# (`_StepArithmetic`), and it FAILs there.
