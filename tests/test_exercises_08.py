@@ -799,7 +799,8 @@ def _eager_step(model, data, wrong=""):
 
     def step():
         k = (2 if wrong == "every other batch" else 1) * done[0] % len(tokens)
-        loss = answers08.fast_loss(model, tokens[k].cuda(), lengths[k].float().cuda(), labels[k].cuda(), True)
+        loss = (answers08.scripted_division_in_bf16 if wrong == "bf16 division" else answers08.fast_loss)(
+            model, tokens[k].cuda(), lengths[k].float().cuda(), labels[k].cuda(), True)
         opt.zero_grad()
         loss.backward()
         if not (wrong == "stops after 4 steps" and done[0] >= 4):
@@ -837,7 +838,7 @@ def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(mon
             # torch cannot answer (its CUDA functions are dummies)
             monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
             nb08.check_fast_step(_eager_step)
-            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 16 checks passed"
+            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 17 checks passed"
             # round 100: losses() handing out the list it keeps appending to (a result kept by its caller grows)
             with pytest.raises(exercises.ExerciseFailed, match=r"losses\(\) after step 2 \(called from .*\) "
                                                                 r"returned 2 losses; by the end of the run the same "
@@ -846,6 +847,10 @@ def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(mon
             with pytest.raises(exercises.ExerciseFailed, match="step 5's update of 0.weight differs from the slow "
                                                                 "step's by 100%"):
                 nb08.check_fast_step(lambda model, data: _eager_step(model, data, "stops after 4 steps"))
+            # round 70: the pooled mean divided in bf16 inside TorchScript, within the values' tolerances
+            with pytest.raises(exercises.ExerciseFailed, match=r"step\(\) \(on a fresh model, outside the backward\): "
+                                                                r"aten.div in bfloat16"):
+                nb08.check_fast_step(lambda model, data: _eager_step(model, data, "bf16 division"))
     finally:
         nb08._references.cache_clear()
 

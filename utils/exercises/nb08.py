@@ -1477,6 +1477,12 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                             (*_wider(model, x), n, y))
     classes, hidden = (_more_classes(model), x, n, y), (_more_hidden(model), x, n, y)
     grown = (*_wider(_more_hidden(_more_classes(model)), _padded_further(more[1])), *more[2:])  # all at once
+    for bigger in (wider[0], classes[0], hidden[0], grown[0]):  # their new layers hold a .grad too, as the caller's
+        # (round 71's adversary: model.to(x.device) and model.float(), which convert each parameter's .grad as well,
+        # ran 16 operations more on the caller's model than on a wider one without .grad, and FAILed as a loop)
+        for param in bigger.parameters():
+            if param.grad is None:
+                param.grad = torch.full_like(param, 0.5)
     positions = f"{further[1].shape[1] - x.shape[1]} more padded positions"
     sequences = f"{more[1].shape[0] - x.shape[0]} more sequences"
     # bf16=False after bf16=True too, on the same model (round 21's adversary: bf16 latched by a bf16=True call, a set
@@ -1559,6 +1565,9 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         # mean written into a buffer kept from call to call passed, the check running each backward before the next
         # call; a caller that adds up the gradients of several losses got an error, or the gradient of the last)
         _, beside = _recorded(yours, *other, bf16)
+        # and a third of the same shapes (round 71's adversary: the pooled mean written into two buffers kept from
+        # call to call, in turn, passed with two losses held; a caller holding three got an error from backward())
+        _recorded(yours, model, -unpadded, n, y, bf16)
         params = [p for _, p in model.named_parameters()]
         grads: Sequence[torch.Tensor | None] = [None] * len(params)
         backward = Operations()  # the backward recorded too (round 21's adversary: a hook reading on the host, and

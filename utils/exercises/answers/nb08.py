@@ -3710,3 +3710,95 @@ WRONG["check_fast_step"][R70 + "the solution's step with the pooled mean divided
 # step's values within its tolerances, and the bf16 division (off by up to 4.5e-3 of the pooled mean, adversary 119)
 # lay within them.  Since then the check's last run applies exercise 1's rule for formats to the step
 # (`_StepArithmetic`), and it FAILs there.
+
+
+# ---------------------------------------------------------------- round 71's adversary (exercise 1)
+# Fifteen answers (report adv120) to check_fast_loss, judged against the check as of 7cc6a8d: twelve on a CPU, of which
+# one wrong answer PASSed and two right ones FAILed, in two classes:
+# - J, a kept buffer that survives one more call: the pooled mean written into two buffers kept per shape, in turn,
+#   PASSed; the check held two losses before the first one's backward (a caller holding three gets an error from it).
+#   The check now makes a third loss of the same shapes before that backward.
+# - K, harmless conversions counted as work: model.to(x.device) and model.float() convert each parameter's .grad as
+#   well (the check gives the caller's model gradients to add to), and the wider and larger models that the check
+#   compares operation counts with had new layers without .grad: 16 operations more on the caller's model, FAILed as a
+#   loop.  Their parameters now hold a .grad too.
+# Three need a GPU (two wrong: the loss forced onto the default stream, with and without waits; one right, CuPy on
+# PyTorch's current stream, registered already as round 68's).
+R71 = "round 71's adversary: "
+_R71_RINGS: dict = {}
+
+
+def pooled_mean_in_two_buffers(model, x, n, y, bf16):
+    """Wrong: "a graph wants static buffers, and the caller may keep the previous loss while it makes the next, so two
+    buffers per shape, used in turn".  The first Linear saves its input, the buffer, for its weight's gradient: the
+    third call overwrites the first call's, and that loss's backward() raises (one-buffer version: round 21's).
+    EXPECTED: WRONG (FAILs since round 71: the check holds three losses before a backward)."""
+    key = (tuple(x.shape), x.device)
+    ring = _R71_RINGS.get(key)
+    if ring is None:
+        ring = _R71_RINGS[key] = [[x.new_empty(x.shape[0], x.shape[2]) for _ in range(2)], 0]
+    buffers, turn = ring
+    ring[1] = 1 - turn
+    pooled = torch.sum(x, 1, out=buffers[turn])
+    pooled.div_(n[:, None])
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y)
+
+
+def model_and_batch_moved_where_the_batch_is(model, x, n, y, bf16):
+    """Right: "make sure everything is where the batch is, in float32": model.to(x.device), x.float(), n.to(x),
+    y.to(x.device), each returning what it was given here (a module's .to converts each parameter's .grad too).
+    EXPECTED: RIGHT (FAILed as a loop until round 71: the compared models' new layers had no .grad)."""
+    model = model.to(x.device)
+    x, n, y = x.float(), n.to(x), y.to(x.device)
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits.float(), y)
+
+
+def model_float_first(model, x, n, y, bf16):
+    """Right: model.float() "in case a caller gave a half model", which changes nothing on a float32 model.
+    EXPECTED: RIGHT (FAILed as a loop until round 71, as the one above)."""
+    model.float()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits.float(), y)
+
+
+def loss_on_the_default_stream_joined(model, x, n, y, bf16):
+    """Wrong: "side streams are risky: everything on the default stream, with waits both ways".  Right values, but not
+    on the caller's current stream, where exercise 2 captures it: from a side-stream caller, work on another stream.
+    EXPECTED: WRONG (GPU only)."""
+    caller, main = torch.cuda.current_stream(x.device), torch.cuda.default_stream(x.device)
+    main.wait_stream(caller)
+    with torch.cuda.stream(main):
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+            logits = model(x.sum(1) / n[:, None])
+        loss = F.cross_entropy(logits.float(), y)
+    caller.wait_stream(main)
+    return loss
+
+
+def loss_on_the_default_stream(model, x, n, y, bf16):
+    """Wrong: the same on the default stream, no wait: from a side-stream caller still writing x, n and y, the loss
+    reads them before the write.  EXPECTED: WRONG (GPU only)."""
+    with torch.cuda.stream(torch.cuda.default_stream(x.device)):
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+            logits = model(x.sum(1) / n[:, None])
+        return F.cross_entropy(logits.float(), y)
+
+
+WRONG["check_fast_loss"].update({
+    R71 + "the pooled mean in two buffers kept per shape, used in turn": pooled_mean_in_two_buffers,
+    R71 + "the whole loss on the default stream, waits both ways": loss_on_the_default_stream_joined,
+    R71 + "the whole loss on the default stream, no wait": loss_on_the_default_stream,
+})
+ALSO_RIGHT["check_fast_loss"].update({
+    R71 + "model.to(x.device), x.float(), n.to(x), y.to(x.device) first": model_and_batch_moved_where_the_batch_is,
+    R71 + "model.float() first": model_float_first,
+})
+NEEDS_A_GPU["check_fast_loss"].update({
+    R71 + "the whole loss on the default stream, waits both ways": (),
+    R71 + "the whole loss on the default stream, no wait": (),
+})
