@@ -431,15 +431,19 @@ def test_the_ncu_probe_reads_ncus_csv_into_the_printed_rows():
     assert by_rows["DRAM MiB"] == pytest.approx(2.71e12 * 198.02e-6 / 2**20)  # about 512 MiB: 256 read, 256 written
     assert by_rows["pipes %"] != by_rows["pipes %"]  # NaN: "n/a"
     assert read[("gather_rows", 256)]["memory throughput %"] == 54.3
-    assert probe["counters"](read[("silu1", 256)], 256)["blocks/SM"] == pytest.approx(46.85 / 8)
+    assert probe["counters"](read[("silu1", 256)], 256)["blk/SM"] == pytest.approx(46.85 / 8)
     assert read[("gather_cols_const", 256)]["duration"] == pytest.approx(1130e-6)
     lines = probe["table"](read)
     assert len(lines) == 6 and lines[4].split()[:3] == ["gather_cols", "256", "452.2"]
     said = probe["comparisons"](read)
     assert len(said) == 4
     assert "gather_cols 517 MiB, gather_rows 512 MiB: 1.01 times (DRAM throughput x duration: 1.01 times)" in said[0]
+    assert said[0].endswith("no-reuse picture predicts 4.5 times, its reuse picture 1.0: nearer the reuse picture")
     assert "memory units 95.8% busy (gather_rows 35.7%)" in said[1] and "L2 hit rate 87.5%" in said[1]
+    assert said[1].endswith("nearest its peak: the busiest memory unit (Mem Busy)")
     assert "gather_cols took 0.40 times gather_cols_const's time" in said[2] and "gather_rows_div" not in said[2]
-    assert said[3].startswith("silu1 at 1024 threads against 256: 1.20 times the time; achieved occupancy 67.3% "
-                              "against 73.2%, 1.09 times as many warps at 256")
+    assert said[3] == ("silu1 at 1024 threads against 256: achieved occupancy 67.3% against 73.2% (an SM held 1.3 "
+                       "blocks on average against 5.9); a time that went as 1 / occupancy (bytes in flight as warps) "
+                       "would be 1.09 times 256's, and it took 1.20 times: occupancy accounts for part, not all, of "
+                       "the rise")
     assert probe["read_ncu_csv"]("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission") == {}

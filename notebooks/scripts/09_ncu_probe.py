@@ -6,16 +6,17 @@
 Launches the lecture's own CUDA C (tests/test_exercises_09.py holds each kernel to the lecture's, character for
 character): `silu1` at 32 to 1024 threads a block on 2**26 floats, and the gathers on 8192 x 8192 in blocks of 256:
 section 4's three, and a fourth, `gather_cols_const`, which is `gather_cols` with the number of rows known when it is
-compiled (`-DROWS=8192`), so that the compiler turns `% rows` and `/ rows` into a mask and a shift: against
+compiled (`-DROWS=8192`), so that the compiler turns `% rows` and `/ rows` into a few shifts and masks: against
 `gather_cols` it separates the division's cost from the order's.  Each kernel twice; the second launch is the one to
-read.  The lecture's cell runs it so (in a fresh process, as its `%%requires` cell), then, in its own process, the
-functions below that read ncu's CSV (`read_ncu_csv`, `counters`, `comparisons`); tests/test_exercises_09.py reads
-them on a sample.  CONTRIBUTING ("The GPU regression", call BX) has the maintainers' first run of it on an H200.
+read.  The lecture's cell runs it so, in a fresh process, and reads ncu's CSV in its own process with the functions
+below (`read_ncu_csv`, `counters`, `table`, `comparisons`), which tests/test_exercises_09.py tries on a sample.
+CONTRIBUTING ("The GPU regression", call BX) has the maintainers' first run of it on an H200.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 
 RAW = r"""
 extern "C" __global__ void silu1(const float* x, float* y, long long n) {
@@ -52,7 +53,7 @@ KERNELS = ("silu1", *GATHERS)  # ncu profiles CuPy's own kernels too (the random
 # also names a percentage in the Speed Of Light section: the one here is Memory Workload Analysis' rate of DRAM bytes)
 COLUMNS = {"µs": "Duration", "DRAM %": "DRAM Throughput", "DRAM MiB": "Memory Throughput", "L2 hit %": "L2 Hit Rate",
            "MemBusy%": "Mem Busy", "pipes %": "Mem Pipes Busy", "occup. %": "Achieved Occupancy",
-           "blocks/SM": "Achieved Active Warps Per SM"}
+           "blk/SM": "Achieved Active Warps Per SM"}
 _SCALE = {"n": 1e-9, "u": 1e-6, "m": 1e-3, "": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 
 
@@ -99,7 +100,7 @@ def counters(metrics: dict[str, float], threads: int) -> dict[str, float]:
             "DRAM MiB": get("Memory Throughput") * seconds / 2**20,  # bytes a second x seconds
             "L2 hit %": get("L2 Hit Rate"), "MemBusy%": get("Mem Busy"), "pipes %": get("Mem Pipes Busy"),
             "occup. %": get("Achieved Occupancy"),
-            "blocks/SM": get("Achieved Active Warps Per SM") / (threads / 32)}  # warps an SM held / a block's
+            "blk/SM": get("Achieved Active Warps Per SM") / (threads / 32)}  # warps an SM held / a block's
 
 
 def table(read: dict[tuple[str, int], dict[str, float]]) -> list[str]:
@@ -112,23 +113,29 @@ def table(read: dict[tuple[str, int], dict[str, float]]) -> list[str]:
 
 
 def comparisons(read: dict[tuple[str, int], dict[str, float]]) -> list[str]:
-    """The sentences the lecture's prose reads, computed from the counters (one per question; a question whose
-    kernels ncu did not report is left out)."""
+    """The sentences the lecture's prose reads, computed from the counters, each with what its values favour (one
+    per question; a question whose kernels ncu did not report is left out)."""
     rows = {key: counters(metrics, key[1]) for key, metrics in read.items()}
     said = []
     cols, by_rows, const, div = (rows.get((k, 256)) for k in ("gather_cols", "gather_rows", "gather_cols_const",
                                                                 "gather_rows_div"))
     if cols and by_rows:
+        times = cols["DRAM MiB"] / by_rows["DRAM MiB"]
+        no_reuse = 9 / 2  # section 4: 9 floats an element against gather_rows' 2
+        nearer = "reuse" if abs(math.log(times)) < abs(math.log(times / no_reuse)) else "no-reuse"
         said.append(
             f"DRAM bytes (reads and writes): gather_cols {cols['DRAM MiB']:,.0f} MiB, gather_rows "
-            f"{by_rows['DRAM MiB']:,.0f} MiB: {cols['DRAM MiB'] / by_rows['DRAM MiB']:.2f} times (DRAM throughput x "
-            f"duration: {cols['DRAM %'] * cols['µs'] / (by_rows['DRAM %'] * by_rows['µs']):.2f} times); "
-            f"section 4's no-reuse picture: {9 / 2:.1f} times, its reuse picture: {1:.1f}")
+            f"{by_rows['DRAM MiB']:,.0f} MiB: {times:.2f} times (DRAM throughput x duration: "
+            f"{cols['DRAM %'] * cols['µs'] / (by_rows['DRAM %'] * by_rows['µs']):.2f} times); section 4's "
+            f"no-reuse picture predicts {no_reuse:.1f} times, its reuse picture {1:.1f}: nearer the {nearer} picture")
+        busy = {"the busiest memory unit (Mem Busy)": cols["MemBusy%"], "the memory pipes": cols["pipes %"],
+                "DRAM": cols["DRAM %"]}
         said.append(
             f"gather_cols: memory units {cols['MemBusy%']:.1f}% busy (gather_rows {by_rows['MemBusy%']:.1f}%), "
-            f"memory pipes {cols['pipes %']:.1f}% busy (gather_rows {by_rows['pipes %']:.1f}%), L2 hit rate "
-            f"{cols['L2 hit %']:.1f}% (gather_rows {by_rows['L2 hit %']:.1f}%), DRAM throughput {cols['DRAM %']:.1f}% "
-            f"of its peak (gather_rows {by_rows['DRAM %']:.1f}%)")
+            f"memory pipes {cols['pipes %']:.1f}% busy (gather_rows {by_rows['pipes %']:.1f}%), DRAM throughput "
+            f"{cols['DRAM %']:.1f}% of its peak (gather_rows {by_rows['DRAM %']:.1f}%), L2 hit rate "
+            f"{cols['L2 hit %']:.1f}% (gather_rows {by_rows['L2 hit %']:.1f}%); nearest its peak: "
+            f"{max(busy, key=lambda k: busy[k] if busy[k] == busy[k] else -1.0)}")  # a NaN (not reported) last
     if cols and by_rows and const:
         said.append(
             f"gather_cols_const (rows known when compiled) took {const['µs']:,.0f} µs, gather_cols "
@@ -139,11 +146,13 @@ def comparisons(read: dict[tuple[str, int], dict[str, float]]) -> list[str]:
                else ""))
     small, large = rows.get(("silu1", 256)), rows.get(("silu1", 1024))
     if small and large:
+        took, predicted = large["µs"] / small["µs"], small["occup. %"] / large["occup. %"]
         said.append(
-            f"silu1 at 1024 threads against 256: {large['µs'] / small['µs']:.2f} times the time; achieved occupancy "
-            f"{large['occup. %']:.1f}% against {small['occup. %']:.1f}%, "
-            f"{small['occup. %'] / large['occup. %']:.2f} times as many warps at 256; an SM held "
-            f"{large['blocks/SM']:.1f} blocks on average against {small['blocks/SM']:.1f}")
+            f"silu1 at 1024 threads against 256: achieved occupancy {large['occup. %']:.1f}% against "
+            f"{small['occup. %']:.1f}% (an SM held {large['blk/SM']:.1f} blocks on average against "
+            f"{small['blk/SM']:.1f}); a time that went as 1 / occupancy (bytes in flight as warps) would be "
+            f"{predicted:.2f} times 256's, and it took {took:.2f} times: occupancy accounts for "
+            f"{'all' if predicted >= took else 'part, not all,'} of the rise")
     return said
 
 
