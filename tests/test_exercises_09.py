@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import definitions_of
+from conftest import definitions_of, host
 from tools.course import LECTURES, SOLUTIONS
 from utils import cells, device
 from utils.exercises import inside_check, nb09
@@ -320,18 +320,130 @@ class Test_09_kernels:
         assert not nb09._COUNTING
 
 
+def _ncu_probe() -> dict:
+    """notebooks/scripts/09_ncu_probe.py's names, as lecture 09's cell gets them (not run as a program: no GPU)."""
+    import runpy
+
+    return runpy.run_path(str(LECTURES / "scripts" / "09_ncu_probe.py"))
+
+
 def test_the_ncu_probe_launches_the_lectures_own_kernels():
-    """tools/ncu_probe_09.py profiles lecture 09's kernels: each kernel of its source is, character for character, in
-    one of the lecture's code cells (so a change to a kernel there cannot leave the probe measuring another)."""
+    """notebooks/scripts/09_ncu_probe.py profiles lecture 09's kernels: each kernel of its source is, character for
+    character, in one of the lecture's code cells (so a change to a kernel there cannot leave the probe measuring
+    another), and its fourth gather, `gather_cols_const`, is the lecture's `gather_cols` but for `rows`, a constant
+    when compiled (its name, the unnamed `rows` argument and the line that defines `rows` apart)."""
     import re
 
     import nbformat
 
-    from tools import ncu_probe_09
-
+    probe = _ncu_probe()
     lecture = nbformat.read(LECTURES / "09_kernels.ipynb", as_version=4)
     code = "\n".join(c.source for c in lecture.cells if c.cell_type == "code")
-    kernels = re.findall(r'extern "C" __global__ void \w+\(.*?\n}', ncu_probe_09.RAW, flags=re.DOTALL)
+    kernel = r'extern "C" __global__ void \w+\(.*?\n}'
+    kernels = re.findall(kernel, probe["RAW"], flags=re.DOTALL)
     assert len(kernels) == 4
-    for kernel in kernels:
-        assert kernel in code, kernel.splitlines()[0]
+    for found in kernels:
+        assert found in code, found.splitlines()[0]
+    (const,) = re.findall(kernel, probe["RAW_CONST"], flags=re.DOTALL)
+    head, define, *body = const.splitlines()
+    assert define.strip().startswith("const int rows = ROWS;")
+    as_lecture = "\n".join([head.replace("gather_cols_const(", "gather_cols(").replace(", int, ", ", int rows, "),
+                             *body])
+    assert as_lecture == next(k for k in kernels if "void gather_cols(" in k)
+    assert probe["ROWS"] == 8192 and "gather_cols_const" in probe["GATHERS"]
+
+
+# A few lines of ncu's --csv output, the format of ncu 2025 (a header, then a line per metric of each profiled launch,
+# among ncu's own lines and the program's), with CONTRIBUTING's values of call BX (one H200 run); the first
+# gather_cols launch and every gather_cols_const value are made up, to check that the second launch is the one read.
+NCU_SAMPLE = """==PROF== Connected to process 4242 (/usr/bin/python3.12)
+==PROF== Profiling "silu1" - 0: 0%....50%....100% - 9 passes
+done
+==PROF== Disconnected from process 4242
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC",\
+"Section Name","Metric Name","Metric Unit","Metric Value"
+"2","4242","python3.12","127.0.0.1",\
+"gen_sequenced<curandStateXORWOW, float2, normal_args_float_t>(curandStateXORWOW *, float2 *, unsigned long)","1","7",\
+"(64, 1, 1)","(64, 1, 1)","0","9.0",\
+"GPU Speed Of Light Throughput","Duration","usecond","35.10"
+"7","4242","python3.12","127.0.0.1","silu1","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"GPU Speed Of Light Throughput","DRAM Throughput","%","51.20"
+"7","4242","python3.12","127.0.0.1","silu1","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"GPU Speed Of Light Throughput","Duration","usecond","210.37"
+"7","4242","python3.12","127.0.0.1","silu1","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"Occupancy","Achieved Occupancy","%","73.20"
+"7","4242","python3.12","127.0.0.1","silu1","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"Occupancy","Achieved Active Warps Per SM","warp","46.85"
+"11","4242","python3.12","127.0.0.1","silu1","1","7","(1024, 1, 1)","(65536, 1, 1)","0","9.0",\
+"GPU Speed Of Light Throughput","Duration","usecond","252.41"
+"11","4242","python3.12","127.0.0.1","silu1","1","7","(1024, 1, 1)","(65536, 1, 1)","0","9.0",\
+"Occupancy","Achieved Occupancy","%","67.30"
+"11","4242","python3.12","127.0.0.1","silu1","1","7","(1024, 1, 1)","(65536, 1, 1)","0","9.0",\
+"Occupancy","Achieved Active Warps Per SM","warp","43.07"
+"13","4242","python3.12","127.0.0.1","gather_rows","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"GPU Speed Of Light Throughput","Duration","usecond","198.02"
+"13","4242","python3.12","127.0.0.1","gather_rows","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"GPU Speed Of Light Throughput","DRAM Throughput","%","54.30"
+"13","4242","python3.12","127.0.0.1","gather_rows","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"GPU Speed Of Light Throughput","Memory Throughput","%","54.30"
+"13","4242","python3.12","127.0.0.1","gather_rows","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"Memory Workload Analysis","Memory Throughput","Tbyte/second","2.71"
+"13","4242","python3.12","127.0.0.1","gather_rows","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"Memory Workload Analysis","L2 Hit Rate","%","50.50"
+"13","4242","python3.12","127.0.0.1","gather_rows","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"Memory Workload Analysis","Mem Busy","%","35.70"
+"13","4242","python3.12","127.0.0.1","gather_rows","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"Memory Workload Analysis","Mem Pipes Busy","%","n/a"
+"16","4242","python3.12","127.0.0.1","gather_cols","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"GPU Speed Of Light Throughput","Duration","msecond","1.20"
+"17","4242","python3.12","127.0.0.1","gather_cols","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"GPU Speed Of Light Throughput","Duration","usecond","452.16"
+"17","4242","python3.12","127.0.0.1","gather_cols","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"GPU Speed Of Light Throughput","DRAM Throughput","%","24.00"
+"17","4242","python3.12","127.0.0.1","gather_cols","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"Memory Workload Analysis","Memory Throughput","Gbyte/second","1,197.80"
+"17","4242","python3.12","127.0.0.1","gather_cols","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"Memory Workload Analysis","L2 Hit Rate","%","87.50"
+"17","4242","python3.12","127.0.0.1","gather_cols","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"Memory Workload Analysis","Mem Busy","%","95.80"
+"17","4242","python3.12","127.0.0.1","gather_cols","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"Memory Workload Analysis","Mem Pipes Busy","%","12.40"
+"19","4242","python3.12","127.0.0.1","gather_cols_const","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",\
+"GPU Speed Of Light Throughput","Duration","usecond","1,130.00"
+"""
+
+
+@host
+def test_the_ncu_probe_reads_ncus_csv_into_the_printed_rows():
+    """The lecture's Nsight Compute cell prints what read_ncu_csv, counters, table and comparisons make of ncu's
+    CSV: on a sample, the second launch of each of the probe's kernels and block sizes (CuPy's own left out),
+    durations and rates in their units (usecond, msecond, Tbyte/second, Gbyte/second with a thousands separator),
+    "n/a" left out, Speed Of Light's "Memory Throughput" (a percentage) kept apart from Memory Workload Analysis'
+    (DRAM bytes a second)."""
+    probe = _ncu_probe()
+    read = probe["read_ncu_csv"](NCU_SAMPLE)
+    assert list(read) == [("silu1", 256), ("silu1", 1024), ("gather_rows", 256), ("gather_cols", 256),
+                          ("gather_cols_const", 256)]
+    cols = probe["counters"](read[("gather_cols", 256)], 256)
+    assert cols["µs"] == pytest.approx(452.16) and cols["L2 hit %"] == 87.5 and cols["MemBusy%"] == 95.8
+    assert cols["DRAM MiB"] == pytest.approx(1197.8e9 * 452.16e-6 / 2**20)
+    by_rows = probe["counters"](read[("gather_rows", 256)], 256)
+    assert by_rows["DRAM MiB"] == pytest.approx(2.71e12 * 198.02e-6 / 2**20)  # about 512 MiB: 256 read, 256 written
+    assert by_rows["pipes %"] != by_rows["pipes %"]  # NaN: "n/a"
+    assert read[("gather_rows", 256)]["memory throughput %"] == 54.3
+    assert probe["counters"](read[("silu1", 256)], 256)["blk/SM"] == pytest.approx(46.85 / 8)
+    assert read[("gather_cols_const", 256)]["duration"] == pytest.approx(1130e-6)
+    lines = probe["table"](read)
+    assert len(lines) == 6 and lines[4].split()[:3] == ["gather_cols", "256", "452.2"]
+    said = probe["comparisons"](read)
+    assert len(said) == 4
+    assert "gather_cols 517 MiB, gather_rows 512 MiB: 1.01 times (DRAM throughput x duration: 1.01 times)" in said[0]
+    assert said[0].endswith("no-reuse picture predicts 4.5 times, its reuse picture 1.0: nearer the reuse picture")
+    assert "memory units 95.8% busy (gather_rows 35.7%)" in said[1] and "L2 hit rate 87.5%" in said[1]
+    assert said[1].endswith("nearest its peak: the busiest memory unit (Mem Busy)")
+    assert "gather_cols took 0.40 times gather_cols_const's time" in said[2] and "gather_rows_div" not in said[2]
+    assert said[3] == ("silu1 at 1024 threads against 256: achieved occupancy 67.3% against 73.2% (an SM held 1.3 "
+                       "blocks on average against 5.9); a time that went as 1 / occupancy (bytes in flight as warps) "
+                       "would be 1.09 times 256's, and it took 1.20 times: occupancy accounts for part, not all, of "
+                       "the rise")
+    assert probe["read_ncu_csv"]("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission") == {}
