@@ -897,6 +897,7 @@ class _StepArithmetic(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
         self.arithmetic: list[str] = []
+        self.error = ""  # what the run under this mode raised, if anything (`_step_arithmetic`)
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
@@ -2881,19 +2882,41 @@ def _step_arithmetic(ex: Checker, yours: Callable[..., object]) -> list[str]:
     mode = _StepArithmetic()
     caller = torch.cuda.current_stream()
     try:
-        with mode:
-            made: Any = yours(make_model("cuda"), make_data("cuda"))
-            step, losses = made
-            for _ in range(2):
-                step()
-            losses()
+        with torch.jit.optimized_execution(False):
+            _script_plans_flushed()
+            with mode:
+                made: Any = yours(make_model("cuda"), make_data("cuda"))
+                step, losses = made
+                for _ in range(2):
+                    step()
+                losses()
         torch.cuda.synchronize()
-    except Exception:  # noqa: BLE001 (see the docstring)
+    except Exception as error:  # noqa: BLE001 (see the docstring)
+        mode.error = f"{type(error).__name__}: {error}"
         return []
     finally:
+        _script_plans_flushed()  # compiled again, optimized, at their next calls
         torch.cuda.set_stream(caller)
         _switches_restore(saved)
     return mode.arithmetic
+
+
+def _script_plans_flushed() -> None:
+    """Every @torch.jit.script function's compiled plans dropped (the Python compilation unit's functions), so that
+    under torch.jit.optimized_execution(False) its next call runs its graph as it is, an operator at a time through
+    the dispatcher, where `_StepArithmetic` sees them.  On a GPU, TorchScript's fuser runs a profiled function's
+    elementwise operators as one generated kernel, which no dispatch mode sees, and keeps that plan until it is
+    flushed (round 70's TorchScript division in the step PASSed on the H200 after the first version of this check,
+    call BY, 2026-12-02: the check's runs before had called the function many times).  Scripted modules' methods are
+    not flushed."""
+    try:
+        functions = torch.jit._state._python_cu.get_functions()
+    except AttributeError:  # a PyTorch without it: nothing flushed
+        return
+    for function in functions:
+        flush = getattr(function, "_debug_flush_compilation_cache", None)
+        if flush is not None:
+            flush()
 
 
 def _made(ex: Checker, yours: Callable[..., object], *, again: bool) -> tuple[
