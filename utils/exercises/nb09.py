@@ -2990,7 +2990,7 @@ def _softmax_speed(ex: Any, yours: Callable, counted: bool) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=143, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=149, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------
