@@ -827,6 +827,13 @@ def _softmax_input(case: SoftmaxCase, device: str) -> torch.Tensor:
     return wide.to(device)[row:, column:column + cols]
 
 
+def _triton_version() -> str:
+    """The installed Triton's version, as `Triton 3.9.0` ("Triton" where it says none)."""
+    import triton
+
+    return f"Triton {getattr(triton, '__version__', '')}".strip()
+
+
 def triton_missing() -> str | None:
     """Why Triton cannot run here, or None."""
     try:
@@ -877,6 +884,7 @@ class _Launches:
     shared: list[str] = field(default_factory=list)  # elements that two programs of one launch stored (interpreter)
     crossed: list[str] = field(default_factory=list)  # elements one program stored and another loaded (interpreter)
     into_x: list[str] = field(default_factory=list)  # writes into the storage x lies in (interpreter)
+    unfenced: list[str] = field(default_factory=list)  # a program's read-back of its own stores, no barrier (interp.)
 
 
 def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
@@ -990,6 +998,80 @@ _READS: list[tuple[list[tuple[int, int]], list[tuple[int, int]], list[int], list
 # writer wins (round 69's adversary: each program of a split row writing the whole row by tl.atomic_xchg).
 Access = tuple[tuple[int, int, int], str, np.ndarray, bool, bool, np.ndarray | None]
 _ACCESSES: list[list[Access]] = []
+# Beside each _ACCESSES entry, the plain stores of the program running now, since its start or its last
+# tl.debug_barrier() (the interpreter's create_barrier): [the program, [(the tile's shape, the addresses stored, the
+# position of each in the tile), ...], the addresses it loaded back in a tile of another shape or at another position].
+# Adversary 121: exp(x - max) stored into y with the row's BLOCK, read back in chunks of 64 to be summed, no barrier
+# between: right on the interpreter, which runs a program's lanes as one NumPy step.  On a GPU a program is a block
+# of threads, each owning some elements of a tile; Triton orders nothing between threads for global memory (its
+# barriers, Membar, guard shared memory; triton-lang/triton#1097: the cross_entropy kernel's explicit
+# tl.debug_barrier()), so a thread that loads an element another thread stored may read it before the store lands.
+# Which thread owns which element is the tile's layout, which the compiler derives from the tile's shape and the
+# program's num_warps (getDefaultBlockedEncoding(shape, numWarps, threadsPerWarp, ...) in ConvertTritonToTritonGPU;
+# the Coalesce pass then sets a load's or store's elements per thread from its pointers' contiguity), so an element at
+# the same position of a tile of the same shape is taken as the same thread's (the store and the load of one `offs`,
+# as the stash answers of round 68's second adversary do), another shape or another position as another thread's.
+# What this leaves out (read in Triton's main branch, third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/
+# LoadStoreOpToLLVM.cpp, not checked against each release): a tile smaller than the block's threads is replicated,
+# and its store is made by one replica only (the store's emitRedundantThreadPredicate) while every replica loads; and
+# two tiles of one shape whose pointers' contiguity differs may get different layouts.  An atomic of the program
+# (tl.atomic_*) counts as a barrier: Triton hands a scalar atomic's result to the program's threads through shared
+# memory behind a barrier (finalizeAtomicResults, same file), and its default sem, acq_rel, fences (round 67's third
+# adversary's split row: each program stores its partial, draws an acq_rel ticket, and the last one loads every
+# partial, its own among them, in a tile of another shape; right).
+_STASHED: list[list] = []
+
+
+def _stash_noted(builder: Any, ptrs: Any, lanes: np.ndarray) -> None:
+    """Note a plain store of the running program (its tile's shape, its addresses at `lanes`, their positions) into
+    the innermost _STASHED."""
+    if not _STASHED:
+        return
+    state = _STASHED[-1]
+    program = tuple(getattr(builder, "grid_idx", None) or (0, 0, 0))
+    if state[0] != program:
+        state[0], state[1] = program, []
+    addresses = np.asarray(ptrs.data).astype(np.uint64, copy=False)
+    if lanes.any():
+        state[1].append((addresses.shape, addresses[lanes].ravel(), np.flatnonzero(lanes.ravel())))
+
+
+def _read_back_judged(builder: Any, ptrs: Any, lanes: np.ndarray) -> None:
+    """For a plain load of the running program: the addresses it stored since its start or its last barrier that it
+    now loads in a tile of another shape, or at another position of one of the same shape, noted in the innermost
+    _STASHED (the last store of an address is the one compared)."""
+    if not _STASHED or not lanes.any():
+        return
+    state = _STASHED[-1]
+    if state[0] != tuple(getattr(builder, "grid_idx", None) or (0, 0, 0)) or not state[1]:
+        return
+    addresses = np.asarray(ptrs.data).astype(np.uint64, copy=False)
+    loaded, where = addresses[lanes].ravel(), np.flatnonzero(lanes.ravel())
+    open_ = np.ones(loaded.shape, dtype=bool)  # load lanes not yet matched with a later store
+    for shape, stored, at in reversed(state[1]):
+        hit = open_ & np.isin(loaded, stored)
+        if not hit.any():
+            continue
+        open_ &= ~hit
+        if shape != addresses.shape:
+            state[2].update(loaded[hit].tolist())
+            continue
+        order = np.argsort(stored, kind="stable")
+        found = order[np.searchsorted(stored[order], loaded[hit], side="right") - 1]  # the last lane storing it
+        state[2].update(loaded[hit][at[found] != where[hit]].tolist())
+        if not open_.any():
+            return
+
+
+def _barrier_watched(original: Callable) -> Callable:
+    """InterpreterBuilder.create_barrier (tl.debug_barrier(): a no-op in the interpreter, on a GPU a bar.sync of the
+    program's threads, which orders their memory accesses): the running program's stores forgotten (_STASHED)."""
+    def create_barrier(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _STASHED:
+            _STASHED[-1][1] = []
+        return original(self, *args, **kwargs)
+
+    return create_barrier
 
 
 def _lanes(ptrs: Any, mask: Any, *range_sets: list[tuple[int, int]]) -> tuple[np.ndarray, ...]:
@@ -1042,6 +1124,8 @@ def _recorded(builder: Any, kind: str, ptrs: Any, lanes: np.ndarray, sem: Any = 
     _ACCESSES[-1].append((tuple(getattr(builder, "grid_idx", None) or (0, 0, 0)), kind, addresses[lanes].ravel(),
                           "ACQUIRE" in name, "RELEASE" in name,
                           None if values is None else _bits(values, addresses.shape, lanes)))
+    if kind not in ("load", "store") and _STASHED:  # an atomic: taken as a barrier of the program (see _STASHED)
+        _STASHED[-1][1] = []
 
 
 # The memory order and scope of the tl.atomic_load or tl.atomic_store running in this thread (.given: (sem, scope)),
@@ -1089,6 +1173,8 @@ def _load_watched(original: Callable) -> Callable:
                 active, inside, safe = _lanes(ptrs, mask, storages, copies)
                 outside[0] += int((active & ~inside).sum())
                 _recorded(self, "load" if sem is None else "atomic load", ptrs, active & safe, sem, scope)
+                if sem is None:
+                    _read_back_judged(self, ptrs, active & safe)
                 mask = _kept_inside(mask, active, safe)
             except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the load is not judged
                 pass
@@ -1111,6 +1197,8 @@ def _store_watched(original: Callable) -> Callable:
                 wrote[0] += int((active & ~safe).sum())
                 _recorded(self, "store" if sem is None else "atomic store", ptrs, active & safe, sem, scope,
                           values=value)
+                if sem is None:
+                    _stash_noted(self, ptrs, active & safe)
                 mask = _kept_inside(mask, active, safe)
             except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the store is not judged
                 pass
@@ -1404,6 +1492,7 @@ def _access_patches() -> list[tuple[type, str, Callable, Callable]]:
     for name, watcher in (("create_masked_load", _load_watched), ("create_masked_store", _store_watched),
                           ("create_atomic_rmw", _rmw_watched), ("create_atomic_cas", _cas_watched),
                           ("create_atomic_load", _atomic_watched), ("create_atomic_store", _atomic_watched),
+                          ("create_barrier", _barrier_watched),
                           ("set_grid_idx", _grid_watched)):  # (a builder without atomic loads and stores: not patched)
         held = InterpreterBuilder.__dict__.get(name)
         if isinstance(held, FunctionType):
@@ -1574,12 +1663,16 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
                 _READS.append(([(c.data_ptr() + g, c.data_ptr() + g + o.numel()) for o, c, g in kept],
                                [(c.data_ptr(), c.data_ptr() + c.numel()) for _, c, _ in kept], outside, wrote))
                 _ACCESSES.append([])
+                _STASHED.append([None, [], set()])
             try:
                 return launch(*args, **kwargs)
             finally:
                 if guarded:
                     _READS.pop()
                     accesses = _ACCESSES.pop()  # not judged where the launch was stopped (a program waiting)
+                    unfenced = len(_STASHED.pop()[2])
+                    if unfenced and sys.exc_info()[1] is None:
+                        seen.unfenced.append(f"launch {seen.count}: {unfenced} element{'s' * (unfenced != 1)}")
                     shared, crossed = _judged_accesses(accesses) if sys.exc_info()[1] is None else (0, 0)
                     if crossed:
                         seen.crossed.append(f"launch {seen.count}: {crossed} element{'s' * (crossed != 1)} written "
@@ -2107,6 +2200,8 @@ AUTOTUNED_HINT = ("an autotuner keeps the fastest config, not a right one: every
                   "each config by running your kernel on the call's own arguments, so what a kernel adds into an "
                   "argument adds up (@triton.autotune's reset_to_zero)")
 
+# What tl.make_block_ptr raises in a Triton that removed block pointers (3.9's language/core.py; 3.6 has them)
+BLOCK_POINTERS_GONE = "Block pointers have been removed"
 _NO_DRIVER = ("active drivers", "cpu tensor", "Pointer argument", "outside of the scope of a kernel")
 
 
@@ -2191,6 +2286,13 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             except Exception as error:  # raised again unless it is Triton's, on a CPU
                 if not on_gpu and any(s in str(error) for s in _NO_DRIVER):
                     raise LeftForGPU("nothing: Triton compiled the kernel for a GPU", _needs_a_driver(error)) from None
+                if not on_gpu and BLOCK_POINTERS_GONE in str(error):  # adversary 121: Triton 3.9 (this CPU's)
+                    raise LeftForGPU(  # raises it for every tl.make_block_ptr; Triton 3.6, the reference run's, not
+                        f"nothing: the Triton installed here ({_triton_version()}) has no block pointers "
+                        "(tl.make_block_ptr raised \"" + BLOCK_POINTERS_GONE + "\"), so its interpreter cannot run "
+                        "your kernel", "the kernel, on a GPU whose Triton still has block pointers (the reference "
+                        "run's 3.6 does); or rewrite its loads and stores with pointers and a mask, or with "
+                        "tl.make_tensor_descriptor, which this Triton runs") from None
                 if on_gpu and "Triton Error [CUDA]" in str(error):  # the driver refused the launch (a grid too large)
                     ex.expect(False, f"{call}: the GPU refused your kernel's launch ({error})",
                               "a grid has limits per dimension: the first holds up to 2**31 - 1 programs, the second "
@@ -2226,6 +2328,17 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                           "x is the caller's, and so is the tensor it is a slice of: write the result, and anything "
                           "else your kernel keeps, into memory of your own (another reader of x may read it while your "
                           "kernel runs)")
+            if not on_gpu:  # (the interpreter's record)
+                ex.expect(not launches.unfenced, f"{call}: a program of your kernel loaded elements that it had "
+                          f"stored earlier in the same launch, in a tile of another shape (or at another place of "
+                          f"the tile), with no tl.debug_barrier() between the two ({'; '.join(launches.unfenced)}): "
+                          "Triton's interpreter runs a program's lanes as one step, so the store came first here; "
+                          "on a GPU a program is a block of threads, each holding some elements of a tile, and the "
+                          "thread that loads an element may not be the one that stored it",
+                          "Triton orders nothing between the threads of a program for global memory: a value your "
+                          "program stored and loads back in another tile (another shape, or other offsets) needs "
+                          "tl.debug_barrier() between the store and the load; or load it back with the store's own "
+                          "offsets, or keep it in registers")
             ex.expect(not launches.read_outside, f"{call}: your kernel read outside the tensors it was given: "
                       f"{'; '.join(launches.read_outside)} (on a GPU, a read past the end of an allocation can stop "
                       "the process: an illegal memory access)",
@@ -2450,11 +2563,14 @@ def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
             dropped.append(StorageWeakRef(y.untyped_storage()))
         del y
     # Every result the check dropped still in memory, none reused: the answer keeps them all (round 27's adversary
-    # appended each to a module-level list: on a GPU, memory that only grows)
+    # appended each to a module-level list: on a GPU, memory that only grows; adversary 121 carved each result out of
+    # a slab of 1 MiB that it kept, a new slab when one was full: bounded, but each result a view into the answer's
+    # memory, which the task's text rules out: a result is a tensor of its own, freed once the caller drops it)
     alive = sum(not ref.expired() for ref in dropped)
     ex.expect(alive < len(dropped), f"{call}: the memory of every one of the {len(dropped)} results the caller "
-              "dropped is still held after your function returned", "a result's memory belongs to the caller: once "
-              "the caller drops it, nothing of yours may keep it (a list or a cache of results grows with every call)")
+              "dropped is still held after your function returned", "each result is a tensor of its own, whose "
+              "memory belongs to the caller and is freed once the caller drops it: not a view into memory your "
+              "function keeps (a buffer that results are carved from, a list or a cache of results)")
 
 
 class _SameSpot:
@@ -2874,7 +2990,7 @@ def _softmax_speed(ex: Any, yours: Callable, counted: bool) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=143, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=149, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------
