@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -447,3 +448,22 @@ def test_the_ncu_probe_reads_ncus_csv_into_the_printed_rows():
                        "would be 1.09 times 256's, and it took 1.20 times: occupancy accounts for part, not all, of "
                        "the rise")
     assert probe["read_ncu_csv"]("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission") == {}
+
+
+@host
+def test_the_ncu_probe_reads_the_h200s_own_csv():
+    """ncu's CSV as the H200 wrote it (call BX, 2026-12-02, ncu of CUDA 13, the probe's metrics of each launch kept:
+    tests/data/ncu09_h200.csv): durations in `ns`, rates in `byte/s` (the first version of the reader knew only
+    `usecond` and `byte/second`, and the lecture's first run printed 1,262,752,000,000 µs and NaN MiB)."""
+    probe = _ncu_probe()
+    read = probe["read_ncu_csv"]((Path(__file__).parent / "data" / "ncu09_h200.csv").read_text())
+    assert [key for key in read if key[0] == "silu1"] == [("silu1", t) for t in (32, 64, 128, 256, 512, 1024)]
+    silu = probe["counters"](read[("silu1", 32)], 32)
+    assert silu["µs"] == pytest.approx(1262.016) and silu["occup. %"] == pytest.approx(9.83)
+    rows = probe["counters"](read[("gather_rows", 256)], 256)
+    assert rows["µs"] == pytest.approx(196.928)
+    assert 480 < rows["DRAM MiB"] < 530  # 494: near 256 MiB read and 256 MiB written
+    cols = probe["counters"](read[("gather_cols", 256)], 256)
+    assert cols["L2 hit %"] == pytest.approx(87.2) and cols["MemBusy%"] == pytest.approx(95.41)
+    said = probe["comparisons"](read)
+    assert said[0].endswith("nearer the reuse picture")

@@ -58,8 +58,9 @@ _SCALE = {"n": 1e-9, "u": 1e-6, "m": 1e-3, "": 1.0, "K": 1e3, "M": 1e6, "G": 1e9
 
 
 def _base(value: float, unit: str) -> float:
-    """A value in seconds (`usecond`, `msecond`, ...) or bytes a second (`Gbyte/second`, ...); others as they are."""
-    for suffix in ("byte/second", "second"):
+    """A value in seconds or bytes a second, from a unit spelled either way ncu spells it (`ns`, `byte/s`: ncu
+    2025 on the H200, tests/data/ncu09_h200.csv; `usecond`, `Gbyte/second`: older versions); others as they are."""
+    for suffix in ("byte/second", "byte/s", "second", "s"):
         if unit.endswith(suffix) and unit[: -len(suffix)] in _SCALE:
             return value * _SCALE[unit[: -len(suffix)]]
     return value
@@ -80,7 +81,7 @@ def read_ncu_csv(text: str) -> dict[tuple[str, int], dict[str, float]]:
         except (KeyError, TypeError, ValueError):  # a header repeated, an "n/a"
             continue
         unit, name = row["Metric Unit"], row["Metric Name"]
-        if name == "Memory Throughput" and not unit.endswith("/second"):
+        if name == "Memory Throughput" and unit == "%":
             name = "Memory Throughput %"  # Speed Of Light's, a share of the peak
         kernel = row["Kernel Name"].split("(")[0].strip()
         if kernel not in KERNELS:
