@@ -2910,10 +2910,10 @@ def _script_plans_flushed() -> None:
     call BY, 2026-12-02: the check's runs before had called the function many times).  Scripted modules' methods are
     not flushed."""
     try:
-        functions = torch.jit._state._python_cu.get_functions()
+        functions = torch.jit._state._python_cu.get_functions()  # type: ignore[func-returns-value]  # (its stub says None: a list here)
     except AttributeError:  # a PyTorch without it: nothing flushed
         return
-    for function in functions:
+    for function in functions:  # type: ignore[attr-defined]
         flush = getattr(function, "_debug_flush_compilation_cache", None)
         if flush is not None:
             flush()
