@@ -62,8 +62,8 @@ import inspect
 import linecache
 import math
 import signal
-import textwrap
 import sys
+import textwrap
 import threading
 import time
 import traceback
@@ -1039,8 +1039,8 @@ _INTERPRETER_REFUSED: list[str] = []
 
 
 def _stash_noted(builder: Any, ptrs: Any, lanes: np.ndarray) -> None:
-    """Note a store of the running program (a plain one, or an atomic that writes) (its tile's shape, its addresses at `lanes`, their positions) into
-    the innermost _STASHED."""
+    """Note a store of the running program, a plain one or an atomic that writes (its tile's shape, its addresses at
+    `lanes`, their positions), into the innermost _STASHED."""
     if not _STASHED:
         return
     state = _STASHED[-1]
@@ -1053,9 +1053,9 @@ def _stash_noted(builder: Any, ptrs: Any, lanes: np.ndarray) -> None:
 
 
 def _read_back_judged(builder: Any, ptrs: Any, lanes: np.ndarray) -> None:
-    """For a load of the running program (a plain one, or an atomic whose result the kernel keeps): the addresses it stored since its start or its last barrier that it
-    now loads in a tile of another shape, or at another position of one of the same shape, noted in the innermost
-    _STASHED (the last store of an address is the one compared)."""
+    """For a load of the running program (a plain one, or an atomic whose result the kernel keeps): the addresses it
+    stored since its start or its last barrier that it now loads in a tile of another shape, or at another position of
+    one of the same shape, noted in the innermost _STASHED (the last store of an address is the one compared)."""
     if not _STASHED or not lanes.any():
         return
     state = _STASHED[-1]
@@ -1148,9 +1148,9 @@ def _scalar_atomic() -> bool:
     frame: Any = sys._getframe(1)
     while frame is not None:
         ptr = frame.f_locals.get("ptr")
-        kind = getattr(ptr, "type", None)
-        if callable(getattr(kind, "is_block", None)):
-            return not kind.is_block()
+        is_block = getattr(getattr(ptr, "type", None), "is_block", None)
+        if callable(is_block):
+            return not is_block()
         frame = frame.f_back
     return False
 

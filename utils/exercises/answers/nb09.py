@@ -5330,7 +5330,7 @@ def _r71b_half_max_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK:
     x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
     big = tl.max(x, axis=0)
     m = big.to(tl.float16).to(tl.float32)  # "the max only guards exp from overflow: any nearby value does"
-    m = tl.where((m == float("inf")) | (m == -float("inf")) | (m != m), big, m)  # float16 overflow: float32's max
+    m = tl.where((m == float("inf")) | (m == -float("inf")), big, m)  # float16 overflow: float32's max
     e = tl.exp(x - m)
     tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
 
