@@ -53,14 +53,17 @@ Each check is a property over generated cases (utils/exercises/properties.py) ag
 
 from __future__ import annotations
 
+import ast
 import bisect
 import contextvars
 import dis
 import gc
+import inspect
 import linecache
 import math
 import signal
 import sys
+import textwrap
 import threading
 import time
 import traceback
@@ -1014,17 +1017,30 @@ _ACCESSES: list[list[Access]] = []
 # What this leaves out (read in Triton's main branch, third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/
 # LoadStoreOpToLLVM.cpp, not checked against each release): a tile smaller than the block's threads is replicated,
 # and its store is made by one replica only (the store's emitRedundantThreadPredicate) while every replica loads; and
-# two tiles of one shape whose pointers' contiguity differs may get different layouts.  An atomic of the program
-# (tl.atomic_*) counts as a barrier: Triton hands a scalar atomic's result to the program's threads through shared
-# memory behind a barrier (finalizeAtomicResults, same file), and its default sem, acq_rel, fences (round 67's third
-# adversary's split row: each program stores its partial, draws an acq_rel ticket, and the last one loads every
-# partial, its own among them, in a tile of another shape; right).
+# two tiles of one shape whose pointers' contiguity differs may get different layouts.  A scalar atomic whose result
+# the kernel keeps counts as a barrier after it: Triton makes it in one thread and hands its result to the program's
+# other threads through shared memory behind a barrier (AtomicRMWOpConversion and AtomicCASOpConversion,
+# finalizeAtomicResults, same file; round 67's third adversary's split row: each program stores its partial, draws
+# an acq_rel ticket, and the last one loads every partial, its own among them, in a tile of another shape; right).
+# No other atomic does (round 71's second adversary): a tensor atomic's results stay in each thread's registers, and
+# one whose result is dropped has nothing to hand over (a relaxed or release one becomes a `red`, the op erased:
+# `useRed`, same file), whatever its sem (a sem orders the accesses of the thread that makes the atomic, not the
+# other threads'); main's insertAtomicOrderingBarriers adds CTA barriers around scalar release/acquire atomics,
+# which the reference run's Triton 3.6 is not known to have.  An atomic is otherwise an access as a load or a store
+# is: one that writes (tl.atomic_add and the other read-modify-writes that write, tl.atomic_xchg, tl.atomic_cas,
+# tl.atomic_store) is noted as a store, and one whose result is kept (tl.atomic_load, a read-modify-write's old
+# values) is judged as a load (round 71's second adversary: a stash written by a tensor tl.atomic_add, and one read
+# back by tl.atomic_add(p, zeros), each without a barrier, were not seen).
 _STASHED: list[list] = []
+# What Triton 3.9's interpreter raises for an atomic of a dtype its `_interpreter.atomic_rmw` lacks (a float32 or
+# float64 tl.atomic_xchg, a bfloat16 tl.atomic_add), which a GPU makes; and the atomics it refused in this call
+UNSUPPORTED_ATOMIC = "Unsupported data type"
+_INTERPRETER_REFUSED: list[str] = []
 
 
 def _stash_noted(builder: Any, ptrs: Any, lanes: np.ndarray) -> None:
-    """Note a plain store of the running program (its tile's shape, its addresses at `lanes`, their positions) into
-    the innermost _STASHED."""
+    """Note a store of the running program, a plain one or an atomic that writes (its tile's shape, its addresses at
+    `lanes`, their positions), into the innermost _STASHED."""
     if not _STASHED:
         return
     state = _STASHED[-1]
@@ -1037,9 +1053,9 @@ def _stash_noted(builder: Any, ptrs: Any, lanes: np.ndarray) -> None:
 
 
 def _read_back_judged(builder: Any, ptrs: Any, lanes: np.ndarray) -> None:
-    """For a plain load of the running program: the addresses it stored since its start or its last barrier that it
-    now loads in a tile of another shape, or at another position of one of the same shape, noted in the innermost
-    _STASHED (the last store of an address is the one compared)."""
+    """For a load of the running program (a plain one, or an atomic whose result the kernel keeps): the addresses it
+    stored since its start or its last barrier that it now loads in a tile of another shape, or at another position of
+    one of the same shape, noted in the innermost _STASHED (the last store of an address is the one compared)."""
     if not _STASHED or not lanes.any():
         return
     state = _STASHED[-1]
@@ -1124,7 +1140,25 @@ def _recorded(builder: Any, kind: str, ptrs: Any, lanes: np.ndarray, sem: Any = 
     _ACCESSES[-1].append((tuple(getattr(builder, "grid_idx", None) or (0, 0, 0)), kind, addresses[lanes].ravel(),
                           "ACQUIRE" in name, "RELEASE" in name,
                           None if values is None else _bits(values, addresses.shape, lanes)))
-    if kind not in ("load", "store") and _STASHED:  # an atomic: taken as a barrier of the program (see _STASHED)
+
+
+def _scalar_atomic() -> bool:
+    """Whether the running atomic's pointer is a scalar, not a block: read from the `ptr` argument of Triton's
+    semantic function that made it (a tl.tensor whose type is_block or not); False where none is found."""
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        ptr = frame.f_locals.get("ptr")
+        is_block = getattr(getattr(ptr, "type", None), "is_block", None)
+        if callable(is_block):
+            return not is_block()
+        frame = frame.f_back
+    return False
+
+
+def _atomic_fenced(kept: bool) -> None:
+    """After an atomic of the running program: a scalar one whose result the kernel keeps hands that result to the
+    program's threads behind a barrier, which forgets the program's stores (see _STASHED); no other atomic does."""
+    if _STASHED and kept and _scalar_atomic():
         _STASHED[-1][1] = []
 
 
@@ -1173,8 +1207,9 @@ def _load_watched(original: Callable) -> Callable:
                 active, inside, safe = _lanes(ptrs, mask, storages, copies)
                 outside[0] += int((active & ~inside).sum())
                 _recorded(self, "load" if sem is None else "atomic load", ptrs, active & safe, sem, scope)
-                if sem is None:
-                    _read_back_judged(self, ptrs, active & safe)
+                _read_back_judged(self, ptrs, active & safe)
+                if sem is not None:  # tl.atomic_load
+                    _atomic_fenced(not _result_dropped())
                 mask = _kept_inside(mask, active, safe)
             except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the load is not judged
                 pass
@@ -1197,8 +1232,7 @@ def _store_watched(original: Callable) -> Callable:
                 wrote[0] += int((active & ~safe).sum())
                 _recorded(self, "store" if sem is None else "atomic store", ptrs, active & safe, sem, scope,
                           values=value)
-                if sem is None:
-                    _stash_noted(self, ptrs, active & safe)
+                _stash_noted(self, ptrs, active & safe)  # a plain store, or tl.atomic_store
                 mask = _kept_inside(mask, active, safe)
             except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the store is not judged
                 pass
@@ -1214,8 +1248,7 @@ def _count_read_and_write(builder: Any, ptrs: Any, mask: Any, sem: Any, scope: A
     """For an atomic, which reads and writes: count its active lanes outside the storages as loads outside, and those
     outside the guarded copies as stores outside, into the innermost _READS, and record its lanes inside them (a read
     and a write at once, with its memory order and scope; an "exchange" with the values it writes) into _ACCESSES;
-    return (the active lanes, those inside the guarded copies) where some active lane lies outside them (None: all may
-    run, or no launch is watched)."""
+    return (the active lanes, those inside the guarded copies) (None: no launch is watched)."""
     if not _READS:
         return None
     storages, copies, outside, wrote = _READS[-1]
@@ -1223,7 +1256,7 @@ def _count_read_and_write(builder: Any, ptrs: Any, mask: Any, sem: Any, scope: A
     outside[0] += int((active & ~inside).sum())
     wrote[0] += int((active & ~safe).sum())
     _recorded(builder, kind, ptrs, active & safe, sem, scope, values)
-    return None if not (active & ~safe).any() else (active, safe)
+    return active, safe
 
 
 def _changes_nothing(op: Any, value: Any, mask: Any) -> bool:
@@ -1249,29 +1282,98 @@ def _changes_nothing(op: Any, value: Any, mask: Any) -> bool:
 
 
 _OPS: dict[Any, tuple[list[int], list[str]]] = {}  # a kernel's code: its instructions' offsets, and their names
+_CALLS: dict[Any, dict[tuple, ast.Call]] = {}  # a kernel's code: its calls in its source, by their span
+
+
+def _kernel_frame() -> Any:
+    """The innermost frame outside Triton and this module: the kernel's (or its @triton.jit helper's) line that is
+    running the access; None where there is none."""
+    import triton
+
+    inside = (str(Path(triton.__file__).parent), __file__)
+    frame: Any = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(inside):
+        frame = frame.f_back
+    return frame
+
+
+def _instruction(frame: Any) -> int:
+    """The index, among the frame's code's instructions (_OPS), of the one running (f_lasti may point into the
+    call's inline caches, which dis leaves out)."""
+    code = frame.f_code
+    if code not in _OPS:
+        ops = list(dis.get_instructions(code))
+        _OPS[code] = ([op.offset for op in ops], [op.opname for op in ops])
+    return bisect.bisect_right(_OPS[code][0], frame.f_lasti) - 1
 
 
 def _result_dropped() -> bool:
     """Whether the kernel line calling the running atomic drops its result (`tl.atomic_add(p, v)` as a statement: the
-    instruction after the call, in the innermost frame outside Triton and this module, is POP_TOP; the frame's f_lasti
-    may point into the call's inline caches, which dis leaves out); False where unknown."""
+    instruction after the call, in _kernel_frame, is POP_TOP); False where unknown."""
     try:
-        import triton
-
-        inside = (str(Path(triton.__file__).parent), __file__)
-        frame: Any = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename.startswith(inside):
-            frame = frame.f_back
+        frame = _kernel_frame()
         if frame is None:
             return False
-        code = frame.f_code
-        if code not in _OPS:
-            ops = list(dis.get_instructions(code))
-            _OPS[code] = ([op.offset for op in ops], [op.opname for op in ops])
-        offsets, names = _OPS[code]
-        after = bisect.bisect_right(offsets, frame.f_lasti)
+        after = _instruction(frame) + 1
+        names = _OPS[frame.f_code][1]
         return after < len(names) and names[after] == "POP_TOP"
     except Exception:  # noqa: BLE001 -- another Python's frames: the result counted as used
+        return False
+
+
+def _calls_in(code: Any) -> dict[tuple, ast.Call]:
+    """The calls of a kernel's source by their span (line, end line, column, end column), as Triton's interpreter
+    compiled it (its FunctionRewriter: the function's block from its def line, dedented, at the file's lines)."""
+    if code not in _CALLS:
+        calls: dict[tuple, ast.Call] = {}
+        try:
+            lines = linecache.getlines(code.co_filename)
+            block = inspect.getblock(lines[code.co_firstlineno - 1:])
+            tree = ast.parse(textwrap.dedent("".join(block)))
+            ast.increment_lineno(tree, code.co_firstlineno - 1)
+            calls = {(node.lineno, node.end_lineno, node.col_offset, node.end_col_offset): node
+                     for node in ast.walk(tree) if isinstance(node, ast.Call)}
+        except Exception:  # noqa: BLE001, S110 -- no source: no call found
+            pass
+        _CALLS[code] = calls
+    return _CALLS[code]
+
+
+def _constant_as_written(node: ast.expr | None) -> bool:
+    """Whether an operand, as the kernel writes it, is a constant: a number (0, -0.0, float("-inf")), or a tile
+    of one (tl.zeros, tl.zeros_like, tl.full with a number)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int | float) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd | ast.Invert):
+        return _constant_as_written(node.operand)
+    if isinstance(node, ast.Call):
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name in ("float", "int"):
+            return len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and not node.keywords
+        if name in ("zeros", "zeros_like"):
+            return True
+        if name == "full":
+            value = node.args[1] if len(node.args) > 1 else next(
+                (k.value for k in node.keywords if k.arg == "value"), None)
+            return _constant_as_written(value)
+    return False
+
+
+def _operand_constant() -> bool:
+    """Whether the running read-modify-write's operand is written as a constant in the kernel (the call found by the
+    span of the kernel frame's instruction, its `val`: the second argument or the keyword); False where unknown."""
+    try:
+        frame = _kernel_frame()
+        if frame is None:
+            return False
+        offset = _OPS[frame.f_code][0][_instruction(frame)]
+        span = list(frame.f_code.co_positions())[offset // 2]
+        call = _calls_in(frame.f_code).get(span)
+        if call is None:
+            return False
+        value = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "val"), None)
+        return _constant_as_written(value)
+    except Exception:  # noqa: BLE001 -- another Python's frames: a write
         return False
 
 
@@ -1281,27 +1383,44 @@ def _rmw_watched(original: Callable) -> Callable:
     46's engineer: the softmax over columns with tl.atomic_add in place of tl.store aborted the Python process
     ("corrupted double-linked list") where the store's FAILed.  A lane outside the guarded copies does nothing here
     and is counted, as a store's is.  tl.atomic_xchg is an "exchange" (see Access); the others commute, and one whose
-    operand changes nothing (tl.atomic_add(p, 0): _changes_nothing) and whose result the kernel keeps
-    (_result_dropped) is an "atomic load" (a sum that adds 0 where its chunk underflowed is a write).  Like a load
-    and a store, an atomic makes the other caller's call before it reads back what its program stored, and notes what
-    it wrote for a later read-back (round 69's adversary: a kept workspace stashed by stores and read back by
-    tl.atomic_xchg(w, 0))."""
+    operand is written as a constant that changes nothing (tl.atomic_add(p, 0), tl.atomic_add(p, tl.zeros(...)):
+    _operand_constant, _changes_nothing) and whose result the kernel keeps (_result_dropped) is an "atomic load", an
+    atomic read written as a read-modify-write.  An operand that only happens to change nothing is a write like any
+    other (round 71's second adversary: `prev = tl.atomic_add(s, part)`, a chunk far below its row's max adding
+    exactly 0.0, was judged a read racing the other programs' adds; atomics that commute on one address never race).
+    Like a load and a store, an atomic makes the other caller's call before it reads back what its program stored;
+    one whose result is kept is judged as a read-back of the program's stores, one that writes is noted as a store
+    for a later read-back (round 69's adversary: a kept workspace stashed by stores and read back by
+    tl.atomic_xchg(w, 0)), and a scalar one whose result is kept is a barrier after it (see _STASHED)."""
     def create_atomic_rmw(self: Any, op: Any, ptrs: Any, value: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
         if _INSIDE:
             _other_call_before_read_back(self, ptrs, mask)
         given = mask
+        name = str(getattr(op, "name", op)).upper()
         try:
-            exchange = str(getattr(op, "name", op)).upper().endswith("XCHG")
+            exchange = name.endswith("XCHG")
+            kept = not _result_dropped()
             kind = ("exchange" if exchange else "atomic load"
-                    if _changes_nothing(op, value, mask) and not _result_dropped() else "atomic")
+                    if kept and _changes_nothing(op, value, mask) and _operand_constant() else "atomic")
             lanes = _count_read_and_write(self, ptrs, mask, args[0] if args else kwargs.get("sem"),
                                           args[1] if len(args) > 1 else kwargs.get("scope"), kind,
                                           value if exchange else None)
             if lanes is not None:
+                if kept:
+                    _read_back_judged(self, ptrs, lanes[0] & lanes[1])
+                if kind != "atomic load":
+                    _stash_noted(self, ptrs, lanes[0] & lanes[1])
+                _atomic_fenced(kept)
                 mask = _kept_inside(mask, *lanes)
         except Exception:  # noqa: BLE001, S110 -- a Triton whose handles differ: the atomic is not judged
             pass
-        out = original(self, op, ptrs, value, mask, *args, **kwargs)
+        try:
+            out = original(self, op, ptrs, value, mask, *args, **kwargs)
+        except Exception as error:
+            if UNSUPPORTED_ATOMIC in str(error):  # Triton 3.9's interpreter: a float32 tl.atomic_xchg, for one
+                _INTERPRETER_REFUSED.append(f"tl.atomic_{name.lower().removeprefix('f')} on "
+                                            f"{np.asarray(value.data).dtype}")
+            raise
         _other_call_inside(self, ptrs, given)
         return out
 
@@ -1312,7 +1431,7 @@ def _cas_watched(original: Callable) -> Callable:
     """InterpreterBuilder.create_atomic_cas (tl.atomic_cas, through `_interpreter.atomic_cas`, and with no mask): a
     lane outside the guarded copies compares and swaps on a scratch element of its own instead, and is counted.  An
     "exchange" (see Access: its value recorded as written, whether the compare holds or not), with the read-back
-    call and notes of _rmw_watched."""
+    call, judging, notes and barrier of _rmw_watched."""
     def create_atomic_cas(self: Any, ptrs: Any, cmp: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
         if _INSIDE:
             _other_call_before_read_back(self, ptrs, None)
@@ -1322,6 +1441,12 @@ def _cas_watched(original: Callable) -> Callable:
             lanes = _count_read_and_write(self, ptrs, None, args[0] if args else kwargs.get("sem"),
                                           args[1] if len(args) > 1 else kwargs.get("scope"), "exchange", value)
             if lanes is not None:
+                kept = not _result_dropped()
+                if kept:
+                    _read_back_judged(self, ptrs, lanes[0] & lanes[1])
+                _stash_noted(self, ptrs, lanes[0] & lanes[1])
+                _atomic_fenced(kept)
+            if lanes is not None and (lanes[0] & ~lanes[1]).any():
                 from triton.runtime.interpreter import TensorHandle
 
                 safe = lanes[1]
@@ -2274,6 +2399,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                     stack.enter_context(time_limit(ex, CALL_LIMIT_S, call, "does every loop of your function and "
                                                    "your kernel end?"))
                     watch = stack.enter_context(_WhatPyTorchComputes(x, fresh_as_nan=poisoned))
+                    _INTERPRETER_REFUSED.clear()
                     y = yours(x)
             except _ProgramWaits:
                 ex.expect(False, f"{call}: a program of your kernel ran for more than {PROGRAM_LIMIT_S:g} s of CPU: it "
@@ -2293,6 +2419,11 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                         "your kernel", "the kernel, on a GPU whose Triton still has block pointers (the reference "
                         "run's 3.6 does); or rewrite its loads and stores with pointers and a mask, or with "
                         "tl.make_tensor_descriptor, which this Triton runs") from None
+                if not on_gpu and _INTERPRETER_REFUSED and UNSUPPORTED_ATOMIC in str(error):  # round 71's second
+                    limit = (f"the interpreter of the Triton installed here ({_triton_version()}) cannot run "
+                             f"{_INTERPRETER_REFUSED[0]} (it raised \"{UNSUPPORTED_ATOMIC}\"): a limit of the "
+                             "interpreter, not an error of your kernel; Triton compiles it for a GPU")
+                    raise LeftForGPU(f"nothing: {limit}", f"the kernel, on a GPU ({limit})") from None
                 if on_gpu and "Triton Error [CUDA]" in str(error):  # the driver refused the launch (a grid too large)
                     ex.expect(False, f"{call}: the GPU refused your kernel's launch ({error})",
                               "a grid has limits per dimension: the first holds up to 2**31 - 1 programs, the second "
@@ -2330,15 +2461,17 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                           "kernel runs)")
             if not on_gpu:  # (the interpreter's record)
                 ex.expect(not launches.unfenced, f"{call}: a program of your kernel loaded elements that it had "
-                          f"stored earlier in the same launch, in a tile of another shape (or at another place of "
-                          f"the tile), with no tl.debug_barrier() between the two ({'; '.join(launches.unfenced)}): "
+                          f"stored earlier in the same launch (a load or store made by an atomic counts as one), in "
+                          f"a tile of another shape (or at another place of the tile), with no tl.debug_barrier() "
+                          f"between the two ({'; '.join(launches.unfenced)}): "
                           "Triton's interpreter runs a program's lanes as one step, so the store came first here; "
                           "on a GPU a program is a block of threads, each holding some elements of a tile, and the "
                           "thread that loads an element may not be the one that stored it",
                           "Triton orders nothing between the threads of a program for global memory: a value your "
                           "program stored and loads back in another tile (another shape, or other offsets) needs "
-                          "tl.debug_barrier() between the store and the load; or load it back with the store's own "
-                          "offsets, or keep it in registers")
+                          "tl.debug_barrier() between the store and the load (an atomic is no barrier, but for a "
+                          "scalar one whose result you use: Triton hands that result to the threads behind one); or "
+                          "load it back with the store's own offsets, or keep it in registers")
             ex.expect(not launches.read_outside, f"{call}: your kernel read outside the tensors it was given: "
                       f"{'; '.join(launches.read_outside)} (on a GPU, a read past the end of an allocation can stop "
                       "the process: an illegal memory access)",

@@ -5182,6 +5182,357 @@ ALSO_RIGHT_SCALES[R71 + "the grid n // 256 + (n % 256 > 0), a bool added to an i
     r71_scale_blocks_rounded_down_plus_one_if_remainder
 
 
+# ---------------------------------------------------------------- round 71's second adversary of the 09 checks
+# (adversary 123, judged on this CPU with Triton 3.9's interpreter, 2026-12-02, the checks as of 84ec37c; each docstring
+# is the adversary's student's reasoning, why, and EXPECTED, with the verdict seen).  Exercise 2, two classes the CPU
+# misjudged, both fixed in fix09d: (A) a scalar atomic whose result is bound to a name and whose operand happened to
+# be 0.0 (a chunk far below its row's max) was judged an atomic read racing the other programs' adds (a right answer
+# FAILed); (B) every atomic was taken as a barrier of its program, and atomics were neither noted as stores nor judged
+# as read-backs of the program's stores (three wrong answers PARTed).  Also the right answers written otherwise that
+# are new here, and three CuPy answers of exercises 1 and 3 for a GPU.
+R71B = "round 71's second adversary: "
+
+
+@triton.jit
+def _r71b_max_kept_kernel(m_ptr, x_ptr, x_row_stride, cols, CHUNK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.program_id(1) * CHUNK + tl.arange(0, CHUNK)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    prev = tl.atomic_max(m_ptr + row, tl.max(v, axis=0))  # CUDA's habit: float prev = atomicMax(...)  # noqa: F841
+
+
+@triton.jit
+def _r71b_sum_kept_kernel(s_ptr, m_ptr, x_ptr, x_row_stride, cols, CHUNK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.program_id(1) * CHUNK + tl.arange(0, CHUNK)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    part = tl.sum(tl.exp(v - tl.load(m_ptr + row)), axis=0)
+    prev = tl.atomic_add(s_ptr + row, part)  # noqa: F841
+
+
+def _r71b_split(x, max_kernel, sum_kernel):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        chunk = 32 if x.device.type == "cpu" else 1024
+        grid = (rows, triton.cdiv(cols, chunk))
+        m = torch.full((rows,), -math.inf, dtype=torch.float32, device=x.device)
+        s = torch.zeros((rows,), dtype=torch.float32, device=x.device)
+        max_kernel[grid](m, x, x.stride(0), cols, CHUNK=chunk)
+        sum_kernel[grid](s, m, x, x.stride(0), cols, CHUNK=chunk)
+        _r69_div_kernel[grid](y, s, m, x, x.stride(0), y.stride(0), cols, CHUNK=chunk)
+    return y
+
+
+def r71b_split_atomics_result_kept(x):
+    """check_softmax_rows.  "Long rows: split each row into chunks over a 2-D grid, three launches: the row max by
+    tl.atomic_max into torch.full(-inf), the sum of exp(x - max) by tl.atomic_add into torch.zeros, then the values",
+    each atomic written with CUDA's habit `prev = atomicAdd(...)` (its result bound to a name, never used).  Every
+    launch reads only what an earlier launch finished, and the atomics of one launch commute (max, add).
+    EXPECTED: RIGHT.  FAILed on a CPU before fix09d ("launch 2: 2 elements written by one of its programs and read by
+    another", on a (2, 160) x with values up to 1000): a chunk 104 or more below its row's max adds exactly 0.0, and
+    an add of 0 whose result is kept was judged an atomic read; since fix09d only an operand written as a constant
+    (tl.atomic_add(p, 0)) makes one.  PART there since."""
+    return _r71b_split(x, _r71b_max_kept_kernel, _r71b_sum_kept_kernel)
+
+
+def r71b_split_atomics_result_dropped(x):
+    """check_softmax_rows.  The same three launches with each atomic a statement (round 69's kernels; round 69
+    registered only their twin whose sums start from torch.empty).  EXPECTED: RIGHT (PART on a CPU)."""
+    return _r71b_split(x, _r69_max_kernel, _r69_sum_kernel)
+
+
+def r71b_split_only_sum_result_kept(x):
+    """check_softmax_rows.  The same, with only the sum's tl.atomic_add bound to a name.  EXPECTED: RIGHT (FAILed on a
+    CPU before fix09d as its twin with both kept did: the add of 0.0 alone tripped it; PART since)."""
+    return _r71b_split(x, _r69_max_kernel, _r71b_sum_kept_kernel)
+
+
+@triton.jit
+def _r71b_stash_kernel(y_ptr, x_ptr, flag_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr,
+                       CHUNK: tl.constexpr, MODE: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    yr = y_ptr + row * y_row_stride
+    x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    if MODE == 1:  # stashed by a tensor atomic (y from torch.zeros): "atomics land in L2, where every thread reads"
+        tl.atomic_add(yr + offs, e, mask=mask, sem="relaxed")
+    else:
+        tl.store(yr + offs, e, mask=mask)
+    if MODE == 0:  # "an atomic makes the stores above visible before I read y back"
+        tl.atomic_add(flag_ptr, 1, sem="relaxed")
+    s = tl.zeros((), tl.float32)
+    if MODE == 3:  # (the fixer's control) a tensor atomic whose results are kept
+        got = tl.atomic_add(flag_ptr + tl.arange(0, 2), tl.full((2,), 1, tl.int32))
+        s += tl.sum(got, axis=0).to(tl.float32) * 0.0
+    for start in range(0, BLOCK, CHUNK):  # read back in chunks: other threads' elements
+        c = start + tl.arange(0, CHUNK)
+        if MODE == 2:  # "atomics read the coherent copy: they see every thread's store"
+            got = tl.atomic_add(yr + c, tl.zeros((CHUNK,), tl.float32), mask=c < cols, sem="relaxed")
+            s += tl.sum(tl.where(c < cols, got, 0.0), axis=0)
+        else:
+            s += tl.sum(tl.load(yr + c, mask=c < cols, other=0.0), axis=0)
+    tl.store(yr + offs, tl.load(yr + offs, mask=mask, other=0.0) / s, mask=mask)
+
+
+def _r71b_stash(x, mode):
+    rows, cols = x.shape
+    y = torch.zeros((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        flag = torch.zeros((2,), dtype=torch.int32, device=x.device)
+        _r71b_stash_kernel[(rows,)](y, x, flag, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols),
+                                    CHUNK=16, MODE=mode)
+    return y
+
+
+def r71b_stash_read_back_after_a_tensor_atomic_kept(x):
+    """check_softmax_rows.  The fixer's control (fix09d), not the adversary's: round 71's stash read back in chunks of
+    16 after a tensor tl.atomic_add on two counters whose results the kernel keeps (`got = ...`), in place of
+    tl.debug_barrier().  Why wrong: a tensor atomic's results stay in each thread's registers: no barrier (only a
+    scalar atomic's result goes through shared memory behind one).  EXPECTED: WRONG (FAILs on a CPU; PARTs where
+    every atomic whose result is kept is taken as a barrier)."""
+    return _r71b_stash(x, 3)
+
+
+def r71b_stash_relaxed_atomic_as_a_fence(x):
+    """check_softmax_rows.  Round 71's stash (exp(x - max) stored into y, read back in chunks of 16 to be summed) with
+    one `tl.atomic_add(flag, 1, sem="relaxed")` between the stash and the read-back in place of tl.debug_barrier():
+    "an atomic is a memory operation that completes in order; Triton has no fence op".  Why wrong: a relaxed atomic
+    whose result is dropped is one `red` made by one thread, with no bar.sync (LoadStoreOpToLLVM.cpp,
+    AtomicRMWOpConversion's useRed); the other threads' stores are not ordered before this thread's read-back.
+    EXPECTED: WRONG.  PARTed on a CPU before fix09d (every atomic was taken as a barrier); FAILs there since."""
+    return _r71b_stash(x, 0)
+
+
+def r71b_stash_by_atomic_add_read_back_by_loads(x):
+    """check_softmax_rows.  The stash written into y = torch.zeros(...) by a tensor tl.atomic_add (relaxed, result
+    dropped), read back by plain loads in chunks of 16, no barrier.  Why wrong: each thread adds its own elements
+    (red.global.add, no bar.sync); nothing makes thread A's atomic come before thread B's load of that element.
+    EXPECTED: WRONG.  PARTed on a CPU before fix09d (an atomic's writes were not noted as a stash); FAILs since."""
+    return _r71b_stash(x, 1)
+
+
+def r71b_stash_read_back_by_atomic_add_zero(x):
+    """check_softmax_rows.  The stash stored by tl.store, read back in chunks of 16 by tl.atomic_add(p, tl.zeros(...),
+    sem="relaxed") (results kept), no barrier.  Why wrong: an atomic read is no barrier: thread B's atom on an element
+    may run before thread A's st of it.  EXPECTED: WRONG.  PARTed on a CPU before fix09d (an atomic's reads were not
+    judged as a read-back); FAILs since."""
+    return _r71b_stash(x, 2)
+
+
+@triton.jit
+def _r71b_half_max_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    big = tl.max(x, axis=0)
+    m = big.to(tl.float16).to(tl.float32)  # "the max only guards exp from overflow: any nearby value does"
+    m = tl.where((m == float("inf")) | (m == -float("inf")), big, m)  # float16 overflow: float32's max
+    e = tl.exp(x - m)
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r71b_max_rounded_to_float16(x):
+    """check_softmax_rows.  The row max rounded to float16 before it is subtracted (float32's kept where float16
+    overflows): softmax(x) = softmax(x - c) for any c, and x - c is at most about 0.5 above 0 for values up to 1000.
+    EXPECTED: RIGHT (PART on a CPU)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r71b_half_max_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _r71b_cache_hints_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"), cache_modifier=".cg",
+                eviction_policy="evict_first")
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask, cache_modifier=".cs")
+
+
+def r71b_streaming_cache_hints(x):
+    """check_softmax_rows.  One row a program, with streaming cache hints on the load (.cg, evict_first) and the store
+    (.cs): each row is read and written once.  EXPECTED: RIGHT (PART on a CPU)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r71b_cache_hints_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _r71b_cumsum_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    total = tl.sum(tl.where(offs == BLOCK - 1, tl.cumsum(e, axis=0), 0.0), axis=0)  # the scan's last element
+    tl.store(y_ptr + row * y_row_stride + offs, e / total, mask=mask)
+
+
+def r71b_sum_as_the_last_of_a_cumsum(x):
+    """check_softmax_rows.  The row's sum taken as the last element of tl.cumsum (a scan).  EXPECTED: RIGHT (PART on a
+    CPU)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r71b_cumsum_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _r71b_ticket_xchg_kernel(y_ptr, part_ptr, count_ptr, x_ptr, x_row_stride, y_row_stride, cols,
+                             SPLIT: tl.constexpr, CHUNK: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    part = tl.program_id(1)
+    offs = part * CHUNK + tl.arange(0, CHUNK)
+    keep = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=keep, other=-float("inf"))
+    m = tl.max(v, axis=0)
+    s = tl.sum(tl.where(keep & (v > -float("inf")), tl.exp(v - m), 0.0), axis=0)
+    s = tl.where(m == -float("inf"), 0.0, s)
+    slot = part_ptr + (row * SPLIT + part) * 2
+    tl.atomic_xchg(slot, m)  # float32 exchanges: a GPU makes them; Triton 3.9's interpreter has none
+    tl.atomic_xchg(slot + 1, s)
+    ticket = tl.atomic_add(count_ptr + row, 1)  # acq_rel: my partials are out
+    if ticket == SPLIT - 1:
+        ks = tl.arange(0, SPLIT)
+        ms = tl.load(part_ptr + (row * SPLIT + ks) * 2)
+        ss = tl.load(part_ptr + (row * SPLIT + ks) * 2 + 1)
+        big = tl.max(ms, axis=0)
+        total = tl.sum(tl.where(ms == -float("inf"), 0.0, ss * tl.exp(ms - big)), axis=0)
+        c = tl.arange(0, BLOCK)
+        mask = c < cols
+        xr = tl.load(x_ptr + row * x_row_stride + c, mask=mask, other=-float("inf"))
+        tl.store(y_ptr + row * y_row_stride + c, tl.exp(xr - big) / total, mask=mask)
+
+
+def r71b_split_ticket_partials_by_float32_xchg(x):
+    """check_softmax_rows.  Round 69's right split row (partials published by tl.atomic_xchg, the program drawing the
+    last acq_rel ticket combines them), the partials exchanged as float32 rather than as their int32 bits (from the
+    adversary's note: Triton 3.9's interpreter raises "Unsupported data type" for a float32 tl.atomic_xchg, which a
+    GPU makes).  EXPECTED: RIGHT.  On a CPU the check said "your function raised this" before fix09d; since, it
+    names the interpreter's limit and leaves the answer for a GPU (PART)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        parts = torch.zeros((rows, R69_SPLIT, 2), dtype=torch.float32, device=x.device)
+        counts = torch.zeros((rows,), dtype=torch.int32, device=x.device)
+        chunk = triton.next_power_of_2(triton.cdiv(cols, R69_SPLIT))
+        _r71b_ticket_xchg_kernel[(rows, R69_SPLIT)](y, parts, counts, x, x.stride(0), y.stride(0), cols,
+                                                    SPLIT=R69_SPLIT, CHUNK=chunk, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+_R71B_KERNELS: dict = {}
+
+
+def r71b_gelu_cupyx_jit(x, bias):
+    """check_bias_gelu (GPU).  The kernel written with cupyx.jit.rawkernel (CuPy's third way to write a kernel of
+    one's own), a grid-stride loop over contiguous copies of x and bias, float32 or float64 through the kernel's
+    argument types, on the current stream (cupyx.jit launches there).  EXPECTED: RIGHT."""
+    cp = _cp()
+    from cupyx import jit
+
+    if "jit" not in _R71B_KERNELS:
+        @jit.rawkernel()
+        def course09_r71b_gelu(x, b, y, n, cols):
+            start = jit.grid(1)
+            step = jit.gridsize(1)
+            for i in range(start, n, step):
+                v = x[i] + b[i % cols]
+                y[i] = v * 0.5 * (1.0 + cp.tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+
+        _R71B_KERNELS["jit"] = course09_r71b_gelu
+    xc = cp.ascontiguousarray(x)
+    bc = cp.ascontiguousarray(bias)
+    y = cp.empty(x.shape, dtype=x.dtype)
+    n = x.size
+    if n:
+        blocks = min((n + 255) // 256, 65535 * 32)
+        _R71B_KERNELS["jit"]((blocks,), (256,), (xc, bc, y, cp.int64(n), cp.int64(x.shape[-1])))
+    return y
+
+
+_R71B_SCALE_SRC = r"""
+extern "C" __global__ void course09_r71b_scale(float* out, const float* x, float a, long long n) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = a * x[i];
+    }
+}
+"""
+
+_R71B_SCALE_DOUBLE_SRC = r"""
+extern "C" __global__ void course09_r71b_scale_d(float* out, const float* x, double a, long long n) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = (float)(a * (double)x[i]);
+    }
+}
+"""
+
+
+def r71b_scale_n_passed_as_int32(out, x, a):
+    """check_scale_into (GPU).  The bound fixed (`i < n`), but n passed as cp.int32(n) ("n fits in 32 bits") to the
+    kernel's `long long n`: CuPy packs 4 bytes where the kernel reads 8, so n's upper half is whatever follows in the
+    argument buffer (unlike the registered int-index answers, the kernel's types are 64-bit; only the argument is
+    not).  EXPECTED: WRONG."""
+    cp = _cp()
+    n = out.size
+    threads = 256
+    _raw("course09_r71b_scale", _R71B_SCALE_SRC)(((n + threads - 1) // threads,), (threads,),
+                                                  (out, x, cp.float32(a), cp.int32(n)))
+
+
+def r71b_scale_a_as_double_product_rounded_once(out, x, a):
+    """check_scale_into (GPU).  The kernel fixed (`i < n`), `a` passed as a double and the product computed in double,
+    rounded once to float: within half an ulp of the float64 reference.  EXPECTED: RIGHT."""
+    cp = _cp()
+    n = out.size
+    threads = 256
+    if n:
+        _raw("course09_r71b_scale_d", _R71B_SCALE_DOUBLE_SRC)(((n + threads - 1) // threads,), (threads,),
+                                                              (out, x, cp.float64(a), cp.int64(n)))
+
+
+WRONG_SOFTMAXES.update({
+    R71B + "round 71's stash with a relaxed tl.atomic_add on a flag in place of tl.debug_barrier()":
+        r71b_stash_relaxed_atomic_as_a_fence,
+    R71B + "the stash written by a tensor tl.atomic_add, read back by loads in chunks, no barrier":
+        r71b_stash_by_atomic_add_read_back_by_loads,
+    R71B + "the stash read back by tl.atomic_add(p, tl.zeros(...)) in chunks, no barrier":
+        r71b_stash_read_back_by_atomic_add_zero,
+    R71B + "(the fixer's control) the stash read back after a tensor tl.atomic_add whose results are kept":
+        r71b_stash_read_back_after_a_tensor_atomic_kept,
+})
+ALSO_RIGHT_SOFTMAXES.update({
+    R71B + "a split row in three launches, each atomic's result bound to a name (prev = ...)":
+        r71b_split_atomics_result_kept,
+    R71B + "a split row in three launches, tl.atomic_max and tl.atomic_add into torch.full(-inf) and torch.zeros":
+        r71b_split_atomics_result_dropped,
+    R71B + "a split row in three launches, only the sum's tl.atomic_add bound to a name":
+        r71b_split_only_sum_result_kept,
+    R71B + "the max rounded to float16 before it is subtracted": r71b_max_rounded_to_float16,
+    R71B + "streaming cache hints (.cg, evict_first; .cs)": r71b_streaming_cache_hints,
+    R71B + "the sum as the last element of tl.cumsum": r71b_sum_as_the_last_of_a_cumsum,
+    R71B + "a split row's partials published by a float32 tl.atomic_xchg, an acq_rel ticket":
+        r71b_split_ticket_partials_by_float32_xchg,
+})
+ALSO_RIGHT_GELUS[R71B + "the kernel written with cupyx.jit.rawkernel, a grid-stride loop"] = r71b_gelu_cupyx_jit
+WRONG_SCALES[R71B + "n passed as cp.int32 to the kernel's long long n"] = r71b_scale_n_passed_as_int32
+ALSO_RIGHT_SCALES[R71B + "a passed as a double, the product rounded once"] = \
+    r71b_scale_a_as_double_product_rounded_once
+
+
 # Answers the checks misjudge on a GPU, known and not yet fixed (a strict xfail there).  Judged on the H200,
 # 2026-11-29.
 MISJUDGED_ON_A_GPU = {
