@@ -332,7 +332,8 @@ def test_the_ncu_probe_launches_the_lectures_own_kernels():
     """notebooks/scripts/09_ncu_probe.py profiles lecture 09's kernels: each kernel of its source is, character for
     character, in one of the lecture's code cells (so a change to a kernel there cannot leave the probe measuring
     another), and its fourth gather, `gather_cols_const`, is the lecture's `gather_cols` but for `rows`, a constant
-    when compiled (its name, the unnamed `rows` argument and the line that defines `rows` apart)."""
+    when compiled (its name, the unnamed `rows` argument and the line that defines `rows` apart), and is itself in
+    the lecture's code (section 4 times it)."""
     import re
 
     import nbformat
@@ -346,6 +347,7 @@ def test_the_ncu_probe_launches_the_lectures_own_kernels():
     for found in kernels:
         assert found in code, found.splitlines()[0]
     (const,) = re.findall(kernel, probe["RAW_CONST"], flags=re.DOTALL)
+    assert const in code, "section 4 times gather_cols_const from the probe's source"
     head, define, *body = const.splitlines()
     assert define.strip().startswith("const int rows = ROWS;")
     as_lecture = "\n".join([head.replace("gather_cols_const(", "gather_cols(").replace(", int, ", ", int rows, "),
@@ -448,6 +450,28 @@ def test_the_ncu_probe_reads_ncus_csv_into_the_printed_rows():
                        "would be 1.09 times 256's, and it took 1.20 times: occupancy accounts for part, not all, of "
                        "the rise")
     assert probe["read_ncu_csv"]("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission") == {}
+
+
+@host
+def test_the_ncu_probe_reads_ncus_dram_byte_counters():
+    """With `--metrics dram__bytes_read.sum,dram__bytes_write.sum` (the probe's METRICS), `DRAM MiB` is ncu's own count
+    of the bytes DRAM read and wrote (units such as `Mbyte`, SI prefixes), not a rate times the duration, and the
+    comparisons print silu1's reads and writes against x's and y's size."""
+    probe = _ncu_probe()
+    head = NCU_SAMPLE.split("\n\"7\"")[0]  # ncu's lines and the CSV header
+    row = ('"7","4242","python3.12","127.0.0.1","silu1","1","7","(256, 1, 1)","(262144, 1, 1)","0","9.0",'
+           '"Command line profiler metrics","{}","{}","{}"')
+    text = "\n".join([head, row.format("dram__bytes_read.sum", "Mbyte", "268.44"),
+                       row.format("dram__bytes_write.sum", "Gbyte", "0.25"),
+                       row.format("Memory Throughput", "Tbyte/second", "2.00"),
+                       row.format("Duration", "usecond", "210.00")])
+    assert probe["METRICS"] == "dram__bytes_read.sum,dram__bytes_write.sum"
+    read = probe["read_ncu_csv"](text)
+    row256 = probe["counters"](read[("silu1", 256)], 256)
+    assert row256["DRAM MiB"] == pytest.approx((268.44e6 + 0.25e9) / 2**20)  # the counters, not 2e12 x 210e-6
+    assert row256["DRAM read MiB"] == pytest.approx(268.44e6 / 2**20)
+    (said,) = [line for line in probe["comparisons"](read) if line.startswith("silu1 at 256 threads: DRAM")]
+    assert "DRAM read 256.0 MiB and wrote 238.4 MiB" in said and said.endswith("y's 256 MiB written")
 
 
 @host

@@ -1,13 +1,15 @@
 """Notebook 09, section 5's optional "A look inside with Nsight Compute": the lecture's kernels, launched under ncu.
 
     ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \\
-        --section MemoryWorkloadAnalysis --csv python notebooks/scripts/09_ncu_probe.py > ncu09.csv
+        --section MemoryWorkloadAnalysis --metrics dram__bytes_read.sum,dram__bytes_write.sum --csv \\
+        python notebooks/scripts/09_ncu_probe.py > ncu09.csv
 
 Launches the lecture's own CUDA C (tests/test_exercises_09.py holds each kernel to the lecture's, character for
 character): `silu1` at 32 to 1024 threads a block on 2**26 floats, and the gathers on 8192 x 8192 in blocks of 256:
 section 4's three, and a fourth, `gather_cols_const`, which is `gather_cols` with the number of rows known when it is
 compiled (`-DROWS=8192`), so that the compiler turns `% rows` and `/ rows` into a few shifts and masks: against
-`gather_cols` it separates the division's cost from the order's.  Each kernel twice; the second launch is the one to
+`gather_cols` it separates the division's cost from the order's (section 4 times it too, and the test holds that
+source to this one).  Each kernel twice; the second launch is the one to
 read.  The lecture's cell runs it so, in a fresh process, and reads ncu's CSV in its own process with the functions
 below (`read_ncu_csv`, `counters`, `table`, `comparisons`), which tests/test_exercises_09.py tries on a sample.
 CONTRIBUTING ("The GPU regression", call BX) has the maintainers' first run of it on an H200.
@@ -49,18 +51,22 @@ SILU_THREADS = (32, 64, 128, 256, 512, 1024)
 GATHERS = ("gather_rows", "gather_rows_div", "gather_cols", "gather_cols_const")
 KERNELS = ("silu1", *GATHERS)  # ncu profiles CuPy's own kernels too (the random numbers): left out of the table
 
+# ncu's own counters of the bytes DRAM read and wrote while a kernel ran (the `--metrics` of the command above)
+METRICS = "dram__bytes_read.sum,dram__bytes_write.sum"
+
 # What a row of the lecture's table shows: its heading, and ncu's metric (its "Metric Name"; "Memory Throughput"
 # also names a percentage in the Speed Of Light section: the one here is Memory Workload Analysis' rate of DRAM bytes)
-COLUMNS = {"µs": "Duration", "DRAM %": "DRAM Throughput", "DRAM MiB": "Memory Throughput", "L2 hit %": "L2 Hit Rate",
+COLUMNS = {"µs": "Duration", "DRAM %": "DRAM Throughput", "DRAM MiB": METRICS, "L2 hit %": "L2 Hit Rate",
            "MemBusy%": "Mem Busy", "pipes %": "Mem Pipes Busy", "occup. %": "Achieved Occupancy",
            "blk/SM": "Achieved Active Warps Per SM"}
 _SCALE = {"n": 1e-9, "u": 1e-6, "m": 1e-3, "": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 
 
 def _base(value: float, unit: str) -> float:
-    """A value in seconds or bytes a second, from a unit spelled either way ncu spells it (`ns`, `byte/s`: ncu
-    2025 on the H200, tests/data/ncu09_h200.csv; `usecond`, `Gbyte/second`: older versions); others as they are."""
-    for suffix in ("byte/second", "byte/s", "second", "s"):
+    """A value in seconds, bytes a second or bytes, from a unit spelled either way ncu spells it (`ns`, `byte/s`:
+    ncu 2025 on the H200, tests/data/ncu09_h200.csv; `usecond`, `Gbyte/second`: older versions; `Mbyte`: a
+    counter's bytes, SI prefixes as in its rates); others as they are."""
+    for suffix in ("byte/second", "byte/s", "second", "s", "byte"):
         if unit.endswith(suffix) and unit[: -len(suffix)] in _SCALE:
             return value * _SCALE[unit[: -len(suffix)]]
     return value
@@ -97,8 +103,11 @@ def counters(metrics: dict[str, float], threads: int) -> dict[str, float]:
         return metrics.get(name.lower(), float("nan"))
 
     seconds = get("Duration")
+    counted = get("dram__bytes_read.sum") + get("dram__bytes_write.sum")  # NaN where ncu gave either none
     return {"µs": seconds * 1e6, "DRAM %": get("DRAM Throughput"),
-            "DRAM MiB": get("Memory Throughput") * seconds / 2**20,  # bytes a second x seconds
+            "DRAM MiB": (get("Memory Throughput") * seconds if math.isnan(counted) else counted) / 2**20,
+            "DRAM read MiB": get("dram__bytes_read.sum") / 2**20,
+            "DRAM written MiB": get("dram__bytes_write.sum") / 2**20,
             "L2 hit %": get("L2 Hit Rate"), "MemBusy%": get("Mem Busy"), "pipes %": get("Mem Pipes Busy"),
             "occup. %": get("Achieved Occupancy"),
             "blk/SM": get("Achieved Active Warps Per SM") / (threads / 32)}  # warps an SM held / a block's
@@ -146,6 +155,11 @@ def comparisons(read: dict[tuple[str, int], dict[str, float]]) -> list[str]:
             + (f"; in order, gather_rows_div took {div['µs'] / by_rows['µs']:.2f} times gather_rows' time" if div
                else ""))
     small, large = rows.get(("silu1", 256)), rows.get(("silu1", 1024))
+    if small and not math.isnan(small["DRAM read MiB"]):  # ncu's byte counters read
+        said.append(
+            f"silu1 at 256 threads: DRAM read {small['DRAM read MiB']:,.1f} MiB and wrote "
+            f"{small['DRAM written MiB']:,.1f} MiB while it ran (dram__bytes_read.sum, dram__bytes_write.sum), "
+            f"for x's {N * 4 / 2**20:,.0f} MiB read and y's {N * 4 / 2**20:,.0f} MiB written")
     if small and large:
         took, predicted = large["µs"] / small["µs"], small["occup. %"] / large["occup. %"]
         said.append(
