@@ -2222,7 +2222,7 @@ def _device_reads(noted: list[str], as_cuda: bool) -> Iterator[None]:
     functions = [(owner, name, value, getattr(owner, name)) for owner, name, value in DEVICE_FUNCTIONS]
     torch.Tensor.is_cuda, torch.Tensor.is_cpu = property(is_cuda), property(is_cpu)  # type: ignore[assignment,method-assign]
     torch.Tensor.device = property(device)  # type: ignore[assignment,method-assign]
-    torch.Tensor.get_device = get_device  # type: ignore[method-assign]
+    torch.Tensor.get_device = get_device  # type: ignore[method-assign,assignment]
     for owner, name, value, original in functions:
         setattr(owner, name, function(owner, name, value, original))
     try:
@@ -2460,21 +2460,20 @@ def _gpu_branch(ex: Checker, yours: Callable[..., object], call: str, model: tor
     beside = _beside_a_gpus_batch(yours, model, x, n, y, bf16)
     read = bool(beside.failed_at) and (any(words in beside.error for words in META_READS)
                                        or beside.failed_at in HOST_READS | DATA_SHAPED | SIZED_OPS)
-    ex.expect(not read and not beside.ops.host_reads,
-              f"{where} read a value on the host "
-              f"({', '.join(dict.fromkeys([*beside.ops.host_reads, *([beside.failed_at or beside.error] if read else [])]))})",
+    reads = [*beside.ops.host_reads, *([beside.failed_at or beside.error] if read else [])]
+    ex.expect(not reads, f"{where} read a value on the host ({', '.join(dict.fromkeys(reads))})",
               "a CUDA graph (exercise 2) replays kernels, not Python: nothing may be read or copied on the host, nor "
               "waited for, and the shapes must not depend on the data; your function's path for a GPU's batch too")
     mixed = any(words in beside.error for words in ELSEWHERE_ERRORS if words not in META_READS)
-    ex.expect(not beside.ops.transfers and not beside.copied and not beside.ops.host_mixed and not mixed,
-              f"{where} copied a tensor made on the host to the batch's device, or used one with the batch's "
-              f"({', '.join([*beside.ops.transfers, *beside.copied, *beside.ops.host_mixed, *([beside.error] if mixed else [])])})",
+    made = [*beside.ops.transfers, *beside.copied, *beside.ops.host_mixed, *([beside.error] if mixed else [])]
+    ex.expect(not made, f"{where} copied a tensor made on the host to the batch's device, or used one with the "
+              f"batch's ({', '.join(made)})",
               "make tensors where the batch is, by functions that fill them there (device=x.device; no Python data): "
               "a copy from the host makes the host wait, and a CUDA graph (exercise 2) cannot hold it")
     same = not beside.error and _as_on_a_gpu(beside.named) == _as_on_a_gpu(host_named) and any(
         _work(beside.ops) == _work(run) for run in host_runs)
     narrow = [*beside.ops.bf16_arithmetic, *beside.ops.cast_rounded]
-    ex.expect(same or not narrow or beside.ops.unvalued,
+    ex.expect(same or not narrow or bool(beside.ops.unvalued),
               f"{where}: {narrow[0] if narrow else ''}"
               ", outside the matrix products",
               "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False: which "

@@ -3940,7 +3940,8 @@ def scripted_bf16_division_tried_first(model, x, n, y, bf16):
 
 WRONG["check_fast_loss"].update({
     R71B + "the padding trimmed by int(n.max()) under `if x.is_cuda`": trims_the_padding_on_the_gpu_only,
-    R71B + "the pooling as a bmm inside the autocast under `if x.device.type == 'cuda'`": pools_by_a_bmm_on_the_gpu_only,
+    R71B + "the pooling as a bmm inside the autocast under `if x.device.type == 'cuda'`":
+        pools_by_a_bmm_on_the_gpu_only,
     R71B + "positions from a Python list under `if x.is_cuda`": positions_from_a_list_on_the_gpu_only,
     R71B + "log_softmax(...)[range(B), y]": nll_picked_by_a_range,
     R71B + "a scripted bf16 division called on other shapes before the check": scripted_bf16_division_tried_first,
