@@ -565,6 +565,8 @@ class Operations(TorchFunctionMode):
         # the float32 matrix products that ran while one of them read lower than that (`note_precision`)
         self.precisions = _float32_precisions()
         self.lowered: list[str] = []
+        # where a narrow format's exactness is judged by value on the meta device, which has none (`_gpu_branch`)
+        self.unvalued: list[str] = []
 
     def note_precision(self, name: str) -> None:
         """A float32 matrix product (`name`, as the dispatcher runs it) ran: note each precision switch that reads
@@ -575,7 +577,11 @@ class Operations(TorchFunctionMode):
                 self.lowered.append(f"{name} while {switch} read {value!r}, {was!r} when the call began")
 
     def _exact_by_value(self, func: Any, wide: tuple[tuple, dict], out: torch.Tensor) -> bool:
-        """`_rounds_nothing`, its own operations not recorded."""
+        """`_rounds_nothing`, its own operations not recorded (on the meta device, beside a GPU's batch: no values, so
+        arithmetic in a narrow format is taken for what it is, `_gpu_branch`)."""
+        if out.device.type == "meta":
+            self.unvalued.append(getattr(func, "__name__", str(func)))
+            return False
         own, self.own = self.own, True
         try:
             return _rounds_nothing(func, wide, out)
@@ -608,7 +614,11 @@ class Operations(TorchFunctionMode):
         return id(t) in self._rounded or (t._base is not None and id(t._base) in self._rounded)
 
     def _holds(self, dtype: torch.dtype, t: torch.Tensor) -> bool:
-        """Whether `dtype` holds every value of `t` exactly (NaN as NaN): the recorder's own operations."""
+        """Whether `dtype` holds every value of `t` exactly (NaN as NaN): the recorder's own operations (on the meta
+        device, no values: a cast to a narrower format rounds)."""
+        if t.device.type == "meta":
+            self.unvalued.append(f"a cast to {str(dtype).removeprefix('torch.')}")
+            return False
         own, self.own = self.own, True
         try:
             with torch.no_grad():
@@ -644,8 +654,13 @@ class Operations(TorchFunctionMode):
         self.outside()
         # an operation outside the allowed ones that takes a narrow float: judged by value (`_exact_by_value`), from
         # float32 copies of its inputs taken before it runs (an in-place one changes them)
-        wide = (_widened(args, kwargs) if name not in MATRIX_PRODUCTS and name not in EXACT_IN_BF16
-                and any(t.dtype in NARROW for t in given) else None)
+        wide = None
+        if name not in MATRIX_PRODUCTS and name not in EXACT_IN_BF16 and any(t.dtype in NARROW for t in given):
+            own, self.own = self.own, True  # the recorder's own copies: not among the answer's operations (`seen`)
+            try:
+                wide = _widened(args, kwargs)
+            finally:
+                self.own = own
         self.calling = True
         try:
             out = func(*args, **kwargs)
@@ -734,7 +749,8 @@ class Operations(TorchFunctionMode):
                 self.bf16_uses.append((out, sources))
                 if not torch.is_grad_enabled():
                     self._untracked[id(out)] = (out, sources.union(*untracked))
-                if torch.is_autocast_enabled(out.device.type) and torch.is_autocast_cache_enabled():
+                if out.device.type != "meta" and torch.is_autocast_enabled(out.device.type) and \
+                        torch.is_autocast_cache_enabled():  # (autocast knows no meta device: beside a GPU's batch)
                     self.cached_products += 1
             elif name not in MATRIX_PRODUCTS and name not in EXACT_IN_BF16 and not exact and not (
                     name in MASK_PRODUCTS and any(t.dtype == torch.bool for t in given)):
@@ -1103,7 +1119,10 @@ def _recorded(fn: Callable[..., object], *args: object) -> tuple[object, Operati
     threads as fn sees it (`_threads_as_the_callers`)."""
     ops = Operations()
     _know(*args)
-    with _threads_as_the_callers(ops), _Beneath(ops), ops, _unseen_watched(ops):
+    # TorchScript's optimized plans off: on a GPU its fuser runs a function's elementwise operators as one generated
+    # kernel that no mode sees (round 71's second adversary: a scripted bf16 division called first in a cell of the
+    # student's own; check_fast_loss flushes the plans made before it: `_script_plans_flushed`)
+    with _threads_as_the_callers(ops), _Beneath(ops), ops, _unseen_watched(ops), torch.jit.optimized_execution(False):
         try:
             got = fn(*args)
         except RuntimeError as error:
@@ -1344,6 +1363,8 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         # autocast's default dtype is float16 on a GPU and bfloat16 on a CPU: as a GPU's here, so that an autocast
         # without dtype= (float16 on the student's GPU) does not pass on a CPU
         torch.set_autocast_dtype("cpu", torch.float16)
+        _LEFT_FOR_A_GPU.pop(id(ex), None)
+        _script_plans_flushed()  # each @torch.jit.script function's plans made before the check: run unoptimized
         try:
             # The global generators start from a state that no answer's seed gives: an answer's np.random.seed(0)
             # PASSed in a full test run, where an earlier test had left NumPy's generator just seeded with 0, so the
@@ -1364,7 +1385,15 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
                             FAR_FROM_ZERO_BATCH],
                     budget_s=0.5,
                     describe=lambda case: f"fast_loss on {case}")
+            left = _LEFT_FOR_A_GPU.pop(id(ex), [])
+            if left:  # a path for a GPU's batch that the meta device could not judge: PART, not PASS
+                raise LeftForGPU(
+                    "every check on the host's batch; beside a GPU's batch (the meta device), host reads, copies from "
+                    "the host and 16-bit arithmetic", f"{left[0]}" + (f" (and {len(left) - 1} more)" if len(left) > 1
+                                                                      else ""))
         finally:
+            _LEFT_FOR_A_GPU.pop(id(ex), None)
+            _script_plans_flushed()  # compiled again, optimized, at their next calls
             _CALLER_THREADS.pop()
             _tf32_restore(saved[0])
             _switches_restore(saved[4])  # where an answer changed them (it FAILed then)
@@ -1496,7 +1525,13 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         # An in-place write that leaves the values as they were (x.mul_(1.0), n.clamp_(min=1)) still writes the
         # caller's tensor (round 76's adversary): its version counter says so where the values cannot
         versions = [t._version for t in (x, n, y, *model.parameters())]
-        got, ops = _recorded(yours, model, x, n, y, bf16)
+        # where the batch is elsewhere than the host, on a CPU, below: whether the answer read where its inputs are, or
+        # asked for a GPU, and the autocasts it entered (`_gpu_branch`)
+        probed = case in PROBED_CASES and bf16 == (case.seed % 2 == 0) and device == "cpu"
+        reads, host_named = list[str](), list[tuple[str, bool, object, object]]()
+        with _device_reads(reads, as_cuda=False) if probed else nullcontext(), \
+                _autocasts_named(host_named) if probed else nullcontext():
+            got, ops = _recorded(yours, model, x, n, y, bf16)
         restated = _state_changes(state, _caller_state(model, x, n, y))
         feeding = ops.feeding(got, list(model.parameters()))  # before the backward() below, which frees the graph
         mixed = (f"{call} used a tensor made on the host with the batch's tensors "
@@ -1748,8 +1783,10 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         # LONG_BATCH's padded sequences of several lengths and hidden layer tell it, by the value)
         if case in PROBED_CASES:
             _callers_state_kept(ex, yours, call, model, x, n, y, bf16, device)
-        if case in PROBED_CASES and bf16 == (case.seed % 2 == 0) and device == "cpu":
+        if probed:
             _elsewhere(ex, yours, call, model, x, n, y, bf16)
+            if reads:
+                _gpu_branch(ex, yours, call, model, x, n, y, bf16, (ops, warm), host_named)
         if device != "cpu" and case == COURSE_BATCH:  # in both modes: exercise 2 calls with bf16=True (round 68's
             # adversary: the model on a private stream never joined, with bf16=True only, passed, this ran in the
             # course batch's one probed mode, bf16=False)
@@ -2051,17 +2088,19 @@ _NAMED_META = [0]  # autocasts the meta rerun entered naming the batch's device 
 
 
 @contextmanager
-def _autocasts_named(named: list[tuple[str, bool]]) -> Iterator[None]:
+def _autocasts_named(named: list[tuple[str, bool, object, object]]) -> Iterator[None]:
     """During the block, each autocast made (torch.autocast, torch.amp.autocast, torch.cpu.amp.autocast: every one is a
-    torch.amp.autocast) noted in `named` as (the device type it runs on, whether it is enabled), with "meta" for one
-    that named the batch's device in the meta rerun (`_AutocastOnMeta`, which runs it on "cpu")."""
+    torch.amp.autocast) noted in `named` as (the device type it runs on, whether it is enabled, its dtype, whether it
+    keeps its cache), with "meta" for one that named the batch's device in the meta rerun (`_AutocastOnMeta`, which
+    runs it on "cpu")."""
     base = torch.amp.autocast_mode.autocast
     original = base.__init__
 
     def noting(self: Any, device_type: str, *args: Any, **kwargs: Any) -> None:
         meta, _NAMED_META[0] = _NAMED_META[0], 0
         original(self, device_type, *args, **kwargs)
-        named.append(("meta" if meta else device_type, bool(getattr(self, "_enabled", True))))
+        named.append(("meta" if meta else device_type, bool(getattr(self, "_enabled", True)),
+                      getattr(self, "fast_dtype", None), getattr(self, "_cache_enabled", None)))
 
     base.__init__ = noting  # type: ignore[method-assign]
     try:
@@ -2116,34 +2155,92 @@ class _FirstAutocast(Exception):
     """Raised by the probe's autocast (`_autocast_beside_a_gpus_batch`): the device type it names is all it wants."""
 
 
-def _read_by_the_answer() -> bool:
-    """Whether the attribute read two frames up comes from outside PyTorch's own Python (its meta kernels read a
-    tensor's device too, and must see the meta device they compute on)."""
-    return not str(sys._getframe(2).f_globals.get("__name__", "")).startswith("torch")
+def _answers_frame(depth: int) -> bool:
+    """Whether the frame `depth` up from the caller is the answer's code: outside PyTorch's own Python (its meta kernels
+    read a tensor's device too, and must see the meta device they compute on) and outside this check."""
+    name = str(sys._getframe(depth + 1).f_globals.get("__name__", ""))
+    return not (name == "torch" or name.startswith("torch.") or name == __name__)
 
 
-class _ReadsAsCuda(torch.Tensor):
-    """The probe's batch: a meta tensor whose is_cuda and device, read by the answer's code, say "cuda"; results of
-    operations on it are plain meta tensors."""
+_TENSOR_BASE = torch._C.TensorBase
+_GPU = torch.device("cuda", 0)  # made here: torch.device(...) called during a recorded call is one of its functions
+# What an answer reads to learn where the batch is, or whether there is a GPU: a tensor's (every input's, and what the
+# answer computes from them), and PyTorch's functions (torch.accelerator's where this PyTorch has them)
+DEVICE_ATTRIBUTES = ("is_cuda", "is_cpu", "device")
+DEVICE_FUNCTIONS = ((torch.cuda, "is_available", True), (torch.cuda, "device_count", 1),
+                    *((torch.accelerator, name, value) for name, value in (
+                        ("is_available", True), ("current_accelerator", _GPU), ("device_count", 1))
+                      if hasattr(torch, "accelerator") and hasattr(torch.accelerator, name)))
 
-    __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
 
-    @property
-    def is_cuda(self) -> bool:  # type: ignore[override]
-        return _read_by_the_answer() or bool(torch.Tensor.is_cuda.__get__(self))  # type: ignore[attr-defined]
+@contextmanager
+def _device_reads(noted: list[str], as_cuda: bool) -> Iterator[None]:
+    """During the block, each read of a tensor's is_cuda, is_cpu, device or get_device() by the answer's own code
+    (`_answers_frame`), and each call of DEVICE_FUNCTIONS, noted in `noted`; with `as_cuda`, a meta tensor reads as
+    on the GPU there ("cuda", is_cuda True) and DEVICE_FUNCTIONS say there is one: every input of the call (x, n, y,
+    the model's parameters and buffers) and what the answer computes from them reads as a GPU's batch (round 71's
+    second adversary: "cuda" if n.is_cuda, if the first weight's is_cuda, if y.device.type == "cuda", or
+    torch.accelerator.current_accelerator(), read "cpu" where only x read as a GPU's)."""
+    def on_gpu(t: torch.Tensor) -> bool:
+        return as_cuda and _TENSOR_BASE.device.__get__(t).type == "meta"  # type: ignore[attr-defined]
 
-    @property
-    def device(self) -> torch.device:  # type: ignore[override]
-        return torch.device("cuda") if _read_by_the_answer() else torch.Tensor.device.__get__(self)
+    def is_cuda(t: torch.Tensor) -> bool:
+        if _answers_frame(1):
+            noted.append("is_cuda")
+            return on_gpu(t) or _TENSOR_BASE.is_cuda.__get__(t)  # type: ignore[attr-defined]
+        return _TENSOR_BASE.is_cuda.__get__(t)  # type: ignore[attr-defined]
+
+    def is_cpu(t: torch.Tensor) -> bool:
+        if _answers_frame(1):
+            noted.append("is_cpu")
+            return not on_gpu(t) and _TENSOR_BASE.is_cpu.__get__(t)  # type: ignore[attr-defined]
+        return _TENSOR_BASE.is_cpu.__get__(t)  # type: ignore[attr-defined]
+
+    def device(t: torch.Tensor) -> torch.device:
+        if _answers_frame(1):
+            noted.append("device")
+            return _GPU if on_gpu(t) else _TENSOR_BASE.device.__get__(t)  # type: ignore[attr-defined]
+        return _TENSOR_BASE.device.__get__(t)  # type: ignore[attr-defined]
+
+    def get_device(t: torch.Tensor) -> int:
+        if _answers_frame(1):
+            noted.append("get_device")
+            if on_gpu(t):
+                return 0
+        return _TENSOR_BASE.get_device(t)
+
+    def function(owner: Any, name: str, value: object, original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if _answers_frame(1):
+                noted.append(f"{getattr(owner, '__name__', owner)}.{name}")
+                if as_cuda:
+                    return value
+            return original(*args, **kwargs)
+        return call
+
+    functions = [(owner, name, value, getattr(owner, name)) for owner, name, value in DEVICE_FUNCTIONS]
+    torch.Tensor.is_cuda, torch.Tensor.is_cpu = property(is_cuda), property(is_cpu)  # type: ignore[assignment,method-assign]
+    torch.Tensor.device = property(device)  # type: ignore[assignment,method-assign]
+    torch.Tensor.get_device = get_device  # type: ignore[method-assign,assignment]
+    for owner, name, value, original in functions:
+        setattr(owner, name, function(owner, name, value, original))
+    try:
+        yield
+    finally:
+        for attribute in (*DEVICE_ATTRIBUTES, "get_device"):
+            delattr(torch.Tensor, attribute)  # TensorBase's own again
+        for owner, name, _, original in functions:
+            setattr(owner, name, original)
 
 
 def _autocast_beside_a_gpus_batch(yours: Callable[..., object], model: torch.nn.Module, x: torch.Tensor,
                                   n: torch.Tensor, y: torch.Tensor, bf16: bool) -> str | None:
-    """The device type of the first autocast the answer enters when its (meta) batch says it is on a GPU
-    (`_ReadsAsCuda`, torch.cuda.is_available() True), or None where it raised before entering one.  The meta rerun's
-    batch reads as neither host nor GPU: an answer that spells the batch's device for the course's two devices ("cuda"
-    if x.is_cuda else "cpu", or from x.device.type == "cuda") names "cpu" there, which beside a GPU's batch it never
-    would (round 69's second adversary's right answers FAILed).  Only the name is asked: the probe stops there."""
+    """The device type of the first autocast the answer enters when its (meta) batch and model read as on a GPU
+    (`_device_reads`), or None where it raised before entering one.  The meta rerun's batch reads as neither host nor
+    GPU: an answer that spells the batch's device for the course's two devices ("cuda" if x.is_cuda else "cpu", or
+    from x.device.type == "cuda") names "cpu" there, which beside a GPU's batch it never would (round 69's second
+    adversary's right answers FAILed).  Only the name is asked: the probe stops there."""
     base = torch.amp.autocast_mode.autocast
     original = base.__init__
     seen: list[str] = []
@@ -2155,9 +2252,9 @@ def _autocast_beside_a_gpus_batch(yours: Callable[..., object], model: torch.nn.
     settings = read_settings(WATCHED)
     base.__init__ = first  # type: ignore[method-assign]
     try:
-        with warnings.catch_warnings(), _as_if_cuda(), _KeptWhereTheBatchIs():
+        with warnings.catch_warnings(), _device_reads([], as_cuda=True), _KeptWhereTheBatchIs():
             warnings.simplefilter("ignore")
-            yours(model, x.as_subclass(_ReadsAsCuda), n, y, bf16)
+            yours(model, x, n, y, bf16)
     except Exception:  # noqa: BLE001, S110 -- _FirstAutocast, or an error before any autocast: only the name counts
         pass
     finally:
@@ -2183,7 +2280,7 @@ def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torc
     if isinstance(namespace, dict) and "device" in namespace and _is_host(namespace["device"]):
         patched.append((namespace, "device", namespace["device"]))  # the notebook's: where it puts the batch
     refused = ""
-    named: list[tuple[str, bool]] = []
+    named: list[tuple[str, bool, object, object]] = []
     kept = _KeptWhereTheBatchIs()
     settings = read_settings(WATCHED)
     try:
@@ -2206,7 +2303,7 @@ def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torc
                 setattr(owner, name, original)
         put_back(settings)
     refused = refused or (kept.copied[0] if kept.copied else "")
-    host = sorted({device for device, enabled in named if enabled and device == "cpu"})
+    host = sorted({device for device, enabled, *_ in named if enabled and device == "cpu"})
     if bf16 and host and _autocast_beside_a_gpus_batch(yours, twin, meta[0], meta[1], meta[2], bf16) == "cuda":
         host = []  # the "cpu" came from the batch's device: beside a GPU's batch the answer names "cuda"
     ex.expect(not (bf16 and host), f"{call}, with the batch on another device than the host (PyTorch's meta device, "
@@ -2217,6 +2314,180 @@ def _elsewhere(ex: Checker, yours: Callable[..., object], call: str, model: torc
               f"GPU's stand-in), used or made a tensor on the host ({refused})",
               "make tensors where the batch is (device=x.device) and compute there: on a GPU, PyTorch refuses a "
               "tensor made on the host beside the batch's, and a copy to the host makes the host wait")
+
+
+# What the meta device raises where a GPU would read a value on the host, or make a shape from the values (PyTorch
+# 2.13: .item(), int(), bool() and .tolist() of a meta tensor; nonzero, masked_select, unique have no meta kernel)
+META_READS = ("cannot be called on meta tensors", "Cannot copy out of meta tensor", "can't convert meta device type",
+              "data-independent implementation does not exist")
+
+
+def _meta_for_cuda(a: object) -> object:
+    """A device argument that names the GPU ("cuda", "cuda:0", torch.device("cuda")), as the meta device."""
+    if isinstance(a, (str, torch.device)):
+        try:
+            if torch.device(a).type == "cuda":
+                return torch.device("meta")
+        except (RuntimeError, TypeError, ValueError):
+            return a
+    return a
+
+
+class _CudaOnMeta(TorchFunctionMode):
+    """In the run beside a GPU's batch (`_beside_a_gpus_batch`), beneath the recorder: a device argument naming the GPU
+    (device=x.device, .to(x.device), .cuda() is not one) made the meta device, where the batch is; the first function
+    that raised, noted by name, and whether it raised for the recorder's own judging by value (`ops.own`: the meta
+    device has no values), which is no read of the answer's."""
+
+    def __init__(self, ops: Operations) -> None:
+        super().__init__()
+        self.ops, self.failed_at, self.own_failed = ops, "", False
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        args = tuple(_meta_for_cuda(a) for a in args)
+        kwargs = {key: _meta_for_cuda(a) for key, a in (kwargs or {}).items()}
+        try:
+            return func(*args, **kwargs)
+        except Exception:
+            if self.ops.own:
+                self.own_failed = True
+            elif not self.own_failed:
+                self.failed_at = self.failed_at or getattr(func, "__name__", str(func))
+            raise
+
+
+@contextmanager
+def _autocasts_noted(named: list[tuple[str, bool, object, object]]) -> Iterator[None]:
+    """During the block, each autocast is only noted in `named`, as `_autocasts_named` notes them, and changes nothing
+    (autocast casts no meta tensor, and one for "cuda" raises in a build without CUDA)."""
+    base = torch.amp.autocast_mode.autocast
+    originals = (base.__init__, base.__enter__, base.__exit__)
+
+    def init(self: Any, device_type: str, dtype: torch.dtype | None = None, enabled: bool = True,
+             cache_enabled: bool | None = None) -> None:
+        self.device, self._enabled = device_type, bool(enabled)
+        try:
+            self.fast_dtype = dtype if dtype is not None else torch.get_autocast_dtype(device_type)
+        except RuntimeError:
+            self.fast_dtype = dtype
+        self._cache_enabled = torch.is_autocast_cache_enabled() if cache_enabled is None else bool(cache_enabled)
+        named.append((device_type, self._enabled, self.fast_dtype, self._cache_enabled))
+
+    base.__init__ = init  # type: ignore[method-assign]
+    base.__enter__ = lambda self: self  # type: ignore[method-assign,assignment]
+    base.__exit__ = lambda self, *exc: False  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        base.__init__, base.__enter__, base.__exit__ = originals  # type: ignore[method-assign]
+
+
+@dataclass
+class _BesideAGPU:
+    """What the answer did in one call beside a GPU's batch: its operations, its autocasts, its copies of tensors made
+    on the host (`_KeptWhereTheBatchIs`), and the error it raised with the function that raised it."""
+    ops: Operations
+    named: list[tuple[str, bool, object, object]]
+    copied: list[str]
+    error: str
+    failed_at: str
+
+
+def _beside_a_gpus_batch(yours: Callable[..., object], model: torch.nn.Sequential, x: torch.Tensor, n: torch.Tensor,
+                         y: torch.Tensor, bf16: bool) -> _BesideAGPU:
+    """The answer called once more, to its end, with the batch and a copy of the model on the meta device (the same
+    shapes), every input reading as on the GPU (`_device_reads`), device arguments naming the GPU made the meta device
+    (`_CudaOnMeta`) and autocasts only noted (`_autocasts_noted`), under the check's recorder as `_recorded` runs it."""
+    meta = [t.detach().to("meta") for t in (x, n, y)]
+    twin = copy.deepcopy(model).to("meta")
+    for mine, theirs in zip(model.parameters(), twin.parameters(), strict=True):  # the caller's .grad, as held
+        if mine.grad is not None:
+            theirs.grad = mine.grad.detach().to("meta")
+    ops, kept, named = Operations(), _KeptWhereTheBatchIs(), list[tuple[str, bool, object, object]]()
+    remap = _CudaOnMeta(ops)
+    _know(twin, *meta)
+    settings = read_settings(WATCHED)
+    error = ""
+    try:
+        with warnings.catch_warnings(), _autocasts_noted(named), _device_reads([], as_cuda=True), kept, \
+                _threads_as_the_callers(ops), _Beneath(ops), remap, ops, _unseen_watched(ops), \
+                torch.jit.optimized_execution(False):
+            warnings.simplefilter("ignore")
+            try:
+                yours(twin, *meta, bf16)
+            finally:
+                ops.outside()
+    except Exception as raised:  # noqa: BLE001 -- judged by the caller, by what raised it
+        error = f"{type(raised).__name__}: {str(raised).splitlines()[0][:120] if str(raised) else ''}"
+    finally:
+        put_back(settings)
+    if remap.own_failed:  # the recorder's judging by value: nothing of the answer's, and nothing judged
+        error = f"the meta device has no values to judge 16-bit arithmetic by ({error})"
+    return _BesideAGPU(ops, named, kept.copied, error, remap.failed_at)
+
+
+def _as_on_a_gpu(named: Sequence[tuple[str, bool, object, object]]) -> list[tuple[str, object, object]]:
+    """The enabled autocasts of a call on the host, as beside a GPU's batch they would be named ("cpu" as "cuda")."""
+    return [("cuda" if device == "cpu" else device, dtype, cache) for device, enabled, dtype, cache in named
+            if enabled and dtype in NARROW]  # (autocast turns itself off for another dtype, on either device)
+
+
+def _work(ops: Operations) -> list[tuple[str, tuple[tuple[int, ...], ...]]]:
+    """The operations of a call less reads of an attribute (`__get__`: x.device, x.shape) and torch.device(...): what
+    PyTorch's own Python reads of where a tensor is differs between the host and the meta device (activation
+    checkpointing's), and is no work."""
+    return [entry for entry in ops.seen if entry[0] not in ("__get__", "device")]
+
+
+# The run beside a GPU's batch: what it could not judge, by check (id of its Checker): PART, not PASS, at the end
+_LEFT_FOR_A_GPU: dict[int, list[str]] = {}
+
+
+def _gpu_branch(ex: Checker, yours: Callable[..., object], call: str, model: torch.nn.Sequential, x: torch.Tensor,
+                n: torch.Tensor, y: torch.Tensor, bf16: bool, host_runs: Sequence[Operations],
+                host_named: Sequence[tuple[str, bool, object, object]]) -> None:
+    """On a CPU, for an answer that read where its inputs are, or asked whether there is a GPU (`_device_reads`), during
+    its call on the host: that call's path is all the other checks judged, and beside a GPU's batch it may take
+    another (round 71's second adversary: int(n.max()), a bf16 bmm pooling, positions from a list, each under
+    `if x.is_cuda`, PASSed).  The answer runs once more as on a GPU (`_beside_a_gpus_batch`), judged by the rules that
+    hold on the meta device: host reads and shapes from the values (an error of the meta device's where a GPU would
+    read a value is that read), copies of tensors made on the host or mixing them with the batch's, 16-bit arithmetic
+    other than the products; where it ran the same functions on the same shapes, with the same autocasts for the GPU,
+    as on the host, the host's run judged it; where not, what the meta device cannot judge (values, gradients) is left
+    for a GPU (PART)."""
+    where = (f"{call}, with the batch and the model reading as on a GPU (x.is_cuda True, x.device \"cuda\"; PyTorch's "
+             "meta device underneath)")
+    beside = _beside_a_gpus_batch(yours, model, x, n, y, bf16)
+    read = bool(beside.failed_at) and (any(words in beside.error for words in META_READS)
+                                       or beside.failed_at in HOST_READS | DATA_SHAPED | SIZED_OPS)
+    reads = [*beside.ops.host_reads, *([beside.failed_at or beside.error] if read else [])]
+    ex.expect(not reads, f"{where} read a value on the host ({', '.join(dict.fromkeys(reads))})",
+              "a CUDA graph (exercise 2) replays kernels, not Python: nothing may be read or copied on the host, nor "
+              "waited for, and the shapes must not depend on the data; your function's path for a GPU's batch too")
+    mixed = any(words in beside.error for words in ELSEWHERE_ERRORS if words not in META_READS)
+    made = [*beside.ops.transfers, *beside.copied, *beside.ops.host_mixed, *([beside.error] if mixed else [])]
+    ex.expect(not made, f"{where} copied a tensor made on the host to the batch's device, or used one with the "
+              f"batch's ({', '.join(made)})",
+              "make tensors where the batch is, by functions that fill them there (device=x.device; no Python data): "
+              "a copy from the host makes the host wait, and a CUDA graph (exercise 2) cannot hold it")
+    same = not beside.error and _as_on_a_gpu(beside.named) == _as_on_a_gpu(host_named) and any(
+        _work(beside.ops) == _work(run) for run in host_runs)
+    narrow = [*beside.ops.bf16_arithmetic, *beside.ops.cast_rounded]
+    ex.expect(same or not narrow or bool(beside.ops.unvalued),
+              f"{where}: {narrow[0] if narrow else ''}"
+              ", outside the matrix products",
+              "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False: which "
+              "of your operations rounds its result to 16 bits on your function's path for a GPU's batch?")
+    if not same and not beside.error:  # a cache of the answer's own, filled by the first call: once more
+        again = _beside_a_gpus_batch(yours, model, x, n, y, bf16)
+        same = not again.error and _as_on_a_gpu(again.named) == _as_on_a_gpu(host_named) and any(
+            _work(again.ops) == _work(run) for run in host_runs)
+    if not same:
+        _LEFT_FOR_A_GPU.setdefault(id(ex), []).append(
+            f"{call}: beside a GPU's batch your function " +
+            (f"raised on the meta device ({beside.error})" if beside.error else
+             "runs other operations, or other autocasts, than beside the host's") +
+            ", so its values and gradients there are a GPU's to judge")
 
 
 def _backward_of(loss: torch.Tensor, params: list[torch.Tensor]) -> Sequence[torch.Tensor | None]:

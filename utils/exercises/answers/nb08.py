@@ -3802,3 +3802,158 @@ NEEDS_A_GPU["check_fast_loss"].update({
     R71 + "the whole loss on the default stream, waits both ways": (),
     R71 + "the whole loss on the default stream, no wait": (),
 })
+
+
+# ---------------------------------------------------------------- round 71's second adversary (exercise 1)
+# Thirteen answers (report adv122) to check_fast_loss, judged against the check as of 84ec37c: nine on a CPU, of which
+# four right ones FAILed and three wrong ones PASSed, in two classes:
+# - G2, the autocast's device type read from another input than x (n.is_cuda, the first weight's is_cuda,
+#   y.device.type, torch.accelerator.current_accelerator()): told they "entered an autocast for the host", the probe
+#   beside a GPU's batch making x alone read as "cuda" and faking torch.cuda.is_available only.  The probe now makes
+#   every tensor read as on the GPU to the answer's code, and fakes torch.accelerator's functions too (`_device_reads`).
+# - L, the host's right code and a known mistake under `if x.is_cuda`: a CPU ran the host's path only and said PASS.
+#   Where the answer reads where its inputs are, or asks for a GPU, during its call on the host, the check now runs it
+#   once more to its end with every input reading as on a GPU (`_gpu_branch`, on the meta device) and judges the host
+#   reads, copies from the host and 16-bit arithmetic it records; where that path runs other operations than the
+#   host's, a CPU says PART (its values need a GPU).
+# And a GPU gap: a @torch.jit.script function called a few times before the check may run fused on a GPU, unseen by
+# the recorder; every recorded call now runs TorchScript unoptimized, its plans made before the check flushed.
+R71B = "round 71's second adversary: "
+
+
+def _r71b_tail(model, pooled, y, bf16, device_type):
+    """The solution's tail with the autocast's device type given."""
+    with torch.autocast(device_type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y)
+
+
+def autocast_device_from_torch_accelerator(model, x, n, y, bf16):
+    """Right: "torch.accelerator is the device-generic API: the autocast's device is the machine's accelerator, or the
+    host where there is none"; the notebook puts the batch on the GPU whenever there is one, so this names the batch's
+    device on both of the course's machines.  EXPECTED: RIGHT (FAILed on a CPU until round 71: the probe beside a
+    GPU's batch faked torch.cuda.is_available only)."""
+    acc = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else None
+    return _r71b_tail(model, x.sum(1) / n[:, None], y, bf16, acc.type if acc is not None else "cpu")
+
+
+def autocast_device_from_the_lengths(model, x, n, y, bf16):
+    """Right: "cuda" if n.is_cuda else "cpu" (n is on the batch's device by the task): round 69's second adversary's
+    `autocast_device_from_is_cuda` with n for x.  EXPECTED: RIGHT (FAILed on a CPU until round 71: only x read as a
+    GPU's in the probe)."""
+    return _r71b_tail(model, x.sum(1) / n[:, None], y, bf16, "cuda" if n.is_cuda else "cpu")
+
+
+def autocast_device_from_the_weights(model, x, n, y, bf16):
+    """Right: "autocast casts the weights, so name the weights' device": "cuda" if the first parameter is_cuda else
+    "cpu" (the model is where the batch is).  EXPECTED: RIGHT (FAILed on a CPU until round 71, as the one above)."""
+    on_gpu = next(model.parameters()).is_cuda
+    return _r71b_tail(model, x.sum(1) / n[:, None], y, bf16, "cuda" if on_gpu else "cpu")
+
+
+def autocast_device_from_the_labels_type(model, x, n, y, bf16):
+    """Right: the same from y.device.type == "cuda" (the labels are on the batch's device).  EXPECTED: RIGHT (FAILed on
+    a CPU until round 71, as the one above)."""
+    return _r71b_tail(model, x.sum(1) / n[:, None], y, bf16, "cuda" if y.device.type == "cuda" else "cpu")
+
+
+def trims_the_padding_on_the_gpu_only(model, x, n, y, bf16):
+    """Wrong: "on a CPU the padding is cheap; on the GPU I cut the batch to its longest sequence": the slow step's own
+    host read (int(n.max())) and a shape from the data, behind `if x.is_cuda` (`host_truncated` on the GPU's path).
+    EXPECTED: WRONG (PASSed on a CPU until round 71; now the run beside a GPU's batch reads n.max() on the host)."""
+    if x.is_cuda:
+        x = x[:, :int(n.max())]
+    return _r71b_tail(model, x.sum(1) / n[:, None], y, bf16, x.device.type)
+
+
+def pools_by_a_bmm_on_the_gpu_only(model, x, n, y, bf16):
+    """Wrong: "on the GPU the masked mean is fastest as one batched product on the tensor cores, inside the autocast
+    with the model": with bf16=True the GPU's pooling rounds every token to bf16 (`bf16_pooling_product` on the GPU's
+    path only).  EXPECTED: WRONG on a GPU (by the value, as `bf16_pooling_product`); on a CPU, PART since round 71
+    (PASS before): the meta device shows other operations beside a GPU's batch, but no value."""
+    if x.device.type != "cuda":
+        return _r71b_tail(model, x.sum(1) / n[:, None], y, bf16, x.device.type)
+    weights = (torch.arange(x.shape[1], device=x.device) < n[:, None]) / n[:, None]
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(torch.bmm(weights[:, None, :], x).squeeze(1))
+    return F.cross_entropy(logits.float(), y)
+
+
+def positions_from_a_list_on_the_gpu_only(model, x, n, y, bf16):
+    """Wrong: "CUDA kernels like an explicit mask": on the GPU only, the mask's positions made from a Python list with
+    device=x.device, made on the host and copied at every call (`positions_from_a_list` on the GPU's path).
+    EXPECTED: WRONG (PASSed on a CPU until round 71; now the run beside a GPU's batch sees the copy)."""
+    if not x.is_cuda:
+        return _r71b_tail(model, x.sum(1) / n[:, None], y, bf16, x.device.type)
+    positions = torch.tensor(list(range(x.shape[1])), device=x.device)
+    real = (positions < n[:, None]).to(x.dtype)
+    return _r71b_tail(model, (x * real[..., None]).sum(1) / n[:, None], y, bf16, x.device.type)
+
+
+def nll_picked_by_a_range(model, x, n, y, bf16):
+    """Wrong: the cross-entropy by hand, log_softmax(...)[range(B), y]: the index range(B) is Python data, made on the
+    host and copied to the batch's device at every call.  EXPECTED: WRONG (a control: FAILed before round 71 too)."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    logp = F.log_softmax(logits.float(), dim=1)
+    return -logp[range(x.shape[0]), y].mean()
+
+
+def logsumexp_minus_picked_logit(model, x, n, y, bf16):
+    """Right: the cross-entropy as logsumexp(logits) - the label's logit (gather), averaged, in float32.
+    EXPECTED: RIGHT (a control: PASSed before round 71 too)."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    logits = logits.float()
+    return (torch.logsumexp(logits, 1) - logits.gather(1, y[:, None]).squeeze(1)).mean()
+
+
+@torch.jit.script
+def _r71b_scripted_mean(x: torch.Tensor, n: torch.Tensor, half: bool) -> torch.Tensor:
+    s = x.sum(1)
+    if half:
+        return (s.to(torch.bfloat16) / n.to(torch.bfloat16)[:, None]).float()
+    return s / n[:, None]
+
+
+_R71B_WARMED: list = []
+
+
+def scripted_bf16_division_tried_first(model, x, n, y, bf16):
+    """Wrong: round 70's `scripted_division_in_bf16`, by a student who tried the scripted function in a cell of their
+    own first (here: at its first call, on five shapes, both modes, before anything is recorded): on a GPU,
+    TorchScript's profiling executor fuses the elementwise tail after its profiled runs, into kernels no dispatch mode
+    sees.  EXPECTED: WRONG (on a CPU the bf16 division is seen beneath; on a GPU since round 71 every recorded call
+    runs TorchScript unoptimized, the plans made before the check flushed)."""
+    if not _R71B_WARMED:
+        _R71B_WARMED.append(True)
+        if x.is_cuda:
+            with torch._C.DisableTorchFunction():
+                for b, t, f in ((3, 5, 2), (7, 9, 4), (2, 11, 3), (5, 4, 6), (4, 6, 5)):
+                    for _ in range(4):
+                        _r71b_scripted_mean(torch.randn(b, t, f, device=x.device), torch.ones(b, device=x.device),
+                                            True)
+                        _r71b_scripted_mean(torch.randn(b, t, f, device=x.device), torch.ones(b, device=x.device),
+                                            False)
+    return _r71b_tail(model, _r71b_scripted_mean(x, n, bool(bf16)), y, bf16, x.device.type)
+
+
+WRONG["check_fast_loss"].update({
+    R71B + "the padding trimmed by int(n.max()) under `if x.is_cuda`": trims_the_padding_on_the_gpu_only,
+    R71B + "the pooling as a bmm inside the autocast under `if x.device.type == 'cuda'`":
+        pools_by_a_bmm_on_the_gpu_only,
+    R71B + "positions from a Python list under `if x.is_cuda`": positions_from_a_list_on_the_gpu_only,
+    R71B + "log_softmax(...)[range(B), y]": nll_picked_by_a_range,
+    R71B + "a scripted bf16 division called on other shapes before the check": scripted_bf16_division_tried_first,
+})
+ALSO_RIGHT["check_fast_loss"].update({
+    R71B + "the autocast's device from torch.accelerator": autocast_device_from_torch_accelerator,
+    R71B + "the autocast's device from n.is_cuda": autocast_device_from_the_lengths,
+    R71B + "the autocast's device from the first weight's is_cuda": autocast_device_from_the_weights,
+    R71B + "the autocast's device from y.device.type": autocast_device_from_the_labels_type,
+    R71B + "the cross-entropy as logsumexp minus the label's logit": logsumexp_minus_picked_logit,
+})
+NEEDS_A_GPU["check_fast_loss"].update({
+    # on a CPU: PART (the GPU's path runs other operations, its values need a GPU)
+    R71B + "the pooling as a bmm inside the autocast under `if x.device.type == 'cuda'`": (),
+})
