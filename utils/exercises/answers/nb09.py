@@ -5665,3 +5665,78 @@ ALSO_RIGHT = {
     "check_softmax_rows": ALSO_RIGHT_SOFTMAXES,
     "check_scale_into": ALSO_RIGHT_SCALES,
 }
+
+
+# ---------------------------------------------------------------- round 71's last adversary (exercise 2), not yet fixed
+# adv125, against every fix above: 14 answers on the CPU, four right ones rejected or crashed, of which two are
+# registered here as known misjudgments (the other two: the same int32-view class, and tl.make_tensor_descriptor,
+# whose 16-byte alignment the exercise's text now names).  The fixes planned: poison the bytes a launch wrote, not
+# only float tensors (`_softmax_new_and_own`'s NaN skips a non-float view of y); name the interpreter's limit for
+# libdevice, as for block pointers.  Left: a change to nb09.py needs a GPU restamp of solutions 09, and the session
+# that found them had no device time left.
+R71C = "round 71's last adversary: "
+try:
+    from triton.language.extra import libdevice as _libdevice
+except ImportError:  # no Triton: the answers below are not run
+    _libdevice = None
+
+
+@triton.jit
+def _r71c_y_bits_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    c = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * x_row_stride + c, mask=c < cols, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    s = e / tl.sum(e, axis=0)
+    tl.store(y_ptr + row * y_row_stride + c, s.to(tl.int32, bitcast=True), mask=c < cols)
+
+
+@triton.jit
+def _r71c_libdevice_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    c = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * x_row_stride + c, mask=c < cols, other=-float("inf"))
+    e = _libdevice.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + c, e / tl.sum(e, axis=0), mask=c < cols)
+
+
+def r71c_y_written_as_int32_bits(x):
+    """Right: "my store helper is for 32-bit words": y handed to the kernel as y.view(torch.int32), the softmax
+    bitcast to int32 when stored, the float32 y returned.  EXPECTED: RIGHT (FAILed on a CPU, 2026-12-02: "the values
+    it returns do not come from your kernel", the check's poisoning skipping a non-float tensor)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r71c_y_bits_kernel[(rows,)](y.view(torch.int32), x, x.stride(0), y.stride(0), cols,
+                                     BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def r71c_libdevice_exp(x):
+    """Right: "tl.exp is approximate on a GPU; libdevice's expf is accurate to 1 ulp" (as Triton's tutorials import
+    it).  EXPECTED: RIGHT (FAILed on a CPU, 2026-12-02, with the interpreter's error as the student's: Triton 3.9's
+    interpreter leaves libdevice's functions as stubs)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r71c_libdevice_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+ALSO_RIGHT_SOFTMAXES.update({
+    R71C + "y handed to the kernel as y.view(torch.int32), the softmax stored as its bits":
+        r71c_y_written_as_int32_bits,
+    R71C + "the exponential by triton.language.extra.libdevice.exp": r71c_libdevice_exp,
+})
+MISJUDGED_ON_A_CPU["check_softmax_rows"].update({
+    R71C + "y handed to the kernel as y.view(torch.int32), the softmax stored as its bits":
+        "FAILed on a CPU (adversary 125, 2026-12-02): the check replaces what a launch wrote with NaN only in float "
+        "tensors (nb09.py near 1632), so an int32 view of y is never poisoned and the values are taken for not the "
+        "kernel's",
+    R71C + "the exponential by triton.language.extra.libdevice.exp":
+        "FAILed on a CPU (adversary 125, 2026-12-02): Triton 3.9's interpreter runs no libdevice function (stubs "
+        "returning None), and the check reports the error as the student's instead of leaving the answer to a GPU",
+})
+MISJUDGED_ON_A_GPU["check_softmax_rows"][
+    R71C + "y handed to the kernel as y.view(torch.int32), the softmax stored as its bits"] = (
+    "expected to FAIL there too (the poisoned launches are guarded on a GPU as well; not yet run)")
