@@ -5122,16 +5122,6 @@ def r71_block_pointers_without_boundary_check(x):
     return _r71_block_pointers(x, False)
 
 
-_R71_SCALE_SRC = r"""
-extern "C" __global__ void course09_r71_scale(float* out, const float* x, float a, long long n) {
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        out[i] = a * x[i];
-    }
-}
-"""
-
-
 def r71_scale_blocks_rounded_down_plus_one_if_remainder(out, x, a):
     """check_scale_into (GPU).  The bound fixed (`i < n`) and the grid "n // threads, plus one if there is a
     remainder", written as `n // threads + (n % threads > 0)`: a bool added to an int (True is 1): right, by another
@@ -5141,8 +5131,8 @@ def r71_scale_blocks_rounded_down_plus_one_if_remainder(out, x, a):
     if n == 0:
         return
     threads = 256
-    _raw("course09_r71_scale", _R71_SCALE_SRC)((n // threads + (n % threads > 0),), (threads,),
-                                                (out, x, cp.float32(a), cp.int64(n)))
+    _raw("scale", _R69_SCALE_SRC)((n // threads + (n % threads > 0),), (threads,),
+                                  (out, x, cp.float32(a), cp.int64(n)))
 
 
 def r71_scale_grid_in_float32(out, x, a):
@@ -5155,7 +5145,7 @@ def r71_scale_grid_in_float32(out, x, a):
         return
     threads = 256
     blocks = int(np.ceil(np.float32(n) / np.float32(threads)))
-    _raw("course09_r71_scale", _R71_SCALE_SRC)((blocks,), (threads,), (out, x, cp.float32(a), cp.int64(n)))
+    _raw("scale", _R69_SCALE_SRC)((blocks,), (threads,), (out, x, cp.float32(a), cp.int64(n)))
 
 
 R71_BLOCK_POINTERS_UNCHECKED = R71 + "block pointers without boundary_check (reads and writes past each row)"
@@ -5464,15 +5454,6 @@ def r71b_gelu_cupyx_jit(x, bias):
     return y
 
 
-_R71B_SCALE_SRC = r"""
-extern "C" __global__ void course09_r71b_scale(float* out, const float* x, float a, long long n) {
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        out[i] = a * x[i];
-    }
-}
-"""
-
 _R71B_SCALE_DOUBLE_SRC = r"""
 extern "C" __global__ void course09_r71b_scale_d(float* out, const float* x, double a, long long n) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -5491,8 +5472,8 @@ def r71b_scale_n_passed_as_int32(out, x, a):
     cp = _cp()
     n = out.size
     threads = 256
-    _raw("course09_r71b_scale", _R71B_SCALE_SRC)(((n + threads - 1) // threads,), (threads,),
-                                                  (out, x, cp.float32(a), cp.int32(n)))
+    _raw("scale", _R69_SCALE_SRC)(((n + threads - 1) // threads,), (threads,),
+                                  (out, x, cp.float32(a), cp.int32(n)))
 
 
 def r71b_scale_a_as_double_product_rounded_once(out, x, a):
