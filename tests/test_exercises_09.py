@@ -491,3 +491,58 @@ def test_the_ncu_probe_reads_the_h200s_own_csv():
     assert cols["L2 hit %"] == pytest.approx(87.2) and cols["MemBusy%"] == pytest.approx(95.41)
     said = probe["comparisons"](read)
     assert said[0].endswith("nearer the reuse picture")
+
+
+@host
+def test_the_ncu_probe_runs_itself_under_ncu_or_says_why_not(monkeypatch, tmp_path):
+    """`profile`, which the lecture's Nsight Compute cell calls, finds ncu on PATH or beside compute-sanitizer, runs
+    the probe under it with the cell's options, and reads its CSV; where it cannot, it says why, and the cell prints
+    that after "skipped: ": no ncu, a GPU shared through MPS, ncu's first error line (ERR_NVGPUCTRPERM: no access to
+    the counters), its exit status where it printed none, a run past the timeout.  ncu is a stand-in here: a script
+    that records its arguments and prints what the test gives it (no GPU, and the probe itself is not run)."""
+    import utils
+
+    probe = _ncu_probe()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # no ncu on PATH
+    monkeypatch.setattr(utils, "compute_sanitizer", lambda: None)
+    monkeypatch.setattr(utils.device, "shared_through_mps", lambda: False)
+    assert probe["profile"]([]) == ({}, "no ncu on PATH or in the CUDA toolkit's bin/ (ncu comes with the toolkit)")
+
+    toolkit = tmp_path / "cuda" / "bin"  # ncu beside compute-sanitizer, as a CUDA toolkit installs them
+    toolkit.mkdir(parents=True)
+    (toolkit / "ncu").write_text(f"""#!{sys.executable}
+import os, sys, time
+from pathlib import Path
+here = Path(sys.argv[0]).parent
+(here / "argv").write_text("\\n".join(sys.argv[1:]))
+time.sleep(float(os.environ.get("NCU_SLEEP", "0")))
+sys.stdout.write((here / "out").read_text())
+sys.stderr.write((here / "err").read_text())
+sys.exit(int((here / "status").read_text()))
+""")
+    (toolkit / "ncu").chmod(0o755)
+    monkeypatch.setattr(utils, "compute_sanitizer", lambda: str(toolkit / "compute-sanitizer"))
+
+    def ncu_prints(out: str, err: str = "", status: int = 0) -> None:
+        for name, text in (("out", out), ("err", err), ("status", str(status))):
+            (toolkit / name).write_text(text)
+
+    monkeypatch.setattr(utils.device, "shared_through_mps", lambda: True)
+    ncu_prints(NCU_SAMPLE)
+    read, why = probe["profile"]([])
+    assert read == {} and why == "this GPU is shared through MPS (as with compute-sanitizer, ncu is not run there)"
+    assert not (toolkit / "argv").exists()  # not run there
+    monkeypatch.setattr(utils.device, "shared_through_mps", lambda: False)
+
+    read, _ = probe["profile"](["--csv", "--metrics", probe["METRICS"]])
+    assert list(read) == list(probe["read_ncu_csv"](NCU_SAMPLE)) and len(read) == 5
+    ran = (toolkit / "argv").read_text().splitlines()
+    assert ran[:4] == ["--csv", "--metrics", probe["METRICS"], sys.executable] and ran[4] == "-c"
+    assert "def read_ncu_csv(" in "\n".join(ran[5:])  # the probe's own text, run as a program
+
+    ncu_prints("done\n", "==PROF== Connected\n==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n", 1)
+    assert probe["profile"]([]) == ({}, "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission")
+    ncu_prints("done\n", status=3)
+    assert probe["profile"]([]) == ({}, "ncu exited with status 3 and printed no counters")
+    monkeypatch.setenv("NCU_SLEEP", "5")
+    assert probe["profile"]([], timeout=0.5) == ({}, "ncu took more than 0.5 s")

@@ -10,8 +10,9 @@ section 4's three, and a fourth, `gather_cols_const`, which is `gather_cols` wit
 compiled (`-DROWS=8192`), so that the compiler turns `% rows` and `/ rows` into a few shifts and masks: against
 `gather_cols` it separates the division's cost from the order's (section 4 times it too, and the test holds that
 source to this one).  Each kernel twice; the second launch is the one to
-read.  The lecture's cell runs it so, in a fresh process, and reads ncu's CSV in its own process with the functions
-below (`read_ncu_csv`, `counters`, `table`, `comparisons`), which tests/test_exercises_09.py tries on a sample.
+read.  The lecture's cell runs it so, in a fresh process, through `profile` below (which finds ncu, runs this script
+under it and says why where it could not), and reads ncu's CSV in its own process with the functions below
+(`read_ncu_csv`, `counters`, `table`, `comparisons`), which tests/test_exercises_09.py tries on a sample.
 CONTRIBUTING ("The GPU regression", call BX) has the maintainers' first run of it on an H200.
 """
 
@@ -169,6 +170,34 @@ def comparisons(read: dict[tuple[str, int], dict[str, float]]) -> list[str]:
             f"{predicted:.2f} times 256's, and it took {took:.2f} times: occupancy accounts for "
             f"{'all' if predicted >= took else 'part, not all,'} of the rise")
     return said
+
+
+def profile(options: list[str], timeout: float = 120) -> tuple[dict[tuple[str, int], dict[str, float]], str]:
+    """This script run under ncu with `options` (ncu's own arguments), in a fresh process, and ncu's CSV read:
+    (read_ncu_csv's counters, why there are none).  ncu is found on PATH or beside compute-sanitizer (a CUDA
+    toolkit's bin/); where it is missing, where the GPU is shared through MPS, where it runs past `timeout` seconds
+    or prints no counters (ERR_NVGPUCTRPERM: no access to them, notebook 08's pitfalls), the counters are {} and the
+    reason says which (ncu's first error line, or its exit status)."""
+    import os
+    import shutil
+    import subprocess
+
+    import utils  # in the lecture's process, where the course's utils is importable
+
+    sanitizer = utils.compute_sanitizer()  # PATH, or a CUDA toolkit's bin/, where ncu lies beside it
+    ncu = shutil.which("ncu") or (sanitizer and os.path.join(os.path.dirname(sanitizer), "ncu"))
+    if not (ncu and os.access(ncu, os.X_OK)):
+        return {}, "no ncu on PATH or in the CUDA toolkit's bin/ (ncu comes with the toolkit)"
+    if utils.device.shared_through_mps():
+        return {}, "this GPU is shared through MPS (as with compute-sanitizer, ncu is not run there)"
+    try:
+        done = utils.run_process(utils.script("09_ncu_probe.py"), timeout=timeout, prefix=[ncu, *options])
+    except subprocess.TimeoutExpired:
+        return {}, f"ncu took more than {timeout:g} s"
+    output = (done.stdout + done.stderr).splitlines()
+    errors = [line for line in output if "==ERROR==" in line or "ERR_" in line]  # ERR_NVGPUCTRPERM: no access
+    why = (errors or [f"ncu exited with status {done.returncode} and printed no counters"])[0]
+    return read_ncu_csv(done.stdout), why
 
 
 def main() -> None:
