@@ -1626,6 +1626,9 @@ def _access_patches() -> list[tuple[type, str, Callable, Callable]]:
     return found  # type: ignore[return-value]  # list is invariant: mypy infers the tuples narrower than the annotation
 
 
+_WORDS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}  # (by width in bytes)
+
+
 def _poison_what_changed(groups: dict[int, list[torch.Tensor]], snapshots: list[torch.Tensor]) -> None:
     """Fill with all-ones bytes every element of a storage that the launch changed, whatever the dtype of the views
     it was given: 0xFF... is a NaN in float16, bfloat16, float32 and float64 alike, so a result the kernel wrote
@@ -1640,8 +1643,11 @@ def _poison_what_changed(groups: dict[int, list[torch.Tensor]], snapshots: list[
             continue
         widest = max(4, *(t.element_size() for t in tensors))
         size = next((n for n in (widest, 8, 4, 2) if n <= widest and now.numel() % n == 0), 1)
-        changed = (now != before).view(-1, size).any(dim=1, keepdim=True)
-        now.view(-1, size).masked_fill_(changed, 0xFF)
+        if size in _WORDS:  # compared and filled as integers of the element's width: as cheap as a float view's NaN
+            words, was = now.view(_WORDS[size]), before.view(_WORDS[size])
+            words.masked_fill_(words != was, -1 if size > 1 else 0xFF)
+        else:
+            now.view(-1, size).masked_fill_((now != before).view(-1, size).any(dim=1, keepdim=True), 0xFF)
 
 
 # The _counting_launches blocks running (the innermost last), for every thread: a launch counts into the innermost's
