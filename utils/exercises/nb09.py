@@ -2521,7 +2521,8 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                     ex.expect(False, f"{call}: Triton stopped your kernel's tensor descriptor (\"{misaligned}\"): a "
                               "descriptor (tl.make_tensor_descriptor, or a host-side TensorDescriptor) needs a base "
                               "address and strides (all but the last) that are multiples of 16 bytes, 4 float32 "
-                              "elements, and this x, or the y made for it, has not (a GPU's TMA unit needs them too)",
+                              "elements, which this x, or the y made for it, does not have (a GPU's TMA unit needs "
+                              "them too)",
                               "the task takes any x whose rows are contiguous: any width, rows any distance apart, "
                               "x starting anywhere in its storage; address the rows with pointers and a mask, as the "
                               "lecture does (a descriptor only where base and row strides are 16-byte aligned, "
