@@ -320,6 +320,57 @@ class Test_09_kernels:
         torch.testing.assert_close(y, torch.softmax(x, dim=-1))
         assert not nb09._COUNTING
 
+    def test_a_launchs_changes_are_poisoned_in_the_storage_whatever_the_view_it_was_given(self):
+        """Round 71's last adversary: only floating views were poisoned, and a softmax stored through
+        y.view(torch.int32) kept its values.  Every element the launch changed is all-ones bytes now (a NaN through
+        any float view), an element as wide as the widest view given and 4 bytes at least; what it left alone keeps
+        its bytes."""
+        y = torch.zeros(6)
+        wide = torch.zeros(3, dtype=torch.float64)
+        for given, written in ((y.view(torch.int32), y), (y.view(torch.uint8), y), (wide.view(torch.int32), wide)):
+            groups = nb09._storages((given,), {})
+            before = [nb09._storage_bytes(t[0]).clone() for t in groups.values()]
+            written[1] = 0.5  # (its low bytes unchanged: 0.5 is 0x3F000000, 0x3FE0000000000000)
+            written[2] = 1.0
+            nb09._poison_what_changed(groups, before)
+            assert written.isnan().tolist() == [False, True, True] + [False] * (len(written) - 3), given.dtype
+            assert written[0] == 0 and not written[3:].any()
+            written.zero_()
+
+    def test_a_kernel_on_libdevice_is_left_for_a_gpu_and_a_misaligned_descriptor_fails_with_its_cause(self):
+        """Round 71's last adversary: Triton 3.9's interpreter runs libdevice's functions as stubs (None), and its
+        assert on a tensor descriptor's alignment was shown as the student's error with a traceback.  The libdevice
+        use is read from the kernel (through its launcher's code and globals), not from the error's text; the
+        block-pointer message offers descriptors only where they are aligned."""
+        pytest.importorskip("triton")
+        from utils.exercises import ExerciseFailed
+        from utils.exercises.answers import nb09 as answers
+
+        if torch.cuda.is_available():
+            pytest.skip("the interpreter's limits are the CPU's")
+        x = torch.randn(2, 5)
+        with pytest.raises(Exception) as raised:
+            answers.r71c_libdevice_exp(x)
+        assert nb09._extra_math_used(raised.value) == "triton.language.extra.libdevice"
+        with pytest.raises(Exception) as raised:
+            answers.r71c_tensor_descriptor_loads(x)
+        assert nb09._extra_math_used(raised.value) == "" and "16-byte" in nb09._descriptor_misaligned(raised.value)
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            nb09.check_softmax_rows(answers.r71c_libdevice_exp)
+        said = printed.getvalue()
+        assert "cannot run triton.language.extra.libdevice's functions" in said, said
+        assert "limit of the interpreter, not an error of your kernel" in said, said
+        with pytest.raises(ExerciseFailed) as failed:
+            nb09.check_softmax_rows(answers.r71c_tensor_descriptor_loads)
+        assert "16-byte aligned" in str(failed.value) and "pointers and a mask" in str(failed.value), failed.value
+        assert not getattr(failed.value, "__notes__", []), failed.value.__notes__  # no "your function raised this"
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            nb09.check_softmax_rows(answers.WRONG_SOFTMAXES[answers.R71_BLOCK_POINTERS_UNCHECKED])
+        said = printed.getvalue()
+        assert "pointers and a mask" in said and "multiples of 16 bytes" in said, said
+
 
 def _ncu_probe() -> dict:
     """notebooks/scripts/09_ncu_probe.py's names, as lecture 09's cell gets them (not run as a program: no GPU)."""

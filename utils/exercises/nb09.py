@@ -61,6 +61,7 @@ import gc
 import inspect
 import linecache
 import math
+import os
 import signal
 import sys
 import textwrap
@@ -1625,20 +1626,28 @@ def _access_patches() -> list[tuple[type, str, Callable, Callable]]:
     return found  # type: ignore[return-value]  # list is invariant: mypy infers the tuples narrower than the annotation
 
 
+_WORDS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}  # (by width in bytes)
+
+
 def _poison_what_changed(groups: dict[int, list[torch.Tensor]], snapshots: list[torch.Tensor]) -> None:
-    """Replace with NaN every element of a floating storage that the launch changed."""
+    """Fill with all-ones bytes every element of a storage that the launch changed, whatever the dtype of the views
+    it was given: 0xFF... is a NaN in float16, bfloat16, float32 and float64 alike, so a result the kernel wrote
+    through an integer view (`y.view(torch.int32)`, its bits stored) reads as NaN through the float view returned
+    (round 71's last adversary: only floating views were poisoned, and a right answer's y, handed over as int32, was
+    taken for not the kernel's).  An element is as wide as the widest view the launch was given of that storage, and
+    4 bytes at least (a float32 result written through a byte view is poisoned whole; two float16 neighbours share
+    their poison), of a width that divides the storage's bytes; it counts as changed when any of its bytes did."""
     for tensors, before in zip(groups.values(), snapshots, strict=True):
-        t = tensors[0]
-        if not t.is_floating_point():
+        now = _storage_bytes(tensors[0])
+        if not now.numel():
             continue
-        now = _storage_bytes(t)
-        size = t.element_size()
-        if now.numel() % size:
-            continue
-        changed = (now != before).view(-1, size).any(dim=1)
-        elements = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage(), 0, (now.numel() // size,),
-                                                                        (1,))
-        elements.masked_fill_(changed, math.nan)
+        widest = max(4, *(t.element_size() for t in tensors))
+        size = next((n for n in (widest, 8, 4, 2) if n <= widest and now.numel() % n == 0), 1)
+        if size in _WORDS:  # compared and filled as integers of the element's width: as cheap as a float view's NaN
+            words, was = now.view(_WORDS[size]), before.view(_WORDS[size])
+            words.masked_fill_(words != was, -1 if size > 1 else 0xFF)
+        else:
+            now.view(-1, size).masked_fill_((now != before).view(-1, size).any(dim=1, keepdim=True), 0xFF)
 
 
 # The _counting_launches blocks running (the innermost last), for every thread: a launch counts into the innermost's
@@ -2328,6 +2337,85 @@ AUTOTUNED_HINT = ("an autotuner keeps the fastest config, not a right one: every
 # What tl.make_block_ptr raises in a Triton that removed block pointers (3.9's language/core.py; 3.6 has them)
 BLOCK_POINTERS_GONE = "Block pointers have been removed"
 _NO_DRIVER = ("active drivers", "cpu tensor", "Pointer argument", "outside of the scope of a kernel")
+# A module of Triton's math for a GPU (triton.language.extra.libdevice, .cuda.libdevice): Triton 3.9's interpreter
+# runs none of it.  libdevice.py's functions are stubs (`def exp(arg0): ...`, language/extra/libdevice.py:581, which
+# return None: the compiler for a GPU fills them in), and the interpreter patches tl, tl.core, tl.math and the tensor
+# descriptors only (_patch_lang, runtime/interpreter.py:1343-1355), so `libdevice.exp(v)` is None there and the launch
+# fails further on (round 71's last adversary: "cannot convert None ... to tensor", shown as the student's error)
+EXTRA_MATH = "triton.language.extra"
+# What Triton raises for a tensor descriptor whose base or strides are not 16-byte aligned (its interpreter's
+# TensorDescriptor.validate, runtime/interpreter.py:74-90, and the host-side triton.tools.tensor_descriptor's asserts)
+DESCRIPTOR_MISALIGNED = "16-byte aligned"
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """error, and the errors it was raised from or during (its __cause__ and __context__), each once."""
+    found: list[BaseException] = []
+    while error is not None and all(error is not e for e in found):
+        found.append(error)
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+    return found
+
+
+def _frames(error: BaseException) -> list[Any]:
+    """The frames of the tracebacks of error's chain (_chain), outermost first."""
+    return [frame for e in _chain(error) for frame, _ in traceback.walk_tb(e.__traceback__)]
+
+
+def _in_triton(filename: str, *parts: str) -> bool:
+    return os.path.join("triton", *parts) in filename
+
+
+def _extra_math_used(error: BaseException) -> str:
+    """Which module of triton.language.extra (EXTRA_MATH: libdevice) a failing launch's code uses, read from the code
+    of the frames in error's tracebacks outside Triton, PyTorch and this check (the student's function and kernel),
+    and of the @triton.jit functions they name, by their globals: "" where none does or no frame ran in Triton's
+    interpreter (where the interpreter was not running, the error is the answer's)."""
+    frames = _frames(error)
+    if not any(_in_triton(frame.f_code.co_filename, "runtime", "interpreter.py") for frame in frames):
+        return ""
+    here = os.path.dirname(os.path.abspath(__file__))
+    seen: set[int] = set()
+
+    def used(code: Any, names: dict, depth: int) -> str:
+        codes = [code] + [c for c in code.co_consts if inspect.iscode(c)]  # (nested functions, comprehensions)
+        called = {name for c in codes for name in c.co_names}
+        for name in called:
+            value = names.get(name)
+            module = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
+            if isinstance(module, str) and module.startswith(EXTRA_MATH):
+                return module
+            if inspect.ismodule(value) and module == "triton.language" and "extra" in called:
+                return EXTRA_MATH  # tl.extra.libdevice.exp(...)
+            fn = getattr(value, "fn", None)  # a @triton.jit function it names (a helper, or the kernel it launches)
+            if isinstance(fn, FunctionType) and id(fn) not in seen and depth < 8:
+                seen.add(id(fn))
+                found = used(fn.__code__, fn.__globals__, depth + 1)
+                if found:
+                    return found
+        return ""
+
+    for frame in frames:
+        filename = frame.f_code.co_filename
+        if os.path.dirname(os.path.abspath(filename)) == here or any(
+                os.sep + package + os.sep in filename for package in ("triton", "torch")):
+            continue
+        found = used(frame.f_code, frame.f_globals, 0)
+        if found:
+            return found
+    return ""
+
+
+def _descriptor_misaligned(error: BaseException) -> str:
+    """What Triton said, where error's chain holds its assert of a tensor descriptor's 16-byte alignment (raised in
+    its interpreter or in the host-side TensorDescriptor); "" otherwise."""
+    for e in _chain(error):
+        frames = traceback.extract_tb(e.__traceback__)
+        if isinstance(e, AssertionError) and DESCRIPTOR_MISALIGNED in str(e) and frames and (
+                _in_triton(frames[-1].filename, "runtime", "interpreter.py")
+                or _in_triton(frames[-1].filename, "tools", "tensor_descriptor.py")):
+            return str(e)
+    return ""
 
 
 def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> None:
@@ -2417,8 +2505,28 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                         f"nothing: the Triton installed here ({_triton_version()}) has no block pointers "
                         "(tl.make_block_ptr raised \"" + BLOCK_POINTERS_GONE + "\"), so its interpreter cannot run "
                         "your kernel", "the kernel, on a GPU whose Triton still has block pointers (the reference "
-                        "run's 3.6 does); or rewrite its loads and stores with pointers and a mask, or with "
-                        "tl.make_tensor_descriptor, which this Triton runs") from None
+                        "run's 3.6 does); or rewrite its loads and stores with pointers and a mask, as the lecture "
+                        "does, which this Triton runs (a tensor descriptor, tl.make_tensor_descriptor, only where its "
+                        "base and row strides are multiples of 16 bytes: the check's x need not be, nor is a y of an "
+                        "odd width)") from None
+                extra = "" if on_gpu else _extra_math_used(error)
+                if extra:  # round 71's last adversary: libdevice.exp, as Triton's tutorials write it
+                    limit = (f"the interpreter of the Triton installed here ({_triton_version()}) cannot run "
+                             f"{extra}'s functions, which your kernel calls (they are stubs there, filled in only "
+                             "when Triton compiles for a GPU): a limit of the interpreter, not an error of your "
+                             "kernel; tl.exp and tl.math's functions run on it")
+                    raise LeftForGPU(f"nothing: {limit}", f"the kernel, on a GPU ({limit})") from None
+                misaligned = "" if on_gpu else _descriptor_misaligned(error)
+                if misaligned:  # round 71's last adversary: the task's x, through tl.make_tensor_descriptor
+                    ex.expect(False, f"{call}: Triton stopped your kernel's tensor descriptor (\"{misaligned}\"): a "
+                              "descriptor (tl.make_tensor_descriptor, or a host-side TensorDescriptor) needs a base "
+                              "address and strides (all but the last) that are multiples of 16 bytes, 4 float32 "
+                              "elements, which this x, or the y made for it, does not have (a GPU's TMA unit needs "
+                              "them too)",
+                              "the task takes any x whose rows are contiguous: any width, rows any distance apart, "
+                              "x starting anywhere in its storage; address the rows with pointers and a mask, as the "
+                              "lecture does (a descriptor only where base and row strides are 16-byte aligned, "
+                              "pointers otherwise)")
                 if not on_gpu and _INTERPRETER_REFUSED and UNSUPPORTED_ATOMIC in str(error):  # round 71's second
                     limit = (f"the interpreter of the Triton installed here ({_triton_version()}) cannot run "
                              f"{_INTERPRETER_REFUSED[0]} (it raised \"{UNSUPPORTED_ATOMIC}\"): a limit of the "

@@ -5648,13 +5648,15 @@ ALSO_RIGHT = {
 }
 
 
-# ---------------------------------------------------------------- round 71's last adversary (exercise 2), not yet fixed
-# adv125, against every fix above: 14 answers on the CPU, four right ones rejected or crashed, of which two are
-# registered here as known misjudgments (the other two: the same int32-view class, and tl.make_tensor_descriptor,
-# whose 16-byte alignment the exercise's text now names).  The fixes planned: poison the bytes a launch wrote, not
-# only float tensors (`_softmax_new_and_own`'s NaN skips a non-float view of y); name the interpreter's limit for
-# libdevice, as for block pointers.  Left: a change to nb09.py needs a GPU restamp of solutions 09, and the session
-# that found them had no device time left.
+# ---------------------------------------------------------------- round 71's last adversary (exercise 2)
+# adv125, against every fix above: 14 answers on the CPU, four right ones rejected or crashed (by the text of then).
+# Fixed in fix09t: a launch's changes are poisoned in the storage, with all-ones bytes (a NaN in every float dtype),
+# whatever the dtype of the view the kernel was given (`_poison_what_changed` skipped non-float views, and a result
+# stored through y.view(torch.int32) was taken for not the kernel's); a kernel that calls triton.language.extra's
+# libdevice, which Triton 3.9's interpreter has as stubs, is left for a GPU with the interpreter's limit named, not
+# reported as the student's error; a tensor descriptor that Triton stops on its 16-byte alignment FAILs with that
+# cause.  The fourth, tl.make_tensor_descriptor on the check's x, was right by the text of then only: the text since
+# says that a descriptor needs 16-byte-aligned base and strides, which x here need not have (a wrong answer now).
 R71C = "round 71's last adversary: "
 try:
     from triton.language.extra import libdevice as _libdevice
@@ -5673,6 +5675,17 @@ def _r71c_y_bits_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: t
 
 
 @triton.jit
+def _r71c_bits_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    c = tl.arange(0, BLOCK)
+    raw = tl.load(x_ptr + row * x_row_stride + c, mask=c < cols, other=-8388608)  # 0xFF800000: -inf's bits
+    v = raw.to(tl.float32, bitcast=True)
+    e = tl.exp(v - tl.max(v, axis=0))
+    s = e / tl.sum(e, axis=0)
+    tl.store(y_ptr + row * y_row_stride + c, s.to(tl.int32, bitcast=True), mask=c < cols)
+
+
+@triton.jit
 def _r71c_libdevice_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     c = tl.arange(0, BLOCK)
@@ -5681,10 +5694,23 @@ def _r71c_libdevice_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK
     tl.store(y_ptr + row * y_row_stride + c, e / tl.sum(e, axis=0), mask=c < cols)
 
 
+@triton.jit
+def _r71c_descriptor_kernel(y_ptr, x_ptr, rows, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[rows, cols], strides=[x_row_stride, 1], block_shape=[1, BLOCK])
+    v = xd.load([row, 0])  # zeros past cols
+    c = tl.arange(0, BLOCK)[None, :]
+    v = tl.where(c < cols, v, -float("inf"))
+    e = tl.exp(v - tl.max(v, axis=1)[:, None])
+    s = e / tl.sum(e, axis=1)[:, None]
+    yd = tl.make_tensor_descriptor(y_ptr, shape=[rows, cols], strides=[y_row_stride, 1], block_shape=[1, BLOCK])
+    yd.store([row, 0], s)
+
+
 def r71c_y_written_as_int32_bits(x):
     """Right: "my store helper is for 32-bit words": y handed to the kernel as y.view(torch.int32), the softmax
     bitcast to int32 when stored, the float32 y returned.  EXPECTED: RIGHT (FAILed on a CPU, 2026-12-02: "the values
-    it returns do not come from your kernel", the check's poisoning skipping a non-float tensor)."""
+    it returns do not come from your kernel", the check's poisoning skipping a non-float tensor; PART since fix09t)."""
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
@@ -5693,10 +5719,22 @@ def r71c_y_written_as_int32_bits(x):
     return y
 
 
+def r71c_int32_views_bitcast(x):
+    """Right: "bits are bits": x.view(torch.int32) and y.view(torch.int32) (views), the kernel bitcasting to float32
+    and back (a student reusing an integer-typed kernel).  EXPECTED: RIGHT (FAILed on a CPU, 2026-12-02, as the answer
+    above; PART since fix09t)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r71c_bits_kernel[(rows,)](y.view(torch.int32), x.view(torch.int32), x.stride(0), y.stride(0), cols,
+                                   BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
 def r71c_libdevice_exp(x):
     """Right: "tl.exp is approximate on a GPU; libdevice's expf is accurate to 1 ulp" (as Triton's tutorials import
     it).  EXPECTED: RIGHT (FAILed on a CPU, 2026-12-02, with the interpreter's error as the student's: Triton 3.9's
-    interpreter leaves libdevice's functions as stubs)."""
+    interpreter leaves libdevice's functions as stubs; since fix09t the CPU leaves it for a GPU, saying why)."""
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
@@ -5704,20 +5742,36 @@ def r71c_libdevice_exp(x):
     return y
 
 
+def _r71c_allocator(size, alignment, stream):
+    return torch.empty(size, dtype=torch.int8, device="cuda" if torch.cuda.is_available() else "cpu")
+
+
+def r71c_tensor_descriptor_loads(x):
+    """Wrong: x and y through device-side tensor descriptors (tl.make_tensor_descriptor, the allocator Triton asks for
+    set by triton.set_allocator), with no fallback: a descriptor needs a 16-byte-aligned base and strides, and the
+    task's x may have any width, row stride and start (x of shape (1, 1) already has a row stride of 4 bytes).
+    EXPECTED: WRONG (crashed on a CPU, 2026-12-02, Triton's assert "stride must be 16-byte aligned" shown as the
+    student's error, when the text still offered descriptors as the alternative to block pointers; FAIL with that
+    cause since fix09t)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows == 0:
+        return y
+    triton.set_allocator(_r71c_allocator)
+    _r71c_descriptor_kernel[(rows,)](y, x, rows, x.stride(0), y.stride(0), cols,
+                                     BLOCK=max(16, triton.next_power_of_2(cols)))
+    return y
+
+
 ALSO_RIGHT_SOFTMAXES.update({
     R71C + "y handed to the kernel as y.view(torch.int32), the softmax stored as its bits":
         r71c_y_written_as_int32_bits,
+    R71C + "x and y handed to the kernel as int32 views, bitcast to float32 and back": r71c_int32_views_bitcast,
     R71C + "the exponential by triton.language.extra.libdevice.exp": r71c_libdevice_exp,
 })
-MISJUDGED_ON_A_CPU["check_softmax_rows"].update({
-    R71C + "y handed to the kernel as y.view(torch.int32), the softmax stored as its bits":
-        "FAILed on a CPU (adversary 125, 2026-12-02): the check replaces what a launch wrote with NaN only in float "
-        "tensors (nb09.py near 1632), so an int32 view of y is never poisoned and the values are taken for not the "
-        "kernel's",
-    R71C + "the exponential by triton.language.extra.libdevice.exp":
-        "FAILed on a CPU (adversary 125, 2026-12-02): Triton 3.9's interpreter runs no libdevice function (stubs "
-        "returning None), and the check reports the error as the student's instead of leaving the answer to a GPU",
-})
-MISJUDGED_ON_A_GPU["check_softmax_rows"][
-    R71C + "y handed to the kernel as y.view(torch.int32), the softmax stored as its bits"] = (
-    "expected to FAIL there too (the poisoned launches are guarded on a GPU as well; not yet run)")
+R71C_DESCRIPTORS = R71C + "x and y through tl.make_tensor_descriptor, whatever their alignment"
+WRONG_SOFTMAXES[R71C_DESCRIPTORS] = r71c_tensor_descriptor_loads
+WRONG_ON_CPU["check_softmax_rows"].add(R71C_DESCRIPTORS)  # (the interpreter asserts the alignment: FAIL)
+ENDS_THE_PROCESS_ON_A_GPU["check_softmax_rows"][R71C_DESCRIPTORS] = (
+    "not yet run on a GPU: a TMA descriptor of a misaligned base or stride may fault there (judged in a fresh process "
+    "in case it ends the context)")
