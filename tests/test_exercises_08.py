@@ -808,6 +808,8 @@ def _eager_step(model, data, wrong=""):
         kept.append(loss.detach())
         done[0] += 1
 
+    if wrong == "a ring of 10":  # round 71's last adversary's rings of 41 and 48, to scale (STEPS 8 here)
+        return step, lambda: torch.stack(kept[-10:])
     return step, (lambda: kept) if wrong == "its own list" else lambda: torch.stack(kept)
 
 
@@ -828,7 +830,8 @@ def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(mon
     monkeypatch.setattr(exercises.InOrder, "cuda_stream", property(id), raising=False)
     for name, value in {"has_cuda": lambda: True, "sizes": lambda device: nb08.CPU_SIZES, "STEPS": 8, "SPEEDUP": 0,
                         "gpu_sleep": lambda seconds, stream=None: None, "calibrate_sleeps": lambda: None,
-                        "_profiled": _no_profile, "_trace_of": lambda prof: {"traceEvents": []}}.items():
+                        "_profiled": _no_profile, "_trace_of": lambda prof: {"traceEvents": []},
+                        "LONG_RUN_STEPS": 20}.items():
         monkeypatch.setattr(nb08, name, value)
     nb08._references.cache_clear()
     try:
@@ -838,7 +841,11 @@ def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(mon
             # torch cannot answer (its CUDA functions are dummies)
             monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
             nb08.check_fast_step(_eager_step)
-            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 17 checks passed"
+            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 18 checks passed"
+            # round 71's last adversary: losses kept in a ring longer than a run (the long run's count tells it)
+            with pytest.raises(exercises.ExerciseFailed, match=r"went on stepping after the run.*losses\(\) after "
+                                                                r"step 20 returned .* of 10 losses"):
+                nb08.check_fast_step(lambda model, data: _eager_step(model, data, "a ring of 10"))
             # round 100: losses() handing out the list it keeps appending to (a result kept by its caller grows)
             with pytest.raises(exercises.ExerciseFailed, match=r"losses\(\) after step 2 \(called from .*\) "
                                                                 r"returned 2 losses; by the end of the run the same "
@@ -978,3 +985,50 @@ def test_a_library_function_replaced_and_left_is_a_setting_and_is_put_back():
         assert settings.put_back(before) == [settings.TORCH_FUNCTIONS]
     assert torch.nn.Linear.forward is forward and not hasattr(torch.nn.ReLU, "extra_method")
     assert settings.read((settings.TORCH_FUNCTIONS,)) == before
+
+
+def _fake_step(history: int | None, wrap: bool = False):
+    """A made-up (step, losses) pair on the CPU: step k's loss is k; the losses kept in a ring of `history` (None: a
+    list that grows); `wrap`: losses() hands out one per step so far, read round the ring (the count right, the
+    earliest values overwritten)."""
+    kept: list[float] = []
+    count = [0]
+
+    def step():
+        count[0] += 1
+        if history is not None and len(kept) == history:
+            kept[(count[0] - 1) % history] = float(count[0])
+        else:
+            kept.append(float(count[0]))
+
+    def losses():
+        if wrap:
+            return torch.tensor([kept[k % len(kept)] for k in range(count[0])])
+        return torch.tensor(kept[:count[0]])
+
+    return step, losses
+
+
+@pytest.mark.parametrize(("history", "wrap", "fails"), [(None, False, ""), (4096, False, ""), (48, False, "of 48"),
+                                                       (41, False, "of 41"), (48, True, "step 1's loss")])
+def test_the_long_run_tells_a_ring_of_losses_from_a_history(history, wrap, fails):
+    """check_fast_step's first run continued to LONG_RUN_STEPS steps (`_losses_kept`, GPU only in the check): a ring
+    of 41 or 48 losses (round 71's last adversary: both passed the STEPS-step runs) FAILs, by its count or by its
+    earliest values; a history that grows, or a ring longer than the run, passes."""
+    step, losses = _fake_step(history, wrap)
+    for _ in range(nb08.STEPS):
+        step()
+    last = nb08._as_read(losses())
+    assert nb08.as_losses(last) == [float(k) for k in range(1, nb08.STEPS + 1)]  # the STEPS-step run passes all
+    problem = nb08._losses_kept(step, losses, nb08.STEPS, last, nb08.LONG_RUN_STEPS)
+    assert (fails in problem) if fails else problem == "", problem
+
+
+def test_a_grown_batchs_other_operations_are_named():
+    """The message of a grown batch's operation count names what differs (round 71's last adversary: a branch on the
+    batch's size got "+1 operations" and the loop hint, with no loop to find)."""
+    small, big = nb08.Operations(), nb08.Operations()
+    small.seen = [("sum", ()), ("div", ())]
+    big.seen = [("sum", ()), ("clamp", ()), ("div", ()), ("__get__", ()), ("__get__", ())]
+    assert nb08._more_operations(big, small) == "+3 operations (more: __get__ x2, clamp)"
+    assert nb08._more_operations(small, big) == "-3 operations (fewer: __get__ x2, clamp)"

@@ -68,6 +68,7 @@ import time
 import warnings
 import weakref
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -275,6 +276,11 @@ FAR_FROM_ZERO_BATCH = Batch(lengths=(3, 1, 4, 2, 5), padded=6, features=3, hidde
 # (round 19's adversary), every generated token lying at position 40 or before
 LONG_BATCH = Batch(lengths=(GPU_SIZES["length"] + 8, 1, GPU_SIZES["length"] + 3), padded=GPU_SIZES["length"] + 8,
                    features=3, hidden=(4,), classes=3, scale=1.0, cancel=0.0, seed=11)
+# Real tokens past any cap a student might think safe: an answer that sums the first 128 positions only passed (round
+# 71's last adversary, adv124: "a static shape, twice the course's padding"), no case judged by value being padded past
+# LONG_BATCH's 72 positions and the grown batches being compared by their operations only; cheap (2 x 300 x 1)
+FAR_PADDED_BATCH = Batch(lengths=(300, 131), padded=300, features=1, hidden=(), classes=2, scale=1.0, cancel=0.0,
+                         seed=12)  # (even: bf16=False first, where the cap at 128 is off by ~480 times the bound)
 
 
 # Large logits, chosen (round 24's adversary: cross-entropy by hand with exp() and no max subtracted, -log(softmax +
@@ -1119,10 +1125,9 @@ def _recorded(fn: Callable[..., object], *args: object) -> tuple[object, Operati
     threads as fn sees it (`_threads_as_the_callers`)."""
     ops = Operations()
     _know(*args)
-    # TorchScript's optimized plans off: on a GPU its fuser runs a function's elementwise operators as one generated
-    # kernel that no mode sees (round 71's second adversary: a scripted bf16 division called first in a cell of the
-    # student's own; check_fast_loss flushes the plans made before it: `_script_plans_flushed`)
-    with _threads_as_the_callers(ops), _Beneath(ops), ops, _unseen_watched(ops), torch.jit.optimized_execution(False):
+    # (TorchScript runs unoptimized throughout check_fast_loss, its functions' earlier plans dropped:
+    # `_scripts_unoptimized`)
+    with _threads_as_the_callers(ops), _Beneath(ops), ops, _unseen_watched(ops):
         try:
             got = fn(*args)
         except RuntimeError as error:
@@ -1348,8 +1353,9 @@ def _first_difference(a: Operations, b: Operations) -> str:
 
 
 def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
-    """fast_loss(model, x, n, y, bf16) on the padded batch: the slow step's loss, without its loop."""
-    with exercise("fast_loss") as ex:
+    """fast_loss(model, x, n, y, bf16) on the padded batch: the slow step's loss, without its loop.  TorchScript runs
+    unoptimized throughout, its functions' plans made before the check dropped (`_scripts_unoptimized`)."""
+    with exercise("fast_loss") as ex, _scripts_unoptimized():
         yours = ex.answer(fast_loss)
         device = "cuda" if has_cuda() else "cpu"
         saved = (_tf32_saved(), torch.get_num_threads(), torch.get_autocast_dtype("cpu"),
@@ -1364,7 +1370,6 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         # without dtype= (float16 on the student's GPU) does not pass on a CPU
         torch.set_autocast_dtype("cpu", torch.float16)
         _LEFT_FOR_A_GPU.pop(id(ex), None)
-        _script_plans_flushed()  # each @torch.jit.script function's plans made before the check: run unoptimized
         try:
             # The global generators start from a state that no answer's seed gives: an answer's np.random.seed(0)
             # PASSed in a full test run, where an earlier test had left NumPy's generator just seeded with 0, so the
@@ -1382,7 +1387,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
             torch.backends.cudnn.allow_tf32 = False
             for_all(ex, batches(), lambda case: _loss_holds(ex, yours, case, device), examples=EXAMPLES_1,
                     chosen=[COURSE_BATCH, ZERO_TOKENS_BATCH, STEEP_BATCH, LONG_BATCH, LARGE_LOGITS_BATCH,
-                            FAR_FROM_ZERO_BATCH],
+                            FAR_FROM_ZERO_BATCH, FAR_PADDED_BATCH],
                     budget_s=0.5,
                     describe=lambda case: f"fast_loss on {case}")
             left = _LEFT_FOR_A_GPU.pop(id(ex), [])
@@ -1393,7 +1398,6 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
                                                                       else ""))
         finally:
             _LEFT_FOR_A_GPU.pop(id(ex), None)
-            _script_plans_flushed()  # compiled again, optimized, at their next calls
             _CALLER_THREADS.pop()
             _tf32_restore(saved[0])
             _switches_restore(saved[4])  # where an answer changed them (it FAILed then)
@@ -1468,10 +1472,19 @@ THREAD_HINT = ("a CUDA graph (exercise 2) records the kernels of the thread that
                "operations, in the calling thread")
 
 
-def _later_clean(ex: Checker, call: str, when: str, ops: Operations, settings: dict[str, object], device: str
-                 ) -> None:
+PRODUCTS_HINT = ("bf16=True asks for the model's matrix products in bfloat16 (torch.autocast with "
+                 "dtype=torch.bfloat16: without dtype=, a GPU's autocast runs float16), bf16=False for float32 "
+                 "throughout")
+
+
+def _later_clean(ex: Checker, call: str, when: str, ops: Operations, settings: dict[str, object], device: str,
+                 bf16: bool, used: int) -> None:
     """What the first call of each case must not do, on a later call too (round 20's adversary: caches revalidated
-    with torch.equal, a host read from the second call on, passed, the check looking at the first call only)."""
+    with torch.equal, a host read from the second call on, passed, the check looking at the first call only): every
+    rule of the first call that one recording can be judged by, `ops` being any later call's (on a batch grown too,
+    with its backward); `used`: the model's Linear layers (as many in the grown models).  The formats as well (round
+    71's last adversary, adv124: autocast on with bf16=False, and float16 products with bf16=True, for batches of 256
+    sequences or more passed, the grown batches being compared by their operations' names only)."""
     changed = [f"{name}: {was} -> {now}" for (name, was), now in
                zip(settings.items(), _settings(device).values(), strict=True) if was != now] + ops.settings_left
     ex.expect(not changed, f"{call}, called again ({when}), changed PyTorch's global settings "
@@ -1491,6 +1504,10 @@ def _later_clean(ex: Checker, call: str, when: str, ops: Operations, settings: d
               "call")
     ex.expect(not ops.cached_products, f"{call}, called again ({when}): autocast kept its cache",
               "pass cache_enabled=False to torch.autocast, at every call")
+    _no_16_bit_floats_but_bf16s(ex, f"{call}, called again ({when})", bf16, ops)  # (in the first call's order)
+    ex.expect(ops.bf16_products >= used if bf16 else ops.bf16_products == 0, f"{call}, called again ({when}): "
+              f"{ops.bf16_products} matrix products in bfloat16 for the model's {used} Linear layers",
+              PRODUCTS_HINT + ", at every call, whatever the batch's size")
 
 
 def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: str) -> None:
@@ -1632,10 +1649,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "(a cast such as .to(torch.bfloat16) passes the gradient on; .detach() and torch.no_grad() cut it)")
         wanted, used = ops.bf16_products, sum(isinstance(m, torch.nn.Linear) for m in model)
         ex.expect(wanted >= used if bf16 else wanted == 0,
-                  f"{call}: {wanted} matrix products in bfloat16 for the model's {used} Linear layers",
-                  "bf16=True asks for the model's matrix products in bfloat16 (torch.autocast with "
-                  "dtype=torch.bfloat16: without dtype=, a GPU's autocast runs float16), bf16=False for float32 "
-                  "throughout")
+                  f"{call}: {wanted} matrix products in bfloat16 for the model's {used} Linear layers", PRODUCTS_HINT)
         weights = {id(m.weight): name for name, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
         wide = [f"{weights[i]}.weight ({name})" for name, uses in ops.wide_uses for i in uses if i in weights]
         ex.expect(not bf16 or not wide, f"{call}: float32 arithmetic on the model's {wide[0] if wide else ''} "
@@ -1687,7 +1701,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         try:
             settings = _settings(device)
             stepped, later = _recorded(yours, model, x, n, y, bf16)
-            _later_clean(ex, call, "after the model's weights changed in place", later, settings, device)
+            _later_clean(ex, call, "after the model's weights changed in place", later, settings, device, bf16, used)
             exact_stepped, bound_stepped = loss_and_bound(model, x, n, y, bf16)
         finally:
             with torch.no_grad():
@@ -1713,7 +1727,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         try:
             settings = _settings(device)
             refilled, later = _recorded(yours, model, x, n, y, bf16)
-            _later_clean(ex, call, "after x, n and y were refilled in place", later, settings, device)
+            _later_clean(ex, call, "after x, n and y were refilled in place", later, settings, device, bf16, used)
             exact_refilled, bound_refilled = loss_and_bound(model, x, n, y, bf16)
         finally:
             with torch.no_grad():
@@ -1740,9 +1754,12 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "of your casts, or copies into a bf16 tensor (buf[:] = t, out=, as_tensor(dtype=)), rounds a value "
                   "that goes on to something other than a matrix product?")
         settings, recorded = _settings(device), list[Operations]()
+        named: dict[int, str] = {}  # each later recording's batch, for `_later_clean`'s messages (`_batch_of`)
         static = _settled(yours, other, bf16, ops, lambda o: o.seen, recorded, beside)
+        _batch_of(named, recorded, "on a batch of the same shape and other values")
         warm = ops if static.seen == ops.seen else _recorded(yours, model, x, n, y, bf16)[1]
         recorded.append(warm)
+        _batch_of(named, recorded, "on the same batch")
         ex.expect(static.seen == warm.seen,
                   f"{call}: the operations differ between calls on two batches of one shape, this one and one of "
                   f"other values, every sequence full length ({_first_difference(warm, static)})",
@@ -1754,11 +1771,13 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         both, warm_both = _WithBackward(yours), Operations()
         warm_both.seen = [*warm.seen, *backward.seen]
         largest = _settled(both, grown, bf16, warm_both, Operations.names, recorded)
+        _batch_of(named, recorded, "on a batch and model grown: longer, larger and wider")
         _backward_raised(ex, call, both)
         if largest.names() != warm_both.names():  # the batch itself in one recording too, as the grown ones (a
             # backward recorded apart ran some bookkeeping of its own: activation checkpointing's, round 21)
             warm_both = _recorded(both, model, x, n, y, bf16)[1]
             recorded.append(warm_both)
+            _batch_of(named, recorded, "on the same batch, with its backward")
             _backward_raised(ex, call, both)
         if largest.names() != warm_both.names():
             for grew, args, hint in ((positions, further, POSITIONS_HINT), (sequences, more, LOOP_HINT),
@@ -1767,12 +1786,13 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                                      (f"{MORE_HIDDEN} more hidden units", hidden, LOOP_HINT),
                                      ("a longer, larger and wider batch and model", grown, LOOP_HINT)):  # each alone
                 longer = _settled(both, args, bf16, warm_both, Operations.names, recorded)
+                _batch_of(named, recorded, f"on a batch grown: {grew}")
                 _backward_raised(ex, call, both)
                 ex.expect(longer.names() == warm_both.names(),
                           f"{call}: {_more_operations(longer, warm_both)} for {grew}",
                           hint)
-        for later in recorded:
-            _later_clean(ex, call, "on the same batch again, or on a batch grown", later, settings, device)
+        for later in recorded:  # every rule of a recording, on every recording (the formats too: round 71's last)
+            _later_clean(ex, call, named[id(later)], later, settings, device, bf16, used)
         restated = _state_changes(state, _caller_state(model, x, n, y))
         ex.expect(not restated, f"{call}, called again, changed what the caller passed ({', '.join(restated[:3])})",
                   STATE_HINT)
@@ -2410,8 +2430,7 @@ def _beside_a_gpus_batch(yours: Callable[..., object], model: torch.nn.Sequentia
     error = ""
     try:
         with warnings.catch_warnings(), _autocasts_noted(named), _device_reads([], as_cuda=True), kept, \
-                _threads_as_the_callers(ops), _Beneath(ops), remap, ops, _unseen_watched(ops), \
-                torch.jit.optimized_execution(False):
+                _threads_as_the_callers(ops), _Beneath(ops), remap, ops, _unseen_watched(ops):
             warnings.simplefilter("ignore")
             try:
                 yours(twin, *meta, bf16)
@@ -2542,6 +2561,12 @@ def _backward_raised(ex: Checker, call: str, both: _WithBackward) -> None:
               "model(...) of that call, so that its backward runs on any batch the task allows")
 
 
+def _batch_of(named: dict[int, str], recorded: list[Operations], batch: str) -> None:
+    """Name the batch of each recording in `recorded` that `named` does not name yet (by its id)."""
+    for later in recorded:
+        named.setdefault(id(later), batch)
+
+
 def _settled(yours: Callable, args: tuple, bf16: bool, like: Operations, key: Callable[[Operations], object],
              recorded: list[Operations], first: Operations | None = None) -> Operations:
     """The operations of yours(*args, bf16) (`first` where they were recorded already), recorded a second time where
@@ -2557,14 +2582,27 @@ def _settled(yours: Callable, args: tuple, bf16: bool, like: Operations, key: Ca
 HOST_MADE_HINT = ("make tensors where the batch is (device=x.device): on a GPU, PyTorch refuses a tensor made on "
                   "the host beside the batch's, and a copy of it to the GPU makes the host wait, which a CUDA graph "
                   "(exercise 2) cannot hold")
-POSITIONS_HINT = "one reduction over the padded positions: no Python loop of tiny kernels"
-LOOP_HINT = ("one operation works on the whole batch, every sequence, feature and class at once: no Python loop of "
-             "small kernels")
+POSITIONS_HINT = ("a CUDA graph (exercise 2) replays one call's operations for every batch: one reduction over the "
+                  "padded positions, whatever their number (no Python loop of tiny kernels, no branch on the "
+                  "padded length)")
+LOOP_HINT = ("a CUDA graph (exercise 2) replays one call's operations for every batch: one operation works on the "
+             "whole batch, every sequence, feature and class at once, whatever their numbers (no Python loop of "
+             "small kernels, no branch on the batch's shape)")
+
+
+def _counted(names: Counter[str]) -> str:
+    return ", ".join(f"{name} x{count}" if count > 1 else name for name, count in names.most_common(6)) + (
+        f" and {len(names) - 6} more" if len(names) > 6 else "")
 
 
 def _more_operations(longer: Operations, ops: Operations) -> str:
+    """How the grown call's operations differ from the call's: how many more, and which (round 71's last adversary:
+    a divisor clamped to the padded length on large batches only got "+1 operations" and the loop hint, with no loop
+    to find)."""
     if len(longer.seen) != len(ops.seen):
-        return f"{len(longer.seen) - len(ops.seen):+d} operations"
+        more, fewer = Counter(longer.names()) - Counter(ops.names()), Counter(ops.names()) - Counter(longer.names())
+        which = [f"{label}: {_counted(names)}" for label, names in (("more", more), ("fewer", fewer)) if names]
+        return f"{len(longer.seen) - len(ops.seen):+d} operations" + (f" ({'; '.join(which)})" if which else "")
     differ = [pair for pair in zip(longer.names(), ops.names(), strict=True) if pair[0] != pair[1]]
     return f"other operations ({differ[0][0]} against {differ[0][1]})" if differ else "the same operations"
 
@@ -2589,6 +2627,11 @@ STEPS = 40  # five passes over the 8 batches: a step that reuses, skips or stops
 CALLERS = (("default", "PyTorch's default stream"), ("with", "a side stream entered with `with torch.cuda.stream(s):`"),
            ("set_stream", "a side stream made current with `torch.cuda.set_stream(s)`"),
            ("default", "PyTorch's default stream, again"))  # STEPS // 4 steps each, then losses()
+# The first run continued, unprofiled, to this many steps, then losses() once more (round 71's last adversary, adv124:
+# losses kept in a ring of 41 or 48 passed, no run being longer than STEPS).  Its cost on the H200: the solution's step
+# at 15.7x the slow step's 1.2 ms (solutions 08 and notebook 08 as stamped), under 0.1 ms a step, 260 steps ~25 ms; a
+# right answer at the slow step's pace ~0.3 s.  A ring longer than this still passes.
+LONG_RUN_STEPS = 300
 BUSY_S = 0.5  # the GPU's head start: far longer than any host takes to queue the run
 # The check's record_function ranges, named so that an answer's own ranges do not mix with them
 STEP_RANGE, LOSSES_RANGE, HEAD_START_RANGE = "nb08: step()", "nb08: losses()", "nb08: head start"
@@ -3075,6 +3118,26 @@ def _answer_run(step: Callable[[], object], losses: Callable[[], object], params
     return AnswerRun(weights, returned, host_s, start.elapsed_time(end) / 1e3, trace, calls, switched, changed_later)
 
 
+def _losses_kept(step: Callable[[], object], losses: Callable[[], object], done: int, last: object, total: int
+                 ) -> str:
+    """step() called on from step `done` to step `total`, then losses(): what is wrong with what it returns ("" if
+    nothing): not `total` losses, or its first `done` other than those that `last` (losses() after step `done`, as
+    read, `_as_read`) held.  A history kept in a ring of fewer than `total` losses shows (round 71's last adversary);
+    the values past step `done` are not judged (no slow run that long)."""
+    for _ in range(total - done):
+        step()
+    returned = losses()
+    got, before = as_losses(_as_read(returned)), as_losses(last)
+    if got is None or len(got) != total:
+        count = f" of {len(got)} losses" if got is not None else ""
+        return f"losses() after step {total} returned {what_returned(returned)}{count}"
+    if before is not None and not all(a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(got, before)):
+        k = next(k for k, (a, b) in enumerate(zip(got, before)) if not (a == b or (math.isnan(a) and math.isnan(b))))
+        return (f"losses() after step {total} gave step {k + 1}'s loss as {got[k]:.6f}; after step {done} it gave "
+                f"{before[k]:.6f}")
+    return ""
+
+
 def _count_losses(read: object) -> int | str:
     """How many losses a losses() result holds as read (`_as_read`): its elements, or '?' for anything else."""
     if isinstance(read, torch.Tensor):
@@ -3103,7 +3166,11 @@ def _same_stream(caller: torch.cuda.Stream, call: str, switched: list[str]) -> N
 
 
 def check_fast_step(make_fast_step: Callable[..., tuple[Callable[[], object], Callable[[], object]]]) -> None:
-    """make_fast_step(model, data) -> (step, losses): correct, fast and clean against the slow step."""
+    """make_fast_step(model, data) -> (step, losses): correct, fast and clean against the slow step.
+
+    Two runs of STEPS steps from four callers (the second with other streams late), the first continued to
+    LONG_RUN_STEPS steps and losses() read once more (`_losses_kept`): a history of losses kept in a ring of more than
+    LONG_RUN_STEPS losses is the limit that remains (it passes)."""
     if not has_cuda():
         with exercise("make_fast_step"):
             raise LeftForGPU("", "the fast step against the slow one, 40 steps called from four callers: every loss "
@@ -3122,6 +3189,8 @@ def check_fast_step(make_fast_step: Callable[..., tuple[Callable[[], object], Ca
                      "the caller keeps what losses() returns: later steps must not change it (return a new list, or "
                      "a tensor that later steps do not write)")
         found.report(ex)  # a wrong answer's speed means nothing: stop here
+        kept = _losses_kept(step, losses, STEPS, run.returned[-1][2], LONG_RUN_STEPS)
+        ex.expect(not kept, f"the caller went on stepping after the run, from the default stream: {kept}", COUNT_HINT)
         seen = read_run(run.trace, run.calls)
         if not seen.wait:  # a host that waited fails below at once: a second run of a polling answer costs as much
             late, found = _late_run(ex, yours), Findings()  # again (each query() is a call in the profile)
@@ -3153,23 +3222,37 @@ def _step_arithmetic(ex: Checker, yours: Callable[..., object]) -> list[str]:
     mode = _StepArithmetic()
     caller = torch.cuda.current_stream()
     try:
-        with torch.jit.optimized_execution(False):
-            _script_plans_flushed()
-            with mode:
-                made: Any = yours(make_model("cuda"), make_data("cuda"))
-                step, losses = made
-                for _ in range(2):
-                    step()
-                losses()
+        with _scripts_unoptimized(), mode:
+            made: Any = yours(make_model("cuda"), make_data("cuda"))
+            step, losses = made
+            for _ in range(2):
+                step()
+            losses()
         torch.cuda.synchronize()
     except Exception as error:  # noqa: BLE001 (see the docstring)
         mode.error = f"{type(error).__name__}: {error}"
         return []
     finally:
-        _script_plans_flushed()  # compiled again, optimized, at their next calls
         torch.cuda.set_stream(caller)
         _switches_restore(saved)
     return mode.arithmetic
+
+
+@contextmanager
+def _scripts_unoptimized() -> Iterator[None]:
+    """TorchScript run unoptimized inside (torch.jit.optimized_execution(False)), every @torch.jit.script function's
+    plans made before dropped on entering (`_script_plans_flushed`), and those made inside dropped on leaving (compiled
+    again, optimized, at their next calls).  An optimized plan, once made, is what a function runs even under
+    optimized_execution(False) (PyTorch's ProfilingGraphExecutorImpl::getPlanFor returns it first), and on a GPU its
+    fuser runs the function's elementwise operators as one generated kernel that no mode sees: for check_fast_loss
+    (round 71's second adversary: a scripted bf16 division, called first in a cell of the student's own) and for
+    `_step_arithmetic` (round 70's TorchScript division in the step)."""
+    _script_plans_flushed()
+    try:
+        with torch.jit.optimized_execution(False):
+            yield
+    finally:
+        _script_plans_flushed()
 
 
 def _script_plans_flushed() -> None:
