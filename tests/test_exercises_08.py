@@ -265,6 +265,32 @@ def test_the_steps_arithmetic_sees_bf16_arithmetic_outside_the_backward_and_not_
         with mode:
             answer(model, x, n, y, True).backward()
         assert mode.arithmetic == expected, answer.__name__
+        assert mode.float16 == [], answer.__name__
+
+
+def test_the_steps_arithmetic_sees_float16_anywhere_the_products_and_the_backward_included():
+    """Round 71's last adversary: the solution's step whose loss makes its matrix products in float16 on batches of
+    256 sequences or more PASSed on the H200 (2026-12-02): `_StepArithmetic` exempted the products, the casts and ReLU
+    whatever their format.  Exercise 1's rule, float16 nowhere: every operator that takes or returns one is noted, in
+    the forward and in autograd's backward (a hook that rounds the logits' gradient through float16); the solution's
+    loss, on the same 320 sequences, notes none."""
+    model, x, n, y = nb08.build(nb08.COURSE_BATCH, "cpu")
+    big = [t.repeat(5, *[1] * (t.dim() - 1)) for t in (x, n, y)]  # 320 sequences: the answer's float16 branch
+    for answer, batch, products in ((answers08.float16_products_for_large_batches, big, True),
+                                    (answers08.float16_products_for_large_batches, (x, n, y), False),
+                                    (answers08.fast_loss, big, False), (answers08.torchscript_mean, big, False)):
+        mode = nb08._StepArithmetic()
+        with mode:
+            answer(model, *batch, True).backward()
+        assert mode.arithmetic == [], answer.__name__  # the bf16 rule alone: what PASSed
+        assert ({"aten.addmm", "aten.mm", "aten._to_copy"} <= set(mode.float16)) == products, answer.__name__
+        assert bool(mode.float16) == products, answer.__name__
+    mode = nb08._StepArithmetic()
+    with mode:
+        logits = model(x.sum(1) / n[:, None])
+        logits.register_hook(lambda grad: grad.half().float())
+        F.cross_entropy(logits, y).backward()
+    assert mode.float16 == ["aten._to_copy", "aten._to_copy"] and mode.arithmetic == []
 
 TF32_FOR_THE_CALL = "TF32 switched on for the call, put back in finally (round 67)"
 BF16_FOR_THE_CALL = "oneDNN's bf16 for float32 products switched on for the call, put back in finally (round 67)"
@@ -791,6 +817,15 @@ def test_the_solution_is_correct_fast_and_clean_with_room_to_spare():
 
 
 # ---------------------------------------------------------------- exercise 2: the whole check, CUDA imitated on the CPU
+def _float16_products(model, x, n, y, bf16):
+    """Round 71's last adversary's float16 products for large batches, to scale: on the CPU's batch of 64 sequences
+    (the answer's 256 against the GPU's 512)."""
+    with torch.autocast(x.device.type, dtype=torch.float16 if x.shape[0] >= 64 else torch.bfloat16, enabled=bf16,
+                        cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits.float(), y)
+
+
 def _eager_step(model, data, wrong=""):
     """A right step without a graph or a copy stream (the imitation runs everything in order), or a wrong one."""
     opt = torch.optim.SGD(model.parameters(), lr=nb08.LR)
@@ -799,8 +834,8 @@ def _eager_step(model, data, wrong=""):
 
     def step():
         k = (2 if wrong == "every other batch" else 1) * done[0] % len(tokens)
-        loss = (answers08.scripted_division_in_bf16 if wrong == "bf16 division" else answers08.fast_loss)(
-            model, tokens[k].cuda(), lengths[k].float().cuda(), labels[k].cuda(), True)
+        loss = {"bf16 division": answers08.scripted_division_in_bf16, "float16 products": _float16_products}.get(
+            wrong, answers08.fast_loss)(model, tokens[k].cuda(), lengths[k].float().cuda(), labels[k].cuda(), True)
         opt.zero_grad()
         loss.backward()
         if not (wrong == "stops after 4 steps" and done[0] >= 4):
@@ -858,6 +893,11 @@ def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(mon
             with pytest.raises(exercises.ExerciseFailed, match=r"step\(\) \(on a fresh model, outside the backward\): "
                                                                 r"aten.div in bfloat16"):
                 nb08.check_fast_step(lambda model, data: _eager_step(model, data, "bf16 division"))
+            # round 71's last adversary: the step's matrix products in float16 on the course's batch
+            with pytest.raises(exercises.ExerciseFailed, match=r"step\(\) \(on a fresh model, the backward and the "
+                                                                r"updates included\): aten\.addmm, aten\.mm, "
+                                                                r"aten\._to_copy .*took or returned float16"):
+                nb08.check_fast_step(lambda model, data: _eager_step(model, data, "float16 products"))
     finally:
         nb08._references.cache_clear()
 

@@ -914,11 +914,20 @@ class _StepArithmetic(TorchDispatchMode):
     PyTorch's own does), and not while a stream captures (judging by value reads a result on the host, which a
     capture refuses: a warm-up runs the captured code eagerly first).  Round 70's adversary: the solution's step with
     the pooled mean divided in bf16 inside TorchScript PASSed on the H200 (call BX, 2026-12-02), its error within the
-    step's tolerances of values."""
+    step's tolerances of values.
+    ...and exercise 1's rule for float16, none in the call nor in its backward (`_no_16_bit_floats_but_bf16s`): every
+    operator that takes or returns a float16 tensor noted in `float16`, the matrix products and casts included,
+    anywhere in the run (make_fast_step, its warm-ups, the steps, autograd's backward, the updates, a capture: a
+    dtype read, no value).  Round 71's last adversary: the solution's step whose loss runs its matrix products in
+    float16 on batches of 256 sequences or more (the GPU's 512) PASSed on the H200 (2026-12-02), this mode exempting
+    the products (and the casts, ReLU, views) whatever their format.  No operator is exempt: a float16 tensor in
+    the step comes from an operator the step ran (a cast, a product, a creation with dtype=), and no right step
+    makes one."""
 
     def __init__(self) -> None:
         super().__init__()
         self.arithmetic: list[str] = []
+        self.float16: list[str] = []  # "aten.name" of each operator that took or returned a float16 tensor
         self.error = ""  # what the run under this mode raised, if anything (`_step_arithmetic`)
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
@@ -932,6 +941,9 @@ class _StepArithmetic(TorchDispatchMode):
             isinstance(t, torch.Tensor) and t.dtype in NARROW for a in (*args, *kwargs.values())
             for t in (a if isinstance(a, (list, tuple)) else [a])) else None
         out = func(*args, **kwargs)
+        if any(isinstance(t, torch.Tensor) and t.dtype == torch.float16
+               for a in (*args, *kwargs.values(), out) for t in (a if isinstance(a, (list, tuple)) else [a])):
+            self.float16.append(f"aten.{name}")
         if judged:
             results = [t for t in (out if isinstance(out, (list, tuple)) else [out])
                        if isinstance(t, torch.Tensor) and t.dtype in NARROW]
@@ -3206,18 +3218,28 @@ def check_fast_step(make_fast_step: Callable[..., tuple[Callable[[], object], Ca
         judge_fast(found, slow_s, max(run.host_s - seen.blocked, run.gpu_s) / STEPS)  # blocked: the GPU's pace
         judge_clean(found, seen, slow_launches)
         found.report(ex)
-        arithmetic = _step_arithmetic(ex, yours)
-        more = f" and {len(arithmetic) - 1} more" if len(arithmetic) > 1 else ""
-        ex.expect(not arithmetic, f"step() (on a fresh model, outside the backward): "
-                  f"{arithmetic[0] if arithmetic else ''}{more}",
-                  "the step's loss is exercise 1's fast_loss with bf16=True: bf16 matrix products, and no other "
-                  "arithmetic in bf16 (an operation that rounds its result to bf16, inside TorchScript too)")
+        arithmetic, halves = _step_arithmetic(ex, yours)
+        if halves:  # float16 first (outside the products, its operators are noted as bf16 arithmetic's too)
+            names = sorted(dict.fromkeys(halves), key=lambda a: a.removeprefix("aten.") not in GEMMS)  # products first
+            more = f" and {len(names) - 3} more operators" if len(names) > 3 else ""
+            problem = (f"make_fast_step and step() (on a fresh model, the backward and the updates included): "
+                       f"{', '.join(names[:3])}{more} took or returned float16 ({len(halves)} calls)")
+            hint = ("the step's loss is exercise 1's fast_loss with bf16=True: bf16 matrix products, and float16 "
+                    "nowhere, whatever the batch's size (torch.autocast takes the format as dtype=: without it, a "
+                    "GPU's autocast runs float16)")
+        else:
+            more = f" and {len(arithmetic) - 1} more" if len(arithmetic) > 1 else ""
+            problem = f"step() (on a fresh model, outside the backward): {arithmetic[0] if arithmetic else ''}{more}"
+            hint = ("the step's loss is exercise 1's fast_loss with bf16=True: bf16 matrix products, and no other "
+                    "arithmetic in bf16 (an operation that rounds its result to bf16, inside TorchScript too)")
+        ex.expect(not halves and not arithmetic, problem, hint)
 
 
-def _step_arithmetic(ex: Checker, yours: Callable[..., object]) -> list[str]:
-    """make_fast_step on a fresh model and data, then two steps and losses(), under `_StepArithmetic`: its notes.  An
-    answer that raises under it, or a setting it changes, is judged by the runs before (this run judges formats only:
-    an exception here is the mode's, e.g. a library refusing a dispatch mode, not the answer's)."""
+def _step_arithmetic(ex: Checker, yours: Callable[..., object]) -> tuple[list[str], list[str]]:
+    """make_fast_step on a fresh model and data, then two steps and losses(), under `_StepArithmetic`: its notes (bf16
+    arithmetic, float16's operators).  An answer that raises under it, or a setting it changes, is judged by the runs
+    before (this run judges formats only: an exception here is the mode's, e.g. a library refusing a dispatch mode,
+    not the answer's)."""
     saved = _switches_saved()
     mode = _StepArithmetic()
     caller = torch.cuda.current_stream()
@@ -3231,11 +3253,11 @@ def _step_arithmetic(ex: Checker, yours: Callable[..., object]) -> list[str]:
         torch.cuda.synchronize()
     except Exception as error:  # noqa: BLE001 (see the docstring)
         mode.error = f"{type(error).__name__}: {error}"
-        return []
+        return [], []
     finally:
         torch.cuda.set_stream(caller)
         _switches_restore(saved)
-    return mode.arithmetic
+    return mode.arithmetic, mode.float16
 
 
 @contextmanager

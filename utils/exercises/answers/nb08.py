@@ -3970,11 +3970,11 @@ NEEDS_A_GPU["check_fast_loss"].update({
 # function runs it even under optimized_execution(False): one fused kernel for the shapes it was made for (unseen),
 # its fallback (the operators one by one) for 576 sequences: +7 operations there.  On the H200, `_from_other_streams`
 # calls the answer directly (outside `_recorded`), after COURSE_BATCH's bf16=True pass (its seed is odd: bf16=False
-# second).  check_fast_loss now runs TorchScript unoptimized throughout (`_scripts_unoptimized`): expected to PASS on
-# the H200 (a strict XPASS there: then remove this entry); the probe on the GPU confirms or refutes the cause.
-MISJUDGED_ON_A_GPU["check_fast_loss"]["the pooled mean in a TorchScript helper"] = (
-    "FAILed on the H200 (call CC, 2026-12-02) since check_fast_loss runs TorchScript unoptimized: +9 operations for "
-    "512 more sequences (bf16=False, 64 sequences padded to 32); not read why")
+# second).  check_fast_loss now runs TorchScript unoptimized throughout (`_scripts_unoptimized`).  On the H200
+# (2026-12-02, after round 72's fix08v) it PASSes, its strict xfail XPASSed, and the probe confirmed the cause: the
+# old check's +9 operations were `__get__` x7, aten.unsqueeze and aten.div on the 576-sequence batch (the plan made
+# optimized by the earlier direct calls), and with everything inside `_scripts_unoptimized` the names are the same.
+# Its MISJUDGED_ON_A_GPU entry is removed.
 
 
 # ---------------------------------------------------------------- round 71's last adversary (exercise 1)
@@ -4020,3 +4020,46 @@ WRONG["check_fast_loss"].update({
     R71C + "float16 products for batches of 256 sequences or more": float16_products_for_large_batches,
     R71C + "positions capped at 128": positions_capped_at_128,
 })
+
+
+# ...and its four answers to check_fast_step (report adv124), run on the H200 (PyTorch 2.11, 2026-12-02): the rings of
+# 48 and 41 losses FAIL (the first run is continued to LONG_RUN_STEPS steps and losses() read again: "the caller went
+# on stepping after the run"), and the cap at 128 PASSes (right for exercise 2: the course's 64 positions lie under it).
+# The solution's step with float16 products for large batches PASSed ("18 checks passed"): `_StepArithmetic` exempted
+# the matrix products, and the casts and ReLU, whatever their format.  Since round 72 (fix08x) it notes every operator
+# that takes or returns a float16, anywhere in its run (the products, the backward and a capture included): expected
+# to FAIL there (on a CPU, tests/test_exercises_08.py shows it under the mode and in the imitated whole check).
+def _solution_step_with_loss(loss, model, data):
+    """The course's solution step (`solution_step`: a graph, staged prefetch) whose fast_loss is `loss` while
+    make_fast_step runs (its warm-up and capture: the graph holds it)."""
+    global fast_loss
+    saved = fast_loss
+    fast_loss = loss
+    try:
+        return solution_step(model, data)
+    finally:
+        fast_loss = saved
+
+
+def step_with_float16_products_for_large_batches(model, data):
+    """Wrong: the solution's step whose loss is `float16_products_for_large_batches`: on the GPU's 512-sequence
+    batches every matrix product runs in float16, not bf16 (exercise 1's rule: float16 nowhere).  EXPECTED: WRONG.
+    PASSed on the H200 (2026-12-02) before round 72's fix08x."""
+    return _solution_step_with_loss(float16_products_for_large_batches, model, data)
+
+
+def step_with_positions_capped_at_128(model, data):
+    """Right for exercise 2: the solution's step whose loss caps the positions at 128 (`positions_capped_at_128`,
+    exercise 1's fault for paddings past 128): the course's 64 positions lie under the cap.  EXPECTED: RIGHT.
+    PASSes on the H200 (2026-12-02)."""
+    return _solution_step_with_loss(positions_capped_at_128, model, data)
+
+
+WRONG["check_fast_step"].update({
+    R71C + "a ring of 48 losses (the check's runs have 40 steps)": _variant(history=48),
+    R71C + "a ring of 41 losses": _variant(history=41),
+    R71C + "the solution's step with float16 products for batches of 256 sequences or more":
+        step_with_float16_products_for_large_batches,
+})
+ALSO_RIGHT["check_fast_step"][R71C + "the solution's step with the positions capped at 128"] = \
+    step_with_positions_capped_at_128
