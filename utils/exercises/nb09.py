@@ -1668,7 +1668,12 @@ _BETWEEN: list[Callable[[], None]] = []
 
 
 def _launched(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-    """_launched_once, then what _BETWEEN holds, if anything (once)."""
+    """_launched_once, then what _BETWEEN holds, if anything (once); another caller's call's launch counted in its own
+    record (_AnotherCall), and nothing else."""
+    other = _another_call_of([a for a in _launch_leaves(args, kwargs) if isinstance(a, torch.Tensor)]) \
+        if _OTHERS else None
+    if other is not None:
+        return other.launched(launch, args, kwargs)
     out = _launched_once(launch, args, kwargs)
     if not _COUNTING or getattr(_IN_A_LAUNCH, "running", False):
         return out
@@ -1930,14 +1935,16 @@ _WATCHING: list[_WhatPyTorchComputes] = []
 HOST_READS = ("numpy", "tolist", "__array__", "__dlpack__", "__cuda_array_interface__")
 
 
-def _taint_through(args: tuple, kwargs: dict) -> None:
+def _taint_through(args: tuple, kwargs: dict, tainted: set[int] | None = None) -> None:
     """A launch given a tensor made from x writes what it computes from x into the tensors it was given: each of them
     is made from x too (by storage), so that PyTorch computing from what a kernel wrote (a softmax of the kernel's
     copy of x, the kernel's exponentials divided by PyTorch's sums) is seen.  A tensor descriptor (Triton's
-    TensorDescriptor) counts as the tensor it describes (its `base`), a tuple as its tensors."""
-    if not _WATCHING:
-        return
-    tainted = _WATCHING[-1].tainted
+    TensorDescriptor) counts as the tensor it describes (its `base`), a tuple as its tensors.  Into `tainted` (another
+    caller's call's: _AnotherCall), or the innermost _WhatPyTorchComputes block's."""
+    if tainted is None:
+        if not _WATCHING:
+            return
+        tainted = _WATCHING[-1].tainted
     given = _launch_leaves(args, kwargs)
     storages = {_storage_of(t) for t in given if isinstance(t, torch.Tensor)} - {0}
     if not tainted.isdisjoint(storages):
@@ -1980,6 +1987,7 @@ class _WhatPyTorchComputes:
         self.host: list[str] = []  # HOST_READS of x or of what was made from x
         self.tainted = tainted = {_storage_of(x)} - {0}
         computed = self.computed
+        owner = self
 
         class Mode(TorchDispatchMode):
             # wrap_triton(kernel)[grid](...) on a GPU, outside torch.compile, launches through a higher-order operator
@@ -1991,6 +1999,9 @@ class _WhatPyTorchComputes:
                 if _AT_WORK.get():
                     return func(*args, **kwargs)
                 ins = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+                other = _another_call_of(ins) if _OTHERS else None
+                if other is not None and other.watch is not owner:  # another caller's call's work: its own record
+                    return other.watch.mode.__torch_dispatch__(func, types, args, kwargs)
                 from_x = any(_storage_of(t) in tainted for t in ins)
                 if isinstance(func, HigherOrderOperator):  # its Triton launch, if any, is seen as a launch
                     out = func(*args, **kwargs)
@@ -2040,14 +2051,22 @@ class _InAnotherThread(TorchDispatchMode):
     supports_higher_order_operators = True
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        other = _another_call_of([t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]) \
+            if _OTHERS else None
+        if other is not None:  # (another caller's call, or a thread of its own)
+            return other.watch.mode.__torch_dispatch__(func, types, args, kwargs)
         if not _WATCHING:
             return func(*args, **(kwargs or {}))
         return _WATCHING[-1].mode.__torch_dispatch__(func, types, args, kwargs)
 
 
 def _host_read(name: str, t: object) -> None:
-    if _WATCHING and not _AT_WORK.get() and isinstance(t, torch.Tensor) and _storage_of(t) in _WATCHING[-1].tainted:
-        _WATCHING[-1].host.append(f".{name}" if name.startswith("_") else f".{name}()")
+    if _AT_WORK.get() or not isinstance(t, torch.Tensor):
+        return
+    other = _another_call_of([t]) if _OTHERS else None
+    watch = other.watch if other is not None else _WATCHING[-1] if _WATCHING else None
+    if watch is not None and _storage_of(t) in watch.tainted:
+        watch.host.append(f".{name}" if name.startswith("_") else f".{name}()")
 
 
 def _watch_other_threads_and_host_reads() -> list[tuple[Any, str, Any]]:
@@ -2106,6 +2125,94 @@ def _put_back(patched: list[tuple[Any, str, Any]]) -> None:
             delattr(owner, name)
         else:
             setattr(owner, name, held)
+
+
+# Another caller's call (_softmax_two_callers, and on a CPU _softmax_one_thread_two_streams's second call), judged as
+# any call of the answer is (adversary 126: a non-blocking lock around the launch, and torch.softmax, or NumPy on
+# x.cpu().numpy(), for a caller that found it held, passed: the other call ran as the check's own work, unwatched, and
+# only its values were judged).  Its record is its own, not the first call's: the work of the thread that makes it
+# (_OTHER_CALL, set there) and, in any other thread (one it starts), what flows from its x and not from the first
+# call's (by storage, as _WhatPyTorchComputes follows x): its launches (counted, tainting what they are given),
+# PyTorch's operators on what was made from its x, and its host reads.
+_OTHERS: list[_AnotherCall] = []
+_OTHER_CALL: contextvars.ContextVar[_AnotherCall | None] = contextvars.ContextVar("nb09_another_call", default=None)
+
+
+class _AnotherCall:
+    """The record of another caller's call on x (see _OTHERS): `watch`, what PyTorch computed from x and read of it on
+    the host (a _WhatPyTorchComputes of x, never entered: its mode is called by the modes that route the call's
+    operators to it), and `launches`, the Triton launches it made."""
+
+    def __init__(self, x: torch.Tensor) -> None:
+        self.watch = _WhatPyTorchComputes(x)
+        self.launches = _Launches()
+
+    def call(self, fn: Callable[[torch.Tensor], object], x: torch.Tensor) -> object:
+        """fn(x), in this thread, as this call's work."""
+        token = _OTHER_CALL.set(self)
+        try:
+            return fn(x)
+        finally:
+            _OTHER_CALL.reset(token)
+
+    def launched(self, launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        """A launch of the call's, as it is (unguarded: what two calls share in memory is shared), counted and tainting
+        what it is given; an autotuner's runs of its kernel inside it counted once."""
+        if getattr(_IN_A_LAUNCH, "another", False):
+            return launch(*args, **kwargs)
+        _IN_A_LAUNCH.another = True
+        try:
+            self.launches.count += 1
+            with _check_at_work():  # (Triton's own work on the tensors: not PyTorch computing from x)
+                _taint_through(args, kwargs, self.watch.tainted)
+                return launch(*args, **kwargs)
+        finally:
+            _IN_A_LAUNCH.another = False
+
+
+def _another_call_of(tensors: list[torch.Tensor]) -> _AnotherCall | None:
+    """The _AnotherCall whose work this is: the thread's own (_OTHER_CALL), or where the thread makes none, the one
+    whose x the tensors were made from, where the first call's x (the innermost _WhatPyTorchComputes's) is not."""
+    mine = _OTHER_CALL.get()
+    if mine is not None or not _OTHERS:
+        return mine
+    storages = {_storage_of(t) for t in tensors} - {0}
+    if not storages or (_WATCHING and not _WATCHING[-1].tainted.isdisjoint(storages)):
+        return None
+    return next((o for o in _OTHERS if not o.watch.tainted.isdisjoint(storages)), None)
+
+
+@contextmanager
+def _another_call_watched(other: _AnotherCall) -> Iterator[None]:
+    """other, another caller's call's record, kept for the block: its launches seen and its host reads noted (and the
+    threads started in the block watched) for the whole block, including after the first call's watches end (its
+    other call may wait for the first's lock, and run after it)."""
+    patched = _watch_other_threads_and_host_reads()
+    _OTHERS.append(other)
+    try:
+        with _counting_launches():
+            yield
+    finally:
+        _OTHERS.remove(other)
+        _put_back(patched)
+
+
+def _judge_another_call(ex: Any, call: str, other: _AnotherCall, theirs: object) -> None:
+    """Another caller's call, judged as call_yours's `judged` judges any call's work: no host read and no PyTorch
+    computing from its x, launches of its own, a result that one of them wrote."""
+    hint = ("a call that finds another call busy (a lock held, a buffer in use) must still compute with your kernel: "
+            "wait for it (a blocking lock), or use memory of its own; every call's values are your kernel's, whichever "
+            "caller makes it")
+    ex.expect(not other.watch.host, f"{call}: the other caller's call read its x's values (or those of what was made "
+              f"from it) outside PyTorch and your kernel ({', '.join(sorted(set(other.watch.host)))})", hint)
+    ex.expect(not other.watch.computed, f"{call}: PyTorch computed from the other caller's x, or from what was made "
+              f"from it, outside your kernel ({', '.join(sorted(set(other.watch.computed)))})", hint)
+    ex.expect(other.launches.count > 0, f"{call}: the other caller's call launched no Triton kernel given its x (or a "
+              "tensor made from it)", hint)
+    ex.expect(not isinstance(theirs, torch.Tensor) or theirs.layout != torch.strided or theirs.numel() == 0
+              or _storage_of(theirs) in other.watch.tainted, f"{call}: the other caller's call returned a tensor that "
+              "nothing made from its x was written into: no launch given its x (or a tensor made from it) and no "
+              "copy of it wrote it", hint)
 
 
 # Operators registered through torch.library's older API (torch.library.define + torch.library.impl, or a
@@ -2343,6 +2450,12 @@ _NO_DRIVER = ("active drivers", "cpu tensor", "Pointer argument", "outside of th
 # descriptors only (_patch_lang, runtime/interpreter.py:1343-1355), so `libdevice.exp(v)` is None there and the launch
 # fails further on (round 71's last adversary: "cannot convert None ... to tensor", shown as the student's error)
 EXTRA_MATH = "triton.language.extra"
+# Instructions from outside Triton's language that its interpreter cannot run at all: Triton 3.9's
+# InterpreterBuilder.create_extern_elementwise and create_inline_asm raise NotImplementedError ("... not supported in
+# interpreter mode", runtime/interpreter.py:871-875) for tl.inline_asm_elementwise (PTX in the kernel: adversary 126's
+# ex2.approx.f32) and tl.extern_elementwise (a @core.extern function of the student's calls it)
+FOREIGN_CODE = {"inline_asm_elementwise": "inline assembly (tl.inline_asm_elementwise)",
+                "extern_elementwise": "an external library's functions (tl.extern_elementwise)"}
 # What Triton raises for a tensor descriptor whose base or strides are not 16-byte aligned (its interpreter's
 # TensorDescriptor.validate, runtime/interpreter.py:74-90, and the host-side triton.tools.tensor_descriptor's asserts)
 DESCRIPTOR_MISALIGNED = "16-byte aligned"
@@ -2367,10 +2480,11 @@ def _in_triton(filename: str, *parts: str) -> bool:
 
 
 def _extra_math_used(error: BaseException) -> str:
-    """Which module of triton.language.extra (EXTRA_MATH: libdevice) a failing launch's code uses, read from the code
-    of the frames in error's tracebacks outside Triton, PyTorch and this check (the student's function and kernel),
-    and of the @triton.jit functions they name, by their globals: "" where none does or no frame ran in Triton's
-    interpreter (where the interpreter was not running, the error is the answer's)."""
+    """Which module of triton.language.extra (EXTRA_MATH: libdevice) a failing launch's code uses, or which of
+    FOREIGN_CODE's functions (their key), read from the code of the frames in error's tracebacks outside Triton,
+    PyTorch and this check (the student's function and kernel), and of the @triton.jit functions (and @core.extern
+    ones) they name, by their globals: "" where none does or no frame ran in Triton's interpreter (where the
+    interpreter was not running, the error is the answer's)."""
     frames = _frames(error)
     if not any(_in_triton(frame.f_code.co_filename, "runtime", "interpreter.py") for frame in frames):
         return ""
@@ -2387,7 +2501,14 @@ def _extra_math_used(error: BaseException) -> str:
                 return module
             if inspect.ismodule(value) and module == "triton.language" and "extra" in called:
                 return EXTRA_MATH  # tl.extra.libdevice.exp(...)
+            if isinstance(module, str) and module.startswith("triton.language"):
+                foreign = next((n for n in FOREIGN_CODE if n in called and (inspect.ismodule(value) or n == name)),
+                               "")  # tl.inline_asm_elementwise(...), core.extern_elementwise(...), or imported
+                if foreign:
+                    return foreign
             fn = getattr(value, "fn", None)  # a @triton.jit function it names (a helper, or the kernel it launches)
+            if fn is None and getattr(value, "__triton_builtin__", False) and not str(module).startswith("triton"):
+                fn = getattr(value, "__wrapped__", None)  # a @core.extern function of the student's
             if isinstance(fn, FunctionType) and id(fn) not in seen and depth < 8:
                 seen.add(id(fn))
                 found = used(fn.__code__, fn.__globals__, depth + 1)
@@ -2510,6 +2631,11 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                         "base and row strides are multiples of 16 bytes: the check's x need not be, nor is a y of an "
                         "odd width)") from None
                 extra = "" if on_gpu else _extra_math_used(error)
+                if extra in FOREIGN_CODE:  # adversary 126: PTX's ex2.approx.f32 through tl.inline_asm_elementwise
+                    limit = (f"the interpreter of the Triton installed here ({_triton_version()}) cannot run "
+                             f"{FOREIGN_CODE[extra]}, which your kernel uses (it raises NotImplementedError for it): "
+                             "a limit of the interpreter, not an error of your kernel; Triton compiles it for a GPU")
+                    raise LeftForGPU(f"nothing: {limit}", f"the kernel, on a GPU ({limit})") from None
                 if extra:  # round 71's last adversary: libdevice.exp, as Triton's tutorials write it
                     limit = (f"the interpreter of the Triton installed here ({_triton_version()}) cannot run "
                              f"{extra}'s functions, which your kernel calls (they are stubs there, filled in only "
@@ -2857,7 +2983,8 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
     must be right (round 27's adversary kept each row's max and sum in a scratch buffer per row count, written by
     one kernel and read by the next: the other caller's statistics replaced the first's in between).  The other call
     runs as the answer's own code would from another caller: its launches as they are (the same shape passed the
-    guarded calls before), PyTorch's operators unwatched."""
+    guarded calls before); it is judged as any call is, in its own record (_AnotherCall: adversary 126's caller that
+    found a lock held and computed with PyTorch, or NumPy, passed when only its values were)."""
     first, other = ((*OWN_CASE[:-1], OWN_CASE[-1] + k) for k in (20, 21))
     x, x_other = _softmax_input(first, device), _softmax_input(other, device)
     x_other.add_(OTHER_SHIFT)  # in place: the view stays a view (round 65's adversary: a max kept between launches,
@@ -2871,8 +2998,7 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
         try:
             if stream is not None:
                 torch.cuda.set_stream(stream)  # type: ignore[arg-type]  # the first caller's: x_other was written there
-            with _check_at_work():
-                results.append(yours(x_other))
+            results.append(theirs_watched.call(yours, x_other))
         except Exception as error:  # noqa: BLE001 -- judged below: no result
             results.append(error)
         finally:
@@ -2896,17 +3022,19 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
                else "inside the programs of its launches (in each, after its first write, and before its first load of "
                   "what it stored)"))
     inside = _OtherCalls(between)
-    if on_gpu:
-        _BETWEEN.append(between)
-    else:
-        _INSIDE.append(inside)
-    try:
-        y, _ = call_yours(x, call, guarded=None if on_gpu else False)
-    finally:
-        _BETWEEN.clear()
-        _INSIDE.clear()
-        for thread in threads:
-            thread.join(OTHER_CALLER_S)
+    theirs_watched = _AnotherCall(x_other)
+    with _another_call_watched(theirs_watched):
+        if on_gpu:
+            _BETWEEN.append(between)
+        else:
+            _INSIDE.append(inside)
+        try:
+            y, _ = call_yours(x, call, guarded=None if on_gpu else False)
+        finally:
+            _BETWEEN.clear()
+            _INSIDE.clear()
+            for thread in threads:
+                thread.join(OTHER_CALLER_S)
     # No other call made (round 68's second adversary: launches from a thread the probe did not follow passed 0 == 0)
     if not on_gpu:  # (on a GPU, _BETWEEN's call follows any counted launch, from any thread)
         ex.expect(inside.made > 0, f"{call}: no other caller's call could be made during it (no launch of yours ran "
@@ -2930,6 +3058,7 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
                   "buffer kept from call to call) is another caller's too")
     _judge_softmax(ex, call, x, before, y)
     if theirs is not None:
+        _judge_another_call(ex, call, theirs_watched, theirs)
         _judge_softmax(ex, call + " (the other caller's)", x_other, before_other, theirs)
 
 
@@ -3018,11 +3147,11 @@ def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callab
         def between() -> None:
             _IN_A_LAUNCH.running = True  # its launches as they are (the same shape passed the guarded calls)
             try:
-                with _check_at_work(), _stopped_after(SAME_THREAD_S) as timed:
+                with _stopped_after(SAME_THREAD_S) as timed:  # (its work is its own: second.call, _AnotherCall)
                     if timed:
-                        results.append(yours(x_other))
+                        results.append(second.call(yours, x_other))
                     else:  # a launch from a worker thread: the second call from it, in a thread of its own, waited for
-                        _second_call_in_a_thread(lambda: results.append(yours(x_other)), stopped)
+                        _second_call_in_a_thread(lambda: results.append(second.call(yours, x_other)), stopped)
             except _SecondCallStopped:
                 stopped.append(True)
             except Exception as error:  # noqa: BLE001 -- judged below: no result
@@ -3034,11 +3163,13 @@ def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callab
             + ("on another stream, the first call's later work still queued behind earlier work on its stream"
                if on_gpu else "made right after the first call's first launch (as its later work would wait on a "
                "GPU's stream)"))
-    _BETWEEN.append(between)
-    try:
-        y, _ = call_yours(x, call)
-    finally:
-        _BETWEEN.clear()
+    second = _AnotherCall(x_other)  # (on a GPU, the second call is call_yours's)
+    with nullcontext() if on_gpu else _another_call_watched(second):
+        _BETWEEN.append(between)
+        try:
+            y, _ = call_yours(x, call)
+        finally:
+            _BETWEEN.clear()
     if on_gpu:
         side = torch.cuda.Stream()
         with torch.cuda.stream(side):
@@ -3054,6 +3185,8 @@ def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callab
         ex.expect(bool(results), f"{call}: no second call could be made during it (no launch of yours ran where "
                   "the check could see it)", "two calls in flight from one thread: a call's work must be launches "
                   "the caller can see run (a kernel launched from your function, or from a thread it joins)")
+        if theirs is not None:  # (on a GPU, the second call is call_yours's)
+            _judge_another_call(ex, call + " (the second call)", second, theirs)
         # A CPU has no stream: a second call from the same thread inside the first is the GPU's second stream
         # emulated, which no answer on a CPU can tell from its first call's (round 67's third adversary: scratch kept
         # per (device, current stream, rows), right on a GPU, has one key on a CPU, as a buffer kept per thread has).
@@ -3231,7 +3364,7 @@ def _softmax_speed(ex: Any, yours: Callable, counted: bool) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=149, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=157, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

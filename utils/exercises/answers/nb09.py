@@ -5775,3 +5775,109 @@ WRONG_ON_CPU["check_softmax_rows"].add(R71C_DESCRIPTORS)  # (the interpreter ass
 ENDS_THE_PROCESS_ON_A_GPU["check_softmax_rows"][R71C_DESCRIPTORS] = (
     "not yet run on a GPU: a TMA descriptor of a misaligned base or stride may fault there (judged in a fresh process "
     "in case it ends the context)")
+
+
+# ---------------------------------------------------------------- round 72's adversary (exercise 2)
+# adv126, judged on this CPU with Triton 3.9's interpreter, 2026-12-02, the checks as of d00c024 (each docstring is
+# the adversary's student's reasoning and EXPECTED).  Registered: the three the CPU misjudged, in two classes fixed in
+# fix09u, and the one answer for a GPU.  (A) Another caller's call judged for its values only: it ran as the check's
+# own work, unwatched, so a caller that found the answer's non-blocking lock held and computed with PyTorch, or with
+# NumPy on the host, passed (PART on the CPU; on the H200, 2026-12-02, the PyTorch one PASSed 257 checks); since fix09u
+# that call has its own record (nb09._AnotherCall) and is judged as any call is.  (B) Inline PTX through
+# tl.inline_asm_elementwise, which Triton 3.9's interpreter refuses (NotImplementedError), was shown as the student's
+# error; since fix09u the CPU leaves it for a GPU, naming the interpreter's limit (PASSed 257 checks on the H200,
+# 2026-12-02).  The others judged right, not registered (classes registered before, or a FAIL and a Triton error
+# shown as the student's): a grid of max(rows, 1), a load masked by the row stride, BLOCK = cols (Triton's own error),
+# torch.compile of torch.softmax (FAIL: PyTorch computed, _softmax), -min(-x) as the max with x.new_empty, a
+# grid-stride loop over rows capped at 65535 programs, an RLock around the launch, tl.math.div_rn.
+R72 = "round 72's adversary: "
+
+
+@triton.jit
+def _r72_plain_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    c = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * x_row_stride + c, mask=c < cols, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + c, e / tl.sum(e, axis=0), mask=c < cols)
+
+
+@triton.jit
+def _r72_inline_asm_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    c = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * x_row_stride + c, mask=c < cols, other=-float("inf"))
+    t = (v - tl.max(v, axis=0)) * 1.4426950408889634  # exp(t) = 2^(t log2 e)
+    e = tl.inline_asm_elementwise("ex2.approx.f32 $0, $1;", "=r,r", [t], dtype=tl.float32, is_pure=True, pack=1)
+    tl.store(y_ptr + row * y_row_stride + c, e / tl.sum(e, axis=0), mask=c < cols)
+
+
+def _r72_launch(kernel, x, grid_rows=None):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        kernel[(rows if grid_rows is None else grid_rows,)](y, x, x.stride(0), y.stride(0), cols,
+                                                            BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+_R72_BUSY = threading.Lock()
+_R72_BUSY_HOST = threading.Lock()
+
+
+def r72_busy_falls_back_to_pytorch(x):
+    """Wrong: "two callers at once must both be right, and I don't want one to wait for the other: a non-blocking lock
+    around the launch; if another call holds it, the second caller gets torch.softmax (right values, no waiting)".
+    All computing is the kernel's, whichever caller calls.  EXPECTED: WRONG (PART on a CPU and PASS on the H200,
+    2026-12-02: the other caller's call was judged for its values only; FAIL since fix09u: "PyTorch computed from the
+    other caller's x ... (_softmax)")."""
+    if not _R72_BUSY.acquire(blocking=False):
+        return torch.softmax(x, dim=-1)
+    try:
+        return _r72_launch(_r72_plain_kernel, x)
+    finally:
+        _R72_BUSY.release()
+
+
+def r72_busy_falls_back_to_numpy(x):
+    """Wrong: as the answer above, the busy path on the host: NumPy's softmax of x.cpu().numpy() (the host waits for
+    the GPU, the values leave the kernel).  EXPECTED: WRONG (PART on a CPU, 2026-12-02; FAIL since fix09u: "the other
+    caller's call read its x's values ... (.numpy())")."""
+    if not _R72_BUSY_HOST.acquire(blocking=False):
+        a = x.detach().cpu().numpy().astype(np.float64)
+        e = np.exp(a - a.max(axis=1, keepdims=True))
+        return torch.from_numpy((e / e.sum(axis=1, keepdims=True)).astype(np.float32)).to(x.device)
+    try:
+        return _r72_launch(_r72_plain_kernel, x)
+    finally:
+        _R72_BUSY_HOST.release()
+
+
+def r72_grid_capped_at_65535(x):
+    """Wrong (for a GPU): grid (min(rows, 65535),) "CUDA caps a grid at 65535 blocks", a program a row, no loop: the
+    rows past 65535 are never written.  EXPECTED: WRONG (FAILed on the H200, 2026-12-02, on MANY_ROWS; a CPU's cases
+    have at most CPU_MAX rows, where it is the plain kernel)."""
+    return _r72_launch(_r72_plain_kernel, x, grid_rows=min(x.shape[0], 65535))
+
+
+def r72_inline_asm_ex2(x):
+    """Right: "tl.exp lowers to ex2.approx after a multiply by log2(e); I write that PTX myself with
+    tl.inline_asm_elementwise" (Triton's documented API for PTX in a kernel).  EXPECTED: RIGHT (PASSed 257 checks on
+    the H200, 2026-12-02; on a CPU, Triton 3.9's interpreter raises NotImplementedError for inline asm, shown as the
+    student's error until fix09u, which leaves it for a GPU, naming the interpreter's limit)."""
+    return _r72_launch(_r72_inline_asm_kernel, x)
+
+
+R72_GRID_CAPPED = R72 + "a grid of min(rows, 65535) programs, a row each, no loop"
+WRONG_SOFTMAXES.update({
+    R72 + "a non-blocking lock around the launch, torch.softmax for a caller that finds it held":
+        r72_busy_falls_back_to_pytorch,
+    R72 + "a non-blocking lock around the launch, NumPy on x.cpu().numpy() for a caller that finds it held":
+        r72_busy_falls_back_to_numpy,
+    R72_GRID_CAPPED: r72_grid_capped_at_65535,
+})
+WRONG_ON_CPU["check_softmax_rows"].update({
+    R72 + "a non-blocking lock around the launch, torch.softmax for a caller that finds it held",
+    R72 + "a non-blocking lock around the launch, NumPy on x.cpu().numpy() for a caller that finds it held",
+})
+ALSO_RIGHT_SOFTMAXES[R72 + "exp as PTX's ex2.approx.f32 through tl.inline_asm_elementwise"] = r72_inline_asm_ex2
