@@ -1951,6 +1951,7 @@ def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, mo
               "exercise 2 calls backward() on this loss, and a caller may train with the model in eval mode (frozen "
               "statistics, a frozen layer): whatever the model's mode, compute it from model(...), without .detach(), "
               "torch.no_grad() or torch.inference_mode()")
+    assert isinstance(got, torch.Tensor)
     try:
         grads = _backward_of(got, [p for _, p in trained])
     except RuntimeError as error:
