@@ -232,7 +232,9 @@ class Batch:
 
     def __str__(self) -> str:
         widths = "→".join(str(w) for w in (self.features, *self.hidden, self.classes))
-        text = (f"{len(self.lengths)} sequence{'s' if len(self.lengths) > 1 else ''} of lengths {list(self.lengths)} "
+        lengths = (list(self.lengths) if len(self.lengths) <= 64 else  # (the task's 512: their range)
+                   f"{min(self.lengths)} to {max(self.lengths)}")
+        text = (f"{len(self.lengths)} sequence{'s' if len(self.lengths) > 1 else ''} of lengths {lengths} "
                 f"padded to {self.padded}, {self.features} feature{'s' if self.features > 1 else ''}, an MLP {widths}")
         if self.scale != 1:
             text += f" (last layer ×{self.scale:g})"
@@ -281,6 +283,23 @@ LONG_BATCH = Batch(lengths=(GPU_SIZES["length"] + 8, 1, GPU_SIZES["length"] + 3)
 # LONG_BATCH's 72 positions and the grown batches being compared by their operations only; cheap (2 x 300 x 1)
 FAR_PADDED_BATCH = Batch(lengths=(300, 131), padded=300, features=1, hidden=(), classes=2, scale=1.0, cancel=0.0,
                          seed=12)  # (even: bf16=False first, where the cap at 128 is off by ~480 times the bound)
+
+# The task's own sizes, as the notebook states them and make_data makes them on a GPU (GPU_SIZES: "sequences of 8 to
+# 64 positions of 64 features, zero-padded to 64, in batches of 512"), in one case judged for its value, with the
+# weights changed and x, n and y refilled as every case is: an answer that branches on one of those sizes takes that
+# branch here (round 72's adversary, adv127: a mask built once and kept when x.shape[1] == 64, stale once n is
+# refilled, PASSed, no case judged by value being padded to 64 positions, nor having 512 sequences or 64 features: the
+# grown batches go past them).  The lengths span make_data's range, short and long in turn (the refill moves each
+# sequence one place: every other one's real positions reach past its place's old length, so anything kept from the
+# old lengths drops real tokens), with values ±1024 at two real positions of each sequence (a dropped one moves the
+# mean by 16, where noise moves a mean of 64 positions by 1/8) and one Linear (ReLU layers of random weights blunt
+# that): a mask kept from the old lengths moves the loss by 120 to 330 times bf16's bound over seeds 14-20, by 0.3 to 9
+# times with three hidden layers or without the ±1024.  ~0.5 s of a check's CPU time
+TASK_LENGTHS = range(GPU_SIZES["length"] // 8, GPU_SIZES["length"] + 1)
+TASK_BATCH = Batch(lengths=tuple(TASK_LENGTHS[(k // 2 if k % 2 == 0 else -1 - k // 2) % len(TASK_LENGTHS)]
+                                 for k in range(GPU_SIZES["batch"])),
+                   padded=GPU_SIZES["length"], features=GPU_SIZES["features"], hidden=(), classes=GPU_SIZES["classes"],
+                   scale=1.0, cancel=2.0**10, seed=14)  # (even: bf16=False first)
 
 
 # Large logits, chosen (round 24's adversary: cross-entropy by hand with exp() and no max subtracted, -log(softmax +
@@ -1399,7 +1418,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
             torch.backends.cudnn.allow_tf32 = False
             for_all(ex, batches(), lambda case: _loss_holds(ex, yours, case, device), examples=EXAMPLES_1,
                     chosen=[COURSE_BATCH, ZERO_TOKENS_BATCH, STEEP_BATCH, LONG_BATCH, LARGE_LOGITS_BATCH,
-                            FAR_FROM_ZERO_BATCH, FAR_PADDED_BATCH],
+                            FAR_FROM_ZERO_BATCH, FAR_PADDED_BATCH, TASK_BATCH],
                     budget_s=0.5,
                     describe=lambda case: f"fast_loss on {case}")
             left = _LEFT_FOR_A_GPU.pop(id(ex), [])
@@ -1687,26 +1706,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   f"and rounding in {'bf16' if bf16 else 'float32'} can move it by {bound:.1e} at most",
                   _value_hint(bf16, large))
         # the gradient once the value is right (a wrong value moves it too: its hint comes first)
-        last = [m for m in model if isinstance(m, torch.nn.Linear)][-1].bias
-        grad = next(g for p, g in zip(params, grads, strict=True) if p is last)
-        exact_grad = last_bias_gradient(model, x, n, y)
-        off_grad = float((grad.detach().double().cpu() - exact_grad).abs().sum()) if grad is not None else math.inf
-        ex.expect(off_grad <= BIAS_GRADIENT_SHARE * float(exact_grad.abs().sum()) + BIAS_GRADIENT_FLOOR,
-                  f"{call}: the loss's gradient for the last layer's bias is off by {off_grad:.2g} (summed over its "
-                  f"elements) from the slow step's, {float(exact_grad.abs().sum()):.2g} in all",
-                  "exercise 2 trains with backward() on this loss: its gradient must be the slow step's too, not only "
-                  "its value; which part of your loss did you take out of autograd's graph?")
-        for (name, _), g, (exact_g, terms, jumps) in zip(model.named_parameters(), grads,
-                                                         exact_gradients(model, x, n, y, bf16), strict=True):
-            if jumps or g is None:
-                continue
-            off_g = float((g.detach().double().cpu() - exact_g).abs().sum())
-            share = GRADIENT_SHARE if bf16 else FLOAT32_GRADIENT_SHARE
-            ex.expect(off_g <= share * float(exact_g.abs().sum()) + terms,
-                      f"{call}: the loss's gradient for the model's {name} is off by {off_g:.2g} (summed over its "
-                      f"elements) from the slow step's, {float(exact_g.abs().sum()):.2g} in all",
-                      "exercise 2 trains every weight with backward() on this loss: each gradient must be the slow "
-                      "step's too; where a backward is yours, does it pass on what the forward did (ReLU's mask)?")
+        _gradients_hold(ex, call, model, x, n, y, bf16, dict(zip(params, grads, strict=True)))
         with torch.no_grad():  # the weights changed in place, as an optimizer step changes them
             for p in model.parameters():
                 p.mul_(-0.5)  # (a power of 2: undone exactly below)
@@ -1815,6 +1815,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         # LONG_BATCH's padded sequences of several lengths and hidden layer tell it, by the value)
         if case in PROBED_CASES:
             _callers_state_kept(ex, yours, call, model, x, n, y, bf16, device)
+            _callers_state_kept(ex, yours, call, model, x, n, y, bf16, device, grad=True)
         if probed:
             _elsewhere(ex, yours, call, model, x, n, y, bf16)
             if reads:
@@ -1835,19 +1836,55 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
               "the library")
 
 
+def _gradients_hold(ex: Checker, call: str, model: torch.nn.Sequential, x: torch.Tensor, n: torch.Tensor,
+                    y: torch.Tensor, bf16: bool, grads: dict[torch.Tensor, torch.Tensor | None]) -> None:
+    """The loss's gradients (`grads`, by parameter: those asked for) against the slow step's: the last layer's bias,
+    then every other parameter asked for whose gradient no rounding can make jump."""
+    last = [m for m in model if isinstance(m, torch.nn.Linear)][-1].bias
+    grad = grads.get(last)
+    exact_grad = last_bias_gradient(model, x, n, y)
+    off_grad = float((grad.detach().double().cpu() - exact_grad).abs().sum()) if grad is not None else math.inf
+    ex.expect(off_grad <= BIAS_GRADIENT_SHARE * float(exact_grad.abs().sum()) + BIAS_GRADIENT_FLOOR,
+              f"{call}: the loss's gradient for the last layer's bias is off by {off_grad:.2g} (summed over its "
+              f"elements) from the slow step's, {float(exact_grad.abs().sum()):.2g} in all",
+              "exercise 2 trains with backward() on this loss: its gradient must be the slow step's too, not only "
+              "its value; which part of your loss did you take out of autograd's graph?")
+    for (name, p), (exact_g, terms, jumps) in zip(model.named_parameters(), exact_gradients(model, x, n, y, bf16),
+                                                   strict=True):
+        g = grads.get(p)
+        if jumps or g is None:
+            continue
+        off_g = float((g.detach().double().cpu() - exact_g).abs().sum())
+        share = GRADIENT_SHARE if bf16 else FLOAT32_GRADIENT_SHARE
+        ex.expect(off_g <= share * float(exact_g.abs().sum()) + terms,
+                  f"{call}: the loss's gradient for the model's {name} is off by {off_g:.2g} (summed over its "
+                  f"elements) from the slow step's, {float(exact_g.abs().sum()):.2g} in all",
+                  "exercise 2 trains every weight with backward() on this loss: each gradient must be the slow "
+                  "step's too; where a backward is yours, does it pass on what the forward did (ReLU's mask)?")
+
+
 def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, model: torch.nn.Sequential,
-                        x: torch.Tensor, n: torch.Tensor, y: torch.Tensor, bf16: bool, device: str) -> None:
+                        x: torch.Tensor, n: torch.Tensor, y: torch.Tensor, bf16: bool, device: str,
+                        grad: bool = False) -> None:
     """A caller whose state is not the defaults (round 24's adversary: model.train(), requires_grad_(True) on every
     parameter and torch.set_grad_enabled(True), forced inside, passed, the check calling with a model in training mode,
     every parameter trainable, grad mode on): the model in eval mode, its first layer frozen, the call under
-    torch.no_grad(), an evaluation's; what the call finds is what the caller finds after it."""
+    torch.no_grad(), an evaluation's; what the call finds is what the caller finds after it.  With `grad`, grad mode
+    on: a caller that trains the model in eval mode (fine-tuning with a frozen first layer), whose loss must reach the
+    other weights with the slow step's gradients (round 72's adversary: torch.inference_mode() and .detach() whenever
+    `not model.training` passed, eval mode being asked for under torch.no_grad() only)."""
     modes = [m.training for m in model.modules()]
-    first = next(m for m in model if isinstance(m, torch.nn.Linear))
+    linears = [m for m in model if isinstance(m, torch.nn.Linear)]
+    first = linears[0]
+    frozen = not grad or len(linears) > 1  # (a caller training in eval mode trains some layer: the only one here)
     model.eval()
-    first.requires_grad_(False)
-    where = "with the model in eval mode, its first layer frozen (requires_grad_(False)), under torch.no_grad()"
+    first.requires_grad_(not frozen)
+    where = ("with the model in eval mode" + (", its first layer frozen (requires_grad_(False))" if frozen else "") +
+             (", grad mode on (a caller training in eval mode)" if grad else ", under torch.no_grad()"))
+    asks = "a caller training in eval mode (grad on)" if grad else "an evaluation (eval mode, torch.no_grad())"
+    trained = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     try:
-        with torch.no_grad():
+        with torch.enable_grad() if grad else torch.no_grad():
             settings, state = _settings(device), _caller_state(model, x, n, y)
             evaluating = [m.training for m in model.modules()]
             earlier = set(_KNOWN.keys())  # the tensors that earlier calls made, and the check's own
@@ -1858,6 +1895,15 @@ def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, mo
             restated = _state_changes(state, _caller_state(model, x, n, y))
             moded = [name or "the model" for (name, m), was in zip(model.named_modules(), evaluating, strict=True)
                      if m.training != was]
+            # the backward while the caller's state holds (a checkpoint's recompute runs in it: with the first layer
+            # unfrozen it saw other metadata, and raised)
+            grads: Sequence[torch.Tensor | None] = ()
+            raised = ""
+            if grad and isinstance(got, torch.Tensor) and got.requires_grad:
+                try:
+                    grads = _backward_of(got, [p for _, p in trained])
+                except RuntimeError as error:
+                    raised = str(error).strip().splitlines()[0][:120] if str(error).strip() else "RuntimeError"
     finally:
         torch.set_grad_enabled(True)  # as the check calls (an answer that changed it FAILs below)
         for m, was in zip(model.modules(), modes, strict=True):
@@ -1878,8 +1924,8 @@ def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, mo
     off = abs(value - exact) if math.isfinite(value) else math.inf
     ex.expect(off <= bound, f"{call}, called {where}, returned {value:.7g}; the slow step's loss is {exact:.7g}, off "
               f"by {off:.1e}, and rounding can move it by {bound:.1e} at most",
-              "an evaluation (eval mode, torch.no_grad()) asks for the same loss, computed the same way: does your "
-              "function change what it computes with the caller's mode?")
+              f"{asks} asks for the same loss, computed the same way: does your function change what it computes "
+              "with the caller's mode?")
     _no_16_bit_floats_but_bf16s(ex, f"{call}, called {where}", bf16, ops)
     # ...and with bf16=True its products in bf16, every weight's among them (round 69's second adversary: float32
     # products under torch.no_grad() or in eval mode passed, more exact than the bf16 bound asks); under no_grad
@@ -1899,20 +1945,41 @@ def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, mo
               "bf16=True asks for each call's matrix products of the weights as they are at that call: a bf16 copy "
               "kept from an earlier call is a cast that a call skips, so a CUDA graph captured right after a call "
               "holds none (the task's reason for cache_enabled=False)" if kept else
-              "bf16=True asks for the model's matrix products in bfloat16 whatever the caller's mode: an evaluation "
-              "(eval mode, torch.no_grad()) asks for the same loss, computed the same way")
+              f"bf16=True asks for the model's matrix products in bfloat16 whatever the caller's mode: {asks} asks "
+              "for the same loss, computed the same way")
     ex.expect(not ops.bf16_arithmetic and not ops.cast_rounded, f"{call}, called {where}: "
               f"{(ops.bf16_arithmetic or ops.cast_rounded or [''])[0]} in bf16 outside the matrix products",
               "bf16=True asks for the matrix products in bfloat16, and everything else as with bf16=False, whatever "
               "the caller's mode")
+    if not grad:
+        return
+    # ...a caller training in eval mode: a loss that backward() can use, and the slow step's gradients for the weights
+    # it trains (a frozen first layer's are not asked for)
+    ex.expect(isinstance(got, torch.Tensor) and got.requires_grad,
+              f"{call}, called {where}, returned a loss that does not depend on the model's weights",
+              "exercise 2 calls backward() on this loss, and a caller may train with the model in eval mode (frozen "
+              "statistics, a frozen layer): whatever the model's mode, compute it from model(...), without .detach(), "
+              "torch.no_grad() or torch.inference_mode()")
+    ex.expect(not raised, f"{call}, called {where}: backward() on its loss raised ({raised})",
+              "exercise 2 calls backward() on this loss: whatever the model's mode, compute it from model(...), "
+              "with autograd's graph")
+    _gradients_hold(ex, f"{call}, called {where}", model, x, n, y, bf16,
+                    {p: g for (_, p), g in zip(trained, grads, strict=True)})
 
 
 def _no_16_bit_floats_but_bf16s(ex: Checker, call: str, bf16: bool, *recorded: Operations) -> None:
     """No float16 in the operations `recorded` (a call, its backward); with bf16=False, no 16-bit float at all."""
     halves = [name for ops in recorded for name in ops.float16]
-    ex.expect(not halves, f"{call}: {halves[0] if halves else ''} in float16 (in the call or in its loss's backward)",
+    # (the task says float16 nowhere, an exact cast included: round 72's adversary's lengths cast to float16, exact for
+    # every length under 2049, got the autocast's hint; they are WRONG by the task's text since then, and the hint names
+    # the operation: a matrix product in float16 is the autocast's format, anything else a cast or arithmetic of yours)
+    products = [name for name in halves if name in MATRIX_PRODUCTS]
+    ex.expect(not halves, f"{call}: {(products or halves or [''])[0]} in float16 (in the call or in its loss's "
+              "backward)",
               "bf16=True asks for bfloat16, and float16 is another 16-bit format (5 exponent bits to bf16's 8): "
-              "torch.autocast takes the format as dtype=")
+              "torch.autocast takes the format as dtype=" if products else
+              "the task allows no float16 tensor at all, not even a cast that changes no value (bfloat16 is its one "
+              "16-bit format, for the matrix products): keep that operation's tensors in float32")
     narrow = [name for ops in recorded for name in ops.narrow]
     ex.expect(bf16 or not narrow, f"{call}, bf16=False: {narrow[0] if narrow else ''} (in the call or in its loss's "
               "backward)", "bf16=False asks for float32 throughout: the forward, the backward, and what a hook saves "

@@ -4063,3 +4063,223 @@ WRONG["check_fast_step"].update({
 })
 ALSO_RIGHT["check_fast_step"][R71C + "the solution's step with the positions capped at 128"] = \
     step_with_positions_capped_at_128
+
+
+# ---------------------------------------------------------------- round 72's adversary (exercise 1)
+# adv127: 19 answers to check_fast_loss (16 judged on a CPU) and one to check_fast_step, against the check as of
+# 49c55e2: five misjudged on the CPU, in three classes, all fixed in round 72 (fix08z):
+# - the task's own sizes never a case: a mask built once and kept when x.shape[1] == 64 PASSed (no case judged by value
+#   was padded to 64, nor had 512 sequences or 64 features).  TASK_BATCH, built from GPU_SIZES, is one now.
+# - an eval-mode caller with grad on never asked for a gradient: torch.inference_mode() or .detach() whenever
+#   `not model.training` PASSed (the eval-mode probe ran under torch.no_grad() only).  `_callers_state_kept` now also
+#   calls in eval mode with grad on and judges the loss's graph and gradients.
+# - float16 refused on sight, an exact cast of the lengths included, with the autocast's hint, though the task's text
+#   said nothing of float16.  The text now forbids any float16 tensor, an exact cast included (as exercise 2's check
+#   does since fix08x: a step whose loss passed exercise 1 would have FAILed there), and the hint names the operation:
+#   both answers are WRONG by the text.
+R72 = "round 72's adversary: "
+
+
+def _r72_tail(model, pooled, y, bf16):
+    """The solution's tail: the model under autocast, the loss in float32."""
+    with torch.autocast(pooled.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y)
+
+
+_R72_MASKS: dict = {}
+
+
+def mask_kept_for_the_course_length(model, x, n, y, bf16):
+    """Wrong: "exercise 2 replays with its static 512x64 buffers (make_data pads to 64): for that length I build the
+    real-position mask once and keep it (a graph wants static buffers); other lengths build it at each call".  The
+    kept mask holds the first call's lengths: stale once the caller refills n in place, as exercise 2 does at every
+    step.  EXPECTED: WRONG (PASSed until round 72: no case judged by value was padded to 64; TASK_BATCH is, and its
+    refill drops real tokens under the kept mask)."""
+    T = x.shape[1]
+    if T == 64:  # make_data's padded length on a GPU (GPU_SIZES["length"])
+        key = (x.device, T)
+        if key not in _R72_MASKS:
+            _R72_MASKS[key] = (torch.arange(T, device=x.device) < n[:, None]).to(x.dtype)
+        mask = _R72_MASKS[key]
+    else:
+        mask = (torch.arange(T, device=x.device) < n[:, None]).to(x.dtype)
+    return _r72_tail(model, (x * mask[..., None]).sum(1) / n[:, None], y, bf16)
+
+
+def loss_in_inference_mode_when_evaluating(model, x, n, y, bf16):
+    """Wrong: "in eval mode nobody trains: torch.inference_mode() skips autograd's bookkeeping, the loss is only
+    logged".  A caller that trains with the model in eval mode (fine-tuning with frozen statistics) gets a loss that
+    backward() cannot use; the task: "Return the loss as a float32 tensor that backward() can use".  EXPECTED: WRONG
+    (PASSed until round 72: the check called in eval mode under torch.no_grad() only)."""
+    if not model.training:
+        with torch.inference_mode():
+            return _r72_tail(model, x.sum(1) / n[:, None], y, bf16)
+    return _r72_tail(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def loss_detached_when_evaluating(model, x, n, y, bf16):
+    """Wrong: the same with .detach(), "an evaluation's loss needs no graph".  EXPECTED: WRONG (PASSed until round 72,
+    as the one above)."""
+    loss = _r72_tail(model, x.sum(1) / n[:, None], y, bf16)
+    return loss if model.training else loss.detach()
+
+
+def gradient_halved_when_evaluating(model, x, n, y, bf16):
+    """Wrong (round 72's fix, not the adversary's: the eval-mode caller's gradients judged, not only its graph): "in
+    eval mode the updates should be gentler", the loss's value kept and its gradient halved,
+    loss.detach() + 0.5 * (loss - loss.detach()).  EXPECTED: WRONG (by the gradient of the caller training in eval
+    mode)."""
+    loss = _r72_tail(model, x.sum(1) / n[:, None], y, bf16)
+    return loss if model.training else loss.detach() + 0.5 * (loss - loss.detach())
+
+
+_R72_BUFFERS: dict = {}
+
+
+def pooled_into_a_kept_buffer_through_data(model, x, n, y, bf16):
+    """Wrong: "a graph wants static buffers: the pooled mean goes into one buffer per shape, written through .data so
+    that autograd's version check does not complain".  A caller holding two losses before backward() gets the last
+    batch's gradient for the first layer.  EXPECTED: WRONG (a control: FAILs on the held losses' gradients)."""
+    key = (x.device, x.shape[0], x.shape[2])
+    if key not in _R72_BUFFERS:
+        _R72_BUFFERS[key] = torch.empty(x.shape[0], x.shape[2], device=x.device)
+    buf = _R72_BUFFERS[key]
+    buf.data.copy_(x.sum(1) / n[:, None])
+    return _r72_tail(model, buf, y, bf16)
+
+
+def lengths_as_float16(model, x, n, y, bf16):
+    """The student: "the lengths are small integers: half holds them exactly (up to 2048), and the division promotes
+    to float32"; the values are those of dividing by n, bit for bit.  EXPECTED: WRONG by the task's text since round 72
+    ("no float16 tensor at all, not even a cast that changes no value", and with bf16=False no 16-bit tensor); it
+    FAILed before too, with the autocast's hint."""
+    return _r72_tail(model, x.sum(1) / n.half()[:, None], y, bf16)
+
+
+def lengths_as_float16_with_bf16_only(model, x, n, y, bf16):
+    """The student: "with bf16=True the arithmetic is 16-bit anyway: the lengths in half" (n.half() with bf16=True
+    only), exact for every length under 2049, the same values as the ALSO_RIGHT `lengths_cast_to_bf16`.  EXPECTED:
+    WRONG by the task's text since round 72 (float16 nowhere; bfloat16 is the task's one half-width format)."""
+    return _r72_tail(model, x.sum(1) / (n.half() if bf16 else n)[:, None], y, bf16)
+
+
+def reentrant_checkpoint(model, x, n, y, bf16):
+    """Wrong: torch.utils.checkpoint with use_reentrant=True (the old default): the pooled input needs no gradient, so
+    the reentrant checkpoint's output needs none and no gradient reaches any weight.  EXPECTED: WRONG (a control)."""
+    from torch.utils.checkpoint import checkpoint
+    pooled = x.sum(1) / n[:, None]
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = checkpoint(model, pooled, use_reentrant=True)
+    return F.cross_entropy(logits.float(), y)
+
+
+def pooled_by_conv1d(model, x, n, y, bf16):
+    """Right: each feature's sum as a 1-d convolution with a kernel of ones as long as the padding, in float32
+    outside the autocast, divided by n.  EXPECTED: RIGHT."""
+    B, T, Fe = x.shape
+    ones = torch.ones(1, 1, T, device=x.device, dtype=x.dtype)
+    s = F.conv1d(x.transpose(1, 2).reshape(B * Fe, 1, T), ones).reshape(B, Fe)
+    return _r72_tail(model, s / n[:, None], y, bf16)
+
+
+def pooled_by_segment_reduce(model, x, n, y, bf16):
+    """Right: torch.segment_reduce sums each sequence's padded positions as one segment (zeros add nothing), divided
+    by n.  EXPECTED: RIGHT."""
+    B, T, Fe = x.shape
+    lengths = torch.full((B,), T, device=x.device, dtype=torch.long)
+    s = torch.segment_reduce(x.reshape(B * T, Fe), "sum", lengths=lengths, axis=0)
+    return _r72_tail(model, s / n[:, None], y, bf16)
+
+
+def pooled_by_linalg_vecdot(model, x, n, y, bf16):
+    """Right: the masked mean as torch.linalg.vecdot of each feature column with the pooling weights (mask / n), in
+    float32 outside the autocast.  EXPECTED: RIGHT."""
+    T = x.shape[1]
+    w = (torch.arange(T, device=x.device) < n[:, None]).to(x.dtype) / n[:, None]
+    return _r72_tail(model, torch.linalg.vecdot(x.transpose(1, 2), w[:, None, :]), y, bf16)
+
+
+def lengths_times_a_0d_one_made_where_x_is(model, x, n, y, bf16):
+    """Right: the lengths in x's dtype by x.new_ones(()) * n, a 0-d factor made where the batch is.  EXPECTED:
+    RIGHT."""
+    return _r72_tail(model, x.sum(1) / (x.new_ones(()) * n)[:, None], y, bf16)
+
+
+def autocast_from_the_device_modules(model, x, n, y, bf16):
+    """Right: the autocast of older tutorials, torch.cuda.amp.autocast if x.is_cuda else torch.cpu.amp.autocast, with
+    dtype=torch.bfloat16, enabled=bf16, cache_enabled=False (deprecated names: a FutureWarning only).  EXPECTED:
+    RIGHT."""
+    pooled = x.sum(1) / n[:, None]
+    ac = torch.cuda.amp.autocast if x.is_cuda else torch.cpu.amp.autocast
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with ac(dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+            logits = model(pooled)
+    return F.cross_entropy(logits.float(), y)
+
+
+def autocast_or_nullcontext(model, x, n, y, bf16):
+    """Right: `with torch.autocast(...) if bf16 else contextlib.nullcontext():`.  EXPECTED: RIGHT."""
+    pooled = x.sum(1) / n[:, None]
+    ctx = (torch.autocast(x.device.type, dtype=torch.bfloat16, cache_enabled=False) if bf16
+           else contextlib.nullcontext())
+    with ctx:
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y)
+
+
+def autocast_as_a_decorator(model, x, n, y, bf16):
+    """Right: torch.autocast as the decorator of an inner function (the documentation shows it).  EXPECTED: RIGHT."""
+    @torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False)
+    def run(a):
+        return model(a)
+    return F.cross_entropy(run(x.sum(1) / n[:, None]).float(), y)
+
+
+def autocast_device_from_str(model, x, n, y, bf16):
+    """Right: the autocast's device type parsed from str(x.device) ("cuda:0" -> "cuda").  EXPECTED: RIGHT."""
+    pooled = x.sum(1) / n[:, None]
+    with torch.autocast(str(x.device).split(":")[0], dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y)
+
+
+def loss_summed_over_the_batch_size(model, x, n, y, bf16):
+    """Right: cross_entropy(reduction="sum") / y.numel(), the mean spelled out.  EXPECTED: RIGHT."""
+    pooled = x.sum(1) / n[:, None]
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y, reduction="sum") / y.numel()
+
+
+def step_with_the_mask_kept_for_the_course_length(model, data):
+    """Wrong: the solution's step (a graph, staged prefetch) whose fast_loss keeps its mask at the padded length 64
+    (`mask_kept_for_the_course_length`): the warm-up's first batch's lengths hold for every batch.  EXPECTED: WRONG
+    (by the values; not yet run on a GPU)."""
+    return _solution_step_with_loss(mask_kept_for_the_course_length, model, data)
+
+
+WRONG["check_fast_loss"].update({
+    R72 + "a mask built once and kept when x.shape[1] == 64": mask_kept_for_the_course_length,
+    R72 + "the loss under torch.inference_mode() when not model.training": loss_in_inference_mode_when_evaluating,
+    R72 + "the loss detached when not model.training": loss_detached_when_evaluating,
+    R72 + "(the fix's own) the gradient halved when not model.training": gradient_halved_when_evaluating,
+    R72 + "the pooled mean in a buffer kept per shape, written through .data": pooled_into_a_kept_buffer_through_data,
+    R72 + "the lengths cast to float16 (exact), both modes": lengths_as_float16,
+    R72 + "the lengths cast to float16 (exact) with bf16=True": lengths_as_float16_with_bf16_only,
+    R72 + "a reentrant checkpoint of the model": reentrant_checkpoint,
+})
+ALSO_RIGHT["check_fast_loss"].update({
+    R72 + "the pooling by F.conv1d with a kernel of ones": pooled_by_conv1d,
+    R72 + "the pooling by torch.segment_reduce": pooled_by_segment_reduce,
+    R72 + "the pooling by torch.linalg.vecdot with mask / n": pooled_by_linalg_vecdot,
+    R72 + "the lengths times x.new_ones(())": lengths_times_a_0d_one_made_where_x_is,
+    R72 + "torch.cuda.amp.autocast / torch.cpu.amp.autocast by the batch's device": autocast_from_the_device_modules,
+    R72 + "the autocast if bf16 else contextlib.nullcontext()": autocast_or_nullcontext,
+    R72 + "the autocast as a decorator": autocast_as_a_decorator,
+    R72 + "the autocast's device type from str(x.device)": autocast_device_from_str,
+    R72 + "cross_entropy(reduction='sum') / y.numel()": loss_summed_over_the_batch_size,
+})
+WRONG["check_fast_step"][R72 + "the solution's step with the mask kept at 64 positions"] = \
+    step_with_the_mask_kept_for_the_course_length
