@@ -694,6 +694,12 @@ OWN_CASE = (3, 37, 3, 1.0, 11)  # the shape of _softmax_new_and_own's calls
 WIDER_GAP = 64  # its fourth call: the same shape, rows 101 elements apart
 FAR_BELOW = -2e4  # masked rows whose finite values lie this far below 0 (one seed in four: `_masked_shift`)
 OTHER_SHIFT = 200.0  # _softmax_two_callers: the other caller's values lie this far above the first's
+# _softmax_two_callers: the other caller's shape, OWN_CASE's rows with other columns and another row stride (round 72's
+# second adversary kept cols and both row strides in one buffer that each call filled: a caller of the same shape wrote
+# the same numbers).  One of the property's chosen cases on a CPU, so that its launches, run unguarded there, passed the
+# guarded calls first; narrower and its rows closer than OWN_CASE's, so that the first call's programs, read with the
+# other's numbers, stay inside x and y (a launch of the first call is unguarded there too)
+OTHER_CALLER_SHAPE = (3, 5, 3)
 OTHER_CALLER_S = 10.0  # _softmax_two_callers: how long the first caller waits for the other's call (OWN_CASE's shape)
 SAME_THREAD_S = 3.0  # _softmax_one_thread_two_streams on a CPU: how long the second call may take inside the first
 STUCK_S = 0.5  # _softmax_one_thread_two_streams on a CPU: a second call found this long on one bytecode of one frame
@@ -715,6 +721,10 @@ TWO_STREAMS_WINDOW_MS = 200.0  # _softmax_one_thread_two_streams on a GPU: how l
 # BO, three in BQ), nothing.
 RELEASED_SHAPES = ((16, MAX_COLS), (64, MAX_COLS), (528, 1024))
 RELEASED_PAIRS = 16
+# the second call's (rows, cols, gap) where it is not the first's: on (64, MAX_COLS), which caught the fewest kept
+# counters above, the second call on another shape (round 72's second adversary: cols and row strides kept in one buffer
+# that each call fills, which a second call of the same shape fills with the same numbers)
+RELEASED_OTHER = {(64, MAX_COLS): (48, MAX_COLS - 1095, 5)}
 RELEASED_WINDOW_MS = 5.0  # longer than the host needs to queue both calls (~0.1 ms for a plain launch)
 KEPT_CALLS = 12  # more calls on OWN_CASE's shape where an answer keeps its results: reuse in turn up to 14 apart shows
 # Every case of the property is called from a caller whose default dtype is float64 (adversary 106: a result made
@@ -894,6 +904,70 @@ class _Launches:
 def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
     """A uint8 view of the whole storage under `t` (a view's base included)."""
     return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+
+
+# Each call's x: the bytes of its whole storage (the caller's wider tensor included) compared before and after the call
+# (round 72's second adversary: the gap between x's rows filled with -inf through `torch.empty(0).set_(x's storage)`,
+# an alias with a version counter of its own, which x._version and a compare of x's view both missed).  On a GPU the
+# compare is queued on the caller's stream, unwaited (a wait there would let a kernel that the caller's stream does not
+# wait for finish before the checks that read on that stream), and judged at the end of the check (_X_BYTES_PENDING).
+_X_BYTES_PENDING: list[tuple[str, tuple[int, ...], tuple[int, ...], int, torch.Tensor]] = []
+
+
+def _x_storage_kept(x: torch.Tensor) -> torch.Tensor | None:
+    """A copy of the bytes of x's whole storage (None for an empty storage)."""
+    with _check_at_work():
+        return _storage_bytes(x).clone() if x.untyped_storage().nbytes() else None
+
+
+def _x_bytes_changed(x: torch.Tensor, kept: torch.Tensor) -> torch.Tensor:
+    """On x's device, unwaited: [elements of x's storage changed outside x's view, those changed in it, the first
+    changed outside (or -1)], comparing its bytes now with `kept` (an element changed: any of its bytes)."""
+    now = _storage_bytes(x)
+    changed = now != kept if now.numel() == kept.numel() else torch.ones_like(kept, dtype=torch.bool)
+    size = x.element_size()
+    changed = torch.cat([changed, changed.new_zeros(-changed.numel() % size)]).view(-1, size).any(1)
+    inside = torch.zeros_like(changed)
+    if x.numel():
+        inside.as_strided(x.shape, x.stride(), x.storage_offset()).fill_(True)
+    outside = changed & ~inside
+    first = torch.where(outside.any(), outside.to(torch.uint8).argmax(), -1)
+    return torch.stack([outside.sum(), (changed & inside).sum(), first])
+
+
+def _x_storage_judged(ex: Any, call: str, x: torch.Tensor, kept: torch.Tensor | None, on_gpu: bool) -> None:
+    """x's storage as it was before the call (see _X_BYTES_PENDING): judged now on a CPU, queued on a GPU."""
+    if kept is None:
+        return
+    with _check_at_work():
+        counts = _x_bytes_changed(x, kept)
+    if on_gpu:
+        _X_BYTES_PENDING.append((call, tuple(x.shape), tuple(x.stride()), x.element_size(), counts))
+    else:
+        _x_bytes_said(ex, call, tuple(x.shape), tuple(x.stride()), x.element_size(), counts)
+
+
+def _x_storage_pending_judged(ex: Any) -> None:
+    """The GPU's queued compares of x's storage (_X_BYTES_PENDING), after all work on the GPU ended."""
+    pending = list(_X_BYTES_PENDING)
+    _X_BYTES_PENDING.clear()
+    if pending:
+        torch.cuda.synchronize()
+    for call, shape, strides, size, counts in pending:
+        _x_bytes_said(ex, call, shape, strides, size, counts)
+
+
+def _x_bytes_said(ex: Any, call: str, shape: tuple[int, ...], strides: tuple[int, ...], size: int,
+                  counts: torch.Tensor) -> None:
+    outside, inside, first = (int(v) for v in counts.tolist())
+    where = (f", the first: element {first} of the storage (bytes {first * size} to {first * size + size - 1}; x's "
+             f"rows are {strides[0]} elements apart and {shape[-1]} long)" if outside else "")
+    ex.expect(not outside and not inside, f"{call} changed the memory under x: {outside} element"
+              f"{'s' * (outside != 1)} of x's storage outside x's view (the caller's, between or around x's rows)"
+              f"{where}, and {inside} of x's own",
+              "x's storage is the caller's, all of it: the elements between x's rows belong to the wider tensor x "
+              "is a slice of, and no alias of that memory (a view, `torch.empty(0).set_(x.untyped_storage(), ...)`) "
+              "makes it yours to write; write only into tensors you allocate")
 
 
 def _described(a: object) -> object:
@@ -2550,6 +2624,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
     on_gpu = has_cuda()
     with exercise("softmax_rows") as ex:
         yours = ex.answer(softmax_rows)
+        _X_BYTES_PENDING.clear()  # (a check that FAILed before judging its own)
         device = "cuda" if on_gpu else "cpu"
         counted = _launches_are_seen(device)
 
@@ -2564,6 +2639,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             left set made the check's own inputs float64, and every test after it)."""
             settings, local = read(WATCHED_SETTINGS), _local_settings()
             was = _what_x_is(x)
+            bytes_before = _x_storage_kept(x)
             # a seed is seen where it is made: the state left may equal the one before (a caller's generator just
             # seeded with 0 stays so after random.seed(0): one order of the tests passed it)
             seeded: dict[str, list[Any]] = {}
@@ -2589,6 +2665,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                 "leave x itself as it was, not only its values: an in-place operation on x, even one that writes its "
                 "values back, counts as a change of x (autograd refuses a saved tensor changed so, and another reader "
                 "of x sees the change meanwhile), and `x.data = ...` or `x.set_(...)` make x another tensor's view")
+            _x_storage_judged(ex, call, x, bytes_before, on_gpu)
             return judged(x, call, y, launches, watch)
 
         def watched_call(x: torch.Tensor, call: str, poisoned: bool, order: str, config: Any,
@@ -2841,6 +2918,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             seen_on_cpu = _softmax_one_thread_two_streams(ex, call_yours, yours, device)
             if on_gpu:
                 _softmax_released_together(ex, call_yours, yours)
+        _x_storage_pending_judged(ex)
         if not on_gpu:
             raise LeftForGPU(f"the values on {ex.passed} small shapes, through Triton's interpreter, that each "
                              "result is a new tensor and that its values come from your kernel",
@@ -2975,17 +3053,17 @@ def _joined_unless_waiting(thread: threading.Thread, seconds: float) -> None:
 
 
 def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device: str) -> None:
-    """A call on OWN_CASE's shape with another caller's whole call, on the same shape, made right after its first
+    """A call on OWN_CASE's shape with another caller's whole call, on OTHER_CALLER_SHAPE, made right after its first
     launch (on a CPU, inside each program of each of its launches, after the program's first write: see _INSIDE; the
     first call's launches unguarded, so that what the two share in memory is shared: round 67's third adversary kept
     the tickets of a split row's tl.atomic_add counters from call to call, which two calls whose launches overlap
     draw from both): what two threads, or two streams that nothing orders, do when they call at once.  Both results
     must be right (round 27's adversary kept each row's max and sum in a scratch buffer per row count, written by
     one kernel and read by the next: the other caller's statistics replaced the first's in between).  The other call
-    runs as the answer's own code would from another caller: its launches as they are (the same shape passed the
+    runs as the answer's own code would from another caller: its launches as they are (its shape passed the
     guarded calls before); it is judged as any call is, in its own record (_AnotherCall: adversary 126's caller that
     found a lock held and computed with PyTorch, or NumPy, passed when only its values were)."""
-    first, other = ((*OWN_CASE[:-1], OWN_CASE[-1] + k) for k in (20, 21))
+    first, other = (*OWN_CASE[:-1], OWN_CASE[-1] + 20), (*OTHER_CALLER_SHAPE, OWN_CASE[3], OWN_CASE[-1] + 21)
     x, x_other = _softmax_input(first, device), _softmax_input(other, device)
     x_other.add_(OTHER_SHIFT)  # in place: the view stays a view (round 65's adversary: a max kept between launches,
     # replaced by the other caller's of values alike, changed no softmax, which no shift of a row changes)
@@ -3017,7 +3095,7 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
             _INSIDE[-1].made = OTHER_CALLS_INSIDE
 
     on_gpu = device != "cpu"
-    call = (f"{_describe_softmax(first)}, with another caller's call on x of the same shape made "
+    call = (f"{_describe_softmax(first)}, with another caller's {_describe_softmax(other)} made "
             + ("between its launches" if on_gpu
                else "inside the programs of its launches (in each, after its first write, and before its first load of "
                   "what it stored)"))
@@ -3216,17 +3294,25 @@ def _softmax_released_together(ex: Any, call_yours: Callable, yours: Callable) -
     after it; the first call on the caller's stream, right behind the sleep, and the second on a side stream that
     waits for the event: both calls' launches queued behind the same gate, started together when it opens.
     RELEASED_PAIRS pairs on each of RELEASED_SHAPES, each shape's first call judged in full first (a first call
-    compiles); both results of each pair must be right."""
+    compiles); both results of each pair must be right, each against its own x (the second call on RELEASED_OTHER's
+    shape where it names one)."""
     side = torch.cuda.Stream()
     for k, (rows, cols) in enumerate(RELEASED_SHAPES):
-        first, other = (rows, cols, 0, 1.0, 30 + 2 * k), (rows, cols, 0, 1.0, 31 + 2 * k)
+        first, other = (rows, cols, 0, 1.0, 30 + 2 * k), (*RELEASED_OTHER.get((rows, cols), (rows, cols, 0)), 1.0,
+                                                          31 + 2 * k)
         x, x_other = _softmax_input(first, "cuda"), _softmax_input(other, "cuda")
         x_other.add_(OTHER_SHIFT)
         before = x.clone()
-        call = (f"{_describe_softmax(first)} and a second call on x of the same shape from a side stream, both "
-                "calls' kernels held behind one event and started together")
+        second = "x of the same shape" if other[:3] == first[:3] else f"x of shape {tuple(x_other.shape)} (rows " \
+            f"{x_other.stride(0)} elements apart)"
+        call = (f"{_describe_softmax(first)} and a second call on {second} from a side stream, both calls' kernels "
+                "held behind one event and started together")
         y, _ = call_yours(x, call + " (its first call, alone)")
         _judge_softmax(ex, call + " (its first call, alone)", x, before, y)
+        if other[:3] != first[:3]:  # (a first call on a shape compiles: not inside a pair)
+            before_other = x_other.clone()
+            theirs, _ = call_yours(x_other, call + " (its second call, alone)")
+            _judge_softmax(ex, call + " (its second call, alone)", x_other, before_other, theirs)
         calibrate_sleeps()
         torch.cuda.synchronize()
         for pair in range(RELEASED_PAIRS):

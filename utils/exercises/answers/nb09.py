@@ -5881,3 +5881,341 @@ WRONG_ON_CPU["check_softmax_rows"].update({
     R72 + "a non-blocking lock around the launch, NumPy on x.cpu().numpy() for a caller that finds it held",
 })
 ALSO_RIGHT_SOFTMAXES[R72 + "exp as PTX's ex2.approx.f32 through tl.inline_asm_elementwise"] = r72_inline_asm_ex2
+
+# Round 72's second adversary (/work/rev72/reports/adv128.md): 15 answers to check_softmax_rows judged on the CPU
+# (torch 2.13, Triton 3.9's interpreter), one to check_bias_gelu for a GPU.  Two wrong ones PARTed there (157 checks)
+# until fix09y: a buffer of cols and row strides shared by every call (the check's concurrent calls were all on one
+# shape), and the caller's elements between x's rows overwritten through a `set_` alias of x's storage.
+R72B = "round 72's second adversary: "
+
+
+@triton.jit
+def _r72b_plain_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def _r72b_launch(kernel, x, block=None):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=block or triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _r72b_asserting_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK >= 1)
+    tl.device_assert(cols <= BLOCK, "a row longer than BLOCK")
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r72b_device_assert(x):
+    """Right: the plain kernel guarded by tl.static_assert(BLOCK >= 1) and tl.device_assert(cols <= BLOCK).
+    EXPECTED: RIGHT (PART on a CPU, 2026-12-02)."""
+    return _r72b_launch(_r72b_asserting_kernel, x)
+
+
+@triton.jit
+def _r72b_hinted_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.max_contiguous(tl.multiple_of(tl.arange(0, BLOCK), BLOCK), BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r72b_hinted_arange(x):
+    """Right: the lane offsets hinted (tl.multiple_of, tl.max_contiguous on tl.arange(0, BLOCK): true hints), nothing
+    claimed of a row's start.  EXPECTED: RIGHT (PART on a CPU, 2026-12-02)."""
+    return _r72b_launch(_r72b_hinted_kernel, x)
+
+
+@triton.jit
+def _r72b_constexpr_kernel(y_ptr, x_ptr, x_row_stride: tl.constexpr, y_row_stride: tl.constexpr,
+                           cols: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r72b_strides_as_constexpr(x):
+    """Right: strides and cols as tl.constexpr (a compile per shape and stride).  EXPECTED: RIGHT (PART on a CPU,
+    2026-12-02)."""
+    return _r72b_launch(_r72b_constexpr_kernel, x)
+
+
+@triton.jit
+def _r72b_halves_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, HALF: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    lo = tl.arange(0, HALF)
+    hi = HALF + lo
+    base = x_ptr + row * x_row_stride
+    a = tl.load(base + lo, mask=lo < cols, other=-float("inf"))
+    b = tl.load(base + hi, mask=hi < cols, other=-float("inf"))
+    m = tl.maximum(tl.max(a, axis=0), tl.max(b, axis=0))
+    ea = tl.exp(a - m)
+    eb = tl.exp(b - m)
+    s = tl.sum(ea, axis=0) + tl.sum(eb, axis=0)
+    out = y_ptr + row * y_row_stride
+    tl.store(out + lo, ea / s, mask=lo < cols)
+    tl.store(out + hi, eb / s, mask=hi < cols)
+
+
+def r72b_row_in_two_halves(x):
+    """Right: each row as two tiles of BLOCK/2 lanes, the max and sum combined from both.  EXPECTED: RIGHT (PART on a
+    CPU, 2026-12-02)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r72b_halves_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols,
+                                     HALF=max(1, triton.next_power_of_2(cols) // 2))
+    return y
+
+
+@triton.jit
+def _r72b_cumsum_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.max(tl.cumsum(e, axis=0), axis=0), mask=mask)
+
+
+def r72b_sum_as_cumsum_max(x):
+    """Right: the row's sum as the largest of tl.cumsum(e) (positive terms: the last is the total).  EXPECTED: RIGHT
+    (PART on a CPU, 2026-12-02)."""
+    return _r72b_launch(_r72b_cumsum_kernel, x)
+
+
+def r72b_through_float64(x):
+    """Right: x.double() (a convert), the kernel's float64 softmax into a float64 y, y.float() (a convert).
+    EXPECTED: RIGHT (PART on a CPU, 2026-12-02)."""
+    xd = x.double()
+    yd = torch.empty(x.shape, dtype=torch.float64, device=x.device)
+    if x.shape[0]:
+        _r72b_plain_kernel[(x.shape[0],)](yd, xd, xd.stride(0), yd.stride(0), x.shape[1],
+                                          BLOCK=triton.next_power_of_2(x.shape[1]))
+    return yd.float()
+
+
+@triton.jit
+def _r72b_reversed_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = BLOCK - 1 - tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r72b_lanes_reversed(x):
+    """Right: lane i handles column BLOCK-1-i.  EXPECTED: RIGHT (PART on a CPU, 2026-12-02)."""
+    return _r72b_launch(_r72b_reversed_kernel, x)
+
+
+@triton.jit
+def _r72b_given_max_kernel(y_ptr, x_ptr, m_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.load(m_ptr + row))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r72b_row_max_by_item(x):
+    """Wrong: each row's max by Python's max over x[r, c].item(), handed to the kernel: the max is the host's.
+    EXPECTED: WRONG (FAIL on a CPU, 2026-12-02: "PyTorch computed from x ... (_local_scalar_dense)")."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        m = torch.tensor([max(x[r, c].item() for c in range(cols)) for r in range(rows)], dtype=torch.float32,
+                         device=x.device)
+        _r72b_given_max_kernel[(rows,)](y, x, m, x.stride(0), y.stride(0), cols,
+                                        BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def r72b_block_capped_at_256(x):
+    """Wrong (for a GPU): BLOCK = min(next_power_of_2(cols), 256), no loop: columns past 256 never loaded or stored.
+    EXPECTED: WRONG (PART on a CPU, 2026-12-02, whose shapes have at most CPU_MAX columns; a GPU must FAIL it on 1025
+    or MAX_COLS columns: not yet run there)."""
+    return _r72b_launch(_r72b_plain_kernel, x, block=min(triton.next_power_of_2(x.shape[1]), 256))
+
+
+@triton.jit
+def _r72b_clamped_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.where(mask, tl.exp(tl.maximum(v - tl.max(v, axis=0), -80.0)), 0.0)
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r72b_exp_clamped(x):
+    """Wrong: exp's argument clamped at -80 "to avoid denormals": values far below the max (and -inf) get 1.8e-35
+    of the sum, not ~0.  EXPECTED: WRONG (FAIL on a CPU, 2026-12-02)."""
+    return _r72b_launch(_r72b_clamped_kernel, x)
+
+
+@triton.jit
+def _r72b_first_shift_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.load(x_ptr + row * x_row_stride))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r72b_first_element_shift(x):
+    """Wrong: the row's first value subtracted, not its max: exp overflows, a first -inf gives NaN.  EXPECTED: WRONG
+    (FAIL on a CPU, 2026-12-02)."""
+    return _r72b_launch(_r72b_first_shift_kernel, x)
+
+
+@triton.jit
+def _r72b_stride_masked_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < x_row_stride, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=offs < cols)
+
+
+def r72b_loads_masked_by_stride(x):
+    """Wrong: the load's mask is offs < x's row stride: the gap between rows joins each row's max and sum.
+    EXPECTED: WRONG (FAIL on a CPU, 2026-12-02)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r72b_stride_masked_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols,
+                                            BLOCK=triton.next_power_of_2(max(cols, x.stride(0))))
+    return y
+
+
+@triton.jit
+def _r72b_meta_kernel(y_ptr, x_ptr, meta_ptr, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.load(meta_ptr)
+    x_row_stride = tl.load(meta_ptr + 1)
+    y_row_stride = tl.load(meta_ptr + 2)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+_R72B_META: dict = {}
+
+
+def r72b_shape_in_a_kept_buffer(x):
+    """Wrong: "no shape arguments, as a CUDA graph's static inputs": one int64 buffer per device, allocated once,
+    holds cols and both row strides; each call copies them in and the kernel loads them.  Two callers at once on
+    different shapes: the second's copy replaces the first's numbers before the first's kernel reads them.
+    EXPECTED: WRONG (PART on a CPU, 2026-12-02: every concurrent call of the check was on one shape; FAIL since
+    fix09y, whose other caller is on OTHER_CALLER_SHAPE: "the first caller's result is wrong")."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    meta = _R72B_META.setdefault(str(x.device), torch.zeros(3, dtype=torch.int64, device=x.device))
+    meta.copy_(torch.tensor([cols, x.stride(0), y.stride(0)], dtype=torch.int64), non_blocking=True)
+    if rows:
+        _r72b_meta_kernel[(rows,)](y, x, meta, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _r72b_gap_read_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, rows, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    limit = tl.where(row < rows - 1, x_row_stride, cols)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < limit, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=offs < cols)
+
+
+def _r72b_gap_filled(x, alias_of_x):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows == 0:
+        return y
+    stride = x.stride(0)
+    if rows > 1 and stride > cols:
+        alias_of_x(x, rows, stride)[:, cols:].fill_(-math.inf)
+    block = triton.next_power_of_2(max(cols, stride if rows > 1 else cols))
+    _r72b_gap_read_kernel[(rows,)](y, x, stride, y.stride(0), cols, rows, BLOCK=block)
+    return y
+
+
+def r72b_gap_filled_through_set(x):
+    """Wrong: "the gap between x's rows is spare room": the caller's elements between x's rows filled with -inf
+    through `torch.empty(0).set_(x.untyped_storage(), ...)` (an alias with a version counter of its own), then whole
+    strides read.  EXPECTED: WRONG (PART on a CPU, 2026-12-02: x's version and x's view were unchanged; FAIL since
+    fix09y, which compares the bytes of x's whole storage: "changed the memory under x: ... outside x's view")."""
+    return _r72b_gap_filled(x, lambda x, rows, stride: torch.empty(0, dtype=x.dtype, device=x.device).set_(
+        x.untyped_storage(), x.storage_offset(), (rows - 1, stride), (stride, 1)))
+
+
+def r72b_gap_filled_through_as_strided(x):
+    """Wrong: as r72b_gap_filled_through_set, the alias x.as_strided(...), which shares x's version counter.
+    EXPECTED: WRONG (FAIL on a CPU, 2026-12-02: "changed x: its version 0 -> 1")."""
+    return _r72b_gap_filled(x, lambda x, rows, stride: x.as_strided((rows - 1, stride), (stride, 1)))
+
+
+_R72B_GELU: dict = {}
+
+
+def r72b_gelu_tanh_through_exp(x, bias):
+    """Right (for a GPU): one T-templated ElementwiseKernel, tanh(z) written as 1 - 2 / (exp(2z) + 1).  EXPECTED:
+    RIGHT (not yet run on a GPU; near z ~ 0 the cancellation costs about eps/|z| of tanh, times a small |v|)."""
+    k = _R72B_GELU.get("k")
+    if k is None:
+        k = _R72B_GELU.setdefault("k", _cp().ElementwiseKernel(
+            "T x, T b", "T y",
+            "T v = x + b; T z = (T)0.7978845608028654 * (v + (T)0.044715 * v * v * v);"
+            " T t = (T)1 - (T)2 / (exp((T)2 * z) + (T)1); y = (T)0.5 * v * ((T)1 + t);",
+            "course09_r72b_gelu_exp"))
+    return k(x, bias)
+
+
+R72B_WRONG_ON_CPU = {
+    R72B + "each row's max on the host by x[r, c].item()": r72b_row_max_by_item,
+    R72B + "exp's argument clamped at -80": r72b_exp_clamped,
+    R72B + "the row's first value as the shift, not its max": r72b_first_element_shift,
+    R72B + "loads masked by the row stride, not cols": r72b_loads_masked_by_stride,
+    R72B + "cols and row strides in one buffer kept across calls, filled by each": r72b_shape_in_a_kept_buffer,
+    R72B + "the gap between x's rows filled with -inf through a set_ alias of x's storage":
+        r72b_gap_filled_through_set,
+    R72B + "the gap between x's rows filled with -inf through x.as_strided": r72b_gap_filled_through_as_strided,
+}
+WRONG_SOFTMAXES.update(R72B_WRONG_ON_CPU)
+WRONG_SOFTMAXES[R72B + "BLOCK capped at 256, no loop over the rest of the row"] = r72b_block_capped_at_256
+WRONG_ON_CPU["check_softmax_rows"].update(R72B_WRONG_ON_CPU)
+ALSO_RIGHT_SOFTMAXES.update({
+    R72B + "tl.static_assert and tl.device_assert around the plain kernel": r72b_device_assert,
+    R72B + "the lane offsets hinted with tl.multiple_of and tl.max_contiguous": r72b_hinted_arange,
+    R72B + "strides and cols as tl.constexpr": r72b_strides_as_constexpr,
+    R72B + "each row as two half tiles": r72b_row_in_two_halves,
+    R72B + "the sum as the max of tl.cumsum": r72b_sum_as_cumsum_max,
+    R72B + "x.double(), a float64 kernel, .float()": r72b_through_float64,
+    R72B + "lanes in reverse order": r72b_lanes_reversed,
+})
+ALSO_RIGHT_GELUS[R72B + "tanh as 1 - 2 / (exp(2z) + 1) in a T-templated ElementwiseKernel"] = \
+    r72b_gelu_tanh_through_exp
