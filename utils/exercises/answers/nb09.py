@@ -5855,9 +5855,16 @@ def r72_busy_falls_back_to_numpy(x):
 
 def r72_grid_capped_at_65535(x):
     """Wrong (for a GPU): grid (min(rows, 65535),) "CUDA caps a grid at 65535 blocks", a program a row, no loop: the
-    rows past 65535 are never written.  EXPECTED: WRONG (FAILed on the H200, 2026-12-02, on MANY_ROWS; a CPU's cases
-    have at most CPU_MAX rows, where it is the plain kernel)."""
+    rows past 65535 are never written.  EXPECTED: WRONG (FAILed on the H200 in call CE, 2026-12-02, on MANY_ROWS, then
+    PASSed in call CF: MISJUDGED_ON_A_GPU; a CPU's cases have at most CPU_MAX rows, where it is the plain kernel)."""
     return _r72_launch(_r72_plain_kernel, x, grid_rows=min(x.shape[0], 65535))
+
+
+MISJUDGED_ON_A_GPU["check_softmax_rows"][R72 + "a grid of min(rows, 65535) programs, a row each, no loop"] = (
+    "PASSed on the H200 in call CF (2026-12-02, 313 checks), after FAILing in call CE (6 of 196611 values wrong on "
+    "MANY_ROWS, before round 72's fixes to the other caller and the x storage): the 2 rows it never writes came out "
+    "right, not NaN; the cause is not read (a lead: a y from torch.empty on memory that held the right rows, "
+    "since the poisoning covers only what a launch changed)")
 
 
 def r72_inline_asm_ex2(x):
@@ -6004,7 +6011,8 @@ def r72b_sum_as_cumsum_max(x):
 
 def r72b_through_float64(x):
     """Right: x.double() (a convert), the kernel's float64 softmax into a float64 y, y.float() (a convert).
-    EXPECTED: RIGHT (PART on a CPU, 2026-12-02)."""
+    EXPECTED: right in its values (PART on a CPU, 2026-12-02), WRONG on a GPU: the H200 (call CF, 2026-12-02) measured
+    0.15 of its copy bandwidth, below the exercise's bar of 0.3 (the GPU's speed bar, as R69B_TOO_SLOW)."""
     xd = x.double()
     yd = torch.empty(x.shape, dtype=torch.float64, device=x.device)
     if x.shape[0]:
@@ -6214,8 +6222,11 @@ ALSO_RIGHT_SOFTMAXES.update({
     R72B + "strides and cols as tl.constexpr": r72b_strides_as_constexpr,
     R72B + "each row as two half tiles": r72b_row_in_two_halves,
     R72B + "the sum as the max of tl.cumsum": r72b_sum_as_cumsum_max,
-    R72B + "x.double(), a float64 kernel, .float()": r72b_through_float64,
     R72B + "lanes in reverse order": r72b_lanes_reversed,
 })
+# right values, too slow for the exercise's bar: the H200 (call CF, 2026-12-02) measured 0.15 of its copy bandwidth on
+# the 32768 x 2048 case (bar 0.3): two PyTorch converts and a float64 kernel move three times a float32 softmax's bytes
+R72B_TOO_SLOW = R72B + "x.double(), a float64 kernel, .float()"
+WRONG_SOFTMAXES[R72B_TOO_SLOW] = r72b_through_float64
 ALSO_RIGHT_GELUS[R72B + "tanh as 1 - 2 / (exp(2z) + 1) in a T-templated ElementwiseKernel"] = \
     r72b_gelu_tanh_through_exp
