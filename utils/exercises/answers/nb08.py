@@ -4283,3 +4283,33 @@ ALSO_RIGHT["check_fast_loss"].update({
 })
 WRONG["check_fast_step"][R72 + "the solution's step with the mask kept at 64 positions"] = \
     step_with_the_mask_kept_for_the_course_length
+
+
+# ---------------------------------------------------------------- round 72's last adversary (report adv129)
+# Thirteen answers, twelve judged on a CPU against the check of fe28dfb: eleven as expected, one WRONG answer PASSed
+# (a layout assumed: registered as a known misjudgment; the fix, one case with a strided x of the same values, changes
+# nb08.py and so solutions 08's stamp, left for a session with a GPU).  Its other answers repeat registered classes.
+R72C = "round 72's last adversary: "
+
+
+def pooled_through_as_strided(model, x, n, y, bf16):
+    """Wrong: "a view costs nothing": x.as_strided((B, T, F), (T*F, F, 1)) before the sum, the layout of a contiguous
+    batch assumed (a caller's transposed or sliced batch reads other memory: on a hand-made transposed batch 1.1016
+    against the solution's 1.0529).  EXPECTED: WRONG (arguable: the task never says x is contiguous, nor that it may
+    not be; every batch the check builds is contiguous)."""
+    b, t, f = x.shape
+    xs = x.as_strided((b, t, f), (t * f, f, 1), x.storage_offset())
+    pooled = xs.sum(1) / n[:, None]
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y)
+
+
+R72C_AS_STRIDED = R72C + "x read through as_strided with a contiguous batch's strides"
+WRONG["check_fast_loss"][R72C_AS_STRIDED] = pooled_through_as_strided
+MISJUDGED_ON_A_CPU["check_fast_loss"][R72C_AS_STRIDED] = (
+    "PASSed on a CPU (adversary 129, 2026-12-02, 29 checks): every batch the check builds is contiguous (build, "
+    "_padded_further, _more_sequences, _wider, _refilled), so a layout assumed is never tried; a fix judges one case "
+    "with a strided x of the same values (x.mT.clone().mT) or the task says x is contiguous")
+MISJUDGED_ON_A_GPU["check_fast_loss"][R72C_AS_STRIDED] = (
+    "expected to PASS on a GPU as on a CPU (the same contiguous batches); not run")

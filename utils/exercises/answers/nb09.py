@@ -5856,7 +5856,7 @@ def r72_busy_falls_back_to_numpy(x):
 def r72_grid_capped_at_65535(x):
     """Wrong (for a GPU): grid (min(rows, 65535),) "CUDA caps a grid at 65535 blocks", a program a row, no loop: the
     rows past 65535 are never written.  EXPECTED: WRONG (FAILed on the H200 in call CE, 2026-12-02, on MANY_ROWS,
-    with the check as it stands; PASSed in call CF with round 72's held-back check, branch check09-r72; a CPU's cases
+    with the check as it stands; PASSed in call CF with round 72's held-back check (commit 932c2d1); a CPU's cases
     have at most CPU_MAX rows, where it is the plain kernel)."""
     return _r72_launch(_r72_plain_kernel, x, grid_rows=min(x.shape[0], 65535))
 
@@ -6227,9 +6227,9 @@ ALSO_RIGHT_GELUS[R72B + "tanh as 1 - 2 / (exp(2z) + 1) in a T-templated Elementw
     r72b_gelu_tanh_through_exp
 
 
-# Round 72's fixes to check_softmax_rows are held back (branch check09-r72): the check as stamped (call CD) misjudges
+# Round 72's fixes to check_softmax_rows are held back (commit 932c2d1): the check as stamped (call CD) misjudges
 # these five of rounds 72 and 72B; each reason says what the held-back change does.
-_HELD = ("fixed in the check on branch check09-r72 (round 72's fixes, stamped on the H200 in call CF), held back: "
+_HELD = ("fixed in the check of commit 932c2d1 (round 72's fixes, stamped on the H200 in call CF), held back: "
          "that check's other caller, moved to another shape, let four per-shape workspace answers of rounds 68 and 69 "
          "PART on a CPU, found by the suite after the device time was spent; the check as it stands")
 MISJUDGED_ON_A_CPU["check_softmax_rows"].update({
