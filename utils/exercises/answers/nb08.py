@@ -4299,10 +4299,7 @@ def pooled_through_as_strided(model, x, n, y, bf16):
     not be; every batch the check builds is contiguous)."""
     b, t, f = x.shape
     xs = x.as_strided((b, t, f), (t * f, f, 1), x.storage_offset())
-    pooled = xs.sum(1) / n[:, None]
-    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
-        logits = model(pooled)
-    return F.cross_entropy(logits.float(), y)
+    return _pooled_loss(model, xs.sum(1) / n[:, None], y, bf16, dtype=torch.bfloat16, cache_enabled=False)
 
 
 R72C_AS_STRIDED = R72C + "x read through as_strided with a contiguous batch's strides"

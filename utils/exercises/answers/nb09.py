@@ -5812,12 +5812,12 @@ def _r72_inline_asm_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK
     tl.store(y_ptr + row * y_row_stride + c, e / tl.sum(e, axis=0), mask=c < cols)
 
 
-def _r72_launch(kernel, x, grid_rows=None):
+def _r72_launch(kernel, x, grid_rows=None, block=None):
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
         kernel[(rows if grid_rows is None else grid_rows,)](y, x, x.stride(0), y.stride(0), cols,
-                                                            BLOCK=triton.next_power_of_2(cols))
+                                                            BLOCK=block or triton.next_power_of_2(cols))
     return y
 
 
@@ -5892,24 +5892,6 @@ R72B = "round 72's second adversary: "
 
 
 @triton.jit
-def _r72b_plain_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    offs = tl.arange(0, BLOCK)
-    mask = offs < cols
-    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
-    e = tl.exp(v - tl.max(v, axis=0))
-    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
-
-
-def _r72b_launch(kernel, x, block=None):
-    rows, cols = x.shape
-    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
-    if rows:
-        kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=block or triton.next_power_of_2(cols))
-    return y
-
-
-@triton.jit
 def _r72b_asserting_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
     tl.static_assert(BLOCK >= 1)
     tl.device_assert(cols <= BLOCK, "a row longer than BLOCK")
@@ -5924,7 +5906,7 @@ def _r72b_asserting_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK
 def r72b_device_assert(x):
     """Right: the plain kernel guarded by tl.static_assert(BLOCK >= 1) and tl.device_assert(cols <= BLOCK).
     EXPECTED: RIGHT (PART on a CPU, 2026-12-02)."""
-    return _r72b_launch(_r72b_asserting_kernel, x)
+    return _r72_launch(_r72b_asserting_kernel, x)
 
 
 @triton.jit
@@ -5940,7 +5922,7 @@ def _r72b_hinted_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: t
 def r72b_hinted_arange(x):
     """Right: the lane offsets hinted (tl.multiple_of, tl.max_contiguous on tl.arange(0, BLOCK): true hints), nothing
     claimed of a row's start.  EXPECTED: RIGHT (PART on a CPU, 2026-12-02)."""
-    return _r72b_launch(_r72b_hinted_kernel, x)
+    return _r72_launch(_r72b_hinted_kernel, x)
 
 
 @triton.jit
@@ -5957,7 +5939,7 @@ def _r72b_constexpr_kernel(y_ptr, x_ptr, x_row_stride: tl.constexpr, y_row_strid
 def r72b_strides_as_constexpr(x):
     """Right: strides and cols as tl.constexpr (a compile per shape and stride).  EXPECTED: RIGHT (PART on a CPU,
     2026-12-02)."""
-    return _r72b_launch(_r72b_constexpr_kernel, x)
+    return _r72_launch(_r72b_constexpr_kernel, x)
 
 
 @triton.jit
@@ -6001,7 +5983,7 @@ def _r72b_cumsum_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: t
 def r72b_sum_as_cumsum_max(x):
     """Right: the row's sum as the largest of tl.cumsum(e) (positive terms: the last is the total).  EXPECTED: RIGHT
     (PART on a CPU, 2026-12-02)."""
-    return _r72b_launch(_r72b_cumsum_kernel, x)
+    return _r72_launch(_r72b_cumsum_kernel, x)
 
 
 def r72b_through_float64(x):
@@ -6011,7 +5993,7 @@ def r72b_through_float64(x):
     xd = x.double()
     yd = torch.empty(x.shape, dtype=torch.float64, device=x.device)
     if x.shape[0]:
-        _r72b_plain_kernel[(x.shape[0],)](yd, xd, xd.stride(0), yd.stride(0), x.shape[1],
+        _r72_plain_kernel[(x.shape[0],)](yd, xd, xd.stride(0), yd.stride(0), x.shape[1],
                                           BLOCK=triton.next_power_of_2(x.shape[1]))
     return yd.float()
 
@@ -6028,17 +6010,7 @@ def _r72b_reversed_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK:
 
 def r72b_lanes_reversed(x):
     """Right: lane i handles column BLOCK-1-i.  EXPECTED: RIGHT (PART on a CPU, 2026-12-02)."""
-    return _r72b_launch(_r72b_reversed_kernel, x)
-
-
-@triton.jit
-def _r72b_given_max_kernel(y_ptr, x_ptr, m_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    offs = tl.arange(0, BLOCK)
-    mask = offs < cols
-    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
-    e = tl.exp(v - tl.load(m_ptr + row))
-    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+    return _r72_launch(_r72b_reversed_kernel, x)
 
 
 def r72b_row_max_by_item(x):
@@ -6049,7 +6021,7 @@ def r72b_row_max_by_item(x):
     if rows:
         m = torch.tensor([max(x[r, c].item() for c in range(cols)) for r in range(rows)], dtype=torch.float32,
                          device=x.device)
-        _r72b_given_max_kernel[(rows,)](y, x, m, x.stride(0), y.stride(0), cols,
+        _softmax_given_max_kernel[(rows,)](y, x, m, x.stride(0), y.stride(0), cols,
                                         BLOCK=triton.next_power_of_2(cols))
     return y
 
@@ -6058,7 +6030,7 @@ def r72b_block_capped_at_256(x):
     """Wrong (for a GPU): BLOCK = min(next_power_of_2(cols), 256), no loop: columns past 256 never loaded or stored.
     EXPECTED: WRONG (PART on a CPU, 2026-12-02, whose shapes have at most CPU_MAX columns; a GPU must FAIL it on 1025
     or MAX_COLS columns: not yet run there)."""
-    return _r72b_launch(_r72b_plain_kernel, x, block=min(triton.next_power_of_2(x.shape[1]), 256))
+    return _r72_launch(_r72_plain_kernel, x, block=min(triton.next_power_of_2(x.shape[1]), 256))
 
 
 @triton.jit
@@ -6074,7 +6046,7 @@ def _r72b_clamped_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: 
 def r72b_exp_clamped(x):
     """Wrong: exp's argument clamped at -80 "to avoid denormals": values far below the max (and -inf) get 1.8e-35
     of the sum, not ~0.  EXPECTED: WRONG (FAIL on a CPU, 2026-12-02)."""
-    return _r72b_launch(_r72b_clamped_kernel, x)
+    return _r72_launch(_r72b_clamped_kernel, x)
 
 
 @triton.jit
@@ -6090,7 +6062,7 @@ def _r72b_first_shift_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLO
 def r72b_first_element_shift(x):
     """Wrong: the row's first value subtracted, not its max: exp overflows, a first -inf gives NaN.  EXPECTED: WRONG
     (FAIL on a CPU, 2026-12-02)."""
-    return _r72b_launch(_r72b_first_shift_kernel, x)
+    return _r72_launch(_r72b_first_shift_kernel, x)
 
 
 @triton.jit
