@@ -694,6 +694,12 @@ OWN_CASE = (3, 37, 3, 1.0, 11)  # the shape of _softmax_new_and_own's calls
 WIDER_GAP = 64  # its fourth call: the same shape, rows 101 elements apart
 FAR_BELOW = -2e4  # masked rows whose finite values lie this far below 0 (one seed in four: `_masked_shift`)
 OTHER_SHIFT = 200.0  # _softmax_two_callers: the other caller's values lie this far above the first's
+# _softmax_two_callers: the other caller's shape, OWN_CASE's rows with other columns and another row stride (round 72's
+# second adversary kept cols and both row strides in one buffer that each call filled: a caller of the same shape wrote
+# the same numbers).  One of the property's chosen cases on a CPU, so that its launches, run unguarded there, passed the
+# guarded calls first; narrower and its rows closer than OWN_CASE's, so that the first call's programs, read with the
+# other's numbers, stay inside x and y (a launch of the first call is unguarded there too)
+OTHER_CALLER_SHAPE = (3, 5, 3)
 OTHER_CALLER_S = 10.0  # _softmax_two_callers: how long the first caller waits for the other's call (OWN_CASE's shape)
 SAME_THREAD_S = 3.0  # _softmax_one_thread_two_streams on a CPU: how long the second call may take inside the first
 STUCK_S = 0.5  # _softmax_one_thread_two_streams on a CPU: a second call found this long on one bytecode of one frame
@@ -715,6 +721,10 @@ TWO_STREAMS_WINDOW_MS = 200.0  # _softmax_one_thread_two_streams on a GPU: how l
 # BO, three in BQ), nothing.
 RELEASED_SHAPES = ((16, MAX_COLS), (64, MAX_COLS), (528, 1024))
 RELEASED_PAIRS = 16
+# the second call's (rows, cols, gap) where it is not the first's: on (64, MAX_COLS), which caught the fewest kept
+# counters above, the second call on another shape (round 72's second adversary: cols and row strides kept in one buffer
+# that each call fills, which a second call of the same shape fills with the same numbers)
+RELEASED_OTHER = {(64, MAX_COLS): (48, MAX_COLS - 1095, 5)}
 RELEASED_WINDOW_MS = 5.0  # longer than the host needs to queue both calls (~0.1 ms for a plain launch)
 KEPT_CALLS = 12  # more calls on OWN_CASE's shape where an answer keeps its results: reuse in turn up to 14 apart shows
 # Every case of the property is called from a caller whose default dtype is float64 (adversary 106: a result made
@@ -894,6 +904,70 @@ class _Launches:
 def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
     """A uint8 view of the whole storage under `t` (a view's base included)."""
     return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+
+
+# Each call's x: the bytes of its whole storage (the caller's wider tensor included) compared before and after the call
+# (round 72's second adversary: the gap between x's rows filled with -inf through `torch.empty(0).set_(x's storage)`,
+# an alias with a version counter of its own, which x._version and a compare of x's view both missed).  On a GPU the
+# compare is queued on the caller's stream, unwaited (a wait there would let a kernel that the caller's stream does not
+# wait for finish before the checks that read on that stream), and judged at the end of the check (_X_BYTES_PENDING).
+_X_BYTES_PENDING: list[tuple[str, tuple[int, ...], tuple[int, ...], int, torch.Tensor]] = []
+
+
+def _x_storage_kept(x: torch.Tensor) -> torch.Tensor | None:
+    """A copy of the bytes of x's whole storage (None for an empty storage)."""
+    with _check_at_work():
+        return _storage_bytes(x).clone() if x.untyped_storage().nbytes() else None
+
+
+def _x_bytes_changed(x: torch.Tensor, kept: torch.Tensor) -> torch.Tensor:
+    """On x's device, unwaited: [elements of x's storage changed outside x's view, those changed in it, the first
+    changed outside (or -1)], comparing its bytes now with `kept` (an element changed: any of its bytes)."""
+    now = _storage_bytes(x)
+    changed = now != kept if now.numel() == kept.numel() else torch.ones_like(kept, dtype=torch.bool)
+    size = x.element_size()
+    changed = torch.cat([changed, changed.new_zeros(-changed.numel() % size)]).view(-1, size).any(1)
+    inside = torch.zeros_like(changed)
+    if x.numel():
+        inside.as_strided(x.shape, x.stride(), x.storage_offset()).fill_(True)
+    outside = changed & ~inside
+    first = torch.where(outside.any(), outside.to(torch.uint8).argmax(), -1)
+    return torch.stack([outside.sum(), (changed & inside).sum(), first])
+
+
+def _x_storage_judged(ex: Any, call: str, x: torch.Tensor, kept: torch.Tensor | None, on_gpu: bool) -> None:
+    """x's storage as it was before the call (see _X_BYTES_PENDING): judged now on a CPU, queued on a GPU."""
+    if kept is None:
+        return
+    with _check_at_work():
+        counts = _x_bytes_changed(x, kept)
+    if on_gpu:
+        _X_BYTES_PENDING.append((call, tuple(x.shape), tuple(x.stride()), x.element_size(), counts))
+    else:
+        _x_bytes_said(ex, call, tuple(x.shape), tuple(x.stride()), x.element_size(), counts)
+
+
+def _x_storage_pending_judged(ex: Any) -> None:
+    """The GPU's queued compares of x's storage (_X_BYTES_PENDING), after all work on the GPU ended."""
+    pending = list(_X_BYTES_PENDING)
+    _X_BYTES_PENDING.clear()
+    if pending:
+        torch.cuda.synchronize()
+    for call, shape, strides, size, counts in pending:
+        _x_bytes_said(ex, call, shape, strides, size, counts)
+
+
+def _x_bytes_said(ex: Any, call: str, shape: tuple[int, ...], strides: tuple[int, ...], size: int,
+                  counts: torch.Tensor) -> None:
+    outside, inside, first = (int(v) for v in counts.tolist())
+    where = (f", the first: element {first} of the storage (bytes {first * size} to {first * size + size - 1}; x's "
+             f"rows are {strides[0]} elements apart and {shape[-1]} long)" if outside else "")
+    ex.expect(not outside and not inside, f"{call} changed the memory under x: {outside} element"
+              f"{'s' * (outside != 1)} of x's storage outside x's view (the caller's, between or around x's rows)"
+              f"{where}, and {inside} of x's own",
+              "x's storage is the caller's, all of it: the elements between x's rows belong to the wider tensor x "
+              "is a slice of, and no alias of that memory (a view, `torch.empty(0).set_(x.untyped_storage(), ...)`) "
+              "makes it yours to write; write only into tensors you allocate")
 
 
 def _described(a: object) -> object:
@@ -1668,7 +1742,12 @@ _BETWEEN: list[Callable[[], None]] = []
 
 
 def _launched(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-    """_launched_once, then what _BETWEEN holds, if anything (once)."""
+    """_launched_once, then what _BETWEEN holds, if anything (once); another caller's call's launch counted in its own
+    record (_AnotherCall), and nothing else."""
+    other = _another_call_of([a for a in _launch_leaves(args, kwargs) if isinstance(a, torch.Tensor)]) \
+        if _OTHERS else None
+    if other is not None:
+        return other.launched(launch, args, kwargs)
     out = _launched_once(launch, args, kwargs)
     if not _COUNTING or getattr(_IN_A_LAUNCH, "running", False):
         return out
@@ -1930,14 +2009,16 @@ _WATCHING: list[_WhatPyTorchComputes] = []
 HOST_READS = ("numpy", "tolist", "__array__", "__dlpack__", "__cuda_array_interface__")
 
 
-def _taint_through(args: tuple, kwargs: dict) -> None:
+def _taint_through(args: tuple, kwargs: dict, tainted: set[int] | None = None) -> None:
     """A launch given a tensor made from x writes what it computes from x into the tensors it was given: each of them
     is made from x too (by storage), so that PyTorch computing from what a kernel wrote (a softmax of the kernel's
     copy of x, the kernel's exponentials divided by PyTorch's sums) is seen.  A tensor descriptor (Triton's
-    TensorDescriptor) counts as the tensor it describes (its `base`), a tuple as its tensors."""
-    if not _WATCHING:
-        return
-    tainted = _WATCHING[-1].tainted
+    TensorDescriptor) counts as the tensor it describes (its `base`), a tuple as its tensors.  Into `tainted` (another
+    caller's call's: _AnotherCall), or the innermost _WhatPyTorchComputes block's."""
+    if tainted is None:
+        if not _WATCHING:
+            return
+        tainted = _WATCHING[-1].tainted
     given = _launch_leaves(args, kwargs)
     storages = {_storage_of(t) for t in given if isinstance(t, torch.Tensor)} - {0}
     if not tainted.isdisjoint(storages):
@@ -1980,6 +2061,7 @@ class _WhatPyTorchComputes:
         self.host: list[str] = []  # HOST_READS of x or of what was made from x
         self.tainted = tainted = {_storage_of(x)} - {0}
         computed = self.computed
+        owner = self
 
         class Mode(TorchDispatchMode):
             # wrap_triton(kernel)[grid](...) on a GPU, outside torch.compile, launches through a higher-order operator
@@ -1991,6 +2073,9 @@ class _WhatPyTorchComputes:
                 if _AT_WORK.get():
                     return func(*args, **kwargs)
                 ins = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+                other = _another_call_of(ins) if _OTHERS else None
+                if other is not None and other.watch is not owner:  # another caller's call's work: its own record
+                    return other.watch.mode.__torch_dispatch__(func, types, args, kwargs)
                 from_x = any(_storage_of(t) in tainted for t in ins)
                 if isinstance(func, HigherOrderOperator):  # its Triton launch, if any, is seen as a launch
                     out = func(*args, **kwargs)
@@ -2040,14 +2125,22 @@ class _InAnotherThread(TorchDispatchMode):
     supports_higher_order_operators = True
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        other = _another_call_of([t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]) \
+            if _OTHERS else None
+        if other is not None:  # (another caller's call, or a thread of its own)
+            return other.watch.mode.__torch_dispatch__(func, types, args, kwargs)
         if not _WATCHING:
             return func(*args, **(kwargs or {}))
         return _WATCHING[-1].mode.__torch_dispatch__(func, types, args, kwargs)
 
 
 def _host_read(name: str, t: object) -> None:
-    if _WATCHING and not _AT_WORK.get() and isinstance(t, torch.Tensor) and _storage_of(t) in _WATCHING[-1].tainted:
-        _WATCHING[-1].host.append(f".{name}" if name.startswith("_") else f".{name}()")
+    if _AT_WORK.get() or not isinstance(t, torch.Tensor):
+        return
+    other = _another_call_of([t]) if _OTHERS else None
+    watch = other.watch if other is not None else _WATCHING[-1] if _WATCHING else None
+    if watch is not None and _storage_of(t) in watch.tainted:
+        watch.host.append(f".{name}" if name.startswith("_") else f".{name}()")
 
 
 def _watch_other_threads_and_host_reads() -> list[tuple[Any, str, Any]]:
@@ -2106,6 +2199,95 @@ def _put_back(patched: list[tuple[Any, str, Any]]) -> None:
             delattr(owner, name)
         else:
             setattr(owner, name, held)
+
+
+# Another caller's call (_softmax_two_callers, and on a CPU _softmax_one_thread_two_streams's second call), judged as
+# any call of the answer is (adversary 126: a non-blocking lock around the launch, and torch.softmax, or NumPy on
+# x.cpu().numpy(), for a caller that found it held, passed: the other call ran as the check's own work, unwatched, and
+# only its values were judged).  Its record is its own, not the first call's: the work of the thread that makes it
+# (_OTHER_CALL, set there) and, in any other thread (one it starts), what flows from its x and not from the first
+# call's (by storage, as _WhatPyTorchComputes follows x): its launches (counted, tainting what they are given),
+# PyTorch's operators on what was made from its x, and its host reads.
+_OTHERS: list[_AnotherCall] = []
+_OTHER_CALL: contextvars.ContextVar[_AnotherCall | None] = contextvars.ContextVar("nb09_another_call", default=None)
+
+
+class _AnotherCall:
+    """The record of another caller's call on x (see _OTHERS): `watch`, what PyTorch computed from x and read of it on
+    the host (a _WhatPyTorchComputes of x, never entered: its mode is called by the modes that route the call's
+    operators to it), and `launches`, the Triton launches it made."""
+
+    def __init__(self, x: torch.Tensor) -> None:
+        self.watch = _WhatPyTorchComputes(x)
+        self.launches = _Launches()
+
+    def call(self, fn: Callable[[torch.Tensor], object], x: torch.Tensor) -> object:
+        """fn(x), in this thread, as this call's work."""
+        token = _OTHER_CALL.set(self)
+        try:
+            return fn(x)
+        finally:
+            _OTHER_CALL.reset(token)
+
+    def launched(self, launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        """A launch of the call's, as it is (unguarded: what two calls share in memory is shared), counted and tainting
+        what it is given; an autotuner's runs of its kernel inside it counted once."""
+        if getattr(_IN_A_LAUNCH, "another", False):
+            return launch(*args, **kwargs)
+        _IN_A_LAUNCH.another = True
+        try:
+            self.launches.count += 1
+            with _check_at_work():  # (Triton's own work on the tensors: not PyTorch computing from x)
+                _taint_through(args, kwargs, self.watch.tainted)
+                return launch(*args, **kwargs)
+        finally:
+            _IN_A_LAUNCH.another = False
+
+
+def _another_call_of(tensors: list[torch.Tensor]) -> _AnotherCall | None:
+    """The _AnotherCall whose work this is: the thread's own (_OTHER_CALL), or where the thread makes none, the one
+    whose x the tensors were made from, where the first call's x (the innermost _WhatPyTorchComputes's) is not."""
+    mine = _OTHER_CALL.get()
+    if mine is not None or not _OTHERS:
+        return mine
+    storages = {_storage_of(t) for t in tensors} - {0}
+    if not storages or (_WATCHING and not _WATCHING[-1].tainted.isdisjoint(storages)):
+        return None
+    return next((o for o in _OTHERS if not o.watch.tainted.isdisjoint(storages)), None)
+
+
+@contextmanager
+def _another_call_watched(*others: _AnotherCall) -> Iterator[None]:
+    """others, other callers' calls' records, kept for the block: their launches seen and their host reads noted (and
+    the threads started in the block watched) for the whole block, including after the first call's watches end (an
+    other call may wait for the first's lock, and run after it)."""
+    patched = _watch_other_threads_and_host_reads()
+    _OTHERS.extend(others)
+    try:
+        with _counting_launches():
+            yield
+    finally:
+        for other in others:
+            _OTHERS.remove(other)
+        _put_back(patched)
+
+
+def _judge_another_call(ex: Any, call: str, other: _AnotherCall, theirs: object) -> None:
+    """Another caller's call, judged as call_yours's `judged` judges any call's work: no host read and no PyTorch
+    computing from its x, launches of its own, a result that one of them wrote."""
+    hint = ("a call that finds another call busy (a lock held, a buffer in use) must still compute with your kernel: "
+            "wait for it (a blocking lock), or use memory of its own; every call's values are your kernel's, whichever "
+            "caller makes it")
+    ex.expect(not other.watch.host, f"{call}: the other caller's call read its x's values (or those of what was made "
+              f"from it) outside PyTorch and your kernel ({', '.join(sorted(set(other.watch.host)))})", hint)
+    ex.expect(not other.watch.computed, f"{call}: PyTorch computed from the other caller's x, or from what was made "
+              f"from it, outside your kernel ({', '.join(sorted(set(other.watch.computed)))})", hint)
+    ex.expect(other.launches.count > 0, f"{call}: the other caller's call launched no Triton kernel given its x (or a "
+              "tensor made from it)", hint)
+    ex.expect(not isinstance(theirs, torch.Tensor) or theirs.layout != torch.strided or theirs.numel() == 0
+              or _storage_of(theirs) in other.watch.tainted, f"{call}: the other caller's call returned a tensor that "
+              "nothing made from its x was written into: no launch given its x (or a tensor made from it) and no "
+              "copy of it wrote it", hint)
 
 
 # Operators registered through torch.library's older API (torch.library.define + torch.library.impl, or a
@@ -2343,6 +2525,12 @@ _NO_DRIVER = ("active drivers", "cpu tensor", "Pointer argument", "outside of th
 # descriptors only (_patch_lang, runtime/interpreter.py:1343-1355), so `libdevice.exp(v)` is None there and the launch
 # fails further on (round 71's last adversary: "cannot convert None ... to tensor", shown as the student's error)
 EXTRA_MATH = "triton.language.extra"
+# Instructions from outside Triton's language that its interpreter cannot run at all: Triton 3.9's
+# InterpreterBuilder.create_extern_elementwise and create_inline_asm raise NotImplementedError ("... not supported in
+# interpreter mode", runtime/interpreter.py:871-875) for tl.inline_asm_elementwise (PTX in the kernel: adversary 126's
+# ex2.approx.f32) and tl.extern_elementwise (a @core.extern function of the student's calls it)
+FOREIGN_CODE = {"inline_asm_elementwise": "inline assembly (tl.inline_asm_elementwise)",
+                "extern_elementwise": "an external library's functions (tl.extern_elementwise)"}
 # What Triton raises for a tensor descriptor whose base or strides are not 16-byte aligned (its interpreter's
 # TensorDescriptor.validate, runtime/interpreter.py:74-90, and the host-side triton.tools.tensor_descriptor's asserts)
 DESCRIPTOR_MISALIGNED = "16-byte aligned"
@@ -2367,10 +2555,11 @@ def _in_triton(filename: str, *parts: str) -> bool:
 
 
 def _extra_math_used(error: BaseException) -> str:
-    """Which module of triton.language.extra (EXTRA_MATH: libdevice) a failing launch's code uses, read from the code
-    of the frames in error's tracebacks outside Triton, PyTorch and this check (the student's function and kernel),
-    and of the @triton.jit functions they name, by their globals: "" where none does or no frame ran in Triton's
-    interpreter (where the interpreter was not running, the error is the answer's)."""
+    """Which module of triton.language.extra (EXTRA_MATH: libdevice) a failing launch's code uses, or which of
+    FOREIGN_CODE's functions (their key), read from the code of the frames in error's tracebacks outside Triton,
+    PyTorch and this check (the student's function and kernel), and of the @triton.jit functions (and @core.extern
+    ones) they name, by their globals: "" where none does or no frame ran in Triton's interpreter (where the
+    interpreter was not running, the error is the answer's)."""
     frames = _frames(error)
     if not any(_in_triton(frame.f_code.co_filename, "runtime", "interpreter.py") for frame in frames):
         return ""
@@ -2387,7 +2576,14 @@ def _extra_math_used(error: BaseException) -> str:
                 return module
             if inspect.ismodule(value) and module == "triton.language" and "extra" in called:
                 return EXTRA_MATH  # tl.extra.libdevice.exp(...)
+            if isinstance(module, str) and module.startswith("triton.language"):
+                foreign = next((n for n in FOREIGN_CODE if n in called and (inspect.ismodule(value) or n == name)),
+                               "")  # tl.inline_asm_elementwise(...), core.extern_elementwise(...), or imported
+                if foreign:
+                    return foreign
             fn = getattr(value, "fn", None)  # a @triton.jit function it names (a helper, or the kernel it launches)
+            if fn is None and getattr(value, "__triton_builtin__", False) and not str(module).startswith("triton"):
+                fn = getattr(value, "__wrapped__", None)  # a @core.extern function of the student's
             if isinstance(fn, FunctionType) and id(fn) not in seen and depth < 8:
                 seen.add(id(fn))
                 found = used(fn.__code__, fn.__globals__, depth + 1)
@@ -2429,6 +2625,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
     on_gpu = has_cuda()
     with exercise("softmax_rows") as ex:
         yours = ex.answer(softmax_rows)
+        _X_BYTES_PENDING.clear()  # (a check that FAILed before judging its own)
         device = "cuda" if on_gpu else "cpu"
         counted = _launches_are_seen(device)
 
@@ -2443,6 +2640,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             left set made the check's own inputs float64, and every test after it)."""
             settings, local = read(WATCHED_SETTINGS), _local_settings()
             was = _what_x_is(x)
+            bytes_before = _x_storage_kept(x)
             # a seed is seen where it is made: the state left may equal the one before (a caller's generator just
             # seeded with 0 stays so after random.seed(0): one order of the tests passed it)
             seeded: dict[str, list[Any]] = {}
@@ -2468,6 +2666,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                 "leave x itself as it was, not only its values: an in-place operation on x, even one that writes its "
                 "values back, counts as a change of x (autograd refuses a saved tensor changed so, and another reader "
                 "of x sees the change meanwhile), and `x.data = ...` or `x.set_(...)` make x another tensor's view")
+            _x_storage_judged(ex, call, x, bytes_before, on_gpu)
             return judged(x, call, y, launches, watch)
 
         def watched_call(x: torch.Tensor, call: str, poisoned: bool, order: str, config: Any,
@@ -2510,6 +2709,11 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                         "base and row strides are multiples of 16 bytes: the check's x need not be, nor is a y of an "
                         "odd width)") from None
                 extra = "" if on_gpu else _extra_math_used(error)
+                if extra in FOREIGN_CODE:  # adversary 126: PTX's ex2.approx.f32 through tl.inline_asm_elementwise
+                    limit = (f"the interpreter of the Triton installed here ({_triton_version()}) cannot run "
+                             f"{FOREIGN_CODE[extra]}, which your kernel uses (it raises NotImplementedError for it): "
+                             "a limit of the interpreter, not an error of your kernel; Triton compiles it for a GPU")
+                    raise LeftForGPU(f"nothing: {limit}", f"the kernel, on a GPU ({limit})") from None
                 if extra:  # round 71's last adversary: libdevice.exp, as Triton's tutorials write it
                     limit = (f"the interpreter of the Triton installed here ({_triton_version()}) cannot run "
                              f"{extra}'s functions, which your kernel calls (they are stubs there, filled in only "
@@ -2715,6 +2919,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             seen_on_cpu = _softmax_one_thread_two_streams(ex, call_yours, yours, device)
             if on_gpu:
                 _softmax_released_together(ex, call_yours, yours)
+        _x_storage_pending_judged(ex)
         if not on_gpu:
             raise LeftForGPU(f"the values on {ex.passed} small shapes, through Triton's interpreter, that each "
                              "result is a new tensor and that its values come from your kernel",
@@ -2848,89 +3053,121 @@ def _joined_unless_waiting(thread: threading.Thread, seconds: float) -> None:
     spot.forget()
 
 
-def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device: str) -> None:
-    """A call on OWN_CASE's shape with another caller's whole call, on the same shape, made right after its first
-    launch (on a CPU, inside each program of each of its launches, after the program's first write: see _INSIDE; the
-    first call's launches unguarded, so that what the two share in memory is shared: round 67's third adversary kept
-    the tickets of a split row's tl.atomic_add counters from call to call, which two calls whose launches overlap
-    draw from both): what two threads, or two streams that nothing orders, do when they call at once.  Both results
-    must be right (round 27's adversary kept each row's max and sum in a scratch buffer per row count, written by
-    one kernel and read by the next: the other caller's statistics replaced the first's in between).  The other call
-    runs as the answer's own code would from another caller: its launches as they are (the same shape passed the
-    guarded calls before), PyTorch's operators unwatched."""
-    first, other = ((*OWN_CASE[:-1], OWN_CASE[-1] + k) for k in (20, 21))
-    x, x_other = _softmax_input(first, device), _softmax_input(other, device)
-    x_other.add_(OTHER_SHIFT)  # in place: the view stays a view (round 65's adversary: a max kept between launches,
-    # replaced by the other caller's of values alike, changed no softmax, which no shift of a row changes)
-    before, before_other = x.clone(), x_other.clone()
-    results: list[object] = []
-    threads: list[threading.Thread] = []
+@dataclass
+class _OtherCaller:
+    """One of _softmax_two_callers' other callers: its case, its x (and a copy), the record of its calls (_AnotherCall),
+    what they returned or raised, and the threads that made them."""
+    said: str
+    case: SoftmaxCase
+    x: torch.Tensor
+    before: torch.Tensor
+    record: _AnotherCall
+    results: list = field(default_factory=list)
+    threads: list = field(default_factory=list)
 
-    def another_caller(stream: object) -> None:
+
+def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device: str) -> None:
+    """A call on OWN_CASE's shape with two other callers' whole calls made right after its first launch (on a CPU,
+    inside each program of each of its launches, after the program's first write: see _INSIDE; the first call's
+    launches unguarded, so that what the calls share in memory is shared: round 67's third adversary kept the tickets
+    of a split row's tl.atomic_add counters from call to call, which two calls whose launches overlap draw from both):
+    what two threads, or two streams that nothing orders, do when they call at once.  Each time, one after the other:
+    a caller on the same shape (rounds 27, 68 and 69: a scratch buffer or a workspace kept per shape, or per row
+    count, written by one call's program and read back after the other caller's call had written it), then one on
+    OTHER_CALLER_SHAPE (round 72's second adversary: cols and row strides in one buffer that each call fills, which a
+    caller of the same shape fills with the same numbers; last, so that what it leaves is what the first call's later
+    programs read).  Every result must be right, each against its own x.  The other calls run as the answer's own code
+    would from another caller: their launches as they are (both shapes passed the guarded calls before); each is
+    judged as any call is, in its caller's own record (_AnotherCall: adversary 126's caller that found a lock held and
+    computed with PyTorch, or NumPy, passed when only its values were)."""
+    first = (*OWN_CASE[:-1], OWN_CASE[-1] + 20)
+    others = []
+    for said, case in (("on x of the same shape", (*OWN_CASE[:-1], OWN_CASE[-1] + 24)),
+                       ("on another shape", (*OTHER_CALLER_SHAPE, OWN_CASE[3], OWN_CASE[-1] + 21))):
+        x_other = _softmax_input(case, device)
+        x_other.add_(OTHER_SHIFT)  # in place: the view stays a view (round 65's adversary: a max kept between
+        # launches, replaced by the other caller's of values alike, changed no softmax, which no shift of a row changes)
+        others.append(_OtherCaller(said, case, x_other, x_other.clone(), _AnotherCall(x_other)))
+    x = _softmax_input(first, device)
+    before = x.clone()
+
+    def another_caller(other: _OtherCaller, stream: object) -> None:
         _IN_A_LAUNCH.running = True
         try:
             if stream is not None:
                 torch.cuda.set_stream(stream)  # type: ignore[arg-type]  # the first caller's: x_other was written there
-            with _check_at_work():
-                results.append(yours(x_other))
+            other.results.append(other.record.call(yours, other.x))
         except Exception as error:  # noqa: BLE001 -- judged below: no result
-            results.append(error)
+            other.results.append(error)
         finally:
             _IN_A_LAUNCH.running = False
 
     def between() -> None:
-        # In a thread of its own (round 100's adversary: a right answer that holds a threading.Lock around its launch
-        # waited forever for itself when the other call ran in the first caller's thread), waited for: a call that is
-        # not back in OTHER_CALLER_S waits for the first caller (a lock), which goes on, and is joined after it.
+        # Each call in a thread of its own (round 100's adversary: a right answer that holds a threading.Lock around
+        # its launch waited forever for itself when the other call ran in the first caller's thread), waited for: a
+        # call that is not back in OTHER_CALLER_S waits for the first caller (a lock), which goes on, and is joined
+        # after it; the next caller's call is then started and not waited for (it would wait for the same lock).
         stream = torch.cuda.current_stream() if device != "cpu" else None
-        thread = threading.Thread(target=another_caller, args=(stream,), daemon=True)
-        thread.start()
-        _joined_unless_waiting(thread, OTHER_CALLER_S)
-        threads.append(thread)
-        if thread.is_alive() and _INSIDE:  # it waits for the first caller (a lock): the calls after it would too
+        waits = False
+        for other in others:
+            thread = threading.Thread(target=another_caller, args=(other, stream), daemon=True)
+            thread.start()
+            other.threads.append(thread)
+            if not waits:
+                _joined_unless_waiting(thread, OTHER_CALLER_S)
+                waits = thread.is_alive()
+        if waits and _INSIDE:  # a call waits for the first caller (a lock): the calls after it would too
             _INSIDE[-1].made = OTHER_CALLS_INSIDE
 
     on_gpu = device != "cpu"
-    call = (f"{_describe_softmax(first)}, with another caller's call on x of the same shape made "
+    call = (f"{_describe_softmax(first)}, with two other callers' calls, softmax_rows(x of the same shape) and "
+            f"{_describe_softmax(others[1].case)}, made one after the other "
             + ("between its launches" if on_gpu
                else "inside the programs of its launches (in each, after its first write, and before its first load of "
                   "what it stored)"))
     inside = _OtherCalls(between)
-    if on_gpu:
-        _BETWEEN.append(between)
-    else:
-        _INSIDE.append(inside)
-    try:
-        y, _ = call_yours(x, call, guarded=None if on_gpu else False)
-    finally:
-        _BETWEEN.clear()
-        _INSIDE.clear()
-        for thread in threads:
-            thread.join(OTHER_CALLER_S)
+    with _another_call_watched(*(other.record for other in others)):
+        if on_gpu:
+            _BETWEEN.append(between)
+        else:
+            _INSIDE.append(inside)
+        try:
+            y, _ = call_yours(x, call, guarded=None if on_gpu else False)
+        finally:
+            _BETWEEN.clear()
+            _INSIDE.clear()
+            for other in others:
+                for thread in other.threads:
+                    thread.join(OTHER_CALLER_S)
     # No other call made (round 68's second adversary: launches from a thread the probe did not follow passed 0 == 0)
     if not on_gpu:  # (on a GPU, _BETWEEN's call follows any counted launch, from any thread)
         ex.expect(inside.made > 0, f"{call}: no other caller's call could be made during it (no launch of yours ran "
                   "where the check could see it)", "two callers at once: a call's work must be launches the caller "
                   "can see run (a kernel launched from your function, or from a thread it joins), each call with its "
                   "own memory")
-    raised = next((r for r in results if isinstance(r, Exception)), None)
-    ex.expect(len(results) == len(threads), f"{call}: the other caller's call had not returned "
-              f"{OTHER_CALLER_S:g} s after the first call's end",
-              "two callers at once: does a call of yours wait for something only another call can release?")
-    ex.expect(raised is None, f"{call}: the other caller's call raised {raised!r}",
-              "two callers at once: each call must work on its own, whatever the other is doing")
-    theirs = results[0] if results and raised is None else None
-    wrong = next((r for r in results if _wrong_of_x_shape(r, x_other)), None)
-    if wrong is not None:
-        theirs = wrong
-    for what, got, xs in (("the first caller's", y, x), ("the other caller's", theirs, x_other)):
-        ex.expect(not _wrong_of_x_shape(got, xs),
-                  f"{call}: {what} result is wrong", "two callers at once (two threads, or two streams that nothing "
-                  "orders) each need their own memory: whatever one call writes and a later launch of it reads (a "
-                  "buffer kept from call to call) is another caller's too")
+    hint = ("two callers at once (two threads, or two streams that nothing orders) each need their own memory: "
+            "whatever one call writes and a later launch of it reads (a buffer kept from call to call, whether per "
+            "shape or for every shape) is another caller's too")
+    theirs_all: list[object] = []
+    for other in others:
+        raised = next((r for r in other.results if isinstance(r, Exception)), None)
+        ex.expect(len(other.results) == len(other.threads), f"{call}: the other caller's call {other.said} had not "
+                  f"returned {OTHER_CALLER_S:g} s after the first call's end",
+                  "two callers at once: does a call of yours wait for something only another call can release?")
+        ex.expect(raised is None, f"{call}: the other caller's call {other.said} raised {raised!r}",
+                  "two callers at once: each call must work on its own, whatever the other is doing")
+        theirs = other.results[0] if other.results and raised is None else None
+        wrong = next((r for r in other.results if _wrong_of_x_shape(r, other.x)), None)
+        theirs_all.append(theirs if wrong is None else wrong)
+    ex.expect(not _wrong_of_x_shape(y, x), f"{call}: the first caller's result is wrong", hint)
+    for other, theirs in zip(others, theirs_all):
+        ex.expect(not _wrong_of_x_shape(theirs, other.x), f"{call}: the other caller's result {other.said} is wrong",
+                  hint)
     _judge_softmax(ex, call, x, before, y)
-    if theirs is not None:
-        _judge_softmax(ex, call + " (the other caller's)", x_other, before_other, theirs)
+    for other, theirs in zip(others, theirs_all):
+        if theirs is not None:
+            _judge_another_call(ex, f"{call} ({other.said})", other.record, theirs)
+            _judge_softmax(ex, f"{call} (the other caller's, {other.said})", other.x, other.before, theirs)
 
 
 class _SecondCallStopped(BaseException):
@@ -3018,11 +3255,11 @@ def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callab
         def between() -> None:
             _IN_A_LAUNCH.running = True  # its launches as they are (the same shape passed the guarded calls)
             try:
-                with _check_at_work(), _stopped_after(SAME_THREAD_S) as timed:
+                with _stopped_after(SAME_THREAD_S) as timed:  # (its work is its own: second.call, _AnotherCall)
                     if timed:
-                        results.append(yours(x_other))
+                        results.append(second.call(yours, x_other))
                     else:  # a launch from a worker thread: the second call from it, in a thread of its own, waited for
-                        _second_call_in_a_thread(lambda: results.append(yours(x_other)), stopped)
+                        _second_call_in_a_thread(lambda: results.append(second.call(yours, x_other)), stopped)
             except _SecondCallStopped:
                 stopped.append(True)
             except Exception as error:  # noqa: BLE001 -- judged below: no result
@@ -3034,11 +3271,13 @@ def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callab
             + ("on another stream, the first call's later work still queued behind earlier work on its stream"
                if on_gpu else "made right after the first call's first launch (as its later work would wait on a "
                "GPU's stream)"))
-    _BETWEEN.append(between)
-    try:
-        y, _ = call_yours(x, call)
-    finally:
-        _BETWEEN.clear()
+    second = _AnotherCall(x_other)  # (on a GPU, the second call is call_yours's)
+    with nullcontext() if on_gpu else _another_call_watched(second):
+        _BETWEEN.append(between)
+        try:
+            y, _ = call_yours(x, call)
+        finally:
+            _BETWEEN.clear()
     if on_gpu:
         side = torch.cuda.Stream()
         with torch.cuda.stream(side):
@@ -3054,6 +3293,8 @@ def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callab
         ex.expect(bool(results), f"{call}: no second call could be made during it (no launch of yours ran where "
                   "the check could see it)", "two calls in flight from one thread: a call's work must be launches "
                   "the caller can see run (a kernel launched from your function, or from a thread it joins)")
+        if theirs is not None:  # (on a GPU, the second call is call_yours's)
+            _judge_another_call(ex, call + " (the second call)", second, theirs)
         # A CPU has no stream: a second call from the same thread inside the first is the GPU's second stream
         # emulated, which no answer on a CPU can tell from its first call's (round 67's third adversary: scratch kept
         # per (device, current stream, rows), right on a GPU, has one key on a CPU, as a buffer kept per thread has).
@@ -3083,17 +3324,25 @@ def _softmax_released_together(ex: Any, call_yours: Callable, yours: Callable) -
     after it; the first call on the caller's stream, right behind the sleep, and the second on a side stream that
     waits for the event: both calls' launches queued behind the same gate, started together when it opens.
     RELEASED_PAIRS pairs on each of RELEASED_SHAPES, each shape's first call judged in full first (a first call
-    compiles); both results of each pair must be right."""
+    compiles); both results of each pair must be right, each against its own x (the second call on RELEASED_OTHER's
+    shape where it names one)."""
     side = torch.cuda.Stream()
     for k, (rows, cols) in enumerate(RELEASED_SHAPES):
-        first, other = (rows, cols, 0, 1.0, 30 + 2 * k), (rows, cols, 0, 1.0, 31 + 2 * k)
+        first, other = (rows, cols, 0, 1.0, 30 + 2 * k), (*RELEASED_OTHER.get((rows, cols), (rows, cols, 0)), 1.0,
+                                                          31 + 2 * k)
         x, x_other = _softmax_input(first, "cuda"), _softmax_input(other, "cuda")
         x_other.add_(OTHER_SHIFT)
         before = x.clone()
-        call = (f"{_describe_softmax(first)} and a second call on x of the same shape from a side stream, both "
-                "calls' kernels held behind one event and started together")
+        second = "x of the same shape" if other[:3] == first[:3] else f"x of shape {tuple(x_other.shape)} (rows " \
+            f"{x_other.stride(0)} elements apart)"
+        call = (f"{_describe_softmax(first)} and a second call on {second} from a side stream, both calls' kernels "
+                "held behind one event and started together")
         y, _ = call_yours(x, call + " (its first call, alone)")
         _judge_softmax(ex, call + " (its first call, alone)", x, before, y)
+        if other[:3] != first[:3]:  # (a first call on a shape compiles: not inside a pair)
+            before_other = x_other.clone()
+            theirs, _ = call_yours(x_other, call + " (its second call, alone)")
+            _judge_softmax(ex, call + " (its second call, alone)", x_other, before_other, theirs)
         calibrate_sleeps()
         torch.cuda.synchronize()
         for pair in range(RELEASED_PAIRS):
@@ -3231,7 +3480,7 @@ def _softmax_speed(ex: Any, yours: Callable, counted: bool) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=149, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=177, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

@@ -5856,8 +5856,8 @@ def r72_busy_falls_back_to_numpy(x):
 def r72_grid_capped_at_65535(x):
     """Wrong (for a GPU): grid (min(rows, 65535),) "CUDA caps a grid at 65535 blocks", a program a row, no loop: the
     rows past 65535 are never written.  EXPECTED: WRONG (FAILed on the H200 in call CE, 2026-12-02, on MANY_ROWS,
-    with the check as it stands; PASSed in call CF with round 72's held-back check (commit 932c2d1); a CPU's cases
-    have at most CPU_MAX rows, where it is the plain kernel)."""
+    with the check before round 72's fixes; PASSed in call CF with those fixes (commit 932c2d1, landed by fix09z):
+    MISJUDGED_ON_A_GPU; a CPU's cases have at most CPU_MAX rows, where it is the plain kernel)."""
     return _r72_launch(_r72_plain_kernel, x, grid_rows=min(x.shape[0], 65535))
 
 
@@ -6199,31 +6199,18 @@ ALSO_RIGHT_GELUS[R72B + "tanh as 1 - 2 / (exp(2z) + 1) in a T-templated Elementw
     r72b_gelu_tanh_through_exp
 
 
-# Round 72's fixes to check_softmax_rows are held back (commit 932c2d1): the check as stamped (call CD) misjudges
-# these five of rounds 72 and 72B; each reason says what the held-back change does.
-_HELD = ("fixed in the check of commit 932c2d1 (round 72's fixes, stamped on the H200 in call CF), held back: "
-         "that check's other caller, moved to another shape, let four per-shape workspace answers of rounds 68 and 69 "
-         "PART on a CPU, found by the suite after the device time was spent; the check as it stands")
-MISJUDGED_ON_A_CPU["check_softmax_rows"].update({
-    R72 + "a non-blocking lock around the launch, torch.softmax for a caller that finds it held":
-        _HELD + " judges the other caller's call for values only (PART)",
-    R72 + "a non-blocking lock around the launch, NumPy on x.cpu().numpy() for a caller that finds it held":
-        _HELD + " judges the other caller's call for values only (PART)",
-    R72 + "exp as PTX's ex2.approx.f32 through tl.inline_asm_elementwise":
-        _HELD + " shows the interpreter's NotImplementedError as the student's (a right answer FAILed)",
-    R72B + "cols and row strides in one buffer kept across calls, filled by each":
-        _HELD + " calls both callers on one shape (PART)",
-    R72B + "the gap between x's rows filled with -inf through a set_ alias of x's storage":
-        _HELD + " compares x's view, not its storage (PART)",
-})
-MISJUDGED_ON_A_GPU["check_softmax_rows"].update({
-    R72 + "a non-blocking lock around the launch, torch.softmax for a caller that finds it held":
-        "PASSed on the H200 with the check as it stands (call CE, 2026-12-02, 257 checks); FAILed with the held-back "
-        "check (call CF)",
-    R72 + "a non-blocking lock around the launch, NumPy on x.cpu().numpy() for a caller that finds it held":
-        "expected to PASS on a GPU with the check as it stands, as its torch.softmax twin did (call CE)",
-    R72B + "cols and row strides in one buffer kept across calls, filled by each":
-        "expected to PASS on a GPU with the check as it stands (one shape per concurrent pair); not run",
-    R72B + "the gap between x's rows filled with -inf through a set_ alias of x's storage":
-        "expected to PASS on a GPU with the check as it stands (x's view compared, not its storage); not run",
-})
+# Round 72's fixes to check_softmax_rows, held back after call CF (commit 932c2d1: its other caller, moved to another
+# shape, let four per-shape workspace answers of rounds 68 and 69 PART on a CPU), landed by fix09z with both other
+# callers (the same shape, then another): the five answers of rounds 72 and 72B the call-CD check misjudged are judged
+# right on a CPU (the two busy fallbacks, the buffer of cols and strides, the set_ alias: FAIL; inline asm: left for a
+# GPU), and on a GPU the fallbacks and the alias take the same path (each other call in its own record; x's storage
+# compared on the caller's stream).  The buffer of cols and strides has no such path there: the two callers' calls are
+# queued on the first caller's stream, which orders them, so only the released pairs on RELEASED_OTHER's shape race
+# (registered WRONG, as in call CF's check; not confirmed on a GPU).  The grid capped at 65535 is the one GPU
+# misjudgment left, measured with 932c2d1's check, whose MANY_ROWS case fix09z leaves as it was.
+MISJUDGED_ON_A_GPU["check_softmax_rows"][R72_GRID_CAPPED] = (
+    "PASSed on the H200 in call CF (2026-12-02, 313 checks) with round 72's fixes to the other caller and x's storage "
+    "(commit 932c2d1; fix09z adds a same-shape other caller and leaves MANY_ROWS as it was), after FAILing in call CE "
+    "(6 of 196611 values wrong on MANY_ROWS) with the check before them: the rows it never writes came out right, not "
+    "NaN; the cause is not read (a lead: a y from torch.empty on memory that held the right rows, since the poisoning "
+    "covers only what a launch changed)")
