@@ -4,8 +4,9 @@ its given code and its checks.
 Exercise 1, `fast_loss(model, x, n, y, bf16)` (CPU and GPU): the slow step's arithmetic without its
 Python loop over positions, on the padded, static shape.  A property over generated batches (any batch
 size, padded length and lengths, MLPs of one to four layers, logits from tiny to large, positions whose
-large values cancel, real tokens of zeros): the loss within the most that rounding can move it (a first-order
-bound from the format actually used, as in notebook 06), a float32 loss whose backward() reaches every
+large values cancel, real tokens of zeros; one batch's x a view of a larger tensor, `as_a_view`): the loss
+within the most that rounding can move it (a first-order bound from the format actually used, as in notebook 06),
+a float32 loss whose backward() reaches every
 weight (the last bias with the slow step's gradient), inputs and PyTorch's global settings left as they were, bf16
 matrix products only when asked (each Linear's, the loss computed from them with a gradient that is not zero, and no
 float32 arithmetic on the weights beside them), no other arithmetic in bf16
