@@ -12,6 +12,7 @@ The checks themselves, against their wrong and other right answers, are tested b
 """
 
 import contextlib
+import dataclasses
 import io
 
 import numpy as np
@@ -187,6 +188,30 @@ def test_build_can_hold_real_tokens_of_zeros_that_n_counts():
     assert all(x[b, :int(n[b]) - 1].abs().sum(1).min() > 0 for b in range(3) if n[b] > 1)  # the others are not
     assert x.abs().max() > 2.0**13 and x.sum(1).abs().max() < 10  # the cancelling values miss the zero token
     assert "the last real position of each sequence all zeros" in str(case)
+
+
+@host
+def test_a_strided_case_holds_the_same_values_in_a_view_that_a_layout_assumed_misreads(monkeypatch):
+    """FAR_FROM_ZERO_BATCH's x is a view of a larger tensor (round 72's last adversary, adv129): not contiguous, at a
+    storage offset, with the values of the same case built contiguous; the registered answer that reads x through
+    as_strided with a contiguous batch's strides gets another loss there (the same on the contiguous batch), and the
+    hint about strides, which an answer wrong on any layout does not get."""
+    monkeypatch.setattr(nb08, "_BATCH_DEVICE", ["cpu"])
+    case = nb08.FAR_FROM_ZERO_BATCH
+    model, x, n, y = nb08.build(case, "cpu")
+    plain = nb08.build(dataclasses.replace(case, strided=False), "cpu")[1]
+    assert not x.is_contiguous() and x.storage_offset() > 0 and torch.equal(x, plain) and plain.is_contiguous()
+    assert (x.stride(), x.storage_offset()) == nb08.view_layout(len(case.lengths), case.padded)
+    assert "x a view of a larger tensor" in str(case)
+    assert "x a view" not in str(dataclasses.replace(case, strided=False))
+    wrong = answers08.pooled_through_as_strided
+    assert float(wrong(model, plain, n, y, False)) == float(answers08.fast_loss(model, plain, n, y, False))
+    with inside_check():
+        exact, bound = nb08.loss_and_bound(model, x, n, y, False)
+        assert abs(float(answers08.fast_loss(model, x, n, y, False)) - exact) <= bound
+        assert abs(float(wrong(model, x, n, y, False)) - exact) > 1000 * bound
+        assert nb08._layout_hint(wrong, model, x, n, y, False, exact, bound) == nb08.LAYOUT_HINT
+        assert nb08._layout_hint(answers08.padded_mean, model, x, n, y, False, exact, bound) == ""
 
 
 @host

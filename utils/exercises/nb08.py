@@ -4,8 +4,9 @@ its given code and its checks.
 Exercise 1, `fast_loss(model, x, n, y, bf16)` (CPU and GPU): the slow step's arithmetic without its
 Python loop over positions, on the padded, static shape.  A property over generated batches (any batch
 size, padded length and lengths, MLPs of one to four layers, logits from tiny to large, positions whose
-large values cancel, real tokens of zeros): the loss within the most that rounding can move it (a first-order
-bound from the format actually used, as in notebook 06), a float32 loss whose backward() reaches every
+large values cancel, real tokens of zeros; one batch's x a view of a larger tensor, `as_a_view`): the loss
+within the most that rounding can move it (a first-order bound from the format actually used, as in notebook 06),
+a float32 loss whose backward() reaches every
 weight (the last bias with the slow step's gradient), inputs and PyTorch's global settings left as they were, bf16
 matrix products only when asked (each Linear's, the loss computed from them with a gradient that is not zero, and no
 float32 arithmetic on the weights beside them), no other arithmetic in bf16
@@ -229,6 +230,7 @@ class Batch:
     cancel: float  # 0, or a value added at one position and subtracted at another of each sequence
     seed: int
     zeros: bool = False  # the last real position of each sequence all zeros: a real token, counted in n
+    strided: bool = False  # x a view of a larger tensor, not contiguous, at a storage offset (`as_a_view`)
 
     def __str__(self) -> str:
         widths = "→".join(str(w) for w in (self.features, *self.hidden, self.classes))
@@ -242,7 +244,33 @@ class Batch:
             text += f", values ±{self.cancel:g} at two positions of each sequence"
         if self.zeros:
             text += ", the last real position of each sequence all zeros"
+        if self.strided:
+            strides, offset = view_layout(len(self.lengths), self.padded)
+            text += (f", x a view of a larger tensor (not contiguous: strides {strides}, storage offset {offset}, as a "
+                     "slice of a padded buffer)")
         return text
+
+
+AROUND_THE_VIEW = 1e4  # the memory around a strided case's x (`as_a_view`): a read of it moves the loss far
+
+
+def view_layout(batch: int, padded: int) -> tuple[tuple[int, int, int], int]:
+    """The strides and storage offset of a strided case's x (`as_a_view`)."""
+    return (padded + 1, 1, (batch + 1) * (padded + 1)), padded + 2
+
+
+def as_a_view(x: torch.Tensor) -> torch.Tensor:
+    """x's values (batch × padded length × features) in a view of a larger tensor, where x lies as a slice of a padded
+    buffer may: the features outermost in memory, one sequence and one position more than x's (at the front: a storage
+    offset), every other element AROUND_THE_VIEW; on x's device.  Strides no contiguous batch has (`view_layout`): an
+    answer that assumes a contiguous batch's reads other memory (round 72's last adversary, adv129: x read through
+    x.as_strided((B, T, F), (T*F, F, 1), x.storage_offset()) PASSed, every batch the check built being contiguous)."""
+    b, t, f = x.shape
+    view = x.new_full((f, b + 1, t + 1), AROUND_THE_VIEW).permute(1, 2, 0)[1:, 1:]
+    with torch.no_grad():
+        view.copy_(x)
+    assert (view.stride(), view.storage_offset()) == view_layout(b, t) and view.shape == x.shape
+    return view
 
 
 def batches() -> st.SearchStrategy[Batch]:
@@ -271,9 +299,12 @@ STEEP_BATCH = Batch(lengths=(1,), padded=1, features=1, hidden=(), classes=2, sc
 # A hidden layer whose units all lie far from zero in bf16 (`exact_gradients` marks no gradient as able to jump): the
 # hidden layers' gradients judged with bf16=True on a fixed case (round 69's second adversary: a fused bf16 Linear+ReLU
 # whose backward divides by the batch again, and the body's gradient scaled by 1024 and never unscaled, FAILed only on
-# a drawn MLP whose units happened to lie far from zero, every fixed case's being skipped as able to jump)
+# a drawn MLP whose units happened to lie far from zero, every fixed case's being skipped as able to jump).  Its x is
+# a view of a larger tensor (`as_a_view`: not contiguous, at a storage offset; its other batches too, so that its calls
+# are compared with calls on the same layout), as the task allows: a layout assumed reads other memory (round 72's last
+# adversary, adv129: x through as_strided with a contiguous batch's strides PASSed, every batch being contiguous)
 FAR_FROM_ZERO_BATCH = Batch(lengths=(3, 1, 4, 2, 5), padded=6, features=3, hidden=(4,), classes=3, scale=1.0,
-                            cancel=0.0, seed=2)
+                            cancel=0.0, seed=2, strided=True)
 # Real tokens past the GPU's padded length: an answer that sums the first GPU_SIZES["length"] positions only passed
 # (round 19's adversary), every generated token lying at position 40 or before
 LONG_BATCH = Batch(lengths=(GPU_SIZES["length"] + 8, 1, GPU_SIZES["length"] + 3), padded=GPU_SIZES["length"] + 8,
@@ -334,7 +365,8 @@ def build(case: Batch, device: str) -> tuple[torch.nn.Sequential, torch.Tensor, 
             linear.bias.copy_((torch.rand(fan_out, generator=g) * 2 - 1) * scale)
         layers += [linear, torch.nn.ReLU()]
     y = torch.randint(0, case.classes, (batch,), generator=g)
-    return torch.nn.Sequential(*layers[:-1]).to(device), x.to(device), n.to(device), y.to(device)
+    x = as_a_view(x.to(device)) if case.strided else x.to(device)  # (the view made on the device: .to() copies)
+    return torch.nn.Sequential(*layers[:-1]).to(device), x, n.to(device), y.to(device)
 
 
 @reference
@@ -1549,12 +1581,18 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
     for p in model.parameters():  # gradients a caller is adding up (round 19: backward() and zero_grad() inside passed)
         p.grad = torch.full_like(p, 0.5)
     held = [(p.grad, torch.full_like(p, 0.5)) for p in model.parameters()]
-    unpadded = torch.randn(x.shape, generator=torch.Generator().manual_seed(case.seed)).to(device)
+    # a strided case's other batches strided as its x is (`as_a_view`): a call's operations are compared with calls on
+    # the same layout (an operation that copies a strided batch, x.contiguous(), does nothing on a contiguous one)
+    laid: Callable[[torch.Tensor], torch.Tensor] = as_a_view if case.strided else (lambda t: t)
+    unpadded = laid(torch.randn(x.shape, generator=torch.Generator().manual_seed(case.seed)).to(device))
     other = (model, unpadded, torch.full_like(n, case.padded), y)
-    further, more, wider = ((model, _padded_further(x), n, y), (model, *_more_sequences(x, n, y)),
-                            (*_wider(model, x), n, y))
+    more = (model, *_more_sequences(x, n, y))
+    more = (model, laid(more[1]), *more[2:])
+    widened = _wider(model, x)
+    further, wider = (model, laid(_padded_further(x)), n, y), (widened[0], laid(widened[1]), n, y)
     classes, hidden = (_more_classes(model), x, n, y), (_more_hidden(model), x, n, y)
-    grown = (*_wider(_more_hidden(_more_classes(model)), _padded_further(more[1])), *more[2:])  # all at once
+    widened = _wider(_more_hidden(_more_classes(model)), _padded_further(more[1]))
+    grown = (widened[0], laid(widened[1]), *more[2:])  # all at once
     for bigger in (wider[0], classes[0], hidden[0], grown[0]):  # their new layers hold a .grad too, as the caller's
         # (round 71's adversary: model.to(x.device) and model.float(), which convert each parameter's .grad as well,
         # ran 16 operations more on the caller's model than on a wider one without .grad, and FAILed as a loop)
@@ -1701,10 +1739,12 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "weights: pass cache_enabled=False to torch.autocast (and leave the global setting as it was)")
         exact, bound = loss_and_bound(model, x, n, y, bf16)
         loss = float(got.detach())
-        ex.expect(abs(loss - exact) <= bound,
-                  f"{call} returned {loss:.7g}; the slow step's loss is {exact:.7g}, off by {abs(loss - exact):.1e}, "
-                  f"and rounding in {'bf16' if bf16 else 'float32'} can move it by {bound:.1e} at most",
-                  _value_hint(bf16, large))
+        off = abs(loss - exact)
+        ex.expect(off <= bound,
+                  f"{call} returned {loss:.7g}; the slow step's loss is {exact:.7g}, off by {off:.1e}, and rounding in "
+                  f"{'bf16' if bf16 else 'float32'} can move it by {bound:.1e} at most",
+                  (_layout_hint(yours, model, x, n, y, bf16, exact, bound) if case.strided and not off <= bound
+                   else "") or _value_hint(bf16, large))
         # the gradient once the value is right (a wrong value moves it too: its hint comes first)
         _gradients_hold(ex, call, model, x, n, y, bf16, dict(zip(params, grads, strict=True)))
         with torch.no_grad():  # the weights changed in place, as an optimizer step changes them
@@ -2684,6 +2724,23 @@ def _more_operations(longer: Operations, ops: Operations) -> str:
         return f"{len(longer.seen) - len(ops.seen):+d} operations" + (f" ({'; '.join(which)})" if which else "")
     differ = [pair for pair in zip(longer.names(), ops.names(), strict=True) if pair[0] != pair[1]]
     return f"other operations ({differ[0][0]} against {differ[0][1]})" if differ else "the same operations"
+
+
+LAYOUT_HINT = ("x may be any view of a larger tensor, and your function returned the right loss for the same values "
+               "made contiguous: which of your operations assumes a contiguous batch's strides, or a storage offset "
+               "of 0? PyTorch's operations on x itself follow its strides")
+
+
+def _layout_hint(yours: Callable[..., object], model: torch.nn.Sequential, x: torch.Tensor, n: torch.Tensor,
+                 y: torch.Tensor, bf16: bool, exact: float, bound: float) -> str:
+    """LAYOUT_HINT where the answer, wrong on a strided x (`as_a_view`), is right on a contiguous copy of it (called
+    once more, as `_recorded` calls it); else "" (another mistake: the value's own hint)."""
+    try:
+        got, _ = _recorded(yours, model, x.contiguous(), n, y, bf16)
+        value = float(got.detach()) if isinstance(got, torch.Tensor) and got.numel() == 1 else math.nan
+    except Exception:  # noqa: BLE001 -- the answer's own error on a contiguous batch: no hint about the layout
+        return ""
+    return LAYOUT_HINT if abs(value - exact) <= bound else ""
 
 
 def _value_hint(bf16: bool, large: bool = False) -> str:

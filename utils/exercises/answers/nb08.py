@@ -4287,16 +4287,19 @@ WRONG["check_fast_step"][R72 + "the solution's step with the mask kept at 64 pos
 
 # ---------------------------------------------------------------- round 72's last adversary (report adv129)
 # Thirteen answers, twelve judged on a CPU against the check of fe28dfb: eleven as expected, one WRONG answer PASSed
-# (a layout assumed: registered as a known misjudgment; the fix, one case with a strided x of the same values, changes
-# nb08.py and so solutions 08's stamp, left for a session with a GPU).  Its other answers repeat registered classes.
+# (a layout assumed; every batch the check built was contiguous).  Round 73's fix (fix08ab): the task says x may be any
+# view of a larger tensor, and FAR_FROM_ZERO_BATCH's x is one (`nb08.as_a_view`: not contiguous, at a storage offset,
+# the same values), where the answer FAILs with the hint about strides (nb08.LAYOUT_HINT).  Its other answers repeat
+# registered classes.
 R72C = "round 72's last adversary: "
 
 
 def pooled_through_as_strided(model, x, n, y, bf16):
     """Wrong: "a view costs nothing": x.as_strided((B, T, F), (T*F, F, 1)) before the sum, the layout of a contiguous
     batch assumed (a caller's transposed or sliced batch reads other memory: on a hand-made transposed batch 1.1016
-    against the solution's 1.0529).  EXPECTED: WRONG (arguable: the task never says x is contiguous, nor that it may
-    not be; every batch the check builds is contiguous)."""
+    against the solution's 1.0529).  EXPECTED: WRONG (the task says x may be any view of a larger tensor since round
+    73).  FAILs on FAR_FROM_ZERO_BATCH, whose x is such a view (strides (7, 1, 42), storage offset 8), with the hint
+    about strides (on a CPU, 2026-12-02: 154.0855 against the slow step's 1.279481, bf16=False)."""
     b, t, f = x.shape
     xs = x.as_strided((b, t, f), (t * f, f, 1), x.storage_offset())
     return _pooled_loss(model, xs.sum(1) / n[:, None], y, bf16, dtype=torch.bfloat16, cache_enabled=False)
@@ -4304,9 +4307,3 @@ def pooled_through_as_strided(model, x, n, y, bf16):
 
 R72C_AS_STRIDED = R72C + "x read through as_strided with a contiguous batch's strides"
 WRONG["check_fast_loss"][R72C_AS_STRIDED] = pooled_through_as_strided
-MISJUDGED_ON_A_CPU["check_fast_loss"][R72C_AS_STRIDED] = (
-    "PASSed on a CPU (adversary 129, 2026-12-02, 29 checks): every batch the check builds is contiguous (build, "
-    "_padded_further, _more_sequences, _wider, _refilled), so a layout assumed is never tried; a fix judges one case "
-    "with a strided x of the same values (x.mT.clone().mT) or the task says x is contiguous")
-MISJUDGED_ON_A_GPU["check_fast_loss"][R72C_AS_STRIDED] = (
-    "expected to PASS on a GPU as on a CPU (the same contiguous batches); not run")
