@@ -741,6 +741,11 @@ class Operations(TorchFunctionMode):
             self.host_reads.append(name)
         elif _data_shaped(name, args, kwargs) or beneath & SIZED_OPS:
             self.host_reads.append(f"{name}, whose size comes from the values")
+        elif name == "segment_reduce" and not kwargs.get("unsafe", False):
+            # ATen's segment_reduce_kernel checks its lengths on the host unless unsafe=True (`lengths.min().item()`,
+            # `lengths.sum().item()`): round 72's adversary's segment_reduce pooling PASSed on a CPU, where reads inside
+            # PyTorch's C++ are set aside, and waited twice on the H200 (call CG)
+            self.host_reads.append("segment_reduce, which checks its lengths on the host unless unsafe=True")
         elif beneath & READ_OPS:
             self.host_reads.append(f"{name}, which reads a value on the host inside ({', '.join(beneath & READ_OPS)})")
         if not isinstance(out, torch.Tensor):

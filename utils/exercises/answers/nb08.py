@@ -10,6 +10,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import copy
+import functools
 import gc
 import math
 import time
@@ -4183,12 +4184,14 @@ def pooled_by_conv1d(model, x, n, y, bf16):
     return _r72_tail(model, s / n[:, None], y, bf16)
 
 
-def pooled_by_segment_reduce(model, x, n, y, bf16):
-    """Right: torch.segment_reduce sums each sequence's padded positions as one segment (zeros add nothing), divided
-    by n.  EXPECTED: RIGHT."""
+def pooled_by_segment_reduce(model, x, n, y, bf16, unsafe=False):
+    """Wrong as written (round 72's adversary wrote it as right): torch.segment_reduce sums each sequence's padded
+    positions as one segment (zeros add nothing), divided by n; right values, but ATen's segment_reduce checks its
+    lengths on the host (their min and their sum, `.item()` each) unless unsafe=True: it PASSed on a CPU and waited
+    twice on the H200 (call CG).  With unsafe=True (`functools.partial` below): right.  EXPECTED: WRONG."""
     B, T, Fe = x.shape
     lengths = torch.full((B,), T, device=x.device, dtype=torch.long)
-    s = torch.segment_reduce(x.reshape(B * T, Fe), "sum", lengths=lengths, axis=0)
+    s = torch.segment_reduce(x.reshape(B * T, Fe), "sum", lengths=lengths, axis=0, unsafe=unsafe)
     return _r72_tail(model, s / n[:, None], y, bf16)
 
 
@@ -4272,7 +4275,8 @@ WRONG["check_fast_loss"].update({
 })
 ALSO_RIGHT["check_fast_loss"].update({
     R72 + "the pooling by F.conv1d with a kernel of ones": pooled_by_conv1d,
-    R72 + "the pooling by torch.segment_reduce": pooled_by_segment_reduce,
+    R72 + "the pooling by torch.segment_reduce, unsafe=True (no check of the lengths)":
+        functools.partial(pooled_by_segment_reduce, unsafe=True),
     R72 + "the pooling by torch.linalg.vecdot with mask / n": pooled_by_linalg_vecdot,
     R72 + "the lengths times x.new_ones(())": lengths_times_a_0d_one_made_where_x_is,
     R72 + "torch.cuda.amp.autocast / torch.cpu.amp.autocast by the batch's device": autocast_from_the_device_modules,
@@ -4281,6 +4285,8 @@ ALSO_RIGHT["check_fast_loss"].update({
     R72 + "the autocast's device type from str(x.device)": autocast_device_from_str,
     R72 + "cross_entropy(reduction='sum') / y.numel()": loss_summed_over_the_batch_size,
 })
+WRONG["check_fast_loss"][R72 + "the pooling by torch.segment_reduce (its lengths checked on the host)"] = \
+    pooled_by_segment_reduce
 WRONG["check_fast_step"][R72 + "the solution's step with the mask kept at 64 positions"] = \
     step_with_the_mask_kept_for_the_course_length
 
