@@ -1805,7 +1805,7 @@ WRONG_VARIANCE.update({  # round 65's adversary: each passed (torch.masked's var
 # Round 78's adversary of 04-07: its answers to these three checks, each judged as it expected on the CPU (or, where it
 # expected otherwise, the check was right: the docstrings say which).  Left out: the variance as the mean of all pairs'
 # (x_i - x_j)**2 / 2, right, and O(n**2) a row: the check's widest chosen row (VARIANCE_WIDE, 12287 values) makes 1.5e8
-# differences, and the check PASSed it after 123 s on a free core, past what the suite can spend on one answer.
+# differences; the adversary measured a PASS after 123 s on a free core, past what the suite can spend on one answer.
 def rms_divided_before_an_fp16_norm(x):
     """Wrong (round 78's adversary): x / sqrt(d) in fp16 first, "so that the norm cannot leave fp16", then the fp16
     vector_norm: each value is rounded to fp16 once more, and small ones underflow (8.3e-8 to 0)."""
