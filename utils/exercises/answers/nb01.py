@@ -2052,3 +2052,9 @@ WRONG_WARM_UPS.update({
     "requests rounded to the nearest 512 bytes before the pool is chosen":
         _warm_up_rounding_to_512(lambda s: (s + 256) // 512 * 512),
 })
+
+
+# Round 78's adversary of 00-03: its other answer here, 10 MiB - 511 bytes as NumPy int64, is "10 MiB - 511 bytes, the
+# same 10 MiB block" and "NumPy integers" above.
+WRONG_WARM_UPS["a 0-byte tensor for the small pool the loop uses (round 78's adversary)"] = lambda sizes: [
+    n if _pool_of(n) == "large" else 0 for n in least_warm_up(sizes)]

@@ -2447,3 +2447,43 @@ def crossover_faster_or_equal(layer, cpu, gpu, link, max_batch=2**14):
 _answers(WRONG, "check_crossover_batch").update({
     "round 75: the GPU as fast or faster (<=)": crossover_faster_or_equal,
 })
+
+
+# ---------------------------------------------------------------- round 78's adversary of 00-03: three intervals that
+# are not the middle share of the resampled ratios (each FAILed: no shift of theirs stays inside the check's band, 1.6
+# points at a 95% tail and 4.4 at 50%).  Its one-sided ends are one_sided_ends, and its ends by index into the sorted
+# ratios "random.choices and statistics.median".
+def basic_bootstrap(a, b, confidence=0.95):
+    """Wrong (round 78's adversary): the "basic" (reverse percentile) interval of textbooks and of
+    scipy.stats.bootstrap(method='basic'): (2 r - q_hi, 2 r - q_lo) around the point ratio r, the resampled ratios'
+    spread mirrored about it."""
+    ratio = np.median(a) / np.median(b)
+    low, high = _central(_medians_ratios(a, b, 4000), confidence)
+    return _verdict_and_ends(2 * ratio - high, 2 * ratio - low)
+
+
+def bias_corrected_percentiles(a, b, confidence=0.95):
+    """Wrong (round 78's adversary): Efron's bias-corrected percentile interval, "the percentile interval is biased":
+    z0 from the share of ratios below the point ratio, the ends at the quantiles Phi(2 z0 -+ z)."""
+    ratios = _medians_ratios(a, b, 4000)
+    below = min(max(float(np.mean(ratios < np.median(a) / np.median(b))), 1e-4), 1 - 1e-4)
+    normal = statistics.NormalDist()
+    z0, z = normal.inv_cdf(below), normal.inv_cdf((1 + confidence) / 2)
+    return _verdict_and_ends(*np.quantile(ratios, [normal.cdf(2 * z0 - z), normal.cdf(2 * z0 + z)]))
+
+
+def last_run_never_drawn(a, b, confidence=0.95):
+    """Wrong (round 78's adversary): run numbers from integers(0, n - 1), whose high end is left out: the last run of
+    each sample is never drawn (a single run kept drawable)."""
+    rng = np.random.default_rng(0)
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    ratios = np.median(a[rng.integers(0, max(a.size - 1, 1), (4000, a.size))], axis=1) / np.median(
+        b[rng.integers(0, max(b.size - 1, 1), (4000, b.size))], axis=1)
+    return _verdict_and_ends(*_central(ratios, confidence))
+
+
+_answers(WRONG, "check_which_is_faster").update({
+    "round 78: the basic (reverse percentile) interval": basic_bootstrap,
+    "round 78: Efron's bias-corrected percentile interval": bias_corrected_percentiles,
+    "round 78: run numbers from integers(0, n - 1), the last run never drawn": last_run_never_drawn,
+})

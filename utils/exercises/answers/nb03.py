@@ -2739,3 +2739,74 @@ def prefetch_outputs_detached(batches, step, copy_stream):
 
 WRONG["check_prefetch_loop"]["outputs detached from autograd (round 133)"] = prefetch_outputs_detached
 WRONG_ON_CPU["check_prefetch_loop"].add("outputs detached from autograd (round 133)")
+
+
+# Round 78's adversary of 00-03.  Its other answers here are classes registered already: a record that keeps the later
+# of its moments ("an event keeps the latest time of all its records"), exact Fractions, each fn under enable_grad(),
+# the fork and joins by events ("events instead of wait_stream"), the copies on the caller's stream without
+# record_stream ("copies on the caller's stream, the outputs dropped without record_stream"), and its three loops of
+# exercise 4 ("buffers from copy_stream's pool, freed while steps still read them", "consumed event recorded before
+# the step", and the solution itself).
+def simulate_event_reads_its_stream_at_the_wait(program):
+    """Wrong (round 78's adversary): an event remembers the stream it was recorded on, and a wait reads that stream's
+    time when the wait comes: work queued there after the record is waited for too."""
+    free_at, recorded_on, timeline = {}, {}, {}
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = free_at.get(stream, 0.0)
+            free_at[stream] = start + ms
+            timeline[name] = (start, start + ms)
+        elif op[0] == "record":
+            recorded_on[op[2]] = op[1]
+        elif op[0] == "wait" and op[2] in recorded_on:
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(recorded_on[op[2]], 0.0))
+        elif op[0] == "wait_stream":
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
+    return timeline
+
+
+def simulate_wait_stream_only_after_a_kernel(program):
+    """Wrong (round 78's adversary): wait_stream(stream, other) skipped while `other` has run no kernel ("nothing to
+    wait for"), though the waits queued on `other` hold it; once it has run one, the rules' wait_stream."""
+    free_at, recorded, ran, timeline = {}, {}, set(), {}
+    for op in program:
+        if op[0] == "kernel":
+            _, stream, name, ms = op
+            start = free_at.get(stream, 0.0)
+            free_at[stream] = start + ms
+            timeline[name] = (start, start + ms)
+            ran.add(stream)
+        elif op[0] == "record":
+            recorded[op[2]] = free_at.get(op[1], 0.0)
+        elif op[0] == "wait" and op[2] in recorded:
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
+        elif op[0] == "wait_stream" and op[2] in ran:
+            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
+    return timeline
+
+
+def fan_out_streams_chained(x, fns, streams):
+    """Wrong (round 78's adversary; only a GPU shows it): each side stream waits for the one before it, after that
+    one's fn, and the caller for the last one only: safe, every output right, but the fns run one after another, not
+    at once."""
+    current = torch.cuda.current_stream()
+    before, outs = current, []
+    for fn, s in zip(fns, streams):
+        s.wait_stream(before)
+        with torch.cuda.stream(s):
+            out = fn(x)
+        out.record_stream(current)
+        outs.append(out)
+        before = s
+    current.wait_stream(before)
+    return outs
+
+
+WRONG["check_simulate"].update({
+    "an event read from its stream's time at the wait (round 78)": simulate_event_reads_its_stream_at_the_wait,
+    "wait_stream skipped while the other stream has run no kernel (round 78)": simulate_wait_stream_only_after_a_kernel,
+})
+WRONG["check_fan_out"]["side streams chained, each after the one before (round 78)"] = fan_out_streams_chained
+cast(dict, ALSO_RIGHT["check_fan_out"])["each side stream given its own clone of x (round 78)"] = (
+    lambda x, fns, streams: _r32_fan(x, fns, streams, prep=lambda x, i: x.clone()))

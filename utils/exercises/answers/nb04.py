@@ -3657,3 +3657,14 @@ def scale_zero_d_by_pytorch(t, factor):
 WRONG_SUMS["x.ravel() before the wait for ready: a copy of a view on the caller's stream"] = sum_of_a_flat_copy
 ALSO_RIGHT_SUMS["the sum of x as it is, whatever its strides, reshaped to ()"] = sum_of_x_as_it_is
 WRONG_SCALES["PyTorch's t * factor for a 0-d t only"] = scale_zero_d_by_pytorch
+
+
+def as_meant_from_a_known_stream(program):
+    """Wrong (round 78's adversary): the right rewrite, with a ("use", "null") put first "to start from a known
+    stream": CuPy is on the null stream at the start already, and the task asks for the fewest use() lines."""
+    return (("use", "null"), *as_meant_right(program))
+
+
+# Round 78's adversary: its other answer here (the rewrite as lists of lists) is "lists instead of tuples" above.
+WRONG_AS_MEANT["a use('null') first, to start from a known stream (round 78's adversary)"] = \
+    as_meant_from_a_known_stream

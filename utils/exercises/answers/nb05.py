@@ -2149,3 +2149,35 @@ ALSO_RIGHT = {
                                   # batch norm in train mode raises under grad_and_value): kept out of the dicts
                                   },
 }
+
+
+# Round 78's adversary of 04-07: two wrong answers to safe_index_add that a CPU shows.  Its right one (a summary of
+# any-bad, position and value, the value by index.gather, one .tolist()) is round 27's device-generic summary without
+# the event, registered above; its index[pos] with a 0-d tensor pos is "argmax's 0-d GPU tensor as an index".
+def bound_from_the_source(target, dim, index, source):
+    """Wrong (round 78's adversary): the bound read from source.shape[dim], "the size along dim", not target's: right
+    wherever the two agree, as in the task's example (5 rows added into 5 rows)."""
+    size = source.shape[dim]
+    bad = (index < 0) | (index >= size)
+    if bool(bad.any()):
+        position = int(bad.int().argmax())
+        raise IndexError(f"index[{position}] = {int(index[position])} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+def max_and_min_then_a_loop(target, dim, index, source):
+    """Wrong (round 78's adversary): bool(index.max() >= size), then bool(index.min() < 0), then a Python loop over
+    index.tolist() for the first bad one: two waits when every index is valid, three when one is not."""
+    size = target.shape[dim]
+    if index.numel() and (bool(index.max() >= size) or bool(index.min() < 0)):
+        for position, value in enumerate(index.tolist()):
+            if not 0 <= value < size:
+                raise IndexError(f"index[{position}] = {value} is out of range for size {size}")
+    return target.index_add(dim, index, source)
+
+
+for _what, _answer in {"the bound read from source.shape[dim] (round 78's adversary)": bound_from_the_source,
+                       "bool() of max() >= size, then of min() < 0, then a loop (round 78's adversary)":
+                           max_and_min_then_a_loop}.items():
+    WRONG["check_safe_index_add"][_what] = _answer
+    WRONG_ON_CPU["check_safe_index_add"].add(_what)

@@ -1800,3 +1800,83 @@ WRONG_VARIANCE.update({  # round 65's adversary: each passed (torch.masked's var
     "torch.masked.std(x, -1, unbiased=False) squared (a library's variance)":
         lambda x: torch.masked.std(x, -1, unbiased=False).square(),
 })
+
+
+# Round 78's adversary of 04-07: its answers to these three checks, each judged as it expected on the CPU (or, where it
+# expected otherwise, the check was right: the docstrings say which).  Left out: the variance as the mean of all pairs'
+# (x_i - x_j)**2 / 2, right, and O(n**2) a row: the check's widest chosen row (VARIANCE_WIDE, 12287 values) makes 1.5e8
+# differences; the adversary measured a PASS after 123 s on a free core, past what the suite can spend on one answer.
+def rms_divided_before_an_fp16_norm(x):
+    """Wrong (round 78's adversary): x / sqrt(d) in fp16 first, "so that the norm cannot leave fp16", then the fp16
+    vector_norm: each value is rounded to fp16 once more, and small ones underflow (8.3e-8 to 0)."""
+    return torch.linalg.vector_norm(x / math.sqrt(x.shape[-1]), dim=-1)
+
+
+def rms_from_a_cumsum(x):
+    """Right (round 78's adversary wrote it as wrong, "a running total swallows small squares"): the sum of the float32
+    squares read off cumsum's last column.  On the CPU cumsum carries its total in at::acc_type<float, false>, a double
+    (aten/src/ATen/native/cpu/ReduceOpsKernel.cpp, cumsum_cpu_kernel), and rounds each output once: on the check's
+    row of 1.0 and 131071 values of 1.7e-4, its last column is 1.0037880, float64's sum 1.00378795."""
+    return (x.float().square().cumsum(dim=-1)[..., -1] / x.shape[-1]).sqrt().half()
+
+
+def rms_by_hypot_folding(x):
+    """Right (round 78's adversary): the norm by torch.hypot of column pairs in float32, halving the width each level
+    (hypot never overflows), an odd last column carried to the next level; then / sqrt(d)."""
+    v = x.float().abs()
+    while v.shape[-1] > 1:
+        even = v.shape[-1] // 2 * 2
+        v = torch.cat([torch.hypot(v[..., 0:even:2], v[..., 1:even:2]), v[..., even:]], dim=-1)
+    norm = v[..., 0] if v.shape[-1] else v.sum(-1)
+    return (norm / math.sqrt(x.shape[-1])).half()
+
+
+def rms_from_the_mean_and_spread_of_abs(x):
+    """Right (round 78's adversary): mean(x**2) = mean(|x|)**2 + mean((|x| - mean|x|)**2), both parts in float32:
+    exact algebra, and each part a sum of terms of one sign."""
+    a = x.float().abs()
+    m = a.mean(-1, keepdim=True)
+    return (m.squeeze(-1).square() + (a - m).square().mean(-1)).sqrt().half()
+
+
+def rms_rounded_away_from_zero(x):
+    """Right (round 78's adversary): float32, then rounded away from zero into fp16 (nextafter where the cast rounded
+    down): within one fp16 step, as the task allows; the other side of "rounded toward zero"."""
+    exact = x.float().square().mean(-1).sqrt()
+    near = exact.half()
+    return torch.where(near.float() < exact, torch.nextafter(near, torch.full_like(near, math.inf)), near)
+
+
+def squares_about_the_median(x):
+    """Wrong (round 78's adversary): the mean of (x - median)**2, "the median is a robust center", with no correction:
+    the variance plus (mean - median)**2."""
+    return (x - x.median(dim=-1, keepdim=True).values).square().mean(-1)
+
+
+def squares_about_the_midrange(x):
+    """Wrong (round 78's adversary): two passes about the midrange (max + min) / 2, "the center of the values", with no
+    correction: the variance plus (mean - midrange)**2."""
+    center = (x.amax(-1, keepdim=True) + x.amin(-1, keepdim=True)) / 2
+    return (x - center).square().mean(-1)
+
+
+def terms_summed_in_float32_as_tensors(x, y):
+    """Right (round 78's adversary): the guarantee gamma_n sum|x_i y_i|, the terms summed in float32 (no margin: the
+    registered one adds 1%), returned as two 0-d tensors.  The float32 sum can fall short of the exact one by about
+    gamma_n of it: a bound short by (n u)**2 of itself, which no float32 order reaches."""
+    return torch.tensor(0.0), _gamma(x.numel()) * (x * y).abs().sum()
+
+
+WRONG_RMS["round 78's adversary: x / sqrt(d) in fp16, then the fp16 norm"] = rms_divided_before_an_fp16_norm
+RIGHT_RMS.update({
+    "round 78's adversary: the float32 squares' cumsum, its last column": rms_from_a_cumsum,
+    "round 78's adversary: torch.hypot of column pairs, folded": rms_by_hypot_folding,
+    "round 78's adversary: mean(|x|)**2 + the spread of |x|": rms_from_the_mean_and_spread_of_abs,
+    "round 78's adversary: float32, rounded away from zero into fp16": rms_rounded_away_from_zero,
+})
+WRONG_VARIANCE.update({
+    "round 78's adversary: squares about each row's median, uncorrected": squares_about_the_median,
+    "round 78's adversary: squares about each row's midrange, uncorrected": squares_about_the_midrange,
+})
+RIGHT_TOLERANCES["round 78's adversary: gamma_n times the terms summed in float32, as 0-d tensors"] = \
+    terms_summed_in_float32_as_tensors

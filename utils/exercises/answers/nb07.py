@@ -2019,3 +2019,24 @@ MISJUDGED_ON_A_GPU["check_bucketed_graphs"].update({
     "round 32: flat views for the copy-in (x.view(-1))": "every batch the check gives is contiguous",
     "round 32: side stream, waits both ways, no record_stream": "the check keeps every x and result alive to the end",
 })
+
+
+# Round 78's adversary of 04-07: its answers to the predicted speedup (CPU), each judged as it expected.  Its three
+# answers to check_bucketed_graphs are classes registered already ("buckets assumed sorted", "the graphs share one
+# memory pool", "round 32: side stream, waits both ways, no record_stream", a known misjudgment above).
+def _floor_on_the_hosts_side(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """Wrong (round 78's adversary): the graph's floor per kernel put on the host's side, after the replay call:
+    max(replay + kernels * floor, kernels * kernel); the floor is the GPU's, each kernel's max(kernel, floor)."""
+    return kernels * max(host_us, kernel_us) / max(replay_us + kernels * graph_floor_us, kernels * kernel_us)
+
+
+def _in_a_one_element_tensor(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """Right (round 78's adversary wrote it as wrong, "not a number"): the right value in a 1-D float64 tensor of one
+    element, torch.tensor([v]).  properties.real takes a one-element tensor of at most one dimension on purpose, as
+    it takes the registered NumPy array of shape (1,); the FAIL hint names a float, a NumPy float or a 0-d tensor only,
+    and f"{v:.2f}" raises TypeError for it (the notebook's cells after the check format no answer of the student)."""
+    return torch.tensor([_right_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us)], dtype=torch.float64)
+
+
+WRONG_SPEEDUPS["round 78's adversary: the floor per kernel on the host's side of the graph"] = _floor_on_the_hosts_side
+ALSO_RIGHT_SPEEDUPS["round 78's adversary: a 1-D tensor of one element"] = _in_a_one_element_tensor
