@@ -276,7 +276,8 @@ def check_predicted_speedup(predicted_speedup: Callable[..., float]) -> None:
             got = answer(*case)
             value = real(got)
             ex.expect(value is not None, f"{_speedup_call(case)} returned {shown(got)}, not a number",
-                      "return eager time / graph time, a number (a float, a NumPy float or a 0-d tensor)")
+                      "return eager time / graph time, a number (a float, a NumPy float, or a tensor or array of one "
+                      "element)")
             assert value is not None
             if isinstance(got, (torch.Tensor, np.ndarray)):
                 returned.append((case, got, value))

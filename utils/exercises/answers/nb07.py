@@ -2033,8 +2033,9 @@ def _floor_on_the_hosts_side(kernels, host_us, kernel_us, graph_floor_us, replay
 def _in_a_one_element_tensor(kernels, host_us, kernel_us, graph_floor_us, replay_us):
     """Right (round 78's adversary wrote it as wrong, "not a number"): the right value in a 1-D float64 tensor of one
     element, torch.tensor([v]).  properties.real takes a one-element tensor of at most one dimension on purpose, as
-    it takes the registered NumPy array of shape (1,); the FAIL hint names a float, a NumPy float or a 0-d tensor only,
-    and f"{v:.2f}" raises TypeError for it (the notebook's cells after the check format no answer of the student)."""
+    it takes the registered NumPy array of shape (1,); the FAIL hint named a float, a NumPy float or a 0-d tensor only
+    (it now says a tensor or array of one element), and f"{v:.2f}" raises TypeError for it (the notebook's cells
+    after the check format no answer of the student)."""
     return torch.tensor([_right_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us)], dtype=torch.float64)
 
 
