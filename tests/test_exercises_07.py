@@ -255,6 +255,74 @@ def test_the_bucket_judge_says_a_wrong_result_came_from_a_refilled_tensor():
 
 
 @host
+def test_the_strided_batch_holds_the_same_values_in_a_layout_no_flat_view_reads():
+    """Round 32's adversary copied each batch in through x.view(-1) and PASSed on the H200: every x was contiguous.
+    The call STRIDED_CALL of each case is given its batch as a view, not contiguous, at an offset in its storage; in
+    both chosen cases that view has no flat view."""
+    for shape in [(5,), (3, 4), (2, 3, 4), (8, 1, 2, 3)]:
+        x = torch.randn(shape)
+        view = nb07._strided(x)
+        assert torch.equal(view, x) and view.shape == x.shape and view.storage_offset() > 0
+        assert not view.is_contiguous()
+    for _, shape, batches, _, _ in nb07.BUCKET_CASES:
+        with pytest.raises(RuntimeError, match="view"):
+            nb07._strided(torch.randn(batches[nb07.STRIDED_CALL], *shape)).view(-1)
+
+
+@host
+def test_the_bucket_judge_says_a_raise_came_from_a_strided_batch_and_why():
+    plain = _run_call(5, out=None, error=RuntimeError("view size is not compatible with input tensor's size"))
+    strided = _run_call(6, out=None, error=RuntimeError("view size is not compatible with input tensor's size"))
+    strided.x = nb07._strided(strided.x)
+    strided.strided = True
+    with pytest.raises(ExerciseFailed, match=r"(?s)a batch of 6 rows \(x was a view of shape \(6, 4\) with strides "
+                       r"\(2, 12\), at offset 1 in its storage\).*hint: x may be any tensor of shape"):
+        _judge_buckets((8, 32), [_run_call(7), strided])
+    with pytest.raises(ExerciseFailed, match=r"(?s)a batch of 5 rows \(RuntimeError.*a graph only knows the shapes"):
+        _judge_buckets((8, 32), [strided, plain])  # a contiguous batch's raise first
+
+
+@host
+def test_the_bucket_judge_fails_a_result_handed_back_to_another_streams_pool():
+    """Round 32's and round 78's adversaries (a side stream, waits both ways, no record_stream) PASSed on the H200:
+    `_handed_back` reads the allocator's snapshot; its finding FAILs with the concept's hint."""
+    said = (r"(?s)the result of run for a batch of 5 rows was made on another stream than the caller's.*'inactive'.*"
+            r"hint: memory handed back to the pool while another stream still reads it")
+    with pytest.raises(ExerciseFailed, match=said):
+        _judge_buckets_handed_back((8, 32), 5)
+    assert _judge_buckets_handed_back((8, 32), None).passed >= 10
+
+
+def _judge_buckets_handed_back(buckets, handed_back):
+    ex = Checker("bucketed_graphs")
+    graph_of = {b: 100 + b for b in buckets}
+    calls = [_run_call(5)]
+    calls[0].replayed = [graph_of[8]]
+    big = nb07._RunCall(max(buckets) + 1, torch.zeros(1), torch.zeros(1), None, None, [], 0, TOO_LARGE, True)
+    rows = {g: b for b, g in graph_of.items()}
+    with inside_check():
+        nb07._judge_buckets(ex, "bucketed_graphs(...)", buckets, (len(buckets), dict(rows), True), rows, calls, big,
+                            feature_shape=(4,), inputs={g: ((n, 4), torch.float32) for g, n in rows.items()},
+                            handed_back=handed_back)
+    return ex
+
+
+@host
+def test_the_block_of_an_address_is_found_in_the_snapshots_segments(monkeypatch):
+    """`_block_of` reads torch.cuda.memory_snapshot()'s segments (address, total_size, blocks of address and size, as
+    PyTorch's torch/csrc/cuda/Module.cpp writes them), made up here: the block that holds an address inside it."""
+    segments = [{"address": 1000, "total_size": 300, "stream": 0, "segment_pool_id": (0, 0),
+                 "blocks": [{"address": 1000, "size": 100, "state": "active_allocated"},
+                            {"address": 1100, "size": 200, "state": "inactive"}]},
+                {"address": 5000, "total_size": 100, "stream": 7, "segment_pool_id": (1, 0),
+                 "blocks": [{"address": 5000, "size": 100, "state": "active_pending_free"}]}]
+    monkeypatch.setattr(torch.cuda, "memory_snapshot", lambda *args, **kwargs: segments)
+    assert nb07._block_of(1150) == (segments[0], segments[0]["blocks"][1])
+    assert nb07._block_of(5000)[1]["state"] == "active_pending_free"
+    assert nb07._block_of(1300) is None and nb07._block_of(999) is None
+
+
+@host
 def test_the_bucket_judge_fails_rows_in_float64_and_a_capture_on_another_shape_or_dtype():
     """A graph captured on float64 inputs returns rows closer to float64 than float32's: right values, wrong dtype;
     a capture on the features flattened computes row_mlp's values too, but not what fn's contract gives it."""

@@ -11,7 +11,10 @@ Each check is a property over inputs that Hypothesis generates (utils/exercises/
    graph each call replays is counted by patching torch.cuda.CUDAGraph for the duration of the check,
    and the check's function notes the shape and dtype of its input in each capture (fn's contract:
    (size, *feature_shape), float32), and counts its calls outside a capture: a call must replay the graph
-   of the smallest bucket that holds its batch, call fn eagerly never, and return float32 rows.
+   of the smallest bucket that holds its batch, call fn eagerly never, and return float32 rows.  One call of
+   each case gets its batch as a view that is not contiguous, at an offset in its storage; in the chosen
+   cases one result is dropped while the caller's stream still reads it, and the allocator's snapshot must
+   not show its memory back in another stream's pool (`_handed_back`).
 3. `graphed_model` (GPU): new weights from checkpoints of every dtype, on the GPU or the host, between
    runs, from every kind of caller; every run against an eager twin of the check's own (made before the
    answer runs, never a copy of the caller's model) loaded with the same checkpoint; a forward pre-hook on
@@ -276,7 +279,8 @@ def check_predicted_speedup(predicted_speedup: Callable[..., float]) -> None:
             got = answer(*case)
             value = real(got)
             ex.expect(value is not None, f"{_speedup_call(case)} returned {shown(got)}, not a number",
-                      "return eager time / graph time, a number (a float, a NumPy float or a 0-d tensor)")
+                      "return eager time / graph time, a number (a float, a NumPy float, or a tensor or array of one "
+                      "element)")
             assert value is not None
             if isinstance(got, (torch.Tensor, np.ndarray)):
                 returned.append((case, got, value))
@@ -626,6 +630,7 @@ class _RunCall:
     eager: int = 0  # eager calls of the check's function (or of the model's layers) during the call
     waited: bool = False  # the call returned after the busy caller's work queued before it had ended: a host wait
     refilled: bool = False  # x was the tensor of the call before, refilled in place with new values
+    strided: bool = False  # x was a view that is not contiguous, or starts past the start of its storage
 
 
 # A burst of calls of run, every result held by the caller: an answer that hands out one of a ring of output buffers
@@ -655,6 +660,70 @@ RING_HINT = ("each replay overwrites the graph's output, and a buffer of yours t
              "too: what run returns must be the caller's own, however many results the caller holds")
 
 
+# A result made on another stream than the caller's and dropped by the caller while its stream still reads it: the
+# caching allocator hands a freed block to the next allocation on the stream it was made on without waiting for any
+# other stream's work, unless it was told of that use (Tensor.record_stream), in which case the freed block waits
+# ("active_pending_free" in torch.cuda.memory_snapshot(): a block that is not allocated but has events pending;
+# "inactive": back in the pool).  Round 32's adversary (a side stream, waits both ways, no record_stream) PASSed on
+# the H200 (calls T and U), and round 78's again: the check holds every result to the end, so no block was reused.
+# A block on the caller's own stream needs nothing (the pool's next user is that stream, in order), and a block of a
+# graph's private pool (a view of its static output) is judged by the rows changing (`overwritten`).
+HANDBACK_MS = 50.0  # the caller's stream is busy at least this long while the check drops a result and reads a snapshot
+HANDBACK_TRIES = 3  # a snapshot the host took after that work had ended says nothing: tried again, the time doubled
+HANDBACK_HINT = ("memory handed back to the pool while another stream still reads it: the caching allocator gives a "
+                 "freed block to the next allocation on the stream it was made on, without waiting for the work other "
+                 "streams queued on it; a result that the caller uses on its stream must not return to another "
+                 "stream's pool before that use ends")
+
+
+def _block_of(address: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The segment and the block of torch.cuda.memory_snapshot() that hold `address`, or None (no block of the
+    caching allocator's holds it)."""
+    for segment in torch.cuda.memory_snapshot():
+        start = int(segment["address"])
+        if not start <= address < start + int(segment["total_size"]):
+            continue
+        for block in segment["blocks"]:
+            if int(block["address"]) <= address < int(block["address"]) + int(block["size"]):
+                return segment, block
+    return None
+
+
+def _handed_back(run: Callable, make_x: Callable[[], torch.Tensor], caller: Caller) -> int | None:
+    """Call run once more from the caller's stream, queue a sleep and then a read of the result there, drop the result
+    (the check holds no other reference), and read the allocator's snapshot while that read is still to come: the
+    batch's rows if the result's block, made on another stream than the caller's outside a graph's private pool, was
+    back in the pool ("inactive"), else None (kept by the answer, or held back until the caller's work ends; no
+    tensor; a result of the caller's stream or of a graph's pool; or every snapshot came after that work ended)."""
+    for tried in range(HANDBACK_TRIES):
+        x = make_x()
+        batch = int(x.shape[0])
+        out, error = _call(run, x)
+        _restored(caller)
+        if error is not None or not isinstance(out, torch.Tensor) or not out.is_cuda or out.layout != torch.strided:
+            return None  # judged by the other sub-checks
+        address = out.untyped_storage().data_ptr()
+        gpu_sleep(HANDBACK_MS * 2**tried / 1e3, caller.stream)
+        with torch.no_grad():
+            read = out.detach().sum()  # on the caller's stream, after the sleep
+        end = caller.stream.record_event()
+        del out  # the last reference: the allocator now frees the block, or holds it back for the caller's work
+        found = _block_of(address)
+        busy = not end.query()  # after the snapshot: it was taken while the read was still to come
+        del read, x
+        if found is None:
+            return None
+        segment, block = found
+        pool = segment.get("segment_pool_id")
+        if int(segment["stream"]) == int(caller.stream.cuda_stream) or (pool is not None and tuple(pool) != (0, 0)):
+            return None
+        if block["state"] != "inactive":
+            return None
+        if busy:
+            return batch
+    return None
+
+
 def _call_run(run: Callable, x: torch.Tensor, graphs: _GraphCalls, caller: Caller,
               busy_end: torch.cuda.Event | None = None, refilled: bool = False) -> _RunCall:
     """run(x), and what the check sees of it: a copy of the result made right away, on the caller's stream, and
@@ -666,7 +735,38 @@ def _call_run(run: Callable, x: torch.Tensor, graphs: _GraphCalls, caller: Calle
     kept = _restored(caller)
     first = out.detach().clone() if isinstance(out, torch.Tensor) else None
     return _RunCall(int(x.shape[0]), x, given, out, first, graphs.replayed[replays:], graphs.captures - captures,
-                    error, kept, graphs.eager - eager, waited, refilled)
+                    error, kept, graphs.eager - eager, waited, refilled,
+                    not x.is_contiguous() or x.storage_offset() != 0)
+
+
+# Round 32's adversary copied each batch in through flat views, `x.view(-1)`, which raises for a batch whose rows are
+# not laid out one after the other, and PASSed on the H200 (calls T and U): every x the check gave was a fresh
+# contiguous torch.randn.  The task takes any tensor of shape (batch, *feature_shape): one call of each case is given
+# its batch in another layout, the same values.
+STRIDED_CALL = 1  # the call of a case given its batch as a view in another layout (a case makes 3 calls or more)
+
+
+def _strided(x: torch.Tensor) -> torch.Tensor:
+    """x's values in a view of a buffer of the check's own that is neither contiguous nor at its storage's start: its
+    axes laid out in reverse order (a transpose's layout), every other element, from the buffer's second element."""
+    buffer = torch.empty(2 * x.numel() + 1, dtype=x.dtype, device=x.device)
+    view = buffer[1::2].view(tuple(reversed(x.shape))).permute(tuple(range(x.dim() - 1, -1, -1)))
+    return view.copy_(x)
+
+
+def _said_of_x(call: _RunCall) -> str:
+    """What a failure message says of the call's x, if it was not a fresh contiguous tensor."""
+    if call.refilled:
+        return " (x was the tensor of the call before, refilled in place with new rows)"
+    if call.strided:
+        return (f" (x was a view of shape {tuple(call.x.shape)} with strides {call.x.stride()}, at offset "
+                f"{call.x.storage_offset()} in its storage)")
+    return ""
+
+
+STRIDED_HINT = ("x may be any tensor of shape (batch, *feature_shape), a view among them (a slice, a transpose, a part "
+                "of a larger buffer): its rows need not lie one after the other in memory, so copy it in by its shape "
+                "and strides, as PyTorch's copies do, not through a flat view of its memory")
 
 
 def _refilled(call: _RunCall, fresh: torch.Tensor) -> torch.Tensor:
@@ -751,8 +851,10 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
                             for n, batch in enumerate(batches):
                                 with _turn(n, kind, caller) as now:
                                     busy_end = _rebusy(now)
-                                    calls.append(_call_run(run, torch.randn(batch, *shape, device="cuda",
-                                                                            generator=gen), graphs, now, busy_end))
+                                    x = torch.randn(batch, *shape, device="cuda", generator=gen)
+                                    calls.append(_call_run(run, _strided(x) if n == STRIDED_CALL else x, graphs,
+                                                           now, busy_end))
+                                    del x
                             # The last batch once more, with new rows in the same tensor.
                             with _turn(len(batches), kind, caller) as now:
                                 busy_end = _rebusy(now)
@@ -766,9 +868,15 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
                                     caller)
                     burst = _held_results(
                         run, lambda: torch.randn(batches[0], *shape, device="cuda", generator=gen), caller)
+                    # a result dropped while the caller's stream still reads it, and the allocator's snapshot: it
+                    # costs a snapshot, so in the chosen cases only (a default-stream caller, a busy one on a stream
+                    # of its own)
+                    handed_back = _handed_back(run, lambda: torch.randn(batches[0], *shape, device="cuda",
+                                                                        generator=gen), caller) \
+                        if case in BUCKET_CASES else None
                     torch.cuda.synchronize()
             _judge_buckets(ex, where, buckets, (built, rows, kept_stream), dict(graphs.rows), calls, big,
-                           feature_shape=shape, inputs=inputs, burst=burst)
+                           feature_shape=shape, inputs=inputs, burst=burst, handed_back=handed_back)
 
         for_all(ex, bucket_cases(), holds, examples=8, chosen=BUCKET_CASES, budget_s=4.0, describe=_bucket_call)
 
@@ -776,10 +884,11 @@ def check_bucketed_graphs(bucketed_graphs: Callable[..., Callable[[torch.Tensor]
 def _judge_buckets(ex: Checker, where: str, buckets: tuple[int, ...], building: tuple[int, dict[int, int], bool],
                    rows: dict[int, int], calls: list[_RunCall], big: _RunCall, *, feature_shape: tuple[int, ...],
                    inputs: dict[int, tuple[tuple[int, ...], torch.dtype]],
-                   burst: Sequence[tuple[torch.Tensor, torch.Tensor]] = ()) -> None:
+                   burst: Sequence[tuple[torch.Tensor, torch.Tensor]] = (), handed_back: int | None = None) -> None:
     """Every sub-check of one case: `building` is what building saw (captures, their rows, the caller's stream
     current after it), `rows` the rows of every graph captured, by its id; `inputs` the shape and dtype of fn's
-    input in each capture of building, by the graph's id; `burst`, `_held_results`'s inputs and held results."""
+    input in each capture of building, by the graph's id; `burst`, `_held_results`'s inputs and held results;
+    `handed_back`, `_handed_back`'s finding (None: nothing seen, or not probed)."""
     found = Findings()
     built, rows_built, kept_stream = building
     captured = sorted(rows_built.values())
@@ -794,9 +903,10 @@ def _judge_buckets(ex: Checker, where: str, buckets: tuple[int, ...], building: 
                  "torch.float32" if odd else "",
                  "capture fn on what it is given in use: inputs of shape (size, *feature_shape), float32; fn may "
                  "read every axis of its rows, and a graph computes in the dtype it was captured in")
-    raised = [c for c in calls if c.error is not None]
-    found.expect(not raised, f"{where}: run raised for a batch of {raised[0].batch} rows ({_raised(raised[0].error)})"
-                 if raised and raised[0].error else "",
+    raised = sorted((c for c in calls if c.error is not None), key=lambda c: c.strided)  # a contiguous x's first
+    found.expect(not raised, f"{where}: run raised for a batch of {raised[0].batch} rows{_said_of_x(raised[0])} "
+                 f"({_raised(raised[0].error)})" if raised and raised[0].error else "",
+                 STRIDED_HINT if raised and raised[0].strided else
                  "a graph only knows the shapes it was captured with: a batch smaller than its bucket fills part "
                  "of the bucket's static input")
     answered = [c for c in calls if c.error is None]
@@ -818,8 +928,7 @@ def _judge_buckets(ex: Checker, where: str, buckets: tuple[int, ...], building: 
     stale = [c for c in shaped if c.first is not None
              and not _rows_right(c.first, c.given, graph_rows(c) or bucket_of[c.batch])]
     found.expect(not stale, f"{where}: run returned wrong rows for a batch of {stale[0].batch} rows"
-                 + (" (x was the tensor of the call before, refilled in place with new rows)" if stale[0].refilled
-                    else "") if stale else "",
+                 + _said_of_x(stale[0]) if stale else "",
                  "a graph reads the memory it was captured on: each new batch must be copied into that memory before "
                  "the replay reads it, whatever its address, and the result must be complete before the caller reads "
                  "it, on the stream current when run is called")
@@ -838,6 +947,11 @@ def _judge_buckets(ex: Checker, where: str, buckets: tuple[int, ...], building: 
     found.expect(ring is None, f"{where}: of {len(burst)} results of run held at once (batches of "
                  f"{burst[0][0].shape[0] if burst else 0} rows), result {(ring or 0) + 1} had changed by the time "
                  "the later calls were done", RING_HINT)
+    found.expect(handed_back is None, f"{where}: the result of run for a batch of {handed_back} rows was made on "
+                 "another stream than the caller's; when the caller dropped it while its stream was still to read it, "
+                 "its memory was back in the allocator's pool at once (torch.cuda.memory_snapshot(): 'inactive'), for "
+                 "the next allocation on that stream to take and overwrite" if handed_back is not None else "",
+                 HANDBACK_HINT)
     changed = [c.batch for c in calls if not torch.equal(c.x, c.given)]
     found.expect(not changed, f"{where}: run changed its input x (a batch of {changed[0] if changed else 0} rows)",
                  "copy the batch into the graph's own input; leave the caller's tensor alone")

@@ -1585,7 +1585,8 @@ ALSO_RIGHT_SCHEDULED_STEPS = {
 # Round 32's adversary of 07, the answers of its GPU checks (judged on the H200, 2026-11-30, calls T and U): the
 # settings left changed and the caller's model changed PASSed in call T; the checks now read every setting around the
 # whole check and look at the model after it (`_every_setting_kept`, `_model_tensors`), and these FAIL (call U).  Three
-# still PASS: MISJUDGED_ON_A_GPU, below
+# still PASSed: the ring of 32 outputs (fixed since: RING_CALLS), the flat views and the side stream without
+# record_stream (fixed since, not yet judged on a GPU: nb07.STRIDED_CALL, nb07._handed_back)
 def _r32_capture(fn, static_in, side=None):
     """Warm up on a side stream, then capture fn(static_in) on it; (graph, static_out)."""
     side = side or torch.cuda.Stream()
@@ -1622,8 +1623,11 @@ def _r32_bg_side_stream_no_record_stream(fn, buckets, feature_shape):
     course's right "waiting" variant), but without out.record_stream(caller): the result is allocated from the side
     stream's pool, so when the caller drops it, the caching allocator may give the block to the next run's clone on the
     side stream while a kernel the caller queued on ITS stream (or, with two callers in turn, on the other caller's
-    stream, which the side stream does not wait for) still reads it.  The check keeps every result alive until it has
-    judged all calls, so no block is ever reused: PASSes on the H200 (calls T and U; in MISJUDGED_ON_A_GPU)."""
+    stream, which the side stream does not wait for) still reads it.  The check kept every result alive until it had
+    judged all calls, so no block was ever reused: PASSed on the H200 (calls T and U; round 78's adversary's
+    `bucketed_result_made_on_side_stream`, the same answer, again).  The check now drops one result while the caller's
+    stream still reads it and reads the allocator's snapshot (`nb07._handed_back`): the block is "inactive" at once
+    (not yet run on a GPU)."""
     graphs = _r32_buckets(fn, buckets, feature_shape)
     side = torch.cuda.Stream()
 
@@ -1662,7 +1666,9 @@ def _r32_bg_noncontiguous_unsafe_copy(fn, buckets, feature_shape):
     """Wrong (a special case of the inputs the check draws: every x is a fresh contiguous torch.randn): copies the
     batch in through flat views, `static_x.view(-1)[:n].copy_(x.view(-1))`: a transposed or sliced batch (x[:, ::2],
     a row-major view of a column-major buffer) makes x.view(-1) raise, where the task takes any (batch, *features)
-    tensor.  PASSes on the H200 (calls T and U: the check never gives a non-contiguous x; in MISJUDGED_ON_A_GPU)."""
+    tensor.  PASSed on the H200 (calls T and U: the check never gave a non-contiguous x); each case's call
+    `nb07.STRIDED_CALL` is now given its batch as a view that is not contiguous, at an offset in its storage, which
+    has no flat view in both chosen cases (not yet run on a GPU)."""
     graphs = _r32_buckets(fn, buckets, feature_shape)
 
     def run(x):
@@ -2012,18 +2018,17 @@ MISJUDGED_ON_A_GPU: dict[str, dict[str, str]] = {
                                                                                    "clones: no addresses repeat",
     },
 }
-# Round 32's adversary's, PASSed on the H200 (calls T and U): every x the check gives is contiguous; a case makes fewer
-# calls per bucket than a ring of 32 buffers holds; every x and result is kept alive to the end, so no memory that
-# another stream still reads is freed and handed out again
-MISJUDGED_ON_A_GPU["check_bucketed_graphs"].update({
-    "round 32: flat views for the copy-in (x.view(-1))": "every batch the check gives is contiguous",
-    "round 32: side stream, waits both ways, no record_stream": "the check keeps every x and result alive to the end",
-})
+# Round 32's adversary's two that PASSed on the H200 (calls T and U) and were listed here: every x the check gave was
+# contiguous (now each case's call nb07.STRIDED_CALL gets a strided view at an offset), and every result was kept alive
+# to the end, so no memory another stream still read was freed and handed out again (now nb07._handed_back drops one
+# result while the caller's stream reads it and reads the allocator's snapshot, in the chosen cases).  Both stay in
+# WRONG_BUCKETED; the next GPU run judges them.
 
 
 # Round 78's adversary of 04-07: its answers to the predicted speedup (CPU), each judged as it expected.  Its three
 # answers to check_bucketed_graphs are classes registered already ("buckets assumed sorted", "the graphs share one
-# memory pool", "round 32: side stream, waits both ways, no record_stream", a known misjudgment above).
+# memory pool", "round 32: side stream, waits both ways, no record_stream": its `bucketed_result_made_on_side_stream`
+# is that answer line for line, and PASSed on the H200 again; the check's snapshot probe, nb07._handed_back, closes it).
 def _floor_on_the_hosts_side(kernels, host_us, kernel_us, graph_floor_us, replay_us):
     """Wrong (round 78's adversary): the graph's floor per kernel put on the host's side, after the replay call:
     max(replay + kernels * floor, kernels * kernel); the floor is the GPU's, each kernel's max(kernel, floor)."""
@@ -2033,8 +2038,9 @@ def _floor_on_the_hosts_side(kernels, host_us, kernel_us, graph_floor_us, replay
 def _in_a_one_element_tensor(kernels, host_us, kernel_us, graph_floor_us, replay_us):
     """Right (round 78's adversary wrote it as wrong, "not a number"): the right value in a 1-D float64 tensor of one
     element, torch.tensor([v]).  properties.real takes a one-element tensor of at most one dimension on purpose, as
-    it takes the registered NumPy array of shape (1,); the FAIL hint names a float, a NumPy float or a 0-d tensor only,
-    and f"{v:.2f}" raises TypeError for it (the notebook's cells after the check format no answer of the student)."""
+    it takes the registered NumPy array of shape (1,); the FAIL hint named a float, a NumPy float or a 0-d tensor only
+    (it now says a tensor or array of one element), and f"{v:.2f}" raises TypeError for it (the notebook's cells
+    after the check format no answer of the student)."""
     return torch.tensor([_right_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us)], dtype=torch.float64)
 
 
