@@ -694,6 +694,12 @@ OWN_CASE = (3, 37, 3, 1.0, 11)  # the shape of _softmax_new_and_own's calls
 WIDER_GAP = 64  # its fourth call: the same shape, rows 101 elements apart
 FAR_BELOW = -2e4  # masked rows whose finite values lie this far below 0 (one seed in four: `_masked_shift`)
 OTHER_SHIFT = 200.0  # _softmax_two_callers: the other caller's values lie this far above the first's
+# The scales a generated case draws.  -100: rows whose max lies between -10 (the clamp) and about -170, higher the
+# longer the row, with values down to about -250 (round 73's adversary skipped the shift where |max| <= 80, since exp
+# overflows only above 88, and passed: no row had its max inside (-87, -20) and values below -87, where exp(x)
+# without the shift is a float32 denormal, or 0 on a GPU that flushes them; -1000's rows have their max at -100 or
+# below, and the positive scales' rows, unless a column or two long, near or above 0)
+SOFTMAX_SCALES = (1.0, 10.0, 1000.0, -100.0, -1000.0)
 # _softmax_two_callers: the other caller's shape, OWN_CASE's rows with other columns and another row stride (round 72's
 # second adversary kept cols and both row strides in one buffer that each call filled: a caller of the same shape wrote
 # the same numbers).  One of the property's chosen cases on a CPU, so that its launches, run unguarded there, passed the
@@ -784,7 +790,7 @@ def _wrong_of_x_shape(got: object, x: torch.Tensor) -> bool:
 def _softmax_cases(on_gpu: bool) -> st.SearchStrategy[SoftmaxCase]:
     rows, cols = (st.one_of(st.integers(0, 9), st.integers(1, 300)), st.one_of(st.integers(1, 9), st.integers(
         1, MAX_COLS))) if on_gpu else (st.integers(0, CPU_MAX[0]), st.integers(1, CPU_MAX[1]))
-    return st.tuples(rows, cols, st.sampled_from((0, 1, 3, 64)), st.sampled_from((1.0, 10.0, 1000.0, -1000.0)),
+    return st.tuples(rows, cols, st.sampled_from((0, 1, 3, 64)), st.sampled_from(SOFTMAX_SCALES),
                      st.integers(0, 2**32 - 1))
 
 
@@ -2900,10 +2906,12 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
         # adversary: around -1e5, a fill of -1e6 passed); (2, 9, 0, -1e37, 8): around -1e37, where float32 ends
         # (round 27's: a fill of -1e9 passed, and the class "a finite fill" was open below -2.3e7); (2, 100, 3,
         # -inf, 12): masked rows, -inf in x (round 27's: an online softmax gave NaN for a row whose first 16 were);
-        # (2, 40, 1, -inf, 15): masked rows whose finite values lie near FAR_BELOW (round 133's: -inf read as -1e4)
+        # (2, 40, 1, -inf, 15): masked rows whose finite values lie near FAR_BELOW (round 133's: -inf read as -1e4);
+        # (2, 40, 0, -100, 8): rows whose max is -28.6 and -10, values down to -158 (round 73's: the shift skipped
+        # where |max| <= 80; see SOFTMAX_SCALES)
         chosen = [(1, 1, 0, 1.0, 1), (3, 5, 3, 1000.0, 2), (0, 7, 0, 1.0, 3), (CPU_MAX[0], CPU_MAX[1], 64, 10.0, 4),
                   (2, 9, 0, -1e7, 8), (2, 9, 0, -1e37, 8), (2, 100, 3, -math.inf, 12),
-                  (2, 3, 0, -1000.0, 8), (2, 40, 1, -math.inf, 15)]
+                  (2, 3, 0, -1000.0, 8), (2, 40, 1, -math.inf, 15), (2, 40, 0, -100.0, 8)]
         if on_gpu:
             chosen += [(7, 1025, 1, 10.0, 5), (3, MAX_COLS, 64, 1000.0, 6), (301, 781, 3, 1.0, 7),
                        (MANY_ROWS, 3, 1, 1.0, 9)]
@@ -3480,7 +3488,7 @@ def _softmax_speed(ex: Any, yours: Callable, counted: bool) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=177, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=178, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

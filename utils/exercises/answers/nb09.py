@@ -6214,3 +6214,146 @@ MISJUDGED_ON_A_GPU["check_softmax_rows"][R72_GRID_CAPPED] = (
     "(6 of 196611 values wrong on MANY_ROWS) with the check before them: the rows it never writes came out right, not "
     "NaN; the cause is not read (a lead: a y from torch.empty on memory that held the right rows, since the poisoning "
     "covers only what a launch changed)")
+
+
+# ---------------------------------------------------------------- round 73's adversary (exercise 2)
+# /work/rev73/reports/adv134.md: 7 answers to check_softmax_rows judged on the CPU (torch 2.13, Triton 3.9's
+# interpreter); two wrong ones PARTed there (177 checks).  The shift skipped where |max| <= 80 FAILs since fix09aa,
+# which draws a scale of -100 (nb09.SOFTMAX_SCALES) and chooses the case (2, 40, 0, -100, 8): rows whose max lies
+# between -10 and -87 with values below -87, where exp(x) unshifted is a denormal (0 on a GPU that flushes them).
+# The buffer kept per (thread, nesting depth) is left for a GPU: the CPU emulates the second stream by a call inside
+# the first one, which the depth key gives a buffer of its own, and the check does not watch which launch tensors
+# outlive a call.  Not registered, as duplicates: tl.reduce with combine functions of its own (adversary 108's
+# softmax_by_tl_reduce_combine), the log-space form (_softmax_log_space(max_first=True)), float64 inside the kernel
+# (_variant("float64")).
+R73 = "round 73's adversary: "
+
+
+@triton.jit
+def _r73_shift_outside_80_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    m = tl.max(v, axis=0)
+    e = tl.exp(v - tl.where(tl.abs(m) > 80.0, m, 0.0))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r73_shift_only_where_max_outside_80(x):
+    """Wrong: "exp overflows above 88: a row whose max lies within +-80 needs no shift".  The row's other values
+    underflow: [-70, -100, -75] gives exp(-100) = 3.7e-44, a float32 denormal (the middle softmax 9.4535e-14 for
+    9.2950e-14 on a CPU; 0 on a GPU that flushes denormals).  EXPECTED: WRONG (PART on a CPU until fix09aa; FAIL since:
+    "values around -100, all below 0 ... values wrong")."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r73_shift_outside_80_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _r73_stats_kernel(s_ptr, x_ptr, x_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < cols, other=-float("inf"))
+    m = tl.max(v, axis=0)
+    tl.store(s_ptr + 2 * row, m)
+    tl.store(s_ptr + 2 * row + 1, tl.sum(tl.exp(v - m), axis=0))
+
+
+@triton.jit
+def _r73_normalize_kernel(y_ptr, x_ptr, s_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.load(s_ptr + 2 * row))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.load(s_ptr + 2 * row + 1), mask=mask)
+
+
+_R73_DEPTH = threading.local()
+_R73_WORK: dict = {}
+
+
+def r73_workspace_per_thread_and_depth(x):
+    """Wrong: "a per-thread buffer broke when my function was re-entered, so I key it by (thread, nesting depth)":
+    a (max, sum) buffer per row kept from call to call, two launches (statistics, then normalize).  One thread calling
+    on one stream, then at once on another (depth 0 both times), shares it while the first call's normalize waits.
+    EXPECTED: WRONG (PART on a CPU, 2026-12-02: the CPU's second call, made inside the first, is at depth 1 and gets
+    a buffer of its own; expected to FAIL on a GPU, where the second call comes after the first returns: not yet run
+    there)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if not rows:
+        return y
+    depth = getattr(_R73_DEPTH, "d", 0)
+    key = (threading.get_ident(), depth, x.device)
+    buf = _R73_WORK.get(key)
+    if buf is None or buf.numel() < 2 * rows:
+        buf = _R73_WORK[key] = torch.empty(2 * rows, dtype=torch.float32, device=x.device)
+    _R73_DEPTH.d = depth + 1
+    try:
+        block = triton.next_power_of_2(cols)
+        _r73_stats_kernel[(rows,)](buf, x, x.stride(0), cols, BLOCK=block)
+        _r73_normalize_kernel[(rows,)](y, x, buf, x.stride(0), y.stride(0), cols, BLOCK=block)
+    finally:
+        _R73_DEPTH.d = depth
+    return y
+
+
+@triton.jit
+def _r73_floor_shift_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.floor(tl.max(v, axis=0) / 64.0) * 64.0)  # within 64 below the max: exp(v - s) <= e**64
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r73_shift_floored_to_64(x):
+    """Right: softmax is unchanged by any shift of a row; the shift is the max rounded down to a multiple of 64
+    (exp(<= 64) times 4096 columns stays below float32's max).  EXPECTED: RIGHT (PART on a CPU, 2026-12-02)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r73_floor_shift_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+@triton.jit
+def _r73_given_max_kernel(y_ptr, x_ptr, m_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.load(m_ptr + row))
+    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r73_max_on_a_dlpack_alias(x):
+    """Wrong: each row's max by PyTorch's amax on torch.utils.dlpack.from_dlpack(to_dlpack(x)), an alias of x made
+    without Tensor.__dlpack__, given to the kernel: PyTorch computes from x outside the kernel.  EXPECTED: WRONG (FAIL
+    on a CPU, 2026-12-02: "PyTorch computed from x"; taint goes by the storage's data_ptr, which the alias shares
+    where x starts at its storage's first element)."""
+    from torch.utils import dlpack
+
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        m = dlpack.from_dlpack(dlpack.to_dlpack(x)).amax(dim=1).contiguous()
+        _r73_given_max_kernel[(rows,)](y, x, m, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+R73_WORKSPACE_PER_THREAD_AND_DEPTH = R73 + "a statistics buffer kept per (thread, nesting depth), two kernels"
+R73_WRONG_ON_CPU = {
+    R73 + "the max shift skipped where |max| <= 80": r73_shift_only_where_max_outside_80,
+    R73 + "each row's max by PyTorch on a torch.utils.dlpack alias of x": r73_max_on_a_dlpack_alias,
+}
+WRONG_SOFTMAXES.update(R73_WRONG_ON_CPU)
+WRONG_ON_CPU["check_softmax_rows"].update(R73_WRONG_ON_CPU)
+# left for a GPU (not in WRONG_ON_CPU, as adversary 108's per-thread buffer): a CPU has no streams
+WRONG_SOFTMAXES[R73_WORKSPACE_PER_THREAD_AND_DEPTH] = r73_workspace_per_thread_and_depth
+ALSO_RIGHT_SOFTMAXES[R73 + "the shift the max rounded down to a multiple of 64"] = r73_shift_floored_to_64
