@@ -134,10 +134,14 @@ MATRIX_PRODUCTS = {"linear", "matmul", "__matmul__", "__rmatmul__", "mm", "addmm
 GEMMS = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot", "_addmm_activation", "_trilinear"}
 # print(t), f"{t}" and torch.allclose read values on the host too
 HOST_READS = {"item", "tolist", "numpy", "cpu", "__int__", "__float__", "__bool__", "__index__", "__complex__",
-              "__array__", "__format__", "__repr__", "__str__", "allclose", "equal", "is_nonzero",
-              # ...and a tensor's storage, whose values Python reads without any operation of PyTorch's (round 32's
-              # adversary: the reads of a storage, or of a DLPack export, went unseen)
-              "untyped_storage", "storage", "_typed_storage"}
+              "__array__", "__format__", "__repr__", "__str__", "allclose", "equal", "is_nonzero"}
+# ...and a tensor's storage, whose values Python reads without any operation of PyTorch's (round 32's adversary: the
+# reads of a storage, or of a DLPack export, went unseen): naming one is refused as a read, a storage in Python's hands
+# being readable there by means no mode sees (its elements, bytes(), tolist(), a copy to the host), while x needs none;
+# with a hint of its own (STORAGE_HINT; round 73's adversary: x rebuilt by set_(x.untyped_storage(), offset, size,
+# stride), which reads nothing, FAILed with the hint about reading values)
+STORAGES = {"untyped_storage", "storage", "_typed_storage"}
+HOST_READS |= STORAGES
 # A tensor's memory handed to another library by DLPack: on the host (NumPy's from_dlpack, the CPU standing in for the
 # GPU) a read of its values there, unless torch.from_dlpack takes it (round 32's adversary: `np.from_dlpack(n) > 0`
 # PASSed on a CPU; on a GPU NumPy refuses device memory)
@@ -230,7 +234,8 @@ class Batch:
     cancel: float  # 0, or a value added at one position and subtracted at another of each sequence
     seed: int
     zeros: bool = False  # the last real position of each sequence all zeros: a real token, counted in n
-    strided: bool = False  # x a view of a larger tensor, not contiguous, at a storage offset (`as_a_view`)
+    strided: bool = False  # x a view of a larger tensor, not contiguous, at a storage offset (`as_a_view`); else a
+    # contiguous slice of one at a storage offset (`as_a_slice`)
 
     def __str__(self) -> str:
         widths = "→".join(str(w) for w in (self.features, *self.hidden, self.classes))
@@ -248,10 +253,13 @@ class Batch:
             strides, offset = view_layout(len(self.lengths), self.padded)
             text += (f", x a view of a larger tensor (not contiguous: strides {strides}, storage offset {offset}, as a "
                      "slice of a padded buffer)")
+        else:
+            offset = slice_offset(self.padded, self.features)
+            text += f", x a contiguous slice of a larger tensor (storage offset {offset})"
         return text
 
 
-AROUND_THE_VIEW = 1e4  # the memory around a strided case's x (`as_a_view`): a read of it moves the loss far
+AROUND_THE_VIEW = 1e4  # the memory around a case's x (`as_a_view`, `as_a_slice`): a read of it moves the loss far
 
 
 def view_layout(batch: int, padded: int) -> tuple[tuple[int, int, int], int]:
@@ -271,6 +279,32 @@ def as_a_view(x: torch.Tensor) -> torch.Tensor:
         view.copy_(x)
     assert (view.stride(), view.storage_offset()) == view_layout(b, t) and view.shape == x.shape
     return view
+
+
+def slice_offset(padded: int, features: int) -> int:
+    """The storage offset of a contiguous case's x (`as_a_slice`): one sequence's elements."""
+    return padded * features
+
+
+def as_a_slice(x: torch.Tensor) -> torch.Tensor:
+    """x's values (batch × padded length × features) in a contiguous slice of a larger tensor, as tokens[i] of a
+    (batches, B, T, F) buffer is: one sequence more before x's (a storage offset, `slice_offset`) and one after, every
+    other element AROUND_THE_VIEW; on x's device.  Round 73's adversary (adv133): x.contiguous() then read through
+    as_strided(..., storage_offset=0) PASSed, every contiguous x the check built starting its storage (the strided
+    case's .contiguous() copies), where the task says x may lie anywhere in its memory; it read the sequence before."""
+    b, t, f = x.shape
+    view = x.new_full((b + 2, t, f), AROUND_THE_VIEW)[1:-1]
+    with torch.no_grad():
+        view.copy_(x)
+    assert view.is_contiguous() and view.storage_offset() == slice_offset(t, f) and view.shape == x.shape
+    return view
+
+
+def laid_as(case: Batch) -> Callable[[torch.Tensor], torch.Tensor]:
+    """How a case lays its x out in memory (`build`), for the check's other batches of the case: the same layout, so
+    that their calls are compared with calls on it (an operation that copies a strided batch, x.contiguous(), does
+    nothing on a contiguous one)."""
+    return as_a_view if case.strided else as_a_slice
 
 
 def batches() -> st.SearchStrategy[Batch]:
@@ -365,7 +399,7 @@ def build(case: Batch, device: str) -> tuple[torch.nn.Sequential, torch.Tensor, 
             linear.bias.copy_((torch.rand(fan_out, generator=g) * 2 - 1) * scale)
         layers += [linear, torch.nn.ReLU()]
     y = torch.randint(0, case.classes, (batch,), generator=g)
-    x = as_a_view(x.to(device)) if case.strided else x.to(device)  # (the view made on the device: .to() copies)
+    x = laid_as(case)(x.to(device))  # (the view made on the device: .to() copies)
     return torch.nn.Sequential(*layers[:-1]).to(device), x, n.to(device), y.to(device)
 
 
@@ -624,6 +658,10 @@ class Operations(TorchFunctionMode):
         self.lowered: list[str] = []
         # where a narrow format's exactness is judged by value on the meta device, which has none (`_gpu_branch`)
         self.unvalued: list[str] = []
+        # the caller's memory (x's, n's, y's and each parameter's storage, by its address: `_callers_memory`), and each
+        # operator that wrote into it (in place or out=, through any view or alias: `_Beneath`)
+        self.guarded: dict[int, str] = {}
+        self.written: list[str] = []
 
     def note_precision(self, name: str) -> None:
         """A float32 matrix product (`name`, as the dispatcher runs it) ran: note each precision switch that reads
@@ -878,6 +916,43 @@ EXACT_BENEATH = EXACT_IN_BF16 | GEMMS | MATRIX_PRODUCTS | LIFT_OPS | {
     "index", "_unsafe_index", "index_put", "index_put_", "slice_scatter", "select_scatter", "empty_strided",
     "new_empty_strided", "fill", "constant_pad_nd", "scalar_tensor"}
 COPIES_BENEATH = {"_to_copy": 0, "copy_": 1, "_copy_from": 0}  # an operator that copies, and its source's place
+_WRITES: dict[Any, tuple[tuple[int, str], ...]] = {}  # each operator's arguments that it writes (`_written_by`)
+
+
+def _written_by(func: Any, args: tuple, kwargs: dict) -> list[torch.Tensor]:
+    """The tensors whose elements the operator `func` writes: the arguments its schema marks written (`Tensor(a!)`:
+    self of an in-place operator, out=), less those of operators that change a tensor's metadata only (tagged
+    inplace_view: unsqueeze_, as_strided_, set_, resize_)."""
+    if func not in _WRITES:
+        schema = getattr(func, "_schema", None)
+        _WRITES[func] = () if schema is None or torch.Tag.inplace_view in getattr(func, "tags", ()) else tuple(
+            (k, a.name) for k, a in enumerate(schema.arguments) if a.alias_info is not None and a.alias_info.is_write)
+    written = []
+    for k, name in _WRITES[func]:
+        value = args[k] if k < len(args) else kwargs.get(name)
+        written += [t for t in (value if isinstance(value, (list, tuple)) else [value]) if isinstance(t, torch.Tensor)]
+    return written
+
+
+def _address(t: torch.Tensor) -> int:
+    """The address of t's storage (0 where it has none: sparse, meta)."""
+    with torch._C.DisableTorchFunction():
+        try:
+            return t.untyped_storage().data_ptr()
+        except (RuntimeError, NotImplementedError):
+            return 0
+
+
+def _callers_memory(args: tuple) -> dict[int, str]:
+    """For a call of the answer, (model, x, n, y, ...): the address of each storage the caller's x, n, y and the
+    model's parameters lie in (a view's: the tensor it views), and which it is."""
+    if len(args) < 4 or not isinstance(args[0], torch.nn.Module):
+        return {}
+    named = [*zip(("x", "n", "y"), args[1:4], strict=True),
+             *((f"the model's {name}", p) for name, p in args[0].named_parameters())]
+    memory = {_address(t): label for label, t in reversed(named) if isinstance(t, torch.Tensor)}
+    memory.pop(0, None)  # (no memory: nothing to write)
+    return memory
 
 
 class _Beneath(TorchDispatchMode):
@@ -895,6 +970,13 @@ class _Beneath(TorchDispatchMode):
         if not self.ops.own and name in READ_OPS | SIZED_OPS | LIFT_OPS:
             self.ops.beneath.append(name)
         unseen = not self.ops.own and not self.ops.calling and not _IN_BACKWARD[0]
+        if self.ops.guarded and not self.ops.own and not _IN_BACKWARD[0]:
+            # a write into the caller's memory, before it runs (round 73's adversary: n.data.clamp_(min=1) and
+            # x.data.mul_(mask) PASSed, .data's version counter being its own and the values not moving): any view or
+            # alias of x, n, y or a parameter written in place or by out=, whatever its version counter says
+            hit = [self.ops.guarded[ptr] for t in _written_by(func, args, kwargs)
+                   if (ptr := _address(t)) in self.ops.guarded]
+            self.ops.written += [f"aten.{name} into {label}" for label in hit]
         wide = (_widened(args, kwargs) if unseen and name not in EXACT_BENEATH and any(
             isinstance(t, torch.Tensor) and t.dtype in NARROW for a in (*args, *kwargs.values())
             for t in (a if isinstance(a, (list, tuple)) else [a])) else None)
@@ -1192,6 +1274,7 @@ def _recorded(fn: Callable[..., object], *args: object) -> tuple[object, Operati
     of fn's result, for the check to report as the same mistake that a CPU runs through.  The caller's number of
     threads as fn sees it (`_threads_as_the_callers`)."""
     ops = Operations()
+    ops.guarded = _callers_memory(args)
     _know(*args)
     # (TorchScript runs unoptimized throughout check_fast_loss, its functions' earlier plans dropped:
     # `_scripts_unoptimized`)
@@ -1529,6 +1612,26 @@ def _lowered(ops: Operations) -> str:
             f"with ({ops.lowered[0] if ops.lowered else ''})")
 
 
+STORAGE_HINT = ("a tensor's storage handed to Python can be read there, on the host, in ways no check can follow (its "
+                "elements, its bytes, a copy; on a GPU each a wait), so naming one counts as a read: PyTorch's "
+                "operations on x itself follow its strides and storage offset, and x needs no rebuilding from its "
+                "storage")
+
+
+def _storages_named(ex: Checker, said: str, reads: Sequence[str]) -> None:
+    """FAIL, with STORAGE_HINT, where `reads` (a recording's host reads) name a storage (STORAGES): said so, not as a
+    read of a value."""
+    named = [read for read in dict.fromkeys(reads) if read in STORAGES]
+    ex.expect(not named, f"{said} handed a tensor's storage to Python ({', '.join(named)})", STORAGE_HINT)
+
+
+# round 73's adversary: n.data.clamp_(min=1), x.data.mul_(mask), values and version counters unmoved
+WRITE_HINT = ("x, n, y and the model's weights are the caller's, to read only: an in-place operation or out= on any "
+              "tensor that shares their memory (a view, an alias) writes the caller's data, even where the values "
+              "come out the same on this batch (exercise 2's graph would write its static inputs at every replay): "
+              "compute into tensors of your own")
+
+
 STATE_HINT = ("the caller uses x, n and the model again: leave them as they were (no requires_grad_(), no hooks, no "
               "new buffers, parameters, submodules or attributes such as a wrapped forward on them: a bf16 copy of "
               "the model is autocast's to make)")
@@ -1558,8 +1661,11 @@ def _later_clean(ex: Checker, call: str, when: str, ops: Operations, settings: d
     ex.expect(not changed, f"{call}, called again ({when}), changed PyTorch's global settings "
               f"({', '.join(changed)})", "leave PyTorch's settings as the caller had them, at every call")
     ex.expect(not ops.lowered, f"{call}, called again ({when}): {_lowered(ops)}", PRECISION_HINT)
+    ex.expect(not ops.written, f"{call}, called again ({when}), wrote into the memory of what the caller passed "
+              f"({', '.join(dict.fromkeys(ops.written))})", WRITE_HINT)
     ex.expect(not ops.threads, f"{call}, called again ({when}), started a thread ({', '.join(ops.threads[:3])})",
               THREAD_HINT)
+    _storages_named(ex, f"{call}, called again ({when}),", ops.host_reads)
     ex.expect(not ops.host_reads, f"{call}, called again ({when}), read a value on the host "
               f"({', '.join(dict.fromkeys(ops.host_reads))})",
               "a CUDA graph (exercise 2) replays kernels, not Python: at no call may anything be read or copied on "
@@ -1586,9 +1692,9 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
     for p in model.parameters():  # gradients a caller is adding up (round 19: backward() and zero_grad() inside passed)
         p.grad = torch.full_like(p, 0.5)
     held = [(p.grad, torch.full_like(p, 0.5)) for p in model.parameters()]
-    # a strided case's other batches strided as its x is (`as_a_view`): a call's operations are compared with calls on
-    # the same layout (an operation that copies a strided batch, x.contiguous(), does nothing on a contiguous one)
-    laid: Callable[[torch.Tensor], torch.Tensor] = as_a_view if case.strided else (lambda t: t)
+    # a case's other batches laid out as its x is (`laid_as`): a call's operations are compared with calls on the same
+    # layout (an operation that copies a strided batch, x.contiguous(), does nothing on a contiguous one)
+    laid = laid_as(case)
     unpadded = laid(torch.randn(x.shape, generator=torch.Generator().manual_seed(case.seed)).to(device))
     other = (model, unpadded, torch.full_like(n, case.padded), y)
     more = (model, *_more_sequences(x, n, y))
@@ -1660,6 +1766,8 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         ex.expect(not changed, f"{call} changed its input {changed[0] if changed else ''}",
                   "the caller uses x, n and the model again: leave them as they were (no in-place operation on "
                   "them, no model.to(...))")
+        ex.expect(not ops.written, f"{call} wrote into the memory of what the caller passed "
+                  f"({', '.join(dict.fromkeys(ops.written))})", WRITE_HINT)
         regraded = [name for (name, p), (grad, was) in zip(model.named_parameters(), held, strict=True)
                     if p.grad is None or p.grad is not grad or not torch.equal(p.grad, was)]
         ex.expect(not regraded, f"{call} changed the gradient that the model's {regraded[0] if regraded else ''} held "
@@ -1672,6 +1780,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                   "(model.train() / model.eval())",
                   "exercise 2 trains this model after your call: leave its mode as the caller set it (round 18)")
         ex.expect(not ops.threads, f"{call} started a thread ({', '.join(ops.threads[:3])})", THREAD_HINT)
+        _storages_named(ex, call, ops.host_reads)
         ex.expect(not ops.host_reads, f"{call} read a value on the host ({', '.join(dict.fromkeys(ops.host_reads))})",
                   "a CUDA graph (exercise 2) replays kernels, not Python: nothing may be read or copied on the "
                   "host, nor waited for, and the shapes must not depend on the data")
@@ -1709,6 +1818,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
             untrained = [f"any weight (backward() raised: {str(error).splitlines()[0][:100]})"]
         ex.expect(not backward.threads, f"{call}: the loss's backward started a thread "
                   f"({', '.join(backward.threads[:3])})", THREAD_HINT)
+        _storages_named(ex, f"{call}: the loss's backward", backward.host_reads)
         ex.expect(not backward.host_reads, f"{call}: the loss's backward read a value on the host "
                   f"({', '.join(dict.fromkeys(backward.host_reads))})",
                   "exercise 2 captures backward() in the CUDA graph too: a hook or a backward of yours may not read a "
@@ -1748,8 +1858,8 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         ex.expect(off <= bound,
                   f"{call} returned {loss:.7g}; the slow step's loss is {exact:.7g}, off by {off:.1e}, and rounding in "
                   f"{'bf16' if bf16 else 'float32'} can move it by {bound:.1e} at most",
-                  (_layout_hint(yours, model, x, n, y, bf16, exact, bound) if case.strided and not off <= bound
-                   else "") or _value_hint(bf16, large))
+                  (_layout_hint(yours, model, x, n, y, bf16, exact, bound) if not off <= bound else "")
+                  or _value_hint(bf16, large))
         # the gradient once the value is right (a wrong value moves it too: its hint comes first)
         _gradients_hold(ex, call, model, x, n, y, bf16, dict(zip(params, grads, strict=True)))
         with torch.no_grad():  # the weights changed in place, as an optimizer step changes them
@@ -1959,6 +2069,8 @@ def _callers_state_kept(ex: Checker, yours: Callable[..., object], call: str, mo
               "would record graphs after your call); a `with` block puts a setting back")
     ex.expect(not moded, f"{call}, called {where}, changed the training mode of {moded[0] if moded else ''}",
               "leave the model's mode as the caller set it (round 18): a caller evaluates in eval mode")
+    ex.expect(not ops.written, f"{call}, called {where}, wrote into the memory of what the caller passed "
+              f"({', '.join(dict.fromkeys(ops.written))})", WRITE_HINT)
     ex.expect(not restated, f"{call}, called {where}, changed what the caller passed ({', '.join(restated[:3])})",
               "leave the model as the caller set it: a frozen layer stays frozen (no requires_grad_() on its "
               "parameters; autograd reaches the weights that require a gradient without it)")
@@ -2086,7 +2198,8 @@ def _from_other_streams(ex: Checker, yours: Callable[..., object], call: str, mo
     for (kind, who), (scale, shift) in zip(STREAM_CALLERS.items(), STREAM_REFILLS, strict=True):
         with torch.no_grad():
             new = _refilled(x, n, y, scale, shift)
-            mine = [t.clone() for t in (x, n, y)]  # the caller's x, n, y: the values before the write
+            # the caller's x, n, y: the values before the write (x laid out as the case's is: `laid_as`)
+            mine = [(as_a_slice if x.is_contiguous() else as_a_view)(x), n.clone(), y.clone()]
         exact, bound = loss_and_bound(model, *new, bf16)
         exact_grad = last_bias_gradient(model, *new)
         stream = torch.cuda.default_stream() if kind == "default" else torch.cuda.Stream()
@@ -2537,12 +2650,18 @@ class _BesideAGPU:
     failed_at: str
 
 
+def _on_meta(t: torch.Tensor) -> torch.Tensor:
+    """t on the meta device (no values), laid out as t is: its strides and storage offset in a storage as large."""
+    whole = torch.empty(t.untyped_storage().nbytes() // t.element_size(), dtype=t.dtype, device="meta")
+    return whole.as_strided(t.shape, t.stride(), t.storage_offset())
+
+
 def _beside_a_gpus_batch(yours: Callable[..., object], model: torch.nn.Sequential, x: torch.Tensor, n: torch.Tensor,
                          y: torch.Tensor, bf16: bool) -> _BesideAGPU:
     """The answer called once more, to its end, with the batch and a copy of the model on the meta device (the same
     shapes), every input reading as on the GPU (`_device_reads`), device arguments naming the GPU made the meta device
     (`_CudaOnMeta`) and autocasts only noted (`_autocasts_noted`), under the check's recorder as `_recorded` runs it."""
-    meta = [t.detach().to("meta") for t in (x, n, y)]
+    meta = [_on_meta(t) for t in (x, n, y)]
     twin = copy.deepcopy(model).to("meta")
     for mine, theirs in zip(model.parameters(), twin.parameters(), strict=True):  # the caller's .grad, as held
         if mine.grad is not None:
@@ -2732,16 +2851,21 @@ def _more_operations(longer: Operations, ops: Operations) -> str:
 
 
 LAYOUT_HINT = ("x may be any view of a larger tensor, and your function returned the right loss for the same values "
-               "made contiguous: which of your operations assumes a contiguous batch's strides, or a storage offset "
-               "of 0? PyTorch's operations on x itself follow its strides")
+               "in a tensor of their own (contiguous, at the start of its memory): which of your operations assumes a "
+               "contiguous batch's strides, or a storage offset of 0? PyTorch's operations on x itself follow its "
+               "strides and offset")
 
 
 def _layout_hint(yours: Callable[..., object], model: torch.nn.Sequential, x: torch.Tensor, n: torch.Tensor,
                  y: torch.Tensor, bf16: bool, exact: float, bound: float) -> str:
-    """LAYOUT_HINT where the answer, wrong on a strided x (`as_a_view`), is right on a contiguous copy of it (called
-    once more, as `_recorded` calls it); else "" (another mistake: the value's own hint)."""
+    """LAYOUT_HINT where the answer, wrong on x (a view of a larger tensor: `as_a_view`, `as_a_slice`), is right on a
+    copy of it that is contiguous and starts its own storage (called once more, as `_recorded` calls it); else ""
+    (another mistake: the value's own hint).  A copy, not x.contiguous(), which returns a contiguous slice as it is, at
+    its offset (round 73's adversary: storage offset 0 assumed after x.contiguous())."""
     try:
-        got, _ = _recorded(yours, model, x.contiguous(), n, y, bf16)
+        own = x.clone(memory_format=torch.contiguous_format)
+        assert own.is_contiguous() and own.storage_offset() == 0
+        got, _ = _recorded(yours, model, own, n, y, bf16)
         value = float(got.detach()) if isinstance(got, torch.Tensor) and got.numel() == 1 else math.nan
     except Exception:  # noqa: BLE001 -- the answer's own error on a contiguous batch: no hint about the layout
         return ""

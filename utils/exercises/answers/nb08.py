@@ -4313,3 +4313,103 @@ def pooled_through_as_strided(model, x, n, y, bf16):
 
 R72C_AS_STRIDED = R72C + "x read through as_strided with a contiguous batch's strides"
 WRONG["check_fast_loss"][R72C_AS_STRIDED] = pooled_through_as_strided
+
+
+# ---------------------------------------------------------------- round 73's adversary (report adv133)
+# Eight answers for check_fast_loss, judged on a CPU against the check of 38ebe39: three WRONG ones PASSed and one
+# RIGHT one FAILed with a false hint.  Round 73's fix (fix08ae): every case's x lies at a storage offset (a contiguous
+# slice of a larger tensor, `nb08.as_a_slice`, other elements far values; the strided case as before), the layout hint
+# reruns on a copy that starts its own storage; any in-place or out= write into the memory of x, n, y or a parameter
+# FAILs (`nb08.WRITE_HINT`), whatever the version counter says; naming a storage stays refused, with a hint that says
+# why (`nb08.STORAGE_HINT`).
+R73 = "round 73's adversary: "
+
+
+def contiguous_then_storage_from_its_start(model, x, n, y, bf16):
+    """Wrong: "as_strided with a contiguous batch's strides is wrong on a strided view, so I make x contiguous first; a
+    contiguous tensor's elements then start its storage": x.contiguous(), then read through as_strided(...,
+    storage_offset=0).  On tokens[i] of a (batches, B, T, F) buffer it reads batch i - 1.  EXPECTED: WRONG (FAILs on
+    every case, x being a contiguous slice at an offset, with the layout hint; on a CPU, 2026-12-02)."""
+    xc = x.contiguous()
+    xs = xc.as_strided(xc.shape, xc.stride(), 0)
+    return _loss(model, xs.sum(1) / n[:, None], y, bf16)
+
+
+def contiguous_then_storage_set(model, x, n, y, bf16):
+    """Wrong: the same reading of memory from its start by set_(x.contiguous().untyped_storage(), 0, ...).
+    EXPECTED: WRONG (FAILs as a storage handed to Python, STORAGE_HINT)."""
+    xc = x.contiguous()
+    whole = xc.new_empty(0).set_(xc.untyped_storage(), 0, (xc.numel(),))
+    return _loss(model, whole.view(xc.shape).sum(1) / n[:, None], y, bf16)
+
+
+def lengths_clamped_through_data(model, x, n, y, bf16):
+    """Wrong: "guard against an empty sequence, through .data so autograd does not complain": n.data.clamp_(min=1)
+    writes the caller's n; .data's version counter is its own and no case has n == 0, so neither n's values nor its
+    version move.  EXPECTED: WRONG (FAILs: aten.clamp_ into n, WRITE_HINT)."""
+    n.data.clamp_(min=1)
+    return _loss(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def padding_zeroed_through_data(model, x, n, y, bf16):
+    """Wrong: "make sure the padding is zero": x.data.mul_(mask) writes the caller's x (exercise 2's graph input) in
+    place; its padding is zero already.  EXPECTED: WRONG (FAILs: aten.mul_ into x, WRITE_HINT)."""
+    mask = torch.arange(x.shape[1], device=x.device) < n[:, None]
+    x.data.mul_(mask[..., None])
+    return _loss(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def lengths_clamped_under_detach(model, x, n, y, bf16):
+    """Wrong (a control): n.detach().clamp_(min=1), detach() sharing n's version counter.  EXPECTED: WRONG (FAILs:
+    changed its input n)."""
+    n.detach().clamp_(min=1)
+    return _loss(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def lengths_clamped_out_into_n_data(model, x, n, y, bf16):
+    """Wrong (the fix's own, the out= form of the class): torch.clamp(n, min=1, out=n.data), the caller's n written by
+    out= through an alias with a version counter of its own.  EXPECTED: WRONG (FAILs: aten.clamp into n)."""
+    torch.clamp(n, min=1, out=n.data)
+    return _loss(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def fft_dc_pooling(model, x, n, y, bf16):
+    """Right: the sum over positions as the zero-frequency term of a real FFT along them (torch.fft.rfft(x, dim=1)[:,
+    0].real / n): one operation on the static shape, its rounding within a sum's bound.  EXPECTED: RIGHT."""
+    return _loss(model, torch.fft.rfft(x, dim=1)[:, 0].real / n[:, None], y, bf16)
+
+
+def rebuilt_view_from_its_storage(model, x, n, y, bf16):
+    """Refused by rule: x rebuilt from its own storage, offset, size and strides (x.new_empty(0).set_(
+    x.untyped_storage(), ...)) is x's elements, nothing read; but a storage in Python's hands can be read there unseen,
+    so naming one counts as a read (round 73's choice: the rule stays, its hint says why).  EXPECTED: WRONG (FAILs as a
+    storage handed to Python, STORAGE_HINT, not as a read of a value)."""
+    xs = x.new_empty(0).set_(x.untyped_storage(), x.storage_offset(), x.shape, x.stride())
+    return _loss(model, xs.sum(1) / n[:, None], y, bf16)
+
+
+def pooled_by_a_sparse_matrix(model, x, n, y, bf16):
+    """Wrong on a GPU (expected): a COO (B, B*T) averaging matrix, uncoalesced, times x flattened (torch.sparse.mm);
+    values right, but CUDA's coalescing reads the new nnz on the host (a wait at every call; a CUDA graph cannot
+    capture it).  On a CPU: PART (the meta rerun has no sparse addmm).  EXPECTED: WRONG (needs a GPU)."""
+    b, t, f = x.shape
+    rows = torch.arange(b, device=x.device).repeat_interleave(t)
+    cols = torch.arange(b * t, device=x.device)
+    vals = ((torch.arange(t, device=x.device) < n[:, None]) / n[:, None]).reshape(-1)
+    s = torch.sparse_coo_tensor(torch.stack([rows, cols]), vals, (b, b * t))
+    return _loss(model, torch.sparse.mm(s, x.reshape(b * t, f)), y, bf16)
+
+
+WRONG["check_fast_loss"].update({
+    R73 + "x.contiguous() then as_strided(..., storage_offset=0)": contiguous_then_storage_from_its_start,
+    R73 + "x.contiguous()'s storage set_ from its start": contiguous_then_storage_set,
+    R73 + "n.data.clamp_(min=1)": lengths_clamped_through_data,
+    R73 + "x.data.mul_(mask)": padding_zeroed_through_data,
+    R73 + "n.detach().clamp_(min=1) (a control)": lengths_clamped_under_detach,
+    R73 + "(the fix's own) torch.clamp(n, min=1, out=n.data)": lengths_clamped_out_into_n_data,
+    R73 + "x rebuilt by set_(x.untyped_storage(), ...) (refused: a storage named)": rebuilt_view_from_its_storage,
+    R73 + "the pooling by an uncoalesced sparse COO matrix (torch.sparse.mm)": pooled_by_a_sparse_matrix,
+})
+ALSO_RIGHT["check_fast_loss"][R73 + "the pooling as the DC term of torch.fft.rfft along the positions"] = \
+    fft_dc_pooling
+NEEDS_A_GPU["check_fast_loss"][R73 + "the pooling by an uncoalesced sparse COO matrix (torch.sparse.mm)"] = ()
