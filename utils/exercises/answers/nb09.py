@@ -6362,5 +6362,5 @@ WRONG_ON_CPU["check_softmax_rows"].update(R73_WRONG_ON_CPU)
 WRONG_SOFTMAXES[R73_WORKSPACE_PER_THREAD_AND_DEPTH] = r73_workspace_per_thread_and_depth
 R73_FLOORED_SHIFT = R73 + "the shift the max rounded down to a multiple of 64 (arguments up to 64 above 0)"
 WRONG_SOFTMAXES[R73_FLOORED_SHIFT] = r73_shift_floored_to_64
-# (not in WRONG_ON_CPU: a PART on a CPU, as expected of a wrong answer only a GPU shows; why the CPU's draws do not FAIL it
-# was not read)
+# (not in WRONG_ON_CPU: a PART on a CPU, as expected of a wrong answer only a GPU shows; why the CPU's draws do not
+# FAIL it was not read)
