@@ -1123,9 +1123,9 @@ def test_a_fill_by_a_mask_reads_on_the_host_where_its_value_is_not_there():
     # (a 0-d value on the host: the meta device's masked_fill refuses it, so such an answer is PART on a CPU)
     assert not nb08._fill_read("masked_fill", (xm, ~mm, torch.zeros(())), {}, torch.zeros(()))
     for fill in (setitem, put):
-        assert "nonzero()" in nb08._recorded(lambda: fill(xm, ~mm, xm.new_zeros(())))[1].host_reads[0]
-        assert not nb08._recorded(lambda: fill(xm, ~mm, torch.zeros(())))[1].host_reads
-        assert not nb08._recorded(lambda: fill(x, ~m, x.new_zeros(())))[1].host_reads  # all on the host: as a CPU
+        assert "nonzero()" in nb08._recorded(lambda f=fill: f(xm, ~mm, xm.new_zeros(())))[1].host_reads[0]
+        assert not nb08._recorded(lambda f=fill: f(xm, ~mm, torch.zeros(())))[1].host_reads
+        assert not nb08._recorded(lambda f=fill: f(x, ~m, x.new_zeros(())))[1].host_reads  # all on the host: as a CPU
     assert not nb08._recorded(lambda: setitem(xm, ~mm, 0))[1].host_reads  # a Python number
     # accumulate=True, or a second index: the nonzero() route wherever the value is
     assert nb08._recorded(lambda: put(x, ~m, torch.zeros(()), accumulate=True))[1].host_reads
