@@ -1097,3 +1097,54 @@ def test_a_grown_batchs_other_operations_are_named():
     big.seen = [("sum", ()), ("clamp", ()), ("div", ()), ("__get__", ()), ("__get__", ())]
     assert nb08._more_operations(big, small) == "+3 operations (more: __get__ x2, clamp)"
     assert nb08._more_operations(small, big) == "-3 operations (fewer: __get__ x2, clamp)"
+
+
+@host
+def test_a_fill_by_a_mask_reads_on_the_host_where_its_value_is_not_there():
+    """Round 74's adversary: masked_fill with a 0-d value made where x is (CUDA's masked_fill reads it by .item()), and
+    an index put by a boolean mask with such a value (ATen's nonzero() route: canDispatchToMaskedFill asks for a value
+    on the CPU), PASSed on a CPU.  PyTorch's rule, by the value's device: the meta device reads as the GPU."""
+    _, x, n, _ = nb08.build(nb08.COURSE_BATCH, "cpu")
+    m = torch.arange(x.shape[1]) < n[:, None]
+    xm, mm = nb08._on_meta(x), m.to("meta")
+
+    def put(xz, mask, value, **kwargs):
+        xz = xz.clone()
+        xz.index_put_((mask,), value, **kwargs)
+
+    def setitem(xz, mask, value):
+        xz = xz.clone()
+        xz[mask] = value
+
+    on_host = nb08._recorded(lambda: x.masked_fill(~m[..., None], x.new_zeros(())))[1]
+    assert not on_host.host_reads and on_host.fills == ["masked_fill"]  # judged beside a GPU's batch (`_gpu_branch`)
+    assert "fill value" in nb08._recorded(lambda: xm.masked_fill(~mm[..., None], xm.new_zeros(())))[1].host_reads[0]
+    assert not nb08._recorded(lambda: xm.masked_fill(~mm[..., None], 0.0))[1].host_reads
+    # (a 0-d value on the host: the meta device's masked_fill refuses it, so such an answer is PART on a CPU)
+    assert not nb08._fill_read("masked_fill", (xm, ~mm, torch.zeros(())), {}, torch.zeros(()))
+    for fill in (setitem, put):
+        assert "nonzero()" in nb08._recorded(lambda f=fill: f(xm, ~mm, xm.new_zeros(())))[1].host_reads[0]
+        assert not nb08._recorded(lambda f=fill: f(xm, ~mm, torch.zeros(())))[1].host_reads
+        assert not nb08._recorded(lambda f=fill: f(x, ~m, x.new_zeros(())))[1].host_reads  # all on the host: as a CPU
+    assert not nb08._recorded(lambda: setitem(xm, ~mm, 0))[1].host_reads  # a Python number
+    # accumulate=True, or a second index: the nonzero() route wherever the value is
+    assert nb08._recorded(lambda: put(x, ~m, torch.zeros(()), accumulate=True))[1].host_reads
+    assert nb08._recorded(lambda: setitem(xm, (~mm, torch.zeros(1, dtype=torch.long)), torch.zeros(())))[1].host_reads
+
+
+@host
+def test_a_fill_by_a_mask_starts_the_run_beside_a_gpus_batch_without_a_read_of_the_device(monkeypatch, capsys):
+    """Where the answer read no device (its host run noted none), a fill by a mask with a tensor value is judged beside
+    a GPU's batch all the same (`Operations.fills`): the run that tells where its value would be."""
+    original = nb08._device_reads
+
+    @contextlib.contextmanager
+    def unnoted(noted, as_cuda):
+        with original(noted if as_cuda else [], as_cuda):
+            yield
+
+    monkeypatch.setattr(nb08, "_device_reads", unnoted)
+    with pytest.raises(ExerciseFailed, match="fill value is a tensor on the GPU"):
+        nb08.check_fast_loss(answers08.padding_zeroed_by_masked_fill_device_zero)
+    nb08.check_fast_loss(answers08.padding_zeroed_by_setitem_bool_host_zero)  # the run beside, and no read
+    assert "PASS" in capsys.readouterr().out

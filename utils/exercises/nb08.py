@@ -662,6 +662,9 @@ class Operations(TorchFunctionMode):
         # operator that wrote into it (in place or out=, through any view or alias: `_Beneath`)
         self.guarded: dict[int, str] = {}
         self.written: list[str] = []
+        # the calls that fill by a mask with a tensor value (`_fill_value`): read on the host or not by where the value
+        # is, so on a CPU, where every tensor is, the run beside a GPU's batch judges them (`_gpu_branch`)
+        self.fills: list[str] = []
 
     def note_precision(self, name: str) -> None:
         """A float32 matrix product (`name`, as the dispatcher runs it) ran: note each precision switch that reads
@@ -776,7 +779,10 @@ class Operations(TorchFunctionMode):
         elif name in HOST_READS or (isinstance(out, torch.Tensor) and out.device.type == "cpu"
                                   and any(t.is_cuda for t in tensors)) or (
                                       name == "to" and _names_host(args, kwargs)):
-            self.host_reads.append(name)
+            # a read by PyTorch's own Python code, said so: not the student's call (round 74's adversary: a storage
+            # named inside torch.nested's constructor FAILed with STORAGE_HINT, as if the answer had named it)
+            library = _library_caller() if name in HOST_READS else None
+            self.host_reads.append(name + (f", inside {library}" if library else ""))
         elif _data_shaped(name, args, kwargs) or beneath & SIZED_OPS:
             self.host_reads.append(f"{name}, whose size comes from the values")
         elif name == "segment_reduce" and not kwargs.get("unsafe", False):
@@ -786,6 +792,12 @@ class Operations(TorchFunctionMode):
             self.host_reads.append("segment_reduce, which checks its lengths on the host unless unsafe=True")
         elif beneath & READ_OPS:
             self.host_reads.append(f"{name}, which reads a value on the host inside ({', '.join(beneath & READ_OPS)})")
+        fill = _fill_value(name, args, kwargs)
+        if fill is not None:  # where it is decides the read: on a CPU, the meta rerun judges it (`_gpu_branch`)
+            self.fills.append(name)
+            read = _fill_read(name, args, kwargs, fill)
+            if read:
+                self.host_reads.append(read)
         if not isinstance(out, torch.Tensor):
             if name == "__setitem__" and args and isinstance(args[0], torch.Tensor):  # written, not returned
                 self._note_rounding(name, given, args[0], written=True)
@@ -1124,6 +1136,51 @@ def _data_shaped(name: str, args: tuple, kwargs: dict) -> bool:
         repeats = args[1] if len(args) > 1 else kwargs.get("repeats", args[0] if len(args) == 1 else None)
         return isinstance(repeats, torch.Tensor) and repeats.numel() > 1 and kwargs.get("output_size") is None
     return False
+
+
+# Fills by a mask whose value PyTorch reads on the host where the value is a tensor elsewhere (round 74's adversary:
+# x.masked_fill(~mask, x.new_zeros(())), xz[~mask] = x.new_zeros(()), index_put_ by a boolean mask, PASSed on a
+# CPU): CUDA's masked_fill_ with a Tensor value is `masked_fill__cuda(self, mask, value.item())`
+# (aten/src/ATen/native/cuda/Indexing.cu), a wait where the value is on the GPU; an index put by a boolean mask takes
+# the masked_fill route only where canDispatchToMaskedFill holds (ATen/native/TensorAdvancedIndexingUtils.h: one mask,
+# on self's device, and `value.numel() == 1 && value.device().is_cpu()`; `_index_put_impl_` asks only without
+# accumulate), else expandTensors replaces the mask by `index.nonzero()` (ATen/native/IndexingUtils.h), whose count a
+# GPU reads on the host.  A Python number travels as a CPU value (a kernel argument): no read.  Name -> the position of
+# the value (and of the indices, for the index puts).
+MASK_FILLS = {"masked_fill": 2, "masked_fill_": 2}
+INDEX_PUTS = {"__setitem__": 2, "index_put": 2, "index_put_": 2}
+
+
+def _fill_value(name: str, args: tuple, kwargs: dict) -> torch.Tensor | None:
+    """The tensor value of a fill by a mask (MASK_FILLS; an index put, INDEX_PUTS, by an index that holds a boolean
+    mask), or None: a call whose read on the host depends on where that value is (`_fill_read`)."""
+    if name in MASK_FILLS:
+        value = args[2] if len(args) > 2 else kwargs.get("value")
+        return value if isinstance(value, torch.Tensor) else None
+    if name in INDEX_PUTS and len(args) > 1:
+        value = args[2] if len(args) > 2 else kwargs.get("values", kwargs.get("value"))
+        index = args[1] if isinstance(args[1], (tuple, list)) else (args[1],)
+        masks = any(isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8) and i.dim() > 0
+                    for i in index)
+        return value if masks and isinstance(value, torch.Tensor) else None
+    return None
+
+
+def _fill_read(name: str, args: tuple, kwargs: dict, value: torch.Tensor) -> str:
+    """Why PyTorch reads on the host in the fill `name` with the tensor `value` (`_fill_value`), or "" where it does
+    not: the rule of PyTorch's C++ (MASK_FILLS), by the value's device (the meta device reads as the GPU)."""
+    elsewhere = value.device.type != "cpu"
+    if name in MASK_FILLS:
+        return (f"{name}, whose fill value is a tensor on the GPU: PyTorch reads the value on the host to fill"
+                if elsewhere else "")
+    index = args[1] if isinstance(args[1], (tuple, list)) else (args[1],)
+    tensors = [i for i in index if isinstance(i, torch.Tensor)]
+    accumulate = args[3] if len(args) > 3 else kwargs.get("accumulate", False)
+    masked_fill = (not accumulate and not elsewhere and value.numel() == 1 and len(tensors) == 1
+                   and tensors[0].device == args[0].device)
+    return "" if masked_fill else (
+        f"{name} by a boolean mask with a fill value that is not a Python number (nor one on the host): PyTorch "
+        "turns the mask into nonzero() positions, whose count it reads on the host")
 
 
 # Where the check put the batch (check_fast_loss sets it): a device named is the host only where the batch is elsewhere
@@ -1973,7 +2030,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
             _callers_state_kept(ex, yours, call, model, x, n, y, bf16, device, grad=True)
         if probed:
             _elsewhere(ex, yours, call, model, x, n, y, bf16)
-            if reads:
+            if reads or ops.fills:  # (a fill by a mask reads where its value is on the GPU: MASK_FILLS)
                 _gpu_branch(ex, yours, call, model, x, n, y, bf16, (ops, warm), host_named)
         if device != "cpu" and case == COURSE_BATCH:  # in both modes: exercise 2 calls with bf16=True (round 68's
             # adversary: the model on a private stream never joined, with bf16=True only, passed, this ran in the

@@ -4413,3 +4413,138 @@ WRONG["check_fast_loss"].update({
 ALSO_RIGHT["check_fast_loss"][R73 + "the pooling as the DC term of torch.fft.rfft along the positions"] = \
     fft_dc_pooling
 NEEDS_A_GPU["check_fast_loss"][R73 + "the pooling by an uncoalesced sparse COO matrix (torch.sparse.mm)"] = ()
+
+
+# ---------------------------------------------------------------- round 74's adversary (report adv135)
+# Thirteen answers for check_fast_loss, judged on a CPU against the check of 6badad6: five WRONG ones PASSed, all of
+# one class, a fill by a mask whose value is a tensor where the batch is (made with device=x.device, x.new_zeros(())):
+# CUDA's masked_fill with a Tensor value reads it by .item(), and an index put by a boolean mask takes the masked_fill
+# route only for a value on the host, else nonzero(), its count read on the host.  Round 74's fix (fix08ag): such a
+# fill is a host read where its value is not on the host (`nb08.MASK_FILLS`, `nb08.INDEX_PUTS`, PyTorch's own rule),
+# judged on a CPU by the run beside a GPU's batch, which any such fill now starts (`Operations.fills`); a read inside
+# PyTorch's own Python code is said to be (torch.nested's constructor named a storage, and the hint blamed the answer).
+R74 = "round 74's adversary: "
+
+
+def _below_lengths(x, n):
+    return torch.arange(x.shape[1], device=x.device) < n[:, None]
+
+
+def padding_zeroed_by_masked_fill_device_zero(model, x, n, y, bf16):
+    """Wrong: "no host tensors, so the fill value on the device too": x.masked_fill(~mask[..., None], x.new_zeros(())).
+    CUDA's masked_fill_ with a Tensor value calls value.item() (aten/src/ATen/native/cuda/Indexing.cu): a wait at every
+    call; a CUDA graph's capture refuses it.  EXPECTED: WRONG (on a CPU, FAILs beside a GPU's batch)."""
+    xz = x.masked_fill(~_below_lengths(x, n)[..., None], x.new_zeros(()))
+    return _loss(model, xz.sum(1) / n[:, None], y, bf16)
+
+
+def padding_zeroed_by_masked_fill_python_zero(model, x, n, y, bf16):
+    """Right (a control): x.masked_fill(~mask[..., None], 0.0), a Python number: a kernel argument, no read.
+    EXPECTED: RIGHT."""
+    xz = x.masked_fill(~_below_lengths(x, n)[..., None], 0.0)
+    return _loss(model, xz.sum(1) / n[:, None], y, bf16)
+
+
+def lengths_guarded_by_masked_fill_device_one(model, x, n, y, bf16):
+    """Wrong: "guard empty sequences without a host value": n.masked_fill(n == 0, n.new_ones(())), read by .item() on a
+    GPU.  EXPECTED: WRONG."""
+    safe = n.masked_fill(n == 0, n.new_ones(()))
+    return _loss(model, x.sum(1) / safe[:, None], y, bf16)
+
+
+def padding_zeroed_by_index_put_bool(model, x, n, y, bf16):
+    """Wrong: xz = x.clone(); xz.index_put_((~mask,), torch.zeros((), device=x.device)): a boolean index with a value
+    not on the host, which ATen turns into nonzero() (canDispatchToMaskedFill asks for a value on the CPU): the count of
+    Trues read on the host on a GPU.  EXPECTED: WRONG."""
+    xz = x.clone()
+    xz.index_put_((~_below_lengths(x, n),), torch.zeros((), device=x.device, dtype=x.dtype))
+    return _loss(model, xz.sum(1) / n[:, None], y, bf16)
+
+
+def pooled_by_index_put_out_of_place(model, x, n, y, bf16):
+    """Wrong: torch.index_put(x, (~mask,), x.new_zeros(())), out of place: the same nonzero() route.
+    EXPECTED: WRONG."""
+    xz = torch.index_put(x, (~_below_lengths(x, n),), x.new_zeros(()))
+    return _loss(model, xz.sum(1) / n[:, None], y, bf16)
+
+
+def padding_zeroed_by_setitem_bool_tensor_value(model, x, n, y, bf16):
+    """Wrong: xz = x.clone(); xz[~mask] = x.new_zeros(()): Python indexing lowers it to index_put_ by a boolean index
+    with a value where the batch is: nonzero(), a read on a GPU.  EXPECTED: WRONG."""
+    xz = x.clone()
+    xz[~_below_lengths(x, n)] = x.new_zeros(())
+    return _loss(model, xz.sum(1) / n[:, None], y, bf16)
+
+
+def padding_zeroed_by_setitem_bool_python_zero(model, x, n, y, bf16):
+    """Right (a control): xz[~mask] = 0, a Python number: index_put_ takes the masked_fill route, no read.  EXPECTED:
+    RIGHT."""
+    xz = x.clone()
+    xz[~_below_lengths(x, n)] = 0
+    return _loss(model, xz.sum(1) / n[:, None], y, bf16)
+
+
+def padding_zeroed_by_setitem_bool_host_zero(model, x, n, y, bf16):
+    """Right (the fix's own control): xz[~mask] = torch.zeros(()), a 0-d value on the host: canDispatchToMaskedFill
+    holds, the masked_fill route, no read (the value's device decides, not its being a tensor).  EXPECTED: RIGHT."""
+    xz = x.clone()
+    xz[~_below_lengths(x, n)] = torch.zeros((), dtype=x.dtype)
+    return _loss(model, xz.sum(1) / n[:, None], y, bf16)
+
+
+def nested_jagged_pooling(model, x, n, y, bf16):
+    """Wrong: torch.nested.narrow(x, 1, 0, n.long(), layout=torch.jagged), the mean over the ragged dim: torch.nested's
+    constructor reads the lengths' min and max by .item() (torch/nested/_internal/nested_tensor.py).  EXPECTED: WRONG
+    (FAILs as a read on the host inside torch.nested, no longer with the hint about a storage the answer named)."""
+    nt = torch.nested.narrow(x.contiguous(), 1, 0, n.long(), layout=torch.jagged)
+    return _loss(model, nt.sum(dim=1) / n[:, None], y, bf16)
+
+
+def masked_scatter_pooling(model, x, n, y, bf16):
+    """Wrong: torch.zeros_like(x).masked_scatter(mask, x) takes x's elements in order, not in place: wrong values.
+    EXPECTED: WRONG."""
+    m = _below_lengths(x, n)[..., None].expand_as(x)
+    return _loss(model, torch.zeros_like(x).masked_scatter(m, x).sum(1) / n[:, None], y, bf16)
+
+
+def cross_entropy_ignore_index_zero(model, x, n, y, bf16):
+    """Wrong: ignore_index=0 "so padding does not count" drops class 0's labels.  EXPECTED: WRONG."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits.float(), y, ignore_index=0)
+
+
+def as_strided_with_xs_own_layout(model, x, n, y, bf16):
+    """Right: x.as_strided(x.shape, x.stride(), x.storage_offset()), the identical view.  EXPECTED: RIGHT."""
+    return _loss(model, x.as_strided(x.shape, x.stride(), x.storage_offset()).sum(1) / n[:, None], y, bf16)
+
+
+def pooled_by_unfold(model, x, n, y, bf16):
+    """Right: the sum over positions by x.unfold(1, T, 1) summed on its last dim.  EXPECTED: RIGHT."""
+    return _loss(model, x.unfold(1, x.shape[1], 1).sum(-1).squeeze(1) / n[:, None], y, bf16)
+
+
+def pooled_by_cumsum_last(model, x, n, y, bf16):
+    """Right: x.cumsum(1)[:, -1], the last running sum (padding adds zero).  EXPECTED: RIGHT."""
+    return _loss(model, x.cumsum(1)[:, -1] / n[:, None], y, bf16)
+
+
+WRONG["check_fast_loss"].update({
+    R74 + "x.masked_fill(~mask, x.new_zeros(())) (a fill value on the GPU)": padding_zeroed_by_masked_fill_device_zero,
+    R74 + "n.masked_fill(n == 0, n.new_ones(())) (a fill value on the GPU)": lengths_guarded_by_masked_fill_device_one,
+    R74 + "xz.index_put_((~mask,), zeros((), device=x.device))": padding_zeroed_by_index_put_bool,
+    R74 + "torch.index_put(x, (~mask,), x.new_zeros(()))": pooled_by_index_put_out_of_place,
+    R74 + "xz[~mask] = x.new_zeros(())": padding_zeroed_by_setitem_bool_tensor_value,
+    R74 + "torch.nested.narrow(..., layout=torch.jagged) pooling": nested_jagged_pooling,
+    R74 + "zeros_like(x).masked_scatter(mask, x)": masked_scatter_pooling,
+    R74 + "cross_entropy(..., ignore_index=0)": cross_entropy_ignore_index_zero,
+})
+ALSO_RIGHT["check_fast_loss"].update({
+    R74 + "x.masked_fill(~mask, 0.0) (a control)": padding_zeroed_by_masked_fill_python_zero,
+    R74 + "xz[~mask] = 0 (a control)": padding_zeroed_by_setitem_bool_python_zero,
+    R74 + "(the fix's own) xz[~mask] = torch.zeros(()) on the host (a control)":
+        padding_zeroed_by_setitem_bool_host_zero,
+    R74 + "x.as_strided(x.shape, x.stride(), x.storage_offset())": as_strided_with_xs_own_layout,
+    R74 + "the pooling by x.unfold(1, T, 1)": pooled_by_unfold,
+    R74 + "x.cumsum(1)[:, -1]": pooled_by_cumsum_last,
+})
