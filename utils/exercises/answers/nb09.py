@@ -6364,3 +6364,53 @@ R73_FLOORED_SHIFT = R73 + "the shift the max rounded down to a multiple of 64 (a
 WRONG_SOFTMAXES[R73_FLOORED_SHIFT] = r73_shift_floored_to_64
 # (not in WRONG_ON_CPU: a PART on a CPU, as expected of a wrong answer only a GPU shows; why the CPU's draws do not
 # FAIL it was not read)
+
+
+# ---------------------------------------------------------------- round 74's adversary (exercise 2)
+# /work/rev73/reports/adv136.md: a result that is not a plain strided float tensor (sparse COO or CSR, MKL-DNN,
+# quantized, nested) made the check's own code raise (_wrong_of_x_shape's arithmetic, a nested tensor's `.shape`),
+# reported as the student's function raising.  Since fix09ab every site that reads a result asks nb09._result_form
+# first, and _judge_softmax FAILs such a result with what it is.  Each below: the kernel's right y, returned in
+# another form than the task's "new float32 tensor of x's shape".
+R74 = "round 74's adversary: "
+
+
+def r74_returns_sparse_coo(x):
+    """Wrong: "a masked row is mostly zeros: return it sparse": y.to_sparse().  EXPECTED: WRONG (FAIL on a CPU,
+    2026-12-02: "returned a torch.float32 tensor of layout torch.sparse_coo")."""
+    return _softmax(x).to_sparse()
+
+
+def r74_returns_sparse_csr(x):
+    """Wrong: as above, y.to_sparse_csr().  EXPECTED: WRONG."""
+    return _softmax(x).to_sparse_csr()
+
+
+def r74_returns_mkldnn(x):
+    """Wrong: "a faster CPU layout": y.to_mkldnn() (an opaque MKL-DNN tensor, CPU only; sparse on a GPU).
+    EXPECTED: WRONG."""
+    y = _softmax(x)
+    return y.to_mkldnn() if y.device.type == "cpu" else y.to_sparse()
+
+
+def r74_returns_quantized(x):
+    """Wrong: "probabilities lie in [0, 1]: 8 bits are enough": torch.quantize_per_tensor(y, 1/255, 0, torch.quint8),
+    a strided tensor of dtype quint8.  EXPECTED: WRONG."""
+    return torch.quantize_per_tensor(_softmax(x), 1 / 255, 0, torch.quint8)
+
+
+def r74_returns_nested(x):
+    """Wrong: "ragged rows, as attention uses them": torch.nested.as_nested_tensor(list(y)), whose `.layout` is
+    torch.strided and whose `.shape` raises (torch 2.13).  EXPECTED: WRONG."""
+    return torch.nested.as_nested_tensor(list(_softmax(x)))
+
+
+R74_WRONG_ON_CPU = {
+    R74 + "the result returned sparse COO (y.to_sparse())": r74_returns_sparse_coo,
+    R74 + "the result returned sparse CSR (y.to_sparse_csr())": r74_returns_sparse_csr,
+    R74 + "the result returned as an MKL-DNN tensor (y.to_mkldnn())": r74_returns_mkldnn,
+    R74 + "the result returned quantized to quint8": r74_returns_quantized,
+    R74 + "the result returned as a nested tensor of its rows": r74_returns_nested,
+}
+WRONG_SOFTMAXES.update(R74_WRONG_ON_CPU)
+WRONG_ON_CPU["check_softmax_rows"].update(R74_WRONG_ON_CPU)
