@@ -78,7 +78,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from types import FunctionType
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeGuard, TypeVar
 
 import numpy as np
 import torch
@@ -801,7 +801,7 @@ def _result_form(got: object, dtype: bool = True) -> str:
     return ""
 
 
-def _plain_result(got: object) -> bool:
+def _plain_result(got: object) -> TypeGuard[torch.Tensor]:
     """Whether `got` is a plain result (_result_form)."""
     return not _result_form(got)
 
@@ -3420,7 +3420,7 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
     """`seen`: y's values as the caller's stream read them right after the call (default: y itself)."""
     want = softmax_reference(x)
     form = _result_form(y, dtype=False)  # (a dtype other than float32: the next test's message)
-    ex.expect(not form and tuple(y.shape) == tuple(x.shape) and y.device == x.device,
+    ex.expect(not form and isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and y.device == x.device,
               f"{call} returned {form or what_returned(y)}, expected a float32 tensor of shape {tuple(x.shape)} on "
               f"{x.device}", PLAIN_HINT)
     assert isinstance(y, torch.Tensor)
