@@ -6414,3 +6414,52 @@ R74_WRONG_ON_CPU = {
 }
 WRONG_SOFTMAXES.update(R74_WRONG_ON_CPU)
 WRONG_ON_CPU["check_softmax_rows"].update(R74_WRONG_ON_CPU)
+
+
+# Round 74's answers that only a GPU judges (exercises 1 and 3 check nothing without one; the atomic_xchg store is
+# refused by the interpreter, which takes no float32 tl.atomic_xchg: left for a GPU whole).  Not yet judged on a GPU:
+# the expectations are the adversary's (adv136.md, "For a GPU").
+def r74_scale_into_rebinds_out(out, x, a):
+    """Wrong: the fixed kernel writes a new array, and `out = result` rebinds the local name: the caller's out is
+    never written.  EXPECTED: WRONG."""
+    cp = _cp()
+    result = cp.empty_like(x)
+    _scale_with()(result, x, a)
+    out = result  # noqa: F841 -- the slip itself: the caller's out is untouched
+
+
+def r74_gelu_returns_a_torch_tensor(x, bias):
+    """Wrong: the CuPy kernel's result handed back as a PyTorch tensor, torch.from_dlpack(y) ("the course is about
+    PyTorch"); the task asks for a CuPy array.  EXPECTED: WRONG."""
+    return torch.from_dlpack(_gelu_with(_GELU, "gelu_r74")(x, bias))
+
+
+@triton.jit
+def _r74_xchg_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.atomic_xchg(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask, sem="relaxed")
+
+
+def r74_store_by_atomic_xchg(x):
+    """Right: each element stored once, by its row's program, through tl.atomic_xchg (sem="relaxed"): one writer per
+    element, and the launch's end orders it for the caller.  EXPECTED: RIGHT (on a CPU the interpreter refuses a
+    float32 atomic_xchg: the whole check is left for a GPU)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r74_xchg_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+WRONG_SCALES[R74 + "out = result: the local name rebound, the caller's out never written"] = (
+    r74_scale_into_rebinds_out)
+ALSO_RIGHT_SCALES[R74 + "a grid counted in bytes (4x the blocks), the extra threads stopped by i < n"] = _scale_with(
+    blocks=lambda n, t: 4 * n // t + 1)
+WRONG_GELUS[R74 + "the CuPy result returned as a PyTorch tensor (torch.from_dlpack)"] = (
+    r74_gelu_returns_a_torch_tensor)
+ALSO_RIGHT_SOFTMAXES[R74 + "each element stored by tl.atomic_xchg (relaxed), one writer each"] = (
+    r74_store_by_atomic_xchg)
