@@ -78,7 +78,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from types import FunctionType
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeGuard, TypeVar
 
 import numpy as np
 import torch
@@ -781,10 +781,39 @@ def _softmax_right(got: torch.Tensor, x: torch.Tensor, want: torch.Tensor | None
     return (got.double() - want).abs() <= bound
 
 
+def _result_form(got: object, dtype: bool = True) -> str:
+    """"" for a plain result, which the check's own code may read (its shape, arithmetic with it): a torch.Tensor,
+    strided, not nested, not quantized, and (`dtype`) of a floating dtype; else what `got` is, in words.  Every site
+    that reads a result before _judge_softmax has judged it asks this first (adversary 136: a result returned sparse
+    COO or CSR, MKL-DNN, quantized or nested made the check's own arithmetic, or a nested tensor's `.shape`, raise,
+    reported as the student's function raising).  A nested tensor of torch.nested's default layout reports
+    `.layout == torch.strided` (torch 2.13), hence `is_nested` first."""
+    if not isinstance(got, torch.Tensor):
+        return what_returned(got)
+    if got.is_nested:
+        return f"a nested {got.dtype} tensor (layout {got.layout})"
+    if got.layout != torch.strided:
+        return f"a {got.dtype} tensor of layout {got.layout}"
+    if got.is_quantized:
+        return f"a quantized {got.dtype} tensor"
+    if dtype and not got.dtype.is_floating_point:
+        return f"a {got.dtype} tensor"
+    return ""
+
+
+def _plain_result(got: object) -> TypeGuard[torch.Tensor]:
+    """Whether `got` is a plain result (_result_form)."""
+    return not _result_form(got)
+
+
+PLAIN_HINT = ("return a new float32 tensor of x's shape, on x's device, that your kernel wrote: a plain strided tensor "
+              "(torch.empty((rows, cols), dtype=x.dtype, device=x.device)), not sparse, MKL-DNN, quantized or nested")
+
+
 def _wrong_of_x_shape(got: object, x: torch.Tensor) -> bool:
-    """A tensor of x's shape whose values are not x's softmax (what is no tensor, or of another shape, is judged by
-    _judge_softmax, with its own message)."""
-    return isinstance(got, torch.Tensor) and got.shape == x.shape and not bool(_softmax_right(got, x).all())
+    """A plain tensor of x's shape whose values are not x's softmax (what is not plain (_result_form), or of another
+    shape, is judged by _judge_softmax, with its own message)."""
+    return _plain_result(got) and got.shape == x.shape and not bool(_softmax_right(got, x).all())
 
 
 def _softmax_cases(on_gpu: bool) -> st.SearchStrategy[SoftmaxCase]:
@@ -2290,7 +2319,7 @@ def _judge_another_call(ex: Any, call: str, other: _AnotherCall, theirs: object)
               f"from it, outside your kernel ({', '.join(sorted(set(other.watch.computed)))})", hint)
     ex.expect(other.launches.count > 0, f"{call}: the other caller's call launched no Triton kernel given its x (or a "
               "tensor made from it)", hint)
-    ex.expect(not isinstance(theirs, torch.Tensor) or theirs.layout != torch.strided or theirs.numel() == 0
+    ex.expect(not _plain_result(theirs) or theirs.numel() == 0
               or _storage_of(theirs) in other.watch.tainted, f"{call}: the other caller's call returned a tensor that "
               "nothing made from its x was written into: no launch given its x (or a tensor made from it) and no "
               "copy of it wrote it", hint)
@@ -2800,7 +2829,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       "every step of the softmax belongs in your Triton kernel: NumPy on x.numpy(), Python on "
                       "x.tolist(), CuPy on x through DLPack compute outside it (on a GPU, x.cpu().numpy() is also a "
                       "copy to the host and a wait for the GPU)")
-            ex.expect(not launches.count or not isinstance(y, torch.Tensor) or y.layout != torch.strided
+            ex.expect(not launches.count or not _plain_result(y)
                       or y.numel() == 0 or _storage_of(y) in watch.tainted,
                       f"{call} returned a tensor that nothing made from x was written into: no launch given x (or a "
                       "tensor made from x) and no copy of x wrote it",
@@ -2839,7 +2868,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                 y, launches = call_from_a_float64_caller(x, call)
                 left = torch.cuda.current_stream()
                 with torch.cuda.stream(caller.stream):  # read on the caller's stream, whichever is current now
-                    seen = y.clone() if isinstance(y, torch.Tensor) and y.layout == torch.strided else y
+                    seen = y.clone() if _plain_result(y) else y
             torch.cuda.synchronize()
             ex.expect(left.cuda_stream == caller.stream.cuda_stream, f"{call}: the call changed PyTorch's current "
                       "CUDA stream: the caller's stream was no longer current after it",
@@ -2893,7 +2922,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
             if not order or not _wrong_of_x_shape(y, x):
                 return y, launches
             again, _ = call_from_a_float64_caller(x, call)
-            ex.expect(not isinstance(again, torch.Tensor) or again.shape != x.shape
+            ex.expect(not _plain_result(again) or again.shape != x.shape
                       or not bool(_softmax_right(again, x).all()),
                       f"{said}: the result is wrong, and right with the programs run in the grid's order: your kernel "
                       "depends on the order its programs run in",
@@ -2969,8 +2998,8 @@ def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
     y1 = y1.detach()
     y2, _ = call_yours(x2, call + ", a second time, other values", poisoned=True)
     _kept_unchanged(ex, call, [y1], kept, "a second time")
-    ex.expect(isinstance(y2, torch.Tensor) and y2.layout == torch.strided and tuple(y2.shape) == tuple(x2.shape),
-              f"{call}, a second time, returned {what_returned(y2)}", "return a new tensor of x's shape")
+    ex.expect(_plain_result(y2) and tuple(y2.shape) == tuple(x2.shape),
+              f"{call}, a second time, returned {_result_form(y2) or what_returned(y2)}", PLAIN_HINT)
     assert isinstance(y2, torch.Tensor)
     want = softmax_reference(x2)
     right = _softmax_right(y2, x2, want)
@@ -3013,7 +3042,7 @@ def _softmax_new_and_own(ex: Any, call_yours: Callable, device: str) -> None:
         x = _softmax_input((*OWN_CASE[:-1], OWN_CASE[-1] + k), device)
         y, _ = call_yours(x, f"{call}, call {k}, on other values")
         _kept_unchanged(ex, call, [y1, y2], kept, f"{k} times")
-        if isinstance(y, torch.Tensor) and y.layout == torch.strided:
+        if _plain_result(y):
             dropped.append(StorageWeakRef(y.untyped_storage()))
         del y
     # Every result the check dropped still in memory, none reused: the answer keeps them all (round 27's adversary
@@ -3369,7 +3398,7 @@ def _softmax_released_together(ex: Any, call_yours: Callable, yours: Callable) -
                           "two calls at once (two streams that nothing orders): each call must work on its own")
             torch.cuda.synchronize()
             wrong = [what for what, got, xs in (("first", results[0], x), ("second", results[1], x_other))
-                     if not isinstance(got, torch.Tensor) or got.shape != xs.shape
+                     if not _plain_result(got) or got.shape != xs.shape
                      or not bool(_softmax_right(got, xs).all())]
             ex.expect(not wrong, f"{call}: the {' and '.join(wrong)} call's result was wrong in pair {pair + 1} of "
                       f"{RELEASED_PAIRS}", "two calls whose kernels run at the same time (two streams that nothing "
@@ -3390,10 +3419,10 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
                    ) -> None:
     """`seen`: y's values as the caller's stream read them right after the call (default: y itself)."""
     want = softmax_reference(x)
-    layout = f" ({y.layout})" if isinstance(y, torch.Tensor) and y.layout != torch.strided else ""
-    ex.expect(isinstance(y, torch.Tensor) and not layout and tuple(y.shape) == tuple(x.shape) and y.device == x.device,
-              f"{call} returned {what_returned(y)}{layout}, expected a float32 tensor of shape {tuple(x.shape)} on "
-              f"{x.device}", "return a new tensor of x's shape, on x's device, that your kernel wrote")
+    form = _result_form(y, dtype=False)  # (a dtype other than float32: the next test's message)
+    ex.expect(not form and isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and y.device == x.device,
+              f"{call} returned {form or what_returned(y)}, expected a float32 tensor of shape {tuple(x.shape)} on "
+              f"{x.device}", PLAIN_HINT)
     assert isinstance(y, torch.Tensor)
     ex.expect(y.dtype == torch.float32, f"{call} returned a {y.dtype} tensor, expected float32",
               "the result keeps x's dtype, on every path of your function: a tensor made without dtype= takes the "
@@ -3459,7 +3488,7 @@ def _softmax_speed(ex: Any, yours: Callable, counted: bool) -> None:
     y = torch.empty_like(x)
     want = softmax_reference(x[:64])
     out = yours(x)
-    ex.expect(isinstance(out, torch.Tensor) and out.shape == x.shape and bool(_softmax_right(
+    ex.expect(_plain_result(out) and out.shape == x.shape and bool(_softmax_right(
         out[:64], x[:64], want).all()),
         f"softmax_rows(x of shape {BIG}) returned wrong values", "a large shape needs the same care as a small one")
     share = 0.0

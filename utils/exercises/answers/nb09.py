@@ -6364,3 +6364,102 @@ R73_FLOORED_SHIFT = R73 + "the shift the max rounded down to a multiple of 64 (a
 WRONG_SOFTMAXES[R73_FLOORED_SHIFT] = r73_shift_floored_to_64
 # (not in WRONG_ON_CPU: a PART on a CPU, as expected of a wrong answer only a GPU shows; why the CPU's draws do not
 # FAIL it was not read)
+
+
+# ---------------------------------------------------------------- round 74's adversary (exercise 2)
+# /work/rev73/reports/adv136.md: a result that is not a plain strided float tensor (sparse COO or CSR, MKL-DNN,
+# quantized, nested) made the check's own code raise (_wrong_of_x_shape's arithmetic, a nested tensor's `.shape`),
+# reported as the student's function raising.  Since fix09ab every site that reads a result asks nb09._result_form
+# first, and _judge_softmax FAILs such a result with what it is.  Each below: the kernel's right y, returned in
+# another form than the task's "new float32 tensor of x's shape".
+R74 = "round 74's adversary: "
+
+
+def r74_returns_sparse_coo(x):
+    """Wrong: "a masked row is mostly zeros: return it sparse": y.to_sparse().  EXPECTED: WRONG (FAIL on a CPU,
+    2026-12-02: "returned a torch.float32 tensor of layout torch.sparse_coo")."""
+    return _softmax(x).to_sparse()
+
+
+def r74_returns_sparse_csr(x):
+    """Wrong: as above, y.to_sparse_csr().  EXPECTED: WRONG."""
+    return _softmax(x).to_sparse_csr()
+
+
+def r74_returns_mkldnn(x):
+    """Wrong: "a faster CPU layout": y.to_mkldnn() (an opaque MKL-DNN tensor, CPU only; sparse on a GPU).
+    EXPECTED: WRONG."""
+    y = _softmax(x)
+    return y.to_mkldnn() if y.device.type == "cpu" else y.to_sparse()
+
+
+def r74_returns_quantized(x):
+    """Wrong: "probabilities lie in [0, 1]: 8 bits are enough": torch.quantize_per_tensor(y, 1/255, 0, torch.quint8),
+    a strided tensor of dtype quint8.  EXPECTED: WRONG."""
+    return torch.quantize_per_tensor(_softmax(x), 1 / 255, 0, torch.quint8)
+
+
+def r74_returns_nested(x):
+    """Wrong: "ragged rows, as attention uses them": torch.nested.as_nested_tensor(list(y)), whose `.layout` is
+    torch.strided and whose `.shape` raises (torch 2.13).  EXPECTED: WRONG."""
+    return torch.nested.as_nested_tensor(list(_softmax(x)))
+
+
+R74_WRONG_ON_CPU = {
+    R74 + "the result returned sparse COO (y.to_sparse())": r74_returns_sparse_coo,
+    R74 + "the result returned sparse CSR (y.to_sparse_csr())": r74_returns_sparse_csr,
+    R74 + "the result returned as an MKL-DNN tensor (y.to_mkldnn())": r74_returns_mkldnn,
+    R74 + "the result returned quantized to quint8": r74_returns_quantized,
+    R74 + "the result returned as a nested tensor of its rows": r74_returns_nested,
+}
+WRONG_SOFTMAXES.update(R74_WRONG_ON_CPU)
+WRONG_ON_CPU["check_softmax_rows"].update(R74_WRONG_ON_CPU)
+
+
+# Round 74's answers that only a GPU judges (exercises 1 and 3 check nothing without one; the atomic_xchg store is
+# refused by the interpreter, which takes no float32 tl.atomic_xchg: left for a GPU whole).  Not yet judged on a GPU:
+# the expectations are the adversary's (adv136.md, "For a GPU").
+def r74_scale_into_rebinds_out(out, x, a):
+    """Wrong: the fixed kernel writes a new array, and `out = result` rebinds the local name: the caller's out is
+    never written.  EXPECTED: WRONG."""
+    cp = _cp()
+    result = cp.empty_like(x)
+    _scale_with()(result, x, a)
+    out = result  # noqa: F841 -- the slip itself: the caller's out is untouched
+
+
+def r74_gelu_returns_a_torch_tensor(x, bias):
+    """Wrong: the CuPy kernel's result handed back as a PyTorch tensor, torch.from_dlpack(y) ("the course is about
+    PyTorch"); the task asks for a CuPy array.  EXPECTED: WRONG."""
+    return torch.from_dlpack(_gelu_with(_GELU, "gelu_r74")(x, bias))
+
+
+@triton.jit
+def _r74_xchg_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.atomic_xchg(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask, sem="relaxed")
+
+
+def r74_store_by_atomic_xchg(x):
+    """Right: each element stored once, by its row's program, through tl.atomic_xchg (sem="relaxed"): one writer per
+    element, and the launch's end orders it for the caller.  EXPECTED: RIGHT (on a CPU the interpreter refuses a
+    float32 atomic_xchg: the whole check is left for a GPU)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r74_xchg_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+WRONG_SCALES[R74 + "out = result: the local name rebound, the caller's out never written"] = (
+    r74_scale_into_rebinds_out)
+ALSO_RIGHT_SCALES[R74 + "a grid counted in bytes (4x the blocks), the extra threads stopped by i < n"] = _scale_with(
+    blocks=lambda n, t: 4 * n // t + 1)
+WRONG_GELUS[R74 + "the CuPy result returned as a PyTorch tensor (torch.from_dlpack)"] = (
+    r74_gelu_returns_a_torch_tensor)
+ALSO_RIGHT_SOFTMAXES[R74 + "each element stored by tl.atomic_xchg (relaxed), one writer each"] = (
+    r74_store_by_atomic_xchg)
