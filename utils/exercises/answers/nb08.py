@@ -4548,3 +4548,120 @@ ALSO_RIGHT["check_fast_loss"].update({
     R74 + "the pooling by x.unfold(1, T, 1)": pooled_by_unfold,
     R74 + "x.cumsum(1)[:, -1]": pooled_by_cumsum_last,
 })
+
+
+# ---------------------------------------------------------------- round 75's adversary (report adv137)
+# Eight answers for check_fast_loss, judged on a CPU against the check of d9cfe99: three wrong ones PASS, all of one
+# class, round 71's `trims_the_padding_on_the_gpu_only` (int(n.max()), a host read and a shape from the data, on the
+# GPU's path only) behind a device test that the rerun beside a GPU's batch does not answer as a GPU's: that rerun
+# (`_device_reads`, nb08.py:2490) patches only DEVICE_ATTRIBUTES (is_cuda, is_cpu, device; nb08.py:2483) and
+# get_device(), and DEVICE_FUNCTIONS (torch.cuda.is_available and device_count, torch.accelerator's; nb08.py:
+# 2484-2487), so x.type(), hasattr(x, "__cuda_array_interface__") and torch.version.cuda / torch.backends.cuda.
+# is_built() keep the host's answer there and the GPU's branch is never run on a CPU.  Planned fix (a session with GPU
+# time: a change to nb08.py stales lecture 08's stamp): in the rerun, Tensor.type() with no argument gives
+# "torch.cuda.<X>Tensor" for a meta input, __cuda_array_interface__ exists for one, and torch.version.cuda /
+# torch.backends.cuda.is_built() read as the H200's ("13.0", True).
+# The fourth, n.unsqueeze_(1) ... n.squeeze_(1) in a finally, FAILs with "changed its input n" (the version test,
+# nb08.py:1819-1822).  Registered WRONG: the task asks that x, n and y be left as they were, and n's version counter,
+# which autograd reads to refuse a backward through a tensor saved and then modified in place, has moved; while the
+# call runs, n is (B, 1) for any other code that holds it.  The message is inexact, though: n's values, dtype and
+# shape are as they were, only its version moved (no planned wording yet: "ran an in-place operation on n (its
+# version moved)" would send the student to the right line).
+R75 = "round 75's adversary: "
+
+
+def trims_the_padding_when_the_type_says_cuda(model, x, n, y, bf16):
+    """Wrong: the old tutorials' test, `if x.type().startswith("torch.cuda")`, then the padding cut at int(n.max()): a
+    host read and a shape from the data on the GPU only.  EXPECTED: WRONG (PASSes on a CPU: x.type() is not answered
+    as a GPU's in the rerun beside a GPU's batch)."""
+    if x.type().startswith("torch.cuda"):
+        x = x[:, :int(n.max())]
+    return _r71b_tail(model, x.sum(1) / n[:, None], y, bf16, x.device.type)
+
+
+def trims_the_padding_when_x_has_a_cuda_array_interface(model, x, n, y, bf16):
+    """Wrong: CuPy's way to ask, `if hasattr(x, "__cuda_array_interface__")` (the property raises for a tensor not on
+    a GPU), then the padding cut at int(n.max()).  EXPECTED: WRONG (PASSes on a CPU, as the one above)."""
+    if hasattr(x, "__cuda_array_interface__"):
+        x = x[:, :int(n.max())]
+    return _r71b_tail(model, x.sum(1) / n[:, None], y, bf16, x.device.type)
+
+
+def trims_the_padding_when_torch_is_a_cuda_build(model, x, n, y, bf16):
+    """Wrong: `if torch.version.cuda is not None and torch.backends.cuda.is_built()` (true for any CUDA build of
+    PyTorch, a GPU or not), then the padding cut at int(n.max()).  EXPECTED: WRONG (PASSes on a CPU build of PyTorch,
+    where the test is False)."""
+    if torch.version.cuda is not None and torch.backends.cuda.is_built():
+        x = x[:, :int(n.max())]
+    return _r71b_tail(model, x.sum(1) / n[:, None], y, bf16, x.device.type)
+
+
+def lengths_unsqueezed_in_place(model, x, n, y, bf16):
+    """Wrong: n.unsqueeze_(1) "to save an allocation for the broadcast", left (B, 1) for the caller.  EXPECTED:
+    WRONG."""
+    n.unsqueeze_(1)
+    return _loss(model, x.sum(1) / n, y, bf16)
+
+
+def lengths_unsqueezed_in_place_then_put_back(model, x, n, y, bf16):
+    """Wrong: n.unsqueeze_(1) for the broadcast, n.squeeze_(1) in a finally: n's shape and values as they were, its
+    version moved (see the comment above this round).  EXPECTED: WRONG (FAILs with "changed its input n")."""
+    n.unsqueeze_(1)
+    try:
+        pooled = x.sum(1) / n
+    finally:
+        n.squeeze_(1)
+    return _loss(model, pooled, y, bf16)
+
+
+def batch_transposed_in_place(model, x, n, y, bf16):
+    """Wrong: x.transpose_(1, 2) "to sum over the last dim", x left (B, F, T) for the caller.  EXPECTED: WRONG."""
+    x.transpose_(1, 2)
+    return _loss(model, x.sum(-1) / n[:, None], y, bf16)
+
+
+def loss_by_kl_div_to_the_one_hot_labels(model, x, n, y, bf16):
+    """Right: the cross-entropy as F.kl_div of the float32 log-softmax to one_hot(y, C) (the target's entropy is 0),
+    reduction="batchmean"; one_hot with its width given reads nothing on the host.  EXPECTED: RIGHT."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    logp = F.log_softmax(logits.float(), dim=1)
+    return F.kl_div(logp, F.one_hot(y, logp.shape[1]).to(logp.dtype), reduction="batchmean")
+
+
+def pooled_by_attention_with_equal_scores(model, x, n, y, bf16):
+    """Right: the masked mean as F.scaled_dot_product_attention with a zero query and key (equal scores) and a boolean
+    mask of the real positions: weights 1/n on them, in float32 outside the autocast.  EXPECTED: RIGHT."""
+    B, T, _ = x.shape
+    q, k = x.new_zeros(B, 1, 1), x.new_zeros(B, T, 1)
+    pooled = F.scaled_dot_product_attention(q, k, x, attn_mask=_below_lengths(x, n)[:, None, :])[:, 0]
+    return _loss(model, pooled, y, bf16)
+
+
+WRONG["check_fast_loss"].update({
+    R75 + "the padding trimmed by int(n.max()) under `if x.type().startswith('torch.cuda')`":
+        trims_the_padding_when_the_type_says_cuda,
+    R75 + "the padding trimmed by int(n.max()) under `if hasattr(x, '__cuda_array_interface__')`":
+        trims_the_padding_when_x_has_a_cuda_array_interface,
+    R75 + "the padding trimmed by int(n.max()) under `if torch.version.cuda and torch.backends.cuda.is_built()`":
+        trims_the_padding_when_torch_is_a_cuda_build,
+    R75 + "n.unsqueeze_(1), left so": lengths_unsqueezed_in_place,
+    R75 + "n.unsqueeze_(1), put back by n.squeeze_(1) before returning": lengths_unsqueezed_in_place_then_put_back,
+    R75 + "x.transpose_(1, 2), left so": batch_transposed_in_place,
+})
+ALSO_RIGHT["check_fast_loss"].update({
+    R75 + "the loss as F.kl_div to one_hot(y, C), batchmean": loss_by_kl_div_to_the_one_hot_labels,
+    R75 + "the pooling by scaled_dot_product_attention with equal scores and a mask":
+        pooled_by_attention_with_equal_scores,
+})
+_R75_DEVICE_READ = ("PASSed on a CPU (adversary 137, 2026-12-02): the GPU's branch (int(n.max()), a host read) is "
+                    "never run there, because the rerun beside a GPU's batch (_device_reads, nb08.py:2490) answers as "
+                    "a GPU's only DEVICE_ATTRIBUTES, get_device() and DEVICE_FUNCTIONS (nb08.py:2483-2487), not ")
+MISJUDGED_ON_A_CPU["check_fast_loss"].update({
+    R75 + "the padding trimmed by int(n.max()) under `if x.type().startswith('torch.cuda')`":
+        _R75_DEVICE_READ + "Tensor.type()",
+    R75 + "the padding trimmed by int(n.max()) under `if hasattr(x, '__cuda_array_interface__')`":
+        _R75_DEVICE_READ + "Tensor.__cuda_array_interface__",
+    R75 + "the padding trimmed by int(n.max()) under `if torch.version.cuda and torch.backends.cuda.is_built()`":
+        _R75_DEVICE_READ + "torch.version.cuda or torch.backends.cuda.is_built()",
+})

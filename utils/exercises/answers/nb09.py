@@ -11,9 +11,11 @@ tests of exercise 2 are skipped (`requires=("triton",)`).
 from __future__ import annotations
 
 import ctypes
+import io
 import logging
 import math
 import os
+import pickle
 import random
 import threading
 import warnings
@@ -6472,3 +6474,158 @@ R71_BEST_CONFIG = R71 + "a split row, the autotuner's BLOCK read back on the hos
 WRONG_SOFTMAXES[R71_BEST_CONFIG] = r71_split_block_read_from_best_config
 WRONG_SOFTMAXES[R71B + "streaming cache hints (.cg, evict_first; .cs): ptxas refuses the pair"] = (
     r71b_streaming_cache_hints)
+
+
+# ---------------------------------------------------------------- round 75's adversary (exercise 2)
+# /work/rev73/reports/adv138.md, judged on a CPU against nb09.py of 4a700c5: four wrong answers PART there, all of
+# one class, a copy of x's values made without a dispatched operator and without a Tensor method of HOST_READS
+# (nb09.py:2044), so the copy is not tainted (_WhatPyTorchComputes, nb09.py:2087) and what PyTorch or NumPy computes
+# from it is not seen: pickle.loads(pickle.dumps(x)) and torch.save / torch.load (the storage's bytes written by
+# C++), and torch.utils.dlpack.to_dlpack (torch._C._to_dlpack, not Tensor.__dlpack__) handed to np.from_dlpack.
+# Each is wrong wherever it runs and is in WRONG_ON_CPU (what the CPU part's taint checks, nb09.py:2829-2841, exist to
+# catch, as R68B's ctypes read), so a strict xfail on a CPU until a session with GPU time fixes the check (a change
+# to nb09.py stales lecture 09's stamp).  Where the kernel that writes y is given x, the test that y was written by a
+# launch given x (nb09.py:2832-2833) holds whatever the kernel does with x; where it is not, that test FAILs it.
+R75 = "round 75's adversary: "
+
+
+def _r75_pickled(x):
+    return pickle.loads(pickle.dumps(x))
+
+
+def _r75_saved_and_loaded(x):
+    buf = io.BytesIO()
+    torch.save(x, buf)
+    buf.seek(0)
+    return torch.load(buf, weights_only=True)
+
+
+def _r75_numpy_alias(x):
+    """A zero-copy NumPy view of x through torch.utils.dlpack.to_dlpack (a capsule, not Tensor.__dlpack__)."""
+    from torch.utils import dlpack
+
+    class Capsule:
+        def __init__(self, capsule):
+            self.capsule = capsule
+
+        def __dlpack__(self, **kwargs):
+            return self.capsule
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    return np.from_dlpack(Capsule(dlpack.to_dlpack(x)))
+
+
+@triton.jit
+def _r75_copy_given_x_kernel(y_ptr, s_ptr, x_ptr, s_stride, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    v = tl.load(s_ptr + row * s_stride + offsets, mask=mask)
+    xv = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=0.0)  # "the kernel reads x too" (unused)
+    tl.store(y_ptr + row * y_stride + offsets, tl.where(xv == xv, v, v), mask=mask)  # noqa: PLR0124
+
+
+def _r75_copied(x, s, given_x):
+    """A kernel copies s (PyTorch's or NumPy's softmax) into a new y; `given_x`: x is passed to it and loaded too."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        block = triton.next_power_of_2(cols)
+        if given_x:
+            _r75_copy_given_x_kernel[(rows,)](y, s, x, s.stride(0), x.stride(0), y.stride(0), cols, BLOCK=block)
+        else:
+            _copy_rows_kernel[(rows,)](y, s, s.stride(0), y.stride(0), cols, BLOCK=block)
+    return y
+
+
+def _r75_given_max(x, max_of):
+    """Each row's max by `max_of(x)` outside the kernel, the rest by the kernel (round 73's)."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        m = max_of(x)
+        _r73_given_max_kernel[(rows,)](y, x, m, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def r75_max_by_pytorch_on_a_pickled_copy(x):
+    """Wrong: each row's max by PyTorch's amax on pickle.loads(pickle.dumps(x)) ("a copy, so x stays as it was"),
+    given to the kernel.  EXPECTED: WRONG (PART on a CPU, 2026-12-02: the pickled copy is not tainted)."""
+    return _r75_given_max(x, lambda x: _r75_pickled(x).amax(dim=-1).contiguous())
+
+
+def r75_max_by_numpy_through_to_dlpack(x):
+    """Wrong: each row's max by NumPy on a zero-copy alias made by torch.utils.dlpack.to_dlpack, given to the kernel.
+    EXPECTED: WRONG (PART on a CPU, 2026-12-02: to_dlpack is not Tensor.__dlpack__, which HOST_READS watches; on a GPU
+    NumPy cannot import a CUDA capsule, and the answer raises)."""
+    return _r75_given_max(x, lambda x: torch.from_numpy(_r75_numpy_alias(x).max(axis=-1).astype(np.float32))
+                          .to(x.device))
+
+
+def r75_softmax_of_a_pickled_copy_kernel_given_x(x):
+    """Wrong: PyTorch's softmax of a pickled copy, written into y by a kernel given x (loaded, unused).  EXPECTED:
+    WRONG (PART on a CPU, 2026-12-02)."""
+    return _r75_copied(x, torch.softmax(_r75_pickled(x), dim=-1).contiguous(), given_x=True)
+
+
+def r75_softmax_of_a_saved_copy_kernel_given_x(x):
+    """Wrong: PyTorch's softmax of a torch.save / torch.load snapshot of x, written into y by a kernel given x.
+    EXPECTED: WRONG (PART on a CPU, 2026-12-02)."""
+    return _r75_copied(x, torch.softmax(_r75_saved_and_loaded(x), dim=-1).contiguous(), given_x=True)
+
+
+def r75_softmax_of_a_pickled_copy(x):
+    """Wrong: PyTorch's softmax of a pickled copy, copied into y by a kernel not given x.  EXPECTED: WRONG (FAIL on a
+    CPU, 2026-12-02: "returned a tensor that nothing made from x was written into")."""
+    return _r75_copied(x, torch.softmax(_r75_pickled(x), dim=-1).contiguous(), given_x=False)
+
+
+@triton.jit
+def _r75_floor_of_max_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    v = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.floor(tl.max(v, axis=0)))  # the largest exponent in [0, 1)
+    tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+def r75_shift_by_the_floor_of_the_max(x):
+    """Right: floor(max) subtracted, "an integer shift": the largest exponent lies in [0, 1), the sum in [1, cols * e),
+    no overflow, the softmax unchanged (unlike round 73's shift floored to a multiple of 64).  EXPECTED: RIGHT."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r75_floor_of_max_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+R75_WRONG_ON_CPU = {
+    R75 + "each row's max by PyTorch on pickle.loads(pickle.dumps(x))": r75_max_by_pytorch_on_a_pickled_copy,
+    R75 + "each row's max by NumPy on torch.utils.dlpack.to_dlpack(x)": r75_max_by_numpy_through_to_dlpack,
+    R75 + "PyTorch's softmax of a pickled copy, written by a kernel given x":
+        r75_softmax_of_a_pickled_copy_kernel_given_x,
+    R75 + "PyTorch's softmax of a torch.save/torch.load copy, written by a kernel given x":
+        r75_softmax_of_a_saved_copy_kernel_given_x,
+    R75 + "PyTorch's softmax of a pickled copy, written by a kernel not given x": r75_softmax_of_a_pickled_copy,
+}
+WRONG_SOFTMAXES.update(R75_WRONG_ON_CPU)
+WRONG_ON_CPU["check_softmax_rows"].update(R75_WRONG_ON_CPU)
+ALSO_RIGHT_SOFTMAXES[R75 + "the shift floor(max), an integer"] = r75_shift_by_the_floor_of_the_max
+_R75_UNTAINTED = ("PART on a CPU (adversary 138, 2026-12-02): the copy is made without a dispatched operator and "
+                  "without a method of HOST_READS (nb09.py:2044), so _WhatPyTorchComputes (nb09.py:2087) does not "
+                  "taint it and the checks of nb09.py:2829-2841 do not see what is computed from it: ")
+MISJUDGED_ON_A_CPU["check_softmax_rows"].update({
+    R75 + "each row's max by PyTorch on pickle.loads(pickle.dumps(x))":
+        _R75_UNTAINTED + "Tensor.__reduce_ex__ pickles the storage through torch.save, whose bytes C++ writes",
+    R75 + "each row's max by NumPy on torch.utils.dlpack.to_dlpack(x)":
+        _R75_UNTAINTED + "to_dlpack is torch._C._to_dlpack, not Tensor.__dlpack__, and NumPy aliases the capsule",
+    R75 + "PyTorch's softmax of a pickled copy, written by a kernel given x":
+        _R75_UNTAINTED + "pickling writes the storage's bytes in C++; and a launch given x counts as writing y from x "
+                         "whatever it does with x (nb09.py:2832-2833)",
+    R75 + "PyTorch's softmax of a torch.save/torch.load copy, written by a kernel given x":
+        _R75_UNTAINTED + "torch.save writes the storage's bytes in C++ (zip_file.write_record); and a launch given x "
+                         "counts as writing y from x whatever it does with x (nb09.py:2832-2833)",
+})
