@@ -289,22 +289,8 @@ def test_the_bucket_judge_fails_a_result_handed_back_to_another_streams_pool():
     said = (r"(?s)the result of run for a batch of 5 rows was made on another stream than the caller's.*'inactive'.*"
             r"hint: memory handed back to the pool while another stream still reads it")
     with pytest.raises(ExerciseFailed, match=said):
-        _judge_buckets_handed_back((8, 32), 5)
-    assert _judge_buckets_handed_back((8, 32), None).passed >= 10
-
-
-def _judge_buckets_handed_back(buckets, handed_back):
-    ex = Checker("bucketed_graphs")
-    graph_of = {b: 100 + b for b in buckets}
-    calls = [_run_call(5)]
-    calls[0].replayed = [graph_of[8]]
-    big = nb07._RunCall(max(buckets) + 1, torch.zeros(1), torch.zeros(1), None, None, [], 0, TOO_LARGE, True)
-    rows = {g: b for b, g in graph_of.items()}
-    with inside_check():
-        nb07._judge_buckets(ex, "bucketed_graphs(...)", buckets, (len(buckets), dict(rows), True), rows, calls, big,
-                            feature_shape=(4,), inputs={g: ((n, 4), torch.float32) for g, n in rows.items()},
-                            handed_back=handed_back)
-    return ex
+        _judge_buckets_with((8, 32), handed_back=5)
+    assert _judge_buckets_with((8, 32), handed_back=None).passed >= 10
 
 
 @host
@@ -569,11 +555,12 @@ def test_the_bucket_judge_fails_results_handed_out_from_a_ring_of_buffers(ring):
     burst = _ring_burst(nb07.RING_CALLS, ring)
     said = rf"of {nb07.RING_CALLS} results of run held at once \(batches of 5 rows\), result 1 had changed"
     with pytest.raises(ExerciseFailed, match=said):
-        _judge_buckets_with_burst((8, 32), burst)
-    assert _judge_buckets_with_burst((8, 32), _ring_burst(nb07.RING_CALLS, None)).passed >= 10
+        _judge_buckets_with((8, 32), burst=burst)
+    assert _judge_buckets_with((8, 32), burst=_ring_burst(nb07.RING_CALLS, None)).passed >= 10
 
 
-def _judge_buckets_with_burst(buckets, burst):
+def _judge_buckets_with(buckets, **judged):
+    """_judge_buckets on one call of 5 rows into bucket 8, and what `judged` adds (a burst, a result handed back)."""
     ex = Checker("bucketed_graphs")
     graph_of = {b: 100 + b for b in buckets}
     calls = [_run_call(5)]
@@ -583,7 +570,7 @@ def _judge_buckets_with_burst(buckets, burst):
     with inside_check():
         nb07._judge_buckets(ex, "bucketed_graphs(...)", buckets, (len(buckets), dict(rows), True), rows, calls, big,
                             feature_shape=(4,), inputs={g: ((n, 4), torch.float32) for g, n in rows.items()},
-                            burst=burst)
+                            **judged)
     return ex
 
 

@@ -448,15 +448,18 @@ def _returns(timeline: object) -> Callable[[], object]:
 
 # ---------------------------------------------------------------- exercise 3: simulate (CPU, and on the GPU)
 def simulator(*, in_order: bool = True, waits: bool = True, eager_events: bool = True, use_max: bool = True,
-              late_records_count: bool = False, wait_stream: bool = True) -> Callable[[Sequence[tuple]], dict]:
+              late_records_count: bool = False, wait_stream: bool = True, events_read_their_stream: bool = False,
+              wait_stream_after_a_kernel: bool = False) -> Callable[[Sequence[tuple]], dict]:
     """The solution's rules, each of which can be broken to make a typical wrong simulator.
 
     Operations name the stream first: ("kernel", stream, name, ms), ("record", stream, event),
     ("wait", stream, event), ("wait_stream", stream, other).  With nothing broken, it is right.
+    `events_read_their_stream`: a wait reads the recording stream's time when the wait comes, not the record's moment;
+    `wait_stream_after_a_kernel`: wait_stream skipped while the other stream has run no kernel.
     """
 
     def simulate(program):
-        free_at, recorded, timeline = {}, {}, {}
+        free_at, recorded, recorded_on, ran, timeline = {}, {}, {}, set(), {}
         if late_records_count:  # every record is known from the start (CUDA does not look ahead)
             recorded = {op[2]: None for op in program if op[0] == "record"}
         final = {}  # for lazy events: a stream's final time
@@ -469,17 +472,21 @@ def simulator(*, in_order: bool = True, waits: bool = True, eager_events: bool =
                 start = free_at.get(stream, 0.0) if in_order else 0.0
                 free_at[stream] = start + ms
                 timeline[name] = (start, start + ms)
+                ran.add(stream)
             elif op[0] == "record":
                 _, stream, event = op
                 recorded[event] = free_at.get(stream, 0.0) if eager_events else final.get(stream, 0.0)
+                recorded_on[event] = stream
             elif op[0] == "wait" and waits:
                 _, stream, event = op
                 if event in recorded:
                     when = recorded[event]
                     if when is None:  # recorded later in the program: take that record's stream's end
                         when = max(final.values(), default=0.0)
+                    elif events_read_their_stream:
+                        when = free_at.get(recorded_on[event], 0.0)
                     free_at[stream] = max(free_at.get(stream, 0.0), when) if use_max else when
-            elif op[0] == "wait_stream" and wait_stream:
+            elif op[0] == "wait_stream" and wait_stream and (not wait_stream_after_a_kernel or op[2] in ran):
                 _, stream, other = op
                 free_at[stream] = max(free_at.get(stream, 0.0), free_at.get(other, 0.0))
         return timeline
@@ -2747,43 +2754,12 @@ WRONG_ON_CPU["check_prefetch_loop"].add("outputs detached from autograd (round 1
 # record_stream ("copies on the caller's stream, the outputs dropped without record_stream"), and its three loops of
 # exercise 4 ("buffers from copy_stream's pool, freed while steps still read them", "consumed event recorded before
 # the step", and the solution itself).
-def simulate_event_reads_its_stream_at_the_wait(program):
-    """Wrong (round 78's adversary): an event remembers the stream it was recorded on, and a wait reads that stream's
-    time when the wait comes: work queued there after the record is waited for too."""
-    free_at, recorded_on, timeline = {}, {}, {}
-    for op in program:
-        if op[0] == "kernel":
-            _, stream, name, ms = op
-            start = free_at.get(stream, 0.0)
-            free_at[stream] = start + ms
-            timeline[name] = (start, start + ms)
-        elif op[0] == "record":
-            recorded_on[op[2]] = op[1]
-        elif op[0] == "wait" and op[2] in recorded_on:
-            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(recorded_on[op[2]], 0.0))
-        elif op[0] == "wait_stream":
-            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
-    return timeline
-
-
-def simulate_wait_stream_only_after_a_kernel(program):
-    """Wrong (round 78's adversary): wait_stream(stream, other) skipped while `other` has run no kernel ("nothing to
-    wait for"), though the waits queued on `other` hold it; once it has run one, the rules' wait_stream."""
-    free_at, recorded, ran, timeline = {}, {}, set(), {}
-    for op in program:
-        if op[0] == "kernel":
-            _, stream, name, ms = op
-            start = free_at.get(stream, 0.0)
-            free_at[stream] = start + ms
-            timeline[name] = (start, start + ms)
-            ran.add(stream)
-        elif op[0] == "record":
-            recorded[op[2]] = free_at.get(op[1], 0.0)
-        elif op[0] == "wait" and op[2] in recorded:
-            free_at[op[1]] = max(free_at.get(op[1], 0.0), recorded[op[2]])
-        elif op[0] == "wait_stream" and op[2] in ran:
-            free_at[op[1]] = max(free_at.get(op[1], 0.0), free_at.get(op[2], 0.0))
-    return timeline
+# Wrong (round 78's adversary): an event remembers the stream it was recorded on, and a wait reads that stream's time
+# when the wait comes: work queued there after the record is waited for too.
+simulate_event_reads_its_stream_at_the_wait = simulator(events_read_their_stream=True)
+# Wrong (round 78's adversary): wait_stream(stream, other) skipped while `other` has run no kernel ("nothing to wait
+# for"), though the waits queued on `other` hold it; once it has run one, the rules' wait_stream.
+simulate_wait_stream_only_after_a_kernel = simulator(wait_stream_after_a_kernel=True)
 
 
 def fan_out_streams_chained(x, fns, streams):

@@ -3862,7 +3862,12 @@ def trims_the_padding_on_the_gpu_only(model, x, n, y, bf16):
     """Wrong: "on a CPU the padding is cheap; on the GPU I cut the batch to its longest sequence": the slow step's own
     host read (int(n.max())) and a shape from the data, behind `if x.is_cuda` (`host_truncated` on the GPU's path).
     EXPECTED: WRONG (PASSed on a CPU until round 71; now the run beside a GPU's batch reads n.max() on the host)."""
-    if x.is_cuda:
+    return _padding_trimmed_if(x.is_cuda, model, x, n, y, bf16)
+
+
+def _padding_trimmed_if(on_a_gpu, model, x, n, y, bf16):
+    """The pooled loss, the padding first cut at int(n.max()) where `on_a_gpu` (the answer's own test) says so."""
+    if on_a_gpu:
         x = x[:, :int(n.max())]
     return _r71b_tail(model, x.sum(1) / n[:, None], y, bf16, x.device.type)
 
@@ -4293,7 +4298,7 @@ WRONG["check_fast_step"][R72 + "the solution's step with the mask kept at 64 pos
 
 # ---------------------------------------------------------------- round 72's last adversary (report adv129)
 # Thirteen answers, twelve judged on a CPU against the check of fe28dfb: eleven as expected, one WRONG answer PASSed
-# (a layout assumed; every batch the check built was contiguous).  Round 73's fix (fix08ab): the task says x may be any
+# (a layout assumed; every batch the check built was contiguous).  Round 73's fix (aacfbe6): the task says x may be any
 # view of a larger tensor, and FAR_FROM_ZERO_BATCH's x is one (`nb08.as_a_view`: not contiguous, at a storage offset,
 # the same values), where the answer FAILs with the hint about strides (nb08.LAYOUT_HINT).  Its other answers repeat
 # registered classes.
@@ -4317,7 +4322,7 @@ WRONG["check_fast_loss"][R72C_AS_STRIDED] = pooled_through_as_strided
 
 # ---------------------------------------------------------------- round 73's adversary (report adv133)
 # Eight answers for check_fast_loss, judged on a CPU against the check of 38ebe39: three WRONG ones PASSed and one
-# RIGHT one FAILed with a false hint.  Round 73's fix (fix08ae): every case's x lies at a storage offset (a contiguous
+# RIGHT one FAILed with a false hint.  Round 73's fix (6badad6): every case's x lies at a storage offset (a contiguous
 # slice of a larger tensor, `nb08.as_a_slice`, other elements far values; the strided case as before), the layout hint
 # reruns on a copy that starts its own storage; any in-place or out= write into the memory of x, n, y or a parameter
 # FAILs (`nb08.WRITE_HINT`), whatever the version counter says; naming a storage stays refused, with a hint that says
@@ -4419,7 +4424,7 @@ NEEDS_A_GPU["check_fast_loss"][R73 + "the pooling by an uncoalesced sparse COO m
 # Thirteen answers for check_fast_loss, judged on a CPU against the check of 6badad6: five WRONG ones PASSed, all of
 # one class, a fill by a mask whose value is a tensor where the batch is (made with device=x.device, x.new_zeros(())):
 # CUDA's masked_fill with a Tensor value reads it by .item(), and an index put by a boolean mask takes the masked_fill
-# route only for a value on the host, else nonzero(), its count read on the host.  Round 74's fix (fix08ag): such a
+# route only for a value on the host, else nonzero(), its count read on the host.  Round 74's fix (3f95b66): such a
 # fill is a host read where its value is not on the host (`nb08.MASK_FILLS`, `nb08.INDEX_PUTS`, PyTorch's own rule),
 # judged on a CPU by the run beside a GPU's batch, which any such fill now starts (`Operations.fills`); a read inside
 # PyTorch's own Python code is said to be (torch.nested's constructor named a storage, and the hint blamed the answer).
@@ -4574,26 +4579,20 @@ def trims_the_padding_when_the_type_says_cuda(model, x, n, y, bf16):
     """Wrong: the old tutorials' test, `if x.type().startswith("torch.cuda")`, then the padding cut at int(n.max()): a
     host read and a shape from the data on the GPU only.  EXPECTED: WRONG (PASSes on a CPU: x.type() is not answered
     as a GPU's in the rerun beside a GPU's batch)."""
-    if x.type().startswith("torch.cuda"):
-        x = x[:, :int(n.max())]
-    return _r71b_tail(model, x.sum(1) / n[:, None], y, bf16, x.device.type)
+    return _padding_trimmed_if(x.type().startswith("torch.cuda"), model, x, n, y, bf16)
 
 
 def trims_the_padding_when_x_has_a_cuda_array_interface(model, x, n, y, bf16):
     """Wrong: CuPy's way to ask, `if hasattr(x, "__cuda_array_interface__")` (the property raises for a tensor not on
     a GPU), then the padding cut at int(n.max()).  EXPECTED: WRONG (PASSes on a CPU, as the one above)."""
-    if hasattr(x, "__cuda_array_interface__"):
-        x = x[:, :int(n.max())]
-    return _r71b_tail(model, x.sum(1) / n[:, None], y, bf16, x.device.type)
+    return _padding_trimmed_if(hasattr(x, "__cuda_array_interface__"), model, x, n, y, bf16)
 
 
 def trims_the_padding_when_torch_is_a_cuda_build(model, x, n, y, bf16):
     """Wrong: `if torch.version.cuda is not None and torch.backends.cuda.is_built()` (true for any CUDA build of
     PyTorch, a GPU or not), then the padding cut at int(n.max()).  EXPECTED: WRONG (PASSes on a CPU build of PyTorch,
     where the test is False)."""
-    if torch.version.cuda is not None and torch.backends.cuda.is_built():
-        x = x[:, :int(n.max())]
-    return _r71b_tail(model, x.sum(1) / n[:, None], y, bf16, x.device.type)
+    return _padding_trimmed_if(torch.version.cuda is not None and torch.backends.cuda.is_built(), model, x, n, y, bf16)
 
 
 def lengths_unsqueezed_in_place(model, x, n, y, bf16):

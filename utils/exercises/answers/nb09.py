@@ -5784,12 +5784,12 @@ ENDS_THE_PROCESS_ON_A_GPU["check_softmax_rows"][R71C_DESCRIPTORS] = (
 # ---------------------------------------------------------------- round 72's adversary (exercise 2)
 # adv126, judged on this CPU with Triton 3.9's interpreter, 2026-12-02, the checks as of d00c024 (each docstring is
 # the adversary's student's reasoning and EXPECTED).  Registered: the three the CPU misjudged, in two classes fixed in
-# fix09u, and the one answer for a GPU.  (A) Another caller's call judged for its values only: it ran as the check's
+# 1ec0cc8, and the one answer for a GPU.  (A) Another caller's call judged for its values only: it ran as the check's
 # own work, unwatched, so a caller that found the answer's non-blocking lock held and computed with PyTorch, or with
-# NumPy on the host, passed (PART on the CPU; on the H200, 2026-12-02, the PyTorch one PASSed 257 checks); since fix09u
+# NumPy on the host, passed (PART on the CPU; on the H200, 2026-12-02, the PyTorch one PASSed 257 checks); since 1ec0cc8
 # that call has its own record (nb09._AnotherCall) and is judged as any call is.  (B) Inline PTX through
 # tl.inline_asm_elementwise, which Triton 3.9's interpreter refuses (NotImplementedError), was shown as the student's
-# error; since fix09u the CPU leaves it for a GPU, naming the interpreter's limit (PASSed 257 checks on the H200,
+# error; since 1ec0cc8 the CPU leaves it for a GPU, naming the interpreter's limit (PASSed 257 checks on the H200,
 # 2026-12-02).  The others judged right, not registered (classes registered before, or a FAIL and a Triton error
 # shown as the student's): a grid of max(rows, 1), a load masked by the row stride, BLOCK = cols (Triton's own error),
 # torch.compile of torch.softmax (FAIL: PyTorch computed, _softmax), -min(-x) as the max with x.new_empty, a
@@ -5816,12 +5816,12 @@ def _r72_inline_asm_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK
     tl.store(y_ptr + row * y_row_stride + c, e / tl.sum(e, axis=0), mask=c < cols)
 
 
-def _r72_launch(kernel, x, grid_rows=None, block=None):
+def _r72_launch(kernel, x, grid_rows=None, block=None, **meta):
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
         kernel[(rows if grid_rows is None else grid_rows,)](y, x, x.stride(0), y.stride(0), cols,
-                                                            BLOCK=block or triton.next_power_of_2(cols))
+                                                            BLOCK=block or triton.next_power_of_2(cols), **meta)
     return y
 
 
@@ -5833,7 +5833,7 @@ def r72_busy_falls_back_to_pytorch(x):
     """Wrong: "two callers at once must both be right, and I don't want one to wait for the other: a non-blocking lock
     around the launch; if another call holds it, the second caller gets torch.softmax (right values, no waiting)".
     All computing is the kernel's, whichever caller calls.  EXPECTED: WRONG (PART on a CPU and PASS on the H200,
-    2026-12-02: the other caller's call was judged for its values only; FAIL since fix09u: "PyTorch computed from the
+    2026-12-02: the other caller's call was judged for its values only; FAIL since 1ec0cc8: "PyTorch computed from the
     other caller's x ... (_softmax)")."""
     if not _R72_BUSY.acquire(blocking=False):
         return torch.softmax(x, dim=-1)
@@ -5845,7 +5845,7 @@ def r72_busy_falls_back_to_pytorch(x):
 
 def r72_busy_falls_back_to_numpy(x):
     """Wrong: as the answer above, the busy path on the host: NumPy's softmax of x.cpu().numpy() (the host waits for
-    the GPU, the values leave the kernel).  EXPECTED: WRONG (PART on a CPU, 2026-12-02; FAIL since fix09u: "the other
+    the GPU, the values leave the kernel).  EXPECTED: WRONG (PART on a CPU, 2026-12-02; FAIL since 1ec0cc8: "the other
     caller's call read its x's values ... (.numpy())")."""
     if not _R72_BUSY_HOST.acquire(blocking=False):
         a = x.detach().cpu().numpy().astype(np.float64)
@@ -5860,7 +5860,7 @@ def r72_busy_falls_back_to_numpy(x):
 def r72_grid_capped_at_65535(x):
     """Wrong (for a GPU): grid (min(rows, 65535),) "CUDA caps a grid at 65535 blocks", a program a row, no loop: the
     rows past 65535 are never written.  EXPECTED: WRONG (FAILed on the H200 in call CE, 2026-12-02, on MANY_ROWS,
-    with the check before round 72's fixes; PASSed in call CF with those fixes (commit 932c2d1, landed by fix09z):
+    with the check before round 72's fixes; PASSed in call CF with those fixes (commit 932c2d1, landed by 80333dd):
     MISJUDGED_ON_A_GPU; a CPU's cases have at most CPU_MAX rows, where it is the plain kernel)."""
     return _r72_launch(_r72_plain_kernel, x, grid_rows=min(x.shape[0], 65535))
 
@@ -5870,7 +5870,7 @@ def r72_inline_asm_ex2(x):
     """Right: "tl.exp lowers to ex2.approx after a multiply by log2(e); I write that PTX myself with
     tl.inline_asm_elementwise" (Triton's documented API for PTX in a kernel).  EXPECTED: RIGHT (PASSed 257 checks on
     the H200, 2026-12-02; on a CPU, Triton 3.9's interpreter raises NotImplementedError for inline asm, shown as the
-    student's error until fix09u, which leaves it for a GPU, naming the interpreter's limit)."""
+    student's error until 1ec0cc8, which leaves it for a GPU, naming the interpreter's limit)."""
     return _r72_launch(_r72_inline_asm_kernel, x)
 
 
@@ -5888,9 +5888,9 @@ WRONG_ON_CPU["check_softmax_rows"].update({
 })
 ALSO_RIGHT_SOFTMAXES[R72 + "exp as PTX's ex2.approx.f32 through tl.inline_asm_elementwise"] = r72_inline_asm_ex2
 
-# Round 72's second adversary (/work/rev72/reports/adv128.md): 15 answers to check_softmax_rows judged on the CPU
+# Round 72's second adversary (its report, adv128): 15 answers to check_softmax_rows judged on the CPU
 # (torch 2.13, Triton 3.9's interpreter), one to check_bias_gelu for a GPU.  Two wrong ones PARTed there (157 checks)
-# until fix09y: a buffer of cols and row strides shared by every call (the check's concurrent calls were all on one
+# until 740d219: a buffer of cols and row strides shared by every call (the check's concurrent calls were all on one
 # shape), and the caller's elements between x's rows overwritten through a `set_` alias of x's storage.
 R72B = "round 72's second adversary: "
 
@@ -6110,7 +6110,7 @@ def r72b_shape_in_a_kept_buffer(x):
     holds cols and both row strides; each call copies them in and the kernel loads them.  Two callers at once on
     different shapes: the second's copy replaces the first's numbers before the first's kernel reads them.
     EXPECTED: WRONG (PART on a CPU, 2026-12-02: every concurrent call of the check was on one shape; FAIL since
-    fix09y, whose other caller is on OTHER_CALLER_SHAPE: "the first caller's result is wrong")."""
+    740d219, whose other caller is on OTHER_CALLER_SHAPE: "the first caller's result is wrong")."""
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     meta = _R72B_META.setdefault(str(x.device), torch.zeros(3, dtype=torch.int64, device=x.device))
@@ -6147,7 +6147,7 @@ def r72b_gap_filled_through_set(x):
     """Wrong: "the gap between x's rows is spare room": the caller's elements between x's rows filled with -inf
     through `torch.empty(0).set_(x.untyped_storage(), ...)` (an alias with a version counter of its own), then whole
     strides read.  EXPECTED: WRONG (PART on a CPU, 2026-12-02: x's version and x's view were unchanged; FAIL since
-    fix09y, which compares the bytes of x's whole storage: "changed the memory under x: ... outside x's view")."""
+    740d219, which compares the bytes of x's whole storage: "changed the memory under x: ... outside x's view")."""
     return _r72b_gap_filled(x, lambda x, rows, stride: torch.empty(0, dtype=x.dtype, device=x.device).set_(
         x.untyped_storage(), x.storage_offset(), (rows - 1, stride), (stride, 1)))
 
@@ -6204,25 +6204,25 @@ ALSO_RIGHT_GELUS[R72B + "tanh as 1 - 2 / (exp(2z) + 1) in a T-templated Elementw
 
 
 # Round 72's fixes to check_softmax_rows, held back after call CF (commit 932c2d1: its other caller, moved to another
-# shape, let four per-shape workspace answers of rounds 68 and 69 PART on a CPU), landed by fix09z with both other
+# shape, let four per-shape workspace answers of rounds 68 and 69 PART on a CPU), landed by 80333dd with both other
 # callers (the same shape, then another): the five answers of rounds 72 and 72B the call-CD check misjudged are judged
 # right on a CPU (the two busy fallbacks, the buffer of cols and strides, the set_ alias: FAIL; inline asm: left for a
 # GPU), and on a GPU the fallbacks and the alias take the same path (each other call in its own record; x's storage
 # compared on the caller's stream).  The buffer of cols and strides has no such path there: the two callers' calls are
 # queued on the first caller's stream, which orders them, so only the released pairs on RELEASED_OTHER's shape race
 # (registered WRONG, as in call CF's check; not confirmed on a GPU).  The grid capped at 65535 is the one GPU
-# misjudgment left, measured with 932c2d1's check, whose MANY_ROWS case fix09z leaves as it was.
+# misjudgment left, measured with 932c2d1's check, whose MANY_ROWS case 80333dd leaves as it was.
 MISJUDGED_ON_A_GPU["check_softmax_rows"][R72_GRID_CAPPED] = (
     "PASSed on the H200 in call CF (2026-12-02, 313 checks) with round 72's fixes to the other caller and x's storage "
-    "(commit 932c2d1; fix09z adds a same-shape other caller and leaves MANY_ROWS as it was), after FAILing in call CE "
+    "(commit 932c2d1; 80333dd adds a same-shape other caller and leaves MANY_ROWS as it was), after FAILing in call CE "
     "(6 of 196611 values wrong on MANY_ROWS) with the check before them: the rows it never writes came out right, not "
     "NaN; the cause is not read (a lead: a y from torch.empty on memory that held the right rows, since the poisoning "
     "covers only what a launch changed)")
 
 
 # ---------------------------------------------------------------- round 73's adversary (exercise 2)
-# /work/rev73/reports/adv134.md: 7 answers to check_softmax_rows judged on the CPU (torch 2.13, Triton 3.9's
-# interpreter); two wrong ones PARTed there (177 checks).  The shift skipped where |max| <= 80 FAILs since fix09aa,
+# Report adv134: 7 answers to check_softmax_rows judged on the CPU (torch 2.13, Triton 3.9's
+# interpreter); two wrong ones PARTed there (177 checks).  The shift skipped where |max| <= 80 FAILs since c5ef19f,
 # which draws a scale of -100 (nb09.SOFTMAX_SCALES) and chooses the case (2, 40, 0, -100, 8): rows whose max lies
 # between -10 and -87 with values below -87, where exp(x) unshifted is a denormal (0 on a GPU that flushes them).
 # The buffer kept per (thread, nesting depth) is left for a GPU: the CPU emulates the second stream by a call inside
@@ -6233,27 +6233,34 @@ MISJUDGED_ON_A_GPU["check_softmax_rows"][R72_GRID_CAPPED] = (
 R73 = "round 73's adversary: "
 
 
+# How _r73_shifted_kernel moves each row's max before exp (round 73's two answers, round 75's one)
+SHIFT_UNLESS_OUTSIDE_80, SHIFT_FLOORED_TO_64, SHIFT_FLOOR = 1, 2, 3
+
+
 @triton.jit
-def _r73_shift_outside_80_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
+def _r73_shifted_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr, SHIFT: tl.constexpr):
+    """One row a program, exp(x - s) / sum: s the row's max, moved as SHIFT says (one of the SHIFT_ constants)."""
     row = tl.program_id(0).to(tl.int64)
     offs = tl.arange(0, BLOCK)
     mask = offs < cols
     v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
     m = tl.max(v, axis=0)
-    e = tl.exp(v - tl.where(tl.abs(m) > 80.0, m, 0.0))
+    if SHIFT == 1:  # no shift where |max| <= 80
+        s = tl.where(tl.abs(m) > 80.0, m, 0.0)
+    elif SHIFT == 2:  # within 64 below the max: exp(v - s) <= e**64
+        s = tl.floor(m / 64.0) * 64.0
+    else:  # the largest exponent in [0, 1)
+        s = tl.floor(m)
+    e = tl.exp(v - s)
     tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
 
 
 def r73_shift_only_where_max_outside_80(x):
     """Wrong: "exp overflows above 88: a row whose max lies within +-80 needs no shift".  The row's other values
     underflow: [-70, -100, -75] gives exp(-100) = 3.7e-44, a float32 denormal (the middle softmax 9.4535e-14 for
-    9.2950e-14 on a CPU; 0 on a GPU that flushes denormals).  EXPECTED: WRONG (PART on a CPU until fix09aa; FAIL since:
+    9.2950e-14 on a CPU; 0 on a GPU that flushes denormals).  EXPECTED: WRONG (PART on a CPU until c5ef19f; FAIL since:
     "values around -100, all below 0 ... values wrong")."""
-    rows, cols = x.shape
-    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
-    if rows:
-        _r73_shift_outside_80_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
-    return y
+    return _r72_launch(_r73_shifted_kernel, x, SHIFT=SHIFT_UNLESS_OUTSIDE_80)
 
 
 @triton.jit
@@ -6306,16 +6313,6 @@ def r73_workspace_per_thread_and_depth(x):
     return y
 
 
-@triton.jit
-def _r73_floor_shift_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    offs = tl.arange(0, BLOCK)
-    mask = offs < cols
-    v = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=-float("inf"))
-    e = tl.exp(v - tl.floor(tl.max(v, axis=0) / 64.0) * 64.0)  # within 64 below the max: exp(v - s) <= e**64
-    tl.store(y_ptr + row * y_row_stride + offs, e / tl.sum(e, axis=0), mask=mask)
-
-
 def r73_shift_floored_to_64(x):
     """Wrong by the task's accuracy (round 73's adversary wrote it as right): softmax is unchanged by any shift of a
     row, and here the shift is the max rounded down to a multiple of 64 (exp(<= 64) times 4096 columns stays below
@@ -6323,11 +6320,7 @@ def r73_shift_floored_to_64(x):
     their magnitude (float32's spacing is 7.6e-6 at 64), and a GPU's exp errs more on a larger argument.  PART on a
     CPU (2026-12-02); on the H200 (call CH) it FAILed: 0.48473087 where 0.48472973 is right, 2.35e-6 relative, over
     the 2.4e-6 allowed on a row of 2 values around 1.  EXPECTED: WRONG."""
-    rows, cols = x.shape
-    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
-    if rows:
-        _r73_floor_shift_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
-    return y
+    return _r72_launch(_r73_shifted_kernel, x, SHIFT=SHIFT_FLOORED_TO_64)
 
 
 @triton.jit
@@ -6371,9 +6364,9 @@ WRONG_SOFTMAXES[R73_FLOORED_SHIFT] = r73_shift_floored_to_64
 
 
 # ---------------------------------------------------------------- round 74's adversary (exercise 2)
-# /work/rev73/reports/adv136.md: a result that is not a plain strided float tensor (sparse COO or CSR, MKL-DNN,
+# Report adv136: a result that is not a plain strided float tensor (sparse COO or CSR, MKL-DNN,
 # quantized, nested) made the check's own code raise (_wrong_of_x_shape's arithmetic, a nested tensor's `.shape`),
-# reported as the student's function raising.  Since fix09ab every site that reads a result asks nb09._result_form
+# reported as the student's function raising.  Since 641eedb every site that reads a result asks nb09._result_form
 # first, and _judge_softmax FAILs such a result with what it is.  Each below: the kernel's right y, returned in
 # another form than the task's "new float32 tensor of x's shape".
 R74 = "round 74's adversary: "
@@ -6453,11 +6446,7 @@ def r74_store_by_atomic_xchg(x):
     element, and the launch's end orders it for the caller.  Right values, but too slow for the task: 0.23 of the
     H200's copy bandwidth on 32768 x 2048, under the 0.3 asked (call CI; as R72B's float64 kernel).  On a CPU the
     interpreter refuses a float32 atomic_xchg: the whole check is left for a GPU.  EXPECTED: WRONG."""
-    rows, cols = x.shape
-    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
-    if rows:
-        _r74_xchg_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
-    return y
+    return _r72_launch(_r74_xchg_kernel, x)
 
 
 WRONG_SCALES[R74 + "out = result: the local name rebound, the caller's out never written"] = (
@@ -6477,7 +6466,7 @@ WRONG_SOFTMAXES[R71B + "streaming cache hints (.cg, evict_first; .cs): ptxas ref
 
 
 # ---------------------------------------------------------------- round 75's adversary (exercise 2)
-# /work/rev73/reports/adv138.md, judged on a CPU against nb09.py of 4a700c5: four wrong answers PART there, all of
+# Report adv138, judged on a CPU against nb09.py of 4a700c5: four wrong answers PART there, all of
 # one class, a copy of x's values made without a dispatched operator and without a Tensor method of HOST_READS
 # (nb09.py:2044), so the copy is not tainted (_WhatPyTorchComputes, nb09.py:2087) and what PyTorch or NumPy computes
 # from it is not seen: pickle.loads(pickle.dumps(x)) and torch.save / torch.load (the storage's bytes written by
@@ -6582,24 +6571,10 @@ def r75_softmax_of_a_pickled_copy(x):
     return _r75_copied(x, torch.softmax(_r75_pickled(x), dim=-1).contiguous(), given_x=False)
 
 
-@triton.jit
-def _r75_floor_of_max_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    offsets = tl.arange(0, BLOCK)
-    mask = offsets < cols
-    v = tl.load(x_ptr + row * x_stride + offsets, mask=mask, other=-float("inf"))
-    e = tl.exp(v - tl.floor(tl.max(v, axis=0)))  # the largest exponent in [0, 1)
-    tl.store(y_ptr + row * y_stride + offsets, e / tl.sum(e, axis=0), mask=mask)
-
-
 def r75_shift_by_the_floor_of_the_max(x):
     """Right: floor(max) subtracted, "an integer shift": the largest exponent lies in [0, 1), the sum in [1, cols * e),
     no overflow, the softmax unchanged (unlike round 73's shift floored to a multiple of 64).  EXPECTED: RIGHT."""
-    rows, cols = x.shape
-    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
-    if rows:
-        _r75_floor_of_max_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
-    return y
+    return _r72_launch(_r73_shifted_kernel, x, SHIFT=SHIFT_FLOOR)
 
 
 R75_WRONG_ON_CPU = {
