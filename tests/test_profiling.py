@@ -137,6 +137,23 @@ def test_host_calls_queued_work_and_overlap_of_chosen_events():
     assert profiling.overlap_of([], kernels).hidden == 0.0
 
 
+def test_host_split_names_the_calls_and_the_operator_time_around_them():
+    # 1000-1100 µs: launches at 1015 (5 µs) and 1082 (4 µs), a copy at 1045 (6 µs), inside operators covering
+    # 60 µs (1010-1030, 1040-1070, 1080-1090); the launch at 1100, on the end, is left out
+    found = profiling.host_split(GPU_TRACE, (1000 * US, 1100 * US))
+    assert found.calls == {"cudaLaunchKernel": (2, pytest.approx(9 * US)),
+                           "cudaMemcpyAsync": (1, pytest.approx(6 * US))}
+    assert (found.in_calls, found.in_ops, found.neither) == pytest.approx((15 * US, 45 * US, 40 * US))
+    assert str(found) == ("100 µs: in CUDA calls 15.0 µs (2 cudaLaunchKernel 9.00 µs, 1 cudaMemcpyAsync 6.00 µs), "
+                          "in operators outside them 45.0 µs, in neither 40.0 µs")
+    # 1220-1300 µs: the synchronize (1225-1885) is clipped to 75 µs, inside `aten::item` (clipped to 80 µs)
+    clipped = profiling.host_split(GPU_TRACE, (1220 * US, 1300 * US))
+    assert clipped.calls == {"cudaStreamSynchronize": (1, pytest.approx(75 * US))}
+    assert (clipped.in_calls, clipped.in_ops, clipped.neither) == pytest.approx((75 * US, 5 * US, 0))
+    assert str(profiling.host_split(GPU_TRACE, (3000 * US, 3100 * US))) == (
+        "100 µs: in CUDA calls 0.00 ns, in operators outside them 0.00 ns, in neither 100 µs")
+
+
 def test_synchronizing_and_queuing_calls_are_told_apart():
     assert {"cudaStreamSynchronize", "cudaEventSynchronize", "cudaDeviceSynchronize", "cudaMemcpy"} <= set(
         profiling.SYNCHRONIZING)
@@ -205,5 +222,9 @@ def test_a_cpu_trace_has_no_gpu_work_and_no_launches(cpu_trace):
     assert profiling.work_per_stream(cpu_trace) == {}
     assert profiling.launches_per_range(cpu_trace, "step") == [0, 0, 0]
     assert profiling.host_waits(cpu_trace) == []
+    (start, _), *_, (_, end) = profiling.ranges(cpu_trace, "step")
+    split = profiling.host_split(cpu_trace, (start, end))  # no CUDA calls: operators and the rest
+    assert split.calls == {} and split.in_calls == 0 and split.in_ops > 0 and split.neither >= 0
+    assert split.in_ops + split.neither == pytest.approx(end - start)
     with pytest.raises(ValueError, match="no GPU work"):
         profiling.gpu_idle(cpu_trace)

@@ -237,6 +237,43 @@ def host_waits(trace: Trace | str | os.PathLike[str], at_least: float = 0.0) -> 
     return waits
 
 
+@dataclass(frozen=True)
+class HostSplit:
+    """A window of the host's time, split three ways (seconds): in CUDA calls (`calls`: by name, how many
+    and how long, longest first), in operators outside those calls, and in neither (Python, the profiler's
+    own work, ...). Printed: the window's length, then the three."""
+
+    calls: dict[str, tuple[int, float]]
+    in_calls: float
+    in_ops: float
+    neither: float
+
+    def __str__(self) -> str:
+        from .formatting import format_time  # imported here: only this printout needs it
+
+        names = ", ".join(f"{n} {name} {format_time(s)}" for name, (n, s) in self.calls.items())
+        return (f"{format_time(self.in_calls + self.in_ops + self.neither)}: in CUDA calls "
+                f"{format_time(self.in_calls)}{f' ({names})' if names else ''}, in operators outside them "
+                f"{format_time(self.in_ops)}, in neither {format_time(self.neither)}")
+
+
+def host_split(trace: Trace | str | os.PathLike[str], window: Span) -> HostSplit:
+    """How the host spent `window`: the CUDA calls (runtime and driver) that started in it, before its end,
+    by name; the time inside operators (`cpu_op`) but outside those calls; the rest.  Calls and operators
+    are clipped to the window and counted on every thread, a moment once (as `union`)."""
+    trace = load_trace(trace)
+    length = max(0.0, window[1] - window[0])
+    calls = [e for e in events(trace, *HOST_CALLS) if window[0] <= span(e)[0] < window[1]]
+    by_name: dict[str, tuple[int, float]] = {}
+    for e in calls:
+        n, seconds = by_name.get(call_name(e), (0, 0.0))
+        by_name[call_name(e)] = (n + 1, seconds + total(clip([span(e)], window)))
+    in_calls = clip((span(e) for e in calls), window)
+    busy = total(in_calls + clip((span(e) for e in events(trace, "cpu_op")), window))
+    return HostSplit(calls=dict(sorted(by_name.items(), key=lambda item: -item[1][1])), in_calls=total(in_calls),
+                     in_ops=busy - total(in_calls), neither=length - busy)
+
+
 def ranges(trace: Trace | str | os.PathLike[str], name: str) -> list[Span]:
     """The spans of every `record_function(name)` range (or `ProfilerStep#N`) in the trace, in order."""
     return [span(e) for e in events(load_trace(trace), "user_annotation") if e.get("name") == name]
