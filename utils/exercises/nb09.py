@@ -84,8 +84,8 @@ import numpy as np
 import torch
 from torch._ops import HigherOrderOperator
 from torch.multiprocessing.reductions import StorageWeakRef
-from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
 from torch.utils import dlpack as torch_dlpack
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
 from torch.utils._pytree import tree_leaves, tree_map
 
 from ..device import has_cuda, has_cupy, require_cuda, require_cupy
