@@ -84,6 +84,7 @@ import numpy as np
 import torch
 from torch._ops import HigherOrderOperator
 from torch.multiprocessing.reductions import StorageWeakRef
+from torch.utils import dlpack as torch_dlpack
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
 from torch.utils._pytree import tree_leaves, tree_map
 
@@ -2170,12 +2171,47 @@ class _InAnotherThread(TorchDispatchMode):
 
 
 def _host_read(name: str, t: object) -> None:
-    if _AT_WORK.get() or not isinstance(t, torch.Tensor):
+    """Note a read of t's values outside PyTorch's dispatch (`name`: a Tensor method of HOST_READS, or, starting with a
+    space, what BYTE_EXITS calls it), where t is x, made from x, or the storage of either."""
+    if _AT_WORK.get():
         return
-    other = _another_call_of([t]) if _OTHERS else None
+    if isinstance(t, torch.Tensor):
+        storage = _storage_of(t)
+    elif isinstance(t, (torch.UntypedStorage, torch.TypedStorage)):
+        storage = _storage_ptr(t)
+    elif isinstance(t, int) and not isinstance(t, bool):  # an address (PyTorchFileWriter.write_record takes one)
+        storage = t
+    else:
+        return
+    other = _another_call_of([], {storage} - {0}) if _OTHERS else None
     watch = other.watch if other is not None else _WATCHING[-1] if _WATCHING else None
-    if watch is not None and _storage_of(t) in watch.tainted:
-        watch.host.append(f".{name}" if name.startswith("_") else f".{name}()")
+    if watch is not None and storage and storage in watch.tainted:
+        watch.host.append(name.strip() if name.startswith(" ") else f".{name}" if name.startswith("_")
+                          else f".{name}()")
+
+
+def _storage_ptr(storage: torch.UntypedStorage | torch.TypedStorage) -> int:
+    try:
+        return storage.data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return 0
+
+
+# The exits of x's raw bytes that PyTorch's dispatch does not see (C++ reads the storage's memory itself), for the
+# taint: (owner, attribute, which argument holds the tensor or storage read, what the check calls the read).  Copies
+# made through them (pickle.loads(pickle.dumps(x)), copy.copy through copyreg, torch.save / torch.load) come back as
+# storages nothing links to x, and a capsule of torch.utils.dlpack.to_dlpack hands x's memory to NumPy without
+# Tensor.__dlpack__ (adversary 138: PyTorch's or NumPy's softmax of such a copy passed).  Patched here rather than
+# pickle's or torch.save's entry points: every path writes its bytes through one of these (Tensor.__reduce_ex__ ->
+# TypedStorage.__reduce__ -> torch.save(legacy) -> StorageBase._write_file; torch.save's zip file ->
+# PyTorchFileWriter.write_record, after a dispatched copy to the CPU of a GPU storage, which the taint follows).
+BYTE_EXITS = (
+    (torch._C, "_to_dlpack", 0, " torch.utils.dlpack.to_dlpack()"),
+    (torch, "to_dlpack", 0, " torch.utils.dlpack.to_dlpack()"),
+    (torch_dlpack, "to_dlpack", 0, " torch.utils.dlpack.to_dlpack()"),
+    (torch.UntypedStorage, "_write_file", 0, " pickle, copy or torch.save of the storage (its bytes written by C++)"),
+    (torch._C.PyTorchFileWriter, "write_record", 2, " torch.save (the storage's bytes written by C++)"),
+)
 
 
 def _watch_other_threads_and_host_reads() -> list[tuple[Any, str, Any]]:
@@ -2205,6 +2241,19 @@ def _watch_other_threads_and_host_reads() -> list[tuple[Any, str, Any]]:
 
         patched.append((item, "run", run))
         item.run = run_watched  # type: ignore[method-assign, assignment]
+    for owner, name, where, said in BYTE_EXITS:
+        original = getattr(owner, name, None)
+        if original is None:
+            continue
+        patched.append((owner, name, owner.__dict__.get(name)))
+
+        def exit_read(*args: Any, _said: str = said, _where: int = where, _original: Any = original,
+                      **kwargs: Any) -> Any:
+            if len(args) > _where:
+                _host_read(_said, args[_where])
+            return _original(*args, **kwargs)
+
+        setattr(owner, name, exit_read)
     for name in HOST_READS:
         own = torch.Tensor.__dict__.get(name)
         original = getattr(torch.Tensor, name, None)
@@ -2279,13 +2328,13 @@ class _AnotherCall:
             _IN_A_LAUNCH.another = False
 
 
-def _another_call_of(tensors: list[torch.Tensor]) -> _AnotherCall | None:
+def _another_call_of(tensors: list[torch.Tensor], storages: set[int] | None = None) -> _AnotherCall | None:
     """The _AnotherCall whose work this is: the thread's own (_OTHER_CALL), or where the thread makes none, the one
     whose x the tensors were made from, where the first call's x (the innermost _WhatPyTorchComputes's) is not."""
     mine = _OTHER_CALL.get()
     if mine is not None or not _OTHERS:
         return mine
-    storages = {_storage_of(t) for t in tensors} - {0}
+    storages = ({_storage_of(t) for t in tensors} | (storages or set())) - {0}
     if not storages or (_WATCHING and not _WATCHING[-1].tainted.isdisjoint(storages)):
         return None
     return next((o for o in _OTHERS if not o.watch.tainted.isdisjoint(storages)), None)

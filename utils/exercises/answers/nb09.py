@@ -6471,10 +6471,10 @@ WRONG_SOFTMAXES[R71B + "streaming cache hints (.cg, evict_first; .cs): ptxas ref
 # (nb09.py:2044), so the copy is not tainted (_WhatPyTorchComputes, nb09.py:2087) and what PyTorch or NumPy computes
 # from it is not seen: pickle.loads(pickle.dumps(x)) and torch.save / torch.load (the storage's bytes written by
 # C++), and torch.utils.dlpack.to_dlpack (torch._C._to_dlpack, not Tensor.__dlpack__) handed to np.from_dlpack.
-# Each is wrong wherever it runs and is in WRONG_ON_CPU (what the CPU part's taint checks, nb09.py:2829-2841, exist to
-# catch, as R68B's ctypes read), so a strict xfail on a CPU until a session with GPU time fixes the check (a change
-# to nb09.py stales lecture 09's stamp).  Where the kernel that writes y is given x, the test that y was written by a
-# launch given x (nb09.py:2832-2833) holds whatever the kernel does with x; where it is not, that test FAILs it.
+# Each is wrong wherever it runs and is in WRONG_ON_CPU: FAILed since fix09ac (round 75), which notes a host read
+# where x's bytes leave through one of nb09.BYTE_EXITS (torch._C._to_dlpack and its aliases, StorageBase._write_file,
+# PyTorchFileWriter.write_record: the C++ reads that bypass the dispatcher).  Where the kernel that writes y is given x,
+# the test that y was written by a launch given x holds whatever the kernel does with x; the host read FAILs it.
 R75 = "round 75's adversary: "
 
 
@@ -6541,27 +6541,28 @@ def _r75_given_max(x, max_of):
 
 def r75_max_by_pytorch_on_a_pickled_copy(x):
     """Wrong: each row's max by PyTorch's amax on pickle.loads(pickle.dumps(x)) ("a copy, so x stays as it was"),
-    given to the kernel.  EXPECTED: WRONG (PART on a CPU, 2026-12-02: the pickled copy is not tainted)."""
+    given to the kernel.  EXPECTED: WRONG (PART on a CPU, 2026-12-02: the pickled copy is not tainted; FAIL since
+    fix09ac: a host read through StorageBase._write_file)."""
     return _r75_given_max(x, lambda x: _r75_pickled(x).amax(dim=-1).contiguous())
 
 
 def r75_max_by_numpy_through_to_dlpack(x):
     """Wrong: each row's max by NumPy on a zero-copy alias made by torch.utils.dlpack.to_dlpack, given to the kernel.
-    EXPECTED: WRONG (PART on a CPU, 2026-12-02: to_dlpack is not Tensor.__dlpack__, which HOST_READS watches; on a GPU
-    NumPy cannot import a CUDA capsule, and the answer raises)."""
+    EXPECTED: WRONG (PART on a CPU, 2026-12-02: to_dlpack is not Tensor.__dlpack__, which HOST_READS watches; FAIL since
+    fix09ac, which watches torch._C._to_dlpack; on a GPU NumPy cannot import a CUDA capsule, and the answer raises)."""
     return _r75_given_max(x, lambda x: torch.from_numpy(_r75_numpy_alias(x).max(axis=-1).astype(np.float32))
                           .to(x.device))
 
 
 def r75_softmax_of_a_pickled_copy_kernel_given_x(x):
     """Wrong: PyTorch's softmax of a pickled copy, written into y by a kernel given x (loaded, unused).  EXPECTED:
-    WRONG (PART on a CPU, 2026-12-02)."""
+    WRONG (PART on a CPU, 2026-12-02; FAIL since fix09ac)."""
     return _r75_copied(x, torch.softmax(_r75_pickled(x), dim=-1).contiguous(), given_x=True)
 
 
 def r75_softmax_of_a_saved_copy_kernel_given_x(x):
     """Wrong: PyTorch's softmax of a torch.save / torch.load snapshot of x, written into y by a kernel given x.
-    EXPECTED: WRONG (PART on a CPU, 2026-12-02)."""
+    EXPECTED: WRONG (PART on a CPU, 2026-12-02; FAIL since fix09ac)."""
     return _r75_copied(x, torch.softmax(_r75_saved_and_loaded(x), dim=-1).contiguous(), given_x=True)
 
 
@@ -6589,18 +6590,3 @@ R75_WRONG_ON_CPU = {
 WRONG_SOFTMAXES.update(R75_WRONG_ON_CPU)
 WRONG_ON_CPU["check_softmax_rows"].update(R75_WRONG_ON_CPU)
 ALSO_RIGHT_SOFTMAXES[R75 + "the shift floor(max), an integer"] = r75_shift_by_the_floor_of_the_max
-_R75_UNTAINTED = ("PART on a CPU (adversary 138, 2026-12-02): the copy is made without a dispatched operator and "
-                  "without a method of HOST_READS (nb09.py:2044), so _WhatPyTorchComputes (nb09.py:2087) does not "
-                  "taint it and the checks of nb09.py:2829-2841 do not see what is computed from it: ")
-MISJUDGED_ON_A_CPU["check_softmax_rows"].update({
-    R75 + "each row's max by PyTorch on pickle.loads(pickle.dumps(x))":
-        _R75_UNTAINTED + "Tensor.__reduce_ex__ pickles the storage through torch.save, whose bytes C++ writes",
-    R75 + "each row's max by NumPy on torch.utils.dlpack.to_dlpack(x)":
-        _R75_UNTAINTED + "to_dlpack is torch._C._to_dlpack, not Tensor.__dlpack__, and NumPy aliases the capsule",
-    R75 + "PyTorch's softmax of a pickled copy, written by a kernel given x":
-        _R75_UNTAINTED + "pickling writes the storage's bytes in C++; and a launch given x counts as writing y from x "
-                         "whatever it does with x (nb09.py:2832-2833)",
-    R75 + "PyTorch's softmax of a torch.save/torch.load copy, written by a kernel given x":
-        _R75_UNTAINTED + "torch.save writes the storage's bytes in C++ (zip_file.write_record); and a launch given x "
-                         "counts as writing y from x whatever it does with x (nb09.py:2832-2833)",
-})
