@@ -66,6 +66,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 import warnings
 import weakref
 import zlib
@@ -1779,6 +1780,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         # An in-place write that leaves the values as they were (x.mul_(1.0), n.clamp_(min=1)) still writes the
         # caller's tensor (round 76's adversary): its version counter says so where the values cannot
         versions = [t._version for t in (x, n, y, *model.parameters())]
+        layouts = [(t.shape, t.stride()) for t in (x, n, y, *model.parameters())]
         # where the batch is elsewhere than the host, on a CPU, below: whether the answer read where its inputs are, or
         # asked for a GPU, and the autocasts it entered (`_gpu_branch`)
         probed = case in PROBED_CASES and bf16 == (case.seed % 2 == 0) and device == "cpu"
@@ -1816,11 +1818,19 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                                                                     model.named_parameters())),
                                                      kept, (x, n, y, *model.parameters()), strict=True)
                    if before.dtype != now.dtype or not torch.equal(before, now)]
-        changed += [name for name, version, now in zip(("x", "n", "y", *(f"model's {p}" for p, _ in
-                                                                       model.named_parameters())),
-                                                       versions, (x, n, y, *model.parameters()), strict=True)
-                    if now._version != version and name not in changed]
-        ex.expect(not changed, f"{call} changed its input {changed[0] if changed else ''}",
+        changed += [name for name, layout, now in zip(("x", "n", "y", *(f"model's {p}" for p, _ in
+                                                                      model.named_parameters())),
+                                                      layouts, (x, n, y, *model.parameters()), strict=True)
+                    if (now.shape, now.stride()) != layout and name not in changed]
+        # only the version moved, the values, dtype, shape and strides as they were (round 75's adversary: n.unsqueeze_
+        # then n.squeeze_ was told it "changed" n): an in-place operation all the same, put back or not
+        moved = [name for name, version, now in zip(("x", "n", "y", *(f"model's {p}" for p, _ in
+                                                                     model.named_parameters())),
+                                                    versions, (x, n, y, *model.parameters()), strict=True)
+                 if now._version != version and name not in changed]
+        ex.expect(not changed and not moved, f"{call} changed its input {changed[0]}" if changed else
+                  f"{call} ran an in-place operation on {moved[0] if moved else ''} (its version moved, though its "
+                  "values, dtype, shape and strides are as they were)",
                   "the caller uses x, n and the model again: leave them as they were (no in-place operation on "
                   "them, no model.to(...))")
         ex.expect(not ops.written, f"{call} wrote into the memory of what the caller passed "
@@ -2481,10 +2491,37 @@ _GPU = torch.device("cuda", 0)  # made here: torch.device(...) called during a r
 # What an answer reads to learn where the batch is, or whether there is a GPU: a tensor's (every input's, and what the
 # answer computes from them), and PyTorch's functions (torch.accelerator's where this PyTorch has them)
 DEVICE_ATTRIBUTES = ("is_cuda", "is_cpu", "device")
+# (and what the reference run's H200 answers: round 75's adversary branched on torch.backends.cuda.is_built(); the
+# others, which no answer has used yet, as cheap to answer; get_device_properties by the fields a branch would read)
+_H200 = ("NVIDIA H200", (9, 0))
 DEVICE_FUNCTIONS = ((torch.cuda, "is_available", True), (torch.cuda, "device_count", 1),
+                    (torch.cuda, "is_initialized", True), (torch.cuda, "current_device", 0),
+                    (torch.cuda, "get_device_name", _H200[0]), (torch.cuda, "get_device_capability", _H200[1]),
+                    (torch.cuda, "get_device_properties", types.SimpleNamespace(
+                        name=_H200[0], major=_H200[1][0], minor=_H200[1][1], multi_processor_count=132)),
+                    (torch.cuda, "is_bf16_supported", True), (torch.backends.cuda, "is_built", True),
+                    (torch.backends.cudnn, "is_available", True),
                     *((torch.accelerator, name, value) for name, value in (
                         ("is_available", True), ("current_accelerator", _GPU), ("device_count", 1))
                       if hasattr(torch, "accelerator") and hasattr(torch.accelerator, name)))
+CUDA_VERSION = "13.0"  # torch.version.cuda on the reference run's H200 (PyTorch 2.11's CUDA 13.0 build)
+
+
+class _VersionRead(types.ModuleType):
+    """torch.version's class during `_device_reads`: a read of torch.version.cuda by the answer's own code noted, and
+    with `as_cuda` answered as a CUDA build's (round 75's adversary: `if torch.version.cuda is not None and
+    torch.backends.cuda.is_built()`, on a CPU build never the GPU's path)."""
+
+    noted: list[str] = []
+    as_cuda = False
+
+    @property
+    def cuda(self) -> str | None:
+        if _answers_frame(1):
+            _VersionRead.noted.append("torch.version.cuda")
+            if _VersionRead.as_cuda:
+                return CUDA_VERSION
+        return vars(self)["cuda"]
 
 
 @contextmanager
@@ -2523,6 +2560,40 @@ def _device_reads(noted: list[str], as_cuda: bool) -> Iterator[None]:
                 return 0
         return _TENSOR_BASE.get_device(t)
 
+    def type_(t: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        """Tensor.type(): without an argument its name, "torch.cuda.FloatTensor" for a GPU's (the meta device's
+        "torch.meta.FloatTensor" there); with one a conversion, a GPU's type name meaning the dtype on the batch's
+        device (round 75's adversary: `if x.type().startswith("torch.cuda")`)."""
+        if not _answers_frame(1):
+            return original_type(t, *args, **kwargs)
+        if not args and not kwargs:
+            noted.append("type")
+            named = original_type(t)  # through the recorder, as on the host
+            return named.replace("torch.meta.", "torch.cuda.", 1) if on_gpu(t) else named
+        first = args[0] if args else kwargs.get("dtype")
+        if on_gpu(t) and isinstance(first, (str, type)) and str(getattr(first, "__module__", first)).startswith(
+                "torch.cuda"):  # "torch.cuda.HalfTensor", torch.cuda.HalfTensor: that dtype, where the batch is
+            legacy = (first if isinstance(first, str) else first.__name__).rsplit(".", 1)[-1]
+            args, kwargs = (getattr(torch, legacy).dtype, *args[1:]), {k: v for k, v in kwargs.items() if k != "dtype"}
+        return original_type(t, *args, **kwargs)
+
+    def interface(t: torch.Tensor) -> dict[str, object]:
+        """Tensor.__cuda_array_interface__ (PyTorch 2.13's torch/_tensor.py): for a GPU's tensor its description, or a
+        RuntimeError where it requires grad; for any other an AttributeError, so that hasattr() says False (round 75's
+        adversary: `if hasattr(x, "__cuda_array_interface__")`)."""
+        if _answers_frame(1):
+            noted.append("__cuda_array_interface__")
+            if on_gpu(t):
+                if t.requires_grad:
+                    raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. If "
+                                       "gradients aren't required, use var.detach() to get Variable that doesn't "
+                                       "require grad.")
+                typestr = torch._tensor._dtype_to_typestr(t.dtype)  # type: ignore[attr-defined]
+                strides = None if t.is_contiguous() else tuple(s * t.element_size() for s in t.stride())
+                return {"typestr": typestr, "shape": tuple(t.shape), "strides": strides, "data": (0, False),
+                        "version": 2}
+        return original_interface.__get__(t)
+
     def function(owner: Any, name: str, value: object, original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -2534,16 +2605,25 @@ def _device_reads(noted: list[str], as_cuda: bool) -> Iterator[None]:
         return call
 
     functions = [(owner, name, value, getattr(owner, name)) for owner, name, value in DEVICE_FUNCTIONS]
+    original_type, original_interface = _TENSOR_BASE.type, vars(torch.Tensor)["__cuda_array_interface__"]
+    version_class, version_reads = type(torch.version), (_VersionRead.noted, _VersionRead.as_cuda)
     torch.Tensor.is_cuda, torch.Tensor.is_cpu = property(is_cuda), property(is_cpu)  # type: ignore[assignment,method-assign]
     torch.Tensor.device = property(device)  # type: ignore[assignment,method-assign]
     torch.Tensor.get_device = get_device  # type: ignore[method-assign,assignment]
-    for owner, name, value, original in functions:
-        setattr(owner, name, function(owner, name, value, original))
+    torch.Tensor.type = functools.wraps(original_type)(type_)  # type: ignore[method-assign,assignment]
+    torch.Tensor.__cuda_array_interface__ = property(interface)  # type: ignore[method-assign,assignment]
+    _VersionRead.noted, _VersionRead.as_cuda = noted, as_cuda
     try:
+        torch.version.__class__ = _VersionRead
+        for owner, name, value, original in functions:
+            setattr(owner, name, function(owner, name, value, original))
         yield
     finally:
-        for attribute in (*DEVICE_ATTRIBUTES, "get_device"):
+        for attribute in (*DEVICE_ATTRIBUTES, "get_device", "type"):
             delattr(torch.Tensor, attribute)  # TensorBase's own again
+        torch.Tensor.__cuda_array_interface__ = original_interface  # type: ignore[method-assign]  # Tensor's own
+        torch.version.__class__ = version_class
+        _VersionRead.noted, _VersionRead.as_cuda = version_reads
         for owner, name, _, original in functions:
             setattr(owner, name, original)
 
