@@ -53,16 +53,19 @@ are not yet measured on a GPU with this run.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import copy
 import functools
 import inspect
 import itertools
+import linecache
 import math
 import os
 import random
 import re
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -1554,6 +1557,102 @@ def _settings(device: str) -> dict[str, object]:
 WATCHED = tuple(dict.fromkeys((*PROCESS_WIDE, *PROCESS, *EVERY)))
 
 
+# The general guard, on a CPU: a list of device questions (DEVICE_FUNCTIONS, `_device_reads`) will always miss one, and
+# a path of the answer's taken on a GPU only is then judged by nothing (round 75's adversary's three).  The lines of the
+# answer's own code (`_LinesRun._own`: not this package's, PyTorch's, NumPy's or any installed library's, nor the
+# standard library's; a notebook's cells and the test's answers module are) that ran in each case's call on the host's
+# batch and in the reruns beside a GPU's (`_beside_a_gpus_batch`) are noted; a line that ran in neither is left for a
+# GPU (PART, not PASS).  A `raise` or `assert` statement is exempt: a refusal of bad input, which a right answer never
+# reaches on the check's batches.  On a GPU the check judges every path itself: nothing is traced there.
+_UTILS = Path(__file__).resolve().parents[1]
+_ANSWERS = Path(__file__).resolve().parent / "answers"
+
+
+class _LinesRun:
+    """The lines of the answer's own code run during `watching()`, by code object; `blind` where another tracer (a
+    debugger, coverage) held sys.settrace at a call, so that nothing can be concluded."""
+
+    def __init__(self, answer: Callable[..., object]) -> None:
+        self.answer = getattr(inspect.unwrap(answer), "__code__", None)
+        self.ran: dict[Any, set[int]] = {}
+        self.blind = False
+        self._files: dict[str, bool] = {}
+        paths = sysconfig.get_paths()
+        roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if paths.get(key)}
+        roots |= {str(_UTILS), os.path.dirname(torch.__file__), os.path.dirname(np.__file__)}
+        self._roots = tuple(sorted({os.path.join(os.path.realpath(r), "") for r in roots} |
+                                   {os.path.join(os.path.abspath(r), "") for r in roots}))
+        self._answers = (os.path.join(str(_ANSWERS), ""), os.path.join(os.path.realpath(_ANSWERS), ""))
+
+    def _own(self, filename: str) -> bool:
+        own = self._files.get(filename)
+        if own is None:
+            if filename.startswith("<"):  # frozen, exec'd and generated code; a terminal IPython's cells are own
+                own = filename.startswith("<ipython-input-")
+            else:
+                path = os.path.abspath(filename)
+                own = path.startswith(self._answers) or not path.startswith(self._roots)
+            self._files[filename] = own
+        return own
+
+    def _called(self, frame: Any, event: str, arg: object) -> Any:
+        if event != "call" or not self._own(frame.f_code.co_filename):
+            return None
+        lines = self.ran.setdefault(frame.f_code, set())
+
+        def line(frame: Any, event: str, arg: object) -> Any:
+            if event == "line":
+                lines.add(frame.f_lineno)
+            return line
+        return line
+
+    @contextmanager
+    def watching(self) -> Iterator[None]:
+        if sys.gettrace() is not None:
+            self.blind = True
+            yield
+            return
+        sys.settrace(self._called)
+        try:
+            yield
+        finally:
+            sys.settrace(None)
+
+    def unrun(self) -> list[str]:
+        """Each own line that the code objects entered hold and that ran in no watched call, as a sentence."""
+        if self.blind:
+            return []
+        found = []
+        for code, seen in self.ran.items():
+            held = {line for *_, line in code.co_lines() if line is not None and line != code.co_firstlineno}
+            for line in sorted(held - seen - _exempt_lines(code.co_filename)):
+                text = linecache.getline(code.co_filename, line).strip()
+                whose = "your function" if code is self.answer else f"your {code.co_qualname}"
+                found.append(f"line {line} of {whose}{f' (`{text[:80]}`)' if text else ''} ran in neither run, on the "
+                             "host's batch nor beside a GPU's: only a GPU judges it")
+        return found
+
+
+@functools.lru_cache(maxsize=64)
+def _exempt_lines(filename: str) -> frozenset[int]:
+    """The lines of `filename`'s raise and assert statements (by its source in linecache: a notebook cell's too)."""
+    lines = linecache.getlines(filename)
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):  # (a cell's magics): the lines that start a raise or an assert
+        return frozenset(i for i, text in enumerate(lines, 1) if re.match(r"\s*(raise|assert)\b", text))
+    return frozenset(line for node in ast.walk(tree) if isinstance(node, (ast.Raise, ast.Assert))
+                     for line in range(node.lineno, (node.end_lineno or node.lineno) + 1))
+
+
+_LINES: list[_LinesRun] = []  # the check's, on a CPU (`check_fast_loss`)
+
+
+def _lines_watched() -> Any:
+    """The lines the block runs noted for the check's guard (`_LinesRun`), on a CPU; nothing on a GPU."""
+    return _LINES[-1].watching() if _LINES else nullcontext()
+
+
 def _first_difference(a: Operations, b: Operations) -> str:
     for (name, shapes), (other, other_shapes) in zip(a.seen, b.seen):
         if (name, shapes) != (other, other_shapes):
@@ -1579,6 +1678,8 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         # without dtype= (float16 on the student's GPU) does not pass on a CPU
         torch.set_autocast_dtype("cpu", torch.float16)
         _LEFT_FOR_A_GPU.pop(id(ex), None)
+        if device == "cpu":
+            _LINES.append(_LinesRun(fast_loss))
         try:
             # The global generators start from a state that no answer's seed gives: an answer's np.random.seed(0)
             # PASSed in a full test run, where an earlier test had left NumPy's generator just seeded with 0, so the
@@ -1599,7 +1700,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
                             FAR_FROM_ZERO_BATCH, FAR_PADDED_BATCH, TASK_BATCH],
                     budget_s=0.5,
                     describe=lambda case: f"fast_loss on {case}")
-            left = _LEFT_FOR_A_GPU.pop(id(ex), [])
+            left = [*_LEFT_FOR_A_GPU.pop(id(ex), []), *(_LINES[-1].unrun() if device == "cpu" else [])]
             if left:  # a path for a GPU's batch that the meta device could not judge: PART, not PASS
                 raise LeftForGPU(
                     "every check on the host's batch; beside a GPU's batch (the meta device), host reads, copies from "
@@ -1607,6 +1708,8 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
                                                                       else ""))
         finally:
             _LEFT_FOR_A_GPU.pop(id(ex), None)
+            if device == "cpu":
+                _LINES.pop()
             _CALLER_THREADS.pop()
             _tf32_restore(saved[0])
             _switches_restore(saved[4])  # where an answer changed them (it FAILed then)
@@ -1786,7 +1889,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         probed = case in PROBED_CASES and bf16 == (case.seed % 2 == 0) and device == "cpu"
         reads, host_named = list[str](), list[tuple[str, bool, object, object]]()
         with _device_reads(reads, as_cuda=False) if probed else nullcontext(), \
-                _autocasts_named(host_named) if probed else nullcontext():
+                _autocasts_named(host_named) if probed else nullcontext(), _lines_watched():
             got, ops = _recorded(yours, model, x, n, y, bf16)
         restated = _state_changes(state, _caller_state(model, x, n, y))
         feeding = ops.feeding(got, list(model.parameters()))  # before the backward() below, which frees the graph
@@ -2813,7 +2916,8 @@ def _beside_a_gpus_batch(yours: Callable[..., object], model: torch.nn.Sequentia
                 _threads_as_the_callers(ops), _Beneath(ops), remap, ops, _unseen_watched(ops):
             warnings.simplefilter("ignore")
             try:
-                yours(twin, *meta, bf16)
+                with _lines_watched():
+                    yours(twin, *meta, bf16)
             finally:
                 ops.outside()
     except Exception as raised:  # noqa: BLE001 -- judged by the caller, by what raised it
