@@ -79,7 +79,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FunctionType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -2615,7 +2615,7 @@ class _VersionRead(types.ModuleType):
     with `as_cuda` answered as a CUDA build's (round 75's adversary: `if torch.version.cuda is not None and
     torch.backends.cuda.is_built()`, on a CPU build never the GPU's path)."""
 
-    noted: list[str] = []
+    noted: ClassVar[list[str]] = []
     as_cuda = False
 
     @property
