@@ -53,19 +53,23 @@ are not yet measured on a GPU with this run.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import copy
 import functools
 import inspect
 import itertools
+import linecache
 import math
 import os
 import random
 import re
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
+import types
 import warnings
 import weakref
 import zlib
@@ -75,7 +79,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FunctionType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -1553,6 +1557,102 @@ def _settings(device: str) -> dict[str, object]:
 WATCHED = tuple(dict.fromkeys((*PROCESS_WIDE, *PROCESS, *EVERY)))
 
 
+# The general guard, on a CPU: a list of device questions (DEVICE_FUNCTIONS, `_device_reads`) will always miss one, and
+# a path of the answer's taken on a GPU only is then judged by nothing (round 75's adversary's three).  The lines of the
+# answer's own code (`_LinesRun._own`: not this package's, PyTorch's, NumPy's or any installed library's, nor the
+# standard library's; a notebook's cells and the test's answers module are) that ran in each case's call on the host's
+# batch and in the reruns beside a GPU's (`_beside_a_gpus_batch`) are noted; a line that ran in neither is left for a
+# GPU (PART, not PASS).  A `raise` or `assert` statement is exempt: a refusal of bad input, which a right answer never
+# reaches on the check's batches.  On a GPU the check judges every path itself: nothing is traced there.
+_UTILS = Path(__file__).resolve().parents[1]
+_ANSWERS = Path(__file__).resolve().parent / "answers"
+
+
+class _LinesRun:
+    """The lines of the answer's own code run during `watching()`, by code object; `blind` where another tracer (a
+    debugger, coverage) held sys.settrace at a call, so that nothing can be concluded."""
+
+    def __init__(self, answer: Callable[..., object]) -> None:
+        self.answer = getattr(inspect.unwrap(answer), "__code__", None)
+        self.ran: dict[Any, set[int]] = {}
+        self.blind = False
+        self._files: dict[str, bool] = {}
+        paths = sysconfig.get_paths()
+        roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if paths.get(key)}
+        roots |= {str(_UTILS), os.path.dirname(torch.__file__), os.path.dirname(np.__file__)}
+        self._roots = tuple(sorted({os.path.join(os.path.realpath(r), "") for r in roots} |
+                                   {os.path.join(os.path.abspath(r), "") for r in roots}))
+        self._answers = (os.path.join(str(_ANSWERS), ""), os.path.join(os.path.realpath(_ANSWERS), ""))
+
+    def _own(self, filename: str) -> bool:
+        own = self._files.get(filename)
+        if own is None:
+            if filename.startswith("<"):  # frozen, exec'd and generated code; a terminal IPython's cells are own
+                own = filename.startswith("<ipython-input-")
+            else:
+                path = os.path.abspath(filename)
+                own = path.startswith(self._answers) or not path.startswith(self._roots)
+            self._files[filename] = own
+        return own
+
+    def _called(self, frame: Any, event: str, arg: object) -> Any:
+        if event != "call" or not self._own(frame.f_code.co_filename):
+            return None
+        lines = self.ran.setdefault(frame.f_code, set())
+
+        def line(frame: Any, event: str, arg: object) -> Any:
+            if event == "line":
+                lines.add(frame.f_lineno)
+            return line
+        return line
+
+    @contextmanager
+    def watching(self) -> Iterator[None]:
+        if sys.gettrace() is not None:
+            self.blind = True
+            yield
+            return
+        sys.settrace(self._called)
+        try:
+            yield
+        finally:
+            sys.settrace(None)
+
+    def unrun(self) -> list[str]:
+        """Each own line that the code objects entered hold and that ran in no watched call, as a sentence."""
+        if self.blind:
+            return []
+        found = []
+        for code, seen in self.ran.items():
+            held = {line for *_, line in code.co_lines() if line is not None and line != code.co_firstlineno}
+            for line in sorted(held - seen - _exempt_lines(code.co_filename)):
+                text = linecache.getline(code.co_filename, line).strip()
+                whose = "your function" if code is self.answer else f"your {code.co_qualname}"
+                found.append(f"line {line} of {whose}{f' (`{text[:80]}`)' if text else ''} ran in neither run, on the "
+                             "host's batch nor beside a GPU's: only a GPU judges it")
+        return found
+
+
+@functools.lru_cache(maxsize=64)
+def _exempt_lines(filename: str) -> frozenset[int]:
+    """The lines of `filename`'s raise and assert statements (by its source in linecache: a notebook cell's too)."""
+    lines = linecache.getlines(filename)
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):  # (a cell's magics): the lines that start a raise or an assert
+        return frozenset(i for i, text in enumerate(lines, 1) if re.match(r"\s*(raise|assert)\b", text))
+    return frozenset(line for node in ast.walk(tree) if isinstance(node, (ast.Raise, ast.Assert))
+                     for line in range(node.lineno, (node.end_lineno or node.lineno) + 1))
+
+
+_LINES: list[_LinesRun] = []  # the check's, on a CPU (`check_fast_loss`)
+
+
+def _lines_watched() -> Any:
+    """The lines the block runs noted for the check's guard (`_LinesRun`), on a CPU; nothing on a GPU."""
+    return _LINES[-1].watching() if _LINES else nullcontext()
+
+
 def _first_difference(a: Operations, b: Operations) -> str:
     for (name, shapes), (other, other_shapes) in zip(a.seen, b.seen):
         if (name, shapes) != (other, other_shapes):
@@ -1578,6 +1678,8 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         # without dtype= (float16 on the student's GPU) does not pass on a CPU
         torch.set_autocast_dtype("cpu", torch.float16)
         _LEFT_FOR_A_GPU.pop(id(ex), None)
+        if device == "cpu":
+            _LINES.append(_LinesRun(fast_loss))
         try:
             # The global generators start from a state that no answer's seed gives: an answer's np.random.seed(0)
             # PASSed in a full test run, where an earlier test had left NumPy's generator just seeded with 0, so the
@@ -1598,7 +1700,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
                             FAR_FROM_ZERO_BATCH, FAR_PADDED_BATCH, TASK_BATCH],
                     budget_s=0.5,
                     describe=lambda case: f"fast_loss on {case}")
-            left = _LEFT_FOR_A_GPU.pop(id(ex), [])
+            left = [*_LEFT_FOR_A_GPU.pop(id(ex), []), *(_LINES[-1].unrun() if device == "cpu" else [])]
             if left:  # a path for a GPU's batch that the meta device could not judge: PART, not PASS
                 raise LeftForGPU(
                     "every check on the host's batch; beside a GPU's batch (the meta device), host reads, copies from "
@@ -1606,6 +1708,8 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
                                                                       else ""))
         finally:
             _LEFT_FOR_A_GPU.pop(id(ex), None)
+            if device == "cpu":
+                _LINES.pop()
             _CALLER_THREADS.pop()
             _tf32_restore(saved[0])
             _switches_restore(saved[4])  # where an answer changed them (it FAILed then)
@@ -1779,12 +1883,13 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         # An in-place write that leaves the values as they were (x.mul_(1.0), n.clamp_(min=1)) still writes the
         # caller's tensor (round 76's adversary): its version counter says so where the values cannot
         versions = [t._version for t in (x, n, y, *model.parameters())]
+        layouts = [(t.shape, t.stride()) for t in (x, n, y, *model.parameters())]
         # where the batch is elsewhere than the host, on a CPU, below: whether the answer read where its inputs are, or
         # asked for a GPU, and the autocasts it entered (`_gpu_branch`)
         probed = case in PROBED_CASES and bf16 == (case.seed % 2 == 0) and device == "cpu"
         reads, host_named = list[str](), list[tuple[str, bool, object, object]]()
         with _device_reads(reads, as_cuda=False) if probed else nullcontext(), \
-                _autocasts_named(host_named) if probed else nullcontext():
+                _autocasts_named(host_named) if probed else nullcontext(), _lines_watched():
             got, ops = _recorded(yours, model, x, n, y, bf16)
         restated = _state_changes(state, _caller_state(model, x, n, y))
         feeding = ops.feeding(got, list(model.parameters()))  # before the backward() below, which frees the graph
@@ -1816,11 +1921,19 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
                                                                     model.named_parameters())),
                                                      kept, (x, n, y, *model.parameters()), strict=True)
                    if before.dtype != now.dtype or not torch.equal(before, now)]
-        changed += [name for name, version, now in zip(("x", "n", "y", *(f"model's {p}" for p, _ in
-                                                                       model.named_parameters())),
-                                                       versions, (x, n, y, *model.parameters()), strict=True)
-                    if now._version != version and name not in changed]
-        ex.expect(not changed, f"{call} changed its input {changed[0] if changed else ''}",
+        changed += [name for name, layout, now in zip(("x", "n", "y", *(f"model's {p}" for p, _ in
+                                                                      model.named_parameters())),
+                                                      layouts, (x, n, y, *model.parameters()), strict=True)
+                    if (now.shape, now.stride()) != layout and name not in changed]
+        # only the version moved, the values, dtype, shape and strides as they were (round 75's adversary: n.unsqueeze_
+        # then n.squeeze_ was told it "changed" n): an in-place operation all the same, put back or not
+        moved = [name for name, version, now in zip(("x", "n", "y", *(f"model's {p}" for p, _ in
+                                                                     model.named_parameters())),
+                                                    versions, (x, n, y, *model.parameters()), strict=True)
+                 if now._version != version and name not in changed]
+        ex.expect(not changed and not moved, f"{call} changed its input {changed[0]}" if changed else
+                  f"{call} ran an in-place operation on {moved[0] if moved else ''} (its version moved, though its "
+                  "values, dtype, shape and strides are as they were)",
                   "the caller uses x, n and the model again: leave them as they were (no in-place operation on "
                   "them, no model.to(...))")
         ex.expect(not ops.written, f"{call} wrote into the memory of what the caller passed "
@@ -2481,10 +2594,37 @@ _GPU = torch.device("cuda", 0)  # made here: torch.device(...) called during a r
 # What an answer reads to learn where the batch is, or whether there is a GPU: a tensor's (every input's, and what the
 # answer computes from them), and PyTorch's functions (torch.accelerator's where this PyTorch has them)
 DEVICE_ATTRIBUTES = ("is_cuda", "is_cpu", "device")
+# (and what the reference run's H200 answers: round 75's adversary branched on torch.backends.cuda.is_built(); the
+# others, which no answer has used yet, as cheap to answer; get_device_properties by the fields a branch would read)
+_H200 = ("NVIDIA H200", (9, 0))
 DEVICE_FUNCTIONS = ((torch.cuda, "is_available", True), (torch.cuda, "device_count", 1),
+                    (torch.cuda, "is_initialized", True), (torch.cuda, "current_device", 0),
+                    (torch.cuda, "get_device_name", _H200[0]), (torch.cuda, "get_device_capability", _H200[1]),
+                    (torch.cuda, "get_device_properties", types.SimpleNamespace(
+                        name=_H200[0], major=_H200[1][0], minor=_H200[1][1], multi_processor_count=132)),
+                    (torch.cuda, "is_bf16_supported", True), (torch.backends.cuda, "is_built", True),
+                    (torch.backends.cudnn, "is_available", True),
                     *((torch.accelerator, name, value) for name, value in (
                         ("is_available", True), ("current_accelerator", _GPU), ("device_count", 1))
                       if hasattr(torch, "accelerator") and hasattr(torch.accelerator, name)))
+CUDA_VERSION = "13.0"  # torch.version.cuda on the reference run's H200 (PyTorch 2.11's CUDA 13.0 build)
+
+
+class _VersionRead(types.ModuleType):
+    """torch.version's class during `_device_reads`: a read of torch.version.cuda by the answer's own code noted, and
+    with `as_cuda` answered as a CUDA build's (round 75's adversary: `if torch.version.cuda is not None and
+    torch.backends.cuda.is_built()`, on a CPU build never the GPU's path)."""
+
+    noted: ClassVar[list[str]] = []
+    as_cuda = False
+
+    @property
+    def cuda(self) -> str | None:
+        if _answers_frame(1):
+            _VersionRead.noted.append("torch.version.cuda")
+            if _VersionRead.as_cuda:
+                return CUDA_VERSION
+        return vars(self)["cuda"]
 
 
 @contextmanager
@@ -2523,6 +2663,40 @@ def _device_reads(noted: list[str], as_cuda: bool) -> Iterator[None]:
                 return 0
         return _TENSOR_BASE.get_device(t)
 
+    def type_(t: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        """Tensor.type(): without an argument its name, "torch.cuda.FloatTensor" for a GPU's (the meta device's
+        "torch.meta.FloatTensor" there); with one a conversion, a GPU's type name meaning the dtype on the batch's
+        device (round 75's adversary: `if x.type().startswith("torch.cuda")`)."""
+        if not _answers_frame(1):
+            return original_type(t, *args, **kwargs)
+        if not args and not kwargs:
+            noted.append("type")
+            named = original_type(t)  # through the recorder, as on the host
+            return named.replace("torch.meta.", "torch.cuda.", 1) if on_gpu(t) else named
+        first = args[0] if args else kwargs.get("dtype")
+        if on_gpu(t) and isinstance(first, (str, type)) and str(getattr(first, "__module__", first)).startswith(
+                "torch.cuda"):  # "torch.cuda.HalfTensor", torch.cuda.HalfTensor: that dtype, where the batch is
+            legacy = (first if isinstance(first, str) else first.__name__).rsplit(".", 1)[-1]
+            args, kwargs = (getattr(torch, legacy).dtype, *args[1:]), {k: v for k, v in kwargs.items() if k != "dtype"}
+        return original_type(t, *args, **kwargs)
+
+    def interface(t: torch.Tensor) -> dict[str, object]:
+        """Tensor.__cuda_array_interface__ (PyTorch 2.13's torch/_tensor.py): for a GPU's tensor its description, or a
+        RuntimeError where it requires grad; for any other an AttributeError, so that hasattr() says False (round 75's
+        adversary: `if hasattr(x, "__cuda_array_interface__")`)."""
+        if _answers_frame(1):
+            noted.append("__cuda_array_interface__")
+            if on_gpu(t):
+                if t.requires_grad:
+                    raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. If "
+                                       "gradients aren't required, use var.detach() to get Variable that doesn't "
+                                       "require grad.")
+                typestr = torch._tensor._dtype_to_typestr(t.dtype)  # type: ignore[attr-defined]
+                strides = None if t.is_contiguous() else tuple(s * t.element_size() for s in t.stride())
+                return {"typestr": typestr, "shape": tuple(t.shape), "strides": strides, "data": (0, False),
+                        "version": 2}
+        return original_interface.__get__(t)
+
     def function(owner: Any, name: str, value: object, original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -2534,16 +2708,25 @@ def _device_reads(noted: list[str], as_cuda: bool) -> Iterator[None]:
         return call
 
     functions = [(owner, name, value, getattr(owner, name)) for owner, name, value in DEVICE_FUNCTIONS]
+    original_type, original_interface = _TENSOR_BASE.type, vars(torch.Tensor)["__cuda_array_interface__"]
+    version_class, version_reads = type(torch.version), (_VersionRead.noted, _VersionRead.as_cuda)
     torch.Tensor.is_cuda, torch.Tensor.is_cpu = property(is_cuda), property(is_cpu)  # type: ignore[assignment,method-assign]
     torch.Tensor.device = property(device)  # type: ignore[assignment,method-assign]
     torch.Tensor.get_device = get_device  # type: ignore[method-assign,assignment]
-    for owner, name, value, original in functions:
-        setattr(owner, name, function(owner, name, value, original))
+    torch.Tensor.type = functools.wraps(original_type)(type_)  # type: ignore[method-assign,assignment]
+    torch.Tensor.__cuda_array_interface__ = property(interface)  # type: ignore[method-assign,assignment]
+    _VersionRead.noted, _VersionRead.as_cuda = noted, as_cuda
     try:
+        torch.version.__class__ = _VersionRead
+        for owner, name, value, original in functions:
+            setattr(owner, name, function(owner, name, value, original))
         yield
     finally:
-        for attribute in (*DEVICE_ATTRIBUTES, "get_device"):
+        for attribute in (*DEVICE_ATTRIBUTES, "get_device", "type"):
             delattr(torch.Tensor, attribute)  # TensorBase's own again
+        torch.Tensor.__cuda_array_interface__ = original_interface  # type: ignore[method-assign]  # Tensor's own
+        torch.version.__class__ = version_class
+        _VersionRead.noted, _VersionRead.as_cuda = version_reads
         for owner, name, _, original in functions:
             setattr(owner, name, original)
 
@@ -2733,7 +2916,8 @@ def _beside_a_gpus_batch(yours: Callable[..., object], model: torch.nn.Sequentia
                 _threads_as_the_callers(ops), _Beneath(ops), remap, ops, _unseen_watched(ops):
             warnings.simplefilter("ignore")
             try:
-                yours(twin, *meta, bf16)
+                with _lines_watched():
+                    yours(twin, *meta, bf16)
             finally:
                 ops.outside()
     except Exception as raised:  # noqa: BLE001 -- judged by the caller, by what raised it

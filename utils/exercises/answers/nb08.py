@@ -4562,36 +4562,37 @@ ALSO_RIGHT["check_fast_loss"].update({
 # (`_device_reads`, nb08.py:2490) patches only DEVICE_ATTRIBUTES (is_cuda, is_cpu, device; nb08.py:2483) and
 # get_device(), and DEVICE_FUNCTIONS (torch.cuda.is_available and device_count, torch.accelerator's; nb08.py:
 # 2484-2487), so x.type(), hasattr(x, "__cuda_array_interface__") and torch.version.cuda / torch.backends.cuda.
-# is_built() keep the host's answer there and the GPU's branch is never run on a CPU.  Planned fix (a session with GPU
-# time: a change to nb08.py stales lecture 08's stamp): in the rerun, Tensor.type() with no argument gives
-# "torch.cuda.<X>Tensor" for a meta input, __cuda_array_interface__ exists for one, and torch.version.cuda /
-# torch.backends.cuda.is_built() read as the H200's ("13.0", True).
+# is_built() keep the host's answer there and the GPU's branch is never run on a CPU.  Fixed in round 75: in the
+# rerun, Tensor.type() with no argument gives "torch.cuda.<X>Tensor" for a meta input, __cuda_array_interface__ exists
+# for one, torch.version.cuda / torch.backends.cuda.is_built() read as the H200's ("13.0", True), with torch.cuda's
+# other cheap questions; and a line of the answer's own code that ran neither on the host's batch nor beside a GPU's
+# leaves the check PART (`_LinesRun`), whatever device question took it there.
 # The fourth, n.unsqueeze_(1) ... n.squeeze_(1) in a finally, FAILs with "changed its input n" (the version test,
 # nb08.py:1819-1822).  Registered WRONG: the task asks that x, n and y be left as they were, and n's version counter,
 # which autograd reads to refuse a backward through a tensor saved and then modified in place, has moved; while the
 # call runs, n is (B, 1) for any other code that holds it.  The message is inexact, though: n's values, dtype and
-# shape are as they were, only its version moved (no planned wording yet: "ran an in-place operation on n (its
-# version moved)" would send the student to the right line).
+# shape are as they were, only its version moved: since round 75's fix the check says "ran an in-place operation on n
+# (its version moved ...)".
 R75 = "round 75's adversary: "
 
 
 def trims_the_padding_when_the_type_says_cuda(model, x, n, y, bf16):
     """Wrong: the old tutorials' test, `if x.type().startswith("torch.cuda")`, then the padding cut at int(n.max()): a
-    host read and a shape from the data on the GPU only.  EXPECTED: WRONG (PASSes on a CPU: x.type() is not answered
-    as a GPU's in the rerun beside a GPU's batch)."""
+    host read and a shape from the data on the GPU only.  EXPECTED: WRONG (PASSed on a CPU, x.type() not answered as
+    a GPU's in the rerun beside a GPU's batch; FAILs there since round 75's fix, which answers it as the H200's)."""
     return _padding_trimmed_if(x.type().startswith("torch.cuda"), model, x, n, y, bf16)
 
 
 def trims_the_padding_when_x_has_a_cuda_array_interface(model, x, n, y, bf16):
     """Wrong: CuPy's way to ask, `if hasattr(x, "__cuda_array_interface__")` (the property raises for a tensor not on
-    a GPU), then the padding cut at int(n.max()).  EXPECTED: WRONG (PASSes on a CPU, as the one above)."""
+    a GPU), then the padding cut at int(n.max()).  EXPECTED: WRONG (FAILs on a CPU since round 75's fix, as above)."""
     return _padding_trimmed_if(hasattr(x, "__cuda_array_interface__"), model, x, n, y, bf16)
 
 
 def trims_the_padding_when_torch_is_a_cuda_build(model, x, n, y, bf16):
     """Wrong: `if torch.version.cuda is not None and torch.backends.cuda.is_built()` (true for any CUDA build of
-    PyTorch, a GPU or not), then the padding cut at int(n.max()).  EXPECTED: WRONG (PASSes on a CPU build of PyTorch,
-    where the test is False)."""
+    PyTorch, a GPU or not), then the padding cut at int(n.max()).  EXPECTED: WRONG (FAILs on a CPU build of PyTorch
+    since round 75's fix: the rerun beside a GPU's batch answers both as the H200's CUDA build, "13.0" and True)."""
     return _padding_trimmed_if(torch.version.cuda is not None and torch.backends.cuda.is_built(), model, x, n, y, bf16)
 
 
@@ -4604,7 +4605,7 @@ def lengths_unsqueezed_in_place(model, x, n, y, bf16):
 
 def lengths_unsqueezed_in_place_then_put_back(model, x, n, y, bf16):
     """Wrong: n.unsqueeze_(1) for the broadcast, n.squeeze_(1) in a finally: n's shape and values as they were, its
-    version moved (see the comment above this round).  EXPECTED: WRONG (FAILs with "changed its input n")."""
+    version moved (see the comment above this round).  EXPECTED: WRONG (FAILs with "ran an in-place operation on n")."""
     n.unsqueeze_(1)
     try:
         pooled = x.sum(1) / n
@@ -4652,15 +4653,4 @@ ALSO_RIGHT["check_fast_loss"].update({
     R75 + "the loss as F.kl_div to one_hot(y, C), batchmean": loss_by_kl_div_to_the_one_hot_labels,
     R75 + "the pooling by scaled_dot_product_attention with equal scores and a mask":
         pooled_by_attention_with_equal_scores,
-})
-_R75_DEVICE_READ = ("PASSed on a CPU (adversary 137, 2026-12-02): the GPU's branch (int(n.max()), a host read) is "
-                    "never run there, because the rerun beside a GPU's batch (_device_reads, nb08.py:2490) answers as "
-                    "a GPU's only DEVICE_ATTRIBUTES, get_device() and DEVICE_FUNCTIONS (nb08.py:2483-2487), not ")
-MISJUDGED_ON_A_CPU["check_fast_loss"].update({
-    R75 + "the padding trimmed by int(n.max()) under `if x.type().startswith('torch.cuda')`":
-        _R75_DEVICE_READ + "Tensor.type()",
-    R75 + "the padding trimmed by int(n.max()) under `if hasattr(x, '__cuda_array_interface__')`":
-        _R75_DEVICE_READ + "Tensor.__cuda_array_interface__",
-    R75 + "the padding trimmed by int(n.max()) under `if torch.version.cuda and torch.backends.cuda.is_built()`":
-        _R75_DEVICE_READ + "torch.version.cuda or torch.backends.cuda.is_built()",
 })
