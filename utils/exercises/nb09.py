@@ -995,7 +995,8 @@ def _x_storage_pending_judged(ex: Any) -> None:
 
 def _x_bytes_said(ex: Any, call: str, shape: tuple[int, ...], strides: tuple[int, ...], size: int,
                   counts: torch.Tensor) -> None:
-    outside, inside, first = (int(v) for v in counts.tolist())
+    with _check_at_work():  # (the check's own read: counts may lie where a freed tensor of another call's did)
+        outside, inside, first = (int(v) for v in counts.tolist())
     where = (f", the first: element {first} of the storage (bytes {first * size} to {first * size + size - 1}; x's "
              f"rows are {strides[0]} elements apart and {shape[-1]} long)" if outside else "")
     ex.expect(not outside and not inside, f"{call} changed the memory under x: {outside} element"
