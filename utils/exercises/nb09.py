@@ -995,7 +995,8 @@ def _x_storage_pending_judged(ex: Any) -> None:
 
 def _x_bytes_said(ex: Any, call: str, shape: tuple[int, ...], strides: tuple[int, ...], size: int,
                   counts: torch.Tensor) -> None:
-    outside, inside, first = (int(v) for v in counts.tolist())
+    with _check_at_work():  # (the check's own read: counts may lie where a freed tensor of another call's did)
+        outside, inside, first = (int(v) for v in counts.tolist())
     where = (f", the first: element {first} of the storage (bytes {first * size} to {first * size + size - 1}; x's "
              f"rows are {strides[0]} elements apart and {shape[-1]} long)" if outside else "")
     ex.expect(not outside and not inside, f"{call} changed the memory under x: {outside} element"
@@ -1037,7 +1038,7 @@ def _in_guards(groups: dict[int, list[torch.Tensor]]) -> tuple[dict[int, torch.T
     stand_in: dict[int, torch.Tensor] = {}
     kept = []
     for tensors in groups.values():
-        original = _storage_bytes(tensors[0])
+        original = _true_bytes(tensors[0])  # (a decoyed storage's shadow: _DECOYS)
         nbytes = original.numel()
         guard = -(-max(GUARD_BYTES, nbytes) // 64) * 64
         copy = torch.full((guard + nbytes + guard,), 0xFF, dtype=torch.uint8, device=original.device)
@@ -1748,7 +1749,7 @@ def _poison_what_changed(groups: dict[int, list[torch.Tensor]], snapshots: list[
     4 bytes at least (a float32 result written through a byte view is poisoned whole; two float16 neighbours share
     their poison), of a width that divides the storage's bytes; it counts as changed when any of its bytes did."""
     for tensors, before in zip(groups.values(), snapshots, strict=True):
-        now = _storage_bytes(tensors[0])
+        now = _true_bytes(tensors[0])
         if not now.numel():
             continue
         widest = max(4, *(t.element_size() for t in tensors))
@@ -1900,8 +1901,9 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
             _taint_through(args, kwargs)
             groups = _storages(args, kwargs)
             if not (guarded or poisoned):
-                return launch(*args, **kwargs)
-            snapshots = [_storage_bytes(ts[0]).clone() for ts in groups.values()] if poisoned else []
+                with _true_in_place(_launch_leaves(args, kwargs)):  # (a decoyed x: _DECOYS)
+                    return launch(*args, **kwargs)
+            snapshots = [_true_bytes(ts[0]).clone() for ts in groups.values()] if poisoned else []
             kept: list[tuple] = []
             if guarded:
                 stand_in, kept = _in_guards(groups)
@@ -2085,6 +2087,142 @@ def _storage_of(t: torch.Tensor) -> int:
         return 0
 
 
+# x's values behind a decoy, on a CPU (adversary 140): while the answer runs, x's storage holds DECOY values, and the
+# true ones live in a shadow that only the answer's launches (their guarded stand-ins are filled from it, and what they
+# write goes back into it; an unguarded launch finds the true values in place for its run) and PyTorch's operators
+# that are not views (_on_true_values: a copy or a conversion of x holds x's values) see.  Every other read of x's
+# memory reads the decoy: a Tensor method reached through torch._C.TensorBase, which nothing can patch, or taken
+# before the check patched it; a DLPack capsule (torch._C._to_dlpack_versioned); pickle, torch.save, ctypes on
+# data_ptr() (round 68's second adversary); a forked process; a storage slice set_ into a tensor, whose address is
+# not the storage's.  Exits patched one by one left each new one open (round 75's adversary, adversary 140); a value
+# computed from the decoy is wrong, which the value rules see.  The true values are back before the check compares
+# x's storage or reads x, also where the answer raised.  Not on a GPU: there a kernel reads x's memory when the stream
+# reaches it, after the call may have returned; a swap ordered on the caller's stream is possible but not built here.
+DECOY_AROUND = 1e4  # the decoy's values: DECOY_AROUND + DECOY_SPREAD * a standard normal, independent of x's: a max
+DECOY_SPREAD = 300.0  # taken from them makes exp(x - max) vanish (0 / 0: NaN), and their softmax is another one
+DECOY_HINT = (f"on this CPU, while your function runs, x's memory holds decoy values (around {DECOY_AROUND:g}), and "
+              "only your kernel's launches and PyTorch's operations on x see x's own: a value read from x any other "
+              "way (NumPy, a Python list, its bytes, DLPack, pickle, another process) is the decoy's; and on a GPU "
+              "such a read is work done outside your kernel: every value must come from your kernel's launches")
+
+
+@dataclass
+class _Decoy:
+    """A storage behind a decoy: a uint8 view of it (`storage`), its true bytes (`shadow`), the decoy's (`decoy`),
+    and how many unguarded launches run with the true bytes in place (`opened`)."""
+
+    storage: torch.Tensor
+    shadow: torch.Tensor
+    decoy: torch.Tensor
+    opened: int = 0
+
+    def view_of(self, t: torch.Tensor, of: torch.Tensor) -> torch.Tensor:
+        """t's view (offset, size, strides, dtype) into `of`, the shadow or the decoy."""
+        return torch.empty(0, dtype=t.dtype, device=t.device).set_(of.untyped_storage(), t.storage_offset(),
+                                                                    t.size(), t.stride())
+
+
+# The storages behind a decoy now (by their untyped storage's data_ptr), for every thread: each call's x, the first
+# caller's and each other caller's (_softmax_two_callers, _softmax_one_thread_two_streams), its own
+_DECOYS: dict[int, _Decoy] = {}
+_DECOY_LOCK = threading.Lock()
+
+
+@contextmanager
+def _decoyed(x: torch.Tensor) -> Iterator[_Decoy | None]:
+    """x's whole storage holds decoy values in the block, its true bytes kept in a shadow (see _DECOYS); the true
+    bytes back at its end, with what anything wrote into the storage meanwhile outside the launches and the operators
+    (a byte that differs from the decoy's) kept, so that the compare of x's storage sees every write."""
+    key = _storage_of(x)
+    with _check_at_work():
+        real = _storage_bytes(x) if key else None
+        if real is not None and key not in _DECOYS and real.numel() and not real.numel() % 4:
+            shadow = real.clone()
+            generator = torch.Generator().manual_seed(real.numel())
+            decoy = torch.randn(real.numel() // 4, generator=generator, dtype=torch.float32)
+            decoy = decoy.mul_(DECOY_SPREAD).add_(DECOY_AROUND)
+            decoy = decoy.view(torch.uint8)
+            real.copy_(decoy)
+        else:  # (empty, already decoyed by an enclosing block, or not whole float32 words)
+            real = None
+    if real is None:
+        yield None
+        return
+    held = _Decoy(real, shadow, decoy)
+    _DECOYS[key] = held
+    try:
+        yield held
+    finally:
+        with _check_at_work():
+            if _DECOYS.get(key) is held:
+                del _DECOYS[key]
+            if not held.opened:
+                _kept_writes(held)
+            real.copy_(shadow)
+
+
+# A process forked while a storage is decoyed (adversary 140: each row's max by PyTorch in a forked worker) inherits
+# the dispatch mode and _DECOYS; in it, nothing is the answer's launch or the check's, and every operator sees x's
+# memory as it is there: the decoy
+os.register_at_fork(after_in_child=_DECOYS.clear)
+
+
+def _kept_writes(held: _Decoy) -> None:
+    """Into the shadow, the bytes that something wrote into the decoyed storage (those that differ from the decoy)."""
+    written = held.storage != held.decoy
+    if bool(written.any()):
+        held.shadow[written] = held.storage[written]
+
+
+def _true_bytes(t: torch.Tensor) -> torch.Tensor:
+    """The bytes of t's whole storage as a launch must find them: the shadow of a decoyed storage, the storage
+    itself otherwise (_storage_bytes)."""
+    held = _DECOYS.get(_storage_of(t)) if _DECOYS else None
+    return held.shadow if held is not None and not held.opened else _storage_bytes(t)
+
+
+@contextmanager
+def _true_in_place(tensors: list[object]) -> Iterator[None]:
+    """For an unguarded launch (its kernel reads the storages themselves): the true bytes of the decoyed storages
+    among `tensors` in place for the block, the decoy back after it, what the launch wrote kept in the shadow."""
+    opened = []
+    with _DECOY_LOCK:  # (launches from two threads of one call: one opens, the last to end closes)
+        for key in {_storage_of(t) for t in tensors if isinstance(t, torch.Tensor)} & set(_DECOYS):
+            held = _DECOYS[key]
+            if not held.opened:
+                with _check_at_work():
+                    _kept_writes(held)
+                    held.storage.copy_(held.shadow)
+            held.opened += 1
+            opened.append(held)
+    try:
+        yield
+    finally:
+        with _DECOY_LOCK:
+            for held in opened:
+                held.opened -= 1
+                if not held.opened:
+                    with _check_at_work():
+                        held.shadow.copy_(held.storage)
+                        held.storage.copy_(held.decoy)
+
+
+def _on_true_values(func: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """A PyTorch operator's arguments, each tensor on a decoyed storage replaced by its alias into the shadow (the
+    same offset, size and strides), unless the operator is a view (its schema's alias info: `Tensor(a)` returned),
+    or `set_` (the alias a view makes stays on the decoy: its numpy() reads the decoy)."""
+    if not _DECOYS or getattr(func, "is_view", False) or func.overloadpacket.__name__ == "set_":
+        return args, kwargs
+
+    def true(a: object) -> object:
+        if not isinstance(a, torch.Tensor) or a.layout != torch.strided:
+            return a
+        held = _DECOYS.get(_storage_of(a))
+        return a if held is None or held.opened else held.view_of(a, held.shadow)
+
+    return tree_map(true, args), tree_map(true, kwargs)
+
+
 class _WhatPyTorchComputes:
     """The operators PyTorch ran, inside the block, on x or on a tensor made from x (through any chain of
     operators), other than MOVES; the launches of Triton kernels and the check's own work are not watched.
@@ -2125,6 +2263,7 @@ class _WhatPyTorchComputes:
                     with Mode():
                         out = body(*args, **kwargs)
                 else:
+                    args, kwargs = _on_true_values(func, args, kwargs)  # x's values, not its decoy's (_DECOYS)
                     out = func(*args, **kwargs)
                 if fresh_as_nan and func.overloadpacket.__name__ in FRESH and isinstance(out, torch.Tensor) and \
                         out.is_floating_point():
@@ -2207,6 +2346,9 @@ def _storage_ptr(storage: torch.UntypedStorage | torch.TypedStorage) -> int:
 # PyTorchFileWriter.write_record, after a dispatched copy to the CPU of a GPU storage, which the taint follows).
 BYTE_EXITS = (
     (torch._C, "_to_dlpack", 0, " torch.utils.dlpack.to_dlpack()"),
+    # Tensor.__dlpack__'s exit for a DLPack 1.x consumer (adversary 140: its capsule to np.from_dlpack); on a CPU x's
+    # memory holds a decoy anyway (_DECOYS), on a GPU this note is what sees it
+    (torch._C, "_to_dlpack_versioned", 0, " torch._C._to_dlpack_versioned()"),
     (torch, "to_dlpack", 0, " torch.utils.dlpack.to_dlpack()"),
     (torch_dlpack, "to_dlpack", 0, " torch.utils.dlpack.to_dlpack()"),
     (torch.UntypedStorage, "_write_file", 0, " pickle, copy or torch.save of the storage (its bytes written by C++)"),
@@ -2323,7 +2465,8 @@ class _AnotherCall:
             self.launches.count += 1
             with _check_at_work():  # (Triton's own work on the tensors: not PyTorch computing from x)
                 _taint_through(args, kwargs, self.watch.tainted)
-                return launch(*args, **kwargs)
+                with _true_in_place(_launch_leaves(args, kwargs)):  # (its x decoyed: _DECOYS)
+                    return launch(*args, **kwargs)
         finally:
             _IN_A_LAUNCH.another = False
 
@@ -2713,6 +2856,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
         device = "cuda" if on_gpu else "cpu"
         counted = _launches_are_seen(device)
 
+        decoys: list[_Decoy | None] = [None]  # the last call's x's decoy (on a CPU: _decoyed)
         tuned: list[tuple[int, Any, int, str]] = []  # each autotuned launch: autotuner, key, configs (on a CPU)
         choices: dict = {}  # what each autotuner chose, per config pass and key, through the check (on a CPU)
 
@@ -2751,6 +2895,15 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                 "values back, counts as a change of x (autograd refuses a saved tensor changed so, and another reader "
                 "of x sees the change meanwhile), and `x.data = ...` or `x.set_(...)` make x another tensor's view")
             _x_storage_judged(ex, call, x, bytes_before, on_gpu)
+            decoy = decoys[0]
+            if decoy is not None and _plain_result(y) and tuple(y.shape) == tuple(x.shape) and x.numel():
+                with _check_at_work():
+                    decoy_x = decoy.view_of(x, decoy.decoy)
+                    ex.expect(bool(_softmax_right(y, x).all()) or not bool(_softmax_right(y, decoy_x).all()),
+                              f"{call}: your function's result is a softmax of values that are not x's: it read x "
+                              "without PyTorch's operations or your kernel (on this CPU, while your function runs, x's "
+                              f"memory holds decoy values around {DECOY_AROUND:g}, which only such reads see)",
+                              DECOY_HINT)
             return judged(x, call, y, launches, watch)
 
         def watched_call(x: torch.Tensor, call: str, poisoned: bool, order: str, config: Any,
@@ -2767,6 +2920,9 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                         if x.numel():
                             _X_STORAGE.append(x.untyped_storage().data_ptr())
                             stack.callback(_X_STORAGE.pop)
+                        # x's values behind a decoy while the answer runs, back before anything compares or reads
+                        # x (_DECOYS); on a GPU x stays as it is (a kernel reads it when its stream gets there)
+                        decoys[:] = [stack.enter_context(_decoyed(x))]
                     stack.enter_context(time_limit(ex, CALL_LIMIT_S, call, "does every loop of your function and "
                                                    "your kernel end?"))
                     watch = stack.enter_context(_WhatPyTorchComputes(x, fresh_as_nan=poisoned))
@@ -3212,7 +3368,10 @@ def _softmax_two_callers(ex: Any, call_yours: Callable, yours: Callable, device:
                else "inside the programs of its launches (in each, after its first write, and before its first load of "
                   "what it stored)"))
     inside = _OtherCalls(between)
-    with _another_call_watched(*(other.record for other in others)):
+    with ExitStack() as decoys, _another_call_watched(*(other.record for other in others)):
+        if not on_gpu:  # each other caller's x behind a decoy of its own (see _DECOYS), back before it is judged
+            for other in others:
+                decoys.enter_context(_decoyed(other.x))
         if on_gpu:
             _BETWEEN.append(between)
         else:
@@ -3358,7 +3517,8 @@ def _softmax_one_thread_two_streams(ex: Any, call_yours: Callable, yours: Callab
                if on_gpu else "made right after the first call's first launch (as its later work would wait on a "
                "GPU's stream)"))
     second = _AnotherCall(x_other)  # (on a GPU, the second call is call_yours's)
-    with nullcontext() if on_gpu else _another_call_watched(second):
+    with nullcontext() if on_gpu else _another_call_watched(second), \
+            nullcontext() if on_gpu else _decoyed(x_other):  # (its own decoy: _DECOYS)
         _BETWEEN.append(between)
         try:
             y, _ = call_yours(x, call)
@@ -3511,7 +3671,9 @@ def _judge_softmax(ex: Any, call: str, x: torch.Tensor, before: torch.Tensor, y:
                   "NaN or infinity: exp overflows unless something is subtracted first; or a lane read outside its "
                   "row (what does your mask let load?)" + ("; or x read before the caller's stream wrote it (NaN "
                                                            "until then: which stream did your kernel run on?)"
-                                                           if x.is_cuda else "") if not math.isfinite(
+                                                           if x.is_cuda else "; or a max taken from x outside your "
+                                                           "kernel and PyTorch's operations: " + DECOY_HINT)
+                  if not math.isfinite(
                       got[r, c].item()) else
                   "check each row's start (its stride, not its length), the mask of the last columns (what do masked "
                   "lanes contribute to the max and to the sum?), and that every column of a long row is read; a "
@@ -3566,7 +3728,7 @@ def _softmax_speed(ex: Any, yours: Callable, counted: bool) -> None:
               "and the host's work in each call should take less time than the kernel, or the GPU waits for it")
 
 
-register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=178, requires=("triton",)))
+register(Exercise(NOTEBOOK, "softmax_rows", check_softmax_rows, gpu=True, cpu_checks=184, requires=("triton",)))
 
 
 # ------------------------------------------------------------------------------------------

@@ -5574,12 +5574,8 @@ MISJUDGED_ON_A_GPU = {
 # recorded with their sem); round 70's adversary's two since fix09d (each autotuned launch, an autotuner and a key,
 # takes each of its other configs while the others keep their first).
 MISJUDGED_ON_A_CPU: dict[str, dict[str, str]] = {
-    "check_softmax_rows": {
-        R68B + "each row's max by NumPy on the bytes of x's storage (ctypes)":
-            "PART on a CPU (2026-12-01): the host reads watched are the tensor's (numpy, tolist, __array__, dlpack, "
-            "the CUDA array interface: HOST_READS); x.untyped_storage() and ctypes.string_at on its data_ptr() read "
-            "x's values on the host unseen",
-    },
+    # (round 68's second adversary's ctypes read of x's storage: FAILed since fix09ae, x's memory decoyed on a CPU)
+    "check_softmax_rows": {},
 }
 
 # Answers whose kernel ends the CUDA context of the process it runs in, on a GPU (an illegal address): the check
@@ -6590,3 +6586,307 @@ R75_WRONG_ON_CPU = {
 WRONG_SOFTMAXES.update(R75_WRONG_ON_CPU)
 WRONG_ON_CPU["check_softmax_rows"].update(R75_WRONG_ON_CPU)
 ALSO_RIGHT_SOFTMAXES[R75 + "the shift floor(max), an integer"] = r75_shift_by_the_floor_of_the_max
+
+
+# ---------------------------------------------------------------- round 76's adversary (exercise 2)
+# adv140 (/work/rev74/adv140, judged with Triton 3.9's interpreter, 2026-12-02): 15 answers, 8 of its 13 CPU verdicts
+# misjudged, all one class: each row's max (or the whole softmax) computed off-kernel from x's values read without
+# PyTorch's dispatcher, handed to a kernel that is given x too.  torch._C.TensorBase.numpy / tolist (the methods
+# torch.Tensor inherits: TensorBase is immutable, nothing patches them), torch.Tensor.numpy / tolist taken at import
+# before the check patched them, torch._C._to_dlpack_versioned (Tensor.__dlpack__'s other exit), a forked process
+# running PyTorch's amax (the child's record is the child's).  Fixed in fix09ae: on a CPU, x's storage holds decoy
+# values while the answer runs (nb09._DECOYS): only the answer's launches and PyTorch's non-view operators see x's
+# own, so every such read computes from the decoy and the value rules FAIL it (round 68's second adversary's ctypes
+# read too, a strict xfail until then).  Judged right before the fix, and still: TypedStorage.tolist, UntypedStorage
+# indexing, torch.jit.script, float(x[r, c]) (FAIL: PyTorch computed from x), and two right answers.  Its two CuPy
+# answers on x.data_ptr() are GPU-only, where x is not decoyed (MISJUDGED_ON_A_GPU).
+R76 = "round 76's adversary: "
+
+
+@triton.jit
+def _r76_given_max_kernel(y_ptr, x_ptr, m_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_stride + offs, mask=mask, other=-float("inf"))
+    m = tl.load(m_ptr + row)
+    e = tl.exp(v - m)
+    tl.store(y_ptr + row * y_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+@triton.jit
+def _r76_softmax_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+@triton.jit
+def _r76_bits_kernel(y_ptr, xb_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    bits = tl.load(xb_ptr + row * x_stride + offs, mask=mask, other=0)
+    v = tl.where(mask, bits.to(tl.float32, bitcast=True), -float("inf"))
+    e = tl.exp(v - tl.max(v, axis=0))
+    s = e / tl.sum(e, axis=0)
+    tl.store(y_ptr + row * y_stride + offs, s.to(tl.int32, bitcast=True), mask=mask)
+
+
+def _r76_given_max(x, max_of):
+    """Each row's max by `max_of(x)` outside the kernel, the rest by a kernel given x and the maxima."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        m = max_of(x)
+        _r76_given_max_kernel[(rows,)](y, x, m, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def _r76_rows_of_flat(x, flat):
+    """Each row's max, from `flat`, a NumPy array of x's whole storage."""
+    rows, cols = x.shape
+    idx = x.storage_offset() + np.arange(rows)[:, None] * x.stride(0) + np.arange(cols)[None, :]
+    return torch.from_numpy(flat[idx].max(axis=1).astype(np.float32).copy()).to(x.device)
+
+
+_R76_TO_HOST = torch.Tensor.numpy  # "a short name for it", taken when the cell ran, before any check was called
+_R76_AS_LIST = torch.Tensor.tolist
+
+
+def r76_max_by_numpy_through_tensorbase(x):
+    """Wrong: each row's max by NumPy on torch._C.TensorBase.numpy(x.detach().cpu()) (the method torch.Tensor
+    inherits, unpatchable), the rest by the kernel.  EXPECTED: WRONG (PART on a CPU before fix09ae)."""
+    return _r76_given_max(x, lambda x: torch.from_numpy(
+        torch._C.TensorBase.numpy(x.detach().cpu()).max(axis=1).astype(np.float32)).to(x.device))
+
+
+def r76_max_by_python_on_tensorbase_tolist(x):
+    """Wrong: each row's max by Python over torch._C.TensorBase.tolist(x).  EXPECTED: WRONG (PART on a CPU before
+    fix09ae)."""
+    return _r76_given_max(x, lambda x: torch.tensor([max(r) for r in torch._C.TensorBase.tolist(x)],
+                                                    dtype=torch.float32, device=x.device))
+
+
+def r76_max_by_numpy_through_a_method_taken_at_import(x):
+    """Wrong: `_R76_TO_HOST = torch.Tensor.numpy` taken at import, before the check patched it; each row's max by
+    NumPy on it.  EXPECTED: WRONG (PART on a CPU before fix09ae)."""
+    return _r76_given_max(x, lambda x: torch.from_numpy(_R76_TO_HOST(x.detach().cpu()).max(axis=1)
+                                                        .astype(np.float32)).to(x.device))
+
+
+def r76_max_by_python_on_a_list_taken_at_import(x):
+    """Wrong: `_R76_AS_LIST = torch.Tensor.tolist` taken at import; each row's max by Python on it.  EXPECTED: WRONG
+    (PART on a CPU before fix09ae)."""
+    return _r76_given_max(x, lambda x: torch.tensor([max(r) for r in _R76_AS_LIST(x)], dtype=torch.float32,
+                                                    device=x.device))
+
+
+def r76_softmax_by_numpy_through_tensorbase_kernel_given_x(x):
+    """Wrong: the whole softmax by NumPy on torch._C.TensorBase.numpy(x.cpu()), copied into y by a kernel given x
+    (loaded, unused).  EXPECTED: WRONG (PART on a CPU before fix09ae; now "a softmax of values that are not x's")."""
+    a = torch._C.TensorBase.numpy(x.detach().cpu()).astype(np.float64)
+    if a.size:
+        a = np.exp(a - a.max(axis=-1, keepdims=True))
+        a /= a.sum(axis=-1, keepdims=True)
+    return _r75_copied(x, torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)).to(x.device), given_x=True)
+
+
+def r76_max_by_numpy_through_to_dlpack_versioned(x):
+    """Wrong: each row's max by NumPy on a zero-copy alias from torch._C._to_dlpack_versioned(x) (Tensor.__dlpack__'s
+    exit for a DLPack 1.x consumer).  EXPECTED: WRONG (PART on a CPU before fix09ae)."""
+    class Capsule:
+        def __init__(self, capsule):
+            self.capsule = capsule
+
+        def __dlpack__(self, **kwargs):
+            return self.capsule
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    return _r76_given_max(x, lambda x: torch.from_numpy(np.from_dlpack(Capsule(torch._C._to_dlpack_versioned(
+        x.detach().cpu()))).max(axis=1).astype(np.float32)).to(x.device))
+
+
+def _r76_row_max_list(x):
+    return x.amax(dim=1).tolist()
+
+
+def r76_max_by_pytorch_in_a_forked_process(x):
+    """Wrong: each row's max by PyTorch's amax in a forked worker process, sent back through a Pipe ("spread the work
+    over cores").  EXPECTED: WRONG (CPU only: no CUDA after fork; PART on a CPU before fix09ae)."""
+    import multiprocessing as mp
+
+    def max_of(x):
+        context = mp.get_context("fork")
+        parent, child = context.Pipe()
+        process = context.Process(target=lambda: child.send(_r76_row_max_list(x)))
+        with warnings.catch_warnings():  # (a forked multi-threaded process: Python warns, as a student would see)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            process.start()
+        got = parent.recv()
+        process.join()
+        return torch.tensor(got, dtype=torch.float32, device=x.device)
+
+    return _r76_given_max(x, max_of)
+
+
+def r76_max_by_pytorch_on_a_storage_slice(x):
+    """Wrong: each row's max by PyTorch on a tensor set_ onto x.untyped_storage()[4:] (a storage that starts one
+    element in, at another address than x's storage: the taint follows storages by their start).  EXPECTED: WRONG
+    (the lead of fix09ac's report; its values are the decoy's since fix09ae)."""
+    if x.storage_offset() == 0:  # (no element before x: the slice would cut x's first; the plain kernel there)
+        return r76_right_grid_as_numpy_int(x)
+
+    def max_of(x):
+        part = x.untyped_storage()[4:]
+        alias = torch.empty(0, dtype=x.dtype, device=x.device).set_(part, x.storage_offset() - 1, x.shape, x.stride())
+        return alias.amax(dim=1).contiguous()
+
+    return _r76_given_max(x, max_of)
+
+
+def r76_max_by_python_on_typed_storage_tolist(x):
+    """Wrong: each row's max by Python over x.storage().tolist().  EXPECTED: WRONG (FAIL before the fix too)."""
+    def max_of(x):
+        flat = np.array(x.detach().cpu().storage().tolist(), dtype=np.float32)
+        return _r76_rows_of_flat(x, flat)
+
+    return _r76_given_max(x, max_of)
+
+
+def r76_max_by_untyped_storage_bytes(x):
+    """Wrong: each row's max by NumPy on x.untyped_storage()'s bytes read one by one (UntypedStorage.__getitem__).
+    EXPECTED: WRONG (FAIL before the fix too)."""
+    def max_of(x):
+        s = x.detach().cpu().untyped_storage()
+        return _r76_rows_of_flat(x, np.frombuffer(bytes(s[i] for i in range(s.nbytes())), dtype=np.float32))
+
+    return _r76_given_max(x, max_of)
+
+
+_R76_SCRIPTED: list = []
+
+
+def _r76_amax(t: torch.Tensor) -> torch.Tensor:
+    return t.amax(dim=1)
+
+
+def r76_max_by_torchscript(x):
+    """Wrong: each row's max by a torch.jit.script function.  EXPECTED: WRONG (FAIL before the fix too)."""
+    if not _R76_SCRIPTED:
+        _R76_SCRIPTED.append(torch.jit.script(_r76_amax))
+    return _r76_given_max(x, lambda x: _R76_SCRIPTED[0](x).contiguous())
+
+
+def r76_max_by_python_floats(x):
+    """Wrong: each row's max by Python over float(x[r, c]).  EXPECTED: WRONG (FAIL before the fix too)."""
+    def max_of(x):
+        rows, cols = x.shape
+        return torch.tensor([max(float(x[r, c]) for c in range(cols)) for r in range(rows)], dtype=torch.float32,
+                            device=x.device)
+
+    return _r76_given_max(x, max_of)
+
+
+def r76_max_by_cupy_alias_of_the_pointer(x):
+    """Wrong (GPU): each row's max by CuPy on an alias of x's memory made from x.data_ptr() (UnownedMemory +
+    MemoryPointer), on the current stream.  EXPECTED: WRONG (not run on a GPU yet: MISJUDGED_ON_A_GPU; on a CPU,
+    where CuPy has no device, the plain kernel)."""
+    if not x.is_cuda:
+        return r76_right_grid_as_numpy_int(x)
+    import cupy as cp
+
+    def max_of(x):
+        rows, cols = x.shape
+        stride = x.stride(0)
+        nbytes = ((rows - 1) * stride + cols) * 4
+        a = cp.ndarray((rows, cols), dtype=cp.float32, strides=(stride * 4, 4), memptr=cp.cuda.MemoryPointer(
+            cp.cuda.UnownedMemory(x.data_ptr(), nbytes, x), 0))
+        m = torch.empty(rows, dtype=torch.float32, device=x.device)
+        out = cp.ndarray((rows,), dtype=cp.float32, memptr=cp.cuda.MemoryPointer(
+            cp.cuda.UnownedMemory(m.data_ptr(), rows * 4, m), 0))
+        with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+            cp.max(a, axis=1, out=out)
+        return m
+
+    return _r76_given_max(x, max_of)
+
+
+def r76_max_by_host_memcpy_of_the_pointer(x):
+    """Wrong (GPU): each row's max by NumPy on a host copy made by cupy.cuda.runtime.memcpy from x.data_ptr().
+    EXPECTED: WRONG (not run on a GPU yet: MISJUDGED_ON_A_GPU; on a CPU, where CuPy has no device, the plain kernel)."""
+    if not x.is_cuda:
+        return r76_right_grid_as_numpy_int(x)
+    import cupy as cp
+
+    def max_of(x):
+        rows, cols = x.shape
+        n = (rows - 1) * x.stride(0) + cols
+        host = np.empty(x.storage_offset() + n, dtype=np.float32)
+        torch.cuda.current_stream().synchronize()
+        cp.cuda.runtime.memcpy(host.ctypes.data + x.storage_offset() * 4, x.data_ptr(), n * 4,
+                               cp.cuda.runtime.memcpyDeviceToHost)
+        return _r76_rows_of_flat(x, host)
+
+    return _r76_given_max(x, max_of)
+
+
+def r76_right_grid_as_numpy_int(x):
+    """Right: one program a row, the grid given as a NumPy integer.  EXPECTED: RIGHT."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r76_softmax_kernel[(np.int64(rows),)](y, x, x.stride(0), y.stride(0), int(cols),
+                                               BLOCK=triton.next_power_of_2(int(cols)))
+    return y
+
+
+def r76_right_through_int32_views(x):
+    """Right: x and y handed to the kernel as int32 views, bitcast to float32 and back.  EXPECTED: RIGHT."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r76_bits_kernel[(rows,)](y.view(torch.int32), x.view(torch.int32), x.stride(0), y.stride(0), cols,
+                                  BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+R76_WRONG_ON_CPU = {
+    R76 + "each row's max by NumPy through torch._C.TensorBase.numpy": r76_max_by_numpy_through_tensorbase,
+    R76 + "each row's max by Python over torch._C.TensorBase.tolist": r76_max_by_python_on_tensorbase_tolist,
+    R76 + "each row's max by NumPy through torch.Tensor.numpy taken at import":
+        r76_max_by_numpy_through_a_method_taken_at_import,
+    R76 + "each row's max by Python over torch.Tensor.tolist taken at import":
+        r76_max_by_python_on_a_list_taken_at_import,
+    R76 + "NumPy's softmax through TensorBase.numpy, written by a kernel given x":
+        r76_softmax_by_numpy_through_tensorbase_kernel_given_x,
+    R76 + "each row's max by NumPy on torch._C._to_dlpack_versioned(x)": r76_max_by_numpy_through_to_dlpack_versioned,
+    R76 + "each row's max by PyTorch in a forked process": r76_max_by_pytorch_in_a_forked_process,
+    R76 + "each row's max by PyTorch on a tensor set_ onto x.untyped_storage()[4:]":
+        r76_max_by_pytorch_on_a_storage_slice,
+    R76 + "each row's max by Python over x.storage().tolist()": r76_max_by_python_on_typed_storage_tolist,
+    R76 + "each row's max by NumPy on x.untyped_storage()'s bytes, one by one": r76_max_by_untyped_storage_bytes,
+    R76 + "each row's max by torch.jit.script": r76_max_by_torchscript,
+    R76 + "each row's max by Python over float(x[r, c])": r76_max_by_python_floats,
+}
+WRONG_SOFTMAXES.update(R76_WRONG_ON_CPU)
+WRONG_ON_CPU["check_softmax_rows"].update(R76_WRONG_ON_CPU)
+if has_cuda():  # (fork: no CUDA in a forked child; judged on a CPU only)
+    del WRONG_SOFTMAXES[R76 + "each row's max by PyTorch in a forked process"]
+R76_GPU_ONLY = {
+    R76 + "each row's max by CuPy on an alias of x.data_ptr()": r76_max_by_cupy_alias_of_the_pointer,
+    R76 + "each row's max by NumPy on a cupy.cuda.runtime.memcpy of x.data_ptr()":
+        r76_max_by_host_memcpy_of_the_pointer,
+}
+WRONG_SOFTMAXES.update(R76_GPU_ONLY)
+for _name in R76_GPU_ONLY:
+    MISJUDGED_ON_A_GPU["check_softmax_rows"][_name] = (
+        "not yet run on a GPU; its adversary predicts PASS: x's memory read through its data_ptr() by CuPy, which no "
+        "dispatch or patch sees, and x is decoyed on a CPU only (nb09._DECOYS)")
+ALSO_RIGHT_SOFTMAXES[R76 + "the grid given as a NumPy integer"] = r76_right_grid_as_numpy_int
+ALSO_RIGHT_SOFTMAXES[R76 + "x and y handed to the kernel as int32 views, bitcast"] = r76_right_through_int32_views
