@@ -2183,10 +2183,10 @@ LONG_RUN_HINT = ("compute from the values that x, n, y and the weights hold at e
                  "before: a value computed from an earlier call's inputs, kept by the tensors' identity, address or "
                  "shape, is stale once the caller writes new values into the same tensors (exercise 2 does so at "
                  "every step)")
-LONG_RUN_WORK_HINT = ("exercise 2 captures its CUDA graph from a call after warm-up calls on the same, unchanged static "
-                      "inputs, and replays that call's operations for every batch, writing new values into the inputs "
-                      "without running any Python: work that a call skips because an earlier call on the same tensors "
-                      "kept its result is missing from every replay; run the same operations at every call")
+LONG_RUN_WORK_HINT = ("exercise 2 captures its CUDA graph from a call after warm-up calls on the same, unchanged "
+                      "static inputs, and replays that call's operations for every batch, writing new values into the "
+                      "inputs without running any Python: work that a call skips because an earlier call on the same "
+                      "tensors kept its result is missing from every replay; run the same operations at every call")
 
 
 class _Knowing(TorchFunctionMode):
@@ -2279,7 +2279,8 @@ def _long_run_holds(ex: Checker, yours: Callable[..., object], device: str) -> N
     for step in range(1, LONG_RUN_STEPS + 1):
         new = torch.randint(1, padded + 1, (batch,), generator=g)
         lengths = new if not torch.equal(new, lengths) else new % padded + 1  # (new lengths at every step)
-        values = torch.randn(batch, padded, features, generator=g) * (torch.arange(padded) < lengths[:, None])[..., None]
+        real = (torch.arange(padded) < lengths[:, None])[..., None]
+        values = torch.randn(batch, padded, features, generator=g) * real  # (the padding zeros)
         labels = torch.randint(0, classes, (batch,), generator=g)
         with torch.no_grad():
             x.copy_(values)

@@ -4657,11 +4657,11 @@ ALSO_RIGHT["check_fast_loss"].update({
 
 
 # ---------------------------------------------------------------- round 76's adversary (report adv139)
-# Nineteen answers (eighteen for check_fast_loss, one for check_fast_step), judged on a CPU against the check of 9eb6bd5:
-# one wrong answer PASSed, a class of its own: work skipped after the first calls.  Its reciprocal of n, keyed by n's
-# identity, address and shape, was kept from the 17th call with one n on, stale once the caller refilled n in place (as
-# exercise 2's eager steps do at every step); no case handed the answer one n more than 14 times, and the kept value
-# ran on the same line as the fresh one, so the line guard (`_LinesRun`) saw nothing unrun.  Fixed in round 76
+# Nineteen answers (eighteen for check_fast_loss, one for check_fast_step), judged on a CPU against the check of
+# 9eb6bd5: one wrong answer PASSed, a class of its own: work skipped after the first calls.  Its reciprocal of n, keyed
+# by n's identity, address and shape, was kept from the 17th call with one n on, stale once the caller refilled n in
+# place (as exercise 2's eager steps do at every step); no case handed the answer one n more than 14 times, and the kept
+# value ran on the same line as the fresh one, so the line guard (`_LinesRun`) saw nothing unrun.  Fixed in round 76
 # (fix08ak): one small batch is called at each of exercise 2's LONG_RUN_STEPS steps on the same x, n and y, refilled in
 # place before each step, in both modes, the weights changed in place every LONG_RUN_WEIGHTS_EVERY steps and the
 # answer called again then on the unchanged batch; every loss is compared with the slow step's, and a few calls'
@@ -4681,7 +4681,7 @@ def _r76_tail(model, pooled, y, bf16):
     return F.cross_entropy(logits.float(), y)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _r76_cached(model, x, n, y, bf16):
     return _r76_tail(model, x.sum(1) / n[:, None], y, bf16)
 
@@ -4816,7 +4816,7 @@ def mask_made_where_memory_allows(model, x, n, y, bf16):
     """Right: a branch on torch.cuda.mem_get_info (a driver query, no wait for the stream) whose two sides are the same
     exact sum.  EXPECTED: RIGHT (a CPU leaves it PART)."""
     room = (not x.is_cuda) or torch.cuda.mem_get_info(x.device)[0] > 4 * x.numel() * x.element_size()
-    pooled = x.sum(1) if room else x.sum(1)
+    pooled = x.sum(1) if room else torch.sum(x, 1)  # (the same sum)
     return _r76_tail(model, pooled / n[:, None], y, bf16)
 
 
