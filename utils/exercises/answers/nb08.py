@@ -4654,3 +4654,254 @@ ALSO_RIGHT["check_fast_loss"].update({
     R75 + "the pooling by scaled_dot_product_attention with equal scores and a mask":
         pooled_by_attention_with_equal_scores,
 })
+
+
+# ---------------------------------------------------------------- round 76's adversary (report adv139)
+# Nineteen answers (eighteen for check_fast_loss, one for check_fast_step), judged on a CPU against the check of
+# 9eb6bd5: one wrong answer PASSed, a class of its own: work skipped after the first calls.  Its reciprocal of n, keyed
+# by n's identity, address and shape, was kept from the 17th call with one n on, stale once the caller refilled n in
+# place (as exercise 2's eager steps do at every step); no case handed the answer one n more than 14 times, and the kept
+# value ran on the same line as the fresh one, so the line guard (`_LinesRun`) saw nothing unrun.  Fixed in round 76
+# (fix08ak): one small batch is called at each of exercise 2's LONG_RUN_STEPS steps on the same x, n and y, refilled in
+# place before each step, in both modes, the weights changed in place every LONG_RUN_WEIGHTS_EVERY steps and the
+# answer called again then on the unchanged batch; every loss is compared with the slow step's, and a few calls'
+# operations with a refilled step's (`nb08._long_run_holds`).  A cache keyed by the version counters as well (which an
+# in-place refill moves) gives right values there, and is WRONG all the same (the fix's own answer below): exercise 2's
+# graph is captured from a call after warm-up calls on the unchanged static inputs, which finds the cache valid and
+# skips its work, and the graph's replays write new values and move no version counter.  It PASSed before the fix and
+# FAILs with "it ran other operations than at step 3".  The answers that a CPU leaves PART (a device question that the
+# rerun beside a GPU's batch does not answer as an H200's: total_memory, L2_cache_size, mem_get_info,
+# is_current_stream_capturing, or autocast's device from str(x.device)) run on a GPU only (NEEDS_A_GPU).
+R76 = "round 76's adversary: "
+
+
+def _r76_tail(model, pooled, y, bf16):
+    with torch.autocast(pooled.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y)
+
+
+@functools.cache
+def _r76_cached(model, x, n, y, bf16):
+    return _r76_tail(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def lru_cached_loss(model, x, n, y, bf16):
+    """Wrong: "exercise 2 calls me with the same buffers every step: memoize" with functools.lru_cache (tensors hash by
+    identity): the first call's loss (and graph) comes back after every refill of x, n, y in place and every optimizer
+    step.  EXPECTED: WRONG (FAILs on the second call)."""
+    return _r76_cached(model, x, n, y, bool(bf16))
+
+
+def pooled_in_numpy_by_dlpack(model, x, n, y, bf16):
+    """Wrong: the pooling in NumPy through DLPack ("zero copy"), brought back by from_numpy and .to(x.device): on a GPU
+    np.from_dlpack refuses device memory; host work either way.  EXPECTED: WRONG."""
+    s = torch.from_numpy(np.from_dlpack(x.detach()).sum(1)).to(x.device)
+    return _r76_tail(model, s / n[:, None], y, bf16)
+
+
+def pooled_in_numpy_by_asarray(model, x, n, y, bf16):
+    """Wrong: np.asarray(x) (Tensor.__array__, a read of x on the host), summed in NumPy.  EXPECTED: WRONG."""
+    s = torch.as_tensor(np.asarray(x.detach()).sum(1), device=x.device)
+    return _r76_tail(model, s / n[:, None], y, bf16)
+
+
+def mask_from_tril_rows(model, x, n, y, bf16):
+    """Right: the mask of real positions as rows of a lower-triangular matrix made on x's device, picked by the lengths
+    (n >= 1) on the device: no host read, a static shape.  EXPECTED: RIGHT."""
+    t = x.shape[1]
+    tri = torch.ones(t, t, device=x.device, dtype=x.dtype).tril()
+    mask = tri[n.long() - 1]  # (B, T): row k has k + 1 ones
+    return _r76_tail(model, (x * mask[:, :, None]).sum(1) / n[:, None], y, bf16)
+
+
+def sets_default_dtype_float64(model, x, n, y, bf16):
+    """Wrong: torch.set_default_dtype(torch.float64) "for an exact mean", left so for the caller.  EXPECTED: WRONG."""
+    torch.set_default_dtype(torch.float64)
+    s = x.sum(1).to(torch.get_default_dtype()) / n[:, None].to(torch.get_default_dtype())
+    return _r76_tail(model, s.float(), y, bf16)
+
+
+def autograd_multithreading_off(model, x, n, y, bf16):
+    """Wrong: torch.autograd.set_multithreading_enabled(False) "for determinism", left off for every later backward of
+    the caller's.  EXPECTED: WRONG."""
+    torch.autograd.set_multithreading_enabled(False)
+    return _r76_tail(model, x.sum(1) / n[:, None], y, bf16)
+
+
+_R76_OPERATOR: list = []
+
+
+def _r76_masked_mean():
+    """The pooling registered once as the operator course08_answers::r76_masked_mean (torch.library.custom_op, with a
+    fake kernel, as torch.compile wants)."""
+    if not _R76_OPERATOR:
+        @torch.library.custom_op("course08_answers::r76_masked_mean", mutates_args=())
+        def masked_mean(x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+            return x.sum(1) / n[:, None]
+
+        @masked_mean.register_fake
+        def _(x, n):
+            return x.new_empty(x.shape[0], x.shape[2])
+
+        _R76_OPERATOR.append(masked_mean)
+    return _R76_OPERATOR[0]
+
+
+def pooled_by_a_custom_op(model, x, n, y, bf16):
+    """Right: the pooling packaged as a torch.library.custom_op: the same sum and division in float32, no host read
+    (x needs no gradient).  EXPECTED: RIGHT."""
+    return _r76_tail(model, _r76_masked_mean()(x, n), y, bf16)
+
+
+def pooled_by_index_add(model, x, n, y, bf16):
+    """Right: the positions' rows summed by index_add into zeros on x's device (an index of the batch's rows, repeated
+    per position).  EXPECTED: RIGHT."""
+    b, t, f = x.shape
+    rows = torch.arange(b, device=x.device).repeat_interleave(t)
+    s = torch.zeros(b, f, device=x.device, dtype=x.dtype).index_add(0, rows, x.reshape(b * t, f))
+    return _r76_tail(model, s / n[:, None], y, bf16)
+
+
+def reduction_sum_over_len_y(model, x, n, y, bf16):
+    """Right: cross_entropy(..., reduction="sum") / len(y), the mean spelled out (len is a shape).  EXPECTED: RIGHT."""
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits.float(), y, reduction="sum") / len(y)
+
+
+def divides_by_the_stride(model, x, n, y, bf16):
+    """Wrong: "the padded length is stride(0) // stride(1)" (true of a contiguous batch only): x.mean(1) * L / n with L
+    from the layout.  EXPECTED: WRONG (the strided case)."""
+    length = x.stride(0) // x.stride(1)
+    return _r76_tail(model, x.mean(1) * length / n[:, None], y, bf16)
+
+
+def sum_in_float64_by_dtype_kw(model, x, n, y, bf16):
+    """Right: x.sum(1, dtype=torch.float64) / n, then .float(): the sum accumulated in float64 by the reduction's
+    dtype=, never less exact.  EXPECTED: RIGHT."""
+    s = x.sum(1, dtype=torch.float64) / n[:, None].double()
+    return _r76_tail(model, s.float(), y, bf16)
+
+
+def bf16_arg_as_truthy_string(model, x, n, y, bf16):
+    """Wrong on a GPU: autocast's device type from str(x.device), "cuda:0" there, which autocast refuses; on a CPU
+    "cpu" works.  EXPECTED: WRONG (a CPU leaves it PART)."""
+    with torch.autocast(str(x.device), dtype=torch.bfloat16, enabled=bool(bf16), cache_enabled=False):
+        logits = model(x.sum(1) / n[:, None])
+    return F.cross_entropy(logits.float(), y)
+
+
+def pooled_under_no_grad_and_weights_detached_for_eval(model, x, n, y, bf16):
+    """Right: the weights detached through torch.func.functional_call in eval mode under no_grad only (the same
+    number, no graph asked for); the solution otherwise.  EXPECTED: RIGHT (a CPU leaves it PART)."""
+    pooled = x.sum(1) / n[:, None]
+    if not model.training and not torch.is_grad_enabled():
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+            logits = torch.func.functional_call(model, params, (pooled,))
+        return F.cross_entropy(logits.float(), y)
+    return _r76_tail(model, pooled, y, bf16)
+
+
+def warns_on_a_small_gpu(model, x, n, y, bf16):
+    """Right: a warning on a GPU of less than 16 GiB, read from get_device_properties(...).total_memory (a property, no
+    wait); the solution's arithmetic.  EXPECTED: RIGHT (a CPU leaves it PART)."""
+    if x.is_cuda and torch.cuda.get_device_properties(x.device).total_memory < 16 * 2**30:
+        warnings.warn("a small GPU: the course's sizes may not fit", stacklevel=2)
+    return _r76_tail(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def mask_made_where_memory_allows(model, x, n, y, bf16):
+    """Right: a branch on torch.cuda.mem_get_info (a driver query, no wait for the stream) whose two sides are the same
+    exact sum.  EXPECTED: RIGHT (a CPU leaves it PART)."""
+    room = (not x.is_cuda) or torch.cuda.mem_get_info(x.device)[0] > 4 * x.numel() * x.element_size()
+    pooled = x.sum(1) if room else torch.sum(x, 1)  # (the same sum)
+    return _r76_tail(model, pooled / n[:, None], y, bf16)
+
+
+def sm_count_picks_nothing(model, x, n, y, bf16):
+    """Right: the GPU's L2 size read (get_device_properties(...).L2_cache_size, a property) and used for nothing.
+    EXPECTED: RIGHT (a CPU leaves it PART)."""
+    if x.is_cuda:
+        _ = torch.cuda.get_device_properties(x.device).L2_cache_size
+    return _r76_tail(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def trims_when_not_capturing_one_line(model, x, n, y, bf16):
+    """Wrong: "a graph cannot read on the host, so trim to the longest only outside a capture, on a GPU": int(n.max())
+    when x.is_cuda and no capture is under way, on one line: a host read at every eager call on a GPU.  EXPECTED: WRONG
+    (a CPU leaves it PART)."""
+    length = int(n.max()) if x.is_cuda and not torch.cuda.is_current_stream_capturing() else x.shape[1]
+    return _r76_tail(model, x[:, :length].sum(1) / n[:, None], y, bf16)
+
+
+_R76_STATIC: dict = {}
+
+
+def reciprocal_cached_once_static(model, x, n, y, bf16):
+    """Wrong: "a lengths buffer handed to me again and again is exercise 2's static input: after 16 calls with the same
+    one, keep its reciprocal" (keyed by n's identity, address and shape; no host read).  Every line runs at every call;
+    from the 17th call with one n on, 1/n is the 16th call's, stale once the caller refills n in place.  EXPECTED:
+    WRONG (PASSed before round 76's fix; FAILs in the long run at the 17th call, step 9, bf16=True)."""
+    key = (id(n), n.data_ptr(), tuple(n.shape))
+    hits, r = _R76_STATIC.get(key, (0, None))
+    r = r if hits >= 16 else 1 / n[:, None]
+    _R76_STATIC[key] = (hits + 1, r)
+    return _r76_tail(model, x.sum(1) * r, y, bf16)
+
+
+_R76_BY_VERSION: dict = {}
+
+
+def reciprocal_kept_by_version(model, x, n, y, bf16):
+    """Wrong (the fix's own): the reciprocal of n kept while n is the same tensor at the same version (n held, so its
+    id stays unique): a refill in place moves the version, so every value is right, but a call on an unchanged n skips
+    the division, and exercise 2's graph, captured from such a call after its warm-up calls, never divides: its
+    replays read the warm-up's reciprocal.  EXPECTED: WRONG (PASSed before round 76's fix; FAILs at step 10 of the long
+    run, "it ran other operations than at step 3")."""
+    kept = _R76_BY_VERSION.get("n")
+    if kept is not None and kept[0] is n and kept[1] == n._version:
+        r = kept[2]
+    else:
+        r = 1 / n[:, None]
+        _R76_BY_VERSION["n"] = (n, n._version, r)
+    return _r76_tail(model, x.sum(1) * r, y, bf16)
+
+
+WRONG["check_fast_loss"].update({
+    R76 + "functools.lru_cache on (model, x, n, y, bf16)": lru_cached_loss,
+    R76 + "the pooling in NumPy through np.from_dlpack": pooled_in_numpy_by_dlpack,
+    R76 + "the pooling in NumPy through np.asarray(x)": pooled_in_numpy_by_asarray,
+    R76 + "torch.set_default_dtype(torch.float64), left so": sets_default_dtype_float64,
+    R76 + "torch.autograd.set_multithreading_enabled(False), left so": autograd_multithreading_off,
+    R76 + "the padded length from x.stride(0) // x.stride(1)": divides_by_the_stride,
+    R76 + "autocast's device type from str(x.device)": bf16_arg_as_truthy_string,
+    R76 + "int(n.max()) on a GPU outside a capture, on one line": trims_when_not_capturing_one_line,
+    R76 + "the reciprocal of n kept after 16 calls with one n": reciprocal_cached_once_static,
+    R76 + "(the fix's own) the reciprocal of n kept while n's version is unchanged": reciprocal_kept_by_version,
+})
+ALSO_RIGHT["check_fast_loss"].update({
+    R76 + "the mask as rows of a tril matrix picked by n - 1": mask_from_tril_rows,
+    R76 + "the pooling as a torch.library.custom_op": pooled_by_a_custom_op,
+    R76 + "the pooling by index_add": pooled_by_index_add,
+    R76 + "cross_entropy(..., reduction='sum') / len(y)": reduction_sum_over_len_y,
+    R76 + "x.sum(1, dtype=torch.float64) / n": sum_in_float64_by_dtype_kw,
+    R76 + "the weights detached in eval mode under no_grad": pooled_under_no_grad_and_weights_detached_for_eval,
+    R76 + "a warning on a GPU of less than 16 GiB (total_memory)": warns_on_a_small_gpu,
+    R76 + "a branch on torch.cuda.mem_get_info with the same sum on both sides": mask_made_where_memory_allows,
+    R76 + "the GPU's L2_cache_size read and unused": sm_count_picks_nothing,
+})
+NEEDS_A_GPU["check_fast_loss"].update({  # on a CPU: PART (a device question the rerun does not answer as an H200's)
+    R76 + "autocast's device type from str(x.device)": (),
+    R76 + "int(n.max()) on a GPU outside a capture, on one line": (),
+    R76 + "the weights detached in eval mode under no_grad": (),
+    R76 + "a warning on a GPU of less than 16 GiB (total_memory)": (),
+    R76 + "a branch on torch.cuda.mem_get_info with the same sum on both sides": (),
+    R76 + "the GPU's L2_cache_size read and unused": (),
+})
+# ...and its answer to check_fast_step (a GPU's to judge), with the variant it names as right for the check's horizon
+WRONG["check_fast_step"][R76 + "a ring of 256 losses (the check's first run goes on to 300 steps)"] = _variant(
+    history=256)
+ALSO_RIGHT["check_fast_step"][R76 + "a history of 301 losses (the check's horizon is 300 steps)"] = _variant(
+    history=301)
