@@ -4785,8 +4785,9 @@ def sum_in_float64_by_dtype_kw(model, x, n, y, bf16):
 
 
 def bf16_arg_as_truthy_string(model, x, n, y, bf16):
-    """Wrong on a GPU: autocast's device type from str(x.device), "cuda:0" there, which autocast refuses; on a CPU
-    "cpu" works.  EXPECTED: WRONG (a CPU leaves it PART)."""
+    """Right: autocast's device type from str(x.device), "cuda:0" on a GPU.  Its adversary expected autocast to refuse
+    "cuda:0"; the H200 (PyTorch 2.11, call CK, 2026-12-02) PASSed it, and on torch 2.13 `torch.autocast("cpu:0")`
+    enables CPU autocast: the index is accepted.  EXPECTED: RIGHT (a CPU leaves it PART)."""
     with torch.autocast(str(x.device), dtype=torch.bfloat16, enabled=bool(bf16), cache_enabled=False):
         logits = model(x.sum(1) / n[:, None])
     return F.cross_entropy(logits.float(), y)
@@ -4876,13 +4877,13 @@ WRONG["check_fast_loss"].update({
     R76 + "torch.set_default_dtype(torch.float64), left so": sets_default_dtype_float64,
     R76 + "torch.autograd.set_multithreading_enabled(False), left so": autograd_multithreading_off,
     R76 + "the padded length from x.stride(0) // x.stride(1)": divides_by_the_stride,
-    R76 + "autocast's device type from str(x.device)": bf16_arg_as_truthy_string,
     R76 + "int(n.max()) on a GPU outside a capture, on one line": trims_when_not_capturing_one_line,
     R76 + "the reciprocal of n kept after 16 calls with one n": reciprocal_cached_once_static,
     R76 + "(the fix's own) the reciprocal of n kept while n's version is unchanged": reciprocal_kept_by_version,
 })
 ALSO_RIGHT["check_fast_loss"].update({
     R76 + "the mask as rows of a tril matrix picked by n - 1": mask_from_tril_rows,
+    R76 + "autocast's device type from str(x.device)": bf16_arg_as_truthy_string,
     R76 + "the pooling as a torch.library.custom_op": pooled_by_a_custom_op,
     R76 + "the pooling by index_add": pooled_by_index_add,
     R76 + "cross_entropy(..., reduction='sum') / len(y)": reduction_sum_over_len_y,
