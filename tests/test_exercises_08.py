@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile, record_function
 
-from conftest import gpu, host
+from conftest import cpu_only, gpu, host
 from utils import profiling
 from utils.exercises import ExerciseFailed, Findings, exercise, inside_check, nb08
 from utils.exercises.answers import nb08 as answers08
@@ -1148,3 +1148,27 @@ def test_a_fill_by_a_mask_starts_the_run_beside_a_gpus_batch_without_a_read_of_t
         nb08.check_fast_loss(answers08.padding_zeroed_by_masked_fill_device_zero)
     nb08.check_fast_loss(answers08.padding_zeroed_by_setitem_bool_host_zero)  # the run beside, and no read
     assert "PASS" in capsys.readouterr().out
+
+
+@cpu_only
+@pytest.mark.parametrize("answer", [answers08.shortest_by_ctypes_pointer, answers08.shortest_by_ctypes_from_address])
+def test_an_address_taken_by_the_answers_own_code_leaves_the_check_part_on_a_cpu(answer, capsys):
+    """Round 77's adversary read n through ctypes at n.data_ptr(), which no mode sees (on the meta rerun the address is
+    0 and ctypes reads without raising), and PASSed: the address taken by the answer's own code is left for a GPU
+    (`nb08._ADDRESSES`), named by the tensor whose memory it is."""
+    nb08.check_fast_loss(answer)
+    out = capsys.readouterr().out
+    assert out.startswith("PART fast_loss: ") and "took a raw address of n (data_ptr())" in out, out
+    assert not nb08._ADDRESSES
+
+
+@cpu_only
+def test_an_address_used_as_an_alias_test_is_no_read_and_is_left_for_a_gpu(capsys):
+    """Taking an address reads no value: a right answer that compares two is left for a GPU, not FAILed."""
+    def alias_tested(model, x, n, y, bf16):
+        d = n.clone() if n.data_ptr() == x.data_ptr() else n
+        return answers08._r77_tail(model, x.sum(1) / d[:, None], y, bf16)
+
+    nb08.check_fast_loss(alias_tested)
+    out = capsys.readouterr().out
+    assert out.startswith("PART fast_loss: ") and "took a raw address of n (data_ptr())" in out, out

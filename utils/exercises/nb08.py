@@ -576,6 +576,27 @@ def _library_caller() -> str | None:
     return module if module == "torch" or module.startswith("torch.") else None
 
 
+# A raw address taken by the answer's own code (round 77's adversary: ctypes.string_at(n.data_ptr(), size), and NumPy
+# over ctypes' from_address(n.data_ptr()), read n's values on the host with no operation of PyTorch's, and PASSed on a
+# CPU: on the meta rerun data_ptr() is 0 and ctypes reads whatever lies there without raising).  Taking an address reads
+# no value (a key, an alias or alignment test), so it is not refused as a read; what the answer does with it no mode
+# follows, so on a CPU the check ends PART, not PASS, naming the tensor (x, n, y, a parameter, or what shares their
+# memory).  Only calls from the answer's own code (`_LinesRun._own`) count: Triton's and CuPy's launchers, and
+# PyTorch's own Python, take addresses themselves.  On a GPU nothing is noted: the run there decides (a ctypes read of
+# a device address may kill the process).  One list per check_fast_loss on a CPU, by the labels of the tensors.
+_ADDRESSES: list[list[str]] = []
+ANONYMOUS = "a tensor of your function's"
+
+
+def _own_call() -> bool:
+    """Whether the function being recorded was called from the answer's own code (`_LinesRun._own`): the first frame
+    outside this module and torch.overrides, on a CPU (`_LINES`)."""
+    frame: Any = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") in (__name__, "torch.overrides"):
+        frame = frame.f_back
+    return frame is not None and bool(_LINES) and _LINES[-1]._own(frame.f_code.co_filename)
+
+
 def _know(*values: object) -> None:
     """Note the tensors among `values` (in lists and tuples, and a module's parameters and buffers) in _KNOWN."""
     for value in values:
@@ -744,6 +765,8 @@ class Operations(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         name = getattr(func, "__name__", str(func))
+        if name == "data_ptr" and _ADDRESSES and args and isinstance(args[0], torch.Tensor) and _own_call():
+            _ADDRESSES[-1].append(self.guarded.get(_address(args[0]), ANONYMOUS))
         given = [t for a in (*args, *kwargs.values())
                  for t in (a if isinstance(a, (list, tuple)) else [a]) if isinstance(t, torch.Tensor)]
         if not _IN_BACKWARD[0]:  # a tensor on the host from outside the calls: made there (_KNOWN)
@@ -1680,6 +1703,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         _LEFT_FOR_A_GPU.pop(id(ex), None)
         if device == "cpu":
             _LINES.append(_LinesRun(fast_loss))
+            _ADDRESSES.append([])
         try:
             # The global generators start from a state that no answer's seed gives: an answer's np.random.seed(0)
             # PASSed in a full test run, where an earlier test had left NumPy's generator just seeded with 0, so the
@@ -1703,7 +1727,11 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
             before = ex.passed
             _long_run_holds(ex, yours, device)  # one batch passed at every step of exercise 2's run, refilled in place
             ex.passed = before + 1
-            left = [*_LEFT_FOR_A_GPU.pop(id(ex), []), *(_LINES[-1].unrun() if device == "cpu" else [])]
+            # (one line per tensor named; beside a GPU's batch a meta tensor has no memory to name it by)
+            named = dict.fromkeys(_ADDRESSES[-1] if device == "cpu" else [])
+            taken = [f"your function took a raw address of {label} (data_ptr()): what it did with it only a GPU run "
+                     "can show" for label in (named if len(named) == 1 else [k for k in named if k != ANONYMOUS])]
+            left = [*taken, *_LEFT_FOR_A_GPU.pop(id(ex), []), *(_LINES[-1].unrun() if device == "cpu" else [])]
             if left:  # a path for a GPU's batch that the meta device could not judge: PART, not PASS
                 raise LeftForGPU(
                     "every check on the host's batch; beside a GPU's batch (the meta device), host reads, copies from "
@@ -1713,6 +1741,7 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
             _LEFT_FOR_A_GPU.pop(id(ex), None)
             if device == "cpu":
                 _LINES.pop()
+                _ADDRESSES.pop()
             _CALLER_THREADS.pop()
             _tf32_restore(saved[0])
             _switches_restore(saved[4])  # where an answer changed them (it FAILed then)

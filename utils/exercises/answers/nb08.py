@@ -10,12 +10,15 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import copy
+import ctypes
 import functools
 import gc
+import io
 import math
 import time
 import warnings
 import weakref
+import zipfile
 
 import numpy as np
 import torch
@@ -4906,3 +4909,191 @@ WRONG["check_fast_step"][R76 + "a ring of 256 losses (the check's first run goes
     history=256)
 ALSO_RIGHT["check_fast_step"][R76 + "a history of 301 losses (the check's horizon is 300 steps)"] = _variant(
     history=301)
+
+
+# ---------------------------------------------------------------- round 77's adversary (exercises 1 and 2)
+# adv141, judged on this CPU, 2026-12-02, the checks as of round 76 (each docstring is the adversary's student's
+# reasoning and EXPECTED).  Two wrong answers PASSed, one class: n's values read on the host through its raw address
+# (n.data_ptr() handed to ctypes.string_at, or to NumPy over ctypes' from_address), no operation of PyTorch's reading
+# them; on the meta rerun data_ptr() is 0 and ctypes reads whatever lies there without raising.  The fix
+# (`nb08._ADDRESSES`): a data_ptr() called by the answer's own code leaves the check PART on a CPU (taking an address
+# reads no value; what is done with it no mode follows), so both are NEEDS_A_GPU, and judged there in a process of
+# their own: a host read of a device address may kill the process (SIGSEGV), which is no FAIL.  The others were
+# judged right on the CPU (its x.view(B, P*F) answer raises on the strided case, an error the check shows, as the
+# notebook says, and judges not: left out here, its test wanting a FAIL), and three answers to exercise 2 are a GPU's.
+R77 = "round 77's adversary: "
+
+
+def _r77_tail(model, pooled, y, bf16, **ce):
+    with torch.autocast(pooled.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y, **ce)
+
+
+def shortest_by_torch_save(model, x, n, y, bf16):
+    """Wrong: "a guard against empty sequences, and no .item()/.tolist()/.numpy()": the lengths serialized with
+    torch.save into a BytesIO, their raw float32 bytes read back from the zip archive by NumPy, the shortest length (a
+    host value) used as a clamp floor (all lengths >= 1: no value changes).  torch.save copies n to the host.
+    EXPECTED: WRONG (FAILs: untyped_storage, inside torch._tensor)."""
+    buf = io.BytesIO()
+    torch.save(n.detach(), buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as z:
+        raw = z.read(next(name for name in z.namelist() if "/data/" in name))
+    shortest = float(np.frombuffer(raw, dtype=np.float32).min())
+    return _r77_tail(model, x.sum(1) / n.clamp(min=min(shortest, 1.0))[:, None], y, bf16)
+
+
+def shortest_by_ctypes_pointer(model, x, n, y, bf16):
+    """Wrong: the same guard, the lengths read straight from memory, ctypes.string_at(n.data_ptr(), bytes): "no tensor
+    method at all".  On a GPU the host reads at a device address (a crash, or garbage); a host read in any case.
+    EXPECTED: WRONG (PASSed on a CPU before round 77's fix; PART there since, the address taken; a GPU's to judge)."""
+    nn_ = n.detach().contiguous()
+    raw = ctypes.string_at(nn_.data_ptr(), nn_.numel() * nn_.element_size())
+    shortest = float(np.frombuffer(raw, dtype=np.float32).min())
+    return _r77_tail(model, x.sum(1) / n.clamp(min=min(shortest, 1.0))[:, None], y, bf16)
+
+
+def shortest_by_ctypes_from_address(model, x, n, y, bf16):
+    """Wrong: the raw-pointer class again, by NumPy: np.ctypeslib.as_array over a ctypes array made
+    from_address(n.data_ptr()), the meta rerun's null pointer stepped around on the same line; the shortest length the
+    clamp floor.  EXPECTED: WRONG (PASSed on a CPU before round 77's fix; PART there since; a GPU's to judge)."""
+    nn_ = n.detach().contiguous()
+    arr = np.ctypeslib.as_array((ctypes.c_float * nn_.numel()).from_address(nn_.data_ptr()))
+    shortest = float(np.nan_to_num(arr, nan=1.0).min()) if nn_.data_ptr() else 1.0
+    return _r77_tail(model, x.sum(1) / n.clamp(min=min(shortest, 1.0))[:, None], y, bf16)
+
+
+def empty_guard_by_in(model, x, n, y, bf16):
+    """Wrong: "no empty sequence may divide by zero": `0.0 in n` (Tensor.__contains__, an .item() inside
+    torch/_tensor.py) in a conditional expression.  A host read.  EXPECTED: WRONG."""
+    d = n.clamp(min=1) if 0.0 in n else n
+    return _r77_tail(model, x.sum(1) / d[:, None], y, bf16)
+
+
+def empty_guard_by_builtin_min(model, x, n, y, bf16):
+    """Wrong: "the shortest length": Python's min() over the lengths (iterates n, compares 0-d tensors: __lt__ then
+    __bool__, a host read per sequence), used as the clamp floor.  EXPECTED: WRONG."""
+    shortest = min(n.detach())
+    return _r77_tail(model, x.sum(1) / n.clamp(min=shortest)[:, None], y, bf16)
+
+
+def dropout_tiny(model, x, n, y, bf16):
+    """Wrong: "a little regularization does not hurt": F.dropout(p=1e-7) on the pooled means: the global generator
+    moves (a graph replays the capture's offsets), and a feature is dropped now and then.  EXPECTED: WRONG."""
+    pooled = F.dropout(x.sum(1) / n[:, None], p=1e-7, training=True)
+    return _r77_tail(model, pooled, y, bf16)
+
+
+def label_smoothing_tiny(model, x, n, y, bf16):
+    """Wrong: cross_entropy(label_smoothing=1e-4), "the trainer's default": not the slow step's loss.
+    EXPECTED: WRONG."""
+    return _r77_tail(model, x.sum(1) / n[:, None], y, bf16, label_smoothing=1e-4)
+
+
+def loop_through_torch_ops(model, x, n, y, bf16):
+    """Wrong: the slow step's loop over positions, spelled with ATen's operators (torch.ops.aten.select.int,
+    add.Tensor): a kernel per position.  EXPECTED: WRONG."""
+    aten = torch.ops.aten
+    pooled = aten.zeros_like.default(aten.select.int(x, 1, 0))
+    for t in range(x.shape[1]):
+        pooled = aten.add.Tensor(pooled, aten.select.int(x, 1, t))
+    return _r77_tail(model, pooled / n[:, None], y, bf16)
+
+
+def weights_by_repeat_interleave(model, x, n, y, bf16):
+    """Wrong: each position weighted by 1/length, laid out by torch.repeat_interleave with a tensor of repeats and no
+    output_size: the output's size is read on the host.  EXPECTED: WRONG."""
+    b, p, _ = x.shape
+    reps = torch.full_like(n, p, dtype=torch.long)
+    w = torch.repeat_interleave(1.0 / n, reps).reshape(b, p)
+    return _r77_tail(model, (x * w[:, :, None]).sum(1), y, bf16)
+
+
+def weights_by_repeat_interleave_sized(model, x, n, y, bf16):
+    """Right: the same weights with output_size= given (no read of the size).  EXPECTED: RIGHT."""
+    b, p, _ = x.shape
+    reps = torch.full_like(n, p, dtype=torch.long)
+    w = torch.repeat_interleave(1.0 / n, reps, output_size=b * p).reshape(b, p)
+    return _r77_tail(model, (x * w[:, :, None]).sum(1), y, bf16)
+
+
+def cumsum_last(model, x, n, y, bf16):
+    """Right: the running sum over positions, its last entry (the padding adds zeros at the end).  EXPECTED: RIGHT."""
+    return _r77_tail(model, x.cumsum(1)[:, -1] / n[:, None], y, bf16)
+
+
+def sum_of_transpose(model, x, n, y, bf16):
+    """Right: the sum over the last axis of x.transpose(1, 2), divided by n.unsqueeze(-1), the loss by
+    F.nll_loss(F.log_softmax(logits.float(), -1), y).  EXPECTED: RIGHT."""
+    pooled = x.transpose(1, 2).sum(-1) / n.unsqueeze(-1)
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(pooled)
+    return F.nll_loss(F.log_softmax(logits.float(), -1), y)
+
+
+def divide_then_sum(model, x, n, y, bf16):
+    """Right: every position divided by its sequence's length, then summed: (x / n[:, None, None]).sum(1).
+    EXPECTED: RIGHT."""
+    return _r77_tail(model, (x / n[:, None, None]).sum(1), y, bf16)
+
+
+def loss_by_logsumexp_gather(model, x, n, y, bf16):
+    """Right: cross-entropy by hand in float32, logsumexp minus the gathered logit, mean.  EXPECTED: RIGHT."""
+    pooled = x.sum(1) / n[:, None]
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(pooled).float()
+    return (torch.logsumexp(logits, -1) - logits.gather(1, y[:, None]).squeeze(1)).mean()
+
+
+R77_CTYPES_POINTER = R77 + "n's lengths read through ctypes.string_at(n.data_ptr())"
+R77_CTYPES_FROM_ADDRESS = R77 + "n's lengths read by NumPy over ctypes' from_address(n.data_ptr())"
+WRONG["check_fast_loss"].update({
+    R77 + "the lengths read back by NumPy from torch.save's bytes": shortest_by_torch_save,
+    R77_CTYPES_POINTER: shortest_by_ctypes_pointer,
+    R77_CTYPES_FROM_ADDRESS: shortest_by_ctypes_from_address,
+    R77 + "`0.0 in n` as an empty-sequence guard": empty_guard_by_in,
+    R77 + "Python's min() over n as the clamp floor": empty_guard_by_builtin_min,
+    R77 + "F.dropout(p=1e-7) on the pooled means": dropout_tiny,
+    R77 + "cross_entropy(label_smoothing=1e-4)": label_smoothing_tiny,
+    R77 + "the loop spelled with torch.ops.aten.select.int / add.Tensor": loop_through_torch_ops,
+    R77 + "weights by repeat_interleave without output_size": weights_by_repeat_interleave,
+})
+ALSO_RIGHT["check_fast_loss"].update({
+    R77 + "weights by repeat_interleave with output_size=": weights_by_repeat_interleave_sized,
+    R77 + "the running sum's last entry (cumsum)": cumsum_last,
+    R77 + "the sum over x.transpose(1, 2), nll_loss of log_softmax": sum_of_transpose,
+    R77 + "each position divided by its length, then summed": divide_then_sum,
+    R77 + "cross-entropy by logsumexp minus the gathered logit": loss_by_logsumexp_gather,
+})
+NEEDS_A_GPU["check_fast_loss"].update({  # on a CPU: PART (the address taken, `nb08._ADDRESSES`)
+    R77_CTYPES_POINTER: (),
+    R77_CTYPES_FROM_ADDRESS: (),
+})
+# Answers that may end the process they run in on a GPU: there the host reads at a device address (most likely SIGSEGV,
+# no FAIL); the tests judge each in a fresh process (tests/test_exercises.py), where a crash shows as not rejected.
+ENDS_THE_PROCESS_ON_A_GPU: dict[str, dict[str, str]] = {"check_fast_loss": {
+    R77_CTYPES_POINTER: "not yet run on a GPU: ctypes.string_at at a device address, a host read there (SIGSEGV is "
+                        "likely, which is no FAIL)",
+    R77_CTYPES_FROM_ADDRESS: "not yet run on a GPU: NumPy reads at a device address (SIGSEGV is likely)",
+}}
+# ...and its answers to check_fast_step (a GPU's to judge): the course's graph step with one of the losses above
+def step_with_label_smoothing_tiny(model, data):
+    """Wrong: the course's graph step whose loss carries label_smoothing=1e-4.  EXPECTED: WRONG (perhaps within the
+    bf16-derived tolerance on a GPU; exercise 1 FAILs the loss)."""
+    return _solution_step_with_loss(label_smoothing_tiny, model, data)
+
+
+def step_with_dropout_tiny(model, data):
+    """Wrong: the graph step with F.dropout(p=1e-7) on the pooled means.  EXPECTED: WRONG."""
+    return _solution_step_with_loss(dropout_tiny, model, data)
+
+
+def step_with_cumsum_last(model, data):
+    """Right: the graph step with the cumsum pooling.  EXPECTED: RIGHT."""
+    return _solution_step_with_loss(cumsum_last, model, data)
+
+
+WRONG["check_fast_step"][R77 + "the graph step whose loss carries label_smoothing=1e-4"] = \
+    step_with_label_smoothing_tiny
+WRONG["check_fast_step"][R77 + "the graph step with F.dropout(p=1e-7) on the pooled means"] = step_with_dropout_tiny
+ALSO_RIGHT["check_fast_step"][R77 + "the graph step with the cumsum pooling"] = step_with_cumsum_last
