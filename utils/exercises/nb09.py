@@ -70,7 +70,7 @@ import time
 import traceback
 import warnings
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import thread as futures_thread
 from contextlib import ExitStack, contextmanager, nullcontext
 from copy import copy as shallow_copy
@@ -2047,7 +2047,7 @@ _WATCHING: list[_WhatPyTorchComputes] = []
 HOST_READS = ("numpy", "tolist", "__array__", "__dlpack__", "__cuda_array_interface__")
 
 
-def _taint_through(args: tuple, kwargs: dict, tainted: set[int] | None = None) -> None:
+def _taint_through(args: tuple, kwargs: dict, tainted: _Storages | None = None) -> None:
     """A launch given a tensor made from x writes what it computes from x into the tensors it was given: each of them
     is made from x too (by storage), so that PyTorch computing from what a kernel wrote (a softmax of the kernel's
     copy of x, the kernel's exponentials divided by PyTorch's sums) is seen.  A tensor descriptor (Triton's
@@ -2057,10 +2057,10 @@ def _taint_through(args: tuple, kwargs: dict, tainted: set[int] | None = None) -
         if not _WATCHING:
             return
         tainted = _WATCHING[-1].tainted
-    given = _launch_leaves(args, kwargs)
-    storages = {_storage_of(t) for t in given if isinstance(t, torch.Tensor)} - {0}
+    given = [t for t in _launch_leaves(args, kwargs) if isinstance(t, torch.Tensor)]
+    storages = {_storage_of(t) for t in given} - {0}
     if not tainted.isdisjoint(storages):
-        tainted.update(storages)
+        tainted.add_tensors(given)
 
 
 @contextmanager
@@ -2087,17 +2087,56 @@ def _storage_of(t: torch.Tensor) -> int:
         return 0
 
 
+def _span_of(t: torch.Tensor) -> tuple[int, int]:
+    """The [start, end) addresses of t's untyped storage ((0, 0) where it has none)."""
+    try:
+        storage = t.untyped_storage()
+        return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
+    except (RuntimeError, NotImplementedError):
+        return 0, 0
+
+
+class _Storages(set):
+    """Storages made from x, by their untyped storage's data_ptr, matched by address range (adversary 142): a storage
+    that starts inside one of them (an alias made from a slice of x's storage, `x.untyped_storage()[k:]` with set_)
+    is the same memory, although its start address is not."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.ends: dict[int, int] = {}
+
+    def add_tensors(self, tensors: Iterable[object]) -> None:
+        for t in tensors:
+            if isinstance(t, torch.Tensor):
+                start, end = _span_of(t)
+                if start:
+                    self.add(start)
+                    self.ends[start] = max(end, self.ends.get(start, end))
+
+    def __contains__(self, address: object) -> bool:
+        if set.__contains__(self, address):
+            return True
+        return isinstance(address, int) and address > 0 and any(
+            start < address < end for start, end in self.ends.items())
+
+    def isdisjoint(self, other: Iterable[object]) -> bool:
+        return not any(a in self for a in other)
+
+
 # x's values behind a decoy, on a CPU (adversary 140): while the answer runs, x's storage holds DECOY values, and the
 # true ones live in a shadow that only the answer's launches (their guarded stand-ins are filled from it, and what they
 # write goes back into it; an unguarded launch finds the true values in place for its run) and PyTorch's operators
 # that are not views (_on_true_values: a copy or a conversion of x holds x's values) see.  Every other read of x's
 # memory reads the decoy: a Tensor method reached through torch._C.TensorBase, which nothing can patch, or taken
 # before the check patched it; a DLPack capsule (torch._C._to_dlpack_versioned); pickle, torch.save, ctypes on
-# data_ptr() (round 68's second adversary); a forked process; a storage slice set_ into a tensor, whose address is
-# not the storage's.  Exits patched one by one left each new one open (round 75's adversary, adversary 140); a value
-# computed from the decoy is wrong, which the value rules see.  The true values are back before the check compares
-# x's storage or reads x, also where the answer raised.  Not on a GPU: there a kernel reads x's memory when the stream
-# reaches it, after the call may have returned; a swap ordered on the caller's stream is possible but not built here.
+# data_ptr() (round 68's second adversary); a forked process.  Exits patched one by one left each new one open (round
+# 75's adversary, adversary 140); a value computed from the decoy is wrong, which the value rules see.  What an
+# operator makes from x's true values (a clone, a float64 copy) is decoyed in turn, with a shadow of its own
+# (_decoyed_outputs; adversary 142 read a clone with TensorBase.numpy, ctypes, a forked process), and a storage that
+# starts inside a decoyed one (a slice of x's storage set_ into a tensor) is matched by address range (_held_of).
+# The true values are back before the check compares x's storage or reads x, or y, also where the answer raised.  Not
+# on a GPU: there a kernel reads x's memory when the stream reaches it, after the call may have returned; a swap
+# ordered on the caller's stream is possible but not built here.
 DECOY_AROUND = 1e4  # the decoy's values: DECOY_AROUND + DECOY_SPREAD * a standard normal, independent of x's: a max
 DECOY_SPREAD = 300.0  # taken from them makes exp(x - max) vanish (0 / 0: NaN), and their softmax is another one
 DECOY_HINT = (f"on this CPU, while your function runs, x's memory holds decoy values (around {DECOY_AROUND:g}), and "
@@ -2117,9 +2156,25 @@ class _Decoy:
     opened: int = 0
 
     def view_of(self, t: torch.Tensor, of: torch.Tensor) -> torch.Tensor:
-        """t's view (offset, size, strides, dtype) into `of`, the shadow or the decoy."""
-        return torch.empty(0, dtype=t.dtype, device=t.device).set_(of.untyped_storage(), t.storage_offset(),
-                                                                    t.size(), t.stride())
+        """t's view (offset, size, strides, dtype) into `of`, the shadow or the decoy; t's storage may start inside
+        the decoyed one (a storage slice: adversary 142), at the same distance into `of`."""
+        into = _storage_of(t) - self.storage.data_ptr()
+        storage = of.untyped_storage()
+        if into % t.element_size():
+            storage, into = storage[into:], 0
+        return torch.empty(0, dtype=t.dtype, device=t.device).set_(storage, t.storage_offset() + into //
+                                                                    t.element_size(), t.size(), t.stride())
+
+
+def _held_of(t: torch.Tensor) -> _Decoy | None:
+    """The decoy whose storage holds t's storage (its start, or inside it: a storage slice, adversary 142)."""
+    if not _DECOYS:
+        return None
+    address = _storage_of(t)
+    held = _DECOYS.get(address)
+    if held is not None or not address:
+        return held
+    return next((h for key, h in list(_DECOYS.items()) if key < address < key + h.storage.numel()), None)
 
 
 # The storages behind a decoy now (by their untyped storage's data_ptr), for every thread: each call's x, the first
@@ -2136,11 +2191,15 @@ def _decoyed(x: torch.Tensor) -> Iterator[_Decoy | None]:
     key = _storage_of(x)
     with _check_at_work():
         real = _storage_bytes(x) if key else None
-        if real is not None and key not in _DECOYS and real.numel() and not real.numel() % 4:
+        # the decoy's values in x's dtype where it is a floating one (a float64 copy of x reads values around
+        # DECOY_AROUND too), else as float32 words
+        dtype = x.dtype if x.is_floating_point() and x.element_size() in (2, 4, 8) else torch.float32
+        if real is not None and _held_of(x) is None and real.numel() and \
+                not real.numel() % dtype.itemsize and x.device.type == "cpu":
             shadow = real.clone()
             generator = torch.Generator().manual_seed(real.numel())
-            decoy = torch.randn(real.numel() // 4, generator=generator, dtype=torch.float32)
-            decoy = decoy.mul_(DECOY_SPREAD).add_(DECOY_AROUND)
+            decoy = torch.randn(real.numel() // dtype.itemsize, generator=generator, dtype=torch.float32)
+            decoy = decoy.mul_(DECOY_SPREAD).add_(DECOY_AROUND).to(dtype)
             decoy = decoy.view(torch.uint8)
             real.copy_(decoy)
         else:  # (empty, already decoyed by an enclosing block, or not whole float32 words)
@@ -2177,8 +2236,12 @@ def _kept_writes(held: _Decoy) -> None:
 def _true_bytes(t: torch.Tensor) -> torch.Tensor:
     """The bytes of t's whole storage as a launch must find them: the shadow of a decoyed storage, the storage
     itself otherwise (_storage_bytes)."""
-    held = _DECOYS.get(_storage_of(t)) if _DECOYS else None
-    return held.shadow if held is not None and not held.opened else _storage_bytes(t)
+    held = _held_of(t)
+    if held is None or held.opened:
+        return _storage_bytes(t)
+    start, end = _span_of(t)
+    into = start - held.storage.data_ptr()
+    return held.shadow if into == 0 and end - start == held.shadow.numel() else held.shadow[into:into + end - start]
 
 
 @contextmanager
@@ -2187,8 +2250,8 @@ def _true_in_place(tensors: list[object]) -> Iterator[None]:
     among `tensors` in place for the block, the decoy back after it, what the launch wrote kept in the shadow."""
     opened = []
     with _DECOY_LOCK:  # (launches from two threads of one call: one opens, the last to end closes)
-        for key in {_storage_of(t) for t in tensors if isinstance(t, torch.Tensor)} & set(_DECOYS):
-            held = _DECOYS[key]
+        found = (_held_of(t) for t in tensors if isinstance(t, torch.Tensor))
+        for held in {id(h): h for h in found if h is not None}.values():
             if not held.opened:
                 with _check_at_work():
                     _kept_writes(held)
@@ -2217,10 +2280,36 @@ def _on_true_values(func: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     def true(a: object) -> object:
         if not isinstance(a, torch.Tensor) or a.layout != torch.strided:
             return a
-        held = _DECOYS.get(_storage_of(a))
+        held = _held_of(a)
         return a if held is None or held.opened else held.view_of(a, held.shadow)
 
-    return tree_map(true, args), tree_map(true, kwargs)
+    new_args, new_kwargs = tree_map(true, args), tree_map(true, kwargs)
+    same = all(a is b for a, b in zip(tree_leaves((args, kwargs)), tree_leaves((new_args, new_kwargs)), strict=True))
+    return (args, kwargs) if same else (new_args, new_kwargs)
+
+
+# The operators whose outputs hold no value of their inputs (allocations, fills): a result made by
+# torch.empty_like(x) is not behind a decoy
+NO_VALUES = FRESH | frozenset(("empty", "fill", "fill_", "full_like", "new_full", "new_zeros", "ones_like", "zero_",
+                               "zeros_like"))
+
+
+def _decoyed_outputs(func: Any, given: tuple, ran: tuple, out: Any, spawned: ExitStack) -> Any:
+    """What an operator made from a decoyed tensor's true values (it ran on the shadows: _on_true_values) is behind a
+    decoy of its own, registered like x's (adversary 142: a clone or a float64 copy of x holds x's values, and
+    TensorBase.numpy, ctypes or a forked process read them past the dispatcher), so that what is made from x is
+    decoyed outside launches and PyTorch's operators, through any chain of operators; `spawned` puts the true bytes
+    back.  An output that is one of the shadow's aliases the operator was given (an in-place operator's self, an
+    out= argument) is handed back as the tensor it stands for."""
+    stands_for = {id(b): a for a, b in zip(tree_leaves(given), tree_leaves(ran), strict=True) if a is not b}
+    out = tree_map(lambda o: stands_for.get(id(o), o) if isinstance(o, torch.Tensor) else o, out)
+    if func.overloadpacket.__name__ in NO_VALUES:
+        return out
+    for o in tree_leaves(out):
+        if isinstance(o, torch.Tensor) and o.layout == torch.strided and o.device.type == "cpu" and \
+                _held_of(o) is None and not any(_same_storage(o, h.shadow) for h in list(_DECOYS.values())):
+            spawned.enter_context(_decoyed(o))
+    return out
 
 
 class _WhatPyTorchComputes:
@@ -2233,7 +2322,11 @@ class _WhatPyTorchComputes:
     def __init__(self, x: torch.Tensor, fresh_as_nan: bool = False) -> None:
         self.computed: list[str] = []
         self.host: list[str] = []  # HOST_READS of x or of what was made from x
-        self.tainted = tainted = {_storage_of(x)} - {0}
+        self.tainted = tainted = _Storages()
+        tainted.add_tensors([x])
+        # the storages decoyed in the block because an operator made them from x's values (_decoyed_outputs), their
+        # true bytes back when the block ends (an _AnotherCall's: when _another_call_watched's block does)
+        self.spawned = ExitStack()
         computed = self.computed
         owner = self
 
@@ -2255,16 +2348,18 @@ class _WhatPyTorchComputes:
                     out = func(*args, **kwargs)
                     if from_x and not func.name().startswith("triton_kernel_wrapper"):
                         computed.append(func.name())
-                        tainted.update(_storage_of(t) for t in tree_leaves(out) if isinstance(t, torch.Tensor))
-                        tainted.discard(0)
+                        tainted.add_tensors(tree_leaves(out))
                     return out
                 body = _python_body(func, ins) if from_x else None
                 if body is not None:  # an operator of the answer's own: its code is watched like the answer's
                     with Mode():
                         out = body(*args, **kwargs)
                 else:
+                    given = (args, kwargs)
                     args, kwargs = _on_true_values(func, args, kwargs)  # x's values, not its decoy's (_DECOYS)
                     out = func(*args, **kwargs)
+                    if args is not given[0] or kwargs is not given[1]:  # from x's values: decoyed (_decoyed_outputs)
+                        out = _decoyed_outputs(func, given, (args, kwargs), out, owner.spawned)
                 if fresh_as_nan and func.overloadpacket.__name__ in FRESH and isinstance(out, torch.Tensor) and \
                         out.is_floating_point():
                     out.fill_(math.nan)  # what memory held before is no value of the answer's (see FRESH)
@@ -2272,8 +2367,7 @@ class _WhatPyTorchComputes:
                     name = func.overloadpacket.__name__
                     if name not in MOVES and body is None:
                         computed.append(name)
-                    tainted.update(_storage_of(t) for t in tree_leaves(out) if isinstance(t, torch.Tensor))
-                    tainted.discard(0)
+                    tainted.add_tensors(tree_leaves(out))
                 return out
 
         self.mode = Mode()
@@ -2288,8 +2382,11 @@ class _WhatPyTorchComputes:
         try:
             self.mode.__exit__(*exc)
         finally:
-            _put_back(self.patched)
-            _WATCHING.remove(self)
+            try:
+                self.spawned.close()  # (the true bytes back before anything judges them, also where the answer raised)
+            finally:
+                _put_back(self.patched)
+                _WATCHING.remove(self)
 
 
 class _InAnotherThread(TorchDispatchMode):
@@ -2496,6 +2593,7 @@ def _another_call_watched(*others: _AnotherCall) -> Iterator[None]:
     finally:
         for other in others:
             _OTHERS.remove(other)
+            other.watch.spawned.close()  # (what its operators made from its x: true again before it is judged)
         _put_back(patched)
 
 
@@ -3029,11 +3127,13 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       "the process: an illegal memory access)",
                       "a lane whose value you throw away still reads its address: mask every load (`mask=` and "
                       "`other=` for the lanes past the row, and the rows past the last one), not only the store")
-            ex.expect(not watch.host, f"{call}: your function read x's values (or those of what was made from x) "
-                      f"outside PyTorch and your kernel ({', '.join(sorted(set(watch.host)))})",
-                      "every step of the softmax belongs in your Triton kernel: NumPy on x.numpy(), Python on "
-                      "x.tolist(), CuPy on x through DLPack compute outside it (on a GPU, x.cpu().numpy() is also a "
-                      "copy to the host and a wait for the GPU)")
+            ex.expect(not watch.host, f"{call}: your function handed x's memory or values (or those of what was "
+                      f"made from x) to code outside PyTorch and your kernel ({', '.join(sorted(set(watch.host)))})",
+                      "every step of the softmax belongs in your Triton kernel, and around it PyTorch alone may "
+                      "allocate, view, copy or convert: NumPy on x.numpy(), Python on x.tolist(), CuPy on x through "
+                      "DLPack compute outside it, and even a view made through NumPy (torch.from_numpy(x.numpy())) "
+                      "hands x to NumPy, which refuses a GPU tensor (on a GPU, x.cpu().numpy() is also a copy to the "
+                      "host and a wait for the GPU)")
             ex.expect(not launches.count or not _plain_result(y)
                       or y.numel() == 0 or _storage_of(y) in watch.tainted,
                       f"{call} returned a tensor that nothing made from x was written into: no launch given x (or a "

@@ -10,6 +10,7 @@ tests of exercise 2 are skipped (`requires=("triton",)`).
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import io
 import logging
@@ -6890,3 +6891,145 @@ for _name in R76_GPU_ONLY:
         "dispatch or patch sees, and x is decoyed on a CPU only (nb09._DECOYS)")
 ALSO_RIGHT_SOFTMAXES[R76 + "the grid given as a NumPy integer"] = r76_right_grid_as_numpy_int
 ALSO_RIGHT_SOFTMAXES[R76 + "x and y handed to the kernel as int32 views, bitcast"] = r76_right_through_int32_views
+
+
+# ---------------------------------------------------------------- round 77's adversary (exercise 2)
+# adv142 (/work/rev74/adv142, judged with Triton 3.9's interpreter, 2026-12-02): 9 answers, 7 of its CPU verdicts
+# misjudged.  Round 76's decoy covered x's own storage only: a copy of x made by PyTorch (x.clone(), x.double(), a
+# MOVE, run on the true values) held x's values undecoyed, and TensorBase.numpy / tolist, ctypes or a forked process
+# read them (5 WRONG answers passed).  Fixed in fix09ag: what a PyTorch operator makes from a decoyed tensor's values
+# is decoyed too, its true bytes in a shadow of its own (nb09._decoyed_outputs), through any chain of operators.  A
+# right kernel given an alias set_ onto a slice of x's storage FAILed (taint and decoys keyed by exact start address):
+# storages now match by address range (nb09._Storages, nb09._held_of).  A kernel given torch.from_numpy(x.numpy())
+# still FAILs: the task lets PyTorch alone view x around the kernel, and NumPy refuses a GPU tensor; the message now
+# says x was handed to NumPy, not that its values were read.  On a GPU, x is not decoyed: the adversary predicts that
+# the .cpu() copy of a clone or a float64 conversion read by TensorBase.numpy / tolist passes there (not yet run).
+R77 = "round 77's adversary: "
+
+
+def _r77_max_by_numpy_on_a_clone_through_tensorbase(x):
+    """Wrong: each row's max by NumPy on torch._C.TensorBase.numpy(x.clone().cpu()), the rest by the kernel.
+    EXPECTED: WRONG."""
+    def max_of(x):
+        c = x.clone().cpu()
+        return torch.from_numpy(torch._C.TensorBase.numpy(c).max(axis=1).astype(np.float32)).to(x.device)
+
+    return _r76_given_max(x, max_of)
+
+
+def _r77_max_by_python_on_a_clone_through_tensorbase_tolist(x):
+    """Wrong: each row's max by Python over torch._C.TensorBase.tolist(x.clone().cpu()).  EXPECTED: WRONG."""
+    def max_of(x):
+        rows = torch._C.TensorBase.tolist(x.clone().cpu())
+        return torch.tensor([max(r) for r in rows], dtype=torch.float32, device=x.device)
+
+    return _r76_given_max(x, max_of)
+
+
+def _r77_max_by_ctypes_on_a_contiguous_copy(x):
+    """Wrong: a contiguous clone of x read with ctypes.string_at(c.data_ptr()), each row's max by NumPy (a host
+    pointer: CPU only).  EXPECTED: WRONG."""
+    def max_of(x):
+        c = x.clone(memory_format=torch.contiguous_format)
+        rows, cols = c.shape
+        raw = ctypes.string_at(c.data_ptr(), rows * cols * 4)
+        return torch.from_numpy(np.frombuffer(raw, dtype=np.float32).reshape(rows, cols).max(axis=1).copy())
+
+    return _r76_given_max(x, max_of)
+
+
+def _r77_max_by_numpy_on_a_float64_conversion(x):
+    """Wrong: each row's max by NumPy on TensorBase.numpy(x.double().cpu()), cast to float32.  EXPECTED: WRONG."""
+    def max_of(x):
+        d = x.double().cpu()
+        return torch.from_numpy(torch._C.TensorBase.numpy(d).max(axis=1).astype(np.float32)).to(x.device)
+
+    return _r76_given_max(x, max_of)
+
+
+def _r77_max_by_pytorch_in_a_forked_process_on_a_clone(x):
+    """Wrong: a clone made in the parent, each row's max by PyTorch's amax in a forked child, sent back through a
+    pipe (CPU only).  EXPECTED: WRONG."""
+    def max_of(x):
+        c = x.clone()
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.write(w, torch._C.TensorBase.numpy(c.amax(dim=1).contiguous()).astype(np.float32).tobytes())
+            finally:
+                os._exit(0)
+        os.close(w)
+        buf = b""
+        while len(buf) < 4 * c.shape[0]:
+            chunk = os.read(r, 1 << 16)
+            if not chunk:
+                break
+            buf += chunk
+        os.close(r)
+        os.waitpid(pid, 0)
+        return torch.from_numpy(np.frombuffer(buf, dtype=np.float32).copy())
+
+    return _r76_given_max(x, max_of)
+
+
+def _r77_launch(x, src):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r76_softmax_kernel[(rows,)](y, src, src.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def _r77_kernel_on_a_numpy_alias(x):
+    """Wrong (the task: PyTorch alone may view x around the kernel; NumPy refuses a GPU tensor): the kernel given
+    torch.from_numpy(x.numpy()), a zero-copy alias made through NumPy (CPU only).  EXPECTED: WRONG."""
+    return _r77_launch(x, torch.from_numpy(x.numpy()))
+
+
+def _r77_right_kernel_on_a_deepcopy(x):
+    """Right: the kernel given copy.deepcopy(x).  EXPECTED: RIGHT."""
+    return _r77_launch(x, copy.deepcopy(x))
+
+
+def _r77_right_kernel_on_a_storage_alias(x):
+    """Right: the kernel given an alias set_ onto x's own storage, at x's offset, size and strides.  EXPECTED: RIGHT."""
+    a = torch.empty(0, dtype=x.dtype, device=x.device).set_(x.untyped_storage(), x.storage_offset(), x.size(),
+                                                            x.stride())
+    return _r77_launch(x, a)
+
+
+def _r77_right_kernel_on_a_rebased_storage_slice(x):
+    """Right: the kernel given an alias set_ onto x.untyped_storage()[offset bytes:] (a storage starting at x's first
+    element, inside x's storage), offset 0.  EXPECTED: RIGHT (FAILed before fix09ag: storages keyed by start)."""
+    s = x.untyped_storage()[x.storage_offset() * x.element_size():]
+    a = torch.empty(0, dtype=x.dtype, device=x.device).set_(s, 0, x.size(), x.stride())
+    return _r77_launch(x, a)
+
+
+R77_WRONG_BOTH = {
+    R77 + "each row's max by NumPy on TensorBase.numpy of a clone": _r77_max_by_numpy_on_a_clone_through_tensorbase,
+    R77 + "each row's max by Python over TensorBase.tolist of a clone":
+        _r77_max_by_python_on_a_clone_through_tensorbase_tolist,
+    R77 + "each row's max by NumPy on TensorBase.numpy of x.double()": _r77_max_by_numpy_on_a_float64_conversion,
+}
+R77_WRONG_CPU_ONLY = {
+    R77 + "each row's max by NumPy on a clone's bytes read with ctypes": _r77_max_by_ctypes_on_a_contiguous_copy,
+    R77 + "each row's max by PyTorch in a forked process, on a clone made before the fork":
+        _r77_max_by_pytorch_in_a_forked_process_on_a_clone,
+    R77 + "a kernel given torch.from_numpy(x.numpy())": _r77_kernel_on_a_numpy_alias,
+}
+WRONG_ON_CPU["check_softmax_rows"].update(R77_WRONG_BOTH)
+WRONG_ON_CPU["check_softmax_rows"].update(R77_WRONG_CPU_ONLY)
+WRONG_SOFTMAXES.update(R77_WRONG_BOTH)
+if not has_cuda():  # (a host pointer read by ctypes, fork, x.numpy(): a CPU's x only)
+    WRONG_SOFTMAXES.update(R77_WRONG_CPU_ONLY)
+for _name in R77_WRONG_BOTH:
+    MISJUDGED_ON_A_GPU["check_softmax_rows"][_name] = (
+        "not yet run on a GPU; its adversary predicts PASS: x.clone() or x.double() is a MOVE, its .cpu() copy read "
+        "by torch._C.TensorBase.numpy / tolist, which nothing patches, and x is decoyed on a CPU only "
+        "(nb09._DECOYS)")
+ALSO_RIGHT_SOFTMAXES[R77 + "the kernel given copy.deepcopy(x)"] = _r77_right_kernel_on_a_deepcopy
+ALSO_RIGHT_SOFTMAXES[R77 + "the kernel given an alias set_ onto x's storage"] = _r77_right_kernel_on_a_storage_alias
+ALSO_RIGHT_SOFTMAXES[R77 + "the kernel given an alias set_ onto a slice of x's storage"] = \
+    _r77_right_kernel_on_a_rebased_storage_slice
