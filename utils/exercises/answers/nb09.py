@@ -7024,11 +7024,9 @@ WRONG_ON_CPU["check_softmax_rows"].update(R77_WRONG_CPU_ONLY)
 WRONG_SOFTMAXES.update(R77_WRONG_BOTH)
 if not has_cuda():  # (a host pointer read by ctypes, fork, x.numpy(): a CPU's x only)
     WRONG_SOFTMAXES.update(R77_WRONG_CPU_ONLY)
-for _name in R77_WRONG_BOTH:
-    MISJUDGED_ON_A_GPU["check_softmax_rows"][_name] = (
-        "not yet run on a GPU; its adversary predicts PASS: x.clone() or x.double() is a MOVE, its .cpu() copy read "
-        "by torch._C.TensorBase.numpy / tolist, which nothing patches, and x is decoyed on a CPU only "
-        "(nb09._DECOYS)")
+# On a GPU (call CL, 2026-12-02) the first of these FAILed, by the bandwidth bar (0.00 of the copy's: the host's
+# round trip on the 32768 x 2048 case), not by a rule that sees the read: its adversary predicted a PASS. The other
+# two take the same round trip; they are not listed as misjudged on a GPU.
 ALSO_RIGHT_SOFTMAXES[R77 + "the kernel given copy.deepcopy(x)"] = _r77_right_kernel_on_a_deepcopy
 ALSO_RIGHT_SOFTMAXES[R77 + "the kernel given an alias set_ onto x's storage"] = _r77_right_kernel_on_a_storage_alias
 ALSO_RIGHT_SOFTMAXES[R77 + "the kernel given an alias set_ onto a slice of x's storage"] = \
