@@ -6486,21 +6486,24 @@ def _r75_saved_and_loaded(x):
     return torch.load(buf, weights_only=True)
 
 
+class _Capsule:
+    """A DLPack capsule held for np.from_dlpack, which asks its argument for __dlpack__ and __dlpack_device__."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
 def _r75_numpy_alias(x):
     """A zero-copy NumPy view of x through torch.utils.dlpack.to_dlpack (a capsule, not Tensor.__dlpack__)."""
     from torch.utils import dlpack
 
-    class Capsule:
-        def __init__(self, capsule):
-            self.capsule = capsule
-
-        def __dlpack__(self, **kwargs):
-            return self.capsule
-
-        def __dlpack_device__(self):
-            return (1, 0)
-
-    return np.from_dlpack(Capsule(dlpack.to_dlpack(x)))
+    return np.from_dlpack(_Capsule(dlpack.to_dlpack(x)))
 
 
 @triton.jit
@@ -6699,17 +6702,7 @@ def r76_softmax_by_numpy_through_tensorbase_kernel_given_x(x):
 def r76_max_by_numpy_through_to_dlpack_versioned(x):
     """Wrong: each row's max by NumPy on a zero-copy alias from torch._C._to_dlpack_versioned(x) (Tensor.__dlpack__'s
     exit for a DLPack 1.x consumer).  EXPECTED: WRONG (PART on a CPU before fix09ae)."""
-    class Capsule:
-        def __init__(self, capsule):
-            self.capsule = capsule
-
-        def __dlpack__(self, **kwargs):
-            return self.capsule
-
-        def __dlpack_device__(self):
-            return (1, 0)
-
-    return _r76_given_max(x, lambda x: torch.from_numpy(np.from_dlpack(Capsule(torch._C._to_dlpack_versioned(
+    return _r76_given_max(x, lambda x: torch.from_numpy(np.from_dlpack(_Capsule(torch._C._to_dlpack_versioned(
         x.detach().cpu()))).max(axis=1).astype(np.float32)).to(x.device))
 
 
