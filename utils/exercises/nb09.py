@@ -2324,8 +2324,8 @@ def _to_the_host(func: Any, out: object) -> bool:
     name = func.overloadpacket.__name__
     if name == "_local_scalar_dense":
         return True
-    return name not in NO_VALUES and not getattr(func, "is_view", False) and any(isinstance(o, torch.Tensor) and o.device.type == "cpu"
-                                         for o in tree_leaves(out))
+    return name not in NO_VALUES and not getattr(func, "is_view", False) and any(
+        isinstance(o, torch.Tensor) and o.device.type == "cpu" for o in tree_leaves(out))
 
 
 class _WhatPyTorchComputes:
