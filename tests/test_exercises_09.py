@@ -15,7 +15,7 @@ import torch
 from conftest import definitions_of, host
 from tools.course import LECTURES, SOLUTIONS
 from utils import cells, device
-from utils.exercises import inside_check, nb09
+from utils.exercises import Checker, ExerciseFailed, inside_check, nb09
 
 SOLUTION = SOLUTIONS / "09_kernels.ipynb"
 
@@ -215,6 +215,87 @@ class Test_09_kernels:
         assert threading.Thread._bootstrap_inner is bootstrap and not nb09._WATCHING
         go.set()
         assert done.wait(10) and torch.equal(late[0], torch.exp(x))
+
+    def test_on_a_gpu_a_copy_of_what_was_made_from_x_to_the_host_is_noted(self):
+        """fix09ai: on a GPU, an operator from x (or from what was made from x) whose output lies on the host brings
+        x's values there (x.cpu(), the copy TensorBase.tolist makes, .item()): noted in watch.to_host.  Imitated on
+        this CPU with on_gpu=True, where every tensor counts as the host's: a copy and a float64 conversion of x, and
+        .item() of an element, are noted; a view (it stays where its base is), an allocation (no values) and another
+        tensor's copy are not; without on_gpu (x on a CPU, as the check runs here) nothing is."""
+        x, other = torch.randn(3, 5), torch.randn(3, 5)
+        with nb09._WhatPyTorchComputes(x, on_gpu=True) as watch:
+            x.clone(), other.clone(), torch.empty_like(x), x[:1].to(torch.float64), x[1, 2].item()
+        assert watch.to_host == ["clone", "_to_copy", "_local_scalar_dense"]
+        with nb09._WhatPyTorchComputes(x) as watch:
+            x.clone(), x[:1].to(torch.float64), x[1, 2].item()
+        assert watch.to_host == []
+
+    def test_a_cupy_copy_of_xs_memory_to_the_host_is_a_host_read(self, monkeypatch):
+        """fix09ai (round 76's NumPy on a cupy.cuda.runtime.memcpy of x.data_ptr()): CuPy's memcpy and memcpyAsync,
+        patched in the block, note a copy to the host whose source lies in x's storage (by address range: x's first
+        element need not start it); a copy from elsewhere, or from x to the device, is not noted; after the block the
+        runtime's functions are its own.  Imitated with a stand-in for CuPy's runtime module (no CuPy here)."""
+        import types
+
+        calls = []
+        runtime = types.ModuleType(nb09.CUPY_RUNTIME)
+        runtime.memcpyDeviceToHost, runtime.memcpyDeviceToDevice, runtime.memcpyDefault = 2, 3, 4
+
+        def memcpy(dst, src, size, kind):
+            calls.append((dst, src, size, kind))
+
+        def memcpy_async(dst, src, size, kind, stream):
+            calls.append((dst, src, size, kind))
+
+        runtime.memcpy, runtime.memcpyAsync = memcpy, memcpy_async
+        runtime.pointerGetAttributes = lambda ptr: types.SimpleNamespace(type=2 if ptr == 7 else 1)
+        monkeypatch.setitem(sys.modules, nb09.CUPY_RUNTIME, runtime)
+        base = torch.randn(4, 6)
+        x, other = base[1:, 1:5], torch.randn(3, 4)
+        with nb09._WhatPyTorchComputes(x) as watch:
+            runtime.memcpy(1, other.data_ptr(), 16, 2)  # another tensor's memory
+            runtime.memcpy(7, x.data_ptr(), 16, 3)  # x's, to the device
+            runtime.memcpy(7, x.data_ptr(), 16, 4)  # x's, to a device address (memcpyDefault)
+            assert watch.host == []
+            runtime.memcpyAsync(1, x.data_ptr() + 4, 16, 2, 0)  # x's, inside its storage, to the host
+            runtime.memcpy(1, x.data_ptr(), 16, 4)  # x's, to a host address (memcpyDefault)
+        assert watch.host == ["cupy.cuda.runtime.memcpy() of x's memory to the host"] * 2 and len(calls) == 5
+        assert runtime.memcpy is memcpy and runtime.memcpyAsync is memcpy_async
+
+    def test_a_call_that_raises_after_a_host_read_of_x_fails_on_the_read(self):
+        """fix09ai (round 75's NumPy on to_dlpack(x) on the H200: NumPy refused the GPU's capsule, and the error went
+        through the check): an answer that reads x outside PyTorch and its kernel, then raises, FAILs on the read,
+        with the error named; one that raises without a read still raises its own error."""
+        pytest.importorskip("triton")
+
+        def read_then_raise(x):
+            if x.numel():  # (as round 75's: an empty x is neither read nor refused)
+                x.tolist()
+                raise ValueError("cannot use this array")
+            return torch.empty_like(x)
+
+        def only_raise(x):
+            raise ValueError("my own bug")
+
+        with pytest.raises(ExerciseFailed, match=r"handed x's memory or values .*\(\.tolist\(\)\); then it raised "
+                           r"ValueError: cannot use this array"):
+            nb09.check_softmax_rows(read_then_raise)
+        with pytest.raises(ValueError, match="my own bug"):
+            nb09.check_softmax_rows(only_raise)
+
+    def test_a_copy_to_the_host_fails_with_what_made_it_and_counts_nothing_where_none_was_made(self):
+        """fix09ai: _host_reads_judged FAILs a call whose watch noted a copy to the host (on a GPU), naming the
+        operators, and counts no check where nothing was noted (a CPU's count of checks stays as it was)."""
+        x = torch.randn(2, 3)
+        checker = Checker("softmax_rows")
+        with nb09._WhatPyTorchComputes(x) as watch:
+            pass
+        nb09._host_reads_judged(checker, "softmax_rows(x)", watch)
+        assert checker.passed == 0
+        with nb09._WhatPyTorchComputes(x, on_gpu=True) as watch:
+            x.clone()
+        with pytest.raises(ExerciseFailed, match=r"copied x's values.*from the GPU to the host \(aten\.clone;"):
+            nb09._host_reads_judged(checker, "softmax_rows(x)", watch)
 
     def test_the_softmax_bar_is_measured_on_a_shape_the_task_allows(self):
         assert nb09.BIG[1] <= nb09.MAX_COLS and 0 < nb09.SHARE_BAR < 1

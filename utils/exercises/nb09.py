@@ -2312,6 +2312,22 @@ def _decoyed_outputs(func: Any, given: tuple, ran: tuple, out: Any, spawned: Exi
     return out
 
 
+# On a GPU, x and everything PyTorch makes from it live on the GPU; an operator from x (or from what was made from x)
+# whose output lies on the host is a copy of their values to the host: x.cpu(), .to('cpu'), a copy_ into a CPU tensor,
+# and the copies that .numpy(), .tolist() (torch._C.TensorBase's too, which nothing patches: its C++ copies x to the
+# host through the dispatcher), torch.save and a storage's .cpu() make; .item(), int(x[i]) and float(x[i]) read a value
+# back (_local_scalar_dense).  Each is a host read of x's values, a FAIL at the first call that makes one, as the hint
+# says (round 76's TensorBase.tolist on the H200 ran into the bandwidth bar's 32768 x 2048 case, minutes of Python
+# lists; adversaries 140 and 142: a clone's or a float64 conversion's .cpu() read by TensorBase.numpy / tolist).
+# The allocations of NO_VALUES carry no values, and a view stays where its base is.
+def _to_the_host(func: Any, out: object) -> bool:
+    name = func.overloadpacket.__name__
+    if name == "_local_scalar_dense":
+        return True
+    return name not in NO_VALUES and not getattr(func, "is_view", False) and any(
+        isinstance(o, torch.Tensor) and o.device.type == "cpu" for o in tree_leaves(out))
+
+
 class _WhatPyTorchComputes:
     """The operators PyTorch ran, inside the block, on x or on a tensor made from x (through any chain of
     operators), other than MOVES; the launches of Triton kernels and the check's own work are not watched.
@@ -2319,9 +2335,13 @@ class _WhatPyTorchComputes:
     Why by hand: the question is data flow through PyTorch's operators, which only a dispatch mode sees
     (`torch.utils._python_dispatch.TorchDispatchMode`, as PyTorch's own FlopCounterMode uses it)."""
 
-    def __init__(self, x: torch.Tensor, fresh_as_nan: bool = False) -> None:
+    def __init__(self, x: torch.Tensor, fresh_as_nan: bool = False, on_gpu: bool | None = None) -> None:
         self.computed: list[str] = []
         self.host: list[str] = []  # HOST_READS of x or of what was made from x
+        # on a GPU (x on one; `on_gpu` True: a CPU's imitation, where every tensor counts as the host's), the operators
+        # that brought x's values, or those of what was made from x, to the host (TO_THE_HOST)
+        self.to_host: list[str] = []
+        gpu = x.is_cuda if on_gpu is None else on_gpu
         self.tainted = tainted = _Storages()
         tainted.add_tensors([x])
         # the storages decoyed in the block because an operator made them from x's values (_decoyed_outputs), their
@@ -2365,6 +2385,8 @@ class _WhatPyTorchComputes:
                     out.fill_(math.nan)  # what memory held before is no value of the answer's (see FRESH)
                 if from_x:
                     name = func.overloadpacket.__name__
+                    if gpu and _to_the_host(func, out):
+                        owner.to_host.append(name)
                     if name not in MOVES and body is None:
                         computed.append(name)
                     tainted.add_tensors(tree_leaves(out))
@@ -2453,6 +2475,33 @@ BYTE_EXITS = (
 )
 
 
+# CuPy's runtime calls that copy memory by address (round 76's adversary: NumPy on a cupy.cuda.runtime.memcpy of
+# x.data_ptr() to the host): one whose source lies in x's storage, or in one made from x (matched by address range,
+# _Storages), and whose destination is the host's is a host read of x's values.  Patched where CuPy is imported, or
+# importable on a GPU; a device-to-device copy is a copy, which the task allows.
+CUPY_COPIES = ("memcpy", "memcpyAsync")
+CUPY_RUNTIME = "cupy_backends.cuda.api.runtime"
+
+
+def _cupy_runtime() -> Any:
+    """CuPy's runtime module (cupy.cuda.runtime is cupy_backends.cuda.api.runtime), or None."""
+    if CUPY_RUNTIME not in sys.modules and has_cuda() and has_cupy():
+        import cupy.cuda  # noqa: F401 -- (CuPy only where a GPU has it)
+    return sys.modules.get(CUPY_RUNTIME)
+
+
+def _into_the_host(runtime: Any, dst: int, kind: int) -> bool:
+    """Whether a copy of `kind` into `dst` lands in the host's memory."""
+    if kind == getattr(runtime, "memcpyDeviceToHost", 2):
+        return True
+    if kind != getattr(runtime, "memcpyDefault", 4):
+        return False
+    try:  # (cudaMemoryType: 0 unregistered host memory, 1 host, 2 device, 3 managed)
+        return int(runtime.pointerGetAttributes(dst).type) in (0, 1)
+    except Exception:  # noqa: BLE001 -- an address CUDA does not know is the host's
+        return True
+
+
 def _watch_other_threads_and_host_reads() -> list[tuple[Any, str, Any]]:
     """Patch, for a _WhatPyTorchComputes block: every thread started from now on runs in _InAnotherThread, and the
     HOST_READS of torch.Tensor note what they read; returns what _put_back needs: (owner, name, what it held, or None
@@ -2493,6 +2542,20 @@ def _watch_other_threads_and_host_reads() -> list[tuple[Any, str, Any]]:
             return _original(*args, **kwargs)
 
         setattr(owner, name, exit_read)
+    runtime = _cupy_runtime()
+    for name in CUPY_COPIES if runtime is not None else ():
+        original = getattr(runtime, name, None)
+        if original is None:
+            continue
+        patched.append((runtime, name, runtime.__dict__.get(name)))
+
+        def copied(dst: int, src: int, size: int, kind: int, *args: Any, _original: Any = original,
+                   _runtime: Any = runtime, **kwargs: Any) -> Any:
+            if _into_the_host(_runtime, dst, kind):
+                _host_read(" cupy.cuda.runtime.memcpy() of x's memory to the host", src)
+            return _original(dst, src, size, kind, *args, **kwargs)
+
+        setattr(runtime, name, copied)
     for name in HOST_READS:
         own = torch.Tensor.__dict__.get(name)
         original = getattr(torch.Tensor, name, None)
@@ -2605,6 +2668,9 @@ def _judge_another_call(ex: Any, call: str, other: _AnotherCall, theirs: object)
             "caller makes it")
     ex.expect(not other.watch.host, f"{call}: the other caller's call read its x's values (or those of what was made "
               f"from it) outside PyTorch and your kernel ({', '.join(sorted(set(other.watch.host)))})", hint)
+    if other.watch.to_host:  # (on a GPU: nothing counted where nothing was noted)
+        ex.expect(False, f"{call}: the other caller's call copied its x's values (or those of what was made from it) "
+                  f"from the GPU to the host ({', '.join(sorted(set(other.watch.to_host)))})", hint)
     ex.expect(not other.watch.computed, f"{call}: PyTorch computed from the other caller's x, or from what was made "
               f"from it, outside your kernel ({', '.join(sorted(set(other.watch.computed)))})", hint)
     ex.expect(other.launches.count > 0, f"{call}: the other caller's call launched no Triton kernel given its x (or a "
@@ -3007,6 +3073,7 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
         def watched_call(x: torch.Tensor, call: str, poisoned: bool, order: str, config: Any,
                          guarded: bool | None) -> tuple[object, _Launches, Any]:
             guarded = not on_gpu or poisoned if guarded is None else guarded
+            watch = None
             try:
                 with ExitStack() as stack:
                     launches = stack.enter_context(_counting_launches(guarded=guarded, poisoned=poisoned)
@@ -3078,6 +3145,10 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                     ex.expect(False, f"{call}: the GPU refused your kernel's launch ({error})",
                               "a grid has limits per dimension: the first holds up to 2**31 - 1 programs, the second "
                               "and third 65535 each; which dimension carries your rows?")
+                if watch is not None and not isinstance(error, (ExerciseFailed, LeftForGPU)):
+                    # a host read of x came first, and FAILs by itself (round 75's adversary on the H200: NumPy on
+                    # to_dlpack(x)'s capsule raised, since NumPy refuses a GPU's memory, and the error went through)
+                    _host_reads_judged(ex, call, watch, error)
                 raise
             return y, launches, watch
 
@@ -3127,13 +3198,8 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                       "the process: an illegal memory access)",
                       "a lane whose value you throw away still reads its address: mask every load (`mask=` and "
                       "`other=` for the lanes past the row, and the rows past the last one), not only the store")
-            ex.expect(not watch.host, f"{call}: your function handed x's memory or values (or those of what was "
-                      f"made from x) to code outside PyTorch and your kernel ({', '.join(sorted(set(watch.host)))})",
-                      "every step of the softmax belongs in your Triton kernel, and around it PyTorch alone may "
-                      "allocate, view, copy or convert: NumPy on x.numpy(), Python on x.tolist(), CuPy on x through "
-                      "DLPack compute outside it, and even a view made through NumPy (torch.from_numpy(x.numpy())) "
-                      "hands x to NumPy, which refuses a GPU tensor (on a GPU, x.cpu().numpy() is also a copy to the "
-                      "host and a wait for the GPU)")
+            _host_reads_judged(ex, call, watch)  # (on a GPU; nothing counted where none was noted)
+            ex.expect(not watch.host, _handed_outside(call, watch), HANDED_HINT)
             ex.expect(not launches.count or not _plain_result(y)
                       or y.numel() == 0 or _storage_of(y) in watch.tainted,
                       f"{call} returned a tensor that nothing made from x was written into: no launch given x (or a "
@@ -3270,6 +3336,34 @@ def check_softmax_rows(softmax_rows: Callable[[torch.Tensor], torch.Tensor]) -> 
                              "kernels run at the same time on two streams"
                              + (f"; and {seen_on_cpu}" if seen_on_cpu else ""))
         _softmax_speed(ex, yours, counted)
+
+
+HANDED_HINT = ("every step of the softmax belongs in your Triton kernel, and around it PyTorch alone may allocate, "
+               "view, copy or convert: NumPy on x.numpy(), Python on x.tolist(), CuPy on x through DLPack compute "
+               "outside it, and even a view made through NumPy (torch.from_numpy(x.numpy())) hands x to NumPy, which "
+               "refuses a GPU tensor (on a GPU, x.cpu().numpy() is also a copy to the host and a wait for the GPU)")
+
+
+def _handed_outside(call: str, watch: _WhatPyTorchComputes, raised: str = "") -> str:
+    return (f"{call}: your function handed x's memory or values (or those of what was made from x) to code outside "
+            f"PyTorch and your kernel ({', '.join(sorted(set(watch.host)))}){raised}")
+
+
+def _host_reads_judged(ex: Any, call: str, watch: _WhatPyTorchComputes, error: BaseException | None = None) -> None:
+    """FAIL a call that brought x's values, or those of what was made from x, to the host (watch.to_host, on a GPU),
+    or, where it raised (`error`), one that handed them to code outside PyTorch and the kernel before (watch.host):
+    the read came first, and is wrong by itself.  Nothing is counted where nothing was noted."""
+    said = (str(error).splitlines() or [""])[0][:200]
+    raised = "" if error is None else f"; then it raised {type(error).__name__}: {said}"
+    if watch.to_host:
+        ex.expect(False, f"{call}: your function copied x's values, or those of what it made from x, from the GPU to "
+                  f"the host ({', '.join(f'aten.{name}' for name in sorted(set(watch.to_host)))}; .cpu(), "
+                  f".to('cpu'), .numpy(), .tolist(), .item() and torch.save each make one){raised}",
+                  "every step of the softmax belongs in your Triton kernel: a copy to the host waits for the GPU, "
+                  "moves x over the bus, and what reads it there (NumPy, Python) computes outside your kernel; "
+                  "around the kernel, PyTorch may allocate, view, copy or convert on the GPU only")
+    if error is not None and watch.host:
+        ex.expect(False, _handed_outside(call, watch, raised), HANDED_HINT)
 
 
 def _needs_a_driver(error: BaseException) -> str:
