@@ -859,7 +859,8 @@ def _eager_step(model, data, wrong=""):
 
     def step():
         k = (2 if wrong == "every other batch" else 1) * done[0] % len(tokens)
-        loss = {"bf16 division": answers08.scripted_division_in_bf16, "float16 products": _float16_products}.get(
+        loss = {"bf16 division": answers08.scripted_division_in_bf16, "float16 products": _float16_products,
+                "dropout": answers08.dropout_tiny, "label smoothing": answers08.label_smoothing_tiny}.get(
             wrong, answers08.fast_loss)(model, tokens[k].cuda(), lengths[k].float().cuda(), labels[k].cuda(), True)
         opt.zero_grad()
         loss.backward()
@@ -901,7 +902,7 @@ def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(mon
             # torch cannot answer (its CUDA functions are dummies)
             monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
             nb08.check_fast_step(_eager_step)
-            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 18 checks passed"
+            assert capsys.readouterr().out.splitlines()[-1] == "PASS make_fast_step: 19 checks passed"
             # round 71's last adversary: losses kept in a ring longer than a run (the long run's count tells it)
             with pytest.raises(exercises.ExerciseFailed, match=r"went on stepping after the run.*losses\(\) after "
                                                                 r"step 20 returned .* of 10 losses"):
@@ -923,6 +924,10 @@ def test_the_whole_check_of_the_fast_step_runs_with_cuda_imitated_on_the_cpu(mon
                                                                 r"updates included\): aten\.addmm, aten\.mm, "
                                                                 r"aten\._to_copy .*took or returned float16"):
                 nb08.check_fast_step(lambda model, data: _eager_step(model, data, "float16 products"))
+            # round 77's adversary: F.dropout(p=1e-7) in the step, its losses within the tolerance (call CL)
+            with pytest.raises(exercises.ExerciseFailed, match=r"8 calls moved PyTorch's global random generator "
+                                                                r"\(the first: step 1 \(called from"):
+                nb08.check_fast_step(lambda model, data: _eager_step(model, data, "dropout"))
     finally:
         nb08._references.cache_clear()
 
@@ -1172,3 +1177,29 @@ def test_an_address_used_as_an_alias_test_is_no_read_and_is_left_for_a_gpu(capsy
     nb08.check_fast_loss(alias_tested)
     out = capsys.readouterr().out
     assert out.startswith("PART fast_loss: ") and "took a raw address of n (data_ptr())" in out, out
+
+
+def _read_that_raises(model, x, n, y, bf16):
+    """A host read that raises where the tensor is, as np.asarray(x) does on a GPU (here: a weight that requires
+    grad, which Tensor.numpy refuses)."""
+    np.asarray(next(model.parameters()))
+    return answers08.fast_loss(model, x, n, y, bf16)
+
+
+def _read_caught_then_other_error(model, x, n, y, bf16):
+    try:
+        np.asarray(next(model.parameters()))
+    except RuntimeError:
+        pass
+    raise ValueError("an error of the answer's own")
+
+
+@host
+def test_a_host_read_that_raises_is_a_host_read_and_another_error_stays_the_answers():
+    """Round 76's NumPy poolings raise on a GPU (np.asarray(x): Tensor.__array__ refuses device memory) and showed an
+    error there, not a FAIL (call CL): an error the answer raised from a read of the recorder's is that read's FAIL
+    (`_raised_in_read`); one the answer raised for itself, after a read it caught, stays its own."""
+    with pytest.raises(ExerciseFailed, match=r"read a value on the host \(__array__, which raised \(RuntimeError"):
+        nb08.check_fast_loss(_read_that_raises)
+    with pytest.raises(ValueError, match="an error of the answer's own"):
+        nb08.check_fast_loss(_read_caught_then_other_error)

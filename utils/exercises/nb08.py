@@ -646,6 +646,12 @@ class Operations(TorchFunctionMode):
         super().__init__()
         self.seen: list[tuple[str, tuple[tuple[int, ...], ...]]] = []
         self.host_reads: list[str] = []
+        # reads that raised where the tensor is (a GPU's: Tensor.__array__ refuses device memory), with their errors,
+        # and exports by DLPack of a tensor not on the host (NumPy refuses a GPU's capsule after the export): where the
+        # answer then raises that error, or any after such an export, `_recorded` names the read (`raised_in_read`)
+        self.raised_reads: list[tuple[str, BaseException]] = []
+        self.exported: list[str] = []
+        self.raised_in_read = ""
         self.threads: list[str] = []  # threads the answer started: work this thread-local mode cannot see (round 21)
         self.settings_left: list[str] = []  # settings the call left changed that the check's own hides (`_recorded`)
         self.transfers: list[str] = []
@@ -789,6 +795,10 @@ class Operations(TorchFunctionMode):
         self.calling = True
         try:
             out = func(*args, **kwargs)
+        except Exception as error:
+            if name in HOST_READS or name in EXPORTS:
+                self.raised_reads.append((name, error))
+            raise
         finally:
             self.calling = False
         beneath, self.beneath = set(self.beneath), []
@@ -801,6 +811,8 @@ class Operations(TorchFunctionMode):
         formats = sorted({str(t.dtype).removeprefix("torch.") for t in tensors if t.dtype in NARROW})
         if formats:
             self.narrow.append(f"{name} ({', '.join(formats)})")
+        if name in EXPORTS and not self.importing and given and given[0].device.type != "cpu":
+            self.exported.append(f"{name}, its memory handed to another library")
         if name in EXPORTS and not self.importing and given and given[0].device.type == "cpu":
             self.host_reads.append(f"{name}, its memory handed to another library (NumPy reads it on the host)")
         elif name in HOST_READS or (isinstance(out, torch.Tensor) and out.device.type == "cpu"
@@ -1365,13 +1377,42 @@ def _recorded(fn: Callable[..., object], *args: object) -> tuple[object, Operati
     with _threads_as_the_callers(ops), _Beneath(ops), ops, _unseen_watched(ops):
         try:
             got = fn(*args)
-        except RuntimeError as error:
-            if not ops.host_mixed:
-                raise
-            got = error
+        except Exception as error:
+            if isinstance(error, RuntimeError) and ops.host_mixed:
+                got = error
+            else:
+                ops.raised_in_read = _raised_in_read(error, ops)
+                if not ops.raised_in_read:
+                    raise
+                got = error
         finally:
             ops.outside()
     return got, ops
+
+
+def _raised_in_read(error: BaseException, ops: Operations) -> str:
+    """The read that `error`, raised by the answer, came from (`Operations.raised_reads`: the same error, or one it
+    was raised from or while handling), or the export by DLPack of a tensor not on the host that preceded it; "" if
+    neither.  On a GPU, np.asarray(x) (Tensor.__array__) raises there, and NumPy's from_dlpack refuses the capsule
+    that x.__dlpack__() handed it: round 76's NumPy poolings, which FAIL on a CPU as host reads, showed an error
+    there instead of a FAIL (call CL).  Only an answer that raised is judged so: it PASSes in no case."""
+    chain: list[BaseException | None] = [error]
+    seen: set[int] = set()
+    while chain:
+        e = chain.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        for name, raised in ops.raised_reads:
+            if raised is e:
+                return f"{name}, which raised ({_first_line(e)})"
+        chain += [e.__cause__, e.__context__]
+    return f"{ops.exported[0]}, then your function raised {_first_line(error)}" if ops.exported else ""
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0][:100]}" if text else type(error).__name__
 
 
 def _padded_further(x: torch.Tensor) -> torch.Tensor:
@@ -1928,6 +1969,10 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         mixed = (f"{call} used a tensor made on the host with the batch's tensors "
                  f"({ops.host_mixed[0] if ops.host_mixed else ''}"
                  f"{': ' + str(got).splitlines()[0][:120] if isinstance(got, RuntimeError) else ''})")
+        if ops.raised_in_read and not ops.host_mixed:  # (a FAIL only: the count of checks as before)
+            ex.expect(False, f"{call} read a value on the host ({ops.raised_in_read})",
+                      "a CUDA graph (exercise 2) replays kernels, not Python: nothing may be read or copied on the "
+                      "host (a GPU's memory cannot be read there at all), nor waited for")
         ex.expect(not isinstance(got, RuntimeError), mixed, HOST_MADE_HINT)
         changed_settings = [f"{name}: {was} -> {now}" for (name, was), now in
                             zip(settings.items(), _settings(device).values(), strict=True) if was != now
@@ -3738,6 +3783,7 @@ class AnswerRun:
     calls: list[str]
     switched: list[str]  # the calls after which the current stream was not the caller's
     changed_later: list[str] = field(default_factory=list)  # losses() calls whose result changed later
+    drew: list[str] = field(default_factory=list)  # the calls after which a global generator had moved (`_generators`)
 
 
 def _answer_run(step: Callable[[], object], losses: Callable[[], object], params: Sequence[torch.Tensor],
@@ -3762,6 +3808,7 @@ def _answer_run(step: Callable[[], object], losses: Callable[[], object], params
     held: list[object] = []  # what each losses() call returned, kept as a caller may keep it
     calls: list[str] = []
     switched: list[str] = []
+    drew: list[str] = []
     torch.cuda.synchronize()
     with _profiled() as prof:
         with record_function(HEAD_START_RANGE):
@@ -3775,15 +3822,19 @@ def _answer_run(step: Callable[[], object], losses: Callable[[], object], params
                     if late_ms and turn < CALLER_BUSY_STEPS:
                         gpu_sleep(CALLER_BUSY_MS / 1e3)
                         _rewrite(params, weights[done])
+                    generators = _generators()
                     with record_function(STEP_RANGE), widened(late_ms, spare=(previous,)) if late_ms else nullcontext():
                         step()
                     _same_stream(previous, calls[-1], switched)
+                    _drew(generators, calls[-1], drew)
                     done += 1
                     _snapshot(params, weights[done])
                 calls.append(f"losses() after step {done} (called from {who})")
+                generators = _generators()
                 with record_function(LOSSES_RANGE):
                     got = losses()
                 _same_stream(previous, calls[-1], switched)
+                _drew(generators, calls[-1], drew)
                 returned.append((done, who, _as_read(got)))
                 held.append(got)
         host_s = time.perf_counter() - began
@@ -3800,7 +3851,26 @@ def _answer_run(step: Callable[[], object], losses: Callable[[], object], params
                      f"losses() after step {done} (called from {who}): the values it returned changed later"
                      for (done, who, read), got in zip(returned, held, strict=True)
                      if not _same_read(read, _as_read(got))]
-    return AnswerRun(weights, returned, host_s, start.elapsed_time(end) / 1e3, trace, calls, switched, changed_later)
+    return AnswerRun(weights, returned, host_s, start.elapsed_time(end) / 1e3, trace, calls, switched, changed_later,
+                     drew)
+
+
+def _generators() -> list[torch.Tensor]:
+    """The states of the global generators that a step could draw from: the CPU's and each GPU's default one (read on
+    the host, no wait).  A graph that captured a draw (dropout) moves its GPU's generator at every replay: the capture
+    registers the default generator (CUDAGraph::capture_begin), and each replay adds the capture's whole-graph
+    increment to its offset (CUDAGeneratorState::replay_prologue), so that torch.cuda.get_rng_state() differs after
+    it.  (A draw outside any graph moves it too.)"""
+    return [torch.get_rng_state(), *(g.get_state() for g in torch.cuda.default_generators)]
+
+
+def _drew(before: Sequence[torch.Tensor], call: str, drew: list[str]) -> None:
+    """Note `call` in `drew` where a global generator's state differs from `before` (`_generators`).  The slow step
+    draws no random number (no dropout, no sampling: its batches come in order), so a right step leaves every
+    generator as it found it: the rule holds by construction, whatever the tolerance of the values (round 77's
+    adversary: F.dropout(p=1e-7) in the captured step PASSed on the H200, call CL, its losses within the tolerance)."""
+    if any(a.shape != b.shape or not torch.equal(a, b) for a, b in zip(before, _generators(), strict=True)):
+        drew.append(call)
 
 
 def _losses_kept(step: Callable[[], object], losses: Callable[[], object], done: int, last: object, total: int
@@ -3870,6 +3940,11 @@ def check_fast_step(make_fast_step: Callable[..., tuple[Callable[[], object], Ca
         found = Findings()
         judge_correct(found, run.weights, run.returned, slow, bf16, names, numels)
         judge_streams(found, run.switched)
+        found.expect(not run.drew, f"{len(run.drew)} calls moved PyTorch's global random generator (the first: "
+                     f"{run.drew[0] if run.drew else ''})",
+                     "the slow step draws no random numbers: a step that does (dropout, a sampling) is another "
+                     "step, however little it changes the losses (a graph that captured the draw draws again at "
+                     "every replay)")
         found.expect(not run.changed_later, "; ".join(run.changed_later[:1]),
                      "the caller keeps what losses() returns: later steps must not change it (return a new list, or "
                      "a tensor that later steps do not write)")
