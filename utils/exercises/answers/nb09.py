@@ -6551,8 +6551,8 @@ def r75_max_by_numpy_through_to_dlpack(x):
     EXPECTED: WRONG (PART on a CPU, 2026-12-02: to_dlpack is not Tensor.__dlpack__, which HOST_READS watches; FAIL since
     fix09ac, which watches torch._C._to_dlpack; on a GPU NumPy cannot import a CUDA capsule, and the answer raises: on
     the H200 (call CM, 2026-12-02) its error went through the check, noted read and all, and the test FAILed; since
-    fix09ai a call that raises after a host read FAILs on the read, with the error named: expected, not yet run on a
-    GPU)."""
+    fix09ai a call that raises after a host read FAILs on the read, with the error named: so on the H200
+    (call CN)."""
     return _r75_given_max(x, lambda x: torch.from_numpy(_r75_numpy_alias(x).max(axis=-1).astype(np.float32))
                           .to(x.device))
 
@@ -6675,7 +6675,7 @@ def r76_max_by_python_on_tensorbase_tolist(x):
     """Wrong: each row's max by Python over torch._C.TensorBase.tolist(x).  EXPECTED: WRONG (PART on a CPU before
     fix09ae).  On a GPU, tolist's C++ copies x to the host through the dispatcher (a MOVE): the H200 (call CM,
     2026-12-02) was still running it when the step's time ran out, the bandwidth bar's 32768 x 2048 case made into
-    Python lists; since fix09ai a copy to the host FAILs at the first call (expected, not yet run on a GPU)."""
+    Python lists; since fix09ai a copy to the host FAILs at the first call (so on the H200, call CN)."""
     return _r76_given_max(x, lambda x: torch.tensor([max(r) for r in torch._C.TensorBase.tolist(x)],
                                                     dtype=torch.float32, device=x.device))
 
@@ -6883,12 +6883,12 @@ R76_GPU_ONLY = {
         r76_max_by_host_memcpy_of_the_pointer,
 }
 WRONG_SOFTMAXES.update(R76_GPU_ONLY)
-# Expected after fix09ai, not yet run on a GPU: the memcpy of x.data_ptr() to the host FAILs by construction (nb09
+# After fix09ai, as call CN ran it on the H200 (2026-12-02): the memcpy of x.data_ptr() to the host FAILs by construction (nb09
 # patches CuPy's runtime memcpy and memcpyAsync, and matches the source by address range: CUPY_COPIES), so it is not
 # listed.  CuPy's max on an alias of x.data_ptr() stays misjudged: it computes on the GPU, with nothing copied to the
 # host and nothing dispatched, and the bandwidth bar (one more read of x) does not stop it.
 MISJUDGED_ON_A_GPU["check_softmax_rows"][R76 + "each row's max by CuPy on an alias of x.data_ptr()"] = (
-    "expected after fix09ai, not yet run on a GPU; its adversary predicts PASS: x's memory read on the GPU through "
+    "after fix09ai still PASSes on the H200 (call CN); its adversary predicts PASS: x's memory read on the GPU through "
     "its data_ptr() by CuPy, which no dispatch or patch sees (no copy to the host), and x is decoyed on a CPU only "
     "(nb09._DECOYS)")
 ALSO_RIGHT_SOFTMAXES[R76 + "the grid given as a NumPy integer"] = r76_right_grid_as_numpy_int
