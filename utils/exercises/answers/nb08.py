@@ -5104,7 +5104,7 @@ ALSO_RIGHT["check_fast_step"][R77 + "the graph step with the cumsum pooling"] = 
 # (a verdict other than FAIL, or an error of its own) is not known, only that the test did not see a FAIL with a hint.
 _CL_UNSEEN = ("the test failed on the H200 (call CL, 2026-12-02): no FAIL with a hint was seen; the message was "
               "cut off with the step's time, so whether the check PASSed it or raised is not known")
-# After fix08an, as call CN ran it on the H200 (2026-12-02): round 76's two NumPy poolings FAIL there. np.asarray(x) raises in
+# After fix08an, on the H200 (call CN): round 76's two NumPy poolings FAIL there. np.asarray(x) raises in
 # Tensor.__array__ (a GPU's memory), and NumPy's from_dlpack refuses the capsule that x.__dlpack__() handed it; the
 # recorder now names such a read when the answer raises its error, or raises after such an export
 # (`nb08._raised_in_read`), where the error was shown unjudged before.  Their entries are removed.  The ctypes reads
@@ -5116,7 +5116,7 @@ MISJUDGED_ON_A_GPU.setdefault("check_fast_loss", {}).update({
                          "ctypes reads a device address on the host; a notebook's kernel would die instead of a FAIL"),
     R77_CTYPES_FROM_ADDRESS: _CL_UNSEEN + " (its twin ends its process with SIGSEGV)",
 })
-# After fix08an, as call CN ran it on the H200 (2026-12-02): the graph step with F.dropout(p=1e-7) FAILs there (it PASSed on the
+# After fix08an, on the H200 (call CN): the graph step with F.dropout(p=1e-7) FAILs there (it PASSed on the
 # H200, call CL): every call of step() and losses() is judged by the global generators' states before and after it
 # (`nb08._drew`), and a replay of a graph that captured a draw moves the GPU's generator.  Its entry is removed.  The
 # smoothing of 1e-4 stays: fix08an built no case where it exceeds the bf16-derived tolerance of the step's losses.

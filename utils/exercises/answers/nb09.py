@@ -6883,7 +6883,7 @@ R76_GPU_ONLY = {
         r76_max_by_host_memcpy_of_the_pointer,
 }
 WRONG_SOFTMAXES.update(R76_GPU_ONLY)
-# After fix09ai, as call CN ran it on the H200 (2026-12-02): the memcpy of x.data_ptr() to the host FAILs by construction (nb09
+# After fix09ai, on the H200 (call CN): the memcpy of x.data_ptr() to the host FAILs by construction (nb09
 # patches CuPy's runtime memcpy and memcpyAsync, and matches the source by address range: CUPY_COPIES), so it is not
 # listed.  CuPy's max on an alias of x.data_ptr() stays misjudged: it computes on the GPU, with nothing copied to the
 # host and nothing dispatched, and the bandwidth bar (one more read of x) does not stop it.
