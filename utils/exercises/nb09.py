@@ -1895,6 +1895,7 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
         return launch(*args, **kwargs)
     seen, guarded, poisoned = _COUNTING[-1]
     _IN_A_LAUNCH.running = True
+    given = (args, kwargs)
     try:
         seen.count += 1
         with _check_at_work():  # the launch, and the check's own copies: not PyTorch computing from x
@@ -1902,7 +1903,10 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
             groups = _storages(args, kwargs)
             if not (guarded or poisoned):
                 with _true_in_place(_launch_leaves(args, kwargs)):  # (a decoyed x: _DECOYS)
-                    return launch(*args, **kwargs)
+                    out = launch(*args, **kwargs)
+                if _WATCHING:
+                    _decoyed_after_a_launch(*given, _WATCHING[-1])
+                return out
             snapshots = [_true_bytes(ts[0]).clone() for ts in groups.values()] if poisoned else []
             kept: list[tuple] = []
             if guarded:
@@ -1916,7 +1920,7 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
                 _ACCESSES.append([])
                 _STASHED.append([None, [], set()])
             try:
-                return launch(*args, **kwargs)
+                out = launch(*args, **kwargs)
             finally:
                 if guarded:
                     _READS.pop()
@@ -1943,8 +1947,22 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
                 _out_of_guards(kept, seen, seen.count)
                 if poisoned:
                     _poison_what_changed(groups, snapshots)
+            if _WATCHING:
+                _decoyed_after_a_launch(*given, _WATCHING[-1])
+            return out
     finally:
         _IN_A_LAUNCH.running = False
+
+
+def _decoyed_after_a_launch(args: tuple, kwargs: dict, watch: _WhatPyTorchComputes) -> None:
+    """After a launch, each CPU storage it was given that is made from x (_taint_through: it may hold what the kernel
+    wrote from x's values) behind a decoy of its own, as x is, its true bytes in a shadow that later launches and
+    PyTorch's operators see, and back when `watch` ends, before anything judges y (adversary 144: a copy kernel's copy
+    of x, read with TensorBase.numpy on the host, gave each row's max)."""
+    for t in _launch_leaves(args, kwargs):
+        if isinstance(t, torch.Tensor) and t.layout == torch.strided and t.device.type == "cpu" and \
+                _storage_of(t) in watch.tainted and _held_of(t) is None:
+            watch.spawned.enter_context(_decoyed(t))
 
 
 def _launch_patches() -> list[tuple[type, str, Callable]]:
@@ -2192,17 +2210,20 @@ def _decoyed(x: torch.Tensor) -> Iterator[_Decoy | None]:
     with _check_at_work():
         real = _storage_bytes(x) if key else None
         # the decoy's values in x's dtype where it is a floating one (a float64 copy of x reads values around
-        # DECOY_AROUND too), else as float32 words
+        # DECOY_AROUND too), else as float32 words; over every byte of the storage, whatever its size (adversary 144:
+        # a uint8 copy of x with one spare byte, 4n+1 bytes, was left undecoyed, x's true bytes in it): as many words as
+        # cover the storage, the last one cut at its last byte
         dtype = x.dtype if x.is_floating_point() and x.element_size() in (2, 4, 8) else torch.float32
-        if real is not None and _held_of(x) is None and real.numel() and \
-                not real.numel() % dtype.itemsize and x.device.type == "cpu":
+        if real is not None and _held_of(x) is None and real.numel() and x.device.type == "cpu":
             shadow = real.clone()
             generator = torch.Generator().manual_seed(real.numel())
-            decoy = torch.randn(real.numel() // dtype.itemsize, generator=generator, dtype=torch.float32)
+            decoy = torch.randn(-(-real.numel() // dtype.itemsize), generator=generator, dtype=torch.float32)
             decoy = decoy.mul_(DECOY_SPREAD).add_(DECOY_AROUND).to(dtype)
             decoy = decoy.view(torch.uint8)
+            if decoy.numel() != real.numel():
+                decoy = decoy[:real.numel()].clone()
             real.copy_(decoy)
-        else:  # (empty, already decoyed by an enclosing block, or not whole float32 words)
+        else:  # (empty, already decoyed by an enclosing block, or on a GPU)
             real = None
     if real is None:
         yield None
@@ -2626,7 +2647,9 @@ class _AnotherCall:
             with _check_at_work():  # (Triton's own work on the tensors: not PyTorch computing from x)
                 _taint_through(args, kwargs, self.watch.tainted)
                 with _true_in_place(_launch_leaves(args, kwargs)):  # (its x decoyed: _DECOYS)
-                    return launch(*args, **kwargs)
+                    out = launch(*args, **kwargs)
+                _decoyed_after_a_launch(args, kwargs, self.watch)
+                return out
         finally:
             _IN_A_LAUNCH.another = False
 
