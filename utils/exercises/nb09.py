@@ -1895,14 +1895,18 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
         return launch(*args, **kwargs)
     seen, guarded, poisoned = _COUNTING[-1]
     _IN_A_LAUNCH.running = True
+    given = (args, kwargs)
     try:
         seen.count += 1
         with _check_at_work():  # the launch, and the check's own copies: not PyTorch computing from x
             _taint_through(args, kwargs)
             groups = _storages(args, kwargs)
             if not (guarded or poisoned):
-                with _true_in_place(_launch_leaves(args, kwargs)):  # (a decoyed x: _DECOYS)
-                    return launch(*args, **kwargs)
+                with _flying(*given), _true_in_place(_launch_leaves(args, kwargs)):  # (a decoyed x: _DECOYS)
+                    out = launch(*args, **kwargs)
+                if _WATCHING:
+                    _decoyed_after_a_launch(*given, _WATCHING[-1])
+                return out
             snapshots = [_true_bytes(ts[0]).clone() for ts in groups.values()] if poisoned else []
             kept: list[tuple] = []
             if guarded:
@@ -1916,7 +1920,8 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
                 _ACCESSES.append([])
                 _STASHED.append([None, [], set()])
             try:
-                return launch(*args, **kwargs)
+                with _flying(*given):
+                    out = launch(*args, **kwargs)
             finally:
                 if guarded:
                     _READS.pop()
@@ -1943,8 +1948,48 @@ def _launched_once(launch: Callable[..., Any], args: tuple, kwargs: dict) -> Any
                 _out_of_guards(kept, seen, seen.count)
                 if poisoned:
                     _poison_what_changed(groups, snapshots)
+            if _WATCHING:
+                _decoyed_after_a_launch(*given, _WATCHING[-1])
+            return out
     finally:
         _IN_A_LAUNCH.running = False
+
+
+def _decoyed_after_a_launch(args: tuple, kwargs: dict, watch: _WhatPyTorchComputes) -> None:
+    """After a launch, each CPU storage it was given that is made from x (_taint_through: it may hold what the kernel
+    wrote from x's values) behind a decoy of its own, as x is, its true bytes in a shadow that later launches and
+    PyTorch's operators see, and back when `watch` ends, before anything judges y (adversary 144: a copy kernel's copy
+    of x, read with TensorBase.numpy on the host, gave each row's max)."""
+    for t in _launch_leaves(args, kwargs):
+        if isinstance(t, torch.Tensor) and t.layout == torch.strided and t.device.type == "cpu" and \
+                _storage_of(t) in watch.tainted and _held_of(t) is None and not _in_flight(t):
+            watch.spawned.enter_context(_decoyed(t))
+
+
+# The storages that launches running now were given (start, end), from every thread: a storage shared by two callers'
+# calls (a buffer kept across calls) is not decoyed under another thread's running launch, which reads it in place
+# (the last launch on it to end decoys it)
+_FLIGHT: list[tuple[int, int]] = []
+
+
+def _in_flight(t: torch.Tensor) -> bool:
+    start, end = _span_of(t)
+    with _DECOY_LOCK:
+        return any(s < end and start < e for s, e in _FLIGHT)
+
+
+@contextmanager
+def _flying(args: tuple, kwargs: dict) -> Iterator[None]:
+    spans = [_span_of(t) for t in _launch_leaves(args, kwargs) if isinstance(t, torch.Tensor)]
+    spans = [s for s in spans if s[0]]
+    with _DECOY_LOCK:
+        _FLIGHT.extend(spans)
+    try:
+        yield
+    finally:
+        with _DECOY_LOCK:
+            for span in spans:
+                _FLIGHT.remove(span)
 
 
 def _launch_patches() -> list[tuple[type, str, Callable]]:
@@ -2154,6 +2199,7 @@ class _Decoy:
     shadow: torch.Tensor
     decoy: torch.Tensor
     opened: int = 0
+    closed: bool = False  # its block ended (a launch still open on it leaves the true bytes in place)
 
     def view_of(self, t: torch.Tensor, of: torch.Tensor) -> torch.Tensor:
         """t's view (offset, size, strides, dtype) into `of`, the shadow or the decoy; t's storage may start inside
@@ -2192,17 +2238,20 @@ def _decoyed(x: torch.Tensor) -> Iterator[_Decoy | None]:
     with _check_at_work():
         real = _storage_bytes(x) if key else None
         # the decoy's values in x's dtype where it is a floating one (a float64 copy of x reads values around
-        # DECOY_AROUND too), else as float32 words
+        # DECOY_AROUND too), else as float32 words; over every byte of the storage, whatever its size (adversary 144:
+        # a uint8 copy of x with one spare byte, 4n+1 bytes, was left undecoyed, x's true bytes in it): as many words as
+        # cover the storage, the last one cut at its last byte
         dtype = x.dtype if x.is_floating_point() and x.element_size() in (2, 4, 8) else torch.float32
-        if real is not None and _held_of(x) is None and real.numel() and \
-                not real.numel() % dtype.itemsize and x.device.type == "cpu":
+        if real is not None and _held_of(x) is None and real.numel() and x.device.type == "cpu":
             shadow = real.clone()
             generator = torch.Generator().manual_seed(real.numel())
-            decoy = torch.randn(real.numel() // dtype.itemsize, generator=generator, dtype=torch.float32)
+            decoy = torch.randn(-(-real.numel() // dtype.itemsize), generator=generator, dtype=torch.float32)
             decoy = decoy.mul_(DECOY_SPREAD).add_(DECOY_AROUND).to(dtype)
             decoy = decoy.view(torch.uint8)
+            if decoy.numel() != real.numel():
+                decoy = decoy[:real.numel()].clone()
             real.copy_(decoy)
-        else:  # (empty, already decoyed by an enclosing block, or not whole float32 words)
+        else:  # (empty, already decoyed by an enclosing block, or on a GPU)
             real = None
     if real is None:
         yield None
@@ -2212,12 +2261,13 @@ def _decoyed(x: torch.Tensor) -> Iterator[_Decoy | None]:
     try:
         yield held
     finally:
-        with _check_at_work():
+        with _DECOY_LOCK, _check_at_work():  # (a launch of another thread open on it: its true bytes stay in place)
             if _DECOYS.get(key) is held:
                 del _DECOYS[key]
+            held.closed = True
             if not held.opened:
                 _kept_writes(held)
-            real.copy_(shadow)
+                real.copy_(shadow)
 
 
 # A process forked while a storage is decoyed (adversary 140: each row's max by PyTorch in a forked worker) inherits
@@ -2264,7 +2314,7 @@ def _true_in_place(tensors: list[object]) -> Iterator[None]:
         with _DECOY_LOCK:
             for held in opened:
                 held.opened -= 1
-                if not held.opened:
+                if not held.opened and not held.closed:
                     with _check_at_work():
                         held.shadow.copy_(held.storage)
                         held.storage.copy_(held.decoy)
@@ -2625,8 +2675,10 @@ class _AnotherCall:
             self.launches.count += 1
             with _check_at_work():  # (Triton's own work on the tensors: not PyTorch computing from x)
                 _taint_through(args, kwargs, self.watch.tainted)
-                with _true_in_place(_launch_leaves(args, kwargs)):  # (its x decoyed: _DECOYS)
-                    return launch(*args, **kwargs)
+                with _flying(args, kwargs), _true_in_place(_launch_leaves(args, kwargs)):  # (its x: _DECOYS)
+                    out = launch(*args, **kwargs)
+                _decoyed_after_a_launch(args, kwargs, self.watch)
+                return out
         finally:
             _IN_A_LAUNCH.another = False
 

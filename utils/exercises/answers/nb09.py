@@ -7034,3 +7034,239 @@ ALSO_RIGHT_SOFTMAXES[R77 + "the kernel given copy.deepcopy(x)"] = _r77_right_ker
 ALSO_RIGHT_SOFTMAXES[R77 + "the kernel given an alias set_ onto x's storage"] = _r77_right_kernel_on_a_storage_alias
 ALSO_RIGHT_SOFTMAXES[R77 + "the kernel given an alias set_ onto a slice of x's storage"] = \
     _r77_right_kernel_on_a_rebased_storage_slice
+
+
+# ---------------------------------------------------------------- round 78's adversary (exercises 1, 2 and 3)
+# adv144 (/work/rev75/adv144, judged with Triton 3.9's interpreter, 2026-12-02): 12 answers, 3 of its 8 CPU verdicts
+# misjudged (WRONG answers accepted).  A copy of x into a storage whose size is not a whole number of float32 words
+# (a uint8 buffer of 4n+1 bytes, an int16 one of 2n+1 elements) kept x's true bytes: the decoy was written only over
+# whole words.  Fixed in fix09al: the decoy covers every byte of a storage, whatever its size (nb09._decoyed).  What a
+# launch given x writes (a copy kernel's copy of x) was tainted but never decoyed, and TensorBase.numpy read it on the
+# host: fixed in fix09al, each CPU storage a launch was given that is made from x is decoyed after the launch, its
+# true bytes in a shadow (nb09._decoyed_after_a_launch).  On a GPU (not yet run) the adversary predicts: the two host
+# reads FAIL by the copy to the host (nb09._to_the_host); the right answers PASS (the online one and the odd-sized
+# copy read x twice: their share of the bandwidth bar is not known); the CuPy answers of exercises 1 and 3 as EXPECTED.
+R78 = "round 78's adversary: "
+
+
+@triton.jit
+def _r78_given_max_kernel(y_ptr, x_ptr, m_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_stride + offs, mask=mask, other=-float("inf"))
+    m = tl.load(m_ptr + row)
+    e = tl.exp(v - m)
+    tl.store(y_ptr + row * y_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+@triton.jit
+def _r78_copy_kernel(dst_ptr, x_ptr, x_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    tl.store(dst_ptr + row * cols + offs, tl.load(x_ptr + row * x_stride + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def _r78_online_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, CHUNK: tl.constexpr, GUARDED: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, CHUNK)
+    m = tl.full((), -float("inf"), tl.float32)
+    s = tl.full((), 0.0, tl.float32)
+    for start in range(0, cols, CHUNK):
+        mask = start + offs < cols
+        v = tl.load(x_ptr + row * x_stride + start + offs, mask=mask, other=-float("inf"))
+        m_new = tl.maximum(m, tl.max(v, axis=0))
+        if GUARDED:
+            safe = tl.where(m_new == -float("inf"), 0.0, m_new)
+        else:
+            safe = m_new
+        s = s * tl.exp(m - safe) + tl.sum(tl.exp(v - safe), axis=0)
+        m = m_new
+    for start in range(0, cols, CHUNK):
+        mask = start + offs < cols
+        v = tl.load(x_ptr + row * x_stride + start + offs, mask=mask, other=-float("inf"))
+        tl.store(y_ptr + row * y_stride + start + offs, tl.exp(v - m) / s, mask=mask)
+
+
+@triton.jit
+def _r78_f64_kernel(y_ptr, x_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x_ptr + row * x_stride + offs, mask=mask, other=-float("inf")).to(tl.float64)
+    e = tl.exp(v - tl.max(v, axis=0))
+    tl.store(y_ptr + row * y_stride + offs, (e / tl.sum(e, axis=0)).to(tl.float32), mask=mask)
+
+
+def _r78_given_max(x, m):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r78_given_max_kernel[(rows,)](y, x, m, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def _r78_max_from_an_odd_sized_byte_copy(x):
+    """Wrong: x's bytes copied (a MOVE) into a uint8 buffer of 4n+1 bytes (one spare byte in front), each row's max
+    by NumPy on torch._C.TensorBase.numpy of it, the rest by the kernel (PASSed before fix09al: a storage that is not
+    whole float32 words was not decoyed).  EXPECTED: WRONG (on a GPU: the copy_ into a CPU buffer reads x back)."""
+    rows, cols = x.shape
+    if not rows:
+        return torch.empty((0, cols), dtype=torch.float32, device=x.device)
+    buf = torch.empty(rows * cols * 4 + 1, dtype=torch.uint8)
+    buf[1:].view(rows, cols * 4).copy_(x.view(torch.uint8))
+    raw = torch._C.TensorBase.numpy(buf)[1:].copy()
+    m = np.frombuffer(raw.tobytes(), dtype=np.float32).reshape(rows, cols).max(axis=1)
+    return _r78_given_max(x, torch.from_numpy(m.astype(np.float32).copy()).to(x.device))
+
+
+def _r78_max_from_an_int16_copy_of_odd_words(x):
+    """Wrong: x's bytes as int16 pairs copied into an int16 buffer of 2n+1 elements (4n+2 bytes), each row's max by
+    NumPy on TensorBase.numpy of it (PASSed before fix09al, as above; its max stays on the host: CPU only).
+    EXPECTED: WRONG."""
+    rows, cols = x.shape
+    if not rows:
+        return torch.empty((0, cols), dtype=torch.float32, device=x.device)
+    buf = torch.empty(rows * cols * 2 + 1, dtype=torch.int16)
+    buf[:-1].view(rows, cols * 2).copy_(x.view(torch.int16))
+    raw = torch._C.TensorBase.numpy(buf)[:-1].copy()
+    m = raw.view(np.float32).reshape(rows, cols).max(axis=1)
+    return _r78_given_max(x, torch.from_numpy(m.astype(np.float32).copy()))
+
+
+def _r78_max_from_a_kernel_copy_read_on_the_host(x):
+    """Wrong: a copy kernel of its own copies x into a buffer, each row's max by NumPy on TensorBase.numpy of the
+    copy, the rest by the softmax kernel (PASSed before fix09al: what a launch wrote was tainted, not decoyed).
+    EXPECTED: WRONG (on a GPU: buf.cpu() reads the copy back)."""
+    rows, cols = x.shape
+    if not rows:
+        return torch.empty((0, cols), dtype=torch.float32, device=x.device)
+    buf = torch.empty(rows * cols, dtype=torch.float32, device=x.device)
+    _r78_copy_kernel[(rows,)](buf, x, x.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    m = torch._C.TensorBase.numpy(buf.cpu() if buf.is_cuda else buf).reshape(rows, cols).max(axis=1)
+    return _r78_given_max(x, torch.from_numpy(m.astype(np.float32).copy()).to(x.device))
+
+
+def _r78_online(x, guarded):
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r78_online_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, CHUNK=64, GUARDED=guarded)
+    return y
+
+
+def _r78_online_nan_on_a_masked_first_chunk(x):
+    """Wrong: an online softmax in chunks of 64, its running max unguarded: a first chunk all -inf (a masked row)
+    gives exp(-inf - -inf) = NaN.  EXPECTED: WRONG."""
+    return _r78_online(x, False)
+
+
+def _r78_right_online_in_chunks_of_64(x):
+    """Right: the online softmax in chunks of 64, the running max guarded where a chunk is all -inf (reads x twice).
+    EXPECTED: RIGHT."""
+    return _r78_online(x, True)
+
+
+def _r78_right_kernel_on_an_odd_sized_byte_copy(x):
+    """Right: x copied into a float32 view of a uint8 buffer with 4 spare bytes in front, the kernel given the copy.
+    EXPECTED: RIGHT."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        buf = torch.empty(rows * cols * 4 + 4, dtype=torch.uint8, device=x.device)
+        c = buf[4:].view(torch.float32).view(rows, cols)
+        c.copy_(x)
+        _r78_f64_kernel[(rows,)](y, c, c.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def _r78_softmax_by_numpy_of_an_odd_sized_copy_written_by_a_kernel(x):
+    """Wrong: NumPy's whole softmax of an odd-sized byte copy of x, written into y by a copy kernel never given x
+    (a host buffer handed to the kernel: CPU only).  EXPECTED: WRONG."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if not rows:
+        return y
+    buf = torch.empty(rows * cols * 4 + 1, dtype=torch.uint8)
+    buf[1:].view(rows, cols * 4).copy_(x.view(torch.uint8))
+    v = np.frombuffer(torch._C.TensorBase.numpy(buf)[1:].tobytes(), dtype=np.float32).reshape(rows, cols)
+    v = v.astype(np.float64)
+    e = np.exp(v - v.max(axis=1, keepdims=True))
+    s = torch.from_numpy((e / e.sum(axis=1, keepdims=True)).astype(np.float32))
+    _r78_copy_kernel[(rows,)](y, s, cols, cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def _r78_right_computed_in_float64(x):
+    """Right: the softmax computed in float64 inside the kernel, stored as float32.  EXPECTED: RIGHT."""
+    rows, cols = x.shape
+    y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
+    if rows:
+        _r78_f64_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+    return y
+
+
+def _r78_gelu_right_elementwise_T(x, bias):
+    """Right: one ElementwiseKernel with a type placeholder T, bias broadcast.  EXPECTED: RIGHT."""
+    cp = _cp()
+    k = cp.ElementwiseKernel(
+        "T v, T b", "T y",
+        "T u = v + b; y = (T)0.5 * u * ((T)1 + tanh((T)0.7978845608028654 * (u + (T)0.044715 * u * u * u)))",
+        "r78_gelu")
+    return k(x, bias)
+
+
+def _r78_gelu_float32_constant(x, bias):
+    """Wrong for float64: sqrt(2/pi) written as the float literal 0.7978845608f.  EXPECTED: WRONG."""
+    cp = _cp()
+    k = cp.ElementwiseKernel(
+        "T v, T b", "T y",
+        "T u = v + b; y = (T)0.5 * u * ((T)1 + tanh(0.7978845608f * (u + (T)0.044715 * u * u * u)))",
+        "r78_gelu_f")
+    return k(x, bias)
+
+
+def _r78_scale_right_cupy_multiply(out, x, a):
+    """Right: cp.multiply(x, a, out=out).  EXPECTED: RIGHT."""
+    cp = _cp()
+    cp.multiply(x, cp.float32(a), out=out)
+
+
+def _r78_scale_grid_capped_at_65535(out, x, a):
+    """Wrong: the bound fixed (i < n), but the grid capped at 65535 blocks and no loop: the large size is left
+    unwritten.  EXPECTED: WRONG."""
+    cp = _cp()
+    n = out.size
+    k = cp.RawKernel(r'''extern "C" __global__ void scale(float* out, const float* x, float a, long long n) {
+        long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i]; }''', "scale")
+    k((min(65535, (n + 255) // 256 or 1),), (256,), (out, x, cp.float32(a), cp.int64(n)))
+
+
+R78_WRONG_BOTH = {
+    R78 + "each row's max by NumPy on a uint8 copy of x of 4n+1 bytes": _r78_max_from_an_odd_sized_byte_copy,
+    R78 + "each row's max by NumPy on a copy kernel's copy of x, read with TensorBase.numpy":
+        _r78_max_from_a_kernel_copy_read_on_the_host,
+    R78 + "an online softmax in chunks of 64, NaN on a masked first chunk": _r78_online_nan_on_a_masked_first_chunk,
+}
+R78_WRONG_CPU_ONLY = {
+    R78 + "each row's max by NumPy on an int16 copy of x of 2n+1 elements": _r78_max_from_an_int16_copy_of_odd_words,
+    R78 + "NumPy's softmax of an odd-sized byte copy, written by a copy kernel":
+        _r78_softmax_by_numpy_of_an_odd_sized_copy_written_by_a_kernel,
+}
+WRONG_ON_CPU["check_softmax_rows"].update(R78_WRONG_BOTH)
+WRONG_ON_CPU["check_softmax_rows"].update(R78_WRONG_CPU_ONLY)
+WRONG_SOFTMAXES.update(R78_WRONG_BOTH)
+if not has_cuda():  # (a host buffer handed to a kernel, a maximum left on the host: a CPU's x only)
+    WRONG_SOFTMAXES.update(R78_WRONG_CPU_ONLY)
+ALSO_RIGHT_SOFTMAXES.update({
+    R78 + "an online softmax in chunks of 64, the running max guarded": _r78_right_online_in_chunks_of_64,
+    R78 + "the kernel given a copy of x in a uint8 buffer with spare bytes":
+        _r78_right_kernel_on_an_odd_sized_byte_copy,
+    R78 + "the softmax computed in float64 inside the kernel": _r78_right_computed_in_float64,
+})
+WRONG_GELUS[R78 + "sqrt(2/pi) as the float literal 0.7978845608f in a body templated on T"] = _r78_gelu_float32_constant
+ALSO_RIGHT_GELUS[R78 + "one ElementwiseKernel templated on T, bias broadcast"] = _r78_gelu_right_elementwise_T
+WRONG_SCALES[R78 + "the grid capped at 65535 blocks, no loop"] = _r78_scale_grid_capped_at_65535
+ALSO_RIGHT_SCALES[R78 + "cp.multiply(x, a, out=out)"] = _r78_scale_right_cupy_multiply
