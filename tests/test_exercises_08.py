@@ -1206,7 +1206,7 @@ def test_a_host_read_that_raises_is_a_host_read_and_another_error_stays_the_answ
 
 
 @cpu_only
-def test_fast_loss_78_a_call_of_the_answers_own_code_that_ran_in_neither_run_leaves_the_check_part_on_a_cpu(capsys):
+def test_fast_loss_78_an_own_call_run_in_neither_run_leaves_the_check_part_on_a_cpu(capsys):
     """Round 78's adversary: `_pool_trimmed(x, n) if <a device question> else _pool_full(x, n)` on one line ran that
     line in both runs, and the GPU's helper in neither: the lines guard saw nothing left.  The calls of the answer's
     own code are traced too (`nb08._calls`): the one that ran in neither run leaves the check PART, named."""
@@ -1225,7 +1225,7 @@ def test_fast_loss_78_a_cpus_pass_says_what_it_covers(capsys):
 
 @host
 def test_fast_loss_78_a_loss_written_by_a_later_call_is_named_so():
-    """Round 78's adversary: one kept buffer returned by every call FAILed as a wrong value; the FAIL names the cause."""
+    """Round 78's adversary: one kept buffer returned by every call FAILed as a wrong value; the FAIL names why."""
     with pytest.raises(ExerciseFailed, match="written after it returned, by a later call") as failed:
         nb08.check_fast_loss(answers08.loss_into_a_static_buffer)
     assert "return a new tensor from each call" in str(failed.value)

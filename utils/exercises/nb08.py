@@ -1702,9 +1702,13 @@ class _LinesRun:
                              "host's batch nor beside a GPU's: only a GPU judges it")
             # a line runs without all its calls: `a() if c else b()`, `c and f()` (round 78's adversary: the GPU's
             # pooling in a helper, called in a conditional expression's other arm, PASSed)
-            for line, start, end, text in _calls(code):
-                if line in seen and start not in self.reached.get(code, ()) and line not in _exempt_lines(
-                        code.co_filename):
+            reached = self.reached.get(code, set())
+            # (a `finally` body is compiled twice, for the normal exit and for an exception's: a call whose source
+            # position one instruction that ran shares has run)
+            done = {where for line, start, where, text in _calls(code) if start in reached}
+            for line, _, where, text in _calls(code):
+                if line in seen and where not in done and line not in _exempt_lines(code.co_filename):
+                    done.add(where)
                     whose = "your function" if code is self.answer else f"your {code.co_qualname}"
                     found.append(f"the call `{text[:80]}` on line {line} of {whose} ran in neither run, on the host's "
                                  "batch nor beside a GPU's: only a GPU judges it")
@@ -1712,21 +1716,22 @@ class _LinesRun:
 
 
 @functools.lru_cache(maxsize=256)
-def _calls(code: Any) -> tuple[tuple[int, int, int, str], ...]:
+def _calls(code: Any) -> tuple[tuple[int, int, Any, str], ...]:
     """The calls that `code` makes (its CALL and CALL_FUNCTION_EX instructions; Python 3.11's PRECALL before a CALL),
-    each as (its line, the offset of its first instruction, the CALL's offset, its source text where one line holds
+    each as (its line, the offset of its first instruction, its source position, its source text where one line holds
     it).  An instruction's line is where its expression starts (co_positions)."""
     found, precall = [], None
     for ins in dis.get_instructions(code):
         if ins.opname == "PRECALL":
             precall = ins.offset
             continue
-        if ins.opname in ("CALL", "CALL_FUNCTION_EX") and ins.positions and ins.positions.lineno is not None:
-            where = ins.positions
-            text = linecache.getline(code.co_filename, where.lineno)
-            text = (text[where.col_offset:where.end_col_offset] if where.end_lineno == where.lineno and
+        where = ins.positions
+        line = where.lineno if where is not None else None
+        if ins.opname in ("CALL", "CALL_FUNCTION_EX") and where is not None and line is not None:
+            text = linecache.getline(code.co_filename, line)
+            text = (text[where.col_offset:where.end_col_offset] if where.end_lineno == line and
                     where.col_offset is not None and where.end_col_offset is not None else text).strip()
-            found.append((where.lineno, ins.offset if precall is None else precall, ins.offset, text))
+            found.append((line, ins.offset if precall is None else precall, tuple(where), text))
         precall = None
     return tuple(found)
 

@@ -2258,7 +2258,8 @@ def _one_hot_loss(num_classes: bool):
         with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
             logits = model(x.sum(dim=1) / n[:, None])
         z = logits.float()
-        onehot = (F.one_hot(y, num_classes=z.shape[1]) if num_classes else F.one_hot(y)).to(z.dtype)
+        # (-1: one_hot's default, the width read from the labels; one call, so that no arm of it runs in neither run)
+        onehot = F.one_hot(y, num_classes=z.shape[1] if num_classes else -1).to(z.dtype)
         return -(torch.log_softmax(z, dim=1)[:, :onehot.shape[1]] * onehot).sum(dim=1).mean()
 
     return fast_loss
