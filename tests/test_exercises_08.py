@@ -1203,3 +1203,29 @@ def test_a_host_read_that_raises_is_a_host_read_and_another_error_stays_the_answ
         nb08.check_fast_loss(_read_that_raises)
     with pytest.raises(ValueError, match="an error of the answer's own"):
         nb08.check_fast_loss(_read_caught_then_other_error)
+
+
+@cpu_only
+def test_fast_loss_78_an_own_call_run_in_neither_run_leaves_the_check_part_on_a_cpu(capsys):
+    """Round 78's adversary: `_pool_trimmed(x, n) if <a device question> else _pool_full(x, n)` on one line ran that
+    line in both runs, and the GPU's helper in neither: the lines guard saw nothing left.  The calls of the answer's
+    own code are traced too (`nb08._calls`): the one that ran in neither run leaves the check PART, named."""
+    nb08.check_fast_loss(answers08.trims_when_built_for_a_gpu)
+    out = capsys.readouterr().out
+    assert out.startswith("PART fast_loss: ") and "the call `_r78_pool_trimmed(x, n)`" in out, out
+    assert "_r78_pool_full" not in out, out
+
+
+@cpu_only
+def test_fast_loss_78_a_cpus_pass_says_what_it_covers(capsys):
+    nb08.check_fast_loss(answers08.pooled_by_sum_to_size)
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "PASS fast_loss: 30 checks passed on this CPU, with a rerun as a GPU would answer its device questions")
+
+
+@host
+def test_fast_loss_78_a_loss_written_by_a_later_call_is_named_so():
+    """Round 78's adversary: one kept buffer returned by every call FAILed as a wrong value; the FAIL names why."""
+    with pytest.raises(ExerciseFailed, match="written after it returned, by a later call") as failed:
+        nb08.check_fast_loss(answers08.loss_into_a_static_buffer)
+    assert "return a new tensor from each call" in str(failed.value)

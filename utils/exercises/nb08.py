@@ -56,6 +56,7 @@ from __future__ import annotations
 import ast
 import bisect
 import copy
+import dis
 import functools
 import inspect
 import itertools
@@ -1639,6 +1640,7 @@ class _LinesRun:
     def __init__(self, answer: Callable[..., object]) -> None:
         self.answer = getattr(inspect.unwrap(answer), "__code__", None)
         self.ran: dict[Any, set[int]] = {}
+        self.reached: dict[Any, set[int]] = {}  # the offsets of the instructions run, by code object
         self.blind = False
         self._files: dict[str, bool] = {}
         paths = sysconfig.get_paths()
@@ -1663,9 +1665,13 @@ class _LinesRun:
         if event != "call" or not self._own(frame.f_code.co_filename):
             return None
         lines = self.ran.setdefault(frame.f_code, set())
+        offsets = self.reached.setdefault(frame.f_code, set())
+        frame.f_trace_opcodes = True  # this frame's only: its calls too (`_calls`)
 
         def line(frame: Any, event: str, arg: object) -> Any:
-            if event == "line":
+            if event == "opcode":
+                offsets.add(frame.f_lasti)
+            elif event == "line":
                 lines.add(frame.f_lineno)
             return line
         return line
@@ -1694,7 +1700,40 @@ class _LinesRun:
                 whose = "your function" if code is self.answer else f"your {code.co_qualname}"
                 found.append(f"line {line} of {whose}{f' (`{text[:80]}`)' if text else ''} ran in neither run, on the "
                              "host's batch nor beside a GPU's: only a GPU judges it")
+            # a line runs without all its calls: `a() if c else b()`, `c and f()` (round 78's adversary: the GPU's
+            # pooling in a helper, called in a conditional expression's other arm, PASSed)
+            reached = self.reached.get(code, set())
+            # (a `finally` body is compiled twice, for the normal exit and for an exception's: a call whose source
+            # position one instruction that ran shares has run)
+            done = {where for line, start, where, text in _calls(code) if start in reached}
+            for line, _, where, text in _calls(code):
+                if line in seen and where not in done and line not in _exempt_lines(code.co_filename):
+                    done.add(where)
+                    whose = "your function" if code is self.answer else f"your {code.co_qualname}"
+                    found.append(f"the call `{text[:80]}` on line {line} of {whose} ran in neither run, on the host's "
+                                 "batch nor beside a GPU's: only a GPU judges it")
         return found
+
+
+@functools.lru_cache(maxsize=256)
+def _calls(code: Any) -> tuple[tuple[int, int, Any, str], ...]:
+    """The calls that `code` makes (its CALL and CALL_FUNCTION_EX instructions; Python 3.11's PRECALL before a CALL),
+    each as (its line, the offset of its first instruction, its source position, its source text where one line holds
+    it).  An instruction's line is where its expression starts (co_positions)."""
+    found, precall = [], None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "PRECALL":
+            precall = ins.offset
+            continue
+        where = ins.positions
+        line = where.lineno if where is not None else None
+        if ins.opname in ("CALL", "CALL_FUNCTION_EX") and where is not None and line is not None:
+            text = linecache.getline(code.co_filename, line)
+            text = (text[where.col_offset:where.end_col_offset] if where.end_lineno == line and
+                    where.col_offset is not None and where.end_col_offset is not None else text).strip()
+            found.append((line, ins.offset if precall is None else precall, tuple(where), text))
+        precall = None
+    return tuple(found)
 
 
 @functools.lru_cache(maxsize=64)
@@ -1745,6 +1784,9 @@ def check_fast_loss(fast_loss: Callable[..., torch.Tensor]) -> None:
         if device == "cpu":
             _LINES.append(_LinesRun(fast_loss))
             _ADDRESSES.append([])
+            # a path chosen before the check ran (a helper picked when its cell ran, by torch.cuda.is_available()) is
+            # the host's here, and no rerun can choose again (round 78's adversary): a CPU's PASS says what it covers
+            ex.covers = " on this CPU, with a rerun as a GPU would answer its device questions"
         try:
             # The global generators start from a state that no answer's seed gives: an answer's np.random.seed(0)
             # PASSed in a full test run, where an earlier test had left NumPy's generator just seeded with 0, so the
@@ -1964,6 +2006,7 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         with _device_reads(reads, as_cuda=False) if probed else nullcontext(), \
                 _autocasts_named(host_named) if probed else nullcontext(), _lines_watched():
             got, ops = _recorded(yours, model, x, n, y, bf16)
+        returned = getattr(got, "_version", None)  # a later write into the loss returned (round 78's adversary)
         restated = _state_changes(state, _caller_state(model, x, n, y))
         feeding = ops.feeding(got, list(model.parameters()))  # before the backward() below, which frees the graph
         mixed = (f"{call} used a tensor made on the host with the batch's tensors "
@@ -2102,9 +2145,16 @@ def _loss_holds(ex: Checker, yours: Callable[..., object], case: Batch, device: 
         exact, bound = loss_and_bound(model, x, n, y, bf16)
         loss = float(got.detach())
         off = abs(loss - exact)
+        # a loss written after the call returned it, by a later call (one kept buffer, returned each call): its value
+        # when returned is gone; the cause named, as check_fast_step's `changed_later` does for losses()
+        later = off > bound and returned is not None and got._version != returned
         ex.expect(off <= bound,
                   f"{call} returned {loss:.7g}; the slow step's loss is {exact:.7g}, off by {off:.1e}, and rounding in "
-                  f"{'bf16' if bf16 else 'float32'} can move it by {bound:.1e} at most",
+                  f"{'bf16' if bf16 else 'float32'} can move it by {bound:.1e} at most" + (
+                      " -- the tensor it returned was written after it returned, by a later call of your function"
+                      if later else ""),
+                  "return a new tensor from each call: a caller that keeps a loss (exercise 2's losses()) sees a "
+                  "tensor that a later call writes into change under it" if later else
                   (_layout_hint(yours, model, x, n, y, bf16, exact, bound) if not off <= bound else "")
                   or _value_hint(bf16, large))
         # the gradient once the value is right (a wrong value moves it too: its hint comes first)
@@ -2821,6 +2871,24 @@ DEVICE_ATTRIBUTES = ("is_cuda", "is_cpu", "device")
 # (and what the reference run's H200 answers: round 75's adversary branched on torch.backends.cuda.is_built(); the
 # others, which no answer has used yet, as cheap to answer; get_device_properties by the fields a branch would read)
 _H200 = ("NVIDIA H200", (9, 0))
+_H200_BYTES, _IN_USE = 150_109_880_320, 2 * 2**30  # an H200's memory (139.8 GiB); what a course's process holds
+_H200_STATS = {f"{kind}.{pool}.{stat}": 2**20 if pool == "small_pool" else _IN_USE
+               for kind in ("allocated_bytes", "reserved_bytes", "active_bytes", "requested_bytes")
+               for pool in ("all", "large_pool", "small_pool") for stat in ("current", "peak", "allocated", "freed")}
+_H200_STATS.update({"num_alloc_retries": 0, "num_ooms": 0, "num_sync_all_streams": 0, "num_device_alloc": 12,
+                    "num_device_free": 0})
+_H200_MEMORY = {
+    **dict.fromkeys(("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+                     "memory_cached", "max_memory_cached"), _IN_USE),
+    "mem_get_info": (_H200_BYTES - _IN_USE, _H200_BYTES), "memory_stats": _H200_STATS,
+    "memory_stats_as_nested_dict": {kind: {pool: {stat: _H200_STATS[f"{kind}.{pool}.{stat}"]
+                                                  for stat in ("current", "peak", "allocated", "freed")}
+                                           for pool in ("all", "large_pool", "small_pool")}
+                                    for kind in ("allocated_bytes", "reserved_bytes", "active_bytes",
+                                                 "requested_bytes")},
+    "get_per_process_memory_fraction": 1.0, "get_allocator_backend": "native",
+    "list_gpu_processes": "GPU:0\nprocess 1 uses 2048.000 MB GPU memory",
+    "memory_summary": "|  Allocated memory      |   2048 MiB |   2048 MiB |", "memory_snapshot": []}
 DEVICE_FUNCTIONS = ((torch.cuda, "is_available", True), (torch.cuda, "device_count", 1),
                     (torch.cuda, "is_initialized", True), (torch.cuda, "current_device", 0),
                     (torch.cuda, "get_device_name", _H200[0]), (torch.cuda, "get_device_capability", _H200[1]),
@@ -2828,6 +2896,11 @@ DEVICE_FUNCTIONS = ((torch.cuda, "is_available", True), (torch.cuda, "device_cou
                         name=_H200[0], major=_H200[1][0], minor=_H200[1][1], multi_processor_count=132)),
                     (torch.cuda, "is_bf16_supported", True), (torch.backends.cuda, "is_built", True),
                     (torch.backends.cudnn, "is_available", True),
+                    # torch.cuda.memory's queries (PyTorch 2.13's torch/cuda/memory.py), answered as an H200 holding
+                    # the batch and the model would: memory in use, nonzero (round 78's adversary: `_pool_trimmed(x, n)
+                    # if torch.cuda.memory_allocated() > 0 else _pool_full(x, n)`, 0 on a CPU build, PASSed)
+                    *((owner, name, value) for owner in (torch.cuda, torch.cuda.memory)
+                      for name, value in _H200_MEMORY.items()),
                     *((torch.accelerator, name, value) for name, value in (
                         ("is_available", True), ("current_accelerator", _GPU), ("device_count", 1))
                       if hasattr(torch, "accelerator") and hasattr(torch.accelerator, name)))
@@ -2927,7 +3000,7 @@ def _device_reads(noted: list[str], as_cuda: bool) -> Iterator[None]:
             if _answers_frame(1):
                 noted.append(f"{getattr(owner, '__name__', owner)}.{name}")
                 if as_cuda:
-                    return value
+                    return copy.deepcopy(value) if isinstance(value, (dict, list)) else value  # the answer's own
             return original(*args, **kwargs)
         return call
 

@@ -2258,7 +2258,8 @@ def _one_hot_loss(num_classes: bool):
         with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
             logits = model(x.sum(dim=1) / n[:, None])
         z = logits.float()
-        onehot = (F.one_hot(y, num_classes=z.shape[1]) if num_classes else F.one_hot(y)).to(z.dtype)
+        # (-1: one_hot's default, the width read from the labels; one call, so that no arm of it runs in neither run)
+        onehot = F.one_hot(y, num_classes=z.shape[1] if num_classes else -1).to(z.dtype)
         return -(torch.log_softmax(z, dim=1)[:, :onehot.shape[1]] * onehot).sum(dim=1).mean()
 
     return fast_loss
@@ -5126,3 +5127,153 @@ MISJUDGED_ON_A_GPU["check_fast_step"].update({
         "tolerance, and the step's check does not compare against exercise 1's operators (still expected after "
         "fix08an; still so on the H200 in call CN)",
 })
+
+
+# ---------------------------------------------------------------- round 78's adversary (exercise 1)
+# adv143, judged on this CPU, 2026-12-02, the checks as of round 77 (each docstring is the adversary's student's
+# reasoning and EXPECTED).  Eleven answers; two wrong ones PASSed.  (1) `_pool_trimmed(x, n) if
+# torch.cuda.memory_allocated() > 0 else _pool_full(x, n)`: torch.cuda.memory's queries were no device questions
+# (0 on a CPU build), and the line guard (`nb08._LinesRun`) saw the line run, the helper never entered.  The fixes:
+# the memory queries answered as an H200 holding the batch would (nonzero; `nb08._H200_MEMORY`), so it FAILs by the
+# rerun's host read; and, more generally, the calls of the answer's own code that ran in neither run are left for a
+# GPU (opcode tracing of its own frames, `nb08._calls`), as its lines are: the fix's own answer below (a device
+# question no list answers, torch.cuda.get_arch_list(), [] on a CPU build) is PART on a CPU.  (2) a helper chosen
+# when the cell ran, by torch.cuda.is_available(): on a CPU the answer is the host's path, and no rerun can choose
+# again (MISJUDGED_ON_A_CPU; a CPU's PASS line now says what it covers).  The static loss buffer's FAIL now names its
+# cause (the tensor returned was written by a later call).
+R78 = "round 78's adversary: "
+
+
+def _r78_tail(model, pooled, y, bf16):
+    with torch.autocast(pooled.device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+        logits = model(pooled)
+    return F.cross_entropy(logits.float(), y)
+
+
+def _r78_pool_trimmed(x, n):
+    """(the GPU's path) 'cut to the longest sequence first': int(n.max()), the slow step's host read."""
+    longest = int(n.max())
+    return x[:, :longest].sum(1) / n[:, None]
+
+
+def _r78_pool_full(x, n):
+    return x.sum(1) / n[:, None]
+
+
+# chosen once, when the cell runs (as the notebook's cell 4 chooses `device`): on a CPU machine _r78_pool_full
+_R78_POOL = _r78_pool_trimmed if torch.cuda.is_available() else _r78_pool_full
+
+
+def pool_chosen_when_the_cell_ran(model, x, n, y, bf16):
+    """Wrong: 'pick the pooling once, at definition, like the notebook picks `device`': on a GPU the trimmed pooling
+    (int(n.max()) on the host).  EXPECTED: WRONG (no CPU run can see it: MISJUDGED_ON_A_CPU)."""
+    return _r78_tail(model, _R78_POOL(x, n), y, bf16)
+
+
+def trims_by_storage_device_one_line(model, x, n, y, bf16):
+    """Wrong: the device read from the storage, the GPU's pooling in a helper.  EXPECTED: WRONG (untyped_storage)."""
+    pooled = _r78_pool_trimmed(x, n) if x.untyped_storage().device.type == "cuda" else _r78_pool_full(x, n)
+    return _r78_tail(model, pooled, y, bf16)
+
+
+def trims_when_cuda_memory_in_use(model, x, n, y, bf16):
+    """Wrong: 'when CUDA memory is in use we are on the GPU: trim there'.  EXPECTED: WRONG (PASSed on a CPU before
+    round 78's fix)."""
+    pooled = _r78_pool_trimmed(x, n) if torch.cuda.memory_allocated() > 0 else _r78_pool_full(x, n)
+    return _r78_tail(model, pooled, y, bf16)
+
+
+def trims_when_cuda_memory_in_use_two_lines(model, x, n, y, bf16):
+    """Wrong: the same, the trim inline in an if block.  EXPECTED: WRONG."""
+    if torch.cuda.memory_allocated() > 0:
+        x = x[:, :int(n.max())]
+    return _r78_tail(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def trims_when_built_for_a_gpu(model, x, n, y, bf16):
+    """Wrong (the fix's own, for the call guard): the same one-line choice on a device question that no list answers,
+    torch.cuda.get_arch_list() ([] on a CPU build).  EXPECTED: WRONG (PART on a CPU: `_r78_pool_trimmed(x, n)` ran
+    in neither run)."""
+    pooled = _r78_pool_trimmed(x, n) if torch.cuda.get_arch_list() else _r78_pool_full(x, n)
+    return _r78_tail(model, pooled, y, bf16)
+
+
+_R78_LOSS_BUFFER: dict = {}
+
+
+def loss_into_a_static_buffer(model, x, n, y, bf16):
+    """Wrong: 'exercise 2's graph needs a static output: write the loss into one kept buffer and return it': a loss
+    the caller keeps is overwritten by the next call.  EXPECTED: WRONG (its FAIL names the later write)."""
+    loss = _r78_tail(model, x.sum(1) / n[:, None], y, bf16)
+    key = (loss.device, loss.dtype)
+    if key not in _R78_LOSS_BUFFER:
+        _R78_LOSS_BUFFER[key] = torch.zeros((), device=loss.device, dtype=loss.dtype)
+    buf = _R78_LOSS_BUFFER[key]
+    buf.copy_(loss)
+    return buf
+
+
+def loss_as_a_one_element_vector(model, x, n, y, bf16):
+    """Right: the loss reshaped to shape (1,).  EXPECTED: RIGHT."""
+    return _r78_tail(model, x.sum(1) / n[:, None], y, bf16).reshape(1)
+
+
+def pooled_by_sum_to_size(model, x, n, y, bf16):
+    """Right: the sum over positions by Tensor.sum_to_size.  EXPECTED: RIGHT."""
+    b, _, f = x.shape
+    return _r78_tail(model, x.sum_to_size(b, 1, f).squeeze(1) / n[:, None], y, bf16)
+
+
+def guards_by_is_nonzero(model, x, n, y, bf16):
+    """Wrong: 'guard against empty sequences' with torch.is_nonzero, a host read.  EXPECTED: WRONG."""
+    if not torch.is_nonzero((n > 0).all()):
+        raise ValueError("empty sequence")
+    return _r78_tail(model, x.sum(1) / n[:, None], y, bf16)
+
+
+def pooled_by_trapezoid_plus_ends(model, x, n, y, bf16):
+    """Right: sum = trapezoid + (first + last) / 2 over the padded positions.  EXPECTED: RIGHT."""
+    s = torch.trapezoid(x, dim=1) + (x[:, 0] + x[:, -1]) / 2
+    return _r78_tail(model, s / n[:, None], y, bf16)
+
+
+def pooled_by_avg_pool1d(model, x, n, y, bf16):
+    """Right: F.avg_pool1d over the padded length, times the length, over n.  EXPECTED: RIGHT."""
+    t = x.shape[1]
+    m = F.avg_pool1d(x.transpose(1, 2), kernel_size=t).squeeze(-1)
+    return _r78_tail(model, m * t / n[:, None], y, bf16)
+
+
+def nondeterministic_only_on_large_batches(model, x, n, y, bf16):
+    """Wrong: 'for big batches, pool in bf16 to save bandwidth'.  EXPECTED: WRONG."""
+    if x.shape[0] >= 256 and bf16:
+        pooled = (x.bfloat16().sum(1) / n[:, None].bfloat16()).float()
+    else:
+        pooled = x.sum(1) / n[:, None]
+    return _r78_tail(model, pooled, y, bf16)
+
+
+R78_CHOSEN_AT_DEFINITION = R78 + "the pooling helper chosen by torch.cuda.is_available() when the cell ran"
+R78_ARCH_LIST = R78 + "(the fix's own) int(n.max()) in a helper, if torch.cuda.get_arch_list(), on one line"
+WRONG["check_fast_loss"].update({
+    R78_CHOSEN_AT_DEFINITION: pool_chosen_when_the_cell_ran,
+    R78 + "int(n.max()) in a helper, if x.untyped_storage().device is a GPU's, on one line":
+        trims_by_storage_device_one_line,
+    R78 + "int(n.max()) in a helper, if torch.cuda.memory_allocated() > 0, on one line": trims_when_cuda_memory_in_use,
+    R78 + "int(n.max()) inline, if torch.cuda.memory_allocated() > 0": trims_when_cuda_memory_in_use_two_lines,
+    R78_ARCH_LIST: trims_when_built_for_a_gpu,
+    R78 + "every loss written into one kept buffer and returned": loss_into_a_static_buffer,
+    R78 + "torch.is_nonzero((n > 0).all()) as an empty-sequence guard": guards_by_is_nonzero,
+    R78 + "the pooling in bf16 for batches of 256 or more": nondeterministic_only_on_large_batches,
+})
+ALSO_RIGHT["check_fast_loss"].update({
+    R78 + "the loss reshaped to shape (1,)": loss_as_a_one_element_vector,
+    R78 + "the sum over positions by Tensor.sum_to_size": pooled_by_sum_to_size,
+    R78 + "the sum as torch.trapezoid plus half the two ends": pooled_by_trapezoid_plus_ends,
+    R78 + "the mean by F.avg_pool1d, times the padded length": pooled_by_avg_pool1d,
+})
+NEEDS_A_GPU["check_fast_loss"][R78_ARCH_LIST] = ()  # on a CPU: PART (a call of its own code ran in neither run)
+MISJUDGED_ON_A_CPU["check_fast_loss"][R78_CHOSEN_AT_DEFINITION] = (
+    "PASSes on a CPU (round 78's adversary, 2026-12-02): the helper was chosen when the answers' module was imported, "
+    "by torch.cuda.is_available(), False there; the check's reruns as a GPU's answer its device questions during the "
+    "call only, and no CPU run can make that choice again: only a GPU sees its path (expected FAIL there, a host read)")
