@@ -230,7 +230,6 @@ class Checker:
     def __init__(self, name: str) -> None:
         self.name = name
         self.passed = 0
-        self.covers = ""  # what a PASS covers, where less than the check on its device would (a CPU's of a GPU's)
         self.used_reference: str | None = None  # set by a reference that the answer called
 
     def answer(self, fn: Callable[P, R]) -> Callable[P, R]:
@@ -347,7 +346,7 @@ def exercise(name: str) -> Iterator[Checker]:
             "check, such as an index out of range") from None
     finally:
         _checking.reset(token)
-    print(f"PASS {name}: {checker.passed} checks passed{checker.covers}")
+    print(f"PASS {name}: {checker.passed} checks passed")
 
 
 # A sticky CUDA error (an illegal or misaligned address, a launch failure): the process's CUDA context is lost
