@@ -5276,4 +5276,5 @@ NEEDS_A_GPU["check_fast_loss"][R78_ARCH_LIST] = ()  # on a CPU: PART (a call of 
 MISJUDGED_ON_A_CPU["check_fast_loss"][R78_CHOSEN_AT_DEFINITION] = (
     "PASSes on a CPU (round 78's adversary, 2026-12-02): the helper was chosen when the answers' module was imported, "
     "by torch.cuda.is_available(), False there; the check's reruns as a GPU's answer its device questions during the "
-    "call only, and no CPU run can make that choice again: only a GPU sees its path (expected FAIL there, a host read)")
+    "call only, and no CPU run can make that choice again: only a GPU sees its path: FAIL there, a host read, "
+    "on the H200 in call CO)")
