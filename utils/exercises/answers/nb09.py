@@ -7263,7 +7263,7 @@ if not has_cuda():  # (a host buffer handed to a kernel, a maximum left on the h
     WRONG_SOFTMAXES.update(R78_WRONG_CPU_ONLY)
 # right values, below the GPU's speed bar (call CO: 0.23 of the copy bandwidth on the H200, the bar 0.3): wrong on a
 # GPU, as round 27's unguarded one; left out of WRONG_ON_CPU, where speed is not judged
-R78_BELOW_THE_BAR = R78 + "an online softmax in chunks of 64, its running max guarded: right values, below the speed bar"
+R78_BELOW_THE_BAR = R78 + "an online softmax in chunks of 64, its running max guarded: right values, under the bar"
 WRONG_SOFTMAXES[R78_BELOW_THE_BAR] = _r78_right_online_in_chunks_of_64
 ALSO_RIGHT_SOFTMAXES.update({
     R78 + "the kernel given a copy of x in a uint8 buffer with spare bytes":
