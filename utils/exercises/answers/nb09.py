@@ -7050,17 +7050,6 @@ R78 = "round 78's adversary: "
 
 
 @triton.jit
-def _r78_given_max_kernel(y_ptr, x_ptr, m_ptr, x_stride, y_stride, cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    offs = tl.arange(0, BLOCK)
-    mask = offs < cols
-    v = tl.load(x_ptr + row * x_stride + offs, mask=mask, other=-float("inf"))
-    m = tl.load(m_ptr + row)
-    e = tl.exp(v - m)
-    tl.store(y_ptr + row * y_stride + offs, e / tl.sum(e, axis=0), mask=mask)
-
-
-@triton.jit
 def _r78_copy_kernel(dst_ptr, x_ptr, x_stride, cols, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     offs = tl.arange(0, BLOCK)
@@ -7104,7 +7093,8 @@ def _r78_given_max(x, m):
     rows, cols = x.shape
     y = torch.empty((rows, cols), dtype=torch.float32, device=x.device)
     if rows:
-        _r78_given_max_kernel[(rows,)](y, x, m, x.stride(0), y.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+        _softmax_given_max_kernel[(rows,)](y, x, m, x.stride(0), y.stride(0), cols,
+                                           BLOCK=triton.next_power_of_2(cols))
     return y
 
 
