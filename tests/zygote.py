@@ -13,8 +13,8 @@ environment (run_process's `env=` and `unset=` reach the cells, not torch's impo
 shares one hash seed. No registered answer's verdict depends on either (tests/test_exercises.py compared them).
 
 Written by hand: multiprocessing's forkserver (with `set_forkserver_preload(["torch"])`) runs a picklable function
-in a child whose `__main__` is the parent's script and whose exit is multiprocessing's, not `python -c` code with its own
-`__main__`, argv, streams, traceback and exit status, which is what run_process's callers compare.
+in a child whose `__main__` is the parent's script and whose exit is multiprocessing's, not `python -c` code with its
+own `__main__`, argv, streams, traceback and exit status, which is what run_process's callers compare.
 
 Used on a machine without CUDA only (`side_by_side_outcomes`); with a GPU the answers keep their fresh processes
 (a fork after CUDA is initialized would break it, and the zygote never initializes it, but a GPU run's time is not
