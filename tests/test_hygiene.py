@@ -355,6 +355,15 @@ def test_no_errors_saved(path):
             assert out.output_type != "error", f"a saved error: {out.get('ename')}: {out.get('evalue')}"
 
 
+@pytest.mark.parametrize("path", ALL, ids=ids)
+def test_a_cell_with_outputs_has_an_execution_count(path):
+    """nbval fails a cell that stores outputs without an execution count ("Unrun reference cell has outputs"), on a
+    GPU as on a CPU: on 2026-12-02 five such cells, added by hand, cost three lectures their reference run."""
+    unrun = [n for n, cell in enumerate(read(path).cells)
+             if cell.cell_type == "code" and cell.outputs and cell.execution_count is None]
+    assert unrun == [], f"cells {unrun} store outputs but no execution count: run them, or set one"
+
+
 @pytest.mark.parametrize("path", notebooks(LECTURES, SOLUTIONS), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_no_stray_booleans_under_cells(path):
     """A cell's last line that returns True or False (a claim did, once) puts the bare value under the
