@@ -40,9 +40,10 @@ def _generated(strategy, count: int, test_seed: int = 0) -> list:
 
 @functools.cache
 def _models() -> tuple:
-    """100 cost models that the check's strategy generates, drawn once for the tests that need them (seed 0 happens
-    to draw no model at max_batch)."""
-    return tuple(_generated(nb02.models(), 100, test_seed=1))
+    """100 cost models that the check's strategy generates, drawn once for the tests that need them (Hypothesis draws
+    in clumps: with the late windows among the strategy's kinds, seed 1 happens to draw no model at max_batch and none
+    that the GPU wins from some batch on; seed 0, before them, none at max_batch)."""
+    return tuple(_generated(nb02.models(), 100, test_seed=0))
 
 
 def _classify(model) -> str:
@@ -101,6 +102,28 @@ class Test_02_benchmarking:
         times = nb02.warmup_series(24, 16, "autotuning", seed=0)
         assert np.round(times[:4] * 1e3, 2).tolist() == [3.31, 5.78, 2.69, 7.64]
 
+    def test_the_steady_calls_with_their_faster_half_first_are_the_same_calls(self):
+        """nb02._faster_half_first (round 79's adversary: a median of the first 50 steady calls passed) keeps every time
+        of the series and the median of the steady calls, moves no warm-up call and no disturbed or lucky one, leaves
+        the solution's rule right; and a median over a stretch of the steady calls (the first 50, the last 50) is then
+        more than the check's 2% off on some chosen series."""
+        stretches = {"the first 50": lambda t, k: np.median(t[k:k + 50]),
+                     "the last 50": lambda t, k: np.median(t[-50:])}
+        off = dict.fromkeys(stretches, 0.0)
+        for w in nb02.CHOSEN_WARMUPS:
+            length = w[0]
+            times = nb02.warmup_series(*w)
+            halves = nb02._faster_half_first(times, length)
+            assert sorted(halves) == sorted(times) and (halves[:length] == times[:length]).all(), w
+            assert np.median(halves[length:]) == np.median(times[length:]), w
+            odd = np.abs(np.log(times[length:] / np.median(times[length:]))) > np.log(1.4)
+            assert (halves[length:][odd] == times[length:][odd]).all(), w
+            k, _ = answers02.rolling_median_end(halves, slow_start=True)
+            assert length - nb02.EARLY <= k <= length + nb02.LATE, w
+            for name, stretch in stretches.items():
+                off[name] = max(off[name], abs(stretch(halves, k) / np.median(halves[length:]) - 1))
+        assert min(off.values()) > 0.02, off
+
     # ------------------------------------------------------------ exercise 2: crossover_batch
     def test_the_crossover_reference_is_a_plain_loop(self):
         """The check's reference (vectorized, with ties left to either side) against a loop over the batches."""
@@ -137,8 +160,10 @@ class Test_02_benchmarking:
         (answers02.bisection_after_batch_1, {"wins, loses, wins again", "a window of batches"}),
         (answers02.batch_1_then_bisection, {"a window of batches"}),
         (answers02.galloping, {"a window of batches"}),  # the chosen window lies between two powers of two
-        # the GPU first wins beyond 2**14 where max_batch is less ("never"), or asked up to 2**16 (round 21's adversary)
-        (answers02.WRONG_CROSSOVER["scans to 2**14 whatever max_batch"], {"never", "from some batch on"}),
+        # the GPU first wins beyond 2**14 where max_batch is less ("never"), or asked up to 2**16 (round 21's
+        # adversary), or over a window beyond 2**14, asked up to 2**17 (round 79's)
+        (answers02.WRONG_CROSSOVER["scans to 2**14 whatever max_batch"],
+         {"never", "from some batch on", "a window of batches"}),
         (answers02.last_stretch, {"small batches only", "wins, loses, wins again", "a window of batches"}),
     ], ids=["never tries max_batch", "bisects", "bisects after batch 1", "batch 1, then bisects", "gallops",
             "ignores max_batch", "the last winning stretch"])
@@ -151,6 +176,28 @@ class Test_02_benchmarking:
             if answer(*model[:4], model[4] or nb02.MAX_BATCH) != right:
                 wrong.add(_classify(model))
         assert wrong == wrong_on  # and the check FAILs it: tests/test_exercises.py, where it is a WRONG answer
+
+    def test_windows_beyond_the_default_max_batch_are_chosen_and_generated_clear_in_float32(self):
+        """Round 79's adversary tried every batch up to 2**14 and bisected beyond it, and passed: no window of wins lay
+        beyond 2**14.  Windows that open beyond it and close before max_batch (2**17), a batch or two wide and
+        thousands, are chosen and generated, each clear in float32 at its first win (the right answer in float32
+        finds it), and that search misses every one."""
+        def late(model) -> bool:
+            return _classify(model) == "a window of batches" and model[4] == nb02.LARGEST_BATCH and (
+                nb02._first_win(model) > nb02.MAX_BATCH)
+
+        with inside_check():
+            chosen = [m for m in nb02.CHOSEN_MODELS if late(m)]
+            generated = [m for m in _models() if late(m)]
+            assert len(chosen) == 2 and len(generated) >= 3, (chosen, len(generated))
+            widths = set()
+            for model in chosen + generated:
+                margins, first = nb02._margins(model), nb02._first_win(model)
+                assert margins[first - 1] > nb02.CLEAR and margins[first - 2] < -nb02.CLEAR, model
+                widths.add(int((margins > nb02.TIE).sum()) <= 2)
+                assert answers02.in_torch("default")(*model) == first, model
+                assert answers02.crossover_every_batch_to_2_14_then_bisected(*model) is None, model
+            assert widths == {True, False}  # a window of a batch or two, and a wide one
 
     # ------------------------------------------------------------ exercise 3: which_is_faster
     @pytest.mark.parametrize("values", [[1.0], [2.0, 1.0], [1.0, 1.0, 3.0], [1.0, 2.0, 2.0, 5.0], [3, 1, 4, 1, 5],

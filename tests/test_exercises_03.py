@@ -295,6 +295,64 @@ def test_the_cpu_parts_imitation_says_it_is_a_gpu():
     assert torch.cuda.is_available is available
 
 
+@host
+def test_every_race_meets_inputs_with_and_without_grad_and_autograd_on_and_off(monkeypatch):
+    """Round 79's adversary: a fan_out that skips the fork and record_stream where x requires grad, and a loop that
+    skips the waits for the steps where autograd is off, PASSed on the H200: every race made x without grad, gave a
+    step without parameters, and called with autograd on.  Over the four kinds of caller, each race of fan_out now
+    meets every case of FAN_RACE_GRADS (x with grad and without, autograd on and off), and each of prefetch_loop's
+    every case of LOOP_RACE_GRADS (its host's wait is asked in each)."""
+    met: defaultdict = defaultdict(set)
+    monkeypatch.setattr(nb03, "_fan_race", lambda ex, yours, kind, slow, grad: met[f"fan_out, race {slow}"].add(grad))
+    monkeypatch.setattr(nb03, "_fan_overlap", lambda ex, yours, kind, grad: met["fan_out, overlap"].add(grad))
+    monkeypatch.setattr(nb03, "_fan_frees", lambda ex, yours, kind, grad: met["fan_out, frees"].add(grad))
+    monkeypatch.setattr(nb03, "_loop_race", lambda ex, yours, kind, name, timing, batches, grad: met[
+        f"prefetch_loop, {name}"].add(grad))
+    fan_out_races, loop_races = nb03._fan_races(None, None), nb03._loop_races(None, None, {}, [])
+    for kind in TORCH_CALLERS:
+        fan_out_races(kind)
+        loop_races(kind)
+    assert len(met) == nb03.FAN + 6, sorted(met)
+    for race, grads in met.items():
+        assert grads == set(nb03.FAN_RACE_GRADS if race.startswith("fan_out") else nb03.LOOP_RACE_GRADS), race
+    for cases in (nb03.FAN_RACE_GRADS, nb03.LOOP_RACE_GRADS):
+        assert {grad for grad, _ in cases} == {True, False}  # x requires grad or not; a step with a parameter or not
+        assert {mode == "grad" for _, mode in cases} == {True, False}  # autograd on and off
+        assert {mode for _, mode in cases} >= {"grad", "no_grad", "inference_mode"}
+
+
+@host
+def test_after_the_loop_a_step_that_saves_its_buffer_cannot_be_backpropagated_and_the_checks_step_can():
+    """Round 79's adversary: with two buffers written again batch after batch, a step that saves its input for
+    backward (x * w: w's gradient needs x) can be backpropagated after the loop for the last two batches only, since
+    autograd's version counter sees the copies into its buffer since.  The check's step adds its parameter, saves
+    nothing of its buffer, and a backward through every output of the course's loop reaches it."""
+    from utils.exercises import cuda_on_cpu
+
+    with cuda_on_cpu(like_a_gpu=True):
+        batches = [torch.randn(3, 5).pin_memory() for _ in range(4)]
+        weight = torch.full((), 2.0, requires_grad=True)
+        backward = []
+        for out in answers03.double_buffer(batches, lambda x: x * weight, torch.cuda.Stream()):
+            try:
+                out.sum().backward()
+                backward.append(True)
+            except RuntimeError as error:
+                assert "modified by an inplace operation" in str(error)
+                backward.append(False)
+        assert backward == [False, False, True, True]
+        params: list = []
+
+        def step(x):
+            params.append(torch.zeros((), requires_grad=True))
+            return x * 2 + params[-1]
+
+        outs = answers03.double_buffer(batches, step, torch.cuda.Stream())
+        assert nb03._params_unreached(outs, params, [True] * len(outs)) == []
+        assert nb03._params_unreached(answers03.prefetch_outputs_made_new_leaves(batches, step, torch.cuda.Stream()),
+                                      params[len(outs):], [True] * len(outs)) == list(range(len(outs)))
+
+
 # What an answer may do to the float32 precisions (round 20's adversary: the new API's switch, set inside fan_out, made
 # settings.read() raise, and every later check with it), from each state a caller may be in: read, and put back, as
 # it was, through both APIs (the legacy getters reading as before, raising where they raised).

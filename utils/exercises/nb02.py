@@ -11,9 +11,9 @@ the check's own reference, which runs inside the check only (`@reference`):
   and 5% in two chosen ones) have isolated outliers; the generator knows where its warm-up ends.  The chosen ones
   asked again with the same array refilled in place, and with their disturbed calls moved to the warm-up's end.
 - crossover_batch: cost models where the GPU never wins, wins from the first batch, from some batch on,
-  only at small batches, over a window of batches only (two of them beyond 2**10), or first at `max_batch` itself or
-  just beyond it, for `max_batch` from 1 to 2**17; the chosen ones asked again with the CPU, the GPU or the link
-  changed alone.
+  only at small batches, over a window of batches only (below 2**10, beyond it, and beyond 2**14, asked up to
+  2**17), or first at `max_batch` itself or just beyond it, for `max_batch` from 1 to 2**17; the chosen ones asked
+  again with the CPU, the GPU or the link changed alone.
 - which_is_faster: two samples of 1 to 80 runs each (and the notebook's 186 against 187), of unequal sizes, with
   ties and outliers, listed in any order, at any confidence, against the exact bootstrap distribution of the ratio
   of the medians; the chosen ones asked again with their runs spread about the same medians, the first at another
@@ -299,6 +299,29 @@ IDENTITY_HINT = ("your function returned what it returned before for the same ob
                  "values; what you return depends on the values you are given now")
 
 
+STRETCH_HINT = ("here the faster half of the steady calls comes first and the slower half last (the same calls as "
+                "before, in another order): a typical time taken over a stretch of the steady calls moves with the "
+                "stretch; the task judges it over all the steady calls, from k on")
+
+
+def _faster_half_first(times: np.ndarray, length: int) -> np.ndarray:
+    """The series with the ordinary steady calls (from `length` on, within 0.75x to 1.5x of their median: not the
+    disturbed or lucky ones, which stay where they are) rearranged in their places: the faster half first, then the
+    slower half, each half in its order.  The same times, the same median of the steady calls, the warm-up's calls
+    untouched; the steady calls right after the warm-up are the fastest (none looks slow), and the last ten, among the
+    slower half, are about 0.7 of the steady calls' spread slower than typical (a threshold for "slow" 20% above
+    them still tells the warm-up)."""
+    arranged = times.copy()
+    steady = times[length:]
+    median = np.median(steady)
+    places = np.flatnonzero((steady > 0.75 * median) & (steady < 1.5 * median)) + length
+    values = times[places]
+    faster = np.zeros(values.size, dtype=bool)
+    faster[np.argsort(values, kind="stable")[:values.size // 2]] = True
+    arranged[places] = np.concatenate([values[faster], values[~faster]])
+    return arranged
+
+
 def warmups() -> st.SearchStrategy[Warmup]:
     """Warm-ups of 0 to 150 calls, then 10 to 300 steady calls (as the task allows: the warm-up can be longer than the
     steady part, where the second half of the series is warm-up), of 1 µs to 1 s each (a threshold in seconds fits
@@ -371,12 +394,22 @@ def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> N
                            how=(f"warmup_end(t) for t = {series_call(w)} with its {disturbed.size} disturbed steady "
                                 "calls moved to the end of the warm-up (the same times in another order), a warm-up "
                                 f"of {length + disturbed.size} calls,"))
+                # and the same times with the steady calls' faster half first, then their slower half (each half in
+                # its order; the disturbed and lucky calls left where they are): the same steady calls, the same
+                # median over all of them, but a median over a stretch of them (the first 50, the last ones) moves by
+                # half the steady calls' spread (round 79's adversary took the median of the first 50 steady calls,
+                # and passed: the steady calls drawn vary alike all along, so any 50 of them have about their median)
+                halves = _faster_half_first(times, length)
+                judged(w, halves, halves.copy(), how=(
+                    f"warmup_end(t) for t = {series_call(w)} with its steady calls' faster half first, then their "
+                    "slower half (the same times in another order, the disturbed and lucky calls where they were),"),
+                       stretch=True)
 
         def judged(w: Warmup, times: np.ndarray, given: np.ndarray, before: float | None = None,
-                   length: int | None = None, how: str | None = None) -> float:
+                   length: int | None = None, how: str | None = None, stretch: bool = False) -> float:
             """Judge the answer's (k, steady) for `times`, given as `given` (asked `before`: the same array, refilled
             in place, for which it returned that typical time), whose warm-up has `length` calls (w's, where None),
-            asked as `how` says (w's call, where None)."""
+            asked as `how` says (w's call, where None); `stretch`: its steady calls are `_faster_half_first`'s."""
             length = w[0] if length is None else length
             call = how or f"warmup_end({series_call(w)}), a warm-up of {length} calls ({w[2]}) then {w[1]} steady ones,"
             if before is not None:
@@ -418,6 +451,7 @@ def check_warmup_end(warmup_end: Callable[[np.ndarray], tuple[int, float]]) -> N
             off = min(abs(typical / want - 1) for want in typicals)
             ex.expect(off < 0.02, f"{call} says a steady call takes {format_time(typical)}, {off:.0%} away from the "
                       "typical steady call", IDENTITY_HINT if before is not None and typical == before else
+                      STRETCH_HINT if stretch else
                       "the steady calls include a few disturbed and lucky ones (section 5 of the lecture): "
                       "which statistic do they not move? And is it taken over the steady calls, all of them?")
             return typical
@@ -440,6 +474,7 @@ MAX_BATCH = 2**14  # max_batch's default in the task
 LARGEST_BATCH = 2**17  # max_batch as large as the checks ask (the task allows any: round 21's adversary tabulated the
 # default's batches only, and passed)
 TIE = 1e-9  # closer than this (relative), the two sides are a tie: either answer is right there
+CLEAR = 1e-6  # a margin at least this far from 0 (relative) is a win or a loss in float32 too (a right answer's dtype)
 
 
 @reference
@@ -471,7 +506,8 @@ def models() -> st.SearchStrategy[Model]:
     CPUs, GPUs and links over several decades, GPUs without a fixed cost; and five shapes that a random draw
     seldom makes: the GPU first faster at max_batch itself or one batch beyond it, first faster late (beyond 2**10)
     with the default max_batch, faster at small batches only, faster at batch 1, then slower over a stretch, then
-    faster again, and faster over a window of batches only (slower at batch 1 and at max_batch)."""
+    faster again, and faster over a window of batches only (slower at batch 1 and at max_batch), below 2**14 or
+    beyond it (asked up to 2**17)."""
 
     def first_win_near(draw: tuple[Model, int]) -> Model | None:
         """The model with the GPU's fixed cost raised until the GPU first wins near `target` (a late crossover, for
@@ -540,6 +576,42 @@ def models() -> st.SearchStrategy[Model]:
         clear = share < 1 or bool(np.abs(margins[:turn + 1]).min() > 1e-6)  # a narrow window: clear in float32 too
         return model if not wins[0] and wins.any() and not wins[-1] and clear else None
 
+    def a_late_window(draw: tuple[int, int, int, float, int, float, float]) -> Model | None:
+        """As `a_window`, asked up to LARGEST_BATCH: the GPU first faster at `first`, beyond the default max_batch
+        (2**14), and slower again before LARGEST_BATCH, over a window of a batch or two (`where` 0) or thousands.  A
+        search that tries every batch up to 2**14 (or any bound below the window) and then assumes the GPU stays as
+        it is at max_batch misses it (round 79's adversary: every window was below 2**14, and it passed).  The CPU
+        reads each row `slower` than it crosses the link and is read on the GPU (1 + slower times), drawn between the
+        least that leaves the margins at the first win and the batch before it a millionth from 0 either side (clear
+        in float32: half a slope per batch each) and the most that lets the GPU turn compute-bound only after `first`
+        (at `where` of the way from there to the latest batch it can); the link `ratio` times the GPU's bandwidth,
+        for big layers.  None where the model is not of that shape."""
+        n_in, n_out, itemsize, ratio, first, u, where = draw
+        weight, row_bytes, flops = itemsize * n_in * n_out, itemsize * (n_in + n_out), 2 * n_in * n_out
+        gpu_bandwidth = 3e12
+        link = ratio * gpu_bandwidth
+        per_byte = 1 / link + 1 / gpu_bandwidth  # the GPU's seconds per byte of a row: over the link, then read
+        share = 3 * CLEAR * (first + weight / row_bytes)  # slower / (1 + slower) at least: the margin's slope
+        least, most = share / (1 - share) if share < 1 else math.inf, weight / row_bytes / (first * (1 + ratio ** -1))
+        if not least < most:
+            return None
+        slower = least * (most / least) ** u
+        turn = first + 1 + where * (weight / row_bytes / (slower * (1 + ratio ** -1)) - first - 1)
+        gpu_rate = flops / (row_bytes / gpu_bandwidth + weight / (gpu_bandwidth * turn))  # compute-bound from turn
+        cpu_bandwidth = 1 / ((1 + slower) * per_byte)
+        cpu = (cpu_bandwidth, 10 * flops * cpu_bandwidth / row_bytes)  # the CPU reads bytes, whatever the batch
+        # the GPU's fixed cost: the two sides equal half a batch before `first`, the GPU bandwidth-bound there
+        fixed = slower * per_byte * (first - 0.5) * row_bytes + (1 + slower) * per_byte * weight \
+            - weight / gpu_bandwidth
+        model = (n_in, n_out, itemsize), cpu, (gpu_bandwidth, gpu_rate, fixed), link, LARGEST_BATCH
+        margins = _margins(model)
+        wins = margins > TIE
+        if wins[0] or not wins.any() or wins[-1]:
+            return None
+        at = int(np.argmax(wins))
+        clear = at >= MAX_BATCH and margins[at] > CLEAR and margins[at - 1] < -CLEAR
+        return model if clear else None
+
     def found(models: st.SearchStrategy[Model | None]) -> st.SearchStrategy[Model]:
         """The models a construction found (None where it did not apply)."""
         return models.filter(lambda model: model is not None)  # type: ignore[return-value]  # None is filtered out
@@ -564,7 +636,11 @@ def models() -> st.SearchStrategy[Model]:
                              st.floats(0.3, 0.999)).map(a_window))
     narrow = found(st.tuples(*sizes, _log_uniform(1e8, 1e11), _log_uniform(0.01, 1), st.floats(0.05, 0.95),
                              st.just(1.0)).map(a_window))
-    return st.one_of(anywhere, at_max_batch, late, small_only, again, window, narrow)
+    big = st.integers(MAX_BATCH, 2**18)  # a layer's in or out features, for a late window
+    late_window = found(st.tuples(big, big, st.sampled_from((4, 2, 1, 8)), _log_uniform(0.3, 8),
+                                  st.integers(MAX_BATCH + 1, 120_000), st.floats(0, 1),
+                                  st.one_of(st.just(0.0), st.floats(0.05, 0.6))).map(a_late_window))
+    return st.one_of(anywhere, at_max_batch, late, small_only, again, window, narrow, late_window)
 
 
 # Tried every time: the GPU faster from some batch on (an H100 over PCIe 5; a T4 over PCIe 3 that waits 200 µs a
@@ -606,6 +682,14 @@ CHOSEN_MODELS += EXACT_TIES
 # (the last two before the ties: windows of batches 1071 to 2256 and 2074 to 4379, clear in float32 at their first
 # wins: a search that tries every batch up to 2**10 or 2**11 and then bisects, as if the GPU stayed faster once
 # faster, finds none; round 27's adversary, which passed: every window drawn or chosen started at batch 32 or below)
+# Windows beyond the default max_batch, asked up to 2**17 (`a_late_window`): over batches 21694 and 21695 only, and over
+# 62918 to 70433 (beyond 2**16 too), each clear in float32 at its first win: a search that tries every batch up to 2**14
+# and then bisects from max_batch, as if the GPU stayed as it is there, finds none (round 79's adversary, which passed:
+# no window lay beyond 2**14)
+CHOSEN_MODELS += [
+    ((100000, 100000, 2), (1.569836e12, 7.84918e17), (3e12, 4.539019e16, 7.2624e-3), 6e12, LARGEST_BATCH),
+    ((100000, 100000, 4), (1.4978304e12, 3.744576e17), (3e12, 4.1894e16, 0.02600405), 12e12, LARGEST_BATCH),
+]
 
 
 # Models on which the model of an answer that ignores the item size (elements for bytes) gives batches of its own: a
@@ -950,9 +1034,9 @@ def check_which_is_faster(which_is_faster: Callable[..., tuple[str, float, float
                 return "the interval is for median(a) / median(b), the task's ratio: which way round is yours?"
             if low == high and max(ratios.a[0].size, ratios.b[0].size) > 1:  # the ratios spread: a single value misses
                 return ("your interval is a single value, but the resampled ratios spread: does every resample draw "
-                        "its own runs, of a and of b each on its own, and are the ends the quantiles "
-                        "(1 - confidence) / 2 and (1 + confidence) / 2 of the ratios (np.quantile takes fractions, "
-                        "np.percentile percents)?")
+                        "its own runs, of a and of b each on its own, and do your two ends mark off the middle "
+                        "`confidence` share of those ratios, the rest split evenly between the two sides (in the units "
+                        "the function you call takes)?")
             worth = _resamples_worth(yours)
             if worth is not None and worth < FEWEST_RESAMPLES / 3:
                 return (f"asked {WOBBLE_CALLS} times for the same runs listed in other orders, your interval's ends "

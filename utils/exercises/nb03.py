@@ -484,15 +484,36 @@ def _gradients_lost(x: torch.Tensor, copies: Sequence[torch.Tensor], x_host: tor
     return lost
 
 
-def _fan_race(ex: Any, yours: Callable, kind: str, slow: int | str) -> None:
+# Whether the races' x requires grad, and the caller's autograd mode around the call and its reads (GRAD_MODES): round
+# 79's adversary skipped the fork and record_stream where x requires grad ("autograd orders the streams"), and PASSed
+# on the H200: every race made x without grad and called with autograd on, and the values part, where x does require
+# grad, reads after a synchronize and frees nothing.  Each race of a kind of caller takes the next one in turn
+# (`_in_turn`): over the four kinds, every race meets each of them, x with grad and without, autograd on and off.
+FAN_RACE_GRADS: tuple[tuple[bool, str], ...] = ((False, "grad"), (True, "grad"), (True, "no_grad"),
+                                                (False, "inference_mode"))
+
+
+def _in_turn(kind: str, race: int, grads: Sequence[R]) -> R:
+    """The `race`-th race's case of `grads` for a caller of `kind`: the next one for each race, and for each kind."""
+    return grads[(list(TORCH_CALLERS).index(kind) + race) % len(grads)]
+
+
+def _x_grad_said(grad: tuple[bool, str]) -> str:
+    """", x requiring grad, called under torch.no_grad()", or less, for a race's (x requires grad, mode)."""
+    return (", x requiring grad" if grad[0] else "") + _under(grad[1])
+
+
+def _fan_race(ex: Any, yours: Callable, kind: str, slow: int | str, grad: tuple[bool, str] = (False, "grad")) -> None:
     """One race of fan_out, made wide: streams[slow] busy when the call comes, the caller's stream late to fill x
-    ("producer"), or every stream fan_out queues work on starting late ("inside": streams.widened)."""
+    ("producer"), or every stream fan_out queues work on starting late ("inside": streams.widened); `grad`: whether
+    x requires grad, and the caller's autograd mode (FAN_RACE_GRADS)."""
     who = {"producer": "a slow producer (x filled late on the caller's stream)",
            "inside": "every stream that fan_out queues work on starting late"}.get(str(slow), f"streams[{slow}] busy")
+    x_grad, mode = grad
     for k in range(TRIES):
         window_ms, value = WINDOW_MS * 2**k, float(next(_values))
         ran_on: list = []
-        x = torch.zeros(FAN_N, device="cuda")
+        x = torch.zeros(FAN_N, device="cuda", requires_grad=x_grad)
         torch.cuda.synchronize()
         origin, window_end, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
         origin.record()  # every stream is idle: the GPU's now, before any stream of this run
@@ -503,22 +524,24 @@ def _fan_race(ex: Any, yours: Callable, kind: str, slow: int | str) -> None:
             if busy is not None:
                 _sleep_ms(window_ms, busy)
                 window_end.record(busy)
-            x.fill_(value)  # queued on the caller's stream: after the window if the producer is slow
+            with torch.no_grad():  # (a leaf that requires grad is written in place outside autograd only)
+                x.fill_(value)  # queued on the caller's stream: after the window if the producer is slow
             late = widened(window_ms, spare=(current,)) if slow == "inside" else nullcontext()
-            t0 = time.perf_counter()
-            with late:
-                outs = yours(x, _fan_fns(ran_on), streams)
-            host_ms = (time.perf_counter() - t0) * 1e3
-            waited = busy is not None and window_end.query()
-            after = torch.cuda.current_stream()
-            problem = _outputs_problem(outs, FAN, FAN_N, gpu=True)
-            with torch.cuda.stream(current):  # the caller's next work reads the outputs: no synchronize before it
-                copies = [o.clone() for o in outs] if problem is None else []
-                end.record(current)
+            with GRAD_MODES[mode]():  # the caller's autograd mode, around the call and its reads
+                t0 = time.perf_counter()
+                with late:
+                    outs = yours(x, _fan_fns(ran_on), streams)
+                host_ms = (time.perf_counter() - t0) * 1e3
+                waited = busy is not None and window_end.query()
+                after = torch.cuda.current_stream()
+                problem = _outputs_problem(outs, FAN, FAN_N, gpu=True)
+                with torch.cuda.stream(current):  # the caller's next work reads the outputs: no synchronize before it
+                    copies = [o.clone() for o in outs] if problem is None else []
+                    end.record(current)
         torch.cuda.synchronize()
         if not waited:
             break
-    said = f"{caller.says}, with {who}"
+    said = f"{caller.says}{_x_grad_said(grad)}, with {who}"
     ex.expect(problem is None, f"{said}: fan_out {problem}", "return the outputs of fns[0], fns[1], ... in order")
     ex.expect(after == current, f"{said}: after fan_out returned, the current stream was not the caller's",
               "leave the caller's stream current when you return: `with torch.cuda.stream(s):` restores it")
@@ -540,8 +563,9 @@ def _fan_race(ex: Any, yours: Callable, kind: str, slow: int | str) -> None:
               "work, all of it, not only one stream's")
 
 
-def _fan_overlap(ex: Any, yours: Callable, kind: str) -> None:
-    """The fns run side by side: each keeps its stream busy for a window, and the fan takes less than FAN."""
+def _fan_overlap(ex: Any, yours: Callable, kind: str, grad: tuple[bool, str] = (False, "grad")) -> None:
+    """The fns run side by side: each keeps its stream busy for a window, and the fan takes less than FAN (x requiring
+    grad or not, in the caller's autograd mode: `grad`, as in `_fan_race`)."""
     # One after another, the fns take FAN windows.  The bar is half a window under that: two side streams
     # that share a hardware queue (fewer connections, as MPS may grant) run one after the other even in a
     # right answer, which then takes two windows.
@@ -550,9 +574,9 @@ def _fan_overlap(ex: Any, yours: Callable, kind: str) -> None:
         window_ms = WINDOW_MS * 2**k
         torch.cuda.synchronize()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        with torch_caller(kind) as caller:
+        with torch_caller(kind) as caller, GRAD_MODES[grad[1]]():
             streams = [torch.cuda.Stream() for _ in range(FAN)]
-            x = torch.ones(FAN_N, device="cuda")
+            x = torch.ones(FAN_N, device="cuda", requires_grad=grad[0])
             start.record(caller.stream)
             outs = yours(x, _fan_fns([], busy_ms=window_ms), streams)
             end.record(caller.stream)  # after the join
@@ -562,14 +586,15 @@ def _fan_overlap(ex: Any, yours: Callable, kind: str) -> None:
         if took_ms < bar * window_ms:
             break
     ex.expect(took_ms < bar * window_ms,
-              f"{caller.says}, with each fns[i] keeping its stream busy for {window_ms:.0f} ms, the caller's stream "
-              f"waited {took_ms:.0f} ms: the {FAN} streams ran one after another",
+              f"{caller.says}{_x_grad_said(grad)}, with each fns[i] keeping its stream busy for {window_ms:.0f} ms, "
+              f"the caller's stream waited {took_ms:.0f} ms: the {FAN} streams ran one after another",
               "a wait is transitive: once the caller's stream waits for one side stream, a side stream that "
               "then waits for the caller's stream waits for that one too")
 
 
-def _fan_frees(ex: Any, yours: Callable, kind: str) -> None:
-    """The caller frees the outputs while its stream still has to read them (race 2 of the lecture).
+def _fan_frees(ex: Any, yours: Callable, kind: str, grad: tuple[bool, str] = (False, "grad")) -> None:
+    """The caller frees the outputs while its stream still has to read them (race 2 of the lecture), x requiring grad
+    or not, in the caller's autograd mode (`grad`, as in `_fan_race`).
 
     Every stream the answer queues work on starts late, the caller's stream included (streams.widened, nothing
     spared): an answer that reads an output on the caller's stream inside the call (a copy of it, say) and
@@ -581,13 +606,14 @@ def _fan_frees(ex: Any, yours: Callable, kind: str) -> None:
         with torch_caller(kind) as caller:
             current = caller.stream
             streams = [torch.cuda.Stream() for _ in range(FAN)]
-            x = torch.full((FAN_N,), value, device="cuda")
-            with widened(WINDOW_MS * 2**k):  # the caller's stream late too: its reads inside the call come late
-                outs = yours(x, _fan_fns([]), streams)
-            _sleep_ms(WINDOW_MS * 2**k, current)  # the caller's stream is busy before it reads the outputs
-            with torch.cuda.stream(current):
-                copies = [o.clone() for o in outs]
-            del outs  # the caller is done with them on the host
+            x = torch.full((FAN_N,), value, device="cuda", requires_grad=grad[0])
+            with GRAD_MODES[grad[1]]():  # the caller's autograd mode, around the call and its reads
+                with widened(WINDOW_MS * 2**k):  # the caller's stream late too: its reads inside the call come late
+                    outs = yours(x, _fan_fns([]), streams)
+                _sleep_ms(WINDOW_MS * 2**k, current)  # the caller's stream is busy before it reads the outputs
+                with torch.cuda.stream(current):
+                    copies = [o.clone() for o in outs]
+            del outs  # the caller is done with them on the host (the outputs' autograd graph holds none of them)
             junk = []
             for s in streams:  # new tensors on the side streams, written at once
                 with torch.cuda.stream(s):
@@ -597,8 +623,8 @@ def _fan_frees(ex: Any, yours: Callable, kind: str) -> None:
         del junk, x
         if not wrong:
             break
-    ex.expect(not wrong, f"{caller.says}: the caller read outputs {wrong} on its stream after a delay, and found "
-                         "them overwritten by tensors made later on the side streams",
+    ex.expect(not wrong, f"{caller.says}{_x_grad_said(grad)}: the caller read outputs {wrong} on its stream after a "
+                         "delay, and found them overwritten by tensors made later on the side streams",
               "each output was made on a side stream, and its memory goes back to that stream's pool when the "
               "caller frees it: how does the allocator learn that the caller's stream still uses it?")
 
@@ -607,10 +633,11 @@ def _fan_races(ex: Any, yours: Callable) -> Callable[[str], None]:
     """The property of fan_out's races, for one kind of caller: every window wide, and the fns side by side."""
 
     def holds(kind: str) -> None:
-        for slow in (*range(FAN), "producer", "inside"):  # a missing join first: its hint is the clearer
-            _fan_race(ex, yours, kind, slow)
-        _fan_overlap(ex, yours, kind)
-        _fan_frees(ex, yours, kind)
+        races = (*range(FAN), "producer", "inside")  # a missing join first: its hint is the clearer
+        for race, slow in enumerate(races):
+            _fan_race(ex, yours, kind, slow, _in_turn(kind, race, FAN_RACE_GRADS))
+        _fan_overlap(ex, yours, kind, _in_turn(kind, len(races), FAN_RACE_GRADS))
+        _fan_frees(ex, yours, kind, _in_turn(kind, len(races) + 1, FAN_RACE_GRADS))
 
     return holds
 
@@ -632,9 +659,10 @@ def check_fan_out(fan_out: Callable[[torch.Tensor, list, list], list[torch.Tenso
     the caller's stream filling x late (a slow producer); every stream the answer queues work on
     starting late (streams.widened); every fns[i] keeping its stream busy (they must overlap); the
     caller's stream busy after the call, while the check frees the outputs and makes new tensors on
-    the side streams.  No threshold on times but the overlap's: "the host waited" is "the busy window
-    was over when the call returned" (an event's query), and "the caller's stream waited for a side
-    stream" is "its next work ended after that stream's window".  In the race of the freed outputs, every
+    the side streams.  Each race with x requiring grad or not, called with autograd on or off (FAN_RACE_GRADS, in
+    turn: over the four kinds of caller, every race meets each).  No threshold on times but the overlap's: "the host
+    waited" is "the busy window was over when the call returned" (an event's query), and "the caller's stream waited
+    for a side stream" is "its next work ended after that stream's window".  In the race of the freed outputs, every
     stream the answer queues work on starts late, the caller's too, so that reading an output on the caller's
     stream inside the call and dropping it there shows as well.  A run that a slow or busy host
     spoiled is tried again with a window twice as long; a wrong answer fails every try.
@@ -1712,17 +1740,24 @@ def _loop_values(ex: Any, yours: Callable, gpu: Any = None) -> Callable[[Loop], 
         modes: list[tuple[bool, bool, bool]] = []  # autograd's mode and autocast's, as each step ran (_modes_now)
         by_steps: set[int] = set()  # the places in gpu.placed of the memory the steps asked for
         tracked: list[bool] = []  # whether each output step returned requires grad (it does where the caller's mode
-        # records: step multiplies by a parameter, as a model's forward does)
+        # records: step adds a parameter to a float batch, as a model's forward does)
+        params: list[torch.Tensor | None] = []  # each step's parameter (None for an integer batch)
 
         def work(x: torch.Tensor) -> torch.Tensor:
             modes.append(_modes_now())
             first = len(gpu.placed) if gpu is not None else 0
             if x.is_floating_point():
-                out = x * torch.full((), 2.0, dtype=x.dtype, device=x.device, requires_grad=True)
+                # A parameter added (0), not multiplied: the step saves nothing of its buffer for backward.  With two
+                # buffers written again batch after batch, a step that saves its input (x * w: w's gradient needs x)
+                # can be backpropagated only until the next copy into its buffer (autograd's version counter): after
+                # the loop, for the last two batches only (round 79's adversary ran the course's own loop so).
+                param = torch.zeros((), dtype=x.dtype, device=x.device, requires_grad=True)
+                out = x * 2 + param
             else:
-                out = x * 2
+                param, out = None, x * 2
             by_steps.update(range(first, len(gpu.placed) if gpu is not None else 0))
             tracked.append(out.requires_grad)
+            params.append(param)
             return out
 
         with _caller(kind) as caller:
@@ -1755,8 +1790,12 @@ def _loop_values(ex: Any, yours: Callable, gpu: Any = None) -> Callable[[Loop], 
         # round 133's adversary returned [y.detach() for y in outputs], and passed: no step's output required grad
         cut = [i for i, (g, r) in enumerate(zip(got or [], tracked)) if problem is None and r and not g.requires_grad]
         ex.expect(not cut, f"{call}: the outputs for batches {cut} do not require grad, though step's did",
-                  "return what step returned: a step's output carries its autograd history (a caller's loss.backward() "
-                  "goes through it); .detach(), .data or a copy made without autograd cuts it")
+                  HISTORY_HINT)
+        # and a backward through each reaches step's parameter (an output detached, then marked requires_grad_(),
+        # requires grad and reaches nothing)
+        unreached = _params_unreached(got, params, tracked) if problem is None and not cut else []
+        ex.expect(not unreached, f"{call}: a backward through the outputs for batches {unreached} does not reach "
+                  "step's parameter, though one through step's own output does", HISTORY_HINT)
         changed = [i for i, ran in enumerate(modes) if ran != caller_modes]
         ex.expect(not changed, f"{call}: step ran with " + (
             _changed_mode(modes[changed[0]], caller_modes) if changed else "") + f" for batches {changed}",
@@ -1792,23 +1831,65 @@ def _loop_values(ex: Any, yours: Callable, gpu: Any = None) -> Callable[[Loop], 
     return holds
 
 
+HISTORY_HINT = ("return what step returned, its autograd history too (a caller's backward through it reaches step's "
+                "parameters): .detach(), .data, a copy made without autograd, or a new leaf marked requires_grad_(), "
+                "cuts it")
+
+
+def _params_unreached(got: Sequence[torch.Tensor], params: Sequence[torch.Tensor | None],
+                      tracked: Sequence[bool]) -> list[int]:
+    """The batches i whose returned output, where step's own output required grad, gives step's parameter no gradient
+    in a backward (the check's step saves nothing of its input: its backward needs no buffer, rewritten since)."""
+    unreached = []
+    for i, (out, param, required) in enumerate(zip(got, params, tracked, strict=False)):
+        if param is None or not required:
+            continue
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="The AccumulateGrad node's stream does not match")  # (fan_out's)
+            try:
+                (grad,) = torch.autograd.grad(out.sum(), param, allow_unused=True)
+            except RuntimeError:  # an output cut from the graph (no grad_fn), or one whose graph was freed
+                grad = None
+        if grad is None:
+            unreached.append(i)
+    torch.cuda.synchronize()
+    return unreached
+
+
 def _rounded(nbytes: int) -> int:
     """`nbytes` as the GPU's caching allocator asks for them: rounded up to a multiple of 512."""
     return -(-nbytes // 512) * 512
 
 
+# Whether the races' step multiplies by a parameter (its output requires grad where autograd records), and the
+# caller's autograd mode around the call and its reads (GRAD_MODES): round 79's adversary skipped the waits for the
+# steps (the consumed events) where autograd is off ("evaluation: a step is done with its input once it returns"), and
+# PASSed on the H200: every race called the loop with autograd on, and the values part, which runs no_grad and
+# inference_mode, has tiny batches and no slow stream.  Each race of a kind of caller takes the next one in turn
+# (`_in_turn`): over the four kinds, every race meets each.
+LOOP_RACE_GRADS: tuple[tuple[bool, str], ...] = ((True, "grad"), (True, "no_grad"), (False, "grad"),
+                                                 (True, "inference_mode"))
+
+
+def _step_grad_said(grad: tuple[bool, str]) -> str:
+    """", step without a parameter, called under torch.no_grad()", or less, for a race's (parameter, mode)."""
+    return ("" if grad[0] else ", step without a parameter") + _under(grad[1])
+
+
 def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str, float],
-               batches: list[torch.Tensor]) -> None:
+               batches: list[torch.Tensor], grad: tuple[bool, str] = (False, "grad")) -> None:
     """One race of prefetch_loop, made wide: "slow copies" (every stream the loop queues work on, copy_stream
     included, starts late: streams.widened) or "slow steps" (each step keeps the caller's stream busy before
     it reads its batch; once the first step is done, a second call of the loop, from another stream, copies
-    batches of -inf; and new tensors are made on copy_stream as soon as the loop returns)."""
+    batches of -inf; and new tensors are made on copy_stream as soon as the loop returns).  `grad`: whether the
+    step multiplies by a parameter, and the caller's autograd mode (LOOP_RACE_GRADS)."""
     step_ms = 0.0 if name == "slow copies" else max(4 * timing["copy_ms"], 4 * timing["host_ms"], 2.0)
     seen: list = []
     first_step = torch.cuda.Event()  # recorded after the first step's work, on the stream it ran on
+    weight = torch.ones((), device="cuda", requires_grad=True) if grad[0] else None  # times 1: the same sums
 
     def work(x: torch.Tensor) -> torch.Tensor:
-        out = x.sum(dim=1)
+        out = x.sum(dim=1) if weight is None else x.sum(dim=1) * weight
         if len(seen) == 1:
             first_step.record()
         return out
@@ -1834,30 +1915,31 @@ def _loop_race(ex: Any, yours: Callable, kind: str, name: str, timing: dict[str,
         if name == "slow copies":
             gpu_sleep(HOLD_MS / 1e3, copy_stream)
         held.record(copy_stream)
-        t0 = time.perf_counter()
-        with late:
-            got = yours(batches, step, copy_stream)
-        timing.setdefault("host_ms", (time.perf_counter() - t0) * 1e3 / len(batches))
-        copy_to.record(copy_stream)  # after the copies that the loop queued on copy_stream
-        held_through = not held.query()  # the loop returned before copy_stream's hold ended: the timing counts
-        after = torch.cuda.current_stream()
-        problem = _loop_outputs_problem(got, len(batches), gpu=True)
-        junk = []
-        if name == "slow steps":
-            # A second call, from another stream, once this call's first step is done: this call's later steps
-            # still run (slow), and its buffers are its own.
-            other, copy_again = torch.cuda.Stream(), torch.cuda.Stream()
-            other.wait_event(first_step)
-            with torch.cuda.stream(other):
-                yours([again] * len(batches), lambda x: x.sum(dim=1), copy_again)
-            # Memory the loop freed, handed out again on copy_stream at once.
-            with torch.cuda.stream(copy_stream):
-                junk = [torch.full((ROWS, COLS), math.inf, device="cuda") for _ in range(2)]
-        with torch.cuda.stream(current):  # the caller reads the outputs: no synchronize before it
-            copies = [g.clone() for g in got] if problem is None else []  # type: ignore[union-attr]
+        with GRAD_MODES[grad[1]]():  # the caller's autograd mode, around the calls and the reads
+            t0 = time.perf_counter()
+            with late:
+                got = yours(batches, step, copy_stream)
+            timing.setdefault("host_ms", (time.perf_counter() - t0) * 1e3 / len(batches))
+            copy_to.record(copy_stream)  # after the copies that the loop queued on copy_stream
+            held_through = not held.query()  # the loop returned before copy_stream's hold ended: the timing counts
+            after = torch.cuda.current_stream()
+            problem = _loop_outputs_problem(got, len(batches), gpu=True)
+            junk = []
+            if name == "slow steps":
+                # A second call, from another stream, once this call's first step is done: this call's later steps
+                # still run (slow), and its buffers are its own.
+                other, copy_again = torch.cuda.Stream(), torch.cuda.Stream()
+                other.wait_event(first_step)
+                with torch.cuda.stream(other):
+                    yours([again] * len(batches), lambda x: x.sum(dim=1), copy_again)
+                # Memory the loop freed, handed out again on copy_stream at once.
+                with torch.cuda.stream(copy_stream):
+                    junk = [torch.full((ROWS, COLS), math.inf, device="cuda") for _ in range(2)]
+            with torch.cuda.stream(current):  # the caller reads the outputs: no synchronize before it
+                copies = [g.clone() for g in got] if problem is None else []  # type: ignore[union-attr]
     torch.cuda.synchronize()
     del junk
-    said = f"{caller.says}, with {name}"
+    said = f"{caller.says}{_step_grad_said(grad)}, with {name}"
     ex.expect(problem is None, f"{said}: prefetch_loop {problem}", "append step(x) for every batch, in order")
     ex.expect(after == current, f"{said}: after prefetch_loop returned, the current stream was not the caller's",
               "leave the caller's stream current when you return: `with torch.cuda.stream(s):` restores it")
@@ -1918,32 +2000,42 @@ KEPT_HINT = ("allocate the two buffers in each call: buffers kept from one call 
 LEAK_HINT = ("the buffers are the call's own: let them go when it returns (memory kept alive at every call is never "
              "given back); the allocator reuses their memory safely if each stream's use of them is ordered by "
              "events, or joined by the caller's stream at the end")
-BUFFERS_HINT = ("allocate two buffers, each of one batch, once, before the loop, and copy each batch into one of "
-                "them: copying into an existing tensor allocates nothing, while .to('cuda') makes a new one")
+BUFFERS_HINT = ("the GPU memory your loop asks for grows with the number of batches: every GPU tensor it makes (by "
+                ".to('cuda'), .cuda(), torch.empty(...), or an operation's result) is an allocation; the task's two "
+                "buffers are all the memory the batches get, however many batches come")
+HOST_WAIT_HINT = ("the loop only queues the work and returns: something in it made the host wait for the GPU's earlier "
+                  "work. A synchronize does, and so does every operation that needs a result or memory on the host "
+                  "first: .item(), .cpu(), a copy between the GPU and pageable (not pinned) host memory")
+SPEED_HINT = ("the copies and the steps took turns: to overlap, step(batch i) may wait for batch i's copy and nothing "
+              "queued after it, and batch i+1's copy for the steps that read its buffer before and nothing later; a "
+              "wait covers everything queued on the other stream before it (wait_stream, or an event recorded after "
+              "more work), and a host that waits for the GPU cannot queue ahead")
 TWO_HINT = ("with one buffer the next batch's copy must wait until the step has read the buffer, so copies and "
             "steps take turns: the copy stream fills one buffer while the step reads the other")
 
 
-def _loop_host_waits(ex: Any, yours: Callable, batches: list[torch.Tensor]) -> None:
+def _loop_host_waits(ex: Any, yours: Callable, batches: list[torch.Tensor],
+                     grad: tuple[bool, str] = (False, "grad")) -> None:
     """The host does not wait: called from a caller whose stream is still busy with earlier work for a window,
     the loop returns before the window ends (an event's query, as in fan_out's races).  A run that a slow or busy
-    host spoiled is tried again with a window twice as long; a loop that waits for the GPU fails every try."""
+    host spoiled is tried again with a window twice as long; a loop that waits for the GPU fails every try.  `grad`:
+    whether the step multiplies by a parameter, and the caller's autograd mode (LOOP_RACE_GRADS)."""
+    weight = torch.ones((), device="cuda", requires_grad=True) if grad[0] else None
     for k in range(TRIES):
         window_ms = WINDOW_MS * 2**k
         torch.cuda.synchronize()
-        with torch_caller("busy", busy_ms=window_ms) as caller:
+        with torch_caller("busy", busy_ms=window_ms) as caller, GRAD_MODES[grad[1]]():
             copy_stream = torch.cuda.Stream()
             t0 = time.perf_counter()
-            yours(batches, lambda x: x.sum(dim=1), copy_stream)
+            yours(batches, lambda x: x.sum(dim=1) if weight is None else x.sum(dim=1) * weight, copy_stream)
             host_ms = (time.perf_counter() - t0) * 1e3
             waited = caller.busy_end.query()
         torch.cuda.synchronize()
         if not waited:
             break
-    ex.expect(not waited, f"{caller.says}: prefetch_loop returned only after the GPU had done the caller's "
-                          f"{window_ms:.0f} ms of earlier work (the host waited {host_ms:.0f} ms)",
-              "order the copies and the steps on the GPU, with events between the streams: the host only queues "
-              "the work, and never waits for it (no synchronize)")
+    ex.expect(not waited, f"{caller.says}{_step_grad_said(grad)}: prefetch_loop returned only after the GPU had done "
+                          f"the caller's {window_ms:.0f} ms of earlier work (the host waited {host_ms:.0f} ms)",
+              HOST_WAIT_HINT)
 
 
 def _loop_races(ex: Any, yours: Callable, timing: dict[str, float],
@@ -1951,8 +2043,8 @@ def _loop_races(ex: Any, yours: Callable, timing: dict[str, float],
     """The property of prefetch_loop's races, for one kind of caller: slow copies, then slow steps."""
 
     def holds(kind: str) -> None:
-        for name in ("slow copies", "slow steps"):
-            _loop_race(ex, yours, kind, name, timing, batches)
+        for race, name in enumerate(("slow copies", "slow steps")):
+            _loop_race(ex, yours, kind, name, timing, batches, _in_turn(kind, race, LOOP_RACE_GRADS))
 
     return holds
 
@@ -1969,12 +2061,16 @@ def check_prefetch_loop(
     Two properties over every kind of caller (streams.TORCH_CALLERS).  Values: 1 to 9 small batches of any shape and
     dtype, from a caller with autograd on, off, in inference mode or under autocast (step runs once per batch, in
     the caller's modes; on a CPU, the GPU memory the loop asks for is counted there too); output i is step(batch i),
-    each step on the caller's stream with its batch in GPU memory, as the caller reads them on its stream.  Then,
+    its autograd history too (a backward through it reaches step's parameter: the check's step adds one, and saves
+    nothing of its buffer, which later copies overwrite), each step on the caller's stream with its batch in GPU
+    memory, as the caller reads them on its stream.  Then,
     from a busy caller, the host does not wait: the loop returns before the caller's earlier work is done.  Races,
     with 8 batches of 16 MiB: slow copies (every stream the loop queues work on starts late) and slow steps (with a
     second call of the loop from another stream while the steps still run, and memory the loop frees, handed out
     again on copy_stream at once), with the caller's earlier work on the memory the buffers get (late, for a busy
-    caller).  Then, from the default stream: the GPU memory the loop allocates, in batches (blocks of a batch's size
+    caller).  The host's wait and each race with step's output requiring grad or not, called with autograd on or off
+    (LOOP_RACE_GRADS; the races in turn: over the four kinds of caller, every race meets each).  Then, from the
+    default stream: the GPU memory the loop allocates, in batches (blocks of a batch's size
     or more, counted and summed: one tensor of every batch is one allocation, but not two buffers), and the speed.
 
     Durations and the bar for "faster" come from what the check measures on this machine: a copy's
@@ -2006,7 +2102,8 @@ def check_prefetch_loop(
         batches = _batches()
         copy_all(batches)  # warm-up: the allocator's first cudaMalloc calls
         timing = {"copy_ms": _elapsed_ms(lambda: copy_all(batches)) / len(batches)}  # host_ms: the first race
-        _loop_host_waits(ex, yours, batches)  # first: a loop that waits would make host_ms long, and the bar easy
+        for grad in LOOP_RACE_GRADS:  # first: a loop that waits would make host_ms long, and the bar easy
+            _loop_host_waits(ex, yours, batches, grad)
         for_all(ex, torch_callers(), _loop_races(ex, yours, timing, batches), examples=len(TORCH_CALLERS),
                 budget_s=GPU_BUDGET_S, describe=lambda kind: f"prefetch_loop called from {TORCH_CALLERS[kind]}")
 
@@ -2073,11 +2170,10 @@ def check_prefetch_loop(
             _elapsed_ms, lambda: sequential(batches), lambda: bare(batches, step, copy_stream),
             saving_ms=(len(batches) - 1) * min(copy_ms, step_ms), tries=TRIES,
             describe=("copying then computing one batch at a time", "the copies with the steps"),
-            hint="queue the copy of batch i+1 on copy_stream before step(batch i), and never block the host (no "
-                 "synchronize in the loop)"), WATCHED)()
+            hint=SPEED_HINT), WATCHED)()
 
 
-register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=24))
+register(Exercise(NOTEBOOK, "prefetch_loop", check_prefetch_loop, gpu=True, cpu_checks=25))
 
 
 def _alive(gpu: Any, size: int) -> float:
@@ -2089,7 +2185,8 @@ def _alive(gpu: Any, size: int) -> float:
 def _check_prefetch_loop_on_cpu(prefetch_loop: Callable) -> None:
     """check_prefetch_loop's outputs and buffers on a CPU, where copies and steps run in order."""
     with (exercise("prefetch_loop") as ex,
-          ex.on_cpu("the outputs, in order, for 1 to 9 batches of any shape and dtype, step called once per batch "
+          ex.on_cpu("the outputs, in order, and their autograd history (a backward through each reaches step's "
+                    "parameter), for 1 to 9 batches of any shape and dtype, step called once per batch "
                     "in the caller's modes, from a caller with autograd on, off, in inference mode or under autocast, "
                     "and the GPU memory asked for (at every size drawn) in blocks of a "
                     "batch's bytes or more (device='cuda', .to, .cuda(), and new tensors made from "
