@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from conftest import host
-from utils.exercises import ExerciseFailed, inside_check, nb06
+from utils.exercises import Checker, ExerciseFailed, inside_check, nb06
 from utils.exercises.answers import nb06 as answers06
 
 U32 = 2.0**-24  # float32's unit of rounding
@@ -592,3 +592,131 @@ class Test06_precision:
                  "check_stable_variance": lambda x: (x - x.mean(-1, keepdim=True)).square().mean(-1)}[check]
         with pytest.raises(ExerciseFailed, match="returned a tensor on meta"):
             getattr(nb06, check)(lambda x: right(x).to("meta"))
+
+    # ------------------------------------------------------------ round 79's adversary
+    @host
+    def test_a_thread_running_before_the_block_that_waits_in_c_is_watched_in_it_and_not_after(self):
+        """A worker thread started before the block, fed through a queue.SimpleQueue (its get waits in C, not on a
+        threading.Condition), runs under the watch in the block (round 79's adversary: float64 there PASSed); woken
+        again after the block, it records nothing."""
+        import queue
+        import threading
+
+        jobs: queue.SimpleQueue = queue.SimpleQueue()
+
+        def work():
+            while (job := jobs.get()) is not None:
+                job[1].put(job[0].double().sum())
+
+        worker = threading.Thread(target=work, daemon=True)
+        worker.start()
+        try:
+            watch = nb06.OperationWatch()
+            done: queue.SimpleQueue = queue.SimpleQueue()
+            with watch, nb06._in_new_threads(watch):
+                jobs.put((torch.randn(3, 5), done))
+                done.get()
+            assert "double" in watch.float64, vars(watch.seen)
+            seen = list(watch.float64)
+            jobs.put((torch.randn(3, 5), done))
+            done.get()
+            assert watch.float64 == seen
+        finally:
+            jobs.put(None)
+            worker.join()
+
+    @host
+    def test_bytes_sent_through_multiprocessing_count_as_another_process_unless_read_back_here_or_none(self):
+        """Bytes written to a connection of multiprocessing in the block and not read back in this process count as
+        sent to another process; bytes read back here, and a pickled None (a ThreadPool's signal to itself), do not
+        (round 79's adversary: a right answer in a ThreadPool FAILed as "sent data to another process")."""
+        import multiprocessing
+
+        for send, read, elsewhere in ((b"rows", True, False), (b"rows", False, True), (None, False, False)):
+            reader, writer = multiprocessing.Pipe(duplex=False)
+            watch = nb06.OperationWatch()
+            with nb06._in_this_process(Checker("stable_variance"), watch):
+                if send is None:
+                    writer.send(None)
+                else:
+                    writer.send_bytes(send)
+                if read:
+                    assert reader.recv_bytes() == send
+            assert bool(watch.seen.elsewhere) == elsewhere, (send, read, watch.seen.elsewhere)
+            reader.close()
+            writer.close()
+
+    @host
+    def test_a_thread_pool_of_multiprocessing_made_for_the_call_is_this_process(self):
+        """multiprocessing's ThreadPool, made and closed in the block, computes in threads of this process: nothing
+        counts as sent elsewhere, and its threads' work is watched."""
+        from multiprocessing.pool import ThreadPool
+
+        watch = nb06.OperationWatch()
+        with (watch, nb06._in_new_threads(watch), nb06._in_this_process(Checker("stable_variance"), watch),
+              ThreadPool(2) as pool):
+            pool.map(lambda row: row.double().sum(), list(torch.randn(4, 5).unbind(0)))
+        assert not watch.seen.elsewhere and "double" in watch.float64, vars(watch.seen)
+
+    @host
+    @pytest.mark.parametrize("change", [
+        lambda x: x.requires_grad_(True),
+        lambda x: (x.requires_grad_(True), (x * 2).sum().backward(), x.requires_grad_(False)),
+        lambda x: setattr(x, "data", x.data.clone()),
+        lambda x: setattr(x, "kept", 1),
+    ], ids=["requires grad", "a .grad left", "memory rebound", "an attribute"])
+    def test_what_the_caller_sees_of_a_tensor_besides_its_values_is_compared(self, change):
+        """A tensor handed back requiring grad, with a .grad, in other memory or with an attribute of the answer's is
+        not as given, though its values are (round 79's adversary left x requiring grad, its .grad set: PASSed)."""
+        x = torch.randn(5)
+        before, values = nb06._as_given(x), x.clone()
+        change(x)
+        assert torch.equal(x.detach(), values)
+        assert nb06._left_as_given("x", before, x), nb06._as_given(x)
+        assert not nb06._left_as_given("x", nb06._as_given(values), values)
+
+    @host
+    def test_the_again_step_writes_through_data_without_a_version_bump(self):
+        """The again steps' third call: x's values changed through x.data, which leaves id, data_ptr and x._version as
+        they were (round 79's adversary kept results under x._version and PASSed)."""
+        seen = []
+
+        def judged(case, x, again=""):
+            seen.append((case, id(x), x.data_ptr(), x._version, x.clone()))
+
+        cases = [nb06.Readings(16, (nb06.Row("normal", 10.0 * k, 1.0 + k),), False, 21 + k) for k in range(4)]
+        nb06._again(judged, *cases)
+        (_, id1, ptr1, v1, _), (_, id2, ptr2, v2, values2), (_, id3, ptr3, v3, values3) = seen[:3]
+        assert id1 == id2 == id3 and ptr1 == ptr2 == ptr3 and v1 < v2 == v3
+        assert torch.equal(values3, cases[2].tensor()) and not torch.equal(values2, values3)
+
+    @host
+    def test_rows_of_zeros_but_one_value_wider_than_fp16s_range_overflow_a_scale_by_the_mean_magnitude(self):
+        """The chosen rows of 2**17 zeros but one value (nb06.SPIKES) and of ones: each row's largest value is its
+        width times its mean magnitude, past 65504, so dividing by the mean magnitude in fp16 gives inf (round 79's
+        adversary PASSed: no row held more than 5630 times its mean magnitude), and the row of ones sums past fp16's
+        range; the exact RMS is finite, and float32 gets it within a step."""
+        x = nb06.Activations((5, 2**17), 0.0, 0.0, "spikes", "contiguous", 11).tensor()
+        assert [int((row != 0).sum()) for row in x] == [1, 1, 1, 1, 2**17]
+        assert [float(row.abs().max()) for row in x[:4]] == list(nb06.SPIKES)
+        scaled = x / x.abs().mean(dim=-1, keepdim=True)
+        assert not bool(torch.isfinite(scaled[0]).all()) and not bool(torch.isfinite(x[4].sum()))
+        with inside_check():
+            exact = nb06.rms_exact(x)
+        float32 = x.float().square().mean(dim=-1).sqrt().half().double()
+        assert bool(((float32 - exact).abs() <= nb06.RMS_RELATIVE_ERROR * exact + nb06.RMS_SMALLEST_STEP).all())
+
+    @host
+    def test_the_again_step_asks_the_longest_length_with_a_quiet_dot_product_first(self):
+        """At 2**20 the again step's first call of that length has the smallest terms of its calls there (round 79's
+        adversary kept the terms' size per length past 2**16, and PASSed), and a twin then errs past the guarantee for
+        the quiet one's terms in some float32 order."""
+        n = nb06.DOT_LONGEST
+        assert n in nb06.DOT_AGAIN_LENGTHS
+        quiet, twin = (tuple(t[0] for t in nb06.Dot(kind, n, 0.1, 1.0, 0).inputs()) for kind in ("quiet", "twin"))
+        quiet_terms = float((quiet[0].double() * quiet[1].double()).abs().sum())
+        assert quiet_terms < float((twin[0].double() * twin[1].double()).abs().sum())
+        exact = float((twin[0].double() * twin[1].double()).sum())
+        with inside_check():
+            errors = [abs(v - exact) for v in nb06.float32_results(*twin, 0).values()]
+        assert max(errors) > _gamma(n) * quiet_terms

@@ -595,3 +595,22 @@ def test_the_serve_judge_fails_results_handed_out_from_a_ring_of_buffers(ring):
     with pytest.raises(ExerciseFailed, match=said), inside_check():
         nb07._judge_served(Checker("graphed_model"), "graphed_model(...)", ((1, 1),), (1, 0, True),
                            [_served(0, old, old, old)], [], True, (), ringed)
+
+
+@host
+def test_the_again_step_nudges_each_case_by_less_than_six_digits_keep_and_more_than_the_tolerance():
+    """The finer of AGAIN_NUDGES moves the time that sets a case's speed-up by more than the tolerance, and the model's
+    value with it; and for many chosen cases (those whose nudged time's first digits are 1 to 3.3; of larger ones, a
+    6-digit key keeps a time to about the tolerance) it leaves the times' 6-digit rounding as it was (round 79's
+    adversary memoized under 6 significant digits and PASSed: 3e-5 changes a 6-digit key)."""
+    fine = min(nb07.AGAIN_NUDGES)
+    assert nb07.SPEEDUP_TOLERANCE < fine
+    moved = [(case, nb07._nudged(case, fine)) for case in nb07.SPEEDUP_CASES]
+    moved = [(case, nudged) for case, nudged in moved if nudged != case]  # (kernel-bound both ways: the value is 1)
+    shared = 0
+    with inside_check():
+        for case, nudged in moved:
+            assert not math.isclose(nb07.speedup(*nudged), nb07.speedup(*case), rel_tol=nb07.SPEEDUP_TOLERANCE)
+            shared += [f"{t:.6g}" for t in case[1:]] == [f"{t:.6g}" for t in nudged[1:]]
+    assert len(moved) > len(nb07.SPEEDUP_CASES) * 3 // 4 and shared >= len(moved) // 3, (len(moved), shared)
+    assert all(nb07._nudged(case, fine) in nb07.SPEEDUP_AGAIN for case in nb07.SPEEDUP_CASES)

@@ -14,35 +14,39 @@ Each is a property over inputs that Hypothesis generates (utils/exercises/proper
   product): the tolerance must accept every one against the exact value, and, for random inputs of length up
   to 256, reject at least half of the results whose inputs were rounded to bfloat16 (of 256 draws at 256); asked
   again for vectors of the same length, ends and sums, and far larger terms between, or for the same values of x and
-  of y paired otherwise, a tolerance kept from the call before FAILs.
+  of y paired otherwise, at 2**12 and at 2**20, a tolerance kept from the call before FAILs.
 - `check_rms`: fp16 tensors of 1 to 4 dimensions (sizes of 0 and odd ones, transposed and strided views, views
   from their storage's second element on, 8193 rows),
   rows from fp16's smallest numbers to its largest, rows of zeros, and thousands of short rows of ordinary
   values (some with their RMS just above a power of 2, where fp16 rounds the result most), rows of 10007 values and
-  one of 2**17 (small values whose squares fp16 loses, together more than its rounding): the RMS over the last
+  one of 2**17 (small values whose squares fp16 loses, together more than its rounding), and rows of 2**17 zeros but
+  one value, or of ones (a row's width times one of its values leaves fp16's range): the RMS over the last
   dimension, in fp16, within fp16's rounding of the exact one.
 - `check_stable_variance`: float32 rows of any width (odd ones included), means up to 1e6, spreads down to
   0, rows whose rounding errors add up (equal values, ramps, sorted values, an outlier first or last), and
   many short rows (4097 in a batch), and wide ones (up to 12287 values), of large means and small spreads, views from
   their storage's second element on: the population variance of
   each row, computed in float32 (no float64, NumPy, CuPy, Python floats, torch.var or normalization, seen at the
-  torch-function level and, in short rows, at the dispatcher, in threads the answer starts too, and in a thread it
-  feeds through a queue; work sent to another process FAILs), within what float32 sums can cost, and never negative.
+  torch-function level and, in short rows, at the dispatcher, in threads the answer starts too, and in every thread
+  that was running before the call, however it is woken; work sent to another process FAILs, a thread pool of
+  multiprocessing does not), within what float32 sums can cost, and never negative.
 
 Every check also FAILs an answer that leaves a global setting changed (settings.keeping: the default dtype, grad mode,
 flush-denormal, ...) or seeds a global random generator (drawing from one is allowed), a result that changes when the
-answer is called again (a buffer kept between calls), and, for the RMS and the variance, a result on another device than
-x, one that is stale for a tensor changed in place or new in a freed one's place (a result kept by id), or for the same
-values with the rows in another order (a result kept by a fingerprint of the values), or, where CUDA is in use, one in
-pinned memory still being written.  The variance's watch counts an integer tensor made from x's values (x.view(
-torch.int32)) that leaves torch as x leaving, and a storage's bytes too; a thread of _thread.start_new_thread is
-watched as threading's are.  And PyTorch's generator left after a call as after an earlier one (set back, whatever the
-answer drew) FAILs as a seed does.
+answer is called again (a buffer kept between calls), an input handed back otherwise than given (its values, or what
+autograd keeps on it: requires_grad, .grad), and, for the RMS and the variance, a result on another device than x, one
+that is stale for a tensor changed in place (by torch, or through x.data, which x._version does not count) or new in a
+freed one's place (a result kept by id), or for the same values with the rows in another order (a result kept by a
+fingerprint of the values), or, where CUDA is in use, one in pinned memory still being written.  The variance's watch
+counts an integer tensor made from x's values (x.view(torch.int32)) that leaves torch as x leaving, and a storage's
+bytes too; a thread of _thread.start_new_thread is watched as threading's are.  And PyTorch's generator left after a
+call as after an earlier one (set back, whatever the answer drew) FAILs as a seed does.
 """
 
 from __future__ import annotations
 
 import _thread
+import ctypes
 import functools
 import math
 import sys
@@ -105,12 +109,13 @@ RESULT_HINT = ("return a new result at each call: a caller keeps what one call r
                "buffer that your function writes again at the next call (out=, copy_ into a tensor kept between calls, "
                "a list filled in place) changes it under them")
 AGAIN_HINT = ("the result must follow the values the function is given at each call: a result kept from an earlier "
-              "call and found again by the tensor's id(), data_ptr() or shape is stale once the values change (a "
-              "tensor changed in place keeps its id, and a new one may get a freed one's id and memory), and one found "
-              "by a fingerprint of its values (a sum, a norm) is stale for other values that share it (the same rows "
-              "in another order)")
-LANDED_HINT = ("a copy to the host with non_blocking=True returns before the values arrive: the caller reads the "
-               "tensor at once, so wait for the copy (the stream's synchronize(), or a plain .cpu()) before returning")
+              "call and found again by the tensor itself, its id(), data_ptr(), shape or version counter (x._version) "
+              "is stale once the values change (a tensor changed in place keeps its id, and a write through x.data or "
+              "NumPy leaves its version as it was; a new one may get a freed one's id and memory), and one found by a "
+              "fingerprint of its values (a sum, a norm) is stale for other values that share it (the same rows in "
+              "another order)")
+LANDED_HINT = ("a copy to the host with non_blocking=True returns before the values arrive, and the caller reads the "
+               "tensor as soon as your function returns: have the values it returns landed by then?")
 
 
 class _Results:
@@ -149,18 +154,127 @@ def _tensor_results() -> _Results:
     return _Results(lambda got: got.clone(), torch.equal)
 
 
+def _as_given(t: torch.Tensor) -> dict[str, object]:
+    """What the caller sees of a tensor it handed to a function, besides its values: what and where they are, and what
+    autograd keeps on it (round 79's adversary found |y| as the gradient of x . y by x.requires_grad_() and backward(),
+    and handed x back requiring grad, with its .grad set: the checks compared values only)."""
+    return {"dtype": t.dtype, "device": t.device, "shape": tuple(t.shape), "strides": t.stride(),
+            "storage_offset()": t.storage_offset(), "data_ptr()": t.data_ptr() if t.device.type != "meta" else 0,
+            "requires_grad": t.requires_grad, "is_leaf": t.is_leaf, "grad_fn": t.grad_fn and type(t.grad_fn).__name__,
+            "grad": None if not t.is_leaf or t.grad is None else "a tensor", "retains_grad": t.retains_grad,
+            "backward hooks": len(t._backward_hooks or {}), "own attributes": sorted(vars(t))}
+
+
+def _left_as_given(name: str, before: dict[str, object], t: torch.Tensor) -> str:
+    """"" where `t` shows the caller what `before` did (`_as_given`); else what changed, said of `name`."""
+    after = _as_given(t)
+    changed = next((key for key in before if after[key] != before[key]), None)
+    if changed is None:
+        return ""
+    what = f"{name}'s {changed}" if " " in changed else f"{name}.{changed}"
+    return f"{what} is {after[changed]} after the call (it was {before[changed]})"
+
+
+GIVEN_HINT = ("the caller's tensors are the caller's: after the call they must be as they were given, not only in "
+              "their values but in all the caller can see of them (whether autograd tracks them and what it keeps on "
+              "them, their dtype, shape, strides and memory)")
+
+
 _THIS_THREADS = threading.local()  # the watch that `_woken_watched` left in a thread (to take off at its next wake)
+
+
+class _LeftInThread:
+    """A watch that `_woken_watched` left in a thread that was running before a call: taken off at that thread's next
+    wake in a later call, or when the thread ends (Python drops a thread's thread-local values in it, holding the GIL;
+    left to torch, whose thread-local stack of modes holds it, it is dropped after that, and a thread that ends while
+    the interpreter finalizes then aborts the process, "terminate called without an active exception": the threads of a
+    ThreadPool made at import, ended by its finalizer at exit, round 79's fix)."""
+
+    def __init__(self, watch: OperationWatch) -> None:
+        self.watch: OperationWatch | None = watch
+        self.thread = threading.get_ident()
+
+    def take_off(self) -> None:
+        """Off this thread's modes, where it is still on top of them (else it stays, recording nothing)."""
+        watch, self.watch = self.watch, None
+        if watch is not None and threading.get_ident() == self.thread and watch.on_top():
+            watch.__exit__(None, None, None)
+
+    def __del__(self) -> None:
+        try:
+            self.take_off()
+        except Exception:  # noqa: BLE001,S110 -- a thread's end, or the interpreter's: nothing to tell anyone
+            pass
 
 
 def _woken_watched(watch: OperationWatch) -> None:
     """Set a watch that records into `watch`'s records in this thread, which was running before the call: the last one
-    left here taken off first, where it is still on top of this thread's modes (else it stays, recording nothing)."""
-    stale = getattr(_THIS_THREADS, "watch", None)
-    if stale is not None and stale.on_top():
-        stale.__exit__(None, None, None)
+    left here taken off first (`_LeftInThread`)."""
+    stale = getattr(_THIS_THREADS, "left", None)
+    if stale is not None:
+        stale.take_off()
     mine = watch.in_thread()
     mine.__enter__()
-    _THIS_THREADS.watch = mine
+    _THIS_THREADS.left = _LeftInThread(mine)
+
+
+# A C-level profile function (Python's Py_tracefunc): in whichever thread it fires, it takes itself off that thread and
+# calls the Python function it was set with there (`_on_running_threads`)
+_PY_TRACEFUNC = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
+
+
+def _fire_once(function: Callable[[], None], frame: int, what: int, arg: int) -> int:
+    try:
+        sys.setprofile(None)  # this thread's later events call nothing
+        function()
+    except BaseException:  # noqa: BLE001,S110 -- nothing may reach a thread of the caller's from here
+        pass
+    return 0
+
+
+_FIRE_ONCE = _PY_TRACEFUNC(_fire_once)  # kept for the life of the process: a thread may still hold it
+
+
+def _c_api(name: str, restype: Any, *argtypes: Any) -> Any:
+    """A function of the Python C API called with the GIL held (a prototype of its own: ctypes.pythonapi's objects are
+    shared with every other user of it), or None where this Python does not export it."""
+    try:
+        return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
+    except AttributeError:
+        return None
+
+
+def _on_running_threads(function: Callable[[], None] | None) -> bool:
+    """Have `function` run once in every other thread of this interpreter, at that thread's next Python call or return
+    (None: take it off the threads where it has not run): a C-level profile function that takes itself off where it
+    fires, set on each thread as CPython 3.12's threading.setprofile_all_threads does (by hand: Python 3.11 has no such
+    function; the thread states are walked while this thread holds the GIL, as CPython's own walk does).  A thread that
+    waits in C (a queue.SimpleQueue's get, a lock, a sleep) runs `function` as soon as it comes back to Python.  A
+    profile function another tool set on another thread is replaced (and on Python 3.12 on, every thread's code runs
+    instrumented while one holds a profile function: hence None at the end of each call).  False, and nothing set, where
+    this Python exports neither _PyEval_SetProfile (3.11, 3.12) nor PyEval_SetProfileAllThreads (3.12 on) with a
+    profile of this thread's own that could be put back, or where either fails."""
+    func = _FIRE_ONCE if function is not None else _PY_TRACEFUNC()  # (a NULL pointer: no profile function)
+    try:
+        one = _c_api("_PyEval_SetProfile", ctypes.c_int, ctypes.c_void_p, _PY_TRACEFUNC, ctypes.py_object)
+        if one is None:
+            every = _c_api("PyEval_SetProfileAllThreads", None, _PY_TRACEFUNC, ctypes.py_object)
+            if every is None or sys.getprofile() is not None:
+                return False
+            every(func, function)
+            sys.setprofile(None)  # this thread's own, as it was (`function` skips a watched thread if it fired here)
+            return True
+        here = _c_api("PyThreadState_Get", ctypes.c_void_p)()
+        state = _c_api("PyInterpreterState_ThreadHead", ctypes.c_void_p, ctypes.c_void_p)(
+            _c_api("PyInterpreterState_Get", ctypes.c_void_p)())
+        after = _c_api("PyThreadState_Next", ctypes.c_void_p, ctypes.c_void_p)
+        while state:
+            if state != here:
+                one(state, func, function)
+            state = after(state)
+    except Exception:  # noqa: BLE001 -- an audit hook that refuses sys.setprofile, a Python without these functions
+        return False
+    return True
 
 
 @contextmanager
@@ -173,12 +287,22 @@ def _in_new_threads(watch: OperationWatch) -> Iterator[None]:
     Semaphore: Condition._acquire_restore, where it wakes) gets a watch too, from then on (round 26's adversary: a
     worker thread started at import, fed by a queue, computed in float64, and PASSed); it records nothing once the
     block ends.  Threads started by the low-level module (_thread.start_new_thread, and threading's own name for it)
-    get one too (round 32's adversary: torch.var in one, PASSed).  What it still does not see: native threads
-    (torch.jit.fork), _thread's function bound to another name before the block (from _thread import
-    start_new_thread), and a thread running before the block that waits otherwise (a queue.SimpleQueue, a lock's
-    acquire, polling: multiprocessing's ThreadPool, for one)."""
+    get one too (round 32's adversary: torch.var in one, PASSed).  And every other thread that was running before the
+    block, however it waits (a queue.SimpleQueue, a lock's acquire, a sleep, polling), gets a watch at its first Python
+    call or return in the block (`_on_running_threads`; round 79's adversary: a worker thread started at import, fed by
+    a queue.SimpleQueue, computed in float64, and PASSed: only a Condition's wake was watched).  What it still does not
+    see: native threads (torch.jit.fork), _thread's function bound to another name before the block (from _thread
+    import start_new_thread), a thread that runs no Python in the block (work that a C library does in a thread of its
+    own), and, where this Python offers no way to reach a running thread (`_on_running_threads` returns False), a thread
+    running before the block that wakes otherwise than from a Condition."""
     patched: list[tuple[Any, str, Callable[..., Any]]] = []
     watched_threads = {threading.get_ident()}
+    reached: list[bool] = []  # whether the threads running before the block were reached (`_on_running_threads`)
+
+    def woken() -> None:  # in a thread that was running before the block, at its first Python event in it
+        if threading.get_ident() not in watched_threads:
+            watched_threads.add(threading.get_ident())
+            _woken_watched(watch)
 
     def watch_in(owner: type, name: str) -> None:
         original = owner.__dict__.get(name)
@@ -241,8 +365,11 @@ def _in_new_threads(watch: OperationWatch) -> Iterator[None]:
             for name in ("start_new_thread", "start_new", "start_joinable_thread", "_start_new_thread",
                          "_start_joinable_thread"):
                 watch_started(owner, name)
+        reached.append(_on_running_threads(woken))
         yield
     finally:
+        if reached:
+            _on_running_threads(None)  # taken off every thread where it has not fired (or was set before a failure)
         for owner, name, original in reversed(patched):
             setattr(owner, name, original)
         watch.seen.live = watch.below.seen.live = False  # the threads' watches record nothing more
@@ -250,25 +377,40 @@ def _in_new_threads(watch: OperationWatch) -> Iterator[None]:
 
 ELSEWHERE_HINT = ("what another process computes, the check cannot watch (nor whether it stays in float32), and the "
                   "values go there and back through pickling: compute in this process, in float32 torch tensors "
-                  "(threads that your function starts are watched)")
+                  "(threads are watched, those your function starts and those running before it)")
 
 
 @contextmanager
 def _in_this_process(ex: Checker, watch: OperationWatch) -> Iterator[None]:
     """During the block, starting a process (multiprocessing's Process.start: its pools, concurrent.futures' process
-    pools and DataLoader's workers start theirs so; os.fork) or sending a process anything (multiprocessing's
-    ForkingPickler, which every pool and queue of multiprocessing pickles with, in whichever thread) is recorded in
-    `watch`, and FAILs after the call (at once, before any process starts, where the answer's own thread does it: in
-    another thread, a pool's, an error would leave the pool waiting forever): the watch lives in this process, and
-    nothing a child computes reaches it (round 26's adversary: NumPy float64 in a pool of forked processes, PASSed).
+    pools and DataLoader's workers start theirs so; os.fork) FAILs at once, before the process starts, where the
+    answer's own thread does it (in another thread, a pool's, an error would leave the pool waiting forever), and is
+    recorded in `watch` where another thread does; and so is sending a process anything: bytes written to one of
+    multiprocessing's connections (every pool, queue and pipe of multiprocessing writes there, in whichever thread) in
+    the block and not read back from one in this process before it ends, which FAILs after the call.  The watch lives
+    in this process, and nothing a child computes reaches it (round 26's adversary: NumPy float64 in a pool of forked
+    processes, PASSed).  Bytes read back here went from one thread of this process to another (a multiprocessing queue
+    between threads), and a pickled None carries no values (multiprocessing's ThreadPool, whose workers are threads,
+    writes one to a pipe of its own when its tasks are done, and reads it when it next looks): neither counts (round
+    79's adversary: a right float32 answer in a ThreadPool FAILed as "sent data to another process").
     What it still does not see: a process sent data by other means (a pipe or a socket of its own, a file), which has
-    to leave torch first (numpy(), tolist(): seen), or through shared memory that the answer set up before the call."""
+    to leave torch first (numpy(), tolist(), a tensor pickled: seen), or through shared memory that the answer set up
+    before the call."""
+    import hashlib
+    import multiprocessing.connection
     import multiprocessing.process
     import multiprocessing.reduction
     import os
 
     patched: list[tuple[object, str, Any]] = []
     caller = threading.get_ident()
+    unread: dict[bytes, int] = {}  # a digest of the bytes written, and how many times more written than read
+    counting = threading.Lock()
+
+    def digest(data: Any) -> bytes:
+        return hashlib.blake2b(data, digest_size=16).digest()
+
+    nothing = digest(multiprocessing.reduction.ForkingPickler.dumps(None))
 
     def refuse(owner: object, name: str, what: str) -> None:
         original = getattr(owner, name, None)
@@ -286,14 +428,46 @@ def _in_this_process(ex: Checker, watch: OperationWatch) -> Iterator[None]:
         # (a classmethod's original, got from the class, is bound to it already)
         setattr(owner, name, staticmethod(refused) if isinstance(owner.__dict__.get(name), classmethod) else refused)
 
+    def count(owner: type, sends: str, receives: str) -> None:
+        send, receive = owner.__dict__.get(sends), owner.__dict__.get(receives)
+        if send is None or receive is None:
+            return
+
+        @functools.wraps(send)
+        def sent(self: object, buf: Any, *args: Any, **kwargs: Any) -> Any:
+            key = digest(buf)
+            with counting:
+                unread[key] = unread.get(key, 0) + 1
+            return send(self, buf, *args, **kwargs)
+
+        @functools.wraps(receive)
+        def received(self: object, *args: Any, **kwargs: Any) -> Any:
+            got = receive(self, *args, **kwargs)  # an io.BytesIO of the bytes one send wrote
+            with got.getbuffer() as view:
+                key = digest(view)
+            with counting:
+                if unread.get(key, 0) > 0:
+                    unread[key] -= 1
+            return got
+
+        patched.extend(((owner, sends, send), (owner, receives, receive)))
+        setattr(owner, sends, sent)
+        setattr(owner, receives, received)
+
     try:
         refuse(multiprocessing.process.BaseProcess, "start", "started a process (multiprocessing)")
         refuse(os, "fork", "started a process (os.fork)")
-        refuse(multiprocessing.reduction.ForkingPickler, "dumps", "sent data to another process (multiprocessing)")
+        for name in ("Connection", "PipeConnection"):  # (the second on Windows)
+            owner = getattr(multiprocessing.connection, name, None)
+            if isinstance(owner, type):
+                count(owner, "_send_bytes", "_recv_bytes")
         yield
     finally:
         for owner, name, original in reversed(patched):
             setattr(owner, name, original)
+        with counting:
+            if any(times > 0 and key != nothing for key, times in unread.items()):
+                watch.seen.elsewhere.append("sent data to another process (multiprocessing)")
 
 
 @contextmanager
@@ -321,19 +495,25 @@ def _masked_variance_named(watch: OperationWatch) -> Iterator[None]:
         masked._std_var = original
 
 
-def _again(judged: Callable[..., object], first: T, second: T, third: T) -> None:
+def _again(judged: Callable[..., object], first: T, second: T, third: T, fourth: T) -> None:
     """The answer called on `first`'s tensor; then on the same tensor, its values changed in place to `second`'s; then
-    on a new tensor of `third`'s values, made just after that one is freed (so that it may get its id and memory):
-    `judged(case, x, again)` judges each (round 23's adversary kept results by (id(x), shape), and passed: the check
-    held every case's tensor until it was done, and changed none)."""
+    on the same tensor again, its values changed to `third`'s through x.data, which leaves everything else the answer
+    can read of x as it was (its id(), data_ptr(), shape and strides, and its version counter, x._version, which every
+    operation of torch in place on x itself bumps); then on a new tensor of `fourth`'s values, made just after that one
+    is freed (so that it may get its id and memory): `judged(case, x, again)` judges each (round 23's adversary kept
+    results by (id(x), shape), and passed: the check held every case's tensor until it was done, and changed none;
+    round 79's kept them by the tensor and x._version, and passed: the one change in place was a copy_ into x)."""
     x = first.tensor()  # type: ignore[attr-defined]
     judged(first, x)
     x.copy_(second.tensor())  # type: ignore[attr-defined]
     judged(second, x, "called again with the tensor of the call before, its values changed in place since")
-    fresh = third.tensor()  # type: ignore[attr-defined]
+    x.data.copy_(third.tensor())  # type: ignore[attr-defined]
+    judged(third, x, "called again with the tensor of the call before, its values changed in place since, through "
+                     "x.data (a write that x._version does not count, as one through x.numpy() or another view)")
+    fresh = fourth.tensor()  # type: ignore[attr-defined]
     del x
     x = fresh.clone()
-    judged(third, x, "called with a new tensor, made once the tensor of the call before was freed")
+    judged(fourth, x, "called with a new tensor, made once the tensor of the call before was freed")
 
 
 REARRANGED = "called again with the values of the call before, its rows in another order (a new tensor)"
@@ -450,8 +630,8 @@ LANDED_LATE_MS = 20.0  # far longer than the host's return and first read (tens 
 CALLER_LATE_MS = 200.0  # the answer's own work made late (`_from_every_caller`): longer than a wait with a time limit
 CALLER_HINT = ("called from a stream other than the default one, the result is wrong: the caller's current stream is "
                "where x's copy to the GPU (and the caller's earlier work) is queued, and work queued on another stream "
-               "(the default stream named, or a stream of yours that never waits) does not wait for it. Queue the work "
-               "on the current stream, or make your stream wait for it")
+               "(the default stream named, or a stream of yours) runs in no order with it unless something orders it: "
+               "on which stream does each step of yours run, and what does each wait for?")
 
 
 class _LateAfterFirstGPUResult(torch.overrides.TorchFunctionMode):
@@ -862,7 +1042,10 @@ def _catch_hint(case: Dot, tolerance: Callable[[Dot, torch.Tensor, torch.Tensor]
 DOT_AGAIN_HINT = ("the tolerance must follow the values of x and y at each call: one kept from an earlier call and "
                   "found again by a fingerprint of the vectors (their length, first or last values, a sum, a norm, an "
                   "id()) is stale for vectors that share it and differ elsewhere, or pair their values otherwise")
-DOT_AGAIN_N = 2**12  # the again step's length: a quiet dot product, then two twins of it (Dot)
+# The again step's lengths, each with its number of twins: a quiet dot product, then twins of it (Dot), then apart and
+# met; at a length that the generated cases reach, and at the longest, which chosen cases alone reach (round 79's
+# adversary: a tolerance kept per length past 2**16); one twin there (each call at 2**20 costs a few tenths of a second)
+DOT_AGAIN_LENGTHS = {2**12: 2, DOT_LONGEST: 1}
 
 
 def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tuple[float, float]]) -> None:
@@ -877,6 +1060,7 @@ def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tu
 
         def tolerance(case: Dot, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
             given = x.clone(), y.clone()
+            as_given = _as_given(given[0]), _as_given(given[1])
             try:
                 got = yours(*given)
             except Exception as error:
@@ -887,6 +1071,8 @@ def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tu
             ex.expect(torch.equal(given[0], x) and torch.equal(given[1], y),
                       f"dot_tolerance(x, y) changed x or y, for {case}",
                       "compute on new tensors: x.abs() makes one, x.abs_() changes x")
+            left = _left_as_given("x", as_given[0], given[0]) or _left_as_given("y", as_given[1], given[1])
+            ex.expect(not left, f"for {case}, {left}", GIVEN_HINT)
             pair = _pair(got)
             ex.expect(pair is not None, f"for {case}, dot_tolerance(x, y) returned {shown(got)}, not a pair "
                       "(rtol, atol) of numbers", "return two numbers: return rtol, atol")
@@ -951,15 +1137,23 @@ def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tu
         # and of y) and differ between their ends, with terms far larger: a quiet dot product, then two twins of it;
         # and on vectors of the values of the call before, paired otherwise (apart, then met)
         # (round 26's adversary kept the tolerance of the first call under (n, x[0], x[-1], y[0], y[-1]), and passed:
-        # no two calls shared its key); before the generated cases, where such an answer FAILs at once
+        # no two calls shared its key); before the generated cases, where such an answer FAILs at once; at each of
+        # DOT_AGAIN_LENGTHS, whose first call in the check is the quiet one, of the smallest terms of its calls there
+        # (round 79's adversary kept the size of the terms per length for n >= 2**16, and passed: the again step ran
+        # at 2**12 alone, and the first call of 2**20, of the chosen cases, had the largest terms of its length)
         def again(_: None) -> None:
-            # first, vectors of another fingerprint: an answer that returns the same for them too (a constant) gets
-            # the hint of its mistake, not that of a stale result
-            other = Dot("full", DOT_AGAIN_N, 0.5, 1.0, 0)
+            for n, twins in DOT_AGAIN_LENGTHS.items():
+                again_at(n, twins)
+
+        def again_at(n: int, twins: int) -> None:
+            # first, vectors of another fingerprint, one shorter: an answer that returns the same for them too (a
+            # constant) gets the hint of its mistake, not that of a stale result; and the quiet dot product, of the
+            # smallest terms here, is the first call of its length
+            other = Dot("full", n - 1, 0.5, 1.0, 0)
             elsewhere = tolerance(other, *(t[0].contiguous() for t in other.inputs()))
             before: tuple[float, float] | None = None
-            for seed, kind in enumerate(("quiet", "twin", "twin")):
-                case = Dot(kind, DOT_AGAIN_N, 0.1, 1.0, seed - 1 if seed else 0)
+            for seed, kind in enumerate(("quiet", *("twin",) * twins)):
+                case = Dot(kind, n, 0.1, 1.0, seed - 1 if seed else 0)
                 x, y = (t[0].contiguous() for t in case.inputs())
                 before = accepted(case, x, y, "called again for x and y of the same length, ends and sums as the call "
                                   "before, and other values between the ends (it returned the same tolerance)",
@@ -969,7 +1163,7 @@ def check_dot_tolerance(dot_tolerance: Callable[[torch.Tensor, torch.Tensor], tu
             # apart, their lengths, sums of magnitudes and largest values, and passed)
             before = None
             for kind in ("apart", "met"):
-                case = Dot(kind, DOT_AGAIN_N, 0.1, 0.7, 0)
+                case = Dot(kind, n, 0.1, 0.7, 0)
                 x, y = (t[0].contiguous() for t in case.inputs())
                 before = accepted(case, x, y, "called again for x and y of the same values as the call before, x's "
                                   "paired with other values of y (it returned the same tolerance)", before)
@@ -1051,7 +1245,11 @@ class Activations(NamedTuple):
     largest: float
     special: str  # "", or a first row of "zeros", of fp16's "largest" values, of "subnormal" ones, or "one large" 1.0
     # among values of 1.7e-4 (the others' squares, however the row is scaled to its largest value, are below fp16's
-    # smallest number: only a wide row, 2**17 values, makes them count for more than fp16's rounding of the RMS)
+    # smallest number: only a wide row, 2**17 values, makes them count for more than fp16's rounding of the RMS), or
+    # "spikes": rows of zeros but one value each (SPIKES, in turn: first, last, in the middle, at a drawn place), then
+    # rows of ones, in rows wider than 65504 values: each row's largest value is the row's width times its mean
+    # magnitude, and the row's sum is its width, past fp16's range (round 79's adversary divided each row by its mean
+    # magnitude in fp16, and PASSed: no row had more than 5630 times its mean magnitude in one value)
     layout: str  # "contiguous", "transposed" (its last two dimensions swapped in memory), "strided" (every other),
     # "offset" (contiguous, from the second element of its storage on: x[1:] of a longer tensor, round 32's adversary)
     seed: int
@@ -1070,7 +1268,12 @@ class Activations(NamedTuple):
             rms = np.sqrt(np.mean(values * values, axis=-1, keepdims=True))
             wanted = 2.0 ** np.floor(np.log2(np.where(rms > 0, rms, 1.0))) * (1 + 2.0**-10)
             values = np.clip(values * np.where(rms > 0, wanted / np.where(rms > 0, rms, 1.0), 1.0), -largest, largest)
-        if rows and self.special == "one large":  # every row: the 1.0 first, last, in the middle, then drawn
+        if rows and self.special == "spikes":
+            values[:] = 0.0
+            at = [0, width - 1, width // 2, *rng.integers(0, width, max(rows - 3, 0))][:rows]
+            values[np.arange(rows), at] = [SPIKES[row % len(SPIKES)] for row in range(rows)]
+            values[len(SPIKES):] = 1.0
+        elif rows and self.special == "one large":  # every row: the 1.0 first, last, in the middle, then drawn
             values[:] = 1.7e-4 * np.where(rng.random((rows, width)) < 0.5, -1, 1)
             at = [0, width - 1, width // 2, *rng.integers(0, width, max(rows - 3, 0))][:rows]
             values[np.arange(rows), at] = 1.0
@@ -1092,12 +1295,19 @@ class Activations(NamedTuple):
         special = {"": "", "zeros": ", the first a row of zeros", "largest": ", the first of ±65504",
                    "subnormal": ", the first of ±2**-20 (below fp16's normal numbers)",
                    "one large": ", each of ±1.7e-4 but one 1.0: first in row 0, last in row 1, in the middle in row 2, "
-                                "at a drawn place in row 3"}[self.special]
+                                "at a drawn place in row 3",
+                   "spikes": f", each of zeros but one: {SPIKES[0]!r} first in row 0, {SPIKES[1]!r} last in row 1, "
+                             f"{SPIKES[2]!r} in the middle in row 2, {SPIKES[3]!r} at a drawn place in row 3; the rows "
+                             "after them all ones"}[self.special]
         viewed = self.layout == "strided" or (self.layout == "transposed" and len(self.shape) >= 2)
         layout = (f", a {self.layout} view" if viewed else
                   ", a view from its storage's second element on" if self.layout == "offset" else "")
         at = ", each row's RMS just above a power of 2" if self.at_powers_of_2 else ""
         return f"an fp16 tensor of shape {self.shape} (rows of {scales}{at}{special}{layout})"
+
+
+SPIKES = (1.0, 65504.0, 2.0**-14, 300.0)  # the one value of a "spikes" row of zeros: ordinary, fp16's largest and
+# smallest normal numbers, and one whose square leaves fp16
 
 
 def _past_the_first(x: torch.Tensor) -> torch.Tensor:
@@ -1266,7 +1476,7 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
         results, pinned = _tensor_results(), [False]
 
         def judged(case: Activations, x: torch.Tensor, again: str = "", caller: str = "") -> None:
-            before = x.clone()
+            before, as_given = x.clone(), _as_given(x)
             _caller_busy()
             got = yours(x)
             _landed(ex, got, case, pinned)
@@ -1280,6 +1490,8 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
                       "a GPU, .cpu() brings it back, and waits for it)")
             ex.expect(torch.equal(x, before), f"for {case}, changed its input",
                       "an operation in place (a method whose name ends in _) changed x: compute on new tensors")
+            left = _left_as_given("x", as_given, x)
+            ex.expect(not left, f"for {case}, {left}", GIVEN_HINT)
             want_shape = tuple(x.shape[:-1])
             ex.expect(tuple(got.shape) == want_shape,
                       f"for {case}, returned shape {tuple(got.shape)}, expected {want_shape}",
@@ -1303,8 +1515,9 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
                           "wider format begin, and where may it end?"
                           if float(x[index].double().abs().max()) > 255 else
                           f"no value of this row is over 255, so none of its squares overflows fp16: an inf or NaN "
-                          f"here comes from a division instead. What do you divide by, for a row of "
-                          f"{x.shape[-1]} value{'s' if x.shape[-1] > 1 else ''}?")
+                          f"here comes from another step whose result fp16 cannot hold, a division (by 0, or with a "
+                          f"quotient over 65504) or a sum. What does each fp16 step compute, and how large can its "
+                          f"result be, for a row of {x.shape[-1]} value{'s' if x.shape[-1] > 1 else ''}?")
             error = (got64 - want).abs()
             allowed = RMS_RELATIVE_ERROR * want + RMS_SMALLEST_STEP * (want > 0)
             if bool((error <= allowed).all()):
@@ -1345,9 +1558,12 @@ def check_rms(rms: Callable[[torch.Tensor], torch.Tensor]) -> None:
             # last (the cases above name more specific mistakes), one row of 2**17 values, 1.7e-4 but one 1.0: squares
             # in fp16 after the row is scaled to its largest value (by a power of 2, exactly) are 0 for all but one, and
             # 2**17 of them are 0.4% of the sum (the RMS is off by 1.9 times fp16's rounding)
-            Activations((4, 2**17), 0.0, 0.0, "one large", "contiguous", 9)])
+            Activations((4, 2**17), 0.0, 0.0, "one large", "contiguous", 9),
+            # and rows of 2**17 zeros but one value, and of 2**17 ones: whatever is a row's width times one of its
+            # values (a value divided by the row's mean magnitude, the row's sum) leaves fp16's range
+            Activations((5, 2**17), 0.0, 0.0, "spikes", "contiguous", 11)])
         passed = ex.passed  # called again on a tensor changed in place, and on a new one in a freed one's place
-        _again(judged, *(Activations((4, 33), -1.0 + k, 1.0 + k, "", "contiguous", 21 + k) for k in range(3)))
+        _again(judged, *(Activations((4, 33), -1.0 + k, 1.0 + k, "", "contiguous", 21 + k) for k in range(4)))
         _rearranged(judged, Given(GIVEN_ROWS), Given(GIVEN_ROWS[1:] + GIVEN_ROWS[:1]))
         _from_every_caller(judged, (Activations((4, 33), -1.0 + k, 2.0 + k, "", "contiguous", 31 + k)
                                     for k in range(3)))
@@ -1694,12 +1910,14 @@ def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor
         results, pinned = _tensor_results(), [False]
 
         def judged(case: Readings, x: torch.Tensor, again: str = "", caller: str = "") -> None:
-            before = x.clone()
+            before, as_given = x.clone(), _as_given(x)
             _caller_busy()
             got, watch = yours(x, case.n <= WATCHED_BELOW_UP_TO)
             _landed(ex, got, case, pinned)
             results.unchanged(ex, case)
             _variance_returned(ex, case, x, before, watch, got)
+            left = _left_as_given("x", as_given, x)
+            ex.expect(not left, f"for {case}, {left}", GIVEN_HINT)
             assert isinstance(got, torch.Tensor)
             exact, allowed = variance_exact(x), variance_allowed(x)
             error = (got.double() - exact).abs()
@@ -1765,7 +1983,7 @@ def check_stable_variance(stable_variance: Callable[[torch.Tensor], torch.Tensor
                                   for k in range(256)), False, 2**13)])
         passed = ex.passed  # called again on a tensor changed in place, and on a new one in a freed one's place
         _again(judged, *(Readings(16, (Row("normal", 10.0 * k, 1.0 + k), Row("ramp", -3.0, 2.0 + k)), False, 21 + k)
-                         for k in range(3)))
+                         for k in range(4)))
         _rearranged(judged, *(Readings(17, rows, False, 0) for rows in (RAMPS, RAMPS[1:] + RAMPS[:1])))
         _from_every_caller(judged, (Readings(16, (Row("normal", 5.0 * k, 1.0 + k), Row("ramp", -2.0, 1.0 + k)), False,
                                              31 + k) for k in range(3)))

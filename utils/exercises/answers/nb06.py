@@ -1880,3 +1880,339 @@ WRONG_VARIANCE.update({
 })
 RIGHT_TOLERANCES["round 78's adversary: gamma_n times the terms summed in float32, as 0-d tensors"] = \
     terms_summed_in_float32_as_tensors
+
+
+# ---------------------------------------------------------------- round 79's adversary of 06 and 07
+# Its 18 answers to these three checks, each judged in a fresh process on the CPU (commit 3ae58f1).  Six PASSed that
+# are wrong, and one FAILed that is right, each now judged right by construction (the docstrings say how); one wrong
+# answer FAILed for a wrong reason ("sent data to another process", for a thread pool), and now FAILs for float64.
+def dot_sensitivity_by_autograd(x, y):
+    """Wrong (round 79's adversary; PASSed): the guarantee, with each |y_i| found as the sensitivity of x . y to x_i,
+    by autograd: x.requires_grad_() and backward() hand x back to the caller requiring grad, its .grad set ("leave x
+    and y as they are": the caller's next torch.dot builds a graph, and a second call adds into x.grad).  The check
+    compared x's values only; it now compares what autograd keeps on x and y too (nb06._as_given)."""
+    x.requires_grad_(True)
+    (x * y).sum().backward()
+    return 0.0, _gamma(x.numel()) * float((x.detach().double() * x.grad.double()).abs().sum())
+
+
+_TERMS_PER_LENGTH: dict[int, float] = {}
+
+
+def dot_terms_kept_per_length_when_long(x, y):
+    """Wrong (round 79's adversary; PASSed): the guarantee, but for long vectors (n >= 2**16, where sum |x_i y_i| in
+    float64 "costs milliseconds") the size of the terms kept per length from the first call of that length: a later
+    call of that length with larger terms (torch.full((2**20,), 0.1), then torch.full((2**20,), 100.0)) gets a
+    tolerance 1000 times too small.  The check asked its again step at 2**12 alone, and its first call of 2**20 had the
+    largest terms of its length; the again step now runs at 2**20 too, a quiet dot product first."""
+    n = x.numel()
+    if n < 2**16:
+        return 0.0, _gamma(n) * _terms(x, y)
+    if n not in _TERMS_PER_LENGTH:
+        _TERMS_PER_LENGTH[n] = _terms(x, y)
+    return 0.0, _gamma(n) * _TERMS_PER_LENGTH[n]
+
+
+def dot_the_checks_orders_found_by_its_seed(x, y):
+    """Wrong (round 79's adversary; FAILed, as it should): the largest error of the check's seven orders of addition
+    (nb06.float32_results, its source copied: the function is locked, its text is not), with the seed of its shuffle
+    and slices read from the check's frame (a local `case` with a seed and a kind), plus 0.01%: it bounds the orders
+    the check adds in, not a GPU's.  Without such a frame, the guarantee.  It FAILs where the check's torch.dot of a
+    row of a batch adds otherwise than the same dot on the contiguous copy the answer gets."""
+    import inspect
+
+    frame, seed = inspect.currentframe(), None
+    while frame is not None and seed is None:
+        case = frame.f_locals.get("case")
+        if hasattr(case, "seed") and hasattr(case, "kind"):
+            seed = int(case.seed)
+        frame = frame.f_back
+    del frame
+    if seed is None:
+        return guaranteed(x, y)
+    n, products = x.numel(), x * y
+    terms = products.numpy()
+    rng = np.random.default_rng(seed)
+    slices = int(rng.choice([2, 32, 1024]))
+    padded = np.zeros(-(-n // slices) * slices, dtype=np.float32)
+    padded[:n] = terms
+
+    def sequential(t):
+        return float(np.cumsum(t, dtype=np.float32)[-1]) if t.size else 0.0
+
+    slice_sums = np.cumsum(padded.reshape(-1, slices), axis=0, dtype=np.float32)[-1] if n else padded
+    results = [sequential(terms), sequential(terms[::-1]), sequential(terms[rng.permutation(n)]),
+               sequential(slice_sums), float(torch.dot(x, y)), float(products.sum()), float(x[None] @ y[:, None])]
+    exact = float((x.double() * y.double()).sum())
+    return 0.0, 1.0001 * max((abs(v - exact) for v in results), default=0.0)
+
+
+def dot_finfo_resolution_as_the_unit(x, y):
+    """Wrong (round 79's adversary; FAILed, as it should): n * torch.finfo(float32).resolution * sum |x_i y_i|:
+    `resolution` is 1e-6, the decimal digits float32 keeps, 8.4 times eps: too loose to catch half of the bfloat16
+    inputs at n = 256."""
+    return 0.0, x.numel() * torch.finfo(x.dtype).resolution * _terms(x, y)
+
+
+def dot_guarantee_as_decimals(x, y):
+    """Right (round 79's adversary): the guarantee in decimal arithmetic, rtol and atol as decimal.Decimal (the float64
+    sum of the terms converted exactly, gamma_n in a local context of 40 digits): properties.real takes any real
+    number, a Decimal too."""
+    import decimal
+
+    with decimal.localcontext() as context:
+        context.prec = 40
+        n, u = decimal.Decimal(x.numel()), decimal.Decimal(2) ** -24
+        return decimal.Decimal(0), n * u / (1 - n * u) * decimal.Decimal(_terms(x, y))
+
+
+def dot_holder_bound(x, y):
+    """Right (round 79's adversary): Hoelder's inequality for the size of the terms, sum |x_i y_i| <= max|x_i| sum|y_i|:
+    looser by max|x| / mean|x| (about 3.5 for random vectors of 256 values), still under the 5 n eps that catches half
+    of the bfloat16 inputs."""
+    n = x.numel()
+    if n == 0:
+        return 0.0, 0.0
+    return 0.0, _gamma(n) * float(x.double().abs().max()) * float(y.double().abs().sum())
+
+
+def rms_scaled_by_the_mean_magnitude_in_fp16(x):
+    """Wrong (round 79's adversary; PASSed): each row divided in fp16 by its mean |value| (1 for a row of zeros), then
+    squares, mean and root in float32, times that mean: no square overflows or underflows, and each scaled value is
+    rounded to fp16 once.  But a scaled value is up to d (the row's width) when the row's weight lies in a few values:
+    past 65504 values, a row of zeros but one divides to inf in fp16 (torch.zeros(70000), x[0] = 1.0: inf, where the
+    RMS is 0.0038).  The check's rows stopped at 5630 times their mean magnitude; its rows of 2**17 now hold one value
+    among zeros (nb06.SPIKES)."""
+    scale = x.abs().mean(dim=-1, keepdim=True)
+    scale = torch.where(scale == 0, torch.ones_like(scale), scale)
+    return ((x / scale).float().square().mean(dim=-1).sqrt() * scale.squeeze(-1).float()).to(x.dtype)
+
+
+def _kept_by_version(compute):
+    """`compute(x)`, kept per tensor object (held, so that its id is not reused) under x._version, which every
+    operation of torch in place on x bumps; a write through x.data, x.numpy() or another view made from .data does
+    not, and the next call returns the result of the values before it."""
+    kept = {}  # id(x): (x, x._version, the result)
+
+    def answer(x):
+        held = kept.get(id(x))
+        if held is not None and held[0] is x and held[1] == x._version:
+            return held[2].clone()
+        got = compute(x)
+        if len(kept) > 64:
+            kept.clear()
+        kept[id(x)] = (x, x._version, got.clone())
+        return got
+
+    return answer
+
+
+def rms_kept_by_version(x):
+    """Wrong (round 79's adversary; PASSed): the right RMS, kept per tensor under x._version ("the model calls it
+    again on the same activations"): x.numpy()[:] = new values, or x.data.copy_(new), leaves x._version as it was, and
+    the next call returns the RMS of the old values.  The check's one change in place was a copy_ into x, which bumps
+    the version; its again step now writes through x.data too."""
+    return _RMS_KEPT_BY_VERSION(x)
+
+
+_RMS_KEPT_BY_VERSION = _kept_by_version(lambda x: x.float().square().mean(dim=-1).sqrt().to(x.dtype))
+
+_FP16_SAFE_PER_SHAPE: dict[tuple, bool] = {}
+
+
+def rms_format_decided_per_shape(x):
+    """Wrong (round 79's adversary; FAILed, as it should): whether fp16 is safe (every nonzero |x| from 2**-7 to 255:
+    no square leaves fp16's range) decided at the first call of each shape and kept ("a model's shapes repeat"): a
+    later batch of that shape with larger values overflows in fp16; and squares in fp16 round past one fp16 step even
+    where they stay in range (it FAILs on its first row)."""
+    key = tuple(x.shape)
+    if key not in _FP16_SAFE_PER_SHAPE:
+        magnitudes = x.abs()
+        nonzero = magnitudes[magnitudes > 0]
+        _FP16_SAFE_PER_SHAPE[key] = bool(nonzero.numel() == 0 or (nonzero.max() <= 255 and nonzero.min() >= 2.0**-7))
+    if _FP16_SAFE_PER_SHAPE[key]:
+        return x.pow(2).mean(dim=-1).sqrt()
+    return x.float().pow(2).mean(dim=-1).sqrt().to(x.dtype)
+
+
+def rms_from_var_mean(x):
+    """Right (round 79's adversary): mean(x**2) = Var[x] + E[x]**2, from torch.var_mean in float32: both parts are not
+    negative and added, so nothing cancels."""
+    variance, mean = torch.var_mean(x.float(), dim=-1, correction=0)
+    return (variance + mean.square()).sqrt().to(x.dtype)
+
+
+def rms_reciprocal_of_rsqrt(x):
+    """Right (round 79's adversary): 1 / rsqrt(the mean of the float32 squares): rsqrt(0) is inf and 1 / inf is 0, so
+    a row of zeros needs no guard."""
+    return x.float().square().mean(dim=-1).rsqrt().reciprocal().to(x.dtype)
+
+
+def variance_kept_by_version(x):
+    """Wrong (round 79's adversary; PASSed): two passes, kept per tensor under x._version ("the monitoring job passes
+    the same buffer again and again"): a job that refills its buffer through NumPy (buf.numpy()[:] = readings) or
+    x.data gets the variance of the old readings.  Fixed as the RMS's (nb06._again writes through x.data)."""
+    return _VARIANCE_KEPT_BY_VERSION(x)
+
+
+_VARIANCE_KEPT_BY_VERSION = _kept_by_version(two_pass)
+
+
+def _row_variance_numpy64_float(row) -> float:
+    return float(np.var(row.numpy().astype(np.float64)))
+
+
+def _thread_pool_at_import(row_variance, wrap):
+    """An answer that maps `row_variance` over x's rows in a multiprocessing.pool.ThreadPool made when this module is
+    imported (its threads were running before any call, and wait in a queue.SimpleQueue's get), `wrap` making the
+    tensor of the rows' results."""
+    from multiprocessing.pool import ThreadPool
+
+    pool = ThreadPool(2)
+
+    def variance(x):
+        return wrap(pool.map(row_variance, list(x.unbind(0))), x)
+
+    return variance
+
+
+def variance_float32_in_a_thread_pool_made_for_the_call(x):
+    """Right (round 79's adversary; FAILed as "sent data to another process"): each row's two passes in float32, in a
+    multiprocessing.pool.ThreadPool made for the call: its workers are threads of this process, watched as the
+    threads a call starts are.  The pool writes a pickled None to a pipe of its own when its tasks are done, which the
+    check took for data sent to another process (it counted every pickling of multiprocessing's); it now counts bytes
+    written to a connection of multiprocessing that this process does not read back, a pickled None aside."""
+    from multiprocessing.pool import ThreadPool
+
+    with ThreadPool(2) as pool:
+        return torch.stack(pool.map(_row_two_pass32, list(x.unbind(0))))
+
+
+def _simple_queue_worker(row_variance, wrap):
+    """A worker thread started at import (here: when this module is imported), fed through a queue.SimpleQueue, whose
+    get waits in C, not on a threading.Condition: each call puts its rows there and waits for the worker's results on
+    a SimpleQueue of its own, `wrap` making the tensor of them."""
+    import queue
+    import threading
+
+    jobs = queue.SimpleQueue()
+
+    def work():
+        while True:
+            rows, answers = jobs.get()
+            answers.put([row_variance(row) for row in rows])
+
+    threading.Thread(target=work, daemon=True, name="variance-simple-queue-worker").start()
+
+    def variance(x):
+        answers = queue.SimpleQueue()
+        jobs.put((list(x.unbind(0)), answers))
+        return wrap(answers.get(), x)
+
+    return variance
+
+
+_ROWS_IN_A_POOL_AT_IMPORT_64 = _thread_pool_at_import(
+    _row_variance_numpy64_float, lambda got, x: torch.tensor(got, dtype=torch.float32).reshape(x.shape[0]))
+_ROWS_IN_A_POOL_AT_IMPORT_32 = _thread_pool_at_import(_row_two_pass32, lambda got, x: torch.stack(got))
+_ROWS_IN_A_WORKER_64 = _simple_queue_worker(
+    _row_variance_numpy64_float, lambda got, x: torch.tensor(got, dtype=torch.float32).reshape(x.shape[0]))
+_ROWS_IN_A_WORKER_32 = _simple_queue_worker(_row_two_pass32, lambda got, x: torch.stack(got))
+
+
+def variance_float64_in_a_thread_pool_made_at_import(x):
+    """Wrong (round 79's adversary; FAILed, for another reason than its own): each row's variance by NumPy in float64,
+    in a multiprocessing.pool.ThreadPool made at import ("rows in parallel"): its workers were running before the call,
+    waiting in a queue.SimpleQueue, which the check's watch did not reach; it FAILed as "sent data to another process"
+    (the pool's pickled None), and now FAILs for NumPy, seen in the pool's threads (nb06._on_running_threads)."""
+    return _ROWS_IN_A_POOL_AT_IMPORT_64(x)
+
+
+def variance_float32_in_a_thread_pool_made_at_import(x):
+    """Right (round 79's fix, the other side of the answer above): each row's two passes in float32 torch tensors, in
+    a multiprocessing.pool.ThreadPool made at import: watched in its threads, nothing leaves float32 or the process."""
+    return _ROWS_IN_A_POOL_AT_IMPORT_32(x)
+
+
+def variance_float64_in_a_worker_fed_by_a_simple_queue(x):
+    """Wrong (round 79's adversary; PASSed): NumPy's float64 variance of each row, in a worker thread started at import
+    and fed through a queue.SimpleQueue: round 26's worker, fed by a queue.Queue, FAILs (a threading.Condition's wake
+    was watched); a SimpleQueue's get waits in C, and its worker went unwatched.  Now every thread that runs Python in
+    the call is watched (nb06._on_running_threads)."""
+    return _ROWS_IN_A_WORKER_64(x)
+
+
+def variance_float32_in_a_worker_fed_by_a_simple_queue(x):
+    """Right (round 79's fix, the other side of the answer above): each row's two passes in float32 torch tensors, in a
+    worker thread started at import and fed through a queue.SimpleQueue."""
+    return _ROWS_IN_A_WORKER_32(x)
+
+
+def variance_clamped_at_tiny(x):
+    """Wrong (round 79's adversary; FAILed, as it should): two passes, clamped at float32's smallest normal number "so
+    that a later rsqrt or log never sees 0": a row of equal values, whose variance is 0, gets 1.2e-38, which the
+    rule (|r - v| within a bound that is 0 for a row of zeros) rejects."""
+    return two_pass(x).clamp(min=torch.finfo(torch.float32).tiny)
+
+
+def variance_shifted_by_the_midpoint_of_the_ends(x):
+    """Right (round 79's adversary): the shifted formula E[(x - K)**2] - E[x - K]**2 about K, the midpoint of each
+    row's first and last values: a far value at one end is halved in K, and far values at both ends, the worst for it,
+    stayed within the rule (0.77 of it on rows of 8192, spreads 1e2 to 1e4)."""
+    shift = (x[:, :1] + x[:, -1:]) / 2
+    d = x - shift
+    return (d.square().mean(dim=-1) - d.mean(dim=-1).square()).clamp(min=0)
+
+
+def variance_of_rows_scaled_by_a_power_of_2(x):
+    """Right (round 79's adversary): each row scaled exactly by the power of 2 at or below its largest |value|
+    (frexp, then ldexp), two passes there, the result scaled back by that power squared (exact)."""
+    largest = x.abs().amax(dim=-1, keepdim=True)
+    _, exponent = torch.frexp(torch.where(largest > 0, largest, torch.ones_like(largest)))
+    scale = torch.ldexp(torch.ones_like(largest), exponent - 1)
+    return two_pass(x / scale) * scale.squeeze(-1).square()
+
+
+R79 = "round 79's adversary: "
+WRONG_TOLERANCES.update({
+    R79 + "the guarantee, |y| as x's gradient by autograd (x left requiring grad, its .grad set)":
+        dot_sensitivity_by_autograd,
+    R79 + "the guarantee, the terms' size kept per length for n >= 2**16": dot_terms_kept_per_length_when_long,
+    R79 + "the largest error of the check's seven orders, its seed read from the check's frame":
+        dot_the_checks_orders_found_by_its_seed,
+    R79 + "n * finfo(float32).resolution * sum|x_i y_i|": dot_finfo_resolution_as_the_unit,
+})
+RIGHT_TOLERANCES.update({
+    R79 + "the guarantee as decimal.Decimal values": dot_guarantee_as_decimals,
+    R79 + "Hoelder: gamma_n * max|x| * sum|y|": dot_holder_bound,
+})
+WRONG_RMS.update({
+    R79 + "each row divided in fp16 by its mean |x|, the rest in float32": rms_scaled_by_the_mean_magnitude_in_fp16,
+    R79 + "the right RMS kept per tensor under x._version": rms_kept_by_version,
+    R79 + "fp16 or float32 decided at the first call of each shape": rms_format_decided_per_shape,
+})
+RIGHT_RMS.update({
+    R79 + "sqrt(var + mean**2) from torch.var_mean in float32": rms_from_var_mean,
+    R79 + "1 / rsqrt(the mean of the float32 squares)": rms_reciprocal_of_rsqrt,
+})
+WRONG_VARIANCE.update({
+    R79 + "two passes kept per tensor under x._version": variance_kept_by_version,
+    R79 + "NumPy float64 per row in a multiprocessing ThreadPool made at import":
+        variance_float64_in_a_thread_pool_made_at_import,
+    R79 + "NumPy float64 per row in a worker thread started at import, fed by a queue.SimpleQueue":
+        variance_float64_in_a_worker_fed_by_a_simple_queue,
+    R79 + "two passes clamped at finfo(float32).tiny": variance_clamped_at_tiny,
+})
+RIGHT_VARIANCE.update({
+    R79 + "two passes per row in float32, in a multiprocessing ThreadPool made for the call":
+        variance_float32_in_a_thread_pool_made_for_the_call,
+    R79 + "the shifted formula about the midpoint of each row's first and last values":
+        variance_shifted_by_the_midpoint_of_the_ends,
+    R79 + "two passes on each row scaled by a power of 2 (frexp, ldexp)": variance_of_rows_scaled_by_a_power_of_2,
+    # the fix's own: right arithmetic in the two kinds of thread running before the call that the wrong answers above
+    # use, where every operation is now watched (and seen to stay in float32 torch tensors)
+    "two passes per row in float32, in a multiprocessing ThreadPool made at import (round 79's fix)":
+        variance_float32_in_a_thread_pool_made_at_import,
+    "two passes per row in float32, in a worker thread started at import, fed by a queue.SimpleQueue (round 79's fix)":
+        variance_float32_in_a_worker_fed_by_a_simple_queue,
+})

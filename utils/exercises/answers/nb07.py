@@ -2046,3 +2046,171 @@ def _in_a_one_element_tensor(kernels, host_us, kernel_us, graph_floor_us, replay
 
 WRONG_SPEEDUPS["round 78's adversary: the floor per kernel on the host's side of the graph"] = _floor_on_the_hosts_side
 ALSO_RIGHT_SPEEDUPS["round 78's adversary: a 1-D tensor of one element"] = _in_a_one_element_tensor
+
+
+# ---------------------------------------------------------------- round 79's adversary of 06 and 07
+# Its 11 answers to these four checks: five to the predicted speed-up, judged on the CPU (one wrong answer PASSed, and
+# now FAILs); six to the GPU checks, which a CPU does not judge (the adversary expected each wrong one to FAIL, and
+# each right one to PASS, on a GPU).
+def speedup_in_decimals(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """Right (round 79's adversary): the model in decimal arithmetic (each float converted exactly, 30 digits), returned
+    as a decimal.Decimal: properties.real takes any real number."""
+    import decimal
+
+    with decimal.localcontext() as context:
+        context.prec = 30
+        k, h, g, f, r = (decimal.Decimal(v) for v in (kernels, host_us, kernel_us, graph_floor_us, replay_us))
+        return k * max(h, g) / max(r, k * max(g, f))
+
+
+def speedup_per_kernel(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """Right (round 79's adversary): per kernel, max(host, kernel) eagerly; replayed, the longest of the kernel, the
+    floor and its share of the replay() call, replay_us / kernels (the same model divided through by kernels)."""
+    return max(host_us, kernel_us) / max(replay_us / kernels, kernel_us, graph_floor_us)
+
+
+def speedup_one_floor_per_replay(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """Wrong (round 79's adversary; FAILed, as it should): the floor read as one per replay, not per kernel: the graph's
+    time as the longest of the replay() call, the kernels' GPU time and one floor."""
+    return kernels * max(host_us, kernel_us) / max(replay_us, kernels * kernel_us, graph_floor_us)
+
+
+def speedup_as_a_gain(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """Wrong (round 79's adversary; FAILed, as it should): the gain, eager / graph - 1 ("40% faster" as 0.4, not
+    1.4)."""
+    return _right_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us) - 1
+
+
+_SIX_DIGITS: dict[tuple, float] = {}
+
+
+def speedup_kept_under_six_digits(kernels, host_us, kernel_us, graph_floor_us, replay_us):
+    """Wrong (round 79's adversary; PASSed): the model, memoized under the times rounded to 6 significant digits
+    ("measured times are noisy past that anyway"): times that round alike share one result, off by up to about 1e-5 of
+    it ((1, 1.0000049, 0.5, 0.5, 0.1) after (1, 1.0, 0.5, 0.5, 0.1) returns 2, not 2.0000098; the tolerance is 1e-6).
+    The again step nudged each case by 3e-5, which changes a 6-digit key; it now nudges by 1.5e-6 too, just past the
+    tolerance (nb07.AGAIN_NUDGES)."""
+    key = (kernels, *(float(f"{t:.6g}") for t in (host_us, kernel_us, graph_floor_us, replay_us)))
+    if key not in _SIX_DIGITS:
+        _SIX_DIGITS[key] = _right_speedup(kernels, host_us, kernel_us, graph_floor_us, replay_us)
+    return _SIX_DIGITS[key]
+
+
+def bg_copy_stream_never_waited_for(fn, buckets, feature_shape):
+    """Wrong (round 79's adversary; a GPU's check): the batch copied into the bucket's input on a copy stream of its
+    own, which waits for the caller's stream (x is ready there); but the replay, on the caller's stream, never waits for
+    the copy stream, so it may read the bucket's input before the copy lands (the last call's rows, or zeros)."""
+    graphs, copier = _r32_buckets(fn, buckets, feature_shape), torch.cuda.Stream()
+
+    def run(x):
+        g, static_x, static_y = _r32_pick(graphs, x.shape[0])
+        copier.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(copier):
+            static_x[:x.shape[0]].copy_(x)
+        g.replay()  # on the caller's stream, with no wait for the copier
+        return static_y[:x.shape[0]].clone()
+    return run
+
+
+def bg_bisected_set_by_item_padding_zeroed(fn, buckets, feature_shape):
+    """Right (round 79's adversary; a GPU's check): the bucket by bisect_left on the sorted sizes, the batch written by
+    setitem and the padding rows zeroed at each call, the rows copied into a new tensor made by torch.empty."""
+    sizes = sorted(buckets)
+    graphs = _r32_buckets(fn, buckets, feature_shape)
+
+    def run(x):
+        batch = x.shape[0]
+        at = bisect.bisect_left(sizes, batch)
+        if at == len(sizes):
+            raise ValueError(f"a batch of {batch} rows is larger than every bucket ({sizes[-1]})")
+        g, static_x, static_y = graphs[sizes[at]]
+        static_x[:batch] = x
+        static_x[batch:] = 0
+        g.replay()
+        out = torch.empty((batch, *static_y.shape[1:]), dtype=static_y.dtype, device=static_y.device)
+        out.copy_(static_y[:batch])
+        return out
+    return run
+
+
+def _params_copied_buffers_rebound(model, state_dict):
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            param.copy_(state_dict[name])
+        for name, buffer in model.named_buffers():
+            buffer.data = state_dict[name].to(device=buffer.device, dtype=buffer.dtype)
+
+
+def gm_params_copied_buffers_rebound(model, example):
+    """Wrong (round 79's adversary; a GPU's check): half of the fix: update copies the parameters in place (the graph
+    reads their memory), but rebinds the buffers with .data = (the batch norm's running statistics): the graph keeps
+    reading the old buffers' memory, so its results follow the new weights and the old statistics."""
+    return _graphed_model(_params_copied_buffers_rebound)(model, example)
+
+
+def gm_on_the_default_stream_named(model, example):
+    """Wrong (round 79's adversary; a GPU's check): run and update queue their work on torch.cuda.default_stream(),
+    named, neither waiting for the caller's current stream nor making it wait: from a caller on a side stream, x may not
+    be written yet when the copy reads it, and the caller may read the result before the replay wrote it."""
+    return _graphed_model(stream="default")(model, example)
+
+
+def ss_lr_in_bfloat16(model, optimizer, loss_fn, x_example, y_example):
+    """Wrong (round 79's adversary; a GPU's check): the learning rate kept in a bfloat16 GPU tensor ("the model trains
+    in bfloat16 anyway"): every rate is rounded to 8 bits (3e-4 becomes 3.0041e-4), so the steps are not the
+    schedule's, and the losses and parameters drift from the eager run's."""
+    return _r32_scheduled(model, optimizer, loss_fn, x_example, y_example, lr_dtype=torch.bfloat16)
+
+
+def ss_lr_tensor_per_group(model, optimizer, loss_fn, x_example, y_example):
+    """Right (round 79's adversary; a GPU's check): a float32 learning-rate tensor of its own for each param group, each
+    filled at every step: the graph reads each group's memory."""
+    rates = [torch.tensor(group["lr"], device="cuda") for group in optimizer.param_groups]
+    for group, rate in zip(optimizer.param_groups, rates, strict=True):
+        group["lr"] = rate
+    static_x, static_y = x_example.clone(), y_example.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            optimizer.zero_grad(set_to_none=True)
+            loss_fn(model(static_x), static_y).backward()
+            optimizer.step()
+    torch.cuda.current_stream().wait_stream(side)
+    optimizer.zero_grad(set_to_none=True)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        static_loss = loss_fn(model(static_x), static_y)
+        static_loss.backward()
+        optimizer.step()
+
+    def step(x, y, new_lr):
+        for rate in rates:
+            rate.fill_(new_lr)
+        static_x.copy_(x)
+        static_y.copy_(y)
+        graph.replay()
+        return static_loss
+    return step
+
+
+R79 = "round 79's adversary: "
+ALSO_RIGHT_SPEEDUPS.update({
+    R79 + "the model in decimal.Decimal": speedup_in_decimals,
+    R79 + "per kernel: max(host, kernel) / max(replay / kernels, kernel, floor)": speedup_per_kernel,
+})
+WRONG_SPEEDUPS.update({
+    R79 + "the floor read as one per replay, not per kernel": speedup_one_floor_per_replay,
+    R79 + "the gain, eager / graph - 1": speedup_as_a_gain,
+    R79 + "memoized under the times rounded to 6 significant digits": speedup_kept_under_six_digits,
+})
+WRONG_BUCKETED[R79 + "copy-in on a copy stream that waits for the caller; the replay never waits for it"] = \
+    bg_copy_stream_never_waited_for
+ALSO_RIGHT_BUCKETED[R79 + "bisect_left, setitem, padding zeroed, rows copied into torch.empty"] = \
+    bg_bisected_set_by_item_padding_zeroed
+WRONG_MODELS.update({
+    R79 + "parameters copied in place, buffers rebound with .data =": gm_params_copied_buffers_rebound,
+    R79 + "run and update on torch.cuda.default_stream() named, no waits": gm_on_the_default_stream_named,
+})
+WRONG_SCHEDULED_STEPS[R79 + "the learning rate in a bfloat16 GPU tensor"] = ss_lr_in_bfloat16
+ALSO_RIGHT_SCHEDULED_STEPS[R79 + "a float32 learning-rate tensor per param group, each filled"] = ss_lr_tensor_per_group
