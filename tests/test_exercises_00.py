@@ -89,6 +89,10 @@ def test_the_reference_is_locked_outside_a_check():
     ("check_largest_batch", "float32 arithmetic", "whole numbers"),
     ("check_largest_batch", "a bisection over 0 .. 2**41 rows (the 4 TiB of an earlier round)",
      "a search that stops short"),
+    # round 79's adversary's dense shortcut for views that are not dense: on the small view it fails on, forgetting the
+    # last element's bytes gives the same number
+    ("check_storage_nbytes", ("round 79's adversary: a dense shortcut for permuted views, the strides sorted apart "
+                              "from their sizes"), "which size goes with which stride"),
 ])
 def test_a_hint_names_the_mistake_the_answer_made(check, what, hinted):
     from utils.exercises import ExerciseFailed
@@ -270,3 +274,51 @@ def test_a_cuda_device_left_current_fails_and_is_put_back(monkeypatch):
     with pytest.raises(ExerciseFailed, match=left), exercise("largest_batch") as ex:
         settings.keeping(ex, switched, [name])(100, 2, torch.uint8)
     assert current == [0]
+
+
+@host
+def test_the_generated_views_include_dense_strides_with_other_sizes():
+    """Round 79's adversary: a shortcut for dense views that compared the sorted strides with the shape's dense strides
+    (sizes not sorted with them) passed, as no view asked had its own dense strides in another order and unequal
+    sizes.  The generated views hold such views, dense ones and others, and views of dense tensors permuted and
+    sliced; and the check always asks two such views (VIEW_KINDS)."""
+    found = {"its dense strides, shuffled, not dense": 0, "permuted, dense": 0, "sliced after a permutation": 0}
+
+    @settings(max_examples=300, database=None, derandomize=True)
+    @given(nb00.views())
+    def look(view):
+        shape, stride = view[:2]
+        if len(set(shape)) > 1 and 0 not in shape:
+            dense = nb00._dense_strides(shape)
+            reached = sum((n - 1) * s for n, s in zip(shape, stride)) + 1
+            if sorted(stride) == sorted(dense) and tuple(stride) != dense:
+                found["its dense strides, shuffled, not dense" if reached > math.prod(shape) else
+                      "permuted, dense"] += 1
+            elif sorted(stride) != sorted(dense) and reached > math.prod(shape) and all(s > 0 for s in stride):
+                found["sliced after a permutation"] += 1
+
+    with inside_check():
+        look()
+    assert all(count >= 5 for count in found.values()), found
+    kinds = [(shape, stride) for shape, stride, _ in nb00.VIEW_KINDS]
+    assert ((2, 3), (1, 3)) in kinds and ((2, 3, 4), (1, 12, 4)) in kinds
+
+
+@host
+def test_every_shortcut_and_the_helpers_they_share_are_locked():
+    """Round 79's adversary took nb00._last, the sum of steps at the core of fewest_bytes, and passed: fewest_bytes
+    alone was locked.  Each helper that computes part of a reference is locked, and each shortcut (a reference with one
+    mistake, which an answer could mend) goes through one: called outside a check, each raises."""
+    from utils.exercises import ReferenceLocked
+
+    with pytest.raises(ReferenceLocked):
+        nb00._last((2,), (1,))
+    with pytest.raises(ReferenceLocked):
+        nb00._elements(100, torch.float32)
+    for shortcut, hint in nb00.VIEW_SHORTCUTS:
+        with pytest.raises(ReferenceLocked):
+            shortcut((3, 4), (4, 1), 2, torch.float32)
+    for shortcut, hint in nb00.LAYER_SHORTCUTS:
+        with pytest.raises(ReferenceLocked):
+            shortcut(10**6, 7, torch.float16)
+

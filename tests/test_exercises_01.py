@@ -11,6 +11,7 @@ The checks themselves, against their wrong and other right answers, are tested b
 allocator's model (`model_reserved`) against the real allocator there too (test_the_model_is_the_real_allocator).
 """
 
+import asyncio
 import itertools
 import math
 import random
@@ -71,6 +72,10 @@ def test_the_model_and_the_search_are_the_checks_own():
             reference([MiB]) if reference is not nb01.block_and_segment else reference(MiB)
     with pytest.raises(ReferenceLocked):
         nb01.loop_needs([], [MiB])
+    # round 79's adversary took the rules from the imitated counters of exercise 2's CPU part, which held a copy of
+    # them: they are block_and_segment's now
+    with pytest.raises(ReferenceLocked):
+        nb01.ImitatedCounters().make(MiB)
 
 
 # ---------------------------------------------------------------- exercise 2: block_reports
@@ -166,7 +171,7 @@ def _record_and_measure(ops, block, memory, counters, reset=None, peaks=None):
                 memory.empty_cache()
             trace.append(("step", *counters()))
 
-    with nb01._collector_off():
+    with nb01._collector_off(), inside_check():  # the imitated counters' rules are the check's locked references
         play(ops)
     memory.drop_garbage()
     return trace, found.get(block)
@@ -260,6 +265,9 @@ def test_a_tensor_of_0_bytes_asks_the_allocator_for_nothing():
     ("hands the peak to the innermost open block, nothing handed on when a block raises", nb01._RAISED),
     ("swallows the block's exception (except Exception: pass)", nb01._SWALLOWED),
     ("raises an exception of its own in place of the block's", nb01._REPLACED),
+    ("round 79's adversary: cleans up in except (Exception, KeyboardInterrupt, CancelledError), no finally",
+     nb01._RAISED),
+    ("round 79's adversary: re-raises the block's exception with `raise error from None`", nb01._ALTERED),
 ])
 def test_block_memory_s_hints_point_at_the_mistake(what, hint, monkeypatch):
     # The hint follows the smallest failing program, and the check stops shrinking after budget_s (2 s on a CPU): on
@@ -293,3 +301,89 @@ def test_the_calls_one_after_another_get_smaller_and_repeat():
     assert len(in_a_row) == 2
     for lengths, _, later in in_a_row:
         assert max(map(max, later)) < max(lengths) and later[-1] == later[-2] and len(later) >= 2
+
+
+@host
+def test_a_program_ends_a_block_with_a_base_exception_no_except_clause_can_name():
+    """Round 79's adversary cleaned up in `except (Exception, KeyboardInterrupt, CancelledError)`, the kinds the
+    programs raised, and passed.  A ("raise", "stop") step raises a kind made for that raise, a BaseException and no
+    other standard kind: only `except BaseException` (or a finally) sees it; generated programs hold such steps, and a
+    chosen one always does."""
+    kinds = []
+    for _ in range(2):
+        try:
+            nb01._play(None, None, (("raise", "stop"),), None, [], {}, [], [])
+        except BaseException as error:  # noqa: BLE001 -- what the test is about
+            kinds.append(type(error))
+    assert kinds[0] is not kinds[1] and all(nb01._of_a_program(kind()) for kind in kinds)
+    assert not any(issubclass(kind, (Exception, KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError))
+                   for kind in kinds)
+    assert any("('raise', 'stop')" in repr(program) for program in nb01._chosen_programs())
+
+    @hypothesis.settings(max_examples=100, database=None, derandomize=True)
+    @hypothesis.given(nb01.programs())
+    def look(program):
+        stops.append("('raise', 'stop')" in repr(program))
+
+    stops = []
+    look()
+    assert sum(stops) > 5
+
+
+@host
+def test_the_imitated_counters_answer_torch_accelerators_memory_functions_too():
+    """Round 79's adversary: a block_memory written with torch.accelerator's memory functions was left for a GPU (the
+    right one and a wrong one alike); they read the imitated counters now, as torch.cuda's do, and are put back."""
+    before = {name: getattr(torch.accelerator, name) for name in ("max_memory_allocated", "reset_peak_memory_stats")}
+    with nb01.imitated_counters() as counters, inside_check():
+        memory = nb01.ImitatedMemory(counters)
+        memory.make("t1", 3 * MiB + 1)
+        assert torch.accelerator.memory_allocated() == torch.cuda.memory_allocated() == 3 * MiB + 512
+        assert torch.accelerator.memory_reserved() == torch.cuda.memory_reserved() == 20 * MiB
+        memory.free("t1")
+        torch.accelerator.reset_peak_memory_stats()
+        assert torch.accelerator.max_memory_allocated() == torch.accelerator.memory.max_memory_allocated() == 0
+        torch.accelerator.empty_cache()
+        assert torch.accelerator.memory_reserved() == 0
+    assert before == {name: getattr(torch.accelerator, name) for name in before}
+
+
+@host
+def test_the_cpu_part_draws_a_batch_as_large_as_the_gpu_part_draws():
+    """Round 79's adversary's batches drawn in 4 MiB chunks passed the CPU part, whose batches stopped just past 1 MiB
+    (round 32's fix for 1 MiB chunks was one point): a chunk of any size that splits a batch of the GPU part splits one
+    of the CPU part's (ROWS elements, in as many rows as the GPU part's longest batch has)."""
+    def elements(case):
+        return max(map(max, [case[0], *(case[2] if len(case) == 3 else ())])) * case[1]
+
+    def rows(case):
+        return max(map(max, [case[0], *(case[2] if len(case) == 3 else ())]))
+
+    gpu_elements, gpu_rows = max(nb01.ROWS, *map(elements, nb01.GPU_CHOSEN)), max(nb01.ROWS, *map(rows,
+                                                                                                   nb01.GPU_CHOSEN))
+    assert max(map(elements, nb01.CPU_CHOSEN)) >= gpu_elements and max(map(rows, nb01.CPU_CHOSEN)) >= gpu_rows
+
+
+@host
+def test_a_warm_up_that_depends_on_more_than_the_loop_gets_a_hint_that_says_so():
+    """Round 79's adversary's memo keyed on id(sizes) failed on a loop that got an earlier loop's warm-up (its list had
+    the earlier one's id), and its hint named a pool it had right: the check calls it again on a copy of the loop, gets
+    another warm-up, and says so (or, where it fails on calls one after another, says what came before: those give
+    the answer one list object, the caller's, refilled with each loop, whatever ids Python reuses)."""
+    from utils.exercises.answers.nb01 import WRONG_WARM_UPS
+
+    with pytest.raises(ExerciseFailed) as failed:
+        nb01.check_warm_up_sizes(WRONG_WARM_UPS["round 79's adversary: memoised on id(sizes)"])
+    assert "does it keep anything from a call" in str(failed.value).split("hint:")[1], failed.value
+
+
+@host
+def test_the_gpu_part_calls_the_answer_from_every_kind_of_caller():
+    """Round 79's adversary's loop on torch.cuda.default_stream(), its 0-d sums left there, would pass a GPU part that
+    calls only from the default stream: the caller of each one-call case is a function of the case, and the chosen
+    cases hold every kind (the growing loop of the lecture from the default stream)."""
+    from utils.exercises.streams import TORCH_CALLERS
+
+    single = [case for case in nb01.GPU_CHOSEN if len(case) == 2]
+    assert {nb01._caller_of(case) for case in single} == set(TORCH_CALLERS)
+    assert nb01._caller_of((nb01.GROWING_LENGTHS, 4096)) == "default"

@@ -2,7 +2,8 @@
 you have.
 
 Both are properties over generated inputs (utils/exercises/properties.py): views of up to 8 dimensions (and one of
-10) with a size of 0 in any dimension, strides of 0, offsets, every dtype a view can have, up to views of exabytes;
+10) with a size of 0 in any dimension, strides of 0, offsets, every dtype a view can have, up to views of exabytes,
+and views of dense tensors permuted and sliced (nearly dense, which a shortcut for dense views mistakes);
 layers of any width, odd ones included, and budgets from nothing to petabytes.
 """
 
@@ -157,7 +158,48 @@ def views() -> st.SearchStrategy[View]:
                          _dimension(20, OFFSET if far else 2**40, far), st.sampled_from(DTYPES))
 
     view = st.tuples(st.integers(0, RANK), st.booleans()).flatmap(lambda rank_far: of_rank(*rank_far))
-    return view.filter(lambda v: fewest_bytes(*v) <= LARGEST and _counted(v[0]))
+    # One view in four is nearly dense (near_dense_views): the others almost never are
+    mixed = st.integers(0, 3).flatmap(lambda k: view if k else near_dense_views())
+    return mixed.filter(lambda v: fewest_bytes(*v) <= LARGEST and _counted(v[0]))
+
+
+def _dense_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """The strides of a dense (contiguous) tensor of this shape."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def near_dense_views() -> st.SearchStrategy[View]:
+    """Views that a shortcut for dense ones ("offset + numel elements, one after another") can take for dense when
+    they are not: a dense tensor's dimensions permuted (x.T, x.permute(...)), then each sliced (x[a:b], x[a::k]);
+    and shapes whose strides are their own dense strides in another order, each no longer with its own size (round
+    79's adversary's shortcut compared the sorted strides with the dense ones of the shape, sizes not sorted with
+    them, and passed: of the generated views, almost none lined up so, and the one permuted view always asked,
+    VIEW_KINDS', had all its sizes equal)."""
+    def of_rank(r: int) -> st.SearchStrategy[View]:
+        cuts = st.lists(st.tuples(st.integers(0, 5), st.integers(1, 6), st.integers(1, 3)), min_size=r, max_size=r)
+        return st.tuples(st.lists(st.integers(1, 6), min_size=r, max_size=r), st.permutations(range(r)), cuts,
+                         st.booleans(), st.integers(0, 20), st.sampled_from(DTYPES)).map(_near_dense)
+    return st.integers(1, 5).flatmap(of_rank)
+
+
+def _near_dense(case: tuple[list[int], list[int], list[tuple[int, int, int]], bool, int, torch.dtype]) -> View:
+    """A dense tensor of `sizes` at `offset`, its dimensions taken in `order`; then each sliced by its cut (start,
+    length, step), or (`shuffled`) the tensor's own shape with its dense strides taken in `order`."""
+    sizes, order, cuts, shuffled, offset, dtype = case
+    dense = _dense_strides(sizes)
+    if shuffled:
+        return tuple(sizes), tuple(dense[i] for i in order), offset, dtype
+    shape, stride = [], []
+    for i, (start, length, step) in zip(order, cuts, strict=True):
+        start = min(start, sizes[i] - 1)
+        shape.append(min(length, len(range(start, sizes[i], step))))
+        stride.append(dense[i] * step)
+        offset += start * dense[i]
+    return tuple(shape), tuple(stride), offset, dtype
 
 
 def _counted(shape: tuple[int, ...]) -> bool:
@@ -225,7 +267,11 @@ VIEW_KINDS: list[tuple[tuple[int, ...], tuple[int, ...], int]] = [
     ((5,), (2,), 1), ((4,), (0,), 6),  # a slice, x[1::2]; an expanded one
     ((2, 3, 4), (0, 4, 1), 7), ((2, 3, 2, 2), (12, 1, 6, 3), 2),  # a broadcast; NCHW in channels-last order
     ((2, 1, 3, 2, 2), (24, 12, 4, 2, 1), 4), ((2, 2, 1, 2, 3, 2), (50, 20, 9, 6, 2, 1), 8),
-    ((2,) * 7, (64, 1, 32, 2, 16, 4, 8), 3), ((3, 1, 2, 2, 1, 2, 2, 2), (100, 1, 40, 0, 7, 10, 3, 1), 6)]
+    ((2,) * 7, (64, 1, 32, 2, 16, 4, 8), 3), ((3, 1, 2, 2, 1, 2, 2, 2), (100, 1, 40, 0, 7, 10, 3, 1), 6),
+    # round 79's adversary: strides that are the shape's own dense strides in another order, not dense (a shortcut that
+    # sorts the strides and not the sizes with them takes them for dense): x.T[:2] of a dense 3 x 3 x, 7 elements
+    # reached for 6; and the dense strides of a (2, 3, 4) shuffled across its sizes
+    ((2, 3), (1, 3), 1), ((2, 3, 4), (1, 12, 4), 5)]
 ELEMENT_SIZES = sorted({dtype.itemsize for dtype in DTYPES})
 _OF_SIZE = {size: [dtype for dtype in DTYPES if dtype.itemsize == size] for size in ELEMENT_SIZES}
 KIND_VIEWS: list[View] = [(*kind, _OF_SIZE[size][i % len(_OF_SIZE[size])])
@@ -408,9 +454,16 @@ ORDINARY_VIEWS: list[View] = [((3, 4), (4, 1), 2, torch.float32), ((5, 3), (1, 5
                               ((), (), 3, torch.float32)]
 
 
-def _last(shape: tuple[int, ...], stride: Sequence[int], step: Callable[[int, int], int] = lambda n, s: (n - 1) * s
-          ) -> int:
-    return 0 if 0 in shape else sum(step(n, s) for n, s in zip(shape, stride))
+# The shortcuts below compute what the reference computes, each with one mistake: every one of them goes through a
+# locked function (_last here, _elements for the layers), so that none is an unlocked piece of the reference that an
+# answer could take and mend (round 79's adversary called nb00._last, the core of fewest_bytes, and passed: @reference
+# was on fewest_bytes alone).
+@reference
+def _last(shape: tuple[int, ...], stride: Sequence[int], step: Callable[[int, int], int] = lambda n, s: (n - 1) * s,
+          combine: Callable[[list[int]], int] = sum) -> int:
+    """The steps of each dimension (`step` of its size and stride), combined (`combine`); 0 for a view without
+    elements."""
+    return 0 if 0 in shape else combine([step(n, s) for n, s in zip(shape, stride)])
 
 
 VIEW_SHORTCUTS: list[tuple[Callable[..., object], str]] = [
@@ -424,12 +477,20 @@ VIEW_SHORTCUTS: list[tuple[Callable[..., object], str]] = [
      "a stride of 0 repeats the same elements: expand() copies nothing"),
     (lambda shape, stride, offset, dtype: (offset + _last(shape, stride, lambda n, s: n * s)) * dtype.itemsize,
      "a dimension of n elements takes n - 1 steps of its stride from its first element to its last"),
+    # a shortcut for dense views taken where the view is not dense (round 79's adversary's; before the next one, which
+    # gives the same numbers on the small views a failure shrinks to)
+    (lambda shape, stride, offset, dtype: (offset + _last(shape, stride, lambda n, s: n, math.prod)) * dtype.itemsize,
+     ("offset + numel elements hold a view only where its elements lie next to each other, each stride stepping over "
+      "the sizes of the dimensions after it: which size goes with which stride here, and how far does the view "
+      "reach?")),
     (lambda shape, stride, offset, dtype: (offset + _last(shape, stride)) * dtype.itemsize,
      "the last element the view reaches takes its own bytes too: the storage reaches its end, not its start"),
-    (lambda shape, stride, offset, dtype: math.prod(shape) * dtype.itemsize,
+    (lambda shape, stride, offset, dtype: _last(shape, stride, lambda n, s: n, math.prod) * dtype.itemsize,
      "a view's elements need not be next to each other: the strides say where each one is"),
-    (lambda shape, stride, offset, dtype: (offset + max([(n - 1) * s for n, s in zip(shape, stride)], default=0) + 1)
-     * dtype.itemsize, "every dimension takes its own steps from the first element: add them up"),
+    (lambda shape, stride, offset, dtype: (offset + _last(shape, stride, combine=lambda steps: max(steps, default=0))
+                                           + 1) * dtype.itemsize,
+     ("an element's place in the storage depends on its index in every dimension at once, not in the one dimension "
+      "that reaches furthest: where is the element whose index is the last in every dimension?")),
     (lambda shape, stride, offset, dtype: 0 if not shape else (offset + 1 + _last(shape, stride)) * dtype.itemsize,
      "a view of no dimensions (shape (), a 0-d tensor) holds one element"),
 ]
@@ -518,7 +579,10 @@ ORDINARY_LAYERS: list[Layer] = [(12 * 2**30, 4096, torch.bfloat16), (10**9 + 7, 
                                 (3 * 10**9 + 1, 512, torch.float16), (10**6, 1024, torch.float32)]
 
 
+@reference
 def _elements(budget: int, dtype: torch.dtype) -> int:
+    """The elements of `dtype` that `budget` bytes hold (locked: every shortcut below goes through it, _last's
+    comment says why)."""
     return budget // dtype.itemsize
 
 
@@ -533,9 +597,9 @@ LAYER_SHORTCUTS: list[tuple[Callable[..., object], str]] = [
     (lambda budget, d, dtype: max(0, _elements(budget, dtype) // (2 * d) - d // 2),
      ("round down once, at the end: the weight's share of rows rounded on its own (d // 2 for an odd width) loses "
       "half a row")),
-    (lambda budget, d, dtype: max(0, (budget // 4 - d * d) // (2 * d)),
+    (lambda budget, d, dtype: max(0, (_elements(budget, torch.float32) - d * d) // (2 * d)),
      "every element takes this dtype's bytes (dtype.itemsize), not four"),
-    (lambda budget, d, dtype: max(0, (budget - d * d) // (2 * d * dtype.itemsize)),
+    (lambda budget, d, dtype: max(0, (_elements(budget, torch.uint8) - d * d) // (2 * d * dtype.itemsize)),
      "every element takes this dtype's bytes, the weight's too"),
     (lambda budget, d, dtype: max(0, (_elements(budget, dtype) - 2 * d * d) // (2 * d)),
      "the weight w is one tensor: count it once"),

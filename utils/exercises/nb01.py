@@ -10,17 +10,19 @@ Each check is a property over inputs that Hypothesis generates (utils/exercises/
   call); called as where a GPU is (`_as_on_a_gpu`).
 - `check_block_memory` (GPU): programs of tensors made and freed, empty_cache() and blocks side by side and nested
   three deep, or in one chain four to twelve deep, its innermost block holding up to two (and a block that raises a
-  RuntimeError or a KeyboardInterrupt, in one it always runs); each block's report against PyTorch's counters read
-  after every step (`block_reports`), when the block ends and when the program ends; and PyTorch's global state
-  (grad mode, inference mode, autocast, default dtype and device, ...) inside each block and after it as before it.
+  RuntimeError, a KeyboardInterrupt, a CancelledError or a BaseException of a kind of its own, in one it always
+  runs); each block's report against PyTorch's counters read after every step (`block_reports`), when the block
+  ends and when the program ends; and PyTorch's global state (grad mode, inference mode, autocast, default dtype
+  and device, ...) inside each block and after it as before it.
   Without a GPU, the same programs on imitated counters (`ImitatedCounters`), the process looking like a GPU's.
 - `check_batches_without_growth` (GPU): loops of random batches of any lengths and widths.  The batches' sums
   are values that only batches drawn on the GPU give (its random generator, seeded by the check), and the
   memory the loop reserves is measured, pool by pool, against run_batches on its largest batch alone (SLACK: none
   in the large pool, one 2 MiB segment in the small one).  The answer's side streams start late, and so does each
   of its first operations on the caller's stream (`_made_late`): a wait missing between them shows in the sums.
+  The answer is called from each kind of caller (the default stream, a side stream, a busy one: `_caller_of`).
   The list of lengths is as it was after each call.  Without a GPU, the sums, with the batches made on the CPU
-  (some of thousands of rows), and the current stream after each call.
+  (up to the GPU part's largest, 64 MiB), and the current stream after each call.
 
 The allocator's model and the search it allows are the checks' references (`@reference`): a check uses them,
 an answer cannot (they raise outside a check, and an answer that calls one FAILs).
@@ -33,6 +35,7 @@ import gc
 import itertools
 import math
 import weakref
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -47,7 +50,7 @@ from ..timing import gpu_sleep
 from . import Checker, Exercise, ExerciseFailed, cuda_on_cpu, exercise, reference, register
 from .properties import for_all, integral, real, shown, st
 from .settings import SETTINGS, keeping, put_back, read
-from .streams import calibrate_sleeps, widened
+from .streams import TORCH_CALLERS, calibrate_sleeps, torch_caller, widened
 
 NOTEBOOK = "01_memory"
 
@@ -293,17 +296,23 @@ def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None
         def stops_growth_cheaply(case: list[int] | tuple[list[int], ...]) -> None:
             loops = case if isinstance(case, tuple) else (case,)
             kept: list[tuple[list[Any], list[Any], str]] = []  # each result, what its caller left in it, its call
+            # Calls one after another are given one list, the caller's, refilled with each loop in turn (round 79's
+            # adversary's memo keyed on id(sizes) passed or failed by whether Python happened to give a new list an
+            # old one's id: a list the caller refills has the same id whatever Python does)
+            given: list[Any] = []
             for k, sizes in enumerate(loops):
                 if kept:  # the caller owns the list it got, and extends it (`warm += [...]`) before the next call
                     got, _, call = kept[-1]
                     got.append(2 * max(loops[k - 1]) + 64 * MiB)  # a request no segment of a right warm-up holds
                     kept[-1] = got, list(got), call
-                one_loop(sizes, "" if k == 0 else f" (called right after {_warm_up_case_text(loops[:k])}, whose "
-                         "caller then added a request to the list it got)", kept)
+                given[:] = sizes
+                one_loop(sizes, "" if k == 0 else f" (called right after {_warm_up_case_text(loops[:k])} on the same "
+                         "list object, which the caller refilled with this loop, and added a request to the list it "
+                         "got)", kept, given)
 
-        def one_loop(sizes: list[int], after: str, kept: list[tuple[list[Any], list[Any], str]]) -> None:
+        def one_loop(sizes: list[int], after: str, kept: list[tuple[list[Any], list[Any], str]],
+                     given: list[Any]) -> None:
             call = f"warm_up_sizes({_sizes_text(sizes)}){after}"
-            given = list(sizes)
             got = yours(given)
             # the list given is the caller's loop: the notebook measures `warm + loop` after the call (round 19's
             # adversary emptied it with sizes.pop(), and passed); sorting it in place keeps its requests, and is right
@@ -325,10 +334,12 @@ def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None
                       ">= 0)", _not_sizes_hint(got))
             assert warm is not None
             needs = loop_needs(warm, sizes)
-            again = " (and your function was just called on another loop: does it keep anything from a call?)" * bool(
-                after)
-            ex.expect(not needs, _growth_problem(call, warm, needs), _growth_hint(warm, needs) + again)
             reserved, least = model_reserved(warm), least_reserved(sizes)
+            again = ""
+            if needs or reserved > least:
+                again = (" (and your function was just called on another loop: does it keep anything from a call?)"
+                         if after else _called_again(yours, sizes, warm))
+            ex.expect(not needs, _growth_problem(call, warm, needs), _growth_hint(warm, needs) + again)
             ex.expect(reserved <= least, f"{call} returned {_sizes_text(warm)}: it stops the loop's growth but "
                       f"reserves {_size_text(reserved)}, more than the least that a warm-up for this loop can reserve",
                       _reserved_hint(warm, sizes) + again)
@@ -336,6 +347,23 @@ def check_warm_up_sizes(warm_up_sizes: Callable[[list[int]], list[int]]) -> None
 
         cases: list[list[int] | tuple[list[int], ...]] = [*WARM_UP_CASES, *WARM_UP_IN_A_ROW]
         for_all(ex, loops(), stops_growth_cheaply, chosen=cases, describe=_warm_up_case_text)
+
+
+def _called_again(yours: Callable[[list[int]], Any], sizes: list[int], warm: list[int]) -> str:
+    """What to add to the hint of a wrong warm-up where the answer, called again on a copy of the loop (a list of its
+    own, the one it was given still alive), returns another one: it depends on more than the loop's sizes, on what an
+    earlier call left or on which list it is given (round 79's adversary's memo keyed on id(sizes) got the hint of a
+    pool it had right, its wrong warm-up an earlier loop's, whose list had had the same id).  "" otherwise."""
+    try:
+        other = _warm_up(yours(list(sizes)))
+    except ExerciseFailed:  # (a setting it changed now: that FAIL stands)
+        raise
+    except Exception:  # noqa: BLE001 -- an answer that raises now says nothing here
+        return ""
+    if other is None or other == warm:
+        return ""
+    return (f" (called again on a copy of this loop, your function returned {_sizes_text(other)}: does it keep "
+            "anything from a call, or read more than the loop's sizes?)")
 
 
 _SHARED_WARM_UP = ("the caller owns the list you return (the notebook adds the loop to it; a program may keep it, or "
@@ -453,26 +481,30 @@ class ImitatedCounters:
     peak_allocated = property(lambda self: self.peak["allocated", "all"])
     peak_reserved = property(lambda self: self.peak["reserved", "all"])
 
-    def make(self, nbytes: int) -> list[Any]:
-        """Allocate a tensor of `nbytes`; the segment it is in (to free it from)."""
-        block = -(-nbytes // 512) * 512
-        pool = "small" if block <= MiB else "large"
+    def make(self, nbytes: int) -> tuple[list[Any], int]:
+        """Allocate a tensor of `nbytes`: the segment it is in and its block (to free it with).  The block, its pool
+        and a new segment's size are block_and_segment's, the check's reference, locked: an answer that takes them
+        from here FAILs (round 79's adversary's warm-up took them from this method, and passed, when it held a copy
+        of the rules of its own)."""
+        block, size, pool = block_and_segment(nbytes)
         room = [s for s in self.segments if s[0] == pool and s[1] - s[2] >= block]
         if room:
             segment = min(room, key=lambda s: s[1] - s[2])
         else:
-            size = 2 * MiB if pool == "small" else 20 * MiB if block < 10 * MiB else -(-block // (2 * MiB)) * 2 * MiB
             segment = [pool, size, 0]
             self.segments.append(segment)
             self._add("reserved", pool, size)
         segment[2] += block
         self._add("allocated", pool, block)
         self._add("requested", pool, nbytes)
-        return segment
+        return segment, block
 
-    def free(self, nbytes: int, segment: list[Any]) -> None:
-        segment[2] -= -(-nbytes // 512) * 512
-        self._add("allocated", segment[0], -(-(-nbytes // 512) * 512))
+    def free(self, nbytes: int, made: tuple[list[Any], int]) -> None:
+        """Free a tensor of `nbytes` that make() gave (segment, block): no rule of the allocator here (a garbage
+        collection inside an answer may run it)."""
+        segment, block = made
+        segment[2] -= block
+        self._add("allocated", segment[0], -block)
         self._add("requested", segment[0], -nbytes)
 
     def empty_cache(self) -> None:
@@ -544,6 +576,13 @@ def imitated_counters() -> Iterator[ImitatedCounters]:
                    "current_device_index": lambda: 0}
     saved += [(torch.accelerator, name, getattr(torch.accelerator, name)) for name in accelerator
               if hasattr(torch.accelerator, name)]
+    # ...and its memory functions read the same counters as torch.cuda's (round 79's adversary: a block_memory written
+    # with torch.accelerator.max_memory_allocated() and the others was left for a GPU, the right one and a wrong one
+    # alike), in torch.accelerator and in torch.accelerator.memory, where they are defined and read each other
+    memory_functions = [name for name in imitations if name not in ("is_available", "memory_stats_as_nested_dict")]
+    for module in (torch.accelerator, getattr(torch.accelerator, "memory", None)):
+        saved += [(module, name, getattr(module, name)) for name in memory_functions
+                  if module is not None and hasattr(module, name)]
     imitations.update(accelerator)
     try:
         for module, name, _ in saved:
@@ -600,7 +639,7 @@ class ImitatedMemory(RealMemory):
 
     def __init__(self, counters: ImitatedCounters) -> None:
         super().__init__()
-        self.counters, self.sizes = counters, dict[str, tuple[int, list[Any]]]()
+        self.counters, self.sizes = counters, dict[str, tuple[int, tuple[list[Any], int]]]()
 
     def make(self, name: str, nbytes: int) -> None:
         self.sizes[name] = nbytes, self.counters.make(nbytes)
@@ -625,7 +664,8 @@ class ImitatedMemory(RealMemory):
 # tensor alive, counted around; nothing when none is), ("peak", nbytes) (a tensor made and freed at once: a peak that
 # a block's counters must keep once a nested block resets them), ("empty_cache",), ("raise",) (a RuntimeError,
 # caught right around the block it is in: the rest of that block is skipped; ("raise", "interrupt"): a
-# KeyboardInterrupt, caught so; ("raise", "cancel"): a CancelledError, a BaseException), ("garbage", nbytes) (a tensor
+# KeyboardInterrupt, caught so; ("raise", "cancel"): a CancelledError, a BaseException; ("raise", "stop"): a
+# BaseException of a kind made for that raise, _stopped()), ("garbage", nbytes) (a tensor
 # made, put in a reference cycle and dropped: alive until a collection, which the program never runs) or ("block",
 # steps) (the steps run in `with block_memory() as report:`) or ("block", steps, early) (the manager made first,
 # `m = block_memory()`, then the `early` steps, then `with m as report:`, as round 26's adversary's class that read the
@@ -662,10 +702,12 @@ def programs() -> st.SearchStrategy[Program]:
     # One block in four raises after its steps (a raise ends its block, so a raise anywhere else is the same block cut
     # short); shrinking takes the raise away (0 is no raise).  Without raises in generated programs, an answer that
     # resets the peak counters when a block raises passed: only the chosen programs raised.  (The fourth adversary's.)
-    # A RuntimeError, a KeyboardInterrupt or a CancelledError (round 26's adversary cleaned up in
-    # `except (Exception, KeyboardInterrupt)`, and passed).
-    kinds = ((("raise",),), (("raise", "interrupt"),), (("raise", "cancel"),))
-    raises = st.integers(0, 11).map(lambda k: () if k < 9 else kinds[k - 9])
+    # A RuntimeError, a KeyboardInterrupt, a CancelledError (round 26's adversary cleaned up in
+    # `except (Exception, KeyboardInterrupt)`, and passed), or a BaseException of a kind that no answer can name
+    # (round 79's adversary cleaned up in `except (Exception, KeyboardInterrupt, CancelledError)`, and passed: the
+    # kinds the programs raised; a block ended by sys.exit(), GeneratorExit or a test's skip() stayed open).
+    kinds = ((("raise",),), (("raise", "interrupt"),), (("raise", "cancel"),), (("raise", "stop"),))
+    raises = st.integers(0, 15).map(lambda k: () if k < 12 else kinds[k - 12])
 
     def a_block(inner: st.SearchStrategy[Program]) -> st.SearchStrategy[Step]:
         return st.tuples(inner, raises, early).map(lambda s: ("block", s[0] + s[1], s[2]) if s[2] else
@@ -746,7 +788,8 @@ def _program_text(ops: Program) -> str:
         elif op[0] == "empty_cache":
             parts.append("empty_cache()")
         elif op[0] == "raise":
-            parts.append({("interrupt",): "raise KeyboardInterrupt", ("cancel",): "raise CancelledError"}.get(
+            parts.append({("interrupt",): "raise KeyboardInterrupt", ("cancel",): "raise CancelledError",
+                          ("stop",): "raise StoppedInABlock (a BaseException, of no kind but its own)"}.get(
                 op[1:], "raise RuntimeError"))
         else:
             made = f"{op[1]} = block_memory(); {_program_text(op[3])}; with {op[1]} " if len(op) > 3 else f"{op[1]} "
@@ -805,11 +848,11 @@ _BLOCKS = ("a little less than the block held: the allocator holds a tensor in a
            "bytes held in tensors are counted in blocks, as torch.cuda.memory_allocated() counts them")
 _SWALLOWED = ("a measurement must not change what the measured code does: an exception raised in the block must go "
               "on to the code around it once the block's bookkeeping is done, not stop in block_memory()")
-_REPLACED = ("a measurement must not change what the measured code does: the exception raised in the block must go on "
-             "to the code around it as it is (let it pass, or re-raise it with a bare `raise`), not another one")
-_ALTERED = ("a measurement must not change what the measured code does: the exception raised in the block must go on "
-            "to the code around it as it is, its message, notes and chaining untouched (let it pass, or re-raise it "
-            "with a bare `raise`, changing nothing on it): the code around it may read them")
+_REPLACED = ("a measurement must not change what the measured code does: the code around the block catches what the "
+             "block raised, that very exception object (it may compare it, or keep it), not another one made like it")
+_ALTERED = ("a measurement must not change what the measured code does: the code around the block may read everything "
+            "the block's exception carries (its message, its notes, what it was raised from or during, whether that "
+            "is shown), and must find each as the block raised it")
 _STATE_INSIDE = ("a measurement must not change what the measured code does: the code in a `with block_memory()` must "
                  "run under the same settings and modes (grad mode, inference mode, autocast, default dtype, threads, "
                  "random generators, garbage collector, current stream) as without it, or its memory is not what "
@@ -874,20 +917,44 @@ def _released_before_its_end(trace: Trace, block: str) -> bool:
 
 
 def _manager(ex: Checker, block_memory: Callable[[], Any]) -> AbstractContextManager[Any]:
+    """block_memory() called as the answer (`block_memory` is ex.answer's), and what it returned, entered and left as
+    the answer too (_AsTheAnswer)."""
     manager = block_memory()
     ex.expect(hasattr(manager, "__enter__") and hasattr(manager, "__exit__"),
               f"block_memory() returned {shown(manager)}, not something to use in a `with` block",
               "decorate it with @contextlib.contextmanager, and yield the report inside it")
-    return manager
+    return _AsTheAnswer(ex, manager)
+
+
+class _AsTheAnswer:
+    """A context manager the answer returned, whose __enter__ and __exit__ run as the answer's own code (ex.answer):
+    a @contextmanager function's body runs there, not in the call block_memory() (round 79's adversary found the
+    checks' references open to code that runs outside that call; a reference called there FAILs now).  The block's
+    own code, between them, is the program's: the check's."""
+
+    def __init__(self, ex: Checker, manager: Any) -> None:
+        self.manager = manager
+        self.enter = ex.answer(lambda: type(manager).__enter__(manager))
+        self.exit = ex.answer(lambda *raised: type(manager).__exit__(manager, *raised))
+
+    def __enter__(self) -> Any:
+        return self.enter()
+
+    def __exit__(self, *raised: object) -> Any:
+        return self.exit(*raised)
 
 
 class RaisedInABlock(RuntimeError):
     """The error a program's ("raise",) step raises inside a block; the program catches it right around that block."""
 
+    raised_by_a_program = True  # what _of_a_program reads, on each kind a program raises
+
 
 class InterruptedInABlock(KeyboardInterrupt):
     """A program's ("raise", "interrupt") step: Ctrl-C in a block, which the program catches right around it (to stop a
     loop cleanly); no Exception, so an answer that cleans up in `except Exception:` only leaves its bookkeeping open."""
+
+    raised_by_a_program = True
 
 
 class CancelledInABlock(asyncio.CancelledError):
@@ -895,8 +962,24 @@ class CancelledInABlock(asyncio.CancelledError):
     BaseException, neither an Exception nor a KeyboardInterrupt (round 26's adversary cleaned up in `except (Exception,
     KeyboardInterrupt):`, and passed: the programs raised those two only)."""
 
+    raised_by_a_program = True
 
-_IN_A_BLOCK = (RaisedInABlock, InterruptedInABlock, CancelledInABlock)
+
+def _stopped() -> type[BaseException]:
+    """A program's ("raise", "stop") step raises an exception of this kind, made anew for each raise: a BaseException
+    and nothing more, as SystemExit (sys.exit()), GeneratorExit or a test framework's skip() are, which no answer can
+    name in an `except` (round 79's adversary cleaned up in `except (Exception, KeyboardInterrupt, CancelledError)`,
+    the kinds the programs raised, and passed).  Only `except BaseException:`, or a `finally`, sees every way a block
+    can end."""
+    return type("StoppedInABlock", (BaseException,), {
+        "__module__": __name__, "raised_by_a_program": True,
+        "__doc__": "A BaseException that a check's program raises in a block."})
+
+
+def _of_a_program(error: BaseException) -> bool:
+    """Whether `error` is of a kind that a program's ("raise", ...) step raises (the program catches it right around
+    the block it was raised in)."""
+    return getattr(type(error), "raised_by_a_program", False) is True
 
 
 # The settings read around each block: all but NumPy's and Python's generators, which are slow to read (120 and 30 us
@@ -999,11 +1082,19 @@ def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: Re
                     _put_back(before, op[1], "inside", changed)
                     try:
                         _play(ex, block_memory, op[2], memory, trace, reports, swallowed, changed)
-                    except _IN_A_BLOCK as error:
-                        raised, last, thrown, said = True, _counters(), error, _what_it_says(error)
+                    except BaseException as error:
+                        if _of_a_program(error):
+                            raised, last, thrown, said = True, _counters(), error, _what_it_says(error)
                         raise
                     last = _counters()
-            except _IN_A_BLOCK as error:
+            except BaseException as error:
+                if not _of_a_program(error):
+                    if not isinstance(error, Exception) or not raised or isinstance(error, ExerciseFailed):
+                        raise
+                    # the answer's, in place of the block's: FAILs after the program
+                    trace.append(("end", op[1]))
+                    swallowed.append((op[1], f"{type(error).__name__}: {error}"))
+                    continue
                 trace.append(("end", op[1]))
                 if error is not thrown:  # a new exception of the same type (round 26's adversary's copy passed)
                     swallowed.append((op[1], f"{type(error).__name__}: {error}, another exception of the same type"))
@@ -1011,12 +1102,6 @@ def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: Re
                     now = _what_it_says(error)
                     changed += [(op[1], "raised", what, said[what], now[what]) for what in said
                                 if now[what] != said[what]][:1]
-                continue
-            except Exception as error:  # the answer's, in place of the block's: FAILs after the program
-                if not raised or isinstance(error, ExerciseFailed):
-                    raise
-                trace.append(("end", op[1]))
-                swallowed.append((op[1], f"{type(error).__name__}: {error}"))
                 continue
             finally:
                 _put_back(before, op[1], "after", changed)
@@ -1032,6 +1117,8 @@ def _play(ex: Checker, block_memory: Callable[[], Any], ops: Program, memory: Re
                 raise InterruptedInABlock("raised inside a block by the check's program (Ctrl-C)")
             if op[1:] == ("cancel",):
                 raise CancelledInABlock("raised inside a block by the check's program (a task cancelled)")
+            if op[1:] == ("stop",):
+                raise _stopped()("raised inside a block by the check's program (a BaseException of a kind of its own)")
             raise RaisedInABlock("raised inside a block by the check's program")
         if op[0] == "make":
             memory.make(op[1], op[2])
@@ -1216,6 +1303,9 @@ def _chosen_programs() -> list[Program]:
         # around it) after a peak in the block around it; and a manager made before the steps that come before its
         # `with` (a tensor made and a peak, which are not that block's: "at the start" is when the `with` is reached)
         (block(make(300 * MiB), free(0), block(make(10 * MiB), ("raise", "cancel")), make(1 * MiB), free(0)),),
+        # round 79's adversary's: the same, the block ended by a BaseException of a kind of its own (_stopped: as
+        # sys.exit() ends one), which no `except` that names kinds catches
+        (block(make(300 * MiB), free(0), block(make(10 * MiB), ("raise", "stop")), make(1 * MiB), free(0)),),
         (block(make(8 * MiB), ("block", (make(10 * MiB), free(1)), (make(30 * MiB), ("peak", 200 * MiB))), free(0)),
          free(0)),
     ]
@@ -1341,14 +1431,15 @@ def batches_footprint(fn: Callable[..., Any], lengths: list[int], width: int = 4
 POOLS = ("large", "small")  # the caching allocator's pools: blocks over 1 MiB, and blocks of 1 MiB or less
 
 
-def _footprint(fn: Callable[..., Any], lengths: list[int], width: int = 4096
+def _footprint(fn: Callable[..., Any], lengths: list[int], width: int = 4096, caller: str = "default"
                ) -> tuple[Any, int, int, int, dict[str, int], torch.Tensor, Any]:
     """batches_footprint's (results, growth, new segments), how far the bytes held in PyTorch's tensors rose at
     their most (max_memory_allocated() from the start): at least the largest batch, if the batches were PyTorch's
     and the peak counters were not reset meanwhile; the growth of the peak reserved bytes of each pool (POOLS); the
     GPU's generator state right after the call (round 26's adversary: a memo that drew nothing on a hit left it
     elsewhere, unseen); and the results as the caller reads them right after the call on its own stream
-    (`_read_now`), before the synchronize of the whole GPU below."""
+    (`_read_now`), before the synchronize of the whole GPU below.  `caller`: the kind of caller fn is called from
+    (streams.TORCH_CALLERS), and reads the results right after on its stream."""
     require_cuda("batches_footprint()")
     with _seeded(gpu=True):  # first: the block of the numbers it draws is released, and uncounted, below
         torch.cuda.synchronize()
@@ -1357,8 +1448,9 @@ def _footprint(fn: Callable[..., Any], lengths: list[int], width: int = 4096
         start, allocated = torch.cuda.memory_reserved(), torch.cuda.memory_allocated()
         before = torch.cuda.memory_stats()
         segments = before.get("segment.all.allocated", 0)
-        result = _call(fn, lengths, width)
-        read_now = _read_now(result)
+        with torch_caller(caller):
+            result = _call(fn, lengths, width)
+            read_now = _read_now(result)
         state = torch.cuda.get_rng_state()
     torch.cuda.synchronize()
     growth = torch.cuda.max_memory_reserved() - start
@@ -1369,6 +1461,18 @@ def _footprint(fn: Callable[..., Any], lengths: list[int], width: int = 4096
                                                                                   0) for pool in POOLS}
     torch.cuda.empty_cache()
     return result, growth, new_segments, held, pools, state, read_now
+
+
+def _caller_of(case: Case) -> str:
+    """The kind of caller (streams.TORCH_CALLERS) the GPU part calls the answer of a one-call case from: the default
+    stream, a side stream entered with `with`, one made current with set_stream, or a busy one, a function of the case
+    (so that shrinking replays it; tests/test_exercises_01.py: the chosen cases have each).  Round 79's adversary: an
+    answer that ran everything on torch.cuda.default_stream() and left its 0-d sums there passed, every call came from
+    the default stream; a caller on another stream reads them before that stream has made them."""
+    return list(TORCH_CALLERS)[zlib.crc32(f"{CALLER_SALT}{case!r}".encode()) % len(TORCH_CALLERS)]
+
+
+CALLER_SALT = "caller 2: "  # the first that gives GPU_CHOSEN's one-call cases every kind of caller
 
 
 def _read_now(result: object) -> object:
@@ -1479,10 +1583,10 @@ def _expect_sums(ex: Checker, lengths: list[int], width: int, got: object, want:
     ex.expect(not wrong, f"{call}: the sum of batch {i} ({rows}) is {sums[i]:.7g}, where run_batches "
               f"gives {want[i]:.7g}" + (f" ({len(wrong)} of {len(want)} sums differ)" if len(wrong) > 1 else ""),
               "the sums are right, but not in their order: keep the batches in the loop's order" if reordered else
-              "each batch holds random numbers from PyTorch's generator on the GPU, drawn batch by batch from where "
-              "the program left it (it may have drawn numbers, or called your function, before): draw every batch "
-              "there, at every call, in the loop's order, with as many numbers, in float32, and sum all of it (a "
-              "batch on another stream: not overwritten before its sum has read it)")
+              "each sum is that of run_batches' batch at the same place in the loop: the random numbers of PyTorch's "
+              "generator on the GPU, which goes on from wherever the program left it, and which each draw moves on; "
+              "where do your batch's numbers, their dtype, or what your sum reads of them, come to differ from "
+              "run_batches'? (Work on another stream reads and writes in the order its waits give it.)")
 
 
 def _expect_read_now(ex: Checker, call: str, got: object, read_now: object) -> None:
@@ -1508,9 +1612,9 @@ def _expect_generator(ex: Checker, call: str, state: torch.Tensor, want: torch.T
     call drew nothing, and nothing read the generator after a call)."""
     ex.expect(torch.equal(state, want), f"after {call}, PyTorch's random generator is not where run_batches leaves "
               "it: the random numbers the program draws next differ",
-              "the program goes on drawing from the generator after your function: draw every batch, at every call, "
-              "as many numbers as run_batches, and nothing else from it (a result kept from an earlier call draws "
-              "nothing)")
+              "the program goes on drawing from the generator after your function, so it must be where run_batches "
+              "leaves it: each call of a random function moves it on (on a GPU, each call starts at a new place, "
+              "however many numbers it draws); which of your draws does run_batches not make, or make otherwise?")
 
 
 # Every process-wide setting but PyTorch's generators, which the batches are drawn from (round 22's adversary left the
@@ -1532,28 +1636,30 @@ def check_batches_without_growth(run_batches_fixed: Callable[[list[int]], list[f
             if len(case) == 3:
                 return _one_after_another(ex, yours, *case)
             lengths, width = case
-            got, _, segments, held, pools, state, read_now = _footprint(yours, lengths, width)  # first: an answer
-            want, *_, want_state, _ = _footprint(run_batches, lengths, width)  # that raises costs less
+            caller = _caller_of(case)
+            text = _loop_text(lengths, width) + ("" if caller == "default" else f" called from {TORCH_CALLERS[caller]}")
+            got, _, segments, held, pools, state, read_now = _footprint(yours, lengths, width, caller)  # first: an
+            want, *_, want_state, _ = _footprint(run_batches, lengths, width)  # answer that raises costs less
             alone = _footprint(run_batches, [max(lengths)], width)[4]
-            _expect_sums(ex, lengths, width, got, want)
-            _expect_read_now(ex, _loop_text(lengths, width), got, read_now)
-            _expect_generator(ex, _loop_text(lengths, width), state, want_state)
+            _expect_sums(ex, lengths, width, got, want, call=text)
+            _expect_read_now(ex, text, got, read_now)
+            _expect_generator(ex, text, state, want_state)
             largest = max(lengths) * width * 4
             ex.expect(held >= largest and segments >= 0,
-                      f"{_loop_text(lengths, width)}: PyTorch's memory statistics never saw its largest batch "
+                      f"{text}: PyTorch's memory statistics never saw its largest batch "
                       f"({format_bytes(largest)}) held in a tensor: at their most, the bytes in tensors rose by "
                       f"{format_bytes(held)}" + ("" if segments >= 0 else ", and the count of segments went down"),
                       _HELD_HINT)
             for pool in POOLS:
                 ex.expect(pools[pool] <= alone[pool] + SLACK[pool],
-                          f"{_loop_text(lengths, width)}: the allocator's {POOL_SAYS[pool]} grew by "
+                          f"{text}: the allocator's {POOL_SAYS[pool]} grew by "
                           f"{format_bytes(pools[pool])}, where its largest batch alone needs "
                           f"{format_bytes(alone[pool])} there" + (
                               f" (and one {format_bytes(SLACK[pool])} segment more is allowed)" if SLACK[pool] else ""),
                           "how many batches, or copies and intermediates as large as one, are alive at once at each "
                           "step of your loop, and which cached memory can the next one reuse?")
             ex.expect(segments <= 3,
-                      f"{_loop_text(lengths, width)}: the loop asked the driver for {segments} new segments "
+                      f"{text}: the loop asked the driver for {segments} new segments "
                       "(cudaMalloc calls)",
                       "every new segment is a cudaMalloc (an emptied cache pays one per batch): how few could "
                       "serve the whole loop?")
@@ -1654,9 +1760,13 @@ GPU_CHOSEN: list[Case] = [(GROWING_LENGTHS, 4096), (MIXED_LENGTHS, 4096), ([ROWS
 # The first loop twice, each from the same seeding: a result kept from the earlier case draws nothing (round 26's
 # adversary's memo keyed by the generator's state; the GPU part's last loop, the same).  The last has a batch of 65
 # rows of 4096, one row over 1 MiB (round 32's adversary's batches drawn in 1 MiB chunks, one draw each, passed the CPU
-# part); it costs as much as two generated loops, which CPU_LOOPS gave up for it.
+# part); it costs as much as two generated loops, which CPU_LOOPS gave up for it.  The very last is the largest batch
+# the GPU part draws, ROWS elements (64 MiB), in as many rows as it has there (width 1): a batch drawn in chunks of any
+# size that splits a batch of the GPU part splits this one (round 79's adversary's 4 MiB chunks passed the CPU part,
+# whose batches stopped just past 1 MiB: round 32's fix was one point, not the class).  About 0.1 s a draw on a CPU.
 CPU_CHOSEN: list[Case] = [([5, 1, 3], 4096), ([6, 2, 5], 7, ([1, 3], [1, 3])), ([5, 1, 3], 4096), ([65, 1], 4096),
-                          ([2, 1], 4097)]  # wider than 4096 (round 65's adversary: a width capped there passed)
+                          ([2, 1], 4097),  # wider than 4096 (round 65's adversary: a width capped there passed)
+                          ([ROWS], 1)]
 register(Exercise(NOTEBOOK, "run_batches_fixed", check_batches_without_growth, gpu=True,
                   cpu_checks=CPU_LOOPS + len(CPU_CHOSEN)))
 
@@ -1684,8 +1794,8 @@ _LENGTHS_HINT = ("the list of lengths is the caller's, which it reads again afte
                  "lengths, in order): read it, never remove, add, reorder or replace a length (work on a copy if you "
                  "must)")
 _STREAM_HINT = ("the caller's code after your function runs on its current stream, ordered after what it queued there "
-                "before: run on another stream inside a `with torch.cuda.stream(s):` block, which makes the caller's "
-                "current again, or set it back yourself")
+                "before: which stream is current when your function returns, and is it the one that was current when "
+                "it was called?")
 
 
 def _lengths_and_stream_kept(ex: Checker, fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -853,3 +853,159 @@ def numpy_byte_bounds(shape, stride, offset, dtype):
 
 WRONG_VIEWS["NumPy measures the view (as_strided, byte_bounds): too big for NumPy past 2**63 bytes"] = \
     numpy_byte_bounds
+
+
+# ---------------------------------------------------------------- round 79's adversary
+# Twelve answers (report adv145), judged on a CPU: two wrong ones PASSed.  A dense shortcut that paired the sorted
+# strides with unsorted sizes: no view the check asked had strides that were its own shape's dense strides in another
+# order with unequal sizes (nb00.near_dense_views and two VIEW_KINDS now ask such views); and the check's unlocked
+# helper nb00._last, the core of fewest_bytes (every helper that computes part of a reference is locked now: _last,
+# _elements, and every shortcut goes through one of them).
+def _dense_strides(shape):
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _dense(shape, stride):
+    """Dense (C-contiguous), a dimension of size 1 taking any stride (it steps nowhere)."""
+    return all(n == 1 or s == c for n, s, c in zip(shape, stride, _dense_strides(shape)))
+
+
+def dense_shortcut_without_the_offset(shape, stride, offset, dtype):
+    """Wrong (round 79's adversary): a shortcut for dense views, numel elements one after another, that forgets the
+    elements before the view (x[i:] of a dense x has an offset); the general formula for any other view."""
+    if 0 in shape:
+        return 0
+    if _dense(shape, stride):
+        return math.prod(shape) * dtype.itemsize
+    return _right_bytes(shape, stride, offset, dtype)
+
+
+def dense_shortcut(shape, stride, offset, dtype):
+    """Right (round 79's adversary): a dense view reaches offset + numel elements; any other, the general formula."""
+    if 0 in shape:
+        return 0
+    if _dense(shape, stride):
+        return (offset + math.prod(shape)) * dtype.itemsize
+    return _right_bytes(shape, stride, offset, dtype)
+
+
+def permuted_dense_shortcut(shape, stride, offset, dtype):
+    """Wrong (round 79's adversary; PASSed): a shortcut for permuted dense views too (x.T, x.permute(...): offset +
+    numel elements), found by comparing the sorted strides with the dense strides of the view's own shape, the sizes
+    not sorted with them.  A view whose strides are those in another order is taken as dense when it is not: x.T[:2]
+    of a dense 3 x 3 x, shape (2, 3) and strides (1, 3), reaches its storage's element 7 (32 bytes of float32), and
+    this says 6 (24 bytes)."""
+    if 0 in shape:
+        return 0
+    if sorted(stride) == sorted(_dense_strides(shape)):
+        return (offset + math.prod(shape)) * dtype.itemsize
+    return _right_bytes(shape, stride, offset, dtype)
+
+
+def tensors_without_an_int_dtype(shape, stride, offset, dtype):
+    """Wrong (round 79's adversary): the sizes and strides in torch.tensor(...) without dtype=torch.int64: of a 0-d
+    view, torch.tensor(()) is an empty float32 tensor, and the bytes a float tensor (an int64 one for rank 1 up)."""
+    if 0 in shape:
+        return 0
+    sizes, strides = torch.tensor(shape), torch.tensor(stride)
+    return ((sizes - 1) * strides).sum().add(offset + 1).mul(dtype.itemsize)
+
+
+def element_size_of_an_empty_tensor(shape, stride, offset, dtype):
+    """Right (round 79's adversary): the bytes per element from an empty CPU tensor of the dtype (nothing to fill, so
+    every dtype of a view can be made so: float4_e2m1fn_x2 too), the count in Python ints."""
+    if 0 in shape:
+        return 0
+    return _elements_to_the_last(shape, stride, offset) * torch.tensor([], dtype=dtype).element_size()
+
+
+def the_checks_sum_of_steps(shape, stride, offset, dtype):
+    """Wrong by the course's rule (round 79's adversary; PASSed): the sum of the steps, sum((n - 1) * s), and 0 for a
+    view without elements, from the check's own helper nb00._last (the core of its reference, fewest_bytes, which
+    alone was locked): the known "searches with the check's own nb00.layer_bytes" FAILs for the same reason."""
+    from utils.exercises import nb00
+
+    if 0 in shape:
+        return 0
+    return (offset + 1 + nb00._last(shape, stride)) * dtype.itemsize
+
+
+def sizes_in_numpy_int32(shape, stride, offset, dtype):
+    """Wrong (round 79's adversary): sizes and strides in NumPy int32 arrays ("sizes fit in 32 bits"): a product past
+    2**31 wraps (the check FAILs it there), and NumPy refuses a size or stride of 2**31 or more (an OverflowError of
+    the answer's own, which reaches the student where it comes first: it did for the adversary, before the check drew
+    nearly dense views)."""
+    if 0 in shape:
+        return 0
+    sizes, strides = np.array(shape, dtype=np.int32), np.array(stride, dtype=np.int32)
+    return (offset + 1 + int(((sizes - 1) * strides).sum())) * dtype.itemsize
+
+
+def exact_in_sympy(budget, d, dtype):
+    """Right (round 79's adversary): exact rational arithmetic in SymPy, the floor of the rows, a sympy.Integer
+    returned (it has __index__)."""
+    import sympy  # type: ignore[import-untyped]
+
+    rows = sympy.floor((sympy.Rational(budget, dtype.itemsize) - d * d) / (2 * d))
+    return max(sympy.Integer(0), rows)
+
+
+def in_numpy_uint64(budget, d, dtype):
+    """Right (round 79's adversary): NumPy uint64 arithmetic, the weight compared first (a uint64 cannot go below 0),
+    an np.uint64 returned."""
+    elements, weight = np.uint64(budget // dtype.itemsize), np.uint64(d) * np.uint64(d)
+    if weight > elements:
+        return np.uint64(0)
+    return (elements - weight) // np.uint64(2 * d)
+
+
+WRONG_VIEWS.update({
+    "round 79's adversary: a dense shortcut that forgets the offset": dense_shortcut_without_the_offset,
+    "round 79's adversary: a dense shortcut for permuted views, the strides sorted apart from their sizes":
+        permuted_dense_shortcut,
+    "round 79's adversary: torch.tensor(shape) without an int dtype (a float for a 0-d view)":
+        tensors_without_an_int_dtype,
+    "round 79's adversary: the sum of steps from the check's own nb00._last": the_checks_sum_of_steps,
+    "round 79's adversary: sizes and strides in NumPy int32": sizes_in_numpy_int32,
+})
+ALSO_RIGHT_VIEWS.update({
+    "round 79's adversary: a dense shortcut, offset + numel": dense_shortcut,
+    "round 79's adversary: bytes per element from torch.tensor([], dtype=dtype).element_size()":
+        element_size_of_an_empty_tensor,
+})
+def _rows(budget, d, dtype):
+    return max(0, (budget // dtype.itemsize - d * d) // (2 * d))
+
+
+def weight_bytes_from_elements(budget, d, dtype):
+    """Wrong (round 79's adversary): the budget turned into elements, then the weight's bytes (not its elements) taken
+    from them: right for 1-byte dtypes only."""
+    return max(0, (budget // dtype.itemsize - d * d * dtype.itemsize) // (2 * d))
+
+
+def rows_in_pairs(budget, d, dtype):
+    """Wrong (round 79's adversary): the rows rounded down to an even number ("x and y come in pairs of rows"): an odd
+    largest batch loses a row."""
+    return _rows(budget, d, dtype) // 2 * 2
+
+
+def rows_capped_for_int32_indexing(budget, d, dtype):
+    """Wrong (round 79's adversary): the rows capped so that x has fewer than 2**31 elements ("a kernel indexes in
+    int32"): the task asks for the largest batch that fits, and a budget of petabytes holds far more rows of a narrow
+    layer."""
+    return min(_rows(budget, d, dtype), (2**31 - 1) // d)
+
+
+WRONG_BATCHES.update({
+    "round 79's adversary: the weight's bytes taken from the budget's elements": weight_bytes_from_elements,
+    "round 79's adversary: rows rounded down to an even number": rows_in_pairs,
+    "round 79's adversary: rows capped so that x stays under 2**31 elements": rows_capped_for_int32_indexing,
+})
+ALSO_RIGHT_BATCHES.update({
+    "round 79's adversary: SymPy's exact rationals, a sympy.Integer returned": exact_in_sympy,
+    "round 79's adversary: NumPy uint64, an np.uint64 returned": in_numpy_uint64,
+})

@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -2058,3 +2058,334 @@ WRONG_WARM_UPS.update({
 # same 10 MiB block" and "NumPy integers" above.
 WRONG_WARM_UPS["a 0-byte tensor for the small pool the loop uses (round 78's adversary)"] = lambda sizes: [
     n if _pool_of(n) == "large" else 0 for n in least_warm_up(sizes)]
+
+
+# ---------------------------------------------------------------- round 79's adversary
+# Fifteen answers (report adv145), judged on a CPU; four of them GPU answers that the CPU part left for a GPU.  Three
+# wrong ones PASSed the CPU: a warm-up from the check's unlocked imitation of the allocator's rules
+# (ImitatedCounters.make: its rules are block_and_segment's, locked, now), a block_memory that cleans up for the three
+# kinds of exception the programs raised (they raise a BaseException of a kind made for each raise too now,
+# nb01._stopped), and batches drawn in 4 MiB chunks (the CPU part draws the GPU part's largest batch now, 64 MiB).
+_R79_BY_MAX_AND_MIN: dict[tuple[int, int], list[int]] = {}
+
+
+def memo_by_largest_and_smallest(sizes: list[int]) -> list[int]:
+    """Right (round 79's adversary): memoised on (largest request, smallest request), a copy returned: the two decide
+    the warm-up (the smallest whether the small pool is used, the largest which segment the large pool needs)."""
+    key = (max(sizes), min(sizes))
+    if key not in _R79_BY_MAX_AND_MIN:
+        _R79_BY_MAX_AND_MIN[key] = least_warm_up(sizes)
+    return list(_R79_BY_MAX_AND_MIN[key])
+
+
+_R79_BY_MIB: dict[tuple[int, bool], list[int]] = {}
+
+
+def memo_by_largest_in_mib(sizes: list[int]) -> list[int]:
+    """Wrong (round 79's adversary): memoised on (largest request in whole MiB, whether any is small): 10 MiB and
+    10 MiB + 1 share a key, and need segments of 10 and 12 MiB."""
+    key = (max(sizes) // MiB, any(_pool_of(n) == "small" for n in sizes))
+    if key not in _R79_BY_MIB:
+        _R79_BY_MIB[key] = least_warm_up(sizes)
+    return list(_R79_BY_MIB[key])
+
+
+_R79_BY_ID: dict[int, list[int]] = {}
+
+
+def memo_by_the_lists_id(sizes: list[int]) -> list[int]:
+    """Wrong (round 79's adversary): memoised on id(sizes) ("the same loop asks again"): a list freed after its call
+    leaves its id to a later list, another loop, which then gets the old loop's warm-up.  (Its FAIL depends on which
+    ids Python reuses; the check calls it on a new list for each loop, and one is reused within a few calls.)"""
+    if id(sizes) not in _R79_BY_ID:
+        _R79_BY_ID[id(sizes)] = least_warm_up(sizes)
+    return list(_R79_BY_ID[id(sizes)])
+
+
+def searches_the_checks_imitation(sizes: list[int]) -> list[int]:
+    """Wrong by the course's rule (round 79's adversary; PASSed): each request's pool, segment and block from the
+    check's imitation of the allocator, nb01.ImitatedCounters().make(n), which held a copy of the allocator's rules of
+    its own, unlocked (the known "searches with the check's own model" FAILs for the same reason); then the cheapest
+    request of each pool that holds the pool's largest block."""
+    def made(n: int) -> tuple[str, int, int]:
+        segment, block = nb01.ImitatedCounters().make(n)
+        return segment[0], segment[1], block
+
+    requests = [(*made(n), n) for n in sizes if n > 0]
+    warm = [next(n for pool, _, _, n in requests if pool == "small")] if any(
+        pool == "small" for pool, _, _, _ in requests) else []
+    large = [r for r in requests if r[0] == "large"]
+    if large:
+        need = max(block for _, _, block, _ in large)
+        fits = [(made(n)[1], n) for n in [*(n for *_, n in large), 10 * MiB] if made(n)[1] >= need]
+        warm.insert(0, min(fits)[1])
+    return warm
+
+
+def blocks_by_a_bit_mask(sizes: list[int]) -> list[int]:
+    """Right (round 79's adversary): blocks rounded up with a bit mask, (n + 511) & -512, the pools from the blocks."""
+    blocks = [(n + 511) & -512 for n in sizes]
+    small, large = [b for b in blocks if b <= MiB], [b for b in blocks if b > MiB]
+    return ([max(*large, 10 * MiB)] if large else []) + ([max(small)] if small else [])
+
+
+def one_block_too_many_on_a_boundary(sizes: list[int]) -> list[int]:
+    """Wrong (round 79's adversary): blocks rounded as (n // 512 + 1) * 512, a block too many where n is a multiple of
+    512 already: 1 MiB becomes a large request, and 12 MiB a 12 MiB + 512 block, a 14 MiB segment."""
+    blocks = [(n // 512 + 1) * 512 for n in sizes]
+    small, large = [b for b in blocks if b <= MiB], [b for b in blocks if b > MiB]
+    return ([max(*large, 10 * MiB)] if large else []) + ([max(small)] if small else [])
+
+
+WRONG_WARM_UPS.update({
+    "round 79's adversary: memoised on the largest request in whole MiB": memo_by_largest_in_mib,
+    "round 79's adversary: memoised on id(sizes)": memo_by_the_lists_id,
+    "round 79's adversary: pools and segments from the check's nb01.ImitatedCounters().make":
+        searches_the_checks_imitation,
+    "round 79's adversary: blocks as (n // 512 + 1) * 512": one_block_too_many_on_a_boundary,
+})
+ALSO_RIGHT_WARM_UPS.update({
+    "round 79's adversary: memoised on the largest and the smallest request, a copy returned":
+        memo_by_largest_and_smallest,
+    "round 79's adversary: blocks by a bit mask, (n + 511) & -512": blocks_by_a_bit_mask,
+})
+
+
+_R79_STACK: list[list[int]] = []
+
+
+@contextmanager
+def cleans_up_for_three_kinds() -> Iterator[Report]:
+    """Wrong (round 79's adversary; PASSed the CPU part): the open blocks on a stack, each one's entry popped when it
+    ends, and popped in `except (Exception, KeyboardInterrupt, asyncio.CancelledError)` when it raises, no finally:
+    the three kinds the programs raised.  A block ended by any other BaseException (sys.exit()'s SystemExit,
+    GeneratorExit, a test framework's skip()) leaves its entry on the stack, and the block around it pops that entry
+    as its own: an outer block that held 100 MiB reports the inner one's 0."""
+    import asyncio
+
+    for entry in _R79_STACK:
+        entry[2] = max(entry[2], torch.cuda.max_memory_allocated())
+        entry[3] = max(entry[3], torch.cuda.max_memory_reserved())
+    torch.cuda.reset_peak_memory_stats()
+    start = [torch.cuda.memory_allocated(), torch.cuda.memory_reserved()]
+    _R79_STACK.append(start + start)
+    report = Report()
+    try:
+        yield report
+    except (Exception, KeyboardInterrupt, asyncio.CancelledError):
+        _R79_STACK.pop()
+        raise
+    start_allocated, start_reserved, most_allocated, most_reserved = _R79_STACK.pop()
+    report.peak_allocated = max(most_allocated, torch.cuda.max_memory_allocated()) - start_allocated
+    report.reserved_growth = max(most_reserved, torch.cuda.max_memory_reserved()) - start_reserved
+
+
+def _r79_keep(peaks: Iterator[list[int]] | list[list[int]], memory: Any = torch.cuda) -> None:
+    """Raise each open block's kept peaks (absolute bytes) to the peak counters' values now."""
+    now = [memory.max_memory_allocated(), memory.max_memory_reserved()]
+    for peak in peaks:
+        peak[:] = [max(mine, counted) for mine, counted in zip(peak, now)]
+
+
+_R79_OPEN: list[list[int]] = []
+
+
+@contextmanager
+def reraises_from_none() -> Iterator[Report]:
+    """Wrong (round 79's adversary): the right bookkeeping, but the block's exception re-raised with
+    `raise error from None` ("a cleaner traceback"): the code around the block finds its context suppressed."""
+    _r79_keep(_R79_OPEN)
+    torch.cuda.reset_peak_memory_stats()
+    start = [torch.cuda.memory_allocated(), torch.cuda.memory_reserved()]
+    peak = list(start)
+    _R79_OPEN.append(peak)
+    report = Report()
+    try:
+        yield report
+    except BaseException as error:
+        raise error from None
+    finally:
+        _r79_keep([peak])
+        _R79_OPEN.pop()
+    report.peak_allocated, report.reserved_growth = peak[0] - start[0], peak[1] - start[1]
+
+
+_R79_OPEN_VAR: Any = __import__("contextvars").ContextVar("round 79's open blocks", default=())
+
+
+@contextmanager
+def open_blocks_in_a_context_variable() -> Iterator[Report]:
+    """Right (round 79's adversary): the open blocks' peaks in a ContextVar (a tuple, the innermost last), set when a
+    block starts and reset with its token in a finally."""
+    _r79_keep(_R79_OPEN_VAR.get())
+    torch.cuda.reset_peak_memory_stats()
+    start = [torch.cuda.memory_allocated(), torch.cuda.memory_reserved()]
+    peak = list(start)
+    token = _R79_OPEN_VAR.set((*_R79_OPEN_VAR.get(), peak))
+    report = Report()
+    try:
+        yield report
+    finally:
+        _r79_keep([peak])
+        _R79_OPEN_VAR.reset(token)
+    report.peak_allocated, report.reserved_growth = peak[0] - start[0], peak[1] - start[1]
+
+
+_R79_OPEN_ACCELERATOR: list[list[int]] = []
+
+
+@contextmanager
+def with_the_accelerator_api() -> Iterator[Report]:
+    """Right (round 79's adversary; left for a GPU by the CPU part until its imitated counters answered
+    torch.accelerator's memory functions too): the solution's bookkeeping with PyTorch's device-generic memory API
+    (torch.accelerator.max_memory_allocated(), reset_peak_memory_stats(), ...: lecture 03 uses torch.accelerator),
+    which reads the caching allocator's counters on a CUDA GPU."""
+    acc = torch.accelerator
+    _r79_keep(_R79_OPEN_ACCELERATOR, acc)
+    acc.reset_peak_memory_stats()
+    start = [acc.memory_allocated(), acc.memory_reserved()]
+    peak = list(start)
+    _R79_OPEN_ACCELERATOR.append(peak)
+    report = Report()
+    try:
+        yield report
+    finally:
+        _r79_keep([peak], acc)
+        _R79_OPEN_ACCELERATOR.pop()
+    report.peak_allocated, report.reserved_growth = peak[0] - start[0], peak[1] - start[1]
+
+
+@contextmanager
+def accelerator_api_not_nested() -> Iterator[Report]:
+    """Wrong (round 79's adversary; left for a GPU by the CPU part until its imitated counters answered
+    torch.accelerator's memory functions too): torch.accelerator's counters, each block resetting the peaks and
+    keeping nothing for the blocks around it (the known "not nested", with torch.accelerator): a nested block's
+    reset erases the outer block's earlier peak."""
+    acc = torch.accelerator
+    acc.reset_peak_memory_stats()
+    start = [acc.memory_allocated(), acc.memory_reserved()]
+    report = Report()
+    yield report
+    report.peak_allocated = acc.max_memory_allocated() - start[0]
+    report.reserved_growth = acc.max_memory_reserved() - start[1]
+
+
+_R79_TRACE: list[tuple[Any, ...]] = []
+_R79_NAMES = itertools.count()
+
+
+@contextmanager
+def the_checks_reports_when_a_block_ends() -> Iterator[Report]:
+    """Wrong by the course's rule (round 79's class of lock gaps, in code a `with` runs): a trace of its own (the peak
+    counters' values read, and reset, when each block starts; read when each ends), and each block's report from the
+    check's reference, nb01.block_reports, called when the block ends: right numbers, the check's computation.  The
+    body of a @contextmanager function runs when the `with` enters and leaves, not when block_memory() is called,
+    and the check treated only that call as the answer's (nb01._AsTheAnswer)."""
+    name = f"block {next(_R79_NAMES)}"
+    _R79_TRACE.append(("step", torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()))
+    torch.cuda.reset_peak_memory_stats()
+    _R79_TRACE.append(("start", name, torch.cuda.memory_allocated(), torch.cuda.memory_reserved()))
+    report = Report()
+    try:
+        yield report
+    finally:
+        _R79_TRACE.extend([("step", torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()),
+                           ("end", name)])
+    report.peak_allocated, report.reserved_growth = nb01.block_reports(_R79_TRACE)[name]
+
+
+WRONG_BLOCKS.update({
+    "round 79's adversary: cleans up in except (Exception, KeyboardInterrupt, CancelledError), no finally":
+        cleans_up_for_three_kinds,
+    "round 79's adversary: re-raises the block's exception with `raise error from None`": reraises_from_none,
+    "round 79's adversary: not nested, with torch.accelerator's memory functions": accelerator_api_not_nested,
+    "the check's own nb01.block_reports, called when a block ends": the_checks_reports_when_a_block_ends,
+})
+RIGHT_BLOCKS.update({
+    "round 79's adversary: open blocks in a ContextVar, reset by its token": open_blocks_in_a_context_variable,
+    "round 79's adversary: the solution with torch.accelerator's memory functions": with_the_accelerator_api,
+})
+WRONG_ON_CPU["check_block_memory"] |= {
+    "round 79's adversary: cleans up in except (Exception, KeyboardInterrupt, CancelledError), no finally",
+    "round 79's adversary: re-raises the block's exception with `raise error from None`",
+    "round 79's adversary: not nested, with torch.accelerator's memory functions",
+    "the check's own nb01.block_reports, called when a block ends"}
+
+
+def draws_in_4_mib_chunks(lengths: list[int], width: int = 4096) -> list[float]:
+    """Wrong (round 79's adversary; PASSed the CPU part, whose batches stopped just past 1 MiB): a staging buffer of at
+    most 4 MiB, each larger batch drawn and summed a chunk of rows at a time.  On a GPU each chunk is a draw of its
+    own, at a new Philox offset: other numbers than torch.rand(n, width) (round 32's 1 MiB chunks, with a larger
+    chunk; the class is any chunk smaller than a batch the task allows)."""
+    rows = max(1, (4 * MiB // 4) // width)
+    buffer = torch.empty(min(max(lengths), rows), width, device="cuda")
+    sums = []
+    for n in lengths:
+        total = 0.0
+        for start in range(0, n, rows):
+            total += float(buffer[:min(rows, n - start)].uniform_().sum())
+        sums.append(total)
+    return sums
+
+
+def nn_init_uniform_into_a_buffer(lengths: list[int], width: int = 4096) -> list[float]:
+    """Right (round 79's adversary): one buffer for the largest batch, each batch a view of it filled by
+    torch.nn.init.uniform_ (U(0, 1) in float32, one draw per batch: what torch.rand draws)."""
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    return [float(torch.nn.init.uniform_(buffer[:n]).sum()) for n in lengths]
+
+
+_R79_SIDE: list[Any] = []
+
+
+def side_stream_that_never_waits(lengths: list[int], width: int = 4096) -> list[torch.Tensor]:
+    """Wrong (round 79's adversary; a GPU's mistake only): the buffer made on the caller's stream (from its pool: a
+    block the caller has just freed, which work still queued on the caller's stream may yet write), then drawn into
+    and summed on a side stream that never waits for the caller's stream; the caller's stream waits for the side
+    stream at the end, the sums left on the GPU.  A write still queued on the caller's stream to that block can land
+    after the side stream's draw: the wait is missing in one direction."""
+    if not _R79_SIDE:
+        _R79_SIDE.append(torch.cuda.Stream())
+    side, caller = _R79_SIDE[0], torch.cuda.current_stream()
+    buffer = torch.empty(max(lengths), width, device="cuda")
+    with torch.cuda.stream(side):  # no side.wait_stream(caller)
+        sums = [buffer[:n].uniform_().sum() for n in lengths]
+    caller.wait_stream(side)
+    buffer.record_stream(side)
+    return sums
+
+
+def on_the_default_stream_sums_left_there(lengths: list[int], width: int = 4096) -> list[torch.Tensor]:
+    """Wrong (round 79's adversary; a GPU's mistake only): everything on torch.cuda.default_stream() explicitly
+    ("exercise 1: the cache serves requests on the same stream"), the sums returned as 0-d GPU tensors: a caller on
+    another stream reads them without waiting for the default stream (PyTorch's other streams do not synchronize with
+    it)."""
+    with torch.cuda.stream(torch.cuda.default_stream()):
+        buffer = torch.empty(max(lengths), width, device="cuda")
+        return [buffer[:n].uniform_().sum() for n in lengths]
+
+
+WRONG_LOOPS.update({
+    "round 79's adversary: draws each batch in 4 MiB chunks (a draw per chunk)": draws_in_4_mib_chunks,
+    "round 79's adversary: a side stream that never waits for the caller's stream": side_stream_that_never_waits,
+    "round 79's adversary: on the default stream explicitly, 0-d sums left there":
+        on_the_default_stream_sums_left_there,
+})
+WRONG_ON_CPU["check_batches_without_growth"].add("round 79's adversary: draws each batch in 4 MiB chunks (a draw per "
+                                                 "chunk)")
+cast(dict, ALSO_RIGHT["check_batches_without_growth"])[
+    "round 79's adversary: torch.nn.init.uniform_ into a view of one buffer"] = nn_init_uniform_into_a_buffer
+
+# Known, not closed (a strict xfail on a GPU; not yet judged on one: this session's GPU could not be given this
+# checkout): the side stream that never waits for the caller's stream is wrong only where the caller's stream still has
+# a write queued to a block it has just freed, which the answer's buffer then reuses.  The GPU part synchronizes and
+# empties the cache right before each call (nb01._footprint), so no such write is pending, and _CallerLate queues only
+# sleeps, which write nothing.  Closing it needs a caller whose freed block is written late, in a call apart from the
+# measured ones (a block cached before a call changes what its memory bound reads), and a write that lands between the
+# answer's draw and its sum, a window of microseconds; and requiring instead that every draw come after the caller's
+# earlier work would FAIL right answers that draw on a side stream of their own, from its own pool ("the warm-up and
+# the loop on a side stream").  Out of proportion for this round.
+MISJUDGED_ON_A_GPU.setdefault("check_batches_without_growth", {})[
+    "round 79's adversary: a side stream that never waits for the caller's stream"] = (
+    "expected to PASS on a GPU (round 79's adversary's reading, not yet run): no write of the caller's is pending when "
+    "the answer is called (nb01._footprint synchronizes and empties the cache first; _CallerLate queues sleeps only)")
