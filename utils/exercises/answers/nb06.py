@@ -2174,12 +2174,14 @@ def variance_of_rows_scaled_by_a_power_of_2(x):
 
 
 R79 = "round 79's adversary: "
+# Not registered: dot_the_checks_orders_found_by_its_seed (it reads the check's frame, a class the course does not
+# close: see nb02's MISJUDGED_ON_A_CPU).  Its verdict depends on the machine: it FAILed on this course's CPU (Python
+# 3.11, torch 2.13), where a batch row's torch.dot adds otherwise than on a contiguous copy, and PASSed on the H200's
+# host (Python 3.12, torch 2.11, 2026-12-02, call CS), where the two agree.
 WRONG_TOLERANCES.update({
     R79 + "the guarantee, |y| as x's gradient by autograd (x left requiring grad, its .grad set)":
         dot_sensitivity_by_autograd,
     R79 + "the guarantee, the terms' size kept per length for n >= 2**16": dot_terms_kept_per_length_when_long,
-    R79 + "the largest error of the check's seven orders, its seed read from the check's frame":
-        dot_the_checks_orders_found_by_its_seed,
     R79 + "n * finfo(float32).resolution * sum|x_i y_i|": dot_finfo_resolution_as_the_unit,
 })
 RIGHT_TOLERANCES.update({
