@@ -2387,5 +2387,5 @@ cast(dict, ALSO_RIGHT["check_batches_without_growth"])[
 # the loop on a side stream").  Out of proportion for this round.
 MISJUDGED_ON_A_GPU.setdefault("check_batches_without_growth", {})[
     "round 79's adversary: a side stream that never waits for the caller's stream"] = (
-    "expected to PASS on a GPU (round 79's adversary's reading, not yet run): no write of the caller's is pending when "
+    "PASSes on a GPU (the H200, call CS, 2026-12-02: a strict xfail there): no write of the caller's is pending when "
     "the answer is called (nb01._footprint synchronizes and empties the cache first; _CallerLate queues sleeps only)")
